@@ -1,0 +1,51 @@
+# ssdlab: every target installs what it needs (uv, the Python env, the Rust build).
+SHELL := /bin/bash
+UV_VERSION := 0.13.9
+export PATH := $(HOME)/.local/bin:$(HOME)/.cargo/bin:$(PATH)
+UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+PY := .venv/bin/python
+STAMP := .venv/.ssdlab-built
+RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
+DEMO_OUT ?= reports/demo
+
+.PHONY: all env build demo test test-rust test-py bench lint clean
+
+all: build
+
+$(UV):
+	python3 -m pip install --quiet --user "uv==$(UV_VERSION)" || python3 -m pip install --quiet --break-system-packages --user "uv==$(UV_VERSION)"
+
+.venv/.synced: pyproject.toml uv.lock | $(UV)
+	$(UV) sync --frozen --all-groups
+	touch $@
+
+env: .venv/.synced
+
+# maturin develop: builds the Rust extension in release mode into python/ssdlab and
+# installs the package (editable) with its `ssdlab` command into .venv.
+$(STAMP): .venv/.synced $(RUST_SRC)
+	VIRTUAL_ENV=$(CURDIR)/.venv .venv/bin/maturin develop --release --uv --quiet
+	touch $@
+
+build: $(STAMP)
+
+demo: build
+	.venv/bin/ssdlab review --drive sim:tlc-256 -o $(DEMO_OUT)
+
+test: build test-rust test-py
+
+test-rust:
+	cargo test --release -p ssdsim
+
+test-py: build
+	$(PY) -m pytest -q
+
+bench: build
+	cargo bench -p ssdsim --bench steady_state
+	$(PY) benchmarks/run_all.py
+
+lint: build
+	cargo clippy --workspace --release -- -D warnings
+
+clean:
+	rm -rf target .venv python/ssdlab/_sim*.so

@@ -1,0 +1,107 @@
+"""Phase: the one spec both targets speak. It says what to do to a drive, not how."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+KIB = 1024
+GB = 10**9
+
+Kind = Literal["purge", "io", "trim", "idle"]
+Pattern = Literal["seq", "rand"]
+DataPattern = Literal["incompressible", "zeros", "compressible"]
+
+
+class Phase(BaseModel):
+    """One step of a test. Offsets and lengths are bytes, or fractions of the user
+    capacity when given as a float in [0, 1] through `frac_offset` / `frac_length`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Kind
+    name: str = ""
+    # io
+    read_pct: int = Field(0, ge=0, le=100)
+    pattern: Pattern = "seq"
+    block_size: int = Field(128 * KIB, gt=0)
+    queue_depth: int = Field(1, ge=1, le=65536)
+    jobs: int = Field(1, ge=1, le=1024)
+    data: DataPattern = "incompressible"
+    compress_pct: int = Field(0, ge=0, le=100)
+    # range (io and trim): bytes, or fractions of the user capacity
+    offset: int | None = Field(None, ge=0)
+    length: int | None = Field(None, gt=0)
+    frac_offset: float | None = Field(None, ge=0.0, le=1.0)
+    frac_length: float | None = Field(None, gt=0.0, le=1.0)
+    # stop rule (io): after bytes moved and/or seconds elapsed, whichever first
+    stop_bytes: int | None = Field(None, gt=0)
+    stop_seconds: float | None = Field(None, gt=0)
+    # idle
+    seconds: float | None = Field(None, gt=0)
+    # sampling
+    sample_interval_s: float = Field(1.0, gt=0)
+    segment_bytes: int = Field(GB, gt=0)
+
+    @model_validator(mode="after")
+    def _check(self) -> "Phase":
+        if self.block_size % (4 * KIB):
+            raise ValueError(f"block_size={self.block_size}: must be a multiple of 4096 bytes")
+        if self.offset is not None and self.frac_offset is not None:
+            raise ValueError("give offset or frac_offset, not both")
+        if self.length is not None and self.frac_length is not None:
+            raise ValueError("give length or frac_length, not both")
+        if self.kind == "io" and self.stop_bytes is None and self.stop_seconds is None:
+            raise ValueError("io phase needs stop_bytes or stop_seconds")
+        if self.kind == "idle" and self.seconds is None:
+            raise ValueError("idle phase needs seconds")
+        return self
+
+    def resolve(self, capacity: int) -> dict:
+        """The phase as a plain dict with absolute byte ranges (4 KiB aligned) for a drive
+        of `capacity` user bytes: what a target executes."""
+        unit = 4 * KIB
+        off = self.offset if self.offset is not None else int((self.frac_offset or 0.0) * capacity)
+        if self.length is not None:
+            length = self.length
+        else:
+            length = int((self.frac_length if self.frac_length is not None else 1.0) * capacity) - off
+            length = min(length, capacity - off)
+        off -= off % unit
+        length -= length % unit
+        if off + length > capacity or length <= 0:
+            raise ValueError(
+                f"range offset={off} length={length}: past the end of the drive ({capacity} bytes)"
+            )
+        d = self.model_dump(exclude={"frac_offset", "frac_length"})
+        d.update(offset=off, length=length)
+        return d
+
+
+# Constructors for the phases every test uses.
+def purge(name: str = "purge") -> Phase:
+    return Phase(kind="purge", name=name)
+
+
+def idle(seconds: float, name: str = "idle") -> Phase:
+    return Phase(kind="idle", seconds=seconds, name=name)
+
+
+def trim(name: str = "trim", **rng) -> Phase:
+    return Phase(kind="trim", name=name, **rng)
+
+
+def seq_write(name: str, block_size: int = 128 * KIB, queue_depth: int = 32, **kw) -> Phase:
+    return Phase(kind="io", name=name, pattern="seq", read_pct=0, block_size=block_size,
+                 queue_depth=queue_depth, **kw)
+
+
+def seq_read(name: str, block_size: int = 128 * KIB, queue_depth: int = 32, **kw) -> Phase:
+    return Phase(kind="io", name=name, pattern="seq", read_pct=100, block_size=block_size,
+                 queue_depth=queue_depth, **kw)
+
+
+def rand_io(name: str, read_pct: int, block_size: int = 4 * KIB, queue_depth: int = 32, **kw) -> Phase:
+    return Phase(kind="io", name=name, pattern="rand", read_pct=read_pct, block_size=block_size,
+                 queue_depth=queue_depth, **kw)

@@ -1,0 +1,41 @@
+"""Targets run phases: the simulator (`sim:PROFILE` or a profile file) or a real drive
+(`/dev/...`, `file:PATH:SIZE`) through fio. `open_target` is the one place a drive spec
+becomes a Target."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .base import Identity, Interrupted, PhaseResult, Target
+
+__all__ = ["Identity", "Interrupted", "PhaseResult", "Target", "open_target", "is_real"]
+
+
+def is_real(spec: str) -> bool:
+    return spec.startswith("/dev/") or spec.startswith("file:")
+
+
+def open_target(spec: str, *, overrides: list[str] | None = None, seed: int = 42,
+                destroy_data: str | None = None, plan: bool = False) -> Target:
+    """Build the target a `--drive` spec names. Raises ValueError with a one-line message."""
+    if is_real(spec):
+        if overrides:
+            raise ValueError("--set applies to simulated drives only; remove it for a real drive")
+        from .fio import FioTarget
+
+        return FioTarget(spec, destroy_data=destroy_data, plan=plan)
+    from .sim import SimTarget
+
+    if spec.startswith("sim:"):
+        from ..profiles import load_text
+
+        return SimTarget(load_text(spec[4:]), overrides=overrides, seed=seed)
+    p = Path(spec)
+    if p.suffix == ".toml":
+        if not p.is_file():
+            raise ValueError(f"profile file '{spec}' not found")
+        return SimTarget(p.read_text(), overrides=overrides, seed=seed)
+    raise ValueError(
+        f"unknown drive '{spec}': use sim:PROFILE (see `ssdlab drives`), a profile .toml file, "
+        "a block device /dev/..., or file:PATH:SIZE"
+    )

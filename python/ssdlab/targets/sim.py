@@ -1,0 +1,38 @@
+"""Simulated drive: runs phases on ssdlab._sim in virtual time."""
+
+from __future__ import annotations
+
+
+from .. import _sim
+from ..phase import Phase
+from .base import Identity, Interrupted, OnSample, PhaseResult
+
+
+def _result(phase: Phase, raw: dict) -> PhaseResult:
+    return PhaseResult(phase=phase, series=raw["series"], segments=raw["segments"],
+                       latency=raw["latency"], totals=raw["totals"])
+
+
+class SimTarget:
+    def __init__(self, profile_text: str, overrides: list[str] | None = None, seed: int = 42):
+        self.drive = _sim.Drive(profile_text, overrides=list(overrides or []), seed=seed)
+        self.info = self.drive.info()
+        self.name = f"sim:{self.info['id']}"
+
+    def identify(self) -> Identity:
+        i = self.info
+        return Identity(kind="sim", model=i["name"], capacity=int(i["user_bytes"]),
+                        firmware=f"ssdsim {_sim.__version__}", serial=i["id"],
+                        extra={"profile": self.drive.profile(), "info": i})
+
+    def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
+        spec = phase.resolve(int(self.info["user_bytes"]))
+        try:
+            raw = self.drive.run(spec, on_sample)
+        except KeyboardInterrupt as e:
+            partial = getattr(e, "partial", None)
+            raise Interrupted(_result(phase, partial) if partial else None) from e
+        return _result(phase, raw)
+
+
+__all__ = ["SimTarget"]
