@@ -1,0 +1,40 @@
+"""Reports: one self-contained HTML file (html.py) and one PNG per figure (png.py), both
+drawn from the plain data model in model.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .model import ReportDrive, ReportPhase, ReportRun, from_store
+
+HTML_NAME = "report.html"
+
+
+def build_runs_report(runs: list[ReportRun], out_dir: Path, y_max: float | None = None,
+                      png: bool = True, title: str | None = None) -> Path:
+    """Write report.html (and the PNGs) for already loaded runs; returns the HTML path."""
+    from .html import write_html
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = write_html(runs, out_dir / HTML_NAME, y_max=y_max, title=title)
+    if png:
+        from .png import write_pngs
+
+        write_pngs(runs, out_dir, y_max=y_max)
+    return path
+
+
+def build_report(store: Any, run_ids: list[int], out_dir: Path,
+                 y_max: float | None = None) -> Path:
+    """Load `run_ids` from an ssdlab.store.Store and write the report into out_dir."""
+    runs = from_store(store, list(run_ids))
+    if not runs:
+        raise ValueError(f"no runs to report: {list(run_ids)}")
+    title = "ssdlab report: " + ", ".join(f"run {r.run_id} ({r.test})" for r in runs)
+    return build_runs_report(runs, out_dir, y_max=y_max, title=title)
+
+
+__all__ = ["build_report", "build_runs_report", "from_store", "ReportRun", "ReportDrive",
+           "ReportPhase"]

@@ -1,0 +1,377 @@
+"""Figure-ready data, derived once from ReportRuns so that the HTML and PNG exporters show
+exactly the same numbers. Pure functions; anything missing simply yields no entry."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .model import ReportDrive, ReportPhase, ReportRun
+
+GB = 1e9
+WINDOW_START_S = 1400.0  # methodology.md: the consistency "window" views start here
+MAX_POINTS = 4000  # per trace; keeps the HTML small for long runs on large drives
+
+
+COUNTER_UNITS = {"waf": "WAF", "slc_pct": "%", "free_blocks": "blocks"}
+
+
+@dataclass
+class Counters:
+    """Simulator internal counters against the same x as the curve above them."""
+
+    x: np.ndarray
+    waf: np.ndarray | None = None
+    slc_pct: np.ndarray | None = None  # slc_used_bytes / slc_capacity_bytes, in %
+    free_blocks: np.ndarray | None = None
+
+    def panels(self) -> list[tuple[str, str, np.ndarray]]:
+        """(key, axis title, values) for each counter present."""
+        out = [("waf", "WAF", self.waf), ("slc_pct", "SLC cache used %", self.slc_pct),
+               ("free_blocks", "Free blocks", self.free_blocks)]
+        return [(k, t, v) for k, t, v in out if v is not None]
+
+
+@dataclass
+class FillCurve:
+    run_id: int
+    drive: str
+    label: str
+    gb: np.ndarray
+    mbps: np.ndarray
+    counters: Counters | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ConsistencyCombo:
+    """One (drive, spare area) pair: per-second IOPS and, for simulated drives, counters."""
+
+    run_id: int
+    drive: str
+    label: str
+    spare_pct: float
+    t: np.ndarray
+    iops: np.ndarray
+    window_start: float
+    counters: Counters | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.label} | {spare_label(self.spare_pct)}"
+
+
+@dataclass
+class WorkingSet:
+    label: str
+    gb: np.ndarray
+    iops: np.ndarray
+    lat_p99_us: np.ndarray | None = None
+
+
+@dataclass
+class QuickSeries:
+    label: str
+    mean: np.ndarray
+    lo: np.ndarray  # min over repeats (the error bar's lower end)
+    hi: np.ndarray  # max over repeats
+    points: list[list[float]]  # every repeat, so clusters stay visible
+
+
+@dataclass
+class QuickGroup:
+    unit: str  # "MB/s", "IOPS", "points", "us"
+    key: str  # slug for ids and file names
+    metrics: list[str]
+    series: list[QuickSeries]
+
+
+@dataclass
+class CompareTable:
+    test: str
+    spare_pct: float
+    run_ids: list[int]
+    labels: list[str]
+    rows: list[tuple[str, list[float | None], list[float | None]]]  # metric, values, % vs first
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return slug(f"{self.test}-{spare_label(self.spare_pct)}")
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def spare_label(pct: float) -> str:
+    return f"{pct:g}% spare" if pct else "no extra spare"
+
+
+def thin(x: np.ndarray, *ys: np.ndarray | None, max_points: int = MAX_POINTS):
+    """Bucket means down to max_points so the page stays light; short series pass through."""
+    n = len(x)
+    if n <= max_points:
+        return (x, *ys)
+    edges = np.linspace(0, n, max_points + 1).astype(int)
+
+    def red(a):  # NaN-aware mean per bucket (WAF is NaN in seconds without host writes)
+        if a is None:
+            return None
+        a = np.asarray(a, dtype=float)
+        ok = ~np.isnan(a)
+        tot = np.add.reduceat(np.where(ok, a, 0.0), edges[:-1])
+        cnt = np.add.reduceat(ok.astype(float), edges[:-1])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(cnt > 0, tot / np.where(cnt > 0, cnt, 1), np.nan)
+
+    return (red(x), *(red(y) for y in ys))
+
+
+# --- picking the right phase -------------------------------------------------------------
+
+def _io_phases(d: ReportDrive) -> list[ReportPhase]:
+    return [p for p in d.phases if p.kind not in ("purge", "trim", "idle")]
+
+
+def _fill_phase(d: ReportDrive) -> ReportPhase | None:
+    """The whole-drive write: the phase with the most per-GB segments."""
+    cands = [p for p in _io_phases(d) if len(p.segments.get("mbps", ())) > 0]
+    named = [p for p in cands if "fill" in p.name.lower()]
+    return max(named or cands, key=lambda p: len(p.segments["mbps"]), default=None)
+
+
+def _random_phase(d: ReportDrive) -> ReportPhase | None:
+    """The random-write phase of a consistency run (not the preconditioning fill)."""
+    cands = [p for p in _io_phases(d) if len(p.series.get("iops", ())) > 0]
+    named = [p for p in cands if re.search(r"rand|random|steady|torture", p.name.lower())]
+    if named:
+        return named[-1]
+    return cands[-1] if cands else None
+
+
+def _counters(p: ReportPhase, x: np.ndarray) -> Counters | None:
+    s = p.series
+    waf = s.get("waf")
+    used, cap = s.get("slc_used_bytes"), s.get("slc_capacity_bytes")
+    slc = None
+    if used is not None and cap is not None:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            slc = np.where(cap > 0, 100.0 * used / np.where(cap > 0, cap, 1), np.nan)
+    free = s.get("free_blocks")
+    if waf is None and slc is None and free is None:
+        return None
+    x2, waf, slc, free = thin(x, waf, slc, free)
+    return Counters(x=x2, waf=waf, slc_pct=slc, free_blocks=free)
+
+
+# --- figures' data -----------------------------------------------------------------------
+
+def fill_curves(runs: list[ReportRun]) -> list[FillCurve]:
+    out = []
+    for r in runs:
+        if r.test != "fill":
+            continue
+        for d in r.drives:
+            p = _fill_phase(d)
+            if p is None:
+                continue
+            gb, mbps = p.segments.get("gb"), p.segments["mbps"]
+            if gb is None or len(gb) != len(mbps):
+                gb = np.arange(1, len(mbps) + 1, dtype=float)
+            counters = None
+            s = p.series
+            if "host_write_bytes" in s:  # counters are per second: put them on GB written
+                counters = _counters(p, np.cumsum(s["host_write_bytes"]) / GB)
+            elif "t_s" in s and "t_s" in p.segments and len(p.segments["t_s"]) == len(gb):
+                counters = _counters(p, np.interp(s["t_s"], p.segments["t_s"], gb))
+            out.append(FillCurve(r.run_id, d.drive, d.label, gb, mbps, counters, d.metrics))
+    return out
+
+
+def fill_y_max(curves: list[FillCurve], y_max: float | None) -> float:
+    """One y scale for every compared drive: the user's, else just above the highest peak."""
+    if y_max:
+        return float(y_max)
+    peaks = [float(np.nanmax(c.mbps)) for c in curves if len(c.mbps)]
+    top = max(peaks, default=100.0)
+    step = 100.0 if top <= 2000 else 500.0
+    return float(np.ceil(top * 1.05 / step) * step)
+
+
+def consistency_combos(runs: list[ReportRun]) -> list[ConsistencyCombo]:
+    out = []
+    for r in runs:
+        if r.test != "consistency":
+            continue
+        for d in r.drives:
+            p = _random_phase(d)
+            if p is None:
+                continue
+            iops = p.series["iops"]
+            t = p.series.get("t_s")
+            if t is None or len(t) != len(iops):
+                t = np.arange(1, len(iops) + 1, dtype=float)
+            end = float(t[-1]) if len(t) else 0.0
+            # a shortened run (--seconds) keeps the same proportions as 1400 of 2000 s
+            w0 = WINDOW_START_S if end > WINDOW_START_S else round(0.7 * end)
+            counters = _counters(p, t)
+            t, iops = thin(t, iops)
+            out.append(ConsistencyCombo(r.run_id, d.drive, d.label, float(r.spare_pct), t,
+                                        iops, w0, counters))
+    return out
+
+
+def _num_map(v: Any) -> dict[float, float]:
+    if not isinstance(v, dict):
+        return {}
+    out = {}
+    for k, x in v.items():
+        try:
+            out[float(k)] = float(x)
+        except (TypeError, ValueError):
+            continue
+    return out
+
+
+def working_sets(runs: list[ReportRun]) -> list[WorkingSet]:
+    out = []
+    for r in runs:
+        if r.test != "working-set":
+            continue
+        for d in r.drives:
+            iops = _num_map(d.metrics.get("iops_by_gb"))
+            if not iops:
+                continue
+            gb = np.array(sorted(iops))
+            lat = _num_map(d.metrics.get("lat_p99_us_by_gb"))
+            p99 = np.array([lat.get(g, np.nan) for g in gb]) if lat else None
+            out.append(WorkingSet(d.label, gb, np.array([iops[g] for g in gb]), p99))
+    return out
+
+
+QUICK_UNITS = [("_mbps", "MB/s", "mbps"), ("_iops", "IOPS", "iops"), ("_us", "µs", "us"),
+               ("_ms", "ms", "ms"), ("score", "points", "score")]
+
+
+def _quick_unit(name: str):
+    for suffix, unit, key in QUICK_UNITS:
+        if name.endswith(suffix) or (key == "score" and "score" in name):
+            return unit, key
+    return None
+
+
+def quick_groups(runs: list[ReportRun]) -> list[QuickGroup]:
+    drives = [d for r in runs if r.test == "quick" for d in r.drives]
+    if not drives:
+        return []
+    names: list[str] = []
+    for d in drives:
+        for k, v in {**d.metrics, **d.repeats}.items():
+            if k not in names and _quick_unit(k) and _scalar_or_list(v):
+                names.append(k)
+    groups = []
+    for suffix, unit, key in QUICK_UNITS:
+        metrics = [n for n in names if _quick_unit(n) == (unit, key)]
+        if not metrics:
+            continue
+        series = []
+        for d in drives:
+            mean, lo, hi, pts = [], [], [], []
+            for m in metrics:
+                vals = [float(x) for x in (d.repeats.get(m) or [])]
+                mv = d.metrics.get(m)
+                if not vals and isinstance(mv, (list, tuple)):
+                    vals = [float(x) for x in mv]
+                if not vals and isinstance(mv, (int, float)):
+                    vals = [float(mv)]
+                centre = float(mv) if isinstance(mv, (int, float)) else (
+                    float(np.mean(vals)) if vals else np.nan)
+                mean.append(centre)
+                lo.append(min(vals) if vals else np.nan)
+                hi.append(max(vals) if vals else np.nan)
+                pts.append(vals)
+            series.append(QuickSeries(d.label, np.array(mean), np.array(lo), np.array(hi), pts))
+        groups.append(QuickGroup(unit, key, metrics, series))
+    return groups
+
+
+def _scalar_or_list(v: Any) -> bool:
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, (int, float)):
+        return True
+    return isinstance(v, (list, tuple)) and all(isinstance(x, (int, float)) for x in v)
+
+
+def compare_tables(runs: list[ReportRun]) -> list[CompareTable]:
+    """Per test (and spare area), every drive side by side with % change vs the first."""
+    groups: dict[tuple[str, float], list[ReportRun]] = {}
+    for r in runs:
+        groups.setdefault((r.test, float(r.spare_pct)), []).append(r)
+    tables = []
+    for (test, spare), rs in groups.items():
+        drives = [d for r in rs for d in r.drives]
+        if not drives:
+            continue
+        names: list[str] = []
+        for d in drives:
+            names += [k for k, v in d.metrics.items()
+                      if k not in names and isinstance(v, (int, float)) and not isinstance(v, bool)]
+        rows = []
+        for n in names:
+            vals = [_f(d.metrics.get(n)) for d in drives]
+            base = vals[0]
+            pct = [None if (v is None or base in (None, 0)) else 100.0 * (v - base) / abs(base)
+                   for v in vals]
+            rows.append((n, vals, pct))
+        warns = []
+        beds = {str(r.tags.get("testbed", "")) for r in rs}
+        if len(beds) > 1:
+            warns.append("runs come from different testbeds: " + ", ".join(sorted(beds)))
+        vers = {str(r.tags.get("methodology_version", "")) for r in rs}
+        if len(vers) > 1:
+            warns.append("runs use different methodology versions: " + ", ".join(sorted(vers)))
+        bad = [f"{d.label} ({d.status})" for d in drives if d.status != "complete"]
+        if bad:
+            warns.append("incomplete: " + ", ".join(bad))
+        tables.append(CompareTable(test, spare, [r.run_id for r in rs],
+                                   [d.label for d in drives], rows, warns))
+    return tables
+
+
+def _f(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return None if np.isnan(v) else float(v)
+
+
+METRIC_TITLES = {
+    "slc_cache_gb": "SLC cache (GB)", "peak_mbps": "Peak (MB/s)",
+    "post_cache_mbps": "After cache (MB/s)", "last16_mbps": "Last 16 GB (MB/s)",
+    "avg_mbps": "Average (MB/s)", "fill_seconds": "Fill time (s)",
+    "recovery_peaks": "Recovery peaks", "mbps_per_watt": "MB/s per W",
+    "steady_iops": "Steady-state IOPS", "steady_stdev": "Steady-state std dev",
+    "p1_low_iops": "Lowest 1% IOPS", "min_iops": "Minimum IOPS",
+    "steady_start_s": "Steady state from (s)", "waf": "WAF",
+}
+
+
+def metric_title(name: str) -> str:
+    return METRIC_TITLES.get(name, name)
+
+
+def fmt(v: float | None, pct: bool = False) -> str:
+    if v is None:
+        return "–"
+    if pct:
+        return f"{v:+.1f} %"
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    return f"{v:.3g}"

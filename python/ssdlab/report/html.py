@@ -1,0 +1,347 @@
+"""The self-contained HTML report: plotly figures with plotly.js inlined, so the file works
+offline and can be mailed around. Element ids (stable, for people and browser tests):
+  fig-fill-overlay, fig-fill-<i>, fig-consistency, fig-working-set, fig-quick-<unit>,
+  table-compare-<test>-<spare>; the consistency switches are plotly updatemenus whose button
+  <g> elements get ids fig-consistency-<drive|spare>-btn-<i> once drawn.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import json
+from pathlib import Path
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.offline import get_plotlyjs
+from plotly.subplots import make_subplots
+
+from . import data as D
+from .model import ReportRun
+from .style import COLORS, COUNTER_COLOR
+
+CONFIG = {"displaylogo": False, "responsive": True,
+          "toImageButtonOptions": {"format": "png", "scale": 2}}
+FONT = dict(family="DejaVu Sans, Arial, sans-serif", size=13)
+
+
+def _l(a) -> list:
+    """numpy -> plain JSON list (NaN -> null): readable from the page as gd.data[i].y."""
+    if a is None:
+        return []
+    a = np.asarray(a, dtype=float)
+    return [None if not np.isfinite(v) else round(float(v), 4) for v in a]
+
+
+def _div(fig: go.Figure, div_id: str, **attrs: str) -> str:
+    body = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=div_id,
+                       config=CONFIG)
+    extra = " ".join(f'data-{k}="{_html.escape(str(v))}"' for k, v in attrs.items())
+    return f'<div class="figure" id="wrap-{div_id}" {extra}>{body}</div>'
+
+
+def _base_layout(fig: go.Figure, title: str, height: int) -> None:
+    fig.update_layout(title=dict(text=title, x=0.01), height=height, template="plotly_white",
+                      font=FONT, margin=dict(l=70, r=20, t=90, b=50), hovermode="x unified",
+                      legend=dict(orientation="h", y=1.02, x=1, xanchor="right",
+                                  yanchor="bottom"))
+
+
+def _counter_rows(fig: go.Figure, counters: D.Counters | None, panels: list, first_row: int):
+    for i, (key, title, _) in enumerate(panels):
+        vals = getattr(counters, key) if counters is not None else None
+        x = counters.x if counters is not None and vals is not None else None
+        fig.add_trace(go.Scatter(x=_l(x), y=_l(vals), name=title, mode="lines", showlegend=False,
+                                 line=dict(color=COUNTER_COLOR, width=1.2)),
+                      row=first_row + i, col=1)
+        fig.update_yaxes(title_text=title, row=first_row + i, col=1, rangemode="tozero")
+
+
+# --- fill ---------------------------------------------------------------------------------
+
+def fill_figures(curves: list[D.FillCurve], y_top: float) -> list[str]:
+    out = []
+    if len(curves) > 1:
+        fig = go.Figure()
+        for i, c in enumerate(curves):
+            fig.add_trace(go.Scatter(x=_l(c.gb), y=_l(c.mbps), name=c.label, mode="lines",
+                                     line=dict(color=COLORS[i % len(COLORS)], width=1.5)))
+        _base_layout(fig, "Whole-drive fill: write speed per GB written", 460)
+        fig.update_xaxes(title_text="GB written")
+        fig.update_yaxes(title_text="MB/s", range=[0, y_top])
+        out.append(_div(fig, "fig-fill-overlay", figure="fill-overlay"))
+    for i, c in enumerate(curves):
+        panels = c.counters.panels() if c.counters else []
+        rows = 1 + len(panels)
+        fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.04,
+                            row_heights=[0.55] + [0.45 / max(len(panels), 1)] * len(panels))
+        fig.add_trace(go.Scatter(x=_l(c.gb), y=_l(c.mbps), name=c.label, mode="lines",
+                                 line=dict(color=COLORS[i % len(COLORS)], width=1.5)), row=1, col=1)
+        fig.update_yaxes(title_text="MB/s", range=[0, y_top], row=1, col=1)
+        _counter_rows(fig, c.counters, panels, 2)
+        fig.update_xaxes(title_text="GB written", row=rows, col=1)
+        _base_layout(fig, f"Whole-drive fill: {c.label}", 420 + 140 * len(panels))
+        out.append(_div(fig, f"fig-fill-{i}", figure="fill", drive=c.drive, label=c.label,
+                        run=c.run_id))
+    return out
+
+
+# --- consistency --------------------------------------------------------------------------
+
+def _combo_traces(c: D.ConsistencyCombo | None, panels: list) -> list[dict]:
+    """x/y for every trace of fig-consistency, in trace order: whole run, counters, window
+    log, window linear. A missing combination gives empty traces."""
+    if c is None:
+        return [{"x": [], "y": []} for _ in range(3 + len(panels))]
+    tr = [{"x": _l(c.t), "y": _l(c.iops)}]
+    for key, _, _ in panels:
+        vals = getattr(c.counters, key, None) if c.counters else None
+        tr.append({"x": _l(c.counters.x) if vals is not None else [], "y": _l(vals)})
+    w = c.t >= c.window_start
+    tr += [{"x": _l(c.t[w]), "y": _l(c.iops[w])}] * 2
+    return tr
+
+
+def consistency_figure(combos: list[D.ConsistencyCombo]) -> tuple[str, str]:
+    """One figure, three views plus counters, and two button rows (drive, spare area)
+    switching all of them. Returns (figure html, data+script html)."""
+    drives = list(dict.fromkeys(c.label for c in combos))
+    spares = sorted({c.spare_pct for c in combos})
+    by = {(drives.index(c.label), spares.index(c.spare_pct)): c for c in combos}
+    panels = []
+    for c in combos:  # counter rows if any combination has them
+        for p in (c.counters.panels() if c.counters else []):
+            if p[0] not in [q[0] for q in panels]:
+                panels.append(p)
+    first = combos[0]
+    w0 = first.window_start
+    titles = ["Whole run (log scale)"] + [p[1] for p in panels] + [
+        f"From t = {w0:g} s (log scale)", f"From t = {w0:g} s (linear scale)"]
+    n = len(titles)
+    heights = [0.3] + [0.1] * len(panels) + [0.22, 0.22]
+    fig = make_subplots(rows=n, cols=1, subplot_titles=titles, row_heights=heights,
+                        vertical_spacing=0.05)
+    init = _combo_traces(first, panels)
+    kinds = ["whole"] + [p[0] for p in panels] + ["window-log", "window-linear"]
+    for r, (tr, kind) in enumerate(zip(init, kinds), start=1):
+        color = COUNTER_COLOR if kind in [p[0] for p in panels] else COLORS[0]
+        fig.add_trace(go.Scatter(x=tr["x"], y=tr["y"], mode="lines", name=kind,
+                                 showlegend=False, line=dict(color=color, width=1)), row=r, col=1)
+    fig.update_yaxes(type="log", dtick="D2", title_text="IOPS", row=1, col=1)
+    for i, p in enumerate(panels):
+        fig.update_yaxes(title_text=D.COUNTER_UNITS[p[0]], rangemode="tozero", row=2 + i, col=1)
+        fig.update_xaxes(matches="x", row=2 + i, col=1)
+    for r in range(1, 1 + len(panels)):  # counters share the run's time axis: label it once
+        fig.update_xaxes(showticklabels=False, row=r, col=1)
+    fig.update_yaxes(type="log", dtick="D2", title_text="IOPS", row=n - 1, col=1)
+    fig.update_yaxes(title_text="IOPS", rangemode="tozero", row=n, col=1)
+    fig.update_xaxes(title_text="seconds", row=n, col=1)
+
+    def buttons(labels, menu):
+        return [dict(label=lab, method="skip", args=[{"menu": menu, "index": i}])
+                for i, lab in enumerate(labels)]
+
+    menu_y = 1.0 + 60 / (860 + 110 * len(panels))  # just above the plot area, below the title
+    fig.update_layout(updatemenus=[
+        dict(type="buttons", direction="right", x=0.06, xanchor="left", y=menu_y,
+             yanchor="bottom", active=0, showactive=True, buttons=buttons(drives, "drive"),
+             pad=dict(r=4, t=2)),
+        dict(type="buttons", direction="right", x=1.0, xanchor="right", y=menu_y,
+             yanchor="bottom", active=0, showactive=True,
+             buttons=buttons([D.spare_label(s) for s in spares], "spare"), pad=dict(r=4, t=2)),
+    ], annotations=list(fig.layout.annotations) + [
+        dict(text="Drive:", x=0.0, xref="paper", xanchor="left", y=menu_y, yref="paper",
+             yanchor="bottom", yshift=8, showarrow=False)])
+    title = f"Performance consistency: 4 KiB random writes QD32 — {first.key}"
+    _base_layout(fig, title, 860 + 110 * len(panels))
+    fig.update_layout(hovermode="closest", margin=dict(t=150),
+                      title=dict(y=1.0, yref="container", yanchor="top", pad=dict(t=16)))
+    payload = {
+        "drives": drives, "spares": [D.spare_label(s) for s in spares], "kinds": kinds,
+        "combos": {f"{d}|{s}": {"traces": _combo_traces(by.get((d, s)), panels),
+                                "title": (f"Performance consistency: 4 KiB random writes QD32 — "
+                                          f"{drives[d]} | {D.spare_label(spares[s])}"
+                                          + ("" if (d, s) in by else " (no run)")),
+                                "present": (d, s) in by}
+                   for d in range(len(drives)) for s in range(len(spares))},
+    }
+    div = _div(fig, "fig-consistency", figure="consistency", drive=drives[0],
+               spare=D.spare_label(spares[0]), **{"drive-index": 0, "spare-index": 0})
+    blob = json.dumps(payload, allow_nan=False).replace("</", "<\\/")  # cannot end the tag
+    script = (f'<script type="application/json" id="data-consistency">{blob}</script>'
+              f"<script>{SWITCH_JS}</script>")
+    return div, script
+
+
+# Two independent button rows need shared state, which updatemenus alone cannot keep: the
+# buttons are method "skip" and this handler applies the (drive, spare) pair with one update.
+SWITCH_JS = r"""
+(function () {
+  const gd = document.getElementById('fig-consistency');
+  const payload = JSON.parse(document.getElementById('data-consistency').textContent);
+  const menus = ['drive', 'spare'];
+  const values = [payload.drives, payload.spares];
+  const state = [0, 0];
+  function tag() {
+    gd.querySelectorAll('g.updatemenu-button').forEach(function (b) {
+      const d = b.__data__ || {};
+      const a = (d.args && d.args[0]) || {};
+      if (a.menu === undefined) return;
+      b.id = 'fig-consistency-' + a.menu + '-btn-' + a.index;
+      b.setAttribute('data-menu', a.menu);
+      b.setAttribute('data-index', a.index);
+      b.setAttribute('data-value', values[menus.indexOf(a.menu)][a.index]);
+      b.setAttribute('data-active', state[menus.indexOf(a.menu)] === a.index ? '1' : '0');
+    });
+  }
+  function show() {
+    const c = payload.combos[state[0] + '|' + state[1]];
+    gd.dataset.driveIndex = state[0]; gd.dataset.spareIndex = state[1];
+    gd.dataset.drive = payload.drives[state[0]]; gd.dataset.spare = payload.spares[state[1]];
+    gd.dataset.present = c.present ? '1' : '0';
+    return Plotly.update(gd, {x: c.traces.map(t => t.x), y: c.traces.map(t => t.y)},
+                         {'title.text': c.title}).then(tag);
+  }
+  gd.on('plotly_buttonclicked', function (e) {
+    const a = (e.button.args && e.button.args[0]) || {};
+    const m = menus.indexOf(a.menu);
+    if (m < 0) return;
+    state[m] = a.index;
+    show();
+  });
+  gd.on('plotly_afterplot', tag);
+  tag();
+  window.ssdlabConsistency = {state: state, show: show};
+})();
+"""
+
+
+# --- working set, quick -------------------------------------------------------------------
+
+def working_set_figure(sets: list[D.WorkingSet]) -> str:
+    has_lat = any(s.lat_p99_us is not None for s in sets)
+    rows = 2 if has_lat else 1
+    fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=["4 KiB random read IOPS"] + (
+                            ["99th percentile latency"] if has_lat else []))
+    ticks = sorted({float(g) for s in sets for g in s.gb})
+    for i, s in enumerate(sets):
+        col = COLORS[i % len(COLORS)]
+        fig.add_trace(go.Scatter(x=_l(s.gb), y=_l(s.iops), name=s.label, mode="lines+markers",
+                                 line=dict(color=col)), row=1, col=1)
+        if has_lat and s.lat_p99_us is not None:
+            fig.add_trace(go.Scatter(x=_l(s.gb), y=_l(s.lat_p99_us), name=s.label,
+                                     mode="lines+markers", showlegend=False,
+                                     line=dict(color=col, dash="dot")), row=2, col=1)
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
+    fig.update_xaxes(title_text="working set (GB)", row=rows, col=1)
+    fig.update_yaxes(title_text="IOPS", rangemode="tozero", row=1, col=1)
+    if has_lat:
+        fig.update_yaxes(title_text="µs", rangemode="tozero", row=2, col=1)
+    _base_layout(fig, "Working-set size: random reads", 420 + 260 * (rows - 1))
+    return _div(fig, "fig-working-set", figure="working-set")
+
+
+def quick_figure(g: D.QuickGroup) -> str:
+    fig = go.Figure()
+    for i, s in enumerate(g.series):
+        col = COLORS[i % len(COLORS)]
+        fig.add_trace(go.Bar(
+            y=g.metrics, x=_l(s.mean), name=s.label, orientation="h", offsetgroup=str(i),
+            marker_color=col, opacity=0.85,
+            error_x=dict(type="data", symmetric=False, array=_l(s.hi - s.mean),
+                         arrayminus=_l(s.mean - s.lo), color="#333", thickness=1.2, width=4)))
+        ys = [m for m, pts in zip(g.metrics, s.points) for _ in pts]
+        xs = [v for pts in s.points for v in pts]
+        fig.add_trace(go.Scatter(y=ys, x=xs, mode="markers", orientation="h",
+                                 offsetgroup=str(i), name=f"{s.label} repeats", showlegend=False,
+                                 marker=dict(color="#111", size=5, symbol="circle-open")))
+    _base_layout(fig, f"Quick tests ({g.unit}): mean, min–max over repeats, each repeat",
+                 160 + 34 * len(g.metrics) * max(len(g.series), 1))
+    fig.update_layout(barmode="group", scattermode="group", hovermode="closest")
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(title_text=g.unit, rangemode="tozero")
+    return _div(fig, f"fig-quick-{g.key}", figure="quick", unit=g.unit)
+
+
+# --- table, page --------------------------------------------------------------------------
+
+def compare_table(t: D.CompareTable) -> str:
+    e = _html.escape
+    head = "<th>Metric</th>" + "".join(f"<th>{e(lab)}</th>" for lab in t.labels) + "".join(
+        f"<th>{e(lab)}<br><small>vs {e(t.labels[0])}</small></th>" for lab in t.labels[1:])
+    body = []
+    for name, vals, pct in t.rows:
+        cells = "".join(f'<td class="num">{D.fmt(v)}</td>' for v in vals)
+        cells += "".join(
+            f'<td class="num {"up" if (p or 0) > 0 else "down" if (p or 0) < 0 else ""}">'
+            f"{D.fmt(p, pct=True)}</td>" for p in pct[1:])
+        body.append(f'<tr data-metric="{e(name)}"><th scope="row">{e(D.metric_title(name))}'
+                    f"</th>{cells}</tr>")
+    warn = "".join(f'<p class="warn">⚠ {e(w)}</p>' for w in t.warnings)
+    runs = ", ".join(str(r) for r in t.run_ids)
+    return (f'<div class="table-wrap"><h3>{e(t.test)} — {e(D.spare_label(t.spare_pct))} '
+            f'<small>(run {e(runs)})</small></h3>{warn}'
+            f'<table class="compare" id="table-compare-{t.key}" data-test="{e(t.test)}">'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+
+
+CSS = """
+body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px auto;max-width:1200px;color:#222}
+h1{font-size:1.6em;margin-bottom:0} h2{border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:2em}
+.meta{color:#555;font-size:.9em} .figure{margin:12px 0 28px}
+table.compare{border-collapse:collapse;font-size:.9em;margin:8px 0 20px}
+table.compare th,table.compare td{border-bottom:1px solid #e3e3e3;padding:4px 10px;text-align:left}
+table.compare td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.up{color:#1a7f37} td.down{color:#b3261e} .warn{color:#9a6700}
+"""
+
+
+def render(runs: list[ReportRun], y_max: float | None = None, title: str | None = None) -> str:
+    e = _html.escape
+    parts: list[str] = []
+    scripts: list[str] = []
+    curves = D.fill_curves(runs)
+    if curves:
+        y_top = D.fill_y_max(curves, y_max)
+        parts.append(f'<section id="sec-fill"><h2>Whole-drive fill</h2><p class="meta">'
+                     f"One y scale for all drives: 0–{y_top:g} MB/s. Beneath each curve: the "
+                     f"simulator's write amplification, SLC cache occupancy and free blocks."
+                     f"</p>{''.join(fill_figures(curves, y_top))}</section>")
+    combos = D.consistency_combos(runs)
+    if combos:
+        div, script = consistency_figure(combos)
+        parts.append('<section id="sec-consistency"><h2>Performance consistency</h2>'
+                     '<p class="meta">Buttons switch drive (left) and spare area (right).</p>'
+                     f"{div}</section>")
+        scripts.append(script)
+    sets = D.working_sets(runs)
+    if sets:
+        parts.append(f'<section id="sec-working-set"><h2>Working-set size</h2>'
+                     f"{working_set_figure(sets)}</section>")
+    groups = D.quick_groups(runs)
+    if groups:
+        parts.append('<section id="sec-quick"><h2>Quick synthetic tests</h2>'
+                     + "".join(quick_figure(g) for g in groups) + "</section>")
+    tables = D.compare_tables(runs)
+    if tables:
+        parts.append('<section id="sec-compare"><h2>Comparison</h2>'
+                     + "".join(compare_table(t) for t in tables) + "</section>")
+    runs_meta = "; ".join(
+        f"run {r.run_id}: {r.test} ({', '.join(d.label for d in r.drives)})" for r in runs)
+    title = title or "ssdlab report"
+    return (
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{e(title)}</title><style>{CSS}</style>"
+        f"<script>window.PlotlyConfig = {{MathJaxConfig: 'local'}};</script>"
+        f"<script>{get_plotlyjs()}</script></head><body>"
+        f'<h1>{e(title)}</h1><p class="meta" id="runs">{e(runs_meta)}</p>'
+        + "".join(parts) + "".join(scripts) + "</body></html>")
+
+
+def write_html(runs: list[ReportRun], path: Path, y_max: float | None = None,
+               title: str | None = None) -> Path:
+    path = Path(path)
+    path.write_text(render(runs, y_max, title), encoding="utf-8")
+    return path
