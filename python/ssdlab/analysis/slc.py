@@ -1,0 +1,75 @@
+"""The shape of a whole-drive fill curve (MB/s per GB written): SLC cache size, peak,
+post-cache speed and recovery peaks.
+
+- peak: the highest 3-segment rolling median, so one lucky segment is not the peak.
+- the first *sustained drop* is the first segment from which `SUSTAIN` consecutive
+  segments (or all that remain) run below `DROP` x peak; the SLC cache estimate is the GB
+  written before that segment. No such drop: the curve shows no cache (None).
+- a recovery peak is a rise, after the drop, from below to at least halfway between the
+  post-cache median and the peak.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+DROP = 0.75
+SUSTAIN = 3
+RECOVERY = 0.5
+
+
+@dataclass(frozen=True)
+class FillShape:
+    peak_mbps: float
+    drop_index: int | None  # first segment of the sustained drop
+    slc_cache_gb: float | None
+    recovery_peaks: int
+
+
+def rolling_median(v: np.ndarray, k: int = 3) -> np.ndarray:
+    if v.size < k:
+        return v.copy()
+    windows = np.lib.stride_tricks.sliding_window_view(v, k)
+    return np.median(windows, axis=1)
+
+
+def first_sustained_drop(mbps: np.ndarray, level: float) -> int | None:
+    below = mbps < level
+    for i in range(mbps.size):
+        if below[i : i + SUSTAIN].all():
+            return i
+    return None
+
+
+def count_recoveries(mbps: np.ndarray, start: int, peak: float) -> int:
+    after = mbps[start:]
+    if after.size < 2:
+        return 0
+    level = np.median(after) + RECOVERY * (peak - np.median(after))
+    above = after >= level
+    return int(np.count_nonzero(above[1:] & ~above[:-1]))
+
+
+def fill_shape(gb, mbps) -> FillShape:
+    """`gb`: cumulative GB at each segment end; `mbps`: that segment's speed."""
+    gb = np.asarray(gb, dtype=np.float64)
+    v = np.asarray(mbps, dtype=np.float64)
+    if v.size == 0:
+        raise ValueError("fill curve has no segments")
+    peak = float(rolling_median(v).max())
+    drop = first_sustained_drop(v, DROP * peak)
+    if drop is None:
+        return FillShape(peak, None, None, 0)
+    cache_gb = float(gb[drop - 1]) if drop > 0 else 0.0
+    return FillShape(peak, drop, cache_gb, count_recoveries(v, drop, peak))
+
+
+def rate_mbps(gb, t_s, start: int = 0) -> float:
+    """Average MB/s over segments start.. end, as bytes over time (not a mean of speeds)."""
+    gb = np.asarray(gb, dtype=np.float64)
+    t = np.asarray(t_s, dtype=np.float64)
+    g0, t0 = (gb[start - 1], t[start - 1]) if start > 0 else (0.0, 0.0)
+    dt = t[-1] - t0
+    return float((gb[-1] - g0) * 1000.0 / dt) if dt > 0 else float("nan")

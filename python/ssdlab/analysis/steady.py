@@ -1,0 +1,66 @@
+"""Steady state after the SNIA Solid State Storage Performance Test Specification (PTS).
+
+PTS measures in *rounds* and calls a window of 5 consecutive rounds steady when
+(1) the range of the round values is <= 20 % of their mean, and
+(2) the excursion of the least-squares line across the window (slope x (rounds - 1))
+    is <= 10 % of their mean.
+Our tests record one sample per second, so a round is `round_s` consecutive seconds and
+its value is the mean of those seconds (see `round_seconds` for the default length).
+Steady state begins at the first second of the first steady window.
+
+PTS applies the rule to a preconditioned drive. Our runs start from a fresh fill, so the
+burst before garbage collection starts can be a flat plateau that passes the rule too.
+A window therefore counts only if its level is within `MAX_RANGE` of the level of the
+last window of the run, the band the drive settles in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+WINDOW = 5
+MAX_RANGE = 0.20
+MAX_EXCURSION = 0.10
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    start_s: int | None  # sample index (seconds) where the first steady window begins
+    round_s: int
+    rounds: np.ndarray  # per-round means
+
+    @property
+    def reached(self) -> bool:
+        return self.start_s is not None
+
+
+def round_seconds(n_samples: int) -> int:
+    """Default round length: 60 s (the PTS measurement window is about a minute) for
+    runs of 20 minutes or more, shorter for short runs so that a run holds >= 20 rounds."""
+    return int(max(1, min(60, n_samples // 20)))
+
+
+def window_is_steady(rounds) -> bool:
+    r = np.asarray(rounds, dtype=np.float64)
+    mean = r.mean()
+    if not np.isfinite(mean) or mean <= 0:
+        return False
+    x = np.arange(r.size, dtype=np.float64)
+    slope = np.polyfit(x, r, 1)[0]
+    return (r.max() - r.min() <= MAX_RANGE * mean
+            and abs(slope) * (r.size - 1) <= MAX_EXCURSION * mean)
+
+
+def steady_state(values, round_s: int | None = None) -> SteadyState:
+    v = np.asarray(values, dtype=np.float64)
+    rs = round_s or round_seconds(v.size)
+    n = v.size // rs
+    rounds = v[: n * rs].reshape(n, rs).mean(axis=1) if n else np.empty(0)
+    final = rounds[-WINDOW:].mean() if n >= WINDOW else np.nan
+    for i in range(n - WINDOW + 1):
+        w = rounds[i : i + WINDOW]
+        if window_is_steady(w) and abs(w.mean() - final) <= MAX_RANGE * final:
+            return SteadyState(start_s=i * rs, round_s=rs, rounds=rounds)
+    return SteadyState(start_s=None, round_s=rs, rounds=rounds)

@@ -1,0 +1,423 @@
+"""The `ssdlab` command: run the review methodology on simulated and real drives."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+import typer
+from pydantic import ValidationError
+
+from . import methodology, targets
+from .analysis import comparison_table
+from .methodology import Options
+from .phase import Phase
+from .runner import Hooks, RunInterrupted, plan_phases, run_test
+from .store import Store, StoreError, jsonable
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="SSD characterization: the review methodology on simulated and real drives.")
+results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, export.")
+app.add_typer(results_app, name="results")
+
+EXIT_USER = 2
+EXIT_INTERRUPTED = 130
+TEST_NAMES = ", ".join(methodology.TESTS)
+
+
+# ---- errors and output ---------------------------------------------------------------------
+class UserError(Exception):
+    pass
+
+
+def one_line(e: BaseException) -> str:
+    if isinstance(e, ValidationError):
+        return "; ".join(f"{'.'.join(map(str, x['loc'])) or 'phase'}: {x['msg']}" for x in e.errors())
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0]
+
+
+def fail(msg: str, code: int = EXIT_USER) -> None:
+    typer.echo(f"ssdlab: error: {msg}", err=True)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """User mistakes become one line on stderr and exit status 2, never a traceback."""
+    try:
+        yield
+    except (ValueError, StoreError, UserError) as e:
+        fail(one_line(e))
+    except ImportError as e:
+        fail(f"{one_line(e)} (is the simulator built? run `make build`)")
+    except RunInterrupted as e:
+        fail(str(e), EXIT_INTERRUPTED)
+    except (typer.Exit, typer.Abort, SystemExit):
+        raise
+    except Exception as e:
+        if os.environ.get("SSDLAB_DEBUG"):
+            raise
+        fail(f"{type(e).__name__}: {one_line(e)} (set SSDLAB_DEBUG=1 for the traceback)", 1)
+
+
+def is_tty() -> bool:
+    return sys.stdout.isatty()
+
+
+def print_json(doc: Any) -> None:
+    sys.stdout.write(json.dumps(jsonable(doc), indent=1, allow_nan=False) + "\n")
+
+
+def fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.0f}"
+    if isinstance(v, (dict, list)):
+        return json.dumps(jsonable(v), separators=(",", ":"))
+    return str(v)
+
+
+def emit_table(title: str, headers: list[str], rows: list[list[Any]]) -> None:
+    """A rich table on a terminal, tab-separated lines otherwise."""
+    if is_tty():
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(title=title)
+        for h in headers:
+            t.add_column(h)
+        for r in rows:
+            t.add_row(*(fmt(x) for x in r))
+        Console().print(t)
+    else:
+        print("\t".join(headers))
+        for r in rows:
+            print("\t".join(fmt(x) for x in r))
+
+
+def open_store(db: Optional[Path]) -> Store:
+    return Store(db)
+
+
+def parse_sets(sets: list[str]) -> list[str]:
+    for s in sets:
+        key, eq, value = s.partition("=")
+        if not eq or not key.strip() or not value.strip():
+            raise UserError(f"bad --set '{s}': expected key=value, e.g. --set nand.channels=8")
+    return list(sets)
+
+
+def open_drives(specs: list[str], sets: list[str], seed: int, destroy_data: str | None,
+                plan: bool) -> list[tuple[str, Any]]:
+    if not specs:
+        raise UserError("give at least one --drive (e.g. --drive sim:tlc-256)")
+    return [(s, targets.open_target(s, overrides=sets or None, seed=seed,
+                                    destroy_data=destroy_data, plan=plan)) for s in specs]
+
+
+# ---- progress ------------------------------------------------------------------------------
+class RichHooks(Hooks):
+    """A progress bar per phase on stderr, with ETA and the live MB/s or IOPS."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import (BarColumn, Progress, TaskProgressColumn, TextColumn,
+                                   TimeRemainingColumn)
+
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
+                                 TaskProgressColumn(), TimeRemainingColumn(),
+                                 TextColumn("{task.fields[live]}"),
+                                 console=Console(stderr=True), transient=False)
+        self.task = None
+
+    def __enter__(self) -> "RichHooks":
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.stop()
+
+    def phase_start(self, drive: str, phase: Phase, seq: int, capacity: int) -> None:
+        self.phase, self.done, self.last_t = phase, 0.0, 0.0
+        if phase.kind == "io":
+            self.by_bytes = phase.stop_bytes is not None
+            total = float(phase.stop_bytes) if self.by_bytes else float(phase.stop_seconds)
+        elif phase.kind == "idle":
+            self.by_bytes, total = False, float(phase.seconds)
+        else:
+            self.by_bytes, total = False, None
+        self.iops_view = phase.pattern == "rand" and phase.block_size < 64 * 1024
+        self.task = self.progress.add_task(f"{drive} {phase.name or phase.kind}", total=total,
+                                           live="")
+
+    def sample(self, row: dict) -> None:
+        t = float(row.get("t_s", self.last_t + 1.0))
+        mbps = float(row.get("mbps", 0.0) or 0.0)
+        if self.by_bytes:
+            self.done += mbps * 1e6 * max(0.0, t - self.last_t)
+        else:
+            self.done = t
+        self.last_t = t
+        live = f"{row.get('iops', 0.0):,.0f} IOPS" if self.iops_view else f"{mbps:,.0f} MB/s"
+        self.progress.update(self.task, completed=self.done, live=live)
+
+    def phase_end(self, result) -> None:
+        if self.task is not None:
+            total = self.progress.tasks[-1].total
+            self.progress.update(self.task, completed=total if total else 1, total=total or 1)
+
+
+@contextmanager
+def progress_hooks(json_out: bool) -> Iterator[Hooks]:
+    if sys.stdout.isatty() and sys.stderr.isatty():
+        with RichHooks() as h:
+            yield h
+    else:
+        yield Hooks()
+
+
+# ---- commands ------------------------------------------------------------------------------
+@app.command()
+def drives(json_out: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """The built-in simulated drive profiles and their key specs."""
+    from .profiles import builtin_ids, load_text
+
+    rows = []
+    with user_errors():
+        for pid in builtin_ids():
+            from .targets.sim import SimTarget
+
+            i = SimTarget(load_text(pid)).info
+            rows.append({"drive": f"sim:{pid}", "name": i.get("name"),
+                         "capacity_gb": i["user_bytes"] / 1e9, "interface": i.get("interface"),
+                         "nand": f"{i.get('cell')} {i.get('channels')}ch {i.get('dies')} dies",
+                         "mapping": i.get("mapping"), "spare_pct": i.get("spare_pct")})
+    if json_out:
+        print_json(rows)
+    else:
+        emit_table("Built-in drives", list(rows[0]) if rows else ["drive"],
+                   [list(r.values()) for r in rows])
+
+
+def run_doc(run_id: int, test: str, outcomes) -> dict:
+    return {"run_id": run_id, "test": test,
+            "drives": [{"drive": o.spec, "metrics": o.metrics, "status": o.status}
+                       for o in outcomes]}
+
+
+def show_metrics(doc: dict) -> None:
+    for d in doc["drives"]:
+        emit_table(f"run {doc['run_id']} {doc['test']} {d['drive']} ({d['status']})",
+                   ["metric", "value"], [[k, v] for k, v in d["metrics"].items()])
+
+
+@app.command()
+def run(
+    test: str = typer.Argument(..., help=f"one of: {TEST_NAMES}"),
+    drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE, a profile .toml, /dev/..., file:PATH:SIZE"),
+    spare: float = typer.Option(0.0, "--spare", help="leave this % of LBAs (at the end) unwritten"),
+    repeat: int = typer.Option(3, "--repeat", help="quick: repetitions of each benchmark"),
+    seconds: Optional[float] = typer.Option(None, "--seconds", help="the test's timed step (consistency: random-write time)"),
+    sets: list[str] = typer.Option([], "--set", help="profile override key=value (simulated drives)"),
+    testbed: Optional[str] = typer.Option(None, "--testbed", help="tag runs to compare like with like"),
+    db: Optional[Path] = typer.Option(None, "--db", help="results store (default: user data dir)"),
+    json_out: bool = typer.Option(False, "--json", help="print one JSON document on stdout"),
+    destroy_data: Optional[str] = typer.Option(None, "--destroy-data", help="real drives: allow overwriting this device"),
+    plan: bool = typer.Option(False, "--plan", help="print the phases and run nothing"),
+    seed: int = typer.Option(42, "--seed", help="simulator seed"),
+) -> None:
+    """Run one test of the methodology on one or more drives."""
+    with user_errors():
+        methodology.get(test)
+        opts = Options(spare=spare, repeat=repeat, seconds=seconds)
+        drv = open_drives(drive, parse_sets(sets), seed, destroy_data, plan)
+        if plan:
+            return print_plan(test, drv, opts, json_out)
+        store = open_store(db)
+        args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
+                "set": sets, "seed": seed}
+        with progress_hooks(json_out) as hooks:
+            run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
+    doc = run_doc(run_id, test, outcomes)
+    if json_out:
+        print_json(doc)
+    else:
+        show_metrics(doc)
+
+
+def print_plan(test: str, drv, opts: Options, json_out: bool) -> None:
+    plans = []
+    for spec, target in drv:
+        cap = target.identify().capacity
+        plans.append({"drive": spec, "capacity": cap,
+                      "phases": [p.resolve(cap) if p.kind in ("io", "trim") else p.model_dump()
+                                 for p in plan_phases(test, cap, opts)]})
+    if json_out:
+        print_json({"test": test, "plan": plans})
+        return
+    for p in plans:
+        emit_table(f"{test} on {p['drive']}", ["#", "name", "kind", "phase"],
+                   [[i, ph["name"], ph["kind"],
+                     {k: v for k, v in ph.items() if v is not None and k not in ("name", "kind")}]
+                    for i, ph in enumerate(p["phases"])])
+
+
+@app.command()
+def review(
+    drive: list[str] = typer.Option([], "--drive", "-d", help="drives to review"),
+    out: Path = typer.Option(..., "-o", "--out", help="report directory"),
+    spare: float = typer.Option(0.0, "--spare"),
+    repeat: int = typer.Option(3, "--repeat"),
+    seconds: Optional[float] = typer.Option(None, "--seconds", help="every test's timed step (default: each test's own)"),
+    sets: list[str] = typer.Option([], "--set"),
+    testbed: Optional[str] = typer.Option(None, "--testbed"),
+    db: Optional[Path] = typer.Option(None, "--db"),
+    y_max: Optional[float] = typer.Option(None, "--y-max", help="fill-curve y-axis top (MB/s)"),
+    json_out: bool = typer.Option(False, "--json"),
+    destroy_data: Optional[str] = typer.Option(None, "--destroy-data"),
+    seed: int = typer.Option(42, "--seed"),
+) -> None:
+    """The whole methodology on the drives, then one report."""
+    with user_errors():
+        opts = Options(spare=spare, repeat=repeat, seconds=seconds)
+        drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
+        store = open_store(db)
+        docs = []
+        with progress_hooks(json_out) as hooks:
+            for test in methodology.TESTS:
+                args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
+                        "set": sets, "seed": seed, "review": True}
+                run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
+                docs.append(run_doc(run_id, test, outcomes))
+        html = build(store, [d["run_id"] for d in docs], out, y_max)
+    if json_out:
+        print_json({"report": str(html), "runs": docs})
+    else:
+        for d in docs:
+            show_metrics(d)
+        print(f"report: {html}")
+
+
+def build(store: Store, run_ids: list[int], out: Path, y_max: float | None) -> Path:
+    from .report import build_report
+
+    return build_report(store, run_ids, out, y_max=y_max)
+
+
+@app.command()
+def report(
+    runs: list[int] = typer.Argument(None, help="run ids"),
+    latest: bool = typer.Option(False, "--latest", help="the most recent run"),
+    out: Path = typer.Option(..., "-o", "--out", help="report directory"),
+    y_max: Optional[float] = typer.Option(None, "--y-max", help="fill-curve y-axis top (MB/s)"),
+    db: Optional[Path] = typer.Option(None, "--db"),
+) -> None:
+    """A self-contained HTML report plus one PNG per figure."""
+    with user_errors():
+        store = open_store(db)
+        ids = list(runs or [])
+        if latest:
+            ids.append(store.latest_run_id())
+        if not ids:
+            raise UserError("name runs to report, or --latest")
+        for i in ids:
+            store.run(i)  # unknown run: one clear line
+        html = build(store, ids, out, y_max)
+    print(html)
+
+
+@app.command()
+def compare(
+    runs: list[int] = typer.Argument(..., help="run ids"),
+    db: Optional[Path] = typer.Option(None, "--db"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Metrics side by side, with the % change of each drive against the first."""
+    with user_errors():
+        store = open_store(db)
+        loaded = [store.run(i) for i in runs]
+    for key, what in (("test", "tests"), ("testbed", "testbed tags"),
+                      ("methodology_version", "methodology versions")):
+        if len({r[key] for r in loaded}) > 1:
+            typer.echo(f"ssdlab: warning: runs have different {what}", err=True)
+    cols = [(f"{r['id']}:{d['spec']}", d["metrics"]) for r in loaded for d in r["drives"]]
+    rows = comparison_table(cols)
+    if json_out:
+        print_json({"columns": [c for c, _ in cols], "rows": rows})
+        return
+    headers = ["metric"] + [c for c, _ in cols] + [f"% {c}" for c, _ in cols[1:]]
+    emit_table("comparison", headers,
+               [[r["metric"]] + r["values"] + [None if p is None else round(p, 1) for p in r["pct"][1:]]
+                for r in rows if r["metric"] != "repeats"])
+
+
+@results_app.command("list")
+def results_list(
+    db: Optional[Path] = typer.Option(None, "--db"),
+    limit: int = typer.Option(50, "--limit"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Stored runs, newest first."""
+    with user_errors():
+        runs = open_store(db).runs(limit)
+    if json_out:
+        print_json(runs)
+        return
+    emit_table("runs", ["id", "test", "created", "status", "testbed", "drives"],
+               [[r["id"], r["test"], r["created"], r["status"], r["testbed"], ", ".join(r["drives"])]
+                for r in runs])
+
+
+@results_app.command("show")
+def results_show(
+    run_id: int = typer.Argument(...),
+    db: Optional[Path] = typer.Option(None, "--db"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """A run's drives, status and metrics."""
+    with user_errors():
+        store = open_store(db)
+        r = store.run(run_id)
+        for d in r["drives"]:
+            d["phases"] = [{k: p[k] for k in ("seq", "name", "kind", "status", "totals")}
+                           for p in store.phases(d["id"], with_data=False)]
+    if json_out:
+        print_json(r)
+        return
+    print(f"run {r['id']}: {r['test']} {r['status']} created {r['created']} "
+          f"testbed={r['testbed']} tool={r['tool_version']} engine={r['engine_version']}")
+    for d in r["drives"]:
+        emit_table(f"{d['spec']} ({d['status']})", ["metric", "value"],
+                   [[k, v] for k, v in d["metrics"].items()])
+
+
+@results_app.command("export")
+def results_export(
+    run_id: int = typer.Argument(...),
+    format: str = typer.Option("json", "--format", help="csv or json"),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="file (default: stdout)"),
+    db: Optional[Path] = typer.Option(None, "--db"),
+) -> None:
+    """Every recorded value of a run: series, segments, histograms, totals, metrics."""
+    with user_errors():
+        if format not in ("csv", "json"):
+            raise UserError(f"--format {format}: choose csv or json")
+        store = open_store(db)
+        text = store.export_csv(run_id) if format == "csv" else store.export_json(run_id)
+        if out is None:
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        else:
+            try:
+                out.write_text(text)
+            except OSError as e:
+                raise UserError(f"cannot write {out}: {e.strerror}") from None
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,36 @@
+"""The review tests of methodology.md, one module each. A module provides
+
+    phases(capacity: int, opts: Options) -> Iterable[Phase]
+        the steps, in order; a generator may receive each PhaseResult back (`send`) when
+        a later step depends on a measured one (copy: idle while a slow source delivers)
+    analyze(results: list[PhaseResult], opts: Options) -> dict
+        the metrics named in the methodology issue
+    DEFAULT_SECONDS, SECONDS_HELP: what --seconds sets for this test
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from . import consistency, copy, fill, idle, quick, trim, working_set
+from .common import Options
+
+TESTS: dict[str, ModuleType] = {
+    "fill": fill,
+    "consistency": consistency,
+    "working-set": working_set,
+    "trim": trim,
+    "idle": idle,
+    "quick": quick,
+    "copy": copy,
+}
+
+
+def get(test: str) -> ModuleType:
+    try:
+        return TESTS[test]
+    except KeyError:
+        raise ValueError(f"unknown test '{test}': choose one of {', '.join(TESTS)}") from None
+
+
+__all__ = ["TESTS", "Options", "get"]

@@ -1,0 +1,50 @@
+"""What every test shares: options and the written area."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..phase import KIB
+from ..targets.base import PhaseResult
+
+MIB = 1024 * KIB
+GIB = 1024 * MIB
+
+
+@dataclass(frozen=True)
+class Options:
+    spare: float = 0.0  # % of LBAs (at the end) that fill and random writes never touch
+    repeat: int = 3  # quick: how many times each benchmark runs
+    seconds: float | None = None  # the test's timed step; None: the module's DEFAULT_SECONDS
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.spare < 100:
+            raise ValueError(f"--spare {self.spare}: must be at least 0 and below 100 (%)")
+        if self.repeat < 1:
+            raise ValueError(f"--repeat {self.repeat}: must be at least 1")
+        if self.seconds is not None and self.seconds <= 0:
+            raise ValueError(f"--seconds {self.seconds}: must be positive")
+
+    def secs(self, default: float) -> float:
+        return float(self.seconds) if self.seconds is not None else float(default)
+
+
+def area_bytes(capacity: int, opts: Options) -> int:
+    """Bytes at the start of the drive that tests write: all but --spare %, whole MiB."""
+    n = int(capacity * (100.0 - opts.spare) / 100.0) // MIB * MIB
+    if n <= 0:
+        raise ValueError(f"drive of {capacity} bytes is too small for --spare {opts.spare}")
+    return n
+
+
+def by_name(results: list[PhaseResult]) -> dict[str, PhaseResult]:
+    return {r.phase.name: r for r in results}
+
+
+def mbps(r: PhaseResult) -> float:
+    return float(r.totals["mbps"])
+
+
+def opt_total(r: PhaseResult, key: str) -> float | None:
+    v = r.totals.get(key)
+    return None if v is None else float(v)

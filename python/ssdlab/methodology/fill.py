@@ -1,0 +1,35 @@
+"""Whole-drive fill: purge, then one sequential pass of 128 KiB writes at QD32 over the
+user area, recording MB/s per 1 GB written."""
+
+from __future__ import annotations
+
+from .. import phase as ph
+from ..analysis import fill_shape, rate_mbps
+from .common import Options, area_bytes, by_name, mbps, opt_total
+
+DEFAULT_SECONDS = None
+SECONDS_HELP = "not used"
+
+
+def phases(capacity: int, opts: Options) -> list[ph.Phase]:
+    n = area_bytes(capacity, opts)
+    return [ph.purge(), ph.seq_write("fill", offset=0, length=n, stop_bytes=n)]
+
+
+def analyze(results, opts: Options) -> dict:
+    r = by_name(results)["fill"]
+    gb, seg_mbps, t = r.segments["gb"], r.segments["mbps"], r.segments["t_s"]
+    shape = fill_shape(gb, seg_mbps)
+    avg = mbps(r)
+    last16_start = int((gb <= gb[-1] - 16).sum())
+    return {
+        "slc_cache_gb": shape.slc_cache_gb,
+        "peak_mbps": shape.peak_mbps,
+        # no sustained drop: the whole fill ran at its sustained speed
+        "post_cache_mbps": rate_mbps(gb, t, shape.drop_index) if shape.drop_index is not None else avg,
+        "last16_mbps": rate_mbps(gb, t, last16_start),
+        "avg_mbps": avg,
+        "fill_seconds": float(r.totals["duration_s"]),
+        "recovery_peaks": shape.recovery_peaks,
+        "mbps_per_watt": opt_total(r, "mbps_per_watt"),
+    }

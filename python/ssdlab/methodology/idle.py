@@ -1,0 +1,48 @@
+"""Clean / full / after-idle surface passes (HD Tach style) and recycling speed.
+
+Order: purge; clean read and write passes; torture; full read and write passes; torture
+again; idle --seconds (30 min by default); idle read and write passes; TRIM all; a last
+write pass. Each pass is one sequential sweep of the written area, 128 KiB at QD1, reads
+first as HD Tach does. The clean write pass is the "after purge" write (a purged drive
+is the same state), and the last pass is the "after fill then TRIM" write: the idle write
+pass has just filled the drive.
+"""
+
+from __future__ import annotations
+
+from .. import phase as ph
+from .common import Options, area_bytes, by_name, mbps
+
+DEFAULT_SECONDS = 1800
+SECONDS_HELP = "idle time before the after-idle passes"
+TORTURE_S = 300  # heavy use: 4 KiB random writes QD32 over the area
+PASS_BLOCK, PASS_QD = 128 * 1024, 1
+
+
+def phases(capacity: int, opts: Options) -> list[ph.Phase]:
+    n = area_bytes(capacity, opts)
+    rng = dict(offset=0, length=n, stop_bytes=n, block_size=PASS_BLOCK, queue_depth=PASS_QD)
+
+    def torture(name: str) -> ph.Phase:
+        return ph.rand_io(name, read_pct=0, offset=0, length=n, stop_seconds=TORTURE_S)
+
+    return [
+        ph.purge(),
+        ph.seq_read("clean_read", **rng), ph.seq_write("clean_write", **rng),
+        torture("torture_1"),
+        ph.seq_read("full_read", **rng), ph.seq_write("full_write", **rng),
+        torture("torture_2"),
+        ph.idle(opts.secs(DEFAULT_SECONDS)),
+        ph.seq_read("idle_read", **rng), ph.seq_write("idle_write", **rng),
+        ph.trim("trim"),
+        ph.seq_write("trim_write", **rng),
+    ]
+
+
+def analyze(results, opts: Options) -> dict:
+    r = by_name(results)
+    out = {f"{n}_mbps": mbps(r[n]) for n in
+           ("clean_read", "clean_write", "full_read", "full_write", "idle_read", "idle_write")}
+    out["purge_write_mbps"] = out["clean_write_mbps"]
+    out["trim_write_mbps"] = mbps(r["trim_write"])
+    return out

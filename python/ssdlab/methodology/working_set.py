@@ -1,0 +1,40 @@
+"""Working-set size: on a filled drive, 4 KiB random reads at QD32 confined to the first
+1, 2, 4, 8 ... GB and finally the whole written area, --seconds each."""
+
+from __future__ import annotations
+
+from .. import phase as ph
+from ..phase import GB
+from .common import MIB, Options, area_bytes, by_name
+
+DEFAULT_SECONDS = 5
+SECONDS_HELP = "seconds of random reads per working-set size"
+
+
+def sizes(area: int) -> list[int]:
+    out, gb = [], 1
+    while gb * GB < area:
+        out.append(gb * GB // MIB * MIB)
+        gb *= 2
+    return out + [area]
+
+
+def label(size: int) -> str:
+    return f"{round(size / GB, 1):g}"
+
+
+def phases(capacity: int, opts: Options) -> list[ph.Phase]:
+    n = area_bytes(capacity, opts)
+    return [ph.purge(), ph.seq_write("fill", offset=0, length=n, stop_bytes=n)] + [
+        ph.rand_io(f"ws_{label(s)}", read_pct=100, offset=0, length=s,
+                   stop_seconds=opts.secs(DEFAULT_SECONDS))
+        for s in sizes(n)
+    ]
+
+
+def analyze(results, opts: Options) -> dict:
+    ws = [r for name, r in by_name(results).items() if name.startswith("ws_")]
+    return {
+        "iops_by_gb": {r.phase.name[3:]: float(r.totals["iops"]) for r in ws},
+        "lat_p99_us_by_gb": {r.phase.name[3:]: float(r.latency["p99_us"]) for r in ws},
+    }

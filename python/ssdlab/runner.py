@@ -1,0 +1,158 @@
+"""Runs a test on drives: phases through the Target protocol, every phase into the store
+as soon as it ends, metrics at the end. A Ctrl-C keeps what was recorded (the phase cut
+short is stored with status `partial`) and marks the run `interrupted`; an exception marks
+it `failed`."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+from .methodology import Options, get
+from .phase import Phase
+from .store import Store
+from .targets.base import Interrupted, PhaseResult, Sample, Target
+
+
+class RunInterrupted(Exception):
+    def __init__(self, run_id: int):
+        super().__init__(f"run {run_id} interrupted; what was recorded is kept")
+        self.run_id = run_id
+
+
+class Hooks:
+    """Progress callbacks; the CLI draws bars with them. The default does nothing."""
+
+    def phase_start(self, drive: str, phase: Phase, seq: int, capacity: int) -> None: ...
+
+    def sample(self, row: Sample) -> None: ...
+
+    def phase_end(self, result: PhaseResult | None) -> None: ...
+
+
+@dataclass
+class DriveOutcome:
+    spec: str
+    run_drive_id: int
+    status: str = "running"
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+def steps(plan: Iterable[Phase]) -> Iterator[tuple[Phase, Any]]:
+    """Walk a phase plan; the caller sends each result back through `.send` on the
+    returned generator for plans that are generators."""
+    it = iter(plan)
+    feed = inspect.isgenerator(it)
+    try:
+        phase = next(it)
+        while True:
+            result = yield phase
+            phase = it.send(result) if feed else next(it)
+    except StopIteration:
+        return
+
+
+def plan_phases(test: str, capacity: int, opts: Options) -> list[Phase]:
+    """The phases a run would execute (results unknown: dependent steps assume none)."""
+    return list(steps(get(test).phases(capacity, opts)))
+
+
+class SampleBuffer:
+    """Streamed samples of the running phase, to rebuild a partial result when a target
+    is stopped without handing one back."""
+
+    def __init__(self) -> None:
+        self.rows: list[Sample] = []
+
+    def add(self, row: Sample) -> None:
+        self.rows.append(row)
+
+    def result(self, phase: Phase) -> PhaseResult | None:
+        if not self.rows:
+            return None
+        keys = list(self.rows[0])
+        series = {k: np.array([float(r.get(k, np.nan)) for r in self.rows]) for k in keys}
+        duration = float(series["t_s"][-1]) if "t_s" in series else float(len(self.rows))
+        return PhaseResult(phase=phase, series=series, segments={}, latency={},
+                           totals={"duration_s": duration})
+
+
+def run_drive(store: Store, run_id: int, position: int, spec: str, target: Target,
+              test: str, opts: Options, hooks: Hooks) -> DriveOutcome:
+    module = get(test)
+    ident = target.identify()
+    out = DriveOutcome(spec, store.add_drive(run_id, position, spec, ident))
+    results: list[PhaseResult] = []
+    walk = steps(module.phases(ident.capacity, opts))
+    try:
+        phase = next(walk, None)
+        seq = 0
+        while phase is not None:
+            buf = SampleBuffer()
+
+            def on_sample(row: Sample, buf=buf) -> None:
+                buf.add(row)
+                hooks.sample(row)
+
+            hooks.phase_start(spec, phase, seq, ident.capacity)
+            try:
+                res = target.run(phase, on_sample)
+            except (Interrupted, KeyboardInterrupt) as e:
+                partial = getattr(e, "partial", None) or buf.result(phase)
+                if partial is not None:
+                    store.add_phase(out.run_drive_id, seq, partial, "partial")
+                hooks.phase_end(partial)
+                raise
+            store.add_phase(out.run_drive_id, seq, res)
+            hooks.phase_end(res)
+            results.append(res)
+            seq += 1
+            try:
+                phase = walk.send(res)
+            except StopIteration:
+                phase = None
+        out.metrics = module.analyze(results, opts)
+        store.set_metrics(out.run_drive_id, out.metrics)
+        out.status = "complete"
+    except (Interrupted, KeyboardInterrupt):
+        out.status = "interrupted"
+        raise
+    except BaseException:
+        out.status = "failed"
+        raise
+    finally:
+        store.finish_drive(out.run_drive_id, out.status if out.status != "running" else "failed")
+    return out
+
+
+def engine_versions(targets: list[Target]) -> str:
+    seen = []
+    for t in targets:
+        v = getattr(t, "engine_version", None) or t.identify().firmware
+        if v and v not in seen:
+            seen.append(v)
+    return "; ".join(seen)
+
+
+def run_test(store: Store, test: str, drives: list[tuple[str, Target]], opts: Options,
+             args: dict, testbed: str | None = None,
+             hooks: Hooks | None = None) -> tuple[int, list[DriveOutcome]]:
+    """Run `test` on each drive in turn under one run id."""
+    get(test)  # unknown test: ValueError before anything is stored
+    hooks = hooks or Hooks()
+    run_id = store.create_run(test, args, testbed, engine_versions([t for _, t in drives]))
+    outcomes: list[DriveOutcome] = []
+    try:
+        for pos, (spec, target) in enumerate(drives):
+            outcomes.append(run_drive(store, run_id, pos, spec, target, test, opts, hooks))
+    except (Interrupted, KeyboardInterrupt):
+        store.finish_run(run_id, "interrupted", "interrupted by the user")
+        raise RunInterrupted(run_id) from None
+    except BaseException as e:
+        store.finish_run(run_id, "failed", f"{type(e).__name__}: {e}")
+        raise
+    store.finish_run(run_id, "complete")
+    return run_id, outcomes

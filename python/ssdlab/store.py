@@ -1,0 +1,349 @@
+"""SQLite results store: every run, drive, phase, series, histogram and metric.
+
+One file; WAL mode and a busy timeout so several processes (runs on different drives)
+can write at once. Every write is its own short transaction, so a phase is on disk as
+soon as it finishes. The schema is documented in docs/results.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import sqlite3
+import time
+from contextlib import contextmanager
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from . import METHODOLOGY_VERSION, __version__
+from .targets.base import Identity, PhaseResult
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 60_000
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    test TEXT NOT NULL,
+    created TEXT NOT NULL,
+    finished TEXT,
+    status TEXT NOT NULL CHECK (status IN ('running','complete','interrupted','failed')),
+    methodology_version TEXT NOT NULL,
+    testbed TEXT,
+    tool_version TEXT NOT NULL,
+    engine_version TEXT,
+    args TEXT NOT NULL,
+    error TEXT
+);
+CREATE TABLE IF NOT EXISTS run_drives (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    position INTEGER NOT NULL,
+    spec TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('running','complete','interrupted','failed')),
+    UNIQUE (run_id, position)
+);
+CREATE TABLE IF NOT EXISTS phases (
+    id INTEGER PRIMARY KEY,
+    run_drive_id INTEGER NOT NULL REFERENCES run_drives(id),
+    seq INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('complete','partial')),
+    totals TEXT NOT NULL,
+    latency TEXT NOT NULL,
+    recorded TEXT NOT NULL,
+    UNIQUE (run_drive_id, seq)
+);
+CREATE TABLE IF NOT EXISTS series (
+    phase_id INTEGER NOT NULL REFERENCES phases(id),
+    axis TEXT NOT NULL CHECK (axis IN ('time','segment')),
+    name TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (phase_id, axis, name)
+);
+CREATE TABLE IF NOT EXISTS histograms (
+    phase_id INTEGER PRIMARY KEY REFERENCES phases(id),
+    edges_us BLOB NOT NULL,
+    counts BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS metrics (
+    run_drive_id INTEGER NOT NULL REFERENCES run_drives(id),
+    name TEXT NOT NULL,
+    value REAL,
+    json TEXT,
+    PRIMARY KEY (run_drive_id, name)
+);
+CREATE INDEX IF NOT EXISTS phases_by_drive ON phases (run_drive_id, seq);
+"""
+
+STATUSES = ("running", "complete", "interrupted", "failed")
+
+
+class StoreError(ValueError):
+    """The store cannot be opened or a run does not exist (a user error)."""
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def to_blob(values) -> bytes:
+    return np.ascontiguousarray(values, dtype="<f8").tobytes()
+
+
+def from_blob(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype="<f8").copy()
+
+
+def jsonable(x: Any) -> Any:
+    """Plain JSON values: numpy to Python, NaN and infinities to None, keys to strings."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return [jsonable(v) for v in x.tolist()]
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def dumps(x: Any) -> str:
+    return json.dumps(jsonable(x), allow_nan=False)
+
+
+def default_path() -> Path:
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("ssdlab")) / "results.sqlite"
+
+
+class Store:
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path is not None else default_path()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so a writer takes
+            # the lock up front and waits (busy timeout) instead of failing on upgrade
+            self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
+                                      isolation_level=None, check_same_thread=False)
+            self.db.row_factory = sqlite3.Row
+            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
+            self.db.execute("PRAGMA foreign_keys = ON")
+            with self.tx() as c:
+                for stmt in SCHEMA.split(";"):
+                    if stmt.strip():
+                        c.execute(stmt)
+                c.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                          (str(SCHEMA_VERSION),))
+        except (OSError, sqlite3.Error) as e:
+            raise StoreError(f"cannot open results store {self.path}: {e}") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    @staticmethod
+    def _retry(fn, attempts: int = 50):
+        # journal_mode changes and BEGIN can report SQLITE_BUSY without waiting on the timeout
+        for i in range(attempts):
+            try:
+                return fn()
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) and "busy" not in str(e) or i == attempts - 1:
+                    raise
+                time.sleep(0.05 * (i + 1))
+
+    @contextmanager
+    def tx(self) -> Iterator[sqlite3.Connection]:
+        self._retry(lambda: self.db.execute("BEGIN IMMEDIATE"))
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # ---- writing -------------------------------------------------------------------------
+    def create_run(self, test: str, args: dict, testbed: str | None = None,
+                   engine_version: str | None = None) -> int:
+        with self.tx() as c:
+            cur = c.execute(
+                "INSERT INTO runs (test, created, status, methodology_version, testbed,"
+                " tool_version, engine_version, args) VALUES (?,?,?,?,?,?,?,?)",
+                (test, now(), "running", METHODOLOGY_VERSION, testbed, __version__,
+                 engine_version, dumps(args)))
+            return int(cur.lastrowid)
+
+    def add_drive(self, run_id: int, position: int, spec: str, identity: Identity | dict) -> int:
+        ident = asdict(identity) if isinstance(identity, Identity) else identity
+        with self.tx() as c:
+            cur = c.execute(
+                "INSERT INTO run_drives (run_id, position, spec, identity, status)"
+                " VALUES (?,?,?,?,?)", (run_id, position, spec, dumps(ident), "running"))
+            return int(cur.lastrowid)
+
+    def add_phase(self, run_drive_id: int, seq: int, result: PhaseResult,
+                  status: str = "complete") -> int:
+        lat = {k: v for k, v in (result.latency or {}).items() if k not in ("edges_us", "counts")}
+        with self.tx() as c:
+            cur = c.execute(
+                "INSERT INTO phases (run_drive_id, seq, name, kind, spec, status, totals,"
+                " latency, recorded) VALUES (?,?,?,?,?,?,?,?,?)",
+                (run_drive_id, seq, result.phase.name, result.phase.kind,
+                 dumps(result.phase.model_dump()), status, dumps(result.totals or {}),
+                 dumps(lat), now()))
+            pid = int(cur.lastrowid)
+            rows = [(pid, axis, name, len(arr), to_blob(arr))
+                    for axis, cols in (("time", result.series), ("segment", result.segments))
+                    for name, arr in (cols or {}).items()]
+            c.executemany("INSERT INTO series VALUES (?,?,?,?,?)", rows)
+            lat_all = result.latency or {}
+            if "edges_us" in lat_all and "counts" in lat_all:
+                c.execute("INSERT INTO histograms VALUES (?,?,?)",
+                          (pid, to_blob(lat_all["edges_us"]), to_blob(lat_all["counts"])))
+            return pid
+
+    def set_metrics(self, run_drive_id: int, metrics: dict[str, Any]) -> None:
+        rows = []
+        for name, v in jsonable(metrics).items():
+            if v is None or isinstance(v, (int, float)) and not isinstance(v, bool):
+                rows.append((run_drive_id, name, v, None))
+            else:
+                rows.append((run_drive_id, name, None, json.dumps(v)))
+        with self.tx() as c:
+            c.executemany("INSERT OR REPLACE INTO metrics VALUES (?,?,?,?)", rows)
+
+    def finish_drive(self, run_drive_id: int, status: str) -> None:
+        assert status in STATUSES
+        with self.tx() as c:
+            c.execute("UPDATE run_drives SET status=? WHERE id=?", (status, run_drive_id))
+
+    def finish_run(self, run_id: int, status: str, error: str | None = None) -> None:
+        assert status in STATUSES
+        with self.tx() as c:
+            c.execute("UPDATE runs SET status=?, finished=?, error=? WHERE id=?",
+                      (status, now(), error, run_id))
+
+    # ---- reading -------------------------------------------------------------------------
+    def runs(self, limit: int | None = None) -> list[dict]:
+        q = "SELECT * FROM runs ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit else "")
+        out = []
+        for r in self.db.execute(q).fetchall():
+            d = self._run_row(r)
+            d["drives"] = [x["spec"] for x in self.db.execute(
+                "SELECT spec FROM run_drives WHERE run_id=? ORDER BY position", (r["id"],))]
+            out.append(d)
+        return out
+
+    def latest_run_id(self) -> int:
+        r = self.db.execute("SELECT max(id) FROM runs").fetchone()[0]
+        if r is None:
+            raise StoreError(f"no runs in {self.path}")
+        return int(r)
+
+    def run(self, run_id: int) -> dict:
+        """The run with its drives; each drive has identity, status and metrics."""
+        r = self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
+        if r is None:
+            raise StoreError(f"no run {run_id} in {self.path}")
+        d = self._run_row(r)
+        d["drives"] = [self._drive_row(x) for x in self.db.execute(
+            "SELECT * FROM run_drives WHERE run_id=? ORDER BY position", (run_id,))]
+        return d
+
+    def metrics(self, run_drive_id: int) -> dict[str, Any]:
+        return {m["name"]: (json.loads(m["json"]) if m["json"] is not None else m["value"])
+                for m in self.db.execute(
+                    "SELECT * FROM metrics WHERE run_drive_id=? ORDER BY rowid", (run_drive_id,))}
+
+    def phases(self, run_drive_id: int, with_data: bool = True) -> list[dict]:
+        """Phases in order; with_data adds `series`, `segments` (name -> float64 array)
+        and `histogram` ({"edges_us", "counts"} or None)."""
+        out = []
+        for p in self.db.execute("SELECT * FROM phases WHERE run_drive_id=? ORDER BY seq",
+                                 (run_drive_id,)):
+            d = {"id": p["id"], "seq": p["seq"], "name": p["name"], "kind": p["kind"],
+                 "status": p["status"], "spec": json.loads(p["spec"]),
+                 "totals": json.loads(p["totals"]), "latency": json.loads(p["latency"]),
+                 "recorded": p["recorded"]}
+            if with_data:
+                d.update(self.phase_data(p["id"]))
+            out.append(d)
+        return out
+
+    def phase_data(self, phase_id: int) -> dict:
+        series: dict[str, np.ndarray] = {}
+        segments: dict[str, np.ndarray] = {}
+        for s in self.db.execute("SELECT axis, name, data FROM series WHERE phase_id=?"
+                                 " ORDER BY rowid", (phase_id,)):
+            (series if s["axis"] == "time" else segments)[s["name"]] = from_blob(s["data"])
+        h = self.db.execute("SELECT * FROM histograms WHERE phase_id=?", (phase_id,)).fetchone()
+        hist = {"edges_us": from_blob(h["edges_us"]), "counts": from_blob(h["counts"])} if h else None
+        return {"series": series, "segments": segments, "histogram": hist}
+
+    def _run_row(self, r: sqlite3.Row) -> dict:
+        d = dict(r)
+        d["args"] = json.loads(d["args"])
+        return d
+
+    def _drive_row(self, x: sqlite3.Row) -> dict:
+        return {"id": x["id"], "position": x["position"], "spec": x["spec"],
+                "identity": json.loads(x["identity"]), "status": x["status"],
+                "metrics": self.metrics(x["id"])}
+
+    # ---- export --------------------------------------------------------------------------
+    def export_json(self, run_id: int) -> str:
+        run = self.run(run_id)
+        for d in run["drives"]:
+            d["phases"] = self.phases(d["id"])
+        return json.dumps(jsonable(run), indent=1, allow_nan=False)
+
+    def export_csv(self, run_id: int) -> str:
+        """Long ("tidy") format, one value per line: every series point, segment point,
+        histogram bucket, phase total and metric of the run."""
+        run = self.run(run_id)
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["run_id", "drive", "phase_seq", "phase", "table", "column", "row", "value"])
+        for d in run["drives"]:
+            for name, v in d["metrics"].items():
+                if isinstance(v, dict):
+                    for k, x in v.items():
+                        w.writerow([run_id, d["spec"], "", "", "metric", name, k, fmt(x)])
+                else:
+                    w.writerow([run_id, d["spec"], "", "", "metric", name, "", fmt(v)])
+            for p in self.phases(d["id"]):
+                key = [run_id, d["spec"], p["seq"], p["name"]]
+                for name, v in p["totals"].items():
+                    w.writerow(key + ["totals", name, "", fmt(v)])
+                for table in ("series", "segments"):
+                    for name, arr in p[table].items():
+                        for i, x in enumerate(arr.tolist()):
+                            w.writerow(key + [table, name, i, fmt(x)])
+                if p["histogram"] is not None:
+                    for e, c in zip(p["histogram"]["edges_us"].tolist(),
+                                    p["histogram"]["counts"].tolist()):
+                        w.writerow(key + ["histogram", "count", fmt(e), fmt(c)])
+        return buf.getvalue()
+
+
+def fmt(x: Any) -> str:
+    if x is None or isinstance(x, float) and not math.isfinite(x):
+        return ""
+    if isinstance(x, (list, dict)):
+        return json.dumps(jsonable(x))
+    return repr(x) if isinstance(x, float) else str(x)
