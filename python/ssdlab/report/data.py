@@ -16,7 +16,7 @@ WINDOW_START_S = 1400.0  # methodology.md: the consistency "window" views start 
 MAX_POINTS = 4000  # per trace; keeps the HTML small for long runs on large drives
 
 
-COUNTER_UNITS = {"waf": "WAF", "slc_pct": "%", "free_blocks": "blocks"}
+COUNTER_UNITS = {"waf": "WAF", "slc_pct": "SLC %", "free_blocks": "free blk"}
 
 
 @dataclass
@@ -271,7 +271,7 @@ def quick_groups(runs: list[ReportRun]) -> list[QuickGroup]:
     names: list[str] = []
     for d in drives:
         for k, v in {**d.metrics, **d.repeats}.items():
-            if k not in names and _quick_unit(k) and _scalar_or_list(v):
+            if k not in names and _quick_unit(k) and _scalar_or_list(v) and not _is_spread(k):
                 names.append(k)
     groups = []
     for suffix, unit, key in QUICK_UNITS:
@@ -299,6 +299,10 @@ def quick_groups(runs: list[ReportRun]) -> list[QuickGroup]:
     return groups
 
 
+def _is_spread(name: str) -> bool:
+    return name.endswith(("_stdev", "_std", "_sd"))
+
+
 def _scalar_or_list(v: Any) -> bool:
     if isinstance(v, bool):
         return False
@@ -317,13 +321,13 @@ def compare_tables(runs: list[ReportRun]) -> list[CompareTable]:
         drives = [d for r in rs for d in r.drives]
         if not drives:
             continue
+        flat = [_flatten(d.metrics) for d in drives]
         names: list[str] = []
-        for d in drives:
-            names += [k for k, v in d.metrics.items()
-                      if k not in names and isinstance(v, (int, float)) and not isinstance(v, bool)]
+        for m in flat:  # a spread (x_stdev) stays out: the figures show it as error bars
+            names += [k for k in m if k not in names and not _is_spread(k)]
         rows = []
         for n in names:
-            vals = [_f(d.metrics.get(n)) for d in drives]
+            vals = [m.get(n) for m in flat]
             base = vals[0]
             pct = [None if (v is None or base in (None, 0)) else 100.0 * (v - base) / abs(base)
                    for v in vals]
@@ -343,6 +347,19 @@ def compare_tables(runs: list[ReportRun]) -> list[CompareTable]:
     return tables
 
 
+def _flatten(metrics: dict[str, Any]) -> dict[str, float]:
+    """Scalar metrics as they are; a {key: number} metric (iops_by_gb) as name[key] rows."""
+    out: dict[str, float] = {}
+    for k, v in metrics.items():
+        if isinstance(v, dict):
+            for kk, vv in v.items():
+                if _f(vv) is not None:
+                    out[f"{k}[{kk}]"] = _f(vv)
+        elif _f(v) is not None:
+            out[k] = _f(v)
+    return out
+
+
 def _f(v: Any) -> float | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
@@ -360,8 +377,34 @@ METRIC_TITLES = {
 }
 
 
+LOWER_IS_BETTER = re.compile(r"(seconds|stdev|_us|_ms|waf|steady_start|lat_)")
+
+
+def lower_is_better(name: str) -> bool:
+    return bool(LOWER_IS_BETTER.search(name))
+
+
 def metric_title(name: str) -> str:
-    return METRIC_TITLES.get(name, name)
+    m = re.fullmatch(r"(\w+)\[(.+)\]", name)
+    if m:  # iops_by_gb[4] -> "IOPS @ 4 GB"
+        base = {"iops_by_gb": "IOPS", "lat_p99_us_by_gb": "p99 latency (µs)"}.get(m[1], m[1])
+        return f"{base} @ {m[2]} GB" if m[1].endswith("_by_gb") else f"{base} [{m[2]}]"
+    if name in METRIC_TITLES:
+        return METRIC_TITLES[name]
+    return quick_title(name)
+
+
+def quick_title(name: str) -> str:
+    """cdm_rnd4k_q32t1_read_mbps -> "CDM RND4K Q32T1 read"; other names pass through."""
+    parts = name.split("_")
+    if parts[0] not in ("cdm", "asssd"):
+        return name
+    unit = parts[-1] if parts[-1] in ("mbps", "iops", "ms", "us") else ""
+    body = parts[1:-1] if unit else parts[1:]
+    words = [{"access": "access time", "score": "score"}.get(w, w) if w in (
+        "read", "write", "total", "access", "score") else w.upper() for w in body]
+    head = "CDM" if parts[0] == "cdm" else "AS-SSD"
+    return " ".join([head, *words]) + ({"mbps": "", "iops": " IOPS"}.get(unit, ""))
 
 
 def fmt(v: float | None, pct: bool = False) -> str:

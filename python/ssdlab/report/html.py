@@ -55,7 +55,8 @@ def _counter_rows(fig: go.Figure, counters: D.Counters | None, panels: list, fir
         fig.add_trace(go.Scatter(x=_l(x), y=_l(vals), name=title, mode="lines", showlegend=False,
                                  line=dict(color=COUNTER_COLOR, width=1.2)),
                       row=first_row + i, col=1)
-        fig.update_yaxes(title_text=title, row=first_row + i, col=1, rangemode="tozero")
+        fig.update_yaxes(title_text=D.COUNTER_UNITS[key], row=first_row + i, col=1,
+                         rangemode="tozero", nticks=4)
 
 
 # --- fill ---------------------------------------------------------------------------------
@@ -130,7 +131,8 @@ def consistency_figure(combos: list[D.ConsistencyCombo]) -> tuple[str, str]:
                                  showlegend=False, line=dict(color=color, width=1)), row=r, col=1)
     fig.update_yaxes(type="log", dtick="D2", title_text="IOPS", row=1, col=1)
     for i, p in enumerate(panels):
-        fig.update_yaxes(title_text=D.COUNTER_UNITS[p[0]], rangemode="tozero", row=2 + i, col=1)
+        fig.update_yaxes(title_text=D.COUNTER_UNITS[p[0]], rangemode="tozero", nticks=4,
+                         row=2 + i, col=1)
         fig.update_xaxes(matches="x", row=2 + i, col=1)
     for r in range(1, 1 + len(panels)):  # counters share the run's time axis: label it once
         fig.update_xaxes(showticklabels=False, row=r, col=1)
@@ -247,12 +249,13 @@ def quick_figure(g: D.QuickGroup) -> str:
     fig = go.Figure()
     for i, s in enumerate(g.series):
         col = COLORS[i % len(COLORS)]
+        names = [D.quick_title(m) for m in g.metrics]
         fig.add_trace(go.Bar(
-            y=g.metrics, x=_l(s.mean), name=s.label, orientation="h", offsetgroup=str(i),
+            y=names, x=_l(s.mean), name=s.label, orientation="h", offsetgroup=str(i),
             marker_color=col, opacity=0.85,
             error_x=dict(type="data", symmetric=False, array=_l(s.hi - s.mean),
                          arrayminus=_l(s.mean - s.lo), color="#333", thickness=1.2, width=4)))
-        ys = [m for m, pts in zip(g.metrics, s.points) for _ in pts]
+        ys = [m for m, pts in zip(names, s.points) for _ in pts]
         xs = [v for pts in s.points for v in pts]
         fig.add_trace(go.Scatter(y=ys, x=xs, mode="markers", orientation="h",
                                  offsetgroup=str(i), name=f"{s.label} repeats", showlegend=False,
@@ -267,6 +270,12 @@ def quick_figure(g: D.QuickGroup) -> str:
 
 # --- table, page --------------------------------------------------------------------------
 
+def _better(p: float | None, lower_is_better: bool) -> str:
+    if p is None or abs(p) < 0.05:
+        return ""
+    return "better" if (p < 0) == lower_is_better else "worse"
+
+
 def compare_table(t: D.CompareTable) -> str:
     e = _html.escape
     head = "<th>Metric</th>" + "".join(f"<th>{e(lab)}</th>" for lab in t.labels) + "".join(
@@ -274,14 +283,15 @@ def compare_table(t: D.CompareTable) -> str:
     body = []
     for name, vals, pct in t.rows:
         cells = "".join(f'<td class="num">{D.fmt(v)}</td>' for v in vals)
+        low = D.lower_is_better(name)  # colour says better/worse, not up/down
         cells += "".join(
-            f'<td class="num {"up" if (p or 0) > 0 else "down" if (p or 0) < 0 else ""}">'
-            f"{D.fmt(p, pct=True)}</td>" for p in pct[1:])
+            f'<td class="num {_better(p, low)}">{D.fmt(p, pct=True)}</td>' for p in pct[1:])
         body.append(f'<tr data-metric="{e(name)}"><th scope="row">{e(D.metric_title(name))}'
                     f"</th>{cells}</tr>")
     warn = "".join(f'<p class="warn">⚠ {e(w)}</p>' for w in t.warnings)
     runs = ", ".join(str(r) for r in t.run_ids)
-    return (f'<div class="table-wrap"><h3>{e(t.test)} — {e(D.spare_label(t.spare_pct))} '
+    spare = f" — {D.spare_label(t.spare_pct)}" if t.spare_pct or t.test == "consistency" else ""
+    return (f'<div class="table-wrap"><h3>{e(t.test)}{e(spare)} '
             f'<small>(run {e(runs)})</small></h3>{warn}'
             f'<table class="compare" id="table-compare-{t.key}" data-test="{e(t.test)}">'
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
@@ -294,7 +304,7 @@ h1{font-size:1.6em;margin-bottom:0} h2{border-bottom:1px solid #ccc;padding-bott
 table.compare{border-collapse:collapse;font-size:.9em;margin:8px 0 20px}
 table.compare th,table.compare td{border-bottom:1px solid #e3e3e3;padding:4px 10px;text-align:left}
 table.compare td.num{text-align:right;font-variant-numeric:tabular-nums}
-td.up{color:#1a7f37} td.down{color:#b3261e} .warn{color:#9a6700}
+td.better{color:#1a7f37} td.worse{color:#b3261e} .warn{color:#9a6700}
 """
 
 

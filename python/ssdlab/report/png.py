@@ -1,0 +1,190 @@
+"""One PNG per figure, drawn with matplotlib (Agg: no display needed) in a plain
+publication style; the same figures and numbers as the HTML report (both read data.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+
+from . import data as D  # noqa: E402
+from .model import ReportRun  # noqa: E402
+from .style import COLORS, COUNTER_COLOR  # noqa: E402
+
+DPI = 200
+WIDTH = 7.0  # inches: a two-column figure in a paper or a review page
+STYLE = {
+    "font.family": "DejaVu Sans", "font.size": 8.5, "axes.titlesize": 9.5,
+    "axes.labelsize": 8.5, "axes.spines.top": False, "axes.spines.right": False,
+    "axes.grid": True, "axes.axisbelow": True, "grid.color": "#e6e6e6", "grid.linewidth": 0.6, "legend.frameon": False,
+    "lines.linewidth": 1.0, "savefig.bbox": "tight", "savefig.pad_inches": 0.05,
+}
+_thousands = FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 1000 or v == int(v) else f"{v:g}")
+_compact = FuncFormatter(lambda v, _: f"{v / 1e6:g}M" if v >= 1e6 else f"{v / 1e3:g}k" if v >= 1e3
+                         else f"{v:g}")
+
+
+def _log_iops(ax) -> None:
+    """Log axis labelled 1k, 2k, 5k, 10k ...: readable where 2x10^4 is not."""
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(_compact)
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _save(fig, out_dir: Path, name: str) -> Path:
+    path = out_dir / f"{name}.png"
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def _stack(n_counters: int, main_rows: int = 1, height: float = 3.0):
+    """Main panel(s) on top, the simulator's counters as short panels beneath."""
+    ratios = [3] * main_rows + [1] * n_counters
+    fig, axes = plt.subplots(len(ratios), 1, figsize=(WIDTH, height + 0.9 * n_counters),
+                             gridspec_kw={"height_ratios": ratios}, squeeze=False,
+                             layout="constrained")
+    return fig, list(axes[:, 0])
+
+
+def _counters(axes, counters: D.Counters | None, panels) -> None:
+    for ax, (key, title, _) in zip(axes, panels):
+        vals = getattr(counters, key, None) if counters is not None else None
+        if vals is not None:
+            ax.plot(counters.x, vals, color=COUNTER_COLOR, lw=0.8)
+        ax.set_ylabel(D.COUNTER_UNITS[key])
+        ax.set_ylim(0, 105) if key == "slc_pct" else ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_formatter(_thousands)
+        ax.locator_params(axis="y", nbins=3)
+
+
+def fill_pngs(curves: list[D.FillCurve], y_top: float, out_dir: Path) -> list[Path]:
+    out = []
+    if len(curves) > 1:
+        fig, ax = plt.subplots(figsize=(WIDTH, 3.2), layout="constrained")
+        for i, c in enumerate(curves):
+            ax.plot(c.gb, c.mbps, color=COLORS[i % len(COLORS)], label=c.label)
+        ax.set(xlabel="GB written", ylabel="MB/s", ylim=(0, y_top), xlim=(0, None),
+               title="Whole-drive fill: write speed per GB written")
+        ax.legend(loc="upper right")
+        ax.yaxis.set_major_formatter(_thousands)
+        out.append(_save(fig, out_dir, "fill-overlay"))
+    for i, c in enumerate(curves):
+        panels = c.counters.panels() if c.counters else []
+        fig, axes = _stack(len(panels))
+        ax = axes[0]
+        ax.plot(c.gb, c.mbps, color=COLORS[i % len(COLORS)])
+        ax.set(ylabel="MB/s", ylim=(0, y_top), title=f"Whole-drive fill: {c.label}")
+        ax.yaxis.set_major_formatter(_thousands)
+        _counters(axes[1:], c.counters, panels)
+        for a in axes:
+            a.set_xlim(0, float(c.gb[-1]) if len(c.gb) else None)
+        for a in axes[:-1]:
+            a.tick_params(labelbottom=False)
+        axes[-1].set_xlabel("GB written")
+        fig.align_ylabels(axes)
+        out.append(_save(fig, out_dir, f"fill-{i + 1}-{D.slug(c.label)}"))
+    return out
+
+
+def consistency_pngs(combos: list[D.ConsistencyCombo], out_dir: Path) -> list[Path]:
+    out = []
+    for c in combos:
+        panels = c.counters.panels() if c.counters else []
+        ratios = [3] + [1] * len(panels) + [2.4, 2.4]
+        fig, axes = plt.subplots(len(ratios), 1, figsize=(WIDTH, 6.4 + 0.8 * len(panels)),
+                                 gridspec_kw={"height_ratios": ratios}, layout="constrained")
+        axes = list(np.atleast_1d(axes))
+        whole, counters, wlog, wlin = axes[0], axes[1:1 + len(panels)], axes[-2], axes[-1]
+        whole.plot(c.t, c.iops, color=COLORS[0], lw=0.6)
+        _log_iops(whole)
+        whole.set(ylabel="IOPS", title=f"Performance consistency: {c.key}")
+        _counters(counters, c.counters, panels)
+        for a in [whole, *counters]:
+            a.set_xlim(0, float(c.t[-1]) if len(c.t) else None)
+        for a in [whole, *counters[:-1]]:
+            a.tick_params(labelbottom=False)
+        (counters[-1] if counters else whole).set_xlabel("seconds")
+        w = c.t >= c.window_start
+        for ax, scale in ((wlog, "log"), (wlin, "linear")):
+            ax.plot(c.t[w], c.iops[w], color=COLORS[0], lw=0.7)
+            if scale == "log":
+                _log_iops(ax)
+            ax.set(ylabel="IOPS", xlim=(c.window_start, float(c.t[-1])))
+            ax.set_title(f"From t = {c.window_start:g} s ({scale} scale)", fontsize=8.5)
+        wlin.set_ylim(bottom=0)
+        wlin.set_xlabel("seconds")
+        wlin.yaxis.set_major_formatter(_thousands)
+        fig.align_ylabels(axes)
+        spare = f"spare{c.spare_pct:g}"
+        out.append(_save(fig, out_dir, f"consistency-{D.slug(c.label)}-{spare}"))
+    return out
+
+
+def working_set_png(sets: list[D.WorkingSet], out_dir: Path) -> Path:
+    has_lat = any(s.lat_p99_us is not None for s in sets)
+    fig, axes = plt.subplots(2 if has_lat else 1, 1, figsize=(WIDTH, 5.0 if has_lat else 3.0),
+                             sharex=True, squeeze=False, layout="constrained")
+    axes = list(axes[:, 0])
+    for i, s in enumerate(sets):
+        col = COLORS[i % len(COLORS)]
+        axes[0].plot(s.gb, s.iops, "o-", color=col, ms=3.5, label=s.label)
+        if has_lat and s.lat_p99_us is not None:
+            axes[1].plot(s.gb, s.lat_p99_us, "o--", color=col, ms=3.5)
+    ticks = sorted({float(g) for s in sets for g in s.gb})
+    axes[0].set(xscale="log", ylabel="IOPS", title="Working-set size: 4 KiB random reads")
+    axes[0].set_ylim(bottom=0)
+    axes[0].legend()
+    axes[0].yaxis.set_major_formatter(_thousands)
+    if has_lat:
+        axes[1].set(ylabel="99th pct latency (µs)")
+        axes[1].set_ylim(bottom=0)
+    axes[-1].set_xticks(ticks, [f"{t:g}" for t in ticks])
+    axes[-1].minorticks_off()
+    axes[-1].set_xlabel("working set (GB)")
+    return _save(fig, out_dir, "working-set")
+
+
+def quick_png(g: D.QuickGroup, out_dir: Path) -> Path:
+    n, k = len(g.metrics), max(len(g.series), 1)
+    fig, ax = plt.subplots(figsize=(WIDTH, 0.9 + 0.22 * n * k + 0.15 * n), layout="constrained")
+    h = 0.8 / k
+    y = np.arange(n)
+    for i, s in enumerate(g.series):
+        yy = y - 0.4 + h * (i + 0.5)
+        err = np.vstack([s.mean - s.lo, s.hi - s.mean])
+        ax.barh(yy, s.mean, height=h * 0.92, color=COLORS[i % len(COLORS)], alpha=0.85,
+                label=s.label, xerr=np.nan_to_num(err), capsize=2,
+                error_kw={"elinewidth": 0.8, "ecolor": "#333"})
+        for j, pts in enumerate(s.points):  # every repeat, so clusters stay visible
+            ax.plot(pts, [yy[j]] * len(pts), "o", mfc="none", mec="#111", ms=3, mew=0.7)
+    ax.set_yticks(y, [D.quick_title(m) for m in g.metrics])
+    ax.invert_yaxis()
+    ax.grid(axis="y", visible=False)
+    ax.set(xlabel=g.unit, title=f"Quick tests ({g.unit}): mean, min–max over repeats, each repeat")
+    ax.set_xlim(left=0)
+    ax.xaxis.set_major_formatter(_thousands)
+    ax.legend(loc="lower right")
+    return _save(fig, out_dir, f"quick-{g.key}")
+
+
+def write_pngs(runs: list[ReportRun], out_dir: Path, y_max: float | None = None) -> list[Path]:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    with plt.rc_context(STYLE):
+        curves = D.fill_curves(runs)
+        if curves:
+            paths += fill_pngs(curves, D.fill_y_max(curves, y_max), out_dir)
+        paths += consistency_pngs(D.consistency_combos(runs), out_dir)
+        sets = D.working_sets(runs)
+        if sets:
+            paths.append(working_set_png(sets, out_dir))
+        paths += [quick_png(g, out_dir) for g in D.quick_groups(runs)]
+    return paths
