@@ -1,0 +1,147 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ssdlab.analysis import (comparison_table, fill_shape, pct_change, rate_mbps,
+                             round_seconds, steady_state, summary)
+from ssdlab.analysis.steady import window_is_steady
+
+floats = st.floats(min_value=0.0, max_value=1e7, allow_nan=False)
+
+
+# ---- statistics ------------------------------------------------------------------------
+def test_summary_known_values():
+    s = summary(np.arange(1, 101, dtype=float))
+    assert s.mean == 50.5
+    assert s.min == 1.0
+    assert s.p1_low == 1.0
+    assert s.stdev == pytest.approx(np.std(np.arange(1, 101)))
+
+
+def test_summary_ignores_nan_and_rejects_empty():
+    assert summary([np.nan, 2.0, 4.0]).mean == 3.0
+    with pytest.raises(ValueError):
+        summary([np.nan])
+
+
+@given(st.lists(floats, min_size=1, max_size=300))
+def test_summary_orders(values):
+    s = summary(values)
+    assert s.min <= s.p1_low <= max(values)
+    assert s.min <= s.mean * (1 + 1e-12) + 1e-9
+    assert s.stdev >= 0
+
+
+# ---- steady state ----------------------------------------------------------------------
+def test_round_seconds_maps_runs_to_rounds():
+    assert round_seconds(2000) == 60
+    assert round_seconds(100) == 5
+    assert round_seconds(3) == 1
+
+
+def test_window_rule_range_and_slope():
+    assert window_is_steady([100, 100, 100, 100, 100])
+    assert not window_is_steady([100, 100, 100, 100, 125])  # range 25 % of the mean
+    # range 19 %, but a steady climb: the fitted line moves 19 % across the window
+    assert not window_is_steady([90.5, 95.25, 100, 104.75, 109.5])
+    assert not window_is_steady([0, 0, 0, 0, 0])
+
+
+def test_steady_state_skips_burst_and_transition():
+    rng = np.random.default_rng(1)
+    burst = np.full(300, 90_000.0)
+    fall = np.linspace(90_000, 20_000, 200)
+    band = 20_000 + rng.normal(0, 1_500, 1500)
+    ss = steady_state(np.concatenate([burst, fall, band]), round_s=60)
+    assert ss.reached
+    # the flat burst passes the PTS rule by itself but is not the band the drive ends in
+    assert 480 <= ss.start_s <= 600
+
+
+def test_steady_state_never_reached():
+    x = np.tile([10_000.0, 30_000.0], 1000)  # 20 s rounds alternate wildly
+    ss = steady_state(np.repeat(x, 10)[:2000], round_s=10)
+    assert not ss.reached and ss.start_s is None
+
+
+@settings(max_examples=50)
+@given(st.floats(1.0, 1e6), st.integers(25, 400))
+def test_constant_series_is_steady_from_start(level, n):
+    assert steady_state(np.full(n, level)).start_s == 0
+
+
+# ---- fill curve ------------------------------------------------------------------------
+def curve(cache_gb, total_gb, fast=2000.0, slow=400.0, peaks=()):
+    mbps = np.array([fast if g < cache_gb else slow for g in range(total_gb)])
+    for p in peaks:
+        mbps[p] = fast
+    return np.arange(1, total_gb + 1, dtype=float), mbps
+
+
+def test_fill_shape_finds_cache_and_peaks():
+    gb, mbps = curve(20, 128, peaks=(60, 61, 90))
+    s = fill_shape(gb, mbps)
+    assert s.slc_cache_gb == 20.0
+    assert s.peak_mbps == 2000.0
+    assert s.drop_index == 20
+    assert s.recovery_peaks == 2  # 60-61 is one peak, 90 another
+
+
+def test_fill_shape_single_spike_is_not_the_peak_or_a_drop():
+    gb, mbps = curve(0, 50, fast=500, slow=500)
+    mbps[10] = 3000.0  # one lucky segment
+    mbps[30] = 100.0  # one bad segment is not a sustained drop
+    s = fill_shape(gb, mbps)
+    assert s.peak_mbps == 500.0
+    assert s.slc_cache_gb is None and s.recovery_peaks == 0
+
+
+def test_fill_shape_swings_below_halfway_are_not_recoveries():
+    gb, mbps = curve(10, 60, fast=750, slow=200)
+    mbps[12:32:2] = 350.0  # the SN520's 200-350 MB/s swings
+    assert fill_shape(gb, mbps).recovery_peaks == 0
+
+
+@settings(max_examples=100)
+# a cache must span 2 segments to beat the rolling median: 1 GB is indistinguishable from a spike
+@given(st.integers(2, 60), st.integers(61, 200), st.floats(600, 5000), st.floats(10, 440))
+def test_fill_shape_recovers_any_step(cache, total, fast, slow):
+    gb, mbps = curve(cache, total, fast, slow)
+    s = fill_shape(gb, mbps)
+    assert s.slc_cache_gb == float(cache)
+    assert s.recovery_peaks == 0
+
+
+def test_rate_is_bytes_over_time():
+    gb = np.array([1.0, 2.0, 3.0])
+    t = np.array([1.0, 2.0, 12.0])  # 1000, 1000, 100 MB/s
+    assert rate_mbps(gb, t) == pytest.approx(250.0)
+    assert rate_mbps(gb, t, 2) == pytest.approx(100.0)
+
+
+# ---- comparisons -----------------------------------------------------------------------
+def test_pct_change():
+    assert pct_change(200.0, 300.0) == 50.0
+    assert pct_change(200.0, 100.0) == -50.0
+    assert pct_change(0.0, 1.0) is None
+    assert pct_change(None, 1.0) is None
+
+
+def test_comparison_table_flattens_and_aligns():
+    rows = comparison_table([
+        ("256", {"peak_mbps": 1000.0, "iops_by_gb": {"1": 10.0}, "repeats": {"x": [1]}}),
+        ("512", {"peak_mbps": 1500.0, "iops_by_gb": {"1": 5.0}, "only_here": 3.0}),
+    ])
+    by = {r["metric"]: r for r in rows}
+    assert by["peak_mbps"]["values"] == [1000.0, 1500.0]
+    assert by["peak_mbps"]["pct"] == [None, 50.0]
+    assert by["iops_by_gb[1]"]["pct"] == [None, -50.0]
+    assert by["only_here"]["values"] == [None, 3.0]
+    assert "repeats" not in by
+
+
+@given(st.floats(1, 1e6), st.floats(0, 1e6))
+def test_pct_change_inverts(base, value):
+    p = pct_change(base, value)
+    assert base * (1 + p / 100) == pytest.approx(value, rel=1e-9, abs=1e-6)
