@@ -1,0 +1,553 @@
+"""Real drive (block device) or file, driven by fio.
+
+`FioTarget("/dev/nvme0n1")` or `FioTarget("file:/mnt/ssd/test.bin:8G")` runs the same
+phases as the simulator and returns results of the same shape (docs/sim-api.md):
+- io phases: a generated fio job (fio_job.py); live samples from fio's status stream,
+  the stored series from its 1 s logs, per-segment series from the finer histogram log,
+  totals and latency from its final JSON report (fio_output.py);
+- idle phases sleep; trim phases discard the range (blkdiscard; files: punch a hole);
+- purge uses the strongest method available (purge.py) and records which;
+- nothing is written before safety.py allows it; one run at a time per device.
+`plan=True` prints what would be executed and executes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from typing import Any, Iterable
+
+import numpy as np
+
+from ..phase import Phase
+from . import fio_job, fio_output, purge as purge_mod, safety
+from .base import Identity, Interrupted, OnSample, PhaseResult
+from .identity import Telemetry, TempSampler, block_info, write_counters_delta
+
+_UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50,
+          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40,
+          "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+
+
+def parse_size(s: str) -> int:
+    """'8G' / '8GiB' (binary, as fio reads them), '8GB' (decimal), or bytes."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", s)
+    if not m or m.group(2).upper() not in _UNITS:
+        raise ValueError(f"size '{s}': use bytes or a number with K, M, G, T (binary) or KB, MB, GB, TB")
+    n = int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+    if n < 4096 * 16:
+        raise ValueError(f"size '{s}': too small (at least 64 KiB)")
+    return n
+
+
+def parse_spec(spec: str) -> tuple[str, str, int | None]:
+    """('block', path, None) or ('file', path, size)."""
+    if spec.startswith("file:"):
+        rest = spec[5:]
+        path, sep, size = rest.rpartition(":")
+        if not sep or not path:
+            raise ValueError(f"drive '{spec}': write file:PATH:SIZE, e.g. file:/mnt/ssd/test.bin:8G")
+        n = parse_size(size)
+        return "file", path, n - n % 4096
+    if spec.startswith("/dev/"):
+        return "block", spec, None
+    raise ValueError(f"drive '{spec}': a real drive is /dev/... or file:PATH:SIZE")
+
+
+def _empty(phase: Phase, totals: dict[str, float] | None = None) -> PhaseResult:
+    z = np.zeros(0)
+    return PhaseResult(phase=phase,
+                       series={k: z.copy() for k in fio_output.SERIES_KEYS},
+                       segments={"gb": z.copy(), "mbps": z.copy(), "t_s": z.copy()},
+                       latency={"min_us": math.nan, "mean_us": math.nan, "max_us": math.nan,
+                                **{k: math.nan for k, _ in fio_output.PERCENTILES},
+                                "edges_us": z.copy(), "counts": z.copy()},
+                       totals=dict(totals or {}))
+
+
+def writes(phase: Phase) -> bool:
+    """Does this phase write to the drive? (Read-only phases need no destruction flag.)"""
+    if phase.kind in ("purge", "trim"):
+        return True
+    if phase.kind == "io":
+        return phase.read_pct < 100
+    return False
+
+
+class FioTarget:
+    def __init__(self, spec: str, destroy_data: str | None = None, plan: bool = False):
+        self.spec = spec
+        self.destroy_data = destroy_data
+        self.plan_mode = plan
+        self.kind, self.path, size = parse_spec(spec)
+        self.name = spec
+        self.fio = shutil.which("fio") or "fio"
+        if not plan:
+            self.fio = fio_binary_checked()
+        self._lock: safety.DeviceLock | None = None
+        self._excl_fd: int | None = None
+        self._write_ok = False
+        self._engine: str | None = None
+        self._workdir: str | None = None
+        self._nphase = 0
+        self.purges: list[str] = []
+        if self.kind == "block":
+            if not os.path.exists(self.path):
+                raise safety.UnsafeTarget(f"{self.path}: no such device; list block devices with `lsblk`")
+            safety.resolve_block(self.path)  # is a block device
+            self.info = block_info(self.path)
+            self.capacity = int(self.info["capacity"])
+            self.dev = self.info["dev"]
+        else:
+            self.capacity = int(size or 0)
+            self.dev = os.path.realpath(self.path)
+            self.info = {"path": self.path, "file": self.dev, "kind": "file", "capacity": self.capacity}
+        self.telemetry = Telemetry(self.dev, self.info.get("kind", "file")) if (
+            self.kind == "block" and not plan) else Telemetry(self.dev, "file")
+        if not plan:
+            self._lock = (safety.lock_for_block(self.dev) if self.kind == "block"
+                          else safety.lock_for_file(self.path)).acquire()
+
+    # ------------------------------------------------------------------ protocol
+    def identify(self) -> Identity:
+        extra: dict[str, Any] = dict(self.info)
+        extra.update(fio=fio_job.fio_version(self.fio) if not self.plan_mode else "",
+                     engine=self._engine or "", telemetry=self.telemetry.tool,
+                     purges=list(self.purges))
+        if self.kind == "file":
+            st = os.statvfs(os.path.dirname(self.dev) or ".")
+            extra["fs_free_bytes"] = st.f_bavail * st.f_frsize
+            return Identity(kind="file", model=f"file on {_fs_of(self.dev)}", capacity=self.capacity,
+                            firmware="", serial=self.dev, extra=extra)
+        return Identity(kind="block", model=self.info.get("model") or self.info["name"],
+                        capacity=self.capacity, firmware=self.info.get("firmware", ""),
+                        serial=self.info.get("serial", ""), extra=extra)
+
+    def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
+        spec = phase.resolve(self.capacity)
+        if self.plan_mode:
+            text = self.plan([phase])
+            print(text)
+            r = _empty(phase, {"planned": 1.0})
+            r.plan = text  # type: ignore[attr-defined]
+            return r
+        if writes(phase):
+            self.allow_writes()
+        else:
+            self._ensure_file(create=False)
+        self._nphase += 1
+        if phase.kind == "idle":
+            return self._run_idle(phase, spec, on_sample)
+        if phase.kind == "trim":
+            return self._run_trim(phase, spec)
+        if phase.kind == "purge":
+            return self._run_purge(phase)
+        return self._run_io(phase, spec, on_sample)
+
+    # ------------------------------------------------------------------ safety
+    def check_writes(self) -> None:
+        """Raise safety.UnsafeTarget when this target may not be written (nothing held)."""
+        if self.kind == "block":
+            safety.check_block_write(self.path, self.destroy_data)
+        else:
+            safety.check_file_write(self.path, self.destroy_data)
+
+    def allow_writes(self) -> None:
+        if self._write_ok:
+            return
+        if self.kind == "block":
+            safety.check_block_write(self.path, self.destroy_data)
+            # keep an exclusive claim: no mount or other exclusive user while we run
+            self._excl_fd = safety.open_exclusive(self.dev)
+        else:
+            safety.check_file_write(self.path, self.destroy_data)
+            self._ensure_file(create=True)
+        self._write_ok = True
+
+    def _ensure_file(self, create: bool) -> None:
+        if self.kind != "file":
+            return
+        exists = os.path.exists(self.dev)
+        size = os.path.getsize(self.dev) if exists else 0
+        if size >= self.capacity:
+            return
+        if not create:
+            # reading a file that is not there yet: creating it writes only the file itself
+            safety.check_file_write(self.path, self.destroy_data)
+        fd = os.open(self.dev, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            os.ftruncate(fd, self.capacity)
+        finally:
+            os.close(fd)
+        if not exists:
+            safety.mark_ours(self.dev)
+
+    def close(self) -> None:
+        if self._excl_fd is not None:
+            os.close(self._excl_fd)
+            self._excl_fd = None
+        if self._lock:
+            self._lock.release()
+            self._lock = None
+        if self._workdir:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
+
+    def __enter__(self) -> "FioTarget":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # ------------------------------------------------------------------ plan
+    @property
+    def engine(self) -> str:
+        if self._engine is None:
+            self._engine = fio_job.pick_engine(self.fio)
+        return self._engine
+
+    def _filename(self) -> str:
+        return self.dev
+
+    def plan(self, phases: Iterable[Phase]) -> str:
+        """The jobs and commands a run of `phases` would execute (executes nothing but
+        read-only probes of the device)."""
+        phases = list(phases)
+        lines = [f"# ssdlab plan for {self.spec} ({self.capacity} bytes)"]
+        if self.kind == "block":
+            lines.append(f"# device {self.dev}: {self.info.get('model', '')} serial "
+                         f"{self.info.get('serial', '')} firmware {self.info.get('firmware', '')}")
+        if shutil.which("fio") is None:
+            lines.append("# NOTE: fio is not installed: " + fio_job.INSTALL_HINT)
+        if any(writes(p) for p in phases):
+            try:
+                self.check_writes()
+                lines.append("# safety: writing is allowed")
+            except safety.UnsafeTarget as e:
+                lines.append(f"# safety: a run would be REFUSED: {e}")
+        else:
+            lines.append("# safety: read-only phases, no destruction flag needed")
+        engine = self._engine or os.environ.get("SSDLAB_FIO_ENGINE") or "io_uring"
+        for i, p in enumerate(phases, 1):
+            spec = p.resolve(self.capacity)
+            lines.append("")
+            lines.append(f"# phase {i}: {p.name or p.kind} ({p.kind})")
+            if p.kind == "idle":
+                lines.append(f"sleep {spec['seconds']:g}")
+            elif p.kind == "trim":
+                lines.append("$ " + " ".join(self._trim_cmd(spec["offset"], spec["length"])))
+            elif p.kind == "purge":
+                pp = self._purge_plan()
+                lines.append(f"# purge method: {pp.method} ({pp.why})")
+                lines += ["$ " + " ".join(c) for c in pp.commands]
+            else:
+                job = fio_job.job_text(spec, self._filename(), engine=engine,
+                                       log_prefix=f"$WORKDIR/p{i}", is_file=self.kind == "file")
+                lines.append(f"$ {' '.join(fio_job.command(f'$WORKDIR/p{i}.fio', 'fio'))}")
+                lines.append(f"# $WORKDIR/p{i}.fio (ioengine falls back to libaio where io_uring is not allowed):")
+                lines += ["    " + x for x in job.rstrip().splitlines()]
+        return "\n".join(lines) + "\n"
+
+    # ------------------------------------------------------------------ phases
+    def _wd(self) -> str:
+        if not self._workdir:
+            self._workdir = tempfile.mkdtemp(prefix="ssdlab-fio-")
+        return self._workdir
+
+    def _run_idle(self, phase: Phase, spec: dict, on_sample: OnSample | None) -> PhaseResult:
+        total = float(spec["seconds"])
+        step = float(spec.get("sample_interval_s", 1.0))
+        temps = TempSampler(self.telemetry).start()
+        t0 = time.monotonic()
+        rows: list[dict[str, float]] = []
+
+        def result() -> PhaseResult:
+            r = _empty(phase, {"duration_s": time.monotonic() - t0, "ios": 0.0, "iops": 0.0,
+                               "mbps": 0.0, "read_bytes": 0.0, "write_bytes": 0.0})
+            if rows:
+                r.series = {k: np.array([x[k] for x in rows]) for k in fio_output.SERIES_KEYS}
+            _attach_temps(r.series, temps.stop())
+            return r
+
+        try:
+            k = 0
+            while True:
+                k += 1
+                target = min(total, k * step)
+                left = target - (time.monotonic() - t0)
+                if left > 0:
+                    time.sleep(left)
+                row = {"t_s": target, "iops": 0.0, "mbps": 0.0, "read_mbps": 0.0, "write_mbps": 0.0,
+                       "lat_mean_us": math.nan, "lat_max_us": math.nan}
+                rows.append(row)
+                if on_sample:
+                    on_sample(dict(row))
+                if target >= total:
+                    break
+        except KeyboardInterrupt as e:
+            raise Interrupted(result()) from e
+        return result()
+
+    def _trim_cmd(self, off: int, length: int) -> list[str]:
+        if self.kind == "file":
+            return ["fallocate", "--punch-hole", "--offset", str(off), "--length", str(length), self.dev]
+        return ["blkdiscard", "--force", "--offset", str(off), "--length", str(length), self.dev]
+
+    def _run_cmd_uninterruptible(self, cmd: list[str]) -> tuple[subprocess.CompletedProcess, bool]:
+        """Run a command to completion even across Ctrl-C (a half-done discard or format is
+        worse than a late stop); returns (result, interrupted)."""
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+        interrupted = False
+        while True:
+            try:
+                out, err = p.communicate()
+                break
+            except KeyboardInterrupt:
+                interrupted = True
+        return subprocess.CompletedProcess(cmd, p.returncode, out, err), interrupted
+
+    def _run_trim(self, phase: Phase, spec: dict) -> PhaseResult:
+        off, length = int(spec["offset"]), int(spec["length"])
+        if self.kind == "block" and not self.info.get("discard"):
+            r = _empty(phase, {"duration_s": 0.0, "trim_bytes": 0.0, "trim_supported": 0.0})
+            return r
+        t0 = time.monotonic()
+        res, interrupted = self._run_cmd_uninterruptible(self._trim_cmd(off, length))
+        dur = time.monotonic() - t0
+        if res.returncode != 0:
+            raise RuntimeError(f"trim failed: `{' '.join(res.args)}`: {res.stderr.strip()}")
+        r = _empty(phase, {"duration_s": dur, "trim_bytes": float(length), "trim_supported": 1.0,
+                           "mbps": length / dur / 1e6 if dur > 0 else 0.0})
+        if interrupted:
+            raise Interrupted(r)
+        return r
+
+    def _purge_plan(self) -> purge_mod.PurgePlan:
+        if self.kind == "file":
+            return purge_mod.plan_file(self.dev, self.capacity)
+        return purge_mod.plan_block(self.dev, self.info.get("kind", ""), bool(self.info.get("discard")),
+                                    force=True)
+
+    def _run_purge(self, phase: Phase) -> PhaseResult:
+        pp = self._purge_plan()
+        t0 = time.monotonic()
+        interrupted = False
+        for cmd in pp.commands:
+            res, intr = self._run_cmd_uninterruptible(cmd)
+            interrupted |= intr
+            if res.returncode != 0:
+                msg = (res.stderr or res.stdout).strip().splitlines()
+                raise RuntimeError(f"purge ({pp.method}) failed: `{' '.join(cmd)}`: "
+                                   f"{msg[-1] if msg else f'exit {res.returncode}'}")
+        self.purges.append(pp.method)
+        r = _empty(phase, {"duration_s": time.monotonic() - t0,
+                           "purge_method_code": float(pp.code)})
+        r.purge_method = pp.method  # type: ignore[attr-defined]
+        if interrupted:
+            raise Interrupted(r)
+        return r
+
+    def _run_io(self, phase: Phase, spec: dict, on_sample: OnSample | None) -> PhaseResult:
+        wd = self._wd()
+        prefix = os.path.join(wd, f"p{self._nphase}")
+        for f in os.listdir(wd):
+            if f.startswith(f"p{self._nphase}_"):
+                os.unlink(os.path.join(wd, f))
+        job = fio_job.job_text(spec, self._filename(), engine=self.engine, log_prefix=prefix,
+                               is_file=self.kind == "file")
+        job_path = prefix + ".fio"
+        with open(job_path, "w") as fh:
+            fh.write(job)
+        before = self.telemetry.read() if self.telemetry.available else {}
+        temps = TempSampler(self.telemetry).start()
+        t0_ms = time.time() * 1000.0
+        proc = subprocess.Popen(fio_job.command(job_path, self.fio), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+        chunks: queue.Queue[bytes | None] = queue.Queue()
+        err_parts: list[bytes] = []
+
+        def pump_out() -> None:
+            fd = proc.stdout.fileno()
+            while True:
+                b = os.read(fd, 1 << 16)
+                if not b:
+                    break
+                chunks.put(b)
+            chunks.put(None)
+
+        def pump_err() -> None:
+            for b in iter(lambda: proc.stderr.read1(1 << 16), b""):
+                err_parts.append(b)
+
+        threads = [threading.Thread(target=pump_out, daemon=True),
+                   threading.Thread(target=pump_err, daemon=True)]
+        for t in threads:
+            t.start()
+        stream = fio_output.JsonStream()
+        tracker = fio_output.StatusTracker(t0_ms)
+        reps: list[dict] = []
+
+        def consume(block: bool) -> bool:
+            """Feed what fio printed; False at end of stream."""
+            try:
+                c = chunks.get(timeout=0.25) if block else chunks.get_nowait()
+            except queue.Empty:
+                return True
+            if c is None:
+                return False
+            for obj in stream.feed(c.decode(errors="replace")):
+                if isinstance(obj.get("jobs"), list):
+                    reps.append(obj)
+                    row = tracker.update(obj)
+                    if row is not None and on_sample:
+                        if temps.samples:
+                            row["temp_c"] = temps.samples[-1][1]
+                        on_sample(row)
+            return True
+
+        def finish() -> PhaseResult:
+            for t in threads:
+                t.join(timeout=30)
+            while True:
+                try:
+                    c = chunks.get_nowait()
+                except queue.Empty:
+                    break
+                if c is not None:
+                    for obj in stream.feed(c.decode(errors="replace")):
+                        if isinstance(obj.get("jobs"), list):
+                            reps.append(obj)
+            stream.close()
+            return self._io_result(phase, spec, prefix, reps, tracker, temps.stop(), before)
+
+        try:
+            while consume(True):
+                pass
+            proc.wait()
+        except KeyboardInterrupt as e:
+            _stop(proc)
+            raise Interrupted(finish()) from e
+        except BaseException:
+            _stop(proc)
+            temps.stop()
+            raise
+        result = finish()
+        if proc.returncode != 0 or not reps:
+            err = b"".join(err_parts).decode(errors="replace").strip().splitlines()
+            noise = [x for x in stream.noise if x.strip()]
+            why = (err or noise or [f"exit status {proc.returncode}"])[-1]
+            if "direct" in why.lower() or "Invalid argument" in why:
+                why += " (direct I/O needs a filesystem that supports O_DIRECT; tmpfs does not)"
+            raise RuntimeError(f"fio failed on {self.spec}: {why}")
+        errs = fio_output.report_errors(reps[-1])
+        if errs:
+            raise RuntimeError(f"fio reported errors on {self.spec}: {'; '.join(errs)}")
+        return result
+
+    def _io_result(self, phase: Phase, spec: dict, prefix: str, reps: list[dict],
+                   tracker: fio_output.StatusTracker, temps: list, before: dict) -> PhaseResult:
+        interval_ms = float(spec.get("sample_interval_s", 1.0)) * 1000.0
+        rep = reps[-1] if reps else None
+        if rep is not None:
+            totals = fio_output.totals_from_report(rep)
+            latency = fio_output.latency_from_report(rep)
+        else:
+            r0 = _empty(phase)
+            latency = r0.latency
+            rows = tracker.rows
+            dur = rows[-1]["t_s"] if rows else 0.0
+            wb = sum(r["host_write_bytes"] for r in rows)
+            rb = sum(r["read_bytes"] for r in rows)
+            totals = {"duration_s": dur, "read_bytes": rb, "write_bytes": wb, "host_write_bytes": wb,
+                      "mbps": (rb + wb) / dur / 1e6 if dur else 0.0}
+        series = fio_output.series_from_logs(prefix, interval_ms, totals if rep is not None else None)
+        if not len(series["t_s"]) and tracker.rows:
+            series = tracker.series()
+        mx = latency.get("max_us", math.nan)
+        if len(series["lat_max_us"]) and not math.isnan(mx):
+            # histogram buckets are ~12 % wide: never report more than the true maximum
+            series["lat_max_us"] = np.fmin(series["lat_max_us"], mx)
+        _attach_temps(series, temps)
+        moved = totals.get("read_bytes", 0.0) + totals.get("write_bytes", 0.0)
+        segments = fio_output.segments_from_hist(prefix, int(spec["segment_bytes"]), total_bytes=moved,
+                                                 runtime_s=totals.get("duration_s"),
+                                                 block_size=int(spec["block_size"]))
+        if before:
+            after = self.telemetry.read()
+            totals.update(write_counters_delta(before, after))
+        if temps:
+            tv = [t for _, t in temps]
+            totals["temp_max_c"] = float(max(tv))
+            totals["temp_mean_c"] = float(sum(tv) / len(tv))
+        return PhaseResult(phase=phase, series=series, segments=segments, latency=latency,
+                           totals=totals)
+
+
+def _attach_temps(series: dict[str, np.ndarray], temps: list[tuple[float, float]]) -> None:
+    """Temperature column aligned to the series rows (the sample nearest each t_s)."""
+    if not temps or not len(series.get("t_s", [])):
+        return
+    tt = np.array([t for t, _ in temps])
+    tv = np.array([v for _, v in temps])
+    idx = np.clip(np.searchsorted(tt, series["t_s"]), 0, len(tt) - 1)
+    series["temp_c"] = tv[idx].astype(np.float64)
+
+
+def _stop(proc: subprocess.Popen, grace_s: float = 20.0) -> None:
+    """Stop fio the way it likes (SIGINT: it finishes its logs and prints its report),
+    then harder if it does not exit."""
+    if proc.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGINT, grace_s), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        try:
+            proc.send_signal(sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+        except KeyboardInterrupt:
+            continue
+
+
+def _fs_of(path: str) -> str:
+    best, fs = "", "?"
+    try:
+        for line in open("/proc/self/mounts"):
+            p = line.split()
+            if len(p) >= 3 and (path == p[1] or path.startswith(p[1].rstrip("/") + "/")) and len(p[1]) >= len(best):
+                best, fs = p[1], f"{p[2]} ({p[0]} at {p[1]})"
+    except OSError:
+        pass
+    return fs
+
+
+def fio_binary_checked() -> str:
+    return fio_job.fio_binary()
+
+
+def plan(phases: Iterable[Phase], spec: str | None = None, destroy_data: str | None = None,
+         target: FioTarget | None = None) -> str:
+    """The plan text for running `phases` on `spec` (or on an existing plan-mode target)."""
+    t = target or FioTarget(spec or "", destroy_data=destroy_data, plan=True)
+    return t.plan(phases)
+
+
+__all__ = ["FioTarget", "parse_spec", "parse_size", "plan", "writes"]

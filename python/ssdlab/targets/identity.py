@@ -1,0 +1,265 @@
+"""Who a real drive is (sysfs) and what it reports about itself (smartctl / nvme-cli):
+temperature, host writes and, where the drive reports it, NAND writes (-> real WAF)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+SYS = Path("/sys/class/block")
+
+
+def _read(p: Path, default: str = "") -> str:
+    try:
+        return p.read_text().strip()
+    except OSError:
+        return default
+
+
+def _int(s: str, default: int = 0) -> int:
+    try:
+        return int(s)
+    except (TypeError, ValueError):
+        return default
+
+
+def block_info(path: str) -> dict[str, Any]:
+    """Identity of a block device from sysfs (no tool needed)."""
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    devno = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+    name = os.path.basename(os.path.realpath(f"/sys/dev/block/{devno}"))
+    base = SYS / name
+    disk = base
+    if (base / "partition").exists():
+        disk = base.resolve().parent  # the whole disk holds device/ and queue/
+    q = disk / "queue"
+    dev = disk / "device"
+    model = _read(dev / "model") or _read(base / "device" / "model")
+    serial = _read(dev / "serial") or _read(base / "serial")
+    fw = _read(dev / "firmware_rev") or _read(dev / "rev")
+    vendor = _read(dev / "vendor")
+    kind = "nvme" if name.startswith("nvme") else "loop" if name.startswith("loop") else (
+        "sd" if name.startswith("sd") else name.rstrip("0123456789"))
+    backing = _read(base / "loop" / "backing_file")
+    if kind == "loop":
+        model = model or "Linux loop device"
+        serial = serial or backing
+    if not serial and shutil.which("lsblk"):
+        r = subprocess.run(["lsblk", "-dno", "SERIAL", real], capture_output=True, text=True, timeout=10)
+        serial = r.stdout.strip()
+    info = {
+        "path": path,
+        "dev": real,
+        "name": name,
+        "kind": kind,
+        "model": " ".join(f"{vendor} {model}".split()) if vendor and vendor not in model else model,
+        "serial": serial,
+        "firmware": fw,
+        "capacity": _int(_read(base / "size")) * 512,
+        "logical_block": _int(_read(q / "logical_block_size"), 512),
+        "physical_block": _int(_read(q / "physical_block_size"), 512),
+        "rotational": _read(q / "rotational") == "1",
+        "discard": _int(_read(q / "discard_max_bytes")) > 0,
+        "discard_max_bytes": _int(_read(q / "discard_max_bytes")),
+        "discard_granularity": _int(_read(q / "discard_granularity")),
+        "write_zeroes_max_bytes": _int(_read(q / "write_zeroes_max_bytes")),
+        "scheduler": _read(q / "scheduler"),
+        "transport": _read(dev / "transport") or ("nvme" if kind == "nvme" else ""),
+    }
+    if backing:
+        info["backing_file"] = backing
+    return info
+
+
+# --------------------------------------------------------------------------- telemetry
+def _run_json(cmd: list[str], timeout: float = 10.0) -> dict | None:
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    try:
+        return json.loads(r.stdout) if r.stdout.strip() else None
+    except json.JSONDecodeError:
+        return None
+
+
+# SATA SMART attributes: name -> (counter, bytes per raw unit). Units differ by vendor;
+# these are the documented ones.
+ATA_HOST = {
+    "Total_LBAs_Written": 512,
+    "Host_Writes_32MiB": 32 * 2**20,
+    "Host_Writes_GiB": 2**30,
+    "Lifetime_Writes_GiB": 2**30,
+    "Host_Program_Page_Count": None,  # Crucial/Micron: pages, paired with FTL_Program_Page_Count
+}
+ATA_NAND = {
+    "NAND_Writes_1GiB": 2**30,
+    "NAND_Writes_GiB": 2**30,
+    "NAND_Writes_32MiB": 32 * 2**20,
+    "FTL_Program_Page_Count": None,
+}
+
+
+def parse_smartctl(doc: dict) -> dict[str, float]:
+    """Temperature (°C), host and NAND write counters (bytes) from `smartctl -j -A`.
+    Counters are NaN when the drive does not report them."""
+    out = {"temp_c": math.nan, "host_write_bytes": math.nan, "nand_write_bytes": math.nan}
+    t = (doc.get("temperature") or {}).get("current")
+    if t is not None:
+        out["temp_c"] = float(t)
+    nv = doc.get("nvme_smart_health_information_log")
+    if nv:
+        if nv.get("temperature") is not None and math.isnan(out["temp_c"]):
+            out["temp_c"] = float(nv["temperature"])
+        if nv.get("data_units_written") is not None:
+            out["host_write_bytes"] = float(nv["data_units_written"]) * 512000.0
+    table = (doc.get("ata_smart_attributes") or {}).get("table") or []
+    pages_host = pages_ftl = None
+    for a in table:
+        name = a.get("name", "")
+        raw = (a.get("raw") or {}).get("value")
+        if raw is None:
+            continue
+        if name == "Host_Program_Page_Count":
+            pages_host = float(raw)
+        elif name == "FTL_Program_Page_Count":
+            pages_ftl = float(raw)
+        elif name in ATA_HOST and ATA_HOST[name] and math.isnan(out["host_write_bytes"]):
+            out["host_write_bytes"] = float(raw) * ATA_HOST[name]
+        elif name in ATA_NAND and ATA_NAND[name]:
+            out["nand_write_bytes"] = float(raw) * ATA_NAND[name]
+        elif name in ("Temperature_Celsius", "Airflow_Temperature_Cel") and math.isnan(out["temp_c"]):
+            out["temp_c"] = float(raw & 0xFF if isinstance(raw, int) else raw)
+    if pages_host is not None and pages_ftl is not None:
+        # Micron/Crucial: NAND pages = host pages + FTL (GC) pages; express in host bytes units
+        # scaled so that their ratio is the WAF.
+        out["host_pages"] = pages_host
+        out["nand_pages"] = pages_host + pages_ftl
+    return out
+
+
+def parse_nvme_smart_log(doc: dict) -> dict[str, float]:
+    """`nvme smart-log -o json`: temperature is in kelvin there."""
+    out = {"temp_c": math.nan, "host_write_bytes": math.nan, "nand_write_bytes": math.nan}
+    t = doc.get("temperature")
+    if t is not None:
+        out["temp_c"] = float(t) - 273.0 if float(t) > 200 else float(t)
+    if doc.get("data_units_written") is not None:
+        out["host_write_bytes"] = float(doc["data_units_written"]) * 512000.0
+    return out
+
+
+def parse_ocp_smart(doc: dict) -> float:
+    """`nvme ocp smart-add-log -o json`: Physical media units written (bytes) or NaN."""
+    for k, v in doc.items():
+        if "physical media units written" in k.lower():
+            if isinstance(v, dict):
+                return float(v.get("hi", 0)) * 2**64 + float(v.get("lo", 0))
+            return float(v)
+    return math.nan
+
+
+class Telemetry:
+    """Reads a drive's own counters through smartctl (preferred) or nvme-cli; silently
+    unavailable for loop devices, files and drives that report nothing."""
+
+    def __init__(self, dev: str, kind: str):
+        self.dev = dev
+        self.kind = kind
+        self.tool = ""
+        if kind in ("loop", "file", "ram", "zram"):
+            return
+        if shutil.which("smartctl"):
+            d = _run_json(["smartctl", "-j", "-A", dev])
+            if d and (d.get("temperature") or d.get("nvme_smart_health_information_log")
+                      or d.get("ata_smart_attributes")):
+                self.tool = "smartctl"
+        if not self.tool and kind == "nvme" and shutil.which("nvme"):
+            d = _run_json(["nvme", "smart-log", dev, "-o", "json"])
+            if d:
+                self.tool = "nvme-cli"
+
+    @property
+    def available(self) -> bool:
+        return bool(self.tool)
+
+    def read(self) -> dict[str, float]:
+        if self.tool == "smartctl":
+            d = _run_json(["smartctl", "-j", "-A", self.dev])
+            out = parse_smartctl(d or {})
+        elif self.tool == "nvme-cli":
+            d = _run_json(["nvme", "smart-log", self.dev, "-o", "json"])
+            out = parse_nvme_smart_log(d or {})
+        else:
+            return {}
+        if self.kind == "nvme" and math.isnan(out.get("nand_write_bytes", math.nan)) and shutil.which("nvme"):
+            d = _run_json(["nvme", "ocp", "smart-add-log", self.dev, "-o", "json"])
+            if d:
+                out["nand_write_bytes"] = parse_ocp_smart(d)
+        return out
+
+    def temperature(self) -> float:
+        if self.tool == "smartctl":
+            d = _run_json(["smartctl", "-j", "-A", self.dev]) or {}
+            return parse_smartctl(d)["temp_c"]
+        if self.tool == "nvme-cli":
+            d = _run_json(["nvme", "smart-log", self.dev, "-o", "json"]) or {}
+            return parse_nvme_smart_log(d)["temp_c"]
+        return math.nan
+
+
+def write_counters_delta(before: dict, after: dict) -> dict[str, float]:
+    """Drive-reported writes during a phase and the WAF they imply (NaN where unknown)."""
+    out = {}
+    hb = after.get("host_write_bytes", math.nan) - before.get("host_write_bytes", math.nan)
+    nb = after.get("nand_write_bytes", math.nan) - before.get("nand_write_bytes", math.nan)
+    out["drive_host_write_bytes"] = hb
+    out["drive_nand_write_bytes"] = nb
+    waf = nb / hb if hb and hb > 0 and not math.isnan(nb) else math.nan
+    if "host_pages" in before and "host_pages" in after:
+        dh = after["host_pages"] - before["host_pages"]
+        dn = after["nand_pages"] - before["nand_pages"]
+        if dh > 0:
+            waf = dn / dh
+    out["drive_waf"] = waf
+    return out
+
+
+class TempSampler:
+    """Samples the drive temperature about once a second in a thread during a phase."""
+
+    def __init__(self, telemetry: Telemetry, interval_s: float = 1.0):
+        self.tel = telemetry
+        self.interval = interval_s
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._t: threading.Thread | None = None
+        self.t0 = 0.0
+
+    def start(self) -> "TempSampler":
+        self.t0 = time.monotonic()
+        if self.tel.available:
+            self._t = threading.Thread(target=self._loop, daemon=True, name="ssdlab-temp")
+            self._t.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            t = self.tel.temperature()
+            if not math.isnan(t):
+                self.samples.append((time.monotonic() - self.t0, t))
+            self._stop.wait(self.interval)
+
+    def stop(self) -> list[tuple[float, float]]:
+        self._stop.set()
+        if self._t:
+            self._t.join(timeout=15)
+        return self.samples

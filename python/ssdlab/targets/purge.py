@@ -1,0 +1,110 @@
+"""Purge: put a real drive back to a known (empty) state with the strongest method the
+device and the installed tools allow, and say which one was used.
+
+Strongest first:
+1. `nvme-format-crypto`: NVMe Format with Secure Erase Settings = 2 (cryptographic erase:
+   the media encryption key is replaced), when the controller supports it.
+2. `nvme-format-user-data`: NVMe Format with SES = 1 (user data erase: every block
+   erased, mapping reset).
+3. `ata-security-erase`: ATA SECURITY ERASE UNIT through hdparm (sets a temporary
+   password, erases, and the drive clears the password), when supported and not frozen.
+4. `blkdiscard`: discard (TRIM/deallocate) of the whole device: the FTL drops every
+   mapping; the cells are erased later by GC, not immediately.
+5. `punch-hole` (file targets): deallocate the whole file (fallocate --punch-hole).
+6. `none`: nothing available; the run records that the drive was not reset.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+
+METHODS = ("nvme-format-crypto", "nvme-format-user-data", "ata-security-erase", "blkdiscard",
+           "punch-hole", "none")
+# numeric code stored in totals["purge_method_code"] (index in METHODS + 1)
+CODES = {m: i + 1 for i, m in enumerate(METHODS)}
+ATA_PASS = "ssdlab"
+
+
+@dataclass
+class PurgePlan:
+    method: str
+    commands: list[list[str]] = field(default_factory=list)
+    why: str = ""
+
+    @property
+    def code(self) -> int:
+        return CODES[self.method]
+
+
+def _out(cmd: list[str], timeout: float = 20.0) -> str:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def nvme_ses_support(dev: str) -> tuple[bool, bool]:
+    """(user-data erase, crypto erase) support from `nvme id-ctrl`'s FNA field."""
+    if not shutil.which("nvme"):
+        return (False, False)
+    try:
+        doc = json.loads(_out(["nvme", "id-ctrl", dev, "-o", "json"]) or "{}")
+    except json.JSONDecodeError:
+        return (False, False)
+    if not doc:
+        return (False, False)
+    fna = int(doc.get("fna", 0))
+    oacs = int(doc.get("oacs", 0))
+    fmt = bool(oacs & 0x2)  # Format NVM supported
+    return (fmt, fmt and bool(fna & 0x4))
+
+
+def ata_erase_state(hdparm_i: str) -> tuple[bool, bool, bool]:
+    """(supported, frozen, enabled) from `hdparm -I` text."""
+    sec = hdparm_i.split("Security:", 1)[1] if "Security:" in hdparm_i else ""
+    sec = sec.split("\n\n", 1)[0] if sec else ""
+    lines = [x.strip() for x in sec.splitlines()]
+    supported = any(x == "supported" for x in lines)
+    frozen = any(x == "frozen" for x in lines)
+    enabled = any(x == "enabled" for x in lines)
+    return supported, frozen, enabled
+
+
+def plan_block(dev: str, kind: str, discard: bool, force: bool = True) -> PurgePlan:
+    """The strongest purge for block device `dev` (kind from identity: nvme, sd, loop ...)."""
+    if kind == "nvme":
+        user, crypto = nvme_ses_support(dev)
+        if crypto:
+            return PurgePlan("nvme-format-crypto", [["nvme", "format", dev, "--ses=2", "--force"]],
+                             "controller supports cryptographic erase")
+        if user:
+            return PurgePlan("nvme-format-user-data", [["nvme", "format", dev, "--ses=1", "--force"]],
+                             "controller supports Format NVM with user data erase")
+    if kind == "sd" and shutil.which("hdparm"):
+        sup, frozen, enabled = ata_erase_state(_out(["hdparm", "-I", dev]))
+        if sup and not frozen and not enabled:
+            return PurgePlan("ata-security-erase", [
+                ["hdparm", "--user-master", "u", "--security-set-pass", ATA_PASS, dev],
+                ["hdparm", "--user-master", "u", "--security-erase", ATA_PASS, dev],
+            ], "ATA security erase supported and not frozen")
+    if discard and shutil.which("blkdiscard"):
+        cmd = ["blkdiscard"] + (["--force"] if force else []) + [dev]
+        return PurgePlan("blkdiscard", [cmd], "whole-device discard (no secure erase available)")
+    return PurgePlan("none", [], "no erase method available: the drive keeps its state")
+
+
+def plan_file(path: str, size: int) -> PurgePlan:
+    return PurgePlan("punch-hole", [["fallocate", "--punch-hole", "--offset", "0", "--length",
+                                     str(size), path]], "file target: deallocate the whole file")
+
+
+def execute(plan: PurgePlan, timeout: float = 4 * 3600) -> None:
+    for cmd in plan.commands:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if r.returncode != 0:
+            msg = (r.stderr or r.stdout).strip().splitlines()
+            raise RuntimeError(f"purge ({plan.method}) failed: `{' '.join(cmd)}`: "
+                               f"{msg[-1] if msg else f'exit {r.returncode}'}")
