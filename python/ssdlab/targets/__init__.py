@@ -24,16 +24,19 @@ def open_target(spec: str, *, overrides: list[str] | None = None, seed: int = 42
         from .fio import FioTarget
 
         return FioTarget(spec, destroy_data=destroy_data, plan=plan)
-    from .sim import SimTarget
-
     if spec.startswith("sim:"):
         from ..profiles import load_text
 
-        return SimTarget(load_text(spec[4:]), overrides=overrides, seed=seed)
+        text = load_text(spec[4:])  # unknown profile: a clear error even before the build
+        from .sim import SimTarget
+
+        return SimTarget(text, overrides=overrides, seed=seed)
     p = Path(spec)
     if p.suffix == ".toml":
         if not p.is_file():
             raise ValueError(f"profile file '{spec}' not found")
+        from .sim import SimTarget
+
         return SimTarget(p.read_text(), overrides=overrides, seed=seed)
     raise ValueError(
         f"unknown drive '{spec}': use sim:PROFILE (see `ssdlab drives`), a profile .toml file, "

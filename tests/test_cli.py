@@ -1,0 +1,157 @@
+import json
+
+import pytest
+from conftest import FakeTarget
+from typer.testing import CliRunner
+
+import ssdlab.targets
+from ssdlab.cli import app
+from ssdlab.phase import GB
+from ssdlab.store import Store
+
+runner = CliRunner()
+real_open = ssdlab.targets.open_target
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch):
+    """`--drive fake:NAME` opens a FakeTarget (fake:interrupt stops mid-run); other
+    specs go to the real open_target."""
+
+    def open_target(spec, **kw):
+        if spec == "fake:interrupt":
+            return FakeTarget(interrupt_at=("random", 3))
+        if spec.startswith("fake:"):
+            return FakeTarget(capacity=8 * GB, cache_bytes=2 * GB)
+        return real_open(spec, **kw)
+
+    monkeypatch.setattr(ssdlab.targets, "open_target", open_target)
+    return str(tmp_path / "r.sqlite")
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def run_json(db, *args):
+    r = invoke("run", *args, "--db", db, "--json")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def test_run_json_contract(db):
+    doc = run_json(db, "fill", "--drive", "fake:a", "--drive", "fake:b")
+    assert set(doc) == {"run_id", "test", "drives"}
+    assert doc["test"] == "fill" and isinstance(doc["run_id"], int)
+    assert [d["drive"] for d in doc["drives"]] == ["fake:a", "fake:b"]
+    for d in doc["drives"]:
+        assert set(d) == {"drive", "metrics", "status"}
+        assert d["status"] == "complete"
+        assert d["metrics"]["slc_cache_gb"] == 2.0
+        assert d["metrics"]["mbps_per_watt"] is None
+    assert r_stderr_is_quiet(db)
+
+
+def r_stderr_is_quiet(db):
+    r = invoke("run", "trim", "--drive", "fake:a", "--seconds", "5", "--db", db, "--json")
+    return r.exit_code == 0 and r.stderr == "" and json.loads(r.stdout)["test"] == "trim"
+
+
+def test_run_options_reach_the_test(db):
+    doc = run_json(db, "consistency", "--drive", "fake:a", "--seconds", "30", "--spare", "25",
+                   "--testbed", "rig-1")
+    store = Store(db)
+    r = store.run(doc["run_id"])
+    assert r["testbed"] == "rig-1" and r["args"]["spare"] == 25.0
+    phases = store.phases(r["drives"][0]["id"])
+    assert phases[-1]["spec"]["stop_seconds"] == 30
+    assert phases[-1]["series"]["iops"].size == 30
+    assert phases[1]["spec"]["length"] <= 0.75 * 8 * GB
+
+
+def test_plan_runs_nothing(db, tmp_path):
+    r = invoke("run", "trim", "--drive", "fake:a", "--plan", "--json")
+    assert r.exit_code == 0, r.output
+    plan = json.loads(r.stdout)["plan"][0]
+    assert [p["kind"] for p in plan["phases"]] == ["purge", "io", "io", "trim", "io"]
+    assert not (tmp_path / "r.sqlite").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "nope", "--drive", "fake:a"], "unknown test 'nope'"),
+    (["run", "fill"], "at least one --drive"),
+    (["run", "fill", "--drive", "bogus"], "unknown drive 'bogus'"),
+    (["run", "fill", "--drive", "sim:nope"], "unknown profile 'nope'"),
+    (["run", "fill", "--drive", "missing.toml"], "profile file 'missing.toml' not found"),
+    (["run", "fill", "--drive", "fake:a", "--set", "nand.channels"], "bad --set 'nand.channels'"),
+    (["run", "fill", "--drive", "fake:a", "--spare", "100"], "--spare 100"),
+    (["run", "fill", "--drive", "fake:a", "--repeat", "0"], "--repeat 0"),
+    (["results", "show", "99"], "no run 99"),
+    (["results", "export", "1", "--format", "xml"], "--format xml"),
+    (["report", "-o", "out"], "name runs to report, or --latest"),
+    (["report", "--latest", "-o", "out"], "no runs in"),
+    (["compare", "5"], "no run 5"),
+])
+def test_user_errors_are_one_line_exit_2(db, args, message):
+    r = invoke(*args, "--db", db)
+    assert r.exit_code == 2, r.output
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], r.stderr
+
+
+def test_unwritable_db_is_exit_2(db, tmp_path):
+    f = tmp_path / "file"
+    f.write_text("")
+    r = invoke("run", "fill", "--drive", "fake:a", "--db", f / "r.sqlite")
+    assert r.exit_code == 2
+    assert r.stderr.count("\n") == 1 and "cannot open results store" in r.stderr
+
+
+def test_interrupted_run_is_kept(db):
+    r = invoke("run", "consistency", "--drive", "fake:interrupt", "--seconds", "20", "--db", db, "--json")
+    assert r.exit_code == 130 and r.stdout == ""
+    assert "interrupted" in r.stderr
+    store = Store(db)
+    run = store.run(store.latest_run_id())
+    assert run["status"] == "interrupted"
+    assert store.phases(run["drives"][0]["id"], with_data=False)[-1]["status"] == "partial"
+
+
+def test_results_list_show_export(db):
+    doc = run_json(db, "fill", "--drive", "fake:a")
+    rid = doc["run_id"]
+    r = invoke("results", "list", "--db", db, "--json")
+    assert [x["id"] for x in json.loads(r.stdout)] == [rid]
+    r = invoke("results", "list", "--db", db)
+    assert r.exit_code == 0 and "fill" in r.stdout and "fake:a" in r.stdout
+    r = invoke("results", "show", rid, "--db", db, "--json")
+    shown = json.loads(r.stdout)
+    assert shown["drives"][0]["metrics"] == doc["drives"][0]["metrics"]
+    r = invoke("results", "export", rid, "--format", "csv", "--db", db)
+    assert r.exit_code == 0 and r.stdout.startswith("run_id,drive,phase_seq")
+    assert ",segments,mbps," in r.stdout
+    r = invoke("results", "export", rid, "--format", "json", "--db", db)
+    assert json.loads(r.stdout)["drives"][0]["phases"][1]["segments"]["gb"][0] == 1.0
+
+
+def test_compare_shows_pct_change(db):
+    a = run_json(db, "fill", "--drive", "fake:a")["run_id"]
+    b = run_json(db, "fill", "--drive", "fake:b", "--testbed", "other")["run_id"]
+    r = invoke("compare", a, b, "--db", db, "--json")
+    assert r.exit_code == 0
+    assert "different testbed tags" in r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["columns"] == [f"{a}:fake:a", f"{b}:fake:b"]
+    peak = next(x for x in doc["rows"] if x["metric"] == "peak_mbps")
+    assert peak["pct"] == [None, 0.0]
+
+
+def test_report_calls_build_report(db, tmp_path):
+    pytest.importorskip("ssdlab.report")
+    rid = run_json(db, "fill", "--drive", "fake:a")["run_id"]
+    r = invoke("report", "--latest", "-o", tmp_path / "rep", "--db", db)
+    assert r.exit_code == 0, r.output
+    html = r.stdout.strip()
+    assert html.endswith(".html") and (tmp_path / "rep").is_dir()
+    assert str(rid) in open(html).read()
