@@ -99,8 +99,13 @@ class CompareTable:
     warnings: list[str] = field(default_factory=list)
 
     @property
+    def spare_text(self) -> str:
+        """Spare area matters to consistency runs (and any run that restricted its LBAs)."""
+        return spare_label(self.spare_pct) if self.spare_pct or self.test == "consistency" else ""
+
+    @property
     def key(self) -> str:
-        return slug(f"{self.test}-{spare_label(self.spare_pct)}")
+        return slug(f"{self.test}-{self.spare_text}")
 
 
 def slug(text: str) -> str:

@@ -290,7 +290,7 @@ def compare_table(t: D.CompareTable) -> str:
                     f"</th>{cells}</tr>")
     warn = "".join(f'<p class="warn">⚠ {e(w)}</p>' for w in t.warnings)
     runs = ", ".join(str(r) for r in t.run_ids)
-    spare = f" — {D.spare_label(t.spare_pct)}" if t.spare_pct or t.test == "consistency" else ""
+    spare = f" — {t.spare_text}" if t.spare_text else ""
     return (f'<div class="table-wrap"><h3>{e(t.test)}{e(spare)} '
             f'<small>(run {e(runs)})</small></h3>{warn}'
             f'<table class="compare" id="table-compare-{t.key}" data-test="{e(t.test)}">'

@@ -1,0 +1,234 @@
+"""Reports built from synthetic runs (ssdlab.report.synthetic): files, self-containment,
+figures present or omitted, PNGs valid, the data behind them right."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ssdlab.report import ReportDrive, ReportPhase, ReportRun, build_runs_report
+from ssdlab.report import data as D
+from ssdlab.report.html import render
+from ssdlab.report.synthetic import consistency_drive, demo_runs, fill_drive, quick_drive
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def full_report(tmp_path_factory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("report")
+    path = build_runs_report(demo_runs(), out)
+    return path, path.read_text(encoding="utf-8")
+
+
+def _figure_json(html: str, div_id: str) -> dict:
+    """The figure plotly.py embedded for div_id: Plotly.newPlot("id", data, layout, config)."""
+    m = re.search(r'Plotly\.newPlot\(\s*"' + re.escape(div_id) + r'",\s*(\[.*?\]),\s*(\{.*?\}),'
+                  r'\s*\{"displaylogo"', html, re.S)
+    assert m, f"no figure {div_id}"
+    return {"data": json.loads(m.group(1)), "layout": json.loads(m.group(2))}
+
+
+def test_files_exist(full_report):
+    path, _ = full_report
+    assert path.name == "report.html" and path.stat().st_size > 1_000_000  # plotly.js inside
+    names = {p.name for p in path.parent.glob("*.png")}
+    assert {"fill-overlay.png", "fill-1-xg6-256-gb.png", "fill-2-xg6-1024-gb.png",
+            "consistency-mx100-256-gb-spare0.png", "consistency-mx100-256-gb-spare25.png",
+            "consistency-m550-256-gb-spare0.png", "working-set.png", "quick-mbps.png",
+            "quick-score.png"} <= names
+
+
+def test_html_is_self_contained(full_report):
+    _, html = full_report
+    assert not re.search(r"<script[^>]*\bsrc\s*=", html, re.I)
+    assert not re.search(r"<link[^>]*\bhref\s*=\s*[\"']https?:", html, re.I)
+    # plotly.js names a CDN only as the default for geo maps' topojson, which no figure uses
+    assert html.count("cdn.plot.ly") == html.count('topojsonURL:{valType:"string",noBlank:!0,'
+                                                   'dflt:"https://cdn.plot.ly/un/"}')
+    assert html.count("<script>") >= 2  # plotly.js itself, and the switch
+    assert "Plotly.newPlot" in html
+
+
+def test_html_has_every_figure(full_report):
+    _, html = full_report
+    for div in ("fig-fill-overlay", "fig-fill-0", "fig-fill-1", "fig-consistency",
+                "fig-working-set", "fig-quick-mbps", "fig-quick-score",
+                "table-compare-fill", "table-compare-consistency-no-extra-spare",
+                "table-compare-consistency-25-spare", "data-consistency"):
+        assert f'id="{div}"' in html, div
+
+
+def test_fill_shares_one_y_scale_and_has_counters(full_report):
+    _, html = full_report
+    a, b = _figure_json(html, "fig-fill-0"), _figure_json(html, "fig-fill-1")
+    assert a["layout"]["yaxis"]["range"] == b["layout"]["yaxis"]["range"] == [0, 2500]
+    # beneath the curve: WAF, SLC occupancy (percent of capacity), free blocks
+    assert len(a["data"]) == 4
+    slc = np.array(a["data"][2]["y"], dtype=float)
+    assert 0 < slc[0] < 100 and slc.max() == pytest.approx(100.0)
+    # counters sit on the GB-written axis, like the curve
+    assert max(a["data"][1]["x"]) == pytest.approx(256, rel=0.02)
+
+
+def test_user_y_max(tmp_path):
+    runs = [demo_runs()[0]]
+    path = build_runs_report(runs, tmp_path, y_max=3000, png=False)
+    fig = _figure_json(path.read_text(encoding="utf-8"), "fig-fill-0")
+    assert fig["layout"]["yaxis"]["range"] == [0, 3000]
+    assert D.fill_y_max(D.fill_curves(runs), None) == 2500
+
+
+def test_consistency_switch_payload(full_report):
+    _, html = full_report
+    blob = re.search(r'id="data-consistency">(.*?)</script>', html, re.S).group(1)
+    p = json.loads(blob)
+    assert p["drives"] == ["MX100 256 GB", "M550 256 GB"]
+    assert p["spares"] == ["no extra spare", "25% spare"]
+    assert p["combos"]["1|1"]["present"] is False  # M550 was not run with spare area
+    assert p["combos"]["0|0"]["traces"][0]["y"] != p["combos"]["0|1"]["traces"][0]["y"]
+    fig = _figure_json(html, "fig-consistency")
+    assert [m["buttons"][0]["args"][0]["menu"] for m in fig["layout"]["updatemenus"]] == [
+        "drive", "spare"]
+    assert fig["layout"]["yaxis"]["type"] == "log"
+    # the window views start at t = 1400 s
+    assert min(fig["data"][-1]["x"]) == 1400 and min(fig["data"][-2]["x"]) == 1400
+
+
+def test_burst_then_band_shape():
+    combo = D.consistency_combos([demo_runs()[1]])[0]
+    burst, band = combo.iops[:50].mean(), combo.iops[combo.t >= 1400].mean()
+    assert burst > 5 * band
+    assert combo.counters is not None and combo.counters.waf[-1] > 2
+
+
+def test_png_files_are_valid_images(full_report):
+    import matplotlib.image as mpimg
+
+    path, _ = full_report
+    for p in path.parent.glob("*.png"):
+        assert p.read_bytes()[:8] == PNG_MAGIC, p
+        img = mpimg.imread(p)
+        assert img.shape[0] > 300 and img.shape[1] > 800, p
+        assert img[..., :3].std() > 0.05, f"{p} looks blank"
+
+
+def test_missing_tests_and_series_omit_figures(tmp_path):
+    # a real drive: per-GB curve only, no simulator counters, no other test
+    d = fill_drive("Real 256", 64, 900, 300, 8)
+    d.phases[-1].series = {"t_s": d.phases[-1].series["t_s"]}
+    d.kind = "block"
+    path = build_runs_report([ReportRun(7, "fill", [d])], tmp_path)
+    html = path.read_text(encoding="utf-8")
+    assert 'id="fig-fill-0"' in html
+    for absent in ("fig-fill-overlay", "fig-consistency", "fig-working-set", "fig-quick",
+                   "data-consistency"):
+        assert f'id="{absent}' not in html
+    assert len(_figure_json(html, "fig-fill-0")["data"]) == 1
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["fill-1-real-256.png"]
+
+
+def test_empty_and_interrupted_runs_do_not_crash(tmp_path):
+    runs = [ReportRun(1, "fill", [ReportDrive("sim:x", "X", {}, [], status="interrupted")]),
+            ReportRun(2, "consistency", [ReportDrive("sim:x", "X", {"steady_iops": None})]),
+            ReportRun(3, "trim", [ReportDrive("sim:x", "X", {"clean_mbps": 300.0})])]
+    html = build_runs_report(runs, tmp_path).read_text(encoding="utf-8")
+    assert 'id="table-compare-trim"' in html and "fig-fill-0" not in html
+
+
+def test_comparison_percent_change():
+    runs = [ReportRun(1, "fill", [ReportDrive("a", "A", {"avg_mbps": 400.0, "fill_seconds": 600}),
+                                  ReportDrive("b", "B", {"avg_mbps": 500.0,
+                                                         "fill_seconds": 450})])]
+    (t,) = D.compare_tables(runs)
+    rows = {name: (vals, pct) for name, vals, pct in t.rows}
+    assert rows["avg_mbps"] == ([400.0, 500.0], [0.0, 25.0])
+    assert rows["fill_seconds"][1] == [0.0, -25.0]
+    html = render(runs)
+    # faster and shorter are both better: green, whatever the sign
+    assert html.count('class="num better"') == 2
+
+
+def test_comparison_warns_on_mixed_testbeds():
+    a = ReportRun(1, "fill", [ReportDrive("a", "A", {"avg_mbps": 1.0})], {"testbed": "lab1"})
+    b = ReportRun(2, "fill", [ReportDrive("b", "B", {"avg_mbps": 2.0})], {"testbed": "lab2"})
+    (t,) = D.compare_tables([a, b])
+    assert t.labels == ["A", "B"] and any("testbed" in w for w in t.warnings)
+
+
+def test_quick_bars_use_repeats_and_skip_stdev():
+    d = quick_drive("Q", 1.0)
+    d.metrics["asssd_score_total_stdev"] = 12.0
+    (mbps, score) = D.quick_groups([ReportRun(1, "quick", [d])])
+    assert mbps.unit == "MB/s" and score.unit == "points"
+    assert "asssd_score_total_stdev" not in score.metrics
+    s = score.series[0]
+    assert s.lo[0] < s.mean[0] < s.hi[0] and len(s.points[0]) == 3
+
+
+def test_working_set_from_string_keys():
+    d = ReportDrive("sim:x", "X", {"iops_by_gb": {"1": 10.0, "16": 8.0, "2": 9.0, "255.8": 5.0}})
+    (ws,) = D.working_sets([ReportRun(1, "working-set", [d])])
+    assert ws.gb.tolist() == [1, 2, 16, 255.8] and ws.iops.tolist() == [10, 9, 8, 5]
+    assert ws.lat_p99_us is None
+
+
+def test_shortened_consistency_window():
+    d = consistency_drive("S", 50000, 5000, 0.3, seconds=300)
+    (c,) = D.consistency_combos([ReportRun(1, "consistency", [d])])
+    assert c.window_start == 210
+
+
+def test_thin_keeps_short_series_and_means_long_ones():
+    x = np.arange(10.0)
+    assert D.thin(x, x)[1] is x
+    big = np.arange(10_000.0)
+    waf = np.full(10_000, np.nan)
+    waf[::2] = 2.0
+    tx, ty = D.thin(big, waf, max_points=100)
+    assert len(tx) == 100 and np.allclose(ty, 2.0)  # NaN seconds do not drag the mean down
+
+
+def test_from_phase_result():
+    from ssdlab.phase import Phase
+    from ssdlab.targets.base import PhaseResult
+
+    r = PhaseResult(Phase(kind="io", name="fill", stop_bytes=4096), {"t_s": [1, 2]},
+                    {"gb": [1], "mbps": [500]}, {"p99_us": 3.0}, {"mbps": 500.0})
+    p = ReportPhase.from_result("", r)
+    assert p.name == "fill" and p.kind == "io" and p.series["t_s"].dtype == float
+
+
+def test_from_store_round_trip(tmp_path):
+    store_mod = pytest.importorskip("ssdlab.store")
+    from ssdlab.phase import Phase
+    from ssdlab.report import build_report, from_store
+    from ssdlab.targets.base import Identity, PhaseResult
+
+    st = store_mod.Store(tmp_path / "r.sqlite")
+    rids = []
+    for spare, seed in ((0.0, 1), (25.0, 2)):
+        rid = st.create_run("consistency", {"spare": spare}, testbed="ci")
+        rd = st.add_drive(rid, 0, "sim:tlc-256", Identity("sim", "Generic TLC 256 GB", 256 * 10**9))
+        src = consistency_drive("x", 60000, 6000 + 10000 * spare / 25, 0.4, seed=seed)
+        for seq, p in enumerate(src.phases):
+            kind = p.kind
+            ph = Phase(kind=kind, name=p.name, **({"stop_seconds": 1} if kind == "io" else {}))
+            st.add_phase(rd, seq, PhaseResult(ph, p.series, p.segments, {}, p.totals))
+        st.set_metrics(rd, src.metrics)
+        st.finish_drive(rd, "complete")
+        st.finish_run(rid, "complete")
+        rids.append(rid)
+    runs = from_store(st, rids)
+    assert [r.spare_pct for r in runs] == [0.0, 25.0]
+    assert runs[0].drives[0].label == "Generic TLC 256 GB"
+    assert [p.name for p in runs[0].drives[0].phases] == ["purge", "seq_fill", "rand_write"]
+    assert runs[0].tags["testbed"] == "ci"
+    path = build_report(st, rids, tmp_path / "out")
+    html = path.read_text(encoding="utf-8")
+    assert 'id="fig-consistency"' in html and "25% spare" in html
+    assert len(list((tmp_path / "out").glob("consistency-*.png"))) == 2
