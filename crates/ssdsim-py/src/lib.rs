@@ -1,0 +1,294 @@
+//! `ssdlab._sim`: a thin PyO3 binding over the ssdsim crate. Profiles in as TOML text or
+//! dicts, phases in as dicts, results out as numpy arrays and plain dicts. Every error is
+//! a ValueError with one line; the GIL is released while simulating.
+
+use numpy::IntoPyArray;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString};
+use ssdsim::stats::{Row, SERIES};
+use ssdsim::{Drive as SimDrive, PhaseKind, PhaseResult, PhaseSpec};
+use std::sync::Mutex;
+
+fn verr(msg: impl ToString) -> PyErr {
+    PyValueError::new_err(msg.to_string())
+}
+
+/// Python value -> TOML value (dict profiles and typed overrides).
+fn to_toml(v: &Bound<'_, PyAny>, path: &str) -> PyResult<toml::Value> {
+    if let Ok(d) = v.downcast::<PyDict>() {
+        let mut t = toml::Table::new();
+        for (k, val) in d.iter() {
+            let key: String = k.extract().map_err(|_| verr(format!("{path}: keys must be strings")))?;
+            let sub = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            t.insert(key, to_toml(&val, &sub)?);
+        }
+        return Ok(toml::Value::Table(t));
+    }
+    if let Ok(b) = v.extract::<bool>() {
+        return Ok(toml::Value::Boolean(b));
+    }
+    if let Ok(i) = v.extract::<i64>() {
+        return Ok(toml::Value::Integer(i));
+    }
+    if let Ok(f) = v.extract::<f64>() {
+        return Ok(toml::Value::Float(f));
+    }
+    if let Ok(s) = v.extract::<String>() {
+        return Ok(toml::Value::String(s));
+    }
+    if let Ok(l) = v.downcast::<PyList>() {
+        let items: PyResult<Vec<_>> = l.iter().map(|x| to_toml(&x, path)).collect();
+        return Ok(toml::Value::Array(items?));
+    }
+    Err(verr(format!("{path}: unsupported value type {}", v.get_type().name()?)))
+}
+
+fn parse_overrides(o: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String, String)>> {
+    let Some(o) = o else { return Ok(vec![]) };
+    if o.is_none() {
+        return Ok(vec![]);
+    }
+    if let Ok(d) = o.downcast::<PyDict>() {
+        return d.iter().map(|(k, v)| Ok((k.extract::<String>()?, v.str()?.to_string()))).collect();
+    }
+    let mut out = vec![];
+    for item in o.try_iter()? {
+        let s: String = item?.extract()?;
+        let Some((k, v)) = s.split_once('=') else {
+            return Err(verr(format!("override '{s}': expected key=value, e.g. nand.channels=8")));
+        };
+        out.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    Ok(out)
+}
+
+fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>> {
+    match d.get_item(key)? {
+        Some(v) if !v.is_none() => v
+            .extract::<T>()
+            .map(Some)
+            .map_err(|_| verr(format!("phase.{key} = {}: wrong type", v.repr().map(|r| r.to_string()).unwrap_or_default()))),
+        _ => Ok(None),
+    }
+}
+
+fn parse_phase(d: &Bound<'_, PyDict>) -> PyResult<PhaseSpec> {
+    let kind: String = get(d, "kind")?.ok_or_else(|| verr("phase.kind missing: one of purge, io, trim, idle"))?;
+    let kind = match kind.as_str() {
+        "purge" => PhaseKind::Purge,
+        "io" => PhaseKind::Io,
+        "trim" => PhaseKind::Trim,
+        "idle" => PhaseKind::Idle,
+        k => return Err(verr(format!("phase.kind = '{k}': must be purge, io, trim or idle"))),
+    };
+    let mut s = PhaseSpec::new(kind);
+    let nonneg = |k: &str, v: i64| -> PyResult<u64> {
+        if v < 0 {
+            Err(verr(format!("phase.{k} = {v}: must be >= 0")))
+        } else {
+            Ok(v as u64)
+        }
+    };
+    if let Some(v) = get::<i64>(d, "read_pct")? {
+        s.read_pct = nonneg("read_pct", v)? as u32;
+    }
+    if let Some(p) = get::<String>(d, "pattern")? {
+        s.random = match p.as_str() {
+            "seq" => false,
+            "rand" => true,
+            _ => return Err(verr(format!("phase.pattern = '{p}': must be seq or rand"))),
+        };
+    }
+    if let Some(v) = get::<i64>(d, "block_size")? {
+        s.block_size = nonneg("block_size", v)?;
+    }
+    if let Some(v) = get::<i64>(d, "queue_depth")? {
+        s.queue_depth = nonneg("queue_depth", v)?.min(u32::MAX as u64) as u32;
+    }
+    if let Some(v) = get::<i64>(d, "jobs")? {
+        s.jobs = nonneg("jobs", v)?.min(u32::MAX as u64) as u32;
+    }
+    if let Some(v) = get::<i64>(d, "offset")? {
+        s.offset = nonneg("offset", v)?;
+    }
+    if let Some(v) = get::<i64>(d, "length")? {
+        s.length = nonneg("length", v)?;
+        if s.length == 0 {
+            return Err(verr("phase.length = 0: must be > 0"));
+        }
+    }
+    if let Some(v) = get::<i64>(d, "stop_bytes")? {
+        s.stop_bytes = Some(nonneg("stop_bytes", v)?);
+    }
+    s.stop_seconds = get::<f64>(d, "stop_seconds")?;
+    s.seconds = get::<f64>(d, "seconds")?;
+    if let Some(v) = get::<f64>(d, "sample_interval_s")? {
+        s.sample_interval_s = v;
+    }
+    if let Some(v) = get::<i64>(d, "segment_bytes")? {
+        s.segment_bytes = nonneg("segment_bytes", v)?;
+    }
+    Ok(s)
+}
+
+fn row_dict<'py>(py: Python<'py>, r: &Row) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in SERIES.iter().zip(r.iter()) {
+        d.set_item(*k, *v)?;
+    }
+    Ok(d)
+}
+
+fn result_dict<'py>(py: Python<'py>, r: PhaseResult) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    let series = PyDict::new(py);
+    for (i, k) in SERIES.iter().enumerate() {
+        let col: Vec<f64> = r.rows.iter().map(|row| row[i]).collect();
+        series.set_item(*k, col.into_pyarray(py))?;
+    }
+    out.set_item("series", series)?;
+    let seg = PyDict::new(py);
+    for (i, k) in ["gb", "mbps", "t_s"].iter().enumerate() {
+        let col: Vec<f64> = r.segments.iter().map(|s| s[i]).collect();
+        seg.set_item(*k, col.into_pyarray(py))?;
+    }
+    out.set_item("segments", seg)?;
+    let lat = PyDict::new(py);
+    let h = &r.hist;
+    let us = |ns: f64| ns / 1e3;
+    lat.set_item("min_us", if h.total > 0 { us(h.min as f64) } else { 0.0 })?;
+    lat.set_item("mean_us", us(h.mean()))?;
+    lat.set_item("max_us", us(h.max as f64))?;
+    for (k, q) in [("p50_us", 0.5), ("p90_us", 0.9), ("p99_us", 0.99), ("p99_9_us", 0.999), ("p99_99_us", 0.9999)] {
+        lat.set_item(k, us(h.quantile(q)))?;
+    }
+    let buckets = h.buckets();
+    let edges: Vec<f64> = buckets.iter().map(|b| us(b.0 as f64)).collect();
+    let counts: Vec<u64> = buckets.iter().map(|b| b.1).collect();
+    lat.set_item("edges_us", edges.into_pyarray(py))?;
+    lat.set_item("counts", counts.into_pyarray(py))?;
+    out.set_item("latency", lat)?;
+    let totals = PyDict::new(py);
+    for (k, v) in &r.totals {
+        totals.set_item(*k, *v)?;
+    }
+    out.set_item("totals", totals)?;
+    out.set_item("interrupted", r.interrupted)?;
+    Ok(out)
+}
+
+/// A simulated drive. State persists across phases (history is the point).
+#[pyclass(module = "ssdlab._sim")]
+struct Drive {
+    inner: Mutex<SimDrive>,
+}
+
+#[pymethods]
+impl Drive {
+    #[new]
+    #[pyo3(signature = (profile, overrides=None, seed=42))]
+    fn new(profile: &Bound<'_, PyAny>, overrides: Option<&Bound<'_, PyAny>>, seed: u64) -> PyResult<Self> {
+        let ov = parse_overrides(overrides)?;
+        let p = if let Ok(text) = profile.downcast::<PyString>() {
+            ssdsim::profile::load(&text.to_string(), &ov)
+        } else {
+            let mut v = to_toml(profile, "")?;
+            let mut r = Ok(());
+            for (k, val) in &ov {
+                if r.is_ok() {
+                    r = ssdsim::profile::apply_override(&mut v, k, val);
+                }
+            }
+            r.and_then(|_| ssdsim::profile::from_value(v))
+        }
+        .map_err(verr)?;
+        Ok(Drive { inner: Mutex::new(SimDrive::new(p, seed)) })
+    }
+
+    /// The full resolved profile as a dict.
+    fn profile<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let d = self.inner.lock().unwrap();
+        let text = toml::to_string(&d.profile).map_err(verr)?;
+        let tomllib = py.import("tomllib")?;
+        tomllib.call_method1("loads", (text,))
+    }
+
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = self.inner.lock().unwrap();
+        let p = &d.profile;
+        let g = &d.ftl.nand.geo;
+        let i = PyDict::new(py);
+        let user = d.user_bytes();
+        i.set_item("id", &p.id)?;
+        i.set_item("name", &p.name)?;
+        i.set_item("user_bytes", user)?;
+        i.set_item("raw_bytes", d.raw_bytes())?;
+        i.set_item("spare_pct", (d.raw_bytes() as f64 / user as f64 - 1.0) * 100.0)?;
+        let iface = if p.host.interface == "sata" {
+            "SATA 6Gb/s".to_string()
+        } else {
+            format!("PCIe {}.0 x{}", p.host.pcie_gen, p.host.lanes)
+        };
+        i.set_item("interface", iface)?;
+        i.set_item("link_mbps", d.link_mbps())?;
+        i.set_item("cell", p.nand.cell.to_uppercase())?;
+        i.set_item("channels", g.channels)?;
+        i.set_item("dies", g.dies)?;
+        i.set_item("planes", g.planes)?;
+        i.set_item("page_kib", p.nand.page_kib)?;
+        i.set_item("block_mib", g.block_bytes() as f64 / 1048576.0)?;
+        i.set_item("mapping", &p.mapping.kind)?;
+        i.set_item("slc_static_bytes", (p.slc.static_gb * 1e9) as u64)?;
+        i.set_item("slc_dynamic_max_bytes", (p.slc.dynamic_max_gb * 1e9) as u64)?;
+        Ok(i)
+    }
+
+    /// Run one phase (a dict, see docs/sim-api.md). Streams rows to `on_sample`.
+    #[pyo3(signature = (phase, on_sample=None))]
+    fn run<'py>(&self, py: Python<'py>, phase: &Bound<'py, PyDict>, on_sample: Option<PyObject>) -> PyResult<Bound<'py, PyDict>> {
+        let spec = parse_phase(phase)?;
+        let mut err: Option<PyErr> = None;
+        let res = {
+            py.allow_threads(|| {
+                let mut d = self.inner.lock().unwrap();
+                let mut cb = |row: &Row| -> bool {
+                    Python::with_gil(|py| {
+                        if let Err(e) = py.check_signals() {
+                            err = Some(e);
+                            return false;
+                        }
+                        if let Some(f) = &on_sample {
+                            let r = row_dict(py, row).and_then(|rd| f.call1(py, (rd,)));
+                            if let Err(e) = r {
+                                err = Some(e);
+                                return false;
+                            }
+                        }
+                        true
+                    })
+                };
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d.run(&spec, &mut cb)))
+            })
+        };
+        let res = match res {
+            Ok(r) => r.map_err(verr)?,
+            Err(_) => return Err(verr("simulator internal error (panic); please report with the profile and phase")),
+        };
+        let interrupted = res.interrupted;
+        let out = result_dict(py, res)?;
+        if interrupted {
+            let e = err.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted"));
+            e.value(py).setattr("partial", &out)?;
+            return Err(e);
+        }
+        Ok(out)
+    }
+}
+
+#[pymodule]
+fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Drive>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,271 @@
+//! The drive in virtual time: runs phases (purge, I/O in a closed loop at queue depth x
+//! jobs, TRIM of a range, idle) against the host model and the FTL, and records series.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::ftl::Ftl;
+use crate::host::{self, Host, WriteBuffer};
+use crate::nand::SLOT_BYTES;
+use crate::power::ops_energy_j;
+use crate::profile::Profile;
+use crate::stats::{Recorder, Row, Snapshot};
+use crate::workload::{PhaseKind, PhaseSpec, Workload};
+use crate::SimError;
+
+pub struct PhaseResult {
+    pub rows: Vec<Row>,
+    pub segments: Vec<[f64; 3]>,
+    pub hist: crate::stats::Histogram,
+    pub totals: Vec<(&'static str, f64)>,
+    /// The sample callback asked to stop: what is here is what was recorded so far.
+    pub interrupted: bool,
+}
+
+pub struct Drive {
+    pub profile: Profile,
+    pub ftl: Ftl,
+    host: Host,
+    now: u64,
+    seed: u64,
+    phases_run: u64,
+    ctrl_energy_j: f64,
+}
+
+/// Outstanding I/O: (completion, issue time, slots, read).
+type Pending = Reverse<(u64, u64, u32, bool)>;
+
+impl Drive {
+    pub fn new(profile: Profile, seed: u64) -> Drive {
+        let nand_geo = crate::nand::Geometry::from_profile(&profile);
+        let max_unit = {
+            let n = &profile.nand;
+            n.planes * n.slc.prog_pages.max(n.native.prog_pages) * (n.page_kib / 4)
+        };
+        // One program unit per die per host stream must fit, or striping stalls.
+        let min_slots = 2 * nand_geo.dies as u64 * max_unit as u64;
+        let host = Host::new(&profile, min_slots);
+        let buffer = WriteBuffer::new(host.buffer.cap);
+        Drive { ftl: Ftl::new(&profile, buffer), host, profile, now: 0, seed, phases_run: 0, ctrl_energy_j: 0.0 }
+    }
+
+    pub fn user_bytes(&self) -> u64 {
+        self.ftl.user_slots * SLOT_BYTES
+    }
+
+    pub fn raw_bytes(&self) -> u64 {
+        self.ftl.nand.geo.raw_bytes()
+    }
+
+    pub fn link_mbps(&self) -> f64 {
+        host::link_mbps(&self.profile)
+    }
+
+    /// Virtual time now, ns.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        let c = &self.ftl.counters;
+        Snapshot {
+            host_write_bytes: c.host_write_slots * SLOT_BYTES,
+            nand_slc_bytes: c.nand_slc_slots * SLOT_BYTES,
+            nand_native_bytes: c.nand_native_slots * SLOT_BYTES,
+            map_write_bytes: c.map_write_bytes,
+            erases: self.ftl.nand.ops.erases,
+            gc_moves: c.gc_moves,
+            cmt_lookups: self.ftl.cmt.lookups,
+            cmt_hits: self.ftl.cmt.hits,
+            energy_j: ops_energy_j(&self.ftl.nand.ops, &self.profile.power) + self.ctrl_energy_j,
+            slc_fold_bytes: c.slc_fold_slots * SLOT_BYTES,
+            free_blocks: self.ftl.free_blocks(),
+            slc_used_bytes: self.ftl.slc_used_bytes(),
+            slc_capacity_bytes: self.ftl.slc_capacity_bytes(),
+        }
+    }
+
+    /// Close every interval that ends at or before `t`, streaming each row.
+    fn close_until(
+        &mut self,
+        rec: &mut Recorder,
+        t: u64,
+        watts: f64,
+        on_sample: &mut dyn FnMut(&Row) -> bool,
+    ) -> bool {
+        let mut go_on = true;
+        while t >= rec.next {
+            self.ctrl_energy_j += watts * rec.interval_secs();
+            let row = rec.close(rec.next, self.snapshot());
+            go_on &= on_sample(&row);
+        }
+        go_on
+    }
+
+    /// Run one phase. `on_sample` gets every finished interval; returning false stops the
+    /// phase early (the result then holds what was recorded so far).
+    pub fn run(&mut self, spec: &PhaseSpec, on_sample: &mut dyn FnMut(&Row) -> bool) -> Result<PhaseResult, SimError> {
+        let spec = spec.clone().validated(self.user_bytes()).map_err(SimError)?;
+        self.phases_run += 1;
+        let seed = self.seed ^ self.phases_run.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let start = self.snapshot();
+        let t0 = self.now;
+        let mut rec = Recorder::new(t0, spec.sample_interval_s, spec.segment_bytes, start);
+        let p = self.profile.power.clone();
+        let mut interrupted = false;
+        let end = match spec.kind {
+            PhaseKind::Purge => {
+                let end = self.ftl.purge(t0);
+                self.host.reset_queue();
+                self.ctrl_energy_j += p.controller_active_w * (end - t0) as f64 / 1e9;
+                end
+            }
+            PhaseKind::Trim => {
+                let (lba, n) = ((spec.offset / SLOT_BYTES) as u32, (spec.length / SLOT_BYTES) as u32);
+                self.ftl.trim(lba, n);
+                // One DSM command per 2 GiB range, plus the table updates.
+                let cmds = (spec.length >> 31) + 1;
+                let end = t0 + cmds * self.host.overhead + n as u64;
+                self.ctrl_energy_j += p.controller_active_w * (end - t0) as f64 / 1e9;
+                end
+            }
+            PhaseKind::Idle => {
+                let end = t0 + (spec.seconds.unwrap_or(0.0) * 1e9) as u64;
+                let mut t = t0;
+                while t < end && !interrupted {
+                    let step = rec.next.min(end);
+                    self.ftl.idle(t, step)?;
+                    t = step;
+                    if t == rec.next {
+                        interrupted = !self.close_until(&mut rec, t, p.idle_w, on_sample);
+                    }
+                }
+                if !interrupted {
+                    self.ftl.nand.advance_to(end);
+                }
+                t
+            }
+            PhaseKind::Io => {
+                let (end, stopped) = self.run_io(&spec, seed, &mut rec, on_sample)?;
+                interrupted = stopped;
+                end
+            }
+        };
+        // The last, partial interval: if I/O completed in it, or the phase had no row yet.
+        if spec.kind == PhaseKind::Io {
+            let start = rec.next - rec.interval_ns();
+            self.ctrl_energy_j += p.controller_active_w * end.saturating_sub(start) as f64 / 1e9;
+        }
+        if rec.pending_ios() > 0 || rec.rows.is_empty() {
+            let row = rec.close(end.max(rec.next - rec.interval_ns() + 1), self.snapshot());
+            on_sample(&row);
+        }
+        self.now = end.max(t0);
+        Ok(self.finish(rec, start, end, interrupted))
+    }
+
+    fn run_io(
+        &mut self,
+        spec: &PhaseSpec,
+        seed: u64,
+        rec: &mut Recorder,
+        on_sample: &mut dyn FnMut(&Row) -> bool,
+    ) -> Result<(u64, bool), SimError> {
+        let mut wl = Workload::new(spec, seed);
+        let t0 = rec.t0;
+        let stop_at = spec.stop_seconds.map(|s| t0 + (s * 1e9) as u64).unwrap_or(u64::MAX);
+        let stop_bytes = spec.stop_bytes.unwrap_or(u64::MAX);
+        let depth = (spec.queue_depth as usize) * (spec.jobs as usize);
+        let watts = self.profile.power.controller_active_w;
+        let mut heap: BinaryHeap<Pending> = BinaryHeap::with_capacity(depth);
+        let mut issued = 0u64;
+        let mut end = t0;
+        let mut stopped = false;
+        let mut next_job = 0usize;
+        let jobs = spec.jobs as usize;
+        for _ in 0..depth {
+            if issued >= stop_bytes {
+                break;
+            }
+            let (done, bytes, read) = self.issue(&mut wl, next_job, t0, depth)?;
+            next_job = (next_job + 1) % jobs;
+            issued += bytes;
+            heap.push(Reverse((done, t0, bytes as u32 / 4096, read)));
+        }
+        while let Some(Reverse((done, at, slots, read))) = heap.pop() {
+            if done >= rec.next && !stopped {
+                stopped = !self.close_until(rec, done, watts, on_sample);
+            }
+            rec.complete(done, done - at, slots as u64 * SLOT_BYTES, read);
+            end = end.max(done);
+            if !stopped && done < stop_at && issued < stop_bytes {
+                let (d2, bytes, r2) = self.issue(&mut wl, next_job, done, depth)?;
+                next_job = (next_job + 1) % jobs;
+                issued += bytes;
+                heap.push(Reverse((d2, done, bytes as u32 / 4096, r2)));
+            }
+        }
+        Ok((end, stopped))
+    }
+
+    /// Issue one I/O at `t`; returns (completion, bytes, read).
+    #[inline]
+    fn issue(&mut self, wl: &mut Workload, job: usize, t: u64, outstanding: usize) -> Result<(u64, u64, bool), SimError> {
+        let io = wl.next(job);
+        let bytes = io.slots as u64 * SLOT_BYTES;
+        let tc = self.host.accept(t, outstanding);
+        let done = if io.read {
+            let ready = self.ftl.read_slots(io.lba, io.slots, tc);
+            self.host.transfer_out(ready, bytes)
+        } else {
+            let tin = self.host.transfer_in(tc, bytes);
+            let mut ack = tin;
+            for i in 0..io.slots {
+                ack = self.ftl.buffer.admit(ack);
+                self.ftl.write_slot(io.lba + i, ack)?;
+            }
+            ack
+        } + self.host.host_latency;
+        self.host.completes(done, outstanding);
+        Ok((done, bytes, io.read))
+    }
+
+    fn finish(&self, rec: Recorder, start: Snapshot, end: u64, interrupted: bool) -> PhaseResult {
+        let s = self.snapshot();
+        let dur = (end - rec.t0) as f64 / 1e9;
+        let host = (s.host_write_bytes - start.host_write_bytes) as f64;
+        let nand = (s.nand_bytes() - start.nand_bytes()) as f64;
+        let lookups = (s.cmt_lookups - start.cmt_lookups) as f64;
+        let energy = s.energy_j - start.energy_j;
+        let ios = (rec.read_ios + rec.write_ios) as f64;
+        let moved = (rec.read_bytes + rec.write_bytes) as f64;
+        let per_s = |x: f64| if dur > 0.0 { x / dur } else { 0.0 };
+        let mbps = per_s(moved) / 1e6;
+        let power = per_s(energy);
+        let totals = vec![
+            ("duration_s", dur),
+            ("ios", ios),
+            ("read_ios", rec.read_ios as f64),
+            ("write_ios", rec.write_ios as f64),
+            ("read_bytes", rec.read_bytes as f64),
+            ("write_bytes", rec.write_bytes as f64),
+            ("iops", per_s(ios)),
+            ("mbps", mbps),
+            ("host_write_bytes", host),
+            ("nand_write_bytes", nand),
+            ("nand_slc_write_bytes", (s.nand_slc_bytes - start.nand_slc_bytes) as f64),
+            ("nand_native_write_bytes", (s.nand_native_bytes - start.nand_native_bytes) as f64),
+            ("waf", if host > 0.0 { nand / host } else { f64::NAN }),
+            ("erases", (s.erases - start.erases) as f64),
+            ("gc_moves", (s.gc_moves - start.gc_moves) as f64),
+            ("slc_fold_bytes", (s.slc_fold_bytes - start.slc_fold_bytes) as f64),
+            ("free_blocks", s.free_blocks as f64),
+            ("slc_used_bytes", s.slc_used_bytes as f64),
+            ("cmt_hit_rate", if lookups > 0.0 { (s.cmt_hits - start.cmt_hits) as f64 / lookups } else { f64::NAN }),
+            ("energy_j", energy),
+            ("avg_power_w", power),
+            ("mbps_per_watt", if power > 0.0 { mbps / power } else { f64::NAN }),
+        ];
+        PhaseResult { rows: rec.rows, segments: rec.segments, hist: rec.hist, totals, interrupted }
+    }
+}

@@ -1,0 +1,217 @@
+//! Block allocation: free pools per die (static SLC blocks apart), one open block per
+//! die per stream, write striping over all dies page by page, and program-unit
+//! scheduling (a program starts once a die has a full unit of data).
+
+use super::mapping::NONE;
+use super::Ftl;
+use crate::nand::{Geometry, SLOT_BYTES};
+use crate::SimError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    HostSlc = 0,
+    HostNative = 1,
+    Gc = 2,
+}
+const STREAMS: usize = 3;
+
+pub struct Alloc {
+    dies: u32,
+    bpd: u32,
+    static_per_die: u32,
+    free: Vec<Vec<u32>>,
+    free_static: Vec<Vec<u32>>,
+    /// Open block per (die, stream), NONE if none.
+    open: Vec<u32>,
+    /// Slots gathered for the next program operation per (die, stream), and the time
+    /// the last of them arrived.
+    unit_fill: Vec<u32>,
+    unit_ready: Vec<u64>,
+    slc_mode: Vec<bool>,
+    host_die: u32,
+    host_page_fill: u32,
+}
+
+impl Alloc {
+    pub fn new(g: &Geometry, static_per_die: u32) -> Alloc {
+        let mut a = Alloc {
+            dies: g.dies,
+            bpd: g.blocks_per_die,
+            static_per_die,
+            free: Vec::new(),
+            free_static: Vec::new(),
+            open: vec![NONE; g.dies as usize * STREAMS],
+            unit_fill: vec![0; g.dies as usize * STREAMS],
+            unit_ready: vec![0; g.dies as usize * STREAMS],
+            slc_mode: vec![false; g.total_blocks() as usize],
+            host_die: 0,
+            host_page_fill: 0,
+        };
+        a.reset(g);
+        a
+    }
+
+    pub fn reset(&mut self, g: &Geometry) {
+        self.free = (0..g.dies)
+            .map(|d| (d * self.bpd + self.static_per_die..(d + 1) * self.bpd).rev().collect())
+            .collect();
+        self.free_static = (0..g.dies)
+            .map(|d| (d * self.bpd..d * self.bpd + self.static_per_die).rev().collect())
+            .collect();
+        self.open.fill(NONE);
+        self.unit_fill.fill(0);
+        self.unit_ready.fill(0);
+        self.slc_mode.fill(false);
+        self.host_die = 0;
+        self.host_page_fill = 0;
+    }
+
+    #[inline]
+    pub fn is_slc(&self, b: u32) -> bool {
+        self.slc_mode[b as usize]
+    }
+    #[inline]
+    pub fn is_static(&self, b: u32) -> bool {
+        b % self.bpd < self.static_per_die
+    }
+    pub fn free_count(&self, d: u32) -> u32 {
+        self.free[d as usize].len() as u32
+    }
+    pub fn free_static_count(&self, d: u32) -> u32 {
+        self.free_static[d as usize].len() as u32
+    }
+    #[inline]
+    pub fn open_block(&self, d: u32, s: Stream) -> u32 {
+        self.open[d as usize * STREAMS + s as usize]
+    }
+    #[inline]
+    pub fn host_die(&self) -> u32 {
+        self.host_die
+    }
+    /// Stripe host data page by page over all dies.
+    #[inline]
+    pub fn advance_host_cursor(&mut self, slots_per_page: u32, dies: u32) {
+        self.host_page_fill += 1;
+        if self.host_page_fill == slots_per_page {
+            self.host_page_fill = 0;
+            self.host_die += 1;
+            if self.host_die == dies {
+                self.host_die = 0;
+            }
+        }
+    }
+    pub fn used_blocks(&self, d: u32, written: &[u32]) -> u32 {
+        (d * self.bpd..(d + 1) * self.bpd).filter(|&b| written[b as usize] > 0).count() as u32
+    }
+    /// Every open block (they are not GC candidates).
+    pub fn open_blocks(&self) -> impl Iterator<Item = u32> + '_ {
+        self.open.iter().copied().filter(|&b| b != NONE)
+    }
+    pub fn dies(&self) -> u32 {
+        self.dies
+    }
+    pub(crate) fn release(&mut self, b: u32) {
+        let d = (b / self.bpd) as usize;
+        self.slc_mode[b as usize] = false;
+        if self.is_static(b) {
+            self.free_static[d].push(b);
+        } else {
+            self.free[d].push(b);
+        }
+    }
+}
+
+impl Ftl {
+    /// Capacity (slots) of block `b` in its current mode.
+    #[inline]
+    pub(crate) fn block_cap(&self, b: u32) -> u32 {
+        if self.alloc.is_slc(b) {
+            self.nand.geo.slc_slots_per_block()
+        } else {
+            self.nand.geo.slots_per_block
+        }
+    }
+
+    /// Take the next slot of `stream` on die `d`, for data available at `t`. Opens a
+    /// block (running foreground GC first if free blocks are short) and issues the
+    /// program once a unit is complete.
+    #[inline]
+    pub(crate) fn alloc_slot(&mut self, stream: Stream, d: u32, t: u64) -> Result<u32, SimError> {
+        let i = d as usize * STREAMS + stream as usize;
+        let mut b = self.alloc.open[i];
+        if b == NONE || self.map.written[b as usize] == self.block_cap(b) {
+            if b != NONE {
+                self.map.close(b);
+                if self.alloc.is_slc(b) {
+                    self.slc.on_close(b, d);
+                }
+                self.alloc.open[i] = NONE;
+            }
+            b = self.open_new(stream, d, t)?;
+            self.alloc.open[i] = b;
+        }
+        let off = self.map.written[b as usize];
+        self.map.written[b as usize] = off + 1;
+        let slc = self.alloc.is_slc(b);
+        if slc {
+            self.counters.nand_slc_slots += 1;
+            self.slc.used_slots += 1;
+        } else {
+            self.counters.nand_native_slots += 1;
+        }
+        self.alloc.unit_fill[i] += 1;
+        self.alloc.unit_ready[i] = self.alloc.unit_ready[i].max(t);
+        let unit = self.nand.timing(slc).unit_slots;
+        if self.alloc.unit_fill[i] == unit {
+            let done = self.nand.program(self.alloc.unit_ready[i], d, slc, unit as u64 * SLOT_BYTES);
+            if Ftl::stream_is_host(stream) {
+                self.buffer.release_at(done, unit as u64);
+            }
+            self.alloc.unit_fill[i] = 0;
+            self.alloc.unit_ready[i] = 0;
+        }
+        Ok(b * self.nand.geo.slots_per_block + off)
+    }
+
+    fn open_new(&mut self, stream: Stream, d: u32, t: u64) -> Result<u32, SimError> {
+        let b = match stream {
+            Stream::HostSlc => {
+                if let Some(b) = self.alloc.free_static[d as usize].pop() {
+                    b
+                } else {
+                    self.ensure_free(d, t)?;
+                    let b = self.take_free(d)?;
+                    self.slc.dynamic_blocks += 1;
+                    b
+                }
+            }
+            Stream::HostNative => {
+                self.ensure_free(d, t)?;
+                self.take_free(d)?
+            }
+            // GC may dig into the reserve the threshold keeps for it.
+            Stream::Gc => self.take_free(d)?,
+        };
+        self.alloc.slc_mode[b as usize] = stream == Stream::HostSlc;
+        Ok(b)
+    }
+
+    fn take_free(&mut self, d: u32) -> Result<u32, SimError> {
+        self.alloc.free[d as usize]
+            .pop()
+            .ok_or_else(|| SimError(format!("die {d} ran out of free blocks (spare area too small for GC)")))
+    }
+
+    /// Foreground GC: collect victims on die `d` until it has more free blocks than
+    /// the threshold.
+    pub(crate) fn ensure_free(&mut self, d: u32, t: u64) -> Result<(), SimError> {
+        while self.alloc.free_count(d) <= self.gc_threshold() {
+            if !self.gc_one(d, t, false)? {
+                return Err(SimError(format!(
+                    "die {d}: no block to collect (every closed block is fully valid; the drive is over-full)"
+                )));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,204 @@
+//! Flash translation layer: page mapping, block allocation with striping over dies,
+//! greedy GC, the SLC write cache and the mapping-table cache, all driving the NAND
+//! timelines. One `Ftl` is one drive's firmware state.
+
+pub mod alloc;
+pub mod cmt;
+pub mod gc;
+pub mod mapping;
+pub mod slc;
+
+use crate::host::WriteBuffer;
+use crate::nand::{Nand, SLOT_BYTES};
+use crate::profile::Profile;
+use crate::SimError;
+use alloc::{Alloc, Stream};
+use cmt::Cmt;
+use mapping::{Mapping, NONE};
+use slc::SlcCache;
+
+/// Cumulative internal counters (bytes are 4 KiB slots unless named otherwise).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counters {
+    pub host_write_slots: u64,
+    pub nand_slc_slots: u64,
+    pub nand_native_slots: u64,
+    pub map_write_bytes: u64,
+    pub gc_moves: u64,
+    pub slc_fold_slots: u64,
+}
+
+pub struct Ftl {
+    pub nand: Nand,
+    pub map: Mapping,
+    pub alloc: Alloc,
+    pub slc: SlcCache,
+    pub cmt: Cmt,
+    pub buffer: WriteBuffer,
+    pub counters: Counters,
+    pub user_slots: u64,
+    gc_threshold: u32,
+    idle_gc: bool,
+    idle_gc_target: u32,
+}
+
+impl Ftl {
+    pub fn new(p: &Profile, buffer: WriteBuffer) -> Ftl {
+        let nand = Nand::new(p);
+        let g = nand.geo.clone();
+        let user_slots = (p.user_capacity_gb * 1e9) as u64 / SLOT_BYTES;
+        let static_per_die = g.static_slc_blocks_per_die(p);
+        Ftl {
+            map: Mapping::new(user_slots, g.total_blocks(), g.slots_per_block, g.blocks_per_die, g.dies),
+            alloc: Alloc::new(&g, static_per_die),
+            slc: SlcCache::new(p, &g, static_per_die),
+            cmt: Cmt::new(p, user_slots),
+            buffer,
+            counters: Counters::default(),
+            user_slots,
+            gc_threshold: p.ftl.gc_threshold_blocks,
+            idle_gc: p.ftl.idle_gc,
+            idle_gc_target: ((g.blocks_per_die as f64 * p.ftl.idle_gc_target_pct / 100.0).ceil() as u32)
+                .max(p.ftl.gc_threshold_blocks + 1),
+            nand,
+        }
+    }
+
+    /// Write one logical block arriving in the write buffer at `t`.
+    #[inline]
+    pub fn write_slot(&mut self, lba: u32, t: u64) -> Result<(), SimError> {
+        if self.cmt.enabled() {
+            self.map_lookup(lba, true, t);
+        }
+        let die = self.alloc.host_die();
+        let stream = self.choose_host_stream(die, t)?;
+        let s = self.alloc_slot(stream, die, t)?;
+        self.map.remap(lba, s);
+        self.counters.host_write_slots += 1;
+        self.alloc.advance_host_cursor(self.nand.geo.slots_per_page, self.nand.geo.dies);
+        Ok(())
+    }
+
+    /// Read `n` consecutive logical blocks starting at `lba`, issued at `t`.
+    /// Returns when all data is in the controller (unmapped blocks need no flash access).
+    pub fn read_slots(&mut self, lba: u32, n: u32, t: u64) -> u64 {
+        let g = &self.nand.geo;
+        let (spb, spp, page_bytes) = (g.slots_per_block, g.slots_per_page, g.slots_per_page as u64 * SLOT_BYTES);
+        let mut done = t;
+        let mut last_page = NONE;
+        let mut last_map_page = NONE;
+        let mut t_start = t;
+        for i in 0..n {
+            let l = lba + i;
+            if self.cmt.enabled() {
+                let mp = self.cmt.map_page(l);
+                if mp != last_map_page {
+                    last_map_page = mp;
+                    t_start = self.map_lookup(l, false, t);
+                }
+            }
+            let s = self.map.l2p[l as usize];
+            if s == NONE {
+                continue;
+            }
+            let page = s / spp;
+            if page == last_page {
+                continue;
+            }
+            last_page = page;
+            let b = s / spb;
+            let off = s % spb;
+            let d = self.nand.geo.die_of_block(b);
+            let plane = self.nand.geo.plane_of(off);
+            let slc = self.alloc.is_slc(b);
+            done = done.max(self.nand.read(t_start, d, plane, slc, page_bytes));
+        }
+        done.max(t_start)
+    }
+
+    /// Look up (and for writes, dirty) the mapping entry of `lba` at `t`; returns when
+    /// the entry is available. A miss reads the mapping page from flash first and may
+    /// write back a dirty one.
+    fn map_lookup(&mut self, lba: u32, write: bool, t: u64) -> u64 {
+        let a = self.cmt.access(lba, write);
+        let mut ready = t + self.cmt.hit_ns;
+        let g = &self.nand.geo;
+        let (dies, planes, page_bytes) = (g.dies, g.planes, g.slots_per_page as u64 * SLOT_BYTES);
+        if let Some(mp) = a.miss {
+            ready = self.nand.read(t, mp % dies, (mp / dies) % planes, true, page_bytes);
+        }
+        if let Some(mp) = a.writeback {
+            self.nand.program(t, mp % dies, true, page_bytes);
+            self.counters.map_write_bytes += page_bytes;
+        }
+        ready
+    }
+
+    pub fn trim(&mut self, lba: u32, n: u32) {
+        for l in lba..lba + n {
+            if self.cmt.enabled() && self.map.l2p[l as usize] != NONE {
+                self.cmt.access(l, true);
+            }
+            self.map.unmap(l);
+        }
+    }
+
+    /// Secure erase: every block erased, nothing mapped. Returns the time it took (ns).
+    pub fn purge(&mut self, t: u64) -> u64 {
+        let g = self.nand.geo.clone();
+        let mut end = t;
+        for d in 0..g.dies {
+            let used = self.alloc.used_blocks(d, &self.map.written) as u64;
+            end = end.max(t.max(self.nand.die_free(d)) + used * self.nand.erase);
+            self.nand.ops.erases += used;
+        }
+        self.map.clear();
+        self.alloc.reset(&g);
+        self.slc.reset();
+        self.cmt.reset();
+        self.buffer.clear();
+        self.nand.advance_to(end);
+        end
+    }
+
+    /// Background work in idle time [t, end): fold the SLC cache, then GC up to the
+    /// idle free-block target, die by die, while the die has time left.
+    pub fn idle(&mut self, t: u64, end: u64) -> Result<(), SimError> {
+        for d in 0..self.nand.geo.dies {
+            loop {
+                let now = t.max(self.nand.die_free(d));
+                if now >= end {
+                    break;
+                }
+                if self.slc.idle_fold && self.fold_one(d, now)? {
+                    continue;
+                }
+                if self.idle_gc && self.alloc.free_count(d) < self.idle_gc_target && self.gc_one(d, now, true)? {
+                    continue;
+                }
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn free_blocks(&self) -> u64 {
+        (0..self.nand.geo.dies).map(|d| self.alloc.free_count(d) as u64).sum()
+    }
+
+    pub fn slc_used_bytes(&self) -> u64 {
+        self.slc.used_slots * SLOT_BYTES
+    }
+
+    pub fn slc_capacity_bytes(&self) -> u64 {
+        self.slc.capacity_slots(self.user_slots, self.map.mapped) * SLOT_BYTES
+    }
+
+    pub(crate) fn gc_threshold(&self) -> u32 {
+        self.gc_threshold
+    }
+
+    pub(crate) fn stream_is_host(s: Stream) -> bool {
+        s != Stream::Gc
+    }
+}

@@ -1,0 +1,156 @@
+//! SLC write cache: a static part (dedicated SLC-mode blocks) plus a dynamic part that
+//! borrows free native blocks in SLC mode, capped by a share of the free user space so it
+//! shrinks as the drive fills. When full: write native directly or fold first; folding in
+//! idle time and, if the firmware does it, periodic reclaim while writing direct.
+
+use super::alloc::Stream;
+use super::mapping::NONE;
+use super::Ftl;
+use crate::nand::{Geometry, SLOT_BYTES};
+use crate::profile::Profile;
+use crate::SimError;
+use std::collections::VecDeque;
+
+pub struct SlcCache {
+    pub enabled: bool,
+    static_slots: u64,
+    dynamic_max_slots: u64,
+    dynamic_share: f64,
+    bits: u64,
+    block_slots: u64,
+    fold_when_full: bool,
+    pub idle_fold: bool,
+    reclaim_interval_slots: u64,
+    reclaim_slots: u64,
+    direct_since_reclaim: u64,
+    /// Slots written into SLC-mode blocks not yet erased (the cache's occupancy).
+    pub used_slots: u64,
+    /// Non-static blocks currently in SLC mode.
+    pub dynamic_blocks: u64,
+    /// Closed SLC blocks per die, oldest first, with the erase generation they closed in.
+    queue: Vec<VecDeque<(u32, u32)>>,
+    generation: Vec<u32>,
+}
+
+impl SlcCache {
+    pub fn new(p: &Profile, g: &Geometry, static_per_die: u32) -> SlcCache {
+        let s = &p.slc;
+        let block_slots = g.slc_slots_per_block() as u64;
+        let gb = |x: f64| (x * 1e9 / SLOT_BYTES as f64) as u64;
+        SlcCache {
+            enabled: g.bits > 1 && (s.static_gb > 0.0 || s.dynamic_max_gb > 0.0),
+            static_slots: static_per_die as u64 * g.dies as u64 * block_slots,
+            dynamic_max_slots: gb(s.dynamic_max_gb),
+            dynamic_share: s.dynamic_share,
+            bits: g.bits as u64,
+            block_slots,
+            fold_when_full: s.when_full == "fold",
+            idle_fold: s.idle_fold,
+            reclaim_interval_slots: gb(s.reclaim_interval_gb),
+            reclaim_slots: gb(s.reclaim_gb),
+            direct_since_reclaim: 0,
+            used_slots: 0,
+            dynamic_blocks: 0,
+            queue: vec![VecDeque::new(); g.dies as usize],
+            generation: vec![0; g.total_blocks() as usize],
+        }
+    }
+
+    /// The dynamic part's allowance: a share of the free user space in native terms.
+    fn dynamic_cap_slots(&self, user_slots: u64, mapped: u64) -> u64 {
+        let free = user_slots.saturating_sub(mapped) as f64;
+        self.dynamic_max_slots.min((self.dynamic_share * free / self.bits as f64) as u64)
+    }
+
+    pub fn capacity_slots(&self, user_slots: u64, mapped: u64) -> u64 {
+        if !self.enabled {
+            return 0;
+        }
+        self.static_slots + self.dynamic_cap_slots(user_slots, mapped)
+    }
+
+    fn dynamic_allowed(&self, user_slots: u64, mapped: u64) -> bool {
+        (self.dynamic_blocks + 1) * self.block_slots <= self.dynamic_cap_slots(user_slots, mapped)
+    }
+
+    pub fn on_close(&mut self, b: u32, d: u32) {
+        self.queue[d as usize].push_back((b, self.generation[b as usize]));
+    }
+
+    pub fn on_erase(&mut self, b: u32) {
+        self.generation[b as usize] = self.generation[b as usize].wrapping_add(1);
+    }
+
+    pub fn reset(&mut self) {
+        self.used_slots = 0;
+        self.dynamic_blocks = 0;
+        self.direct_since_reclaim = 0;
+        self.queue.iter_mut().for_each(|q| q.clear());
+    }
+}
+
+impl Ftl {
+    fn slc_room(&self, d: u32) -> bool {
+        self.alloc.free_static_count(d) > 0 || self.slc.dynamic_allowed(self.user_slots, self.map.mapped)
+    }
+
+    /// Where the next host slot on die `d` goes: the SLC cache while it has room,
+    /// otherwise the profile's when-full policy.
+    #[inline]
+    pub(crate) fn choose_host_stream(&mut self, d: u32, t: u64) -> Result<Stream, SimError> {
+        if !self.slc.enabled {
+            return Ok(Stream::HostNative);
+        }
+        let ob = self.alloc.open_block(d, Stream::HostSlc);
+        if ob != NONE && self.map.written[ob as usize] < self.block_cap(ob) {
+            return Ok(Stream::HostSlc);
+        }
+        if self.slc_room(d) {
+            return Ok(Stream::HostSlc);
+        }
+        if self.slc.fold_when_full {
+            if self.fold_one(d, t)? && self.slc_room(d) {
+                return Ok(Stream::HostSlc);
+            }
+            return Ok(Stream::HostNative);
+        }
+        if self.slc.reclaim_interval_slots > 0 {
+            self.slc.direct_since_reclaim += 1;
+            if self.slc.direct_since_reclaim >= self.slc.reclaim_interval_slots {
+                self.slc.direct_since_reclaim = 0;
+                self.reclaim(t)?;
+            }
+        }
+        Ok(Stream::HostNative)
+    }
+
+    /// Fold the oldest closed SLC block of die `d` into native blocks.
+    pub(crate) fn fold_one(&mut self, d: u32, t: u64) -> Result<bool, SimError> {
+        while let Some((b, gen)) = self.slc.queue[d as usize].pop_front() {
+            if gen == self.slc.generation[b as usize] && self.alloc.is_slc(b) && self.map.is_closed(b) {
+                self.collect(b, d, t)?;
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Firmware reclaim while writing: fold `reclaim_gb` of the cache, die by die.
+    fn reclaim(&mut self, t: u64) -> Result<(), SimError> {
+        let mut folded = 0u64;
+        let per_block = self.slc.block_slots;
+        while folded < self.slc.reclaim_slots {
+            let mut any = false;
+            for d in 0..self.nand.geo.dies {
+                if self.fold_one(d, t)? {
+                    folded += per_block;
+                    any = true;
+                }
+            }
+            if !any {
+                break;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,214 @@
+//! NAND: geometry (channels x dies x planes x blocks x pages), per-mode timing, and the
+//! busy timelines of every plane and channel. Times are integer nanoseconds of virtual time.
+
+use crate::profile::Profile;
+
+/// Size of one mapping unit (a logical block / physical slot).
+pub const SLOT_BYTES: u64 = 4096;
+
+#[derive(Debug, Clone)]
+pub struct Geometry {
+    pub channels: u32,
+    pub dies: u32,
+    pub planes: u32,
+    /// FTL block = one block from every plane of a die (multi-plane erase unit).
+    pub blocks_per_die: u32,
+    pub slots_per_page: u32,
+    /// 4 KiB slots of a block in native mode.
+    pub slots_per_block: u32,
+    pub bits: u32,
+}
+
+impl Geometry {
+    pub fn from_profile(p: &Profile) -> Geometry {
+        let n = &p.nand;
+        let slots_per_page = n.page_kib / 4;
+        Geometry {
+            channels: n.channels,
+            dies: n.channels * n.dies_per_channel,
+            planes: n.planes,
+            blocks_per_die: n.blocks_per_plane,
+            slots_per_page,
+            slots_per_block: n.planes * n.pages_per_block * slots_per_page,
+            bits: p.bits(),
+        }
+    }
+    pub fn total_blocks(&self) -> u32 {
+        self.dies * self.blocks_per_die
+    }
+    pub fn total_slots(&self) -> u64 {
+        self.total_blocks() as u64 * self.slots_per_block as u64
+    }
+    pub fn raw_bytes(&self) -> u64 {
+        self.total_slots() * SLOT_BYTES
+    }
+    pub fn block_bytes(&self) -> u64 {
+        self.slots_per_block as u64 * SLOT_BYTES
+    }
+    /// Slots a block holds when run in SLC mode.
+    pub fn slc_slots_per_block(&self) -> u32 {
+        self.slots_per_block / self.bits
+    }
+    pub fn static_slc_blocks_per_die(&self, p: &Profile) -> u32 {
+        let per_block = self.slc_slots_per_block() as f64 * SLOT_BYTES as f64;
+        let total = (p.slc.static_gb * 1e9 / per_block).ceil() as u32;
+        total.div_ceil(self.dies)
+    }
+    #[inline]
+    pub fn die_of_block(&self, b: u32) -> u32 {
+        b / self.blocks_per_die
+    }
+    #[inline]
+    pub fn channel_of_die(&self, d: u32) -> u32 {
+        d % self.channels
+    }
+    /// Plane holding slot offset `off` of a block: pages fill plane 0, 1, ... in turn.
+    #[inline]
+    pub fn plane_of(&self, off: u32) -> u32 {
+        (off / self.slots_per_page) % self.planes
+    }
+}
+
+/// Timing of one cell mode, in ns.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    pub read: u64,
+    pub prog: u64,
+    /// Slots written by one (multi-plane) program operation on a die.
+    pub unit_slots: u32,
+}
+
+/// Operation counts, for energy and for the internal counters.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpCounts {
+    pub reads: u64,
+    pub programs: u64,
+    pub erases: u64,
+    pub transfer_bytes: u64,
+}
+
+pub struct Nand {
+    pub geo: Geometry,
+    pub slc: Timing,
+    pub native: Timing,
+    pub erase: u64,
+    /// ns per byte on a channel, as a rational: bytes * num / den.
+    ch_ns_num: u64,
+    ch_ns_den: u64,
+    pub plane_busy: Vec<u64>,
+    pub ch_busy: Vec<u64>,
+    pub ops: OpCounts,
+}
+
+fn ns(us: f64) -> u64 {
+    (us * 1000.0).round().max(1.0) as u64
+}
+
+impl Nand {
+    pub fn new(p: &Profile) -> Nand {
+        let geo = Geometry::from_profile(p);
+        let spp = geo.slots_per_page;
+        let mk = |t: &crate::profile::ModeTiming| Timing {
+            read: ns(t.read_us),
+            prog: ns(t.prog_us),
+            unit_slots: geo.planes * t.prog_pages * spp,
+        };
+        let slc = mk(&p.nand.slc);
+        let native = if geo.bits == 1 { slc } else { mk(&p.nand.native) };
+        // channel_mbps MB/s = channel_mbps bytes/us -> 1000/channel_mbps ns per byte.
+        let den = (p.nand.channel_mbps * 1000.0).round().max(1.0) as u64;
+        Nand {
+            plane_busy: vec![0; (geo.dies * geo.planes) as usize],
+            ch_busy: vec![0; geo.channels as usize],
+            geo,
+            slc,
+            native,
+            erase: ns(p.nand.erase_us),
+            ch_ns_num: 1_000_000,
+            ch_ns_den: den,
+            ops: OpCounts::default(),
+        }
+    }
+
+    pub fn timing(&self, slc: bool) -> &Timing {
+        if slc {
+            &self.slc
+        } else {
+            &self.native
+        }
+    }
+
+    #[inline]
+    pub fn xfer_ns(&self, bytes: u64) -> u64 {
+        (bytes * self.ch_ns_num).div_ceil(self.ch_ns_den)
+    }
+
+    /// The time every plane of die `d` is free.
+    #[inline]
+    pub fn die_free(&self, d: u32) -> u64 {
+        let p = self.geo.planes as usize;
+        let s = d as usize * p;
+        self.plane_busy[s..s + p].iter().copied().max().unwrap_or(0)
+    }
+
+    fn occupy_die(&mut self, d: u32, until: u64) {
+        let p = self.geo.planes as usize;
+        let s = d as usize * p;
+        for b in &mut self.plane_busy[s..s + p] {
+            *b = until;
+        }
+    }
+
+    /// Read one page from `plane` of die `d` and move `bytes` over the channel.
+    /// Returns when the data is in the controller.
+    #[inline]
+    pub fn read(&mut self, t: u64, d: u32, plane: u32, slc: bool, bytes: u64) -> u64 {
+        let pi = (d * self.geo.planes + plane) as usize;
+        let tr = if slc { self.slc.read } else { self.native.read };
+        let start = t.max(self.plane_busy[pi]);
+        let ready = start + tr;
+        self.plane_busy[pi] = ready;
+        let c = self.geo.channel_of_die(d) as usize;
+        let cs = ready.max(self.ch_busy[c]);
+        let done = cs + self.xfer_ns(bytes);
+        self.ch_busy[c] = done;
+        self.ops.reads += 1;
+        self.ops.transfer_bytes += bytes;
+        done
+    }
+
+    /// Transfer `bytes` to die `d` and program them (one multi-plane program operation).
+    /// Returns when the program has finished.
+    #[inline]
+    pub fn program(&mut self, t: u64, d: u32, slc: bool, bytes: u64) -> u64 {
+        let c = self.geo.channel_of_die(d) as usize;
+        let cs = t.max(self.ch_busy[c]);
+        let loaded = cs + self.xfer_ns(bytes);
+        self.ch_busy[c] = loaded;
+        let tp = if slc { self.slc.prog } else { self.native.prog };
+        let done = loaded.max(self.die_free(d)) + tp;
+        self.occupy_die(d, done);
+        self.ops.programs += 1;
+        self.ops.transfer_bytes += bytes;
+        done
+    }
+
+    /// Erase one (multi-plane) block on die `d`.
+    pub fn erase(&mut self, t: u64, d: u32) -> u64 {
+        let done = t.max(self.die_free(d)) + self.erase;
+        self.occupy_die(d, done);
+        self.ops.erases += 1;
+        done
+    }
+
+    /// Move every timeline to at least `t` (after a purge or an idle gap).
+    pub fn advance_to(&mut self, t: u64) {
+        for b in self.plane_busy.iter_mut().chain(self.ch_busy.iter_mut()) {
+            *b = (*b).max(t);
+        }
+    }
+
+    pub fn latest_busy(&self) -> u64 {
+        self.plane_busy.iter().chain(self.ch_busy.iter()).copied().max().unwrap_or(0)
+    }
+}

@@ -1,0 +1,419 @@
+//! Drive profile: the physical parameters of a drive (serde), validation with one-line
+//! errors, and dotted-path overrides ("what if it had 8 channels").
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A one-line, user-facing error naming the field, the value and what is allowed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileError(pub String);
+
+impl fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for ProfileError {}
+
+fn err<T>(msg: String) -> Result<T, ProfileError> {
+    Err(ProfileError(msg))
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub id: String,
+    pub name: String,
+    /// User-visible capacity in GB (10^9 bytes).
+    pub user_capacity_gb: f64,
+    pub host: Host,
+    pub nand: Nand,
+    #[serde(default)]
+    pub ftl: Ftl,
+    #[serde(default)]
+    pub slc: Slc,
+    #[serde(default)]
+    pub mapping: Mapping,
+    #[serde(default)]
+    pub power: Power,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    /// "sata" (6 Gb/s, half duplex) or "pcie".
+    pub interface: String,
+    #[serde(default = "d_gen")]
+    pub pcie_gen: u32,
+    #[serde(default = "d_lanes")]
+    pub lanes: u32,
+    /// Share of the raw link rate left after protocol overhead (FIS/TLP headers).
+    #[serde(default = "d_eff")]
+    pub protocol_efficiency: f64,
+    /// Controller firmware time per command (serialised): caps IOPS at 1e6/overhead.
+    pub command_overhead_us: f64,
+    /// Host driver + interrupt round trip added to every command's latency.
+    #[serde(default = "d_host_lat")]
+    pub host_latency_us: f64,
+    /// Commands the drive accepts at once (SATA NCQ: 32).
+    pub max_queue_depth: u32,
+    /// Controller write buffer that acknowledges writes and drains at NAND speed.
+    pub write_buffer_kib: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModeTiming {
+    /// Page read (array to register) time.
+    pub read_us: f64,
+    /// One program operation (all planes, `prog_pages` pages per plane).
+    pub prog_us: f64,
+    /// Pages per plane written by one program operation (3 for one-shot TLC).
+    #[serde(default = "d_one")]
+    pub prog_pages: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Nand {
+    /// Native cell mode: "slc", "mlc", "tlc" or "qlc".
+    pub cell: String,
+    pub channels: u32,
+    pub dies_per_channel: u32,
+    pub planes: u32,
+    pub blocks_per_plane: u32,
+    /// Pages per block in native mode (a block run as SLC holds pages/bits).
+    pub pages_per_block: u32,
+    pub page_kib: u32,
+    /// Channel (NAND bus) transfer rate, MB/s.
+    pub channel_mbps: f64,
+    pub erase_us: f64,
+    /// Timing when a block runs in SLC mode.
+    pub slc: ModeTiming,
+    /// Timing in the native mode (ignored when cell = "slc").
+    pub native: ModeTiming,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ftl {
+    /// Free blocks per die at or below which foreground GC runs before a new block opens.
+    pub gc_threshold_blocks: u32,
+    /// Background GC in idle time, up to this share of each die's blocks free.
+    pub idle_gc: bool,
+    pub idle_gc_target_pct: f64,
+}
+impl Default for Ftl {
+    fn default() -> Self {
+        Ftl { gc_threshold_blocks: 2, idle_gc: true, idle_gc_target_pct: 10.0 }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Slc {
+    /// Dedicated SLC-mode blocks, GB of SLC data (taken from raw NAND).
+    pub static_gb: f64,
+    /// Upper bound of the dynamic part, GB of SLC data.
+    pub dynamic_max_gb: f64,
+    /// Share of the free user space (in native terms, divided by bits per cell) the
+    /// dynamic part may borrow: it shrinks as the drive fills.
+    pub dynamic_share: f64,
+    /// When the cache is full: "direct" (write native) or "fold" (fold a block first).
+    pub when_full: String,
+    /// Fold cached data to native mode in idle time.
+    pub idle_fold: bool,
+    /// While writing direct-to-native, every this many GB the firmware reclaims cache
+    /// by folding `reclaim_gb` of it (0 = never).
+    pub reclaim_interval_gb: f64,
+    pub reclaim_gb: f64,
+}
+impl Default for Slc {
+    fn default() -> Self {
+        Slc {
+            static_gb: 0.0,
+            dynamic_max_gb: 0.0,
+            dynamic_share: 1.0,
+            when_full: "direct".into(),
+            idle_fold: true,
+            reclaim_interval_gb: 0.0,
+            reclaim_gb: 0.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mapping {
+    /// "dram" (whole table cached), "sram" (small on-controller cache) or "hmb".
+    pub kind: String,
+    /// Mapping cache size for sram/hmb, MiB.
+    pub cache_mib: f64,
+    /// Extra latency of a mapping lookup served from host memory (HMB), µs.
+    pub hmb_access_us: f64,
+}
+impl Default for Mapping {
+    fn default() -> Self {
+        Mapping { kind: "dram".into(), cache_mib: 0.0, hmb_access_us: 1.0 }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Power {
+    pub read_uj: f64,
+    pub program_uj: f64,
+    pub erase_uj: f64,
+    pub transfer_nj_per_kib: f64,
+    pub controller_active_w: f64,
+    pub idle_w: f64,
+}
+impl Default for Power {
+    fn default() -> Self {
+        Power {
+            read_uj: 2.0,
+            program_uj: 20.0,
+            erase_uj: 60.0,
+            transfer_nj_per_kib: 40.0,
+            controller_active_w: 1.5,
+            idle_w: 0.05,
+        }
+    }
+}
+
+fn d_gen() -> u32 {
+    3
+}
+fn d_lanes() -> u32 {
+    4
+}
+fn d_eff() -> f64 {
+    0.87
+}
+fn d_host_lat() -> f64 {
+    10.0
+}
+fn d_one() -> u32 {
+    1
+}
+
+pub fn bits_per_cell(cell: &str) -> Option<u32> {
+    match cell {
+        "slc" => Some(1),
+        "mlc" => Some(2),
+        "tlc" => Some(3),
+        "qlc" => Some(4),
+        _ => None,
+    }
+}
+
+/// Parse TOML text, apply `key=value` overrides (dotted paths), deserialize and validate.
+pub fn load(text: &str, overrides: &[(String, String)]) -> Result<Profile, ProfileError> {
+    let mut value: toml::Value = toml::from_str(text)
+        .map_err(|e| ProfileError(format!("profile is not valid TOML: {}", one_line(&e.to_string()))))?;
+    for (k, v) in overrides {
+        apply_override(&mut value, k, v)?;
+    }
+    from_value(value)
+}
+
+pub fn from_value(value: toml::Value) -> Result<Profile, ProfileError> {
+    let p: Profile = value
+        .try_into()
+        .map_err(|e: toml::de::Error| ProfileError(format!("profile: {}", one_line(&e.to_string()))))?;
+    p.validate()?;
+    Ok(p)
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Set `a.b.c = value` in a TOML tree. The key must already exist in the profile schema;
+/// unknown keys are caught by deserialization (deny_unknown_fields) with the path named.
+pub fn apply_override(root: &mut toml::Value, key: &str, raw: &str) -> Result<(), ProfileError> {
+    if key.is_empty() || key.split('.').any(|p| p.is_empty()) {
+        return err(format!("override '{key}={raw}': key must be a dotted path like nand.channels"));
+    }
+    let parsed = parse_value(raw);
+    let parts: Vec<&str> = key.split('.').collect();
+    let mut cur = root;
+    for (i, part) in parts.iter().enumerate() {
+        let table = match cur {
+            toml::Value::Table(t) => t,
+            _ => return err(format!("override '{key}': '{}' is not a section", parts[..i].join("."))),
+        };
+        if i + 1 == parts.len() {
+            table.insert((*part).to_string(), parsed);
+            return Ok(());
+        }
+        cur = table
+            .entry((*part).to_string())
+            .or_insert_with(|| toml::Value::Table(Default::default()));
+    }
+    Ok(())
+}
+
+fn parse_value(raw: &str) -> toml::Value {
+    let doc = format!("v = {raw}");
+    match toml::from_str::<toml::Table>(&doc) {
+        Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(raw.into())),
+        Err(_) => toml::Value::String(raw.to_string()),
+    }
+}
+
+macro_rules! check {
+    ($cond:expr, $field:expr, $val:expr, $allowed:expr) => {
+        if !($cond) {
+            return err(format!("{} = {}: must be {}", $field, $val, $allowed));
+        }
+    };
+}
+
+impl Profile {
+    pub fn bits(&self) -> u32 {
+        bits_per_cell(&self.nand.cell).unwrap_or(1)
+    }
+
+    pub fn validate(&self) -> Result<(), ProfileError> {
+        let n = &self.nand;
+        let h = &self.host;
+        check!(!self.id.is_empty(), "id", "\"\"", "a non-empty string");
+        check!(self.user_capacity_gb > 0.0, "user_capacity_gb", self.user_capacity_gb, "> 0");
+        check!(
+            h.interface == "sata" || h.interface == "pcie",
+            "host.interface",
+            format!("\"{}\"", h.interface),
+            "\"sata\" or \"pcie\""
+        );
+        check!((1..=6).contains(&h.pcie_gen), "host.pcie_gen", h.pcie_gen, "1..6");
+        check!([1, 2, 4, 8, 16].contains(&h.lanes), "host.lanes", h.lanes, "1, 2, 4, 8 or 16");
+        check!(
+            h.protocol_efficiency > 0.0 && h.protocol_efficiency <= 1.0,
+            "host.protocol_efficiency",
+            h.protocol_efficiency,
+            "in (0, 1]"
+        );
+        check!(h.command_overhead_us > 0.0, "host.command_overhead_us", h.command_overhead_us, "> 0");
+        check!(h.host_latency_us >= 0.0, "host.host_latency_us", h.host_latency_us, ">= 0");
+        check!((1..=65536).contains(&h.max_queue_depth), "host.max_queue_depth", h.max_queue_depth, "1..65536");
+        check!(h.write_buffer_kib > 0, "host.write_buffer_kib", h.write_buffer_kib, "> 0");
+        check!(
+            bits_per_cell(&n.cell).is_some(),
+            "nand.cell",
+            format!("\"{}\"", n.cell),
+            "one of \"slc\", \"mlc\", \"tlc\", \"qlc\""
+        );
+        check!((1..=64).contains(&n.channels), "nand.channels", n.channels, "1..64");
+        check!((1..=64).contains(&n.dies_per_channel), "nand.dies_per_channel", n.dies_per_channel, "1..64");
+        check!((1..=8).contains(&n.planes), "nand.planes", n.planes, "1..8");
+        check!(n.blocks_per_plane >= 8, "nand.blocks_per_plane", n.blocks_per_plane, ">= 8");
+        check!([4, 8, 16, 32].contains(&n.page_kib), "nand.page_kib", n.page_kib, "4, 8, 16 or 32");
+        let bits = self.bits();
+        check!(
+            n.pages_per_block >= 4 && n.pages_per_block % bits == 0,
+            "nand.pages_per_block",
+            n.pages_per_block,
+            format!(">= 4 and a multiple of {bits} (bits per cell)")
+        );
+        check!(n.channel_mbps > 0.0, "nand.channel_mbps", n.channel_mbps, "> 0");
+        check!(n.erase_us > 0.0, "nand.erase_us", n.erase_us, "> 0");
+        for (name, t) in [("nand.slc", &n.slc), ("nand.native", &n.native)] {
+            check!(t.read_us > 0.0, format!("{name}.read_us"), t.read_us, "> 0");
+            check!(t.prog_us > 0.0, format!("{name}.prog_us"), t.prog_us, "> 0");
+            check!(
+                t.prog_pages >= 1 && n.pages_per_block % t.prog_pages == 0,
+                format!("{name}.prog_pages"),
+                t.prog_pages,
+                "a divisor of nand.pages_per_block"
+            );
+        }
+        check!(
+            (n.pages_per_block / bits) % n.slc.prog_pages == 0,
+            "nand.slc.prog_pages",
+            n.slc.prog_pages,
+            "a divisor of the SLC-mode pages per block"
+        );
+        let f = &self.ftl;
+        check!((1..=64).contains(&f.gc_threshold_blocks), "ftl.gc_threshold_blocks", f.gc_threshold_blocks, "1..64");
+        check!(
+            (0.0..=50.0).contains(&f.idle_gc_target_pct),
+            "ftl.idle_gc_target_pct",
+            f.idle_gc_target_pct,
+            "0..50"
+        );
+        let s = &self.slc;
+        check!(s.static_gb >= 0.0, "slc.static_gb", s.static_gb, ">= 0");
+        check!(s.dynamic_max_gb >= 0.0, "slc.dynamic_max_gb", s.dynamic_max_gb, ">= 0");
+        check!((0.0..=1.0).contains(&s.dynamic_share), "slc.dynamic_share", s.dynamic_share, "0..1");
+        check!(
+            s.when_full == "direct" || s.when_full == "fold",
+            "slc.when_full",
+            format!("\"{}\"", s.when_full),
+            "\"direct\" or \"fold\""
+        );
+        check!(s.reclaim_interval_gb >= 0.0, "slc.reclaim_interval_gb", s.reclaim_interval_gb, ">= 0");
+        check!(s.reclaim_gb >= 0.0, "slc.reclaim_gb", s.reclaim_gb, ">= 0");
+        check!(
+            bits > 1 || (s.static_gb == 0.0 && s.dynamic_max_gb == 0.0),
+            "slc.static_gb/dynamic_max_gb",
+            s.static_gb + s.dynamic_max_gb,
+            "0 when nand.cell = \"slc\" (no SLC cache on SLC NAND)"
+        );
+        let m = &self.mapping;
+        check!(
+            ["dram", "sram", "hmb"].contains(&m.kind.as_str()),
+            "mapping.kind",
+            format!("\"{}\"", m.kind),
+            "\"dram\", \"sram\" or \"hmb\""
+        );
+        check!(
+            m.kind == "dram" || m.cache_mib > 0.0,
+            "mapping.cache_mib",
+            m.cache_mib,
+            "> 0 for a sram or hmb mapping cache"
+        );
+        check!(m.hmb_access_us >= 0.0, "mapping.hmb_access_us", m.hmb_access_us, ">= 0");
+        let p = &self.power;
+        for (k, v) in [
+            ("power.read_uj", p.read_uj),
+            ("power.program_uj", p.program_uj),
+            ("power.erase_uj", p.erase_uj),
+            ("power.transfer_nj_per_kib", p.transfer_nj_per_kib),
+            ("power.controller_active_w", p.controller_active_w),
+            ("power.idle_w", p.idle_w),
+        ] {
+            check!(v >= 0.0, k, v, ">= 0");
+        }
+        let g = crate::nand::Geometry::from_profile(self);
+        check!(
+            g.total_slots() < u32::MAX as u64 - 1,
+            "nand geometry",
+            format!("{} GiB raw", g.raw_bytes() >> 30),
+            "below 16 TiB raw (32-bit physical addresses)"
+        );
+        let user_bytes = (self.user_capacity_gb * 1e9) as u64;
+        let static_blocks = g.static_slc_blocks_per_die(self) as u64;
+        check!(
+            static_blocks + f.gc_threshold_blocks as u64 + 8 < g.blocks_per_die as u64,
+            "slc.static_gb",
+            s.static_gb,
+            "small enough to leave native blocks on every die"
+        );
+        let native_blocks = g.blocks_per_die as u64 - static_blocks;
+        // GC needs room for its threshold plus open blocks (host, SLC, GC) on every die.
+        let reserve = f.gc_threshold_blocks as u64 + 4;
+        let usable = (native_blocks.saturating_sub(reserve)) * g.dies as u64 * g.block_bytes();
+        check!(
+            user_bytes <= usable,
+            "user_capacity_gb",
+            self.user_capacity_gb,
+            format!(
+                "<= {:.3} (raw NAND {:.3} GB less static SLC and GC reserve blocks)",
+                usable as f64 / 1e9,
+                g.raw_bytes() as f64 / 1e9
+            )
+        );
+        Ok(())
+    }
+}
