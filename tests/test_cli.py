@@ -155,3 +155,18 @@ def test_report_calls_build_report(db, tmp_path):
     html = r.stdout.strip()
     assert html.endswith(".html") and (tmp_path / "rep").is_dir()
     assert str(rid) in open(html).read()
+
+
+def test_command_line_mistakes_are_one_line_in_a_real_process(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "python"))
+    for args, message in ((["run"], "Missing argument"), (["run", "fill", "--bogus"], "--bogus"),
+                          (["run", "fill", "--drive", "x", "--spare", "abc"], "--spare")):
+        p = subprocess.run([sys.executable, "-m", "ssdlab.cli", *args], env=env,
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and p.stdout == ""
+        assert p.stderr.count("\n") == 1 and message in p.stderr, p.stderr

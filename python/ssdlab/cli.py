@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Optional
@@ -19,8 +20,27 @@ from .phase import Phase
 from .runner import Hooks, RunInterrupted, plan_phases, run_test
 from .store import Store, StoreError, jsonable
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="SSD characterization: the review methodology on simulated and real drives.")
+# click's base error, found through typer's public BadParameter (typer vendors click)
+ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+class App(typer.Typer):
+    """Command-line mistakes (missing argument, unknown option) as one line, exit 2."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("standalone_mode", False)
+        try:
+            rv = super().__call__(*args, **kwargs)
+        except ClickException as e:
+            if type(e).__name__ == "NoArgsIsHelpError":  # the help is already printed
+                sys.exit(EXIT_USER)
+            typer.echo(f"ssdlab: error: {e.format_message()} (see --help)", err=True)
+            sys.exit(EXIT_USER if e.exit_code == 2 else e.exit_code)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+app = App(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+          help="SSD characterization: the review methodology on simulated and real drives.")
 results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, export.")
 app.add_typer(results_app, name="results")
 
@@ -133,7 +153,7 @@ class RichHooks(Hooks):
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
                                  TaskProgressColumn(), TimeRemainingColumn(),
                                  TextColumn("{task.fields[live]}"),
-                                 console=Console(stderr=True), transient=False)
+                                 console=Console(stderr=True), transient=True)
         self.task = None
 
     def __enter__(self) -> "RichHooks":
@@ -145,6 +165,7 @@ class RichHooks(Hooks):
 
     def phase_start(self, drive: str, phase: Phase, seq: int, capacity: int) -> None:
         self.phase, self.done, self.last_t = phase, 0.0, 0.0
+        self.started = time.monotonic()
         if phase.kind == "io":
             self.by_bytes = phase.stop_bytes is not None
             total = float(phase.stop_bytes) if self.by_bytes else float(phase.stop_seconds)
@@ -153,7 +174,7 @@ class RichHooks(Hooks):
         else:
             self.by_bytes, total = False, None
         self.iops_view = phase.pattern == "rand" and phase.block_size < 64 * 1024
-        self.task = self.progress.add_task(f"{drive} {phase.name or phase.kind}", total=total,
+        self.task = self.progress.add_task(f"{drive} #{seq} {phase.name or phase.kind}", total=total,
                                            live="")
 
     def sample(self, row: dict) -> None:
@@ -168,9 +189,12 @@ class RichHooks(Hooks):
         self.progress.update(self.task, completed=self.done, live=live)
 
     def phase_end(self, result) -> None:
-        if self.task is not None:
-            total = self.progress.tasks[-1].total
-            self.progress.update(self.task, completed=total if total else 1, total=total or 1)
+        # one bar at a time; a phase that took a while leaves a line behind
+        task = next(t for t in self.progress.tasks if t.id == self.task)
+        if time.monotonic() - self.started > 2.0:
+            self.progress.console.print(f"{task.description}  {task.fields['live']}  "
+                                        f"({time.monotonic() - self.started:.0f} s)")
+        self.progress.remove_task(self.task)
 
 
 @contextmanager
