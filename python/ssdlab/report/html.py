@@ -48,6 +48,10 @@ def _base_layout(fig: go.Figure, title: str, height: int) -> None:
                                   yanchor="bottom"))
 
 
+def _counter_range(key: str) -> dict:
+    return {"range": [0, 105]} if key == "slc_pct" else {}  # a share: always 0-100 %
+
+
 def _counter_rows(fig: go.Figure, counters: D.Counters | None, panels: list, first_row: int):
     for i, (key, title, _) in enumerate(panels):
         vals = getattr(counters, key) if counters is not None else None
@@ -56,7 +60,7 @@ def _counter_rows(fig: go.Figure, counters: D.Counters | None, panels: list, fir
                                  line=dict(color=COUNTER_COLOR, width=1.2)),
                       row=first_row + i, col=1)
         fig.update_yaxes(title_text=D.COUNTER_UNITS[key], row=first_row + i, col=1,
-                         rangemode="tozero", nticks=4)
+                         rangemode="tozero", nticks=4, **_counter_range(key))
 
 
 # --- fill ---------------------------------------------------------------------------------
@@ -89,6 +93,24 @@ def fill_figures(curves: list[D.FillCurve], y_top: float) -> list[str]:
 
 
 # --- consistency --------------------------------------------------------------------------
+
+def _log_ticks(arrays: list[np.ndarray]) -> dict:
+    """1-2-5 ticks labelled 2k, 5k, 10k over every combination's range: plotly's own log
+    ticks label a narrow band with bare digits ("2", "5"), which readers misread."""
+    vals = np.concatenate([a[np.isfinite(a) & (a > 0)] for a in arrays] or [np.ones(1)])
+    if not vals.size:
+        return {}
+    lo, hi = int(np.floor(np.log10(vals.min()))), int(np.ceil(np.log10(vals.max())))
+    tv = [m * 10.0 ** e for e in range(lo, hi + 1) for m in (1, 2, 5)]
+    return {"tickvals": tv, "ticktext": [_si(v) for v in tv]}
+
+
+def _si(v: float) -> str:
+    for div, suf in ((1e6, "M"), (1e3, "k")):
+        if v >= div:
+            return f"{v / div:g}{suf}"
+    return f"{v:g}"
+
 
 def _combo_traces(c: D.ConsistencyCombo | None, panels: list) -> list[dict]:
     """x/y for every trace of fig-consistency, in trace order: whole run, counters, window
@@ -129,14 +151,15 @@ def consistency_figure(combos: list[D.ConsistencyCombo]) -> tuple[str, str]:
         color = COUNTER_COLOR if kind in [p[0] for p in panels] else COLORS[0]
         fig.add_trace(go.Scatter(x=tr["x"], y=tr["y"], mode="lines", name=kind,
                                  showlegend=False, line=dict(color=color, width=1)), row=r, col=1)
-    fig.update_yaxes(type="log", dtick="D2", title_text="IOPS", row=1, col=1)
+    ticks = _log_ticks([c.iops for c in combos])
+    fig.update_yaxes(type="log", title_text="IOPS", row=1, col=1, **ticks)
     for i, p in enumerate(panels):
         fig.update_yaxes(title_text=D.COUNTER_UNITS[p[0]], rangemode="tozero", nticks=4,
-                         row=2 + i, col=1)
+                         row=2 + i, col=1, **_counter_range(p[0]))
         fig.update_xaxes(matches="x", row=2 + i, col=1)
     for r in range(1, 1 + len(panels)):  # counters share the run's time axis: label it once
         fig.update_xaxes(showticklabels=False, row=r, col=1)
-    fig.update_yaxes(type="log", dtick="D2", title_text="IOPS", row=n - 1, col=1)
+    fig.update_yaxes(type="log", title_text="IOPS", row=n - 1, col=1, **ticks)
     fig.update_yaxes(title_text="IOPS", rangemode="tozero", row=n, col=1)
     fig.update_xaxes(title_text="seconds", row=n, col=1)
 
@@ -197,13 +220,16 @@ SWITCH_JS = r"""
       b.setAttribute('data-active', state[menus.indexOf(a.menu)] === a.index ? '1' : '0');
     });
   }
-  function show() {
-    const c = payload.combos[state[0] + '|' + state[1]];
+  function mark(c) {  // the current selection, readable from the page
     gd.dataset.driveIndex = state[0]; gd.dataset.spareIndex = state[1];
     gd.dataset.drive = payload.drives[state[0]]; gd.dataset.spare = payload.spares[state[1]];
     gd.dataset.present = c.present ? '1' : '0';
+  }
+  function show() {
+    const c = payload.combos[state[0] + '|' + state[1]];
+    // marked once drawn, so whoever waits on the data attributes sees the new data
     return Plotly.update(gd, {x: c.traces.map(t => t.x), y: c.traces.map(t => t.y)},
-                         {'title.text': c.title}).then(tag);
+                         {'title.text': c.title}).then(function () { mark(c); tag(); });
   }
   gd.on('plotly_buttonclicked', function (e) {
     const a = (e.button.args && e.button.args[0]) || {};
@@ -213,6 +239,7 @@ SWITCH_JS = r"""
     show();
   });
   gd.on('plotly_afterplot', tag);
+  mark(payload.combos['0|0']);
   tag();
   window.ssdlabConsistency = {state: state, show: show};
 })();
