@@ -85,6 +85,16 @@ class JsonStream:
                 continue
             if c == '"':
                 self._in_str = True
+            elif c == "{" and self._depth > 0 and i > self._start and buf[i - 1] == "\n":
+                # a new top-level object (fio writes those at column 0, nested ones indented)
+                # while one is open: the open one was torn; keep it as noise, start over here
+                self.noise.extend(x for x in buf[self._start:i].splitlines() if x.strip())
+                buf = buf[i:]
+                n = len(buf)
+                i = 0
+                self._start = 0
+                self._depth = 0
+                continue
             elif c == "{" or c == "[":
                 self._depth += 1
             elif c == "}" or c == "]":

@@ -1,0 +1,199 @@
+"""Phase -> fio job text, drive specs, the plan, and the missing-fio error. No I/O (fio,
+when installed, only parses the generated jobs)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from ssdlab import phase as P
+from ssdlab.targets import fio as fio_mod
+from ssdlab.targets import fio_job, open_target
+from ssdlab.targets.fio import FioTarget, parse_size, parse_spec, writes
+
+CAP = 256 * 2**20
+
+
+def opts(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if "=" in line and not line.startswith(";"):
+            k, _, v = line.partition("=")
+            out[k.strip()] = v.strip()
+    return out
+
+
+def job(phase: P.Phase, **kw) -> dict[str, str]:
+    return opts(fio_job.job_text(phase.resolve(CAP), "/dev/loop9", log_prefix="/tmp/x/p", **kw))
+
+
+def test_fill_job():
+    o = job(P.seq_write("fill", stop_bytes=CAP))
+    assert o["rw"] == "write" and o["bs"] == str(128 * 1024) and o["iodepth"] == "32"
+    assert o["ioengine"] == "io_uring" and o["direct"] == "1"
+    assert o["refill_buffers"] == "1" and o["randrepeat"] == "0" and o["norandommap"] == "1"
+    assert o["offset"] == "0" and o["size"] == str(CAP) and o["io_size"] == str(CAP)
+    assert "time_based" not in o and "runtime" not in o
+    assert o["log_avg_msec"] == "1000"
+    for k in ("write_iops_log", "write_bw_log", "write_lat_log", "write_hist_log"):
+        assert o[k] == "/tmp/x/p"
+    assert int(o["log_hist_msec"]) < 1000  # the finer log for the per-GB series
+    assert o["filename"] == "/dev/loop9"
+    assert "allow_file_create" not in o
+
+
+def test_random_write_for_seconds_is_time_based():
+    o = job(P.rand_io("rw", 0, stop_seconds=2000))
+    assert o["rw"] == "randwrite" and o["bs"] == "4096"
+    assert o["runtime"] == "2000000ms" and o["time_based"] == "1"
+    assert "io_size" not in o
+
+
+def test_bytes_and_seconds_whichever_first():
+    o = job(P.rand_io("rw", 0, stop_seconds=5, stop_bytes=10**9))
+    assert o["runtime"] == "5000ms" and "time_based" not in o and int(o["io_size"]) >= 10**9
+
+
+@pytest.mark.parametrize("read_pct,pattern,rw", [(100, "seq", "read"), (100, "rand", "randread"),
+                                                 (70, "rand", "randrw"), (30, "seq", "rw")])
+def test_read_mixes(read_pct, pattern, rw):
+    ph = P.Phase(kind="io", read_pct=read_pct, pattern=pattern, stop_seconds=1)
+    o = job(ph)
+    assert o["rw"] == rw
+    if 0 < read_pct < 100:
+        assert o["rwmixread"] == str(read_pct)
+    else:
+        assert "rwmixread" not in o
+
+
+def test_range_and_fractions():
+    o = job(P.seq_write("f", stop_bytes=CAP // 2, frac_offset=0.25, frac_length=0.5))
+    assert o["offset"] == str(CAP // 4) and o["size"] == str(CAP // 4)
+
+
+def test_sequential_jobs_split_the_range():
+    o = job(P.seq_write("f", stop_bytes=CAP, jobs=4))
+    part = CAP // 4
+    assert o["numjobs"] == "4" and o["size"] == str(part) and o["offset_increment"] == str(part)
+    assert o["io_size"] == str(part)
+
+
+def test_random_jobs_share_the_range():
+    o = job(P.rand_io("r", 100, jobs=16, stop_seconds=3))
+    assert o["numjobs"] == "16" and o["size"] == str(CAP) and "offset_increment" not in o
+
+
+def test_data_patterns():
+    assert job(P.seq_write("f", stop_bytes=CAP, data="zeros"))["zero_buffers"] == "1"
+    o = job(P.seq_write("f", stop_bytes=CAP, data="compressible", compress_pct=50))
+    assert o["buffer_compress_percentage"] == "50" and o["refill_buffers"] == "1"
+
+
+def test_file_jobs_never_create_or_extend():
+    o = opts(fio_job.job_text(P.seq_write("f", stop_bytes=CAP).resolve(CAP), "/tmp/t.bin",
+                              is_file=True))
+    assert o["allow_file_create"] == "0" and o["fallocate"] == "none" and o["file_append"] == "0"
+
+
+def test_sample_interval_sets_log_period():
+    o = job(P.Phase(kind="io", stop_seconds=3, sample_interval_s=0.5))
+    assert o["log_avg_msec"] == "500"
+
+
+def test_non_io_phase_rejected():
+    with pytest.raises(ValueError, match="io phases"):
+        fio_job.job_text(P.idle(3).resolve(CAP), "/dev/x")
+
+
+def test_command_line():
+    c = fio_job.command("/w/p1.fio", "fio")
+    assert c[0] == "fio" and "--output-format=json+" in c and "--status-interval=1" in c
+    assert c[-1] == "/w/p1.fio"
+
+
+@pytest.mark.skipif(not shutil.which("fio"), reason="fio not installed (apt-get install fio)")
+@pytest.mark.parametrize("ph", [P.seq_write("fill", stop_bytes=CAP), P.rand_io("c", 0, stop_seconds=9),
+                                P.rand_io("m", 70, jobs=4, stop_seconds=1),
+                                P.seq_read("r", jobs=2, stop_bytes=CAP, data="compressible",
+                                           compress_pct=30)])
+def test_fio_accepts_generated_jobs(tmp_path, ph):
+    text = fio_job.job_text(ph.resolve(CAP), str(tmp_path / "f"), engine="libaio",
+                            log_prefix=str(tmp_path / "p"))
+    (tmp_path / "j.fio").write_text(text)
+    r = subprocess.run(["fio", "--parse-only", str(tmp_path / "j.fio")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr + r.stdout
+
+
+@pytest.mark.skipif(not shutil.which("fio"), reason="fio not installed (apt-get install fio)")
+def test_engine_probe():
+    fio_job.pick_engine.cache_clear()
+    assert fio_job.pick_engine() in ("io_uring", "libaio", "psync")
+
+
+def test_engine_forced(monkeypatch):
+    monkeypatch.setenv("SSDLAB_FIO_ENGINE", "libaio")
+    fio_job.pick_engine.cache_clear()
+    assert fio_job.pick_engine() == "libaio"
+    fio_job.pick_engine.cache_clear()
+
+
+def test_fio_missing_names_the_install_command(monkeypatch, tmp_path):
+    monkeypatch.delenv("SSDLAB_FIO", raising=False)
+    monkeypatch.setattr(fio_job.shutil, "which", lambda name: None)
+    with pytest.raises(fio_job.FioMissing, match="apt-get install fio"):
+        fio_job.fio_binary()
+    with pytest.raises(ValueError, match="apt-get install fio"):
+        open_target(f"file:{tmp_path}/t.bin:64M")
+
+
+@pytest.mark.parametrize("s,n", [("8G", 8 * 2**30), ("512M", 512 * 2**20), ("1GB", 10**9),
+                                 ("1048576", 2**20), ("2GiB", 2 * 2**30)])
+def test_parse_size(s, n):
+    assert parse_size(s) == n
+
+
+@pytest.mark.parametrize("bad", ["", "12Q", "-1G", "1k"])
+def test_parse_size_rejects(bad):
+    with pytest.raises(ValueError):
+        parse_size(bad)
+
+
+def test_parse_spec():
+    assert parse_spec("/dev/sdb") == ("block", "/dev/sdb", None)
+    assert parse_spec("file:/a:b/c.bin:1G") == ("file", "/a:b/c.bin", 2**30)
+    with pytest.raises(ValueError, match="file:PATH:SIZE"):
+        parse_spec("file:/x")
+
+
+def test_writes():
+    assert writes(P.purge()) and writes(P.trim()) and writes(P.seq_write("f", stop_bytes=1 << 20))
+    assert not writes(P.idle(1)) and not writes(P.seq_read("r", stop_bytes=1 << 20))
+    assert writes(P.rand_io("m", 70, stop_seconds=1))
+
+
+def test_plan_executes_nothing(tmp_path, capsys):
+    path = tmp_path / "t.bin"
+    phases = [P.purge(), P.seq_write("fill", stop_bytes=64 * 2**20), P.idle(2),
+              P.trim(), P.rand_io("rw", 0, stop_seconds=5)]
+    t = open_target(f"file:{path}:64M", plan=True)
+    text = t.plan(phases)
+    assert not path.exists()
+    assert "fallocate --punch-hole" in text and "fio --output-format=json+" in text
+    assert "rw=write" in text and "rw=randwrite" in text and "sleep 2" in text
+    assert "safety: writing is allowed" in text
+    r = t.run(phases[1])
+    assert "rw=write" in capsys.readouterr().out and r.totals == {"planned": 1.0}
+    assert not path.exists()
+    assert fio_mod.plan(phases, f"file:{path}:64M") == text
+
+
+def test_plan_reports_a_refusal(tmp_path):
+    path = tmp_path / "precious.txt"
+    path.write_text("not ours")
+    text = FioTarget(f"file:{path}:64M", plan=True).plan([P.seq_write("f", stop_bytes=1 << 20)])
+    assert "REFUSED" in text and "--destroy-data" in text
+    ro = FioTarget(f"file:{path}:64M", plan=True).plan([P.seq_read("r", stop_bytes=1 << 20)])
+    assert "read-only" in ro
+    assert path.read_text() == "not ours"
