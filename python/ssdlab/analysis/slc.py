@@ -1,10 +1,12 @@
 """The shape of a whole-drive fill curve (MB/s per GB written): SLC cache size, peak,
 post-cache speed and recovery peaks.
 
-- peak: the highest 3-segment rolling median, so one lucky segment is not the peak.
-- the first *sustained drop* is the first segment from which `SUSTAIN` consecutive
-  segments (or all that remain) run below `DROP` x peak; the SLC cache estimate is the GB
-  written before that segment. No such drop: the curve shows no cache (None).
+- peak: the fastest segment, as a reviewer reads it off the curve.
+- the cache is the fast region the fill starts with: if the first segment runs at least
+  `DROP` x peak, the first *sustained drop* is the first segment from which `SUSTAIN`
+  consecutive segments (or all that remain) run below `DROP` x peak, and the SLC cache
+  estimate is the GB written before it. A fill that does not start fast, or never drops,
+  shows no cache (None).
 - a recovery peak is a rise, after the drop, from below to at least halfway between the
   post-cache median and the peak.
 """
@@ -26,13 +28,6 @@ class FillShape:
     drop_index: int | None  # first segment of the sustained drop
     slc_cache_gb: float | None
     recovery_peaks: int
-
-
-def rolling_median(v: np.ndarray, k: int = 3) -> np.ndarray:
-    if v.size < k:
-        return v.copy()
-    windows = np.lib.stride_tricks.sliding_window_view(v, k)
-    return np.median(windows, axis=1)
 
 
 def first_sustained_drop(mbps: np.ndarray, level: float) -> int | None:
@@ -58,8 +53,8 @@ def fill_shape(gb, mbps) -> FillShape:
     v = np.asarray(mbps, dtype=np.float64)
     if v.size == 0:
         raise ValueError("fill curve has no segments")
-    peak = float(rolling_median(v).max())
-    drop = first_sustained_drop(v, DROP * peak)
+    peak = float(v.max())
+    drop = first_sustained_drop(v, DROP * peak) if v[0] >= DROP * peak else None
     if drop is None:
         return FillShape(peak, None, None, 0)
     cache_gb = float(gb[drop - 1]) if drop > 0 else 0.0
