@@ -1,0 +1,306 @@
+"""Real block devices: loop devices on sparse files (root, losetup and fio needed).
+
+Each test makes its own small loop devices and always detaches them (and unmounts what it
+mounted), whatever happens. Runs are seconds long on 256 MiB devices."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ssdlab import phase as P
+from ssdlab.targets import Interrupted, open_target, safety
+from ssdlab.targets.fio import FioTarget
+
+MIB = 2**20
+SIZE = 256 * MIB
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.realdev
+
+
+def _why_not() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (loop devices)"
+    for tool in ("losetup", "fio", "blkdiscard", "wipefs"):
+        if not shutil.which(tool):
+            return f"{tool} not installed (apt-get install fio util-linux)"
+    if not os.path.exists("/dev/loop-control"):
+        return "no /dev/loop-control (loop devices unavailable)"
+    return None
+
+
+REASON = _why_not()
+if REASON:
+    pytestmark = [pytest.mark.realdev, pytest.mark.skip(reason=REASON)]
+
+
+def sh(*cmd: str, check: bool = True, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(list(cmd), capture_output=True, text=True, check=check, **kw)
+
+
+def allocated(path: Path) -> int:
+    return os.stat(path).st_blocks * 512
+
+
+class Loops:
+    """Factory of loop devices on sparse files; cleans up mounts and devices."""
+
+    def __init__(self, tmp: Path):
+        self.tmp = tmp
+        self.devs: list[str] = []
+        self.mounts: list[Path] = []
+        self.holders: list[subprocess.Popen] = []
+
+    def make(self, size: int = SIZE, name: str | None = None) -> tuple[str, Path]:
+        f = self.tmp / (name or f"loop{len(self.devs)}.img")
+        with open(f, "wb") as fh:
+            fh.truncate(size)
+        r = sh("losetup", "--find", "--show", str(f), check=False)
+        if r.returncode != 0:
+            pytest.skip(f"losetup failed: {r.stderr.strip()}")
+        dev = r.stdout.strip()
+        self.devs.append(dev)
+        return dev, f
+
+    def mount(self, dev: str) -> Path:
+        mnt = self.tmp / f"mnt{len(self.mounts)}"
+        mnt.mkdir()
+        sh("mount", dev, str(mnt))
+        self.mounts.append(mnt)
+        return mnt
+
+    def hold_exclusive(self, dev: str) -> subprocess.Popen:
+        """Another program holding the device open with O_EXCL (as mount, mdadm, LVM do)."""
+        p = subprocess.Popen([sys.executable, "-c",
+                              "import os,sys,time; fd=os.open(sys.argv[1], os.O_RDONLY|os.O_EXCL); "
+                              "print('held', flush=True); time.sleep(120)", dev],
+                             stdout=subprocess.PIPE, text=True)
+        assert p.stdout.readline().strip() == "held"
+        self.holders.append(p)
+        return p
+
+    def cleanup(self) -> None:
+        for p in self.holders:
+            p.kill()
+            p.wait()
+        for m in reversed(self.mounts):
+            sh("umount", str(m), check=False)
+        for d in self.devs:
+            for _ in range(10):
+                if sh("losetup", "-d", d, check=False).returncode == 0:
+                    break
+                time.sleep(0.2)
+
+
+@pytest.fixture
+def loops(tmp_path):
+    lp = Loops(tmp_path)
+    try:
+        yield lp
+    finally:
+        lp.cleanup()
+
+
+def test_fill_and_consistency_through_the_target(loops):
+    dev, backing = loops.make()
+    samples = []
+    with FioTarget(dev) as t:
+        ident = t.identify()
+        assert ident.kind == "block" and ident.capacity == SIZE
+        assert ident.extra["name"].startswith("loop") and ident.extra["discard"]
+        purge = t.run(P.purge())
+        assert purge.purge_method == "blkdiscard"  # type: ignore[attr-defined]
+        assert "blkdiscard" in t.identify().extra["purges"]
+        fill = t.run(P.seq_write("fill", stop_bytes=SIZE, segment_bytes=32 * MIB), samples.append)
+        tot = fill.totals
+        assert tot["write_bytes"] == SIZE and tot["read_bytes"] == 0
+        assert allocated(backing) >= SIZE * 0.95  # every block of the loop device was written
+        seg = fill.segments
+        assert len(seg["gb"]) == 8 and seg["gb"][-1] == pytest.approx(SIZE / 1e9)
+        assert (seg["mbps"] > 0).all()
+        assert len(fill.series["t_s"]) >= 1 and fill.series["write_mbps"].sum() > 0
+        lat = fill.latency
+        assert lat["p50_us"] <= lat["p99_us"] <= lat["p99_99_us"] and lat["counts"].sum() == SIZE / 131072
+        cons = t.run(P.rand_io("random", 0, stop_seconds=3))
+        s = cons.series
+        assert len(s["t_s"]) == 3 and (s["iops"] > 0).all()
+        assert cons.totals["duration_s"] == pytest.approx(3.0, abs=0.2)
+        assert cons.totals["iops"] > 100
+        assert samples, "live samples from fio's status stream"
+        assert {"t_s", "iops", "mbps", "write_mbps"} <= set(samples[0])
+
+
+def test_trim_punches_holes_in_the_backing_file(loops):
+    dev, backing = loops.make()
+    with FioTarget(dev) as t:
+        t.run(P.seq_write("fill", stop_bytes=SIZE))
+        full = allocated(backing)
+        assert full >= SIZE * 0.95
+        r = t.run(P.trim(offset=0, length=SIZE // 2))
+        assert r.totals["trim_bytes"] == SIZE // 2
+        half = allocated(backing)
+        assert half == pytest.approx(SIZE / 2, rel=0.05)
+        t.run(P.trim(frac_offset=0.5))
+        assert allocated(backing) < SIZE * 0.02
+
+
+def test_read_only_phase_needs_no_flag_and_writes_nothing(loops):
+    dev, _ = loops.make()
+    sh("mkfs.ext4", "-q", "-F", dev)
+    with FioTarget(dev) as t:
+        r = t.run(P.seq_read("read", stop_bytes=16 * MIB))
+        assert r.totals["read_bytes"] == 16 * MIB and r.totals["write_bytes"] == 0
+        with pytest.raises(safety.UnsafeTarget, match="ext4"):
+            t.run(P.seq_write("w", stop_bytes=MIB))
+    assert "ext4" in sh("blkid", "-p", "-o", "export", dev).stdout
+
+
+def test_mounted_ext4_refused_even_with_the_flag(loops):
+    dev, _ = loops.make()
+    sh("mkfs.ext4", "-q", "-F", dev)
+    loops.mount(dev)
+    for dd in (None, dev):
+        with pytest.raises(safety.UnsafeTarget, match="mounted"):
+            safety.check_block_write(dev, dd)
+        with FioTarget(dev, destroy_data=dd) as t:
+            with pytest.raises(safety.UnsafeTarget, match="unmount it first"):
+                t.run(P.seq_write("w", stop_bytes=MIB))
+    # unmounted: the filesystem still needs the flag, and the flag is then enough
+    sh("umount", str(loops.mounts.pop()))
+    with pytest.raises(safety.UnsafeTarget, match="--destroy-data=" + dev):
+        safety.check_block_write(dev, None)
+    with FioTarget(dev, destroy_data=dev) as t:
+        assert t.run(P.seq_write("w", stop_bytes=4 * MIB)).totals["write_bytes"] == 4 * MIB
+
+
+def test_partition_table_refused_without_the_flag(loops):
+    dev, _ = loops.make()
+    sh("sfdisk", "-q", dev, input="label: gpt\n,64M\n", check=False)
+    assert "gpt" in sh("blkid", "-p", "-o", "export", dev, check=False).stdout.lower()
+    with FioTarget(dev) as t:
+        with pytest.raises(safety.UnsafeTarget, match="gpt"):
+            t.run(P.purge())
+    other, _ = loops.make()
+    with pytest.raises(safety.UnsafeTarget, match="names another device"):
+        safety.check_block_write(dev, other)
+    with FioTarget(dev, destroy_data=dev) as t:
+        assert t.run(P.purge()).purge_method == "blkdiscard"  # type: ignore[attr-defined]
+        t.run(P.seq_write("w", stop_bytes=4 * MIB))
+
+
+def test_device_in_use_refused_even_with_the_flag(loops):
+    dev, _ = loops.make()
+    loops.hold_exclusive(dev)
+    for dd in (None, dev):
+        with pytest.raises(safety.UnsafeTarget, match="in use"):
+            safety.check_block_write(dev, dd)
+    loops.holders.pop().kill()
+    time.sleep(0.2)
+    safety.check_block_write(dev, None)  # free again, blank: allowed
+
+
+def test_one_run_at_a_time_per_device(loops, tmp_path):
+    dev, _ = loops.make()
+    sh("mkfs.ext4", "-q", "-F", dev)
+    mnt = tmp_path / "m"
+    mnt.mkdir()
+    with FioTarget(dev, destroy_data=dev) as t:
+        # write past the filesystem's primary superblock: the ext4 stays mountable
+        t.run(P.seq_write("w", offset=128 * MIB, length=MIB, stop_bytes=MIB))
+        with pytest.raises(safety.DeviceLocked, match="another ssdlab run"):
+            FioTarget(dev)
+        # while we own it, the kernel refuses a mount (we hold the device exclusively)
+        r = sh("mount", dev, str(mnt), check=False)
+        if r.returncode == 0:
+            loops.mounts.append(mnt)
+        assert r.returncode != 0 and "busy" in r.stderr.lower(), r.stderr
+    with FioTarget(dev):  # released
+        pass
+    loops.mount(dev)  # and mountable again
+
+
+def test_ctrl_c_stops_fio_and_keeps_the_partial_result(loops):
+    dev, _ = loops.make()
+    seen = []
+
+    def on_sample(row):
+        seen.append(row)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    with FioTarget(dev) as t:
+        t0 = time.monotonic()
+        with pytest.raises(Interrupted) as ei:
+            t.run(P.rand_io("random", 0, stop_seconds=30), on_sample)
+        assert time.monotonic() - t0 < 15
+        part = ei.value.partial
+        assert part is not None and 1.0 < part.totals["duration_s"] < 10
+        assert len(part.series["t_s"]) >= 1 and part.totals["write_bytes"] > 0
+    assert "fio" not in sh("ps", "-o", "comm=", "--ppid", str(os.getpid()), check=False).stdout
+
+
+def test_file_target_stays_inside_its_file(tmp_path):
+    d = tmp_path / "fs"
+    d.mkdir()
+    f = d / "target.bin"
+    with open_target(f"file:{f}:64M") as t:
+        assert t.identify().kind == "file"
+        r = t.run(P.seq_write("fill", stop_bytes=64 * MIB))
+        assert r.totals["write_bytes"] == 64 * MIB
+        assert allocated(f) >= 60 * MIB
+        t.run(P.trim(offset=0, length=32 * MIB))
+        assert allocated(f) == pytest.approx(32 * MIB, rel=0.1)
+        t.run(P.rand_io("r", 0, stop_seconds=1))
+        t.run(P.purge())
+        assert allocated(f) < MIB
+    assert sorted(os.listdir(d)) == ["target.bin"]
+    assert os.path.getsize(f) == 64 * MIB
+    # somebody else's file needs the flag
+    other = d / "notes.txt"
+    other.write_text("keep me")
+    with open_target(f"file:{other}:1M") as t:
+        with pytest.raises(safety.UnsafeTarget, match="--destroy-data"):
+            t.run(P.seq_write("w", stop_bytes=MIB))
+    assert other.read_text() == "keep me"
+
+
+def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    return subprocess.run([sys.executable, "-m", "ssdlab.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout, cwd=ROOT)
+
+
+def _cli_ready() -> str | None:
+    r = _cli("--help", timeout=60)
+    return None if r.returncode == 0 else f"ssdlab CLI not importable: {r.stderr.strip()[-200:]}"
+
+
+def test_fill_and_consistency_through_the_cli(loops, tmp_path):
+    why = _cli_ready()
+    if why:
+        pytest.skip(why)
+    dev, _ = loops.make()
+    db = tmp_path / "results.db"
+    r = _cli("run", "fill", "--drive", dev, "--db", str(db), "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["drives"][0]["status"] == "complete"
+    r = _cli("run", "consistency", "--drive", dev, "--seconds", "3", "--db", str(db), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["drives"][0]["status"] == "complete"
+    # a filesystem on it: exit status 2 with a one-line reason, and --destroy-data accepted
+    sh("mkfs.ext4", "-q", "-F", dev)
+    r = _cli("run", "fill", "--drive", dev, "--db", str(db), "--json")
+    assert r.returncode == 2 and "--destroy-data" in r.stderr, r.stderr
+    r = _cli("run", "fill", "--drive", dev, "--db", str(db), "--destroy-data", dev, "--json")
+    assert r.returncode == 0, r.stderr
+    r = _cli("run", "fill", "--drive", dev, "--plan")
+    assert r.returncode == 0, r.stderr
