@@ -1,0 +1,99 @@
+"""End to end on the simulator (sim:tlc-256 shrunk to 8 GB so every test takes seconds)."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("ssdlab._sim")
+
+from ssdlab.cli import app  # noqa: E402
+from ssdlab.methodology import Options  # noqa: E402
+from ssdlab.runner import Hooks, RunInterrupted, run_test  # noqa: E402
+from ssdlab.store import Store  # noqa: E402
+from ssdlab.targets import open_target  # noqa: E402
+
+SMALL = ["user_capacity_gb=8", "nand.blocks_per_plane=46", "slc.dynamic_max_gb=1"]
+SETS = [x for s in SMALL for x in ("--set", s)]
+runner = CliRunner()
+
+
+def run_json(db, *args):
+    r = runner.invoke(app, ["run", *map(str, args), "--drive", "sim:tlc-256", *SETS,
+                            "--db", db, "--json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+@pytest.fixture
+def db(tmp_path):
+    return str(tmp_path / "sim.sqlite")
+
+
+def test_fill_on_the_simulator(db):
+    doc = run_json(db, "fill")
+    (d,) = doc["drives"]
+    m = d["metrics"]
+    assert d["status"] == "complete"
+    assert m["peak_mbps"] > m["post_cache_mbps"] > 0  # the SLC cache runs out
+    assert 0 < m["slc_cache_gb"] < 8
+    assert m["mbps_per_watt"] > 0
+    assert m["fill_seconds"] == pytest.approx(8000 / m["avg_mbps"], rel=0.01)
+    s = Store(db)
+    rd = s.run(doc["run_id"])["drives"][0]
+    assert rd["identity"]["extra"]["profile"]["user_capacity_gb"] == 8
+    assert s.run(doc["run_id"])["engine_version"].startswith("ssdsim")
+    fill = s.phases(rd["id"])[1]
+    assert fill["segments"]["gb"].size == 7 and "slc_used_bytes" in fill["series"]
+
+
+def test_consistency_with_spare_area(db):
+    m = {}
+    for spare in (0, 25):
+        doc = run_json(db, "consistency", "--seconds", 60, "--spare", spare)
+        m[spare] = doc["drives"][0]["metrics"]
+    assert m[0]["waf"] > m[25]["waf"] >= 1.0  # more spare area, less write amplification
+    assert m[25]["steady_iops"] > m[0]["steady_iops"]
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("nand.no_such_key=3", "no_such_key"),
+    ("nand.channels=zero", "nand.channels"),
+])
+def test_bad_profile_override_is_one_line_exit_2(db, bad, message):
+    r = runner.invoke(app, ["run", "fill", "--drive", "sim:tlc-256", "--set", bad, "--db", db])
+    assert r.exit_code == 2
+    assert r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+
+
+def test_ctrl_c_mid_phase_keeps_the_partial_phase(db):
+    class CtrlC(Hooks):
+        n = 0
+
+        def sample(self, row):
+            self.n += 1
+            if self.n == 25:  # during the random writes (the fill has ~10 samples)
+                raise KeyboardInterrupt
+
+    store = Store(db)
+    target = open_target("sim:tlc-256", overrides=SMALL)
+    with pytest.raises(RunInterrupted) as e:
+        run_test(store, "consistency", [("sim:tlc-256", target)], Options(seconds=60), {},
+                 hooks=CtrlC())
+    run = store.run(e.value.run_id)
+    assert run["status"] == "interrupted"
+    phases = store.phases(run["drives"][0]["id"])
+    assert [p["status"] for p in phases] == ["complete", "complete", "partial"]
+    assert 0 < phases[-1]["series"]["iops"].size < 60
+
+
+def test_review_runs_every_test_and_reports(db, tmp_path):
+    pytest.importorskip("ssdlab.report")
+    r = runner.invoke(app, ["review", "--drive", "sim:tlc-256", *SETS, "--seconds", "3",
+                            "--repeat", "2", "--db", db, "-o", str(tmp_path / "rep"), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert [x["test"] for x in doc["runs"]] == ["fill", "consistency", "working-set", "trim",
+                                                "idle", "quick", "copy"]
+    assert all(x["drives"][0]["status"] == "complete" for x in doc["runs"])
+    assert doc["report"].endswith(".html")
