@@ -93,7 +93,8 @@ def test_switch_buttons_have_stable_ids(page):
 def test_drive_and_spare_buttons_change_the_plotted_data(page):
     start = page.evaluate(TRACES_JS, "fig-consistency")
     assert page.evaluate(STATE_JS)["drive"] == "MX100 256 GB"
-    assert len(start) == 6 and len(start[0]) == 2000  # whole run, 3 counters, 2 windows
+    # whole run; WAF, SLC used, SLC size, free blocks; two windows
+    assert len(start) == 7 and len(start[0]) == 2000
     assert len(start[-1]) == 601  # t = 1400 .. 2000 s
 
     st = _click(page, "fig-consistency-drive-btn-1", {"driveIndex": "1"})

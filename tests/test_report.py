@@ -67,10 +67,11 @@ def test_fill_shares_one_y_scale_and_has_counters(full_report):
     _, html = full_report
     a, b = _figure_json(html, "fig-fill-0"), _figure_json(html, "fig-fill-1")
     assert a["layout"]["yaxis"]["range"] == b["layout"]["yaxis"]["range"] == [0, 2500]
-    # beneath the curve: WAF, SLC occupancy (percent of capacity), free blocks
-    assert len(a["data"]) == 4
-    slc = np.array(a["data"][2]["y"], dtype=float)
-    assert 0 < slc[0] < 100 and slc.max() == pytest.approx(100.0)
+    # beneath the curve: WAF, SLC cache used and size (GB), free blocks
+    assert [t["name"] for t in a["data"][1:]] == ["waf", "slc_used_gb", "slc_size_gb",
+                                                  "free_blocks"]
+    used, size = (np.array(a["data"][i]["y"], dtype=float) for i in (2, 3))
+    assert 0 < used[0] < size[0] == 20 and used.max() == pytest.approx(20.0)
     # counters sit on the GB-written axis, like the curve
     assert max(a["data"][1]["x"]) == pytest.approx(256, rel=0.02)
 
@@ -103,7 +104,7 @@ def test_burst_then_band_shape():
     combo = D.consistency_combos([demo_runs()[1]])[0]
     burst, band = combo.iops[:50].mean(), combo.iops[combo.t >= 1400].mean()
     assert burst > 5 * band
-    assert combo.counters is not None and combo.counters.waf[-1] > 2
+    assert combo.counters is not None and combo.counters.lines["waf"][-1] > 2
 
 
 def test_png_files_are_valid_images(full_report):
@@ -232,3 +233,12 @@ def test_from_store_round_trip(tmp_path):
     html = path.read_text(encoding="utf-8")
     assert 'id="fig-consistency"' in html and "25% spare" in html
     assert len(list((tmp_path / "out").glob("consistency-*.png"))) == 2
+
+
+def test_partial_last_interval_is_dropped():
+    # a phase stopping 10 ms into its last second reports a meaningless last rate
+    t = np.array([1.0, 2.0, 3.0, 3.01])
+    ph = ReportPhase("random", series={"t_s": t, "iops": np.array([5e4, 5e4, 5e4, 300.0]),
+                                       "waf": np.array([2.0, 2.0, 2.0, 9.0])})
+    (c,) = D.consistency_combos([ReportRun(1, "consistency", [ReportDrive("d", "D", {}, [ph])])])
+    assert c.iops.tolist() == [5e4] * 3 and c.counters.lines["waf"].tolist() == [2.0] * 3

@@ -16,7 +16,22 @@ WINDOW_START_S = 1400.0  # methodology.md: the consistency "window" views start 
 MAX_POINTS = 4000  # per trace; keeps the HTML small for long runs on large drives
 
 
-COUNTER_UNITS = {"waf": "WAF", "slc_pct": "SLC %", "free_blocks": "free blk"}
+@dataclass(frozen=True)
+class Panel:
+    key: str
+    title: str  # above the panel
+    unit: str  # y-axis title
+    lines: tuple[str, ...]  # Counters.lines keys drawn in it
+
+
+# SLC is drawn as used and size in GB rather than used/size: a dynamic cache's size
+# shrinks below what it still holds as the drive fills, and the ratio then runs off to
+# thousands of percent while the two lines show exactly what happens.
+PANELS = (Panel("waf", "Write amplification", "WAF", ("waf",)),
+          Panel("slc", "SLC cache: used (solid) and size (dashed), GB", "SLC GB",
+                ("slc_used_gb", "slc_size_gb")),
+          Panel("free_blocks", "Free blocks", "free blk", ("free_blocks",)))
+DASHED = {"slc_size_gb"}
 
 
 @dataclass
@@ -24,15 +39,15 @@ class Counters:
     """Simulator internal counters against the same x as the curve above them."""
 
     x: np.ndarray
-    waf: np.ndarray | None = None
-    slc_pct: np.ndarray | None = None  # slc_used_bytes / slc_capacity_bytes, in %
-    free_blocks: np.ndarray | None = None
+    lines: dict[str, np.ndarray] = field(default_factory=dict)
 
-    def panels(self) -> list[tuple[str, str, np.ndarray]]:
-        """(key, axis title, values) for each counter present."""
-        out = [("waf", "WAF", self.waf), ("slc_pct", "SLC cache used %", self.slc_pct),
-               ("free_blocks", "Free blocks", self.free_blocks)]
-        return [(k, t, v) for k, t, v in out if v is not None]
+    def panels(self) -> list[Panel]:
+        return [p for p in PANELS if any(k in self.lines for k in p.lines)]
+
+
+def union_panels(counters: list["Counters | None"]) -> list[Panel]:
+    keys = {p.key for c in counters if c is not None for p in c.panels()}
+    return [p for p in PANELS if p.key in keys]
 
 
 @dataclass
@@ -158,19 +173,32 @@ def _random_phase(d: ReportDrive) -> ReportPhase | None:
     return cands[-1] if cands else None
 
 
-def _counters(p: ReportPhase, x: np.ndarray) -> Counters | None:
+def _series(p: ReportPhase) -> dict[str, np.ndarray]:
+    """The per-second series without a trailing partial interval: a phase that stops
+    mid-second reports a last row of a few milliseconds whose rate is meaningless."""
     s = p.series
-    waf = s.get("waf")
-    used, cap = s.get("slc_used_bytes"), s.get("slc_capacity_bytes")
-    slc = None
-    if used is not None and cap is not None:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            slc = np.where(cap > 0, 100.0 * used / np.where(cap > 0, cap, 1), np.nan)
-    free = s.get("free_blocks")
-    if waf is None and slc is None and free is None:
+    t = s.get("t_s")
+    if t is None or len(t) < 3 or (t[-1] - t[-2]) >= 0.5 * (t[-2] - t[-3]):
+        return s
+    return {k: (v[:-1] if len(v) == len(t) else v) for k, v in s.items()}
+
+
+def _counters(s: dict[str, np.ndarray], x: np.ndarray) -> Counters | None:
+    lines = {}
+    if "waf" in s:
+        lines["waf"] = s["waf"]
+    if "slc_used_bytes" in s:
+        lines["slc_used_gb"] = s["slc_used_bytes"] / GB
+    if "slc_capacity_bytes" in s:
+        lines["slc_size_gb"] = s["slc_capacity_bytes"] / GB
+    if "free_blocks" in s:
+        lines["free_blocks"] = s["free_blocks"]
+    lines = {k: v for k, v in lines.items() if len(v) == len(x)}
+    if not lines:
         return None
-    x2, waf, slc, free = thin(x, waf, slc, free)
-    return Counters(x=x2, waf=waf, slc_pct=slc, free_blocks=free)
+    keys = list(lines)
+    x2, *vals = thin(x, *(lines[k] for k in keys))
+    return Counters(x=x2, lines=dict(zip(keys, vals)))
 
 
 # --- figures' data -----------------------------------------------------------------------
@@ -188,11 +216,11 @@ def fill_curves(runs: list[ReportRun]) -> list[FillCurve]:
             if gb is None or len(gb) != len(mbps):
                 gb = np.arange(1, len(mbps) + 1, dtype=float)
             counters = None
-            s = p.series
+            s = _series(p)
             if "host_write_bytes" in s:  # counters are per second: put them on GB written
-                counters = _counters(p, np.cumsum(s["host_write_bytes"]) / GB)
+                counters = _counters(s, np.cumsum(s["host_write_bytes"]) / GB)
             elif "t_s" in s and "t_s" in p.segments and len(p.segments["t_s"]) == len(gb):
-                counters = _counters(p, np.interp(s["t_s"], p.segments["t_s"], gb))
+                counters = _counters(s, np.interp(s["t_s"], p.segments["t_s"], gb))
             out.append(FillCurve(r.run_id, d.drive, d.label, gb, mbps, counters, d.metrics))
     return out
 
@@ -216,14 +244,15 @@ def consistency_combos(runs: list[ReportRun]) -> list[ConsistencyCombo]:
             p = _random_phase(d)
             if p is None:
                 continue
-            iops = p.series["iops"]
-            t = p.series.get("t_s")
+            ser = _series(p)
+            iops = ser["iops"]
+            t = ser.get("t_s")
             if t is None or len(t) != len(iops):
                 t = np.arange(1, len(iops) + 1, dtype=float)
             end = float(t[-1]) if len(t) else 0.0
             # a shortened run (--seconds) keeps the same proportions as 1400 of 2000 s
             w0 = WINDOW_START_S if end > WINDOW_START_S else round(0.7 * end)
-            counters = _counters(p, t)
+            counters = _counters(ser, t)
             t, iops = thin(t, iops)
             out.append(ConsistencyCombo(r.run_id, d.drive, d.label, float(r.spare_pct), t,
                                         iops, w0, counters))

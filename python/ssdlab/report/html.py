@@ -48,19 +48,19 @@ def _base_layout(fig: go.Figure, title: str, height: int) -> None:
                                   yanchor="bottom"))
 
 
-def _counter_range(key: str) -> dict:
-    return {"range": [0, 105]} if key == "slc_pct" else {}  # a share: always 0-100 %
+def _counter_trace(counters: D.Counters | None, key: str) -> dict:
+    vals = counters.lines.get(key) if counters is not None else None
+    return {"x": _l(counters.x) if vals is not None else [], "y": _l(vals)}
 
 
-def _counter_rows(fig: go.Figure, counters: D.Counters | None, panels: list, first_row: int):
-    for i, (key, title, _) in enumerate(panels):
-        vals = getattr(counters, key) if counters is not None else None
-        x = counters.x if counters is not None and vals is not None else None
-        fig.add_trace(go.Scatter(x=_l(x), y=_l(vals), name=title, mode="lines", showlegend=False,
-                                 line=dict(color=COUNTER_COLOR, width=1.2)),
-                      row=first_row + i, col=1)
-        fig.update_yaxes(title_text=D.COUNTER_UNITS[key], row=first_row + i, col=1,
-                         rangemode="tozero", nticks=4, **_counter_range(key))
+def _add_counter_panel(fig: go.Figure, counters: D.Counters | None, panel: D.Panel, row: int):
+    for key in panel.lines:
+        tr = _counter_trace(counters, key)
+        fig.add_trace(go.Scatter(x=tr["x"], y=tr["y"], name=key, mode="lines", showlegend=False,
+                                 line=dict(color=COUNTER_COLOR, width=1.2,
+                                           dash="dash" if key in D.DASHED else "solid")),
+                      row=row, col=1)
+    fig.update_yaxes(title_text=panel.unit, row=row, col=1, rangemode="tozero", nticks=4)
 
 
 # --- fill ---------------------------------------------------------------------------------
@@ -79,14 +79,16 @@ def fill_figures(curves: list[D.FillCurve], y_top: float) -> list[str]:
     for i, c in enumerate(curves):
         panels = c.counters.panels() if c.counters else []
         rows = 1 + len(panels)
-        fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.04,
-                            row_heights=[0.55] + [0.45 / max(len(panels), 1)] * len(panels))
+        fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.06,
+                            row_heights=[0.55] + [0.45 / max(len(panels), 1)] * len(panels),
+                            subplot_titles=[""] + [p.title for p in panels])
         fig.add_trace(go.Scatter(x=_l(c.gb), y=_l(c.mbps), name=c.label, mode="lines",
                                  line=dict(color=COLORS[i % len(COLORS)], width=1.5)), row=1, col=1)
         fig.update_yaxes(title_text="MB/s", range=[0, y_top], row=1, col=1)
-        _counter_rows(fig, c.counters, panels, 2)
+        for r, panel in enumerate(panels, start=2):
+            _add_counter_panel(fig, c.counters, panel, r)
         fig.update_xaxes(title_text="GB written", row=rows, col=1)
-        _base_layout(fig, f"Whole-drive fill: {c.label}", 420 + 140 * len(panels))
+        _base_layout(fig, f"Whole-drive fill: {c.label}", 420 + 150 * len(panels))
         out.append(_div(fig, f"fig-fill-{i}", figure="fill", drive=c.drive, label=c.label,
                         run=c.run_id))
     return out
@@ -112,15 +114,14 @@ def _si(v: float) -> str:
     return f"{v:g}"
 
 
-def _combo_traces(c: D.ConsistencyCombo | None, panels: list) -> list[dict]:
-    """x/y for every trace of fig-consistency, in trace order: whole run, counters, window
-    log, window linear. A missing combination gives empty traces."""
+def _combo_traces(c: D.ConsistencyCombo | None, panels: list[D.Panel]) -> list[dict]:
+    """x/y for every trace of fig-consistency, in trace order: whole run, each counter
+    line, window log, window linear. A missing combination gives empty traces."""
+    n_lines = sum(len(p.lines) for p in panels)
     if c is None:
-        return [{"x": [], "y": []} for _ in range(3 + len(panels))]
+        return [{"x": [], "y": []} for _ in range(3 + n_lines)]
     tr = [{"x": _l(c.t), "y": _l(c.iops)}]
-    for key, _, _ in panels:
-        vals = getattr(c.counters, key, None) if c.counters else None
-        tr.append({"x": _l(c.counters.x) if vals is not None else [], "y": _l(vals)})
+    tr += [_counter_trace(c.counters, k) for p in panels for k in p.lines]
     w = c.t >= c.window_start
     tr += [{"x": _l(c.t[w]), "y": _l(c.iops[w])}] * 2
     return tr
@@ -132,31 +133,27 @@ def consistency_figure(combos: list[D.ConsistencyCombo]) -> tuple[str, str]:
     drives = list(dict.fromkeys(c.label for c in combos))
     spares = sorted({c.spare_pct for c in combos})
     by = {(drives.index(c.label), spares.index(c.spare_pct)): c for c in combos}
-    panels = []
-    for c in combos:  # counter rows if any combination has them
-        for p in (c.counters.panels() if c.counters else []):
-            if p[0] not in [q[0] for q in panels]:
-                panels.append(p)
+    panels = D.union_panels([c.counters for c in combos])  # rows if any combination has them
     first = combos[0]
     w0 = first.window_start
-    titles = ["Whole run (log scale)"] + [p[1] for p in panels] + [
+    titles = ["Whole run (log scale)"] + [p.title for p in panels] + [
         f"From t = {w0:g} s (log scale)", f"From t = {w0:g} s (linear scale)"]
     n = len(titles)
     heights = [0.3] + [0.1] * len(panels) + [0.22, 0.22]
     fig = make_subplots(rows=n, cols=1, subplot_titles=titles, row_heights=heights,
                         vertical_spacing=0.05)
-    init = _combo_traces(first, panels)
-    kinds = ["whole"] + [p[0] for p in panels] + ["window-log", "window-linear"]
-    for r, (tr, kind) in enumerate(zip(init, kinds), start=1):
-        color = COUNTER_COLOR if kind in [p[0] for p in panels] else COLORS[0]
-        fig.add_trace(go.Scatter(x=tr["x"], y=tr["y"], mode="lines", name=kind,
-                                 showlegend=False, line=dict(color=color, width=1)), row=r, col=1)
+    fig.add_trace(go.Scatter(mode="lines", name="whole", showlegend=False,
+                             line=dict(color=COLORS[0], width=1)), row=1, col=1)
+    for r, panel in enumerate(panels, start=2):
+        _add_counter_panel(fig, None, panel, r)
+        fig.update_xaxes(matches="x", row=r, col=1)
+    for r, kind in ((n - 1, "window-log"), (n, "window-linear")):
+        fig.add_trace(go.Scatter(mode="lines", name=kind, showlegend=False,
+                                 line=dict(color=COLORS[0], width=1)), row=r, col=1)
+    for trace, tr in zip(fig.data, _combo_traces(first, panels)):
+        trace.x, trace.y = tr["x"], tr["y"]
     ticks = _log_ticks([c.iops for c in combos])
     fig.update_yaxes(type="log", title_text="IOPS", row=1, col=1, **ticks)
-    for i, p in enumerate(panels):
-        fig.update_yaxes(title_text=D.COUNTER_UNITS[p[0]], rangemode="tozero", nticks=4,
-                         row=2 + i, col=1, **_counter_range(p[0]))
-        fig.update_xaxes(matches="x", row=2 + i, col=1)
     for r in range(1, 1 + len(panels)):  # counters share the run's time axis: label it once
         fig.update_xaxes(showticklabels=False, row=r, col=1)
     fig.update_yaxes(type="log", title_text="IOPS", row=n - 1, col=1, **ticks)
@@ -182,8 +179,9 @@ def consistency_figure(combos: list[D.ConsistencyCombo]) -> tuple[str, str]:
     _base_layout(fig, title, 860 + 110 * len(panels))
     fig.update_layout(hovermode="closest", margin=dict(t=150),
                       title=dict(y=1.0, yref="container", yanchor="top", pad=dict(t=16)))
+    kinds = ["whole"] + [k for p in panels for k in p.lines] + ["window-log", "window-linear"]
     payload = {
-        "drives": drives, "spares": [D.spare_label(s) for s in spares], "kinds": kinds,
+        "drives": drives, "spares": [D.spare_label(s) for s in spares], "traces": kinds,
         "combos": {f"{d}|{s}": {"traces": _combo_traces(by.get((d, s)), panels),
                                 "title": (f"Performance consistency: 4 KiB random writes QD32 — "
                                           f"{drives[d]} | {D.spare_label(spares[s])}"

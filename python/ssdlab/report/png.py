@@ -53,15 +53,18 @@ def _stack(n_counters: int, main_rows: int = 1, height: float = 3.0):
     return fig, list(axes[:, 0])
 
 
-def _counters(axes, counters: D.Counters | None, panels) -> None:
-    for ax, (key, title, _) in zip(axes, panels):
-        vals = getattr(counters, key, None) if counters is not None else None
-        if vals is not None:
-            ax.plot(counters.x, vals, color=COUNTER_COLOR, lw=0.8)
-        ax.set_ylabel(D.COUNTER_UNITS[key])
-        ax.set_ylim(0, 105) if key == "slc_pct" else ax.set_ylim(bottom=0)
+def _counters(axes, counters: D.Counters | None, panels: list[D.Panel]) -> None:
+    for ax, panel in zip(axes, panels):
+        for key in panel.lines:
+            vals = counters.lines.get(key) if counters is not None else None
+            if vals is not None:
+                ax.plot(counters.x, vals, color=COUNTER_COLOR, lw=0.8,
+                        ls="--" if key in D.DASHED else "-")
+        ax.set_ylabel(panel.unit)
+        ax.set_ylim(bottom=0)
         ax.yaxis.set_major_formatter(_thousands)
         ax.locator_params(axis="y", nbins=3)
+        ax.set_title(panel.title, fontsize=7.5, loc="left", pad=2, color="#444")
 
 
 def fill_pngs(curves: list[D.FillCurve], y_top: float, out_dir: Path) -> list[Path]:
