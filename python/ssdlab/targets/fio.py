@@ -96,6 +96,7 @@ class FioTarget:
         self._excl_fd: int | None = None
         self._write_ok = False
         self._engine: str | None = None
+        self._fio_version: str | None = None
         self._workdir: str | None = None
         self._nphase = 0
         self.purges: list[str] = []
@@ -119,7 +120,7 @@ class FioTarget:
     # ------------------------------------------------------------------ protocol
     def identify(self) -> Identity:
         extra: dict[str, Any] = dict(self.info)
-        extra.update(fio=fio_job.fio_version(self.fio) if not self.plan_mode else "",
+        extra.update(fio=self.fio_version,
                      engine=self._engine or "", telemetry=self.telemetry.tool,
                      purges=list(self.purges))
         if self.kind == "file":
@@ -212,6 +213,18 @@ class FioTarget:
             self.close()
         except Exception:
             pass
+
+    @property
+    def fio_version(self) -> str:
+        if self._fio_version is None:
+            self._fio_version = "" if self.plan_mode else fio_job.fio_version(self.fio)
+        return self._fio_version
+
+    @property
+    def engine_version(self) -> str:
+        """What drove the I/O, for the run record: e.g. 'fio-3.33 io_uring'."""
+        engine = self._engine if self.plan_mode else self.engine
+        return " ".join(x for x in (self.fio_version or "fio", engine or "") if x)
 
     # ------------------------------------------------------------------ plan
     @property
