@@ -89,8 +89,8 @@ def test_ctrl_c_mid_phase_keeps_the_partial_phase(db):
 
 def test_review_runs_every_test_and_reports(db, tmp_path):
     pytest.importorskip("ssdlab.report")
-    r = runner.invoke(app, ["review", "--drive", "sim:tlc-256", *SETS, "--seconds", "3",
-                            "--repeat", "2", "--db", db, "-o", str(tmp_path / "rep"), "--json"])
+    r = runner.invoke(app, ["review", "--drive", "sim:tlc-256", *SETS, "--seconds", "1",
+                            "--repeat", "1", "--db", db, "-o", str(tmp_path / "rep"), "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert [x["test"] for x in doc["runs"]] == ["fill", "consistency", "working-set", "trim",
