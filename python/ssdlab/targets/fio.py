@@ -161,6 +161,15 @@ class FioTarget:
         else:
             safety.check_file_write(self.path, self.destroy_data)
 
+    def preflight(self, phases: Iterable[Phase]) -> None:
+        """Call before a run starts (before anything is stored): raises safety.UnsafeTarget
+        when any of `phases` writes and the device may not be written; otherwise takes the
+        exclusive claim right away. Read-only phase lists pass without any check."""
+        if self.plan_mode:
+            return
+        if any(writes(p) for p in phases):
+            self.allow_writes()
+
     def allow_writes(self) -> None:
         if self._write_ok:
             return
@@ -413,7 +422,7 @@ class FioTarget:
             t.start()
         stream = fio_output.JsonStream()
         tracker = fio_output.StatusTracker(t0_ms)
-        reps: list[dict] = []
+        reps: list[dict] = []  # only the latest report is kept (each holds a histogram)
 
         def consume(block: bool) -> bool:
             """Feed what fio printed; False at end of stream."""
@@ -425,7 +434,7 @@ class FioTarget:
                 return False
             for obj in stream.feed(c.decode(errors="replace")):
                 if isinstance(obj.get("jobs"), list):
-                    reps.append(obj)
+                    reps[:] = [obj]
                     row = tracker.update(obj)
                     if row is not None and on_sample:
                         if temps.samples:
@@ -444,7 +453,7 @@ class FioTarget:
                 if c is not None:
                     for obj in stream.feed(c.decode(errors="replace")):
                         if isinstance(obj.get("jobs"), list):
-                            reps.append(obj)
+                            reps[:] = [obj]
             stream.close()
             return self._io_result(phase, spec, prefix, reps, tracker, temps.stop(), before)
 
