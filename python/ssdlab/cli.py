@@ -79,6 +79,9 @@ def user_errors() -> Iterator[None]:
         fail(str(e), EXIT_INTERRUPTED)
     except (typer.Exit, typer.Abort, SystemExit):
         raise
+    except BrokenPipeError:  # `ssdlab ... | head`: the reader left; stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(141)
     except Exception as e:
         if os.environ.get("SSDLAB_DEBUG"):
             raise
@@ -286,10 +289,23 @@ def print_plan(test: str, drv, opts: Options, json_out: bool) -> None:
         print_json({"test": test, "plan": plans})
         return
     for p in plans:
-        emit_table(f"{test} on {p['drive']}", ["#", "name", "kind", "phase"],
-                   [[i, ph["name"], ph["kind"],
-                     {k: v for k, v in ph.items() if v is not None and k not in ("name", "kind")}]
-                    for i, ph in enumerate(p["phases"])])
+        emit_table(f"{test} on {p['drive']}", ["#", "name", "kind", "what"],
+                   [[i, ph["name"], ph["kind"], describe(ph)] for i, ph in enumerate(p["phases"])])
+
+
+def describe(ph: dict) -> str:
+    """A phase in a few words: what matters for its kind."""
+    if ph["kind"] == "idle":
+        return f"{ph['seconds']:.4g} s"
+    if ph["kind"] == "purge":
+        return "whole drive"
+    rng = f"bytes {ph['offset']}..{ph['offset'] + ph['length']}"
+    if ph["kind"] == "trim":
+        return rng
+    stop = " ".join(x for x in (ph["stop_bytes"] and f"stop {ph['stop_bytes']} B",
+                                ph["stop_seconds"] and f"stop {ph['stop_seconds']:g} s") if x)
+    return (f"{ph['pattern']} {ph['read_pct']}% read {ph['block_size'] // 1024} KiB "
+            f"QD{ph['queue_depth']}x{ph['jobs']} {rng} {stop}")
 
 
 @app.command()
