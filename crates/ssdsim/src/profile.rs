@@ -95,7 +95,7 @@ pub struct Nand {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Ftl {
     /// Free blocks per die at or below which foreground GC runs before a new block opens.
     pub gc_threshold_blocks: u32,
@@ -110,7 +110,7 @@ impl Default for Ftl {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Slc {
     /// Dedicated SLC-mode blocks, GB of SLC data (taken from raw NAND).
     pub static_gb: f64,
@@ -143,7 +143,7 @@ impl Default for Slc {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Mapping {
     /// "dram" (whole table cached), "sram" (small on-controller cache) or "hmb".
     pub kind: String,
@@ -159,7 +159,7 @@ impl Default for Mapping {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Power {
     pub read_uj: f64,
     pub program_uj: f64,

@@ -141,8 +141,9 @@ impl Ftl {
         let mut b = self.alloc.open[i];
         if b == NONE || self.map.written[b as usize] == self.block_cap(b) {
             if b != NONE {
-                self.map.close(b);
-                if self.alloc.is_slc(b) {
+                let slc = self.alloc.is_slc(b);
+                self.map.close(b, !(slc && self.alloc.is_static(b)));
+                if slc {
                     self.slc.on_close(b, d);
                 }
                 self.alloc.open[i] = NONE;

@@ -52,6 +52,10 @@ impl Ftl {
             }
             let to = self.alloc_slot(Stream::Gc, d, ready)?;
             self.map.relocate(lba, s, to);
+            #[cfg(feature = "verify")]
+            {
+                self.stamps[to as usize] = self.stamps[s as usize];
+            }
             self.counters.gc_moves += 1;
             if slc {
                 self.counters.slc_fold_slots += 1;

@@ -17,6 +17,7 @@ pub struct Mapping {
     next: Vec<u32>,
     prev: Vec<u32>,
     in_bucket: Vec<bool>,
+    closed: Vec<bool>,
     heads: Vec<u32>,
     /// Per die: no non-empty bucket below this valid count.
     min_hint: Vec<u32>,
@@ -36,6 +37,7 @@ impl Mapping {
             next: vec![NONE; blocks as usize],
             prev: vec![NONE; blocks as usize],
             in_bucket: vec![false; blocks as usize],
+            closed: vec![false; blocks as usize],
             heads: vec![NONE; dies as usize * (spb as usize + 1)],
             min_hint: vec![0; dies as usize],
         }
@@ -78,11 +80,15 @@ impl Mapping {
         }
     }
 
-    /// A full block joins the victim candidates.
-    pub fn close(&mut self, b: u32) {
-        debug_assert!(!self.in_bucket[b as usize]);
-        self.in_bucket[b as usize] = true;
-        self.link(b);
+    /// A block is full. Greedy candidates join the buckets; static SLC blocks do not
+    /// (collecting one frees no general block, so only folding reclaims them).
+    pub fn close(&mut self, b: u32, candidate: bool) {
+        debug_assert!(!self.closed[b as usize]);
+        self.closed[b as usize] = true;
+        if candidate {
+            self.in_bucket[b as usize] = true;
+            self.link(b);
+        }
     }
 
     /// Remove a closed block from the candidates (it is being collected).
@@ -91,10 +97,11 @@ impl Mapping {
             self.unlink(b);
             self.in_bucket[b as usize] = false;
         }
+        self.closed[b as usize] = false;
     }
 
     pub fn is_closed(&self, b: u32) -> bool {
-        self.in_bucket[b as usize]
+        self.closed[b as usize]
     }
 
     /// Mark physical slot `s` stale (its logical block was rewritten or trimmed).
@@ -169,6 +176,7 @@ impl Mapping {
         self.next.fill(NONE);
         self.prev.fill(NONE);
         self.in_bucket.fill(false);
+        self.closed.fill(false);
         self.heads.fill(NONE);
         self.min_hint.fill(0);
         self.mapped = 0;

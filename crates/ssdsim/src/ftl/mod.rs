@@ -7,6 +7,7 @@ pub mod cmt;
 pub mod gc;
 pub mod mapping;
 pub mod slc;
+pub mod verify;
 
 use crate::host::WriteBuffer;
 use crate::nand::{Nand, SLOT_BYTES};
@@ -37,6 +38,12 @@ pub struct Ftl {
     pub buffer: WriteBuffer,
     pub counters: Counters,
     pub user_slots: u64,
+    /// Write sequence number of the data in each physical slot (tests only): lets the
+    /// property tests check that a read finds the version last written.
+    #[cfg(feature = "verify")]
+    pub stamps: Vec<u64>,
+    #[cfg(feature = "verify")]
+    pub write_seq: u64,
     gc_threshold: u32,
     idle_gc: bool,
     idle_gc_target: u32,
@@ -56,6 +63,10 @@ impl Ftl {
             buffer,
             counters: Counters::default(),
             user_slots,
+            #[cfg(feature = "verify")]
+            stamps: vec![0; g.total_slots() as usize],
+            #[cfg(feature = "verify")]
+            write_seq: 0,
             gc_threshold: p.ftl.gc_threshold_blocks,
             idle_gc: p.ftl.idle_gc,
             idle_gc_target: ((g.blocks_per_die as f64 * p.ftl.idle_gc_target_pct / 100.0).ceil() as u32)
@@ -74,6 +85,11 @@ impl Ftl {
         let stream = self.choose_host_stream(die, t)?;
         let s = self.alloc_slot(stream, die, t)?;
         self.map.remap(lba, s);
+        #[cfg(feature = "verify")]
+        {
+            self.write_seq += 1;
+            self.stamps[s as usize] = self.write_seq;
+        }
         self.counters.host_write_slots += 1;
         self.alloc.advance_host_cursor(self.nand.geo.slots_per_page, self.nand.geo.dies);
         Ok(())
@@ -90,16 +106,17 @@ impl Ftl {
         let mut t_start = t;
         for i in 0..n {
             let l = lba + i;
+            let s = self.map.l2p[l as usize];
+            if s == NONE {
+                // Unmapped: answered from the mapping table, no flash access.
+                continue;
+            }
             if self.cmt.enabled() {
                 let mp = self.cmt.map_page(l);
                 if mp != last_map_page {
                     last_map_page = mp;
                     t_start = self.map_lookup(l, false, t);
                 }
-            }
-            let s = self.map.l2p[l as usize];
-            if s == NONE {
-                continue;
             }
             let page = s / spp;
             if page == last_page {

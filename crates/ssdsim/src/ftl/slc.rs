@@ -124,10 +124,16 @@ impl Ftl {
         Ok(Stream::HostNative)
     }
 
-    /// Fold the oldest closed SLC block of die `d` into native blocks.
+    /// Fold the oldest closed SLC block of die `d` into native blocks. The free-block
+    /// reserve is restored first: folding a static block consumes native blocks but
+    /// gives back only a static one.
     pub(crate) fn fold_one(&mut self, d: u32, t: u64) -> Result<bool, SimError> {
         while let Some((b, gen)) = self.slc.queue[d as usize].pop_front() {
             if gen == self.slc.generation[b as usize] && self.alloc.is_slc(b) && self.map.is_closed(b) {
+                self.ensure_free(d, t)?;
+                if !self.map.is_closed(b) {
+                    continue; // greedy GC just collected it
+                }
                 self.collect(b, d, t)?;
                 return Ok(true);
             }

@@ -1,0 +1,92 @@
+//! Consistency checks of the FTL state, used by the property tests (read-only, O(size)).
+
+use super::mapping::NONE;
+use super::Ftl;
+
+impl Ftl {
+    /// Every invariant the FTL must keep; the first violation as one line.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let g = &self.nand.geo;
+        let spb = g.slots_per_block;
+        let m = &self.map;
+        let mut mapped = 0u64;
+        for (lba, &s) in m.l2p.iter().enumerate() {
+            if s != NONE {
+                mapped += 1;
+                if m.p2l[s as usize] != lba as u32 {
+                    return Err(format!("L2P[{lba}] = {s} but P2L[{s}] = {}", m.p2l[s as usize]));
+                }
+            }
+        }
+        if mapped != m.mapped {
+            return Err(format!("mapped count {} != {} mapped LBAs", m.mapped, mapped));
+        }
+        let open: Vec<u32> = self.alloc.open_blocks().collect();
+        let (mut n_free, mut n_open, mut n_closed, mut slc_used, mut dyn_slc) = (0u32, 0u32, 0u32, 0u64, 0u64);
+        for b in 0..g.total_blocks() {
+            let base = (b * spb) as usize;
+            let written = m.written[b as usize];
+            let cap = self.block_cap(b);
+            if written > cap {
+                return Err(format!("block {b}: written {written} > capacity {cap}"));
+            }
+            let mut valid = 0;
+            for off in 0..spb as usize {
+                let l = m.p2l[base + off];
+                if l != NONE {
+                    if off as u32 >= written {
+                        return Err(format!("block {b}: slot {off} mapped past the write pointer {written}"));
+                    }
+                    if m.l2p[l as usize] != (base + off) as u32 {
+                        return Err(format!("P2L[{}] = {l} but L2P[{l}] = {}", base + off, m.l2p[l as usize]));
+                    }
+                    valid += 1;
+                }
+            }
+            if valid != m.valid[b as usize] {
+                return Err(format!("block {b}: valid count {} != {valid} valid slots", m.valid[b as usize]));
+            }
+            let is_open = open.contains(&b);
+            let closed = m.is_closed(b);
+            if is_open && closed {
+                return Err(format!("block {b} is both open and a GC candidate"));
+            }
+            if is_open {
+                n_open += 1;
+            } else if closed {
+                n_closed += 1;
+            } else {
+                if written != 0 {
+                    return Err(format!("block {b}: neither open nor closed but written {written}"));
+                }
+                n_free += 1;
+            }
+            if self.alloc.is_slc(b) {
+                slc_used += written as u64;
+                if !self.alloc.is_static(b) {
+                    dyn_slc += 1;
+                }
+            }
+        }
+        let pooled: u32 = (0..g.dies).map(|d| self.alloc.free_count(d) + self.alloc.free_static_count(d)).sum();
+        if pooled != n_free {
+            return Err(format!("free pools hold {pooled} blocks but {n_free} blocks are free"));
+        }
+        if n_free + n_open + n_closed != g.total_blocks() {
+            return Err("block accounting does not add up".into());
+        }
+        if slc_used != self.slc.used_slots {
+            return Err(format!("SLC occupancy {} != {} slots in SLC blocks", self.slc.used_slots, slc_used));
+        }
+        if dyn_slc != self.slc.dynamic_blocks {
+            return Err(format!("dynamic SLC blocks {} != {dyn_slc}", self.slc.dynamic_blocks));
+        }
+        Ok(())
+    }
+
+    /// Physical slot holding `lba`, if mapped.
+    pub fn lookup(&self, lba: u32) -> Option<u32> {
+        let s = self.map.l2p[lba as usize];
+        (s != NONE).then_some(s)
+    }
+}
