@@ -121,3 +121,14 @@ def test_drive_and_spare_buttons_change_the_plotted_data(page):
     st = _click(page, "fig-consistency-spare-btn-0", {"spareIndex": "0"})
     assert page.evaluate(TRACES_JS, "fig-consistency") == start
     assert page.errors == []
+
+
+def test_fill_y_axis_top_is_settable_for_all_drives(page):
+    ranges = "() => ['fig-fill-overlay', 'fig-fill-0', 'fig-fill-1'].map(" \
+             "id => document.getElementById(id).layout.yaxis.range.map(Number))"
+    assert page.evaluate(ranges) == [[0, 2500]] * 3
+    page.fill("#fill-ymax", "4000")
+    page.dispatch_event("#fill-ymax", "change")
+    page.wait_for_function(
+        "() => document.getElementById('fig-fill-1').layout.yaxis.range[1] == 4000")
+    assert page.evaluate(ranges) == [[0, 4000]] * 3

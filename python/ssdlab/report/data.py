@@ -425,7 +425,23 @@ def metric_title(name: str) -> str:
         return f"{base} @ {m[2]} GB" if m[1].endswith("_by_gb") else f"{base} [{m[2]}]"
     if name in METRIC_TITLES:
         return METRIC_TITLES[name]
-    return quick_title(name)
+    if name.startswith(("cdm_", "asssd_")):
+        title = quick_title(name)
+        return title + (" (MB/s)" if name.endswith("_mbps") else " (ms)"
+                        if name.endswith("_ms") else "")
+    return generic_title(name)
+
+
+UNITS = {"mbps": "MB/s", "iops": "IOPS", "ms": "ms", "us": "µs", "gb": "GB", "s": "s",
+         "seconds": "s", "pct": "%", "w": "W"}
+
+
+def generic_title(name: str) -> str:
+    """clean_write_mbps -> "clean write (MB/s)": readable without a table of every name."""
+    parts = name.split("_")
+    if len(parts) > 1 and parts[-1] in UNITS:
+        return f"{' '.join(parts[:-1])} ({UNITS[parts[-1]]})"
+    return " ".join(parts)
 
 
 def quick_title(name: str) -> str:

@@ -114,6 +114,12 @@ def _si(v: float) -> str:
     return f"{v:g}"
 
 
+def _short(label: str, n: int = 40) -> str:
+    """Button text: long model names would push the row off the figure (full name in the
+    button's data-value and in the title)."""
+    return label if len(label) <= n else label[: n - 1] + "…"
+
+
 def _combo_traces(c: D.ConsistencyCombo | None, panels: list[D.Panel]) -> list[dict]:
     """x/y for every trace of fig-consistency, in trace order: whole run, each counter
     line, window log, window linear. A missing combination gives empty traces."""
@@ -164,20 +170,22 @@ def consistency_figure(combos: list[D.ConsistencyCombo]) -> tuple[str, str]:
         return [dict(label=lab, method="skip", args=[{"menu": menu, "index": i}])
                 for i, lab in enumerate(labels)]
 
-    menu_y = 1.0 + 60 / (860 + 110 * len(panels))  # just above the plot area, below the title
+    # two rows of buttons between the title and the plot: drives, then spare areas
+    height, top, bottom = 880 + 110 * len(panels), 175, 50
+    row_y = [1.0 + px / (height - top - bottom) for px in (78, 38)]
     fig.update_layout(updatemenus=[
-        dict(type="buttons", direction="right", x=0.06, xanchor="left", y=menu_y,
-             yanchor="bottom", active=0, showactive=True, buttons=buttons(drives, "drive"),
-             pad=dict(r=4, t=2)),
-        dict(type="buttons", direction="right", x=1.0, xanchor="right", y=menu_y,
-             yanchor="bottom", active=0, showactive=True,
-             buttons=buttons([D.spare_label(s) for s in spares], "spare"), pad=dict(r=4, t=2)),
+        dict(type="buttons", direction="right", x=0.1, xanchor="left", y=y, yanchor="bottom",
+             active=0, showactive=True, buttons=buttons([_short(v) for v in values], menu),
+             pad=dict(r=4, t=2))
+        for y, menu, values in ((row_y[0], "drive", drives),
+                                (row_y[1], "spare", [D.spare_label(s) for s in spares]))
     ], annotations=list(fig.layout.annotations) + [
-        dict(text="Drive:", x=0.0, xref="paper", xanchor="left", y=menu_y, yref="paper",
-             yanchor="bottom", yshift=8, showarrow=False)])
+        dict(text=text, x=0.0, xref="paper", xanchor="left", y=y, yref="paper",
+             yanchor="bottom", yshift=8, showarrow=False)
+        for y, text in zip(row_y, ("Drive:", "Spare area:"))])
     title = f"Performance consistency: 4 KiB random writes QD32 — {first.key}"
-    _base_layout(fig, title, 860 + 110 * len(panels))
-    fig.update_layout(hovermode="closest", margin=dict(t=150),
+    _base_layout(fig, title, height)
+    fig.update_layout(hovermode="closest", margin=dict(t=top, b=bottom),
                       title=dict(y=1.0, yref="container", yanchor="top", pad=dict(t=16)))
     kinds = ["whole"] + [k for p in panels for k in p.lines] + ["window-log", "window-linear"]
     payload = {
@@ -240,6 +248,21 @@ SWITCH_JS = r"""
   mark(payload.combos['0|0']);
   tag();
   window.ssdlabConsistency = {state: state, show: show};
+})();
+"""
+
+
+# The same y scale for every fill curve, changed in one place by the reader.
+YMAX_JS = r"""
+(function () {
+  const input = document.getElementById('fill-ymax');
+  input.addEventListener('change', function () {
+    const v = parseFloat(input.value);
+    if (!(v > 0)) return;
+    document.querySelectorAll('#sec-fill .js-plotly-plot').forEach(function (gd) {
+      Plotly.relayout(gd, {'yaxis.range': [0, v]});
+    });
+  });
 })();
 """
 
@@ -341,9 +364,12 @@ def render(runs: list[ReportRun], y_max: float | None = None, title: str | None 
     if curves:
         y_top = D.fill_y_max(curves, y_max)
         parts.append(f'<section id="sec-fill"><h2>Whole-drive fill</h2><p class="meta">'
-                     f"One y scale for all drives: 0–{y_top:g} MB/s. Beneath each curve: the "
-                     f"simulator's write amplification, SLC cache occupancy and free blocks."
-                     f"</p>{''.join(fill_figures(curves, y_top))}</section>")
+                     f"One y scale for all drives; beneath each curve, the simulator's write "
+                     f"amplification, SLC cache and free blocks. "
+                     f'<label>y-axis top (MB/s): <input type="number" id="fill-ymax" min="1" '
+                     f'step="100" value="{y_top:g}"></label></p>'
+                     f"{''.join(fill_figures(curves, y_top))}</section>")
+        scripts.append(f"<script>{YMAX_JS}</script>")
     combos = D.consistency_combos(runs)
     if combos:
         div, script = consistency_figure(combos)
