@@ -282,15 +282,21 @@ def print_plan(test: str, drv, opts: Options, json_out: bool) -> None:
     plans = []
     for spec, target in drv:
         cap = target.identify().capacity
+        phases = plan_phases(test, cap, opts)
         plans.append({"drive": spec, "capacity": cap,
                       "phases": [p.resolve(cap) if p.kind in ("io", "trim") else p.model_dump()
-                                 for p in plan_phases(test, cap, opts)]})
+                                 for p in phases]})
+        # real drives also show the fio jobs and commands they would run
+        if callable(getattr(target, "plan", None)):
+            plans[-1]["commands"] = target.plan(phases)
     if json_out:
         print_json({"test": test, "plan": plans})
         return
     for p in plans:
         emit_table(f"{test} on {p['drive']}", ["#", "name", "kind", "what"],
                    [[i, ph["name"], ph["kind"], describe(ph)] for i, ph in enumerate(p["phases"])])
+        if "commands" in p:
+            print(p["commands"])
 
 
 def describe(ph: dict) -> str:
