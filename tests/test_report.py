@@ -40,7 +40,7 @@ def test_files_exist(full_report):
     assert {"fill-overlay.png", "fill-1-xg6-256-gb.png", "fill-2-xg6-1024-gb.png",
             "consistency-mx100-256-gb-spare0.png", "consistency-mx100-256-gb-spare25.png",
             "consistency-m550-256-gb-spare0.png", "working-set.png", "quick-mbps.png",
-            "quick-score.png"} <= names
+            "quick-score.png", "trim.png", "idle.png"} <= names
 
 
 def test_html_is_self_contained(full_report):
@@ -57,7 +57,7 @@ def test_html_is_self_contained(full_report):
 def test_html_has_every_figure(full_report):
     _, html = full_report
     for div in ("fig-fill-overlay", "fig-fill-0", "fig-fill-1", "fig-consistency",
-                "fig-working-set", "fig-quick-mbps", "fig-quick-score",
+                "fig-working-set", "fig-quick-mbps", "fig-quick-score", "fig-trim", "fig-idle",
                 "table-compare-fill", "table-compare-consistency-no-extra-spare",
                 "table-compare-consistency-25-spare", "data-consistency"):
         assert f'id="{div}"' in html, div
@@ -242,3 +242,15 @@ def test_partial_last_interval_is_dropped():
                                        "waf": np.array([2.0, 2.0, 2.0, 9.0])})
     (c,) = D.consistency_combos([ReportRun(1, "consistency", [ReportDrive("d", "D", {}, [ph])])])
     assert c.iops.tolist() == [5e4] * 3 and c.counters.lines["waf"].tolist() == [2.0] * 3
+
+
+def test_trim_and_idle_figures():
+    runs = demo_runs()
+    (t,) = D.trim_curves(runs)
+    assert t.after_mbps.mean() < t.clean_mbps.mean() and len(t.after_gb) == 256
+    (idle,) = D.scalar_bars(runs)
+    assert idle.test == "idle" and idle.fig_key == "idle"
+    assert [s.label for s in idle.series] == ["Intel 510 250 GB", "Crucial m4 256 GB"]
+    assert idle.labels[:3] == ["clean read", "full read", "idle read"]
+    m4 = idle.series[1]
+    assert m4.mean[idle.metrics.index("full_read_mbps")] == 177.1

@@ -98,10 +98,39 @@ class QuickSeries:
 
 @dataclass
 class QuickGroup:
+    """Horizontal bars, one group per metric, one bar per drive: the quick tests, and the
+    idle / copy tests' sequential figures (those without repeats have no error bars)."""
+
     unit: str  # "MB/s", "IOPS", "points", "us"
     key: str  # slug for ids and file names
     metrics: list[str]
     series: list[QuickSeries]
+    test: str = "quick"
+    title: str = ""
+    names: list[str] = field(default_factory=list)  # bar labels; default from metric names
+
+    @property
+    def fig_key(self) -> str:
+        return f"{self.test}-{self.key}" if self.key else self.test
+
+    @property
+    def labels(self) -> list[str]:
+        return self.names or [quick_title(m) for m in self.metrics]
+
+    @property
+    def heading(self) -> str:
+        return self.title or f"Quick tests ({self.unit}): mean, min–max over repeats, each repeat"
+
+
+@dataclass
+class TrimCurves:
+    """TRIM validation: the clean sequential pass and the one after torture + TRIM."""
+
+    label: str
+    clean_gb: np.ndarray
+    clean_mbps: np.ndarray
+    after_gb: np.ndarray
+    after_mbps: np.ndarray
 
 
 @dataclass
@@ -331,6 +360,53 @@ def quick_groups(runs: list[ReportRun]) -> list[QuickGroup]:
             series.append(QuickSeries(d.label, np.array(mean), np.array(lo), np.array(hi), pts))
         groups.append(QuickGroup(unit, key, metrics, series))
     return groups
+
+
+def _phase_named(d: ReportDrive, name: str) -> ReportPhase | None:
+    return next((p for p in d.phases if p.name == name), None)
+
+
+def trim_curves(runs: list[ReportRun]) -> list[TrimCurves]:
+    out = []
+    for r in runs:
+        if r.test != "trim":
+            continue
+        for d in r.drives:
+            a, b = _phase_named(d, "clean"), _phase_named(d, "after_trim")
+            if a is None or b is None or "mbps" not in a.segments or "mbps" not in b.segments:
+                continue
+            ga = a.segments.get("gb", np.arange(1.0, len(a.segments["mbps"]) + 1))
+            gb = b.segments.get("gb", np.arange(1.0, len(b.segments["mbps"]) + 1))
+            out.append(TrimCurves(d.label, ga, a.segments["mbps"], gb, b.segments["mbps"]))
+    return out
+
+
+SCALAR_BARS = {
+    "idle": ("Sequential passes, HD Tach style: clean, full, after idle; purge vs after TRIM",
+             ["clean_read_mbps", "full_read_mbps", "idle_read_mbps", "clean_write_mbps",
+              "full_write_mbps", "idle_write_mbps", "purge_write_mbps", "trim_write_mbps"]),
+    "copy": ("File copy: within the drive and from a rate-limited source",
+             ["large_copy_mbps", "large_transfer_mbps", "small_copy_mbps",
+              "small_transfer_mbps"]),
+}
+
+
+def scalar_bars(runs: list[ReportRun]) -> list[QuickGroup]:
+    """Bars of single-valued MB/s metrics (idle, copy), every drive side by side."""
+    out = []
+    for test, (title, metrics) in SCALAR_BARS.items():
+        drives = [d for r in runs if r.test == test for d in r.drives]
+        present = [m for m in metrics if any(_f(d.metrics.get(m)) is not None for d in drives)]
+        if not present:
+            continue
+        series = []
+        for d in drives:
+            v = np.array([_f(d.metrics.get(m)) if _f(d.metrics.get(m)) is not None else np.nan
+                          for m in present])
+            series.append(QuickSeries(d.label, v, v, v, [[] for _ in present]))
+        out.append(QuickGroup("MB/s", "", present, series, test=test, title=title,
+                              names=[generic_title(m).replace(" (MB/s)", "") for m in present]))
+    return out
 
 
 def _is_spread(name: str) -> bool:

@@ -297,23 +297,42 @@ def quick_figure(g: D.QuickGroup) -> str:
     fig = go.Figure()
     for i, s in enumerate(g.series):
         col = COLORS[i % len(COLORS)]
-        names = [D.quick_title(m) for m in g.metrics]
+        names = g.labels
         fig.add_trace(go.Bar(
             y=names, x=_l(s.mean), name=s.label, orientation="h", offsetgroup=str(i),
             marker_color=col, opacity=0.85,
             error_x=dict(type="data", symmetric=False, array=_l(s.hi - s.mean),
+                         visible=any(len(p) > 1 for p in s.points),
                          arrayminus=_l(s.mean - s.lo), color="#333", thickness=1.2, width=4)))
         ys = [m for m, pts in zip(names, s.points) for _ in pts]
         xs = [v for pts in s.points for v in pts]
         fig.add_trace(go.Scatter(y=ys, x=xs, mode="markers", orientation="h",
                                  offsetgroup=str(i), name=f"{s.label} repeats", showlegend=False,
                                  marker=dict(color="#111", size=5, symbol="circle-open")))
-    _base_layout(fig, f"Quick tests ({g.unit}): mean, min–max over repeats, each repeat",
+    _base_layout(fig, g.heading,
                  160 + 34 * len(g.metrics) * max(len(g.series), 1))
     fig.update_layout(barmode="group", scattermode="group", hovermode="closest")
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(title_text=g.unit, rangemode="tozero")
-    return _div(fig, f"fig-quick-{g.key}", figure="quick", unit=g.unit)
+    return _div(fig, f"fig-{g.fig_key}", figure=g.test, unit=g.unit)
+
+
+def trim_figure(curves: list[D.TrimCurves]) -> str:
+    """Per drive: the clean pass (thin, grey) under the pass after torture + TRIM."""
+    fig = go.Figure()
+    for i, c in enumerate(curves):
+        col = COLORS[i % len(COLORS)]
+        fig.add_trace(go.Scatter(x=_l(c.clean_gb), y=_l(c.clean_mbps), mode="lines",
+                                 name=f"{c.label}: clean", legendgroup=c.label,
+                                 line=dict(color=col, width=1, dash="dot")))
+        fig.add_trace(go.Scatter(x=_l(c.after_gb), y=_l(c.after_mbps), mode="lines",
+                                 name=f"{c.label}: after TRIM", legendgroup=c.label,
+                                 line=dict(color=col, width=1.5)))
+    _base_layout(fig, "TRIM validation: sequential write pass, clean vs after torture + TRIM",
+                 460)
+    fig.update_xaxes(title_text="GB written")
+    fig.update_yaxes(title_text="MB/s", rangemode="tozero")
+    return _div(fig, "fig-trim", figure="trim")
 
 
 # --- table, page --------------------------------------------------------------------------
@@ -385,6 +404,13 @@ def render(runs: list[ReportRun], y_max: float | None = None, title: str | None 
     if groups:
         parts.append('<section id="sec-quick"><h2>Quick synthetic tests</h2>'
                      + "".join(quick_figure(g) for g in groups) + "</section>")
+    trims = D.trim_curves(runs)
+    if trims:
+        parts.append(f'<section id="sec-trim"><h2>TRIM validation</h2>{trim_figure(trims)}'
+                     "</section>")
+    for g in D.scalar_bars(runs):
+        parts.append(f'<section id="sec-{g.test}"><h2>{e(g.heading.split(":")[0])}</h2>'
+                     f"{quick_figure(g)}</section>")
     tables = D.compare_tables(runs)
     if tables:
         parts.append('<section id="sec-compare"><h2>Comparison</h2>'

@@ -162,19 +162,34 @@ def quick_png(g: D.QuickGroup, out_dir: Path) -> Path:
     for i, s in enumerate(g.series):
         yy = y - 0.4 + h * (i + 0.5)
         err = np.vstack([s.mean - s.lo, s.hi - s.mean])
+        has_err = any(len(p) > 1 for p in s.points)  # single values: no bar to draw
         ax.barh(yy, s.mean, height=h * 0.92, color=COLORS[i % len(COLORS)], alpha=0.85,
-                label=s.label, xerr=np.nan_to_num(err), capsize=2,
+                label=s.label, xerr=np.nan_to_num(err) if has_err else None, capsize=2,
                 error_kw={"elinewidth": 0.8, "ecolor": "#333"})
         for j, pts in enumerate(s.points):  # every repeat, so clusters stay visible
             ax.plot(pts, [yy[j]] * len(pts), "o", mfc="none", mec="#111", ms=3, mew=0.7)
-    ax.set_yticks(y, [D.quick_title(m) for m in g.metrics])
+    ax.set_yticks(y, g.labels)
     ax.invert_yaxis()
     ax.grid(axis="y", visible=False)
-    ax.set(xlabel=g.unit, title=f"Quick tests ({g.unit}): mean, min–max over repeats, each repeat")
+    ax.set(xlabel=g.unit, title=g.heading)
     ax.set_xlim(left=0)
     ax.xaxis.set_major_formatter(_thousands)
     ax.legend(loc="lower right")
-    return _save(fig, out_dir, f"quick-{g.key}")
+    return _save(fig, out_dir, g.fig_key)
+
+
+def trim_png(curves: list[D.TrimCurves], out_dir: Path) -> Path:
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.2), layout="constrained")
+    for i, c in enumerate(curves):
+        col = COLORS[i % len(COLORS)]
+        ax.plot(c.clean_gb, c.clean_mbps, color=col, lw=0.8, ls=":", label=f"{c.label}: clean")
+        ax.plot(c.after_gb, c.after_mbps, color=col, lw=1.1, label=f"{c.label}: after TRIM")
+    ax.set(xlabel="GB written", ylabel="MB/s", xlim=(0, None),
+           title="TRIM validation: sequential write pass, clean vs after torture + TRIM")
+    ax.set_ylim(bottom=0)
+    ax.yaxis.set_major_formatter(_thousands)
+    ax.legend(loc="upper right", fontsize=7.5)
+    return _save(fig, out_dir, "trim")
 
 
 def write_pngs(runs: list[ReportRun], out_dir: Path, y_max: float | None = None) -> list[Path]:
@@ -190,4 +205,8 @@ def write_pngs(runs: list[ReportRun], out_dir: Path, y_max: float | None = None)
         if sets:
             paths.append(working_set_png(sets, out_dir))
         paths += [quick_png(g, out_dir) for g in D.quick_groups(runs)]
+        trims = D.trim_curves(runs)
+        if trims:
+            paths.append(trim_png(trims, out_dir))
+        paths += [quick_png(g, out_dir) for g in D.scalar_bars(runs)]
     return paths

@@ -91,6 +91,27 @@ def quick_drive(label: str, scale: float, seed: int = 3) -> ReportDrive:
     return ReportDrive(f"sim:{label.lower().replace(' ', '-')}", label, metrics, repeats=repeats)
 
 
+def trim_drive(label: str, cap_gb: int, peak: float, native: float, cache_gb: float,
+               recovered: float = 0.97) -> ReportDrive:
+    clean = fill_drive(label, cap_gb, peak, native, cache_gb, seed=8).phases[-1]
+    after = fill_drive(label, cap_gb, peak * recovered, native * recovered, cache_gb,
+                       seed=9).phases[-1]
+    clean.name, after.name = "clean", "after_trim"
+    c, a = float(clean.segments["mbps"].mean()), float(after.segments["mbps"].mean())
+    return ReportDrive(f"sim:{label.lower().replace(' ', '-')}", label,
+                       {"clean_mbps": c, "after_trim_mbps": a, "recovery_ratio": a / c},
+                       [ReportPhase("purge", kind="purge"), clean,
+                        ReportPhase("torture", series={"iops": np.full(10, 5e3)}),
+                        ReportPhase("trim", kind="trim"), after])
+
+
+def idle_drive(label: str, figures: tuple[float, ...]) -> ReportDrive:
+    names = ["clean_read_mbps", "clean_write_mbps", "full_read_mbps", "full_write_mbps",
+             "idle_read_mbps", "idle_write_mbps", "purge_write_mbps", "trim_write_mbps"]
+    return ReportDrive(f"sim:{label.lower().replace(' ', '-')}", label,
+                       dict(zip(names, figures)))
+
+
 def demo_runs() -> list[ReportRun]:
     tags = {"testbed": "sim", "methodology_version": "1"}
     return [
@@ -105,6 +126,13 @@ def demo_runs() -> list[ReportRun]:
                                      working_set_drive("SN520 256 GB HMB", 250000, 32)], tags),
         ReportRun(5, "quick", [quick_drive("XG6 256 GB", 0.8), quick_drive("XG6 1024 GB", 1.0,
                                                                             seed=7)], tags),
+        ReportRun(6, "trim", [trim_drive("XG6 256 GB", 256, 1700, 400, 20)], tags),
+        # the HD Tach figures of methodology.md
+        ReportRun(7, "idle", [idle_drive("Intel 510 250 GB", (370.8, 300.4, 371.1, 221.0, 339.4,
+                                                              274.3, 315.75, 308.86)),
+                              idle_drive("Crucial m4 256 GB", (391.2, 233.8, 177.1, 253.6,
+                                                               156.2, 253.9, 283.12, 279.36))],
+                  tags),
     ]
 
 
