@@ -83,7 +83,8 @@ def test_every_figure_renders_offline(page):
 
 def test_switch_buttons_have_stable_ids(page):
     ids = page.evaluate("() => Array.from(document.querySelectorAll("
-                        "'#fig-consistency g.updatemenu-button')).map(b => [b.id, b.dataset.value])")
+                        "'#fig-consistency g.updatemenu-button'))"
+                        ".map(b => [b.id, b.dataset.value])")
     assert ids == [["fig-consistency-drive-btn-0", "MX100 256 GB"],
                    ["fig-consistency-drive-btn-1", "M550 256 GB"],
                    ["fig-consistency-spare-btn-0", "no extra spare"],

@@ -366,7 +366,8 @@ def compare_table(t: D.CompareTable) -> str:
 
 CSS = """
 body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px auto;max-width:1200px;color:#222}
-h1{font-size:1.6em;margin-bottom:0} h2{border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:2em}
+h1{font-size:1.6em;margin-bottom:0}
+h2{border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:2em}
 .meta{color:#555;font-size:.9em} .figure{margin:12px 0 28px}
 table.compare{border-collapse:collapse;font-size:.9em;margin:8px 0 20px}
 table.compare th,table.compare td{border-bottom:1px solid #e3e3e3;padding:4px 10px;text-align:left}

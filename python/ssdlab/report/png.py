@@ -21,7 +21,8 @@ WIDTH = 7.0  # inches: a two-column figure in a paper or a review page
 STYLE = {
     "font.family": "DejaVu Sans", "font.size": 8.5, "axes.titlesize": 9.5,
     "axes.labelsize": 8.5, "axes.spines.top": False, "axes.spines.right": False,
-    "axes.grid": True, "axes.axisbelow": True, "grid.color": "#e6e6e6", "grid.linewidth": 0.6, "legend.frameon": False,
+    "axes.grid": True, "axes.axisbelow": True, "grid.color": "#e6e6e6", "grid.linewidth": 0.6,
+    "legend.frameon": False,
     "lines.linewidth": 1.0, "savefig.bbox": "tight", "savefig.pad_inches": 0.05,
 }
 _thousands = FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 1000 or v == int(v) else f"{v:g}")

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .model import ReportDrive, ReportPhase, ReportRun
+from .model import ReportDrive, ReportPhase, ReportRun, _arrays
 
 
 def _spare(args: dict) -> float:
@@ -27,9 +27,7 @@ def _phase(p: dict) -> ReportPhase:
     if hist:
         lat.update(edges_us=np.asarray(hist["edges_us"]), counts=np.asarray(hist["counts"]))
     return ReportPhase(name=p.get("name", ""), kind=p.get("kind", "io"),
-                       series={k: np.asarray(v, dtype=float) for k, v in (p.get("series") or {}).items()},
-                       segments={k: np.asarray(v, dtype=float)
-                                 for k, v in (p.get("segments") or {}).items()},
+                       series=_arrays(p.get("series")), segments=_arrays(p.get("segments")),
                        latency=lat, totals=dict(p.get("totals") or {}))
 
 
