@@ -3,6 +3,7 @@ when installed, only parses the generated jobs)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 
@@ -128,15 +129,13 @@ def test_fio_accepts_generated_jobs(tmp_path, ph):
 
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio not installed (apt-get install fio)")
 def test_engine_probe():
-    fio_job.pick_engine.cache_clear()
+    fio_job._probe_engine.cache_clear()
     assert fio_job.pick_engine() in ("io_uring", "libaio", "psync")
 
 
 def test_engine_forced(monkeypatch):
     monkeypatch.setenv("SSDLAB_FIO_ENGINE", "libaio")
-    fio_job.pick_engine.cache_clear()
     assert fio_job.pick_engine() == "libaio"
-    fio_job.pick_engine.cache_clear()
 
 
 def test_fio_missing_names_the_install_command(monkeypatch, tmp_path):
@@ -197,3 +196,30 @@ def test_plan_reports_a_refusal(tmp_path):
     ro = FioTarget(f"file:{path}:64M", plan=True).plan([P.seq_read("r", stop_bytes=1 << 20)])
     assert "read-only" in ro
     assert path.read_text() == "not ours"
+
+
+@pytest.mark.skipif(not shutil.which("fio"), reason="fio not installed (apt-get install fio)")
+def test_fio_failure_is_one_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("SSDLAB_FIO_ENGINE", "no_such_engine")
+    with open_target(f"file:{tmp_path}/t.bin:1M") as t:
+        with pytest.raises(RuntimeError, match="fio failed on file:.*no_such_engine"):
+            t.run(P.seq_write("w", stop_bytes=1 << 20))
+
+
+@pytest.mark.skipif(not shutil.which("fio"), reason="fio not installed (apt-get install fio)")
+def test_small_file_target_end_to_end(tmp_path):
+    """A file target runs without root: fill, random writes, read, trim, purge, idle."""
+    f = tmp_path / "t.bin"
+    rows = []
+    with open_target(f"file:{f}:16M") as t:
+        r = t.run(P.seq_write("fill", stop_bytes=16 * 2**20, segment_bytes=4 * 2**20), rows.append)
+        assert r.totals["write_bytes"] == 16 * 2**20 and len(r.segments["gb"]) == 4
+        r = t.run(P.rand_io("mix", 50, stop_seconds=1.5))
+        assert r.totals["read_ios"] > 0 and r.totals["write_ios"] > 0
+        assert len(r.series["t_s"]) == 2 and r.series["t_s"][-1] == pytest.approx(1.5, abs=0.1)
+        assert r.latency["p50_us"] <= r.latency["p99_us"]
+        assert t.run(P.trim()).totals["trim_bytes"] == 16 * 2**20
+        assert t.run(P.purge()).purge_method == "punch-hole"
+        assert len(t.run(P.idle(0.3)).series["t_s"]) == 1
+        assert t.engine_version.startswith("fio-")
+    assert os.listdir(tmp_path) == ["t.bin"]

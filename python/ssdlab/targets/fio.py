@@ -73,6 +73,12 @@ def _empty(phase: Phase, totals: dict[str, float] | None = None) -> PhaseResult:
                        totals=dict(totals or {}))
 
 
+class FioFailed(RuntimeError):
+    def __init__(self, msg: str, no_report: bool = False):
+        super().__init__(msg)
+        self.no_report = no_report
+
+
 def writes(phase: Phase) -> bool:
     """Does this phase write to the drive? (Read-only phases need no destruction flag.)"""
     if phase.kind in ("purge", "trim"):
@@ -151,7 +157,14 @@ class FioTarget:
             return self._run_trim(phase, spec)
         if phase.kind == "purge":
             return self._run_purge(phase)
-        return self._run_io(phase, spec, on_sample)
+        try:
+            return self._run_io(phase, spec, on_sample)
+        except FioFailed as e:
+            if e.no_report and self._engine == "io_uring":
+                # io_uring allowed for a probe file but not here: once more with libaio
+                self._engine = "libaio"
+                return self._run_io(phase, spec, on_sample)
+            raise
 
     # ------------------------------------------------------------------ safety
     def check_writes(self) -> None:
@@ -470,12 +483,14 @@ class FioTarget:
             raise
         result = finish()
         if proc.returncode != 0 or not reps:
+            no_report = not reps
             err = b"".join(err_parts).decode(errors="replace").strip().splitlines()
             noise = [x for x in stream.noise if x.strip()]
-            why = (err or noise or [f"exit status {proc.returncode}"])[-1]
+            lines = [x.strip() for x in (err or noise) if x.strip()]
+            why = "; ".join(dict.fromkeys(lines[-2:])) or f"exit status {proc.returncode}"
             if "direct" in why.lower() or "Invalid argument" in why:
-                why += " (direct I/O needs a filesystem that supports O_DIRECT; tmpfs does not)"
-            raise RuntimeError(f"fio failed on {self.spec}: {why}")
+                why += " (direct I/O needs a filesystem that supports O_DIRECT)"
+            raise FioFailed(f"fio failed on {self.spec}: {why}", no_report)
         errs = fio_output.report_errors(reps[-1])
         if errs:
             raise RuntimeError(f"fio reported errors on {self.spec}: {'; '.join(errs)}")

@@ -38,14 +38,17 @@ def fio_version(fio: str | None = None) -> str:
         return ""
 
 
-@lru_cache(maxsize=4)
 def pick_engine(fio: str | None = None) -> str:
     """io_uring when fio has it and the kernel allows it (containers often forbid it),
     else libaio, else psync. `SSDLAB_FIO_ENGINE` forces one."""
     forced = os.environ.get("SSDLAB_FIO_ENGINE")
     if forced:
         return forced
-    fio = fio or fio_binary()
+    return _probe_engine(fio or fio_binary())
+
+
+@lru_cache(maxsize=4)
+def _probe_engine(fio: str) -> str:
     with tempfile.TemporaryDirectory(prefix="ssdlab-probe-") as d:
         f = os.path.join(d, "probe")
         for engine in ("io_uring", "libaio"):
