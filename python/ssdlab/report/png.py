@@ -23,7 +23,7 @@ STYLE = {
     "axes.labelsize": 8.5, "axes.spines.top": False, "axes.spines.right": False,
     "axes.grid": True, "axes.axisbelow": True, "grid.color": "#e6e6e6", "grid.linewidth": 0.6,
     "legend.frameon": False,
-    "lines.linewidth": 1.0, "savefig.bbox": "tight", "savefig.pad_inches": 0.05,
+    "lines.linewidth": 1.0,  # layout="constrained" fits labels; bbox "tight" would redraw
 }
 _thousands = FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 1000 or v == int(v) else f"{v:g}")
 _compact = FuncFormatter(lambda v, _: f"{v / 1e6:g}M" if v >= 1e6 else f"{v / 1e3:g}k" if v >= 1e3
