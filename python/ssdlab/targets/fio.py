@@ -340,7 +340,7 @@ class FioTarget:
     def _trim_cmd(self, off: int, length: int) -> list[str]:
         if self.kind == "file":
             return ["fallocate", "--punch-hole", "--offset", str(off), "--length", str(length), self.dev]
-        return ["blkdiscard", "--force", "--offset", str(off), "--length", str(length), self.dev]
+        return purge_mod.blkdiscard(self.dev, off, length)
 
     def _run_cmd_uninterruptible(self, cmd: list[str]) -> tuple[subprocess.CompletedProcess, bool]:
         """Run a command to completion even across Ctrl-C (a half-done discard or format is

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from functools import lru_cache
 import subprocess
 from dataclasses import dataclass, field
 
@@ -73,6 +74,23 @@ def ata_erase_state(hdparm_i: str) -> tuple[bool, bool, bool]:
     return supported, frozen, enabled
 
 
+@lru_cache(maxsize=1)
+def blkdiscard_has_force() -> bool:
+    """util-linux >= 2.36 opens the device with O_EXCL unless --force; older ones have no
+    --force (and no O_EXCL)."""
+    return "--force" in _out(["blkdiscard", "--help"])
+
+
+def blkdiscard(dev: str, offset: int | None = None, length: int | None = None) -> list[str]:
+    """The blkdiscard command for `dev` while ssdlab itself holds it with O_EXCL."""
+    cmd = ["blkdiscard"] + (["--force"] if blkdiscard_has_force() else [])
+    if offset is not None:
+        cmd += ["--offset", str(offset)]
+    if length is not None:
+        cmd += ["--length", str(length)]
+    return cmd + [dev]
+
+
 def plan_block(dev: str, kind: str, discard: bool, force: bool = True) -> PurgePlan:
     """The strongest purge for block device `dev` (kind from identity: nvme, sd, loop ...)."""
     if kind == "nvme":
@@ -91,7 +109,7 @@ def plan_block(dev: str, kind: str, discard: bool, force: bool = True) -> PurgeP
                 ["hdparm", "--user-master", "u", "--security-erase", ATA_PASS, dev],
             ], "ATA security erase supported and not frozen")
     if discard and shutil.which("blkdiscard"):
-        cmd = ["blkdiscard"] + (["--force"] if force else []) + [dev]
+        cmd = blkdiscard(dev) if force else ["blkdiscard", dev]
         return PurgePlan("blkdiscard", [cmd], "whole-device discard (no secure erase available)")
     return PurgePlan("none", [], "no erase method available: the drive keeps its state")
 
