@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -304,3 +305,38 @@ def test_fill_and_consistency_through_the_cli(loops, tmp_path):
     assert r.returncode == 0, r.stderr
     r = _cli("run", "fill", "--drive", dev, "--plan")
     assert r.returncode == 0, r.stderr
+    # stored like a simulated run: identity, phases with totals (the purge method among them)
+    shown = json.loads(_cli("results", "show", "1", "--db", str(db), "--json").stdout)
+    d = shown["drives"][0]
+    assert d["identity"]["kind"] == "block" and d["identity"]["capacity"] == SIZE
+    assert shown["engine_version"].startswith("fio-")
+    names = [p["name"] for p in d["phases"]]
+    assert names[:2] == ["purge", "fill"]
+    assert d["phases"][0]["totals"]["purge_method_code"] == 4  # blkdiscard
+    assert d["phases"][1]["totals"]["write_bytes"] == SIZE
+
+
+def test_ctrl_c_through_the_cli_keeps_an_interrupted_run(loops, tmp_path):
+    why = _cli_ready()
+    if why:
+        pytest.skip(why)
+    dev, _ = loops.make()
+    db = tmp_path / "results.db"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "run", "consistency", "--drive", dev,
+                          "--seconds", "60", "--db", str(db)], env=env, cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(6)  # purge, fill, then a few seconds of random writes
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130, err
+    shown = json.loads(_cli("results", "show", "1", "--db", str(db), "--json").stdout)
+    assert shown["status"] == "interrupted"
+    ph = shown["drives"][0]["phases"]
+    assert ph[-1]["status"] == "partial" and ph[-1]["totals"]["write_bytes"] > 0
+    assert ph[-1]["totals"]["duration_s"] < 30
