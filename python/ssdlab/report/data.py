@@ -334,7 +334,8 @@ def quick_groups(runs: list[ReportRun]) -> list[QuickGroup]:
     names: list[str] = []
     for d in drives:
         for k, v in {**d.metrics, **d.repeats}.items():
-            if k not in names and _quick_unit(k) and _scalar_or_list(v) and not _is_spread(k):
+            if (k not in names and _quick_unit(k) and _scalar_or_list(v)
+                    and not _is_spread(k, {**d.metrics, **d.repeats})):
                 names.append(k)
     groups = []
     for suffix, unit, key in QUICK_UNITS:
@@ -409,8 +410,13 @@ def scalar_bars(runs: list[ReportRun]) -> list[QuickGroup]:
     return out
 
 
-def _is_spread(name: str) -> bool:
-    return name.endswith(("_stdev", "_std", "_sd"))
+def _is_spread(name: str, metrics: dict) -> bool:
+    """x_stdev beside x is x's spread over repeats (shown as error bars, not a row);
+    steady_stdev alone is a figure of its own."""
+    for suffix in ("_stdev", "_std", "_sd"):
+        if name.endswith(suffix) and name[: -len(suffix)] in metrics:
+            return True
+    return False
 
 
 def _scalar_or_list(v: Any) -> bool:
@@ -434,7 +440,7 @@ def compare_tables(runs: list[ReportRun]) -> list[CompareTable]:
         flat = [_flatten(d.metrics) for d in drives]
         names: list[str] = []
         for m in flat:  # a spread (x_stdev) stays out: the figures show it as error bars
-            names += [k for k in m if k not in names and not _is_spread(k)]
+            names += [k for k in m if k not in names and not _is_spread(k, m)]
         rows = []
         for n in names:
             vals = [m.get(n) for m in flat]
