@@ -59,7 +59,7 @@ def test_html_has_every_figure(full_report):
     for div in ("fig-fill-overlay", "fig-fill-0", "fig-fill-1", "fig-consistency",
                 "fig-working-set", "fig-quick-mbps", "fig-quick-score", "fig-trim", "fig-idle",
                 "table-compare-fill", "table-compare-consistency-no-extra-spare",
-                "table-compare-consistency-25-spare", "data-consistency"):
+                "table-compare-consistency-25-spare", "data-consistency", "runs"):
         assert f'id="{div}"' in html, div
 
 

@@ -364,6 +364,28 @@ def compare_table(t: D.CompareTable) -> str:
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
 
 
+def runs_table(runs: list[ReportRun]) -> str:
+    """Where the numbers come from: comparisons are only fair between matching tags."""
+    e = _html.escape
+    rows = []
+    for r in runs:
+        t = r.tags
+        drives = ", ".join(f"{d.label}" + ("" if d.status == "complete" else f" ({d.status})")
+                           for d in r.drives)
+        spare = D.spare_label(r.spare_pct) if r.spare_pct or r.test == "consistency" else ""
+        cells = [str(r.run_id), r.test, drives, spare, t.get("status", ""), t.get("testbed", ""),
+                 t.get("methodology_version", ""), t.get("tool_version", ""),
+                 t.get("engine_version", ""),
+                 str(t.get("created", "")).replace("T", " ").replace("+00:00", " UTC")]
+        rows.append(f'<tr data-run="{r.run_id}">' + "".join(
+            f"<td>{e(str(c or ''))}</td>" for c in cells) + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in (
+        "Run", "Test", "Drives", "Spare area", "Status", "Testbed", "Methodology", "ssdlab",
+        "Engine", "Started"))
+    return (f'<table class="compare runs" id="runs"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
 CSS = """
 body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px auto;max-width:1200px;color:#222}
 h1{font-size:1.6em;margin-bottom:0}
@@ -372,7 +394,7 @@ h2{border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:2em}
 table.compare{border-collapse:collapse;font-size:.9em;margin:8px 0 20px}
 table.compare th,table.compare td{border-bottom:1px solid #e3e3e3;padding:4px 10px;text-align:left}
 table.compare td.num{text-align:right;font-variant-numeric:tabular-nums}
-td.better{color:#1a7f37} td.worse{color:#b3261e} .warn{color:#9a6700}
+table.runs{font-size:.8em;color:#444} td.better{color:#1a7f37} td.worse{color:#b3261e} .warn{color:#9a6700}
 """
 
 
@@ -416,15 +438,13 @@ def render(runs: list[ReportRun], y_max: float | None = None, title: str | None 
     if tables:
         parts.append('<section id="sec-compare"><h2>Comparison</h2>'
                      + "".join(compare_table(t) for t in tables) + "</section>")
-    runs_meta = "; ".join(
-        f"run {r.run_id}: {r.test} ({', '.join(d.label for d in r.drives)})" for r in runs)
     title = title or "ssdlab report"
     return (
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{e(title)}</title><style>{CSS}</style>"
         f"<script>window.PlotlyConfig = {{MathJaxConfig: 'local'}};</script>"
         f"<script>{get_plotlyjs()}</script></head><body>"
-        f'<h1>{e(title)}</h1><p class="meta" id="runs">{e(runs_meta)}</p>'
+        f"<h1>{e(title)}</h1>{runs_table(runs)}"
         + "".join(parts) + "".join(scripts) + "</body></html>")
 
 
