@@ -45,7 +45,8 @@ def report(tmp_path_factory) -> Path:
 def page(report):
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                     args=["--no-sandbox", "--disable-gpu"])
+                                     args=["--no-sandbox", "--disable-gpu",
+                                           "--disable-dev-shm-usage"])
         pg = browser.new_page(viewport={"width": 1280, "height": 1000})
         errors: list[str] = []
         remote: list[str] = []

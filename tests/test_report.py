@@ -261,3 +261,35 @@ def test_trim_and_idle_figures():
     assert idle.labels[:3] == ["clean read", "full read", "idle read"]
     m4 = idle.series[1]
     assert m4.mean[idle.metrics.index("full_read_mbps")] == 177.1
+
+
+class _FakeStore:
+    """The two reading calls of ssdlab.store.Store that from_store uses."""
+
+    def __init__(self, runs: dict[int, dict]):
+        self._runs = runs
+
+    def run(self, run_id: int) -> dict:
+        return self._runs[run_id]
+
+    def phases(self, run_drive_id: int) -> list[dict]:
+        return []
+
+
+def test_from_store_labels_overrides_and_duplicates():
+    from ssdlab.report import from_store
+
+    def run(rid, args, specs):
+        return {"id": rid, "test": "fill", "args": args, "drives": [
+            {"id": 10 * rid + i, "spec": sp, "identity": {"model": "TLC 256", "kind": "sim"},
+             "status": "complete", "metrics": {}} for i, sp in enumerate(specs)]}
+
+    st = _FakeStore({1: run(1, {}, ["sim:tlc-256"]),
+                     2: run(2, {"set": ["nand.channels=4"]}, ["sim:tlc-256"]),
+                     3: run(3, {}, ["sim:tlc-256", "sim:tlc-256"]),
+                     4: run(4, {}, ["profile.toml"])})
+    labels = [[d.label for d in r.drives] for r in from_store(st, [1, 2, 3, 4])]
+    assert labels[1] == ["TLC 256 [nand.channels=4]"]
+    assert labels[3] == ["TLC 256 [profile.toml]"]  # same model name, another profile
+    flat = [x for r in labels for x in r]
+    assert len(set(flat)) == len(flat), flat

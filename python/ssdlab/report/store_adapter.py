@@ -21,6 +21,11 @@ def _spare(args: dict) -> float:
     return 0.0
 
 
+def _overrides(args: dict) -> list[str]:
+    v = (args or {}).get("set") or []
+    return [str(x) for x in v] if isinstance(v, list) else [str(v)]
+
+
 def _phase(p: dict) -> ReportPhase:
     lat = dict(p.get("latency") or {})
     hist = p.get("histogram")
@@ -31,14 +36,17 @@ def _phase(p: dict) -> ReportPhase:
                        latency=lat, totals=dict(p.get("totals") or {}))
 
 
-def _drive(store: Any, d: dict) -> ReportDrive:
+def _drive(store: Any, d: dict, overrides: list[str]) -> ReportDrive:
     ident = d.get("identity") or {}
+    label = str(ident.get("model") or d.get("spec"))
+    if overrides:  # "what if it had 8 channels" is not the stock drive: say so in legends
+        label += " [" + ", ".join(overrides) + "]"
     metrics = dict(d.get("metrics") or {})
     # quick tests store every repeat under one JSON metric; the spread figures want them apart
     repeats = metrics.pop("repeats", None)
     repeats = {k: [float(x) for x in v if x is not None] for k, v in repeats.items()
                if isinstance(v, list)} if isinstance(repeats, dict) else {}
-    return ReportDrive(drive=d.get("spec", "?"), label=str(ident.get("model") or d.get("spec")),
+    return ReportDrive(drive=d.get("spec", "?"), label=label,
                        metrics=metrics, phases=[_phase(p) for p in store.phases(d["id"])],
                        repeats=repeats, status=d.get("status", "complete"),
                        kind=str(ident.get("kind", "sim")))
@@ -64,6 +72,12 @@ def _disambiguate(runs: list[ReportRun]) -> None:
         for d in drives:
             if seen[d.label] > 1:
                 d.label = f"{d.label} (run {run_of[id(d)]})"
+        seen = Counter(d.label for d in drives)
+        count: Counter = Counter()
+        for d in drives:  # the same drive twice in one run
+            if seen[d.label] > 1:
+                count[d.label] += 1
+                d.label = f"{d.label} #{count[d.label]}"
 
 
 def load(store: Any, run_ids: list[int]) -> list[ReportRun]:
@@ -77,7 +91,8 @@ def load(store: Any, run_ids: list[int]) -> list[ReportRun]:
                 "engine_version": r.get("engine_version", ""), "created": r.get("created", ""),
                 "args": args}
         runs.append(ReportRun(run_id=int(r["id"]), test=r["test"],
-                              drives=[_drive(store, d) for d in r.get("drives", [])],
+                              drives=[_drive(store, d, _overrides(args))
+                                      for d in r.get("drives", [])],
                               tags=tags, spare_pct=_spare(args)))
     _disambiguate(runs)
     return runs
