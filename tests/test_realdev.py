@@ -192,6 +192,8 @@ def test_partition_table_refused_without_the_flag(loops):
     other, _ = loops.make()
     with pytest.raises(safety.UnsafeTarget, match="names another device"):
         safety.check_block_write(dev, other)
+    safety.check_block_write(other, dev)  # blank: writable whatever the flag names
+    safety.check_block_write(dev, f"{other},{dev}")  # several drives in one run
     with FioTarget(dev, destroy_data=dev) as t:
         assert t.run(P.purge()).purge_method == "blkdiscard"  # type: ignore[attr-defined]
         t.run(P.seq_write("w", stop_bytes=4 * MIB))

@@ -208,13 +208,27 @@ def serial_of(name: str) -> str:
     return ""
 
 
+def named(destroy_data: str | None) -> list[str]:
+    """The devices (paths or serials) a --destroy-data value names: one, or several
+    separated by commas (for runs over several drives)."""
+    return [x.strip() for x in (destroy_data or "").split(",") if x.strip()]
+
+
 def names_device(destroy_data: str | None, dev: BlockDev) -> bool:
-    if not destroy_data:
-        return False
-    if destroy_data.startswith("/"):
-        return os.path.realpath(destroy_data) == dev.real
-    ser = serial_of(dev.name)
-    return bool(ser) and destroy_data.strip() == ser
+    ser = None
+    for d in named(destroy_data):
+        if d.startswith("/"):
+            if os.path.realpath(d) == dev.real:
+                return True
+        else:
+            ser = serial_of(dev.name) if ser is None else ser
+            if ser and d == ser:
+                return True
+    return False
+
+
+def names_file(destroy_data: str | None, real: str) -> bool:
+    return any(os.path.realpath(d) == real for d in named(destroy_data))
 
 
 def open_exclusive(path: str) -> int:
@@ -233,10 +247,6 @@ def open_exclusive(path: str) -> int:
 def check_block_write(path: str, destroy_data: str | None) -> BlockDev:
     """Raise UnsafeTarget when writing `path` is not allowed; return the device otherwise."""
     dev = resolve_block(path)
-    if destroy_data and not names_device(destroy_data, dev):
-        raise UnsafeTarget(
-            f"refusing {path}: --destroy-data={destroy_data} names another device; "
-            f"pass --destroy-data={dev.real} (or its serial) to erase this one")
     if root_in(dev.tree):
         raise UnsafeTarget(f"refusing {path}: it holds the root filesystem of this machine")
     m = mounted_in(dev.tree)
@@ -254,7 +264,7 @@ def check_block_write(path: str, destroy_data: str | None) -> BlockDev:
             "dm-crypt); deactivate it (vgchange -an / mdadm --stop / cryptsetup close) first")
     fd = open_exclusive(path)  # catches other exclusive users (and races with a mount)
     os.close(fd)
-    if destroy_data:
+    if names_device(destroy_data, dev):
         return dev
     parts = partitions(dev.name)
     sigs = signatures(path)
@@ -264,6 +274,11 @@ def check_block_write(path: str, destroy_data: str | None) -> BlockDev:
             found.append("signatures " + ", ".join(sigs))
         if parts:
             found.append("partitions " + ", ".join(parts))
+        if destroy_data:
+            raise UnsafeTarget(
+                f"refusing {path}: it carries data ({'; '.join(found)}) and --destroy-data="
+                f"{destroy_data} names another device; pass --destroy-data={dev.real} (or its serial) "
+                "to erase this one")
         raise UnsafeTarget(
             f"refusing {path}: it carries data ({'; '.join(found)}); if you mean to erase it, "
             f"pass --destroy-data={dev.real}")
@@ -284,7 +299,7 @@ def check_file_write(path: str, destroy_data: str | None) -> str:
             raise UnsafeTarget(f"refusing file:{path}: not a regular file (use /dev/... for a "
                                "block device)")
         if st.st_size > 0 and not is_ours(real):
-            if not destroy_data or os.path.realpath(destroy_data) != real:
+            if not names_file(destroy_data, real):
                 raise UnsafeTarget(
                     f"refusing file:{path}: the file exists with {st.st_size} bytes that ssdlab did "
                     f"not write; pass --destroy-data={real} to overwrite it")
