@@ -109,13 +109,17 @@ def test_unwritable_db_is_exit_2(db, tmp_path):
 
 
 def test_interrupted_run_is_kept(db):
-    r = invoke("run", "consistency", "--drive", "fake:interrupt", "--seconds", "20", "--db", db, "--json")
-    assert r.exit_code == 130 and r.stdout == ""
+    r = invoke("run", "consistency", "--drive", "fake:a", "--drive", "fake:interrupt",
+               "--seconds", "20", "--db", db, "--json")
+    assert r.exit_code == 130
     assert "interrupted" in r.stderr
+    doc = json.loads(r.stdout)  # still one JSON document: the run id and each drive's state
+    assert [d["status"] for d in doc["drives"]] == ["complete", "interrupted"]
+    assert doc["drives"][0]["metrics"]["steady_iops"] > 0 and doc["drives"][1]["metrics"] == {}
     store = Store(db)
     run = store.run(store.latest_run_id())
     assert run["status"] == "interrupted"
-    assert store.phases(run["drives"][0]["id"], with_data=False)[-1]["status"] == "partial"
+    assert store.phases(run["drives"][1]["id"], with_data=False)[-1]["status"] == "partial"
 
 
 def test_results_list_show_export(db):

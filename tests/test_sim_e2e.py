@@ -97,3 +97,28 @@ def test_review_runs_every_test_and_reports(db, tmp_path):
                                                 "idle", "quick", "copy"]
     assert all(x["drives"][0]["status"] == "complete" for x in doc["runs"])
     assert doc["report"].endswith(".html")
+
+
+def test_sigint_stops_the_simulator_and_keeps_the_run(db):
+    """A real Ctrl-C (SIGINT) while the simulator runs with the GIL released."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "python"))
+    p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "run", "consistency", "--drive",
+                          "sim:tlc-256", *SETS, "--seconds", "1000000", "--db", db, "--json"],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(3)  # past start-up and the 8 GB fill, deep in a random phase that would run for hours
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert json.loads(out)["drives"][0]["status"] == "interrupted"
+    store = Store(db)
+    run = store.run(store.latest_run_id())
+    assert run["status"] == "interrupted"
+    assert store.phases(run["drives"][0]["id"], with_data=False)[-1]["status"] == "partial"

@@ -76,7 +76,8 @@ def user_errors() -> Iterator[None]:
     except ImportError as e:
         fail(f"{one_line(e)} (is the simulator built? run `make build`)")
     except RunInterrupted as e:
-        fail(str(e), EXIT_INTERRUPTED)
+        typer.echo(f"ssdlab: {e}", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED)
     except (typer.Exit, typer.Abort, SystemExit):
         raise
     except BrokenPipeError:  # `ssdlab ... | head`: the reader left; stop quietly
@@ -270,7 +271,12 @@ def run(
         args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
                 "set": sets, "seed": seed}
         with progress_hooks(json_out) as hooks:
-            run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
+            try:
+                run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
+            except RunInterrupted as e:
+                if json_out:  # scripts still learn the run id and what each drive reached
+                    print_json(run_doc(e.run_id, test, e.outcomes))
+                raise
     doc = run_doc(run_id, test, outcomes)
     if json_out:
         print_json(doc)

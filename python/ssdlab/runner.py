@@ -18,9 +18,10 @@ from .targets.base import Interrupted, PhaseResult, Sample, Target
 
 
 class RunInterrupted(Exception):
-    def __init__(self, run_id: int):
+    def __init__(self, run_id: int, outcomes: list["DriveOutcome"]):
         super().__init__(f"run {run_id} interrupted; what was recorded is kept")
         self.run_id = run_id
+        self.outcomes = outcomes
 
 
 class Hooks:
@@ -81,10 +82,12 @@ class SampleBuffer:
 
 
 def run_drive(store: Store, run_id: int, position: int, spec: str, target: Target,
-              test: str, opts: Options, hooks: Hooks) -> DriveOutcome:
+              test: str, opts: Options, hooks: Hooks, outcomes: list[DriveOutcome]) -> None:
+    """Run the test on one drive; its outcome joins `outcomes` as soon as it starts."""
     module = get(test)
     ident = target.identify()
     out = DriveOutcome(spec, store.add_drive(run_id, position, spec, ident))
+    outcomes.append(out)
     results: list[PhaseResult] = []
     walk = steps(module.phases(ident.capacity, opts))
     try:
@@ -125,7 +128,6 @@ def run_drive(store: Store, run_id: int, position: int, spec: str, target: Targe
         raise
     finally:
         store.finish_drive(out.run_drive_id, out.status if out.status != "running" else "failed")
-    return out
 
 
 def engine_versions(targets: list[Target]) -> str:
@@ -147,10 +149,10 @@ def run_test(store: Store, test: str, drives: list[tuple[str, Target]], opts: Op
     outcomes: list[DriveOutcome] = []
     try:
         for pos, (spec, target) in enumerate(drives):
-            outcomes.append(run_drive(store, run_id, pos, spec, target, test, opts, hooks))
+            run_drive(store, run_id, pos, spec, target, test, opts, hooks, outcomes)
     except (Interrupted, KeyboardInterrupt):
         store.finish_run(run_id, "interrupted", "interrupted by the user")
-        raise RunInterrupted(run_id) from None
+        raise RunInterrupted(run_id, outcomes) from None
     except BaseException as e:
         store.finish_run(run_id, "failed", f"{type(e).__name__}: {e}")
         raise
