@@ -21,13 +21,15 @@ class FakeTarget:
 
     `interrupt_at=(phase_name, n)` stops that phase after n samples, raising
     Interrupted with the partial result (or KeyboardInterrupt without one when
-    `bare_interrupt`); `fail_at=phase_name` raises RuntimeError there."""
+    `bare_interrupt`); `fail_at=phase_name` raises `fail_with` (RuntimeError) there."""
 
     def __init__(self, capacity: int = 16 * GB, cache_bytes: int = 4 * GB,
                  interrupt_at: tuple[str, int] | None = None, bare_interrupt: bool = False,
-                 fail_at: str | None = None, name: str = "fake"):
+                 fail_at: str | None = None, fail_with: type[Exception] = RuntimeError,
+                 name: str = "fake"):
         self.capacity, self.cache_bytes, self.name = capacity, cache_bytes, name
         self.interrupt_at, self.bare_interrupt, self.fail_at = interrupt_at, bare_interrupt, fail_at
+        self.fail_with = fail_with
         self.map_bytes = 4 * GB
         self.burst_s = 10.0
         self.ran: list[Phase] = []
@@ -59,7 +61,7 @@ class FakeTarget:
     def run(self, phase: Phase, on_sample=None) -> PhaseResult:
         self.ran.append(phase)
         if phase.name == self.fail_at:
-            raise RuntimeError(f"fake failure in {phase.name}")
+            raise self.fail_with(f"fake failure in {phase.name}")
         spec = phase.resolve(self.capacity)
         if phase.kind in ("purge", "trim"):
             self._fresh()

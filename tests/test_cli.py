@@ -21,6 +21,10 @@ def db(tmp_path, monkeypatch):
     def open_target(spec, **kw):
         if spec == "fake:interrupt":
             return FakeTarget(interrupt_at=("random", 3))
+        if spec == "fake:valueerror":
+            return FakeTarget(fail_at="fill", fail_with=ValueError)
+        if spec == "fake:bug":
+            return FakeTarget(fail_at="fill")
         if spec.startswith("fake:"):
             return FakeTarget(capacity=8 * GB, cache_bytes=2 * GB)
         return real_open(spec, **kw)
@@ -174,3 +178,27 @@ def test_command_line_mistakes_are_one_line_in_a_real_process(tmp_path):
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 2 and p.stdout == ""
         assert p.stderr.count("\n") == 1 and message in p.stderr, p.stderr
+
+
+def test_target_value_error_mid_run_is_exit_2_and_failed(db):
+    r = invoke("run", "fill", "--drive", "fake:valueerror", "--db", db, "--json")
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr == "ssdlab: error: fake failure in fill\n"
+    run = Store(db).run(1)
+    assert run["status"] == "failed" and run["drives"][0]["status"] == "failed"
+
+
+def test_unexpected_exception_is_one_line_exit_1(db):
+    r = invoke("run", "fill", "--drive", "fake:bug", "--db", db)
+    assert r.exit_code == 1
+    assert r.stderr.count("\n") == 1 and "RuntimeError: fake failure in fill" in r.stderr
+    assert Store(db).run(1)["status"] == "failed"
+
+
+def test_default_store_lives_in_the_user_data_dir(db, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    r = invoke("run", "fill", "--drive", "fake:a", "--json")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "xdg" / "ssdlab" / "results.sqlite").is_file()
+    r = invoke("results", "list", "--json")
+    assert len(json.loads(r.stdout)) == 1
