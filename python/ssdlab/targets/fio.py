@@ -411,8 +411,11 @@ class FioTarget:
         before = self.telemetry.read() if self.telemetry.available else {}
         temps = TempSampler(self.telemetry).start()
         t0_ms = time.time() * 1000.0
+        # own session: a terminal's Ctrl-C reaches us, and we stop fio cleanly; if we die
+        # anyway, the kernel stops fio (no orphan writing on to the drive)
         proc = subprocess.Popen(fio_job.command(job_path, self.fio), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
+                                stderr=subprocess.PIPE, start_new_session=True,
+                                preexec_fn=_die_with_parent)
         chunks: queue.Queue[bytes | None] = queue.Queue()
         err_parts: list[bytes] = []
 
@@ -533,6 +536,20 @@ class FioTarget:
             totals["temp_mean_c"] = float(sum(tv) / len(tv))
         return PhaseResult(phase=phase, series=series, segments=segments, latency=latency,
                            totals=totals)
+
+
+try:
+    import ctypes
+
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):  # not Linux
+    _prctl = None
+
+
+def _die_with_parent() -> None:
+    """In the forked child before exec: SIGTERM when ssdlab dies (PR_SET_PDEATHSIG)."""
+    if _prctl is not None:
+        _prctl(1, signal.SIGTERM, 0, 0, 0)
 
 
 def _attach_temps(series: dict[str, np.ndarray], temps: list[tuple[float, float]]) -> None:
