@@ -93,16 +93,19 @@ def test_switch_buttons_have_stable_ids(page):
 
 
 def test_drive_and_spare_buttons_change_the_plotted_data(page):
+    names = page.evaluate(
+        "() => JSON.parse(document.getElementById('data-consistency').textContent).traces")
+    win = names.index("window-linear")
     start = page.evaluate(TRACES_JS, "fig-consistency")
     assert page.evaluate(STATE_JS)["drive"] == "MX100 256 GB"
-    # whole run; WAF, SLC used, SLC size, free blocks; two windows
-    assert len(start) == 7 and len(start[0]) == 2000
-    assert len(start[-1]) == 601  # t = 1400 .. 2000 s
+    # whole run; WAF, SLC used, SLC size, free blocks; two windows; steady-state marks
+    assert len(start) == 10 and len(start[0]) == 2000
+    assert len(start[win]) == 601  # t = 1400 .. 2000 s
 
     st = _click(page, "fig-consistency-drive-btn-1", {"driveIndex": "1"})
     assert st["drive"] == "M550 256 GB" and st["present"] == "1"
     m550 = page.evaluate(TRACES_JS, "fig-consistency")
-    assert m550[0] != start[0] and m550[-1] != start[-1] and m550[1] != start[1]
+    assert m550[0] != start[0] and m550[win] != start[win] and m550[1] != start[1]
 
     # M550 was never run with spare area: the views empty rather than show stale data
     st = _click(page, "fig-consistency-spare-btn-1", {"spareIndex": "1"})
@@ -113,7 +116,7 @@ def test_drive_and_spare_buttons_change_the_plotted_data(page):
     assert (st["drive"], st["spare"], st["present"]) == ("MX100 256 GB", "25% spare", "1")
     spare25 = page.evaluate(TRACES_JS, "fig-consistency")
     # more spare area: a higher steady band than the same drive without it
-    band = lambda ys: sum(ys[-1]) / len(ys[-1])  # noqa: E731
+    band = lambda ys: sum(ys[win]) / len(ys[win])  # noqa: E731
     assert band(spare25) > 2 * band(start)
     title = page.evaluate("() => document.getElementById('fig-consistency').layout.title.text")
     assert "MX100 256 GB | 25% spare" in title

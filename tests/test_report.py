@@ -96,8 +96,18 @@ def test_consistency_switch_payload(full_report):
     assert [m["buttons"][0]["args"][0]["menu"] for m in fig["layout"]["updatemenus"]] == [
         "drive", "spare"]
     assert fig["layout"]["yaxis"]["type"] == "log"
+    names = p["traces"]
+    assert names == ["whole", "waf", "slc_used_gb", "slc_size_gb", "free_blocks", "window-log",
+                     "window-linear", "steady-start", "steady-mean-log", "steady-mean-linear"]
+    assert len(fig["data"]) == len(names)
     # the window views start at t = 1400 s
-    assert min(fig["data"][-1]["x"]) == 1400 and min(fig["data"][-2]["x"]) == 1400
+    for view in ("window-log", "window-linear"):
+        assert min(fig["data"][names.index(view)]["x"]) == 1400
+    # the test's figures are marked: steady-state start (vertical) and mean (horizontal)
+    start = fig["data"][names.index("steady-start")]
+    assert start["x"] == [180.0, 180.0]
+    mean = fig["data"][names.index("steady-mean-linear")]
+    assert mean["x"] == [1400, 2000] and mean["y"][0] == pytest.approx(6615, rel=0.01)
 
 
 def test_burst_then_band_shape():

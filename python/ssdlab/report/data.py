@@ -73,6 +73,8 @@ class ConsistencyCombo:
     iops: np.ndarray
     window_start: float
     counters: Counters | None = None
+    steady_iops: float | None = None  # the test's own figures, marked on the curves
+    steady_start_s: float | None = None
 
     @property
     def key(self) -> str:
@@ -284,7 +286,8 @@ def consistency_combos(runs: list[ReportRun]) -> list[ConsistencyCombo]:
             counters = _counters(ser, t)
             t, iops = thin(t, iops)
             out.append(ConsistencyCombo(r.run_id, d.drive, d.label, float(r.spare_pct), t,
-                                        iops, w0, counters))
+                                        iops, w0, counters, _f(d.metrics.get("steady_iops")),
+                                        _f(d.metrics.get("steady_start_s"))))
     return out
 
 

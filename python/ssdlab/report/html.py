@@ -1,8 +1,9 @@
 """The self-contained HTML report: plotly figures with plotly.js inlined, so the file works
 offline and can be mailed around. Element ids (stable, for people and browser tests):
   fig-fill-overlay, fig-fill-<i>, fig-consistency, fig-working-set, fig-quick-<unit>,
-  table-compare-<test>-<spare>; the consistency switches are plotly updatemenus whose button
-  <g> elements get ids fig-consistency-<drive|spare>-btn-<i> once drawn.
+  fig-trim, fig-idle, fig-copy, table-compare-<test>[-<spare>], runs; the consistency
+  switches are plotly updatemenus whose button <g> elements get ids
+  fig-consistency-<drive|spare>-btn-<i> once drawn (docs/reports.md).
 """
 
 from __future__ import annotations
@@ -120,16 +121,34 @@ def _short(label: str, n: int = 40) -> str:
     return label if len(label) <= n else label[: n - 1] + "…"
 
 
+MARKERS = ["steady-start", "steady-mean-log", "steady-mean-linear"]
+
+
+def _trace_names(panels: list[D.Panel]) -> list[str]:
+    """fig-consistency's traces in order (the switch replaces x/y of each by position)."""
+    return (["whole"] + [k for p in panels for k in p.lines] + ["window-log", "window-linear"]
+            + MARKERS)
+
+
 def _combo_traces(c: D.ConsistencyCombo | None, panels: list[D.Panel]) -> list[dict]:
-    """x/y for every trace of fig-consistency, in trace order: whole run, each counter
-    line, window log, window linear. A missing combination gives empty traces."""
-    n_lines = sum(len(p.lines) for p in panels)
+    """x/y for every trace of fig-consistency, in _trace_names order. A missing
+    combination gives empty traces."""
+    empty = {"x": [], "y": []}
     if c is None:
-        return [{"x": [], "y": []} for _ in range(3 + n_lines)]
+        return [empty for _ in _trace_names(panels)]
     tr = [{"x": _l(c.t), "y": _l(c.iops)}]
     tr += [_counter_trace(c.counters, k) for p in panels for k in p.lines]
     w = c.t >= c.window_start
     tr += [{"x": _l(c.t[w]), "y": _l(c.iops[w])}] * 2
+    ok = c.iops[np.isfinite(c.iops) & (c.iops > 0)]
+    if c.steady_start_s is not None and ok.size:
+        tr.append({"x": [c.steady_start_s] * 2, "y": _l([ok.min(), ok.max()])})
+    else:
+        tr.append(empty)
+    if c.steady_iops and len(c.t):
+        tr += [{"x": [c.window_start, float(c.t[-1])], "y": [round(c.steady_iops, 1)] * 2}] * 2
+    else:
+        tr += [empty, empty]
     return tr
 
 
@@ -156,6 +175,13 @@ def consistency_figure(combos: list[D.ConsistencyCombo]) -> tuple[str, str]:
     for r, kind in ((n - 1, "window-log"), (n, "window-linear")):
         fig.add_trace(go.Scatter(mode="lines", name=kind, showlegend=False,
                                  line=dict(color=COLORS[0], width=1)), row=r, col=1)
+    # the test's own figures: where steady state began, and its mean over the window
+    mark = dict(color="#222", width=1.2, dash="dot")
+    fig.add_trace(go.Scatter(mode="lines", name="steady state from", line=mark,
+                             showlegend=False), row=1, col=1)
+    for r in (n - 1, n):
+        fig.add_trace(go.Scatter(mode="lines", name="steady-state mean", line=mark,
+                                 showlegend=False), row=r, col=1)
     for trace, tr in zip(fig.data, _combo_traces(first, panels)):
         trace.x, trace.y = tr["x"], tr["y"]
     ticks = _log_ticks([c.iops for c in combos])
@@ -187,9 +213,9 @@ def consistency_figure(combos: list[D.ConsistencyCombo]) -> tuple[str, str]:
     _base_layout(fig, title, height)
     fig.update_layout(hovermode="closest", margin=dict(t=top, b=bottom),
                       title=dict(y=1.0, yref="container", yanchor="top", pad=dict(t=16)))
-    kinds = ["whole"] + [k for p in panels for k in p.lines] + ["window-log", "window-linear"]
     payload = {
-        "drives": drives, "spares": [D.spare_label(s) for s in spares], "traces": kinds,
+        "drives": drives, "spares": [D.spare_label(s) for s in spares],
+        "traces": _trace_names(panels),
         "combos": {f"{d}|{s}": {"traces": _combo_traces(by.get((d, s)), panels),
                                 "title": (f"Performance consistency: 4 KiB random writes QD32 — "
                                           f"{drives[d]} | {D.spare_label(spares[s])}"
@@ -416,7 +442,8 @@ def render(runs: list[ReportRun], y_max: float | None = None, title: str | None 
     if combos:
         div, script = consistency_figure(combos)
         parts.append('<section id="sec-consistency"><h2>Performance consistency</h2>'
-                     '<p class="meta">Buttons switch drive (left) and spare area (right).</p>'
+                     '<p class="meta">Buttons switch drive and spare area. Dotted: where steady '
+                     "state began (whole run) and the steady-state mean (windows).</p>'
                      f"{div}</section>")
         scripts.append(script)
     sets = D.working_sets(runs)

@@ -123,6 +123,12 @@ def consistency_pngs(combos: list[D.ConsistencyCombo], out_dir: Path) -> list[Pa
             ax.set(ylabel="IOPS", xlim=(c.window_start, float(c.t[-1])))
             ax.set_title(f"From t = {c.window_start:g} s ({scale} scale)", fontsize=8.5)
         wlin.set_ylim(bottom=0)
+        mark = {"color": "#222", "lw": 0.9, "ls": ":"}  # the test's own figures
+        if c.steady_start_s is not None:
+            whole.axvline(c.steady_start_s, **mark)
+        if c.steady_iops:
+            for ax in (wlog, wlin):
+                ax.axhline(c.steady_iops, **mark)
         wlin.set_xlabel("seconds")
         wlin.yaxis.set_major_formatter(_thousands)
         fig.align_ylabels(axes)
