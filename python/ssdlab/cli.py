@@ -167,7 +167,7 @@ class RichHooks(Hooks):
     def __exit__(self, *exc) -> None:
         self.progress.stop()
 
-    def phase_start(self, drive: str, phase: Phase, seq: int, capacity: int) -> None:
+    def phase_start(self, drive: str, test: str, phase: Phase, seq: int) -> None:
         self.phase, self.done, self.last_t = phase, 0.0, 0.0
         self.started = time.monotonic()
         if phase.kind == "io":
@@ -178,8 +178,8 @@ class RichHooks(Hooks):
         else:
             self.by_bytes, total = False, None
         self.iops_view = phase.pattern == "rand" and phase.block_size < 64 * 1024
-        self.task = self.progress.add_task(f"{drive} #{seq} {phase.name or phase.kind}", total=total,
-                                           live="")
+        self.task = self.progress.add_task(f"{drive} {test} #{seq} {phase.name or phase.kind}",
+                                           total=total, live="")
 
     def sample(self, row: dict) -> None:
         t = float(row.get("t_s", self.last_t + 1.0))

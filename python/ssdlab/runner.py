@@ -27,7 +27,7 @@ class RunInterrupted(Exception):
 class Hooks:
     """Progress callbacks; the CLI draws bars with them. The default does nothing."""
 
-    def phase_start(self, drive: str, phase: Phase, seq: int, capacity: int) -> None: ...
+    def phase_start(self, drive: str, test: str, phase: Phase, seq: int) -> None: ...
 
     def sample(self, row: Sample) -> None: ...
 
@@ -100,7 +100,7 @@ def run_drive(store: Store, run_id: int, position: int, spec: str, target: Targe
                 buf.add(row)
                 hooks.sample(row)
 
-            hooks.phase_start(spec, phase, seq, ident.capacity)
+            hooks.phase_start(spec, test, phase, seq)
             try:
                 res = target.run(phase, on_sample)
             except (Interrupted, KeyboardInterrupt) as e:
