@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ssdlab.phase import rand_io, seq_write
+from ssdlab.phase import seq_write
 from ssdlab.store import Store, StoreError
 from ssdlab.targets.base import Identity, PhaseResult
 
