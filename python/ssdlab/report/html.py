@@ -443,7 +443,7 @@ def render(runs: list[ReportRun], y_max: float | None = None, title: str | None 
         div, script = consistency_figure(combos)
         parts.append('<section id="sec-consistency"><h2>Performance consistency</h2>'
                      '<p class="meta">Buttons switch drive and spare area. Dotted: where steady '
-                     "state began (whole run) and the steady-state mean (windows).</p>'
+                     "state began (whole run) and the steady-state mean (windows).</p>"
                      f"{div}</section>")
         scripts.append(script)
     sets = D.working_sets(runs)
