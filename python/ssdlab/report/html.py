@@ -468,6 +468,7 @@ def render(runs: list[ReportRun], y_max: float | None = None, title: str | None 
     title = title or "ssdlab report"
     return (
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         f"<title>{e(title)}</title><style>{CSS}</style>"
         f"<script>window.PlotlyConfig = {{MathJaxConfig: 'local'}};</script>"
         f"<script>{get_plotlyjs()}</script></head><body>"
