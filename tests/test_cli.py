@@ -150,7 +150,7 @@ def test_compare_shows_pct_change(db):
     assert r.exit_code == 0
     assert "different testbed tags" in r.stderr
     doc = json.loads(r.stdout)
-    assert doc["columns"] == [f"{a}:fake:a", f"{b}:fake:b"]
+    assert doc["columns"] == [f"{a}:fake:a (8 GB)", f"{b}:fake:b (8 GB)"]
     peak = next(x for x in doc["rows"] if x["metric"] == "peak_mbps")
     assert peak["pct"] == [None, 0.0]
 

@@ -74,7 +74,8 @@ def user_errors() -> Iterator[None]:
     except (ValueError, StoreError, UserError) as e:
         fail(one_line(e))
     except ImportError as e:
-        fail(f"{one_line(e)} (is the simulator built? run `make build`)")
+        hint = " (is the simulator built? run `make build`)" if "_sim" in str(e) else ""
+        fail(f"{one_line(e)}{hint}")
     except RunInterrupted as e:
         typer.echo(f"ssdlab: {e}", err=True)
         raise typer.Exit(EXIT_INTERRUPTED)
@@ -242,7 +243,7 @@ def run_doc(run_id: int, test: str, outcomes) -> dict:
 def show_metrics(doc: dict) -> None:
     for d in doc["drives"]:
         emit_table(f"run {doc['run_id']} {doc['test']} {d['drive']} ({d['status']})",
-                   ["metric", "value"], [[k, v] for k, v in d["metrics"].items()])
+                   ["metric", "value"], [[k, v] for k, v in d["metrics"].items() if k != "repeats"])
 
 
 @app.command()
@@ -398,7 +399,7 @@ def compare(
                       ("methodology_version", "methodology versions")):
         if len({r[key] for r in loaded}) > 1:
             typer.echo(f"ssdlab: warning: runs have different {what}", err=True)
-    cols = [(f"{r['id']}:{d['spec']}", d["metrics"]) for r in loaded for d in r["drives"]]
+    cols = [(column_label(r, d), d["metrics"]) for r in loaded for d in r["drives"]]
     rows = comparison_table(cols)
     if json_out:
         print_json({"columns": [c for c, _ in cols], "rows": rows})
@@ -407,6 +408,13 @@ def compare(
     emit_table("comparison", headers,
                [[r["metric"]] + r["values"] + [None if p is None else round(p, 1) for p in r["pct"][1:]]
                 for r in rows if r["metric"] != "repeats"])
+
+
+def column_label(run: dict, drive: dict) -> str:
+    """run:drive (capacity): the capacity tells apart the models of a scaling table and
+    drives changed with --set."""
+    cap = drive["identity"].get("capacity")
+    return f"{run['id']}:{drive['spec']}" + (f" ({cap / 1e9:g} GB)" if cap else "")
 
 
 @results_app.command("list")
