@@ -202,3 +202,10 @@ def test_default_store_lives_in_the_user_data_dir(db, tmp_path, monkeypatch):
     assert (tmp_path / "xdg" / "ssdlab" / "results.sqlite").is_file()
     r = invoke("results", "list", "--json")
     assert len(json.loads(r.stdout)) == 1
+
+
+def test_human_output_and_unused_seconds_warning(db):
+    r = invoke("run", "fill", "--drive", "fake:a", "--seconds", "5", "--db", db)
+    assert r.exit_code == 0
+    assert "warning: --seconds is not used by fill" in r.stderr
+    assert "peak_mbps\t" in r.stdout and f"stored as run 1 in {db}" in r.stdout

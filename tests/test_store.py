@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ssdlab.phase import seq_write
 from ssdlab.store import Store, StoreError
@@ -129,3 +131,15 @@ def test_two_processes_write_at_once(tmp_path):
         assert r["status"] == "complete"
         d = s.run(r["id"])["drives"][0]
         assert len(s.phases(d["id"], with_data=False)) == 40
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=200))
+def test_series_blobs_round_trip_exactly(tmp_path_factory, values):
+    s = Store(tmp_path_factory.mktemp("h") / "r.sqlite")
+    rd = s.add_drive(s.create_run("fill", {}), 0, "x", Identity("sim", "X", 1))
+    r = PhaseResult(seq_write("p", stop_bytes=4096), {"v": np.array(values, dtype=float)}, {}, {}, {})
+    pid = s.add_phase(rd, 0, r)
+    got = s.phase_data(pid)["series"]["v"]
+    np.testing.assert_array_equal(got, np.array(values, dtype=float))
+    s.close()

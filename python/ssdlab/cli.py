@@ -263,8 +263,10 @@ def run(
 ) -> None:
     """Run one test of the methodology on one or more drives."""
     with user_errors():
-        methodology.get(test)
+        module = methodology.get(test)
         opts = Options(spare=spare, repeat=repeat, seconds=seconds)
+        if seconds is not None and module.DEFAULT_SECONDS is None:
+            typer.echo(f"ssdlab: warning: --seconds is not used by {test}", err=True)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, plan)
         if plan:
             return print_plan(test, drv, opts, json_out)
@@ -283,6 +285,7 @@ def run(
         print_json(doc)
     else:
         show_metrics(doc)
+        print(f"stored as run {run_id} in {store.path}")
 
 
 def print_plan(test: str, drv, opts: Options, json_out: bool) -> None:
