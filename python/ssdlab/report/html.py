@@ -104,7 +104,10 @@ def _log_ticks(arrays: list[np.ndarray]) -> dict:
     if not vals.size:
         return {}
     lo, hi = int(np.floor(np.log10(vals.min()))), int(np.ceil(np.log10(vals.max())))
-    tv = [m * 10.0 ** e for e in range(lo, hi + 1) for m in (1, 2, 5)]
+    # a band within one decade (a steady drive) needs finer steps to show any label at all
+    narrow = np.log10(vals.max() / vals.min()) < 1
+    steps = (1, 1.5, 2, 3, 4, 5, 6, 7, 8) if narrow else (1, 2, 5)
+    tv = [m * 10.0 ** e for e in range(lo, hi + 1) for m in steps]
     return {"tickvals": tv, "ticktext": [_si(v) for v in tv]}
 
 
