@@ -122,3 +122,32 @@ def test_sigint_stops_the_simulator_and_keeps_the_run(db):
     run = store.run(store.latest_run_id())
     assert run["status"] == "interrupted"
     assert store.phases(run["drives"][0]["id"], with_data=False)[-1]["status"] == "partial"
+
+
+def test_drives_lists_the_builtin_profiles():
+    r = runner.invoke(app, ["drives", "--json"])
+    assert r.exit_code == 0, r.output
+    tlc = next(d for d in json.loads(r.stdout) if d["drive"] == "sim:tlc-256")
+    assert tlc["capacity_gb"] == 256 and tlc["mapping"] == "dram"
+
+
+def test_two_cli_runs_share_one_store(db):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "python"))
+    procs = [subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "run", test, "--drive",
+                               "sim:tlc-256", *SETS, "--seconds", "20", "--db", db, "--json"],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for test in ("consistency", "trim")]
+    docs = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        docs.append(json.loads(out))
+    store = Store(db)
+    assert sorted(r["test"] for r in store.runs()) == ["consistency", "trim"]
+    assert all(r["status"] == "complete" for r in store.runs())
+    assert {d["run_id"] for d in docs} == {r["id"] for r in store.runs()}
