@@ -121,13 +121,10 @@ def emit_table(title: str, headers: list[str], rows: list[list[Any]]) -> None:
             t.add_row(*(fmt(x) for x in r))
         Console().print(t)
     else:
+        print(f"# {title}")
         print("\t".join(headers))
         for r in rows:
             print("\t".join(fmt(x) for x in r))
-
-
-def open_store(db: Optional[Path]) -> Store:
-    return Store(db)
 
 
 def parse_sets(sets: list[str]) -> list[str]:
@@ -270,7 +267,7 @@ def run(
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, plan)
         if plan:
             return print_plan(test, drv, opts, json_out)
-        store = open_store(db)
+        store = Store(db)
         args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
                 "set": sets, "seed": seed}
         with progress_hooks(json_out) as hooks:
@@ -343,7 +340,7 @@ def review(
     with user_errors():
         opts = Options(spare=spare, repeat=repeat, seconds=seconds)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
-        store = open_store(db)
+        store = Store(db)
         docs = []
         with progress_hooks(json_out) as hooks:
             for test in methodology.TESTS:
@@ -376,7 +373,7 @@ def report(
 ) -> None:
     """A self-contained HTML report plus one PNG per figure."""
     with user_errors():
-        store = open_store(db)
+        store = Store(db)
         ids = list(runs or [])
         if latest:
             ids.append(store.latest_run_id())
@@ -396,7 +393,7 @@ def compare(
 ) -> None:
     """Metrics side by side, with the % change of each drive against the first."""
     with user_errors():
-        store = open_store(db)
+        store = Store(db)
         loaded = [store.run(i) for i in runs]
     for key, what in (("test", "tests"), ("testbed", "testbed tags"),
                       ("methodology_version", "methodology versions")):
@@ -428,7 +425,7 @@ def results_list(
 ) -> None:
     """Stored runs, newest first."""
     with user_errors():
-        runs = open_store(db).runs(limit)
+        runs = Store(db).runs(limit)
     if json_out:
         print_json(runs)
         return
@@ -445,7 +442,7 @@ def results_show(
 ) -> None:
     """A run's drives, status and metrics."""
     with user_errors():
-        store = open_store(db)
+        store = Store(db)
         r = store.run(run_id)
         for d in r["drives"]:
             d["phases"] = [{k: p[k] for k in ("seq", "name", "kind", "status", "totals")}
@@ -471,7 +468,7 @@ def results_export(
     with user_errors():
         if format not in ("csv", "json"):
             raise UserError(f"--format {format}: choose csv or json")
-        store = open_store(db)
+        store = Store(db)
         text = store.export_csv(run_id) if format == "csv" else store.export_json(run_id)
         if out is None:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
