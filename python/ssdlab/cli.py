@@ -47,6 +47,9 @@ app.add_typer(results_app, name="results")
 EXIT_USER = 2
 EXIT_INTERRUPTED = 130
 TEST_NAMES = ", ".join(methodology.TESTS)
+SECONDS_HELP = "the test's timed step: " + "; ".join(
+    f"{name}: {m.SECONDS_HELP} (default {m.DEFAULT_SECONDS} s)"
+    for name, m in methodology.TESTS.items() if m.DEFAULT_SECONDS is not None)
 
 
 # ---- errors and output ---------------------------------------------------------------------
@@ -200,7 +203,8 @@ class RichHooks(Hooks):
 
 
 @contextmanager
-def progress_hooks(json_out: bool) -> Iterator[Hooks]:
+def progress_hooks() -> Iterator[Hooks]:
+    """Bars only for a person at a terminal; they go to stderr, so --json stdout stays clean."""
     if sys.stdout.isatty() and sys.stderr.isatty():
         with RichHooks() as h:
             yield h
@@ -249,7 +253,7 @@ def run(
     drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE, a profile .toml, /dev/..., file:PATH:SIZE"),
     spare: float = typer.Option(0.0, "--spare", help="leave this % of LBAs (at the end) unwritten"),
     repeat: int = typer.Option(3, "--repeat", help="quick: repetitions of each benchmark"),
-    seconds: Optional[float] = typer.Option(None, "--seconds", help="the test's timed step (consistency: random-write time)"),
+    seconds: Optional[float] = typer.Option(None, "--seconds", help=SECONDS_HELP),
     sets: list[str] = typer.Option([], "--set", help="profile override key=value (simulated drives)"),
     testbed: Optional[str] = typer.Option(None, "--testbed", help="tag runs to compare like with like"),
     db: Optional[Path] = typer.Option(None, "--db", help="results store (default: user data dir)"),
@@ -270,7 +274,7 @@ def run(
         store = Store(db)
         args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
                 "set": sets, "seed": seed}
-        with progress_hooks(json_out) as hooks:
+        with progress_hooks() as hooks:
             try:
                 run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
             except RunInterrupted as e:
@@ -327,7 +331,8 @@ def review(
     out: Path = typer.Option(..., "-o", "--out", help="report directory"),
     spare: float = typer.Option(0.0, "--spare"),
     repeat: int = typer.Option(3, "--repeat"),
-    seconds: Optional[float] = typer.Option(None, "--seconds", help="every test's timed step (default: each test's own)"),
+    seconds: Optional[float] = typer.Option(None, "--seconds",
+                                            help="every test's timed step (see `run --help`)"),
     sets: list[str] = typer.Option([], "--set"),
     testbed: Optional[str] = typer.Option(None, "--testbed"),
     db: Optional[Path] = typer.Option(None, "--db"),
@@ -342,7 +347,7 @@ def review(
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
         store = Store(db)
         docs = []
-        with progress_hooks(json_out) as hooks:
+        with progress_hooks() as hooks:
             for test in methodology.TESTS:
                 args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
                         "set": sets, "seed": seed, "review": True}
