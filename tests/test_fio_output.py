@@ -217,3 +217,16 @@ def test_status_tracker_rates():
     assert all(r["iops"] >= 0 and not math.isnan(r["write_mbps"]) for r in rows)
     s = tr.series()
     assert set(fo.SERIES_KEYS) <= set(s)
+
+
+def test_hist_log_with_a_priority_column(tmp_path):
+    # newer fio (log_prio) puts a priority column before the bins
+    bins = [0] * 232
+    bins[100] = 5
+    line = ", ".join(map(str, [100, 1, 4096, 0] + bins))
+    (tmp_path / "p_clat_hist.1.log").write_text(line + "\n" + line.replace("100, 1,", "200, 1,", 1) + "\n")
+    h = fo.read_hist_logs(tmp_path / "p")
+    t, d, bs, cnt, mx = h[0]
+    assert list(t) == [100, 200] and list(cnt) == [5, 5] and list(bs) == [4096, 4096]
+    assert mx[0] == fo.plat_idx_to_val(101 * 8 - 1)
+    assert fo._hist_bins(1859) == 1856 and fo._hist_bins(235) == 232 and fo._hist_bins(50) == 0

@@ -516,11 +516,11 @@ def read_hist_logs(prefix: str | Path):
                 vals = [int(x) for x in parts]
             except ValueError:
                 continue
-            nb = len(vals) - 3
-            if nb <= 0 or PLAT_NR % nb:
+            nb = _hist_bins(len(vals))
+            if not nb:
                 continue
             stride = PLAT_NR // nb
-            counts = vals[3:]
+            counts = vals[len(vals) - nb:]
             top = 0.0
             for i in range(nb - 1, -1, -1):
                 if counts[i]:
@@ -537,6 +537,18 @@ def read_hist_logs(prefix: str | Path):
     return out
 
 
+HIST_BINS = tuple(PLAT_NR >> c for c in range(7))  # by log_hist_coarseness 0..6
+
+
+def _hist_bins(ncols: int) -> int:
+    """Bins in a histogram-log line of `ncols` columns: time, ddir, bs (and, in newer fio
+    with log_prio, a priority) come first, the bins last. 0 when it does not fit."""
+    for nb in HIST_BINS:
+        if ncols - nb in (3, 4):
+            return nb
+    return 0
+
+
 def _read_hist_fast(f: Path):
     """Vectorised read of a well-formed histogram log; None when it is not (torn line,
     odd width) so the line-by-line reader takes over."""
@@ -550,11 +562,11 @@ def _read_hist_fast(f: Path):
         return None
     if a.size == 0:
         return (np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0))
-    nb = a.shape[1] - 3
-    if nb <= 0 or PLAT_NR % nb:
+    nb = _hist_bins(a.shape[1])
+    if not nb:
         return None
     stride = PLAT_NR // nb
-    counts = a[:, 3:]
+    counts = a[:, a.shape[1] - nb:]
     nz = counts > 0
     has = nz.any(axis=1)
     top_idx = nb - 1 - np.argmax(nz[:, ::-1], axis=1)
