@@ -103,6 +103,21 @@ def test_fill_shape_that_does_not_start_fast_has_no_cache():
     assert s.peak_mbps == 3000.0 and s.slc_cache_gb is None
 
 
+def test_fill_shape_small_relative_drop_is_a_cache():
+    gb, mbps = curve(20, 1024, fast=2100, slow=1600)  # the XG6 1 TB: ~20 GB, then >1600 MB/s
+    s = fill_shape(gb, mbps)
+    assert s.slc_cache_gb == 20.0 and s.recovery_peaks == 0
+
+
+@settings(max_examples=100)
+# margins: noisy cache >= 1880 > 0.85 x 2120; noisy post-cache <= 0.795 x 2000 < 0.85 x 1880
+@given(st.integers(2, 40), st.floats(0.3, 0.75), st.randoms(use_true_random=False))
+def test_fill_shape_noise_in_the_cache_is_not_a_drop(cache, ratio, rnd):
+    gb, mbps = curve(cache, 80, fast=2000, slow=2000 * ratio)
+    mbps = mbps * np.array([1 + rnd.uniform(-0.06, 0.06) for _ in mbps])  # +-6 % noise
+    assert fill_shape(gb, mbps).slc_cache_gb == float(cache)
+
+
 def test_fill_shape_swings_below_halfway_are_not_recoveries():
     gb, mbps = curve(10, 60, fast=750, slow=200)
     mbps[12:32:2] = 350.0  # the SN520's 200-350 MB/s swings

@@ -2,11 +2,13 @@
 post-cache speed and recovery peaks.
 
 - peak: the fastest segment, as a reviewer reads it off the curve.
-- the cache is the fast region the fill starts with: if the first segment runs at least
-  `DROP` x peak, the first *sustained drop* is the first segment from which `SUSTAIN`
-  consecutive segments (or all that remain) run below `DROP` x peak, and the SLC cache
-  estimate is the GB written before it. A fill that does not start fast, or never drops,
-  shows no cache (None).
+- the cache is the fast region the fill starts with. A fill starts fast when its first
+  segment runs at least `START` x peak. The first *sustained drop* is then the first
+  segment from which `SUSTAIN` consecutive segments (or all that remain) run below `DROP`
+  x the mean speed of the segments before it (relative to the cached level, so a drive
+  that falls from 2100 to 1600 MB/s has a cache too), and the SLC cache estimate is the GB
+  written before it. A fill that does not start fast, or never drops, shows no cache
+  (None).
 - a recovery peak is a rise, after the drop, from below to at least halfway between the
   post-cache median and the peak.
 """
@@ -17,7 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-DROP = 0.75
+START = 0.75
+DROP = 0.85
 SUSTAIN = 3
 RECOVERY = 0.5
 
@@ -30,10 +33,10 @@ class FillShape:
     recovery_peaks: int
 
 
-def first_sustained_drop(mbps: np.ndarray, level: float) -> int | None:
-    below = mbps < level
-    for i in range(mbps.size):
-        if below[i : i + SUSTAIN].all():
+def first_sustained_drop(mbps: np.ndarray) -> int | None:
+    before = np.cumsum(mbps)[:-1] / np.arange(1, mbps.size)  # mean of segments 0..i-1
+    for i in range(1, mbps.size):
+        if (mbps[i : i + SUSTAIN] < DROP * before[i - 1]).all():
             return i
     return None
 
@@ -54,11 +57,10 @@ def fill_shape(gb, mbps) -> FillShape:
     if v.size == 0:
         raise ValueError("fill curve has no segments")
     peak = float(v.max())
-    drop = first_sustained_drop(v, DROP * peak) if v[0] >= DROP * peak else None
+    drop = first_sustained_drop(v) if v[0] >= START * peak else None
     if drop is None:
         return FillShape(peak, None, None, 0)
-    cache_gb = float(gb[drop - 1]) if drop > 0 else 0.0
-    return FillShape(peak, drop, cache_gb, count_recoveries(v, drop, peak))
+    return FillShape(peak, drop, float(gb[drop - 1]), count_recoveries(v, drop, peak))
 
 
 def rate_mbps(gb, t_s, start: int = 0) -> float:
