@@ -165,3 +165,18 @@ def test_comparison_table_flattens_and_aligns():
 def test_pct_change_inverts(base, value):
     p = pct_change(base, value)
     assert base * (1 + p / 100) == pytest.approx(value, rel=1e-9, abs=1e-6)
+
+
+@settings(max_examples=100)
+@given(st.lists(st.floats(0, 1e5), min_size=5, max_size=400), st.integers(1, 20))
+def test_steady_start_is_the_first_window_that_passes(values, round_s):
+    ss = steady_state(values, round_s=round_s)
+    n = ss.rounds.size
+    ok = [window_is_steady(ss.rounds[i:i + 5])
+          and abs(ss.rounds[i:i + 5].mean() - ss.rounds[-5:].mean()) <= 0.2 * ss.rounds[-5:].mean()
+          for i in range(n - 4)]
+    if ss.reached:
+        assert ss.start_s % round_s == 0 and ok[ss.start_s // round_s]
+        assert not any(ok[: ss.start_s // round_s])
+    else:
+        assert not any(ok)
