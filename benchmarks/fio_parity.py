@@ -126,6 +126,10 @@ def main() -> int:
               f"on {os.cpu_count()} CPUs")
         print(f"ssdlab mean {statistics.mean(ours):.0f} IOPS, plain fio mean {statistics.mean(plain):.0f} IOPS; "
               f"per-round ratios {min(ratios):.3f}..{max(ratios):.3f}")
+        q = statistics.quantiles(ratios, n=4) if len(ratios) >= 4 else [min(ratios), ratio, max(ratios)]
+        print(f"ratio of means {statistics.mean(ours) / statistics.mean(plain):.4f}; per-round ratios "
+              f"interquartile {q[0]:.3f}..{q[2]:.3f} (a spread wider than a few % means the machine "
+              "is too busy to resolve 3 %)")
         print(f"IOPS ratio ssdlab/fio (median of rounds): {ratio:.4f} ({(ratio - 1) * 100:+.2f} %)")
         if a.check and abs(ratio - 1) > 0.03:
             return 1
