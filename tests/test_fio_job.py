@@ -166,6 +166,11 @@ def test_parse_spec():
         parse_spec("file:/x")
 
 
+def test_file_in_missing_directory(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        open_target(f"file:{tmp_path}/no/t.bin:1G", plan=True)
+
+
 def test_writes():
     assert writes(P.purge()) and writes(P.trim()) and writes(P.seq_write("f", stop_bytes=1 << 20))
     assert not writes(P.idle(1)) and not writes(P.seq_read("r", stop_bytes=1 << 20))

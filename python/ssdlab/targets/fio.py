@@ -116,6 +116,8 @@ class FioTarget:
         else:
             self.capacity = int(size or 0)
             self.dev = os.path.realpath(self.path)
+            if not os.path.isdir(os.path.dirname(self.dev)):
+                raise ValueError(f"drive '{spec}': directory {os.path.dirname(self.dev)} does not exist")
             self.info = {"path": self.path, "file": self.dev, "kind": "file", "capacity": self.capacity}
         self.telemetry = Telemetry(self.dev, self.info.get("kind", "file")) if (
             self.kind == "block" and not plan) else Telemetry(self.dev, "file")
