@@ -171,6 +171,15 @@ def test_file_in_missing_directory(tmp_path):
         open_target(f"file:{tmp_path}/no/t.bin:1G", plan=True)
 
 
+@pytest.mark.skipif(not shutil.which("fio"), reason="fio not installed (apt-get install fio)")
+def test_file_larger_than_free_space_refused(tmp_path):
+    free = os.statvfs(tmp_path).f_bavail * os.statvfs(tmp_path).f_frsize
+    with open_target(f"file:{tmp_path}/huge.bin:{free * 4}") as t:
+        with pytest.raises(ValueError, match="free; choose a smaller SIZE"):
+            t.run(P.seq_write("w", stop_bytes=1 << 20))
+    assert not (tmp_path / "huge.bin").exists()
+
+
 def test_writes():
     assert writes(P.purge()) and writes(P.trim()) and writes(P.seq_write("f", stop_bytes=1 << 20))
     assert not writes(P.idle(1)) and not writes(P.seq_read("r", stop_bytes=1 << 20))

@@ -194,6 +194,14 @@ class FioTarget:
             self._excl_fd = safety.open_exclusive(self.dev)
         else:
             safety.check_file_write(self.path, self.destroy_data)
+            st = os.statvfs(os.path.dirname(self.dev))
+            have = st.f_bavail * st.f_frsize
+            if os.path.exists(self.dev):
+                have += os.stat(self.dev).st_blocks * 512
+            if have < self.capacity:
+                raise safety.UnsafeTarget(
+                    f"refusing {self.spec}: the file needs {self.capacity / 1e9:.3g} GB and its "
+                    f"filesystem has {have / 1e9:.3g} GB free; choose a smaller SIZE")
             self._ensure_file(create=True)
         self._write_ok = True
 
