@@ -10,7 +10,7 @@ use crate::nand::SLOT_BYTES;
 use crate::power::ops_energy_j;
 use crate::profile::Profile;
 use crate::stats::{Recorder, Row, Snapshot};
-use crate::workload::{PhaseKind, PhaseSpec, Workload};
+use crate::workload::{PhaseKind, PhaseSpec, Workload, LOOKAHEAD};
 use crate::SimError;
 
 pub struct PhaseResult {
@@ -212,6 +212,12 @@ impl Drive {
     #[inline]
     fn issue(&mut self, wl: &mut Workload, job: usize, t: u64, outstanding: usize) -> Result<(u64, u64, bool), SimError> {
         let io = wl.next(job);
+        // Two-stage prefetch: the L2P entry of a write far ahead, the P2L entry of its
+        // old copy for one nearer (whose L2P line has arrived by now).
+        if let (Some(far), Some(near)) = (wl.peek(LOOKAHEAD - 1), wl.peek(LOOKAHEAD / 2)) {
+            self.ftl.map.prefetch_l2p(far.lba);
+            self.ftl.map.prefetch_old(near.lba);
+        }
         let bytes = io.slots as u64 * SLOT_BYTES;
         let tc = self.host.accept(t, outstanding);
         let done = if io.read {

@@ -97,7 +97,7 @@ pub struct Nand {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Ftl {
-    /// Free blocks per die at or below which foreground GC runs before a new block opens.
+    /// Free blocks per die at or below which paced foreground GC runs alongside host writes.
     pub gc_threshold_blocks: u32,
     /// Background GC in idle time, up to this share of each die's blocks free.
     pub idle_gc: bool,
@@ -335,7 +335,7 @@ impl Profile {
             "a divisor of the SLC-mode pages per block"
         );
         let f = &self.ftl;
-        check!((1..=64).contains(&f.gc_threshold_blocks), "ftl.gc_threshold_blocks", f.gc_threshold_blocks, "1..64");
+        check!((2..=64).contains(&f.gc_threshold_blocks), "ftl.gc_threshold_blocks", f.gc_threshold_blocks, "2..64");
         check!(
             (0.0..=50.0).contains(&f.idle_gc_target_pct),
             "ftl.idle_gc_target_pct",

@@ -130,8 +130,14 @@ pub struct Io {
 
 /// Generates I/Os for each job: sequential jobs each own an equal part of the range
 /// (wrapping at its end); random jobs pick uniformly aligned blocks in the whole range.
+/// I/Os generated ahead for random workloads, so the engine can prefetch the mapping
+/// entries they will touch (a power of two).
+pub const LOOKAHEAD: usize = 16;
+
 pub struct Workload {
     rng: Xoshiro256PlusPlus,
+    ahead: [Io; LOOKAHEAD],
+    head: usize,
     read_pct: u32,
     random: bool,
     bs_slots: u32,
@@ -146,8 +152,10 @@ impl Workload {
         let bs_slots = (spec.block_size / SLOT_BYTES) as u32;
         let blocks = spec.length / spec.block_size;
         let jobs = spec.jobs.max(1) as u64;
-        Workload {
+        let mut w = Workload {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            ahead: [Io { lba: 0, slots: 0, read: false }; LOOKAHEAD],
+            head: 0,
             read_pct: spec.read_pct,
             random: spec.random,
             bs_slots,
@@ -155,7 +163,19 @@ impl Workload {
             blocks,
             job_blocks: (blocks / jobs).max(1),
             cursor: vec![0; jobs as usize],
+        };
+        if w.random {
+            for i in 0..LOOKAHEAD {
+                w.ahead[i] = w.generate(0);
+            }
         }
+        w
+    }
+
+    /// The random I/O `k` places ahead of the next one (k < LOOKAHEAD).
+    #[inline]
+    pub fn peek(&self, k: usize) -> Option<Io> {
+        self.random.then(|| self.ahead[(self.head + k) & (LOOKAHEAD - 1)])
     }
 
     #[inline]
@@ -165,6 +185,17 @@ impl Workload {
 
     #[inline]
     pub fn next(&mut self, job: usize) -> Io {
+        if !self.random {
+            return self.generate(job);
+        }
+        let io = self.ahead[self.head];
+        self.ahead[self.head] = self.generate(job);
+        self.head = (self.head + 1) & (LOOKAHEAD - 1);
+        io
+    }
+
+    #[inline]
+    fn generate(&mut self, job: usize) -> Io {
         let read = match self.read_pct {
             0 => false,
             100 => true,

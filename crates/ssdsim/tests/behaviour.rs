@@ -66,7 +66,7 @@ fn steady_waf(spare: f64) -> (f64, f64, f64) {
     rw.stop_bytes = Some(4 * user);
     let r = run(&mut d, &rw);
     // Blocks GC cannot use for spare: the free threshold and the open blocks per die.
-    let reserved = dies as f64 * 3.0 * 256.0 * 4096.0;
+    let reserved = dies as f64 * 4.0 * 256.0 * 4096.0;
     let alpha = (raw - reserved) / user as f64;
     (total(&r, "waf"), analytic_waf(alpha), alpha)
 }

@@ -203,10 +203,10 @@ impl Ftl {
             .ok_or_else(|| SimError(format!("die {d} ran out of free blocks (spare area too small for GC)")))
     }
 
-    /// Foreground GC: collect victims on die `d` until it has more free blocks than
-    /// the threshold.
+    /// Hard stop: before a block is taken for host data, collect on die `d` until it
+    /// keeps more than the last free block GC itself needs.
     pub(crate) fn ensure_free(&mut self, d: u32, t: u64) -> Result<(), SimError> {
-        while self.alloc.free_count(d) <= self.gc_threshold() {
+        while self.alloc.free_count(d) <= super::gc::HARD_FREE {
             if !self.gc_one(d, t, false)? {
                 return Err(SimError(format!(
                     "die {d}: no block to collect (every closed block is fully valid; the drive is over-full)"

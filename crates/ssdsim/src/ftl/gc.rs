@@ -1,18 +1,47 @@
 //! Garbage collection: greedy victim choice (fewest valid slots on the die), relocation
 //! of the valid slots into the die's GC stream (native mode; relocating an SLC block is
-//! folding), then erase. Runs in the foreground when a die is short of free blocks and
-//! in idle time.
+//! folding), then erase.
+//!
+//! Foreground GC is paced like real firmware: once a die is short of free blocks it
+//! takes a victim and moves ceil(v / (slots - v)) of its slots per host slot written
+//! there, so host writes and GC interleave (the steady band reviewers see). Only if a
+//! die runs down to its last free block does GC stop the world to finish. Folds, idle
+//! GC and that hard stop collect whole victims.
 
 use super::alloc::Stream;
-use super::mapping::NONE;
+use super::mapping::{prefetch, NONE};
 use super::Ftl;
 use crate::nand::SLOT_BYTES;
 use crate::SimError;
 
+/// Free blocks per die below which GC stops host writes until it has freed one.
+pub const HARD_FREE: u32 = 1;
+
+/// Relocations gathered (and their L2P entries prefetched) at a time.
+const CHUNK: usize = 32;
+
+/// A victim being collected on one die.
+#[derive(Debug, Clone, Copy)]
+pub struct GcJob {
+    pub victim: u32,
+    slc: bool,
+    /// Next slot offset to examine.
+    next: u32,
+    /// Slots to move per host slot written on the die.
+    pace: u32,
+    last_page: u32,
+    ready: u64,
+    done: u64,
+}
+
 impl Ftl {
-    /// Collect the greedy victim of die `d` at `t`. Returns false if no block would
-    /// yield space. In idle time only blocks at most half valid are worth the wear.
+    /// Collect the greedy victim of die `d` at `t` completely. Returns false if no block
+    /// would yield space. In idle time only blocks at most half valid are worth the wear.
     pub(crate) fn gc_one(&mut self, d: u32, t: u64, idle: bool) -> Result<bool, SimError> {
+        if self.gc_jobs[d as usize].is_some() {
+            self.gc_finish(d, t)?;
+            return Ok(true);
+        }
         let spb = self.nand.geo.slots_per_block;
         let Some((victim, valid)) = self.map.min_valid(d) else {
             return Ok(false);
@@ -26,44 +55,110 @@ impl Ftl {
     }
 
     /// Relocate every valid slot of closed block `victim` on die `d`, then erase it.
-    pub(crate) fn collect(&mut self, victim: u32, d: u32, t: u64) -> Result<u64, SimError> {
+    pub(crate) fn collect(&mut self, victim: u32, d: u32, t: u64) -> Result<(), SimError> {
+        self.gc_finish(d, t)?;
+        self.gc_start(d, victim);
+        self.gc_finish(d, t)
+    }
+
+    /// Paced foreground GC after a host slot was written on die `d` at `t`.
+    #[inline]
+    pub(crate) fn gc_pace(&mut self, d: u32, t: u64) -> Result<(), SimError> {
+        let pace = match self.gc_jobs[d as usize] {
+            Some(j) => j.pace,
+            None => {
+                if self.alloc.free_count(d) > self.gc_threshold() {
+                    return Ok(());
+                }
+                let spb = self.nand.geo.slots_per_block;
+                match self.map.min_valid(d) {
+                    Some((victim, v)) if v < spb => {
+                        self.gc_start(d, victim);
+                        self.gc_jobs[d as usize].unwrap().pace
+                    }
+                    _ => return Ok(()),
+                }
+            }
+        };
+        self.gc_step(d, t, pace)
+    }
+
+    fn gc_start(&mut self, d: u32, victim: u32) {
+        let spb = self.nand.geo.slots_per_block;
+        let v = self.map.valid[victim as usize];
+        self.map.withdraw(victim);
+        self.gc_jobs[d as usize] = Some(GcJob {
+            victim,
+            slc: self.alloc.is_slc(victim),
+            next: 0,
+            pace: v.div_ceil((spb - v).max(1)).max(1),
+            last_page: NONE,
+            ready: 0,
+            done: 0,
+        });
+    }
+
+    pub(crate) fn gc_finish(&mut self, d: u32, t: u64) -> Result<(), SimError> {
+        while self.gc_jobs[d as usize].is_some() {
+            self.gc_step(d, t, u32::MAX)?;
+        }
+        Ok(())
+    }
+
+    /// Move up to `n` valid slots of die `d`'s victim at `t`; erase it once empty.
+    fn gc_step(&mut self, d: u32, t: u64, mut n: u32) -> Result<(), SimError> {
+        let Some(mut job) = self.gc_jobs[d as usize] else { return Ok(()) };
         let g = &self.nand.geo;
         let (spb, spp) = (g.slots_per_block, g.slots_per_page);
         let page_bytes = spp as u64 * SLOT_BYTES;
-        let slc = self.alloc.is_slc(victim);
-        let written = self.map.written[victim as usize];
-        let base = victim * spb;
-        self.map.withdraw(victim);
-        let mut last_page = NONE;
-        let mut ready = t;
-        let mut done = t;
-        for off in 0..written {
-            let s = base + off;
-            let lba = self.map.p2l[s as usize];
-            if lba == NONE {
-                continue;
-            }
-            let page = off / spp;
-            if page != last_page {
-                last_page = page;
-                let plane = self.nand.geo.plane_of(off);
-                ready = self.nand.read(t, d, plane, slc, page_bytes);
-                done = done.max(ready);
-            }
-            let to = self.alloc_slot(Stream::Gc, d, ready)?;
-            self.map.relocate(lba, s, to);
-            #[cfg(feature = "verify")]
-            {
-                self.stamps[to as usize] = self.stamps[s as usize];
-            }
-            self.counters.gc_moves += 1;
-            if slc {
-                self.counters.slc_fold_slots += 1;
-            }
+        let written = self.map.written[job.victim as usize];
+        let base = job.victim * spb;
+        if job.last_page == NONE {
+            job.ready = t;
+            job.done = t;
         }
+        let mut batch = std::mem::take(&mut self.gc_scratch);
+        while n > 0 && job.next < written {
+            batch.clear();
+            let want = (n as usize).min(CHUNK);
+            job.next = self.map.valid_slots_from(job.victim, job.next, want, &mut batch);
+            for &(_, lba) in &batch {
+                prefetch(&self.map.l2p, lba as usize);
+            }
+            for &(off, lba) in &batch {
+                let page = off / spp;
+                if page != job.last_page {
+                    job.last_page = page;
+                    let plane = self.nand.geo.plane_of(off);
+                    job.ready = self.nand.read(t.max(job.ready.min(t)), d, plane, job.slc, page_bytes);
+                    job.done = job.done.max(job.ready);
+                }
+                let to = self.alloc_slot(Stream::Gc, d, job.ready)?;
+                let s = base + off;
+                self.map.relocate(lba, s, job.victim, to, to / spb);
+                #[cfg(feature = "verify")]
+                {
+                    self.stamps[to as usize] = self.stamps[s as usize];
+                }
+            }
+            let moved = batch.len() as u64;
+            self.counters.gc_moves += moved;
+            if job.slc {
+                self.counters.slc_fold_slots += moved;
+            }
+            n = n.saturating_sub(batch.len() as u32);
+        }
+        self.gc_scratch = batch;
+        if job.next < written {
+            self.gc_jobs[d as usize] = Some(job);
+            return Ok(());
+        }
+        // Victim empty: erase it and return it to its pool.
+        self.gc_jobs[d as usize] = None;
+        let victim = job.victim;
         debug_assert_eq!(self.map.valid[victim as usize], 0);
-        let erased = self.nand.erase(done, d);
-        if slc {
+        self.nand.erase(job.done.max(t), d);
+        if job.slc {
             self.slc.used_slots -= written as u64;
             if !self.alloc.is_static(victim) {
                 self.slc.dynamic_blocks -= 1;
@@ -72,6 +167,11 @@ impl Ftl {
         self.slc.on_erase(victim);
         self.map.written[victim as usize] = 0;
         self.alloc.release(victim);
-        Ok(erased)
+        Ok(())
+    }
+
+    /// Blocks being collected (neither open nor GC candidates).
+    pub fn collecting(&self) -> impl Iterator<Item = u32> + '_ {
+        self.gc_jobs.iter().flatten().map(|j| j.victim)
     }
 }

@@ -4,9 +4,39 @@
 
 pub const NONE: u32 = u32::MAX;
 
+/// Ask the CPU to start loading `v[i]`: the tables are far larger than the caches, and
+/// random updates are bound by memory latency, so overlapping the misses is the speed.
+#[inline(always)]
+pub fn prefetch<T>(v: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if i < v.len() {
+        // SAFETY: the address is inside `v`; a prefetch never faults or changes memory.
+        unsafe { std::arch::x86_64::_mm_prefetch(v.as_ptr().add(i) as *const i8, std::arch::x86_64::_MM_HINT_T0) }
+    }
+}
+
+/// A large table backed by transparent huge pages where the OS allows: L2P and P2L are
+/// hundreds of MB accessed at random, and 4 KiB pages would make every access a TLB miss.
+fn table(n: usize) -> Vec<u32> {
+    let mut v: Vec<u32> = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    if n * 4 >= 4 << 20 {
+        // SAFETY: advice on memory this Vec owns and has not touched yet; failure is harmless.
+        unsafe {
+            libc::madvise(v.as_mut_ptr() as *mut libc::c_void, n * 4, libc::MADV_HUGEPAGE);
+        }
+    }
+    v.resize(n, NONE);
+    v
+}
+
 pub struct Mapping {
     pub l2p: Vec<u32>,
+    /// Logical block last written to each slot; meaningful only while the slot's valid
+    /// bit is set (so invalidating a copy touches the small bitmap, not this table).
     pub p2l: Vec<u32>,
+    /// One bit per physical slot: set while the slot holds the live copy of its block.
+    vbits: Vec<u64>,
     pub valid: Vec<u32>,
     /// Slots written so far in each block (its write pointer).
     pub written: Vec<u32>,
@@ -27,8 +57,9 @@ impl Mapping {
     pub fn new(user_slots: u64, blocks: u32, spb: u32, bpd: u32, dies: u32) -> Mapping {
         let slots = blocks as usize * spb as usize;
         Mapping {
-            l2p: vec![NONE; user_slots as usize],
-            p2l: vec![NONE; slots],
+            l2p: table(user_slots as usize),
+            p2l: table(slots),
+            vbits: vec![0; slots.div_ceil(64)],
             valid: vec![0; blocks as usize],
             written: vec![0; blocks as usize],
             mapped: 0,
@@ -104,11 +135,47 @@ impl Mapping {
         self.closed[b as usize]
     }
 
+    #[inline]
+    pub fn is_valid(&self, s: u32) -> bool {
+        self.vbits[(s >> 6) as usize] >> (s & 63) & 1 == 1
+    }
+    #[inline]
+    fn set_valid(&mut self, s: u32) {
+        self.vbits[(s >> 6) as usize] |= 1 << (s & 63);
+    }
+    #[inline]
+    fn clear_valid(&mut self, s: u32) {
+        self.vbits[(s >> 6) as usize] &= !(1 << (s & 63));
+    }
+
+    /// Append to `out` the (offset, logical block) of up to `max` valid slots of block
+    /// `b`, scanning from offset `from`; returns the offset to continue from.
+    pub fn valid_slots_from(&self, b: u32, from: u32, max: usize, out: &mut Vec<(u32, u32)>) -> u32 {
+        let base = b as u64 * self.spb as u64;
+        let end = base + self.spb as u64;
+        let mut s = base + from as u64;
+        while s < end {
+            let w = self.vbits[(s >> 6) as usize] >> (s & 63);
+            let take = (64 - (s & 63)).min(end - s);
+            let mut w = if take == 64 { w } else { w & ((1u64 << take) - 1) };
+            while w != 0 {
+                let slot = s + w.trailing_zeros() as u64;
+                out.push(((slot - base) as u32, self.p2l[slot as usize]));
+                w &= w - 1;
+                if out.len() == max {
+                    return (slot + 1 - base) as u32;
+                }
+            }
+            s += take;
+        }
+        self.spb
+    }
+
     /// Mark physical slot `s` stale (its logical block was rewritten or trimmed).
     #[inline]
     pub fn invalidate(&mut self, s: u32) {
         let b = s / self.spb;
-        self.p2l[s as usize] = NONE;
+        self.clear_valid(s);
         if self.in_bucket[b as usize] {
             self.unlink(b);
             self.valid[b as usize] -= 1;
@@ -129,17 +196,20 @@ impl Mapping {
         }
         self.l2p[lba as usize] = s;
         self.p2l[s as usize] = lba;
+        self.set_valid(s);
         self.valid[(s / self.spb) as usize] += 1;
     }
 
-    /// Move a still-valid logical block from `from` to `to` (GC relocation).
+    /// Move a still-valid logical block from `from` (in block `fb`) to `to` (in block
+    /// `tb`): GC relocation.
     #[inline]
-    pub fn relocate(&mut self, lba: u32, from: u32, to: u32) {
-        self.p2l[from as usize] = NONE;
-        self.valid[(from / self.spb) as usize] -= 1;
+    pub fn relocate(&mut self, lba: u32, from: u32, fb: u32, to: u32, tb: u32) {
+        self.clear_valid(from);
+        self.valid[fb as usize] -= 1;
         self.l2p[lba as usize] = to;
         self.p2l[to as usize] = lba;
-        self.valid[(to / self.spb) as usize] += 1;
+        self.set_valid(to);
+        self.valid[tb as usize] += 1;
     }
 
     pub fn unmap(&mut self, lba: u32) {
@@ -167,10 +237,25 @@ impl Mapping {
         None
     }
 
+    /// Warm the cache lines a write of `lba` will touch: first its L2P entry, then (once
+    /// that is likely loaded) the P2L entry of its current copy.
+    #[inline(always)]
+    pub fn prefetch_l2p(&self, lba: u32) {
+        prefetch(&self.l2p, lba as usize);
+    }
+    #[inline(always)]
+    pub fn prefetch_old(&self, lba: u32) {
+        if let Some(&s) = self.l2p.get(lba as usize) {
+            if s != NONE {
+                prefetch(&self.vbits, (s >> 6) as usize);
+            }
+        }
+    }
+
     /// Forget everything (secure erase).
     pub fn clear(&mut self) {
         self.l2p.fill(NONE);
-        self.p2l.fill(NONE);
+        self.vbits.fill(0);
         self.valid.fill(0);
         self.written.fill(0);
         self.next.fill(NONE);

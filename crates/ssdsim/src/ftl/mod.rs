@@ -38,6 +38,10 @@ pub struct Ftl {
     pub buffer: WriteBuffer,
     pub counters: Counters,
     pub user_slots: u64,
+    /// Reused buffer of a GC victim's valid slots (no allocation per collection).
+    gc_scratch: Vec<(u32, u32)>,
+    /// The victim each die is collecting, if any.
+    gc_jobs: Vec<Option<gc::GcJob>>,
     /// Write sequence number of the data in each physical slot (tests only): lets the
     /// property tests check that a read finds the version last written.
     #[cfg(feature = "verify")]
@@ -63,6 +67,8 @@ impl Ftl {
             buffer,
             counters: Counters::default(),
             user_slots,
+            gc_scratch: Vec::with_capacity(64),
+            gc_jobs: vec![None; g.dies as usize],
             #[cfg(feature = "verify")]
             stamps: vec![0; g.total_slots() as usize],
             #[cfg(feature = "verify")]
@@ -85,6 +91,7 @@ impl Ftl {
         let stream = self.choose_host_stream(die, t)?;
         let s = self.alloc_slot(stream, die, t)?;
         self.map.remap(lba, s);
+        self.gc_pace(die, t)?;
         #[cfg(feature = "verify")]
         {
             self.write_seq += 1;
@@ -170,6 +177,7 @@ impl Ftl {
             self.nand.ops.erases += used;
         }
         self.map.clear();
+        self.gc_jobs.fill(None);
         self.alloc.reset(&g);
         self.slc.reset();
         self.cmt.reset();
@@ -186,6 +194,10 @@ impl Ftl {
                 let now = t.max(self.nand.die_free(d));
                 if now >= end {
                     break;
+                }
+                if self.gc_jobs[d as usize].is_some() {
+                    self.gc_finish(d, now)?;
+                    continue;
                 }
                 if self.slc.idle_fold && self.fold_one(d, now)? {
                     continue;

@@ -22,6 +22,7 @@ impl Ftl {
             return Err(format!("mapped count {} != {} mapped LBAs", m.mapped, mapped));
         }
         let open: Vec<u32> = self.alloc.open_blocks().collect();
+        let collecting: Vec<u32> = self.collecting().collect();
         let (mut n_free, mut n_open, mut n_closed, mut slc_used, mut dyn_slc) = (0u32, 0u32, 0u32, 0u64, 0u64);
         for b in 0..g.total_blocks() {
             let base = (b * spb) as usize;
@@ -32,8 +33,8 @@ impl Ftl {
             }
             let mut valid = 0;
             for off in 0..spb as usize {
-                let l = m.p2l[base + off];
-                if l != NONE {
+                if m.is_valid((base + off) as u32) {
+                    let l = m.p2l[base + off];
                     if off as u32 >= written {
                         return Err(format!("block {b}: slot {off} mapped past the write pointer {written}"));
                     }
@@ -51,7 +52,12 @@ impl Ftl {
             if is_open && closed {
                 return Err(format!("block {b} is both open and a GC candidate"));
             }
-            if is_open {
+            if collecting.contains(&b) {
+                if is_open || closed {
+                    return Err(format!("block {b} is being collected but also open or a candidate"));
+                }
+                n_open += 1;
+            } else if is_open {
                 n_open += 1;
             } else if closed {
                 n_closed += 1;

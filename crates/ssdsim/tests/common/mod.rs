@@ -80,7 +80,7 @@ prog_us = 200.0
 read_us = 50.0
 prog_us = 900.0
 [ftl]
-gc_threshold_blocks = 1
+gc_threshold_blocks = 2
 "#
     );
     profile::load(&text, &[]).expect("gc profile is valid")
