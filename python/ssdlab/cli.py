@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 from contextlib import contextmanager
@@ -36,6 +37,9 @@ class App(typer.Typer):
                 sys.exit(EXIT_USER)
             typer.echo(f"ssdlab: error: {e.format_message()} (see --help)", err=True)
             sys.exit(EXIT_USER if e.exit_code == 2 else e.exit_code)
+        except typer.Abort:  # Ctrl-C or SIGTERM outside a run: nothing was stored
+            typer.echo("ssdlab: interrupted", err=True)
+            sys.exit(interrupted_status())
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
@@ -45,8 +49,11 @@ results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, e
 app.add_typer(results_app, name="results")
 
 EXIT_USER = 2
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT)
+EXIT_TERMINATED = 143  # SIGTERM: stopped the same way as Ctrl-C
 TEST_NAMES = ", ".join(methodology.TESTS)
+PRECONDITION_TESTS = ", ".join(n for n, m in methodology.TESTS.items()
+                               if getattr(m, "PRECONDITION_OPTIONAL", False))
 SECONDS_HELP = "the test's timed step: " + "; ".join(
     f"{name}: {m.SECONDS_HELP} (default {m.DEFAULT_SECONDS} s)"
     for name, m in methodology.TESTS.items() if m.DEFAULT_SECONDS is not None)
@@ -81,7 +88,7 @@ def user_errors() -> Iterator[None]:
         fail(f"{one_line(e)}{hint}")
     except RunInterrupted as e:
         typer.echo(f"ssdlab: {e}", err=True)
-        raise typer.Exit(EXIT_INTERRUPTED)
+        raise typer.Exit(interrupted_status())
     except (typer.Exit, typer.Abort, SystemExit):
         raise
     except BrokenPipeError:  # `ssdlab ... | head`: the reader left; stop quietly
@@ -91,6 +98,35 @@ def user_errors() -> Iterator[None]:
         if os.environ.get("SSDLAB_DEBUG"):
             raise
         fail(f"{type(e).__name__}: {one_line(e)} (set SSDLAB_DEBUG=1 for the traceback)", 1)
+
+
+_TERMINATED = {"hit": False}
+
+
+def interrupted_status() -> int:
+    return EXIT_TERMINATED if _TERMINATED["hit"] else EXIT_INTERRUPTED
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (`kill`, systemd, a CI job's timeout) stops a run the way Ctrl-C does: the
+    running phase is cut short (fio gets SIGINT and writes its logs), what was recorded is
+    kept, the run is `interrupted`, and the exit status is 143."""
+    _TERMINATED["hit"] = False
+
+    def on_term(signum, frame) -> None:
+        _TERMINATED["hit"] = True
+        raise KeyboardInterrupt
+
+    try:
+        old = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread (embedded use): leave SIGTERM alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def is_tty() -> bool:
@@ -259,21 +295,30 @@ def run(
     db: Optional[Path] = typer.Option(None, "--db", help="results store (default: user data dir)"),
     json_out: bool = typer.Option(False, "--json", help="print one JSON document on stdout"),
     destroy_data: Optional[str] = typer.Option(None, "--destroy-data", help="real drives: allow overwriting this device"),
-    plan: bool = typer.Option(False, "--plan", help="print the phases and run nothing"),
+    plan: bool = typer.Option(False, "--plan", help="print the phases (real drives: the fio jobs, commands and safety verdict) and run nothing"),
     seed: int = typer.Option(42, "--seed", help="simulator seed"),
+    precondition: bool = typer.Option(True, "--precondition/--no-precondition", help=f"--no-precondition skips the purge and fill ({PRECONDITION_TESTS} on an already filled drive: reads only)"),
 ) -> None:
     """Run one test of the methodology on one or more drives."""
-    with user_errors():
+    with user_errors(), sigterm_interrupts():
         module = methodology.get(test)
-        opts = Options(spare=spare, repeat=repeat, seconds=seconds)
+        if not precondition and not getattr(module, "PRECONDITION_OPTIONAL", False):
+            raise UserError(f"--no-precondition: {test} needs the drive in a known state; "
+                            f"only {PRECONDITION_TESTS} can skip its purge and fill")
+        opts = Options(spare=spare, repeat=repeat, seconds=seconds, precondition=precondition)
         if seconds is not None and module.DEFAULT_SECONDS is None:
             typer.echo(f"ssdlab: warning: --seconds is not used by {test}", err=True)
+        if not precondition and any(not targets.is_real(d) for d in drive):
+            typer.echo("ssdlab: warning: --no-precondition on a simulated drive reads a drive "
+                       "that was never written", err=True)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, plan)
         if plan:
             return print_plan(test, drv, opts, json_out)
         store = Store(db)
         args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
                 "set": sets, "seed": seed}
+        if not precondition:
+            args["precondition"] = False
         with progress_hooks() as hooks:
             try:
                 run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
@@ -304,10 +349,11 @@ def print_plan(test: str, drv, opts: Options, json_out: bool) -> None:
         print_json({"test": test, "plan": plans})
         return
     for p in plans:
+        if "commands" in p:  # a real drive: its own plan (safety verdict, fio jobs, commands)
+            sys.stdout.write(p["commands"])
+            continue
         emit_table(f"{test} on {p['drive']}", ["#", "name", "kind", "what"],
                    [[i, ph["name"], ph["kind"], describe(ph)] for i, ph in enumerate(p["phases"])])
-        if "commands" in p:
-            print(p["commands"])
 
 
 def describe(ph: dict) -> str:
@@ -342,7 +388,7 @@ def review(
     seed: int = typer.Option(42, "--seed"),
 ) -> None:
     """The whole methodology on the drives, then one report."""
-    with user_errors():
+    with user_errors(), sigterm_interrupts():
         opts = Options(spare=spare, repeat=repeat, seconds=seconds)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
         store = Store(db)

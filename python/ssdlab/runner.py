@@ -139,11 +139,23 @@ def engine_versions(targets: list[Target]) -> str:
     return "; ".join(seen)
 
 
+def preflight(test: str, drives: list[tuple[str, Target]], opts: Options) -> None:
+    """Safety checks of every drive for the whole test, before anything is stored: a target
+    with `preflight(phases)` (real drives) raises its refusal (safety.UnsafeTarget, a
+    ValueError) here, so a refused device leaves no run behind."""
+    for _spec, target in drives:
+        check = getattr(target, "preflight", None)
+        if callable(check):
+            check(plan_phases(test, target.identify().capacity, opts))
+
+
 def run_test(store: Store, test: str, drives: list[tuple[str, Target]], opts: Options,
              args: dict, testbed: str | None = None,
              hooks: Hooks | None = None) -> tuple[int, list[DriveOutcome]]:
-    """Run `test` on each drive in turn under one run id."""
+    """Run `test` on each drive in turn under one run id. Drives are checked (`preflight`)
+    before the run is created."""
     get(test)  # unknown test: ValueError before anything is stored
+    preflight(test, drives, opts)
     hooks = hooks or Hooks()
     run_id = store.create_run(test, args, testbed, engine_versions([t for _, t in drives]))
     outcomes: list[DriveOutcome] = []

@@ -16,6 +16,9 @@ class Options:
     spare: float = 0.0  # % of LBAs (at the end) that fill and random writes never touch
     repeat: int = 3  # quick: how many times each benchmark runs
     seconds: float | None = None  # the test's timed step; None: the module's DEFAULT_SECONDS
+    # False: skip the purge and fill that bring the drive to a known state (working-set on a
+    # drive that is already filled: the test then only reads)
+    precondition: bool = True
 
     def __post_init__(self) -> None:
         if not 0 <= self.spare < 100:

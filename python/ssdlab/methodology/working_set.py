@@ -1,5 +1,9 @@
 """Working-set size: on a filled drive, 4 KiB random reads at QD32 confined to the first
-1, 2, 4, 8 ... GB and finally the whole written area, --seconds each."""
+1, 2, 4, 8 ... GB and finally the whole written area, --seconds each.
+
+The drive is purged and filled first; with `precondition=False` (`--no-precondition`)
+those two steps are skipped and the test only reads, for a drive that is already filled
+(a real drive then needs no --destroy-data)."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from ..phase import GB
 from .common import MIB, Options, area_bytes, by_name
 
 DEFAULT_SECONDS = 5
+PRECONDITION_OPTIONAL = True  # --no-precondition: read-only on an already filled drive
 SECONDS_HELP = "seconds of random reads per working-set size"
 
 
@@ -25,7 +30,8 @@ def label(size: int) -> str:
 
 def phases(capacity: int, opts: Options) -> list[ph.Phase]:
     n = area_bytes(capacity, opts)
-    return [ph.purge(), ph.seq_write("fill", offset=0, length=n, stop_bytes=n)] + [
+    prep = [ph.purge(), ph.seq_write("fill", offset=0, length=n, stop_bytes=n)]
+    return (prep if opts.precondition else []) + [
         ph.rand_io(f"ws_{label(s)}", read_pct=100, offset=0, length=s,
                    stop_seconds=opts.secs(DEFAULT_SECONDS))
         for s in sizes(n)
