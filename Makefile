@@ -35,7 +35,7 @@ demo: build
 test: build test-rust test-py
 
 test-rust:
-	cargo test --release -p ssdsim
+	cargo test --release -p ssdsim --features verify
 
 test-py: build
 	$(PY) -m pytest -q

@@ -151,12 +151,14 @@ impl Drive {
                 end
             }
         };
-        // The last, partial interval: if I/O completed in it, or the phase had no row yet.
         if spec.kind == PhaseKind::Io {
             let start = rec.next - rec.interval_ns();
             self.ctrl_energy_j += p.controller_active_w * end.saturating_sub(start) as f64 / 1e9;
         }
-        if rec.pending_ios() > 0 || rec.rows.is_empty() {
+        // A final stretch shorter than half an interval (the drain of the last queued
+        // I/Os) would be a misleading row; it stays in the totals and the histogram.
+        let tail = end.saturating_sub(rec.next - rec.interval_ns());
+        if rec.rows.is_empty() || (rec.pending_ios() > 0 && 2 * tail >= rec.interval_ns()) {
             let row = rec.close(end.max(rec.next - rec.interval_ns() + 1), self.snapshot());
             on_sample(&row);
         }
@@ -183,8 +185,12 @@ impl Drive {
         let mut stopped = false;
         let mut next_job = 0usize;
         let jobs = spec.jobs as usize;
+        // Never issue an I/O that would move past stop_bytes (a whole-drive pass must not
+        // wrap around to the start).
+        let bs = spec.block_size;
+        let fits = |issued: u64| issued.saturating_add(bs) <= stop_bytes || issued == 0;
         for _ in 0..depth {
-            if issued >= stop_bytes {
+            if !fits(issued) {
                 break;
             }
             let (done, bytes, read) = self.issue(&mut wl, next_job, t0, depth)?;
@@ -198,7 +204,7 @@ impl Drive {
             }
             rec.complete(done, done - at, slots as u64 * SLOT_BYTES, read);
             end = end.max(done);
-            if !stopped && done < stop_at && issued < stop_bytes {
+            if !stopped && done < stop_at && fits(issued) {
                 let (d2, bytes, r2) = self.issue(&mut wl, next_job, done, depth)?;
                 next_job = (next_job + 1) % jobs;
                 issued += bytes;
