@@ -10,6 +10,21 @@ from ssdlab.phase import GB
 from ssdlab.store import Store
 
 runner = CliRunner()
+
+
+class RefusingTarget(FakeTarget):
+    """A real drive's safety check and plan, in miniature: writes are refused."""
+
+    def preflight(self, phases):
+        from ssdlab.targets.fio import writes
+        from ssdlab.targets.safety import UnsafeTarget
+
+        if any(writes(p) for p in phases):
+            raise UnsafeTarget("refusing fake:refused: it carries data (signatures ext4); "
+                               "if you mean to erase it, pass --destroy-data=fake:refused")
+
+    def plan(self, phases):
+        return "# plan of fake:refused\n" + "".join(f"$ {p.kind} {p.name}\n" for p in phases)
 real_open = ssdlab.targets.open_target
 
 
@@ -25,6 +40,8 @@ def db(tmp_path, monkeypatch):
             return FakeTarget(fail_at="fill", fail_with=ValueError)
         if spec == "fake:bug":
             return FakeTarget(fail_at="fill")
+        if spec == "fake:refused":
+            return RefusingTarget(capacity=8 * GB)
         if spec.startswith("fake:"):
             return FakeTarget(capacity=8 * GB, cache_bytes=2 * GB)
         return real_open(spec, **kw)
@@ -209,3 +226,109 @@ def test_human_output_and_unused_seconds_warning(db):
     assert r.exit_code == 0
     assert "warning: --seconds is not used by fill" in r.stderr
     assert "peak_mbps\t" in r.stdout and f"stored as run 1 in {db}" in r.stdout
+
+
+def test_refused_drive_exits_2_and_stores_no_run(db):
+    r = invoke("run", "fill", "--drive", "fake:a", "--drive", "fake:refused", "--db", db, "--json")
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr == ("ssdlab: error: refusing fake:refused: it carries data (signatures ext4); "
+                        "if you mean to erase it, pass --destroy-data=fake:refused\n")
+    assert Store(db).runs(10) == []  # checked before the run was created: no `failed` run
+    r = invoke("review", "--drive", "fake:refused", "-o", "rep", "--db", db)
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "refusing" in r.stderr
+    assert Store(db).runs(10) == []
+
+
+def test_read_only_working_set_passes_the_safety_check(db):
+    doc = run_json(db, "working-set", "--drive", "fake:refused", "--no-precondition",
+                   "--seconds", "1")
+    assert doc["drives"][0]["status"] == "complete"
+    assert doc["drives"][0]["metrics"]["iops_by_gb"]["1"] > 0
+    store = Store(db)
+    run = store.run(doc["run_id"])
+    assert run["args"]["precondition"] is False
+    names = [p["name"] for p in store.phases(run["drives"][0]["id"], with_data=False)]
+    assert names and all(n.startswith("ws_") for n in names)  # no purge, no fill
+    # with its preconditioning the same test writes, and is refused
+    r = invoke("run", "working-set", "--drive", "fake:refused", "--db", db)
+    assert r.exit_code == 2 and "refusing fake:refused" in r.stderr
+
+
+def test_no_precondition_only_where_a_test_allows_it(db):
+    r = invoke("run", "fill", "--drive", "fake:a", "--no-precondition", "--db", db)
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "only working-set can skip" in r.stderr
+
+
+def test_plan_of_a_real_drive_is_the_targets_own(db, tmp_path):
+    r = invoke("run", "working-set", "--drive", "fake:refused", "--plan", "--seconds", "1")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("# plan of fake:refused\n$ purge purge\n$ io fill\n$ io ws_1\n")
+    assert "kind" not in r.stdout  # not the phase table
+    r = invoke("run", "working-set", "--drive", "fake:refused", "--plan", "--no-precondition")
+    assert r.stdout.splitlines()[1] == "$ io ws_1"
+    # a simulated drive: the phase table
+    r = invoke("run", "trim", "--drive", "fake:a", "--plan", "--seconds", "5")
+    assert r.exit_code == 0 and r.stdout.startswith("# trim on fake:a\n#\tname\tkind\twhat\n")
+    assert not (tmp_path / "r.sqlite").exists()
+
+
+SLOW_CLI = """
+import os, sys, time
+sys.path.insert(0, os.environ["TESTS_DIR"])
+from conftest import FakeTarget
+import ssdlab.targets
+from ssdlab.phase import GB
+
+class Slow(FakeTarget):
+    def run(self, phase, on_sample=None):
+        def slow(row):
+            if phase.name == "random":
+                open(os.environ["READY"], "a").close()
+                time.sleep(0.05)
+            if on_sample:
+                on_sample(row)
+        return super().run(phase, slow)
+
+ssdlab.targets.open_target = lambda spec, **kw: Slow(capacity=8 * GB, cache_bytes=2 * GB)
+from ssdlab.cli import app
+app()
+"""
+
+
+def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    ready, db = tmp_path / "ready", tmp_path / "r.sqlite"
+    env = dict(os.environ, PYTHONPATH=str(here.parent / "python"), TESTS_DIR=str(here),
+               READY=str(ready))
+    p = subprocess.Popen([sys.executable, "-c", SLOW_CLI, "run", "consistency", "--drive", "fake:a",
+                          "--seconds", "600", "--db", str(db), "--json"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        t0 = time.monotonic()
+        while not ready.exists() and p.poll() is None and time.monotonic() - t0 < 60:
+            time.sleep(0.05)
+        time.sleep(0.5)  # a few samples into the random-write phase
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 143, err
+    assert err == "ssdlab: run 1 interrupted; what was recorded is kept\n"
+    doc = json.loads(out)
+    assert doc["drives"][0]["status"] == "interrupted"
+    store = Store(db)
+    run = store.run(1)
+    assert run["status"] == "interrupted"
+    ph = store.phases(run["drives"][0]["id"])
+    assert [x["status"] for x in ph] == ["complete", "complete", "partial"]
+    assert 0 < ph[-1]["series"]["iops"].size < 600
