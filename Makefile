@@ -42,7 +42,7 @@ test-py: build
 
 bench: build
 	cargo bench -p ssdsim --bench steady_state
-	$(PY) benchmarks/run_all.py
+	$(PY) benchmarks/sim_speed.py
 
 lint: build
 	cargo clippy --workspace --release -- -D warnings
