@@ -303,3 +303,79 @@ def test_from_store_labels_overrides_and_duplicates():
     assert labels[3] == ["TLC 256 [profile.toml]"]  # same model name, another profile
     flat = [x for r in labels for x in r]
     assert len(set(flat)) == len(flat), flat
+
+
+def _real_temp_runs() -> list[ReportRun]:
+    """A real drive's fill and consistency runs with temperature, beside a simulated one."""
+    fill = fill_drive("Real 64", 64, 900, 300, 8, drive="/dev/sdx")
+    s = fill.phases[-1].series
+    t = s["t_s"]
+    temp = 40.0 + 25.0 * t / t[-1]  # heats up as it writes
+    fill.phases[-1].series = {"t_s": t, "mbps": s["mbps"], "temp_c": temp}
+    fill.kind = "block"
+    cons = consistency_drive("Real 64", 40000, 9000, 0.2, seconds=300, drive="/dev/sdx")
+    rnd = cons.phases[-1]
+    rnd.series = {"t_s": rnd.series["t_s"], "iops": rnd.series["iops"],
+                  "temp_c": np.full(300, 55.0)}
+    cons.kind = "block"
+    sim = consistency_drive("Sim 256", 60000, 12000, 0.1, seconds=300)
+    return [ReportRun(1, "fill", [fill]), ReportRun(2, "consistency", [cons, sim])]
+
+
+def test_drive_temperature_is_plotted_under_the_series(tmp_path, monkeypatch):
+    from ssdlab.report import png
+
+    runs = _real_temp_runs()
+    (curve,) = D.fill_curves(runs)
+    assert [p.key for p in curve.counters.panels()] == ["temp"]
+    assert list(curve.counters.lines) == ["temp_c"]
+    # on the GB-written axis like the curve: ~0.9 GB after the first second at 900 MB/s
+    assert curve.counters.x[0] == pytest.approx(0.9, abs=0.1)
+    assert curve.counters.x[-1] == pytest.approx(64, rel=0.02)
+
+    drawn = {}
+    real_save = png._save
+
+    def save(fig, out_dir, name):
+        drawn[name] = [(a.get_ylabel(), [ln.get_ydata() for ln in a.get_lines()], a.get_ylim())
+                       for a in fig.axes]
+        return real_save(fig, out_dir, name)
+
+    monkeypatch.setattr(png, "_save", save)
+    path = build_runs_report(runs, tmp_path)
+    html = path.read_text(encoding="utf-8")
+
+    # HTML: the fill figure has a temperature panel beneath the curve, not forced to 0
+    fig = _figure_json(html, "fig-fill-0")
+    assert [t["name"] for t in fig["data"]] == ["Real 64", "temp_c"]
+    y = np.array(fig["data"][1]["y"], dtype=float)
+    assert y.min() == pytest.approx(40, abs=0.5) and y.max() == pytest.approx(65, abs=0.5)
+    assert fig["layout"]["yaxis2"]["title"]["text"] == "°C"
+    assert fig["layout"]["yaxis2"]["rangemode"] == "normal"
+    assert "Drive temperature" in json.dumps(fig["layout"]["annotations"])
+    # consistency: a temperature row for the real drive, empty for the simulated one
+    m = re.search(r'<script type="application/json" id="data-consistency">(.*?)</script>', html, re.S)
+    payload = json.loads(m.group(1))
+    i = payload["traces"].index("temp_c")
+    assert {"waf", "free_blocks"} <= set(payload["traces"])
+    real = next(c for c in payload["combos"].values() if "Real 64" in c["title"])
+    sim = next(c for c in payload["combos"].values() if "Sim 256" in c["title"])
+    assert real["traces"][i]["y"][:3] == [55.0] * 3 and sim["traces"][i]["y"] == []
+    assert sim["traces"][payload["traces"].index("waf")]["y"]
+
+    # PNG: the same panel under the curve
+    fill_axes = drawn["fill-1-real-64"]
+    assert [a[0] for a in fill_axes] == ["MB/s", "°C"]
+    assert np.nanmax(fill_axes[1][1][0]) == pytest.approx(65, abs=0.5)
+    assert fill_axes[1][2][0] > 30  # its own band, not from zero
+    cons_axes = drawn["consistency-real-64-spare0"]
+    assert "°C" in [a[0] for a in cons_axes]
+    assert "°C" not in [a[0] for a in drawn["consistency-sim-256-spare0"]]
+
+
+def test_no_temperature_panel_without_readings():
+    runs = _real_temp_runs()
+    runs[0].drives[0].phases[-1].series["temp_c"] = np.full(
+        len(runs[0].drives[0].phases[-1].series["t_s"]), np.nan)
+    (curve,) = D.fill_curves(runs)
+    assert curve.counters is None

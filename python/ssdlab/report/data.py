@@ -22,6 +22,7 @@ class Panel:
     title: str  # above the panel
     unit: str  # y-axis title
     lines: tuple[str, ...]  # Counters.lines keys drawn in it
+    zero: bool = True  # y axis from zero (temperature is read on its own band)
 
 
 # SLC is drawn as used and size in GB rather than used/size: a dynamic cache's size
@@ -30,13 +31,15 @@ class Panel:
 PANELS = (Panel("waf", "Write amplification", "WAF", ("waf",)),
           Panel("slc", "SLC cache: used (solid) and size (dashed), GB", "SLC GB",
                 ("slc_used_gb", "slc_size_gb")),
-          Panel("free_blocks", "Free blocks", "free blk", ("free_blocks",)))
+          Panel("free_blocks", "Free blocks", "free blk", ("free_blocks",)),
+          Panel("temp", "Drive temperature (°C)", "°C", ("temp_c",), zero=False))
 DASHED = {"slc_size_gb"}
 
 
 @dataclass
 class Counters:
-    """Simulator internal counters against the same x as the curve above them."""
+    """Lines beneath a curve, against the same x: the simulator's internal counters, and a
+    real drive's temperature (`temp_c`, sampled about once a second by smartctl/nvme-cli)."""
 
     x: np.ndarray
     lines: dict[str, np.ndarray] = field(default_factory=dict)
@@ -224,6 +227,8 @@ def _counters(s: dict[str, np.ndarray], x: np.ndarray) -> Counters | None:
         lines["slc_size_gb"] = s["slc_capacity_bytes"] / GB
     if "free_blocks" in s:
         lines["free_blocks"] = s["free_blocks"]
+    if "temp_c" in s and np.isfinite(np.asarray(s["temp_c"], dtype=float)).any():
+        lines["temp_c"] = s["temp_c"]
     lines = {k: v for k, v in lines.items() if len(v) == len(x)}
     if not lines:
         return None
@@ -251,7 +256,9 @@ def fill_curves(runs: list[ReportRun]) -> list[FillCurve]:
             if "host_write_bytes" in s:  # counters are per second: put them on GB written
                 counters = _counters(s, np.cumsum(s["host_write_bytes"]) / GB)
             elif "t_s" in s and "t_s" in p.segments and len(p.segments["t_s"]) == len(gb):
-                counters = _counters(s, np.interp(s["t_s"], p.segments["t_s"], gb))
+                # seconds -> GB written, from (0 s, 0 GB) through each segment's end
+                counters = _counters(s, np.interp(s["t_s"], np.r_[0.0, p.segments["t_s"]],
+                                                  np.r_[0.0, gb]))
             out.append(FillCurve(r.run_id, d.drive, d.label, gb, mbps, counters, d.metrics))
     return out
 

@@ -20,7 +20,7 @@ from plotly.subplots import make_subplots
 
 from . import data as D
 from .model import ReportRun
-from .style import COLORS, COUNTER_COLOR
+from .style import COLORS, COUNTER_COLOR, LINE_COLORS
 
 CONFIG = {"displaylogo": False, "responsive": True,
           "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -58,10 +58,11 @@ def _add_counter_panel(fig: go.Figure, counters: D.Counters | None, panel: D.Pan
     for key in panel.lines:
         tr = _counter_trace(counters, key)
         fig.add_trace(go.Scatter(x=tr["x"], y=tr["y"], name=key, mode="lines", showlegend=False,
-                                 line=dict(color=COUNTER_COLOR, width=1.2,
+                                 line=dict(color=LINE_COLORS.get(key, COUNTER_COLOR), width=1.2,
                                            dash="dash" if key in D.DASHED else "solid")),
                       row=row, col=1)
-    fig.update_yaxes(title_text=panel.unit, row=row, col=1, rangemode="tozero", nticks=4)
+    fig.update_yaxes(title_text=panel.unit, row=row, col=1, nticks=4,
+                     rangemode="tozero" if panel.zero else "normal")
 
 
 # --- fill ---------------------------------------------------------------------------------
@@ -436,7 +437,7 @@ def render(runs: list[ReportRun], y_max: float | None = None, title: str | None 
         y_top = D.fill_y_max(curves, y_max)
         parts.append(f'<section id="sec-fill"><h2>Whole-drive fill</h2><p class="meta">'
                      f"One y scale for all drives; beneath each curve, the simulator's write "
-                     f"amplification, SLC cache and free blocks. "
+                     f"amplification, SLC cache and free blocks, or a real drive's temperature. "
                      f'<label>y-axis top (MB/s): <input type="number" id="fill-ymax" min="1" '
                      f'step="100" value="{y_top:g}"></label></p>'
                      f"{''.join(fill_figures(curves, y_top))}</section>")
@@ -446,7 +447,8 @@ def render(runs: list[ReportRun], y_max: float | None = None, title: str | None 
         div, script = consistency_figure(combos)
         parts.append('<section id="sec-consistency"><h2>Performance consistency</h2>'
                      '<p class="meta">Buttons switch drive and spare area. Dotted: where steady '
-                     "state began (whole run) and the steady-state mean (windows).</p>"
+                     "state began (whole run) and the steady-state mean (windows). Beneath the "
+                     "whole run: the simulator's counters, or a real drive's temperature.</p>"
                      f"{div}</section>")
         scripts.append(script)
     sets = D.working_sets(runs)

@@ -14,7 +14,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 
 from . import data as D  # noqa: E402
 from .model import ReportRun  # noqa: E402
-from .style import COLORS, COUNTER_COLOR  # noqa: E402
+from .style import COLORS, COUNTER_COLOR, LINE_COLORS  # noqa: E402
 
 DPI = 200
 WIDTH = 7.0  # inches: a two-column figure in a paper or a review page
@@ -59,10 +59,11 @@ def _counters(axes, counters: D.Counters | None, panels: list[D.Panel]) -> None:
         for key in panel.lines:
             vals = counters.lines.get(key) if counters is not None else None
             if vals is not None:
-                ax.plot(counters.x, vals, color=COUNTER_COLOR, lw=0.8,
+                ax.plot(counters.x, vals, color=LINE_COLORS.get(key, COUNTER_COLOR), lw=0.8,
                         ls="--" if key in D.DASHED else "-")
         ax.set_ylabel(panel.unit)
-        ax.set_ylim(bottom=0)
+        if panel.zero:
+            ax.set_ylim(bottom=0)
         ax.yaxis.set_major_formatter(_thousands)
         ax.locator_params(axis="y", nbins=3)
         ax.set_title(panel.title, fontsize=7.5, loc="left", pad=2, color="#444")
