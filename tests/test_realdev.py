@@ -342,3 +342,101 @@ def test_ctrl_c_through_the_cli_keeps_an_interrupted_run(loops, tmp_path):
     ph = shown["drives"][0]["phases"]
     assert ph[-1]["status"] == "partial" and ph[-1]["totals"]["write_bytes"] > 0
     assert ph[-1]["totals"]["duration_s"] < 30
+
+
+def _sha(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def test_refused_device_stores_no_run_and_the_plan_says_why(loops, tmp_path):
+    why = _cli_ready()
+    if why:
+        pytest.skip(why)
+    dev, _ = loops.make()
+    sh("mkfs.ext4", "-q", "-F", dev)
+    db = tmp_path / "results.db"
+    r = _cli("run", "consistency", "--drive", dev, "--seconds", "3", "--db", str(db), "--json")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "--destroy-data=" + dev in r.stderr, r.stderr
+    # refused before the run was created: no `failed` run in the store
+    runs = json.loads(_cli("results", "list", "--db", str(db), "--json").stdout)
+    assert runs == []
+    # --plan: the target's own plan (safety verdict, commands, fio jobs), nothing executed
+    r = _cli("run", "consistency", "--drive", dev, "--seconds", "3", "--plan")
+    assert r.returncode == 0, r.stderr
+    assert "# safety: a run would be REFUSED: refusing " + dev in r.stdout
+    assert f"$ blkdiscard --force {dev}" in r.stdout and "rw=randwrite" in r.stdout
+    assert "[fill]" in r.stdout and "$ fio " in r.stdout
+    assert "ext4" in sh("blkid", "-p", "-o", "export", dev).stdout  # untouched
+
+
+def test_working_set_without_precondition_only_reads(loops, tmp_path):
+    """An already filled device that carries data: working-set --no-precondition runs
+    without --destroy-data and leaves every byte as it was."""
+    why = _cli_ready()
+    if why:
+        pytest.skip(why)
+    dev, backing = loops.make()
+    with FioTarget(dev) as t:  # fill it, as a previous run would have
+        t.run(P.seq_write("fill", stop_bytes=SIZE))
+    sh("mkfs.ext4", "-q", "-F", "-E", "nodiscard", dev)  # and put data on it
+    before = _sha(backing)
+    db = tmp_path / "results.db"
+    r = _cli("run", "working-set", "--drive", dev, "--no-precondition", "--seconds", "1",
+             "--plan")
+    assert r.returncode == 0 and "# safety: read-only phases, no destruction flag needed" in r.stdout
+    assert "blkdiscard" not in r.stdout and "rw=randread" in r.stdout and "rw=write" not in r.stdout
+    r = _cli("run", "working-set", "--drive", dev, "--no-precondition", "--seconds", "1",
+             "--db", str(db), "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert set(doc) == {"run_id", "test", "drives"} and doc["test"] == "working-set"
+    (d,) = doc["drives"]
+    assert set(d) == {"drive", "metrics", "status"} and d["drive"] == dev
+    assert d["status"] == "complete"
+    iops = d["metrics"]["iops_by_gb"]
+    assert list(iops) == ["0.3"] and iops["0.3"] > 100
+    assert d["metrics"]["lat_p99_us_by_gb"]["0.3"] > 0
+    assert _sha(backing) == before  # not one byte written
+    shown = json.loads(_cli("results", "show", str(doc["run_id"]), "--db", str(db), "--json").stdout)
+    phases = shown["drives"][0]["phases"]
+    assert [p["name"] for p in phases] == ["ws_0.3"] and phases[0]["totals"]["write_bytes"] == 0
+    # with its purge and fill the same test writes: refused, nothing stored
+    r = _cli("run", "working-set", "--drive", dev, "--seconds", "1", "--db", str(db), "--json")
+    assert r.returncode == 2 and "--destroy-data" in r.stderr
+    assert len(json.loads(_cli("results", "list", "--db", str(db), "--json").stdout)) == 1
+    assert _sha(backing) == before
+
+
+def test_sigterm_through_the_cli_keeps_an_interrupted_run(loops, tmp_path):
+    why = _cli_ready()
+    if why:
+        pytest.skip(why)
+    dev, _ = loops.make()
+    db = tmp_path / "results.db"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "run", "consistency", "--drive", dev,
+                          "--seconds", "60", "--db", str(db), "--json"], env=env, cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(6)  # purge, fill, then a few seconds of random writes
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 143, err
+    assert json.loads(out)["drives"][0]["status"] == "interrupted"
+    shown = json.loads(_cli("results", "show", "1", "--db", str(db), "--json").stdout)
+    assert shown["status"] == "interrupted"
+    ph = shown["drives"][0]["phases"]
+    assert [x["name"] for x in ph] == ["purge", "fill", "random"]
+    assert ph[-1]["status"] == "partial" and ph[-1]["totals"]["write_bytes"] > 0
+    assert ph[-1]["totals"]["duration_s"] < 30
