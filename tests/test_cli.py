@@ -332,3 +332,13 @@ def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
     ph = store.phases(run["drives"][0]["id"])
     assert [x["status"] for x in ph] == ["complete", "complete", "partial"]
     assert 0 < ph[-1]["series"]["iops"].size < 600
+
+
+def test_unwritable_report_directory_is_exit_2(db, tmp_path):
+    pytest.importorskip("ssdlab.report")
+    run_json(db, "fill", "--drive", "fake:a")
+    f = tmp_path / "file"
+    f.write_text("")
+    r = invoke("report", "--latest", "-o", f / "rep", "--db", db)
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr == f"ssdlab: error: cannot write the report to {f / 'rep'}: Not a directory\n"

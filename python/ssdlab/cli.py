@@ -411,7 +411,13 @@ def review(
 def build(store: Store, run_ids: list[int], out: Path, y_max: float | None) -> Path:
     from .report import build_report
 
-    return build_report(store, run_ids, out, y_max=y_max)
+    try:
+        return build_report(store, run_ids, out, y_max=y_max)
+    except OSError as e:  # the report directory cannot be made or written: the user's to fix
+        where = Path(e.filename) if e.filename else None
+        if where is None or not (where == out or out in where.parents or where in out.parents):
+            raise
+        raise UserError(f"cannot write the report to {out}: {e.strerror or e}") from None
 
 
 @app.command()
