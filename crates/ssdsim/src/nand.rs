@@ -17,6 +17,8 @@ pub struct Geometry {
     /// 4 KiB slots of a block in native mode.
     pub slots_per_block: u32,
     pub bits: u32,
+    /// log2(slots_per_page): page sizes are powers of two.
+    pub page_shift: u32,
 }
 
 impl Geometry {
@@ -31,6 +33,7 @@ impl Geometry {
             slots_per_page,
             slots_per_block: n.planes * n.pages_per_block * slots_per_page,
             bits: p.bits(),
+            page_shift: slots_per_page.trailing_zeros(),
         }
     }
     pub fn total_blocks(&self) -> u32 {
@@ -65,7 +68,12 @@ impl Geometry {
     /// Plane holding slot offset `off` of a block: pages fill plane 0, 1, ... in turn.
     #[inline]
     pub fn plane_of(&self, off: u32) -> u32 {
-        (off / self.slots_per_page) % self.planes
+        let page = off >> self.page_shift;
+        if self.planes.is_power_of_two() {
+            page & (self.planes - 1)
+        } else {
+            page % self.planes
+        }
     }
 }
 

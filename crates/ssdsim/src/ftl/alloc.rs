@@ -136,7 +136,8 @@ impl Ftl {
     /// block (running foreground GC first if free blocks are short) and issues the
     /// program once a unit is complete.
     #[inline]
-    pub(crate) fn alloc_slot(&mut self, stream: Stream, d: u32, t: u64) -> Result<u32, SimError> {
+    /// Returns (slot, block).
+    pub(crate) fn alloc_slot(&mut self, stream: Stream, d: u32, t: u64) -> Result<(u32, u32), SimError> {
         let i = d as usize * STREAMS + stream as usize;
         let mut b = self.alloc.open[i];
         if b == NONE || self.map.written[b as usize] == self.block_cap(b) {
@@ -171,7 +172,7 @@ impl Ftl {
             self.alloc.unit_fill[i] = 0;
             self.alloc.unit_ready[i] = 0;
         }
-        Ok(b * self.nand.geo.slots_per_block + off)
+        Ok((b * self.nand.geo.slots_per_block + off, b))
     }
 
     fn open_new(&mut self, stream: Stream, d: u32, t: u64) -> Result<u32, SimError> {

@@ -109,8 +109,8 @@ impl Ftl {
     fn gc_step(&mut self, d: u32, t: u64, mut n: u32) -> Result<(), SimError> {
         let Some(mut job) = self.gc_jobs[d as usize] else { return Ok(()) };
         let g = &self.nand.geo;
-        let (spb, spp) = (g.slots_per_block, g.slots_per_page);
-        let page_bytes = spp as u64 * SLOT_BYTES;
+        let (spb, page_shift) = (g.slots_per_block, g.page_shift);
+        let page_bytes = g.slots_per_page as u64 * SLOT_BYTES;
         let written = self.map.written[job.victim as usize];
         let base = job.victim * spb;
         if job.last_page == NONE {
@@ -126,16 +126,16 @@ impl Ftl {
                 prefetch(&self.map.l2p, lba as usize);
             }
             for &(off, lba) in &batch {
-                let page = off / spp;
+                let page = off >> page_shift;
                 if page != job.last_page {
                     job.last_page = page;
                     let plane = self.nand.geo.plane_of(off);
                     job.ready = self.nand.read(t.max(job.ready.min(t)), d, plane, job.slc, page_bytes);
                     job.done = job.done.max(job.ready);
                 }
-                let to = self.alloc_slot(Stream::Gc, d, job.ready)?;
+                let (to, tb) = self.alloc_slot(Stream::Gc, d, job.ready)?;
                 let s = base + off;
-                self.map.relocate(lba, s, job.victim, to, to / spb);
+                self.map.relocate(lba, s, job.victim, to, tb);
                 #[cfg(feature = "verify")]
                 {
                     self.stamps[to as usize] = self.stamps[s as usize];
@@ -148,11 +148,18 @@ impl Ftl {
             }
             n = n.saturating_sub(batch.len() as u32);
         }
-        self.gc_scratch = batch;
         if job.next < written {
+            // Warm the L2P entries the next step will update while the host path runs.
+            batch.clear();
+            self.map.valid_slots_from(job.victim, job.next, job.pace as usize, &mut batch);
+            for &(_, lba) in &batch {
+                prefetch(&self.map.l2p, lba as usize);
+            }
+            self.gc_scratch = batch;
             self.gc_jobs[d as usize] = Some(job);
             return Ok(());
         }
+        self.gc_scratch = batch;
         // Victim empty: erase it and return it to its pool.
         self.gc_jobs[d as usize] = None;
         let victim = job.victim;

@@ -89,7 +89,7 @@ impl Ftl {
         }
         let die = self.alloc.host_die();
         let stream = self.choose_host_stream(die, t)?;
-        let s = self.alloc_slot(stream, die, t)?;
+        let (s, _) = self.alloc_slot(stream, die, t)?;
         self.map.remap(lba, s);
         self.gc_pace(die, t)?;
         #[cfg(feature = "verify")]
@@ -106,7 +106,7 @@ impl Ftl {
     /// Returns when all data is in the controller (unmapped blocks need no flash access).
     pub fn read_slots(&mut self, lba: u32, n: u32, t: u64) -> u64 {
         let g = &self.nand.geo;
-        let (spb, spp, page_bytes) = (g.slots_per_block, g.slots_per_page, g.slots_per_page as u64 * SLOT_BYTES);
+        let (spb, page_bytes) = (g.slots_per_block, g.slots_per_page as u64 * SLOT_BYTES);
         let mut done = t;
         let mut last_page = NONE;
         let mut last_map_page = NONE;
@@ -125,7 +125,7 @@ impl Ftl {
                     t_start = self.map_lookup(l, false, t);
                 }
             }
-            let page = s / spp;
+            let page = s >> self.nand.geo.page_shift;
             if page == last_page {
                 continue;
             }
