@@ -474,6 +474,30 @@ def column_label(run: dict, drive: dict) -> str:
     return f"{run['id']}:{drive['spec']}" + (f" ({cap / 1e9:g} GB)" if cap else "")
 
 
+@app.command()
+def validate(
+    drive: Optional[list[str]] = typer.Option(
+        None, "--drive", help="a calibrated profile id, e.g. xg6-256 (repeatable; default: all)"),
+    json_out: bool = typer.Option(False, "--json", help="print one JSON document"),
+    markdown: bool = typer.Option(False, "--markdown", help="print the docs/calibration.md page"),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1,
+                                          help="parallel processes (default: one per core)"),
+) -> None:
+    """Check the calibrated profiles against the published figures of methodology.md."""
+    from . import validate as val
+
+    log = (lambda s: typer.echo(s, err=True)) if sys.stderr.isatty() else None
+    with user_errors():
+        doc = val.validate(drive, workers, log=log)
+    if json_out:
+        print_json(doc)
+    elif markdown:
+        sys.stdout.write(val.markdown(doc))
+    else:
+        emit_table(f"calibration: {doc['passed']} of {doc['total']} figures pass",
+                   val.HEADERS, val.table_rows(doc))
+
+
 @results_app.command("list")
 def results_list(
     db: Optional[Path] = typer.Option(None, "--db"),
