@@ -43,6 +43,7 @@ test-py: build
 bench: build
 	cargo bench -p ssdsim --bench steady_state
 	$(PY) benchmarks/sim_speed.py
+	$(PY) -m pytest -q -m slow tests/test_validate.py  # every published figure (ssdlab validate)
 
 lint: build
 	cargo clippy --workspace --release -- -D warnings
