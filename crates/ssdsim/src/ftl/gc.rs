@@ -17,7 +17,7 @@ use crate::SimError;
 /// Free blocks per die below which GC stops host writes until it has freed one.
 pub const HARD_FREE: u32 = 1;
 
-/// Relocations gathered (and their L2P entries prefetched) at a time.
+/// Victim slots queued (and their L2P entries prefetched) ahead of relocation.
 const CHUNK: usize = 32;
 
 /// A victim being collected on one die.
@@ -27,6 +27,8 @@ pub struct GcJob {
     slc: bool,
     /// Next slot offset to examine.
     next: u32,
+    /// Next entry of the die's queue to relocate.
+    head: usize,
     /// Slots to move per host slot written on the die.
     pace: u32,
     last_page: u32,
@@ -91,6 +93,7 @@ impl Ftl {
             victim,
             slc: self.alloc.is_slc(victim),
             next: 0,
+            head: 0,
             pace: v.div_ceil((spb - v).max(1)).max(1),
             last_page: NONE,
             ready: 0,
@@ -106,6 +109,8 @@ impl Ftl {
     }
 
     /// Move up to `n` valid slots of die `d`'s victim at `t`; erase it once empty.
+    /// Upcoming victim slots wait in a per-die queue whose L2P entries were prefetched
+    /// when they were queued, about `CHUNK` relocations ahead of their use.
     fn gc_step(&mut self, d: u32, t: u64, mut n: u32) -> Result<(), SimError> {
         let Some(mut job) = self.gc_jobs[d as usize] else { return Ok(()) };
         let g = &self.nand.geo;
@@ -117,51 +122,53 @@ impl Ftl {
             job.ready = t;
             job.done = t;
         }
-        let mut batch = std::mem::take(&mut self.gc_scratch);
-        while n > 0 && job.next < written {
-            batch.clear();
-            let want = (n as usize).min(CHUNK);
-            job.next = self.map.valid_slots_from(job.victim, job.next, want, &mut batch);
-            for &(_, lba) in &batch {
-                prefetch(&self.map.l2p, lba as usize);
+        let mut queue = std::mem::take(&mut self.gc_queue[d as usize]);
+        while n > 0 {
+            if job.head == queue.len() {
+                queue.clear();
+                job.head = 0;
             }
-            for &(off, lba) in &batch {
-                let page = off >> page_shift;
-                if page != job.last_page {
-                    job.last_page = page;
-                    let plane = self.nand.geo.plane_of(off);
-                    job.ready = self.nand.read(t.max(job.ready.min(t)), d, plane, job.slc, page_bytes);
-                    job.done = job.done.max(job.ready);
-                }
-                let (to, tb) = self.alloc_slot(Stream::Gc, d, job.ready)?;
-                let s = base + off;
-                self.map.relocate(lba, s, job.victim, to, tb);
-                #[cfg(feature = "verify")]
-                {
-                    self.stamps[to as usize] = self.stamps[s as usize];
+            if queue.len() - job.head < CHUNK && job.next < written {
+                let from = queue.len();
+                job.next = self.map.valid_slots_from(job.victim, job.next, CHUNK, &mut queue);
+                for &(_, lba) in &queue[from..] {
+                    prefetch(&self.map.l2p, lba as usize);
                 }
             }
-            let moved = batch.len() as u64;
-            self.counters.gc_moves += moved;
+            let Some(&(off, lba)) = queue.get(job.head) else { break };
+            job.head += 1;
+            let s = base + off;
+            if !self.map.is_valid(s) {
+                continue; // overwritten by the host since it was queued
+            }
+            let page = off >> page_shift;
+            if page != job.last_page {
+                job.last_page = page;
+                let plane = self.nand.geo.plane_of(off);
+                job.ready = self.nand.read(t, d, plane, job.slc, page_bytes);
+                job.done = job.done.max(job.ready);
+            }
+            let (to, tb) = self.alloc_slot(Stream::Gc, d, job.ready)?;
+            self.map.relocate(lba, s, job.victim, to, tb);
+            #[cfg(feature = "verify")]
+            {
+                self.stamps[to as usize] = self.stamps[s as usize];
+            }
+            self.counters.gc_moves += 1;
             if job.slc {
-                self.counters.slc_fold_slots += moved;
+                self.counters.slc_fold_slots += 1;
             }
-            n = n.saturating_sub(batch.len() as u32);
+            n -= 1;
         }
-        if job.next < written {
-            // Warm the L2P entries the next step will update while the host path runs.
-            batch.clear();
-            self.map.valid_slots_from(job.victim, job.next, job.pace as usize, &mut batch);
-            for &(_, lba) in &batch {
-                prefetch(&self.map.l2p, lba as usize);
-            }
-            self.gc_scratch = batch;
+        let pending = job.head < queue.len() || job.next < written;
+        self.gc_queue[d as usize] = queue;
+        if pending {
             self.gc_jobs[d as usize] = Some(job);
             return Ok(());
         }
-        self.gc_scratch = batch;
         // Victim empty: erase it and return it to its pool.
         self.gc_jobs[d as usize] = None;
+        self.gc_queue[d as usize].clear();
         let victim = job.victim;
         debug_assert_eq!(self.map.valid[victim as usize], 0);
         self.nand.erase(job.done.max(t), d);

@@ -21,9 +21,13 @@ fn table(n: usize) -> Vec<u32> {
     let mut v: Vec<u32> = Vec::with_capacity(n);
     #[cfg(target_os = "linux")]
     if n * 4 >= 4 << 20 {
+        // madvise needs a page-aligned start; malloc's large blocks start just past one.
+        let start = v.as_mut_ptr() as usize;
+        let aligned = (start + 4095) & !4095;
+        let len = (start + n * 4 - aligned) & !4095;
         // SAFETY: advice on memory this Vec owns and has not touched yet; failure is harmless.
         unsafe {
-            libc::madvise(v.as_mut_ptr() as *mut libc::c_void, n * 4, libc::MADV_HUGEPAGE);
+            libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
         }
     }
     v.resize(n, NONE);

@@ -38,8 +38,8 @@ pub struct Ftl {
     pub buffer: WriteBuffer,
     pub counters: Counters,
     pub user_slots: u64,
-    /// Reused buffer of a GC victim's valid slots (no allocation per collection).
-    gc_scratch: Vec<(u32, u32)>,
+    /// Per die: upcoming (offset, logical block) of its victim, prefetched.
+    gc_queue: Vec<Vec<(u32, u32)>>,
     /// The victim each die is collecting, if any.
     gc_jobs: Vec<Option<gc::GcJob>>,
     /// Write sequence number of the data in each physical slot (tests only): lets the
@@ -67,7 +67,7 @@ impl Ftl {
             buffer,
             counters: Counters::default(),
             user_slots,
-            gc_scratch: Vec::with_capacity(64),
+            gc_queue: vec![Vec::with_capacity(128); g.dies as usize],
             gc_jobs: vec![None; g.dies as usize],
             #[cfg(feature = "verify")]
             stamps: vec![0; g.total_slots() as usize],
@@ -178,6 +178,7 @@ impl Ftl {
         }
         self.map.clear();
         self.gc_jobs.fill(None);
+        self.gc_queue.iter_mut().for_each(Vec::clear);
         self.alloc.reset(&g);
         self.slc.reset();
         self.cmt.reset();
