@@ -385,16 +385,21 @@ SEQ_AFTER_RANDOM = (
     "sequentially, or read-ahead that the 510's firmware has)")
 FULL_WRITE = (
     "a whole-surface sequential rewrite of a drive tortured with random writes runs "
-    "greedy GC over victims that are still mostly valid at 7-10 % spare area, so the "
-    "simulator writes at 30-45 % of the clean speed; the reviews measured 74 % (510) and "
+    "greedy GC over victims that are still mostly valid at 7-10 % spare area: a victim at "
+    "share x of the pass holds (1 - x) v0 valid, so the pass costs ln(1 / (1 - v0)) / v0 "
+    "times a clean one and the simulator writes at 42-45 % of the clean speed, as that "
+    "model predicts; the reviews measured 74 % (510) and "
     "108 % (m4, faster than clean). Needs GC that frees victims ahead of a sequential "
     "overwrite (recognising that the stream invalidates whole old blocks) or the HD Tach "
     "write pattern (it samples the surface rather than rewriting it)")
 IDLE_WRITE = (
-    "idle GC only collects blocks at most half valid (gc.rs gc_one, idle limit slots/2); "
-    "after the torture almost every block is fuller than that, so 30 min idle frees "
-    "nothing and the after-idle pass is as slow as the full one. Needs an idle-GC victim "
-    "limit as a profile parameter (the 510 recovers to 274 MB/s after idle)")
+    "idle GC collects only blocks at most half valid (gc.rs gc_one, idle limit slots/2) up "
+    "to ftl.idle_gc_target_pct free, so 30 min idle cannot give back the spare area the "
+    "torture used up; on these profiles it even makes the after-idle pass slower (510: "
+    "71 MB/s with idle GC, 95 MB/s with ftl.idle_gc = false), and the pass then rewrites "
+    "the whole surface through greedy GC as in 'full write'. The reviews measured 274 / "
+    "254 MB/s. Needs idle GC that may take fuller victims (a victim limit in the profile) "
+    "and the full-write mechanism above")
 XFAIL: dict[tuple[str, str], str] = {
     ("sn520-128", "swing high"): NO_SWINGS,
     ("bg4-256", "last 16 GB"): NO_DEGRADE,
