@@ -99,13 +99,17 @@ pub struct Nand {
 pub struct Ftl {
     /// Free blocks per die at or below which paced foreground GC runs alongside host writes.
     pub gc_threshold_blocks: u32,
+    /// Firmware GC aggressiveness: multiplier on the paced rate (victim slots moved per
+    /// host slot = gc_pace x v / (slots - v)). Below 1 GC falls behind and the die runs
+    /// down to its last free block, where GC stops host writes for a whole victim (dips).
+    pub gc_pace: f64,
     /// Background GC in idle time, up to this share of each die's blocks free.
     pub idle_gc: bool,
     pub idle_gc_target_pct: f64,
 }
 impl Default for Ftl {
     fn default() -> Self {
-        Ftl { gc_threshold_blocks: 2, idle_gc: true, idle_gc_target_pct: 10.0 }
+        Ftl { gc_threshold_blocks: 2, gc_pace: 1.0, idle_gc: true, idle_gc_target_pct: 10.0 }
     }
 }
 
@@ -336,6 +340,7 @@ impl Profile {
         );
         let f = &self.ftl;
         check!((2..=64).contains(&f.gc_threshold_blocks), "ftl.gc_threshold_blocks", f.gc_threshold_blocks, "2..64");
+        check!((0.05..=4.0).contains(&f.gc_pace), "ftl.gc_pace", f.gc_pace, "0.05..4");
         check!(
             (0.0..=50.0).contains(&f.idle_gc_target_pct),
             "ftl.idle_gc_target_pct",

@@ -29,7 +29,7 @@ pub struct GcJob {
     next: u32,
     /// Next entry of the die's queue to relocate.
     head: usize,
-    /// Slots to move per host slot written on the die.
+    /// Slots to move per host slot written on the die (see `ftl.gc_pace`).
     pace: u32,
     last_page: u32,
     ready: u64,
@@ -94,7 +94,7 @@ impl Ftl {
             slc: self.alloc.is_slc(victim),
             next: 0,
             head: 0,
-            pace: v.div_ceil((spb - v).max(1)).max(1),
+            pace: (self.gc_pace * v as f64 / (spb - v).max(1) as f64).ceil().max(1.0) as u32,
             last_page: NONE,
             ready: 0,
             done: 0,

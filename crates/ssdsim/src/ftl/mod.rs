@@ -49,6 +49,7 @@ pub struct Ftl {
     #[cfg(feature = "verify")]
     pub write_seq: u64,
     gc_threshold: u32,
+    pub(crate) gc_pace: f64,
     idle_gc: bool,
     idle_gc_target: u32,
 }
@@ -74,6 +75,7 @@ impl Ftl {
             #[cfg(feature = "verify")]
             write_seq: 0,
             gc_threshold: p.ftl.gc_threshold_blocks,
+            gc_pace: p.ftl.gc_pace,
             idle_gc: p.ftl.idle_gc,
             idle_gc_target: ((g.blocks_per_die as f64 * p.ftl.idle_gc_target_pct / 100.0).ceil() as u32)
                 .max(p.ftl.gc_threshold_blocks + 1),
