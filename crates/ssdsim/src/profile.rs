@@ -106,10 +106,12 @@ pub struct Ftl {
     /// Background GC in idle time, up to this share of each die's blocks free.
     pub idle_gc: bool,
     pub idle_gc_target_pct: f64,
+    /// Idle GC collects only blocks at most this share valid (moving more costs wear).
+    pub idle_gc_max_valid_pct: f64,
 }
 impl Default for Ftl {
     fn default() -> Self {
-        Ftl { gc_threshold_blocks: 2, gc_pace: 1.0, idle_gc: true, idle_gc_target_pct: 10.0 }
+        Ftl { gc_threshold_blocks: 2, gc_pace: 1.0, idle_gc: true, idle_gc_target_pct: 10.0, idle_gc_max_valid_pct: 50.0 }
     }
 }
 
@@ -341,6 +343,12 @@ impl Profile {
         let f = &self.ftl;
         check!((2..=64).contains(&f.gc_threshold_blocks), "ftl.gc_threshold_blocks", f.gc_threshold_blocks, "2..64");
         check!((0.05..=4.0).contains(&f.gc_pace), "ftl.gc_pace", f.gc_pace, "0.05..4");
+        check!(
+            (0.0..100.0).contains(&f.idle_gc_max_valid_pct),
+            "ftl.idle_gc_max_valid_pct",
+            f.idle_gc_max_valid_pct,
+            "0..100 (below 100)"
+        );
         check!(
             (0.0..=50.0).contains(&f.idle_gc_target_pct),
             "ftl.idle_gc_target_pct",

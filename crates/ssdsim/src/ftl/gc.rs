@@ -29,8 +29,10 @@ pub struct GcJob {
     next: u32,
     /// Next entry of the die's queue to relocate.
     head: usize,
-    /// Slots to move per host slot written on the die (see `ftl.gc_pace`).
-    pace: u32,
+    /// Slots to move per host slot written on the die (see `ftl.gc_pace`); fractional
+    /// paces carry the remainder over in `credit`.
+    pace: f64,
+    credit: f64,
     last_page: u32,
     ready: u64,
     done: u64,
@@ -38,7 +40,8 @@ pub struct GcJob {
 
 impl Ftl {
     /// Collect the greedy victim of die `d` at `t` completely. Returns false if no block
-    /// would yield space. In idle time only blocks at most half valid are worth the wear.
+    /// would yield space. In idle time only blocks at most `ftl.idle_gc_max_valid_pct`
+    /// valid are worth the wear.
     pub(crate) fn gc_one(&mut self, d: u32, t: u64, idle: bool) -> Result<bool, SimError> {
         if self.gc_jobs[d as usize].is_some() {
             self.gc_finish(d, t)?;
@@ -48,7 +51,7 @@ impl Ftl {
         let Some((victim, valid)) = self.map.min_valid(d) else {
             return Ok(false);
         };
-        let limit = if idle { spb / 2 } else { spb };
+        let limit = if idle { self.idle_gc_max_valid } else { spb };
         if valid >= limit {
             return Ok(false);
         }
@@ -66,8 +69,8 @@ impl Ftl {
     /// Paced foreground GC after a host slot was written on die `d` at `t`.
     #[inline]
     pub(crate) fn gc_pace(&mut self, d: u32, t: u64) -> Result<(), SimError> {
-        let pace = match self.gc_jobs[d as usize] {
-            Some(j) => j.pace,
+        let job = match self.gc_jobs[d as usize] {
+            Some(j) => j,
             None => {
                 if self.alloc.free_count(d) > self.gc_threshold() {
                     return Ok(());
@@ -76,13 +79,18 @@ impl Ftl {
                 match self.map.min_valid(d) {
                     Some((victim, v)) if v < spb => {
                         self.gc_start(d, victim);
-                        self.gc_jobs[d as usize].unwrap().pace
+                        self.gc_jobs[d as usize].unwrap()
                     }
                     _ => return Ok(()),
                 }
             }
         };
-        self.gc_step(d, t, pace)
+        let credit = job.credit + job.pace;
+        let n = credit.floor();
+        if let Some(j) = self.gc_jobs[d as usize].as_mut() {
+            j.credit = credit - n;
+        }
+        self.gc_step(d, t, n as u32)
     }
 
     fn gc_start(&mut self, d: u32, victim: u32) {
@@ -94,7 +102,8 @@ impl Ftl {
             slc: self.alloc.is_slc(victim),
             next: 0,
             head: 0,
-            pace: (self.gc_pace * v as f64 / (spb - v).max(1) as f64).ceil().max(1.0) as u32,
+            pace: self.gc_pace * v.div_ceil((spb - v).max(1)).max(1) as f64,
+            credit: 0.0,
             last_page: NONE,
             ready: 0,
             done: 0,

@@ -52,6 +52,7 @@ pub struct Ftl {
     pub(crate) gc_pace: f64,
     idle_gc: bool,
     idle_gc_target: u32,
+    pub(crate) idle_gc_max_valid: u32,
 }
 
 impl Ftl {
@@ -77,6 +78,7 @@ impl Ftl {
             gc_threshold: p.ftl.gc_threshold_blocks,
             gc_pace: p.ftl.gc_pace,
             idle_gc: p.ftl.idle_gc,
+            idle_gc_max_valid: (g.slots_per_block as f64 * p.ftl.idle_gc_max_valid_pct / 100.0) as u32,
             idle_gc_target: ((g.blocks_per_die as f64 * p.ftl.idle_gc_target_pct / 100.0).ceil() as u32)
                 .max(p.ftl.gc_threshold_blocks + 1),
             nand,
