@@ -44,8 +44,8 @@ impl Drive {
         };
         // One program unit per die per host stream must fit, or striping stalls.
         let min_slots = 2 * nand_geo.dies as u64 * max_unit as u64;
-        let host = Host::new(&profile, min_slots);
-        let buffer = WriteBuffer::new(host.buffer.cap);
+        let host = Host::new(&profile);
+        let buffer = WriteBuffer::for_profile(&profile, min_slots);
         Drive { ftl: Ftl::new(&profile, buffer), host, profile, now: 0, seed, phases_run: 0, ctrl_energy_j: 0.0 }
     }
 
@@ -59,11 +59,6 @@ impl Drive {
 
     pub fn link_mbps(&self) -> f64 {
         host::link_mbps(&self.profile)
-    }
-
-    /// Virtual time now, ns.
-    pub fn now(&self) -> u64 {
-        self.now
     }
 
     fn snapshot(&self) -> Snapshot {

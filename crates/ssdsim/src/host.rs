@@ -43,13 +43,11 @@ pub struct Host {
     /// Completion times of commands the drive holds (only used when the host queues
     /// more than the drive accepts).
     slots: BinaryHeap<Reverse<u64>>,
-    pub buffer: WriteBuffer,
 }
 
 impl Host {
-    pub fn new(p: &Profile, min_buffer_slots: u64) -> Host {
+    pub fn new(p: &Profile) -> Host {
         let mbps = link_mbps(p);
-        let cfg_slots = p.host.write_buffer_kib as u64 / 4;
         Host {
             link_num: 1_000_000,
             link_den: (mbps * 1000.0).round().max(1.0) as u64,
@@ -61,8 +59,6 @@ impl Host {
             host_latency: (p.host.host_latency_us * 1000.0).round() as u64,
             max_qd: p.host.max_queue_depth as usize,
             slots: BinaryHeap::new(),
-            // The controller must hold one program unit per die to stripe at all.
-            buffer: WriteBuffer::new(cfg_slots.max(min_buffer_slots)),
         }
     }
 
@@ -125,6 +121,12 @@ pub struct WriteBuffer {
 }
 
 impl WriteBuffer {
+    /// The profile's buffer, enlarged to `min_slots` if smaller: the controller must hold
+    /// program units for every die to stripe at all.
+    pub fn for_profile(p: &Profile, min_slots: u64) -> WriteBuffer {
+        WriteBuffer::new((p.host.write_buffer_kib as u64 / 4).max(min_slots))
+    }
+
     pub fn new(cap: u64) -> WriteBuffer {
         WriteBuffer { cap, used: 0, pending: BinaryHeap::new() }
     }

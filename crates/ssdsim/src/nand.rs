@@ -215,8 +215,4 @@ impl Nand {
             *b = (*b).max(t);
         }
     }
-
-    pub fn latest_busy(&self) -> u64 {
-        self.plane_busy.iter().chain(self.ch_busy.iter()).copied().max().unwrap_or(0)
-    }
 }

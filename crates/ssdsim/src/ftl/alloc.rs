@@ -16,7 +16,6 @@ pub enum Stream {
 const STREAMS: usize = 3;
 
 pub struct Alloc {
-    dies: u32,
     bpd: u32,
     static_per_die: u32,
     free: Vec<Vec<u32>>,
@@ -35,7 +34,6 @@ pub struct Alloc {
 impl Alloc {
     pub fn new(g: &Geometry, static_per_die: u32) -> Alloc {
         let mut a = Alloc {
-            dies: g.dies,
             bpd: g.blocks_per_die,
             static_per_die,
             free: Vec::new(),
@@ -106,9 +104,6 @@ impl Alloc {
     /// Every open block (they are not GC candidates).
     pub fn open_blocks(&self) -> impl Iterator<Item = u32> + '_ {
         self.open.iter().copied().filter(|&b| b != NONE)
-    }
-    pub fn dies(&self) -> u32 {
-        self.dies
     }
     pub(crate) fn release(&mut self, b: u32) {
         let d = (b / self.bpd) as usize;
