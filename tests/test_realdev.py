@@ -324,19 +324,8 @@ def test_ctrl_c_through_the_cli_keeps_an_interrupted_run(loops, tmp_path):
         pytest.skip(why)
     dev, _ = loops.make()
     db = tmp_path / "results.db"
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "run", "consistency", "--drive", dev,
-                          "--seconds", "60", "--db", str(db)], env=env, cwd=ROOT,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        time.sleep(6)  # purge, fill, then a few seconds of random writes
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 130, err
+    returncode, out, err = _signal_consistency_run(dev, db, signal.SIGINT)
+    assert returncode == 130, err
     shown = json.loads(_cli("results", "show", "1", "--db", str(db), "--json").stdout)
     assert shown["status"] == "interrupted"
     ph = shown["drives"][0]["phases"]
@@ -420,19 +409,8 @@ def test_sigterm_through_the_cli_keeps_an_interrupted_run(loops, tmp_path):
         pytest.skip(why)
     dev, _ = loops.make()
     db = tmp_path / "results.db"
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "run", "consistency", "--drive", dev,
-                          "--seconds", "60", "--db", str(db), "--json"], env=env, cwd=ROOT,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        time.sleep(6)  # purge, fill, then a few seconds of random writes
-        p.send_signal(signal.SIGTERM)
-        out, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 143, err
+    returncode, out, err = _signal_consistency_run(dev, db, signal.SIGTERM, "--json")
+    assert returncode == 143, err
     assert json.loads(out)["drives"][0]["status"] == "interrupted"
     shown = json.loads(_cli("results", "show", "1", "--db", str(db), "--json").stdout)
     assert shown["status"] == "interrupted"
@@ -440,3 +418,21 @@ def test_sigterm_through_the_cli_keeps_an_interrupted_run(loops, tmp_path):
     assert [x["name"] for x in ph] == ["purge", "fill", "random"]
     assert ph[-1]["status"] == "partial" and ph[-1]["totals"]["write_bytes"] > 0
     assert ph[-1]["totals"]["duration_s"] < 30
+
+
+def _signal_consistency_run(dev: str, db, sig: int, *extra: str) -> tuple[int, str, str]:
+    """Start `ssdlab run consistency` on `dev`, send `sig` a few seconds into the random
+    writes, and return (exit status, stdout, stderr)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "run", "consistency", "--drive", dev,
+                          "--seconds", "60", "--db", str(db), *extra], env=env, cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(6)  # purge, fill, then a few seconds of random writes
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return p.returncode, out, err
