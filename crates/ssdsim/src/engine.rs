@@ -30,6 +30,10 @@ pub struct Drive {
     seed: u64,
     phases_run: u64,
     ctrl_energy_j: f64,
+    /// Completion of the last host write: the drive is write-idle from then on.
+    last_write: u64,
+    /// Background GC has been given the die time up to here.
+    bg_until: u64,
 }
 
 /// Outstanding I/O: (completion, issue time, slots, read).
@@ -46,7 +50,17 @@ impl Drive {
         let min_slots = 2 * nand_geo.dies as u64 * max_unit as u64;
         let host = Host::new(&profile);
         let buffer = WriteBuffer::for_profile(&profile, min_slots);
-        Drive { ftl: Ftl::new(&profile, buffer), host, profile, now: 0, seed, phases_run: 0, ctrl_energy_j: 0.0 }
+        Drive {
+            ftl: Ftl::new(&profile, buffer),
+            host,
+            profile,
+            now: 0,
+            seed,
+            phases_run: 0,
+            ctrl_energy_j: 0.0,
+            last_write: 0,
+            bg_until: 0,
+        }
     }
 
     pub fn user_bytes(&self) -> u64 {
@@ -138,6 +152,7 @@ impl Drive {
                 if !interrupted {
                     self.ftl.nand.advance_to(end);
                 }
+                self.bg_until = self.bg_until.max(t);
                 t
             }
             PhaseKind::Io => {
@@ -222,19 +237,35 @@ impl Drive {
         let bytes = io.slots as u64 * SLOT_BYTES;
         let tc = self.host.accept(t, outstanding);
         let done = if io.read {
-            let ready = self.ftl.read_slots(io.lba, io.slots, tc);
+            self.background(tc)?;
+            let ready = self.ftl.read(io.lba, io.slots, tc);
             self.host.transfer_out(ready, bytes)
         } else {
+            self.ftl.ra.forget();
             let tin = self.host.transfer_in(tc, bytes);
             let mut ack = tin;
             for i in 0..io.slots {
                 ack = self.ftl.buffer.admit(ack);
                 self.ftl.write_slot(io.lba + i, ack)?;
             }
+            self.last_write = self.last_write.max(ack);
             ack
         } + self.host.host_latency;
         self.host.completes(done, outstanding);
         Ok((done, bytes, io.read))
+    }
+
+    /// Give background GC the write-idle die time before a read issued at `t` (checked
+    /// once per millisecond of virtual time: cheap, and fine-grained enough for GC).
+    #[inline]
+    fn background(&mut self, t: u64) -> Result<(), SimError> {
+        const STEP_NS: u64 = 1_000_000;
+        let from = self.bg_until.max(self.last_write + self.ftl.idle_gc_delay);
+        if t >= from + STEP_NS {
+            self.ftl.background_gc(from, t)?;
+            self.bg_until = t;
+        }
+        Ok(())
     }
 
     fn finish(&self, rec: Recorder, start: Snapshot, end: u64, interrupted: bool) -> PhaseResult {

@@ -108,10 +108,16 @@ pub struct Ftl {
     pub idle_gc_target_pct: f64,
     /// Idle GC collects only blocks at most this share valid (moving more costs wear).
     pub idle_gc_max_valid_pct: f64,
+    /// Time without host writes after which idle GC starts, ms: it then also runs while
+    /// the host reads, in the die time the reads leave.
+    pub idle_gc_delay_ms: f64,
+    /// Sequential read-ahead window, KiB (0 = none): once reads run sequentially the
+    /// firmware fetches this much beyond the current command into its buffer.
+    pub read_ahead_kib: u32,
 }
 impl Default for Ftl {
     fn default() -> Self {
-        Ftl { gc_threshold_blocks: 2, gc_pace: 1.0, idle_gc: true, idle_gc_target_pct: 10.0, idle_gc_max_valid_pct: 50.0 }
+        Ftl { gc_threshold_blocks: 2, gc_pace: 1.0, idle_gc: true, idle_gc_target_pct: 10.0, idle_gc_max_valid_pct: 50.0, idle_gc_delay_ms: 100.0, read_ahead_kib: 0 }
     }
 }
 
@@ -354,6 +360,18 @@ impl Profile {
             "ftl.idle_gc_target_pct",
             f.idle_gc_target_pct,
             "0..50"
+        );
+        check!(
+            (0.0..=3.6e6).contains(&f.idle_gc_delay_ms),
+            "ftl.idle_gc_delay_ms",
+            f.idle_gc_delay_ms,
+            "0..3600000 (ms)"
+        );
+        check!(
+            f.read_ahead_kib % 4 == 0 && f.read_ahead_kib <= 65536,
+            "ftl.read_ahead_kib",
+            f.read_ahead_kib,
+            "a multiple of 4 up to 65536 (0 = no read-ahead)"
         );
         let s = &self.slc;
         check!(s.static_gb >= 0.0, "slc.static_gb", s.static_gb, ">= 0");

@@ -144,3 +144,48 @@ fn gc_that_falls_behind_stops_host_writes_in_dips() {
     assert!(min1 > 0.4 * mean1, "paced GC must keep a band");
     assert!(min_lazy < 0.25 * mean_lazy, "GC falling behind must show deep dips");
 }
+
+/// Sequential QD1 reads of a written range (MB/s) and the free blocks after them.
+fn seq_read_after_random(read_ahead_kib: u32, idle_gc_delay_ms: f64) -> (f64, f64, u64, u64) {
+    let mut p = common::gc_drive(4, 256, 0.9, "mlc");
+    p.ftl.read_ahead_kib = read_ahead_kib;
+    p.ftl.idle_gc_target_pct = 5.0;
+    p.ftl.idle_gc_max_valid_pct = 95.0;
+    p.ftl.idle_gc_delay_ms = idle_gc_delay_ms;
+    let mut d = Drive::new(p, 9);
+    let user = d.user_bytes();
+    let mut fill = io(false, 0, 128 * 1024, 32);
+    fill.stop_bytes = Some(user - user % (128 * 1024));
+    run(&mut d, &fill);
+    let mut rw = io(true, 0, 4096, 32);
+    rw.stop_bytes = Some(user / 2);
+    run(&mut d, &rw);
+    let free_before = d.ftl.free_blocks();
+    let mut seq = io(false, 100, 128 * 1024, 1);
+    seq.stop_bytes = fill.stop_bytes;
+    let seq_mbps = total(&run(&mut d, &seq), "mbps");
+    let mut rnd = io(true, 100, 4096, 1);
+    rnd.stop_seconds = Some(1.0);
+    let rnd_iops = total(&run(&mut d, &rnd), "iops");
+    d.ftl.check_invariants().unwrap();
+    (seq_mbps, rnd_iops, free_before, d.ftl.free_blocks())
+}
+
+#[test]
+fn read_ahead_speeds_up_sequential_reads_only() {
+    let never = 3.6e6; // no background GC: reads alone decide
+    let (seq0, rnd0, _, _) = seq_read_after_random(0, never);
+    let (seq_ra, rnd_ra, _, _) = seq_read_after_random(128, never);
+    eprintln!("QD1 128 KiB: {seq0:.0} -> {seq_ra:.0} MB/s; QD1 4 KiB random: {rnd0:.0} -> {rnd_ra:.0} IOPS");
+    assert!(seq_ra > 1.2 * seq0, "read-ahead must hide flash reads of a sequential stream");
+    assert!((rnd_ra / rnd0 - 1.0).abs() < 0.02, "random reads get nothing from read-ahead");
+}
+
+#[test]
+fn idle_gc_runs_while_the_host_only_reads() {
+    let (_, _, before, after) = seq_read_after_random(0, 100.0);
+    let (_, _, before_off, after_off) = seq_read_after_random(0, 3.6e6);
+    eprintln!("free blocks over a read pass: {before} -> {after} (delay 100 ms), {before_off} -> {after_off} (never)");
+    assert!(after > before + 4, "write-idle GC must restore free blocks during reads");
+    assert_eq!(after_off, before_off, "with the delay never reached nothing may move");
+}

@@ -17,6 +17,10 @@ use crate::SimError;
 /// Free blocks per die below which GC stops host writes until it has freed one.
 pub const HARD_FREE: u32 = 1;
 
+/// Slots background GC moves between two checks for host reads (one program unit's
+/// worth on most dies).
+const BG_CHUNK: u32 = 8;
+
 /// Victim slots queued (and their L2P entries prefetched) ahead of relocation.
 const CHUNK: usize = 32;
 
@@ -57,6 +61,35 @@ impl Ftl {
         }
         self.collect(victim, d, t)?;
         Ok(true)
+    }
+
+    /// Background GC while the host only reads: from `t` to `end`, every die with fewer
+    /// free blocks than the idle target and a victim within the idle limit moves its
+    /// victim's slots a chunk at a time in the die time the reads leave, so reads wait at
+    /// most one chunk (firmware resumes host reads between background operations).
+    pub(crate) fn background_gc(&mut self, t: u64, end: u64) -> Result<(), SimError> {
+        if !self.idle_gc {
+            return Ok(());
+        }
+        for d in 0..self.nand.geo.dies {
+            loop {
+                let now = t.max(self.nand.die_free(d));
+                if now >= end {
+                    break;
+                }
+                if self.gc_jobs[d as usize].is_none() {
+                    if self.alloc.free_count(d) >= self.idle_gc_target {
+                        break;
+                    }
+                    match self.map.min_valid(d) {
+                        Some((victim, v)) if v < self.idle_gc_max_valid => self.gc_start(d, victim),
+                        _ => break,
+                    }
+                }
+                self.gc_step(d, now, BG_CHUNK)?;
+            }
+        }
+        Ok(())
     }
 
     /// Relocate every valid slot of closed block `victim` on die `d`, then erase it.

@@ -6,6 +6,7 @@ pub mod alloc;
 pub mod cmt;
 pub mod gc;
 pub mod mapping;
+pub mod read_ahead;
 pub mod slc;
 pub mod verify;
 
@@ -16,6 +17,7 @@ use crate::SimError;
 use alloc::{Alloc, Stream};
 use cmt::Cmt;
 use mapping::{Mapping, NONE};
+use read_ahead::ReadAhead;
 use slc::SlcCache;
 
 /// Cumulative internal counters (bytes are 4 KiB slots unless named otherwise).
@@ -35,6 +37,7 @@ pub struct Ftl {
     pub alloc: Alloc,
     pub slc: SlcCache,
     pub cmt: Cmt,
+    pub ra: ReadAhead,
     pub buffer: WriteBuffer,
     pub counters: Counters,
     pub user_slots: u64,
@@ -50,8 +53,10 @@ pub struct Ftl {
     pub write_seq: u64,
     gc_threshold: u32,
     pub(crate) gc_pace: f64,
-    idle_gc: bool,
-    idle_gc_target: u32,
+    pub(crate) idle_gc: bool,
+    pub(crate) idle_gc_target: u32,
+    /// Write-idle time (ns) after which GC works in the background while the host reads.
+    pub idle_gc_delay: u64,
     pub(crate) idle_gc_max_valid: u32,
 }
 
@@ -66,6 +71,7 @@ impl Ftl {
             alloc: Alloc::new(&g, static_per_die),
             slc: SlcCache::new(p, &g, static_per_die),
             cmt: Cmt::new(p, user_slots),
+            ra: ReadAhead::new(p.ftl.read_ahead_kib),
             buffer,
             counters: Counters::default(),
             user_slots,
@@ -78,6 +84,7 @@ impl Ftl {
             gc_threshold: p.ftl.gc_threshold_blocks,
             gc_pace: p.ftl.gc_pace,
             idle_gc: p.ftl.idle_gc,
+            idle_gc_delay: (p.ftl.idle_gc_delay_ms * 1e6) as u64,
             idle_gc_max_valid: (g.slots_per_block as f64 * p.ftl.idle_gc_max_valid_pct / 100.0) as u32,
             idle_gc_target: ((g.blocks_per_die as f64 * p.ftl.idle_gc_target_pct / 100.0).ceil() as u32)
                 .max(p.ftl.gc_threshold_blocks + 1),
@@ -163,6 +170,7 @@ impl Ftl {
     }
 
     pub fn trim(&mut self, lba: u32, n: u32) {
+        self.ra.forget();
         for l in lba..lba + n {
             if self.cmt.enabled() && self.map.l2p[l as usize] != NONE {
                 self.cmt.access(l, true);
@@ -186,6 +194,7 @@ impl Ftl {
         self.alloc.reset(&g);
         self.slc.reset();
         self.cmt.reset();
+        self.ra.forget();
         self.buffer.clear();
         self.nand.advance_to(end);
         end
