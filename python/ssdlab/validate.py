@@ -378,10 +378,13 @@ SEQ_AFTER_RANDOM = (
     "156. Needs a slower read path on fragmented data that no public m4 fact explains yet")
 FULL_WRITE = (
     "with the small free-block reserve write-idle GC restores after the torture "
-    "(ftl.idle_gc_target_pct 0.5) the sequential rewrite frees the old sequential blocks for "
-    "nothing and its WAF is 1.06 (it was ~1.2, with ~14 at the start of the pass), but the "
-    "pass still slows to ~80 MB/s in its middle third: dies busy with GC pace the strictly "
-    "striped host writes. The reviews measured 74 % (510) and 108 % (m4) of clean")
+    "(ftl.idle_gc_target_pct 0.5) the rewrite starts at clean speed (old sequential blocks are "
+    "freed for nothing) and its WAF over the pass is 1.06 (was 1.19, ~14 at the start), but "
+    "the reserve drains: the torture moved ~8 % of each 64 MiB span elsewhere, so a span's new "
+    "data takes 1.09 blocks per die and frees 1; then GC takes half-passed span blocks and "
+    "the middle third runs at ~80-100 MB/s using ~40 % of the die time (GC bursts on single "
+    "dies hold up the page-striped write buffer; a dynamic die allocation, tried, evens the "
+    "dies but raises WAF to ~1.8). The reviews measured 74 % (510) and 108 % (m4) of clean")
 IDLE_WRITE = (
     "30 min idle restores only the same small reserve (larger idle targets compact the "
     "still-sequential blocks and make the next pass slower), so the after-idle pass is the "
