@@ -3,6 +3,7 @@
 //! from the modelled mechanisms: NAND timing and parallelism, host interface, write
 //! buffer, page-mapping FTL with greedy GC, SLC cache, mapping-table cache.
 
+pub mod channel;
 pub mod engine;
 pub mod ftl;
 pub mod host;

@@ -1,6 +1,7 @@
 //! NAND: geometry (channels x dies x planes x blocks x pages), per-mode timing, and the
 //! busy timelines of every plane and channel. Times are integer nanoseconds of virtual time.
 
+use crate::channel::Channel;
 use crate::profile::Profile;
 
 /// Size of one mapping unit (a logical block / physical slot).
@@ -104,7 +105,7 @@ pub struct Nand {
     ch_ns_num: u64,
     ch_ns_den: u64,
     pub plane_busy: Vec<u64>,
-    pub ch_busy: Vec<u64>,
+    pub channels: Vec<Channel>,
     pub ops: OpCounts,
 }
 
@@ -127,7 +128,7 @@ impl Nand {
         let den = (p.nand.channel_mbps * 1000.0).round().max(1.0) as u64;
         Nand {
             plane_busy: vec![0; (geo.dies * geo.planes) as usize],
-            ch_busy: vec![0; geo.channels as usize],
+            channels: vec![Channel::default(); geo.channels as usize],
             geo,
             slc,
             native,
@@ -177,9 +178,8 @@ impl Nand {
         let ready = start + tr;
         self.plane_busy[pi] = ready;
         let c = self.geo.channel_of_die(d) as usize;
-        let cs = ready.max(self.ch_busy[c]);
-        let done = cs + self.xfer_ns(bytes);
-        self.ch_busy[c] = done;
+        let x = self.xfer_ns(bytes);
+        let done = self.channels[c].book(ready, x) + x;
         self.ops.reads += 1;
         self.ops.transfer_bytes += bytes;
         done
@@ -190,9 +190,8 @@ impl Nand {
     #[inline]
     pub fn program(&mut self, t: u64, d: u32, slc: bool, bytes: u64) -> u64 {
         let c = self.geo.channel_of_die(d) as usize;
-        let cs = t.max(self.ch_busy[c]);
-        let loaded = cs + self.xfer_ns(bytes);
-        self.ch_busy[c] = loaded;
+        let x = self.xfer_ns(bytes);
+        let loaded = self.channels[c].book(t, x) + x;
         let tp = if slc { self.slc.prog } else { self.native.prog };
         let done = loaded.max(self.die_free(d)) + tp;
         self.occupy_die(d, done);
@@ -211,8 +210,11 @@ impl Nand {
 
     /// Move every timeline to at least `t` (after a purge or an idle gap).
     pub fn advance_to(&mut self, t: u64) {
-        for b in self.plane_busy.iter_mut().chain(self.ch_busy.iter_mut()) {
+        for b in self.plane_busy.iter_mut() {
             *b = (*b).max(t);
+        }
+        for c in self.channels.iter_mut() {
+            c.advance_to(t);
         }
     }
 }
