@@ -15,22 +15,24 @@ pub fn prefetch<T>(v: &[T], i: usize) {
     }
 }
 
-/// A large table backed by transparent huge pages where the OS allows: L2P and P2L are
-/// hundreds of MB accessed at random, and 4 KiB pages would make every access a TLB miss.
-fn table(n: usize) -> Vec<u32> {
-    let mut v: Vec<u32> = Vec::with_capacity(n);
+/// A large table backed by transparent huge pages where the OS allows: L2P, P2L and the
+/// valid bitmap are MBs to hundreds of MB accessed at random, and 4 KiB pages would make
+/// every access a TLB miss.
+fn table<T: Copy>(n: usize, fill: T) -> Vec<T> {
+    let mut v: Vec<T> = Vec::with_capacity(n);
+    let bytes = n * std::mem::size_of::<T>();
     #[cfg(target_os = "linux")]
-    if n * 4 >= 4 << 20 {
+    if bytes >= 4 << 20 {
         // madvise needs a page-aligned start; malloc's large blocks start just past one.
         let start = v.as_mut_ptr() as usize;
         let aligned = (start + 4095) & !4095;
-        let len = (start + n * 4 - aligned) & !4095;
+        let len = (start + bytes - aligned) & !4095;
         // SAFETY: advice on memory this Vec owns and has not touched yet; failure is harmless.
         unsafe {
             libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
         }
     }
-    v.resize(n, NONE);
+    v.resize(n, fill);
     v
 }
 
@@ -61,9 +63,9 @@ impl Mapping {
     pub fn new(user_slots: u64, blocks: u32, spb: u32, bpd: u32, dies: u32) -> Mapping {
         let slots = blocks as usize * spb as usize;
         Mapping {
-            l2p: table(user_slots as usize),
-            p2l: table(slots),
-            vbits: vec![0; slots.div_ceil(64)],
+            l2p: table(user_slots as usize, NONE),
+            p2l: table(slots, NONE),
+            vbits: table(slots.div_ceil(64), 0),
             valid: vec![0; blocks as usize],
             written: vec![0; blocks as usize],
             mapped: 0,
