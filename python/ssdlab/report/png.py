@@ -121,7 +121,8 @@ def consistency_pngs(combos: list[D.ConsistencyCombo], out_dir: Path) -> list[Pa
             ax.plot(c.t[w], c.iops[w], color=COLORS[0], lw=0.7)
             if scale == "log":
                 _log_iops(ax)
-            ax.set(ylabel="IOPS", xlim=(c.window_start, float(c.t[-1])))
+            # a run shorter than the window start (a quick --seconds run) still gets an axis
+            ax.set(ylabel="IOPS", xlim=(c.window_start, max(float(c.t[-1]), c.window_start + 1)))
             ax.set_title(f"From t = {c.window_start:g} s ({scale} scale)", fontsize=8.5)
         wlin.set_ylim(bottom=0)
         mark = {"color": "#222", "lw": 0.9, "ls": ":"}  # the test's own figures
