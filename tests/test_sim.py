@@ -83,6 +83,8 @@ def test_what_if_more_channels_is_faster():
         ("nand.chanels=8", ["chanels"]),
         ("slc.when_full=maybe", ["slc.when_full", "maybe"]),
         ("host.interface=usb", ["host.interface", "usb"]),
+        ("ftl.read_ahead_kib=6", ["ftl.read_ahead_kib", "6", "multiple of 4"]),
+        ("ftl.idle_gc_delay_ms=-1", ["ftl.idle_gc_delay_ms", "-1"]),
     ],
 )
 def test_bad_profile_is_one_line_value_error(override, words):
