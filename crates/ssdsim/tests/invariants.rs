@@ -94,9 +94,16 @@ proptest! {
     }
 
     #[test]
-    fn phases_keep_invariants(knobs in drive_knobs(), seed in 0u64..1000,
+    fn phases_keep_invariants(knobs in drive_knobs(), seed in 0u64..1000, background in any::<bool>(),
+                              read_ahead in prop_oneof![Just(0u32), Just(16), Just(64)],
                               phases in prop::collection::vec((0u8..4, 0u32..=100, any::<bool>(), 1u32..9, 1u32..33), 1..12)) {
-        let p = common::tiny(knobs.0, knobs.1, knobs.2, knobs.3, knobs.4);
+        let mut p = common::tiny(knobs.0, knobs.1, knobs.2, knobs.3, knobs.4);
+        // Write-idle GC at once (and on fuller victims) so read phases run it; read-ahead.
+        if background {
+            p.ftl.idle_gc_delay_ms = 0.0;
+            p.ftl.idle_gc_max_valid_pct = 95.0;
+        }
+        p.ftl.read_ahead_kib = read_ahead;
         let mut d = Drive::new(p, seed);
         for (kind, read_pct, random, bs, qd) in phases {
             let mut s = PhaseSpec::new([PhaseKind::Io, PhaseKind::Trim, PhaseKind::Idle, PhaseKind::Purge][kind as usize % 4]);
