@@ -14,6 +14,13 @@ fn io(random: bool, read_pct: u32, bs: u64, qd: u32) -> PhaseSpec {
     s
 }
 
+/// One sequential 128 KiB QD32 pass over every whole 128 KiB of a drive of `user` bytes.
+fn whole_drive_fill(user: u64) -> PhaseSpec {
+    let mut fill = io(false, 0, 128 * 1024, 32);
+    fill.stop_bytes = Some(user - user % (128 * 1024));
+    fill
+}
+
 fn run(d: &mut Drive, s: &PhaseSpec) -> ssdsim::PhaseResult {
     d.run(s, &mut |_| true).unwrap()
 }
@@ -57,8 +64,7 @@ fn steady_waf(spare: f64) -> (f64, f64, f64) {
     let p = common::gc_drive(dies, blocks, user_gb, "mlc");
     let mut d = Drive::new(p, 1);
     let user = d.user_bytes();
-    let mut fill = io(false, 0, 128 * 1024, 32);
-    fill.stop_bytes = Some(user - user % (128 * 1024));
+    let fill = whole_drive_fill(user);
     run(&mut d, &fill);
     let mut rw = io(true, 0, 4096, 32);
     rw.stop_bytes = Some(4 * user);
@@ -95,8 +101,7 @@ fn trim_gives_speed_back_and_unmapped_reads_skip_flash() {
     let mut read = io(false, 100, 128 * 1024, 32);
     read.stop_bytes = Some(user / 4);
     let clean_read = total(&run(&mut d, &read), "mbps");
-    let mut fill = io(false, 0, 128 * 1024, 32);
-    fill.stop_bytes = Some(user - user % (128 * 1024));
+    let fill = whole_drive_fill(user);
     let clean_fill = total(&run(&mut d, &fill), "mbps");
     let mapped_read = total(&run(&mut d, &read), "mbps");
     assert!(clean_read > 1.5 * mapped_read, "unmapped reads {clean_read} MB/s vs mapped {mapped_read} MB/s");
@@ -120,8 +125,7 @@ fn steady_band(gc_pace: f64) -> (f64, f64) {
     p.ftl.gc_pace = gc_pace;
     let mut d = Drive::new(p, 5);
     let user = d.user_bytes();
-    let mut fill = io(false, 0, 128 * 1024, 32);
-    fill.stop_bytes = Some(user - user % (128 * 1024));
+    let fill = whole_drive_fill(user);
     run(&mut d, &fill);
     let mut rw = io(true, 0, 4096, 32);
     rw.stop_bytes = Some(3 * user);
@@ -154,8 +158,7 @@ fn seq_read_after_random(read_ahead_kib: u32, idle_gc_delay_ms: f64) -> (f64, f6
     p.ftl.idle_gc_delay_ms = idle_gc_delay_ms;
     let mut d = Drive::new(p, 9);
     let user = d.user_bytes();
-    let mut fill = io(false, 0, 128 * 1024, 32);
-    fill.stop_bytes = Some(user - user % (128 * 1024));
+    let fill = whole_drive_fill(user);
     run(&mut d, &fill);
     let mut rw = io(true, 0, 4096, 32);
     rw.stop_bytes = Some(user / 2);

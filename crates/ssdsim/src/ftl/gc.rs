@@ -43,22 +43,29 @@ pub struct GcJob {
 }
 
 impl Ftl {
-    /// Collect the greedy victim of die `d` at `t` completely. Returns false if no block
-    /// would yield space. In idle time only blocks at most `ftl.idle_gc_max_valid_pct`
-    /// valid are worth the wear.
+    /// The greedy victim of die `d` worth collecting: any block that would yield space;
+    /// in idle time only one at most `ftl.idle_gc_max_valid_pct` valid (moving fuller
+    /// blocks is not worth the wear).
+    fn victim(&mut self, d: u32, idle: bool) -> Option<u32> {
+        let limit = if idle { self.idle_gc_max_valid } else { self.nand.geo.slots_per_block };
+        self.map.min_valid(d).filter(|&(_, v)| v < limit).map(|(b, _)| b)
+    }
+
+    /// Idle GC still wants blocks on die `d` (below its idle free-block target).
+    pub(crate) fn idle_gc_wanted(&self, d: u32) -> bool {
+        self.idle_gc && self.alloc.free_count(d) < self.idle_gc_target
+    }
+
+    /// Collect the greedy victim of die `d` at `t` completely. Returns false if there is
+    /// none worth collecting (see `victim`).
     pub(crate) fn gc_one(&mut self, d: u32, t: u64, idle: bool) -> Result<bool, SimError> {
         if self.gc_jobs[d as usize].is_some() {
             self.gc_finish(d, t)?;
             return Ok(true);
         }
-        let spb = self.nand.geo.slots_per_block;
-        let Some((victim, valid)) = self.map.min_valid(d) else {
+        let Some(victim) = self.victim(d, idle) else {
             return Ok(false);
         };
-        let limit = if idle { self.idle_gc_max_valid } else { spb };
-        if valid >= limit {
-            return Ok(false);
-        }
         self.collect(victim, d, t)?;
         Ok(true)
     }
@@ -78,12 +85,12 @@ impl Ftl {
                     break;
                 }
                 if self.gc_jobs[d as usize].is_none() {
-                    if self.alloc.free_count(d) >= self.idle_gc_target {
+                    if !self.idle_gc_wanted(d) {
                         break;
                     }
-                    match self.map.min_valid(d) {
-                        Some((victim, v)) if v < self.idle_gc_max_valid => self.gc_start(d, victim),
-                        _ => break,
+                    match self.victim(d, true) {
+                        Some(victim) => self.gc_start(d, victim),
+                        None => break,
                     }
                 }
                 self.gc_step(d, now, BG_CHUNK)?;
@@ -108,13 +115,12 @@ impl Ftl {
                 if self.alloc.free_count(d) > self.gc_threshold() {
                     return Ok(());
                 }
-                let spb = self.nand.geo.slots_per_block;
-                match self.map.min_valid(d) {
-                    Some((victim, v)) if v < spb => {
+                match self.victim(d, false) {
+                    Some(victim) => {
                         self.gc_start(d, victim);
                         self.gc_jobs[d as usize].unwrap()
                     }
-                    _ => return Ok(()),
+                    None => return Ok(()),
                 }
             }
         };

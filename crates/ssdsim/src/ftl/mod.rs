@@ -53,8 +53,8 @@ pub struct Ftl {
     pub write_seq: u64,
     gc_threshold: u32,
     pub(crate) gc_pace: f64,
-    pub(crate) idle_gc: bool,
-    pub(crate) idle_gc_target: u32,
+    idle_gc: bool,
+    idle_gc_target: u32,
     /// Write-idle time (ns) after which GC works in the background while the host reads.
     pub idle_gc_delay: u64,
     pub(crate) idle_gc_max_valid: u32,
@@ -216,7 +216,7 @@ impl Ftl {
                 if self.slc.idle_fold && self.fold_one(d, now)? {
                     continue;
                 }
-                if self.idle_gc && self.alloc.free_count(d) < self.idle_gc_target && self.gc_one(d, now, true)? {
+                if self.idle_gc_wanted(d) && self.gc_one(d, now, true)? {
                     continue;
                 }
                 break;
