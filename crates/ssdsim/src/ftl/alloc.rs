@@ -129,10 +129,51 @@ impl Ftl {
 
     /// Take the next slot of `stream` on die `d`, for data available at `t`. Opens a
     /// block (running foreground GC first if free blocks are short) and issues the
-    /// program once a unit is complete.
-    #[inline]
-    /// Returns (slot, block).
+    /// program once a unit is complete. Returns (slot, block).
+    #[inline(always)]
     pub(crate) fn alloc_slot(&mut self, stream: Stream, d: u32, t: u64) -> Result<(u32, u32), SimError> {
+        self.alloc_run(stream, d, t, 1).map(|(s, b, _)| (s, b))
+    }
+
+    /// Take up to `want` consecutive slots of `stream` on die `d` for data available at
+    /// `t`: as many as the open block takes before it fills or a program unit completes,
+    /// whose bookkeeping is then only counters (GC moves a victim page at a time this
+    /// way); at those edges, one slot the full way. Returns (first slot, block, count).
+    #[inline(always)]
+    pub(crate) fn alloc_run(&mut self, stream: Stream, d: u32, t: u64, want: u32) -> Result<(u32, u32, u32), SimError> {
+        let i = d as usize * STREAMS + stream as usize;
+        let b = self.alloc.open[i];
+        if b != NONE {
+            let slc = self.alloc.is_slc(b);
+            let off = self.map.written[b as usize];
+            let fill = self.alloc.unit_fill[i];
+            // unit_fill < unit always: a complete unit is programmed at once.
+            let k = want.min(self.block_cap(b) - off).min(self.nand.timing(slc).unit_slots - 1 - fill);
+            if k > 0 {
+                self.map.written[b as usize] = off + k;
+                self.count_slots(slc, k);
+                self.alloc.unit_fill[i] = fill + k;
+                self.alloc.unit_ready[i] = self.alloc.unit_ready[i].max(t);
+                return Ok((b * self.nand.geo.slots_per_block + off, b, k));
+            }
+        }
+        let (s, b) = self.alloc_slot_edge(stream, d, t)?;
+        Ok((s, b, 1))
+    }
+
+    #[inline]
+    fn count_slots(&mut self, slc: bool, k: u32) {
+        if slc {
+            self.counters.nand_slc_slots += k as u64;
+            self.slc.used_slots += k as u64;
+        } else {
+            self.counters.nand_native_slots += k as u64;
+        }
+    }
+
+    /// `alloc_slot` when the slot opens a block or completes a program unit.
+    #[inline(never)]
+    fn alloc_slot_edge(&mut self, stream: Stream, d: u32, t: u64) -> Result<(u32, u32), SimError> {
         let i = d as usize * STREAMS + stream as usize;
         let mut b = self.alloc.open[i];
         if b == NONE || self.map.written[b as usize] == self.block_cap(b) {
@@ -150,12 +191,7 @@ impl Ftl {
         let off = self.map.written[b as usize];
         self.map.written[b as usize] = off + 1;
         let slc = self.alloc.is_slc(b);
-        if slc {
-            self.counters.nand_slc_slots += 1;
-            self.slc.used_slots += 1;
-        } else {
-            self.counters.nand_native_slots += 1;
-        }
+        self.count_slots(slc, 1);
         self.alloc.unit_fill[i] += 1;
         self.alloc.unit_ready[i] = self.alloc.unit_ready[i].max(t);
         let unit = self.nand.timing(slc).unit_slots;

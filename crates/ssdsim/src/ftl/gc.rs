@@ -158,7 +158,8 @@ impl Ftl {
 
     /// Move up to `n` valid slots of die `d`'s victim at `t`; erase it once empty.
     /// Upcoming victim slots wait in a per-die queue whose L2P entries were prefetched
-    /// when they were queued, about `CHUNK` relocations ahead of their use.
+    /// when they were queued, about `CHUNK` relocations ahead of their use. The valid
+    /// slots of one victim page move together: one read, then runs of destination slots.
     fn gc_step(&mut self, d: u32, t: u64, mut n: u32) -> Result<(), SimError> {
         let Some(mut job) = self.gc_jobs[d as usize] else { return Ok(()) };
         let g = &self.nand.geo;
@@ -183,30 +184,49 @@ impl Ftl {
                     prefetch(&self.map.l2p, lba as usize);
                 }
             }
-            let Some(&(off, lba)) = queue.get(job.head) else { break };
-            job.head += 1;
-            let s = base + off;
-            if !self.map.is_valid(s) {
-                continue; // overwritten by the host since it was queued
+            let Some(&(first, _)) = queue.get(job.head) else { break };
+            // The run: queued slots of this victim page still valid (the host may have
+            // overwritten some since they were queued), at most n, compacted in place
+            // as (slot, logical block).
+            let page = first >> page_shift;
+            let start = job.head;
+            let mut k = 0;
+            while k < n as usize {
+                let Some(&(off, lba)) = queue.get(job.head) else { break };
+                if off >> page_shift != page {
+                    break;
+                }
+                job.head += 1;
+                if self.map.is_valid(base + off) {
+                    queue[start + k] = (base + off, lba);
+                    k += 1;
+                }
             }
-            let page = off >> page_shift;
+            if k == 0 {
+                continue;
+            }
             if page != job.last_page {
                 job.last_page = page;
-                let plane = self.nand.geo.plane_of(off);
+                let plane = self.nand.geo.plane_of(first);
                 job.ready = self.nand.read(t, d, plane, job.slc, page_bytes);
                 job.done = job.done.max(job.ready);
             }
-            let (to, tb) = self.alloc_slot(Stream::Gc, d, job.ready)?;
-            self.map.relocate(lba, s, job.victim, to, tb);
-            #[cfg(feature = "verify")]
-            {
-                self.stamps[to as usize] = self.stamps[s as usize];
+            let mut j = 0;
+            while j < k {
+                let (to, tb, m) = self.alloc_run(Stream::Gc, d, job.ready, (k - j) as u32)?;
+                let run = &queue[start + j..start + j + m as usize];
+                self.map.relocate(job.victim, run, to, tb);
+                #[cfg(feature = "verify")]
+                for (x, &(from, _)) in run.iter().enumerate() {
+                    self.stamps[to as usize + x] = self.stamps[from as usize];
+                }
+                j += m as usize;
             }
-            self.counters.gc_moves += 1;
+            self.counters.gc_moves += k as u64;
             if job.slc {
-                self.counters.slc_fold_slots += 1;
+                self.counters.slc_fold_slots += k as u64;
             }
-            n -= 1;
+            n -= k as u32;
         }
         let pending = job.head < queue.len() || job.next < written;
         self.gc_queue[d as usize] = queue;

@@ -36,6 +36,26 @@ fn table<T: Copy>(n: usize, fill: T) -> Vec<T> {
     v
 }
 
+/// Element `i` of `v` without a bounds check, for the few table accesses every host
+/// write and GC relocation makes. Indices come from the tables themselves (slots below
+/// the physical total, logical blocks below the user total), and builds with the
+/// `verify` feature (the property tests) check them.
+#[inline(always)]
+fn at<T>(v: &[T], i: usize) -> &T {
+    #[cfg(feature = "verify")]
+    assert!(i < v.len());
+    // SAFETY: see above; i < v.len() by construction.
+    unsafe { v.get_unchecked(i) }
+}
+
+#[inline(always)]
+fn at_mut<T>(v: &mut [T], i: usize) -> &mut T {
+    #[cfg(feature = "verify")]
+    assert!(i < v.len());
+    // SAFETY: as for `at`.
+    unsafe { v.get_unchecked_mut(i) }
+}
+
 pub struct Mapping {
     pub l2p: Vec<u32>,
     /// Logical block last written to each slot; meaningful only while the slot's valid
@@ -143,15 +163,15 @@ impl Mapping {
 
     #[inline]
     pub fn is_valid(&self, s: u32) -> bool {
-        self.vbits[(s >> 6) as usize] >> (s & 63) & 1 == 1
+        at(&self.vbits, (s >> 6) as usize) >> (s & 63) & 1 == 1
     }
     #[inline]
     fn set_valid(&mut self, s: u32) {
-        self.vbits[(s >> 6) as usize] |= 1 << (s & 63);
+        *at_mut(&mut self.vbits, (s >> 6) as usize) |= 1 << (s & 63);
     }
     #[inline]
     fn clear_valid(&mut self, s: u32) {
-        self.vbits[(s >> 6) as usize] &= !(1 << (s & 63));
+        *at_mut(&mut self.vbits, (s >> 6) as usize) &= !(1 << (s & 63));
     }
 
     /// Append to `out` the (offset, logical block) of up to `max` valid slots of block
@@ -194,28 +214,31 @@ impl Mapping {
     /// Point logical block `lba` at slot `s`, invalidating its previous copy.
     #[inline]
     pub fn remap(&mut self, lba: u32, s: u32) {
-        let old = self.l2p[lba as usize];
+        let old = *at(&self.l2p, lba as usize);
         if old == NONE {
             self.mapped += 1;
         } else {
             self.invalidate(old);
         }
-        self.l2p[lba as usize] = s;
-        self.p2l[s as usize] = lba;
+        *at_mut(&mut self.l2p, lba as usize) = s;
+        *at_mut(&mut self.p2l, s as usize) = lba;
         self.set_valid(s);
         self.valid[(s / self.spb) as usize] += 1;
     }
 
-    /// Move a still-valid logical block from `from` (in block `fb`) to `to` (in block
-    /// `tb`): GC relocation.
+    /// Move still-valid logical blocks from block `fb` to consecutive slots of block `tb`
+    /// starting at `to` (GC relocation): `run` holds (slot, logical block) of each.
     #[inline]
-    pub fn relocate(&mut self, lba: u32, from: u32, fb: u32, to: u32, tb: u32) {
-        self.clear_valid(from);
-        self.valid[fb as usize] -= 1;
-        self.l2p[lba as usize] = to;
-        self.p2l[to as usize] = lba;
-        self.set_valid(to);
-        self.valid[tb as usize] += 1;
+    pub fn relocate(&mut self, fb: u32, run: &[(u32, u32)], to: u32, tb: u32) {
+        for (j, &(from, lba)) in run.iter().enumerate() {
+            let to = to + j as u32;
+            self.clear_valid(from);
+            *at_mut(&mut self.l2p, lba as usize) = to;
+            *at_mut(&mut self.p2l, to as usize) = lba;
+            self.set_valid(to);
+        }
+        self.valid[fb as usize] -= run.len() as u32;
+        self.valid[tb as usize] += run.len() as u32;
     }
 
     pub fn unmap(&mut self, lba: u32) {
