@@ -21,8 +21,11 @@ pub const HARD_FREE: u32 = 1;
 /// worth on most dies).
 const BG_CHUNK: u32 = 8;
 
-/// Victim slots queued (and their L2P entries prefetched) ahead of relocation.
+/// Victim slots queued at a time.
 const CHUNK: usize = 32;
+/// Relocations ahead of its use that a queued slot's L2P entry is prefetched: one per
+/// relocation, as a burst of them would wait for the CPU's few outstanding-miss slots.
+const AHEAD: usize = 32;
 
 /// A victim being collected on one die.
 #[derive(Debug, Clone, Copy)]
@@ -31,8 +34,9 @@ pub struct GcJob {
     slc: bool,
     /// Next slot offset to examine.
     next: u32,
-    /// Next entry of the die's queue to relocate.
+    /// Next entry of the die's queue to relocate, and to prefetch.
     head: usize,
+    pf: usize,
     /// Slots to move per host slot written on the die (see `ftl.gc_pace`); fractional
     /// paces carry the remainder over in `credit`.
     pace: f64,
@@ -141,6 +145,7 @@ impl Ftl {
             slc: self.alloc.is_slc(victim),
             next: 0,
             head: 0,
+            pf: 0,
             pace: self.gc_pace * v.div_ceil((spb - v).max(1)).max(1) as f64,
             credit: 0.0,
             last_page: NONE,
@@ -157,8 +162,8 @@ impl Ftl {
     }
 
     /// Move up to `n` valid slots of die `d`'s victim at `t`; erase it once empty.
-    /// Upcoming victim slots wait in a per-die queue whose L2P entries were prefetched
-    /// when they were queued, about `CHUNK` relocations ahead of their use. The valid
+    /// Upcoming victim slots wait in a per-die queue; the L2P entry of each is prefetched
+    /// `AHEAD` relocations before its use. The valid
     /// slots of one victim page move together: one read, then runs of destination slots.
     fn gc_step(&mut self, d: u32, t: u64, mut n: u32) -> Result<(), SimError> {
         let Some(mut job) = self.gc_jobs[d as usize] else { return Ok(()) };
@@ -176,13 +181,10 @@ impl Ftl {
             if job.head == queue.len() {
                 queue.clear();
                 job.head = 0;
+                job.pf = 0;
             }
-            if queue.len() - job.head < CHUNK && job.next < written {
-                let from = queue.len();
+            if queue.len() - job.head < AHEAD && job.next < written {
                 job.next = self.map.valid_slots_from(job.victim, job.next, CHUNK, &mut queue);
-                for &(_, lba) in &queue[from..] {
-                    prefetch(&self.map.l2p, lba as usize);
-                }
             }
             let Some(&(first, _)) = queue.get(job.head) else { break };
             // The run: queued slots of this victim page still valid (the host may have
@@ -197,6 +199,10 @@ impl Ftl {
                     break;
                 }
                 job.head += 1;
+                while job.pf < queue.len() && job.pf < job.head + AHEAD {
+                    prefetch(&self.map.l2p, queue[job.pf].1 as usize);
+                    job.pf += 1;
+                }
                 if self.map.is_valid(base + off) {
                     queue[start + k] = (base + off, lba);
                     k += 1;
