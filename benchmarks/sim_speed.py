@@ -48,11 +48,20 @@ def steady(overrides) -> dict:
     d.run(purge().resolve(cap))
     d.run(seq_write("fill", stop_bytes=cap).resolve(cap))
     d.run(rand_io("pre", 0, block_size=4096, stop_bytes=int(1.5 * cap) // 4096 * 4096).resolve(cap))
-    t0 = time.perf_counter()
-    r = d.run(rand_io("rw", 0, stop_seconds=300).resolve(cap))
-    wall = time.perf_counter() - t0
-    t = r["totals"]
-    return {"writes_per_s": t["ios"] / wall, "waf": t["waf"], "drive_iops": t["iops"], "spare_pct": d.info()["spare_pct"]}
+    # Five windows of 60 simulated seconds (~0.6 M writes each): on a shared VM one
+    # window can be slowed by a neighbour, so the median is the figure; best and worst
+    # show the scatter.
+    rates, ios, wafs = [], 0.0, []
+    for i in range(5):
+        t0 = time.perf_counter()
+        r = d.run(rand_io(f"rw{i}", 0, stop_seconds=60).resolve(cap))
+        wall = time.perf_counter() - t0
+        rates.append(r["totals"]["ios"] / wall)
+        ios += r["totals"]["iops"] / 5
+        wafs.append(r["totals"]["waf"])
+    rates.sort()
+    return {"writes_per_s": rates[2], "best": rates[-1], "worst": rates[0], "waf": sum(wafs) / 5,
+            "drive_iops": ios, "spare_pct": d.info()["spare_pct"]}
 
 
 def memory(overrides) -> dict:
@@ -86,7 +95,8 @@ def main() -> None:
     rows.append(("consistency test, 256 GB", f"{c['wall_s']:.1f} s wall", "<= 30 s", c["wall_s"] <= 30))
     s = _child("steady", [])
     rows.append((f"steady-state 4 KiB random writes, 256 GB, {s['spare_pct']:.2f} % spare (WAF {s['waf']:.2f})",
-                 f"{s['writes_per_s'] / 1e6:.2f} M/s", ">= 2.00 M/s", s["writes_per_s"] >= 2e6))
+                 f"{s['writes_per_s'] / 1e6:.2f} M/s (median of 5; {s['worst'] / 1e6:.2f}-{s['best'] / 1e6:.2f})",
+                 ">= 2.00 M/s", s["writes_per_s"] >= 2e6))
     mems = [("256 GB", [])] + ([] if a.quick else [("1 TB", ONE_TB), ("4 TB", FOUR_TB)])
     if not a.quick:
         c = _child("consistency", ONE_TB)
