@@ -15,6 +15,9 @@ pub struct Channel {
     busy: u64,
     gaps: [(u64, u64); GAPS],
     n: usize,
+    /// At least the latest end of a kept gap (not lowered when one is used up): most
+    /// early transfers end after it, and so need no look at the gaps.
+    max_end: u64,
 }
 
 impl Channel {
@@ -28,7 +31,9 @@ impl Channel {
             self.busy = t + len;
             return t;
         }
-        for i in 0..self.n {
+        // A transfer that cannot end by `max_end` fits in no gap.
+        let n = if t + len <= self.max_end { self.n } else { 0 };
+        for i in 0..n {
             let (gs, ge) = self.gaps[i];
             let s = t.max(gs);
             if s + len <= ge {
@@ -49,8 +54,15 @@ impl Channel {
     }
 
     fn add_gap(&mut self, s: u64, e: u64) {
+        self.max_end = self.max_end.max(e);
         if self.n == GAPS {
-            let stalest = (0..GAPS).min_by_key(|&i| self.gaps[i].1).unwrap_or(0);
+            // The first gap with the earliest end.
+            let (mut stalest, mut end) = (0, self.gaps[0].1);
+            for (i, g) in self.gaps.iter().enumerate().skip(1) {
+                if g.1 < end {
+                    (stalest, end) = (i, g.1);
+                }
+            }
             self.gaps[stalest] = (s, e);
         } else {
             self.gaps[self.n] = (s, e);
@@ -62,6 +74,7 @@ impl Channel {
     pub fn advance_to(&mut self, t: u64) {
         self.busy = self.busy.max(t);
         self.n = 0;
+        self.max_end = 0;
     }
 }
 

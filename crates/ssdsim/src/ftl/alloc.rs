@@ -15,17 +15,31 @@ pub enum Stream {
 }
 const STREAMS: usize = 3;
 
+/// The open block of one (die, stream) and the program unit being gathered for it.
+#[derive(Clone, Copy, Debug)]
+struct Open {
+    /// NONE if none.
+    block: u32,
+    /// The block's mode, and its capacity and program unit (slots) in that mode: fixed
+    /// while it is open, and read for every slot allocated.
+    slc: bool,
+    cap: u32,
+    unit: u32,
+    /// Slots gathered for the next program operation, and the time the last of them
+    /// arrived.
+    fill: u32,
+    ready: u64,
+}
+
+const CLOSED: Open = Open { block: NONE, slc: false, cap: 0, unit: 0, fill: 0, ready: 0 };
+
 pub struct Alloc {
     bpd: u32,
     static_per_die: u32,
     free: Vec<Vec<u32>>,
     free_static: Vec<Vec<u32>>,
-    /// Open block per (die, stream), NONE if none.
-    open: Vec<u32>,
-    /// Slots gathered for the next program operation per (die, stream), and the time
-    /// the last of them arrived.
-    unit_fill: Vec<u32>,
-    unit_ready: Vec<u64>,
+    /// Per (die, stream).
+    open: Vec<Open>,
     slc_mode: Vec<bool>,
     host_die: u32,
     host_page_fill: u32,
@@ -38,9 +52,7 @@ impl Alloc {
             static_per_die,
             free: Vec::new(),
             free_static: Vec::new(),
-            open: vec![NONE; g.dies as usize * STREAMS],
-            unit_fill: vec![0; g.dies as usize * STREAMS],
-            unit_ready: vec![0; g.dies as usize * STREAMS],
+            open: vec![CLOSED; g.dies as usize * STREAMS],
             slc_mode: vec![false; g.total_blocks() as usize],
             host_die: 0,
             host_page_fill: 0,
@@ -56,9 +68,7 @@ impl Alloc {
         self.free_static = (0..g.dies)
             .map(|d| (d * self.bpd..d * self.bpd + self.static_per_die).rev().collect())
             .collect();
-        self.open.fill(NONE);
-        self.unit_fill.fill(0);
-        self.unit_ready.fill(0);
+        self.open.fill(CLOSED);
         self.slc_mode.fill(false);
         self.host_die = 0;
         self.host_page_fill = 0;
@@ -80,7 +90,7 @@ impl Alloc {
     }
     #[inline]
     pub fn open_block(&self, d: u32, s: Stream) -> u32 {
-        self.open[d as usize * STREAMS + s as usize]
+        self.open[d as usize * STREAMS + s as usize].block
     }
     #[inline]
     pub fn host_die(&self) -> u32 {
@@ -103,7 +113,7 @@ impl Alloc {
     }
     /// Every open block (they are not GC candidates).
     pub fn open_blocks(&self) -> impl Iterator<Item = u32> + '_ {
-        self.open.iter().copied().filter(|&b| b != NONE)
+        self.open.iter().map(|o| o.block).filter(|&b| b != NONE)
     }
     pub(crate) fn release(&mut self, b: u32) {
         let d = (b / self.bpd) as usize;
@@ -141,19 +151,17 @@ impl Ftl {
     /// way); at those edges, one slot the full way. Returns (first slot, block, count).
     #[inline(always)]
     pub(crate) fn alloc_run(&mut self, stream: Stream, d: u32, t: u64, want: u32) -> Result<(u32, u32, u32), SimError> {
-        let i = d as usize * STREAMS + stream as usize;
-        let b = self.alloc.open[i];
-        if b != NONE {
-            let slc = self.alloc.is_slc(b);
+        let o = &mut self.alloc.open[d as usize * STREAMS + stream as usize];
+        if o.block != NONE {
+            let (b, slc) = (o.block, o.slc);
             let off = self.map.written[b as usize];
-            let fill = self.alloc.unit_fill[i];
-            // unit_fill < unit always: a complete unit is programmed at once.
-            let k = want.min(self.block_cap(b) - off).min(self.nand.timing(slc).unit_slots - 1 - fill);
+            // fill < unit always: a complete unit is programmed at once.
+            let k = want.min(o.cap - off).min(o.unit - 1 - o.fill);
             if k > 0 {
+                o.fill += k;
+                o.ready = o.ready.max(t);
                 self.map.written[b as usize] = off + k;
                 self.count_slots(slc, k);
-                self.alloc.unit_fill[i] = fill + k;
-                self.alloc.unit_ready[i] = self.alloc.unit_ready[i].max(t);
                 return Ok((b * self.nand.geo.slots_per_block + off, b, k));
             }
         }
@@ -175,34 +183,38 @@ impl Ftl {
     #[inline(never)]
     fn alloc_slot_edge(&mut self, stream: Stream, d: u32, t: u64) -> Result<(u32, u32), SimError> {
         let i = d as usize * STREAMS + stream as usize;
-        let mut b = self.alloc.open[i];
-        if b == NONE || self.map.written[b as usize] == self.block_cap(b) {
+        let mut b = self.alloc.open[i].block;
+        if b == NONE || self.map.written[b as usize] == self.alloc.open[i].cap {
             if b != NONE {
-                let slc = self.alloc.is_slc(b);
+                let slc = self.alloc.open[i].slc;
                 self.map.close(b, !(slc && self.alloc.is_static(b)));
                 if slc {
                     self.slc.on_close(b, d);
                 }
-                self.alloc.open[i] = NONE;
+                self.alloc.open[i].block = NONE;
             }
             b = self.open_new(stream, d, t)?;
-            self.alloc.open[i] = b;
+            let slc = self.alloc.is_slc(b);
+            let (cap, unit) = (self.block_cap(b), self.nand.timing(slc).unit_slots);
+            // A unit being gathered carries over into the new block.
+            let o = &mut self.alloc.open[i];
+            (o.block, o.slc, o.cap, o.unit) = (b, slc, cap, unit);
         }
         let off = self.map.written[b as usize];
         self.map.written[b as usize] = off + 1;
-        let slc = self.alloc.is_slc(b);
-        self.count_slots(slc, 1);
-        self.alloc.unit_fill[i] += 1;
-        self.alloc.unit_ready[i] = self.alloc.unit_ready[i].max(t);
-        let unit = self.nand.timing(slc).unit_slots;
-        if self.alloc.unit_fill[i] == unit {
-            let done = self.nand.program(self.alloc.unit_ready[i], d, slc, unit as u64 * SLOT_BYTES);
+        let o = &mut self.alloc.open[i];
+        let (slc, unit) = (o.slc, o.unit);
+        o.fill += 1;
+        o.ready = o.ready.max(t);
+        if o.fill == unit {
+            let ready = o.ready;
+            (o.fill, o.ready) = (0, 0);
+            let done = self.nand.program(ready, d, slc, unit as u64 * SLOT_BYTES);
             if Ftl::stream_is_host(stream) {
                 self.buffer.release_at(done, unit as u64);
             }
-            self.alloc.unit_fill[i] = 0;
-            self.alloc.unit_ready[i] = 0;
         }
+        self.count_slots(slc, 1);
         Ok((b * self.nand.geo.slots_per_block + off, b))
     }
 

@@ -34,9 +34,8 @@ pub struct GcJob {
     slc: bool,
     /// Next slot offset to examine.
     next: u32,
-    /// Next entry of the die's queue to relocate, and to prefetch.
+    /// Next entry of the die's queue to relocate.
     head: usize,
-    pf: usize,
     /// Slots to move per host slot written on the die (see `ftl.gc_pace`); fractional
     /// paces carry the remainder over in `credit`.
     pace: f64,
@@ -145,7 +144,6 @@ impl Ftl {
             slc: self.alloc.is_slc(victim),
             next: 0,
             head: 0,
-            pf: 0,
             pace: self.gc_pace * v.div_ceil((spb - v).max(1)).max(1) as f64,
             credit: 0.0,
             last_page: NONE,
@@ -181,7 +179,6 @@ impl Ftl {
             if job.head == queue.len() {
                 queue.clear();
                 job.head = 0;
-                job.pf = 0;
             }
             if queue.len() - job.head < AHEAD && job.next < written {
                 job.next = self.map.valid_slots_from(job.victim, job.next, CHUNK, &mut queue);
@@ -192,22 +189,27 @@ impl Ftl {
             // as (slot, logical block).
             let page = first >> page_shift;
             let start = job.head;
-            let mut k = 0;
-            while k < n as usize {
-                let Some(&(off, lba)) = queue.get(job.head) else { break };
-                if off >> page_shift != page {
-                    break;
-                }
-                job.head += 1;
-                while job.pf < queue.len() && job.pf < job.head + AHEAD {
-                    prefetch(&self.map.l2p, queue[job.pf].1 as usize);
-                    job.pf += 1;
-                }
-                if self.map.is_valid(base + off) {
-                    queue[start + k] = (base + off, lba);
-                    k += 1;
+            let (mut h, mut k) = (start, 0);
+            {
+                let (q, map) = (&mut queue[..], &self.map);
+                while k < n as usize && h < q.len() {
+                    let (off, lba) = q[h];
+                    if off >> page_shift != page {
+                        break;
+                    }
+                    h += 1;
+                    // One prefetch per relocation (the queue is filled long before its
+                    // entries come within AHEAD of the head).
+                    if let Some(&(_, ahead)) = q.get(h + AHEAD - 1) {
+                        prefetch(&map.l2p, ahead as usize);
+                    }
+                    if map.is_valid(base + off) {
+                        q[start + k] = (base + off, lba);
+                        k += 1;
+                    }
                 }
             }
+            job.head = h;
             if k == 0 {
                 continue;
             }

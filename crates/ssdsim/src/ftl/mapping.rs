@@ -174,21 +174,27 @@ impl Mapping {
         *at_mut(&mut self.vbits, (s >> 6) as usize) &= !(1 << (s & 63));
     }
 
-    /// Append to `out` the (offset, logical block) of up to `max` valid slots of block
-    /// `b`, scanning from offset `from`; returns the offset to continue from.
+    /// Append to `out` the (offset, logical block) of valid slots of block `b`, scanning
+    /// from offset `from`, until `out` holds `max` entries; returns the offset to continue
+    /// from. An `out` already holding `max` or more entries is filled to the end of the
+    /// block (GC's second scan of a victim takes all the rest this way).
     pub fn valid_slots_from(&self, b: u32, from: u32, max: usize, out: &mut Vec<(u32, u32)>) -> u32 {
         let base = b as u64 * self.spb as u64;
         let end = base + self.spb as u64;
         let mut s = base + from as u64;
+        let mut left = if out.len() < max { max - out.len() } else { usize::MAX };
+        // At most one entry per slot left: no reallocation inside the loop.
+        out.reserve((end - s) as usize);
         while s < end {
             let w = self.vbits[(s >> 6) as usize] >> (s & 63);
             let take = (64 - (s & 63)).min(end - s);
             let mut w = if take == 64 { w } else { w & ((1u64 << take) - 1) };
             while w != 0 {
                 let slot = s + w.trailing_zeros() as u64;
-                out.push(((slot - base) as u32, self.p2l[slot as usize]));
+                out.push(((slot - base) as u32, *at(&self.p2l, slot as usize)));
                 w &= w - 1;
-                if out.len() == max {
+                left -= 1;
+                if left == 0 {
                     return (slot + 1 - base) as u32;
                 }
             }
@@ -203,11 +209,43 @@ impl Mapping {
         let b = s / self.spb;
         self.clear_valid(s);
         if self.in_bucket[b as usize] {
-            self.unlink(b);
-            self.valid[b as usize] -= 1;
-            self.link(b);
+            self.bucket_down(b);
         } else {
             self.valid[b as usize] -= 1;
+        }
+    }
+
+    /// Decrement the valid count of bucketed block `b`, moving it from its bucket to the
+    /// head of the next lower one: `unlink`, decrement, `link` in one pass (this runs on
+    /// nearly every host write; the lists come out exactly as from those three steps).
+    #[inline]
+    fn bucket_down(&mut self, b: u32) {
+        let bi = b as usize;
+        let die = (b / self.bpd) as usize;
+        let v = *at(&self.valid, bi);
+        let h = die * (self.spb as usize + 1) + v as usize;
+        let (p, n) = (*at(&self.prev, bi), *at(&self.next, bi));
+        if p == NONE {
+            *at_mut(&mut self.heads, h) = n;
+        } else {
+            *at_mut(&mut self.next, p as usize) = n;
+        }
+        if n != NONE {
+            *at_mut(&mut self.prev, n as usize) = p;
+        }
+        // v > 0: the slot being invalidated is counted in it.
+        let (v, h) = (v - 1, h - 1);
+        *at_mut(&mut self.valid, bi) = v;
+        let n = *at(&self.heads, h);
+        *at_mut(&mut self.next, bi) = n;
+        *at_mut(&mut self.prev, bi) = NONE;
+        if n != NONE {
+            *at_mut(&mut self.prev, n as usize) = b;
+        }
+        *at_mut(&mut self.heads, h) = b;
+        let hint = at_mut(&mut self.min_hint, die);
+        if v < *hint {
+            *hint = v;
         }
     }
 

@@ -27,6 +27,9 @@ pub struct SlcCache {
     pub used_slots: u64,
     /// Non-static blocks currently in SLC mode.
     pub dynamic_blocks: u64,
+    /// (free user slots, dynamic_cap_slots of them) last computed: the allowance is asked
+    /// for on every host write, and the free space rarely changes between two.
+    cap_memo: (u64, u64),
     /// Closed SLC blocks per die, oldest first, with the erase generation they closed in.
     queue: Vec<VecDeque<(u32, u32)>>,
     generation: Vec<u32>,
@@ -51,6 +54,8 @@ impl SlcCache {
             direct_since_reclaim: 0,
             used_slots: 0,
             dynamic_blocks: 0,
+            // No free space, no allowance (0 * share = 0).
+            cap_memo: (0, 0),
             queue: vec![VecDeque::new(); g.dies as usize],
             generation: vec![0; g.total_blocks() as usize],
         }
@@ -62,6 +67,16 @@ impl SlcCache {
         self.dynamic_max_slots.min((self.dynamic_share * free / self.bits as f64) as u64)
     }
 
+    /// `dynamic_cap_slots`, remembered for the last free space seen.
+    #[inline]
+    fn dynamic_cap_memo(&mut self, user_slots: u64, mapped: u64) -> u64 {
+        let free = user_slots.saturating_sub(mapped);
+        if self.cap_memo.0 != free {
+            self.cap_memo = (free, self.dynamic_cap_slots(user_slots, mapped));
+        }
+        self.cap_memo.1
+    }
+
     pub fn capacity_slots(&self, user_slots: u64, mapped: u64) -> u64 {
         if !self.enabled {
             return 0;
@@ -69,8 +84,8 @@ impl SlcCache {
         self.static_slots + self.dynamic_cap_slots(user_slots, mapped)
     }
 
-    fn dynamic_allowed(&self, user_slots: u64, mapped: u64) -> bool {
-        (self.dynamic_blocks + 1) * self.block_slots <= self.dynamic_cap_slots(user_slots, mapped)
+    fn dynamic_allowed(&mut self, user_slots: u64, mapped: u64) -> bool {
+        (self.dynamic_blocks + 1) * self.block_slots <= self.dynamic_cap_memo(user_slots, mapped)
     }
 
     pub fn on_close(&mut self, b: u32, d: u32) {
@@ -90,7 +105,7 @@ impl SlcCache {
 }
 
 impl Ftl {
-    fn slc_room(&self, d: u32) -> bool {
+    fn slc_room(&mut self, d: u32) -> bool {
         self.alloc.free_static_count(d) > 0 || self.slc.dynamic_allowed(self.user_slots, self.map.mapped)
     }
 
