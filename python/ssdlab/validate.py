@@ -387,7 +387,12 @@ FULL_WRITE = (
     "before the channel fix: WAF 1.06 over the pass, ~40 % of the die time used mid-pass, GC "
     "bursts on single dies holding up the page-striped write buffer; a dynamic die "
     "allocation, tried, evened the dies but raised WAF to ~1.8). 179 / 138 MB/s against the "
-    "published 221 / 254 (74 % / 108 % of clean)")
+    "published 221 / 254 (74 % / 108 % of clean). NAND headroom alone does not help: with "
+    "datasheet-like m4 tPROG (1250-1450 us, ~420 MB/s clean) behind a ~230 MB/s host cap the "
+    "pass still runs at 183-193 MB/s; what limits it is per-die GC (at any moment some die's "
+    "best victim is ~93 % valid and strict page striping waits for that die). Striping GC "
+    "writes over all dies (tried) made it worse (30 MB/s: incoming GC drains other dies into "
+    "hard stops). Likely needs superblock GC (victims and free pool across all dies)")
 IDLE_WRITE = (
     "30 min idle restores only the same small reserve (larger idle targets compact the "
     "still-sequential blocks and make the next pass slower), so the after-idle pass is the "

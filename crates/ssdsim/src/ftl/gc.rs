@@ -159,10 +159,11 @@ impl Ftl {
         Ok(())
     }
 
-    /// Move up to `n` valid slots of die `d`'s victim at `t`; erase it once empty.
-    /// Upcoming victim slots wait in a per-die queue; the L2P entry of each is prefetched
-    /// `AHEAD` relocations before its use. The valid
-    /// slots of one victim page move together: one read, then runs of destination slots.
+    /// Move up to `n` valid slots of die `d`'s victim at `t`; erase it as soon as it holds
+    /// no valid slot (moved, or overwritten by the host meanwhile). Upcoming victim slots
+    /// wait in a per-die queue; the L2P entry of each is prefetched `AHEAD` relocations
+    /// before its use. The valid slots of one victim page move together: one read, then
+    /// runs of destination slots.
     fn gc_step(&mut self, d: u32, t: u64, mut n: u32) -> Result<(), SimError> {
         let Some(mut job) = self.gc_jobs[d as usize] else { return Ok(()) };
         let g = &self.nand.geo;
@@ -175,7 +176,7 @@ impl Ftl {
             job.done = t;
         }
         let mut queue = std::mem::take(&mut self.gc_queue[d as usize]);
-        while n > 0 {
+        while n > 0 && self.map.valid[job.victim as usize] > 0 {
             if job.head == queue.len() {
                 queue.clear();
                 job.head = 0;
@@ -236,7 +237,7 @@ impl Ftl {
             }
             n -= k as u32;
         }
-        let pending = job.head < queue.len() || job.next < written;
+        let pending = self.map.valid[job.victim as usize] > 0;
         self.gc_queue[d as usize] = queue;
         if pending {
             self.gc_jobs[d as usize] = Some(job);

@@ -174,17 +174,15 @@ impl Mapping {
         *at_mut(&mut self.vbits, (s >> 6) as usize) &= !(1 << (s & 63));
     }
 
-    /// Append to `out` the (offset, logical block) of valid slots of block `b`, scanning
-    /// from offset `from`, until `out` holds `max` entries; returns the offset to continue
-    /// from. An `out` already holding `max` or more entries is filled to the end of the
-    /// block (GC's second scan of a victim takes all the rest this way).
+    /// Append to `out` the (offset, logical block) of up to `max` valid slots of block
+    /// `b`, scanning from offset `from`; returns the offset to continue from.
     pub fn valid_slots_from(&self, b: u32, from: u32, max: usize, out: &mut Vec<(u32, u32)>) -> u32 {
         let base = b as u64 * self.spb as u64;
         let end = base + self.spb as u64;
         let mut s = base + from as u64;
-        let mut left = if out.len() < max { max - out.len() } else { usize::MAX };
-        // At most one entry per slot left: no reallocation inside the loop.
-        out.reserve((end - s) as usize);
+        let mut left = max;
+        // No reallocation inside the loop.
+        out.reserve(max.min((end - s) as usize));
         while s < end {
             let w = self.vbits[(s >> 6) as usize] >> (s & 63);
             let take = (64 - (s & 63)).min(end - s);
