@@ -48,9 +48,8 @@ def steady(overrides) -> dict:
     d.run(purge().resolve(cap))
     d.run(seq_write("fill", stop_bytes=cap).resolve(cap))
     d.run(rand_io("pre", 0, block_size=4096, stop_bytes=int(1.5 * cap) // 4096 * 4096).resolve(cap))
-    # Five windows of 60 simulated seconds (~0.6 M writes each): on a shared VM one
-    # window can be slowed by a neighbour, so the median is the figure; best and worst
-    # show the scatter.
+    # Five windows of 60 simulated seconds (~0.6 M writes each); their median is the
+    # process's figure.
     rates, ios, wafs = [], 0.0, []
     for i in range(5):
         t0 = time.perf_counter()
@@ -85,7 +84,7 @@ def _child(name: str, overrides: list[str]) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--one", nargs=2)
-    ap.add_argument("--quick", action="store_true", help="skip the 1 TB and 4 TB drives")
+    ap.add_argument("--quick", action="store_true", help="skip the 1 TB and 4 TB drives; steady state in one process, not three")
     a = ap.parse_args()
     if a.one:
         print(json.dumps(globals()[a.one[0]](json.loads(a.one[1]))))
@@ -93,10 +92,15 @@ def main() -> None:
     rows = []
     c = _child("consistency", [])
     rows.append(("consistency test, 256 GB", f"{c['wall_s']:.1f} s wall", "<= 30 s", c["wall_s"] <= 30))
-    s = _child("steady", [])
+    # Separate processes of the same build differ more than windows of one process do on
+    # a shared VM (memory latency under neighbours), so the figure is the median over
+    # processes, with each process's median shown.
+    runs = [_child("steady", []) for _ in range(1 if a.quick else 3)]
+    meds = sorted(r["writes_per_s"] for r in runs)
+    s, med = runs[0], meds[len(meds) // 2]
     rows.append((f"steady-state 4 KiB random writes, 256 GB, {s['spare_pct']:.2f} % spare (WAF {s['waf']:.2f})",
-                 f"{s['writes_per_s'] / 1e6:.2f} M/s (median of 5; {s['worst'] / 1e6:.2f}-{s['best'] / 1e6:.2f})",
-                 ">= 2.00 M/s", s["writes_per_s"] >= 2e6))
+                 f"{med / 1e6:.2f} M/s (processes: {', '.join(f'{m / 1e6:.2f}' for m in meds)})",
+                 ">= 2.00 M/s", med >= 2e6))
     mems = [("256 GB", [])] + ([] if a.quick else [("1 TB", ONE_TB), ("4 TB", FOUR_TB)])
     if not a.quick:
         c = _child("consistency", ONE_TB)
