@@ -204,7 +204,7 @@ impl Drive {
                 break;
             }
             let (done, bytes, read) = self.issue(&mut wl, next_job, t0, depth)?;
-            next_job = (next_job + 1) % jobs;
+            next_job = if next_job + 1 == jobs { 0 } else { next_job + 1 };
             issued += bytes;
             heap.push(Reverse((done, t0, bytes as u32 / 4096, read)));
         }
@@ -217,7 +217,7 @@ impl Drive {
             end = end.max(done);
             if !stopped && done < stop_at && fits(issued) {
                 let (d2, bytes, r2) = self.issue(&mut wl, next_job, done, depth)?;
-                next_job = (next_job + 1) % jobs;
+                next_job = if next_job + 1 == jobs { 0 } else { next_job + 1 };
                 issued += bytes;
                 // The next I/O takes the completed one's place: one sift instead of two.
                 *top = Reverse((d2, done, bytes as u32 / 4096, r2));

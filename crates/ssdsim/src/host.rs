@@ -32,6 +32,9 @@ pub struct Host {
     /// ns per byte as a rational (bytes * num / den).
     link_num: u64,
     link_den: u64,
+    /// The last (bytes, ns) computed: a phase moves one I/O size, so this saves a
+    /// division per command.
+    link_memo: (u64, u64),
     /// SATA is half duplex: one timeline for both directions.
     duplex: bool,
     link_in: u64,
@@ -51,6 +54,7 @@ impl Host {
         Host {
             link_num: 1_000_000,
             link_den: (mbps * 1000.0).round().max(1.0) as u64,
+            link_memo: (0, 0),
             duplex: p.host.interface != "sata",
             link_in: 0,
             link_out: 0,
@@ -62,8 +66,11 @@ impl Host {
         }
     }
 
-    fn link_ns(&self, bytes: u64) -> u64 {
-        (bytes * self.link_num).div_ceil(self.link_den)
+    fn link_ns(&mut self, bytes: u64) -> u64 {
+        if self.link_memo.0 != bytes {
+            self.link_memo = (bytes, (bytes * self.link_num).div_ceil(self.link_den));
+        }
+        self.link_memo.1
     }
 
     /// A command submitted at `t` (with `outstanding` commands in flight at the host)

@@ -247,9 +247,9 @@ impl Mapping {
         }
     }
 
-    /// Point logical block `lba` at slot `s`, invalidating its previous copy.
+    /// Point logical block `lba` at slot `s` (in block `b`), invalidating its previous copy.
     #[inline]
-    pub fn remap(&mut self, lba: u32, s: u32) {
+    pub fn remap(&mut self, lba: u32, s: u32, b: u32) {
         let old = *at(&self.l2p, lba as usize);
         if old == NONE {
             self.mapped += 1;
@@ -259,7 +259,7 @@ impl Mapping {
         *at_mut(&mut self.l2p, lba as usize) = s;
         *at_mut(&mut self.p2l, s as usize) = lba;
         self.set_valid(s);
-        self.valid[(s / self.spb) as usize] += 1;
+        self.valid[b as usize] += 1;
     }
 
     /// Move still-valid logical blocks from block `fb` to consecutive slots of block `tb`

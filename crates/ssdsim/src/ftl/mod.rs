@@ -100,8 +100,8 @@ impl Ftl {
         }
         let die = self.alloc.host_die();
         let stream = self.choose_host_stream(die, t)?;
-        let (s, _) = self.alloc_slot(stream, die, t)?;
-        self.map.remap(lba, s);
+        let (s, b) = self.alloc_slot(stream, die, t)?;
+        self.map.remap(lba, s, b);
         self.gc_pace(die, t)?;
         #[cfg(feature = "verify")]
         {
