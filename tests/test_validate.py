@@ -98,6 +98,23 @@ def test_unknown_drive_is_a_user_error():
     assert "no published figures for nope" in r.output
 
 
+def test_set_changes_the_profile_for_every_figure(fast_doc):
+    """--set is a what-if run: slower native programs lower the post-cache figure, the
+    document says which overrides it used, and a bad override is one line, exit 2."""
+    r = CliRunner().invoke(app, ["validate", "--drive", "xg6-256", "--json",
+                                 "--set", "nand.native.prog_us=4000"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["overrides"] == ["nand.native.prog_us=4000"]
+    post = {(x["drive"], x["figure"]): x["simulated"] for x in fast_doc["figures"]}
+    slower = next(x for x in doc["figures"] if x["figure"] == "post-cache")
+    assert slower["simulated"] < 0.8 * post[("xg6-256", "post-cache")]
+    assert "--set nand.native.prog_us=4000" in val.markdown(doc)
+    bad = CliRunner().invoke(app, ["validate", "--drive", "xg6-256", "--set", "nand.bogus=1"])
+    assert bad.exit_code == 2 and "unknown field `bogus`" in bad.output
+    assert "Traceback" not in bad.output
+
+
 def test_cli_json_is_one_document():
     r = CliRunner().invoke(app, ["validate", "--drive", "xg6-256", "--json"])
     assert r.exit_code == 0, r.output

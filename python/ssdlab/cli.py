@@ -482,19 +482,22 @@ def validate(
     markdown: bool = typer.Option(False, "--markdown", help="print the docs/calibration.md page"),
     workers: Optional[int] = typer.Option(None, "--workers", min=1,
                                           help="parallel processes (default: one per core)"),
+    sets: list[str] = typer.Option([], "--set", help="profile override key=value applied to every "
+                                   "drive checked (what-if calibration; repeatable)"),
 ) -> None:
     """Check the calibrated profiles against the published figures of methodology.md."""
     from . import validate as val
 
     log = (lambda s: typer.echo(s, err=True)) if sys.stderr.isatty() else None
     with user_errors():
-        doc = val.validate(drive, workers, log=log)
+        doc = val.validate(drive, workers, log=log, overrides=parse_sets(sets))
     if json_out:
         print_json(doc)
     elif markdown:
         sys.stdout.write(val.markdown(doc))
     else:
-        emit_table(f"calibration: {doc['passed']} of {doc['total']} figures pass",
+        with_sets = f" (with --set {' '.join(sets)})" if sets else ""
+        emit_table(f"calibration{with_sets}: {doc['passed']} of {doc['total']} figures pass",
                    val.HEADERS, val.table_rows(doc))
 
 

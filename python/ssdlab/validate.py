@@ -420,8 +420,9 @@ def drives() -> list[str]:
 
 
 # ---- running ---------------------------------------------------------------------------------
-def run_one(drive: str, run: RunKey, seed: int = 42) -> dict:
-    """Run one test on one built-in profile; metrics, fill segments, capacity."""
+def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] = ()) -> dict:
+    """Run one test on one built-in profile (with `overrides`, key=value, if any);
+    metrics, fill segments, capacity."""
     from .methodology import Options, get
     from .profiles import load_text
     from .runner import steps
@@ -429,7 +430,7 @@ def run_one(drive: str, run: RunKey, seed: int = 42) -> dict:
 
     test, spare, seconds, repeat = run
     opts = Options(spare=spare, seconds=seconds, repeat=repeat)
-    target = SimTarget(load_text(drive), seed=seed)
+    target = SimTarget(load_text(drive), list(overrides) or None, seed=seed)
     cap = target.identify().capacity
     module = get(test)
     results = []
@@ -452,9 +453,9 @@ def run_one(drive: str, run: RunKey, seed: int = 42) -> dict:
     return out
 
 
-def _job(args: tuple[str, RunKey]) -> tuple[str, RunKey, dict]:
-    drive, run = args
-    return drive, run, run_one(drive, run)
+def _job(args: tuple[str, RunKey, tuple[str, ...]]) -> tuple[str, RunKey, dict]:
+    drive, run, overrides = args
+    return drive, run, run_one(drive, run, overrides=overrides)
 
 
 def needed_runs(figs: list[Figure]) -> list[tuple[str, RunKey]]:
@@ -477,19 +478,21 @@ def cost(job: tuple[str, RunKey]) -> float:
 
 
 def run_all(jobs: list[tuple[str, RunKey]], workers: int | None = None,
-            log: Callable[[str], None] | None = None) -> dict[tuple[str, RunKey], dict]:
+            log: Callable[[str], None] | None = None,
+            overrides: tuple[str, ...] = ()) -> dict[tuple[str, RunKey], dict]:
     workers = workers or min(len(jobs), os.cpu_count() or 1) or 1
     jobs = sorted(jobs, key=cost, reverse=True)
+    args = [(d, r, overrides) for d, r in jobs]
     out: dict[tuple[str, RunKey], dict] = {}
     if workers <= 1:
-        for j in jobs:
+        for j in args:
             d, r, res = _job(j)
             out[(d, r)] = res
             if log:
                 log(f"{d} {r[0]}: {res['wall_s']:.0f} s")
         return out
     with ProcessPoolExecutor(max_workers=workers) as ex:
-        for d, r, res in ex.map(_job, jobs):
+        for d, r, res in ex.map(_job, args):
             out[(d, r)] = res
             if log:
                 log(f"{d} {r[0]}: {res['wall_s']:.0f} s")
@@ -528,15 +531,25 @@ def evaluate(figs: list[Figure], runs: dict) -> list[dict]:
 
 
 def validate(drive_ids: list[str] | None = None, workers: int | None = None,
-             log: Callable[[str], None] | None = None) -> dict:
+             log: Callable[[str], None] | None = None, overrides: list[str] | None = None) -> dict:
+    """Run and check the figures of `drive_ids` (all by default). `overrides` (key=value)
+    change every profile first: what-if calibration against the published figures."""
     t0 = time.time()
     figs = select(drive_ids)
-    runs = run_all(needed_runs(figs), workers, log)
+    ov = tuple(overrides or ())
+    if ov:
+        # A bad override fails here, in one line, before any long run starts (building
+        # the smallest drive checks the profile).
+        from .profiles import load_text
+        from .targets.sim import SimTarget
+
+        SimTarget(load_text(min({f.drive for f in figs}, key=lambda d: cost((d, FILL)))), list(ov))
+    runs = run_all(needed_runs(figs), workers, log, ov)
     rows = evaluate(figs, runs)
     passed = sum(r["pass"] for r in rows)
     return {"figures": rows, "passed": passed, "failed": len(rows) - passed,
             "total": len(rows), "wall_seconds": time.time() - t0,
-            "tolerance": TOLERANCE}
+            "tolerance": TOLERANCE, "overrides": list(ov)}
 
 
 # ---- output ----------------------------------------------------------------------------------
@@ -567,6 +580,8 @@ def markdown(doc: dict) -> str:
         "are fitted to which figure) is in docs/profiles.md.",
         "",
         f"**{doc['passed']} of {doc['total']} figures pass, {doc['failed']} fail.**",
+        *([f"Profiles changed with `--set {' '.join(doc['overrides'])}`: not the built-in ones."]
+          if doc.get("overrides") else []),
         "",
         "| drive | figure | published | simulated | error | pass |",
         "|---|---|---|---|---|---|",
