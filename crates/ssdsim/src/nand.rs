@@ -106,9 +106,8 @@ pub struct Nand {
     pub slc: Timing,
     pub native: Timing,
     pub erase: u64,
-    /// ns per byte on a channel, as a rational: bytes * num / den.
-    ch_ns_num: u64,
-    ch_ns_den: u64,
+    /// Channel speed in bytes per ms (see `transfer_ns`).
+    ch_bytes_per_ms: u64,
     /// Channel time of one page, the size of every read and most programs (saves a
     /// division per operation).
     page_bytes: u64,
@@ -116,6 +115,11 @@ pub struct Nand {
     pub plane_busy: Vec<u64>,
     pub channels: Vec<Channel>,
     pub ops: OpCounts,
+}
+
+/// Time to move `bytes` over a channel of `bytes_per_ms`, in ns, rounded up.
+fn transfer_ns(bytes: u64, bytes_per_ms: u64) -> u64 {
+    (bytes * 1_000_000).div_ceil(bytes_per_ms)
 }
 
 fn ns(us: f64) -> u64 {
@@ -133,20 +137,19 @@ impl Nand {
         };
         let slc = mk(&p.nand.slc);
         let native = if geo.bits == 1 { slc } else { mk(&p.nand.native) };
-        // channel_mbps MB/s = channel_mbps bytes/us -> 1000/channel_mbps ns per byte.
-        let den = (p.nand.channel_mbps * 1000.0).round().max(1.0) as u64;
+        // channel_mbps MB/s = channel_mbps * 1000 bytes per ms.
+        let bytes_per_ms = (p.nand.channel_mbps * 1000.0).round().max(1.0) as u64;
         let page_bytes = spp as u64 * SLOT_BYTES;
         Nand {
             page_bytes,
-            page_xfer: (page_bytes * 1_000_000).div_ceil(den),
+            page_xfer: transfer_ns(page_bytes, bytes_per_ms),
             plane_busy: vec![0; (geo.dies * geo.planes) as usize],
             channels: vec![Channel::default(); geo.channels as usize],
             geo,
             slc,
             native,
             erase: ns(p.nand.erase_us),
-            ch_ns_num: 1_000_000,
-            ch_ns_den: den,
+            ch_bytes_per_ms: bytes_per_ms,
             ops: OpCounts::default(),
         }
     }
@@ -164,7 +167,7 @@ impl Nand {
         if bytes == self.page_bytes {
             return self.page_xfer;
         }
-        (bytes * self.ch_ns_num).div_ceil(self.ch_ns_den)
+        transfer_ns(bytes, self.ch_bytes_per_ms)
     }
 
     /// The time every plane of die `d` is free.

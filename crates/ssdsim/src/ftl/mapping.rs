@@ -100,41 +100,52 @@ impl Mapping {
         }
     }
 
+    /// The die of block `b` and the index of its bucket list for valid count `v`.
     #[inline]
-    fn head_idx(&self, b: u32, v: u32) -> usize {
-        (b / self.bpd) as usize * (self.spb as usize + 1) + v as usize
+    fn bucket(&self, b: u32, v: u32) -> (usize, usize) {
+        let die = (b / self.bpd) as usize;
+        (die, die * (self.spb as usize + 1) + v as usize)
     }
 
+    /// Take block `b` out of its bucket list, whose head index is `h`.
     #[inline]
-    fn unlink(&mut self, b: u32) {
-        let v = self.valid[b as usize];
-        let (p, n) = (self.prev[b as usize], self.next[b as usize]);
+    fn unlink_at(&mut self, b: u32, h: usize) {
+        let (p, n) = (*at(&self.prev, b as usize), *at(&self.next, b as usize));
         if p == NONE {
-            let h = self.head_idx(b, v);
-            self.heads[h] = n;
+            *at_mut(&mut self.heads, h) = n;
         } else {
-            self.next[p as usize] = n;
+            *at_mut(&mut self.next, p as usize) = n;
         }
         if n != NONE {
-            self.prev[n as usize] = p;
+            *at_mut(&mut self.prev, n as usize) = p;
         }
     }
 
+    /// Put block `b` (valid count `v`, on `die`) at the head of list `h`.
     #[inline]
+    fn link_at(&mut self, b: u32, h: usize, die: usize, v: u32) {
+        let n = *at(&self.heads, h);
+        *at_mut(&mut self.next, b as usize) = n;
+        *at_mut(&mut self.prev, b as usize) = NONE;
+        if n != NONE {
+            *at_mut(&mut self.prev, n as usize) = b;
+        }
+        *at_mut(&mut self.heads, h) = b;
+        let hint = at_mut(&mut self.min_hint, die);
+        if v < *hint {
+            *hint = v;
+        }
+    }
+
+    fn unlink(&mut self, b: u32) {
+        let (_, h) = self.bucket(b, self.valid[b as usize]);
+        self.unlink_at(b, h);
+    }
+
     fn link(&mut self, b: u32) {
         let v = self.valid[b as usize];
-        let h = self.head_idx(b, v);
-        let n = self.heads[h];
-        self.next[b as usize] = n;
-        self.prev[b as usize] = NONE;
-        if n != NONE {
-            self.prev[n as usize] = b;
-        }
-        self.heads[h] = b;
-        let die = (b / self.bpd) as usize;
-        if v < self.min_hint[die] {
-            self.min_hint[die] = v;
-        }
+        let (die, h) = self.bucket(b, v);
+        self.link_at(b, h, die, v);
     }
 
     /// A block is full. Greedy candidates join the buckets; static SLC blocks do not
@@ -213,38 +224,17 @@ impl Mapping {
         }
     }
 
-    /// Decrement the valid count of bucketed block `b`, moving it from its bucket to the
-    /// head of the next lower one: `unlink`, decrement, `link` in one pass (this runs on
-    /// nearly every host write; the lists come out exactly as from those three steps).
+    /// Decrement the valid count of bucketed block `b`, moving it to the head of the next
+    /// lower bucket: `unlink`, decrement, `link` with one bucket computation (this runs on
+    /// nearly every host write).
     #[inline]
     fn bucket_down(&mut self, b: u32) {
-        let bi = b as usize;
-        let die = (b / self.bpd) as usize;
-        let v = *at(&self.valid, bi);
-        let h = die * (self.spb as usize + 1) + v as usize;
-        let (p, n) = (*at(&self.prev, bi), *at(&self.next, bi));
-        if p == NONE {
-            *at_mut(&mut self.heads, h) = n;
-        } else {
-            *at_mut(&mut self.next, p as usize) = n;
-        }
-        if n != NONE {
-            *at_mut(&mut self.prev, n as usize) = p;
-        }
         // v > 0: the slot being invalidated is counted in it.
-        let (v, h) = (v - 1, h - 1);
-        *at_mut(&mut self.valid, bi) = v;
-        let n = *at(&self.heads, h);
-        *at_mut(&mut self.next, bi) = n;
-        *at_mut(&mut self.prev, bi) = NONE;
-        if n != NONE {
-            *at_mut(&mut self.prev, n as usize) = b;
-        }
-        *at_mut(&mut self.heads, h) = b;
-        let hint = at_mut(&mut self.min_hint, die);
-        if v < *hint {
-            *hint = v;
-        }
+        let v = *at(&self.valid, b as usize);
+        let (die, h) = self.bucket(b, v);
+        self.unlink_at(b, h);
+        *at_mut(&mut self.valid, b as usize) = v - 1;
+        self.link_at(b, h - 1, die, v - 1);
     }
 
     /// Point logical block `lba` at slot `s` (in block `b`), invalidating its previous copy.
