@@ -84,6 +84,7 @@ def test_what_if_more_channels_is_faster():
         ("slc.when_full=maybe", ["slc.when_full", "maybe"]),
         ("host.interface=usb", ["host.interface", "usb"]),
         ("ftl.read_ahead_kib=6", ["ftl.read_ahead_kib", "6", "multiple of 4"]),
+        ("ftl.striping=diagonal", ["ftl.striping", "diagonal", "static"]),
         ("ftl.idle_gc_delay_ms=-1", ["ftl.idle_gc_delay_ms", "-1"]),
     ],
 )

@@ -114,10 +114,14 @@ pub struct Ftl {
     /// Sequential read-ahead window, KiB (0 = none): once reads run sequentially the
     /// firmware fetches this much beyond the current command into its buffer.
     pub read_ahead_kib: u32,
+    /// Host write placement over dies: "static" stripes page by page in die order;
+    /// "dynamic" gives each page to the die that is free first (firmware that steers
+    /// writes away from dies busy collecting).
+    pub striping: String,
 }
 impl Default for Ftl {
     fn default() -> Self {
-        Ftl { gc_threshold_blocks: 2, gc_pace: 1.0, idle_gc: true, idle_gc_target_pct: 10.0, idle_gc_max_valid_pct: 50.0, idle_gc_delay_ms: 100.0, read_ahead_kib: 0 }
+        Ftl { gc_threshold_blocks: 2, gc_pace: 1.0, idle_gc: true, idle_gc_target_pct: 10.0, idle_gc_max_valid_pct: 50.0, idle_gc_delay_ms: 100.0, read_ahead_kib: 0, striping: "static".into() }
     }
 }
 
@@ -372,6 +376,12 @@ impl Profile {
             "ftl.read_ahead_kib",
             f.read_ahead_kib,
             "a multiple of 4 up to 65536 (0 = no read-ahead)"
+        );
+        check!(
+            f.striping == "static" || f.striping == "dynamic",
+            "ftl.striping",
+            format!("\"{}\"", f.striping),
+            "\"static\" or \"dynamic\""
         );
         let s = &self.slc;
         check!(s.static_gb >= 0.0, "slc.static_gb", s.static_gb, ">= 0");

@@ -43,6 +43,8 @@ pub struct Alloc {
     slc_mode: Vec<bool>,
     host_die: u32,
     host_page_fill: u32,
+    /// `ftl.striping = "dynamic"`.
+    pub(crate) dynamic: bool,
 }
 
 impl Alloc {
@@ -56,6 +58,7 @@ impl Alloc {
             slc_mode: vec![false; g.total_blocks() as usize],
             host_die: 0,
             host_page_fill: 0,
+            dynamic: false,
         };
         a.reset(g);
         a
@@ -96,17 +99,16 @@ impl Alloc {
     pub fn host_die(&self) -> u32 {
         self.host_die
     }
-    /// Stripe host data page by page over all dies.
+    /// Count a host slot written; true when it completed a page (the next slot goes to
+    /// the next die).
     #[inline]
-    pub fn advance_host_cursor(&mut self, slots_per_page: u32, dies: u32) {
+    fn host_page_done(&mut self, slots_per_page: u32) -> bool {
         self.host_page_fill += 1;
         if self.host_page_fill == slots_per_page {
             self.host_page_fill = 0;
-            self.host_die += 1;
-            if self.host_die == dies {
-                self.host_die = 0;
-            }
+            return true;
         }
+        false
     }
     pub fn used_blocks(&self, d: u32, written: &[u32]) -> u32 {
         (d * self.bpd..(d + 1) * self.bpd).filter(|&b| written[b as usize] > 0).count() as u32
@@ -127,6 +129,32 @@ impl Alloc {
 }
 
 impl Ftl {
+    /// Stripe host data page by page over all dies: in die order, or (dynamic striping)
+    /// to the die free first at `t`, the next in die order on a tie.
+    #[inline]
+    pub(crate) fn advance_host_cursor(&mut self, t: u64) {
+        let g = &self.nand.geo;
+        if !self.alloc.host_page_done(g.slots_per_page) {
+            return;
+        }
+        let dies = g.dies;
+        let next = |d: u32| if d + 1 == dies { 0 } else { d + 1 };
+        let mut best = next(self.alloc.host_die);
+        // A die free at `t` is as free as any: only search past a busy one.
+        if self.alloc.dynamic && self.nand.die_free(best) > t {
+            let mut best_free = self.nand.die_free(best);
+            let mut d = best;
+            for _ in 1..dies {
+                d = next(d);
+                let free = self.nand.die_free(d).max(t);
+                if free < best_free {
+                    (best, best_free) = (d, free);
+                }
+            }
+        }
+        self.alloc.host_die = best;
+    }
+
     /// Capacity (slots) of block `b` in its current mode.
     #[inline]
     pub(crate) fn block_cap(&self, b: u32) -> u32 {
