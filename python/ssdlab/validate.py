@@ -359,19 +359,20 @@ FIGURES: list[Figure] = _fill_figs() + _consistency_figs() + _idle_figs()
 
 # Figures the current simulator cannot reach; the reasons are in docs/calibration.md.
 NO_SWINGS = (
-    "after the cache the simulator writes either to SLC or native; the only way back to SLC "
-    "while writing is the firmware reclaim (slc.reclaim_*), which folds SLC in the "
-    "foreground and so costs more than writing native: every faster segment comes with a "
-    "slower one, below the ~200 MB/s floor. Needs a background fold that only uses die "
-    "time the host leaves unused (or an SLC buffer folded concurrently with host writes)")
+    "direct TLC writes at the settled speed (tPROG fitted to ~200 MB/s); nothing alternates at "
+    "GB scale. Session 4: with tPROG 1130 us direct writes run at 348 MB/s (the swing high) and "
+    "the paced fold (slc.when_full = \"fold\", SLC-first) at 203 MB/s with dynamic striping or "
+    "fold_pace 0.5 (the swing low / settled), but flat: the fold cycle is one SLC block per "
+    "die (32 MiB), far below the 1 GB segments. Needs the firmware's switch between the two "
+    "modes at GB scale (unknown: the blocking reclaim gives 500-800 / 57-134 MB/s swings)")
 NO_DEGRADE = (
     "the only end-of-fill slowdown the simulator has is folding the remaining SLC blocks "
     "when free blocks run out (a fold moves at most a third of a native block per victim): "
-    "the last 16 GB run at ~97 MB/s on the 128 GB and ~156 MB/s on the 256 GB. The 128 GB "
-    "passed (88 MB/s) only while channels serialised transfers booked out of time order, "
-    "which slowed the fold. Needs a mechanism that degrades writes with the fill level itself "
-    "(e.g. an SLC eviction policy that folds with the written share, or a DRAM-less mapping "
-    "write-back cost growing with the mapped range)")
+    "the last 16 GB run at ~97 MB/s on the 128 GB and ~156 MB/s on the 256 GB. An SLC-first "
+    "firmware (paced slc.when_full = \"fold\", session 4) does not degrade either: bg4-256 with "
+    "tPROG 1870 us gives 183 / 176 MB/s (after the cache / last 16 GB), 292 / 256 with "
+    "dynamic striping. Needs a mechanism that degrades writes with the fill level itself "
+    "(e.g. a DRAM-less mapping write-back cost growing with the mapped range)")
 SEQ_AFTER_RANDOM = (
     "the m4 has no read-ahead (the 510's ftl.read_ahead_kib = 128 keeps its clean read "
     "speed). Its full read passes (163 vs 177 MB/s) because write-idle GC, restoring its 2 % "

@@ -135,8 +135,11 @@ pub struct Slc {
     /// Share of the free user space (in native terms, divided by bits per cell) the
     /// dynamic part may borrow: it shrinks as the drive fills.
     pub dynamic_share: f64,
-    /// When the cache is full: "direct" (write native) or "fold" (fold a block first).
+    /// When the cache is full: "direct" (write native) or "fold" (write native while
+    /// the die folds its oldest SLC block alongside, `fold_pace` SLC slots per host slot;
+    /// once that block is erased the next writes go to SLC again).
     pub when_full: String,
+    pub fold_pace: f64,
     /// Fold cached data to native mode in idle time.
     pub idle_fold: bool,
     /// While writing direct-to-native, every this many GB the firmware reclaims cache
@@ -151,6 +154,7 @@ impl Default for Slc {
             dynamic_max_gb: 0.0,
             dynamic_share: 1.0,
             when_full: "direct".into(),
+            fold_pace: 1.0,
             idle_fold: true,
             reclaim_interval_gb: 0.0,
             reclaim_gb: 0.0,
@@ -393,6 +397,7 @@ impl Profile {
             format!("\"{}\"", s.when_full),
             "\"direct\" or \"fold\""
         );
+        check!((0.05..=8.0).contains(&s.fold_pace), "slc.fold_pace", s.fold_pace, "0.05..8");
         check!(s.reclaim_interval_gb >= 0.0, "slc.reclaim_interval_gb", s.reclaim_interval_gb, ">= 0");
         check!(s.reclaim_gb >= 0.0, "slc.reclaim_gb", s.reclaim_gb, ">= 0");
         check!(

@@ -228,3 +228,28 @@ fn dynamic_striping_steers_writes_away_from_collecting_dies() {
     assert_eq!(clean_fixed, clean_dynamic, "equally free dies are taken in order: a clean fill is unchanged");
     assert!(dynamic > 1.1 * fixed, "the other dies must take the writes of a die busy collecting");
 }
+
+/// SLC and fold bytes of a sequential fill of half the tiny drive, whose dynamic SLC
+/// cache holds a fraction of that, under `when_full`.
+fn half_fill_slc(when_full: &str) -> (f64, f64, f64) {
+    let mut p = common::tiny(0.0, 0.0002, when_full, "dram", 0.0);
+    p.slc.dynamic_share = 1.0;
+    let mut d = Drive::new(p, 3);
+    let half = d.user_bytes() / 2;
+    let mut fill = io(false, 0, 16 * 1024, 8);
+    fill.stop_bytes = Some(half - half % (16 * 1024));
+    let r = run(&mut d, &fill);
+    d.ftl.check_invariants().unwrap();
+    (total(&r, "nand_slc_write_bytes"), total(&r, "slc_fold_bytes"), total(&r, "host_write_bytes"))
+}
+
+#[test]
+fn a_full_cache_is_folded_alongside_host_writes() {
+    let (slc_direct, fold_direct, host) = half_fill_slc("direct");
+    let (slc_fold, fold_fold, _) = half_fill_slc("fold");
+    eprintln!("host {host:.0}: direct slc {slc_direct:.0} fold {fold_direct:.0}; fold slc {slc_fold:.0} fold {fold_fold:.0}");
+    assert_eq!(fold_direct, 0.0, "writing direct leaves the cache alone");
+    assert!(slc_direct < 0.5 * host, "the cache is a fraction of the write");
+    assert!(fold_fold > 0.5 * slc_direct, "a full cache is folded while writing");
+    assert!(slc_fold > slc_direct + 0.5 * fold_fold, "folded blocks take host writes at SLC speed again");
+}

@@ -92,7 +92,7 @@ impl Ftl {
                         break;
                     }
                     match self.victim(d, true) {
-                        Some(victim) => self.gc_start(d, victim),
+                        Some(victim) => self.gc_start(d, victim, None),
                         None => break,
                     }
                 }
@@ -105,7 +105,7 @@ impl Ftl {
     /// Relocate every valid slot of closed block `victim` on die `d`, then erase it.
     pub(crate) fn collect(&mut self, victim: u32, d: u32, t: u64) -> Result<(), SimError> {
         self.gc_finish(d, t)?;
-        self.gc_start(d, victim);
+        self.gc_start(d, victim, None);
         self.gc_finish(d, t)
     }
 
@@ -120,7 +120,7 @@ impl Ftl {
                 }
                 match self.victim(d, false) {
                     Some(victim) => {
-                        self.gc_start(d, victim);
+                        self.gc_start(d, victim, None);
                         self.gc_jobs[d as usize].unwrap()
                     }
                     None => return Ok(()),
@@ -135,16 +135,24 @@ impl Ftl {
         self.gc_step(d, t, n as u32)
     }
 
-    fn gc_start(&mut self, d: u32, victim: u32) {
+    /// Die `d` is collecting (or folding) a victim.
+    pub(crate) fn collecting_on(&self, d: u32) -> bool {
+        self.gc_jobs[d as usize].is_some()
+    }
+
+    /// Start collecting `victim` on die `d`, `pace` victim slots per host slot written
+    /// on the die (by default as many as keep up with the host, see the module doc).
+    pub(crate) fn gc_start(&mut self, d: u32, victim: u32, pace: Option<f64>) {
         let spb = self.nand.geo.slots_per_block;
         let v = self.map.valid[victim as usize];
         self.map.withdraw(victim);
+        let pace = pace.unwrap_or_else(|| self.gc_pace * v.div_ceil((spb - v).max(1)).max(1) as f64);
         self.gc_jobs[d as usize] = Some(GcJob {
             victim,
             slc: self.alloc.is_slc(victim),
             next: 0,
             head: 0,
-            pace: self.gc_pace * v.div_ceil((spb - v).max(1)).max(1) as f64,
+            pace,
             credit: 0.0,
             last_page: NONE,
             ready: 0,

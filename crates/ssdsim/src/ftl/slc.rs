@@ -19,6 +19,7 @@ pub struct SlcCache {
     bits: u64,
     block_slots: u64,
     fold_when_full: bool,
+    fold_pace: f64,
     pub idle_fold: bool,
     reclaim_interval_slots: u64,
     reclaim_slots: u64,
@@ -48,6 +49,7 @@ impl SlcCache {
             bits: g.bits as u64,
             block_slots,
             fold_when_full: s.when_full == "fold",
+            fold_pace: s.fold_pace,
             idle_fold: s.idle_fold,
             reclaim_interval_slots: gb(s.reclaim_interval_gb),
             reclaim_slots: gb(s.reclaim_gb),
@@ -124,9 +126,7 @@ impl Ftl {
             return Ok(Stream::HostSlc);
         }
         if self.slc.fold_when_full {
-            if self.fold_one(d, t)? && self.slc_room(d) {
-                return Ok(Stream::HostSlc);
-            }
+            self.start_fold(d);
             return Ok(Stream::HostNative);
         }
         if self.slc.reclaim_interval_slots > 0 {
@@ -139,19 +139,37 @@ impl Ftl {
         Ok(Stream::HostNative)
     }
 
+    /// The oldest closed SLC block of die `d` still in the cache.
+    fn oldest_slc(&mut self, d: u32) -> Option<u32> {
+        while let Some((b, gen)) = self.slc.queue[d as usize].pop_front() {
+            if gen == self.slc.generation[b as usize] && self.alloc.is_slc(b) && self.map.is_closed(b) {
+                return Some(b);
+            }
+        }
+        None
+    }
+
+    /// Cache full on die `d`: unless the die is already collecting, start folding its
+    /// oldest SLC block, paced with the host writes (see `gc_pace`).
+    fn start_fold(&mut self, d: u32) {
+        if !self.collecting_on(d) {
+            if let Some(b) = self.oldest_slc(d) {
+                self.gc_start(d, b, Some(self.slc.fold_pace));
+            }
+        }
+    }
+
     /// Fold the oldest closed SLC block of die `d` into native blocks. The free-block
     /// reserve is restored first: folding a static block consumes native blocks but
     /// gives back only a static one.
     pub(crate) fn fold_one(&mut self, d: u32, t: u64) -> Result<bool, SimError> {
-        while let Some((b, gen)) = self.slc.queue[d as usize].pop_front() {
-            if gen == self.slc.generation[b as usize] && self.alloc.is_slc(b) && self.map.is_closed(b) {
-                self.ensure_free(d, t)?;
-                if !self.map.is_closed(b) {
-                    continue; // greedy GC just collected it
-                }
-                self.collect(b, d, t)?;
-                return Ok(true);
+        while let Some(b) = self.oldest_slc(d) {
+            self.ensure_free(d, t)?;
+            if !self.map.is_closed(b) {
+                continue; // greedy GC just collected it
             }
+            self.collect(b, d, t)?;
+            return Ok(true);
         }
         Ok(false)
     }
