@@ -452,9 +452,6 @@ def needed_runs(figs: list[Figure]) -> list[tuple[str, RunKey]]:
         for j in ((f.drive, f.run), *f.needs):
             if j not in jobs:
                 jobs.append(j)
-        if f.run == FILL or any(r == FILL for _, r in f.needs):
-            pass
-    # capacity comes from the fill run; every drive with a fill figure has one
     return jobs
 
 
