@@ -375,27 +375,17 @@ NO_DEGRADE = (
     "(e.g. a DRAM-less mapping write-back cost growing with the mapped range)")
 SEQ_AFTER_RANDOM = (
     "the m4 has no read-ahead (the 510's ftl.read_ahead_kib = 128 keeps its clean read "
-    "speed). Its full read passes (163 vs 177 MB/s) because write-idle GC, restoring its 2 % "
+    "speed). Its full read passes (183 vs 177 MB/s): write-idle GC, restoring its 2 % "
     "reserve, competes with the reads; after 30 min idle the reserve is already there and the "
-    "pass reads at 207 MB/s against 156. Needs a slower read path on fragmented data that no "
-    "public m4 fact explains yet")
-FULL_WRITE = (
-    "the m4's published full and after-idle passes (254 MB/s) are faster than its own clean "
-    "write (234), which the fitted NAND program time (2100 us, 250 MB/s clean) bounds. "
-    "Dynamic die placement (ftl.striping, session 4) took the passes from 138 to 187 / 207 "
-    "MB/s: some die's best victim is always ~93 % valid after the torture, and strict page "
-    "striping made the write buffer wait for it. What remains is GC cost on a NAND without "
-    "headroom; datasheet-like tPROG (1250-1450 us) needs a write-side cap (about 234-260 "
-    "MB/s host writes, reads unaffected at 391) that the simulator does not model. "
-    "gc_threshold_blocks 6 and idle_gc_target_pct 3 / 5 give no more (186-188 MB/s)")
+    "pass reads at 212 MB/s against 156 (without GC during reads the full read would also be "
+    "~236). Needs a slower read path on fragmented data that no public m4 fact explains yet")
+
 
 XFAIL: dict[tuple[str, str], str] = {
     ("sn520-128", "swing high"): NO_SWINGS,
     ("bg4-128", "last 16 GB"): NO_DEGRADE,
     ("bg4-256", "last 16 GB"): NO_DEGRADE,
     ("m4-256", "idle read"): SEQ_AFTER_RANDOM,
-    ("m4-256", "full write"): FULL_WRITE,
-    ("m4-256", "idle write"): FULL_WRITE,
 }
 
 

@@ -39,6 +39,11 @@ pub struct Host {
     duplex: bool,
     link_in: u64,
     link_out: u64,
+    /// Controller write path: ns per byte as (num, den), den 0 = no limit; and when it
+    /// is free.
+    write_num: u64,
+    write_den: u64,
+    write_busy: u64,
     ctrl_busy: u64,
     pub overhead: u64,
     pub host_latency: u64,
@@ -58,6 +63,9 @@ impl Host {
             duplex: p.host.interface != "sata",
             link_in: 0,
             link_out: 0,
+            write_num: 1_000_000,
+            write_den: (p.host.write_mbps * 1000.0).round() as u64,
+            write_busy: 0,
             ctrl_busy: 0,
             overhead: (p.host.command_overhead_us * 1000.0).round().max(1.0) as u64,
             host_latency: (p.host.host_latency_us * 1000.0).round() as u64,
@@ -96,13 +104,21 @@ impl Host {
         }
     }
 
-    /// Host-to-drive data transfer (write payload).
+    /// Host-to-drive data transfer (write payload), then through the controller's
+    /// write path if it has a limit (pipelined with the link: it starts with the link
+    /// transfer and holds the data at most its own rate).
     pub fn transfer_in(&mut self, t: u64, bytes: u64) -> u64 {
         let d = self.link_ns(bytes);
         let busy = if self.duplex { &mut self.link_in } else { &mut self.link_out };
         let s = t.max(*busy);
         *busy = s + d;
-        *busy
+        let arrived = *busy;
+        if self.write_den == 0 {
+            return arrived;
+        }
+        let w = (bytes * self.write_num).div_ceil(self.write_den);
+        self.write_busy = s.max(self.write_busy) + w;
+        arrived.max(self.write_busy)
     }
 
     /// Drive-to-host data transfer (read payload).

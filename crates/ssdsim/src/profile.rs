@@ -59,6 +59,10 @@ pub struct Host {
     pub max_queue_depth: u32,
     /// Controller write buffer that acknowledges writes and drains at NAND speed.
     pub write_buffer_kib: u32,
+    /// Host-write throughput of the controller's write path, MB/s (firmware and
+    /// data-path work on incoming data; 0 = bounded only by the link and the NAND).
+    #[serde(default)]
+    pub write_mbps: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -320,6 +324,12 @@ impl Profile {
         check!(h.host_latency_us >= 0.0, "host.host_latency_us", h.host_latency_us, ">= 0");
         check!((1..=65536).contains(&h.max_queue_depth), "host.max_queue_depth", h.max_queue_depth, "1..65536");
         check!(h.write_buffer_kib > 0, "host.write_buffer_kib", h.write_buffer_kib, "> 0");
+        check!(
+            h.write_mbps == 0.0 || (1.0..=100_000.0).contains(&h.write_mbps),
+            "host.write_mbps",
+            h.write_mbps,
+            "0 (no limit) or 1..100000 (MB/s)"
+        );
         check!(
             bits_per_cell(&n.cell).is_some(),
             "nand.cell",

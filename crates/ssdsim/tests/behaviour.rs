@@ -253,3 +253,28 @@ fn a_full_cache_is_folded_alongside_host_writes() {
     assert!(fold_fold > 0.5 * slc_direct, "a full cache is folded while writing");
     assert!(slc_fold > slc_direct + 0.5 * fold_fold, "folded blocks take host writes at SLC speed again");
 }
+
+/// (sequential write MB/s, sequential read MB/s) at 128 KiB QD32 over half the GC test
+/// drive, with the controller write path limited to `write_mbps` (0 = no limit).
+fn seq_write_read(write_mbps: f64) -> (f64, f64) {
+    let mut p = common::gc_drive(4, 256, 0.9, "mlc");
+    p.host.write_mbps = write_mbps;
+    let mut d = Drive::new(p, 2);
+    let half = d.user_bytes() / 2;
+    let mut w = io(false, 0, 128 * 1024, 32);
+    w.stop_bytes = Some(half - half % (128 * 1024));
+    let write = total(&run(&mut d, &w), "mbps");
+    let mut r = io(false, 100, 128 * 1024, 32);
+    r.stop_bytes = w.stop_bytes;
+    (write, total(&run(&mut d, &r), "mbps"))
+}
+
+#[test]
+fn the_controller_write_path_caps_host_writes_only() {
+    let (w_free, r_free) = seq_write_read(0.0);
+    let (w_cap, r_cap) = seq_write_read(10.0);
+    eprintln!("write {w_free:.1} -> {w_cap:.1} MB/s, read {r_free:.1} -> {r_cap:.1} MB/s");
+    assert!(w_free > 15.0, "without the limit the NAND sets the write speed");
+    assert!((w_cap / 10.0 - 1.0).abs() < 0.03, "writes run at the write path's rate");
+    assert!((r_cap / r_free - 1.0).abs() < 0.02, "reads do not pass through the write path");
+}
