@@ -28,13 +28,14 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn drive_knobs() -> impl Strategy<Value = (f64, f64, &'static str, &'static str, f64)> {
+fn drive_knobs() -> impl Strategy<Value = (f64, f64, &'static str, &'static str, f64, &'static str)> {
     (
         prop_oneof![Just(0.0), Just(0.0001)],
         prop_oneof![Just(0.0), Just(0.0006), Just(0.002)],
         prop_oneof![Just("direct"), Just("fold")],
         prop_oneof![Just("dram"), Just("sram"), Just("hmb")],
         prop_oneof![Just(0.0), Just(0.0002)],
+        prop_oneof![Just("static"), Just("dynamic")],
     )
 }
 
@@ -43,7 +44,8 @@ proptest! {
 
     #[test]
     fn ftl_keeps_invariants(knobs in drive_knobs(), ops in prop::collection::vec(op(), 1..160)) {
-        let p = common::tiny(knobs.0, knobs.1, knobs.2, knobs.3, knobs.4);
+        let mut p = common::tiny(knobs.0, knobs.1, knobs.2, knobs.3, knobs.4);
+        p.ftl.striping = knobs.5.into();
         let mut ftl = Ftl::new(&p, WriteBuffer::new(1 << 20));
         let user = ftl.user_slots as u32;
         let mut model: HashMap<u32, u64> = HashMap::new();
@@ -98,6 +100,7 @@ proptest! {
                               read_ahead in prop_oneof![Just(0u32), Just(16), Just(64)],
                               phases in prop::collection::vec((0u8..4, 0u32..=100, any::<bool>(), 1u32..9, 1u32..33), 1..12)) {
         let mut p = common::tiny(knobs.0, knobs.1, knobs.2, knobs.3, knobs.4);
+        p.ftl.striping = knobs.5.into();
         // Write-idle GC at once (and on fuller victims) so read phases run it; read-ahead.
         if background {
             p.ftl.idle_gc_delay_ms = 0.0;
