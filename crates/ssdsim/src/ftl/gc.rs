@@ -27,14 +27,16 @@ const CHUNK: usize = 32;
 /// relocation, as a burst of them would wait for the CPU's few outstanding-miss slots.
 const AHEAD: usize = 32;
 
-/// A victim being collected on one die.
-#[derive(Debug, Clone, Copy)]
+/// The GC state of one die: the victim being collected, if any, and the queue of its
+/// upcoming slots. Worked on in place (paced GC steps it once per host slot).
+#[derive(Debug, Clone)]
 pub struct GcJob {
+    /// NONE while the die collects nothing.
     pub victim: u32,
     slc: bool,
     /// Next slot offset to examine.
     next: u32,
-    /// Next entry of the die's queue to relocate.
+    /// Next entry of `queue` to relocate.
     head: usize,
     /// Slots to move per host slot written on the die (see `ftl.gc_pace`); fractional
     /// paces carry the remainder over in `credit`.
@@ -43,6 +45,36 @@ pub struct GcJob {
     last_page: u32,
     ready: u64,
     done: u64,
+    /// Upcoming (offset, logical block) of the victim, their L2P entries prefetched.
+    queue: Vec<(u32, u32)>,
+}
+
+impl GcJob {
+    pub fn idle() -> GcJob {
+        GcJob {
+            victim: NONE,
+            slc: false,
+            next: 0,
+            head: 0,
+            pace: 0.0,
+            credit: 0.0,
+            last_page: NONE,
+            ready: 0,
+            done: 0,
+            queue: Vec::with_capacity(128),
+        }
+    }
+
+    #[inline]
+    pub fn active(&self) -> bool {
+        self.victim != NONE
+    }
+
+    /// Collect nothing (secure erase).
+    pub fn reset(&mut self) {
+        self.victim = NONE;
+        self.queue.clear();
+    }
 }
 
 impl Ftl {
@@ -62,7 +94,7 @@ impl Ftl {
     /// Collect the greedy victim of die `d` at `t` completely. Returns false if there is
     /// none worth collecting (see `victim`).
     pub(crate) fn gc_one(&mut self, d: u32, t: u64, idle: bool) -> Result<bool, SimError> {
-        if self.gc_jobs[d as usize].is_some() {
+        if self.gc_jobs[d as usize].active() {
             self.gc_finish(d, t)?;
             return Ok(true);
         }
@@ -87,7 +119,7 @@ impl Ftl {
                 if now >= end {
                     break;
                 }
-                if self.gc_jobs[d as usize].is_none() {
+                if !self.gc_jobs[d as usize].active() {
                     if !self.idle_gc_wanted(d) {
                         break;
                     }
@@ -112,48 +144,43 @@ impl Ftl {
     /// Paced foreground GC after a host slot was written on die `d` at `t`.
     #[inline]
     pub(crate) fn gc_pace(&mut self, d: u32, t: u64) -> Result<(), SimError> {
-        let job = match self.gc_jobs[d as usize] {
-            Some(j) => j,
-            None => {
-                if self.alloc.free_count(d) > self.gc_threshold() {
-                    return Ok(());
-                }
-                match self.victim(d, false) {
-                    Some(victim) => {
-                        self.gc_start(d, victim);
-                        self.gc_jobs[d as usize].unwrap()
-                    }
-                    None => return Ok(()),
-                }
+        if !self.gc_jobs[d as usize].active() {
+            if self.alloc.free_count(d) > self.gc_threshold() {
+                return Ok(());
             }
-        };
-        let credit = job.credit + job.pace;
-        let n = credit.floor();
-        if let Some(j) = self.gc_jobs[d as usize].as_mut() {
-            j.credit = credit - n;
+            match self.victim(d, false) {
+                Some(victim) => self.gc_start(d, victim),
+                None => return Ok(()),
+            }
         }
-        self.gc_step(d, t, n as u32)
+        let job = &mut self.gc_jobs[d as usize];
+        let credit = job.credit + job.pace;
+        // floor: credit >= 0 and far below 2^32 (pace <= 4 x slots per block).
+        let n = credit as u32;
+        job.credit = credit - n as f64;
+        self.gc_step(d, t, n)
     }
 
     fn gc_start(&mut self, d: u32, victim: u32) {
         let spb = self.nand.geo.slots_per_block;
         let v = self.map.valid[victim as usize];
         self.map.withdraw(victim);
-        self.gc_jobs[d as usize] = Some(GcJob {
-            victim,
-            slc: self.alloc.is_slc(victim),
-            next: 0,
-            head: 0,
-            pace: self.gc_pace * v.div_ceil((spb - v).max(1)).max(1) as f64,
-            credit: 0.0,
-            last_page: NONE,
-            ready: 0,
-            done: 0,
-        });
+        let slc = self.alloc.is_slc(victim);
+        let job = &mut self.gc_jobs[d as usize];
+        debug_assert!(!job.active() && job.queue.is_empty());
+        job.victim = victim;
+        job.slc = slc;
+        job.next = 0;
+        job.head = 0;
+        job.pace = self.gc_pace * v.div_ceil((spb - v).max(1)).max(1) as f64;
+        job.credit = 0.0;
+        job.last_page = NONE;
+        job.ready = 0;
+        job.done = 0;
     }
 
     pub(crate) fn gc_finish(&mut self, d: u32, t: u64) -> Result<(), SimError> {
-        while self.gc_jobs[d as usize].is_some() {
+        while self.gc_jobs[d as usize].active() {
             self.gc_step(d, t, u32::MAX)?;
         }
         Ok(())
@@ -164,8 +191,18 @@ impl Ftl {
     /// wait in a per-die queue; the L2P entry of each is prefetched `AHEAD` relocations
     /// before its use. The valid slots of one victim page move together: one read, then
     /// runs of destination slots.
-    fn gc_step(&mut self, d: u32, t: u64, mut n: u32) -> Result<(), SimError> {
-        let Some(mut job) = self.gc_jobs[d as usize] else { return Ok(()) };
+    fn gc_step(&mut self, d: u32, t: u64, n: u32) -> Result<(), SimError> {
+        // The job is worked on in place, taken out of `self` meanwhile.
+        let mut jobs = std::mem::take(&mut self.gc_jobs);
+        let r = match &mut jobs[d as usize] {
+            job if job.active() => self.gc_move(job, d, t, n),
+            _ => Ok(()),
+        };
+        self.gc_jobs = jobs;
+        r
+    }
+
+    fn gc_move(&mut self, job: &mut GcJob, d: u32, t: u64, mut n: u32) -> Result<(), SimError> {
         let g = &self.nand.geo;
         let (spb, page_shift) = (g.slots_per_block, g.page_shift);
         let page_bytes = g.slots_per_page as u64 * SLOT_BYTES;
@@ -175,14 +212,14 @@ impl Ftl {
             job.ready = t;
             job.done = t;
         }
-        let mut queue = std::mem::take(&mut self.gc_queue[d as usize]);
+        let queue = &mut job.queue;
         while n > 0 && self.map.valid[job.victim as usize] > 0 {
             if job.head == queue.len() {
                 queue.clear();
                 job.head = 0;
             }
             if queue.len() - job.head < AHEAD && job.next < written {
-                job.next = self.map.valid_slots_from(job.victim, job.next, CHUNK, &mut queue);
+                job.next = self.map.valid_slots_from(job.victim, job.next, CHUNK, queue);
             }
             let Some(&(first, _)) = queue.get(job.head) else { break };
             // The run: queued slots of this victim page still valid (the host may have
@@ -237,16 +274,12 @@ impl Ftl {
             }
             n -= k as u32;
         }
-        let pending = self.map.valid[job.victim as usize] > 0;
-        self.gc_queue[d as usize] = queue;
-        if pending {
-            self.gc_jobs[d as usize] = Some(job);
+        if self.map.valid[job.victim as usize] > 0 {
             return Ok(());
         }
         // Victim empty: erase it and return it to its pool.
-        self.gc_jobs[d as usize] = None;
-        self.gc_queue[d as usize].clear();
         let victim = job.victim;
+        job.reset();
         debug_assert_eq!(self.map.valid[victim as usize], 0);
         self.nand.erase(job.done.max(t), d);
         if job.slc {
@@ -263,6 +296,6 @@ impl Ftl {
 
     /// Blocks being collected (neither open nor GC candidates).
     pub fn collecting(&self) -> impl Iterator<Item = u32> + '_ {
-        self.gc_jobs.iter().flatten().map(|j| j.victim)
+        self.gc_jobs.iter().filter(|j| j.active()).map(|j| j.victim)
     }
 }
