@@ -2,6 +2,8 @@
 //! block), per-block valid counts and write pointers, and valid-count buckets of closed
 //! blocks per die so greedy GC finds its victim in O(1) amortised.
 
+use crate::fastdiv::Divisor;
+
 pub const NONE: u32 = u32::MAX;
 
 /// Ask the CPU to start loading `v[i]`: the tables are far larger than the caches, and
@@ -68,7 +70,9 @@ pub struct Mapping {
     pub written: Vec<u32>,
     pub mapped: u64,
     spb: u32,
-    bpd: u32,
+    /// Slots per block and blocks per die as divisors (both on every host write).
+    spb_div: Divisor,
+    bpd_div: Divisor,
     // Doubly linked lists of closed blocks, one list per (die, valid count).
     next: Vec<u32>,
     prev: Vec<u32>,
@@ -90,7 +94,8 @@ impl Mapping {
             written: vec![0; blocks as usize],
             mapped: 0,
             spb,
-            bpd,
+            spb_div: Divisor::new(spb),
+            bpd_div: Divisor::new(bpd),
             next: vec![NONE; blocks as usize],
             prev: vec![NONE; blocks as usize],
             in_bucket: vec![false; blocks as usize],
@@ -103,7 +108,7 @@ impl Mapping {
     /// The die of block `b` and the index of its bucket list for valid count `v`.
     #[inline]
     fn bucket(&self, b: u32, v: u32) -> (usize, usize) {
-        let die = (b / self.bpd) as usize;
+        let die = self.bpd_div.div(b) as usize;
         (die, die * (self.spb as usize + 1) + v as usize)
     }
 
@@ -215,7 +220,7 @@ impl Mapping {
     /// Mark physical slot `s` stale (its logical block was rewritten or trimmed).
     #[inline]
     pub fn invalidate(&mut self, s: u32) {
-        let b = s / self.spb;
+        let b = self.spb_div.div(s);
         self.clear_valid(s);
         if self.in_bucket[b as usize] {
             self.bucket_down(b);
