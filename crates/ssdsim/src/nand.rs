@@ -187,8 +187,9 @@ impl Nand {
     }
 
     /// Read one page from `plane` of die `d` and move `bytes` over the channel.
-    /// Returns when the data is in the controller.
-    #[inline]
+    /// Returns when the data is in the controller. Inlined: GC reads a page every few
+    /// relocations.
+    #[inline(always)]
     pub fn read(&mut self, t: u64, d: u32, plane: u32, slc: bool, bytes: u64) -> u64 {
         let pi = (d * self.geo.planes + plane) as usize;
         let tr = if slc { self.slc.read } else { self.native.read };
