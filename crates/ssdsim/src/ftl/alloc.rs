@@ -92,6 +92,13 @@ impl Alloc {
     pub fn open_block(&self, d: u32, s: Stream) -> u32 {
         self.open[d as usize * STREAMS + s as usize].block
     }
+    /// The open block of stream `s` on die `d` takes another slot (its capacity is kept
+    /// while open: no lookup of its mode and no division).
+    #[inline]
+    pub fn open_has_room(&self, d: u32, s: Stream, written: &[u32]) -> bool {
+        let o = &self.open[d as usize * STREAMS + s as usize];
+        o.block != NONE && written[o.block as usize] < o.cap
+    }
     #[inline]
     pub fn host_die(&self) -> u32 {
         self.host_die

@@ -4,7 +4,6 @@
 //! idle time and, if the firmware does it, periodic reclaim while writing direct.
 
 use super::alloc::Stream;
-use super::mapping::NONE;
 use super::Ftl;
 use crate::nand::{Geometry, SLOT_BYTES};
 use crate::profile::Profile;
@@ -132,8 +131,7 @@ impl Ftl {
         if !self.slc.enabled {
             return Ok(Stream::HostNative);
         }
-        let ob = self.alloc.open_block(d, Stream::HostSlc);
-        if ob != NONE && self.map.written[ob as usize] < self.block_cap(ob) {
+        if self.alloc.open_has_room(d, Stream::HostSlc, &self.map.written) {
             return Ok(Stream::HostSlc);
         }
         if self.slc_room(d) {
