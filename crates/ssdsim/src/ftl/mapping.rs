@@ -8,12 +8,17 @@ pub const NONE: u32 = u32::MAX;
 
 /// Ask the CPU to start loading `v[i]`: the tables are far larger than the caches, and
 /// random updates are bound by memory latency, so overlapping the misses is the speed.
+/// Callers pass indices inside `v` (checked under `verify`); no bounds check otherwise, as
+/// this runs once per relocation and a prefetch of any address is harmless.
 #[inline(always)]
 pub fn prefetch<T>(v: &[T], i: usize) {
+    #[cfg(feature = "verify")]
+    assert!(i < v.len());
     #[cfg(target_arch = "x86_64")]
-    if i < v.len() {
-        // SAFETY: the address is inside `v`; a prefetch never faults or changes memory.
-        unsafe { std::arch::x86_64::_mm_prefetch(v.as_ptr().add(i) as *const i8, std::arch::x86_64::_MM_HINT_T0) }
+    // SAFETY: a prefetch never faults or changes memory, and wrapping_add keeps the
+    // address computation defined whatever `i` is.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(v.as_ptr().wrapping_add(i) as *const i8, std::arch::x86_64::_MM_HINT_T0)
     }
 }
 
@@ -305,10 +310,9 @@ impl Mapping {
     }
     #[inline(always)]
     pub fn prefetch_old(&self, lba: u32) {
-        if let Some(&s) = self.l2p.get(lba as usize) {
-            if s != NONE {
-                prefetch(&self.vbits, (s >> 6) as usize);
-            }
+        let s = *at(&self.l2p, lba as usize);
+        if s != NONE {
+            prefetch(&self.vbits, (s >> 6) as usize);
         }
     }
 
