@@ -9,7 +9,7 @@
 //! GC and that hard stop collect whole victims.
 
 use super::alloc::Stream;
-use super::mapping::{prefetch, NONE};
+use super::mapping::{at_mut, prefetch, NONE};
 use super::Ftl;
 use crate::nand::SLOT_BYTES;
 use crate::SimError;
@@ -213,6 +213,7 @@ impl Ftl {
             job.done = t;
         }
         let queue = &mut job.queue;
+        let mut moved = 0;
         while n > 0 && self.map.valid[job.victim as usize] > 0 {
             if job.head == queue.len() {
                 queue.clear();
@@ -242,7 +243,8 @@ impl Ftl {
                         prefetch(&map.l2p, ahead as usize);
                     }
                     if map.is_valid(base + off) {
-                        q[start + k] = (base + off, lba);
+                        // start + k < h <= q.len().
+                        *at_mut(q, start + k) = (base + off, lba);
                         k += 1;
                     }
                 }
@@ -268,11 +270,12 @@ impl Ftl {
                 }
                 j += m as usize;
             }
-            self.counters.gc_moves += k as u64;
-            if job.slc {
-                self.counters.slc_fold_slots += k as u64;
-            }
+            moved += k as u64;
             n -= k as u32;
+        }
+        self.counters.gc_moves += moved;
+        if job.slc {
+            self.counters.slc_fold_slots += moved;
         }
         if self.map.valid[job.victim as usize] > 0 {
             return Ok(());

@@ -48,7 +48,7 @@ fn table<T: Copy>(n: usize, fill: T) -> Vec<T> {
 /// the physical total, logical blocks below the user total), and builds with the
 /// `verify` feature (the property tests) check them.
 #[inline(always)]
-fn at<T>(v: &[T], i: usize) -> &T {
+pub(super) fn at<T>(v: &[T], i: usize) -> &T {
     #[cfg(feature = "verify")]
     assert!(i < v.len());
     // SAFETY: see above; i < v.len() by construction.
@@ -56,7 +56,7 @@ fn at<T>(v: &[T], i: usize) -> &T {
 }
 
 #[inline(always)]
-fn at_mut<T>(v: &mut [T], i: usize) -> &mut T {
+pub(super) fn at_mut<T>(v: &mut [T], i: usize) -> &mut T {
     #[cfg(feature = "verify")]
     assert!(i < v.len());
     // SAFETY: as for `at`.
