@@ -99,6 +99,16 @@ impl Alloc {
         let o = &self.open[d as usize * STREAMS + s as usize];
         o.block != NONE && written[o.block as usize] < o.cap
     }
+    /// Slots the open GC block of die `d` takes on the fast path of `alloc_run` (before
+    /// it fills or completes a program unit); 0 if it has none open.
+    #[inline]
+    pub fn gc_room(&self, d: u32, written: &[u32]) -> u32 {
+        let o = &self.open[d as usize * STREAMS + Stream::Gc as usize];
+        if o.block == NONE {
+            return 0;
+        }
+        (o.cap - written[o.block as usize]).min(o.unit - 1 - o.fill)
+    }
     #[inline]
     pub fn host_die(&self) -> u32 {
         self.host_die

@@ -77,6 +77,15 @@ impl GcJob {
     }
 }
 
+/// Victim slots gathered for the open GC block but not placed yet: queue[start..start +
+/// len], whose reads are done by `ready`; `room` slots fit before the block's next edge.
+struct Batch {
+    start: usize,
+    len: u32,
+    ready: u64,
+    room: u32,
+}
+
 impl Ftl {
     /// The greedy victim of die `d` worth collecting: any block that would yield space;
     /// in idle time only one at most `ftl.idle_gc_max_valid_pct` valid (moving fuller
@@ -214,10 +223,17 @@ impl Ftl {
         }
         let queue = &mut job.queue;
         let mut moved = 0;
+        // Page runs the open GC block takes without an edge (a new block or a complete
+        // program unit) wait at queue[batch.0..] and are placed together: the fast path
+        // of allocation only counts, so placing them later is the same as placing each
+        // at once (its `ready` is the latest of their reads).
+        let mut batch = Batch { start: job.head, len: 0, ready: 0, room: self.alloc.gc_room(d, &self.map.written) };
         while n > 0 && self.map.valid[job.victim as usize] > 0 {
             if job.head == queue.len() {
+                self.place_batch(job.victim, d, queue, &mut batch)?;
                 queue.clear();
                 job.head = 0;
+                batch.start = 0;
             }
             if queue.len() - job.head < AHEAD && job.next < written {
                 job.next = self.map.valid_slots_from(job.victim, job.next, CHUNK, queue);
@@ -225,10 +241,10 @@ impl Ftl {
             let Some(&(first, _)) = queue.get(job.head) else { break };
             // The run: queued slots of this victim page still valid (the host may have
             // overwritten some since they were queued), at most n, compacted in place
-            // as (slot, logical block).
+            // after the batch as (slot, logical block).
             let page = first >> page_shift;
-            let start = job.head;
-            let (mut h, mut k) = (start, 0);
+            let start = batch.start + batch.len as usize;
+            let (mut h, mut k) = (job.head, 0);
             {
                 let (q, map) = (&mut queue[..], &self.map);
                 while k < n as usize && h < q.len() {
@@ -259,20 +275,25 @@ impl Ftl {
                 job.ready = self.nand.read(t, d, plane, job.slc, page_bytes);
                 job.done = job.done.max(job.ready);
             }
+            moved += k as u64;
+            n -= k as u32;
+            if batch.len + k as u32 <= batch.room {
+                batch.len += k as u32;
+                batch.ready = batch.ready.max(job.ready);
+                continue;
+            }
+            // This run meets an edge: the batch first, then the run slot by slot at edges.
+            self.place_batch(job.victim, d, queue, &mut batch)?;
             let mut j = 0;
             while j < k {
                 let (to, tb, m) = self.alloc_run(Stream::Gc, d, job.ready, (k - j) as u32)?;
                 let run = &queue[start + j..start + j + m as usize];
-                self.map.relocate(job.victim, run, to, tb);
-                #[cfg(feature = "verify")]
-                for (x, &(from, _)) in run.iter().enumerate() {
-                    self.stamps[to as usize + x] = self.stamps[from as usize];
-                }
+                self.relocate_run(job.victim, run, to, tb);
                 j += m as usize;
             }
-            moved += k as u64;
-            n -= k as u32;
+            batch = Batch { start: job.head, len: 0, ready: 0, room: self.alloc.gc_room(d, &self.map.written) };
         }
+        self.place_batch(job.victim, d, queue, &mut batch)?;
         self.counters.gc_moves += moved;
         if job.slc {
             self.counters.slc_fold_slots += moved;
@@ -295,6 +316,31 @@ impl Ftl {
         self.map.written[victim as usize] = 0;
         self.alloc.release(victim);
         Ok(())
+    }
+
+    /// Place the batched runs (all on the fast path of allocation) and empty the batch.
+    #[inline(always)]
+    fn place_batch(&mut self, victim: u32, d: u32, queue: &[(u32, u32)], batch: &mut Batch) -> Result<(), SimError> {
+        if batch.len > 0 {
+            let (to, tb, m) = self.alloc_run(Stream::Gc, d, batch.ready, batch.len)?;
+            debug_assert_eq!(m, batch.len);
+            let s = batch.start;
+            self.relocate_run(victim, &queue[s..s + m as usize], to, tb);
+            batch.start += m as usize;
+            batch.room -= m;
+            batch.len = 0;
+            batch.ready = 0;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn relocate_run(&mut self, victim: u32, run: &[(u32, u32)], to: u32, tb: u32) {
+        self.map.relocate(victim, run, to, tb);
+        #[cfg(feature = "verify")]
+        for (x, &(from, _)) in run.iter().enumerate() {
+            self.stamps[to as usize + x] = self.stamps[from as usize];
+        }
     }
 
     /// Blocks being collected (neither open nor GC candidates).
