@@ -236,7 +236,7 @@ impl Ftl {
                 batch.start = 0;
             }
             if queue.len() - job.head < AHEAD && job.next < written {
-                job.next = self.map.valid_slots_from(job.victim, job.next, CHUNK, queue);
+                job.next = self.map.valid_slots_from::<CHUNK>(job.victim, job.next, queue);
             }
             let Some(&(first, _)) = queue.get(job.head) else { break };
             // The run: queued slots of this victim page still valid (the host may have

@@ -195,31 +195,34 @@ impl Mapping {
         *at_mut(&mut self.vbits, (s >> 6) as usize) &= !(1 << (s & 63));
     }
 
-    /// Append to `out` the (offset, logical block) of up to `max` valid slots of block
-    /// `b`, scanning from offset `from`; returns the offset to continue from.
-    pub fn valid_slots_from(&self, b: u32, from: u32, max: usize, out: &mut Vec<(u32, u32)>) -> u32 {
+    /// Append to `out` the (offset, logical block) of up to `MAX` valid slots of block
+    /// `b`, scanning from offset `from`; returns the offset to continue from. Gathered in
+    /// a local array and appended at once (no capacity check per slot).
+    pub fn valid_slots_from<const MAX: usize>(&self, b: u32, from: u32, out: &mut Vec<(u32, u32)>) -> u32 {
         let base = b as u64 * self.spb as u64;
         let end = base + self.spb as u64;
         let mut s = base + from as u64;
-        let mut left = max;
-        // No reallocation inside the loop.
-        out.reserve(max.min((end - s) as usize));
-        while s < end {
+        let mut buf = [(0u32, 0u32); MAX];
+        let mut k = 0;
+        let mut next = self.spb;
+        'scan: while s < end {
             let w = self.vbits[(s >> 6) as usize] >> (s & 63);
             let take = (64 - (s & 63)).min(end - s);
             let mut w = if take == 64 { w } else { w & ((1u64 << take) - 1) };
             while w != 0 {
                 let slot = s + w.trailing_zeros() as u64;
-                out.push(((slot - base) as u32, *at(&self.p2l, slot as usize)));
+                buf[k] = ((slot - base) as u32, *at(&self.p2l, slot as usize));
                 w &= w - 1;
-                left -= 1;
-                if left == 0 {
-                    return (slot + 1 - base) as u32;
+                k += 1;
+                if k == MAX {
+                    next = (slot + 1 - base) as u32;
+                    break 'scan;
                 }
             }
             s += take;
         }
-        self.spb
+        out.extend_from_slice(&buf[..k]);
+        next
     }
 
     /// Mark physical slot `s` stale (its logical block was rewritten or trimmed).
