@@ -226,7 +226,7 @@ impl Mapping {
     }
 
     /// Mark physical slot `s` stale (its logical block was rewritten or trimmed).
-    #[inline]
+    #[inline(always)]
     pub fn invalidate(&mut self, s: u32) {
         let b = self.spb_div.div(s);
         self.clear_valid(s);
