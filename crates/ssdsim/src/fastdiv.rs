@@ -23,7 +23,7 @@ impl Divisor {
     /// x / d + x * e / (d * 2^64), whose second term is below 2^32 / 2^64 < 1 / d: never
     /// enough to reach the next integer.
     #[inline(always)]
-    pub fn div(self, x: u32) -> u32 {
+    pub fn quotient(self, x: u32) -> u32 {
         ((x as u128 * self.m as u128) >> 64) as u32 + (x & self.one)
     }
 }
@@ -38,7 +38,7 @@ mod tests {
         for d in [1, 2, 3, 7, 84, 1365, 2048, 6144, u32::MAX - 1, u32::MAX] {
             let v = Divisor::new(d);
             for x in [0, 1, d - 1, d, d.saturating_add(1), u32::MAX - 1, u32::MAX] {
-                assert_eq!(v.div(x), x / d, "{x} / {d}");
+                assert_eq!(v.quotient(x), x / d, "{x} / {d}");
             }
         }
     }
@@ -46,13 +46,13 @@ mod tests {
     proptest! {
         #[test]
         fn matches_hardware_division(d in 1u32.., x in any::<u32>()) {
-            prop_assert_eq!(Divisor::new(d).div(x), x / d);
+            prop_assert_eq!(Divisor::new(d).quotient(x), x / d);
         }
 
         #[test]
         fn matches_at_multiples(d in 1u32..100_000, q in 0u64..40_000, r in -1i64..=1) {
             let x = (q as i64 * d as i64 + r).clamp(0, u32::MAX as i64) as u32;
-            prop_assert_eq!(Divisor::new(d).div(x), x / d);
+            prop_assert_eq!(Divisor::new(d).quotient(x), x / d);
         }
     }
 }

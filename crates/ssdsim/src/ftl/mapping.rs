@@ -113,7 +113,7 @@ impl Mapping {
     /// The die of block `b` and the index of its bucket list for valid count `v`.
     #[inline]
     fn bucket(&self, b: u32, v: u32) -> (usize, usize) {
-        let die = self.bpd_div.div(b) as usize;
+        let die = self.bpd_div.quotient(b) as usize;
         (die, die * (self.spb as usize + 1) + v as usize)
     }
 
@@ -228,7 +228,7 @@ impl Mapping {
     /// Mark physical slot `s` stale (its logical block was rewritten or trimmed).
     #[inline(always)]
     pub fn invalidate(&mut self, s: u32) {
-        let b = self.spb_div.div(s);
+        let b = self.spb_div.quotient(s);
         self.clear_valid(s);
         if self.in_bucket[b as usize] {
             self.bucket_down(b);
