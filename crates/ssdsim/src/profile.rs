@@ -287,6 +287,8 @@ impl Profile {
         bits_per_cell(&self.nand.cell).unwrap_or(1)
     }
 
+    // check!(x > 0.0, ...) tests !(x > 0.0) on purpose: NaN fails every check.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn validate(&self) -> Result<(), ProfileError> {
         let n = &self.nand;
         let h = &self.host;
@@ -323,7 +325,7 @@ impl Profile {
         check!([4, 8, 16, 32].contains(&n.page_kib), "nand.page_kib", n.page_kib, "4, 8, 16 or 32");
         let bits = self.bits();
         check!(
-            n.pages_per_block >= 4 && n.pages_per_block % bits == 0,
+            n.pages_per_block >= 4 && n.pages_per_block.is_multiple_of(bits),
             "nand.pages_per_block",
             n.pages_per_block,
             format!(">= 4 and a multiple of {bits} (bits per cell)")
@@ -334,14 +336,14 @@ impl Profile {
             check!(t.read_us > 0.0, format!("{name}.read_us"), t.read_us, "> 0");
             check!(t.prog_us > 0.0, format!("{name}.prog_us"), t.prog_us, "> 0");
             check!(
-                t.prog_pages >= 1 && n.pages_per_block % t.prog_pages == 0,
+                t.prog_pages >= 1 && n.pages_per_block.is_multiple_of(t.prog_pages),
                 format!("{name}.prog_pages"),
                 t.prog_pages,
                 "a divisor of nand.pages_per_block"
             );
         }
         check!(
-            (n.pages_per_block / bits) % n.slc.prog_pages == 0,
+            (n.pages_per_block / bits).is_multiple_of(n.slc.prog_pages),
             "nand.slc.prog_pages",
             n.slc.prog_pages,
             "a divisor of the SLC-mode pages per block"
@@ -368,7 +370,7 @@ impl Profile {
             "0..3600000 (ms)"
         );
         check!(
-            f.read_ahead_kib % 4 == 0 && f.read_ahead_kib <= 65536,
+            f.read_ahead_kib.is_multiple_of(4) && f.read_ahead_kib <= 65536,
             "ftl.read_ahead_kib",
             f.read_ahead_kib,
             "a multiple of 4 up to 65536 (0 = no read-ahead)"

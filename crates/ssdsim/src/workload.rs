@@ -57,10 +57,10 @@ impl PhaseSpec {
         if self.length == 0 {
             self.length = cap.saturating_sub(self.offset);
         }
-        if self.offset % SLOT_BYTES != 0 {
+        if !self.offset.is_multiple_of(SLOT_BYTES) {
             return Err(format!("offset = {}: must be a multiple of 4096", self.offset));
         }
-        if self.length % SLOT_BYTES != 0 {
+        if !self.length.is_multiple_of(SLOT_BYTES) {
             return Err(format!("length = {}: must be a multiple of 4096", self.length));
         }
         if self.offset + self.length > cap {
@@ -81,7 +81,7 @@ impl PhaseSpec {
         }
         match self.kind {
             PhaseKind::Io => {
-                if self.block_size == 0 || self.block_size % SLOT_BYTES != 0 || self.block_size > 64 << 20 {
+                if self.block_size == 0 || !self.block_size.is_multiple_of(SLOT_BYTES) || self.block_size > 64 << 20 {
                     return Err(format!(
                         "block_size = {}: must be a multiple of 4096 up to 64 MiB",
                         self.block_size
