@@ -224,9 +224,10 @@ impl Ftl {
         let queue = &mut job.queue;
         let mut moved = 0;
         // Page runs the open GC block takes without an edge (a new block or a complete
-        // program unit) wait at queue[batch.0..] and are placed together: the fast path
-        // of allocation only counts, so placing them later is the same as placing each
-        // at once (its `ready` is the latest of their reads).
+        // program unit) wait at queue[batch.start..] and are placed together: the fast
+        // path of allocation only counts, so placing them later is the same as placing
+        // each at once (its `ready` is the latest of their reads). The valid count below
+        // still includes batched slots: if only they are left, the queue runs out first.
         let mut batch = Batch { start: job.head, len: 0, ready: 0, room: self.alloc.gc_room(d, &self.map.written) };
         while n > 0 && self.map.valid[job.victim as usize] > 0 {
             if job.head == queue.len() {
