@@ -9,7 +9,7 @@
 //! GC and that hard stop collect whole victims.
 
 use super::alloc::Stream;
-use super::mapping::{at_mut, prefetch, NONE};
+use super::mapping::{at, at_mut, prefetch, NONE};
 use super::Ftl;
 use crate::nand::SLOT_BYTES;
 use crate::SimError;
@@ -229,7 +229,7 @@ impl Ftl {
         // each at once (its `ready` is the latest of their reads). The valid count below
         // still includes batched slots: if only they are left, the queue runs out first.
         let mut batch = Batch { start: job.head, len: 0, ready: 0, room: self.alloc.gc_room(d, &self.map.written) };
-        while n > 0 && self.map.valid[job.victim as usize] > 0 {
+        while n > 0 && *at(&self.map.valid, job.victim as usize) > 0 {
             if job.head == queue.len() {
                 self.place_batch(job.victim, d, queue, &mut batch)?;
                 queue.clear();
