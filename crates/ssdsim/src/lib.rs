@@ -5,6 +5,7 @@
 
 pub mod channel;
 pub mod engine;
+pub mod fastdiv;
 pub mod ftl;
 pub mod host;
 pub mod nand;

@@ -112,6 +112,9 @@ pub struct Nand {
     /// division per operation).
     page_bytes: u64,
     page_xfer: u64,
+    /// (bytes, channel ns) of a program unit in SLC and in native mode, the size of
+    /// nearly every program.
+    unit_xfer: [(u64, u64); 2],
     pub plane_busy: Vec<u64>,
     pub channels: Vec<Channel>,
     pub ops: OpCounts,
@@ -140,9 +143,14 @@ impl Nand {
         // channel_mbps MB/s = channel_mbps * 1000 bytes per ms.
         let bytes_per_ms = (p.nand.channel_mbps * 1000.0).round().max(1.0) as u64;
         let page_bytes = spp as u64 * SLOT_BYTES;
+        let unit = |t: &Timing| {
+            let bytes = t.unit_slots as u64 * SLOT_BYTES;
+            (bytes, transfer_ns(bytes, bytes_per_ms))
+        };
         Nand {
             page_bytes,
             page_xfer: transfer_ns(page_bytes, bytes_per_ms),
+            unit_xfer: [unit(&native), unit(&slc)],
             plane_busy: vec![0; (geo.dies * geo.planes) as usize],
             channels: vec![Channel::default(); geo.channels as usize],
             geo,
@@ -187,8 +195,9 @@ impl Nand {
     }
 
     /// Read one page from `plane` of die `d` and move `bytes` over the channel.
-    /// Returns when the data is in the controller.
-    #[inline]
+    /// Returns when the data is in the controller. Inlined: GC reads a page every few
+    /// relocations.
+    #[inline(always)]
     pub fn read(&mut self, t: u64, d: u32, plane: u32, slc: bool, bytes: u64) -> u64 {
         let pi = (d * self.geo.planes + plane) as usize;
         let tr = if slc { self.slc.read } else { self.native.read };
@@ -208,7 +217,8 @@ impl Nand {
     #[inline]
     pub fn program(&mut self, t: u64, d: u32, slc: bool, bytes: u64) -> u64 {
         let c = self.geo.channel_of_die(d) as usize;
-        let x = self.xfer_ns(bytes);
+        let (unit_bytes, unit_xfer) = self.unit_xfer[slc as usize];
+        let x = if bytes == unit_bytes { unit_xfer } else { self.xfer_ns(bytes) };
         let loaded = self.channels[c].book(t, x) + x;
         let tp = if slc { self.slc.prog } else { self.native.prog };
         let done = loaded.max(self.die_free(d)) + tp;

@@ -95,6 +95,23 @@ impl Alloc {
     pub fn open_block(&self, d: u32, s: Stream) -> u32 {
         self.open[d as usize * STREAMS + s as usize].block
     }
+    /// The open block of stream `s` on die `d` takes another slot (its capacity is kept
+    /// while open: no lookup of its mode and no division).
+    #[inline]
+    pub fn open_has_room(&self, d: u32, s: Stream, written: &[u32]) -> bool {
+        let o = &self.open[d as usize * STREAMS + s as usize];
+        o.block != NONE && written[o.block as usize] < o.cap
+    }
+    /// Slots the open GC block of die `d` takes on the fast path of `alloc_run` (before
+    /// it fills or completes a program unit); 0 if it has none open.
+    #[inline]
+    pub fn gc_room(&self, d: u32, written: &[u32]) -> u32 {
+        let o = &self.open[d as usize * STREAMS + Stream::Gc as usize];
+        if o.block == NONE {
+            return 0;
+        }
+        (o.cap - written[o.block as usize]).min(o.unit - 1 - o.fill)
+    }
     #[inline]
     pub fn host_die(&self) -> u32 {
         self.host_die

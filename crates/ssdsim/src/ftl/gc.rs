@@ -9,7 +9,7 @@
 //! GC and that hard stop collect whole victims.
 
 use super::alloc::Stream;
-use super::mapping::{prefetch, NONE};
+use super::mapping::{at, at_mut, prefetch, NONE};
 use super::Ftl;
 use crate::nand::SLOT_BYTES;
 use crate::SimError;
@@ -27,14 +27,16 @@ const CHUNK: usize = 32;
 /// relocation, as a burst of them would wait for the CPU's few outstanding-miss slots.
 const AHEAD: usize = 32;
 
-/// A victim being collected on one die.
-#[derive(Debug, Clone, Copy)]
+/// The GC state of one die: the victim being collected, if any, and the queue of its
+/// upcoming slots. Worked on in place (paced GC steps it once per host slot).
+#[derive(Debug, Clone)]
 pub struct GcJob {
+    /// NONE while the die collects nothing.
     pub victim: u32,
     slc: bool,
     /// Next slot offset to examine.
     next: u32,
-    /// Next entry of the die's queue to relocate.
+    /// Next entry of `queue` to relocate.
     head: usize,
     /// Slots to move per host slot written on the die (see `ftl.gc_pace`); fractional
     /// paces carry the remainder over in `credit`.
@@ -43,6 +45,45 @@ pub struct GcJob {
     last_page: u32,
     ready: u64,
     done: u64,
+    /// Upcoming (offset, logical block) of the victim, their L2P entries prefetched.
+    queue: Vec<(u32, u32)>,
+}
+
+impl GcJob {
+    pub fn idle() -> GcJob {
+        GcJob {
+            victim: NONE,
+            slc: false,
+            next: 0,
+            head: 0,
+            pace: 0.0,
+            credit: 0.0,
+            last_page: NONE,
+            ready: 0,
+            done: 0,
+            queue: Vec::with_capacity(128),
+        }
+    }
+
+    #[inline]
+    pub fn active(&self) -> bool {
+        self.victim != NONE
+    }
+
+    /// Collect nothing (secure erase).
+    pub fn reset(&mut self) {
+        self.victim = NONE;
+        self.queue.clear();
+    }
+}
+
+/// Victim slots gathered for the open GC block but not placed yet: queue[start..start +
+/// len], whose reads are done by `ready`; `room` slots fit before the block's next edge.
+struct Batch {
+    start: usize,
+    len: u32,
+    ready: u64,
+    room: u32,
 }
 
 impl Ftl {
@@ -62,7 +103,7 @@ impl Ftl {
     /// Collect the greedy victim of die `d` at `t` completely. Returns false if there is
     /// none worth collecting (see `victim`).
     pub(crate) fn gc_one(&mut self, d: u32, t: u64, idle: bool) -> Result<bool, SimError> {
-        if self.gc_jobs[d as usize].is_some() {
+        if self.gc_jobs[d as usize].active() {
             self.gc_finish(d, t)?;
             return Ok(true);
         }
@@ -87,7 +128,7 @@ impl Ftl {
                 if now >= end {
                     break;
                 }
-                if self.gc_jobs[d as usize].is_none() {
+                if !self.gc_jobs[d as usize].active() {
                     if !self.idle_gc_wanted(d) {
                         break;
                     }
@@ -112,32 +153,26 @@ impl Ftl {
     /// Paced foreground GC after a host slot was written on die `d` at `t`.
     #[inline]
     pub(crate) fn gc_pace(&mut self, d: u32, t: u64) -> Result<(), SimError> {
-        let job = match self.gc_jobs[d as usize] {
-            Some(j) => j,
-            None => {
-                if self.alloc.free_count(d) > self.gc_threshold() {
-                    return Ok(());
-                }
-                match self.victim(d, false) {
-                    Some(victim) => {
-                        self.gc_start(d, victim, None);
-                        self.gc_jobs[d as usize].unwrap()
-                    }
-                    None => return Ok(()),
-                }
+        if !self.gc_jobs[d as usize].active() {
+            if self.alloc.free_count(d) > self.gc_threshold() {
+                return Ok(());
             }
-        };
-        let credit = job.credit + job.pace;
-        let n = credit.floor();
-        if let Some(j) = self.gc_jobs[d as usize].as_mut() {
-            j.credit = credit - n;
+            match self.victim(d, false) {
+                Some(victim) => self.gc_start(d, victim, None),
+                None => return Ok(()),
+            }
         }
-        self.gc_step(d, t, n as u32)
+        let job = &mut self.gc_jobs[d as usize];
+        let credit = job.credit + job.pace;
+        // floor: credit >= 0 and far below 2^32 (pace <= 4 x slots per block).
+        let n = credit as u32;
+        job.credit = credit - n as f64;
+        self.gc_step(d, t, n)
     }
 
     /// Die `d` is collecting (or folding) a victim.
     pub(crate) fn collecting_on(&self, d: u32) -> bool {
-        self.gc_jobs[d as usize].is_some()
+        self.gc_jobs[d as usize].active()
     }
 
     /// Start collecting `victim` on die `d`, `pace` victim slots per host slot written
@@ -147,21 +182,22 @@ impl Ftl {
         let v = self.map.valid[victim as usize];
         self.map.withdraw(victim);
         let pace = pace.unwrap_or_else(|| self.gc_pace * v.div_ceil((spb - v).max(1)).max(1) as f64);
-        self.gc_jobs[d as usize] = Some(GcJob {
-            victim,
-            slc: self.alloc.is_slc(victim),
-            next: 0,
-            head: 0,
-            pace,
-            credit: 0.0,
-            last_page: NONE,
-            ready: 0,
-            done: 0,
-        });
+        let slc = self.alloc.is_slc(victim);
+        let job = &mut self.gc_jobs[d as usize];
+        debug_assert!(!job.active() && job.queue.is_empty());
+        job.victim = victim;
+        job.slc = slc;
+        job.next = 0;
+        job.head = 0;
+        job.pace = pace;
+        job.credit = 0.0;
+        job.last_page = NONE;
+        job.ready = 0;
+        job.done = 0;
     }
 
     pub(crate) fn gc_finish(&mut self, d: u32, t: u64) -> Result<(), SimError> {
-        while self.gc_jobs[d as usize].is_some() {
+        while self.gc_jobs[d as usize].active() {
             self.gc_step(d, t, u32::MAX)?;
         }
         Ok(())
@@ -172,8 +208,18 @@ impl Ftl {
     /// wait in a per-die queue; the L2P entry of each is prefetched `AHEAD` relocations
     /// before its use. The valid slots of one victim page move together: one read, then
     /// runs of destination slots.
-    fn gc_step(&mut self, d: u32, t: u64, mut n: u32) -> Result<(), SimError> {
-        let Some(mut job) = self.gc_jobs[d as usize] else { return Ok(()) };
+    fn gc_step(&mut self, d: u32, t: u64, n: u32) -> Result<(), SimError> {
+        // The job is worked on in place, taken out of `self` meanwhile.
+        let mut jobs = std::mem::take(&mut self.gc_jobs);
+        let r = match &mut jobs[d as usize] {
+            job if job.active() => self.gc_move(job, d, t, n),
+            _ => Ok(()),
+        };
+        self.gc_jobs = jobs;
+        r
+    }
+
+    fn gc_move(&mut self, job: &mut GcJob, d: u32, t: u64, mut n: u32) -> Result<(), SimError> {
         let g = &self.nand.geo;
         let (spb, page_shift) = (g.slots_per_block, g.page_shift);
         let page_bytes = g.slots_per_page as u64 * SLOT_BYTES;
@@ -183,22 +229,31 @@ impl Ftl {
             job.ready = t;
             job.done = t;
         }
-        let mut queue = std::mem::take(&mut self.gc_queue[d as usize]);
-        while n > 0 && self.map.valid[job.victim as usize] > 0 {
+        let queue = &mut job.queue;
+        let mut moved = 0;
+        // Page runs the open GC block takes without an edge (a new block or a complete
+        // program unit) wait at queue[batch.start..] and are placed together: the fast
+        // path of allocation only counts, so placing them later is the same as placing
+        // each at once (its `ready` is the latest of their reads). The valid count below
+        // still includes batched slots: if only they are left, the queue runs out first.
+        let mut batch = Batch { start: job.head, len: 0, ready: 0, room: self.alloc.gc_room(d, &self.map.written) };
+        while n > 0 && *at(&self.map.valid, job.victim as usize) > 0 {
             if job.head == queue.len() {
+                self.place_batch(job.victim, d, queue, &mut batch)?;
                 queue.clear();
                 job.head = 0;
+                batch.start = 0;
             }
             if queue.len() - job.head < AHEAD && job.next < written {
-                job.next = self.map.valid_slots_from(job.victim, job.next, CHUNK, &mut queue);
+                job.next = self.map.valid_slots_from::<CHUNK>(job.victim, job.next, queue);
             }
             let Some(&(first, _)) = queue.get(job.head) else { break };
             // The run: queued slots of this victim page still valid (the host may have
             // overwritten some since they were queued), at most n, compacted in place
-            // as (slot, logical block).
+            // after the batch as (slot, logical block).
             let page = first >> page_shift;
-            let start = job.head;
-            let (mut h, mut k) = (start, 0);
+            let start = batch.start + batch.len as usize;
+            let (mut h, mut k) = (job.head, 0);
             {
                 let (q, map) = (&mut queue[..], &self.map);
                 while k < n as usize && h < q.len() {
@@ -213,7 +268,8 @@ impl Ftl {
                         prefetch(&map.l2p, ahead as usize);
                     }
                     if map.is_valid(base + off) {
-                        q[start + k] = (base + off, lba);
+                        // start + k < h <= q.len().
+                        *at_mut(q, start + k) = (base + off, lba);
                         k += 1;
                     }
                 }
@@ -228,33 +284,35 @@ impl Ftl {
                 job.ready = self.nand.read(t, d, plane, job.slc, page_bytes);
                 job.done = job.done.max(job.ready);
             }
+            moved += k as u64;
+            n -= k as u32;
+            if batch.len + k as u32 <= batch.room {
+                batch.len += k as u32;
+                batch.ready = batch.ready.max(job.ready);
+                continue;
+            }
+            // This run meets an edge: the batch first, then the run slot by slot at edges.
+            self.place_batch(job.victim, d, queue, &mut batch)?;
             let mut j = 0;
             while j < k {
                 let (to, tb, m) = self.alloc_run(Stream::Gc, d, job.ready, (k - j) as u32)?;
                 let run = &queue[start + j..start + j + m as usize];
-                self.map.relocate(job.victim, run, to, tb);
-                #[cfg(feature = "verify")]
-                for (x, &(from, _)) in run.iter().enumerate() {
-                    self.stamps[to as usize + x] = self.stamps[from as usize];
-                }
+                self.relocate_run(job.victim, run, to, tb);
                 j += m as usize;
             }
-            self.counters.gc_moves += k as u64;
-            if job.slc {
-                self.counters.slc_fold_slots += k as u64;
-            }
-            n -= k as u32;
+            batch = Batch { start: job.head, len: 0, ready: 0, room: self.alloc.gc_room(d, &self.map.written) };
         }
-        let pending = self.map.valid[job.victim as usize] > 0;
-        self.gc_queue[d as usize] = queue;
-        if pending {
-            self.gc_jobs[d as usize] = Some(job);
+        self.place_batch(job.victim, d, queue, &mut batch)?;
+        self.counters.gc_moves += moved;
+        if job.slc {
+            self.counters.slc_fold_slots += moved;
+        }
+        if self.map.valid[job.victim as usize] > 0 {
             return Ok(());
         }
         // Victim empty: erase it and return it to its pool.
-        self.gc_jobs[d as usize] = None;
-        self.gc_queue[d as usize].clear();
         let victim = job.victim;
+        job.reset();
         debug_assert_eq!(self.map.valid[victim as usize], 0);
         self.nand.erase(job.done.max(t), d);
         if job.slc {
@@ -269,8 +327,33 @@ impl Ftl {
         Ok(())
     }
 
+    /// Place the batched runs (all on the fast path of allocation) and empty the batch.
+    #[inline(always)]
+    fn place_batch(&mut self, victim: u32, d: u32, queue: &[(u32, u32)], batch: &mut Batch) -> Result<(), SimError> {
+        if batch.len > 0 {
+            let (to, tb, m) = self.alloc_run(Stream::Gc, d, batch.ready, batch.len)?;
+            debug_assert_eq!(m, batch.len);
+            let s = batch.start;
+            self.relocate_run(victim, &queue[s..s + m as usize], to, tb);
+            batch.start += m as usize;
+            batch.room -= m;
+            batch.len = 0;
+            batch.ready = 0;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn relocate_run(&mut self, victim: u32, run: &[(u32, u32)], to: u32, tb: u32) {
+        self.map.relocate(victim, run, to, tb);
+        #[cfg(feature = "verify")]
+        for (x, &(from, _)) in run.iter().enumerate() {
+            self.stamps[to as usize + x] = self.stamps[from as usize];
+        }
+    }
+
     /// Blocks being collected (neither open nor GC candidates).
     pub fn collecting(&self) -> impl Iterator<Item = u32> + '_ {
-        self.gc_jobs.iter().flatten().map(|j| j.victim)
+        self.gc_jobs.iter().filter(|j| j.active()).map(|j| j.victim)
     }
 }

@@ -2,16 +2,23 @@
 //! block), per-block valid counts and write pointers, and valid-count buckets of closed
 //! blocks per die so greedy GC finds its victim in O(1) amortised.
 
+use crate::fastdiv::Divisor;
+
 pub const NONE: u32 = u32::MAX;
 
 /// Ask the CPU to start loading `v[i]`: the tables are far larger than the caches, and
 /// random updates are bound by memory latency, so overlapping the misses is the speed.
+/// Callers pass indices inside `v` (checked under `verify`); no bounds check otherwise, as
+/// this runs once per relocation and a prefetch of any address is harmless.
 #[inline(always)]
 pub fn prefetch<T>(v: &[T], i: usize) {
+    #[cfg(feature = "verify")]
+    assert!(i < v.len());
     #[cfg(target_arch = "x86_64")]
-    if i < v.len() {
-        // SAFETY: the address is inside `v`; a prefetch never faults or changes memory.
-        unsafe { std::arch::x86_64::_mm_prefetch(v.as_ptr().add(i) as *const i8, std::arch::x86_64::_MM_HINT_T0) }
+    // SAFETY: a prefetch never faults or changes memory, and wrapping_add keeps the
+    // address computation defined whatever `i` is.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(v.as_ptr().wrapping_add(i) as *const i8, std::arch::x86_64::_MM_HINT_T0)
     }
 }
 
@@ -41,7 +48,7 @@ fn table<T: Copy>(n: usize, fill: T) -> Vec<T> {
 /// the physical total, logical blocks below the user total), and builds with the
 /// `verify` feature (the property tests) check them.
 #[inline(always)]
-fn at<T>(v: &[T], i: usize) -> &T {
+pub(super) fn at<T>(v: &[T], i: usize) -> &T {
     #[cfg(feature = "verify")]
     assert!(i < v.len());
     // SAFETY: see above; i < v.len() by construction.
@@ -49,7 +56,7 @@ fn at<T>(v: &[T], i: usize) -> &T {
 }
 
 #[inline(always)]
-fn at_mut<T>(v: &mut [T], i: usize) -> &mut T {
+pub(super) fn at_mut<T>(v: &mut [T], i: usize) -> &mut T {
     #[cfg(feature = "verify")]
     assert!(i < v.len());
     // SAFETY: as for `at`.
@@ -68,7 +75,9 @@ pub struct Mapping {
     pub written: Vec<u32>,
     pub mapped: u64,
     spb: u32,
-    bpd: u32,
+    /// Slots per block and blocks per die as divisors (both on every host write).
+    spb_div: Divisor,
+    bpd_div: Divisor,
     // Doubly linked lists of closed blocks, one list per (die, valid count).
     next: Vec<u32>,
     prev: Vec<u32>,
@@ -90,7 +99,8 @@ impl Mapping {
             written: vec![0; blocks as usize],
             mapped: 0,
             spb,
-            bpd,
+            spb_div: Divisor::new(spb),
+            bpd_div: Divisor::new(bpd),
             next: vec![NONE; blocks as usize],
             prev: vec![NONE; blocks as usize],
             in_bucket: vec![false; blocks as usize],
@@ -103,7 +113,7 @@ impl Mapping {
     /// The die of block `b` and the index of its bucket list for valid count `v`.
     #[inline]
     fn bucket(&self, b: u32, v: u32) -> (usize, usize) {
-        let die = (b / self.bpd) as usize;
+        let die = self.bpd_div.quotient(b) as usize;
         (die, die * (self.spb as usize + 1) + v as usize)
     }
 
@@ -185,37 +195,40 @@ impl Mapping {
         *at_mut(&mut self.vbits, (s >> 6) as usize) &= !(1 << (s & 63));
     }
 
-    /// Append to `out` the (offset, logical block) of up to `max` valid slots of block
-    /// `b`, scanning from offset `from`; returns the offset to continue from.
-    pub fn valid_slots_from(&self, b: u32, from: u32, max: usize, out: &mut Vec<(u32, u32)>) -> u32 {
+    /// Append to `out` the (offset, logical block) of up to `MAX` valid slots of block
+    /// `b`, scanning from offset `from`; returns the offset to continue from. Gathered in
+    /// a local array and appended at once (no capacity check per slot).
+    pub fn valid_slots_from<const MAX: usize>(&self, b: u32, from: u32, out: &mut Vec<(u32, u32)>) -> u32 {
         let base = b as u64 * self.spb as u64;
         let end = base + self.spb as u64;
         let mut s = base + from as u64;
-        let mut left = max;
-        // No reallocation inside the loop.
-        out.reserve(max.min((end - s) as usize));
-        while s < end {
+        let mut buf = [(0u32, 0u32); MAX];
+        let mut k = 0;
+        let mut next = self.spb;
+        'scan: while s < end {
             let w = self.vbits[(s >> 6) as usize] >> (s & 63);
             let take = (64 - (s & 63)).min(end - s);
             let mut w = if take == 64 { w } else { w & ((1u64 << take) - 1) };
             while w != 0 {
                 let slot = s + w.trailing_zeros() as u64;
-                out.push(((slot - base) as u32, *at(&self.p2l, slot as usize)));
+                buf[k] = ((slot - base) as u32, *at(&self.p2l, slot as usize));
                 w &= w - 1;
-                left -= 1;
-                if left == 0 {
-                    return (slot + 1 - base) as u32;
+                k += 1;
+                if k == MAX {
+                    next = (slot + 1 - base) as u32;
+                    break 'scan;
                 }
             }
             s += take;
         }
-        self.spb
+        out.extend_from_slice(&buf[..k]);
+        next
     }
 
     /// Mark physical slot `s` stale (its logical block was rewritten or trimmed).
-    #[inline]
+    #[inline(always)]
     pub fn invalidate(&mut self, s: u32) {
-        let b = s / self.spb;
+        let b = self.spb_div.quotient(s);
         self.clear_valid(s);
         if self.in_bucket[b as usize] {
             self.bucket_down(b);
@@ -300,10 +313,9 @@ impl Mapping {
     }
     #[inline(always)]
     pub fn prefetch_old(&self, lba: u32) {
-        if let Some(&s) = self.l2p.get(lba as usize) {
-            if s != NONE {
-                prefetch(&self.vbits, (s >> 6) as usize);
-            }
+        let s = *at(&self.l2p, lba as usize);
+        if s != NONE {
+            prefetch(&self.vbits, (s >> 6) as usize);
         }
     }
 

@@ -41,10 +41,8 @@ pub struct Ftl {
     pub buffer: WriteBuffer,
     pub counters: Counters,
     pub user_slots: u64,
-    /// Per die: upcoming (offset, logical block) of its victim, prefetched.
-    gc_queue: Vec<Vec<(u32, u32)>>,
-    /// The victim each die is collecting, if any.
-    gc_jobs: Vec<Option<gc::GcJob>>,
+    /// Per die: the victim it is collecting, if any.
+    gc_jobs: Vec<gc::GcJob>,
     /// Write sequence number of the data in each physical slot (tests only): lets the
     /// property tests check that a read finds the version last written.
     #[cfg(feature = "verify")]
@@ -77,8 +75,7 @@ impl Ftl {
             buffer,
             counters: Counters::default(),
             user_slots,
-            gc_queue: vec![Vec::with_capacity(128); g.dies as usize],
-            gc_jobs: vec![None; g.dies as usize],
+            gc_jobs: vec![gc::GcJob::idle(); g.dies as usize],
             #[cfg(feature = "verify")]
             stamps: vec![0; g.total_slots() as usize],
             #[cfg(feature = "verify")]
@@ -191,8 +188,7 @@ impl Ftl {
             self.nand.ops.erases += used;
         }
         self.map.clear();
-        self.gc_jobs.fill(None);
-        self.gc_queue.iter_mut().for_each(Vec::clear);
+        self.gc_jobs.iter_mut().for_each(gc::GcJob::reset);
         self.alloc.reset(&g);
         self.slc.reset();
         self.cmt.reset();
@@ -211,7 +207,7 @@ impl Ftl {
                 if now >= end {
                     break;
                 }
-                if self.gc_jobs[d as usize].is_some() {
+                if self.gc_jobs[d as usize].active() {
                     self.gc_finish(d, now)?;
                     continue;
                 }

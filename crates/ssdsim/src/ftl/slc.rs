@@ -4,7 +4,6 @@
 //! idle time and, if the firmware does it, periodic reclaim while writing direct.
 
 use super::alloc::Stream;
-use super::mapping::NONE;
 use super::Ftl;
 use crate::nand::{Geometry, SLOT_BYTES};
 use crate::profile::Profile;
@@ -28,9 +27,11 @@ pub struct SlcCache {
     pub used_slots: u64,
     /// Non-static blocks currently in SLC mode.
     pub dynamic_blocks: u64,
-    /// (free user slots, dynamic_cap_slots of them) last computed: the allowance is asked
-    /// for on every host write, and the free space rarely changes between two.
-    cap_memo: (u64, u64),
+    /// (dynamic_blocks, the least free user space that allows one more dynamic block
+    /// then; u64::MAX: none). Asked on every host write: the allowance only grows with
+    /// free space, so one search per change of the block count replaces float math per
+    /// write (the free space changes on every write while the drive fills).
+    allow_memo: (u64, u64),
     /// Closed SLC blocks per die, oldest first, with the erase generation they closed in.
     queue: Vec<VecDeque<(u32, u32)>>,
     generation: Vec<u32>,
@@ -56,8 +57,7 @@ impl SlcCache {
             direct_since_reclaim: 0,
             used_slots: 0,
             dynamic_blocks: 0,
-            // No free space, no allowance (0 * share = 0).
-            cap_memo: (0, 0),
+            allow_memo: (u64::MAX, u64::MAX),
             queue: vec![VecDeque::new(); g.dies as usize],
             generation: vec![0; g.total_blocks() as usize],
         }
@@ -69,14 +69,23 @@ impl SlcCache {
         self.dynamic_max_slots.min((self.dynamic_share * free / self.bits as f64) as u64)
     }
 
-    /// `dynamic_cap_slots`, remembered for the last free space seen.
-    #[inline]
-    fn dynamic_cap_memo(&mut self, user_slots: u64, mapped: u64) -> u64 {
-        let free = user_slots.saturating_sub(mapped);
-        if self.cap_memo.0 != free {
-            self.cap_memo = (free, self.dynamic_cap_slots(user_slots, mapped));
+    /// The least free space (user slots, at most `user_slots`) whose allowance holds
+    /// `need` slots, or u64::MAX: a binary search, as the allowance is monotone in it.
+    fn least_free_for(&self, need: u64, user_slots: u64) -> u64 {
+        let holds = |free: u64| need <= self.dynamic_cap_slots(user_slots, user_slots - free);
+        if !holds(user_slots) {
+            return u64::MAX;
         }
-        self.cap_memo.1
+        let (mut lo, mut hi) = (0, user_slots);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if holds(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
     }
 
     pub fn capacity_slots(&self, user_slots: u64, mapped: u64) -> u64 {
@@ -86,8 +95,13 @@ impl SlcCache {
         self.static_slots + self.dynamic_cap_slots(user_slots, mapped)
     }
 
+    #[inline]
     fn dynamic_allowed(&mut self, user_slots: u64, mapped: u64) -> bool {
-        (self.dynamic_blocks + 1) * self.block_slots <= self.dynamic_cap_memo(user_slots, mapped)
+        if self.allow_memo.0 != self.dynamic_blocks {
+            let need = (self.dynamic_blocks + 1) * self.block_slots;
+            self.allow_memo = (self.dynamic_blocks, self.least_free_for(need, user_slots));
+        }
+        user_slots.saturating_sub(mapped) >= self.allow_memo.1
     }
 
     pub fn on_close(&mut self, b: u32, d: u32) {
@@ -107,6 +121,7 @@ impl SlcCache {
 }
 
 impl Ftl {
+    #[inline]
     fn slc_room(&mut self, d: u32) -> bool {
         self.alloc.free_static_count(d) > 0 || self.slc.dynamic_allowed(self.user_slots, self.map.mapped)
     }
@@ -118,8 +133,7 @@ impl Ftl {
         if !self.slc.enabled {
             return Ok(Stream::HostNative);
         }
-        let ob = self.alloc.open_block(d, Stream::HostSlc);
-        if ob != NONE && self.map.written[ob as usize] < self.block_cap(ob) {
+        if self.alloc.open_has_room(d, Stream::HostSlc, &self.map.written) {
             return Ok(Stream::HostSlc);
         }
         if self.slc_room(d) {
