@@ -420,6 +420,16 @@ def test_sigterm_through_the_cli_keeps_an_interrupted_run(loops, tmp_path):
     assert ph[-1]["totals"]["duration_s"] < 30
 
 
+def _stored_phases(db) -> int:
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as c:
+            return c.execute("SELECT count(*) FROM phases").fetchone()[0]
+    except sqlite3.Error:  # not created yet, or busy
+        return 0
+
+
 def _signal_consistency_run(dev: str, db, sig: int, *extra: str) -> tuple[int, str, str]:
     """Start `ssdlab run consistency` on `dev`, send `sig` a few seconds into the random
     writes, and return (exit status, stdout, stderr)."""
@@ -428,7 +438,12 @@ def _signal_consistency_run(dev: str, db, sig: int, *extra: str) -> tuple[int, s
                           "--seconds", "60", "--db", str(db), *extra], env=env, cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(6)  # purge, fill, then a few seconds of random writes
+        # Signal a few seconds into the random writes: once purge and fill are stored (a
+        # fixed delay missed them on a loaded machine).
+        deadline = time.monotonic() + 120
+        while _stored_phases(db) < 2 and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(2)
         p.send_signal(sig)
         out, err = p.communicate(timeout=60)
     finally:
