@@ -436,7 +436,10 @@ def _signal_consistency_run(dev: str, db, sig: int, *extra: str) -> tuple[int, s
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
     p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "run", "consistency", "--drive", dev,
                           "--seconds", "60", "--db", str(db), *extra], env=env, cwd=ROOT,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         # Ctrl-C as in a terminal, even when the suite itself runs in the
+                         # background (where SIGINT is ignored and children inherit that).
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         # Signal a few seconds into the random writes: once purge and fill are stored (a
         # fixed delay missed them on a loaded machine).
