@@ -86,6 +86,7 @@ def test_what_if_more_channels_is_faster():
         ("ftl.read_ahead_kib=6", ["ftl.read_ahead_kib", "6", "multiple of 4"]),
         ("ftl.striping=diagonal", ["ftl.striping", "diagonal", "static"]),
         ("host.write_mbps=0.5", ["host.write_mbps", "0.5", "no limit"]),
+        ("slc.fold_pace=0", ["slc.fold_pace", "0.05..8"]),
         ("ftl.idle_gc_delay_ms=-1", ["ftl.idle_gc_delay_ms", "-1"]),
     ],
 )
