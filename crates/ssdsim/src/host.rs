@@ -2,6 +2,7 @@
 //! overhead, the drive's queue limit (NCQ), and the write buffer that acknowledges writes
 //! and drains as NAND programs complete.
 
+use crate::nand::transfer_ns;
 use crate::profile::Profile;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -29,9 +30,8 @@ pub fn link_mbps(p: &Profile) -> f64 {
 }
 
 pub struct Host {
-    /// ns per byte as a rational (bytes * num / den).
-    link_num: u64,
-    link_den: u64,
+    /// Link rate after protocol overhead.
+    link_bytes_per_ms: u64,
     /// The last (bytes, ns) computed: a phase moves one I/O size, so this saves a
     /// division per command.
     link_memo: (u64, u64),
@@ -39,10 +39,8 @@ pub struct Host {
     duplex: bool,
     link_in: u64,
     link_out: u64,
-    /// Controller write path: ns per byte as (num, den), den 0 = no limit; and when it
-    /// is free.
-    write_num: u64,
-    write_den: u64,
+    /// Controller write path rate (0 = no limit), and when it is free.
+    write_bytes_per_ms: u64,
     write_busy: u64,
     ctrl_busy: u64,
     pub overhead: u64,
@@ -57,14 +55,12 @@ impl Host {
     pub fn new(p: &Profile) -> Host {
         let mbps = link_mbps(p);
         Host {
-            link_num: 1_000_000,
-            link_den: (mbps * 1000.0).round().max(1.0) as u64,
+            link_bytes_per_ms: (mbps * 1000.0).round().max(1.0) as u64,
             link_memo: (0, 0),
             duplex: p.host.interface != "sata",
             link_in: 0,
             link_out: 0,
-            write_num: 1_000_000,
-            write_den: (p.host.write_mbps * 1000.0).round() as u64,
+            write_bytes_per_ms: (p.host.write_mbps * 1000.0).round() as u64,
             write_busy: 0,
             ctrl_busy: 0,
             overhead: (p.host.command_overhead_us * 1000.0).round().max(1.0) as u64,
@@ -76,7 +72,7 @@ impl Host {
 
     fn link_ns(&mut self, bytes: u64) -> u64 {
         if self.link_memo.0 != bytes {
-            self.link_memo = (bytes, (bytes * self.link_num).div_ceil(self.link_den));
+            self.link_memo = (bytes, transfer_ns(bytes, self.link_bytes_per_ms));
         }
         self.link_memo.1
     }
@@ -113,11 +109,10 @@ impl Host {
         let s = t.max(*busy);
         *busy = s + d;
         let arrived = *busy;
-        if self.write_den == 0 {
+        if self.write_bytes_per_ms == 0 {
             return arrived;
         }
-        let w = (bytes * self.write_num).div_ceil(self.write_den);
-        self.write_busy = s.max(self.write_busy) + w;
+        self.write_busy = s.max(self.write_busy) + transfer_ns(bytes, self.write_bytes_per_ms);
         arrived.max(self.write_busy)
     }
 

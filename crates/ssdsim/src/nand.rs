@@ -120,8 +120,9 @@ pub struct Nand {
     pub ops: OpCounts,
 }
 
-/// Time to move `bytes` over a channel of `bytes_per_ms`, in ns, rounded up.
-fn transfer_ns(bytes: u64, bytes_per_ms: u64) -> u64 {
+/// Time to move `bytes` at `bytes_per_ms` (a NAND channel, the host link, the
+/// controller's write path), in ns, rounded up.
+pub(crate) fn transfer_ns(bytes: u64, bytes_per_ms: u64) -> u64 {
     (bytes * 1_000_000).div_ceil(bytes_per_ms)
 }
 

@@ -44,11 +44,11 @@ pub struct Alloc {
     host_die: u32,
     host_page_fill: u32,
     /// `ftl.striping = "dynamic"`.
-    pub(crate) dynamic: bool,
+    dynamic: bool,
 }
 
 impl Alloc {
-    pub fn new(g: &Geometry, static_per_die: u32) -> Alloc {
+    pub fn new(g: &Geometry, static_per_die: u32, dynamic: bool) -> Alloc {
         let mut a = Alloc {
             bpd: g.blocks_per_die,
             static_per_die,
@@ -58,7 +58,7 @@ impl Alloc {
             slc_mode: vec![false; g.total_blocks() as usize],
             host_die: 0,
             host_page_fill: 0,
-            dynamic: false,
+            dynamic,
         };
         a.reset(g);
         a
@@ -90,10 +90,6 @@ impl Alloc {
     }
     pub fn free_static_count(&self, d: u32) -> u32 {
         self.free_static[d as usize].len() as u32
-    }
-    #[inline]
-    pub fn open_block(&self, d: u32, s: Stream) -> u32 {
-        self.open[d as usize * STREAMS + s as usize].block
     }
     /// The open block of stream `s` on die `d` takes another slot (its capacity is kept
     /// while open: no lookup of its mode and no division).

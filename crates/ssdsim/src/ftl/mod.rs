@@ -64,11 +64,9 @@ impl Ftl {
         let g = nand.geo.clone();
         let user_slots = (p.user_capacity_gb * 1e9) as u64 / SLOT_BYTES;
         let static_per_die = g.static_slc_blocks_per_die(p);
-        let mut alloc = Alloc::new(&g, static_per_die);
-        alloc.dynamic = p.ftl.striping == "dynamic";
         Ftl {
             map: Mapping::new(user_slots, g.total_blocks(), g.slots_per_block, g.blocks_per_die, g.dies),
-            alloc,
+            alloc: Alloc::new(&g, static_per_die, p.ftl.striping == "dynamic"),
             slc: SlcCache::new(p, &g, static_per_die),
             cmt: Cmt::new(p, user_slots),
             ra: ReadAhead::new(p.ftl.read_ahead_kib),
