@@ -365,14 +365,6 @@ NO_SWINGS = (
     "fold_pace 0.5 (the swing low / settled), but flat: the fold cycle is one SLC block per "
     "die (32 MiB), far below the 1 GB segments. Needs the firmware's switch between the two "
     "modes at GB scale (unknown: the blocking reclaim gives 500-800 / 57-134 MB/s swings)")
-NO_DEGRADE = (
-    "the only end-of-fill slowdown the simulator has is folding the remaining SLC blocks "
-    "when free blocks run out (a fold moves at most a third of a native block per victim): "
-    "the last 16 GB run at ~97 MB/s on the 128 GB and ~156 MB/s on the 256 GB. An SLC-first "
-    "firmware (paced slc.when_full = \"fold\", session 4) does not degrade either: bg4-256 with "
-    "tPROG 1870 us gives 183 / 176 MB/s (after the cache / last 16 GB), 292 / 256 with "
-    "dynamic striping. Needs a mechanism that degrades writes with the fill level itself "
-    "(e.g. a DRAM-less mapping write-back cost growing with the mapped range)")
 SEQ_AFTER_RANDOM = (
     "the m4 has no read-ahead (the 510's ftl.read_ahead_kib = 128 keeps its clean read "
     "speed). Its full read passes (183 vs 177 MB/s): write-idle GC, restoring its 2 % "
@@ -383,8 +375,6 @@ SEQ_AFTER_RANDOM = (
 
 XFAIL: dict[tuple[str, str], str] = {
     ("sn520-128", "swing high"): NO_SWINGS,
-    ("bg4-128", "last 16 GB"): NO_DEGRADE,
-    ("bg4-256", "last 16 GB"): NO_DEGRADE,
     ("m4-256", "idle read"): SEQ_AFTER_RANDOM,
 }
 

@@ -122,10 +122,13 @@ pub struct Ftl {
     /// "dynamic" gives each page to the die that is free first (firmware that steers
     /// writes away from dies busy collecting).
     pub striping: String,
+    /// Dies that may collect (GC or fold) at the same time, the firmware's GC engines
+    /// (0 = every die at once).
+    pub gc_engines: u32,
 }
 impl Default for Ftl {
     fn default() -> Self {
-        Ftl { gc_threshold_blocks: 2, gc_pace: 1.0, idle_gc: true, idle_gc_target_pct: 10.0, idle_gc_max_valid_pct: 50.0, idle_gc_delay_ms: 100.0, read_ahead_kib: 0, striping: "static".into() }
+        Ftl { gc_threshold_blocks: 2, gc_pace: 1.0, idle_gc: true, idle_gc_target_pct: 10.0, idle_gc_max_valid_pct: 50.0, idle_gc_delay_ms: 100.0, read_ahead_kib: 0, striping: "static".into(), gc_engines: 0 }
     }
 }
 
@@ -393,6 +396,7 @@ impl Profile {
             f.read_ahead_kib,
             "a multiple of 4 up to 65536 (0 = no read-ahead)"
         );
+        check!(f.gc_engines <= 4096, "ftl.gc_engines", f.gc_engines, "0 (one per die) or 1..4096");
         check!(
             f.striping == "static" || f.striping == "dynamic",
             "ftl.striping",

@@ -278,3 +278,34 @@ fn the_controller_write_path_caps_host_writes_only() {
     assert!((w_cap / 10.0 - 1.0).abs() < 0.03, "writes run at the write path's rate");
     assert!((r_cap / r_free - 1.0).abs() < 0.02, "reads do not pass through the write path");
 }
+
+/// MB/s of the middle and the last tenth of a whole-drive fill whose SLC cache does not
+/// fit in the spare area, so it is folded near the end, with `engines` GC engines.
+fn fill_tenths(engines: u32) -> (f64, f64) {
+    let mut p = common::gc_drive(4, 256, 0.95, "mlc");
+    p.slc.dynamic_max_gb = 0.15;
+    p.slc.dynamic_share = 1.0;
+    p.ftl.gc_engines = engines;
+    let mut d = Drive::new(p, 5);
+    let tenth = d.user_bytes() / 10 / (128 * 1024) * (128 * 1024);
+    let mut mbps = Vec::new();
+    for i in 0..10 {
+        let mut w = io(false, 0, 128 * 1024, 32);
+        w.offset = i * tenth;
+        w.length = tenth;
+        w.stop_bytes = Some(tenth);
+        mbps.push(total(&run(&mut d, &w), "mbps"));
+        d.ftl.check_invariants().unwrap();
+    }
+    (mbps[5], mbps[9])
+}
+
+#[test]
+fn fewer_gc_engines_than_dies_deepen_the_drop_at_the_end_of_a_fill() {
+    let (mid_all, last_all) = fill_tenths(0);
+    let (mid_one, last_one) = fill_tenths(1);
+    eprintln!("engine per die {mid_all:.1} -> {last_all:.1} MB/s; one engine {mid_one:.1} -> {last_one:.1} MB/s");
+    assert_eq!(mid_all, mid_one, "nothing collects while the drive has free blocks");
+    assert!(last_all < 0.85 * mid_all, "folding the cache near the end slows the fill");
+    assert!(last_one < 0.75 * last_all, "with one engine the dies take turns folding");
+}

@@ -28,7 +28,7 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn drive_knobs() -> impl Strategy<Value = (f64, f64, &'static str, &'static str, f64, &'static str)> {
+fn drive_knobs() -> impl Strategy<Value = (f64, f64, &'static str, &'static str, f64, &'static str, u32)> {
     (
         prop_oneof![Just(0.0), Just(0.0001)],
         prop_oneof![Just(0.0), Just(0.0006), Just(0.002)],
@@ -36,6 +36,7 @@ fn drive_knobs() -> impl Strategy<Value = (f64, f64, &'static str, &'static str,
         prop_oneof![Just("dram"), Just("sram"), Just("hmb")],
         prop_oneof![Just(0.0), Just(0.0002)],
         prop_oneof![Just("static"), Just("dynamic")],
+        prop_oneof![Just(0u32), Just(1)],
     )
 }
 
@@ -46,6 +47,7 @@ proptest! {
     fn ftl_keeps_invariants(knobs in drive_knobs(), ops in prop::collection::vec(op(), 1..160)) {
         let mut p = common::tiny(knobs.0, knobs.1, knobs.2, knobs.3, knobs.4);
         p.ftl.striping = knobs.5.into();
+        p.ftl.gc_engines = knobs.6;
         let mut ftl = Ftl::new(&p, WriteBuffer::new(1 << 20));
         let user = ftl.user_slots as u32;
         let mut model: HashMap<u32, u64> = HashMap::new();
@@ -101,6 +103,7 @@ proptest! {
                               phases in prop::collection::vec((0u8..4, 0u32..=100, any::<bool>(), 1u32..9, 1u32..33), 1..12)) {
         let mut p = common::tiny(knobs.0, knobs.1, knobs.2, knobs.3, knobs.4);
         p.ftl.striping = knobs.5.into();
+        p.ftl.gc_engines = knobs.6;
         // Write-idle GC at once (and on fuller victims) so read phases run it; read-ahead.
         if background {
             p.ftl.idle_gc_delay_ms = 0.0;

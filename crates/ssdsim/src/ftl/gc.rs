@@ -133,8 +133,8 @@ impl Ftl {
                         break;
                     }
                     match self.victim(d, true) {
-                        Some(victim) => self.gc_start(d, victim, None),
-                        None => break,
+                        Some(victim) if self.engine_now(d, now) => self.gc_start(d, victim, None),
+                        _ => break,
                     }
                 }
                 self.gc_step(d, now, BG_CHUNK)?;
@@ -146,8 +146,43 @@ impl Ftl {
     /// Relocate every valid slot of closed block `victim` on die `d`, then erase it.
     pub(crate) fn collect(&mut self, victim: u32, d: u32, t: u64) -> Result<(), SimError> {
         self.gc_finish(d, t)?;
+        let t = self.wait_engine(d, t)?;
         self.gc_start(d, victim, None);
         self.gc_finish(d, t)
+    }
+
+    /// A job may start on die `d` at `t` without waiting: take an engine if one is free.
+    #[inline]
+    pub(crate) fn engine_now(&mut self, d: u32, t: u64) -> bool {
+        if !self.engines.limited() {
+            return true;
+        }
+        match self.engines.ready_at(t) {
+            Some(e) => {
+                self.engines.take(e, d);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Die `d` must collect now: take the engine free first, finishing another die's job
+    /// if all are held. Returns when the engine is free.
+    fn wait_engine(&mut self, d: u32, t: u64) -> Result<u64, SimError> {
+        if !self.engines.limited() {
+            return Ok(t);
+        }
+        loop {
+            if let Some((e, free)) = self.engines.earliest() {
+                self.engines.take(e, d);
+                return Ok(t.max(free));
+            }
+            let other = self.engines.any_holder().expect("a held engine");
+            self.gc_finish(other, t)?;
+            if self.engines.holders().any(|h| h == other) {
+                return Err(SimError(format!("internal: die {other} holds a GC engine but collects nothing")));
+            }
+        }
     }
 
     /// Paced foreground GC after a host slot was written on die `d` at `t`.
@@ -158,8 +193,8 @@ impl Ftl {
                 return Ok(());
             }
             match self.victim(d, false) {
-                Some(victim) => self.gc_start(d, victim, None),
-                None => return Ok(()),
+                Some(victim) if self.engine_now(d, t) => self.gc_start(d, victim, None),
+                _ => return Ok(()),
             }
         }
         let job = &mut self.gc_jobs[d as usize];
@@ -314,7 +349,10 @@ impl Ftl {
         let victim = job.victim;
         job.reset();
         debug_assert_eq!(self.map.valid[victim as usize], 0);
-        self.nand.erase(job.done.max(t), d);
+        let erased = self.nand.erase(job.done.max(t), d);
+        if self.engines.limited() {
+            self.engines.release(d, erased);
+        }
         if job.slc {
             self.slc.used_slots -= written as u64;
             if !self.alloc.is_static(victim) {

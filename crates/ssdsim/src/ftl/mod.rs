@@ -4,6 +4,7 @@
 
 pub mod alloc;
 pub mod cmt;
+pub mod engines;
 pub mod gc;
 pub mod mapping;
 pub mod read_ahead;
@@ -16,6 +17,7 @@ use crate::profile::Profile;
 use crate::SimError;
 use alloc::{Alloc, Stream};
 use cmt::Cmt;
+use engines::Engines;
 use mapping::{Mapping, NONE};
 use read_ahead::ReadAhead;
 use slc::SlcCache;
@@ -43,6 +45,7 @@ pub struct Ftl {
     pub user_slots: u64,
     /// Per die: the victim it is collecting, if any.
     gc_jobs: Vec<gc::GcJob>,
+    pub(crate) engines: Engines,
     /// Write sequence number of the data in each physical slot (tests only): lets the
     /// property tests check that a read finds the version last written.
     #[cfg(feature = "verify")]
@@ -74,6 +77,8 @@ impl Ftl {
             counters: Counters::default(),
             user_slots,
             gc_jobs: vec![gc::GcJob::idle(); g.dies as usize],
+            // As many engines as dies is no limit.
+            engines: Engines::new(if p.ftl.gc_engines >= g.dies { 0 } else { p.ftl.gc_engines }),
             #[cfg(feature = "verify")]
             stamps: vec![0; g.total_slots() as usize],
             #[cfg(feature = "verify")]
@@ -187,6 +192,7 @@ impl Ftl {
         }
         self.map.clear();
         self.gc_jobs.iter_mut().for_each(gc::GcJob::reset);
+        self.engines.reset(end);
         self.alloc.reset(&g);
         self.slc.reset();
         self.cmt.reset();

@@ -140,7 +140,7 @@ impl Ftl {
             return Ok(Stream::HostSlc);
         }
         if self.slc.fold_when_full {
-            self.start_fold(d);
+            self.start_fold(d, t);
             return Ok(Stream::HostNative);
         }
         if self.slc.reclaim_interval_slots > 0 {
@@ -165,11 +165,13 @@ impl Ftl {
 
     /// Cache full on die `d`: unless the die is already collecting, start folding its
     /// oldest SLC block, paced with the host writes (see `gc_pace`).
-    fn start_fold(&mut self, d: u32) {
-        if !self.collecting_on(d) {
-            if let Some(b) = self.oldest_slc(d) {
-                self.gc_start(d, b, Some(self.slc.fold_pace));
-            }
+    fn start_fold(&mut self, d: u32, t: u64) {
+        if self.collecting_on(d) || !self.engines.free_by(t) {
+            return;
+        }
+        if let Some(b) = self.oldest_slc(d) {
+            self.engine_now(d, t);
+            self.gc_start(d, b, Some(self.slc.fold_pace));
         }
     }
 

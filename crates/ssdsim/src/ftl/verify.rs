@@ -87,6 +87,15 @@ impl Ftl {
         if dyn_slc != self.slc.dynamic_blocks {
             return Err(format!("dynamic SLC blocks {} != {dyn_slc}", self.slc.dynamic_blocks));
         }
+        if self.engines.limited() {
+            let mut holders: Vec<u32> = self.engines.holders().collect();
+            let mut busy: Vec<u32> = (0..g.dies).filter(|&d| self.collecting_on(d)).collect();
+            holders.sort_unstable();
+            busy.sort_unstable();
+            if holders != busy {
+                return Err(format!("dies holding GC engines {holders:?} != dies collecting {busy:?}"));
+            }
+        }
         Ok(())
     }
 
