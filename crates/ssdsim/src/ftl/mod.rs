@@ -215,6 +215,10 @@ impl Ftl {
                     self.gc_finish(d, now)?;
                     continue;
                 }
+                // With few GC engines the dies take turns: none left in this idle period.
+                if self.engines.earliest().is_some_and(|(_, free)| free >= end) {
+                    break;
+                }
                 if self.slc.idle_fold && self.fold_one(d, now)? {
                     continue;
                 }
