@@ -365,17 +365,8 @@ NO_SWINGS = (
     "fold_pace 0.5 (the swing low / settled), but flat: the fold cycle is one SLC block per "
     "die (32 MiB), far below the 1 GB segments. Needs the firmware's switch between the two "
     "modes at GB scale (unknown: the blocking reclaim gives 500-800 / 57-134 MB/s swings)")
-SEQ_AFTER_RANDOM = (
-    "the m4 has no read-ahead (the 510's ftl.read_ahead_kib = 128 keeps its clean read "
-    "speed). Its full read passes (183 vs 177 MB/s): write-idle GC, restoring its 2 % "
-    "reserve, competes with the reads; after 30 min idle the reserve is already there and the "
-    "pass reads at 212 MB/s against 156 (without GC during reads the full read would also be "
-    "~236). Needs a slower read path on fragmented data that no public m4 fact explains yet")
-
-
 XFAIL: dict[tuple[str, str], str] = {
     ("sn520-128", "swing high"): NO_SWINGS,
-    ("m4-256", "idle read"): SEQ_AFTER_RANDOM,
 }
 
 
