@@ -163,14 +163,15 @@ impl Ftl {
         None
     }
 
-    /// Cache full on die `d`: unless the die is already collecting, start folding its
-    /// oldest SLC block, paced with the host writes (see `gc_pace`).
+    /// Cache full on die `d`: unless the die is already collecting or no GC engine is
+    /// free, start folding its oldest SLC block, paced with the host writes (see `gc_pace`).
     fn start_fold(&mut self, d: u32, t: u64) {
         if self.collecting_on(d) || !self.engines.free_by(t) {
             return;
         }
         if let Some(b) = self.oldest_slc(d) {
-            self.engine_now(d, t);
+            let took = self.engine_now(d, t);
+            debug_assert!(took, "an engine was free by t");
             self.gc_start(d, b, Some(self.slc.fold_pace));
         }
     }
