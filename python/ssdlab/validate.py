@@ -364,7 +364,10 @@ NO_SWINGS = (
     "the paced fold (slc.when_full = \"fold\", SLC-first) at 203 MB/s with dynamic striping or "
     "fold_pace 0.5 (the swing low / settled), but flat: the fold cycle is one SLC block per "
     "die (32 MiB), far below the 1 GB segments. Needs the firmware's switch between the two "
-    "modes at GB scale (unknown: the blocking reclaim gives 500-800 / 57-134 MB/s swings)")
+    "modes at GB scale (unknown: the blocking reclaim gives 500-800 / 57-134 MB/s swings). "
+    "Session 5: a 2 GB static plus 3.76 GB dynamic cache, SLC-first, tPROG 1130 us does "
+    "alternate at GB scale (period ~11 GB) but only between 231 and 271 MB/s at fold_pace 1 "
+    "(266-289 at 0.5, flat ~200 at 2.5); one GC engine flattens it to ~144")
 XFAIL: dict[tuple[str, str], str] = {
     ("sn520-128", "swing high"): NO_SWINGS,
 }
