@@ -37,11 +37,6 @@ impl Engines {
         (0..self.holder.len()).filter(|&e| self.holder[e] == NONE).map(|e| (e, self.free_at[e])).min_by_key(|&(_, f)| f)
     }
 
-    /// A die whose job holds an engine (to be finished when a die must collect now).
-    pub fn any_holder(&self) -> Option<u32> {
-        self.holders().next()
-    }
-
     /// Dies whose jobs hold an engine.
     pub fn holders(&self) -> impl Iterator<Item = u32> + '_ {
         self.holder.iter().copied().filter(|&d| d != NONE)

@@ -177,7 +177,7 @@ impl Ftl {
                 self.engines.take(e, d);
                 return Ok(t.max(free));
             }
-            let other = self.engines.any_holder().expect("a held engine");
+            let other = self.engines.holders().next().expect("a held engine");
             self.gc_finish(other, t)?;
             if self.engines.holders().any(|h| h == other) {
                 return Err(SimError(format!("internal: die {other} holds a GC engine but collects nothing")));
@@ -350,9 +350,7 @@ impl Ftl {
         job.reset();
         debug_assert_eq!(self.map.valid[victim as usize], 0);
         let erased = self.nand.erase(job.done.max(t), d);
-        if self.engines.limited() {
-            self.engines.release(d, erased);
-        }
+        self.engines.release(d, erased);
         if job.slc {
             self.slc.used_slots -= written as u64;
             if !self.alloc.is_static(victim) {
