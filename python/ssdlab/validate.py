@@ -357,20 +357,9 @@ def _idle_figs() -> list[Figure]:
 
 FIGURES: list[Figure] = _fill_figs() + _consistency_figs() + _idle_figs()
 
-# Figures the current simulator cannot reach; the reasons are in docs/calibration.md.
-NO_SWINGS = (
-    "direct TLC writes at the settled speed (tPROG fitted to ~200 MB/s); nothing alternates at "
-    "GB scale. Session 4: with tPROG 1130 us direct writes run at 348 MB/s (the swing high) and "
-    "the paced fold (slc.when_full = \"fold\", SLC-first) at 203 MB/s with dynamic striping or "
-    "fold_pace 0.5 (the swing low / settled), but flat: the fold cycle is one SLC block per "
-    "die (32 MiB), far below the 1 GB segments. Needs the firmware's switch between the two "
-    "modes at GB scale (unknown: the blocking reclaim gives 500-800 / 57-134 MB/s swings). "
-    "Session 5: a 2 GB static plus 3.76 GB dynamic cache, SLC-first, tPROG 1130 us does "
-    "alternate at GB scale (period ~11 GB) but only between 231 and 271 MB/s at fold_pace 1 "
-    "(266-289 at 0.5, flat ~200 at 2.5); one GC engine flattens it to ~144")
-XFAIL: dict[tuple[str, str], str] = {
-    ("sn520-128", "swing high"): NO_SWINGS,
-}
+# Figures the current simulator cannot reach, with the reason (shown in docs/calibration.md
+# and run as strict xfails by the test suite): none at present.
+XFAIL: dict[tuple[str, str], str] = {}
 
 
 def drives() -> list[str]:

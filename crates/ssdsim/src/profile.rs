@@ -153,6 +153,10 @@ pub struct Slc {
     /// by folding `reclaim_gb` of it (0 = never).
     pub reclaim_interval_gb: f64,
     pub reclaim_gb: f64,
+    /// 0: the reclaim stops host writes until it is done. Above 0: it folds alongside the
+    /// direct host writes, this many SLC slots per host slot written on the die, and the
+    /// host writes SLC again only once the whole `reclaim_gb` is folded.
+    pub reclaim_pace: f64,
 }
 impl Default for Slc {
     fn default() -> Self {
@@ -165,6 +169,7 @@ impl Default for Slc {
             idle_fold: true,
             reclaim_interval_gb: 0.0,
             reclaim_gb: 0.0,
+            reclaim_pace: 0.0,
         }
     }
 }
@@ -416,6 +421,12 @@ impl Profile {
         check!((0.05..=8.0).contains(&s.fold_pace), "slc.fold_pace", s.fold_pace, "0.05..8");
         check!(s.reclaim_interval_gb >= 0.0, "slc.reclaim_interval_gb", s.reclaim_interval_gb, ">= 0");
         check!(s.reclaim_gb >= 0.0, "slc.reclaim_gb", s.reclaim_gb, ">= 0");
+        check!(
+            s.reclaim_pace == 0.0 || (0.05..=8.0).contains(&s.reclaim_pace),
+            "slc.reclaim_pace",
+            s.reclaim_pace,
+            "0 (blocking) or 0.05..8"
+        );
         check!(
             bits > 1 || (s.static_gb == 0.0 && s.dynamic_max_gb == 0.0),
             "slc.static_gb/dynamic_max_gb",

@@ -309,3 +309,45 @@ fn fewer_gc_engines_than_dies_deepen_the_drop_at_the_end_of_a_fill() {
     assert!(last_all < 0.85 * mid_all, "folding the cache near the end slows the fill");
     assert!(last_one < 0.75 * last_all, "with one engine the dies take turns folding");
 }
+
+/// MB/s of successive 8 MB pieces of a sequential fill of half the GC test drive after its
+/// 0.1 GB cache ran out; with a firmware reclaim of 20 MB after every 20 MB of direct
+/// writes (`pace` 0: blocking), or with none (`reclaim` false).
+fn pieces_after_the_cache(reclaim: bool, pace: f64) -> Vec<f64> {
+    let mut p = common::gc_drive(4, 256, 0.9, "mlc");
+    p.slc.dynamic_max_gb = 0.1;
+    p.slc.dynamic_share = 1.0;
+    if reclaim {
+        p.slc.reclaim_interval_gb = 0.02;
+        p.slc.reclaim_gb = 0.02;
+        p.slc.reclaim_pace = pace;
+    }
+    let mut d = Drive::new(p, 4);
+    let piece = 8 << 20;
+    let mut mbps = Vec::new();
+    for i in 0..(d.user_bytes() / 2 / piece) {
+        let mut w = io(false, 0, 128 * 1024, 32);
+        w.offset = i * piece;
+        w.length = piece;
+        w.stop_bytes = Some(piece);
+        mbps.push(total(&run(&mut d, &w), "mbps"));
+        d.ftl.check_invariants().unwrap();
+    }
+    mbps.split_off(16) // the first 128 MB: the cache and its edge
+}
+
+#[test]
+fn a_paced_reclaim_gives_bursts_without_stopping_host_writes() {
+    let lo = |v: &[f64]| v.iter().cloned().fold(f64::INFINITY, f64::min);
+    let hi = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
+    let direct = pieces_after_the_cache(false, 0.0);
+    let blocking = pieces_after_the_cache(true, 0.0);
+    let paced = pieces_after_the_cache(true, 0.2);
+    let base = lo(&direct);
+    eprintln!("direct {base:.1}-{:.1} MB/s; blocking {:.1}-{:.1}; paced {:.1}-{:.1}",
+              hi(&direct), lo(&blocking), hi(&blocking), lo(&paced), hi(&paced));
+    assert!(hi(&direct) < 1.05 * base, "direct writes alone run at one speed");
+    assert!(lo(&blocking) < 0.6 * base, "a blocking reclaim stops host writes while it folds");
+    assert!(lo(&paced) > 0.75 * base, "a paced reclaim only slows them");
+    assert!(hi(&paced) > 1.3 * base, "the cache it frees takes writes at SLC speed");
+}

@@ -28,7 +28,7 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn drive_knobs() -> impl Strategy<Value = (f64, f64, &'static str, &'static str, f64, &'static str, u32)> {
+fn drive_knobs() -> impl Strategy<Value = (f64, f64, &'static str, &'static str, f64, &'static str, u32, f64)> {
     (
         prop_oneof![Just(0.0), Just(0.0001)],
         prop_oneof![Just(0.0), Just(0.0006), Just(0.002)],
@@ -37,6 +37,7 @@ fn drive_knobs() -> impl Strategy<Value = (f64, f64, &'static str, &'static str,
         prop_oneof![Just(0.0), Just(0.0002)],
         prop_oneof![Just("static"), Just("dynamic")],
         prop_oneof![Just(0u32), Just(1)],
+        prop_oneof![Just(0.0), Just(0.2)],
     )
 }
 
@@ -48,6 +49,7 @@ proptest! {
         let mut p = common::tiny(knobs.0, knobs.1, knobs.2, knobs.3, knobs.4);
         p.ftl.striping = knobs.5.into();
         p.ftl.gc_engines = knobs.6;
+        p.slc.reclaim_pace = knobs.7;
         let mut ftl = Ftl::new(&p, WriteBuffer::new(1 << 20));
         let user = ftl.user_slots as u32;
         let mut model: HashMap<u32, u64> = HashMap::new();
@@ -104,6 +106,7 @@ proptest! {
         let mut p = common::tiny(knobs.0, knobs.1, knobs.2, knobs.3, knobs.4);
         p.ftl.striping = knobs.5.into();
         p.ftl.gc_engines = knobs.6;
+        p.slc.reclaim_pace = knobs.7;
         // Write-idle GC at once (and on fuller victims) so read phases run it; read-ahead.
         if background {
             p.ftl.idle_gc_delay_ms = 0.0;

@@ -34,6 +34,8 @@ pub struct GcJob {
     /// NONE while the die collects nothing.
     pub victim: u32,
     slc: bool,
+    /// The victim is folded by a paced SLC reclaim (see `SlcCache::reclaim_running`).
+    pub reclaim: bool,
     /// Next slot offset to examine.
     next: u32,
     /// Next entry of `queue` to relocate.
@@ -54,6 +56,7 @@ impl GcJob {
         GcJob {
             victim: NONE,
             slc: false,
+            reclaim: false,
             next: 0,
             head: 0,
             pace: 0.0,
@@ -222,6 +225,7 @@ impl Ftl {
         debug_assert!(!job.active() && job.queue.is_empty());
         job.victim = victim;
         job.slc = slc;
+        job.reclaim = false;
         job.next = 0;
         job.head = 0;
         job.pace = pace;
@@ -346,11 +350,14 @@ impl Ftl {
             return Ok(());
         }
         // Victim empty: erase it and return it to its pool.
-        let victim = job.victim;
+        let (victim, reclaim) = (job.victim, job.reclaim);
         job.reset();
         debug_assert_eq!(self.map.valid[victim as usize], 0);
         let erased = self.nand.erase(job.done.max(t), d);
         self.engines.release(d, erased);
+        if reclaim {
+            self.slc.on_folded();
+        }
         if job.slc {
             self.slc.used_slots -= written as u64;
             if !self.alloc.is_static(victim) {

@@ -22,7 +22,12 @@ pub struct SlcCache {
     pub idle_fold: bool,
     reclaim_interval_slots: u64,
     reclaim_slots: u64,
+    reclaim_pace: f64,
     direct_since_reclaim: u64,
+    /// A paced reclaim: cached slots still to fold (whole blocks are started), and SLC
+    /// blocks started and not yet erased. SLC writes resume when both are zero.
+    reclaim_left: u64,
+    pub reclaim_running: u32,
     /// Slots written into SLC-mode blocks not yet erased (the cache's occupancy).
     pub used_slots: u64,
     /// Non-static blocks currently in SLC mode.
@@ -54,7 +59,10 @@ impl SlcCache {
             idle_fold: s.idle_fold,
             reclaim_interval_slots: gb(s.reclaim_interval_gb),
             reclaim_slots: gb(s.reclaim_gb),
+            reclaim_pace: s.reclaim_pace,
             direct_since_reclaim: 0,
+            reclaim_left: 0,
+            reclaim_running: 0,
             used_slots: 0,
             dynamic_blocks: 0,
             allow_memo: (u64::MAX, u64::MAX),
@@ -108,6 +116,17 @@ impl SlcCache {
         self.queue[d as usize].push_back((b, self.generation[b as usize]));
     }
 
+    /// A paced reclaim is under way: the host writes native until it is done.
+    #[inline]
+    fn reclaiming(&self) -> bool {
+        self.reclaim_left > 0 || self.reclaim_running > 0
+    }
+
+    /// A block of the paced reclaim was folded and erased.
+    pub fn on_folded(&mut self) {
+        self.reclaim_running = self.reclaim_running.saturating_sub(1);
+    }
+
     pub fn on_erase(&mut self, b: u32) {
         self.generation[b as usize] = self.generation[b as usize].wrapping_add(1);
     }
@@ -116,6 +135,8 @@ impl SlcCache {
         self.used_slots = 0;
         self.dynamic_blocks = 0;
         self.direct_since_reclaim = 0;
+        self.reclaim_left = 0;
+        self.reclaim_running = 0;
         self.queue.iter_mut().for_each(|q| q.clear());
     }
 }
@@ -136,18 +157,27 @@ impl Ftl {
         if self.alloc.open_has_room(d, Stream::HostSlc, &self.map.written) {
             return Ok(Stream::HostSlc);
         }
+        if self.slc.reclaiming() {
+            self.reclaim_paced(d, t);
+            return Ok(Stream::HostNative);
+        }
         if self.slc_room(d) {
             return Ok(Stream::HostSlc);
         }
         if self.slc.fold_when_full {
-            self.start_fold(d, t);
+            self.start_fold(d, t, self.slc.fold_pace);
             return Ok(Stream::HostNative);
         }
         if self.slc.reclaim_interval_slots > 0 {
             self.slc.direct_since_reclaim += 1;
             if self.slc.direct_since_reclaim >= self.slc.reclaim_interval_slots {
                 self.slc.direct_since_reclaim = 0;
-                self.reclaim(t)?;
+                if self.slc.reclaim_pace > 0.0 {
+                    self.slc.reclaim_left = self.slc.reclaim_slots;
+                    self.reclaim_paced(d, t);
+                } else {
+                    self.reclaim(t)?;
+                }
             }
         }
         Ok(Stream::HostNative)
@@ -163,16 +193,37 @@ impl Ftl {
         None
     }
 
-    /// Cache full on die `d`: unless the die is already collecting or no GC engine is
-    /// free, start folding its oldest SLC block, paced with the host writes (see `gc_pace`).
-    fn start_fold(&mut self, d: u32, t: u64) {
+    /// Unless die `d` is already collecting or no GC engine is free, start folding its
+    /// oldest SLC block, `pace` SLC slots per host slot written on the die (see `gc_pace`).
+    /// Returns the slots the block holds (0: nothing started).
+    fn start_fold(&mut self, d: u32, t: u64, pace: f64) -> u64 {
         if self.collecting_on(d) || !self.engines.free_by(t) {
+            return 0;
+        }
+        match self.oldest_slc(d) {
+            Some(b) => {
+                let took = self.engine_now(d, t);
+                debug_assert!(took, "an engine was free by t");
+                self.gc_start(d, b, Some(pace));
+                self.map.written[b as usize] as u64
+            }
+            None => 0,
+        }
+    }
+
+    /// A paced reclaim on die `d` at a host write: start its next block while slots are
+    /// left to fold; give up what is left once the cache holds nothing more to fold.
+    fn reclaim_paced(&mut self, d: u32, t: u64) {
+        if self.slc.reclaim_left == 0 {
             return;
         }
-        if let Some(b) = self.oldest_slc(d) {
-            let took = self.engine_now(d, t);
-            debug_assert!(took, "an engine was free by t");
-            self.gc_start(d, b, Some(self.slc.fold_pace));
+        let started = self.start_fold(d, t, self.slc.reclaim_pace);
+        if started > 0 {
+            self.gc_jobs[d as usize].reclaim = true;
+            self.slc.reclaim_running += 1;
+            self.slc.reclaim_left = self.slc.reclaim_left.saturating_sub(started);
+        } else if self.slc.used_slots == 0 {
+            self.slc.reclaim_left = 0;
         }
     }
 

@@ -87,6 +87,10 @@ impl Ftl {
         if dyn_slc != self.slc.dynamic_blocks {
             return Err(format!("dynamic SLC blocks {} != {dyn_slc}", self.slc.dynamic_blocks));
         }
+        let reclaim_jobs = self.gc_jobs.iter().filter(|j| j.active() && j.reclaim).count() as u32;
+        if reclaim_jobs != self.slc.reclaim_running {
+            return Err(format!("paced reclaim: {} blocks running != {reclaim_jobs} dies folding for it", self.slc.reclaim_running));
+        }
         if self.engines.limited() {
             let mut holders: Vec<u32> = self.engines.holders().collect();
             let mut busy: Vec<u32> = (0..g.dies).filter(|&d| self.collecting_on(d)).collect();
