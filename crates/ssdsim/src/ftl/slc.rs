@@ -1,7 +1,8 @@
 //! SLC write cache: a static part (dedicated SLC-mode blocks) plus a dynamic part that
 //! borrows free native blocks in SLC mode, capped by a share of the free user space so it
 //! shrinks as the drive fills. When full: write native directly or fold first; folding in
-//! idle time and, if the firmware does it, periodic reclaim while writing direct.
+//! idle time and, if the firmware does it, periodic reclaim while writing direct (blocking,
+//! or paced alongside the writes with a return to SLC writes once the batch is folded).
 
 use super::alloc::Stream;
 use super::Ftl;
