@@ -59,7 +59,7 @@ def steady(overrides) -> dict:
         iops += r["totals"]["iops"] / 5
         wafs.append(r["totals"]["waf"])
     rates.sort()
-    return {"writes_per_s": rates[2], "waf": sum(wafs) / 5, "drive_iops": iops,
+    return {"writes_per_s": rates[2], "fastest_window": rates[-1], "waf": sum(wafs) / 5, "drive_iops": iops,
             "spare_pct": d.info()["spare_pct"]}
 
 
@@ -98,8 +98,12 @@ def main() -> None:
     runs = [_child("steady", []) for _ in range(1 if a.quick else 3)]
     meds = sorted(r["writes_per_s"] for r in runs)
     s, med = runs[0], meds[len(meds) // 2]
+    # The fastest window is shown, not judged: contention on a shared host only slows a
+    # window down, so it tells what the code does on a quiet core.
+    fastest = max(r["fastest_window"] for r in runs)
     rows.append((f"steady-state 4 KiB random writes, 256 GB, {s['spare_pct']:.2f} % spare (WAF {s['waf']:.2f})",
-                 f"{med / 1e6:.2f} M/s (processes: {', '.join(f'{m / 1e6:.2f}' for m in meds)})",
+                 f"{med / 1e6:.2f} M/s (processes: {', '.join(f'{m / 1e6:.2f}' for m in meds)}; "
+                 f"fastest window {fastest / 1e6:.2f})",
                  ">= 2.00 M/s", med >= 2e6))
     mems = [("256 GB", [])] + ([] if a.quick else [("1 TB", ONE_TB), ("4 TB", FOUR_TB)])
     if not a.quick:
