@@ -288,16 +288,23 @@ fn fill_tenths(engines: u32) -> (f64, f64) {
     p.ftl.gc_engines = engines;
     let mut d = Drive::new(p, 5);
     let tenth = d.user_bytes() / 10 / (128 * 1024) * (128 * 1024);
+    let mbps = fill_pieces(&mut d, tenth, 10);
+    (mbps[5], mbps[9])
+}
+
+/// MB/s of `n` successive `piece`-byte parts of a sequential 128 KiB QD32 fill from LBA 0,
+/// each one phase, the invariants checked after each.
+fn fill_pieces(d: &mut Drive, piece: u64, n: u64) -> Vec<f64> {
     let mut mbps = Vec::new();
-    for i in 0..10 {
+    for i in 0..n {
         let mut w = io(false, 0, 128 * 1024, 32);
-        w.offset = i * tenth;
-        w.length = tenth;
-        w.stop_bytes = Some(tenth);
-        mbps.push(total(&run(&mut d, &w), "mbps"));
+        w.offset = i * piece;
+        w.length = piece;
+        w.stop_bytes = Some(piece);
+        mbps.push(total(&run(d, &w), "mbps"));
         d.ftl.check_invariants().unwrap();
     }
-    (mbps[5], mbps[9])
+    mbps
 }
 
 #[test]
@@ -324,16 +331,8 @@ fn pieces_after_the_cache(reclaim: bool, pace: f64) -> Vec<f64> {
     }
     let mut d = Drive::new(p, 4);
     let piece = 8 << 20;
-    let mut mbps = Vec::new();
-    for i in 0..(d.user_bytes() / 2 / piece) {
-        let mut w = io(false, 0, 128 * 1024, 32);
-        w.offset = i * piece;
-        w.length = piece;
-        w.stop_bytes = Some(piece);
-        mbps.push(total(&run(&mut d, &w), "mbps"));
-        d.ftl.check_invariants().unwrap();
-    }
-    mbps.split_off(16) // the first 128 MB: the cache and its edge
+    let n = d.user_bytes() / 2 / piece;
+    fill_pieces(&mut d, piece, n).split_off(16) // the first 128 MB: the cache and its edge
 }
 
 #[test]
