@@ -378,18 +378,48 @@ def _bucket(t_ms: np.ndarray, interval_ms: float) -> np.ndarray:
     return np.maximum(1, np.ceil((t_ms - 0.02 * interval_ms) / interval_ms)).astype(np.int64)
 
 
+def _windows(t_ms: np.ndarray, interval_ms: float) -> np.ndarray:
+    """Window numbers (1 = the first interval) of one job's entries in one direction.
+
+    fio takes a sample when at least one interval has passed since the last one, so each
+    entry lands a little late and the lateness adds up (a 60 s run's entries at 1000,
+    2000, 3002 ... 17031 ... 59058 ms): no fixed tolerance around absolute boundaries
+    holds. Counting from the previous entry does: the next window, or more when whole
+    intervals passed without an entry (fio writes none for an interval in which no I/O
+    completed, and a late log timer can cover more than one)."""
+    out = np.empty(len(t_ms), dtype=np.int64)
+    prev_t, prev_b = 0.0, 0
+    for i, t in enumerate(t_ms):
+        prev_b += max(1, int(round((float(t) - prev_t) / interval_ms)))
+        out[i] = prev_b
+        prev_t = float(t)
+    return out
+
+
 def _per_bucket(logs: list[np.ndarray], interval_ms: float):
-    """{(job, ddir, bucket): (t_ms, value)} keeping the first (longest-window) entry."""
+    """{(job, ddir, bucket): (t_ms, value)}, windows numbered per job and direction."""
     out: dict[tuple[int, int, int], tuple[float, float]] = {}
     for job, arr in enumerate(logs):
         if not len(arr):
             continue
-        bk = _bucket(arr[:, 0], interval_ms)
-        for (t, v, d, _bs), b in zip(arr, bk):
-            key = (job, int(d), int(b))
-            if key not in out:
-                out[key] = (float(t), float(v))
+        for d in np.unique(arr[:, 2]):
+            rows = arr[arr[:, 2] == d]
+            rows = rows[np.argsort(rows[:, 0], kind="stable")]
+            for (t, v, _d, _bs), b in zip(rows, _windows(rows[:, 0], interval_ms)):
+                key = (job, int(d), int(b))
+                if key not in out:
+                    out[key] = (float(t), float(v))
     return out
+
+
+def _completions(hist, t0_ms: float, t1_ms: float) -> float | None:
+    """I/Os completed in (t0, t1] by the histogram logs (None without them)."""
+    if not hist:
+        return None
+    n = 0.0
+    for arr_t, _d, _bs, counts, _mx in hist:
+        n += float(counts[(arr_t > t0_ms) & (arr_t <= t1_ms)].sum())
+    return n
 
 
 def series_from_logs(prefix: str | Path, interval_ms: float = 1000.0,
@@ -397,26 +427,28 @@ def series_from_logs(prefix: str | Path, interval_ms: float = 1000.0,
     """The per-interval series from fio's averaged iops, bw (KiB/s) and lat (ns) logs, and
     the per-interval maximum latency from the histogram log when present.
 
+    Intervals are numbered per log from entry to entry (`_windows`), so fio's drifting log
+    timer neither skips nor doubles one. An interval no job logged is a stall (0) when the
+    histogram log shows no completion in it, else a missing sample (NaN; `_gap_values`).
     fio does not write the last, partial averaging window of its iops/bw logs (and with
     several jobs sometimes misses a job's last full one). Given the final report's
     `totals` (duration_s, ios, read_bytes, write_bytes), the I/O the logs miss is put into
-    that incomplete last interval, so the series adds up to the report."""
+    that incomplete last interval, so the series adds up to the report (unless samples are
+    missing earlier: the I/O then has no one place)."""
     iops = _per_bucket([read_log(f) for f in job_logs(prefix, "iops")], interval_ms)
     bw = _per_bucket([read_log(f) for f in job_logs(prefix, "bw")], interval_ms)
     lat = _per_bucket([read_log(f) for f in job_logs(prefix, "lat")], interval_ms)
-    buckets = sorted({k[2] for k in iops} | {k[2] for k in bw} | {k[2] for k in lat})
+    seen = {k[2] for k in iops} | {k[2] for k in bw} | {k[2] for k in lat}
     dur_ms = float(totals["duration_s"]) * 1000.0 if totals and totals.get("duration_s") else None
     if dur_ms is not None:
         end_b = int(_bucket(np.array([dur_ms]), interval_ms)[0])
-        buckets = [b for b in buckets if b <= end_b]
-        if not buckets or buckets[-1] < end_b:
-            buckets.append(end_b)
-    if not buckets:
+        seen = {b for b in seen if b <= end_b} | {end_b}
+    if not seen:
         return {k: np.zeros(0) for k in SERIES_KEYS}
-    idx = {b: i for i, b in enumerate(buckets)}
-    n = len(buckets)
-    t = np.array([b * interval_ms for b in buckets], dtype=np.float64)
+    n = max(seen)  # every interval of the run, also those no log has an entry for
+    t = np.arange(1, n + 1, dtype=np.float64) * interval_ms
     tmax = np.zeros(n)
+    tio = np.zeros(n)  # when the iops/bw entries of the interval were written
     io = np.zeros(n)
     rd = np.zeros(n)
     wr = np.zeros(n)
@@ -425,29 +457,38 @@ def series_from_logs(prefix: str | Path, interval_ms: float = 1000.0,
     lat_n = np.zeros(n)
     cnt = np.zeros(n)
     for (job, d, b), (tm, v) in iops.items():
-        if b not in idx:
+        if b > n:
             continue
-        io[idx[b]] += v
-        cnt[idx[b]] += 1
-        tmax[idx[b]] = max(tmax[idx[b]], tm)
+        io[b - 1] += v
+        cnt[b - 1] += 1
+        tio[b - 1] = max(tio[b - 1], tm)
     for (job, d, b), (tm, v) in bw.items():
-        if b not in idx:
+        if b > n:
             continue
         mb = v * 1024.0 / 1e6
-        (rd if d == 0 else wr if d == 1 else other)[idx[b]] += mb
-        tmax[idx[b]] = max(tmax[idx[b]], tm)
+        (rd if d == 0 else wr if d == 1 else other)[b - 1] += mb
+        tio[b - 1] = max(tio[b - 1], tm)
     for (job, d, b), (tm, v) in lat.items():
-        if b not in idx:
+        if b > n:
             continue
         w = iops.get((job, d, b), (0.0, 1.0))[1] or 0.0
-        lat_w[idx[b]] += v * w
-        lat_n[idx[b]] += w
-        tmax[idx[b]] = max(tmax[idx[b]], tm)
+        lat_w[b - 1] += v * w
+        lat_n[b - 1] += w
+        tmax[b - 1] = max(tmax[b - 1], tm)
+    tmax = np.maximum(tmax, tio)
+    # when each interval really ended (the log timer's time; one interval on where none)
+    ends = np.empty(n)
+    for i in range(n):
+        ends[i] = tio[i] if tio[i] > 0 else (ends[i - 1] if i else 0.0) + interval_ms
+    hist = read_hist_logs(prefix)
+    gaps = _gap_values(cnt, ends, interval_ms, hist)
     # the last interval may be partial: its time is when it really ended
     last = np.minimum(t, np.maximum(tmax, t - interval_ms + 1))
     if dur_ms is not None:
         last[-1] = min(t[-1], max(dur_ms, t[-1] - interval_ms + 1))
-    if totals and dur_ms and n and cnt[-1] < cnt.max(initial=0) or (totals and dur_ms and cnt[-1] == 0):
+    fill_last = bool(totals and dur_ms) and (cnt[-1] < cnt.max(initial=0) or cnt[-1] == 0)
+    if fill_last and not np.isnan(gaps[:-1]).any():
+        gaps[-1] = 0.0  # the report's totals supply it
         widths = np.diff(np.concatenate([[0.0], last])) / 1000.0
         w_last = widths[-1] if widths[-1] > 0 else interval_ms / 1000.0
         for arr, total, scale in ((io, totals.get("ios"), 1.0),
@@ -458,6 +499,8 @@ def series_from_logs(prefix: str | Path, interval_ms: float = 1000.0,
             rem = float(total) / scale - float(np.sum(arr * widths))
             if rem > 0:
                 arr[-1] += rem / w_last
+    for arr in (io, rd, wr, other):
+        arr += gaps  # NaN where a sample is missing, + 0 elsewhere
     with np.errstate(invalid="ignore", divide="ignore"):
         lat_mean = np.where(lat_n > 0, lat_w / np.where(lat_n > 0, lat_n, 1) / 1000.0, np.nan)
     out = {
@@ -469,16 +512,29 @@ def series_from_logs(prefix: str | Path, interval_ms: float = 1000.0,
         "lat_mean_us": lat_mean,
         "lat_max_us": np.full(n, np.nan),
     }
-    hist = read_hist_logs(prefix)
     if hist:
         mx = np.full(n, np.nan)
         for arr_t, _d, _bs, _counts, maxv in hist:
-            hb = np.minimum(_bucket(arr_t, interval_ms), buckets[-1])
-            for b, m in zip(hb, maxv):
-                if int(b) in idx and m > 0:
-                    i = idx[int(b)]
+            # the interval whose span holds the histogram window's end
+            hb = np.minimum(np.searchsorted(ends, arr_t, side="left"), n - 1)
+            for i, m in zip(hb, maxv):
+                if m > 0:
                     mx[i] = m / 1000.0 if math.isnan(mx[i]) else max(mx[i], m / 1000.0)
         out["lat_max_us"] = mx
+    return out
+
+
+def _gap_values(cnt: np.ndarray, ends: np.ndarray, interval_ms: float, hist) -> np.ndarray:
+    """0 for every interval, NaN where its sample is missing. An interval without an iops
+    entry from any job is either a stall (fio logs nothing for an interval in which no I/O
+    completed: 0 IOPS, a real sample) or a log timer that ran late past it. The histogram
+    log (completions every 100 ms) tells them apart; without it the sample is missing."""
+    out = np.zeros(len(cnt))
+    for i in np.nonzero(cnt == 0)[0]:
+        t0 = ends[i - 1] if i else 0.0
+        done = _completions(hist, t0, t0 + interval_ms)
+        if done is None or done > 0:
+            out[i] = np.nan
     return out
 
 
