@@ -8,16 +8,17 @@ from __future__ import annotations
 from .. import phase as ph
 from ..analysis import fill_shape, rate_mbps
 from ..phase import GB
-from .common import MIB, Options, area_bytes, by_name, mbps, opt_total
+from .common import Options, area_bytes, by_name, mbps, opt_total
 
 DEFAULT_SECONDS = None
 SECONDS_HELP = "not used"
 MIN_SEGMENTS = 32
+MB = 10**6
 
 
 def segment_bytes(area: int) -> int:
-    """1 GB, or 1/MIN_SEGMENTS of a smaller area (whole MiB)."""
-    return GB if area >= MIN_SEGMENTS * GB else max(MIB, area // MIN_SEGMENTS // MIB * MIB)
+    """1 GB, or 1/MIN_SEGMENTS of a smaller area in whole MB (8 GB: 250 MB segments)."""
+    return GB if area >= MIN_SEGMENTS * GB else max(MB, round(area / MIN_SEGMENTS / MB) * MB)
 
 
 def phases(capacity: int, opts: Options) -> list[ph.Phase]:
