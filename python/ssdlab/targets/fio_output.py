@@ -483,7 +483,7 @@ def series_from_logs(prefix: str | Path, interval_ms: float = 1000.0,
     hist = read_hist_logs(prefix)
     gaps = _gap_values(cnt, ends, interval_ms, hist)
     # the last interval may be partial: its time is when it really ended
-    last = np.minimum(t, np.maximum(tmax, t - interval_ms + 1))
+    last = np.where(tmax > 0, np.minimum(t, np.maximum(tmax, t - interval_ms + 1)), t)
     if dur_ms is not None:
         last[-1] = min(t[-1], max(dur_ms, t[-1] - interval_ms + 1))
     fill_last = bool(totals and dur_ms) and (cnt[-1] < cnt.max(initial=0) or cnt[-1] == 0)
