@@ -474,3 +474,17 @@ def test_png_consistency_of_a_real_drive_with_a_stall_and_a_lost_sample():
     assert "0-IOPS seconds" in whole.get_title() and "gaps: missing samples" in whole.get_title()
     assert wlin.get_ylim()[0] == 0
     plt.close(fig)
+
+
+def test_log_axis_range_ticks_and_floor():
+    from ssdlab.report.log_axis import log_axis
+
+    band = log_axis([np.array([10_200.0, 11_000.0, 12_000.0])])  # tlc-256's steady band
+    assert band.floor is None and band.hi / band.lo >= 10 and band.lo < 10_200 < 12_000 < band.hi
+    assert "10k" in band.labels and len(band.ticks) >= 4 and "0" not in band.labels
+    stalls = log_axis([np.array([0.0, 20.0, 3000.0, np.nan, 4500.0])])  # bg4-128's window
+    assert stalls.labels[0] == "0" and stalls.ticks[0] == stalls.floor
+    assert stalls.lo < stalls.floor < 20 and 4500 < stalls.hi
+    assert np.isnan(stalls.plotted(np.array([np.nan]))[0])  # a missing second stays a gap
+    assert stalls.plotted(np.array([0.0, 5.0])).tolist() == [stalls.floor, 5.0]
+    assert log_axis([np.full(3, np.nan)]).ticks  # nothing to show still gives an axis

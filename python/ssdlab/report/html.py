@@ -19,6 +19,7 @@ from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from . import data as D
+from .log_axis import LogAxis, log_axis, panel_notes
 from .model import ReportRun
 from .style import COLORS, COUNTER_COLOR, LINE_COLORS
 
@@ -123,12 +124,12 @@ def _trace_names(panels: list[D.Panel]) -> list[str]:
             + MARKERS + ZEROS)
 
 
-def _axes(c: D.ConsistencyCombo) -> tuple[D.LogAxis, D.LogAxis]:
+def _axes(c: D.ConsistencyCombo) -> tuple[LogAxis, LogAxis]:
     """The whole-run and the window's log axes of a combination."""
-    return D.log_axis([c.iops]), D.log_axis([c.iops[c.t >= c.window_start]])
+    return log_axis([c.iops]), log_axis([c.iops[c.t >= c.window_start]])
 
 
-def _zeros(t: np.ndarray, iops: np.ndarray, axis: D.LogAxis) -> dict:
+def _zeros(t: np.ndarray, iops: np.ndarray, axis: LogAxis) -> dict:
     z = np.asarray(iops) == 0
     return {"x": _l(t[z]), "y": [axis.floor] * int(z.sum())}
 
@@ -180,9 +181,9 @@ def _panel_titles(c: D.ConsistencyCombo | None, panels: list[D.Panel]) -> list[s
     def t(base: str, notes: str) -> str:
         return f"{base} ({notes})" if notes else base
 
-    return ([t("Whole run, log scale", D.panel_notes(iops, "log"))] + [p.title for p in panels]
-            + [t(f"From t = {w0:g} s, log scale", D.panel_notes(win, "log")),
-               t(f"From t = {w0:g} s, linear scale", D.panel_notes(win, "linear"))])
+    return ([t("Whole run, log scale", panel_notes(iops, "log"))] + [p.title for p in panels]
+            + [t(f"From t = {w0:g} s, log scale", panel_notes(win, "log")),
+               t(f"From t = {w0:g} s, linear scale", panel_notes(win, "linear"))])
 
 
 def _title(c: D.ConsistencyCombo | None, label: str, spare: str) -> str:

@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
 from . import data as D  # noqa: E402
+from .log_axis import LogAxis, log_axis, panel_notes  # noqa: E402
 from .model import ReportRun  # noqa: E402
 from .style import COLORS, COUNTER_COLOR, LINE_COLORS  # noqa: E402
 
@@ -96,7 +97,7 @@ def fill_pngs(curves: list[D.FillCurve], y_top: float, out_dir: Path) -> list[Pa
     return out
 
 
-def _log_panel(ax, t: np.ndarray, iops: np.ndarray, axis: D.LogAxis, lw: float) -> None:
+def _log_panel(ax, t: np.ndarray, iops: np.ndarray, axis: LogAxis, lw: float) -> None:
     """Per-second IOPS on `axis` (data.LogAxis): 0-IOPS seconds on the floor line, marked."""
     ax.plot(t, axis.plotted(iops), color=COLORS[0], lw=lw)
     ax.set_yscale("log")
@@ -111,7 +112,7 @@ def _log_panel(ax, t: np.ndarray, iops: np.ndarray, axis: D.LogAxis, lw: float) 
 
 
 def _panel_title(base: str, iops: np.ndarray, scale: str) -> str:
-    notes = D.panel_notes(iops, scale)
+    notes = panel_notes(iops, scale)
     return f"{base} ({scale} scale{'; ' + notes if notes else ''})"
 
 
@@ -129,7 +130,7 @@ def consistency_fig(c: D.ConsistencyCombo):
                              gridspec_kw={"height_ratios": ratios}, layout="constrained")
     axes = list(np.atleast_1d(axes))
     whole, counters, wlog, wlin = axes[0], axes[1:1 + len(panels)], axes[-2], axes[-1]
-    _log_panel(whole, c.t, c.iops, D.log_axis([c.iops]), 0.6)
+    _log_panel(whole, c.t, c.iops, log_axis([c.iops]), 0.6)
     whole.set_ylabel("IOPS")
     whole.set_title(_panel_title("Whole run", c.iops, "log"), fontsize=8.5)
     fig.suptitle(f"Performance consistency: {c.label}\n4 KiB random writes QD32, "
@@ -141,7 +142,7 @@ def consistency_fig(c: D.ConsistencyCombo):
         a.tick_params(labelbottom=False)
     (counters[-1] if counters else whole).set_xlabel("seconds")
     w = c.t >= c.window_start
-    _log_panel(wlog, c.t[w], c.iops[w], D.log_axis([c.iops[w]]), 0.7)
+    _log_panel(wlog, c.t[w], c.iops[w], log_axis([c.iops[w]]), 0.7)
     wlin.plot(c.t[w], c.iops[w], color=COLORS[0], lw=0.7)
     for ax, scale in ((wlog, "log"), (wlin, "linear")):
         # a run shorter than the window start (a quick --seconds run) still gets an axis
