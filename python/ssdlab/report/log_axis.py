@@ -46,7 +46,7 @@ def log_axis(arrays: list[np.ndarray]) -> LogAxis:
         lo, hi = mid / np.sqrt(span), mid * np.sqrt(span)
     lo, hi = lo / 1.15, hi * 1.15
     decades = np.log10(hi / lo)
-    steps = (1, 2, 5) if decades > 2.2 else (1, 1.5, 2, 3, 5, 7)
+    steps = (1, 2, 5) if decades > 1.3 else (1, 1.5, 2, 3, 5, 7)
     e0, e1 = int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi)))
     ticks = [m * 10.0 ** e for e in range(e0, e1 + 1) for m in steps if lo <= m * 10.0 ** e <= hi]
     labels = [si(v) for v in ticks]
