@@ -152,6 +152,9 @@ pub struct Ftl {
     /// Dies that may collect (GC or fold) at the same time, the firmware's GC engines
     /// (0 = every die at once).
     pub gc_engines: u32,
+    /// GC program units the controller can have in flight at once over all dies, each
+    /// holding a staging buffer from its reads until its program completes (0 = no limit).
+    pub gc_buffers: u32,
     /// A block whose data has all been overwritten or trimmed goes back to the free pool
     /// at once and is erased in the background (false: it waits until GC picks it, and
     /// counts as SLC cache until then).
@@ -159,7 +162,7 @@ pub struct Ftl {
 }
 impl Default for Ftl {
     fn default() -> Self {
-        Ftl { gc_threshold_blocks: 2, gc_pace: 1.0, gc_urgency: true, idle_gc: true, idle_gc_target_pct: 10.0, idle_gc_max_valid_pct: 90.0, idle_gc_delay_ms: 100.0, read_ahead_kib: 0, striping: "dynamic".into(), gc_engines: 0, release_dead: true }
+        Ftl { gc_threshold_blocks: 2, gc_pace: 1.0, gc_urgency: true, idle_gc: true, idle_gc_target_pct: 10.0, idle_gc_max_valid_pct: 90.0, idle_gc_delay_ms: 100.0, read_ahead_kib: 0, striping: "dynamic".into(), gc_engines: 0, gc_buffers: 0, release_dead: true }
     }
 }
 
@@ -446,6 +449,7 @@ impl Profile {
             "a multiple of 4 up to 65536 (0 = no read-ahead)"
         );
         check!(f.gc_engines <= 4096, "ftl.gc_engines", f.gc_engines, "0 (one per die) or 1..4096");
+        check!(f.gc_buffers <= 4096, "ftl.gc_buffers", f.gc_buffers, "0 (no limit) or 1..4096");
         check!(
             f.striping == "static" || f.striping == "dynamic",
             "ftl.striping",

@@ -290,9 +290,17 @@ impl Ftl {
         if o.fill == unit {
             let ready = o.ready;
             (o.fill, o.ready) = (0, 0);
-            let done = self.nand.program(ready, d, slc, unit as u64 * SLOT_BYTES);
+            let bytes = unit as u64 * SLOT_BYTES;
             if Ftl::stream_is_host(stream) {
+                let done = self.nand.program(ready, d, slc, bytes);
                 self.buffer.release_at(done, unit as u64);
+            } else if self.staging.limited() {
+                // A GC unit waits for a staging buffer and holds it until programmed.
+                let (i, at) = self.staging.acquire(ready);
+                let done = self.nand.program(at, d, slc, bytes);
+                self.staging.hold(i, done);
+            } else {
+                self.nand.program(ready, d, slc, bytes);
             }
         }
         self.count_slots(slc, 1);

@@ -119,7 +119,15 @@ impl Ftl {
         let Some(victim) = self.victim(d, idle) else {
             return Ok(false);
         };
-        self.collect(victim, d, t)?;
+        if idle {
+            self.collect(victim, d, t)?;
+        } else {
+            // A die out of free blocks collects at once: its GC preempts the engines (a
+            // die that waited for another die's whole victim first would stall its writes
+            // for seconds).
+            self.gc_start(d, victim, None);
+            self.gc_finish(d, t)?;
+        }
         Ok(true)
     }
 
@@ -214,34 +222,20 @@ impl Ftl {
         self.gc_step(d, t, n)
     }
 
-    /// Adaptive pace (`ftl.gc_urgency`): firmware budgets its GC so the victim is done
-    /// before host writes use up the die's free space, and moves faster as that space
-    /// runs short instead of stopping host writes for a whole victim at the last free
-    /// block. Called when a block is opened on die `d` (the room changes) and at a start.
+    /// Catch-up pace (`ftl.gc_urgency`): a die whose free blocks have fallen below its GC
+    /// threshold (GC lagged behind the host) collects at twice the rate that keeps up with
+    /// the host until it is back, so it rarely reaches the hard stop at its last free block.
+    /// Called when a block is opened on die `d` (the free count changes) and at a start.
     pub(crate) fn urge(&mut self, d: u32) {
+        let behind = self.alloc.free_count(d) < self.gc_threshold();
+        let urgency = self.gc_urgency;
         // Inside a GC step the jobs are taken out (`gc_step`): GC opening its own block
         // is accounted at the next host block.
-        let Some(job) = self.gc_jobs.get(d as usize) else { return };
-        if !self.gc_urgency || !job.active() {
+        let Some(job) = self.gc_jobs.get_mut(d as usize) else { return };
+        if !urgency || !job.active() {
             return;
         }
-        let spb = self.nand.geo.slots_per_block as f64;
-        let left = self.map.valid[job.victim as usize] as f64;
-        // Blocks GC still takes for the rest of the victim, beyond its open block's room.
-        let gc_blocks = ((left - self.alloc.open_room(d, Stream::Gc, &self.map.written) as f64) / spb).ceil().max(0.0);
-        let host_room = self.alloc.open_room(d, Stream::HostNative, &self.map.written)
-            + self.alloc.open_room(d, Stream::HostSlc, &self.map.written);
-        let free = self.alloc.free_count(d);
-        let spare_blocks = free as f64 - HARD_FREE as f64 - gc_blocks;
-        let room = spare_blocks * spb + host_room as f64;
-        // A quarter ahead of the need; at most a block per host slot (a hard stop).
-        let finish = if room > 0.0 { (1.25 * left / room).min(spb) } else { spb };
-        // Below the GC threshold the die has fallen behind: collect at twice the rate
-        // that keeps up with the host until it is back.
-        let behind = free < self.gc_threshold();
-        let job = &mut self.gc_jobs[d as usize];
-        let catch_up = if behind { 2.0 * job.keep_up } else { 0.0 };
-        job.pace = job.base.max(finish).max(catch_up);
+        job.pace = if behind { job.base.max(2.0 * job.keep_up) } else { job.base };
     }
 
     /// Die `d` is collecting (or folding) a victim.

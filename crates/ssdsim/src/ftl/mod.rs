@@ -10,6 +10,7 @@ pub mod mapping;
 pub mod read_ahead;
 pub mod release;
 pub mod slc;
+pub mod staging;
 pub mod verify;
 
 use crate::host::WriteBuffer;
@@ -22,6 +23,7 @@ use engines::Engines;
 use mapping::{Mapping, NONE};
 use read_ahead::ReadAhead;
 use slc::SlcCache;
+use staging::Staging;
 
 /// Cumulative internal counters (bytes are 4 KiB slots unless named otherwise).
 #[derive(Debug, Clone, Copy, Default)]
@@ -50,6 +52,7 @@ pub struct Ftl {
     /// Per die: the victim it is collecting, if any.
     gc_jobs: Vec<gc::GcJob>,
     pub(crate) engines: Engines,
+    pub(crate) staging: Staging,
     /// Write sequence number of the data in each physical slot (tests only): lets the
     /// property tests check that a read finds the version last written.
     #[cfg(feature = "verify")]
@@ -91,6 +94,7 @@ impl Ftl {
             gc_jobs: vec![gc::GcJob::idle(); g.dies as usize],
             // As many engines as dies is no limit.
             engines: Engines::new(if p.ftl.gc_engines >= g.dies { 0 } else { p.ftl.gc_engines }),
+            staging: Staging::new(p.ftl.gc_buffers),
             #[cfg(feature = "verify")]
             stamps: vec![0; g.total_slots() as usize],
             #[cfg(feature = "verify")]
@@ -236,6 +240,7 @@ impl Ftl {
         self.map.clear();
         self.gc_jobs.iter_mut().for_each(gc::GcJob::reset);
         self.engines.reset(end);
+        self.staging.reset(end);
         self.alloc.reset(&g);
         self.slc.reset();
         self.cmt.reset();

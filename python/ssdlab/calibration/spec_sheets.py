@@ -1,0 +1,62 @@
+"""Spec-sheet rows (issue 14): each drive's rated sequential speeds and random IOPS against
+CrystalDiskMark on the purged simulated drive, as a reviewer compares them. Sequential
+within +-15 %, random within +-35 % (ratings are best-case figures of varying test
+conditions). The ratings and their sources are in spec_sheets.toml."""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from typing import Callable
+
+from .figure import QUICK, Ctx, Figure
+
+SEQ_TOL, RND_TOL = 0.15, 0.35
+
+
+def _best(*keys: str) -> Callable[[Ctx], float | None]:
+    """The best of several CrystalDiskMark figures (random IOPS: Q32T1 or Q32T16, as a
+    rating's queue depth and thread count are often not stated)."""
+    def f(c: Ctx) -> float | None:
+        vals = [v for k in keys if (v := c.m(QUICK, k)) is not None]
+        return max(vals) if vals else None
+    return f
+
+
+# rating key: (figure name, measure, how, unit, tolerance)
+MEASURES = {
+    "seq_read_mbps": ("rated seq read", _best("cdm_seq1m_q8t1_read_mbps"),
+                      "quick: cdm_seq1m_q8t1_read_mbps (purged drive, 1 GiB test file)", "MB/s", SEQ_TOL),
+    "seq_write_mbps": ("rated seq write", _best("cdm_seq1m_q8t1_write_mbps"),
+                       "quick: cdm_seq1m_q8t1_write_mbps (purged drive, 1 GiB test file)", "MB/s", SEQ_TOL),
+    "rnd_read_iops": ("rated 4K random read", _best("cdm_rnd4k_q32t1_read_iops", "cdm_rnd4k_q32t16_read_iops"),
+                      "quick: best of cdm_rnd4k_q32t1 / q32t16 read IOPS", "IOPS", RND_TOL),
+    "rnd_write_iops": ("rated 4K random write", _best("cdm_rnd4k_q32t1_write_iops", "cdm_rnd4k_q32t16_write_iops"),
+                       "quick: best of cdm_rnd4k_q32t1 / q32t16 write IOPS", "IOPS", RND_TOL),
+}
+KINDS = {"rating": "rated", "twin": "twin's rating", "series": "series best", "class": "class range"}
+
+
+def ratings() -> dict[str, dict]:
+    return tomllib.loads((resources.files(__package__) / "spec_sheets.toml").read_text())
+
+
+def figures() -> list[Figure]:
+    out = []
+    for drive, r in ratings().items():
+        kind = r["kind"]
+        for key, (name, measure, how, unit, tol) in MEASURES.items():
+            if key not in r:
+                continue
+            lo, hi = (r[key], r[key]) if not isinstance(r[key], list) else r[key]
+            value = None
+            if kind == "series":  # an upper bound: the capacity can only be slower
+                lo, hi = None, hi * (1 + tol)
+            elif lo == hi and kind != "class":
+                value, lo, hi = lo, None, None
+            else:
+                lo, hi = lo * (1 - tol), hi * (1 + tol)
+            out.append(Figure(drive, name if kind == "rating" else f"{name} ({KINDS[kind]})", QUICK,
+                              measure, value=value, lo=lo, hi=hi, unit=unit, how=how,
+                              source=r["source"], tol=tol, kind="spec sheet"))
+    return out
