@@ -28,7 +28,9 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn drive_knobs() -> impl Strategy<Value = (f64, f64, &'static str, &'static str, f64, &'static str, u32, f64)> {
+type Knobs = (f64, f64, &'static str, &'static str, f64, &'static str, u32, f64, bool, u32);
+
+fn drive_knobs() -> impl Strategy<Value = Knobs> {
     (
         prop_oneof![Just(0.0), Just(0.0001)],
         prop_oneof![Just(0.0), Just(0.0006), Just(0.002)],
@@ -38,7 +40,20 @@ fn drive_knobs() -> impl Strategy<Value = (f64, f64, &'static str, &'static str,
         prop_oneof![Just("static"), Just("dynamic")],
         prop_oneof![Just(0u32), Just(1)],
         prop_oneof![Just(0.0), Just(0.2)],
+        any::<bool>(),
+        prop_oneof![Just(0u32), Just(1)],
     )
+}
+
+/// The tiny test drive with the knobs set.
+fn knobbed(k: &Knobs) -> ssdsim::Profile {
+    let mut p = common::tiny(k.0, k.1, k.2, k.3, k.4);
+    p.ftl.striping = k.5.into();
+    p.ftl.gc_engines = k.6;
+    p.slc.reclaim_pace = k.7;
+    p.ftl.release_dead = k.8;
+    p.ftl.gc_buffers = k.9;
+    p
 }
 
 proptest! {
@@ -46,10 +61,7 @@ proptest! {
 
     #[test]
     fn ftl_keeps_invariants(knobs in drive_knobs(), ops in prop::collection::vec(op(), 1..160)) {
-        let mut p = common::tiny(knobs.0, knobs.1, knobs.2, knobs.3, knobs.4);
-        p.ftl.striping = knobs.5.into();
-        p.ftl.gc_engines = knobs.6;
-        p.slc.reclaim_pace = knobs.7;
+        let p = knobbed(&knobs);
         let mut ftl = Ftl::new(&p, WriteBuffer::new(1 << 20));
         let user = ftl.user_slots as u32;
         let mut model: HashMap<u32, u64> = HashMap::new();
@@ -103,10 +115,7 @@ proptest! {
     fn phases_keep_invariants(knobs in drive_knobs(), seed in 0u64..1000, background in any::<bool>(),
                               read_ahead in prop_oneof![Just(0u32), Just(16), Just(64)],
                               phases in prop::collection::vec((0u8..4, 0u32..=100, any::<bool>(), 1u32..9, 1u32..33), 1..12)) {
-        let mut p = common::tiny(knobs.0, knobs.1, knobs.2, knobs.3, knobs.4);
-        p.ftl.striping = knobs.5.into();
-        p.ftl.gc_engines = knobs.6;
-        p.slc.reclaim_pace = knobs.7;
+        let mut p = knobbed(&knobs);
         // Write-idle GC at once (and on fuller victims) so read phases run it; read-ahead.
         if background {
             p.ftl.idle_gc_delay_ms = 0.0;
