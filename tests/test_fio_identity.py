@@ -163,13 +163,3 @@ def test_root_device_refused():
     for dd in (None, path):
         with pytest.raises(safety.UnsafeTarget, match="root filesystem|mounted"):
             safety.check_block_write(path, dd)
-
-
-def test_lock_is_exclusive(tmp_path, monkeypatch):
-    monkeypatch.setattr(safety, "lock_dir", lambda: tmp_path)
-    a = safety.DeviceLock("dev:7:99", "/dev/loop99").acquire()
-    with pytest.raises(safety.DeviceLocked, match=f"pid {os.getpid()}"):
-        safety.DeviceLock("dev:7:99", "/dev/loop99").acquire()
-    a.release()
-    with safety.DeviceLock("dev:7:99", "/dev/loop99"):
-        pass

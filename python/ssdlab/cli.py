@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import os
-import signal
+import sqlite3
 import sys
 import time
 from contextlib import contextmanager
@@ -14,12 +15,12 @@ from typing import Any, Iterator, Optional
 import typer
 from pydantic import ValidationError
 
-from . import methodology, targets
+from . import interrupts, methodology, targets
 from .analysis import comparison_table
 from .methodology import Options
 from .phase import Phase
-from .runner import Hooks, RunInterrupted, plan_phases, run_test
-from .store import Store, StoreError, jsonable
+from .runner import Hooks, RunFailed, RunInterrupted, StoreWriteFailed, plan_phases, run_test
+from .store import MAX_ID, Store, StoreError, damage_hint, default_path, jsonable
 
 # click's base error, found through typer's public BadParameter (typer vendors click)
 ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -31,7 +32,8 @@ class App(typer.Typer):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("standalone_mode", False)
         try:
-            rv = super().__call__(*args, **kwargs)
+            with interrupts.handled(ignore_after_stop=True), warnings_as_lines():
+                rv = super().__call__(*args, **kwargs)
         except ClickException as e:
             if type(e).__name__ == "NoArgsIsHelpError":  # the help is already printed
                 sys.exit(EXIT_USER)
@@ -64,11 +66,30 @@ class UserError(Exception):
     pass
 
 
+MAX_LINE = 400  # an error quoting a huge input (a deeply nested TOML) stays readable
+
+
 def one_line(e: BaseException) -> str:
     if isinstance(e, ValidationError):
-        return "; ".join(f"{'.'.join(map(str, x['loc'])) or 'phase'}: {x['msg']}" for x in e.errors())
-    text = str(e).strip() or type(e).__name__
-    return text.splitlines()[0]
+        text = "; ".join(f"{'.'.join(map(str, x['loc'])) or 'phase'}: {x['msg']}" for x in e.errors())
+    else:
+        text = (str(e).strip() or type(e).__name__).splitlines()[0]
+    return text if len(text) <= MAX_LINE else text[:MAX_LINE - 3] + "..."
+
+
+@contextmanager
+def warnings_as_lines() -> Iterator[None]:
+    """Python warnings (unreadable fio or telemetry fields, ...) as `ssdlab: warning: ...`
+    lines on stderr, each once."""
+    import warnings
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        typer.echo(f"ssdlab: warning: {one_line(Exception(str(message)))}", err=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = show
+        yield
 
 
 def fail(msg: str, code: int = EXIT_USER) -> None:
@@ -81,8 +102,17 @@ def user_errors() -> Iterator[None]:
     """User mistakes become one line on stderr and exit status 2, never a traceback."""
     try:
         yield
+    except RunFailed as e:  # a run that started: not the user's input (that was checked)
+        if os.environ.get("SSDLAB_DEBUG") and e.exit_code != EXIT_USER:
+            raise e.error from None
+        hint = "" if e.exit_code == EXIT_USER else " (set SSDLAB_DEBUG=1 for the traceback)"
+        fail(f"{one_line(e)}{hint}", e.exit_code)
+    except StoreWriteFailed as e:
+        fail(one_line(e), 1)
     except (ValueError, StoreError, UserError) as e:
         fail(one_line(e))
+    except sqlite3.DatabaseError as e:  # a read of a damaged store outside Store's guards
+        fail(damage_hint(Path("the results store"), e))
     except ImportError as e:
         hint = " (is the simulator built? run `make build`)" if "_sim" in str(e) else ""
         fail(f"{one_line(e)}{hint}")
@@ -100,33 +130,14 @@ def user_errors() -> Iterator[None]:
         fail(f"{type(e).__name__}: {one_line(e)} (set SSDLAB_DEBUG=1 for the traceback)", 1)
 
 
-_TERMINATED = {"hit": False}
-
-
 def interrupted_status() -> int:
-    return EXIT_TERMINATED if _TERMINATED["hit"] else EXIT_INTERRUPTED
+    return EXIT_TERMINATED if interrupts.terminated() else EXIT_INTERRUPTED
 
 
-@contextmanager
-def sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM (`kill`, systemd, a CI job's timeout) stops a run the way Ctrl-C does: the
-    running phase is cut short (fio gets SIGINT and writes its logs), what was recorded is
-    kept, the run is `interrupted`, and the exit status is 143."""
-    _TERMINATED["hit"] = False
-
-    def on_term(signum, frame) -> None:
-        _TERMINATED["hit"] = True
-        raise KeyboardInterrupt
-
-    try:
-        old = signal.signal(signal.SIGTERM, on_term)
-    except ValueError:  # not the main thread (embedded use): leave SIGTERM alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
+# SIGTERM (`kill`, systemd, a CI job's timeout) stops a run the way Ctrl-C does: the
+# running phase is cut short (fio gets SIGINT and writes its logs), what was recorded is
+# kept, the run is `interrupted`, and the exit status is 143 (interrupts.py).
+sigterm_interrupts = interrupts.handled
 
 
 def is_tty() -> bool:
@@ -171,13 +182,71 @@ def parse_sets(sets: list[str]) -> list[str]:
         key, eq, value = s.partition("=")
         if not eq or not key.strip() or not value.strip():
             raise UserError(f"bad --set '{s}': expected key=value, e.g. --set nand.channels=8")
+        if any(ord(c) < 32 or ord(c) == 127 for c in s):
+            raise UserError(f"bad --set {s!r}: control characters (a newline) are not allowed; "
+                            "give one key=value per --set")
     return list(sets)
+
+
+def check_seed(seed: int) -> int:
+    if not 0 <= seed < 2**64:
+        raise UserError(f"--seed {seed}: must be 0 to 2**64-1")
+    return seed
+
+
+def check_y_max(y_max: float | None) -> float | None:
+    if y_max is not None and not (math.isfinite(y_max) and y_max > 0):
+        raise UserError(f"--y-max {y_max}: must be a positive number (MB/s)")
+    return y_max
+
+
+def check_out_dir(out: Path) -> None:
+    """The report directory can be made and written, checked before anything runs."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"cannot write the report to {out}: {e.strerror or e}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise UserError(f"cannot write the report to {out}: Permission denied")
+
+
+def read_store(db: Path | None) -> Store | None:
+    """The store for a read command; never created. None when the default store does not
+    exist yet (nothing stored); a --db that does not exist is an error (a typo)."""
+    if db is None and not default_path().exists():
+        return None
+    return Store(db, create=False)
+
+
+def no_store() -> StoreError:
+    return StoreError(f"no results store at {default_path()} yet: run a test first, or pass --db")
+
+
+def drive_key(spec: str) -> str:
+    """The thing a --drive names: a device number, a file, a profile (to catch a drive
+    given twice)."""
+    if spec.startswith("/dev/"):
+        try:
+            st = os.stat(spec)
+            return f"dev:{st.st_rdev}"
+        except OSError:
+            return spec
+    if spec.startswith("file:"):
+        return "file:" + os.path.realpath(spec[5:].rpartition(":")[0] or spec[5:])
+    return spec
 
 
 def open_drives(specs: list[str], sets: list[str], seed: int, destroy_data: str | None,
                 plan: bool) -> list[tuple[str, Any]]:
     if not specs:
         raise UserError("give at least one --drive (e.g. --drive sim:tlc-256)")
+    seen: dict[str, str] = {}
+    for s in specs:
+        k = drive_key(s)
+        if targets.is_real(s) and k in seen:
+            raise UserError(f"--drive {s}: the same drive as --drive {seen[k]}; give each real drive once")
+        seen.setdefault(k, s)
+    check_seed(seed)
     return [(s, targets.open_target(s, overrides=sets or None, seed=seed,
                                     destroy_data=destroy_data, plan=plan)) for s in specs]
 
@@ -315,6 +384,7 @@ def run(
         if plan:
             return print_plan(test, drv, opts, json_out)
         store = Store(db)
+        store.check_writable()
         args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
                 "set": sets, "seed": seed}
         if not precondition:
@@ -390,8 +460,11 @@ def review(
     """The whole methodology on the drives, then one report."""
     with user_errors(), sigterm_interrupts():
         opts = Options(spare=spare, repeat=repeat, seconds=seconds)
+        check_y_max(y_max)
+        check_out_dir(out)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
         store = Store(db)
+        store.check_writable()
         docs = []
         with progress_hooks() as hooks:
             for test in methodology.TESTS:
@@ -430,7 +503,10 @@ def report(
 ) -> None:
     """A self-contained HTML report plus one PNG per figure."""
     with user_errors():
-        store = Store(db)
+        check_y_max(y_max)
+        store = read_store(db)
+        if store is None:
+            raise no_store()
         ids = list(runs or [])
         if latest:
             ids.append(store.latest_run_id())
@@ -450,8 +526,15 @@ def compare(
 ) -> None:
     """Metrics side by side, with the % change of each drive against the first."""
     with user_errors():
-        store = Store(db)
+        store = read_store(db)
+        if store is None:
+            raise no_store()
         loaded = [store.run(i) for i in runs]
+    for r in loaded:
+        bad = [d["spec"] for d in r["drives"] if d["status"] != "complete"]
+        if r["status"] != "complete" or bad:
+            what = f"run {r['id']} is {r['status']}" + (f" ({', '.join(bad)} not complete)" if bad else "")
+            typer.echo(f"ssdlab: warning: {what}: its metrics are partial or missing (-)", err=True)
     for key, what in (("test", "tests"), ("testbed", "testbed tags"),
                       ("methodology_version", "methodology versions")):
         if len({r[key] for r in loaded}) > 1:
@@ -509,7 +592,10 @@ def results_list(
 ) -> None:
     """Stored runs, newest first."""
     with user_errors():
-        runs = Store(db).runs(limit)
+        if not 1 <= limit <= MAX_ID:
+            raise UserError(f"--limit {limit}: must be at least 1")
+        store = read_store(db)
+        runs = store.runs(limit) if store is not None else []
     if json_out:
         print_json(runs)
         return
@@ -526,7 +612,9 @@ def results_show(
 ) -> None:
     """A run's drives, status and metrics."""
     with user_errors():
-        store = Store(db)
+        store = read_store(db)
+        if store is None:
+            raise no_store()
         r = store.run(run_id)
         for d in r["drives"]:
             d["phases"] = [{k: p[k] for k in ("seq", "name", "kind", "status", "totals")}
@@ -552,7 +640,9 @@ def results_export(
     with user_errors():
         if format not in ("csv", "json"):
             raise UserError(f"--format {format}: choose csv or json")
-        store = Store(db)
+        store = read_store(db)
+        if store is None:
+            raise no_store()
         text = store.export_csv(run_id) if format == "csv" else store.export_json(run_id)
         if out is None:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -561,6 +651,21 @@ def results_export(
                 out.write_text(text)
             except OSError as e:
                 raise UserError(f"cannot write {out}: {e.strerror}") from None
+
+
+@results_app.command("import")
+def results_import(
+    file: Path = typer.Argument(..., help="a pending-results file a run saved when the store could not be written"),
+    db: Optional[Path] = typer.Option(None, "--db", help="the store to put it in (default: user data dir)"),
+) -> None:
+    """Put results a run could not store (its disk was full) back into a store."""
+    from .pending import import_file
+
+    with user_errors():
+        store = Store(db)
+        store.check_writable()
+        run_id, n = import_file(store, file)
+    print(f"imported {n} phase{'s' if n != 1 else ''} into run {run_id} in {store.path}")
 
 
 if __name__ == "__main__":

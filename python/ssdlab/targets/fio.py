@@ -19,6 +19,7 @@ import queue
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -28,7 +29,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..phase import Phase
-from . import fio_job, fio_output, purge as purge_mod, safety
+from . import fio_job, fio_output, locks, purge as purge_mod, safety
 from .base import Identity, Interrupted, OnSample, PhaseResult
 from .identity import Telemetry, TempSampler, block_info, write_counters_delta
 
@@ -55,10 +56,11 @@ def parse_spec(spec: str) -> tuple[str, str, int | None]:
         path, sep, size = rest.rpartition(":")
         if not sep or not path:
             raise ValueError(f"drive '{spec}': write file:PATH:SIZE, e.g. file:/mnt/ssd/test.bin:8G")
+        fio_job.check_path(path)
         n = parse_size(size)
         return "file", path, n - n % 4096
     if spec.startswith("/dev/"):
-        return "block", spec, None
+        return "block", fio_job.check_path(spec), None
     raise ValueError(f"drive '{spec}': a real drive is /dev/... or file:PATH:SIZE")
 
 
@@ -98,7 +100,7 @@ class FioTarget:
         self.fio = shutil.which("fio") or "fio"
         if not plan:
             self.fio = fio_binary_checked()
-        self._lock: safety.DeviceLock | None = None
+        self._lock: locks.DeviceLock | None = None
         self._excl_fd: int | None = None
         self._write_ok = False
         self._engine: str | None = None
@@ -122,8 +124,8 @@ class FioTarget:
         self.telemetry = Telemetry(self.dev, self.info.get("kind", "file")) if (
             self.kind == "block" and not plan) else Telemetry(self.dev, "file")
         if not plan:
-            self._lock = (safety.lock_for_block(self.dev) if self.kind == "block"
-                          else safety.lock_for_file(self.path)).acquire()
+            self._lock = (locks.lock_for_block(self.dev) if self.kind == "block"
+                          else locks.lock_for_file(self.path)).acquire()
 
     # ------------------------------------------------------------------ protocol
     def identify(self) -> Identity:
@@ -208,15 +210,23 @@ class FioTarget:
     def _ensure_file(self, create: bool) -> None:
         if self.kind != "file":
             return
-        exists = os.path.exists(self.dev)
+        exists = os.path.lexists(self.dev)
         size = os.path.getsize(self.dev) if exists else 0
         if size >= self.capacity:
             return
         if not create:
             # reading a file that is not there yet: creating it writes only the file itself
             safety.check_file_write(self.path, self.destroy_data)
-        fd = os.open(self.dev, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # never through a symlink planted after the check, and a new file is really new
+        flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | (0 if exists else os.O_CREAT | os.O_EXCL)
         try:
+            fd = os.open(self.dev, flags, 0o600)
+        except OSError as e:
+            raise safety.UnsafeTarget(f"refusing {self.spec}: cannot open {self.dev} safely ({e.strerror}); "
+                                      "was it replaced while ssdlab checked it?") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise safety.UnsafeTarget(f"refusing {self.spec}: {self.dev} is not a regular file")
             os.ftruncate(fd, self.capacity)
         finally:
             os.close(fd)
@@ -507,6 +517,12 @@ class FioTarget:
         errs = fio_output.report_errors(reps[-1])
         if errs:
             raise RuntimeError(f"fio reported errors on {self.spec}: {'; '.join(errs)}")
+        if stream.torn_tail:
+            raise FioFailed(f"fio's final report on {self.spec} is incomplete (its output was cut "
+                            "short), so the phase's figures are unknown")
+        short = _shortfall(spec, result.totals)
+        if short:
+            raise FioFailed(f"fio on {self.spec} exited without an error but {short}")
         return result
 
     def _io_result(self, phase: Phase, spec: dict, prefix: str, reps: list[dict],
@@ -589,6 +605,20 @@ def _stop(proc: subprocess.Popen, grace_s: float = 20.0) -> None:
             continue
         except KeyboardInterrupt:
             continue
+
+
+def _shortfall(spec: dict, totals: dict) -> str:
+    """Why a phase fio reported as done did not do what it was asked ("" when it did): a
+    report from before the end (fio printed its final one torn or not at all) must not be
+    stored as a complete phase."""
+    stop_b, stop_s = spec.get("stop_bytes"), spec.get("stop_seconds")
+    moved = float(totals.get("read_bytes") or 0) + float(totals.get("write_bytes") or 0)
+    dur = float(totals.get("duration_s") or 0)
+    if stop_b and not stop_s and moved < int(stop_b):
+        return f"moved {moved:.0f} of its {int(stop_b)} bytes"
+    if stop_s and not stop_b and dur < 0.9 * float(stop_s) - 0.5:
+        return f"ran {dur:.1f} of its {float(stop_s):g} s"
+    return ""
 
 
 def _fs_of(path: str) -> str:
