@@ -20,7 +20,7 @@ from .analysis import comparison_table
 from .methodology import Options
 from .phase import Phase
 from .runner import Hooks, RunFailed, RunInterrupted, StoreWriteFailed, plan_phases, run_test
-from .store import MAX_ID, Store, StoreError, damage_hint, default_path, jsonable
+from .store import MAX_ID, Store, StoreError, check_free, damage_hint, default_path, jsonable
 
 # click's base error, found through typer's public BadParameter (typer vendors click)
 ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -66,7 +66,7 @@ class UserError(Exception):
     pass
 
 
-MAX_LINE = 400  # an error quoting a huge input (a deeply nested TOML) stays readable
+MAX_LINE = 2000  # an error quoting a huge input (a 100 KB nested TOML line) is cut
 
 
 def one_line(e: BaseException) -> str:
@@ -86,8 +86,7 @@ def warnings_as_lines() -> Iterator[None]:
     def show(message, category, filename, lineno, file=None, line=None) -> None:
         typer.echo(f"ssdlab: warning: {one_line(Exception(str(message)))}", err=True)
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("default")
+    with warnings.catch_warnings():  # the default filters: each ssdlab warning once
         warnings.showwarning = show
         yield
 
@@ -383,6 +382,7 @@ def run(
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, plan)
         if plan:
             return print_plan(test, drv, opts, json_out)
+        check_free(db)  # before the store is even created
         store = Store(db)
         store.check_writable()
         args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
@@ -463,6 +463,7 @@ def review(
         check_y_max(y_max)
         check_out_dir(out)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
+        check_free(db)  # before the store is even created
         store = Store(db)
         store.check_writable()
         docs = []
@@ -662,6 +663,7 @@ def results_import(
     from .pending import import_file
 
     with user_errors():
+        check_free(db)  # before the store is even created
         store = Store(db)
         store.check_writable()
         run_id, n = import_file(store, file)

@@ -100,7 +100,7 @@ CREATE INDEX IF NOT EXISTS phases_by_drive ON phases (run_drive_id, seq);
 STATUSES = ("running", "complete", "interrupted", "failed")
 # added after schema version 1 was released: added to older stores when they are written
 RUN_COLUMNS_ADDED = (("pid", "INTEGER"), ("host", "TEXT"), ("pid_start", "TEXT"))
-MIN_FREE_BYTES = 64 * 2**20  # free space a run needs on the store's filesystem
+MIN_FREE_BYTES = 64 * 10**6  # free space a run needs on the store's filesystem
 MAX_ID = 2**63 - 1  # SQLite's integer range
 
 
@@ -174,6 +174,23 @@ def default_path() -> Path:
     return Path(user_data_dir("ssdlab")) / "results.sqlite"
 
 
+def check_free(path: str | Path | None) -> None:
+    """The filesystem that holds (or will hold) the store has room for a run: checked
+    before the store is even created."""
+    p = Path(path) if path is not None else default_path()
+    d = p.parent
+    while not d.exists() and d != d.parent:
+        d = d.parent
+    try:
+        st = os.statvfs(d)
+    except OSError:
+        return  # cannot tell: opening the store will say what is wrong
+    free = st.f_bavail * st.f_frsize
+    if free < MIN_FREE_BYTES:
+        raise StoreError(f"results store {p}: its filesystem has {free / 1e6:.1f} MB free and a "
+                         f"run needs at least {MIN_FREE_BYTES / 1e6:.0f} MB; free space or use --db elsewhere")
+
+
 class Store:
     """`create=False` (read commands): the store must exist; it is opened read-only when
     its file or directory cannot be written, and nothing is created or migrated."""
@@ -188,11 +205,7 @@ class Store:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self.db = self._connect(f"file:{self.path}?mode=rwc")
             else:
-                try:
-                    self.db = self._connect(f"file:{self.path}?mode=rw")
-                except sqlite3.OperationalError:
-                    self.db = self._connect(f"file:{self.path}?mode=ro")
-                    self.read_only = True
+                self.db = self._open_for_reading()
             if not self.read_only:
                 try:
                     self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
@@ -212,6 +225,18 @@ class Store:
             raise StoreError(damage_hint(self.path, e)) from None
         except OSError as e:
             raise StoreError(f"cannot open results store {self.path}: {e}") from None
+
+    def _open_for_reading(self) -> sqlite3.Connection:
+        """Read-write when possible (a reader may checkpoint the WAL); else read-only; else,
+        on read-only media where SQLite cannot make its -shm file, as an immutable file."""
+        try:
+            return self._connect(f"file:{self.path}?mode=rw")
+        except sqlite3.OperationalError:
+            self.read_only = True
+        try:
+            return self._connect(f"file:{self.path}?mode=ro")
+        except sqlite3.OperationalError:
+            return self._connect(f"file:{self.path}?mode=ro&immutable=1")
 
     def _connect(self, uri: str) -> sqlite3.Connection:
         # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so a writer takes the
@@ -255,11 +280,8 @@ class Store:
             ok = str(e)
         if ok != "ok":
             raise StoreError(damage_hint(self.path, ok))
-        st = os.statvfs(self.path.parent)
-        free = st.f_bavail * st.f_frsize
-        if free < MIN_FREE_BYTES:
-            raise StoreError(f"results store {self.path}: its filesystem has {free / 1e6:.1f} MB free and a "
-                             f"run needs at least {MIN_FREE_BYTES / 1e6:.0f} MB; free space or use --db elsewhere")
+        check_free(self.path)
+
 
     def close(self) -> None:
         self.db.close()

@@ -18,7 +18,6 @@ import os
 import queue
 import re
 import shutil
-import signal
 import stat
 import subprocess
 import tempfile
@@ -29,7 +28,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..phase import Phase
-from . import fio_job, fio_output, locks, purge as purge_mod, safety
+from . import child, fio_job, fio_output, locks, purge as purge_mod, safety
 from .base import Identity, Interrupted, OnSample, PhaseResult
 from .identity import Telemetry, TempSampler, block_info, write_counters_delta
 
@@ -320,7 +319,8 @@ class FioTarget:
     # ------------------------------------------------------------------ phases
     def _wd(self) -> str:
         if not self._workdir:
-            self._workdir = tempfile.mkdtemp(prefix="ssdlab-fio-")
+            child.clean_workdirs()
+            self._workdir = tempfile.mkdtemp(prefix=f"{child.WORKDIR_PREFIX}{os.getpid()}-")
         return self._workdir
 
     def _run_idle(self, phase: Phase, spec: dict, on_sample: OnSample | None) -> PhaseResult:
@@ -362,27 +362,13 @@ class FioTarget:
             return ["fallocate", "--punch-hole", "--offset", str(off), "--length", str(length), self.dev]
         return purge_mod.blkdiscard(self.dev, off, length)
 
-    def _run_cmd_uninterruptible(self, cmd: list[str]) -> tuple[subprocess.CompletedProcess, bool]:
-        """Run a command to completion even across Ctrl-C (a half-done discard or format is
-        worse than a late stop); returns (result, interrupted)."""
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)
-        interrupted = False
-        while True:
-            try:
-                out, err = p.communicate()
-                break
-            except KeyboardInterrupt:
-                interrupted = True
-        return subprocess.CompletedProcess(cmd, p.returncode, out, err), interrupted
-
     def _run_trim(self, phase: Phase, spec: dict) -> PhaseResult:
         off, length = int(spec["offset"]), int(spec["length"])
         if self.kind == "block" and not self.info.get("discard"):
             r = _empty(phase, {"duration_s": 0.0, "trim_bytes": 0.0, "trim_supported": 0.0})
             return r
         t0 = time.monotonic()
-        res, interrupted = self._run_cmd_uninterruptible(self._trim_cmd(off, length))
+        res, interrupted = child.run_to_completion(self._trim_cmd(off, length))
         dur = time.monotonic() - t0
         if res.returncode != 0:
             raise RuntimeError(f"trim failed: `{' '.join(res.args)}`: {res.stderr.strip()}")
@@ -403,7 +389,7 @@ class FioTarget:
         t0 = time.monotonic()
         interrupted = False
         for cmd in pp.commands:
-            res, intr = self._run_cmd_uninterruptible(cmd)
+            res, intr = child.run_to_completion(cmd)
             interrupted |= intr
             if res.returncode != 0:
                 msg = (res.stderr or res.stdout).strip().splitlines()
@@ -435,7 +421,7 @@ class FioTarget:
         # anyway, the kernel stops fio (no orphan writing on to the drive)
         proc = subprocess.Popen(fio_job.command(job_path, self.fio), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True,
-                                preexec_fn=_die_with_parent)
+                                preexec_fn=child.die_with_parent)
         chunks: queue.Queue[bytes | None] = queue.Queue()
         err_parts: list[bytes] = []
 
@@ -481,6 +467,8 @@ class FioTarget:
         def finish() -> PhaseResult:
             for t in threads:
                 t.join(timeout=30)
+            for f in (proc.stdout, proc.stderr):
+                f.close()
             while True:
                 try:
                     c = chunks.get_nowait()
@@ -498,11 +486,15 @@ class FioTarget:
                 pass
             proc.wait()
         except KeyboardInterrupt as e:
-            _stop(proc)
+            child.stop(proc)
             raise Interrupted(finish()) from e
         except BaseException:
-            _stop(proc)
+            child.stop(proc)
             temps.stop()
+            for t in threads:
+                t.join(timeout=5)
+            for f in (proc.stdout, proc.stderr):
+                f.close()
             raise
         result = finish()
         if proc.returncode != 0 or not reps:
@@ -564,20 +556,6 @@ class FioTarget:
                            totals=totals)
 
 
-try:
-    import ctypes
-
-    _prctl = ctypes.CDLL(None, use_errno=True).prctl
-except (OSError, AttributeError):  # not Linux
-    _prctl = None
-
-
-def _die_with_parent() -> None:
-    """In the forked child before exec: SIGTERM when ssdlab dies (PR_SET_PDEATHSIG)."""
-    if _prctl is not None:
-        _prctl(1, signal.SIGTERM, 0, 0, 0)
-
-
 def _attach_temps(series: dict[str, np.ndarray], temps: list[tuple[float, float]]) -> None:
     """Temperature column aligned to the series rows (the sample nearest each t_s)."""
     if not temps or not len(series.get("t_s", [])):
@@ -586,25 +564,6 @@ def _attach_temps(series: dict[str, np.ndarray], temps: list[tuple[float, float]
     tv = np.array([v for _, v in temps])
     idx = np.clip(np.searchsorted(tt, series["t_s"]), 0, len(tt) - 1)
     series["temp_c"] = tv[idx].astype(np.float64)
-
-
-def _stop(proc: subprocess.Popen, grace_s: float = 20.0) -> None:
-    """Stop fio the way it likes (SIGINT: it finishes its logs and prints its report),
-    then harder if it does not exit."""
-    if proc.poll() is not None:
-        return
-    for sig, wait in ((signal.SIGINT, grace_s), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-        try:
-            proc.send_signal(sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-        except KeyboardInterrupt:
-            continue
 
 
 def _shortfall(spec: dict, totals: dict) -> str:

@@ -103,7 +103,7 @@ def signatures(path: str) -> tuple[list[str], str]:
                                text=True, timeout=30)
         except (OSError, subprocess.TimeoutExpired) as e:
             return found, f"{why}; blkid failed: {e}"
-        if r.returncode in (0, 2):  # 2: nothing found
+        if r.returncode == 0 or r.returncode == 2 and not r.stderr.strip():  # 2: nothing found
             for line in r.stdout.splitlines():
                 k, _, v = line.partition("=")
                 if k in ("TYPE", "PTTYPE") and v not in found:
