@@ -158,6 +158,9 @@ def parse_smartctl(doc: Any) -> dict[str, float]:
     if not isinstance(doc, dict):
         _warn("smartctl output is not a JSON object")
         return out
+    for section in ("temperature", "nvme_smart_health_information_log", "ata_smart_attributes"):
+        if doc.get(section) is not None and not isinstance(doc[section], dict):
+            _warn(f"smartctl's {section} is not an object")
     t = _obj(doc.get("temperature")).get("current")
     if t is not None:
         out["temp_c"] = _num(t, "temperature.current")
@@ -312,7 +315,11 @@ class TempSampler:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            t = self.tel.temperature()
+            try:
+                t = self.tel.temperature()
+            except Exception as e:  # a tool gone odd mid-run: no more samples, no thread traceback
+                _warn(f"temperature sampling stopped ({type(e).__name__}: {e})")
+                return
             if not math.isnan(t):
                 self.samples.append((time.monotonic() - self.t0, t))
             self._stop.wait(self.interval)
