@@ -220,6 +220,9 @@ class Store:
                 self.db.execute("PRAGMA foreign_keys = ON")
                 self._schema(create)
         except sqlite3.OperationalError as e:
+            if create and self.path.parent.is_dir() and not os.access(self.path.parent, os.W_OK):
+                raise StoreError(f"results store {self.path} is not writable (read-only filesystem or "
+                                 "directory); use --db on a writable one") from None
             raise StoreError(f"cannot open results store {self.path}: {e}") from None
         except sqlite3.DatabaseError as e:
             raise StoreError(damage_hint(self.path, e)) from None

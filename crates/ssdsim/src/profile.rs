@@ -295,9 +295,11 @@ fn parse_value(raw: &str) -> toml::Value {
     }
 }
 
-/// Upper bounds of times (µs) and sizes (GB) in a profile (docs/profile-format.md): far
-/// beyond any drive, and small enough that virtual time and byte counts stay in range.
+/// Bounds of times (µs) and sizes (GB) in a profile (docs/profile-format.md): far beyond
+/// any drive, and small enough that virtual time and byte counts stay in range.
 pub const MAX_US: f64 = 1e7;
+/// Shortest time of an operation, µs: virtual time counts whole nanoseconds.
+pub const MIN_US: f64 = 1e-3;
 pub const MAX_GB: f64 = 1e5;
 
 /// A float for an error message: 1e300 as 1e300, not 301 digits.
@@ -351,7 +353,7 @@ impl Profile {
             h.protocol_efficiency,
             "in (0, 1]"
         );
-        check!(h.command_overhead_us > 0.0 && h.command_overhead_us <= MAX_US, "host.command_overhead_us", num(h.command_overhead_us), "in (0, 1e7] (µs)");
+        check!((MIN_US..=MAX_US).contains(&h.command_overhead_us), "host.command_overhead_us", num(h.command_overhead_us), "in [0.001, 1e7] (µs)");
         check!((0.0..=MAX_US).contains(&h.host_latency_us), "host.host_latency_us", num(h.host_latency_us), "in [0, 1e7] (µs)");
         check!((1..=65536).contains(&h.max_queue_depth), "host.max_queue_depth", h.max_queue_depth, "1..65536");
         check!(h.write_buffer_kib > 0, "host.write_buffer_kib", h.write_buffer_kib, "> 0");
@@ -379,11 +381,11 @@ impl Profile {
             n.pages_per_block,
             format!(">= 4 and a multiple of {bits} (bits per cell)")
         );
-        check!(n.channel_mbps > 0.0 && n.channel_mbps <= 1e6, "nand.channel_mbps", num(n.channel_mbps), "in (0, 1e6] (MB/s)");
-        check!(n.erase_us > 0.0 && n.erase_us <= MAX_US, "nand.erase_us", num(n.erase_us), "in (0, 1e7] (µs)");
+        check!((1.0..=1e6).contains(&n.channel_mbps), "nand.channel_mbps", num(n.channel_mbps), "in [1, 1e6] (MB/s)");
+        check!((MIN_US..=MAX_US).contains(&n.erase_us), "nand.erase_us", num(n.erase_us), "in [0.001, 1e7] (µs)");
         for (name, t) in [("nand.slc", &n.slc), ("nand.native", &n.native)] {
-            check!(t.read_us > 0.0 && t.read_us <= MAX_US, format!("{name}.read_us"), num(t.read_us), "in (0, 1e7] (µs)");
-            check!(t.prog_us > 0.0 && t.prog_us <= MAX_US, format!("{name}.prog_us"), num(t.prog_us), "in (0, 1e7] (µs)");
+            check!((MIN_US..=MAX_US).contains(&t.read_us), format!("{name}.read_us"), num(t.read_us), "in [0.001, 1e7] (µs)");
+            check!((MIN_US..=MAX_US).contains(&t.prog_us), format!("{name}.prog_us"), num(t.prog_us), "in [0.001, 1e7] (µs)");
             check!(
                 t.prog_pages >= 1 && n.pages_per_block.is_multiple_of(t.prog_pages),
                 format!("{name}.prog_pages"),

@@ -29,7 +29,7 @@ fn non_finite_and_huge_floats_are_refused() {
         "power.program_uj",
         "user_capacity_gb",
     ] {
-        for value in ["inf", "nan", "1e300", "-inf"] {
+        for value in ["inf", "nan", "1e300", "-inf", "-1"] {
             let e = load(key, value).expect_err(&format!("{key}={value} accepted"));
             assert!(e.starts_with(&format!("{key} = ")) && e.contains("must be"), "{key}={value}: {e}");
             assert!(e.len() < 200 && !e.contains('\n'), "{e}");
@@ -38,6 +38,11 @@ fn non_finite_and_huge_floats_are_refused() {
     // the bounds themselves are allowed
     assert!(load("host.command_overhead_us", "1e7").is_ok());
     assert!(load("nand.native.prog_us", "1e7").is_ok());
+    // a time that rounds to 0 ns would make the operation free
+    for key in ["nand.native.prog_us", "nand.erase_us", "host.command_overhead_us"] {
+        assert!(load(key, "1e-300").unwrap_err().contains("[0.001, 1e7]"));
+        assert!(load(key, "0.001").is_ok());
+    }
 }
 
 #[test]
