@@ -45,7 +45,7 @@ test-rust:
 	cargo test --release -p ssdsim --features verify
 
 test-py: sysdeps build
-	$(PY) -m pytest -q -rs
+	SSDLAB_NO_SKIPS=1 $(PY) -m pytest -q -rs
 
 bench: build
 	cargo bench -p ssdsim --bench steady_state
