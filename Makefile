@@ -47,10 +47,11 @@ test-rust:
 test-py: sysdeps build
 	SSDLAB_NO_SKIPS=1 $(PY) -m pytest -q -rs
 
-bench: build
+bench: sysdeps build
 	cargo bench -p ssdsim --bench steady_state
 	$(PY) benchmarks/sim_speed.py
 	$(PY) -m pytest -q -m slow tests/test_validate.py  # every published figure (ssdlab validate)
+	$(PY) benchmarks/fio_parity.py  # ssdlab's fio path vs plain fio, loop device over /dev/shm (root)
 
 lint: build
 	cargo clippy --workspace --release -- -D warnings
