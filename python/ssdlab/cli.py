@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
-import os
-import sqlite3
 import sys
 import time
 from contextlib import contextmanager
@@ -13,14 +10,17 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import typer
-from pydantic import ValidationError
 
 from . import interrupts, methodology, targets
 from .analysis import comparison_table
+from .cli_errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  # noqa: F401
+                         interrupted_status, sigterm_interrupts, user_errors, warnings_as_lines)
+from .cli_inputs import (check_out_dir, check_y_max, no_store, open_drives, parse_sets,
+                         read_store)
 from .methodology import Options
 from .phase import Phase
-from .runner import Hooks, RunFailed, RunInterrupted, StoreWriteFailed, plan_phases, run_test
-from .store import MAX_ID, Store, StoreError, check_free, damage_hint, default_path, jsonable
+from .runner import Hooks, RunInterrupted, plan_phases, run_test
+from .store import MAX_ID, Store, check_free, jsonable
 
 # click's base error, found through typer's public BadParameter (typer vendors click)
 ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -50,9 +50,6 @@ app = App(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=F
 results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, export.")
 app.add_typer(results_app, name="results")
 
-EXIT_USER = 2
-EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT)
-EXIT_TERMINATED = 143  # SIGTERM: stopped the same way as Ctrl-C
 TEST_NAMES = ", ".join(methodology.TESTS)
 PRECONDITION_TESTS = ", ".join(n for n, m in methodology.TESTS.items()
                                if getattr(m, "PRECONDITION_OPTIONAL", False))
@@ -61,84 +58,7 @@ SECONDS_HELP = "the test's timed step: " + "; ".join(
     for name, m in methodology.TESTS.items() if m.DEFAULT_SECONDS is not None)
 
 
-# ---- errors and output ---------------------------------------------------------------------
-class UserError(Exception):
-    pass
-
-
-MAX_LINE = 2000  # an error quoting a huge input (a 100 KB nested TOML line) is cut
-
-
-def one_line(e: BaseException) -> str:
-    if isinstance(e, ValidationError):
-        text = "; ".join(f"{'.'.join(map(str, x['loc'])) or 'phase'}: {x['msg']}" for x in e.errors())
-    else:
-        text = (str(e).strip() or type(e).__name__).splitlines()[0]
-    return text if len(text) <= MAX_LINE else text[:MAX_LINE - 3] + "..."
-
-
-@contextmanager
-def warnings_as_lines() -> Iterator[None]:
-    """Python warnings (unreadable fio or telemetry fields, ...) as `ssdlab: warning: ...`
-    lines on stderr, each once."""
-    import warnings
-
-    def show(message, category, filename, lineno, file=None, line=None) -> None:
-        typer.echo(f"ssdlab: warning: {one_line(Exception(str(message)))}", err=True)
-
-    with warnings.catch_warnings():  # the default filters: each ssdlab warning once
-        warnings.showwarning = show
-        yield
-
-
-def fail(msg: str, code: int = EXIT_USER) -> None:
-    typer.echo(f"ssdlab: error: {msg}", err=True)
-    raise typer.Exit(code)
-
-
-@contextmanager
-def user_errors() -> Iterator[None]:
-    """User mistakes become one line on stderr and exit status 2, never a traceback."""
-    try:
-        yield
-    except RunFailed as e:  # a run that started: not the user's input (that was checked)
-        if os.environ.get("SSDLAB_DEBUG") and e.exit_code != EXIT_USER:
-            raise e.error from None
-        hint = "" if e.exit_code == EXIT_USER else " (set SSDLAB_DEBUG=1 for the traceback)"
-        fail(f"{one_line(e)}{hint}", e.exit_code)
-    except StoreWriteFailed as e:
-        fail(one_line(e), 1)
-    except (ValueError, StoreError, UserError) as e:
-        fail(one_line(e))
-    except sqlite3.DatabaseError as e:  # a read of a damaged store outside Store's guards
-        fail(damage_hint(Path("the results store"), e))
-    except ImportError as e:
-        hint = " (is the simulator built? run `make build`)" if "_sim" in str(e) else ""
-        fail(f"{one_line(e)}{hint}")
-    except RunInterrupted as e:
-        typer.echo(f"ssdlab: {e}", err=True)
-        raise typer.Exit(interrupted_status())
-    except (typer.Exit, typer.Abort, SystemExit):
-        raise
-    except BrokenPipeError:  # `ssdlab ... | head`: the reader left; stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise typer.Exit(141)
-    except Exception as e:
-        if os.environ.get("SSDLAB_DEBUG"):
-            raise
-        fail(f"{type(e).__name__}: {one_line(e)} (set SSDLAB_DEBUG=1 for the traceback)", 1)
-
-
-def interrupted_status() -> int:
-    return EXIT_TERMINATED if interrupts.terminated() else EXIT_INTERRUPTED
-
-
-# SIGTERM (`kill`, systemd, a CI job's timeout) stops a run the way Ctrl-C does: the
-# running phase is cut short (fio gets SIGINT and writes its logs), what was recorded is
-# kept, the run is `interrupted`, and the exit status is 143 (interrupts.py).
-sigterm_interrupts = interrupts.handled
-
-
+# ---- output --------------------------------------------------------------------------------
 def is_tty() -> bool:
     return sys.stdout.isatty()
 
@@ -174,80 +94,6 @@ def emit_table(title: str, headers: list[str], rows: list[list[Any]]) -> None:
         print("\t".join(headers))
         for r in rows:
             print("\t".join(fmt(x) for x in r))
-
-
-def parse_sets(sets: list[str]) -> list[str]:
-    for s in sets:
-        key, eq, value = s.partition("=")
-        if not eq or not key.strip() or not value.strip():
-            raise UserError(f"bad --set '{s}': expected key=value, e.g. --set nand.channels=8")
-        if any(ord(c) < 32 or ord(c) == 127 for c in s):
-            raise UserError(f"bad --set {s!r}: control characters (a newline) are not allowed; "
-                            "give one key=value per --set")
-    return list(sets)
-
-
-def check_seed(seed: int) -> int:
-    if not 0 <= seed < 2**64:
-        raise UserError(f"--seed {seed}: must be 0 to 2**64-1")
-    return seed
-
-
-def check_y_max(y_max: float | None) -> float | None:
-    if y_max is not None and not (math.isfinite(y_max) and y_max > 0):
-        raise UserError(f"--y-max {y_max}: must be a positive number (MB/s)")
-    return y_max
-
-
-def check_out_dir(out: Path) -> None:
-    """The report directory can be made and written, checked before anything runs."""
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"cannot write the report to {out}: {e.strerror or e}") from None
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise UserError(f"cannot write the report to {out}: Permission denied")
-
-
-def read_store(db: Path | None) -> Store | None:
-    """The store for a read command; never created. None when the default store does not
-    exist yet (nothing stored); a --db that does not exist is an error (a typo)."""
-    if db is None and not default_path().exists():
-        return None
-    return Store(db, create=False)
-
-
-def no_store() -> StoreError:
-    return StoreError(f"no results store at {default_path()} yet: run a test first, or pass --db")
-
-
-def drive_key(spec: str) -> str:
-    """The thing a --drive names: a device number, a file, a profile (to catch a drive
-    given twice)."""
-    if spec.startswith("/dev/"):
-        try:
-            st = os.stat(spec)
-            return f"dev:{st.st_rdev}"
-        except OSError:
-            return spec
-    if spec.startswith("file:"):
-        return "file:" + os.path.realpath(spec[5:].rpartition(":")[0] or spec[5:])
-    return spec
-
-
-def open_drives(specs: list[str], sets: list[str], seed: int, destroy_data: str | None,
-                plan: bool) -> list[tuple[str, Any]]:
-    if not specs:
-        raise UserError("give at least one --drive (e.g. --drive sim:tlc-256)")
-    seen: dict[str, str] = {}
-    for s in specs:
-        k = drive_key(s)
-        if targets.is_real(s) and k in seen:
-            raise UserError(f"--drive {s}: the same drive as --drive {seen[k]}; give each real drive once")
-        seen.setdefault(k, s)
-    check_seed(seed)
-    return [(s, targets.open_target(s, overrides=sets or None, seed=seed,
-                                    destroy_data=destroy_data, plan=plan)) for s in specs]
 
 
 # ---- progress ------------------------------------------------------------------------------
@@ -460,9 +306,9 @@ def review(
     """The whole methodology on the drives, then one report."""
     with user_errors(), sigterm_interrupts():
         opts = Options(spare=spare, repeat=repeat, seconds=seconds)
-        check_y_max(y_max)
-        check_out_dir(out)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
+        check_y_max(y_max)
+        check_out_dir(out)  # before any test runs, not after them all
         check_free(db)  # before the store is even created
         store = Store(db)
         store.check_writable()

@@ -31,6 +31,7 @@ from ..phase import Phase
 from . import child, fio_job, fio_output, locks, purge as purge_mod, safety
 from .base import Identity, Interrupted, OnSample, PhaseResult
 from .identity import Telemetry, TempSampler, block_info, write_counters_delta
+from .identity import attach_temps as _attach_temps
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50,
           "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40,
@@ -512,7 +513,7 @@ class FioTarget:
         if stream.torn_tail:
             raise FioFailed(f"fio's final report on {self.spec} is incomplete (its output was cut "
                             "short), so the phase's figures are unknown")
-        short = _shortfall(spec, result.totals)
+        short = fio_output.shortfall(spec, result.totals)
         if short:
             raise FioFailed(f"fio on {self.spec} exited without an error but {short}")
         return result
@@ -554,30 +555,6 @@ class FioTarget:
             totals["temp_mean_c"] = float(sum(tv) / len(tv))
         return PhaseResult(phase=phase, series=series, segments=segments, latency=latency,
                            totals=totals)
-
-
-def _attach_temps(series: dict[str, np.ndarray], temps: list[tuple[float, float]]) -> None:
-    """Temperature column aligned to the series rows (the sample nearest each t_s)."""
-    if not temps or not len(series.get("t_s", [])):
-        return
-    tt = np.array([t for t, _ in temps])
-    tv = np.array([v for _, v in temps])
-    idx = np.clip(np.searchsorted(tt, series["t_s"]), 0, len(tt) - 1)
-    series["temp_c"] = tv[idx].astype(np.float64)
-
-
-def _shortfall(spec: dict, totals: dict) -> str:
-    """Why a phase fio reported as done did not do what it was asked ("" when it did): a
-    report from before the end (fio printed its final one torn or not at all) must not be
-    stored as a complete phase."""
-    stop_b, stop_s = spec.get("stop_bytes"), spec.get("stop_seconds")
-    moved = float(totals.get("read_bytes") or 0) + float(totals.get("write_bytes") or 0)
-    dur = float(totals.get("duration_s") or 0)
-    if stop_b and not stop_s and moved < int(stop_b):
-        return f"moved {moved:.0f} of its {int(stop_b)} bytes"
-    if stop_s and not stop_b and dur < 0.9 * float(stop_s) - 0.5:
-        return f"ran {dur:.1f} of its {float(stop_s):g} s"
-    return ""
 
 
 def _fs_of(path: str) -> str:

@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 SYS = Path("/sys/class/block")
 
 
@@ -329,3 +331,13 @@ class TempSampler:
         if self._t:
             self._t.join(timeout=15)
         return self.samples
+
+
+def attach_temps(series: dict[str, np.ndarray], temps: list[tuple[float, float]]) -> None:
+    """Temperature column aligned to the series rows (the sample nearest each t_s)."""
+    if not temps or not len(series.get("t_s", [])):
+        return
+    tt = np.array([t for t, _ in temps])
+    tv = np.array([v for _, v in temps])
+    idx = np.clip(np.searchsorted(tt, series["t_s"]), 0, len(tt) - 1)
+    series["temp_c"] = tv[idx].astype(np.float64)
