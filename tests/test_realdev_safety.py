@@ -203,14 +203,17 @@ def test_a_killed_run_reads_as_stale_and_leaves_nothing_behind(loops, tmp_path):
     p = _start_consistency(dev, db)
     p.kill()
     p.wait()
-    time.sleep(0.5)  # fio follows its parent (PR_SET_PDEATHSIG)
     r = cli("results", "list", "--db", str(db), "--json")
     (run,) = json.loads(r.stdout)
     assert run["status"] == "stale" and run["pid"] == p.pid
     assert json.loads(cli("results", "show", "1", "--db", str(db), "--json").stdout)["status"] == "stale"
-    assert not any(Path(f"/proc/{x}/comm").read_text().strip() == "fio"
-                   for x in os.listdir("/proc") if x.isdigit() and Path(f"/proc/{x}/comm").exists()
-                   and os.path.exists(f"/proc/{x}/fd") and _parent(x) == p.pid)
+    # fio follows its parent (PR_SET_PDEATHSIG: SIGTERM; its jobs are threads, so none is
+    # left writing on, as forked job processes were until their runtime ended); until it
+    # has, the device is refused as open for writing by another process
+    deadline = time.monotonic() + 10
+    while _holders(dev) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _holders(dev) == []
     # the device is free again, and the killed run's fio work directory is cleaned up
     r = cli("run", "trim", "--drive", dev, "--destroy-data", dev, "--seconds", "1", "--db", str(db))
     assert r.returncode == 0, r.stderr
@@ -219,11 +222,20 @@ def test_a_killed_run_reads_as_stale_and_leaves_nothing_behind(loops, tmp_path):
     assert not list(Path(tempfile.gettempdir()).glob(f"ssdlab-fio-{p.pid}-*"))
 
 
-def _parent(pid: str) -> int:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return -1
+def _holders(dev: str) -> list[str]:
+    """Commands of the processes that have `dev` open."""
+    rdev = os.stat(dev).st_rdev
+    out = []
+    for pid in (x for x in os.listdir("/proc") if x.isdigit()):
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                st = os.stat(f"/proc/{pid}/fd/{fd}")
+                if stat.S_ISBLK(st.st_mode) and st.st_rdev == rdev:
+                    out.append(Path(f"/proc/{pid}/comm").read_text().strip())
+                    break
+        except OSError:
+            continue
+    return out
 
 
 # ---- item 9: fio's final report torn, exit 0 -------------------------------------------------

@@ -109,6 +109,9 @@ def job_text(spec: dict, filename: str, *, engine: str = "io_uring", log_prefix:
     off = int(spec["offset"])
     length = int(spec["length"])
     g: list[tuple[str, object]] = [
+        # jobs as threads of the one fio process: when ssdlab is killed, the SIGTERM fio
+        # gets (PR_SET_PDEATHSIG) ends them all; forked job processes outlived their parent
+        ("thread", 1),
         ("ioengine", engine),
         ("direct", 1),
         ("filename", fio_filename(filename)),
