@@ -1,10 +1,11 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ssdlab.analysis import (comparison_table, fill_shape, pct_change, rate_mbps,
                              round_seconds, steady_state, summary)
+from ssdlab.analysis.slc import MIN_SPAN, SUSTAIN
 from ssdlab.analysis.steady import window_is_steady
 
 floats = st.floats(min_value=0.0, max_value=1e7, allow_nan=False)
@@ -124,13 +125,39 @@ def test_fill_shape_swings_below_halfway_are_not_recoveries():
     assert fill_shape(gb, mbps).recovery_peaks == 0
 
 
+def _span(total: int) -> int:
+    """Segments a drop must leave behind it to count (slc.py: SUSTAIN, MIN_SPAN)."""
+    return max(SUSTAIN, int(np.ceil(MIN_SPAN * total)))
+
+
 @settings(max_examples=100)
 @given(st.integers(1, 60), st.integers(61, 200), st.floats(600, 5000), st.floats(10, 440))
 def test_fill_shape_recovers_any_step(cache, total, fast, slow):
+    assume(total - cache >= _span(total))
     gb, mbps = curve(cache, total, fast, slow)
     s = fill_shape(gb, mbps)
     assert s.slc_cache_gb == float(cache)
     assert s.recovery_peaks == 0
+
+
+@settings(max_examples=100)
+@given(st.integers(5, 200), st.floats(600, 5000), st.floats(10, 440))
+def test_fill_shape_slowdown_at_the_very_end_is_no_cache(total, fast, slow):
+    """A drop that leaves less than the minimum span of the fill (a 4 GB device's five
+    1 GB points 2289, 2318, 2176, 1154, 583) cannot be told from a stall at the end."""
+    cache = total - _span(total) + 1
+    gb, mbps = curve(cache, total, fast, slow)
+    s = fill_shape(gb, mbps)
+    assert s.slc_cache_gb is None and s.drop_index is None and s.recovery_peaks == 0
+    assert fill_shape(np.arange(1.0, 6.0), [2289, 2318, 2176, 1154, 583]).slc_cache_gb is None
+
+
+def test_fill_shape_dip_that_recovers_is_not_the_cache():
+    """Three slow segments, then back at the cached speed for most of the fill: the speed
+    did not stay down (median after the dip), so the cache ends at the real drop."""
+    gb, mbps = curve(80, 128, fast=2000, slow=400)
+    mbps[20:23] = 400.0
+    assert fill_shape(gb, mbps).slc_cache_gb == 80.0
 
 
 def test_rate_is_bytes_over_time():

@@ -158,7 +158,8 @@ def test_results_list_show_export(db):
     assert r.exit_code == 0 and r.stdout.startswith("run_id,drive,phase_seq")
     assert ",segments,mbps," in r.stdout
     r = invoke("results", "export", rid, "--format", "json", "--db", db)
-    assert json.loads(r.stdout)["drives"][0]["phases"][1]["segments"]["gb"][0] == 1.0
+    # an 8 GB drive's fill is recorded in 1/32 of it (methodology/fill.py)
+    assert json.loads(r.stdout)["drives"][0]["phases"][1]["segments"]["gb"][0] == 0.25
 
 
 def test_compare_shows_pct_change(db):
@@ -267,7 +268,8 @@ def test_no_precondition_only_where_a_test_allows_it(db):
 def test_plan_of_a_real_drive_is_the_targets_own(db, tmp_path):
     r = invoke("run", "working-set", "--drive", "fake:refused", "--plan", "--seconds", "1")
     assert r.exit_code == 0, r.output
-    assert r.stdout.startswith("# plan of fake:refused\n$ purge purge\n$ io fill\n$ io ws_1\n")
+    assert r.stdout.startswith(
+        "# plan of fake:refused\n$ purge purge\n$ io fill\n$ idle settle\n$ io ws_1\n")
     assert "kind" not in r.stdout  # not the phase table
     r = invoke("run", "working-set", "--drive", "fake:refused", "--plan", "--no-precondition")
     assert r.stdout.splitlines()[1] == "$ io ws_1"

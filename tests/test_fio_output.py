@@ -230,3 +230,55 @@ def test_hist_log_with_a_priority_column(tmp_path):
     assert list(t) == [100, 200] and list(cnt) == [5, 5] and list(bs) == [4096, 4096]
     assert mx[0] == fo.plat_idx_to_val(101 * 8 - 1)
     assert fo._hist_bins(1859) == 1856 and fo._hist_bins(235) == 232 and fo._hist_bins(50) == 0
+
+
+# ---- 1 s logs: fio's drifting log timer, stalls and lost samples --------------------------
+def _write_logs(d: Path, iops_t: list[float], lat_t: list[float], hist: list[tuple[float, int]],
+                value: float = 1000.0) -> None:
+    """A one-job randwrite's logs: iops/bw entries at `iops_t`, lat entries at `lat_t`, and
+    histogram windows (time, completions) with coarseness 3 (232 bins)."""
+    (d / "p_iops.1.log").write_text("".join(f"{t:.0f}, {value:.0f}, 1, 4096, 0\n" for t in iops_t))
+    (d / "p_bw.1.log").write_text("".join(f"{t:.0f}, {value * 4:.0f}, 1, 4096, 0\n" for t in iops_t))
+    (d / "p_lat.1.log").write_text("".join(f"{t:.0f}, 50000, 1, 4096, 0\n" for t in lat_t))
+    rows = []
+    for t, n in hist:
+        bins = [0] * 232
+        bins[100] = n
+        rows.append(", ".join(str(x) for x in [int(t), 1, 4096, *bins]))
+    (d / "p_clat_hist.1.log").write_text("\n".join(rows) + "\n")
+
+
+def test_drifting_log_timer_neither_skips_nor_zeroes_a_second(tmp_path):
+    """Recorded on a RAM-backed loop device: fio's iops/bw entries land later and later
+    (17031 ms for the 17th second) while its latency log stays on the second. Placing
+    entries by absolute time once put the 17th second's entry into second 18, and the
+    latency log's entry at 17000 left second 17 with no IOPS: a 0-IOPS second that never
+    happened, and every later second shifted by one."""
+    iops_t = [1000, 2000, 3002, 4002, 5003, 6003, 7004, 8005, 9006, 10006, 11007, 12007,
+              13008, 14009, 15010, 16010, 17031, 18031, 19032, 20033]
+    lat_t = [1000 * k for k in range(1, 21)]
+    _write_logs(tmp_path, iops_t, lat_t, [(100 * k, 100) for k in range(1, 201)])
+    s = fo.series_from_logs(tmp_path / "p", 1000.0)
+    assert len(s["iops"]) == 20 and (s["iops"] == 1000.0).all()
+    assert s["t_s"].tolist() == [float(k) for k in range(1, 21)]
+
+
+def test_a_stalled_second_is_zero_and_a_lost_sample_is_missing(tmp_path):
+    """fio logs nothing for a second in which no I/O completed. The histogram log tells
+    a stall (no completion in that second: 0 IOPS, a real sample) from a log timer that
+    ran late (completions went on: the sample is missing, NaN, never 0)."""
+    iops_t = [1000, 2000, 4000, 5000, 7020, 8000]  # nothing for seconds 3 and 6
+    lat_t = [1000, 2000, 4000, 5000, 6000, 7000, 8000]
+    # completions every 100 ms, except during second 3 (2000..3000 ms): the drive stalled
+    hist = [(100 * k, 100) for k in range(1, 81) if not 2000 < 100 * k <= 3000]
+    _write_logs(tmp_path, iops_t, lat_t, hist)
+    s = fo.series_from_logs(tmp_path / "p", 1000.0)
+    assert s["t_s"].tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+    iops = s["iops"]
+    assert iops[2] == 0.0 and s["write_mbps"][2] == 0.0  # second 3: stalled
+    assert np.isnan(iops[5]) and np.isnan(s["mbps"][5])  # second 6: not logged, I/O went on
+    assert np.isfinite(np.delete(iops, 5)).all()
+    # without a histogram log nobody can tell: missing
+    (tmp_path / "p_clat_hist.1.log").unlink()
+    s = fo.series_from_logs(tmp_path / "p", 1000.0)
+    assert np.isnan(s["iops"][2]) and np.isnan(s["iops"][5])

@@ -68,7 +68,7 @@ def test_fill_shares_one_y_scale_and_has_counters(full_report):
     a, b = _figure_json(html, "fig-fill-0"), _figure_json(html, "fig-fill-1")
     assert a["layout"]["yaxis"]["range"] == b["layout"]["yaxis"]["range"] == [0, 2500]
     # beneath the curve: WAF, SLC cache used and size (GB), free blocks
-    assert [t["name"] for t in a["data"][1:]] == ["waf", "slc_used_gb", "slc_size_gb",
+    assert [t["name"] for t in a["data"][1:]] == ["waf", "slc_used_gb", "slc_allowance_gb",
                                                   "free_blocks"]
     used, size = (np.array(a["data"][i]["y"], dtype=float) for i in (2, 3))
     assert 0 < used[0] < size[0] == 20 and used.max() == pytest.approx(20.0)
@@ -97,8 +97,9 @@ def test_consistency_switch_payload(full_report):
         "drive", "spare"]
     assert fig["layout"]["yaxis"]["type"] == "log"
     names = p["traces"]
-    assert names == ["whole", "waf", "slc_used_gb", "slc_size_gb", "free_blocks", "window-log",
-                     "window-linear", "steady-start", "steady-mean-log", "steady-mean-linear"]
+    assert names == ["whole", "waf", "slc_used_gb", "slc_allowance_gb", "free_blocks", "window-log",
+                     "window-linear", "steady-start", "steady-mean-log", "steady-mean-linear",
+                     "zeros-whole", "zeros-log"]
     assert len(fig["data"]) == len(names)
     # the window views start at t = 1400 s
     for view in ("window-log", "window-linear"):
@@ -185,7 +186,7 @@ def test_quick_bars_use_repeats_and_skip_stdev():
     assert mbps.unit == "MB/s" and score.unit == "points"
     assert "asssd_score_total_stdev" not in score.metrics
     s = score.series[0]
-    assert s.lo[0] < s.mean[0] < s.hi[0] and len(s.points[0]) == 3
+    assert s.lo[0] < s.value[0] < s.hi[0] and len(s.points[0]) == 3
 
 
 def test_working_set_from_string_keys():
@@ -268,9 +269,11 @@ def test_trim_and_idle_figures():
     (idle,) = D.scalar_bars(runs)
     assert idle.test == "idle" and idle.fig_key == "idle"
     assert [s.label for s in idle.series] == ["Intel 510 250 GB", "Crucial m4 256 GB"]
-    assert idle.labels[:3] == ["clean read", "full read", "idle read"]
+    # the two read baselines say what they read (the demo's HD Tach figures have no second)
+    assert idle.labels[:3] == ["clean read (unwritten LBAs)", "full read", "idle read"]
+    assert "never written" in idle.note and "freshly written" in idle.note
     m4 = idle.series[1]
-    assert m4.mean[idle.metrics.index("full_read_mbps")] == 177.1
+    assert m4.value[idle.metrics.index("full_read_mbps")] == 177.1
 
 
 class _FakeStore:
@@ -379,3 +382,109 @@ def test_no_temperature_panel_without_readings():
         len(runs[0].drives[0].phases[-1].series["t_s"]), np.nan)
     (curve,) = D.fill_curves(runs)
     assert curve.counters is None
+
+
+# ---- PNGs a reader can trust ----------------------------------------------------------------
+def _figures(monkeypatch) -> dict:
+    """Every PNG figure written from here on, drawn, by file name (caught before it is
+    closed)."""
+    from ssdlab.report import png
+
+    figs = {}
+    real_save = png._save
+
+    def keep(fig, out_dir, name):
+        _draw(fig)
+        figs[name] = fig
+        return real_save(fig, out_dir, name)
+
+    monkeypatch.setattr(png, "_save", keep)
+    return figs
+
+
+def _draw(fig):
+    """Lay the figure out as the PNG is (Agg), so sizes and places are final."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+def _overlaps(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def test_png_legends_sit_outside_the_plots_and_titles_fit(monkeypatch, tmp_path):
+    from ssdlab.report.png import write_pngs
+
+    figs = _figures(monkeypatch)
+    write_pngs(demo_runs(), tmp_path)
+    assert len(figs) == 11
+    with_legend = 0
+    for name, fig in figs.items():
+        r = _draw(fig)
+        for ax in fig.axes:
+            assert ax.get_legend() is None, f"{name}: a legend inside the axes"
+        for lg in fig.legends:
+            with_legend += 1
+            box = lg.get_window_extent(r)
+            for ax in fig.axes:
+                assert not _overlaps(box, ax.get_window_extent(r)), f"{name}: legend over a plot"
+        texts = [ax.title for ax in fig.axes] + ([fig._suptitle] if fig._suptitle else [])
+        for t in texts:
+            if t.get_text():
+                e = t.get_window_extent(r)
+                assert e.x0 >= -1 and e.x1 <= fig.bbox.x1 + 1, f"{name}: title cut: {t.get_text()}"
+    assert with_legend == 6  # fill overlay, working set, quick (MB/s, score), trim, idle
+
+
+def test_png_consistency_of_a_real_drive_with_a_stall_and_a_lost_sample():
+    """No counters beneath (a real drive): the whole-run panel carries the time labels,
+    both log panels show every second, a stalled second on a floor labelled 0, and a lost
+    sample as a gap."""
+    import matplotlib.pyplot as plt
+
+    from ssdlab.report.png import consistency_fig
+
+    t = np.arange(1.0, 61.0)
+    iops = 150_000 + 5_000 * np.sin(t)
+    iops[31], iops[49] = 0.0, np.nan  # t = 32 s stalled, t = 50 s not logged
+    ph = ReportPhase("random", series={"t_s": t, "iops": iops})
+    run = ReportRun(1, "consistency", [ReportDrive("/dev/loop0", "Linux loop device", {}, [ph],
+                                                   kind="block")])
+    (c,) = D.consistency_combos([run])
+    fig = consistency_fig(c)
+    _draw(fig)
+    whole, wlog, wlin = fig.axes
+    assert [x.get_text() for x in whole.get_xticklabels() if x.get_visible()][:3] == ["0", "10", "20"]
+    for ax, data in ((whole, iops), (wlog, iops[t >= c.window_start])):
+        assert ax.get_yscale() == "log"
+        lo, hi = ax.get_ylim()
+        pos = data[np.isfinite(data) & (data > 0)]
+        assert lo < pos.min() and pos.max() < hi and hi / lo >= 10
+    labels = [x.get_text() for x in whole.get_yticklabels()]
+    floor = whole.get_yticks()[labels.index("0")]
+    assert whole.get_ylim()[0] < floor < iops[np.isfinite(iops) & (iops > 0)].min()
+    line = whole.get_lines()[0]  # the series: the stall on the floor, the lost sample a gap
+    y = np.asarray(line.get_ydata(), dtype=float)
+    assert y[31] == floor and np.isnan(y[49])
+    marks = [ln for ln in whole.get_lines() if ln.get_marker() == "|"]
+    assert len(marks) == 1 and list(marks[0].get_xdata()) == [32.0]
+    assert "0-IOPS seconds" in whole.get_title() and "gaps: missing samples" in whole.get_title()
+    assert wlin.get_ylim()[0] == 0
+    plt.close(fig)
+
+
+def test_log_axis_range_ticks_and_floor():
+    from ssdlab.report.log_axis import log_axis
+
+    band = log_axis([np.array([10_200.0, 11_000.0, 12_000.0])])  # tlc-256's steady band
+    assert band.floor is None and band.hi / band.lo >= 10 and band.lo < 10_200 < 12_000 < band.hi
+    assert "10k" in band.labels and len(band.ticks) >= 4 and "0" not in band.labels
+    stalls = log_axis([np.array([0.0, 20.0, 3000.0, np.nan, 4500.0])])  # bg4-128's window
+    assert stalls.labels[0] == "0" and stalls.ticks[0] == stalls.floor
+    assert stalls.lo < stalls.floor < 20 and 4500 < stalls.hi
+    assert np.isnan(stalls.plotted(np.array([np.nan]))[0])  # a missing second stays a gap
+    assert stalls.plotted(np.array([0.0, 5.0])).tolist() == [stalls.floor, 5.0]
+    assert log_axis([np.full(3, np.nan)]).ticks  # nothing to show still gives an axis

@@ -202,8 +202,9 @@ def run(
     test: str = typer.Argument(..., help=f"one of: {TEST_NAMES}"),
     drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE, a profile .toml, /dev/..., file:PATH:SIZE"),
     spare: float = typer.Option(0.0, "--spare", help="leave this % of LBAs (at the end) unwritten"),
-    repeat: int = typer.Option(3, "--repeat", help="quick: repetitions of each benchmark"),
+    repeat: int = typer.Option(5, "--repeat", help="quick: scored runs of each test (CrystalDiskMark shows the best)"),
     seconds: Optional[float] = typer.Option(None, "--seconds", help=SECONDS_HELP),
+    interval: Optional[float] = typer.Option(None, "--interval", help="quick: idle seconds between tests (default 5, CrystalDiskMark's; 0: none)"),
     sets: list[str] = typer.Option([], "--set", help="profile override key=value (simulated drives)"),
     testbed: Optional[str] = typer.Option(None, "--testbed", help="tag runs to compare like with like"),
     db: Optional[Path] = typer.Option(None, "--db", help="results store (default: user data dir)"),
@@ -219,7 +220,8 @@ def run(
         if not precondition and not getattr(module, "PRECONDITION_OPTIONAL", False):
             raise UserError(f"--no-precondition: {test} needs the drive in a known state; "
                             f"only {PRECONDITION_TESTS} can skip its purge and fill")
-        opts = Options(spare=spare, repeat=repeat, seconds=seconds, precondition=precondition)
+        opts = Options(spare=spare, repeat=repeat, seconds=seconds, precondition=precondition,
+                       interval=interval)
         if seconds is not None and module.DEFAULT_SECONDS is None:
             typer.echo(f"ssdlab: warning: --seconds is not used by {test}", err=True)
         if not precondition and any(not targets.is_real(d) for d in drive):
@@ -235,6 +237,8 @@ def run(
                 "set": sets, "seed": seed}
         if not precondition:
             args["precondition"] = False
+        if interval is not None:
+            args["interval"] = interval
         with progress_hooks() as hooks:
             try:
                 run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
@@ -292,9 +296,11 @@ def review(
     drive: list[str] = typer.Option([], "--drive", "-d", help="drives to review"),
     out: Path = typer.Option(..., "-o", "--out", help="report directory"),
     spare: float = typer.Option(0.0, "--spare"),
-    repeat: int = typer.Option(3, "--repeat"),
+    repeat: int = typer.Option(5, "--repeat", help="quick: scored runs of each test"),
     seconds: Optional[float] = typer.Option(None, "--seconds",
                                             help="every test's timed step (see `run --help`)"),
+    interval: Optional[float] = typer.Option(None, "--interval",
+                                             help="quick: idle seconds between tests (default 5)"),
     sets: list[str] = typer.Option([], "--set"),
     testbed: Optional[str] = typer.Option(None, "--testbed"),
     db: Optional[Path] = typer.Option(None, "--db"),
@@ -305,7 +311,7 @@ def review(
 ) -> None:
     """The whole methodology on the drives, then one report."""
     with user_errors(), sigterm_interrupts():
-        opts = Options(spare=spare, repeat=repeat, seconds=seconds)
+        opts = Options(spare=spare, repeat=repeat, seconds=seconds, interval=interval)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
         check_y_max(y_max)
         check_out_dir(out)  # before any test runs, not after them all
@@ -317,6 +323,8 @@ def review(
             for test in methodology.TESTS:
                 args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
                         "set": sets, "seed": seed, "review": True}
+                if interval is not None:
+                    args["interval"] = interval
                 run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
                 docs.append(run_doc(run_id, test, outcomes))
         html = build(store, [d["run_id"] for d in docs], out, y_max)

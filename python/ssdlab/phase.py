@@ -38,8 +38,11 @@ class Phase(BaseModel):
     # stop rule (io): after bytes moved and/or seconds elapsed, whichever first
     stop_bytes: int | None = Field(None, gt=0)
     stop_seconds: float | None = Field(None, gt=0)
-    # idle
+    # idle: `seconds` of no host I/O; with `until_quiet`, `seconds` is a cap and the idle
+    # ends as soon as the drive has no background work left (a simulated drive reports when;
+    # a real drive cannot tell us, so it waits the whole `seconds`)
     seconds: float | None = Field(None, gt=0)
+    until_quiet: bool = False
     # sampling
     sample_interval_s: float = Field(1.0, gt=0)
     segment_bytes: int = Field(GB, gt=0)
@@ -56,6 +59,8 @@ class Phase(BaseModel):
             raise ValueError("io phase needs stop_bytes or stop_seconds")
         if self.kind == "idle" and self.seconds is None:
             raise ValueError("idle phase needs seconds")
+        if self.until_quiet and self.kind != "idle":
+            raise ValueError("until_quiet applies to idle phases only")
         return self
 
     def resolve(self, capacity: int) -> dict:
@@ -84,8 +89,9 @@ def purge(name: str = "purge") -> Phase:
     return Phase(kind="purge", name=name)
 
 
-def idle(seconds: float, name: str = "idle") -> Phase:
-    return Phase(kind="idle", seconds=seconds, name=name)
+def idle(seconds: float, name: str = "idle", until_quiet: bool = False) -> Phase:
+    """`until_quiet`: `seconds` is a cap; stop once the drive's background work is done."""
+    return Phase(kind="idle", seconds=seconds, name=name, until_quiet=until_quiet)
 
 
 def trim(name: str = "trim", **rng) -> Phase:

@@ -123,6 +123,7 @@ fn parse_phase(d: &Bound<'_, PyDict>) -> PyResult<PhaseSpec> {
     }
     s.stop_seconds = get::<f64>(d, "stop_seconds")?;
     s.seconds = get::<f64>(d, "seconds")?;
+    s.until_quiet = get::<bool>(d, "until_quiet")?.unwrap_or(false);
     if let Some(v) = get::<f64>(d, "sample_interval_s")? {
         s.sample_interval_s = v;
     }

@@ -18,6 +18,8 @@ pub struct Channel {
     /// At least the latest end of a kept gap (not lowered when one is used up): most
     /// early transfers end after it, and so need no look at the gaps.
     max_end: u64,
+    /// End of the last transfer booked ahead of the others (`book_first`).
+    first_until: u64,
 }
 
 impl Channel {
@@ -53,6 +55,25 @@ impl Channel {
         s
     }
 
+    /// Book a transfer of `len` ns that goes ahead of everything booked for later (the
+    /// data of a host read: the controller serves it before queued background
+    /// transfers). It starts at `t`, or when the previous such transfer ends; what was
+    /// booked after it is displaced by `len`. Returns its start.
+    #[inline]
+    pub fn book_first(&mut self, t: u64, len: u64) -> u64 {
+        let s = t.max(self.first_until);
+        self.first_until = s + len;
+        if s >= self.busy {
+            if s - self.busy >= MIN_GAP {
+                self.add_gap(self.busy, s);
+            }
+            self.busy = s + len;
+        } else {
+            self.busy += len;
+        }
+        s
+    }
+
     fn add_gap(&mut self, s: u64, e: u64) {
         self.max_end = self.max_end.max(e);
         if self.n == GAPS {
@@ -73,6 +94,7 @@ impl Channel {
     /// Nothing may be booked before `t` any more (a purge or an idle gap).
     pub fn advance_to(&mut self, t: u64) {
         self.busy = self.busy.max(t);
+        self.first_until = self.first_until.max(t);
         self.n = 0;
         self.max_end = 0;
     }

@@ -34,6 +34,8 @@ pub struct Drive {
     last_write: u64,
     /// Background GC has been given the die time up to here.
     bg_until: u64,
+    /// NAND page size in bytes (the unit data reaches the controller in).
+    page_bytes: u64,
 }
 
 /// Outstanding I/O: (completion, issue time, slots, read).
@@ -60,6 +62,7 @@ impl Drive {
             ctrl_energy_j: 0.0,
             last_write: 0,
             bg_until: 0,
+            page_bytes: nand_geo.slots_per_page as u64 * SLOT_BYTES,
         }
     }
 
@@ -84,6 +87,7 @@ impl Drive {
             map_write_bytes: c.map_write_bytes,
             erases: self.ftl.nand.ops.erases,
             gc_moves: c.gc_moves,
+            gc_stalls: c.gc_stalls,
             cmt_lookups: self.ftl.cmt.lookups,
             cmt_hits: self.ftl.cmt.hits,
             energy_j: ops_energy_j(&self.ftl.nand.ops, &self.profile.power) + self.ctrl_energy_j,
@@ -139,11 +143,20 @@ impl Drive {
                 end
             }
             PhaseKind::Idle => {
-                let end = t0 + (spec.seconds.unwrap_or(0.0) * 1e9) as u64;
+                let mut end = t0 + (spec.seconds.unwrap_or(0.0) * 1e9) as u64;
                 let mut t = t0;
                 while t < end && !interrupted {
                     let step = rec.next.min(end);
-                    self.ftl.idle(t, step)?;
+                    let busy = self.ftl.idle(t, step)?;
+                    if spec.until_quiet && !busy {
+                        // Quiet: the phase ends when the last background operation does.
+                        end = self.ftl.quiet_at(t);
+                        if end >= rec.next {
+                            interrupted = !self.close_until(&mut rec, end, p.idle_w, on_sample);
+                        }
+                        t = end;
+                        break;
+                    }
                     t = step;
                     if t == rec.next {
                         interrupted = !self.close_until(&mut rec, t, p.idle_w, on_sample);
@@ -242,18 +255,19 @@ impl Drive {
         let tc = self.host.accept(t, outstanding);
         let done = if io.read {
             self.background(tc)?;
-            let ready = self.ftl.read(io.lba, io.slots, tc);
-            self.host.transfer_out(ready, bytes)
+            let (first, last) = self.ftl.read(io.lba, io.slots, tc);
+            self.host.transfer_out(first, last, bytes, self.page_bytes)
         } else {
             self.ftl.ra.forget();
-            let tin = self.host.transfer_in(tc, bytes);
-            let mut ack = tin;
+            let flow = self.host.transfer_in(tc, bytes);
+            // Each slot enters the write buffer as it arrives (a large write streams).
+            let mut ack = tc;
             for i in 0..io.slots {
-                ack = self.ftl.buffer.admit(ack);
+                ack = self.ftl.buffer.admit(ack.max(flow.arrived(i as u64)));
                 self.ftl.write_slot(io.lba + i, ack)?;
             }
             self.last_write = self.last_write.max(ack);
-            ack
+            ack + self.host.write_latency
         } + self.host.host_latency;
         self.host.completes(done, outstanding);
         Ok((done, bytes, io.read))
@@ -300,6 +314,7 @@ impl Drive {
             ("waf", if host > 0.0 { nand / host } else { f64::NAN }),
             ("erases", (s.erases - start.erases) as f64),
             ("gc_moves", (s.gc_moves - start.gc_moves) as f64),
+            ("gc_stalls", (s.gc_stalls - start.gc_stalls) as f64),
             ("slc_fold_bytes", (s.slc_fold_bytes - start.slc_fold_bytes) as f64),
             ("free_blocks", s.free_blocks as f64),
             ("slc_used_bytes", s.slc_used_bytes as f64),

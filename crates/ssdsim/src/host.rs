@@ -2,7 +2,7 @@
 //! overhead, the drive's queue limit (NCQ), and the write buffer that acknowledges writes
 //! and drains as NAND programs complete.
 
-use crate::nand::transfer_ns;
+use crate::nand::{transfer_ns, SLOT_BYTES};
 use crate::profile::Profile;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -45,6 +45,8 @@ pub struct Host {
     ctrl_busy: u64,
     pub overhead: u64,
     pub host_latency: u64,
+    /// Controller write-path latency before a write is acknowledged (pipelined).
+    pub write_latency: u64,
     pub max_qd: usize,
     /// Completion times of commands the drive holds (only used when the host queues
     /// more than the drive accepts).
@@ -65,6 +67,7 @@ impl Host {
             ctrl_busy: 0,
             overhead: (p.host.command_overhead_us * 1000.0).round().max(1.0) as u64,
             host_latency: (p.host.host_latency_us * 1000.0).round() as u64,
+            write_latency: (p.host.write_latency_us * 1000.0).round() as u64,
             max_qd: p.host.max_queue_depth as usize,
             slots: BinaryHeap::new(),
         }
@@ -100,27 +103,33 @@ impl Host {
         }
     }
 
-    /// Host-to-drive data transfer (write payload), then through the controller's
-    /// write path if it has a limit (pipelined with the link: it starts with the link
-    /// transfer and holds the data at most its own rate).
-    pub fn transfer_in(&mut self, t: u64, bytes: u64) -> u64 {
+    /// Host-to-drive data transfer of a write payload of `bytes` submitted at `t`, then
+    /// through the controller's write path if it has a limit (pipelined with the link: it
+    /// starts with the link transfer and holds the data at most its own rate). The data
+    /// streams in: the `Inflow` says when each 4 KiB slot of it has arrived.
+    pub fn transfer_in(&mut self, t: u64, bytes: u64) -> Inflow {
         let d = self.link_ns(bytes);
         let busy = if self.duplex { &mut self.link_in } else { &mut self.link_out };
         let s = t.max(*busy);
         *busy = s + d;
-        let arrived = *busy;
-        if self.write_bytes_per_ms == 0 {
-            return arrived;
+        let mut flow = Inflow { slots: (bytes / SLOT_BYTES).max(1), link: (s, d), path: (s, 0) };
+        if self.write_bytes_per_ms != 0 {
+            let wd = transfer_ns(bytes, self.write_bytes_per_ms);
+            let ws = s.max(self.write_busy);
+            self.write_busy = ws + wd;
+            flow.path = (ws, wd);
         }
-        self.write_busy = s.max(self.write_busy) + transfer_ns(bytes, self.write_bytes_per_ms);
-        arrived.max(self.write_busy)
+        flow
     }
 
-    /// Drive-to-host data transfer (read payload).
-    pub fn transfer_out(&mut self, t: u64, bytes: u64) -> u64 {
+    /// Drive-to-host transfer of a read payload of `bytes` whose first page is in the
+    /// controller at `first` and last at `last`: it streams as the data arrives, so it
+    /// ends a page's transfer after the last page at the earliest.
+    pub fn transfer_out(&mut self, first: u64, last: u64, bytes: u64, page_bytes: u64) -> u64 {
         let d = self.link_ns(bytes);
-        let s = t.max(self.link_out);
-        self.link_out = s + d;
+        let s = first.max(self.link_out);
+        let tail = if bytes > page_bytes { transfer_ns(page_bytes, self.link_bytes_per_ms) } else { d };
+        self.link_out = (s + d).max(last + tail);
         self.link_out
     }
 
@@ -129,13 +138,31 @@ impl Host {
     }
 }
 
+/// A write payload streaming into the controller: over the link from `link.0` for
+/// `link.1` ns, and through the write path from `path.0` for `path.1` ns.
+pub struct Inflow {
+    slots: u64,
+    link: (u64, u64),
+    path: (u64, u64),
+}
+
+impl Inflow {
+    /// When slot `i` (0-based) of the payload is in the controller.
+    #[inline]
+    pub fn arrived(&self, i: u64) -> u64 {
+        let at = |(s, d): (u64, u64)| if i + 1 == self.slots { s + d } else { s + d * (i + 1) / self.slots };
+        at(self.link).max(at(self.path))
+    }
+}
+
 /// Write buffer: `cap` 4 KiB slots. A slot is taken when host data arrives and freed when
 /// the program operation holding it completes.
 pub struct WriteBuffer {
     pub cap: u64,
     used: u64,
-    /// (free time, slots) of scheduled programs.
-    pending: BinaryHeap<Reverse<(u64, u64)>>,
+    /// (free time, slots, slots already promised to writes waiting for them) of
+    /// scheduled programs.
+    pending: BinaryHeap<Reverse<(u64, u64, u64)>>,
 }
 
 impl WriteBuffer {
@@ -149,26 +176,38 @@ impl WriteBuffer {
         WriteBuffer { cap, used: 0, pending: BinaryHeap::new() }
     }
 
-    /// Admit one slot of host data at `t`; returns when it is in the buffer.
+    /// Admit one slot of host data at `t`; returns when it is in the buffer. Slots whose
+    /// program has completed by `t` are free; when none is, the write waits for a slot
+    /// of the program that completes first (writes arriving before then wait for it
+    /// too: a slot is never given out before it is free).
     #[inline]
-    pub fn admit(&mut self, mut t: u64) -> u64 {
-        while let Some(&Reverse((f, n))) = self.pending.peek() {
-            if f <= t || self.used >= self.cap {
-                self.pending.pop();
-                self.used -= n;
-                t = t.max(f);
-            } else {
+    pub fn admit(&mut self, t: u64) -> u64 {
+        while let Some(&Reverse((f, n, promised))) = self.pending.peek() {
+            if f > t {
                 break;
             }
+            self.pending.pop();
+            self.used -= n - promised;
         }
-        self.used += 1;
-        t
+        if self.used < self.cap {
+            self.used += 1;
+            return t;
+        }
+        // Full: promise a slot of the earliest program; `used` keeps counting it.
+        let mut top = self.pending.peek_mut().expect("a full buffer has programs pending");
+        let Reverse((f, n, promised)) = *top;
+        if promised + 1 == n {
+            std::collections::binary_heap::PeekMut::pop(top);
+        } else {
+            *top = Reverse((f, n, promised + 1));
+        }
+        f.max(t)
     }
 
     /// `n` buffered slots are freed at `at` (their program completes then).
     #[inline]
     pub fn release_at(&mut self, at: u64, n: u64) {
-        self.pending.push(Reverse((at, n)));
+        self.pending.push(Reverse((at, n, 0)));
     }
 
     pub fn clear(&mut self) {

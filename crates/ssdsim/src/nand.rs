@@ -116,6 +116,14 @@ pub struct Nand {
     /// nearly every program.
     unit_xfer: [(u64, u64); 2],
     pub plane_busy: Vec<u64>,
+    /// End of the last host read booked on each plane (host reads queue behind host
+    /// reads only; see `host_read`).
+    host_read_until: Vec<u64>,
+    /// Program/erase suspend for host reads (`nand.read_suspend`), and its latency.
+    suspend: bool,
+    suspend_ns: u64,
+    /// Host reads move only the codewords they need (`nand.partial_transfer`).
+    pub partial_transfer: bool,
     pub channels: Vec<Channel>,
     pub ops: OpCounts,
 }
@@ -153,6 +161,10 @@ impl Nand {
             page_xfer: transfer_ns(page_bytes, bytes_per_ms),
             unit_xfer: [unit(&native), unit(&slc)],
             plane_busy: vec![0; (geo.dies * geo.planes) as usize],
+            host_read_until: vec![0; (geo.dies * geo.planes) as usize],
+            suspend: p.nand.read_suspend,
+            suspend_ns: (p.nand.suspend_us * 1000.0).round() as u64,
+            partial_transfer: p.nand.partial_transfer,
             channels: vec![Channel::default(); geo.channels as usize],
             geo,
             slc,
@@ -213,6 +225,47 @@ impl Nand {
         done
     }
 
+    /// A host read of one page from `plane` of die `d` issued at `t`, moving `bytes` over
+    /// the channel. With read suspend, host reads go ahead of everything else the die
+    /// and its channel have queued (GC reads, programs, erases, their transfers): the
+    /// controller suspends a running program or erase, which takes `suspend_ns`, reads,
+    /// and resumes it (Wu & He, FAST 2012); the work it displaced ends later by the time
+    /// the read held the die. Host reads queue behind earlier host reads on the plane.
+    /// Without, a read waits for the plane like any operation.
+    #[inline]
+    pub fn host_read(&mut self, t: u64, d: u32, plane: u32, slc: bool, bytes: u64) -> u64 {
+        if !self.suspend {
+            return self.read(t, d, plane, slc, bytes);
+        }
+        let pi = (d * self.geo.planes + plane) as usize;
+        let busy = self.plane_busy[pi];
+        let queued = self.host_read_until[pi];
+        let tr = if slc { self.slc.read } else { self.native.read };
+        let ready = if busy <= t || busy <= queued {
+            let ready = t.max(busy) + tr;
+            self.plane_busy[pi] = ready;
+            ready
+        } else {
+            let from = t.max(queued);
+            let ready = (t + self.suspend_ns).max(queued) + tr;
+            let held = ready - from;
+            let p = self.geo.planes as usize;
+            for b in &mut self.plane_busy[d as usize * p..(d as usize + 1) * p] {
+                if *b > t {
+                    *b += held;
+                }
+            }
+            ready
+        };
+        self.host_read_until[pi] = ready;
+        let c = self.geo.channel_of_die(d) as usize;
+        let x = self.xfer_ns(bytes);
+        let done = self.channels[c].book_first(ready, x) + x;
+        self.ops.reads += 1;
+        self.ops.transfer_bytes += bytes;
+        done
+    }
+
     /// Transfer `bytes` to die `d` and program them (one multi-plane program operation).
     /// Returns when the program has finished.
     #[inline]
@@ -240,6 +293,9 @@ impl Nand {
     /// Move every timeline to at least `t` (after a purge or an idle gap).
     pub fn advance_to(&mut self, t: u64) {
         for b in self.plane_busy.iter_mut() {
+            *b = (*b).max(t);
+        }
+        for b in self.host_read_until.iter_mut() {
             *b = (*b).max(t);
         }
         for c in self.channels.iter_mut() {

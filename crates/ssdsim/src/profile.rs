@@ -57,6 +57,17 @@ pub struct Host {
     pub host_latency_us: f64,
     /// Commands the drive accepts at once (SATA NCQ: 32).
     pub max_queue_depth: u32,
+    /// Controller firmware time per flash page read it issues for the host, µs, one at
+    /// a time (a controller whose NAND requests run on one small core): caps random
+    /// reads at 1e6 / read_op_us IOPS and slows reads of scattered data, which touch
+    /// more pages (0 = no such limit).
+    #[serde(default)]
+    pub read_op_us: f64,
+    /// Controller write-path latency, µs: firmware work on a write command (buffer
+    /// allocation, moving the data to the buffer, the mapping update) before it is
+    /// acknowledged; pipelined across commands, so it adds latency, not a rate limit.
+    #[serde(default)]
+    pub write_latency_us: f64,
     /// Controller write buffer that acknowledges writes and drains at NAND speed.
     pub write_buffer_kib: u32,
     /// Host-write throughput of the controller's write path, MB/s (firmware and
@@ -92,6 +103,18 @@ pub struct Nand {
     /// Channel (NAND bus) transfer rate, MB/s.
     pub channel_mbps: f64,
     pub erase_us: f64,
+    /// Program/erase suspend for host reads: a host read on a die that is programming
+    /// or erasing waits `suspend_us`, not the whole operation (false: it waits).
+    #[serde(default = "d_true")]
+    pub read_suspend: bool,
+    /// Time to suspend a running program or erase (to the end of its current
+    /// program-verify or erase-verify step), µs.
+    #[serde(default = "d_suspend")]
+    pub suspend_us: f64,
+    /// A host read moves only the 4 KiB codewords it asks for over the channel (ONFI
+    /// change read column), not the whole page (false: the whole page).
+    #[serde(default = "d_true")]
+    pub partial_transfer: bool,
     /// Timing when a block runs in SLC mode.
     pub slc: ModeTiming,
     /// Timing in the native mode (ignored when cell = "slc").
@@ -107,6 +130,10 @@ pub struct Ftl {
     /// host slot = gc_pace x v / (slots - v)). Below 1 GC falls behind and the die runs
     /// down to its last free block, where GC stops host writes for a whole victim (dips).
     pub gc_pace: f64,
+    /// GC speeds up as a die's free space runs short, so the victim is done before host
+    /// writes use it up (false: GC keeps its pace and, at the last free block, stops host
+    /// writes to the die until a whole victim is collected).
+    pub gc_urgency: bool,
     /// Background GC in idle time, up to this share of each die's blocks free.
     pub idle_gc: bool,
     pub idle_gc_target_pct: f64,
@@ -125,10 +152,14 @@ pub struct Ftl {
     /// Dies that may collect (GC or fold) at the same time, the firmware's GC engines
     /// (0 = every die at once).
     pub gc_engines: u32,
+    /// A block whose data has all been overwritten or trimmed goes back to the free pool
+    /// at once and is erased in the background (false: it waits until GC picks it, and
+    /// counts as SLC cache until then).
+    pub release_dead: bool,
 }
 impl Default for Ftl {
     fn default() -> Self {
-        Ftl { gc_threshold_blocks: 2, gc_pace: 1.0, idle_gc: true, idle_gc_target_pct: 10.0, idle_gc_max_valid_pct: 50.0, idle_gc_delay_ms: 100.0, read_ahead_kib: 0, striping: "static".into(), gc_engines: 0 }
+        Ftl { gc_threshold_blocks: 2, gc_pace: 1.0, gc_urgency: true, idle_gc: true, idle_gc_target_pct: 10.0, idle_gc_max_valid_pct: 90.0, idle_gc_delay_ms: 100.0, read_ahead_kib: 0, striping: "dynamic".into(), gc_engines: 0, release_dead: true }
     }
 }
 
@@ -149,6 +180,9 @@ pub struct Slc {
     pub fold_pace: f64,
     /// Fold cached data to native mode in idle time.
     pub idle_fold: bool,
+    /// While a die collects in the foreground (free blocks at the GC threshold), host
+    /// writes to it go native instead of into SLC blocks that would be folded again.
+    pub direct_during_gc: bool,
     /// While writing direct-to-native, every this many GB the firmware reclaims cache
     /// by folding `reclaim_gb` of it (0 = never).
     pub reclaim_interval_gb: f64,
@@ -167,6 +201,7 @@ impl Default for Slc {
             when_full: "direct".into(),
             fold_pace: 1.0,
             idle_fold: true,
+            direct_during_gc: true,
             reclaim_interval_gb: 0.0,
             reclaim_gb: 0.0,
             reclaim_pace: 0.0,
@@ -227,6 +262,12 @@ fn d_host_lat() -> f64 {
 }
 fn d_one() -> u32 {
     1
+}
+fn d_true() -> bool {
+    true
+}
+fn d_suspend() -> f64 {
+    20.0
 }
 
 pub fn bits_per_cell(cell: &str) -> Option<u32> {
@@ -355,6 +396,8 @@ impl Profile {
         );
         check!((MIN_US..=MAX_US).contains(&h.command_overhead_us), "host.command_overhead_us", num(h.command_overhead_us), "in [0.001, 1e7] (µs)");
         check!((0.0..=MAX_US).contains(&h.host_latency_us), "host.host_latency_us", num(h.host_latency_us), "in [0, 1e7] (µs)");
+        check!((0.0..=10_000.0).contains(&h.write_latency_us), "host.write_latency_us", h.write_latency_us, "0..10000 (µs)");
+        check!((0.0..=10_000.0).contains(&h.read_op_us), "host.read_op_us", h.read_op_us, "0..10000 (µs)");
         check!((1..=65536).contains(&h.max_queue_depth), "host.max_queue_depth", h.max_queue_depth, "1..65536");
         check!(h.write_buffer_kib > 0, "host.write_buffer_kib", h.write_buffer_kib, "> 0");
         check!(
@@ -383,6 +426,7 @@ impl Profile {
         );
         check!((1.0..=1e6).contains(&n.channel_mbps), "nand.channel_mbps", num(n.channel_mbps), "in [1, 1e6] (MB/s)");
         check!((MIN_US..=MAX_US).contains(&n.erase_us), "nand.erase_us", num(n.erase_us), "in [0.001, 1e7] (µs)");
+        check!((0.0..=1000.0).contains(&n.suspend_us), "nand.suspend_us", n.suspend_us, "0..1000 (µs)");
         for (name, t) in [("nand.slc", &n.slc), ("nand.native", &n.native)] {
             check!((MIN_US..=MAX_US).contains(&t.read_us), format!("{name}.read_us"), num(t.read_us), "in [0.001, 1e7] (µs)");
             check!((MIN_US..=MAX_US).contains(&t.prog_us), format!("{name}.prog_us"), num(t.prog_us), "in [0.001, 1e7] (µs)");

@@ -35,6 +35,7 @@ pub struct Snapshot {
     pub map_write_bytes: u64,
     pub erases: u64,
     pub gc_moves: u64,
+    pub gc_stalls: u64,
     pub cmt_lookups: u64,
     pub cmt_hits: u64,
     pub energy_j: f64,

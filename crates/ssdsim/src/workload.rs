@@ -28,6 +28,8 @@ pub struct PhaseSpec {
     pub stop_bytes: Option<u64>,
     pub stop_seconds: Option<f64>,
     pub seconds: Option<f64>,
+    /// Idle: end as soon as the drive has no background work left (`seconds` is the cap).
+    pub until_quiet: bool,
     pub sample_interval_s: f64,
     pub segment_bytes: u64,
 }
@@ -46,6 +48,7 @@ impl PhaseSpec {
             stop_bytes: None,
             stop_seconds: None,
             seconds: None,
+            until_quiet: false,
             sample_interval_s: 1.0,
             segment_bytes: 1_000_000_000,
         }

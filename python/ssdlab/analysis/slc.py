@@ -4,11 +4,16 @@ post-cache speed and recovery peaks.
 - peak: the fastest segment, as a reviewer reads it off the curve.
 - the cache is the fast region the fill starts with. A fill starts fast when its first
   segment runs at least `START` x peak. The first *sustained drop* is then the first
-  segment from which `SUSTAIN` consecutive segments (or all that remain) run below `DROP`
-  x the mean speed of the segments before it (relative to the cached level, so a drive
-  that falls from 2100 to 1600 MB/s has a cache too), and the SLC cache estimate is the GB
-  written before it. A fill that does not start fast, or never drops, shows no cache
-  (None).
+  segment i where, against `DROP` x the mean speed of the segments before it (relative to
+  the cached level, so a drive that falls from 2100 to 1600 MB/s has a cache too):
+  the `SUSTAIN` segments from i all run below it, the median of every segment from i to
+  the end runs below it (the speed stays down, recovery peaks aside), and those segments
+  span at least `MIN_SPAN` of the fill. A cache that runs out leaves most of the fill
+  behind it (an SLC cache takes two to four times its size in native blocks, so it is
+  under half the drive; the simulated profiles' are 2-17 %), while a slowdown in the
+  last few segments cannot be told from a stall at the end. The SLC cache estimate is the
+  GB written before the drop. A fill that does not start fast, or never drops that way,
+  shows no cache (None): a valid answer.
 - a recovery peak is a rise, after the drop, from below to at least halfway between the
   post-cache median and the peak.
 """
@@ -22,6 +27,7 @@ import numpy as np
 START = 0.75
 DROP = 0.85
 SUSTAIN = 3
+MIN_SPAN = 0.10  # share of the fill's segments the drop must leave behind it
 RECOVERY = 0.5
 
 
@@ -34,9 +40,12 @@ class FillShape:
 
 
 def first_sustained_drop(mbps: np.ndarray) -> int | None:
-    before = np.cumsum(mbps)[:-1] / np.arange(1, mbps.size)  # mean of segments 0..i-1
-    for i in range(1, mbps.size):
-        if (mbps[i : i + SUSTAIN] < DROP * before[i - 1]).all():
+    n = mbps.size
+    span = max(SUSTAIN, int(np.ceil(MIN_SPAN * n)))
+    before = np.cumsum(mbps)[:-1] / np.arange(1, n)  # mean of segments 0..i-1
+    for i in range(1, n - span + 1):
+        level = DROP * before[i - 1]
+        if (mbps[i : i + SUSTAIN] < level).all() and np.median(mbps[i:]) < level:
             return i
     return None
 

@@ -53,12 +53,22 @@ def window_is_steady(rounds) -> bool:
             and abs(slope) * (r.size - 1) <= MAX_EXCURSION * mean)
 
 
+def _round_means(rows: np.ndarray) -> np.ndarray:
+    """Mean of each round over the seconds it has (a missing sample is NaN, not 0); a
+    round with none is NaN and no window holding it is steady."""
+    ok = np.isfinite(rows)
+    k = ok.sum(axis=1)
+    tot = np.where(ok, rows, 0.0).sum(axis=1)
+    return np.where(k > 0, tot / np.maximum(k, 1), np.nan)
+
+
 def steady_state(values, round_s: int | None = None) -> SteadyState:
     v = np.asarray(values, dtype=np.float64)
     rs = round_s or round_seconds(v.size)
     n = v.size // rs
-    rounds = v[: n * rs].reshape(n, rs).mean(axis=1) if n else np.empty(0)
-    final = rounds[-WINDOW:].mean() if n >= WINDOW else np.nan
+    rounds = _round_means(v[: n * rs].reshape(n, rs)) if n else np.empty(0)
+    tail = rounds[-WINDOW:][np.isfinite(rounds[-WINDOW:])] if n >= WINDOW else np.empty(0)
+    final = tail.mean() if tail.size else np.nan
     for i in range(n - WINDOW + 1):
         w = rounds[i : i + WINDOW]
         if window_is_steady(w) and abs(w.mean() - final) <= MAX_RANGE * final:

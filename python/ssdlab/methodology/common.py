@@ -16,11 +16,12 @@ MAX_SECONDS = 1e7  # a timed step; the simulator's bound on stop_seconds too
 @dataclass(frozen=True)
 class Options:
     spare: float = 0.0  # % of LBAs (at the end) that fill and random writes never touch
-    repeat: int = 3  # quick: how many times each benchmark runs
+    repeat: int = 5  # quick: scored runs of each test (CrystalDiskMark's default: 5)
     seconds: float | None = None  # the test's timed step; None: the module's DEFAULT_SECONDS
     # False: skip the purge and fill that bring the drive to a known state (working-set on a
     # drive that is already filled: the test then only reads)
     precondition: bool = True
+    interval: float | None = None  # quick: idle seconds between tests; None: the test's default
 
     def __post_init__(self) -> None:
         if not 0 <= self.spare < 100:
@@ -29,6 +30,8 @@ class Options:
             raise ValueError(f"--repeat {self.repeat}: must be 1 to {MAX_REPEAT}")
         if self.seconds is not None and not 0 < self.seconds <= MAX_SECONDS:
             raise ValueError(f"--seconds {self.seconds:g}: must be above 0 and at most {MAX_SECONDS:g} (116 days)")
+        if self.interval is not None and not 0 <= self.interval <= 3600:
+            raise ValueError(f"--interval {self.interval}: must be 0 to 3600 (seconds)")
 
     def secs(self, default: float) -> float:
         return float(self.seconds) if self.seconds is not None else float(default)

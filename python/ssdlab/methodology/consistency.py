@@ -12,6 +12,7 @@ from .common import Options, area_bytes, by_name, opt_total
 
 DEFAULT_SECONDS = 2000
 SECONDS_HELP = "duration of the random-write phase"
+STEADY_WAF_S = 600  # steady_waf: over the last 600 s (the second half of shorter runs)
 
 
 def phases(capacity: int, opts: Options) -> list[ph.Phase]:
@@ -38,4 +39,18 @@ def analyze(results, opts: Options) -> dict:
         "min_iops": s.min,
         "steady_start_s": ss.start_s,
         "waf": opt_total(r, "waf"),
+        "steady_waf": steady_waf(r.series),
     }
+
+
+def steady_waf(series: dict) -> float | None:
+    """NAND / host bytes over the last STEADY_WAF_S seconds (the second half of a run
+    shorter than twice that): `waf` covers the whole phase, burst included. None without
+    the simulator's per-second byte counters, or without host writes."""
+    host, nand = series.get("host_write_bytes"), series.get("nand_write_bytes")
+    if host is None or nand is None or len(host) != len(nand) or not len(host):
+        return None
+    n = min(STEADY_WAF_S, len(host) // 2) or len(host)
+    h = float(np.nansum(np.asarray(host, dtype=np.float64)[-n:]))
+    w = float(np.nansum(np.asarray(nand, dtype=np.float64)[-n:]))
+    return w / h if h > 0 else None

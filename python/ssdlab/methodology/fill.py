@@ -1,19 +1,30 @@
 """Whole-drive fill: purge, then one sequential pass of 128 KiB writes at QD32 over the
-user area, recording MB/s per 1 GB written."""
+user area, recording MB/s per 1 GB written (per 1/MIN_SEGMENTS of the area on a drive
+smaller than MIN_SEGMENTS GB: 1 GB segments would give a 4 GB device four points, too few
+to tell a cache from a slowdown at the end)."""
 
 from __future__ import annotations
 
 from .. import phase as ph
 from ..analysis import fill_shape, rate_mbps
+from ..phase import GB
 from .common import Options, area_bytes, by_name, mbps, opt_total
 
 DEFAULT_SECONDS = None
 SECONDS_HELP = "not used"
+MIN_SEGMENTS = 32
+MB = 10**6
+
+
+def segment_bytes(area: int) -> int:
+    """1 GB, or 1/MIN_SEGMENTS of a smaller area in whole MB (8 GB: 250 MB segments)."""
+    return GB if area >= MIN_SEGMENTS * GB else max(MB, round(area / MIN_SEGMENTS / MB) * MB)
 
 
 def phases(capacity: int, opts: Options) -> list[ph.Phase]:
     n = area_bytes(capacity, opts)
-    return [ph.purge(), ph.seq_write("fill", offset=0, length=n, stop_bytes=n)]
+    return [ph.purge(), ph.seq_write("fill", offset=0, length=n, stop_bytes=n,
+                                     segment_bytes=segment_bytes(n))]
 
 
 def analyze(results, opts: Options) -> dict:

@@ -3,7 +3,13 @@
 
 The drive is purged and filled first; with `precondition=False` (`--no-precondition`)
 those two steps are skipped and the test only reads, for a drive that is already filled
-(a real drive then needs no --destroy-data)."""
+(a real drive then needs no --destroy-data).
+
+Before the reads the drive idles until its background work after the fill (SLC folding,
+GC) is done: reads that race that work measure it, not the mapping cache. A simulated
+drive ends the idle as soon as it has nothing left to do (at most IDLE_CAP_S); a real drive
+cannot tell us, so it idles IDLE_CAP_S. The wait is reported as `idle_wait_s` (null with
+--no-precondition, which reads at once: the drive was filled earlier)."""
 
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ from .common import MIB, Options, area_bytes, by_name
 DEFAULT_SECONDS = 5
 PRECONDITION_OPTIONAL = True  # --no-precondition: read-only on an already filled drive
 SECONDS_HELP = "seconds of random reads per working-set size"
+IDLE_CAP_S = 300.0  # 300 s of idle let every profile's post-fill folding finish (fidelity audit F2)
 
 
 def sizes(area: int) -> list[int]:
@@ -30,7 +37,8 @@ def label(size: int) -> str:
 
 def phases(capacity: int, opts: Options) -> list[ph.Phase]:
     n = area_bytes(capacity, opts)
-    prep = [ph.purge(), ph.seq_write("fill", offset=0, length=n, stop_bytes=n)]
+    prep = [ph.purge(), ph.seq_write("fill", offset=0, length=n, stop_bytes=n),
+            ph.idle(IDLE_CAP_S, name="settle", until_quiet=True)]
     return (prep if opts.precondition else []) + [
         ph.rand_io(f"ws_{label(s)}", read_pct=100, offset=0, length=s,
                    stop_seconds=opts.secs(DEFAULT_SECONDS))
@@ -39,8 +47,11 @@ def phases(capacity: int, opts: Options) -> list[ph.Phase]:
 
 
 def analyze(results, opts: Options) -> dict:
-    ws = [r for name, r in by_name(results).items() if name.startswith("ws_")]
+    named = by_name(results)
+    ws = [r for name, r in named.items() if name.startswith("ws_")]
+    settle = named.get("settle")
     return {
         "iops_by_gb": {r.phase.name[3:]: float(r.totals["iops"]) for r in ws},
         "lat_p99_us_by_gb": {r.phase.name[3:]: float(r.latency["p99_us"]) for r in ws},
+        "idle_wait_s": float(settle.totals["duration_s"]) if settle is not None else None,
     }

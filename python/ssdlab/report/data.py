@@ -25,15 +25,16 @@ class Panel:
     zero: bool = True  # y axis from zero (temperature is read on its own band)
 
 
-# SLC is drawn as used and size in GB rather than used/size: a dynamic cache's size
-# shrinks below what it still holds as the drive fills, and the ratio then runs off to
-# thousands of percent while the two lines show exactly what happens.
+# SLC is drawn as used and allowance in GB rather than their ratio. The simulator's
+# `slc_capacity_bytes` is the room the firmware still allows for new SLC blocks: a dynamic
+# cache's allowance shrinks as the drive fills, below what SLC blocks still hold (data
+# waiting to be folded), so "used" can sit above it for a long stretch.
 PANELS = (Panel("waf", "Write amplification", "WAF", ("waf",)),
-          Panel("slc", "SLC cache: used (solid) and size (dashed), GB", "SLC GB",
-                ("slc_used_gb", "slc_size_gb")),
+          Panel("slc", "SLC cache, GB: used (solid), allowance for new SLC blocks (dashed)",
+                "SLC GB", ("slc_used_gb", "slc_allowance_gb")),
           Panel("free_blocks", "Free blocks", "free blk", ("free_blocks",)),
           Panel("temp", "Drive temperature (°C)", "°C", ("temp_c",), zero=False))
-DASHED = {"slc_size_gb"}
+DASHED = {"slc_allowance_gb"}
 
 
 @dataclass
@@ -95,10 +96,18 @@ class WorkingSet:
 @dataclass
 class QuickSeries:
     label: str
-    mean: np.ndarray
-    lo: np.ndarray  # min over repeats (the error bar's lower end)
-    hi: np.ndarray  # max over repeats
-    points: list[list[float]]  # every repeat, so clusters stay visible
+    value: np.ndarray  # the bar: what the tool shows (CrystalDiskMark: best run; AS SSD: mean)
+    lo: np.ndarray  # slowest run (the whisker's lower end)
+    hi: np.ndarray  # fastest run
+    points: list[list[float]]  # every run, so clusters stay visible
+
+    @property
+    def whiskers(self) -> np.ndarray:
+        """(2, n) distances from the bar to the slowest and the fastest run, never negative
+        (a mean of equal runs can sit a rounding error outside them); 0 without runs."""
+        lo = np.nan_to_num(self.value - self.lo)
+        hi = np.nan_to_num(self.hi - self.value)
+        return np.vstack([np.maximum(lo, 0.0), np.maximum(hi, 0.0)])
 
 
 @dataclass
@@ -124,7 +133,12 @@ class QuickGroup:
 
     @property
     def heading(self) -> str:
-        return self.title or f"Quick tests ({self.unit}): mean, min–max over repeats, each repeat"
+        return self.title or f"Quick tests ({self.unit})"
+
+    @property
+    def note(self) -> str:
+        """How to read the bars, where they need it."""
+        return NOTES.get(self.test, "")
 
 
 @dataclass
@@ -224,7 +238,7 @@ def _counters(s: dict[str, np.ndarray], x: np.ndarray) -> Counters | None:
     if "slc_used_bytes" in s:
         lines["slc_used_gb"] = s["slc_used_bytes"] / GB
     if "slc_capacity_bytes" in s:
-        lines["slc_size_gb"] = s["slc_capacity_bytes"] / GB
+        lines["slc_allowance_gb"] = s["slc_capacity_bytes"] / GB
     if "free_blocks" in s:
         lines["free_blocks"] = s["free_blocks"]
     if "temp_c" in s and np.isfinite(np.asarray(s["temp_c"], dtype=float)).any():
@@ -354,7 +368,7 @@ def quick_groups(runs: list[ReportRun]) -> list[QuickGroup]:
             continue
         series = []
         for d in drives:
-            mean, lo, hi, pts = [], [], [], []
+            value, lo, hi, pts = [], [], [], []
             for m in metrics:
                 vals = [float(x) for x in (d.repeats.get(m) or [])]
                 mv = d.metrics.get(m)
@@ -362,13 +376,13 @@ def quick_groups(runs: list[ReportRun]) -> list[QuickGroup]:
                     vals = [float(x) for x in mv]
                 if not vals and isinstance(mv, (int, float)):
                     vals = [float(mv)]
-                centre = float(mv) if isinstance(mv, (int, float)) else (
-                    float(np.mean(vals)) if vals else np.nan)
-                mean.append(centre)
+                # the figure the test reports is the bar; runs without one: their mean
+                value.append(float(mv) if isinstance(mv, (int, float)) else (
+                    float(np.mean(vals)) if vals else np.nan))
                 lo.append(min(vals) if vals else np.nan)
                 hi.append(max(vals) if vals else np.nan)
                 pts.append(vals)
-            series.append(QuickSeries(d.label, np.array(mean), np.array(lo), np.array(hi), pts))
+            series.append(QuickSeries(d.label, np.array(value), np.array(lo), np.array(hi), pts))
         groups.append(QuickGroup(unit, key, metrics, series))
     return groups
 
@@ -394,11 +408,24 @@ def trim_curves(runs: list[ReportRun]) -> list[TrimCurves]:
 
 SCALAR_BARS = {
     "idle": ("Sequential passes, HD Tach style: clean, full, after idle; purge vs after TRIM",
-             ["clean_read_mbps", "full_read_mbps", "idle_read_mbps", "clean_write_mbps",
-              "full_write_mbps", "idle_write_mbps", "purge_write_mbps", "trim_write_mbps"]),
+             ["clean_read_mbps", "read_written_mbps", "full_read_mbps", "idle_read_mbps",
+              "clean_write_mbps", "full_write_mbps", "idle_write_mbps", "purge_write_mbps",
+              "trim_write_mbps"]),
     "copy": ("File copy: within the drive and from a rate-limited source",
              ["large_copy_mbps", "large_transfer_mbps", "small_copy_mbps",
               "small_transfer_mbps"]),
+}
+
+
+# the idle test's two read baselines, named for what they read
+BAR_NAMES = {"clean_read_mbps": "clean read (unwritten LBAs)",
+             "read_written_mbps": "read of freshly written data"}
+NOTES = {
+    "quick": ("bar: the tool's figure (CrystalDiskMark: its best run; AS SSD: the mean of its "
+              "runs); whiskers: slowest to fastest run; dots: each run"),
+    "idle": ("Two read baselines: the clean read covers LBAs that were never written, which a "
+             "drive answers without reading flash (the interface limit); the read of freshly "
+             "written data is the baseline for the full and after-idle reads."),
 }
 
 
@@ -416,14 +443,15 @@ def scalar_bars(runs: list[ReportRun]) -> list[QuickGroup]:
                           for m in present])
             series.append(QuickSeries(d.label, v, v, v, [[] for _ in present]))
         out.append(QuickGroup("MB/s", "", present, series, test=test, title=title,
-                              names=[generic_title(m).replace(" (MB/s)", "") for m in present]))
+                              names=[BAR_NAMES.get(m) or generic_title(m).replace(" (MB/s)", "")
+                                     for m in present]))
     return out
 
 
 def _is_spread(name: str, metrics: dict) -> bool:
-    """x_stdev beside x is x's spread over repeats (shown as error bars, not a row);
-    steady_stdev alone is a figure of its own."""
-    for suffix in ("_stdev", "_std", "_sd"):
+    """x_stdev and x_mean beside x are x's spread and mean over runs (the figures show the
+    runs themselves); steady_stdev alone is a figure of its own."""
+    for suffix in ("_stdev", "_std", "_sd", "_mean"):
         if name.endswith(suffix) and name[: -len(suffix)] in metrics:
             return True
     return False
@@ -499,7 +527,10 @@ METRIC_TITLES = {
     "recovery_peaks": "Recovery peaks", "mbps_per_watt": "MB/s per W",
     "steady_iops": "Steady-state IOPS", "steady_stdev": "Steady-state std dev",
     "p1_low_iops": "Lowest 1% IOPS", "min_iops": "Minimum IOPS",
-    "steady_start_s": "Steady state from (s)", "waf": "WAF",
+    "steady_start_s": "Steady state from (s)", "waf": "Phase WAF (whole random-write phase)",
+    "steady_waf": "Steady-state WAF (last 600 s)", "idle_wait_s": "Idle before the reads (s)",
+    "clean_read_mbps": "Clean read, unwritten LBAs (MB/s)",
+    "read_written_mbps": "Read of freshly written data (MB/s)",
 }
 
 

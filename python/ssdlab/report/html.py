@@ -19,6 +19,7 @@ from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from . import data as D
+from .log_axis import LogAxis, log_axis, panel_notes
 from .model import ReportRun
 from .style import COLORS, COUNTER_COLOR, LINE_COLORS
 
@@ -49,6 +50,13 @@ def _base_layout(fig: go.Figure, title: str, height: int) -> None:
                                   yanchor="bottom"))
 
 
+def _legend_below_plot(fig: go.Figure) -> None:
+    """The legend under the x-axis title, outside the plot: it never covers data."""
+    fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left", yref="container",
+                                  y=0.0, yanchor="bottom"),
+                      margin=dict(b=110))
+
+
 def _counter_trace(counters: D.Counters | None, key: str) -> dict:
     vals = counters.lines.get(key) if counters is not None else None
     return {"x": _l(counters.x) if vals is not None else [], "y": _l(vals)}
@@ -74,7 +82,8 @@ def fill_figures(curves: list[D.FillCurve], y_top: float) -> list[str]:
         for i, c in enumerate(curves):
             fig.add_trace(go.Scatter(x=_l(c.gb), y=_l(c.mbps), name=c.label, mode="lines",
                                      line=dict(color=COLORS[i % len(COLORS)], width=1.5)))
-        _base_layout(fig, "Whole-drive fill: write speed per GB written", 460)
+        _base_layout(fig, "Whole-drive fill: write speed per GB written", 500)
+        _legend_below_plot(fig)
         fig.update_xaxes(title_text="GB written")
         fig.update_yaxes(title_text="MB/s", range=[0, y_top])
         out.append(_div(fig, "fig-fill-overlay", figure="fill-overlay"))
@@ -85,6 +94,7 @@ def fill_figures(curves: list[D.FillCurve], y_top: float) -> list[str]:
                             row_heights=[0.55] + [0.45 / max(len(panels), 1)] * len(panels),
                             subplot_titles=[""] + [p.title for p in panels])
         fig.add_trace(go.Scatter(x=_l(c.gb), y=_l(c.mbps), name=c.label, mode="lines",
+                                 showlegend=False,  # one drive: the title names it
                                  line=dict(color=COLORS[i % len(COLORS)], width=1.5)), row=1, col=1)
         fig.update_yaxes(title_text="MB/s", range=[0, y_top], row=1, col=1)
         for r, panel in enumerate(panels, start=2):
@@ -98,27 +108,6 @@ def fill_figures(curves: list[D.FillCurve], y_top: float) -> list[str]:
 
 # --- consistency --------------------------------------------------------------------------
 
-def _log_ticks(arrays: list[np.ndarray]) -> dict:
-    """1-2-5 ticks labelled 2k, 5k, 10k over every combination's range: plotly's own log
-    ticks label a narrow band with bare digits ("2", "5"), which readers misread."""
-    vals = np.concatenate([a[np.isfinite(a) & (a > 0)] for a in arrays] or [np.ones(1)])
-    if not vals.size:
-        return {}
-    lo, hi = int(np.floor(np.log10(vals.min()))), int(np.ceil(np.log10(vals.max())))
-    # a band within one decade (a steady drive) needs finer steps to show any label at all
-    narrow = np.log10(vals.max() / vals.min()) < 1
-    steps = (1, 1.5, 2, 3, 4, 5, 6, 7, 8) if narrow else (1, 2, 5)
-    tv = [m * 10.0 ** e for e in range(lo, hi + 1) for m in steps]
-    return {"tickvals": tv, "ticktext": [_si(v) for v in tv]}
-
-
-def _si(v: float) -> str:
-    for div, suf in ((1e6, "M"), (1e3, "k")):
-        if v >= div:
-            return f"{v / div:g}{suf}"
-    return f"{v:g}"
-
-
 def _short(label: str, n: int = 40) -> str:
     """Button text: long model names would push the row off the figure (full name in the
     button's data-value and in the title)."""
@@ -126,34 +115,80 @@ def _short(label: str, n: int = 40) -> str:
 
 
 MARKERS = ["steady-start", "steady-mean-log", "steady-mean-linear"]
+ZEROS = ["zeros-whole", "zeros-log"]  # 0-IOPS seconds, on the log panels' floor line
 
 
 def _trace_names(panels: list[D.Panel]) -> list[str]:
     """fig-consistency's traces in order (the switch replaces x/y of each by position)."""
     return (["whole"] + [k for p in panels for k in p.lines] + ["window-log", "window-linear"]
-            + MARKERS)
+            + MARKERS + ZEROS)
+
+
+def _axes(c: D.ConsistencyCombo) -> tuple[LogAxis, LogAxis]:
+    """The whole-run and the window's log axes of a combination."""
+    return log_axis([c.iops]), log_axis([c.iops[c.t >= c.window_start]])
+
+
+def _zeros(t: np.ndarray, iops: np.ndarray, axis: LogAxis) -> dict:
+    z = np.asarray(iops) == 0
+    return {"x": _l(t[z]), "y": [axis.floor] * int(z.sum())}
 
 
 def _combo_traces(c: D.ConsistencyCombo | None, panels: list[D.Panel]) -> list[dict]:
     """x/y for every trace of fig-consistency, in _trace_names order. A missing
-    combination gives empty traces."""
+    combination gives empty traces. On the log panels 0-IOPS seconds sit on the floor
+    line (data.LogAxis); missing seconds stay gaps."""
     empty = {"x": [], "y": []}
     if c is None:
         return [empty for _ in _trace_names(panels)]
-    tr = [{"x": _l(c.t), "y": _l(c.iops)}]
-    tr += [_counter_trace(c.counters, k) for p in panels for k in p.lines]
+    whole, window = _axes(c)
     w = c.t >= c.window_start
-    tr += [{"x": _l(c.t[w]), "y": _l(c.iops[w])}] * 2
+    tr = [{"x": _l(c.t), "y": _l(whole.plotted(c.iops))}]
+    tr += [_counter_trace(c.counters, k) for p in panels for k in p.lines]
+    tr += [{"x": _l(c.t[w]), "y": _l(window.plotted(c.iops[w]))},
+           {"x": _l(c.t[w]), "y": _l(c.iops[w])}]
     ok = c.iops[np.isfinite(c.iops) & (c.iops > 0)]
     if c.steady_start_s is not None and ok.size:
-        tr.append({"x": [c.steady_start_s] * 2, "y": _l([ok.min(), ok.max()])})
+        tr.append({"x": [c.steady_start_s] * 2, "y": _l([whole.floor or ok.min(), ok.max()])})
     else:
         tr.append(empty)
     if c.steady_iops and len(c.t):
         tr += [{"x": [c.window_start, float(c.t[-1])], "y": [round(c.steady_iops, 1)] * 2}] * 2
     else:
         tr += [empty, empty]
+    tr += [_zeros(c.t, c.iops, whole), _zeros(c.t[w], c.iops[w], window)]
     return tr
+
+
+def _combo_layout(c: D.ConsistencyCombo | None, n: int) -> dict:
+    """Per combination: the log panels' ranges and ticks (rows 1 and n - 1)."""
+    if c is None:
+        return {}
+    out: dict = {}
+    for row, axis in zip((1, n - 1), _axes(c)):
+        key = "yaxis" if row == 1 else f"yaxis{row}"
+        out[f"{key}.range"] = [float(np.log10(axis.lo)), float(np.log10(axis.hi))]
+        out[f"{key}.tickvals"] = axis.ticks
+        out[f"{key}.ticktext"] = axis.labels
+    return out
+
+
+def _panel_titles(c: D.ConsistencyCombo | None, panels: list[D.Panel]) -> list[str]:
+    w0 = c.window_start if c is not None else D.WINDOW_START_S
+    iops = c.iops if c is not None else np.zeros(0)
+    win = iops[c.t >= w0] if c is not None else iops
+
+    def t(base: str, notes: str) -> str:
+        return f"{base} ({notes})" if notes else base
+
+    return ([t("Whole run, log scale", panel_notes(iops, "log"))] + [p.title for p in panels]
+            + [t(f"From t = {w0:g} s, log scale", panel_notes(win, "log")),
+               t(f"From t = {w0:g} s, linear scale", panel_notes(win, "linear"))])
+
+
+def _title(c: D.ConsistencyCombo | None, label: str, spare: str) -> str:
+    return (f"Performance consistency: {label}<br><sup>4 KiB random writes QD32, {spare}"
+            + ("" if c is not None else " (no run)") + "</sup>")
 
 
 def consistency_figure(combos: list[D.ConsistencyCombo]) -> tuple[str, str]:
@@ -164,13 +199,11 @@ def consistency_figure(combos: list[D.ConsistencyCombo]) -> tuple[str, str]:
     by = {(drives.index(c.label), spares.index(c.spare_pct)): c for c in combos}
     panels = D.union_panels([c.counters for c in combos])  # rows if any combination has them
     first = combos[0]
-    w0 = first.window_start
-    titles = ["Whole run (log scale)"] + [p.title for p in panels] + [
-        f"From t = {w0:g} s (log scale)", f"From t = {w0:g} s (linear scale)"]
+    titles = _panel_titles(first, panels)
     n = len(titles)
     heights = [0.3] + [0.1] * len(panels) + [0.22, 0.22]
     fig = make_subplots(rows=n, cols=1, subplot_titles=titles, row_heights=heights,
-                        vertical_spacing=0.05)
+                        vertical_spacing=0.065)
     fig.add_trace(go.Scatter(mode="lines", name="whole", showlegend=False,
                              line=dict(color=COLORS[0], width=1)), row=1, col=1)
     for r, panel in enumerate(panels, start=2):
@@ -186,22 +219,26 @@ def consistency_figure(combos: list[D.ConsistencyCombo]) -> tuple[str, str]:
     for r in (n - 1, n):
         fig.add_trace(go.Scatter(mode="lines", name="steady-state mean", line=mark,
                                  showlegend=False), row=r, col=1)
+    for r, name in ((1, "zeros-whole"), (n - 1, "zeros-log")):
+        fig.add_trace(go.Scatter(mode="markers", name="0 IOPS", showlegend=False,
+                                 marker=dict(symbol="line-ns-open", size=9, color="#B3261E",
+                                             line=dict(width=1.6))), row=r, col=1)
     for trace, tr in zip(fig.data, _combo_traces(first, panels)):
         trace.x, trace.y = tr["x"], tr["y"]
-    ticks = _log_ticks([c.iops for c in combos])
-    fig.update_yaxes(type="log", title_text="IOPS", row=1, col=1, **ticks)
+    fig.update_yaxes(type="log", title_text="IOPS", row=1, col=1)
     for r in range(1, 1 + len(panels)):  # counters share the run's time axis: label it once
         fig.update_xaxes(showticklabels=False, row=r, col=1)
-    fig.update_yaxes(type="log", title_text="IOPS", row=n - 1, col=1, **ticks)
+    fig.update_yaxes(type="log", title_text="IOPS", row=n - 1, col=1)
     fig.update_yaxes(title_text="IOPS", rangemode="tozero", row=n, col=1)
     fig.update_xaxes(title_text="seconds", row=n, col=1)
+    fig.update_layout(_combo_layout(first, n))
 
     def buttons(labels, menu):
         return [dict(label=lab, method="skip", args=[{"menu": menu, "index": i}])
                 for i, lab in enumerate(labels)]
 
     # two rows of buttons between the title and the plot: drives, then spare areas
-    height, top, bottom = 880 + 110 * len(panels), 175, 50
+    height, top, bottom = 900 + 110 * len(panels), 190, 50
     row_y = [1.0 + px / (height - top - bottom) for px in (78, 38)]
     fig.update_layout(updatemenus=[
         dict(type="buttons", direction="right", x=0.1, xanchor="left", y=y, yanchor="bottom",
@@ -213,17 +250,17 @@ def consistency_figure(combos: list[D.ConsistencyCombo]) -> tuple[str, str]:
         dict(text=text, x=0.0, xref="paper", xanchor="left", y=y, yref="paper",
              yanchor="bottom", yshift=8, showarrow=False)
         for y, text in zip(row_y, ("Drive:", "Spare area:"))])
-    title = f"Performance consistency: 4 KiB random writes QD32 — {first.key}"
-    _base_layout(fig, title, height)
+    _base_layout(fig, _title(first, first.label, D.spare_label(first.spare_pct)), height)
     fig.update_layout(hovermode="closest", margin=dict(t=top, b=bottom),
                       title=dict(y=1.0, yref="container", yanchor="top", pad=dict(t=16)))
     payload = {
         "drives": drives, "spares": [D.spare_label(s) for s in spares],
         "traces": _trace_names(panels),
         "combos": {f"{d}|{s}": {"traces": _combo_traces(by.get((d, s)), panels),
-                                "title": (f"Performance consistency: 4 KiB random writes QD32 — "
-                                          f"{drives[d]} | {D.spare_label(spares[s])}"
-                                          + ("" if (d, s) in by else " (no run)")),
+                                "title": _title(by.get((d, s)), drives[d],
+                                                D.spare_label(spares[s])),
+                                "layout": _combo_layout(by.get((d, s)), n),
+                                "panel_titles": _panel_titles(by.get((d, s)), panels),
                                 "present": (d, s) in by}
                    for d in range(len(drives)) for s in range(len(spares))},
     }
@@ -263,9 +300,11 @@ SWITCH_JS = r"""
   }
   function show() {
     const c = payload.combos[state[0] + '|' + state[1]];
+    const layout = Object.assign({'title.text': c.title}, c.layout);
+    c.panel_titles.forEach(function (t, i) { layout['annotations[' + i + '].text'] = t; });
     // marked once drawn, so whoever waits on the data attributes sees the new data
     return Plotly.update(gd, {x: c.traces.map(t => t.x), y: c.traces.map(t => t.y)},
-                         {'title.text': c.title}).then(function () { mark(c); tag(); });
+                         layout).then(function () { mark(c); tag(); });
   }
   gd.on('plotly_buttonclicked', function (e) {
     const a = (e.button.args && e.button.args[0]) || {};
@@ -319,7 +358,8 @@ def working_set_figure(sets: list[D.WorkingSet]) -> str:
     fig.update_yaxes(title_text="IOPS", rangemode="tozero", row=1, col=1)
     if has_lat:
         fig.update_yaxes(title_text="µs", rangemode="tozero", row=2, col=1)
-    _base_layout(fig, "Working-set size: random reads", 420 + 260 * (rows - 1))
+    _base_layout(fig, "Working-set size: random reads", 460 + 260 * (rows - 1))
+    _legend_below_plot(fig)
     return _div(fig, "fig-working-set", figure="working-set")
 
 
@@ -328,19 +368,20 @@ def quick_figure(g: D.QuickGroup) -> str:
     for i, s in enumerate(g.series):
         col = COLORS[i % len(COLORS)]
         names = g.labels
+        lo, hi = s.whiskers
         fig.add_trace(go.Bar(
-            y=names, x=_l(s.mean), name=s.label, orientation="h", offsetgroup=str(i),
+            y=names, x=_l(s.value), name=s.label, orientation="h", offsetgroup=str(i),
             marker_color=col, opacity=0.85,
-            error_x=dict(type="data", symmetric=False, array=_l(s.hi - s.mean),
+            error_x=dict(type="data", symmetric=False, array=_l(hi),
                          visible=any(len(p) > 1 for p in s.points),
-                         arrayminus=_l(s.mean - s.lo), color="#333", thickness=1.2, width=4)))
-        ys = [m for m, pts in zip(names, s.points) for _ in pts]
-        xs = [v for pts in s.points for v in pts]
+                         arrayminus=_l(lo), color="#333", thickness=1.2, width=4)))
+        ys = [m for m, pts in zip(names, s.points) if len(pts) > 1 for _ in pts]
+        xs = [v for pts in s.points if len(pts) > 1 for v in pts]
         fig.add_trace(go.Scatter(y=ys, x=xs, mode="markers", orientation="h",
-                                 offsetgroup=str(i), name=f"{s.label} repeats", showlegend=False,
+                                 offsetgroup=str(i), name=f"{s.label} runs", showlegend=False,
                                  marker=dict(color="#111", size=5, symbol="circle-open")))
-    _base_layout(fig, g.heading,
-                 160 + 34 * len(g.metrics) * max(len(g.series), 1))
+    _base_layout(fig, g.heading, 200 + 34 * len(g.metrics) * max(len(g.series), 1))
+    _legend_below_plot(fig)
     fig.update_layout(barmode="group", scattermode="group", hovermode="closest")
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(title_text=g.unit, rangemode="tozero")
@@ -359,7 +400,8 @@ def trim_figure(curves: list[D.TrimCurves]) -> str:
                                  name=f"{c.label}: after TRIM", legendgroup=c.label,
                                  line=dict(color=col, width=1.5)))
     _base_layout(fig, "TRIM validation: sequential write pass, clean vs after torture + TRIM",
-                 460)
+                 500)
+    _legend_below_plot(fig)
     fig.update_xaxes(title_text="GB written")
     fig.update_yaxes(title_text="MB/s", rangemode="tozero")
     return _div(fig, "fig-trim", figure="trim")
@@ -458,14 +500,16 @@ def render(runs: list[ReportRun], y_max: float | None = None, title: str | None 
     groups = D.quick_groups(runs)
     if groups:
         parts.append('<section id="sec-quick"><h2>Quick synthetic tests</h2>'
+                     f'<p class="meta" id="note-quick">{e(D.NOTES["quick"])}.</p>'
                      + "".join(quick_figure(g) for g in groups) + "</section>")
     trims = D.trim_curves(runs)
     if trims:
         parts.append(f'<section id="sec-trim"><h2>TRIM validation</h2>{trim_figure(trims)}'
                      "</section>")
     for g in D.scalar_bars(runs):
+        note = f'<p class="meta" id="note-{g.test}">{e(g.note)}</p>' if g.note else ""
         parts.append(f'<section id="sec-{g.test}"><h2>{e(g.heading.split(":")[0])}</h2>'
-                     f"{quick_figure(g)}</section>")
+                     f"{note}{quick_figure(g)}</section>")
     tables = D.compare_tables(runs)
     if tables:
         parts.append('<section id="sec-compare"><h2>Comparison</h2>'

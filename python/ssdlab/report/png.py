@@ -10,9 +10,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
 from . import data as D  # noqa: E402
+from .log_axis import LogAxis, log_axis, panel_notes  # noqa: E402
 from .model import ReportRun  # noqa: E402
 from .style import COLORS, COUNTER_COLOR, LINE_COLORS  # noqa: E402
 
@@ -26,16 +27,6 @@ STYLE = {
     "lines.linewidth": 1.0,  # layout="constrained" fits labels; bbox "tight" would redraw
 }
 _thousands = FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 1000 or v == int(v) else f"{v:g}")
-_compact = FuncFormatter(lambda v, _: f"{v / 1e6:g}M" if v >= 1e6 else f"{v / 1e3:g}k" if v >= 1e3
-                         else f"{v:g}")
-
-
-def _log_iops(ax) -> None:
-    """Log axis labelled 1k, 2k, 5k, 10k ...: readable where 2x10^4 is not."""
-    ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(_compact)
-    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def _save(fig, out_dir: Path, name: str) -> Path:
@@ -69,6 +60,14 @@ def _counters(axes, counters: D.Counters | None, panels: list[D.Panel]) -> None:
         ax.set_title(panel.title, fontsize=7.5, loc="left", pad=2, color="#444")
 
 
+def _legend_below(fig, ax, ncols: int | None = None) -> None:
+    """The legend under the plot, outside the axes: it never covers data."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center",
+                   ncols=ncols or min(len(labels), 3), fontsize=7.5)
+
+
 def fill_pngs(curves: list[D.FillCurve], y_top: float, out_dir: Path) -> list[Path]:
     out = []
     if len(curves) > 1:
@@ -77,7 +76,7 @@ def fill_pngs(curves: list[D.FillCurve], y_top: float, out_dir: Path) -> list[Pa
             ax.plot(c.gb, c.mbps, color=COLORS[i % len(COLORS)], label=c.label)
         ax.set(xlabel="GB written", ylabel="MB/s", ylim=(0, y_top), xlim=(0, None),
                title="Whole-drive fill: write speed per GB written")
-        ax.legend(loc="upper right")
+        _legend_below(fig, ax)
         ax.yaxis.set_major_formatter(_thousands)
         out.append(_save(fig, out_dir, "fill-overlay"))
     for i, c in enumerate(curves):
@@ -98,45 +97,68 @@ def fill_pngs(curves: list[D.FillCurve], y_top: float, out_dir: Path) -> list[Pa
     return out
 
 
+def _log_panel(ax, t: np.ndarray, iops: np.ndarray, axis: LogAxis, lw: float) -> None:
+    """Per-second IOPS on `axis` (data.LogAxis): 0-IOPS seconds on the floor line, marked."""
+    ax.plot(t, axis.plotted(iops), color=COLORS[0], lw=lw)
+    ax.set_yscale("log")
+    ax.set_ylim(axis.lo, axis.hi)
+    ax.yaxis.set_major_locator(FixedLocator(axis.ticks))
+    ax.yaxis.set_major_formatter(FixedFormatter(axis.labels))
+    ax.yaxis.set_minor_locator(NullLocator())
+    if axis.floor:
+        ax.axhline(axis.floor, color="#999", lw=0.6, ls="--", zorder=1)
+        z = np.asarray(iops) == 0
+        ax.plot(t[z], np.full(int(z.sum()), axis.floor), "|", color="#B3261E", ms=9, mew=1.4)
+
+
+def _panel_title(base: str, iops: np.ndarray, scale: str) -> str:
+    notes = panel_notes(iops, scale)
+    return f"{base} ({scale} scale{'; ' + notes if notes else ''})"
+
+
 def consistency_pngs(combos: list[D.ConsistencyCombo], out_dir: Path) -> list[Path]:
-    out = []
-    for c in combos:
-        panels = c.counters.panels() if c.counters else []
-        ratios = [3] + [1] * len(panels) + [2.4, 2.4]
-        fig, axes = plt.subplots(len(ratios), 1, figsize=(WIDTH, 6.4 + 0.8 * len(panels)),
-                                 gridspec_kw={"height_ratios": ratios}, layout="constrained")
-        axes = list(np.atleast_1d(axes))
-        whole, counters, wlog, wlin = axes[0], axes[1:1 + len(panels)], axes[-2], axes[-1]
-        whole.plot(c.t, c.iops, color=COLORS[0], lw=0.6)
-        _log_iops(whole)
-        whole.set(ylabel="IOPS", title=f"Performance consistency: {c.key}")
-        _counters(counters, c.counters, panels)
-        for a in [whole, *counters]:
-            a.set_xlim(0, float(c.t[-1]) if len(c.t) else None)
-        for a in [whole, *counters[:-1]]:
-            a.tick_params(labelbottom=False)
-        (counters[-1] if counters else whole).set_xlabel("seconds")
-        w = c.t >= c.window_start
-        for ax, scale in ((wlog, "log"), (wlin, "linear")):
-            ax.plot(c.t[w], c.iops[w], color=COLORS[0], lw=0.7)
-            if scale == "log":
-                _log_iops(ax)
-            # a run shorter than the window start (a quick --seconds run) still gets an axis
-            ax.set(ylabel="IOPS", xlim=(c.window_start, max(float(c.t[-1]), c.window_start + 1)))
-            ax.set_title(f"From t = {c.window_start:g} s ({scale} scale)", fontsize=8.5)
-        wlin.set_ylim(bottom=0)
-        mark = {"color": "#222", "lw": 0.9, "ls": ":"}  # the test's own figures
-        if c.steady_start_s is not None:
-            whole.axvline(c.steady_start_s, **mark)
-        if c.steady_iops:
-            for ax in (wlog, wlin):
-                ax.axhline(c.steady_iops, **mark)
-        wlin.set_xlabel("seconds")
-        wlin.yaxis.set_major_formatter(_thousands)
-        fig.align_ylabels(axes)
-        spare = f"spare{c.spare_pct:g}"
-        out.append(_save(fig, out_dir, f"consistency-{D.slug(c.label)}-{spare}"))
-    return out
+    return [_save(consistency_fig(c), out_dir, f"consistency-{D.slug(c.label)}-spare{c.spare_pct:g}")
+            for c in combos]
+
+
+def consistency_fig(c: D.ConsistencyCombo):
+    """Whole run (log), the simulator's counters or a real drive's temperature beneath it,
+    and the window from WINDOW_START_S on log and linear axes."""
+    panels = c.counters.panels() if c.counters else []
+    ratios = [3] + [1] * len(panels) + [2.4, 2.4]
+    fig, axes = plt.subplots(len(ratios), 1, figsize=(WIDTH, 6.8 + 0.8 * len(panels)),
+                             gridspec_kw={"height_ratios": ratios}, layout="constrained")
+    axes = list(np.atleast_1d(axes))
+    whole, counters, wlog, wlin = axes[0], axes[1:1 + len(panels)], axes[-2], axes[-1]
+    _log_panel(whole, c.t, c.iops, log_axis([c.iops]), 0.6)
+    whole.set_ylabel("IOPS")
+    whole.set_title(_panel_title("Whole run", c.iops, "log"), fontsize=8.5)
+    fig.suptitle(f"Performance consistency: {c.label}\n4 KiB random writes QD32, "
+                 f"{D.spare_label(c.spare_pct)}", fontsize=9.5)
+    _counters(counters, c.counters, panels)
+    for a in [whole, *counters]:
+        a.set_xlim(0, float(c.t[-1]) if len(c.t) else None)
+    for a in [whole, *counters][:-1]:  # the lowest of them carries the time labels
+        a.tick_params(labelbottom=False)
+    (counters[-1] if counters else whole).set_xlabel("seconds")
+    w = c.t >= c.window_start
+    _log_panel(wlog, c.t[w], c.iops[w], log_axis([c.iops[w]]), 0.7)
+    wlin.plot(c.t[w], c.iops[w], color=COLORS[0], lw=0.7)
+    for ax, scale in ((wlog, "log"), (wlin, "linear")):
+        # a run shorter than the window start (a quick --seconds run) still gets an axis
+        ax.set(ylabel="IOPS", xlim=(c.window_start, max(float(c.t[-1]), c.window_start + 1)))
+        ax.set_title(_panel_title(f"From t = {c.window_start:g} s", c.iops[w], scale), fontsize=8.5)
+    wlin.set_ylim(bottom=0)
+    mark = {"color": "#222", "lw": 0.9, "ls": ":"}  # the test's own figures
+    if c.steady_start_s is not None:
+        whole.axvline(c.steady_start_s, **mark)
+    if c.steady_iops:
+        for ax in (wlog, wlin):
+            ax.axhline(c.steady_iops, **mark)
+    wlin.set_xlabel("seconds")
+    wlin.yaxis.set_major_formatter(_thousands)
+    fig.align_ylabels(axes)
+    return fig
 
 
 def working_set_png(sets: list[D.WorkingSet], out_dir: Path) -> Path:
@@ -152,7 +174,7 @@ def working_set_png(sets: list[D.WorkingSet], out_dir: Path) -> Path:
     ticks = sorted({float(g) for s in sets for g in s.gb})
     axes[0].set(xscale="log", ylabel="IOPS", title="Working-set size: 4 KiB random reads")
     axes[0].set_ylim(bottom=0)
-    axes[0].legend()
+    _legend_below(fig, axes[0])
     axes[0].yaxis.set_major_formatter(_thousands)
     if has_lat:
         axes[1].set(ylabel="99th pct latency (µs)")
@@ -163,27 +185,35 @@ def working_set_png(sets: list[D.WorkingSet], out_dir: Path) -> Path:
     return _save(fig, out_dir, "working-set")
 
 
+def _wrap(text: str, width: int = 95) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width))
+
+
 def quick_png(g: D.QuickGroup, out_dir: Path) -> Path:
     n, k = len(g.metrics), max(len(g.series), 1)
-    fig, ax = plt.subplots(figsize=(WIDTH, 0.9 + 0.22 * n * k + 0.15 * n), layout="constrained")
+    fig, ax = plt.subplots(figsize=(WIDTH, 1.5 + 0.22 * n * k + 0.15 * n), layout="constrained")
     h = 0.8 / k
     y = np.arange(n)
     for i, s in enumerate(g.series):
         yy = y - 0.4 + h * (i + 0.5)
-        err = np.vstack([s.mean - s.lo, s.hi - s.mean])
-        has_err = any(len(p) > 1 for p in s.points)  # single values: no bar to draw
-        ax.barh(yy, s.mean, height=h * 0.92, color=COLORS[i % len(COLORS)], alpha=0.85,
-                label=s.label, xerr=np.nan_to_num(err) if has_err else None, capsize=2,
+        has_err = any(len(p) > 1 for p in s.points)  # single values: no whiskers to draw
+        ax.barh(yy, s.value, height=h * 0.92, color=COLORS[i % len(COLORS)], alpha=0.85,
+                label=s.label, xerr=s.whiskers if has_err else None, capsize=2,
                 error_kw={"elinewidth": 0.8, "ecolor": "#333"})
-        for j, pts in enumerate(s.points):  # every repeat, so clusters stay visible
-            ax.plot(pts, [yy[j]] * len(pts), "o", mfc="none", mec="#111", ms=3, mew=0.7)
+        for j, pts in enumerate(s.points):  # every run, so clusters stay visible
+            if len(pts) > 1:
+                ax.plot(pts, [yy[j]] * len(pts), "o", mfc="none", mec="#111", ms=3, mew=0.7)
     ax.set_yticks(y, g.labels)
     ax.invert_yaxis()
     ax.grid(axis="y", visible=False)
-    ax.set(xlabel=g.unit, title=g.heading)
+    ax.set(xlabel=g.unit)
+    # over the whole figure, not the axes: long bar labels push the axes right
+    fig.suptitle(g.heading + (f"\n{_wrap(g.note)}" if g.note else ""), fontsize=8.5 if g.note else 9.5)
     ax.set_xlim(left=0)
     ax.xaxis.set_major_formatter(_thousands)
-    ax.legend(loc="lower right")
+    _legend_below(fig, ax)
     return _save(fig, out_dir, g.fig_key)
 
 
@@ -197,7 +227,7 @@ def trim_png(curves: list[D.TrimCurves], out_dir: Path) -> Path:
            title="TRIM validation: sequential write pass, clean vs after torture + TRIM")
     ax.set_ylim(bottom=0)
     ax.yaxis.set_major_formatter(_thousands)
-    ax.legend(loc="upper right", fontsize=7.5)
+    _legend_below(fig, ax, ncols=2)
     return _save(fig, out_dir, "trim")
 
 

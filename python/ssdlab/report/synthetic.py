@@ -47,22 +47,28 @@ def fill_drive(label: str, cap_gb: int, peak: float, native: float, cache_gb: fl
 
 
 def consistency_drive(label: str, burst: float, band: float, spread: float, seconds: int = 2000,
-                      seed: int = 2, drive: str | None = None) -> ReportDrive:
+                      seed: int = 2, drive: str | None = None, stalls: tuple[int, ...] = (),
+                      missing: tuple[int, ...] = ()) -> ReportDrive:
+    """`stalls`: seconds at 0 IOPS (the drive stopped); `missing`: seconds without a sample
+    (NaN), which the report must show as gaps, not as 0."""
     rng = np.random.default_rng(seed)
     t = np.arange(1.0, seconds + 1)
     drop = 0.06 * seconds  # free blocks run out
     iops = np.where(t < drop, burst, band * rng.lognormal(0.0, spread, seconds))
     iops[t >= drop] = np.clip(iops[t >= drop], band * 0.2, band * 2.5)
+    iops[np.asarray(stalls, dtype=int) - 1] = 0.0
+    iops[np.asarray(missing, dtype=int) - 1] = np.nan
     waf = np.where(t < drop, 1.0, 2.5 + 0.3 * rng.random(seconds))
     free = np.where(t < drop, 1500 * (1 - t / drop) + 60, 60 + 5 * rng.random(seconds))
-    steady = iops[t >= 0.7 * seconds]
+    steady = iops[(t >= 0.7 * seconds) & np.isfinite(iops)]
     ph = ReportPhase(
         name="rand_write", series={"t_s": t, "iops": iops, "waf": waf, "free_blocks": free,
                                    "slc_used_bytes": np.zeros(seconds),
                                    "slc_capacity_bytes": np.full(seconds, 4e9)})
     metrics = {"steady_iops": float(steady.mean()), "steady_stdev": float(steady.std()),
                "p1_low_iops": float(np.percentile(steady, 1)), "min_iops": float(steady.min()),
-               "steady_start_s": float(drop + 60), "waf": float(np.nanmean(waf[t >= drop]))}
+               "steady_start_s": float(drop + 60), "waf": float(np.nanmean(waf[t >= drop])),
+               "steady_waf": float(np.nanmean(waf[-600:]))}
     seq = ReportPhase("seq_fill", series={"t_s": t[:300], "iops": np.full(300, 3000.0)},
                       segments={"gb": np.arange(1.0, 257), "mbps": np.full(256, 400.0)})
     return ReportDrive(drive or f"sim:{label.lower().replace(' ', '-')}", label, metrics,
@@ -85,9 +91,13 @@ def quick_drive(label: str, scale: float, seed: int = 3) -> ReportDrive:
             "asssd_4k64_read_mbps": 1400, "asssd_score_total": 5200}
     repeats = {}
     for k, v in base.items():
-        # two of three repeats cluster, one sits apart: the report must show that
+        # two of three runs cluster, one sits apart: the report must show that
         repeats[k] = [v * scale * f for f in (1.0, 1.01, 0.9 + 0.02 * rng.random())]
-    metrics = {k: float(np.mean(r)) for k, r in repeats.items()}
+    metrics = {}
+    for k, r in repeats.items():  # as quick.py reports: CrystalDiskMark its best run
+        metrics[k] = float(max(r) if k.startswith("cdm_") else np.mean(r))
+        metrics[f"{k}_mean"] = float(np.mean(r))
+        metrics[f"{k}_stdev"] = float(np.std(r, ddof=1))
     return ReportDrive(f"sim:{label.lower().replace(' ', '-')}", label, metrics, repeats=repeats)
 
 
@@ -107,18 +117,22 @@ def trim_drive(label: str, cap_gb: int, peak: float, native: float, cache_gb: fl
 
 def idle_drive(label: str, figures: tuple[float, ...]) -> ReportDrive:
     names = ["clean_read_mbps", "clean_write_mbps", "full_read_mbps", "full_write_mbps",
-             "idle_read_mbps", "idle_write_mbps", "purge_write_mbps", "trim_write_mbps"]
+             "idle_read_mbps", "idle_write_mbps", "purge_write_mbps", "trim_write_mbps",
+             "read_written_mbps"]
     return ReportDrive(f"sim:{label.lower().replace(' ', '-')}", label,
                        dict(zip(names, figures)))
 
 
 def demo_runs() -> list[ReportRun]:
-    tags = {"testbed": "sim", "methodology_version": "1"}
+    tags = {"testbed": "sim", "methodology_version": "2"}
     return [
         ReportRun(1, "fill", [fill_drive("XG6 256 GB", 256, 1700, 400, 20, seed=1),
                               fill_drive("XG6 1024 GB", 1024, 2150, 1600, 20, seed=4)], tags),
         ReportRun(2, "consistency", [consistency_drive("MX100 256 GB", 60000, 6000, 0.6),
-                                     consistency_drive("M550 256 GB", 70000, 6500, 0.5, seed=5)],
+                                     # a drive that stalls now and then (and a lost sample)
+                                     consistency_drive("M550 256 GB", 70000, 6500, 0.5, seed=5,
+                                                       stalls=(300, 1500, 1501, 1720),
+                                                       missing=(1800,))],
                   tags, spare_pct=0.0),
         ReportRun(3, "consistency", [consistency_drive("MX100 256 GB", 60000, 25000, 0.25,
                                                        seed=6)], tags, spare_pct=25.0),

@@ -2,7 +2,7 @@
 //! die per stream, write striping over all dies page by page, and program-unit
 //! scheduling (a program starts once a die has a full unit of data).
 
-use super::mapping::NONE;
+use super::mapping::{NATIVE, NONE, SLC_DYNAMIC, SLC_STATIC};
 use super::Ftl;
 use crate::nand::{Geometry, SLOT_BYTES};
 use crate::SimError;
@@ -33,14 +33,41 @@ struct Open {
 
 const CLOSED: Open = Open { block: NONE, slc: false, cap: 0, unit: 0, fill: 0, ready: 0 };
 
+/// The free blocks of one die (general or static SLC): erased ones, and released ones
+/// whose stale data still needs an erase (taken only when no erased block is left).
+#[derive(Debug, Clone, Default)]
+pub struct Pool {
+    erased: Vec<u32>,
+    dirty: Vec<u32>,
+}
+
+impl Pool {
+    fn fresh(blocks: std::ops::Range<u32>) -> Pool {
+        // Lowest block first (popped from the end).
+        Pool { erased: blocks.rev().collect(), dirty: Vec::new() }
+    }
+    pub fn len(&self) -> u32 {
+        (self.erased.len() + self.dirty.len()) as u32
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn dirty(&self) -> u32 {
+        self.dirty.len() as u32
+    }
+    /// A free block, and whether it must be erased first.
+    fn pop(&mut self) -> Option<(u32, bool)> {
+        self.erased.pop().map(|b| (b, false)).or_else(|| self.dirty.pop().map(|b| (b, true)))
+    }
+}
+
 pub struct Alloc {
     bpd: u32,
     static_per_die: u32,
-    free: Vec<Vec<u32>>,
-    free_static: Vec<Vec<u32>>,
+    free: Vec<Pool>,
+    free_static: Vec<Pool>,
     /// Per (die, stream).
     open: Vec<Open>,
-    slc_mode: Vec<bool>,
     host_die: u32,
     host_page_fill: u32,
     /// `ftl.striping = "dynamic"`.
@@ -55,7 +82,6 @@ impl Alloc {
             free: Vec::new(),
             free_static: Vec::new(),
             open: vec![CLOSED; g.dies as usize * STREAMS],
-            slc_mode: vec![false; g.total_blocks() as usize],
             host_die: 0,
             host_page_fill: 0,
             dynamic,
@@ -65,31 +91,26 @@ impl Alloc {
     }
 
     pub fn reset(&mut self, g: &Geometry) {
-        self.free = (0..g.dies)
-            .map(|d| (d * self.bpd + self.static_per_die..(d + 1) * self.bpd).rev().collect())
-            .collect();
-        self.free_static = (0..g.dies)
-            .map(|d| (d * self.bpd..d * self.bpd + self.static_per_die).rev().collect())
-            .collect();
+        self.free = (0..g.dies).map(|d| Pool::fresh(d * self.bpd + self.static_per_die..(d + 1) * self.bpd)).collect();
+        self.free_static = (0..g.dies).map(|d| Pool::fresh(d * self.bpd..d * self.bpd + self.static_per_die)).collect();
         self.open.fill(CLOSED);
-        self.slc_mode.fill(false);
         self.host_die = 0;
         self.host_page_fill = 0;
     }
 
     #[inline]
-    pub fn is_slc(&self, b: u32) -> bool {
-        self.slc_mode[b as usize]
-    }
-    #[inline]
     pub fn is_static(&self, b: u32) -> bool {
         b % self.bpd < self.static_per_die
     }
     pub fn free_count(&self, d: u32) -> u32 {
-        self.free[d as usize].len() as u32
+        self.free[d as usize].len()
     }
     pub fn free_static_count(&self, d: u32) -> u32 {
-        self.free_static[d as usize].len() as u32
+        self.free_static[d as usize].len()
+    }
+    /// Free blocks of die `d` that still need an erase.
+    pub fn dirty_count(&self, d: u32) -> u32 {
+        self.free[d as usize].dirty() + self.free_static[d as usize].dirty()
     }
     /// The open block of stream `s` on die `d` takes another slot (its capacity is kept
     /// while open: no lookup of its mode and no division).
@@ -107,6 +128,15 @@ impl Alloc {
             return 0;
         }
         (o.cap - written[o.block as usize]).min(o.unit - 1 - o.fill)
+    }
+    /// Slots the open block of stream `s` on die `d` still takes (0 if none is open).
+    pub fn open_room(&self, d: u32, s: Stream, written: &[u32]) -> u32 {
+        let o = &self.open[d as usize * STREAMS + s as usize];
+        if o.block == NONE {
+            0
+        } else {
+            o.cap - written[o.block as usize]
+        }
     }
     #[inline]
     pub fn host_die(&self) -> u32 {
@@ -130,14 +160,25 @@ impl Alloc {
     pub fn open_blocks(&self) -> impl Iterator<Item = u32> + '_ {
         self.open.iter().map(|o| o.block).filter(|&b| b != NONE)
     }
-    pub(crate) fn release(&mut self, b: u32) {
+    fn pool(&mut self, b: u32) -> &mut Pool {
         let d = (b / self.bpd) as usize;
-        self.slc_mode[b as usize] = false;
         if self.is_static(b) {
-            self.free_static[d].push(b);
+            &mut self.free_static[d]
         } else {
-            self.free[d].push(b);
+            &mut self.free[d]
         }
+    }
+    /// Block `b` was erased: back to its pool.
+    pub(crate) fn release(&mut self, b: u32) {
+        self.pool(b).erased.push(b);
+    }
+    /// Block `b` holds only stale data: back to its pool, to be erased before reuse.
+    pub(crate) fn release_dirty(&mut self, b: u32) {
+        self.pool(b).dirty.push(b);
+    }
+    /// Take a dirty block of die `d` to erase in the background (general pool first).
+    pub(crate) fn take_dirty(&mut self, d: u32) -> Option<u32> {
+        self.free[d as usize].dirty.pop().or_else(|| self.free_static[d as usize].dirty.pop())
     }
 }
 
@@ -171,7 +212,7 @@ impl Ftl {
     /// Capacity (slots) of block `b` in its current mode.
     #[inline]
     pub(crate) fn block_cap(&self, b: u32) -> u32 {
-        if self.alloc.is_slc(b) {
+        if self.map.is_slc(b) {
             self.nand.geo.slc_slots_per_block()
         } else {
             self.nand.geo.slots_per_block
@@ -214,7 +255,6 @@ impl Ftl {
     fn count_slots(&mut self, slc: bool, k: u32) {
         if slc {
             self.counters.nand_slc_slots += k as u64;
-            self.slc.used_slots += k as u64;
         } else {
             self.counters.nand_native_slots += k as u64;
         }
@@ -235,7 +275,7 @@ impl Ftl {
                 self.alloc.open[i].block = NONE;
             }
             b = self.open_new(stream, d, t)?;
-            let slc = self.alloc.is_slc(b);
+            let slc = self.map.is_slc(b);
             let (cap, unit) = (self.block_cap(b), self.nand.timing(slc).unit_slots);
             // A unit being gathered carries over into the new block.
             let o = &mut self.alloc.open[i];
@@ -260,38 +300,49 @@ impl Ftl {
     }
 
     fn open_new(&mut self, stream: Stream, d: u32, t: u64) -> Result<u32, SimError> {
-        let b = match stream {
-            Stream::HostSlc => {
-                if let Some(b) = self.alloc.free_static[d as usize].pop() {
-                    b
-                } else {
-                    self.ensure_free(d, t)?;
-                    let b = self.take_free(d)?;
-                    self.slc.dynamic_blocks += 1;
-                    b
+        let (b, mode) = match stream {
+            Stream::HostSlc => match self.alloc.free_static[d as usize].pop() {
+                Some((b, dirty)) => {
+                    if dirty {
+                        self.nand.erase(t, d);
+                    }
+                    (b, SLC_STATIC)
                 }
-            }
+                None => {
+                    self.ensure_free(d, t)?;
+                    (self.take_free(d, t)?, SLC_DYNAMIC)
+                }
+            },
             Stream::HostNative => {
                 self.ensure_free(d, t)?;
-                self.take_free(d)?
+                (self.take_free(d, t)?, NATIVE)
             }
             // GC may dig into the reserve the threshold keeps for it.
-            Stream::Gc => self.take_free(d)?,
+            Stream::Gc => (self.take_free(d, t)?, NATIVE),
         };
-        self.alloc.slc_mode[b as usize] = stream == Stream::HostSlc;
+        self.map.set_mode(b, mode);
+        // Opening a block changes the room GC has to finish in.
+        self.urge(d);
         Ok(b)
     }
 
-    fn take_free(&mut self, d: u32) -> Result<u32, SimError> {
-        self.alloc.free[d as usize]
+    /// A free block of die `d` for data arriving at `t`; a released block that still
+    /// holds stale data is erased first (inline: no erased block was left).
+    fn take_free(&mut self, d: u32, t: u64) -> Result<u32, SimError> {
+        let (b, dirty) = self.alloc.free[d as usize]
             .pop()
-            .ok_or_else(|| SimError(format!("die {d} ran out of free blocks (spare area too small for GC)")))
+            .ok_or_else(|| SimError(format!("die {d} ran out of free blocks (spare area too small for GC)")))?;
+        if dirty {
+            self.nand.erase(t, d);
+        }
+        Ok(b)
     }
 
     /// Hard stop: before a block is taken for host data, collect on die `d` until it
     /// keeps more than the last free block GC itself needs.
     pub(crate) fn ensure_free(&mut self, d: u32, t: u64) -> Result<(), SimError> {
         while self.alloc.free_count(d) <= super::gc::HARD_FREE {
+            self.counters.gc_stalls += 1;
             if !self.gc_one(d, t, false)? {
                 return Err(SimError(format!(
                     "die {d}: no block to collect (every closed block is fully valid; the drive is over-full)"

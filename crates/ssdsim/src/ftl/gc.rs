@@ -41,8 +41,12 @@ pub struct GcJob {
     /// Next entry of `queue` to relocate.
     head: usize,
     /// Slots to move per host slot written on the die (see `ftl.gc_pace`); fractional
-    /// paces carry the remainder over in `credit`.
+    /// paces carry the remainder over in `credit`. `base` is the pace it started with;
+    /// `pace` may rise above it when the die runs short of room (`urge`).
+    base: f64,
     pace: f64,
+    /// Victim slots per host slot that keep up with the host: v / (slots - v) at start.
+    keep_up: f64,
     credit: f64,
     last_page: u32,
     ready: u64,
@@ -59,7 +63,9 @@ impl GcJob {
             reclaim: false,
             next: 0,
             head: 0,
+            base: 0.0,
             pace: 0.0,
+            keep_up: 0.0,
             credit: 0.0,
             last_page: NONE,
             ready: 0,
@@ -122,9 +128,6 @@ impl Ftl {
     /// victim's slots a chunk at a time in the die time the reads leave, so reads wait at
     /// most one chunk (firmware resumes host reads between background operations).
     pub(crate) fn background_gc(&mut self, t: u64, end: u64) -> Result<(), SimError> {
-        if !self.idle_gc {
-            return Ok(());
-        }
         for d in 0..self.nand.geo.dies {
             loop {
                 let now = t.max(self.nand.die_free(d));
@@ -132,6 +135,9 @@ impl Ftl {
                     break;
                 }
                 if !self.gc_jobs[d as usize].active() {
+                    if self.erase_dirty(d, now) {
+                        continue;
+                    }
                     if !self.idle_gc_wanted(d) {
                         break;
                     }
@@ -208,6 +214,36 @@ impl Ftl {
         self.gc_step(d, t, n)
     }
 
+    /// Adaptive pace (`ftl.gc_urgency`): firmware budgets its GC so the victim is done
+    /// before host writes use up the die's free space, and moves faster as that space
+    /// runs short instead of stopping host writes for a whole victim at the last free
+    /// block. Called when a block is opened on die `d` (the room changes) and at a start.
+    pub(crate) fn urge(&mut self, d: u32) {
+        // Inside a GC step the jobs are taken out (`gc_step`): GC opening its own block
+        // is accounted at the next host block.
+        let Some(job) = self.gc_jobs.get(d as usize) else { return };
+        if !self.gc_urgency || !job.active() {
+            return;
+        }
+        let spb = self.nand.geo.slots_per_block as f64;
+        let left = self.map.valid[job.victim as usize] as f64;
+        // Blocks GC still takes for the rest of the victim, beyond its open block's room.
+        let gc_blocks = ((left - self.alloc.open_room(d, Stream::Gc, &self.map.written) as f64) / spb).ceil().max(0.0);
+        let host_room = self.alloc.open_room(d, Stream::HostNative, &self.map.written)
+            + self.alloc.open_room(d, Stream::HostSlc, &self.map.written);
+        let free = self.alloc.free_count(d);
+        let spare_blocks = free as f64 - HARD_FREE as f64 - gc_blocks;
+        let room = spare_blocks * spb + host_room as f64;
+        // A quarter ahead of the need; at most a block per host slot (a hard stop).
+        let finish = if room > 0.0 { (1.25 * left / room).min(spb) } else { spb };
+        // Below the GC threshold the die has fallen behind: collect at twice the rate
+        // that keeps up with the host until it is back.
+        let behind = free < self.gc_threshold();
+        let job = &mut self.gc_jobs[d as usize];
+        let catch_up = if behind { 2.0 * job.keep_up } else { 0.0 };
+        job.pace = job.base.max(finish).max(catch_up);
+    }
+
     /// Die `d` is collecting (or folding) a victim.
     pub(crate) fn collecting_on(&self, d: u32) -> bool {
         self.gc_jobs[d as usize].active()
@@ -220,7 +256,7 @@ impl Ftl {
         let v = self.map.valid[victim as usize];
         self.map.withdraw(victim);
         let pace = pace.unwrap_or_else(|| self.gc_pace * v.div_ceil((spb - v).max(1)).max(1) as f64);
-        let slc = self.alloc.is_slc(victim);
+        let slc = self.map.is_slc(victim);
         let job = &mut self.gc_jobs[d as usize];
         debug_assert!(!job.active() && job.queue.is_empty());
         job.victim = victim;
@@ -228,11 +264,14 @@ impl Ftl {
         job.reclaim = false;
         job.next = 0;
         job.head = 0;
+        job.base = pace;
         job.pace = pace;
+        job.keep_up = v as f64 / (spb - v).max(1) as f64;
         job.credit = 0.0;
         job.last_page = NONE;
         job.ready = 0;
         job.done = 0;
+        self.urge(d);
     }
 
     pub(crate) fn gc_finish(&mut self, d: u32, t: u64) -> Result<(), SimError> {
@@ -358,14 +397,7 @@ impl Ftl {
         if reclaim {
             self.slc.on_folded();
         }
-        if job.slc {
-            self.slc.used_slots -= written as u64;
-            if !self.alloc.is_static(victim) {
-                self.slc.dynamic_blocks -= 1;
-            }
-        }
-        self.slc.on_erase(victim);
-        self.map.written[victim as usize] = 0;
+        self.forget_block(victim);
         self.alloc.release(victim);
         Ok(())
     }

@@ -6,6 +6,11 @@ use crate::fastdiv::Divisor;
 
 pub const NONE: u32 = u32::MAX;
 
+/// The cell mode a block runs in, as the mapping counts valid data by it.
+pub const NATIVE: u8 = 0;
+pub const SLC_STATIC: u8 = 1;
+pub const SLC_DYNAMIC: u8 = 2;
+
 /// Ask the CPU to start loading `v[i]`: the tables are far larger than the caches, and
 /// random updates are bound by memory latency, so overlapping the misses is the speed.
 /// Callers pass indices inside `v` (checked under `verify`); no bounds check otherwise, as
@@ -71,6 +76,15 @@ pub struct Mapping {
     /// One bit per physical slot: set while the slot holds the live copy of its block.
     vbits: Vec<u64>,
     pub valid: Vec<u32>,
+    /// Each block's mode (NATIVE, SLC_STATIC, SLC_DYNAMIC), and the valid slots held in
+    /// blocks of each mode: the SLC cache's occupancy follows its valid data.
+    mode: Vec<u8>,
+    pub valid_in: [u64; 3],
+    /// Blocks in each mode (free blocks count as native).
+    pub blocks_in: [u64; 3],
+    /// Closed blocks whose last valid slot was overwritten or trimmed, for the FTL to
+    /// release (firmware erases them in the background and reuses them).
+    pub dead: Vec<u32>,
     /// Slots written so far in each block (its write pointer).
     pub written: Vec<u32>,
     pub mapped: u64,
@@ -96,6 +110,10 @@ impl Mapping {
             p2l: table(slots, NONE),
             vbits: table(slots.div_ceil(64), 0),
             valid: vec![0; blocks as usize],
+            mode: vec![NATIVE; blocks as usize],
+            valid_in: [0; 3],
+            blocks_in: [blocks as u64, 0, 0],
+            dead: Vec::new(),
             written: vec![0; blocks as usize],
             mapped: 0,
             spb,
@@ -159,7 +177,8 @@ impl Mapping {
     }
 
     /// A block is full. Greedy candidates join the buckets; static SLC blocks do not
-    /// (collecting one frees no general block, so only folding reclaims them).
+    /// (collecting one frees no general block, so only folding reclaims them). A block
+    /// whose data was all overwritten while it was open is dead at once.
     pub fn close(&mut self, b: u32, candidate: bool) {
         debug_assert!(!self.closed[b as usize]);
         self.closed[b as usize] = true;
@@ -167,6 +186,27 @@ impl Mapping {
             self.in_bucket[b as usize] = true;
             self.link(b);
         }
+        if self.valid[b as usize] == 0 {
+            self.dead.push(b);
+        }
+    }
+
+    #[inline]
+    pub fn mode(&self, b: u32) -> u8 {
+        *at(&self.mode, b as usize)
+    }
+
+    #[inline]
+    pub fn is_slc(&self, b: u32) -> bool {
+        self.mode(b) != NATIVE
+    }
+
+    /// Set the mode of block `b`, which holds no valid data (being opened or released).
+    pub fn set_mode(&mut self, b: u32, mode: u8) {
+        debug_assert_eq!(self.valid[b as usize], 0);
+        self.blocks_in[self.mode[b as usize] as usize] -= 1;
+        self.blocks_in[mode as usize] += 1;
+        self.mode[b as usize] = mode;
     }
 
     /// Remove a closed block from the candidates (it is being collected).
@@ -230,10 +270,16 @@ impl Mapping {
     pub fn invalidate(&mut self, s: u32) {
         let b = self.spb_div.quotient(s);
         self.clear_valid(s);
-        if self.in_bucket[b as usize] {
-            self.bucket_down(b);
+        *at_mut(&mut self.valid_in, *at(&self.mode, b as usize) as usize) -= 1;
+        let left = if self.in_bucket[b as usize] {
+            self.bucket_down(b)
         } else {
-            self.valid[b as usize] -= 1;
+            let v = at_mut(&mut self.valid, b as usize);
+            *v -= 1;
+            *v
+        };
+        if left == 0 && self.closed[b as usize] {
+            self.dead.push(b);
         }
     }
 
@@ -241,13 +287,14 @@ impl Mapping {
     /// lower bucket: `unlink`, decrement, `link` with one bucket computation (this runs on
     /// nearly every host write).
     #[inline]
-    fn bucket_down(&mut self, b: u32) {
+    fn bucket_down(&mut self, b: u32) -> u32 {
         // v > 0: the slot being invalidated is counted in it.
         let v = *at(&self.valid, b as usize);
         let (die, h) = self.bucket(b, v);
         self.unlink_at(b, h);
         *at_mut(&mut self.valid, b as usize) = v - 1;
         self.link_at(b, h - 1, die, v - 1);
+        v - 1
     }
 
     /// Point logical block `lba` at slot `s` (in block `b`), invalidating its previous copy.
@@ -263,6 +310,7 @@ impl Mapping {
         *at_mut(&mut self.p2l, s as usize) = lba;
         self.set_valid(s);
         self.valid[b as usize] += 1;
+        *at_mut(&mut self.valid_in, *at(&self.mode, b as usize) as usize) += 1;
     }
 
     /// Move still-valid logical blocks from block `fb` to consecutive slots of block `tb`
@@ -276,8 +324,11 @@ impl Mapping {
             *at_mut(&mut self.p2l, to as usize) = lba;
             self.set_valid(to);
         }
-        self.valid[fb as usize] -= run.len() as u32;
-        self.valid[tb as usize] += run.len() as u32;
+        let n = run.len() as u32;
+        self.valid[fb as usize] -= n;
+        self.valid[tb as usize] += n;
+        self.valid_in[self.mode[fb as usize] as usize] -= n as u64;
+        self.valid_in[self.mode[tb as usize] as usize] += n as u64;
     }
 
     pub fn unmap(&mut self, lba: u32) {
@@ -324,6 +375,10 @@ impl Mapping {
         self.l2p.fill(NONE);
         self.vbits.fill(0);
         self.valid.fill(0);
+        self.mode.fill(NATIVE);
+        self.valid_in = [0; 3];
+        self.blocks_in = [self.valid.len() as u64, 0, 0];
+        self.dead.clear();
         self.written.fill(0);
         self.next.fill(NONE);
         self.prev.fill(NONE);

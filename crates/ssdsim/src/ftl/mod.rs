@@ -8,6 +8,7 @@ pub mod engines;
 pub mod gc;
 pub mod mapping;
 pub mod read_ahead;
+pub mod release;
 pub mod slc;
 pub mod verify;
 
@@ -31,6 +32,9 @@ pub struct Counters {
     pub map_write_bytes: u64,
     pub gc_moves: u64,
     pub slc_fold_slots: u64,
+    /// Times a die ran out of free blocks and GC stopped host writes to it until a whole
+    /// victim was collected (the hard stop; each one is a latency spike).
+    pub gc_stalls: u64,
 }
 
 pub struct Ftl {
@@ -54,10 +58,18 @@ pub struct Ftl {
     pub write_seq: u64,
     gc_threshold: u32,
     pub(crate) gc_pace: f64,
+    /// `ftl.gc_urgency`: the GC pace rises as a die's room runs short (see `urge`).
+    pub(crate) gc_urgency: bool,
     idle_gc: bool,
+    /// `ftl.release_dead`: blocks whose data is all stale are released at once.
+    release_enabled: bool,
     idle_gc_target: u32,
     /// Write-idle time (ns) after which GC works in the background while the host reads.
     pub idle_gc_delay: u64,
+    /// Controller time per flash read issued for the host (`host.read_op_us`), serial,
+    /// and when the controller is free to issue the next.
+    read_op: u64,
+    read_op_busy: u64,
     pub(crate) idle_gc_max_valid: u32,
 }
 
@@ -85,8 +97,12 @@ impl Ftl {
             write_seq: 0,
             gc_threshold: p.ftl.gc_threshold_blocks,
             gc_pace: p.ftl.gc_pace,
+            gc_urgency: p.ftl.gc_urgency,
             idle_gc: p.ftl.idle_gc,
+            release_enabled: p.ftl.release_dead,
             idle_gc_delay: (p.ftl.idle_gc_delay_ms * 1e6) as u64,
+            read_op: (p.host.read_op_us * 1000.0).round() as u64,
+            read_op_busy: 0,
             idle_gc_max_valid: (g.slots_per_block as f64 * p.ftl.idle_gc_max_valid_pct / 100.0) as u32,
             idle_gc_target: ((g.blocks_per_die as f64 * p.ftl.idle_gc_target_pct / 100.0).ceil() as u32)
                 .max(p.ftl.gc_threshold_blocks + 1),
@@ -104,6 +120,7 @@ impl Ftl {
         let stream = self.choose_host_stream(die, t)?;
         let (s, b) = self.alloc_slot(stream, die, t)?;
         self.map.remap(lba, s, b);
+        self.release_dead();
         self.gc_pace(die, t)?;
         #[cfg(feature = "verify")]
         {
@@ -115,15 +132,16 @@ impl Ftl {
         Ok(())
     }
 
-    /// Read `n` consecutive logical blocks starting at `lba`, issued at `t`.
-    /// Returns when all data is in the controller (unmapped blocks need no flash access).
-    pub fn read_slots(&mut self, lba: u32, n: u32, t: u64) -> u64 {
-        let g = &self.nand.geo;
-        let (spb, page_bytes) = (g.slots_per_block, g.slots_per_page as u64 * SLOT_BYTES);
-        let mut done = t;
-        let mut last_page = NONE;
+    /// Read `n` consecutive logical blocks starting at `lba`, issued at `t`. Returns
+    /// when the first and the last page of data are in the controller (a large command
+    /// streams to the host from the first on); unmapped blocks need no flash access.
+    pub fn read_slots(&mut self, lba: u32, n: u32, t: u64) -> (u64, u64) {
+        let spb = self.nand.geo.slots_per_block;
+        let (mut first, mut last) = (u64::MAX, t);
         let mut last_map_page = NONE;
         let mut t_start = t;
+        // The page being gathered: (page, issue time, slots asked for on it).
+        let mut pending: Option<(u32, u64, u32)> = None;
         for i in 0..n {
             let l = lba + i;
             let s = self.map.l2p[l as usize];
@@ -139,18 +157,40 @@ impl Ftl {
                 }
             }
             let page = s >> self.nand.geo.page_shift;
-            if page == last_page {
-                continue;
+            match &mut pending {
+                Some((p, _, k)) if *p == page => *k += 1,
+                _ => {
+                    if let Some((p, at, k)) = pending {
+                        let ready = self.read_page(p, spb, at, k);
+                        (first, last) = (first.min(ready), last.max(ready));
+                    }
+                    pending = Some((page, t_start, 1));
+                }
             }
-            last_page = page;
-            let b = s / spb;
-            let off = s % spb;
-            let d = self.nand.geo.die_of_block(b);
-            let plane = self.nand.geo.plane_of(off);
-            let slc = self.alloc.is_slc(b);
-            done = done.max(self.nand.read(t_start, d, plane, slc, page_bytes));
         }
-        done.max(t_start)
+        if let Some((p, at, k)) = pending {
+            let ready = self.read_page(p, spb, at, k);
+            (first, last) = (first.min(ready), last.max(ready));
+        }
+        let last = last.max(t_start);
+        (first.min(last), last)
+    }
+
+    /// Host read of `k` slots of physical page `page` at `t`: tR, then over the channel
+    /// the codewords asked for (ONFI change read column), or the whole page.
+    fn read_page(&mut self, page: u32, spb: u32, mut t: u64, k: u32) -> u64 {
+        if self.read_op > 0 {
+            // The controller issues flash reads one at a time.
+            t = t.max(self.read_op_busy) + self.read_op;
+            self.read_op_busy = t;
+        }
+        let g = &self.nand.geo;
+        let s = page << g.page_shift;
+        let (b, off) = (s / spb, s % spb);
+        let (d, plane) = (g.die_of_block(b), g.plane_of(off));
+        let bytes = if self.nand.partial_transfer { k } else { g.slots_per_page } as u64 * SLOT_BYTES;
+        let slc = self.map.is_slc(b);
+        self.nand.host_read(t, d, plane, slc, bytes)
     }
 
     /// Look up (and for writes, dirty) the mapping entry of `lba` at `t`; returns when
@@ -162,7 +202,9 @@ impl Ftl {
         let g = &self.nand.geo;
         let (dies, planes, page_bytes) = (g.dies, g.planes, g.slots_per_page as u64 * SLOT_BYTES);
         if let Some(mp) = a.miss {
-            ready = self.nand.read(t, mp % dies, (mp / dies) % planes, true, page_bytes);
+            // One entry is needed: its codeword, or the whole mapping page.
+            let bytes = if self.nand.partial_transfer { SLOT_BYTES } else { page_bytes };
+            ready = self.nand.host_read(t, mp % dies, (mp / dies) % planes, true, bytes);
         }
         if let Some(mp) = a.writeback {
             self.nand.program(t, mp % dies, true, page_bytes);
@@ -179,6 +221,7 @@ impl Ftl {
             }
             self.map.unmap(l);
         }
+        self.release_dead();
     }
 
     /// Secure erase: every block erased, nothing mapped. Returns the time it took (ns).
@@ -186,7 +229,7 @@ impl Ftl {
         let g = self.nand.geo.clone();
         let mut end = t;
         for d in 0..g.dies {
-            let used = self.alloc.used_blocks(d, &self.map.written) as u64;
+            let used = (self.alloc.used_blocks(d, &self.map.written) + self.alloc.dirty_count(d)) as u64;
             end = end.max(t.max(self.nand.die_free(d)) + used * self.nand.erase);
             self.nand.ops.erases += used;
         }
@@ -198,25 +241,33 @@ impl Ftl {
         self.cmt.reset();
         self.ra.forget();
         self.buffer.clear();
+        self.read_op_busy = 0;
         self.nand.advance_to(end);
         end
     }
 
-    /// Background work in idle time [t, end): fold the SLC cache, then GC up to the
-    /// idle free-block target, die by die, while the die has time left.
-    pub fn idle(&mut self, t: u64, end: u64) -> Result<(), SimError> {
+    /// Background work in idle time [t, end): erase released blocks, fold the SLC
+    /// cache, then GC up to the idle free-block target, die by die, while the die has
+    /// time left. Returns whether work is left for after `end` (false: the drive is quiet).
+    pub fn idle(&mut self, t: u64, end: u64) -> Result<bool, SimError> {
+        let mut busy = false;
         for d in 0..self.nand.geo.dies {
             loop {
                 let now = t.max(self.nand.die_free(d));
                 if now >= end {
+                    busy = true;
                     break;
                 }
                 if self.gc_jobs[d as usize].active() {
                     self.gc_finish(d, now)?;
                     continue;
                 }
+                if self.erase_dirty(d, now) {
+                    continue;
+                }
                 // With few GC engines the dies take turns: none left in this idle period.
                 if self.engines.earliest().is_some_and(|(_, free)| free >= end) {
+                    busy = true;
                     break;
                 }
                 if self.slc.idle_fold && self.fold_one(d, now)? {
@@ -228,19 +279,33 @@ impl Ftl {
                 break;
             }
         }
-        Ok(())
+        Ok(busy)
+    }
+
+    /// When the last background operation ends (every die's timeline), from `t` on.
+    pub fn quiet_at(&self, t: u64) -> u64 {
+        (0..self.nand.geo.dies).map(|d| self.nand.die_free(d)).fold(t, u64::max)
     }
 
     pub fn free_blocks(&self) -> u64 {
         (0..self.nand.geo.dies).map(|d| self.alloc.free_count(d) as u64).sum()
     }
 
+    /// Valid data held in SLC-mode blocks (static and dynamic).
     pub fn slc_used_bytes(&self) -> u64 {
-        self.slc.used_slots * SLOT_BYTES
+        self.slc_valid_slots() * SLOT_BYTES
+    }
+
+    pub(crate) fn slc_valid_slots(&self) -> u64 {
+        self.map.valid_in[mapping::SLC_STATIC as usize] + self.map.valid_in[mapping::SLC_DYNAMIC as usize]
     }
 
     pub fn slc_capacity_bytes(&self) -> u64 {
         self.slc.capacity_slots(self.user_slots, self.map.mapped) * SLOT_BYTES
+    }
+
+    pub(crate) fn release_enabled(&self) -> bool {
+        self.release_enabled
     }
 
     pub(crate) fn gc_threshold(&self) -> u32 {

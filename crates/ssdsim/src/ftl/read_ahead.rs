@@ -34,22 +34,23 @@ impl ReadAhead {
 impl Ftl {
     /// Host read of `n` logical blocks from `lba` issued at `t`: served from the
     /// read-ahead buffer when a sequential stream already fetched them, else from flash.
-    /// Returns when all data is in the controller.
-    pub fn read(&mut self, lba: u32, n: u32, t: u64) -> u64 {
+    /// Returns when the first and the last of the data are in the controller.
+    pub fn read(&mut self, lba: u32, n: u32, t: u64) -> (u64, u64) {
         if self.ra.window == 0 {
             return self.read_slots(lba, n, t);
         }
         let sequential = lba == self.ra.next;
         let last = lba + n;
         let (ready, fetched) = if sequential && last <= self.ra.end {
-            (self.ra.ready.max(t), self.ra.end)
+            let r = self.ra.ready.max(t);
+            ((r, r), self.ra.end)
         } else {
             (self.read_slots(lba, n, t), last)
         };
         if sequential {
             let to = last.saturating_add(self.ra.window).min(self.user_slots as u32);
             if to > fetched {
-                self.ra.ready = self.read_slots(fetched, to - fetched, t);
+                self.ra.ready = self.read_slots(fetched, to - fetched, t).1;
             }
             self.ra.end = to.max(fetched);
         } else {

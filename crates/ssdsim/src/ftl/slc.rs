@@ -5,6 +5,7 @@
 //! or paced alongside the writes with a return to SLC writes once the batch is folded).
 
 use super::alloc::Stream;
+use super::mapping::SLC_DYNAMIC;
 use super::Ftl;
 use crate::nand::{Geometry, SLOT_BYTES};
 use crate::profile::Profile;
@@ -21,6 +22,7 @@ pub struct SlcCache {
     fold_when_full: bool,
     fold_pace: f64,
     pub idle_fold: bool,
+    direct_during_gc: bool,
     reclaim_interval_slots: u64,
     reclaim_slots: u64,
     reclaim_pace: f64,
@@ -29,14 +31,11 @@ pub struct SlcCache {
     /// blocks started and not yet erased. SLC writes resume when both are zero.
     reclaim_left: u64,
     pub reclaim_running: u32,
-    /// Slots written into SLC-mode blocks not yet erased (the cache's occupancy).
-    pub used_slots: u64,
-    /// Non-static blocks currently in SLC mode.
-    pub dynamic_blocks: u64,
-    /// (dynamic_blocks, the least free user space that allows one more dynamic block
-    /// then; u64::MAX: none). Asked on every host write: the allowance only grows with
-    /// free space, so one search per change of the block count replaces float math per
-    /// write (the free space changes on every write while the drive fills).
+    /// (blocks' worth of valid data in dynamic SLC blocks, the least free user space
+    /// that allows one more block then; u64::MAX: none). Asked on every host write while
+    /// the cache is full: the allowance only grows with free space, so one search per
+    /// change of the occupancy in blocks replaces float math per write (the free space
+    /// changes on every write while the drive fills).
     allow_memo: (u64, u64),
     /// Closed SLC blocks per die, oldest first, with the erase generation they closed in.
     queue: Vec<VecDeque<(u32, u32)>>,
@@ -58,14 +57,13 @@ impl SlcCache {
             fold_when_full: s.when_full == "fold",
             fold_pace: s.fold_pace,
             idle_fold: s.idle_fold,
+            direct_during_gc: s.direct_during_gc,
             reclaim_interval_slots: gb(s.reclaim_interval_gb),
             reclaim_slots: gb(s.reclaim_gb),
             reclaim_pace: s.reclaim_pace,
             direct_since_reclaim: 0,
             reclaim_left: 0,
             reclaim_running: 0,
-            used_slots: 0,
-            dynamic_blocks: 0,
             allow_memo: (u64::MAX, u64::MAX),
             queue: vec![VecDeque::new(); g.dies as usize],
             generation: vec![0; g.total_blocks() as usize],
@@ -104,11 +102,12 @@ impl SlcCache {
         self.static_slots + self.dynamic_cap_slots(user_slots, mapped)
     }
 
+    /// Room for one more dynamic SLC block, given the cache's occupancy in blocks.
     #[inline]
-    fn dynamic_allowed(&mut self, user_slots: u64, mapped: u64) -> bool {
-        if self.allow_memo.0 != self.dynamic_blocks {
-            let need = (self.dynamic_blocks + 1) * self.block_slots;
-            self.allow_memo = (self.dynamic_blocks, self.least_free_for(need, user_slots));
+    fn dynamic_allowed(&mut self, blocks: u64, user_slots: u64, mapped: u64) -> bool {
+        if self.allow_memo.0 != blocks {
+            let need = (blocks + 1) * self.block_slots;
+            self.allow_memo = (blocks, self.least_free_for(need, user_slots));
         }
         user_slots.saturating_sub(mapped) >= self.allow_memo.1
     }
@@ -128,13 +127,12 @@ impl SlcCache {
         self.reclaim_running = self.reclaim_running.saturating_sub(1);
     }
 
+    /// Block `b` left the cache (erased, or released with no valid data).
     pub fn on_erase(&mut self, b: u32) {
         self.generation[b as usize] = self.generation[b as usize].wrapping_add(1);
     }
 
     pub fn reset(&mut self) {
-        self.used_slots = 0;
-        self.dynamic_blocks = 0;
         self.direct_since_reclaim = 0;
         self.reclaim_left = 0;
         self.reclaim_running = 0;
@@ -145,7 +143,23 @@ impl SlcCache {
 impl Ftl {
     #[inline]
     fn slc_room(&mut self, d: u32) -> bool {
-        self.alloc.free_static_count(d) > 0 || self.slc.dynamic_allowed(self.user_slots, self.map.mapped)
+        if self.alloc.free_static_count(d) > 0 {
+            return true;
+        }
+        // A new dynamic block must leave the die above its GC threshold, or taking it
+        // would start GC at once (and host writes would alternate SLC and native).
+        if self.slc.direct_during_gc && self.alloc.free_count(d) <= self.gc_threshold() + 1 {
+            return false;
+        }
+        // With blocks released as their data goes stale, the occupancy is the valid data
+        // (in blocks); without, every dynamic block in SLC mode counts until it is erased.
+        let m = SLC_DYNAMIC as usize;
+        let blocks = if self.release_enabled() {
+            self.map.valid_in[m].div_ceil(self.slc.block_slots)
+        } else {
+            self.map.blocks_in[m]
+        };
+        self.slc.dynamic_allowed(blocks, self.user_slots, self.map.mapped)
     }
 
     /// Where the next host slot on die `d` goes: the SLC cache while it has room,
@@ -153,6 +167,11 @@ impl Ftl {
     #[inline]
     pub(crate) fn choose_host_stream(&mut self, d: u32, t: u64) -> Result<Stream, SimError> {
         if !self.slc.enabled {
+            return Ok(Stream::HostNative);
+        }
+        // GC in the foreground on this die: client firmware writes native rather than
+        // take SLC blocks it would have to fold again.
+        if self.slc.direct_during_gc && self.alloc.free_count(d) <= self.gc_threshold() {
             return Ok(Stream::HostNative);
         }
         if self.alloc.open_has_room(d, Stream::HostSlc, &self.map.written) {
@@ -187,7 +206,7 @@ impl Ftl {
     /// The oldest closed SLC block of die `d` still in the cache.
     fn oldest_slc(&mut self, d: u32) -> Option<u32> {
         while let Some((b, gen)) = self.slc.queue[d as usize].pop_front() {
-            if gen == self.slc.generation[b as usize] && self.alloc.is_slc(b) && self.map.is_closed(b) {
+            if gen == self.slc.generation[b as usize] && self.map.is_slc(b) && self.map.is_closed(b) {
                 return Some(b);
             }
         }
@@ -223,7 +242,7 @@ impl Ftl {
             self.gc_jobs[d as usize].reclaim = true;
             self.slc.reclaim_running += 1;
             self.slc.reclaim_left = self.slc.reclaim_left.saturating_sub(started);
-        } else if self.slc.used_slots == 0 {
+        } else if self.slc_valid_slots() == 0 {
             self.slc.reclaim_left = 0;
         }
     }

@@ -23,7 +23,8 @@ impl Ftl {
         }
         let open: Vec<u32> = self.alloc.open_blocks().collect();
         let collecting: Vec<u32> = self.collecting().collect();
-        let (mut n_free, mut n_open, mut n_closed, mut slc_used, mut dyn_slc) = (0u32, 0u32, 0u32, 0u64, 0u64);
+        let (mut n_free, mut n_open, mut n_closed) = (0u32, 0u32, 0u32);
+        let (mut valid_in, mut blocks_in) = ([0u64; 3], [0u64; 3]);
         for b in 0..g.total_blocks() {
             let base = (b * spb) as usize;
             let written = m.written[b as usize];
@@ -67,11 +68,14 @@ impl Ftl {
                 }
                 n_free += 1;
             }
-            if self.alloc.is_slc(b) {
-                slc_used += written as u64;
-                if !self.alloc.is_static(b) {
-                    dyn_slc += 1;
-                }
+            let mode = m.mode(b) as usize;
+            valid_in[mode] += valid as u64;
+            blocks_in[mode] += 1;
+            if mode == super::mapping::SLC_DYNAMIC as usize && self.alloc.is_static(b) {
+                return Err(format!("static block {b} runs as dynamic SLC"));
+            }
+            if closed && valid == 0 && self.release_enabled() && !m.dead.contains(&b) {
+                return Err(format!("block {b}: closed with no valid data but not released"));
             }
         }
         let pooled: u32 = (0..g.dies).map(|d| self.alloc.free_count(d) + self.alloc.free_static_count(d)).sum();
@@ -81,11 +85,11 @@ impl Ftl {
         if n_free + n_open + n_closed != g.total_blocks() {
             return Err("block accounting does not add up".into());
         }
-        if slc_used != self.slc.used_slots {
-            return Err(format!("SLC occupancy {} != {} slots in SLC blocks", self.slc.used_slots, slc_used));
+        if valid_in != m.valid_in {
+            return Err(format!("valid slots by mode {:?} != {valid_in:?} counted", m.valid_in));
         }
-        if dyn_slc != self.slc.dynamic_blocks {
-            return Err(format!("dynamic SLC blocks {} != {dyn_slc}", self.slc.dynamic_blocks));
+        if blocks_in != m.blocks_in {
+            return Err(format!("blocks by mode {:?} != {blocks_in:?} counted", m.blocks_in));
         }
         let reclaim_jobs = self.gc_jobs.iter().filter(|j| j.active() && j.reclaim).count() as u32;
         if reclaim_jobs != self.slc.reclaim_running {
