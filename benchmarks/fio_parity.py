@@ -19,7 +19,8 @@ A RAM-backed job is bound by the CPU: the I/O path (fio, the loop device's kerne
 competes with whatever else runs, so each run waits (--max-wait in all) until the machine
 is idle (--quiet-pct of all CPUs), and a round counts only when other programs' CPU time
 during both its runs stayed below that too (the machine's user time minus ours and
-fio's: ssdlab's own work never disqualifies a round). Rounds that do not count are shown
+fio's, and every other process's user and system time: ssdlab's own work never
+disqualifies a round). Rounds that do not count are shown
 and left out of the verdict. `--backing-dir /var/tmp` puts the file on disk instead.
 
 Needs root (loop devices) and fio.
@@ -100,6 +101,30 @@ def others_user_s() -> float:
     return (int(v[0]) + int(v[1])) / os.sysconf("SC_CLK_TCK") - t.user - t.children_user
 
 
+def others_procs_s() -> dict[int, float]:
+    """CPU seconds (user + system) of every process that is neither ours nor our
+    children's (fio) nor a kernel thread: another program's system time (its own fio on
+    its own loop device, say) counts too, which the machine's user time above misses."""
+    me, hz, out = os.getpid(), os.sysconf("SC_CLK_TCK"), {}
+    for pid in (int(x) for x in os.listdir("/proc") if x.isdigit()):
+        try:
+            f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        ppid, flags = int(f[1]), int(f[6])
+        if pid == me or ppid == me or ppid == 2 or pid == 2 or flags & 0x00200000:  # PF_KTHREAD
+            continue
+        out[pid] = (int(f[11]) + int(f[12])) / hz
+    return out
+
+
+def others_share(before: dict[int, float], after: dict[int, float], seconds: float) -> float:
+    """Share of all CPUs other processes used between two `others_procs_s` snapshots
+    (processes that started in between count from 0)."""
+    used = sum(t - before.get(pid, 0.0) for pid, t in after.items())
+    return used / (seconds * os.cpu_count())
+
+
 class Quiet:
     """The loop device's I/O runs in a kernel worker at normal priority, so another
     program's CPU burst slows whichever side runs then, far beyond 3 %: before each run,
@@ -114,10 +139,11 @@ class Quiet:
         while cpu_busy() > self.limit and time.monotonic() < self.deadline:
             pass
         self.waited += time.monotonic() - t0
-        u0, t0 = others_user_s(), time.monotonic()
+        u0, p0, t0 = others_user_s(), others_procs_s(), time.monotonic()
         r = fn()
-        share = (others_user_s() - u0) / ((time.monotonic() - t0) * os.cpu_count())
-        return r, share <= self.limit
+        dt = time.monotonic() - t0
+        share = (others_user_s() - u0) / (dt * os.cpu_count())
+        return r, max(share, others_share(p0, others_procs_s(), dt)) <= self.limit
 
 
 def summary(ours: list[float], plain: list[float]) -> tuple[float, float]:
