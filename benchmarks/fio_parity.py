@@ -95,10 +95,11 @@ def cpu_busy(seconds: float = 1.0) -> float:
 
 def others_user_s() -> float:
     """User CPU seconds of the machine minus ours and our children's (fio): other programs'
-    work. Kernel time is left out, as the I/O path (loop worker, interrupts) is ours."""
-    v = Path("/proc/stat").read_text().split()[1:3]  # user, nice
+    work, plus steal time (a virtual machine's CPU taken by the host: as slowing as another
+    program). Kernel time is left out, as the I/O path (loop worker, interrupts) is ours."""
+    v = Path("/proc/stat").read_text().split()[1:9]  # user, nice, system, idle, iowait, irq, softirq, steal
     t = os.times()
-    return (int(v[0]) + int(v[1])) / os.sysconf("SC_CLK_TCK") - t.user - t.children_user
+    return (int(v[0]) + int(v[1]) + int(v[7])) / os.sysconf("SC_CLK_TCK") - t.user - t.children_user
 
 
 def others_procs_s() -> dict[int, float]:
