@@ -8,7 +8,7 @@ STAMP := .venv/.ssdlab-built
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 DEMO_OUT ?= reports/demo
 
-.PHONY: all env build demo test test-rust test-py bench lint clean
+.PHONY: all env build demo test test-rust test-py bench lint clean sysdeps sysdeps-demo
 
 all: build
 
@@ -29,21 +29,29 @@ $(STAMP): .venv/.synced $(RUST_SRC)
 
 build: $(STAMP)
 
-demo: build
+# distribution packages (apt-get as root; otherwise the one command to run, and stop)
+sysdeps:
+	tools/sysdeps.sh test
+
+sysdeps-demo:
+	tools/sysdeps.sh demo
+
+demo: sysdeps-demo build
 	.venv/bin/ssdlab review --drive sim:tlc-256 -o $(DEMO_OUT)
 
-test: build test-rust test-py
+test: sysdeps build test-rust test-py
 
 test-rust:
 	cargo test --release -p ssdsim --features verify
 
-test-py: build
-	$(PY) -m pytest -q
+test-py: sysdeps build
+	SSDLAB_NO_SKIPS=1 $(PY) -m pytest -q -rs
 
-bench: build
+bench: sysdeps build
 	cargo bench -p ssdsim --bench steady_state
 	$(PY) benchmarks/sim_speed.py
 	$(PY) -m pytest -q -m slow tests/test_validate.py  # every published figure (ssdlab validate)
+	$(PY) benchmarks/fio_parity.py  # ssdlab's fio path vs plain fio, loop device over /dev/shm (root)
 
 lint: build
 	cargo clippy --workspace --release -- -D warnings

@@ -114,6 +114,7 @@ def test_plan_runs_nothing(db, tmp_path):
     (["compare", "5"], "no run 5"),
 ])
 def test_user_errors_are_one_line_exit_2(db, args, message):
+    Store(db).close()  # an empty store: read commands never create one
     r = invoke(*args, "--db", db)
     assert r.exit_code == 2, r.output
     assert r.stdout == ""
@@ -198,10 +199,13 @@ def test_command_line_mistakes_are_one_line_in_a_real_process(tmp_path):
         assert p.stderr.count("\n") == 1 and message in p.stderr, p.stderr
 
 
-def test_target_value_error_mid_run_is_exit_2_and_failed(db):
+def test_target_value_error_mid_run_is_exit_1_and_failed(db):
+    """Everything the user gave is checked before a run starts: a ValueError from inside
+    the run (a parse failure, a bug) is not the user's error (exit 1, not 2)."""
     r = invoke("run", "fill", "--drive", "fake:valueerror", "--db", db, "--json")
-    assert r.exit_code == 2 and r.stdout == ""
-    assert r.stderr == "ssdlab: error: fake failure in fill\n"
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr == ("ssdlab: error: run 1 failed: ValueError: fake failure in fill "
+                        "(set SSDLAB_DEBUG=1 for the traceback)\n")
     run = Store(db).run(1)
     assert run["status"] == "failed" and run["drives"][0]["status"] == "failed"
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -16,104 +15,22 @@ from pathlib import Path
 
 import pytest
 
+from loopdevs import MIB, REASON, SIZE, allocated, loops, sh  # noqa: F401  (loops: a fixture)
 from ssdlab import phase as P
 from ssdlab.targets import Interrupted, open_target, safety
 from ssdlab.targets.fio import FioTarget
 
-MIB = 2**20
-SIZE = 256 * MIB
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.realdev
-
-
-def _why_not() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root (loop devices)"
-    for tool in ("losetup", "fio", "blkdiscard", "wipefs"):
-        if not shutil.which(tool):
-            return f"{tool} not installed (apt-get install fio util-linux)"
-    if not os.path.exists("/dev/loop-control"):
-        return "no /dev/loop-control (loop devices unavailable)"
-    return None
-
-
-REASON = _why_not()
 if REASON:
     pytestmark = [pytest.mark.realdev, pytest.mark.skip(reason=REASON)]
-
-
-def sh(*cmd: str, check: bool = True, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(list(cmd), capture_output=True, text=True, check=check, **kw)
-
-
-def allocated(path: Path) -> int:
-    return os.stat(path).st_blocks * 512
-
-
-class Loops:
-    """Factory of loop devices on sparse files; cleans up mounts and devices."""
-
-    def __init__(self, tmp: Path):
-        self.tmp = tmp
-        self.devs: list[str] = []
-        self.mounts: list[Path] = []
-        self.holders: list[subprocess.Popen] = []
-
-    def make(self, size: int = SIZE, name: str | None = None) -> tuple[str, Path]:
-        f = self.tmp / (name or f"loop{len(self.devs)}.img")
-        with open(f, "wb") as fh:
-            fh.truncate(size)
-        r = sh("losetup", "--find", "--show", str(f), check=False)
-        if r.returncode != 0:
-            pytest.skip(f"losetup failed: {r.stderr.strip()}")
-        dev = r.stdout.strip()
-        self.devs.append(dev)
-        return dev, f
-
-    def mount(self, dev: str) -> Path:
-        mnt = self.tmp / f"mnt{len(self.mounts)}"
-        mnt.mkdir()
-        sh("mount", dev, str(mnt))
-        self.mounts.append(mnt)
-        return mnt
-
-    def hold_exclusive(self, dev: str) -> subprocess.Popen:
-        """Another program holding the device open with O_EXCL (as mount, mdadm, LVM do)."""
-        p = subprocess.Popen([sys.executable, "-c",
-                              "import os,sys,time; fd=os.open(sys.argv[1], os.O_RDONLY|os.O_EXCL); "
-                              "print('held', flush=True); time.sleep(120)", dev],
-                             stdout=subprocess.PIPE, text=True)
-        assert p.stdout.readline().strip() == "held"
-        self.holders.append(p)
-        return p
-
-    def cleanup(self) -> None:
-        for p in self.holders:
-            p.kill()
-            p.wait()
-        for m in reversed(self.mounts):
-            sh("umount", str(m), check=False)
-        for d in self.devs:
-            for _ in range(10):
-                if sh("losetup", "-d", d, check=False).returncode == 0:
-                    break
-                time.sleep(0.2)
-
-
-@pytest.fixture
-def loops(tmp_path):
-    lp = Loops(tmp_path)
-    try:
-        yield lp
-    finally:
-        lp.cleanup()
 
 
 def test_fill_and_consistency_through_the_target(loops):
     dev, backing = loops.make()
     samples = []
-    with FioTarget(dev) as t:
+    with FioTarget(dev, destroy_data=dev) as t:
         ident = t.identify()
         assert ident.kind == "block" and ident.capacity == SIZE
         assert ident.extra["name"].startswith("loop") and ident.extra["discard"]
@@ -141,7 +58,7 @@ def test_fill_and_consistency_through_the_target(loops):
 
 def test_trim_punches_holes_in_the_backing_file(loops):
     dev, backing = loops.make()
-    with FioTarget(dev) as t:
+    with FioTarget(dev, destroy_data=dev) as t:
         t.run(P.seq_write("fill", stop_bytes=SIZE))
         full = allocated(backing)
         assert full >= SIZE * 0.95
@@ -192,8 +109,11 @@ def test_partition_table_refused_without_the_flag(loops):
     other, _ = loops.make()
     with pytest.raises(safety.UnsafeTarget, match="names another device"):
         safety.check_block_write(dev, other)
-    safety.check_block_write(other, dev)  # blank: writable whatever the flag names
+    # blank is no consent either: the flag must name the device
+    with pytest.raises(safety.UnsafeTarget, match="no signature found.*names another device"):
+        safety.check_block_write(other, dev)
     safety.check_block_write(dev, f"{other},{dev}")  # several drives in one run
+    safety.check_block_write(other, f"{other},{dev}")
     with FioTarget(dev, destroy_data=dev) as t:
         assert t.run(P.purge()).purge_method == "blkdiscard"  # type: ignore[attr-defined]
         t.run(P.seq_write("w", stop_bytes=4 * MIB))
@@ -207,7 +127,7 @@ def test_device_in_use_refused_even_with_the_flag(loops):
             safety.check_block_write(dev, dd)
     loops.holders.pop().kill()
     time.sleep(0.2)
-    safety.check_block_write(dev, None)  # free again, blank: allowed
+    safety.check_block_write(dev, dev)  # free again: allowed with the flag
 
 
 def test_one_run_at_a_time_per_device(loops, tmp_path):
@@ -218,7 +138,7 @@ def test_one_run_at_a_time_per_device(loops, tmp_path):
     with FioTarget(dev, destroy_data=dev) as t:
         # write past the filesystem's primary superblock: the ext4 stays mountable
         t.run(P.seq_write("w", offset=128 * MIB, length=MIB, stop_bytes=MIB))
-        with pytest.raises(safety.DeviceLocked, match="another ssdlab run"):
+        with pytest.raises(safety.DeviceLocked, match="this run already uses it"):
             FioTarget(dev)
         # while we own it, the kernel refuses a mount (we hold the device exclusively)
         r = sh("mount", dev, str(mnt), check=False)
@@ -239,7 +159,7 @@ def test_ctrl_c_stops_fio_and_keeps_the_partial_result(loops):
         if len(seen) == 2:
             raise KeyboardInterrupt
 
-    with FioTarget(dev) as t:
+    with FioTarget(dev, destroy_data=dev) as t:
         t0 = time.monotonic()
         with pytest.raises(Interrupted) as ei:
             t.run(P.rand_io("random", 0, stop_seconds=30), on_sample)
@@ -292,11 +212,15 @@ def test_fill_and_consistency_through_the_cli(loops, tmp_path):
         pytest.skip(why)
     dev, _ = loops.make()
     db = tmp_path / "results.db"
+    # blank, but no consent given: refused, nothing stored
     r = _cli("run", "fill", "--drive", dev, "--db", str(db), "--json")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--destroy-data=" + dev in r.stderr
+    r = _cli("run", "fill", "--drive", dev, "--db", str(db), "--json", "--destroy-data", dev)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["drives"][0]["status"] == "complete"
-    r = _cli("run", "consistency", "--drive", dev, "--seconds", "3", "--db", str(db), "--json")
+    r = _cli("run", "consistency", "--drive", dev, "--seconds", "3", "--db", str(db), "--json",
+             "--destroy-data", dev)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["drives"][0]["status"] == "complete"
     # a filesystem on it: exit status 2 with a one-line reason, and --destroy-data accepted
@@ -372,7 +296,7 @@ def test_working_set_without_precondition_only_reads(loops, tmp_path):
     if why:
         pytest.skip(why)
     dev, backing = loops.make()
-    with FioTarget(dev) as t:  # fill it, as a previous run would have
+    with FioTarget(dev, destroy_data=dev) as t:  # fill it, as a previous run would have
         t.run(P.seq_write("fill", stop_bytes=SIZE))
     sh("mkfs.ext4", "-q", "-F", "-E", "nodiscard", dev)  # and put data on it
     before = _sha(backing)
@@ -435,7 +359,8 @@ def _signal_consistency_run(dev: str, db, sig: int, *extra: str) -> tuple[int, s
     writes, and return (exit status, stdout, stderr)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
     p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "run", "consistency", "--drive", dev,
-                          "--seconds", "60", "--db", str(db), *extra], env=env, cwd=ROOT,
+                          "--seconds", "60", "--db", str(db), "--destroy-data", dev, *extra],
+                         env=env, cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          # Ctrl-C as in a terminal, even when the suite itself runs in the
                          # background (where SIGINT is ignored and children inherit that).

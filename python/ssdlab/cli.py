@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sys
 import time
 from contextlib import contextmanager
@@ -12,14 +10,17 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import typer
-from pydantic import ValidationError
 
-from . import methodology, targets
+from . import interrupts, methodology, targets
 from .analysis import comparison_table
+from .cli_errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  # noqa: F401
+                         interrupted_status, sigterm_interrupts, user_errors, warnings_as_lines)
+from .cli_inputs import (check_out_dir, check_y_max, no_store, open_drives, parse_sets,
+                         read_store)
 from .methodology import Options
 from .phase import Phase
 from .runner import Hooks, RunInterrupted, plan_phases, run_test
-from .store import Store, StoreError, jsonable
+from .store import MAX_ID, Store, check_free, jsonable
 
 # click's base error, found through typer's public BadParameter (typer vendors click)
 ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -31,7 +32,8 @@ class App(typer.Typer):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("standalone_mode", False)
         try:
-            rv = super().__call__(*args, **kwargs)
+            with interrupts.handled(ignore_after_stop=True), warnings_as_lines():
+                rv = super().__call__(*args, **kwargs)
         except ClickException as e:
             if type(e).__name__ == "NoArgsIsHelpError":  # the help is already printed
                 sys.exit(EXIT_USER)
@@ -48,9 +50,6 @@ app = App(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=F
 results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, export.")
 app.add_typer(results_app, name="results")
 
-EXIT_USER = 2
-EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT)
-EXIT_TERMINATED = 143  # SIGTERM: stopped the same way as Ctrl-C
 TEST_NAMES = ", ".join(methodology.TESTS)
 PRECONDITION_TESTS = ", ".join(n for n, m in methodology.TESTS.items()
                                if getattr(m, "PRECONDITION_OPTIONAL", False))
@@ -59,76 +58,7 @@ SECONDS_HELP = "the test's timed step: " + "; ".join(
     for name, m in methodology.TESTS.items() if m.DEFAULT_SECONDS is not None)
 
 
-# ---- errors and output ---------------------------------------------------------------------
-class UserError(Exception):
-    pass
-
-
-def one_line(e: BaseException) -> str:
-    if isinstance(e, ValidationError):
-        return "; ".join(f"{'.'.join(map(str, x['loc'])) or 'phase'}: {x['msg']}" for x in e.errors())
-    text = str(e).strip() or type(e).__name__
-    return text.splitlines()[0]
-
-
-def fail(msg: str, code: int = EXIT_USER) -> None:
-    typer.echo(f"ssdlab: error: {msg}", err=True)
-    raise typer.Exit(code)
-
-
-@contextmanager
-def user_errors() -> Iterator[None]:
-    """User mistakes become one line on stderr and exit status 2, never a traceback."""
-    try:
-        yield
-    except (ValueError, StoreError, UserError) as e:
-        fail(one_line(e))
-    except ImportError as e:
-        hint = " (is the simulator built? run `make build`)" if "_sim" in str(e) else ""
-        fail(f"{one_line(e)}{hint}")
-    except RunInterrupted as e:
-        typer.echo(f"ssdlab: {e}", err=True)
-        raise typer.Exit(interrupted_status())
-    except (typer.Exit, typer.Abort, SystemExit):
-        raise
-    except BrokenPipeError:  # `ssdlab ... | head`: the reader left; stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise typer.Exit(141)
-    except Exception as e:
-        if os.environ.get("SSDLAB_DEBUG"):
-            raise
-        fail(f"{type(e).__name__}: {one_line(e)} (set SSDLAB_DEBUG=1 for the traceback)", 1)
-
-
-_TERMINATED = {"hit": False}
-
-
-def interrupted_status() -> int:
-    return EXIT_TERMINATED if _TERMINATED["hit"] else EXIT_INTERRUPTED
-
-
-@contextmanager
-def sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM (`kill`, systemd, a CI job's timeout) stops a run the way Ctrl-C does: the
-    running phase is cut short (fio gets SIGINT and writes its logs), what was recorded is
-    kept, the run is `interrupted`, and the exit status is 143."""
-    _TERMINATED["hit"] = False
-
-    def on_term(signum, frame) -> None:
-        _TERMINATED["hit"] = True
-        raise KeyboardInterrupt
-
-    try:
-        old = signal.signal(signal.SIGTERM, on_term)
-    except ValueError:  # not the main thread (embedded use): leave SIGTERM alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
+# ---- output --------------------------------------------------------------------------------
 def is_tty() -> bool:
     return sys.stdout.isatty()
 
@@ -164,22 +94,6 @@ def emit_table(title: str, headers: list[str], rows: list[list[Any]]) -> None:
         print("\t".join(headers))
         for r in rows:
             print("\t".join(fmt(x) for x in r))
-
-
-def parse_sets(sets: list[str]) -> list[str]:
-    for s in sets:
-        key, eq, value = s.partition("=")
-        if not eq or not key.strip() or not value.strip():
-            raise UserError(f"bad --set '{s}': expected key=value, e.g. --set nand.channels=8")
-    return list(sets)
-
-
-def open_drives(specs: list[str], sets: list[str], seed: int, destroy_data: str | None,
-                plan: bool) -> list[tuple[str, Any]]:
-    if not specs:
-        raise UserError("give at least one --drive (e.g. --drive sim:tlc-256)")
-    return [(s, targets.open_target(s, overrides=sets or None, seed=seed,
-                                    destroy_data=destroy_data, plan=plan)) for s in specs]
 
 
 # ---- progress ------------------------------------------------------------------------------
@@ -316,7 +230,9 @@ def run(
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, plan)
         if plan:
             return print_plan(test, drv, opts, json_out)
+        check_free(db)  # before the store is even created
         store = Store(db)
+        store.check_writable()
         args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
                 "set": sets, "seed": seed}
         if not precondition:
@@ -397,7 +313,11 @@ def review(
     with user_errors(), sigterm_interrupts():
         opts = Options(spare=spare, repeat=repeat, seconds=seconds, interval=interval)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
+        check_y_max(y_max)
+        check_out_dir(out)  # before any test runs, not after them all
+        check_free(db)  # before the store is even created
         store = Store(db)
+        store.check_writable()
         docs = []
         with progress_hooks() as hooks:
             for test in methodology.TESTS:
@@ -438,7 +358,10 @@ def report(
 ) -> None:
     """A self-contained HTML report plus one PNG per figure."""
     with user_errors():
-        store = Store(db)
+        check_y_max(y_max)
+        store = read_store(db)
+        if store is None:
+            raise no_store()
         ids = list(runs or [])
         if latest:
             ids.append(store.latest_run_id())
@@ -458,8 +381,15 @@ def compare(
 ) -> None:
     """Metrics side by side, with the % change of each drive against the first."""
     with user_errors():
-        store = Store(db)
+        store = read_store(db)
+        if store is None:
+            raise no_store()
         loaded = [store.run(i) for i in runs]
+    for r in loaded:
+        bad = [d["spec"] for d in r["drives"] if d["status"] != "complete"]
+        if r["status"] != "complete" or bad:
+            what = f"run {r['id']} is {r['status']}" + (f" ({', '.join(bad)} not complete)" if bad else "")
+            typer.echo(f"ssdlab: warning: {what}: its metrics are partial or missing (-)", err=True)
     for key, what in (("test", "tests"), ("testbed", "testbed tags"),
                       ("methodology_version", "methodology versions")):
         if len({r[key] for r in loaded}) > 1:
@@ -517,7 +447,10 @@ def results_list(
 ) -> None:
     """Stored runs, newest first."""
     with user_errors():
-        runs = Store(db).runs(limit)
+        if not 1 <= limit <= MAX_ID:
+            raise UserError(f"--limit {limit}: must be at least 1")
+        store = read_store(db)
+        runs = store.runs(limit) if store is not None else []
     if json_out:
         print_json(runs)
         return
@@ -534,7 +467,9 @@ def results_show(
 ) -> None:
     """A run's drives, status and metrics."""
     with user_errors():
-        store = Store(db)
+        store = read_store(db)
+        if store is None:
+            raise no_store()
         r = store.run(run_id)
         for d in r["drives"]:
             d["phases"] = [{k: p[k] for k in ("seq", "name", "kind", "status", "totals")}
@@ -560,7 +495,9 @@ def results_export(
     with user_errors():
         if format not in ("csv", "json"):
             raise UserError(f"--format {format}: choose csv or json")
-        store = Store(db)
+        store = read_store(db)
+        if store is None:
+            raise no_store()
         text = store.export_csv(run_id) if format == "csv" else store.export_json(run_id)
         if out is None:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -569,6 +506,22 @@ def results_export(
                 out.write_text(text)
             except OSError as e:
                 raise UserError(f"cannot write {out}: {e.strerror}") from None
+
+
+@results_app.command("import")
+def results_import(
+    file: Path = typer.Argument(..., help="a pending-results file a run saved when the store could not be written"),
+    db: Optional[Path] = typer.Option(None, "--db", help="the store to put it in (default: user data dir)"),
+) -> None:
+    """Put results a run could not store (its disk was full) back into a store."""
+    from .pending import import_file
+
+    with user_errors():
+        check_free(db)  # before the store is even created
+        store = Store(db)
+        store.check_writable()
+        run_id, n = import_file(store, file)
+    print(f"imported {n} phase{'s' if n != 1 else ''} into run {run_id} in {store.path}")
 
 
 if __name__ == "__main__":

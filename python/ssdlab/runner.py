@@ -1,17 +1,22 @@
 """Runs a test on drives: phases through the Target protocol, every phase into the store
 as soon as it ends, metrics at the end. A Ctrl-C keeps what was recorded (the phase cut
 short is stored with status `partial`) and marks the run `interrupted`; an exception marks
-it `failed`."""
+it `failed` (RunFailed: never a user error, as everything the user gave was checked before
+the run started). Store writes are shielded from Ctrl-C; when the store cannot be written,
+what was measured goes to a pending file (pending.py) and the run stops."""
 
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+import sqlite3
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
+from . import interrupts
 from .methodology import Options, get
+from .pending import Pending, phase_doc
 from .phase import Phase
 from .store import Store
 from .targets.base import Interrupted, PhaseResult, Sample, Target
@@ -22,6 +27,92 @@ class RunInterrupted(Exception):
         super().__init__(f"run {run_id} interrupted; what was recorded is kept")
         self.run_id = run_id
         self.outcomes = outcomes
+
+
+class RunFailed(RuntimeError):
+    """A run that started and then failed. Exit status 1, or the error's own `exit_code`
+    (2 for a drive refused on the way)."""
+
+    def __init__(self, run_id: int, error: BaseException):
+        text = (str(error).strip() or type(error).__name__).splitlines()[0]
+        super().__init__(f"run {run_id} failed: {type(error).__name__}: {text}")
+        self.run_id = run_id
+        self.error = error
+        self.exit_code = getattr(error, "exit_code", 1)
+
+
+class StoreWriteFailed(RuntimeError):
+    """The results store could not take a write; says where the data went instead."""
+
+
+class Recorder:
+    """The store writes of one run. Each is shielded from Ctrl-C (a phase is stored whole
+    or the interrupt waits). When a write fails, it and every later one go to a pending
+    file, and StoreWriteFailed says where (once: the cleanup after it does not raise)."""
+
+    def __init__(self, store: Store, run_id: int, run: dict):
+        self.store = store
+        self.run_id = run_id
+        self.run = dict(run, id=run_id)
+        self.pending: Pending | None = None
+        self.failure: StoreWriteFailed | None = None
+        self.drives: dict[int, tuple[str, Any, int | None]] = {}
+
+    def _write(self, fn: Callable[[], Any], keep: Callable[[Pending], None], what: str,
+               raise_: bool = True) -> Any:
+        with interrupts.shielded():
+            if self.pending is None:
+                try:
+                    return fn()
+                except (sqlite3.Error, OSError) as e:
+                    self.pending = Pending(self.store, self.run)
+                    for pos, (spec, ident, rd) in self.drives.items():
+                        self.pending.drive(pos, spec, ident, rd)
+                    keep(self.pending)
+                    self._save(f"cannot write results store {self.store.path} ({e}); {what}")
+                    if raise_:
+                        raise self.failure from None
+                    return None
+            keep(self.pending)
+            self._save("")
+            return None
+
+    def _save(self, why: str) -> None:
+        try:
+            f = self.pending.save()  # type: ignore[union-attr]
+            msg = f"{why}: saved to {f}; free space, then `ssdlab results import {f}`"
+        except OSError as e:
+            msg = f"{why}, and no pending file could be written either ({e}): it is lost"
+        if why:
+            self.failure = StoreWriteFailed(msg)
+
+    def add_drive(self, pos: int, spec: str, ident: Any) -> int | None:
+        idoc = asdict(ident) if hasattr(ident, "__dataclass_fields__") else ident
+        self.drives[pos] = (spec, idoc, None)
+        rd = self._write(lambda: self.store.add_drive(self.run_id, pos, spec, ident),
+                         lambda p: p.drive(pos, spec, idoc, None), f"drive {spec} not recorded")
+        self.drives[pos] = (spec, idoc, rd)
+        return rd
+
+    def add_phase(self, pos: int, rd: int | None, seq: int, res: PhaseResult,
+                  status: str = "complete") -> None:
+        self._write(lambda: self.store.add_phase(rd, seq, res, status),
+                    lambda p: p.drive(pos)["phases"].append(phase_doc(seq, res, status)),
+                    f"phase '{res.phase.name or res.phase.kind}' not stored")
+
+    def set_metrics(self, pos: int, rd: int | None, metrics: dict) -> None:
+        self._write(lambda: self.store.set_metrics(rd, metrics),
+                    lambda p: p.drive(pos).update(metrics=metrics), "metrics not stored")
+
+    def finish_drive(self, pos: int, rd: int | None, status: str) -> None:
+        self._write(lambda: self.store.finish_drive(rd, status),
+                    lambda p: p.drive(pos).update(status=status), "drive status not stored",
+                    raise_=False)
+
+    def finish_run(self, status: str, error: str | None = None) -> None:
+        self._write(lambda: self.store.finish_run(self.run_id, status, error),
+                    lambda p: p.doc["run"].update(status=status, error=error), "run status not stored",
+                    raise_=False)
 
 
 class Hooks:
@@ -81,16 +172,19 @@ class SampleBuffer:
                            totals={"duration_s": duration})
 
 
-def run_drive(store: Store, run_id: int, position: int, spec: str, target: Target,
+def run_drive(rec: Recorder, position: int, spec: str, target: Target,
               test: str, opts: Options, hooks: Hooks, outcomes: list[DriveOutcome]) -> None:
     """Run the test on one drive; its outcome joins `outcomes` as soon as it starts."""
     module = get(test)
     ident = target.identify()
-    out = DriveOutcome(spec, store.add_drive(run_id, position, spec, ident))
+    out = DriveOutcome(spec, -1)
     outcomes.append(out)
     results: list[PhaseResult] = []
     walk = steps(module.phases(ident.capacity, opts))
+    rd = None
     try:
+        rd = rec.add_drive(position, spec, ident)
+        out.run_drive_id = rd if rd is not None else -1
         phase = next(walk, None)
         seq = 0
         while phase is not None:
@@ -106,10 +200,10 @@ def run_drive(store: Store, run_id: int, position: int, spec: str, target: Targe
             except (Interrupted, KeyboardInterrupt) as e:
                 partial = getattr(e, "partial", None) or buf.result(phase)
                 if partial is not None:
-                    store.add_phase(out.run_drive_id, seq, partial, "partial")
+                    rec.add_phase(position, rd, seq, partial, "partial")
                 hooks.phase_end(partial)
                 raise
-            store.add_phase(out.run_drive_id, seq, res)
+            rec.add_phase(position, rd, seq, res)
             hooks.phase_end(res)
             results.append(res)
             seq += 1
@@ -118,7 +212,7 @@ def run_drive(store: Store, run_id: int, position: int, spec: str, target: Targe
             except StopIteration:
                 phase = None
         out.metrics = module.analyze(results, opts)
-        store.set_metrics(out.run_drive_id, out.metrics)
+        rec.set_metrics(position, rd, out.metrics)
         out.status = "complete"
     except (Interrupted, KeyboardInterrupt):
         out.status = "interrupted"
@@ -127,7 +221,7 @@ def run_drive(store: Store, run_id: int, position: int, spec: str, target: Targe
         out.status = "failed"
         raise
     finally:
-        store.finish_drive(out.run_drive_id, out.status if out.status != "running" else "failed")
+        rec.finish_drive(position, rd, out.status if out.status != "running" else "failed")
 
 
 def engine_versions(targets: list[Target]) -> str:
@@ -140,13 +234,18 @@ def engine_versions(targets: list[Target]) -> str:
 
 
 def preflight(test: str, drives: list[tuple[str, Target]], opts: Options) -> None:
-    """Safety checks of every drive for the whole test, before anything is stored: a target
-    with `preflight(phases)` (real drives) raises its refusal (safety.UnsafeTarget, a
-    ValueError) here, so a refused device leaves no run behind."""
+    """Checks of every drive for the whole test, before anything is stored: every phase
+    fits the drive (Phase.resolve), and a target with `preflight(phases)` (real drives)
+    raises its refusal (safety.UnsafeTarget, a ValueError) here, so a refused device
+    leaves no run behind."""
     for _spec, target in drives:
+        cap = target.identify().capacity
+        phases = plan_phases(test, cap, opts)
+        for p in phases:
+            p.resolve(cap)
         check = getattr(target, "preflight", None)
         if callable(check):
-            check(plan_phases(test, target.identify().capacity, opts))
+            check(phases)
 
 
 def run_test(store: Store, test: str, drives: list[tuple[str, Target]], opts: Options,
@@ -157,16 +256,27 @@ def run_test(store: Store, test: str, drives: list[tuple[str, Target]], opts: Op
     get(test)  # unknown test: ValueError before anything is stored
     preflight(test, drives, opts)
     hooks = hooks or Hooks()
-    run_id = store.create_run(test, args, testbed, engine_versions([t for _, t in drives]))
+    engines = engine_versions([t for _, t in drives])
+    with interrupts.shielded():
+        run_id = store.create_run(test, args, testbed, engines)
+    created = store.db.execute("SELECT created FROM runs WHERE id=?", (run_id,)).fetchone()[0]
+    rec = Recorder(store, run_id, {"test": test, "created": created, "args": args,
+                                   "testbed": testbed, "engine_version": engines})
     outcomes: list[DriveOutcome] = []
     try:
         for pos, (spec, target) in enumerate(drives):
-            run_drive(store, run_id, pos, spec, target, test, opts, hooks, outcomes)
+            run_drive(rec, pos, spec, target, test, opts, hooks, outcomes)
     except (Interrupted, KeyboardInterrupt):
-        store.finish_run(run_id, "interrupted", "interrupted by the user")
+        rec.finish_run("interrupted", "interrupted by the user")
+        if rec.pending is not None:
+            raise rec.failure from None
         raise RunInterrupted(run_id, outcomes) from None
     except BaseException as e:
-        store.finish_run(run_id, "failed", f"{type(e).__name__}: {e}")
-        raise
-    store.finish_run(run_id, "complete")
+        rec.finish_run("failed", f"{type(e).__name__}: {e}")
+        if isinstance(e, StoreWriteFailed):
+            raise
+        raise RunFailed(run_id, e) from e
+    rec.finish_run("complete")
+    if rec.pending is not None:
+        raise rec.failure
     return run_id, outcomes

@@ -3,6 +3,10 @@
 One file; WAL mode and a busy timeout so several processes (runs on different drives)
 can write at once. Every write is its own short transaction, so a phase is on disk as
 soon as it finishes. The schema is documented in docs/results.md.
+
+Reading never creates or changes a store (a mistyped --db is an error, a store on
+read-only media is read as it is); a damaged store is named with how to recover it. A
+run records the process that writes it, so a run whose process is gone reads as `stale`.
 """
 
 from __future__ import annotations
@@ -10,7 +14,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import functools
 import math
+import os
+import socket
 import sqlite3
 import time
 from contextlib import contextmanager
@@ -40,7 +47,10 @@ CREATE TABLE IF NOT EXISTS runs (
     tool_version TEXT NOT NULL,
     engine_version TEXT,
     args TEXT NOT NULL,
-    error TEXT
+    error TEXT,
+    pid INTEGER,
+    host TEXT,
+    pid_start TEXT
 );
 CREATE TABLE IF NOT EXISTS run_drives (
     id INTEGER PRIMARY KEY,
@@ -88,10 +98,43 @@ CREATE INDEX IF NOT EXISTS phases_by_drive ON phases (run_drive_id, seq);
 """
 
 STATUSES = ("running", "complete", "interrupted", "failed")
+# added after schema version 1 was released: added to older stores when they are written
+RUN_COLUMNS_ADDED = (("pid", "INTEGER"), ("host", "TEXT"), ("pid_start", "TEXT"))
+MIN_FREE_BYTES = 64 * 10**6  # free space a run needs on the store's filesystem
+MAX_ID = 2**63 - 1  # SQLite's integer range
 
 
 class StoreError(ValueError):
     """The store cannot be opened or a run does not exist (a user error)."""
+
+
+def damage_hint(path: Path, e: Exception) -> str:
+    return (f"results store {path} is damaged ({e}); recover what is left with "
+            f"`sqlite3 {path} .recover | sqlite3 recovered.sqlite` and use --db recovered.sqlite")
+
+
+def _reading(fn):
+    """Read methods: a damaged or foreign store is one clear error, not a traceback."""
+    @functools.wraps(fn)
+    def wrapper(self, *a, **kw):
+        try:
+            return fn(self, *a, **kw)
+        except sqlite3.OperationalError as e:
+            raise StoreError(f"cannot read results store {self.path}: {e}") from None
+        except sqlite3.DatabaseError as e:
+            raise StoreError(damage_hint(self.path, e)) from None
+    return wrapper
+
+
+def process_start(pid: int) -> str:
+    """Boot id and start time of a process: with its pid, names it across pid reuse and
+    reboots ("" when unknown)."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return f"{boot}:{stat.rsplit(')', 1)[1].split()[19]}"
+    except (OSError, IndexError):
+        return ""
 
 
 def now() -> str:
@@ -131,27 +174,117 @@ def default_path() -> Path:
     return Path(user_data_dir("ssdlab")) / "results.sqlite"
 
 
+def check_free(path: str | Path | None) -> None:
+    """The filesystem that holds (or will hold) the store has room for a run: checked
+    before the store is even created."""
+    p = Path(path) if path is not None else default_path()
+    d = p.parent
+    while not d.exists() and d != d.parent:
+        d = d.parent
+    try:
+        st = os.statvfs(d)
+    except OSError:
+        return  # cannot tell: opening the store will say what is wrong
+    free = st.f_bavail * st.f_frsize
+    if free < MIN_FREE_BYTES:
+        raise StoreError(f"results store {p}: its filesystem has {free / 1e6:.1f} MB free and a "
+                         f"run needs at least {MIN_FREE_BYTES / 1e6:.0f} MB; free space or use --db elsewhere")
+
+
 class Store:
-    def __init__(self, path: str | Path | None = None):
+    """`create=False` (read commands): the store must exist; it is opened read-only when
+    its file or directory cannot be written, and nothing is created or migrated."""
+
+    def __init__(self, path: str | Path | None = None, create: bool = True):
         self.path = Path(path) if path is not None else default_path()
+        self.read_only = False
+        if not create and not self.path.exists():
+            raise StoreError(f"no results store at {self.path}: check --db (nothing was stored there)")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so a writer takes
-            # the lock up front and waits (busy timeout) instead of failing on upgrade
-            self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
-                                      isolation_level=None, check_same_thread=False)
-            self.db.row_factory = sqlite3.Row
-            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
-            self.db.execute("PRAGMA foreign_keys = ON")
-            with self.tx() as c:
-                for stmt in SCHEMA.split(";"):
-                    if stmt.strip():
-                        c.execute(stmt)
-                c.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
-                          (str(SCHEMA_VERSION),))
-        except (OSError, sqlite3.Error) as e:
+            if create:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.db = self._connect(f"file:{self.path}?mode=rwc")
+            else:
+                self.db = self._open_for_reading()
+            if not self.read_only:
+                try:
+                    self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
+                except sqlite3.OperationalError as e:
+                    if create or "readonly" not in str(e):
+                        raise
+                    # a store on read-only media: read it as it is, without its -shm file
+                    self.db.close()
+                    self.db = self._connect(f"file:{self.path}?mode=ro&immutable=1")
+                    self.read_only = True
+            if not self.read_only:
+                self.db.execute("PRAGMA foreign_keys = ON")
+                self._schema(create)
+        except sqlite3.OperationalError as e:
+            if create and self.path.parent.is_dir() and not os.access(self.path.parent, os.W_OK):
+                raise StoreError(f"results store {self.path} is not writable (read-only filesystem or "
+                                 "directory); use --db on a writable one") from None
             raise StoreError(f"cannot open results store {self.path}: {e}") from None
+        except sqlite3.DatabaseError as e:
+            raise StoreError(damage_hint(self.path, e)) from None
+        except OSError as e:
+            raise StoreError(f"cannot open results store {self.path}: {e}") from None
+
+    def _open_for_reading(self) -> sqlite3.Connection:
+        """Read-write when possible (a reader may checkpoint the WAL); else read-only; else,
+        on read-only media where SQLite cannot make its -shm file, as an immutable file."""
+        try:
+            return self._connect(f"file:{self.path}?mode=rw")
+        except sqlite3.OperationalError:
+            self.read_only = True
+        try:
+            return self._connect(f"file:{self.path}?mode=ro")
+        except sqlite3.OperationalError:
+            return self._connect(f"file:{self.path}?mode=ro&immutable=1")
+
+    def _connect(self, uri: str) -> sqlite3.Connection:
+        # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so a writer takes the
+        # lock up front and waits (busy timeout) instead of failing on upgrade
+        db = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                             check_same_thread=False)
+        db.row_factory = sqlite3.Row
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # not a database: fails here
+        return db
+
+    def _schema(self, create: bool) -> None:
+        have = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not create:  # a reader changes nothing (an older store is read as it is)
+            if "runs" not in have:
+                raise StoreError(f"{self.path} is not an ssdlab results store (no runs table)")
+            return
+        cols = {r[1] for r in self.db.execute("PRAGMA table_info(runs)")}
+        if {"meta", "runs", "run_drives", "phases", "series", "histograms", "metrics"} <= have and \
+                all(c in cols for c, _ in RUN_COLUMNS_ADDED):
+            return  # nothing to create: no write transaction for a reader
+        with self.tx() as c:
+            for stmt in SCHEMA.split(";"):
+                if stmt.strip():
+                    c.execute(stmt)
+            c.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                      (str(SCHEMA_VERSION),))
+            cols = {r[1] for r in c.execute("PRAGMA table_info(runs)")}
+            for col, kind in RUN_COLUMNS_ADDED:
+                if col not in cols:
+                    c.execute(f"ALTER TABLE runs ADD COLUMN {col} {kind}")
+
+    def check_writable(self) -> None:
+        """Before a run: the store is undamaged and its filesystem has room, so a
+        measurement is not lost for want of a place to put it."""
+        if self.read_only:
+            raise StoreError(f"results store {self.path} is read-only; use --db on a writable filesystem")
+        try:
+            ok = self.db.execute("PRAGMA quick_check").fetchone()[0]
+        except sqlite3.DatabaseError as e:
+            ok = str(e)
+        if ok != "ok":
+            raise StoreError(damage_hint(self.path, ok))
+        check_free(self.path)
+
 
     def close(self) -> None:
         self.db.close()
@@ -181,11 +314,13 @@ class Store:
     def create_run(self, test: str, args: dict, testbed: str | None = None,
                    engine_version: str | None = None) -> int:
         with self.tx() as c:
+            pid = os.getpid()
             cur = c.execute(
                 "INSERT INTO runs (test, created, status, methodology_version, testbed,"
-                " tool_version, engine_version, args) VALUES (?,?,?,?,?,?,?,?)",
+                " tool_version, engine_version, args, pid, host, pid_start)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (test, now(), "running", METHODOLOGY_VERSION, testbed, __version__,
-                 engine_version, dumps(args)))
+                 engine_version, dumps(args), pid, socket.gethostname(), process_start(pid)))
             return int(cur.lastrowid)
 
     def add_drive(self, run_id: int, position: int, spec: str, identity: Identity | dict) -> int:
@@ -239,6 +374,7 @@ class Store:
                       (status, now(), error, run_id))
 
     # ---- reading -------------------------------------------------------------------------
+    @_reading
     def runs(self, limit: int | None = None) -> list[dict]:
         q = "SELECT * FROM runs ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit else "")
         out = []
@@ -249,14 +385,18 @@ class Store:
             out.append(d)
         return out
 
+    @_reading
     def latest_run_id(self) -> int:
         r = self.db.execute("SELECT max(id) FROM runs").fetchone()[0]
         if r is None:
             raise StoreError(f"no runs in {self.path}")
         return int(r)
 
+    @_reading
     def run(self, run_id: int) -> dict:
         """The run with its drives; each drive has identity, status and metrics."""
+        if not 0 < run_id <= MAX_ID:
+            raise StoreError(f"no run {run_id} in {self.path} (run ids are 1 to {MAX_ID})")
         r = self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
         if r is None:
             raise StoreError(f"no run {run_id} in {self.path}")
@@ -265,11 +405,13 @@ class Store:
             "SELECT * FROM run_drives WHERE run_id=? ORDER BY position", (run_id,))]
         return d
 
+    @_reading
     def metrics(self, run_drive_id: int) -> dict[str, Any]:
         return {m["name"]: (json.loads(m["json"]) if m["json"] is not None else m["value"])
                 for m in self.db.execute(
                     "SELECT * FROM metrics WHERE run_drive_id=? ORDER BY rowid", (run_drive_id,))}
 
+    @_reading
     def phases(self, run_drive_id: int, with_data: bool = True) -> list[dict]:
         """Phases in order; with_data adds `series`, `segments` (name -> float64 array)
         and `histogram` ({"edges_us", "counts"} or None)."""
@@ -285,6 +427,7 @@ class Store:
             out.append(d)
         return out
 
+    @_reading
     def phase_data(self, phase_id: int) -> dict:
         series: dict[str, np.ndarray] = {}
         segments: dict[str, np.ndarray] = {}
@@ -298,6 +441,8 @@ class Store:
     def _run_row(self, r: sqlite3.Row) -> dict:
         d = dict(r)
         d["args"] = json.loads(d["args"])
+        if d["status"] == "running" and is_gone(d):
+            d["status"] = "stale"
         return d
 
     def _drive_row(self, x: sqlite3.Row) -> dict:
@@ -306,12 +451,14 @@ class Store:
                 "metrics": self.metrics(x["id"])}
 
     # ---- export --------------------------------------------------------------------------
+    @_reading
     def export_json(self, run_id: int) -> str:
         run = self.run(run_id)
         for d in run["drives"]:
             d["phases"] = self.phases(d["id"])
         return json.dumps(jsonable(run), indent=1, allow_nan=False)
 
+    @_reading
     def export_csv(self, run_id: int) -> str:
         """Long ("tidy") format, one value per line: every series point, segment point,
         histogram bucket, phase total and metric of the run."""
@@ -339,6 +486,16 @@ class Store:
                                     p["histogram"]["counts"].tolist()):
                         w.writerow(key + ["histogram", "count", fmt(e), fmt(c)])
         return buf.getvalue()
+
+
+def is_gone(run: dict) -> bool:
+    """A `running` run whose process on this host no longer exists (killed, machine
+    rebooted): it will never finish. Runs of other hosts, and of stores written before
+    runs recorded their process, cannot be told and stay `running`."""
+    pid, start = run.get("pid"), run.get("pid_start")
+    if not pid or not start or run.get("host") != socket.gethostname():
+        return False
+    return process_start(int(pid)) != start
 
 
 def fmt(x: Any) -> str:

@@ -204,6 +204,7 @@ impl Drive {
             r.and_then(|_| ssdsim::profile::from_value(v))
         }
         .map_err(verr)?;
+        ssdsim::memory::check(&p).map_err(verr)?; // before the tables are allocated
         Ok(Drive { inner: Mutex::new(SimDrive::new(p, seed)) })
     }
 

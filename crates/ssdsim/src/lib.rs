@@ -8,6 +8,7 @@ pub mod engine;
 pub mod fastdiv;
 pub mod ftl;
 pub mod host;
+pub mod memory;
 pub mod nand;
 pub mod power;
 pub mod profile;

@@ -333,9 +333,22 @@ pub fn apply_override(root: &mut toml::Value, key: &str, raw: &str) -> Result<()
 fn parse_value(raw: &str) -> toml::Value {
     let doc = format!("v = {raw}");
     match toml::from_str::<toml::Table>(&doc) {
-        Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(raw.into())),
-        Err(_) => toml::Value::String(raw.to_string()),
+        // more than `v` (a newline and another key or table in the value): not one value
+        Ok(mut t) if t.len() == 1 => t.remove("v").unwrap_or(toml::Value::String(raw.into())),
+        _ => toml::Value::String(raw.to_string()),
     }
+}
+
+/// Bounds of times (µs) and sizes (GB) in a profile (docs/profile-format.md): far beyond
+/// any drive, and small enough that virtual time and byte counts stay in range.
+pub const MAX_US: f64 = 1e7;
+/// Shortest time of an operation, µs: virtual time counts whole nanoseconds.
+pub const MIN_US: f64 = 1e-3;
+pub const MAX_GB: f64 = 1e5;
+
+/// A float for an error message: 1e300 as 1e300, not 301 digits.
+fn num(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-4..1e9).contains(&x.abs()) { format!("{x:e}") } else { format!("{x}") }
 }
 
 macro_rules! check {
@@ -353,11 +366,23 @@ impl Profile {
         bits_per_cell(&self.nand.cell).unwrap_or(1)
     }
 
+    /// Bytes the simulator's tables take for this profile (about 8 B per 4 KiB of raw
+    /// NAND, docs/performance.md): L2P and P2L (4 B per slot), the valid bitmap, the
+    /// per-block lists and counters, GC buckets and the mapping cache's page table.
+    pub fn table_bytes(&self) -> u64 {
+        let g = crate::nand::Geometry::from_profile(self);
+        let user_slots = (self.user_capacity_gb * 1e9) as u64 / crate::nand::SLOT_BYTES;
+        let (slots, blocks) = (g.total_slots(), g.total_blocks() as u64);
+        let map_pages = if self.mapping.kind == "dram" { 0 } else { user_slots.div_ceil(self.nand.page_kib as u64 * 256) };
+        4 * user_slots + 4 * slots + slots.div_ceil(64) * 8 + 20 * blocks
+            + 4 * g.dies as u64 * (g.slots_per_block as u64 + 1) + 4 * map_pages
+    }
+
     pub fn validate(&self) -> Result<(), ProfileError> {
         let n = &self.nand;
         let h = &self.host;
         check!(!self.id.is_empty(), "id", "\"\"", "a non-empty string");
-        check!(self.user_capacity_gb > 0.0, "user_capacity_gb", self.user_capacity_gb, "> 0");
+        check!(self.user_capacity_gb > 0.0 && self.user_capacity_gb <= MAX_GB, "user_capacity_gb", num(self.user_capacity_gb), "in (0, 1e5] (GB)");
         check!(
             h.interface == "sata" || h.interface == "pcie",
             "host.interface",
@@ -372,8 +397,8 @@ impl Profile {
             h.protocol_efficiency,
             "in (0, 1]"
         );
-        check!(h.command_overhead_us > 0.0, "host.command_overhead_us", h.command_overhead_us, "> 0");
-        check!(h.host_latency_us >= 0.0, "host.host_latency_us", h.host_latency_us, ">= 0");
+        check!((MIN_US..=MAX_US).contains(&h.command_overhead_us), "host.command_overhead_us", num(h.command_overhead_us), "in [0.001, 1e7] (µs)");
+        check!((0.0..=MAX_US).contains(&h.host_latency_us), "host.host_latency_us", num(h.host_latency_us), "in [0, 1e7] (µs)");
         check!((0.0..=10_000.0).contains(&h.write_latency_us), "host.write_latency_us", h.write_latency_us, "0..10000 (µs)");
         check!((0.0..=10_000.0).contains(&h.read_op_us), "host.read_op_us", h.read_op_us, "0..10000 (µs)");
         check!((1..=65536).contains(&h.max_queue_depth), "host.max_queue_depth", h.max_queue_depth, "1..65536");
@@ -402,12 +427,12 @@ impl Profile {
             n.pages_per_block,
             format!(">= 4 and a multiple of {bits} (bits per cell)")
         );
-        check!(n.channel_mbps > 0.0, "nand.channel_mbps", n.channel_mbps, "> 0");
-        check!(n.erase_us > 0.0, "nand.erase_us", n.erase_us, "> 0");
+        check!((1.0..=1e6).contains(&n.channel_mbps), "nand.channel_mbps", num(n.channel_mbps), "in [1, 1e6] (MB/s)");
+        check!((MIN_US..=MAX_US).contains(&n.erase_us), "nand.erase_us", num(n.erase_us), "in [0.001, 1e7] (µs)");
         check!((0.0..=1000.0).contains(&n.suspend_us), "nand.suspend_us", n.suspend_us, "0..1000 (µs)");
         for (name, t) in [("nand.slc", &n.slc), ("nand.native", &n.native)] {
-            check!(t.read_us > 0.0, format!("{name}.read_us"), t.read_us, "> 0");
-            check!(t.prog_us > 0.0, format!("{name}.prog_us"), t.prog_us, "> 0");
+            check!((MIN_US..=MAX_US).contains(&t.read_us), format!("{name}.read_us"), num(t.read_us), "in [0.001, 1e7] (µs)");
+            check!((MIN_US..=MAX_US).contains(&t.prog_us), format!("{name}.prog_us"), num(t.prog_us), "in [0.001, 1e7] (µs)");
             check!(
                 t.prog_pages >= 1 && n.pages_per_block.is_multiple_of(t.prog_pages),
                 format!("{name}.prog_pages"),
@@ -457,8 +482,8 @@ impl Profile {
             "\"static\" or \"dynamic\""
         );
         let s = &self.slc;
-        check!(s.static_gb >= 0.0, "slc.static_gb", s.static_gb, ">= 0");
-        check!(s.dynamic_max_gb >= 0.0, "slc.dynamic_max_gb", s.dynamic_max_gb, ">= 0");
+        check!((0.0..=MAX_GB).contains(&s.static_gb), "slc.static_gb", num(s.static_gb), "in [0, 1e5] (GB)");
+        check!((0.0..=MAX_GB).contains(&s.dynamic_max_gb), "slc.dynamic_max_gb", num(s.dynamic_max_gb), "in [0, 1e5] (GB)");
         check!((0.0..=1.0).contains(&s.dynamic_share), "slc.dynamic_share", s.dynamic_share, "0..1");
         check!(
             s.when_full == "direct" || s.when_full == "fold",
@@ -467,8 +492,8 @@ impl Profile {
             "\"direct\" or \"fold\""
         );
         check!((0.05..=8.0).contains(&s.fold_pace), "slc.fold_pace", s.fold_pace, "0.05..8");
-        check!(s.reclaim_interval_gb >= 0.0, "slc.reclaim_interval_gb", s.reclaim_interval_gb, ">= 0");
-        check!(s.reclaim_gb >= 0.0, "slc.reclaim_gb", s.reclaim_gb, ">= 0");
+        check!((0.0..=MAX_GB).contains(&s.reclaim_interval_gb), "slc.reclaim_interval_gb", num(s.reclaim_interval_gb), "in [0, 1e5] (GB)");
+        check!((0.0..=MAX_GB).contains(&s.reclaim_gb), "slc.reclaim_gb", num(s.reclaim_gb), "in [0, 1e5] (GB)");
         check!(
             s.reclaim_pace == 0.0 || (0.05..=8.0).contains(&s.reclaim_pace),
             "slc.reclaim_pace",
@@ -489,12 +514,12 @@ impl Profile {
             "\"dram\", \"sram\" or \"hmb\""
         );
         check!(
-            m.kind == "dram" || m.cache_mib > 0.0,
+            (m.kind == "dram" || m.cache_mib > 0.0) && (0.0..=1e6).contains(&m.cache_mib),
             "mapping.cache_mib",
-            m.cache_mib,
-            "> 0 for a sram or hmb mapping cache"
+            num(m.cache_mib),
+            "in [0, 1e6] (MiB), and > 0 for a sram or hmb mapping cache"
         );
-        check!(m.hmb_access_us >= 0.0, "mapping.hmb_access_us", m.hmb_access_us, ">= 0");
+        check!((0.0..=MAX_US).contains(&m.hmb_access_us), "mapping.hmb_access_us", num(m.hmb_access_us), "in [0, 1e7] (µs)");
         let p = &self.power;
         for (k, v) in [
             ("power.read_uj", p.read_uj),
@@ -504,7 +529,7 @@ impl Profile {
             ("power.controller_active_w", p.controller_active_w),
             ("power.idle_w", p.idle_w),
         ] {
-            check!(v >= 0.0, k, v, ">= 0");
+            check!((0.0..=1e6).contains(&v), k, num(v), "in [0, 1e6]");
         }
         let g = crate::nand::Geometry::from_profile(self);
         check!(

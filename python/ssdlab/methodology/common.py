@@ -9,6 +9,8 @@ from ..targets.base import PhaseResult
 
 MIB = 1024 * KIB
 GIB = 1024 * MIB
+MAX_REPEAT = 100  # quick: repetitions (CrystalDiskMark offers up to 9)
+MAX_SECONDS = 1e7  # a timed step; the simulator's bound on stop_seconds too
 
 
 @dataclass(frozen=True)
@@ -24,10 +26,10 @@ class Options:
     def __post_init__(self) -> None:
         if not 0 <= self.spare < 100:
             raise ValueError(f"--spare {self.spare}: must be at least 0 and below 100 (%)")
-        if self.repeat < 1:
-            raise ValueError(f"--repeat {self.repeat}: must be at least 1")
-        if self.seconds is not None and self.seconds <= 0:
-            raise ValueError(f"--seconds {self.seconds}: must be positive")
+        if not 1 <= self.repeat <= MAX_REPEAT:
+            raise ValueError(f"--repeat {self.repeat}: must be 1 to {MAX_REPEAT}")
+        if self.seconds is not None and not 0 < self.seconds <= MAX_SECONDS:
+            raise ValueError(f"--seconds {self.seconds:g}: must be above 0 and at most {MAX_SECONDS:g} (116 days)")
         if self.interval is not None and not 0 <= self.interval <= 3600:
             raise ValueError(f"--interval {self.interval}: must be 0 to 3600 (seconds)")
 

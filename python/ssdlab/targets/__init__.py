@@ -4,6 +4,7 @@ becomes a Target."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from .base import Identity, Interrupted, PhaseResult, Target
@@ -25,8 +26,11 @@ def open_target(spec: str, *, overrides: list[str] | None = None, seed: int = 42
 
         return FioTarget(spec, destroy_data=destroy_data, plan=plan)
     if spec.startswith("sim:"):
-        from ..profiles import load_text
+        from ..profiles import builtin_ids, load_text
 
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", spec[4:]):  # a name, not a path
+            raise ValueError(f"unknown profile '{spec[4:]}': built-in profiles are "
+                             f"{', '.join(builtin_ids())} (or give a path to a .toml profile file)")
         text = load_text(spec[4:])  # unknown profile: a clear error even before the build
         from .sim import SimTarget
 
@@ -37,7 +41,14 @@ def open_target(spec: str, *, overrides: list[str] | None = None, seed: int = 42
             raise ValueError(f"profile file '{spec}' not found")
         from .sim import SimTarget
 
-        return SimTarget(p.read_text(), overrides=overrides, seed=seed)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"profile file '{spec}' is not UTF-8 text (byte {e.object[e.start]:#04x} "
+                             f"at offset {e.start}); save it as UTF-8") from None
+        except OSError as e:
+            raise ValueError(f"profile file '{spec}': {e.strerror or e}") from None
+        return SimTarget(text, overrides=overrides, seed=seed)
     raise ValueError(
         f"unknown drive '{spec}': use sim:PROFILE (see `ssdlab drives`), a profile .toml file, "
         "a block device /dev/..., or file:PATH:SIZE"

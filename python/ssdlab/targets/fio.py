@@ -18,7 +18,7 @@ import os
 import queue
 import re
 import shutil
-import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -28,9 +28,10 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..phase import Phase
-from . import fio_job, fio_output, purge as purge_mod, safety
+from . import child, fio_job, fio_output, locks, purge as purge_mod, safety
 from .base import Identity, Interrupted, OnSample, PhaseResult
 from .identity import Telemetry, TempSampler, block_info, write_counters_delta
+from .identity import attach_temps as _attach_temps
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50,
           "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40,
@@ -55,10 +56,11 @@ def parse_spec(spec: str) -> tuple[str, str, int | None]:
         path, sep, size = rest.rpartition(":")
         if not sep or not path:
             raise ValueError(f"drive '{spec}': write file:PATH:SIZE, e.g. file:/mnt/ssd/test.bin:8G")
+        fio_job.check_path(path)
         n = parse_size(size)
         return "file", path, n - n % 4096
     if spec.startswith("/dev/"):
-        return "block", spec, None
+        return "block", fio_job.check_path(spec), None
     raise ValueError(f"drive '{spec}': a real drive is /dev/... or file:PATH:SIZE")
 
 
@@ -98,7 +100,7 @@ class FioTarget:
         self.fio = shutil.which("fio") or "fio"
         if not plan:
             self.fio = fio_binary_checked()
-        self._lock: safety.DeviceLock | None = None
+        self._lock: locks.DeviceLock | None = None
         self._excl_fd: int | None = None
         self._write_ok = False
         self._engine: str | None = None
@@ -122,8 +124,8 @@ class FioTarget:
         self.telemetry = Telemetry(self.dev, self.info.get("kind", "file")) if (
             self.kind == "block" and not plan) else Telemetry(self.dev, "file")
         if not plan:
-            self._lock = (safety.lock_for_block(self.dev) if self.kind == "block"
-                          else safety.lock_for_file(self.path)).acquire()
+            self._lock = (locks.lock_for_block(self.dev) if self.kind == "block"
+                          else locks.lock_for_file(self.path)).acquire()
 
     # ------------------------------------------------------------------ protocol
     def identify(self) -> Identity:
@@ -208,15 +210,23 @@ class FioTarget:
     def _ensure_file(self, create: bool) -> None:
         if self.kind != "file":
             return
-        exists = os.path.exists(self.dev)
+        exists = os.path.lexists(self.dev)
         size = os.path.getsize(self.dev) if exists else 0
         if size >= self.capacity:
             return
         if not create:
             # reading a file that is not there yet: creating it writes only the file itself
             safety.check_file_write(self.path, self.destroy_data)
-        fd = os.open(self.dev, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # never through a symlink planted after the check, and a new file is really new
+        flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | (0 if exists else os.O_CREAT | os.O_EXCL)
         try:
+            fd = os.open(self.dev, flags, 0o600)
+        except OSError as e:
+            raise safety.UnsafeTarget(f"refusing {self.spec}: cannot open {self.dev} safely ({e.strerror}); "
+                                      "was it replaced while ssdlab checked it?") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise safety.UnsafeTarget(f"refusing {self.spec}: {self.dev} is not a regular file")
             os.ftruncate(fd, self.capacity)
         finally:
             os.close(fd)
@@ -310,7 +320,8 @@ class FioTarget:
     # ------------------------------------------------------------------ phases
     def _wd(self) -> str:
         if not self._workdir:
-            self._workdir = tempfile.mkdtemp(prefix="ssdlab-fio-")
+            child.clean_workdirs()
+            self._workdir = tempfile.mkdtemp(prefix=f"{child.WORKDIR_PREFIX}{os.getpid()}-")
         return self._workdir
 
     def _run_idle(self, phase: Phase, spec: dict, on_sample: OnSample | None) -> PhaseResult:
@@ -352,27 +363,13 @@ class FioTarget:
             return ["fallocate", "--punch-hole", "--offset", str(off), "--length", str(length), self.dev]
         return purge_mod.blkdiscard(self.dev, off, length)
 
-    def _run_cmd_uninterruptible(self, cmd: list[str]) -> tuple[subprocess.CompletedProcess, bool]:
-        """Run a command to completion even across Ctrl-C (a half-done discard or format is
-        worse than a late stop); returns (result, interrupted)."""
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)
-        interrupted = False
-        while True:
-            try:
-                out, err = p.communicate()
-                break
-            except KeyboardInterrupt:
-                interrupted = True
-        return subprocess.CompletedProcess(cmd, p.returncode, out, err), interrupted
-
     def _run_trim(self, phase: Phase, spec: dict) -> PhaseResult:
         off, length = int(spec["offset"]), int(spec["length"])
         if self.kind == "block" and not self.info.get("discard"):
             r = _empty(phase, {"duration_s": 0.0, "trim_bytes": 0.0, "trim_supported": 0.0})
             return r
         t0 = time.monotonic()
-        res, interrupted = self._run_cmd_uninterruptible(self._trim_cmd(off, length))
+        res, interrupted = child.run_to_completion(self._trim_cmd(off, length))
         dur = time.monotonic() - t0
         if res.returncode != 0:
             raise RuntimeError(f"trim failed: `{' '.join(res.args)}`: {res.stderr.strip()}")
@@ -393,7 +390,7 @@ class FioTarget:
         t0 = time.monotonic()
         interrupted = False
         for cmd in pp.commands:
-            res, intr = self._run_cmd_uninterruptible(cmd)
+            res, intr = child.run_to_completion(cmd)
             interrupted |= intr
             if res.returncode != 0:
                 msg = (res.stderr or res.stdout).strip().splitlines()
@@ -425,7 +422,7 @@ class FioTarget:
         # anyway, the kernel stops fio (no orphan writing on to the drive)
         proc = subprocess.Popen(fio_job.command(job_path, self.fio), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True,
-                                preexec_fn=_die_with_parent)
+                                preexec_fn=child.die_with_parent)
         chunks: queue.Queue[bytes | None] = queue.Queue()
         err_parts: list[bytes] = []
 
@@ -471,6 +468,8 @@ class FioTarget:
         def finish() -> PhaseResult:
             for t in threads:
                 t.join(timeout=30)
+            for f in (proc.stdout, proc.stderr):
+                f.close()
             while True:
                 try:
                     c = chunks.get_nowait()
@@ -488,11 +487,15 @@ class FioTarget:
                 pass
             proc.wait()
         except KeyboardInterrupt as e:
-            _stop(proc)
+            child.stop(proc)
             raise Interrupted(finish()) from e
         except BaseException:
-            _stop(proc)
+            child.stop(proc)
             temps.stop()
+            for t in threads:
+                t.join(timeout=5)
+            for f in (proc.stdout, proc.stderr):
+                f.close()
             raise
         result = finish()
         if proc.returncode != 0 or not reps:
@@ -507,6 +510,12 @@ class FioTarget:
         errs = fio_output.report_errors(reps[-1])
         if errs:
             raise RuntimeError(f"fio reported errors on {self.spec}: {'; '.join(errs)}")
+        if stream.torn_tail:
+            raise FioFailed(f"fio's final report on {self.spec} is incomplete (its output was cut "
+                            "short), so the phase's figures are unknown")
+        short = fio_output.shortfall(spec, result.totals)
+        if short:
+            raise FioFailed(f"fio on {self.spec} exited without an error but {short}")
         return result
 
     def _io_result(self, phase: Phase, spec: dict, prefix: str, reps: list[dict],
@@ -546,49 +555,6 @@ class FioTarget:
             totals["temp_mean_c"] = float(sum(tv) / len(tv))
         return PhaseResult(phase=phase, series=series, segments=segments, latency=latency,
                            totals=totals)
-
-
-try:
-    import ctypes
-
-    _prctl = ctypes.CDLL(None, use_errno=True).prctl
-except (OSError, AttributeError):  # not Linux
-    _prctl = None
-
-
-def _die_with_parent() -> None:
-    """In the forked child before exec: SIGTERM when ssdlab dies (PR_SET_PDEATHSIG)."""
-    if _prctl is not None:
-        _prctl(1, signal.SIGTERM, 0, 0, 0)
-
-
-def _attach_temps(series: dict[str, np.ndarray], temps: list[tuple[float, float]]) -> None:
-    """Temperature column aligned to the series rows (the sample nearest each t_s)."""
-    if not temps or not len(series.get("t_s", [])):
-        return
-    tt = np.array([t for t, _ in temps])
-    tv = np.array([v for _, v in temps])
-    idx = np.clip(np.searchsorted(tt, series["t_s"]), 0, len(tt) - 1)
-    series["temp_c"] = tv[idx].astype(np.float64)
-
-
-def _stop(proc: subprocess.Popen, grace_s: float = 20.0) -> None:
-    """Stop fio the way it likes (SIGINT: it finishes its logs and prints its report),
-    then harder if it does not exit."""
-    if proc.poll() is not None:
-        return
-    for sig, wait in ((signal.SIGINT, grace_s), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-        try:
-            proc.send_signal(sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-        except KeyboardInterrupt:
-            continue
 
 
 def _fs_of(path: str) -> str:

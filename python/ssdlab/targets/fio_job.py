@@ -64,6 +64,28 @@ def _probe_engine(fio: str) -> str:
     return "psync"
 
 
+_UNSAFE_CHARS = re.compile(r"[\x00-\x1f\x7f$\\]")
+
+
+def check_path(path: str) -> str:
+    """Refuse what a fio job file cannot carry verbatim: control characters (a newline
+    would add job options), `$` (fio expands ${VAR}), a backslash (fio's escape) and
+    leading or trailing blanks (fio strips them). ValueError with the fix."""
+    bad = _UNSAFE_CHARS.search(path)
+    if bad:
+        raise ValueError(f"path {path!r}: character {bad.group()!r} is not allowed in a drive path "
+                         "(fio job files cannot carry it); rename the file or directory")
+    if path != path.strip():
+        raise ValueError(f"path {path!r}: leading or trailing blanks are not allowed in a drive path")
+    return path
+
+
+def fio_filename(path: str) -> str:
+    """`path` as fio's filename= value: ':' separates several files there, so it is
+    escaped ('\\:'), and what cannot be escaped is refused (check_path)."""
+    return check_path(path).replace(":", "\\:")
+
+
 def rw_mode(read_pct: int, pattern: str) -> str:
     r = "rand" if pattern == "rand" else ""
     if read_pct >= 100:
@@ -87,9 +109,12 @@ def job_text(spec: dict, filename: str, *, engine: str = "io_uring", log_prefix:
     off = int(spec["offset"])
     length = int(spec["length"])
     g: list[tuple[str, object]] = [
+        # jobs as threads of the one fio process: when ssdlab is killed, the SIGTERM fio
+        # gets (PR_SET_PDEATHSIG) ends them all; forked job processes outlived their parent
+        ("thread", 1),
         ("ioengine", engine),
         ("direct", 1),
-        ("filename", filename),
+        ("filename", fio_filename(filename)),
         ("randrepeat", 0),
         ("norandommap", 1),
         ("random_generator", "tausworthe64"),

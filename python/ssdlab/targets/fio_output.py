@@ -45,6 +45,9 @@ class JsonStream:
         self._esc = False
         self._start = -1  # index in buf of the current object's '{'
         self._pos = 0  # next index of buf to scan
+        # an object was cut short or garbled after the last good one: when fio's output
+        # ends that way, its final report is torn (the last good one is an earlier status)
+        self.torn_tail = False
 
     def feed(self, text: str) -> list[dict]:
         self.buf += text
@@ -88,6 +91,7 @@ class JsonStream:
                 # a new top-level object (fio writes those at column 0, nested ones indented)
                 # while one is open: the open one was torn; keep it as noise, start over here
                 self.noise.extend(x for x in buf[self._start:i].splitlines() if x.strip())
+                self.torn_tail = True
                 buf = buf[i:]
                 n = len(buf)
                 i = 0
@@ -104,10 +108,12 @@ class JsonStream:
                         obj = json.loads(chunk)
                         if isinstance(obj, dict):
                             out.append(obj)
+                            self.torn_tail = False
                         else:
                             self.noise.append(chunk)
-                    except json.JSONDecodeError:
+                    except (json.JSONDecodeError, RecursionError):
                         self.noise.extend(chunk.splitlines())
+                        self.torn_tail = True
                     buf = buf[i + 1:]
                     n = len(buf)
                     i = 0
@@ -127,6 +133,8 @@ class JsonStream:
 
     def close(self) -> list[str]:
         """End of stream: whatever is left (a torn object, trailing text) becomes noise."""
+        if self._start >= 0 and self.buf.strip():
+            self.torn_tail = True
         if self.buf.strip():
             self.noise.extend(x for x in self.buf.splitlines() if x.strip())
         self.buf = ""
@@ -155,8 +163,45 @@ def final_report(text: str) -> dict:
 
 
 # --------------------------------------------------------------------------- reports
+# fio's reports are read defensively: a field of the wrong type (an odd fio version, a
+# wrapper script, a torn write) makes that figure unknown (NaN) with a warning instead of
+# failing the phase; the run then stores what is known.
+class FioOutputWarning(UserWarning):
+    pass
+
+
+def _warn(msg: str) -> None:
+    import warnings
+
+    warnings.warn(f"fio report: {msg}; that figure is unknown", FioOutputWarning, stacklevel=3)
+
+
+def _num(x: Any, where: str, default: float = 0.0) -> float:
+    """A JSON number as float; missing (None from .get) is `default`, anything else NaN."""
+    if x is None:
+        return default
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return float(x)
+    _warn(f"{where} = {str(x)[:40]!r} is not a number")
+    return math.nan
+
+
+def _obj(x: Any) -> dict:
+    return x if isinstance(x, dict) else {}
+
+
+def _jobs(report: dict) -> list[dict]:
+    jobs = report.get("jobs") if isinstance(report, dict) else None
+    if not isinstance(jobs, list):
+        return []
+    good = [j for j in jobs if isinstance(j, dict)]
+    if len(good) < len(jobs):
+        _warn("a job entry is not an object")
+    return good
+
+
 def _sum_dir(report: dict, d: str, key: str) -> float:
-    return float(sum(j.get(d, {}).get(key, 0) or 0 for j in report.get("jobs", [])))
+    return float(sum(_num(_obj(j.get(d)).get(key), f"{d}.{key}") for j in _jobs(report)))
 
 
 def report_bytes(report: dict) -> dict[str, float]:
@@ -169,7 +214,7 @@ def report_ios(report: dict) -> dict[str, float]:
 
 def report_errors(report: dict) -> list[str]:
     errs = []
-    for j in report.get("jobs", []):
+    for j in _jobs(report):
         e = j.get("error", 0)
         if e:
             errs.append(f"job {j.get('jobname', '?')}: error {e}")
@@ -179,30 +224,42 @@ def report_errors(report: dict) -> list[str]:
 def report_runtime_s(report: dict) -> float:
     """Wall time of the run: the longest direction runtime of any job (ms -> s)."""
     rt = 0.0
-    for j in report.get("jobs", []):
+    for j in _jobs(report):
         for d in DDIRS:
-            rt = max(rt, float(j.get(d, {}).get("runtime", 0) or 0))
+            rt = max(rt, _num(_obj(j.get(d)).get("runtime"), f"{d}.runtime"))
     return rt / 1000.0
 
 
 def _lat_block(jd: dict) -> dict:
     # total latency when lat_percentiles=1 gives bins, else completion latency
-    lat = jd.get("lat_ns") or {}
+    lat = _obj(jd.get("lat_ns"))
     if lat.get("bins") or lat.get("percentile"):
         return lat
-    return jd.get("clat_ns") or lat
+    return _obj(jd.get("clat_ns")) or lat
 
 
 def merged_bins(report: dict) -> dict[int, int]:
-    """The latency histogram of all directions and jobs (json+ `bins`: value_ns -> count)."""
+    """The latency histogram of all directions and jobs (json+ `bins`: value_ns -> count);
+    empty (unknown) when any bin is malformed."""
     bins: dict[int, int] = {}
-    for j in report.get("jobs", []):
+    for j in _jobs(report):
         for d in DDIRS:
-            jd = j.get(d) or {}
+            jd = _obj(j.get(d))
             if not jd.get("total_ios"):
                 continue
-            for k, v in (_lat_block(jd).get("bins") or {}).items():
-                bins[int(k)] = bins.get(int(k), 0) + int(v)
+            raw = _lat_block(jd).get("bins") or {}
+            if not isinstance(raw, dict):
+                _warn(f"{d} latency bins are not an object")
+                return {}
+            for k, v in raw.items():
+                try:
+                    kk, vv = int(k), v
+                except ValueError:
+                    kk, vv = -1, None
+                if kk < 0 or not isinstance(vv, int) or isinstance(vv, bool) or vv < 0:
+                    _warn(f"{d} latency bin {str(k)[:20]!r}: {str(v)[:20]!r}")
+                    return {}
+                bins[kk] = bins.get(kk, 0) + vv
     return bins
 
 
@@ -226,22 +283,22 @@ def latency_from_report(report: dict) -> dict[str, Any]:
     s = 0.0
     lo = math.inf
     hi = 0.0
-    pcts_single: dict | None = None
+    pcts_single: Any = None
     dirs_used = 0
-    for j in report.get("jobs", []):
+    for j in _jobs(report):
         for d in DDIRS:
-            jd = j.get(d) or {}
-            cnt = float(jd.get("total_ios") or 0)
-            if not cnt:
+            jd = _obj(j.get(d))
+            cnt = _num(jd.get("total_ios"), f"{d}.total_ios")
+            if not cnt or math.isnan(cnt):
                 continue
-            lat = jd.get("lat_ns") or {}
+            lat = _obj(jd.get("lat_ns"))
             if lat.get("N"):
-                cnt = float(lat["N"])
+                cnt = _num(lat["N"], f"{d}.lat_ns.N")
             n += cnt
-            s += float(lat.get("mean", 0.0)) * cnt
+            s += _num(lat.get("mean"), f"{d}.lat_ns.mean") * cnt
             if lat.get("min") is not None and cnt:
-                lo = min(lo, float(lat["min"]))
-            hi = max(hi, float(lat.get("max", 0.0)))
+                lo = min(lo, _num(lat["min"], f"{d}.lat_ns.min"))
+            hi = max(hi, _num(lat.get("max"), f"{d}.lat_ns.max"))
             dirs_used += 1
             pcts_single = _lat_block(jd).get("percentile")
     bins = merged_bins(report)
@@ -254,10 +311,14 @@ def latency_from_report(report: dict) -> dict[str, Any]:
         v = math.nan
         if bins:
             v = percentile_from_bins(bins, p) / 1000.0
-        elif dirs_used == 1 and pcts_single:
+        elif dirs_used == 1 and isinstance(pcts_single, dict):
             for k, val in pcts_single.items():
-                if abs(float(k) - p) < 1e-6:
-                    v = float(val) / 1000.0
+                try:
+                    hit = abs(float(k) - p) < 1e-6
+                except ValueError:
+                    hit = False
+                if hit:
+                    v = _num(val, f"percentile {k}", math.nan) / 1000.0
         out[name] = v
     keys = sorted(bins)
     out["edges_us"] = np.array([k / 1000.0 for k in keys], dtype=np.float64)
@@ -298,18 +359,23 @@ class StatusTracker:
         self.rows: list[dict[str, float]] = []
 
     def update(self, report: dict) -> dict[str, float] | None:
-        ts = float(report.get("timestamp_ms") or 0.0)
-        if ts <= self.prev_ms:
+        """The sample since the previous status; None for a status that is not newer or
+        whose counters are unreadable (skipped: the next good one covers its interval)."""
+        ts = _num(report.get("timestamp_ms"), "timestamp_ms")
+        if not ts > self.prev_ms:
             return None
         b = report_bytes(report)
         ios = sum(report_ios(report).values())
         lat_sum = 0.0
         lat_max = 0.0
-        for j in report.get("jobs", []):
+        for j in _jobs(report):
             for d in DDIRS:
-                lat = (j.get(d) or {}).get("lat_ns") or {}
-                lat_sum += float(lat.get("mean", 0.0)) * float(lat.get("N", 0) or 0)
-                lat_max = max(lat_max, float(lat.get("max", 0.0)))
+                lat = _obj(_obj(j.get(d)).get("lat_ns"))
+                lat_sum += _num(lat.get("mean"), f"{d}.lat_ns.mean") * _num(lat.get("N"), f"{d}.lat_ns.N")
+                lat_max = max(lat_max, _num(lat.get("max"), f"{d}.lat_ns.max"))
+        if math.isnan(ios) or any(math.isnan(x) for x in b.values()):
+            return None
+        lat_sum = lat_sum if math.isfinite(lat_sum) else self.prev_lat_sum
         dt = (ts - self.prev_ms) / 1000.0
         dios = ios - self.prev_ios
         row = {
@@ -333,3 +399,17 @@ class StatusTracker:
 
     def series(self) -> dict[str, np.ndarray]:
         return {k: np.array([r[k] for r in self.rows], dtype=np.float64) for k in SERIES_KEYS}
+
+
+def shortfall(spec: dict, totals: dict) -> str:
+    """Why a phase fio reported as done did not do what it was asked ("" when it did): a
+    report from before the end (fio printed its final one torn or not at all) must not be
+    stored as a complete phase."""
+    stop_b, stop_s = spec.get("stop_bytes"), spec.get("stop_seconds")
+    moved = float(totals.get("read_bytes") or 0) + float(totals.get("write_bytes") or 0)
+    dur = float(totals.get("duration_s") or 0)
+    if stop_b and not stop_s and moved < int(stop_b):
+        return f"moved {moved:.0f} of its {int(stop_b)} bytes"
+    if stop_s and not stop_b and dur < 0.9 * float(stop_s) - 0.5:
+        return f"ran {dur:.1f} of its {float(stop_s):g} s"
+    return ""

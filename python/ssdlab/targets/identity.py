@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 SYS = Path("/sys/class/block")
 
 
@@ -80,15 +82,58 @@ def block_info(path: str) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- telemetry
+# The tools' JSON differs by version and vendor ("N/A" strings, raw values such as
+# "40 (Min/Max 20/50)", null rows, a list instead of an object): every field is read
+# defensively, and one that cannot be read is unknown (NaN) with a warning.
+class TelemetryWarning(UserWarning):
+    pass
+
+
+def _warn(msg: str) -> None:
+    import warnings
+
+    warnings.warn(f"drive telemetry: {msg}; that value is unknown", TelemetryWarning, stacklevel=3)
+
+
 def _run_json(cmd: list[str], timeout: float = 10.0) -> dict | None:
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired):
         return None
     try:
-        return json.loads(r.stdout) if r.stdout.strip() else None
-    except json.JSONDecodeError:
+        doc = json.loads(r.stdout) if r.stdout.strip() else None
+    except (json.JSONDecodeError, RecursionError):
         return None
+    if doc is not None and not isinstance(doc, dict):
+        _warn(f"`{' '.join(cmd[:2])}` printed JSON that is not an object")
+        return None
+    return doc
+
+
+def _obj(x: Any) -> dict:
+    return x if isinstance(x, dict) else {}
+
+
+def _num(x: Any, where: str) -> float:
+    """A counter or temperature as float; NaN (with a warning) when it is not a number.
+    Integers stay exact up to 2**53; leading digits of a string ("40 (Min/Max 20/50)",
+    smartctl's raw string) are taken."""
+    if x is None:
+        return math.nan
+    if isinstance(x, bool):
+        _warn(f"{where} = {x!r} is not a number")
+        return math.nan
+    if isinstance(x, (int, float)):
+        return float(x) if math.isfinite(float(x)) else math.nan
+    if isinstance(x, str):
+        head = x.strip().split(" ", 1)[0]
+        try:
+            v = float(head)
+            return v if math.isfinite(v) else math.nan
+        except ValueError:
+            pass
+    _warn(f"{where} = {str(x)[:40]!r} is not a number")
+    return math.nan
 
 
 # SATA SMART attributes: name -> (counter, bytes per raw unit). Units differ by vendor;
@@ -108,36 +153,49 @@ ATA_NAND = {
 }
 
 
-def parse_smartctl(doc: dict) -> dict[str, float]:
+def parse_smartctl(doc: Any) -> dict[str, float]:
     """Temperature (°C), host and NAND write counters (bytes) from `smartctl -j -A`.
-    Counters are NaN when the drive does not report them."""
+    Counters are NaN when the drive does not report them (or reports them unreadably)."""
     out = {"temp_c": math.nan, "host_write_bytes": math.nan, "nand_write_bytes": math.nan}
-    t = (doc.get("temperature") or {}).get("current")
+    if not isinstance(doc, dict):
+        _warn("smartctl output is not a JSON object")
+        return out
+    for section in ("temperature", "nvme_smart_health_information_log", "ata_smart_attributes"):
+        if doc.get(section) is not None and not isinstance(doc[section], dict):
+            _warn(f"smartctl's {section} is not an object")
+    t = _obj(doc.get("temperature")).get("current")
     if t is not None:
-        out["temp_c"] = float(t)
-    nv = doc.get("nvme_smart_health_information_log")
+        out["temp_c"] = _num(t, "temperature.current")
+    nv = _obj(doc.get("nvme_smart_health_information_log"))
     if nv:
         if nv.get("temperature") is not None and math.isnan(out["temp_c"]):
-            out["temp_c"] = float(nv["temperature"])
+            out["temp_c"] = _num(nv["temperature"], "nvme temperature")
         if nv.get("data_units_written") is not None:
-            out["host_write_bytes"] = float(nv["data_units_written"]) * 512000.0
-    table = (doc.get("ata_smart_attributes") or {}).get("table") or []
+            out["host_write_bytes"] = _num(nv["data_units_written"], "data_units_written") * 512000.0
+    table = _obj(doc.get("ata_smart_attributes")).get("table") or []
+    if not isinstance(table, list):
+        _warn("ata_smart_attributes.table is not a list")
+        table = []
     pages_host = pages_ftl = None
     for a in table:
-        name = a.get("name", "")
-        raw = (a.get("raw") or {}).get("value")
+        if not isinstance(a, dict):
+            continue
+        name = str(a.get("name", ""))
+        raw = _obj(a.get("raw")).get("value")
         if raw is None:
             continue
+        v = _num(raw, f"attribute {name[:30]}")
         if name == "Host_Program_Page_Count":
-            pages_host = float(raw)
+            pages_host = v
         elif name == "FTL_Program_Page_Count":
-            pages_ftl = float(raw)
+            pages_ftl = v
         elif name in ATA_HOST and ATA_HOST[name] and math.isnan(out["host_write_bytes"]):
-            out["host_write_bytes"] = float(raw) * ATA_HOST[name]
+            out["host_write_bytes"] = v * ATA_HOST[name]
         elif name in ATA_NAND and ATA_NAND[name]:
-            out["nand_write_bytes"] = float(raw) * ATA_NAND[name]
+            out["nand_write_bytes"] = v * ATA_NAND[name]
         elif name in ("Temperature_Celsius", "Airflow_Temperature_Cel") and math.isnan(out["temp_c"]):
-            out["temp_c"] = float(raw & 0xFF if isinstance(raw, int) else raw)
+            # the raw value packs min/max in the upper bytes: the low byte is the current one
+            out["temp_c"] = float(raw & 0xFF) if isinstance(raw, int) and not isinstance(raw, bool) else v
     if pages_host is not None and pages_ftl is not None:
         # Micron/Crucial: NAND pages = host pages + FTL (GC) pages; express in host bytes units
         # scaled so that their ratio is the WAF.
@@ -146,24 +204,30 @@ def parse_smartctl(doc: dict) -> dict[str, float]:
     return out
 
 
-def parse_nvme_smart_log(doc: dict) -> dict[str, float]:
+def parse_nvme_smart_log(doc: Any) -> dict[str, float]:
     """`nvme smart-log -o json`: temperature is in kelvin there."""
     out = {"temp_c": math.nan, "host_write_bytes": math.nan, "nand_write_bytes": math.nan}
-    t = doc.get("temperature")
-    if t is not None:
-        out["temp_c"] = float(t) - 273.0 if float(t) > 200 else float(t)
+    if not isinstance(doc, dict):
+        _warn("nvme smart-log output is not a JSON object")
+        return out
+    if doc.get("temperature") is not None:
+        t = _num(doc["temperature"], "temperature")
+        out["temp_c"] = t - 273.0 if t > 200 else t
     if doc.get("data_units_written") is not None:
-        out["host_write_bytes"] = float(doc["data_units_written"]) * 512000.0
+        out["host_write_bytes"] = _num(doc["data_units_written"], "data_units_written") * 512000.0
     return out
 
 
-def parse_ocp_smart(doc: dict) -> float:
+def parse_ocp_smart(doc: Any) -> float:
     """`nvme ocp smart-add-log -o json`: Physical media units written (bytes) or NaN."""
+    if not isinstance(doc, dict):
+        _warn("nvme ocp smart-add-log output is not a JSON object")
+        return math.nan
     for k, v in doc.items():
-        if "physical media units written" in k.lower():
+        if "physical media units written" in str(k).lower():
             if isinstance(v, dict):
-                return float(v.get("hi", 0)) * 2**64 + float(v.get("lo", 0))
-            return float(v)
+                return _num(v.get("hi", 0), "media units hi") * 2**64 + _num(v.get("lo", 0), "media units lo")
+            return _num(v, "physical media units written")
     return math.nan
 
 
@@ -253,7 +317,11 @@ class TempSampler:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            t = self.tel.temperature()
+            try:
+                t = self.tel.temperature()
+            except Exception as e:  # a tool gone odd mid-run: no more samples, no thread traceback
+                _warn(f"temperature sampling stopped ({type(e).__name__}: {e})")
+                return
             if not math.isnan(t):
                 self.samples.append((time.monotonic() - self.t0, t))
             self._stop.wait(self.interval)
@@ -263,3 +331,13 @@ class TempSampler:
         if self._t:
             self._t.join(timeout=15)
         return self.samples
+
+
+def attach_temps(series: dict[str, np.ndarray], temps: list[tuple[float, float]]) -> None:
+    """Temperature column aligned to the series rows (the sample nearest each t_s)."""
+    if not temps or not len(series.get("t_s", [])):
+        return
+    tt = np.array([t for t, _ in temps])
+    tv = np.array([v for _, v in temps])
+    idx = np.clip(np.searchsorted(tt, series["t_s"]), 0, len(tt) - 1)
+    series["temp_c"] = tv[idx].astype(np.float64)

@@ -1,22 +1,22 @@
-"""What may be written, and one run at a time per device.
+"""What may be written. The rule (docs/real-drives.md): a block device is written only
+with consent, and never while something uses it.
 
-A block device is written only when nothing uses it and nothing lives on it:
-- never (whatever the flag says) when it, a partition of it or a device stacked on it is
-  mounted, is active swap, backs the root filesystem, has holders (LVM, MD, dm-crypt) or is
-  held open exclusively by someone else: stop that use first;
-- with `--destroy-data=DEVICE` naming this same device (path, by-id link or serial) when it
-  carries a partition table, partitions or a filesystem/RAID/LVM signature;
-- freely when it is blank (no signature of any kind).
-A file target is written only inside its own file; an existing file that ssdlab did not
-create needs `--destroy-data=PATH`.
-Reading needs none of this.
+- Consent: every test that writes a block device needs `--destroy-data=DEVICE` naming
+  that device (path, any link to it, or its serial), blank or not. A device without a
+  signature can still hold data (plain dm-crypt, a raw database or backup volume), and a
+  signature probe that fails says nothing, so neither counts as consent.
+- Refused even with the flag: a device that is read-only, holds the root filesystem, is
+  mounted (itself, a partition, or anything stacked on it), is active swap, has devices
+  stacked on it (LVM, MD RAID, dm-crypt, loop devices set up on it), is held open for
+  writing by another process or exclusively by anyone: stop that use first.
+A file target is written only inside its own file; an existing file with content that
+ssdlab did not create (for this user) needs `--destroy-data=PATH`.
+Reading needs none of this. One run at a time per device: locks.py.
 """
 
 from __future__ import annotations
 
 import errno
-import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -25,8 +25,10 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import inuse
+
 XATTR = "user.ssdlab.target"
-SYS_CLASS_BLOCK = Path("/sys/class/block")
+SYS_CLASS_BLOCK = inuse.SYS_CLASS_BLOCK
 
 
 class UnsafeTarget(ValueError):
@@ -68,132 +70,47 @@ def resolve_block(path: str) -> BlockDev:
     name = os.path.basename(os.path.realpath(sysdev)) if sysdev.exists() else os.path.basename(
         os.path.realpath(path))
     dev = BlockDev(path=path, real=os.path.realpath(path), name=name, devno=devno)
-    dev.tree = device_tree(name)
+    dev.tree = inuse.device_tree(name)
     return dev
 
 
-def partitions(name: str) -> list[str]:
-    base = SYS_CLASS_BLOCK / name
-    out = []
-    try:
-        for child in base.iterdir():
-            if (child / "partition").exists():
-                out.append(child.name)
-    except OSError:
-        pass
-    return sorted(out)
-
-
-def holders(name: str) -> list[str]:
-    try:
-        return sorted(p.name for p in (SYS_CLASS_BLOCK / name / "holders").iterdir())
-    except OSError:
-        return []
-
-
-def device_tree(name: str) -> set[str]:
-    """The device, its partitions and everything stacked on any of them (dm, md, ...)."""
-    seen: set[str] = set()
-    todo = [name]
-    while todo:
-        n = todo.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        todo.extend(partitions(n))
-        todo.extend(holders(n))
-    return seen
-
-
-def devno_of(name: str) -> str:
-    return _read(SYS_CLASS_BLOCK / name / "dev")
-
-
-def _mountinfo() -> list[tuple[str, str, str]]:
-    """(maj:min, mount point, source) for every mount."""
-    out = []
-    for line in _read("/proc/self/mountinfo").splitlines():
-        parts = line.split()
-        if len(parts) < 10 or "-" not in parts:
-            continue
-        sep = parts.index("-")
-        out.append((parts[2], parts[4].replace("\\040", " "), parts[sep + 2]))
-    return out
-
-
-def _source_devno(source: str) -> str:
-    if not source.startswith("/"):
-        return ""
-    try:
-        st = os.stat(source)
-    except OSError:
-        return ""
-    if stat.S_ISBLK(st.st_mode):
-        return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
-    return ""
-
-
-def mounted_in(tree: set[str]) -> list[tuple[str, str]]:
-    """(kernel name, mount point) of mounts on any device of the tree."""
-    nums = {devno_of(n): n for n in tree}
-    nums.pop("", None)
-    hits = []
-    for majmin, mnt, src in _mountinfo():
-        n = nums.get(majmin) or nums.get(_source_devno(src))
-        if n:
-            hits.append((n, mnt))
-    return hits
-
-
-def swaps_in(tree: set[str]) -> list[str]:
-    nums = {devno_of(n): n for n in tree}
-    hits = []
-    for line in _read("/proc/swaps").splitlines()[1:]:
-        p = line.split()
-        if not p:
-            continue
-        d = _source_devno(p[0].replace("\\040", " "))
-        if d in nums:
-            hits.append(p[0])
-    return hits
-
-
-def root_in(tree: set[str]) -> bool:
-    nums = {devno_of(n) for n in tree}
-    st = os.stat("/")
-    if f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}" in nums:
-        return True
-    for majmin, mnt, src in _mountinfo():
-        if mnt == "/" and (majmin in nums or _source_devno(src) in nums):
-            return True
-    return False
-
-
-def signatures(path: str) -> list[str]:
+def signatures(path: str) -> tuple[list[str], str]:
     """Partition tables and filesystem/RAID/LVM signatures on the device (wipefs -n, then
-    blkid -p as fallback)."""
+    blkid -p), and "" or why the probe failed: a failed probe says nothing about the data."""
     found: list[str] = []
+    why = "neither wipefs nor blkid is installed"
     if shutil.which("wipefs"):
-        r = subprocess.run(["wipefs", "--no-act", "--json", path], capture_output=True, text=True,
-                           timeout=30)
-        if r.returncode == 0:
-            try:
-                sigs = json.loads(r.stdout or "{}").get("signatures", [])
-            except json.JSONDecodeError:
-                sigs = []
-            for s in sigs:
-                t = s.get("type") or "?"
-                if t not in found:
-                    found.append(t)
-            return found
+        try:
+            r = subprocess.run(["wipefs", "--no-act", "--json", path], capture_output=True,
+                               text=True, timeout=30)
+            if r.returncode == 0 and not r.stdout.strip():
+                return found, ""  # wipefs prints nothing when it finds nothing
+            doc = json.loads(r.stdout) if r.returncode == 0 else None
+            sigs = doc.get("signatures") if isinstance(doc, dict) else None
+            if isinstance(sigs, list):
+                for sg in sigs:
+                    t = (sg.get("type") if isinstance(sg, dict) else None) or "?"
+                    if t not in found:
+                        found.append(str(t))
+                return found, ""
+            err = (r.stderr or "").strip().splitlines()
+            why = f"wipefs failed: {err[-1] if err else f'exit {r.returncode}'}"
+        except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
+            why = f"wipefs failed: {e}"
     if shutil.which("blkid"):
-        r = subprocess.run(["blkid", "-p", "-o", "export", path], capture_output=True, text=True,
-                           timeout=30)
-        for line in r.stdout.splitlines():
-            k, _, v = line.partition("=")
-            if k in ("TYPE", "PTTYPE") and v not in found:
-                found.append(v)
-    return found
+        try:
+            r = subprocess.run(["blkid", "-p", "-o", "export", path], capture_output=True,
+                               text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return found, f"{why}; blkid failed: {e}"
+        if r.returncode == 0 or r.returncode == 2 and not r.stderr.strip():  # 2: nothing found
+            for line in r.stdout.splitlines():
+                k, _, v = line.partition("=")
+                if k in ("TYPE", "PTTYPE") and v not in found:
+                    found.append(v)
+            return found, ""
+        why = f"{why}; blkid failed (exit {r.returncode})"
+    return found, why
 
 
 def serial_of(name: str) -> str:
@@ -244,45 +161,64 @@ def open_exclusive(path: str) -> int:
         raise
 
 
+def in_use(path: str, dev: BlockDev) -> str:
+    """Why the device may not be written whatever the flag says ("" when nothing uses it)."""
+    if inuse.read_only(dev.name):
+        return (f"refusing {path}: the device is read-only (/sys/class/block/{dev.name}/ro = 1); "
+                "a write test needs a writable device")
+    if inuse.root_in(dev.tree):
+        return f"refusing {path}: it holds the root filesystem of this machine"
+    m = inuse.mounted_in(dev.tree)
+    if m:
+        what = ", ".join(f"/dev/{n} on {mnt}" for n, mnt in m[:3])
+        return f"refusing {path}: mounted ({what}); unmount it first"
+    s = inuse.swaps_in(dev.tree)
+    if s:
+        return f"refusing {path}: active swap ({', '.join(s)}); run `swapoff` first"
+    loops = [n for n in inuse.stacked(dev.name, dev.tree) if n.startswith("loop")]
+    if loops:
+        what = ", ".join("/dev/" + n for n in loops)
+        return f"refusing {path}: loop device {what} is set up on it; detach it first (losetup -d)"
+    hold = sorted({h for n in dev.tree for h in inuse.holders(n)})
+    if hold:
+        return (f"refusing {path}: in use by {', '.join('/dev/' + h for h in hold)} (LVM, MD RAID or "
+                "dm-crypt); deactivate it (vgchange -an / mdadm --stop / cryptsetup close) first")
+    w = inuse.writers(dev.tree)
+    if w:
+        what = ", ".join(f"pid {pid} ({comm}) on /dev/{n}" for pid, comm, n in w[:3])
+        return f"refusing {path}: open for writing by another process ({what}); stop it first"
+    return ""
+
+
 def check_block_write(path: str, destroy_data: str | None) -> BlockDev:
     """Raise UnsafeTarget when writing `path` is not allowed; return the device otherwise."""
     dev = resolve_block(path)
-    if root_in(dev.tree):
-        raise UnsafeTarget(f"refusing {path}: it holds the root filesystem of this machine")
-    m = mounted_in(dev.tree)
-    if m:
-        what = ", ".join(f"/dev/{n} on {mnt}" for n, mnt in m[:3])
-        raise UnsafeTarget(f"refusing {path}: mounted ({what}); unmount it first, then pass "
-                           f"--destroy-data={dev.real}")
-    s = swaps_in(dev.tree)
-    if s:
-        raise UnsafeTarget(f"refusing {path}: active swap ({', '.join(s)}); run `swapoff` first")
-    hold = sorted({h for n in dev.tree for h in holders(n)})
-    if hold:
-        raise UnsafeTarget(
-            f"refusing {path}: in use by {', '.join('/dev/' + h for h in hold)} (LVM, MD RAID or "
-            "dm-crypt); deactivate it (vgchange -an / mdadm --stop / cryptsetup close) first")
+    why = in_use(path, dev)
+    if why:
+        raise UnsafeTarget(why)
     fd = open_exclusive(path)  # catches other exclusive users (and races with a mount)
     os.close(fd)
     if names_device(destroy_data, dev):
         return dev
-    parts = partitions(dev.name)
-    sigs = signatures(path)
-    if parts or sigs:
-        found = []
-        if sigs:
-            found.append("signatures " + ", ".join(sigs))
-        if parts:
-            found.append("partitions " + ", ".join(parts))
-        if destroy_data:
-            raise UnsafeTarget(
-                f"refusing {path}: it carries data ({'; '.join(found)}) and --destroy-data="
-                f"{destroy_data} names another device; pass --destroy-data={dev.real} (or its serial) "
-                "to erase this one")
+    parts = inuse.partitions(dev.name)
+    sigs, failed = signatures(path)
+    found = []
+    if sigs:
+        found.append("signatures " + ", ".join(sigs))
+    if parts:
+        found.append("partitions " + ", ".join(parts))
+    if failed:
+        found.append(f"its contents are unknown: {failed}")
+    if not found:
+        found.append("no signature found, which does not mean it holds no data")
+    if destroy_data:
         raise UnsafeTarget(
-            f"refusing {path}: it carries data ({'; '.join(found)}); if you mean to erase it, "
-            f"pass --destroy-data={dev.real}")
-    return dev
+            f"refusing {path}: writing destroys its data ({'; '.join(found)}) and --destroy-data="
+            f"{destroy_data} names another device; pass --destroy-data={dev.real} (or its serial) "
+            "to erase this one")
+    raise UnsafeTarget(
+        f"refusing {path}: writing destroys its data ({'; '.join(found)}); if you mean to erase it, "
+        f"pass --destroy-data={dev.real}")
 
 
 # --------------------------------------------------------------------------- files
@@ -307,8 +243,10 @@ def check_file_write(path: str, destroy_data: str | None) -> str:
 
 
 def is_ours(path: str) -> bool:
+    """Created by ssdlab for this user (the mark is an xattr any owner can set, so a file
+    of another user never counts as ours)."""
     try:
-        return os.getxattr(path, XATTR) == b"1"
+        return os.stat(path).st_uid == os.geteuid() and os.getxattr(path, XATTR) == b"1"
     except OSError:
         return False
 
@@ -320,68 +258,3 @@ def mark_ours(path: str) -> None:
         pass  # filesystems without user xattrs: the next run will ask for --destroy-data
 
 
-# --------------------------------------------------------------------------- locks
-def lock_dir() -> Path:
-    for d in (Path("/run/lock"), Path("/var/lock")):
-        if d.is_dir() and os.access(d, os.W_OK):
-            return d
-    return Path(os.environ.get("TMPDIR", "/tmp"))
-
-
-def lock_path(key: str) -> Path:
-    return lock_dir() / f"ssdlab-{hashlib.sha1(key.encode()).hexdigest()[:16]}.lock"
-
-
-class DeviceLock:
-    """One ssdlab run at a time per device (or file): an flock on a lock file named after
-    the device number (or the file's real path), holding the owner's pid."""
-
-    def __init__(self, key: str, label: str):
-        self.key = key
-        self.label = label
-        self.path = lock_path(key)
-        self.fd: int | None = None
-
-    def acquire(self) -> "DeviceLock":
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
-            owner = ""
-            try:
-                owner = os.pread(fd, 64, 0).decode(errors="replace").strip()
-            except OSError:
-                pass
-            os.close(fd)
-            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise DeviceLocked(
-                    f"refusing {self.label}: another ssdlab run (pid {owner or '?'}) is using it; "
-                    "wait for it to finish") from None
-            raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self.fd = fd
-        return self
-
-    def release(self) -> None:
-        if self.fd is not None:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_UN)
-            finally:
-                os.close(self.fd)
-                self.fd = None
-
-    def __enter__(self) -> "DeviceLock":
-        return self.acquire()
-
-    def __exit__(self, *exc) -> None:
-        self.release()
-
-
-def lock_for_block(path: str) -> DeviceLock:
-    st = os.stat(path)
-    return DeviceLock(f"dev:{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}", path)
-
-
-def lock_for_file(path: str) -> DeviceLock:
-    return DeviceLock(f"file:{os.path.realpath(path)}", f"file:{path}")

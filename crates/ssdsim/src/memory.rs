@@ -1,0 +1,83 @@
+//! Memory a new drive may take: its tables are allocated in one go (GBs for TB drives), so
+//! a profile that needs more than the process can get is refused with one line before
+//! anything is allocated, instead of an abort or the OOM killer picking a process.
+
+use crate::profile::{Profile, ProfileError};
+
+fn read(path: &str) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+/// `key:   123 kB` from a /proc file, in bytes.
+fn kb_field(text: &str, key: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    let kb: u64 = line[key.len()..].trim_start_matches(':').split_whitespace().next()?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Room left under the cgroup v2 memory limits of this process and its ancestors.
+fn cgroup_room() -> Option<(u64, String)> {
+    let rel = read("/proc/self/cgroup")?.lines().find_map(|l| l.strip_prefix("0::").map(str::to_string))?;
+    let mut dir = std::path::PathBuf::from(format!("/sys/fs/cgroup{}", rel.trim_end_matches('/')));
+    let mut best: Option<(u64, String)> = None;
+    loop {
+        let max = read(&format!("{}/memory.max", dir.display())).and_then(|s| s.trim().parse::<u64>().ok());
+        let cur = read(&format!("{}/memory.current", dir.display())).and_then(|s| s.trim().parse::<u64>().ok());
+        if let (Some(max), Some(cur)) = (max, cur) {
+            let room = max.saturating_sub(cur);
+            if best.as_ref().is_none_or(|b| room < b.0) {
+                best = Some((room, format!("cgroup limit {}", dir.display())));
+            }
+        }
+        if !dir.pop() || !dir.starts_with("/sys/fs/cgroup") || dir.as_os_str() == "/sys/fs/cgroup" {
+            return best;
+        }
+    }
+}
+
+/// Room left under the address-space limit (`ulimit -v`).
+fn rlimit_room() -> Option<(u64, String)> {
+    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes the struct we pass and nothing else.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } != 0 || r.rlim_cur == libc::RLIM_INFINITY {
+        return None;
+    }
+    let used = kb_field(&read("/proc/self/status")?, "VmSize").unwrap_or(0);
+    Some(((r.rlim_cur as u64).saturating_sub(used), "the address-space limit (ulimit -v)".into()))
+}
+
+/// Bytes this process can still allocate, and which limit says so (None: unknown).
+pub fn available() -> Option<(u64, String)> {
+    let mut out = read("/proc/meminfo").and_then(|m| kb_field(&m, "MemAvailable")).map(|b| (b, "MemAvailable".to_string()));
+    for cand in [cgroup_room(), rlimit_room()].into_iter().flatten() {
+        if out.as_ref().is_none_or(|o| cand.0 < o.0) {
+            out = Some(cand);
+        }
+    }
+    out
+}
+
+/// Refuse a profile whose tables need more memory than is available (one line: size,
+/// limit and what to change).
+pub fn check(p: &Profile) -> Result<(), ProfileError> {
+    match available() {
+        Some((have, what)) => check_against(p, have, &what),
+        None => Ok(()),
+    }
+}
+
+/// `check` with a given limit of `have` bytes, named `what`.
+pub fn check_against(p: &Profile, have: u64, what: &str) -> Result<(), ProfileError> {
+    let need = p.table_bytes();
+    if need <= have {
+        return Ok(());
+    }
+    Err(ProfileError(format!(
+        "profile '{}' needs about {:.2} GB of memory for the simulator's tables (about 8 B per 4 KiB \
+         of raw NAND) and {:.2} GB is available ({what}); simulate a smaller drive \
+         (user_capacity_gb, nand.blocks_per_plane) or free memory",
+        p.id,
+        need as f64 / 1e9,
+        have as f64 / 1e9
+    )))
+}

@@ -1,0 +1,97 @@
+"""Ctrl-C (SIGINT) and SIGTERM while a command runs.
+
+- The first one stops the work: a KeyboardInterrupt where the code is (fio gets SIGINT
+  and writes its logs, the simulator hands back its partial phase).
+- Later ones are noted and ignored: the cleanup that follows (stopping fio, storing the
+  partial phase, marking the run `interrupted`) is never cut short, so the exit is
+  130/143 with nothing lost, however often the key is pressed. SIGKILL still stops
+  everything; such a run then reads as `stale` (store.py).
+- Inside `shielded()` (a result being recorded) even the first one waits: it takes
+  effect when the block ends, so a finished phase is stored whole.
+Python runs signal handlers in the main thread only, so this holds whatever other
+threads (fio's output pumps, progress bars) exist. Without `handled()` (library use),
+`shielded()` blocks the two signals in the calling thread instead (best effort).
+"""
+
+from __future__ import annotations
+
+import signal
+from contextlib import contextmanager
+from typing import Iterator
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_state = {"installed": False, "stopping": False, "terminated": False, "shield": 0,
+          "pending": False}
+
+
+def _handler(signum, frame) -> None:
+    if signum == signal.SIGTERM:
+        _state["terminated"] = True
+    if _state["stopping"]:
+        return  # already stopping: let the cleanup finish
+    if _state["shield"]:
+        _state["pending"] = True
+        return
+    _state["stopping"] = True
+    raise KeyboardInterrupt
+
+
+def terminated() -> bool:
+    """Was the stop a SIGTERM (exit status 143 rather than 130)?"""
+    return bool(_state["terminated"])
+
+
+def stopping() -> bool:
+    return bool(_state["stopping"])
+
+
+@contextmanager
+def handled(ignore_after_stop: bool = False) -> Iterator[None]:
+    """Install the handlers for the duration (main thread only; nested calls are no-ops).
+    `ignore_after_stop` (the command's process): once stopping, the signals stay ignored
+    after the block, so a late one cannot kill the exit with a traceback."""
+    if _state["installed"]:
+        yield
+        return
+    try:
+        old = {s: signal.signal(s, _handler) for s in SIGNALS}
+    except ValueError:  # not the main thread (embedded use): leave the signals alone
+        yield
+        return
+    _state.update(installed=True, stopping=False, terminated=False, shield=0, pending=False)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, signal.SIG_IGN if ignore_after_stop and _state["stopping"] else h)
+        _state["installed"] = False
+
+
+@contextmanager
+def shielded() -> Iterator[None]:
+    """No interrupt inside: one that arrives takes effect when the block ends."""
+    if not _state["installed"]:
+        try:
+            old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+        except (ValueError, OSError, AttributeError):
+            old = None
+        try:
+            yield
+        finally:
+            if old is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        return
+    _state["shield"] += 1
+    try:
+        yield
+    except BaseException:
+        _state["shield"] -= 1
+        if not _state["shield"] and _state["pending"]:
+            _state["pending"] = False
+            _state["stopping"] = True  # the block failed anyway; the error goes on up
+        raise
+    _state["shield"] -= 1
+    if not _state["shield"] and _state["pending"]:
+        _state["pending"] = False
+        _state["stopping"] = True
+        raise KeyboardInterrupt

@@ -1,0 +1,68 @@
+"""The processes a real-drive run starts (fio, blkdiscard, nvme format): they die with
+ssdlab, stop the way fio likes, and leave no work directory behind."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+
+WORKDIR_PREFIX = "ssdlab-fio-"
+
+try:
+    import ctypes
+
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):  # not Linux
+    _prctl = None
+
+
+def die_with_parent() -> None:
+    """In the forked child before exec: SIGTERM when ssdlab dies (PR_SET_PDEATHSIG)."""
+    if _prctl is not None:
+        _prctl(1, signal.SIGTERM, 0, 0, 0)
+
+
+def run_to_completion(cmd: list[str]) -> tuple[subprocess.CompletedProcess, bool]:
+    """Run a command to completion even across Ctrl-C (a half-done discard or format is
+    worse than a late stop); returns (result, interrupted)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    interrupted = False
+    while True:
+        try:
+            out, err = p.communicate()
+            break
+        except KeyboardInterrupt:
+            interrupted = True
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err), interrupted
+
+
+def stop(proc: subprocess.Popen, grace_s: float = 20.0) -> None:
+    """Stop fio the way it likes (SIGINT: it finishes its logs and prints its report),
+    then harder if it does not exit."""
+    if proc.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGINT, grace_s), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        try:
+            proc.send_signal(sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+        except KeyboardInterrupt:
+            continue
+
+
+def clean_workdirs() -> None:
+    """Remove the fio work directories of ssdlab processes that are gone (SIGKILLed)."""
+    for d in glob.glob(os.path.join(tempfile.gettempdir(), f"{WORKDIR_PREFIX}*-*")):
+        pid = os.path.basename(d)[len(WORKDIR_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(d, ignore_errors=True)

@@ -1,0 +1,218 @@
+"""What uses a block device: its partitions, devices stacked on it (dm, md, and loop
+devices, which sysfs does not list as holders), mounts, swap, the root filesystem and
+other processes holding it open for writing. All read from sysfs and /proc; nothing here
+opens the device for writing."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import stat
+import struct
+from pathlib import Path
+
+SYS_CLASS_BLOCK = Path("/sys/class/block")
+SYS_BLOCK = Path("/sys/block")
+LOOP_GET_STATUS64 = 0x4C05
+# struct loop_info64: lo_device, lo_inode, lo_rdevice (u64 each) come first
+_LOOP_INFO64_SIZE = 232
+
+
+def _read(p: Path | str, default: str = "") -> str:
+    try:
+        return Path(p).read_text().strip()
+    except OSError:
+        return default
+
+
+def devno_str(rdev: int) -> str:
+    return f"{os.major(rdev)}:{os.minor(rdev)}"
+
+
+def devno_of(name: str) -> str:
+    return _read(SYS_CLASS_BLOCK / name / "dev")
+
+
+def partitions(name: str) -> list[str]:
+    out = []
+    try:
+        for child in (SYS_CLASS_BLOCK / name).iterdir():
+            if (child / "partition").exists():
+                out.append(child.name)
+    except OSError:
+        pass
+    return sorted(out)
+
+
+def holders(name: str) -> list[str]:
+    try:
+        return sorted(p.name for p in (SYS_CLASS_BLOCK / name / "holders").iterdir())
+    except OSError:
+        return []
+
+
+def loop_backing_devno(loop: str) -> str:
+    """maj:min of the block device a loop device is set up on ("" for a file or when
+    unknown). The kernel's own record (LOOP_GET_STATUS64: the backing inode's rdev) is
+    tried first; the backing file's path in sysfs, which may be stale, second."""
+    try:
+        fd = os.open(f"/dev/{loop}", os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        fd = -1
+    if fd >= 0:
+        try:
+            buf = fcntl.ioctl(fd, LOOP_GET_STATUS64, bytes(_LOOP_INFO64_SIZE))
+            _dev, _ino, rdev = struct.unpack_from("=QQQ", buf)
+            if rdev:
+                return devno_str(rdev)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    path = _read(SYS_BLOCK / loop / "loop" / "backing_file")
+    if path.endswith(" (deleted)"):
+        path = path[: -len(" (deleted)")]
+    try:
+        st = os.stat(path) if path else None
+    except OSError:
+        return ""
+    return devno_str(st.st_rdev) if st and stat.S_ISBLK(st.st_mode) else ""
+
+
+def loops_on(names: set[str]) -> list[str]:
+    """Loop devices set up on any of the devices `names` (kernel names)."""
+    nums = {devno_of(n) for n in names} - {""}
+    out = []
+    try:
+        loops = sorted(p.name for p in SYS_BLOCK.iterdir() if p.name.startswith("loop"))
+    except OSError:
+        return []
+    for lp in loops:
+        if lp in names or not (SYS_BLOCK / lp / "loop").exists():
+            continue  # not set up
+        if loop_backing_devno(lp) in nums:
+            out.append(lp)
+    return out
+
+
+def device_tree(name: str) -> set[str]:
+    """The device, its partitions and everything stacked on any of them: dm and md
+    devices (sysfs holders) and loop devices set up on them."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        todo.extend(partitions(n))
+        todo.extend(holders(n))
+        todo.extend(loops_on({n}))
+    return seen
+
+
+def stacked(name: str, tree: set[str]) -> list[str]:
+    """Members of `tree` that sit on top of `name` (not itself, not its partitions)."""
+    own = {name, *partitions(name)}
+    return sorted(tree - own)
+
+
+def _mountinfo() -> list[tuple[str, str, str]]:
+    """(maj:min, mount point, source) for every mount."""
+    out = []
+    for line in _read("/proc/self/mountinfo").splitlines():
+        parts = line.split()
+        if len(parts) < 10 or "-" not in parts:
+            continue
+        sep = parts.index("-")
+        out.append((parts[2], parts[4].replace("\\040", " "), parts[sep + 2]))
+    return out
+
+
+def _source_devno(source: str) -> str:
+    if not source.startswith("/"):
+        return ""
+    try:
+        st = os.stat(source)
+    except OSError:
+        return ""
+    return devno_str(st.st_rdev) if stat.S_ISBLK(st.st_mode) else ""
+
+
+def mounted_in(tree: set[str]) -> list[tuple[str, str]]:
+    """(kernel name, mount point) of mounts on any device of the tree."""
+    nums = {devno_of(n): n for n in tree}
+    nums.pop("", None)
+    hits = []
+    for majmin, mnt, src in _mountinfo():
+        n = nums.get(majmin) or nums.get(_source_devno(src))
+        if n:
+            hits.append((n, mnt))
+    return hits
+
+
+def swaps_in(tree: set[str]) -> list[str]:
+    nums = {devno_of(n) for n in tree} - {""}
+    hits = []
+    for line in _read("/proc/swaps").splitlines()[1:]:
+        p = line.split()
+        if p and _source_devno(p[0].replace("\\040", " ")) in nums:
+            hits.append(p[0])
+    return hits
+
+
+def root_in(tree: set[str]) -> bool:
+    nums = {devno_of(n) for n in tree} - {""}
+    if devno_str(os.stat("/").st_dev) in nums:
+        return True
+    return any(mnt == "/" and (majmin in nums or _source_devno(src) in nums)
+               for majmin, mnt, src in _mountinfo())
+
+
+def read_only(name: str) -> bool:
+    """The kernel refuses writes (`losetup -r`, a write-protected card, `blockdev --setro`)."""
+    if _read(SYS_CLASS_BLOCK / name / "ro") == "1":
+        return True
+    if (SYS_CLASS_BLOCK / name / "partition").exists():  # a partition of a read-only disk
+        return _read((SYS_CLASS_BLOCK / name).resolve().parent / "ro") == "1"
+    return False
+
+
+def writers(tree: set[str]) -> list[tuple[int, str, str]]:
+    """(pid, command, kernel name) of other processes holding a device of the tree open
+    for writing (a VM's raw disk, dd, a database on a raw volume). Processes we may not
+    inspect are not seen; the exclusive open and the consent flag cover the rest."""
+    nums = {devno_of(n): n for n in tree}
+    nums.pop("", None)
+    me = os.getpid()
+    out = []
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return []
+    for pid in pids:
+        if pid == me:
+            continue
+        fd_dir = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                st = os.stat(f"{fd_dir}/{fd}")
+            except OSError:
+                continue
+            if not stat.S_ISBLK(st.st_mode):
+                continue
+            n = nums.get(devno_str(st.st_rdev))
+            if n is None:
+                continue
+            flags = 0
+            for line in _read(f"/proc/{pid}/fdinfo/{fd}").splitlines():
+                if line.startswith("flags:"):
+                    flags = int(line.split()[1], 8)
+            if flags & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR):
+                out.append((pid, _read(f"/proc/{pid}/comm", "?"), n))
+                break
+    return out

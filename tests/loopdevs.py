@@ -1,0 +1,109 @@
+"""Loop devices on sparse files for the real-device tests (root, losetup and fio needed).
+Each test makes its own small devices and always detaches them (and unmounts what it
+mounted), whatever happens."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+MIB = 2**20
+SIZE = 256 * MIB
+
+
+def _why_not() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (loop devices)"
+    for tool in ("losetup", "fio", "blkdiscard", "wipefs"):
+        if not shutil.which(tool):
+            return f"{tool} not installed (apt-get install fio util-linux)"
+    if not os.path.exists("/dev/loop-control"):
+        return "no /dev/loop-control (loop devices unavailable)"
+    return None
+
+
+REASON = _why_not()
+
+
+def sh(*cmd: str, check: bool = True, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(list(cmd), capture_output=True, text=True, check=check, **kw)
+
+
+def allocated(path: Path) -> int:
+    return os.stat(path).st_blocks * 512
+
+
+class Loops:
+    """Factory of loop devices on sparse files; cleans up mounts and devices."""
+
+    def __init__(self, tmp: Path):
+        self.tmp = tmp
+        self.devs: list[str] = []
+        self.mounts: list[Path] = []
+        self.holders: list[subprocess.Popen] = []
+
+    def make(self, size: int = SIZE, name: str | None = None, *opts: str) -> tuple[str, Path]:
+        f = self.tmp / (name or f"loop{len(self.devs)}.img")
+        with open(f, "wb") as fh:
+            fh.truncate(size)
+        r = sh("losetup", "--find", "--show", *opts, str(f), check=False)
+        if r.returncode != 0:
+            pytest.fail(f"losetup failed: {r.stderr.strip()}")
+        dev = r.stdout.strip()
+        self.devs.append(dev)
+        return dev, f
+
+    def stack(self, dev: str, *opts: str) -> str:
+        """A loop device set up on `dev` itself (losetup on a block device)."""
+        r = sh("losetup", "--find", "--show", *opts, dev, check=False)
+        if r.returncode != 0:
+            pytest.fail(f"losetup on {dev} failed: {r.stderr.strip()}")
+        top = r.stdout.strip()
+        self.devs.insert(0, top)  # detached first
+        return top
+
+    def mount(self, dev: str) -> Path:
+        mnt = self.tmp / f"mnt{len(self.mounts)}"
+        mnt.mkdir()
+        sh("mount", dev, str(mnt))
+        self.mounts.append(mnt)
+        return mnt
+
+    def hold_exclusive(self, dev: str) -> subprocess.Popen:
+        """Another program holding the device open with O_EXCL (as mount, mdadm, LVM do)."""
+        p = subprocess.Popen([sys.executable, "-c",
+                              "import os,sys,time; fd=os.open(sys.argv[1], os.O_RDONLY|os.O_EXCL); "
+                              "print('held', flush=True); time.sleep(120)", dev],
+                             stdout=subprocess.PIPE, text=True)
+        assert p.stdout.readline().strip() == "held"
+        self.holders.append(p)
+        return p
+
+    def cleanup(self) -> None:
+        for p in self.holders:
+            p.kill()
+            p.wait()
+        for m in reversed(self.mounts):
+            sh("umount", str(m), check=False)
+        for d in self.devs:
+            for _ in range(10):
+                if sh("losetup", "-d", d, check=False).returncode == 0:
+                    break
+                time.sleep(0.2)
+
+
+@pytest.fixture
+def loops(tmp_path):
+    lp = Loops(tmp_path)
+    try:
+        yield lp
+    finally:
+        lp.cleanup()
+
+

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the distribution packages a make target needs (Debian/Ubuntu, apt-get), only
+# those missing. As root: non-interactive apt-get. Otherwise: prints the one command to
+# run and exits 1, so `make test` never runs (and skips) tests whose tools are absent.
+#   tools/sysdeps.sh test   fio, chromium, smartmontools, nvme-cli, util-linux, e2fsprogs,
+#                           fdisk, fonts (real-drive, browser and report tests)
+#   tools/sysdeps.sh demo   fonts (the report's PNGs and HTML)
+set -euo pipefail
+want=(fonts-dejavu-core:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf)
+if [[ "${1:-test}" == test ]]; then
+  want+=(fio:fio chromium:chromium smartmontools:smartctl nvme-cli:nvme util-linux:losetup
+         util-linux:blkdiscard util-linux:wipefs e2fsprogs:mkfs.ext4 fdisk:sfdisk)
+fi
+need=()
+for pc in "${want[@]}"; do
+  pkg=${pc%%:*} what=${pc#*:}
+  if [[ $what == /* ]]; then [[ -e $what ]] && continue
+  else PATH=$PATH:/usr/sbin:/sbin command -v "$what" >/dev/null 2>&1 && continue; fi
+  [[ " ${need[*]} " == *" $pkg "* ]] || need+=("$pkg")
+done
+((${#need[@]})) || exit 0
+if [[ $(id -u) -ne 0 ]]; then
+  echo "missing system packages; run once: sudo apt-get install -y ${need[*]}" >&2
+  exit 1
+fi
+if ! command -v apt-get >/dev/null; then
+  echo "missing system packages (${need[*]}) and no apt-get: install them with your package manager" >&2
+  exit 1
+fi
+echo "installing ${need[*]} (apt-get)" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
