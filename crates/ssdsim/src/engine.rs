@@ -259,11 +259,14 @@ impl Drive {
             self.host.transfer_out(first, last, bytes, self.page_bytes)
         } else {
             self.ftl.ra.forget();
-            let flow = self.host.transfer_in(tc, bytes);
-            // Each slot enters the write buffer as it arrives (a large write streams).
-            let mut ack = tc;
+            let mut flow = self.host.transfer_in(tc, bytes);
+            // Each slot enters the write buffer as it arrives (a large write streams);
+            // once the buffer admits later than the whole payload arrives, arrivals no
+            // longer matter (admission times only grow).
+            let (mut ack, all_in) = (tc, flow.end());
             for i in 0..io.slots {
-                ack = self.ftl.buffer.admit(ack.max(flow.arrived(i as u64)));
+                let arrived = if ack >= all_in { ack } else { flow.next_arrival() };
+                ack = self.ftl.buffer.admit(ack.max(arrived));
                 self.ftl.write_slot(io.lba + i, ack)?;
             }
             self.last_write = self.last_write.max(ack);

@@ -112,14 +112,15 @@ impl Host {
         let busy = if self.duplex { &mut self.link_in } else { &mut self.link_out };
         let s = t.max(*busy);
         *busy = s + d;
-        let mut flow = Inflow { slots: (bytes / SLOT_BYTES).max(1), link: (s, d), path: (s, 0) };
+        let n = (bytes / SLOT_BYTES).max(1);
+        let mut path = None;
         if self.write_bytes_per_ms != 0 {
             let wd = transfer_ns(bytes, self.write_bytes_per_ms);
             let ws = s.max(self.write_busy);
             self.write_busy = ws + wd;
-            flow.path = (ws, wd);
+            path = Some(Step::new((ws, wd), n));
         }
-        flow
+        Inflow { slots: n, link: Step::new((s, d), n), path }
     }
 
     /// Drive-to-host transfer of a read payload of `bytes` whose first page is in the
@@ -139,19 +140,61 @@ impl Host {
 }
 
 /// A write payload streaming into the controller: over the link from `link.0` for
-/// `link.1` ns, and through the write path from `path.0` for `path.1` ns.
+/// `link.1` ns, and through the write path from `path.0` for `path.1` ns. `next_arrival` gives
+/// the arrival of each 4 KiB slot in turn (stepped, no division per slot).
 pub struct Inflow {
     slots: u64,
-    link: (u64, u64),
-    path: (u64, u64),
+    link: Step,
+    /// The write path's stream, if the controller has a write-path limit.
+    path: Option<Step>,
+}
+
+/// start + d * i / n for i = 1, 2, ...: whole steps and a carried remainder.
+struct Step {
+    at: u64,
+    step: u64,
+    rem: u64,
+    carry: u64,
+}
+
+impl Step {
+    #[inline]
+    fn new((start, d): (u64, u64), n: u64) -> Step {
+        if n == 1 {
+            // A 4 KiB command, nearly every random I/O: no division.
+            return Step { at: start, step: d, rem: 0, carry: 0 };
+        }
+        Step { at: start, step: d / n, rem: d % n, carry: 0 }
+    }
+    #[inline]
+    fn next(&mut self, n: u64) -> u64 {
+        self.at += self.step;
+        self.carry += self.rem;
+        if self.carry >= n {
+            self.carry -= n;
+            self.at += 1;
+        }
+        self.at
+    }
 }
 
 impl Inflow {
-    /// When slot `i` (0-based) of the payload is in the controller.
+    /// When the whole payload is in the controller.
+    pub fn end(&self) -> u64 {
+        let (link, n) = (&self.link, self.slots);
+        let end = |s: &Step| s.at + s.step * n + s.rem;
+        self.path.as_ref().map_or(end(link), |p| end(link).max(end(p)))
+    }
+
+    /// When the next slot of the payload is in the controller.
     #[inline]
-    pub fn arrived(&self, i: u64) -> u64 {
-        let at = |(s, d): (u64, u64)| if i + 1 == self.slots { s + d } else { s + d * (i + 1) / self.slots };
-        at(self.link).max(at(self.path))
+    pub fn next_arrival(&mut self) -> u64 {
+        let n = self.slots;
+        let link = self.link.next(n);
+        match &mut self.path {
+            Some(p) => link.max(p.next(n)),
+            None => link,
+        }
     }
 }
 
@@ -160,9 +203,11 @@ impl Inflow {
 pub struct WriteBuffer {
     pub cap: u64,
     used: u64,
-    /// (free time, slots, slots already promised to writes waiting for them) of
-    /// scheduled programs.
-    pending: BinaryHeap<Reverse<(u64, u64, u64)>>,
+    /// (free time, slots) of scheduled programs.
+    pending: BinaryHeap<Reverse<(u64, u64)>>,
+    /// The program whose slots are being promised to writes that wait for them: (free
+    /// time, slots not promised yet), taken out of `pending`.
+    promising: Option<(u64, u64)>,
 }
 
 impl WriteBuffer {
@@ -173,7 +218,7 @@ impl WriteBuffer {
     }
 
     pub fn new(cap: u64) -> WriteBuffer {
-        WriteBuffer { cap, used: 0, pending: BinaryHeap::new() }
+        WriteBuffer { cap, used: 0, pending: BinaryHeap::new(), promising: None }
     }
 
     /// Admit one slot of host data at `t`; returns when it is in the buffer. Slots whose
@@ -182,36 +227,56 @@ impl WriteBuffer {
     /// too: a slot is never given out before it is free).
     #[inline]
     pub fn admit(&mut self, t: u64) -> u64 {
-        while let Some(&Reverse((f, n, promised))) = self.pending.peek() {
+        // A full buffer waiting for the program it is promising from: the common case of
+        // a write stream faster than the NAND.
+        if let Some((f, left)) = self.promising {
+            if f > t && self.used >= self.cap && self.pending.peek().is_none_or(|&Reverse((e, _))| e > t && f <= e) {
+                self.promising = (left > 1).then_some((f, left - 1));
+                return f;
+            }
+        }
+        if let Some((f, left)) = self.promising {
+            if f <= t {
+                self.used -= left;
+                self.promising = None;
+            }
+        }
+        while let Some(&Reverse((f, n))) = self.pending.peek() {
             if f > t {
                 break;
             }
             self.pending.pop();
-            self.used -= n - promised;
+            self.used -= n;
         }
         if self.used < self.cap {
             self.used += 1;
             return t;
         }
-        // Full: promise a slot of the earliest program; `used` keeps counting it.
-        let mut top = self.pending.peek_mut().expect("a full buffer has programs pending");
-        let Reverse((f, n, promised)) = *top;
-        if promised + 1 == n {
-            std::collections::binary_heap::PeekMut::pop(top);
-        } else {
-            *top = Reverse((f, n, promised + 1));
-        }
+        // Full: promise a slot of the program that completes first (`used` keeps counting it).
+        let earliest = self.pending.peek().map(|&Reverse((f, _))| f);
+        let (f, left) = match self.promising {
+            Some((f, left)) if earliest.is_none_or(|e| f <= e) => (f, left),
+            current => {
+                if let Some(p) = current {
+                    self.pending.push(Reverse(p));
+                }
+                let Reverse(next) = self.pending.pop().expect("a full buffer has programs pending");
+                next
+            }
+        };
+        self.promising = (left > 1).then_some((f, left - 1));
         f.max(t)
     }
 
     /// `n` buffered slots are freed at `at` (their program completes then).
     #[inline]
     pub fn release_at(&mut self, at: u64, n: u64) {
-        self.pending.push(Reverse((at, n, 0)));
+        self.pending.push(Reverse((at, n)));
     }
 
     pub fn clear(&mut self) {
         self.used = 0;
         self.pending.clear();
+        self.promising = None;
     }
 }

@@ -43,7 +43,10 @@ fn rlimit_room() -> Option<(u64, String)> {
         return None;
     }
     let used = kb_field(&read("/proc/self/status")?, "VmSize").unwrap_or(0);
-    Some(((r.rlim_cur as u64).saturating_sub(used), "the address-space limit (ulimit -v)".into()))
+    // rlim_t is u64 on Linux x86_64 but not everywhere.
+    #[allow(clippy::unnecessary_cast)]
+    let limit = r.rlim_cur as u64;
+    Some((limit.saturating_sub(used), "the address-space limit (ulimit -v)".into()))
 }
 
 /// Bytes this process can still allocate, and which limit says so (None: unknown).

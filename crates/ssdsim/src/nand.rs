@@ -116,6 +116,8 @@ pub struct Nand {
     /// nearly every program.
     unit_xfer: [(u64, u64); 2],
     pub plane_busy: Vec<u64>,
+    /// Per die, the latest of its planes' times (`die_free`, asked for every host page).
+    die_busy: Vec<u64>,
     /// End of the last host read booked on each plane (host reads queue behind host
     /// reads only; see `host_read`).
     host_read_until: Vec<u64>,
@@ -161,6 +163,7 @@ impl Nand {
             page_xfer: transfer_ns(page_bytes, bytes_per_ms),
             unit_xfer: [unit(&native), unit(&slc)],
             plane_busy: vec![0; (geo.dies * geo.planes) as usize],
+            die_busy: vec![0; geo.dies as usize],
             host_read_until: vec![0; (geo.dies * geo.planes) as usize],
             suspend: p.nand.read_suspend,
             suspend_ns: (p.nand.suspend_us * 1000.0).round() as u64,
@@ -194,9 +197,12 @@ impl Nand {
     /// The time every plane of die `d` is free.
     #[inline]
     pub fn die_free(&self, d: u32) -> u64 {
-        let p = self.geo.planes as usize;
-        let s = d as usize * p;
-        self.plane_busy[s..s + p].iter().copied().max().unwrap_or(0)
+        #[cfg(feature = "verify")]
+        {
+            let (p, s) = (self.geo.planes as usize, d as usize * self.geo.planes as usize);
+            assert_eq!(self.die_busy[d as usize], self.plane_busy[s..s + p].iter().copied().max().unwrap_or(0));
+        }
+        self.die_busy[d as usize]
     }
 
     fn occupy_die(&mut self, d: u32, until: u64) {
@@ -205,6 +211,7 @@ impl Nand {
         for b in &mut self.plane_busy[s..s + p] {
             *b = until;
         }
+        self.die_busy[d as usize] = until;
     }
 
     /// Read one page from `plane` of die `d` and move `bytes` over the channel.
@@ -217,6 +224,8 @@ impl Nand {
         let start = t.max(self.plane_busy[pi]);
         let ready = start + tr;
         self.plane_busy[pi] = ready;
+        let db = &mut self.die_busy[d as usize];
+        *db = (*db).max(ready);
         let c = self.geo.channel_of_die(d) as usize;
         let x = self.xfer_ns(bytes);
         let done = self.channels[c].book(ready, x) + x;
@@ -244,17 +253,21 @@ impl Nand {
         let ready = if busy <= t || busy <= queued {
             let ready = t.max(busy) + tr;
             self.plane_busy[pi] = ready;
+            let db = &mut self.die_busy[d as usize];
+            *db = (*db).max(ready);
             ready
         } else {
             let from = t.max(queued);
             let ready = (t + self.suspend_ns).max(queued) + tr;
             let held = ready - from;
             let p = self.geo.planes as usize;
-            for b in &mut self.plane_busy[d as usize * p..(d as usize + 1) * p] {
+            let planes = &mut self.plane_busy[d as usize * p..(d as usize + 1) * p];
+            for b in planes.iter_mut() {
                 if *b > t {
                     *b += held;
                 }
             }
+            self.die_busy[d as usize] = planes.iter().copied().max().unwrap_or(0);
             ready
         };
         self.host_read_until[pi] = ready;
@@ -293,6 +306,9 @@ impl Nand {
     /// Move every timeline to at least `t` (after a purge or an idle gap).
     pub fn advance_to(&mut self, t: u64) {
         for b in self.plane_busy.iter_mut() {
+            *b = (*b).max(t);
+        }
+        for b in self.die_busy.iter_mut() {
             *b = (*b).max(t);
         }
         for b in self.host_read_until.iter_mut() {

@@ -200,9 +200,12 @@ impl Ftl {
             let mut d = best;
             for _ in 1..dies {
                 d = next(d);
-                let free = self.nand.die_free(d).max(t);
+                let free = self.nand.die_free(d);
                 if free < best_free {
                     (best, best_free) = (d, free);
+                    if free <= t {
+                        break; // free now: none is freer
+                    }
                 }
             }
         }

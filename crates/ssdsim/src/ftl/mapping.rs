@@ -309,13 +309,13 @@ impl Mapping {
         *at_mut(&mut self.l2p, lba as usize) = s;
         *at_mut(&mut self.p2l, s as usize) = lba;
         self.set_valid(s);
-        self.valid[b as usize] += 1;
+        *at_mut(&mut self.valid, b as usize) += 1;
         *at_mut(&mut self.valid_in, *at(&self.mode, b as usize) as usize) += 1;
     }
 
     /// Move still-valid logical blocks from block `fb` to consecutive slots of block `tb`
     /// starting at `to` (GC relocation): `run` holds (slot, logical block) of each.
-    #[inline]
+    #[inline(always)]
     pub fn relocate(&mut self, fb: u32, run: &[(u32, u32)], to: u32, tb: u32) {
         for (j, &(from, lba)) in run.iter().enumerate() {
             let to = to + j as u32;
@@ -325,10 +325,11 @@ impl Mapping {
             self.set_valid(to);
         }
         let n = run.len() as u32;
-        self.valid[fb as usize] -= n;
-        self.valid[tb as usize] += n;
-        self.valid_in[self.mode[fb as usize] as usize] -= n as u64;
-        self.valid_in[self.mode[tb as usize] as usize] += n as u64;
+        *at_mut(&mut self.valid, fb as usize) -= n;
+        *at_mut(&mut self.valid, tb as usize) += n;
+        let (mf, mt) = (*at(&self.mode, fb as usize), *at(&self.mode, tb as usize));
+        *at_mut(&mut self.valid_in, mf as usize) -= n as u64;
+        *at_mut(&mut self.valid_in, mt as usize) += n as u64;
     }
 
     pub fn unmap(&mut self, lba: u32) {

@@ -8,12 +8,17 @@ use super::mapping::NATIVE;
 use super::Ftl;
 
 impl Ftl {
-    /// Release every block that died since the last call (`Mapping::dead`).
-    #[inline]
+    /// Release every block that died since the last call (`Mapping::dead`). Runs after
+    /// every host write: the check is inlined, the work is not.
+    #[inline(always)]
     pub(crate) fn release_dead(&mut self) {
-        if self.map.dead.is_empty() {
-            return;
+        if !self.map.dead.is_empty() {
+            self.release_dead_now();
         }
+    }
+
+    #[inline(never)]
+    fn release_dead_now(&mut self) {
         let dead = std::mem::take(&mut self.map.dead);
         for &b in &dead {
             // Skip stale entries: a block GC took meanwhile, or one written again.

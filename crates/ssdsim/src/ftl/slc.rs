@@ -37,6 +37,8 @@ pub struct SlcCache {
     /// change of the occupancy in blocks replaces float math per write (the free space
     /// changes on every write while the drive fills).
     allow_memo: (u64, u64),
+    /// (lo, hi, blocks): `blocks_of` answers `blocks` for valid counts in (lo, hi].
+    blocks_memo: (u64, u64, u64),
     /// Closed SLC blocks per die, oldest first, with the erase generation they closed in.
     queue: Vec<VecDeque<(u32, u32)>>,
     generation: Vec<u32>,
@@ -65,6 +67,7 @@ impl SlcCache {
             reclaim_left: 0,
             reclaim_running: 0,
             allow_memo: (u64::MAX, u64::MAX),
+            blocks_memo: (0, 0, 0),
             queue: vec![VecDeque::new(); g.dies as usize],
             generation: vec![0; g.total_blocks() as usize],
         }
@@ -100,6 +103,19 @@ impl SlcCache {
             return 0;
         }
         self.static_slots + self.dynamic_cap_slots(user_slots, mapped)
+    }
+
+    /// Blocks' worth of `valid` slots (rounded up), without a division per host write:
+    /// the last answer holds while `valid` stays in its range.
+    #[inline]
+    fn blocks_of(&mut self, valid: u64) -> u64 {
+        let (lo, hi, blocks) = self.blocks_memo;
+        if valid == 0 || (valid > lo && valid <= hi) {
+            return if valid == 0 { 0 } else { blocks };
+        }
+        let blocks = valid.div_ceil(self.block_slots);
+        self.blocks_memo = ((blocks - 1) * self.block_slots, blocks * self.block_slots, blocks);
+        blocks
     }
 
     /// Room for one more dynamic SLC block, given the cache's occupancy in blocks.
@@ -155,7 +171,7 @@ impl Ftl {
         // (in blocks); without, every dynamic block in SLC mode counts until it is erased.
         let m = SLC_DYNAMIC as usize;
         let blocks = if self.release_enabled() {
-            self.map.valid_in[m].div_ceil(self.slc.block_slots)
+            self.slc.blocks_of(self.map.valid_in[m])
         } else {
             self.map.blocks_in[m]
         };
