@@ -226,12 +226,20 @@ impl Nand {
         self.plane_busy[pi] = ready;
         let db = &mut self.die_busy[d as usize];
         *db = (*db).max(ready);
+        self.read_out(d, ready, bytes, false)
+    }
+
+    /// Move `bytes` read on die `d` (in its register from `ready`) over the channel, ahead
+    /// of what the channel has booked for later (`first`, a host read) or in turn; counts
+    /// the read. Returns when the data is in the controller.
+    #[inline(always)]
+    fn read_out(&mut self, d: u32, ready: u64, bytes: u64, first: bool) -> u64 {
         let c = self.geo.channel_of_die(d) as usize;
         let x = self.xfer_ns(bytes);
-        let done = self.channels[c].book(ready, x) + x;
+        let start = if first { self.channels[c].book_first(ready, x) } else { self.channels[c].book(ready, x) };
         self.ops.reads += 1;
         self.ops.transfer_bytes += bytes;
-        done
+        start + x
     }
 
     /// A host read of one page from `plane` of die `d` issued at `t`, moving `bytes` over
@@ -271,12 +279,7 @@ impl Nand {
             ready
         };
         self.host_read_until[pi] = ready;
-        let c = self.geo.channel_of_die(d) as usize;
-        let x = self.xfer_ns(bytes);
-        let done = self.channels[c].book_first(ready, x) + x;
-        self.ops.reads += 1;
-        self.ops.transfer_bytes += bytes;
-        done
+        self.read_out(d, ready, bytes, true)
     }
 
     /// Transfer `bytes` to die `d` and program them (one multi-plane program operation).
