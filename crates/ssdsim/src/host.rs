@@ -48,6 +48,9 @@ pub struct Host {
     /// Controller write-path latency before a write is acknowledged (pipelined).
     pub write_latency: u64,
     pub max_qd: usize,
+    /// Large commands stream (`host.stream_commands`); otherwise a write's data counts as
+    /// arrived when all of it has, and a read's link transfer starts after its last page.
+    stream: bool,
     /// Completion times of commands the drive holds (only used when the host queues
     /// more than the drive accepts).
     slots: BinaryHeap<Reverse<u64>>,
@@ -69,6 +72,7 @@ impl Host {
             host_latency: (p.host.host_latency_us * 1000.0).round() as u64,
             write_latency: (p.host.write_latency_us * 1000.0).round() as u64,
             max_qd: p.host.max_queue_depth as usize,
+            stream: p.host.stream_commands,
             slots: BinaryHeap::new(),
         }
     }
@@ -113,14 +117,15 @@ impl Host {
         let s = t.max(*busy);
         *busy = s + d;
         let n = (bytes / SLOT_BYTES).max(1);
+        let step = |x: (u64, u64)| if self.stream { Step::new(x, n) } else { Step::whole(x) };
         let mut path = None;
         if self.write_bytes_per_ms != 0 {
             let wd = transfer_ns(bytes, self.write_bytes_per_ms);
             let ws = s.max(self.write_busy);
             self.write_busy = ws + wd;
-            path = Some(Step::new((ws, wd), n));
+            path = Some(step((ws, wd)));
         }
-        Inflow { slots: n, link: Step::new((s, d), n), path }
+        Inflow { slots: n, link: step((s, d)), path }
     }
 
     /// Drive-to-host transfer of a read payload of `bytes` whose first page is in the
@@ -128,6 +133,7 @@ impl Host {
     /// ends a page's transfer after the last page at the earliest.
     pub fn transfer_out(&mut self, first: u64, last: u64, bytes: u64, page_bytes: u64) -> u64 {
         let d = self.link_ns(bytes);
+        let first = if self.stream { first } else { last };
         let s = first.max(self.link_out);
         let tail = if bytes > page_bytes { transfer_ns(page_bytes, self.link_bytes_per_ms) } else { d };
         self.link_out = (s + d).max(last + tail);
@@ -158,6 +164,11 @@ struct Step {
 }
 
 impl Step {
+    /// Every slot arrives at the end (no streaming).
+    fn whole((start, d): (u64, u64)) -> Step {
+        Step { at: start + d, step: 0, rem: 0, carry: 0 }
+    }
+
     #[inline]
     fn new((start, d): (u64, u64), n: u64) -> Step {
         if n == 1 {
@@ -182,7 +193,7 @@ impl Inflow {
     /// When the whole payload is in the controller.
     pub fn end(&self) -> u64 {
         let (link, n) = (&self.link, self.slots);
-        let end = |s: &Step| s.at + s.step * n + s.rem;
+        let end = |s: &Step| s.at + s.step * n + s.rem; // `whole` steps: their `at`
         self.path.as_ref().map_or(end(link), |p| end(link).max(end(p)))
     }
 

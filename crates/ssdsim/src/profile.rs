@@ -68,6 +68,11 @@ pub struct Host {
     /// acknowledged; pipelined across commands, so it adds latency, not a rate limit.
     #[serde(default)]
     pub write_latency_us: f64,
+    /// Large commands stream: a write's data enters the write buffer 4 KiB by 4 KiB as it
+    /// arrives, and a read's link transfer starts with its first page (false: after all
+    /// of the command's data has arrived / been read).
+    #[serde(default = "d_true")]
+    pub stream_commands: bool,
     /// Controller write buffer that acknowledges writes and drains at NAND speed.
     pub write_buffer_kib: u32,
     /// Host-write throughput of the controller's write path, MB/s (firmware and
