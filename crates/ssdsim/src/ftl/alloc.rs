@@ -70,6 +70,8 @@ pub struct Alloc {
     open: Vec<Open>,
     host_die: u32,
     host_page_fill: u32,
+    /// The stream of the host page being filled (its first slot chose it).
+    host_stream: Stream,
     /// `ftl.striping = "dynamic"`.
     dynamic: bool,
 }
@@ -84,6 +86,7 @@ impl Alloc {
             open: vec![CLOSED; g.dies as usize * STREAMS],
             host_die: 0,
             host_page_fill: 0,
+            host_stream: Stream::HostNative,
             dynamic,
         };
         a.reset(g);
@@ -141,6 +144,16 @@ impl Alloc {
     #[inline]
     pub fn host_die(&self) -> u32 {
         self.host_die
+    }
+    /// The stream of the host page being filled, if one is begun: a page is programmed
+    /// as one unit, so its slots share the stream chosen for its first.
+    #[inline]
+    pub fn host_page_stream(&self) -> Option<Stream> {
+        (self.host_page_fill != 0).then_some(self.host_stream)
+    }
+    #[inline]
+    pub fn begin_host_page(&mut self, s: Stream) {
+        self.host_stream = s;
     }
     /// Count a host slot written; true when it completed a page (the next slot goes to
     /// the next die).

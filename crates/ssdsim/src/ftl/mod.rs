@@ -121,7 +121,14 @@ impl Ftl {
             self.map_lookup(lba, true, t);
         }
         let die = self.alloc.host_die();
-        let stream = self.choose_host_stream(die, t)?;
+        let stream = match self.alloc.host_page_stream() {
+            Some(stream) => stream,
+            None => {
+                let stream = self.choose_host_stream(die, t)?;
+                self.alloc.begin_host_page(stream);
+                stream
+            }
+        };
         let (s, b) = self.alloc_slot(stream, die, t)?;
         self.map.remap(lba, s, b);
         self.release_dead();

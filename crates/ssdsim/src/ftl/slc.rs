@@ -178,7 +178,7 @@ impl Ftl {
         self.slc.dynamic_allowed(blocks, self.user_slots, self.map.mapped)
     }
 
-    /// Where the next host slot on die `d` goes: the SLC cache while it has room,
+    /// Where the next host page on die `d` goes: the SLC cache while it has room,
     /// otherwise the profile's when-full policy.
     #[inline]
     pub(crate) fn choose_host_stream(&mut self, d: u32, t: u64) -> Result<Stream, SimError> {
@@ -205,7 +205,8 @@ impl Ftl {
             return Ok(Stream::HostNative);
         }
         if self.slc.reclaim_interval_slots > 0 {
-            self.slc.direct_since_reclaim += 1;
+            // Chosen once per host page (`write_slot`): count the page's slots.
+            self.slc.direct_since_reclaim += self.nand.geo.slots_per_page as u64;
             if self.slc.direct_since_reclaim >= self.slc.reclaim_interval_slots {
                 self.slc.direct_since_reclaim = 0;
                 if self.slc.reclaim_pace > 0.0 {
