@@ -25,6 +25,7 @@ env: .venv/.synced
 # installs the package (editable) with its `ssdlab` command into .venv.
 $(STAMP): .venv/.synced $(RUST_SRC)
 	VIRTUAL_ENV=$(CURDIR)/.venv .venv/bin/maturin develop --release --uv --quiet
+	cargo build --release --quiet -p ssdsim-nbd  # the nbdkit plugin of `ssdlab serve`
 	touch $@
 
 build: $(STAMP)

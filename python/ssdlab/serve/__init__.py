@@ -8,6 +8,6 @@
 - server.py: one serving session from start to stored run.
 """
 
-from .server import ServeOptions, serve
+from .server import ServeOptions, Serving, serve
 
-__all__ = ["ServeOptions", "serve"]
+__all__ = ["ServeOptions", "Serving", "serve"]

@@ -35,7 +35,7 @@ def serve_cmd(
     json_out: bool = typer.Option(False, "--json", help="print the ready line and the final summary as JSON"),
 ) -> None:
     """Export a simulated drive over NBD in real time (fio ioengine=nbd, nbdfuse + a loop device)."""
-    from .server import ServeOptions, serve
+    from .server import ServeOptions, Serving, serve
 
     with user_errors():
         if socket is not None and tcp is not None:
@@ -47,6 +47,7 @@ def serve_cmd(
         check_seed(seed)
         opts = ServeOptions(drive=drive, sets=parse_sets(sets), seed=seed, socket=socket, tcp=tcp,
                             data=data, seconds=seconds, interval_s=interval)
+        serving = Serving(opts)  # every check, before anything starts or is stored
         check_free(db)
         store = Store(db)
         store.check_writable()
@@ -71,7 +72,7 @@ def serve_cmd(
                       f"free_blocks={r['free_blocks']:.0f} slc_used={r['slc_used_bytes'] / 1e9:.3g}GB",
                       file=sys.stderr, flush=True)
 
-        run_id, totals, status = serve(opts, store, args, on_ready=ready, on_row=row)
+        run_id, totals, status = serve(serving, store, args, on_ready=ready, on_row=row)
     from .stats import metrics
 
     m = metrics(totals)

@@ -86,27 +86,32 @@ def check_data(data: Path, capacity: int) -> Path:
 
 
 class Serving:
-    """A started server. `rows()` returns new stats rows; `finish()` stops and stores."""
+    """A serving session. Built, it has checked everything (nothing started or stored);
+    `start()` records the run and starts nbdkit; `rows()` returns new stats rows;
+    `finish()` stops and stores."""
 
-    def __init__(self, opts: ServeOptions, store: Store, args: dict):
-        text = profile_text(opts.drive)
-        d = _sim.Drive(text, overrides=list(opts.sets), seed=opts.seed)  # checks --set
+    def __init__(self, opts: ServeOptions):
+        self.text = profile_text(opts.drive)
+        d = _sim.Drive(self.text, overrides=list(opts.sets), seed=opts.seed)  # checks --set
         self.info = d.info()
         self.resolved_profile = d.profile()
         del d
         self.capacity = int(self.info["user_bytes"])
         self.tcp = nbdkit.parse_tcp(opts.tcp) if opts.tcp else None
         self.socket = None if self.tcp else check_socket(opts.socket or default_socket(self.info["id"]))
-        data = check_data(opts.data, self.capacity) if opts.data else None
+        self.user_data = check_data(opts.data, self.capacity) if opts.data else None
         nbdkit.nbdkit_binary()
         nbdkit.plugin_path()
         self.opts = opts
+        self.uri = nbdkit.uri(self.socket, self.tcp)
+
+    def start(self, store: Store, args: dict) -> None:
+        opts = self.opts
         self.store = store
         self.work = Path(tempfile.mkdtemp(prefix="ssdlab-serve-"))
-        (self.work / "profile.toml").write_text(text)
-        self.data = data or self.work / "data"  # sparse; removed at the end
+        (self.work / "profile.toml").write_text(self.text)
+        self.data = self.user_data or self.work / "data"  # sparse; removed at the end
         self.stats_path = self.work / "stats.jsonl"
-        self.uri = nbdkit.uri(self.socket, self.tcp)
         cmd = nbdkit.command(profile=self.work / "profile.toml", sets=list(opts.sets), seed=opts.seed,
                              data=self.data, stats=self.stats_path, socket=self.socket, tcp=self.tcp,
                              pidfile=self.work / "pid", interval_s=opts.interval_s)
@@ -167,6 +172,8 @@ class Serving:
     def _cleanup(self) -> None:
         if self.socket:
             nbdkit.marker_path(self.socket).unlink(missing_ok=True)
+            if self.socket.is_socket():  # nbdkit leaves its socket behind
+                self.socket.unlink(missing_ok=True)
         shutil.rmtree(self.work, ignore_errors=True)
 
 
@@ -178,16 +185,16 @@ def nbdkit_version() -> str:
         return "nbdkit"
 
 
-def serve(opts: ServeOptions, store: Store, args: dict,
+def serve(s: Serving, store: Store, args: dict,
           on_ready: Callable[[Serving], None] | None = None,
           on_row: Callable[[dict], None] | None = None) -> tuple[int, dict, str]:
-    """Serve until Ctrl-C / SIGTERM, `opts.seconds`, or nbdkit ends; returns
-    (run id, totals, status). Bad options raise ValueError before anything starts."""
-    s = Serving(opts, store, args)
+    """Serve until Ctrl-C / SIGTERM, `seconds`, or nbdkit ends; returns (run id, totals,
+    status). `s` has checked the options already (Serving(opts))."""
+    s.start(store, args)
     try:
         if on_ready:
             on_ready(s)
-        end = s.t0 + opts.seconds if opts.seconds else None
+        end = s.t0 + s.opts.seconds if s.opts.seconds else None
         while s.alive() and (end is None or time.monotonic() < end):
             time.sleep(0.2 if end is None else max(0.0, min(0.2, end - time.monotonic())))
             for r in s.rows():
