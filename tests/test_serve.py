@@ -28,7 +28,7 @@ from ssdlab.serve import stats
 
 SMALL = ["user_capacity_gb=2", "nand.channels=1", "nand.blocks_per_plane=88",
          "slc.dynamic_max_gb=0.5", "slc.dynamic_share=1.0"]
-TINY = ["user_capacity_gb=0.25", "nand.channels=1", "nand.blocks_per_plane=12",
+TINY = ["user_capacity_gb=0.25", "nand.channels=1", "nand.blocks_per_plane=16",
         "slc.dynamic_max_gb=0.05", "slc.dynamic_share=1.0"]
 
 
