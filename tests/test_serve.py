@@ -116,6 +116,13 @@ def test_fill_through_fio_finds_what_virtual_time_finds(tmp_path):
     assert len(series["t_s"]) >= 10
     assert np.nanmax(series["slc_used_bytes"]) > 0.3e9 and np.nansum(series["host_write_bytes"]) >= 1.99e9
     assert "lag_p99_us" in series and "late" in series
+    # and beside fio's own series of the fill, for the report (the drive's WAF, SLC, blocks)
+    fill_run = [r for r in st.runs() if r["test"] == "fill" and r["drives"][0].startswith("nbd:")][0]
+    fill = [p for p in st.phases(st.run(fill_run["id"])["drives"][0]["id"]) if p["name"] == "fill"][0]
+    fs = fill["data"]["time"] if "data" in fill else fill["series"]
+    assert len(fs["slc_used_bytes"]) == len(fs["t_s"]) and np.nanmax(fs["slc_used_bytes"]) > 0.3e9
+    assert np.nanmin(fs["free_blocks"]) < np.nanmax(fs["free_blocks"])
+    assert fill["totals"]["waf"] >= 1.0
 
 
 @needs_nbd

@@ -181,7 +181,9 @@ impl Served {
             let mut l = self.lag.lock().unwrap();
             (std::mem::take(&mut l.0), l.1.clone())
         };
-        let mut line = format!("{{\"t_s\":{}", num(self.w0.elapsed().as_secs_f64()));
+        // unix_s: lets a fio run on the export line its series up with these rows
+        let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        let mut line = format!("{{\"t_s\":{},\"unix_s\":{}", num(self.w0.elapsed().as_secs_f64()), num(unix));
         for (k, v) in counters {
             line += &format!(",\"{k}\":{}", num(v));
         }

@@ -129,7 +129,8 @@ class Serving:
         if self.socket:
             nbdkit.write_marker(self.socket, {"pid": os.getpid(), "socket": str(self.socket),
                                               "drive": opts.drive, "run_id": self.run_id,
-                                              "capacity": self.capacity})
+                                              "capacity": self.capacity,
+                                              "stats": str(self.stats_path)})
 
     def identity(self) -> Identity:
         i = self.info

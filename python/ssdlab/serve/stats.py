@@ -108,3 +108,29 @@ METRICS = ("duration_s", "ios", "iops", "reads", "writes", "trims", "flushes", "
 
 def metrics(t: dict[str, float]) -> dict[str, float]:
     return {k: t[k] for k in METRICS if k in t}
+
+
+def counters_at(rows: list[dict], t0_unix: float, t_s: np.ndarray) -> dict[str, np.ndarray]:
+    """The served drive's counters at the times `t0_unix + t_s` (a fio series' interval
+    ends), interpolated between the plugin's samples: levels (`free_blocks`,
+    `slc_used_bytes`, `slc_capacity_bytes`) and per-interval amounts (`waf`,
+    `nand_write_bytes`, `erases`, `gc_moves`), so the report draws them under the curve
+    fio measured. Empty when the samples do not cover the series."""
+    rows = [r for r in rows if r.get("unix_s") is not None]
+    t = np.asarray(t_s, dtype=np.float64)
+    if len(rows) < 2 or not len(t):
+        return {}
+    u = np.array([r["unix_s"] for r in rows], dtype=np.float64)
+    at = t0_unix + t
+    if at[0] < u[0] - 2.0 or at[-1] > u[-1] + 2.0:  # the samples must span the series
+        return {}
+    col = lambda k: np.array([_f(r.get(k, 0)) for r in rows], dtype=np.float64)  # noqa: E731
+    out = {k: np.interp(at, u, col(k)) for k in ("free_blocks", "slc_used_bytes", "slc_capacity_bytes")}
+    edges = np.concatenate([[t0_unix], at])
+    for k in ("host_write_bytes", "nand_write_bytes", "erases", "gc_moves"):
+        cum = np.interp(edges, u, col(k))
+        out[k if k != "host_write_bytes" else "drive_host_write_bytes"] = np.diff(cum)
+    host, nand = out["drive_host_write_bytes"], out["nand_write_bytes"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["waf"] = np.where(host > 0, nand / np.where(host > 0, host, 1.0), np.nan)
+    return out

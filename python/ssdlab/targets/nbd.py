@@ -13,9 +13,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
+from pathlib import Path
 from typing import Any
 
-from ..serve import nbdkit
+import numpy as np
+
+from ..serve import nbdkit, stats
 from . import locks, safety
 from .base import Identity
 from .fio import FioTarget
@@ -134,6 +138,28 @@ class NbdTarget(FioTarget):
     def _purge_plan(self) -> PurgePlan:
         return PurgePlan("nbd-trim", [self._trim_cmd(0, self.capacity)],
                          "NBD export: trim the whole export (a served drive unmaps everything)")
+
+    def _run_io(self, phase, spec, on_sample):
+        t0 = time.time()
+        r = super()._run_io(phase, spec, on_sample)
+        self._add_drive_counters(r, t0)
+        return r
+
+    def _add_drive_counters(self, r, t0: float) -> None:
+        """A served drive: its internal counters over the phase, beside fio's series
+        (docs/serve.md), and the phase's WAF in the totals."""
+        path = (self.served or {}).get("stats")
+        if not path or not len(r.series.get("t_s", [])):
+            return
+        time.sleep(1.1)  # the sample that closes the phase's last interval
+        c = stats.counters_at(stats.read_lines(Path(path)), t0, r.series["t_s"])
+        if not c:
+            return
+        r.series.update(c)
+        host, nand = float(np.nansum(c["drive_host_write_bytes"])), float(np.nansum(c["nand_write_bytes"]))
+        r.totals.update(nand_write_bytes=nand, waf=nand / host if host > 0 else float("nan"),
+                        erases=float(np.nansum(c["erases"])), gc_moves=float(np.nansum(c["gc_moves"])),
+                        free_blocks=float(c["free_blocks"][-1]), slc_used_bytes=float(c["slc_used_bytes"][-1]))
 
     def close(self) -> None:
         if self._lock:
