@@ -131,7 +131,8 @@ def test_reads_return_what_was_written(tmp_path):
         uri = f"nbd+unix:///?socket={sock}"
         r = subprocess.run(["fio", "--name=v", "--ioengine=nbd", f"--uri={uri}", "--rw=randwrite",
                             "--bs=4k", "--iodepth=8", "--size=32m", "--verify=crc32c",
-                            "--verify_fatal=1", "--thread"], capture_output=True, text=True, timeout=300)
+                            "--verify_fatal=1", "--verify_state_save=0", "--thread"],
+                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
         assert r.returncode == 0 and "verify" not in r.stderr.lower(), r.stdout[-1500:] + r.stderr[-1500:]
         m = end()["metrics"]
     assert m["reads"] >= 8192 and m["writes"] >= 8192  # every block written, then read back
