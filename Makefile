@@ -25,6 +25,7 @@ env: .venv/.synced
 # installs the package (editable) with its `ssdlab` command into .venv.
 $(STAMP): .venv/.synced $(RUST_SRC)
 	VIRTUAL_ENV=$(CURDIR)/.venv .venv/bin/maturin develop --release --uv --quiet
+	cargo build --release --quiet -p ssdsim-nbd  # the nbdkit plugin of `ssdlab serve`
 	touch $@
 
 build: $(STAMP)
@@ -52,6 +53,7 @@ bench: sysdeps build
 	$(PY) benchmarks/sim_speed.py
 	$(PY) -m pytest -q -m slow tests/test_validate.py  # every published figure (ssdlab validate)
 	$(PY) benchmarks/fio_parity.py  # ssdlab's fio path vs plain fio, loop device over /dev/shm (root)
+	$(PY) benchmarks/serve_speed.py  # ssdlab serve: served IOPS at QD1/QD16 and the lag
 
 lint: build
 	cargo clippy --workspace --release -- -D warnings

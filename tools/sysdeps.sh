@@ -3,13 +3,15 @@
 # those missing. As root: non-interactive apt-get. Otherwise: prints the one command to
 # run and exits 1, so `make test` never runs (and skips) tests whose tools are absent.
 #   tools/sysdeps.sh test   fio, chromium, smartmontools, nvme-cli, util-linux, e2fsprogs,
-#                           fdisk, fonts (real-drive, browser and report tests)
+#                           fdisk, fonts (real-drive, browser and report tests), nbdkit and
+#                           libnbd-bin (nbdinfo, nbdfuse: ssdlab serve and its tests)
 #   tools/sysdeps.sh demo   fonts (the report's PNGs and HTML)
 set -euo pipefail
 want=(fonts-dejavu-core:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf)
 if [[ "${1:-test}" == test ]]; then
   want+=(fio:fio chromium:chromium smartmontools:smartctl nvme-cli:nvme util-linux:losetup
-         util-linux:blkdiscard util-linux:wipefs e2fsprogs:mkfs.ext4 fdisk:sfdisk)
+         util-linux:blkdiscard util-linux:wipefs e2fsprogs:mkfs.ext4 fdisk:sfdisk
+         nbdkit:nbdkit libnbd-bin:nbdinfo libnbd-bin:nbdfuse util-linux:fstrim)
 fi
 need=()
 for pc in "${want[@]}"; do

@@ -20,6 +20,7 @@ from .cli_inputs import (check_out_dir, check_y_max, no_store, open_drives, pars
 from .methodology import Options
 from .phase import Phase
 from .runner import Hooks, RunInterrupted, plan_phases, run_test
+from .serve.command import serve_cmd
 from .store import MAX_ID, Store, check_free, jsonable
 
 # click's base error, found through typer's public BadParameter (typer vendors click)
@@ -346,6 +347,9 @@ def build(store: Store, run_ids: list[int], out: Path, y_max: float | None) -> P
         if where is None or not (where == out or out in where.parents or where in out.parents):
             raise
         raise UserError(f"cannot write the report to {out}: {e.strerror or e}") from None
+
+
+app.command("serve")(serve_cmd)  # serve/command.py: a simulated drive over NBD
 
 
 @app.command()

@@ -179,6 +179,26 @@ fn result_dict<'py>(py: Python<'py>, r: PhaseResult) -> PyResult<Bound<'py, PyDi
     Ok(out)
 }
 
+/// A profile (TOML text or dict) with overrides applied, validated and checked to fit.
+fn load_profile(profile: &Bound<'_, PyAny>, overrides: Option<&Bound<'_, PyAny>>) -> PyResult<ssdsim::Profile> {
+    let ov = parse_overrides(overrides)?;
+    let p = if let Ok(text) = profile.downcast::<PyString>() {
+        ssdsim::profile::load(&text.to_string(), &ov)
+    } else {
+        let mut v = to_toml(profile, "")?;
+        let mut r = Ok(());
+        for (k, val) in &ov {
+            if r.is_ok() {
+                r = ssdsim::profile::apply_override(&mut v, k, val);
+            }
+        }
+        r.and_then(|_| ssdsim::profile::from_value(v))
+    }
+    .map_err(verr)?;
+    ssdsim::memory::check(&p).map_err(verr)?; // before the tables are allocated
+    Ok(p)
+}
+
 /// A simulated drive. State persists across phases (history is the point).
 #[pyclass(module = "ssdlab._sim")]
 struct Drive {
@@ -190,22 +210,7 @@ impl Drive {
     #[new]
     #[pyo3(signature = (profile, overrides=None, seed=42))]
     fn new(profile: &Bound<'_, PyAny>, overrides: Option<&Bound<'_, PyAny>>, seed: u64) -> PyResult<Self> {
-        let ov = parse_overrides(overrides)?;
-        let p = if let Ok(text) = profile.downcast::<PyString>() {
-            ssdsim::profile::load(&text.to_string(), &ov)
-        } else {
-            let mut v = to_toml(profile, "")?;
-            let mut r = Ok(());
-            for (k, val) in &ov {
-                if r.is_ok() {
-                    r = ssdsim::profile::apply_override(&mut v, k, val);
-                }
-            }
-            r.and_then(|_| ssdsim::profile::from_value(v))
-        }
-        .map_err(verr)?;
-        ssdsim::memory::check(&p).map_err(verr)?; // before the tables are allocated
-        Ok(Drive { inner: Mutex::new(SimDrive::new(p, seed)) })
+        Ok(Drive { inner: Mutex::new(SimDrive::new(load_profile(profile, overrides)?, seed)) })
     }
 
     /// The full resolved profile as a dict.
@@ -217,33 +222,7 @@ impl Drive {
     }
 
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = self.inner.lock().unwrap();
-        let p = &d.profile;
-        let g = &d.ftl.nand.geo;
-        let i = PyDict::new(py);
-        let user = d.user_bytes();
-        i.set_item("id", &p.id)?;
-        i.set_item("name", &p.name)?;
-        i.set_item("user_bytes", user)?;
-        i.set_item("raw_bytes", d.raw_bytes())?;
-        i.set_item("spare_pct", (d.raw_bytes() as f64 / user as f64 - 1.0) * 100.0)?;
-        let iface = if p.host.interface == "sata" {
-            "SATA 6Gb/s".to_string()
-        } else {
-            format!("PCIe {}.0 x{}", p.host.pcie_gen, p.host.lanes)
-        };
-        i.set_item("interface", iface)?;
-        i.set_item("link_mbps", d.link_mbps())?;
-        i.set_item("cell", p.nand.cell.to_uppercase())?;
-        i.set_item("channels", g.channels)?;
-        i.set_item("dies", g.dies)?;
-        i.set_item("planes", g.planes)?;
-        i.set_item("page_kib", p.nand.page_kib)?;
-        i.set_item("block_mib", g.block_bytes() as f64 / 1048576.0)?;
-        i.set_item("mapping", &p.mapping.kind)?;
-        i.set_item("slc_static_bytes", (p.slc.static_gb * 1e9) as u64)?;
-        i.set_item("slc_dynamic_max_bytes", (p.slc.dynamic_max_gb * 1e9) as u64)?;
-        Ok(i)
+        info_dict(py, &self.inner.lock().unwrap())
     }
 
     /// Run one phase (a dict, see docs/sim-api.md). Streams rows to `on_sample`.
@@ -288,9 +267,100 @@ impl Drive {
     }
 }
 
+fn info_dict<'py>(py: Python<'py>, d: &SimDrive) -> PyResult<Bound<'py, PyDict>> {
+    let p = &d.profile;
+    let g = &d.ftl.nand.geo;
+    let i = PyDict::new(py);
+    let user = d.user_bytes();
+    i.set_item("id", &p.id)?;
+    i.set_item("name", &p.name)?;
+    i.set_item("user_bytes", user)?;
+    i.set_item("raw_bytes", d.raw_bytes())?;
+    i.set_item("spare_pct", (d.raw_bytes() as f64 / user as f64 - 1.0) * 100.0)?;
+    let iface = if p.host.interface == "sata" {
+        "SATA 6Gb/s".to_string()
+    } else {
+        format!("PCIe {}.0 x{}", p.host.pcie_gen, p.host.lanes)
+    };
+    i.set_item("interface", iface)?;
+    i.set_item("link_mbps", d.link_mbps())?;
+    i.set_item("cell", p.nand.cell.to_uppercase())?;
+    i.set_item("channels", g.channels)?;
+    i.set_item("dies", g.dies)?;
+    i.set_item("planes", g.planes)?;
+    i.set_item("page_kib", p.nand.page_kib)?;
+    i.set_item("block_mib", g.block_bytes() as f64 / 1048576.0)?;
+    i.set_item("mapping", &p.mapping.kind)?;
+    i.set_item("slc_static_bytes", (p.slc.static_gb * 1e9) as u64)?;
+    i.set_item("slc_dynamic_max_bytes", (p.slc.dynamic_max_gb * 1e9) as u64)?;
+    Ok(i)
+}
+
+/// A drive served one request at a time in open-ended virtual time (the NBD export).
+#[pyclass(module = "ssdlab._sim")]
+struct Session {
+    inner: Mutex<ssdsim::Session>,
+}
+
+#[pymethods]
+impl Session {
+    #[new]
+    #[pyo3(signature = (profile, overrides=None, seed=42))]
+    fn new(profile: &Bound<'_, PyAny>, overrides: Option<&Bound<'_, PyAny>>, seed: u64) -> PyResult<Self> {
+        let d = SimDrive::new(load_profile(profile, overrides)?, seed);
+        Ok(Session { inner: Mutex::new(ssdsim::Session::new(d)) })
+    }
+
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        info_dict(py, &self.inner.lock().unwrap().drive)
+    }
+
+    /// Bytes a client may address (whole 4 KiB slots).
+    #[getter]
+    fn user_bytes(&self) -> u64 {
+        self.inner.lock().unwrap().user_bytes()
+    }
+
+    /// Latest virtual time seen (ns).
+    fn now(&self) -> u64 {
+        self.inner.lock().unwrap().now()
+    }
+
+    /// One request arriving at `at_ns`; returns its completion (virtual ns). `op`: read,
+    /// write, trim or flush (flush ignores offset and length).
+    fn submit(&self, op: &str, offset: u64, length: u64, at_ns: u64) -> PyResult<u64> {
+        let op = match op {
+            "read" => ssdsim::Op::Read,
+            "write" => ssdsim::Op::Write,
+            "trim" => ssdsim::Op::Trim,
+            "flush" => ssdsim::Op::Flush,
+            o => return Err(verr(format!("op '{o}': must be read, write, trim or flush"))),
+        };
+        let mut s = self.inner.lock().unwrap();
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.submit(op, offset, length, at_ns)))
+            .map_err(|_| verr("simulator internal error (panic); please report with the profile and requests"))?
+            .map_err(verr)
+    }
+
+    /// Idle background work up to `t_ns` (no request).
+    fn advance(&self, t_ns: u64) -> PyResult<()> {
+        self.inner.lock().unwrap().advance(t_ns).map_err(verr)
+    }
+
+    /// The drive's counters now (see docs/sim-api.md).
+    fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (k, v) in self.inner.lock().unwrap().counters() {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+}
+
 #[pymodule]
 fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Drive>()?;
+    m.add_class::<Session>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

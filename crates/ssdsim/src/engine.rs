@@ -13,6 +13,11 @@ use crate::stats::{Recorder, Row, Snapshot};
 use crate::workload::{PhaseKind, PhaseSpec, Workload, LOOKAHEAD};
 use crate::SimError;
 
+/// Open-ended service, one I/O at a time (NBD export): a child module, so it shares the
+/// drive's private state and `serve` with the phases.
+#[path = "session.rs"]
+pub mod session;
+
 pub struct PhaseResult {
     pub rows: Vec<Row>,
     pub segments: Vec<[f64; 3]>,
@@ -251,6 +256,14 @@ impl Drive {
             self.ftl.map.prefetch_l2p(far.lba);
             self.ftl.map.prefetch_old(near.lba);
         }
+        let done = self.serve(io, t, outstanding)?;
+        Ok((done, io.slots as u64 * SLOT_BYTES, io.read))
+    }
+
+    /// Serve one I/O submitted at `t` with `outstanding` commands in flight at the host;
+    /// returns its completion. The one path for phases and sessions (session.rs).
+    #[inline]
+    fn serve(&mut self, io: crate::workload::Io, t: u64, outstanding: usize) -> Result<u64, SimError> {
         let bytes = io.slots as u64 * SLOT_BYTES;
         let tc = self.host.accept(t, outstanding);
         let done = if io.read {
@@ -273,7 +286,7 @@ impl Drive {
             ack + self.host.write_latency
         } + self.host.host_latency;
         self.host.completes(done, outstanding);
-        Ok((done, bytes, io.read))
+        Ok(done)
     }
 
     /// Give background GC the write-idle die time before a read issued at `t` (checked

@@ -15,6 +15,7 @@ pub mod profile;
 pub mod stats;
 pub mod workload;
 
+pub use engine::session::{Op, Session};
 pub use engine::{Drive, PhaseResult};
 pub use profile::{Profile, ProfileError};
 pub use workload::{PhaseKind, PhaseSpec};

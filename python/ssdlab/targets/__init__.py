@@ -13,7 +13,7 @@ __all__ = ["Identity", "Interrupted", "PhaseResult", "Target", "open_target", "i
 
 
 def is_real(spec: str) -> bool:
-    return spec.startswith("/dev/") or spec.startswith("file:")
+    return spec.startswith("/dev/") or spec.startswith("file:") or spec.startswith("nbd:")
 
 
 def open_target(spec: str, *, overrides: list[str] | None = None, seed: int = 42,
@@ -22,6 +22,10 @@ def open_target(spec: str, *, overrides: list[str] | None = None, seed: int = 42
     if is_real(spec):
         if overrides:
             raise ValueError("--set applies to simulated drives only; remove it for a real drive")
+        if spec.startswith("nbd:"):  # an NBD export, e.g. a drive `ssdlab serve` exports
+            from .nbd import NbdTarget
+
+            return NbdTarget(spec, destroy_data=destroy_data, plan=plan)
         from .fio import FioTarget
 
         return FioTarget(spec, destroy_data=destroy_data, plan=plan)
@@ -51,5 +55,5 @@ def open_target(spec: str, *, overrides: list[str] | None = None, seed: int = 42
         return SimTarget(text, overrides=overrides, seed=seed)
     raise ValueError(
         f"unknown drive '{spec}': use sim:PROFILE (see `ssdlab drives`), a profile .toml file, "
-        "a block device /dev/..., or file:PATH:SIZE"
+        "a block device /dev/..., file:PATH:SIZE, or nbd:SOCKET (a served drive)"
     )

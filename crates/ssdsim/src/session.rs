@@ -1,0 +1,185 @@
+//! Open-ended service, one request at a time (the NBD export): each request arrives at a
+//! virtual time the caller gives and gets its completion from `Drive::serve`, the path the
+//! phases use, so the drive behaves exactly as in any test. Stretches with nothing in
+//! flight are idle time: after the profile's idle delay (`ftl.idle_gc_delay_ms`) the
+//! background work of an idle phase (erase, SLC fold, GC) runs in them.
+
+use super::Drive;
+use crate::nand::SLOT_BYTES;
+use crate::stats::Snapshot;
+use crate::workload::Io;
+use crate::SimError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+    Trim,
+    Flush,
+}
+
+/// Largest read or write one request may carry (NBD clients send at most 32 MiB).
+pub const MAX_REQUEST_BYTES: u64 = 64 << 20;
+
+/// The host may hold more commands than the drive's queue accepts: the queue-slot model
+/// must see every command, so sessions always pass an `outstanding` above any queue limit.
+const MANY: usize = usize::MAX;
+
+impl Drive {
+    /// Virtual time (ns) at which everything run so far has ended.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+}
+
+pub struct Session {
+    pub drive: Drive,
+    /// Latest arrival so far: arrivals are served in order; an earlier one counts as now.
+    last_at: u64,
+    /// Latest completion: nothing is in flight after it.
+    busy_until: u64,
+    start: Snapshot,
+    /// Per op (read, write, trim, flush): requests and bytes (trim: bytes unmapped).
+    count: [u64; 4],
+    bytes: [u64; 4],
+}
+
+impl Session {
+    /// Serve `drive` from its current state and time on (phases may have run before).
+    pub fn new(drive: Drive) -> Session {
+        let now = drive.now;
+        let start = drive.snapshot();
+        Session { drive, last_at: now, busy_until: now, start, count: [0; 4], bytes: [0; 4] }
+    }
+
+    /// Bytes a client may address (whole 4 KiB slots).
+    pub fn user_bytes(&self) -> u64 {
+        let u = self.drive.user_bytes();
+        u - u % SLOT_BYTES
+    }
+
+    /// The latest time the session has seen (arrival or `advance`), in virtual ns.
+    pub fn now(&self) -> u64 {
+        self.last_at
+    }
+
+    /// One request of `length` bytes at byte `offset`, arriving at `at` (virtual ns);
+    /// returns its completion. Reads and writes cover every 4 KiB slot they touch (a
+    /// partial slot counts as whole); a trim unmaps only the slots it covers entirely;
+    /// a flush ignores offset and length and completes when the write buffer has drained.
+    pub fn submit(&mut self, op: Op, offset: u64, length: u64, at: u64) -> Result<u64, SimError> {
+        if op != Op::Flush {
+            self.check(op, offset, length)?;
+        }
+        let at = at.max(self.last_at);
+        self.last_at = at;
+        self.idle_until(at)?;
+        let d = &mut self.drive;
+        let k = op as usize;
+        let done = match op {
+            Op::Read | Op::Write => {
+                let first = offset / SLOT_BYTES;
+                let slots = (offset + length).div_ceil(SLOT_BYTES) - first;
+                let io = Io { lba: first as u32, slots: slots as u32, read: op == Op::Read };
+                self.bytes[k] += length;
+                d.serve(io, at, MANY)?
+            }
+            Op::Trim => {
+                let (a, b) = (offset.div_ceil(SLOT_BYTES), (offset + length) / SLOT_BYTES);
+                let n = b.saturating_sub(a);
+                if n > 0 {
+                    d.ftl.trim(a as u32, n as u32);
+                }
+                self.bytes[k] += n * SLOT_BYTES;
+                // As a trim phase: command overhead, then the table updates (1 ns a slot).
+                let done = d.host.accept(at, MANY) + n + d.host.host_latency;
+                d.host.completes(done, MANY);
+                done
+            }
+            Op::Flush => {
+                let done = d.host.accept(at, MANY).max(d.ftl.buffer.drained_at()) + d.host.host_latency;
+                d.host.completes(done, MANY);
+                done
+            }
+        };
+        self.count[k] += 1;
+        self.busy_until = self.busy_until.max(done);
+        // A phase run after the session starts when the session's work has ended.
+        d.now = d.now.max(done);
+        Ok(done)
+    }
+
+    /// Let virtual time reach `t` with no new request: idle background work up to `t`
+    /// (so counters read afterwards include it). Later arrivals before `t` count as `t`.
+    pub fn advance(&mut self, t: u64) -> Result<(), SimError> {
+        if t > self.last_at {
+            self.last_at = t;
+            self.idle_until(t)?;
+        }
+        Ok(())
+    }
+
+    /// Background work in the idle stretch before `t`: from the last completion (and the
+    /// idle delay after the last write) on, as an idle phase does it.
+    fn idle_until(&mut self, t: u64) -> Result<(), SimError> {
+        let d = &mut self.drive;
+        let from = self.busy_until.max(d.bg_until).max(d.last_write + d.ftl.idle_gc_delay);
+        if t > from {
+            d.ftl.idle(from, t)?;
+            d.bg_until = t;
+        }
+        Ok(())
+    }
+
+    fn check(&self, op: Op, offset: u64, length: u64) -> Result<(), SimError> {
+        let cap = self.user_bytes();
+        let name = format!("{op:?}").to_lowercase();
+        if length == 0 {
+            return Err(SimError(format!("{name} of 0 bytes at offset {offset}: length must be > 0")));
+        }
+        if offset.checked_add(length).is_none_or(|e| e > cap) {
+            return Err(SimError(format!(
+                "{name} of {length} bytes at offset {offset}: past the end of the drive ({cap} bytes)"
+            )));
+        }
+        if op != Op::Trim && length > MAX_REQUEST_BYTES {
+            return Err(SimError(format!("{name} of {length} bytes: at most {MAX_REQUEST_BYTES} per request")));
+        }
+        Ok(())
+    }
+
+    /// The drive's counters now: levels (free blocks, SLC occupancy, mapped data) and
+    /// totals since the session began (bytes, WAF, erases, GC moves, requests per kind).
+    pub fn counters(&self) -> Vec<(&'static str, f64)> {
+        let (s, b) = (self.drive.snapshot(), &self.start);
+        let host = (s.host_write_bytes - b.host_write_bytes) as f64;
+        let nand = (s.nand_bytes() - b.nand_bytes()) as f64;
+        let lookups = (s.cmt_lookups - b.cmt_lookups) as f64;
+        let f = &self.drive.ftl;
+        vec![
+            ("now_s", self.last_at as f64 / 1e9),
+            ("busy_until_s", self.busy_until as f64 / 1e9),
+            ("reads", self.count[0] as f64),
+            ("writes", self.count[1] as f64),
+            ("trims", self.count[2] as f64),
+            ("flushes", self.count[3] as f64),
+            ("read_bytes", self.bytes[0] as f64),
+            ("write_bytes", self.bytes[1] as f64),
+            ("trim_bytes", self.bytes[2] as f64),
+            ("host_write_bytes", host),
+            ("nand_write_bytes", nand),
+            ("nand_slc_write_bytes", (s.nand_slc_bytes - b.nand_slc_bytes) as f64),
+            ("nand_native_write_bytes", (s.nand_native_bytes - b.nand_native_bytes) as f64),
+            ("waf", if host > 0.0 { nand / host } else { f64::NAN }),
+            ("erases", (s.erases - b.erases) as f64),
+            ("gc_moves", (s.gc_moves - b.gc_moves) as f64),
+            ("gc_stalls", (s.gc_stalls - b.gc_stalls) as f64),
+            ("slc_fold_bytes", (s.slc_fold_bytes - b.slc_fold_bytes) as f64),
+            ("free_blocks", s.free_blocks as f64),
+            ("slc_used_bytes", s.slc_used_bytes as f64),
+            ("slc_capacity_bytes", s.slc_capacity_bytes as f64),
+            ("mapped_bytes", (f.map.mapped * SLOT_BYTES) as f64),
+            ("cmt_hit_rate", if lookups > 0.0 { (s.cmt_hits - b.cmt_hits) as f64 / lookups } else { f64::NAN }),
+        ]
+    }
+}

@@ -1,0 +1,208 @@
+"""One serving session: check everything, start nbdkit with the plugin, report rows as
+they come, and when it ends (Ctrl-C, SIGTERM, --seconds) stop nbdkit and store the run:
+test `serve`, one phase `serve` holding the drive's counters and the lag over time,
+metrics with the totals (docs/serve.md)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .. import _sim
+from ..phase import Phase
+from ..store import Store
+from ..targets.base import Identity, PhaseResult
+from . import nbdkit, stats
+
+MAX_SOCKET_PATH = 107  # sun_path
+
+
+@dataclass
+class ServeOptions:
+    drive: str
+    sets: list[str] = field(default_factory=list)
+    seed: int = 42
+    socket: Path | None = None
+    tcp: str | None = None
+    data: Path | None = None
+    seconds: float | None = None
+    interval_s: float = 1.0
+
+
+def profile_text(drive: str) -> str:
+    if drive.startswith("sim:"):
+        from ..profiles import load_text
+
+        return load_text(drive[4:])
+    p = Path(drive)
+    if p.suffix == ".toml":
+        if not p.is_file():
+            raise ValueError(f"profile file '{drive}' not found")
+        return p.read_text(encoding="utf-8")
+    raise ValueError(f"serve {drive}: only a simulated drive can be served: sim:PROFILE "
+                     "(see `ssdlab drives`) or a profile .toml file")
+
+
+def default_socket(profile_id: str) -> Path:
+    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    return Path(base) / f"ssdlab-{profile_id}-{os.getpid()}.sock"
+
+
+def check_socket(sock: Path) -> Path:
+    sock = sock.absolute()
+    if len(str(sock)) > MAX_SOCKET_PATH:
+        raise ValueError(f"--socket {sock}: path longer than {MAX_SOCKET_PATH} bytes; choose a shorter one")
+    if not sock.parent.is_dir():
+        raise ValueError(f"--socket {sock}: directory {sock.parent} does not exist")
+    if sock.exists() or sock.is_symlink():
+        live = nbdkit.served_here(str(sock))
+        if live:
+            raise ValueError(f"--socket {sock}: already served by ssdlab (pid {live['pid']}); choose another path")
+        raise ValueError(f"--socket {sock}: the path exists; remove it or choose another path")
+    return sock
+
+
+def check_data(data: Path, capacity: int) -> Path:
+    data = data.absolute()
+    if not data.parent.is_dir():
+        raise ValueError(f"--data {data}: directory {data.parent} does not exist")
+    if data.exists() and not data.is_file():
+        raise ValueError(f"--data {data}: not a regular file")
+    st = os.statvfs(data.parent)
+    have = st.f_bavail * st.f_frsize + (data.stat().st_blocks * 512 if data.exists() else 0)
+    if have < capacity:
+        # sparse, so it starts small, but a full drive needs all of it
+        raise ValueError(f"--data {data}: the drive holds {capacity / 1e9:.3g} GB and that filesystem "
+                         f"has {have / 1e9:.3g} GB free; choose another place or shrink the drive with --set")
+    return data
+
+
+class Serving:
+    """A serving session. Built, it has checked everything (nothing started or stored);
+    `start()` records the run and starts nbdkit; `rows()` returns new stats rows;
+    `finish()` stops and stores."""
+
+    def __init__(self, opts: ServeOptions):
+        self.text = profile_text(opts.drive)
+        d = _sim.Drive(self.text, overrides=list(opts.sets), seed=opts.seed)  # checks --set
+        self.info = d.info()
+        self.resolved_profile = d.profile()
+        del d
+        self.capacity = int(self.info["user_bytes"])
+        self.tcp = nbdkit.parse_tcp(opts.tcp) if opts.tcp else None
+        self.socket = None if self.tcp else check_socket(opts.socket or default_socket(self.info["id"]))
+        self.user_data = check_data(opts.data, self.capacity) if opts.data else None
+        nbdkit.nbdkit_binary()
+        nbdkit.plugin_path()
+        self.opts = opts
+        self.uri = nbdkit.uri(self.socket, self.tcp)
+
+    def start(self, store: Store, args: dict) -> None:
+        opts = self.opts
+        self.store = store
+        self.work = Path(tempfile.mkdtemp(prefix="ssdlab-serve-"))
+        (self.work / "profile.toml").write_text(self.text)
+        self.data = self.user_data or self.work / "data"  # sparse; removed at the end
+        self.stats_path = self.work / "stats.jsonl"
+        cmd = nbdkit.command(profile=self.work / "profile.toml", sets=list(opts.sets), seed=opts.seed,
+                             data=self.data, stats=self.stats_path, socket=self.socket, tcp=self.tcp,
+                             pidfile=self.work / "pid", interval_s=opts.interval_s)
+        self.run_id = store.create_run("serve", args, engine_version=nbdkit_version())
+        self.rd = store.add_drive(self.run_id, 0, opts.drive, self.identity())
+        self._seen = 0
+        self.t0 = time.monotonic()
+        try:
+            self.proc = nbdkit.start(cmd, self.work / "pid", self.work / "nbdkit.log")
+        except BaseException:
+            store.finish_drive(self.rd, "failed")
+            store.finish_run(self.run_id, "failed", "nbdkit did not start")
+            self._cleanup()
+            raise
+        if self.socket:
+            nbdkit.write_marker(self.socket, {"pid": os.getpid(), "socket": str(self.socket),
+                                              "drive": opts.drive, "run_id": self.run_id,
+                                              "capacity": self.capacity,
+                                              "stats": str(self.stats_path)})
+
+    def identity(self) -> Identity:
+        i = self.info
+        return Identity(kind="sim", model=i["name"], capacity=self.capacity,
+                        firmware=f"ssdsim {_sim.__version__}", serial=i["id"],
+                        extra={"profile": self.resolved_profile, "info": i, "served": self.uri})
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def rows(self) -> list[dict]:
+        rows = stats.read_lines(self.stats_path)
+        new, self._seen = rows[self._seen:], len(rows)
+        return new
+
+    def finish(self) -> tuple[dict, str]:
+        """Stop nbdkit, store the session; returns (totals, status)."""
+        crashed = self.proc.poll() is not None
+        code = nbdkit.stop(self.proc)
+        rows = stats.read_lines(self.stats_path)
+        status = "failed" if crashed or not rows else "complete"
+        error = None
+        if status == "failed":
+            log = (self.work / "nbdkit.log").read_text(errors="replace").strip().splitlines()
+            error = f"nbdkit exited ({code}): {log[-1] if log else 'no message'}"
+        totals = stats.totals(rows)
+        if rows:
+            dur = max(totals.get("duration_s", 0.0), 1e-3)
+            phase = Phase(kind="io", name="serve", stop_seconds=dur)
+            z = np.zeros(0)
+            res = PhaseResult(phase=phase, series=stats.series(rows),
+                              segments={"gb": z, "mbps": z, "t_s": z}, latency={}, totals=totals)
+            self.store.add_phase(self.rd, 1, res, "complete" if rows[-1].get("final") else "partial")
+            self.store.set_metrics(self.rd, stats.metrics(totals))
+        self.store.finish_drive(self.rd, status)
+        self.store.finish_run(self.run_id, status, error)
+        self._cleanup()
+        return totals, status
+
+    def _cleanup(self) -> None:
+        if self.socket:
+            nbdkit.marker_path(self.socket).unlink(missing_ok=True)
+            if self.socket.is_socket():  # nbdkit leaves its socket behind
+                self.socket.unlink(missing_ok=True)
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def nbdkit_version() -> str:
+    try:
+        out = subprocess.run([nbdkit.nbdkit_binary(), "--version"], capture_output=True, text=True, timeout=10)
+        return out.stdout.strip()
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return "nbdkit"
+
+
+def serve(s: Serving, store: Store, args: dict,
+          on_ready: Callable[[Serving], None] | None = None,
+          on_row: Callable[[dict], None] | None = None) -> tuple[int, dict, str]:
+    """Serve until Ctrl-C / SIGTERM, `seconds`, or nbdkit ends; returns (run id, totals,
+    status). `s` has checked the options already (Serving(opts))."""
+    s.start(store, args)
+    try:
+        if on_ready:
+            on_ready(s)
+        end = s.t0 + s.opts.seconds if s.opts.seconds else None
+        while s.alive() and (end is None or time.monotonic() < end):
+            time.sleep(0.2 if end is None else max(0.0, min(0.2, end - time.monotonic())))
+            for r in s.rows():
+                if on_row:
+                    on_row(r)
+    except KeyboardInterrupt:
+        pass  # the normal way to stop serving
+    finally:
+        totals, status = s.finish()
+    return s.run_id, totals, status
