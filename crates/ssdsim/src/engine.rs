@@ -10,8 +10,12 @@ use crate::nand::SLOT_BYTES;
 use crate::power::ops_energy_j;
 use crate::profile::Profile;
 use crate::stats::{Recorder, Row, Snapshot};
-use crate::workload::{PhaseKind, PhaseSpec, Workload, LOOKAHEAD};
+use crate::workload::{Io, PhaseKind, PhaseSpec, Workload, LOOKAHEAD};
 use crate::SimError;
+
+// Trace replay: a child module, so it feeds I/Os through the same private path.
+#[path = "replay.rs"]
+pub mod replay;
 
 pub struct PhaseResult {
     pub rows: Vec<Row>,
@@ -251,6 +255,14 @@ impl Drive {
             self.ftl.map.prefetch_l2p(far.lba);
             self.ftl.map.prefetch_old(near.lba);
         }
+        let done = self.issue_io(io, t, outstanding)?;
+        Ok((done, io.slots as u64 * SLOT_BYTES, io.read))
+    }
+
+    /// One read or write submitted at `t` through the host and the FTL; returns its
+    /// completion. The one path every I/O takes (phases and trace replay).
+    #[inline(always)]
+    fn issue_io(&mut self, io: Io, t: u64, outstanding: usize) -> Result<u64, SimError> {
         let bytes = io.slots as u64 * SLOT_BYTES;
         let tc = self.host.accept(t, outstanding);
         let done = if io.read {
@@ -273,7 +285,7 @@ impl Drive {
             ack + self.host.write_latency
         } + self.host.host_latency;
         self.host.completes(done, outstanding);
-        Ok((done, bytes, io.read))
+        Ok(done)
     }
 
     /// Give background GC the write-idle die time before a read issued at `t` (checked

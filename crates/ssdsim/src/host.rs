@@ -285,6 +285,13 @@ impl WriteBuffer {
         self.pending.push(Reverse((at, n)));
     }
 
+    /// When every program scheduled so far has completed (what a flush waits for; data
+    /// still gathering into a program unit is not forced out).
+    pub fn drained_at(&self) -> u64 {
+        let pending = self.pending.iter().map(|&Reverse((f, _))| f).max().unwrap_or(0);
+        pending.max(self.promising.map_or(0, |(f, _)| f))
+    }
+
     pub fn clear(&mut self) {
         self.used = 0;
         self.pending.clear();
