@@ -11,7 +11,7 @@ from typing import Any, Iterator, Optional
 
 import typer
 
-from . import interrupts, methodology, targets
+from . import cli_trace, interrupts, methodology, targets
 from .analysis import comparison_table
 from .cli_errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  # noqa: F401
                          interrupted_status, sigterm_interrupts, user_errors, warnings_as_lines)
@@ -50,7 +50,7 @@ app = App(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=F
 results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, export.")
 app.add_typer(results_app, name="results")
 
-TEST_NAMES = ", ".join(methodology.TESTS)
+TEST_NAMES = ", ".join([*methodology.TESTS, *methodology.INPUT_TESTS])
 PRECONDITION_TESTS = ", ".join(n for n, m in methodology.TESTS.items()
                                if getattr(m, "PRECONDITION_OPTIONAL", False))
 SECONDS_HELP = "the test's timed step: " + "; ".join(
@@ -213,15 +213,26 @@ def run(
     plan: bool = typer.Option(False, "--plan", help="print the phases (real drives: the fio jobs, commands and safety verdict) and run nothing"),
     seed: int = typer.Option(42, "--seed", help="simulator seed"),
     precondition: bool = typer.Option(True, "--precondition/--no-precondition", help=f"--no-precondition skips the purge and fill ({PRECONDITION_TESTS} on an already filled drive: reads only)"),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="trace: the trace file to replay"),
+    trace_format: Optional[str] = typer.Option(None, "--format", help="trace: fio, fio-v2, fio-v3, blkparse, msr or csv (default: detected)"),
+    speed: float = typer.Option(1.0, "--speed", help="trace: replay X times as fast as recorded"),
+    idle_cap: Optional[str] = typer.Option(None, "--idle-cap", help="trace: no gap between I/Os longer than this (25ms: the Storage Bench rule)"),
+    qd: Optional[int] = typer.Option(None, "--qd", help="trace: as fast as possible at this fixed queue depth (closed loop)"),
+    state: str = typer.Option("empty", "--state", help="trace: replay on the empty drive, the full drive, or both"),
+    wrap: bool = typer.Option(False, "--wrap", help="trace: fold offsets past the drive into it instead of refusing the trace"),
 ) -> None:
     """Run one test of the methodology on one or more drives."""
     with user_errors(), sigterm_interrupts():
         module = methodology.get(test)
+        given = [o for o, v in zip(cli_trace.TRACE_ONLY, (trace, trace_format, speed != 1.0, idle_cap,
+                                                          qd, state != "empty", wrap)) if v]
+        trace_opts = cli_trace.trace_options(test, trace, trace_format, speed, idle_cap, qd,
+                                             state, wrap, given)
         if not precondition and not getattr(module, "PRECONDITION_OPTIONAL", False):
             raise UserError(f"--no-precondition: {test} needs the drive in a known state; "
                             f"only {PRECONDITION_TESTS} can skip its purge and fill")
         opts = Options(spare=spare, repeat=repeat, seconds=seconds, precondition=precondition,
-                       interval=interval)
+                       interval=interval, trace=trace_opts)
         if seconds is not None and module.DEFAULT_SECONDS is None:
             typer.echo(f"ssdlab: warning: --seconds is not used by {test}", err=True)
         if not precondition and any(not targets.is_real(d) for d in drive):
@@ -239,6 +250,9 @@ def run(
             args["precondition"] = False
         if interval is not None:
             args["interval"] = interval
+        if trace_opts is not None:
+            args["trace"] = cli_trace.trace_args(trace_opts)
+            typer.echo(f"ssdlab: {cli_trace.announce(trace_opts)}", err=True)
         with progress_hooks() as hooks:
             try:
                 run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
@@ -282,6 +296,11 @@ def describe(ph: dict) -> str:
         return f"{ph['seconds']:.4g} s"
     if ph["kind"] == "purge":
         return "whole drive"
+    if ph["kind"] == "replay":
+        r = ph["replay"]
+        how = (f"QD{r['queue_depth']}" if r["queue_depth"] else f"x{r['speed']:g}"
+               + (f" idle cap {r['idle_cap_s'] * 1e3:g} ms" if r["idle_cap_s"] is not None else ""))
+        return f"trace {r['trace']} ({r['format'] or 'detected'}) {how}" + (" wrapped" if r["wrap"] else "")
     rng = f"bytes {ph['offset']}..{ph['offset'] + ph['length']}"
     if ph["kind"] == "trim":
         return rng

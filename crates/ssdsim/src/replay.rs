@@ -57,6 +57,8 @@ struct Idle {
     acc: u64,
     /// The drive has had nothing outstanding since then.
     since: Option<u64>,
+    /// Idle ns over the whole replay (its busy time is the rest).
+    total: u64,
 }
 
 impl<'a> TraceIos<'a> {
@@ -126,7 +128,7 @@ impl Drive {
         // vary); closed loop: the same depth argument as an io phase at that depth.
         let depth = if open { usize::MAX } else { spec.queue_depth as usize };
         let mut heap: BinaryHeap<Reverse<(u64, u64, u32)>> = BinaryHeap::with_capacity(depth.min(1 << 16));
-        let mut idle = Idle { acc: 0, since: Some(t0) };
+        let mut idle = Idle { acc: 0, since: Some(t0), total: 0 };
         let (mut next, mut end, mut stopped) = (0usize, t0, false);
         loop {
             let due = (open && next < n && !stopped).then(|| t0 + ios.time_ns[next]);
@@ -210,6 +212,7 @@ impl Drive {
         let mut phase = self.finish(rec, start, end, stopped);
         let mean = |s: u128, k: u64| if k > 0 { s as f64 / k as f64 / 1e3 } else { f64::NAN };
         phase.totals.extend([
+            ("busy_s", (end - t0).saturating_sub(idle.total) as f64 / 1e9),
             ("trim_ios", trims as f64),
             ("trim_bytes", trim_bytes as f64),
             ("flush_ios", flushes as f64),
@@ -224,6 +227,7 @@ impl Drive {
     fn submit(&mut self, ios: &TraceIos, i: usize, t: u64, depth: usize, idle: &mut Idle, rec: &mut Recorder) -> Result<u64, SimError> {
         if let Some(s) = idle.since.take() {
             idle.acc += t - s.max(rec.next - rec.interval_ns());
+            idle.total += t - s;
         }
         let op = ios.op[i];
         if op == READ || op == WRITE {
