@@ -228,6 +228,8 @@ def run(
                                                           qd, state != "empty", wrap)) if v]
         trace_opts = cli_trace.trace_options(test, trace, trace_format, speed, idle_cap, qd,
                                              state, wrap, given)
+        if trace_opts is not None:  # parsed now: a bad trace is refused before any store
+            typer.echo(f"ssdlab: {cli_trace.announce(trace_opts)}", err=True)
         if not precondition and not getattr(module, "PRECONDITION_OPTIONAL", False):
             raise UserError(f"--no-precondition: {test} needs the drive in a known state; "
                             f"only {PRECONDITION_TESTS} can skip its purge and fill")
@@ -252,7 +254,6 @@ def run(
             args["interval"] = interval
         if trace_opts is not None:
             args["trace"] = cli_trace.trace_args(trace_opts)
-            typer.echo(f"ssdlab: {cli_trace.announce(trace_opts)}", err=True)
         with progress_hooks() as hooks:
             try:
                 run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
