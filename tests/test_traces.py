@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from ssdlab import traces
 from ssdlab.phase import Replay
 from ssdlab.traces import FLUSH, READ, TRIM, WRITE, TraceError, load
+from ssdlab.targets import fio_replay
 from ssdlab.traces.timing import fit, issue_times, prepare
 
 DATA = Path(__file__).parent / "data" / "traces"
@@ -216,3 +217,18 @@ def test_random_text_is_a_stream_or_a_trace_error(tmp_path, fmt, data):
         return
     assert len(s) > 0 and s.time_ns.dtype == np.int64 and (np.diff(s.time_ns) >= 0).all()
     assert (s.offset_bytes >= 0).all() and (s.length_bytes[s.op != FLUSH] > 0).all()
+
+
+def test_replay_job_text():
+    """The iolog and job a real drive replays (times already scaled by --speed)."""
+    p = prepare(Replay(trace=str(DATA / "plain.csv"), speed=2.0), 2**30)
+    lines = list(fio_replay.iolog_lines(p))
+    assert lines[0] == "fio version 3 iolog\n"
+    assert lines[2] == "0 trace write 0 131072\n" and lines[3] == "250 trace write 131072 131072\n"
+    assert "2000 trace sync\n" not in lines and "1000 trace sync\n" in lines
+    job = fio_replay.job_text(p, "/w/p1.iolog", "/dev/loop9", engine="libaio", log_prefix=None)
+    assert "read_iolog=/w/p1.iolog" in job and "replay_redirect=/dev/loop9" in job
+    assert "iodepth=1" in job and "replay_no_stall" not in job
+    q = prepare(Replay(trace=str(DATA / "plain.csv"), queue_depth=8), 2**30)
+    job = fio_replay.job_text(q, "/w/p1.iolog", "/dev/loop9", engine="libaio", log_prefix=None)
+    assert "iodepth=8" in job and "replay_no_stall=1" in job

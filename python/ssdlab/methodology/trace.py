@@ -56,8 +56,10 @@ def state_metrics(r) -> dict:
     tot, lat = r.totals, r.latency or {}
     moved = float(tot.get("read_bytes", 0.0)) + float(tot.get("write_bytes", 0.0))
     busy = tot.get("busy_s")
+    dur = float(tot.get("duration_s") or 0.0)
     out = {
-        "data_rate_mbps": float(tot["mbps"]),
+        # reads and writes only (fio's own rate counts trimmed bytes too)
+        "data_rate_mbps": moved / dur / 1e6 if dur else None,
         "busy_data_rate_mbps": moved / float(busy) / 1e6 if busy else None,
         "iops": float(tot["iops"]),
         "duration_s": float(tot["duration_s"]),

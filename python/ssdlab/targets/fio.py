@@ -87,6 +87,8 @@ def writes(phase: Phase) -> bool:
         return True
     if phase.kind == "io":
         return phase.read_pct < 100
+    if phase.kind == "replay":
+        return True  # a trace's writes and trims (checked like any writing phase)
     return False
 
 
@@ -161,6 +163,8 @@ class FioTarget:
             return self._run_trim(phase, spec)
         if phase.kind == "purge":
             return self._run_purge(phase)
+        if phase.kind == "replay":
+            return self._run_replay(phase, on_sample)
         try:
             return self._run_io(phase, spec, on_sample)
         except FioFailed as e:
@@ -309,6 +313,16 @@ class FioTarget:
                 pp = self._purge_plan()
                 lines.append(f"# purge method: {pp.method} ({pp.why})")
                 lines += ["$ " + " ".join(c) for c in pp.commands]
+            elif p.kind == "replay":
+                from ..traces.timing import prepare
+                from . import fio_replay
+
+                prep = prepare(p.replay, self.capacity)
+                job = fio_replay.job_text(prep, f"$WORKDIR/p{i}.iolog", self.dev, engine=engine,
+                                          log_prefix=f"$WORKDIR/p{i}", name=p.name)
+                lines.append(f"# $WORKDIR/p{i}.iolog: the trace as a fio iolog v3 ({len(prep.stream)} I/Os, {prep.mode})")
+                lines.append(f"$ {' '.join(fio_job.command(f'$WORKDIR/p{i}.fio', 'fio'))}")
+                lines += ["    " + x for x in job.rstrip().splitlines()]
             else:
                 job = fio_job.job_text(spec, self._filename(), engine=engine,
                                        log_prefix=f"$WORKDIR/p{i}", is_file=self.kind == "file")
@@ -404,14 +418,45 @@ class FioTarget:
             raise Interrupted(r)
         return r
 
-    def _run_io(self, phase: Phase, spec: dict, on_sample: OnSample | None) -> PhaseResult:
+    def _run_replay(self, phase: Phase, on_sample: OnSample | None) -> PhaseResult:
+        """A trace through fio's iolog replay (fio_replay.py)."""
+        from ..traces.timing import prepare
+        from . import fio_replay
+
+        prep = prepare(phase.replay, self.capacity)
+        prefix = os.path.join(self._wd(), f"p{self._nphase}")
+        with open(prefix + ".iolog", "w") as fh:
+            fh.writelines(fio_replay.iolog_lines(prep))
+        spec = phase.resolve(self.capacity)
+        spec.update(block_size=4096, stop_bytes=None, stop_seconds=None)
+
+        def job(prefix: str) -> str:
+            return fio_replay.job_text(prep, prefix + ".iolog", self.dev, engine=self.engine,
+                                       log_prefix=prefix, sample_interval_s=phase.sample_interval_s,
+                                       name=phase.name)
+
+        try:
+            res = self._run_io(phase, spec, on_sample, job=job)
+        except FioFailed as e:
+            if not (e.no_report and self._engine == "io_uring"):
+                raise
+            self._engine = "libaio"
+            res = self._run_io(phase, spec, on_sample, job=job)
+        res.latency = dict(res.latency, **fio_replay.direction_latency(getattr(res, "fio_report", None)))
+        res.totals.update(fio_replay.counts(prep))
+        fio_replay.fix_byte_counts(res.totals, prep)
+        return res
+
+    def _run_io(self, phase: Phase, spec: dict, on_sample: OnSample | None,
+                job: Any = None) -> PhaseResult:
+        """`job(prefix)`: the job text to run instead of the io phase's (trace replay)."""
         wd = self._wd()
         prefix = os.path.join(wd, f"p{self._nphase}")
         for f in os.listdir(wd):
             if f.startswith(f"p{self._nphase}_"):
                 os.unlink(os.path.join(wd, f))
-        job = fio_job.job_text(spec, self._filename(), engine=self.engine, log_prefix=prefix,
-                               is_file=self.kind == "file")
+        job = job(prefix) if job is not None else fio_job.job_text(
+            spec, self._filename(), engine=self.engine, log_prefix=prefix, is_file=self.kind == "file")
         job_path = prefix + ".fio"
         with open(job_path, "w") as fh:
             fh.write(job)
@@ -516,6 +561,7 @@ class FioTarget:
         short = fio_output.shortfall(spec, result.totals)
         if short:
             raise FioFailed(f"fio on {self.spec} exited without an error but {short}")
+        result.fio_report = reps[-1]  # type: ignore[attr-defined]  # per-direction figures
         return result
 
     def _io_result(self, phase: Phase, spec: dict, prefix: str, reps: list[dict],
