@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -200,6 +201,7 @@ def show_metrics(doc: dict) -> None:
 @app.command()
 def run(
     test: str = typer.Argument(..., help=f"one of: {TEST_NAMES}"),
+    job: Optional[Path] = typer.Argument(None, help="fio: the fio job file to replay on the simulated drive"),
     drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE, a profile .toml, /dev/..., file:PATH:SIZE"),
     spare: float = typer.Option(0.0, "--spare", help="leave this % of LBAs (at the end) unwritten"),
     repeat: int = typer.Option(5, "--repeat", help="quick: scored runs of each test (CrystalDiskMark shows the best)"),
@@ -228,6 +230,8 @@ def run(
                                                           qd, state != "empty", wrap)) if v]
         trace_opts = cli_trace.trace_options(test, trace, trace_format, speed, idle_cap, qd,
                                              state, wrap, given)
+        if job is not None and test != "fio":
+            raise UserError(f"{job}: a job file is only for `ssdlab run fio JOBFILE`")
         if trace_opts is not None:  # parsed now: a bad trace is refused before any store
             typer.echo(f"ssdlab: {cli_trace.announce(trace_opts)}", err=True)
         if not precondition and not getattr(module, "PRECONDITION_OPTIONAL", False):
@@ -241,6 +245,8 @@ def run(
             typer.echo("ssdlab: warning: --no-precondition on a simulated drive reads a drive "
                        "that was never written", err=True)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, plan)
+        if test == "fio":  # the job's I/Os, captured with fio's null engine (needs the capacity)
+            opts = dataclasses.replace(opts, trace=cli_trace.fio_options(job, drv))
         if plan:
             return print_plan(test, drv, opts, json_out)
         check_free(db)  # before the store is even created
@@ -254,6 +260,8 @@ def run(
             args["interval"] = interval
         if trace_opts is not None:
             args["trace"] = cli_trace.trace_args(trace_opts)
+        if test == "fio":
+            args["job"] = {"file": str(job), "text": job.read_text(errors="replace")[:100_000]}
         with progress_hooks() as hooks:
             try:
                 run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
@@ -265,7 +273,13 @@ def run(
     if json_out:
         print_json(doc)
     else:
-        show_metrics(doc)
+        if test == "fio":  # fio's own layout
+            from .methodology.fio_run import fio_style
+
+            for d in doc["drives"]:
+                print(fio_style(d["drive"], opts.trace.name, d["metrics"]))
+        else:
+            show_metrics(doc)
         print(f"stored as run {run_id} in {store.path}")
 
 

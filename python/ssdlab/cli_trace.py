@@ -71,3 +71,30 @@ def announce(opts) -> str:
     _, how, notes = mode(r, s)
     fmt = s.format if r.format else f"{s.format} (detected)"
     return f"trace {r.trace}: {fmt}, {len(s)} I/Os, {how}" + "".join(f"; {n}" for n in notes)
+
+
+def fio_options(job: Path | None, drv: list):
+    """`run fio JOBFILE`: the job's I/Os captured for the smallest of the (simulated) drives."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from . import targets
+    from .methodology.fio_run import FioJobOptions
+    from .phase import Replay
+    from .traces.fio_capture import capture
+
+    if job is None:
+        raise UserError("run fio: give the job file: ssdlab run fio JOBFILE --drive sim:PROFILE")
+    if not job.is_file():
+        raise UserError(f"{job}: no such job file")
+    real = [spec for spec, _ in drv if targets.is_real(spec)]
+    if real:
+        raise UserError(f"run fio: {real[0]} is a real drive: run the job with fio itself there; "
+                        "`ssdlab run fio` replays a job on simulated drives (--drive sim:PROFILE)")
+    cap = min(t.identify().capacity for _, t in drv) if drv else 0
+    wd = Path(tempfile.mkdtemp(prefix="ssdlab-fio-capture-"))
+    atexit.register(shutil.rmtree, wd, ignore_errors=True)
+    c = capture(job, cap, wd)
+    return FioJobOptions(job=str(job), name=c.name,
+                         replay=Replay(trace=str(c.iolog), format="fio-v3", queue_depth=c.iodepth))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import consistency, copy, fill, idle, quick, trace, trim, working_set
+from . import consistency, copy, fill, fio_run, idle, quick, trace, trim, working_set
 from .common import Options
 
 TESTS: dict[str, ModuleType] = {
@@ -24,9 +24,10 @@ TESTS: dict[str, ModuleType] = {
     "quick": quick,
     "copy": copy,
 }
-# Tests of the user's own input (a trace): `ssdlab run` only, not part of `review`.
+# Tests of the user's own input (a trace, a fio job): `ssdlab run` only, not in `review`.
 INPUT_TESTS: dict[str, ModuleType] = {
     "trace": trace,
+    "fio": fio_run,
 }
 
 
