@@ -39,7 +39,13 @@ def trace_options(test: str, trace: Path | None, fmt: str | None, speed: float,
 
     if trace is None:
         raise UserError("run trace: give the trace file with --trace FILE")
-    if not trace.is_file():
+    from .traces import workloads
+
+    if workloads.is_builtin(str(trace)):
+        workloads.parse_name(str(trace))  # an unknown name or bad scale: one line
+        if fmt is not None:
+            raise UserError(f"--format {fmt}: a built-in workload has no file format")
+    elif not trace.is_file():
         raise UserError(f"--trace {trace}: no such file")
     if fmt is not None and fmt not in FORMATS:
         raise UserError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
@@ -67,6 +73,10 @@ def announce(opts) -> str:
     from .traces.timing import mode, stream_of
 
     r = opts.replay
+    from .traces import workloads
+
+    if workloads.is_builtin(r.trace):  # generated per drive, later
+        return f"trace {workloads.describe(r.trace)}"
     s = stream_of(r.trace, r.format)
     _, how, notes = mode(r, s)
     fmt = s.format if r.format else f"{s.format} (detected)"

@@ -36,6 +36,7 @@ class IoStream:
     has_time: bool  # the format recorded issue times (else time_ns is all zeros)
     source: str = ""  # file name, or how the stream was generated
     notes: list[str] = field(default_factory=list)  # what the parser decided (said once)
+    default_qd: int = 1  # closed-loop depth when the stream has no times and no --qd
 
     def __len__(self) -> int:
         return int(self.op.size)
@@ -53,7 +54,8 @@ class IoStream:
         o = np.argsort(self.time_ns, kind="stable")
         return IoStream(self.time_ns[o], self.op[o], self.offset_bytes[o], self.length_bytes[o],
                         self.format, self.has_time, self.source,
-                        self.notes + ["sorted by issue time (the trace was not in time order)"])
+                        self.notes + ["sorted by issue time (the trace was not in time order)"],
+                        self.default_qd)
 
     def end_bytes(self) -> int:
         """Highest byte any I/O touches (0 for an empty stream)."""

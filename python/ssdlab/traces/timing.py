@@ -13,12 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..phase import Replay
-from . import load
+from . import load, workloads
 from .stream import FLUSH, IoStream, TraceError
 
 SLOT = 4096
 MAX_IO = 64 << 20  # the simulator's largest read or write
 _cache: dict[tuple, IoStream] = {}
+CACHED = 3  # streams kept (drives of different capacities get their own generated one)
 
 
 @dataclass
@@ -30,17 +31,34 @@ class Prepared:
     notes: list[str]
 
 
-def stream_of(path: str, fmt: str | None) -> IoStream:
-    """The parsed trace, cached per file version (a run prepares it for every drive)."""
+def stream_of(path: str, fmt: str | None, capacity: int | None = None) -> IoStream:
+    """The parsed trace, cached per file version (a run prepares it for every drive); a
+    built-in workload (`builtin:NAME[@SCALE]`) generated for a drive of `capacity` bytes
+    (None: the one generated last, for its counts and volumes)."""
+    if workloads.is_builtin(path):
+        if capacity is None:
+            last = [v for k, v in _cache.items() if k[0] == path]
+            if last:
+                return last[-1]
+            capacity = 2**40
+        key = (path, fmt, capacity)
+        if key not in _cache:
+            _remember(key, workloads.generate(path, capacity))
+        return _cache[key]
     try:
         st = os.stat(path)
     except OSError:
         raise TraceError(f"trace file '{path}' not found") from None
     key = (os.path.abspath(path), fmt, st.st_mtime_ns, st.st_size)
     if key not in _cache:
-        _cache.clear()
-        _cache[key] = load(path, fmt)
+        _remember(key, load(path, fmt))
     return _cache[key]
+
+
+def _remember(key: tuple, s: IoStream) -> None:
+    while len(_cache) >= CACHED:  # the oldest goes
+        _cache.pop(next(iter(_cache)))
+    _cache[key] = s
 
 
 def fit(s: IoStream, capacity: int, wrap: bool) -> IoStream:
@@ -86,7 +104,7 @@ def mode(r: Replay, s: IoStream) -> tuple[int, str, list[str]]:
     notes = list(s.notes)
     qd = r.queue_depth
     if qd is None and not s.has_time:
-        qd = 1
+        qd = s.default_qd
     if qd is not None:
         if r.speed != 1.0 or r.idle_cap_s is not None:
             notes.append("--speed and --idle-cap do not apply to a closed loop (fixed QD)")
@@ -96,7 +114,7 @@ def mode(r: Replay, s: IoStream) -> tuple[int, str, list[str]]:
 
 
 def prepare(r: Replay, capacity: int) -> Prepared:
-    s = fit(stream_of(r.trace, r.format), capacity, r.wrap)
+    s = fit(stream_of(r.trace, r.format, capacity), capacity, r.wrap)
     qd, how, notes = mode(r, s)
     if qd:
         return Prepared(s, np.zeros(len(s), np.uint64), qd, how, notes)
