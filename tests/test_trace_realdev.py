@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from loopdevs import REASON, loops, sh  # noqa: F401  (loops: a fixture)
+from loopdevs import REASON, loops  # noqa: F401  (loops: a fixture)
 from ssdlab.cli import app
 from ssdlab.phase import Replay
 from ssdlab.targets.fio import FioTarget
@@ -68,3 +68,14 @@ def test_trims_and_flushes_reach_the_loop_device(loops):
     assert tot["trim_ios"] == 1 and tot["flush_ios"] == 2
     assert r.latency["read"]["ios"] == 2 and r.latency["write"]["ios"] == 2
 
+
+
+def test_plan_shows_the_replay_job(loops, tmp_path):
+    dev, _ = loops.make()
+    r = runner.invoke(app, ["run", "trace", "--trace", str(DATA / "plain.csv"), "--qd", "2",
+                            "--drive", dev, "--destroy-data", dev, "--plan",
+                            "--db", str(tmp_path / "r.sqlite")])
+    assert r.exit_code == 0, r.output
+    assert "read_iolog=$WORKDIR/p2.iolog" in r.stdout and f"replay_redirect={dev}" in r.stdout
+    assert "replay_no_stall=1" in r.stdout and "iodepth=2" in r.stdout
+    assert not (tmp_path / "r.sqlite").exists()

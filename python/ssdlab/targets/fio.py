@@ -314,15 +314,9 @@ class FioTarget:
                 lines.append(f"# purge method: {pp.method} ({pp.why})")
                 lines += ["$ " + " ".join(c) for c in pp.commands]
             elif p.kind == "replay":
-                from ..traces.timing import prepare
                 from . import fio_replay
 
-                prep = prepare(p.replay, self.capacity)
-                job = fio_replay.job_text(prep, f"$WORKDIR/p{i}.iolog", self.dev, engine=engine,
-                                          log_prefix=f"$WORKDIR/p{i}", name=p.name)
-                lines.append(f"# $WORKDIR/p{i}.iolog: the trace as a fio iolog v3 ({len(prep.stream)} I/Os, {prep.mode})")
-                lines.append(f"$ {' '.join(fio_job.command(f'$WORKDIR/p{i}.fio', 'fio'))}")
-                lines += ["    " + x for x in job.rstrip().splitlines()]
+                lines += fio_replay.plan_lines(self, p, i, engine)
             else:
                 job = fio_job.job_text(spec, self._filename(), engine=engine,
                                        log_prefix=f"$WORKDIR/p{i}", is_file=self.kind == "file")
@@ -420,32 +414,9 @@ class FioTarget:
 
     def _run_replay(self, phase: Phase, on_sample: OnSample | None) -> PhaseResult:
         """A trace through fio's iolog replay (fio_replay.py)."""
-        from ..traces.timing import prepare
         from . import fio_replay
 
-        prep = prepare(phase.replay, self.capacity)
-        prefix = os.path.join(self._wd(), f"p{self._nphase}")
-        with open(prefix + ".iolog", "w") as fh:
-            fh.writelines(fio_replay.iolog_lines(prep))
-        spec = phase.resolve(self.capacity)
-        spec.update(block_size=4096, stop_bytes=None, stop_seconds=None)
-
-        def job(prefix: str) -> str:
-            return fio_replay.job_text(prep, prefix + ".iolog", self.dev, engine=self.engine,
-                                       log_prefix=prefix, sample_interval_s=phase.sample_interval_s,
-                                       name=phase.name)
-
-        try:
-            res = self._run_io(phase, spec, on_sample, job=job)
-        except FioFailed as e:
-            if not (e.no_report and self._engine == "io_uring"):
-                raise
-            self._engine = "libaio"
-            res = self._run_io(phase, spec, on_sample, job=job)
-        res.latency = dict(res.latency, **fio_replay.direction_latency(getattr(res, "fio_report", None)))
-        res.totals.update(fio_replay.counts(prep))
-        fio_replay.fix_byte_counts(res.totals, prep)
-        return res
+        return fio_replay.run(self, phase, on_sample)
 
     def _run_io(self, phase: Phase, spec: dict, on_sample: OnSample | None,
                 job: Any = None) -> PhaseResult:

@@ -11,6 +11,7 @@ Pure text generation, tested without fio."""
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, Iterator
 
 import numpy as np
@@ -63,7 +64,7 @@ def job_text(p: Prepared, iolog: str, drive_path: str, *, engine: str, log_prefi
               ("write_hist_log", log_prefix), ("log_hist_msec", min(fio_job.HIST_MSEC, avg)),
               ("log_hist_coarseness", fio_job.HIST_COARSENESS)]
     j: list[tuple[str, object]] = [
-        ("read_iolog", fio_job.check_path(iolog)),
+        ("read_iolog", iolog),  # ssdlab's own work directory
         ("replay_redirect", fio_job.check_path(drive_path)),
         ("iodepth", depth),
     ]
@@ -131,3 +132,46 @@ def fix_byte_counts(totals: dict, p: Prepared) -> None:
     dur = float(totals.get("duration_s") or 0.0)
     if dur > 0:
         totals["mbps"] = (want["read_bytes"] + want["write_bytes"]) / dur / 1e6
+
+
+def run(target, phase, on_sample):
+    """Replay `phase` (kind replay) on a FioTarget: the iolog into its work directory, the
+    job through its fio runner (io_uring, falling back to libaio as for io phases)."""
+    from ..traces.timing import prepare
+    from .fio import FioFailed
+
+    prep = prepare(phase.replay, target.capacity)
+    prefix = os.path.join(target._wd(), f"p{target._nphase}")
+    with open(prefix + ".iolog", "w") as fh:
+        fh.writelines(iolog_lines(prep))
+    spec = phase.resolve(target.capacity)
+    spec.update(block_size=4096, stop_bytes=None, stop_seconds=None)
+
+    def job(prefix: str) -> str:
+        return job_text(prep, prefix + ".iolog", target.dev, engine=target.engine,
+                        log_prefix=prefix, sample_interval_s=phase.sample_interval_s,
+                        name=phase.name)
+
+    try:
+        res = target._run_io(phase, spec, on_sample, job=job)
+    except FioFailed as e:
+        if not (e.no_report and target._engine == "io_uring"):
+            raise
+        target._engine = "libaio"
+        res = target._run_io(phase, spec, on_sample, job=job)
+    res.latency = dict(res.latency, **direction_latency(getattr(res, "fio_report", None)))
+    res.totals.update(counts(prep))
+    fix_byte_counts(res.totals, prep)
+    return res
+
+
+def plan_lines(target, phase, i: int, engine: str) -> list[str]:
+    """What `--plan` shows for a replay phase: the iolog it writes and the job."""
+    from ..traces.timing import prepare
+
+    prep = prepare(phase.replay, target.capacity)
+    job = job_text(prep, f"$WORKDIR/p{i}.iolog", target.dev, engine=engine,
+                   log_prefix=f"$WORKDIR/p{i}", name=phase.name)
+    return [f"# $WORKDIR/p{i}.iolog: the trace as a fio iolog v3 ({len(prep.stream)} I/Os, {prep.mode})",
+            f"$ {' '.join(fio_job.command(f'$WORKDIR/p{i}.fio', 'fio'))}",
+            *["    " + x for x in job.rstrip().splitlines()]]
