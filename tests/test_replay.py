@@ -141,6 +141,8 @@ def test_run_trace_both_states_stores_histograms(tmp_path):
     assert sum(rep["latency"]["read"]["counts"]) == 3 and sum(rep["latency"]["write"]["counts"]) == 2
     assert rep["histogram"]["counts"].sum() == 5
     assert "lat_mean_us" in rep["series"]  # latency over time
+    csv_rows = [x.split(",") for x in s.export_csv(doc["run_id"]).splitlines()]
+    assert sum(int(x[7]) for x in csv_rows if x[3] == "trace-empty" and x[4] == "histogram_read") == 3
 
 
 @pytest.mark.parametrize("args,words", [
