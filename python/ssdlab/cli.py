@@ -361,6 +361,13 @@ def review(
                     args["interval"] = interval
                 run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
                 docs.append(run_doc(run_id, test, outcomes))
+            # the application workload, empty and full drive (docs/methodology.md "trace")
+            app = cli_trace.review_workload(drv)
+            args = {"drives": drive, "set": sets, "seed": seed, "review": True,
+                    "trace": cli_trace.trace_args(app)}
+            run_id, outcomes = run_test(store, "trace", drv, dataclasses.replace(opts, trace=app),
+                                        args, testbed, hooks)
+            docs.append(run_doc(run_id, "trace", outcomes))
         html = build(store, [d["run_id"] for d in docs], out, y_max)
     if json_out:
         print_json({"report": str(html), "runs": docs})
