@@ -176,3 +176,27 @@ def test_trace_options_only_for_run_trace(tmp_path):
     r = runner.invoke(app, ["run", "fill", "--qd", "4", "--drive", "sim:tlc-256", "--db",
                             str(tmp_path / "r.sqlite")])
     assert r.exit_code == 2 and "--qd: only for `ssdlab run trace`" in r.stderr
+
+
+def test_an_interrupted_replay_keeps_what_it_recorded(tmp_path):
+    """Ctrl-C mid-replay: the target raises Interrupted with the rows recorded so far."""
+    from ssdlab.phase import Phase, Replay
+    from ssdlab.targets import Interrupted, open_target
+
+    f = tmp_path / "long.csv"
+    f.write_text("time_ms,op,offset_bytes,length_bytes\n"
+                 + "".join(f"{i * 100},write,{i % 1000 * 4096},4096\n" for i in range(100)))
+    t = open_target("sim:tlc-256", overrides=SMALL)
+    seen = []
+
+    def stop(row):
+        seen.append(row)
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+
+    ph = Phase(kind="replay", name="trace-empty", replay=Replay(trace=str(f)))
+    with pytest.raises(Interrupted) as e:
+        t.run(ph, stop)
+    part = e.value.partial
+    assert part is not None and len(part.series["t_s"]) == 3 and part.totals["ios"] < 100
+    assert Phase(**ph.model_dump()) == ph  # the stored spec rebuilds the phase
