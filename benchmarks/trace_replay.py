@@ -5,8 +5,8 @@ The trace: 4 KiB random I/Os over the whole 256 GB drive (sim:tlc-256), handed t
 simulator in one call (_sim.Drive.replay). Rows: closed loop QD32 on the empty drive
 (70 % reads), the same on the full drive after 1.5 drive writes of random 4 KiB writes
 (GC steady state: every write moves data), 100 % writes there, and open loop (as
-recorded) at 50,000 I/Os per second (the drive keeps up) and at 200,000 (overloaded: about
-a million I/Os wait at the host, a heap that size costs more per I/O). Each figure is the median of 3 replays of 2 M I/Os.
+recorded) at 50,000 I/Os per second (the drive keeps up) and at 200,000 (overloaded: I/Os
+wait at the host for the drive's queue slots). Each figure is the median of 3 replays of 2 M I/Os.
 Also: parsing speed of a plain-CSV trace (Python), for scale.
 """
 
@@ -56,7 +56,7 @@ def main() -> None:
     rows.append(("full drive (GC steady), QD32, 100 % write", *rate(d, zeros, *trace(cap, 0.0, 3), 32)))
     timed = (np.arange(N, dtype=np.uint64) * 20_000)  # 50 K I/Os per second: the drive keeps up
     rows.append(("full drive, open loop 50 K IOPS, 70 % read", *rate(d, timed, *trace(cap, 0.7, 4), 0)))
-    # offered 3x what the drive does: ~1 M I/Os end up queued at the host
+    # offered 3x what the drive does: most I/Os wait at the host
     rows.append(("full drive, open loop overloaded (200 K IOPS offered)",
                  *rate(d, timed // 4, *trace(cap, 0.7, 5), 0)))
     print(f"# trace replay speed: 4 KiB random, {N:,} I/Os per replay (target >= {TARGET:,}/s)")

@@ -124,17 +124,22 @@ impl Drive {
         let (mut trims, mut flushes, mut trim_bytes) = (0u64, 0u64, 0u64);
         let (mut trim_lat, mut flush_lat) = (0u128, 0u128);
         let n = ios.op.len();
-        // Open loop: the host always models the drive's queue slots (outstanding counts
-        // vary); closed loop: the same depth argument as an io phase at that depth.
-        let depth = if open { usize::MAX } else { spec.queue_depth as usize };
+        // Closed loop: the same depth argument as an io phase at that depth. Open loop:
+        // at most the drive's queue slots outstanding; an I/O arriving when they are all
+        // taken waits at the host (in arrival order) for the next completion, its latency
+        // counted from its arrival (what the host's slot model gives, without a heap of
+        // every waiting I/O).
+        let depth = if open { self.host.max_qd.max(1) } else { spec.queue_depth as usize };
         let mut heap: BinaryHeap<Reverse<(u64, u64, u32)>> = BinaryHeap::with_capacity(depth.min(1 << 16));
         let mut idle = Idle { acc: 0, since: Some(t0), total: 0 };
         let (mut next, mut end, mut stopped) = (0usize, t0, false);
+        // the last completion handled (a waiting I/O is submitted then)
+        let mut now = t0;
         loop {
             let due = (open && next < n && !stopped).then(|| t0 + ios.time_ns[next]);
             let first_done = heap.peek().map(|&Reverse((d, _, _))| d);
             let complete = match (first_done, due) {
-                (Some(d), Some(t)) => d <= t,
+                (Some(d), Some(t)) => d <= t || heap.len() >= depth,
                 (Some(_), None) => true,
                 (None, Some(_)) => false,
                 (None, None) => {
@@ -152,6 +157,7 @@ impl Drive {
             };
             if complete {
                 let Reverse((done, at, i)) = heap.pop().unwrap();
+                now = done;
                 if done >= rec.next && !stopped {
                     stopped = !self.close_replay(&mut rec, done, &mut idle, on_sample);
                 }
@@ -185,15 +191,17 @@ impl Drive {
                     idle.since = Some(done);
                 }
             } else {
-                let t = due.unwrap();
+                let arrival = due.unwrap();
+                let t = arrival.max(now);
                 if idle.since.is_some() && t >= rec.next {
                     stopped = !self.close_replay(&mut rec, t, &mut idle, on_sample);
                     if stopped {
                         continue;
                     }
                 }
-                let done = self.submit(ios, next, t, depth, &mut idle, &mut rec)?;
-                heap.push(Reverse((done, t, next as u32)));
+                let outstanding = if open { heap.len() + 1 } else { depth };
+                let done = self.submit(ios, next, t, outstanding, &mut idle, &mut rec)?;
+                heap.push(Reverse((done, arrival, next as u32)));
                 next += 1;
             }
         }
