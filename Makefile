@@ -51,6 +51,7 @@ test-py: sysdeps build
 bench: sysdeps build
 	cargo bench -p ssdsim --bench steady_state
 	$(PY) benchmarks/sim_speed.py
+	$(PY) benchmarks/trace_replay.py  # replay I/Os per second (target >= 1 M for 4 KiB random)
 	$(PY) -m pytest -q -m slow tests/test_validate.py  # every published figure (ssdlab validate)
 	$(PY) benchmarks/fio_parity.py  # ssdlab's fio path vs plain fio, loop device over /dev/shm (root)
 	$(PY) benchmarks/serve_speed.py  # ssdlab serve: served IOPS at QD1/QD16 and the lag

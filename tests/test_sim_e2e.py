@@ -95,9 +95,13 @@ def test_review_runs_every_test_and_reports(db, tmp_path):
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert [x["test"] for x in doc["runs"]] == ["fill", "consistency", "working-set", "trim",
-                                                "idle", "quick", "copy"]
+                                                "idle", "quick", "copy", "trace"]
     assert all(x["drives"][0]["status"] == "complete" for x in doc["runs"])
     assert doc["report"].endswith(".html")
+    # the application workload, scaled to the 8 GB drive, on the empty and the full drive
+    m = doc["runs"][-1]["drives"][0]["metrics"]
+    assert m["trace_format"] == "builtin" and m["empty_ios"] == m["full_ios"] == m["trace_ios"] > 0
+    assert 'id="sec-trace"' in open(doc["report"]).read()
 
 
 def test_sigint_stops_the_simulator_and_keeps_the_run(db):

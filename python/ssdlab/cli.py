@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -11,7 +12,7 @@ from typing import Any, Iterator, Optional
 
 import typer
 
-from . import interrupts, methodology, targets
+from . import cli_trace, interrupts, methodology, targets
 from .analysis import comparison_table
 from .cli_errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  # noqa: F401
                          interrupted_status, sigterm_interrupts, user_errors, warnings_as_lines)
@@ -51,7 +52,7 @@ app = App(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=F
 results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, export.")
 app.add_typer(results_app, name="results")
 
-TEST_NAMES = ", ".join(methodology.TESTS)
+TEST_NAMES = ", ".join([*methodology.TESTS, *methodology.INPUT_TESTS])
 PRECONDITION_TESTS = ", ".join(n for n, m in methodology.TESTS.items()
                                if getattr(m, "PRECONDITION_OPTIONAL", False))
 SECONDS_HELP = "the test's timed step: " + "; ".join(
@@ -201,6 +202,7 @@ def show_metrics(doc: dict) -> None:
 @app.command()
 def run(
     test: str = typer.Argument(..., help=f"one of: {TEST_NAMES}"),
+    job: Optional[Path] = typer.Argument(None, help="fio: the fio job file to replay on the simulated drive"),
     drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE, a profile .toml, /dev/..., file:PATH:SIZE"),
     spare: float = typer.Option(0.0, "--spare", help="leave this % of LBAs (at the end) unwritten"),
     repeat: int = typer.Option(5, "--repeat", help="quick: scored runs of each test (CrystalDiskMark shows the best)"),
@@ -214,21 +216,38 @@ def run(
     plan: bool = typer.Option(False, "--plan", help="print the phases (real drives: the fio jobs, commands and safety verdict) and run nothing"),
     seed: int = typer.Option(42, "--seed", help="simulator seed"),
     precondition: bool = typer.Option(True, "--precondition/--no-precondition", help=f"--no-precondition skips the purge and fill ({PRECONDITION_TESTS} on an already filled drive: reads only)"),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="trace: the trace file to replay, or builtin:destroyer-like[@SCALE] (a generated workload)"),
+    trace_format: Optional[str] = typer.Option(None, "--format", help="trace: fio, fio-v2, fio-v3, blkparse, msr or csv (default: detected)"),
+    speed: float = typer.Option(1.0, "--speed", help="trace: replay X times as fast as recorded"),
+    idle_cap: Optional[str] = typer.Option(None, "--idle-cap", help="trace: no gap between I/Os longer than this (25ms: the Storage Bench rule)"),
+    qd: Optional[int] = typer.Option(None, "--qd", help="trace: as fast as possible at this fixed queue depth (closed loop)"),
+    state: str = typer.Option("empty", "--state", help="trace: replay on the empty drive, the full drive, or both"),
+    wrap: bool = typer.Option(False, "--wrap", help="trace: fold offsets past the drive into it instead of refusing the trace"),
 ) -> None:
     """Run one test of the methodology on one or more drives."""
     with user_errors(), sigterm_interrupts():
         module = methodology.get(test)
+        given = [o for o, v in zip(cli_trace.TRACE_ONLY, (trace, trace_format, speed != 1.0, idle_cap,
+                                                          qd, state != "empty", wrap)) if v]
+        trace_opts = cli_trace.trace_options(test, trace, trace_format, speed, idle_cap, qd,
+                                             state, wrap, given)
+        if job is not None and test != "fio":
+            raise UserError(f"{job}: a job file is only for `ssdlab run fio JOBFILE`")
+        if trace_opts is not None:  # parsed now: a bad trace is refused before any store
+            typer.echo(f"ssdlab: {cli_trace.announce(trace_opts)}", err=True)
         if not precondition and not getattr(module, "PRECONDITION_OPTIONAL", False):
             raise UserError(f"--no-precondition: {test} needs the drive in a known state; "
                             f"only {PRECONDITION_TESTS} can skip its purge and fill")
         opts = Options(spare=spare, repeat=repeat, seconds=seconds, precondition=precondition,
-                       interval=interval)
+                       interval=interval, trace=trace_opts)
         if seconds is not None and module.DEFAULT_SECONDS is None:
             typer.echo(f"ssdlab: warning: --seconds is not used by {test}", err=True)
         if not precondition and any(not targets.is_real(d) for d in drive):
             typer.echo("ssdlab: warning: --no-precondition on a simulated drive reads a drive "
                        "that was never written", err=True)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, plan)
+        if test == "fio":  # the job's I/Os, captured with fio's null engine (needs the capacity)
+            opts = dataclasses.replace(opts, trace=cli_trace.fio_options(job, drv))
         if plan:
             return print_plan(test, drv, opts, json_out)
         check_free(db)  # before the store is even created
@@ -240,6 +259,10 @@ def run(
             args["precondition"] = False
         if interval is not None:
             args["interval"] = interval
+        if trace_opts is not None:
+            args["trace"] = cli_trace.trace_args(trace_opts)
+        if test == "fio":
+            args["job"] = {"file": str(job), "text": job.read_text(errors="replace")[:100_000]}
         with progress_hooks() as hooks:
             try:
                 run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
@@ -251,7 +274,13 @@ def run(
     if json_out:
         print_json(doc)
     else:
-        show_metrics(doc)
+        if test == "fio":  # fio's own layout
+            from .methodology.fio_run import fio_style
+
+            for d in doc["drives"]:
+                print(fio_style(d["drive"], opts.trace.name, d["metrics"]))
+        else:
+            show_metrics(doc)
         print(f"stored as run {run_id} in {store.path}")
 
 
@@ -283,6 +312,11 @@ def describe(ph: dict) -> str:
         return f"{ph['seconds']:.4g} s"
     if ph["kind"] == "purge":
         return "whole drive"
+    if ph["kind"] == "replay":
+        r = ph["replay"]
+        how = (f"QD{r['queue_depth']}" if r["queue_depth"] else f"x{r['speed']:g}"
+               + (f" idle cap {r['idle_cap_s'] * 1e3:g} ms" if r["idle_cap_s"] is not None else ""))
+        return f"trace {r['trace']} ({r['format'] or 'detected'}) {how}" + (" wrapped" if r["wrap"] else "")
     rng = f"bytes {ph['offset']}..{ph['offset'] + ph['length']}"
     if ph["kind"] == "trim":
         return rng
@@ -328,6 +362,13 @@ def review(
                     args["interval"] = interval
                 run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
                 docs.append(run_doc(run_id, test, outcomes))
+            # the application workload, empty and full drive (docs/methodology.md "trace")
+            app = cli_trace.review_workload(drv)
+            args = {"drives": drive, "set": sets, "seed": seed, "review": True,
+                    "trace": cli_trace.trace_args(app)}
+            run_id, outcomes = run_test(store, "trace", drv, dataclasses.replace(opts, trace=app),
+                                        args, testbed, hooks)
+            docs.append(run_doc(run_id, "trace", outcomes))
         html = build(store, [d["run_id"] for d in docs], out, y_max)
     if json_out:
         print_json({"report": str(html), "runs": docs})

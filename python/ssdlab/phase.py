@@ -9,9 +9,22 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 KIB = 1024
 GB = 10**9
 
-Kind = Literal["purge", "io", "trim", "idle"]
+Kind = Literal["purge", "io", "trim", "idle", "replay"]
 Pattern = Literal["seq", "rand"]
 DataPattern = Literal["incompressible", "zeros", "compressible"]
+
+
+class Replay(BaseModel):
+    """A trace replay (kind `replay`): the trace file and how to time it (traces/)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    trace: str  # the trace file
+    format: str | None = None  # None: detected
+    speed: float = Field(1.0, gt=0, le=1e6)  # open loop: recorded gaps / speed
+    idle_cap_s: float | None = Field(None, ge=0)  # open loop: no gap longer than this
+    queue_depth: int | None = Field(None, ge=1, le=65536)  # closed loop at this depth
+    wrap: bool = False  # offsets past the drive wrap around instead of being refused
 
 
 class Phase(BaseModel):
@@ -43,6 +56,8 @@ class Phase(BaseModel):
     # a real drive cannot tell us, so it waits the whole `seconds`)
     seconds: float | None = Field(None, gt=0)
     until_quiet: bool = False
+    # replay: a trace (kind replay)
+    replay: Replay | None = None
     # sampling
     sample_interval_s: float = Field(1.0, gt=0)
     segment_bytes: int = Field(GB, gt=0)
@@ -59,6 +74,8 @@ class Phase(BaseModel):
             raise ValueError("io phase needs stop_bytes or stop_seconds")
         if self.kind == "idle" and self.seconds is None:
             raise ValueError("idle phase needs seconds")
+        if (self.kind == "replay") != (self.replay is not None):
+            raise ValueError("a replay phase needs replay (and only a replay phase has one)")
         if self.until_quiet and self.kind != "idle":
             raise ValueError("until_quiet applies to idle phases only")
         return self

@@ -485,6 +485,11 @@ class Store:
                     for e, c in zip(p["histogram"]["edges_us"].tolist(),
                                     p["histogram"]["counts"].tolist()):
                         w.writerow(key + ["histogram", "count", fmt(e), fmt(c)])
+                for rw in ("read", "write"):  # trace replays: per-direction histograms
+                    h = (p["latency"] or {}).get(rw)
+                    if isinstance(h, dict) and h.get("edges_us") is not None:
+                        for e, c in zip(h["edges_us"], h.get("counts") or []):
+                            w.writerow(key + [f"histogram_{rw}", "count", fmt(e), fmt(c)])
         return buf.getvalue()
 
 

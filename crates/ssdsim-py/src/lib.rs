@@ -265,6 +265,84 @@ impl Drive {
         }
         Ok(out)
     }
+
+    /// Replay a trace (numpy arrays: time_ns u64, op u8 0 read/1 write/2 trim/3 flush,
+    /// offset and length u64 bytes) from the drive's current time: open loop when
+    /// queue_depth is 0 (each I/O at its time), else closed loop at that depth. Returns
+    /// a phase result plus `read_latency` and `write_latency` (see docs/sim-api.md).
+    #[pyo3(signature = (time_ns, op, offset, length, queue_depth=0, sample_interval_s=1.0, segment_bytes=1_000_000_000, on_sample=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn replay<'py>(
+        &self,
+        py: Python<'py>,
+        time_ns: numpy::PyReadonlyArray1<'py, u64>,
+        op: numpy::PyReadonlyArray1<'py, u8>,
+        offset: numpy::PyReadonlyArray1<'py, u64>,
+        length: numpy::PyReadonlyArray1<'py, u64>,
+        queue_depth: u32,
+        sample_interval_s: f64,
+        segment_bytes: u64,
+        on_sample: Option<PyObject>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        use ssdsim::engine::replay::{ReplaySpec, TraceIos};
+        let (t, o, off, len) = (time_ns.as_slice()?, op.as_slice()?, offset.as_slice()?, length.as_slice()?);
+        let ios = TraceIos { time_ns: t, op: o, offset: off, length: len };
+        let spec = ReplaySpec { queue_depth, sample_interval_s, segment_bytes };
+        let mut err: Option<PyErr> = None;
+        let res = py.allow_threads(|| {
+            let mut d = self.inner.lock().unwrap();
+            let mut cb = |row: &Row| -> bool {
+                Python::with_gil(|py| {
+                    if let Err(e) = py.check_signals() {
+                        err = Some(e);
+                        return false;
+                    }
+                    if let Some(f) = &on_sample {
+                        if let Err(e) = row_dict(py, row).and_then(|rd| f.call1(py, (rd,))) {
+                            err = Some(e);
+                            return false;
+                        }
+                    }
+                    true
+                })
+            };
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d.replay(&ios, &spec, &mut cb)))
+        });
+        let res = match res {
+            Ok(r) => r.map_err(verr)?,
+            Err(_) => return Err(verr("simulator internal error (panic); please report with the profile and trace")),
+        };
+        let interrupted = res.phase.interrupted;
+        let (rh, wh) = (res.read_hist, res.write_hist);
+        let out = result_dict(py, res.phase)?;
+        out.set_item("read_latency", hist_dict(py, &rh)?)?;
+        out.set_item("write_latency", hist_dict(py, &wh)?)?;
+        if interrupted {
+            let e = err.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted"));
+            e.value(py).setattr("partial", &out)?;
+            return Err(e);
+        }
+        Ok(out)
+    }
+}
+
+/// A latency histogram as the `latency` dict of a result (percentiles, edges, counts).
+fn hist_dict<'py>(py: Python<'py>, h: &ssdsim::stats::Histogram) -> PyResult<Bound<'py, PyDict>> {
+    let lat = PyDict::new(py);
+    let us = |ns: f64| ns / 1e3;
+    lat.set_item("ios", h.total)?;
+    lat.set_item("min_us", if h.total > 0 { us(h.min as f64) } else { 0.0 })?;
+    lat.set_item("mean_us", us(h.mean()))?;
+    lat.set_item("max_us", us(h.max as f64))?;
+    for (k, q) in [("p50_us", 0.5), ("p90_us", 0.9), ("p99_us", 0.99), ("p99_9_us", 0.999), ("p99_99_us", 0.9999)] {
+        lat.set_item(k, us(h.quantile(q)))?;
+    }
+    let buckets = h.buckets();
+    let edges: Vec<f64> = buckets.iter().map(|b| us(b.0 as f64)).collect();
+    let counts: Vec<u64> = buckets.iter().map(|b| b.1).collect();
+    lat.set_item("edges_us", edges.into_pyarray(py))?;
+    lat.set_item("counts", counts.into_pyarray(py))?;
+    Ok(lat)
 }
 
 fn info_dict<'py>(py: Python<'py>, d: &SimDrive) -> PyResult<Bound<'py, PyDict>> {

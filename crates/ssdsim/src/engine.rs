@@ -10,13 +10,16 @@ use crate::nand::SLOT_BYTES;
 use crate::power::ops_energy_j;
 use crate::profile::Profile;
 use crate::stats::{Recorder, Row, Snapshot};
-use crate::workload::{PhaseKind, PhaseSpec, Workload, LOOKAHEAD};
+use crate::workload::{Io, PhaseKind, PhaseSpec, Workload, LOOKAHEAD};
 use crate::SimError;
 
 /// Open-ended service, one I/O at a time (NBD export): a child module, so it shares the
 /// drive's private state and `serve` with the phases.
 #[path = "session.rs"]
 pub mod session;
+// Trace replay: a child module, so it feeds I/Os through the same private path.
+#[path = "replay.rs"]
+pub mod replay;
 
 pub struct PhaseResult {
     pub rows: Vec<Row>,
@@ -256,14 +259,14 @@ impl Drive {
             self.ftl.map.prefetch_l2p(far.lba);
             self.ftl.map.prefetch_old(near.lba);
         }
-        let done = self.serve(io, t, outstanding)?;
+        let done = self.issue_io(io, t, outstanding)?;
         Ok((done, io.slots as u64 * SLOT_BYTES, io.read))
     }
 
-    /// Serve one I/O submitted at `t` with `outstanding` commands in flight at the host;
-    /// returns its completion. The one path for phases and sessions (session.rs).
-    #[inline]
-    fn serve(&mut self, io: crate::workload::Io, t: u64, outstanding: usize) -> Result<u64, SimError> {
+    /// One read or write submitted at `t` through the host and the FTL; returns its
+    /// completion. The one path every I/O takes (phases, trace replay and sessions).
+    #[inline(always)]
+    fn issue_io(&mut self, io: Io, t: u64, outstanding: usize) -> Result<u64, SimError> {
         let bytes = io.slots as u64 * SLOT_BYTES;
         let tc = self.host.accept(t, outstanding);
         let done = if io.read {
@@ -287,6 +290,25 @@ impl Drive {
         } + self.host.host_latency;
         self.host.completes(done, outstanding);
         Ok(done)
+    }
+
+    /// A TRIM of `slots` slots from `lba` (`Some`) or a flush (`None`) submitted at `t`;
+    /// returns its completion: the command overhead, then the table updates (1 ns a slot,
+    /// as a trim phase) or the write buffer's drain (a program unit not yet full is not
+    /// padded). Trace replay and sessions both issue them here.
+    fn issue_trim_or_flush(&mut self, trim: Option<(u32, u32)>, t: u64, outstanding: usize) -> u64 {
+        let tc = self.host.accept(t, outstanding);
+        let done = match trim {
+            Some((lba, slots)) => {
+                if slots > 0 {
+                    self.ftl.trim(lba, slots);
+                }
+                tc + slots as u64
+            }
+            None => tc.max(self.ftl.buffer.drained_at()),
+        } + self.host.host_latency;
+        self.host.completes(done, outstanding);
+        done
     }
 
     /// Give background GC the write-idle die time before a read issued at `t` (checked

@@ -1,5 +1,5 @@
 //! Open-ended service, one request at a time (the NBD export): each request arrives at a
-//! virtual time the caller gives and gets its completion from `Drive::serve`, the path the
+//! virtual time the caller gives and gets its completion from `Drive::issue_io`, the path the
 //! phases use, so the drive behaves exactly as in any test. Stretches with nothing in
 //! flight are idle time: after the profile's idle delay (`ftl.idle_gc_delay_ms`) the
 //! background work of an idle phase (erase, SLC fold, GC) runs in them.
@@ -82,25 +82,15 @@ impl Session {
                 let slots = (offset + length).div_ceil(SLOT_BYTES) - first;
                 let io = Io { lba: first as u32, slots: slots as u32, read: op == Op::Read };
                 self.bytes[k] += length;
-                d.serve(io, at, MANY)?
+                d.issue_io(io, at, MANY)?
             }
             Op::Trim => {
                 let (a, b) = (offset.div_ceil(SLOT_BYTES), (offset + length) / SLOT_BYTES);
                 let n = b.saturating_sub(a);
-                if n > 0 {
-                    d.ftl.trim(a as u32, n as u32);
-                }
                 self.bytes[k] += n * SLOT_BYTES;
-                // As a trim phase: command overhead, then the table updates (1 ns a slot).
-                let done = d.host.accept(at, MANY) + n + d.host.host_latency;
-                d.host.completes(done, MANY);
-                done
+                d.issue_trim_or_flush(Some((a as u32, n as u32)), at, MANY)
             }
-            Op::Flush => {
-                let done = d.host.accept(at, MANY).max(d.ftl.buffer.drained_at()) + d.host.host_latency;
-                d.host.completes(done, MANY);
-                done
-            }
+            Op::Flush => d.issue_trim_or_flush(None, at, MANY),
         };
         self.count[k] += 1;
         self.busy_until = self.busy_until.max(done);

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import consistency, copy, fill, idle, quick, trim, working_set
+from . import consistency, copy, fill, fio_run, idle, quick, trace, trim, working_set
 from .common import Options
 
 TESTS: dict[str, ModuleType] = {
@@ -24,13 +24,19 @@ TESTS: dict[str, ModuleType] = {
     "quick": quick,
     "copy": copy,
 }
+# Tests of the user's own input (a trace, a fio job): `ssdlab run` only, not in `review`.
+INPUT_TESTS: dict[str, ModuleType] = {
+    "trace": trace,
+    "fio": fio_run,
+}
 
 
 def get(test: str) -> ModuleType:
     try:
-        return TESTS[test]
+        return TESTS[test] if test in TESTS else INPUT_TESTS[test]
     except KeyError:
-        raise ValueError(f"unknown test '{test}': choose one of {', '.join(TESTS)}") from None
+        raise ValueError(f"unknown test '{test}': choose one of "
+                         f"{', '.join([*TESTS, *INPUT_TESTS])}") from None
 
 
-__all__ = ["TESTS", "Options", "get"]
+__all__ = ["TESTS", "INPUT_TESTS", "Options", "get"]

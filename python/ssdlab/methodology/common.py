@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..phase import KIB
 from ..targets.base import PhaseResult
@@ -22,6 +23,8 @@ class Options:
     # drive that is already filled: the test then only reads)
     precondition: bool = True
     interval: float | None = None  # quick: idle seconds between tests; None: the test's default
+    # trace: what to replay and how (methodology/trace.py TraceOptions); None for other tests
+    trace: Any = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.spare < 100:

@@ -19,6 +19,7 @@ from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from . import data as D
+from .trace import trace_bars, trace_phases
 from .log_axis import LogAxis, log_axis, panel_notes
 from .model import ReportRun
 from .style import COLORS, COUNTER_COLOR, LINE_COLORS
@@ -388,6 +389,26 @@ def quick_figure(g: D.QuickGroup) -> str:
     return _div(fig, f"fig-{g.fig_key}", figure=g.test, unit=g.unit)
 
 
+def trace_latency_figure(runs: list[D.ReportRun]) -> str:
+    """Latency over time of every trace replay (mean per interval), drive and state."""
+    fig = go.Figure()
+    i = 0
+    for d, p in trace_phases(runs):
+        t, lat = p.series.get("t_s"), p.series.get("lat_mean_us")
+        if t is None or lat is None or not len(t):
+            continue
+        fig.add_trace(go.Scatter(x=_l(t), y=_l(lat), mode="lines", line=dict(color=COLORS[i % len(COLORS)]),
+                                 name=f"{d.label} {p.name.removeprefix('trace-')}"))
+        i += 1
+    if not i:
+        return ""
+    _base_layout(fig, "Trace replay: mean latency per interval", 380)
+    _legend_below_plot(fig)
+    fig.update_xaxes(title_text="s")
+    fig.update_yaxes(title_text="us", rangemode="tozero")
+    return _div(fig, "fig-trace-latency", figure="trace", unit="us")
+
+
 def trim_figure(curves: list[D.TrimCurves]) -> str:
     """Per drive: the clean pass (thin, grey) under the pass after torture + TRIM."""
     fig = go.Figure()
@@ -510,6 +531,11 @@ def render(runs: list[ReportRun], y_max: float | None = None, title: str | None 
         note = f'<p class="meta" id="note-{g.test}">{e(g.note)}</p>' if g.note else ""
         parts.append(f'<section id="sec-{g.test}"><h2>{e(g.heading.split(":")[0])}</h2>'
                      f"{note}{quick_figure(g)}</section>")
+    bars = trace_bars(runs)
+    if bars:
+        parts.append('<section id="sec-trace"><h2>Trace replay</h2>'
+                     + "".join(quick_figure(g) for g in bars) + trace_latency_figure(runs)
+                     + "</section>")
     tables = D.compare_tables(runs)
     if tables:
         parts.append('<section id="sec-compare"><h2>Comparison</h2>'

@@ -16,6 +16,7 @@ from . import data as D  # noqa: E402
 from .log_axis import LogAxis, log_axis, panel_notes  # noqa: E402
 from .model import ReportRun  # noqa: E402
 from .style import COLORS, COUNTER_COLOR, LINE_COLORS  # noqa: E402
+from .trace import trace_bars  # noqa: E402
 
 DPI = 200
 WIDTH = 7.0  # inches: a two-column figure in a paper or a review page
@@ -248,4 +249,5 @@ def write_pngs(runs: list[ReportRun], out_dir: Path, y_max: float | None = None)
         if trims:
             paths.append(trim_png(trims, out_dir))
         paths += [quick_png(g, out_dir) for g in D.scalar_bars(runs)]
+        paths += [quick_png(g, out_dir) for g in trace_bars(runs)]
     return paths

@@ -87,6 +87,8 @@ def writes(phase: Phase) -> bool:
         return True
     if phase.kind == "io":
         return phase.read_pct < 100
+    if phase.kind == "replay":
+        return True  # a trace's writes and trims (checked like any writing phase)
     return False
 
 
@@ -161,6 +163,8 @@ class FioTarget:
             return self._run_trim(phase, spec)
         if phase.kind == "purge":
             return self._run_purge(phase)
+        if phase.kind == "replay":
+            return self._run_replay(phase, on_sample)
         try:
             return self._run_io(phase, spec, on_sample)
         except FioFailed as e:
@@ -309,6 +313,10 @@ class FioTarget:
                 pp = self._purge_plan()
                 lines.append(f"# purge method: {pp.method} ({pp.why})")
                 lines += ["$ " + " ".join(c) for c in pp.commands]
+            elif p.kind == "replay":
+                from . import fio_replay
+
+                lines += fio_replay.plan_lines(self, p, i, engine)
             else:
                 job = fio_job.job_text(spec, self._filename(), engine=engine,
                                        log_prefix=f"$WORKDIR/p{i}", is_file=self.kind == "file")
@@ -404,14 +412,22 @@ class FioTarget:
             raise Interrupted(r)
         return r
 
-    def _run_io(self, phase: Phase, spec: dict, on_sample: OnSample | None) -> PhaseResult:
+    def _run_replay(self, phase: Phase, on_sample: OnSample | None) -> PhaseResult:
+        """A trace through fio's iolog replay (fio_replay.py)."""
+        from . import fio_replay
+
+        return fio_replay.run(self, phase, on_sample)
+
+    def _run_io(self, phase: Phase, spec: dict, on_sample: OnSample | None,
+                job: Any = None) -> PhaseResult:
+        """`job(prefix)`: the job text to run instead of the io phase's (trace replay)."""
         wd = self._wd()
         prefix = os.path.join(wd, f"p{self._nphase}")
         for f in os.listdir(wd):
             if f.startswith(f"p{self._nphase}_"):
                 os.unlink(os.path.join(wd, f))
-        job = fio_job.job_text(spec, self._filename(), engine=self.engine, log_prefix=prefix,
-                               is_file=self.kind == "file")
+        job = job(prefix) if job is not None else fio_job.job_text(
+            spec, self._filename(), engine=self.engine, log_prefix=prefix, is_file=self.kind == "file")
         job_path = prefix + ".fio"
         with open(job_path, "w") as fh:
             fh.write(job)
@@ -516,6 +532,7 @@ class FioTarget:
         short = fio_output.shortfall(spec, result.totals)
         if short:
             raise FioFailed(f"fio on {self.spec} exited without an error but {short}")
+        result.fio_report = reps[-1]  # type: ignore[attr-defined]  # per-direction figures
         return result
 
     def _io_result(self, phase: Phase, spec: dict, prefix: str, reps: list[dict],

@@ -26,6 +26,8 @@ class SimTarget:
                         extra={"profile": self.drive.profile(), "info": i})
 
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
+        if phase.kind == "replay":
+            return self._replay(phase, on_sample)
         spec = phase.resolve(int(self.info["user_bytes"]))
         try:
             raw = self.drive.run(spec, on_sample)
@@ -33,6 +35,29 @@ class SimTarget:
             partial = getattr(e, "partial", None)
             raise Interrupted(_result(phase, partial) if partial else None) from e
         return _result(phase, raw)
+
+    def _replay(self, phase: Phase, on_sample: OnSample | None) -> PhaseResult:
+        """A trace in virtual time, in one call into the simulator (traces/timing.py)."""
+        from ..traces.timing import prepare
+
+        p = prepare(phase.replay, int(self.info["user_bytes"]))
+        s = p.stream
+        try:
+            raw = self.drive.replay(p.time_ns, s.op, s.offset_bytes.astype("uint64"),
+                                    s.length_bytes.astype("uint64"), queue_depth=p.queue_depth,
+                                    sample_interval_s=phase.sample_interval_s,
+                                    segment_bytes=phase.segment_bytes, on_sample=on_sample)
+        except KeyboardInterrupt as e:
+            partial = getattr(e, "partial", None)
+            raise Interrupted(_replay_result(phase, partial) if partial else None) from e
+        return _replay_result(phase, raw)
+
+
+def _replay_result(phase: Phase, raw: dict) -> PhaseResult:
+    """Read and write latency histograms ride in `latency` (stored with the phase)."""
+    r = _result(phase, raw)
+    r.latency = dict(r.latency, read=raw["read_latency"], write=raw["write_latency"])
+    return r
 
 
 __all__ = ["SimTarget"]

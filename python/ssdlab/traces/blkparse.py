@@ -1,0 +1,87 @@
+"""blkparse text output (blktrace's default `blkparse -i TRACE` format), e.g.
+
+      8,0    3       11     0.009507758   697  D   W 223490 + 8 [kjournald]
+
+Units: sectors of **512 bytes** (blktrace's unit whatever the device's block size) for
+the start and the count after '+'; time in **seconds** with nanosecond decimals.
+
+Which events: `D` (issued to the device: what the drive saw, after merging), or `Q`
+(queued by the application) when the trace has no `D` event; the one used is said in the
+notes. RWBS: D = discard (trim), R = read, W = write, F with no data = flush. Other
+events (G, I, M, C, P, U, m ...) are skipped; the summary blkparse prints at the end
+("CPU0 (8,0):", "Total (8,0):") ends the events. Every event must be of one device.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from .stream import FLUSH, READ, TRIM, WRITE, IoStream, bad_line
+
+SECTOR = 512
+EVENT = re.compile(r"\s*(\d+),(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\.(\d{1,9})\s+(\d+)\s+(\S+)\s+(\S+)"
+                   r"(?:\s+(\d+)\s+\+\s+(\d+))?(?:\s|$)")
+SUMMARY = re.compile(r"(CPU\d+|Total) \(")
+# lines that look like events: a device "maj,min" first
+LOOKS_LIKE_EVENT = re.compile(r"\s*\d+,\d+\s")
+
+
+def is_event(line: str) -> bool:
+    return EVENT.match(line) is not None
+
+
+def parse(lines: Iterable[str], path: str) -> IoStream:
+    # per action (D, Q): times, ops, offsets, lengths
+    got: dict[str, tuple[list, list, list, list]] = {"D": ([], [], [], []), "Q": ([], [], [], [])}
+    dev = None
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        m = EVENT.match(line)
+        if m is None:
+            if SUMMARY.match(line):
+                break
+            what = "a malformed event" if LOOKS_LIKE_EVENT.match(line) else "not a blkparse event"
+            raise bad_line(path, n, f"{what}: expected 'MAJ,MIN CPU SEQ SECONDS PID ACTION RWBS "
+                           "[SECTOR + COUNT]' (blkparse's default output)")
+        action, rwbs = m.group(8), m.group(9)
+        if action not in got:
+            continue
+        d = (m.group(1), m.group(2))
+        if dev is None:
+            dev = d
+        elif d != dev:
+            raise bad_line(path, n, f"events of two devices ({','.join(dev)} and {','.join(d)}): "
+                           "give the trace of one device (blkparse -i DEV)")
+        ns = int(m.group(5)) * 1_000_000_000 + int(m.group(6).ljust(9, "0"))
+        sector, count = m.group(10), m.group(11)
+        nbytes = int(count) * SECTOR if count is not None else 0
+        if "D" in rwbs:
+            op = TRIM
+        elif "R" in rwbs:
+            op = READ
+        elif "W" in rwbs:
+            op = WRITE
+        elif rwbs.startswith("F"):
+            op = FLUSH
+        else:
+            continue  # no data, no flush (N): nothing for the drive to do
+        if op != FLUSH and nbytes == 0:
+            if "F" in rwbs:
+                op = FLUSH  # a preflush with no data
+            else:
+                raise bad_line(path, n, f"{rwbs} event without 'SECTOR + COUNT' (or of 0 sectors)")
+        t, o, off, ln = got[action]
+        t.append(ns)
+        o.append(op)
+        off.append(int(sector) * SECTOR if op != FLUSH and sector is not None else 0)
+        ln.append(nbytes if op != FLUSH else 0)
+    action = "D" if got["D"][0] or not got["Q"][0] else "Q"
+    t, o, off, ln = got[action]
+    t0 = min(t) if t else 0
+    s = IoStream.from_lists([x - t0 for x in t], o, off, ln, format="blkparse", has_time=True,
+                            source=path)
+    s.notes.append(f"blkparse: replaying the {action} events ("
+                   + ("issued to the device)" if action == "D" else "queued: the trace has no D events)"))
+    return s

@@ -1,0 +1,86 @@
+"""Plain CSV: one I/O per line, a header naming the columns and their units.
+
+    time_us,op,offset_sectors,length_bytes
+    0,write,2048,4096
+    125.5,read,0,65536
+
+Columns (any order, extra columns ignored): `time_<unit>` with unit s, ms, us or ns
+(decimals allowed); `op`: read, write, trim or flush (or R, W, T, F; any case);
+`offset_<unit>` and `length_<unit>` with unit bytes, sectors (512 bytes) or kib
+(1024 bytes), whole numbers. The units are the user's to name: a column without one
+(`time`, `offset`) is refused, since guessing sectors for bytes or µs for 100 ns is how
+replays go wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .stream import FLUSH, READ, TRIM, WRITE, IoStream, TraceError, bad_line
+
+TIME_UNITS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
+SIZE_UNITS = {"bytes": 1, "b": 1, "sectors": 512, "sector": 512, "kib": 1024}
+OPS = {"read": READ, "r": READ, "write": WRITE, "w": WRITE, "trim": TRIM, "t": TRIM,
+       "discard": TRIM, "flush": FLUSH, "f": FLUSH}
+
+
+def header_columns(line: str) -> list[str]:
+    return [c.strip().lower() for c in line.strip().split(",")]
+
+
+def looks_like(line: str) -> bool:
+    cols = header_columns(line)
+    return "op" in cols and any(c == "time" or c.startswith("time_") for c in cols)
+
+
+def _unit(cols: list[str], name: str, units: dict, path: str) -> tuple[int, float]:
+    for i, c in enumerate(cols):
+        if c == name or c.startswith(name + "_"):
+            u = c[len(name) + 1:]
+            if u not in units:
+                raise TraceError(f"{path}: line 1: column '{c}' needs a unit: name it "
+                                 + " or ".join(f"{name}_{x}" for x in units))
+            return i, units[u]
+    raise TraceError(f"{path}: line 1: no '{name}_<unit>' column (header: time_<unit>,op,"
+                     "offset_<unit>,length_<unit>)")
+
+
+def parse(lines: Iterable[str], path: str) -> IoStream:
+    it = iter(lines)
+    cols = header_columns(next(it, ""))
+    if "op" not in cols:
+        raise TraceError(f"{path}: line 1: the header must name the columns: time_<unit>,op,"
+                         "offset_<unit>,length_<unit> (e.g. time_us,op,offset_bytes,length_bytes)")
+    it_, tu = _unit(cols, "time", TIME_UNITS, path)
+    io_ = cols.index("op")
+    oi, ou = _unit(cols, "offset", SIZE_UNITS, path)
+    li, lu = _unit(cols, "length", SIZE_UNITS, path)
+    need = max(it_, io_, oi, li) + 1
+    t, ops, offs, lens = [], [], [], []
+    for n, line in enumerate(it, start=2):
+        if not line.strip():
+            continue
+        f = line.strip().split(",")
+        if len(f) < need:
+            raise bad_line(path, n, f"{len(f)} fields, expected {len(cols)} ({','.join(cols)})")
+        op = OPS.get(f[io_].strip().lower())
+        if op is None:
+            raise bad_line(path, n, f"op '{f[io_][:20]}': expected read, write, trim or flush")
+        try:
+            tv = float(f[it_])
+            ov, lv = int(f[oi]), int(f[li])
+        except ValueError:
+            raise bad_line(path, n, f"time must be a number, offset and length whole numbers "
+                           f"(units {cols[it_]}, {cols[oi]}, {cols[li]})") from None
+        if not (tv >= 0 and tv * tu < 9e18) or ov < 0 or lv < 0:
+            raise bad_line(path, n, "time, offset and length must be >= 0 (and time finite)")
+        if op != FLUSH and lv == 0:
+            raise bad_line(path, n, f"{f[io_].strip()} of length 0")
+        t.append(round(tv * tu))
+        ops.append(op)
+        offs.append(ov * ou if op != FLUSH else 0)
+        lens.append(lv * lu if op != FLUSH else 0)
+    s = IoStream.from_lists(t, ops, offs, lens, format="csv", has_time=True, source=path)
+    if len(s):
+        s.time_ns = s.time_ns - s.time_ns.min()
+    return s
