@@ -155,20 +155,7 @@ fn result_dict<'py>(py: Python<'py>, r: PhaseResult) -> PyResult<Bound<'py, PyDi
         seg.set_item(*k, col.into_pyarray(py))?;
     }
     out.set_item("segments", seg)?;
-    let lat = PyDict::new(py);
-    let h = &r.hist;
-    let us = |ns: f64| ns / 1e3;
-    lat.set_item("min_us", if h.total > 0 { us(h.min as f64) } else { 0.0 })?;
-    lat.set_item("mean_us", us(h.mean()))?;
-    lat.set_item("max_us", us(h.max as f64))?;
-    for (k, q) in [("p50_us", 0.5), ("p90_us", 0.9), ("p99_us", 0.99), ("p99_9_us", 0.999), ("p99_99_us", 0.9999)] {
-        lat.set_item(k, us(h.quantile(q)))?;
-    }
-    let buckets = h.buckets();
-    let edges: Vec<f64> = buckets.iter().map(|b| us(b.0 as f64)).collect();
-    let counts: Vec<u64> = buckets.iter().map(|b| b.1).collect();
-    lat.set_item("edges_us", edges.into_pyarray(py))?;
-    lat.set_item("counts", counts.into_pyarray(py))?;
+    let lat = hist_dict(py, &r.hist)?;
     out.set_item("latency", lat)?;
     let totals = PyDict::new(py);
     for (k, v) in &r.totals {

@@ -327,16 +327,13 @@ impl Drive {
     fn finish(&self, rec: Recorder, start: Snapshot, end: u64, interrupted: bool) -> PhaseResult {
         let s = self.snapshot();
         let dur = (end - rec.t0) as f64 / 1e9;
-        let host = (s.host_write_bytes - start.host_write_bytes) as f64;
-        let nand = (s.nand_bytes() - start.nand_bytes()) as f64;
-        let lookups = (s.cmt_lookups - start.cmt_lookups) as f64;
         let energy = s.energy_j - start.energy_j;
         let ios = (rec.read_ios + rec.write_ios) as f64;
         let moved = (rec.read_bytes + rec.write_bytes) as f64;
         let per_s = |x: f64| if dur > 0.0 { x / dur } else { 0.0 };
         let mbps = per_s(moved) / 1e6;
         let power = per_s(energy);
-        let totals = vec![
+        let mut totals = vec![
             ("duration_s", dur),
             ("ios", ios),
             ("read_ios", rec.read_ios as f64),
@@ -345,22 +342,12 @@ impl Drive {
             ("write_bytes", rec.write_bytes as f64),
             ("iops", per_s(ios)),
             ("mbps", mbps),
-            ("host_write_bytes", host),
-            ("nand_write_bytes", nand),
-            ("nand_slc_write_bytes", (s.nand_slc_bytes - start.nand_slc_bytes) as f64),
-            ("nand_native_write_bytes", (s.nand_native_bytes - start.nand_native_bytes) as f64),
-            ("waf", if host > 0.0 { nand / host } else { f64::NAN }),
-            ("erases", (s.erases - start.erases) as f64),
-            ("gc_moves", (s.gc_moves - start.gc_moves) as f64),
-            ("gc_stalls", (s.gc_stalls - start.gc_stalls) as f64),
-            ("slc_fold_bytes", (s.slc_fold_bytes - start.slc_fold_bytes) as f64),
-            ("free_blocks", s.free_blocks as f64),
-            ("slc_used_bytes", s.slc_used_bytes as f64),
-            ("cmt_hit_rate", if lookups > 0.0 { (s.cmt_hits - start.cmt_hits) as f64 / lookups } else { f64::NAN }),
             ("energy_j", energy),
             ("avg_power_w", power),
             ("mbps_per_watt", if power > 0.0 { mbps / power } else { f64::NAN }),
         ];
+        // after "mbps", where the counters have always been
+        totals.splice(8..8, s.since(&start));
         PhaseResult { rows: rec.rows, segments: rec.segments, hist: rec.hist, totals, interrupted }
     }
 }

@@ -141,12 +141,9 @@ impl Session {
     /// The drive's counters now: levels (free blocks, SLC occupancy, mapped data) and
     /// totals since the session began (bytes, WAF, erases, GC moves, requests per kind).
     pub fn counters(&self) -> Vec<(&'static str, f64)> {
-        let (s, b) = (self.drive.snapshot(), &self.start);
-        let host = (s.host_write_bytes - b.host_write_bytes) as f64;
-        let nand = (s.nand_bytes() - b.nand_bytes()) as f64;
-        let lookups = (s.cmt_lookups - b.cmt_lookups) as f64;
+        let s = self.drive.snapshot();
         let f = &self.drive.ftl;
-        vec![
+        let mut out = vec![
             ("now_s", self.last_at as f64 / 1e9),
             ("busy_until_s", self.busy_until as f64 / 1e9),
             ("reads", self.count[0] as f64),
@@ -156,20 +153,10 @@ impl Session {
             ("read_bytes", self.bytes[0] as f64),
             ("write_bytes", self.bytes[1] as f64),
             ("trim_bytes", self.bytes[2] as f64),
-            ("host_write_bytes", host),
-            ("nand_write_bytes", nand),
-            ("nand_slc_write_bytes", (s.nand_slc_bytes - b.nand_slc_bytes) as f64),
-            ("nand_native_write_bytes", (s.nand_native_bytes - b.nand_native_bytes) as f64),
-            ("waf", if host > 0.0 { nand / host } else { f64::NAN }),
-            ("erases", (s.erases - b.erases) as f64),
-            ("gc_moves", (s.gc_moves - b.gc_moves) as f64),
-            ("gc_stalls", (s.gc_stalls - b.gc_stalls) as f64),
-            ("slc_fold_bytes", (s.slc_fold_bytes - b.slc_fold_bytes) as f64),
-            ("free_blocks", s.free_blocks as f64),
-            ("slc_used_bytes", s.slc_used_bytes as f64),
             ("slc_capacity_bytes", s.slc_capacity_bytes as f64),
             ("mapped_bytes", (f.map.mapped * SLOT_BYTES) as f64),
-            ("cmt_hit_rate", if lookups > 0.0 { (s.cmt_hits - b.cmt_hits) as f64 / lookups } else { f64::NAN }),
-        ]
+        ];
+        out.extend(s.since(&self.start));
+        out
     }
 }

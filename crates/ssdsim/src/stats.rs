@@ -49,6 +49,29 @@ impl Snapshot {
     pub fn nand_bytes(&self) -> u64 {
         self.nand_slc_bytes + self.nand_native_bytes + self.map_write_bytes
     }
+
+    /// The drive's counters since `start` (bytes, WAF, erases, GC, mapping-cache hits) and
+    /// its levels now (free blocks, SLC occupancy): the totals a phase and a session share.
+    pub fn since(&self, start: &Snapshot) -> [(&'static str, f64); 12] {
+        let (s, b) = (self, start);
+        let host = (s.host_write_bytes - b.host_write_bytes) as f64;
+        let nand = (s.nand_bytes() - b.nand_bytes()) as f64;
+        let lookups = (s.cmt_lookups - b.cmt_lookups) as f64;
+        [
+            ("host_write_bytes", host),
+            ("nand_write_bytes", nand),
+            ("nand_slc_write_bytes", (s.nand_slc_bytes - b.nand_slc_bytes) as f64),
+            ("nand_native_write_bytes", (s.nand_native_bytes - b.nand_native_bytes) as f64),
+            ("waf", if host > 0.0 { nand / host } else { f64::NAN }),
+            ("erases", (s.erases - b.erases) as f64),
+            ("gc_moves", (s.gc_moves - b.gc_moves) as f64),
+            ("gc_stalls", (s.gc_stalls - b.gc_stalls) as f64),
+            ("slc_fold_bytes", (s.slc_fold_bytes - b.slc_fold_bytes) as f64),
+            ("free_blocks", s.free_blocks as f64),
+            ("slc_used_bytes", s.slc_used_bytes as f64),
+            ("cmt_hit_rate", if lookups > 0.0 { (s.cmt_hits - b.cmt_hits) as f64 / lookups } else { f64::NAN }),
+        ]
+    }
 }
 
 /// Latency histogram: exact below 64 ns, then 32 sub-buckets per power of two (~3 %).

@@ -161,13 +161,6 @@ class NbdTarget(FioTarget):
                         erases=float(np.nansum(c["erases"])), gc_moves=float(np.nansum(c["gc_moves"])),
                         free_blocks=float(c["free_blocks"][-1]), slc_used_bytes=float(c["slc_used_bytes"][-1]))
 
-    def close(self) -> None:
-        if self._lock:
-            self._lock.release()
-            self._lock = None
-        if self._workdir:
-            shutil.rmtree(self._workdir, ignore_errors=True)
-            self._workdir = None
 
 
 def super_fio() -> str:
