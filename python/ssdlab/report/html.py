@@ -405,7 +405,7 @@ def trace_latency_figure(runs: list[D.ReportRun]) -> str:
     _base_layout(fig, "Trace replay: mean latency per interval", 380)
     _legend_below_plot(fig)
     fig.update_xaxes(title_text="s")
-    fig.update_yaxes(title_text="us", rangemode="tozero")
+    fig.update_yaxes(title_text="µs", rangemode="tozero")
     return _div(fig, "fig-trace-latency", figure="trace", unit="us")
 
 

@@ -22,7 +22,7 @@ def trace_bars(runs: list[ReportRun]) -> list[QuickGroup]:
     drives = [d for r in runs if r.test == "trace" for d in r.drives]
     out = []
     for state in ("empty", "full"):
-        for unit, names, what in (("MB/s", RATES, "data rate"), ("us", LATENCIES, "latency")):
+        for unit, names, what in (("MB/s", RATES, "data rate"), ("µs", LATENCIES, "latency")):
             metrics = [m for m in names
                        if any(_f(d.metrics.get(f"{state}_{m}")) is not None for d in drives)]
             if not metrics:
