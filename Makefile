@@ -16,7 +16,7 @@ $(UV):
 	python3 -m pip install --quiet --user "uv==$(UV_VERSION)" || python3 -m pip install --quiet --break-system-packages --user "uv==$(UV_VERSION)"
 
 .venv/.synced: pyproject.toml uv.lock | $(UV)
-	$(UV) sync --frozen --all-groups
+	$(UV) sync --frozen --all-groups --all-extras  # extras: ray (--ray), pyarrow (Parquet export)
 	touch $@
 
 env: .venv/.synced
