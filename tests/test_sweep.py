@@ -223,3 +223,43 @@ def test_ctrl_c_keeps_finished_points_and_a_rerun_resumes(tmp_path, jobs):
     r, doc = sweep(db, "--jobs", jobs, grid=grid)
     assert r.exit_code == 0, r.output
     assert doc["skipped"] == len(done) and doc["complete"] == 6 - len(done)
+
+
+def test_sweep_report_lines_heat_maps_sensitivity_and_the_grid(tmp_path):
+    db, out = tmp_path / "s.sqlite", tmp_path / "rep"
+    r, doc = sweep(db, "--jobs", "2", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    html = Path(doc["report"]).read_text()
+    for el in ("table-sensitivity", "table-grid", "fig-sweep-steady_iops",
+               "fig-sweep-steady_iops-heat"):
+        assert f'id="{el}"' in html or f'id="wrap-{el}"' in html, el
+    import csv
+
+    rows = list(csv.DictReader(open(out / "grid.csv")))
+    assert len(rows) == 4 and {r["status"] for r in rows} == {"complete"}
+    by_point = {(r["host.write_buffer_kib"], r["spare"]): float(r["steady_iops"]) for r in rows}
+    want = {(str(p["point"]["host.write_buffer_kib"]), f"{p['point']['spare']:g}"):
+            p["metrics"]["steady_iops"] for p in doc["points"]}
+    assert by_point == want
+    assert (out / "sweep-steady_iops.png").stat().st_size > 1000
+    if (out / "grid.parquet").exists():
+        import pyarrow.parquet as pq
+
+        assert pq.read_table(out / "grid.parquet").num_rows == 4
+    # the same report from the store afterwards
+    r2 = runner.invoke(app, ["report", "--sweep", doc["sweep"], "-o", str(tmp_path / "again"),
+                             "--db", str(db)])
+    assert r2.exit_code == 0, r2.output
+    assert (tmp_path / "again" / "grid.csv").read_text() == (out / "grid.csv").read_text()
+
+
+def test_sensitivity_names_the_parameter_that_moves_a_metric_most():
+    from ssdlab.report import sweep_data as S
+
+    rows = [{"run_id": i, "status": "complete", "a": a, "b": b, "m": 10 * a + b}
+            for i, (a, b) in enumerate([(1, 1), (1, 2), (2, 1), (2, 2)])]
+    t = S.SweepTable("sw-x", "consistency", {"a": [1, 2], "b": [1, 2]}, rows, ["m"])
+    assert S.main_effect(t, "m", "a") == [11.5, 21.5]
+    (s,) = S.sensitivity(t)
+    assert s["top"] == "a" and s["swing_pct"]["a"] == pytest.approx(100 * 10 / 16.5)
+    assert S.two_way(t, "m", "a", "b").tolist() == [[11, 21], [12, 22]]

@@ -355,6 +355,7 @@ def report(
     out: Path = typer.Option(..., "-o", "--out", help="report directory"),
     y_max: Optional[float] = typer.Option(None, "--y-max", help="fill-curve y-axis top (MB/s)"),
     db: Optional[Path] = typer.Option(None, "--db"),
+    sweep_id: Optional[str] = typer.Option(None, "--sweep", help="the report of a sweep (its id, e.g. sw-5fcdec4f2d): metrics against parameters, sensitivity, grid.csv"),
 ) -> None:
     """A self-contained HTML report plus one PNG per figure."""
     with user_errors():
@@ -362,6 +363,14 @@ def report(
         store = read_store(db)
         if store is None:
             raise no_store()
+        if sweep_id is not None:
+            if runs or latest:
+                raise UserError("--sweep reports a whole sweep: give no run ids or --latest with it")
+            from .report.sweep import build_sweep_report
+
+            check_out_dir(out)
+            print(build_sweep_report(store, sweep_id, out))
+            return
         ids = list(runs or [])
         if latest:
             ids.append(store.latest_run_id())
