@@ -308,6 +308,9 @@ def review(
     json_out: bool = typer.Option(False, "--json"),
     destroy_data: Optional[str] = typer.Option(None, "--destroy-data"),
     seed: int = typer.Option(42, "--seed"),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="simulated drives: tests at once on local worker processes (default: one per core; 1: one after another)"),
+    ray: bool = typer.Option(False, "--ray", help="simulated drives: run the tests on a local Ray instance (or --ray-address)"),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="the Ray cluster to run the tests on (implies --ray)"),
 ) -> None:
     """The whole methodology on the drives, then one report."""
     with user_errors(), sigterm_interrupts():
@@ -316,17 +319,17 @@ def review(
         check_y_max(y_max)
         check_out_dir(out)  # before any test runs, not after them all
         check_free(db)  # before the store is even created
+        if jobs is not None and jobs < 1:
+            raise UserError(f"--jobs {jobs}: must be at least 1")
         store = Store(db)
         store.check_writable()
-        docs = []
-        with progress_hooks() as hooks:
-            for test in methodology.TESTS:
-                args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
-                        "set": sets, "seed": seed, "review": True}
-                if interval is not None:
-                    args["interval"] = interval
-                run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
-                docs.append(run_doc(run_id, test, outcomes))
+        docs: list[dict] = []
+        args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
+                "set": sets, "seed": seed, "review": True}
+        if interval is not None:
+            args["interval"] = interval
+        run_review(store, drive, drv, parse_sets(sets), seed, opts, args, testbed, docs, jobs,
+                   ray_address or ("local" if ray else None))
         html = build(store, [d["run_id"] for d in docs], out, y_max)
     if json_out:
         print_json({"report": str(html), "runs": docs})
@@ -334,6 +337,21 @@ def review(
         for d in docs:
             show_metrics(d)
         print(f"report: {html}")
+
+
+def run_review(store: Store, specs: list[str], drv, sets: list[str], seed: int, opts: Options,
+               args: dict, testbed: Optional[str], docs: list[dict], jobs: Optional[int],
+               ray: Optional[str]) -> None:
+    """The tests in parallel on simulated drives, else one after another (review.py)."""
+    from . import review as rv
+
+    try:
+        rv.run(store, specs, drv, sets, seed, opts, args, testbed, jobs, ray, progress_hooks,
+               lambda test, run_id, outcomes: docs.append(run_doc(run_id, test, outcomes)))
+    except rv.ReviewInterrupted:
+        kept = ", ".join(f"{d['test']} (run {d['run_id']})" for d in docs) or "none"
+        typer.echo(f"ssdlab: review interrupted; tests stored: {kept}", err=True)
+        raise typer.Exit(interrupted_status())
 
 
 def build(store: Store, run_ids: list[int], out: Path, y_max: float | None) -> Path:
@@ -502,7 +520,7 @@ def sweep(
                        f"this time, {have + bar.done} of {total} complete; run the same command "
                        "again to resume", err=True)
             raise typer.Exit(interrupted_status())
-        doc = sweep_doc(store, g, outcomes)
+        doc = sw.summary(store, g, outcomes)
         if out is not None:
             from .report.sweep import build_sweep_report
 
@@ -519,19 +537,6 @@ def sweep(
         print(f"sweep {g.id} in {store.path}" + (f"; report: {doc['report']}" if out else ""))
     if doc["failed"]:
         raise typer.Exit(1)
-
-
-def sweep_doc(store: Store, g, outcomes) -> dict:
-    points = []
-    for o in outcomes:
-        metrics = o.metrics
-        if o.status == "skipped":  # finished earlier: its stored metrics
-            metrics = store.run(o.run_id)["drives"][0]["metrics"]
-        points.append({"point": o.point, "status": o.status, "run_id": o.run_id,
-                       "metrics": metrics, "error": o.error})
-    count = {s: sum(p["status"] == s for p in points) for s in ("complete", "failed", "skipped")}
-    return {"sweep": g.id, "test": g.test, "axes": g.axes, "swept": g.swept, **count,
-            "points": points}
 
 
 @results_app.command("list")

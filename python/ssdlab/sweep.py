@@ -314,3 +314,17 @@ def run_sweep(store: Store, grid: Grid, executor: Executor,
         if on_point:
             on_point(outcomes[i])
     return [outcomes[i] for i in sorted(outcomes)]
+
+
+def summary(store: Store, grid: Grid, outcomes: list[PointOutcome]) -> dict:
+    """`ssdlab sweep --json`: the grid and every point's status, run and metrics."""
+    points = []
+    for o in outcomes:
+        metrics = o.metrics
+        if o.status == "skipped":  # finished earlier: its stored metrics
+            metrics = store.run(o.run_id)["drives"][0]["metrics"]
+        points.append({"point": o.point, "status": o.status, "run_id": o.run_id,
+                       "metrics": metrics, "error": o.error})
+    count = {s: sum(p["status"] == s for p in points) for s in ("complete", "failed", "skipped")}
+    return {"sweep": grid.id, "test": grid.test, "axes": grid.axes, "swept": grid.swept, **count,
+            "points": points}
