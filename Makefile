@@ -50,6 +50,7 @@ test-py: sysdeps build
 bench: sysdeps build
 	cargo bench -p ssdsim --bench steady_state
 	$(PY) benchmarks/sim_speed.py
+	$(PY) benchmarks/parallel.py  # sweep, review, validate: parallel vs sequential (issue 18)
 	$(PY) -m pytest -q -m slow tests/test_validate.py  # every published figure (ssdlab validate)
 	$(PY) benchmarks/fio_parity.py  # ssdlab's fio path vs plain fio, loop device over /dev/shm (root)
 
