@@ -447,6 +447,9 @@ def validate(
     markdown: bool = typer.Option(False, "--markdown", help="print the docs/calibration.md page"),
     workers: Optional[int] = typer.Option(None, "--workers", min=1,
                                           help="parallel processes (default: one per core)"),
+    ray: bool = typer.Option(False, "--ray", help="run on a local Ray instance (or --ray-address)"),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS",
+                                              help="the Ray cluster to run on (implies --ray)"),
     sets: list[str] = typer.Option([], "--set", help="profile override key=value applied to every "
                                    "drive checked (what-if calibration; repeatable)"),
 ) -> None:
@@ -455,7 +458,8 @@ def validate(
 
     log = (lambda s: typer.echo(s, err=True)) if sys.stderr.isatty() else None
     with user_errors():
-        doc = val.validate(drive, workers, log=log, overrides=parse_sets(sets))
+        doc = val.validate(drive, workers, log=log, overrides=parse_sets(sets),
+                           ray=ray_address or ("local" if ray else None))
     if json_out:
         print_json(doc)
     elif markdown:

@@ -72,7 +72,7 @@ def run_sequential(store: Store, drives: list[tuple[str, Any]], sets: list[str],
         on_run(test, run_id, outcomes)
 
 
-def run_parallel(store: Store, specs: list[str], sets: list[str], seed: int, opts: Options,
+def run_parallel(store_: Store, specs: list[str], sets: list[str], seed: int, opts: Options,
                  args: dict, testbed: str | None, executor: Executor,
                  on_run: Callable[[str, int, list], None],
                  on_unit: Callable[[bool, str], None] | None = None) -> None:
@@ -87,16 +87,20 @@ def run_parallel(store: Store, specs: list[str], sets: list[str], seed: int, opt
                   memory=memory[spec], cost=COST.get(test, 1.0) * memory[spec])
              for test in tests for pos, spec in enumerate(specs)]
     got: dict[tuple[str, int], Computed] = {}
-    stored = 0
+    stored: list[str] = []
 
-    def store_ready() -> None:
-        nonlocal stored
-        while stored < len(tests) and all((tests[stored], p) in got for p in range(len(specs))):
-            test = tests[stored]
-            drv = [(s, Replay(s, got[(test, p)])) for p, s in enumerate(specs)]
-            run_id, outcomes = run_test(store, test, drv, opts, args, testbed)
-            stored += 1
-            on_run(test, run_id, outcomes)
+    def ready(test: str) -> bool:
+        return test not in stored and all((test, p) in got for p in range(len(specs)))
+
+    def store(test: str) -> None:
+        drv = [(s, Replay(s, got[(test, p)])) for p, s in enumerate(specs)]
+        run_id, outcomes = run_test(store_, test, drv, opts, args, testbed)
+        stored.append(test)
+        on_run(test, run_id, outcomes)
+
+    def store_in_order() -> None:
+        while len(stored) < len(tests) and ready(tests[len(stored)]):
+            store(tests[len(stored)])
 
     try:
         for done in executor.run(units):
@@ -106,10 +110,13 @@ def run_parallel(store: Store, specs: list[str], sets: list[str], seed: int, opt
             if on_unit:
                 on_unit(done.value.error is None, f"{done.key[0]} on {specs[done.key[1]]}: "
                         f"{done.value.wall_s:.0f} s")
-            store_ready()
+            store_in_order()
     except KeyboardInterrupt:
         from . import interrupts
 
-        with interrupts.shielded():
-            store_ready()
+        with interrupts.shielded():  # every finished test is kept, in order or not
+            store_in_order()
+            for test in tests:
+                if ready(test):
+                    store(test)
         raise

@@ -194,7 +194,8 @@ def evaluate(figs: list[Figure], runs: dict) -> list[dict]:
 
 
 def validate(drive_ids: list[str] | None = None, workers: int | None = None,
-             log: Callable[[str], None] | None = None, overrides: list[str] | None = None) -> dict:
+             log: Callable[[str], None] | None = None, overrides: list[str] | None = None,
+             ray: str | None = None) -> dict:
     """Run and check the figures of `drive_ids` (all by default). `overrides` (key=value)
     change every profile first: what-if calibration against the published figures."""
     t0 = time.time()
@@ -207,7 +208,7 @@ def validate(drive_ids: list[str] | None = None, workers: int | None = None,
         from .targets.sim import SimTarget
 
         SimTarget(load_text(min({f.drive for f in figs}, key=lambda d: cost((d, FILL)))), list(ov))
-    runs = run_all(needed_runs(figs), workers, log, ov)
+    runs = run_all(needed_runs(figs), workers, log, ov, ray)
     rows = evaluate(figs, runs)
     passed = sum(r["pass"] for r in rows)
     return {"figures": rows, "passed": passed, "failed": len(rows) - passed,
