@@ -85,6 +85,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="sweep,review,validate")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--validate-drives", default="", help="validate only these profiles "
+                    "(comma-separated; default: every profile, the issue's figure)")
     ap.add_argument("--rounds", type=int, default=1, help="alternate sequential and parallel "
                     "runs this many times; the fastest of each counts")
     a = ap.parse_args()
@@ -108,8 +110,10 @@ def main() -> int:
                                 [*rev, "--db", "rp.sqlite", "-o", "rp"], 1.6, tmp,
                                 lambda s, p: bool(s) and s["runs"] == p["runs"], a.rounds))
         if "validate" in which:
-            rows.append(measure("validate (every profile)", ["validate", "--json", "--workers", "1"],
-                                ["validate", "--json"], 1.6, tmp,
+            only = [x for d in a.validate_drives.split(",") if d for x in ("--drive", d)]
+            rows.append(measure(f"validate ({a.validate_drives or 'every profile'})",
+                                ["validate", "--json", "--workers", "1", *only],
+                                ["validate", "--json", *only], 1.6, tmp,
                                 lambda s, p: bool(s) and s["figures"] == p["figures"], a.rounds))
     if a.json:
         print(json.dumps(rows, indent=1))
