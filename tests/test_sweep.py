@@ -189,14 +189,17 @@ def test_a_failing_point_is_stored_failed_and_the_others_complete(tmp_path, monk
     assert {x["status"] for x in Store(tmp_path / "s.sqlite").runs()} == {"complete", "failed"}
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("jobs", ["1", "2", "ray"])
 def test_ctrl_c_keeps_finished_points_and_a_rerun_resumes(tmp_path, jobs):
+    if jobs == "ray":
+        pytest.importorskip("ray")
+    how = ["--ray"] if jobs == "ray" else ["--jobs", jobs]
     db = tmp_path / "s.sqlite"
     grid = ["consistency", "--drive", "sim:tlc-256", *SETS, "--set",
             "host.write_buffer_kib=1024,2048,3072,4096,5120,6144", "--seconds", "40"]
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
     p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "sweep", *grid, "--db", str(db),
-                          "--jobs", jobs], env=env, stdout=subprocess.PIPE,
+                          *how], env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 240
@@ -220,7 +223,7 @@ def test_ctrl_c_keeps_finished_points_and_a_rerun_resumes(tmp_path, jobs):
     time.sleep(0.5)
     assert not [k for k in kids if Path(f"/proc/{k}").exists()
                 and "Z" not in Path(f"/proc/{k}/stat").read_text().split()[2]], kids
-    r, doc = sweep(db, "--jobs", jobs, grid=grid)
+    r, doc = sweep(db, *how, grid=grid)
     assert r.exit_code == 0, r.output
     assert doc["skipped"] == len(done) and doc["complete"] == 6 - len(done)
 

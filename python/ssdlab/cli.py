@@ -520,7 +520,8 @@ def sweep(
             with bar, executor:
                 outcomes = sw.run_sweep(store, g, executor, on_point, memory)
         except (KeyboardInterrupt, RunInterrupted):
-            typer.echo(f"ssdlab: sweep {g.id} interrupted: {bar.done + bar.failed} points stored "
+            n = bar.done + bar.failed
+            typer.echo(f"ssdlab: sweep {g.id} interrupted: {n} point{'s' if n != 1 else ''} stored "
                        f"this time, {have + bar.done} of {total} complete; run the same command "
                        "again to resume", err=True)
             raise typer.Exit(interrupted_status())
