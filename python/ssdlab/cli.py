@@ -478,7 +478,7 @@ def sweep(
     spare: list[str] = typer.Option([], "--spare", help="an axis: spare areas in %, e.g. 0,7,25"),
     grid: Optional[Path] = typer.Option(None, "--grid", help="a TOML grid file (docs/sweeps.md); adds to the options"),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="points at once on local worker processes (default: one per core; 1: in this process)"),
-    ray: bool = typer.Option(False, "--ray", help="run the points on Ray: a local instance, or the cluster of --ray-address (pip install 'ssdlab[ray]')"),
+    ray: bool = typer.Option(False, "--ray", help="run the points on Ray: a local instance, or the cluster of --ray-address; needs the ssdlab ray extra"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="the Ray cluster to run on (implies --ray), e.g. ray://head:10001"),
     seconds: Optional[float] = typer.Option(None, "--seconds", help=SECONDS_HELP),
     repeat: Optional[int] = typer.Option(None, "--repeat", help="quick: scored runs of each test (default 5)"),
