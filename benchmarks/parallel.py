@@ -77,6 +77,33 @@ def measure(name: str, seq_args: list[str], par_args: list[str], target: float, 
     return row
 
 
+def spin(n: int) -> int:
+    x = 0
+    for i in range(n):
+        x += i
+    return x
+
+
+def ceiling(n: int = 20_000_000) -> float:
+    """What this machine gives right now: the speed-up of one pure-Python loop per core over
+    the same loops one after another (no I/O, no memory traffic). On an idle machine it is
+    the core count; other work on a shared machine pulls it down, and every figure below
+    with it."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    k = len(os.sched_getaffinity(0))
+    t0 = time.perf_counter()
+    for _ in range(k):
+        spin(n)
+    seq = time.perf_counter() - t0
+    with ProcessPoolExecutor(k) as ex:
+        list(ex.map(spin, [1] * k))  # workers started before the clock
+        t0 = time.perf_counter()
+        list(ex.map(spin, [n] * k))
+        par = time.perf_counter() - t0
+    return seq / par
+
+
 def sweep_metrics(doc: dict | None) -> dict:
     return {json.dumps(p["point"], sort_keys=True): p["metrics"] for p in (doc or {}).get("points", [])}
 
@@ -94,8 +121,11 @@ def main() -> int:
     cores = len(os.sched_getaffinity(0))
     print(f"parallel speed-ups on {cores} cores (executor: local worker processes, one per core); "
           f"load average before: {load()}", flush=True)
+    c = ceiling()
+    print(f"control: {cores} pure-Python loops on {cores} processes vs one after another: "
+          f"{c:.2f}x (the most this machine gives now)", flush=True)
     print(f"{'':<34} {'sequential':>10} {'parallel':>10}", flush=True)
-    rows = []
+    rows: list[dict] = [{"what": "control: pure-Python loops", "speedup": c}]
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         if "sweep" in which:
