@@ -16,7 +16,7 @@ $(UV):
 	python3 -m pip install --quiet --user "uv==$(UV_VERSION)" || python3 -m pip install --quiet --break-system-packages --user "uv==$(UV_VERSION)"
 
 .venv/.synced: pyproject.toml uv.lock | $(UV)
-	$(UV) sync --frozen --all-groups
+	$(UV) sync --frozen --all-groups --all-extras  # extras: ray (--ray), pyarrow (Parquet export)
 	touch $@
 
 env: .venv/.synced
@@ -52,6 +52,7 @@ bench: sysdeps build
 	cargo bench -p ssdsim --bench steady_state
 	$(PY) benchmarks/sim_speed.py
 	$(PY) benchmarks/trace_replay.py  # replay I/Os per second (target >= 1 M for 4 KiB random)
+	$(PY) benchmarks/parallel.py  # sweep, review, validate: parallel vs sequential (issue 18)
 	$(PY) -m pytest -q -m slow tests/test_validate.py  # every published figure (ssdlab validate)
 	$(PY) benchmarks/fio_parity.py  # ssdlab's fio path vs plain fio, loop device over /dev/shm (root)
 	$(PY) benchmarks/serve_speed.py  # ssdlab serve: served IOPS at QD1/QD16 and the lag

@@ -176,7 +176,7 @@ def test_filesystem_on_a_served_drive_and_its_trims(tmp_path):
                 f.write(payload)
                 f.flush()
                 os.fsync(f.fileno())
-            subprocess.run(["sh", "-c", f"echo 3 > /proc/sys/vm/drop_caches"], check=False)
+            subprocess.run(["sh", "-c", "echo 3 > /proc/sys/vm/drop_caches"], check=False)
             assert hashlib.sha256((mnt / "f").read_bytes()).digest() == hashlib.sha256(payload).digest()
             (mnt / "f").unlink()
             subprocess.run(["sync"], check=True)

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
-import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 import typer
 
@@ -16,13 +13,16 @@ from . import cli_trace, interrupts, methodology, targets
 from .analysis import comparison_table
 from .cli_errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  # noqa: F401
                          interrupted_status, sigterm_interrupts, user_errors, warnings_as_lines)
-from .cli_inputs import (check_out_dir, check_y_max, no_store, open_drives, parse_sets,
-                         read_store)
+from .cli_inputs import (PRECONDITION_TESTS, SECONDS_HELP, TEST_NAMES, check_out_dir, check_y_max,
+                         no_store, open_drives, parse_sets, read_store)
+from .cli_output import emit_table, print_json, progress_hooks
+from .cli_results import results_app
+from .cli_sweep import sweep_cmd
 from .methodology import Options
-from .phase import Phase
-from .runner import Hooks, RunInterrupted, plan_phases, run_test
+from .review import fresh as review_fresh
+from .runner import RunInterrupted, plan_phases, run_test
 from .serve.command import serve_cmd
-from .store import MAX_ID, Store, check_free, jsonable
+from .store import Store, check_free
 
 # click's base error, found through typer's public BadParameter (typer vendors click)
 ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -49,122 +49,8 @@ class App(typer.Typer):
 
 app = App(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
           help="SSD characterization: the review methodology on simulated and real drives.")
-results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, export.")
 app.add_typer(results_app, name="results")
 
-TEST_NAMES = ", ".join([*methodology.TESTS, *methodology.INPUT_TESTS])
-PRECONDITION_TESTS = ", ".join(n for n, m in methodology.TESTS.items()
-                               if getattr(m, "PRECONDITION_OPTIONAL", False))
-SECONDS_HELP = "the test's timed step: " + "; ".join(
-    f"{name}: {m.SECONDS_HELP} (default {m.DEFAULT_SECONDS} s)"
-    for name, m in methodology.TESTS.items() if m.DEFAULT_SECONDS is not None)
-
-
-# ---- output --------------------------------------------------------------------------------
-def is_tty() -> bool:
-    return sys.stdout.isatty()
-
-
-def print_json(doc: Any) -> None:
-    sys.stdout.write(json.dumps(jsonable(doc), indent=1, allow_nan=False) + "\n")
-
-
-def fmt(v: Any) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.0f}"
-    if isinstance(v, (dict, list)):
-        return json.dumps(jsonable(v), separators=(",", ":"))
-    return str(v)
-
-
-def emit_table(title: str, headers: list[str], rows: list[list[Any]]) -> None:
-    """A rich table on a terminal, tab-separated lines otherwise."""
-    if is_tty():
-        from rich.console import Console
-        from rich.table import Table
-
-        t = Table(title=title)
-        for h in headers:
-            t.add_column(h)
-        for r in rows:
-            t.add_row(*(fmt(x) for x in r))
-        Console().print(t)
-    else:
-        print(f"# {title}")
-        print("\t".join(headers))
-        for r in rows:
-            print("\t".join(fmt(x) for x in r))
-
-
-# ---- progress ------------------------------------------------------------------------------
-class RichHooks(Hooks):
-    """A progress bar per phase on stderr, with ETA and the live MB/s or IOPS."""
-
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import (BarColumn, Progress, TaskProgressColumn, TextColumn,
-                                   TimeRemainingColumn)
-
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                                 TaskProgressColumn(), TimeRemainingColumn(),
-                                 TextColumn("{task.fields[live]}"),
-                                 console=Console(stderr=True), transient=True)
-        self.task = None
-
-    def __enter__(self) -> "RichHooks":
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.progress.stop()
-
-    def phase_start(self, drive: str, test: str, phase: Phase, seq: int) -> None:
-        self.phase, self.done, self.last_t = phase, 0.0, 0.0
-        self.started = time.monotonic()
-        if phase.kind == "io":
-            self.by_bytes = phase.stop_bytes is not None
-            total = float(phase.stop_bytes) if self.by_bytes else float(phase.stop_seconds)
-        elif phase.kind == "idle":
-            self.by_bytes, total = False, float(phase.seconds)
-        else:
-            self.by_bytes, total = False, None
-        self.iops_view = phase.pattern == "rand" and phase.block_size < 64 * 1024
-        self.task = self.progress.add_task(f"{drive} {test} #{seq} {phase.name or phase.kind}",
-                                           total=total, live="")
-
-    def sample(self, row: dict) -> None:
-        t = float(row.get("t_s", self.last_t + 1.0))
-        mbps = float(row.get("mbps", 0.0) or 0.0)
-        if self.by_bytes:
-            self.done += mbps * 1e6 * max(0.0, t - self.last_t)
-        else:
-            self.done = t
-        self.last_t = t
-        live = f"{row.get('iops', 0.0):,.0f} IOPS" if self.iops_view else f"{mbps:,.0f} MB/s"
-        self.progress.update(self.task, completed=self.done, live=live)
-
-    def phase_end(self, result) -> None:
-        # one bar at a time; a phase that took a while leaves a line behind
-        task = next(t for t in self.progress.tasks if t.id == self.task)
-        if time.monotonic() - self.started > 2.0:
-            self.progress.console.print(f"{task.description}  {task.fields['live']}  "
-                                        f"({time.monotonic() - self.started:.0f} s)")
-        self.progress.remove_task(self.task)
-
-
-@contextmanager
-def progress_hooks() -> Iterator[Hooks]:
-    """Bars only for a person at a terminal; they go to stderr, so --json stdout stays clean."""
-    if sys.stdout.isatty() and sys.stderr.isatty():
-        with RichHooks() as h:
-            yield h
-    else:
-        yield Hooks()
-
-
-# ---- commands ------------------------------------------------------------------------------
 @app.command()
 def drives(json_out: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """The built-in simulated drive profiles and their key specs."""
@@ -343,6 +229,9 @@ def review(
     json_out: bool = typer.Option(False, "--json"),
     destroy_data: Optional[str] = typer.Option(None, "--destroy-data"),
     seed: int = typer.Option(42, "--seed"),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="simulated drives: tests at once on local worker processes (default: one per core; 1: one after another)"),
+    ray: bool = typer.Option(False, "--ray", help="simulated drives: run the tests on a local Ray instance (or --ray-address)"),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="the Ray cluster to run the tests on (implies --ray)"),
 ) -> None:
     """The whole methodology on the drives, then one report."""
     with user_errors(), sigterm_interrupts():
@@ -351,18 +240,21 @@ def review(
         check_y_max(y_max)
         check_out_dir(out)  # before any test runs, not after them all
         check_free(db)  # before the store is even created
+        if jobs is not None and jobs < 1:
+            raise UserError(f"--jobs {jobs}: must be at least 1")
         store = Store(db)
         store.check_writable()
-        docs = []
+        docs: list[dict] = []
+        args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
+                "set": sets, "seed": seed, "review": True}
+        if interval is not None:
+            args["interval"] = interval
+        run_review(store, drive, drv, parse_sets(sets), seed, opts, args, testbed, docs, jobs,
+                   ray_address or ("local" if ray else None))
+        # the application workload, empty and full drive (docs/methodology.md "trace"),
+        # on new simulated drives as every other test
         with progress_hooks() as hooks:
-            for test in methodology.TESTS:
-                args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
-                        "set": sets, "seed": seed, "review": True}
-                if interval is not None:
-                    args["interval"] = interval
-                run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
-                docs.append(run_doc(run_id, test, outcomes))
-            # the application workload, empty and full drive (docs/methodology.md "trace")
+            drv = review_fresh(drv, parse_sets(sets), seed)
             app = cli_trace.review_workload(drv)
             args = {"drives": drive, "set": sets, "seed": seed, "review": True,
                     "trace": cli_trace.trace_args(app)}
@@ -376,6 +268,21 @@ def review(
         for d in docs:
             show_metrics(d)
         print(f"report: {html}")
+
+
+def run_review(store: Store, specs: list[str], drv, sets: list[str], seed: int, opts: Options,
+               args: dict, testbed: Optional[str], docs: list[dict], jobs: Optional[int],
+               ray: Optional[str]) -> None:
+    """The tests in parallel on simulated drives, else one after another (review.py)."""
+    from . import review as rv
+
+    try:
+        rv.run(store, specs, drv, sets, seed, opts, args, testbed, jobs, ray, progress_hooks,
+               lambda test, run_id, outcomes: docs.append(run_doc(run_id, test, outcomes)))
+    except rv.ReviewInterrupted:
+        kept = ", ".join(f"{d['test']} (run {d['run_id']})" for d in docs) or "none"
+        typer.echo(f"ssdlab: review interrupted; tests stored: {kept}", err=True)
+        raise typer.Exit(interrupted_status())
 
 
 def build(store: Store, run_ids: list[int], out: Path, y_max: float | None) -> Path:
@@ -400,6 +307,7 @@ def report(
     out: Path = typer.Option(..., "-o", "--out", help="report directory"),
     y_max: Optional[float] = typer.Option(None, "--y-max", help="fill-curve y-axis top (MB/s)"),
     db: Optional[Path] = typer.Option(None, "--db"),
+    sweep_id: Optional[str] = typer.Option(None, "--sweep", help="the report of a sweep (its id, e.g. sw-5fcdec4f2d): metrics against parameters, sensitivity, grid.csv"),
 ) -> None:
     """A self-contained HTML report plus one PNG per figure."""
     with user_errors():
@@ -407,6 +315,14 @@ def report(
         store = read_store(db)
         if store is None:
             raise no_store()
+        if sweep_id is not None:
+            if runs or latest:
+                raise UserError("--sweep reports a whole sweep: give no run ids or --latest with it")
+            from .report.sweep import build_sweep_report
+
+            check_out_dir(out)
+            print(build_sweep_report(store, sweep_id, out))
+            return
         ids = list(runs or [])
         if latest:
             ids.append(store.latest_run_id())
@@ -465,6 +381,9 @@ def validate(
     markdown: bool = typer.Option(False, "--markdown", help="print the docs/calibration.md page"),
     workers: Optional[int] = typer.Option(None, "--workers", min=1,
                                           help="parallel processes (default: one per core)"),
+    ray: bool = typer.Option(False, "--ray", help="run on a local Ray instance (or --ray-address)"),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS",
+                                              help="the Ray cluster to run on (implies --ray)"),
     sets: list[str] = typer.Option([], "--set", help="profile override key=value applied to every "
                                    "drive checked (what-if calibration; repeatable)"),
 ) -> None:
@@ -473,7 +392,8 @@ def validate(
 
     log = (lambda s: typer.echo(s, err=True)) if sys.stderr.isatty() else None
     with user_errors():
-        doc = val.validate(drive, workers, log=log, overrides=parse_sets(sets))
+        doc = val.validate(drive, workers, log=log, overrides=parse_sets(sets),
+                           ray=ray_address or ("local" if ray else None))
     if json_out:
         print_json(doc)
     elif markdown:
@@ -484,89 +404,7 @@ def validate(
                    val.HEADERS, val.table_rows(doc))
 
 
-@results_app.command("list")
-def results_list(
-    db: Optional[Path] = typer.Option(None, "--db"),
-    limit: int = typer.Option(50, "--limit"),
-    json_out: bool = typer.Option(False, "--json"),
-) -> None:
-    """Stored runs, newest first."""
-    with user_errors():
-        if not 1 <= limit <= MAX_ID:
-            raise UserError(f"--limit {limit}: must be at least 1")
-        store = read_store(db)
-        runs = store.runs(limit) if store is not None else []
-    if json_out:
-        print_json(runs)
-        return
-    emit_table("runs", ["id", "test", "created", "status", "testbed", "drives"],
-               [[r["id"], r["test"], r["created"], r["status"], r["testbed"], ", ".join(r["drives"])]
-                for r in runs])
-
-
-@results_app.command("show")
-def results_show(
-    run_id: int = typer.Argument(...),
-    db: Optional[Path] = typer.Option(None, "--db"),
-    json_out: bool = typer.Option(False, "--json"),
-) -> None:
-    """A run's drives, status and metrics."""
-    with user_errors():
-        store = read_store(db)
-        if store is None:
-            raise no_store()
-        r = store.run(run_id)
-        for d in r["drives"]:
-            d["phases"] = [{k: p[k] for k in ("seq", "name", "kind", "status", "totals")}
-                           for p in store.phases(d["id"], with_data=False)]
-    if json_out:
-        print_json(r)
-        return
-    print(f"run {r['id']}: {r['test']} {r['status']} created {r['created']} "
-          f"testbed={r['testbed']} tool={r['tool_version']} engine={r['engine_version']}")
-    for d in r["drives"]:
-        emit_table(f"{d['spec']} ({d['status']})", ["metric", "value"],
-                   [[k, v] for k, v in d["metrics"].items()])
-
-
-@results_app.command("export")
-def results_export(
-    run_id: int = typer.Argument(...),
-    format: str = typer.Option("json", "--format", help="csv or json"),
-    out: Optional[Path] = typer.Option(None, "-o", "--out", help="file (default: stdout)"),
-    db: Optional[Path] = typer.Option(None, "--db"),
-) -> None:
-    """Every recorded value of a run: series, segments, histograms, totals, metrics."""
-    with user_errors():
-        if format not in ("csv", "json"):
-            raise UserError(f"--format {format}: choose csv or json")
-        store = read_store(db)
-        if store is None:
-            raise no_store()
-        text = store.export_csv(run_id) if format == "csv" else store.export_json(run_id)
-        if out is None:
-            sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        else:
-            try:
-                out.write_text(text)
-            except OSError as e:
-                raise UserError(f"cannot write {out}: {e.strerror}") from None
-
-
-@results_app.command("import")
-def results_import(
-    file: Path = typer.Argument(..., help="a pending-results file a run saved when the store could not be written"),
-    db: Optional[Path] = typer.Option(None, "--db", help="the store to put it in (default: user data dir)"),
-) -> None:
-    """Put results a run could not store (its disk was full) back into a store."""
-    from .pending import import_file
-
-    with user_errors():
-        check_free(db)  # before the store is even created
-        store = Store(db)
-        store.check_writable()
-        run_id, n = import_file(store, file)
-    print(f"imported {n} phase{'s' if n != 1 else ''} into run {run_id} in {store.path}")
+app.command("sweep")(sweep_cmd)  # cli_sweep.py: grids of runs
 
 
 if __name__ == "__main__":

@@ -5,10 +5,11 @@ store a read command names, drives given twice. Each raises UserError with one l
 from __future__ import annotations
 
 import math
+from typing import Any
 import os
 from pathlib import Path
 
-from . import targets
+from . import methodology, targets
 from .cli_errors import UserError
 from .store import Store, StoreError, default_path
 
@@ -85,3 +86,12 @@ def open_drives(specs: list[str], sets: list[str], seed: int, destroy_data: str 
     check_seed(seed)
     return [(s, targets.open_target(s, overrides=sets or None, seed=seed,
                                     destroy_data=destroy_data, plan=plan)) for s in specs]
+
+
+# help texts shared by commands
+TEST_NAMES = ", ".join([*methodology.TESTS, *methodology.INPUT_TESTS])
+PRECONDITION_TESTS = ", ".join(n for n, m in methodology.TESTS.items()
+                               if getattr(m, "PRECONDITION_OPTIONAL", False))
+SECONDS_HELP = "the test's timed step: " + "; ".join(
+    f"{name}: {m.SECONDS_HELP} (default {m.DEFAULT_SECONDS} s)"
+    for name, m in methodology.TESTS.items() if m.DEFAULT_SECONDS is not None)

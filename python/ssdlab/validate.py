@@ -8,9 +8,9 @@ uses, on the simulated drive) and how the number is read. A few figures compare 
 (e.g. "same SLC share of capacity as the 128 GB"); those run the other drive too.
 
 Runs are the tests as `ssdlab run` has them: fills, the review's 2000 s consistency runs,
-the idle test with its 30 min idle, quick. They go to worker processes (one per core, fewer
-when the drives' tables would not fit in memory together) so every profile validates in
-minutes.
+the idle test with its 30 min idle, quick. They go through executor.py to worker processes
+(one per core, fewer when the drives' tables would not fit in memory together) so every
+profile validates in minutes.
 
 `python -m ssdlab.validate --markdown > docs/calibration.md` (or `ssdlab validate
 --markdown`) regenerates the calibration page.
@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable
 
 import numpy as np
@@ -114,11 +112,6 @@ def phase_behaviour(r) -> dict:
             "zero_seconds": int((iops == 0).sum())}
 
 
-def _job(args: tuple[str, RunKey, tuple[str, ...]]) -> tuple[str, RunKey, dict]:
-    drive, run, overrides = args
-    return drive, run, run_one(drive, run, overrides=overrides)
-
-
 def needed_runs(figs: list[Figure]) -> list[tuple[str, RunKey]]:
     jobs: list[tuple[str, RunKey]] = []
     for f in figs:
@@ -147,54 +140,25 @@ def memory_bytes(drive: str) -> float:
     return raw / 4096 * BYTES_PER_SLOT
 
 
-def available_bytes() -> float:
-    try:
-        with open("/proc/meminfo") as f:
-            info = dict(line.split(":", 1) for line in f)
-        return float(info["MemAvailable"].split()[0]) * 1024
-    except (OSError, KeyError, ValueError):
-        return math.inf
-
-
 def run_all(jobs: list[tuple[str, RunKey]], workers: int | None = None,
             log: Callable[[str], None] | None = None,
-            overrides: tuple[str, ...] = ()) -> dict[tuple[str, RunKey], dict]:
-    """Run the jobs, longest first, on `workers` processes, never more at once than the
-    drives' tables fit in 70 % of the memory available (two 4 TB drives need 16 GB)."""
-    from concurrent.futures import FIRST_COMPLETED, wait
+            overrides: tuple[str, ...] = (), ray: str | None = None) -> dict[tuple[str, RunKey], dict]:
+    """Run the jobs, longest first, through executor.py: `workers` local processes (one per
+    core by default; never more at once than the drives' tables fit in 70 % of the memory
+    available: two 4 TB drives need 16 GB), or Ray (`ray`: an address or "local")."""
+    from .executor import Unit, cores, open_executor
 
-    workers = workers or min(len(jobs), os.cpu_count() or 1) or 1
-    jobs = sorted(jobs, key=cost, reverse=True)
+    n = workers or min(len(jobs), cores()) or 1
+    units = [Unit((d, r), run_one, (d, r, 42, overrides), memory=memory_bytes(d), cost=cost((d, r)))
+             for d, r in jobs]
     out: dict[tuple[str, RunKey], dict] = {}
-
-    def done(d: str, r: RunKey, res: dict) -> None:
-        out[(d, r)] = res
-        if log:
-            log(f"{d} {r[0]}: {res['wall_s']:.0f} s")
-
-    if workers <= 1:
-        for d, r in jobs:
-            done(*_job((d, r, overrides)))
-        return out
-    budget = 0.7 * available_bytes()
-    pending = list(jobs)
-    with ProcessPoolExecutor(max_workers=workers) as ex:
-        running: dict = {}
-        while pending or running:
-            used = sum(running.values())
-            while pending and len(running) < workers:
-                # The next job that fits (the first always runs when nothing else does).
-                fit = next((j for j in pending if not running or used + memory_bytes(j[0]) <= budget), None)
-                if fit is None:
-                    break
-                pending.remove(fit)
-                mem = memory_bytes(fit[0])
-                running[ex.submit(_job, (fit[0], fit[1], overrides))] = mem
-                used += mem
-            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
-            for fut in finished:
-                running.pop(fut)
-                done(*fut.result())
+    with open_executor(n, ray) as ex:
+        for done in ex.run(units):
+            if not done.ok:
+                raise done.error
+            out[done.key] = done.value
+            if log:
+                log(f"{done.key[0]} {done.key[1][0]}: {done.value['wall_s']:.0f} s")
     return out
 
 
@@ -230,7 +194,8 @@ def evaluate(figs: list[Figure], runs: dict) -> list[dict]:
 
 
 def validate(drive_ids: list[str] | None = None, workers: int | None = None,
-             log: Callable[[str], None] | None = None, overrides: list[str] | None = None) -> dict:
+             log: Callable[[str], None] | None = None, overrides: list[str] | None = None,
+             ray: str | None = None) -> dict:
     """Run and check the figures of `drive_ids` (all by default). `overrides` (key=value)
     change every profile first: what-if calibration against the published figures."""
     t0 = time.time()
@@ -243,7 +208,7 @@ def validate(drive_ids: list[str] | None = None, workers: int | None = None,
         from .targets.sim import SimTarget
 
         SimTarget(load_text(min({f.drive for f in figs}, key=lambda d: cost((d, FILL)))), list(ov))
-    runs = run_all(needed_runs(figs), workers, log, ov)
+    runs = run_all(needed_runs(figs), workers, log, ov, ray)
     rows = evaluate(figs, runs)
     passed = sum(r["pass"] for r in rows)
     return {"figures": rows, "passed": passed, "failed": len(rows) - passed,

@@ -200,6 +200,17 @@ impl Drive {
         Ok(Drive { inner: Mutex::new(SimDrive::new(load_profile(profile, overrides)?, seed)) })
     }
 
+    /// Check a profile text with overrides as `Drive(...)` would, without building the
+    /// drive; returns the bytes its tables would take (sweeps check every grid point first).
+    #[staticmethod]
+    #[pyo3(signature = (profile, overrides=None))]
+    fn check(profile: &str, overrides: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+        let ov = parse_overrides(overrides)?;
+        let p = ssdsim::profile::load(profile, &ov).map_err(verr)?;
+        ssdsim::memory::check(&p).map_err(verr)?;
+        Ok(p.table_bytes())
+    }
+
     /// The full resolved profile as a dict.
     fn profile<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let d = self.inner.lock().unwrap();

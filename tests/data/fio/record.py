@@ -1,7 +1,6 @@
 """Re-record the fio outputs the parsing tests use (needs fio; writes only under /tmp and
 this directory). Run: python tests/data/fio/record.py"""
 
-import os
 import shutil
 import signal
 import subprocess

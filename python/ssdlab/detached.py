@@ -1,0 +1,99 @@
+"""A test on one simulated drive, computed away from the store (in a worker process or on
+a Ray node) and then recorded here by the usual runner through a `Replay` target: a run
+computed elsewhere is stored exactly as `ssdlab run` stores it (same phases, metrics from
+the same `analyze`, a failure at the same phase)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from .methodology import Options, get
+from .phase import Phase
+from .targets.base import Identity, OnSample, PhaseResult
+
+
+@dataclass(frozen=True)
+class DriveJob:
+    """Everything a worker needs, picklable: the profile travels as text, so a worker on
+    another host needs ssdlab but not the user's profile files."""
+    spec: str  # the --drive as given (sim:PROFILE or a .toml file)
+    profile_text: str
+    overrides: tuple[str, ...]
+    seed: int
+    test: str
+    opts: Options
+
+
+@dataclass
+class Computed:
+    identity: Identity
+    results: list[PhaseResult]
+    error: Exception | None = None  # raised by the phase after the last result
+    wall_s: float = 0.0
+
+
+def job_for(spec: str, overrides: list[str] | tuple[str, ...], seed: int, test: str,
+            opts: Options) -> DriveJob:
+    return DriveJob(spec, profile_text(spec), tuple(overrides), seed, test, opts)
+
+
+def profile_text(spec: str) -> str:
+    from pathlib import Path
+
+    from .profiles import load_text
+
+    if spec.startswith("sim:"):
+        return load_text(spec[4:])
+    return Path(spec).read_text(encoding="utf-8")
+
+
+def compute(job: DriveJob) -> Computed:
+    """Run the test on a fresh simulated drive (a worker's entry point)."""
+    from .runner import steps
+    from .targets.sim import SimTarget
+
+    t0 = time.time()
+    target = SimTarget(job.profile_text, list(job.overrides) or None, seed=job.seed)
+    ident = target.identify()
+    out = Computed(ident, [])
+    walk = steps(get(job.test).phases(ident.capacity, job.opts))
+    try:
+        phase = next(walk, None)
+        while phase is not None:
+            res = target.run(phase)
+            out.results.append(res)
+            try:
+                phase = walk.send(res)
+            except StopIteration:
+                phase = None
+    except Exception as e:  # recorded as the sequential run records it: a failed phase
+        out.error = e
+    out.wall_s = time.time() - t0
+    return out
+
+
+class Replay:
+    """A Target that hands back phases computed elsewhere, in order."""
+
+    def __init__(self, spec: str, computed: Computed):
+        self.name = spec
+        self.computed = computed
+        self.engine_version = computed.identity.firmware
+        self.next = 0
+
+    def identify(self) -> Identity:
+        return self.computed.identity
+
+    def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
+        c = self.computed
+        if self.next < len(c.results):
+            res = c.results[self.next]
+            if res.phase != phase:
+                raise RuntimeError(f"replayed phase {self.next} is '{res.phase.name}', the plan "
+                                   f"asks for '{phase.name}'")
+            self.next += 1
+            return res
+        if c.error is not None:
+            raise c.error
+        raise RuntimeError(f"no computed result for phase {self.next} ('{phase.name}')")

@@ -1,0 +1,257 @@
+"""Where independent units of work run: in this process, on a pool of local worker
+processes, or on a Ray cluster. The only module that knows about parallelism (sweep,
+review and validate hand it units and get back what each returned, as each finishes).
+
+Processes, not threads: the simulator releases the GIL while it runs (it takes it back
+once per simulated second for the sample callback), so threads would overlap the Rust
+part, but a thread cannot be stopped on Ctrl-C (Python delivers signals to the main thread
+only; the simulator's signal check is a no-op elsewhere), the Python half of a run (phase
+plans, analysis) would still share one GIL, and a simulator that aborts would take the
+whole sweep with it. A worker process is killed at once, and its result is just pickled.
+
+Results never depend on the executor: a unit is a function of its arguments (the
+simulator is deterministic for a seed), so the same units give the same values inline,
+on the pool, or on Ray. Ctrl-C (or SIGTERM) stops everything: running units are killed,
+those not started are dropped, and what already finished has been handed back.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import signal
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+KINDS = ("inline", "pool", "ray")
+MEMORY_SHARE = 0.7  # of the memory available: never more units at once than fit in it
+
+
+@dataclass
+class Unit:
+    """One independent piece of work: `fn(*args)`, with `fn` a module-level function (it
+    is pickled to the worker)."""
+    key: Any
+    fn: Callable[..., Any]
+    args: tuple = ()
+    memory: float = 0.0  # bytes it needs at its peak (a simulated drive's tables)
+    cost: float = 1.0  # rough relative wall time: the longest start first
+
+
+@dataclass
+class Done:
+    key: Any
+    value: Any = None
+    error: BaseException | None = None  # what the unit raised, in the worker
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def available_bytes() -> float:
+    try:
+        with open("/proc/meminfo") as f:
+            info = dict(line.split(":", 1) for line in f)
+        return float(info["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return math.inf
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def longest_first(units: Iterable[Unit]) -> list[Unit]:
+    return sorted(units, key=lambda u: -u.cost)  # stable: equal costs keep their order
+
+
+class Executor:
+    """Runs units; use as a context manager (leaving it on an exception kills what runs)."""
+    kind = "inline"
+    workers = 1
+
+    def __enter__(self) -> "Executor":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close(abort=exc_type is not None)
+
+    def close(self, abort: bool = False) -> None: ...
+
+    def run(self, units: Iterable[Unit]) -> Iterator[Done]:
+        """Each unit's outcome, in the order they finish."""
+        for u in longest_first(units):
+            yield _outcome(u)
+
+    def describe(self) -> str:
+        return "in this process"
+
+
+def _outcome(u: Unit) -> Done:
+    try:
+        return Done(u.key, u.fn(*u.args))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as e:  # the unit's failure is its outcome, not the executor's
+        return Done(u.key, error=e)
+
+
+def _call(fn: Callable[..., Any], args: tuple) -> Any:
+    return fn(*args)
+
+
+def _worker_init() -> None:
+    """A worker leaves Ctrl-C to the parent (the terminal sends it to the whole process
+    group; the parent then kills the workers) and dies with its parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+class PoolExecutor(Executor):
+    """Local worker processes (spawned: the parent may have threads, e.g. progress bars),
+    never more units at once than their memory fits in MEMORY_SHARE of what is available
+    (the first always runs when nothing else does)."""
+    kind = "pool"
+
+    def __init__(self, workers: int | None = None):
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.workers = max(1, workers or cores())
+        self.pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=_worker_init)
+
+    def describe(self) -> str:
+        return f"on {self.workers} local worker process{'es' if self.workers > 1 else ''}"
+
+    def run(self, units: Iterable[Unit]) -> Iterator[Done]:
+        from concurrent.futures import FIRST_COMPLETED, wait
+        from concurrent.futures.process import BrokenProcessPool
+
+        pending = longest_first(units)
+        budget = MEMORY_SHARE * available_bytes()
+        running: dict = {}
+        while pending or running:
+            used = sum(u.memory for u in running.values())
+            while pending and len(running) < self.workers:
+                fit = next((u for u in pending if not running or used + u.memory <= budget), None)
+                if fit is None:
+                    break
+                pending.remove(fit)
+                running[self.pool.submit(_call, fit.fn, fit.args)] = fit
+                used += fit.memory
+            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for fut in finished:
+                u = running.pop(fut)
+                try:
+                    yield Done(u.key, fut.result())
+                except BrokenProcessPool:
+                    raise RuntimeError("a worker process died (out of memory?); "
+                                       "run with fewer --jobs") from None
+                except Exception as e:
+                    yield Done(u.key, error=e)
+
+    def close(self, abort: bool = False) -> None:
+        if abort:  # Ctrl-C: stop the running units now, drop the rest
+            procs = list((getattr(self.pool, "_processes", None) or {}).values())
+            for p in procs:
+                p.kill()
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            return
+        self.pool.shutdown(wait=True)
+
+
+class RayExecutor(Executor):
+    """Units as Ray tasks: on the cluster at `address`, or on a local Ray instance started
+    for the run (and stopped after it) when no address is given. Ray does the scheduling;
+    a unit's memory goes along as Ray's `memory` resource when the cluster has that much."""
+    kind = "ray"
+
+    def __init__(self, address: str | None = None, workers: int | None = None):
+        try:
+            import ray
+        except ImportError:
+            raise ValueError("--ray needs Ray: pip install 'ssdlab[ray]'") from None
+        self.ray = ray
+        self.address = address
+        self.started = not ray.is_initialized()
+        if self.started:
+            kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                  "configure_logging": False}
+            if address:
+                kw["address"] = address
+            else:
+                kw["num_cpus"] = max(1, workers or cores())
+            try:
+                ray.init(**kw)
+            except ConnectionError as e:
+                raise ValueError(f"--ray {address}: cannot reach the Ray cluster ({e})") from None
+        res = ray.cluster_resources()
+        self.workers = int(res.get("CPU", 1))
+        self.memory = float(res.get("memory", 0.0))
+        self.remote = ray.remote(_call)
+
+    def describe(self) -> str:
+        where = f"the Ray cluster at {self.address}" if self.address else "a local Ray instance"
+        return f"on {where} ({self.workers} CPUs)"
+
+    def run(self, units: Iterable[Unit]) -> Iterator[Done]:
+        ray = self.ray
+        refs = {}
+        for u in longest_first(units):
+            opts: dict[str, Any] = {"num_cpus": 1, "max_retries": 0}
+            if 0 < u.memory <= self.memory:
+                opts["memory"] = int(u.memory)
+            refs[self.remote.options(**opts).remote(u.fn, u.args)] = u
+        self.refs = refs
+        while refs:
+            ready, _ = ray.wait(list(refs), num_returns=1)
+            for ref in ready:
+                u = refs.pop(ref)
+                try:
+                    yield Done(u.key, ray.get(ref))
+                except ray.exceptions.RayTaskError as e:
+                    cause = getattr(e, "cause", None)
+                    yield Done(u.key, error=cause if isinstance(cause, Exception) else RuntimeError(str(e)))
+                except ray.exceptions.RayError as e:
+                    yield Done(u.key, error=RuntimeError(f"Ray: {type(e).__name__}: {e}"))
+
+    def close(self, abort: bool = False) -> None:
+        # A local instance is stopped whole below. Cancelling its tasks first raced with
+        # their replies (Ray 2.60 aborts with "Tried to complete task that was not
+        # pending"), so only a cluster's unfinished tasks are cancelled.
+        pending = list(getattr(self, "refs", {}))
+        if abort and not self.started and pending:
+            ready, _ = self.ray.wait(pending, num_returns=len(pending), timeout=0)
+            for ref in set(pending) - set(ready):
+                try:
+                    self.ray.cancel(ref, force=True)
+                except Exception:  # finished meanwhile or gone: nothing to stop
+                    pass
+        if self.started:
+            self.ray.shutdown()
+
+
+def open_executor(jobs: int | None = None, ray: str | None = None) -> Executor:
+    """`ray` (an address, or "local" for a local instance) wins; else `jobs` processes
+    (None: one per core; 1: in this process)."""
+    if ray is not None:
+        return RayExecutor(None if ray in ("", "local") else ray, jobs)
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"--jobs {jobs}: must be at least 1")
+    n = jobs or cores()
+    return Executor() if n == 1 else PoolExecutor(n)
+
+
+__all__ = ["KINDS", "Done", "Executor", "PoolExecutor", "RayExecutor", "Unit", "available_bytes",
+           "cores", "open_executor"]

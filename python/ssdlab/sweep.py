@@ -1,0 +1,330 @@
+"""Grids of runs over parameters and drives (`ssdlab sweep`).
+
+A grid is one test, constant options (seconds, repeat, seed, ...), and axes: the drives,
+the spare areas, and any number of profile keys with their values. Its points are the
+cartesian product; each point is a normal run in the store whose args carry the sweep id
+and the point, so `ssdlab results`, `report` and `compare` read them like any other.
+
+The sweep id is a hash of the grid: running the same grid again resumes it, skipping the
+points that already have a complete run (an interrupted or failed point runs again).
+Every point is checked (profile keys and values, spare area, memory) before any runs.
+Points run through executor.py; results come back here and are stored one point at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .detached import DriveJob, compute, job_for
+from .executor import Done, Executor, Unit
+from .methodology import Options, get
+from .store import Store
+
+GRID_KEYS = {"test", "drives", "spare", "set", "seconds", "repeat", "interval", "seed", "testbed"}
+MAX_POINTS = 10_000
+
+
+@dataclass
+class Grid:
+    test: str
+    drives: list[str]
+    spares: list[float] = field(default_factory=lambda: [0.0])
+    sets: dict[str, list[str]] = field(default_factory=dict)  # profile key -> values, in order
+    seconds: float | None = None
+    repeat: int = 5
+    interval: float | None = None
+    seed: int = 42
+    testbed: str | None = None
+
+    @property
+    def axes(self) -> dict[str, list[Any]]:
+        """Every axis with its values (drive and spare included), in point order."""
+        return {"drive": list(self.drives), **{k: list(v) for k, v in self.sets.items()},
+                "spare": list(self.spares)}
+
+    @property
+    def swept(self) -> list[str]:
+        """The axes with more than one value: what the report plots against."""
+        return [k for k, v in self.axes.items() if len(v) > 1]
+
+    def points(self) -> list[dict[str, Any]]:
+        names = list(self.axes)
+        return [dict(zip(names, combo)) for combo in itertools.product(*self.axes.values())]
+
+    def definition(self) -> dict:
+        return {"test": self.test, "drives": self.drives, "spare": self.spares,
+                "set": [[k, v] for k, v in self.sets.items()], "seconds": self.seconds,
+                "repeat": self.repeat, "interval": self.interval, "seed": self.seed,
+                "testbed": self.testbed}
+
+    @property
+    def id(self) -> str:
+        text = json.dumps(self.definition(), sort_keys=True, separators=(",", ":"))
+        return "sw-" + hashlib.sha256(text.encode()).hexdigest()[:10]
+
+    def options(self, point: dict) -> Options:
+        return Options(spare=float(point["spare"]), repeat=self.repeat, seconds=self.seconds,
+                       interval=self.interval)
+
+    def overrides(self, point: dict) -> list[str]:
+        return [f"{k}={point[k]}" for k in self.sets]
+
+    def args(self, point: dict) -> dict:
+        """A point's run args: what `ssdlab run` stores, plus the sweep and the point."""
+        a = {"drives": [point["drive"]], "spare": float(point["spare"]), "repeat": self.repeat,
+             "seconds": self.seconds, "set": self.overrides(point), "seed": self.seed,
+             "sweep": self.id, "point": point}
+        if self.interval is not None:
+            a["interval"] = self.interval
+        return a
+
+
+# ---- building a grid from the command line and a TOML file ------------------------------
+def split_values(option: str, text: str) -> list[str]:
+    vals = [v.strip() for v in text.split(",")]
+    if not text.strip() or any(not v for v in vals):
+        raise ValueError(f"bad {option} '{text}': expected comma-separated values, e.g. 4,8")
+    if len(set(vals)) != len(vals):
+        raise ValueError(f"bad {option} '{text}': a value is given twice")
+    return vals
+
+
+def parse_set(s: str) -> tuple[str, list[str]]:
+    key, eq, values = s.partition("=")
+    if not eq or not key.strip():
+        raise ValueError(f"bad --set '{s}': expected key=v1,v2,..., e.g. --set nand.channels=4,8")
+    if any(ord(c) < 32 or ord(c) == 127 for c in s):
+        raise ValueError(f"bad --set {s!r}: control characters are not allowed")
+    return key.strip(), split_values(f"--set {key.strip()}", values)
+
+
+def parse_spares(texts: list[str]) -> list[float]:
+    out: list[float] = []
+    for t in texts:
+        for v in split_values("--spare", t):
+            try:
+                x = float(v)
+            except ValueError:
+                raise ValueError(f"bad --spare '{v}': a number (% of LBAs left unwritten)") from None
+            if x in out:
+                raise ValueError(f"bad --spare: {v} is given twice")
+            out.append(x)
+    return out
+
+
+def _toml_values(key: str, v: Any) -> list[str]:
+    vals = v if isinstance(v, list) else [v]
+    if not vals or any(isinstance(x, (dict, list)) for x in vals):
+        raise ValueError(f"grid file: '{key}' must be a value or a list of values")
+    out = [str(x).lower() if isinstance(x, bool) else str(x) for x in vals]
+    if len(set(out)) != len(out):
+        raise ValueError(f"grid file: '{key}' gives a value twice")
+    return out
+
+
+def read_grid_file(path: Path) -> dict:
+    try:
+        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"grid file {path} not found") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"grid file {path}: cannot read it ({e})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"grid file {path} is not valid TOML: {e}") from None
+    bad = sorted(set(doc) - GRID_KEYS)
+    if bad:
+        raise ValueError(f"grid file {path}: unknown key '{bad[0]}' (known: {', '.join(sorted(GRID_KEYS))}; "
+                         "profile keys go under [set])")
+    if "set" in doc and not isinstance(doc["set"], dict):
+        raise ValueError(f"grid file {path}: [set] must be a table of profile key = [values]")
+    return doc
+
+
+def flatten(table: dict, prefix: str = "") -> dict[str, Any]:
+    """[set.nand] channels = [4, 8]  ->  {"nand.channels": [4, 8]}"""
+    out: dict[str, Any] = {}
+    for k, v in table.items():
+        if isinstance(v, dict):
+            out.update(flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def make_grid(test: str, drives: list[str], sets: list[str], spares: list[str],
+              grid_file: Path | None = None, **constants: Any) -> Grid:
+    """The grid from the command line and an optional TOML file (the two add up; an axis
+    or option given in both is refused). Raises ValueError with one line."""
+    get(test)
+    doc = read_grid_file(grid_file) if grid_file is not None else {}
+    if "test" in doc and doc["test"] != test:
+        raise ValueError(f"grid file names test '{doc['test']}', the command '{test}'")
+    all_drives = list(drives) + _toml_values("drives", doc["drives"]) if "drives" in doc else list(drives)
+    if not all_drives:
+        raise ValueError("give at least one --drive (e.g. --drive sim:tlc-256), or drives = [...] in --grid")
+    if len(set(all_drives)) != len(all_drives):
+        raise ValueError("a drive is given twice")
+    axes: dict[str, list[str]] = {}
+    for key, vals in [parse_set(s) for s in sets] + [
+            (k, _toml_values(f"set.{k}", v)) for k, v in flatten(doc.get("set", {})).items()]:
+        if key in axes:
+            raise ValueError(f"--set {key}: given twice (once per key, with all its values)")
+        axes[key] = vals
+    spare_texts = list(spares)
+    if "spare" in doc:
+        if spares:
+            raise ValueError("spare areas given both with --spare and in the grid file")
+        spare_texts = [",".join(_toml_values("spare", doc["spare"]))]
+    g = Grid(test, all_drives, parse_spares(spare_texts) if spare_texts else [0.0], axes)
+    for k in ("seconds", "repeat", "interval", "seed", "testbed"):
+        cli = constants.get(k)
+        if k in doc and cli is not None and cli != doc[k]:
+            raise ValueError(f"--{k} {cli} and the grid file's {k} = {doc[k]} differ")
+        v = cli if cli is not None else doc.get(k)
+        if v is not None:
+            setattr(g, k, v)
+    return g
+
+
+# ---- checks before anything runs ---------------------------------------------------------
+def check(grid: Grid) -> dict[tuple, float]:
+    """Every point must be runnable; returns each drive-and-overrides combination's table
+    bytes (the memory a point takes). Raises ValueError naming the first bad point."""
+    from . import _sim
+    from .detached import profile_text
+    from .targets import is_real
+
+    pts = grid.points()
+    if len(pts) > MAX_POINTS:
+        raise ValueError(f"the grid has {len(pts)} points; at most {MAX_POINTS} (split it)")
+    for d in grid.drives:
+        if is_real(d):
+            raise ValueError(f"--drive {d}: sweeps run simulated drives (sim:PROFILE or a profile "
+                             ".toml); test a real drive with `ssdlab run`")
+        if not (d.startswith("sim:") or d.endswith(".toml")):
+            raise ValueError(f"unknown drive '{d}': use sim:PROFILE (see `ssdlab drives`) or a profile .toml file")
+    texts = {}
+    for d in grid.drives:
+        try:
+            texts[d] = profile_text(d)
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValueError(f"--drive {d}: cannot read the profile ({e})") from None
+    for s in grid.spares:
+        Options(spare=s, repeat=grid.repeat, seconds=grid.seconds, interval=grid.interval)
+    from .cli_inputs import check_seed
+    check_seed(grid.seed)
+    memory: dict[tuple, float] = {}
+    for p in pts:
+        key = (p["drive"], tuple(grid.overrides(p)))
+        if key in memory:
+            continue
+        try:
+            memory[key] = float(_sim.Drive.check(texts[p["drive"]], list(key[1])))
+        except ValueError as e:
+            where = " ".join([p["drive"], *key[1]])
+            raise ValueError(f"sweep point {where}: {str(e).splitlines()[0]}") from None
+    return memory
+
+
+# ---- the store's view of a sweep ------------------------------------------------------------
+def point_key(point: dict) -> str:
+    return json.dumps(point, sort_keys=True, separators=(",", ":"))
+
+
+def sweep_runs(store: Store, sweep_id: str) -> list[dict]:
+    """Every stored run of a sweep, oldest first: id, status, point."""
+    rows = store.db.execute(
+        "SELECT id, status, args FROM runs WHERE json_valid(args) AND "
+        "json_extract(args, '$.sweep') = ? ORDER BY id", (sweep_id,)).fetchall()
+    return [{"id": r["id"], "status": r["status"], "point": json.loads(r["args"]).get("point", {})}
+            for r in rows]
+
+
+def finished(store: Store, grid: Grid) -> dict[str, int]:
+    """point key -> run id of the points that already have a complete run."""
+    return {point_key(r["point"]): r["id"] for r in sweep_runs(store, grid.id)
+            if r["status"] == "complete"}
+
+
+# ---- running ---------------------------------------------------------------------------------
+@dataclass
+class PointOutcome:
+    point: dict
+    status: str  # complete | failed | skipped (already complete)
+    run_id: int | None = None
+    metrics: dict = field(default_factory=dict)
+    error: str | None = None
+
+
+def record(store: Store, grid: Grid, point: dict, done: Done) -> PointOutcome:
+    """Store one computed point as a normal run."""
+    from .cli_errors import one_line
+    from .detached import Replay
+    from .runner import RunFailed, run_test
+
+    args = grid.args(point)
+    if not done.ok:  # the worker could not even build the drive: a failed run, no drives
+        err = f"{type(done.error).__name__}: {one_line(done.error)}"
+        rid = store.create_run(grid.test, args, grid.testbed, None)
+        store.finish_run(rid, "failed", err)
+        return PointOutcome(point, "failed", rid, error=err)
+    spec = point["drive"]
+    try:
+        rid, outs = run_test(store, grid.test, [(spec, Replay(spec, done.value))],
+                             grid.options(point), args, grid.testbed)
+    except RunFailed as e:
+        return PointOutcome(point, "failed", e.run_id, error=one_line(e.error))
+    return PointOutcome(point, "complete", rid, outs[0].metrics)
+
+
+def units(grid: Grid, points: list[dict], memory: dict[tuple, float]) -> list[Unit]:
+    out = []
+    for i, p in enumerate(points):
+        ov = grid.overrides(p)
+        job: DriveJob = job_for(p["drive"], ov, grid.seed, grid.test, grid.options(p))
+        mem = memory.get((p["drive"], tuple(ov)), 0.0)
+        out.append(Unit(i, compute, (job,), memory=mem, cost=mem))
+    return out
+
+
+def run_sweep(store: Store, grid: Grid, executor: Executor,
+              on_point: Callable[[PointOutcome], None] | None = None,
+              memory: dict[tuple, float] | None = None) -> list[PointOutcome]:
+    """Run the points that have no complete run yet; each is stored as it comes back.
+    Returns every point's outcome in grid order (skipped ones with their earlier run)."""
+    pts = grid.points()
+    have = finished(store, grid)
+    outcomes: dict[int, PointOutcome] = {}
+    todo = []
+    for i, p in enumerate(pts):
+        if point_key(p) in have:
+            outcomes[i] = PointOutcome(p, "skipped", have[point_key(p)])
+        else:
+            todo.append(i)
+    memory = memory if memory is not None else check(grid)
+    for d in executor.run(units(grid, [pts[i] for i in todo], memory)):
+        i = todo[d.key]
+        outcomes[i] = record(store, grid, pts[i], d)
+        if on_point:
+            on_point(outcomes[i])
+    return [outcomes[i] for i in sorted(outcomes)]
+
+
+def summary(store: Store, grid: Grid, outcomes: list[PointOutcome]) -> dict:
+    """`ssdlab sweep --json`: the grid and every point's status, run and metrics."""
+    points = []
+    for o in outcomes:
+        metrics = o.metrics
+        if o.status == "skipped":  # finished earlier: its stored metrics
+            metrics = store.run(o.run_id)["drives"][0]["metrics"]
+        points.append({"point": o.point, "status": o.status, "run_id": o.run_id,
+                       "metrics": metrics, "error": o.error})
+    count = {s: sum(p["status"] == s for p in points) for s in ("complete", "failed", "skipped")}
+    return {"sweep": grid.id, "test": grid.test, "axes": grid.axes, "swept": grid.swept, **count,
+            "points": points}

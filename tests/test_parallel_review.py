@@ -1,0 +1,102 @@
+"""`review` and `validate` through executor.py: their independent tests run in parallel and
+store and print exactly what running them one after another does."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("ssdlab._sim")
+
+from ssdlab import validate as val  # noqa: E402
+from ssdlab.calibration import FILL, QUICK  # noqa: E402
+from ssdlab.cli import app  # noqa: E402
+from ssdlab.store import Store  # noqa: E402
+
+SMALL = ["user_capacity_gb=8", "nand.blocks_per_plane=46", "slc.dynamic_max_gb=1"]
+SETS = [x for s in SMALL for x in ("--set", s)]
+runner = CliRunner()
+
+
+def review(tmp_path, name, *args):
+    db = tmp_path / f"{name}.sqlite"
+    r = runner.invoke(app, ["review", "--drive", "sim:tlc-256", *SETS, "--seconds", "2",
+                            "--repeat", "1", "--interval", "0", "--db", str(db),
+                            "-o", str(tmp_path / name), "--json", *args])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout), Store(db)
+
+
+def stored(store):
+    """Every stored run without its timestamps: test, args, status, drives, phases."""
+    out = []
+    for r in sorted(store.runs(), key=lambda r: r["id"]):
+        run = store.run(r["id"])
+        drives = [(d["spec"], d["status"], d["metrics"],
+                   [(p["seq"], p["name"], p["status"], p["totals"])
+                    for p in store.phases(d["id"], with_data=False)]) for d in run["drives"]]
+        out.append((r["id"], r["test"], r["status"], r["args"], drives))
+    return out
+
+
+def test_parallel_review_stores_and_prints_what_the_sequential_one_does(tmp_path):
+    seq, sstore = review(tmp_path, "seq", "--jobs", "1")
+    par, pstore = review(tmp_path, "par", "--jobs", "2")
+    assert [d["test"] for d in par["runs"]] == ["fill", "consistency", "working-set", "trim",
+                                                 "idle", "quick", "copy", "trace"]
+    assert par["runs"] == seq["runs"]  # run ids, metrics, statuses: the same document
+    assert stored(pstore) == stored(sstore)
+    assert par["report"].endswith("report.html")
+
+
+def test_a_review_test_gives_what_ssdlab_run_gives(tmp_path):
+    """Each test starts from a freshly built drive, so it is independent of the others."""
+    doc, _ = review(tmp_path, "rev", "--jobs", "2")
+    r = runner.invoke(app, ["run", "trim", "--drive", "sim:tlc-256", *SETS, "--seconds", "2",
+                            "--db", str(tmp_path / "run.sqlite"), "--json"])
+    assert r.exit_code == 0, r.output
+    trim = next(x for x in doc["runs"] if x["test"] == "trim")
+    assert json.loads(r.stdout)["drives"][0]["metrics"] == trim["drives"][0]["metrics"]
+
+
+def test_validate_runs_are_the_same_inline_and_on_the_pool():
+    jobs = [("sn520-128", FILL), ("xg6-256", QUICK)]
+    one = val.run_all(jobs, workers=1)
+    two = val.run_all(jobs, workers=2)
+    for v in (*one.values(), *two.values()):
+        v.pop("wall_s")
+    assert one == two
+
+
+class StoppedAfter:
+    """An executor that finishes the first `n` units it is given (longest first), then
+    meets a Ctrl-C."""
+    kind = "pool"
+
+    def __init__(self, n):
+        self.n = n
+
+    def run(self, units):
+        from ssdlab.executor import _outcome, longest_first
+
+        for u in longest_first(units)[:self.n]:
+            yield _outcome(u)
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_in_a_parallel_review_keeps_every_finished_test(tmp_path):
+    from ssdlab import review as rv
+    from ssdlab.methodology import Options
+
+    store = Store(tmp_path / "r.sqlite")
+    opts = Options(seconds=2, repeat=1, interval=0)
+    runs = []
+    with pytest.raises(KeyboardInterrupt):
+        rv.run_parallel(store, ["sim:tlc-256"], SMALL, 42, opts, {"review": True}, None,
+                        StoppedAfter(3), lambda test, rid, outs: runs.append(test))
+    # the three longest (idle, consistency, working-set) finished; fill, first in the
+    # review's order, did not, so they are stored out of order rather than lost
+    assert sorted(runs) == sorted(["idle", "consistency", "working-set"])
+    stored = store.runs()
+    assert sorted(r["test"] for r in stored) == sorted(runs)
+    assert all(r["status"] == "complete" for r in stored)
