@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from ssdlab.cli import app
 from ssdlab.traces import FLUSH, READ, WRITE, workloads
 from ssdlab.traces.stream import TraceError
-from ssdlab.traces.workloads import destroyer
+from ssdlab.traces.workloads import destroyer, pcmark8
 
 runner = CliRunner()
 SPAN = 8 * 10**9
@@ -65,3 +65,34 @@ def test_run_trace_builtin_on_the_simulator(tmp_path):
     r = runner.invoke(app, ["run", "trace", "--trace", "builtin:destroyer", "--drive", "sim:tlc-256",
                             "--db", str(tmp_path / "r")])
     assert r.exit_code == 2 and "no built-in workload 'destroyer'" in r.stderr
+
+
+def _sequential(s, op):
+    """I/Os of direction `op` that start where the previous one of that direction ended."""
+    sel = s.op == op
+    off, ln = s.offset_bytes[sel], s.length_bytes[sel]
+    return int(np.sum(off[1:] == off[:-1] + ln[:-1]))
+
+
+@pytest.mark.parametrize("key", sorted(pcmark8.TRACES))
+def test_pcmark8_like_matches_the_published_statistics(key):
+    t = pcmark8.TRACES[key]
+    s = workloads.generate(f"builtin:pcmark8-{key}-like", SPAN)
+    info = s.summary()
+    assert info["read_ios"] == t.seq_reads + t.rand_reads
+    assert info["write_ios"] == t.seq_writes + t.rand_writes
+    assert abs(info["read_bytes"] - t.read_bytes) < 131072
+    assert abs(info["write_bytes"] - t.write_bytes) < 131072
+    # sequential per direction (a run wrapping at the end of the span breaks one; a random
+    # I/O may land right after the previous one by chance)
+    for op, want in ((READ, t.seq_reads), (WRITE, t.seq_writes)):
+        assert want - 3 <= _sequential(s, op) <= want + 3
+    assert (s.offset_bytes % 4096 == 0).all() and (s.offset_bytes + s.length_bytes <= SPAN).all()
+    assert s.default_qd == pcmark8.QUEUE_DEPTH and not s.has_time
+
+
+def test_pcmark8_like_scales_and_is_deterministic():
+    a = workloads.generate("builtin:pcmark8-word-like@2", SPAN, seed=3)
+    b = workloads.generate("builtin:pcmark8-word-like@2", SPAN, seed=3)
+    assert a.summary()["read_ios"] == 2 * (152 + 4302)
+    assert (a.offset_bytes == b.offset_bytes).all() and (a.op == b.op).all()

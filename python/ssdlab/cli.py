@@ -102,7 +102,7 @@ def run(
     plan: bool = typer.Option(False, "--plan", help="print the phases (real drives: the fio jobs, commands and safety verdict) and run nothing"),
     seed: int = typer.Option(42, "--seed", help="simulator seed"),
     precondition: bool = typer.Option(True, "--precondition/--no-precondition", help=f"--no-precondition skips the purge and fill ({PRECONDITION_TESTS} on an already filled drive: reads only)"),
-    trace: Optional[Path] = typer.Option(None, "--trace", help="trace: the trace file to replay, or builtin:destroyer-like[@SCALE] (a generated workload)"),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="trace: the trace file to replay, or builtin:NAME[@SCALE], a generated workload: destroyer-like, pcmark8-photoshop-heavy-like, ... (docs/methodology.md)"),
     trace_format: Optional[str] = typer.Option(None, "--format", help="trace: fio, fio-v2, fio-v3, blkparse, msr or csv (default: detected)"),
     speed: float = typer.Option(1.0, "--speed", help="trace: replay X times as fast as recorded"),
     idle_cap: Optional[str] = typer.Option(None, "--idle-cap", help="trace: no gap between I/Os longer than this (25ms: the Storage Bench rule)"),

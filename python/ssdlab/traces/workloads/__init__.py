@@ -8,12 +8,14 @@ counts and volumes, default each workload's DEFAULT_SCALE); offsets span the dri
 
 from __future__ import annotations
 
-from types import ModuleType
+from typing import Any
 
 from ..stream import IoStream, TraceError
-from . import destroyer
+from . import destroyer, pcmark8
 
-WORKLOADS: dict[str, ModuleType] = {"destroyer-like": destroyer}
+# name -> a module or object with DESCRIPTION, DEFAULT_SCALE, ios(scale), generate(...)
+WORKLOADS: dict[str, Any] = {"destroyer-like": destroyer,
+                             **{f"pcmark8-{k}-like": t for k, t in pcmark8.TRACES.items()}}
 PREFIX = "builtin:"
 MAX_IOS = 60_000_000  # a bound on memory: ~25 bytes per I/O
 
@@ -22,7 +24,7 @@ def is_builtin(trace: str) -> bool:
     return trace.startswith(PREFIX)
 
 
-def parse_name(trace: str) -> tuple[ModuleType, float]:
+def parse_name(trace: str) -> tuple[Any, float]:
     name, _, scale = trace[len(PREFIX):].partition("@")
     if name not in WORKLOADS:
         raise TraceError(f"--trace {trace}: no built-in workload '{name}': choose "
