@@ -231,22 +231,7 @@ impl Drive {
         let res = {
             py.allow_threads(|| {
                 let mut d = self.inner.lock().unwrap();
-                let mut cb = |row: &Row| -> bool {
-                    Python::with_gil(|py| {
-                        if let Err(e) = py.check_signals() {
-                            err = Some(e);
-                            return false;
-                        }
-                        if let Some(f) = &on_sample {
-                            let r = row_dict(py, row).and_then(|rd| f.call1(py, (rd,)));
-                            if let Err(e) = r {
-                                err = Some(e);
-                                return false;
-                            }
-                        }
-                        true
-                    })
-                };
+                let mut cb = |row: &Row| sample(row, &on_sample, &mut err);
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d.run(&spec, &mut cb)))
             })
         };
@@ -289,21 +274,7 @@ impl Drive {
         let mut err: Option<PyErr> = None;
         let res = py.allow_threads(|| {
             let mut d = self.inner.lock().unwrap();
-            let mut cb = |row: &Row| -> bool {
-                Python::with_gil(|py| {
-                    if let Err(e) = py.check_signals() {
-                        err = Some(e);
-                        return false;
-                    }
-                    if let Some(f) = &on_sample {
-                        if let Err(e) = row_dict(py, row).and_then(|rd| f.call1(py, (rd,))) {
-                            err = Some(e);
-                            return false;
-                        }
-                    }
-                    true
-                })
-            };
+            let mut cb = |row: &Row| sample(row, &on_sample, &mut err);
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d.replay(&ios, &spec, &mut cb)))
         });
         let res = match res {
@@ -322,6 +293,24 @@ impl Drive {
         }
         Ok(out)
     }
+}
+
+/// A sample row from a running phase or replay (GIL released): checks for Ctrl-C and
+/// hands the row to `on_sample`; false (stop) on either's error, kept in `err`.
+fn sample(row: &Row, on_sample: &Option<PyObject>, err: &mut Option<PyErr>) -> bool {
+    Python::with_gil(|py| {
+        if let Err(e) = py.check_signals() {
+            *err = Some(e);
+            return false;
+        }
+        if let Some(f) = on_sample {
+            if let Err(e) = row_dict(py, row).and_then(|rd| f.call1(py, (rd,))) {
+                *err = Some(e);
+                return false;
+            }
+        }
+        true
+    })
 }
 
 /// A latency histogram as the `latency` dict of a result (percentiles, edges, counts).
