@@ -14,7 +14,7 @@ from .analysis import comparison_table
 from .cli_errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  # noqa: F401
                          interrupted_status, sigterm_interrupts, user_errors, warnings_as_lines)
 from .cli_inputs import (PRECONDITION_TESTS, SECONDS_HELP, TEST_NAMES, check_out_dir, check_y_max,
-                         no_store, open_drives, parse_sets, read_store)
+                         existing_store, open_drives, parse_sets)
 from .cli_output import emit_table, print_json, progress_hooks
 from .cli_results import results_app
 from .cli_sweep import sweep_cmd
@@ -312,9 +312,7 @@ def report(
     """A self-contained HTML report plus one PNG per figure."""
     with user_errors():
         check_y_max(y_max)
-        store = read_store(db)
-        if store is None:
-            raise no_store()
+        store = existing_store(db)
         if sweep_id is not None:
             if runs or latest:
                 raise UserError("--sweep reports a whole sweep: give no run ids or --latest with it")
@@ -342,9 +340,7 @@ def compare(
 ) -> None:
     """Metrics side by side, with the % change of each drive against the first."""
     with user_errors():
-        store = read_store(db)
-        if store is None:
-            raise no_store()
+        store = existing_store(db)
         loaded = [store.run(i) for i in runs]
     for r in loaded:
         bad = [d["spec"] for d in r["drives"] if d["status"] != "complete"]

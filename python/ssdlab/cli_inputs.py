@@ -55,8 +55,12 @@ def read_store(db: Path | None) -> Store | None:
     return Store(db, create=False)
 
 
-def no_store() -> StoreError:
-    return StoreError(f"no results store at {default_path()} yet: run a test first, or pass --db")
+def existing_store(db: Path | None) -> Store:
+    """The store for a command that needs stored runs (show, export, report, compare)."""
+    store = read_store(db)
+    if store is None:
+        raise StoreError(f"no results store at {default_path()} yet: run a test first, or pass --db")
+    return store
 
 
 def drive_key(spec: str) -> str:

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from .cli_errors import UserError, user_errors
-from .cli_inputs import no_store, read_store
+from .cli_inputs import existing_store, read_store
 from .cli_output import emit_table, print_json
 from .store import MAX_ID, Store, check_free
 
@@ -44,9 +44,7 @@ def results_show(
 ) -> None:
     """A run's drives, status and metrics."""
     with user_errors():
-        store = read_store(db)
-        if store is None:
-            raise no_store()
+        store = existing_store(db)
         r = store.run(run_id)
         for d in r["drives"]:
             d["phases"] = [{k: p[k] for k in ("seq", "name", "kind", "status", "totals")}
@@ -72,9 +70,7 @@ def results_export(
     with user_errors():
         if format not in ("csv", "json"):
             raise UserError(f"--format {format}: choose csv or json")
-        store = read_store(db)
-        if store is None:
-            raise no_store()
+        store = existing_store(db)
         text = store.export_csv(run_id) if format == "csv" else store.export_json(run_id)
         if out is None:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
