@@ -225,3 +225,28 @@ def test_write_latency_tail_in_steady_state():
     assert lat["p99_us"] < 15_000 and lat["max_us"] < 50_000
     # Striping in die order makes every write wait for the die deepest in GC.
     assert steady_tail("ftl.striping=static")["p99_us"] > 1.2 * lat["p99_us"]
+
+
+def controller_bound(*sets: str) -> tuple[float, float, float]:
+    """mx100-256 (25 % spare): 1 GiB sequential write MB/s on the purged drive, then 4 KiB
+    QD32 random-write IOPS in GC steady state and the GC moves per host write there."""
+    d = purged("mx100-256", *sets)
+    seq = io(d, block_size=MIB, queue_depth=8, length=GIB, stop_bytes=GIB)["totals"]["mbps"]
+    n = int(d.info()["user_bytes"] * 0.75) // MIB * MIB
+    fill(d, n)
+    io(d, pattern="rand", block_size=4 * KIB, length=n, stop_seconds=1200)
+    t = io(d, pattern="rand", block_size=4 * KIB, length=n, stop_seconds=200)["totals"]
+    return seq, t["iops"], t["gc_moves"] / t["write_ios"]
+
+
+def test_gc_firmware_time_bounds_full_drive_random_writes_not_sequential_ones():
+    # The MX100's controller spends ftl.gc_move_us = 28 µs per relocated slot on the core
+    # that also parses commands (command_overhead_us = 10): steady random writes cannot beat
+    # 1e6 / (10 + moves x 28) IOPS and come close to it, while a sequential write (no GC)
+    # runs at the NAND's rated speed either way.
+    seq, iops, moves = controller_bound()
+    bound = 1e6 / (10 + moves * 28)
+    assert 0.75 * bound < iops <= 1.01 * bound
+    seq_off, iops_off, _ = controller_bound("ftl.gc_move_us=0")
+    assert seq == pytest.approx(seq_off, rel=0.02) and seq == pytest.approx(330, rel=0.05)
+    assert iops_off > 1.2 * iops

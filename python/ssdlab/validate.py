@@ -33,9 +33,6 @@ FIGURES: list[Figure] = all_figures(builtin_ids())
 
 # Figures the current simulator cannot reach, with the reason (shown in docs/calibration.md
 # and run as strict xfails by the test suite, so a figure that starts to pass is noticed).
-_GC_LIMIT = ("missing mechanism: the consistency band (25 000 IOPS at 25 % spare) needs a GC "
-             "throughput limit of the controller the simulator lacks, so the profile's tPROG is an "
-             "effective value (~1.6-1.9x the die's) and its sequential writes run below the rating")
 _PLATEAU = ("conflict: the review this profile is calibrated to measured a 2600-2700 MB/s read "
             "plateau on this drive (methodology.md, also checked here); the rating is higher")
 XFAIL: dict[tuple[str, str], str] = {
@@ -43,8 +40,6 @@ XFAIL: dict[tuple[str, str], str] = {
         "missing mechanism: the dips to ~5 000 IOPS came from a GC that lags and then stops host "
         "writes for a whole victim; at 0 % spare the same stops last over 1 s (and seconds at 0 "
         "IOPS), which the no-freeze rows forbid. A GC that dips deep but briefly is missing"),
-    ("mx100-256", "rated seq write"): _GC_LIMIT,
-    ("m550-256", "rated seq write"): _GC_LIMIT,
     ("m4-256", "rated seq read"): (
         "missing mechanism: one flash read issued per 25 us (host.read_op_us, from the rated 40 000 "
         "random-read IOPS) also caps 1 MiB reads of 8 KiB pages at 328 MB/s; a controller that issues "

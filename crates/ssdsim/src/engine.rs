@@ -284,6 +284,7 @@ impl Drive {
                 let arrived = if ack >= all_in { ack } else { flow.next_arrival() };
                 ack = self.ftl.buffer.admit(ack.max(arrived));
                 self.ftl.write_slot(io.lba + i, ack)?;
+                self.host.firmware(ack, self.ftl.take_firmware_ns());
             }
             self.last_write = self.last_write.max(ack);
             ack + self.host.write_latency

@@ -100,6 +100,15 @@ impl Host {
         self.ctrl_busy
     }
 
+    /// The command core works `ns` on something else (GC's firmware work) from `t` on:
+    /// commands it has not parsed yet wait.
+    #[inline]
+    pub fn firmware(&mut self, t: u64, ns: u64) {
+        if ns > 0 {
+            self.ctrl_busy = self.ctrl_busy.max(t) + ns;
+        }
+    }
+
     /// Tell the queue-slot model when an accepted command completes.
     pub fn completes(&mut self, done: u64, outstanding: usize) {
         if outstanding > self.max_qd {

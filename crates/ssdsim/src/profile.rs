@@ -164,10 +164,16 @@ pub struct Ftl {
     /// at once and is erased in the background (false: it waits until GC picks it, and
     /// counts as SLC cache until then).
     pub release_dead: bool,
+    /// Controller firmware time per 4 KiB slot that GC relocates while the host writes,
+    /// µs (mapping lookups and updates, buffer and ECC set-up of the copy), on the core
+    /// that also handles commands (`host.command_overhead_us`): caps foreground GC at
+    /// 1e6 / gc_move_us slots/s, so full-drive random writes can be controller-bound
+    /// while sequential writes run at NAND speed (0 = GC bound by the NAND only).
+    pub gc_move_us: f64,
 }
 impl Default for Ftl {
     fn default() -> Self {
-        Ftl { gc_threshold_blocks: 2, gc_pace: 1.0, gc_urgency: true, idle_gc: true, idle_gc_target_pct: 10.0, idle_gc_max_valid_pct: 90.0, idle_gc_delay_ms: 100.0, read_ahead_kib: 0, striping: "dynamic".into(), gc_engines: 0, gc_buffers: 0, release_dead: true }
+        Ftl { gc_threshold_blocks: 2, gc_pace: 1.0, gc_urgency: true, idle_gc: true, idle_gc_target_pct: 10.0, idle_gc_max_valid_pct: 90.0, idle_gc_delay_ms: 100.0, read_ahead_kib: 0, striping: "dynamic".into(), gc_engines: 0, gc_buffers: 0, release_dead: true, gc_move_us: 0.0 }
     }
 }
 
@@ -454,6 +460,7 @@ impl Profile {
         let f = &self.ftl;
         check!((2..=64).contains(&f.gc_threshold_blocks), "ftl.gc_threshold_blocks", f.gc_threshold_blocks, "2..64");
         check!((0.05..=4.0).contains(&f.gc_pace), "ftl.gc_pace", f.gc_pace, "0.05..4");
+        check!((0.0..=10_000.0).contains(&f.gc_move_us), "ftl.gc_move_us", f.gc_move_us, "0..10000 (µs)");
         check!(
             (0.0..100.0).contains(&f.idle_gc_max_valid_pct),
             "ftl.idle_gc_max_valid_pct",

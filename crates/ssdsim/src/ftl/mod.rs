@@ -73,6 +73,10 @@ pub struct Ftl {
     /// and when the controller is free to issue the next.
     read_op: u64,
     read_op_busy: u64,
+    /// Controller time per slot GC relocates in the write path (`ftl.gc_move_us`), and
+    /// what is owed to the command core since the last `take_firmware_ns`.
+    gc_move: u64,
+    firmware_owed: u64,
     pub(crate) idle_gc_max_valid: u32,
 }
 
@@ -107,6 +111,8 @@ impl Ftl {
             idle_gc_delay: (p.ftl.idle_gc_delay_ms * 1e6) as u64,
             read_op: (p.host.read_op_us * 1000.0).round() as u64,
             read_op_busy: 0,
+            gc_move: (p.ftl.gc_move_us * 1000.0).round() as u64,
+            firmware_owed: 0,
             idle_gc_max_valid: (g.slots_per_block as f64 * p.ftl.idle_gc_max_valid_pct / 100.0) as u32,
             idle_gc_target: ((g.blocks_per_die as f64 * p.ftl.idle_gc_target_pct / 100.0).ceil() as u32)
                 .max(p.ftl.gc_threshold_blocks + 1),
@@ -117,6 +123,25 @@ impl Ftl {
     /// Write one logical block arriving in the write buffer at `t`.
     #[inline]
     pub fn write_slot(&mut self, lba: u32, t: u64) -> Result<(), SimError> {
+        let moves = self.counters.gc_moves;
+        self.place_host_slot(lba, t)?;
+        if self.gc_move > 0 {
+            // GC done in the write path (paced, the hard stop, folds) costs the
+            // controller firmware time per relocated slot.
+            self.firmware_owed += (self.counters.gc_moves - moves) * self.gc_move;
+        }
+        Ok(())
+    }
+
+    /// Controller firmware time the write path's GC has used since the last call (ns):
+    /// the command core is busy that long (see `Host::firmware`).
+    #[inline]
+    pub fn take_firmware_ns(&mut self) -> u64 {
+        std::mem::take(&mut self.firmware_owed)
+    }
+
+    #[inline]
+    fn place_host_slot(&mut self, lba: u32, t: u64) -> Result<(), SimError> {
         if self.cmt.enabled() {
             self.map_lookup(lba, true, t);
         }
@@ -254,6 +279,7 @@ impl Ftl {
         self.ra.forget();
         self.buffer.clear();
         self.read_op_busy = 0;
+        self.firmware_owed = 0;
         self.nand.advance_to(end);
         end
     }
