@@ -124,24 +124,6 @@ impl Ftl {
     #[inline]
     pub fn write_slot(&mut self, lba: u32, t: u64) -> Result<(), SimError> {
         let moves = self.counters.gc_moves;
-        self.place_host_slot(lba, t)?;
-        if self.gc_move > 0 {
-            // GC done in the write path (paced, the hard stop, folds) costs the
-            // controller firmware time per relocated slot.
-            self.firmware_owed += (self.counters.gc_moves - moves) * self.gc_move;
-        }
-        Ok(())
-    }
-
-    /// Controller firmware time the write path's GC has used since the last call (ns):
-    /// the command core is busy that long (see `Host::firmware`).
-    #[inline]
-    pub fn take_firmware_ns(&mut self) -> u64 {
-        std::mem::take(&mut self.firmware_owed)
-    }
-
-    #[inline]
-    fn place_host_slot(&mut self, lba: u32, t: u64) -> Result<(), SimError> {
         if self.cmt.enabled() {
             self.map_lookup(lba, true, t);
         }
@@ -165,7 +147,19 @@ impl Ftl {
         }
         self.counters.host_write_slots += 1;
         self.advance_host_cursor(t);
+        if self.gc_move > 0 {
+            // GC done in the write path (paced, the hard stop, folds) costs the
+            // controller firmware time per relocated slot.
+            self.firmware_owed += (self.counters.gc_moves - moves) * self.gc_move;
+        }
         Ok(())
+    }
+
+    /// Controller firmware time the write path's GC has used since the last call (ns):
+    /// the command core is busy that long (see `Host::firmware`).
+    #[inline]
+    pub fn take_firmware_ns(&mut self) -> u64 {
+        std::mem::take(&mut self.firmware_owed)
     }
 
     /// Read `n` consecutive logical blocks starting at `lba`, issued at `t`. Returns
