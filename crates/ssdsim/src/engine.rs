@@ -1,8 +1,7 @@
 //! The drive in virtual time: runs phases (purge, I/O in a closed loop at queue depth x
 //! jobs, TRIM of a range, idle) against the host model and the FTL, and records series.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::VecDeque;
 
 use crate::ftl::Ftl;
 use crate::host::{self, Host, WriteBuffer};
@@ -47,7 +46,21 @@ pub struct Drive {
 }
 
 /// Outstanding I/O: (completion, issue time, slots, read).
-type Pending = Reverse<(u64, u64, u32, bool)>;
+type Pending = (u64, u64, u32, bool);
+
+/// Put `p` into `q`, kept in ascending order (the earliest completion first). A new I/O
+/// usually completes after every outstanding one, so this is mostly a push at the back:
+/// cheaper than a heap's sift over the whole queue depth. Equal entries are
+/// indistinguishable, so the order among them does not matter.
+#[inline]
+fn enqueue(q: &mut VecDeque<Pending>, p: Pending) {
+    if q.back().is_none_or(|b| *b <= p) {
+        q.push_back(p);
+    } else {
+        let i = q.partition_point(|x| *x <= p);
+        q.insert(i, p);
+    }
+}
 
 impl Drive {
     pub fn new(profile: Profile, seed: u64) -> Drive {
@@ -210,7 +223,7 @@ impl Drive {
         let stop_bytes = spec.stop_bytes.unwrap_or(u64::MAX);
         let depth = (spec.queue_depth as usize) * (spec.jobs as usize);
         let watts = self.profile.power.controller_active_w;
-        let mut heap: BinaryHeap<Pending> = BinaryHeap::with_capacity(depth);
+        let mut queue: VecDeque<Pending> = VecDeque::with_capacity(depth);
         let mut issued = 0u64;
         let mut end = t0;
         let mut stopped = false;
@@ -227,10 +240,9 @@ impl Drive {
             let (done, bytes, read) = self.issue(&mut wl, next_job, t0, depth)?;
             next_job = if next_job + 1 == jobs { 0 } else { next_job + 1 };
             issued += bytes;
-            heap.push(Reverse((done, t0, bytes as u32 / 4096, read)));
+            enqueue(&mut queue, (done, t0, bytes as u32 / 4096, read));
         }
-        while let Some(mut top) = heap.peek_mut() {
-            let Reverse((done, at, slots, read)) = *top;
+        while let Some((done, at, slots, read)) = queue.pop_front() {
             if done >= rec.next && !stopped {
                 stopped = !self.close_until(rec, done, watts, on_sample);
             }
@@ -240,10 +252,7 @@ impl Drive {
                 let (d2, bytes, r2) = self.issue(&mut wl, next_job, done, depth)?;
                 next_job = if next_job + 1 == jobs { 0 } else { next_job + 1 };
                 issued += bytes;
-                // The next I/O takes the completed one's place: one sift instead of two.
-                *top = Reverse((d2, done, bytes as u32 / 4096, r2));
-            } else {
-                std::collections::binary_heap::PeekMut::pop(top);
+                enqueue(&mut queue, (d2, done, bytes as u32 / 4096, r2));
             }
         }
         Ok((end, stopped))
