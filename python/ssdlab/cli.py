@@ -18,6 +18,7 @@ from .cli_inputs import (PRECONDITION_TESTS, SECONDS_HELP, TEST_NAMES, check_out
 from .cli_output import emit_table, print_json, progress_hooks
 from .cli_results import results_app
 from .cli_sweep import sweep_cmd
+from .cli_remote import fio_server_cmd
 from .methodology import Options
 from .review import fresh as review_fresh
 from .runner import RunInterrupted, plan_phases, run_test
@@ -401,6 +402,7 @@ def validate(
 
 
 app.command("sweep")(sweep_cmd)  # cli_sweep.py: grids of runs
+app.command("fio-server")(fio_server_cmd)  # cli_remote.py: drives for HOST:/dev/X runs elsewhere
 
 
 if __name__ == "__main__":
