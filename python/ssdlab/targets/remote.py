@@ -52,6 +52,7 @@ class RemoteSpec:
     port: int
     path: str  # on the remote host, as given
     ipv6: bool = False
+    spec: str = ""  # the --drive as given
 
     @property
     def client(self) -> str:
@@ -84,7 +85,7 @@ def parse_remote(spec: str) -> RemoteSpec:
         raise ValueError(f"drive '{spec}': write the path on the remote host as ssdlab fio-server "
                          f"was given it, without '..', '//' or a trailing '/' (e.g. {os.path.normpath(path)})")
     fio_job.check_path(path)
-    return RemoteSpec(m.group("v6") or m.group("host"), port, path, bool(m.group("v6")))
+    return RemoteSpec(m.group("v6") or m.group("host"), port, path, bool(m.group("v6")), spec)
 
 
 def permit_key(path: str) -> str:
@@ -108,7 +109,7 @@ def read_facts(rs: RemoteSpec, fio: str) -> dict[str, Any]:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
                            stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
-        raise ValueError(f"drive {rs.host}:{rs.path}: no answer from a fio server at {rs.where} within "
+        raise ValueError(f"drive {rs.spec}: no answer from a fio server at {rs.where} within "
                          f"{PROBE_TIMEOUT_S:g} s; check the host and port, and {guard_hint(rs)}") from None
     text = r.stdout + "\n" + r.stderr
     doc = None
@@ -120,7 +121,7 @@ def read_facts(rs: RemoteSpec, fio: str) -> dict[str, Any]:
         why = next((x.strip() for x in text.splitlines()
                     if "connect" in x or "resolve" in x or "failed" in x), "")
         why = why.removeprefix("fio: ") or f"fio exit status {r.returncode}"
-        raise ValueError(f"drive {rs.host}:{rs.path}: cannot reach a fio server at {rs.where} ({why}); "
+        raise ValueError(f"drive {rs.spec}: cannot reach a fio server at {rs.where} ({why}); "
                          f"check the host and port, and {guard_hint(rs)}")
     parts: dict[int, str] = {}
     for entry in doc.get("client_stats") or []:
@@ -136,7 +137,7 @@ def read_facts(rs: RemoteSpec, fio: str) -> dict[str, Any]:
             facts = None
         if isinstance(facts, dict) and facts.get("path") == rs.path:
             return facts
-    raise ValueError(f"drive {rs.host}:{rs.path}: the fio server at {rs.where} does not serve {rs.path} "
+    raise ValueError(f"drive {rs.spec}: the fio server at {rs.where} does not serve {rs.path} "
                      f"through ssdlab's guard (a plain `fio --server` is never written to); "
                      f"{guard_hint(rs)}")
 
