@@ -298,3 +298,35 @@ def test_bad_host_plain_fio_server_and_unserved_device_are_refused(loops, tmp_pa
         p.terminate()
         p.wait()
     assert _runs(db) == 0
+
+
+@needs_root
+@pytest.mark.realdev
+def test_fleet_runs_drives_on_two_hosts_at_once_each_its_own_run(loops, guard, tmp_path):
+    a, _ = loops.make()
+    b, _ = loops.make()
+    pa, _ = guard.start(a, f"--destroy-data={a}")  # two guards: two "hosts"
+    pb, _ = guard.start(b, f"--destroy-data={b}")
+    sa, sb = f"127.0.0.1:{pa}:{a}", f"127.0.0.1:{pb}:{b}"
+    db = tmp_path / "results.db"
+    # one drive without consent: refused before anything runs or is stored
+    r = _cli("run", "consistency", "--seconds", "2", "--fleet", "--drive", sa, "--drive", sb,
+             "--destroy-data", sa, "--db", str(db))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and sb in r.stderr, r.stderr
+    assert _runs(db) == 0
+    r = _cli("run", "consistency", "--seconds", "3", "--fleet", "--drive", sa, "--drive", sb,
+             "--destroy-data", f"{sa},{sb}", "--db", str(db), "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [d["drives"][0]["drive"] for d in doc["runs"]] == [sa, sb]
+    assert all(d["drives"][0]["status"] == "complete" for d in doc["runs"])
+    assert len({d["run_id"] for d in doc["runs"]}) == 2
+    import sqlite3
+
+    with sqlite3.connect(db) as c:
+        spans = c.execute("SELECT MIN(p.recorded), MAX(p.recorded) FROM phases p JOIN run_drives d "
+                          "ON d.id = p.run_drive_id GROUP BY d.run_id").fetchall()
+    assert len(spans) == 2
+    # at the same time: each run's first phase was stored before the other's last one
+    (a0, a1), (b0, b1) = spans
+    assert a0 < b1 and b0 < a1
