@@ -330,3 +330,37 @@ def test_fleet_runs_drives_on_two_hosts_at_once_each_its_own_run(loops, guard, t
     # at the same time: each run's first phase was stored before the other's last one
     (a0, a1), (b0, b1) = spans
     assert a0 < b1 and b0 < a1
+
+
+@needs_root
+@pytest.mark.realdev
+def test_a_writing_job_without_its_permit_writes_nothing_anywhere(loops, monkeypatch):
+    """Even if the client believed a drive writable, its jobs name the permit: against a
+    plain fio server (no guard, no permit) fio fails and creates no file in its place."""
+    from ssdlab import phase as P
+    from ssdlab.targets import remote
+    from ssdlab.targets.fio import FioFailed
+
+    dev, backing = loops.make()
+    port = _free_port()
+    spec = f"127.0.0.1:{port}:{dev}"
+    facts = {"path": dev, "kind": "block", "dev": dev, "capacity": SIZE, "engine": "psync",
+             "writable": True, "info": {"name": "loopX", "discard": True}}
+    monkeypatch.setattr(remote, "read_facts", lambda rs, fio: dict(facts))
+    p = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    permit = f"{PERMIT_DIR}/{permit_key(dev)}.dev"
+    try:
+        time.sleep(1)
+        assert not os.path.lexists(permit)
+        t = remote.RemoteFioTarget(spec, destroy_data=spec)
+        try:
+            with pytest.raises(FioFailed):
+                t.run(P.seq_write("fill", stop_bytes=4 << 20))
+        finally:
+            t.close()
+    finally:
+        p.terminate()
+        p.wait()
+    assert not os.path.lexists(permit)
+    assert os.stat(backing).st_blocks == 0  # the device was not written either

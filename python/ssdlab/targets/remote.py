@@ -250,6 +250,13 @@ class RemoteFioTarget(FioTarget):
         cmd = fio_job.command(job_path, self.fio)
         return [cmd[0], f"--client={self.remote.client}", *cmd[1:]]
 
+    def _run_io(self, phase: Phase, spec: dict, on_sample, job: Any = None) -> PhaseResult:
+        if job is None:  # never a file created: a job naming a missing permit fails instead
+            def job(prefix: str) -> str:
+                return fio_job.job_text(spec, self._filename(), engine=self.engine,
+                                        log_prefix=prefix, is_file=True)
+        return super()._run_io(phase, spec, on_sample, job)
+
     def _as_reports(self, obj: dict) -> list[dict]:
         return client_reports(obj)
 
