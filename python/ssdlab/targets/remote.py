@@ -300,7 +300,8 @@ class RemoteFioTarget(FioTarget):
     def plan(self, phases: Iterable[Phase]) -> str:
         text = super().plan(phases)
         head = (f"# remote: fio --client={self.remote.client}; facts from ssdlab fio-server on "
-                f"{self.remote.host} (pid {self.facts.get('pid', '?')})\n")
+                f"{self.remote.host} (pid {self.facts.get('pid', '?')}); writing jobs name its permit "
+                f"{PERMIT_DIR}/{permit_key(self.path)}.dev, not {self.dev}\n")
         return head + text.replace(" fio --output-format", f" fio --client={self.remote.client} "
                                    "--output-format", )
 
