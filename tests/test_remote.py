@@ -131,10 +131,10 @@ class Guard:
     def __init__(self) -> None:
         self.procs: list[subprocess.Popen] = []
 
-    def start(self, *args: str) -> tuple[int, subprocess.Popen]:
+    def start(self, *args: str, listen: str = "127.0.0.1") -> tuple[int, subprocess.Popen]:
         port = _free_port()
         p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "fio-server", *args, "--listen",
-                              "127.0.0.1", "--port", str(port)], stderr=subprocess.PIPE, text=True,
+                              listen, "--port", str(port)], stderr=subprocess.PIPE, text=True,
                              env=_env(), cwd=ROOT, start_new_session=True)
         self.procs.append(p)
         lines = []
@@ -146,9 +146,10 @@ class Guard:
             if "fio --server=" in line:
                 break
         p.lines = lines  # type: ignore[attr-defined]
+        fam = socket.AF_INET6 if ":" in listen else socket.AF_INET
         for _ in range(50):  # and fio listens
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
+            with socket.socket(fam) as s:
+                if s.connect_ex((listen, port)) == 0:
                     return port, p
             time.sleep(0.1)
         pytest.fail("fio --server did not start listening")
@@ -364,3 +365,46 @@ def test_a_writing_job_without_its_permit_writes_nothing_anywhere(loops, monkeyp
         p.wait()
     assert not os.path.lexists(permit)
     assert os.stat(backing).st_blocks == 0  # the device was not written either
+
+
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@needs_root
+@pytest.mark.realdev
+def test_ipv6_guard_and_a_killed_guard_leaves_nothing_to_write_through(loops, guard, tmp_path):
+    dev, _ = loops.make()
+    listen = "::1" if _ipv6_loopback() else "127.0.0.1"
+    port, g = guard.start(dev, f"--destroy-data={dev}", listen=listen)
+    host = f"[{listen}]" if ":" in listen else listen
+    spec = f"{host}:{port}:{dev}"
+    r = _cli("run", "fill", "--drive", spec, "--destroy-data", spec, "--plan")
+    assert r.returncode == 0, r.stderr
+    assert "safety: writing is allowed" in r.stdout and "--client=ip" in r.stdout
+    # a port something listens on is refused (fio's server would share it)
+    r = _cli("fio-server", dev, "--listen", listen, "--port", str(port))
+    assert r.returncode == 2 and "in use" in r.stderr, r.stderr
+    # the guard killed outright: its fio server dies with it, the client finds nothing
+    os.kill(g.pid, signal.SIGKILL)  # the guard only: its fio server must go by itself
+    g.wait()
+    for _ in range(50):
+        with socket.socket(socket.AF_INET6 if ":" in listen else socket.AF_INET) as s:
+            if s.connect_ex((listen, port)) != 0:
+                break
+        time.sleep(0.1)
+    r = _cli("run", "fill", "--drive", spec, "--destroy-data", spec, "--db", str(tmp_path / "r.db"))
+    assert r.returncode == 2 and "cannot reach a fio server" in r.stderr, r.stderr
+    # its permit is left behind, and removed by the next guard
+    key = f"{PERMIT_DIR}/{permit_key(dev)}"
+    assert os.path.lexists(key + ".dev")
+    port2, g2 = guard.start(dev)  # read-only this time: no permit at all
+    assert not os.path.lexists(key + ".dev") and os.path.exists(key + ".fio")
+    spec2 = f"127.0.0.1:{port2}:{dev}"
+    r = _cli("run", "fill", "--drive", spec2, "--destroy-data", spec2, "--db", str(tmp_path / "r.db"))
+    assert r.returncode == 2 and "read-only" in r.stderr, r.stderr

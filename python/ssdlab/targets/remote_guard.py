@@ -166,6 +166,21 @@ def server_arg(listen: str, port: int) -> str:
     return f"ip:{listen},{port}" if listen else f",{port}"
 
 
+def check_port(listen: str, port: int) -> None:
+    """fio's server shares its port (SO_REUSEPORT): a second one on a port in use would
+    start, and clients would reach either. Refuse a port something listens on."""
+    import socket
+
+    addr = listen.strip("[]")
+    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    with socket.socket(fam, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((addr or "0.0.0.0", port))
+        except OSError as e:
+            raise ValueError(f"--port {port}: cannot listen on {addr or 'all addresses'} ({e.strerror}); "
+                             "stop what uses it (another fio server?) or choose another --port") from None
+
+
 def serve(specs: list[str], destroy_data: str | None, listen: str, port: int,
           log=print) -> int:
     """Check, publish, run `fio --server` until it exits or we are stopped."""
@@ -180,6 +195,7 @@ def serve(specs: list[str], destroy_data: str | None, listen: str, port: int,
         if s.startswith("/") and not s.startswith("/dev/"):
             raise ValueError(f"'{s}': a block device is /dev/...; a file target is file:PATH:SIZE")
     d = permit_dir()
+    check_port(listen, port)
     clean_stale(d)
     fio = fio_job.fio_binary()
     served: list[Served] = []
