@@ -408,3 +408,32 @@ def test_ipv6_guard_and_a_killed_guard_leaves_nothing_to_write_through(loops, gu
     spec2 = f"127.0.0.1:{port2}:{dev}"
     r = _cli("run", "fill", "--drive", spec2, "--destroy-data", spec2, "--db", str(tmp_path / "r.db"))
     assert r.returncode == 2 and "read-only" in r.stderr, r.stderr
+
+
+@needs_root
+@pytest.mark.realdev
+def test_permit_withdrawn_between_phases_stops_the_run_with_the_reason(loops, guard):
+    from ssdlab import phase as P
+    from ssdlab.targets import open_target, safety
+
+    dev, _ = loops.make()
+    port, _g = guard.start(dev, f"--destroy-data={dev}")
+    spec = f"127.0.0.1:{port}:{dev}"
+    t = open_target(spec, destroy_data=spec)
+    try:
+        t.preflight([P.seq_write("fill", stop_bytes=8 << 20)])
+        r = t.run(P.seq_write("fill", stop_bytes=8 << 20))
+        assert r.totals["write_bytes"] == 8 << 20
+        w = subprocess.Popen([sys.executable, "-c", "import os,sys,time; fd=os.open(sys.argv[1], "
+                              "os.O_WRONLY); print('open', flush=True); time.sleep(120)", dev],
+                             stdout=subprocess.PIPE, text=True)
+        loops.holders.append(w)
+        assert w.stdout.readline().strip() == "open"
+        for _ in range(100):
+            if not os.path.lexists(f"{PERMIT_DIR}/{permit_key(dev)}.dev"):
+                break
+            time.sleep(0.1)
+        with pytest.raises(safety.UnsafeTarget, match="open for writing by another process"):
+            t.run(P.seq_write("again", stop_bytes=8 << 20))
+    finally:
+        t.close()

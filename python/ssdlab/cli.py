@@ -262,14 +262,20 @@ def review(
                    ray_address or ("local" if ray else None))
         # the application workload, empty and full drive (docs/methodology.md "trace"),
         # on new simulated drives as every other test
-        with progress_hooks() as hooks:
-            drv = review_fresh(drv, parse_sets(sets), seed)
-            app = cli_trace.review_workload(drv)
-            args = {"drives": drive, "set": sets, "seed": seed, "review": True,
-                    "trace": cli_trace.trace_args(app)}
-            run_id, outcomes = run_test(store, "trace", drv, dataclasses.replace(opts, trace=app),
-                                        args, testbed, hooks)
-            docs.append(run_doc(run_id, "trace", outcomes))
+        # (not on drives on other hosts: fio cannot send them the trace; docs/real-drives.md)
+        if any(targets.is_remote(s) for s, _ in drv):
+            typer.echo("ssdlab: warning: review skips the application workload (trace) on drives "
+                       "on other hosts", err=True)
+            drv = [(s, t) for s, t in drv if not targets.is_remote(s)]
+        if drv:
+            with progress_hooks() as hooks:
+                drv = review_fresh(drv, parse_sets(sets), seed)
+                app = cli_trace.review_workload(drv)
+                args = {"drives": drive, "set": sets, "seed": seed, "review": True,
+                        "trace": cli_trace.trace_args(app)}
+                run_id, outcomes = run_test(store, "trace", drv, dataclasses.replace(opts, trace=app),
+                                            args, testbed, hooks)
+                docs.append(run_doc(run_id, "trace", outcomes))
         html = build(store, [d["run_id"] for d in docs], out, y_max)
     if json_out:
         print_json({"report": str(html), "runs": docs})

@@ -29,7 +29,7 @@ from typing import Any, Iterable
 from urllib.parse import unquote
 
 from ..phase import Phase
-from . import fio_job, locks, safety
+from . import fio_job, fio_output, locks, safety
 from .base import Identity, PhaseResult
 from .fio import FioTarget, _empty, fio_binary_checked
 from .identity import Telemetry
@@ -112,11 +112,8 @@ def read_facts(rs: RemoteSpec, fio: str) -> dict[str, Any]:
         raise ValueError(f"drive {rs.spec}: no answer from a fio server at {rs.where} within "
                          f"{PROBE_TIMEOUT_S:g} s; check the host and port, and {guard_hint(rs)}") from None
     text = r.stdout + "\n" + r.stderr
-    doc = None
-    try:
-        doc = json.loads(r.stdout[r.stdout.index("\n{"):] if "\n{" in r.stdout else r.stdout)
-    except (ValueError, json.JSONDecodeError):
-        pass
+    objs, _noise = fio_output.parse_stream(r.stdout)
+    doc = next((o for o in objs if "client_stats" in o), None)
     if r.returncode != 0 or not isinstance(doc, dict):
         why = next((x.strip() for x in text.splitlines()
                     if "connect" in x or "resolve" in x or "failed" in x), "")
@@ -224,6 +221,22 @@ class RemoteFioTarget(FioTarget):
             self.facts = read_facts(self.remote, self.fio)  # the verdict as of now
             self.check_writes()
             self._write_ok = True
+
+    def run(self, phase: Phase, on_sample=None) -> PhaseResult:
+        try:
+            return super().run(phase, on_sample)
+        except (RuntimeError, OSError) as e:
+            if not self._write_ok:
+                raise
+            try:  # did the guard withdraw the permit meanwhile? Then say why
+                self.facts = read_facts(self.remote, self.fio)
+            except ValueError:
+                raise e from None
+            if not self.facts.get("writable"):
+                raise safety.UnsafeTarget(
+                    f"refusing {self.spec}: on {self.remote.host}: "
+                    f"{self.facts.get('refused') or 'the guard no longer allows writing'}") from e
+            raise
 
     def preflight(self, phases: Iterable[Phase]) -> None:
         phases = list(phases)
