@@ -437,3 +437,22 @@ def test_permit_withdrawn_between_phases_stops_the_run_with_the_reason(loops, gu
             t.run(P.seq_write("again", stop_bytes=8 << 20))
     finally:
         t.close()
+
+
+@needs_root
+@pytest.mark.realdev
+def test_file_target_on_another_host(guard, tmp_path):
+    f = tmp_path / "remote.bin"
+    port, _g = guard.start(f"file:{f}:64M", f"--destroy-data={f}")
+    assert f.stat().st_size == 64 << 20  # the guard made the file, at its size
+    spec = f"127.0.0.1:{port}:{f}"
+    db = tmp_path / "results.db"
+    r = _cli("run", "fill", "--drive", spec, "--destroy-data", spec, "--db", str(db), "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    shown = json.loads(_cli("results", "show", str(doc["run_id"]), "--db", str(db), "--json").stdout)
+    d = shown["drives"][0]
+    assert d["identity"]["kind"] == "file" and d["identity"]["capacity"] == 64 << 20
+    assert d["phases"][0]["totals"]["purge_method_code"] == 6  # none: no trim of a file via fio
+    assert d["phases"][1]["totals"]["write_bytes"] == 64 << 20
+    assert f.stat().st_size == 64 << 20 and f.stat().st_blocks * 512 >= 60 << 20

@@ -141,8 +141,8 @@ def read_facts(rs: RemoteSpec, fio: str) -> dict[str, Any]:
 
 def client_reports(obj: dict) -> list[dict]:
     """fio --client's one JSON document as the local shape: one report per status, the
-    final one last (`{"jobs": [...], "timestamp_ms": ...}`). The entries of a report are
-    as many as its distinct jobs; the status ones come first."""
+    final one last (`{"jobs": [...]}`; no timestamps, so no live samples from them). The
+    entries of a report are as many as its distinct jobs; the status ones come first."""
     entries = [e for e in obj.get("client_stats") or [] if isinstance(e, dict)
                and e.get("jobname") != "All clients"]
     if not entries:
