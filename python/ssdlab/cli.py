@@ -18,6 +18,8 @@ from .cli_inputs import (PRECONDITION_TESTS, SECONDS_HELP, TEST_NAMES, check_out
 from .cli_output import emit_table, print_json, progress_hooks
 from .cli_results import results_app
 from .cli_sweep import sweep_cmd
+from .cli_remote import fio_server_cmd
+from .cli_fleet import child_args, run_fleet
 from .methodology import Options
 from .review import fresh as review_fresh
 from .runner import RunInterrupted, plan_phases, run_test
@@ -89,7 +91,7 @@ def show_metrics(doc: dict) -> None:
 def run(
     test: str = typer.Argument(..., help=f"one of: {TEST_NAMES}"),
     job: Optional[Path] = typer.Argument(None, help="fio: the fio job file to replay on the simulated drive"),
-    drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE, a profile .toml, /dev/..., file:PATH:SIZE"),
+    drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE, a profile .toml, /dev/..., file:PATH:SIZE, HOST[:PORT]:/dev/... (a drive on another host)"),
     spare: float = typer.Option(0.0, "--spare", help="leave this % of LBAs (at the end) unwritten"),
     repeat: int = typer.Option(5, "--repeat", help="quick: scored runs of each test (CrystalDiskMark shows the best)"),
     seconds: Optional[float] = typer.Option(None, "--seconds", help=SECONDS_HELP),
@@ -109,6 +111,7 @@ def run(
     qd: Optional[int] = typer.Option(None, "--qd", help="trace: as fast as possible at this fixed queue depth (closed loop)"),
     state: str = typer.Option("empty", "--state", help="trace: replay on the empty drive, the full drive, or both"),
     wrap: bool = typer.Option(False, "--wrap", help="trace: fold offsets past the drive into it instead of refusing the trace"),
+    fleet: bool = typer.Option(False, "--fleet", help="run the drives at the same time, each as its own run (e.g. drives on several hosts: --drive h1:/dev/X --drive h2:/dev/Y)"),
 ) -> None:
     """Run one test of the methodology on one or more drives."""
     with user_errors(), sigterm_interrupts():
@@ -134,6 +137,12 @@ def run(
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, plan)
         if test == "fio":  # the job's I/Os, captured with fio's null engine (needs the capacity)
             opts = dataclasses.replace(opts, trace=cli_trace.fio_options(job, drv))
+        if fleet:  # cli_fleet.py: every drive at once, each its own `ssdlab run`
+            raise typer.Exit(run_fleet(test, drv, opts, json_out, db, child_args(test, dict(
+                job=job, spare=spare, repeat=repeat, seconds=seconds, interval=interval, sets=sets,
+                testbed=testbed, db=db, destroy_data=destroy_data, seed=seed, precondition=precondition,
+                trace=trace, trace_format=trace_format, speed=speed, idle_cap=idle_cap, qd=qd,
+                state=state, wrap=wrap)), plan))
         if plan:
             return print_plan(test, drv, opts, json_out)
         check_free(db)  # before the store is even created
@@ -253,14 +262,20 @@ def review(
                    ray_address or ("local" if ray else None))
         # the application workload, empty and full drive (docs/methodology.md "trace"),
         # on new simulated drives as every other test
-        with progress_hooks() as hooks:
-            drv = review_fresh(drv, parse_sets(sets), seed)
-            app = cli_trace.review_workload(drv)
-            args = {"drives": drive, "set": sets, "seed": seed, "review": True,
-                    "trace": cli_trace.trace_args(app)}
-            run_id, outcomes = run_test(store, "trace", drv, dataclasses.replace(opts, trace=app),
-                                        args, testbed, hooks)
-            docs.append(run_doc(run_id, "trace", outcomes))
+        # (not on drives on other hosts: fio cannot send them the trace; docs/real-drives.md)
+        if any(targets.is_remote(s) for s, _ in drv):
+            typer.echo("ssdlab: warning: review skips the application workload (trace) on drives "
+                       "on other hosts", err=True)
+            drv = [(s, t) for s, t in drv if not targets.is_remote(s)]
+        if drv:
+            with progress_hooks() as hooks:
+                drv = review_fresh(drv, parse_sets(sets), seed)
+                app = cli_trace.review_workload(drv)
+                args = {"drives": drive, "set": sets, "seed": seed, "review": True,
+                        "trace": cli_trace.trace_args(app)}
+                run_id, outcomes = run_test(store, "trace", drv, dataclasses.replace(opts, trace=app),
+                                            args, testbed, hooks)
+                docs.append(run_doc(run_id, "trace", outcomes))
         html = build(store, [d["run_id"] for d in docs], out, y_max)
     if json_out:
         print_json({"report": str(html), "runs": docs})
@@ -401,6 +416,7 @@ def validate(
 
 
 app.command("sweep")(sweep_cmd)  # cli_sweep.py: grids of runs
+app.command("fio-server")(fio_server_cmd)  # cli_remote.py: drives for HOST:/dev/X runs elsewhere
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """Targets run phases: the simulator (`sim:PROFILE` or a profile file) or a real drive
-(`/dev/...`, `file:PATH:SIZE`) through fio. `open_target` is the one place a drive spec
+(`/dev/...`, `file:PATH:SIZE`, `HOST:/dev/...` on another host) through fio. `open_target` is the one place a drive spec
 becomes a Target."""
 
 from __future__ import annotations
@@ -9,11 +9,19 @@ from pathlib import Path
 
 from .base import Identity, Interrupted, PhaseResult, Target
 
-__all__ = ["Identity", "Interrupted", "PhaseResult", "Target", "open_target", "is_real"]
+__all__ = ["Identity", "Interrupted", "PhaseResult", "Target", "open_target", "is_real", "is_remote"]
 
 
 def is_real(spec: str) -> bool:
-    return spec.startswith("/dev/") or spec.startswith("file:") or spec.startswith("nbd:")
+    return (spec.startswith("/dev/") or spec.startswith("file:") or spec.startswith("nbd:")
+            or is_remote(spec))
+
+
+def is_remote(spec: str) -> bool:
+    """HOST:/dev/X, HOST:PORT:/dev/X, [IPv6]:PORT:/dev/X: a drive on another host (remote.py)."""
+    from .remote import looks_remote
+
+    return looks_remote(spec)
 
 
 def open_target(spec: str, *, overrides: list[str] | None = None, seed: int = 42,
@@ -22,6 +30,10 @@ def open_target(spec: str, *, overrides: list[str] | None = None, seed: int = 42
     if is_real(spec):
         if overrides:
             raise ValueError("--set applies to simulated drives only; remove it for a real drive")
+        if is_remote(spec):  # a drive on another host, through fio's client/server mode
+            from .remote import RemoteFioTarget
+
+            return RemoteFioTarget(spec, destroy_data=destroy_data, plan=plan)
         if spec.startswith("nbd:"):  # an NBD export, e.g. a drive `ssdlab serve` exports
             from .nbd import NbdTarget
 
@@ -55,5 +67,6 @@ def open_target(spec: str, *, overrides: list[str] | None = None, seed: int = 42
         return SimTarget(text, overrides=overrides, seed=seed)
     raise ValueError(
         f"unknown drive '{spec}': use sim:PROFILE (see `ssdlab drives`), a profile .toml file, "
-        "a block device /dev/..., file:PATH:SIZE, or nbd:SOCKET (a served drive)"
+        "a block device /dev/..., file:PATH:SIZE, nbd:SOCKET (a served drive), or HOST:/dev/... "
+        "(a drive on another host running `ssdlab fio-server`)"
     )

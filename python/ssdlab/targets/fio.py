@@ -436,7 +436,7 @@ class FioTarget:
         t0_ms = time.time() * 1000.0
         # own session: a terminal's Ctrl-C reaches us, and we stop fio cleanly; if we die
         # anyway, the kernel stops fio (no orphan writing on to the drive)
-        proc = subprocess.Popen(fio_job.command(job_path, self.fio), stdout=subprocess.PIPE,
+        proc = subprocess.Popen(self._fio_command(job_path), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True,
                                 preexec_fn=child.die_with_parent)
         chunks: queue.Queue[bytes | None] = queue.Queue()
@@ -472,9 +472,9 @@ class FioTarget:
             if c is None:
                 return False
             for obj in stream.feed(c.decode(errors="replace")):
-                if isinstance(obj.get("jobs"), list):
-                    reps[:] = [obj]
-                    row = tracker.update(obj)
+                for rep in self._as_reports(obj):
+                    reps[:] = [rep]
+                    row = tracker.update(rep)
                     if row is not None and on_sample:
                         if temps.samples:
                             row["temp_c"] = temps.samples[-1][1]
@@ -493,8 +493,7 @@ class FioTarget:
                     break
                 if c is not None:
                     for obj in stream.feed(c.decode(errors="replace")):
-                        if isinstance(obj.get("jobs"), list):
-                            reps[:] = [obj]
+                        reps[:] = (self._as_reports(obj) or reps)[-1:]
             stream.close()
             return self._io_result(phase, spec, prefix, reps, tracker, temps.stop(), before)
 
@@ -534,6 +533,13 @@ class FioTarget:
             raise FioFailed(f"fio on {self.spec} exited without an error but {short}")
         result.fio_report = reps[-1]  # type: ignore[attr-defined]  # per-direction figures
         return result
+
+    def _fio_command(self, job_path: str) -> list[str]:
+        return fio_job.command(job_path, self.fio)
+
+    def _as_reports(self, obj: dict) -> list[dict]:
+        """The fio reports in one JSON object fio printed (remote.py: its client's shape)."""
+        return [obj] if isinstance(obj.get("jobs"), list) else []
 
     def _io_result(self, phase: Phase, spec: dict, prefix: str, reps: list[dict],
                    tracker: fio_output.StatusTracker, temps: list, before: dict) -> PhaseResult:

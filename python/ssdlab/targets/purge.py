@@ -23,7 +23,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 METHODS = ("nvme-format-crypto", "nvme-format-user-data", "ata-security-erase", "blkdiscard",
-           "punch-hole", "none", "nbd-trim")
+           "punch-hole", "none", "nbd-trim", "remote-trim")
 # numeric code stored in totals["purge_method_code"] (index in METHODS + 1)
 CODES = {m: i + 1 for i, m in enumerate(METHODS)}
 ATA_PASS = "ssdlab"

@@ -1,0 +1,105 @@
+"""`ssdlab run TEST --fleet --drive h1:/dev/X --drive h2:/dev/Y ...`: the test on every
+drive at the same time, each drive its own stored run (a qualification lab's fleet).
+
+Each drive runs in its own `ssdlab run` process with the same options, so every rule of a
+single run holds unchanged: checks before anything is stored, each phase stored as it
+ends, Ctrl-C or SIGTERM storing the phase cut short and marking the run interrupted (the
+signal reaches every process). The parent checked all drives first (one refused drive:
+exit 2, nothing runs), then starts them, relays their messages prefixed with the drive,
+and gathers their --json documents.
+
+Not executor.py: its workers are killed on Ctrl-C (right for simulations, which are
+recomputed, wrong for a drive whose partial phase must be kept), and a fleet's work is
+fio on other machines, not CPU here: one process per drive is all the parallelism needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import interrupts
+
+
+@dataclass
+class Member:
+    spec: str
+    proc: subprocess.Popen | None = None
+    out: str = ""
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def doc(self) -> dict | None:
+        try:
+            d = json.loads(self.out)
+        except json.JSONDecodeError:
+            return None
+        return d if isinstance(d, dict) else None
+
+
+def command(spec: str, args: list[str]) -> list[str]:
+    return [sys.executable, "-m", "ssdlab.cli", "run", *args, "--drive", spec, "--json"]
+
+
+def run(specs: list[str], args: list[str], echo: Callable[[str], None]) -> tuple[list[Member], int]:
+    """Start one `ssdlab run` per drive, wait for all; (members, exit status: 0 when all
+    completed, else the worst of 130/143 (interrupted), 1 (failed), 2)."""
+    members = [Member(s) for s in specs]
+    threads = []
+    env = dict(os.environ)
+    src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    for m in members:
+        m.proc = subprocess.Popen(command(m.spec, args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, env=env)
+        echo(f"ssdlab: fleet: {m.spec}: started (pid {m.proc.pid})")
+        threads.append(threading.Thread(target=_relay, args=(m, echo), daemon=True))
+        threads[-1].start()
+    try:
+        for m in members:
+            m.proc.wait()
+    except KeyboardInterrupt:  # Ctrl-C reached them too; a `kill` of this process did not
+        sig = signal.SIGTERM if interrupts.terminated() else signal.SIGINT
+        for m in members:
+            if m.proc.poll() is None:
+                m.proc.send_signal(sig)
+        for m in members:
+            while True:
+                try:
+                    m.proc.wait()
+                    break
+                except KeyboardInterrupt:
+                    continue
+    for t in threads:
+        t.join(timeout=30)
+    codes = [m.proc.returncode for m in members]
+    worst = 0
+    for rank in (2, 1, 143, 130):
+        if rank in codes:
+            worst = rank
+    if not worst and any(codes):
+        worst = 1
+    return members, worst
+
+
+def _relay(m: Member, echo: Callable[[str], None]) -> None:
+    out: list[str] = []
+
+    def pump_out() -> None:
+        out.append(m.proc.stdout.read())
+
+    t = threading.Thread(target=pump_out, daemon=True)
+    t.start()
+    for line in m.proc.stderr:
+        line = line.rstrip("\n")
+        if line.strip():
+            m.lines.append(line)
+            echo(f"[{m.spec}] {line}")
+    t.join()
+    m.out = "".join(out)
