@@ -8,13 +8,14 @@ from typing import Optional
 import typer
 
 from .cli_errors import user_errors
+from .targets.remote import DEFAULT_PORT
 
 
 def fio_server_cmd(
     drives: list[str] = typer.Argument(..., help="this host's drives: /dev/... or file:PATH:SIZE"),
     destroy_data: Optional[str] = typer.Option(None, "--destroy-data", help="allow clients to overwrite these devices (comma-separated; checked here first)"),
     listen: str = typer.Option("", "--listen", help="address to listen on (default: all; an IPv6 address works too)"),
-    port: int = typer.Option(8765, "--port", help="TCP port of fio's server"),
+    port: int = typer.Option(DEFAULT_PORT, "--port", help="TCP port of fio's server"),
 ) -> None:
     """Check this host's drives with the local safety rules, then serve them to
     `ssdlab run --drive THISHOST:/dev/X` through `fio --server` (as root; Ctrl-C stops)."""

@@ -79,12 +79,7 @@ def run(specs: list[str], args: list[str], echo: Callable[[str], None]) -> tuple
     for t in threads:
         t.join(timeout=30)
     codes = [m.proc.returncode for m in members]
-    worst = 0
-    for rank in (2, 1, 143, 130):
-        if rank in codes:
-            worst = rank
-    if not worst and any(codes):
-        worst = 1
+    worst = next((r for r in (130, 143, 1, 2) if r in codes), 1 if any(codes) else 0)
     return members, worst
 
 

@@ -148,11 +148,7 @@ def client_reports(obj: dict) -> list[dict]:
     if not entries:
         return [obj] if isinstance(obj.get("jobs"), list) else []
     width = len({(e.get("jobname"), e.get("groupid")) for e in entries}) or 1
-    reps = []
-    for i in range(0, len(entries), width):
-        jobs = entries[i:i + width]
-        reps.append({"jobs": jobs})
-    return reps
+    return [{"jobs": entries[i:i + width]} for i in range(0, len(entries), width)]
 
 
 class RemoteFioTarget(FioTarget):
@@ -254,9 +250,6 @@ class RemoteFioTarget(FioTarget):
         if self._write_ok:
             return f"{PERMIT_DIR}/{permit_key(self.path)}.dev"
         return self.dev
-
-    def close(self) -> None:
-        super().close()
 
     # ---------------------------------------------------------------- fio as a client
     def _fio_command(self, job_path: str) -> list[str]:
