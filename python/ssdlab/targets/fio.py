@@ -513,6 +513,9 @@ class FioTarget:
                 f.close()
             raise
         result = finish()
+        if proc.returncode == 0 and stream.torn_tail:
+            raise FioFailed(f"fio's final report on {self.spec} is incomplete (its output was cut "
+                            "short), so the phase's figures are unknown")
         if proc.returncode != 0 or not reps:
             no_report = not reps
             err = b"".join(err_parts).decode(errors="replace").strip().splitlines()
@@ -525,9 +528,6 @@ class FioTarget:
         errs = fio_output.report_errors(reps[-1])
         if errs:
             raise RuntimeError(f"fio reported errors on {self.spec}: {'; '.join(errs)}")
-        if stream.torn_tail:
-            raise FioFailed(f"fio's final report on {self.spec} is incomplete (its output was cut "
-                            "short), so the phase's figures are unknown")
         short = fio_output.shortfall(spec, result.totals)
         if short:
             raise FioFailed(f"fio on {self.spec} exited without an error but {short}")
