@@ -50,10 +50,6 @@ XFAIL: dict[tuple[str, str], str] = {
         "260 MB/s rating; the profile's write path (310 MB/s) follows the measurements"),
     ("xg6-1024", "rated seq read"): _PLATEAU,
     ("pm981a-256", "rated seq read"): _PLATEAU,
-    ("sn520-256", "rated seq read (twin's rating)"): (
-        "conflict: the SN520 256 GB's published ~1200 MB/s write peak on 8 dies comes from its "
-        "channel rate (4 x 300 MB/s, fitted), which also caps reads at 1200 MB/s; its retail "
-        "twin SN500 250 GB is rated 1700"),
 }
 
 
