@@ -79,6 +79,21 @@ def test_every_xfail_names_a_figure():
     assert set(val.XFAIL) <= names
 
 
+def test_ratings_run_on_the_makers_host_and_reviews_on_theirs(fast_doc):
+    """The PM981a's rating was measured on Samsung's host, its read plateau on the review's:
+    each row runs on its own (the spec row with the testbed's link efficiency), so the same
+    drive reads at the plateau in one and near its rating in the other."""
+    rows = {(r["drive"], r["figure"]): r for r in fast_doc["figures"]}
+    rated = rows[("pm981a-256", "rated seq read")]
+    assert "--set host.protocol_efficiency=0.87" in rated["test"]
+    assert rated["pass"] and rated["simulated"] > 3300
+    # the review's runs of the same drive keep the profile's fitted review-host link
+    assert all("--set" not in r["test"] for r in fast_doc["figures"] if r["kind"] == "published")
+    from ssdlab.calibration import QUICK
+
+    assert 2600 <= val.run_one("pm981a-256", QUICK)["metrics"]["cdm_seq1m_q8t1_read_mbps"] <= 2700
+
+
 def test_check_value_and_range():
     f = val.Figure("d", "x", val.FILL, lambda c: None, value=100.0)
     assert f.check(115.0)[0] and f.check(85.0)[0]

@@ -33,8 +33,6 @@ FIGURES: list[Figure] = all_figures(builtin_ids())
 
 # Figures the current simulator cannot reach, with the reason (shown in docs/calibration.md
 # and run as strict xfails by the test suite, so a figure that starts to pass is noticed).
-_PLATEAU = ("conflict: the review this profile is calibrated to measured a 2600-2700 MB/s read "
-            "plateau on this drive (methodology.md, also checked here); the rating is higher")
 XFAIL: dict[tuple[str, str], str] = {
     ("mx100-256", "25% spare: dips"): (
         "missing mechanism: the dips to ~5 000 IOPS came from a GC that lags and then stops host "
@@ -48,8 +46,6 @@ XFAIL: dict[tuple[str, str], str] = {
     ("m4-256", "rated seq write"): (
         "conflict: the review measured 283 MB/s after purge (HD Tach, also checked here), above the "
         "260 MB/s rating; the profile's write path (310 MB/s) follows the measurements"),
-    ("xg6-1024", "rated seq read"): _PLATEAU,
-    ("pm981a-256", "rated seq read"): _PLATEAU,
 }
 
 
@@ -71,9 +67,10 @@ def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] 
     from .runner import steps
     from .targets.sim import SimTarget
 
-    test, spare, seconds, repeat = run
+    test, spare, seconds, repeat, testbed = run
     opts = Options(spare=spare, seconds=seconds, repeat=repeat)
-    target = SimTarget(load_text(drive), list(overrides) or None, seed=seed)
+    # the source's host first, then the what-if overrides of the whole validation
+    target = SimTarget(load_text(drive), [*testbed, *overrides] or None, seed=seed)
     cap = target.identify().capacity
     module = get(test)
     results = []
@@ -177,7 +174,8 @@ def evaluate(figs: list[Figure], runs: dict) -> list[dict]:
             "drive": f.drive, "figure": f.name, "published": f.published(),
             "published_value": f.value, "published_lo": f.lo, "published_hi": f.hi,
             "simulated": sim, "unit": f.unit, "error": err, "pass": ok,
-            "test": f.run[0] + (f" --spare {f.run[1]:g}" if f.run[1] else ""),
+            "test": f.run[0] + (f" --spare {f.run[1]:g}" if f.run[1] else "")
+            + "".join(f" --set {o}" for o in f.run[4]),
             "how": f.how, "source": f.source, "kind": f.kind,
             "xfail": XFAIL.get((f.drive, f.name)),
         })

@@ -11,13 +11,20 @@ import numpy as np
 
 TOLERANCE = 0.15
 
-# A run: (test, spare %, seconds or None, repeat)
-RunKey = tuple[str, float, float | None, int]
-FILL: RunKey = ("fill", 0.0, None, 1)
-CONS0: RunKey = ("consistency", 0.0, None, 1)
-CONS25: RunKey = ("consistency", 25.0, None, 1)
-IDLE: RunKey = ("idle", 0.0, None, 1)  # 30 min idle, as the review
-QUICK: RunKey = ("quick", 0.0, 1.0, 1)  # one run, 1 s per test: a read plateau is flat
+# A run: (test, spare %, seconds or None, repeat, testbed). The testbed is the profile
+# overrides (key=value) that stand for the host the source measured on: () is the review's,
+# whose practical link limit some profiles carry as fitted values (docs/profiles.md).
+RunKey = tuple[str, float, float | None, int, tuple[str, ...]]
+FILL: RunKey = ("fill", 0.0, None, 1, ())
+CONS0: RunKey = ("consistency", 0.0, None, 1, ())
+CONS25: RunKey = ("consistency", 25.0, None, 1, ())
+IDLE: RunKey = ("idle", 0.0, None, 1, ())  # 30 min idle, as the review
+QUICK: RunKey = ("quick", 0.0, 1.0, 1, ())  # one run, 1 s per test: a read plateau is flat
+
+
+def on_testbed(run: RunKey, testbed: tuple[str, ...]) -> RunKey:
+    """`run` on another host: the profile overrides that describe it."""
+    return (*run[:4], tuple(testbed))  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)

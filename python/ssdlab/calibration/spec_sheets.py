@@ -9,29 +9,29 @@ import tomllib
 from importlib import resources
 from typing import Callable
 
-from .figure import QUICK, Ctx, Figure
+from .figure import QUICK, Ctx, Figure, RunKey, on_testbed
 
 SEQ_TOL, RND_TOL = 0.15, 0.35
 
 
-def _best(*keys: str) -> Callable[[Ctx], float | None]:
+def _best(run: RunKey, keys: tuple[str, ...]) -> Callable[[Ctx], float | None]:
     """The best of several CrystalDiskMark figures (random IOPS: Q32T1 or Q32T16, as a
     rating's queue depth and thread count are often not stated)."""
     def f(c: Ctx) -> float | None:
-        vals = [v for k in keys if (v := c.m(QUICK, k)) is not None]
+        vals = [v for k in keys if (v := c.m(run, k)) is not None]
         return max(vals) if vals else None
     return f
 
 
-# rating key: (figure name, measure, how, unit, tolerance)
+# rating key: (figure name, CrystalDiskMark metrics, how, unit, tolerance)
 MEASURES = {
-    "seq_read_mbps": ("rated seq read", _best("cdm_seq1m_q8t1_read_mbps"),
+    "seq_read_mbps": ("rated seq read", ("cdm_seq1m_q8t1_read_mbps",),
                       "quick: cdm_seq1m_q8t1_read_mbps (purged drive, 1 GiB test file)", "MB/s", SEQ_TOL),
-    "seq_write_mbps": ("rated seq write", _best("cdm_seq1m_q8t1_write_mbps"),
+    "seq_write_mbps": ("rated seq write", ("cdm_seq1m_q8t1_write_mbps",),
                        "quick: cdm_seq1m_q8t1_write_mbps (purged drive, 1 GiB test file)", "MB/s", SEQ_TOL),
-    "rnd_read_iops": ("rated 4K random read", _best("cdm_rnd4k_q32t1_read_iops", "cdm_rnd4k_q32t16_read_iops"),
+    "rnd_read_iops": ("rated 4K random read", ("cdm_rnd4k_q32t1_read_iops", "cdm_rnd4k_q32t16_read_iops"),
                       "quick: best of cdm_rnd4k_q32t1 / q32t16 read IOPS", "IOPS", RND_TOL),
-    "rnd_write_iops": ("rated 4K random write", _best("cdm_rnd4k_q32t1_write_iops", "cdm_rnd4k_q32t16_write_iops"),
+    "rnd_write_iops": ("rated 4K random write", ("cdm_rnd4k_q32t1_write_iops", "cdm_rnd4k_q32t16_write_iops"),
                        "quick: best of cdm_rnd4k_q32t1 / q32t16 write IOPS", "IOPS", RND_TOL),
 }
 KINDS = {"rating": "rated", "twin": "twin's rating", "series": "series best", "class": "class range"}
@@ -45,7 +45,9 @@ def figures() -> list[Figure]:
     out = []
     for drive, r in ratings().items():
         kind = r["kind"]
-        for key, (name, measure, how, unit, tol) in MEASURES.items():
+        # the maker's host where it differs from the review's (spec_sheets.toml `testbed`)
+        run = on_testbed(QUICK, tuple(r.get("testbed", ())))
+        for key, (name, keys, how, unit, tol) in MEASURES.items():
             if key not in r:
                 continue
             lo, hi = (r[key], r[key]) if not isinstance(r[key], list) else r[key]
@@ -56,7 +58,7 @@ def figures() -> list[Figure]:
                 value, lo, hi = lo, None, None
             else:
                 lo, hi = lo * (1 - tol), hi * (1 + tol)
-            out.append(Figure(drive, name if kind == "rating" else f"{name} ({KINDS[kind]})", QUICK,
-                              measure, value=value, lo=lo, hi=hi, unit=unit, how=how,
+            out.append(Figure(drive, name if kind == "rating" else f"{name} ({KINDS[kind]})", run,
+                              _best(run, keys), value=value, lo=lo, hi=hi, unit=unit, how=how,
                               source=r["source"], tol=tol, kind="spec sheet"))
     return out
