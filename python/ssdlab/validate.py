@@ -38,11 +38,6 @@ XFAIL: dict[tuple[str, str], str] = {
         "missing mechanism: the dips to ~5 000 IOPS came from a GC that lags and then stops host "
         "writes for a whole victim; at 0 % spare the same stops last over 1 s (and seconds at 0 "
         "IOPS), which the no-freeze rows forbid. A GC that dips deep but briefly is missing"),
-    ("m4-256", "rated seq read"): (
-        "missing mechanism: one flash read issued per 25 us (host.read_op_us, from the rated 40 000 "
-        "random-read IOPS) also caps 1 MiB reads of 8 KiB pages at 328 MB/s. Multi-plane reads (one "
-        "op per two pages) would not fix it: with read_op_us halved the read reaches the SATA link, "
-        "552 MB/s, 33 % above the rating; what holds the m4 at 415 is a limit not modelled"),
     ("m4-256", "rated seq write"): (
         "conflict: the review measured 283 MB/s after purge (HD Tach, also checked here), above the "
         "260 MB/s rating; the profile's write path (310 MB/s) follows the measurements"),

@@ -79,6 +79,11 @@ pub struct Host {
     /// data-path work on incoming data; 0 = bounded only by the link and the NAND).
     #[serde(default)]
     pub write_mbps: f64,
+    /// Throughput of the controller's read path for data read from flash, MB/s (ECC
+    /// decoding and the DMA to the host buffer, one engine for all channels; unmapped
+    /// blocks do not pass through it; 0 = bounded only by the NAND and the link).
+    #[serde(default)]
+    pub read_mbps: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -418,6 +423,12 @@ impl Profile {
             h.write_mbps == 0.0 || (1.0..=100_000.0).contains(&h.write_mbps),
             "host.write_mbps",
             h.write_mbps,
+            "0 (no limit) or 1..100000 (MB/s)"
+        );
+        check!(
+            h.read_mbps == 0.0 || (1.0..=100_000.0).contains(&h.read_mbps),
+            "host.read_mbps",
+            h.read_mbps,
             "0 (no limit) or 1..100000 (MB/s)"
         );
         check!(

@@ -286,6 +286,46 @@ fn the_controller_write_path_caps_host_writes_only() {
     assert!((r_cap / r_free - 1.0).abs() < 0.02, "reads do not pass through the write path");
 }
 
+/// (read of written data, read of unmapped data, write) MB/s at 128 KiB QD32 over a quarter
+/// of a 2-plane GC test drive, with `planes`, `host.read_op_us` and `host.read_mbps`.
+fn reads_with(planes: u32, read_op_us: f64, read_mbps: f64) -> (f64, f64, f64) {
+    let mut p = common::gc_drive(4, 256, 0.9, "mlc");
+    (p.nand.planes, p.host.read_op_us, p.host.read_mbps) = (planes, read_op_us, read_mbps);
+    let mut d = Drive::new(p, 2);
+    let quarter = d.user_bytes() / 4 / (128 * 1024) * (128 * 1024);
+    let mut w = io(false, 0, 128 * 1024, 32);
+    w.stop_bytes = Some(quarter);
+    let write = total(&run(&mut d, &w), "mbps");
+    let mut r = io(false, 100, 128 * 1024, 32);
+    r.stop_bytes = Some(quarter);
+    let read = total(&run(&mut d, &r), "mbps");
+    let mut u = io(false, 100, 128 * 1024, 32);
+    (u.offset, u.stop_bytes) = (2 * quarter, Some(quarter));
+    (read, total(&run(&mut d, &u), "mbps"), write)
+}
+
+#[test]
+fn sequential_reads_issue_multi_plane_reads() {
+    // 100 us of controller time per issued flash read binds: a 4 KiB page per read on one
+    // plane, both planes' pages of a word line per read on two.
+    let (one, _, _) = reads_with(1, 100.0, 0.0);
+    let (two, _, _) = reads_with(2, 100.0, 0.0);
+    eprintln!("read-op bound reads: 1 plane {one:.1}, 2 planes {two:.1} MB/s");
+    assert!((one / 40.96 - 1.0).abs() < 0.05, "one page per issued read");
+    assert!((two / one - 2.0).abs() < 0.1, "one issued read per word line of two planes");
+}
+
+#[test]
+fn the_controller_read_path_caps_flash_reads_only() {
+    let (r_free, u_free, w_free) = reads_with(2, 0.0, 0.0);
+    let (r_cap, u_cap, w_cap) = reads_with(2, 0.0, 20.0);
+    eprintln!("read {r_free:.1} -> {r_cap:.1}, unmapped {u_free:.1} -> {u_cap:.1}, write {w_free:.1} -> {w_cap:.1} MB/s");
+    assert!(r_free > 40.0, "without the limit the NAND and link set the read speed");
+    assert!((r_cap / 20.0 - 1.0).abs() < 0.03, "reads of flash data run at the read path's rate");
+    assert!((u_cap / u_free - 1.0).abs() < 0.02, "unmapped reads do not pass through it");
+    assert!((w_cap / w_free - 1.0).abs() < 0.02, "writes do not pass through it");
+}
+
 /// MB/s of the middle and the last tenth of a whole-drive fill whose SLC cache does not
 /// fit in the spare area, so it is folded near the end, with `engines` GC engines.
 fn fill_tenths(engines: u32, buffers: u32) -> (f64, f64) {

@@ -73,6 +73,13 @@ pub struct Ftl {
     /// and when the controller is free to issue the next.
     read_op: u64,
     read_op_busy: u64,
+    /// The flash reads this command issued: (block, word line, issue time). A read of the
+    /// other plane's page on a word line already read joins that read (one multi-plane read).
+    read_ops: Vec<(u32, u32, u64)>,
+    /// The controller's read path for flash data (`host.read_mbps`, bytes per ms; 0 = no
+    /// limit), and when it is free.
+    read_path: u64,
+    read_path_busy: u64,
     /// Controller time per slot GC relocates in the write path (`ftl.gc_move_us`), and
     /// what is owed to the command core since the last `take_firmware_ns`.
     gc_move: u64,
@@ -111,6 +118,9 @@ impl Ftl {
             idle_gc_delay: (p.ftl.idle_gc_delay_ms * 1e6) as u64,
             read_op: (p.host.read_op_us * 1000.0).round() as u64,
             read_op_busy: 0,
+            read_ops: Vec::new(),
+            read_path: (p.host.read_mbps * 1000.0).round() as u64,
+            read_path_busy: 0,
             gc_move: (p.ftl.gc_move_us * 1000.0).round() as u64,
             firmware_owed: 0,
             idle_gc_max_valid: (g.slots_per_block as f64 * p.ftl.idle_gc_max_valid_pct / 100.0) as u32,
@@ -168,6 +178,7 @@ impl Ftl {
     pub fn read_slots(&mut self, lba: u32, n: u32, t: u64) -> (u64, u64) {
         let spb = self.nand.geo.slots_per_block;
         let (mut first, mut last) = (u64::MAX, t);
+        self.read_ops.clear();
         let mut last_map_page = NONE;
         let mut t_start = t;
         // The page being gathered: (page, issue time, slots asked for on it).
@@ -209,18 +220,34 @@ impl Ftl {
     /// Host read of `k` slots of physical page `page` at `t`: tR, then over the channel
     /// the codewords asked for (ONFI change read column), or the whole page.
     fn read_page(&mut self, page: u32, spb: u32, mut t: u64, k: u32) -> u64 {
-        if self.read_op > 0 {
-            // The controller issues flash reads one at a time.
-            t = t.max(self.read_op_busy) + self.read_op;
-            self.read_op_busy = t;
-        }
         let g = &self.nand.geo;
         let s = page << g.page_shift;
         let (b, off) = (s / spb, s % spb);
         let (d, plane) = (g.die_of_block(b), g.plane_of(off));
+        let word_line = (off >> g.page_shift) / g.planes;
         let bytes = if self.nand.partial_transfer { k } else { g.slots_per_page } as u64 * SLOT_BYTES;
+        if self.read_op > 0 {
+            // A partner page is among the command's last few reads: striping puts a die's
+            // next page one round of the dies later.
+            let recent = self.read_ops.len().saturating_sub(2 * (g.dies * g.planes) as usize);
+            if let Some(&(_, _, at)) = self.read_ops[recent..].iter().rev().find(|&&(lb, lw, _)| lb == b && lw == word_line) {
+                // The other plane's page of a word line already read: one multi-plane read.
+                t = t.max(at);
+            } else {
+                // The controller issues flash reads one at a time.
+                t = t.max(self.read_op_busy) + self.read_op;
+                self.read_op_busy = t;
+                self.read_ops.push((b, word_line, t));
+            }
+        }
         let slc = self.map.is_slc(b);
-        self.nand.host_read(t, d, plane, slc, bytes)
+        let ready = self.nand.host_read(t, d, plane, slc, bytes);
+        if self.read_path == 0 {
+            return ready;
+        }
+        // Decoded and moved one page after another by the controller's read path.
+        self.read_path_busy = self.read_path_busy.max(ready) + crate::nand::transfer_ns(bytes, self.read_path);
+        self.read_path_busy
     }
 
     /// Look up (and for writes, dirty) the mapping entry of `lba` at `t`; returns when
@@ -273,6 +300,8 @@ impl Ftl {
         self.ra.forget();
         self.buffer.clear();
         self.read_op_busy = 0;
+        self.read_ops.clear();
+        self.read_path_busy = 0;
         self.firmware_owed = 0;
         self.nand.advance_to(end);
         end
