@@ -47,6 +47,8 @@ def figures() -> list[Figure]:
         kind = r["kind"]
         # the maker's host where it differs from the review's (spec_sheets.toml `testbed`)
         run = on_testbed(QUICK, tuple(r.get("testbed", ())))
+        host = "".join(f" --set {o}" for o in run[4])
+        host = f", on the maker's host ({host.strip()})" if host else ""
         for key, (name, keys, how, unit, tol) in MEASURES.items():
             if key not in r:
                 continue
@@ -59,6 +61,6 @@ def figures() -> list[Figure]:
             else:
                 lo, hi = lo * (1 - tol), hi * (1 + tol)
             out.append(Figure(drive, name if kind == "rating" else f"{name} ({KINDS[kind]})", run,
-                              _best(run, keys), value=value, lo=lo, hi=hi, unit=unit, how=how,
+                              _best(run, keys), value=value, lo=lo, hi=hi, unit=unit, how=how + host,
                               source=r["source"], tol=tol, kind="spec sheet"))
     return out
