@@ -125,8 +125,9 @@ def test_device_in_use_refused_even_with_the_flag(loops):
     for dd in (None, dev):
         with pytest.raises(safety.UnsafeTarget, match="in use"):
             safety.check_block_write(dev, dd)
-    loops.holders.pop().kill()
-    time.sleep(0.2)
+    holder = loops.holders.pop()
+    holder.kill()
+    holder.wait()  # reaped: its descriptors are closed (a fixed sleep raced the exit)
     safety.check_block_write(dev, dev)  # free again: allowed with the flag
 
 
