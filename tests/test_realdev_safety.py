@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from loopdevs import MIB, REASON, loops, sh  # noqa: F401  (loops: a fixture)
+from loopdevs import wait_for_new_writes
 from ssdlab import phase as P
 from ssdlab.targets import safety
 from ssdlab.targets.fio import FioFailed, FioTarget
@@ -171,7 +172,14 @@ def _start_consistency(dev: str, db: Path) -> subprocess.Popen:
     deadline = time.monotonic() + 120
     while _phases_stored(db) < 2 and p.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
-    time.sleep(1.5)  # into the random writes
+    # into the random writes: the device took a write after the fill was stored (a fixed
+    # 1.5 s could end before fio had started on a loaded machine)
+    try:
+        wait_for_new_writes(dev, p)
+    except BaseException:
+        p.kill()
+        p.wait()
+        raise
     return p
 
 
