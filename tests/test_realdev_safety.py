@@ -218,7 +218,7 @@ def test_a_killed_run_reads_as_stale_and_leaves_nothing_behind(loops, tmp_path):
     # fio follows its parent (PR_SET_PDEATHSIG: SIGTERM; its jobs are threads, so none is
     # left writing on, as forked job processes were until their runtime ended); until it
     # has, the device is refused as open for writing by another process
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # fio stops after its in-flight I/O: slow when loaded
     while _holders(dev) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _holders(dev) == []
