@@ -7,11 +7,18 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 
 from ssdlab.phase import GB, Phase
 from ssdlab.targets.base import Identity, Interrupted, PhaseResult
 
 CHUNK = 64 * 2**20
+
+# Property tests check behaviour, not timings: hypothesis's default 200 ms deadline per
+# example and its too-slow health check fail on a slow or loaded machine (the CI's is
+# not this one). Loaded here, before the test modules, so their @settings inherit it.
+settings.register_profile("ssdlab", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ssdlab")
 
 
 class FakeTarget:

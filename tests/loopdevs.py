@@ -39,6 +39,22 @@ def allocated(path: Path) -> int:
     return os.stat(path).st_blocks * 512
 
 
+def sectors_written(dev: str) -> int:
+    """The kernel's count of 512-byte sectors written to block device `dev` (completed)."""
+    name = os.path.basename(os.path.realpath(dev))
+    return int(Path(f"/sys/block/{name}/stat").read_text().split()[6])
+
+
+def wait_for_new_writes(dev: str, proc: subprocess.Popen, timeout: float = 120) -> None:
+    """Until `dev` completes a write after this call (while `proc` runs): a run's next
+    phase has really started writing, however slowly the machine starts fio."""
+    base = sectors_written(dev)
+    deadline = time.monotonic() + timeout
+    while sectors_written(dev) == base and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sectors_written(dev) > base, f"no write reached {dev} within {timeout:g} s (exit {proc.poll()})"
+
+
 class Loops:
     """Factory of loop devices on sparse files; cleans up mounts and devices."""
 

@@ -290,10 +290,11 @@ class Slow(FakeTarget):
     def run(self, phase, on_sample=None):
         def slow(row):
             if phase.name == "random":
-                open(os.environ["READY"], "a").close()
                 time.sleep(0.05)
             if on_sample:
                 on_sample(row)
+            if phase.name == "random":  # ready once the run holds a sample of the phase
+                open(os.environ["READY"], "a").close()
         return super().run(phase, slow)
 
 ssdlab.targets.open_target = lambda spec, **kw: Slow(capacity=8 * GB, cache_bytes=2 * GB)

@@ -32,10 +32,11 @@ class Fake(FakeTarget):
     def run(self, phase, on_sample=None):
         def slow(row):
             if phase.name == "random":
-                open(os.environ["READY"], "a").close()
                 time.sleep(0.05)
             if on_sample:
                 on_sample(row)
+            if phase.name == "random":  # ready once the run holds a sample of the phase
+                open(os.environ["READY"], "a").close()
         r = super().run(phase, slow)
         if phase.name == "fill" and os.environ.get("FILLER"):
             with open(os.environ["FILLER"], "wb") as f:

@@ -39,8 +39,9 @@ def test_quick_through_fio_sleeps_its_intervals_and_shows_the_best_run(tmp_path)
     assert names.index("asssd_file#1") > names.index("cdm_rnd4k_q32t16_write#2")
     idles = [p for p in phases if p["kind"] == "idle"]
     assert len(idles) == 11 + 2  # between CDM's 12 tests; before each of 2 AS SSD runs
-    for p in idles:  # a real drive idles by sleeping the planned time
-        assert p["totals"]["duration_s"] == pytest.approx(0.4, abs=0.15)
+    for p in idles:  # a real drive idles by sleeping the planned time: never less, and
+        # short of a whole default 1 s interval (a loaded machine wakes a sleeper late)
+        assert 0.4 - 1e-6 <= p["totals"]["duration_s"] < 0.9
     assert wall > 13 * 0.4
     m = out.metrics
     for name in ("cdm_seq1m_q8t1_read_mbps", "cdm_rnd4k_q32t1_write_iops"):

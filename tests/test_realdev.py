@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from loopdevs import MIB, REASON, SIZE, allocated, loops, sh  # noqa: F401  (loops: a fixture)
+from loopdevs import wait_for_new_writes
 from ssdlab import phase as P
 from ssdlab.targets import Interrupted, open_target, safety
 from ssdlab.targets.fio import FioTarget
@@ -125,8 +126,9 @@ def test_device_in_use_refused_even_with_the_flag(loops):
     for dd in (None, dev):
         with pytest.raises(safety.UnsafeTarget, match="in use"):
             safety.check_block_write(dev, dd)
-    loops.holders.pop().kill()
-    time.sleep(0.2)
+    holder = loops.holders.pop()
+    holder.kill()
+    holder.wait()  # reaped: its descriptors are closed (a fixed sleep raced the exit)
     safety.check_block_write(dev, dev)  # free again: allowed with the flag
 
 
@@ -366,12 +368,12 @@ def _signal_consistency_run(dev: str, db, sig: int, *extra: str) -> tuple[int, s
                          # background (where SIGINT is ignored and children inherit that).
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        # Signal a few seconds into the random writes: once purge and fill are stored (a
-        # fixed delay missed them on a loaded machine).
+        # Signal in the random writes: once purge and fill are stored and the device has
+        # taken a write since (fixed delays missed them on a loaded machine).
         deadline = time.monotonic() + 120
         while _stored_phases(db) < 2 and p.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
-        time.sleep(2)
+        wait_for_new_writes(dev, p)
         p.send_signal(sig)
         out, err = p.communicate(timeout=60)
     finally:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from loopdevs import MIB, REASON, loops, sh  # noqa: F401  (loops: a fixture)
+from loopdevs import wait_for_new_writes
 from ssdlab import phase as P
 from ssdlab.targets import safety
 from ssdlab.targets.fio import FioFailed, FioTarget
@@ -59,8 +60,11 @@ def test_colon_in_a_file_path_writes_that_file_only(tmp_path):
     before = sha(co)
     work = tmp_path / "cwd"
     work.mkdir()
-    r = cli("run", "quick", "--repeat", "1", "--seconds", "1", "--drive", f"file:{d}/co:lon.bin:64M",
-            "--db", str(tmp_path / "r.sqlite"), "--json", cwd=work)
+    # no idle intervals: 65 s of sleeps made this 100 s here, close to cli()'s 300 s on a
+    # slower machine, and they touch no file
+    r = cli("run", "quick", "--repeat", "1", "--seconds", "1", "--interval", "0",
+            "--drive", f"file:{d}/co:lon.bin:64M", "--db", str(tmp_path / "r.sqlite"), "--json",
+            cwd=work)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["drives"][0]["status"] == "complete"
     assert sha(co) == before and sorted(os.listdir(d)) == ["co", "co:lon.bin"]
@@ -171,7 +175,14 @@ def _start_consistency(dev: str, db: Path) -> subprocess.Popen:
     deadline = time.monotonic() + 120
     while _phases_stored(db) < 2 and p.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
-    time.sleep(1.5)  # into the random writes
+    # into the random writes: the device took a write after the fill was stored (a fixed
+    # 1.5 s could end before fio had started on a loaded machine)
+    try:
+        wait_for_new_writes(dev, p)
+    except BaseException:
+        p.kill()
+        p.wait()
+        raise
     return p
 
 
@@ -210,7 +221,7 @@ def test_a_killed_run_reads_as_stale_and_leaves_nothing_behind(loops, tmp_path):
     # fio follows its parent (PR_SET_PDEATHSIG: SIGTERM; its jobs are threads, so none is
     # left writing on, as forked job processes were until their runtime ended); until it
     # has, the device is refused as open for writing by another process
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # fio stops after its in-flight I/O: slow when loaded
     while _holders(dev) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _holders(dev) == []

@@ -116,6 +116,31 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _listening(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        return s.connect_ex((host, port)) == 0
+
+
+def _wait_listening(host: str, port: int, proc: subprocess.Popen, want: bool = True,
+                    timeout: float = 60) -> None:
+    """Until something listens on host:port (or, want=False, nothing does): a condition
+    with a generous deadline, not a fixed wait (fio starts slowly on a loaded machine)."""
+    deadline = time.monotonic() + timeout
+    while _listening(host, port) != want and time.monotonic() < deadline:
+        if want and proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    assert _listening(host, port) == want, f"port {port} on {host}: listening is not {want}"
+
+
+def _wait_gone(path: str, timeout: float = 60) -> None:
+    """Until the guard's re-check (every RECHECK_S) has withdrawn the permit `path`."""
+    deadline = time.monotonic() + timeout
+    while os.path.lexists(path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.lexists(path), f"{path} still there after {timeout:g} s"
+
+
 def _env() -> dict:
     return dict(os.environ, PYTHONPATH=str(ROOT / "python"))
 
@@ -146,13 +171,8 @@ class Guard:
             if "fio --server=" in line:
                 break
         p.lines = lines  # type: ignore[attr-defined]
-        fam = socket.AF_INET6 if ":" in listen else socket.AF_INET
-        for _ in range(50):  # and fio listens
-            with socket.socket(fam) as s:
-                if s.connect_ex((listen, port)) == 0:
-                    return port, p
-            time.sleep(0.1)
-        pytest.fail("fio --server did not start listening")
+        _wait_listening(listen, port, p)  # and fio listens
+        return port, p
 
     def stop(self, p: subprocess.Popen) -> int:
         if p.poll() is None:
@@ -266,11 +286,7 @@ def test_served_device_cannot_be_mounted_and_a_new_writer_withdraws_the_permit(l
     loops.holders.append(w)
     assert w.stdout.readline().strip() == "open"
     key = f"{PERMIT_DIR}/{permit_key(dev)}.dev"
-    for _ in range(100):
-        if not os.path.lexists(key):
-            break
-        time.sleep(0.1)
-    assert not os.path.lexists(key)
+    _wait_gone(key)
     r = _cli("run", "fill", "--drive", spec, "--destroy-data", spec, "--db", str(tmp_path / "r.db"))
     assert r.returncode == 2 and "open for writing by another process" in r.stderr, r.stderr
 
@@ -291,7 +307,7 @@ def test_bad_host_plain_fio_server_and_unserved_device_are_refused(loops, tmp_pa
     p = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     try:
-        time.sleep(1)
+        _wait_listening("127.0.0.1", port, p)  # a fixed 1 s: "cannot reach" on a slow machine
         spec = f"127.0.0.1:{port}:{dev}"
         r = _cli("run", "fill", "--drive", spec, "--destroy-data", spec, "--db", str(db))
         assert r.returncode == 2 and "does not serve" in r.stderr and "ssdlab fio-server" in r.stderr
@@ -352,7 +368,7 @@ def test_a_writing_job_without_its_permit_writes_nothing_anywhere(loops, monkeyp
                          stderr=subprocess.DEVNULL)
     permit = f"{PERMIT_DIR}/{permit_key(dev)}.dev"
     try:
-        time.sleep(1)
+        _wait_listening("127.0.0.1", port, p)  # else fio fails for want of a server, not a permit
         assert not os.path.lexists(permit)
         t = remote.RemoteFioTarget(spec, destroy_data=spec)
         try:
@@ -393,11 +409,7 @@ def test_ipv6_guard_and_a_killed_guard_leaves_nothing_to_write_through(loops, gu
     # the guard killed outright: its fio server dies with it, the client finds nothing
     os.kill(g.pid, signal.SIGKILL)  # the guard only: its fio server must go by itself
     g.wait()
-    for _ in range(50):
-        with socket.socket(socket.AF_INET6 if ":" in listen else socket.AF_INET) as s:
-            if s.connect_ex((listen, port)) != 0:
-                break
-        time.sleep(0.1)
+    _wait_listening(listen, port, g, want=False)
     r = _cli("run", "fill", "--drive", spec, "--destroy-data", spec, "--db", str(tmp_path / "r.db"))
     assert r.returncode == 2 and "cannot reach a fio server" in r.stderr, r.stderr
     # its permit is left behind, and removed by the next guard
@@ -429,10 +441,7 @@ def test_permit_withdrawn_between_phases_stops_the_run_with_the_reason(loops, gu
                              stdout=subprocess.PIPE, text=True)
         loops.holders.append(w)
         assert w.stdout.readline().strip() == "open"
-        for _ in range(100):
-            if not os.path.lexists(f"{PERMIT_DIR}/{permit_key(dev)}.dev"):
-                break
-            time.sleep(0.1)
+        _wait_gone(f"{PERMIT_DIR}/{permit_key(dev)}.dev")
         with pytest.raises(safety.UnsafeTarget, match="open for writing by another process"):
             t.run(P.seq_write("again", stop_bytes=8 << 20))
     finally:

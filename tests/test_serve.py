@@ -81,6 +81,22 @@ def served(tmp_path: Path, sets: list[str], db: Path):
             end()
 
 
+def _wait_for(cond, what: str, timeout: float = 60) -> None:
+    """A condition with a generous deadline, not a fixed count of short waits (a tool
+    starts slowly on a loaded machine)."""
+    deadline = time.monotonic() + timeout
+    while not cond() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cond(), f"{what}: not ready after {timeout:g} s"
+
+
+def _accepts(sock: Path) -> bool:
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as s:
+        return s.connect_ex(str(sock)) == 0
+
+
 def metrics_of(doc: dict) -> dict:
     return doc["drives"][0]["metrics"]
 
@@ -162,10 +178,7 @@ def test_filesystem_on_a_served_drive_and_its_trims(tmp_path):
         loop = None
         mounted = False
         try:
-            for _ in range(100):
-                if (fuse / "nbd").exists():
-                    break
-                time.sleep(0.1)
+            _wait_for(lambda: (fuse / "nbd").exists(), "nbdfuse's file")
             loop = subprocess.run(["losetup", "-f", "--show", str(fuse / "nbd")], capture_output=True,
                                   text=True, check=True).stdout.strip()
             subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "nodiscard", loop], check=True, capture_output=True)
@@ -247,10 +260,7 @@ def test_an_export_not_served_by_ssdlab_needs_destroy_data(tmp_path):
     sock = tmp_path / "other.sock"
     p = subprocess.Popen(["nbdkit", "--foreground", "-U", str(sock), "memory", "64M"])
     try:
-        for _ in range(100):
-            if sock.exists():
-                break
-            time.sleep(0.05)
+        _wait_for(lambda: _accepts(sock), "nbdkit's socket")
         r = cli("run", "fill", "--drive", f"nbd:{sock}", "--db", str(tmp_path / "r.sqlite"), check=False)
         assert r.returncode == 2 and "--destroy-data nbd:" in r.stderr, r.stderr
         ok = cli("run", "fill", "--drive", f"nbd:{sock}", "--destroy-data", f"nbd:{sock}",

@@ -118,15 +118,36 @@ def test_sigint_stops_the_simulator_and_keeps_the_run(db):
                           "sim:tlc-256", *SETS, "--seconds", "1000000", "--db", db, "--json"],
                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(3)  # past start-up and the 8 GB fill, deep in a random phase that would run for hours
-    p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=60)
+    try:
+        # in the random phase that would run for hours: once purge and fill are stored (a
+        # fixed 3 s could end in the start-up on a slow machine, before there was a run)
+        deadline = time.monotonic() + 120
+        while _phases_stored(db) < 2 and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert p.poll() is None and _phases_stored(db) == 2, p.poll()
+        time.sleep(0.5)  # past the few lines between the fill's storing and the next phase
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
     assert p.returncode == 130, err
     assert json.loads(out)["drives"][0]["status"] == "interrupted"
     store = Store(db)
     run = store.run(store.latest_run_id())
     assert run["status"] == "interrupted"
     assert store.phases(run["drives"][0]["id"], with_data=False)[-1]["status"] == "partial"
+
+
+def _phases_stored(db: str) -> int:
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as c:
+            return c.execute("SELECT count(*) FROM phases").fetchone()[0]
+    except sqlite3.Error:  # not created yet, or busy
+        return 0
 
 
 def test_drives_lists_the_builtin_profiles():
