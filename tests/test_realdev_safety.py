@@ -233,6 +233,19 @@ def test_a_killed_run_reads_as_stale_and_leaves_nothing_behind(loops, tmp_path):
     assert not list(Path(tempfile.gettempdir()).glob(f"ssdlab-fio-{p.pid}-*"))
 
 
+def test_fio_never_starts_when_ssdlab_died_before_its_death_signal_was_set(monkeypatch):
+    """PR_SET_PDEATHSIG is set in the child after the fork: if ssdlab was killed in between,
+    no signal would come, so the child must see its parent changed and exit, not exec fio."""
+    from ssdlab.targets import child
+
+    assert subprocess.run(["true"], preexec_fn=child.die_with_parent()).returncode == 0
+    # a parent that is not this process: as if ssdlab had died and the child been re-parented
+    monkeypatch.setattr(os, "getpid", lambda: 2**22 + 1)
+    orphan = child.die_with_parent()
+    monkeypatch.undo()
+    assert subprocess.run(["true"], preexec_fn=orphan).returncode == 1
+
+
 def _holders(dev: str) -> list[str]:
     """Commands of the processes that have `dev` open."""
     rdev = os.stat(dev).st_rdev

@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+from typing import Callable
 
 WORKDIR_PREFIX = "ssdlab-fio-"
 
@@ -20,10 +21,18 @@ except (OSError, AttributeError):  # not Linux
     _prctl = None
 
 
-def die_with_parent() -> None:
-    """In the forked child before exec: SIGTERM when ssdlab dies (PR_SET_PDEATHSIG)."""
-    if _prctl is not None:
-        _prctl(1, signal.SIGTERM, 0, 0, 0)
+def die_with_parent() -> Callable[[], None]:
+    """A preexec_fn for the child: SIGTERM when ssdlab dies (PR_SET_PDEATHSIG). Called in
+    ssdlab, so the child knows its parent's pid: if ssdlab was killed between the fork and
+    the prctl, no signal would ever come, so the child exits instead of running fio."""
+    parent = os.getpid()
+
+    def preexec() -> None:
+        if _prctl is not None:
+            _prctl(1, signal.SIGTERM, 0, 0, 0)
+            if os.getppid() != parent:
+                os._exit(1)
+    return preexec
 
 
 def run_to_completion(cmd: list[str]) -> tuple[subprocess.CompletedProcess, bool]:

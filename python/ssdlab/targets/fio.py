@@ -438,7 +438,7 @@ class FioTarget:
         # anyway, the kernel stops fio (no orphan writing on to the drive)
         proc = subprocess.Popen(self._fio_command(job_path), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True,
-                                preexec_fn=child.die_with_parent)
+                                preexec_fn=child.die_with_parent())
         chunks: queue.Queue[bytes | None] = queue.Queue()
         err_parts: list[bytes] = []
 

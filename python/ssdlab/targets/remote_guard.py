@@ -209,7 +209,7 @@ def serve(specs: list[str], destroy_data: str | None, listen: str, port: int,
             state = "writable" if s.writable else f"read-only ({s.refused or 'no --destroy-data'})"
             log(f"ssdlab fio-server: {s.path}: {s.target.capacity} bytes, {state}")
         proc = subprocess.Popen([fio, f"--server={server_arg(listen, port)}"],
-                                preexec_fn=child.die_with_parent)
+                                preexec_fn=child.die_with_parent())
         log(f"ssdlab fio-server: fio --server={server_arg(listen, port)} (pid {proc.pid}); "
             "Ctrl-C stops it and withdraws the permits")
         while proc.poll() is None:
