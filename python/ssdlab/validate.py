@@ -34,10 +34,6 @@ FIGURES: list[Figure] = all_figures(builtin_ids())
 # Figures the current simulator cannot reach, with the reason (shown in docs/calibration.md
 # and run as strict xfails by the test suite, so a figure that starts to pass is noticed).
 XFAIL: dict[tuple[str, str], str] = {
-    ("mx100-256", "25% spare: dips"): (
-        "missing mechanism: the dips to ~5 000 IOPS came from a GC that lags and then stops host "
-        "writes for a whole victim; at 0 % spare the same stops last over 1 s (and seconds at 0 "
-        "IOPS), which the no-freeze rows forbid. A GC that dips deep but briefly is missing"),
     ("m4-256", "rated seq write"): (
         "conflict: the review measured 283 MB/s after purge (HD Tach, also checked here), above the "
         "260 MB/s rating; the profile's write path (310 MB/s) follows the measurements"),

@@ -237,10 +237,14 @@ pub struct Mapping {
     pub cache_mib: f64,
     /// Extra latency of a mapping lookup served from host memory (HMB), µs.
     pub hmb_access_us: f64,
+    /// A "dram" table is written whole to NAND after every `checkpoint_gb` of remapped
+    /// blocks, host writes and GC moves (its change journal is full), GB; 0 = never
+    /// (ftl/checkpoint.rs).
+    pub checkpoint_gb: f64,
 }
 impl Default for Mapping {
     fn default() -> Self {
-        Mapping { kind: "dram".into(), cache_mib: 0.0, hmb_access_us: 1.0 }
+        Mapping { kind: "dram".into(), cache_mib: 0.0, hmb_access_us: 1.0, checkpoint_gb: 0.0 }
     }
 }
 
@@ -543,6 +547,12 @@ impl Profile {
             "in [0, 1e6] (MiB), and > 0 for a sram or hmb mapping cache"
         );
         check!((0.0..=MAX_US).contains(&m.hmb_access_us), "mapping.hmb_access_us", num(m.hmb_access_us), "in [0, 1e7] (µs)");
+        check!(
+            m.checkpoint_gb == 0.0 || (m.kind == "dram" && (0.01..=1e5).contains(&m.checkpoint_gb)),
+            "mapping.checkpoint_gb",
+            num(m.checkpoint_gb),
+            "0 (never), or 0.01..1e5 (GB) with mapping.kind = \"dram\" (a cached table writes back its own pages)"
+        );
         let p = &self.power;
         for (k, v) in [
             ("power.read_uj", p.read_uj),

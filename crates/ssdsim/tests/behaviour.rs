@@ -406,3 +406,30 @@ fn a_paced_reclaim_gives_bursts_without_stopping_host_writes() {
     assert!(lo(&paced) > 0.75 * base, "a paced reclaim only slows them");
     assert!(hi(&paced) > 1.3 * base, "the cache it frees takes writes at SLC speed");
 }
+
+/// (seconds, NAND bytes written) of a 0.5 GB sequential write on the GC test drive, with a
+/// mapping checkpoint every `checkpoint_gb` (0 = none).
+fn write_with_checkpoints(checkpoint_gb: f64) -> (f64, f64) {
+    let mut p = common::gc_drive(4, 256, 0.9, "mlc");
+    p.mapping.checkpoint_gb = checkpoint_gb;
+    let mut d = Drive::new(p, 3);
+    let mut w = io(false, 0, 128 * 1024, 32);
+    w.stop_bytes = Some(500_000_000 - 500_000_000 % (128 * 1024));
+    let r = run(&mut d, &w);
+    (total(&r, "duration_s"), total(&r, "nand_write_bytes"))
+}
+
+#[test]
+fn a_mapping_checkpoint_holds_host_writes_for_the_table_write() {
+    let (t0, nand0) = write_with_checkpoints(0.0);
+    let (t1, nand1) = write_with_checkpoints(0.1);
+    // 4 checkpoints (after 0.1 .. 0.4 GB); the table is 4 B per 4 KiB of 0.9 GB = 879 KB:
+    // 215 units of 4 KiB over 4 dies, 54 programs of 900 us each on every die.
+    let table = (0.9e9_f64 / 4096.0).ceil() * 4.0;
+    let units = (table / 4096.0).ceil();
+    let stall = (units / 4.0).ceil() * 900e-6;
+    eprintln!("0.5 GB: {t0:.3} s -> {t1:.3} s with checkpoints (4 x {stall:.3} s); NAND +{:.0} B", nand1 - nand0);
+    assert_eq!(nand1 - nand0, 4.0 * units * 4096.0, "the whole table, four times");
+    let extra = t1 - t0;
+    assert!(extra > 0.8 * 4.0 * stall && extra < 1.2 * 4.0 * stall, "host writes wait for each table write: {extra:.3} s");
+}

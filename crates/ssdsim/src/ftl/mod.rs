@@ -3,6 +3,7 @@
 //! timelines. One `Ftl` is one drive's firmware state.
 
 pub mod alloc;
+pub mod checkpoint;
 pub mod cmt;
 pub mod engines;
 pub mod gc;
@@ -18,6 +19,7 @@ use crate::nand::{Nand, SLOT_BYTES};
 use crate::profile::Profile;
 use crate::SimError;
 use alloc::{Alloc, Stream};
+use checkpoint::Checkpoint;
 use cmt::Cmt;
 use engines::Engines;
 use mapping::{Mapping, NONE};
@@ -80,6 +82,8 @@ pub struct Ftl {
     /// limit), and when it is free.
     read_path: u64,
     read_path_busy: u64,
+    /// `mapping.checkpoint_gb`: the whole table is written when the journal is full.
+    checkpoint: Checkpoint,
     /// Controller time per slot GC relocates in the write path (`ftl.gc_move_us`), and
     /// what is owed to the command core since the last `take_firmware_ns`.
     gc_move: u64,
@@ -121,6 +125,7 @@ impl Ftl {
             read_ops: Vec::new(),
             read_path: (p.host.read_mbps * 1000.0).round() as u64,
             read_path_busy: 0,
+            checkpoint: Checkpoint::new(p.mapping.checkpoint_gb),
             gc_move: (p.ftl.gc_move_us * 1000.0).round() as u64,
             firmware_owed: 0,
             idle_gc_max_valid: (g.slots_per_block as f64 * p.ftl.idle_gc_max_valid_pct / 100.0) as u32,
@@ -156,6 +161,10 @@ impl Ftl {
             self.stamps[s as usize] = self.write_seq;
         }
         self.counters.host_write_slots += 1;
+        // The journal logs every remapping: this write's and those of the GC it drove.
+        if self.checkpoint.count(1 + self.counters.gc_moves - moves) {
+            self.write_checkpoint(t);
+        }
         self.advance_host_cursor(t);
         if self.gc_move > 0 {
             // GC done in the write path (paced, the hard stop, folds) costs the
@@ -302,6 +311,7 @@ impl Ftl {
         self.read_op_busy = 0;
         self.read_ops.clear();
         self.read_path_busy = 0;
+        self.checkpoint.reset();
         self.firmware_owed = 0;
         self.nand.advance_to(end);
         end
