@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import signal
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import dbpoll
 from loopdevs import MIB, REASON, loops, sh  # noqa: F401  (loops: a fixture)
 from loopdevs import wait_for_new_writes
 from ssdlab import phase as P
@@ -159,11 +159,7 @@ def test_read_only_device_is_refused_before_the_run(loops, tmp_path):
 
 # ---- item 8: signals ---------------------------------------------------------------------
 def _phases_stored(db: Path) -> int:
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as c:
-            return c.execute("SELECT count(*) FROM phases").fetchone()[0]
-    except sqlite3.Error:
-        return 0
+    return dbpoll.count(db, "SELECT count(*) FROM phases")
 
 
 def _start_consistency(dev: str, db: Path) -> subprocess.Popen:

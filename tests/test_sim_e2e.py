@@ -141,13 +141,9 @@ def test_sigint_stops_the_simulator_and_keeps_the_run(db):
 
 
 def _phases_stored(db: str) -> int:
-    import sqlite3
+    import dbpoll
 
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as c:
-            return c.execute("SELECT count(*) FROM phases").fetchone()[0]
-    except sqlite3.Error:  # not created yet, or busy
-        return 0
+    return dbpoll.count(db, "SELECT count(*) FROM phases")
 
 
 def test_drives_lists_the_builtin_profiles():

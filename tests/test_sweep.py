@@ -190,13 +190,9 @@ def test_a_failing_point_is_stored_failed_and_the_others_complete(tmp_path, monk
 
 
 def _complete_runs(db: Path) -> int:
-    import sqlite3
+    import dbpoll
 
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as c:
-            return c.execute("SELECT count(*) FROM runs WHERE status = 'complete'").fetchone()[0]
-    except sqlite3.Error:  # not created yet, or busy
-        return 0
+    return dbpoll.count(db, "SELECT count(*) FROM runs WHERE status = 'complete'")
 
 
 def _children(pid: int) -> list[str]:

@@ -27,6 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .calibration import FILL, TOLERANCE, Ctx, Figure, RunKey, all_figures, fmt
+from .calibration.figure import testbed_flags
 from .profiles import builtin_ids
 
 FIGURES: list[Figure] = all_figures(builtin_ids())
@@ -166,7 +167,7 @@ def evaluate(figs: list[Figure], runs: dict) -> list[dict]:
             "published_value": f.value, "published_lo": f.lo, "published_hi": f.hi,
             "simulated": sim, "unit": f.unit, "error": err, "pass": ok,
             "test": f.run[0] + (f" --spare {f.run[1]:g}" if f.run[1] else "")
-            + "".join(f" --set {o}" for o in f.run[4]),
+            + (f" {testbed_flags(f.run)}" if f.run[4] else ""),
             "how": f.how, "source": f.source, "kind": f.kind,
             "xfail": XFAIL.get((f.drive, f.name)),
         })

@@ -27,6 +27,11 @@ def on_testbed(run: RunKey, testbed: tuple[str, ...]) -> RunKey:
     return (*run[:4], tuple(testbed))  # type: ignore[return-value]
 
 
+def testbed_flags(run: RunKey) -> str:
+    """The run's host as `ssdlab run` options ("" for the review's)."""
+    return " ".join(f"--set {o}" for o in run[4])
+
+
 @dataclass(frozen=True)
 class Figure:
     drive: str

@@ -9,7 +9,7 @@ import tomllib
 from importlib import resources
 from typing import Callable
 
-from .figure import QUICK, Ctx, Figure, RunKey, on_testbed
+from .figure import QUICK, Ctx, Figure, RunKey, on_testbed, testbed_flags
 
 SEQ_TOL, RND_TOL = 0.15, 0.35
 
@@ -47,8 +47,7 @@ def figures() -> list[Figure]:
         kind = r["kind"]
         # the maker's host where it differs from the review's (spec_sheets.toml `testbed`)
         run = on_testbed(QUICK, tuple(r.get("testbed", ())))
-        host = "".join(f" --set {o}" for o in run[4])
-        host = f", on the maker's host ({host.strip()})" if host else ""
+        host = f", on the maker's host ({testbed_flags(run)})" if run[4] else ""
         for key, (name, keys, how, unit, tol) in MEASURES.items():
             if key not in r:
                 continue
