@@ -34,11 +34,7 @@ FIGURES: list[Figure] = all_figures(builtin_ids())
 
 # Figures the current simulator cannot reach, with the reason (shown in docs/calibration.md
 # and run as strict xfails by the test suite, so a figure that starts to pass is noticed).
-XFAIL: dict[tuple[str, str], str] = {
-    ("m4-256", "rated seq write"): (
-        "conflict: the review measured 283 MB/s after purge (HD Tach, also checked here), above the "
-        "260 MB/s rating; the profile's write path (310 MB/s) follows the measurements"),
-}
+XFAIL: dict[tuple[str, str], str] = {}
 
 
 def drives() -> list[str]:

@@ -292,7 +292,8 @@ impl Drive {
             for i in 0..io.slots {
                 let arrived = if ack >= all_in { ack } else { flow.next_arrival() };
                 ack = self.ftl.buffer.admit(ack.max(arrived));
-                self.ftl.write_slot(io.lba + i, ack)?;
+                let placed = self.host.write_path(ack);
+                self.ftl.write_slot(io.lba + i, placed)?;
                 self.host.firmware(ack, self.ftl.take_firmware_ns());
             }
             self.last_write = self.last_write.max(ack);

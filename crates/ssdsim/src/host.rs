@@ -39,8 +39,8 @@ pub struct Host {
     duplex: bool,
     link_in: u64,
     link_out: u64,
-    /// Controller write path rate (0 = no limit), and when it is free.
-    write_bytes_per_ms: u64,
+    /// Controller write path: time per 4 KiB slot (0 = no limit), and when it is free.
+    slot_write_ns: u64,
     write_busy: u64,
     ctrl_busy: u64,
     pub overhead: u64,
@@ -65,7 +65,11 @@ impl Host {
             duplex: p.host.interface != "sata",
             link_in: 0,
             link_out: 0,
-            write_bytes_per_ms: (p.host.write_mbps * 1000.0).round() as u64,
+            slot_write_ns: if p.host.write_mbps > 0.0 {
+                transfer_ns(SLOT_BYTES, (p.host.write_mbps * 1000.0).round() as u64)
+            } else {
+                0
+            },
             write_busy: 0,
             ctrl_busy: 0,
             overhead: (p.host.command_overhead_us * 1000.0).round().max(1.0) as u64,
@@ -116,9 +120,7 @@ impl Host {
         }
     }
 
-    /// Host-to-drive data transfer of a write payload of `bytes` submitted at `t`, then
-    /// through the controller's write path if it has a limit (pipelined with the link: it
-    /// starts with the link transfer and holds the data at most its own rate). The data
+    /// Host-to-drive data transfer of a write payload of `bytes` submitted at `t`. The data
     /// streams in: the `Inflow` says when each 4 KiB slot of it has arrived.
     pub fn transfer_in(&mut self, t: u64, bytes: u64) -> Inflow {
         let d = self.link_ns(bytes);
@@ -126,15 +128,22 @@ impl Host {
         let s = t.max(*busy);
         *busy = s + d;
         let n = (bytes / SLOT_BYTES).max(1);
-        let step = |x: (u64, u64)| if self.stream { Step::new(x, n) } else { Step::whole(x) };
-        let mut path = None;
-        if self.write_bytes_per_ms != 0 {
-            let wd = transfer_ns(bytes, self.write_bytes_per_ms);
-            let ws = s.max(self.write_busy);
-            self.write_busy = ws + wd;
-            path = Some(step((ws, wd)));
+        let link = if self.stream { Step::new((s, d), n) } else { Step::whole((s, d)) };
+        Inflow { slots: n, link }
+    }
+
+    /// The controller's write path (`host.write_mbps`: firmware and data-path work on host
+    /// data) takes a slot buffered at `t`; returns when the slot may join a program unit.
+    /// It sits behind the write buffer: a write is acknowledged once its data is buffered,
+    /// so at QD1 the host's round trip overlaps the path, and the path's rate shows once the
+    /// buffer is full, at any queue depth.
+    #[inline]
+    pub fn write_path(&mut self, t: u64) -> u64 {
+        if self.slot_write_ns == 0 {
+            return t;
         }
-        Inflow { slots: n, link: step((s, d)), path }
+        self.write_busy = self.write_busy.max(t) + self.slot_write_ns;
+        self.write_busy
     }
 
     /// Drive-to-host transfer of a read payload of `bytes` whose first page is in the
@@ -154,14 +163,11 @@ impl Host {
     }
 }
 
-/// A write payload streaming into the controller: over the link from `link.0` for
-/// `link.1` ns, and through the write path from `path.0` for `path.1` ns. `next_arrival` gives
+/// A write payload streaming into the controller over the link. `next_arrival` gives
 /// the arrival of each 4 KiB slot in turn (stepped, no division per slot).
 pub struct Inflow {
     slots: u64,
     link: Step,
-    /// The write path's stream, if the controller has a write-path limit.
-    path: Option<Step>,
 }
 
 /// start + d * i / n for i = 1, 2, ...: whole steps and a carried remainder.
@@ -201,20 +207,14 @@ impl Step {
 impl Inflow {
     /// When the whole payload is in the controller.
     pub fn end(&self) -> u64 {
-        let (link, n) = (&self.link, self.slots);
-        let end = |s: &Step| s.at + s.step * n + s.rem; // `whole` steps: their `at`
-        self.path.as_ref().map_or(end(link), |p| end(link).max(end(p)))
+        let l = &self.link;
+        l.at + l.step * self.slots + l.rem // `whole` steps: their `at`
     }
 
     /// When the next slot of the payload is in the controller.
     #[inline]
     pub fn next_arrival(&mut self) -> u64 {
-        let n = self.slots;
-        let link = self.link.next(n);
-        match &mut self.path {
-            Some(p) => link.max(p.next(n)),
-            None => link,
-        }
+        self.link.next(self.slots)
     }
 }
 
