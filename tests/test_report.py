@@ -488,3 +488,19 @@ def test_log_axis_range_ticks_and_floor():
     assert np.isnan(stalls.plotted(np.array([np.nan]))[0])  # a missing second stays a gap
     assert stalls.plotted(np.array([0.0, 5.0])).tolist() == [stalls.floor, 5.0]
     assert log_axis([np.full(3, np.nan)]).ticks  # nothing to show still gives an axis
+
+
+def test_png_flat_lines_do_not_sit_on_the_top_edge(monkeypatch, tmp_path):
+    """A DRAM drive's working-set IOPS are flat: autoscaling leaves such a line on the axis's
+    top edge, where it reads as clipped. Zero-based axes keep headroom over the data."""
+    from ssdlab.report.png import working_set_png
+    from ssdlab.report.synthetic import working_set_drive
+
+    figs = _figures(monkeypatch)
+    (ws,) = D.working_sets([ReportRun(1, "working-set", [working_set_drive("DRAM", 40e3, None)])])
+    ws.iops = ws.iops + np.linspace(0.0, 5.0, ws.iops.size)  # flat to 1e-4, as measured
+    working_set_png([ws], tmp_path)
+    for ax in figs["working-set"].axes:
+        lo, hi = ax.get_ylim()
+        top = max(float(np.nanmax(ln.get_ydata())) for ln in ax.get_lines())
+        assert lo == 0 and hi >= 1.05 * top, (lo, hi, top)

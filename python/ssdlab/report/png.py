@@ -30,6 +30,14 @@ STYLE = {
 _thousands = FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 1000 or v == int(v) else f"{v:g}")
 
 
+def _from_zero(ax) -> None:
+    """A y axis from 0 with headroom over the data: autoscaling a flat line (a DRAM drive's
+    working-set IOPS, a WAF of 1) leaves it on the top edge, where it reads as clipped."""
+    ys = [np.asarray(ln.get_ydata(), dtype=float) for ln in ax.get_lines()]
+    top = max((float(np.nanmax(y)) for y in ys if y.size and np.isfinite(y).any()), default=0.0)
+    ax.set_ylim(0, max(ax.get_ylim()[1], 1.08 * top) or 1.0)
+
+
 def _save(fig, out_dir: Path, name: str) -> Path:
     path = out_dir / f"{name}.png"
     fig.savefig(path, dpi=DPI)
@@ -55,7 +63,7 @@ def _counters(axes, counters: D.Counters | None, panels: list[D.Panel]) -> None:
                         ls="--" if key in D.DASHED else "-")
         ax.set_ylabel(panel.unit)
         if panel.zero:
-            ax.set_ylim(bottom=0)
+            _from_zero(ax)
         ax.yaxis.set_major_formatter(_thousands)
         ax.locator_params(axis="y", nbins=3)
         ax.set_title(panel.title, fontsize=7.5, loc="left", pad=2, color="#444")
@@ -149,7 +157,7 @@ def consistency_fig(c: D.ConsistencyCombo):
         # a run shorter than the window start (a quick --seconds run) still gets an axis
         ax.set(ylabel="IOPS", xlim=(c.window_start, max(float(c.t[-1]), c.window_start + 1)))
         ax.set_title(_panel_title(f"From t = {c.window_start:g} s", c.iops[w], scale), fontsize=8.5)
-    wlin.set_ylim(bottom=0)
+    _from_zero(wlin)
     mark = {"color": "#222", "lw": 0.9, "ls": ":"}  # the test's own figures
     if c.steady_start_s is not None:
         whole.axvline(c.steady_start_s, **mark)
@@ -174,12 +182,12 @@ def working_set_png(sets: list[D.WorkingSet], out_dir: Path) -> Path:
             axes[1].plot(s.gb, s.lat_p99_us, "o--", color=col, ms=3.5)
     ticks = sorted({float(g) for s in sets for g in s.gb})
     axes[0].set(xscale="log", ylabel="IOPS", title="Working-set size: 4 KiB random reads")
-    axes[0].set_ylim(bottom=0)
+    _from_zero(axes[0])
     _legend_below(fig, axes[0])
     axes[0].yaxis.set_major_formatter(_thousands)
     if has_lat:
         axes[1].set(ylabel="99th pct latency (µs)")
-        axes[1].set_ylim(bottom=0)
+        _from_zero(axes[1])
     axes[-1].set_xticks(ticks, [f"{t:g}" for t in ticks])
     axes[-1].minorticks_off()
     axes[-1].set_xlabel("working set (GB)")
@@ -226,7 +234,7 @@ def trim_png(curves: list[D.TrimCurves], out_dir: Path) -> Path:
         ax.plot(c.after_gb, c.after_mbps, color=col, lw=1.1, label=f"{c.label}: after TRIM")
     ax.set(xlabel="GB written", ylabel="MB/s", xlim=(0, None),
            title="TRIM validation: sequential write pass, clean vs after torture + TRIM")
-    ax.set_ylim(bottom=0)
+    _from_zero(ax)
     ax.yaxis.set_major_formatter(_thousands)
     _legend_below(fig, ax, ncols=2)
     return _save(fig, out_dir, "trim")
