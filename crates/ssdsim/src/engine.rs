@@ -294,7 +294,8 @@ impl Drive {
                 ack = self.ftl.buffer.admit(ack.max(arrived));
                 let placed = self.host.write_path(ack);
                 self.ftl.write_slot(io.lba + i, placed)?;
-                self.host.firmware(ack, self.ftl.take_firmware_ns());
+                // GC driven by this slot ran when the slot was placed, not when it was buffered
+                self.host.firmware(placed, self.ftl.take_firmware_ns());
             }
             self.last_write = self.last_write.max(ack);
             ack + self.host.write_latency

@@ -5,7 +5,7 @@ of methodology.md, the manufacturers' spec sheets, and behaviour no real drive s
 from __future__ import annotations
 
 from . import freezes, published, spec_sheets
-from .figure import CONS0, CONS25, FILL, IDLE, QUICK, TOLERANCE, Ctx, Figure, RunKey, fmt
+from .figure import CONS0, CONS25, FILL, IDLE, QUICK, TOLERANCE, Ctx, Figure, RunKey, fmt, testbed_flags
 
 
 def all_figures(profile_ids: list[str]) -> list[Figure]:
@@ -14,4 +14,4 @@ def all_figures(profile_ids: list[str]) -> list[Figure]:
 
 
 __all__ = ["CONS0", "CONS25", "FILL", "IDLE", "QUICK", "TOLERANCE", "Ctx", "Figure", "RunKey",
-           "all_figures", "fmt"]
+           "all_figures", "fmt", "testbed_flags"]

@@ -15,7 +15,7 @@ pub mod staging;
 pub mod verify;
 
 use crate::host::WriteBuffer;
-use crate::nand::{Nand, SLOT_BYTES};
+use crate::nand::{transfer_ns, Nand, SLOT_BYTES};
 use crate::profile::Profile;
 use crate::SimError;
 use alloc::{Alloc, Stream};
@@ -255,7 +255,7 @@ impl Ftl {
             return ready;
         }
         // Decoded and moved one page after another by the controller's read path.
-        self.read_path_busy = self.read_path_busy.max(ready) + crate::nand::transfer_ns(bytes, self.read_path);
+        self.read_path_busy = self.read_path_busy.max(ready) + transfer_ns(bytes, self.read_path);
         self.read_path_busy
     }
 
