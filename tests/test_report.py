@@ -214,7 +214,7 @@ def test_thin_keeps_short_series_and_means_long_ones():
 
 def test_from_phase_result():
     from ssdlab.phase import Phase
-    from ssdlab.targets.base import PhaseResult
+    from ssdlab.phase import PhaseResult
 
     r = PhaseResult(Phase(kind="io", name="fill", stop_bytes=4096), {"t_s": [1, 2]},
                     {"gb": [1], "mbps": [500]}, {"p99_us": 3.0}, {"mbps": 500.0})
@@ -226,7 +226,7 @@ def test_from_store_round_trip(tmp_path):
     store_mod = pytest.importorskip("ssdlab.store")
     from ssdlab.phase import Phase
     from ssdlab.report import build_report, from_store
-    from ssdlab.targets.base import Identity, PhaseResult
+    from ssdlab.phase import Identity, PhaseResult
 
     st = store_mod.Store(tmp_path / "r.sqlite")
     rids = []

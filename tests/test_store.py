@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ssdlab.phase import seq_write
 from ssdlab.store import Store, StoreError
-from ssdlab.targets.base import Identity, PhaseResult
+from ssdlab.phase import Identity, PhaseResult
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,7 +103,7 @@ sys.path.insert(0, {python!r})
 import numpy as np
 from ssdlab.store import Store
 from ssdlab.phase import seq_write
-from ssdlab.targets.base import Identity, PhaseResult
+from ssdlab.phase import Identity, PhaseResult
 s = Store(sys.argv[1])
 run = s.create_run("fill", {{}}, testbed=sys.argv[2])
 rd = s.add_drive(run, 0, sys.argv[2], Identity("sim", "X", 1))

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 
 from .. import _sim
-from ..phase import Phase
-from .base import Identity, Interrupted, OnSample, PhaseResult
+from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 
 
 def _result(phase: Phase, raw: dict) -> PhaseResult:
