@@ -9,26 +9,11 @@ from typing import Any
 import os
 from pathlib import Path
 
-from . import methodology, targets
-from .cli_errors import UserError
-from .store import Store, StoreError, default_path
-
-
-def parse_sets(sets: list[str]) -> list[str]:
-    for s in sets:
-        key, eq, value = s.partition("=")
-        if not eq or not key.strip() or not value.strip():
-            raise UserError(f"bad --set '{s}': expected key=value, e.g. --set nand.channels=8")
-        if any(ord(c) < 32 or ord(c) == 127 for c in s):
-            raise UserError(f"bad --set {s!r}: control characters (a newline) are not allowed; "
-                            "give one key=value per --set")
-    return list(sets)
-
-
-def check_seed(seed: int) -> int:
-    if not 0 <= seed < 2**64:
-        raise UserError(f"--seed {seed}: must be 0 to 2**64-1")
-    return seed
+from .. import methodology, targets
+from ..errors import UserError
+from ..profiles import parse_sets  # noqa: F401 (the commands take it from here)
+from ..targets.sim import check_seed
+from ..store import Store, StoreError, default_path
 
 
 def check_y_max(y_max: float | None) -> float | None:

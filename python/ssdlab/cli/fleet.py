@@ -8,9 +8,9 @@ from typing import Any, Optional
 
 import typer
 
-from .cli_errors import UserError
-from .cli_output import emit_table, print_json
-from .store import Store, check_free
+from .errors import UserError
+from .output import emit_table, print_json
+from ..store import Store, check_free
 
 
 def child_args(test: str, o: dict[str, Any]) -> list[str]:
@@ -39,8 +39,8 @@ def run_fleet(test: str, drv: list[tuple[str, Any]], opts: Any, json_out: bool, 
               args: list[str], plan: bool) -> int:
     """Check every drive for the whole test (nothing is stored when one is refused), then
     run them all at once; returns the exit status."""
-    from . import fleet
-    from .runner import preflight
+    from .. import fleet
+    from ..runner import preflight
 
     if len(drv) < 2:
         raise UserError("--fleet runs several drives at once: give two or more --drive")

@@ -11,8 +11,8 @@ from typing import Optional
 
 import typer
 
-from ..cli_errors import user_errors
-from ..cli_inputs import check_seed, parse_sets
+from .errors import user_errors
+from .inputs import check_seed, parse_sets
 from ..store import Store, check_free
 
 
@@ -35,7 +35,7 @@ def serve_cmd(
     json_out: bool = typer.Option(False, "--json", help="print the ready line and the final summary as JSON"),
 ) -> None:
     """Export a simulated drive over NBD in real time (fio ioengine=nbd, nbdfuse + a loop device)."""
-    from .server import ServeOptions, Serving, serve
+    from ..serve.server import ServeOptions, Serving, serve
 
     with user_errors():
         if socket is not None and tcp is not None:
@@ -73,7 +73,7 @@ def serve_cmd(
                       file=sys.stderr, flush=True)
 
         run_id, totals, status = serve(serving, store, args, on_ready=ready, on_row=row)
-    from .stats import metrics
+    from ..serve.stats import metrics
 
     m = metrics(totals)
     if json_out:

@@ -8,10 +8,10 @@ from typing import Optional
 
 import typer
 
-from .cli_errors import UserError, user_errors
-from .cli_inputs import existing_store, read_store
-from .cli_output import emit_table, print_json
-from .store import MAX_ID, Store, check_free
+from .errors import UserError, user_errors
+from .inputs import existing_store, read_store
+from .output import emit_table, print_json
+from ..store import MAX_ID, Store, check_free
 
 results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, export.")
 
@@ -87,7 +87,7 @@ def results_import(
     db: Optional[Path] = typer.Option(None, "--db", help="the store to put it in (default: user data dir)"),
 ) -> None:
     """Put results a run could not store (its disk was full) back into a store."""
-    from .pending import import_file
+    from ..pending import import_file
 
     with user_errors():
         check_free(db)  # before the store is even created

@@ -9,22 +9,24 @@ from typing import Any, Optional
 
 import typer
 
-from . import cli_trace, interrupts, methodology, targets
-from .analysis import comparison_table
-from .cli_errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  # noqa: F401
+from .. import interrupts, methodology, targets
+
+from . import trace as trace_cli
+from ..analysis import comparison_table
+from .errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  # noqa: F401
                          interrupted_status, sigterm_interrupts, user_errors, warnings_as_lines)
-from .cli_inputs import (PRECONDITION_TESTS, SECONDS_HELP, TEST_NAMES, check_out_dir, check_y_max,
+from .inputs import (PRECONDITION_TESTS, SECONDS_HELP, TEST_NAMES, check_out_dir, check_y_max,
                          existing_store, open_drives, parse_sets)
-from .cli_output import emit_table, print_json, progress_hooks
-from .cli_results import results_app
-from .cli_sweep import sweep_cmd
-from .cli_remote import fio_server_cmd
-from .cli_fleet import child_args, run_fleet
-from .methodology import Options
-from .review import fresh as review_fresh
-from .runner import RunInterrupted, plan_phases, run_test
-from .serve.command import serve_cmd
-from .store import Store, check_free
+from .output import emit_table, print_json, progress_hooks
+from .results import results_app
+from .sweep import sweep_cmd
+from .remote import fio_server_cmd
+from .fleet import child_args, run_fleet
+from ..methodology import Options
+from ..review import fresh as review_fresh
+from ..runner import RunInterrupted, plan_phases, run_test
+from .serve import serve_cmd
+from ..store import Store, check_free
 
 # click's base error, found through typer's public BadParameter (typer vendors click)
 ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -56,12 +58,12 @@ app.add_typer(results_app, name="results")
 @app.command()
 def drives(json_out: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """The built-in simulated drive profiles and their key specs."""
-    from .profiles import builtin_ids, load_text
+    from ..profiles import builtin_ids, load_text
 
     rows = []
     with user_errors():
         for pid in builtin_ids():
-            from .targets.sim import SimTarget
+            from ..targets.sim import SimTarget
 
             i = SimTarget(load_text(pid)).info
             rows.append({"drive": f"sim:{pid}", "name": i.get("name"),
@@ -116,14 +118,14 @@ def run(
     """Run one test of the methodology on one or more drives."""
     with user_errors(), sigterm_interrupts():
         module = methodology.get(test)
-        given = [o for o, v in zip(cli_trace.TRACE_ONLY, (trace, trace_format, speed != 1.0, idle_cap,
+        given = [o for o, v in zip(trace_cli.TRACE_ONLY, (trace, trace_format, speed != 1.0, idle_cap,
                                                           qd, state != "empty", wrap)) if v]
-        trace_opts = cli_trace.trace_options(test, trace, trace_format, speed, idle_cap, qd,
+        trace_opts = trace_cli.trace_options(test, trace, trace_format, speed, idle_cap, qd,
                                              state, wrap, given)
         if job is not None and test != "fio":
             raise UserError(f"{job}: a job file is only for `ssdlab run fio JOBFILE`")
         if trace_opts is not None:  # parsed now: a bad trace is refused before any store
-            typer.echo(f"ssdlab: {cli_trace.announce(trace_opts)}", err=True)
+            typer.echo(f"ssdlab: {trace_cli.announce(trace_opts)}", err=True)
         if not precondition and not getattr(module, "PRECONDITION_OPTIONAL", False):
             raise UserError(f"--no-precondition: {test} needs the drive in a known state; "
                             f"only {PRECONDITION_TESTS} can skip its purge and fill")
@@ -136,8 +138,8 @@ def run(
                        "that was never written", err=True)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, plan)
         if test == "fio":  # the job's I/Os, captured with fio's null engine (needs the capacity)
-            opts = dataclasses.replace(opts, trace=cli_trace.fio_options(job, drv))
-        if fleet:  # cli_fleet.py: every drive at once, each its own `ssdlab run`
+            opts = dataclasses.replace(opts, trace=trace_cli.fio_options(job, drv))
+        if fleet:  # fleet.py: every drive at once, each its own `ssdlab run`
             raise typer.Exit(run_fleet(test, drv, opts, json_out, db, child_args(test, dict(
                 job=job, spare=spare, repeat=repeat, seconds=seconds, interval=interval, sets=sets,
                 testbed=testbed, db=db, destroy_data=destroy_data, seed=seed, precondition=precondition,
@@ -155,7 +157,7 @@ def run(
         if interval is not None:
             args["interval"] = interval
         if trace_opts is not None:
-            args["trace"] = cli_trace.trace_args(trace_opts)
+            args["trace"] = trace_cli.trace_args(trace_opts)
         if test == "fio":
             args["job"] = {"file": str(job), "text": job.read_text(errors="replace")[:100_000]}
         with progress_hooks() as hooks:
@@ -170,7 +172,7 @@ def run(
         print_json(doc)
     else:
         if test == "fio":  # fio's own layout
-            from .methodology.fio_run import fio_style
+            from ..methodology.fio_run import fio_style
 
             for d in doc["drives"]:
                 print(fio_style(d["drive"], opts.trace.name, d["metrics"]))
@@ -270,9 +272,9 @@ def review(
         if drv:
             with progress_hooks() as hooks:
                 drv = review_fresh(drv, parse_sets(sets), seed)
-                app = cli_trace.review_workload(drv)
+                app = trace_cli.review_workload(drv)
                 args = {"drives": drive, "set": sets, "seed": seed, "review": True,
-                        "trace": cli_trace.trace_args(app)}
+                        "trace": trace_cli.trace_args(app)}
                 run_id, outcomes = run_test(store, "trace", drv, dataclasses.replace(opts, trace=app),
                                             args, testbed, hooks)
                 docs.append(run_doc(run_id, "trace", outcomes))
@@ -289,7 +291,7 @@ def run_review(store: Store, specs: list[str], drv, sets: list[str], seed: int, 
                args: dict, testbed: Optional[str], docs: list[dict], jobs: Optional[int],
                ray: Optional[str]) -> None:
     """The tests in parallel on simulated drives, else one after another (review.py)."""
-    from . import review as rv
+    from .. import review as rv
 
     try:
         rv.run(store, specs, drv, sets, seed, opts, args, testbed, jobs, ray, progress_hooks,
@@ -301,7 +303,7 @@ def run_review(store: Store, specs: list[str], drv, sets: list[str], seed: int, 
 
 
 def build(store: Store, run_ids: list[int], out: Path, y_max: float | None) -> Path:
-    from .report import build_report
+    from ..report import build_report
 
     try:
         return build_report(store, run_ids, out, y_max=y_max)
@@ -331,7 +333,7 @@ def report(
         if sweep_id is not None:
             if runs or latest:
                 raise UserError("--sweep reports a whole sweep: give no run ids or --latest with it")
-            from .report.sweep import build_sweep_report
+            from ..report.sweep import build_sweep_report
 
             check_out_dir(out)
             print(build_sweep_report(store, sweep_id, out))
@@ -399,7 +401,7 @@ def validate(
                                    "drive checked (what-if calibration; repeatable)"),
 ) -> None:
     """Check the calibrated profiles against the published figures of methodology.md."""
-    from . import validate as val
+    from .. import validate as val
 
     log = (lambda s: typer.echo(s, err=True)) if sys.stderr.isatty() else None
     with user_errors():
@@ -415,9 +417,5 @@ def validate(
                    val.HEADERS, val.table_rows(doc))
 
 
-app.command("sweep")(sweep_cmd)  # cli_sweep.py: grids of runs
-app.command("fio-server")(fio_server_cmd)  # cli_remote.py: drives for HOST:/dev/X runs elsewhere
-
-
-if __name__ == "__main__":
-    app()
+app.command("sweep")(sweep_cmd)  # sweep.py: grids of runs
+app.command("fio-server")(fio_server_cmd)  # remote.py: drives for HOST:/dev/X runs elsewhere

@@ -7,7 +7,7 @@ import math
 import re
 from pathlib import Path
 
-from .cli_errors import UserError
+from .errors import UserError
 
 DURATION = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|ms|us|ns)?\s*")
 UNIT_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, None: 1.0}
@@ -33,13 +33,13 @@ def trace_options(test: str, trace: Path | None, fmt: str | None, speed: float,
         if given:
             raise UserError(f"{', '.join(given)}: only for `ssdlab run trace`")
         return None
-    from .methodology.trace import STATES, TraceOptions
-    from .phase import Replay
-    from .traces import FORMATS
+    from ..methodology.trace import STATES, TraceOptions
+    from ..phase import Replay
+    from ..traces import FORMATS
 
     if trace is None:
         raise UserError("run trace: give the trace file with --trace FILE")
-    from .traces import workloads
+    from ..traces import workloads
 
     if workloads.is_builtin(str(trace)):
         workloads.parse_name(str(trace))  # an unknown name or bad scale: one line
@@ -70,10 +70,10 @@ def trace_args(opts) -> dict:
 def announce(opts) -> str:
     """One line saying what will be replayed: format (and whether detected), size, mode,
     and what the parser decided."""
-    from .traces.timing import mode, stream_of
+    from ..traces.timing import mode, stream_of
 
     r = opts.replay
-    from .traces import workloads
+    from ..traces import workloads
 
     if workloads.is_builtin(r.trace):  # generated per drive, later
         return f"trace {workloads.describe(r.trace)}"
@@ -89,10 +89,10 @@ def fio_options(job: Path | None, drv: list):
     import shutil
     import tempfile
 
-    from . import targets
-    from .methodology.fio_run import FioJobOptions
-    from .phase import Replay
-    from .traces.fio_capture import capture
+    from .. import targets
+    from ..methodology.fio_run import FioJobOptions
+    from ..phase import Replay
+    from ..traces.fio_capture import capture
 
     if job is None:
         raise UserError("run fio: give the job file: ssdlab run fio JOBFILE --drive sim:PROFILE")
@@ -118,8 +118,8 @@ def review_workload(drv: list):
     """`review`'s application test: the destroyer-like workload on the empty and the full
     drive, scaled to the smallest drive (The Destroyer writes 3.4 times a 256 GB drive;
     here 1 % of it on a 256 GB drive, in proportion on others), closed loop at its QD."""
-    from .methodology.trace import TraceOptions
-    from .phase import Replay
+    from ..methodology.trace import TraceOptions
+    from ..phase import Replay
 
     cap = min((t.identify().capacity for _, t in drv), default=256 * 10**9)
     scale = float(f"{REVIEW_SCALE_PER_GB * cap / 1e9:.3g}")

@@ -8,11 +8,11 @@ from typing import Optional
 
 import typer
 
-from .cli_errors import UserError, interrupted_status, sigterm_interrupts, user_errors
-from .cli_inputs import SECONDS_HELP, TEST_NAMES, check_out_dir
-from .cli_output import emit_table, print_json
-from .runner import RunInterrupted
-from .store import Store, check_free
+from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
+from .inputs import SECONDS_HELP, TEST_NAMES, check_out_dir
+from .output import emit_table, print_json
+from ..runner import RunInterrupted
+from ..store import Store, check_free
 
 
 def sweep_cmd(
@@ -35,9 +35,9 @@ def sweep_cmd(
 ) -> None:
     """A grid of runs over drives, spare areas and profile keys, in parallel; each point is a
     normal stored run. Running the same grid again resumes it (finished points are skipped)."""
-    from . import sweep as sw
-    from .executor import open_executor
-    from .units_progress import UnitsProgress
+    from .. import sweep as sw
+    from ..executor import open_executor
+    from ..units_progress import UnitsProgress
 
     with user_errors(), sigterm_interrupts():
         g = sw.make_grid(test, drive, sets, spare, grid, seconds=seconds, repeat=repeat,
@@ -71,7 +71,7 @@ def sweep_cmd(
             raise typer.Exit(interrupted_status())
         doc = sw.summary(store, g, outcomes)
         if out is not None:
-            from .report.sweep import build_sweep_report
+            from ..report.sweep import build_sweep_report
 
             doc["report"] = str(build_sweep_report(store, g.id, out))
     if json_out:

@@ -13,30 +13,14 @@ from pathlib import Path
 from typing import Iterator
 
 import typer
-from pydantic import ValidationError
-
-from . import interrupts
-from .runner import RunFailed, RunInterrupted, StoreWriteFailed
-from .store import StoreError, damage_hint
+from .. import interrupts
+from ..errors import UserError, one_line
+from ..runner import RunFailed, RunInterrupted, StoreWriteFailed
+from ..store import StoreError, damage_hint
 
 EXIT_USER = 2
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT)
 EXIT_TERMINATED = 143  # SIGTERM: stopped the same way as Ctrl-C
-
-
-class UserError(Exception):
-    pass
-
-
-MAX_LINE = 2000  # an error quoting a huge input (a 100 KB nested TOML line) is cut
-
-
-def one_line(e: BaseException) -> str:
-    if isinstance(e, ValidationError):
-        text = "; ".join(f"{'.'.join(map(str, x['loc'])) or 'phase'}: {x['msg']}" for x in e.errors())
-    else:
-        text = (str(e).strip() or type(e).__name__).splitlines()[0]
-    return text if len(text) <= MAX_LINE else text[:MAX_LINE - 3] + "..."
 
 
 @contextmanager

@@ -7,8 +7,8 @@ from typing import Optional
 
 import typer
 
-from .cli_errors import user_errors
-from .targets.remote import DEFAULT_PORT
+from .errors import user_errors
+from ..targets.remote import DEFAULT_PORT
 
 
 def fio_server_cmd(
@@ -19,7 +19,7 @@ def fio_server_cmd(
 ) -> None:
     """Check this host's drives with the local safety rules, then serve them to
     `ssdlab run --drive THISHOST:/dev/X` through `fio --server` (as root; Ctrl-C stops)."""
-    from .targets.remote_guard import serve
+    from ..targets.remote_guard import serve
 
     with user_errors():
         rc = serve(drives, destroy_data, listen, port,

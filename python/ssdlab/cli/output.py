@@ -9,9 +9,9 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from .phase import Phase
-from .runner import Hooks
-from .store import jsonable
+from ..phase import Phase
+from ..runner import Hooks
+from ..store import jsonable
 
 
 # ---- output --------------------------------------------------------------------------------
