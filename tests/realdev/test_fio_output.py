@@ -12,7 +12,7 @@ import pytest
 
 from ssdlab.targets import fio_output as fo
 
-DATA = Path(__file__).parent / "data" / "fio"
+DATA = Path(__file__).parents[1] / "data" / "fio"
 
 
 def stdout(name: str) -> str:

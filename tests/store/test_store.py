@@ -15,7 +15,7 @@ from ssdlab.phase import seq_write
 from ssdlab.store import Store, StoreError
 from ssdlab.phase import Identity, PhaseResult
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def result(name="fill", n=5):

@@ -26,7 +26,7 @@ SETS = [x for s in SMALL for x in ("--set", s)]
 GRID = ["consistency", "--drive", "sim:tlc-256", *SETS, "--set", "host.write_buffer_kib=1024,4096",
         "--spare", "0,25", "--seconds", "20"]
 runner = CliRunner()
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def sweep(db, *args, grid=GRID):

@@ -15,7 +15,7 @@ from ssdlab.cli import app
 from ssdlab.phase import Replay
 from ssdlab.targets.fio import FioTarget
 
-DATA = Path(__file__).parent / "data" / "traces"
+DATA = Path(__file__).parents[1] / "data" / "traces"
 SMALL = ["user_capacity_gb=8", "nand.blocks_per_plane=46", "slc.dynamic_max_gb=1"]
 runner = CliRunner()
 

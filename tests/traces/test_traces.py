@@ -19,7 +19,7 @@ from ssdlab.traces import FLUSH, READ, TRIM, WRITE, TraceError, load
 from ssdlab.targets import fio_replay
 from ssdlab.traces.timing import fit, issue_times, prepare
 
-DATA = Path(__file__).parent / "data" / "traces"
+DATA = Path(__file__).parents[1] / "data" / "traces"
 
 
 def ops(s):

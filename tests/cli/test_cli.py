@@ -190,7 +190,7 @@ def test_command_line_mistakes_are_one_line_in_a_real_process(tmp_path):
     import sys
     from pathlib import Path
 
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "python"))
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "python"))
     for args, message in ((["run"], "Missing argument"), (["run", "fill", "--bogus"], "--bogus"),
                           (["run", "fill", "--drive", "x", "--spare", "abc"], "--spare")):
         p = subprocess.run([sys.executable, "-m", "ssdlab.cli", *args], env=env,
@@ -311,7 +311,7 @@ def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
     import time
     from pathlib import Path
 
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # tests/
     ready, db = tmp_path / "ready", tmp_path / "r.sqlite"
     env = dict(os.environ, PYTHONPATH=str(here.parent / "python"), TESTS_DIR=str(here),
                READY=str(ready))

@@ -36,7 +36,7 @@ def _why_not() -> str | None:
     for tool in ("nbdkit", "nbdinfo", "fio"):
         if not shutil.which(tool):
             return f"{tool} not installed (tools/sysdeps.sh test installs it)"
-    if not (Path(__file__).parents[1] / "target/release/libssdsim_nbd.so").is_file():
+    if not (Path(__file__).parents[2] / "target/release/libssdsim_nbd.so").is_file():
         return "the nbdkit plugin is not built (make build)"
     return None
 

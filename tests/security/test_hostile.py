@@ -19,7 +19,7 @@ import pytest
 from ssdlab.cli import app
 from ssdlab.store import Store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RUN = ["run", "quick", "--drive", "sim:sn520-128", "--repeat", "1"]
 
 # (arguments, words the one-line error must contain); {tmp} is a scratch directory with

@@ -22,7 +22,7 @@ from ssdlab.targets import is_real, is_remote
 from ssdlab.targets.remote import (FACTS_JOB, PERMIT_DIR, client_reports, collect_logs,
                                    parse_remote, permit_key)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 needs_root = pytest.mark.skipif(bool(REASON), reason=REASON or "")
 
 

@@ -22,7 +22,7 @@ from ssdlab.store import Store  # noqa: E402
 
 SMALL = ["user_capacity_gb=8", "nand.blocks_per_plane=46", "slc.dynamic_max_gb=1"]
 SETS = [x for s in SMALL for x in ("--set", s)]
-DATA = Path(__file__).parent / "data" / "traces"
+DATA = Path(__file__).parents[1] / "data" / "traces"
 KIB = 1024
 runner = CliRunner()
 

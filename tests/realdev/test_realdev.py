@@ -21,7 +21,7 @@ from ssdlab import phase as P
 from ssdlab.targets import Interrupted, open_target, safety
 from ssdlab.targets.fio import FioTarget
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.realdev
 if REASON:

@@ -113,7 +113,7 @@ def test_sigint_stops_the_simulator_and_keeps_the_run(db):
     import time
     from pathlib import Path
 
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "python"))
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "python"))
     p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "run", "consistency", "--drive",
                           "sim:tlc-256", *SETS, "--seconds", "1000000", "--db", db, "--json"],
                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -159,7 +159,7 @@ def test_two_cli_runs_share_one_store(db):
     import sys
     from pathlib import Path
 
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "python"))
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "python"))
     procs = [subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "run", test, "--drive",
                                "sim:tlc-256", *SETS, "--seconds", "20", "--db", db, "--json"],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

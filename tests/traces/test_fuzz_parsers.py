@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from ssdlab.targets import fio_output as fo
 from ssdlab.targets import identity
 
-DATA = Path(__file__).parent / "data" / "fio"
+DATA = Path(__file__).parents[1] / "data" / "fio"
 REPORTS = [r for d in sorted(DATA.iterdir()) if (d / "stdout.txt").exists()
            for r in fo.reports(fo.parse_stream((d / "stdout.txt").read_text())[0])]
 FINALS = [fo.final_report((d / "stdout.txt").read_text()) for d in sorted(DATA.iterdir())

@@ -16,7 +16,7 @@ import pytest
 
 from ssdlab.store import Store
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # tests/
 ROOT = HERE.parent
 
 # a CLI process whose drive is a FakeTarget (tests/conftest.py) that is slow in its

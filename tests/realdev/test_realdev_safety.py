@@ -24,7 +24,7 @@ from ssdlab import phase as P
 from ssdlab.targets import safety
 from ssdlab.targets.fio import FioFailed, FioTarget
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.realdev
 if REASON:
     pytestmark = [pytest.mark.realdev, pytest.mark.skip(reason=REASON)]
