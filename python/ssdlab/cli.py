@@ -18,7 +18,7 @@ from .cli_inputs import (PRECONDITION_TESTS, SECONDS_HELP, TEST_NAMES, check_out
 from .cli_output import emit_table, print_json, progress_hooks
 from .cli_results import results_app
 from .cli_sweep import sweep_cmd
-from .cli_remote import fio_server_cmd
+from .cli_remote import FIO_SERVER, agent_cmd, fio_server_cmd
 from .cli_fleet import child_args, run_fleet
 from .methodology import Options
 from .review import fresh as review_fresh
@@ -91,7 +91,7 @@ def show_metrics(doc: dict) -> None:
 def run(
     test: str = typer.Argument(..., help=f"one of: {TEST_NAMES}"),
     job: Optional[Path] = typer.Argument(None, help="fio: the fio job file to replay on the simulated drive"),
-    drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE, a profile .toml, /dev/..., file:PATH:SIZE, HOST[:PORT]:/dev/... (a drive on another host)"),
+    drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE, a profile .toml, /dev/..., file:PATH:SIZE, [user@]HOST:/dev/... (a drive on another host, over ssh)"),
     spare: float = typer.Option(0.0, "--spare", help="leave this % of LBAs (at the end) unwritten"),
     repeat: int = typer.Option(5, "--repeat", help="quick: scored runs of each test (CrystalDiskMark shows the best)"),
     seconds: Optional[float] = typer.Option(None, "--seconds", help=SECONDS_HELP),
@@ -416,7 +416,8 @@ def validate(
 
 
 app.command("sweep")(sweep_cmd)  # cli_sweep.py: grids of runs
-app.command("fio-server")(fio_server_cmd)  # cli_remote.py: drives for HOST:/dev/X runs elsewhere
+app.command("fio-server", **FIO_SERVER)(fio_server_cmd)  # cli_remote.py: says how to reach drives on other hosts
+app.command("agent", hidden=True)(agent_cmd)  # cli_remote.py: started over ssh for --drive HOST:/dev/X
 
 
 if __name__ == "__main__":
