@@ -30,7 +30,7 @@ def _why_not() -> str | None:
         return "needs root (network namespaces, sshd)"
     for tool, pkg in (("sshd", "openssh-server"), ("ssh", "openssh-client"),
                       ("ssh-keygen", "openssh-client"), ("ip", "iproute2"), ("ss", "iproute2"),
-                      ("runuser", "util-linux")):
+                      ("runuser", "util-linux"), ("nsenter", "util-linux")):
         if not shutil.which(tool, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin"):
             return f"{tool} not installed (apt-get install {pkg})"
     return None
@@ -109,7 +109,10 @@ class SshHost:
             f"  UserKnownHostsFile {self.tmp / 'known_hosts'}", "  GlobalKnownHostsFile /dev/null",
             "  StrictHostKeyChecking yes", "  HostKeyAlias sshlab", "  LogLevel ERROR", ""]))
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege separation
-        self.sshd = subprocess.Popen(["ip", "netns", "exec", self.ns, shutil.which("sshd", path="/usr/sbin:/sbin:/usr/bin"),
+        # nsenter --net, not `ip netns exec`: that also gives sshd a mount namespace of its own,
+        # where the tests' mounts would not show (a drive host sees its own mounts)
+        self.sshd = subprocess.Popen(["nsenter", f"--net=/run/netns/{self.ns}",
+                                      shutil.which("sshd", path="/usr/sbin:/sbin:/usr/bin"),
                                       "-D", "-e", "-f", str(self.tmp / "sshd_config")],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True)
@@ -150,11 +153,20 @@ class SshHost:
     def env(self, **extra: str) -> dict:
         """The environment of an ssdlab command that reaches this host."""
         remote = f"env PYTHONPATH={ROOT / 'python'} {sys.executable} -m ssdlab.cli"
-        return dict(os.environ, PYTHONPATH=str(ROOT / "python"), SSDLAB_SSH=f"ssh -F {self.config}",
-                    SSDLAB_REMOTE_COMMAND=remote, **extra)
+        return {**os.environ, "PYTHONPATH": str(ROOT / "python"), "SSDLAB_SSH": f"ssh -F {self.config}",
+                "SSDLAB_REMOTE_COMMAND": remote, **extra}
+
+    def config_without_key(self) -> Path:
+        """An ssh configuration for this host with a key it does not know."""
+        cfg = self.tmp / "ssh_config_nokey"
+        if not cfg.exists():
+            sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "stranger", "-f", str(self.tmp / "stranger_key"))
+            cfg.write_text(self.config.read_text().replace(str(self.tmp / "client_key"), str(self.tmp / "stranger_key"))
+                           + "  IdentityAgent none\n")
+        return cfg
 
     def in_ns(self, *cmd: str, ns: str | None = None, **kw) -> subprocess.CompletedProcess:
-        return sh("ip", "netns", "exec", ns or self.ns, *cmd, check=False, **kw)
+        return sh("nsenter", f"--net=/run/netns/{ns or self.ns}", *cmd, check=False, **kw)
 
     def listening(self) -> list[str]:
         """The listening TCP and bound UDP sockets of the drive host: `ss` lines."""

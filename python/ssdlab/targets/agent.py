@@ -31,6 +31,7 @@ from .remote_wire import (PROTOCOL, Lines, dumps, identity_doc, loads, phase_of,
                           result_doc)
 
 SILENCE_S = 60.0
+OPS = ("hello", "open", "identify", "check_writes", "preflight", "plan")  # and run, close
 
 
 def drive_key(spec: str) -> str:
@@ -152,6 +153,8 @@ class Agent:
         return False
 
     def answer(self, op: Any, msg: dict) -> Any:
+        if op not in OPS:
+            raise ValueError(f"unknown request {op!r}")
         if op == "hello":
             if msg.get("proto") != PROTOCOL:
                 raise ValueError(f"protocol {msg.get('proto')} is not this agent's ({PROTOCOL}, ssdlab "
@@ -181,7 +184,7 @@ class Agent:
                 return t.plan(phases)
             t.preflight(phases)
             return True
-        raise ValueError(f"unknown request {op!r}")
+        raise AssertionError(op)
 
     def _spec(self, msg: dict) -> str:
         spec = msg.get("spec")
