@@ -96,7 +96,7 @@ class SshHost:
         host_pub = (self.tmp / "host_key.pub").read_text().split()
         (self.tmp / "known_hosts").write_text(f"sshlab {host_pub[0]} {host_pub[1]}\n")
         (self.tmp / "sshd_config").write_text("\n".join([
-            "Port 22", f"ListenAddress {self.addr}", f"ListenAddress {self.addr6}",
+            "Port 22", "ListenAddress 0.0.0.0", "ListenAddress ::",  # every address of its namespace
             f"HostKey {self.tmp / 'host_key'}", f"AuthorizedKeysFile {self.tmp / 'authorized_keys'}",
             "PermitRootLogin prohibit-password", "PasswordAuthentication no",
             "KbdInteractiveAuthentication no", "UsePAM no", "StrictModes no", "PidFile none",

@@ -167,6 +167,7 @@ def test_ctrl_c_keeps_the_partial_phase_and_a_dead_agent_is_one_line(sshhost, lo
     _out, err = p.communicate(timeout=120)
     assert p.returncode == 1 and err.count("\n") == 1, err
     assert f"RemoteFailed: drive {spec}: the connection to ssdlab on lab1 ended during phase" in err
+    assert "the agent on that host was killed" in err
     assert "fio --client" not in err and not err.rstrip().endswith("}")
     assert runs(db)[-1][1] == "failed"
     wait_unused(dev)  # its fio died with it

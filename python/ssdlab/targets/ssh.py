@@ -130,8 +130,11 @@ class Connection:
         said = [x for x in self.tail if not x.startswith("Warning: Permanently added")]
         last = said[-1].strip() if said else ""
         rc = self.proc.returncode
+        if rc == 255 and not last:  # ssh says nothing when the remote command was killed
+            return ("ssh ended with status 255 and no message: the agent on that host was killed "
+                    "(a signal), or the connection was cut")
         if rc == 255 or (rc is None and last):
-            return f"ssh: {last or 'the connection failed'}"
+            return last if last.startswith("ssh: ") else f"ssh: {last}"
         if rc == 127:
             return (f"ssdlab is not installed on that host's PATH ({last or 'command not found'}); "
                     f"install it there, or set {REMOTE_ENV} to its path")
