@@ -26,7 +26,7 @@ from .. import __version__
 from . import safety
 from .hostid import kernel_id, machine_id
 from .fio import FioFailed, FioTarget, parse_spec
-from .base import Interrupted
+from ..phase import Interrupted
 from .remote_wire import (PROTOCOL, Lines, dumps, identity_doc, loads, phase_of,
                           result_doc)
 

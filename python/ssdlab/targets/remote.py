@@ -22,9 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ..phase import Phase
+from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from . import locks, safety, ssh
-from .base import Identity, Interrupted, OnSample, PhaseResult
 from .fio import FioFailed, _empty, parse_size, writes
 from .hostid import kernel_id
 from .remote_wire import PROTOCOL, identity_of, phase_doc, result_of

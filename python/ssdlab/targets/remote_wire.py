@@ -17,8 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..phase import Phase
-from .base import Identity, PhaseResult
+from ..phase import Identity, Phase, PhaseResult
 
 PROTOCOL = 1
 MAX_LINE = 64 << 20  # one answer (a phase's result) never comes near this
