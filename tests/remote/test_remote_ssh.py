@@ -113,7 +113,7 @@ def test_refusals_on_the_drive_host_come_back_as_one_line(sshhost, loops, tmp_pa
     assert runs(db) == []
     # no host, no key, no ssdlab there: why, and the command that shows it
     msg = one_line(cli(sshhost, "run", "fill", "--drive", f"{sshhost.local}:{held}", "--db", str(db)))
-    assert "cannot run ssdlab on" in msg and "ssh: connect to host" in msg and "--version" in msg
+    assert "cannot run ssdlab on" in msg and "ssh: connect to host" in msg and "ssdlab --help'` works" in msg
     msg = one_line(cli(sshhost, "run", "fill", "--drive", f"lab1:{held}", "--db", str(db),
                        SSDLAB_SSH=f"ssh -F {sshhost.config_without_key()}"))
     assert "cannot run ssdlab on" in msg and "Permission denied (publickey)" in msg

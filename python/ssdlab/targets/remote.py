@@ -136,8 +136,8 @@ class RemoteTarget:
                              f"({e}); check that `{self._try()}` works") from None
 
     def _try(self) -> str:
-        """The command line that shows what goes wrong (what ssdlab runs, asking the version)."""
-        cmd = self.command[:-1] + [self.command[-1].removesuffix(" agent") + " --version"]
+        """The command line that shows what goes wrong (what ssdlab runs, asking for help)."""
+        cmd = self.command[:-1] + [self.command[-1].removesuffix(" agent") + " --help"]
         return " ".join(x if re.fullmatch(r"[\w@%+=:,./-]+", x) else repr(x) for x in cmd)
 
     def _call(self, op: str, timeout: float | None = None, **kw: Any) -> Any:
