@@ -81,7 +81,7 @@ class SshHost:
         self.sshd: subprocess.Popen | None = None
 
     # ---------------------------------------------------------------- set up
-    def start(self) -> "SshHost":
+    def start(self) -> SshHost:
         self._netns(self.ns)
         sh("ip", "link", "add", self.va, "type", "veth", "peer", "name", self.vb, "netns", self.ns)
         sh("ip", "addr", "add", f"{self.local}/30", "dev", self.va)

@@ -14,7 +14,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from loopdevs import REASON, loops, wait_for_new_writes  # noqa: F401  (loops: a fixture)
 from sshhosts import ROOT, sshhost  # noqa: F401  (a fixture)
 

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from ssdlab import phase as P
-from ssdlab.targets import is_real, is_remote, ssh
 from ssdlab.phase import PhaseResult
+from ssdlab.targets import is_real, is_remote, ssh
 from ssdlab.targets.remote import parse_remote
 from ssdlab.targets.remote_wire import PROTOCOL, result_doc, result_of
 

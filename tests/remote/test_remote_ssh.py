@@ -14,10 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from loopdevs import REASON, loops, sectors_written, sh, wait_for_new_writes  # noqa: F401  (loops: a fixture)
-from sshhosts import ROOT, sshhost  # noqa: F401  (a fixture)
 from ssdlab.targets.purge import CODES
+from sshhosts import ROOT, sshhost  # noqa: F401  (a fixture)
 
 pytestmark = [pytest.mark.realdev, pytest.mark.skipif(bool(REASON), reason=REASON or "")]
 SIZE = 64 << 20

@@ -23,12 +23,11 @@ import threading
 from typing import Any
 
 from .. import __version__
-from . import safety
-from .hostid import kernel_id, machine_id
-from .fio import FioFailed, FioTarget, parse_spec
 from ..phase import Interrupted
-from .remote_wire import (PROTOCOL, Lines, dumps, identity_doc, loads, phase_of,
-                          result_doc)
+from . import safety
+from .fio import FioFailed, FioTarget, parse_spec
+from .hostid import kernel_id, machine_id
+from .remote_wire import PROTOCOL, Lines, dumps, identity_doc, loads, phase_of, result_doc
 
 SILENCE_S = 60.0
 OPS = ("hello", "open", "identify", "check_writes", "preflight", "plan")  # and run, close
@@ -68,7 +67,7 @@ class Agent:
         self.running = False  # a phase runs (a stop may interrupt it)
         self.stopping = False  # this phase was already asked to stop
         self.gone = False  # the connection ended: stop and exit
-        self.main = threading.main_thread().ident
+        self.main = threading.main_thread().ident or threading.get_ident()
 
     # ---------------------------------------------------------------- the connection
     def send(self, doc: dict) -> None:
@@ -244,4 +243,4 @@ def main() -> int:
     return Agent(inp, out).serve()
 
 
-__all__ = ["Agent", "SILENCE_S", "drive_key", "main"]
+__all__ = ["SILENCE_S", "Agent", "drive_key", "main"]

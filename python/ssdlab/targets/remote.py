@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from . import locks, safety, ssh
@@ -33,6 +34,11 @@ _HOST = r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-
 _SPEC = re.compile(_USER + _HOST + r"(?::(?P<port>[0-9]+))?:(?P<path>/.*)")
 LOCAL_PREFIXES = ("/", "file:", "nbd:", "sim:")
 STOP_WAIT_S = 60.0  # after Ctrl-C, how long the agent may take to hand back the partial phase
+
+
+def printable(text: str, keep: str = "") -> str:
+    """What another host sent, safe to print: no control characters (terminal escapes)."""
+    return "".join(c if c.isprintable() or c in keep else "?" for c in text)
 
 
 class RemoteFailed(RuntimeError):
@@ -150,7 +156,7 @@ class RemoteTarget:
         return doc.get("ok")
 
     def _error(self, doc: dict) -> Exception:
-        text = str(doc.get("error") or "failed")
+        text = printable(str(doc.get("error") or "failed"))
         agent_spec = self.rs.agent_spec
         if agent_spec in text:  # its name on that host: give it ours, which says where
             text = text.replace(agent_spec, self.spec, 1)
@@ -221,7 +227,7 @@ class RemoteTarget:
 
     def plan(self, phases: Iterable[Phase]) -> str:
         phases = list(phases)
-        text = self._call("plan", phases=[phase_doc(p) for p in phases])
+        text = printable(str(self._call("plan", phases=[phase_doc(p) for p in phases])), keep="\n")
         if not self.consent and any(writes(p) for p in phases):
             try:
                 self._refuse_without_consent()
@@ -294,7 +300,7 @@ class RemoteTarget:
             locks.unclaim(self._claimed)
             self._claimed = None
 
-    def __enter__(self) -> "RemoteTarget":
+    def __enter__(self) -> RemoteTarget:
         return self
 
     def __exit__(self, *exc) -> None:

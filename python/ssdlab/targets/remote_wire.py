@@ -123,5 +123,15 @@ def identity_of(doc: dict) -> Identity:
                     extra=dict(doc.get("extra") or {}))
 
 
-__all__ = ["PROTOCOL", "Lines", "dumps", "loads", "phase_doc", "phase_of", "result_doc", "result_of",
-           "identity_doc", "identity_of"]
+__all__ = [
+    "PROTOCOL",
+    "Lines",
+    "dumps",
+    "identity_doc",
+    "identity_of",
+    "loads",
+    "phase_doc",
+    "phase_of",
+    "result_doc",
+    "result_of",
+]

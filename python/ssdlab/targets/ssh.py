@@ -74,15 +74,17 @@ class Connection:
         except OSError as e:
             raise ValueError(f"{label}: cannot start `{cmd[0]}` ({e.strerror}); install an ssh "
                              f"client, or set {SSH_ENV} to one") from None
-        self.lines = Lines(self.proc.stdout.fileno())
+        assert self.proc.stdin and self.proc.stdout and self.proc.stderr
+        self.stdin, self.stdout, self.stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
+        self.lines = Lines(self.stdout.fileno())
         self._err = threading.Thread(target=self._read_stderr, daemon=True)
         self._err.start()
         self._ping = threading.Thread(target=self._pinger, daemon=True)
         self._ping.start()
 
     def _read_stderr(self) -> None:
-        for raw in iter(self.proc.stderr.readline, b""):
-            line = raw.decode(errors="replace").rstrip()
+        for raw in iter(self.stderr.readline, b""):
+            line = "".join(c if c.isprintable() else "?" for c in raw.decode(errors="replace").rstrip())
             if not line:
                 continue
             if line.startswith("ssdlab: warning: "):
@@ -100,8 +102,8 @@ class Connection:
     def send(self, doc: dict) -> None:
         with self._wlock:
             try:
-                self.proc.stdin.write(dumps(doc))
-                self.proc.stdin.flush()
+                self.stdin.write(dumps(doc))
+                self.stdin.flush()
             except (BrokenPipeError, OSError, ValueError):
                 raise ConnectionLost(self.why()) from None
 
@@ -150,7 +152,7 @@ class Connection:
         self._closed.set()
         with self._wlock:
             try:
-                self.proc.stdin.close()  # end of input: the agent closes the drive and exits
+                self.stdin.close()  # end of input: the agent closes the drive and exits
             except OSError:
                 pass
         try:
@@ -158,9 +160,9 @@ class Connection:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        self.proc.stdout.close()
+        self.stdout.close()
         self._err.join(timeout=2)
-        self.proc.stderr.close()
+        self.stderr.close()
 
 
-__all__ = ["Connection", "ConnectionLost", "ssh_command", "SSH_ENV", "REMOTE_ENV"]
+__all__ = ["REMOTE_ENV", "SSH_ENV", "Connection", "ConnectionLost", "ssh_command"]
