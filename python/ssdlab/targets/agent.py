@@ -25,7 +25,8 @@ from typing import Any
 from .. import __version__
 from ..phase import Interrupted
 from . import safety
-from .fio import FioFailed, FioTarget, parse_spec
+from .fio import FioTarget, parse_spec
+from .fio_output import FioFailed
 from .hostid import kernel_id, machine_id
 from .remote_wire import PROTOCOL, Lines, dumps, identity_doc, loads, phase_of, result_doc
 

@@ -25,7 +25,8 @@ from typing import Any
 
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from . import locks, safety, ssh
-from .fio import FioFailed, _empty, parse_size, writes
+from .fio import _empty, parse_size, writes
+from .fio_output import FioFailed
 from .hostid import kernel_id
 from .remote_wire import PROTOCOL, identity_of, phase_doc, result_of
 
