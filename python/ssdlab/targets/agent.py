@@ -28,7 +28,15 @@ from . import safety
 from .fio import FioTarget, parse_spec
 from .fio_output import FioFailed
 from .hostid import kernel_id, machine_id
-from .remote_wire import PROTOCOL, Lines, dumps, identity_doc, loads, phase_of, result_doc
+from .remote_wire import (
+    PROTOCOL,
+    Lines,
+    dumps,
+    identity_doc,
+    loads,
+    phase_of,
+    result_doc,
+)
 
 SILENCE_S = 60.0
 OPS = ("hello", "open", "identify", "check_writes", "preflight", "plan")  # and run, close
