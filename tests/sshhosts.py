@@ -1,8 +1,9 @@
 """A drive host reached over ssh, for the tests of drives on other hosts: a network
 namespace of its own (`ip netns`, joined to this one by a veth pair, IPv4 and IPv6) where
 a real sshd (OpenSSH, `sshd -D -e`) listens with a host key and one authorized client
-key made for the test. ssdlab reaches it as `lab1` (and `lab1-again`, the same host by
-another name, or its addresses) through an ssh configuration passed in SSDLAB_SSH; the
+key made for the test (and one it accepts for `ssdlab agent` only). ssdlab reaches it
+as `lab1` (and `lab1-again`, the same host by another name, or its addresses;
+`lab1-agent-only` with the restricted key) through an ssh configuration passed in SSDLAB_SSH; the
 agent there runs this checkout's ssdlab. Same kernel, same loop devices (loopdevs.py):
 another host as far as the network goes.
 
@@ -90,9 +91,12 @@ class SshHost:
         sh("ip", "-n", self.ns, "addr", "add", f"{self.addr}/30", "dev", self.vb)
         sh("ip", "-n", self.ns, "-6", "addr", "add", f"{self.addr6}/64", "dev", self.vb, "nodad")
         sh("ip", "-n", self.ns, "link", "set", self.vb, "up")
-        for name in ("host_key", "client_key"):
+        for name in ("host_key", "client_key", "agent_only_key"):
             sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(self.tmp / name))
-        (self.tmp / "authorized_keys").write_text((self.tmp / "client_key.pub").read_text())
+        # client_key: a login; agent_only_key: sshd runs the agent whatever is asked
+        (self.tmp / "authorized_keys").write_text(
+            (self.tmp / "client_key.pub").read_text()
+            + f'restrict,command="{self.remote_command()} agent" ' + (self.tmp / "agent_only_key.pub").read_text())
         host_pub = (self.tmp / "host_key.pub").read_text().split()
         (self.tmp / "known_hosts").write_text(f"sshlab {host_pub[0]} {host_pub[1]}\n")
         (self.tmp / "sshd_config").write_text("\n".join([
@@ -105,6 +109,7 @@ class SshHost:
         self.config = self.tmp / "ssh_config"
         self.config.write_text("\n".join([
             "Host lab1 lab1-again", f"  HostName {self.addr}",
+            "Host lab1-agent-only", f"  HostName {self.addr}", f"  IdentityFile {self.tmp / 'agent_only_key'}",
             "Host *", "  User root", f"  IdentityFile {self.tmp / 'client_key'}", "  IdentitiesOnly yes",
             f"  UserKnownHostsFile {self.tmp / 'known_hosts'}", "  GlobalKnownHostsFile /dev/null",
             "  StrictHostKeyChecking yes", "  HostKeyAlias sshlab", "  LogLevel ERROR", ""]))
@@ -150,11 +155,14 @@ class SshHost:
         sh("ip", "link", "del", self.va, check=False)
 
     # ---------------------------------------------------------------- use
+    def remote_command(self) -> str:
+        """This checkout's ssdlab, as the drive host runs it."""
+        return f"env PYTHONPATH={ROOT / 'python'} {sys.executable} -m ssdlab.cli"
+
     def env(self, **extra: str) -> dict:
         """The environment of an ssdlab command that reaches this host."""
-        remote = f"env PYTHONPATH={ROOT / 'python'} {sys.executable} -m ssdlab.cli"
         return {**os.environ, "PYTHONPATH": str(ROOT / "python"), "SSDLAB_SSH": f"ssh -F {self.config}",
-                "SSDLAB_REMOTE_COMMAND": remote, **extra}
+                "SSDLAB_REMOTE_COMMAND": self.remote_command(), **extra}
 
     def config_without_key(self) -> Path:
         """An ssh configuration for this host with a key it does not know."""

@@ -109,3 +109,18 @@ def test_nobody_and_another_network_can_neither_run_a_command_nor_write(sshhost,
     assert not [m for m in marks if m.exists()]
     with open(victim_file, "rb") as fh:
         assert fh.read(len(before)) == before
+
+
+def test_a_key_restricted_to_the_agent_runs_tests_and_nothing_else(sshhost, loops, tmp_path):
+    """authorized_keys `restrict,command="ssdlab agent"` (docs/real-drives.md "Security
+    model"): sshd runs the agent whatever is asked, so the key can run tests only."""
+    dev, _ = loops.make(SIZE)
+    spec = f"lab1-agent-only:{dev}"
+    r = subprocess.run([sys.executable, "-m", "ssdlab.cli", "run", "fill", "--drive", spec, "--destroy-data",
+                        spec, "--db", str(tmp_path / "r.db")], capture_output=True, text=True, timeout=300,
+                       env=sshhost.env(SSDLAB_REMOTE_COMMAND="ignored"), cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    mark = tmp_path / "ran"
+    r = subprocess.run(["ssh", "-F", str(sshhost.config), "-o", "BatchMode=yes", "lab1-agent-only",
+                        f"touch {mark}"], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert not mark.exists()  # the agent ran instead, found no request and exited
