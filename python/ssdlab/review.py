@@ -77,10 +77,8 @@ def run(req: Request, jobs: int | None, ray: str | None, progress_hooks: Callabl
 
 def parallel(drives: list[tuple[str, Any]], executor: Executor) -> bool:
     """Only simulated drives (rebuilt from their profile in a worker) run in parallel."""
-    from .targets.sim import SimTarget
-
     return executor.kind != "inline" and all(
-        isinstance(t, SimTarget) and (s.startswith("sim:") or s.endswith(".toml")) for s, t in drives)
+        t.capabilities.simulated and (s.startswith("sim:") or s.endswith(".toml")) for s, t in drives)
 
 
 def run_sequential(req: Request, hooks: Hooks, on_run: OnRun) -> None:
@@ -103,7 +101,7 @@ def run_application_workload(req: Request, hooks: Hooks, on_run: OnRun,
                              warn: Callable[[str], None]) -> None:
     """The review's last run: the application workload, on new simulated drives as every
     other test (not on drives on other hosts: the trace is not sent there)."""
-    drives = [(s, t) for s, t in req.drives if not targets.is_remote(s)]
+    drives = [(s, t) for s, t in req.drives if t.capabilities.replay]
     if len(drives) < len(req.drives):
         warn("review skips the application workload (trace) on drives on other hosts")
     if not drives:
@@ -120,7 +118,7 @@ def run_application_workload(req: Request, hooks: Hooks, on_run: OnRun,
 def fresh(drives: list[tuple[str, Any]], sets: list[str], seed: int) -> list[tuple[str, Any]]:
     """The drives for the next test: simulated ones rebuilt from their profile (a test
     starts on a new drive, as `ssdlab run` does), real ones as they are."""
-    return [(s, t if targets.is_real(s) else targets.open_target(s, overrides=sets or None, seed=seed))
+    return [(s, targets.open_target(s, overrides=sets or None, seed=seed) if t.capabilities.simulated else t)
             for s, t in drives]
 
 

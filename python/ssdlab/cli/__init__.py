@@ -191,8 +191,9 @@ def print_plan(test: str, drv, opts: Options, json_out: bool) -> None:
                       "phases": [p.resolve(cap) if p.kind in ("io", "trim") else p.model_dump()
                                  for p in phases]})
         # real drives also show the fio jobs and commands they would run
-        if callable(getattr(target, "plan", None)):
-            plans[-1]["commands"] = target.plan(phases)
+        commands = target.plan(phases)
+        if commands:
+            plans[-1]["commands"] = commands
     if json_out:
         print_json({"test": test, "plan": plans})
         return

@@ -80,9 +80,7 @@ def open_drives(specs: list[str], sets: list[str], seed: int, destroy_data: str 
                                                   destroy_data=destroy_data, plan=plan)))
     except BaseException:  # a refused drive: let go of those already taken (locks, ssh)
         for _, t in opened:
-            close = getattr(t, "close", None)
-            if callable(close):
-                close()
+            t.close()
         raise
     return opened
 

@@ -82,7 +82,6 @@ def fio_options(job: Path | None, drv: list):
     import shutil
     import tempfile
 
-    from .. import targets
     from ..methodology.fio_run import FioJobOptions
     from ..phase import Replay
     from ..traces.fio_capture import capture
@@ -91,7 +90,7 @@ def fio_options(job: Path | None, drv: list):
         raise UserError("run fio: give the job file: ssdlab run fio JOBFILE --drive sim:PROFILE")
     if not job.is_file():
         raise UserError(f"{job}: no such job file")
-    real = [spec for spec, _ in drv if targets.is_real(spec)]
+    real = [spec for spec, t in drv if not t.capabilities.simulated]
     if real:
         raise UserError(f"run fio: {real[0]} is a real drive: run the job with fio itself there; "
                         "`ssdlab run fio` replays a job on simulated drives (--drive sim:PROFILE)")
