@@ -139,4 +139,4 @@ def unix(path: str) -> NbdUri:
                   export="", socket=os.path.abspath(path))
 
 
-__all__ = ["NbdUri", "parse", "unix", "PARAMS", "SCHEMES"]
+__all__ = ["PARAMS", "SCHEMES", "NbdUri", "parse", "unix"]
