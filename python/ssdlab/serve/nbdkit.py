@@ -115,10 +115,8 @@ def start(cmd: list[str], pidfile: Path, log: Path, timeout_s: float = 300.0) ->
     """Start nbdkit; return once it accepts connections (it writes its pidfile then).
     ValueError with nbdkit's own last words if it stops first."""
     with open(log, "wb") as err:
-        # umask 077: the socket nbdkit creates is its owner's alone (connecting needs
-        # write permission on it)
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=err, stderr=err,
-                                start_new_session=True, umask=0o077)
+                                start_new_session=True)
     deadline = time.monotonic() + timeout_s
     while not (pidfile.exists() and pidfile.stat().st_size > 0):
         if proc.poll() is not None:

@@ -158,6 +158,8 @@ class Serving:
                 self._socket_id = nbdkit.file_id(self.socket, stat.S_IFSOCK)
                 if self._socket_id is None:
                     raise RuntimeError(f"nbdkit started but {self.socket} is not its socket")
+                # connecting needs write permission: the owner's alone (nbdkit makes it 0755)
+                os.chmod(self.socket, 0o600)
                 self._marker = nbdkit.write_marker(self.socket, {
                     "pid": os.getpid(), "pid_start": process_start(os.getpid()),
                     "socket": str(self.socket), "socket_id": list(self._socket_id),
