@@ -12,8 +12,15 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from nbdserve import TINY, cli, digest, nbdkit_export, needs_nbd, one_line_exit_2, served
-
+from nbdserve import (
+    TINY,
+    cli,
+    digest,
+    nbdkit_export,
+    needs_nbd,
+    one_line_exit_2,
+    served,
+)
 from ssdlab.targets import nbd_uri
 
 

@@ -17,7 +17,15 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from nbdserve import TINY, cli, digest, nbdkit_export, needs_nbd, one_line_exit_2, served
+from nbdserve import (
+    TINY,
+    cli,
+    digest,
+    nbdkit_export,
+    needs_nbd,
+    one_line_exit_2,
+    served,
+)
 
 SETS = [x for s in TINY for x in ("--set", s)]
 NOBODY = 65534
