@@ -25,7 +25,7 @@ def _fmt(v: float) -> str:
 def serve_cmd(
     drive: str = typer.Argument(..., help="sim:PROFILE or a profile .toml"),
     sets: list[str] = typer.Option([], "--set", help="profile override key=value"),
-    socket: Optional[Path] = typer.Option(None, "--socket", help="Unix socket to serve on (default: one in $XDG_RUNTIME_DIR or /tmp)"),
+    socket: Optional[Path] = typer.Option(None, "--socket", help="Unix socket to serve on (default: one in a new private directory under the temporary directory)"),
     tcp: Optional[str] = typer.Option(None, "--tcp", help="serve on TCP HOST:PORT instead of a Unix socket (NBD has no authentication: anyone who reaches it reads and writes the drive)"),
     data: Optional[Path] = typer.Option(None, "--data", help="backing file for the data, kept afterwards (default: a sparse temporary file)"),
     destroy_data: Optional[str] = typer.Option(None, "--destroy-data", help="--data names an existing file ssdlab did not write: allow overwriting it (name the same file)"),
