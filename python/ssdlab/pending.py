@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from .phase import Phase
+from .phase import PhaseResult
 from .store import MAX_ID, STATUSES, Store, StoreError, dumps
-from .targets.base import PhaseResult
 
 FORMAT = "ssdlab-pending/1"
 

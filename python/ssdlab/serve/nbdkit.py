@@ -17,8 +17,6 @@ import subprocess
 import time
 from pathlib import Path
 
-from ..targets import nbd_uri
-
 INSTALL_HINT = "install it with `apt-get install nbdkit` (Debian/Ubuntu), or run `make sysdeps`"
 PLUGIN_NAME = "libssdsim_nbd.so"
 MARKER_SUFFIX = ".ssdlab.json"
@@ -87,13 +85,6 @@ def is_loopback(host: str) -> bool:
                    for a in socket.getaddrinfo(host, None, type=socket.SOCK_STREAM))
     except (OSError, ValueError, UnicodeError):
         return False
-
-
-def uri(sock: Path | None, tcp: tuple[str, int] | None) -> str:
-    if tcp:
-        host = f"[{tcp[0]}]" if ":" in tcp[0] else tcp[0]
-        return f"nbd://{host}:{tcp[1]}"
-    return nbd_uri.unix(str(sock)).text
 
 
 def command(*, profile: Path, sets: list[str], seed: int, data: Path, stats: Path,

@@ -19,9 +19,9 @@ import numpy as np
 
 from .. import _sim
 from ..phase import Phase
+from ..phase import Identity, PhaseResult
 from ..store import Store, process_start
-from ..targets import safety
-from ..targets.base import Identity, PhaseResult
+from ..targets import nbd_uri, safety
 from . import nbdkit, stats
 
 MAX_SOCKET_PATH = 107  # sun_path
@@ -52,6 +52,13 @@ def profile_text(drive: str) -> str:
         return p.read_text(encoding="utf-8")
     raise ValueError(f"serve {drive}: only a simulated drive can be served: sim:PROFILE "
                      "(see `ssdlab drives`) or a profile .toml file")
+
+
+def served_uri(sock: Path | None, tcp: tuple[str, int] | None) -> str:
+    if tcp:
+        host = f"[{tcp[0]}]" if ":" in tcp[0] else tcp[0]
+        return f"nbd://{host}:{tcp[1]}"
+    return nbd_uri.unix(str(sock)).text  # the path escaped as libnbd reads it
 
 
 def check_socket(sock: Path) -> Path:
@@ -129,7 +136,7 @@ class Serving:
         nbdkit.nbdkit_binary()
         nbdkit.plugin_path()
         self.opts = opts
-        self.uri = nbdkit.uri(self.socket, self.tcp) if self.tcp or self.socket else ""
+        self.uri = served_uri(self.socket, self.tcp) if self.tcp or self.socket else ""
         self._marker: nbdkit.FileId | None = None
         self._socket_id: nbdkit.FileId | None = None
 
@@ -141,7 +148,7 @@ class Serving:
         self.work = Path(tempfile.mkdtemp(prefix="ssdlab-serve-"))
         if not self.tcp and not self.socket:
             self.socket = self.work / "drive.sock"
-            self.uri = nbdkit.uri(self.socket, None)
+            self.uri = served_uri(self.socket, None)
         (self.work / "profile.toml").write_text(self.text)
         self.data = self.user_data or self.work / "data"  # sparse; removed at the end
         self.stats_path = self.work / "stats.jsonl"

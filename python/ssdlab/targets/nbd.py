@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from ..serve import nbdkit, stats
+from ..phase import Identity
 from . import locks, nbd_uri, safety
-from .base import Identity
 from .fio import FioTarget
 from .identity import Telemetry
 from .purge import PurgePlan
