@@ -59,6 +59,19 @@ def test_a_data_path_that_is_a_dangling_link_is_refused(tmp_path):
     assert not target.exists() and not (tmp_path / "r.sqlite").exists()
 
 
+def test_a_data_path_that_is_not_a_regular_file_is_refused(tmp_path):
+    r = serve(tmp_path, "--data", "/dev/null", "--socket", str(tmp_path / "d.sock"))
+    one_line_exit_2(r, "--data /dev/null: not a regular file")
+    assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_only_loopback_addresses_count_as_this_machine_only():
+    from ssdlab.serve.nbdkit import is_loopback
+
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("::") and not is_loopback("192.0.2.1")
+
+
 @needs_nbd
 def test_data_serve_made_is_served_again_and_consent_serves_any(tmp_path):
     new = tmp_path / "new.bin"

@@ -85,6 +85,8 @@ def check_data(data: Path, capacity: int, destroy_data: str | None) -> Path:
     rules of a file: target, targets/safety.py)."""
     if os.path.islink(data) and not data.exists():
         raise ValueError(f"--data {data}: a symlink to a missing file; give the file's own path")
+    if data.exists() and not data.is_file():
+        raise ValueError(f"--data {data}: not a regular file; the data of a served drive is kept in a file")
     try:
         real = Path(safety.check_file_write(str(data), destroy_data, name=f"--data {data}"))
     except safety.UnsafeTarget as e:
