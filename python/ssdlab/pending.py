@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .phase import Phase
-from .phase import PhaseResult
+from .phase import Phase, PhaseResult
 from .store import MAX_ID, STATUSES, Store, StoreError, dumps
 
 FORMAT = "ssdlab-pending/1"
