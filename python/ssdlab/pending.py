@@ -209,10 +209,11 @@ def _checked(doc: Any) -> dict:
     rid = run.get("id")
     args = _dict(run.get("args"), "run.args")
     _json_ok(args, "run.args")
-    out = {"id": None if rid is None else _int(rid, "run.id", 1), "test": test, "args": args,
+    drives: list[dict[str, Any]] = []
+    out: dict[str, Any] = {"id": None if rid is None else _int(rid, "run.id", 1), "test": test, "args": args,
            "created": _opt_str(run, "created", "run"), "testbed": _opt_str(run, "testbed", "run"),
            "engine_version": _opt_str(run, "engine_version", "run"),
-           "status": _status(run, "status", "run"), "error": _opt_str(run, "error", "run"), "drives": []}
+           "status": _status(run, "status", "run"), "error": _opt_str(run, "error", "run"), "drives": drives}
     for key, d in _dict(doc.get("drives"), "drives", optional=False).items():
         where = f"drives.{key}"
         d = _dict(d, where, optional=False)
@@ -224,13 +225,13 @@ def _checked(doc: Any) -> dict:
         _json_ok(ident, f"{where}.identity")
         phases = d.get("phases") or []
         _need(isinstance(phases, list), f"{where}.phases", f"must be a list, not {_show(phases)}")
-        out["drives"].append({
+        drives.append({
             "position": _int(d.get("position"), f"{where}.position"),
             "spec": _opt_str(d, "spec", where) or "?", "identity": ident,
             "run_drive_id": None if rd is None else _int(rd, f"{where}.run_drive_id", 1),
             "phases": [_phase(p, f"{where}.phases[{i}]") for i, p in enumerate(phases)],
             "metrics": metrics, "status": _status(d, "status", where)})
-    out["drives"].sort(key=lambda x: x["position"])
+    drives.sort(key=lambda x: x["position"])
     return out
 
 

@@ -75,13 +75,13 @@ def check_tcp(tcp: tuple[str, int]) -> None:
                 why = {errno.EADDRINUSE: "the port is in use; choose another",
                        errno.EADDRNOTAVAIL: "not an address of this machine",
                        errno.EACCES: "ports below 1024 need root; choose another"}.get(
-                    e.errno, e.strerror or str(e))
+                    e.errno or 0, e.strerror or str(e))
                 raise ValueError(f"--tcp {shown}: cannot listen there: {why}") from None
 
 
 def is_loopback(host: str) -> bool:
     try:
-        return all(ipaddress.ip_address(a[4][0].split("%")[0]).is_loopback
+        return all(ipaddress.ip_address(str(a[4][0]).split("%")[0]).is_loopback
                    for a in socket.getaddrinfo(host, None, type=socket.SOCK_STREAM))
     except (OSError, ValueError, UnicodeError):
         return False

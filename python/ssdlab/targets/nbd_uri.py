@@ -61,7 +61,7 @@ class NbdUri:
         if self.transport == "tcp":
             try:
                 addrs = _socket.getaddrinfo(host, self.port or DEFAULT_PORT, type=_socket.SOCK_STREAM)
-                host = min(a[4][0] for a in addrs)
+                host = min(str(a[4][0]) for a in addrs)
             except (OSError, UnicodeError):
                 pass
         return f"nbd:{self.transport}:{host.lower()}:{self.port or DEFAULT_PORT}"
