@@ -59,6 +59,10 @@ def drive_key(spec: str) -> str:
             return spec
     if spec.startswith("file:"):
         return "file:" + os.path.realpath(spec[5:].rpartition(":")[0] or spec[5:])
+    if spec.startswith("nbd:"):  # nbd:SOCKET and nbd:nbd+unix:///?socket=SOCKET are one export
+        from ..targets.nbd import drive_key as nbd_key
+
+        return nbd_key(spec)
     return spec
 
 
