@@ -1,4 +1,4 @@
-"""Trace replay on the simulator (issue 17): the replay feeds the same engine path as the
+"""Trace replay on the simulator: the replay feeds the same engine path as the
 phases (a sequential trace at QD32 gives exactly the io phase's figures), open-loop timing
 follows the trace (speed, idle cap), closed loop keeps the queue full, trims and flushes
 are replayed, the power model sees the idle gaps, and `ssdlab run trace` stores read and

@@ -1,4 +1,4 @@
-"""The same trace on a simulated drive and on a loop device through fio (issue 17): both
+"""The same trace on a simulated drive and on a loop device through fio: both
 runs land in one comparison table and one chart. Root, losetup and fio needed (the loop
 device sits on a sparse file, as in the other real-device tests)."""
 

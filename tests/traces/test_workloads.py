@@ -1,4 +1,4 @@
-"""Generated storage-bench-like workloads (issue 17): deterministic by seed, and matching
+"""Generated storage-bench-like workloads: deterministic by seed, and matching
 the published statistics they are named after (at any scale: counts exactly, volumes to
 within an I/O, the sequential share to within an I/O); usable as `--trace builtin:...`."""
 
