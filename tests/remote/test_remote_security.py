@@ -54,7 +54,10 @@ def agent_of(dev: str) -> int:
 
 
 def run(*cmd: str) -> subprocess.CompletedProcess:
-    return subprocess.run(list(cmd), capture_output=True, text=True, timeout=120)
+    # in a scratch directory: fio's client writes a job's exec_prerun output file
+    # (<job>.prerun.txt) into its working directory even when the server refuses
+    return subprocess.run(list(cmd), capture_output=True, text=True, timeout=120,
+                          cwd=tempfile.gettempdir())
 
 
 def test_nobody_and_another_network_can_neither_run_a_command_nor_write(sshhost, loops, tmp_path):
