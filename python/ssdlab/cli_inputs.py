@@ -25,6 +25,17 @@ def parse_sets(sets: list[str]) -> list[str]:
     return list(sets)
 
 
+def whole_number(option: str, text: str, lo: int, hi: int) -> int:
+    """An option's whole-number value within lo..hi, or one line saying what it must be."""
+    try:
+        v = int(text.strip())
+    except ValueError:
+        raise UserError(f"{option} {text}: not a whole number; give one from {lo} to {hi}") from None
+    if not lo <= v <= hi:
+        raise UserError(f"{option} {text}: out of range; give a whole number from {lo} to {hi}")
+    return v
+
+
 def check_seed(seed: int) -> int:
     if not 0 <= seed < 2**64:
         raise UserError(f"--seed {seed}: must be 0 to 2**64-1")
