@@ -260,7 +260,6 @@ def make_grid(test: str, drives: list[str], sets: list[str], spares: list[str],
 def check(grid: Grid) -> dict[tuple, float]:
     """Every point must be runnable; returns each drive-and-overrides combination's table
     bytes (the memory a point takes). Raises ValueError naming the first bad point."""
-    from . import _sim
     from .detached import profile_text
     from .targets import is_real
 
@@ -281,7 +280,7 @@ def check(grid: Grid) -> dict[tuple, float]:
             raise ValueError(f"--drive {d}: cannot read the profile ({e})") from None
     for s in grid.spares:
         Options(spare=s, repeat=grid.repeat, seconds=grid.seconds, interval=grid.interval)
-    from .cli_inputs import check_seed
+    from .targets.sim import check_seed, table_bytes
     check_seed(grid.seed)
     memory: dict[tuple, float] = {}
     for p in pts:
@@ -289,7 +288,7 @@ def check(grid: Grid) -> dict[tuple, float]:
         if key in memory:
             continue
         try:
-            memory[key] = float(_sim.Drive.check(texts[p["drive"]], list(key[1])))
+            memory[key] = table_bytes(texts[p["drive"]], list(key[1]))
         except ValueError as e:
             where = " ".join([p["drive"], *key[1]])
             raise ValueError(f"sweep point {where}: {str(e).splitlines()[0]}") from None
@@ -328,7 +327,7 @@ class PointOutcome:
 
 def record(store: Store, grid: Grid, point: dict, done: Done) -> PointOutcome:
     """Store one computed point as a normal run."""
-    from .cli_errors import one_line
+    from .errors import one_line
     from .detached import Replay
     from .runner import RunFailed, run_test
 
