@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 KIB = 1024
 GB = 10**9
 
+MIN_SPEED, MAX_SPEED = 1e-3, 1e6  # trace replay: --speed (a replay spans at most 1e7 s too)
+
 Kind = Literal["purge", "io", "trim", "idle", "replay"]
 Pattern = Literal["seq", "rand"]
 DataPattern = Literal["incompressible", "zeros", "compressible"]
@@ -27,7 +29,7 @@ class Replay(BaseModel):
 
     trace: str  # the trace file
     format: str | None = None  # None: detected
-    speed: float = Field(1.0, gt=0, le=1e6)  # open loop: recorded gaps / speed
+    speed: float = Field(1.0, ge=MIN_SPEED, le=MAX_SPEED)  # open loop: recorded gaps / speed
     idle_cap_s: float | None = Field(None, ge=0)  # open loop: no gap longer than this
     queue_depth: int | None = Field(None, ge=1, le=65536)  # closed loop at this depth
     wrap: bool = False  # offsets past the drive wrap around instead of being refused

@@ -136,6 +136,31 @@ impl Drive {
         go_on
     }
 
+    /// Close the intervals ending at or before `t` over each of which the drive does nothing
+    /// (no I/O outstanding, no background work) and the controller draws `watts`. Such a
+    /// stretch is stored as its first and last rows: the intervals between are the same as
+    /// the last but for their time, so they are skipped (`Recorder::skip`). A quiet stretch
+    /// costs the same time and memory however long it is.
+    fn close_quiet(
+        &mut self,
+        rec: &mut Recorder,
+        t: u64,
+        watts: f64,
+        on_sample: &mut dyn FnMut(&Row) -> bool,
+    ) -> bool {
+        let n = if t >= rec.next { (t - rec.next) / rec.interval_ns() + 1 } else { 0 };
+        if n < 3 {
+            return self.close_until(rec, t, watts, on_sample);
+        }
+        if !self.close_until(rec, rec.next, watts, on_sample) {
+            return false;
+        }
+        let skipped = n - 2;
+        self.ctrl_energy_j += watts * rec.interval_secs() * skipped as f64;
+        rec.skip(skipped, self.snapshot());
+        self.close_until(rec, t, watts, on_sample)
+    }
+
     /// Run one phase. `on_sample` gets every finished interval; returning false stops the
     /// phase early (the result then holds what was recorded so far).
     pub fn run(&mut self, spec: &PhaseSpec, on_sample: &mut dyn FnMut(&Row) -> bool) -> Result<PhaseResult, SimError> {
@@ -181,6 +206,12 @@ impl Drive {
                     t = step;
                     if t == rec.next {
                         interrupted = !self.close_until(&mut rec, t, p.idle_w, on_sample);
+                        if !busy && !interrupted {
+                            // No background work left, and none starts without host I/O:
+                            // the rest of the phase is quiet.
+                            interrupted = !self.close_quiet(&mut rec, end, p.idle_w, on_sample);
+                            t = t.max(rec.next - rec.interval_ns());
+                        }
                     }
                 }
                 if !interrupted {

@@ -25,6 +25,8 @@ pub const TRIM: u8 = 2;
 pub const FLUSH: u8 = 3;
 /// The largest read or write (the phases' block-size bound).
 pub const MAX_IO_BYTES: u64 = 64 << 20;
+/// The latest issue time of a replay (1e7 s, the longest timed step of any test).
+pub const MAX_TIME_NS: u64 = 10_000_000 * 1_000_000_000;
 
 /// The I/Os of a trace, one entry per I/O in submission order. Times are nanoseconds from
 /// the start of the replay (used in open loop only; non-decreasing); offsets and lengths
@@ -86,6 +88,9 @@ impl<'a> TraceIos<'a> {
                         off.saturating_add(len)
                     )));
                 }
+            }
+            if open_loop && self.time_ns[i] > MAX_TIME_NS {
+                return Err(SimError(format!("replay: I/O {i}: issued at {} ns, after 1e7 s (the longest replay)", self.time_ns[i])));
             }
             if open_loop && i > 0 && self.time_ns[i] < self.time_ns[i - 1] {
                 return Err(SimError(format!("replay: I/O {i}: time goes back (times must be non-decreasing)")));
@@ -263,6 +268,11 @@ impl Drive {
             self.ctrl_energy_j += (active * (rec.interval_ns() - idle_ns) as f64 + idle_w * idle_ns as f64) / 1e9;
             let row = rec.close(rec.next, self.snapshot());
             go_on &= on_sample(&row);
+            if idle.since.is_some() && go_on {
+                // Nothing outstanding: every later interval up to `t` is wholly idle (the
+                // background work of the gap runs when the next I/O is submitted).
+                return self.close_quiet(rec, t, idle_w, on_sample);
+            }
         }
         go_on
     }

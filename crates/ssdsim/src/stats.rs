@@ -248,6 +248,17 @@ impl Recorder {
         self.ios
     }
 
+    /// Skip `n` whole intervals over which nothing happened (no I/O; the drive's counters
+    /// stood still and `s` is its state after them, energy included): they get no row. The
+    /// engine skips only inside a stretch of quiet intervals, after closing the first of them
+    /// and before closing the last, so each skipped row is the same as the last one but for
+    /// its time (every rate 0, counters unchanged).
+    pub fn skip(&mut self, n: u64, s: Snapshot) {
+        debug_assert_eq!(self.ios, 0, "only quiet intervals are skipped");
+        self.next += n * self.interval;
+        self.last = s;
+    }
+
     /// Close the interval ending at `end` (normally `self.next`) with the drive state `s`.
     pub fn close(&mut self, end: u64, s: Snapshot) -> Row {
         let start = self.next - self.interval;

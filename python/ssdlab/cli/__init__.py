@@ -109,7 +109,7 @@ def run(
     precondition: bool = typer.Option(True, "--precondition/--no-precondition", help=f"--no-precondition skips the purge and fill ({PRECONDITION_TESTS} on an already filled drive: reads only)"),
     trace: Optional[Path] = typer.Option(None, "--trace", help="trace: the trace file to replay, or builtin:NAME[@SCALE], a generated workload: destroyer-like, pcmark8-photoshop-heavy-like, ... (docs/methodology.md)"),
     trace_format: Optional[str] = typer.Option(None, "--format", help="trace: fio, fio-v2, fio-v3, blkparse, msr or csv (default: detected)"),
-    speed: float = typer.Option(1.0, "--speed", help="trace: replay X times as fast as recorded"),
+    speed: float = typer.Option(1.0, "--speed", help="trace: replay X times as fast as recorded (0.001 to 1e6)"),
     idle_cap: Optional[str] = typer.Option(None, "--idle-cap", help="trace: no gap between I/Os longer than this (25ms: the Storage Bench rule)"),
     qd: Optional[int] = typer.Option(None, "--qd", help="trace: as fast as possible at this fixed queue depth (closed loop)"),
     state: str = typer.Option("empty", "--state", help="trace: replay on the empty drive, the full drive, or both"),

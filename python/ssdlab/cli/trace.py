@@ -4,7 +4,9 @@ checked and turned into the test's TraceOptions; misuse is a UserError (one line
 from __future__ import annotations
 
 import math
+import os
 import re
+import sys
 from pathlib import Path
 
 from .errors import UserError
@@ -34,7 +36,7 @@ def trace_options(test: str, trace: Path | None, fmt: str | None, speed: float,
             raise UserError(f"{', '.join(given)}: only for `ssdlab run trace`")
         return None
     from ..methodology.trace import STATES, TraceOptions
-    from ..phase import Replay
+    from ..phase import MAX_SPEED, MIN_SPEED, Replay
     from ..traces import FORMATS
 
     if trace is None:
@@ -49,8 +51,9 @@ def trace_options(test: str, trace: Path | None, fmt: str | None, speed: float,
         raise UserError(f"--trace {trace}: no such file")
     if fmt is not None and fmt not in FORMATS:
         raise UserError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
-    if not (math.isfinite(speed) and 0 < speed <= 1e6):
-        raise UserError(f"--speed {speed:g}: must be above 0 and at most 1e6")
+    if not (math.isfinite(speed) and MIN_SPEED <= speed <= MAX_SPEED):
+        raise UserError(f"--speed {speed:g}: must be {MIN_SPEED:g} to {MAX_SPEED:g} (the recorded "
+                        "gaps are divided by it)")
     if qd is not None and not 1 <= qd <= 65536:
         raise UserError(f"--qd {qd}: must be 1 to 65536")
     if state not in STATES:
@@ -58,6 +61,40 @@ def trace_options(test: str, trace: Path | None, fmt: str | None, speed: float,
     cap = None if idle_cap is None else parse_duration(idle_cap, "--idle-cap")
     return TraceOptions(Replay(trace=str(trace), format=fmt, speed=speed, idle_cap_s=cap,
                                queue_depth=qd, wrap=wrap), state=state)
+
+
+BIG_TRACE = 64 << 20  # bytes on disk: reading it shows a progress bar at a terminal
+
+
+class ReadProgress:
+    """A progress bar on stderr while a big trace file is read (at a terminal only)."""
+
+    def __init__(self, path: str):
+        self.bar = None
+        try:
+            big = os.path.getsize(path) > BIG_TRACE
+        except OSError:
+            big = False
+        if big and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self.bar = Progress(TextColumn(f"reading {Path(path).name}"), BarColumn(), DownloadColumn(),
+                                TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+
+    def __enter__(self) -> "ReadProgress":
+        if self.bar is not None:
+            self.bar.start()
+            self.task = self.bar.add_task("read", total=None)
+        return self
+
+    def update(self, done: int, total: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done, total=total)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def announce(opts) -> str:
@@ -70,7 +107,8 @@ def announce(opts) -> str:
 
     if workloads.is_builtin(r.trace):  # generated per drive, later
         return f"trace {workloads.describe(r.trace)}"
-    s = stream_of(r.trace, r.format)
+    with ReadProgress(r.trace) as bar:
+        s = stream_of(r.trace, r.format, progress=bar.update)
     _, how, notes = mode(r, s)
     fmt = s.format if r.format else f"{s.format} (detected)"
     return f"trace {r.trace}: {fmt}, {len(s)} I/Os, {how}" + "".join(f"; {n}" for n in notes)
