@@ -77,5 +77,5 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
             raise bad_line(path, n, "time, offset and length must be >= 0 (and time finite)")
         if op != FLUSH and lv == 0:
             raise bad_line(path, n, f"{f[io_].strip()} of length 0")
-        out.add(n, round(tv * tu), op, ov * ou if op != FLUSH else 0, lv * lu if op != FLUSH else 0)
+        out.add(n, round(tv * tu), op, int(ov * ou) if op != FLUSH else 0, int(lv * lu) if op != FLUSH else 0)
     return out.stream(format="csv", has_time=True)
