@@ -1,8 +1,8 @@
 """A user's fio job turned into the I/O stream it issues: fio runs the job with the null
 engine (no device touched) and `write_iolog`, which records every I/O (offsets and lengths
-in bytes, fio iolog v3). fio parses the job file itself (`--showcmd`: includes, variables
-and all); ssdlab then swaps the engine and the file, and keeps the job's queue depth for
-the closed-loop replay.
+in bytes, fio iolog v3). ssdlab reads the job file itself (fiojob: includes, variables, an
+allow-list of I/O-pattern options; fio never sees the user's file), and gives fio only the
+allow-listed options, with the null engine and a file of its own.
 
 What a closed-loop replay cannot reproduce is refused rather than approximated: several
 jobs, numjobs > 1, time-based jobs (bound the job with size, io_size or number_ios),
@@ -13,7 +13,6 @@ most I/Os twice at a depth above 1); the I/O sequence does not depend on the dep
 from __future__ import annotations
 
 import re
-import shlex
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,21 +44,28 @@ class Captured:
     notes: list[str] = field(default_factory=list)
 
 
-def job_options(job: Path, fio: str = "fio") -> list[tuple[str, str]]:
-    """The job file as fio parses it: (option, value) in order, `name` starting each job."""
-    try:
-        r = subprocess.run([fio, "--showcmd", str(job)], capture_output=True, text=True, timeout=60)
-    except FileNotFoundError:
-        raise TraceError("fio is not installed: `ssdlab run fio` needs it to read the job "
-                         "(apt-get install fio)") from None
-    if r.returncode != 0 or not r.stdout.strip().startswith("fio"):
-        why = (r.stderr or r.stdout).strip().splitlines()
-        raise TraceError(f"{job}: fio cannot read this job file: {why[-1] if why else 'exit ' + str(r.returncode)}")
+def job_options(job: Path, capacity: int) -> list[tuple[str, str]]:
+    """The job file as ssdlab reads it (fiojob: never fio, nothing executed): (option, value)
+    in order, `name` starting each job; only allow-listed I/O-pattern options, after the
+    whole file passed the allow-list (anything refused raises FioJobError first)."""
+    from ..fiojob import jobfile, options
+    from ..fiojob.compile import compile_job
+
+    compile_job(job, capacity)
     out = []
-    for tok in shlex.split(r.stdout.strip())[1:]:
-        key, _, val = tok.lstrip("-").partition("=")
-        out.append((key, val))
+    glob: list[tuple[str, str]] = []
+    for sec in jobfile.read(job):
+        kept = [(options.canonical(k), v) for k, v, w in sec.options
+                if options.classify(options.canonical(k), v, w) is None and k != "name"]
+        if sec.name == "global":
+            glob += kept
+        else:
+            out += [("name", sec.name), *glob, *kept]
     return out
+
+
+def _bool(v: str) -> bool:
+    return v.strip().lower() in ("", "1", "true", "yes", "on")
 
 
 def _bytes(v: str, capacity: int, what: str, job: Path) -> int:
@@ -75,7 +81,7 @@ def _bytes(v: str, capacity: int, what: str, job: Path) -> int:
 
 
 def capture(job: Path, capacity: int, workdir: Path, fio: str = "fio") -> Captured:
-    opts = job_options(job, fio)
+    opts = job_options(job, capacity)
     names = [v for k, v in opts if k == "name" and v != "global"]
     if len(names) != 1:
         raise TraceError(f"{job}: {len(names)} jobs: `ssdlab run fio` replays one job; split "
@@ -83,9 +89,11 @@ def capture(job: Path, capacity: int, workdir: Path, fio: str = "fio") -> Captur
     keep: list[tuple[str, str]] = []
     iodepth, size = 1, None
     for k, v in opts:
-        if k in REFUSED:
+        if k in REFUSED and not (k == "time_based" and not _bool(v)):
             raise TraceError(f"{job}: {k}: {REFUSED[k]} cannot be replayed closed-loop; "
                              "remove it (the replay issues the next I/O as one completes)")
+        if k in ("time_based", "stonewall", "new_group", "group_reporting", "wait_for"):
+            continue
         if k == "numjobs" and v.strip() not in ("", "1"):
             raise TraceError(f"{job}: numjobs={v}: `ssdlab run fio` replays one job (numjobs=1)")
         if k == "iodepth":
