@@ -74,7 +74,7 @@ def test_random_job_fio_style_output_and_queue_depth(tmp_path):
     ("[a]\nrw=read\nsize=1m\nnumjobs=4\n", "numjobs=4"),
     ("[a]\nrw=read\nsize=1m\ntime_based\nruntime=10\n", "time_based"),
     ("[a]\nrw=read\nsize=1m\nthinktime=100\n", "think time"),
-    ("[a]\nrw=read\nsize=100g\n", "more than the drive"),
+    ("[a]\nrw=read\nsize=100g\n", "past the end of the drive"),
     ("[a]\nrw=bogus\nsize=1m\n", "fio cannot read this job file"),
 ])
 def test_jobs_a_closed_loop_cannot_replay_are_refused(tmp_path, body, words):

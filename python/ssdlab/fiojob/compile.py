@@ -318,11 +318,6 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
                 ss=ss, ss_limit=ss_limit, ss_pct=ss_pct, ss_dur_ns=tm("ss_dur"),
                 ss_ramp_ns=tm("ss_ramp"),
                 options={k: v for k, (v, _) in o.items()}))
-            if jobs[-1].offset + min(size, capacity) > capacity:
-                jobs[-1].size = capacity - jobs[-1].offset
-                if jobs[-1].size <= 0:
-                    raise FioJobError(f"{sec.where}: job {name} clone {c}: its offset "
-                                      f"{jobs[-1].offset} is past the drive ({capacity} bytes)")
         for k in ("write_bw_log", "write_iops_log", "write_lat_log", "log_avg_msec", "per_job_logs"):
             if k in o and k not in logs:
                 logs[k] = o[k][0]
