@@ -76,7 +76,22 @@ class Compiled:
     logs: dict  # write_bw_log / write_iops_log / write_lat_log / log_avg_msec (first job's)
 
     def spec(self) -> list[dict]:
-        return [asdict(j) for j in self.jobs]
+        """The jobs as the simulator takes them (ssdlab._sim.Drive.run_fiojob)."""
+        out = []
+        for j in self.jobs:
+            d = asdict(j)
+            d["bs"] = [[(int(b), float(w)) for b, w in per] for per in j.bs]
+            d["zones"] = [(float(a), int(s), int(n)) for a, s, n in j.zones]
+            d["dist_param"] = float(j.dist_param)
+            d["ss_limit"] = float(j.ss_limit)
+            d["log_ns"] = int(self.log_ms * 1_000_000)
+            out.append(d)
+        return out
+
+    @property
+    def log_ms(self) -> int:
+        v = self.logs.get("log_avg_msec", "")
+        return int(v) if str(v).strip().isdigit() and int(v) > 0 else 500
 
 
 def _bs_list(value: str, key: str, where: str, base: int) -> list:
@@ -282,6 +297,18 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
         ss, ss_limit, ss_pct = ("", 0.0, False)
         if "ss" in o:
             ss, ss_limit, ss_pct = _ss(*o["ss"])
+        if zones:
+            start, conv = 0, []
+            for access, rng in zones:
+                n = int(rng) if dist == "zoned_abs" else int(size * rng / 100)
+                conv.append([access / 100, start, max(n, 0)])
+                start += n
+            if start > size:
+                raise FioJobError(f"{o['random_distribution'][1]}: random_distribution: the zones "
+                                  f"cover {start} bytes, more than the job's size {size}")
+            zones = conv
+        if flag("fill_device") or flag("fill_fs"):
+            size = capacity - offset
         numjobs = num("numjobs", 1, 1, MAX_CLONES)
         inc = sz("offset_increment")
         randrepeat = flag("randrepeat", True)
@@ -291,6 +318,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
         for c in range(numjobs):
             names[name] = names.get(name, 0) + 1
             io_size = sz("io_size", size)
+            if o.get("log_avg_msec") is not None:
+                O.integer(o["log_avg_msec"][0], "log_avg_msec", o["log_avg_msec"][1], 0, 86_400_000)
             if "loops" in o:
                 io_size *= num("loops", 1, 1, 1 << 30)
             rate_min = sz("rate_min") + num("rate_iops_min", 0, 0, 10**12)

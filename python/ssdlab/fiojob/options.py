@@ -25,7 +25,6 @@ time_based runtime ramp_time startdelay rate rate_iops rate_min rate_iops_min ra
 rate_cycle rate_ignore_thinktime thinktime thinktime_blocks thinktime_spin thinktime_blocks_type
 random_distribution randseed randrepeat norandommap random_generator percentage_random
 ss ss_dur ss_ramp zonemode zonesize zonerange zoneskip fill_device fill_fs
-iodepth_batch_submit iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low
 stonewall wait_for new_group group_reporting write_bw_log write_iops_log write_lat_log
 log_avg_msec per_job_logs unified_rw_reporting kb_base unit_base
 """.split())
@@ -55,6 +54,7 @@ log_hist_msec log_hist_coarseness write_hist_log log_unix_epoch log_alternate_ep
 lat_percentiles stats ramp_size iopsavgtime bwavgtime experimental_verify
 sqthread_poll_cpu trim_percentage trim_verify_zero trim_backlog trim_backlog_batch
 serialize_overlap io_submit_mode unique_filename group_reporting_ignore
+iodepth_batch_submit iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low
 """.split())
 
 BLOCK_ENGINES = frozenset("""libaio io_uring io_uring_cmd psync sync vsync pvsync pvsync2
