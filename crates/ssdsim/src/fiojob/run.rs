@@ -354,21 +354,12 @@ impl Drive {
                 )));
             }
         }
-        for (k, l) in live.iter_mut().enumerate() {
+        // the last, partial log interval is not a sample (as fio's averaged logs)
+        for (k, l) in live.iter().enumerate() {
             let spec = &specs[idx[k]];
             let o = &mut outs[idx[k]];
             o.start_ns = l.stats_from;
-            o.end_ns = if spec.time_based && !o.ss_attained {
-                l.deadline
-            } else {
-                l.last_done.max(l.stats_from)
-            };
-            let ms = (l.last_done.max(l.interval_end - spec.log_ns) - l.stats_from) / 1_000_000;
-            for (dd, iv) in l.interval.iter().enumerate() {
-                if iv.1 > 0 {
-                    o.samples.push((ms.max(1), dd as u8, iv.0, iv.1, iv.2));
-                }
-            }
+            o.end_ns = if spec.time_based && !o.ss_attained { l.deadline } else { l.last_done.max(l.stats_from) };
         }
         Ok((end, stopped))
     }
