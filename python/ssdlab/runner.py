@@ -19,7 +19,8 @@ from .methodology import Options, get
 from .pending import Pending, phase_doc
 from .phase import Phase
 from .store import Store
-from .targets.base import Interrupted, PhaseResult, Sample, Target
+from .phase import Interrupted, PhaseResult, Sample
+from .targets.base import Target
 
 
 class RunInterrupted(Exception):

@@ -20,7 +20,7 @@ from typing import Generator
 
 from .. import phase as ph
 from ..phase import GB, KIB
-from ..targets.base import PhaseResult
+from ..phase import PhaseResult
 from .common import MIB, Options, area_bytes, by_name
 
 DEFAULT_SECONDS = None

@@ -25,7 +25,7 @@ class ReportPhase:
 
     @classmethod
     def from_result(cls, name: str, result: Any) -> "ReportPhase":
-        """From a targets.base.PhaseResult (or anything with the same four attributes)."""
+        """From a phase.PhaseResult (or anything with the same four attributes)."""
         phase = getattr(result, "phase", None)
         return cls(name=name or getattr(phase, "name", "") or "",
                    series=_arrays(result.series), segments=_arrays(result.segments),

@@ -27,9 +27,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..phase import Phase
+from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from . import child, fio_job, fio_output, locks, purge as purge_mod, safety
-from .base import Identity, Interrupted, OnSample, PhaseResult
 from .identity import Telemetry, TempSampler, block_info, write_counters_delta
 from .identity import attach_temps as _attach_temps
 
