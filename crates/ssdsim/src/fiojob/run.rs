@@ -334,8 +334,11 @@ impl Drive {
                     l.rate_at[req.dir] =
                         l.rate_at[req.dir].max(l.stats_from.min(t)) + gap.round() as u64;
                 }
-                l.issued_bytes += req.len;
-                l.issued_ios += 1;
+                if !(spec.trimwrite && req.dir == TRIM) {
+                    // trimwrite: the writes are the job's I/O (fio counts each trim with its write)
+                    l.issued_bytes += req.len;
+                    l.issued_ios += 1;
+                }
                 l.outstanding += 1;
                 total_out += 1;
                 l.since_think += 1;
