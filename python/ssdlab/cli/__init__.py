@@ -182,7 +182,10 @@ def run(
             print_fio(doc, output_format, log_dir, opts.trace, store, outcomes)
         else:
             show_metrics(doc)
-        print(f"stored as run {run_id} in {store.path}")
+        if test == "fio" and output_format == "json":  # stdout holds fio's JSON only
+            typer.echo(f"stored as run {run_id} in {store.path}", err=True)
+        else:
+            print(f"stored as run {run_id} in {store.path}")
 
 
 def check_log_dir(log_dir: Optional[Path], f) -> None:

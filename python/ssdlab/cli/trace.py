@@ -111,7 +111,7 @@ def fio_options(job: Path | None, drv: list, state: str = "empty", seed: int = 4
         typer.echo(f"ssdlab: note: {n}", err=True)
     return FioJobOptions(job=str(job), name=c.jobs[0].name, jobs=c.spec(),
                          group_reporting=c.group_reporting, log_ms=c.log_ms, logs=c.logs,
-                         notes=tuple(c.notes), state=state)
+                         notes=tuple(c.notes), global_options=c.global_options, state=state)
 
 
 REVIEW_WORKLOAD = "destroyer-like"

@@ -74,6 +74,7 @@ class Compiled:
     notes: list[str]
     group_reporting: bool
     logs: dict  # write_bw_log / write_iops_log / write_lat_log / log_avg_msec (first job's)
+    global_options: dict = field(default_factory=dict)  # the [global] sections' options
 
     def spec(self) -> list[dict]:
         """The jobs as the simulator takes them (ssdlab._sim.Drive.run_fiojob)."""
@@ -346,7 +347,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
                 fill_device=flag("fill_device") or flag("fill_fs"),
                 ss=ss, ss_limit=ss_limit, ss_pct=ss_pct, ss_dur_ns=tm("ss_dur"),
                 ss_ramp_ns=tm("ss_ramp"),
-                options={k: v for k, (v, _) in o.items()}))
+                options={O.canonical(k): v for k, v, _ in sec.options if k != "name"}))
         for k in ("write_bw_log", "write_iops_log", "write_lat_log", "log_avg_msec", "per_job_logs"):
             if k in o and k not in logs:
                 logs[k] = o[k][0]
@@ -361,4 +362,5 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
     notes = []
     if noted:
         notes.append("accepted with no effect on a simulated drive: " + ", ".join(noted))
-    return Compiled(jobs, notes, group_reporting, logs)
+    glob = {O.canonical(k): v for sec in sections if sec.name == "global" for k, v, _ in sec.options}
+    return Compiled(jobs, notes, group_reporting, logs, glob)

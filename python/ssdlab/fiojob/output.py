@@ -117,7 +117,7 @@ def _runtime_ms(jobs: list[dict]) -> int:
 
 
 def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool, log_ms: int,
-             extra: dict | None = None) -> dict:
+             extra: dict | None = None, global_options: dict | None = None) -> dict:
     """fio's `--output-format=json` document for the simulated jobs (`specs` as compiled,
     `raw_jobs` as the simulator returned them, in the same order)."""
     units: list[tuple[dict, list[dict]]] = []
@@ -152,13 +152,20 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool, log
         depth = int(s["iodepth"])
         level = "32" if depth >= 32 and depth < 64 else (">=64" if depth >= 64 else str(1 << (depth.bit_length() - 1)))
         job["iodepth_level"][level] = 100.0
-        if any(j.get("ss_attained") for j in js):
-            job["steadystate"] = {"attained": 1}
+        if s.get("ss"):
+            ios = sum(int(j[n]["ios"]) for j in js for n in DIRS)
+            b = sum(int(j[n]["bytes"]) for j in js for n in DIRS)
+            secs = rt / 1000 if rt else 0.0
+            job["steadystate"] = {"ss": f"{s['ss']}:{s['ss_limit']:g}{'%' if s['ss_pct'] else ''}",
+                                  "duration": int(s["ss_dur_ns"] // 10**9),
+                                  "attained": int(any(j.get("ss_attained") for j in js)),
+                                  "data": {"bw_mean": int(b / 1024 / secs) if secs else 0,
+                                           "iops_mean": int(ios / secs) if secs else 0}}
         jobs.append(job)
     now = time.time()
     doc = {"fio version": FIO_VERSION, "timestamp": int(now), "timestamp_ms": int(now * 1000),
            "time": time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now)),
-           "global options": {}, "jobs": jobs, "disk_util": []}
+           "global options": dict(global_options or {}), "jobs": jobs, "disk_util": []}
     if extra:
         doc["ssdlab"] = extra
     return doc

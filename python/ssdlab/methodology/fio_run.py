@@ -27,6 +27,7 @@ class FioJobOptions:
     log_ms: int = 500
     logs: dict = field(default_factory=dict)
     notes: tuple = ()
+    global_options: dict = field(default_factory=dict)
     state: str = "empty"
 
     def __post_init__(self) -> None:
@@ -53,7 +54,7 @@ def fio_doc(r, f: FioJobOptions) -> dict:
     extra = {"job_file": f.job, "state": f.state, "notes": list(f.notes),
              "unwritten_read_ios": float(r.totals.get("unwritten_read_ios") or 0.0),
              "virtual_time": True}
-    return fio_json(f.jobs, jobs, f.group_reporting, f.log_ms, extra)
+    return fio_json(f.jobs, jobs, f.group_reporting, f.log_ms, extra, f.global_options)
 
 
 def analyze(results, opts: Options) -> dict:

@@ -78,66 +78,53 @@ impl Permutation {
     }
 }
 
-/// Zipf ranks 1..=n with exponent theta (rejection-inversion, Hörmann and Derflinger 1996):
-/// O(1) time and memory whatever n.
+/// Zipf ranks with exponent theta by Gray et al.'s approximation ("Quickly generating
+/// billion-record synthetic databases", SIGMOD 1994), the generator fio uses, so the
+/// proportions are fio's: zeta(n) summed over at most 10 M ranks (as fio caps it), once.
 pub struct Zipf {
     n: f64,
-    s: f64,
-    h_x1: f64,
-    h_n: f64,
-    c: f64,
+    theta: f64,
+    zetan: f64,
+    alpha: f64,
+    eta: f64,
+    half_pow: f64,
 }
+
+const ZIPF_MAX_GEN: u64 = 10_000_000;
 
 impl Zipf {
     pub fn new(n: u64, theta: f64) -> Zipf {
-        let s = theta;
-        let n = n as f64;
-        let mut z = Zipf {
-            n,
-            s,
-            h_x1: 0.0,
-            h_n: 0.0,
-            c: 0.0,
-        };
-        z.h_x1 = z.h(1.5) - 1.0;
-        z.h_n = z.h(n + 0.5);
-        z.c = 2.0 - z.h_inv(z.h(2.5) - 2f64.powf(-s));
-        z
-    }
-
-    fn h(&self, x: f64) -> f64 {
-        let e = 1.0 - self.s;
-        if e.abs() < 1e-9 {
-            x.ln()
-        } else {
-            (x.powf(e) - 1.0) / e
-        }
-    }
-
-    fn h_inv(&self, x: f64) -> f64 {
-        let e = 1.0 - self.s;
-        if e.abs() < 1e-9 {
-            x.exp()
-        } else {
-            (1.0 + e * x).max(0.0).powf(1.0 / e)
+        let zetan: f64 = (1..=n.min(ZIPF_MAX_GEN)).map(|i| (i as f64).powf(-theta)).sum();
+        let zeta2 = 1.0 + 0.5f64.powf(theta);
+        let nf = n as f64;
+        Zipf {
+            n: nf,
+            theta,
+            zetan,
+            alpha: 1.0 / (1.0 - theta),
+            eta: (1.0 - (2.0 / nf).powf(1.0 - theta)) / (1.0 - zeta2 / zetan),
+            half_pow: 0.5f64.powf(theta),
         }
     }
 
     /// A rank in 0..n (0 the most frequent).
     pub fn sample(&self, rng: &mut Xoshiro256PlusPlus) -> u64 {
-        loop {
-            let u = self.h_n + unit(rng) * (self.h_x1 - self.h_n);
-            let x = self.h_inv(u);
-            let k = (x + 0.5).floor().clamp(1.0, self.n);
-            if k - x <= self.c || u >= self.h(k + 0.5) - k.powf(-self.s) {
-                return k as u64 - 1;
-            }
-        }
+        let u = unit(rng);
+        let z = u * self.zetan;
+        let v = if z < 1.0 {
+            1
+        } else if z < 1.0 + self.half_pow {
+            2
+        } else {
+            1 + (self.n * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64
+        };
+        let _ = self.theta;
+        (v - 1).min(self.n as u64 - 1)
     }
 }
 
 /// A skewed rank in 0..n for fio's distributions, scattered over the blocks as fio's
-/// hash does (the hot blocks are spread, not the first ones).
+/// hash does (the hot blocks are spread, not the first ones). Normal: `dev` in blocks.
 pub enum Skew {
     Zipf(Zipf),
     Pareto(f64),
@@ -149,21 +136,24 @@ impl Skew {
         let rank = match self {
             Skew::Zipf(z) => z.sample(rng),
             Skew::Pareto(pow) => (((n - 1) as f64) * unit(rng).powf(*pow)) as u64,
-            Skew::Normal(sd) => {
-                // Box-Muller around the middle, `sd` blocks wide; outside draws are redrawn
-                loop {
-                    let (u1, u2) = (unit(rng).max(1e-300), unit(rng));
-                    let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
-                    let r = (n as f64 / 2.0 + z * sd).floor();
-                    if r >= 0.0 && r < n as f64 {
-                        break r as u64;
+            Skew::Normal(dev) => {
+                // fio's: the mean of 12 uniform draws over 0..=n, moved by a uniform draw
+                // of `dev` blocks' width (halved until it stays below n)
+                let mut sum: u64 = (0..12).map(|_| below(rng, n + 1)).sum();
+                sum = (sum + 11) / 12;
+                let sd = *dev as i64;
+                if sd > 0 {
+                    let mut d = (unit(rng) * sd as f64) as i64 - sd / 2;
+                    while d + sum as i64 >= n as i64 {
+                        d /= 2;
                     }
+                    sum = (sum as i64 + d).max(0) as u64;
                 }
+                sum
             }
         };
-        if matches!(self, Skew::Normal(_)) {
-            return rank;
-        }
-        mix(rank ^ salt) % n
+        // Fibonacci hashing (the golden ratio's 64-bit fraction), as fio scatters ranks:
+        // consecutive ranks land far apart and rarely on the same block
+        rank.wrapping_mul(0x61C8_8646_80B5_83EB).wrapping_add(salt) % n
     }
 }

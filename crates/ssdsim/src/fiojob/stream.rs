@@ -66,9 +66,7 @@ impl Stream {
         let skew = match j.dist {
             Dist::Zipf(t) => Some(Skew::Zipf(Zipf::new(blocks, t))),
             Dist::Pareto(h) => Some(Skew::Pareto(h.ln() / (1.0 - h).ln())),
-            Dist::Normal(pct) => Some(Skew::Normal(
-                (if pct > 0.0 { pct } else { 10.0 }) / 100.0 * blocks as f64,
-            )),
+            Dist::Normal(pct) => Some(Skew::Normal((blocks as f64 * pct / 100.0).ceil().min((blocks / 2) as f64))),
             _ => None,
         };
         let salt = super::dist::mix(seed ^ 0x5eed);
