@@ -159,6 +159,10 @@ def _zones(value: str, where: str, absolute: bool, base: int) -> list:
         except ValueError:
             raise FioJobError(f"{where}: random_distribution={value}: '{it}' is ACCESS%/RANGE") from None
         r = r.strip()
+        if not r:  # the last zone's range left blank: the rest of the region
+            zones.append([access, None])
+            acc += access
+            continue
         rng = O.size(r, "random_distribution", where, base) if absolute else float(r)
         zones.append([access, rng])
         acc += access
@@ -259,7 +263,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
                 if b <= 0 or b % 512 or b > 64 << 20:
                     raise FioJobError(f"{sec.where}: block size {b}: must be a multiple of 512 "
                                       "bytes up to 64 MiB")
-        seq_skip = O.size(skip, "rw", rww, base) if skip else 0
+        back = skip.strip().startswith("-")
+        seq_skip = O.size(skip.strip().lstrip("-"), "rw", rww, base) * (-1 if back else 1) if skip else 0
         if skip and rnd:
             seq_skip = O.integer(skip, "rw", rww, 1, 1 << 30)
         mixr = 50
@@ -273,7 +278,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
         if offset >= capacity:
             raise FioJobError(f"{o['offset'][1]}: offset={o['offset'][0]}: at or past the end of the "
                               f"drive ({capacity} bytes)")
-        size = sz("size", capacity - offset)
+        size = sz("size", sz("filesize", capacity - offset))
         if size <= 0:
             raise FioJobError(f"{sec.where}: size: must be more than 0 bytes")
         dist, dparam, zones = "random", 0.0, []
@@ -301,7 +306,10 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
         if zones:
             start, conv = 0, []
             for access, rng in zones:
-                n = int(rng) if dist == "zoned_abs" else int(size * rng / 100)
+                if rng is None:
+                    n = size - start
+                else:
+                    n = int(rng) if dist == "zoned_abs" else int(size * rng / 100)
                 conv.append([access / 100, start, max(n, 0)])
                 start += n
             if start > size:

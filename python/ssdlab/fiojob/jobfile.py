@@ -66,6 +66,7 @@ def _lines(path: Path, depth: int, budget: list[int]):
         where = f"{path}:{n}"
         if not line or line[0] in ";#":
             continue
+        line = re.split(r"\s[;#]", line, maxsplit=1)[0].rstrip()  # a comment after the value
         if line.startswith("include ") or line.startswith("include\t"):
             inc = Path(substitute(line[len("include"):].strip(), where))
             yield from _lines(inc if inc.is_absolute() else path.parent / inc, depth + 1, budget)

@@ -15,6 +15,10 @@ ALIASES = {"readwrite": "rw", "blocksize": "bs", "blocksize_range": "bsrange", "
            "random_distribution", "ioscheduler": "ioscheduler", "iomem": "mem",
            "steadystate": "ss", "steadystate_duration": "ss_dur", "steadystate_ramp_time": "ss_ramp",
            "percentage_sequential": "percentage_sequential", "blocksize_unaligned": "bs_unaligned",
+           "ratemin": "rate_min", "ratecycle": "rate_cycle", "wait_for_previous": "stonewall",
+           "fileoffset": "offset", "threads": "thread", "disable_bw": "disable_bw_measurement",
+           "ss_interval": "steadystate_check_interval", "nr_files": "nrfiles",
+           "allrandrepeat": "allrandrepeat", "fill_fs": "fill_device",
            "bs_is_seq_rand": "bs_is_seq_rand", "per_job_logs": "per_job_logs"}
 
 # the options the simulator gives fio's meaning to (compile.py)
@@ -54,6 +58,8 @@ log_hist_msec log_hist_coarseness write_hist_log log_unix_epoch log_alternate_ep
 lat_percentiles stats ramp_size iopsavgtime bwavgtime experimental_verify
 sqthread_poll_cpu trim_percentage trim_verify_zero trim_backlog trim_backlog_batch
 serialize_overlap io_submit_mode unique_filename group_reporting_ignore
+steadystate_check_interval allrandrepeat dedupe_global filesize cmd_type md_per_io_size
+sg_write_mode hugepage_size writefua num_range exit_what
 iodepth_batch_submit iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low
 """.split())
 
@@ -79,7 +85,6 @@ REFUSED = {
     "cgroup_nodelete": "creates a cgroup",
     "uid": "changes the user fio runs as", "gid": "changes the group fio runs as",
     "opendir": "reads a directory of files (a filesystem job)",
-    "hugepage_size": "allocates huge pages",
 }
 
 _BOOL = {"": True, "1": True, "true": True, "yes": True, "on": True,
@@ -124,8 +129,15 @@ def classify(key: str, value: str, where: str) -> str | None:
         raise FioJobError(f"{where}: filename={value}: refused: a network address")
     if key in NOTED:
         return key
-    if key.startswith(("cmdprio", "verify_", "sqthread")):
-        return key
+    if key.startswith(("cmdprio", "verify_", "sqthread", "sg_", "pi_", "xnvme_", "fdp", "apptag")):
+        return key  # options of block-I/O engines
+    if key.startswith("flow"):
+        raise FioJobError(f"{where}: {key}: refused: couples the progress of jobs (fio's flow "
+                          "control), not simulated")
+    if key in ("max_open_zones", "read_beyond_wp", "zone_reset_threshold", "zone_reset_frequency",
+               "job_max_open_zones", "ignore_zone_limits") or (key == "zonemode" and value.strip() == "zbd"):
+        raise FioJobError(f"{where}: {key}: refused: zoned block device (ZBD) I/O; a simulated "
+                          "drive is a conventional drive")
     if key in COMPILED:
         return None
     raise FioJobError(f"{where}: {key}: refused: not an I/O-pattern option ssdlab simulates "

@@ -54,8 +54,9 @@ pub struct JobSpec {
     /// trimwrite: each block trimmed, then written.
     pub trimwrite: bool,
     pub rwmixread: u32,
-    /// rw=KIND:N: sequential: bytes skipped after each I/O; random: I/Os per random offset.
-    pub seq_skip: u64,
+    /// rw=KIND:N: sequential: bytes skipped after each I/O (negative: backwards); random:
+    /// I/Os per random offset.
+    pub seq_skip: i64,
     /// Per direction: (bytes, weight).
     pub bs: [Vec<(u64, f64)>; 3],
     pub offset: u64,

@@ -30,7 +30,7 @@ pub struct Stream {
     /// Cumulative weights per direction.
     bs: [Vec<(u64, f64)>; 3],
     cursor: [u64; 3],
-    skip: u64,
+    skip: i64,
     /// random, rw=...:N: I/Os left in the current sequential run
     run_left: u64,
     last_end: u64,
@@ -193,7 +193,7 @@ impl Stream {
                 self.run_left -= 1;
                 self.last_end
             } else {
-                self.run_left = self.skip.saturating_sub(1);
+                self.run_left = (self.skip.max(1) - 1) as u64;
                 self.random_offset(len)
             }
         } else {
@@ -205,7 +205,9 @@ impl Stream {
             if c + len > self.size {
                 c = 0;
             }
-            self.cursor[dir] = c + len + self.skip;
+            let next = (c + len) as i64 + self.skip;
+            // backwards (a negative skip) wraps to the region's last block
+            self.cursor[dir] = if next < 0 { self.size - len } else { next as u64 };
             self.zone_done[dir] += len;
             c
         };
