@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from .. import phase as ph
 from .common import Options
+from .test import Test
 
 DEFAULT_SECONDS = None
 SECONDS_HELP = ""
@@ -92,3 +93,15 @@ def analyze(results, opts: Options) -> dict:
         out["energy_j"] = tot["energy_j"]
     out["fio"] = doc
     return out
+
+
+TEST = Test(
+    name="fio",
+    title="fio job",
+    phases=phases,
+    analyze=analyze,
+    default_seconds=DEFAULT_SECONDS,
+    seconds_help=SECONDS_HELP,
+    cost=1.0,
+    in_review=False,
+)
