@@ -41,11 +41,14 @@ def refused(tmp_path, r, *words):
 
 def test_exec_prerun_is_refused_and_never_runs(tmp_path):
     marker = tmp_path / "ran"
-    f = job(tmp_path, f"[a]\nrw=read\nsize=1m\nexec_prerun=touch {marker}\n")
+    script = tmp_path / "x.sh"  # a command with no space: the null-engine capture ran it
+    script.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    script.chmod(0o755)
+    f = job(tmp_path, f"[a]\nrw=read\nsize=1m\nexec_prerun={script}\n")
     r = run_fio(tmp_path, f)
     refused(tmp_path, r, "exec_prerun", "never executes")
     assert not marker.exists()
-    f = job(tmp_path, f"[global]\nexec_postrun=touch {marker}\n[a]\nrw=read\nsize=1m\n", "post.fio")
+    f = job(tmp_path, f"[global]\nexec_postrun={script}\n[a]\nrw=read\nsize=1m\n", "post.fio")
     refused(tmp_path, run_fio(tmp_path, f), "exec_postrun")
     assert not marker.exists()
 
