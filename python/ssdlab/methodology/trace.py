@@ -13,7 +13,7 @@ from typing import Literal
 from .. import phase as ph
 from ..phase import Replay
 from .common import Options
-from ..figures import trace as trace_figures
+from ..figures import lazy
 from .test import Test
 
 DEFAULT_SECONDS = None
@@ -106,7 +106,7 @@ TEST = Test(
     title="Trace replay",
     phases=phases,
     analyze=analyze,
-    figures=trace_figures.figures,
+    figures=lazy("trace"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
     cost=1.0,
