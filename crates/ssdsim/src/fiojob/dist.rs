@@ -94,7 +94,9 @@ const ZIPF_MAX_GEN: u64 = 10_000_000;
 
 impl Zipf {
     pub fn new(n: u64, theta: f64) -> Zipf {
-        let zetan: f64 = (1..=n.min(ZIPF_MAX_GEN)).map(|i| (i as f64).powf(-theta)).sum();
+        let zetan: f64 = (1..=n.min(ZIPF_MAX_GEN))
+            .map(|i| (i as f64).powf(-theta))
+            .sum();
         let zeta2 = 1.0 + 0.5f64.powf(theta);
         let nf = n as f64;
         Zipf {
@@ -155,5 +157,38 @@ impl Skew {
         // Fibonacci hashing (the golden ratio's 64-bit fraction), as fio scatters ranks:
         // consecutive ranks land far apart and rarely on the same block
         rank.wrapping_mul(0x61C8_8646_80B5_83EB).wrapping_add(salt) % n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_core::SeedableRng;
+
+    #[test]
+    fn permutation_visits_every_block_once_per_pass() {
+        for n in [1u64, 2, 3, 1000, 4097] {
+            let mut p = Permutation::new(n, 7);
+            let mut seen = vec![false; n as usize];
+            while let Some(b) = p.next() {
+                assert!(!seen[b as usize], "block {b} twice");
+                seen[b as usize] = true;
+            }
+            assert!(seen.iter().all(|&s| s));
+        }
+    }
+
+    #[test]
+    fn zipf_ranks_are_skewed_and_in_range() {
+        let n = 100_000;
+        let z = Zipf::new(n, 1.2);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+        let draws: Vec<u64> = (0..100_000).map(|_| z.sample(&mut rng)).collect();
+        assert!(draws.iter().all(|&r| r < n));
+        let top = draws.iter().filter(|&&r| r < n / 100).count();
+        assert!(
+            top > 50_000,
+            "the top 1 % of ranks took {top} of 100 000 draws"
+        );
     }
 }

@@ -257,14 +257,17 @@ impl Drive {
                         while t >= l.ss_sec_end {
                             // seconds of the ramp are not judged (fio's ss_ramp)
                             if l.ss_sec_end > l.stats_from + ss.ramp_ns {
-                                l.ss_window.push_back((l.ss_sec.1 as f64, l.ss_sec.0 as f64));
+                                l.ss_window
+                                    .push_back((l.ss_sec.1 as f64, l.ss_sec.0 as f64));
                             }
                             l.ss_sec = (0, 0);
                             l.ss_sec_end += 1_000_000_000;
                             while l.ss_window.len() > ss.dur_s as usize {
                                 l.ss_window.pop_front();
                             }
-                            if l.ss_window.len() == ss.dur_s as usize && ss_met(&l.ss_window, ss.metric, ss.limit, ss.pct) {
+                            if l.ss_window.len() == ss.dur_s as usize
+                                && ss_met(&l.ss_window, ss.metric, ss.limit, ss.pct)
+                            {
                                 o.ss_attained = true;
                                 l.done = true;
                             }
@@ -361,7 +364,11 @@ impl Drive {
             let spec = &specs[idx[k]];
             let o = &mut outs[idx[k]];
             o.start_ns = l.stats_from;
-            o.end_ns = if spec.time_based && !o.ss_attained { l.deadline } else { l.last_done.max(l.stats_from) };
+            o.end_ns = if spec.time_based && !o.ss_attained {
+                l.deadline
+            } else {
+                l.last_done.max(l.stats_from)
+            };
         }
         Ok((end, stopped))
     }

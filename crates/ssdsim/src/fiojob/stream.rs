@@ -66,7 +66,11 @@ impl Stream {
         let skew = match j.dist {
             Dist::Zipf(t) => Some(Skew::Zipf(Zipf::new(blocks, t))),
             Dist::Pareto(h) => Some(Skew::Pareto(h.ln() / (1.0 - h).ln())),
-            Dist::Normal(pct) => Some(Skew::Normal((blocks as f64 * pct / 100.0).ceil().min((blocks / 2) as f64))),
+            Dist::Normal(pct) => Some(Skew::Normal(
+                (blocks as f64 * pct / 100.0)
+                    .ceil()
+                    .min((blocks / 2) as f64),
+            )),
             _ => None,
         };
         let salt = super::dist::mix(seed ^ 0x5eed);
@@ -207,7 +211,11 @@ impl Stream {
             }
             let next = (c + len) as i64 + self.skip;
             // backwards (a negative skip) wraps to the region's last block
-            self.cursor[dir] = if next < 0 { self.size - len } else { next as u64 };
+            self.cursor[dir] = if next < 0 {
+                self.size - len
+            } else {
+                next as u64
+            };
             self.zone_done[dir] += len;
             c
         };
