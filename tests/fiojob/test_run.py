@@ -7,7 +7,6 @@ recorded."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys

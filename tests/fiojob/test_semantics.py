@@ -115,7 +115,8 @@ def test_numjobs_4_at_depth_8_loads_like_one_job_at_32(tmp_path):
     fill = "[f]\nrw=write\nbs=128k\nsize=2g\niodepth=32\n[r]\nstonewall\nrw=randread\nbs=4k\nsize=2g\nnumber_ios=50000\n"
     one = sim(tmp_path, fill + "iodepth=32\n")
     four = sim(tmp_path, fill.replace("number_ios=50000", "number_ios=12500") + "iodepth=8\nnumjobs=4\n")
-    iops = lambda r: sum(j["read"]["ios"] for j in r["jobs"]) / max(j["end_s"] - j["start_s"] for j in r["jobs"][1:])
+    def iops(r):
+        return sum(j["read"]["ios"] for j in r["jobs"]) / max(j["end_s"] - j["start_s"] for j in r["jobs"][1:])
     assert iops(four) == pytest.approx(iops(one), rel=0.05)
     qd1 = sim(tmp_path, fill + "iodepth=1\n")
     assert iops(one) > 4 * iops(qd1)  # the depth is the job's
