@@ -32,6 +32,13 @@ class TraceOptions:
             raise ValueError(f"--state {self.state}: choose empty, full or both")
 
 
+def stored_args(opts: TraceOptions) -> dict:
+    """What a run stores about its replay (its args)."""
+    r = opts.replay
+    return {"trace": r.trace, "format": r.format, "speed": r.speed, "idle_cap_s": r.idle_cap_s,
+            "qd": r.queue_depth, "state": opts.state, "wrap": r.wrap}
+
+
 def _replay(state: str, r: Replay) -> ph.Phase:
     return ph.Phase(kind="replay", name=f"trace-{state}", replay=r)
 

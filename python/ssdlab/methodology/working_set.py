@@ -21,7 +21,7 @@ from .test import Test
 
 DEFAULT_SECONDS = 5
 SECONDS_HELP = "seconds of random reads per working-set size"
-IDLE_CAP_S = 300.0  # 300 s of idle let every profile's post-fill folding finish (fidelity audit F2)
+IDLE_CAP_S = 300.0  # 300 s of idle let every profile's post-fill folding finish
 
 
 def sizes(area: int) -> list[int]:
