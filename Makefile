@@ -53,6 +53,7 @@ bench: sysdeps build
 	cargo bench -p ssdsim --bench steady_state
 	$(PY) benchmarks/sim_speed.py
 	$(PY) benchmarks/trace_replay.py  # replay I/Os per second (target >= 1 M for 4 KiB random)
+	$(PY) benchmarks/fio_job_speed.py  # run fio: simulated I/Os per wall second (target >= 1 M), fsx.fio under 60 s
 	$(PY) benchmarks/parallel.py  # sweep, review, validate: parallel vs sequential
 	$(PY) -m pytest -q -m slow tests/test_validate.py  # every published figure (ssdlab validate)
 	$(PY) benchmarks/fio_parity.py  # ssdlab's fio path vs plain fio, loop device over /dev/shm (root)

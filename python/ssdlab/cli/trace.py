@@ -9,6 +9,8 @@ import re
 import sys
 from pathlib import Path
 
+import typer
+
 from .errors import UserError
 
 DURATION = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|ms|us|ns)?\s*")
@@ -31,6 +33,8 @@ def trace_options(test: str, trace: Path | None, fmt: str | None, speed: float,
                   idle_cap: str | None, qd: int | None, state: str, wrap: bool,
                   given: list[str]):
     """TraceOptions for `run trace`; for other tests, refuse the trace-only options given."""
+    if test == "fio":
+        given = [g for g in given if g != "--state"]  # run fio: empty, full or precondition
     if test != "trace":
         if given:
             raise UserError(f"{', '.join(given)}: only for `ssdlab run trace`")
@@ -114,27 +118,27 @@ def announce(opts) -> str:
     return f"trace {r.trace}: {fmt}, {len(s)} I/Os, {how}" + "".join(f"; {n}" for n in notes)
 
 
-def fio_options(job: Path | None, drv: list):
-    """`run fio JOBFILE`: the job's I/Os captured for the smallest of the (simulated) drives."""
-    import atexit
-    import shutil
-    import tempfile
-
-    from ..methodology.fio_run import FioJobOptions
-    from ..phase import Replay
-    from ..traces.fio_capture import capture
+def fio_options(job: Path | None, drv: list, state: str = "empty", seed: int = 42):
+    """`run fio JOBFILE`: the job file read, checked and compiled by ssdlab for the smallest
+    of the (simulated) drives; fio never runs it. Notes (options accepted with no effect)
+    are printed as one line."""
+    from ..fiojob.compile import compile_job
+    from ..methodology.fio_run import STATES, FioJobOptions
 
     if job is None:
         raise UserError("run fio: give the job file: ssdlab run fio JOBFILE --drive sim:PROFILE")
     if not job.is_file():
         raise UserError(f"{job}: no such job file")
+    if state not in STATES:
+        raise UserError(f"--state {state}: for run fio choose empty, full or precondition")
     real = [spec for spec, t in drv if not t.capabilities.simulated]
     if real:
         raise UserError(f"run fio: {real[0]} is a real drive: run the job with fio itself there; "
-                        "`ssdlab run fio` replays a job on simulated drives (--drive sim:PROFILE)")
+                        "`ssdlab run fio` runs a job on simulated drives (--drive sim:PROFILE)")
     cap = min(t.identify().capacity for _, t in drv) if drv else 0
-    wd = Path(tempfile.mkdtemp(prefix="ssdlab-fio-capture-"))
-    atexit.register(shutil.rmtree, wd, ignore_errors=True)
-    c = capture(job, cap, wd)
-    return FioJobOptions(job=str(job), name=c.name,
-                         replay=Replay(trace=str(c.iolog), format="fio-v3", queue_depth=c.iodepth))
+    c = compile_job(job, cap, seed)
+    for n in c.notes:
+        typer.echo(f"ssdlab: note: {n}", err=True)
+    return FioJobOptions(job=str(job), name=c.jobs[0].name, jobs=c.spec(),
+                         group_reporting=c.group_reporting, log_ms=c.log_ms, logs=c.logs,
+                         notes=tuple(c.notes), global_options=c.global_options, state=state)
