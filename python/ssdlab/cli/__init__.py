@@ -131,7 +131,7 @@ def run(
                             f"only {PRECONDITION_TESTS} can skip its purge and fill")
         opts = Options(spare=spare, repeat=repeat, seconds=seconds, precondition=precondition,
                        interval=interval, trace=trace_opts)
-        if seconds is not None and module.DEFAULT_SECONDS is None:
+        if seconds is not None and getattr(module, "DEFAULT_SECONDS", getattr(module, "default_seconds", None)) is None:
             typer.echo(f"ssdlab: warning: --seconds is not used by {test}", err=True)
         if not precondition and any(not targets.is_real(d) for d in drive):
             typer.echo("ssdlab: warning: --no-precondition on a simulated drive reads a drive "

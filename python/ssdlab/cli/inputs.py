@@ -78,7 +78,7 @@ def open_drives(specs: list[str], sets: list[str], seed: int, destroy_data: str 
 
 
 # help texts shared by commands
-TEST_NAMES = ", ".join([*methodology.TESTS, *methodology.INPUT_TESTS])
+TEST_NAMES = ", ".join([*methodology.TESTS, *methodology.INPUT_TESTS, *methodology.PTS_TESTS])
 PRECONDITION_TESTS = ", ".join(n for n, m in methodology.TESTS.items()
                                if getattr(m, "PRECONDITION_OPTIONAL", False))
 SECONDS_HELP = "the test's timed step: " + "; ".join(

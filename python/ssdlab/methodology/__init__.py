@@ -14,6 +14,7 @@ from types import ModuleType
 
 from . import consistency, copy, fill, fio_run, idle, quick, trace, trim, working_set
 from .common import Options
+from .pts import PTS_TESTS
 
 TESTS: dict[str, ModuleType] = {
     "fill": fill,
@@ -31,12 +32,12 @@ INPUT_TESTS: dict[str, ModuleType] = {
 }
 
 
-def get(test: str) -> ModuleType:
+def get(test: str):
     try:
-        return TESTS[test] if test in TESTS else INPUT_TESTS[test]
+        return TESTS[test] if test in TESTS else INPUT_TESTS[test] if test in INPUT_TESTS else PTS_TESTS[test]
     except KeyError:
         raise ValueError(f"unknown test '{test}': choose one of "
-                         f"{', '.join([*TESTS, *INPUT_TESTS])}") from None
+                         f"{', '.join([*TESTS, *INPUT_TESTS, *PTS_TESTS])}") from None
 
 
-__all__ = ["TESTS", "INPUT_TESTS", "Options", "get"]
+__all__ = ["TESTS", "INPUT_TESTS", "PTS_TESTS", "Options", "get"]

@@ -81,14 +81,15 @@ def pts_options(opts) -> PtsOptions:
     return po if isinstance(po, PtsOptions) else PtsOptions()
 
 
-def precondition(capacity: int, po: PtsOptions, wipc: bool = True, suffix: str = "") -> list[Phase]:
-    """Purge, then (wipc) 2x the user capacity of 128 KiB sequential writes over all LBAs."""
-    out = [ph.purge("purge" + suffix)]
+def precondition(capacity: int, po: PtsOptions, wipc: bool = True, suffix: str = ""
+                 ) -> Generator[Phase, PhaseResult | None, None]:
+    """Purge, then (wipc) 2x the user capacity of 128 KiB sequential writes over all LBAs
+    (a generator, so that `yield from` passes the results sent back)."""
+    yield ph.purge("purge" + suffix)
     if wipc:
-        out.append(ph.seq_write("wipc" + suffix, block_size=WIPC_BLOCK, queue_depth=32, offset=0,
+        yield (ph.seq_write("wipc" + suffix, block_size=WIPC_BLOCK, queue_depth=32, offset=0,
                                 length=capacity // MIB * MIB,
                                 stop_bytes=WIPC_CAPACITIES * (capacity // MIB * MIB)))
-    return out
 
 
 def io(name: str, po: PtsOptions, read_pct: int, block_size: int, threads: int, qd: int,

@@ -21,7 +21,7 @@ OUTSTANDING = {"client": (2, 16), "enterprise": (4, 32)}
 def phases(capacity: int, opts: Options) -> list[Phase]:
     po = C.pts_options(opts)
     t, q = OUTSTANDING[po.segment]
-    return [*C.precondition(capacity, po, wipc=False),
+    return [*list(C.precondition(capacity, po, wipc=False)),
             C.io("wsat", po, 0, 4 * KIB, t, q, seconds=max(1.0, HOURS * 3600 * po.scale),
                  stop_bytes=max(4 * KIB, int(CAPACITIES * capacity * po.scale)) // (4 * KIB) * 4 * KIB)]
 

@@ -32,7 +32,7 @@ RANDOM_OUTSTANDING = {"client": (2, 16), "enterprise": (4, 32)}
 
 def phases(capacity: int, opts: Options) -> list[Phase]:
     po = C.pts_options(opts)
-    out = C.precondition(capacity, po, wipc=False)
+    out = list(C.precondition(capacity, po, wipc=False))
     for g, (_, pattern, bs, hours) in GROUPS.items():
         t, q = (1, 32) if pattern == "seq" else RANDOM_OUTSTANDING[po.segment]
         stop = max(bs, int(CAPACITIES * capacity * po.scale)) // bs * bs
