@@ -20,6 +20,7 @@ from .inputs import (PRECONDITION_TESTS, SECONDS_HELP, TEST_NAMES, check_out_dir
 from .output import emit_table, print_json, progress_hooks
 from .results import results_app
 from .sweep import sweep_cmd
+from .pts import pts_cmd
 from .remote import fio_server_cmd
 from .fleet import child_args, run_fleet
 from ..methodology import Options
@@ -418,4 +419,5 @@ def validate(
 
 
 app.command("sweep")(sweep_cmd)  # sweep.py: grids of runs
+app.command("pts")(pts_cmd)  # pts.py: the SNIA PTS tests and their report
 app.command("fio-server")(fio_server_cmd)  # remote.py: drives for HOST:/dev/X runs elsewhere

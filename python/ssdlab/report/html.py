@@ -536,6 +536,7 @@ def render(runs: list[ReportRun], y_max: float | None = None, title: str | None 
         parts.append('<section id="sec-trace"><h2>Trace replay</h2>'
                      + "".join(quick_figure(g) for g in bars) + trace_latency_figure(runs)
                      + "</section>")
+    parts += test_sections(runs)
     tables = D.compare_tables(runs)
     if tables:
         parts.append('<section id="sec-compare"><h2>Comparison</h2>'
@@ -549,6 +550,15 @@ def render(runs: list[ReportRun], y_max: float | None = None, title: str | None 
         f"<script>{get_plotlyjs()}</script></head><body>"
         f"<h1>{e(title)}</h1>{runs_table(runs)}"
         + "".join(parts) + "".join(scripts) + "</body></html>")
+
+
+def test_sections(runs: list[ReportRun]) -> list[str]:
+    """One section per test that draws its own figures (methodology Test.figures)."""
+    from .test_figures import figures_by_test
+
+    e = _html.escape
+    return [f'<section id="sec-{e(name)}"><h2>{e(name)}</h2>' + "".join(f.html() for f in figs)
+            + "</section>" for name, figs in figures_by_test(runs)]
 
 
 def write_html(runs: list[ReportRun], path: Path, y_max: float | None = None,

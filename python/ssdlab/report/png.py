@@ -258,4 +258,9 @@ def write_pngs(runs: list[ReportRun], out_dir: Path, y_max: float | None = None)
             paths.append(trim_png(trims, out_dir))
         paths += [quick_png(g, out_dir) for g in D.scalar_bars(runs)]
         paths += [quick_png(g, out_dir) for g in trace_bars(runs)]
+    from .test_figures import figures_by_test
+
+    for _name, figs in figures_by_test(runs):
+        for f in figs:
+            paths += f.png(out_dir)
     return paths
