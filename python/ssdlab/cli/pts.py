@@ -11,7 +11,7 @@ import typer
 from .. import methodology, targets
 from ..methodology import Options
 from ..methodology.pts import PTS_TESTS, PtsOptions
-from ..runner import RunInterrupted, plan_phases, run_test
+from ..runner import RunInterrupted, plan_phases, preflight, run_test
 from ..store import Store, check_free
 from .errors import UserError, sigterm_interrupts, user_errors
 from .inputs import check_out_dir, open_drives, parse_sets
@@ -31,7 +31,8 @@ def pts_options(enterprise: bool, rounds: Optional[int], quick: bool,
         kw["round_seconds"] = round_seconds
     try:
         return PtsOptions(segment=seg, max_rounds=kw.get("max_rounds", base.max_rounds),
-                          round_seconds=kw.get("round_seconds", base.round_seconds), scale=base.scale)
+                          round_seconds=kw.get("round_seconds", base.round_seconds), scale=base.scale,
+                          wait_scale=base.wait_scale)
     except ValueError as e:
         raise UserError(str(e)) from None
 
@@ -62,7 +63,7 @@ def pts_cmd(
     tests: list[str] = typer.Option([], "--test", "-t", help=f"run only these (repeatable): {', '.join(NAMES)}; default all"),
     enterprise: bool = typer.Option(False, "--enterprise", help="the enterprise settings (active range 100 %, enterprise outstanding I/O); default client (75 %)"),
     rounds: Optional[int] = typer.Option(None, "--rounds", help="at most this many rounds per test (1-25; the specification: 25); fewer than 5 never reach steady state"),
-    quick: bool = typer.Option(False, "--quick", help="CI/smoke: 2 rounds of 2 s steps, long fixed spans (WSAT, HIR, XSR) x 0.001; not a PTS result"),
+    quick: bool = typer.Option(False, "--quick", help="CI/smoke: 2 rounds of 2 s steps, long fixed spans (WSAT, HIR, XSR) x 0.001, HIR wait states x 0.1; not a PTS result"),
     round_seconds: Optional[float] = typer.Option(None, "--round-seconds", help="seconds of each step of a round (the specification: 60)"),
     sets: list[str] = typer.Option([], "--set", help="profile override key=value (simulated drives)"),
     testbed: Optional[str] = typer.Option(None, "--testbed", help="tag runs to compare like with like"),
@@ -81,6 +82,8 @@ def pts_cmd(
         opts = Options(pts=po)
         check_out_dir(out)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
+        for test in chosen:  # every drive refused or accepted for every test, before anything
+            preflight(test, drv, opts)
         for spec, target in drv:
             if not targets.is_real(spec):
                 continue
@@ -94,7 +97,7 @@ def pts_cmd(
         store = Store(db)
         store.check_writable()
         args = {"drives": drive, "segment": po.segment, "rounds": po.max_rounds,
-                "round_seconds": po.round_seconds, "scale": po.scale, "set": sets, "seed": seed}
+                "round_seconds": po.round_seconds, "scale": po.scale, "wait_scale": po.wait_scale, "set": sets, "seed": seed}
         done: list[dict] = []
         with progress_hooks() as hooks:
             for i, test in enumerate(chosen, 1):

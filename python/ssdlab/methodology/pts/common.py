@@ -41,6 +41,7 @@ class PtsOptions:
     max_rounds: int = pts_steady.MAX_ROUNDS
     round_seconds: float = ROUND_SECONDS
     scale: float = 1.0
+    wait_scale: float = 1.0  # HIR's wait states (quick: x 0.1)
 
     def __post_init__(self) -> None:
         if self.segment not in SEGMENTS:
@@ -49,14 +50,15 @@ class PtsOptions:
             raise ValueError(f"--rounds {self.max_rounds}: must be 1 to {pts_steady.MAX_ROUNDS}")
         if not 0 < self.round_seconds <= 3600:
             raise ValueError(f"--round-seconds {self.round_seconds:g}: must be above 0 and at most 3600")
-        if not 0 < self.scale <= 1:
-            raise ValueError(f"PTS scale {self.scale:g}: must be above 0 and at most 1")
+        if not 0 < self.scale <= 1 or not 0 < self.wait_scale <= 1:
+            raise ValueError(f"PTS scale {self.scale:g}/{self.wait_scale:g}: must be above 0 and at most 1")
 
     @classmethod
     def quick(cls, segment: str = "client") -> "PtsOptions":
-        """CI and smoke runs: 2 rounds of 2 s steps, fixed spans x 0.001 (never steady)."""
+        """CI and smoke runs: 2 rounds of 2 s steps, fixed spans x 0.001, HIR's wait
+        states x 0.1 (never steady: not a PTS result)."""
         return cls(segment=segment, max_rounds=QUICK_ROUNDS, round_seconds=QUICK_SECONDS,
-                   scale=QUICK_SCALE)
+                   scale=QUICK_SCALE, wait_scale=0.1)
 
     @property
     def enterprise(self) -> bool:
@@ -193,7 +195,7 @@ def conditions(po: PtsOptions, **test: object) -> dict:
     return {"segment": po.segment, "active_range_pct": round(po.active_fraction * 100),
             "write_cache": po.write_cache, "data_pattern": "random (incompressible)",
             "round_seconds": po.round_seconds, "max_rounds": po.max_rounds,
-            "scale": po.scale, **test}
+            "scale": po.scale, "wait_scale": po.wait_scale, **test}
 
 
 def bs_label(bs: int) -> str:

@@ -36,7 +36,7 @@ def phases(capacity: int, opts: Options) -> Generator[Phase, PhaseResult | None,
     for w in WAITS:
         for i in range(reps):
             yield C.io(f"ws{w}/burst{i:03d}", po, 0, 4 * KIB, t, q, seconds=burst)
-            yield ph.idle(float(w), name=f"ws{w}/idle{i:03d}")
+            yield ph.idle(float(w) * po.wait_scale, name=f"ws{w}/idle{i:03d}")
         yield C.io(f"ws{w}/baseline", po, 0, 4 * KIB, t, q, seconds=max(burst, BASELINE_S * po.scale))
 
 
