@@ -137,7 +137,7 @@ def test_each_test_runs_quick_on_a_simulated_drive_and_draws_its_page(name, smal
     m = runs[0].drives[0].metrics
     json.dumps(m)  # stored as JSON
     cond = m["conditions"]
-    assert cond["active_range_pct"] == 75 and cond["write_cache"] == "enabled"
+    assert cond["active_range_pct"] == 75 and cond["write_cache_spec"] == "enabled"
     assert cond["max_rounds"] == 2 and cond["round_seconds"] == 2.0
     figs = PTS_TESTS[name].figures(runs)
     keys = [f.key for f in figs]

@@ -193,7 +193,7 @@ def window_rounds(metrics: dict, rounds_: dict[int, dict]) -> list[int]:
 def conditions(po: PtsOptions, **test: object) -> dict:
     """The test conditions the PTS report page lists (stored with the metrics)."""
     return {"segment": po.segment, "active_range_pct": round(po.active_fraction * 100),
-            "write_cache": po.write_cache, "data_pattern": "random (incompressible)",
+            "write_cache_spec": po.write_cache, "data_pattern": "random (incompressible)",
             "round_seconds": po.round_seconds, "max_rounds": po.max_rounds,
             "scale": po.scale, "wait_scale": po.wait_scale, **test}
 
