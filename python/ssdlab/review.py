@@ -80,16 +80,19 @@ def fresh(drives: list[tuple[str, Any]], sets: list[str], seed: int) -> list[tup
 def run_parallel(store_: Store, specs: list[str], sets: list[str], seed: int, opts: Options,
                  args: dict, testbed: str | None, executor: Executor,
                  on_run: Callable[[str, int, list], None],
-                 on_unit: Callable[[bool, str], None] | None = None) -> None:
-    """Every (test, drive) as a unit; each test is stored, in order, once all its drives
-    are back. On Ctrl-C the tests already complete are stored before the interrupt goes on."""
+                 on_unit: Callable[[bool, str], None] | None = None,
+                 tests: list[str] | None = None) -> None:
+    """Every (test, drive) as a unit (`tests`: default every review test); each test is
+    stored, in order, once all its drives are back. On Ctrl-C the tests already complete
+    are stored before the interrupt goes on."""
     from . import _sim
 
-    tests = list(methodology.TESTS)
+    tests = list(tests or methodology.TESTS)
     memory = {s: float(_sim.Drive.check(job_for(s, sets, seed, "fill", opts).profile_text, sets))
               for s in specs}
     units = [Unit((test, pos), compute, (job_for(spec, sets, seed, test, opts),),
-                  memory=memory[spec], cost=COST.get(test, 1.0) * memory[spec])
+                  memory=memory[spec],
+                  cost=COST.get(test, getattr(methodology.get(test), "cost", 1.0)) * memory[spec])
              for test in tests for pos, spec in enumerate(specs)]
     got: dict[tuple[str, int], Computed] = {}
     stored: list[str] = []

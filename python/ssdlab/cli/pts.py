@@ -13,7 +13,7 @@ from ..methodology import Options
 from ..methodology.pts import PTS_TESTS, PtsOptions
 from ..runner import RunInterrupted, plan_phases, preflight, run_test
 from ..store import Store, check_free
-from .errors import UserError, sigterm_interrupts, user_errors
+from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
 from .inputs import check_out_dir, open_drives, parse_sets
 from .output import print_json, progress_hooks
 
@@ -71,6 +71,7 @@ def pts_cmd(
     destroy_data: Optional[str] = typer.Option(None, "--destroy-data", help="real drives: allow overwriting this device"),
     seed: int = typer.Option(42, "--seed", help="simulator seed"),
     json_out: bool = typer.Option(False, "--json", help="print one JSON document on stdout"),
+    jobs: Optional[int] = typer.Option(None, "--jobs", help="simulated drives: tests at once on N worker processes (default: one per core; 1: one after another)"),
 ) -> None:
     """The SNIA PTS 2.0.2 tests, each to steady state, and their report."""
     with user_errors(), sigterm_interrupts():
@@ -79,6 +80,8 @@ def pts_cmd(
             raise UserError(f"--test {unknown[0]}: choose from {', '.join(NAMES)}")
         chosen = [f"pts-{n}" for n in NAMES if not tests or n in {t.removeprefix('pts-') for t in tests}]
         po = pts_options(enterprise, rounds, quick, round_seconds)
+        if jobs is not None and jobs < 1:
+            raise UserError(f"--jobs {jobs}: must be at least 1")
         opts = Options(pts=po)
         check_out_dir(out)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
@@ -99,6 +102,36 @@ def pts_cmd(
         args = {"drives": drive, "segment": po.segment, "rounds": po.max_rounds,
                 "round_seconds": po.round_seconds, "scale": po.scale, "wait_scale": po.wait_scale, "set": sets, "seed": seed}
         done: list[dict] = []
+
+        def on_run(test: str, run_id: int, outcomes: list) -> None:
+            for o in outcomes:
+                m = o.metrics
+                how = ("no steady-state rule" if "rounds" not in m else
+                       f"steady at round {m.get('steady_round')}" if m.get("steady_reached")
+                       else f"steady state not reached in {m.get('rounds')} rounds")
+                typer.echo(f"ssdlab:   {test} on {o.spec}: {how}; run {run_id}", err=True)
+            done.append({"test": test, "run_id": run_id, "status": "complete",
+                         "drives": [{"drive": o.spec, "metrics": o.metrics} for o in outcomes]})
+
+        from ..executor import open_executor
+        from ..review import parallel, run_parallel
+
+        executor = open_executor(jobs, None)
+        if parallel(drv, executor) and len(chosen) > 1:
+            from ..units_progress import UnitsProgress
+
+            bar = UnitsProgress("pts", len(chosen) * len(drv), where=executor.describe())
+            try:
+                with bar, executor:
+                    run_parallel(store, list(drive), list(sets), seed, opts, args, testbed,
+                                 executor, on_run, bar.finished, tests=chosen)
+            except KeyboardInterrupt:
+                kept = ", ".join(f"{d['test']} (run {d['run_id']})" for d in done) or "none"
+                typer.echo(f"ssdlab: pts interrupted; tests stored: {kept}", err=True)
+                raise typer.Exit(interrupted_status()) from None
+            chosen = []
+        else:
+            executor.close()
         with progress_hooks() as hooks:
             for i, test in enumerate(chosen, 1):
                 methodology.get(test)
@@ -110,13 +143,7 @@ def pts_cmd(
                     typer.echo(f"ssdlab: {test} interrupted; run {e.run_id} keeps its rounds",
                                err=True)
                     raise
-                for o in outcomes:
-                    m = o.metrics
-                    typer.echo(f"ssdlab:   {o.spec}: steady "
-                               f"{'at round ' + str(m.get('steady_round')) if m.get('steady_reached') else 'not reached'}"
-                               f" ({m.get('rounds', '-')} rounds); run {run_id}", err=True)
-                done.append({"test": test, "run_id": run_id, "status": "complete",
-                             "drives": [{"drive": o.spec, "metrics": o.metrics} for o in outcomes]})
+                on_run(test, run_id, outcomes)
         from ..report import build_report
 
         html = build_report(store, [d["run_id"] for d in done], out)

@@ -51,6 +51,7 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
         out[f"bs{C.bs_label(bs)}"] = sm
     first = out[f"bs{C.bs_label(BLOCKS[po.segment][0])}"]
     out.update(steady_reached=all(v["steady_reached"] for v in out.values()),
+               steady_round=first["steady_round"], rounds=first["rounds"],
                read_mbps=first["read_mbps"], write_mbps=first["write_mbps"])
     out["conditions"] = C.conditions(po, threads=OUTSTANDING[0], queue_depth=OUTSTANDING[1],
                                      pattern="sequential",
