@@ -176,12 +176,12 @@ class SampleBuffer:
 def run_drive(rec: Recorder, position: int, spec: str, target: Target,
               test: str, opts: Options, hooks: Hooks, outcomes: list[DriveOutcome]) -> None:
     """Run the test on one drive; its outcome joins `outcomes` as soon as it starts."""
-    module = get(test)
+    the_test = get(test)
     ident = target.identify()
     out = DriveOutcome(spec, -1)
     outcomes.append(out)
     results: list[PhaseResult] = []
-    walk = steps(module.phases(ident.capacity, opts))
+    walk = steps(the_test.phases(ident.capacity, opts))
     rd = None
     try:
         rd = rec.add_drive(position, spec, ident)
@@ -212,7 +212,7 @@ def run_drive(rec: Recorder, position: int, spec: str, target: Target,
                 phase = walk.send(res)
             except StopIteration:
                 phase = None
-        out.metrics = module.analyze(results, opts)
+        out.metrics = the_test.analyze(results, opts)
         rec.set_metrics(position, rd, out.metrics)
         out.status = "complete"
     except (Interrupted, KeyboardInterrupt):

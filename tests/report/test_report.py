@@ -11,8 +11,11 @@ import numpy as np
 import pytest
 
 from ssdlab.report import ReportDrive, ReportPhase, ReportRun, build_runs_report
-from ssdlab.report import data as D
-from ssdlab.report.html import render
+from ssdlab.figures import bars, consistency, fill, quick, trim, working_set
+from ssdlab.figures import data as D
+from ssdlab.methodology import idle as idle_test
+from ssdlab.report.compare import compare_tables
+from ssdlab.report.page import render
 from ssdlab.report.synthetic import consistency_drive, demo_runs, fill_drive, quick_drive
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -24,6 +27,11 @@ def full_report(tmp_path_factory) -> tuple[Path, str]:
     path = build_runs_report(demo_runs(), out)
     return path, path.read_text(encoding="utf-8")
 
+
+
+def of(runs, test):
+    """The runs of one test: what the report hands that test's figures."""
+    return [r for r in runs if r.test == test]
 
 def _figure_json(html: str, div_id: str) -> dict:
     """The figure plotly.py embedded for div_id: Plotly.newPlot("id", data, layout, config)."""
@@ -81,7 +89,7 @@ def test_user_y_max(tmp_path):
     path = build_runs_report(runs, tmp_path, y_max=3000, png=False)
     fig = _figure_json(path.read_text(encoding="utf-8"), "fig-fill-0")
     assert fig["layout"]["yaxis"]["range"] == [0, 3000]
-    assert D.fill_y_max(D.fill_curves(runs), None) == 2500
+    assert fill.fill_y_max(fill.fill_curves(of(runs, "fill")), None) == 2500
 
 
 def test_consistency_switch_payload(full_report):
@@ -112,7 +120,7 @@ def test_consistency_switch_payload(full_report):
 
 
 def test_burst_then_band_shape():
-    combo = D.consistency_combos([demo_runs()[1]])[0]
+    combo = consistency.consistency_combos([demo_runs()[1]])[0]
     burst, band = combo.iops[:50].mean(), combo.iops[combo.t >= 1400].mean()
     assert burst > 5 * band
     assert combo.counters is not None and combo.counters.lines["waf"][-1] > 2
@@ -156,7 +164,7 @@ def test_comparison_percent_change():
     runs = [ReportRun(1, "fill", [ReportDrive("a", "A", {"avg_mbps": 400.0, "fill_seconds": 600}),
                                   ReportDrive("b", "B", {"avg_mbps": 500.0,
                                                          "fill_seconds": 450})])]
-    (t,) = D.compare_tables(runs)
+    (t,) = compare_tables(runs)
     rows = {name: (vals, pct) for name, vals, pct in t.rows}
     assert rows["avg_mbps"] == ([400.0, 500.0], [0.0, 25.0])
     assert rows["fill_seconds"][1] == [0.0, -25.0]
@@ -168,21 +176,21 @@ def test_comparison_percent_change():
 def test_comparison_keeps_steady_stdev_but_not_repeat_spreads():
     runs = [ReportRun(1, "consistency", [ReportDrive("a", "A", {
         "steady_iops": 1.0, "steady_stdev": 0.1, "x_mbps": 5.0, "x_mbps_stdev": 0.2})])]
-    (t,) = D.compare_tables(runs)
+    (t,) = compare_tables(runs)
     assert [r[0] for r in t.rows] == ["steady_iops", "steady_stdev", "x_mbps"]
 
 
 def test_comparison_warns_on_mixed_testbeds():
     a = ReportRun(1, "fill", [ReportDrive("a", "A", {"avg_mbps": 1.0})], {"testbed": "lab1"})
     b = ReportRun(2, "fill", [ReportDrive("b", "B", {"avg_mbps": 2.0})], {"testbed": "lab2"})
-    (t,) = D.compare_tables([a, b])
+    (t,) = compare_tables([a, b])
     assert t.labels == ["A", "B"] and any("testbed" in w for w in t.warnings)
 
 
 def test_quick_bars_use_repeats_and_skip_stdev():
     d = quick_drive("Q", 1.0)
     d.metrics["asssd_score_total_stdev"] = 12.0
-    (mbps, score) = D.quick_groups([ReportRun(1, "quick", [d])])
+    (mbps, score) = quick.quick_groups([ReportRun(1, "quick", [d])])
     assert mbps.unit == "MB/s" and score.unit == "points"
     assert "asssd_score_total_stdev" not in score.metrics
     s = score.series[0]
@@ -191,14 +199,14 @@ def test_quick_bars_use_repeats_and_skip_stdev():
 
 def test_working_set_from_string_keys():
     d = ReportDrive("sim:x", "X", {"iops_by_gb": {"1": 10.0, "16": 8.0, "2": 9.0, "255.8": 5.0}})
-    (ws,) = D.working_sets([ReportRun(1, "working-set", [d])])
+    (ws,) = working_set.working_sets([ReportRun(1, "working-set", [d])])
     assert ws.gb.tolist() == [1, 2, 16, 255.8] and ws.iops.tolist() == [10, 9, 8, 5]
     assert ws.lat_p99_us is None
 
 
 def test_shortened_consistency_window():
     d = consistency_drive("S", 50000, 5000, 0.3, seconds=300)
-    (c,) = D.consistency_combos([ReportRun(1, "consistency", [d])])
+    (c,) = consistency.consistency_combos([ReportRun(1, "consistency", [d])])
     assert c.window_start == 210
 
 
@@ -258,15 +266,15 @@ def test_partial_last_interval_is_dropped():
     t = np.array([1.0, 2.0, 3.0, 3.01])
     ph = ReportPhase("random", series={"t_s": t, "iops": np.array([5e4, 5e4, 5e4, 300.0]),
                                        "waf": np.array([2.0, 2.0, 2.0, 9.0])})
-    (c,) = D.consistency_combos([ReportRun(1, "consistency", [ReportDrive("d", "D", {}, [ph])])])
+    (c,) = consistency.consistency_combos([ReportRun(1, "consistency", [ReportDrive("d", "D", {}, [ph])])])
     assert c.iops.tolist() == [5e4] * 3 and c.counters.lines["waf"].tolist() == [2.0] * 3
 
 
 def test_trim_and_idle_figures():
     runs = demo_runs()
-    (t,) = D.trim_curves(runs)
+    (t,) = trim.trim_curves(of(runs, "trim"))
     assert t.after_mbps.mean() < t.clean_mbps.mean() and len(t.after_gb) == 256
-    (idle,) = D.scalar_bars(runs)
+    (idle,) = bars.scalar_bars(of(runs, "idle"), **idle_test.BARS)
     assert idle.test == "idle" and idle.fig_key == "idle"
     assert [s.label for s in idle.series] == ["Intel 510 250 GB", "Crucial m4 256 GB"]
     # the two read baselines say what they read (the demo's HD Tach figures have no second)
@@ -326,10 +334,10 @@ def _real_temp_runs() -> list[ReportRun]:
 
 
 def test_drive_temperature_is_plotted_under_the_series(tmp_path, monkeypatch):
-    from ssdlab.report import png
+    from ssdlab.figures import png
 
     runs = _real_temp_runs()
-    (curve,) = D.fill_curves(runs)
+    (curve,) = fill.fill_curves(of(runs, "fill"))
     assert [p.key for p in curve.counters.panels()] == ["temp"]
     assert list(curve.counters.lines) == ["temp_c"]
     # on the GB-written axis like the curve: ~0.9 GB after the first second at 900 MB/s
@@ -380,7 +388,7 @@ def test_no_temperature_panel_without_readings():
     runs = _real_temp_runs()
     runs[0].drives[0].phases[-1].series["temp_c"] = np.full(
         len(runs[0].drives[0].phases[-1].series["t_s"]), np.nan)
-    (curve,) = D.fill_curves(runs)
+    (curve,) = fill.fill_curves(of(runs, "fill"))
     assert curve.counters is None
 
 
@@ -388,7 +396,7 @@ def test_no_temperature_panel_without_readings():
 def _figures(monkeypatch) -> dict:
     """Every PNG figure written from here on, drawn, by file name (caught before it is
     closed)."""
-    from ssdlab.report import png
+    from ssdlab.figures import png
 
     figs = {}
     real_save = png._save
@@ -416,7 +424,7 @@ def _overlaps(a, b) -> bool:
 
 
 def test_png_legends_sit_outside_the_plots_and_titles_fit(monkeypatch, tmp_path):
-    from ssdlab.report.png import write_pngs
+    from ssdlab.report.pngs import write_pngs
 
     figs = _figures(monkeypatch)
     write_pngs(demo_runs(), tmp_path)
@@ -445,7 +453,7 @@ def test_png_consistency_of_a_real_drive_with_a_stall_and_a_lost_sample():
     sample as a gap."""
     import matplotlib.pyplot as plt
 
-    from ssdlab.report.png import consistency_fig
+    from ssdlab.figures.consistency import consistency_fig
 
     t = np.arange(1.0, 61.0)
     iops = 150_000 + 5_000 * np.sin(t)
@@ -453,7 +461,7 @@ def test_png_consistency_of_a_real_drive_with_a_stall_and_a_lost_sample():
     ph = ReportPhase("random", series={"t_s": t, "iops": iops})
     run = ReportRun(1, "consistency", [ReportDrive("/dev/loop0", "Linux loop device", {}, [ph],
                                                    kind="block")])
-    (c,) = D.consistency_combos([run])
+    (c,) = consistency.consistency_combos([run])
     fig = consistency_fig(c)
     _draw(fig)
     whole, wlog, wlin = fig.axes
@@ -477,7 +485,7 @@ def test_png_consistency_of_a_real_drive_with_a_stall_and_a_lost_sample():
 
 
 def test_log_axis_range_ticks_and_floor():
-    from ssdlab.report.log_axis import log_axis
+    from ssdlab.figures.log_axis import log_axis
 
     band = log_axis([np.array([10_200.0, 11_000.0, 12_000.0])])  # tlc-256's steady band
     assert band.floor is None and band.hi / band.lo >= 10 and band.lo < 10_200 < 12_000 < band.hi
@@ -493,11 +501,11 @@ def test_log_axis_range_ticks_and_floor():
 def test_png_flat_lines_do_not_sit_on_the_top_edge(monkeypatch, tmp_path):
     """A DRAM drive's working-set IOPS are flat: autoscaling leaves such a line on the axis's
     top edge, where it reads as clipped. Zero-based axes keep headroom over the data."""
-    from ssdlab.report.png import working_set_png
+    from ssdlab.figures.working_set import working_set_png
     from ssdlab.report.synthetic import working_set_drive
 
     figs = _figures(monkeypatch)
-    (ws,) = D.working_sets([ReportRun(1, "working-set", [working_set_drive("DRAM", 40e3, None)])])
+    (ws,) = working_set.working_sets([ReportRun(1, "working-set", [working_set_drive("DRAM", 40e3, None)])])
     ws.iops = ws.iops + np.linspace(0.0, 5.0, ws.iops.size)  # flat to 1e-4, as measured
     working_set_png([ws], tmp_path)
     for ax in figs["working-set"].axes:

@@ -118,7 +118,7 @@ def run(
 ) -> None:
     """Run one test of the methodology on one or more drives."""
     with user_errors(), sigterm_interrupts():
-        module = methodology.get(test)
+        the_test = methodology.get(test)
         given = [o for o, v in zip(trace_cli.TRACE_ONLY, (trace, trace_format, speed != 1.0, idle_cap,
                                                           qd, state != "empty", wrap)) if v]
         trace_opts = trace_cli.trace_options(test, trace, trace_format, speed, idle_cap, qd,
@@ -127,12 +127,12 @@ def run(
             raise UserError(f"{job}: a job file is only for `ssdlab run fio JOBFILE`")
         if trace_opts is not None:  # parsed now: a bad trace is refused before any store
             typer.echo(f"ssdlab: {trace_cli.announce(trace_opts)}", err=True)
-        if not precondition and not getattr(module, "PRECONDITION_OPTIONAL", False):
+        if not precondition and not the_test.precondition_optional:
             raise UserError(f"--no-precondition: {test} needs the drive in a known state; "
                             f"only {PRECONDITION_TESTS} can skip its purge and fill")
         opts = Options(spare=spare, repeat=repeat, seconds=seconds, precondition=precondition,
                        interval=interval, trace=trace_opts)
-        if seconds is not None and getattr(module, "DEFAULT_SECONDS", getattr(module, "default_seconds", None)) is None:
+        if seconds is not None and the_test.default_seconds is None:
             typer.echo(f"ssdlab: warning: --seconds is not used by {test}", err=True)
         if not precondition and any(not targets.is_real(d) for d in drive):
             typer.echo("ssdlab: warning: --no-precondition on a simulated drive reads a drive "

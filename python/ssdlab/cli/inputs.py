@@ -78,9 +78,8 @@ def open_drives(specs: list[str], sets: list[str], seed: int, destroy_data: str 
 
 
 # help texts shared by commands
-TEST_NAMES = ", ".join([*methodology.TESTS, *methodology.INPUT_TESTS, *methodology.PTS_TESTS])
-PRECONDITION_TESTS = ", ".join(n for n, m in methodology.TESTS.items()
-                               if getattr(m, "PRECONDITION_OPTIONAL", False))
+TEST_NAMES = ", ".join(methodology.ALL)
+PRECONDITION_TESTS = ", ".join(n for n, t in methodology.ALL.items() if t.precondition_optional)
 SECONDS_HELP = "the test's timed step: " + "; ".join(
-    f"{name}: {m.SECONDS_HELP} (default {m.DEFAULT_SECONDS} s)"
-    for name, m in methodology.TESTS.items() if m.DEFAULT_SECONDS is not None)
+    f"{name}: {t.seconds_help} (default {t.default_seconds} s)"
+    for name, t in methodology.TESTS.items() if t.default_seconds is not None)

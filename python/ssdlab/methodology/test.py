@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from typing import Callable, Iterable, Protocol, Sequence
 
+from ..figures import FigureOptions
+from ..figures.model import ReportRun
 from ..phase import Phase, PhaseResult
 from .common import Options
 
@@ -26,17 +28,18 @@ class Figure(Protocol):
         ...
 
 
-# runs -> figures; the runs are report.model.ReportRun of this test only
-Figures = Callable[[Sequence[Any]], list[Figure]]
+# (runs of this test only, the reader's choices) -> figures; figures/ draws them
+Figures = Callable[[Sequence[ReportRun], FigureOptions], Sequence[Figure]]
 
 
-def no_figures(runs: Sequence[Any]) -> list[Figure]:
+def no_figures(runs: Sequence[ReportRun], opts: FigureOptions) -> list[Figure]:
     return []
 
 
 @dataclass(frozen=True)
 class Test:
-    name: str  # the CLI's name: `ssdlab run NAME`
+    name: str  # the CLI's name: `ssdlab run NAME`; the report's section id sec-NAME
+    title: str  # the report's section heading
     phases: Callable[[int, Options], Iterable[Phase]]  # capacity, options -> the steps
     analyze: Callable[[list[PhaseResult], Options], dict]  # results -> metrics
     figures: Figures = no_figures

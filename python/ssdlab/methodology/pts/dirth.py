@@ -63,5 +63,5 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
     return out
 
 
-TEST = Test(name="pts-dirth", phases=phases, analyze=analyze, figures=dirth_figures, cost=30.0, in_review=False,
+TEST = Test(name="pts-dirth", title="SNIA PTS: Demand Intensity / Response Time (DIRTH)", phases=phases, analyze=analyze, figures=dirth_figures, cost=30.0, in_review=False,
             summary="SNIA PTS Demand Intensity: IOPS and response time vs outstanding I/O")

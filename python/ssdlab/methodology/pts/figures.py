@@ -11,7 +11,7 @@ import numpy as np
 
 from ...phase import KIB
 from . import common as C
-from .plots import Line, Matrix3D, Plot, Table
+from ...figures.pts_plots import Line, Matrix3D, Plot, Table
 
 
 def _drives(runs: Sequence[Any]) -> Iterable[tuple[str, Any, Any]]:
@@ -66,8 +66,8 @@ def steady_figures(key: str, test: str, d: Any, lines_by_round: dict[str, dict[i
     return out
 
 
-def _per_drive(build: Callable[[str, str, Any], list]) -> Callable[[Sequence[Any]], list]:
-    def figures(runs: Sequence[Any]) -> list:
+def _per_drive(build: Callable[[str, str, Any], list]) -> Callable[[Sequence[Any], Any], list]:
+    def figures(runs: Sequence[Any], opts: Any = None) -> list:
         out: list = []
         for key, r, d in _drives(runs):
             out.append(conditions_table(key, r.test, d))

@@ -82,5 +82,5 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
     return out
 
 
-TEST = Test(name="pts-hir", phases=phases, analyze=analyze, figures=hir_figures, cost=10.0, in_review=False,
+TEST = Test(name="pts-hir", title="SNIA PTS: Host Idle Recovery (HIR)", phases=phases, analyze=analyze, figures=hir_figures, cost=10.0, in_review=False,
             summary="SNIA PTS Host Idle Recovery: write IOPS after wait states of 5-50 s")

@@ -55,5 +55,5 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
     return out
 
 
-TEST = Test(name="pts-iops", phases=phases, analyze=analyze, figures=iops_figures,
+TEST = Test(name="pts-iops", title="SNIA PTS: IOPS", phases=phases, analyze=analyze, figures=iops_figures,
             cost=30.0, in_review=False, summary="SNIA PTS IOPS: R/W mix x block size matrix at steady state")

@@ -79,5 +79,5 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
     return out
 
 
-TEST = Test(name="pts-latency", phases=phases, analyze=analyze, figures=latency_figures,
+TEST = Test(name="pts-latency", title="SNIA PTS: Latency", phases=phases, analyze=analyze, figures=latency_figures,
             cost=3.0, in_review=False, summary="SNIA PTS Latency: average, maximum and 5-nines response times at T1Q1")

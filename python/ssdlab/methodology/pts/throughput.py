@@ -59,5 +59,5 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
     return out
 
 
-TEST = Test(name="pts-throughput", phases=phases, analyze=analyze, figures=throughput_figures,
+TEST = Test(name="pts-throughput", title="SNIA PTS: Throughput", phases=phases, analyze=analyze, figures=throughput_figures,
             cost=3.0, in_review=False, summary="SNIA PTS Throughput: sequential 1024 KiB (and 128 KiB) read and write at steady state")

@@ -57,5 +57,5 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
                                        capacities=CAPACITIES * po.scale, capacity_bytes=cap or None)}
 
 
-TEST = Test(name="pts-wsat", phases=phases, analyze=analyze, figures=wsat_figures,
+TEST = Test(name="pts-wsat", title="SNIA PTS: Write Saturation (WSAT)", phases=phases, analyze=analyze, figures=wsat_figures,
             cost=10.0, in_review=False, summary="SNIA PTS Write Saturation: 4 KiB random write IOPS vs time and TGBW")

@@ -71,5 +71,5 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
     return out
 
 
-TEST = Test(name="pts-xsr", phases=phases, analyze=analyze, figures=xsr_figures, cost=10.0, in_review=False,
+TEST = Test(name="pts-xsr", title="SNIA PTS: Cross Stimulus Recovery (XSR)", phases=phases, analyze=analyze, figures=xsr_figures, cost=10.0, in_review=False,
             summary="SNIA PTS Cross Stimulus Recovery: sequential, random, sequential writes")

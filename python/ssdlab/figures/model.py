@@ -1,7 +1,8 @@
 """The report's own data model: plain dataclasses of numpy arrays and floats.
 
 The exporters (html.py, png.py) read only these, so they can be built and tested from
-synthetic data without a store or a simulator; `from_store` is the one adapter to the store.
+synthetic data without a store or a simulator; report/store_adapter.py is the one adapter
+to the store.
 """
 
 from __future__ import annotations
@@ -59,11 +60,3 @@ class ReportRun:
 
 def _arrays(cols: dict | None) -> dict[str, np.ndarray]:
     return {k: np.asarray(v, dtype=float) for k, v in (cols or {}).items()}
-
-
-def from_store(store: Any, run_ids: list[int]) -> list[ReportRun]:
-    """Load runs from an ssdlab.store.Store. Kept in one place so that a change of the
-    store's API touches only this function."""
-    from . import store_adapter
-
-    return store_adapter.load(store, run_ids)
