@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
-
 import ssdlab.targets
 from conftest import FakeTarget
 from ssdlab.cli import app
 from ssdlab.phase import GB
+from typer.testing import CliRunner
 
 runner = CliRunner()
 real_open = ssdlab.targets.open_target

@@ -8,14 +8,13 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import FakeTarget
 from ssdlab import methodology
 from ssdlab.methodology import Options
 from ssdlab.methodology.pts import PTS_TESTS, PtsOptions
 from ssdlab.methodology.pts import common as C
 from ssdlab.methodology.pts import iops as IOPS
-from ssdlab.phase import GB, Interrupted, PhaseResult
+from ssdlab.phase import GB, PhaseResult
 from ssdlab.runner import RunInterrupted, run_test
 
 TRACK = IOPS.label(0, 4096)
@@ -108,7 +107,6 @@ def test_an_interrupted_run_keeps_its_rounds(store):
     assert sum(n.startswith("r01/") for n in names) == len(IOPS.LABELS)
     assert sum(n.startswith("r02/") for n in names) == len(IOPS.LABELS)
     assert "r03/rw65_bs4k" in names  # the phase cut short, stored partial
-    _ = Interrupted
 
 
 @pytest.fixture(scope="module")

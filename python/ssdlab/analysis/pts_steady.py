@@ -17,8 +17,8 @@ Pure functions: round values in, verdicts out.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

@@ -4,7 +4,6 @@ one or more drives, each test to steady state, then the report (HTML + PNGs)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -20,8 +19,8 @@ from .output import print_json, progress_hooks
 NAMES = [n.removeprefix("pts-") for n in PTS_TESTS]
 
 
-def pts_options(enterprise: bool, rounds: Optional[int], quick: bool,
-                round_seconds: Optional[float]) -> PtsOptions:
+def pts_options(enterprise: bool, rounds: int | None, quick: bool,
+                round_seconds: float | None) -> PtsOptions:
     seg = "enterprise" if enterprise else "client"
     base = PtsOptions.quick(seg) if quick else PtsOptions(segment=seg)
     kw: dict = {}
@@ -62,16 +61,16 @@ def pts_cmd(
     out: Path = typer.Option(..., "-o", "--out", help="report directory"),
     tests: list[str] = typer.Option([], "--test", "-t", help=f"run only these (repeatable): {', '.join(NAMES)}; default all"),
     enterprise: bool = typer.Option(False, "--enterprise", help="the enterprise settings (active range 100 %, enterprise outstanding I/O); default client (75 %)"),
-    rounds: Optional[int] = typer.Option(None, "--rounds", help="at most this many rounds per test (1-25; the specification: 25); fewer than 5 never reach steady state"),
+    rounds: int | None = typer.Option(None, "--rounds", help="at most this many rounds per test (1-25; the specification: 25); fewer than 5 never reach steady state"),
     quick: bool = typer.Option(False, "--quick", help="CI/smoke: 2 rounds of 2 s steps, long fixed spans (WSAT, HIR, XSR) x 0.001, HIR wait states x 0.1; not a PTS result"),
-    round_seconds: Optional[float] = typer.Option(None, "--round-seconds", help="seconds of each step of a round (the specification: 60)"),
+    round_seconds: float | None = typer.Option(None, "--round-seconds", help="seconds of each step of a round (the specification: 60)"),
     sets: list[str] = typer.Option([], "--set", help="profile override key=value (simulated drives)"),
-    testbed: Optional[str] = typer.Option(None, "--testbed", help="tag runs to compare like with like"),
-    db: Optional[Path] = typer.Option(None, "--db", help="results store (default: user data dir)"),
-    destroy_data: Optional[str] = typer.Option(None, "--destroy-data", help="real drives: allow overwriting this device"),
+    testbed: str | None = typer.Option(None, "--testbed", help="tag runs to compare like with like"),
+    db: Path | None = typer.Option(None, "--db", help="results store (default: user data dir)"),
+    destroy_data: str | None = typer.Option(None, "--destroy-data", help="real drives: allow overwriting this device"),
     seed: int = typer.Option(42, "--seed", help="simulator seed"),
     json_out: bool = typer.Option(False, "--json", help="print one JSON document on stdout"),
-    jobs: Optional[int] = typer.Option(None, "--jobs", help="simulated drives: tests at once on N worker processes (default: one per core; 1: one after another)"),
+    jobs: int | None = typer.Option(None, "--jobs", help="simulated drives: tests at once on N worker processes (default: one per core; 1: one after another)"),
 ) -> None:
     """The SNIA PTS 2.0.2 tests, each to steady state, and their report."""
     with user_errors(), sigterm_interrupts():

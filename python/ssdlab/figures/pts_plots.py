@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import html as _html
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

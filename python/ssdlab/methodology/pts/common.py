@@ -12,8 +12,8 @@ interrupted run keeps its rounds.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
-from typing import Callable, Generator, Iterable
 
 from ... import phase as ph
 from ...analysis import pts_steady
@@ -54,7 +54,7 @@ class PtsOptions:
             raise ValueError(f"PTS scale {self.scale:g}/{self.wait_scale:g}: must be above 0 and at most 1")
 
     @classmethod
-    def quick(cls, segment: str = "client") -> "PtsOptions":
+    def quick(cls, segment: str = "client") -> PtsOptions:
         """CI and smoke runs: 2 rounds of 2 s steps, fixed spans x 0.001, HIR's wait
         states x 0.1 (never steady: not a PTS result)."""
         return cls(segment=segment, max_rounds=QUICK_ROUNDS, round_seconds=QUICK_SECONDS,

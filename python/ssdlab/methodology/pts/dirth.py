@@ -6,7 +6,7 @@ intensity curve (response time against IOPS)."""
 
 from __future__ import annotations
 
-from typing import Generator
+from collections.abc import Generator
 
 from ...phase import KIB, Phase, PhaseResult
 from ..common import Options

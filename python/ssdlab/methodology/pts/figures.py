@@ -5,13 +5,14 @@ with label, drive, status, metrics and phases named as the phase generators name
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
+from ...figures.pts_plots import Line, Matrix3D, Plot, Table
 from ...phase import KIB
 from . import common as C
-from ...figures.pts_plots import Line, Matrix3D, Plot, Table
 
 
 def _drives(runs: Sequence[Any]) -> Iterable[tuple[str, Any, Any]]:
@@ -213,5 +214,13 @@ hir_figures = _per_drive(_hir)
 xsr_figures = _per_drive(_xsr)
 dirth_figures = _per_drive(_dirth)
 
-__all__ = ["dirth_figures", "hir_figures", "iops_figures", "latency_figures",
-           "throughput_figures", "wsat_figures", "xsr_figures", "KIB"]
+__all__ = [
+    "KIB",
+    "dirth_figures",
+    "hir_figures",
+    "iops_figures",
+    "latency_figures",
+    "throughput_figures",
+    "wsat_figures",
+    "xsr_figures",
+]

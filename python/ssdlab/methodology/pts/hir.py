@@ -6,9 +6,7 @@ wait state against the steady-state IOPS: how much the idle time lets the drive 
 
 from __future__ import annotations
 
-from typing import Generator
-
-import numpy as np
+from collections.abc import Generator
 
 from ... import phase as ph
 from ...phase import KIB, Phase, PhaseResult
@@ -78,9 +76,8 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
                                      baseline_s=BASELINE_S * po.scale)
     out["steady_iops"] = ss
     out["max_gain"] = max((v["gain"] for v in waits.values() if v.get("gain")), default=None)
-    _ = np  # numpy kept for callers' arrays
     return out
 
 
-TEST = Test(name="pts-hir", title="SNIA PTS: Host Idle Recovery (HIR)", phases=phases, analyze=analyze, figures=hir_figures, cost=10.0, in_review=False,
+TEST = Test(name="pts-hir", title="SNIA PTS: Host Idle Recovery (HIR)", phases=phases, analyze=analyze, figures=hir_figures, cost=20.0, in_review=False,
             summary="SNIA PTS Host Idle Recovery: write IOPS after wait states of 5-50 s")

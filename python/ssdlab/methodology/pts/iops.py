@@ -5,7 +5,7 @@ the mix x block size matrix of the measurement window's average IOPS."""
 
 from __future__ import annotations
 
-from typing import Generator
+from collections.abc import Generator
 
 from ...phase import KIB, Phase, PhaseResult
 from ..common import Options

@@ -5,7 +5,7 @@ five-nines (99.999 %) response times of the measurement window."""
 
 from __future__ import annotations
 
-from typing import Generator
+from collections.abc import Generator
 
 from ...phase import KIB, Phase, PhaseResult
 from ..common import Options

@@ -41,7 +41,6 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
     wkey = "write_mbps" if "write_mbps" in s else "mbps"
     gb = np.cumsum(np.nan_to_num(per_minute(s, wkey, np.nansum, step))) / 1e3
     t, q = OUTSTANDING[po.segment]
-    cap = float(getattr(r, "capacity", 0) or 0)
     written = float(r.totals.get("write_bytes", gb[-1] * 1e9 if gb.size else 0.0))
     fills = written / (r.phase.stop_bytes / (CAPACITIES * po.scale)) if r.phase.stop_bytes else None
     return {"iops_first_minute": float(iops[0]) if iops.size else None,
@@ -54,7 +53,7 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
             "tgbw_by_minute": [float(x) for x in gb],
             "conditions": C.conditions(po, threads=t, queue_depth=q, pattern="random",
                                        block_size_kib=4, read_pct=0, hours=HOURS * po.scale,
-                                       capacities=CAPACITIES * po.scale, capacity_bytes=cap or None)}
+                                       capacities=CAPACITIES * po.scale)}
 
 
 TEST = Test(name="pts-wsat", title="SNIA PTS: Write Saturation (WSAT)", phases=phases, analyze=analyze, figures=wsat_figures,
