@@ -57,7 +57,7 @@ class Plot:
         for ln in self.lines:
             fig.add_trace(go.Scatter(x=_json_list(ln.x), y=_json_list(ln.y), name=ln.name,
                                      mode=ln.mode, line=dict(dash=ln.dash) if ln.dash else None))
-        fig.update_layout(title=self.title, font=FONT, height=420, template="plotly_white",
+        fig.update_layout(title=self.title.replace("\n", "<br>"), font=FONT, height=440, template="plotly_white",
                           xaxis_title=self.xlabel, yaxis_title=self.ylabel,
                           legend=dict(orientation="h", y=-0.2))
         if self.log_x:
@@ -83,6 +83,10 @@ class Plot:
                     linestyle=style, marker=marker, markersize=3, label=ln.name, linewidth=1.2)
         if self.log_x:
             ax.set_xscale("log", base=2)
+        if self.xlabel == "round":
+            from matplotlib.ticker import MaxNLocator
+
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if self.y_from_zero:
             ax.set_ylim(bottom=0)
         ax.set_title(self.title, fontsize=11)
@@ -127,7 +131,7 @@ class Table:
         body = "".join("<tr>" + "".join(f"<td>{e(fmt(v))}</td>" for v in r) + "</tr>"
                        for r in self.rows)
         cap = f'<p class="meta">{e(self.caption)}</p>' if self.caption else ""
-        return (f'<table id="{e(self.key)}" class="pts"><caption>{e(self.title)}</caption>'
+        return (f'<table id="{e(self.key)}" class="compare pts"><caption>{e(self.title).replace(chr(10), ", ")}</caption>'
                 f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{cap}")
 
     def png(self, out_dir: Path) -> list[Path]:
@@ -170,7 +174,7 @@ class Matrix3D:
         fig = go.Figure(go.Surface(z=[_json_list(r) for r in self.z], x=self.x_labels,
                                    y=self.y_labels, colorscale="Viridis",
                                    colorbar=dict(title=self.zlabel)))
-        fig.update_layout(title=self.title, font=FONT, height=560,
+        fig.update_layout(title=self.title.replace("\n", "<br>"), font=FONT, height=560,
                           scene=dict(xaxis_title="block size", yaxis_title="R/W mix",
                                      zaxis_title=self.zlabel))
         return pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=self.key,

@@ -29,7 +29,7 @@ def conditions_table(key: str, test: str, d: Any) -> Table:
             rows.append([k.replace("_", " "), m[k]])
     for k, v in (m.get("conditions") or {}).items():
         rows.append([k.replace("_", " "), v])
-    return Table(f"table-{key}-conditions", f"{test}: test conditions, {d.label}",
+    return Table(f"table-{key}-conditions", f"{test}: test conditions\n{d.label}",
                  ["item", "value"], rows)
 
 
@@ -45,7 +45,7 @@ def steady_figures(key: str, test: str, d: Any, lines_by_round: dict[str, dict[i
     name = str(m.get("tracking", "tracking variable"))
     lines = ([Line(lbl, sorted(v), [v[n] for n in sorted(v)]) for lbl, v in lines_by_round.items()]
              if lines_by_round else [Line(name, sorted(track), [track[n] for n in sorted(track)])])
-    out: list = [Plot(f"fig-{key}-convergence", f"{test}: steady-state convergence, {d.label}",
+    out: list = [Plot(f"fig-{key}-convergence", f"{test}: steady-state convergence\n{d.label}",
                       "round", name if not lines_by_round else "value", lines)]
     a, b = m.get("window_first_round"), m.get("window_last_round")
     if a is not None and b is not None:
@@ -54,7 +54,7 @@ def steady_figures(key: str, test: str, d: Any, lines_by_round: dict[str, dict[i
         fit = [float(m.get("window_intercept", 0.0)) + float(m.get("window_slope", 0.0)) * n for n in rs]
         steady = "steady state reached" if m.get("steady_reached") else "steady state NOT reached"
         out.append(Plot(f"fig-{key}-window",
-                        f"{test}: measurement window rounds {a}-{b} ({steady}), {d.label}",
+                        f"{test}: measurement window rounds {int(a)}-{int(b)} ({steady})\n{d.label}",
                         "round", name, [
                             Line(name, rs, [track[n] for n in rs]),
                             Line("average", rs, [avg] * len(rs), "lines", "dash"),
@@ -89,9 +89,9 @@ def _iops(key: str, test: str, d: Any) -> list:
     if mat:
         cols = [C.bs_label(b) for b in BLOCKS]
         rows = [[f"{m}/{100 - m}"] + [mat.get(label(m, b)) for b in BLOCKS] for m in MIXES]
-        out.append(Table(f"table-{key}-matrix", f"{test}: IOPS, R/W mix x block size, {d.label}",
+        out.append(Table(f"table-{key}-matrix", f"{test}: IOPS, R/W mix x block size\n{d.label}",
                          ["R/W mix"] + cols, rows, "average of the measurement window's rounds"))
-        out.append(Matrix3D(f"fig-{key}-3d", f"{test}: IOPS matrix, {d.label}", cols,
+        out.append(Matrix3D(f"fig-{key}-3d", f"{test}: IOPS matrix\n{d.label}", cols,
                             [f"{m}/{100 - m}" for m in MIXES],
                             [[mat.get(label(m, b)) for b in BLOCKS] for m in MIXES]))
     return out
@@ -109,7 +109,7 @@ def _throughput(key: str, test: str, d: Any) -> list:
             rows.append([k[2:], v.get("read_mbps"), v.get("write_mbps"), v.get("steady_reached"),
                          v.get("steady_round")])
     if rows:
-        out.insert(0, Table(f"table-{key}-mbps", f"{test}: sequential MB/s at steady state, {d.label}",
+        out.insert(0, Table(f"table-{key}-mbps", f"{test}: sequential MB/s at steady state\n{d.label}",
                             ["block size", "read MB/s", "write MB/s", "steady", "steady round"], rows))
     return out
 
@@ -125,7 +125,7 @@ def _latency(key: str, test: str, d: Any) -> list:
             rp = int(mix[2:])
             rows.append([f"{rp}/{100 - rp}", bs[2:], v.get("avg_us"), v.get("max_us"),
                          v.get("p99_999_us"), v.get("iops")])
-        out.insert(0, Table(f"table-{key}-latency", f"{test}: response times (us) at T1Q1, {d.label}",
+        out.insert(0, Table(f"table-{key}-latency", f"{test}: response times (us) at T1Q1\n{d.label}",
                             ["R/W mix", "block size", "average", "maximum", "99.999 %", "IOPS"], rows))
     return out
 
@@ -136,9 +136,9 @@ def _wsat(key: str, test: str, d: Any) -> list:
     t, iops, tgbw = (m.get("minutes") or []), (m.get("iops_by_minute") or []), (m.get("tgbw_by_minute") or [])
     if not t:
         return []
-    return [Plot(f"fig-{key}-time", f"{test}: 4 KiB random write IOPS vs time, {d.label}",
+    return [Plot(f"fig-{key}-time", f"{test}: 4 KiB random write IOPS vs time\n{d.label}",
                  "time (minutes)", "IOPS", [Line("IOPS", t, iops, "lines")]),
-            Plot(f"fig-{key}-tgbw", f"{test}: IOPS vs total GB written, {d.label}",
+            Plot(f"fig-{key}-tgbw", f"{test}: IOPS vs total GB written\n{d.label}",
                  "total GB written", "IOPS", [Line("IOPS", tgbw, iops, "lines")],
                  caption=f"drive fills: {m.get('drive_fills', 0):.2f}")]
 
@@ -149,11 +149,11 @@ def _hir(key: str, test: str, d: Any) -> list:
     out = steady_figures(key, test, d)
     t, y = m.get("timeline_s") or [], m.get("timeline_iops") or []
     if t:
-        out.append(Plot(f"fig-{key}-timeline", f"{test}: IOPS of each 5 s write burst vs time, {d.label}",
+        out.append(Plot(f"fig-{key}-timeline", f"{test}: IOPS of each 5 s write burst vs time\n{d.label}",
                         "time (s) since the wait states began", "IOPS", [Line("IOPS", t, y, "markers")]))
     ws = m.get("wait_states") or {}
     if ws:
-        out.insert(0, Table(f"table-{key}-waits", f"{test}: IOPS by wait state, {d.label}",
+        out.insert(0, Table(f"table-{key}-waits", f"{test}: IOPS by wait state\n{d.label}",
                             ["wait state (s)", "bursts", "burst IOPS", "baseline IOPS after",
                              "x steady-state IOPS"],
                             [[k, v.get("bursts"), v.get("iops"), v.get("baseline_iops"), v.get("gain")]
@@ -167,7 +167,7 @@ def _xsr(key: str, test: str, d: Any) -> list:
     groups = m.get("groups") or {}
     out: list = []
     if groups:
-        out.append(Table(f"table-{key}-groups", f"{test}: access groups, {d.label}",
+        out.append(Table(f"table-{key}-groups", f"{test}: access groups\n{d.label}",
                          ["group", "stimulus", "minutes", "MB/s (last 5 min)", "IOPS (last 5 min)",
                           "steady after (min)"],
                          [[g, v.get("stimulus"), v.get("minutes"), v.get("mbps"), v.get("iops"),
@@ -177,7 +177,7 @@ def _xsr(key: str, test: str, d: Any) -> list:
             ys = v.get("mbps_by_minute") or []
             lines.append(Line(f"{g}: {v.get('stimulus')}", list(start + np.arange(1, len(ys) + 1)), ys, "lines"))
             start += len(ys)
-        out.append(Plot(f"fig-{key}-time", f"{test}: MB/s per minute across the access groups, {d.label}",
+        out.append(Plot(f"fig-{key}-time", f"{test}: MB/s per minute across the access groups\n{d.label}",
                         "time (minutes)", "MB/s", lines))
     return out
 
@@ -191,17 +191,17 @@ def _dirth(key: str, test: str, d: Any) -> list:
     if not g:
         return out
     by_t = {t: [(q, g.get(f"t{t}q{q}")) for q in sorted(QDS) if g.get(f"t{t}q{q}")] for t in THREADS}
-    out.append(Plot(f"fig-{key}-iops-toio", f"{test}: IOPS vs total outstanding I/O, {d.label}",
+    out.append(Plot(f"fig-{key}-iops-toio", f"{test}: IOPS vs total outstanding I/O\n{d.label}",
                     "total outstanding I/O (T x Q)", "IOPS",
                     [Line(f"T{t}", [t * q for q, _ in v], [x["iops"] for _, x in v]) for t, v in by_t.items() if v],
                     log_x=True))
-    out.append(Plot(f"fig-{key}-demand", f"{test}: demand intensity, response time vs IOPS, {d.label}",
+    out.append(Plot(f"fig-{key}-demand", f"{test}: demand intensity, response time vs IOPS\n{d.label}",
                     "IOPS", "average response time (ms)",
                     [Line(f"T{t}", [x["iops"] for _, x in v], [(x["mean_us"] or 0) / 1000 for _, x in v])
                      for t, v in by_t.items() if v]))
     rows = [[f"T{t}Q{q}", t * q, x["iops"], x["mean_us"], x["max_us"]]
             for t, v in by_t.items() for q, x in v]
-    out.append(Table(f"table-{key}-grid", f"{test}: measurement window averages, {d.label}",
+    out.append(Table(f"table-{key}-grid", f"{test}: measurement window averages\n{d.label}",
                      ["T x Q", "outstanding", "IOPS", "avg response (us)", "max response (us)"], rows))
     return out
 
