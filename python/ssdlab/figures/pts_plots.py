@@ -75,7 +75,7 @@ class Plot:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(9, 5), dpi=110)
+        fig, ax = plt.subplots(figsize=(7, 4), dpi=200)
         for ln in self.lines:
             style = {"dash": "--", "dot": ":"}.get(ln.dash or "", "-")
             marker = "o" if "markers" in ln.mode else None
@@ -89,7 +89,7 @@ class Plot:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if self.y_from_zero:
             ax.set_ylim(bottom=0)
-        ax.set_title(self.title, fontsize=11)
+        ax.set_title(self.title)
         ax.set_xlabel(self.xlabel)
         ax.set_ylabel(self.ylabel)
         ax.grid(True, alpha=0.3)
@@ -140,14 +140,16 @@ class Table:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        h = 0.8 + 0.3 * (len(self.rows) + 1)
-        fig, ax = plt.subplots(figsize=(max(6.0, 1.3 * len(self.columns)), h), dpi=110)
+        cells = [[fmt(v) for v in r] for r in self.rows] or [["-"] * len(self.columns)]
+        h = 0.7 + 0.2 * (len(cells) + 1)
+        fig, ax = plt.subplots(figsize=(7, h), dpi=200)
         ax.axis("off")
-        t = ax.table(cellText=[[fmt(v) for v in r] for r in self.rows] or [["-"] * len(self.columns)],
-                     colLabels=self.columns, loc="center", cellLoc="right")
+        widths = [max(len(str(c)), *(len(r[i]) for r in cells)) + 2 for i, c in enumerate(self.columns)]
+        t = ax.table(cellText=cells, colLabels=self.columns, loc="upper center", cellLoc="left",
+                     colWidths=[w / sum(widths) for w in widths])
         t.auto_set_font_size(False)
         t.set_fontsize(8)
-        ax.set_title(self.title, fontsize=10)
+        ax.set_title(self.title)
         fig.tight_layout()
         path = Path(out_dir) / f"{self.key}.png"
         fig.savefig(path)
@@ -188,7 +190,7 @@ class Matrix3D:
 
         z = np.array([[_num(v) for v in r] for r in self.z], dtype=float)
         z = np.where(np.isfinite(z), z, 0.0)
-        fig = plt.figure(figsize=(9, 6), dpi=110)
+        fig = plt.figure(figsize=(7, 5.5), dpi=200)
         ax = fig.add_subplot(projection="3d")
         ny, nx = z.shape
         xs, ys = np.meshgrid(np.arange(nx), np.arange(ny))
@@ -202,7 +204,7 @@ class Matrix3D:
         ax.set_xlabel("block size")
         ax.set_ylabel("R/W mix")
         ax.set_zlabel(self.zlabel)
-        ax.set_title(self.title, fontsize=11)
+        ax.set_title(self.title)
         path = Path(out_dir) / f"{self.key}.png"
         fig.savefig(path)
         plt.close(fig)
