@@ -50,23 +50,16 @@ def profile_text(spec: str) -> str:
 
 def compute(job: DriveJob) -> Computed:
     """Run the test on a fresh simulated drive (a worker's entry point)."""
-    from .runner import steps
+    from .runner import walk_phases
     from .targets.sim import SimTarget
 
     t0 = time.time()
     target = SimTarget(job.profile_text, list(job.overrides) or None, seed=job.seed)
     ident = target.identify()
     out = Computed(ident, [])
-    walk = steps(get(job.test).phases(ident.capacity, job.opts))
     try:
-        phase = next(walk, None)
-        while phase is not None:
-            res = target.run(phase)
-            out.results.append(res)
-            try:
-                phase = walk.send(res)
-            except StopIteration:
-                phase = None
+        walk_phases(get(job.test), target, ident.capacity, job.opts,
+                    on_end=lambda seq, res, status: out.results.append(res))
     except Exception as e:  # recorded as the sequential run records it: a failed phase
         out.error = e
     out.wall_s = time.time() - t0

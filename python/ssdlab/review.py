@@ -80,10 +80,10 @@ def run_parallel(store_: Store, specs: list[str], sets: list[str], seed: int, op
     """Every (test, drive) as a unit (`tests`: default every review test); each test is
     stored, in order, once all its drives are back. On Ctrl-C the tests already complete
     are stored before the interrupt goes on."""
-    from . import _sim
+    from .targets.sim import table_bytes
 
     tests = list(tests or methodology.TESTS)
-    memory = {s: float(_sim.Drive.check(job_for(s, sets, seed, "fill", opts).profile_text, sets))
+    memory = {s: table_bytes(job_for(s, sets, seed, "fill", opts).profile_text, sets)
               for s in specs}
     units = [Unit((test, pos), compute, (job_for(spec, sets, seed, test, opts),),
                   memory=memory[spec], cost=methodology.get(test).cost * memory[spec])

@@ -73,8 +73,18 @@ def open_drives(specs: list[str], sets: list[str], seed: int, destroy_data: str 
             raise UserError(f"--drive {s}: the same drive as --drive {seen[k]}; give each real drive once")
         seen.setdefault(k, s)
     check_seed(seed)
-    return [(s, targets.open_target(s, overrides=sets or None, seed=seed,
-                                    destroy_data=destroy_data, plan=plan)) for s in specs]
+    opened: list[tuple[str, Any]] = []
+    try:
+        for s in specs:
+            opened.append((s, targets.open_target(s, overrides=sets or None, seed=seed,
+                                                  destroy_data=destroy_data, plan=plan)))
+    except BaseException:  # a refused drive: let go of those already taken (locks, ssh)
+        for _, t in opened:
+            close = getattr(t, "close", None)
+            if callable(close):
+                close()
+        raise
+    return opened
 
 
 # help texts shared by commands

@@ -161,9 +161,8 @@ def open_exclusive(path: str) -> int:
         raise
 
 
-def in_use(path: str, dev: BlockDev, own: frozenset[int] = frozenset()) -> str:
-    """Why the device may not be written whatever the flag says ("" when nothing uses it).
-    `own`: pids whose writes are ours (the fio server of remote_guard.py)."""
+def in_use(path: str, dev: BlockDev) -> str:
+    """Why the device may not be written whatever the flag says ("" when nothing uses it)."""
     if inuse.read_only(dev.name):
         return (f"refusing {path}: the device is read-only (/sys/class/block/{dev.name}/ro = 1); "
                 "a write test needs a writable device")
@@ -184,7 +183,7 @@ def in_use(path: str, dev: BlockDev, own: frozenset[int] = frozenset()) -> str:
     if hold:
         return (f"refusing {path}: in use by {', '.join('/dev/' + h for h in hold)} (LVM, MD RAID or "
                 "dm-crypt); deactivate it (vgchange -an / mdadm --stop / cryptsetup close) first")
-    w = [x for x in inuse.writers(dev.tree) if x[0] not in own]
+    w = inuse.writers(dev.tree)
     if w:
         what = ", ".join(f"pid {pid} ({comm}) on /dev/{n}" for pid, comm, n in w[:3])
         return f"refusing {path}: open for writing by another process ({what}); stop it first"

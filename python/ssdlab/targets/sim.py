@@ -7,6 +7,12 @@ from ..errors import UserError
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 
 
+def table_bytes(profile_text: str, overrides: list[str] | None = None) -> float:
+    """The simulator's memory for a profile (its tables, sized from the geometry), checked
+    as building the drive would check it: the one estimate every scheduler uses."""
+    return float(_sim.Drive.check(profile_text, list(overrides or [])))
+
+
 def check_seed(seed: int) -> int:
     """The simulator's seed is a u64."""
     if not 0 <= seed < 2**64:
