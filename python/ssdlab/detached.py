@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from .methodology import Options, get
 from .phase import Phase
 from .phase import Identity, OnSample, PhaseResult
+from .targets.base import BaseTarget, Capabilities
 
 
 @dataclass(frozen=True)
@@ -66,13 +67,14 @@ def compute(job: DriveJob) -> Computed:
     return out
 
 
-class Replay:
+class Replay(BaseTarget):
     """A Target that hands back phases computed elsewhere, in order."""
+
+    capabilities = Capabilities(simulated=True, counters=True)
 
     def __init__(self, spec: str, computed: Computed):
         self.name = spec
         self.computed = computed
-        self.engine_version = computed.identity.firmware
         self.next = 0
 
     def identify(self) -> Identity:

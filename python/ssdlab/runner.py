@@ -251,7 +251,7 @@ def run_drive(rec: Recorder, position: int, spec: str, target: Target,
 def engine_versions(targets: list[Target]) -> str:
     seen = []
     for t in targets:
-        v = getattr(t, "engine_version", None) or t.identify().firmware
+        v = t.engine_version
         if v and v not in seen:
             seen.append(v)
     return "; ".join(seen)
@@ -267,9 +267,7 @@ def preflight(test: str, drives: list[tuple[str, Target]], opts: Options) -> Non
         phases = plan_phases(test, cap, opts)
         for p in phases:
             p.resolve(cap)
-        check = getattr(target, "preflight", None)
-        if callable(check):
-            check(phases)
+        target.preflight(phases)
 
 
 def run_test(store: Store, test: str, drives: list[tuple[str, Target]], opts: Options,

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .calibration import FILL, TOLERANCE, Ctx, Figure, RunKey, all_figures, fmt, testbed_flags
+from .calibration import TOLERANCE, Ctx, Figure, RunKey, all_figures, fmt, testbed_flags
 from .profiles import builtin_ids
 
 FIGURES: list[Figure] = all_figures(builtin_ids())

@@ -59,6 +59,10 @@ def drive_key(spec: str) -> str:
             return spec
     if spec.startswith("file:"):
         return "file:" + os.path.realpath(spec[5:].rpartition(":")[0] or spec[5:])
+    if spec.startswith("nbd:"):  # nbd:SOCKET and nbd:nbd+unix:///?socket=SOCKET are one export
+        from ..targets.nbd import drive_key as nbd_key
+
+        return nbd_key(spec)
     return spec
 
 
@@ -80,9 +84,7 @@ def open_drives(specs: list[str], sets: list[str], seed: int, destroy_data: str 
                                                   destroy_data=destroy_data, plan=plan)))
     except BaseException:  # a refused drive: let go of those already taken (locks, ssh)
         for _, t in opened:
-            close = getattr(t, "close", None)
-            if callable(close):
-                close()
+            t.close()
         raise
     return opened
 

@@ -113,7 +113,7 @@ def pts_cmd(
                          "drives": [{"drive": o.spec, "metrics": o.metrics} for o in outcomes]})
 
         from ..executor import open_executor
-        from ..review import parallel, run_parallel
+        from ..review import Request, parallel, run_parallel
 
         executor = open_executor(jobs, None)
         if parallel(drv, executor) and len(chosen) > 1:
@@ -122,7 +122,7 @@ def pts_cmd(
             bar = UnitsProgress("pts", len(chosen) * len(drv), where=executor.describe())
             try:
                 with bar, executor:
-                    run_parallel(store, list(drive), list(sets), seed, opts, args, testbed,
+                    run_parallel(Request(store, drv, list(sets), seed, opts, args, testbed),
                                  executor, on_run, bar.finished, tests=chosen)
             except KeyboardInterrupt:
                 kept = ", ".join(f"{d['test']} (run {d['run_id']})" for d in done) or "none"

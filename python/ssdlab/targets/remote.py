@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .base import Capabilities
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from . import locks, safety, ssh
 from .fio import _empty, parse_size, writes
@@ -105,6 +106,9 @@ def parse_remote(spec: str) -> RemoteSpec:
 
 class RemoteTarget:
     """The Target protocol, answered by the agent on the drive's host."""
+
+    # the trace file is not sent to the other host
+    capabilities = Capabilities(simulated=False, replay=False)
 
     def __init__(self, spec: str, destroy_data: str | None = None, plan: bool = False):
         self.rs = parse_remote(spec)

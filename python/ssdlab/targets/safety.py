@@ -222,22 +222,24 @@ def check_block_write(path: str, destroy_data: str | None) -> BlockDev:
 
 
 # --------------------------------------------------------------------------- files
-def check_file_write(path: str, destroy_data: str | None) -> str:
+def check_file_write(path: str, destroy_data: str | None, name: str | None = None) -> str:
     """A file target: a regular file (or a new one) in an existing directory. An existing
-    file with content that ssdlab did not create needs --destroy-data=PATH."""
+    file with content that ssdlab did not create needs --destroy-data=PATH. `name`: how
+    messages call it (default file:PATH)."""
+    name = name or f"file:{path}"
     real = os.path.realpath(path)
     parent = os.path.dirname(real) or "."
     if not os.path.isdir(parent):
-        raise UnsafeTarget(f"refusing file:{path}: directory {parent} does not exist")
+        raise UnsafeTarget(f"refusing {name}: directory {parent} does not exist")
     if os.path.lexists(path):
         st = os.stat(real)
         if not stat.S_ISREG(st.st_mode):
-            raise UnsafeTarget(f"refusing file:{path}: not a regular file (use /dev/... for a "
+            raise UnsafeTarget(f"refusing {name}: not a regular file (use /dev/... for a "
                                "block device)")
         if st.st_size > 0 and not is_ours(real):
             if not names_file(destroy_data, real):
                 raise UnsafeTarget(
-                    f"refusing file:{path}: the file exists with {st.st_size} bytes that ssdlab did "
+                    f"refusing {name}: the file exists with {st.st_size} bytes that ssdlab did "
                     f"not write; pass --destroy-data={real} to overwrite it")
     return real
 

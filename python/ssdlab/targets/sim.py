@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import _sim
 from ..errors import UserError
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
+from .base import BaseTarget, Capabilities
 
 
 def table_bytes(profile_text: str, overrides: list[str] | None = None) -> float:
@@ -25,7 +26,12 @@ def _result(phase: Phase, raw: dict) -> PhaseResult:
                        latency=raw["latency"], totals=raw["totals"])
 
 
-class SimTarget:
+class SimTarget(BaseTarget):
+    """A simulated drive: writes nothing but the results store, so it has nothing to check,
+    plan or let go of."""
+
+    capabilities = Capabilities(simulated=True, counters=True)
+
     def __init__(self, profile_text: str, overrides: list[str] | None = None, seed: int = 42):
         self.drive = _sim.Drive(profile_text, overrides=list(overrides or []), seed=seed)
         self.info = self.drive.info()
