@@ -20,6 +20,7 @@ from .inputs import (PRECONDITION_TESTS, SECONDS_HELP, TEST_NAMES, check_out_dir
 from .output import emit_table, print_json, progress_hooks
 from .results import results_app
 from .sweep import sweep_cmd
+from .pts import pts_cmd
 from .remote import FIO_SERVER, agent_cmd, fio_server_cmd
 from .fleet import child_args, run_fleet
 from ..methodology import Options
@@ -442,5 +443,6 @@ def validate(
 
 
 app.command("sweep")(sweep_cmd)  # sweep.py: grids of runs
+app.command("pts")(pts_cmd)  # pts.py: the SNIA PTS tests and their report
 app.command("fio-server", **FIO_SERVER)(fio_server_cmd)  # remote.py: says how drives on other hosts are reached
 app.command("agent", hidden=True)(agent_cmd)  # remote.py: started over ssh for --drive HOST:/dev/X
