@@ -42,7 +42,7 @@ class FioJobs(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     file: str
-    jobs: list[dict]
+    jobs: list[dict[str, Any]]
 
 
 class Phase(BaseModel):
