@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 import typer
 
+from .options import Db, DestroyData, JsonOut, Seed, Sets, Spare, Testbed
 from .. import interrupts, methodology, targets
 
 from . import trace as trace_cli
@@ -58,7 +59,7 @@ app = App(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=F
 app.add_typer(results_app, name="results")
 
 @app.command()
-def drives(json_out: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def drives(json_out: JsonOut = False) -> None:
     """The built-in simulated drive profiles and their key specs."""
     from ..profiles import builtin_ids, load_text
 
@@ -96,17 +97,17 @@ def run(
     test: str = typer.Argument(..., help=f"one of: {TEST_NAMES}"),
     job: Optional[Path] = typer.Argument(None, help="fio: the fio job file to replay on the simulated drive"),
     drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE, a profile .toml, /dev/..., file:PATH:SIZE, HOST[:PORT]:/dev/... (a drive on another host)"),
-    spare: float = typer.Option(0.0, "--spare", help="leave this % of LBAs (at the end) unwritten"),
+    spare: Spare = 0.0,
     repeat: int = typer.Option(5, "--repeat", help="quick: scored runs of each test (CrystalDiskMark shows the best)"),
     seconds: Optional[float] = typer.Option(None, "--seconds", help=SECONDS_HELP),
     interval: Optional[float] = typer.Option(None, "--interval", help="quick: idle seconds between tests (default 5, CrystalDiskMark's; 0: none)"),
-    sets: list[str] = typer.Option([], "--set", help="profile override key=value (simulated drives)"),
-    testbed: Optional[str] = typer.Option(None, "--testbed", help="tag runs to compare like with like"),
-    db: Optional[Path] = typer.Option(None, "--db", help="results store (default: user data dir)"),
-    json_out: bool = typer.Option(False, "--json", help="print one JSON document on stdout"),
-    destroy_data: Optional[str] = typer.Option(None, "--destroy-data", help="real drives: allow overwriting this device"),
+    sets: Sets = [],
+    testbed: Testbed = None,
+    db: Db = None,
+    json_out: JsonOut = False,
+    destroy_data: DestroyData = None,
     plan: bool = typer.Option(False, "--plan", help="print the phases (real drives: the fio jobs, commands and safety verdict) and run nothing"),
-    seed: int = typer.Option(42, "--seed", help="simulator seed"),
+    seed: Seed = 42,
     precondition: bool = typer.Option(True, "--precondition/--no-precondition", help=f"--no-precondition skips the purge and fill ({PRECONDITION_TESTS} on an already filled drive: reads only)"),
     trace: Optional[Path] = typer.Option(None, "--trace", help="trace: the trace file to replay, or builtin:NAME[@SCALE], a generated workload: destroyer-like, pcmark8-photoshop-heavy-like, ... (docs/methodology.md)"),
     trace_format: Optional[str] = typer.Option(None, "--format", help="trace: fio, fio-v2, fio-v3, blkparse, msr or csv (default: detected)"),
@@ -269,19 +270,19 @@ def describe(ph: dict) -> str:
 def review(
     drive: list[str] = typer.Option([], "--drive", "-d", help="drives to review"),
     out: Path = typer.Option(..., "-o", "--out", help="report directory"),
-    spare: float = typer.Option(0.0, "--spare"),
+    spare: Spare = 0.0,
     repeat: int = typer.Option(5, "--repeat", help="quick: scored runs of each test"),
     seconds: Optional[float] = typer.Option(None, "--seconds",
                                             help="every test's timed step (see `run --help`)"),
     interval: Optional[float] = typer.Option(None, "--interval",
                                              help="quick: idle seconds between tests (default 5)"),
-    sets: list[str] = typer.Option([], "--set"),
-    testbed: Optional[str] = typer.Option(None, "--testbed"),
-    db: Optional[Path] = typer.Option(None, "--db"),
+    sets: Sets = [],
+    testbed: Testbed = None,
+    db: Db = None,
     y_max: Optional[float] = typer.Option(None, "--y-max", help="fill-curve y-axis top (MB/s)"),
-    json_out: bool = typer.Option(False, "--json"),
-    destroy_data: Optional[str] = typer.Option(None, "--destroy-data"),
-    seed: int = typer.Option(42, "--seed"),
+    json_out: JsonOut = False,
+    destroy_data: DestroyData = None,
+    seed: Seed = 42,
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="simulated drives: tests at once on local worker processes (default: one per core; 1: one after another)"),
     ray: bool = typer.Option(False, "--ray", help="simulated drives: run the tests on a local Ray instance (or --ray-address)"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="the Ray cluster to run the tests on (implies --ray)"),
@@ -348,7 +349,7 @@ def report(
     latest: bool = typer.Option(False, "--latest", help="the most recent run"),
     out: Path = typer.Option(..., "-o", "--out", help="report directory"),
     y_max: Optional[float] = typer.Option(None, "--y-max", help="fill-curve y-axis top (MB/s)"),
-    db: Optional[Path] = typer.Option(None, "--db"),
+    db: Db = None,
     sweep_id: Optional[str] = typer.Option(None, "--sweep", help="the report of a sweep (its id, e.g. sw-5fcdec4f2d): metrics against parameters, sensitivity, grid.csv"),
 ) -> None:
     """A self-contained HTML report plus one PNG per figure."""
@@ -377,8 +378,8 @@ def report(
 @app.command()
 def compare(
     runs: list[int] = typer.Argument(..., help="run ids"),
-    db: Optional[Path] = typer.Option(None, "--db"),
-    json_out: bool = typer.Option(False, "--json"),
+    db: Db = None,
+    json_out: JsonOut = False,
 ) -> None:
     """Metrics side by side, with the % change of each drive against the first."""
     with user_errors():
@@ -415,7 +416,7 @@ def column_label(run: dict, drive: dict) -> str:
 def validate(
     drive: Optional[list[str]] = typer.Option(
         None, "--drive", help="a calibrated profile id, e.g. xg6-256 (repeatable; default: all)"),
-    json_out: bool = typer.Option(False, "--json", help="print one JSON document"),
+    json_out: JsonOut = False,
     markdown: bool = typer.Option(False, "--markdown", help="print the docs/calibration.md page"),
     workers: Optional[int] = typer.Option(None, "--workers", min=1,
                                           help="parallel processes (default: one per core)"),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from .options import Db, DestroyData, JsonOut, Seed, Sets, Testbed
 from .. import methodology, targets
 from ..methodology import Options
 from ..methodology.pts import PTS_TESTS, PtsOptions
@@ -64,12 +65,12 @@ def pts_cmd(
     rounds: int | None = typer.Option(None, "--rounds", help="at most this many rounds per test (1-25; the specification: 25); fewer than 5 never reach steady state"),
     quick: bool = typer.Option(False, "--quick", help="CI/smoke: 2 rounds of 2 s steps, long fixed spans (WSAT, HIR, XSR) x 0.001, HIR wait states x 0.1; not a PTS result"),
     round_seconds: float | None = typer.Option(None, "--round-seconds", help="seconds of each step of a round (the specification: 60)"),
-    sets: list[str] = typer.Option([], "--set", help="profile override key=value (simulated drives)"),
-    testbed: str | None = typer.Option(None, "--testbed", help="tag runs to compare like with like"),
-    db: Path | None = typer.Option(None, "--db", help="results store (default: user data dir)"),
-    destroy_data: str | None = typer.Option(None, "--destroy-data", help="real drives: allow overwriting this device"),
-    seed: int = typer.Option(42, "--seed", help="simulator seed"),
-    json_out: bool = typer.Option(False, "--json", help="print one JSON document on stdout"),
+    sets: Sets = [],
+    testbed: Testbed = None,
+    db: Db = None,
+    destroy_data: DestroyData = None,
+    seed: Seed = 42,
+    json_out: JsonOut = False,
     jobs: int | None = typer.Option(None, "--jobs", help="simulated drives: tests at once on N worker processes (default: one per core; 1: one after another)"),
 ) -> None:
     """The SNIA PTS 2.0.2 tests, each to steady state, and their report."""

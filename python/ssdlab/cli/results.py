@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from .options import Db, JsonOut
 from .errors import UserError, user_errors
 from .inputs import existing_store, read_store, whole_number
 from .output import emit_table, print_json
@@ -18,9 +19,9 @@ results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, e
 
 @results_app.command("list")
 def results_list(
-    db: Optional[Path] = typer.Option(None, "--db"),
+    db: Db = None,
     limit: str = typer.Option("50", "--limit", metavar="N", help=f"the newest N runs, N a whole number 1 to {MAX_ID}"),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: JsonOut = False,
 ) -> None:
     """Stored runs, newest first."""
     with user_errors():
@@ -38,8 +39,8 @@ def results_list(
 @results_app.command("show")
 def results_show(
     run_id: int = typer.Argument(...),
-    db: Optional[Path] = typer.Option(None, "--db"),
-    json_out: bool = typer.Option(False, "--json"),
+    db: Db = None,
+    json_out: JsonOut = False,
 ) -> None:
     """A run's drives, status and metrics."""
     with user_errors():
@@ -63,7 +64,7 @@ def results_export(
     run_id: int = typer.Argument(...),
     format: str = typer.Option("json", "--format", help="csv or json"),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="file (default: stdout)"),
-    db: Optional[Path] = typer.Option(None, "--db"),
+    db: Db = None,
 ) -> None:
     """Every recorded value of a run: series, segments, histograms, totals, metrics."""
     with user_errors():
@@ -83,7 +84,7 @@ def results_export(
 @results_app.command("import")
 def results_import(
     file: Path = typer.Argument(..., help="a pending-results file a run saved when the store could not be written"),
-    db: Optional[Path] = typer.Option(None, "--db", help="the store to put it in (default: user data dir)"),
+    db: Db = None,
 ) -> None:
     """Put results a run could not store (its disk was full) back into a store."""
     from ..pending import import_file
