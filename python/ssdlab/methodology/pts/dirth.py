@@ -13,14 +13,10 @@ from ..common import Options
 from ..test import Test
 from . import common as C
 from .figures import dirth_figures
+from .grids import QDS, THREADS
+from .grids import dirth_label as label
 
-THREADS = (32, 16, 8, 4, 2, 1)
-QDS = (32, 16, 8, 4, 2, 1)
 READ_PCT = 65
-
-
-def label(t: int, q: int) -> str:
-    return f"t{t}q{q}"
 
 
 LABELS = [label(t, q) for t in THREADS for q in QDS]

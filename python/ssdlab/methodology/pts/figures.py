@@ -13,6 +13,8 @@ import numpy as np
 from ...figures.pts_plots import Line, Matrix3D, Plot, Table
 from ...phase import KIB
 from . import common as C
+from .grids import BLOCKS, MIXES, QDS, THREADS
+from .grids import iops_label as label
 
 
 def _drives(runs: Sequence[Any]) -> Iterable[tuple[str, Any, Any]]:
@@ -79,8 +81,6 @@ def _per_drive(build: Callable[[str, str, Any], list]) -> Callable[[Sequence[Any
 
 # -- IOPS ------------------------------------------------------------------------------
 def _iops(key: str, test: str, d: Any) -> list:
-    from .iops import BLOCKS, MIXES, label
-
     rounds = C.by_round(d.phases)
     conv = {f"{C.bs_label(b)} 0/100": {n: C.iops(r[label(0, b)]) for n, r in rounds.items()
                                        if label(0, b) in r} for b in BLOCKS}
@@ -184,8 +184,6 @@ def _xsr(key: str, test: str, d: Any) -> list:
 
 # -- DIRTH -----------------------------------------------------------------------------
 def _dirth(key: str, test: str, d: Any) -> list:
-    from .dirth import QDS, THREADS
-
     out = steady_figures(key, test, d)
     g = (d.metrics or {}).get("grid") or {}
     if not g:

@@ -12,15 +12,11 @@ from ..common import Options
 from ..test import Test
 from . import common as C
 from .figures import iops_figures
+from .grids import BLOCKS, MIXES
+from .grids import iops_label as label
 
-MIXES = (100, 95, 65, 50, 35, 5, 0)  # read %
-BLOCKS = (1024 * KIB, 128 * KIB, 64 * KIB, 32 * KIB, 16 * KIB, 8 * KIB, 4 * KIB)
 TRACK = "w4k"  # rw0_bs4k: 4 KiB random writes
 OUTSTANDING = {"client": (2, 16), "enterprise": (4, 32)}  # threads, queue depth per thread
-
-
-def label(read_pct: int, bs: int) -> str:
-    return f"rw{read_pct}_bs{C.bs_label(bs)}"
 
 
 LABELS = [label(m, b) for m in MIXES for b in BLOCKS]
