@@ -21,7 +21,7 @@ LAYERS = {
     # parts that know nothing of targets or tests
     "ssdlab._sim": 1, "ssdlab.analysis": 1, "ssdlab.profiles": 1, "ssdlab.traces": 1,
     "ssdlab.store": 1, "ssdlab.pending": 1, "ssdlab.figures": 1, "ssdlab.calibration": 1,
-    "ssdlab.units_progress": 1,
+    "ssdlab.units_progress": 1, "ssdlab.fiojob": 1,  # a fio job file -> the simulator's workload
     "ssdlab.serve.nbdkit": 1, "ssdlab.serve.stats": 1,  # the served drive's side of NBD
     # drives
     "ssdlab.targets": 2,

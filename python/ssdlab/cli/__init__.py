@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 import typer
 
+from .options import Db, DestroyData, JsonOut, Seed, Sets, Spare, Testbed
 from .. import interrupts, methodology, targets
 
 from . import trace as trace_cli
@@ -20,6 +21,7 @@ from .inputs import (PRECONDITION_TESTS, SECONDS_HELP, TEST_NAMES, check_out_dir
 from .output import emit_table, print_json, progress_hooks
 from .results import results_app
 from .sweep import sweep_cmd
+from .pts import pts_cmd
 from .remote import FIO_SERVER, agent_cmd, fio_server_cmd
 from .fleet import child_args, run_fleet
 from ..methodology import Options
@@ -57,7 +59,7 @@ app = App(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=F
 app.add_typer(results_app, name="results")
 
 @app.command()
-def drives(json_out: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def drives(json_out: JsonOut = False) -> None:
     """The built-in simulated drive profiles and their key specs."""
     from ..profiles import builtin_ids, load_text
 
@@ -95,25 +97,27 @@ def run(
     test: str = typer.Argument(..., help=f"one of: {TEST_NAMES}"),
     job: Optional[Path] = typer.Argument(None, help="fio: the fio job file to replay on the simulated drive"),
     drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE, a profile .toml, /dev/..., file:PATH:SIZE, HOST[:PORT]:/dev/... (a drive on another host)"),
-    spare: float = typer.Option(0.0, "--spare", help="leave this % of LBAs (at the end) unwritten"),
+    spare: Spare = 0.0,
     repeat: int = typer.Option(5, "--repeat", help="quick: scored runs of each test (CrystalDiskMark shows the best)"),
     seconds: Optional[float] = typer.Option(None, "--seconds", help=SECONDS_HELP),
     interval: Optional[float] = typer.Option(None, "--interval", help="quick: idle seconds between tests (default 5, CrystalDiskMark's; 0: none)"),
-    sets: list[str] = typer.Option([], "--set", help="profile override key=value (simulated drives)"),
-    testbed: Optional[str] = typer.Option(None, "--testbed", help="tag runs to compare like with like"),
-    db: Optional[Path] = typer.Option(None, "--db", help="results store (default: user data dir)"),
-    json_out: bool = typer.Option(False, "--json", help="print one JSON document on stdout"),
-    destroy_data: Optional[str] = typer.Option(None, "--destroy-data", help="real drives: allow overwriting this device"),
+    sets: Sets = [],
+    testbed: Testbed = None,
+    db: Db = None,
+    json_out: JsonOut = False,
+    destroy_data: DestroyData = None,
     plan: bool = typer.Option(False, "--plan", help="print the phases (real drives: the fio jobs, commands and safety verdict) and run nothing"),
-    seed: int = typer.Option(42, "--seed", help="simulator seed"),
+    seed: Seed = 42,
     precondition: bool = typer.Option(True, "--precondition/--no-precondition", help=f"--no-precondition skips the purge and fill ({PRECONDITION_TESTS} on an already filled drive: reads only)"),
     trace: Optional[Path] = typer.Option(None, "--trace", help="trace: the trace file to replay, or builtin:NAME[@SCALE], a generated workload: destroyer-like, pcmark8-photoshop-heavy-like, ... (docs/methodology.md)"),
     trace_format: Optional[str] = typer.Option(None, "--format", help="trace: fio, fio-v2, fio-v3, blkparse, msr or csv (default: detected)"),
-    speed: float = typer.Option(1.0, "--speed", help="trace: replay X times as fast as recorded"),
+    speed: float = typer.Option(1.0, "--speed", help="trace: replay X times as fast as recorded (0.001 to 1e6)"),
     idle_cap: Optional[str] = typer.Option(None, "--idle-cap", help="trace: no gap between I/Os longer than this (25ms: the Storage Bench rule)"),
     qd: Optional[int] = typer.Option(None, "--qd", help="trace: as fast as possible at this fixed queue depth (closed loop)"),
     state: str = typer.Option("empty", "--state", help="trace: replay on the empty drive, the full drive, or both"),
     wrap: bool = typer.Option(False, "--wrap", help="trace: fold offsets past the drive into it instead of refusing the trace"),
+    output_format: str = typer.Option("normal", "--output-format", help="fio: normal (fio's text) or json (fio's JSON document)"),
+    log_dir: Optional[Path] = typer.Option(None, "--log-dir", help="fio: write the job's write_bw_log / write_iops_log / write_lat_log files in this directory"),
     fleet: bool = typer.Option(False, "--fleet", help="run the drives at the same time, each as its own run (e.g. drives on several hosts: --drive h1:/dev/X --drive h2:/dev/Y)"),
 ) -> None:
     """Run one test of the methodology on one or more drives."""
@@ -123,6 +127,10 @@ def run(
                                                           qd, state != "empty", wrap)) if v]
         trace_opts = trace_cli.trace_options(test, trace, trace_format, speed, idle_cap, qd,
                                              state, wrap, given)
+        if test != "fio" and (output_format != "normal" or log_dir is not None):
+            raise UserError("--output-format and --log-dir: only for `ssdlab run fio JOBFILE`")
+        if output_format not in ("normal", "json"):
+            raise UserError(f"--output-format {output_format}: choose normal or json")
         if job is not None and test != "fio":
             raise UserError(f"{job}: a job file is only for `ssdlab run fio JOBFILE`")
         if trace_opts is not None:  # parsed now: a bad trace is refused before any store
@@ -138,8 +146,9 @@ def run(
             typer.echo("ssdlab: warning: --no-precondition on a simulated drive reads a drive "
                        "that was never written", err=True)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, plan)
-        if test == "fio":  # the job's I/Os, captured with fio's null engine (needs the capacity)
-            opts = dataclasses.replace(opts, trace=trace_cli.fio_options(job, drv))
+        if test == "fio":  # the job file compiled for the drives (needs the capacity)
+            opts = dataclasses.replace(opts, trace=trace_cli.fio_options(job, drv, state, seed))
+            check_log_dir(log_dir, opts.trace)
         if fleet:  # fleet.py: every drive at once, each its own `ssdlab run`
             raise typer.Exit(run_fleet(test, drv, opts, json_out, db, child_args(test, dict(
                 job=job, spare=spare, repeat=repeat, seconds=seconds, interval=interval, sets=sets,
@@ -172,14 +181,46 @@ def run(
     if json_out:
         print_json(doc)
     else:
-        if test == "fio":  # fio's own layout
-            from ..methodology.fio_run import fio_style
-
-            for d in doc["drives"]:
-                print(fio_style(d["drive"], opts.trace.name, d["metrics"]))
+        if test == "fio":  # fio's own layouts
+            print_fio(doc, output_format, log_dir, opts.trace, store, outcomes)
         else:
             show_metrics(doc)
-        print(f"stored as run {run_id} in {store.path}")
+        if test == "fio" and output_format == "json":  # stdout holds fio's JSON only
+            typer.echo(f"stored as run {run_id} in {store.path}", err=True)
+        else:
+            print(f"stored as run {run_id} in {store.path}")
+
+
+def check_log_dir(log_dir: Optional[Path], f) -> None:
+    """fio's log files go only to a directory the user names (the simulated drive writes
+    nothing else); checked before the run."""
+    wants = [k for k in ("write_bw_log", "write_iops_log", "write_lat_log") if k in f.logs]
+    if log_dir is None:
+        if wants:
+            typer.echo(f"ssdlab: note: {', '.join(wants)}: no log files written; give --log-dir DIR "
+                       "to have them in fio's format", err=True)
+        return
+    if not log_dir.is_dir():
+        raise UserError(f"--log-dir {log_dir}: not a directory")
+
+
+def print_fio(doc: dict, output_format: str, log_dir: Optional[Path], f, store, outcomes) -> None:
+    from ..fiojob.output import fio_text, write_logs
+
+    for d in doc["drives"]:
+        fdoc = d["metrics"].get("fio")
+        if not fdoc:
+            continue
+        if output_format == "json":
+            print_json(fdoc)
+        else:
+            print(f"drive {d['drive']}:")
+            print(fio_text(fdoc))
+    if log_dir is not None and outcomes:  # the first drive's, from the stored phase
+        ph = [p for p in store.phases(outcomes[0].run_drive_id, with_data=False) if p["kind"] == "fiojob"]
+        if ph:
+            for path in write_logs(f.jobs, ph[-1]["latency"]["jobs"], f.logs, f.log_ms, log_dir):
+                typer.echo(f"ssdlab: wrote {path}", err=True)
 
 
 def print_plan(test: str, drv, opts: Options, json_out: bool) -> None:
@@ -229,19 +270,19 @@ def describe(ph: dict) -> str:
 def review(
     drive: list[str] = typer.Option([], "--drive", "-d", help="drives to review"),
     out: Path = typer.Option(..., "-o", "--out", help="report directory"),
-    spare: float = typer.Option(0.0, "--spare"),
+    spare: Spare = 0.0,
     repeat: int = typer.Option(5, "--repeat", help="quick: scored runs of each test"),
     seconds: Optional[float] = typer.Option(None, "--seconds",
                                             help="every test's timed step (see `run --help`)"),
     interval: Optional[float] = typer.Option(None, "--interval",
                                              help="quick: idle seconds between tests (default 5)"),
-    sets: list[str] = typer.Option([], "--set"),
-    testbed: Optional[str] = typer.Option(None, "--testbed"),
-    db: Optional[Path] = typer.Option(None, "--db"),
+    sets: Sets = [],
+    testbed: Testbed = None,
+    db: Db = None,
     y_max: Optional[float] = typer.Option(None, "--y-max", help="fill-curve y-axis top (MB/s)"),
-    json_out: bool = typer.Option(False, "--json"),
-    destroy_data: Optional[str] = typer.Option(None, "--destroy-data"),
-    seed: int = typer.Option(42, "--seed"),
+    json_out: JsonOut = False,
+    destroy_data: DestroyData = None,
+    seed: Seed = 42,
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="simulated drives: tests at once on local worker processes (default: one per core; 1: one after another)"),
     ray: bool = typer.Option(False, "--ray", help="simulated drives: run the tests on a local Ray instance (or --ray-address)"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="the Ray cluster to run the tests on (implies --ray)"),
@@ -308,7 +349,7 @@ def report(
     latest: bool = typer.Option(False, "--latest", help="the most recent run"),
     out: Path = typer.Option(..., "-o", "--out", help="report directory"),
     y_max: Optional[float] = typer.Option(None, "--y-max", help="fill-curve y-axis top (MB/s)"),
-    db: Optional[Path] = typer.Option(None, "--db"),
+    db: Db = None,
     sweep_id: Optional[str] = typer.Option(None, "--sweep", help="the report of a sweep (its id, e.g. sw-5fcdec4f2d): metrics against parameters, sensitivity, grid.csv"),
 ) -> None:
     """A self-contained HTML report plus one PNG per figure."""
@@ -337,8 +378,8 @@ def report(
 @app.command()
 def compare(
     runs: list[int] = typer.Argument(..., help="run ids"),
-    db: Optional[Path] = typer.Option(None, "--db"),
-    json_out: bool = typer.Option(False, "--json"),
+    db: Db = None,
+    json_out: JsonOut = False,
 ) -> None:
     """Metrics side by side, with the % change of each drive against the first."""
     with user_errors():
@@ -375,7 +416,7 @@ def column_label(run: dict, drive: dict) -> str:
 def validate(
     drive: Optional[list[str]] = typer.Option(
         None, "--drive", help="a calibrated profile id, e.g. xg6-256 (repeatable; default: all)"),
-    json_out: bool = typer.Option(False, "--json", help="print one JSON document"),
+    json_out: JsonOut = False,
     markdown: bool = typer.Option(False, "--markdown", help="print the docs/calibration.md page"),
     workers: Optional[int] = typer.Option(None, "--workers", min=1,
                                           help="parallel processes (default: one per core)"),
@@ -403,5 +444,6 @@ def validate(
 
 
 app.command("sweep")(sweep_cmd)  # sweep.py: grids of runs
+app.command("pts")(pts_cmd)  # pts.py: the SNIA PTS tests and their report
 app.command("fio-server", **FIO_SERVER)(fio_server_cmd)  # remote.py: says how drives on other hosts are reached
 app.command("agent", hidden=True)(agent_cmd)  # remote.py: started over ssh for --drive HOST:/dev/X

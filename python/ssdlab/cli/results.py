@@ -8,8 +8,9 @@ from typing import Optional
 
 import typer
 
+from .options import Db, JsonOut
 from .errors import UserError, user_errors
-from .inputs import existing_store, read_store
+from .inputs import existing_store, read_store, whole_number
 from .output import emit_table, print_json
 from ..store import MAX_ID, Store, check_free
 
@@ -18,16 +19,15 @@ results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, e
 
 @results_app.command("list")
 def results_list(
-    db: Optional[Path] = typer.Option(None, "--db"),
-    limit: int = typer.Option(50, "--limit"),
-    json_out: bool = typer.Option(False, "--json"),
+    db: Db = None,
+    limit: str = typer.Option("50", "--limit", metavar="N", help=f"the newest N runs, N a whole number 1 to {MAX_ID}"),
+    json_out: JsonOut = False,
 ) -> None:
     """Stored runs, newest first."""
     with user_errors():
-        if not 1 <= limit <= MAX_ID:
-            raise UserError(f"--limit {limit}: must be at least 1")
+        n = whole_number("--limit", limit, 1, MAX_ID)
         store = read_store(db)
-        runs = store.runs(limit) if store is not None else []
+        runs = store.runs(n) if store is not None else []
     if json_out:
         print_json(runs)
         return
@@ -39,8 +39,8 @@ def results_list(
 @results_app.command("show")
 def results_show(
     run_id: int = typer.Argument(...),
-    db: Optional[Path] = typer.Option(None, "--db"),
-    json_out: bool = typer.Option(False, "--json"),
+    db: Db = None,
+    json_out: JsonOut = False,
 ) -> None:
     """A run's drives, status and metrics."""
     with user_errors():
@@ -64,7 +64,7 @@ def results_export(
     run_id: int = typer.Argument(...),
     format: str = typer.Option("json", "--format", help="csv or json"),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="file (default: stdout)"),
-    db: Optional[Path] = typer.Option(None, "--db"),
+    db: Db = None,
 ) -> None:
     """Every recorded value of a run: series, segments, histograms, totals, metrics."""
     with user_errors():
@@ -84,7 +84,7 @@ def results_export(
 @results_app.command("import")
 def results_import(
     file: Path = typer.Argument(..., help="a pending-results file a run saved when the store could not be written"),
-    db: Optional[Path] = typer.Option(None, "--db", help="the store to put it in (default: user data dir)"),
+    db: Db = None,
 ) -> None:
     """Put results a run could not store (its disk was full) back into a store."""
     from ..pending import import_file

@@ -11,6 +11,7 @@ from typing import Optional
 
 import typer
 
+from .options import Db, DestroyData, JsonOut, Seed, Sets
 from .errors import user_errors
 from .inputs import check_seed, parse_sets
 from ..store import Store, check_free
@@ -24,16 +25,16 @@ def _fmt(v: float) -> str:
 
 def serve_cmd(
     drive: str = typer.Argument(..., help="sim:PROFILE or a profile .toml"),
-    sets: list[str] = typer.Option([], "--set", help="profile override key=value"),
+    sets: Sets = [],
     socket: Optional[Path] = typer.Option(None, "--socket", help="Unix socket to serve on (default: one in a new private directory under the temporary directory)"),
     tcp: Optional[str] = typer.Option(None, "--tcp", help="serve on TCP HOST:PORT instead of a Unix socket (NBD has no authentication: anyone who reaches it reads and writes the drive)"),
     data: Optional[Path] = typer.Option(None, "--data", help="backing file for the data, kept afterwards (default: a sparse temporary file)"),
-    destroy_data: Optional[str] = typer.Option(None, "--destroy-data", help="--data names an existing file ssdlab did not write: allow overwriting it (name the same file)"),
+    destroy_data: DestroyData = None,
     seconds: Optional[float] = typer.Option(None, "--seconds", help="stop after this many seconds (default: until Ctrl-C or SIGTERM)"),
     interval: float = typer.Option(1.0, "--interval", help="seconds between samples of the drive's counters"),
-    seed: int = typer.Option(42, "--seed", help="simulator seed"),
-    db: Optional[Path] = typer.Option(None, "--db", help="results store (default: user data dir)"),
-    json_out: bool = typer.Option(False, "--json", help="print the ready line and the final summary as JSON"),
+    seed: Seed = 42,
+    db: Db = None,
+    json_out: JsonOut = False,
 ) -> None:
     """Export a simulated drive over NBD in real time (fio ioengine=nbd, nbdfuse + a loop device)."""
     from ..serve.nbdkit import is_loopback

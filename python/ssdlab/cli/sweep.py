@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from .options import Db, JsonOut, Testbed
 from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
 from .inputs import SECONDS_HELP, TEST_NAMES, check_out_dir
 from .output import emit_table, print_json
@@ -28,10 +29,10 @@ def sweep_cmd(
     repeat: Optional[int] = typer.Option(None, "--repeat", help="quick: scored runs of each test (default 5)"),
     interval: Optional[float] = typer.Option(None, "--interval", help="quick: idle seconds between tests"),
     seed: Optional[int] = typer.Option(None, "--seed", help="simulator seed (default 42), the same for every point"),
-    testbed: Optional[str] = typer.Option(None, "--testbed"),
+    testbed: Testbed = None,
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="write the sweep report here at the end"),
-    db: Optional[Path] = typer.Option(None, "--db"),
-    json_out: bool = typer.Option(False, "--json", help="print one JSON document on stdout"),
+    db: Db = None,
+    json_out: JsonOut = False,
 ) -> None:
     """A grid of runs over drives, spare areas and profile keys, in parallel; each point is a
     normal stored run. Running the same grid again resumes it (finished points are skipped)."""
@@ -51,7 +52,7 @@ def sweep_cmd(
         store = Store(db)
         store.check_writable()
         have = len(sw.finished(store, g))
-        total = len(g.points())
+        total = g.size
         executor = open_executor(jobs, ray_address or ("local" if ray else None))
         bar = UnitsProgress(f"sweep {g.id} {test}", total, have, executor.describe())
 

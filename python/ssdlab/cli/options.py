@@ -1,0 +1,18 @@
+"""The options several commands share, declared once (typer reads the Annotated types):
+`def cmd(db: Db = None, seed: Seed = 42, ...)`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+Db = Annotated[Optional[Path], typer.Option("--db", help="results store (default: user data dir)")]
+Seed = Annotated[int, typer.Option("--seed", help="simulator seed")]
+Sets = Annotated[list[str], typer.Option("--set", help="profile override key=value (simulated drives)")]
+Testbed = Annotated[Optional[str], typer.Option("--testbed", help="tag runs to compare like with like")]
+Spare = Annotated[float, typer.Option("--spare", help="leave this % of LBAs (at the end) unwritten")]
+JsonOut = Annotated[bool, typer.Option("--json", help="print one JSON document on stdout")]
+DestroyData = Annotated[Optional[str], typer.Option(
+    "--destroy-data", help="real drives: allow overwriting this device (name it exactly as --drive does)")]
