@@ -30,7 +30,7 @@ import numpy as np
 from ..phase import Phase
 from . import child, fio_job, fio_output, locks, purge as purge_mod, safety
 from .base import Identity, Interrupted, OnSample, PhaseResult
-from .identity import Telemetry, TempSampler, block_info, write_counters_delta
+from .identity import Telemetry, TempSampler, before_after, block_info, write_counters_delta
 from .identity import attach_temps as _attach_temps
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50,
@@ -395,6 +395,7 @@ class FioTarget:
 
     def _run_purge(self, phase: Phase) -> PhaseResult:
         pp = self._purge_plan()
+        before = self.telemetry.read() if self.telemetry.available else {}
         t0 = time.monotonic()
         interrupted = False
         for cmd in pp.commands:
@@ -405,8 +406,9 @@ class FioTarget:
                 raise RuntimeError(f"purge ({pp.method}) failed: `{' '.join(cmd)}`: "
                                    f"{msg[-1] if msg else f'exit {res.returncode}'}")
         self.purges.append(pp.method)
+        tel = before_after(before, self.telemetry.read()) if before else {}
         r = _empty(phase, {"duration_s": time.monotonic() - t0,
-                           "purge_method_code": float(pp.code)})
+                           "purge_method_code": float(pp.code), **tel})
         r.purge_method = pp.method  # type: ignore[attr-defined]
         if interrupted:
             raise Interrupted(r)
@@ -572,6 +574,7 @@ class FioTarget:
         if before:
             after = self.telemetry.read()
             totals.update(write_counters_delta(before, after))
+            totals.update(before_after(before, after))
         if temps:
             tv = [t for _, t in temps]
             totals["temp_max_c"] = float(max(tv))
