@@ -4,19 +4,22 @@
 # run and exits 1, so `make test` never runs (and skips) tests whose tools are absent.
 #   tools/sysdeps.sh test   fio, chromium, smartmontools, nvme-cli, util-linux, e2fsprogs,
 #                           fdisk, fonts (real-drive, browser and report tests), nbdkit and
-#                           libnbd-bin (nbdinfo, nbdfuse: ssdlab serve and its tests)
+#                           libnbd-bin (nbdinfo, nbdfuse: ssdlab serve and its tests),
+#                           qemu-system-x86, linux-image-amd64, busybox-static (the NVMe VM
+#                           of tests/nvme: QEMU's NVMe controller under virtme-ng)
 #   tools/sysdeps.sh demo   fonts (the report's PNGs and HTML)
 set -euo pipefail
 want=(fonts-dejavu-core:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf)
 if [[ "${1:-test}" == test ]]; then
   want+=(fio:fio chromium:chromium smartmontools:smartctl nvme-cli:nvme util-linux:losetup
          util-linux:blkdiscard util-linux:wipefs e2fsprogs:mkfs.ext4 fdisk:sfdisk
-         nbdkit:nbdkit libnbd-bin:nbdinfo libnbd-bin:nbdfuse util-linux:fstrim)
+         nbdkit:nbdkit libnbd-bin:nbdinfo libnbd-bin:nbdfuse util-linux:fstrim libnbd-bin:nbdcopy
+         qemu-system-x86:qemu-system-x86_64 "linux-image-amd64:/boot/vmlinuz-*" busybox-static:busybox)
 fi
 need=()
 for pc in "${want[@]}"; do
   pkg=${pc%%:*} what=${pc#*:}
-  if [[ $what == /* ]]; then [[ -e $what ]] && continue
+  if [[ $what == /* ]]; then compgen -G "$what" >/dev/null && continue  # a path or a glob
   else PATH=$PATH:/usr/sbin:/sbin command -v "$what" >/dev/null 2>&1 && continue; fi
   [[ " ${need[*]} " == *" $pkg "* ]] || need+=("$pkg")
 done

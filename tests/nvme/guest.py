@@ -4,12 +4,14 @@ host's tests to judge. The steps only gather facts; the assertions live in the t
 
   /dev/nvme0n1  512 B LBAs, a partition table (made on the host), partition 1 mounted here
   /dev/nvme0n2  4 KiB LBAs, blank: identity, fills, review, interrupts
+  /dev/nvme0n3  512 B LBAs, a simulated drive served by `ssdlab serve` over NBD: a fill
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,7 +20,11 @@ import traceback
 from pathlib import Path
 
 OUT = Path(sys.argv[1])
-DB = OUT / "r.sqlite"
+# SQLite cannot lock on the 9p share: the stores live in the guest's /tmp and are copied
+# to OUT after each step
+LOCAL = Path("/tmp/ssdlab-guest")
+LOCAL.mkdir(exist_ok=True)
+DB = LOCAL / "r.sqlite"
 N1, N2 = "/dev/nvme0n1", "/dev/nvme0n2"
 steps: dict[str, dict] = {}
 
@@ -36,6 +42,8 @@ def step(fn):
     except Exception:
         steps[fn.__name__] = {"ok": False, "error": traceback.format_exc()[-3000:]}
     steps[fn.__name__]["wall_s"] = time.monotonic() - t0
+    for f in LOCAL.glob("*.sqlite*"):
+        shutil.copyfile(f, OUT / f.name)
     print(f"guest: {fn.__name__} {'ok' if steps[fn.__name__]['ok'] else 'FAILED'} "
           f"({steps[fn.__name__]['wall_s']:.0f} s)", flush=True)
     save()
@@ -48,7 +56,14 @@ def sh(*cmd: str, timeout: float = 600) -> dict:
 
 
 def ssdlab(*args: str, timeout: float = 900) -> dict:
-    return sh(sys.executable, "-m", "ssdlab.cli", *args, timeout=timeout)
+    """`ssdlab ARGS` in this process (typer's runner: one import of ssdlab for all the
+    commands; an emulated guest takes a minute per import)."""
+    from typer.testing import CliRunner
+
+    from ssdlab.cli import app
+
+    r = CliRunner().invoke(app, list(args), catch_exceptions=False)
+    return {"rc": r.exit_code, "stdout": r.stdout[-20000:], "stderr": r.stderr[-4000:]}
 
 
 def sectors_written(dev: str) -> int:
@@ -81,6 +96,22 @@ def identity():
     return out
 
 
+N3 = "/dev/nvme0n3"
+
+
+@step
+def served_fill():
+    """The fill on the namespace backed by `ssdlab serve` (a simulated drive), through the
+    guest's NVMe driver and fio's io_uring/libaio engine with direct I/O."""
+    if not os.path.exists(N3):
+        return {"absent": True}
+    return {"run": ssdlab("run", "fill", "--drive", N3, "--destroy-data", N3, "--db", str(OUT / "served.sqlite"),
+                          "--json", timeout=1800),
+            "queue": {k: Path(f"/sys/block/nvme0n3/queue/{k}").read_text().strip()
+                      for k in ("max_sectors_kb", "max_hw_sectors_kb", "nr_requests", "discard_max_bytes",
+                                "write_zeroes_max_bytes")}}
+
+
 @step
 def refusals():
     """n1: its partition table without the flag; its mounted partition and the whole disk
@@ -89,7 +120,7 @@ def refusals():
     mnt.mkdir(exist_ok=True)
     part = N1 + "p1"
     out = {"mkfs": sh("mkfs.ext4", "-q", "-F", part), "mount": sh("mount", part, str(mnt))}
-    out["partition_table"] = ssdlab("run", "fill", "--drive", N1, "--plan")
+    out["partition_table"] = ssdlab("run", "fill", "--drive", N1, "--db", str(DB))
     out["mounted"] = ssdlab("run", "fill", "--drive", part, "--destroy-data", part, "--db", str(DB))
     out["disk_of_mounted"] = ssdlab("run", "fill", "--drive", N1, "--destroy-data", N1, "--db", str(DB))
     sh("umount", str(mnt))
@@ -120,7 +151,7 @@ def review():
 
 
 def _interrupt(sig: int) -> dict:
-    db = OUT / f"sig{sig}.sqlite"
+    db = LOCAL / f"sig{sig}.sqlite"
     p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "run", "fill", "--drive", N2,
                           "--destroy-data", N2, "--db", str(db)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -136,7 +167,7 @@ def _interrupt(sig: int) -> dict:
     fio_left = sh("sh", "-c", "ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c nvme0n2 || true")["stdout"].strip()
     # read in the guest: a killed run reads as stale only where its process lived
     listed = ssdlab("results", "list", "--db", str(db), "--json")
-    return {"rc": p.returncode, "stdout": out[-4000:], "stderr": err[-4000:], "db": str(db),
+    return {"rc": p.returncode, "stdout": out[-4000:], "stderr": err[-4000:], "db": str(OUT / db.name),
             "fds_on_device_after": fio_left, "list": listed}
 
 

@@ -96,3 +96,26 @@ def test_an_interrupted_fill_keeps_its_partial_phase(nvme_vm_run, step, status):
     fill = [p for p in ph if p["name"] == "fill"]
     assert fill and fill[0]["totals"].get("write_bytes", 0) > 0 or len(fill[0]["series"]["t_s"]) > 0
     assert s["fds_on_device_after"] == "0"  # no fio left writing
+
+
+def test_served_drive_as_an_nvme_namespace_fills_like_virtual_time(nvme_vm_run):
+    """The guest's fill of the served namespace finds the SLC cache and post-cache speed
+    that the same fill finds in virtual time."""
+    from conftest import SERVED_DRIVE, SERVED_SETS
+    import subprocess
+    import sys
+
+    s = nvme_vm_run.step("served_fill")
+    assert s["run"]["rc"] == 0, s["run"]["stderr"]
+    real = json.loads(s["run"]["stdout"])["drives"][0]["metrics"]
+    sets = [x for v in SERVED_SETS for x in ("--set", v)]
+    r = subprocess.run([sys.executable, "-m", "ssdlab.cli", "run", "fill", "--drive", SERVED_DRIVE, *sets,
+                        "--db", str(nvme_vm_run.out / "virtual.sqlite"), "--json"],
+                       capture_output=True, text=True, timeout=600, check=True)
+    virtual = json.loads(r.stdout)["drives"][0]["metrics"]
+    assert virtual["slc_cache_gb"] > 0.3
+    assert real["slc_cache_gb"] == pytest.approx(virtual["slc_cache_gb"], rel=0.10)
+    assert real["post_cache_mbps"] == pytest.approx(virtual["post_cache_mbps"], rel=0.15)
+    # the purge was the controller's Format, which reached the drive as an unmap
+    m = nvme_vm_run.serve_end["metrics"]
+    assert m["trim_bytes"] >= 1.9e9 and m["host_write_bytes"] >= 1.99e9

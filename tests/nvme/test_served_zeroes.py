@@ -8,10 +8,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
-
 from ssdlab.serve.server import ServeOptions, Serving
 from ssdlab.store import Store
 

@@ -44,7 +44,7 @@ def kernel_image() -> Path | None:
         rel = p.name[len("vmlinuz-"):]
         if (Path("/lib/modules") / rel / "modules.dep").exists() and os.access(p, os.R_OK):
             found.append(p)
-    return sorted(found, key=lambda p: p.stat().st_mtime)[-1] if found else None
+    return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
 def accel() -> tuple[str | None, str]:
@@ -90,8 +90,8 @@ def qemu_args(namespaces: list[Namespace], serial: str = SERIAL) -> list[str]:
     args = ["-device", f"nvme,serial={serial},id=nvme0"]
     for i, ns in enumerate(namespaces, 1):
         args += ["-drive", f"file={ns.backing},if=none,id=ns{i},format=raw",
-                 "-device", f"nvme-ns,drive=ns{i},bus=nvme0,nsid={i},"
-                            f"logical_block_size={ns.lba},physical_block_size={ns.lba}"]
+                 "-device", (f"nvme-ns,drive=ns{i},bus=nvme0,nsid={i},"
+                             f"logical_block_size={ns.lba},physical_block_size={ns.lba}")]
     return args
 
 
@@ -127,7 +127,7 @@ def run(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: list[Path] = (),
         raise ValueError(f"cannot boot the NVMe VM: {why}")
     cmd = command(namespaces, guest_cmd, rwdirs=rwdirs, memory=memory, cpus=cpus, acc=acc)
     return subprocess.run(cmd, env=environment(), stdin=subprocess.DEVNULL, capture_output=capture,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, check=False)
 
 
 def main(argv: list[str] | None = None) -> int:
