@@ -44,8 +44,11 @@ def step(fn):
     steps[fn.__name__]["wall_s"] = time.monotonic() - t0
     for f in LOCAL.glob("*.sqlite*"):
         shutil.copyfile(f, OUT / f.name)
-    print(f"guest: {fn.__name__} {'ok' if steps[fn.__name__]['ok'] else 'FAILED'} "
-          f"({steps[fn.__name__]['wall_s']:.0f} s)", flush=True)
+    line = (f"guest: {fn.__name__} {'ok' if steps[fn.__name__]['ok'] else 'FAILED'} "
+            f"({steps[fn.__name__]['wall_s']:.0f} s)")
+    print(line, flush=True)
+    with open(OUT / "guest.log", "a") as f:
+        f.write(line + "\n")
     save()
     return fn
 
@@ -105,7 +108,7 @@ def served_fill():
     guest's NVMe driver and fio's io_uring/libaio engine with direct I/O."""
     if not os.path.exists(N3):
         return {"absent": True}
-    return {"run": ssdlab("run", "fill", "--drive", N3, "--destroy-data", N3, "--db", str(OUT / "served.sqlite"),
+    return {"run": ssdlab("run", "fill", "--drive", N3, "--destroy-data", N3, "--db", str(LOCAL / "served.sqlite"),
                           "--json", timeout=1800),
             "queue": {k: Path(f"/sys/block/nvme0n3/queue/{k}").read_text().strip()
                       for k in ("max_sectors_kb", "max_hw_sectors_kb", "nr_requests", "discard_max_bytes",
@@ -119,8 +122,8 @@ def refusals():
     mnt = Path("/tmp/ssdlab-mnt")
     mnt.mkdir(exist_ok=True)
     part = N1 + "p1"
-    out = {"mkfs": sh("mkfs.ext4", "-q", "-F", part), "mount": sh("mount", part, str(mnt))}
-    out["partition_table"] = ssdlab("run", "fill", "--drive", N1, "--db", str(DB))
+    out = {"partition_table": ssdlab("run", "fill", "--drive", N1, "--db", str(DB))}
+    out.update(mkfs=sh("mkfs.ext4", "-q", "-F", part), mount=sh("mount", part, str(mnt)))
     out["mounted"] = ssdlab("run", "fill", "--drive", part, "--destroy-data", part, "--db", str(DB))
     out["disk_of_mounted"] = ssdlab("run", "fill", "--drive", N1, "--destroy-data", N1, "--db", str(DB))
     sh("umount", str(mnt))

@@ -89,7 +89,8 @@ def qemu_args(namespaces: list[Namespace], serial: str = SERIAL) -> list[str]:
     """QEMU options for one NVMe controller with `namespaces` (nsid 1, 2 ... in order)."""
     args = ["-device", f"nvme,serial={serial},id=nvme0"]
     for i, ns in enumerate(namespaces, 1):
-        args += ["-drive", f"file={ns.backing},if=none,id=ns{i},format=raw",
+        # discard=unmap: the guest's deallocate (DSM) and Format reach the backing as unmaps
+        args += ["-drive", f"file={ns.backing},if=none,id=ns{i},format=raw,discard=unmap",
                  "-device", (f"nvme-ns,drive=ns{i},bus=nvme0,nsid={i},"
                              f"logical_block_size={ns.lba},physical_block_size={ns.lba}")]
     return args
