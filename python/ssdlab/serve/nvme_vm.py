@@ -103,9 +103,7 @@ def command(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: list[Path] =
     kernel = kernel_image()
     if kernel is None:
         raise ValueError("no kernel image with its modules in /boot: apt-get install linux-image-amd64")
-    q = qemu_args(namespaces)
-    if acc == "kvm":
-        q = ["-cpu", "host"] + q
+    q = qemu_args(namespaces)  # vng adds -cpu host under KVM
     cmd = [vng_binary() or "vng", "--run", str(kernel), "--user", "root", "-m", memory, "-p", str(cpus),
            "--disable-monitor", "--qemu-opts=" + shlex.join(q)]
     if acc != "kvm":
