@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from ssdlab.serve import nvme_vm
 
 MIB = 2**20

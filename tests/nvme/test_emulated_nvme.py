@@ -8,7 +8,7 @@ import json
 import math
 
 import pytest
-
+from ssdlab.serve import nvme_vm
 from ssdlab.store import Store
 from ssdlab.targets import purge
 
@@ -101,10 +101,14 @@ def test_an_interrupted_fill_keeps_its_partial_phase(nvme_vm_run, step, status):
 def test_served_drive_as_an_nvme_namespace_fills_like_virtual_time(nvme_vm_run):
     """The guest's fill of the served namespace finds the SLC cache and post-cache speed
     that the same fill finds in virtual time."""
-    from conftest import SERVED_DRIVE, SERVED_SETS
     import subprocess
     import sys
 
+    from conftest import SERVED_DRIVE, SERVED_SETS
+
+    if nvme_vm.accel()[0] == "tcg":
+        pytest.skip("[hardware] emulated CPU (SSDLAB_NVME_VM_ACCEL=tcg): the guest's fio writes 20-70 MB/s, "
+                    "slower than the drive's SLC cache; the fill would measure the emulator")
     s = nvme_vm_run.step("served_fill")
     assert s["run"]["rc"] == 0, s["run"]["stderr"]
     real = json.loads(s["run"]["stdout"])["drives"][0]["metrics"]
