@@ -8,7 +8,7 @@ STAMP := .venv/.ssdlab-built
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 DEMO_OUT ?= reports/demo
 
-.PHONY: all env build demo test test-rust test-py bench lint clean sysdeps sysdeps-demo
+.PHONY: all env build demo test test-rust test-py bench lint lint-py clean sysdeps sysdeps-demo
 
 all: build
 
@@ -40,25 +40,32 @@ sysdeps-demo:
 demo: sysdeps-demo build
 	.venv/bin/ssdlab review --drive sim:tlc-256 -o $(DEMO_OUT)
 
-test: sysdeps build test-rust test-py
+test: sysdeps build lint-py test-rust test-py
 
 test-rust:
 	cargo test --release -p ssdsim --features verify
 
+# two workers (the machine's cores); tests that share a resource run in one xdist_group
 test-py: sysdeps build
-	SSDLAB_NO_SKIPS=1 $(PY) -m pytest -q -rs
+	SSDLAB_NO_SKIPS=1 $(PY) -m pytest -q -rs -n 2 --dist loadgroup --durations=15
 
 bench: sysdeps build
 	cargo bench -p ssdsim --bench steady_state
 	$(PY) benchmarks/sim_speed.py
 	$(PY) benchmarks/trace_replay.py  # replay I/Os per second (target >= 1 M for 4 KiB random)
-	$(PY) benchmarks/parallel.py  # sweep, review, validate: parallel vs sequential (issue 18)
+	$(PY) benchmarks/parallel.py  # sweep, review, validate: parallel vs sequential
 	$(PY) -m pytest -q -m slow tests/test_validate.py  # every published figure (ssdlab validate)
 	$(PY) benchmarks/fio_parity.py  # ssdlab's fio path vs plain fio, loop device over /dev/shm (root)
 	$(PY) benchmarks/serve_speed.py  # ssdlab serve: served IOPS at QD1/QD16 and the lag
 	$(PY) benchmarks/nvme_served_fill.py  # a served drive as an NVMe namespace in a VM: fill vs virtual time
 
-lint: build
+# Python: ruff, mypy (strict on the contract), the compiled module against its stub
+lint-py: build
+	.venv/bin/ruff check python tests benchmarks tools
+	.venv/bin/mypy
+	.venv/bin/python -m mypy.stubtest ssdlab._sim
+
+lint: lint-py
 	cargo clippy --workspace --release -- -D warnings
 
 clean:

@@ -9,7 +9,7 @@ means (expected within 3 %; --check fails when either is not, and when the inter
 within 3 % either: a median inside by chance shows nothing).
 
 The default job is 4 KiB random reads at QD4 on a loop device with direct I/O, backed by
-a 1 GiB file in /dev/shm that ssdlab fills once (issue 16 item 12):
+a 1 GiB file in /dev/shm that ssdlab fills once:
 - the "disk" is RAM, so the device adds no noise of its own (the virtual disk of the
   development VM scattered +-10 % from run to run, which hid any 3 % difference);
 - direct I/O on the loop device (`losetup --direct-io=on`) skips the loop device's page

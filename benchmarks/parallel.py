@@ -1,4 +1,4 @@
-"""Parallel speed-ups (issue 18), each the same work one after another and then through
+"""Parallel speed-ups, each the same work one after another and then through
 executor.py on every core, with the machine's load printed beside it (a shared machine's
 other work slows the parallel run most):
 

@@ -1,4 +1,4 @@
-"""Served IOPS of `ssdlab serve` (issue 19 target: >= 40,000 at QD16 for 4 KiB random I/O
+"""Served IOPS of `ssdlab serve` (target: >= 40,000 at QD16 for 4 KiB random I/O
 on this machine) and the lag, next to what the simulator gives in virtual time for the
 same I/O: the served figure can only reach the simulated one when this machine keeps up.
 

@@ -1,4 +1,4 @@
-"""Simulator speed and memory figures (issue 2 targets), printed as one table.
+"""Simulator speed and memory figures against their targets, printed as one table.
 
 - consistency test wall time: purge + sequential fill + 2000 s of 4 KiB QD32 random writes
   on the 256 GB drive (target <= 30 s) and a 1 TB drive (target <= 120 s);

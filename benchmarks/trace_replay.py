@@ -1,4 +1,4 @@
-"""Trace replay speed on the simulator (issue 17 target: >= 1,000,000 I/Os per wall-second
+"""Trace replay speed on the simulator (target: >= 1,000,000 I/Os per wall-second
 for a 4 KiB random trace), printed as one table.
 
 The trace: 4 KiB random I/Os over the whole 256 GB drive (sim:tlc-256), handed to the

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, settings
 
 from ssdlab.phase import GB, Phase
 from ssdlab.phase import Identity, Interrupted, PhaseResult
+from ssdlab.targets.base import BaseTarget, Capabilities
 
 CHUNK = 64 * 2**20
 
@@ -21,7 +22,7 @@ settings.register_profile("ssdlab", deadline=None, suppress_health_check=[Health
 settings.load_profile("ssdlab")
 
 
-class FakeTarget:
+class FakeTarget(BaseTarget):
     """A drive with an SLC cache (fast until `cache_bytes` are written after a purge,
     TRIM or idle time), random writes that fall to a GC level after `burst_s` seconds,
     and random reads slower once the working set passes `map_bytes`.
@@ -29,6 +30,8 @@ class FakeTarget:
     `interrupt_at=(phase_name, n)` stops that phase after n samples, raising
     Interrupted with the partial result (or KeyboardInterrupt without one when
     `bare_interrupt`); `fail_at=phase_name` raises `fail_with` (RuntimeError) there."""
+
+    capabilities = Capabilities(simulated=False, replay=False)
 
     def __init__(self, capacity: int = 16 * GB, cache_bytes: int = 4 * GB,
                  interrupt_at: tuple[str, int] | None = None, bare_interrupt: bool = False,

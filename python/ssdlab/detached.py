@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from .methodology import Options, get
 from .phase import Phase
 from .phase import Identity, OnSample, PhaseResult
+from .targets.base import BaseTarget, Capabilities
 
 
 @dataclass(frozen=True)
@@ -50,36 +51,30 @@ def profile_text(spec: str) -> str:
 
 def compute(job: DriveJob) -> Computed:
     """Run the test on a fresh simulated drive (a worker's entry point)."""
-    from .runner import steps
+    from .runner import walk_phases
     from .targets.sim import SimTarget
 
     t0 = time.time()
     target = SimTarget(job.profile_text, list(job.overrides) or None, seed=job.seed)
     ident = target.identify()
     out = Computed(ident, [])
-    walk = steps(get(job.test).phases(ident.capacity, job.opts))
     try:
-        phase = next(walk, None)
-        while phase is not None:
-            res = target.run(phase)
-            out.results.append(res)
-            try:
-                phase = walk.send(res)
-            except StopIteration:
-                phase = None
+        walk_phases(get(job.test), target, ident.capacity, job.opts,
+                    on_end=lambda seq, res, status: out.results.append(res))
     except Exception as e:  # recorded as the sequential run records it: a failed phase
         out.error = e
     out.wall_s = time.time() - t0
     return out
 
 
-class Replay:
+class Replay(BaseTarget):
     """A Target that hands back phases computed elsewhere, in order."""
+
+    capabilities = Capabilities(simulated=True, counters=True)
 
     def __init__(self, spec: str, computed: Computed):
         self.name = spec
         self.computed = computed
-        self.engine_version = computed.identity.firmware
         self.next = 0
 
     def identify(self) -> Identity:

@@ -15,9 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .phase import Phase
-from .store import Store, StoreError, dumps
-from .phase import PhaseResult
+from .phase import Phase, PhaseResult
+from .store import MAX_ID, STATUSES, Store, StoreError, dumps
 
 FORMAT = "ssdlab-pending/1"
 
@@ -61,68 +60,245 @@ class Pending:
 
     def save(self) -> Path:
         """Write the file (the same one each time once it exists); raises OSError when no
-        place can take it."""
-        text = dumps(self.doc)
-        places = [self.file] if self.file else [
-            self.store_path.parent, Path(tempfile.gettempdir()), Path.home()]
+        place can take it. The first write creates a new file (O_EXCL|O_NOFOLLOW: never
+        through a symlink or over a file someone put there, e.g. in /tmp); later ones
+        replace it from a temporary file of a random name (mkstemp)."""
+        text = dumps(self.doc).encode()
+        if self.file is not None:
+            fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=f".{self.file.name}.", suffix=".tmp")
+            try:
+                _write_all(fd, text)
+                os.replace(tmp, self.file)
+            except BaseException:
+                _unlink_quietly(Path(tmp))
+                raise
+            return self.file
         errors = []
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        for where in places:
-            if where is None:
-                continue
-            f = where if where.suffix == ".json" else (
-                where / f"{self.store_path.name}.run{self.doc['run'].get('id')}-{stamp}.pending.json")
-            tmp = f.with_name(f.name + ".tmp")
-            try:
-                tmp.write_text(text)
-                os.replace(tmp, f)
+        base = f"{self.store_path.name}.run{self.doc['run'].get('id')}-{stamp}"
+        for where in (self.store_path.parent, Path(tempfile.gettempdir()), Path.home()):
+            for n in range(NAME_TRIES):
+                f = where / (f"{base}.pending.json" if n == 0 else f"{base}-{n}.pending.json")
+                try:
+                    fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                except FileExistsError:
+                    continue  # a file (or a planted link) has that name: another name
+                except OSError as e:
+                    errors.append(f"{where}: {e.strerror or e}")
+                    break
+                try:
+                    _write_all(fd, text)
+                except OSError as e:
+                    errors.append(f"{where}: {e.strerror or e}")
+                    _unlink_quietly(f)  # ours: created just now
+                    break
                 self.file = f
                 return f
-            except OSError as e:
-                errors.append(f"{f.parent}: {e.strerror or e}")
-                try:
-                    tmp.unlink()
-                except OSError:
-                    pass
+            else:
+                errors.append(f"{where}: {NAME_TRIES} files named {base}*.pending.json exist")
         raise OSError("; ".join(errors))
+
+
+NAME_TRIES = 100
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _unlink_quietly(p: Path) -> None:
+    try:
+        p.unlink()
+    except OSError:
+        pass
+
+
+class _Bad(ValueError):
+    pass
+
+
+def _need(ok: bool, where: str, what: str) -> None:
+    if not ok:
+        raise _Bad(f"{where}: {what}")
+
+
+def _int(v: Any, where: str, lo: int = 0) -> int:
+    _need(isinstance(v, int) and not isinstance(v, bool) and lo <= v <= MAX_ID, where,
+          f"must be an integer {lo} to {MAX_ID}, not {_show(v)}")
+    return v
+
+
+def _opt_str(d: dict, key: str, where: str) -> str | None:
+    v = d.get(key)
+    _need(v is None or isinstance(v, str), f"{where}.{key}", f"must be text, not {_show(v)}")
+    return v
+
+
+def _status(d: dict, key: str, where: str) -> str | None:
+    v = d.get(key)
+    _need(v is None or v in STATUSES, f"{where}.{key}", f"must be one of {', '.join(STATUSES)}, not {_show(v)}")
+    return v
+
+
+def _dict(v: Any, where: str, optional: bool = True) -> dict:
+    if v is None and optional:
+        return {}
+    _need(isinstance(v, dict), where, f"must be an object, not {_show(v)}")
+    return v
+
+
+def _json_ok(v: Any, where: str, depth: int = 0) -> None:
+    """A value the store keeps as JSON: numbers in SQLite's range (what a metric holds)."""
+    _need(depth < 64, where, "nested too deeply")
+    if isinstance(v, dict):
+        for k, x in v.items():
+            _json_ok(x, f"{where}.{k}", depth + 1)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            _json_ok(x, f"{where}[{i}]", depth + 1)
+    elif isinstance(v, int) and not isinstance(v, bool):
+        _need(-MAX_ID - 1 <= v <= MAX_ID, where, f"integer {_show(v)} is out of range")
+
+
+def _series(v: Any, where: str) -> dict[str, np.ndarray]:
+    out = {}
+    for k, col in _dict(v, where).items():
+        _need(isinstance(col, list), f"{where}.{k}", f"must be a list of numbers, not {_show(col)}")
+        try:
+            out[k] = _arr(col)
+        except (TypeError, ValueError, OverflowError):
+            raise _Bad(f"{where}.{k}: must be a list of numbers") from None
+        _need(out[k].ndim == 1, f"{where}.{k}", "must be a flat list of numbers")
+    return out
+
+
+def _phase(p: Any, where: str) -> tuple[int, str, PhaseResult]:
+    p = _dict(p, where, optional=False)
+    seq = _int(p.get("seq"), f"{where}.seq")
+    status = p.get("status")
+    _need(isinstance(status, str) and status != "", f"{where}.status", f"must be text, not {_show(status)}")
+    try:
+        phase = Phase.model_validate(p.get("phase"))
+    except ValueError as e:  # pydantic's ValidationError
+        raise _Bad(f"{where}.phase: not a valid phase ({one_line_of(e)})") from None
+    lat = dict(_dict(p.get("latency"), f"{where}.latency"))
+    for k in ("edges_us", "counts"):
+        if k in lat:
+            lat[k] = _series({k: lat[k]}, f"{where}.latency")[k]
+    rest = {k: v for k, v in lat.items() if k not in ("edges_us", "counts")}
+    _json_ok(rest, f"{where}.latency")
+    totals = _dict(p.get("totals"), f"{where}.totals")
+    _json_ok(totals, f"{where}.totals")
+    res = PhaseResult(phase=phase, series=_series(p.get("series"), f"{where}.series"),
+                      segments=_series(p.get("segments"), f"{where}.segments"), latency=lat, totals=totals)
+    return seq, status, res
+
+
+def _checked(doc: Any) -> dict:
+    """The pending document with every field checked (type and range) before anything is
+    written; _Bad names the first field that is wrong."""
+    run = _dict(doc.get("run"), "run", optional=False)
+    test = run.get("test")
+    _need(isinstance(test, str) and test != "", "run.test", f"must be a test name, not {_show(test)}")
+    rid = run.get("id")
+    args = _dict(run.get("args"), "run.args")
+    _json_ok(args, "run.args")
+    drives: list[dict[str, Any]] = []
+    out: dict[str, Any] = {"id": None if rid is None else _int(rid, "run.id", 1), "test": test, "args": args,
+           "created": _opt_str(run, "created", "run"), "testbed": _opt_str(run, "testbed", "run"),
+           "engine_version": _opt_str(run, "engine_version", "run"),
+           "status": _status(run, "status", "run"), "error": _opt_str(run, "error", "run"), "drives": drives}
+    for key, d in _dict(doc.get("drives"), "drives", optional=False).items():
+        where = f"drives.{key}"
+        d = _dict(d, where, optional=False)
+        rd = d.get("run_drive_id")
+        metrics = d.get("metrics")
+        if metrics is not None:
+            _json_ok(_dict(metrics, f"{where}.metrics"), f"{where}.metrics")
+        ident = _dict(d.get("identity"), f"{where}.identity")
+        _json_ok(ident, f"{where}.identity")
+        phases = d.get("phases") or []
+        _need(isinstance(phases, list), f"{where}.phases", f"must be a list, not {_show(phases)}")
+        drives.append({
+            "position": _int(d.get("position"), f"{where}.position"),
+            "spec": _opt_str(d, "spec", where) or "?", "identity": ident,
+            "run_drive_id": None if rd is None else _int(rd, f"{where}.run_drive_id", 1),
+            "phases": [_phase(p, f"{where}.phases[{i}]") for i, p in enumerate(phases)],
+            "metrics": metrics, "status": _status(d, "status", where)})
+    drives.sort(key=lambda x: x["position"])
+    return out
+
+
+def _show(v: Any) -> str:
+    t = repr(v)
+    return t if len(t) <= 40 else t[:37] + "..."
+
+
+def one_line_of(e: Exception) -> str:
+    errors = getattr(e, "errors", None)
+    if callable(errors):
+        return "; ".join(f"{'.'.join(map(str, x['loc'])) or 'phase'}: {x['msg']}" for x in errors())
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def read(path: Path) -> dict:
+    """A pending file, checked; StoreError (one line naming the file and the field) when
+    it cannot be read or is not a well-formed pending file."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except RecursionError:
+        raise StoreError(f"cannot read {path}: nested too deeply") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as e:
+        raise StoreError(f"cannot read {path}: {e}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise StoreError(f"{path} is not an ssdlab pending-results file (format {FORMAT})")
+    try:
+        return _checked(doc)
+    except _Bad as e:
+        raise StoreError(f"{path} is not a well-formed pending-results file: {e}; it cannot be "
+                         "imported") from None
+    except RecursionError:
+        raise StoreError(f"{path} is not a well-formed pending-results file: nested too deeply") from None
 
 
 def import_file(store: Store, path: Path) -> tuple[int, int]:
     """Put a pending file's phases, metrics and final statuses into `store`: into its own
     run when that run is there (the same store), else into a new run. Returns (run id,
-    phases imported)."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise StoreError(f"cannot read {path}: {e}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise StoreError(f"{path} is not an ssdlab pending-results file (format {FORMAT})")
-    run = doc["run"]
-    run_id = run.get("id")
+    phases imported). The whole file is checked before anything is written."""
+    run = read(path)
+    run_id = run["id"]
     same = False
     if run_id:
         r = store.db.execute("SELECT test, created FROM runs WHERE id=?", (run_id,)).fetchone()
         same = r is not None and r["test"] == run["test"] and r["created"] == run["created"]
     if not same:
-        run_id = store.create_run(run["test"], run.get("args") or {}, run.get("testbed"),
-                                  run.get("engine_version"))
+        run_id = store.create_run(run["test"], run["args"], run["testbed"], run["engine_version"])
     n = 0
-    for d in sorted(doc["drives"].values(), key=lambda x: x["position"]):
-        rd = d.get("run_drive_id") if same else None
+    for d in run["drives"]:
+        rd = d["run_drive_id"] if same else None
+        if rd is not None and store.db.execute("SELECT 1 FROM run_drives WHERE id=? AND run_id=?",
+                                               (rd, run_id)).fetchone() is None:
+            rd = None  # not a drive of this run: found by position instead
         if rd is None:
             row = store.db.execute("SELECT id FROM run_drives WHERE run_id=? AND position=?",
                                    (run_id, d["position"])).fetchone()
-            rd = row["id"] if row else store.add_drive(run_id, d["position"], d.get("spec") or "?",
-                                                       d.get("identity") or {})
+            rd = row["id"] if row else store.add_drive(run_id, d["position"], d["spec"], d["identity"])
         have = {r["seq"] for r in store.db.execute("SELECT seq FROM phases WHERE run_drive_id=?", (rd,))}
-        for p in d["phases"]:
-            if p["seq"] not in have:
-                store.add_phase(rd, p["seq"], phase_result(p), p["status"])
+        for seq, status, res in d["phases"]:
+            if seq not in have:
+                store.add_phase(rd, seq, res, status)
+                have.add(seq)
                 n += 1
-        if d.get("metrics") is not None:
+        if d["metrics"] is not None:
             store.set_metrics(rd, d["metrics"])
-        if d.get("status"):
+        if d["status"]:
             store.finish_drive(rd, d["status"])
-    if run.get("status"):
-        store.finish_run(run_id, run["status"], run.get("error"))
+    if run["status"]:
+        store.finish_run(run_id, run["status"], run["error"])
     return run_id, n

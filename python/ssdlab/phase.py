@@ -86,7 +86,7 @@ class Phase(BaseModel):
             raise ValueError("until_quiet applies to idle phases only")
         return self
 
-    def resolve(self, capacity: int) -> dict:
+    def resolve(self, capacity: int) -> dict[str, Any]:
         """The phase as a plain dict with absolute byte ranges (4 KiB aligned) for a drive
         of `capacity` user bytes: what a target executes."""
         unit = 4 * KIB
@@ -117,21 +117,21 @@ def idle(seconds: float, name: str = "idle", until_quiet: bool = False) -> Phase
     return Phase(kind="idle", seconds=seconds, name=name, until_quiet=until_quiet)
 
 
-def trim(name: str = "trim", **rng) -> Phase:
+def trim(name: str = "trim", **rng: Any) -> Phase:
     return Phase(kind="trim", name=name, **rng)
 
 
-def seq_write(name: str, block_size: int = 128 * KIB, queue_depth: int = 32, **kw) -> Phase:
+def seq_write(name: str, block_size: int = 128 * KIB, queue_depth: int = 32, **kw: Any) -> Phase:
     return Phase(kind="io", name=name, pattern="seq", read_pct=0, block_size=block_size,
                  queue_depth=queue_depth, **kw)
 
 
-def seq_read(name: str, block_size: int = 128 * KIB, queue_depth: int = 32, **kw) -> Phase:
+def seq_read(name: str, block_size: int = 128 * KIB, queue_depth: int = 32, **kw: Any) -> Phase:
     return Phase(kind="io", name=name, pattern="seq", read_pct=100, block_size=block_size,
                  queue_depth=queue_depth, **kw)
 
 
-def rand_io(name: str, read_pct: int, block_size: int = 4 * KIB, queue_depth: int = 32, **kw) -> Phase:
+def rand_io(name: str, read_pct: int, block_size: int = 4 * KIB, queue_depth: int = 32, **kw: Any) -> Phase:
     return Phase(kind="io", name=name, pattern="rand", read_pct=read_pct, block_size=block_size,
                  queue_depth=queue_depth, **kw)
 

@@ -10,78 +10,127 @@ review runs test after test in this process, as before."""
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import methodology, targets
 from .detached import Computed, Replay, compute, job_for
 from .executor import Executor, Unit
 from .methodology import Options
-from .runner import Hooks, run_test
+from .methodology.trace import TraceOptions, stored_args
+from .phase import Replay as TraceReplay
+from .runner import DriveOutcome, Hooks, run_test
 from .store import Store
+
+OnRun = Callable[[str, int, list[DriveOutcome]], None]  # (test, run id, outcomes) once stored
+# the application workload: The Destroyer writes 3.4 times a 256 GB drive; a review
+# replays 1 % of it on a 256 GB drive (8.8 GB written), in proportion on other sizes
+APP_WORKLOAD = "destroyer-like"
+APP_SCALE_PER_GB = 0.01 / 256
+
+
+@dataclass(frozen=True)
+class Request:
+    """One review: the drives every test runs on and how its runs are made and stored."""
+
+    store: Store
+    drives: list[tuple[str, Any]]  # (spec, opened target)
+    sets: list[str]  # profile overrides of the simulated drives
+    seed: int
+    opts: Options
+    args: dict[str, Any]  # what each run stores as its arguments
+    testbed: str | None = None
+
+    @property
+    def specs(self) -> list[str]:
+        return [s for s, _ in self.drives]
 
 class ReviewInterrupted(Exception):
     """Ctrl-C during a parallel review; the tests that were complete are stored."""
 
 
-def run(store: Store, specs: list[str], drives: list[tuple[str, Any]], sets: list[str], seed: int,
-        opts: Options, args: dict, testbed: str | None, jobs: int | None, ray: str | None,
-        progress_hooks: Callable, on_run: Callable[[str, int, list], None]) -> None:
-    """The review: parallel when every drive is simulated and more than one worker runs
-    (`jobs`, `ray` as executor.open_executor takes them), else sequential with the per-phase
-    bars of `progress_hooks`."""
+def run(req: Request, jobs: int | None, ray: str | None, progress_hooks: Callable[[], Any],
+        on_run: OnRun, warn: Callable[[str], None]) -> None:
+    """The review: the methodology's tests, parallel when every drive is simulated and more
+    than one worker runs (`jobs`, `ray` as executor.open_executor takes them), else
+    sequential with the per-phase bars of `progress_hooks`; then the application workload."""
     from .executor import open_executor
     from .units_progress import UnitsProgress
 
     executor = open_executor(jobs, ray)
-    if not parallel(drives, executor):
+    if not parallel(req.drives, executor):
         executor.close()
         with progress_hooks() as hooks:
-            run_sequential(store, drives, sets, seed, opts, args, testbed, hooks, on_run)
-        return
-    bar = UnitsProgress("review", len(methodology.TESTS) * len(specs), where=executor.describe())
-    try:
-        with bar, executor:
-            run_parallel(store, specs, sets, seed, opts, args, testbed, executor, on_run,
-                         bar.finished)
-    except KeyboardInterrupt:
-        raise ReviewInterrupted() from None
+            run_sequential(req, hooks, on_run)
+    else:
+        bar = UnitsProgress("review", len(methodology.TESTS) * len(req.drives),
+                            where=executor.describe())
+        try:
+            with bar, executor:
+                run_parallel(req, executor, on_run, bar.finished)
+        except KeyboardInterrupt:
+            raise ReviewInterrupted() from None
+    with progress_hooks() as hooks:
+        run_application_workload(req, hooks, on_run, warn)
 
 
 def parallel(drives: list[tuple[str, Any]], executor: Executor) -> bool:
     """Only simulated drives (rebuilt from their profile in a worker) run in parallel."""
-    from .targets.sim import SimTarget
-
     return executor.kind != "inline" and all(
-        isinstance(t, SimTarget) and (s.startswith("sim:") or s.endswith(".toml")) for s, t in drives)
+        t.capabilities.simulated and (s.startswith("sim:") or s.endswith(".toml")) for s, t in drives)
 
 
-def run_sequential(store: Store, drives: list[tuple[str, Any]], sets: list[str], seed: int,
-                   opts: Options, args: dict, testbed: str | None, hooks: Hooks,
-                   on_run: Callable[[str, int, list], None]) -> None:
+def run_sequential(req: Request, hooks: Hooks, on_run: OnRun) -> None:
     """Test after test in this process; simulated drives are rebuilt for each test."""
     for i, test in enumerate(methodology.TESTS):
-        drv = drives if i == 0 else fresh(drives, sets, seed)
-        run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
+        drv = req.drives if i == 0 else fresh(req.drives, req.sets, req.seed)
+        run_id, outcomes = run_test(req.store, test, drv, req.opts, req.args, req.testbed, hooks)
         on_run(test, run_id, outcomes)
+
+
+def application_workload(drives: list[tuple[str, Any]]) -> TraceOptions:
+    """The destroyer-like workload on the empty and the full drive, scaled to the smallest
+    drive, closed loop at its queue depth (docs/methodology.md "trace")."""
+    cap = min((t.identify().capacity for _, t in drives), default=256 * 10**9)
+    scale = float(f"{APP_SCALE_PER_GB * cap / 1e9:.3g}")
+    return TraceOptions(TraceReplay(trace=f"builtin:{APP_WORKLOAD}@{scale:g}"), state="both")
+
+
+def run_application_workload(req: Request, hooks: Hooks, on_run: OnRun,
+                             warn: Callable[[str], None]) -> None:
+    """The review's last run: the application workload, on new simulated drives as every
+    other test (not on drives on other hosts: the trace is not sent there)."""
+    drives = [(s, t) for s, t in req.drives if t.capabilities.replay]
+    if len(drives) < len(req.drives):
+        warn("review skips the application workload (trace) on drives on other hosts")
+    if not drives:
+        return
+    drives = fresh(drives, req.sets, req.seed)
+    app = application_workload(drives)
+    args = {"drives": req.args.get("drives"), "set": req.sets, "seed": req.seed, "review": True,
+            "trace": stored_args(app)}
+    run_id, outcomes = run_test(req.store, "trace", drives, dataclasses.replace(req.opts, trace=app),
+                                args, req.testbed, hooks)
+    on_run("trace", run_id, outcomes)
 
 
 def fresh(drives: list[tuple[str, Any]], sets: list[str], seed: int) -> list[tuple[str, Any]]:
     """The drives for the next test: simulated ones rebuilt from their profile (a test
     starts on a new drive, as `ssdlab run` does), real ones as they are."""
-    return [(s, t if targets.is_real(s) else targets.open_target(s, overrides=sets or None, seed=seed))
+    return [(s, targets.open_target(s, overrides=sets or None, seed=seed) if t.capabilities.simulated else t)
             for s, t in drives]
 
 
-def run_parallel(store_: Store, specs: list[str], sets: list[str], seed: int, opts: Options,
-                 args: dict, testbed: str | None, executor: Executor,
-                 on_run: Callable[[str, int, list], None],
+def run_parallel(req: Request, executor: Executor, on_run: OnRun,
                  on_unit: Callable[[bool, str], None] | None = None) -> None:
     """Every (test, drive) as a unit; each test is stored, in order, once all its drives
     are back. On Ctrl-C the tests already complete are stored before the interrupt goes on."""
-    from . import _sim
+    from .targets.sim import table_bytes
 
+    store_, specs, sets, seed, opts = req.store, req.specs, req.sets, req.seed, req.opts
     tests = list(methodology.TESTS)
-    memory = {s: float(_sim.Drive.check(job_for(s, sets, seed, "fill", opts).profile_text, sets))
+    memory = {s: table_bytes(job_for(s, sets, seed, "fill", opts).profile_text, sets)
               for s in specs}
     units = [Unit((test, pos), compute, (job_for(spec, sets, seed, test, opts),),
                   memory=memory[spec], cost=methodology.TESTS[test].cost * memory[spec])
@@ -94,7 +143,7 @@ def run_parallel(store_: Store, specs: list[str], sets: list[str], seed: int, op
 
     def store(test: str) -> None:
         drv = [(s, Replay(s, got[(test, p)])) for p, s in enumerate(specs)]
-        run_id, outcomes = run_test(store_, test, drv, opts, args, testbed)
+        run_id, outcomes = run_test(store_, test, drv, opts, req.args, req.testbed)
         stored.append(test)
         on_run(test, run_id, outcomes)
 

@@ -15,11 +15,10 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from . import interrupts
-from .methodology import Options, get
+from .methodology import Options, Test, get
 from .pending import Pending, phase_doc
-from .phase import Phase
+from .phase import Interrupted, OnSample, Phase, PhaseResult, Sample
 from .store import Store
-from .phase import Interrupted, PhaseResult, Sample
 from .targets.base import Target
 
 
@@ -173,6 +172,47 @@ class SampleBuffer:
                            totals={"duration_s": duration})
 
 
+PhaseStart = Callable[[int, Phase], OnSample | None]  # (seq, phase) -> its sample listener
+PhaseEnd = Callable[[int, PhaseResult | None, str], None]  # (seq, result, complete|partial)
+
+
+def walk_phases(test: Test, target: Target, capacity: int, opts: Options,
+                on_start: PhaseStart | None = None, on_end: PhaseEnd | None = None) -> list[PhaseResult]:
+    """The one way to run a test's phases on a target: in order, each result handed back to
+    the test's plan (a step may depend on a measured one). `on_start` may return a listener
+    for the phase's samples; `on_end` sees each result as it lands, and on an interrupt the
+    partial result (the target's, else rebuilt from the samples; None without any) with
+    status "partial" before the interrupt goes on."""
+    results: list[PhaseResult] = []
+    walk = steps(test.phases(capacity, opts))
+    phase = next(walk, None)
+    seq = 0
+    while phase is not None:
+        listener = on_start(seq, phase) if on_start else None
+        buf = SampleBuffer()
+
+        def on_sample(row: Sample, buf: SampleBuffer = buf, listener=listener) -> None:
+            buf.add(row)
+            if listener is not None:
+                listener(row)
+
+        try:
+            res = target.run(phase, on_sample if on_start else None)
+        except (Interrupted, KeyboardInterrupt) as e:
+            if on_end is not None:
+                on_end(seq, getattr(e, "partial", None) or buf.result(phase), "partial")
+            raise
+        if on_end is not None:
+            on_end(seq, res, "complete")
+        results.append(res)
+        seq += 1
+        try:
+            phase = walk.send(res)
+        except StopIteration:
+            phase = None
+    return results
+
+
 def run_drive(rec: Recorder, position: int, spec: str, target: Target,
               test: str, opts: Options, hooks: Hooks, outcomes: list[DriveOutcome]) -> None:
     """Run the test on one drive; its outcome joins `outcomes` as soon as it starts."""
@@ -180,38 +220,21 @@ def run_drive(rec: Recorder, position: int, spec: str, target: Target,
     ident = target.identify()
     out = DriveOutcome(spec, -1)
     outcomes.append(out)
-    results: list[PhaseResult] = []
-    walk = steps(the_test.phases(ident.capacity, opts))
     rd = None
+
+    def start(seq: int, phase: Phase) -> OnSample:
+        hooks.phase_start(spec, test, phase, seq)
+        return hooks.sample
+
+    def end(seq: int, res: PhaseResult | None, status: str) -> None:
+        if res is not None:
+            rec.add_phase(position, rd, seq, res, status)
+        hooks.phase_end(res)
+
     try:
         rd = rec.add_drive(position, spec, ident)
         out.run_drive_id = rd if rd is not None else -1
-        phase = next(walk, None)
-        seq = 0
-        while phase is not None:
-            buf = SampleBuffer()
-
-            def on_sample(row: Sample, buf=buf) -> None:
-                buf.add(row)
-                hooks.sample(row)
-
-            hooks.phase_start(spec, test, phase, seq)
-            try:
-                res = target.run(phase, on_sample)
-            except (Interrupted, KeyboardInterrupt) as e:
-                partial = getattr(e, "partial", None) or buf.result(phase)
-                if partial is not None:
-                    rec.add_phase(position, rd, seq, partial, "partial")
-                hooks.phase_end(partial)
-                raise
-            rec.add_phase(position, rd, seq, res)
-            hooks.phase_end(res)
-            results.append(res)
-            seq += 1
-            try:
-                phase = walk.send(res)
-            except StopIteration:
-                phase = None
+        results = walk_phases(the_test, target, ident.capacity, opts, start, end)
         out.metrics = the_test.analyze(results, opts)
         rec.set_metrics(position, rd, out.metrics)
         out.status = "complete"
@@ -228,7 +251,7 @@ def run_drive(rec: Recorder, position: int, spec: str, target: Target,
 def engine_versions(targets: list[Target]) -> str:
     seen = []
     for t in targets:
-        v = getattr(t, "engine_version", None) or t.identify().firmware
+        v = t.engine_version
         if v and v not in seen:
             seen.append(v)
     return "; ".join(seen)
@@ -244,9 +267,7 @@ def preflight(test: str, drives: list[tuple[str, Target]], opts: Options) -> Non
         phases = plan_phases(test, cap, opts)
         for p in phases:
             p.resolve(cap)
-        check = getattr(target, "preflight", None)
-        if callable(check):
-            check(phases)
+        target.preflight(phases)
 
 
 def run_test(store: Store, test: str, drives: list[tuple[str, Target]], opts: Options,

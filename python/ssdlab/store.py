@@ -108,8 +108,12 @@ class StoreError(ValueError):
     """The store cannot be opened or a run does not exist (a user error)."""
 
 
-def damage_hint(path: Path, e: Exception) -> str:
-    return (f"results store {path} is damaged ({e}); recover what is left with "
+def damage_hint(path: Path, e: Exception | str) -> str:
+    """One line: SQLite's own report (quick_check's is several lines) and the way out."""
+    what = "; ".join(x.strip() for x in str(e).splitlines() if x.strip())
+    if len(what) > 300:
+        what = what[:297] + "..."
+    return (f"results store {path} is damaged ({what}); recover what is left with "
             f"`sqlite3 {path} .recover | sqlite3 recovered.sqlite` and use --db recovered.sqlite")
 
 

@@ -196,7 +196,6 @@ def make_grid(test: str, drives: list[str], sets: list[str], spares: list[str],
 def check(grid: Grid) -> dict[tuple, float]:
     """Every point must be runnable; returns each drive-and-overrides combination's table
     bytes (the memory a point takes). Raises ValueError naming the first bad point."""
-    from . import _sim
     from .detached import profile_text
     from .targets import is_real
 
@@ -217,7 +216,7 @@ def check(grid: Grid) -> dict[tuple, float]:
             raise ValueError(f"--drive {d}: cannot read the profile ({e})") from None
     for s in grid.spares:
         Options(spare=s, repeat=grid.repeat, seconds=grid.seconds, interval=grid.interval)
-    from .targets.sim import check_seed
+    from .targets.sim import check_seed, table_bytes
     check_seed(grid.seed)
     memory: dict[tuple, float] = {}
     for p in pts:
@@ -225,7 +224,7 @@ def check(grid: Grid) -> dict[tuple, float]:
         if key in memory:
             continue
         try:
-            memory[key] = float(_sim.Drive.check(texts[p["drive"]], list(key[1])))
+            memory[key] = table_bytes(texts[p["drive"]], list(key[1]))
         except ValueError as e:
             where = " ".join([p["drive"], *key[1]])
             raise ValueError(f"sweep point {where}: {str(e).splitlines()[0]}") from None

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .calibration import FILL, TOLERANCE, Ctx, Figure, RunKey, all_figures, fmt, testbed_flags
+from .calibration import TOLERANCE, Ctx, Figure, RunKey, all_figures, fmt, testbed_flags
 from .profiles import builtin_ids
 
 FIGURES: list[Figure] = all_figures(builtin_ids())
@@ -51,7 +51,7 @@ def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] 
     a completed I/O."""
     from .methodology import Options, get
     from .profiles import load_text
-    from .runner import steps
+    from .runner import walk_phases
     from .targets.sim import SimTarget
 
     test, spare, seconds, repeat, testbed = run
@@ -60,17 +60,8 @@ def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] 
     target = SimTarget(load_text(drive), [*testbed, *overrides] or None, seed=seed)
     cap = target.identify().capacity
     the_test = get(test)
-    results = []
-    walk = steps(the_test.phases(cap, opts))
-    phase = next(walk, None)
     t0 = time.time()
-    while phase is not None:
-        res = target.run(phase)
-        results.append(res)
-        try:
-            phase = walk.send(res)
-        except StopIteration:
-            phase = None
+    results = walk_phases(the_test, target, cap, opts)
     metrics = the_test.analyze(results, opts)
     metrics.pop("repeats", None)
     out: dict[str, Any] = {"metrics": metrics, "capacity": cap, "wall_s": time.time() - t0,
@@ -96,23 +87,12 @@ def needed_runs(figs: list[Figure]) -> list[tuple[str, RunKey]]:
     return jobs
 
 
-def cost(job: tuple[str, RunKey]) -> float:
-    """Rough wall-time weight, to start the longest runs first."""
-    drive, (test, *_r) = job
-    cap = float(drive.split("-")[-1]) if drive.split("-")[-1].isdigit() else 256.0
-    return cap * {"fill": 1.0, "consistency": 6.0, "idle": 8.0, "quick": 0.5}.get(test, 1.0)
+def cost(job: tuple[str, RunKey], memory: float) -> float:
+    """Rough wall-time weight, to start the longest runs first: the test's cost at the
+    drive's size."""
+    from .methodology import get
 
-
-BYTES_PER_SLOT = 8.2  # simulator tables per 4 KiB of raw NAND (docs/performance.md)
-
-
-def memory_bytes(drive: str) -> float:
-    """The simulator's tables for a built-in profile: ~8 B per 4 KiB of raw NAND."""
-    from .profiles import load
-    n = load(drive)["nand"]
-    raw = (n["channels"] * n["dies_per_channel"] * n["planes"] * n["blocks_per_plane"]
-           * n["pages_per_block"] * n["page_kib"] * 1024)
-    return raw / 4096 * BYTES_PER_SLOT
+    return get(job[1][0]).cost * memory
 
 
 def run_all(jobs: list[tuple[str, RunKey]], workers: int | None = None,
@@ -124,7 +104,11 @@ def run_all(jobs: list[tuple[str, RunKey]], workers: int | None = None,
     from .executor import Unit, cores, open_executor
 
     n = workers or min(len(jobs), cores()) or 1
-    units = [Unit((d, r), run_one, (d, r, 42, overrides), memory=memory_bytes(d), cost=cost((d, r)))
+    from .profiles import load_text
+    from .targets.sim import table_bytes
+
+    mem = {d: table_bytes(load_text(d), list(overrides)) for d in {d for d, _ in jobs}}
+    units = [Unit((d, r), run_one, (d, r, 42, overrides), memory=mem[d], cost=cost((d, r), mem[d]))
              for d, r in jobs]
     out: dict[tuple[str, RunKey], dict] = {}
     with open_executor(n, ray) as ex:
@@ -181,9 +165,10 @@ def validate(drive_ids: list[str] | None = None, workers: int | None = None,
         # A bad override fails here, in one line, before any long run starts (building
         # the smallest drive checks the profile).
         from .profiles import load_text
-        from .targets.sim import SimTarget
+        from .targets.sim import SimTarget, table_bytes
 
-        SimTarget(load_text(min({f.drive for f in figs}, key=lambda d: cost((d, FILL)))), list(ov))
+        smallest = min({f.drive for f in figs}, key=lambda d: table_bytes(load_text(d)))
+        SimTarget(load_text(smallest), list(ov))
     runs = run_all(needed_runs(figs), workers, log, ov, ray)
     rows = evaluate(figs, runs)
     passed = sum(r["pass"] for r in rows)

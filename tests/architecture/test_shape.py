@@ -201,7 +201,9 @@ def test_a_new_test_is_one_module_plus_its_registration(tmp_path, monkeypatch):
     methodology.register(module.TEST)  # the registration line
 
     db = tmp_path / "r.sqlite"
-    small = ["--set", "user_capacity_gb=8", "--set", "nand.blocks_per_plane=46"]
+    from drives import SMALL, set_flags
+
+    small = set_flags(SMALL)
     r = CliRunner().invoke(app, ["run", "burst", "--drive", "sim:tlc-256", *small,
                                  "--db", str(db), "--json"], catch_exceptions=False)
     assert r.exit_code == 0, r.output

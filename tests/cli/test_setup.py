@@ -1,4 +1,4 @@
-"""`make test` installs what its tests need (issue 16 item 11): as root with apt-get,
+"""`make test` installs what its tests need: as root with apt-get,
 otherwise it prints the one command to run and stops; `.ci/run` only calls `make test`;
 and under `make test` a skipped test fails the session (conftest.py), except for hardware
 that cannot be here."""

@@ -1,4 +1,4 @@
-"""`ssdlab run fio JOBFILE --drive sim:...` (issue 17): a user's fio job, captured with fio's
+"""`ssdlab run fio JOBFILE --drive sim:...`: a user's fio job, captured with fio's
 null engine, replays closed-loop at its iodepth on the simulated drive: a sequential write
 job gives exactly what the simulator's own sequential-write phase gives; fio-style output;
 jobs a closed loop cannot reproduce are refused with one line, exit 2."""

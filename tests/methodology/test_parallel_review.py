@@ -13,7 +13,7 @@ from ssdlab.calibration import FILL, QUICK  # noqa: E402
 from ssdlab.cli import app  # noqa: E402
 from ssdlab.store import Store  # noqa: E402
 
-SMALL = ["user_capacity_gb=8", "nand.blocks_per_plane=46", "slc.dynamic_max_gb=1"]
+from drives import SMALL  # noqa: E402
 SETS = [x for s in SMALL for x in ("--set", s)]
 runner = CliRunner()
 
@@ -92,8 +92,8 @@ def test_ctrl_c_in_a_parallel_review_keeps_every_finished_test(tmp_path):
     opts = Options(seconds=2, repeat=1, interval=0)
     runs = []
     with pytest.raises(KeyboardInterrupt):
-        rv.run_parallel(store, ["sim:tlc-256"], SMALL, 42, opts, {"review": True}, None,
-                        StoppedAfter(3), lambda test, rid, outs: runs.append(test))
+        req = rv.Request(store, [("sim:tlc-256", None)], SMALL, 42, opts, {"review": True})
+        rv.run_parallel(req, StoppedAfter(3), lambda test, rid, outs: runs.append(test))
     # the three longest (idle, consistency, working-set) finished; fill, first in the
     # review's order, did not, so they are stored out of order rather than lost
     assert sorted(runs) == sorted(["idle", "consistency", "working-set"])

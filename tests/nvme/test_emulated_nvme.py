@@ -12,7 +12,8 @@ from ssdlab.serve import nvme_vm
 from ssdlab.store import Store
 from ssdlab.targets import purge
 
-pytestmark = pytest.mark.realdev
+# the VM boots in the first test's setup: seconds under KVM, many minutes emulated
+pytestmark = [pytest.mark.realdev, pytest.mark.timeout(3600)]
 MIB = 2**20
 
 

@@ -1,4 +1,4 @@
-"""The fio parity benchmark (`make bench`, issue 16 item 12) runs on a loop device over a
+"""The fio parity benchmark (`make bench`) runs on a loop device over a
 file in /dev/shm and prints its figure: here a short run of it (2 rounds of 1 s), which
 checks the machinery, not the 3 % (that takes `make bench` on a quiet machine)."""
 

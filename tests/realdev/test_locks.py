@@ -1,5 +1,5 @@
 """One run per device: lock files in a directory only their owner can write, opened
-without following symlinks (issue 16 item 4: a symlink planted in world-writable
+without following symlinks (a symlink planted in world-writable
 /run/lock made a root run truncate its target, and any user could hold a lock)."""
 
 from __future__ import annotations

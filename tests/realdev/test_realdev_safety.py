@@ -1,4 +1,4 @@
-"""What the reliability audit (issue 16) broke on loop devices, and must hold: nothing is
+"""What the reliability audit broke on loop devices, and must hold: nothing is
 written without consent or while something uses the device, and nothing measured is lost
 to a signal. Each test makes its own loop devices (tests/loopdevs.py) and checks the bytes
 it must not touch."""

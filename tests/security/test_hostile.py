@@ -1,4 +1,4 @@
-"""Bad input, as a new user or a hostile one gives it (issue 16, docs/cli.md "Errors"):
+"""Bad input, as a new user or a hostile one gives it (docs/cli.md "Errors"):
 each row is one command and the words its error must carry. Every one must end with exit
 status 2 and exactly one line on stderr, `ssdlab: error: ...`, with nothing on stdout, no
 traceback, and nothing run or stored. The commands go through the real entry point

@@ -14,87 +14,16 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
-import sys
-import time
-from contextlib import contextmanager
-from pathlib import Path
 
 import numpy as np
 import pytest
-
+from nbdserve import TINY, cli, nbdkit_export, needs_nbd, served, why_not
+from nbdserve import wait_for as _wait_for
 from ssdlab.serve import stats
 
 SMALL = ["user_capacity_gb=2", "nand.channels=1", "nand.blocks_per_plane=88",
          "slc.dynamic_max_gb=0.5", "slc.dynamic_share=1.0"]
-TINY = ["user_capacity_gb=0.25", "nand.channels=1", "nand.blocks_per_plane=16",
-        "slc.dynamic_max_gb=0.05", "slc.dynamic_share=1.0"]
-
-
-def _why_not() -> str | None:
-    for tool in ("nbdkit", "nbdinfo", "fio"):
-        if not shutil.which(tool):
-            return f"{tool} not installed (tools/sysdeps.sh test installs it)"
-    if not (Path(__file__).parents[2] / "target/release/libssdsim_nbd.so").is_file():
-        return "the nbdkit plugin is not built (make build)"
-    return None
-
-
-needs_nbd = pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
-
-
-def cli(*args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:
-    r = subprocess.run([sys.executable, "-m", "ssdlab.cli", *args], capture_output=True, text=True,
-                       timeout=timeout)
-    if check and r.returncode != 0:
-        raise AssertionError(f"ssdlab {' '.join(args)}: exit {r.returncode}: {r.stderr[-2000:]}")
-    return r
-
-
-@contextmanager
-def served(tmp_path: Path, sets: list[str], db: Path):
-    """`ssdlab serve` in the background; yields (socket, end) where end() stops it and
-    returns its final JSON document."""
-    sock = tmp_path / "drive.sock"
-    cmd = [sys.executable, "-m", "ssdlab.cli", "serve", "sim:sn520-128", "--socket", str(sock),
-           "--db", str(db), "--json", *(x for s in sets for x in ("--set", s))]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    done: dict = {}
-
-    def end() -> dict:
-        if not done:
-            proc.send_signal(signal.SIGINT)
-            out, err = proc.communicate(timeout=60)
-            lines = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
-            assert proc.returncode == 0, f"serve exited {proc.returncode}: {err[-2000:]}"
-            done.update(lines[-1])
-        return done
-
-    try:
-        ready = json.loads(proc.stdout.readline() or "{}")
-        assert ready.get("event") == "ready", f"serve did not start: {proc.stderr.read() if proc.poll() is not None else ''}"
-        assert ready["socket"] == str(sock)
-        yield sock, end
-    finally:
-        if proc.poll() is None:
-            end()
-
-
-def _wait_for(cond, what: str, timeout: float = 60) -> None:
-    """A condition with a generous deadline, not a fixed count of short waits (a tool
-    starts slowly on a loaded machine)."""
-    deadline = time.monotonic() + timeout
-    while not cond() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert cond(), f"{what}: not ready after {timeout:g} s"
-
-
-def _accepts(sock: Path) -> bool:
-    import socket
-
-    with socket.socket(socket.AF_UNIX) as s:
-        return s.connect_ex(str(sock)) == 0
 
 
 def metrics_of(doc: dict) -> dict:
@@ -163,7 +92,7 @@ def _why_no_blockdev() -> str | None:
     for dev in ("/dev/fuse", "/dev/loop-control"):
         if not os.path.exists(dev):
             return f"no {dev}"
-    return _why_not()
+    return why_not()
 
 
 @pytest.mark.skipif(_why_no_blockdev() is not None, reason=str(_why_no_blockdev()))
@@ -258,14 +187,9 @@ def test_bad_input_is_one_line_exit_2(tmp_path, args, words):
 @needs_nbd
 def test_an_export_not_served_by_ssdlab_needs_destroy_data(tmp_path):
     sock = tmp_path / "other.sock"
-    p = subprocess.Popen(["nbdkit", "--foreground", "-U", str(sock), "memory", "64M"])
-    try:
-        _wait_for(lambda: _accepts(sock), "nbdkit's socket")
+    with nbdkit_export(sock, "memory", "64M"):
         r = cli("run", "fill", "--drive", f"nbd:{sock}", "--db", str(tmp_path / "r.sqlite"), check=False)
         assert r.returncode == 2 and "--destroy-data nbd:" in r.stderr, r.stderr
         ok = cli("run", "fill", "--drive", f"nbd:{sock}", "--destroy-data", f"nbd:{sock}",
                  "--db", str(tmp_path / "r.sqlite"), "--json")
         assert metrics_of(json.loads(ok.stdout))["avg_mbps"] > 0
-    finally:
-        p.terminate()
-        p.wait(10)

@@ -1,4 +1,4 @@
-"""Simulator fidelity (issue 14) on built-in profiles: what a user sees between the calibrated
+"""Simulator fidelity on built-in profiles: what a user sees between the calibrated
 figures. Each mechanism is pinned by the behaviour it gives, and switched off (its profile
 switch) to show the artefact it removes comes back, so none of these tests can pass by
 accident."""

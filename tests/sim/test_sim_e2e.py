@@ -13,7 +13,7 @@ from ssdlab.runner import Hooks, RunInterrupted, run_test  # noqa: E402
 from ssdlab.store import Store  # noqa: E402
 from ssdlab.targets import open_target  # noqa: E402
 
-SMALL = ["user_capacity_gb=8", "nand.blocks_per_plane=46", "slc.dynamic_max_gb=1"]
+from drives import SMALL  # noqa: E402
 SETS = [x for s in SMALL for x in ("--set", s)]
 runner = CliRunner()
 

@@ -1,4 +1,4 @@
-"""Nothing measured is lost (issue 16 items 7 and 8): a results disk that fills up mid-run
+"""Nothing measured is lost: a results disk that fills up mid-run
 sends the phase to a pending file that `ssdlab results import` takes back; repeated Ctrl-C
 never kills the cleanup; a killed run reads as `stale`."""
 

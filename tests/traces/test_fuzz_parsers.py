@@ -1,4 +1,4 @@
-"""Parsers of other programs' output never crash a run (issue 16 item 9): fio's JSON
+"""Parsers of other programs' output never crash a run: fio's JSON
 reports (the recorded ones in tests/data/fio, mutated by hypothesis) and smartctl /
 nvme-cli JSON (their real shapes, mutated the same way). A field that cannot be read is
 unknown (NaN) with a warning; the rest is still read."""

@@ -1,4 +1,4 @@
-"""Trace replay on the simulator (issue 17): the replay feeds the same engine path as the
+"""Trace replay on the simulator: the replay feeds the same engine path as the
 phases (a sequential trace at QD32 gives exactly the io phase's figures), open-loop timing
 follows the trace (speed, idle cap), closed loop keeps the queue full, trims and flushes
 are replayed, the power model sees the idle gaps, and `ssdlab run trace` stores read and
@@ -20,7 +20,7 @@ from ssdlab.cli import app  # noqa: E402
 from ssdlab.phase import purge, seq_write  # noqa: E402
 from ssdlab.store import Store  # noqa: E402
 
-SMALL = ["user_capacity_gb=8", "nand.blocks_per_plane=46", "slc.dynamic_max_gb=1"]
+from drives import SMALL  # noqa: E402
 SETS = [x for s in SMALL for x in ("--set", s)]
 DATA = Path(__file__).parents[1] / "data" / "traces"
 KIB = 1024

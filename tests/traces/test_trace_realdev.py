@@ -1,4 +1,4 @@
-"""The same trace on a simulated drive and on a loop device through fio (issue 17): both
+"""The same trace on a simulated drive and on a loop device through fio: both
 runs land in one comparison table and one chart. Root, losetup and fio needed (the loop
 device sits on a sparse file, as in the other real-device tests)."""
 
@@ -16,7 +16,7 @@ from ssdlab.phase import Replay
 from ssdlab.targets.fio import FioTarget
 
 DATA = Path(__file__).parents[1] / "data" / "traces"
-SMALL = ["user_capacity_gb=8", "nand.blocks_per_plane=46", "slc.dynamic_max_gb=1"]
+from drives import SMALL  # noqa: E402
 runner = CliRunner()
 
 pytestmark = pytest.mark.realdev

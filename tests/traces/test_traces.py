@@ -1,4 +1,4 @@
-"""Trace parsers (issue 17): every format's sample parses to the I/Os it holds, in the
+"""Trace parsers: every format's sample parses to the I/Os it holds, in the
 units its parser states; formats are detected; bad lines are refused with their line
 number; hypothesis round-trips random I/O lists through every format and throws random
 text at every parser (a TraceError or a stream, never anything else)."""

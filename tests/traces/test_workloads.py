@@ -1,4 +1,4 @@
-"""Generated storage-bench-like workloads (issue 17): deterministic by seed, and matching
+"""Generated storage-bench-like workloads: deterministic by seed, and matching
 the published statistics they are named after (at any scale: counts exactly, volumes to
 within an I/O, the sequential share to within an I/O); usable as `--trace builtin:...`."""
 
@@ -14,6 +14,7 @@ from ssdlab.cli import app
 from ssdlab.traces import FLUSH, READ, WRITE, workloads
 from ssdlab.traces.stream import TraceError
 from ssdlab.traces.workloads import destroyer, pcmark8
+from drives import SMALL, set_flags
 
 runner = CliRunner()
 SPAN = 8 * 10**9
@@ -54,8 +55,7 @@ def test_bad_names_and_scales(spec, words):
 
 def test_run_trace_builtin_on_the_simulator(tmp_path):
     pytest.importorskip("ssdlab._sim")
-    sets = [x for s in ["user_capacity_gb=8", "nand.blocks_per_plane=46", "slc.dynamic_max_gb=1"]
-            for x in ("--set", s)]
+    sets = set_flags(SMALL)
     r = runner.invoke(app, ["run", "trace", "--trace", "builtin:destroyer-like@0.001",
                             "--drive", "sim:tlc-256", *sets, "--db", str(tmp_path / "r"), "--json"])
     assert r.exit_code == 0, r.output

@@ -1,4 +1,4 @@
-"""Behaviour rows (issue 14): no simulated drive freezes. Over the fill and random-write
+"""Behaviour rows: no simulated drive freezes. Over the fill and random-write
 phases of its consistency runs (full drive and 25 % spare), every built-in profile keeps
 its maximum latency under 1 s and has no second without a completed I/O, unless a
 published figure shows such a freeze (none does)."""

@@ -1,4 +1,4 @@
-"""Spec-sheet rows (issue 14): each drive's rated sequential speeds and random IOPS against
+"""Spec-sheet rows: each drive's rated sequential speeds and random IOPS against
 CrystalDiskMark on the purged simulated drive, as a reviewer compares them. Sequential
 within +-15 %, random within +-35 % (ratings are best-case figures of varying test
 conditions). The ratings and their sources are in spec_sheets.toml."""

@@ -20,10 +20,11 @@ from .inputs import (PRECONDITION_TESTS, SECONDS_HELP, TEST_NAMES, check_out_dir
 from .output import emit_table, print_json, progress_hooks
 from .results import results_app
 from .sweep import sweep_cmd
-from .remote import fio_server_cmd
+from .remote import FIO_SERVER, agent_cmd, fio_server_cmd
 from .fleet import child_args, run_fleet
 from ..methodology import Options
-from ..review import fresh as review_fresh
+from ..methodology.trace import stored_args
+from ..review import Request
 from ..runner import RunInterrupted, plan_phases, run_test
 from .serve import serve_cmd
 from ..store import Store, check_free
@@ -157,7 +158,7 @@ def run(
         if interval is not None:
             args["interval"] = interval
         if trace_opts is not None:
-            args["trace"] = trace_cli.trace_args(trace_opts)
+            args["trace"] = stored_args(trace_opts)
         if test == "fio":
             args["job"] = {"file": str(job), "text": job.read_text(errors="replace")[:100_000]}
         with progress_hooks() as hooks:
@@ -190,8 +191,9 @@ def print_plan(test: str, drv, opts: Options, json_out: bool) -> None:
                       "phases": [p.resolve(cap) if p.kind in ("io", "trim") else p.model_dump()
                                  for p in phases]})
         # real drives also show the fio jobs and commands they would run
-        if callable(getattr(target, "plan", None)):
-            plans[-1]["commands"] = target.plan(phases)
+        commands = target.plan(phases)
+        if commands:
+            plans[-1]["commands"] = commands
     if json_out:
         print_json({"test": test, "plan": plans})
         return
@@ -260,24 +262,8 @@ def review(
                 "set": sets, "seed": seed, "review": True}
         if interval is not None:
             args["interval"] = interval
-        run_review(store, drive, drv, parse_sets(sets), seed, opts, args, testbed, docs, jobs,
+        run_review(Request(store, drv, parse_sets(sets), seed, opts, args, testbed), docs, jobs,
                    ray_address or ("local" if ray else None))
-        # the application workload, empty and full drive (docs/methodology.md "trace"),
-        # on new simulated drives as every other test
-        # (not on drives on other hosts: fio cannot send them the trace; docs/real-drives.md)
-        if any(targets.is_remote(s) for s, _ in drv):
-            typer.echo("ssdlab: warning: review skips the application workload (trace) on drives "
-                       "on other hosts", err=True)
-            drv = [(s, t) for s, t in drv if not targets.is_remote(s)]
-        if drv:
-            with progress_hooks() as hooks:
-                drv = review_fresh(drv, parse_sets(sets), seed)
-                app = trace_cli.review_workload(drv)
-                args = {"drives": drive, "set": sets, "seed": seed, "review": True,
-                        "trace": trace_cli.trace_args(app)}
-                run_id, outcomes = run_test(store, "trace", drv, dataclasses.replace(opts, trace=app),
-                                            args, testbed, hooks)
-                docs.append(run_doc(run_id, "trace", outcomes))
         html = build(store, [d["run_id"] for d in docs], out, y_max)
     if json_out:
         print_json({"report": str(html), "runs": docs})
@@ -287,15 +273,14 @@ def review(
         print(f"report: {html}")
 
 
-def run_review(store: Store, specs: list[str], drv, sets: list[str], seed: int, opts: Options,
-               args: dict, testbed: Optional[str], docs: list[dict], jobs: Optional[int],
-               ray: Optional[str]) -> None:
+def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optional[str]) -> None:
     """The tests in parallel on simulated drives, else one after another (review.py)."""
     from .. import review as rv
 
     try:
-        rv.run(store, specs, drv, sets, seed, opts, args, testbed, jobs, ray, progress_hooks,
-               lambda test, run_id, outcomes: docs.append(run_doc(run_id, test, outcomes)))
+        rv.run(req, jobs, ray, progress_hooks,
+               lambda test, run_id, outcomes: docs.append(run_doc(run_id, test, outcomes)),
+               lambda line: typer.echo(f"ssdlab: warning: {line}", err=True))
     except rv.ReviewInterrupted:
         kept = ", ".join(f"{d['test']} (run {d['run_id']})" for d in docs) or "none"
         typer.echo(f"ssdlab: review interrupted; tests stored: {kept}", err=True)
@@ -418,4 +403,5 @@ def validate(
 
 
 app.command("sweep")(sweep_cmd)  # sweep.py: grids of runs
-app.command("fio-server")(fio_server_cmd)  # remote.py: drives for HOST:/dev/X runs elsewhere
+app.command("fio-server", **FIO_SERVER)(fio_server_cmd)  # remote.py: says how drives on other hosts are reached
+app.command("agent", hidden=True)(agent_cmd)  # remote.py: started over ssh for --drive HOST:/dev/X

@@ -50,9 +50,7 @@ def run_fleet(test: str, drv: list[tuple[str, Any]], opts: Any, json_out: bool, 
         preflight(test, drv, opts)
     finally:
         for _, t in drv:  # each drive's own run takes the device again
-            close = getattr(t, "close", None)
-            if callable(close):
-                close()
+            t.close()
     check_free(db)
     Store(db).check_writable()
     members, status = fleet.run([s for s, _ in drv], args, lambda s: typer.echo(s, err=True))

@@ -59,6 +59,10 @@ def drive_key(spec: str) -> str:
             return spec
     if spec.startswith("file:"):
         return "file:" + os.path.realpath(spec[5:].rpartition(":")[0] or spec[5:])
+    if spec.startswith("nbd:"):  # nbd:SOCKET and nbd:nbd+unix:///?socket=SOCKET are one export
+        from ..targets.nbd import drive_key as nbd_key
+
+        return nbd_key(spec)
     return spec
 
 
@@ -73,8 +77,16 @@ def open_drives(specs: list[str], sets: list[str], seed: int, destroy_data: str 
             raise UserError(f"--drive {s}: the same drive as --drive {seen[k]}; give each real drive once")
         seen.setdefault(k, s)
     check_seed(seed)
-    return [(s, targets.open_target(s, overrides=sets or None, seed=seed,
-                                    destroy_data=destroy_data, plan=plan)) for s in specs]
+    opened: list[tuple[str, Any]] = []
+    try:
+        for s in specs:
+            opened.append((s, targets.open_target(s, overrides=sets or None, seed=seed,
+                                                  destroy_data=destroy_data, plan=plan)))
+    except BaseException:  # a refused drive: let go of those already taken (locks, ssh)
+        for _, t in opened:
+            t.close()
+        raise
+    return opened
 
 
 # help texts shared by commands

@@ -1,27 +1,41 @@
-"""`ssdlab fio-server`: serve this host's drives to `--drive HOST:/dev/X` runs elsewhere
-(targets/remote_guard.py checks them here, then runs `fio --server`)."""
+"""Drives on other hosts, the commands of the drive's host: `ssdlab agent` (hidden: ssdlab
+starts it there over ssh for `--drive HOST:/dev/X`; targets/agent.py) and `ssdlab
+fio-server`, which serves nothing: it says how drives on other hosts are reached."""
 
 from __future__ import annotations
 
-from typing import Optional
+import os
+import sys
 
 import typer
 
-from .errors import user_errors
-from ..targets.remote import DEFAULT_PORT
+from .errors import EXIT_USER
+
+GONE = ("`ssdlab fio-server` is gone: fio's server runs any job anyone who reaches its port "
+        "sends it (as root), so ssdlab serves nothing; on the machine that runs the tests, use "
+        "`ssdlab run TEST --drive THISHOST:/dev/X`, which reaches this host over ssh with your "
+        "own keys (docs/real-drives.md)")
 
 
-def fio_server_cmd(
-    drives: list[str] = typer.Argument(..., help="this host's drives: /dev/... or file:PATH:SIZE"),
-    destroy_data: Optional[str] = typer.Option(None, "--destroy-data", help="allow clients to overwrite these devices (comma-separated; checked here first)"),
-    listen: str = typer.Option("", "--listen", help="address to listen on (default: all; an IPv6 address works too)"),
-    port: int = typer.Option(DEFAULT_PORT, "--port", help="TCP port of fio's server"),
-) -> None:
-    """Check this host's drives with the local safety rules, then serve them to
-    `ssdlab run --drive THISHOST:/dev/X` through `fio --server` (as root; Ctrl-C stops)."""
-    from ..targets.remote_guard import serve
+def fio_server_cmd(ctx: typer.Context) -> None:
+    """Gone: drives on other hosts are reached over ssh (`--drive HOST:/dev/X`)."""
+    typer.echo(f"ssdlab: error: {GONE}", err=True)
+    raise typer.Exit(EXIT_USER)
 
-    with user_errors():
-        rc = serve(drives, destroy_data, listen, port,
-                   log=lambda s: typer.echo(s, err=True))
-    raise typer.Exit(rc)
+
+def agent_cmd() -> None:
+    """The drive host's half of `--drive HOST:/dev/X`: ssdlab runs it over ssh and talks
+    to it on stdin and stdout. Not for use by hand."""
+    if os.isatty(0):
+        typer.echo("ssdlab: error: `ssdlab agent` is started over ssh by `ssdlab run --drive "
+                   "HOST:/dev/X` on another machine; there is nothing to run by hand", err=True)
+        raise typer.Exit(EXIT_USER)
+    from ..targets.agent import main
+
+    sys.stdout.flush()
+    raise typer.Exit(main())
+
+
+FIO_SERVER = {"context_settings": {"allow_extra_args": True, "ignore_unknown_options": True,
+                                   "help_option_names": []},
+              "hidden": True, "add_help_option": False}

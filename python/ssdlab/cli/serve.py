@@ -25,9 +25,10 @@ def _fmt(v: float) -> str:
 def serve_cmd(
     drive: str = typer.Argument(..., help="sim:PROFILE or a profile .toml"),
     sets: list[str] = typer.Option([], "--set", help="profile override key=value"),
-    socket: Optional[Path] = typer.Option(None, "--socket", help="Unix socket to serve on (default: one in $XDG_RUNTIME_DIR or /tmp)"),
-    tcp: Optional[str] = typer.Option(None, "--tcp", help="serve on TCP HOST:PORT instead of a Unix socket"),
+    socket: Optional[Path] = typer.Option(None, "--socket", help="Unix socket to serve on (default: one in a new private directory under the temporary directory)"),
+    tcp: Optional[str] = typer.Option(None, "--tcp", help="serve on TCP HOST:PORT instead of a Unix socket (NBD has no authentication: anyone who reaches it reads and writes the drive)"),
     data: Optional[Path] = typer.Option(None, "--data", help="backing file for the data, kept afterwards (default: a sparse temporary file)"),
+    destroy_data: Optional[str] = typer.Option(None, "--destroy-data", help="--data names an existing file ssdlab did not write: allow overwriting it (name the same file)"),
     seconds: Optional[float] = typer.Option(None, "--seconds", help="stop after this many seconds (default: until Ctrl-C or SIGTERM)"),
     interval: float = typer.Option(1.0, "--interval", help="seconds between samples of the drive's counters"),
     seed: int = typer.Option(42, "--seed", help="simulator seed"),
@@ -35,6 +36,7 @@ def serve_cmd(
     json_out: bool = typer.Option(False, "--json", help="print the ready line and the final summary as JSON"),
 ) -> None:
     """Export a simulated drive over NBD in real time (fio ioengine=nbd, nbdfuse + a loop device)."""
+    from ..serve.nbdkit import is_loopback
     from ..serve.server import ServeOptions, Serving, serve
 
     with user_errors():
@@ -46,8 +48,11 @@ def serve_cmd(
             raise ValueError(f"--interval {interval}: must be 0.01 to 3600 seconds")
         check_seed(seed)
         opts = ServeOptions(drive=drive, sets=parse_sets(sets), seed=seed, socket=socket, tcp=tcp,
-                            data=data, seconds=seconds, interval_s=interval)
+                            data=data, destroy_data=destroy_data, seconds=seconds, interval_s=interval)
         serving = Serving(opts)  # every check, before anything starts or is stored
+        if serving.tcp and not is_loopback(serving.tcp[0]):
+            typer.echo(f"ssdlab: warning: --tcp {tcp}: NBD has no authentication; anyone who can reach "
+                       "this address can read and write the served drive", err=True)
         check_free(db)
         store = Store(db)
         store.check_writable()

@@ -60,13 +60,6 @@ def trace_options(test: str, trace: Path | None, fmt: str | None, speed: float,
                                queue_depth=qd, wrap=wrap), state=state)
 
 
-def trace_args(opts) -> dict:
-    """What the run stores about the replay (its args)."""
-    r = opts.replay
-    return {"trace": r.trace, "format": r.format, "speed": r.speed, "idle_cap_s": r.idle_cap_s,
-            "qd": r.queue_depth, "state": opts.state, "wrap": r.wrap}
-
-
 def announce(opts) -> str:
     """One line saying what will be replayed: format (and whether detected), size, mode,
     and what the parser decided."""
@@ -89,7 +82,6 @@ def fio_options(job: Path | None, drv: list):
     import shutil
     import tempfile
 
-    from .. import targets
     from ..methodology.fio_run import FioJobOptions
     from ..phase import Replay
     from ..traces.fio_capture import capture
@@ -98,7 +90,7 @@ def fio_options(job: Path | None, drv: list):
         raise UserError("run fio: give the job file: ssdlab run fio JOBFILE --drive sim:PROFILE")
     if not job.is_file():
         raise UserError(f"{job}: no such job file")
-    real = [spec for spec, _ in drv if targets.is_real(spec)]
+    real = [spec for spec, t in drv if not t.capabilities.simulated]
     if real:
         raise UserError(f"run fio: {real[0]} is a real drive: run the job with fio itself there; "
                         "`ssdlab run fio` replays a job on simulated drives (--drive sim:PROFILE)")
@@ -108,19 +100,3 @@ def fio_options(job: Path | None, drv: list):
     c = capture(job, cap, wd)
     return FioJobOptions(job=str(job), name=c.name,
                          replay=Replay(trace=str(c.iolog), format="fio-v3", queue_depth=c.iodepth))
-
-
-REVIEW_WORKLOAD = "destroyer-like"
-REVIEW_SCALE_PER_GB = 0.01 / 256  # scale 0.01 on a 256 GB drive: 8.8 GB written, 3.4 % of it
-
-
-def review_workload(drv: list):
-    """`review`'s application test: the destroyer-like workload on the empty and the full
-    drive, scaled to the smallest drive (The Destroyer writes 3.4 times a 256 GB drive;
-    here 1 % of it on a 256 GB drive, in proportion on others), closed loop at its QD."""
-    from ..methodology.trace import TraceOptions
-    from ..phase import Replay
-
-    cap = min((t.identify().capacity for _, t in drv), default=256 * 10**9)
-    scale = float(f"{REVIEW_SCALE_PER_GB * cap / 1e9:.3g}")
-    return TraceOptions(Replay(trace=f"builtin:{REVIEW_WORKLOAD}@{scale:g}"), state="both")

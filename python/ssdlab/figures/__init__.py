@@ -5,9 +5,10 @@ methodology.Test; the report (report/) asks each test and draws what it gets."""
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Sequence
 
 
 @dataclass(frozen=True)
@@ -30,3 +31,15 @@ class Drawn:
 
     def png(self, out_dir: Path) -> list[Path]:
         return self.draw_png(out_dir)
+
+
+def lazy(module: str, attr: str = "figures", **build: Any) -> Callable[[Sequence[Any], FigureOptions], Any]:
+    """A test's figures function, imported only when a report asks for it: drawing loads
+    plotly and matplotlib, which would otherwise cost every `ssdlab` command about 2 s of
+    start-up. With `build`, `attr` makes the figures function from those arguments."""
+
+    def figures(runs: Sequence[Any], opts: FigureOptions) -> Any:
+        found = getattr(importlib.import_module(f"{__name__}.{module}"), attr)
+        return (found(**build) if build else found)(runs, opts)
+
+    return figures

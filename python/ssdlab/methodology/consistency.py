@@ -9,7 +9,7 @@ from .. import phase as ph
 from ..analysis import steady_state, summary
 from ..analysis.steady import WINDOW
 from .common import Options, area_bytes, by_name, opt_total
-from ..figures import consistency as consistency_figures
+from ..figures import lazy
 from .test import Test
 
 DEFAULT_SECONDS = 2000
@@ -63,7 +63,7 @@ TEST = Test(
     title="Performance consistency",
     phases=phases,
     analyze=analyze,
-    figures=consistency_figures.figures,
+    figures=lazy("consistency"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
     cost=6.0,

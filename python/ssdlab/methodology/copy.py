@@ -22,7 +22,7 @@ from .. import phase as ph
 from ..phase import GB, KIB
 from ..phase import PhaseResult
 from .common import MIB, Options, area_bytes, by_name
-from ..figures.bars import scalar_figures
+from ..figures import lazy
 from .test import Test
 
 DEFAULT_SECONDS = None
@@ -82,9 +82,8 @@ TEST = Test(
     title="File copy",
     phases=phases,
     analyze=analyze,
-    figures=scalar_figures(
-        "copy", "File copy: within the drive and from a rate-limited source",
-        ["large_copy_mbps", "large_transfer_mbps", "small_copy_mbps", "small_transfer_mbps"]),
+    figures=lazy("bars", "scalar_figures", test="copy", title="File copy: within the drive and from a rate-limited source",
+                 metrics=["large_copy_mbps", "large_transfer_mbps", "small_copy_mbps", "small_transfer_mbps"]),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
     cost=2.0,

@@ -9,7 +9,7 @@ from .. import phase as ph
 from ..analysis import fill_shape, rate_mbps
 from ..phase import GB
 from .common import Options, area_bytes, by_name, mbps, opt_total
-from ..figures import fill as fill_figures
+from ..figures import lazy
 from .test import Test
 
 DEFAULT_SECONDS = None
@@ -53,7 +53,7 @@ TEST = Test(
     title="Whole-drive fill",
     phases=phases,
     analyze=analyze,
-    figures=fill_figures.figures,
+    figures=lazy("fill"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
     cost=1.0,

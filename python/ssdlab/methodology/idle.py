@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .. import phase as ph
 from .common import Options, area_bytes, by_name, mbps
-from ..figures.bars import scalar_figures
+from ..figures import lazy
 from .test import Test
 
 DEFAULT_SECONDS = 1800
@@ -75,7 +75,7 @@ TEST = Test(
     title="Sequential passes, HD Tach style",
     phases=phases,
     analyze=analyze,
-    figures=scalar_figures(**BARS),
+    figures=lazy("bars", "scalar_figures", **BARS),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
     cost=8.0,

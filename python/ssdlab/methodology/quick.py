@@ -32,7 +32,7 @@ import numpy as np
 from .. import phase as ph
 from ..phase import GB, KIB
 from .common import GIB, MIB, Options, area_bytes
-from ..figures import quick as quick_figures
+from ..figures import lazy
 from .test import Test
 
 DEFAULT_SECONDS = 2
@@ -198,7 +198,7 @@ TEST = Test(
     title="Quick synthetic tests",
     phases=phases,
     analyze=analyze,
-    figures=quick_figures.figures,
+    figures=lazy("quick"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
     cost=1.0,

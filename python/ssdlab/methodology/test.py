@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from ..figures import FigureOptions
 from ..figures.model import ReportRun
@@ -41,7 +41,7 @@ class Test:
     name: str  # the CLI's name: `ssdlab run NAME`; the report's section id sec-NAME
     title: str  # the report's section heading
     phases: Callable[[int, Options], Iterable[Phase]]  # capacity, options -> the steps
-    analyze: Callable[[list[PhaseResult], Options], dict]  # results -> metrics
+    analyze: Callable[[list[PhaseResult], Options], dict[str, Any]]  # results -> metrics
     figures: Figures = no_figures
     default_seconds: float | None = None  # what --seconds sets; None: the test has no timed step
     seconds_help: str = ""

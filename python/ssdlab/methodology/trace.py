@@ -13,7 +13,7 @@ from typing import Literal
 from .. import phase as ph
 from ..phase import Replay
 from .common import Options
-from ..figures import trace as trace_figures
+from ..figures import lazy
 from .test import Test
 
 DEFAULT_SECONDS = None
@@ -30,6 +30,13 @@ class TraceOptions:
     def __post_init__(self) -> None:
         if self.state not in STATES:
             raise ValueError(f"--state {self.state}: choose empty, full or both")
+
+
+def stored_args(opts: TraceOptions) -> dict:
+    """What a run stores about its replay (its args)."""
+    r = opts.replay
+    return {"trace": r.trace, "format": r.format, "speed": r.speed, "idle_cap_s": r.idle_cap_s,
+            "qd": r.queue_depth, "state": opts.state, "wrap": r.wrap}
 
 
 def _replay(state: str, r: Replay) -> ph.Phase:
@@ -106,7 +113,7 @@ TEST = Test(
     title="Trace replay",
     phases=phases,
     analyze=analyze,
-    figures=trace_figures.figures,
+    figures=lazy("trace"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
     cost=1.0,

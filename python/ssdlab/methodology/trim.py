@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .. import phase as ph
 from .common import Options, area_bytes, by_name, mbps
-from ..figures import trim as trim_figures
+from ..figures import lazy
 from .test import Test
 
 # The review tortures for 60 min; 10 min already holds a full drive deep in GC steady
@@ -39,7 +39,7 @@ TEST = Test(
     title="TRIM validation",
     phases=phases,
     analyze=analyze,
-    figures=trim_figures.figures,
+    figures=lazy("trim"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
     cost=2.0,

@@ -16,12 +16,12 @@ from __future__ import annotations
 from .. import phase as ph
 from ..phase import GB
 from .common import MIB, Options, area_bytes, by_name
-from ..figures import working_set as working_set_figures
+from ..figures import lazy
 from .test import Test
 
 DEFAULT_SECONDS = 5
 SECONDS_HELP = "seconds of random reads per working-set size"
-IDLE_CAP_S = 300.0  # 300 s of idle let every profile's post-fill folding finish (fidelity audit F2)
+IDLE_CAP_S = 300.0  # 300 s of idle let every profile's post-fill folding finish
 
 
 def sizes(area: int) -> list[int]:
@@ -63,7 +63,7 @@ TEST = Test(
     title="Working-set size",
     phases=phases,
     analyze=analyze,
-    figures=working_set_figures.figures,
+    figures=lazy("working_set"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
     cost=3.0,

@@ -4,10 +4,15 @@ a socket serves a simulated drive (so writing to it needs no --destroy-data)."""
 
 from __future__ import annotations
 
+import errno
+import ipaddress
 import json
 import os
+import re
 import shutil
 import signal
+import socket
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -40,16 +45,46 @@ def plugin_path() -> Path:
 
 def parse_tcp(hostport: str) -> tuple[str, int]:
     host, sep, port = hostport.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not re.fullmatch(r"[0-9]{1,5}", port) or not 0 < int(port) < 65536:
         raise ValueError(f"--tcp {hostport}: expected HOST:PORT, e.g. --tcp 127.0.0.1:10809")
-    return host.strip("[]"), int(port)
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]  # [IPv6]
+    elif any(c in host for c in ":[]"):
+        raise ValueError(f"--tcp {hostport}: write an IPv6 address in brackets, e.g. --tcp [::1]:10809")
+    if not host or not re.fullmatch(r"[A-Za-z0-9.:%_-]+", host):
+        raise ValueError(f"--tcp {hostport}: give the address to listen on, e.g. --tcp 127.0.0.1:10809 "
+                         "(this machine only)")
+    return host, int(port)
 
 
-def uri(socket: Path | None, tcp: tuple[str, int] | None) -> str:
-    if tcp:
-        host = f"[{tcp[0]}]" if ":" in tcp[0] else tcp[0]
-        return f"nbd://{host}:{tcp[1]}"
-    return f"nbd+unix:///?socket={socket}"
+def check_tcp(tcp: tuple[str, int]) -> None:
+    """The address is this machine's and the port is free (nbdkit would fail to start)."""
+    host, port = tcp
+    shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        addrs = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as e:
+        raise ValueError(f"--tcp {shown}: cannot resolve '{host}' ({e.args[-1]}); give an address "
+                         "of this machine, e.g. 127.0.0.1") from None
+    for family, kind, proto, _, addr in addrs:
+        with socket.socket(family, kind, proto) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(addr)
+            except OSError as e:
+                why = {errno.EADDRINUSE: "the port is in use; choose another",
+                       errno.EADDRNOTAVAIL: "not an address of this machine",
+                       errno.EACCES: "ports below 1024 need root; choose another"}.get(
+                    e.errno or 0, e.strerror or str(e))
+                raise ValueError(f"--tcp {shown}: cannot listen there: {why}") from None
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return all(ipaddress.ip_address(str(a[4][0]).split("%")[0]).is_loopback
+                   for a in socket.getaddrinfo(host, None, type=socket.SOCK_STREAM))
+    except (OSError, ValueError, UnicodeError):
+        return False
 
 
 def command(*, profile: Path, sets: list[str], seed: int, data: Path, stats: Path,
@@ -102,17 +137,78 @@ def marker_path(socket: Path) -> Path:
     return socket.with_name(socket.name + MARKER_SUFFIX)
 
 
-def write_marker(socket: Path, doc: dict) -> None:
-    marker_path(socket).write_text(json.dumps(doc))
+FileId = tuple[int, int]  # (st_dev, st_ino): this very file, not whatever has its name now
+MAX_MARKER = 1 << 16
+
+
+def write_marker(socket: Path, doc: dict) -> FileId:
+    """Create the marker: a new file (O_EXCL: never over an existing one; O_NOFOLLOW:
+    never through a planted symlink). Returns its identity, for `remove_own`."""
+    fd = os.open(marker_path(socket), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o644)
+    try:
+        os.write(fd, json.dumps(doc).encode())
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return st.st_dev, st.st_ino
+
+
+def file_id(path: Path, kind: int) -> FileId | None:
+    """The identity of `path` itself (not followed) when it is of `kind` (stat.S_IFSOCK,
+    S_IFREG) and ours."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_IFMT(st.st_mode) != kind or st.st_uid != os.geteuid():
+        return None
+    return st.st_dev, st.st_ino
+
+
+def remove_own(path: Path, ident: FileId | None) -> None:
+    """Remove `path` only if it is still the file ssdlab created (`ident`): a file someone
+    else put there since is left alone."""
+    if ident is None:
+        return
+    try:
+        st = os.lstat(path)
+        if (st.st_dev, st.st_ino) == ident:
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 def served_here(socket: str) -> dict | None:
-    """The marker of a socket `ssdlab serve` is serving now (its process alive), or None."""
+    """The marker of a socket `ssdlab serve` is serving now, or None. Trusted only when
+    the marker is a regular file (not a symlink) owned by root or this user, the socket
+    is the very one it names (same inode, same owner) and the serving process is alive
+    (same pid and start time)."""
+    real = Path(os.path.realpath(socket))
     try:
-        doc = json.loads(marker_path(Path(socket)).read_text())
-        os.kill(int(doc["pid"]), 0)
-    except (OSError, ValueError, KeyError, TypeError):
+        fd = os.open(marker_path(real), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
         return None
-    if os.path.realpath(doc.get("socket", "")) != os.path.realpath(socket):
+    try:
+        mst = os.fstat(fd)
+        if not stat.S_ISREG(mst.st_mode) or mst.st_uid not in (0, os.geteuid()) or mst.st_size > MAX_MARKER:
+            return None
+        doc = json.loads(os.read(fd, MAX_MARKER))
+        sst = os.stat(real)
+        if not (isinstance(doc, dict) and stat.S_ISSOCK(sst.st_mode) and sst.st_uid == mst.st_uid
+                and doc.get("socket_id") == [sst.st_dev, sst.st_ino]
+                and os.path.realpath(str(doc.get("socket", ""))) == str(real)):
+            return None
+        pid = doc.get("pid")
+        if not isinstance(pid, int) or pid <= 0:
+            return None
+        from ..store import process_start
+
+        os.kill(pid, 0)
+        if doc.get("pid_start") != process_start(pid):
+            return None
+    except (OSError, ValueError, TypeError, OverflowError):
         return None
+    finally:
+        os.close(fd)
     return doc

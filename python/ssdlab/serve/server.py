@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
@@ -18,8 +19,9 @@ import numpy as np
 
 from .. import _sim
 from ..phase import Phase
-from ..store import Store
 from ..phase import Identity, PhaseResult
+from ..store import Store, process_start
+from ..targets import nbd_uri, safety
 from . import nbdkit, stats
 
 MAX_SOCKET_PATH = 107  # sun_path
@@ -33,6 +35,7 @@ class ServeOptions:
     socket: Path | None = None
     tcp: str | None = None
     data: Path | None = None
+    destroy_data: str | None = None
     seconds: float | None = None
     interval_s: float = 1.0
 
@@ -51,38 +54,64 @@ def profile_text(drive: str) -> str:
                      "(see `ssdlab drives`) or a profile .toml file")
 
 
-def default_socket(profile_id: str) -> Path:
-    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    return Path(base) / f"ssdlab-{profile_id}-{os.getpid()}.sock"
+def served_uri(sock: Path | None, tcp: tuple[str, int] | None) -> str:
+    if tcp:
+        host = f"[{tcp[0]}]" if ":" in tcp[0] else tcp[0]
+        return f"nbd://{host}:{tcp[1]}"
+    return nbd_uri.unix(str(sock)).text  # the path escaped as libnbd reads it
 
 
 def check_socket(sock: Path) -> Path:
-    sock = sock.absolute()
+    """A new socket path (and marker path) in an existing directory; the directory's real
+    path, so the marker is where `--drive nbd:` looks for it through any link."""
+    if not sock.parent.is_dir():
+        raise ValueError(f"--socket {sock}: directory {sock.parent.absolute()} does not exist")
+    sock = sock.parent.resolve() / sock.name
     if len(str(sock)) > MAX_SOCKET_PATH:
         raise ValueError(f"--socket {sock}: path longer than {MAX_SOCKET_PATH} bytes; choose a shorter one")
-    if not sock.parent.is_dir():
-        raise ValueError(f"--socket {sock}: directory {sock.parent} does not exist")
-    if sock.exists() or sock.is_symlink():
+    marker = nbdkit.marker_path(sock)
+    if os.path.lexists(sock) or os.path.lexists(marker):
         live = nbdkit.served_here(str(sock))
         if live:
             raise ValueError(f"--socket {sock}: already served by ssdlab (pid {live['pid']}); choose another path")
-        raise ValueError(f"--socket {sock}: the path exists; remove it or choose another path")
+        there = sock if os.path.lexists(sock) else marker
+        raise ValueError(f"--socket {sock}: {there} exists and ssdlab will not replace it; remove it "
+                         "or choose another path")
     return sock
 
 
-def check_data(data: Path, capacity: int) -> Path:
-    data = data.absolute()
-    if not data.parent.is_dir():
-        raise ValueError(f"--data {data}: directory {data.parent} does not exist")
+def check_data(data: Path, capacity: int, destroy_data: str | None) -> Path:
+    """The backing file: a new one, one ssdlab made, or one --destroy-data names (the
+    rules of a file: target, targets/safety.py)."""
+    if os.path.islink(data) and not data.exists():
+        raise ValueError(f"--data {data}: a symlink to a missing file; give the file's own path")
     if data.exists() and not data.is_file():
-        raise ValueError(f"--data {data}: not a regular file")
-    st = os.statvfs(data.parent)
-    have = st.f_bavail * st.f_frsize + (data.stat().st_blocks * 512 if data.exists() else 0)
+        raise ValueError(f"--data {data}: not a regular file; the data of a served drive is kept in a file")
+    try:
+        real = Path(safety.check_file_write(str(data), destroy_data, name=f"--data {data}"))
+    except safety.UnsafeTarget as e:
+        raise ValueError(str(e)) from None
+    st = os.statvfs(real.parent)
+    have = st.f_bavail * st.f_frsize + (real.stat().st_blocks * 512 if real.exists() else 0)
     if have < capacity:
         # sparse, so it starts small, but a full drive needs all of it
         raise ValueError(f"--data {data}: the drive holds {capacity / 1e9:.3g} GB and that filesystem "
                          f"has {have / 1e9:.3g} GB free; choose another place or shrink the drive with --set")
-    return data
+    return real
+
+
+def create_data(path: Path, destroy_data: str | None) -> None:
+    """A new --data file: created here (never through a symlink planted since the check)
+    and marked as ssdlab's, so serving it again needs no --destroy-data. A file that
+    appeared since the check is checked again."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        if os.path.islink(path) or Path(check_data(path, 0, destroy_data)) != path:
+            raise ValueError(f"--data {path}: a symlink appeared there; choose another path") from None
+        return
+    os.close(fd)
+    safety.mark_ours(str(path))
 
 
 class Serving:
@@ -98,17 +127,30 @@ class Serving:
         del d
         self.capacity = int(self.info["user_bytes"])
         self.tcp = nbdkit.parse_tcp(opts.tcp) if opts.tcp else None
-        self.socket = None if self.tcp else check_socket(opts.socket or default_socket(self.info["id"]))
-        self.user_data = check_data(opts.data, self.capacity) if opts.data else None
+        if self.tcp:
+            nbdkit.check_tcp(self.tcp)
+        # no --socket: one in a directory of its own (mkdtemp: 0700, ours), made at start()
+        self.socket = check_socket(opts.socket) if opts.socket and not self.tcp else None
+        if not self.tcp and not self.socket and len(tempfile.gettempdir()) + 40 > MAX_SOCKET_PATH:
+            raise ValueError(f"the temporary directory {tempfile.gettempdir()} has too long a path for a "
+                             "socket; give --socket PATH")
+        self.user_data = check_data(opts.data, self.capacity, opts.destroy_data) if opts.data else None
         nbdkit.nbdkit_binary()
         nbdkit.plugin_path()
         self.opts = opts
-        self.uri = nbdkit.uri(self.socket, self.tcp)
+        self.uri = served_uri(self.socket, self.tcp) if self.tcp or self.socket else ""
+        self._marker: nbdkit.FileId | None = None
+        self._socket_id: nbdkit.FileId | None = None
 
     def start(self, store: Store, args: dict) -> None:
         opts = self.opts
         self.store = store
+        if self.user_data:
+            create_data(self.user_data, opts.destroy_data)  # before anything is stored
         self.work = Path(tempfile.mkdtemp(prefix="ssdlab-serve-"))
+        if not self.tcp and not self.socket:
+            self.socket = self.work / "drive.sock"
+            self.uri = served_uri(self.socket, None)
         (self.work / "profile.toml").write_text(self.text)
         self.data = self.user_data or self.work / "data"  # sparse; removed at the end
         self.stats_path = self.work / "stats.jsonl"
@@ -121,16 +163,24 @@ class Serving:
         self.t0 = time.monotonic()
         try:
             self.proc = nbdkit.start(cmd, self.work / "pid", self.work / "nbdkit.log")
-        except BaseException:
+            if self.socket:
+                self._socket_id = nbdkit.file_id(self.socket, stat.S_IFSOCK)
+                if self._socket_id is None:
+                    raise RuntimeError(f"nbdkit started but {self.socket} is not its socket")
+                # connecting needs write permission: the owner's alone (nbdkit makes it 0755)
+                os.chmod(self.socket, 0o600)
+                self._marker = nbdkit.write_marker(self.socket, {
+                    "pid": os.getpid(), "pid_start": process_start(os.getpid()),
+                    "socket": str(self.socket), "socket_id": list(self._socket_id),
+                    "drive": opts.drive, "run_id": self.run_id, "capacity": self.capacity,
+                    "stats": str(self.stats_path)})
+        except BaseException as e:
+            if getattr(self, "proc", None) is not None:
+                nbdkit.stop(self.proc)
             store.finish_drive(self.rd, "failed")
-            store.finish_run(self.run_id, "failed", "nbdkit did not start")
+            store.finish_run(self.run_id, "failed", f"nbdkit did not start: {e}")
             self._cleanup()
             raise
-        if self.socket:
-            nbdkit.write_marker(self.socket, {"pid": os.getpid(), "socket": str(self.socket),
-                                              "drive": opts.drive, "run_id": self.run_id,
-                                              "capacity": self.capacity,
-                                              "stats": str(self.stats_path)})
 
     def identity(self) -> Identity:
         i = self.info
@@ -172,9 +222,9 @@ class Serving:
 
     def _cleanup(self) -> None:
         if self.socket:
-            nbdkit.marker_path(self.socket).unlink(missing_ok=True)
-            if self.socket.is_socket():  # nbdkit leaves its socket behind
-                self.socket.unlink(missing_ok=True)
+            # only the files this session made: a file put in their place is left alone
+            nbdkit.remove_own(nbdkit.marker_path(self.socket), self._marker)
+            nbdkit.remove_own(self.socket, self._socket_id)  # nbdkit leaves its socket behind
         shutil.rmtree(self.work, ignore_errors=True)
 
 

@@ -18,7 +18,8 @@ def is_real(spec: str) -> bool:
 
 
 def is_remote(spec: str) -> bool:
-    """HOST:/dev/X, HOST:PORT:/dev/X, [IPv6]:PORT:/dev/X: a drive on another host (remote.py)."""
+    """HOST:/dev/X, user@HOST:/dev/X, HOST:PORT:/dev/X, [IPv6]:/dev/X: a drive on another
+    host, reached over ssh (remote.py)."""
     from .remote import looks_remote
 
     return looks_remote(spec)
@@ -30,10 +31,10 @@ def open_target(spec: str, *, overrides: list[str] | None = None, seed: int = 42
     if is_real(spec):
         if overrides:
             raise ValueError("--set applies to simulated drives only; remove it for a real drive")
-        if is_remote(spec):  # a drive on another host, through fio's client/server mode
-            from .remote import RemoteFioTarget
+        if is_remote(spec):  # a drive on another host: ssdlab's agent there, over ssh
+            from .remote import RemoteTarget
 
-            return RemoteFioTarget(spec, destroy_data=destroy_data, plan=plan)
+            return RemoteTarget(spec, destroy_data=destroy_data, plan=plan)
         if spec.startswith("nbd:"):  # an NBD export, e.g. a drive `ssdlab serve` exports
             from .nbd import NbdTarget
 
@@ -68,5 +69,5 @@ def open_target(spec: str, *, overrides: list[str] | None = None, seed: int = 42
     raise ValueError(
         f"unknown drive '{spec}': use sim:PROFILE (see `ssdlab drives`), a profile .toml file, "
         "a block device /dev/..., file:PATH:SIZE, nbd:SOCKET (a served drive), or HOST:/dev/... "
-        "(a drive on another host running `ssdlab fio-server`)"
+        "(a drive on another host, reached over ssh)"
     )

@@ -1,17 +1,77 @@
-"""The Target protocol: what the methodology needs from any drive, simulated or real."""
+"""The Target protocol: what the methodology needs from any drive, simulated or real, and
+what each kind of drive declares it can do. `open_target` (targets/__init__.py) is the one
+place a drive spec becomes a Target; the runner, the review and the CLI speak only this."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Protocol, Sequence
 
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult, Sample
 
-__all__ = ["Identity", "Interrupted", "OnSample", "PhaseResult", "Sample", "Target"]
+__all__ = ["BaseTarget", "Capabilities", "Identity", "Interrupted", "OnSample", "PhaseResult",
+           "Sample", "Target"]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a kind of drive can do, so callers ask the target rather than its spec."""
+
+    simulated: bool  # virtual time; rebuilt from its profile for each test, so tests of a
+    #                  review may run at once on worker processes
+    replay: bool = True  # runs trace replays (phase kind "replay")
+    counters: bool = False  # internal counters (NAND writes, WAF, SLC state) in its results
 
 
 class Target(Protocol):
     name: str
+    capabilities: Capabilities
 
-    def identify(self) -> Identity: ...
+    @property
+    def engine_version(self) -> str:
+        """What ran the I/O (the simulator's or fio's version), stored with every run."""
+        ...
 
-    def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult: ...
+    def identify(self) -> Identity:
+        """Model, capacity, firmware, kind: what the drive is."""
+        ...
+
+    def preflight(self, phases: Sequence[Phase]) -> None:
+        """Refuse, before anything is stored, a run this drive must not take (a real drive
+        without consent for its writes: safety.UnsafeTarget, a ValueError)."""
+        ...
+
+    def plan(self, phases: Sequence[Phase]) -> str:
+        """What running the phases would do beyond the phases themselves (fio jobs,
+        commands, the safety verdict); "" when there is nothing more to say."""
+        ...
+
+    def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
+        """Run one phase, streaming samples; Interrupted carries a partial result."""
+        ...
+
+    def close(self) -> None:
+        """Let go of what the drive holds (device claim, lock, connection); idempotent."""
+        ...
+
+
+class BaseTarget:
+    """Defaults for a target with nothing to check, plan or let go of."""
+
+    name: str
+
+    def identify(self) -> Identity:
+        raise NotImplementedError
+
+    @property
+    def engine_version(self) -> str:
+        return self.identify().firmware
+
+    def preflight(self, phases: Sequence[Phase]) -> None:
+        return None
+
+    def plan(self, phases: Sequence[Phase]) -> str:
+        return ""
+
+    def close(self) -> None:
+        return None

@@ -29,6 +29,7 @@ import numpy as np
 from .. import units
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from . import child, fio_job, fio_output, fio_replay, locks, purge as purge_mod, safety
+from .base import Capabilities
 from .fio_output import FioFailed
 from .identity import Telemetry, TempSampler, before_after, block_info, write_counters_delta
 from .identity import attach_temps as _attach_temps
@@ -79,6 +80,10 @@ def writes(phase: Phase) -> bool:
 
 
 class FioTarget:
+    """A block device or a file, driven by fio (targets/fio_job.py writes its jobs)."""
+
+    capabilities = Capabilities(simulated=False)
+
     def __init__(self, spec: str, destroy_data: str | None = None, plan: bool = False):
         self.spec = spec
         self.destroy_data = destroy_data

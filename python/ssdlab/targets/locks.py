@@ -107,6 +107,20 @@ class DeviceLock:
         self.release()
 
 
+def claim(key: str, label: str) -> None:
+    """This run uses the drive `key` (a key as DeviceLock's) without a lock file here: a
+    drive on another host, whose agent holds the lock there. A drive given twice, by any
+    names, is refused as DeviceLock refuses it."""
+    if key in _HELD:
+        raise DeviceLocked(f"refusing {label}: this run already uses it (as {_HELD[key]}); "
+                           "give each drive once")
+    _HELD[key] = label
+
+
+def unclaim(key: str) -> None:
+    _HELD.pop(key, None)
+
+
 def lock_for_block(path: str) -> DeviceLock:
     st = os.stat(path)
     return DeviceLock(f"dev:{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}", path)

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from ..serve import nbdkit, stats
-from . import locks, safety
 from ..phase import Identity
+from . import locks, nbd_uri, safety
 from .fio import FioTarget
 from .identity import Telemetry
 from .purge import PurgePlan
@@ -29,22 +29,25 @@ from .purge import PurgePlan
 BULK = 16 << 20  # trim requests of 16 MiB; the rest of a range in 4 KiB ones
 
 
-def parse_nbd(spec: str) -> tuple[str, str | None]:
-    """(uri, socket path or None) of `nbd:SOCKET` or `nbd:URI`."""
+def parse_nbd(spec: str) -> nbd_uri.NbdUri:
+    """The export `nbd:SOCKET` or `nbd:URI` names, read as libnbd reads it (nbd_uri.py)."""
     rest = spec[4:]
     if not rest:
         raise ValueError(f"drive '{spec}': write nbd:SOCKET (a Unix socket path) or nbd:nbd://HOST:PORT")
     if "://" in rest:
-        if not rest.startswith(("nbd://", "nbd+unix://", "nbds://", "nbds+unix://")):
-            raise ValueError(f"drive '{spec}': an NBD URI starts with nbd:// or nbd+unix://")
-        sock = None
-        if "socket=" in rest:
-            sock = rest.split("socket=", 1)[1].split("&", 1)[0]
-        return rest, sock
+        return nbd_uri.parse(rest, spec)
     path = os.path.abspath(rest)
     if not os.path.exists(path):
         raise ValueError(f"drive '{spec}': no socket {path}; start one with `ssdlab serve sim:PROFILE --socket {rest}`")
-    return f"nbd+unix:///?socket={path}", path
+    return nbd_uri.unix(path)
+
+
+def drive_key(spec: str) -> str:
+    """What an nbd: spec names (one run per export): see NbdUri.key."""
+    try:
+        return parse_nbd(spec).key()
+    except ValueError:
+        return spec
 
 
 def export_size(uri: str) -> int:
@@ -68,7 +71,8 @@ class NbdTarget(FioTarget):
         self.spec = spec
         self.destroy_data = destroy_data
         self.plan_mode = plan
-        self.uri, self.socket = parse_nbd(spec)
+        self.export = parse_nbd(spec)
+        self.uri, self.socket = self.export.text, self.export.socket
         self.kind, self.path = "nbd", self.socket or self.uri
         self.name = spec
         self.fio = shutil.which("fio") or "fio"
@@ -90,8 +94,7 @@ class NbdTarget(FioTarget):
                      "served": self.served}
         self.telemetry = Telemetry(self.dev, "file")
         if not plan:
-            self._lock = locks.DeviceLock(f"nbd:{os.path.realpath(self.path) if self.socket else self.uri}",
-                                          spec).acquire()
+            self._lock = locks.DeviceLock(self.export.key(), spec).acquire()
 
     def identify(self) -> Identity:
         extra: dict[str, Any] = dict(self.info)

@@ -1,324 +1,321 @@
-"""A real drive on another host, driven through fio's own client/server mode:
-`--drive HOST:/dev/nvme1n1`, `HOST:PORT:/dev/X`, `[IPv6]:PORT:/dev/X`, or a file target
-`HOST:/srv/test.bin` (docs/real-drives.md "Drives on other hosts").
+"""A drive on another host: `--drive HOST:/dev/nvme1n1`, `user@HOST:/dev/X`,
+`HOST:PORT:/dev/X` (PORT: ssh's), `[IPv6]:/dev/X`, or a file there, `HOST:/srv/t.bin:8G`
+(docs/real-drives.md "Drives on other hosts").
 
-The remote host runs `ssdlab fio-server` (remote_guard.py), which checks its devices
-there with the local rules (safety.py), holds them, and starts `fio --server`. This side
-is FioTarget with three differences:
-- the device's facts (capacity, identity, I/O engine, the remote safety verdict) come from
-  a job file the guard wrote on that host, read back through fio (`--remote-config`);
-- writing jobs name the guard's *permit* (a link the guard keeps only while the device
-  passed its checks and it holds the device), never the device itself: against a plain
-  `fio --server`, or after the guard stopped, a writing job finds no file and fails;
-- fio runs as `fio --client=...`; it prints one JSON document at the end ("client_stats":
-  the status reports and the final one), and sends the 1 s logs back here, named
-  `<prefix>_bw.1.log.<HOST>`: both are put in the local shape and parsed as usual.
-Trims and purge are fio trim jobs (block devices); live samples arrive at phase end.
+ssdlab reaches HOST over ssh with the user's own keys and accounts (ssh.py) and runs
+`ssdlab agent` there (agent.py): that host's local target, with every check of
+safety.py run there, the exclusive claim and the device lock held there for the whole
+run, runs the phases and sends back their live samples and results. This side adds:
+- consent: a writing test needs `--destroy-data` naming HOST:PATH exactly as `--drive`
+  does, checked here before the agent is asked anything that writes;
+- one drive once per run, by what it is rather than what it is called: the agent reports
+  the kernel it runs on and the device number, so `127.0.0.1:/dev/loop3` and
+  `localhost:/dev/loop3` (or `/dev/loop3` itself) in one run are refused (locks.claim);
+- a failure is one line naming the drive and the cause (the agent's own line, or why
+  the connection ended: ssh's last words, the agent's exit status).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
-import subprocess
-import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
-from urllib.parse import unquote
+from typing import Any
 
-from ..phase import Identity, Phase, PhaseResult
-from . import fio_job, fio_output, locks, safety
-from .fio import FioTarget, _empty, fio_binary_checked
-from .identity import Telemetry
-from .purge import PurgePlan
+from .base import Capabilities
+from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
+from . import locks, safety, ssh
+from .fio import _empty, parse_size, writes
+from .fio_output import FioFailed
+from .hostid import kernel_id
+from .remote_wire import PROTOCOL, identity_of, phase_doc, result_of
 
-DEFAULT_PORT = 8765  # fio's
-PERMIT_DIR = "/run/ssdlab/permits"  # on the remote host (the guard runs as root)
-FACTS_JOB = "ssdlab-facts"
-PROBE_TIMEOUT_S = 20.0
-BULK = 16 << 20  # trim requests of 16 MiB, the rest in 4 KiB ones
-
+_USER = r"(?:(?P<user>[A-Za-z0-9_][A-Za-z0-9._-]*)@)?"
 _HOST = r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?))"
-_SPEC = re.compile(_HOST + r"(?::(?P<port>[0-9]+))?:(?P<path>/.*)")
+_SPEC = re.compile(_USER + _HOST + r"(?::(?P<port>[0-9]+))?:(?P<path>/.*)")
 LOCAL_PREFIXES = ("/", "file:", "nbd:", "sim:")
+STOP_WAIT_S = 60.0  # after Ctrl-C, how long the agent may take to hand back the partial phase
+
+
+def printable(text: str, keep: str = "") -> str:
+    """What another host sent, safe to print: no control characters (terminal escapes)."""
+    return "".join(c if c.isprintable() or c in keep else "?" for c in text)
+
+
+class RemoteFailed(RuntimeError):
+    """A drive on another host failed during a run (the message has the cause)."""
 
 
 @dataclass(frozen=True)
 class RemoteSpec:
     host: str  # name or address (IPv6 without brackets)
-    port: int
-    path: str  # on the remote host, as given
+    path: str  # on the remote host
+    user: str | None = None
+    port: int | None = None  # ssh's port (None: ssh's configuration decides)
+    size: int | None = None  # a file target's size
     ipv6: bool = False
     spec: str = ""  # the --drive as given
 
     @property
-    def client(self) -> str:
-        """fio's --client= string."""
-        return f"{'ip6' if self.ipv6 else 'ip'}:{self.host},{self.port}"
+    def agent_spec(self) -> str:
+        """The drive as a local run on that host names it."""
+        return f"file:{self.path}:{self.size}" if self.size is not None else self.path
 
     @property
     def where(self) -> str:
         h = f"[{self.host}]" if self.ipv6 else self.host
-        return f"{h}:{self.port}"
+        return (f"{self.user}@" if self.user else "") + h + (f" port {self.port}" if self.port else "")
 
 
 def looks_remote(spec: str) -> bool:
-    """HOST:/path or HOST:PORT:/path (a local spec never matches: those start with '/',
+    """[user@]HOST[:PORT]:/path (a local spec never matches: those start with '/',
     file:, nbd: or sim:)."""
     return not spec.startswith(LOCAL_PREFIXES) and ":/" in spec and bool(
-        re.match(_HOST + r"(?::[0-9]*)?:/", spec))
+        re.match(_USER + _HOST + r"(?::[0-9]*)?:/", spec))
 
 
 def parse_remote(spec: str) -> RemoteSpec:
     m = _SPEC.fullmatch(spec)
     if not m:
-        raise ValueError(f"drive '{spec}': a drive on another host is HOST:/dev/X, HOST:PORT:/dev/X "
-                         "or [IPv6]:PORT:/dev/X (a file: HOST:/path/file)")
-    port = int(m.group("port")) if m.group("port") else DEFAULT_PORT
-    if not 0 < port < 65536:
-        raise ValueError(f"drive '{spec}': port {port} is not 1..65535")
-    path = m.group("path")
-    if path != os.path.normpath(path) or path.endswith("/"):
-        raise ValueError(f"drive '{spec}': write the path on the remote host as ssdlab fio-server "
-                         f"was given it, without '..', '//' or a trailing '/' (e.g. {os.path.normpath(path)})")
-    fio_job.check_path(path)
-    return RemoteSpec(m.group("v6") or m.group("host"), port, path, bool(m.group("v6")), spec)
-
-
-def permit_key(path: str) -> str:
-    """The name of a device's permit files on the remote host (its path as given)."""
-    return f"{os.path.basename(path)[:32]}-{hashlib.sha256(path.encode()).hexdigest()[:16]}"
-
-
-def guard_hint(rs: RemoteSpec, write: bool = True) -> str:
-    dd = f" --destroy-data={rs.path}" if write else ""
-    return f"run `ssdlab fio-server {rs.path}{dd} --port {rs.port}` on {rs.host} as root"
-
-
-def read_facts(rs: RemoteSpec, fio: str) -> dict[str, Any]:
-    """The facts the guard published for `rs.path`, read through fio: the guard's job
-    file carries them in its `description`. ValueError with the fix when the host, its
-    fio server or the guard is missing."""
-    key = permit_key(rs.path)
-    cmd = [fio, f"--client={rs.client}", "--output-format=json",
-           f"--remote-config={PERMIT_DIR}/{key}.fio"]
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
-                           stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise ValueError(f"drive {rs.spec}: no answer from a fio server at {rs.where} within "
-                         f"{PROBE_TIMEOUT_S:g} s; check the host and port, and {guard_hint(rs)}") from None
-    text = r.stdout + "\n" + r.stderr
-    objs, _noise = fio_output.parse_stream(r.stdout)
-    doc = next((o for o in objs if "client_stats" in o), None)
-    if r.returncode != 0 or not isinstance(doc, dict):
-        why = next((x.strip() for x in text.splitlines()
-                    if "connect" in x or "resolve" in x or "failed" in x), "")
-        why = why.removeprefix("fio: ") or f"fio exit status {r.returncode}"
-        raise ValueError(f"drive {rs.spec}: cannot reach a fio server at {rs.where} ({why}); "
-                         f"check the host and port, and {guard_hint(rs)}")
-    parts: dict[int, str] = {}
-    for entry in doc.get("client_stats") or []:
-        name = str(entry.get("jobname", "")) if isinstance(entry, dict) else ""
-        m = re.fullmatch(re.escape(FACTS_JOB) + r"\.([0-9]+)\.([0-9]+)", name)
-        if m:
-            parts[int(m.group(1))] = str(entry.get("desc", ""))
-            count = int(m.group(2))
-    if parts and sorted(parts) == list(range(count)):
+        raise ValueError(f"drive '{spec}': a drive on another host is HOST:/dev/X, user@HOST:/dev/X, "
+                         "HOST:SSHPORT:/dev/X or [IPv6]:/dev/X (a file: HOST:/path/file:SIZE)")
+    port = int(m.group("port")) if m.group("port") else None
+    if port is not None and not 0 < port < 65536:
+        raise ValueError(f"drive '{spec}': ssh port {port} is not 1..65535")
+    path, size = m.group("path"), None
+    if not path.startswith("/dev/"):
+        head, sep, tail = path.rpartition(":")
         try:
-            facts = json.loads(unquote("".join(parts[i] for i in range(count))))
-        except json.JSONDecodeError:
-            facts = None
-        if isinstance(facts, dict) and facts.get("path") == rs.path:
-            return facts
-    raise ValueError(f"drive {rs.spec}: the fio server at {rs.where} does not serve {rs.path} "
-                     f"through ssdlab's guard (a plain `fio --server` is never written to); "
-                     f"{guard_hint(rs)}")
+            size = parse_size(tail) if sep and head.startswith("/") else None
+        except ValueError as e:
+            raise ValueError(f"drive '{spec}': {e}") from None
+        if size is None:
+            raise ValueError(f"drive '{spec}': a file on another host needs its size, e.g. "
+                             f"{spec}:8G (a block device is /dev/...)")
+        path, size = head, size - size % 4096
+    if path != os.path.normpath(path) or path.endswith("/"):
+        raise ValueError(f"drive '{spec}': write the path on the remote host without '..', '//' or "
+                         f"a trailing '/' (e.g. {os.path.normpath(path)})")
+    from . import fio_job
+
+    fio_job.check_path(path)
+    return RemoteSpec(m.group("v6") or m.group("host"), path, m.group("user"), port, size,
+                      bool(m.group("v6")), spec)
 
 
-def client_reports(obj: dict) -> list[dict]:
-    """fio --client's one JSON document as the local shape: one report per status, the
-    final one last (`{"jobs": [...]}`; no timestamps, so no live samples from them). The
-    entries of a report are as many as its distinct jobs; the status ones come first."""
-    entries = [e for e in obj.get("client_stats") or [] if isinstance(e, dict)
-               and e.get("jobname") != "All clients"]
-    if not entries:
-        return [obj] if isinstance(obj.get("jobs"), list) else []
-    width = len({(e.get("jobname"), e.get("groupid")) for e in entries}) or 1
-    return [{"jobs": entries[i:i + width]} for i in range(0, len(entries), width)]
+class RemoteTarget:
+    """The Target protocol, answered by the agent on the drive's host."""
 
+    # the trace file is not sent to the other host
+    capabilities = Capabilities(simulated=False, replay=False)
 
-class RemoteFioTarget(FioTarget):
     def __init__(self, spec: str, destroy_data: str | None = None, plan: bool = False):
-        # FioTarget's __init__ looks at a local device; set up what its methods use
-        self.spec = spec
+        self.rs = parse_remote(spec)
+        self.spec = self.name = spec
         self.destroy_data = destroy_data
         self.plan_mode = plan
-        self.remote = parse_remote(spec)
-        self.name = spec
-        self.fio = fio_binary_checked()  # also for --plan: the facts come through it
-        self._lock = None
-        self._excl_fd = None
-        self._write_ok = False
-        self._fio_version = None
-        self._workdir = None
-        self._nphase = 0
-        self.purges: list[str] = []
-        self.facts = read_facts(self.remote, self.fio)
-        self.kind = "file" if self.facts.get("kind") == "file" else "block"
-        self.path = self.remote.path
-        self.capacity = int(self.facts.get("capacity") or 0)
-        if self.capacity <= 0:
-            raise ValueError(f"drive {spec}: the guard on {self.remote.host} reports no capacity")
-        self._engine = str(self.facts.get("engine") or "libaio")
-        self.dev = str(self.facts.get("dev") or self.path)
-        self.info = dict(self.facts.get("info") or {}, host=self.remote.host, port=self.remote.port,
-                         remote_path=self.path, capacity=self.capacity)
-        self.telemetry = Telemetry(self.dev, "file")  # the drive's counters are on that host
-        if not plan:
-            self._lock = locks.DeviceLock(f"remote:{self.remote.where}:{self.path}", spec).acquire()
+        self.consent = spec in safety.named(destroy_data)
+        self.conn: ssh.Connection | None = None
+        self._claimed: str | None = None
+        cmd = ssh.ssh_command(self.rs.host, self.rs.user, self.rs.port)
+        self.command = cmd
+        try:
+            self.conn = ssh.Connection(cmd, spec)
+            self.host = self._first("hello", proto=PROTOCOL, spec=self.rs.agent_spec)
+            self._claim(self.host)
+            opened = self._first("open", spec=self.rs.agent_spec, plan=plan,
+                                 destroy_data=self.rs.path if self.consent else None)
+        except BaseException:
+            self.close()
+            raise
+        self.ident = self._identity(opened["identity"])
+        self.capacity = self.ident.capacity
+        self.kind = self.ident.kind
+        self.engine_version = str(opened.get("engine_version") or "")
 
-    # ---------------------------------------------------------------- identity
+    # ---------------------------------------------------------------- the connection
+    def _first(self, op: str, **kw: Any) -> Any:
+        """A request before the run: a lost connection is the user's to fix (exit 2)."""
+        try:
+            return self._call(op, timeout=ssh.CONNECT_S, **kw)
+        except TimeoutError:
+            raise ValueError(f"drive {self.spec}: no answer from ssdlab on {self.rs.where} over ssh "
+                             f"within {ssh.CONNECT_S:g} s; check `{self._try()}`") from None
+        except ssh.ConnectionLost as e:
+            raise ValueError(f"drive {self.spec}: cannot run ssdlab on {self.rs.where} over ssh "
+                             f"({e}); check that `{self._try()}` works") from None
+
+    def _try(self) -> str:
+        """The command line that shows what goes wrong (what ssdlab runs, asking for help)."""
+        cmd = self.command[:-1] + [self.command[-1].removesuffix(" agent") + " --help"]
+        return " ".join(x if re.fullmatch(r"[\w@%+=:,./-]+", x) else repr(x) for x in cmd)
+
+    def _call(self, op: str, timeout: float | None = None, **kw: Any) -> Any:
+        if self.conn is None:
+            raise RemoteFailed(f"drive {self.spec}: its connection is closed")
+        self.conn.send({"op": op, **kw})
+        doc = self.conn.recv(timeout)
+        if "error" in doc:
+            raise self._error(doc)
+        return doc.get("ok")
+
+    def _error(self, doc: dict) -> Exception:
+        text = printable(str(doc.get("error") or "failed"))
+        agent_spec = self.rs.agent_spec
+        if agent_spec in text:  # its name on that host: give it ours, which says where
+            text = text.replace(agent_spec, self.spec, 1)
+        elif self.rs.path in text:
+            text = text.replace(self.rs.path, self.spec, 1)
+        else:
+            text = f"{self.spec}: {text}"
+        kind = doc.get("type")
+        if kind == "locked":
+            return safety.DeviceLocked(text)
+        if kind == "unsafe":
+            return safety.UnsafeTarget(text)
+        if kind == "value":
+            return ValueError(text)
+        if kind == "fio":
+            return FioFailed(text)
+        return RemoteFailed(text)
+
+    def _lost(self, e: ssh.ConnectionLost, phase: Phase) -> RemoteFailed:
+        return RemoteFailed(f"drive {self.spec}: the connection to ssdlab on {self.rs.where} ended "
+                            f"during phase {phase.name or phase.kind!r}: {e}")
+
+    def _claim(self, host: dict) -> None:
+        kern = str(host.get("kernel") or "")
+        key = str(host.get("drive") or self.rs.agent_spec)
+        key = key if kern and kern == kernel_id() else f"{kern or self.rs.host}/{key}"
+        locks.claim(key, self.spec)
+        self._claimed = key
+
+    def _identity(self, doc: dict) -> Identity:
+        i = identity_of(doc)
+        i.extra.update(host=self.rs.host, remote_path=self.rs.path,
+                       remote_hostname=str(self.host.get("hostname", "")),
+                       remote_uid=self.host.get("uid"), ssdlab_remote=str(self.host.get("version", "")))
+        if i.kind == "file":
+            i.model = f"{i.model} on {self.rs.host}"
+        return i
+
+    # ---------------------------------------------------------------- the Target protocol
     def identify(self) -> Identity:
-        extra: dict[str, Any] = dict(self.info)
-        extra.update(fio=self.fio_version, remote_fio=self.facts.get("fio", ""), engine=self._engine,
-                     telemetry="none", purges=list(self.purges))
-        i = self.facts.get("info") or {}
-        model = (i.get("model") or i.get("name") or "") if self.kind == "block" else f"file on {self.remote.host}"
-        return Identity(kind=self.kind, model=model or f"{self.path} on {self.remote.host}",
-                        capacity=self.capacity, firmware=str(i.get("firmware", "")),
-                        serial=str(i.get("serial", "") or f"{self.remote.host}:{self.path}"),
-                        extra=extra)
+        if self.conn is None:
+            return self.ident
+        try:
+            self.ident = self._identity(self._call("identify"))
+        except ssh.ConnectionLost:
+            pass  # the run's own request says why
+        return self.ident
 
-    @property
-    def engine(self) -> str:
-        return self._engine  # probed on the remote host by the guard
-
-    # ---------------------------------------------------------------- safety
-    def check_writes(self) -> None:
-        """Consent here (--destroy-data names HOST:PATH exactly as --drive does), the
-        verdict of the checks that ran on the remote host, and its permit."""
-        if self.spec not in safety.named(self.destroy_data):
+    def _refuse_without_consent(self) -> None:
+        if not self.consent:
             raise safety.UnsafeTarget(
                 f"refusing {self.spec}: writing destroys its data; if you mean to erase it, pass "
                 f"--destroy-data={self.spec} (exactly as --drive names it)")
-        if not self.facts.get("writable"):
-            why = self.facts.get("refused") or (
-                f"the guard there serves it read-only (started without --destroy-data={self.path})")
-            raise safety.UnsafeTarget(f"refusing {self.spec}: on {self.remote.host}: {why}; "
-                                      f"fix that, then {guard_hint(self.remote)}")
 
-    def allow_writes(self) -> None:
-        if not self._write_ok:
-            self.check_writes()
-            self.facts = read_facts(self.remote, self.fio)  # the verdict as of now
-            self.check_writes()
-            self._write_ok = True
-
-    def run(self, phase: Phase, on_sample=None) -> PhaseResult:
-        try:
-            return super().run(phase, on_sample)
-        except (RuntimeError, OSError) as e:
-            if not self._write_ok:
-                raise
-            try:  # did the guard withdraw the permit meanwhile? Then say why
-                self.facts = read_facts(self.remote, self.fio)
-            except ValueError:
-                raise e from None
-            if not self.facts.get("writable"):
-                raise safety.UnsafeTarget(
-                    f"refusing {self.spec}: on {self.remote.host}: "
-                    f"{self.facts.get('refused') or 'the guard no longer allows writing'}") from e
-            raise
+    def check_writes(self) -> None:
+        self._refuse_without_consent()
+        self._call("check_writes")
 
     def preflight(self, phases: Iterable[Phase]) -> None:
         phases = list(phases)
         if any(p.kind == "replay" for p in phases):
             raise ValueError(f"drive {self.spec}: trace replay on a drive on another host is not "
-                             "supported (fio would need the trace file there); run it on that host")
-        super().preflight(phases)
-
-    def _ensure_file(self, create: bool) -> None:
-        pass  # the guard created the file at its size
-
-    def _filename(self) -> str:
-        """Writing jobs go through the permit (absent unless the guard allows writing);
-        read-only ones may name the device."""
-        if self._write_ok:
-            return f"{PERMIT_DIR}/{permit_key(self.path)}.dev"
-        return self.dev
-
-    # ---------------------------------------------------------------- fio as a client
-    def _fio_command(self, job_path: str) -> list[str]:
-        cmd = fio_job.command(job_path, self.fio)
-        return [cmd[0], f"--client={self.remote.client}", *cmd[1:]]
-
-    def _run_io(self, phase: Phase, spec: dict, on_sample, job: Any = None) -> PhaseResult:
-        if job is None:  # never a file created: a job naming a missing permit fails instead
-            def job(prefix: str) -> str:
-                return fio_job.job_text(spec, self._filename(), engine=self.engine,
-                                        log_prefix=prefix, is_file=True)
-        return super()._run_io(phase, spec, on_sample, job)
-
-    def _as_reports(self, obj: dict) -> list[dict]:
-        return client_reports(obj)
-
-    def _io_result(self, phase: Phase, spec: dict, prefix: str, reps: list[dict], tracker, temps,
-                   before: dict) -> PhaseResult:
-        collect_logs(prefix)
-        return super()._io_result(phase, spec, prefix, reps, tracker, temps, before)
-
-    # ---------------------------------------------------------------- trim and purge
-    def _trim_cmd(self, off: int, length: int) -> list[str]:
-        """One fio client run of trim jobs over the permit: 16 MiB requests, then 4 KiB
-        ones for the rest (fio would round a range up past its end). fio --client takes
-        job options from a job file only, so they go into one."""
-        bulk = length - length % BULK
-        lines = ["[global]", "ioengine=psync", "rw=trim", "thread=1", "allow_file_create=0",
-                 f"filename={fio_job.fio_filename(self._filename())}"]
-        if bulk:
-            lines += ["[bulk]", f"bs={BULK}", f"offset={off}", f"size={bulk}"]
-        if length - bulk:
-            lines += ["[rest]", "bs=4096", f"offset={off + bulk}", f"size={length - bulk}"]
-        job = os.path.join(self._wd(), f"trim-{off}-{length}.fio")
-        with open(job, "w") as fh:
-            fh.write("\n".join(lines) + "\n")
-        return [self.fio, f"--client={self.remote.client}", "--output-format=json", job]
-
-    def _run_trim(self, phase: Phase, spec: dict) -> PhaseResult:
-        if self.kind == "file" or not (self.facts.get("info") or {}).get("discard"):
-            return _empty(phase, {"duration_s": 0.0, "trim_bytes": 0.0, "trim_supported": 0.0})
-        t0 = time.monotonic()
-        r = super()._run_trim(phase, spec)
-        r.totals["duration_s"] = time.monotonic() - t0
-        return r
-
-    def _purge_plan(self) -> PurgePlan:
-        if self.kind == "block" and (self.facts.get("info") or {}).get("discard"):
-            return PurgePlan("remote-trim", [self._trim_cmd(0, self.capacity)],
-                             "drive on another host: a trim of the whole device through fio")
-        return PurgePlan("none", [], "drive on another host without discard (or a file): "
-                                     "nothing to reset it with through fio")
+                             "supported (the trace would have to be on that host); run it there")
+        if any(writes(p) for p in phases):
+            self._refuse_without_consent()
+        if not self.plan_mode:
+            self._first("preflight", phases=[phase_doc(p) for p in phases])
 
     def plan(self, phases: Iterable[Phase]) -> str:
-        text = super().plan(phases)
-        head = (f"# remote: fio --client={self.remote.client}; facts from ssdlab fio-server on "
-                f"{self.remote.host} (pid {self.facts.get('pid', '?')}); writing jobs name its permit "
-                f"{PERMIT_DIR}/{permit_key(self.path)}.dev, not {self.dev}\n")
-        return head + text.replace(" fio --output-format", f" fio --client={self.remote.client} "
-                                   "--output-format", )
+        phases = list(phases)
+        text = printable(str(self._call("plan", phases=[phase_doc(p) for p in phases])), keep="\n")
+        if not self.consent and any(writes(p) for p in phases):
+            try:
+                self._refuse_without_consent()
+            except safety.UnsafeTarget as e:
+                text = re.sub(r"(?m)^# safety: .*$", f"# safety: a run would be REFUSED: {e}", text, count=1)
+        head = (f"# remote: {self.spec} over ssh (`{' '.join(self.command)}`): the checks and the "
+                f"commands below run on {self.host.get('hostname') or self.rs.host} as uid "
+                f"{self.host.get('uid')}\n")
+        return head + text
+
+    def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
+        if self.plan_mode:
+            text = self.plan([phase])
+            print(text)
+            r = _empty(phase, {"planned": 1.0})
+            r.plan = text  # type: ignore[attr-defined]
+            return r
+        if phase.kind == "replay":
+            raise ValueError(f"drive {self.spec}: trace replay on a drive on another host is not supported")
+        if writes(phase):
+            self._refuse_without_consent()
+        if self.conn is None:
+            raise RemoteFailed(f"drive {self.spec}: its connection is closed")
+        try:
+            self.conn.send({"op": "run", "phase": phase_doc(phase)})
+            return self._answers(phase, on_sample, None)
+        except KeyboardInterrupt as stop:
+            return self._stop(phase, on_sample, stop)
+        except ssh.ConnectionLost as e:
+            raise self._lost(e, phase) from None
+
+    def _answers(self, phase: Phase, on_sample: OnSample | None, timeout: float | None) -> PhaseResult:
+        assert self.conn is not None
+        while True:
+            doc = self.conn.recv(timeout)
+            if "sample" in doc:
+                if on_sample:
+                    on_sample({k: float(v) for k, v in doc["sample"].items()})
+            elif "result" in doc:
+                return result_of(doc["result"])
+            elif "interrupted" in doc:
+                part = doc["interrupted"]
+                raise Interrupted(result_of(part) if part else None)
+            else:
+                raise self._error(doc)
+
+    def _stop(self, phase: Phase, on_sample: OnSample | None, stop: BaseException) -> PhaseResult:
+        """Ctrl-C or SIGTERM here: the agent stops the phase and hands back what it
+        recorded (raised as Interrupted, as a local target does)."""
+        assert self.conn is not None
+        try:
+            self.conn.send({"op": "interrupt"})
+            r = self._answers(phase, on_sample, STOP_WAIT_S)
+        except Interrupted:
+            raise
+        except (ssh.ConnectionLost, TimeoutError, Exception):
+            raise Interrupted(None) from stop
+        raise Interrupted(r) from stop  # it finished as it was stopped: kept as partial
+
+    def close(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            try:
+                conn.send({"op": "close"})
+                conn.recv(10.0)
+            except (ssh.ConnectionLost, TimeoutError, OSError):
+                pass
+            conn.close()
+        if self._claimed is not None:
+            locks.unclaim(self._claimed)
+            self._claimed = None
+
+    def __enter__(self) -> RemoteTarget:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
 
 
-def collect_logs(prefix: str) -> None:
-    """fio --client writes the logs the server sends back as `<name>.log.<HOST>`: give them
-    their local names (one host per work directory)."""
-    d, base = os.path.split(prefix)
-    for f in os.listdir(d or "."):
-        if f.startswith(base + "_") and ".log." in f:
-            os.replace(os.path.join(d, f), os.path.join(d, f[:f.index(".log.") + 4]))
-
-
-__all__ = ["RemoteFioTarget", "RemoteSpec", "client_reports", "looks_remote", "parse_remote",
-           "permit_key", "read_facts", "DEFAULT_PORT", "PERMIT_DIR"]
+__all__ = ["RemoteFailed", "RemoteSpec", "RemoteTarget", "looks_remote", "parse_remote"]

@@ -161,9 +161,8 @@ def open_exclusive(path: str) -> int:
         raise
 
 
-def in_use(path: str, dev: BlockDev, own: frozenset[int] = frozenset()) -> str:
-    """Why the device may not be written whatever the flag says ("" when nothing uses it).
-    `own`: pids whose writes are ours (the fio server of remote_guard.py)."""
+def in_use(path: str, dev: BlockDev) -> str:
+    """Why the device may not be written whatever the flag says ("" when nothing uses it)."""
     if inuse.read_only(dev.name):
         return (f"refusing {path}: the device is read-only (/sys/class/block/{dev.name}/ro = 1); "
                 "a write test needs a writable device")
@@ -184,7 +183,7 @@ def in_use(path: str, dev: BlockDev, own: frozenset[int] = frozenset()) -> str:
     if hold:
         return (f"refusing {path}: in use by {', '.join('/dev/' + h for h in hold)} (LVM, MD RAID or "
                 "dm-crypt); deactivate it (vgchange -an / mdadm --stop / cryptsetup close) first")
-    w = [x for x in inuse.writers(dev.tree) if x[0] not in own]
+    w = inuse.writers(dev.tree)
     if w:
         what = ", ".join(f"pid {pid} ({comm}) on /dev/{n}" for pid, comm, n in w[:3])
         return f"refusing {path}: open for writing by another process ({what}); stop it first"
@@ -223,22 +222,24 @@ def check_block_write(path: str, destroy_data: str | None) -> BlockDev:
 
 
 # --------------------------------------------------------------------------- files
-def check_file_write(path: str, destroy_data: str | None) -> str:
+def check_file_write(path: str, destroy_data: str | None, name: str | None = None) -> str:
     """A file target: a regular file (or a new one) in an existing directory. An existing
-    file with content that ssdlab did not create needs --destroy-data=PATH."""
+    file with content that ssdlab did not create needs --destroy-data=PATH. `name`: how
+    messages call it (default file:PATH)."""
+    name = name or f"file:{path}"
     real = os.path.realpath(path)
     parent = os.path.dirname(real) or "."
     if not os.path.isdir(parent):
-        raise UnsafeTarget(f"refusing file:{path}: directory {parent} does not exist")
+        raise UnsafeTarget(f"refusing {name}: directory {parent} does not exist")
     if os.path.lexists(path):
         st = os.stat(real)
         if not stat.S_ISREG(st.st_mode):
-            raise UnsafeTarget(f"refusing file:{path}: not a regular file (use /dev/... for a "
+            raise UnsafeTarget(f"refusing {name}: not a regular file (use /dev/... for a "
                                "block device)")
         if st.st_size > 0 and not is_ours(real):
             if not names_file(destroy_data, real):
                 raise UnsafeTarget(
-                    f"refusing file:{path}: the file exists with {st.st_size} bytes that ssdlab did "
+                    f"refusing {name}: the file exists with {st.st_size} bytes that ssdlab did "
                     f"not write; pass --destroy-data={real} to overwrite it")
     return real
 

@@ -5,6 +5,13 @@ from __future__ import annotations
 from .. import _sim
 from ..errors import UserError
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
+from .base import BaseTarget, Capabilities
+
+
+def table_bytes(profile_text: str, overrides: list[str] | None = None) -> float:
+    """The simulator's memory for a profile (its tables, sized from the geometry), checked
+    as building the drive would check it: the one estimate every scheduler uses."""
+    return float(_sim.Drive.check(profile_text, list(overrides or [])))
 
 
 def check_seed(seed: int) -> int:
@@ -19,7 +26,12 @@ def _result(phase: Phase, raw: dict) -> PhaseResult:
                        latency=raw["latency"], totals=raw["totals"])
 
 
-class SimTarget:
+class SimTarget(BaseTarget):
+    """A simulated drive: writes nothing but the results store, so it has nothing to check,
+    plan or let go of."""
+
+    capabilities = Capabilities(simulated=True, counters=True)
+
     def __init__(self, profile_text: str, overrides: list[str] | None = None, seed: int = 42):
         self.drive = _sim.Drive(profile_text, overrides=list(overrides or []), seed=seed)
         self.info = self.drive.info()

@@ -1,5 +1,5 @@
 """destroyer-like: shaped after AnandTech Storage Bench 2013 "The Destroyer", from its
-published description (issue 17): 38.83 M reads and 10.98 M writes, 1583 GB read and
+published description: 38.83 M reads and 10.98 M writes, 1583 GB read and
 876 GB written, average queue depth about 5.5, about two thirds of the I/Os sequential.
 NOT the original trace: a generated stream that matches those statistics, deterministic
 by seed. What is matched (at scale 1; counts and volumes scale with SCALE):
