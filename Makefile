@@ -53,11 +53,16 @@ bench: sysdeps build
 	cargo bench -p ssdsim --bench steady_state
 	$(PY) benchmarks/sim_speed.py
 	$(PY) benchmarks/trace_replay.py  # replay I/Os per second (target >= 1 M for 4 KiB random)
+	$(PY) benchmarks/fio_job_speed.py  # run fio: simulated I/Os per wall second (target >= 1 M), fsx.fio under 60 s
 	$(PY) benchmarks/parallel.py  # sweep, review, validate: parallel vs sequential
 	$(PY) -m pytest -q -m slow tests/test_validate.py  # every published figure (ssdlab validate)
 	$(PY) benchmarks/fio_parity.py  # ssdlab's fio path vs plain fio, loop device over /dev/shm (root)
 	$(PY) benchmarks/serve_speed.py  # ssdlab serve: served IOPS at QD1/QD16 and the lag
+<<<<<<< HEAD
 	$(PY) benchmarks/nvme_served_fill.py  # a served drive as an NVMe namespace in a VM: fill vs virtual time
+=======
+	$(PY) benchmarks/pts_suite.py  # ssdlab pts --drive sim:tlc-256: the whole PTS client suite to steady state (target < 10 min)
+>>>>>>> main
 
 # Python: ruff, mypy (strict on the contract), the compiled module against its stub
 lint-py: build

@@ -15,7 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 KIB = 1024
 GB = 10**9
 
-Kind = Literal["purge", "io", "trim", "idle", "replay"]
+MIN_SPEED, MAX_SPEED = 1e-3, 1e6  # trace replay: --speed (a replay spans at most 1e7 s too)
+
+Kind = Literal["purge", "io", "trim", "idle", "replay", "fiojob"]
 Pattern = Literal["seq", "rand"]
 DataPattern = Literal["incompressible", "zeros", "compressible"]
 
@@ -27,10 +29,20 @@ class Replay(BaseModel):
 
     trace: str  # the trace file
     format: str | None = None  # None: detected
-    speed: float = Field(1.0, gt=0, le=1e6)  # open loop: recorded gaps / speed
+    speed: float = Field(1.0, ge=MIN_SPEED, le=MAX_SPEED)  # open loop: recorded gaps / speed
     idle_cap_s: float | None = Field(None, ge=0)  # open loop: no gap longer than this
     queue_depth: int | None = Field(None, ge=1, le=65536)  # closed loop at this depth
     wrap: bool = False  # offsets past the drive wrap around instead of being refused
+
+
+class FioJobs(BaseModel):
+    """A fio job file compiled to the simulator's workload (kind `fiojob`, fiojob/compile.py):
+    one dict per job and per numjobs clone."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    file: str
+    jobs: list[dict[str, Any]]
 
 
 class Phase(BaseModel):
@@ -64,6 +76,8 @@ class Phase(BaseModel):
     until_quiet: bool = False
     # replay: a trace (kind replay)
     replay: Replay | None = None
+    # fiojob: a fio job file's jobs (kind fiojob)
+    fiojob: FioJobs | None = None
     # sampling
     sample_interval_s: float = Field(1.0, gt=0)
     segment_bytes: int = Field(GB, gt=0)
@@ -82,6 +96,8 @@ class Phase(BaseModel):
             raise ValueError("idle phase needs seconds")
         if (self.kind == "replay") != (self.replay is not None):
             raise ValueError("a replay phase needs replay (and only a replay phase has one)")
+        if (self.kind == "fiojob") != (self.fiojob is not None):
+            raise ValueError("a fiojob phase needs fiojob (and only a fiojob phase has one)")
         if self.until_quiet and self.kind != "idle":
             raise ValueError("until_quiet applies to idle phases only")
         return self

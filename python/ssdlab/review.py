@@ -123,17 +123,19 @@ def fresh(drives: list[tuple[str, Any]], sets: list[str], seed: int) -> list[tup
 
 
 def run_parallel(req: Request, executor: Executor, on_run: OnRun,
-                 on_unit: Callable[[bool, str], None] | None = None) -> None:
-    """Every (test, drive) as a unit; each test is stored, in order, once all its drives
-    are back. On Ctrl-C the tests already complete are stored before the interrupt goes on."""
+                 on_unit: Callable[[bool, str], None] | None = None,
+                 tests: list[str] | None = None) -> None:
+    """Every (test, drive) as a unit (`tests`: default every review test); each test is
+    stored, in order, once all its drives are back. On Ctrl-C the tests already complete
+    are stored before the interrupt goes on."""
     from .targets.sim import table_bytes
 
     store_, specs, sets, seed, opts = req.store, req.specs, req.sets, req.seed, req.opts
-    tests = list(methodology.TESTS)
+    tests = list(tests or methodology.TESTS)
     memory = {s: table_bytes(job_for(s, sets, seed, "fill", opts).profile_text, sets)
               for s in specs}
     units = [Unit((test, pos), compute, (job_for(spec, sets, seed, test, opts),),
-                  memory=memory[spec], cost=methodology.TESTS[test].cost * memory[spec])
+                  memory=memory[spec], cost=methodology.get(test).cost * memory[spec])
              for test in tests for pos, spec in enumerate(specs)]
     got: dict[tuple[str, int], Computed] = {}
     stored: list[str] = []

@@ -16,10 +16,14 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional, Union
+
+from pydantic import (BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr,
+                      TypeAdapter, ValidationError)
 
 from .detached import DriveJob, compute, job_for
 from .executor import Done, Executor, Unit
@@ -52,6 +56,11 @@ class Grid:
     def swept(self) -> list[str]:
         """The axes with more than one value: what the report plots against."""
         return [k for k, v in self.axes.items() if len(v) > 1]
+
+    @property
+    def size(self) -> int:
+        """The number of points, counted without building them."""
+        return math.prod(len(v) for v in self.axes.values())
 
     def points(self) -> list[dict[str, Any]]:
         names = list(self.axes)
@@ -128,6 +137,43 @@ def _toml_values(key: str, v: Any) -> list[str]:
     return out
 
 
+Scalar = Union[StrictStr, StrictInt, StrictFloat, StrictBool]
+MAX_SET_DEPTH = 8  # [set.a.b.c...]: profile keys are a few levels deep
+
+
+class GridFile(BaseModel):
+    """A grid file's keys and their types: checked whole before anything else is read."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    test: Optional[StrictStr] = None
+    drives: Optional[Union[StrictStr, list[StrictStr]]] = None
+    spare: Optional[Union[StrictInt, StrictFloat, list[Union[StrictInt, StrictFloat]]]] = None
+    set: Optional[dict[str, Any]] = None
+    seconds: Optional[Union[StrictInt, StrictFloat]] = None
+    repeat: Optional[StrictInt] = None
+    interval: Optional[Union[StrictInt, StrictFloat]] = None
+    seed: Optional[StrictInt] = None
+    testbed: Optional[StrictStr] = None
+
+
+def _check_set(path: Path, table: dict, where: str = "set", depth: int = 1) -> None:
+    """[set] is a table of profile keys (sub-tables for dotted keys) = a value or a list."""
+    if depth > MAX_SET_DEPTH:
+        raise ValueError(f"grid file {path}: [{where}] nests deeper than {MAX_SET_DEPTH} tables")
+    for k, v in table.items():
+        if isinstance(v, dict):
+            _check_set(path, v, f"{where}.{k}", depth + 1)
+            continue
+        vals = v if isinstance(v, list) else [v]
+        for x in vals:
+            try:
+                TypeAdapter(Scalar).validate_python(x)
+            except ValidationError:
+                raise ValueError(f"grid file {path}: {where}.{k}: each value must be a string, "
+                                 f"number or boolean, not {type(x).__name__}") from None
+
+
 def read_grid_file(path: Path) -> dict:
     try:
         doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
@@ -137,13 +183,31 @@ def read_grid_file(path: Path) -> dict:
         raise ValueError(f"grid file {path}: cannot read it ({e})") from None
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"grid file {path} is not valid TOML: {e}") from None
+    except RecursionError:
+        raise ValueError(f"grid file {path}: nested too deeply to read (a grid file is a few "
+                         "keys and one [set] table)") from None
     bad = sorted(set(doc) - GRID_KEYS)
     if bad:
         raise ValueError(f"grid file {path}: unknown key '{bad[0]}' (known: {', '.join(sorted(GRID_KEYS))}; "
                          "profile keys go under [set])")
-    if "set" in doc and not isinstance(doc["set"], dict):
-        raise ValueError(f"grid file {path}: [set] must be a table of profile key = [values]")
+    try:
+        GridFile.model_validate(doc)
+    except ValidationError as e:
+        x = e.errors()[0]
+        key = str(x["loc"][0]) if x["loc"] else "grid"
+        want = {"set": "a table of profile key = [values]", "seconds": "a number (seconds)",
+                "interval": "a number (seconds)", "repeat": "a whole number",
+                "seed": "a whole number", "spare": "a number or a list of numbers (%)",
+                "drives": "a drive or a list of drives (strings)", "testbed": "a string",
+                "test": "a string"}[key]
+        raise ValueError(f"grid file {path}: {key} = {_shown(doc.get(key))}: must be {want}") from None
+    _check_set(path, doc.get("set") or {})
     return doc
+
+
+def _shown(v: Any) -> str:
+    text = json.dumps(v, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def flatten(table: dict, prefix: str = "") -> dict[str, Any]:
@@ -199,9 +263,9 @@ def check(grid: Grid) -> dict[tuple, float]:
     from .detached import profile_text
     from .targets import is_real
 
+    if grid.size > MAX_POINTS:
+        raise ValueError(f"the grid has {grid.size} points; at most {MAX_POINTS} (split it)")
     pts = grid.points()
-    if len(pts) > MAX_POINTS:
-        raise ValueError(f"the grid has {len(pts)} points; at most {MAX_POINTS} (split it)")
     for d in grid.drives:
         if is_real(d):
             raise ValueError(f"--drive {d}: sweeps run simulated drives (sim:PROFILE or a profile "

@@ -53,8 +53,8 @@ def agent_of(dev: str) -> int:
     raise AssertionError(f"no agent holds {dev}")
 
 
-def run(*cmd: str) -> subprocess.CompletedProcess:
-    return subprocess.run(list(cmd), capture_output=True, text=True, timeout=120)
+def run(*cmd: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(list(cmd), capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
 def test_nobody_and_another_network_can_neither_run_a_command_nor_write(sshhost, loops, tmp_path):
@@ -88,7 +88,7 @@ def test_nobody_and_another_network_can_neither_run_a_command_nor_write(sshhost,
         # fio's old port: refused, from this host as nobody and from another network
         for cmd in (nobody + ["fio", f"--client={sshhost.addr},{OLD_FIO_PORT}", str(job)],
                     in_other + ["fio", f"--client={addr},{OLD_FIO_PORT}", str(job)]):
-            r = run(*cmd)
+            r = run(*cmd, cwd=pub)  # fio's client writes <job>.prerun.txt where it runs
             assert r.returncode != 0 and "Connection refused" in r.stdout + r.stderr, (cmd, r.stdout, r.stderr)
         # ssh without an authorized key: no command runs
         noprompt = ["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]

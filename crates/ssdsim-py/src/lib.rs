@@ -19,8 +19,14 @@ fn to_toml(v: &Bound<'_, PyAny>, path: &str) -> PyResult<toml::Value> {
     if let Ok(d) = v.downcast::<PyDict>() {
         let mut t = toml::Table::new();
         for (k, val) in d.iter() {
-            let key: String = k.extract().map_err(|_| verr(format!("{path}: keys must be strings")))?;
-            let sub = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            let key: String = k
+                .extract()
+                .map_err(|_| verr(format!("{path}: keys must be strings")))?;
+            let sub = if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            };
             t.insert(key, to_toml(&val, &sub)?);
         }
         return Ok(toml::Value::Table(t));
@@ -41,7 +47,10 @@ fn to_toml(v: &Bound<'_, PyAny>, path: &str) -> PyResult<toml::Value> {
         let items: PyResult<Vec<_>> = l.iter().map(|x| to_toml(&x, path)).collect();
         return Ok(toml::Value::Array(items?));
     }
-    Err(verr(format!("{path}: unsupported value type {}", v.get_type().name()?)))
+    Err(verr(format!(
+        "{path}: unsupported value type {}",
+        v.get_type().name()?
+    )))
 }
 
 fn parse_overrides(o: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String, String)>> {
@@ -50,13 +59,18 @@ fn parse_overrides(o: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String, String
         return Ok(vec![]);
     }
     if let Ok(d) = o.downcast::<PyDict>() {
-        return d.iter().map(|(k, v)| Ok((k.extract::<String>()?, v.str()?.to_string()))).collect();
+        return d
+            .iter()
+            .map(|(k, v)| Ok((k.extract::<String>()?, v.str()?.to_string())))
+            .collect();
     }
     let mut out = vec![];
     for item in o.try_iter()? {
         let s: String = item?.extract()?;
         let Some((k, v)) = s.split_once('=') else {
-            return Err(verr(format!("override '{s}': expected key=value, e.g. nand.channels=8")));
+            return Err(verr(format!(
+                "override '{s}': expected key=value, e.g. nand.channels=8"
+            )));
         };
         out.push((k.trim().to_string(), v.trim().to_string()));
     }
@@ -65,22 +79,29 @@ fn parse_overrides(o: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String, String
 
 fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>> {
     match d.get_item(key)? {
-        Some(v) if !v.is_none() => v
-            .extract::<T>()
-            .map(Some)
-            .map_err(|_| verr(format!("phase.{key} = {}: wrong type", v.repr().map(|r| r.to_string()).unwrap_or_default()))),
+        Some(v) if !v.is_none() => v.extract::<T>().map(Some).map_err(|_| {
+            verr(format!(
+                "phase.{key} = {}: wrong type",
+                v.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        }),
         _ => Ok(None),
     }
 }
 
 fn parse_phase(d: &Bound<'_, PyDict>) -> PyResult<PhaseSpec> {
-    let kind: String = get(d, "kind")?.ok_or_else(|| verr("phase.kind missing: one of purge, io, trim, idle"))?;
+    let kind: String =
+        get(d, "kind")?.ok_or_else(|| verr("phase.kind missing: one of purge, io, trim, idle"))?;
     let kind = match kind.as_str() {
         "purge" => PhaseKind::Purge,
         "io" => PhaseKind::Io,
         "trim" => PhaseKind::Trim,
         "idle" => PhaseKind::Idle,
-        k => return Err(verr(format!("phase.kind = '{k}': must be purge, io, trim or idle"))),
+        k => {
+            return Err(verr(format!(
+                "phase.kind = '{k}': must be purge, io, trim or idle"
+            )))
+        }
     };
     let mut s = PhaseSpec::new(kind);
     let nonneg = |k: &str, v: i64| -> PyResult<u64> {
@@ -167,7 +188,10 @@ fn result_dict<'py>(py: Python<'py>, r: PhaseResult) -> PyResult<Bound<'py, PyDi
 }
 
 /// A profile (TOML text or dict) with overrides applied, validated and checked to fit.
-fn load_profile(profile: &Bound<'_, PyAny>, overrides: Option<&Bound<'_, PyAny>>) -> PyResult<ssdsim::Profile> {
+fn load_profile(
+    profile: &Bound<'_, PyAny>,
+    overrides: Option<&Bound<'_, PyAny>>,
+) -> PyResult<ssdsim::Profile> {
     let ov = parse_overrides(overrides)?;
     let p = if let Ok(text) = profile.downcast::<PyString>() {
         ssdsim::profile::load(&text.to_string(), &ov)
@@ -196,8 +220,14 @@ struct Drive {
 impl Drive {
     #[new]
     #[pyo3(signature = (profile, overrides=None, seed=42))]
-    fn new(profile: &Bound<'_, PyAny>, overrides: Option<&Bound<'_, PyAny>>, seed: u64) -> PyResult<Self> {
-        Ok(Drive { inner: Mutex::new(SimDrive::new(load_profile(profile, overrides)?, seed)) })
+    fn new(
+        profile: &Bound<'_, PyAny>,
+        overrides: Option<&Bound<'_, PyAny>>,
+        seed: u64,
+    ) -> PyResult<Self> {
+        Ok(Drive {
+            inner: Mutex::new(SimDrive::new(load_profile(profile, overrides)?, seed)),
+        })
     }
 
     /// Check a profile text with overrides as `Drive(...)` would, without building the
@@ -225,7 +255,12 @@ impl Drive {
 
     /// Run one phase (a dict, see docs/sim-api.md). Streams rows to `on_sample`.
     #[pyo3(signature = (phase, on_sample=None))]
-    fn run<'py>(&self, py: Python<'py>, phase: &Bound<'py, PyDict>, on_sample: Option<PyObject>) -> PyResult<Bound<'py, PyDict>> {
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        phase: &Bound<'py, PyDict>,
+        on_sample: Option<PyObject>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let spec = parse_phase(phase)?;
         let mut err: Option<PyErr> = None;
         let res = {
@@ -235,12 +270,95 @@ impl Drive {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d.run(&spec, &mut cb)))
             })
         };
-        let res = match res {
-            Ok(r) => r.map_err(verr)?,
-            Err(_) => return Err(verr("simulator internal error (panic); please report with the profile and phase")),
-        };
+        let res =
+            match res {
+                Ok(r) => r.map_err(verr)?,
+                Err(_) => return Err(verr(
+                    "simulator internal error (panic); please report with the profile and phase",
+                )),
+            };
         let interrupted = res.interrupted;
         let out = result_dict(py, res)?;
+        if interrupted {
+            let e = err.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted"));
+            e.value(py).setattr("partial", &out)?;
+            return Err(e);
+        }
+        Ok(out)
+    }
+
+    /// Run a fio job file's jobs (dicts, python/ssdlab/fiojob/compile.py) from the drive's
+    /// current time, all at once (waves one after another). Returns a phase result plus
+    /// `jobs`: per job, per direction (read, write, trim) ios, bytes, latency, block sizes.
+    #[pyo3(signature = (jobs, sample_interval_s=1.0, segment_bytes=1_000_000_000, on_sample=None))]
+    fn run_fiojob<'py>(
+        &self,
+        py: Python<'py>,
+        jobs: &Bound<'py, PyList>,
+        sample_interval_s: f64,
+        segment_bytes: u64,
+        on_sample: Option<PyObject>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let specs: Vec<ssdsim::fiojob::JobSpec> = jobs
+            .iter()
+            .map(|j| fiojob_spec(j.downcast::<PyDict>()?))
+            .collect::<PyResult<_>>()?;
+        let mut err: Option<PyErr> = None;
+        let res = py.allow_threads(|| {
+            let mut d = self.inner.lock().unwrap();
+            let mut cb = |row: &Row| sample(row, &on_sample, &mut err);
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                d.run_fiojob(&specs, sample_interval_s, segment_bytes, &mut cb)
+            }))
+        });
+        let res =
+            match res {
+                Ok(r) => r.map_err(verr)?,
+                Err(_) => return Err(verr(
+                    "simulator internal error (panic); please report with the profile and job file",
+                )),
+            };
+        let interrupted = res.phase.interrupted;
+        let out = result_dict(py, res.phase)?;
+        let list = PyList::empty(py);
+        for j in &res.jobs {
+            let jd = PyDict::new(py);
+            for (name, d) in ["read", "write", "trim"].iter().zip(j.dirs.iter()) {
+                let dd = PyDict::new(py);
+                dd.set_item("ios", d.ios)?;
+                dd.set_item("bytes", d.bytes)?;
+                dd.set_item("unwritten_ios", d.unwritten)?;
+                let mut bs = d.bs_counts.clone();
+                bs.sort();
+                dd.set_item("bs", bs)?;
+                let lat = hist_dict(py, &d.lat)?;
+                let n = d.lat.total as f64;
+                let var = if n > 1.0 {
+                    (d.lat_sumsq / n - d.lat.mean().powi(2)).max(0.0)
+                } else {
+                    0.0
+                };
+                lat.set_item("stddev_us", var.sqrt() / 1e3)?;
+                dd.set_item("lat", lat)?;
+                jd.set_item(*name, dd)?;
+            }
+            jd.set_item("start_s", j.start_ns as f64 / 1e9)?;
+            jd.set_item("end_s", j.end_ns as f64 / 1e9)?;
+            jd.set_item("ss_attained", j.ss_attained)?;
+            jd.set_item("issued", j.issued)?;
+            let col = |f: &dyn Fn(&(u64, u8, u64, u64, u64)) -> u64| -> Vec<u64> {
+                j.samples.iter().map(f).collect()
+            };
+            let s = PyDict::new(py);
+            s.set_item("t_ms", col(&|x| x.0).into_pyarray(py))?;
+            s.set_item("dir", col(&|x| x.1 as u64).into_pyarray(py))?;
+            s.set_item("bytes", col(&|x| x.2).into_pyarray(py))?;
+            s.set_item("ios", col(&|x| x.3).into_pyarray(py))?;
+            s.set_item("lat_sum_ns", col(&|x| x.4).into_pyarray(py))?;
+            jd.set_item("samples", s)?;
+            list.append(jd)?;
+        }
+        out.set_item("jobs", list)?;
         if interrupted {
             let e = err.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted"));
             e.value(py).setattr("partial", &out)?;
@@ -268,19 +386,38 @@ impl Drive {
         on_sample: Option<PyObject>,
     ) -> PyResult<Bound<'py, PyDict>> {
         use ssdsim::engine::replay::{ReplaySpec, TraceIos};
-        let (t, o, off, len) = (time_ns.as_slice()?, op.as_slice()?, offset.as_slice()?, length.as_slice()?);
-        let ios = TraceIos { time_ns: t, op: o, offset: off, length: len };
-        let spec = ReplaySpec { queue_depth, sample_interval_s, segment_bytes };
+        let (t, o, off, len) = (
+            time_ns.as_slice()?,
+            op.as_slice()?,
+            offset.as_slice()?,
+            length.as_slice()?,
+        );
+        let ios = TraceIos {
+            time_ns: t,
+            op: o,
+            offset: off,
+            length: len,
+        };
+        let spec = ReplaySpec {
+            queue_depth,
+            sample_interval_s,
+            segment_bytes,
+        };
         let mut err: Option<PyErr> = None;
         let res = py.allow_threads(|| {
             let mut d = self.inner.lock().unwrap();
             let mut cb = |row: &Row| sample(row, &on_sample, &mut err);
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d.replay(&ios, &spec, &mut cb)))
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                d.replay(&ios, &spec, &mut cb)
+            }))
         });
-        let res = match res {
-            Ok(r) => r.map_err(verr)?,
-            Err(_) => return Err(verr("simulator internal error (panic); please report with the profile and trace")),
-        };
+        let res =
+            match res {
+                Ok(r) => r.map_err(verr)?,
+                Err(_) => return Err(verr(
+                    "simulator internal error (panic); please report with the profile and trace",
+                )),
+            };
         let interrupted = res.phase.interrupted;
         let (rh, wh) = (res.read_hist, res.write_hist);
         let out = result_dict(py, res.phase)?;
@@ -293,6 +430,86 @@ impl Drive {
         }
         Ok(out)
     }
+}
+
+fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::JobSpec> {
+    use ssdsim::fiojob::{Dist, JobSpec, SsMetric, SsRule};
+    fn req<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, k: &str) -> PyResult<T> {
+        get(d, k)?.ok_or_else(|| verr(format!("fio job: {k} missing")))
+    }
+    let bs: Vec<Vec<(u64, f64)>> = req(d, "bs")?;
+    if bs.len() != 3 {
+        return Err(verr("fio job: bs needs read, write and trim lists"));
+    }
+    let dist: String = req(d, "dist")?;
+    let p: f64 = req(d, "dist_param")?;
+    let dist = match dist.as_str() {
+        "random" => Dist::Uniform,
+        "zipf" => Dist::Zipf(p),
+        "pareto" => Dist::Pareto(p),
+        "normal" => Dist::Normal(p),
+        "zoned" | "zoned_abs" => Dist::Zoned,
+        x => return Err(verr(format!("fio job: dist {x}: unknown"))),
+    };
+    let ss: String = req(d, "ss")?;
+    let ss = if ss.is_empty() {
+        None
+    } else {
+        let metric = match ss.as_str() {
+            "iops" => SsMetric::Iops,
+            "iops_slope" => SsMetric::IopsSlope,
+            "bw" => SsMetric::Bw,
+            _ => SsMetric::BwSlope,
+        };
+        let dur: u64 = req(d, "ss_dur_ns")?;
+        Some(SsRule {
+            metric,
+            limit: req(d, "ss_limit")?,
+            pct: req(d, "ss_pct")?,
+            dur_s: (dur / 1_000_000_000).max(1) as u32,
+            ramp_ns: req(d, "ss_ramp_ns")?,
+        })
+    };
+    let arr3 = |k: &str| -> PyResult<[u64; 3]> {
+        let v: Vec<u64> = req(d, k)?;
+        v.try_into()
+            .map_err(|_| verr(format!("fio job: {k} needs 3 values")))
+    };
+    Ok(JobSpec {
+        name: req(d, "name")?,
+        wave: req(d, "wave")?,
+        read: req(d, "read")?,
+        write: req(d, "write")?,
+        trim: req(d, "trim")?,
+        random: req(d, "random")?,
+        trimwrite: req(d, "trimwrite")?,
+        rwmixread: req(d, "rwmixread")?,
+        seq_skip: req(d, "seq_skip")?,
+        bs: [bs[0].clone(), bs[1].clone(), bs[2].clone()],
+        offset: req(d, "offset")?,
+        size: req(d, "size")?,
+        io_size: req(d, "io_size")?,
+        number_ios: req(d, "number_ios")?,
+        iodepth: req(d, "iodepth")?,
+        time_based: req(d, "time_based")?,
+        runtime_ns: req(d, "runtime_ns")?,
+        ramp_ns: req(d, "ramp_ns")?,
+        startdelay_ns: req(d, "startdelay_ns")?,
+        rate_bps: arr3("rate_bps")?,
+        rate_iops: arr3("rate_iops")?,
+        rate_poisson: req(d, "rate_poisson")?,
+        thinktime_ns: req(d, "thinktime_ns")?,
+        thinktime_blocks: req(d, "thinktime_blocks")?,
+        dist,
+        zones: req(d, "zones")?,
+        seed: req(d, "seed")?,
+        randommap: req(d, "randommap")?,
+        ba: req(d, "ba")?,
+        zone_size: req(d, "zone_size")?,
+        zone_skip: req(d, "zone_skip")?,
+        ss,
+        log_ns: req(d, "log_ns")?,
+    })
 }
 
 /// A sample row from a running phase or replay (GIL released): checks for Ctrl-C and
@@ -321,7 +538,13 @@ fn hist_dict<'py>(py: Python<'py>, h: &ssdsim::stats::Histogram) -> PyResult<Bou
     lat.set_item("min_us", if h.total > 0 { us(h.min as f64) } else { 0.0 })?;
     lat.set_item("mean_us", us(h.mean()))?;
     lat.set_item("max_us", us(h.max as f64))?;
-    for (k, q) in [("p50_us", 0.5), ("p90_us", 0.9), ("p99_us", 0.99), ("p99_9_us", 0.999), ("p99_99_us", 0.9999)] {
+    for (k, q) in [
+        ("p50_us", 0.5),
+        ("p90_us", 0.9),
+        ("p99_us", 0.99),
+        ("p99_9_us", 0.999),
+        ("p99_99_us", 0.9999),
+    ] {
         lat.set_item(k, us(h.quantile(q)))?;
     }
     let buckets = h.buckets();
@@ -341,7 +564,10 @@ fn info_dict<'py>(py: Python<'py>, d: &SimDrive) -> PyResult<Bound<'py, PyDict>>
     i.set_item("name", &p.name)?;
     i.set_item("user_bytes", user)?;
     i.set_item("raw_bytes", d.raw_bytes())?;
-    i.set_item("spare_pct", (d.raw_bytes() as f64 / user as f64 - 1.0) * 100.0)?;
+    i.set_item(
+        "spare_pct",
+        (d.raw_bytes() as f64 / user as f64 - 1.0) * 100.0,
+    )?;
     let iface = if p.host.interface == "sata" {
         "SATA 6Gb/s".to_string()
     } else {
@@ -371,9 +597,15 @@ struct Session {
 impl Session {
     #[new]
     #[pyo3(signature = (profile, overrides=None, seed=42))]
-    fn new(profile: &Bound<'_, PyAny>, overrides: Option<&Bound<'_, PyAny>>, seed: u64) -> PyResult<Self> {
+    fn new(
+        profile: &Bound<'_, PyAny>,
+        overrides: Option<&Bound<'_, PyAny>>,
+        seed: u64,
+    ) -> PyResult<Self> {
         let d = SimDrive::new(load_profile(profile, overrides)?, seed);
-        Ok(Session { inner: Mutex::new(ssdsim::Session::new(d)) })
+        Ok(Session {
+            inner: Mutex::new(ssdsim::Session::new(d)),
+        })
     }
 
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -399,12 +631,20 @@ impl Session {
             "write" => ssdsim::Op::Write,
             "trim" => ssdsim::Op::Trim,
             "flush" => ssdsim::Op::Flush,
-            o => return Err(verr(format!("op '{o}': must be read, write, trim or flush"))),
+            o => {
+                return Err(verr(format!(
+                    "op '{o}': must be read, write, trim or flush"
+                )))
+            }
         };
         let mut s = self.inner.lock().unwrap();
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.submit(op, offset, length, at_ns)))
-            .map_err(|_| verr("simulator internal error (panic); please report with the profile and requests"))?
-            .map_err(verr)
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            s.submit(op, offset, length, at_ns)
+        }))
+        .map_err(|_| {
+            verr("simulator internal error (panic); please report with the profile and requests")
+        })?
+        .map_err(verr)
     }
 
     /// Idle background work up to `t_ns` (no request).

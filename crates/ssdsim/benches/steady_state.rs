@@ -7,7 +7,10 @@ use ssdsim::{Drive, PhaseKind, PhaseSpec};
 use std::time::Instant;
 
 pub fn profile_text(id: &str) -> String {
-    let path = format!("{}/../../python/ssdlab/profiles/{id}.toml", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../../python/ssdlab/profiles/{id}.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
@@ -43,7 +46,10 @@ fn headline() {
     let text = profile_text("tlc-256");
     let t = Instant::now();
     let mut d = steady_drive(&text, &[], 1.5);
-    println!("preconditioning (purge, fill, 1.5x random overwrite): {:.1} s", t.elapsed().as_secs_f64());
+    println!(
+        "preconditioning (purge, fill, 1.5x random overwrite): {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
     let t = Instant::now();
     let r = d.run(&rand_write(300.0), &mut |_| true).unwrap();
     let wall = t.elapsed().as_secs_f64();
@@ -60,9 +66,14 @@ fn headline() {
 
 fn bench(c: &mut Criterion) {
     let text = profile_text("tlc-256");
-    let ov = vec![("user_capacity_gb".to_string(), "16".to_string()), ("nand.blocks_per_plane".to_string(), "86".to_string())];
+    let ov = vec![
+        ("user_capacity_gb".to_string(), "16".to_string()),
+        ("nand.blocks_per_plane".to_string(), "86".to_string()),
+    ];
     let mut d = steady_drive(&text, &ov, 1.5);
-    c.bench_function("steady_rand_write_16GB_0.05s", |b| b.iter(|| d.run(&rand_write(0.05), &mut |_| true).unwrap()));
+    c.bench_function("steady_rand_write_16GB_0.05s", |b| {
+        b.iter(|| d.run(&rand_write(0.05), &mut |_| true).unwrap())
+    });
 }
 
 criterion_group! {

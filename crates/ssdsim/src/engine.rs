@@ -19,6 +19,9 @@ pub mod session;
 // Trace replay: a child module, so it feeds I/Os through the same private path.
 #[path = "replay.rs"]
 pub mod replay;
+// A fio job file's jobs on the drive at once: a child module, for the same path.
+#[path = "fiojob/run.rs"]
+pub mod fiojob_run;
 
 pub struct PhaseResult {
     pub rows: Vec<Row>,
@@ -136,10 +139,42 @@ impl Drive {
         go_on
     }
 
+    /// Close the intervals ending at or before `t` over each of which the drive does nothing
+    /// (no I/O outstanding, no background work) and the controller draws `watts`. Such a
+    /// stretch is stored as its first and last rows: the intervals between are the same as
+    /// the last but for their time, so they are skipped (`Recorder::skip`). A quiet stretch
+    /// costs the same time and memory however long it is.
+    fn close_quiet(
+        &mut self,
+        rec: &mut Recorder,
+        t: u64,
+        watts: f64,
+        on_sample: &mut dyn FnMut(&Row) -> bool,
+    ) -> bool {
+        let n = if t >= rec.next { (t - rec.next) / rec.interval_ns() + 1 } else { 0 };
+        if n < 3 {
+            return self.close_until(rec, t, watts, on_sample);
+        }
+        if !self.close_until(rec, rec.next, watts, on_sample) {
+            return false;
+        }
+        let skipped = n - 2;
+        self.ctrl_energy_j += watts * rec.interval_secs() * skipped as f64;
+        rec.skip(skipped, self.snapshot());
+        self.close_until(rec, t, watts, on_sample)
+    }
+
     /// Run one phase. `on_sample` gets every finished interval; returning false stops the
     /// phase early (the result then holds what was recorded so far).
-    pub fn run(&mut self, spec: &PhaseSpec, on_sample: &mut dyn FnMut(&Row) -> bool) -> Result<PhaseResult, SimError> {
-        let spec = spec.clone().validated(self.user_bytes()).map_err(SimError)?;
+    pub fn run(
+        &mut self,
+        spec: &PhaseSpec,
+        on_sample: &mut dyn FnMut(&Row) -> bool,
+    ) -> Result<PhaseResult, SimError> {
+        let spec = spec
+            .clone()
+            .validated(self.user_bytes())
+            .map_err(SimError)?;
         self.phases_run += 1;
         let seed = self.seed ^ self.phases_run.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let start = self.snapshot();
@@ -155,7 +190,10 @@ impl Drive {
                 end
             }
             PhaseKind::Trim => {
-                let (lba, n) = ((spec.offset / SLOT_BYTES) as u32, (spec.length / SLOT_BYTES) as u32);
+                let (lba, n) = (
+                    (spec.offset / SLOT_BYTES) as u32,
+                    (spec.length / SLOT_BYTES) as u32,
+                );
                 self.ftl.trim(lba, n);
                 // One DSM command per 2 GiB range, plus the table updates.
                 let cmds = (spec.length >> 31) + 1;
@@ -181,6 +219,12 @@ impl Drive {
                     t = step;
                     if t == rec.next {
                         interrupted = !self.close_until(&mut rec, t, p.idle_w, on_sample);
+                        if !busy && !interrupted {
+                            // No background work left, and none starts without host I/O:
+                            // the rest of the phase is quiet.
+                            interrupted = !self.close_quiet(&mut rec, end, p.idle_w, on_sample);
+                            t = t.max(rec.next - rec.interval_ns());
+                        }
                     }
                 }
                 if !interrupted {
@@ -219,7 +263,10 @@ impl Drive {
     ) -> Result<(u64, bool), SimError> {
         let mut wl = Workload::new(spec, seed);
         let t0 = rec.t0;
-        let stop_at = spec.stop_seconds.map(|s| t0 + (s * 1e9) as u64).unwrap_or(u64::MAX);
+        let stop_at = spec
+            .stop_seconds
+            .map(|s| t0 + (s * 1e9) as u64)
+            .unwrap_or(u64::MAX);
         let stop_bytes = spec.stop_bytes.unwrap_or(u64::MAX);
         let depth = (spec.queue_depth as usize) * (spec.jobs as usize);
         let watts = self.profile.power.controller_active_w;
@@ -238,7 +285,11 @@ impl Drive {
                 break;
             }
             let (done, bytes, read) = self.issue(&mut wl, next_job, t0, depth)?;
-            next_job = if next_job + 1 == jobs { 0 } else { next_job + 1 };
+            next_job = if next_job + 1 == jobs {
+                0
+            } else {
+                next_job + 1
+            };
             issued += bytes;
             enqueue(&mut queue, (done, t0, bytes as u32 / 4096, read));
         }
@@ -250,7 +301,11 @@ impl Drive {
             end = end.max(done);
             if !stopped && done < stop_at && fits(issued) {
                 let (d2, bytes, r2) = self.issue(&mut wl, next_job, done, depth)?;
-                next_job = if next_job + 1 == jobs { 0 } else { next_job + 1 };
+                next_job = if next_job + 1 == jobs {
+                    0
+                } else {
+                    next_job + 1
+                };
                 issued += bytes;
                 enqueue(&mut queue, (d2, done, bytes as u32 / 4096, r2));
             }
@@ -260,7 +315,13 @@ impl Drive {
 
     /// Issue one I/O at `t`; returns (completion, bytes, read).
     #[inline]
-    fn issue(&mut self, wl: &mut Workload, job: usize, t: u64, outstanding: usize) -> Result<(u64, u64, bool), SimError> {
+    fn issue(
+        &mut self,
+        wl: &mut Workload,
+        job: usize,
+        t: u64,
+        outstanding: usize,
+    ) -> Result<(u64, u64, bool), SimError> {
         let io = wl.next(job);
         // Two-stage prefetch: the L2P entry of a write far ahead, the P2L entry of its
         // old copy for one nearer (whose L2P line has arrived by now).
@@ -290,7 +351,11 @@ impl Drive {
             // longer matter (admission times only grow).
             let (mut ack, all_in) = (tc, flow.end());
             for i in 0..io.slots {
-                let arrived = if ack >= all_in { ack } else { flow.next_arrival() };
+                let arrived = if ack >= all_in {
+                    ack
+                } else {
+                    flow.next_arrival()
+                };
                 ack = self.ftl.buffer.admit(ack.max(arrived));
                 let placed = self.host.write_path(ack);
                 self.ftl.write_slot(io.lba + i, placed)?;
@@ -356,10 +421,19 @@ impl Drive {
             ("mbps", mbps),
             ("energy_j", energy),
             ("avg_power_w", power),
-            ("mbps_per_watt", if power > 0.0 { mbps / power } else { f64::NAN }),
+            (
+                "mbps_per_watt",
+                if power > 0.0 { mbps / power } else { f64::NAN },
+            ),
         ];
         // after "mbps", where the counters have always been
         totals.splice(8..8, s.since(&start));
-        PhaseResult { rows: rec.rows, segments: rec.segments, hist: rec.hist, totals, interrupted }
+        PhaseResult {
+            rows: rec.rows,
+            segments: rec.segments,
+            hist: rec.hist,
+            totals,
+            interrupted,
+        }
     }
 }

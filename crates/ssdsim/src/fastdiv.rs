@@ -14,9 +14,15 @@ impl Divisor {
     pub fn new(d: u32) -> Divisor {
         assert!(d > 0, "division by zero");
         if d == 1 {
-            return Divisor { m: 0, one: u32::MAX };
+            return Divisor {
+                m: 0,
+                one: u32::MAX,
+            };
         }
-        Divisor { m: (1u128 << 64).div_ceil(d as u128) as u64, one: 0 }
+        Divisor {
+            m: (1u128 << 64).div_ceil(d as u128) as u64,
+            one: 0,
+        }
     }
 
     /// x / d: the high word of x * m. With e = m * d - 2^64 < d, x * m / 2^64 =

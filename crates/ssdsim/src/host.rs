@@ -124,11 +124,19 @@ impl Host {
     /// streams in: the `Inflow` says when each 4 KiB slot of it has arrived.
     pub fn transfer_in(&mut self, t: u64, bytes: u64) -> Inflow {
         let d = self.link_ns(bytes);
-        let busy = if self.duplex { &mut self.link_in } else { &mut self.link_out };
+        let busy = if self.duplex {
+            &mut self.link_in
+        } else {
+            &mut self.link_out
+        };
         let s = t.max(*busy);
         *busy = s + d;
         let n = (bytes / SLOT_BYTES).max(1);
-        let link = if self.stream { Step::new((s, d), n) } else { Step::whole((s, d)) };
+        let link = if self.stream {
+            Step::new((s, d), n)
+        } else {
+            Step::whole((s, d))
+        };
         Inflow { slots: n, link }
     }
 
@@ -153,7 +161,11 @@ impl Host {
         let d = self.link_ns(bytes);
         let first = if self.stream { first } else { last };
         let s = first.max(self.link_out);
-        let tail = if bytes > page_bytes { transfer_ns(page_bytes, self.link_bytes_per_ms) } else { d };
+        let tail = if bytes > page_bytes {
+            transfer_ns(page_bytes, self.link_bytes_per_ms)
+        } else {
+            d
+        };
         self.link_out = (s + d).max(last + tail);
         self.link_out
     }
@@ -181,16 +193,31 @@ struct Step {
 impl Step {
     /// Every slot arrives at the end (no streaming).
     fn whole((start, d): (u64, u64)) -> Step {
-        Step { at: start + d, step: 0, rem: 0, carry: 0 }
+        Step {
+            at: start + d,
+            step: 0,
+            rem: 0,
+            carry: 0,
+        }
     }
 
     #[inline]
     fn new((start, d): (u64, u64), n: u64) -> Step {
         if n == 1 {
             // A 4 KiB command, nearly every random I/O: no division.
-            return Step { at: start, step: d, rem: 0, carry: 0 };
+            return Step {
+                at: start,
+                step: d,
+                rem: 0,
+                carry: 0,
+            };
         }
-        Step { at: start, step: d / n, rem: d % n, carry: 0 }
+        Step {
+            at: start,
+            step: d / n,
+            rem: d % n,
+            carry: 0,
+        }
     }
     #[inline]
     fn next(&mut self, n: u64) -> u64 {
@@ -238,7 +265,12 @@ impl WriteBuffer {
     }
 
     pub fn new(cap: u64) -> WriteBuffer {
-        WriteBuffer { cap, used: 0, pending: BinaryHeap::new(), promising: None }
+        WriteBuffer {
+            cap,
+            used: 0,
+            pending: BinaryHeap::new(),
+            promising: None,
+        }
     }
 
     /// Admit one slot of host data at `t`; returns when it is in the buffer. Slots whose
@@ -250,7 +282,13 @@ impl WriteBuffer {
         // A full buffer waiting for the program it is promising from: the common case of
         // a write stream faster than the NAND.
         if let Some((f, left)) = self.promising {
-            if f > t && self.used >= self.cap && self.pending.peek().is_none_or(|&Reverse((e, _))| e > t && f <= e) {
+            if f > t
+                && self.used >= self.cap
+                && self
+                    .pending
+                    .peek()
+                    .is_none_or(|&Reverse((e, _))| e > t && f <= e)
+            {
                 self.promising = (left > 1).then_some((f, left - 1));
                 return f;
             }
@@ -280,7 +318,10 @@ impl WriteBuffer {
                 if let Some(p) = current {
                     self.pending.push(Reverse(p));
                 }
-                let Reverse(next) = self.pending.pop().expect("a full buffer has programs pending");
+                let Reverse(next) = self
+                    .pending
+                    .pop()
+                    .expect("a full buffer has programs pending");
                 next
             }
         };
@@ -297,7 +338,12 @@ impl WriteBuffer {
     /// When every scheduled program holding buffered data has completed (a flush; data
     /// of a program unit not yet full is not counted: the model has no padding).
     pub fn drained_at(&self) -> u64 {
-        let pending = self.pending.iter().map(|&Reverse((f, _))| f).max().unwrap_or(0);
+        let pending = self
+            .pending
+            .iter()
+            .map(|&Reverse((f, _))| f)
+            .max()
+            .unwrap_or(0);
         pending.max(self.promising.map_or(0, |(f, _)| f))
     }
 

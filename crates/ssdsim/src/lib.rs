@@ -6,6 +6,7 @@
 pub mod channel;
 pub mod engine;
 pub mod fastdiv;
+pub mod fiojob;
 pub mod ftl;
 pub mod host;
 pub mod memory;

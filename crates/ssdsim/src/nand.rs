@@ -150,7 +150,11 @@ impl Nand {
             unit_slots: geo.planes * t.prog_pages * spp,
         };
         let slc = mk(&p.nand.slc);
-        let native = if geo.bits == 1 { slc } else { mk(&p.nand.native) };
+        let native = if geo.bits == 1 {
+            slc
+        } else {
+            mk(&p.nand.native)
+        };
         // channel_mbps MB/s = channel_mbps * 1000 bytes per ms.
         let bytes_per_ms = (p.nand.channel_mbps * 1000.0).round().max(1.0) as u64;
         let page_bytes = spp as u64 * SLOT_BYTES;
@@ -199,8 +203,14 @@ impl Nand {
     pub fn die_free(&self, d: u32) -> u64 {
         #[cfg(feature = "verify")]
         {
-            let (p, s) = (self.geo.planes as usize, d as usize * self.geo.planes as usize);
-            assert_eq!(self.die_busy[d as usize], self.plane_busy[s..s + p].iter().copied().max().unwrap_or(0));
+            let (p, s) = (
+                self.geo.planes as usize,
+                d as usize * self.geo.planes as usize,
+            );
+            assert_eq!(
+                self.die_busy[d as usize],
+                self.plane_busy[s..s + p].iter().copied().max().unwrap_or(0)
+            );
         }
         self.die_busy[d as usize]
     }
@@ -236,7 +246,11 @@ impl Nand {
     fn read_out(&mut self, d: u32, ready: u64, bytes: u64, first: bool) -> u64 {
         let c = self.geo.channel_of_die(d) as usize;
         let x = self.xfer_ns(bytes);
-        let start = if first { self.channels[c].book_first(ready, x) } else { self.channels[c].book(ready, x) };
+        let start = if first {
+            self.channels[c].book_first(ready, x)
+        } else {
+            self.channels[c].book(ready, x)
+        };
         self.ops.reads += 1;
         self.ops.transfer_bytes += bytes;
         start + x
@@ -288,7 +302,11 @@ impl Nand {
     pub fn program(&mut self, t: u64, d: u32, slc: bool, bytes: u64) -> u64 {
         let c = self.geo.channel_of_die(d) as usize;
         let (unit_bytes, unit_xfer) = self.unit_xfer[slc as usize];
-        let x = if bytes == unit_bytes { unit_xfer } else { self.xfer_ns(bytes) };
+        let x = if bytes == unit_bytes {
+            unit_xfer
+        } else {
+            self.xfer_ns(bytes)
+        };
         let loaded = self.channels[c].book(t, x) + x;
         let tp = if slc { self.slc.prog } else { self.native.prog };
         let done = loaded.max(self.die_free(d)) + tp;

@@ -178,7 +178,21 @@ pub struct Ftl {
 }
 impl Default for Ftl {
     fn default() -> Self {
-        Ftl { gc_threshold_blocks: 2, gc_pace: 1.0, gc_urgency: true, idle_gc: true, idle_gc_target_pct: 10.0, idle_gc_max_valid_pct: 90.0, idle_gc_delay_ms: 100.0, read_ahead_kib: 0, striping: "dynamic".into(), gc_engines: 0, gc_buffers: 0, release_dead: true, gc_move_us: 0.0 }
+        Ftl {
+            gc_threshold_blocks: 2,
+            gc_pace: 1.0,
+            gc_urgency: true,
+            idle_gc: true,
+            idle_gc_target_pct: 10.0,
+            idle_gc_max_valid_pct: 90.0,
+            idle_gc_delay_ms: 100.0,
+            read_ahead_kib: 0,
+            striping: "dynamic".into(),
+            gc_engines: 0,
+            gc_buffers: 0,
+            release_dead: true,
+            gc_move_us: 0.0,
+        }
     }
 }
 
@@ -244,7 +258,12 @@ pub struct Mapping {
 }
 impl Default for Mapping {
     fn default() -> Self {
-        Mapping { kind: "dram".into(), cache_mib: 0.0, hmb_access_us: 1.0, checkpoint_gb: 0.0 }
+        Mapping {
+            kind: "dram".into(),
+            cache_mib: 0.0,
+            hmb_access_us: 1.0,
+            checkpoint_gb: 0.0,
+        }
     }
 }
 
@@ -305,8 +324,12 @@ pub fn bits_per_cell(cell: &str) -> Option<u32> {
 
 /// Parse TOML text, apply `key=value` overrides (dotted paths), deserialize and validate.
 pub fn load(text: &str, overrides: &[(String, String)]) -> Result<Profile, ProfileError> {
-    let mut value: toml::Value = toml::from_str(text)
-        .map_err(|e| ProfileError(format!("profile is not valid TOML: {}", one_line(&e.to_string()))))?;
+    let mut value: toml::Value = toml::from_str(text).map_err(|e| {
+        ProfileError(format!(
+            "profile is not valid TOML: {}",
+            one_line(&e.to_string())
+        ))
+    })?;
     for (k, v) in overrides {
         apply_override(&mut value, k, v)?;
     }
@@ -314,9 +337,9 @@ pub fn load(text: &str, overrides: &[(String, String)]) -> Result<Profile, Profi
 }
 
 pub fn from_value(value: toml::Value) -> Result<Profile, ProfileError> {
-    let p: Profile = value
-        .try_into()
-        .map_err(|e: toml::de::Error| ProfileError(format!("profile: {}", one_line(&e.to_string()))))?;
+    let p: Profile = value.try_into().map_err(|e: toml::de::Error| {
+        ProfileError(format!("profile: {}", one_line(&e.to_string())))
+    })?;
     p.validate()?;
     Ok(p)
 }
@@ -329,7 +352,9 @@ fn one_line(s: &str) -> String {
 /// unknown keys are caught by deserialization (deny_unknown_fields) with the path named.
 pub fn apply_override(root: &mut toml::Value, key: &str, raw: &str) -> Result<(), ProfileError> {
     if key.is_empty() || key.split('.').any(|p| p.is_empty()) {
-        return err(format!("override '{key}={raw}': key must be a dotted path like nand.channels"));
+        return err(format!(
+            "override '{key}={raw}': key must be a dotted path like nand.channels"
+        ));
     }
     let parsed = parse_value(raw);
     let parts: Vec<&str> = key.split('.').collect();
@@ -337,7 +362,12 @@ pub fn apply_override(root: &mut toml::Value, key: &str, raw: &str) -> Result<()
     for (i, part) in parts.iter().enumerate() {
         let table = match cur {
             toml::Value::Table(t) => t,
-            _ => return err(format!("override '{key}': '{}' is not a section", parts[..i].join("."))),
+            _ => {
+                return err(format!(
+                    "override '{key}': '{}' is not a section",
+                    parts[..i].join(".")
+                ))
+            }
         };
         if i + 1 == parts.len() {
             table.insert((*part).to_string(), parsed);
@@ -368,7 +398,11 @@ pub const MAX_GB: f64 = 1e5;
 
 /// A float for an error message: 1e300 as 1e300, not 301 digits.
 fn num(x: f64) -> String {
-    if x != 0.0 && x.is_finite() && !(1e-4..1e9).contains(&x.abs()) { format!("{x:e}") } else { format!("{x}") }
+    if x != 0.0 && x.is_finite() && !(1e-4..1e9).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
 }
 
 macro_rules! check {
@@ -393,36 +427,89 @@ impl Profile {
         let g = crate::nand::Geometry::from_profile(self);
         let user_slots = (self.user_capacity_gb * 1e9) as u64 / crate::nand::SLOT_BYTES;
         let (slots, blocks) = (g.total_slots(), g.total_blocks() as u64);
-        let map_pages = if self.mapping.kind == "dram" { 0 } else { user_slots.div_ceil(self.nand.page_kib as u64 * 256) };
-        4 * user_slots + 4 * slots + slots.div_ceil(64) * 8 + 20 * blocks
-            + 4 * g.dies as u64 * (g.slots_per_block as u64 + 1) + 4 * map_pages
+        let map_pages = if self.mapping.kind == "dram" {
+            0
+        } else {
+            user_slots.div_ceil(self.nand.page_kib as u64 * 256)
+        };
+        4 * user_slots
+            + 4 * slots
+            + slots.div_ceil(64) * 8
+            + 20 * blocks
+            + 4 * g.dies as u64 * (g.slots_per_block as u64 + 1)
+            + 4 * map_pages
     }
 
     pub fn validate(&self) -> Result<(), ProfileError> {
         let n = &self.nand;
         let h = &self.host;
         check!(!self.id.is_empty(), "id", "\"\"", "a non-empty string");
-        check!(self.user_capacity_gb > 0.0 && self.user_capacity_gb <= MAX_GB, "user_capacity_gb", num(self.user_capacity_gb), "in (0, 1e5] (GB)");
+        check!(
+            self.user_capacity_gb > 0.0 && self.user_capacity_gb <= MAX_GB,
+            "user_capacity_gb",
+            num(self.user_capacity_gb),
+            "in (0, 1e5] (GB)"
+        );
         check!(
             h.interface == "sata" || h.interface == "pcie",
             "host.interface",
             format!("\"{}\"", h.interface),
             "\"sata\" or \"pcie\""
         );
-        check!((1..=6).contains(&h.pcie_gen), "host.pcie_gen", h.pcie_gen, "1..6");
-        check!([1, 2, 4, 8, 16].contains(&h.lanes), "host.lanes", h.lanes, "1, 2, 4, 8 or 16");
+        check!(
+            (1..=6).contains(&h.pcie_gen),
+            "host.pcie_gen",
+            h.pcie_gen,
+            "1..6"
+        );
+        check!(
+            [1, 2, 4, 8, 16].contains(&h.lanes),
+            "host.lanes",
+            h.lanes,
+            "1, 2, 4, 8 or 16"
+        );
         check!(
             h.protocol_efficiency > 0.0 && h.protocol_efficiency <= 1.0,
             "host.protocol_efficiency",
             h.protocol_efficiency,
             "in (0, 1]"
         );
-        check!((MIN_US..=MAX_US).contains(&h.command_overhead_us), "host.command_overhead_us", num(h.command_overhead_us), "in [0.001, 1e7] (µs)");
-        check!((0.0..=MAX_US).contains(&h.host_latency_us), "host.host_latency_us", num(h.host_latency_us), "in [0, 1e7] (µs)");
-        check!((0.0..=10_000.0).contains(&h.write_latency_us), "host.write_latency_us", h.write_latency_us, "0..10000 (µs)");
-        check!((0.0..=10_000.0).contains(&h.read_op_us), "host.read_op_us", h.read_op_us, "0..10000 (µs)");
-        check!((1..=65536).contains(&h.max_queue_depth), "host.max_queue_depth", h.max_queue_depth, "1..65536");
-        check!(h.write_buffer_kib > 0, "host.write_buffer_kib", h.write_buffer_kib, "> 0");
+        check!(
+            (MIN_US..=MAX_US).contains(&h.command_overhead_us),
+            "host.command_overhead_us",
+            num(h.command_overhead_us),
+            "in [0.001, 1e7] (µs)"
+        );
+        check!(
+            (0.0..=MAX_US).contains(&h.host_latency_us),
+            "host.host_latency_us",
+            num(h.host_latency_us),
+            "in [0, 1e7] (µs)"
+        );
+        check!(
+            (0.0..=10_000.0).contains(&h.write_latency_us),
+            "host.write_latency_us",
+            h.write_latency_us,
+            "0..10000 (µs)"
+        );
+        check!(
+            (0.0..=10_000.0).contains(&h.read_op_us),
+            "host.read_op_us",
+            h.read_op_us,
+            "0..10000 (µs)"
+        );
+        check!(
+            (1..=65536).contains(&h.max_queue_depth),
+            "host.max_queue_depth",
+            h.max_queue_depth,
+            "1..65536"
+        );
+        check!(
+            h.write_buffer_kib > 0,
+            "host.write_buffer_kib",
+            h.write_buffer_kib,
+            "> 0"
+        );
         check!(
             h.write_mbps == 0.0 || (1.0..=100_000.0).contains(&h.write_mbps),
             "host.write_mbps",
@@ -441,11 +528,31 @@ impl Profile {
             format!("\"{}\"", n.cell),
             "one of \"slc\", \"mlc\", \"tlc\", \"qlc\""
         );
-        check!((1..=64).contains(&n.channels), "nand.channels", n.channels, "1..64");
-        check!((1..=64).contains(&n.dies_per_channel), "nand.dies_per_channel", n.dies_per_channel, "1..64");
+        check!(
+            (1..=64).contains(&n.channels),
+            "nand.channels",
+            n.channels,
+            "1..64"
+        );
+        check!(
+            (1..=64).contains(&n.dies_per_channel),
+            "nand.dies_per_channel",
+            n.dies_per_channel,
+            "1..64"
+        );
         check!((1..=8).contains(&n.planes), "nand.planes", n.planes, "1..8");
-        check!(n.blocks_per_plane >= 8, "nand.blocks_per_plane", n.blocks_per_plane, ">= 8");
-        check!([4, 8, 16, 32].contains(&n.page_kib), "nand.page_kib", n.page_kib, "4, 8, 16 or 32");
+        check!(
+            n.blocks_per_plane >= 8,
+            "nand.blocks_per_plane",
+            n.blocks_per_plane,
+            ">= 8"
+        );
+        check!(
+            [4, 8, 16, 32].contains(&n.page_kib),
+            "nand.page_kib",
+            n.page_kib,
+            "4, 8, 16 or 32"
+        );
         let bits = self.bits();
         check!(
             n.pages_per_block >= 4 && n.pages_per_block.is_multiple_of(bits),
@@ -453,12 +560,37 @@ impl Profile {
             n.pages_per_block,
             format!(">= 4 and a multiple of {bits} (bits per cell)")
         );
-        check!((1.0..=1e6).contains(&n.channel_mbps), "nand.channel_mbps", num(n.channel_mbps), "in [1, 1e6] (MB/s)");
-        check!((MIN_US..=MAX_US).contains(&n.erase_us), "nand.erase_us", num(n.erase_us), "in [0.001, 1e7] (µs)");
-        check!((0.0..=1000.0).contains(&n.suspend_us), "nand.suspend_us", n.suspend_us, "0..1000 (µs)");
+        check!(
+            (1.0..=1e6).contains(&n.channel_mbps),
+            "nand.channel_mbps",
+            num(n.channel_mbps),
+            "in [1, 1e6] (MB/s)"
+        );
+        check!(
+            (MIN_US..=MAX_US).contains(&n.erase_us),
+            "nand.erase_us",
+            num(n.erase_us),
+            "in [0.001, 1e7] (µs)"
+        );
+        check!(
+            (0.0..=1000.0).contains(&n.suspend_us),
+            "nand.suspend_us",
+            n.suspend_us,
+            "0..1000 (µs)"
+        );
         for (name, t) in [("nand.slc", &n.slc), ("nand.native", &n.native)] {
-            check!((MIN_US..=MAX_US).contains(&t.read_us), format!("{name}.read_us"), num(t.read_us), "in [0.001, 1e7] (µs)");
-            check!((MIN_US..=MAX_US).contains(&t.prog_us), format!("{name}.prog_us"), num(t.prog_us), "in [0.001, 1e7] (µs)");
+            check!(
+                (MIN_US..=MAX_US).contains(&t.read_us),
+                format!("{name}.read_us"),
+                num(t.read_us),
+                "in [0.001, 1e7] (µs)"
+            );
+            check!(
+                (MIN_US..=MAX_US).contains(&t.prog_us),
+                format!("{name}.prog_us"),
+                num(t.prog_us),
+                "in [0.001, 1e7] (µs)"
+            );
             check!(
                 t.prog_pages >= 1 && n.pages_per_block.is_multiple_of(t.prog_pages),
                 format!("{name}.prog_pages"),
@@ -473,9 +605,24 @@ impl Profile {
             "a divisor of the SLC-mode pages per block"
         );
         let f = &self.ftl;
-        check!((2..=64).contains(&f.gc_threshold_blocks), "ftl.gc_threshold_blocks", f.gc_threshold_blocks, "2..64");
-        check!((0.05..=4.0).contains(&f.gc_pace), "ftl.gc_pace", f.gc_pace, "0.05..4");
-        check!((0.0..=10_000.0).contains(&f.gc_move_us), "ftl.gc_move_us", f.gc_move_us, "0..10000 (µs)");
+        check!(
+            (2..=64).contains(&f.gc_threshold_blocks),
+            "ftl.gc_threshold_blocks",
+            f.gc_threshold_blocks,
+            "2..64"
+        );
+        check!(
+            (0.05..=4.0).contains(&f.gc_pace),
+            "ftl.gc_pace",
+            f.gc_pace,
+            "0.05..4"
+        );
+        check!(
+            (0.0..=10_000.0).contains(&f.gc_move_us),
+            "ftl.gc_move_us",
+            f.gc_move_us,
+            "0..10000 (µs)"
+        );
         check!(
             (0.0..100.0).contains(&f.idle_gc_max_valid_pct),
             "ftl.idle_gc_max_valid_pct",
@@ -500,8 +647,18 @@ impl Profile {
             f.read_ahead_kib,
             "a multiple of 4 up to 65536 (0 = no read-ahead)"
         );
-        check!(f.gc_engines <= 4096, "ftl.gc_engines", f.gc_engines, "0 (one per die) or 1..4096");
-        check!(f.gc_buffers <= 4096, "ftl.gc_buffers", f.gc_buffers, "0 (no limit) or 1..4096");
+        check!(
+            f.gc_engines <= 4096,
+            "ftl.gc_engines",
+            f.gc_engines,
+            "0 (one per die) or 1..4096"
+        );
+        check!(
+            f.gc_buffers <= 4096,
+            "ftl.gc_buffers",
+            f.gc_buffers,
+            "0 (no limit) or 1..4096"
+        );
         check!(
             f.striping == "static" || f.striping == "dynamic",
             "ftl.striping",
@@ -509,18 +666,48 @@ impl Profile {
             "\"static\" or \"dynamic\""
         );
         let s = &self.slc;
-        check!((0.0..=MAX_GB).contains(&s.static_gb), "slc.static_gb", num(s.static_gb), "in [0, 1e5] (GB)");
-        check!((0.0..=MAX_GB).contains(&s.dynamic_max_gb), "slc.dynamic_max_gb", num(s.dynamic_max_gb), "in [0, 1e5] (GB)");
-        check!((0.0..=1.0).contains(&s.dynamic_share), "slc.dynamic_share", s.dynamic_share, "0..1");
+        check!(
+            (0.0..=MAX_GB).contains(&s.static_gb),
+            "slc.static_gb",
+            num(s.static_gb),
+            "in [0, 1e5] (GB)"
+        );
+        check!(
+            (0.0..=MAX_GB).contains(&s.dynamic_max_gb),
+            "slc.dynamic_max_gb",
+            num(s.dynamic_max_gb),
+            "in [0, 1e5] (GB)"
+        );
+        check!(
+            (0.0..=1.0).contains(&s.dynamic_share),
+            "slc.dynamic_share",
+            s.dynamic_share,
+            "0..1"
+        );
         check!(
             s.when_full == "direct" || s.when_full == "fold",
             "slc.when_full",
             format!("\"{}\"", s.when_full),
             "\"direct\" or \"fold\""
         );
-        check!((0.05..=8.0).contains(&s.fold_pace), "slc.fold_pace", s.fold_pace, "0.05..8");
-        check!((0.0..=MAX_GB).contains(&s.reclaim_interval_gb), "slc.reclaim_interval_gb", num(s.reclaim_interval_gb), "in [0, 1e5] (GB)");
-        check!((0.0..=MAX_GB).contains(&s.reclaim_gb), "slc.reclaim_gb", num(s.reclaim_gb), "in [0, 1e5] (GB)");
+        check!(
+            (0.05..=8.0).contains(&s.fold_pace),
+            "slc.fold_pace",
+            s.fold_pace,
+            "0.05..8"
+        );
+        check!(
+            (0.0..=MAX_GB).contains(&s.reclaim_interval_gb),
+            "slc.reclaim_interval_gb",
+            num(s.reclaim_interval_gb),
+            "in [0, 1e5] (GB)"
+        );
+        check!(
+            (0.0..=MAX_GB).contains(&s.reclaim_gb),
+            "slc.reclaim_gb",
+            num(s.reclaim_gb),
+            "in [0, 1e5] (GB)"
+        );
         check!(
             s.reclaim_pace == 0.0 || (0.05..=8.0).contains(&s.reclaim_pace),
             "slc.reclaim_pace",
@@ -546,7 +733,12 @@ impl Profile {
             num(m.cache_mib),
             "in [0, 1e6] (MiB), and > 0 for a sram or hmb mapping cache"
         );
-        check!((0.0..=MAX_US).contains(&m.hmb_access_us), "mapping.hmb_access_us", num(m.hmb_access_us), "in [0, 1e7] (µs)");
+        check!(
+            (0.0..=MAX_US).contains(&m.hmb_access_us),
+            "mapping.hmb_access_us",
+            num(m.hmb_access_us),
+            "in [0, 1e7] (µs)"
+        );
         check!(
             m.checkpoint_gb == 0.0 || (m.kind == "dram" && (0.01..=1e5).contains(&m.checkpoint_gb)),
             "mapping.checkpoint_gb",

@@ -25,6 +25,8 @@ pub const TRIM: u8 = 2;
 pub const FLUSH: u8 = 3;
 /// The largest read or write (the phases' block-size bound).
 pub const MAX_IO_BYTES: u64 = 64 << 20;
+/// The latest issue time of a replay (1e7 s, the longest timed step of any test).
+pub const MAX_TIME_NS: u64 = 10_000_000 * 1_000_000_000;
 
 /// The I/Os of a trace, one entry per I/O in submission order. Times are nanoseconds from
 /// the start of the replay (used in open loop only; non-decreasing); offsets and lengths
@@ -65,21 +67,29 @@ impl<'a> TraceIos<'a> {
     fn check(&self, user_bytes: u64, open_loop: bool) -> Result<(), SimError> {
         let n = self.op.len();
         if self.time_ns.len() != n || self.offset.len() != n || self.length.len() != n {
-            return Err(SimError("replay: time_ns, op, offset and length must have one entry per I/O".into()));
+            return Err(SimError(
+                "replay: time_ns, op, offset and length must have one entry per I/O".into(),
+            ));
         }
         for i in 0..n {
             let (op, off, len) = (self.op[i], self.offset[i], self.length[i]);
             if op > FLUSH {
-                return Err(SimError(format!("replay: I/O {i}: op {op} (0 read, 1 write, 2 trim, 3 flush)")));
+                return Err(SimError(format!(
+                    "replay: I/O {i}: op {op} (0 read, 1 write, 2 trim, 3 flush)"
+                )));
             }
             if op != FLUSH {
                 if len == 0 {
                     return Err(SimError(format!("replay: I/O {i}: length 0")));
                 }
                 if op != TRIM && len > MAX_IO_BYTES {
-                    return Err(SimError(format!("replay: I/O {i}: {len} bytes, more than 64 MiB")));
+                    return Err(SimError(format!(
+                        "replay: I/O {i}: {len} bytes, more than 64 MiB"
+                    )));
                 }
-                let end = off.checked_add(len).map(|e| e.div_ceil(SLOT_BYTES) * SLOT_BYTES);
+                let end = off
+                    .checked_add(len)
+                    .map(|e| e.div_ceil(SLOT_BYTES) * SLOT_BYTES);
                 if end.is_none_or(|e| e > user_bytes) {
                     return Err(SimError(format!(
                         "replay: I/O {i}: bytes {off}..{} past the end of the drive ({user_bytes} bytes)",
@@ -87,8 +97,13 @@ impl<'a> TraceIos<'a> {
                     )));
                 }
             }
+            if open_loop && self.time_ns[i] > MAX_TIME_NS {
+                return Err(SimError(format!("replay: I/O {i}: issued at {} ns, after 1e7 s (the longest replay)", self.time_ns[i])));
+            }
             if open_loop && i > 0 && self.time_ns[i] < self.time_ns[i - 1] {
-                return Err(SimError(format!("replay: I/O {i}: time goes back (times must be non-decreasing)")));
+                return Err(SimError(format!(
+                    "replay: I/O {i}: time goes back (times must be non-decreasing)"
+                )));
             }
         }
         Ok(())
@@ -114,7 +129,10 @@ impl Drive {
         let open = spec.queue_depth == 0;
         ios.check(self.user_bytes(), open)?;
         if !(0.0001..=3600.0).contains(&spec.sample_interval_s) {
-            return Err(SimError(format!("sample_interval_s = {}: must be in 0.0001..3600", spec.sample_interval_s)));
+            return Err(SimError(format!(
+                "sample_interval_s = {}: must be in 0.0001..3600",
+                spec.sample_interval_s
+            )));
         }
         self.phases_run += 1;
         let start = self.snapshot();
@@ -129,9 +147,18 @@ impl Drive {
         // taken waits at the host (in arrival order) for the next completion, its latency
         // counted from its arrival (what the host's slot model gives, without a heap of
         // every waiting I/O).
-        let depth = if open { self.host.max_qd.max(1) } else { spec.queue_depth as usize };
-        let mut heap: BinaryHeap<Reverse<(u64, u64, u32)>> = BinaryHeap::with_capacity(depth.min(1 << 16));
-        let mut idle = Idle { acc: 0, since: Some(t0), total: 0 };
+        let depth = if open {
+            self.host.max_qd.max(1)
+        } else {
+            spec.queue_depth as usize
+        };
+        let mut heap: BinaryHeap<Reverse<(u64, u64, u32)>> =
+            BinaryHeap::with_capacity(depth.min(1 << 16));
+        let mut idle = Idle {
+            acc: 0,
+            since: Some(t0),
+            total: 0,
+        };
         let (mut next, mut end, mut stopped) = (0usize, t0, false);
         // the last completion handled (a waiting I/O is submitted then)
         let mut now = t0;
@@ -210,7 +237,8 @@ impl Drive {
         let from = rec.next - rec.interval_ns();
         let span = end.saturating_sub(from);
         let idle_ns = idle.acc.min(span);
-        self.ctrl_energy_j += (p.controller_active_w * (span - idle_ns) as f64 + p.idle_w * idle_ns as f64) / 1e9;
+        self.ctrl_energy_j +=
+            (p.controller_active_w * (span - idle_ns) as f64 + p.idle_w * idle_ns as f64) / 1e9;
         let tail = end.saturating_sub(from);
         if rec.rows.is_empty() || (rec.pending_ios() > 0 && 2 * tail >= rec.interval_ns()) {
             let row = rec.close(end.max(from + 1), self.snapshot());
@@ -218,7 +246,13 @@ impl Drive {
         }
         self.now = end.max(t0);
         let mut phase = self.finish(rec, start, end, stopped);
-        let mean = |s: u128, k: u64| if k > 0 { s as f64 / k as f64 / 1e3 } else { f64::NAN };
+        let mean = |s: u128, k: u64| {
+            if k > 0 {
+                s as f64 / k as f64 / 1e3
+            } else {
+                f64::NAN
+            }
+        };
         phase.totals.extend([
             ("busy_s", (end - t0).saturating_sub(idle.total) as f64 / 1e9),
             ("trim_ios", trims as f64),
@@ -227,12 +261,24 @@ impl Drive {
             ("trim_lat_mean_us", mean(trim_lat, trims)),
             ("flush_lat_mean_us", mean(flush_lat, flushes)),
         ]);
-        Ok(ReplayResult { phase, read_hist: rh, write_hist: wh })
+        Ok(ReplayResult {
+            phase,
+            read_hist: rh,
+            write_hist: wh,
+        })
     }
 
     /// Submit trace I/O `i` at `t`; returns its completion.
     #[inline]
-    fn submit(&mut self, ios: &TraceIos, i: usize, t: u64, depth: usize, idle: &mut Idle, rec: &mut Recorder) -> Result<u64, SimError> {
+    fn submit(
+        &mut self,
+        ios: &TraceIos,
+        i: usize,
+        t: u64,
+        depth: usize,
+        idle: &mut Idle,
+        rec: &mut Recorder,
+    ) -> Result<u64, SimError> {
         if let Some(s) = idle.since.take() {
             idle.acc += t - s.max(rec.next - rec.interval_ns());
             idle.total += t - s;
@@ -244,7 +290,15 @@ impl Drive {
                 // write-idle time before it goes to background GC, as a read would give it
                 self.background(t)?;
             }
-            return self.issue_io(Io { lba, slots, read: op == READ }, t, depth);
+            return self.issue_io(
+                Io {
+                    lba,
+                    slots,
+                    read: op == READ,
+                },
+                t,
+                depth,
+            );
         }
         self.background(t)?;
         let trim = (op == TRIM).then(|| ios.slots(i));
@@ -253,16 +307,32 @@ impl Drive {
 
     /// Close every interval ending at or before `t`: the controller's energy for each is
     /// active power for the busy part and idle power for the rest.
-    fn close_replay(&mut self, rec: &mut Recorder, t: u64, idle: &mut Idle, on_sample: &mut dyn FnMut(&Row) -> bool) -> bool {
-        let (active, idle_w) = (self.profile.power.controller_active_w, self.profile.power.idle_w);
+    fn close_replay(
+        &mut self,
+        rec: &mut Recorder,
+        t: u64,
+        idle: &mut Idle,
+        on_sample: &mut dyn FnMut(&Row) -> bool,
+    ) -> bool {
+        let (active, idle_w) = (
+            self.profile.power.controller_active_w,
+            self.profile.power.idle_w,
+        );
         let mut go_on = true;
         while t >= rec.next {
             let from = rec.next - rec.interval_ns();
-            let idle_ns = (idle.acc + idle.since.map_or(0, |s| rec.next - s.max(from))).min(rec.interval_ns());
+            let idle_ns = (idle.acc + idle.since.map_or(0, |s| rec.next - s.max(from)))
+                .min(rec.interval_ns());
             idle.acc = 0;
-            self.ctrl_energy_j += (active * (rec.interval_ns() - idle_ns) as f64 + idle_w * idle_ns as f64) / 1e9;
+            self.ctrl_energy_j +=
+                (active * (rec.interval_ns() - idle_ns) as f64 + idle_w * idle_ns as f64) / 1e9;
             let row = rec.close(rec.next, self.snapshot());
             go_on &= on_sample(&row);
+            if idle.since.is_some() && go_on {
+                // Nothing outstanding: every later interval up to `t` is wholly idle (the
+                // background work of the gap runs when the next I/O is submitted).
+                return self.close_quiet(rec, t, idle_w, on_sample);
+            }
         }
         go_on
     }

@@ -49,7 +49,14 @@ impl Session {
     pub fn new(drive: Drive) -> Session {
         let now = drive.now;
         let start = drive.snapshot();
-        Session { drive, last_at: now, busy_until: now, start, count: [0; 4], bytes: [0; 4] }
+        Session {
+            drive,
+            last_at: now,
+            busy_until: now,
+            start,
+            count: [0; 4],
+            bytes: [0; 4],
+        }
     }
 
     /// Bytes a client may address (whole 4 KiB slots).
@@ -80,7 +87,11 @@ impl Session {
             Op::Read | Op::Write => {
                 let first = offset / SLOT_BYTES;
                 let slots = (offset + length).div_ceil(SLOT_BYTES) - first;
-                let io = Io { lba: first as u32, slots: slots as u32, read: op == Op::Read };
+                let io = Io {
+                    lba: first as u32,
+                    slots: slots as u32,
+                    read: op == Op::Read,
+                };
                 self.bytes[k] += length;
                 d.issue_io(io, at, MANY)?
             }
@@ -113,7 +124,10 @@ impl Session {
     /// idle delay after the last write) on, as an idle phase does it.
     fn idle_until(&mut self, t: u64) -> Result<(), SimError> {
         let d = &mut self.drive;
-        let from = self.busy_until.max(d.bg_until).max(d.last_write + d.ftl.idle_gc_delay);
+        let from = self
+            .busy_until
+            .max(d.bg_until)
+            .max(d.last_write + d.ftl.idle_gc_delay);
         if t > from {
             d.ftl.idle(from, t)?;
             d.bg_until = t;
@@ -125,7 +139,9 @@ impl Session {
         let cap = self.user_bytes();
         let name = format!("{op:?}").to_lowercase();
         if length == 0 {
-            return Err(SimError(format!("{name} of 0 bytes at offset {offset}: length must be > 0")));
+            return Err(SimError(format!(
+                "{name} of 0 bytes at offset {offset}: length must be > 0"
+            )));
         }
         if offset.checked_add(length).is_none_or(|e| e > cap) {
             return Err(SimError(format!(
@@ -133,7 +149,9 @@ impl Session {
             )));
         }
         if op != Op::Trim && length > MAX_REQUEST_BYTES {
-            return Err(SimError(format!("{name} of {length} bytes: at most {MAX_REQUEST_BYTES} per request")));
+            return Err(SimError(format!(
+                "{name} of {length} bytes: at most {MAX_REQUEST_BYTES} per request"
+            )));
         }
         Ok(())
     }

@@ -60,16 +60,32 @@ impl Snapshot {
         [
             ("host_write_bytes", host),
             ("nand_write_bytes", nand),
-            ("nand_slc_write_bytes", (s.nand_slc_bytes - b.nand_slc_bytes) as f64),
-            ("nand_native_write_bytes", (s.nand_native_bytes - b.nand_native_bytes) as f64),
+            (
+                "nand_slc_write_bytes",
+                (s.nand_slc_bytes - b.nand_slc_bytes) as f64,
+            ),
+            (
+                "nand_native_write_bytes",
+                (s.nand_native_bytes - b.nand_native_bytes) as f64,
+            ),
             ("waf", if host > 0.0 { nand / host } else { f64::NAN }),
             ("erases", (s.erases - b.erases) as f64),
             ("gc_moves", (s.gc_moves - b.gc_moves) as f64),
             ("gc_stalls", (s.gc_stalls - b.gc_stalls) as f64),
-            ("slc_fold_bytes", (s.slc_fold_bytes - b.slc_fold_bytes) as f64),
+            (
+                "slc_fold_bytes",
+                (s.slc_fold_bytes - b.slc_fold_bytes) as f64,
+            ),
             ("free_blocks", s.free_blocks as f64),
             ("slc_used_bytes", s.slc_used_bytes as f64),
-            ("cmt_hit_rate", if lookups > 0.0 { (s.cmt_hits - b.cmt_hits) as f64 / lookups } else { f64::NAN }),
+            (
+                "cmt_hit_rate",
+                if lookups > 0.0 {
+                    (s.cmt_hits - b.cmt_hits) as f64 / lookups
+                } else {
+                    f64::NAN
+                },
+            ),
         ]
     }
 }
@@ -89,7 +105,13 @@ const SUB: u64 = 1 << SUB_BITS;
 
 impl Default for Histogram {
     fn default() -> Self {
-        Histogram { counts: vec![0; 64 + 58 * SUB as usize], total: 0, sum: 0, min: u64::MAX, max: 0 }
+        Histogram {
+            counts: vec![0; 64 + 58 * SUB as usize],
+            total: 0,
+            sum: 0,
+            min: u64::MAX,
+            max: 0,
+        }
     }
 }
 
@@ -231,7 +253,11 @@ impl Recorder {
             self.seg_moved -= self.segment;
             let dt = (done - self.seg_last_t).max(1) as f64 / 1e9;
             let n = self.segments.len() as f64 + 1.0;
-            self.segments.push([n * self.segment as f64 / 1e9, self.segment as f64 / 1e6 / dt, (done - self.t0) as f64 / 1e9]);
+            self.segments.push([
+                n * self.segment as f64 / 1e9,
+                self.segment as f64 / 1e6 / dt,
+                (done - self.t0) as f64 / 1e9,
+            ]);
             self.seg_last_t = done;
         }
     }
@@ -248,6 +274,17 @@ impl Recorder {
         self.ios
     }
 
+    /// Skip `n` whole intervals over which nothing happened (no I/O; the drive's counters
+    /// stood still and `s` is its state after them, energy included): they get no row. The
+    /// engine skips only inside a stretch of quiet intervals, after closing the first of them
+    /// and before closing the last, so each skipped row is the same as the last one but for
+    /// its time (every rate 0, counters unchanged).
+    pub fn skip(&mut self, n: u64, s: Snapshot) {
+        debug_assert_eq!(self.ios, 0, "only quiet intervals are skipped");
+        self.next += n * self.interval;
+        self.last = s;
+    }
+
     /// Close the interval ending at `end` (normally `self.next`) with the drive state `s`.
     pub fn close(&mut self, end: u64, s: Snapshot) -> Row {
         let start = self.next - self.interval;
@@ -261,19 +298,35 @@ impl Recorder {
             (self.rbytes + self.wbytes) as f64 / 1e6 / secs,
             self.rbytes as f64 / 1e6 / secs,
             self.wbytes as f64 / 1e6 / secs,
-            if self.ios > 0 { self.lat_sum as f64 / self.ios as f64 / 1e3 } else { f64::NAN },
-            if self.ios > 0 { self.lat_max as f64 / 1e3 } else { f64::NAN },
+            if self.ios > 0 {
+                self.lat_sum as f64 / self.ios as f64 / 1e3
+            } else {
+                f64::NAN
+            },
+            if self.ios > 0 {
+                self.lat_max as f64 / 1e3
+            } else {
+                f64::NAN
+            },
             host as f64,
             nand as f64,
             (s.nand_slc_bytes - self.last.nand_slc_bytes) as f64,
             (s.nand_native_bytes - self.last.nand_native_bytes) as f64,
-            if host > 0 { nand as f64 / host as f64 } else { f64::NAN },
+            if host > 0 {
+                nand as f64 / host as f64
+            } else {
+                f64::NAN
+            },
             (s.erases - self.last.erases) as f64,
             (s.gc_moves - self.last.gc_moves) as f64,
             s.free_blocks as f64,
             s.slc_used_bytes as f64,
             s.slc_capacity_bytes as f64,
-            if lookups > 0 { (s.cmt_hits - self.last.cmt_hits) as f64 / lookups as f64 } else { f64::NAN },
+            if lookups > 0 {
+                (s.cmt_hits - self.last.cmt_hits) as f64 / lookups as f64
+            } else {
+                f64::NAN
+            },
             (s.energy_j - self.last.energy_j) / secs,
             self.ios as f64,
         ];

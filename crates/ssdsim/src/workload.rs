@@ -61,10 +61,16 @@ impl PhaseSpec {
             self.length = cap.saturating_sub(self.offset);
         }
         if !self.offset.is_multiple_of(SLOT_BYTES) {
-            return Err(format!("offset = {}: must be a multiple of 4096", self.offset));
+            return Err(format!(
+                "offset = {}: must be a multiple of 4096",
+                self.offset
+            ));
         }
         if !self.length.is_multiple_of(SLOT_BYTES) {
-            return Err(format!("length = {}: must be a multiple of 4096", self.length));
+            return Err(format!(
+                "length = {}: must be a multiple of 4096",
+                self.length
+            ));
         }
         if self.offset + self.length > cap {
             return Err(format!(
@@ -77,14 +83,23 @@ impl PhaseSpec {
             return Err(format!("read_pct = {}: must be 0..100", self.read_pct));
         }
         if !(0.0001..=3600.0).contains(&self.sample_interval_s) {
-            return Err(format!("sample_interval_s = {}: must be in 0.0001..3600", self.sample_interval_s));
+            return Err(format!(
+                "sample_interval_s = {}: must be in 0.0001..3600",
+                self.sample_interval_s
+            ));
         }
         if self.segment_bytes < SLOT_BYTES {
-            return Err(format!("segment_bytes = {}: must be >= 4096", self.segment_bytes));
+            return Err(format!(
+                "segment_bytes = {}: must be >= 4096",
+                self.segment_bytes
+            ));
         }
         match self.kind {
             PhaseKind::Io => {
-                if self.block_size == 0 || !self.block_size.is_multiple_of(SLOT_BYTES) || self.block_size > 64 << 20 {
+                if self.block_size == 0
+                    || !self.block_size.is_multiple_of(SLOT_BYTES)
+                    || self.block_size > 64 << 20
+                {
                     return Err(format!(
                         "block_size = {}: must be a multiple of 4096 up to 64 MiB",
                         self.block_size
@@ -97,7 +112,10 @@ impl PhaseSpec {
                     ));
                 }
                 if !(1..=65536).contains(&self.queue_depth) {
-                    return Err(format!("queue_depth = {}: must be 1..65536", self.queue_depth));
+                    return Err(format!(
+                        "queue_depth = {}: must be 1..65536",
+                        self.queue_depth
+                    ));
                 }
                 if !(1..=1024).contains(&self.jobs) {
                     return Err(format!("jobs = {}: must be 1..1024", self.jobs));
@@ -116,7 +134,12 @@ impl PhaseSpec {
             }
             PhaseKind::Idle => match self.seconds {
                 Some(s) if s > 0.0 && s <= 1e7 => {}
-                _ => return Err(format!("seconds = {:?}: an idle phase needs seconds in (0, 1e7]", self.seconds)),
+                _ => {
+                    return Err(format!(
+                        "seconds = {:?}: an idle phase needs seconds in (0, 1e7]",
+                        self.seconds
+                    ))
+                }
             },
             PhaseKind::Purge | PhaseKind::Trim => {}
         }
@@ -157,7 +180,11 @@ impl Workload {
         let jobs = spec.jobs.max(1) as u64;
         let mut w = Workload {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
-            ahead: [Io { lba: 0, slots: 0, read: false }; LOOKAHEAD],
+            ahead: [Io {
+                lba: 0,
+                slots: 0,
+                read: false,
+            }; LOOKAHEAD],
             head: 0,
             read_pct: spec.read_pct,
             random: spec.random,
@@ -178,7 +205,8 @@ impl Workload {
     /// The random I/O `k` places ahead of the next one (k < LOOKAHEAD).
     #[inline]
     pub fn peek(&self, k: usize) -> Option<Io> {
-        self.random.then(|| self.ahead[(self.head + k) & (LOOKAHEAD - 1)])
+        self.random
+            .then(|| self.ahead[(self.head + k) & (LOOKAHEAD - 1)])
     }
 
     #[inline]
@@ -211,6 +239,10 @@ impl Workload {
             self.cursor[job] = if c + 1 == self.job_blocks { 0 } else { c + 1 };
             job as u64 * self.job_blocks + c
         };
-        Io { lba: (self.base + blk * self.bs_slots as u64) as u32, slots: self.bs_slots, read }
+        Io {
+            lba: (self.base + blk * self.bs_slots as u64) as u32,
+            slots: self.bs_slots,
+            read,
+        }
     }
 }

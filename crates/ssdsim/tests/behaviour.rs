@@ -37,10 +37,20 @@ fn same_profile_and_seed_give_identical_results() {
         s.stop_bytes = Some(20_000_000);
         s.sample_interval_s = 0.01;
         let r = run(&mut d, &s);
-        (r.rows.iter().flat_map(|r| r.iter().map(|x| x.to_bits())).collect::<Vec<_>>(), r.hist.buckets())
+        (
+            r.rows
+                .iter()
+                .flat_map(|r| r.iter().map(|x| x.to_bits()))
+                .collect::<Vec<_>>(),
+            r.hist.buckets(),
+        )
     };
     assert_eq!(go(7), go(7));
-    assert_ne!(go(7).0, go(8).0, "a different seed must give a different run");
+    assert_ne!(
+        go(7).0,
+        go(8).0,
+        "a different seed must give a different run"
+    );
 }
 
 /// The analytic WAF of greedy GC under uniform random writes for large blocks
@@ -81,7 +91,10 @@ fn steady_waf(spare: f64) -> (f64, f64, f64) {
 fn steady_state_waf_matches_greedy_model_with_gib_vs_gb_spare() {
     let (waf, model, alpha) = steady_waf(0.0737);
     eprintln!("spare 7.37 %: alpha {alpha:.4} measured WAF {waf:.3}, model {model:.3}");
-    assert!((waf / model - 1.0).abs() < 0.12, "measured {waf} vs model {model}");
+    assert!(
+        (waf / model - 1.0).abs() < 0.12,
+        "measured {waf} vs model {model}"
+    );
 }
 
 #[test]
@@ -89,7 +102,10 @@ fn steady_state_waf_matches_greedy_model_with_extra_spare() {
     for spare in [0.15, 0.28, 0.5] {
         let (waf, model, alpha) = steady_waf(spare);
         eprintln!("spare {spare}: alpha {alpha:.4} measured WAF {waf:.3}, model {model:.3}");
-        assert!((waf / model - 1.0).abs() < 0.12, "spare {spare}: measured {waf} vs model {model}");
+        assert!(
+            (waf / model - 1.0).abs() < 0.12,
+            "spare {spare}: measured {waf} vs model {model}"
+        );
     }
 }
 
@@ -104,7 +120,10 @@ fn trim_gives_speed_back_and_unmapped_reads_skip_flash() {
     let fill = whole_drive_fill(user);
     let clean_fill = total(&run(&mut d, &fill), "mbps");
     let mapped_read = total(&run(&mut d, &read), "mbps");
-    assert!(clean_read > 1.5 * mapped_read, "unmapped reads {clean_read} MB/s vs mapped {mapped_read} MB/s");
+    assert!(
+        clean_read > 1.5 * mapped_read,
+        "unmapped reads {clean_read} MB/s vs mapped {mapped_read} MB/s"
+    );
     let mut rw = io(true, 0, 4096, 32);
     rw.stop_bytes = Some(2 * user);
     run(&mut d, &rw);
@@ -113,8 +132,14 @@ fn trim_gives_speed_back_and_unmapped_reads_skip_flash() {
     run(&mut d, &PhaseSpec::new(PhaseKind::Trim));
     let trimmed_fill = total(&run(&mut d, &fill), "mbps");
     eprintln!("clean {clean_fill:.3} dirty {dirty_fill:.3} after TRIM {trimmed_fill:.3} MB/s");
-    assert!(dirty_fill < 0.8 * clean_fill, "a fragmented drive must write slower");
-    assert!(trimmed_fill > 0.9 * clean_fill, "TRIM must give the speed back");
+    assert!(
+        dirty_fill < 0.8 * clean_fill,
+        "a fragmented drive must write slower"
+    );
+    assert!(
+        trimmed_fill > 0.9 * clean_fill,
+        "TRIM must give the speed back"
+    );
     assert_eq!(d.ftl.map.mapped, fill.stop_bytes.unwrap() / 4096);
     d.ftl.check_invariants().unwrap();
 }
@@ -152,8 +177,14 @@ fn gc_that_falls_behind_stops_host_writes_in_dips() {
          lazy with catch-up: mean {mean_urgent:.0} min {min_urgent:.0}"
     );
     assert!(min1 > 0.4 * mean1, "paced GC must keep a band");
-    assert!(min_lazy < 0.25 * mean_lazy, "GC falling behind must show deep dips");
-    assert!(min_urgent > 0.3 * mean_urgent, "catch-up GC (ftl.gc_urgency) must not stop host writes");
+    assert!(
+        min_lazy < 0.25 * mean_lazy,
+        "GC falling behind must show deep dips"
+    );
+    assert!(
+        min_urgent > 0.3 * mean_urgent,
+        "catch-up GC (ftl.gc_urgency) must not stop host writes"
+    );
 }
 
 /// Sequential QD1 reads of a written range (MB/s) and the free blocks after them.
@@ -187,8 +218,14 @@ fn read_ahead_speeds_up_sequential_reads_only() {
     let (seq0, rnd0, _, _) = seq_read_after_random(0, never);
     let (seq_ra, rnd_ra, _, _) = seq_read_after_random(128, never);
     eprintln!("QD1 128 KiB: {seq0:.0} -> {seq_ra:.0} MB/s; QD1 4 KiB random: {rnd0:.0} -> {rnd_ra:.0} IOPS");
-    assert!(seq_ra > 1.2 * seq0, "read-ahead must hide flash reads of a sequential stream");
-    assert!((rnd_ra / rnd0 - 1.0).abs() < 0.02, "random reads get nothing from read-ahead");
+    assert!(
+        seq_ra > 1.2 * seq0,
+        "read-ahead must hide flash reads of a sequential stream"
+    );
+    assert!(
+        (rnd_ra / rnd0 - 1.0).abs() < 0.02,
+        "random reads get nothing from read-ahead"
+    );
 }
 
 #[test]
@@ -196,8 +233,14 @@ fn idle_gc_runs_while_the_host_only_reads() {
     let (_, _, before, after) = seq_read_after_random(0, 100.0);
     let (_, _, before_off, after_off) = seq_read_after_random(0, 3.6e6);
     eprintln!("free blocks over a read pass: {before} -> {after} (delay 100 ms), {before_off} -> {after_off} (never)");
-    assert!(after > before + 4, "write-idle GC must restore free blocks during reads");
-    assert_eq!(after_off, before_off, "with the delay never reached nothing may move");
+    assert!(
+        after > before + 4,
+        "write-idle GC must restore free blocks during reads"
+    );
+    assert_eq!(
+        after_off, before_off,
+        "with the delay never reached nothing may move"
+    );
 }
 
 /// The HD Tach full-write case: a drive filled, overwritten once with random 4 KiB
@@ -213,7 +256,11 @@ fn rewrite_after_torture(striping: &str) -> (f64, Vec<u64>) {
     let user = d.user_bytes();
     let fill = whole_drive_fill(user);
     // Bits, so that NaN totals (no mapping-cache lookups) compare equal.
-    let clean = run(&mut d, &fill).totals.iter().map(|(_, v)| v.to_bits()).collect();
+    let clean = run(&mut d, &fill)
+        .totals
+        .iter()
+        .map(|(_, v)| v.to_bits())
+        .collect();
     let mut rw = io(true, 0, 4096, 32);
     rw.stop_bytes = Some(user);
     run(&mut d, &rw);
@@ -232,8 +279,14 @@ fn dynamic_striping_steers_writes_away_from_collecting_dies() {
     let (fixed, clean_fixed) = rewrite_after_torture("static");
     let (dynamic, clean_dynamic) = rewrite_after_torture("dynamic");
     eprintln!("rewrite after torture: static {fixed:.1} MB/s, dynamic {dynamic:.1} MB/s");
-    assert_eq!(clean_fixed, clean_dynamic, "equally free dies are taken in order: a clean fill is unchanged");
-    assert!(dynamic > 1.1 * fixed, "the other dies must take the writes of a die busy collecting");
+    assert_eq!(
+        clean_fixed, clean_dynamic,
+        "equally free dies are taken in order: a clean fill is unchanged"
+    );
+    assert!(
+        dynamic > 1.1 * fixed,
+        "the other dies must take the writes of a die busy collecting"
+    );
 }
 
 /// SLC and fold bytes of a sequential fill of half the tiny drive, whose dynamic SLC
@@ -247,7 +300,11 @@ fn half_fill_slc(when_full: &str) -> (f64, f64, f64) {
     fill.stop_bytes = Some(half - half % (16 * 1024));
     let r = run(&mut d, &fill);
     d.ftl.check_invariants().unwrap();
-    (total(&r, "nand_slc_write_bytes"), total(&r, "slc_fold_bytes"), total(&r, "host_write_bytes"))
+    (
+        total(&r, "nand_slc_write_bytes"),
+        total(&r, "slc_fold_bytes"),
+        total(&r, "host_write_bytes"),
+    )
 }
 
 #[test]
@@ -256,9 +313,18 @@ fn a_full_cache_is_folded_alongside_host_writes() {
     let (slc_fold, fold_fold, _) = half_fill_slc("fold");
     eprintln!("host {host:.0}: direct slc {slc_direct:.0} fold {fold_direct:.0}; fold slc {slc_fold:.0} fold {fold_fold:.0}");
     assert_eq!(fold_direct, 0.0, "writing direct leaves the cache alone");
-    assert!(slc_direct < 0.5 * host, "the cache is a fraction of the write");
-    assert!(fold_fold > 0.5 * slc_direct, "a full cache is folded while writing");
-    assert!(slc_fold > slc_direct + 0.5 * fold_fold, "folded blocks take host writes at SLC speed again");
+    assert!(
+        slc_direct < 0.5 * host,
+        "the cache is a fraction of the write"
+    );
+    assert!(
+        fold_fold > 0.5 * slc_direct,
+        "a full cache is folded while writing"
+    );
+    assert!(
+        slc_fold > slc_direct + 0.5 * fold_fold,
+        "folded blocks take host writes at SLC speed again"
+    );
 }
 
 /// (sequential write MB/s, sequential read MB/s) at 128 KiB and `qd` over half the GC test
@@ -282,9 +348,18 @@ fn the_controller_write_path_caps_host_writes_only() {
     let (w_free, r_free) = seq_write_read(0.0, 32, 0.0);
     let (w_cap, r_cap) = seq_write_read(10.0, 32, 0.0);
     eprintln!("write {w_free:.1} -> {w_cap:.1} MB/s, read {r_free:.1} -> {r_cap:.1} MB/s");
-    assert!(w_free > 15.0, "without the limit the NAND sets the write speed");
-    assert!((w_cap / 10.0 - 1.0).abs() < 0.03, "writes run at the write path's rate");
-    assert!((r_cap / r_free - 1.0).abs() < 0.02, "reads do not pass through the write path");
+    assert!(
+        w_free > 15.0,
+        "without the limit the NAND sets the write speed"
+    );
+    assert!(
+        (w_cap / 10.0 - 1.0).abs() < 0.03,
+        "writes run at the write path's rate"
+    );
+    assert!(
+        (r_cap / r_free - 1.0).abs() < 0.02,
+        "reads do not pass through the write path"
+    );
 }
 
 #[test]
@@ -295,8 +370,14 @@ fn the_write_path_works_behind_the_buffer_so_qd1_hides_the_round_trip() {
     let (qd1, _) = seq_write_read(10.0, 1, 6500.0);
     let (qd32, _) = seq_write_read(10.0, 32, 6500.0);
     eprintln!("write path 10 MB/s, 6.5 ms round trip: QD1 {qd1:.2}, QD32 {qd32:.2} MB/s");
-    assert!((qd1 / 10.0 - 1.0).abs() < 0.03, "QD1 writes run at the write path's rate");
-    assert!((qd1 / qd32 - 1.0).abs() < 0.03, "queue depth does not matter once the path limits");
+    assert!(
+        (qd1 / 10.0 - 1.0).abs() < 0.03,
+        "QD1 writes run at the write path's rate"
+    );
+    assert!(
+        (qd1 / qd32 - 1.0).abs() < 0.03,
+        "queue depth does not matter once the path limits"
+    );
 }
 
 /// (read of written data, read of unmapped data, write) MB/s at 128 KiB QD32 over a quarter
@@ -325,7 +406,10 @@ fn sequential_reads_issue_multi_plane_reads() {
     let (two, _, _) = reads_with(2, 100.0, 0.0);
     eprintln!("read-op bound reads: 1 plane {one:.1}, 2 planes {two:.1} MB/s");
     assert!((one / 40.96 - 1.0).abs() < 0.05, "one page per issued read");
-    assert!((two / one - 2.0).abs() < 0.1, "one issued read per word line of two planes");
+    assert!(
+        (two / one - 2.0).abs() < 0.1,
+        "one issued read per word line of two planes"
+    );
 }
 
 #[test]
@@ -333,10 +417,22 @@ fn the_controller_read_path_caps_flash_reads_only() {
     let (r_free, u_free, w_free) = reads_with(2, 0.0, 0.0);
     let (r_cap, u_cap, w_cap) = reads_with(2, 0.0, 20.0);
     eprintln!("read {r_free:.1} -> {r_cap:.1}, unmapped {u_free:.1} -> {u_cap:.1}, write {w_free:.1} -> {w_cap:.1} MB/s");
-    assert!(r_free > 40.0, "without the limit the NAND and link set the read speed");
-    assert!((r_cap / 20.0 - 1.0).abs() < 0.03, "reads of flash data run at the read path's rate");
-    assert!((u_cap / u_free - 1.0).abs() < 0.02, "unmapped reads do not pass through it");
-    assert!((w_cap / w_free - 1.0).abs() < 0.02, "writes do not pass through it");
+    assert!(
+        r_free > 40.0,
+        "without the limit the NAND and link set the read speed"
+    );
+    assert!(
+        (r_cap / 20.0 - 1.0).abs() < 0.03,
+        "reads of flash data run at the read path's rate"
+    );
+    assert!(
+        (u_cap / u_free - 1.0).abs() < 0.02,
+        "unmapped reads do not pass through it"
+    );
+    assert!(
+        (w_cap / w_free - 1.0).abs() < 0.02,
+        "writes do not pass through it"
+    );
 }
 
 /// MB/s of the middle and the last tenth of a whole-drive fill whose SLC cache does not
@@ -377,13 +473,28 @@ fn fewer_gc_engines_or_buffers_deepen_the_drop_at_the_end_of_a_fill() {
         "no limit {mid_all:.1} -> {last_all:.1} MB/s; one engine {mid_one:.1} -> {last_one:.1}; \
          one staging buffer {mid_buf:.1} -> {last_buf:.1}"
     );
-    assert_eq!(mid_all, mid_one, "nothing collects while the drive has free blocks");
-    assert_eq!(mid_all, mid_buf, "nothing collects while the drive has free blocks");
-    assert!(last_all < 0.85 * mid_all, "folding the cache near the end slows the fill");
+    assert_eq!(
+        mid_all, mid_one,
+        "nothing collects while the drive has free blocks"
+    );
+    assert_eq!(
+        mid_all, mid_buf,
+        "nothing collects while the drive has free blocks"
+    );
+    assert!(
+        last_all < 0.85 * mid_all,
+        "folding the cache near the end slows the fill"
+    );
     // A die out of free blocks collects at once, whoever holds the engines: engines no
     // longer slow the fill (they made dies wait seconds for another die's victim).
-    assert!(last_one > 0.9 * last_all && last_one < 1.1 * last_all, "engines do not stall a die out of blocks");
-    assert!(last_buf < 0.75 * last_all, "with one staging buffer one GC program runs at a time");
+    assert!(
+        last_one > 0.9 * last_all && last_one < 1.1 * last_all,
+        "engines do not stall a die out of blocks"
+    );
+    assert!(
+        last_buf < 0.75 * last_all,
+        "with one staging buffer one GC program runs at a time"
+    );
 }
 
 /// MB/s of successive 8 MB pieces of a sequential fill of half the GC test drive after its
@@ -412,12 +523,27 @@ fn a_paced_reclaim_gives_bursts_without_stopping_host_writes() {
     let blocking = pieces_after_the_cache(true, 0.0);
     let paced = pieces_after_the_cache(true, 0.2);
     let base = lo(&direct);
-    eprintln!("direct {base:.1}-{:.1} MB/s; blocking {:.1}-{:.1}; paced {:.1}-{:.1}",
-              hi(&direct), lo(&blocking), hi(&blocking), lo(&paced), hi(&paced));
-    assert!(hi(&direct) < 1.05 * base, "direct writes alone run at one speed");
-    assert!(lo(&blocking) < 0.6 * base, "a blocking reclaim stops host writes while it folds");
+    eprintln!(
+        "direct {base:.1}-{:.1} MB/s; blocking {:.1}-{:.1}; paced {:.1}-{:.1}",
+        hi(&direct),
+        lo(&blocking),
+        hi(&blocking),
+        lo(&paced),
+        hi(&paced)
+    );
+    assert!(
+        hi(&direct) < 1.05 * base,
+        "direct writes alone run at one speed"
+    );
+    assert!(
+        lo(&blocking) < 0.6 * base,
+        "a blocking reclaim stops host writes while it folds"
+    );
     assert!(lo(&paced) > 0.75 * base, "a paced reclaim only slows them");
-    assert!(hi(&paced) > 1.3 * base, "the cache it frees takes writes at SLC speed");
+    assert!(
+        hi(&paced) > 1.3 * base,
+        "the cache it frees takes writes at SLC speed"
+    );
 }
 
 /// (seconds, NAND bytes written) of a 0.5 GB sequential write on the GC test drive, with a
@@ -441,8 +567,18 @@ fn a_mapping_checkpoint_holds_host_writes_for_the_table_write() {
     let table = (0.9e9_f64 / 4096.0).ceil() * 4.0;
     let units = (table / 4096.0).ceil();
     let stall = (units / 4.0).ceil() * 900e-6;
-    eprintln!("0.5 GB: {t0:.3} s -> {t1:.3} s with checkpoints (4 x {stall:.3} s); NAND +{:.0} B", nand1 - nand0);
-    assert_eq!(nand1 - nand0, 4.0 * units * 4096.0, "the whole table, four times");
+    eprintln!(
+        "0.5 GB: {t0:.3} s -> {t1:.3} s with checkpoints (4 x {stall:.3} s); NAND +{:.0} B",
+        nand1 - nand0
+    );
+    assert_eq!(
+        nand1 - nand0,
+        4.0 * units * 4096.0,
+        "the whole table, four times"
+    );
     let extra = t1 - t0;
-    assert!(extra > 0.8 * 4.0 * stall && extra < 1.2 * 4.0 * stall, "host writes wait for each table write: {extra:.3} s");
+    assert!(
+        extra > 0.8 * 4.0 * stall && extra < 1.2 * 4.0 * stall,
+        "host writes wait for each table write: {extra:.3} s"
+    );
 }

@@ -28,7 +28,18 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-type Knobs = (f64, f64, &'static str, &'static str, f64, &'static str, u32, f64, bool, u32);
+type Knobs = (
+    f64,
+    f64,
+    &'static str,
+    &'static str,
+    f64,
+    &'static str,
+    u32,
+    f64,
+    bool,
+    u32,
+);
 
 fn drive_knobs() -> impl Strategy<Value = Knobs> {
     (

@@ -31,7 +31,10 @@ fn non_finite_and_huge_floats_are_refused() {
     ] {
         for value in ["inf", "nan", "1e300", "-inf", "-1"] {
             let e = load(key, value).expect_err(&format!("{key}={value} accepted"));
-            assert!(e.starts_with(&format!("{key} = ")) && e.contains("must be"), "{key}={value}: {e}");
+            assert!(
+                e.starts_with(&format!("{key} = ")) && e.contains("must be"),
+                "{key}={value}: {e}"
+            );
             assert!(e.len() < 200 && !e.contains('\n'), "{e}");
         }
     }
@@ -39,7 +42,11 @@ fn non_finite_and_huge_floats_are_refused() {
     assert!(load("host.command_overhead_us", "1e7").is_ok());
     assert!(load("nand.native.prog_us", "1e7").is_ok());
     // a time that rounds to 0 ns would make the operation free
-    for key in ["nand.native.prog_us", "nand.erase_us", "host.command_overhead_us"] {
+    for key in [
+        "nand.native.prog_us",
+        "nand.erase_us",
+        "host.command_overhead_us",
+    ] {
         assert!(load(key, "1e-300").unwrap_err().contains("[0.001, 1e7]"));
         assert!(load(key, "0.001").is_ok());
     }
@@ -63,8 +70,13 @@ fn table_estimate_is_about_8_bytes_per_4k_of_raw_nand() {
 fn a_profile_larger_than_memory_is_refused_before_allocating() {
     let p = load("user_capacity_gb", "256").unwrap();
     let need = p.table_bytes();
-    let e = ssdsim::memory::check_against(&p, need - 1, "a test limit").unwrap_err().0;
-    assert!(e.contains("needs about 0.") && e.contains("GB is available (a test limit)"), "{e}");
+    let e = ssdsim::memory::check_against(&p, need - 1, "a test limit")
+        .unwrap_err()
+        .0;
+    assert!(
+        e.contains("needs about 0.") && e.contains("GB is available (a test limit)"),
+        "{e}"
+    );
     assert!(ssdsim::memory::check_against(&p, need, "a test limit").is_ok());
     // this machine has what a 256 GB drive needs, and says how much it has
     let (have, what) = ssdsim::memory::available().expect("MemAvailable is readable on Linux");

@@ -29,10 +29,26 @@ fn sequential_trace_equals_the_io_phase() {
     let blocks = b.user_bytes() / bs; // the io phase's sequential job wraps there
     let off: Vec<u64> = (0..n).map(|i| i % blocks * bs).collect();
     let len = vec![bs; n as usize];
-    let ios = TraceIos { time_ns: &t, op: &op, offset: &off, length: &len };
-    let spec = ReplaySpec { queue_depth: 8, sample_interval_s: 1.0, segment_bytes: 1_000_000_000 };
+    let ios = TraceIos {
+        time_ns: &t,
+        op: &op,
+        offset: &off,
+        length: &len,
+    };
+    let spec = ReplaySpec {
+        queue_depth: 8,
+        sample_interval_s: 1.0,
+        segment_bytes: 1_000_000_000,
+    };
     let r = b.replay(&ios, &spec, &mut |_| true).unwrap();
-    for k in ["ios", "write_bytes", "duration_s", "nand_write_bytes", "energy_j", "waf"] {
+    for k in [
+        "ios",
+        "write_bytes",
+        "duration_s",
+        "nand_write_bytes",
+        "energy_j",
+        "waf",
+    ] {
         assert_eq!(total(&r.phase, k), total(&ph, k), "{k}");
     }
     assert_eq!(r.phase.hist.buckets(), ph.hist.buckets());
@@ -49,8 +65,17 @@ fn open_loop_issues_at_the_trace_times() {
     let slots = d.user_bytes() / 4096;
     let off: Vec<u64> = (0..n).map(|i| (i * 37 % slots) * 4096).collect();
     let len = vec![4096u64; n as usize];
-    let ios = TraceIos { time_ns: &t, op: &op, offset: &off, length: &len };
-    let spec = ReplaySpec { queue_depth: 0, sample_interval_s: 0.1, segment_bytes: 1_000_000_000 };
+    let ios = TraceIos {
+        time_ns: &t,
+        op: &op,
+        offset: &off,
+        length: &len,
+    };
+    let spec = ReplaySpec {
+        queue_depth: 0,
+        sample_interval_s: 0.1,
+        segment_bytes: 1_000_000_000,
+    };
     let r = d.replay(&ios, &spec, &mut |_| true).unwrap();
     let dur = total(&r.phase, "duration_s");
     assert!((dur - 0.998).abs() < 0.001, "duration {dur}");

@@ -29,12 +29,15 @@ fn closed_loop(s: &mut Session, spec: &PhaseSpec, n: u64) {
     let t0 = s.drive.now();
     let mut heap = BinaryHeap::new();
     let mut issued = 0;
-    let mut go = |s: &mut Session, t: u64, heap: &mut BinaryHeap<Reverse<(u64, u64, u32, bool)>>| {
-        let x = wl.next(0);
-        let op = if x.read { Op::Read } else { Op::Write };
-        let done = s.submit(op, x.lba as u64 * 4096, x.slots as u64 * 4096, t).unwrap();
-        heap.push(Reverse((done, t, x.slots, x.read)));
-    };
+    let mut go =
+        |s: &mut Session, t: u64, heap: &mut BinaryHeap<Reverse<(u64, u64, u32, bool)>>| {
+            let x = wl.next(0);
+            let op = if x.read { Op::Read } else { Op::Write };
+            let done = s
+                .submit(op, x.lba as u64 * 4096, x.slots as u64 * 4096, t)
+                .unwrap();
+            heap.push(Reverse((done, t, x.slots, x.read)));
+        };
     while issued < count.min(spec.queue_depth as u64) {
         go(s, t0, &mut heap);
         issued += 1;
@@ -49,13 +52,25 @@ fn closed_loop(s: &mut Session, spec: &PhaseSpec, n: u64) {
 
 /// The drive's own counters (not the session's request counts).
 const DRIVE: [&str; 12] = [
-    "host_write_bytes", "nand_write_bytes", "nand_slc_write_bytes", "nand_native_write_bytes",
-    "erases", "gc_moves", "gc_stalls", "slc_fold_bytes", "free_blocks", "slc_used_bytes",
-    "slc_capacity_bytes", "mapped_bytes",
+    "host_write_bytes",
+    "nand_write_bytes",
+    "nand_slc_write_bytes",
+    "nand_native_write_bytes",
+    "erases",
+    "gc_moves",
+    "gc_stalls",
+    "slc_fold_bytes",
+    "free_blocks",
+    "slc_used_bytes",
+    "slc_capacity_bytes",
+    "mapped_bytes",
 ];
 
 fn drive_counters(s: &Session) -> Vec<(&'static str, f64)> {
-    s.counters().into_iter().filter(|(k, _)| DRIVE.contains(k)).collect()
+    s.counters()
+        .into_iter()
+        .filter(|(k, _)| DRIVE.contains(k))
+        .collect()
 }
 
 #[test]
@@ -73,12 +88,23 @@ fn a_session_replays_phases_exactly() {
     for (i, p) in phases.iter().enumerate() {
         engine.drive.run(p, &mut |_| true).unwrap();
         closed_loop(&mut session, p, i as u64 + 1);
-        assert_eq!(session.drive.now(), engine.drive.now(), "phase {i}: completion of the last I/O");
-        assert_eq!(drive_counters(&session), drive_counters(&engine), "phase {i}");
+        assert_eq!(
+            session.drive.now(),
+            engine.drive.now(),
+            "phase {i}: completion of the last I/O"
+        );
+        assert_eq!(
+            drive_counters(&session),
+            drive_counters(&engine),
+            "phase {i}"
+        );
     }
     let c = drive_counters(&session);
     let get = |k: &str| c.iter().find(|(n, _)| *n == k).unwrap().1;
-    assert!(get("gc_moves") > 0.0 && get("slc_fold_bytes") > 0.0, "the replay must reach GC and folding: {c:?}");
+    assert!(
+        get("gc_moves") > 0.0 && get("slc_fold_bytes") > 0.0,
+        "the replay must reach GC and folding: {c:?}"
+    );
 }
 
 #[test]
@@ -106,7 +132,10 @@ fn counters_follow_writes_trims_and_idle() {
     let (erases, free) = (c(&s, "erases"), c(&s, "free_blocks"));
     s.advance(flushed + 30_000_000_000).unwrap();
     assert!(c(&s, "erases") >= erases && c(&s, "free_blocks") >= free);
-    assert!(c(&s, "erases") > erases || c(&s, "slc_used_bytes") == 0.0, "idle did nothing");
+    assert!(
+        c(&s, "erases") > erases || c(&s, "slc_used_bytes") == 0.0,
+        "idle did nothing"
+    );
     // A read of trimmed data needs no flash: it is as fast as the host path allows.
     let now = s.now();
     assert!(s.submit(Op::Read, 4096, 4096, now).unwrap() > now);

@@ -20,6 +20,7 @@ from .inputs import (PRECONDITION_TESTS, SECONDS_HELP, TEST_NAMES, check_out_dir
 from .output import emit_table, print_json, progress_hooks
 from .results import results_app
 from .sweep import sweep_cmd
+from .pts import pts_cmd
 from .remote import FIO_SERVER, agent_cmd, fio_server_cmd
 from .fleet import child_args, run_fleet
 from ..methodology import Options
@@ -109,11 +110,13 @@ def run(
     precondition: bool = typer.Option(True, "--precondition/--no-precondition", help=f"--no-precondition skips the purge and fill ({PRECONDITION_TESTS} on an already filled drive: reads only)"),
     trace: Optional[Path] = typer.Option(None, "--trace", help="trace: the trace file to replay, or builtin:NAME[@SCALE], a generated workload: destroyer-like, pcmark8-photoshop-heavy-like, ... (docs/methodology.md)"),
     trace_format: Optional[str] = typer.Option(None, "--format", help="trace: fio, fio-v2, fio-v3, blkparse, msr or csv (default: detected)"),
-    speed: float = typer.Option(1.0, "--speed", help="trace: replay X times as fast as recorded"),
+    speed: float = typer.Option(1.0, "--speed", help="trace: replay X times as fast as recorded (0.001 to 1e6)"),
     idle_cap: Optional[str] = typer.Option(None, "--idle-cap", help="trace: no gap between I/Os longer than this (25ms: the Storage Bench rule)"),
     qd: Optional[int] = typer.Option(None, "--qd", help="trace: as fast as possible at this fixed queue depth (closed loop)"),
     state: str = typer.Option("empty", "--state", help="trace: replay on the empty drive, the full drive, or both"),
     wrap: bool = typer.Option(False, "--wrap", help="trace: fold offsets past the drive into it instead of refusing the trace"),
+    output_format: str = typer.Option("normal", "--output-format", help="fio: normal (fio's text) or json (fio's JSON document)"),
+    log_dir: Optional[Path] = typer.Option(None, "--log-dir", help="fio: write the job's write_bw_log / write_iops_log / write_lat_log files in this directory"),
     fleet: bool = typer.Option(False, "--fleet", help="run the drives at the same time, each as its own run (e.g. drives on several hosts: --drive h1:/dev/X --drive h2:/dev/Y)"),
 ) -> None:
     """Run one test of the methodology on one or more drives."""
@@ -123,6 +126,10 @@ def run(
                                                           qd, state != "empty", wrap)) if v]
         trace_opts = trace_cli.trace_options(test, trace, trace_format, speed, idle_cap, qd,
                                              state, wrap, given)
+        if test != "fio" and (output_format != "normal" or log_dir is not None):
+            raise UserError("--output-format and --log-dir: only for `ssdlab run fio JOBFILE`")
+        if output_format not in ("normal", "json"):
+            raise UserError(f"--output-format {output_format}: choose normal or json")
         if job is not None and test != "fio":
             raise UserError(f"{job}: a job file is only for `ssdlab run fio JOBFILE`")
         if trace_opts is not None:  # parsed now: a bad trace is refused before any store
@@ -138,8 +145,9 @@ def run(
             typer.echo("ssdlab: warning: --no-precondition on a simulated drive reads a drive "
                        "that was never written", err=True)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, plan)
-        if test == "fio":  # the job's I/Os, captured with fio's null engine (needs the capacity)
-            opts = dataclasses.replace(opts, trace=trace_cli.fio_options(job, drv))
+        if test == "fio":  # the job file compiled for the drives (needs the capacity)
+            opts = dataclasses.replace(opts, trace=trace_cli.fio_options(job, drv, state, seed))
+            check_log_dir(log_dir, opts.trace)
         if fleet:  # fleet.py: every drive at once, each its own `ssdlab run`
             raise typer.Exit(run_fleet(test, drv, opts, json_out, db, child_args(test, dict(
                 job=job, spare=spare, repeat=repeat, seconds=seconds, interval=interval, sets=sets,
@@ -172,14 +180,46 @@ def run(
     if json_out:
         print_json(doc)
     else:
-        if test == "fio":  # fio's own layout
-            from ..methodology.fio_run import fio_style
-
-            for d in doc["drives"]:
-                print(fio_style(d["drive"], opts.trace.name, d["metrics"]))
+        if test == "fio":  # fio's own layouts
+            print_fio(doc, output_format, log_dir, opts.trace, store, outcomes)
         else:
             show_metrics(doc)
-        print(f"stored as run {run_id} in {store.path}")
+        if test == "fio" and output_format == "json":  # stdout holds fio's JSON only
+            typer.echo(f"stored as run {run_id} in {store.path}", err=True)
+        else:
+            print(f"stored as run {run_id} in {store.path}")
+
+
+def check_log_dir(log_dir: Optional[Path], f) -> None:
+    """fio's log files go only to a directory the user names (the simulated drive writes
+    nothing else); checked before the run."""
+    wants = [k for k in ("write_bw_log", "write_iops_log", "write_lat_log") if k in f.logs]
+    if log_dir is None:
+        if wants:
+            typer.echo(f"ssdlab: note: {', '.join(wants)}: no log files written; give --log-dir DIR "
+                       "to have them in fio's format", err=True)
+        return
+    if not log_dir.is_dir():
+        raise UserError(f"--log-dir {log_dir}: not a directory")
+
+
+def print_fio(doc: dict, output_format: str, log_dir: Optional[Path], f, store, outcomes) -> None:
+    from ..fiojob.output import fio_text, write_logs
+
+    for d in doc["drives"]:
+        fdoc = d["metrics"].get("fio")
+        if not fdoc:
+            continue
+        if output_format == "json":
+            print_json(fdoc)
+        else:
+            print(f"drive {d['drive']}:")
+            print(fio_text(fdoc))
+    if log_dir is not None and outcomes:  # the first drive's, from the stored phase
+        ph = [p for p in store.phases(outcomes[0].run_drive_id, with_data=False) if p["kind"] == "fiojob"]
+        if ph:
+            for path in write_logs(f.jobs, ph[-1]["latency"]["jobs"], f.logs, f.log_ms, log_dir):
+                typer.echo(f"ssdlab: wrote {path}", err=True)
 
 
 def print_plan(test: str, drv, opts: Options, json_out: bool) -> None:
@@ -403,5 +443,6 @@ def validate(
 
 
 app.command("sweep")(sweep_cmd)  # sweep.py: grids of runs
+app.command("pts")(pts_cmd)  # pts.py: the SNIA PTS tests and their report
 app.command("fio-server", **FIO_SERVER)(fio_server_cmd)  # remote.py: says how drives on other hosts are reached
 app.command("agent", hidden=True)(agent_cmd)  # remote.py: started over ssh for --drive HOST:/dev/X

@@ -16,6 +16,17 @@ from ..targets.sim import check_seed
 from ..store import Store, StoreError, default_path
 
 
+def whole_number(option: str, text: str, lo: int, hi: int) -> int:
+    """An option's whole-number value within lo..hi, or one line saying what it must be."""
+    try:
+        v = int(text.strip())
+    except ValueError:
+        raise UserError(f"{option} {text}: not a whole number; give one from {lo} to {hi}") from None
+    if not lo <= v <= hi:
+        raise UserError(f"{option} {text}: out of range; give a whole number from {lo} to {hi}")
+    return v
+
+
 def check_y_max(y_max: float | None) -> float | None:
     if y_max is not None and not (math.isfinite(y_max) and y_max > 0):
         raise UserError(f"--y-max {y_max}: must be a positive number (MB/s)")

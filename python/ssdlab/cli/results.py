@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from .errors import UserError, user_errors
-from .inputs import existing_store, read_store
+from .inputs import existing_store, read_store, whole_number
 from .output import emit_table, print_json
 from ..store import MAX_ID, Store, check_free
 
@@ -19,15 +19,14 @@ results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, e
 @results_app.command("list")
 def results_list(
     db: Optional[Path] = typer.Option(None, "--db"),
-    limit: int = typer.Option(50, "--limit"),
+    limit: str = typer.Option("50", "--limit", metavar="N", help=f"the newest N runs, N a whole number 1 to {MAX_ID}"),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Stored runs, newest first."""
     with user_errors():
-        if not 1 <= limit <= MAX_ID:
-            raise UserError(f"--limit {limit}: must be at least 1")
+        n = whole_number("--limit", limit, 1, MAX_ID)
         store = read_store(db)
-        runs = store.runs(limit) if store is not None else []
+        runs = store.runs(n) if store is not None else []
     if json_out:
         print_json(runs)
         return

@@ -51,7 +51,7 @@ def sweep_cmd(
         store = Store(db)
         store.check_writable()
         have = len(sw.finished(store, g))
-        total = len(g.points())
+        total = g.size
         executor = open_executor(jobs, ray_address or ("local" if ray else None))
         bar = UnitsProgress(f"sweep {g.id} {test}", total, have, executor.describe())
 

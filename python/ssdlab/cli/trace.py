@@ -4,8 +4,12 @@ checked and turned into the test's TraceOptions; misuse is a UserError (one line
 from __future__ import annotations
 
 import math
+import os
 import re
+import sys
 from pathlib import Path
+
+import typer
 
 from .errors import UserError
 
@@ -29,12 +33,14 @@ def trace_options(test: str, trace: Path | None, fmt: str | None, speed: float,
                   idle_cap: str | None, qd: int | None, state: str, wrap: bool,
                   given: list[str]):
     """TraceOptions for `run trace`; for other tests, refuse the trace-only options given."""
+    if test == "fio":
+        given = [g for g in given if g != "--state"]  # run fio: empty, full or precondition
     if test != "trace":
         if given:
             raise UserError(f"{', '.join(given)}: only for `ssdlab run trace`")
         return None
     from ..methodology.trace import STATES, TraceOptions
-    from ..phase import Replay
+    from ..phase import MAX_SPEED, MIN_SPEED, Replay
     from ..traces import FORMATS
 
     if trace is None:
@@ -49,8 +55,9 @@ def trace_options(test: str, trace: Path | None, fmt: str | None, speed: float,
         raise UserError(f"--trace {trace}: no such file")
     if fmt is not None and fmt not in FORMATS:
         raise UserError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
-    if not (math.isfinite(speed) and 0 < speed <= 1e6):
-        raise UserError(f"--speed {speed:g}: must be above 0 and at most 1e6")
+    if not (math.isfinite(speed) and MIN_SPEED <= speed <= MAX_SPEED):
+        raise UserError(f"--speed {speed:g}: must be {MIN_SPEED:g} to {MAX_SPEED:g} (the recorded "
+                        "gaps are divided by it)")
     if qd is not None and not 1 <= qd <= 65536:
         raise UserError(f"--qd {qd}: must be 1 to 65536")
     if state not in STATES:
@@ -58,6 +65,40 @@ def trace_options(test: str, trace: Path | None, fmt: str | None, speed: float,
     cap = None if idle_cap is None else parse_duration(idle_cap, "--idle-cap")
     return TraceOptions(Replay(trace=str(trace), format=fmt, speed=speed, idle_cap_s=cap,
                                queue_depth=qd, wrap=wrap), state=state)
+
+
+BIG_TRACE = 64 << 20  # bytes on disk: reading it shows a progress bar at a terminal
+
+
+class ReadProgress:
+    """A progress bar on stderr while a big trace file is read (at a terminal only)."""
+
+    def __init__(self, path: str):
+        self.bar = None
+        try:
+            big = os.path.getsize(path) > BIG_TRACE
+        except OSError:
+            big = False
+        if big and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self.bar = Progress(TextColumn(f"reading {Path(path).name}"), BarColumn(), DownloadColumn(),
+                                TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+
+    def __enter__(self) -> "ReadProgress":
+        if self.bar is not None:
+            self.bar.start()
+            self.task = self.bar.add_task("read", total=None)
+        return self
+
+    def update(self, done: int, total: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done, total=total)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def announce(opts) -> str:
@@ -70,33 +111,34 @@ def announce(opts) -> str:
 
     if workloads.is_builtin(r.trace):  # generated per drive, later
         return f"trace {workloads.describe(r.trace)}"
-    s = stream_of(r.trace, r.format)
+    with ReadProgress(r.trace) as bar:
+        s = stream_of(r.trace, r.format, progress=bar.update)
     _, how, notes = mode(r, s)
     fmt = s.format if r.format else f"{s.format} (detected)"
     return f"trace {r.trace}: {fmt}, {len(s)} I/Os, {how}" + "".join(f"; {n}" for n in notes)
 
 
-def fio_options(job: Path | None, drv: list):
-    """`run fio JOBFILE`: the job's I/Os captured for the smallest of the (simulated) drives."""
-    import atexit
-    import shutil
-    import tempfile
-
-    from ..methodology.fio_run import FioJobOptions
-    from ..phase import Replay
-    from ..traces.fio_capture import capture
+def fio_options(job: Path | None, drv: list, state: str = "empty", seed: int = 42):
+    """`run fio JOBFILE`: the job file read, checked and compiled by ssdlab for the smallest
+    of the (simulated) drives; fio never runs it. Notes (options accepted with no effect)
+    are printed as one line."""
+    from ..fiojob.compile import compile_job
+    from ..methodology.fio_run import STATES, FioJobOptions
 
     if job is None:
         raise UserError("run fio: give the job file: ssdlab run fio JOBFILE --drive sim:PROFILE")
     if not job.is_file():
         raise UserError(f"{job}: no such job file")
+    if state not in STATES:
+        raise UserError(f"--state {state}: for run fio choose empty, full or precondition")
     real = [spec for spec, t in drv if not t.capabilities.simulated]
     if real:
         raise UserError(f"run fio: {real[0]} is a real drive: run the job with fio itself there; "
-                        "`ssdlab run fio` replays a job on simulated drives (--drive sim:PROFILE)")
+                        "`ssdlab run fio` runs a job on simulated drives (--drive sim:PROFILE)")
     cap = min(t.identify().capacity for _, t in drv) if drv else 0
-    wd = Path(tempfile.mkdtemp(prefix="ssdlab-fio-capture-"))
-    atexit.register(shutil.rmtree, wd, ignore_errors=True)
-    c = capture(job, cap, wd)
-    return FioJobOptions(job=str(job), name=c.name,
-                         replay=Replay(trace=str(c.iolog), format="fio-v3", queue_depth=c.iodepth))
+    c = compile_job(job, cap, seed)
+    for n in c.notes:
+        typer.echo(f"ssdlab: note: {n}", err=True)
+    return FioJobOptions(job=str(job), name=c.jobs[0].name, jobs=c.spec(),
+                         group_reporting=c.group_reporting, log_ms=c.log_ms, logs=c.logs,
+                         notes=tuple(c.notes), global_options=c.global_options, state=state)

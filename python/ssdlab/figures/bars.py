@@ -3,7 +3,9 @@ test's transfers): one group, every drive side by side."""
 
 from __future__ import annotations
 
-import html as _html
+import html
+from functools import partial
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -13,6 +15,19 @@ from .data import QuickGroup, QuickSeries, _f, generic_title
 from .html import bars_figure
 from .model import ReportRun
 from .png import bars_png
+
+
+def _html(g: QuickGroup, meta: str) -> str:
+    return meta + bars_figure(g)
+
+
+def _png(g: QuickGroup, out_dir: Path) -> list[Path]:
+    return [bars_png(g, out_dir)]
+
+
+def drawn(g: QuickGroup, meta: str = "") -> Drawn:
+    """A group of bars as a figure, `meta` (a note) above it in HTML."""
+    return Drawn(g.fig_key, partial(_html, g, meta), partial(_png, g))
 
 
 def scalar_bars(runs: Sequence[ReportRun], test: str, title: str, metrics: list[str],
@@ -36,11 +51,7 @@ def scalar_figures(test: str, title: str, metrics: list[str], names: dict[str, s
     """The figures function of a test shown as one group of bars."""
 
     def figures(runs: Sequence[ReportRun], opts: FigureOptions) -> list[Drawn]:
-        out = []
-        for g in scalar_bars(runs, test, title, metrics, names, note):
-            meta = f'<p class="meta" id="note-{test}">{_html.escape(note)}</p>' if note else ""
-            out.append(Drawn(g.fig_key, lambda g=g, meta=meta: meta + bars_figure(g),
-                             lambda out_dir, g=g: [bars_png(g, out_dir)]))
-        return out
+        meta = f'<p class="meta" id="note-{test}">{html.escape(note)}</p>' if note else ""
+        return [drawn(g, meta) for g in scalar_bars(runs, test, title, metrics, names, note)]
 
     return figures

@@ -130,7 +130,7 @@ def _combo_traces(c: ConsistencyCombo | None, panels: list[D.Panel]) -> list[dic
     """x/y for every trace of fig-consistency, in _trace_names order. A missing
     combination gives empty traces. On the log panels 0-IOPS seconds sit on the floor
     line (data.LogAxis); missing seconds stay gaps."""
-    empty = {"x": [], "y": []}
+    empty: dict[str, list[float]] = {"x": [], "y": []}
     if c is None:
         return [empty for _ in _trace_names(panels)]
     whole, window = _axes(c)
@@ -257,7 +257,7 @@ def consistency_figure(combos: list[ConsistencyCombo]) -> tuple[str, str]:
                    for d in range(len(drives)) for s in range(len(spares))},
     }
     div = _div(fig, "fig-consistency", figure="consistency", drive=drives[0],
-               spare=D.spare_label(spares[0]), **{"drive-index": 0, "spare-index": 0})
+               spare=D.spare_label(spares[0]), **{"drive-index": "0", "spare-index": "0"})
     blob = json.dumps(payload, allow_nan=False).replace("</", "<\\/")  # cannot end the tag
     script = (f'<script type="application/json" id="data-consistency">{blob}</script>'
               f"<script>{SWITCH_JS}</script>")

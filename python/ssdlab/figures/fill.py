@@ -89,7 +89,7 @@ def fill_y_max(curves: list[FillCurve], y_max: float | None) -> float:
 
 # --- HTML ---------------------------------------------------------------------------------
 
-def fill_figures(curves: list[D.FillCurve], y_top: float) -> list[str]:
+def fill_figures(curves: list[FillCurve], y_top: float) -> list[str]:
     out = []
     if len(curves) > 1:
         fig = go.Figure()
@@ -116,7 +116,7 @@ def fill_figures(curves: list[D.FillCurve], y_top: float) -> list[str]:
         fig.update_xaxes(title_text="GB written", row=rows, col=1)
         H._base_layout(fig, f"Whole-drive fill: {c.label}", 420 + 150 * len(panels))
         out.append(H._div(fig, f"fig-fill-{i}", figure="fill", drive=c.drive, label=c.label,
-                        run=c.run_id))
+                        run=str(c.run_id)))
     return out
 
 
@@ -137,7 +137,7 @@ YMAX_JS = r"""
 
 # --- PNG ----------------------------------------------------------------------------------
 
-def fill_pngs(curves: list[D.FillCurve], y_top: float, out_dir: Path) -> list[Path]:
+def fill_pngs(curves: list[FillCurve], y_top: float, out_dir: Path) -> list[Path]:
     out = []
     if len(curves) > 1:
         fig, ax = plt.subplots(figsize=(P.WIDTH, 3.2), layout="constrained")

@@ -50,8 +50,9 @@ def _legend_below_plot(fig: go.Figure) -> None:
 
 
 def _counter_trace(counters: D.Counters | None, key: str) -> dict:
-    vals = counters.lines.get(key) if counters is not None else None
-    return {"x": _l(counters.x) if vals is not None else [], "y": _l(vals)}
+    if counters is None or counters.lines.get(key) is None:
+        return {"x": [], "y": []}
+    return {"x": _l(counters.x), "y": _l(counters.lines[key])}
 
 
 def _add_counter_panel(fig: go.Figure, counters: D.Counters | None, panel: D.Panel, row: int):

@@ -4,6 +4,7 @@ plain publication style: the same figures and numbers as the HTML (both read dat
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -21,7 +22,7 @@ DPI = 200
 WIDTH = 7.0  # inches: a two-column figure in a paper or a review page
 
 
-STYLE = {
+STYLE: dict[str, Any] = {
     "font.family": "DejaVu Sans", "font.size": 8.5, "axes.titlesize": 9.5,
     "axes.labelsize": 8.5, "axes.spines.top": False, "axes.spines.right": False,
     "axes.grid": True, "axes.axisbelow": True, "grid.color": "#e6e6e6", "grid.linewidth": 0.6,
@@ -61,7 +62,7 @@ def counter_axes(axes, counters: D.Counters | None, panels: list[D.Panel]) -> No
     for ax, panel in zip(axes, panels):
         for key in panel.lines:
             vals = counters.lines.get(key) if counters is not None else None
-            if vals is not None:
+            if counters is not None and vals is not None:
                 ax.plot(counters.x, vals, color=LINE_COLORS.get(key, COUNTER_COLOR), lw=0.8,
                         ls="--" if key in D.DASHED else "-")
         ax.set_ylabel(panel.unit)

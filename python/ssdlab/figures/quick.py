@@ -9,10 +9,9 @@ from typing import Sequence
 import numpy as np
 
 from . import Drawn, FigureOptions
+from .bars import drawn
 from .data import QuickGroup, QuickSeries, _is_spread, _scalar_or_list
-from .html import bars_figure
 from .model import ReportRun
-from .png import bars_png
 
 
 def figures(runs: Sequence[ReportRun], opts: FigureOptions) -> list[Drawn]:
@@ -20,8 +19,7 @@ def figures(runs: Sequence[ReportRun], opts: FigureOptions) -> list[Drawn]:
     if not groups:
         return []
     note = f'<p class="meta" id="note-quick">{_html.escape(NOTE)}.</p>'
-    return [Drawn(f"quick-{g.key}", (lambda g=g, i=i: (note if i == 0 else "") + bars_figure(g)),
-                  lambda out, g=g: [bars_png(g, out)]) for i, g in enumerate(groups)]
+    return [drawn(g, note if i == 0 else "") for i, g in enumerate(groups)]
 
 
 QUICK_UNITS = [("_mbps", "MB/s", "mbps"), ("_iops", "IOPS", "iops"), ("_us", "µs", "us"),

@@ -5,25 +5,30 @@ runs in one report)."""
 
 from __future__ import annotations
 
+from functools import partial
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
 from . import Drawn, FigureOptions
+from .bars import drawn
 from .data import QuickGroup, QuickSeries, _f
-from .html import _base_layout, _div, _l, _legend_below_plot, bars_figure
+from .html import _base_layout, _div, _l, _legend_below_plot
 from .model import ReportRun
-from .png import bars_png
 from .style import COLORS
+
+
+def no_png(out_dir: Path) -> list[Path]:
+    return []  # the latency over time is an HTML figure only
 
 
 def figures(runs: Sequence[ReportRun], opts: FigureOptions) -> list[Drawn]:
     runs = list(runs)
-    out = [Drawn(g.fig_key, lambda g=g: bars_figure(g), lambda d, g=g: [bars_png(g, d)])
-           for g in trace_bars(runs)]
+    out = [drawn(g) for g in trace_bars(runs)]
     if trace_phases(runs):
-        out.append(Drawn("trace-latency", lambda: trace_latency_figure(runs), lambda d: []))
+        out.append(Drawn("trace-latency", partial(trace_latency_figure, runs), no_png))
     return out
 
 

@@ -75,9 +75,9 @@ def working_set_figure(sets: list[WorkingSet]) -> str:
 
 def working_set_png(sets: list[WorkingSet], out_dir: Path) -> Path:
     has_lat = any(s.lat_p99_us is not None for s in sets)
-    fig, axes = plt.subplots(2 if has_lat else 1, 1, figsize=(WIDTH, 5.0 if has_lat else 3.0),
+    fig, grid = plt.subplots(2 if has_lat else 1, 1, figsize=(WIDTH, 5.0 if has_lat else 3.0),
                              sharex=True, squeeze=False, layout="constrained")
-    axes = list(axes[:, 0])
+    axes = list(grid[:, 0])
     for i, s in enumerate(sets):
         col = COLORS[i % len(COLORS)]
         axes[0].plot(s.gb, s.iops, "o-", color=col, ms=3.5, label=s.label)

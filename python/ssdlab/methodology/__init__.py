@@ -7,6 +7,7 @@ from __future__ import annotations
 from . import consistency, copy, fill, fio_run, idle, quick, trace, trim, working_set
 from .common import Options
 from .test import Test
+from .pts import PTS_TESTS
 
 # the review's tests, in the order a review runs and a report shows them
 TESTS: dict[str, Test] = {}
@@ -33,6 +34,8 @@ register(quick.TEST)
 register(copy.TEST)
 register(trace.TEST)
 register(fio_run.TEST)
+for _t in PTS_TESTS.values():  # the SNIA PTS tests: `ssdlab run pts-TEST` and `ssdlab pts`
+    register(_t)
 
 
 def get(test: str) -> Test:
@@ -42,4 +45,4 @@ def get(test: str) -> Test:
         raise ValueError(f"unknown test '{test}': choose one of {', '.join(ALL)}") from None
 
 
-__all__ = ["ALL", "TESTS", "INPUT_TESTS", "Options", "Test", "get", "register"]
+__all__ = ["ALL", "TESTS", "INPUT_TESTS", "PTS_TESTS", "Options", "Test", "get", "register"]

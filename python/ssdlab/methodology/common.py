@@ -25,6 +25,8 @@ class Options:
     interval: float | None = None  # quick: idle seconds between tests; None: the test's default
     # trace: what to replay and how (methodology/trace.py TraceOptions); None for other tests
     trace: Any = None
+    # pts-*: the PTS settings (methodology/pts/common.py PtsOptions); None: the specification's
+    pts: Any = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.spare < 100:

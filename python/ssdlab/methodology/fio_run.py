@@ -1,76 +1,98 @@
-"""Any fio job on a simulated drive (`ssdlab run fio JOBFILE --drive sim:...`): the job's
-I/O stream, captured with fio's null engine (traces/fio_capture.py), replayed closed-loop
-at the job's iodepth on the purged drive: the next I/O is issued as one completes, as fio
-does with no think time. Metrics as fio reports them, per direction: IOPS, bandwidth,
-latency min / average / max and percentiles (total latency, submission to completion)."""
+"""Any fio job on a simulated drive (`ssdlab run fio JOBFILE --drive sim:...`): the job file
+is read and compiled by ssdlab (fiojob/: an allow-list of I/O-pattern options, never run by
+fio) into the simulator's own workload: every job and numjobs clone its own I/O stream and
+queue depth on the drive at once, in virtual time. The drive starts purged (--state empty),
+filled once sequentially (full) or twice (precondition, as SNIA's preconditioning). Metrics
+as fio reports them, per direction, and the whole fio JSON document as the metric `fio`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import phase as ph
-from ..phase import Replay
 from .common import Options
 from .test import Test
 
 DEFAULT_SECONDS = None
 SECONDS_HELP = ""
 PERCENTILES = ("p50_us", "p90_us", "p99_us", "p99_9_us", "p99_99_us")
+STATES = ("empty", "full", "precondition")
 
 
 @dataclass(frozen=True)
 class FioJobOptions:
     job: str  # the user's job file
-    name: str  # its job's name
-    replay: Replay  # the captured iolog, closed loop at the job's iodepth
+    name: str  # its first job's name
+    jobs: list  # the compiled jobs (fiojob/compile.py Compiled.spec())
+    group_reporting: bool = False
+    log_ms: int = 500
+    logs: dict = field(default_factory=dict)
+    notes: tuple = ()
+    global_options: dict = field(default_factory=dict)
+    state: str = "empty"
+
+    def __post_init__(self) -> None:
+        if self.state not in STATES:
+            raise ValueError(f"--state {self.state}: for run fio choose empty, full or precondition")
 
 
 def phases(capacity: int, opts: Options) -> list[ph.Phase]:
     f: FioJobOptions | None = opts.trace
     if f is None:
         raise ValueError("fio: give the job file: ssdlab run fio JOBFILE --drive sim:PROFILE")
-    from ..traces.timing import prepare
-
-    prepare(f.replay, capacity)  # offsets past the drive: refused before anything runs
-    return [ph.purge(), ph.Phase(kind="replay", name=f"fio-{f.name}", replay=f.replay)]
-
-
-def analyze(results, opts: Options) -> dict:
-    r = next(x for x in results if x.phase.kind == "replay")
-    tot, lat = r.totals, r.latency or {}
-    dur = float(tot.get("duration_s") or 0.0)
-    out: dict = {"iodepth": opts.trace.replay.queue_depth, "duration_s": dur,
-                 "iops": float(tot.get("iops") or 0.0)}
-    for d in ("read", "write"):
-        n, b = float(tot.get(f"{d}_ios") or 0.0), float(tot.get(f"{d}_bytes") or 0.0)
-        h = lat.get(d) or {}
-        out[f"{d}_ios"] = n
-        out[f"{d}_bytes"] = b
-        out[f"{d}_iops"] = n / dur if dur else None
-        out[f"{d}_mbps"] = b / dur / 1e6 if dur else None
-        for k in ("min_us", "mean_us", "max_us", *PERCENTILES):
-            out[f"{d}_lat_{k}"] = h.get(k) if n else None
-    if tot.get("energy_j") is not None:
-        out["energy_j"] = tot["energy_j"]
+    out = [ph.purge()]
+    whole = capacity - capacity % 4096
+    for i in range({"empty": 0, "full": 1, "precondition": 2}[f.state]):
+        out.append(ph.seq_write(f"fill-{i + 1}", offset=0, length=whole, stop_bytes=whole))
+    out.append(ph.Phase(kind="fiojob", name=f"fio-{f.name}", fiojob=ph.FioJobs(file=f.job, jobs=f.jobs)))
     return out
 
 
-def fio_style(spec: str, name: str, m: dict) -> str:
-    """The figures in fio's own layout (its normal output), for people used to reading it."""
-    lines = [f"{name}: (drive {spec}, iodepth={m['iodepth']}, closed loop on the simulator)"]
-    for d in ("read", "write"):
-        if not m.get(f"{d}_ios"):
+def fio_doc(r, f: FioJobOptions) -> dict:
+    from ..fiojob.output import fio_json
+
+    jobs = (r.latency or {}).get("jobs") or []
+    extra = {"job_file": f.job, "state": f.state, "notes": list(f.notes),
+             "unwritten_read_ios": float(r.totals.get("unwritten_read_ios") or 0.0),
+             "virtual_time": True}
+    return fio_json(f.jobs, jobs, f.group_reporting, f.log_ms, extra, f.global_options)
+
+
+def analyze(results, opts: Options) -> dict:
+    r = next(x for x in results if x.phase.kind == "fiojob")
+    f: FioJobOptions = opts.trace
+    tot = r.totals
+    doc = fio_doc(r, f)
+    dur = float(tot.get("duration_s") or 0.0)
+    out: dict = {"iodepth": max(int(j["iodepth"]) for j in f.jobs), "jobs": len(f.jobs),
+                 "duration_s": dur, "iops": float(tot.get("iops") or 0.0),
+                 "unwritten_read_ios": float(tot.get("unwritten_read_ios") or 0.0)}
+    for d in ("read", "write", "trim"):
+        ds = [j[d] for j in doc["jobs"]]
+        n = sum(x["total_ios"] for x in ds)
+        b = sum(x["io_bytes"] for x in ds)
+        out[f"{d}_ios"] = float(n)
+        out[f"{d}_bytes"] = float(b)
+        rt = max((x["runtime"] for x in ds), default=0) / 1000
+        out[f"{d}_iops"] = n / rt if rt and n else None
+        out[f"{d}_mbps"] = b / rt / 1e6 if rt and n else None
+        if d == "trim":
             continue
-        mib = m[f"{d}_bytes"] / 2**20
-        bw_mib = m[f"{d}_mbps"] * 1e6 / 2**20
-        lines.append(f"  {d}: IOPS={m[f'{d}_iops']:.0f}, BW={bw_mib:.1f}MiB/s "
-                     f"({m[f'{d}_mbps']:.1f}MB/s)({mib:.1f}MiB/{m['duration_s'] * 1e3:.0f}msec)")
-        lines.append(f"    lat (usec): min={m[f'{d}_lat_min_us']:.2f}, max={m[f'{d}_lat_max_us']:.2f}, "
-                     f"avg={m[f'{d}_lat_mean_us']:.2f}")
-        pct = ", ".join(f"{q}th=[{m[f'{d}_lat_{k}']:.0f}]" for q, k in
-                        zip(("50.00", "90.00", "99.00", "99.90", "99.99"), PERCENTILES))
-        lines.append(f"    lat percentiles (usec): {pct}")
-    return "\n".join(lines)
+        lat = [x["clat_ns"] for x in ds if x["total_ios"]]
+        if lat:
+            nn = sum(x["N"] for x in lat)
+            out[f"{d}_lat_min_us"] = min(x["min"] for x in lat) / 1e3
+            out[f"{d}_lat_mean_us"] = sum(x["mean"] * x["N"] for x in lat) / nn / 1e3
+            out[f"{d}_lat_max_us"] = max(x["max"] for x in lat) / 1e3
+            for k, p in zip(PERCENTILES, ("50.000000", "90.000000", "99.000000", "99.900000", "99.990000")):
+                out[f"{d}_lat_{k}"] = max(x["percentile"][p] for x in lat) / 1e3
+        else:
+            for k in ("min_us", "mean_us", "max_us", *PERCENTILES):
+                out[f"{d}_lat_{k}"] = None
+    if tot.get("energy_j") is not None:
+        out["energy_j"] = tot["energy_j"]
+    out["fio"] = doc
+    return out
 
 
 TEST = Test(

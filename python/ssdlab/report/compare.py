@@ -71,8 +71,8 @@ def _flatten(metrics: dict[str, Any]) -> dict[str, float]:
     for k, v in metrics.items():
         if isinstance(v, dict):
             for kk, vv in v.items():
-                if _f(vv) is not None:
-                    out[f"{k}[{kk}]"] = _f(vv)
-        elif _f(v) is not None:
-            out[k] = _f(v)
+                if (x := _f(vv)) is not None:
+                    out[f"{k}[{kk}]"] = x
+        elif (x := _f(v)) is not None:
+            out[k] = x
     return out

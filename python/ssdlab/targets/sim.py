@@ -46,6 +46,8 @@ class SimTarget(BaseTarget):
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
         if phase.kind == "replay":
             return self._replay(phase, on_sample)
+        if phase.kind == "fiojob":
+            return self._fiojob(phase, on_sample)
         spec = phase.resolve(int(self.info["user_bytes"]))
         try:
             raw = self.drive.run(spec, on_sample)
@@ -69,6 +71,23 @@ class SimTarget(BaseTarget):
             partial = getattr(e, "partial", None)
             raise Interrupted(_replay_result(phase, partial) if partial else None) from e
         return _replay_result(phase, raw)
+
+    def _fiojob(self, phase: Phase, on_sample: OnSample | None) -> PhaseResult:
+        """A fio job file's jobs, generated and run in the simulator (fiojob/)."""
+        try:
+            raw = self.drive.run_fiojob(phase.fiojob.jobs, sample_interval_s=phase.sample_interval_s,
+                                        segment_bytes=phase.segment_bytes, on_sample=on_sample)
+        except KeyboardInterrupt as e:
+            partial = getattr(e, "partial", None)
+            raise Interrupted(_fiojob_result(phase, partial) if partial else None) from e
+        return _fiojob_result(phase, raw)
+
+
+def _fiojob_result(phase: Phase, raw: dict) -> PhaseResult:
+    """Each job's figures ride in `latency` as `jobs` (stored with the phase)."""
+    r = _result(phase, raw)
+    r.latency = dict(r.latency, jobs=raw["jobs"])
+    return r
 
 
 def _replay_result(phase: Phase, raw: dict) -> PhaseResult:

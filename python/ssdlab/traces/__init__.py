@@ -9,11 +9,13 @@ docs/methodology.md.
 from __future__ import annotations
 
 import gzip
-import io
+import os
+import zlib
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Callable, Iterator
 
 from . import blkparse, fio_iolog, msr, plain_csv
+from .limits import MAX_LINE_CHARS, MAX_TEXT_BYTES
 from .stream import FLUSH, OP_NAMES, READ, TRIM, WRITE, IoStream, TraceError
 
 __all__ = ["FORMATS", "IoStream", "TraceError", "load", "detect", "READ", "WRITE", "TRIM",
@@ -25,21 +27,61 @@ FORMATS = {"fio": fio_iolog.parse, "fio-v2": fio_iolog.parse, "fio-v3": fio_iolo
 SNIFF_LINES = 50
 
 
-def _open(path: Path) -> io.TextIOBase:
+def _open(path: Path) -> BinaryIO:
     with open(path, "rb") as f:
         gz = f.read(2) == b"\x1f\x8b"
-    raw = gzip.open(path, "rb") if gz else open(path, "rb")
-    return io.TextIOWrapper(raw, encoding="utf-8", newline=None)
+    return gzip.open(path, "rb") if gz else open(path, "rb")  # type: ignore[return-value]
 
 
-def _lines(path: Path) -> Iterator[str]:
+Progress = Callable[[int, int], None]  # (bytes of the file read, its size)
+
+
+CHUNK = 1 << 20
+
+
+def _lines(path: Path, progress: Progress | None = None) -> Iterator[tuple[int, str]]:
+    """The trace's non-blank lines with their numbers, each at most MAX_LINE_CHARS long, at
+    most MAX_TEXT_BYTES of text in all (after gzip); `progress` hears how much of the file
+    has been read. Runs of blank lines cost no Python work per line."""
+    n, text = 0, 0
     try:
-        with _open(path) as f:
-            yield from f
+        with _open(path) as raw:
+            disk = getattr(raw, "fileobj", None) or raw  # the file's own position
+            size = os.fstat(disk.fileno()).st_size
+            rest = b""
+            while chunk := raw.read(CHUNK):
+                text += len(chunk)
+                if text > MAX_TEXT_BYTES:
+                    raise TraceError(f"{path}: more than {MAX_TEXT_BYTES >> 30} GiB of text (after "
+                                     f"gzip) by line {n + 1}: a trace holds at most that (split it)")
+                if progress is not None:
+                    progress(disk.tell(), size)
+                if not chunk.strip() and not rest.strip():  # only blank lines
+                    n += chunk.count(b"\n")
+                    rest = b""
+                    continue
+                lines = (rest + chunk).split(b"\n")
+                rest = lines.pop()
+                for line in lines:
+                    n += 1
+                    if line.strip():
+                        if len(line) > MAX_LINE_CHARS:
+                            _too_long(path, n)
+                        yield n, line.decode("utf-8")
+                if len(rest) > MAX_LINE_CHARS:
+                    _too_long(path, n + 1)
+            if rest.strip():
+                yield n + 1, rest.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise TraceError(f"{path}: not a text trace (byte {e.object[e.start]:#04x} is not UTF-8)") from None
-    except (EOFError, gzip.BadGzipFile) as e:
+        raise TraceError(f"{path}: line {n}: not a text trace (byte {e.object[e.start]:#04x} is not "
+                         "UTF-8)") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise TraceError(f"{path}: a damaged gzip file ({e})") from None
+
+
+def _too_long(path: Path, n: int) -> None:
+    raise TraceError(f"{path}: line {n} is longer than {MAX_LINE_CHARS} characters: not a trace "
+                     "line (a trace line is about 100)")
 
 
 def detect(head: list[str]) -> str | None:
@@ -59,7 +101,7 @@ def detect(head: list[str]) -> str | None:
     return None
 
 
-def load(path: str | Path, fmt: str | None = None) -> IoStream:
+def load(path: str | Path, fmt: str | None = None, progress: Progress | None = None) -> IoStream:
     p = Path(path)
     if not p.is_file():
         raise TraceError(f"trace file '{path}' not found")
@@ -68,7 +110,7 @@ def load(path: str | Path, fmt: str | None = None) -> IoStream:
     try:
         if fmt is None:
             head = []
-            for line in _lines(p):
+            for _, line in _lines(p):
                 head.append(line)
                 if len(head) >= SNIFF_LINES:
                     break
@@ -76,7 +118,7 @@ def load(path: str | Path, fmt: str | None = None) -> IoStream:
             if fmt is None:
                 raise TraceError(f"{path}: cannot tell the trace format from its first lines: "
                                  f"give --format ({', '.join(FORMATS)})")
-        s = FORMATS[fmt](_lines(p), str(path))
+        s = FORMATS[fmt](_lines(p, progress), str(path))
     except OSError as e:
         raise TraceError(f"trace file '{path}': {e.strerror or e}") from None
     if fmt in ("fio-v2", "fio-v3") and s.format != fmt:

@@ -7,7 +7,8 @@ the start and the count after '+'; time in **seconds** with nanosecond decimals.
 
 Which events: `D` (issued to the device: what the drive saw, after merging), or `Q`
 (queued by the application) when the trace has no `D` event; the one used is said in the
-notes. RWBS: D = discard (trim), R = read, W = write, F with no data = flush. Other
+notes. A request the driver gave back (`R`, requeue) is dispatched again by a later `D`:
+the dispatch it undid is dropped, so each request is replayed once. RWBS: D = discard (trim), R = read, W = write, F with no data = flush. Other
 events (G, I, M, C, P, U, m ...) are skipped; the summary blkparse prints at the end
 ("CPU0 (8,0):", "Total (8,0):") ends the events. Every event must be of one device.
 """
@@ -17,11 +18,14 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+import numpy as np
+
+from .limits import Collector
 from .stream import FLUSH, READ, TRIM, WRITE, IoStream, bad_line
 
 SECTOR = 512
 EVENT = re.compile(r"\s*(\d+),(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\.(\d{1,9})\s+(\d+)\s+(\S+)\s+(\S+)"
-                   r"(?:\s+(\d+)\s+\+\s+(\d+))?(?:\s|$)")
+                   r"(?:\s+(-?\d+)\s+\+\s+(-?\d+))?(?:\s|$)")
 SUMMARY = re.compile(r"(CPU\d+|Total) \(")
 # lines that look like events: a device "maj,min" first
 LOOKS_LIKE_EVENT = re.compile(r"\s*\d+,\d+\s")
@@ -31,11 +35,14 @@ def is_event(line: str) -> bool:
     return EVENT.match(line) is not None
 
 
-def parse(lines: Iterable[str], path: str) -> IoStream:
+def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
     # per action (D, Q): times, ops, offsets, lengths
-    got: dict[str, tuple[list, list, list, list]] = {"D": ([], [], [], []), "Q": ([], [], [], [])}
+    got = {"D": Collector(path), "Q": Collector(path)}
+    # requeues: the latest dispatch of each request (op, sector, bytes) -> its index in D
+    dispatched: dict[tuple[int, int, int], int] = {}
+    requeued: list[int] = []
     dev = None
-    for n, line in enumerate(lines, start=1):
+    for n, line in lines:
         if not line.strip():
             continue
         m = EVENT.match(line)
@@ -46,7 +53,7 @@ def parse(lines: Iterable[str], path: str) -> IoStream:
             raise bad_line(path, n, f"{what}: expected 'MAJ,MIN CPU SEQ SECONDS PID ACTION RWBS "
                            "[SECTOR + COUNT]' (blkparse's default output)")
         action, rwbs = m.group(8), m.group(9)
-        if action not in got:
+        if action not in got and action != "R":
             continue
         d = (m.group(1), m.group(2))
         if dev is None:
@@ -56,6 +63,8 @@ def parse(lines: Iterable[str], path: str) -> IoStream:
                            "give the trace of one device (blkparse -i DEV)")
         ns = int(m.group(5)) * 1_000_000_000 + int(m.group(6).ljust(9, "0"))
         sector, count = m.group(10), m.group(11)
+        if sector is not None and (int(sector) < 0 or int(count) < 0):
+            raise bad_line(path, n, f"sector {sector} + {count}: sectors and counts are >= 0")
         nbytes = int(count) * SECTOR if count is not None else 0
         if "D" in rwbs:
             op = TRIM
@@ -72,16 +81,26 @@ def parse(lines: Iterable[str], path: str) -> IoStream:
                 op = FLUSH  # a preflush with no data
             else:
                 raise bad_line(path, n, f"{rwbs} event without 'SECTOR + COUNT' (or of 0 sectors)")
-        t, o, off, ln = got[action]
-        t.append(ns)
-        o.append(op)
-        off.append(int(sector) * SECTOR if op != FLUSH and sector is not None else 0)
-        ln.append(nbytes if op != FLUSH else 0)
-    action = "D" if got["D"][0] or not got["Q"][0] else "Q"
-    t, o, off, ln = got[action]
-    t0 = min(t) if t else 0
-    s = IoStream.from_lists([x - t0 for x in t], o, off, ln, format="blkparse", has_time=True,
-                            source=path)
+        offset = int(sector) * SECTOR if op != FLUSH and sector is not None else 0
+        key = (op, offset, nbytes if op != FLUSH else 0)
+        if action == "R":
+            i = dispatched.pop(key, None)
+            if i is not None:
+                requeued.append(i)
+            continue
+        if action == "D":
+            dispatched[key] = len(got["D"])
+        got[action].add(n, ns, op, offset, key[2])
+    action = "D" if len(got["D"]) or not len(got["Q"]) else "Q"
+    out = got[action]
+    if action == "D" and requeued:
+        keep = np.ones(len(out), dtype=bool)
+        keep[requeued] = False
+        out.drop(keep)
+    s = out.stream(format="blkparse", has_time=True)
+    if action == "D" and requeued:
+        s.notes.append(f"blkparse: {len(requeued)} requeued dispatches (R) replayed once, when "
+                       "dispatched again")
     s.notes.append(f"blkparse: replaying the {action} events ("
                    + ("issued to the device)" if action == "D" else "queued: the trace has no D events)"))
     return s

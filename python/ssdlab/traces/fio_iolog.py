@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from .limits import MAX_SPAN_NS, MAX_SPAN_S, Collector
 from .stream import FLUSH, READ, TRIM, WRITE, IoStream, bad_line
 
 HEADERS = {"fio version 2 iolog": 2, "fio version 3 iolog": 3}
@@ -27,17 +28,17 @@ FLUSH_OPS = ("sync", "datasync")
 FILE_OPS = ("add", "open", "close")
 
 
-def parse(lines: Iterable[str], path: str) -> IoStream:
+def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
     it = iter(lines)
-    first = next(it, "").strip()
+    first = next(it, (1, ""))[1].strip()
     version = HEADERS.get(first)
     if version is None:
         raise bad_line(path, 1, f"'{first[:60]}' is not a fio iolog header "
                        "('fio version 2 iolog' or 'fio version 3 iolog')")
-    t, ops, offs, lens = [], [], [], []
+    out = Collector(path, timed=version == 3)
     clock = 0  # v2: microseconds of `wait` so far
     files: set[str] = set()
-    for n, line in enumerate(it, start=2):
+    for n, line in it:
         f = line.split()
         if not f:
             continue
@@ -61,6 +62,9 @@ def parse(lines: Iterable[str], path: str) -> IoStream:
         if act == "wait":
             if version == 2:
                 clock += _num(f, 2, path, n, "wait time (microseconds)")
+                if clock * 1000 > MAX_SPAN_NS:
+                    raise bad_line(path, n, f"the waits add up to {clock / 1e6:.3g} s: a trace spans "
+                                   f"at most {MAX_SPAN_S:g} s (116 days)")
             continue
         if act in FLUSH_OPS:
             op, off, ln = FLUSH, 0, 0
@@ -75,13 +79,9 @@ def parse(lines: Iterable[str], path: str) -> IoStream:
         else:
             raise bad_line(path, n, f"unknown action '{act[:40]}' (expected read, write, trim, "
                            "sync, datasync, wait, add, open or close)")
-        t.append(clock * 1000)
-        ops.append(op)
-        offs.append(off)
-        lens.append(ln)
-    has_time = version == 3 or any(t)
-    s = IoStream.from_lists(t, ops, offs, lens, format=f"fio-v{version}", has_time=has_time,
-                            source=path)
+        out.add(n, clock * 1000, op, off, ln)
+    has_time = version == 3 or any(out.t)
+    s = out.stream(format=f"fio-v{version}", has_time=has_time)
     if len(files) > 1:
         s.notes.append(f"{len(files)} files in the log: all replayed on the one drive")
     if version == 2 and not has_time:

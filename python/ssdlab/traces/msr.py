@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from .limits import Collector
 from .stream import READ, WRITE, IoStream, bad_line
 
 TICK_NS = 100
@@ -24,10 +25,10 @@ def looks_like(line: str) -> bool:
     return (len(f) == 7 and f[3].strip().lower() in TYPES) or line.startswith("Timestamp,Hostname,")
 
 
-def parse(lines: Iterable[str], path: str) -> IoStream:
-    t, ops, offs, lens = [], [], [], []
+def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
+    out = Collector(path)
     disk = None
-    for n, line in enumerate(lines, start=1):
+    for n, line in lines:
         line = line.strip()
         if not line or (n == 1 and line.startswith("Timestamp,")):
             continue
@@ -51,11 +52,5 @@ def parse(lines: Iterable[str], path: str) -> IoStream:
         elif d != disk:
             raise bad_line(path, n, f"disk {'/'.join(d)} after disk {'/'.join(disk)}: give the "
                            "trace of one disk (the MSR files are one per host and disk)")
-        t.append(ts)
-        ops.append(op)
-        offs.append(off)
-        lens.append(size)
-    s = IoStream.from_lists(t, ops, offs, lens, format="msr", has_time=True, source=path)
-    if len(s):
-        s.time_ns = (s.time_ns - s.time_ns.min()) * TICK_NS
-    return s
+        out.add(n, ts * TICK_NS, op, off, size)
+    return out.stream(format="msr", has_time=True)

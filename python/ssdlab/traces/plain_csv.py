@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from .limits import Collector
 from .stream import FLUSH, READ, TRIM, WRITE, IoStream, TraceError, bad_line
 
 TIME_UNITS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
@@ -45,9 +46,9 @@ def _unit(cols: list[str], name: str, units: dict, path: str) -> tuple[int, floa
                      "offset_<unit>,length_<unit>)")
 
 
-def parse(lines: Iterable[str], path: str) -> IoStream:
+def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
     it = iter(lines)
-    cols = header_columns(next(it, ""))
+    cols = header_columns(next(it, (1, ""))[1])
     if "op" not in cols:
         raise TraceError(f"{path}: line 1: the header must name the columns: time_<unit>,op,"
                          "offset_<unit>,length_<unit> (e.g. time_us,op,offset_bytes,length_bytes)")
@@ -56,8 +57,8 @@ def parse(lines: Iterable[str], path: str) -> IoStream:
     oi, ou = _unit(cols, "offset", SIZE_UNITS, path)
     li, lu = _unit(cols, "length", SIZE_UNITS, path)
     need = max(it_, io_, oi, li) + 1
-    t, ops, offs, lens = [], [], [], []
-    for n, line in enumerate(it, start=2):
+    out = Collector(path)
+    for n, line in it:
         if not line.strip():
             continue
         f = line.strip().split(",")
@@ -72,15 +73,9 @@ def parse(lines: Iterable[str], path: str) -> IoStream:
         except ValueError:
             raise bad_line(path, n, f"time must be a number, offset and length whole numbers "
                            f"(units {cols[it_]}, {cols[oi]}, {cols[li]})") from None
-        if not (tv >= 0 and tv * tu < 9e18) or ov < 0 or lv < 0:
+        if not (tv >= 0 and tv * tu < 2**63) or ov < 0 or lv < 0:
             raise bad_line(path, n, "time, offset and length must be >= 0 (and time finite)")
         if op != FLUSH and lv == 0:
             raise bad_line(path, n, f"{f[io_].strip()} of length 0")
-        t.append(round(tv * tu))
-        ops.append(op)
-        offs.append(ov * ou if op != FLUSH else 0)
-        lens.append(lv * lu if op != FLUSH else 0)
-    s = IoStream.from_lists(t, ops, offs, lens, format="csv", has_time=True, source=path)
-    if len(s):
-        s.time_ns = s.time_ns - s.time_ns.min()
-    return s
+        out.add(n, round(tv * tu), op, int(ov * ou) if op != FLUSH else 0, int(lv * lu) if op != FLUSH else 0)
+    return out.stream(format="csv", has_time=True)

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..phase import Replay
 from . import load, workloads
+from .limits import MAX_SPAN_NS, MAX_SPAN_S
 from .stream import FLUSH, IoStream, TraceError
 
 SLOT = 4096
@@ -31,7 +32,8 @@ class Prepared:
     notes: list[str]
 
 
-def stream_of(path: str, fmt: str | None, capacity: int | None = None) -> IoStream:
+def stream_of(path: str, fmt: str | None, capacity: int | None = None,
+              progress=None) -> IoStream:
     """The parsed trace, cached per file version (a run prepares it for every drive); a
     built-in workload (`builtin:NAME[@SCALE]`) generated for a drive of `capacity` bytes
     (None: the one generated last, for its counts and volumes)."""
@@ -51,7 +53,7 @@ def stream_of(path: str, fmt: str | None, capacity: int | None = None) -> IoStre
         raise TraceError(f"trace file '{path}' not found") from None
     key = (os.path.abspath(path), fmt, st.st_mtime_ns, st.st_size)
     if key not in _cache:
-        _remember(key, load(path, fmt))
+        _remember(key, load(path, fmt, progress))
     return _cache[key]
 
 
@@ -90,13 +92,19 @@ def fit(s: IoStream, capacity: int, wrap: bool) -> IoStream:
     return out
 
 
-def issue_times(t: np.ndarray, speed: float, idle_cap_ns: int | None) -> np.ndarray:
+def issue_times(t: np.ndarray, speed: float, idle_cap_ns: int | None, source: str = "") -> np.ndarray:
     """Open-loop issue times: each gap between consecutive I/Os divided by `speed`, then
-    capped at `idle_cap_ns` (the Storage Bench rule: idle time is cut to 25 ms)."""
+    capped at `idle_cap_ns` (the Storage Bench rule: idle time is cut to 25 ms). The replay
+    spans at most MAX_SPAN_S of simulated time."""
     gaps = np.diff(t.astype(np.float64), prepend=float(t[0]) if t.size else 0.0) / speed
     if idle_cap_ns is not None:
         gaps = np.minimum(gaps, float(idle_cap_ns))
-    return np.round(np.cumsum(gaps)).astype(np.uint64)
+    times = np.cumsum(gaps)
+    if times.size and not times[-1] <= MAX_SPAN_NS:
+        raise TraceError(f"{source}: replayed at --speed {speed:g} the trace spans {times[-1] / 1e9:.3g} s "
+                         f"of simulated time; at most {MAX_SPAN_S:g} s (116 days): give a higher "
+                         "--speed or an --idle-cap")
+    return np.round(times).astype(np.uint64)
 
 
 def mode(r: Replay, s: IoStream) -> tuple[int, str, list[str]]:
@@ -119,4 +127,4 @@ def prepare(r: Replay, capacity: int) -> Prepared:
     if qd:
         return Prepared(s, np.zeros(len(s), np.uint64), qd, how, notes)
     cap_ns = None if r.idle_cap_s is None else round(r.idle_cap_s * 1e9)
-    return Prepared(s, issue_times(s.time_ns, r.speed, cap_ns), 0, how, notes)
+    return Prepared(s, issue_times(s.time_ns, r.speed, cap_ns, s.source), 0, how, notes)

@@ -31,7 +31,14 @@ struct Open {
     ready: u64,
 }
 
-const CLOSED: Open = Open { block: NONE, slc: false, cap: 0, unit: 0, fill: 0, ready: 0 };
+const CLOSED: Open = Open {
+    block: NONE,
+    slc: false,
+    cap: 0,
+    unit: 0,
+    fill: 0,
+    ready: 0,
+};
 
 /// The free blocks of one die (general or static SLC): erased ones, and released ones
 /// whose stale data still needs an erase (taken only when no erased block is left).
@@ -44,7 +51,10 @@ pub struct Pool {
 impl Pool {
     fn fresh(blocks: std::ops::Range<u32>) -> Pool {
         // Lowest block first (popped from the end).
-        Pool { erased: blocks.rev().collect(), dirty: Vec::new() }
+        Pool {
+            erased: blocks.rev().collect(),
+            dirty: Vec::new(),
+        }
     }
     pub fn len(&self) -> u32 {
         (self.erased.len() + self.dirty.len()) as u32
@@ -57,7 +67,10 @@ impl Pool {
     }
     /// A free block, and whether it must be erased first.
     fn pop(&mut self) -> Option<(u32, bool)> {
-        self.erased.pop().map(|b| (b, false)).or_else(|| self.dirty.pop().map(|b| (b, true)))
+        self.erased
+            .pop()
+            .map(|b| (b, false))
+            .or_else(|| self.dirty.pop().map(|b| (b, true)))
     }
 }
 
@@ -94,8 +107,12 @@ impl Alloc {
     }
 
     pub fn reset(&mut self, g: &Geometry) {
-        self.free = (0..g.dies).map(|d| Pool::fresh(d * self.bpd + self.static_per_die..(d + 1) * self.bpd)).collect();
-        self.free_static = (0..g.dies).map(|d| Pool::fresh(d * self.bpd..d * self.bpd + self.static_per_die)).collect();
+        self.free = (0..g.dies)
+            .map(|d| Pool::fresh(d * self.bpd + self.static_per_die..(d + 1) * self.bpd))
+            .collect();
+        self.free_static = (0..g.dies)
+            .map(|d| Pool::fresh(d * self.bpd..d * self.bpd + self.static_per_die))
+            .collect();
         self.open.fill(CLOSED);
         self.host_die = 0;
         self.host_page_fill = 0;
@@ -167,7 +184,9 @@ impl Alloc {
         false
     }
     pub fn used_blocks(&self, d: u32, written: &[u32]) -> u32 {
-        (d * self.bpd..(d + 1) * self.bpd).filter(|&b| written[b as usize] > 0).count() as u32
+        (d * self.bpd..(d + 1) * self.bpd)
+            .filter(|&b| written[b as usize] > 0)
+            .count() as u32
     }
     /// Every open block (they are not GC candidates).
     pub fn open_blocks(&self) -> impl Iterator<Item = u32> + '_ {
@@ -191,7 +210,10 @@ impl Alloc {
     }
     /// Take a dirty block of die `d` to erase in the background (general pool first).
     pub(crate) fn take_dirty(&mut self, d: u32) -> Option<u32> {
-        self.free[d as usize].dirty.pop().or_else(|| self.free_static[d as usize].dirty.pop())
+        self.free[d as usize]
+            .dirty
+            .pop()
+            .or_else(|| self.free_static[d as usize].dirty.pop())
     }
 }
 
@@ -241,7 +263,12 @@ impl Ftl {
     /// block (running foreground GC first if free blocks are short) and issues the
     /// program once a unit is complete. Returns (slot, block).
     #[inline(always)]
-    pub(crate) fn alloc_slot(&mut self, stream: Stream, d: u32, t: u64) -> Result<(u32, u32), SimError> {
+    pub(crate) fn alloc_slot(
+        &mut self,
+        stream: Stream,
+        d: u32,
+        t: u64,
+    ) -> Result<(u32, u32), SimError> {
         self.alloc_run(stream, d, t, 1).map(|(s, b, _)| (s, b))
     }
 
@@ -250,7 +277,13 @@ impl Ftl {
     /// whose bookkeeping is then only counters (GC moves a victim page at a time this
     /// way); at those edges, one slot the full way. Returns (first slot, block, count).
     #[inline(always)]
-    pub(crate) fn alloc_run(&mut self, stream: Stream, d: u32, t: u64, want: u32) -> Result<(u32, u32, u32), SimError> {
+    pub(crate) fn alloc_run(
+        &mut self,
+        stream: Stream,
+        d: u32,
+        t: u64,
+        want: u32,
+    ) -> Result<(u32, u32, u32), SimError> {
         let o = &mut self.alloc.open[d as usize * STREAMS + stream as usize];
         if o.block != NONE {
             let (b, slc) = (o.block, o.slc);
@@ -355,9 +388,11 @@ impl Ftl {
     /// A free block of die `d` for data arriving at `t`; a released block that still
     /// holds stale data is erased first (inline: no erased block was left).
     fn take_free(&mut self, d: u32, t: u64) -> Result<u32, SimError> {
-        let (b, dirty) = self.alloc.free[d as usize]
-            .pop()
-            .ok_or_else(|| SimError(format!("die {d} ran out of free blocks (spare area too small for GC)")))?;
+        let (b, dirty) = self.alloc.free[d as usize].pop().ok_or_else(|| {
+            SimError(format!(
+                "die {d} ran out of free blocks (spare area too small for GC)"
+            ))
+        })?;
         if dirty {
             self.nand.erase(t, d);
         }

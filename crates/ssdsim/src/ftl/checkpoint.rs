@@ -21,7 +21,10 @@ pub struct Checkpoint {
 
 impl Checkpoint {
     pub fn new(checkpoint_gb: f64) -> Checkpoint {
-        Checkpoint { every: (checkpoint_gb * 1e9 / SLOT_BYTES as f64).round() as u64, since: 0 }
+        Checkpoint {
+            every: (checkpoint_gb * 1e9 / SLOT_BYTES as f64).round() as u64,
+            since: 0,
+        }
     }
 
     /// `n` slots were remapped; true when the journal is full.

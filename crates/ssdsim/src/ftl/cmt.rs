@@ -32,7 +32,11 @@ impl Cmt {
         let page_bytes = p.nand.page_kib as u64 * 1024;
         let entries_per_page = (page_bytes / 4) as u32;
         let pages = user_slots.div_ceil(entries_per_page as u64) as usize;
-        let cap = if enabled { ((p.mapping.cache_mib * 1048576.0) as u64 / page_bytes).max(1) as usize } else { 0 };
+        let cap = if enabled {
+            ((p.mapping.cache_mib * 1048576.0) as u64 / page_bytes).max(1) as usize
+        } else {
+            0
+        };
         let cap = cap.min(pages.max(1));
         Cmt {
             enabled,
@@ -44,7 +48,11 @@ impl Cmt {
             hand: 0,
             used: 0,
             cap,
-            hit_ns: if p.mapping.kind == "hmb" { (p.mapping.hmb_access_us * 1000.0) as u64 } else { 0 },
+            hit_ns: if p.mapping.kind == "hmb" {
+                (p.mapping.hmb_access_us * 1000.0) as u64
+            } else {
+                0
+            },
             lookups: 0,
             hits: 0,
         }
@@ -68,7 +76,10 @@ impl Cmt {
             self.hits += 1;
             self.referenced[s as usize] = true;
             self.dirty[s as usize] |= write;
-            return Access { miss: None, writeback: None };
+            return Access {
+                miss: None,
+                writeback: None,
+            };
         }
         let v = if self.used < self.cap {
             self.used += 1;
@@ -93,7 +104,10 @@ impl Cmt {
         self.slot_of[mp as usize] = v as u32;
         self.referenced[v] = true;
         self.dirty[v] = write;
-        Access { miss: Some(mp), writeback }
+        Access {
+            miss: Some(mp),
+            writeback,
+        }
     }
 
     pub fn reset(&mut self) {

@@ -15,7 +15,10 @@ pub struct Engines {
 impl Engines {
     /// `n` engines; 0 = unlimited.
     pub fn new(n: u32) -> Engines {
-        Engines { holder: vec![NONE; n as usize], free_at: vec![0; n as usize] }
+        Engines {
+            holder: vec![NONE; n as usize],
+            free_at: vec![0; n as usize],
+        }
     }
 
     pub fn limited(&self) -> bool {
@@ -34,7 +37,10 @@ impl Engines {
 
     /// The free engine released first, and when; None while every engine is held.
     pub fn earliest(&self) -> Option<(usize, u64)> {
-        (0..self.holder.len()).filter(|&e| self.holder[e] == NONE).map(|e| (e, self.free_at[e])).min_by_key(|&(_, f)| f)
+        (0..self.holder.len())
+            .filter(|&e| self.holder[e] == NONE)
+            .map(|e| (e, self.free_at[e]))
+            .min_by_key(|&(_, f)| f)
     }
 
     /// Dies whose jobs hold an engine.

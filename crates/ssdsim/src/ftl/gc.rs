@@ -114,8 +114,15 @@ impl Ftl {
     /// in idle time only one at most `ftl.idle_gc_max_valid_pct` valid (moving fuller
     /// blocks is not worth the wear).
     fn victim(&mut self, d: u32, idle: bool) -> Option<u32> {
-        let limit = if idle { self.idle_gc_max_valid } else { self.nand.geo.slots_per_block };
-        self.map.min_valid(d).filter(|&(_, v)| v < limit).map(|(b, _)| b)
+        let limit = if idle {
+            self.idle_gc_max_valid
+        } else {
+            self.nand.geo.slots_per_block
+        };
+        self.map
+            .min_valid(d)
+            .filter(|&(_, v)| v < limit)
+            .map(|(b, _)| b)
     }
 
     /// Idle GC still wants blocks on die `d` (below its idle free-block target).
@@ -211,7 +218,9 @@ impl Ftl {
             let other = self.engines.holders().next().expect("a held engine");
             self.gc_finish(other, t)?;
             if self.engines.holders().any(|h| h == other) {
-                return Err(SimError(format!("internal: die {other} holds a GC engine but collects nothing")));
+                return Err(SimError(format!(
+                    "internal: die {other} holds a GC engine but collects nothing"
+                )));
             }
         }
     }
@@ -245,11 +254,17 @@ impl Ftl {
         let urgency = self.gc_urgency;
         // Inside a GC step the jobs are taken out (`gc_step`): GC opening its own block
         // is accounted at the next host block.
-        let Some(job) = self.gc_jobs.get_mut(d as usize) else { return };
+        let Some(job) = self.gc_jobs.get_mut(d as usize) else {
+            return;
+        };
         if !urgency || !job.active() {
             return;
         }
-        job.pace = if behind { job.base.max(2.0 * job.keep_up) } else { job.base };
+        job.pace = if behind {
+            job.base.max(2.0 * job.keep_up)
+        } else {
+            job.base
+        };
     }
 
     /// Die `d` is collecting (or folding) a victim.
@@ -263,7 +278,8 @@ impl Ftl {
         let spb = self.nand.geo.slots_per_block;
         let v = self.map.valid[victim as usize];
         self.map.withdraw(victim);
-        let pace = pace.unwrap_or_else(|| self.gc_pace * v.div_ceil((spb - v).max(1)).max(1) as f64);
+        let pace =
+            pace.unwrap_or_else(|| self.gc_pace * v.div_ceil((spb - v).max(1)).max(1) as f64);
         let slc = self.map.is_slc(victim);
         let job = &mut self.gc_jobs[d as usize];
         debug_assert!(!job.active() && job.queue.is_empty());
@@ -322,7 +338,12 @@ impl Ftl {
         // path of allocation only counts, so placing them later is the same as placing
         // each at once (its `ready` is the latest of their reads). The valid count below
         // still includes batched slots: if only they are left, the queue runs out first.
-        let mut batch = Batch { start: job.head, len: 0, ready: 0, room: self.alloc.gc_room(d, &self.map.written) };
+        let mut batch = Batch {
+            start: job.head,
+            len: 0,
+            ready: 0,
+            room: self.alloc.gc_room(d, &self.map.written),
+        };
         while n > 0 && *at(&self.map.valid, job.victim as usize) > 0 {
             if job.head == queue.len() {
                 self.place_batch(job.victim, d, queue, &mut batch)?;
@@ -331,9 +352,13 @@ impl Ftl {
                 batch.start = 0;
             }
             if queue.len() - job.head < AHEAD && job.next < written {
-                job.next = self.map.valid_slots_from::<CHUNK>(job.victim, job.next, queue);
+                job.next = self
+                    .map
+                    .valid_slots_from::<CHUNK>(job.victim, job.next, queue);
             }
-            let Some(&(first, _)) = queue.get(job.head) else { break };
+            let Some(&(first, _)) = queue.get(job.head) else {
+                break;
+            };
             // The run: queued slots of this victim page still valid (the host may have
             // overwritten some since they were queued), at most n, compacted in place
             // after the batch as (slot, logical block).
@@ -386,7 +411,12 @@ impl Ftl {
                 self.relocate_run(job.victim, run, to, tb);
                 j += m as usize;
             }
-            batch = Batch { start: job.head, len: 0, ready: 0, room: self.alloc.gc_room(d, &self.map.written) };
+            batch = Batch {
+                start: job.head,
+                len: 0,
+                ready: 0,
+                room: self.alloc.gc_room(d, &self.map.written),
+            };
         }
         self.place_batch(job.victim, d, queue, &mut batch)?;
         self.counters.gc_moves += moved;
@@ -412,7 +442,13 @@ impl Ftl {
 
     /// Place the batched runs (all on the fast path of allocation) and empty the batch.
     #[inline(always)]
-    fn place_batch(&mut self, victim: u32, d: u32, queue: &[(u32, u32)], batch: &mut Batch) -> Result<(), SimError> {
+    fn place_batch(
+        &mut self,
+        victim: u32,
+        d: u32,
+        queue: &[(u32, u32)],
+        batch: &mut Batch,
+    ) -> Result<(), SimError> {
         if batch.len > 0 {
             let (to, tb, m) = self.alloc_run(Stream::Gc, d, batch.ready, batch.len)?;
             debug_assert_eq!(m, batch.len);

@@ -23,7 +23,10 @@ pub fn prefetch<T>(v: &[T], i: usize) {
     // SAFETY: a prefetch never faults or changes memory, and wrapping_add keeps the
     // address computation defined whatever `i` is.
     unsafe {
-        std::arch::x86_64::_mm_prefetch(v.as_ptr().wrapping_add(i) as *const i8, std::arch::x86_64::_MM_HINT_T0)
+        std::arch::x86_64::_mm_prefetch(
+            v.as_ptr().wrapping_add(i) as *const i8,
+            std::arch::x86_64::_MM_HINT_T0,
+        )
     }
 }
 
@@ -238,7 +241,12 @@ impl Mapping {
     /// Append to `out` the (offset, logical block) of up to `MAX` valid slots of block
     /// `b`, scanning from offset `from`; returns the offset to continue from. Gathered in
     /// a local array and appended at once (no capacity check per slot).
-    pub fn valid_slots_from<const MAX: usize>(&self, b: u32, from: u32, out: &mut Vec<(u32, u32)>) -> u32 {
+    pub fn valid_slots_from<const MAX: usize>(
+        &self,
+        b: u32,
+        from: u32,
+        out: &mut Vec<(u32, u32)>,
+    ) -> u32 {
         let base = b as u64 * self.spb as u64;
         let end = base + self.spb as u64;
         let mut s = base + from as u64;
@@ -248,7 +256,11 @@ impl Mapping {
         'scan: while s < end {
             let w = self.vbits[(s >> 6) as usize] >> (s & 63);
             let take = (64 - (s & 63)).min(end - s);
-            let mut w = if take == 64 { w } else { w & ((1u64 << take) - 1) };
+            let mut w = if take == 64 {
+                w
+            } else {
+                w & ((1u64 << take) - 1)
+            };
             while w != 0 {
                 let slot = s + w.trailing_zeros() as u64;
                 buf[k] = ((slot - base) as u32, *at(&self.p2l, slot as usize));

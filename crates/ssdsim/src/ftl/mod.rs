@@ -98,7 +98,13 @@ impl Ftl {
         let user_slots = (p.user_capacity_gb * 1e9) as u64 / SLOT_BYTES;
         let static_per_die = g.static_slc_blocks_per_die(p);
         Ftl {
-            map: Mapping::new(user_slots, g.total_blocks(), g.slots_per_block, g.blocks_per_die, g.dies),
+            map: Mapping::new(
+                user_slots,
+                g.total_blocks(),
+                g.slots_per_block,
+                g.blocks_per_die,
+                g.dies,
+            ),
             alloc: Alloc::new(&g, static_per_die, p.ftl.striping == "dynamic"),
             slc: SlcCache::new(p, &g, static_per_die),
             cmt: Cmt::new(p, user_slots),
@@ -108,7 +114,11 @@ impl Ftl {
             user_slots,
             gc_jobs: vec![gc::GcJob::idle(); g.dies as usize],
             // As many engines as dies is no limit.
-            engines: Engines::new(if p.ftl.gc_engines >= g.dies { 0 } else { p.ftl.gc_engines }),
+            engines: Engines::new(if p.ftl.gc_engines >= g.dies {
+                0
+            } else {
+                p.ftl.gc_engines
+            }),
             staging: Staging::new(p.ftl.gc_buffers),
             #[cfg(feature = "verify")]
             stamps: vec![0; g.total_slots() as usize],
@@ -128,8 +138,10 @@ impl Ftl {
             checkpoint: Checkpoint::new(p.mapping.checkpoint_gb),
             gc_move: (p.ftl.gc_move_us * 1000.0).round() as u64,
             firmware_owed: 0,
-            idle_gc_max_valid: (g.slots_per_block as f64 * p.ftl.idle_gc_max_valid_pct / 100.0) as u32,
-            idle_gc_target: ((g.blocks_per_die as f64 * p.ftl.idle_gc_target_pct / 100.0).ceil() as u32)
+            idle_gc_max_valid: (g.slots_per_block as f64 * p.ftl.idle_gc_max_valid_pct / 100.0)
+                as u32,
+            idle_gc_target: ((g.blocks_per_die as f64 * p.ftl.idle_gc_target_pct / 100.0).ceil()
+                as u32)
                 .max(p.ftl.gc_threshold_blocks + 1),
             nand,
         }
@@ -234,12 +246,24 @@ impl Ftl {
         let (b, off) = (s / spb, s % spb);
         let (d, plane) = (g.die_of_block(b), g.plane_of(off));
         let word_line = (off >> g.page_shift) / g.planes;
-        let bytes = if self.nand.partial_transfer { k } else { g.slots_per_page } as u64 * SLOT_BYTES;
+        let bytes = if self.nand.partial_transfer {
+            k
+        } else {
+            g.slots_per_page
+        } as u64
+            * SLOT_BYTES;
         if self.read_op > 0 {
             // A partner page is among the command's last few reads: striping puts a die's
             // next page one round of the dies later.
-            let recent = self.read_ops.len().saturating_sub(2 * (g.dies * g.planes) as usize);
-            if let Some(&(_, _, at)) = self.read_ops[recent..].iter().rev().find(|&&(lb, lw, _)| lb == b && lw == word_line) {
+            let recent = self
+                .read_ops
+                .len()
+                .saturating_sub(2 * (g.dies * g.planes) as usize);
+            if let Some(&(_, _, at)) = self.read_ops[recent..]
+                .iter()
+                .rev()
+                .find(|&&(lb, lw, _)| lb == b && lw == word_line)
+            {
                 // The other plane's page of a word line already read: one multi-plane read.
                 t = t.max(at);
             } else {
@@ -269,8 +293,14 @@ impl Ftl {
         let (dies, planes, page_bytes) = (g.dies, g.planes, g.slots_per_page as u64 * SLOT_BYTES);
         if let Some(mp) = a.miss {
             // One entry is needed: its codeword, or the whole mapping page.
-            let bytes = if self.nand.partial_transfer { SLOT_BYTES } else { page_bytes };
-            ready = self.nand.host_read(t, mp % dies, (mp / dies) % planes, true, bytes);
+            let bytes = if self.nand.partial_transfer {
+                SLOT_BYTES
+            } else {
+                page_bytes
+            };
+            ready = self
+                .nand
+                .host_read(t, mp % dies, (mp / dies) % planes, true, bytes);
         }
         if let Some(mp) = a.writeback {
             self.nand.program(t, mp % dies, true, page_bytes);
@@ -295,7 +325,8 @@ impl Ftl {
         let g = self.nand.geo.clone();
         let mut end = t;
         for d in 0..g.dies {
-            let used = (self.alloc.used_blocks(d, &self.map.written) + self.alloc.dirty_count(d)) as u64;
+            let used =
+                (self.alloc.used_blocks(d, &self.map.written) + self.alloc.dirty_count(d)) as u64;
             end = end.max(t.max(self.nand.die_free(d)) + used * self.nand.erase);
             self.nand.ops.erases += used;
         }
@@ -355,11 +386,15 @@ impl Ftl {
 
     /// When the last background operation ends (every die's timeline), from `t` on.
     pub fn quiet_at(&self, t: u64) -> u64 {
-        (0..self.nand.geo.dies).map(|d| self.nand.die_free(d)).fold(t, u64::max)
+        (0..self.nand.geo.dies)
+            .map(|d| self.nand.die_free(d))
+            .fold(t, u64::max)
     }
 
     pub fn free_blocks(&self) -> u64 {
-        (0..self.nand.geo.dies).map(|d| self.alloc.free_count(d) as u64).sum()
+        (0..self.nand.geo.dies)
+            .map(|d| self.alloc.free_count(d) as u64)
+            .sum()
     }
 
     /// Valid data held in SLC-mode blocks (static and dynamic).
@@ -368,7 +403,8 @@ impl Ftl {
     }
 
     pub(crate) fn slc_valid_slots(&self) -> u64 {
-        self.map.valid_in[mapping::SLC_STATIC as usize] + self.map.valid_in[mapping::SLC_DYNAMIC as usize]
+        self.map.valid_in[mapping::SLC_STATIC as usize]
+            + self.map.valid_in[mapping::SLC_DYNAMIC as usize]
     }
 
     pub fn slc_capacity_bytes(&self) -> u64 {

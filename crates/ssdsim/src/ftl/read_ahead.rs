@@ -20,7 +20,12 @@ pub struct ReadAhead {
 
 impl ReadAhead {
     pub fn new(kib: u32) -> ReadAhead {
-        ReadAhead { window: (kib as u64 * 1024 / SLOT_BYTES) as u32, next: NONE, end: 0, ready: 0 }
+        ReadAhead {
+            window: (kib as u64 * 1024 / SLOT_BYTES) as u32,
+            next: NONE,
+            end: 0,
+            ready: 0,
+        }
     }
 
     /// Writes, TRIMs and purges make the read-ahead data stale.
@@ -48,7 +53,9 @@ impl Ftl {
             (self.read_slots(lba, n, t), last)
         };
         if sequential {
-            let to = last.saturating_add(self.ra.window).min(self.user_slots as u32);
+            let to = last
+                .saturating_add(self.ra.window)
+                .min(self.user_slots as u32);
             if to > fetched {
                 self.ra.ready = self.read_slots(fetched, to - fetched, t).1;
             }

@@ -76,7 +76,8 @@ impl SlcCache {
     /// The dynamic part's allowance: a share of the free user space in native terms.
     fn dynamic_cap_slots(&self, user_slots: u64, mapped: u64) -> u64 {
         let free = user_slots.saturating_sub(mapped) as f64;
-        self.dynamic_max_slots.min((self.dynamic_share * free / self.bits as f64) as u64)
+        self.dynamic_max_slots
+            .min((self.dynamic_share * free / self.bits as f64) as u64)
     }
 
     /// The least free space (user slots, at most `user_slots`) whose allowance holds
@@ -114,7 +115,11 @@ impl SlcCache {
             return if valid == 0 { 0 } else { blocks };
         }
         let blocks = valid.div_ceil(self.block_slots);
-        self.blocks_memo = ((blocks - 1) * self.block_slots, blocks * self.block_slots, blocks);
+        self.blocks_memo = (
+            (blocks - 1) * self.block_slots,
+            blocks * self.block_slots,
+            blocks,
+        );
         blocks
     }
 
@@ -175,7 +180,8 @@ impl Ftl {
         } else {
             self.map.blocks_in[m]
         };
-        self.slc.dynamic_allowed(blocks, self.user_slots, self.map.mapped)
+        self.slc
+            .dynamic_allowed(blocks, self.user_slots, self.map.mapped)
     }
 
     /// Where the next host page on die `d` goes: the SLC cache while it has room,
@@ -190,7 +196,10 @@ impl Ftl {
         if self.slc.direct_during_gc && self.alloc.free_count(d) <= self.gc_threshold() {
             return Ok(Stream::HostNative);
         }
-        if self.alloc.open_has_room(d, Stream::HostSlc, &self.map.written) {
+        if self
+            .alloc
+            .open_has_room(d, Stream::HostSlc, &self.map.written)
+        {
             return Ok(Stream::HostSlc);
         }
         if self.slc.reclaiming() {
@@ -223,7 +232,8 @@ impl Ftl {
     /// The oldest closed SLC block of die `d` still in the cache.
     fn oldest_slc(&mut self, d: u32) -> Option<u32> {
         while let Some((b, gen)) = self.slc.queue[d as usize].pop_front() {
-            if gen == self.slc.generation[b as usize] && self.map.is_slc(b) && self.map.is_closed(b) {
+            if gen == self.slc.generation[b as usize] && self.map.is_slc(b) && self.map.is_closed(b)
+            {
                 return Some(b);
             }
         }

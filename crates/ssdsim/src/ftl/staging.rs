@@ -14,7 +14,9 @@ pub struct Staging {
 impl Staging {
     /// `n` buffers; 0 = unlimited.
     pub fn new(n: u32) -> Staging {
-        Staging { free_at: vec![0; n as usize] }
+        Staging {
+            free_at: vec![0; n as usize],
+        }
     }
 
     #[inline]
@@ -24,7 +26,12 @@ impl Staging {
 
     /// The buffer free first, and when a program unit ready at `t` can have it.
     pub fn acquire(&self, t: u64) -> (usize, u64) {
-        let (i, &f) = self.free_at.iter().enumerate().min_by_key(|&(_, f)| *f).expect("limited");
+        let (i, &f) = self
+            .free_at
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, f)| *f)
+            .expect("limited");
         (i, f.max(t))
     }
 

@@ -14,12 +14,18 @@ impl Ftl {
             if s != NONE {
                 mapped += 1;
                 if m.p2l[s as usize] != lba as u32 {
-                    return Err(format!("L2P[{lba}] = {s} but P2L[{s}] = {}", m.p2l[s as usize]));
+                    return Err(format!(
+                        "L2P[{lba}] = {s} but P2L[{s}] = {}",
+                        m.p2l[s as usize]
+                    ));
                 }
             }
         }
         if mapped != m.mapped {
-            return Err(format!("mapped count {} != {} mapped LBAs", m.mapped, mapped));
+            return Err(format!(
+                "mapped count {} != {} mapped LBAs",
+                m.mapped, mapped
+            ));
         }
         let open: Vec<u32> = self.alloc.open_blocks().collect();
         let collecting: Vec<u32> = self.collecting().collect();
@@ -37,16 +43,25 @@ impl Ftl {
                 if m.is_valid((base + off) as u32) {
                     let l = m.p2l[base + off];
                     if off as u32 >= written {
-                        return Err(format!("block {b}: slot {off} mapped past the write pointer {written}"));
+                        return Err(format!(
+                            "block {b}: slot {off} mapped past the write pointer {written}"
+                        ));
                     }
                     if m.l2p[l as usize] != (base + off) as u32 {
-                        return Err(format!("P2L[{}] = {l} but L2P[{l}] = {}", base + off, m.l2p[l as usize]));
+                        return Err(format!(
+                            "P2L[{}] = {l} but L2P[{l}] = {}",
+                            base + off,
+                            m.l2p[l as usize]
+                        ));
                     }
                     valid += 1;
                 }
             }
             if valid != m.valid[b as usize] {
-                return Err(format!("block {b}: valid count {} != {valid} valid slots", m.valid[b as usize]));
+                return Err(format!(
+                    "block {b}: valid count {} != {valid} valid slots",
+                    m.valid[b as usize]
+                ));
             }
             let is_open = open.contains(&b);
             let closed = m.is_closed(b);
@@ -55,7 +70,9 @@ impl Ftl {
             }
             if collecting.contains(&b) {
                 if is_open || closed {
-                    return Err(format!("block {b} is being collected but also open or a candidate"));
+                    return Err(format!(
+                        "block {b} is being collected but also open or a candidate"
+                    ));
                 }
                 n_open += 1;
             } else if is_open {
@@ -64,7 +81,9 @@ impl Ftl {
                 n_closed += 1;
             } else {
                 if written != 0 {
-                    return Err(format!("block {b}: neither open nor closed but written {written}"));
+                    return Err(format!(
+                        "block {b}: neither open nor closed but written {written}"
+                    ));
                 }
                 n_free += 1;
             }
@@ -75,25 +94,44 @@ impl Ftl {
                 return Err(format!("static block {b} runs as dynamic SLC"));
             }
             if closed && valid == 0 && self.release_enabled() && !m.dead.contains(&b) {
-                return Err(format!("block {b}: closed with no valid data but not released"));
+                return Err(format!(
+                    "block {b}: closed with no valid data but not released"
+                ));
             }
         }
-        let pooled: u32 = (0..g.dies).map(|d| self.alloc.free_count(d) + self.alloc.free_static_count(d)).sum();
+        let pooled: u32 = (0..g.dies)
+            .map(|d| self.alloc.free_count(d) + self.alloc.free_static_count(d))
+            .sum();
         if pooled != n_free {
-            return Err(format!("free pools hold {pooled} blocks but {n_free} blocks are free"));
+            return Err(format!(
+                "free pools hold {pooled} blocks but {n_free} blocks are free"
+            ));
         }
         if n_free + n_open + n_closed != g.total_blocks() {
             return Err("block accounting does not add up".into());
         }
         if valid_in != m.valid_in {
-            return Err(format!("valid slots by mode {:?} != {valid_in:?} counted", m.valid_in));
+            return Err(format!(
+                "valid slots by mode {:?} != {valid_in:?} counted",
+                m.valid_in
+            ));
         }
         if blocks_in != m.blocks_in {
-            return Err(format!("blocks by mode {:?} != {blocks_in:?} counted", m.blocks_in));
+            return Err(format!(
+                "blocks by mode {:?} != {blocks_in:?} counted",
+                m.blocks_in
+            ));
         }
-        let reclaim_jobs = self.gc_jobs.iter().filter(|j| j.active() && j.reclaim).count() as u32;
+        let reclaim_jobs = self
+            .gc_jobs
+            .iter()
+            .filter(|j| j.active() && j.reclaim)
+            .count() as u32;
         if reclaim_jobs != self.slc.reclaim_running {
-            return Err(format!("paced reclaim: {} blocks running != {reclaim_jobs} dies folding for it", self.slc.reclaim_running));
+            return Err(format!(
+                "paced reclaim: {} blocks running != {reclaim_jobs} dies folding for it",
+                self.slc.reclaim_running
+            ));
         }
         if self.engines.limited() {
             let mut holders: Vec<u32> = self.engines.holders().collect();
@@ -101,7 +139,9 @@ impl Ftl {
             holders.sort_unstable();
             busy.sort_unstable();
             if holders != busy {
-                return Err(format!("dies holding GC engines {holders:?} != dies collecting {busy:?}"));
+                return Err(format!(
+                    "dies holding GC engines {holders:?} != dies collecting {busy:?}"
+                ));
             }
         }
         Ok(())

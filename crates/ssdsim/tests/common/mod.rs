@@ -4,7 +4,13 @@
 use ssdsim::profile::{self, Profile};
 
 /// A tiny TLC drive (2 dies, 4 KiB pages, 12-page blocks) whose knobs the tests vary.
-pub fn tiny(static_gb: f64, dynamic_gb: f64, when_full: &str, mapping: &str, reclaim: f64) -> Profile {
+pub fn tiny(
+    static_gb: f64,
+    dynamic_gb: f64,
+    when_full: &str,
+    mapping: &str,
+    reclaim: f64,
+) -> Profile {
     let cache = if mapping == "dram" { 0.0 } else { 0.02 };
     let text = format!(
         r#"

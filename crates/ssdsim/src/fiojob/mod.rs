@@ -1,0 +1,180 @@
+//! A fio job file compiled to the simulator's own workload: one `JobSpec` per job and per
+//! numjobs clone, each its own I/O stream (stream.rs) with its own queue depth, all on the
+//! one drive at once (run.rs, a child of the engine). fio's meaning for the pattern
+//! options (rw kinds, mixes, block-size splits, sizes and offsets, rates, think time, random
+//! distributions, time limits, steady state); everything in virtual time, seeded.
+
+pub mod dist;
+pub mod stream;
+
+/// Data directions, as fio numbers them.
+pub const READ: usize = 0;
+pub const WRITE: usize = 1;
+pub const TRIM: usize = 2;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Dist {
+    Uniform,
+    Zipf(f64),
+    Pareto(f64),
+    Normal(f64),
+    /// Zones (`zones`): access share per byte range.
+    Zoned,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SsMetric {
+    Iops,
+    IopsSlope,
+    Bw,
+    BwSlope,
+}
+
+/// fio's steady-state rule: over the last `dur` seconds (after `ramp`), the per-second IOPS
+/// or bandwidth deviate from their mean (or their slope is) at most `limit` (a % of the mean
+/// when `pct`).
+#[derive(Debug, Clone, Copy)]
+pub struct SsRule {
+    pub metric: SsMetric,
+    pub limit: f64,
+    pub pct: bool,
+    pub dur_s: u32,
+    pub ramp_ns: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct JobSpec {
+    pub name: String,
+    /// stonewall / wait_for: a wave starts when every job of the wave before has finished.
+    pub wave: u32,
+    pub read: bool,
+    pub write: bool,
+    pub trim: bool,
+    pub random: bool,
+    /// trimwrite: each block trimmed, then written.
+    pub trimwrite: bool,
+    pub rwmixread: u32,
+    /// rw=KIND:N: sequential: bytes skipped after each I/O (negative: backwards); random:
+    /// I/Os per random offset.
+    pub seq_skip: i64,
+    /// Per direction: (bytes, weight).
+    pub bs: [Vec<(u64, f64)>; 3],
+    pub offset: u64,
+    pub size: u64,
+    /// Bytes to transfer (0: no byte bound).
+    pub io_size: u64,
+    pub number_ios: u64,
+    pub iodepth: u32,
+    pub time_based: bool,
+    pub runtime_ns: u64,
+    pub ramp_ns: u64,
+    pub startdelay_ns: u64,
+    pub rate_bps: [u64; 3],
+    pub rate_iops: [u64; 3],
+    pub rate_poisson: bool,
+    pub thinktime_ns: u64,
+    pub thinktime_blocks: u64,
+    pub dist: Dist,
+    /// (access share 0..1, start byte within the region, length bytes).
+    pub zones: Vec<(f64, u64, u64)>,
+    pub seed: u64,
+    pub randommap: bool,
+    /// Random offsets are multiples of this (fio's blockalign, default the smallest bs).
+    pub ba: u64,
+    /// zonemode=strided: `zone_size` bytes of I/O, then `zone_skip` bytes skipped.
+    pub zone_size: u64,
+    pub zone_skip: u64,
+    pub ss: Option<SsRule>,
+    /// Interval of the per-job samples (bandwidth / IOPS / latency logs), ns.
+    pub log_ns: u64,
+}
+
+impl JobSpec {
+    pub fn check(&self, user_bytes: u64) -> Result<(), String> {
+        let n = &self.name;
+        if self.size == 0
+            || self
+                .offset
+                .checked_add(self.size)
+                .is_none_or(|e| e > user_bytes)
+        {
+            return Err(format!(
+                "job {n}: offset {} + size {}: past the end of the drive ({user_bytes} bytes)",
+                self.offset, self.size
+            ));
+        }
+        if !(1..=65536).contains(&self.iodepth) {
+            return Err(format!(
+                "job {n}: iodepth {}: must be 1..65536",
+                self.iodepth
+            ));
+        }
+        if !(self.read || self.write || self.trim) {
+            return Err(format!("job {n}: no data direction"));
+        }
+        for d in 0..3 {
+            if self.bs[d].is_empty()
+                || self.bs[d]
+                    .iter()
+                    .any(|&(b, w)| b == 0 || b > 64 << 20 || b % 512 != 0 || w < 0.0)
+            {
+                return Err(format!(
+                    "job {n}: block sizes must be multiples of 512 up to 64 MiB"
+                ));
+            }
+        }
+        if self.bs.iter().flatten().any(|&(b, _)| b > self.size) {
+            return Err(format!(
+                "job {n}: a block size is larger than the job's size {}",
+                self.size
+            ));
+        }
+        if self.io_size == 0 && self.number_ios == 0 && self.runtime_ns == 0 {
+            return Err(format!(
+                "job {n}: nothing bounds it (size, io_size, number_ios or runtime)"
+            ));
+        }
+        if self.time_based && self.runtime_ns == 0 {
+            return Err(format!("job {n}: time_based needs a runtime"));
+        }
+        if self.log_ns < 1_000_000 {
+            return Err(format!("job {n}: log interval under 1 ms"));
+        }
+        Ok(())
+    }
+
+    pub fn min_bs(&self) -> u64 {
+        let dirs = [self.read, self.write, self.trim];
+        (0..3)
+            .filter(|&d| dirs[d])
+            .flat_map(|d| self.bs[d].iter().map(|x| x.0))
+            .min()
+            .unwrap_or(4096)
+    }
+}
+
+/// Per direction figures of one job (fio's read / write / trim objects).
+#[derive(Clone, Default)]
+pub struct DirOut {
+    pub ios: u64,
+    pub bytes: u64,
+    pub lat: crate::stats::Histogram,
+    pub lat_sumsq: f64,
+    /// Reads that touched a block never written (answered without reading flash).
+    pub unwritten: u64,
+    /// Block size -> I/Os.
+    pub bs_counts: Vec<(u64, u64)>,
+}
+
+#[derive(Clone, Default)]
+pub struct JobOut {
+    pub dirs: [DirOut; 3],
+    /// Virtual ns of the job's start (after startdelay and ramp) and of its end.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Samples every log interval: (end ms since the job's start, dir, bytes, ios, latency sum ns).
+    pub samples: Vec<(u64, u8, u64, u64, u64)>,
+    pub ss_attained: bool,
+    /// I/Os issued (ramp included) and bytes issued.
+    pub issued: u64,
+}

@@ -1,0 +1,420 @@
+//! Jobs of a fio job file on the drive at once, in virtual time (a child of the engine,
+//! so every I/O takes the drive's one path, `issue_io`). Each job keeps its own queue
+//! depth; rates, think time, start delays and time limits gate when a job may issue next;
+//! waves (stonewall, wait_for) run one after another. Memory is O(jobs), not O(I/Os).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::Drive;
+use crate::fiojob::stream::{Req, Stream};
+use crate::fiojob::{DirOut, JobOut, JobSpec, SsMetric, READ, TRIM, WRITE};
+use crate::ftl::mapping::NONE;
+use crate::nand::SLOT_BYTES;
+use crate::stats::{Recorder, Row};
+use crate::workload::Io;
+use crate::{PhaseResult, SimError};
+
+/// Heap entries: (time, issue time or WAKE, job, dir << 30 | len / 512).
+type Event = Reverse<(u64, u64, u32, u32)>;
+const WAKE: u64 = u64::MAX;
+
+struct Live {
+    stream: Stream,
+    next: Option<Req>,
+    outstanding: u32,
+    depth: u32,
+    issued_bytes: u64,
+    issued_ios: u64,
+    /// Earliest time the job may issue (start delay, think time).
+    not_before: u64,
+    /// Per direction: earliest time the rate allows the next I/O.
+    rate_at: [u64; 3],
+    since_think: u64,
+    think_pending: bool,
+    wake_at: u64,
+    stats_from: u64,
+    deadline: u64,
+    done: bool,
+    last_done: u64,
+    // per log interval: (bytes, ios, latency sum) per direction
+    interval: [(u64, u64, u64); 3],
+    interval_end: u64,
+    // steady state: per-second IOPS and bandwidth of the last dur seconds
+    ss_sec: (u64, u64),
+    ss_sec_end: u64,
+    ss_window: std::collections::VecDeque<(f64, f64)>,
+}
+
+pub struct FioRun {
+    pub phase: PhaseResult,
+    pub jobs: Vec<JobOut>,
+}
+
+fn ss_met(w: &std::collections::VecDeque<(f64, f64)>, m: SsMetric, limit: f64, pct: bool) -> bool {
+    let xs: Vec<f64> = w
+        .iter()
+        .map(|&(i, b)| {
+            if matches!(m, SsMetric::Iops | SsMetric::IopsSlope) {
+                i
+            } else {
+                b
+            }
+        })
+        .collect();
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let lim = if pct { limit / 100.0 * mean } else { limit };
+    match m {
+        SsMetric::Iops | SsMetric::Bw => xs.iter().all(|x| (x - mean).abs() <= lim),
+        _ => {
+            let xm = (n - 1.0) / 2.0;
+            let (mut sxy, mut sxx) = (0.0, 0.0);
+            for (i, y) in xs.iter().enumerate() {
+                sxy += (i as f64 - xm) * (y - mean);
+                sxx += (i as f64 - xm).powi(2);
+            }
+            (if sxx > 0.0 { sxy / sxx } else { 0.0 }).abs() <= lim
+        }
+    }
+}
+
+impl Drive {
+    /// Run the jobs (already checked against the drive) from the drive's current time.
+    /// `on_sample` gets the drive's rows; returning false stops the run (what was
+    /// recorded so far is kept, `phase.interrupted` set).
+    pub fn run_fiojob(
+        &mut self,
+        specs: &[JobSpec],
+        sample_interval_s: f64,
+        segment_bytes: u64,
+        on_sample: &mut dyn FnMut(&Row) -> bool,
+    ) -> Result<FioRun, SimError> {
+        if specs.is_empty() {
+            return Err(SimError("no jobs".into()));
+        }
+        for s in specs {
+            s.check(self.user_bytes()).map_err(SimError)?;
+        }
+        if !(0.0001..=3600.0).contains(&sample_interval_s) {
+            return Err(SimError(format!(
+                "sample_interval_s = {sample_interval_s}: must be in 0.0001..3600"
+            )));
+        }
+        self.phases_run += 1;
+        let start = self.snapshot();
+        let t0 = self.now;
+        let mut rec = Recorder::new(t0, sample_interval_s, segment_bytes, start.clone());
+        let mut outs: Vec<JobOut> = vec![JobOut::default(); specs.len()];
+        let mut t = t0;
+        let mut stopped = false;
+        let waves = specs.iter().map(|s| s.wave).max().unwrap_or(0);
+        for w in 0..=waves {
+            if stopped {
+                break;
+            }
+            let idx: Vec<usize> = (0..specs.len()).filter(|&i| specs[i].wave == w).collect();
+            if idx.is_empty() {
+                continue;
+            }
+            let (end, st) = self.run_wave(specs, &idx, t, &mut outs, &mut rec, on_sample)?;
+            stopped = st;
+            t = end.max(t);
+        }
+        let end = t;
+        let watts = self.profile.power.controller_active_w;
+        let from = rec.next - rec.interval_ns();
+        self.ctrl_energy_j += watts * end.saturating_sub(from) as f64 / 1e9;
+        let tail = end.saturating_sub(from);
+        if rec.rows.is_empty() || (rec.pending_ios() > 0 && 2 * tail >= rec.interval_ns()) {
+            let row = rec.close(end.max(from + 1), self.snapshot());
+            on_sample(&row);
+        }
+        self.now = end.max(t0);
+        let mut phase = self.finish(rec, start, end, stopped);
+        let sum = |d: usize, f: &dyn Fn(&DirOut) -> u64| {
+            outs.iter().map(|o| f(&o.dirs[d])).sum::<u64>() as f64
+        };
+        phase.totals.extend([
+            ("trim_ios", sum(TRIM, &|d| d.ios)),
+            ("trim_bytes", sum(TRIM, &|d| d.bytes)),
+            ("unwritten_read_ios", sum(READ, &|d| d.unwritten)),
+        ]);
+        Ok(FioRun { phase, jobs: outs })
+    }
+
+    fn run_wave(
+        &mut self,
+        specs: &[JobSpec],
+        idx: &[usize],
+        t0: u64,
+        outs: &mut [JobOut],
+        rec: &mut Recorder,
+        on_sample: &mut dyn FnMut(&Row) -> bool,
+    ) -> Result<(u64, bool), SimError> {
+        let watts = self.profile.power.controller_active_w;
+        let mut live: Vec<Live> = idx
+            .iter()
+            .map(|&i| {
+                let s = &specs[i];
+                let begin = t0 + s.startdelay_ns;
+                let stats_from = begin + s.ramp_ns;
+                let deadline = if s.runtime_ns > 0 {
+                    stats_from + s.runtime_ns
+                } else {
+                    u64::MAX
+                };
+                Live {
+                    stream: Stream::new(s),
+                    next: None,
+                    outstanding: 0,
+                    depth: s.iodepth,
+                    issued_bytes: 0,
+                    issued_ios: 0,
+                    not_before: begin,
+                    rate_at: [begin; 3],
+                    since_think: 0,
+                    think_pending: false,
+                    wake_at: 0,
+                    stats_from,
+                    deadline,
+                    done: false,
+                    last_done: begin,
+                    interval: [(0, 0, 0); 3],
+                    interval_end: stats_from + s.log_ns,
+                    ss_sec: (0, 0),
+                    ss_sec_end: stats_from + 1_000_000_000,
+                    ss_window: Default::default(),
+                }
+            })
+            .collect();
+        let mut heap: BinaryHeap<Event> = BinaryHeap::with_capacity(
+            idx.iter()
+                .map(|&i| specs[i].iodepth as usize)
+                .sum::<usize>()
+                + idx.len(),
+        );
+        let mut total_out = 0usize;
+        let mut stopped = false;
+        let mut end = t0;
+        let mut rng_state = specs[idx[0]].seed ^ 0xA5A5;
+        for k in 0..live.len() {
+            let at = live[k].not_before;
+            heap.push(Reverse((at, WAKE, k as u32, 0)));
+            live[k].wake_at = at;
+        }
+        while let Some(Reverse((t, at, k, info))) = heap.pop() {
+            let k = k as usize;
+            let spec = &specs[idx[k]];
+            if at == WAKE {
+                if live[k].wake_at != t {
+                    continue; // superseded
+                }
+                live[k].wake_at = 0;
+            } else {
+                // a completion
+                total_out -= 1;
+                let dir = (info >> 30) as usize;
+                let len = (info & ((1 << 30) - 1)) as u64 * 512;
+                if t >= rec.next && !stopped {
+                    stopped = !self.close_until(rec, t, watts, on_sample);
+                }
+                if dir != TRIM {
+                    rec.complete(t, t - at, len, dir == READ);
+                }
+                end = end.max(t);
+                let l = &mut live[k];
+                l.outstanding -= 1;
+                l.last_done = l.last_done.max(t);
+                let o = &mut outs[idx[k]];
+                if at >= l.stats_from {
+                    let d = &mut o.dirs[dir];
+                    let lat = t - at;
+                    d.ios += 1;
+                    d.bytes += len;
+                    d.lat.record(lat);
+                    d.lat_sumsq += (lat as f64) * (lat as f64);
+                    match d.bs_counts.iter_mut().find(|x| x.0 == len) {
+                        Some(x) => x.1 += 1,
+                        None => d.bs_counts.push((len, 1)),
+                    }
+                    // per-interval samples (fio's logs and bw / iops statistics)
+                    while t >= l.interval_end {
+                        let ms = (l.interval_end - l.stats_from) / 1_000_000;
+                        for (dd, iv) in l.interval.iter_mut().enumerate() {
+                            if iv.1 > 0 || (spec_dir(spec, dd) && ms > 0) {
+                                o.samples.push((ms, dd as u8, iv.0, iv.1, iv.2));
+                            }
+                            *iv = (0, 0, 0);
+                        }
+                        l.interval_end += spec.log_ns;
+                    }
+                    let iv = &mut l.interval[dir];
+                    iv.0 += len;
+                    iv.1 += 1;
+                    iv.2 += lat;
+                    if let Some(ss) = spec.ss {
+                        while t >= l.ss_sec_end {
+                            // seconds of the ramp are not judged (fio's ss_ramp)
+                            if l.ss_sec_end > l.stats_from + ss.ramp_ns {
+                                l.ss_window
+                                    .push_back((l.ss_sec.1 as f64, l.ss_sec.0 as f64));
+                            }
+                            l.ss_sec = (0, 0);
+                            l.ss_sec_end += 1_000_000_000;
+                            while l.ss_window.len() > ss.dur_s as usize {
+                                l.ss_window.pop_front();
+                            }
+                            if l.ss_window.len() == ss.dur_s as usize
+                                && ss_met(&l.ss_window, ss.metric, ss.limit, ss.pct)
+                            {
+                                o.ss_attained = true;
+                                l.done = true;
+                            }
+                        }
+                        l.ss_sec.0 += len;
+                        l.ss_sec.1 += 1;
+                    }
+                }
+                if l.think_pending && l.outstanding == 0 {
+                    l.think_pending = false;
+                    l.not_before = t + spec.thinktime_ns;
+                }
+            }
+            if stopped {
+                live[k].done = true;
+            }
+            // issue what the job may issue now
+            loop {
+                let l = &mut live[k];
+                if l.done || l.think_pending || l.outstanding >= l.depth {
+                    break;
+                }
+                let bounded = !spec.time_based;
+                if t >= l.deadline
+                    || (bounded && spec.io_size > 0 && l.issued_bytes >= spec.io_size)
+                    || (spec.number_ios > 0 && l.issued_ios >= spec.number_ios)
+                {
+                    l.done = true;
+                    break;
+                }
+                let req = match l.next {
+                    Some(r) => r,
+                    None => {
+                        let r = l.stream.next();
+                        l.next = Some(r);
+                        r
+                    }
+                };
+                let ok_at = l.not_before.max(l.rate_at[req.dir]);
+                if ok_at > t {
+                    if l.wake_at == 0 || l.wake_at > ok_at {
+                        l.wake_at = ok_at;
+                        heap.push(Reverse((ok_at, WAKE, k as u32, 0)));
+                    }
+                    break;
+                }
+                l.next = None;
+                // the rate: the next I/O of this direction is due one interval later
+                let gap = {
+                    let mut g = 0f64;
+                    if spec.rate_bps[req.dir] > 0 {
+                        g = g.max(req.len as f64 * 1e9 / spec.rate_bps[req.dir] as f64);
+                    }
+                    if spec.rate_iops[req.dir] > 0 {
+                        g = g.max(1e9 / spec.rate_iops[req.dir] as f64);
+                    }
+                    if spec.rate_poisson && g > 0.0 {
+                        rng_state =
+                            crate::fiojob::dist::mix(rng_state.wrapping_add(0x9E37_79B9_7F4A_7C15));
+                        let u = ((rng_state >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+                        g *= -u.ln();
+                    }
+                    g
+                };
+                if gap > 0.0 {
+                    l.rate_at[req.dir] =
+                        l.rate_at[req.dir].max(l.stats_from.min(t)) + gap.round() as u64;
+                }
+                if !(spec.trimwrite && req.dir == TRIM) {
+                    // trimwrite: the writes are the job's I/O (fio counts each trim with its write)
+                    l.issued_bytes += req.len;
+                    l.issued_ios += 1;
+                }
+                l.outstanding += 1;
+                total_out += 1;
+                l.since_think += 1;
+                if spec.thinktime_ns > 0 && l.since_think >= spec.thinktime_blocks {
+                    l.since_think = 0;
+                    l.think_pending = true;
+                }
+                let o = &mut outs[idx[k]];
+                o.issued += 1;
+                let done = self.submit_req(req, t, total_out, &mut o.dirs[READ].unwritten)?;
+                heap.push(Reverse((
+                    done,
+                    t,
+                    k as u32,
+                    ((req.dir as u32) << 30) | (req.len / 512) as u32,
+                )));
+            }
+        }
+        // the last, partial log interval is not a sample (as fio's averaged logs)
+        for (k, l) in live.iter().enumerate() {
+            let spec = &specs[idx[k]];
+            let o = &mut outs[idx[k]];
+            o.start_ns = l.stats_from;
+            o.end_ns = if spec.time_based && !o.ss_attained {
+                l.deadline
+            } else {
+                l.last_done.max(l.stats_from)
+            };
+        }
+        Ok((end, stopped))
+    }
+
+    /// One job I/O at `t`: reads and writes through `issue_io` (whole 4 KiB slots they
+    /// touch), trims through the trim path (the slots they cover entirely).
+    fn submit_req(
+        &mut self,
+        r: Req,
+        t: u64,
+        outstanding: usize,
+        unwritten: &mut u64,
+    ) -> Result<u64, SimError> {
+        let first = r.offset / SLOT_BYTES;
+        if r.dir == TRIM {
+            let a = r.offset.div_ceil(SLOT_BYTES);
+            let b = (r.offset + r.len) / SLOT_BYTES;
+            self.background(t)?;
+            return Ok(self.issue_trim_or_flush(
+                Some((a as u32, b.saturating_sub(a) as u32)),
+                t,
+                outstanding,
+            ));
+        }
+        let slots = (r.offset + r.len).div_ceil(SLOT_BYTES) - first;
+        if r.dir == READ {
+            let l2p = &self.ftl.map.l2p;
+            if (first..first + slots).any(|s| l2p[s as usize] == NONE) {
+                *unwritten += 1;
+            }
+        } else {
+            debug_assert_eq!(r.dir, WRITE);
+            self.background(t)?;
+        }
+        self.issue_io(
+            Io {
+                lba: first as u32,
+                slots: slots as u32,
+                read: r.dir == READ,
+            },
+            t,
+            outstanding,
+        )
+    }
+}
+
+fn spec_dir(s: &JobSpec, d: usize) -> bool {
+    [s.read, s.write || s.trimwrite, s.trim || s.trimwrite][d]
+}

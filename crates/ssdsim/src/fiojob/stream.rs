@@ -1,0 +1,233 @@
+//! One job's I/O stream, generated as it is issued (O(1) memory whatever its length):
+//! direction (rw kind, rwmixread, trimwrite), block size (bs / bsrange / bssplit per
+//! direction), offset (sequential per direction with `:N` skips and strided zones, or
+//! random: the random map, uniform, zipf, pareto, normal, zoned), as fio draws them.
+
+use rand_core::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use super::dist::{below, unit, Permutation, Skew, Zipf};
+use super::{Dist, JobSpec, READ, TRIM, WRITE};
+
+#[derive(Debug, Clone, Copy)]
+pub struct Req {
+    pub dir: usize,
+    pub offset: u64,
+    pub len: u64,
+}
+
+pub struct Stream {
+    rng: Xoshiro256PlusPlus,
+    base: u64,
+    size: u64,
+    ba: u64,
+    blocks: u64,
+    random: bool,
+    read: bool,
+    write: bool,
+    trimwrite: bool,
+    rwmixread: u32,
+    /// Cumulative weights per direction.
+    bs: [Vec<(u64, f64)>; 3],
+    cursor: [u64; 3],
+    skip: i64,
+    /// random, rw=...:N: I/Os left in the current sequential run
+    run_left: u64,
+    last_end: u64,
+    map: Option<Permutation>,
+    pass: u64,
+    skew: Option<Skew>,
+    salt: u64,
+    zones: Vec<(f64, u64, u64)>,
+    zone_size: u64,
+    zone_skip: u64,
+    zone_done: [u64; 3],
+    /// trimwrite: the block just trimmed, written next.
+    pending_write: Option<Req>,
+}
+
+fn cumulative(v: &[(u64, f64)]) -> Vec<(u64, f64)> {
+    let total: f64 = v.iter().map(|x| x.1).sum::<f64>().max(1e-12);
+    let mut acc = 0.0;
+    v.iter()
+        .map(|&(b, w)| {
+            acc += w / total;
+            (b, acc)
+        })
+        .collect()
+}
+
+impl Stream {
+    pub fn new(j: &JobSpec) -> Stream {
+        let ba = if j.ba > 0 { j.ba } else { j.min_bs() };
+        let blocks = (j.size / ba).max(1);
+        let seed = j.seed;
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let skew = match j.dist {
+            Dist::Zipf(t) => Some(Skew::Zipf(Zipf::new(blocks, t))),
+            Dist::Pareto(h) => Some(Skew::Pareto(h.ln() / (1.0 - h).ln())),
+            Dist::Normal(pct) => Some(Skew::Normal(
+                (blocks as f64 * pct / 100.0)
+                    .ceil()
+                    .min((blocks / 2) as f64),
+            )),
+            _ => None,
+        };
+        let salt = super::dist::mix(seed ^ 0x5eed);
+        let map = (j.random && j.randommap && j.dist == Dist::Uniform)
+            .then(|| Permutation::new(blocks, seed));
+        let zones = if j.dist == Dist::Zoned {
+            j.zones.clone()
+        } else {
+            vec![]
+        };
+        let _ = unit(&mut rng);
+        Stream {
+            rng,
+            base: j.offset,
+            size: j.size,
+            ba,
+            blocks,
+            random: j.random,
+            read: j.read,
+            write: j.write,
+            trimwrite: j.trimwrite,
+            rwmixread: j.rwmixread,
+            bs: [
+                cumulative(&j.bs[0]),
+                cumulative(&j.bs[1]),
+                cumulative(&j.bs[2]),
+            ],
+            cursor: [0; 3],
+            skip: j.seq_skip,
+            run_left: 0,
+            last_end: 0,
+            map,
+            pass: 0,
+            skew,
+            salt,
+            zones: {
+                let total: f64 = zones.iter().map(|z| z.0).sum::<f64>().max(1e-12);
+                let mut acc = 0.0;
+                zones
+                    .iter()
+                    .map(|&(a, s, l)| {
+                        acc += a / total;
+                        (acc, s, l)
+                    })
+                    .collect()
+            },
+            zone_size: j.zone_size,
+            zone_skip: j.zone_skip,
+            zone_done: [0; 3],
+            pending_write: None,
+        }
+    }
+
+    #[inline]
+    fn direction(&mut self) -> usize {
+        if self.read && self.write {
+            if below(&mut self.rng, 100) < self.rwmixread as u64 {
+                READ
+            } else {
+                WRITE
+            }
+        } else if self.read {
+            READ
+        } else if self.write {
+            WRITE
+        } else {
+            TRIM
+        }
+    }
+
+    #[inline]
+    fn block_size(&mut self, dir: usize) -> u64 {
+        let v = &self.bs[dir];
+        if v.len() == 1 {
+            return v[0].0;
+        }
+        let u = unit(&mut self.rng);
+        v.iter().find(|x| u < x.1).unwrap_or(v.last().unwrap()).0
+    }
+
+    #[inline]
+    fn random_offset(&mut self, len: u64) -> u64 {
+        let blk = if let Some(map) = self.map.as_mut() {
+            match map.next() {
+                Some(b) => b,
+                None => {
+                    self.pass += 1;
+                    map.rekey(self.salt.wrapping_add(self.pass));
+                    map.next().unwrap_or(0)
+                }
+            }
+        } else if let Some(s) = &self.skew {
+            s.block(&mut self.rng, self.blocks, self.salt)
+        } else if !self.zones.is_empty() {
+            let u = unit(&mut self.rng);
+            let &(_, start, zlen) = self
+                .zones
+                .iter()
+                .find(|z| u < z.0)
+                .unwrap_or(self.zones.last().unwrap());
+            let zb = (zlen / self.ba).max(1);
+            return (start / self.ba * self.ba + below(&mut self.rng, zb) * self.ba)
+                .min(self.size - len);
+        } else {
+            below(&mut self.rng, self.blocks)
+        };
+        (blk * self.ba).min(self.size - len)
+    }
+
+    /// The next I/O of the stream.
+    #[inline]
+    pub fn next(&mut self) -> Req {
+        if let Some(w) = self.pending_write.take() {
+            return w;
+        }
+        let dir = if self.trimwrite {
+            TRIM
+        } else {
+            self.direction()
+        };
+        let len = self.block_size(if self.trimwrite { WRITE } else { dir });
+        let off = if self.random {
+            if self.skip > 1 && self.run_left > 0 && self.last_end + len <= self.size {
+                self.run_left -= 1;
+                self.last_end
+            } else {
+                self.run_left = (self.skip.max(1) - 1) as u64;
+                self.random_offset(len)
+            }
+        } else {
+            let mut c = self.cursor[dir];
+            if self.zone_size > 0 && self.zone_done[dir] >= self.zone_size {
+                c += self.zone_skip;
+                self.zone_done[dir] = 0;
+            }
+            if c + len > self.size {
+                c = 0;
+            }
+            let next = (c + len) as i64 + self.skip;
+            // backwards (a negative skip) wraps to the region's last block
+            self.cursor[dir] = if next < 0 {
+                self.size - len
+            } else {
+                next as u64
+            };
+            self.zone_done[dir] += len;
+            c
+        };
+        self.last_end = off + len;
+        let r = Req {
+            dir,
+            offset: self.base + off,
+            len,
+        };
+        if self.trimwrite {
+            self.pending_write = Some(Req { dir: WRITE, ..r });
+        }
+        r
+    }
+}

@@ -1,0 +1,152 @@
+"""`ssdlab pts`: the tests of the SNIA Solid State Storage Performance Test Specification on
+one or more drives, each test to steady state, then the report (HTML + PNGs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from .. import methodology, targets
+from ..methodology import Options
+from ..methodology.pts import PTS_TESTS, PtsOptions
+from ..runner import RunInterrupted, plan_phases, preflight, run_test
+from ..store import Store, check_free
+from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
+from .inputs import check_out_dir, open_drives, parse_sets
+from .output import print_json, progress_hooks
+
+NAMES = [n.removeprefix("pts-") for n in PTS_TESTS]
+
+
+def pts_options(enterprise: bool, rounds: int | None, quick: bool,
+                round_seconds: float | None) -> PtsOptions:
+    seg = "enterprise" if enterprise else "client"
+    base = PtsOptions.quick(seg) if quick else PtsOptions(segment=seg)
+    kw: dict = {}
+    if rounds is not None:
+        kw["max_rounds"] = rounds
+    if round_seconds is not None:
+        kw["round_seconds"] = round_seconds
+    try:
+        return PtsOptions(segment=seg, max_rounds=kw.get("max_rounds", base.max_rounds),
+                          round_seconds=kw.get("round_seconds", base.round_seconds), scale=base.scale,
+                          wait_scale=base.wait_scale)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+
+
+def estimate(test: str, capacity: int, opts: Options) -> tuple[float, int]:
+    """Timed seconds (every round up to the cap, idle included) and bytes of writes that
+    end on a byte count (preconditioning) of one test: its longest possible duration is
+    the seconds plus those bytes at the drive's write speed."""
+    secs, nbytes = 0.0, 0
+    for p in plan_phases(test, capacity, opts):
+        if p.kind == "idle":
+            secs += float(p.seconds or 0)
+        elif p.kind == "io":
+            if p.stop_seconds is not None:
+                secs += float(p.stop_seconds)
+            else:
+                nbytes += int(p.stop_bytes or 0)
+    return secs, nbytes
+
+
+def hours(s: float) -> str:
+    return f"{s / 3600:.1f} h" if s >= 3600 else f"{s / 60:.0f} min" if s >= 60 else f"{s:.0f} s"
+
+
+def pts_cmd(
+    drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE, a profile .toml, /dev/... (with --destroy-data), file:PATH:SIZE"),
+    out: Path = typer.Option(..., "-o", "--out", help="report directory"),
+    tests: list[str] = typer.Option([], "--test", "-t", help=f"run only these (repeatable): {', '.join(NAMES)}; default all"),
+    enterprise: bool = typer.Option(False, "--enterprise", help="the enterprise settings (active range 100 %, enterprise outstanding I/O); default client (75 %)"),
+    rounds: int | None = typer.Option(None, "--rounds", help="at most this many rounds per test (1-25; the specification: 25); fewer than 5 never reach steady state"),
+    quick: bool = typer.Option(False, "--quick", help="CI/smoke: 2 rounds of 2 s steps, long fixed spans (WSAT, HIR, XSR) x 0.001, HIR wait states x 0.1; not a PTS result"),
+    round_seconds: float | None = typer.Option(None, "--round-seconds", help="seconds of each step of a round (the specification: 60)"),
+    sets: list[str] = typer.Option([], "--set", help="profile override key=value (simulated drives)"),
+    testbed: str | None = typer.Option(None, "--testbed", help="tag runs to compare like with like"),
+    db: Path | None = typer.Option(None, "--db", help="results store (default: user data dir)"),
+    destroy_data: str | None = typer.Option(None, "--destroy-data", help="real drives: allow overwriting this device"),
+    seed: int = typer.Option(42, "--seed", help="simulator seed"),
+    json_out: bool = typer.Option(False, "--json", help="print one JSON document on stdout"),
+    jobs: int | None = typer.Option(None, "--jobs", help="simulated drives: tests at once on N worker processes (default: one per core; 1: one after another)"),
+) -> None:
+    """The SNIA PTS 2.0.2 tests, each to steady state, and their report."""
+    with user_errors(), sigterm_interrupts():
+        unknown = [t for t in tests if t.removeprefix("pts-") not in NAMES]
+        if unknown:
+            raise UserError(f"--test {unknown[0]}: choose from {', '.join(NAMES)}")
+        chosen = [f"pts-{n}" for n in NAMES if not tests or n in {t.removeprefix('pts-') for t in tests}]
+        po = pts_options(enterprise, rounds, quick, round_seconds)
+        if jobs is not None and jobs < 1:
+            raise UserError(f"--jobs {jobs}: must be at least 1")
+        opts = Options(pts=po)
+        check_out_dir(out)
+        drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
+        for test in chosen:  # every drive refused or accepted for every test, before anything
+            preflight(test, drv, opts)
+        for spec, target in drv:
+            if not targets.is_real(spec):
+                continue
+            cap = target.identify().capacity
+            secs, nbytes = map(sum, zip(*(estimate(t, cap, opts) for t in chosen)))
+            typer.echo(f"ssdlab: {spec}: {', '.join(chosen)} take at most {hours(secs)} of timed "
+                       f"steps (every test to {po.max_rounds} rounds) plus {nbytes / 1e9:.1f} GB "
+                       f"of preconditioning writes ({hours(nbytes / 500e6)} at 500 MB/s); steady "
+                       f"state usually ends a test earlier", err=True)
+        check_free(db)
+        store = Store(db)
+        store.check_writable()
+        args = {"drives": drive, "segment": po.segment, "rounds": po.max_rounds,
+                "round_seconds": po.round_seconds, "scale": po.scale, "wait_scale": po.wait_scale, "set": sets, "seed": seed}
+        done: list[dict] = []
+
+        def on_run(test: str, run_id: int, outcomes: list) -> None:
+            for o in outcomes:
+                m = o.metrics
+                how = ("no steady-state rule" if "rounds" not in m else
+                       f"steady at round {m.get('steady_round')}" if m.get("steady_reached")
+                       else f"steady state not reached in {m.get('rounds')} rounds")
+                typer.echo(f"ssdlab:   {test} on {o.spec}: {how}; run {run_id}", err=True)
+            done.append({"test": test, "run_id": run_id, "status": "complete",
+                         "drives": [{"drive": o.spec, "metrics": o.metrics} for o in outcomes]})
+
+        from ..executor import open_executor
+        from ..review import Request, parallel, run_parallel
+
+        executor = open_executor(jobs, None)
+        if parallel(drv, executor) and len(chosen) > 1:
+            from ..units_progress import UnitsProgress
+
+            bar = UnitsProgress("pts", len(chosen) * len(drv), where=executor.describe())
+            try:
+                with bar, executor:
+                    run_parallel(Request(store, drv, list(sets), seed, opts, args, testbed),
+                                 executor, on_run, bar.finished, tests=chosen)
+            except KeyboardInterrupt:
+                kept = ", ".join(f"{d['test']} (run {d['run_id']})" for d in done) or "none"
+                typer.echo(f"ssdlab: pts interrupted; tests stored: {kept}", err=True)
+                raise typer.Exit(interrupted_status()) from None
+            chosen = []
+        else:
+            executor.close()
+        with progress_hooks() as hooks:
+            for i, test in enumerate(chosen, 1):
+                methodology.get(test)
+                typer.echo(f"ssdlab: pts {i}/{len(chosen)}: {test}", err=True)
+                try:
+                    run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
+                except RunInterrupted as e:
+                    done.append({"test": test, "run_id": e.run_id, "status": "interrupted"})
+                    typer.echo(f"ssdlab: {test} interrupted; run {e.run_id} keeps its rounds",
+                               err=True)
+                    raise
+                on_run(test, run_id, outcomes)
+        from ..report import build_report
+
+        html = build_report(store, [d["run_id"] for d in done], out)
+    if json_out:
+        print_json({"report": str(html), "runs": done})
+    else:
+        print(html)

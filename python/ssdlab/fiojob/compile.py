@@ -1,0 +1,374 @@
+"""A job file -> the simulator's workload: one JobSpec per job and per `numjobs` clone, each
+its own I/O stream with its own queue depth, in fio's meaning (sizes, offsets, mixes, block
+sizes, rates, think time, distributions, time limits). Checked whole before anything runs."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import FioJobError
+from . import jobfile
+from . import options as O
+
+MAX_CLONES = 1024
+RW = {  # fio's rw kinds: (read, write, trim, random)
+    "read": (1, 0, 0, 0), "write": (0, 1, 0, 0), "trim": (0, 0, 1, 0),
+    "randread": (1, 0, 0, 1), "randwrite": (0, 1, 0, 1), "randtrim": (0, 0, 1, 1),
+    "rw": (1, 1, 0, 0), "readwrite": (1, 1, 0, 0), "randrw": (1, 1, 0, 1),
+    "trimwrite": (0, 1, 1, 0), "randtrimwrite": (0, 1, 1, 1),
+}
+DIRS = ("read", "write", "trim")
+
+
+@dataclass
+class JobSpec:
+    name: str
+    clone: int  # numjobs index
+    wave: int  # stonewall / wait_for order: a wave starts when the one before has finished
+    group: int  # reporting group (new_group / stonewall start one)
+    read: bool
+    write: bool
+    trim: bool
+    random: bool
+    trimwrite: bool
+    rwmixread: int
+    seq_skip: int  # rw=...:N (sequential: bytes skipped after each I/O; random: I/Os per offset)
+    bs: list  # per direction: [[bytes, weight], ...]
+    offset: int
+    size: int
+    io_size: int
+    number_ios: int
+    iodepth: int
+    time_based: bool
+    runtime_ns: int
+    ramp_ns: int
+    startdelay_ns: int
+    rate_bps: list
+    rate_iops: list
+    rate_poisson: bool
+    thinktime_ns: int
+    thinktime_blocks: int
+    dist: str  # random, zipf, pareto, normal, zoned, zoned_abs
+    dist_param: float
+    zones: list  # [[access %, offset bytes from the region start, length bytes], ...]
+    seed: int
+    randommap: bool
+    ba: int
+    zone_size: int  # zonemode=strided: I/O on zone_range bytes then skip
+    zone_range: int
+    zone_skip: int
+    fill_device: bool
+    ss: str  # "" or iops|iops_slope|bw|bw_slope
+    ss_limit: float
+    ss_pct: bool
+    ss_dur_ns: int
+    ss_ramp_ns: int
+    options: dict = field(default_factory=dict)  # the job's options as written (for the JSON)
+
+
+@dataclass
+class Compiled:
+    jobs: list[JobSpec]
+    notes: list[str]
+    group_reporting: bool
+    logs: dict  # write_bw_log / write_iops_log / write_lat_log / log_avg_msec (first job's)
+    global_options: dict = field(default_factory=dict)  # the [global] sections' options
+
+    def spec(self) -> list[dict]:
+        """The jobs as the simulator takes them (ssdlab._sim.Drive.run_fiojob)."""
+        out = []
+        for j in self.jobs:
+            d = asdict(j)
+            d["bs"] = [[(int(b), float(w)) for b, w in per] for per in j.bs]
+            d["zones"] = [(float(a), int(s), int(n)) for a, s, n in j.zones]
+            d["dist_param"] = float(j.dist_param)
+            d["ss_limit"] = float(j.ss_limit)
+            d["log_ns"] = int(self.log_ms * 1_000_000)
+            out.append(d)
+        return out
+
+    @property
+    def log_ms(self) -> int:
+        v = self.logs.get("log_avg_msec", "")
+        return int(v) if str(v).strip().isdigit() and int(v) > 0 else 500
+
+
+def _bs_list(value: str, key: str, where: str, base: int) -> list:
+    """bs=4k or bs=4k,8k,16k (read, write, trim): per direction [[bytes, 100]]."""
+    parts = [p.strip() for p in value.split(",")]
+    sizes = [O.size(p, key, where, base) if p else None for p in parts[:3]]
+    first = next((s for s in sizes if s), 4096)
+    out, last = [], first
+    for i in range(3):
+        s = sizes[i] if i < len(sizes) else None
+        s = s if s else (last if i >= len(sizes) else first)
+        last = s
+        out.append([[s, 100.0]])
+    return out
+
+
+def _bsrange(value: str, where: str, base: int) -> list:
+    out = []
+    parts = [p.strip() for p in value.split(",")]
+    for i in range(3):
+        p = parts[min(i, len(parts) - 1)]
+        lo, sep, hi = p.partition("-")
+        if not sep:
+            raise FioJobError(f"{where}: bsrange={value}: write MIN-MAX, e.g. 4k-64k")
+        a, b = O.size(lo, "bsrange", where, base), O.size(hi, "bsrange", where, base)
+        if a <= 0 or b < a:
+            raise FioJobError(f"{where}: bsrange={value}: MIN must be > 0 and at most MAX")
+        sizes = list(range(a, b + 1, a))
+        out.append([[s, 100.0 / len(sizes)] for s in sizes])
+    return out
+
+
+def _bssplit(value: str, where: str, base: int) -> list:
+    out = []
+    dirs = [d for d in value.split(",")]
+    for i in range(3):
+        d = dirs[min(i, len(dirs) - 1)].strip()
+        items, blank = [], []
+        for it in filter(None, d.split(":")):
+            s, _, w = it.partition("/")
+            sz = O.size(s, "bssplit", where, base)
+            if sz <= 0:
+                raise FioJobError(f"{where}: bssplit={value}: a block size must be > 0")
+            if w.strip():
+                items.append([sz, float(w)])
+            else:
+                blank.append(sz)
+        left = 100.0 - sum(w for _, w in items)
+        if left < -1e-9:
+            raise FioJobError(f"{where}: bssplit={value}: the shares add up to over 100 %")
+        items += [[s, left / len(blank)] for s in blank]
+        if not items:
+            raise FioJobError(f"{where}: bssplit={value}: no block sizes")
+        out.append(items)
+    return out
+
+
+def _zones(value: str, where: str, absolute: bool, base: int) -> list:
+    zones, acc = [], 0.0
+    for it in value.partition(":")[2].split(",")[0].split(":"):
+        a, _, r = it.partition("/")
+        try:
+            access = float(a)
+        except ValueError:
+            raise FioJobError(f"{where}: random_distribution={value}: '{it}' is ACCESS%/RANGE") from None
+        r = r.strip()
+        if not r:  # the last zone's range left blank: the rest of the region
+            zones.append([access, None])
+            acc += access
+            continue
+        rng = O.size(r, "random_distribution", where, base) if absolute else float(r)
+        zones.append([access, rng])
+        acc += access
+    if abs(acc - 100) > 0.01:
+        raise FioJobError(f"{where}: random_distribution={value}: the access shares add up to "
+                          f"{acc:g} %, not 100")
+    return zones
+
+
+def _rate(value: str, key: str, where: str, base: int, iops: bool) -> list:
+    parts = [p.strip() for p in value.split(",")]
+    out = []
+    for i in range(3):
+        p = parts[i] if i < len(parts) else (parts[0] if len(parts) == 1 else "")
+        out.append(0 if not p else (O.integer(p, key, where, 0, 10**12) if iops else O.size(p, key, where, base)))
+    return out
+
+
+def _ss(value: str, where: str) -> tuple[str, float, bool]:
+    m = re.fullmatch(r"(iops|iops_slope|bw|bw_slope):(\d+(?:\.\d+)?)(%?)", value.strip().lower())
+    if not m:
+        raise FioJobError(f"{where}: ss={value}: write iops|iops_slope|bw|bw_slope:LIMIT[%]")
+    return m.group(1), float(m.group(2)), bool(m.group(3))
+
+
+def _merge(sections: list[jobfile.Section]) -> list[tuple[jobfile.Section, list]]:
+    glob: list = []
+    jobs = []
+    for s in sections:
+        if s.name == "global":
+            glob = glob + s.options
+        else:
+            jobs.append((s, glob + s.options))
+    return jobs
+
+
+def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
+    """Read, check and compile `path` for a drive of `capacity` bytes. Raises FioJobError
+    (one line naming the option and why) for anything ssdlab will not run."""
+    sections = jobfile.read(path)
+    noted: list[str] = []
+    # the allow-list first, over every option of every section (global included)
+    for s in sections:
+        for k, v, where in s.options:
+            note = O.classify(O.canonical(k), v, where)
+            if note and note not in noted:
+                noted.append(note)
+    jobs_opts = _merge(sections)
+    if not jobs_opts:
+        raise FioJobError(f"{path}: no job: add a job section, e.g. [job1] with rw=randread")
+    jobs: list[JobSpec] = []
+    logs: dict = {}
+    group_reporting = False
+    wave, group = 0, 0
+    names: dict[str, int] = {}
+    for n, (sec, opts) in enumerate(jobs_opts):
+        o: dict[str, tuple[str, str]] = {}
+        for k, v, where in opts:
+            o[O.canonical(k)] = (v, where)
+        base = 1000 if o.get("kb_base", ("1024",))[0].strip() == "1000" else 1024
+
+        def has(k):
+            return k in o
+
+        def flag(k, default=False):
+            return O.boolean(o[k][0], k, o[k][1]) if k in o else default
+
+        def sz(k, default=0):
+            return O.size_or_pct(o[k][0], k, o[k][1], capacity, base) if k in o else default
+
+        def num(k, default, lo, hi):
+            return O.integer(o[k][0], k, o[k][1], lo, hi) if k in o else default
+
+        def tm(k, default=0, unit="s"):
+            return O.time_ns(o[k][0], k, o[k][1], unit) if k in o else default
+
+        if n > 0 and (flag("stonewall") or "wait_for" in o):
+            wave += 1
+        if n > 0 and (flag("stonewall") or flag("new_group")):
+            group += 1
+        if flag("group_reporting"):
+            group_reporting = True
+        rwv, rww = o.get("rw", ("read", sec.where))
+        kind, _, skip = rwv.strip().lower().partition(":")
+        if kind not in RW:
+            raise FioJobError(f"{rww}: rw={rwv}: not a fio rw kind ({', '.join(RW)})")
+        r, w, t, rnd = RW[kind]
+        if "bssplit" in o:
+            bs = _bssplit(o["bssplit"][0], o["bssplit"][1], base)
+        elif "bsrange" in o:
+            bs = _bsrange(o["bsrange"][0], o["bsrange"][1], base)
+        elif "bs" in o:
+            bs = _bs_list(o["bs"][0], "bs", o["bs"][1], base)
+        else:
+            bs = [[[4096, 100.0]] for _ in range(3)]
+        for d in bs:
+            for b, _ in d:
+                if b <= 0 or b % 512 or b > 64 << 20:
+                    raise FioJobError(f"{sec.where}: block size {b}: must be a multiple of 512 "
+                                      "bytes up to 64 MiB")
+        back = skip.strip().startswith("-")
+        seq_skip = O.size(skip.strip().lstrip("-"), "rw", rww, base) * (-1 if back else 1) if skip else 0
+        if skip and rnd:
+            seq_skip = O.integer(skip, "rw", rww, 1, 1 << 30)
+        mixr = 50
+        if "rwmixread" in o:
+            mixr = num("rwmixread", 50, 0, 100)
+        elif "rwmixwrite" in o:
+            mixr = 100 - num("rwmixwrite", 50, 0, 100)
+        if not (r and w):
+            mixr = 100 if r else 0
+        offset = sz("offset")
+        if offset >= capacity:
+            raise FioJobError(f"{o['offset'][1]}: offset={o['offset'][0]}: at or past the end of the "
+                              f"drive ({capacity} bytes)")
+        size = sz("size", sz("filesize", capacity - offset))
+        if size <= 0:
+            raise FioJobError(f"{sec.where}: size: must be more than 0 bytes")
+        dist, dparam, zones = "random", 0.0, []
+        if "random_distribution" in o:
+            dv, dw = o["random_distribution"]
+            dk, _, dp = dv.strip().lower().partition(":")
+            if dk in ("zoned", "zoned_abs"):
+                zones = _zones(dv, dw, dk == "zoned_abs", base)
+            elif dk in ("zipf", "pareto", "normal", "gauss"):
+                try:
+                    dparam = float(dp.split(":")[0]) if dp else (0.0 if dk in ("normal", "gauss") else -1)
+                except ValueError:
+                    raise FioJobError(f"{dw}: random_distribution={dv}: the parameter is a number") from None
+                if dk == "zipf" and dparam <= 0 or dk == "pareto" and not 0 < dparam < 1:
+                    raise FioJobError(f"{dw}: random_distribution={dv}: zipf needs THETA > 0, "
+                                      "pareto 0 < H < 1")
+                dk = "normal" if dk == "gauss" else dk
+            elif dk != "random":
+                raise FioJobError(f"{dw}: random_distribution={dv}: not one of random, zipf, "
+                                  "pareto, normal, gauss, zoned, zoned_abs")
+            dist, dparam = dk, dparam
+        ss, ss_limit, ss_pct = ("", 0.0, False)
+        if "ss" in o:
+            ss, ss_limit, ss_pct = _ss(*o["ss"])
+        if zones:
+            start, conv = 0, []
+            for access, rng in zones:
+                if rng is None:
+                    n = size - start
+                else:
+                    n = int(rng) if dist == "zoned_abs" else int(size * rng / 100)
+                conv.append([access / 100, start, max(n, 0)])
+                start += n
+            if start > size:
+                raise FioJobError(f"{o['random_distribution'][1]}: random_distribution: the zones "
+                                  f"cover {start} bytes, more than the job's size {size}")
+            zones = conv
+        if flag("fill_device") or flag("fill_fs"):
+            size = capacity - offset
+        numjobs = num("numjobs", 1, 1, MAX_CLONES)
+        inc = sz("offset_increment")
+        randrepeat = flag("randrepeat", True)
+        jseed = num("randseed", 0x89 if randrepeat else seed, 0, 2**64 - 1)
+        own = [v for k, v, _ in sec.options if k == "name"]
+        name = own[-1] if own and own[-1] else sec.name  # name= in [global] names no job
+        for c in range(numjobs):
+            names[name] = names.get(name, 0) + 1
+            io_size = sz("io_size", size)
+            if o.get("log_avg_msec") is not None:
+                O.integer(o["log_avg_msec"][0], "log_avg_msec", o["log_avg_msec"][1], 0, 86_400_000)
+            if "loops" in o:
+                io_size *= num("loops", 1, 1, 1 << 30)
+            rate_min = sz("rate_min") + num("rate_iops_min", 0, 0, 10**12)
+            if rate_min:
+                noted.append("rate_min") if "rate_min" not in noted else None
+            jobs.append(JobSpec(
+                name=name, clone=c, wave=wave, group=group, read=bool(r), write=bool(w),
+                trim=bool(t), random=bool(rnd), trimwrite=kind.endswith("trimwrite"),
+                rwmixread=mixr, seq_skip=seq_skip, bs=bs,
+                offset=offset + c * inc, size=size, io_size=io_size,
+                number_ios=num("number_ios", 0, 0, 2**62), iodepth=num("iodepth", 1, 1, 65536),
+                time_based=flag("time_based"), runtime_ns=tm("runtime"),
+                ramp_ns=tm("ramp_time"), startdelay_ns=tm("startdelay"),
+                rate_bps=_rate(o["rate"][0], "rate", o["rate"][1], base, False) if "rate" in o else [0, 0, 0],
+                rate_iops=_rate(o["rate_iops"][0], "rate_iops", o["rate_iops"][1], base, True) if "rate_iops" in o else [0, 0, 0],
+                rate_poisson=o.get("rate_process", ("linear",))[0].strip().lower() == "poisson",
+                thinktime_ns=tm("thinktime", 0, "us"), thinktime_blocks=num("thinktime_blocks", 1, 1, 1 << 30),
+                dist=dist, dist_param=dparam, zones=zones,
+                seed=(jseed + c * 0x9E3779B97F4A7C15) % 2**64,
+                randommap=not flag("norandommap") and dist == "random",
+                ba=sz("ba", 0),
+                zone_size=sz("zonesize") if o.get("zonemode", ("none",))[0] == "strided" else 0,
+                zone_range=sz("zonerange"), zone_skip=sz("zoneskip"),
+                fill_device=flag("fill_device") or flag("fill_fs"),
+                ss=ss, ss_limit=ss_limit, ss_pct=ss_pct, ss_dur_ns=tm("ss_dur"),
+                ss_ramp_ns=tm("ss_ramp"),
+                options={O.canonical(k): v for k, v, _ in sec.options if k != "name"}))
+        for k in ("write_bw_log", "write_iops_log", "write_lat_log", "log_avg_msec", "per_job_logs"):
+            if k in o and k not in logs:
+                logs[k] = o[k][0]
+    for j in jobs:
+        if j.size > capacity - j.offset:
+            raise FioJobError(f"{path}: job {j.name}: offset + size = {j.offset + j.size} bytes, "
+                              f"past the end of the drive ({capacity} bytes)")
+        if not j.time_based and j.runtime_ns == 0 and j.io_size == 0 and not j.number_ios:
+            raise FioJobError(f"{path}: job {j.name}: nothing bounds it (size, io_size, number_ios or runtime)")
+        if j.time_based and j.runtime_ns == 0:
+            raise FioJobError(f"{path}: job {j.name}: time_based needs runtime=")
+    notes = []
+    if noted:
+        notes.append("accepted with no effect on a simulated drive: " + ", ".join(noted))
+    glob = {O.canonical(k): v for sec in sections if sec.name == "global" for k, v, _ in sec.options}
+    return Compiled(jobs, notes, group_reporting, logs, glob)

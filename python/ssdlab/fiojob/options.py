@@ -1,0 +1,204 @@
+"""Which fio options a simulated drive runs, and how their values read. An allow-list:
+I/O-pattern options are compiled (COMPILED); options that change nothing on a simulated drive
+are accepted with one note naming them (NOTED, block-I/O engines); everything else is refused
+with the reason (REFUSED, or an option ssdlab does not know). Nothing refused ever runs."""
+
+from __future__ import annotations
+
+import re
+
+from . import FioJobError
+
+ALIASES = {"readwrite": "rw", "blocksize": "bs", "blocksize_range": "bsrange", "blockalign": "ba",
+           "io_limit": "io_size", "timeout": "runtime", "iodepth_batch": "iodepth_batch_submit",
+           "iodepth_batch_complete": "iodepth_batch_complete_min", "random_distribution":
+           "random_distribution", "ioscheduler": "ioscheduler", "iomem": "mem",
+           "steadystate": "ss", "steadystate_duration": "ss_dur", "steadystate_ramp_time": "ss_ramp",
+           "percentage_sequential": "percentage_sequential", "blocksize_unaligned": "bs_unaligned",
+           "ratemin": "rate_min", "ratecycle": "rate_cycle", "wait_for_previous": "stonewall",
+           "fileoffset": "offset", "threads": "thread", "disable_bw": "disable_bw_measurement",
+           "ss_interval": "steadystate_check_interval", "nr_files": "nrfiles",
+           "allrandrepeat": "allrandrepeat", "fill_fs": "fill_device",
+           "bs_is_seq_rand": "bs_is_seq_rand", "per_job_logs": "per_job_logs"}
+
+# the options the simulator gives fio's meaning to (compile.py)
+COMPILED = frozenset("""
+name description rw rw_sequencer rwmixread rwmixwrite bs bsrange bssplit ba bs_unaligned
+size io_size offset offset_increment offset_align number_ios loops numjobs iodepth
+time_based runtime ramp_time startdelay rate rate_iops rate_min rate_iops_min rate_process
+rate_cycle rate_ignore_thinktime thinktime thinktime_blocks thinktime_spin thinktime_blocks_type
+random_distribution randseed randrepeat norandommap random_generator percentage_random
+ss ss_dur ss_ramp zonemode zonesize zonerange zoneskip fill_device fill_fs
+stonewall wait_for new_group group_reporting write_bw_log write_iops_log write_lat_log
+log_avg_msec per_job_logs unified_rw_reporting kb_base unit_base
+""".split())
+
+# accepted with a note: nothing a simulated drive (which keeps no data and has no host
+# page cache, CPU or engine) would do differently
+NOTED = frozenset("""
+direct buffered ioengine filename directory filename_format nrfiles openfiles file_service_type
+cmdprio cmdprio_percentage cmdprio_class cmdprio_bssplit cmdprio_hint hipri fixedbufs
+registerfiles sqthread_poll sqthread_poll_cpu nonvectored uncached force_async userspace_reap
+atomic sync odirect_align ioscheduler thread invalidate fadvise_hint
+verify do_verify verify_interval verify_offset verify_pattern verify_fatal verify_dump
+verify_async verify_backlog verify_backlog_batch verify_only verify_header_seed verify_write_sequence
+verify_pattern_interval
+refill_buffers scramble_buffers zero_buffers buffer_pattern buffer_compress_percentage
+buffer_compress_chunk dedupe_percentage dedupe_mode dedupe_working_set_percentage
+cpus_allowed cpus_allowed_policy cpumask cpuload nice prio prioclass numa_cpu_nodes
+numa_mem_policy gtod_reduce gtod_cpu disable_lat disable_clat disable_slat
+disable_bw_measurement clat_percentiles lat_percentiles slat_percentiles percentile_list
+clocksource eta eta_newline eta_interval significant_figures lockmem mem create_serialize
+create_fsync create_on_open create_only allow_file_create allow_mounted_write unlink
+unlink_each_loop overwrite fallocate pre_read file_append end_fsync fsync_on_close fsync
+fdatasync write_barrier sync_file_range fsync_on_close continue_on_error ignore_error
+error_dump exitall exitall_on_error max_latency latency_target latency_window
+latency_percentile latency_run log_max_value log_offset log_prio log_compression
+log_hist_msec log_hist_coarseness write_hist_log log_unix_epoch log_alternate_epoch
+lat_percentiles stats ramp_size iopsavgtime bwavgtime experimental_verify
+sqthread_poll_cpu trim_percentage trim_verify_zero trim_backlog trim_backlog_batch
+serialize_overlap io_submit_mode unique_filename group_reporting_ignore
+steadystate_check_interval allrandrepeat dedupe_global filesize cmd_type md_per_io_size
+sg_write_mode hugepage_size writefua num_range exit_what
+iodepth_batch_submit iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low
+""".split())
+
+BLOCK_ENGINES = frozenset("""libaio io_uring io_uring_cmd psync sync vsync pvsync pvsync2
+posixaio sg null windowsaio solarisaio xnvme""".split())
+FS_ENGINES = frozenset("""mmap splice ftruncate filecreate filestat filedelete dircreate dirstat
+dirdelete falloc e4defrag gfapi gfapi_async mtd pmemblk dev-dax libpmem libcufile""".split())
+NET_ENGINES = frozenset("""net netsplice nbd rdma rados rbd http nfs libhdfs libiscsi
+libblkio""".split())
+
+REFUSED = {
+    "exec_prerun": "runs a shell command; ssdlab never executes anything from a job file",
+    "exec_postrun": "runs a shell command; ssdlab never executes anything from a job file",
+    "write_iolog": "writes a file; on a simulated drive the run is stored in the results store",
+    "read_iolog": "replays an I/O log: replay it with `ssdlab run trace --trace FILE`",
+    "replay_redirect": "belongs to read_iolog: replay the log with `ssdlab run trace`",
+    "output": "writes a file: use --json (fio's JSON) or the text output",
+    "trigger": "runs a command", "trigger_cmd": "runs a command",
+    "trigger_file": "reads a trigger file", "trigger_timeout": "runs a command",
+    "verify_state_save": "writes a state file", "verify_state_load": "reads a state file",
+    "ioengine_opts": "passes raw options to an engine",
+    "cgroup": "creates a cgroup", "cgroup_weight": "creates a cgroup",
+    "cgroup_nodelete": "creates a cgroup",
+    "uid": "changes the user fio runs as", "gid": "changes the group fio runs as",
+    "opendir": "reads a directory of files (a filesystem job)",
+}
+
+_BOOL = {"": True, "1": True, "true": True, "yes": True, "on": True,
+         "0": False, "false": False, "no": False, "off": False}
+
+
+def canonical(key: str) -> str:
+    return ALIASES.get(key, key)
+
+
+def classify(key: str, value: str, where: str) -> str | None:
+    """None if compiled; a note word if accepted without effect; raises if refused."""
+    if key in REFUSED:
+        raise FioJobError(f"{where}: {key}: refused: {REFUSED[key]}")
+    if key == "ioengine":
+        eng = value.strip().split(":")[0].lower()
+        if eng in BLOCK_ENGINES:
+            return f"ioengine={eng}"
+        if eng == "exec" or eng == "external" or value.strip().startswith("external"):
+            raise FioJobError(f"{where}: ioengine={value}: refused: runs a program or loads a "
+                              "library; ssdlab never executes anything from a job file")
+        if eng in NET_ENGINES:
+            raise FioJobError(f"{where}: ioengine={value}: refused: a network engine; a simulated "
+                              "drive is a local block device (use a block engine, e.g. libaio)")
+        if eng in FS_ENGINES:
+            raise FioJobError(f"{where}: ioengine={value}: refused: a filesystem engine; a "
+                              "simulated drive has no filesystem (use a block engine, e.g. libaio)")
+        if eng == "cpuio":
+            raise FioJobError(f"{where}: ioengine=cpuio: refused: burns CPU and does no I/O")
+        raise FioJobError(f"{where}: ioengine={value}: refused: not a block-I/O engine ssdlab "
+                          f"knows (accepted: {', '.join(sorted(BLOCK_ENGINES))})")
+    if key == "mem":
+        kind = value.strip().split(":")[0].lower()
+        if kind.startswith("mmap") or ":" in value:
+            raise FioJobError(f"{where}: mem={value}: refused: maps a file or device for the I/O "
+                              "buffers; a simulated drive needs none (remove it or use mem=malloc)")
+        if kind not in ("malloc", "shm", "shmhuge", ""):
+            raise FioJobError(f"{where}: mem={value}: refused: not a buffer type ssdlab knows "
+                              "(malloc, shm, shmhuge)")
+        return key
+    if key == "filename" and value.strip().lower().startswith(("net", "tcp", "udp")) and "," in value:
+        raise FioJobError(f"{where}: filename={value}: refused: a network address")
+    if key in NOTED:
+        return key
+    if key.startswith(("cmdprio", "verify_", "sqthread", "sg_", "pi_", "xnvme_", "fdp", "apptag")):
+        return key  # options of block-I/O engines
+    if key.startswith("flow"):
+        raise FioJobError(f"{where}: {key}: refused: couples the progress of jobs (fio's flow "
+                          "control), not simulated")
+    if key in ("max_open_zones", "read_beyond_wp", "zone_reset_threshold", "zone_reset_frequency",
+               "job_max_open_zones", "ignore_zone_limits") or (key == "zonemode" and value.strip() == "zbd"):
+        raise FioJobError(f"{where}: {key}: refused: zoned block device (ZBD) I/O; a simulated "
+                          "drive is a conventional drive")
+    if key in COMPILED:
+        return None
+    raise FioJobError(f"{where}: {key}: refused: not an I/O-pattern option ssdlab simulates "
+                      "(docs/cli.md lists the accepted ones)")
+
+
+def boolean(value: str, key: str, where: str) -> bool:
+    v = value.strip().lower()
+    if v not in _BOOL:
+        raise FioJobError(f"{where}: {key}={value}: not a boolean (0/1, true/false, yes/no, on/off)")
+    return _BOOL[v]
+
+
+_SIZE = re.compile(r"(0x[0-9a-f]+|\d+(?:\.\d+)?)\s*([kmgtp]?)(i?)(b?)", re.I)
+_MULT = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+
+
+def size(value: str, key: str, where: str, base: int = 1024) -> int:
+    """fio's size syntax: bytes, or a number with k/m/g/t/p (binary unless kb_base=1000;
+    KiB/MiB are always binary), as fio reads them."""
+    m = _SIZE.fullmatch(value.strip())
+    if not m:
+        raise FioJobError(f"{where}: {key}={value}: not a size (bytes or a number with k, m, g, t)")
+    num = int(m.group(1), 16) if m.group(1).lower().startswith("0x") else float(m.group(1))
+    unit = m.group(2).lower()
+    mult = _MULT[unit]
+    if base == 1000 and unit and not m.group(3):
+        mult = 1000 ** " kmgtp".index(unit)
+    return int(num * mult)
+
+
+def size_or_pct(value: str, key: str, where: str, capacity: int, base: int = 1024) -> int:
+    v = value.strip()
+    if v.endswith("%"):
+        try:
+            pct = float(v[:-1])
+        except ValueError:
+            raise FioJobError(f"{where}: {key}={value}: not a percentage") from None
+        if not 0 <= pct <= 100:
+            raise FioJobError(f"{where}: {key}={value}: a percentage is 0 to 100")
+        return int(capacity * pct / 100)
+    return size(v, key, where, base)
+
+
+_TIME = re.compile(r"(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec|m|min|h|d)?", re.I)
+_TUNIT = {"us": 1e3, "usec": 1e3, "ms": 1e6, "msec": 1e6, "s": 1e9, "sec": 1e9, "m": 60e9,
+          "min": 60e9, "h": 3600e9, "d": 86400e9}
+
+
+def time_ns(value: str, key: str, where: str, default_unit: str = "s") -> int:
+    m = _TIME.fullmatch(value.strip())
+    if not m:
+        raise FioJobError(f"{where}: {key}={value}: not a time (a number with us, ms, s, m, h)")
+    return int(float(m.group(1)) * _TUNIT[(m.group(2) or default_unit).lower()])
+
+
+def integer(value: str, key: str, where: str, lo: int, hi: int) -> int:
+    try:
+        n = int(value.strip(), 0)
+    except ValueError:
+        raise FioJobError(f"{where}: {key}={value}: not a whole number") from None
+    if not lo <= n <= hi:
+        raise FioJobError(f"{where}: {key}={value}: must be {lo} to {hi}")
+    return n

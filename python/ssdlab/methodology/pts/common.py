@@ -1,0 +1,202 @@
+"""What the tests of the SNIA Solid State Storage Performance Test Specification (PTS 2.0.2)
+share: the client/enterprise settings, purge and workload-independent preconditioning,
+rounds until steady state, and reading rounds back from the results.
+
+A round is a list of phases (one per access pattern, `round_seconds` each); the phase
+generator receives each PhaseResult back (`send`), computes the round's tracking variable
+and stops once the last 5 rounds are steady (analysis/pts_steady.py) or after
+`max_rounds`. Every phase is named `rNN/<label>` and stored as it ends, so an
+interrupted run keeps its rounds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Generator, Iterable
+from dataclasses import dataclass
+
+from ... import phase as ph
+from ...analysis import pts_steady
+from ...phase import KIB, Phase, PhaseResult
+
+MIB = 1024 * KIB
+SEGMENTS = ("client", "enterprise")
+ROUND_SECONDS = 60.0  # every PTS test step lasts 1 minute
+WIPC_CAPACITIES = 2  # workload-independent preconditioning: 2x user capacity
+WIPC_BLOCK = 128 * KIB
+QUICK_ROUNDS = 2
+QUICK_SECONDS = 2.0
+QUICK_SCALE = 0.001  # long fixed spans (WSAT, HIR, XSR) in quick mode
+
+
+@dataclass(frozen=True)
+class PtsOptions:
+    """segment: client (active range 75 %, write cache on) or enterprise (100 %, off).
+    max_rounds: the steady-state rule's 25, or fewer (--rounds) to shorten a run.
+    round_seconds: each step of a round (the specification's 1 minute).
+    scale: factor on the long fixed spans (WSAT's 24 h, HIR's wait-state repetitions and
+    XSR's hours); 1 is the specification."""
+
+    segment: str = "client"
+    max_rounds: int = pts_steady.MAX_ROUNDS
+    round_seconds: float = ROUND_SECONDS
+    scale: float = 1.0
+    wait_scale: float = 1.0  # HIR's wait states (quick: x 0.1)
+
+    def __post_init__(self) -> None:
+        if self.segment not in SEGMENTS:
+            raise ValueError(f"PTS segment '{self.segment}': choose client or enterprise")
+        if not 1 <= self.max_rounds <= pts_steady.MAX_ROUNDS:
+            raise ValueError(f"--rounds {self.max_rounds}: must be 1 to {pts_steady.MAX_ROUNDS}")
+        if not 0 < self.round_seconds <= 3600:
+            raise ValueError(f"--round-seconds {self.round_seconds:g}: must be above 0 and at most 3600")
+        if not 0 < self.scale <= 1 or not 0 < self.wait_scale <= 1:
+            raise ValueError(f"PTS scale {self.scale:g}/{self.wait_scale:g}: must be above 0 and at most 1")
+
+    @classmethod
+    def quick(cls, segment: str = "client") -> PtsOptions:
+        """CI and smoke runs: 2 rounds of 2 s steps, fixed spans x 0.001, HIR's wait
+        states x 0.1 (never steady: not a PTS result)."""
+        return cls(segment=segment, max_rounds=QUICK_ROUNDS, round_seconds=QUICK_SECONDS,
+                   scale=QUICK_SCALE, wait_scale=0.1)
+
+    @property
+    def enterprise(self) -> bool:
+        return self.segment == "enterprise"
+
+    @property
+    def active_fraction(self) -> float:
+        """The test's active range: enterprise 100 %, client 75 % of the LBAs."""
+        return 1.0 if self.enterprise else 0.75
+
+    @property
+    def write_cache(self) -> str:
+        return "disabled" if self.enterprise else "enabled"
+
+    def outstanding(self, client: tuple[int, int], enterprise: tuple[int, int]) -> tuple[int, int]:
+        return enterprise if self.enterprise else client
+
+
+def pts_options(opts) -> PtsOptions:
+    """The PTS settings of a run (Options.pts), the specification's when none were given."""
+    po = getattr(opts, "pts", None)
+    return po if isinstance(po, PtsOptions) else PtsOptions()
+
+
+def precondition(capacity: int, po: PtsOptions, wipc: bool = True, suffix: str = ""
+                 ) -> Generator[Phase, PhaseResult | None, None]:
+    """Purge, then (wipc) 2x the user capacity of 128 KiB sequential writes over all LBAs
+    (a generator, so that `yield from` passes the results sent back)."""
+    yield ph.purge("purge" + suffix)
+    if wipc:
+        yield (ph.seq_write("wipc" + suffix, block_size=WIPC_BLOCK, queue_depth=32, offset=0,
+                                length=capacity // MIB * MIB,
+                                stop_bytes=WIPC_CAPACITIES * (capacity // MIB * MIB)))
+
+
+def io(name: str, po: PtsOptions, read_pct: int, block_size: int, threads: int, qd: int,
+       pattern: str = "rand", seconds: float | None = None, **kw) -> Phase:
+    """One step at T threads x Q outstanding each, over the test's active range."""
+    rng = {} if "offset" in kw or "length" in kw else {"frac_length": po.active_fraction}
+    return Phase(kind="io", name=name, pattern=pattern, read_pct=read_pct,  # type: ignore[arg-type]
+                 block_size=block_size, queue_depth=qd, jobs=threads,
+                 stop_seconds=seconds if seconds is not None else po.round_seconds, **rng, **kw)
+
+
+def round_name(n: int, label: str) -> str:
+    return f"r{n:02d}/{label}"
+
+
+_ROUND = re.compile(r"^r(\d+)/(.+)$")
+
+
+def parse_round(name: str) -> tuple[int, str] | None:
+    m = _ROUND.match(name or "")
+    return (int(m.group(1)), m.group(2)) if m else None
+
+
+Tracking = Callable[[dict[str, PhaseResult]], float]
+
+
+def rounds(po: PtsOptions, steps: Callable[[int], Iterable[Phase]], tracking: Tracking,
+           ) -> Generator[Phase, PhaseResult | None, list[float]]:
+    """Rounds until steady: `steps(n)` are round n's phases (named with round_name), whose
+    results by label give the round's tracking value. Without results (--plan) every
+    round up to max_rounds is listed."""
+    values: list[float] = []
+    for n in range(1, po.max_rounds + 1):
+        got: dict[str, PhaseResult] = {}
+        for p in steps(n):
+            res = yield p
+            if res is not None:
+                got[parse_round(p.name)[1]] = res  # type: ignore[index]
+        if not got:
+            continue
+        values.append(tracking(got))
+        if pts_steady.is_steady(values):
+            break
+    return values
+
+
+def iops(r) -> float:
+    return float(r.totals.get("iops", 0.0) or 0.0)
+
+
+def mbps(r) -> float:
+    return float(r.totals.get("mbps", 0.0) or 0.0)
+
+
+def lat(r, key: str) -> float | None:
+    v = (r.latency or {}).get(key)
+    return None if v is None else float(v)
+
+
+def by_round(results: Iterable) -> dict[int, dict[str, object]]:
+    """{round: {label: result}} of the round phases among `results` (PhaseResult or
+    report phases: anything with a name or a .phase.name)."""
+    out: dict[int, dict[str, object]] = {}
+    for r in results:
+        name = getattr(getattr(r, "phase", None), "name", None) or getattr(r, "name", "")
+        pr = parse_round(name)
+        if pr:
+            out.setdefault(pr[0], {})[pr[1]] = r
+    return out
+
+
+def complete_rounds(results: Iterable, labels: list[str]) -> dict[int, dict[str, object]]:
+    """Rounds that ran every step (an interrupted round is left out of the analysis)."""
+    return {n: r for n, r in sorted(by_round(results).items()) if all(k in r for k in labels)}
+
+
+def steady_metrics(values: list[float], max_rounds: int, name: str) -> dict:
+    """The PTS steady-state verdict of a test's tracking values, as metrics."""
+    v = pts_steady.verdict(values, max_rounds)
+    w = v.window
+    out = {"steady_reached": v.reached, "steady_round": v.round, "rounds": v.rounds,
+           "tracking": name, "tracking_by_round": {str(i + 1): x for i, x in enumerate(values)}}
+    if w is not None:
+        out.update(window_first_round=w.first_round, window_last_round=w.last_round,
+                   window_average=w.average, window_data_excursion=w.data_excursion,
+                   window_slope=w.slope, window_intercept=w.intercept,
+                   window_slope_excursion=w.slope_excursion)
+    return out
+
+
+def window_rounds(metrics: dict, rounds_: dict[int, dict]) -> list[int]:
+    """The rounds of the measurement window (all rounds when none was recorded)."""
+    a, b = metrics.get("window_first_round"), metrics.get("window_last_round")
+    if a is None or b is None:
+        return sorted(rounds_)
+    return [n for n in sorted(rounds_) if int(a) <= n <= int(b)]
+
+
+def conditions(po: PtsOptions, **test: object) -> dict:
+    """The test conditions the PTS report page lists (stored with the metrics)."""
+    return {"segment": po.segment, "active_range_pct": round(po.active_fraction * 100),
+            "write_cache_spec": po.write_cache, "data_pattern": "random (incompressible)",
+            "round_seconds": po.round_seconds, "max_rounds": po.max_rounds,
+            "scale": po.scale, "wait_scale": po.wait_scale, **test}
+
+
+def bs_label(bs: int) -> str:
+    return f"{bs // KIB}k" if bs < MIB else f"{bs // MIB}m"

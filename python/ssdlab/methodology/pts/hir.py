@@ -1,0 +1,83 @@
+"""PTS Host Idle Recovery (HIR): purge, preconditioning, 4 KiB random writes in rounds of a
+minute until steady; then for wait states of 5, 10, 15, 25 and 50 s: 360 repetitions of
+(5 s of 4 KiB random writes, wait state idle), each followed by 1800 s of continuous writes
+that return the drive to its steady baseline. Reports the IOPS of the write bursts per
+wait state against the steady-state IOPS: how much the idle time lets the drive recover."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+from ... import phase as ph
+from ...phase import KIB, Phase, PhaseResult
+from ..common import Options
+from ..test import Test
+from . import common as C
+from .figures import hir_figures
+
+WAITS = (5, 10, 15, 25, 50)
+BURST_S = 5.0
+REPEATS = 360
+BASELINE_S = 1800.0
+OUTSTANDING = {"client": (2, 16), "enterprise": (4, 32)}
+STEADY = "w4k"
+
+
+def phases(capacity: int, opts: Options) -> Generator[Phase, PhaseResult | None, None]:
+    po = C.pts_options(opts)
+    t, q = OUTSTANDING[po.segment]
+    yield from C.precondition(capacity, po)
+    yield from C.rounds(po, lambda n: [C.io(C.round_name(n, STEADY), po, 0, 4 * KIB, t, q)],
+                        lambda got: C.iops(got[STEADY]))
+    reps = max(1, round(REPEATS * po.scale))
+    burst = min(BURST_S, po.round_seconds)
+    for w in WAITS:
+        for i in range(reps):
+            yield C.io(f"ws{w}/burst{i:03d}", po, 0, 4 * KIB, t, q, seconds=burst)
+            yield ph.idle(float(w) * po.wait_scale, name=f"ws{w}/idle{i:03d}")
+        yield C.io(f"ws{w}/baseline", po, 0, 4 * KIB, t, q, seconds=max(burst, BASELINE_S * po.scale))
+
+
+def analyze(results: list[PhaseResult], opts: Options) -> dict:
+    po = C.pts_options(opts)
+    rounds = C.complete_rounds(results, [STEADY])
+    values = [C.iops(r[STEADY]) for r in rounds.values()]
+    out = C.steady_metrics(values, po.max_rounds, "4 KiB random write IOPS")
+    ss = out.get("window_average") or None
+    waits: dict = {}
+    tl_t, tl_y, clock = [], [], 0.0
+    for r in results:
+        name = r.phase.name
+        if not name.startswith("ws"):
+            continue
+        w, _, part = name.partition("/")
+        d = float(r.totals.get("duration_s", 0.0) or r.phase.seconds or 0.0)
+        rec = waits.setdefault(w[2:], {"bursts": 0, "iops_sum": 0.0})
+        if part.startswith("burst"):
+            rec["bursts"] += 1
+            rec["iops_sum"] += C.iops(r)
+            tl_t.append(clock)
+            tl_y.append(C.iops(r))
+        elif part == "baseline":
+            rec["baseline_iops"] = C.iops(r)
+        clock += d
+    for rec in waits.values():
+        n = rec.pop("bursts")
+        s = rec.pop("iops_sum")
+        rec.update(bursts=n, iops=s / n if n else None)
+        rec["gain"] = rec["iops"] / ss if rec["iops"] and ss else None
+    out["wait_states"] = waits
+    out["timeline_s"] = tl_t
+    out["timeline_iops"] = tl_y
+    t, q = OUTSTANDING[po.segment]
+    out["conditions"] = C.conditions(po, threads=t, queue_depth=q, pattern="random",
+                                     block_size_kib=4, read_pct=0, wait_states_s=list(WAITS),
+                                     burst_s=BURST_S, repetitions=max(1, round(REPEATS * po.scale)),
+                                     baseline_s=BASELINE_S * po.scale)
+    out["steady_iops"] = ss
+    out["max_gain"] = max((v["gain"] for v in waits.values() if v.get("gain")), default=None)
+    return out
+
+
+TEST = Test(name="pts-hir", title="SNIA PTS: Host Idle Recovery (HIR)", phases=phases, analyze=analyze, figures=hir_figures, cost=20.0, in_review=False,
+            summary="SNIA PTS Host Idle Recovery: write IOPS after wait states of 5-50 s")

@@ -1,0 +1,47 @@
+"""Shared helpers of the fio-job tests: a job run on a small simulated drive, and the same
+job under fio's null engine (fio does no I/O and opens no file), for comparison."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+SMALL = ["user_capacity_gb=8", "nand.blocks_per_plane=46", "slc.dynamic_max_gb=1"]
+
+
+def sim(tmp_path: Path, body: str, overrides=SMALL, profile="tlc-256", prelude: list | None = None) -> dict:
+    """Run the job text on a fresh simulated drive; the simulator's result dict."""
+    _sim = pytest.importorskip("ssdlab._sim")
+    from ssdlab import profiles
+    from ssdlab.fiojob.compile import compile_job
+
+    f = tmp_path / "sim.fio"
+    f.write_text(body)
+    d = _sim.Drive(profiles.load_text(profile), overrides=list(overrides))
+    c = compile_job(f, int(d.info()["user_bytes"]))
+    for ph in prelude or []:
+        d.run(ph.resolve(int(d.info()["user_bytes"])))
+    return d.run_fiojob(c.spec())
+
+
+def fio_null(tmp_path: Path, body: str, iolog: bool = False) -> dict:
+    """fio's own JSON for the job with the null engine (a test's own job text only)."""
+    if shutil.which("fio") is None:
+        pytest.skip("fio not installed (make sysdeps)")
+    f = tmp_path / "null.fio"
+    extra = f"write_iolog={tmp_path / 'null.iolog'}\n" if iolog else ""
+    f.write_text(f"[global]\nioengine=null\nfilename=ssdlab-null\n{extra}" + body)
+    r = subprocess.run(["fio", "--output-format=json", f.name], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout[r.stdout.index("{"):])
+
+
+def counts(job: dict, fio: bool) -> list[tuple[int, int]]:
+    if fio:
+        return [(job[d]["total_ios"], job[d]["io_bytes"]) for d in ("read", "write", "trim")]
+    return [(job[d]["ios"], job[d]["bytes"]) for d in ("read", "write", "trim")]

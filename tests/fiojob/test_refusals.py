@@ -1,0 +1,136 @@
+"""A job file on a simulated drive is read by ssdlab, never run by fio: options outside the
+allow-list are refused with one line naming the option and why (exit 2, nothing stored,
+nothing executed or written); engine options that change nothing on a simulated drive are
+accepted with one note; fio's booleans, `name=` in [global], includes and variables read as
+fio reads them."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from typer.testing import CliRunner
+
+from ssdlab.fiojob import FioJobError
+from ssdlab.fiojob.compile import compile_job
+
+CAP = 8 * 2**30
+runner = CliRunner()
+
+
+def job(tmp_path, body: str, name: str = "job.fio"):
+    f = tmp_path / name
+    f.write_text(body)
+    return f
+
+
+def run_fio(tmp_path, jobfile, *extra):
+    pytest.importorskip("ssdlab._sim")
+    from ssdlab.cli import app
+
+    return runner.invoke(app, ["run", "fio", str(jobfile), "--drive", "sim:tlc-256", "--set",
+                               "user_capacity_gb=8", "--db", str(tmp_path / "r.sqlite"), *extra])
+
+
+def refused(tmp_path, r, *words):
+    assert r.exit_code == 2, r.output
+    err = r.stderr.strip().splitlines()
+    assert len(err) == 1 and all(w in err[0] for w in words), r.stderr
+    assert not (tmp_path / "r.sqlite").exists()  # refused before the store exists
+
+
+def test_exec_prerun_is_refused_and_never_runs(tmp_path):
+    marker = tmp_path / "ran"
+    script = tmp_path / "x.sh"  # a command with no space: the null-engine capture ran it
+    script.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    script.chmod(0o755)
+    f = job(tmp_path, f"[a]\nrw=read\nsize=1m\nexec_prerun={script}\n")
+    r = run_fio(tmp_path, f)
+    refused(tmp_path, r, "exec_prerun", "never executes")
+    assert not marker.exists()
+    f = job(tmp_path, f"[global]\nexec_postrun={script}\n[a]\nrw=read\nsize=1m\n", "post.fio")
+    refused(tmp_path, run_fio(tmp_path, f), "exec_postrun")
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("mem", ["mmap:{}", "mmapshared:{}", "mmaphuge:{}", "mmapshared"])
+def test_mmap_buffers_are_refused_and_the_file_is_untouched(tmp_path, mem):
+    victim = tmp_path / "victim.bin"
+    victim.write_bytes(b"precious" * 4096)
+    before = os.stat(victim)
+    f = job(tmp_path, f"[a]\nrw=write\nbs=4k\nsize=1m\nmem={mem.format(victim)}\n")
+    refused(tmp_path, run_fio(tmp_path, f), "mem=", "maps a file")
+    assert victim.read_bytes() == b"precious" * 4096
+    after = os.stat(victim)
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
+@pytest.mark.parametrize("body,words", [
+    ("[a]\nrw=read\nsize=1m\nioengine=libhdfs\n", ("ioengine=libhdfs", "network engine")),
+    ("[a]\nrw=read\nsize=1m\nioengine=libiscsi\n", ("ioengine=libiscsi", "network engine")),
+    ("[a]\nrw=read\nsize=1m\nioengine=net\n", ("ioengine=net", "network")),
+    ("[a]\nrw=read\nsize=1m\nioengine=exec\nprogram=/bin/true\n", ("ioengine=exec", "runs a program")),
+    ("[a]\nrw=read\nsize=1m\nioengine=external:/tmp/x.so\n", ("ioengine=external", "runs a program")),
+    ("[a]\nrw=read\nsize=1m\nioengine=filecreate\n", ("ioengine=filecreate", "filesystem engine")),
+    ("[a]\nrw=read\nsize=1m\nwrite_iolog=/tmp/x\n", ("write_iolog", "writes a file")),
+    ("[a]\nrw=read\nsize=1m\nread_iolog=/tmp/x\n", ("read_iolog", "run trace")),
+    ("[a]\nrw=read\nsize=1m\noutput=/tmp/x\n", ("output", "writes a file")),
+    ("[a]\nrw=read\nsize=1m\nno_such_option=3\n", ("no_such_option", "not an I/O-pattern option")),
+    ("[a]\nrw=read\nsize=1m\ntrigger_cmd=reboot\n", ("trigger_cmd", "runs a command")),
+    ("[a]\nrw=bogus\nsize=1m\n", ("rw=bogus", "not a fio rw kind")),
+    ("[a]\nrw=read\nsize=100g\n", ("past the end of the drive",)),
+    ("[a]\nrw=read\nsize=1m\ntime_based=maybe\n", ("time_based=maybe", "not a boolean")),
+])
+def test_refusals_name_the_cause(tmp_path, body, words):
+    refused(tmp_path, run_fio(tmp_path, job(tmp_path, body)), *words)
+
+
+def test_refusal_names_the_cause_not_fios_last_line(tmp_path):
+    # a [global] section fio reports as "job global dropped" in its last line
+    f = job(tmp_path, "[global]\nname=g\nexec_prerun=true\n[a]\nrw=read\nsize=1m\n")
+    r = run_fio(tmp_path, f)
+    refused(tmp_path, r, "exec_prerun")
+    assert "dropped" not in r.stderr
+
+
+def test_engine_options_noted(tmp_path):
+    f = job(tmp_path, "[global]\nioengine=io_uring\nhipri\nfixedbufs\nregisterfiles\nsqthread_poll=1\n"
+                      "direct=1\nfilename=/dev/nvme0n1\ncmdprio_percentage=10\nverify=crc32c\n"
+                      "group_reporting\n[a]\nrw=randread\nbs=4k\nsize=1m\n")
+    c = compile_job(f, CAP)
+    assert len(c.notes) == 1
+    for w in ("ioengine=io_uring", "hipri", "fixedbufs", "registerfiles", "sqthread_poll", "direct",
+              "filename", "cmdprio_percentage", "verify"):
+        assert w in c.notes[0]
+
+
+@pytest.mark.parametrize("v,tb", [("0", False), ("1", True), ("true", True), ("false", False),
+                                  ("yes", True), ("no", False), ("on", True), ("off", False), ("", True)])
+def test_fio_booleans(tmp_path, v, tb):
+    line = "time_based" if v == "" else f"time_based={v}"
+    c = compile_job(job(tmp_path, f"[a]\nrw=read\nsize=1m\nruntime=2\n{line}\n"), CAP)
+    assert c.jobs[0].time_based is tb
+
+
+def test_name_in_global_is_not_a_job(tmp_path):
+    c = compile_job(job(tmp_path, "[global]\nname=everything\nrw=read\nsize=1m\n[one]\n[two]\nrw=write\n"), CAP)
+    assert [(j.name, j.read, j.write) for j in c.jobs] == [("one", True, False), ("two", False, True)]
+
+
+def test_include_and_variables(tmp_path, monkeypatch):
+    monkeypatch.setenv("SSDLAB_TEST_BS", "16k")
+    job(tmp_path, "bs=${SSDLAB_TEST_BS}\niodepth=$ncpus\n", "inc.fio")
+    c = compile_job(job(tmp_path, "[global]\ninclude inc.fio\n[a]\nrw=read\nsize=1m\n"), CAP)
+    assert c.jobs[0].bs[0] == [[16384, 100.0]] and c.jobs[0].iodepth == (os.cpu_count() or 1)
+    with pytest.raises(FioJobError, match=r"\$\{NOT_SET_ANYWHERE\} is not set"):
+        compile_job(job(tmp_path, "[a]\nbs=${NOT_SET_ANYWHERE}\n", "v.fio"), CAP)
+    with pytest.raises(FioJobError, match="include loop"):
+        compile_job(job(tmp_path, "[a]\ninclude loop.fio\n", "loop.fio"), CAP)
+
+
+def test_exec_in_an_included_file_is_refused(tmp_path):
+    marker = tmp_path / "ran"
+    job(tmp_path, f"exec_prerun=touch {marker}\n", "inc.fio")
+    with pytest.raises(FioJobError, match="exec_prerun"):
+        compile_job(job(tmp_path, "[a]\nrw=read\nsize=1m\ninclude inc.fio\n"), CAP)
+    assert not marker.exists()

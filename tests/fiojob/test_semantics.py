@@ -1,0 +1,185 @@
+"""fio's meaning, option by option, in the simulator's own workload: for size-bounded jobs
+the I/O counts and bytes per direction are exactly what fio's null engine does with the same
+job; random mixes and block-size splits match in proportion; rates hold within 1 %; a
+time-based job lasts its runtime in virtual time; numjobs=4 iodepth=8 loads the drive like
+one job at 32; zipf and zoned distributions hit the blocks in fio's proportions; a
+steady-state rule stops the job; reads of never-written blocks are counted."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fiojobs import counts, fio_null, sim
+
+EXACT = {
+    "seq-write": "[a]\nrw=write\nbs=128k\nsize=64m\n",
+    "rand-read": "[a]\nrw=randread\nbs=4k\nsize=16m\n",
+    "seq-holes": "[a]\nrw=write:4k\nbs=4k\nsize=1m\n",
+    "rand-runs": "[a]\nrw=randread:4\nbs=4k\nsize=1m\n",
+    "io_size": "[a]\nrw=randwrite\nbs=4k\nsize=16m\nio_size=64m\n",
+    "loops": "[a]\nrw=read\nbs=64k\nsize=8m\nloops=3\n",
+    "number_ios": "[a]\nrw=randread\nbs=8k\nsize=16m\nnumber_ios=1000\n",
+    "numjobs": "[a]\nrw=write\nbs=4k\nsize=4m\nnumjobs=4\noffset_increment=4m\n",
+    "trim": "[a]\nrw=trim\nbs=64k\nsize=8m\n",
+    "randtrim": "[a]\nrw=randtrim\nbs=4k\nsize=8m\n",
+    "trimwrite": "[a]\nrw=trimwrite\nbs=16k\nsize=8m\n",
+    "offset": "[a]\nrw=read\nbs=4k\noffset=1m\nsize=2m\n",
+    "two-jobs": "[a]\nrw=read\nbs=4k\nsize=1m\n[b]\nrw=write\nbs=8k\nsize=2m\n",
+    "stonewall": "[a]\nrw=write\nbs=4k\nsize=1m\n[b]\nstonewall\nrw=read\nbs=4k\nsize=1m\n",
+    "zoned": "[a]\nrw=randread\nbs=4k\nsize=64m\nrandom_distribution=zoned:60/10:30/20:10/70\nio_size=16m\n",
+    "zipf": "[a]\nrw=randread\nbs=4k\nsize=64m\nrandom_distribution=zipf:1.2\nio_size=16m\n",
+    "strided": "[a]\nrw=read\nbs=4k\nsize=16m\nzonemode=strided\nzonesize=64k\nzoneskip=192k\n",
+    "global-name": "[global]\nname=all\nbs=4k\nsize=1m\n[a]\nrw=read\n[b]\nrw=write\n",
+}
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_size_bounded_jobs_issue_what_fio_issues(tmp_path, name):
+    body = EXACT[name]
+    f = fio_null(tmp_path, body)
+    s = sim(tmp_path, body)
+    assert len(f["jobs"]) == len(s["jobs"])
+    for fj, sj in zip(f["jobs"], s["jobs"]):
+        assert counts(sj, False) == counts(fj, True), fj["jobname"]
+
+
+MIXES = {
+    "randrw-70": ("[a]\nrw=randrw\nrwmixread=70\nbs=4k\nsize=64m\n", None),
+    "rw-rwmixwrite": ("[a]\nrw=rw\nrwmixwrite=25\nbs=4k\nsize=64m\n", None),
+    # mixed block sizes without the random map (with it, fio ends such a job once no free
+    # run of the larger size is left, before its size: docs/methodology.md)
+    "bs-per-direction": ("[a]\nrw=randrw\nbs=4k,64k\nsize=256m\nnorandommap\n", None),
+    "bssplit": ("[a]\nrw=randwrite\nbssplit=4k/50:16k/30:64k/20\nsize=256m\nnorandommap\n", 0.03),
+    "bsrange": ("[a]\nrw=randread\nbsrange=4k-16k\nsize=256m\nnorandommap\n", 0.03),
+}
+
+
+@pytest.mark.parametrize("name", MIXES)
+def test_mixes_and_block_size_splits_in_fios_proportions(tmp_path, name):
+    body, tol = MIXES[name]
+    (fj,), (sj,) = fio_null(tmp_path, body)["jobs"], sim(tmp_path, body)["jobs"]
+    f, s = counts(fj, True), counts(sj, False)
+    total_f, total_s = sum(b for _, b in f), sum(b for _, b in s)
+    assert abs(total_s - total_f) <= 64 * 1024  # the same bytes, give or take the last block
+    for (fn, fb), (sn, sb) in zip(f, s):
+        assert sb / total_s == pytest.approx(fb / total_f, abs=0.02)  # direction shares
+        if fn and tol:  # mean block size: the split's mix
+            assert sb / sn == pytest.approx(fb / fn, rel=tol)
+
+
+def test_bssplit_mix_is_the_weights(tmp_path):
+    (j,) = sim(tmp_path, "[a]\nrw=randwrite\nbssplit=4k/50:16k/30:64k/20\nsize=512m\n")["jobs"]
+    n = dict(j["write"]["bs"])
+    tot = sum(n.values())
+    assert n[4096] / tot == pytest.approx(0.5, abs=0.01)
+    assert n[16384] / tot == pytest.approx(0.3, abs=0.01)
+    assert n[65536] / tot == pytest.approx(0.2, abs=0.01)
+
+
+@pytest.mark.parametrize("rate,key", [("rate=50m", "bw"), ("rate_iops=3000", "iops"),
+                                      ("rate=20m\nrate_process=poisson", "bw")])
+def test_rate_limited_jobs_run_at_their_rate(tmp_path, rate, key):
+    (j,) = sim(tmp_path, f"[a]\nrw=randwrite\nbs=4k\niodepth=16\ntime_based\nruntime=5\n{rate}\n")["jobs"]
+    secs = j["end_s"] - j["start_s"]
+    assert secs == pytest.approx(5.0, abs=1e-6)
+    if key == "bw":
+        want = 50 * 2**20 if "50m" in rate else 20 * 2**20
+        assert j["write"]["bytes"] / secs == pytest.approx(want, rel=0.01)
+    else:
+        assert j["write"]["ios"] / secs == pytest.approx(3000, rel=0.01)
+
+
+def test_time_based_lasts_runtime_in_virtual_time(tmp_path):
+    r = sim(tmp_path, "[a]\nrw=read\nbs=128k\nsize=1m\ntime_based\nruntime=3\nramp_time=1\nstartdelay=2\n")
+    (j,) = r["jobs"]
+    assert j["start_s"] == pytest.approx(3.0) and j["end_s"] - j["start_s"] == pytest.approx(3.0)
+    assert j["read"]["bytes"] > 100 * 2**20  # a 1 MiB region read over and over
+    assert r["totals"]["duration_s"] == pytest.approx(6.0, abs=0.01)
+    # runtime without time_based: whichever comes first
+    (j,) = sim(tmp_path, "[a]\nrw=read\nbs=4k\nsize=4g\nruntime=1\n")["jobs"]
+    assert j["end_s"] - j["start_s"] == pytest.approx(1.0, abs=0.01) and j["read"]["bytes"] < 4 * 2**30
+    # time_based=0 is not time-based: the job ends with its size
+    (j,) = sim(tmp_path, "[a]\nrw=read\nbs=4k\nsize=1m\ntime_based=0\nruntime=60\n")["jobs"]
+    assert j["read"]["bytes"] == 2**20 and j["end_s"] < 1
+
+
+def test_thinktime_spaces_the_ios(tmp_path):
+    (j,) = sim(tmp_path, "[a]\nrw=read\nbs=4k\nnumber_ios=100\nthinktime=10ms\n")["jobs"]
+    assert j["end_s"] - j["start_s"] == pytest.approx(99 * 0.010, rel=0.02)
+    (j,) = sim(tmp_path, "[a]\nrw=read\nbs=4k\nnumber_ios=100\nthinktime=10ms\nthinktime_blocks=10\n")["jobs"]
+    assert j["end_s"] - j["start_s"] == pytest.approx(9 * 0.010, rel=0.05)
+
+
+def test_numjobs_4_at_depth_8_loads_like_one_job_at_32(tmp_path):
+    fill = "[f]\nrw=write\nbs=128k\nsize=2g\niodepth=32\n[r]\nstonewall\nrw=randread\nbs=4k\nsize=2g\nnumber_ios=50000\n"
+    one = sim(tmp_path, fill + "iodepth=32\n")
+    four = sim(tmp_path, fill.replace("number_ios=50000", "number_ios=12500") + "iodepth=8\nnumjobs=4\n")
+    def iops(r):
+        return sum(j["read"]["ios"] for j in r["jobs"]) / max(j["end_s"] - j["start_s"] for j in r["jobs"][1:])
+    assert iops(four) == pytest.approx(iops(one), rel=0.05)
+    qd1 = sim(tmp_path, fill + "iodepth=1\n")
+    assert iops(one) > 4 * iops(qd1)  # the depth is the job's
+
+
+def _distinct_blocks(offsets: np.ndarray) -> int:
+    return len(np.unique(offsets))
+
+
+def _fio_offsets(tmp_path, body) -> np.ndarray:
+    fio_null(tmp_path, body, iolog=True)
+    rows = [ln.split() for ln in (tmp_path / "null.iolog").read_text().splitlines()]
+    return np.array([int(r[3]) for r in rows if len(r) >= 5 and r[2] in ("read", "write")])
+
+
+@pytest.mark.parametrize("dist", ["zipf:1.2", "zipf:0.8", "pareto:0.3", "normal:10", "normal:0"])
+@pytest.mark.parametrize("randommap", ["", "norandommap\n"])
+def test_skewed_distributions_touch_as_many_blocks_as_fios(tmp_path, dist, randommap):
+    """The share of distinct blocks a skewed job touches (its hot set): written by the job,
+    then counted by a whole-region read as the blocks that were written. With fio's random
+    map or not (fio keeps no random map for these distributions)."""
+    blocks, n = 16384, 12000
+    body = (f"[a]\nrw=randwrite\nbs=4k\nsize={blocks * 4}k\nrandom_distribution={dist}\n"
+            f"number_ios={n}\n{randommap}")
+    want = _distinct_blocks(_fio_offsets(tmp_path, body))
+    r = sim(tmp_path, body + f"[b]\nstonewall\nrw=read\nbs=4k\nsize={blocks * 4}k\n")
+    written = blocks - r["jobs"][1]["read"]["unwritten_ios"]
+    assert written == pytest.approx(want, rel=0.05)
+    assert written < 0.8 * n  # skewed: far from a block per I/O
+
+
+def test_zoned_distribution_hits_each_zone_in_its_share(tmp_path):
+    """zoned:60/10:40/90: 60 % of the reads in the first 10 % of the region, written
+    beforehand; the rest in never-written blocks (counted as such)."""
+    body = ("[w]\nrw=write\nbs=128k\nsize=100m\n"
+            "[r]\nstonewall\nrw=randread\nbs=4k\nsize=1000m\nnumber_ios=20000\n"
+            "random_distribution=zoned:60/10:40/90\n")
+    (_, j) = sim(tmp_path, body)["jobs"]
+    assert j["read"]["unwritten_ios"] / j["read"]["ios"] == pytest.approx(0.4, abs=0.015)
+    abs_body = body.replace("zoned:60/10:40/90", "zoned_abs:75/100m:25/900m")
+    (_, j) = sim(tmp_path, abs_body)["jobs"]
+    assert j["read"]["unwritten_ios"] / j["read"]["ios"] == pytest.approx(0.25, abs=0.015)
+
+
+def test_reads_of_never_written_blocks_are_counted(tmp_path):
+    r = sim(tmp_path, "[a]\nrw=read\nbs=4k\nsize=4m\n")
+    assert r["jobs"][0]["read"]["unwritten_ios"] == 1024 and r["totals"]["unwritten_read_ios"] == 1024
+    r = sim(tmp_path, "[w]\nrw=write\nbs=4k\nsize=4m\n[r]\nstonewall\nrw=read\nbs=4k\nsize=4m\n")
+    assert r["jobs"][1]["read"]["unwritten_ios"] == 0
+
+
+def test_steady_state_stops_the_job(tmp_path):
+    body = "[a]\nrw=randread\nbs=4k\niodepth=4\ntime_based\nruntime=60\nss=iops:5%\nss_dur=3\n"
+    (j,) = sim(tmp_path, body)["jobs"]
+    assert j["ss_attained"] and j["end_s"] - j["start_s"] == pytest.approx(3, abs=0.01)
+    (j,) = sim(tmp_path, body + "ss_ramp=20\n")["jobs"]  # the rule is judged after the ramp
+    assert j["ss_attained"] and j["end_s"] - j["start_s"] == pytest.approx(23, abs=0.01)
+    (j,) = sim(tmp_path, body.replace("runtime=60", "runtime=5").replace("ss_dur=3", "ss_dur=10"))["jobs"]
+    assert not j["ss_attained"] and j["end_s"] - j["start_s"] == pytest.approx(5)
+
+
+def test_same_job_same_numbers(tmp_path):
+    body = "[a]\nrw=randrw\nbs=4k\niodepth=8\nnumjobs=2\ntime_based\nruntime=1\nrandom_distribution=zipf:1.1\n"
+    a, b = sim(tmp_path, body), sim(tmp_path, body)
+    assert [counts(j, False) for j in a["jobs"]] == [counts(j, False) for j in b["jobs"]]
+    assert a["totals"]["duration_s"] == b["totals"]["duration_s"]

@@ -1,0 +1,49 @@
+"""blkparse: a request the driver gave back (R, requeue) and dispatched again is replayed
+once, as blkparse's own summary counts it; a negative sector is named as such."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bounded import refused, run_cli, stored_runs
+from ssdlab.traces import WRITE, load
+
+# 10 writes dispatched; 3 of them requeued and dispatched again (13 D events), as the
+# block layer does when the device is busy (blkparse: "Write Dispatches: 13, Writes
+# Requeued: 3", 10 completed)
+EVENTS = []
+seq = 0
+for i in range(10):
+    sector = 2048 + 8 * i
+    t = i * 0.001
+    EVENTS.append(f"  8,0    0  {seq + 1:>5}  {t:.9f}  100  Q   W {sector} + 8 [fio]")
+    EVENTS.append(f"  8,0    0  {seq + 2:>5}  {t + 1e-6:.9f}  100  D   W {sector} + 8 [fio]")
+    seq += 2
+    if i in (2, 5, 7):
+        EVENTS.append(f"  8,0    0  {seq + 1:>5}  {t + 2e-6:.9f}    0  R   W {sector} + 8 [0]")
+        EVENTS.append(f"  8,0    0  {seq + 2:>5}  {t + 5e-6:.9f}  100  D   W {sector} + 8 [fio]")
+        seq += 2
+    EVENTS.append(f"  8,0    0  {seq + 1:>5}  {t + 9e-5:.9f}    0  C   W {sector} + 8 [0]")
+    seq += 1
+
+
+def test_requeued_dispatches_are_replayed_once(tmp_path: Path) -> None:
+    f = tmp_path / "requeue.txt"
+    f.write_text("\n".join(EVENTS) + "\n")
+    assert sum(" D " in e for e in EVENTS) == 13
+    s = load(f)
+    assert s.format == "blkparse"
+    assert len(s) == 10 and int((s.op == WRITE).sum()) == 10
+    assert sorted(s.offset_bytes.tolist()) == [(2048 + 8 * i) * 512 for i in range(10)]
+    # the requeued ones go at their second dispatch
+    assert s.time_ns[2] == 2_005_000 - 1_000  # from the first D, at 1 µs
+    assert any("requeued" in n for n in s.notes)
+
+
+def test_negative_sector_is_named(tmp_path: Path) -> None:
+    f = tmp_path / "neg.txt"
+    f.write_text("  8,0    0  1  0.000000000  100  D   W -8 + 8 [fio]\n")
+    db = tmp_path / "r.sqlite"
+    r = run_cli("run", "trace", "--trace", str(f), "--drive", "sim:sn520-128", "--db", str(db))
+    refused(r, "line 1", "sector -8 + 8", ">= 0")
+    assert stored_runs(db) == 0
