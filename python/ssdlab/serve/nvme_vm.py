@@ -19,6 +19,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 SERIAL = "SSDLABVM0001"
 LBA_SIZES = (512, 4096)
@@ -96,7 +97,7 @@ def qemu_args(namespaces: list[Namespace], serial: str = SERIAL) -> list[str]:
     return args
 
 
-def command(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: list[Path] = (),
+def command(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] = (),
             memory: str = "1G", cpus: int = 2, acc: str = "kvm") -> list[str]:
     """The vng command line that boots the VM, runs `guest_cmd` (a shell command, as root,
     in the current directory) and powers off. Its exit status is the command's."""
@@ -119,7 +120,7 @@ def environment() -> dict[str, str]:
     return dict(os.environ, PATH=":".join(p for p in path if p))
 
 
-def run(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: list[Path] = (), memory: str = "1G",
+def run(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] = (), memory: str = "1G",
         cpus: int = 2, timeout: float | None = None, capture: bool = True) -> subprocess.CompletedProcess:
     acc, why = accel()
     if acc is None:
