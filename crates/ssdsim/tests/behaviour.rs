@@ -489,3 +489,30 @@ fn slc_mode_writes_do_not_pass_the_native_pipeline() {
     eprintln!("SLC-cached write: {free:.1} MB/s, with a 1 MB/s native pipeline {capped:.1} MB/s");
     assert!(free > 5.0 && (capped / free - 1.0).abs() < 0.01, "the cache writes at SLC speed");
 }
+
+/// p99.99 / p50 of QD1 4 KiB random reads over a sequentially written TLC drive (native
+/// blocks only), with the page types' read levels and a read-retry share.
+fn read_spread(levels: &[u32], retry_pct: f64) -> (f64, f64, f64) {
+    let mut p = common::tiny(0.0, 0.0, "direct", "dram", 0.0);
+    p.nand.native.read_levels = levels.to_vec();
+    p.nand.read_retry_pct = retry_pct;
+    let mut d = Drive::new(p, 5);
+    let user = d.user_bytes();
+    run(&mut d, &whole_drive_fill(user));
+    let mut r = io(true, 100, 4096, 1);
+    r.stop_bytes = Some(40_000 * 4096);
+    let res = run(&mut d, &r);
+    let (p50, p9999) = (res.hist.quantile(0.5), res.hist.quantile(0.9999));
+    (p50 / 1e3, p9999 / 1e3, p9999 / p50)
+}
+
+#[test]
+fn page_types_and_read_retries_spread_the_latency_histogram() {
+    let flat = read_spread(&[], 0.0);
+    let types = read_spread(&[2, 3, 2], 0.0);
+    let retry = read_spread(&[2, 3, 2], 1.0);
+    eprintln!("QD1 4K reads p50 / p99.99 us (ratio): uniform {flat:.1?}, 2-3-2 pages {types:.1?}, + 1 % retries {retry:.1?}");
+    assert!(flat.2 < 1.3, "one read time for every page: a single spike");
+    assert!(types.2 > 1.5, "the middle page reads slower: p99.99 / p50 = {:.2}", types.2);
+    assert!(retry.1 > 1.3 * types.1, "retried reads lengthen the tail");
+}
