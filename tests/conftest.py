@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from ssdlab.phase import GB, Phase
-from ssdlab.targets.base import Identity, Interrupted, PhaseResult
+from ssdlab.phase import Identity, Interrupted, PhaseResult
 
 CHUNK = 64 * 2**20
 

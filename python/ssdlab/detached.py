@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .methodology import Options, get
 from .phase import Phase
-from .targets.base import Identity, OnSample, PhaseResult
+from .phase import Identity, OnSample, PhaseResult
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .phase import Phase
 from .store import Store, StoreError, dumps
-from .targets.base import PhaseResult
+from .phase import PhaseResult
 
 FORMAT = "ssdlab-pending/1"
 

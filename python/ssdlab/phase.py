@@ -1,9 +1,15 @@
-"""Phase: the one spec both targets speak. It says what to do to a drive, not how."""
+"""The contract at the bottom of the package: a Phase says what to do to a drive, not how;
+a target answers with a PhaseResult, streaming Samples meanwhile, names the drive with an
+Identity, and raises Interrupted (carrying what was recorded) when stopped. Every layer
+(methodology, targets, store, report, CLI) speaks these; this module imports nothing of
+ssdlab's."""
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 KIB = 1024
@@ -128,3 +134,39 @@ def seq_read(name: str, block_size: int = 128 * KIB, queue_depth: int = 32, **kw
 def rand_io(name: str, read_pct: int, block_size: int = 4 * KIB, queue_depth: int = 32, **kw) -> Phase:
     return Phase(kind="io", name=name, pattern="rand", read_pct=read_pct, block_size=block_size,
                  queue_depth=queue_depth, **kw)
+
+
+Sample = dict[str, float]
+OnSample = Callable[[Sample], None]
+
+
+@dataclass
+class Identity:
+    kind: str  # "sim" | "block" | "file"
+    model: str
+    capacity: int  # user bytes
+    firmware: str = ""
+    serial: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class PhaseResult:
+    """What one phase produced. `series` are per-interval columns (t_s first), `segments`
+    per-segment-of-bytes-written columns (gb, mbps, t_s), `latency` holds percentiles
+    (p50_us ... p99_99_us, mean_us, max_us) and the histogram (edges_us, counts),
+    `totals` scalar figures; simulated drives add internal counters to both series and totals."""
+
+    phase: Phase
+    series: dict[str, np.ndarray]
+    segments: dict[str, np.ndarray]
+    latency: dict[str, Any]
+    totals: dict[str, float]
+
+
+class Interrupted(Exception):
+    """Raised by a target when a run is stopped; carries what was recorded so far."""
+
+    def __init__(self, partial: PhaseResult | None):
+        super().__init__("interrupted")
+        self.partial = partial

@@ -19,11 +19,6 @@ from .methodology import Options
 from .runner import Hooks, run_test
 from .store import Store
 
-# rough relative wall time of each test at its defaults (longest first on the workers)
-COST = {"idle": 8.0, "consistency": 6.0, "working-set": 3.0, "copy": 2.0, "trim": 2.0,
-        "fill": 1.0, "quick": 1.0}
-
-
 class ReviewInterrupted(Exception):
     """Ctrl-C during a parallel review; the tests that were complete are stored."""
 
@@ -89,7 +84,7 @@ def run_parallel(store_: Store, specs: list[str], sets: list[str], seed: int, op
     memory = {s: float(_sim.Drive.check(job_for(s, sets, seed, "fill", opts).profile_text, sets))
               for s in specs}
     units = [Unit((test, pos), compute, (job_for(spec, sets, seed, test, opts),),
-                  memory=memory[spec], cost=COST.get(test, 1.0) * memory[spec])
+                  memory=memory[spec], cost=methodology.TESTS[test].cost * memory[spec])
              for test in tests for pos, spec in enumerate(specs)]
     got: dict[tuple[str, int], Computed] = {}
     stored: list[str] = []

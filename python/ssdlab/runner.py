@@ -19,7 +19,8 @@ from .methodology import Options, get
 from .pending import Pending, phase_doc
 from .phase import Phase
 from .store import Store
-from .targets.base import Interrupted, PhaseResult, Sample, Target
+from .phase import Interrupted, PhaseResult, Sample
+from .targets.base import Target
 
 
 class RunInterrupted(Exception):
@@ -175,12 +176,12 @@ class SampleBuffer:
 def run_drive(rec: Recorder, position: int, spec: str, target: Target,
               test: str, opts: Options, hooks: Hooks, outcomes: list[DriveOutcome]) -> None:
     """Run the test on one drive; its outcome joins `outcomes` as soon as it starts."""
-    module = get(test)
+    the_test = get(test)
     ident = target.identify()
     out = DriveOutcome(spec, -1)
     outcomes.append(out)
     results: list[PhaseResult] = []
-    walk = steps(module.phases(ident.capacity, opts))
+    walk = steps(the_test.phases(ident.capacity, opts))
     rd = None
     try:
         rd = rec.add_drive(position, spec, ident)
@@ -211,7 +212,7 @@ def run_drive(rec: Recorder, position: int, spec: str, target: Target,
                 phase = walk.send(res)
             except StopIteration:
                 phase = None
-        out.metrics = module.analyze(results, opts)
+        out.metrics = the_test.analyze(results, opts)
         rec.set_metrics(position, rd, out.metrics)
         out.status = "complete"
     except (Interrupted, KeyboardInterrupt):

@@ -29,7 +29,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from . import METHODOLOGY_VERSION, __version__
-from .targets.base import Identity, PhaseResult
+from .phase import Identity, PhaseResult
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 60_000

@@ -217,7 +217,7 @@ def check(grid: Grid) -> dict[tuple, float]:
             raise ValueError(f"--drive {d}: cannot read the profile ({e})") from None
     for s in grid.spares:
         Options(spare=s, repeat=grid.repeat, seconds=grid.seconds, interval=grid.interval)
-    from .cli_inputs import check_seed
+    from .targets.sim import check_seed
     check_seed(grid.seed)
     memory: dict[tuple, float] = {}
     for p in pts:
@@ -264,7 +264,7 @@ class PointOutcome:
 
 def record(store: Store, grid: Grid, point: dict, done: Done) -> PointOutcome:
     """Store one computed point as a normal run."""
-    from .cli_errors import one_line
+    from .errors import one_line
     from .detached import Replay
     from .runner import RunFailed, run_test
 

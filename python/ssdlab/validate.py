@@ -59,9 +59,9 @@ def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] 
     # the source's host first, then the what-if overrides of the whole validation
     target = SimTarget(load_text(drive), [*testbed, *overrides] or None, seed=seed)
     cap = target.identify().capacity
-    module = get(test)
+    the_test = get(test)
     results = []
-    walk = steps(module.phases(cap, opts))
+    walk = steps(the_test.phases(cap, opts))
     phase = next(walk, None)
     t0 = time.time()
     while phase is not None:
@@ -71,7 +71,7 @@ def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] 
             phase = walk.send(res)
         except StopIteration:
             phase = None
-    metrics = module.analyze(results, opts)
+    metrics = the_test.analyze(results, opts)
     metrics.pop("repeats", None)
     out: dict[str, Any] = {"metrics": metrics, "capacity": cap, "wall_s": time.time() - t0,
                            "phases": {r.phase.name: phase_behaviour(r) for r in results if r.phase.kind == "io"}}

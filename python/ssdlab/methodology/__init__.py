@@ -1,42 +1,45 @@
-"""The review tests of methodology.md, one module each. A module provides
-
-    phases(capacity: int, opts: Options) -> Iterable[Phase]
-        the steps, in order; a generator may receive each PhaseResult back (`send`) when
-        a later step depends on a measured one (copy: idle while a slow source delivers)
-    analyze(results: list[PhaseResult], opts: Options) -> dict
-        the metrics named in the methodology issue
-    DEFAULT_SECONDS, SECONDS_HELP: what --seconds sets for this test
-"""
+"""The tests of the methodology (methodology.md), one module each; each module builds one
+`Test` (test.py): its phases, analysis, figures, cost and options. This registry is the
+one list of them: the CLI, the review, the report and validate ask it."""
 
 from __future__ import annotations
 
-from types import ModuleType
-
 from . import consistency, copy, fill, fio_run, idle, quick, trace, trim, working_set
 from .common import Options
+from .test import Test
 
-TESTS: dict[str, ModuleType] = {
-    "fill": fill,
-    "consistency": consistency,
-    "working-set": working_set,
-    "trim": trim,
-    "idle": idle,
-    "quick": quick,
-    "copy": copy,
-}
-# Tests of the user's own input (a trace, a fio job): `ssdlab run` only, not in `review`.
-INPUT_TESTS: dict[str, ModuleType] = {
-    "trace": trace,
-    "fio": fio_run,
-}
+# the review's tests, in the order a review runs and a report shows them
+TESTS: dict[str, Test] = {}
+# tests of the user's own input (a trace, a fio job): `ssdlab run` only, not in `review`
+INPUT_TESTS: dict[str, Test] = {}
+ALL: dict[str, Test] = {}
 
 
-def get(test: str) -> ModuleType:
+def register(test: Test) -> Test:
+    """Add a test to the registry (review tests to TESTS, input tests to INPUT_TESTS)."""
+    if test.name in ALL:
+        raise ValueError(f"a test named '{test.name}' is already registered")
+    (TESTS if test.in_review else INPUT_TESTS)[test.name] = test
+    ALL[test.name] = test
+    return test
+
+
+register(fill.TEST)
+register(consistency.TEST)
+register(working_set.TEST)
+register(trim.TEST)
+register(idle.TEST)
+register(quick.TEST)
+register(copy.TEST)
+register(trace.TEST)
+register(fio_run.TEST)
+
+
+def get(test: str) -> Test:
     try:
-        return TESTS[test] if test in TESTS else INPUT_TESTS[test]
+        return ALL[test]
     except KeyError:
-        raise ValueError(f"unknown test '{test}': choose one of "
-                         f"{', '.join([*TESTS, *INPUT_TESTS])}") from None
+        raise ValueError(f"unknown test '{test}': choose one of {', '.join(ALL)}") from None
 
 
-__all__ = ["TESTS", "INPUT_TESTS", "Options", "get"]
+__all__ = ["ALL", "TESTS", "INPUT_TESTS", "Options", "Test", "get", "register"]

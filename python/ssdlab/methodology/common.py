@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..phase import KIB
-from ..targets.base import PhaseResult
+from ..phase import PhaseResult
 
 MIB = 1024 * KIB
 GIB = 1024 * MIB

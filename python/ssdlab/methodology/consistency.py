@@ -9,6 +9,8 @@ from .. import phase as ph
 from ..analysis import steady_state, summary
 from ..analysis.steady import WINDOW
 from .common import Options, area_bytes, by_name, opt_total
+from ..figures import consistency as consistency_figures
+from .test import Test
 
 DEFAULT_SECONDS = 2000
 SECONDS_HELP = "duration of the random-write phase"
@@ -54,3 +56,15 @@ def steady_waf(series: dict) -> float | None:
     h = float(np.nansum(np.asarray(host, dtype=np.float64)[-n:]))
     w = float(np.nansum(np.asarray(nand, dtype=np.float64)[-n:]))
     return w / h if h > 0 else None
+
+
+TEST = Test(
+    name="consistency",
+    title="Performance consistency",
+    phases=phases,
+    analyze=analyze,
+    figures=consistency_figures.figures,
+    default_seconds=DEFAULT_SECONDS,
+    seconds_help=SECONDS_HELP,
+    cost=6.0,
+)

@@ -20,8 +20,10 @@ from typing import Generator
 
 from .. import phase as ph
 from ..phase import GB, KIB
-from ..targets.base import PhaseResult
+from ..phase import PhaseResult
 from .common import MIB, Options, area_bytes, by_name
+from ..figures.bars import scalar_figures
+from .test import Test
 
 DEFAULT_SECONDS = None
 SECONDS_HELP = "not used"
@@ -73,3 +75,17 @@ def analyze(results, opts: Options) -> dict:
         t = sum(max(float(w.totals["duration_s"]), chunk / (SOURCE_MBPS * 1e6)) for w in writes)
         out[f"{kind}_transfer_mbps"] = chunk * len(writes) / 1e6 / t
     return out
+
+
+TEST = Test(
+    name="copy",
+    title="File copy",
+    phases=phases,
+    analyze=analyze,
+    figures=scalar_figures(
+        "copy", "File copy: within the drive and from a rate-limited source",
+        ["large_copy_mbps", "large_transfer_mbps", "small_copy_mbps", "small_transfer_mbps"]),
+    default_seconds=DEFAULT_SECONDS,
+    seconds_help=SECONDS_HELP,
+    cost=2.0,
+)

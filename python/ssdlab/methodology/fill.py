@@ -9,6 +9,8 @@ from .. import phase as ph
 from ..analysis import fill_shape, rate_mbps
 from ..phase import GB
 from .common import Options, area_bytes, by_name, mbps, opt_total
+from ..figures import fill as fill_figures
+from .test import Test
 
 DEFAULT_SECONDS = None
 SECONDS_HELP = "not used"
@@ -44,3 +46,15 @@ def analyze(results, opts: Options) -> dict:
         "recovery_peaks": shape.recovery_peaks,
         "mbps_per_watt": opt_total(r, "mbps_per_watt"),
     }
+
+
+TEST = Test(
+    name="fill",
+    title="Whole-drive fill",
+    phases=phases,
+    analyze=analyze,
+    figures=fill_figures.figures,
+    default_seconds=DEFAULT_SECONDS,
+    seconds_help=SECONDS_HELP,
+    cost=1.0,
+)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from .. import phase as ph
 from ..phase import Replay
 from .common import Options
+from .test import Test
 
 DEFAULT_SECONDS = None
 SECONDS_HELP = ""
@@ -70,3 +71,15 @@ def fio_style(spec: str, name: str, m: dict) -> str:
                         zip(("50.00", "90.00", "99.00", "99.90", "99.99"), PERCENTILES))
         lines.append(f"    lat percentiles (usec): {pct}")
     return "\n".join(lines)
+
+
+TEST = Test(
+    name="fio",
+    title="fio job",
+    phases=phases,
+    analyze=analyze,
+    default_seconds=DEFAULT_SECONDS,
+    seconds_help=SECONDS_HELP,
+    cost=1.0,
+    in_review=False,
+)

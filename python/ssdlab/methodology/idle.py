@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from .. import phase as ph
 from .common import Options, area_bytes, by_name, mbps
+from ..figures.bars import scalar_figures
+from .test import Test
 
 DEFAULT_SECONDS = 1800
 SECONDS_HELP = "idle time before the after-idle passes"
@@ -54,3 +56,27 @@ def analyze(results, opts: Options) -> dict:
     out["trim_write_mbps"] = mbps(r["trim_write"])
     out["read_written_mbps"] = mbps(r["written_read"])
     return out
+
+
+# the report's bars: the sequential passes; the two read baselines named for what they read
+BARS = dict(
+    test="idle", title="Sequential passes, HD Tach style: clean, full, after idle; purge vs after TRIM",
+    metrics=["clean_read_mbps", "read_written_mbps", "full_read_mbps", "idle_read_mbps",
+             "clean_write_mbps", "full_write_mbps", "idle_write_mbps", "purge_write_mbps",
+             "trim_write_mbps"],
+    names={"clean_read_mbps": "clean read (unwritten LBAs)",
+           "read_written_mbps": "read of freshly written data"},
+    note=("Two read baselines: the clean read covers LBAs that were never written, which a "
+          "drive answers without reading flash (the interface limit); the read of freshly "
+          "written data is the baseline for the full and after-idle reads."))
+
+TEST = Test(
+    name="idle",
+    title="Sequential passes, HD Tach style",
+    phases=phases,
+    analyze=analyze,
+    figures=scalar_figures(**BARS),
+    default_seconds=DEFAULT_SECONDS,
+    seconds_help=SECONDS_HELP,
+    cost=8.0,
+)

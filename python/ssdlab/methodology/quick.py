@@ -32,6 +32,8 @@ import numpy as np
 from .. import phase as ph
 from ..phase import GB, KIB
 from .common import GIB, MIB, Options, area_bytes
+from ..figures import quick as quick_figures
+from .test import Test
 
 DEFAULT_SECONDS = 2
 DEFAULT_INTERVAL = 5.0  # CrystalDiskMark's IntervalTime
@@ -189,3 +191,15 @@ def analyze(results, opts: Options) -> dict:
             repeats[name] = [float(x) for x in v]
     out["repeats"] = repeats
     return out
+
+
+TEST = Test(
+    name="quick",
+    title="Quick synthetic tests",
+    phases=phases,
+    analyze=analyze,
+    figures=quick_figures.figures,
+    default_seconds=DEFAULT_SECONDS,
+    seconds_help=SECONDS_HELP,
+    cost=1.0,
+)

@@ -13,6 +13,8 @@ from typing import Literal
 from .. import phase as ph
 from ..phase import Replay
 from .common import Options
+from ..figures import trace as trace_figures
+from .test import Test
 
 DEFAULT_SECONDS = None
 SECONDS_HELP = ""
@@ -97,3 +99,16 @@ def analyze(results, opts: Options) -> dict:
             state = r.phase.name.removeprefix("trace-")
             out.update({f"{state}_{k}": v for k, v in state_metrics(r).items()})
     return out
+
+
+TEST = Test(
+    name="trace",
+    title="Trace replay",
+    phases=phases,
+    analyze=analyze,
+    figures=trace_figures.figures,
+    default_seconds=DEFAULT_SECONDS,
+    seconds_help=SECONDS_HELP,
+    cost=1.0,
+    in_review=False,
+)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from .. import phase as ph
 from .common import Options, area_bytes, by_name, mbps
+from ..figures import trim as trim_figures
+from .test import Test
 
 # The review tortures for 60 min; 10 min already holds a full drive deep in GC steady
 # state and keeps simulated runs short. --seconds 3600 gives the review's figure.
@@ -30,3 +32,15 @@ def analyze(results, opts: Options) -> dict:
     clean, after = mbps(r["clean"]), mbps(r["after_trim"])
     return {"clean_mbps": clean, "after_trim_mbps": after,
             "recovery_ratio": after / clean if clean > 0 else None}
+
+
+TEST = Test(
+    name="trim",
+    title="TRIM validation",
+    phases=phases,
+    analyze=analyze,
+    figures=trim_figures.figures,
+    default_seconds=DEFAULT_SECONDS,
+    seconds_help=SECONDS_HELP,
+    cost=2.0,
+)

@@ -16,9 +16,10 @@ from __future__ import annotations
 from .. import phase as ph
 from ..phase import GB
 from .common import MIB, Options, area_bytes, by_name
+from ..figures import working_set as working_set_figures
+from .test import Test
 
 DEFAULT_SECONDS = 5
-PRECONDITION_OPTIONAL = True  # --no-precondition: read-only on an already filled drive
 SECONDS_HELP = "seconds of random reads per working-set size"
 IDLE_CAP_S = 300.0  # 300 s of idle let every profile's post-fill folding finish (fidelity audit F2)
 
@@ -55,3 +56,16 @@ def analyze(results, opts: Options) -> dict:
         "lat_p99_us_by_gb": {r.phase.name[3:]: float(r.latency["p99_us"]) for r in ws},
         "idle_wait_s": float(settle.totals["duration_s"]) if settle is not None else None,
     }
+
+
+TEST = Test(
+    name="working-set",
+    title="Working-set size",
+    phases=phases,
+    analyze=analyze,
+    figures=working_set_figures.figures,
+    default_seconds=DEFAULT_SECONDS,
+    seconds_help=SECONDS_HELP,
+    cost=3.0,
+    precondition_optional=True,
+)

@@ -1,12 +1,15 @@
-"""Reports: one self-contained HTML file (html.py) and one PNG per figure (png.py), both
-drawn from the plain data model in model.py."""
+"""Reports: one self-contained HTML file (page.py) and one PNG per figure (pngs.py), drawn
+from the plain data model (figures/model.py) by each test's own figures."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from .model import ReportDrive, ReportPhase, ReportRun, from_store
+from ..figures.model import ReportDrive, ReportPhase, ReportRun
+from .page import write_html
+from .pngs import write_pngs
+from .store_adapter import from_store
 
 HTML_NAME = "report.html"
 
@@ -14,14 +17,10 @@ HTML_NAME = "report.html"
 def build_runs_report(runs: list[ReportRun], out_dir: Path, y_max: float | None = None,
                       png: bool = True, title: str | None = None) -> Path:
     """Write report.html (and the PNGs) for already loaded runs; returns the HTML path."""
-    from .html import write_html
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = write_html(runs, out_dir / HTML_NAME, y_max=y_max, title=title)
     if png:
-        from .png import write_pngs
-
         write_pngs(runs, out_dir, y_max=y_max)
     return path
 

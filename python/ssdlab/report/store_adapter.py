@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .model import ReportDrive, ReportPhase, ReportRun, _arrays
+from ..figures.model import ReportDrive, ReportPhase, ReportRun, _arrays
 
 
 def _spare(args: dict) -> float:
@@ -80,7 +80,7 @@ def _disambiguate(runs: list[ReportRun]) -> None:
                 d.label = f"{d.label} #{count[d.label]}"
 
 
-def load(store: Any, run_ids: list[int]) -> list[ReportRun]:
+def from_store(store: Any, run_ids: list[int]) -> list[ReportRun]:
     runs = []
     for rid in run_ids:
         r = store.run(int(rid))

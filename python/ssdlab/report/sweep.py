@@ -17,8 +17,9 @@ from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from . import sweep_data as S
-from .html import CSS, FONT, _div
-from .style import COLORS
+from ..figures.html import FONT, _div
+from ..figures.style import COLORS
+from .page import CSS
 
 HTML_NAME = "sweep.html"
 
@@ -148,13 +149,9 @@ def write_parquet(t: S.SweepTable, path: Path) -> Path | None:
 
 
 def write_pngs(t: S.SweepTable, out: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
-    from .png import STYLE, WIDTH, DPI
+    from ..figures.png import DPI, STYLE, WIDTH, plt
 
     paths = []
     sens = S.sensitivity(t)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .model import ReportDrive, ReportPhase, ReportRun
+from ..figures.model import ReportDrive, ReportPhase, ReportRun
 
 GB = 1e9
 

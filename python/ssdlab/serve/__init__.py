@@ -6,8 +6,8 @@
   is a served simulated drive;
 - stats.py: the plugin's stats lines -> series, totals and metrics for the store;
 - server.py: one serving session from start to stored run.
+
+nbdkit.py and stats.py are the served drive's side of its protocol with clients (targets/
+nbd.py reads the marker and the stats): they import nothing of ssdlab's. This package
+imports none of its modules, so a client does not load the server.
 """
-
-from .server import ServeOptions, Serving, serve
-
-__all__ = ["ServeOptions", "Serving", "serve"]

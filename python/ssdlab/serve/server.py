@@ -19,7 +19,7 @@ import numpy as np
 from .. import _sim
 from ..phase import Phase
 from ..store import Store
-from ..targets.base import Identity, PhaseResult
+from ..phase import Identity, PhaseResult
 from . import nbdkit, stats
 
 MAX_SOCKET_PATH = 107  # sun_path

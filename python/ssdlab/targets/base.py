@@ -2,47 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Protocol
 
-import numpy as np
+from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult, Sample
 
-from ..phase import Phase
-
-Sample = dict[str, float]
-OnSample = Callable[[Sample], None]
-
-
-@dataclass
-class Identity:
-    kind: str  # "sim" | "block" | "file"
-    model: str
-    capacity: int  # user bytes
-    firmware: str = ""
-    serial: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class PhaseResult:
-    """What one phase produced. `series` are per-interval columns (t_s first), `segments`
-    per-segment-of-bytes-written columns (gb, mbps, t_s), `latency` holds percentiles
-    (p50_us ... p99_99_us, mean_us, max_us) and the histogram (edges_us, counts),
-    `totals` scalar figures; simulated drives add internal counters to both series and totals."""
-
-    phase: Phase
-    series: dict[str, np.ndarray]
-    segments: dict[str, np.ndarray]
-    latency: dict[str, Any]
-    totals: dict[str, float]
-
-
-class Interrupted(Exception):
-    """Raised by a target when a run is stopped; carries what was recorded so far."""
-
-    def __init__(self, partial: PhaseResult | None):
-        super().__init__("interrupted")
-        self.partial = partial
+__all__ = ["Identity", "Interrupted", "OnSample", "PhaseResult", "Sample", "Target"]
 
 
 class Target(Protocol):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 import os
 import queue
-import re
 import shutil
 import stat
 import subprocess
@@ -27,26 +26,19 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..phase import Phase
-from . import child, fio_job, fio_output, locks, purge as purge_mod, safety
-from .base import Identity, Interrupted, OnSample, PhaseResult
+from .. import units
+from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
+from . import child, fio_job, fio_output, fio_replay, locks, purge as purge_mod, safety
+from .fio_output import FioFailed
 from .identity import Telemetry, TempSampler, block_info, write_counters_delta
 from .identity import attach_temps as _attach_temps
 
-_UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50,
-          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40,
-          "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+FILE_MIN = 4096 * 16  # a file target of at least 64 KiB
 
 
 def parse_size(s: str) -> int:
-    """'8G' / '8GiB' (binary, as fio reads them), '8GB' (decimal), or bytes."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", s)
-    if not m or m.group(2).upper() not in _UNITS:
-        raise ValueError(f"size '{s}': use bytes or a number with K, M, G, T (binary) or KB, MB, GB, TB")
-    n = int(float(m.group(1)) * _UNITS[m.group(2).upper()])
-    if n < 4096 * 16:
-        raise ValueError(f"size '{s}': too small (at least 64 KiB)")
-    return n
+    """A file target's size (units.parse_size), at least FILE_MIN."""
+    return units.parse_size(s, minimum=FILE_MIN)
 
 
 def parse_spec(spec: str) -> tuple[str, str, int | None]:
@@ -73,12 +65,6 @@ def _empty(phase: Phase, totals: dict[str, float] | None = None) -> PhaseResult:
                                 **{k: math.nan for k, _ in fio_output.PERCENTILES},
                                 "edges_us": z.copy(), "counts": z.copy()},
                        totals=dict(totals or {}))
-
-
-class FioFailed(RuntimeError):
-    def __init__(self, msg: str, no_report: bool = False):
-        super().__init__(msg)
-        self.no_report = no_report
 
 
 def writes(phase: Phase) -> bool:
@@ -314,8 +300,6 @@ class FioTarget:
                 lines.append(f"# purge method: {pp.method} ({pp.why})")
                 lines += ["$ " + " ".join(c) for c in pp.commands]
             elif p.kind == "replay":
-                from . import fio_replay
-
                 lines += fio_replay.plan_lines(self, p, i, engine)
             else:
                 job = fio_job.job_text(spec, self._filename(), engine=engine,
@@ -414,8 +398,6 @@ class FioTarget:
 
     def _run_replay(self, phase: Phase, on_sample: OnSample | None) -> PhaseResult:
         """A trace through fio's iolog replay (fio_replay.py)."""
-        from . import fio_replay
-
         return fio_replay.run(self, phase, on_sample)
 
     def _run_io(self, phase: Phase, spec: dict, on_sample: OnSample | None,

@@ -27,6 +27,14 @@ PERCENTILES = (("p50_us", 50.0), ("p90_us", 90.0), ("p99_us", 99.0), ("p99_9_us"
                ("p99_99_us", 99.99))
 
 
+class FioFailed(RuntimeError):
+    """fio failed or left no usable report (`no_report`)."""
+
+    def __init__(self, msg: str, no_report: bool = False):
+        super().__init__(msg)
+        self.no_report = no_report
+
+
 class FioOutputError(RuntimeError):
     """fio's output holds no usable report."""
 

@@ -19,6 +19,7 @@ import numpy as np
 from ..traces.stream import FLUSH, READ, TRIM, WRITE
 from ..traces.timing import Prepared
 from . import fio_job, fio_output
+from .fio_output import FioFailed
 
 # fio's iodepth when replaying as timed. fio 3.33 sleeps between timed I/Os without
 # reaping completions, so at a depth > 1 an I/O's completion is only seen once the queue
@@ -138,7 +139,6 @@ def run(target, phase, on_sample):
     """Replay `phase` (kind replay) on a FioTarget: the iolog into its work directory, the
     job through its fio runner (io_uring, falling back to libaio as for io phases)."""
     from ..traces.timing import prepare
-    from .fio import FioFailed
 
     prep = prepare(phase.replay, target.capacity)
     prefix = os.path.join(target._wd(), f"p{target._nphase}")

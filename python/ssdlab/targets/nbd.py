@@ -21,7 +21,7 @@ import numpy as np
 
 from ..serve import nbdkit, stats
 from . import locks, safety
-from .base import Identity
+from ..phase import Identity
 from .fio import FioTarget
 from .identity import Telemetry
 from .purge import PurgePlan

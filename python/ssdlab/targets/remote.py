@@ -28,9 +28,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 from urllib.parse import unquote
 
-from ..phase import Phase
+from ..phase import Identity, Phase, PhaseResult
 from . import fio_job, fio_output, locks, safety
-from .base import Identity, PhaseResult
 from .fio import FioTarget, _empty, fio_binary_checked
 from .identity import Telemetry
 from .purge import PurgePlan

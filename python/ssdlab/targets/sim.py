@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-
 from .. import _sim
-from ..phase import Phase
-from .base import Identity, Interrupted, OnSample, PhaseResult
+from ..errors import UserError
+from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
+
+
+def check_seed(seed: int) -> int:
+    """The simulator's seed is a u64."""
+    if not 0 <= seed < 2**64:
+        raise UserError(f"--seed {seed}: must be 0 to 2**64-1")
+    return seed
 
 
 def _result(phase: Phase, raw: dict) -> PhaseResult:

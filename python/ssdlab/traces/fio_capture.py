@@ -66,7 +66,7 @@ def _bytes(v: str, capacity: int, what: str, job: Path) -> int:
     m = SIZE_RE.fullmatch(v.strip())
     if m:
         return int(capacity * float(m.group(1)) / 100) // 4096 * 4096
-    from ..targets.fio import parse_size
+    from ..units import parse_size
 
     try:
         return parse_size(v)

@@ -363,18 +363,4 @@ impl Ftl {
         }
         Ok(b)
     }
-
-    /// Hard stop: before a block is taken for host data, collect on die `d` until it
-    /// keeps more than the last free block GC itself needs.
-    pub(crate) fn ensure_free(&mut self, d: u32, t: u64) -> Result<(), SimError> {
-        while self.alloc.free_count(d) <= super::gc::HARD_FREE {
-            self.counters.gc_stalls += 1;
-            if !self.gc_one(d, t, false)? {
-                return Err(SimError(format!(
-                    "die {d}: no block to collect (every closed block is fully valid; the drive is over-full)"
-                )));
-            }
-        }
-        Ok(())
-    }
 }

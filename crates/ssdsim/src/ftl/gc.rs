@@ -96,6 +96,20 @@ struct Batch {
 }
 
 impl Ftl {
+    /// Hard stop: before a block is taken for host data, collect on die `d` until it
+    /// keeps more than the last free block GC itself needs.
+    pub(crate) fn ensure_free(&mut self, d: u32, t: u64) -> Result<(), SimError> {
+        while self.alloc.free_count(d) <= HARD_FREE {
+            self.counters.gc_stalls += 1;
+            if !self.gc_one(d, t, false)? {
+                return Err(SimError(format!(
+                    "die {d}: no block to collect (every closed block is fully valid; the drive is over-full)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The greedy victim of die `d` worth collecting: any block that would yield space;
     /// in idle time only one at most `ftl.idle_gc_max_valid_pct` valid (moving fuller
     /// blocks is not worth the wear).

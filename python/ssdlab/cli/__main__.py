@@ -1,0 +1,5 @@
+"""`python -m ssdlab.cli`: the `ssdlab` command."""
+
+from . import app
+
+app()

@@ -1,0 +1,85 @@
+"""How the `ssdlab` command reports problems: a user error is one line and exit status 2
+(checked before anything runs); a run that failed after it started is exit 1 with the run
+named; warnings are `ssdlab: warning: ...` lines; an interrupted run exits 130 or 143.
+docs/cli.md "Errors" is the contract."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import typer
+from .. import interrupts
+from ..errors import UserError, one_line
+from ..runner import RunFailed, RunInterrupted, StoreWriteFailed
+from ..store import StoreError, damage_hint
+
+EXIT_USER = 2
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT)
+EXIT_TERMINATED = 143  # SIGTERM: stopped the same way as Ctrl-C
+
+
+@contextmanager
+def warnings_as_lines() -> Iterator[None]:
+    """Python warnings (unreadable fio or telemetry fields, ...) as `ssdlab: warning: ...`
+    lines on stderr, each once."""
+    import warnings
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        typer.echo(f"ssdlab: warning: {one_line(Exception(str(message)))}", err=True)
+
+    with warnings.catch_warnings():  # the default filters: each ssdlab warning once
+        warnings.showwarning = show
+        yield
+
+
+def fail(msg: str, code: int = EXIT_USER) -> None:
+    typer.echo(f"ssdlab: error: {msg}", err=True)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """User mistakes become one line on stderr and exit status 2, never a traceback."""
+    try:
+        yield
+    except RunFailed as e:  # a run that started: not the user's input (that was checked)
+        if os.environ.get("SSDLAB_DEBUG") and e.exit_code != EXIT_USER:
+            raise e.error from None
+        hint = "" if e.exit_code == EXIT_USER else " (set SSDLAB_DEBUG=1 for the traceback)"
+        fail(f"{one_line(e)}{hint}", e.exit_code)
+    except StoreWriteFailed as e:
+        fail(one_line(e), 1)
+    except (ValueError, StoreError, UserError) as e:
+        fail(one_line(e))
+    except sqlite3.DatabaseError as e:  # a read of a damaged store outside Store's guards
+        fail(damage_hint(Path("the results store"), e))
+    except ImportError as e:
+        hint = " (is the simulator built? run `make build`)" if "_sim" in str(e) else ""
+        fail(f"{one_line(e)}{hint}")
+    except RunInterrupted as e:
+        typer.echo(f"ssdlab: {e}", err=True)
+        raise typer.Exit(interrupted_status())
+    except (typer.Exit, typer.Abort, SystemExit):
+        raise
+    except BrokenPipeError:  # `ssdlab ... | head`: the reader left; stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(141)
+    except Exception as e:
+        if os.environ.get("SSDLAB_DEBUG"):
+            raise
+        fail(f"{type(e).__name__}: {one_line(e)} (set SSDLAB_DEBUG=1 for the traceback)", 1)
+
+
+def interrupted_status() -> int:
+    return EXIT_TERMINATED if interrupts.terminated() else EXIT_INTERRUPTED
+
+
+# SIGTERM (`kill`, systemd, a CI job's timeout) stops a run the way Ctrl-C does: the
+# running phase is cut short (fio gets SIGINT and writes its logs), what was recorded is
+# kept, the run is `interrupted`, and the exit status is 143 (interrupts.py).
+sigterm_interrupts = interrupts.handled

@@ -1,0 +1,85 @@
+"""Checks of what the `ssdlab` command is given, before anything runs or is stored
+(docs/cli.md "Errors"): `--set` values, `--seed`, `--y-max`, the report directory, the
+store a read command names, drives given twice. Each raises UserError with one line."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+import os
+from pathlib import Path
+
+from .. import methodology, targets
+from ..errors import UserError
+from ..profiles import parse_sets  # noqa: F401 (the commands take it from here)
+from ..targets.sim import check_seed
+from ..store import Store, StoreError, default_path
+
+
+def check_y_max(y_max: float | None) -> float | None:
+    if y_max is not None and not (math.isfinite(y_max) and y_max > 0):
+        raise UserError(f"--y-max {y_max}: must be a positive number (MB/s)")
+    return y_max
+
+
+def check_out_dir(out: Path) -> None:
+    """The report directory can be made and written, checked before anything runs."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"cannot write the report to {out}: {e.strerror or e}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise UserError(f"cannot write the report to {out}: Permission denied")
+
+
+def read_store(db: Path | None) -> Store | None:
+    """The store for a read command; never created. None when the default store does not
+    exist yet (nothing stored); a --db that does not exist is an error (a typo)."""
+    if db is None and not default_path().exists():
+        return None
+    return Store(db, create=False)
+
+
+def existing_store(db: Path | None) -> Store:
+    """The store for a command that needs stored runs (show, export, report, compare)."""
+    store = read_store(db)
+    if store is None:
+        raise StoreError(f"no results store at {default_path()} yet: run a test first, or pass --db")
+    return store
+
+
+def drive_key(spec: str) -> str:
+    """The thing a --drive names: a device number, a file, a profile (to catch a drive
+    given twice)."""
+    if spec.startswith("/dev/"):
+        try:
+            st = os.stat(spec)
+            return f"dev:{st.st_rdev}"
+        except OSError:
+            return spec
+    if spec.startswith("file:"):
+        return "file:" + os.path.realpath(spec[5:].rpartition(":")[0] or spec[5:])
+    return spec
+
+
+def open_drives(specs: list[str], sets: list[str], seed: int, destroy_data: str | None,
+                plan: bool) -> list[tuple[str, Any]]:
+    if not specs:
+        raise UserError("give at least one --drive (e.g. --drive sim:tlc-256)")
+    seen: dict[str, str] = {}
+    for s in specs:
+        k = drive_key(s)
+        if targets.is_real(s) and k in seen:
+            raise UserError(f"--drive {s}: the same drive as --drive {seen[k]}; give each real drive once")
+        seen.setdefault(k, s)
+    check_seed(seed)
+    return [(s, targets.open_target(s, overrides=sets or None, seed=seed,
+                                    destroy_data=destroy_data, plan=plan)) for s in specs]
+
+
+# help texts shared by commands
+TEST_NAMES = ", ".join(methodology.ALL)
+PRECONDITION_TESTS = ", ".join(n for n, t in methodology.ALL.items() if t.precondition_optional)
+SECONDS_HELP = "the test's timed step: " + "; ".join(
+    f"{name}: {t.seconds_help} (default {t.default_seconds} s)"
+    for name, t in methodology.TESTS.items() if t.default_seconds is not None)

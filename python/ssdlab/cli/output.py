@@ -1,0 +1,121 @@
+"""What the CLI prints: JSON, tables (rich on a terminal, tab-separated otherwise) and
+progress bars on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from ..phase import Phase
+from ..runner import Hooks
+from ..store import jsonable
+
+
+# ---- output --------------------------------------------------------------------------------
+def is_tty() -> bool:
+    return sys.stdout.isatty()
+
+
+def print_json(doc: Any) -> None:
+    sys.stdout.write(json.dumps(jsonable(doc), indent=1, allow_nan=False) + "\n")
+
+
+def fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.0f}"
+    if isinstance(v, (dict, list)):
+        return json.dumps(jsonable(v), separators=(",", ":"))
+    return str(v)
+
+
+def emit_table(title: str, headers: list[str], rows: list[list[Any]]) -> None:
+    """A rich table on a terminal, tab-separated lines otherwise."""
+    if is_tty():
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(title=title)
+        for h in headers:
+            t.add_column(h)
+        for r in rows:
+            t.add_row(*(fmt(x) for x in r))
+        Console().print(t)
+    else:
+        print(f"# {title}")
+        print("\t".join(headers))
+        for r in rows:
+            print("\t".join(fmt(x) for x in r))
+
+
+# ---- progress ------------------------------------------------------------------------------
+class RichHooks(Hooks):
+    """A progress bar per phase on stderr, with ETA and the live MB/s or IOPS."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import (BarColumn, Progress, TaskProgressColumn, TextColumn,
+                                   TimeRemainingColumn)
+
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
+                                 TaskProgressColumn(), TimeRemainingColumn(),
+                                 TextColumn("{task.fields[live]}"),
+                                 console=Console(stderr=True), transient=True)
+        self.task = None
+
+    def __enter__(self) -> "RichHooks":
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.stop()
+
+    def phase_start(self, drive: str, test: str, phase: Phase, seq: int) -> None:
+        self.phase, self.done, self.last_t = phase, 0.0, 0.0
+        self.started = time.monotonic()
+        if phase.kind == "io":
+            self.by_bytes = phase.stop_bytes is not None
+            total = float(phase.stop_bytes) if self.by_bytes else float(phase.stop_seconds)
+        elif phase.kind == "idle":
+            self.by_bytes, total = False, float(phase.seconds)
+        else:
+            self.by_bytes, total = False, None
+        self.iops_view = phase.pattern == "rand" and phase.block_size < 64 * 1024
+        self.task = self.progress.add_task(f"{drive} {test} #{seq} {phase.name or phase.kind}",
+                                           total=total, live="")
+
+    def sample(self, row: dict) -> None:
+        t = float(row.get("t_s", self.last_t + 1.0))
+        mbps = float(row.get("mbps", 0.0) or 0.0)
+        if self.by_bytes:
+            self.done += mbps * 1e6 * max(0.0, t - self.last_t)
+        else:
+            self.done = t
+        self.last_t = t
+        live = f"{row.get('iops', 0.0):,.0f} IOPS" if self.iops_view else f"{mbps:,.0f} MB/s"
+        self.progress.update(self.task, completed=self.done, live=live)
+
+    def phase_end(self, result) -> None:
+        # one bar at a time; a phase that took a while leaves a line behind
+        task = next(t for t in self.progress.tasks if t.id == self.task)
+        if time.monotonic() - self.started > 2.0:
+            self.progress.console.print(f"{task.description}  {task.fields['live']}  "
+                                        f"({time.monotonic() - self.started:.0f} s)")
+        self.progress.remove_task(self.task)
+
+
+@contextmanager
+def progress_hooks() -> Iterator[Hooks]:
+    """Bars only for a person at a terminal; they go to stderr, so --json stdout stays clean."""
+    if sys.stdout.isatty() and sys.stderr.isatty():
+        with RichHooks() as h:
+            yield h
+    else:
+        yield Hooks()
+
+
+# ---- commands ------------------------------------------------------------------------------

@@ -1,0 +1,97 @@
+"""`ssdlab results`: stored runs listed, shown, exported, and pending results imported."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .errors import UserError, user_errors
+from .inputs import existing_store, read_store
+from .output import emit_table, print_json
+from ..store import MAX_ID, Store, check_free
+
+results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, export.")
+
+
+@results_app.command("list")
+def results_list(
+    db: Optional[Path] = typer.Option(None, "--db"),
+    limit: int = typer.Option(50, "--limit"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Stored runs, newest first."""
+    with user_errors():
+        if not 1 <= limit <= MAX_ID:
+            raise UserError(f"--limit {limit}: must be at least 1")
+        store = read_store(db)
+        runs = store.runs(limit) if store is not None else []
+    if json_out:
+        print_json(runs)
+        return
+    emit_table("runs", ["id", "test", "created", "status", "testbed", "drives"],
+               [[r["id"], r["test"], r["created"], r["status"], r["testbed"], ", ".join(r["drives"])]
+                for r in runs])
+
+
+@results_app.command("show")
+def results_show(
+    run_id: int = typer.Argument(...),
+    db: Optional[Path] = typer.Option(None, "--db"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """A run's drives, status and metrics."""
+    with user_errors():
+        store = existing_store(db)
+        r = store.run(run_id)
+        for d in r["drives"]:
+            d["phases"] = [{k: p[k] for k in ("seq", "name", "kind", "status", "totals")}
+                           for p in store.phases(d["id"], with_data=False)]
+    if json_out:
+        print_json(r)
+        return
+    print(f"run {r['id']}: {r['test']} {r['status']} created {r['created']} "
+          f"testbed={r['testbed']} tool={r['tool_version']} engine={r['engine_version']}")
+    for d in r["drives"]:
+        emit_table(f"{d['spec']} ({d['status']})", ["metric", "value"],
+                   [[k, v] for k, v in d["metrics"].items()])
+
+
+@results_app.command("export")
+def results_export(
+    run_id: int = typer.Argument(...),
+    format: str = typer.Option("json", "--format", help="csv or json"),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="file (default: stdout)"),
+    db: Optional[Path] = typer.Option(None, "--db"),
+) -> None:
+    """Every recorded value of a run: series, segments, histograms, totals, metrics."""
+    with user_errors():
+        if format not in ("csv", "json"):
+            raise UserError(f"--format {format}: choose csv or json")
+        store = existing_store(db)
+        text = store.export_csv(run_id) if format == "csv" else store.export_json(run_id)
+        if out is None:
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        else:
+            try:
+                out.write_text(text)
+            except OSError as e:
+                raise UserError(f"cannot write {out}: {e.strerror}") from None
+
+
+@results_app.command("import")
+def results_import(
+    file: Path = typer.Argument(..., help="a pending-results file a run saved when the store could not be written"),
+    db: Optional[Path] = typer.Option(None, "--db", help="the store to put it in (default: user data dir)"),
+) -> None:
+    """Put results a run could not store (its disk was full) back into a store."""
+    from ..pending import import_file
+
+    with user_errors():
+        check_free(db)  # before the store is even created
+        store = Store(db)
+        store.check_writable()
+        run_id, n = import_file(store, file)
+    print(f"imported {n} phase{'s' if n != 1 else ''} into run {run_id} in {store.path}")

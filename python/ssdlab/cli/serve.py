@@ -1,0 +1,87 @@
+"""The `ssdlab serve` command (registered by cli.py): a simulated drive over NBD until
+Ctrl-C, SIGTERM or --seconds; then the run is stored (test `serve`)."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .errors import user_errors
+from .inputs import check_seed, parse_sets
+from ..store import Store, check_free
+
+
+def _fmt(v: float) -> str:
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return "-"
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def serve_cmd(
+    drive: str = typer.Argument(..., help="sim:PROFILE or a profile .toml"),
+    sets: list[str] = typer.Option([], "--set", help="profile override key=value"),
+    socket: Optional[Path] = typer.Option(None, "--socket", help="Unix socket to serve on (default: one in $XDG_RUNTIME_DIR or /tmp)"),
+    tcp: Optional[str] = typer.Option(None, "--tcp", help="serve on TCP HOST:PORT instead of a Unix socket"),
+    data: Optional[Path] = typer.Option(None, "--data", help="backing file for the data, kept afterwards (default: a sparse temporary file)"),
+    seconds: Optional[float] = typer.Option(None, "--seconds", help="stop after this many seconds (default: until Ctrl-C or SIGTERM)"),
+    interval: float = typer.Option(1.0, "--interval", help="seconds between samples of the drive's counters"),
+    seed: int = typer.Option(42, "--seed", help="simulator seed"),
+    db: Optional[Path] = typer.Option(None, "--db", help="results store (default: user data dir)"),
+    json_out: bool = typer.Option(False, "--json", help="print the ready line and the final summary as JSON"),
+) -> None:
+    """Export a simulated drive over NBD in real time (fio ioengine=nbd, nbdfuse + a loop device)."""
+    from ..serve.server import ServeOptions, Serving, serve
+
+    with user_errors():
+        if socket is not None and tcp is not None:
+            raise ValueError("give --socket or --tcp, not both")
+        if seconds is not None and not (math.isfinite(seconds) and seconds > 0):
+            raise ValueError(f"--seconds {seconds}: must be a positive number")
+        if not (math.isfinite(interval) and 0.01 <= interval <= 3600):
+            raise ValueError(f"--interval {interval}: must be 0.01 to 3600 seconds")
+        check_seed(seed)
+        opts = ServeOptions(drive=drive, sets=parse_sets(sets), seed=seed, socket=socket, tcp=tcp,
+                            data=data, seconds=seconds, interval_s=interval)
+        serving = Serving(opts)  # every check, before anything starts or is stored
+        check_free(db)
+        store = Store(db)
+        store.check_writable()
+        args = {"drive": drive, "set": sets, "seed": seed, "socket": str(socket) if socket else None,
+                "tcp": tcp, "data": str(data) if data else None, "seconds": seconds}
+
+        def ready(s) -> None:
+            doc = {"event": "ready", "uri": s.uri, "socket": str(s.socket) if s.socket else None,
+                   "capacity": s.capacity, "run_id": s.run_id, "drive": drive}
+            if json_out:
+                print(json.dumps(doc), flush=True)
+            else:
+                print(f"serving {drive} ({s.capacity} bytes) at {s.uri}", flush=True)
+                print(f"  fio: --ioengine=nbd --uri='{s.uri}'   ssdlab: --drive nbd:{s.socket or s.uri}",
+                      flush=True)
+                print("  Ctrl-C stops serving and stores the run", flush=True)
+
+        def row(r: dict) -> None:
+            if not json_out and r.get("i_requests"):
+                print(f"  t={r['t_s']:.0f}s requests={r['i_requests']} late={r['i_late']} "
+                      f"lag p99<={r['i_lag_p99_us']:.0f}us waf={_fmt(r.get('waf'))} "
+                      f"free_blocks={r['free_blocks']:.0f} slc_used={r['slc_used_bytes'] / 1e9:.3g}GB",
+                      file=sys.stderr, flush=True)
+
+        run_id, totals, status = serve(serving, store, args, on_ready=ready, on_row=row)
+    from ..serve.stats import metrics
+
+    m = metrics(totals)
+    if json_out:
+        print(json.dumps({"event": "end", "run_id": run_id, "status": status, "metrics": m},
+                         default=lambda x: None), flush=True)
+    else:
+        for k, v in m.items():
+            print(f"{k}\t{_fmt(v)}")
+        print(f"stored as run {run_id} in {store.path} ({status})")
+    if status != "complete":
+        raise typer.Exit(1)

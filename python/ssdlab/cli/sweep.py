@@ -1,0 +1,88 @@
+"""`ssdlab sweep`: a grid of runs over drives, spare areas and profile keys (sweep.py),
+run on the executor (executor.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
+from .inputs import SECONDS_HELP, TEST_NAMES, check_out_dir
+from .output import emit_table, print_json
+from ..runner import RunInterrupted
+from ..store import Store, check_free
+
+
+def sweep_cmd(
+    test: str = typer.Argument(..., help=f"one of: {TEST_NAMES}"),
+    drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE or a profile .toml (repeatable: an axis)"),
+    sets: list[str] = typer.Option([], "--set", help="an axis: profile key=v1,v2,... (repeatable)"),
+    spare: list[str] = typer.Option([], "--spare", help="an axis: spare areas in %, e.g. 0,7,25"),
+    grid: Optional[Path] = typer.Option(None, "--grid", help="a TOML grid file (docs/sweeps.md); adds to the options"),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="points at once on local worker processes (default: one per core; 1: in this process)"),
+    ray: bool = typer.Option(False, "--ray", help="run the points on Ray: a local instance, or the cluster of --ray-address; needs the ssdlab ray extra"),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="the Ray cluster to run on (implies --ray), e.g. ray://head:10001"),
+    seconds: Optional[float] = typer.Option(None, "--seconds", help=SECONDS_HELP),
+    repeat: Optional[int] = typer.Option(None, "--repeat", help="quick: scored runs of each test (default 5)"),
+    interval: Optional[float] = typer.Option(None, "--interval", help="quick: idle seconds between tests"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="simulator seed (default 42), the same for every point"),
+    testbed: Optional[str] = typer.Option(None, "--testbed"),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="write the sweep report here at the end"),
+    db: Optional[Path] = typer.Option(None, "--db"),
+    json_out: bool = typer.Option(False, "--json", help="print one JSON document on stdout"),
+) -> None:
+    """A grid of runs over drives, spare areas and profile keys, in parallel; each point is a
+    normal stored run. Running the same grid again resumes it (finished points are skipped)."""
+    from .. import sweep as sw
+    from ..executor import open_executor
+    from ..units_progress import UnitsProgress
+
+    with user_errors(), sigterm_interrupts():
+        g = sw.make_grid(test, drive, sets, spare, grid, seconds=seconds, repeat=repeat,
+                         interval=interval, seed=seed, testbed=testbed)
+        memory = sw.check(g)  # every point, before anything runs or is stored
+        if jobs is not None and jobs < 1:
+            raise UserError(f"--jobs {jobs}: must be at least 1")
+        if out is not None:
+            check_out_dir(out)
+        check_free(db)
+        store = Store(db)
+        store.check_writable()
+        have = len(sw.finished(store, g))
+        total = len(g.points())
+        executor = open_executor(jobs, ray_address or ("local" if ray else None))
+        bar = UnitsProgress(f"sweep {g.id} {test}", total, have, executor.describe())
+
+        def on_point(o) -> None:
+            label = " ".join(f"{k}={o.point[k]}" for k in g.swept) or o.point["drive"]
+            bar.finished(o.status == "complete",
+                         f"{label}: {o.status}" + (f" ({o.error})" if o.error else ""))
+
+        try:
+            with bar, executor:
+                outcomes = sw.run_sweep(store, g, executor, on_point, memory)
+        except (KeyboardInterrupt, RunInterrupted):
+            n = bar.done + bar.failed
+            typer.echo(f"ssdlab: sweep {g.id} interrupted: {n} point{'s' if n != 1 else ''} stored "
+                       f"this time, {have + bar.done} of {total} complete; run the same command "
+                       "again to resume", err=True)
+            raise typer.Exit(interrupted_status())
+        doc = sw.summary(store, g, outcomes)
+        if out is not None:
+            from ..report.sweep import build_sweep_report
+
+            doc["report"] = str(build_sweep_report(store, g.id, out))
+    if json_out:
+        print_json(doc)
+    else:
+        metric_names = list(dict.fromkeys(k for p in doc["points"] for k, v in p["metrics"].items()
+                                          if isinstance(v, (int, float)) and not isinstance(v, bool)))
+        emit_table(f"sweep {g.id}: {doc['complete']} complete, {doc['failed']} failed, "
+                   f"{doc['skipped']} already done", g.swept + ["status", "run"] + metric_names,
+                   [[p["point"][k] for k in g.swept] + [p["status"], p["run_id"]]
+                    + [p["metrics"].get(m) for m in metric_names] for p in doc["points"]])
+        print(f"sweep {g.id} in {store.path}" + (f"; report: {doc['report']}" if out else ""))
+    if doc["failed"]:
+        raise typer.Exit(1)

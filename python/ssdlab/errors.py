@@ -1,0 +1,20 @@
+"""User errors at the bottom of the package: any layer raises UserError for a mistake in
+what it was given; the CLI prints it as one line (one_line) and exits 2."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+MAX_LINE = 2000  # an error quoting a huge input (a 100 KB nested TOML line) is cut
+
+
+class UserError(Exception):
+    pass
+
+
+def one_line(e: BaseException) -> str:
+    if isinstance(e, ValidationError):
+        text = "; ".join(f"{'.'.join(map(str, x['loc'])) or 'phase'}: {x['msg']}" for x in e.errors())
+    else:
+        text = (str(e).strip() or type(e).__name__).splitlines()[0]
+    return text if len(text) <= MAX_LINE else text[:MAX_LINE - 3] + "..."

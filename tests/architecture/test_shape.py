@@ -1,0 +1,214 @@
+"""The shape of the code, read from the source: no import circles and no upward imports in
+the Python package (imports inside functions count), no `use` circles between the
+simulator's Rust modules, and a new test is one module plus its registration line."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PKG = ROOT / "python" / "ssdlab"
+
+# Lower layers never import higher ones; a module may import its own layer (without a
+# circle). The longest matching prefix names a module's layer.
+LAYERS = {
+    # the contract and what every layer may use
+    "ssdlab.phase": 0, "ssdlab.errors": 0, "ssdlab.units": 0, "ssdlab.interrupts": 0,
+    # parts that know nothing of targets or tests
+    "ssdlab._sim": 1, "ssdlab.analysis": 1, "ssdlab.profiles": 1, "ssdlab.traces": 1,
+    "ssdlab.store": 1, "ssdlab.pending": 1, "ssdlab.figures": 1, "ssdlab.calibration": 1,
+    "ssdlab.units_progress": 1,
+    "ssdlab.serve.nbdkit": 1, "ssdlab.serve.stats": 1,  # the served drive's side of NBD
+    # drives
+    "ssdlab.targets": 2,
+    # what to do to them
+    "ssdlab.methodology": 3,
+    # how runs are walked and where they execute
+    "ssdlab.runner": 4, "ssdlab.detached": 4, "ssdlab.executor": 4, "ssdlab.fleet": 4,
+    # what users run
+    "ssdlab.review": 5, "ssdlab.sweep": 5, "ssdlab.validate": 5, "ssdlab.serve": 5,
+    "ssdlab.report": 6,
+    "ssdlab.cli": 7,
+}
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for p in PKG.rglob("*.py"):
+        name = ".".join(p.relative_to(PKG.parent).with_suffix("").parts)
+        out[name.removesuffix(".__init__")] = p
+    return out
+
+
+def imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """Every ssdlab module `name` imports, at any depth of the file."""
+    pkg = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for n in ast.walk(ast.parse(path.read_text())):
+        if isinstance(n, ast.Import):
+            found |= {a.name for a in n.names}
+        elif isinstance(n, ast.ImportFrom):
+            base = n.module or ""
+            if n.level:
+                parts = pkg.split(".")[: len(pkg.split(".")) - n.level + 1]
+                base = ".".join(parts + ([n.module] if n.module else []))
+            found.add(base)
+            found |= {f"{base}.{a.name}" for a in n.names}
+    return {m for m in found if m in known and m != name and m != "ssdlab"
+            and not name.startswith(m + ".")}  # a module's own packages are not imports
+
+
+def layer(name: str) -> int:
+    best = max((p for p in LAYERS if name == p or name.startswith(p + ".")), key=len, default=None)
+    assert best is not None, f"{name}: no layer; add it to LAYERS in {__file__}"
+    return LAYERS[best]
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one member (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def python_graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {m: imports(m, p, set(mods)) for m, p in mods.items()}
+
+
+def test_python_has_no_import_circles():
+    assert cycles(python_graph()) == []
+
+
+def test_python_never_imports_upward():
+    graph = python_graph()
+    # a package whose __init__ imports nothing is only a namespace: `from ..serve import
+    # stats` loads no more than stats
+    mods = modules()
+    spaces = {m for m, p in mods.items() if p.name == "__init__.py" and not graph[m]}
+    up = sorted(f"{a} (layer {layer(a)}) imports {b} (layer {layer(b)})"
+                for a, deps in graph.items() for b in deps - spaces if layer(b) > layer(a))
+    assert up == []
+
+
+def test_the_checks_see_a_circle_and_an_upward_import():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert layer("ssdlab.targets.fio") < layer("ssdlab.methodology.fill")
+
+
+def rust_graph(src: Path) -> dict[str, set[str]]:
+    """crate::a::b paths used by each module file of a crate (mod.rs names its directory)."""
+    files = {}
+    for p in src.rglob("*.rs"):
+        rel = p.relative_to(src).with_suffix("")
+        parts = [x for x in rel.parts if x not in ("mod", "lib", "main")]
+        files["::".join(parts) or "crate"] = p
+    graph: dict[str, set[str]] = {}
+    for name, p in files.items():
+        deps = set()
+        text = re.sub(r"//[^\n]*", "", p.read_text())
+        for m in re.finditer(r"\b(?:crate|super)::([A-Za-z_][\w:]*)", text):
+            path = m.group(1).split("::")
+            if m.group(0).startswith("super"):
+                path = name.split("::")[:-1] + path
+            for k in range(len(path), 0, -1):  # the longest prefix that is a module
+                cand = "::".join(path[:k])
+                if cand in files:
+                    if cand != name and not name.startswith(cand + "::"):
+                        deps.add(cand)
+                    break
+        graph[name] = deps
+    return graph
+
+
+@pytest.mark.parametrize("crate", ["ssdsim", "ssdsim-py", "ssdsim-nbd"])
+def test_rust_modules_have_no_circles(crate):
+    assert cycles(rust_graph(ROOT / "crates" / crate / "src")) == []
+
+
+# A hypothetical test: one module (this text) plus one registration line.
+NEW_TEST = '''
+from ssdlab import phase as ph
+from ssdlab.figures import Drawn
+from ssdlab.methodology.test import Test
+
+
+def phases(capacity, opts):
+    return [ph.purge(), ph.seq_write("burst", length=64 * 2**20, stop_bytes=64 * 2**20)]
+
+
+def analyze(results, opts):
+    return {"burst_mbps": float(results[-1].totals["mbps"])}
+
+
+def figures(runs, opts):
+    v = runs[0].drives[0].metrics["burst_mbps"]
+    return [Drawn("burst", lambda: f'<p id="fig-burst">{v:.0f} MB/s</p>', lambda out: [])]
+
+
+TEST = Test(name="burst", title="Burst write", phases=phases, analyze=analyze, figures=figures)
+'''
+
+
+def test_a_new_test_is_one_module_plus_its_registration(tmp_path, monkeypatch):
+    import importlib.util
+    import json
+
+    from typer.testing import CliRunner
+
+    from ssdlab import methodology
+    from ssdlab.cli import app
+
+    path = tmp_path / "burst.py"
+    path.write_text(NEW_TEST)
+    spec = importlib.util.spec_from_file_location("burst", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for registry in ("ALL", "TESTS", "INPUT_TESTS"):  # registered for this test only
+        monkeypatch.setattr(methodology, registry, dict(getattr(methodology, registry)))
+    methodology.register(module.TEST)  # the registration line
+
+    db = tmp_path / "r.sqlite"
+    small = ["--set", "user_capacity_gb=8", "--set", "nand.blocks_per_plane=46"]
+    r = CliRunner().invoke(app, ["run", "burst", "--drive", "sim:tlc-256", *small,
+                                 "--db", str(db), "--json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    metrics = json.loads(r.stdout)["drives"][0]["metrics"]
+    assert metrics["burst_mbps"] > 0
+    r = CliRunner().invoke(app, ["report", "--latest", "--db", str(db), "-o", str(tmp_path / "rep")],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert '<section id="sec-burst"><h2>Burst write</h2>' in html and 'id="fig-burst"' in html

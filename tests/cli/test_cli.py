@@ -1,0 +1,351 @@
+import json
+
+import pytest
+from conftest import FakeTarget
+from typer.testing import CliRunner
+
+import ssdlab.targets
+from ssdlab.cli import app
+from ssdlab.phase import GB
+from ssdlab.store import Store
+
+runner = CliRunner()
+
+
+class RefusingTarget(FakeTarget):
+    """A real drive's safety check and plan, in miniature: writes are refused."""
+
+    def preflight(self, phases):
+        from ssdlab.targets.fio import writes
+        from ssdlab.targets.safety import UnsafeTarget
+
+        if any(writes(p) for p in phases):
+            raise UnsafeTarget("refusing fake:refused: it carries data (signatures ext4); "
+                               "if you mean to erase it, pass --destroy-data=fake:refused")
+
+    def plan(self, phases):
+        return "# plan of fake:refused\n" + "".join(f"$ {p.kind} {p.name}\n" for p in phases)
+real_open = ssdlab.targets.open_target
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch):
+    """`--drive fake:NAME` opens a FakeTarget (fake:interrupt stops mid-run); other
+    specs go to the real open_target."""
+
+    def open_target(spec, **kw):
+        if spec == "fake:interrupt":
+            return FakeTarget(interrupt_at=("random", 3))
+        if spec == "fake:valueerror":
+            return FakeTarget(fail_at="fill", fail_with=ValueError)
+        if spec == "fake:bug":
+            return FakeTarget(fail_at="fill")
+        if spec == "fake:refused":
+            return RefusingTarget(capacity=8 * GB)
+        if spec.startswith("fake:"):
+            return FakeTarget(capacity=8 * GB, cache_bytes=2 * GB)
+        return real_open(spec, **kw)
+
+    monkeypatch.setattr(ssdlab.targets, "open_target", open_target)
+    return str(tmp_path / "r.sqlite")
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def run_json(db, *args):
+    r = invoke("run", *args, "--db", db, "--json")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def test_run_json_contract(db):
+    doc = run_json(db, "fill", "--drive", "fake:a", "--drive", "fake:b")
+    assert set(doc) == {"run_id", "test", "drives"}
+    assert doc["test"] == "fill" and isinstance(doc["run_id"], int)
+    assert [d["drive"] for d in doc["drives"]] == ["fake:a", "fake:b"]
+    for d in doc["drives"]:
+        assert set(d) == {"drive", "metrics", "status"}
+        assert d["status"] == "complete"
+        assert d["metrics"]["slc_cache_gb"] == 2.0
+        assert d["metrics"]["mbps_per_watt"] is None
+    assert r_stderr_is_quiet(db)
+
+
+def r_stderr_is_quiet(db):
+    r = invoke("run", "trim", "--drive", "fake:a", "--seconds", "5", "--db", db, "--json")
+    return r.exit_code == 0 and r.stderr == "" and json.loads(r.stdout)["test"] == "trim"
+
+
+def test_run_options_reach_the_test(db):
+    doc = run_json(db, "consistency", "--drive", "fake:a", "--seconds", "30", "--spare", "25",
+                   "--testbed", "rig-1")
+    store = Store(db)
+    r = store.run(doc["run_id"])
+    assert r["testbed"] == "rig-1" and r["args"]["spare"] == 25.0
+    phases = store.phases(r["drives"][0]["id"])
+    assert phases[-1]["spec"]["stop_seconds"] == 30
+    assert phases[-1]["series"]["iops"].size == 30
+    assert phases[1]["spec"]["length"] <= 0.75 * 8 * GB
+
+
+def test_plan_runs_nothing(db, tmp_path):
+    r = invoke("run", "trim", "--drive", "fake:a", "--plan", "--json")
+    assert r.exit_code == 0, r.output
+    plan = json.loads(r.stdout)["plan"][0]
+    assert [p["kind"] for p in plan["phases"]] == ["purge", "io", "io", "trim", "io"]
+    assert not (tmp_path / "r.sqlite").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "nope", "--drive", "fake:a"], "unknown test 'nope'"),
+    (["run", "fill"], "at least one --drive"),
+    (["run", "fill", "--drive", "bogus"], "unknown drive 'bogus'"),
+    (["run", "fill", "--drive", "sim:nope"], "unknown profile 'nope'"),
+    (["run", "fill", "--drive", "missing.toml"], "profile file 'missing.toml' not found"),
+    (["run", "fill", "--drive", "fake:a", "--set", "nand.channels"], "bad --set 'nand.channels'"),
+    (["run", "fill", "--drive", "fake:a", "--spare", "100"], "--spare 100"),
+    (["run", "fill", "--drive", "fake:a", "--repeat", "0"], "--repeat 0"),
+    (["results", "show", "99"], "no run 99"),
+    (["results", "export", "1", "--format", "xml"], "--format xml"),
+    (["report", "-o", "out"], "name runs to report, or --latest"),
+    (["report", "--latest", "-o", "out"], "no runs in"),
+    (["compare", "5"], "no run 5"),
+])
+def test_user_errors_are_one_line_exit_2(db, args, message):
+    Store(db).close()  # an empty store: read commands never create one
+    r = invoke(*args, "--db", db)
+    assert r.exit_code == 2, r.output
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], r.stderr
+
+
+def test_unwritable_db_is_exit_2(db, tmp_path):
+    f = tmp_path / "file"
+    f.write_text("")
+    r = invoke("run", "fill", "--drive", "fake:a", "--db", f / "r.sqlite")
+    assert r.exit_code == 2
+    assert r.stderr.count("\n") == 1 and "cannot open results store" in r.stderr
+
+
+def test_interrupted_run_is_kept(db):
+    r = invoke("run", "consistency", "--drive", "fake:a", "--drive", "fake:interrupt",
+               "--seconds", "20", "--db", db, "--json")
+    assert r.exit_code == 130
+    assert "interrupted" in r.stderr
+    doc = json.loads(r.stdout)  # still one JSON document: the run id and each drive's state
+    assert [d["status"] for d in doc["drives"]] == ["complete", "interrupted"]
+    assert doc["drives"][0]["metrics"]["steady_iops"] > 0 and doc["drives"][1]["metrics"] == {}
+    store = Store(db)
+    run = store.run(store.latest_run_id())
+    assert run["status"] == "interrupted"
+    assert store.phases(run["drives"][1]["id"], with_data=False)[-1]["status"] == "partial"
+
+
+def test_results_list_show_export(db):
+    doc = run_json(db, "fill", "--drive", "fake:a")
+    rid = doc["run_id"]
+    r = invoke("results", "list", "--db", db, "--json")
+    assert [x["id"] for x in json.loads(r.stdout)] == [rid]
+    r = invoke("results", "list", "--db", db)
+    assert r.exit_code == 0 and "fill" in r.stdout and "fake:a" in r.stdout
+    r = invoke("results", "show", rid, "--db", db, "--json")
+    shown = json.loads(r.stdout)
+    assert shown["drives"][0]["metrics"] == doc["drives"][0]["metrics"]
+    r = invoke("results", "export", rid, "--format", "csv", "--db", db)
+    assert r.exit_code == 0 and r.stdout.startswith("run_id,drive,phase_seq")
+    assert ",segments,mbps," in r.stdout
+    r = invoke("results", "export", rid, "--format", "json", "--db", db)
+    # an 8 GB drive's fill is recorded in 1/32 of it (methodology/fill.py)
+    assert json.loads(r.stdout)["drives"][0]["phases"][1]["segments"]["gb"][0] == 0.25
+
+
+def test_compare_shows_pct_change(db):
+    a = run_json(db, "fill", "--drive", "fake:a")["run_id"]
+    b = run_json(db, "fill", "--drive", "fake:b", "--testbed", "other")["run_id"]
+    r = invoke("compare", a, b, "--db", db, "--json")
+    assert r.exit_code == 0
+    assert "different testbed tags" in r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["columns"] == [f"{a}:fake:a (8 GB)", f"{b}:fake:b (8 GB)"]
+    peak = next(x for x in doc["rows"] if x["metric"] == "peak_mbps")
+    assert peak["pct"] == [None, 0.0]
+
+
+def test_report_calls_build_report(db, tmp_path):
+    pytest.importorskip("ssdlab.report")
+    rid = run_json(db, "fill", "--drive", "fake:a")["run_id"]
+    r = invoke("report", "--latest", "-o", tmp_path / "rep", "--db", db)
+    assert r.exit_code == 0, r.output
+    html = r.stdout.strip()
+    assert html.endswith(".html") and (tmp_path / "rep").is_dir()
+    assert str(rid) in open(html).read()
+
+
+def test_command_line_mistakes_are_one_line_in_a_real_process(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "python"))
+    for args, message in ((["run"], "Missing argument"), (["run", "fill", "--bogus"], "--bogus"),
+                          (["run", "fill", "--drive", "x", "--spare", "abc"], "--spare")):
+        p = subprocess.run([sys.executable, "-m", "ssdlab.cli", *args], env=env,
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and p.stdout == ""
+        assert p.stderr.count("\n") == 1 and message in p.stderr, p.stderr
+
+
+def test_target_value_error_mid_run_is_exit_1_and_failed(db):
+    """Everything the user gave is checked before a run starts: a ValueError from inside
+    the run (a parse failure, a bug) is not the user's error (exit 1, not 2)."""
+    r = invoke("run", "fill", "--drive", "fake:valueerror", "--db", db, "--json")
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr == ("ssdlab: error: run 1 failed: ValueError: fake failure in fill "
+                        "(set SSDLAB_DEBUG=1 for the traceback)\n")
+    run = Store(db).run(1)
+    assert run["status"] == "failed" and run["drives"][0]["status"] == "failed"
+
+
+def test_unexpected_exception_is_one_line_exit_1(db):
+    r = invoke("run", "fill", "--drive", "fake:bug", "--db", db)
+    assert r.exit_code == 1
+    assert r.stderr.count("\n") == 1 and "RuntimeError: fake failure in fill" in r.stderr
+    assert Store(db).run(1)["status"] == "failed"
+
+
+def test_default_store_lives_in_the_user_data_dir(db, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    r = invoke("run", "fill", "--drive", "fake:a", "--json")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "xdg" / "ssdlab" / "results.sqlite").is_file()
+    r = invoke("results", "list", "--json")
+    assert len(json.loads(r.stdout)) == 1
+
+
+def test_human_output_and_unused_seconds_warning(db):
+    r = invoke("run", "fill", "--drive", "fake:a", "--seconds", "5", "--db", db)
+    assert r.exit_code == 0
+    assert "warning: --seconds is not used by fill" in r.stderr
+    assert "peak_mbps\t" in r.stdout and f"stored as run 1 in {db}" in r.stdout
+
+
+def test_refused_drive_exits_2_and_stores_no_run(db):
+    r = invoke("run", "fill", "--drive", "fake:a", "--drive", "fake:refused", "--db", db, "--json")
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr == ("ssdlab: error: refusing fake:refused: it carries data (signatures ext4); "
+                        "if you mean to erase it, pass --destroy-data=fake:refused\n")
+    assert Store(db).runs(10) == []  # checked before the run was created: no `failed` run
+    r = invoke("review", "--drive", "fake:refused", "-o", "rep", "--db", db)
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "refusing" in r.stderr
+    assert Store(db).runs(10) == []
+
+
+def test_read_only_working_set_passes_the_safety_check(db):
+    doc = run_json(db, "working-set", "--drive", "fake:refused", "--no-precondition",
+                   "--seconds", "1")
+    assert doc["drives"][0]["status"] == "complete"
+    assert doc["drives"][0]["metrics"]["iops_by_gb"]["1"] > 0
+    store = Store(db)
+    run = store.run(doc["run_id"])
+    assert run["args"]["precondition"] is False
+    names = [p["name"] for p in store.phases(run["drives"][0]["id"], with_data=False)]
+    assert names and all(n.startswith("ws_") for n in names)  # no purge, no fill
+    # with its preconditioning the same test writes, and is refused
+    r = invoke("run", "working-set", "--drive", "fake:refused", "--db", db)
+    assert r.exit_code == 2 and "refusing fake:refused" in r.stderr
+
+
+def test_no_precondition_only_where_a_test_allows_it(db):
+    r = invoke("run", "fill", "--drive", "fake:a", "--no-precondition", "--db", db)
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "only working-set can skip" in r.stderr
+
+
+def test_plan_of_a_real_drive_is_the_targets_own(db, tmp_path):
+    r = invoke("run", "working-set", "--drive", "fake:refused", "--plan", "--seconds", "1")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith(
+        "# plan of fake:refused\n$ purge purge\n$ io fill\n$ idle settle\n$ io ws_1\n")
+    assert "kind" not in r.stdout  # not the phase table
+    r = invoke("run", "working-set", "--drive", "fake:refused", "--plan", "--no-precondition")
+    assert r.stdout.splitlines()[1] == "$ io ws_1"
+    # a simulated drive: the phase table
+    r = invoke("run", "trim", "--drive", "fake:a", "--plan", "--seconds", "5")
+    assert r.exit_code == 0 and r.stdout.startswith("# trim on fake:a\n#\tname\tkind\twhat\n")
+    assert not (tmp_path / "r.sqlite").exists()
+
+
+SLOW_CLI = """
+import os, sys, time
+sys.path.insert(0, os.environ["TESTS_DIR"])
+from conftest import FakeTarget
+import ssdlab.targets
+from ssdlab.phase import GB
+
+class Slow(FakeTarget):
+    def run(self, phase, on_sample=None):
+        def slow(row):
+            if phase.name == "random":
+                time.sleep(0.05)
+            if on_sample:
+                on_sample(row)
+            if phase.name == "random":  # ready once the run holds a sample of the phase
+                open(os.environ["READY"], "a").close()
+        return super().run(phase, slow)
+
+ssdlab.targets.open_target = lambda spec, **kw: Slow(capacity=8 * GB, cache_bytes=2 * GB)
+from ssdlab.cli import app
+app()
+"""
+
+
+def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parents[1]  # tests/
+    ready, db = tmp_path / "ready", tmp_path / "r.sqlite"
+    env = dict(os.environ, PYTHONPATH=str(here.parent / "python"), TESTS_DIR=str(here),
+               READY=str(ready))
+    p = subprocess.Popen([sys.executable, "-c", SLOW_CLI, "run", "consistency", "--drive", "fake:a",
+                          "--seconds", "600", "--db", str(db), "--json"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        t0 = time.monotonic()
+        while not ready.exists() and p.poll() is None and time.monotonic() - t0 < 60:
+            time.sleep(0.05)
+        time.sleep(0.5)  # a few samples into the random-write phase
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 143, err
+    assert err == "ssdlab: run 1 interrupted; what was recorded is kept\n"
+    doc = json.loads(out)
+    assert doc["drives"][0]["status"] == "interrupted"
+    store = Store(db)
+    run = store.run(1)
+    assert run["status"] == "interrupted"
+    ph = store.phases(run["drives"][0]["id"])
+    assert [x["status"] for x in ph] == ["complete", "complete", "partial"]
+    assert 0 < ph[-1]["series"]["iops"].size < 600
+
+
+def test_unwritable_report_directory_is_exit_2(db, tmp_path):
+    pytest.importorskip("ssdlab.report")
+    run_json(db, "fill", "--drive", "fake:a")
+    f = tmp_path / "file"
+    f.write_text("")
+    r = invoke("report", "--latest", "-o", f / "rep", "--db", db)
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr == f"ssdlab: error: cannot write the report to {f / 'rep'}: Not a directory\n"

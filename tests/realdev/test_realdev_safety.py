@@ -1,0 +1,288 @@
+"""What the reliability audit (issue 16) broke on loop devices, and must hold: nothing is
+written without consent or while something uses the device, and nothing measured is lost
+to a signal. Each test makes its own loop devices (tests/loopdevs.py) and checks the bytes
+it must not touch."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import dbpoll
+from loopdevs import MIB, REASON, loops, sh  # noqa: F401  (loops: a fixture)
+from loopdevs import wait_for_new_writes
+from ssdlab import phase as P
+from ssdlab.targets import safety
+from ssdlab.targets.fio import FioFailed, FioTarget
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.realdev
+if REASON:
+    pytestmark = [pytest.mark.realdev, pytest.mark.skip(reason=REASON)]
+
+
+def cli(*args: str, timeout: float = 300, cwd: Path = ROOT, env: dict | None = None):
+    e = dict(os.environ, PYTHONPATH=str(ROOT / "python"), **(env or {}))
+    return subprocess.run([sys.executable, "-m", "ssdlab.cli", *args], capture_output=True,
+                          text=True, env=e, timeout=timeout, cwd=cwd)
+
+
+def sha(path: Path | str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for b in iter(lambda: fh.read(1 << 20), b""):
+            h.update(b)
+    return h.hexdigest()
+
+
+def one_line_error(r, *words: str) -> None:
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("ssdlab: error: "), r.stderr
+    for w in words:
+        assert w in r.stderr, r.stderr
+
+
+# ---- item 1: a ':' in a file target's path -------------------------------------------------
+def test_colon_in_a_file_path_writes_that_file_only(tmp_path):
+    d = tmp_path / "ft"
+    d.mkdir()
+    co = d / "co"
+    co.write_bytes(os.urandom(MIB))  # the user's data: fio used to read `co:lon.bin` as two files
+    before = sha(co)
+    work = tmp_path / "cwd"
+    work.mkdir()
+    # no idle intervals: 65 s of sleeps made this 100 s here, close to cli()'s 300 s on a
+    # slower machine, and they touch no file
+    r = cli("run", "quick", "--repeat", "1", "--seconds", "1", "--interval", "0",
+            "--drive", f"file:{d}/co:lon.bin:64M", "--db", str(tmp_path / "r.sqlite"), "--json",
+            cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["drives"][0]["status"] == "complete"
+    assert sha(co) == before and sorted(os.listdir(d)) == ["co", "co:lon.bin"]
+    assert os.listdir(work) == []  # no `lon.bin` next to the caller
+    assert os.path.getsize(d / "co:lon.bin") == 64 * MIB
+
+
+# ---- item 2: devices stacked on the device, other writers ----------------------------------
+def test_device_under_a_mounted_loop_device_is_refused(loops, tmp_path):
+    dev, _ = loops.make()
+    top = loops.stack(dev)  # losetup on the device itself: not listed in sysfs holders/
+    sh("mkfs.ext4", "-q", "-F", top)
+    mnt = loops.mount(top)
+    (mnt / "precious.txt").write_text("hello")
+    sh("sync")
+    for dd in (None, dev):
+        with pytest.raises(safety.UnsafeTarget, match=f"mounted \\({top} on {mnt}\\)"):
+            safety.check_block_write(dev, dd)
+    r = cli("run", "fill", "--drive", dev, "--destroy-data", dev, "--db", str(tmp_path / "r.sqlite"))
+    one_line_error(r, "mounted", top)
+    r = cli("run", "fill", "--drive", dev, "--destroy-data", dev, "--plan")
+    assert "# safety: a run would be REFUSED" in r.stdout and top in r.stdout
+    sh("umount", str(loops.mounts.pop()))
+    # unmounted, the loop device on top still uses it
+    with pytest.raises(safety.UnsafeTarget, match=f"loop device {top} is set up on it"):
+        safety.check_block_write(dev, dev)
+    assert sh("fsck.ext4", "-n", top, check=False).returncode == 0  # the filesystem is intact
+    sh("losetup", "-d", top)
+    loops.devs.remove(top)
+    safety.check_block_write(dev, dev)  # nothing on top any more: allowed with the flag
+
+
+def test_device_open_for_writing_elsewhere_is_refused(loops):
+    dev, _ = loops.make()
+    code = ("import os,sys,time; fd=os.open(sys.argv[1], getattr(os, sys.argv[2])); "
+            "print('open', flush=True); time.sleep(120)")
+    for mode, refused in (("O_RDWR", True), ("O_WRONLY", True), ("O_RDONLY", False)):
+        p = subprocess.Popen([sys.executable, "-c", code, dev, mode], stdout=subprocess.PIPE, text=True)
+        try:
+            assert p.stdout.readline().strip() == "open"
+            if refused:
+                with pytest.raises(safety.UnsafeTarget,
+                                   match=f"open for writing by another process \\(pid {p.pid} "):
+                    safety.check_block_write(dev, dev)
+            else:  # a reader (a backup tool reading it, say) is no reason to refuse
+                safety.check_block_write(dev, dev)
+        finally:
+            p.kill()
+            p.wait()
+
+
+# ---- item 3: consent, whatever the signature probe says --------------------------------------
+def test_blank_or_unprobeable_devices_need_the_flag(loops, tmp_path):
+    dev, backing = loops.make()
+    with pytest.raises(safety.UnsafeTarget, match="no signature found.*--destroy-data=" + dev):
+        safety.check_block_write(dev, None)
+    sh("mkfs.ext4", "-q", "-F", dev)
+    before = sha(backing)
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    for tool, code in (("wipefs", 1), ("blkid", 2)):  # failing probes, as on a dying disk
+        f = fake / tool
+        f.write_text(f"#!/bin/sh\necho '{tool}: {dev}: I/O error' >&2\nexit {code}\n")
+        f.chmod(0o755)
+    env = {"PATH": f"{fake}:{os.environ['PATH']}"}
+    r = cli("run", "fill", "--drive", dev, "--plan", env=env)
+    assert "# safety: a run would be REFUSED" in r.stdout and "contents are unknown" in r.stdout, r.stdout
+    r = cli("run", "fill", "--drive", dev, "--db", str(tmp_path / "r.sqlite"), env=env)
+    one_line_error(r, "contents are unknown", "--destroy-data=" + dev)
+    assert sha(backing) == before
+    r = cli("run", "fill", "--drive", dev, "--destroy-data", dev, "--plan", env=env)
+    assert "# safety: writing is allowed" in r.stdout
+
+
+# ---- item 5: read-only devices -------------------------------------------------------------
+def test_read_only_device_is_refused_before_the_run(loops, tmp_path):
+    dev, backing = loops.make(32 * MIB, None, "--read-only")
+    with pytest.raises(safety.UnsafeTarget, match="read-only"):
+        safety.check_block_write(dev, dev)
+    r = cli("run", "fill", "--drive", dev, "--destroy-data", dev, "--plan")
+    assert r.returncode == 0 and "REFUSED" in r.stdout and "read-only" in r.stdout
+    db = tmp_path / "r.sqlite"
+    r = cli("run", "fill", "--drive", dev, "--destroy-data", dev, "--db", str(db))
+    one_line_error(r, "read-only")
+    assert json.loads(cli("results", "list", "--db", str(db), "--json").stdout) == []
+    # reading it is fine
+    with FioTarget(dev) as t:
+        assert t.run(P.seq_read("r", stop_bytes=4 * MIB)).totals["read_bytes"] == 4 * MIB
+    r = cli("run", "fill", "--drive", dev, "--drive", dev, "--destroy-data", dev, "--plan")
+    one_line_error(r, "the same drive")
+
+
+# ---- item 8: signals ---------------------------------------------------------------------
+def _phases_stored(db: Path) -> int:
+    return dbpoll.count(db, "SELECT count(*) FROM phases")
+
+
+def _start_consistency(dev: str, db: Path) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "run", "consistency", "--drive", dev,
+                          "--destroy-data", dev, "--seconds", "60", "--db", str(db)], env=env,
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while _phases_stored(db) < 2 and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    # into the random writes: the device took a write after the fill was stored (a fixed
+    # 1.5 s could end before fio had started on a loaded machine)
+    try:
+        wait_for_new_writes(dev, p)
+    except BaseException:
+        p.kill()
+        p.wait()
+        raise
+    return p
+
+
+def test_repeated_ctrl_c_keeps_the_partial_phase(loops, tmp_path):
+    dev, _ = loops.make()
+    db = tmp_path / "r.sqlite"
+    p = _start_consistency(dev, db)
+    try:
+        for gap in (0.0, 0.05, 0.3, 0.01, 0.2, 0.5, 0.02):  # a user hammering Ctrl-C
+            time.sleep(gap)
+            p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=90)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130, err
+    assert err == "ssdlab: run 1 interrupted; what was recorded is kept\n", err
+    shown = json.loads(cli("results", "show", "1", "--db", str(db), "--json").stdout)
+    assert shown["status"] == "interrupted" and shown["drives"][0]["status"] == "interrupted"
+    ph = shown["drives"][0]["phases"]
+    assert [x["name"] for x in ph] == ["purge", "fill", "random"]
+    assert ph[-1]["status"] == "partial" and ph[-1]["totals"]["write_bytes"] > 0
+
+
+def test_a_killed_run_reads_as_stale_and_leaves_nothing_behind(loops, tmp_path):
+    dev, _ = loops.make()
+    db = tmp_path / "r.sqlite"
+    p = _start_consistency(dev, db)
+    p.kill()
+    p.wait()
+    r = cli("results", "list", "--db", str(db), "--json")
+    (run,) = json.loads(r.stdout)
+    assert run["status"] == "stale" and run["pid"] == p.pid
+    assert json.loads(cli("results", "show", "1", "--db", str(db), "--json").stdout)["status"] == "stale"
+    # fio follows its parent (PR_SET_PDEATHSIG: SIGTERM; its jobs are threads, so none is
+    # left writing on, as forked job processes were until their runtime ended); until it
+    # has, the device is refused as open for writing by another process
+    deadline = time.monotonic() + 60  # fio stops after its in-flight I/O: slow when loaded
+    while _holders(dev) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _holders(dev) == []
+    # the device is free again, and the killed run's fio work directory is cleaned up
+    r = cli("run", "trim", "--drive", dev, "--destroy-data", dev, "--seconds", "1", "--db", str(db))
+    assert r.returncode == 0, r.stderr
+    import tempfile
+
+    assert not list(Path(tempfile.gettempdir()).glob(f"ssdlab-fio-{p.pid}-*"))
+
+
+def test_fio_never_starts_when_ssdlab_died_before_its_death_signal_was_set(monkeypatch):
+    """PR_SET_PDEATHSIG is set in the child after the fork: if ssdlab was killed in between,
+    no signal would come, so the child must see its parent changed and exit, not exec fio."""
+    from ssdlab.targets import child
+
+    assert subprocess.run(["true"], preexec_fn=child.die_with_parent()).returncode == 0
+    # a parent that is not this process: as if ssdlab had died and the child been re-parented
+    monkeypatch.setattr(os, "getpid", lambda: 2**22 + 1)
+    orphan = child.die_with_parent()
+    monkeypatch.undo()
+    assert subprocess.run(["true"], preexec_fn=orphan).returncode == 1
+
+
+def _holders(dev: str) -> list[str]:
+    """Commands of the processes that have `dev` open."""
+    rdev = os.stat(dev).st_rdev
+    out = []
+    for pid in (x for x in os.listdir("/proc") if x.isdigit()):
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                st = os.stat(f"/proc/{pid}/fd/{fd}")
+                if stat.S_ISBLK(st.st_mode) and st.st_rdev == rdev:
+                    out.append(Path(f"/proc/{pid}/comm").read_text().strip())
+                    break
+        except OSError:
+            continue
+    return out
+
+
+# ---- item 9: fio's final report torn, exit 0 -------------------------------------------------
+TRUNCATING_FIO = """#!/bin/sh
+# real fio, whose final report is cut ({how}) and whose exit status is 0
+for job; do :; done  # the job file is fio's last argument
+{slow}
+out=$(fio "$@")
+printf '%s' "$out" | {cut}
+exit 0
+"""
+# 64 MiB at 24 MB/s: status reports at 1 and 2 s, the final one at 2.7 s, so the first status
+# report (the only one kept) is well short of the end whatever the machine's speed
+RATE_LIMITED = "sed -i 's/^\\[global\\]$/[global]\\nrate=24m/' \"$job\""
+FIRST_REPORT_ONLY = "awk '{print} /^}$/ {exit}'"
+
+
+@pytest.mark.parametrize("how, slow, cut", [
+    ("torn mid-object", "", "head -c -300"),
+    ("missing: only the first status report", RATE_LIMITED, FIRST_REPORT_ONLY),
+])
+def test_a_torn_final_report_is_an_error(tmp_path, monkeypatch, how, slow, cut):
+    fake = tmp_path / "fio"
+    fake.write_text(TRUNCATING_FIO.format(how=how, slow=slow, cut=cut))
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("SSDLAB_FIO", str(fake))
+    monkeypatch.setenv("SSDLAB_FIO_ENGINE", "libaio")
+    with FioTarget(f"file:{tmp_path}/t.bin:64M") as t:
+        with pytest.raises(FioFailed, match="incomplete|moved .* of its"):
+            t.run(P.seq_write("w", stop_bytes=64 * MIB, block_size=4096, queue_depth=1))
