@@ -96,6 +96,12 @@ pub struct ModeTiming {
     /// Pages per plane written by one program operation (3 for one-shot TLC).
     #[serde(default = "d_one")]
     pub prog_pages: u32,
+    /// Read reference voltages sensed to read each page type of a word line (lower,
+    /// middle, upper, top page), e.g. [2, 3, 2] for TLC in 2-3-2 Gray code: a page's read
+    /// time is `read_us` x its count / the mean count, so `read_us` stays the mean and the
+    /// page types spread around it (empty: every page takes `read_us`; native mode only).
+    #[serde(default)]
+    pub read_levels: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -125,6 +131,19 @@ pub struct Nand {
     /// change read column), not the whole page (false: the whole page).
     #[serde(default = "d_true")]
     pub partial_transfer: bool,
+    /// Throughput of the controller's native-mode program pipeline, MB/s of data
+    /// programmed in the native cell mode (host, GC and fold programs alike): the ECC
+    /// encoder and the program scheduler of multi-pass TLC/QLC programs, one pipeline for
+    /// all dies. Native write speed grows with the die count until it reaches this (0 =
+    /// no limit; SLC-mode programs do not pass through it).
+    #[serde(default)]
+    pub native_write_mbps: f64,
+    /// Share of native-mode page reads, in percent, whose data the ECC cannot correct at
+    /// the default read voltages: the controller reads the page again with the next
+    /// read-retry entry (one more tR), and each retry fails again with the same share (0 =
+    /// every read decodes at once). Grows with wear and retention on real NAND.
+    #[serde(default)]
+    pub read_retry_pct: f64,
     /// Timing when a block runs in SLC mode.
     pub slc: ModeTiming,
     /// Timing in the native mode (ignored when cell = "slc").
@@ -560,24 +579,24 @@ impl Profile {
             n.pages_per_block,
             format!(">= 4 and a multiple of {bits} (bits per cell)")
         );
+        check!((1.0..=1e6).contains(&n.channel_mbps), "nand.channel_mbps", num(n.channel_mbps), "in [1, 1e6] (MB/s)");
+        check!((MIN_US..=MAX_US).contains(&n.erase_us), "nand.erase_us", num(n.erase_us), "in [0.001, 1e7] (µs)");
+        check!((0.0..=1000.0).contains(&n.suspend_us), "nand.suspend_us", n.suspend_us, "0..1000 (µs)");
         check!(
-            (1.0..=1e6).contains(&n.channel_mbps),
-            "nand.channel_mbps",
-            num(n.channel_mbps),
-            "in [1, 1e6] (MB/s)"
+            n.native_write_mbps == 0.0 || (1.0..=100_000.0).contains(&n.native_write_mbps),
+            "nand.native_write_mbps",
+            n.native_write_mbps,
+            "0 (no limit) or 1..100000 (MB/s)"
         );
+        check!((0.0..=50.0).contains(&n.read_retry_pct), "nand.read_retry_pct", n.read_retry_pct, "0..50 (%)");
+        let levels = &n.native.read_levels;
         check!(
-            (MIN_US..=MAX_US).contains(&n.erase_us),
-            "nand.erase_us",
-            num(n.erase_us),
-            "in [0.001, 1e7] (µs)"
+            levels.is_empty() || (levels.len() == bits as usize && levels.iter().all(|&l| (1..=15).contains(&l))),
+            "nand.native.read_levels",
+            format!("{levels:?}"),
+            format!("empty, or {bits} counts (one per page type of a word line) of 1..15")
         );
-        check!(
-            (0.0..=1000.0).contains(&n.suspend_us),
-            "nand.suspend_us",
-            n.suspend_us,
-            "0..1000 (µs)"
-        );
+        check!(n.slc.read_levels.is_empty(), "nand.slc.read_levels", format!("{:?}", n.slc.read_levels), "empty (an SLC page has one read level)");
         for (name, t) in [("nand.slc", &n.slc), ("nand.native", &n.native)] {
             check!(
                 (MIN_US..=MAX_US).contains(&t.read_us),
