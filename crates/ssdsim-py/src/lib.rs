@@ -238,7 +238,7 @@ impl Drive {
         let ov = parse_overrides(overrides)?;
         let p = ssdsim::profile::load(profile, &ov).map_err(verr)?;
         ssdsim::memory::check(&p).map_err(verr)?;
-        Ok(p.table_bytes())
+        Ok(ssdsim::memory::table_bytes(&p))
     }
 
     /// The full resolved profile as a dict.
