@@ -58,6 +58,7 @@ bench: sysdeps build
 	$(PY) -m pytest -q -m slow tests/test_validate.py  # every published figure (ssdlab validate)
 	$(PY) benchmarks/fio_parity.py  # ssdlab's fio path vs plain fio, loop device over /dev/shm (root)
 	$(PY) benchmarks/serve_speed.py  # ssdlab serve: served IOPS at QD1/QD16 and the lag
+	$(PY) benchmarks/nvme_served_fill.py  # a served drive as an NVMe namespace in a VM: fill vs virtual time
 	$(PY) benchmarks/pts_suite.py  # ssdlab pts --drive sim:tlc-256: the whole PTS client suite to steady state (target < 10 min)
 
 # Python: ruff, mypy (strict on the contract), the compiled module against its stub

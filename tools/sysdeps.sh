@@ -6,21 +6,24 @@
 #                           fdisk, fonts (real-drive, browser and report tests), nbdkit and
 #                           libnbd-bin (nbdinfo, nbdfuse: ssdlab serve and its tests),
 #                           openssh-server, openssh-client, iproute2 (drives on other hosts:
-#                           a real sshd in a network namespace of its own)
+#                           a real sshd in a network namespace of its own),
+#                           qemu-system-x86, linux-image-amd64, busybox-static (the NVMe VM
+#                           of tests/nvme: QEMU's NVMe controller under virtme-ng)
 #   tools/sysdeps.sh demo   fonts (the report's PNGs and HTML)
 set -euo pipefail
 want=(fonts-dejavu-core:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf)
 if [[ "${1:-test}" == test ]]; then
   want+=(fio:fio chromium:chromium smartmontools:smartctl nvme-cli:nvme util-linux:losetup
          util-linux:blkdiscard util-linux:wipefs e2fsprogs:mkfs.ext4 fdisk:sfdisk
-         nbdkit:nbdkit libnbd-bin:nbdinfo libnbd-bin:nbdfuse util-linux:fstrim
+         nbdkit:nbdkit libnbd-bin:nbdinfo libnbd-bin:nbdfuse util-linux:fstrim libnbd-bin:nbdcopy
          openssh-server:/usr/sbin/sshd openssh-client:ssh openssh-client:ssh-keygen
-         iproute2:ip iproute2:ss util-linux:nsenter util-linux:runuser)
+         iproute2:ip iproute2:ss util-linux:nsenter util-linux:runuser
+         qemu-system-x86:qemu-system-x86_64 "linux-image-amd64:/boot/vmlinuz-*" busybox-static:busybox)
 fi
 need=()
 for pc in "${want[@]}"; do
   pkg=${pc%%:*} what=${pc#*:}
-  if [[ $what == /* ]]; then [[ -e $what ]] && continue
+  if [[ $what == /* ]]; then compgen -G "$what" >/dev/null && continue  # a path or a glob
   else PATH=$PATH:/usr/sbin:/sbin command -v "$what" >/dev/null 2>&1 && continue; fi
   [[ " ${need[*]} " == *" $pkg "* ]] || need+=("$pkg")
 done

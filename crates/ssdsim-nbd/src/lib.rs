@@ -388,6 +388,32 @@ impl Server for Drive {
         Ok(())
     }
 
+    fn can_zero(&self) -> Result<bool> {
+        Ok(true)
+    }
+
+    /// Write zeroes. With MAY_TRIM (an NVMe Format, `blkdiscard -z`, a Write Zeroes with
+    /// deallocate) the drive unmaps the range, as a trim does; otherwise it is a write of
+    /// zeroes. Either way the range reads as zeroes afterwards.
+    fn zero(&self, count: u32, offset: u64, flags: Flags) -> Result<()> {
+        let s = served()?;
+        let unmap = flags.contains(Flags::MAY_TRIM);
+        let done = s.submit(if unmap { Op::Trim } else { Op::Write }, offset, count as u64)?;
+        let punched = unsafe {
+            libc::fallocate(
+                s.data.as_raw_fd(),
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                offset as libc::off_t,
+                count as libc::off_t,
+            )
+        } == 0;
+        if !punched {
+            s.data.write_all_at(&vec![0u8; count as usize], offset)?;
+        }
+        s.complete(done);
+        Ok(())
+    }
+
     fn flush(&self) -> Result<()> {
         let s = served()?;
         let done = s.submit(Op::Flush, 0, 0)?;
@@ -396,4 +422,4 @@ impl Server for Drive {
     }
 }
 
-plugin!(Drive { config, config_complete, thread_model, get_ready, after_fork, unload, write_at, can_write, can_flush, flush, can_trim, trim, can_fua, can_multi_conn, is_rotational });
+plugin!(Drive { config, config_complete, thread_model, get_ready, after_fork, unload, write_at, can_write, can_flush, flush, can_trim, trim, can_zero, zero, can_fua, can_multi_conn, is_rotational });

@@ -10,6 +10,10 @@ use ssdsim::stats::{Row, SERIES};
 use ssdsim::{Drive as SimDrive, PhaseKind, PhaseResult, PhaseSpec};
 use std::sync::Mutex;
 
+mod fiojob;
+mod session;
+use session::Session;
+
 fn verr(msg: impl ToString) -> PyErr {
     PyValueError::new_err(msg.to_string())
 }
@@ -238,7 +242,7 @@ impl Drive {
         let ov = parse_overrides(overrides)?;
         let p = ssdsim::profile::load(profile, &ov).map_err(verr)?;
         ssdsim::memory::check(&p).map_err(verr)?;
-        Ok(p.table_bytes())
+        Ok(ssdsim::memory::table_bytes(&p))
     }
 
     /// The full resolved profile as a dict.
@@ -301,7 +305,7 @@ impl Drive {
     ) -> PyResult<Bound<'py, PyDict>> {
         let specs: Vec<ssdsim::fiojob::JobSpec> = jobs
             .iter()
-            .map(|j| fiojob_spec(j.downcast::<PyDict>()?))
+            .map(|j| fiojob::fiojob_spec(j.downcast::<PyDict>()?))
             .collect::<PyResult<_>>()?;
         let mut err: Option<PyErr> = None;
         let res = py.allow_threads(|| {
@@ -432,86 +436,6 @@ impl Drive {
     }
 }
 
-fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::JobSpec> {
-    use ssdsim::fiojob::{Dist, JobSpec, SsMetric, SsRule};
-    fn req<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, k: &str) -> PyResult<T> {
-        get(d, k)?.ok_or_else(|| verr(format!("fio job: {k} missing")))
-    }
-    let bs: Vec<Vec<(u64, f64)>> = req(d, "bs")?;
-    if bs.len() != 3 {
-        return Err(verr("fio job: bs needs read, write and trim lists"));
-    }
-    let dist: String = req(d, "dist")?;
-    let p: f64 = req(d, "dist_param")?;
-    let dist = match dist.as_str() {
-        "random" => Dist::Uniform,
-        "zipf" => Dist::Zipf(p),
-        "pareto" => Dist::Pareto(p),
-        "normal" => Dist::Normal(p),
-        "zoned" | "zoned_abs" => Dist::Zoned,
-        x => return Err(verr(format!("fio job: dist {x}: unknown"))),
-    };
-    let ss: String = req(d, "ss")?;
-    let ss = if ss.is_empty() {
-        None
-    } else {
-        let metric = match ss.as_str() {
-            "iops" => SsMetric::Iops,
-            "iops_slope" => SsMetric::IopsSlope,
-            "bw" => SsMetric::Bw,
-            _ => SsMetric::BwSlope,
-        };
-        let dur: u64 = req(d, "ss_dur_ns")?;
-        Some(SsRule {
-            metric,
-            limit: req(d, "ss_limit")?,
-            pct: req(d, "ss_pct")?,
-            dur_s: (dur / 1_000_000_000).max(1) as u32,
-            ramp_ns: req(d, "ss_ramp_ns")?,
-        })
-    };
-    let arr3 = |k: &str| -> PyResult<[u64; 3]> {
-        let v: Vec<u64> = req(d, k)?;
-        v.try_into()
-            .map_err(|_| verr(format!("fio job: {k} needs 3 values")))
-    };
-    Ok(JobSpec {
-        name: req(d, "name")?,
-        wave: req(d, "wave")?,
-        read: req(d, "read")?,
-        write: req(d, "write")?,
-        trim: req(d, "trim")?,
-        random: req(d, "random")?,
-        trimwrite: req(d, "trimwrite")?,
-        rwmixread: req(d, "rwmixread")?,
-        seq_skip: req(d, "seq_skip")?,
-        bs: [bs[0].clone(), bs[1].clone(), bs[2].clone()],
-        offset: req(d, "offset")?,
-        size: req(d, "size")?,
-        io_size: req(d, "io_size")?,
-        number_ios: req(d, "number_ios")?,
-        iodepth: req(d, "iodepth")?,
-        time_based: req(d, "time_based")?,
-        runtime_ns: req(d, "runtime_ns")?,
-        ramp_ns: req(d, "ramp_ns")?,
-        startdelay_ns: req(d, "startdelay_ns")?,
-        rate_bps: arr3("rate_bps")?,
-        rate_iops: arr3("rate_iops")?,
-        rate_poisson: req(d, "rate_poisson")?,
-        thinktime_ns: req(d, "thinktime_ns")?,
-        thinktime_blocks: req(d, "thinktime_blocks")?,
-        dist,
-        zones: req(d, "zones")?,
-        seed: req(d, "seed")?,
-        randommap: req(d, "randommap")?,
-        ba: req(d, "ba")?,
-        zone_size: req(d, "zone_size")?,
-        zone_skip: req(d, "zone_skip")?,
-        ss,
-        log_ns: req(d, "log_ns")?,
-    })
-}
-
 /// A sample row from a running phase or replay (GIL released): checks for Ctrl-C and
 /// hands the row to `on_sample`; false (stop) on either's error, kept in `err`.
 fn sample(row: &Row, on_sample: &Option<PyObject>, err: &mut Option<PyErr>) -> bool {
@@ -585,81 +509,6 @@ fn info_dict<'py>(py: Python<'py>, d: &SimDrive) -> PyResult<Bound<'py, PyDict>>
     i.set_item("slc_static_bytes", (p.slc.static_gb * 1e9) as u64)?;
     i.set_item("slc_dynamic_max_bytes", (p.slc.dynamic_max_gb * 1e9) as u64)?;
     Ok(i)
-}
-
-/// A drive served one request at a time in open-ended virtual time (the NBD export).
-#[pyclass(module = "ssdlab._sim")]
-struct Session {
-    inner: Mutex<ssdsim::Session>,
-}
-
-#[pymethods]
-impl Session {
-    #[new]
-    #[pyo3(signature = (profile, overrides=None, seed=42))]
-    fn new(
-        profile: &Bound<'_, PyAny>,
-        overrides: Option<&Bound<'_, PyAny>>,
-        seed: u64,
-    ) -> PyResult<Self> {
-        let d = SimDrive::new(load_profile(profile, overrides)?, seed);
-        Ok(Session {
-            inner: Mutex::new(ssdsim::Session::new(d)),
-        })
-    }
-
-    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        info_dict(py, &self.inner.lock().unwrap().drive)
-    }
-
-    /// Bytes a client may address (whole 4 KiB slots).
-    #[getter]
-    fn user_bytes(&self) -> u64 {
-        self.inner.lock().unwrap().user_bytes()
-    }
-
-    /// Latest virtual time seen (ns).
-    fn now(&self) -> u64 {
-        self.inner.lock().unwrap().now()
-    }
-
-    /// One request arriving at `at_ns`; returns its completion (virtual ns). `op`: read,
-    /// write, trim or flush (flush ignores offset and length).
-    fn submit(&self, op: &str, offset: u64, length: u64, at_ns: u64) -> PyResult<u64> {
-        let op = match op {
-            "read" => ssdsim::Op::Read,
-            "write" => ssdsim::Op::Write,
-            "trim" => ssdsim::Op::Trim,
-            "flush" => ssdsim::Op::Flush,
-            o => {
-                return Err(verr(format!(
-                    "op '{o}': must be read, write, trim or flush"
-                )))
-            }
-        };
-        let mut s = self.inner.lock().unwrap();
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            s.submit(op, offset, length, at_ns)
-        }))
-        .map_err(|_| {
-            verr("simulator internal error (panic); please report with the profile and requests")
-        })?
-        .map_err(verr)
-    }
-
-    /// Idle background work up to `t_ns` (no request).
-    fn advance(&self, t_ns: u64) -> PyResult<()> {
-        self.inner.lock().unwrap().advance(t_ns).map_err(verr)
-    }
-
-    /// The drive's counters now (see docs/sim-api.md).
-    fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (k, v) in self.inner.lock().unwrap().counters() {
-            d.set_item(k, v)?;
-        }
-        Ok(d)
-    }
 }
 
 #[pymodule]

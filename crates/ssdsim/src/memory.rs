@@ -89,7 +89,7 @@ pub fn check(p: &Profile) -> Result<(), ProfileError> {
 
 /// `check` with a given limit of `have` bytes, named `what`.
 pub fn check_against(p: &Profile, have: u64, what: &str) -> Result<(), ProfileError> {
-    let need = p.table_bytes();
+    let need = table_bytes(p);
     if need <= have {
         return Ok(());
     }
@@ -101,4 +101,24 @@ pub fn check_against(p: &Profile, have: u64, what: &str) -> Result<(), ProfileEr
         need as f64 / 1e9,
         have as f64 / 1e9
     )))
+}
+
+/// Bytes the simulator's tables take for this profile (about 8 B per 4 KiB of raw
+/// NAND, docs/performance.md): L2P and P2L (4 B per slot), the valid bitmap, the
+/// per-block lists and counters, GC buckets and the mapping cache's page table.
+pub fn table_bytes(p: &Profile) -> u64 {
+    let g = crate::nand::Geometry::from_profile(p);
+    let user_slots = (p.user_capacity_gb * 1e9) as u64 / crate::nand::SLOT_BYTES;
+    let (slots, blocks) = (g.total_slots(), g.total_blocks() as u64);
+    let map_pages = if p.mapping.kind == "dram" {
+        0
+    } else {
+        user_slots.div_ceil(p.nand.page_kib as u64 * 256)
+    };
+    4 * user_slots
+        + 4 * slots
+        + slots.div_ceil(64) * 8
+        + 20 * blocks
+        + 4 * g.dies as u64 * (g.slots_per_block as u64 + 1)
+        + 4 * map_pages
 }

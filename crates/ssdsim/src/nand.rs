@@ -106,6 +106,14 @@ pub struct Nand {
     pub slc: Timing,
     pub native: Timing,
     pub erase: u64,
+    /// Native read time of each page type of a word line (`nand.native.read_levels`), and
+    /// how many types there are (1: every page takes `native.read`).
+    read_by_type: [u64; 4],
+    page_types: u32,
+    /// Read retry (`nand.read_retry_pct`): the failure share as a threshold on a 32-bit
+    /// draw (0 = none), and the generator's state (fixed seed: runs stay deterministic).
+    retry_threshold: u32,
+    retry_rng: u64,
     /// Channel speed in bytes per ms (see `transfer_ns`).
     ch_bytes_per_ms: u64,
     /// Channel time of one page, the size of every read and most programs (saves a
@@ -127,6 +135,13 @@ pub struct Nand {
     /// Host reads move only the codewords they need (`nand.partial_transfer`).
     pub partial_transfer: bool,
     pub channels: Vec<Channel>,
+    /// The controller's native program pipeline (`nand.native_write_mbps`), serving the
+    /// dies in turn: when each die may next start a native program unit through it, the
+    /// time one unit takes in it, and the time between a die's turns (0 = no limit).
+    native_pipe_next: Vec<u64>,
+    native_pipe_ns: u64,
+    native_pipe_turn_ns: u64,
+    native_pipe_bytes_per_ms: u64,
     pub ops: OpCounts,
 }
 
@@ -162,7 +177,30 @@ impl Nand {
             let bytes = t.unit_slots as u64 * SLOT_BYTES;
             (bytes, transfer_ns(bytes, bytes_per_ms))
         };
+        let pipe_bytes_per_ms = (p.nand.native_write_mbps * 1000.0).round() as u64;
+        let native_unit_bytes = native.unit_slots as u64 * SLOT_BYTES;
+        let levels = &p.nand.native.read_levels;
+        let mut read_by_type = [native.read; 4];
+        if geo.bits > 1 && levels.len() == geo.bits as usize {
+            let mean = levels.iter().sum::<u32>() as f64 / levels.len() as f64;
+            for (r, &l) in read_by_type.iter_mut().zip(levels) {
+                *r = ns(p.nand.native.read_us * l as f64 / mean);
+            }
+        }
+        let page_types = if geo.bits > 1 && !levels.is_empty() { geo.bits } else { 1 };
         Nand {
+            read_by_type,
+            page_types,
+            retry_threshold: (p.nand.read_retry_pct / 100.0 * u32::MAX as f64) as u32,
+            retry_rng: 0x9E37_79B9_7F4A_7C15,
+            native_pipe_next: vec![0; geo.dies as usize],
+            native_pipe_ns: if pipe_bytes_per_ms > 0 { transfer_ns(native_unit_bytes, pipe_bytes_per_ms) } else { 0 },
+            native_pipe_turn_ns: if pipe_bytes_per_ms > 0 {
+                transfer_ns(native_unit_bytes * geo.dies as u64, pipe_bytes_per_ms)
+            } else {
+                0
+            },
+            native_pipe_bytes_per_ms: pipe_bytes_per_ms,
             page_bytes,
             page_xfer: transfer_ns(page_bytes, bytes_per_ms),
             unit_xfer: [unit(&native), unit(&slc)],
@@ -198,6 +236,36 @@ impl Nand {
         transfer_ns(bytes, self.ch_bytes_per_ms)
     }
 
+    /// Array read time of a page: SLC mode, or the native page type of page `wl_page`
+    /// (its index among its plane's pages in the block).
+    #[inline(always)]
+    fn t_read(&mut self, slc: bool, wl_page: u32) -> u64 {
+        if slc {
+            return self.slc.read;
+        }
+        let tr = if self.page_types == 1 { self.native.read } else { self.read_by_type[(wl_page % self.page_types) as usize] };
+        if self.retry_threshold == 0 {
+            return tr;
+        }
+        // Each failed decode costs one more read at the next retry entry's voltages.
+        let mut total = tr;
+        while self.draw() < self.retry_threshold {
+            total += tr;
+        }
+        total
+    }
+
+    /// A uniform 32-bit draw (xorshift64*).
+    #[inline]
+    fn draw(&mut self) -> u32 {
+        let mut x = self.retry_rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.retry_rng = x;
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as u32
+    }
+
     /// The time every plane of die `d` is free.
     #[inline]
     pub fn die_free(&self, d: u32) -> u64 {
@@ -224,13 +292,14 @@ impl Nand {
         self.die_busy[d as usize] = until;
     }
 
-    /// Read one page from `plane` of die `d` and move `bytes` over the channel.
+    /// Read one page from `plane` of die `d` (the `wl_page`th of its plane in the block)
+    /// and move `bytes` over the channel.
     /// Returns when the data is in the controller. Inlined: GC reads a page every few
     /// relocations.
     #[inline(always)]
-    pub fn read(&mut self, t: u64, d: u32, plane: u32, slc: bool, bytes: u64) -> u64 {
+    pub fn read(&mut self, t: u64, d: u32, plane: u32, wl_page: u32, slc: bool, bytes: u64) -> u64 {
         let pi = (d * self.geo.planes + plane) as usize;
-        let tr = if slc { self.slc.read } else { self.native.read };
+        let tr = self.t_read(slc, wl_page);
         let start = t.max(self.plane_busy[pi]);
         let ready = start + tr;
         self.plane_busy[pi] = ready;
@@ -264,14 +333,14 @@ impl Nand {
     /// the read held the die. Host reads queue behind earlier host reads on the plane.
     /// Without, a read waits for the plane like any operation.
     #[inline]
-    pub fn host_read(&mut self, t: u64, d: u32, plane: u32, slc: bool, bytes: u64) -> u64 {
+    pub fn host_read(&mut self, t: u64, d: u32, plane: u32, wl_page: u32, slc: bool, bytes: u64) -> u64 {
         if !self.suspend {
-            return self.read(t, d, plane, slc, bytes);
+            return self.read(t, d, plane, wl_page, slc, bytes);
         }
         let pi = (d * self.geo.planes + plane) as usize;
         let busy = self.plane_busy[pi];
         let queued = self.host_read_until[pi];
-        let tr = if slc { self.slc.read } else { self.native.read };
+        let tr = self.t_read(slc, wl_page);
         let ready = if busy <= t || busy <= queued {
             let ready = t.max(busy) + tr;
             self.plane_busy[pi] = ready;
@@ -302,10 +371,25 @@ impl Nand {
     pub fn program(&mut self, t: u64, d: u32, slc: bool, bytes: u64) -> u64 {
         let c = self.geo.channel_of_die(d) as usize;
         let (unit_bytes, unit_xfer) = self.unit_xfer[slc as usize];
-        let x = if bytes == unit_bytes {
-            unit_xfer
+        let x = if bytes == unit_bytes { unit_xfer } else { self.xfer_ns(bytes) };
+        // A native program's data passes the controller's native pipeline (ECC encode,
+        // program scheduling) before it goes to the die. The pipeline serves the dies in
+        // turn, so each die has 1/dies of its rate: a die's native programs start at least
+        // a turn apart, whatever order the FTL books them in (GC and idle folds book a
+        // die's work ahead of the others').
+        let t = if !slc && self.native_pipe_ns > 0 {
+            let (e, turn) = if bytes == unit_bytes {
+                (self.native_pipe_ns, self.native_pipe_turn_ns)
+            } else {
+                let e = transfer_ns(bytes, self.native_pipe_bytes_per_ms);
+                (e, e * self.geo.dies as u64)
+            };
+            let next = &mut self.native_pipe_next[d as usize];
+            let start = t.max(*next);
+            *next = start + turn;
+            start + e
         } else {
-            self.xfer_ns(bytes)
+            t
         };
         let loaded = self.channels[c].book(t, x) + x;
         let tp = if slc { self.slc.prog } else { self.native.prog };
@@ -337,6 +421,9 @@ impl Nand {
         }
         for c in self.channels.iter_mut() {
             c.advance_to(t);
+        }
+        for b in self.native_pipe_next.iter_mut() {
+            *b = (*b).max(t);
         }
     }
 }

@@ -3,31 +3,8 @@
 
 mod common;
 
+use common::{io, run, total, whole_drive_fill};
 use ssdsim::{Drive, PhaseKind, PhaseSpec};
-
-fn io(random: bool, read_pct: u32, bs: u64, qd: u32) -> PhaseSpec {
-    let mut s = PhaseSpec::new(PhaseKind::Io);
-    s.random = random;
-    s.read_pct = read_pct;
-    s.block_size = bs;
-    s.queue_depth = qd;
-    s
-}
-
-/// One sequential 128 KiB QD32 pass over every whole 128 KiB of a drive of `user` bytes.
-fn whole_drive_fill(user: u64) -> PhaseSpec {
-    let mut fill = io(false, 0, 128 * 1024, 32);
-    fill.stop_bytes = Some(user - user % (128 * 1024));
-    fill
-}
-
-fn run(d: &mut Drive, s: &PhaseSpec) -> ssdsim::PhaseResult {
-    d.run(s, &mut |_| true).unwrap()
-}
-
-fn total(r: &ssdsim::PhaseResult, k: &str) -> f64 {
-    r.totals.iter().find(|(n, _)| *n == k).unwrap().1
-}
 
 #[test]
 fn same_profile_and_seed_give_identical_results() {

@@ -62,14 +62,14 @@ fn a_value_with_more_toml_after_it_is_not_silently_cut() {
 fn table_estimate_is_about_8_bytes_per_4k_of_raw_nand() {
     let p = load("user_capacity_gb", "256").unwrap();
     let g = ssdsim::nand::Geometry::from_profile(&p);
-    let per_slot = p.table_bytes() as f64 / g.total_slots() as f64;
+    let per_slot = ssdsim::memory::table_bytes(&p) as f64 / g.total_slots() as f64;
     assert!((7.0..9.0).contains(&per_slot), "{per_slot} B per 4 KiB");
 }
 
 #[test]
 fn a_profile_larger_than_memory_is_refused_before_allocating() {
     let p = load("user_capacity_gb", "256").unwrap();
-    let need = p.table_bytes();
+    let need = ssdsim::memory::table_bytes(&p);
     let e = ssdsim::memory::check_against(&p, need - 1, "a test limit")
         .unwrap_err()
         .0;

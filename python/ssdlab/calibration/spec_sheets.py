@@ -1,7 +1,8 @@
 """Spec-sheet rows: each drive's rated sequential speeds and random IOPS against
-CrystalDiskMark on the purged simulated drive, as a reviewer compares them. Sequential
-within +-15 %, random within +-35 % (ratings are best-case figures of varying test
-conditions). The ratings and their sources are in spec_sheets.toml."""
+CrystalDiskMark on the purged simulated drive, as a reviewer compares them, and the rated
+sequential write after the SLC cache ("after TurboWrite") against the fill test's
+post-cache speed. Sequential within +-15 %, random within +-35 % (ratings are best-case
+figures of varying test conditions). The ratings and their sources are in spec_sheets.toml."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import tomllib
 from importlib import resources
 from typing import Callable
 
-from .figure import QUICK, Ctx, Figure, RunKey, on_testbed, testbed_flags
+from .figure import FILL, QUICK, Ctx, Figure, RunKey, on_testbed, testbed_flags
 
 SEQ_TOL, RND_TOL = 0.15, 0.35
 
@@ -23,7 +24,9 @@ def _best(run: RunKey, keys: tuple[str, ...]) -> Callable[[Ctx], float | None]:
     return f
 
 
-# rating key: (figure name, CrystalDiskMark metrics, how, unit, tolerance)
+# rating key: (figure name, metrics (the best of them), how, unit, tolerance); read from
+# quick, except the post-cache rating (POST_CACHE), read from the fill test
+POST_CACHE = "post_cache_write_mbps"
 MEASURES = {
     "seq_read_mbps": ("rated seq read", ("cdm_seq1m_q8t1_read_mbps",),
                       "quick: cdm_seq1m_q8t1_read_mbps (purged drive, 1 GiB test file)", "MB/s", SEQ_TOL),
@@ -33,6 +36,8 @@ MEASURES = {
                       "quick: best of cdm_rnd4k_q32t1 / q32t16 read IOPS", "IOPS", RND_TOL),
     "rnd_write_iops": ("rated 4K random write", ("cdm_rnd4k_q32t1_write_iops", "cdm_rnd4k_q32t16_write_iops"),
                        "quick: best of cdm_rnd4k_q32t1 / q32t16 write IOPS", "IOPS", RND_TOL),
+    POST_CACHE: ("rated write after the SLC cache", ("post_cache_mbps",),
+                 "fill: post_cache_mbps (bytes/time from the drop to the end)", "MB/s", SEQ_TOL),
 }
 KINDS = {"rating": "rated", "twin": "twin's rating", "series": "series best", "class": "class range"}
 
@@ -46,11 +51,11 @@ def figures() -> list[Figure]:
     for drive, r in ratings().items():
         kind = r["kind"]
         # the maker's host where it differs from the review's (spec_sheets.toml `testbed`)
-        run = on_testbed(QUICK, tuple(r.get("testbed", ())))
-        host = f", on the maker's host ({testbed_flags(run)})" if run[4] else ""
         for key, (name, keys, how, unit, tol) in MEASURES.items():
             if key not in r:
                 continue
+            run = on_testbed(FILL if key == POST_CACHE else QUICK, tuple(r.get("testbed", ())))
+            host = f", on the maker's host ({testbed_flags(run)})" if run[4] else ""
             lo, hi = (r[key], r[key]) if not isinstance(r[key], list) else r[key]
             value = None
             if kind == "series":  # an upper bound: the capacity can only be slower

@@ -31,7 +31,7 @@ from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from . import child, fio_job, fio_output, fio_replay, locks, purge as purge_mod, safety
 from .base import Capabilities
 from .fio_output import FioFailed
-from .identity import Telemetry, TempSampler, block_info, write_counters_delta
+from .identity import Telemetry, TempSampler, before_after, block_info, write_counters_delta
 from .identity import attach_temps as _attach_temps
 
 FILE_MIN = 4096 * 16  # a file target of at least 64 KiB
@@ -384,6 +384,7 @@ class FioTarget:
 
     def _run_purge(self, phase: Phase) -> PhaseResult:
         pp = self._purge_plan()
+        before = self.telemetry.read() if self.telemetry.available else {}
         t0 = time.monotonic()
         interrupted = False
         for cmd in pp.commands:
@@ -394,8 +395,9 @@ class FioTarget:
                 raise RuntimeError(f"purge ({pp.method}) failed: `{' '.join(cmd)}`: "
                                    f"{msg[-1] if msg else f'exit {res.returncode}'}")
         self.purges.append(pp.method)
+        tel = before_after(before, self.telemetry.read()) if before else {}
         r = _empty(phase, {"duration_s": time.monotonic() - t0,
-                           "purge_method_code": float(pp.code)})
+                           "purge_method_code": float(pp.code), **tel})
         r.purge_method = pp.method  # type: ignore[attr-defined]
         if interrupted:
             raise Interrupted(r)
@@ -559,6 +561,7 @@ class FioTarget:
         if before:
             after = self.telemetry.read()
             totals.update(write_counters_delta(before, after))
+            totals.update(before_after(before, after))
         if temps:
             tv = [t for _, t in temps]
             totals["temp_max_c"] = float(max(tv))

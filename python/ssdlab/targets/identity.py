@@ -157,6 +157,7 @@ def parse_smartctl(doc: Any) -> dict[str, float]:
     """Temperature (°C), host and NAND write counters (bytes) from `smartctl -j -A`.
     Counters are NaN when the drive does not report them (or reports them unreadably)."""
     out = {"temp_c": math.nan, "host_write_bytes": math.nan, "nand_write_bytes": math.nan}
+    out.update(NVME_EXTRA_NAN)
     if not isinstance(doc, dict):
         _warn("smartctl output is not a JSON object")
         return out
@@ -172,6 +173,7 @@ def parse_smartctl(doc: Any) -> dict[str, float]:
             out["temp_c"] = _num(nv["temperature"], "nvme temperature")
         if nv.get("data_units_written") is not None:
             out["host_write_bytes"] = _num(nv["data_units_written"], "data_units_written") * 512000.0
+        _nvme_extra(nv, out)
     table = _obj(doc.get("ata_smart_attributes")).get("table") or []
     if not isinstance(table, list):
         _warn("ata_smart_attributes.table is not a list")
@@ -204,12 +206,31 @@ def parse_smartctl(doc: Any) -> dict[str, float]:
     return out
 
 
+# NVMe SMART / health log fields beyond temperature and writes (smartctl and nvme-cli name
+# them alike; nvme-cli older versions spell percentage used "percent_used")
+NVME_EXTRA = {"host_read_bytes": ("data_units_read",), "percent_used": ("percentage_used", "percent_used"),
+              "media_errors": ("media_errors",), "power_cycles": ("power_cycles",),
+              "unsafe_shutdowns": ("unsafe_shutdowns",)}
+NVME_EXTRA_NAN = {k: math.nan for k in NVME_EXTRA}
+
+
+def _nvme_extra(log: dict, out: dict[str, float]) -> None:
+    for key, names in NVME_EXTRA.items():
+        for n in names:
+            if log.get(n) is not None:
+                v = _num(log[n], n)
+                out[key] = v * 512000.0 if n == "data_units_read" else v
+                break
+
+
 def parse_nvme_smart_log(doc: Any) -> dict[str, float]:
     """`nvme smart-log -o json`: temperature is in kelvin there."""
     out = {"temp_c": math.nan, "host_write_bytes": math.nan, "nand_write_bytes": math.nan}
+    out.update(NVME_EXTRA_NAN)
     if not isinstance(doc, dict):
         _warn("nvme smart-log output is not a JSON object")
         return out
+    _nvme_extra(doc, out)
     if doc.get("temperature") is not None:
         t = _num(doc["temperature"], "temperature")
         out["temp_c"] = t - 273.0 if t > 200 else t
@@ -294,6 +315,21 @@ def write_counters_delta(before: dict, after: dict) -> dict[str, float]:
         if dh > 0:
             waf = dn / dh
     out["drive_waf"] = waf
+    out["drive_host_read_bytes"] = after.get("host_read_bytes", math.nan) - before.get("host_read_bytes", math.nan)
+    out["drive_media_errors"] = after.get("media_errors", math.nan) - before.get("media_errors", math.nan)
+    return out
+
+
+TELEMETRY_KEYS = ("temp_c", "host_write_bytes", "host_read_bytes", "percent_used", "media_errors")
+
+
+def before_after(before: dict, after: dict) -> dict[str, float]:
+    """The drive's own counters at the start and the end of a phase, stored with it:
+    drive_before_temp_c, drive_after_host_write_bytes, ... (NaN where not reported)."""
+    out = {}
+    for k in TELEMETRY_KEYS:
+        out[f"drive_before_{k}"] = float(before.get(k, math.nan))
+        out[f"drive_after_{k}"] = float(after.get(k, math.nan))
     return out
 
 

@@ -1,7 +1,8 @@
-//! Small drive profiles for the tests.
+//! Small drive profiles and phase helpers for the tests.
 #![allow(dead_code)]
 
 use ssdsim::profile::{self, Profile};
+use ssdsim::{Drive, PhaseKind, PhaseSpec};
 
 /// A tiny TLC drive (2 dies, 4 KiB pages, 12-page blocks) whose knobs the tests vary.
 pub fn tiny(
@@ -90,4 +91,28 @@ gc_threshold_blocks = 2
 "#
     );
     profile::load(&text, &[]).expect("gc profile is valid")
+}
+
+pub fn io(random: bool, read_pct: u32, bs: u64, qd: u32) -> PhaseSpec {
+    let mut s = PhaseSpec::new(PhaseKind::Io);
+    s.random = random;
+    s.read_pct = read_pct;
+    s.block_size = bs;
+    s.queue_depth = qd;
+    s
+}
+
+/// One sequential 128 KiB QD32 pass over every whole 128 KiB of a drive of `user` bytes.
+pub fn whole_drive_fill(user: u64) -> PhaseSpec {
+    let mut fill = io(false, 0, 128 * 1024, 32);
+    fill.stop_bytes = Some(user - user % (128 * 1024));
+    fill
+}
+
+pub fn run(d: &mut Drive, s: &PhaseSpec) -> ssdsim::PhaseResult {
+    d.run(s, &mut |_| true).unwrap()
+}
+
+pub fn total(r: &ssdsim::PhaseResult, k: &str) -> f64 {
+    r.totals.iter().find(|(n, _)| *n == k).unwrap().1
 }

@@ -1,0 +1,87 @@
+//! A fio job (compiled by ssdlab.fiojob) from Python dicts to the simulator's JobSpec.
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::{get, verr};
+
+pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::JobSpec> {
+    use ssdsim::fiojob::{Dist, JobSpec, SsMetric, SsRule};
+    fn req<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, k: &str) -> PyResult<T> {
+        get(d, k)?.ok_or_else(|| verr(format!("fio job: {k} missing")))
+    }
+    let bs: Vec<Vec<(u64, f64)>> = req(d, "bs")?;
+    if bs.len() != 3 {
+        return Err(verr("fio job: bs needs read, write and trim lists"));
+    }
+    let dist: String = req(d, "dist")?;
+    let p: f64 = req(d, "dist_param")?;
+    let dist = match dist.as_str() {
+        "random" => Dist::Uniform,
+        "zipf" => Dist::Zipf(p),
+        "pareto" => Dist::Pareto(p),
+        "normal" => Dist::Normal(p),
+        "zoned" | "zoned_abs" => Dist::Zoned,
+        x => return Err(verr(format!("fio job: dist {x}: unknown"))),
+    };
+    let ss: String = req(d, "ss")?;
+    let ss = if ss.is_empty() {
+        None
+    } else {
+        let metric = match ss.as_str() {
+            "iops" => SsMetric::Iops,
+            "iops_slope" => SsMetric::IopsSlope,
+            "bw" => SsMetric::Bw,
+            _ => SsMetric::BwSlope,
+        };
+        let dur: u64 = req(d, "ss_dur_ns")?;
+        Some(SsRule {
+            metric,
+            limit: req(d, "ss_limit")?,
+            pct: req(d, "ss_pct")?,
+            dur_s: (dur / 1_000_000_000).max(1) as u32,
+            ramp_ns: req(d, "ss_ramp_ns")?,
+        })
+    };
+    let arr3 = |k: &str| -> PyResult<[u64; 3]> {
+        let v: Vec<u64> = req(d, k)?;
+        v.try_into()
+            .map_err(|_| verr(format!("fio job: {k} needs 3 values")))
+    };
+    Ok(JobSpec {
+        name: req(d, "name")?,
+        wave: req(d, "wave")?,
+        read: req(d, "read")?,
+        write: req(d, "write")?,
+        trim: req(d, "trim")?,
+        random: req(d, "random")?,
+        trimwrite: req(d, "trimwrite")?,
+        rwmixread: req(d, "rwmixread")?,
+        seq_skip: req(d, "seq_skip")?,
+        bs: [bs[0].clone(), bs[1].clone(), bs[2].clone()],
+        offset: req(d, "offset")?,
+        size: req(d, "size")?,
+        io_size: req(d, "io_size")?,
+        number_ios: req(d, "number_ios")?,
+        iodepth: req(d, "iodepth")?,
+        time_based: req(d, "time_based")?,
+        runtime_ns: req(d, "runtime_ns")?,
+        ramp_ns: req(d, "ramp_ns")?,
+        startdelay_ns: req(d, "startdelay_ns")?,
+        rate_bps: arr3("rate_bps")?,
+        rate_iops: arr3("rate_iops")?,
+        rate_poisson: req(d, "rate_poisson")?,
+        thinktime_ns: req(d, "thinktime_ns")?,
+        thinktime_blocks: req(d, "thinktime_blocks")?,
+        dist,
+        zones: req(d, "zones")?,
+        seed: req(d, "seed")?,
+        randommap: req(d, "randommap")?,
+        ba: req(d, "ba")?,
+        zone_size: req(d, "zone_size")?,
+        zone_skip: req(d, "zone_skip")?,
+        ss,
+        log_ns: req(d, "log_ns")?,
+    })
+}
+

@@ -1,0 +1,170 @@
+"""A small VM with QEMU's emulated NVMe controller, booted with virtme-ng on the host's own
+root filesystem (read-only), so the guest has the host's fio, nvme-cli, smartctl and this
+Python environment. Each namespace is backed by a file or by an NBD export (`ssdlab serve`
+gives a simulated drive: the guest kernel sees /dev/nvme0nN with that drive's timing).
+
+    python -m ssdlab.serve.nvme_vm --nbd /tmp/drive.sock -- fio --name=f --filename=/dev/nvme0n1 ...
+
+Nothing here touches a host device: the namespaces' backings are files the caller names or
+sockets; the guest's writes go to them only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+SERIAL = "SSDLABVM0001"
+LBA_SIZES = (512, 4096)
+
+
+@dataclass
+class Namespace:
+    """One namespace: `backing` is a file path or an NBD URI (nbd+unix:///?socket=...)."""
+
+    backing: str
+    lba: int = 512
+
+    def __post_init__(self) -> None:
+        if self.lba not in LBA_SIZES:
+            raise ValueError(f"LBA size {self.lba}: the emulated namespaces use 512 or 4096")
+
+
+def kernel_image() -> Path | None:
+    """A distribution kernel whose modules are installed (virtme-ng loads nvme, 9p from
+    them): the newest /boot/vmlinuz-* with /lib/modules/<release>."""
+    found = []
+    for p in Path("/boot").glob("vmlinuz-*"):
+        rel = p.name[len("vmlinuz-"):]
+        if (Path("/lib/modules") / rel / "modules.dep").exists() and os.access(p, os.R_OK):
+            found.append(p)
+    return max(found, key=lambda p: p.stat().st_mtime) if found else None
+
+
+def accel() -> tuple[str | None, str]:
+    """("kvm", "") when KVM can boot a distribution kernel here, else (None, why) in one
+    line. SSDLAB_NVME_VM_ACCEL=tcg forces QEMU's emulation (minutes per boot, not seconds)."""
+    forced = os.environ.get("SSDLAB_NVME_VM_ACCEL", "")
+    if forced in ("tcg", "kvm"):
+        return forced, ""
+    if not os.path.exists("/dev/kvm"):
+        return None, "no /dev/kvm (no hardware virtualization): the NVMe VM needs KVM"
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return None, "/dev/kvm is not accessible to this user (add it to group kvm)"
+    mods = Path("/sys/module")
+    if (mods / "kvm_pvm").exists() and not ((mods / "kvm_intel").exists() or (mods / "kvm_amd").exists()):
+        return None, ("/dev/kvm here is PVM (kvm_pvm, nested virtualization without VT-x/AMD-V): it "
+                      "boots only PVM guest kernels, and a distribution kernel crawls")
+    return "kvm", ""
+
+
+def why_not() -> str | None:
+    """One line saying what this machine lacks for the NVMe VM, or None."""
+    acc, why = accel()
+    if acc is None:
+        return why
+    if not shutil.which("qemu-system-x86_64"):
+        return "qemu-system-x86_64 not installed (tools/sysdeps.sh test installs qemu-system-x86)"
+    if not shutil.which("busybox"):
+        return "busybox not installed (virtme-ng's initramfs; tools/sysdeps.sh test installs busybox-static)"
+    if kernel_image() is None:
+        return "no kernel image with its modules in /boot (tools/sysdeps.sh test installs linux-image-amd64)"
+    if not vng_binary():
+        return "virtme-ng (vng) not found next to this Python (make build installs it)"
+    return None
+
+
+def vng_binary() -> str | None:
+    here = Path(sys.executable).parent / "vng"
+    return str(here) if here.exists() else shutil.which("vng")
+
+
+def qemu_args(namespaces: list[Namespace], serial: str = SERIAL) -> list[str]:
+    """QEMU options for one NVMe controller with `namespaces` (nsid 1, 2 ... in order)."""
+    args = ["-device", f"nvme,serial={serial},id=nvme0"]
+    for i, ns in enumerate(namespaces, 1):
+        # discard=unmap: the guest's deallocate (DSM) and Format reach the backing as unmaps
+        args += ["-drive", f"file={ns.backing},if=none,id=ns{i},format=raw,discard=unmap",
+                 "-device", (f"nvme-ns,drive=ns{i},bus=nvme0,nsid={i},"
+                             f"logical_block_size={ns.lba},physical_block_size={ns.lba}")]
+    return args
+
+
+def command(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] = (),
+            memory: str = "1G", cpus: int = 2, acc: str = "kvm") -> list[str]:
+    """The vng command line that boots the VM, runs `guest_cmd` (a shell command, as root,
+    in the current directory) and powers off. Its exit status is the command's."""
+    kernel = kernel_image()
+    if kernel is None:
+        raise ValueError("no kernel image with its modules in /boot: apt-get install linux-image-amd64")
+    q = qemu_args(namespaces)  # vng adds -cpu host under KVM
+    cmd = [vng_binary() or "vng", "--run", str(kernel), "--user", "root", "-m", memory, "-p", str(cpus),
+           "--disable-monitor", "--qemu-opts=" + shlex.join(q)]
+    if acc != "kvm":
+        cmd.append("--disable-kvm")
+    for d in rwdirs:
+        cmd += ["--rwdir", str(Path(d).absolute())]
+    return cmd + ["--exec", guest_cmd]
+
+
+def environment() -> dict[str, str]:
+    """vng runs virtme-run from PATH and virtiofsd (Debian keeps it in /usr/lib/qemu)."""
+    path = [str(Path(sys.executable).parent), os.environ.get("PATH", ""), "/usr/lib/qemu", "/usr/sbin", "/sbin"]
+    return dict(os.environ, PATH=":".join(p for p in path if p))
+
+
+def run(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] = (), memory: str = "1G",
+        cpus: int = 2, timeout: float | None = None, capture: bool = True) -> subprocess.CompletedProcess:
+    acc, why = accel()
+    if acc is None:
+        raise ValueError(f"cannot boot the NVMe VM: {why}")
+    cmd = command(namespaces, guest_cmd, rwdirs=rwdirs, memory=memory, cpus=cpus, acc=acc)
+    return subprocess.run(cmd, env=environment(), stdin=subprocess.DEVNULL, capture_output=capture,
+                          text=True, timeout=timeout, check=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m ssdlab.serve.nvme_vm",
+                                 description="Boot a small VM whose NVMe namespaces are files or "
+                                             "`ssdlab serve` sockets, run a command in it as root.")
+    ap.add_argument("--nbd", action="append", default=[], metavar="SOCKET",
+                    help="an `ssdlab serve` Unix socket: one namespace per --nbd, in order")
+    ap.add_argument("--file", action="append", default=[], metavar="PATH",
+                    help="a backing file: one namespace per --file, after the --nbd ones")
+    ap.add_argument("--lba", type=int, default=512, choices=LBA_SIZES, help="logical block size")
+    ap.add_argument("--memory", default="1G")
+    ap.add_argument("--rwdir", action="append", default=[], type=Path,
+                    help="a host directory the guest may write (results)")
+    ap.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND (default: nvme list)")
+    a = ap.parse_args(argv)
+    ns = [Namespace(f"nbd+unix:///?socket={Path(s).absolute()}", a.lba) for s in a.nbd]
+    for f in a.file:
+        if not Path(f).is_file():
+            print(f"--file {f}: not a file; create it first (truncate -s 1G {f})", file=sys.stderr)
+            return 2
+        ns.append(Namespace(str(Path(f).absolute()), a.lba))
+    for s in a.nbd:
+        if not Path(s).is_socket():
+            print(f"--nbd {s}: no socket there; start `ssdlab serve ... --socket {s}` first", file=sys.stderr)
+            return 2
+    if not ns:
+        print("give at least one namespace: --nbd SOCKET or --file PATH", file=sys.stderr)
+        return 2
+    why = why_not()
+    if why:
+        print(f"cannot boot the NVMe VM: {why}", file=sys.stderr)
+        return 2
+    cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
+    r = run(ns, shlex.join(cmd) if cmd else "nvme list", rwdirs=a.rwdir, memory=a.memory, capture=False)
+    return r.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

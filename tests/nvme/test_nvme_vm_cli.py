@@ -1,0 +1,35 @@
+"""`python -m ssdlab.serve.nvme_vm`: bad input is one line and exit 2 before anything
+boots; the namespaces become one NVMe controller's, in order, with their LBA size."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from ssdlab.serve import nvme_vm
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--nbd", "/nonexistent/drive.sock"], ["--nbd /nonexistent/drive.sock", "ssdlab serve"]),
+    (["--file", "/nonexistent/ns.img"], ["--file /nonexistent/ns.img", "truncate"]),
+    ([], ["--nbd SOCKET or --file PATH"]),
+])
+def test_bad_input_is_one_line_exit_2(args, words):
+    r = subprocess.run([sys.executable, "-m", "ssdlab.serve.nvme_vm", *args], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    err = r.stderr.strip()
+    assert len(err.splitlines()) == 1 and all(w in err for w in words), err
+
+
+def test_namespaces_in_order_with_their_lba_size():
+    q = nvme_vm.qemu_args([nvme_vm.Namespace("/x/a.img", 512),
+                           nvme_vm.Namespace("nbd+unix:///?socket=/x/d.sock", 4096)])
+    assert q[:2] == ["-device", f"nvme,serial={nvme_vm.SERIAL},id=nvme0"]
+    assert "file=/x/a.img,if=none,id=ns1,format=raw,discard=unmap" in q
+    assert "nvme-ns,drive=ns2,bus=nvme0,nsid=2,logical_block_size=4096,physical_block_size=4096" in q
+    assert "file=nbd+unix:///?socket=/x/d.sock,if=none,id=ns2,format=raw,discard=unmap" in q
+    with pytest.raises(ValueError, match="512 or 4096"):
+        nvme_vm.Namespace("/x/a.img", 1024)
