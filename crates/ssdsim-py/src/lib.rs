@@ -10,6 +10,9 @@ use ssdsim::stats::{Row, SERIES};
 use ssdsim::{Drive as SimDrive, PhaseKind, PhaseResult, PhaseSpec};
 use std::sync::Mutex;
 
+/// A fio job's log sample: time (ms), direction, bytes, I/Os, summed latency (ns).
+type LogSample = (u64, u8, u64, u64, u64);
+
 mod fiojob;
 mod session;
 use session::Session;
@@ -350,9 +353,7 @@ impl Drive {
             jd.set_item("end_s", j.end_ns as f64 / 1e9)?;
             jd.set_item("ss_attained", j.ss_attained)?;
             jd.set_item("issued", j.issued)?;
-            let col = |f: &dyn Fn(&(u64, u8, u64, u64, u64)) -> u64| -> Vec<u64> {
-                j.samples.iter().map(f).collect()
-            };
+            let col = |f: &dyn Fn(&LogSample) -> u64| -> Vec<u64> { j.samples.iter().map(f).collect() };
             let s = PyDict::new(py);
             s.set_item("t_ms", col(&|x| x.0).into_pyarray(py))?;
             s.set_item("dir", col(&|x| x.1 as u64).into_pyarray(py))?;

@@ -65,7 +65,7 @@ impl Permutation {
 
     /// The next block of this pass, or None when the pass is over.
     #[inline]
-    pub fn next(&mut self) -> Option<u64> {
+    pub fn next_block(&mut self) -> Option<u64> {
         let dom = 1u64 << (2 * self.half_bits);
         while self.next < dom {
             let x = self.encrypt(self.next);
@@ -142,7 +142,7 @@ impl Skew {
                 // fio's: the mean of 12 uniform draws over 0..=n, moved by a uniform draw
                 // of `dev` blocks' width (halved until it stays below n)
                 let mut sum: u64 = (0..12).map(|_| below(rng, n + 1)).sum();
-                sum = (sum + 11) / 12;
+                sum = sum.div_ceil(12);
                 let sd = *dev as i64;
                 if sd > 0 {
                     let mut d = (unit(rng) * sd as f64) as i64 - sd / 2;
@@ -170,7 +170,7 @@ mod tests {
         for n in [1u64, 2, 3, 1000, 4097] {
             let mut p = Permutation::new(n, 7);
             let mut seen = vec![false; n as usize];
-            while let Some(b) = p.next() {
+            while let Some(b) = p.next_block() {
                 assert!(!seen[b as usize], "block {b} twice");
                 seen[b as usize] = true;
             }

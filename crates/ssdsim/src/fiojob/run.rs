@@ -104,7 +104,7 @@ impl Drive {
         self.phases_run += 1;
         let start = self.snapshot();
         let t0 = self.now;
-        let mut rec = Recorder::new(t0, sample_interval_s, segment_bytes, start.clone());
+        let mut rec = Recorder::new(t0, sample_interval_s, segment_bytes, start);
         let mut outs: Vec<JobOut> = vec![JobOut::default(); specs.len()];
         let mut t = t0;
         let mut stopped = false;
@@ -198,10 +198,10 @@ impl Drive {
         let mut stopped = false;
         let mut end = t0;
         let mut rng_state = specs[idx[0]].seed ^ 0xA5A5;
-        for k in 0..live.len() {
-            let at = live[k].not_before;
+        for (k, l) in live.iter_mut().enumerate() {
+            let at = l.not_before;
             heap.push(Reverse((at, WAKE, k as u32, 0)));
-            live[k].wake_at = at;
+            l.wake_at = at;
         }
         while let Some(Reverse((t, at, k, info))) = heap.pop() {
             let k = k as usize;
@@ -301,7 +301,7 @@ impl Drive {
                 let req = match l.next {
                     Some(r) => r,
                     None => {
-                        let r = l.stream.next();
+                        let r = l.stream.next_io();
                         l.next = Some(r);
                         r
                     }

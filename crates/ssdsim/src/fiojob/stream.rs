@@ -154,12 +154,12 @@ impl Stream {
     #[inline]
     fn random_offset(&mut self, len: u64) -> u64 {
         let blk = if let Some(map) = self.map.as_mut() {
-            match map.next() {
+            match map.next_block() {
                 Some(b) => b,
                 None => {
                     self.pass += 1;
                     map.rekey(self.salt.wrapping_add(self.pass));
-                    map.next().unwrap_or(0)
+                    map.next_block().unwrap_or(0)
                 }
             }
         } else if let Some(s) = &self.skew {
@@ -182,7 +182,7 @@ impl Stream {
 
     /// The next I/O of the stream.
     #[inline]
-    pub fn next(&mut self) -> Req {
+    pub fn next_io(&mut self) -> Req {
         if let Some(w) = self.pending_write.take() {
             return w;
         }
