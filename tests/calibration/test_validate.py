@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ssdlab import validate as val
+from ssdlab.calibration import FILL
 from ssdlab.cli import app
 from ssdlab.profiles import builtin_ids
 
@@ -95,15 +96,15 @@ def test_ratings_run_on_the_makers_host_and_reviews_on_theirs(fast_doc):
 
 
 def test_check_value_and_range():
-    f = val.Figure("d", "x", val.FILL, lambda c: None, value=100.0)
+    f = val.Figure("d", "x", FILL, lambda c: None, value=100.0)
     assert f.check(115.0)[0] and f.check(85.0)[0]
     assert not f.check(116.0)[0] and not f.check(None)[0]
     assert f.check(110.0)[1] == pytest.approx(0.10)
-    r = val.Figure("d", "x", val.FILL, lambda c: None, lo=2100.0, hi=3500.0)
+    r = val.Figure("d", "x", FILL, lambda c: None, lo=2100.0, hi=3500.0)
     assert r.check(2100.0) == (True, 0.0) and r.check(3000.0) == (True, 0.0)
     ok, err = r.check(2000.0)
     assert not ok and err == pytest.approx(-100 / 2100)
-    open_hi = val.Figure("d", "x", val.FILL, lambda c: None, lo=1.2)
+    open_hi = val.Figure("d", "x", FILL, lambda c: None, lo=1.2)
     assert open_hi.check(4.0)[0] and not open_hi.check(1.1)[0]
     assert open_hi.published() == ">= 1.2"
 

@@ -52,6 +52,8 @@ def test_every_parameter_can_be_overridden():
             new = str(not value).lower()
         elif isinstance(value, (int, float)):
             new = repr(value)  # same value, but it must be accepted at this path
+        elif isinstance(value, list):  # a TOML array of numbers, e.g. nand.native.read_levels
+            new = "[" + ", ".join(repr(x) for x in value) + "]"
         else:
             new = f'"{value}"'
         d = _sim.Drive(profiles.load_text("tlc-256"), overrides=SMALL + [f"{path}={new}"])
