@@ -31,6 +31,10 @@ def params(drive_ids):
     return out
 
 
+# one worker runs this module, so its module fixtures (a validate run each) are computed once
+pytestmark = pytest.mark.xdist_group("validate")
+
+
 def row(doc, drive, name):
     return next(r for r in doc["figures"] if r["drive"] == drive and r["figure"] == name)
 
