@@ -56,7 +56,8 @@ class Target(Protocol):
 
 
 class BaseTarget:
-    """Defaults for a target with nothing to check, plan or let go of."""
+    """Defaults for a target with nothing to check, plan or let go of; a context manager
+    that closes the target, as its collection does."""
 
     name: str
 
@@ -75,3 +76,15 @@ class BaseTarget:
 
     def close(self) -> None:
         return None
+
+    def __enter__(self) -> BaseTarget:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass

@@ -29,7 +29,7 @@ import numpy as np
 from .. import units
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from . import child, fio_job, fio_output, fio_replay, locks, purge as purge_mod, safety
-from .base import Capabilities
+from .base import BaseTarget, Capabilities
 from .fio_output import FioFailed
 from .identity import Telemetry, TempSampler, before_after, block_info, write_counters_delta
 from .identity import attach_temps as _attach_temps
@@ -79,7 +79,7 @@ def writes(phase: Phase) -> bool:
     return False
 
 
-class FioTarget:
+class FioTarget(BaseTarget):
     """A block device or a file, driven by fio (targets/fio_job.py writes its jobs)."""
 
     capabilities = Capabilities(simulated=False)
@@ -238,18 +238,6 @@ class FioTarget:
         if self._workdir:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
-
-    def __enter__(self) -> "FioTarget":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
     @property
     def fio_version(self) -> str:

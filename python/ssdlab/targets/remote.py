@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .base import Capabilities
+from .base import BaseTarget, Capabilities
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from . import locks, safety, ssh
 from .fio import _empty, parse_size, writes
@@ -104,7 +104,7 @@ def parse_remote(spec: str) -> RemoteSpec:
                       bool(m.group("v6")), spec)
 
 
-class RemoteTarget:
+class RemoteTarget(BaseTarget):
     """The Target protocol, answered by the agent on the drive's host."""
 
     # the trace file is not sent to the other host
@@ -132,7 +132,7 @@ class RemoteTarget:
         self.ident = self._identity(opened["identity"])
         self.capacity = self.ident.capacity
         self.kind = self.ident.kind
-        self.engine_version = str(opened.get("engine_version") or "")
+        self._engine_version = str(opened.get("engine_version") or "")
 
     # ---------------------------------------------------------------- the connection
     def _first(self, op: str, **kw: Any) -> Any:
@@ -201,6 +201,11 @@ class RemoteTarget:
         return i
 
     # ---------------------------------------------------------------- the Target protocol
+    @property
+    def engine_version(self) -> str:
+        """fio's version and I/O engine on the drive's host."""
+        return self._engine_version
+
     def identify(self) -> Identity:
         if self.conn is None:
             return self.ident
@@ -304,18 +309,6 @@ class RemoteTarget:
         if self._claimed is not None:
             locks.unclaim(self._claimed)
             self._claimed = None
-
-    def __enter__(self) -> RemoteTarget:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 __all__ = ["RemoteFailed", "RemoteSpec", "RemoteTarget", "looks_remote", "parse_remote"]
