@@ -213,7 +213,7 @@ def test_ctrl_c_keeps_finished_points_and_a_rerun_resumes(tmp_path, jobs):
         pytest.importorskip("ray")
     how = ["--ray"] if jobs == "ray" else ["--jobs", jobs]
     db = tmp_path / "s.sqlite"
-    # 12 points of ~0.3 s: Ctrl-C within ~50 ms of the first one stored leaves most of them
+    # 12 points of ~1 s: Ctrl-C within ~50 ms of the first one stored leaves most of them
     # to run on any machine (6 points and a 0.2 s poll, with pgrep before the signal,
     # left a faster machine time to finish them all)
     grid = ["consistency", "--drive", "sim:tlc-256", *SETS, "--set",
