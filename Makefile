@@ -47,7 +47,8 @@ test-rust:
 
 # two workers (the machine's cores); tests that share a resource run in one xdist_group
 test-py: sysdeps build
-	SSDLAB_NO_SKIPS=1 $(PY) -m pytest -q -rs -n 2 --dist loadgroup --durations=15
+	SSDLAB_NO_SKIPS=1 $(PY) -m pytest -q -rs -n 2 --dist loadgroup --durations=15 -m "not slow and not serial"
+	SSDLAB_NO_SKIPS=1 $(PY) -m pytest -q -rs -m "serial and not slow"
 
 bench: sysdeps build
 	cargo bench -p ssdsim --bench steady_state

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .methodology import Options, get
 from .phase import Phase
-from .phase import Identity, OnSample, PhaseResult
+from .phase import Identity, Interrupted, OnSample, PhaseResult
 from .targets.base import BaseTarget, Capabilities
 
 
@@ -61,6 +61,8 @@ def compute(job: DriveJob) -> Computed:
     try:
         walk_phases(get(job.test), target, ident.capacity, job.opts,
                     on_end=lambda seq, res, status: out.results.append(res))
+    except Interrupted:  # Ctrl-C inside the simulator: the run stops, it did not fail
+        raise
     except Exception as e:  # recorded as the sequential run records it: a failed phase
         out.error = e
     out.wall_s = time.time() - t0

@@ -24,6 +24,8 @@ import signal
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
+from .phase import Interrupted
+
 KINDS = ("inline", "pool", "ray")
 MEMORY_SHARE = 0.7  # of the memory available: never more units at once than fit in it
 
@@ -97,6 +99,8 @@ def _outcome(u: Unit) -> Done:
         return Done(u.key, u.fn(*u.args))
     except (KeyboardInterrupt, SystemExit):
         raise
+    except Interrupted as e:  # Ctrl-C reached the simulator in this process: stop as Ctrl-C does
+        raise KeyboardInterrupt() from e
     except Exception as e:  # the unit's failure is its outcome, not the executor's
         return Done(u.key, error=e)
 

@@ -207,13 +207,14 @@ def _children(pid: int) -> list[str]:
     return out
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("jobs", ["1", "2", "ray"])
 def test_ctrl_c_keeps_finished_points_and_a_rerun_resumes(tmp_path, jobs):
     if jobs == "ray":
         pytest.importorskip("ray")
     how = ["--ray"] if jobs == "ray" else ["--jobs", jobs]
     db = tmp_path / "s.sqlite"
-    # 12 points of ~1 s: Ctrl-C within ~50 ms of the first one stored leaves most of them
+    # 12 points of ~0.5 s: Ctrl-C within ~50 ms of the first one stored leaves most of them
     # to run on any machine (6 points and a 0.2 s poll, with pgrep before the signal,
     # left a faster machine time to finish them all)
     grid = ["consistency", "--drive", "sim:tlc-256", *SETS, "--set",
