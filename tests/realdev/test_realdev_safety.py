@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import clirun
 import pytest
 
 import dbpoll
@@ -31,9 +32,7 @@ if REASON:
 
 
 def cli(*args: str, timeout: float = 300, cwd: Path = ROOT, env: dict | None = None):
-    e = dict(os.environ, PYTHONPATH=str(ROOT / "python"), **(env or {}))
-    return subprocess.run([sys.executable, "-m", "ssdlab.cli", *args], capture_output=True,
-                          text=True, env=e, timeout=timeout, cwd=cwd)
+    return clirun.cli(*args, timeout=timeout, cwd=cwd, env=clirun.environ(**(env or {})))
 
 
 def sha(path: Path | str) -> str:
