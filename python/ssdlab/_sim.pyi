@@ -24,6 +24,9 @@ class Drive:
                queue_depth: int = 0, sample_interval_s: float = 1.0,
                segment_bytes: int = 1_000_000_000,
                on_sample: OnSample | None = None) -> dict[str, Any]: ...
+    def run_fiojob(self, jobs: list[dict[str, Any]], sample_interval_s: float = 1.0,
+                   segment_bytes: int = 1_000_000_000,
+                   on_sample: OnSample | None = None) -> dict[str, Any]: ...
 
 class Session:
     def __init__(self, profile: str | dict[str, Any], overrides: list[str] | dict[str, Any] | None = None,
