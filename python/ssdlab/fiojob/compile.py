@@ -28,6 +28,8 @@ class JobSpec:
     clone: int  # numjobs index
     wave: int  # stonewall / wait_for order: a wave starts when the one before has finished
     group: int  # reporting group (new_group / stonewall start one)
+    exitall: bool  # fio's exitall (any job's sets it for all): an ending job stops others
+    exit_what: str  # which, when this job ends: group, stonewall or all
     read: bool
     write: bool
     trim: bool
@@ -60,10 +62,11 @@ class JobSpec:
     zone_range: int
     zone_skip: int
     fill_device: bool
-    ss: str  # "" or iops|iops_slope|bw|bw_slope
+    ss: str  # "" or iops|iops_slope|bw|bw_slope|lat|lat_slope
     ss_limit: float
     ss_pct: bool
     ss_dur_ns: int
+    ss_interval_ns: int  # steadystate_check_interval
     ss_ramp_ns: int
     options: dict = field(default_factory=dict)  # the job's options as written (for the JSON)
 
@@ -182,9 +185,10 @@ def _rate(value: str, key: str, where: str, base: int, iops: bool) -> list:
 
 
 def _ss(value: str, where: str) -> tuple[str, float, bool]:
-    m = re.fullmatch(r"(iops|iops_slope|bw|bw_slope):(\d+(?:\.\d+)?)(%?)", value.strip().lower())
+    m = re.fullmatch(r"(iops|iops_slope|bw|bw_slope|lat|lat_slope):(\d+(?:\.\d+)?)(%?)",
+                     value.split("#")[0].strip().lower())
     if not m:
-        raise FioJobError(f"{where}: ss={value}: write iops|iops_slope|bw|bw_slope:LIMIT[%]")
+        raise FioJobError(f"{where}: ss={value}: write iops|iops_slope|bw|bw_slope|lat|lat_slope:LIMIT[%]")
     return m.group(1), float(m.group(2)), bool(m.group(3))
 
 
@@ -217,6 +221,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
     logs: dict = {}
     group_reporting = False
     wave, group = 0, 0
+    exitall = False
     names: dict[str, int] = {}
     for n, (sec, opts) in enumerate(jobs_opts):
         o: dict[str, tuple[str, str]] = {}
@@ -278,7 +283,12 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
         if offset >= capacity:
             raise FioJobError(f"{o['offset'][1]}: offset={o['offset'][0]}: at or past the end of the "
                               f"drive ({capacity} bytes)")
-        size = sz("size", sz("filesize", capacity - offset))
+        # the region: filesize (x nrfiles, fio's file sizes) or size, else the drive from
+        # the job's offset on; size beyond the files is clamped to them (as fio does)
+        files = sz("filesize") * num("nrfiles", 1, 1, 1 << 20) if has("filesize") else 0
+        size = files - offset if files else sz("size", capacity - offset)
+        size_io = min(sz("size"), size) if files and has("size") else size
+        sized = bool(files) or has("size")
         if size <= 0:
             raise FioJobError(f"{sec.where}: size: must be more than 0 bytes")
         dist, dparam, zones = "random", 0.0, []
@@ -303,6 +313,10 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
         ss, ss_limit, ss_pct = ("", 0.0, False)
         if "ss" in o:
             ss, ss_limit, ss_pct = _ss(*o["ss"])
+            ss = ss if tm("ss_dur") else ""  # fio judges steady state only with ss_dur
+        exit_what = o.get("exit_what", ("group",))[0].strip().lower()
+        if exit_what not in ("group", "stonewall", "all"):
+            raise FioJobError(f"{o['exit_what'][1]}: exit_what={exit_what}: write group, stonewall or all")
         if zones:
             start, conv = 0, []
             for access, rng in zones:
@@ -326,7 +340,12 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
         name = own[-1] if own and own[-1] else sec.name  # name= in [global] names no job
         for c in range(numjobs):
             names[name] = names.get(name, 0) + 1
-            io_size = sz("io_size", size)
+            c_off = offset + c * inc
+            if c_off >= capacity:
+                raise FioJobError(f"{sec.where}: job {name} clone {c}: offset {c_off} bytes is past "
+                                  f"the end of the drive ({capacity} bytes; offset_increment)")
+            c_size = size if sized else capacity - c_off  # no size: the device from the offset on
+            io_size = sz("io_size", size_io if sized else c_size)
             if o.get("log_avg_msec") is not None:
                 O.integer(o["log_avg_msec"][0], "log_avg_msec", o["log_avg_msec"][1], 0, 86_400_000)
             if "loops" in o:
@@ -335,10 +354,11 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
             if rate_min:
                 noted.append("rate_min") if "rate_min" not in noted else None
             jobs.append(JobSpec(
-                name=name, clone=c, wave=wave, group=group, read=bool(r), write=bool(w),
+                name=name, clone=c, wave=wave, group=group, exitall=False, exit_what=exit_what,
+                read=bool(r), write=bool(w),
                 trim=bool(t), random=bool(rnd), trimwrite=kind.endswith("trimwrite"),
                 rwmixread=mixr, seq_skip=seq_skip, bs=bs,
-                offset=offset + c * inc, size=size, io_size=io_size,
+                offset=c_off, size=c_size, io_size=io_size,
                 number_ios=num("number_ios", 0, 0, 2**62), iodepth=num("iodepth", 1, 1, 65536),
                 time_based=flag("time_based"), runtime_ns=tm("runtime"),
                 ramp_ns=tm("ramp_time"), startdelay_ns=tm("startdelay"),
@@ -354,12 +374,15 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
                 zone_range=sz("zonerange"), zone_skip=sz("zoneskip"),
                 fill_device=flag("fill_device") or flag("fill_fs"),
                 ss=ss, ss_limit=ss_limit, ss_pct=ss_pct, ss_dur_ns=tm("ss_dur"),
+                ss_interval_ns=tm("steadystate_check_interval", 10**9),
                 ss_ramp_ns=tm("ss_ramp"),
                 options={O.canonical(k): v for k, v, _ in sec.options if k != "name"}))
+        exitall = exitall or flag("exitall")
         for k in ("write_bw_log", "write_iops_log", "write_lat_log", "log_avg_msec", "per_job_logs"):
             if k in o and k not in logs:
                 logs[k] = o[k][0]
     for j in jobs:
+        j.exitall = exitall  # fio's exitall is the whole run's once any job sets it
         if j.size > capacity - j.offset:
             raise FioJobError(f"{path}: job {j.name}: offset + size = {j.offset + j.size} bytes, "
                               f"past the end of the drive ({capacity} bytes)")

@@ -28,18 +28,41 @@ pub enum SsMetric {
     IopsSlope,
     Bw,
     BwSlope,
+    /// Mean completion latency of each check interval.
+    Lat,
+    LatSlope,
 }
 
-/// fio's steady-state rule: over the last `dur` seconds (after `ramp`), the per-second IOPS
-/// or bandwidth deviate from their mean (or their slope is) at most `limit` (a % of the mean
-/// when `pct`).
+/// fio's steady-state rule (fio's steadystate.c): every `interval_ns` (fio's
+/// steadystate_check_interval) after `ramp_ns`, one value of the metric (IOPS and bandwidth
+/// per second, or the mean completion latency, ns); once the last `dur_ns / interval_ns`
+/// values are in, the job stops when their largest deviation from their mean (or the
+/// least-squares slope) is under `limit` (a % of the mean when `pct`).
 #[derive(Debug, Clone, Copy)]
 pub struct SsRule {
     pub metric: SsMetric,
     pub limit: f64,
     pub pct: bool,
-    pub dur_s: u32,
+    pub dur_ns: u64,
+    pub interval_ns: u64,
     pub ramp_ns: u64,
+}
+
+impl SsRule {
+    pub fn intervals(&self) -> usize {
+        (self.dur_ns / self.interval_ns.max(1)).max(1) as usize
+    }
+}
+
+/// What a finishing job stops when the job file sets `exitall` (fio's exit_what).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The jobs of its reporting group (fio's default).
+    Group,
+    /// Every job running now; the next stonewalled jobs still run.
+    Stonewall,
+    /// Every job, running or not started.
+    All,
 }
 
 #[derive(Debug, Clone)]
@@ -47,6 +70,12 @@ pub struct JobSpec {
     pub name: String,
     /// stonewall / wait_for: a wave starts when every job of the wave before has finished.
     pub wave: u32,
+    /// Reporting group (new_group / stonewall): what `exitall` stops by default.
+    pub group: u32,
+    /// fio's exitall (set for every job when any job sets it): when a job ends, the jobs
+    /// `exit_what` names (the ending job's) stop.
+    pub exitall: bool,
+    pub exit_what: ExitWhat,
     pub read: bool,
     pub write: bool,
     pub trim: bool,
@@ -136,6 +165,13 @@ impl JobSpec {
         }
         if self.time_based && self.runtime_ns == 0 {
             return Err(format!("job {n}: time_based needs a runtime"));
+        }
+        if let Some(ss) = self.ss {
+            if ss.interval_ns < 1_000_000 || ss.dur_ns < ss.interval_ns {
+                return Err(format!(
+                    "job {n}: steady state: the check interval must be at least 1 ms and at most ss_dur"
+                ));
+            }
         }
         if self.log_ns < 1_000_000 {
             return Err(format!("job {n}: log interval under 1 ms"));

@@ -8,7 +8,7 @@ use std::collections::BinaryHeap;
 
 use super::Drive;
 use crate::fiojob::stream::{Req, Stream};
-use crate::fiojob::{DirOut, JobOut, JobSpec, SsMetric, READ, TRIM, WRITE};
+use crate::fiojob::{DirOut, ExitWhat, JobOut, JobSpec, SsMetric, SsRule, READ, TRIM, WRITE};
 use crate::ftl::mapping::NONE;
 use crate::nand::SLOT_BYTES;
 use crate::stats::{Recorder, Row};
@@ -36,14 +36,21 @@ struct Live {
     stats_from: u64,
     deadline: u64,
     done: bool,
+    /// Issues no more and has nothing outstanding (fio's thread exit).
+    ended: bool,
+    /// Stopped by another job's end (exitall), at `term_at`.
+    terminated: bool,
+    term_at: u64,
+    begin: u64,
     last_done: u64,
     // per log interval: (bytes, ios, latency sum) per direction
     interval: [(u64, u64, u64); 3],
     interval_end: u64,
-    // steady state: per-second IOPS and bandwidth of the last dur seconds
-    ss_sec: (u64, u64),
-    ss_sec_end: u64,
-    ss_window: std::collections::VecDeque<(f64, f64)>,
+    // steady state: this check interval's (ios, bytes, latency sum) and the values of the
+    // last intervals (fio's steadystate.c)
+    ss_acc: (u64, u64, u64),
+    ss_next: u64,
+    ss_window: std::collections::VecDeque<f64>,
 }
 
 pub struct FioRun {
@@ -51,30 +58,49 @@ pub struct FioRun {
     pub jobs: Vec<JobOut>,
 }
 
-fn ss_met(w: &std::collections::VecDeque<(f64, f64)>, m: SsMetric, limit: f64, pct: bool) -> bool {
-    let xs: Vec<f64> = w
-        .iter()
-        .map(|&(i, b)| {
-            if matches!(m, SsMetric::Iops | SsMetric::IopsSlope) {
-                i
+/// fio's criterion over the window (oldest first): the largest deviation from the mean, or
+/// the least-squares slope, absolute or as a % of the mean; met when under the limit.
+fn ss_met(w: &std::collections::VecDeque<f64>, ss: &SsRule) -> bool {
+    let n = w.len() as f64;
+    let sum_y: f64 = w.iter().sum();
+    let mean = sum_y / n;
+    let slope = matches!(
+        ss.metric,
+        SsMetric::IopsSlope | SsMetric::BwSlope | SsMetric::LatSlope
+    );
+    let crit = if slope {
+        let sum_x = n * (n - 1.0) / 2.0;
+        let sum_x_sq = (n - 1.0) * n * (2.0 * n - 1.0) / 6.0;
+        let sum_xy: f64 = w.iter().enumerate().map(|(i, y)| i as f64 * y).sum();
+        let sl = (sum_xy - sum_x * sum_y / n) / (sum_x_sq - sum_x * sum_x / n);
+        if ss.pct {
+            100.0 * sl / mean
+        } else {
+            sl
+        }
+    } else {
+        let dev = w.iter().map(|y| (y - mean).abs()).fold(0.0, f64::max);
+        if ss.pct {
+            100.0 * dev / mean
+        } else {
+            dev
+        }
+    };
+    crit.abs() < ss.limit // NaN (a zero mean, one interval) is never met
+}
+
+/// One check interval's value of the rule's metric, as fio keeps it (whole numbers).
+fn ss_value(ss: &SsRule, (ios, bytes, lat_sum): (u64, u64, u64)) -> f64 {
+    let per_s = |x: u64| (x as f64 * 1e9 / ss.interval_ns as f64).floor();
+    match ss.metric {
+        SsMetric::Iops | SsMetric::IopsSlope => per_s(ios),
+        SsMetric::Bw | SsMetric::BwSlope => per_s(bytes),
+        SsMetric::Lat | SsMetric::LatSlope => {
+            if ios > 0 {
+                (lat_sum / ios) as f64
             } else {
-                b
+                0.0
             }
-        })
-        .collect();
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    let lim = if pct { limit / 100.0 * mean } else { limit };
-    match m {
-        SsMetric::Iops | SsMetric::Bw => xs.iter().all(|x| (x - mean).abs() <= lim),
-        _ => {
-            let xm = (n - 1.0) / 2.0;
-            let (mut sxy, mut sxx) = (0.0, 0.0);
-            for (i, y) in xs.iter().enumerate() {
-                sxy += (i as f64 - xm) * (y - mean);
-                sxx += (i as f64 - xm).powi(2);
-            }
-            (if sxx > 0.0 { sxy / sxx } else { 0.0 }).abs() <= lim
         }
     }
 }
@@ -108,6 +134,7 @@ impl Drive {
         let mut outs: Vec<JobOut> = vec![JobOut::default(); specs.len()];
         let mut t = t0;
         let mut stopped = false;
+        let mut terminated = vec![false; specs.len()];
         let waves = specs.iter().map(|s| s.wave).max().unwrap_or(0);
         for w in 0..=waves {
             if stopped {
@@ -117,7 +144,8 @@ impl Drive {
             if idx.is_empty() {
                 continue;
             }
-            let (end, st) = self.run_wave(specs, &idx, t, &mut outs, &mut rec, on_sample)?;
+            let (end, st) =
+                self.run_wave(specs, &idx, t, &mut outs, &mut terminated, &mut rec, on_sample)?;
             stopped = st;
             t = end.max(t);
         }
@@ -149,6 +177,7 @@ impl Drive {
         idx: &[usize],
         t0: u64,
         outs: &mut [JobOut],
+        terminated: &mut [bool],
         rec: &mut Recorder,
         on_sample: &mut dyn FnMut(&Row) -> bool,
     ) -> Result<(u64, bool), SimError> {
@@ -178,12 +207,16 @@ impl Drive {
                     wake_at: 0,
                     stats_from,
                     deadline,
-                    done: false,
+                    done: terminated[i],
+                    ended: terminated[i],
+                    terminated: terminated[i],
+                    term_at: begin,
+                    begin,
                     last_done: begin,
                     interval: [(0, 0, 0); 3],
                     interval_end: stats_from + s.log_ns,
-                    ss_sec: (0, 0),
-                    ss_sec_end: stats_from + 1_000_000_000,
+                    ss_acc: (0, 0, 0),
+                    ss_next: stats_from + s.ss.map_or(0, |r| r.interval_ns),
                     ss_window: Default::default(),
                 }
             })
@@ -254,26 +287,24 @@ impl Drive {
                     iv.1 += 1;
                     iv.2 += lat;
                     if let Some(ss) = spec.ss {
-                        while t >= l.ss_sec_end {
-                            // seconds of the ramp are not judged (fio's ss_ramp)
-                            if l.ss_sec_end > l.stats_from + ss.ramp_ns {
-                                l.ss_window
-                                    .push_back((l.ss_sec.1 as f64, l.ss_sec.0 as f64));
+                        while t >= l.ss_next && !o.ss_attained {
+                            // intervals that start within the ramp are not judged (ss_ramp)
+                            if l.ss_next - ss.interval_ns >= l.stats_from + ss.ramp_ns {
+                                l.ss_window.push_back(ss_value(&ss, l.ss_acc));
                             }
-                            l.ss_sec = (0, 0);
-                            l.ss_sec_end += 1_000_000_000;
-                            while l.ss_window.len() > ss.dur_s as usize {
+                            l.ss_acc = (0, 0, 0);
+                            l.ss_next += ss.interval_ns;
+                            while l.ss_window.len() > ss.intervals() {
                                 l.ss_window.pop_front();
                             }
-                            if l.ss_window.len() == ss.dur_s as usize
-                                && ss_met(&l.ss_window, ss.metric, ss.limit, ss.pct)
-                            {
+                            if l.ss_window.len() == ss.intervals() && ss_met(&l.ss_window, &ss) {
                                 o.ss_attained = true;
                                 l.done = true;
                             }
                         }
-                        l.ss_sec.0 += len;
-                        l.ss_sec.1 += 1;
+                        l.ss_acc.0 += 1;
+                        l.ss_acc.1 += len;
+                        l.ss_acc.2 += lat;
                     }
                 }
                 if l.think_pending && l.outstanding == 0 {
@@ -358,13 +389,16 @@ impl Drive {
                     ((req.dir as u32) << 30) | (req.len / 512) as u32,
                 )));
             }
+            end_jobs(specs, idx, &mut live, terminated, k, t);
         }
         // the last, partial log interval is not a sample (as fio's averaged logs)
         for (k, l) in live.iter().enumerate() {
             let spec = &specs[idx[k]];
             let o = &mut outs[idx[k]];
             o.start_ns = l.stats_from;
-            o.end_ns = if spec.time_based && !o.ss_attained {
+            o.end_ns = if l.terminated {
+                l.last_done.max(l.term_at).max(l.stats_from)
+            } else if spec.time_based && !o.ss_attained {
                 l.deadline
             } else {
                 l.last_done.max(l.stats_from)
@@ -412,6 +446,54 @@ impl Drive {
             t,
             outstanding,
         )
+    }
+}
+
+/// Job `k` ends once it issues no more and its last I/O is in (fio's thread exit). With
+/// fio's exitall, an ending job stops the jobs its exit_what names: they issue no more
+/// (their I/Os in flight complete) and end in turn; jobs of later waves so named never start.
+fn end_jobs(
+    specs: &[JobSpec],
+    idx: &[usize],
+    live: &mut [Live],
+    terminated: &mut [bool],
+    k: usize,
+    t: u64,
+) {
+    let wave = specs[idx[k]].wave;
+    let mut todo = vec![k];
+    while let Some(j) = todo.pop() {
+        let l = &mut live[j];
+        if l.ended || !l.done || l.outstanding > 0 {
+            continue;
+        }
+        l.ended = true;
+        let s = &specs[idx[j]];
+        if !s.exitall {
+            continue;
+        }
+        for (m, lm) in live.iter_mut().enumerate() {
+            let sm = &specs[idx[m]];
+            let hit = match s.exit_what {
+                ExitWhat::Group => sm.group == s.group,
+                ExitWhat::Stonewall => lm.begin <= t,
+                ExitWhat::All => true,
+            };
+            if hit && !lm.done {
+                lm.done = true;
+                lm.terminated = true;
+                lm.term_at = t.max(lm.begin);
+                todo.push(m);
+            }
+        }
+        for (i, si) in specs.iter().enumerate() {
+            if si.wave > wave
+                && (s.exit_what == ExitWhat::All
+                    || (s.exit_what == ExitWhat::Group && si.group == s.group))
+            {
+                terminated[i] = true;
+            }
+        }
     }
 }
 

@@ -27,6 +27,11 @@ pub struct Stream {
     write: bool,
     trimwrite: bool,
     rwmixread: u32,
+    /// fio's rwmix cycle (io_u.c get_rw_ddir): the current direction, the I/Os issued per
+    /// direction, and the count the current direction must reach before a new draw.
+    mix_dir: usize,
+    mix_issues: u64,
+    issues: [u64; 2],
     /// Cumulative weights per direction.
     bs: [Vec<(u64, f64)>; 3],
     cursor: [u64; 3],
@@ -93,6 +98,9 @@ impl Stream {
             write: j.write,
             trimwrite: j.trimwrite,
             rwmixread: j.rwmixread,
+            mix_dir: READ,
+            mix_issues: 0,
+            issues: [0; 2],
             bs: [
                 cumulative(&j.bs[0]),
                 cumulative(&j.bs[1]),
@@ -124,14 +132,28 @@ impl Stream {
         }
     }
 
+    /// A mixed job's direction, by fio's rule: once the current direction has issued
+    /// `mix_issues` I/Os, draw one (READ with probability rwmixread %); on a change, the new
+    /// direction runs until its own issue count reaches the old one's count times the new
+    /// direction's share (fio's set_rwmix_bytes).
     #[inline]
     fn direction(&mut self) -> usize {
         if self.read && self.write {
-            if below(&mut self.rng, 100) < self.rwmixread as u64 {
-                READ
-            } else {
-                WRITE
+            if self.issues[self.mix_dir] >= self.mix_issues {
+                let v = 1 + below(&mut self.rng, 100);
+                let d = if v <= self.rwmixread as u64 { READ } else { WRITE };
+                if d != self.mix_dir {
+                    let share = if d == READ {
+                        self.rwmixread
+                    } else {
+                        100 - self.rwmixread
+                    };
+                    self.mix_issues = self.issues[self.mix_dir] * share as u64 / 100;
+                }
+                self.mix_dir = d;
             }
+            self.issues[self.mix_dir] += 1;
+            self.mix_dir
         } else if self.read {
             READ
         } else if self.write {
