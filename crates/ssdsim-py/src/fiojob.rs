@@ -92,6 +92,10 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
         zone_size: req(d, "zone_size")?,
         zone_skip: req(d, "zone_skip")?,
         ss,
+        lat_target_ns: req(d, "lat_target_ns")?,
+        lat_window_ns: req(d, "lat_window_ns")?,
+        lat_pct: req(d, "lat_pct")?,
+        lat_run: req(d, "lat_run")?,
         log_ns: req(d, "log_ns")?,
     })
 }

@@ -68,6 +68,10 @@ class JobSpec:
     ss_dur_ns: int
     ss_interval_ns: int  # steadystate_check_interval
     ss_ramp_ns: int
+    lat_target_ns: int  # latency_target (0: none), the depth searched for within iodepth
+    lat_window_ns: int
+    lat_pct: float
+    lat_run: bool
     options: dict = field(default_factory=dict)  # the job's options as written (for the JSON)
 
 
@@ -190,6 +194,17 @@ def _ss(value: str, where: str) -> tuple[str, float, bool]:
     if not m:
         raise FioJobError(f"{where}: ss={value}: write iops|iops_slope|bw|bw_slope|lat|lat_slope:LIMIT[%]")
     return m.group(1), float(m.group(2)), bool(m.group(3))
+
+
+def _pct(o: dict, key: str) -> float:
+    v, where = o.get(key, ("100", ""))
+    try:
+        p = float(v.split(":")[0].strip())
+    except ValueError:
+        raise FioJobError(f"{where}: {key}={v}: not a number") from None
+    if not 0 <= p <= 100:
+        raise FioJobError(f"{where}: {key}={v}: must be 0 to 100")
+    return p
 
 
 def _merge(sections: list[jobfile.Section]) -> list[tuple[jobfile.Section, list]]:
@@ -376,6 +391,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
                 ss=ss, ss_limit=ss_limit, ss_pct=ss_pct, ss_dur_ns=tm("ss_dur"),
                 ss_interval_ns=tm("steadystate_check_interval", 10**9),
                 ss_ramp_ns=tm("ss_ramp"),
+                lat_target_ns=tm("latency_target", 0, "us"), lat_window_ns=tm("latency_window", 0, "us"),
+                lat_pct=_pct(o, "latency_percentile"), lat_run=flag("latency_run"),
                 options={O.canonical(k): v for k, v, _ in sec.options if k != "name"}))
         exitall = exitall or flag("exitall")
         for k in ("write_bw_log", "write_iops_log", "write_lat_log", "log_avg_msec", "per_job_logs"):

@@ -28,7 +28,8 @@ size io_size offset offset_increment offset_align number_ios loops numjobs iodep
 time_based runtime ramp_time startdelay rate rate_iops rate_min rate_iops_min rate_process
 rate_cycle rate_ignore_thinktime thinktime thinktime_blocks thinktime_spin thinktime_blocks_type
 random_distribution randseed randrepeat norandommap random_generator percentage_random
-ss ss_dur ss_ramp steadystate_check_interval exitall exit_what zonemode zonesize zonerange zoneskip fill_device fill_fs
+ss ss_dur ss_ramp steadystate_check_interval exitall exit_what latency_target
+latency_window latency_percentile latency_run zonemode zonesize zonerange zoneskip fill_device fill_fs
 stonewall wait_for new_group group_reporting write_bw_log write_iops_log write_lat_log
 log_avg_msec per_job_logs unified_rw_reporting kb_base unit_base filesize nrfiles
 """.split())
@@ -52,8 +53,7 @@ clocksource eta eta_newline eta_interval significant_figures lockmem mem create_
 create_fsync create_on_open create_only allow_file_create allow_mounted_write unlink
 unlink_each_loop overwrite fallocate pre_read file_append end_fsync fsync_on_close fsync
 fdatasync write_barrier sync_file_range fsync_on_close continue_on_error ignore_error
-error_dump exitall_on_error max_latency latency_target latency_window
-latency_percentile latency_run log_max_value log_offset log_prio log_compression
+error_dump exitall_on_error max_latency log_max_value log_offset log_prio log_compression
 log_hist_msec log_hist_coarseness write_hist_log log_unix_epoch log_alternate_epoch
 lat_percentiles stats ramp_size iopsavgtime bwavgtime experimental_verify
 sqthread_poll_cpu trim_percentage trim_verify_zero trim_backlog trim_backlog_batch

@@ -5,6 +5,7 @@
 //! distributions, time limits, steady state); everything in virtual time, seeded.
 
 pub mod dist;
+pub mod lat_target;
 pub mod stream;
 
 /// Data directions, as fio numbers them.
@@ -114,6 +115,12 @@ pub struct JobSpec {
     pub zone_size: u64,
     pub zone_skip: u64,
     pub ss: Option<SsRule>,
+    /// fio's latency target (0: none): the depth searched for, within `iodepth`
+    /// (lat_target.rs).
+    pub lat_target_ns: u64,
+    pub lat_window_ns: u64,
+    pub lat_pct: f64,
+    pub lat_run: bool,
     /// Interval of the per-job samples (bandwidth / IOPS / latency logs), ns.
     pub log_ns: u64,
 }
@@ -172,6 +179,9 @@ impl JobSpec {
                     "job {n}: steady state: the check interval must be at least 1 ms and at most ss_dur"
                 ));
             }
+        }
+        if self.lat_target_ns > 0 && !(0.0..=100.0).contains(&self.lat_pct) {
+            return Err(format!("job {n}: latency_percentile must be 0..100"));
         }
         if self.log_ns < 1_000_000 {
             return Err(format!("job {n}: log interval under 1 ms"));

@@ -7,6 +7,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::Drive;
+use crate::fiojob::lat_target::{LatStep, LatTarget};
 use crate::fiojob::stream::{Req, Stream};
 use crate::fiojob::{DirOut, ExitWhat, JobOut, JobSpec, SsMetric, SsRule, READ, TRIM, WRITE};
 use crate::ftl::mapping::NONE;
@@ -32,6 +33,14 @@ struct Live {
     rate_at: [u64; 3],
     since_think: u64,
     think_pending: bool,
+    /// Latency target: the depth search; issue nothing until the outstanding I/Os are in
+    /// (`quiesce`), then restart the figures when `restart` (the final window).
+    lat: Option<LatTarget>,
+    quiesce: bool,
+    restart: bool,
+    completed: u64,
+    /// Ended by the latency target's search (done, or nothing meets the target).
+    lat_done: bool,
     wake_at: u64,
     stats_from: u64,
     deadline: u64,
@@ -197,13 +206,27 @@ impl Drive {
                     stream: Stream::new(s),
                     next: None,
                     outstanding: 0,
-                    depth: s.iodepth,
+                    depth: if s.lat_target_ns > 0 { 1 } else { s.iodepth },
                     issued_bytes: 0,
                     issued_ios: 0,
                     not_before: begin,
                     rate_at: [begin; 3],
                     since_think: 0,
                     think_pending: false,
+                    lat: (s.lat_target_ns > 0).then(|| {
+                        LatTarget::new(
+                            s.lat_target_ns,
+                            s.lat_window_ns,
+                            s.lat_pct,
+                            s.lat_run,
+                            s.iodepth,
+                            begin,
+                        )
+                    }),
+                    quiesce: false,
+                    restart: false,
+                    completed: 0,
+                    lat_done: false,
                     wake_at: 0,
                     stats_from,
                     deadline,
@@ -311,6 +334,40 @@ impl Drive {
                     l.think_pending = false;
                     l.not_before = t + spec.thinktime_ns;
                 }
+                if dir != TRIM {
+                    l.completed += 1;
+                }
+                if let (Some(lt), true) = (l.lat.as_mut(), dir != TRIM) {
+                    let mut step = lt.on_complete(t - at, t, l.completed);
+                    if step == LatStep::Go && at >= l.stats_from {
+                        step = lt.check(t, l.completed);
+                    }
+                    l.depth = lt.qd;
+                    match step {
+                        LatStep::Go => {}
+                        LatStep::Quiesce => l.quiesce = true,
+                        LatStep::QuiesceAndRestart => {
+                            l.quiesce = true;
+                            l.restart = true;
+                        }
+                        LatStep::Done | LatStep::Fatal => {
+                            l.done = true;
+                            l.lat_done = true;
+                        }
+                    }
+                }
+                if l.quiesce && l.outstanding == 0 {
+                    l.quiesce = false;
+                    if std::mem::take(&mut l.restart) {
+                        // the final window: the job's figures from now (fio's reset_all_stats)
+                        let o = &mut outs[idx[k]];
+                        o.dirs = Default::default();
+                        o.samples.clear();
+                        l.interval = [(0, 0, 0); 3];
+                        l.stats_from = t;
+                        l.interval_end = t + spec.log_ns;
+                    }
+                }
             }
             if stopped {
                 live[k].done = true;
@@ -318,7 +375,7 @@ impl Drive {
             // issue what the job may issue now
             loop {
                 let l = &mut live[k];
-                if l.done || l.think_pending || l.outstanding >= l.depth {
+                if l.done || l.think_pending || l.quiesce || l.outstanding >= l.depth {
                     break;
                 }
                 let bounded = !spec.time_based;
@@ -398,7 +455,7 @@ impl Drive {
             o.start_ns = l.stats_from;
             o.end_ns = if l.terminated {
                 l.last_done.max(l.term_at).max(l.stats_from)
-            } else if spec.time_based && !o.ss_attained {
+            } else if spec.time_based && !o.ss_attained && !l.lat_done {
                 l.deadline
             } else {
                 l.last_done.max(l.stats_from)
