@@ -221,6 +221,8 @@ pub struct JobOut {
     /// Samples every log interval: (end ms since the job's start, dir, bytes, ios, latency sum ns).
     pub samples: Vec<(u64, u8, u64, u64, u64)>,
     pub ss_attained: bool,
+    /// Stopped by another job's end (fio's exitall), before it started or while it ran.
+    pub terminated: bool,
     /// I/Os issued (ramp included) and bytes issued.
     pub issued: u64,
 }

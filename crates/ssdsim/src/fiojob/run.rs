@@ -105,11 +105,7 @@ fn ss_value(ss: &SsRule, (ios, bytes, lat_sum): (u64, u64, u64)) -> f64 {
         SsMetric::Iops | SsMetric::IopsSlope => per_s(ios),
         SsMetric::Bw | SsMetric::BwSlope => per_s(bytes),
         SsMetric::Lat | SsMetric::LatSlope => {
-            if ios > 0 {
-                (lat_sum / ios) as f64
-            } else {
-                0.0
-            }
+lat_sum.checked_div(ios).unwrap_or(0) as f64
         }
     }
 }
@@ -143,7 +139,6 @@ impl Drive {
         let mut outs: Vec<JobOut> = vec![JobOut::default(); specs.len()];
         let mut t = t0;
         let mut stopped = false;
-        let mut terminated = vec![false; specs.len()];
         let waves = specs.iter().map(|s| s.wave).max().unwrap_or(0);
         for w in 0..=waves {
             if stopped {
@@ -154,7 +149,7 @@ impl Drive {
                 continue;
             }
             let (end, st) =
-                self.run_wave(specs, &idx, t, &mut outs, &mut terminated, &mut rec, on_sample)?;
+                self.run_wave(specs, &idx, t, &mut outs, &mut rec, on_sample)?;
             stopped = st;
             t = end.max(t);
         }
@@ -186,7 +181,6 @@ impl Drive {
         idx: &[usize],
         t0: u64,
         outs: &mut [JobOut],
-        terminated: &mut [bool],
         rec: &mut Recorder,
         on_sample: &mut dyn FnMut(&Row) -> bool,
     ) -> Result<(u64, bool), SimError> {
@@ -230,9 +224,9 @@ impl Drive {
                     wake_at: 0,
                     stats_from,
                     deadline,
-                    done: terminated[i],
-                    ended: terminated[i],
-                    terminated: terminated[i],
+                    done: outs[i].terminated,
+                    ended: outs[i].terminated,
+                    terminated: outs[i].terminated,
                     term_at: begin,
                     begin,
                     last_done: begin,
@@ -446,7 +440,7 @@ impl Drive {
                     ((req.dir as u32) << 30) | (req.len / 512) as u32,
                 )));
             }
-            end_jobs(specs, idx, &mut live, terminated, k, t);
+            end_jobs(specs, idx, &mut live, outs, k, t);
         }
         // the last, partial log interval is not a sample (as fio's averaged logs)
         for (k, l) in live.iter().enumerate() {
@@ -513,7 +507,7 @@ fn end_jobs(
     specs: &[JobSpec],
     idx: &[usize],
     live: &mut [Live],
-    terminated: &mut [bool],
+    outs: &mut [JobOut],
     k: usize,
     t: u64,
 ) {
@@ -540,6 +534,7 @@ fn end_jobs(
                 lm.done = true;
                 lm.terminated = true;
                 lm.term_at = t.max(lm.begin);
+                outs[idx[m]].terminated = true;
                 todo.push(m);
             }
         }
@@ -548,7 +543,7 @@ fn end_jobs(
                 && (s.exit_what == ExitWhat::All
                     || (s.exit_what == ExitWhat::Group && si.group == s.group))
             {
-                terminated[i] = true;
+                outs[i].terminated = true;
             }
         }
     }
