@@ -85,3 +85,17 @@ def test_latency_target_searches_the_deepest_queue_within_it(tmp_path):
     assert j["read"]["ios"] == pytest.approx(full["read"]["ios"], rel=0.01)  # at iodepth
     (j,) = sim(tmp_path, base + "latency_target=5\n")["jobs"]  # not even depth 1: fio stops it
     assert j["read"]["ios"] == 1
+
+
+def test_steady_state_of_a_reporting_group_is_the_groups(tmp_path):
+    """With group_reporting fio judges the group's summed figures and stops all its jobs
+    once they hold: a steady first job ends the group at 3 s, so a member still in its
+    start delay never runs; without group_reporting each job is judged alone."""
+    body = ("[global]\nrw=randread\nbs=4k\niodepth=4\ntime_based\nruntime=60\nss=iops:5%\nss_dur=3\n"
+            "[a]\n[b]\nstartdelay=10\n")
+    a, b = sim(tmp_path, "[global]\ngroup_reporting\n" + body)["jobs"]
+    assert a["ss_attained"] and b["ss_attained"] and _secs(a) == pytest.approx(3, abs=0.01)
+    assert b["read"]["ios"] == 0
+    a, b = sim(tmp_path, body)["jobs"]
+    assert _secs(a) == pytest.approx(3, abs=0.01) and _secs(b) == pytest.approx(3, abs=0.01)
+    assert b["read"]["ios"] > 0

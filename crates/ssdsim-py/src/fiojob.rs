@@ -92,6 +92,7 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
         zone_size: req(d, "zone_size")?,
         zone_skip: req(d, "zone_skip")?,
         ss,
+        ss_group: req(d, "ss_group")?,
         lat_target_ns: req(d, "lat_target_ns")?,
         lat_window_ns: req(d, "lat_window_ns")?,
         lat_pct: req(d, "lat_pct")?,

@@ -68,6 +68,7 @@ class JobSpec:
     ss_dur_ns: int
     ss_interval_ns: int  # steadystate_check_interval
     ss_ramp_ns: int
+    ss_group: bool  # group_reporting: the rule judges the reporting group's summed figures
     lat_target_ns: int  # latency_target (0: none), the depth searched for within iodepth
     lat_window_ns: int
     lat_pct: float
@@ -390,7 +391,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
                 fill_device=flag("fill_device") or flag("fill_fs"),
                 ss=ss, ss_limit=ss_limit, ss_pct=ss_pct, ss_dur_ns=tm("ss_dur"),
                 ss_interval_ns=tm("steadystate_check_interval", 10**9),
-                ss_ramp_ns=tm("ss_ramp"),
+                ss_ramp_ns=tm("ss_ramp"), ss_group=flag("group_reporting"),
                 lat_target_ns=tm("latency_target", 0, "us"), lat_window_ns=tm("latency_window", 0, "us"),
                 lat_pct=_pct(o, "latency_percentile"), lat_run=flag("latency_run"),
                 options={O.canonical(k): v for k, v, _ in sec.options if k != "name"}))

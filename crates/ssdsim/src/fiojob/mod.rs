@@ -6,6 +6,7 @@
 
 pub mod dist;
 pub mod lat_target;
+pub mod steady;
 pub mod stream;
 
 /// Data directions, as fio numbers them.
@@ -115,6 +116,8 @@ pub struct JobSpec {
     pub zone_size: u64,
     pub zone_skip: u64,
     pub ss: Option<SsRule>,
+    /// group_reporting: the steady-state rule judges the reporting group's summed figures.
+    pub ss_group: bool,
     /// fio's latency target (0: none): the depth searched for, within `iodepth`
     /// (lat_target.rs).
     pub lat_target_ns: u64,

@@ -9,7 +9,8 @@ use std::collections::BinaryHeap;
 use super::Drive;
 use crate::fiojob::lat_target::{LatStep, LatTarget};
 use crate::fiojob::stream::{Req, Stream};
-use crate::fiojob::{DirOut, ExitWhat, JobOut, JobSpec, SsMetric, SsRule, READ, TRIM, WRITE};
+use crate::fiojob::steady::SsUnit;
+use crate::fiojob::{DirOut, ExitWhat, JobOut, JobSpec, READ, TRIM, WRITE};
 use crate::ftl::mapping::NONE;
 use crate::nand::SLOT_BYTES;
 use crate::stats::{Recorder, Row};
@@ -55,59 +56,14 @@ struct Live {
     // per log interval: (bytes, ios, latency sum) per direction
     interval: [(u64, u64, u64); 3],
     interval_end: u64,
-    // steady state: this check interval's (ios, bytes, latency sum) and the values of the
-    // last intervals (fio's steadystate.c)
-    ss_acc: (u64, u64, u64),
-    ss_next: u64,
-    ss_window: std::collections::VecDeque<f64>,
+    /// The steady-state rule judging this job: its own, or its reporting group's
+    /// (group_reporting), an index into the wave's units.
+    ss_unit: Option<usize>,
 }
 
 pub struct FioRun {
     pub phase: PhaseResult,
     pub jobs: Vec<JobOut>,
-}
-
-/// fio's criterion over the window (oldest first): the largest deviation from the mean, or
-/// the least-squares slope, absolute or as a % of the mean; met when under the limit.
-fn ss_met(w: &std::collections::VecDeque<f64>, ss: &SsRule) -> bool {
-    let n = w.len() as f64;
-    let sum_y: f64 = w.iter().sum();
-    let mean = sum_y / n;
-    let slope = matches!(
-        ss.metric,
-        SsMetric::IopsSlope | SsMetric::BwSlope | SsMetric::LatSlope
-    );
-    let crit = if slope {
-        let sum_x = n * (n - 1.0) / 2.0;
-        let sum_x_sq = (n - 1.0) * n * (2.0 * n - 1.0) / 6.0;
-        let sum_xy: f64 = w.iter().enumerate().map(|(i, y)| i as f64 * y).sum();
-        let sl = (sum_xy - sum_x * sum_y / n) / (sum_x_sq - sum_x * sum_x / n);
-        if ss.pct {
-            100.0 * sl / mean
-        } else {
-            sl
-        }
-    } else {
-        let dev = w.iter().map(|y| (y - mean).abs()).fold(0.0, f64::max);
-        if ss.pct {
-            100.0 * dev / mean
-        } else {
-            dev
-        }
-    };
-    crit.abs() < ss.limit // NaN (a zero mean, one interval) is never met
-}
-
-/// One check interval's value of the rule's metric, as fio keeps it (whole numbers).
-fn ss_value(ss: &SsRule, (ios, bytes, lat_sum): (u64, u64, u64)) -> f64 {
-    let per_s = |x: u64| (x as f64 * 1e9 / ss.interval_ns as f64).floor();
-    match ss.metric {
-        SsMetric::Iops | SsMetric::IopsSlope => per_s(ios),
-        SsMetric::Bw | SsMetric::BwSlope => per_s(bytes),
-        SsMetric::Lat | SsMetric::LatSlope => {
-lat_sum.checked_div(ios).unwrap_or(0) as f64
-        }
-    }
 }
 
 impl Drive {
@@ -232,9 +188,7 @@ impl Drive {
                     last_done: begin,
                     interval: [(0, 0, 0); 3],
                     interval_end: stats_from + s.log_ns,
-                    ss_acc: (0, 0, 0),
-                    ss_next: stats_from + s.ss.map_or(0, |r| r.interval_ns),
-                    ss_window: Default::default(),
+                    ss_unit: None,
                 }
             })
             .collect();
@@ -248,6 +202,22 @@ impl Drive {
         let mut stopped = false;
         let mut end = t0;
         let mut rng_state = specs[idx[0]].seed ^ 0xA5A5;
+        // steady-state units: a job's own rule, or one per reporting group (group_reporting:
+        // fio judges the group's summed figures and stops all its jobs together)
+        let mut units: Vec<SsUnit> = vec![];
+        for (k, l) in live.iter_mut().enumerate() {
+            let s = &specs[idx[k]];
+            let Some(rule) = s.ss else { continue };
+            let shared = units.iter().position(|u| {
+                s.ss_group && u.group == Some(s.group)
+            });
+            let u = shared.unwrap_or_else(|| {
+                units.push(SsUnit::new(rule, l.stats_from, s.ss_group.then_some(s.group)));
+                units.len() - 1
+            });
+            units[u].members.push(k);
+            l.ss_unit = Some(u);
+        }
         for (k, l) in live.iter_mut().enumerate() {
             let at = l.not_before;
             heap.push(Reverse((at, WAKE, k as u32, 0)));
@@ -263,6 +233,7 @@ impl Drive {
                 live[k].wake_at = 0;
             } else {
                 // a completion
+                let mut ss_hit = None;
                 total_out -= 1;
                 let dir = (info >> 30) as usize;
                 let len = (info & ((1 << 30) - 1)) as u64 * 512;
@@ -303,25 +274,10 @@ impl Drive {
                     iv.0 += len;
                     iv.1 += 1;
                     iv.2 += lat;
-                    if let Some(ss) = spec.ss {
-                        while t >= l.ss_next && !o.ss_attained {
-                            // intervals that start within the ramp are not judged (ss_ramp)
-                            if l.ss_next - ss.interval_ns >= l.stats_from + ss.ramp_ns {
-                                l.ss_window.push_back(ss_value(&ss, l.ss_acc));
-                            }
-                            l.ss_acc = (0, 0, 0);
-                            l.ss_next += ss.interval_ns;
-                            while l.ss_window.len() > ss.intervals() {
-                                l.ss_window.pop_front();
-                            }
-                            if l.ss_window.len() == ss.intervals() && ss_met(&l.ss_window, &ss) {
-                                o.ss_attained = true;
-                                l.done = true;
-                            }
+                    if let Some(u) = l.ss_unit {
+                        if units[u].complete(t, len, lat) {
+                            ss_hit = Some(u);
                         }
-                        l.ss_acc.0 += 1;
-                        l.ss_acc.1 += len;
-                        l.ss_acc.2 += lat;
                     }
                 }
                 if l.think_pending && l.outstanding == 0 {
@@ -360,6 +316,12 @@ impl Drive {
                         l.interval = [(0, 0, 0); 3];
                         l.stats_from = t;
                         l.interval_end = t + spec.log_ns;
+                    }
+                }
+                if let Some(u) = ss_hit {
+                    for &m in &units[u].members {
+                        live[m].done = true;
+                        outs[idx[m]].ss_attained = true;
                     }
                 }
             }
