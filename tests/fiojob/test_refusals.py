@@ -80,6 +80,8 @@ def test_mmap_buffers_are_refused_and_the_file_is_untouched(tmp_path, mem):
     ("[a]\nrw=bogus\nsize=1m\n", ("rw=bogus", "not a fio rw kind")),
     ("[a]\nrw=read\nsize=100g\n", ("past the end of the drive",)),
     ("[a]\nrw=read\nsize=1m\ntime_based=maybe\n", ("time_based=maybe", "not a boolean")),
+    ("[a]\nrw=read\nsize=1m\nbs=4160\n", ("block size 4160", "extended-LBA", "4096+64")),
+    ("[a]\nrw=read\nsize=1m\nbs=1000\n", ("block size 1000", "multiple of 512")),
 ])
 def test_refusals_name_the_cause(tmp_path, body, words):
     refused(tmp_path, run_fio(tmp_path, job(tmp_path, body)), *words)

@@ -281,6 +281,12 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
             bs = [[[4096, 100.0]] for _ in range(3)]
         for d in bs:
             for b, _ in d:
+                ext = next((f"{lba}+{md}" for lba in (4096, 512) for md in (8, 16, 64)
+                            if b % 512 and b % (lba + md) == 0), None)
+                if ext:
+                    raise FioJobError(f"{sec.where}: block size {b}: blocks of an extended-LBA "
+                                      f"format ({ext} bytes of data and metadata); a simulated "
+                                      "drive has 4096-byte blocks and no metadata")
                 if b <= 0 or b % 512 or b > 64 << 20:
                     raise FioJobError(f"{sec.where}: block size {b}: must be a multiple of 512 "
                                       "bytes up to 64 MiB")
