@@ -47,14 +47,20 @@ def counts(job: dict, fio: bool) -> list[tuple[int, int]]:
     return [(job[d]["ios"], job[d]["bytes"]) for d in ("read", "write", "trim")]
 
 
-def sim_directions(tmp_path: Path, body: str, n: int) -> list[list[int]]:
-    """Each job's first `n` I/O directions (0 read, 1 write, 2 trim) as the simulator issues them."""
+def sim_stream(tmp_path: Path, body: str, n: int) -> list[tuple[list[int], list[int], list[int]]]:
+    """Each job's first `n` I/Os as the simulator issues them: (directions: 0 read, 1 write,
+    2 trim; offsets; lengths), on an 8 GB drive."""
     _sim = pytest.importorskip("ssdlab._sim")
     from ssdlab.fiojob.compile import compile_job
 
     f = tmp_path / "stream.fio"
     f.write_text(body)
-    return [list(_sim.fiojob_stream(j, n)[0]) for j in compile_job(f, 8 * 10**9).spec()]
+    return [_sim.fiojob_stream(j, n) for j in compile_job(f, 8 * 10**9).spec()]
+
+
+def sim_directions(tmp_path: Path, body: str, n: int) -> list[list[int]]:
+    """Each job's first `n` I/O directions."""
+    return [list(d) for d, _, _ in sim_stream(tmp_path, body, n)]
 
 
 def fio_directions(tmp_path: Path, body: str) -> list[int]:

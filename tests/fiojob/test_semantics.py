@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fiojobs import counts, fio_directions, fio_null, runs, sim, sim_directions
+from fiojobs import counts, fio_directions, fio_null, runs, sim, sim_directions, sim_stream
 
 EXACT = {
     "seq-write": "[a]\nrw=write\nbs=128k\nsize=64m\n",
@@ -219,3 +219,14 @@ def test_mixed_jobs_follow_fios_rwmix_cycle(tmp_path):
                 cur = d
                 issued[d] += 1
         assert forced > 0  # the rule did force runs here
+
+
+def test_sequence_distribution_visits_the_blocks_given(tmp_path):
+    """random_distribution=sequence (fio's examples/sequence-distribution.fio): the block
+    indices in order, repeated; with random_sequence_stride each cycle one sequence length on."""
+    body = ("[global]\nrw=randread\nbs=4k\nsize=48k\nio_size=24k\n[fixed]\nrandom_distribution=sequence:2,0,1\n"
+            "[strided]\nrandom_distribution=sequence:2,0,1\nrandom_sequence_stride=1\n")
+    (_, fixed, _), (_, strided, _) = sim_stream(tmp_path, body, 6)
+    assert [o // 4096 for o in fixed] == [2, 0, 1, 2, 0, 1]
+    assert [o // 4096 for o in strided] == [2, 0, 1, 5, 3, 4]
+    assert [j["read"]["ios"] for j in sim(tmp_path, body)["jobs"]] == [6, 6]

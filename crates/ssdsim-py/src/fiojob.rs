@@ -22,6 +22,7 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
         "pareto" => Dist::Pareto(p),
         "normal" => Dist::Normal(p),
         "zoned" | "zoned_abs" => Dist::Zoned,
+        "sequence" => Dist::Sequence,
         x => return Err(verr(format!("fio job: dist {x}: unknown"))),
     };
     let ss: String = req(d, "ss")?;
@@ -86,6 +87,8 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
         thinktime_blocks: req(d, "thinktime_blocks")?,
         dist,
         zones: req(d, "zones")?,
+        sequence: req(d, "sequence")?,
+        sequence_stride: req(d, "sequence_stride")?,
         seed: req(d, "seed")?,
         randommap: req(d, "randommap")?,
         ba: req(d, "ba")?,

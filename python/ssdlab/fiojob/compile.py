@@ -55,6 +55,8 @@ class JobSpec:
     dist: str  # random, zipf, pareto, normal, zoned, zoned_abs
     dist_param: float
     zones: list  # [[access %, offset bytes from the region start, length bytes], ...]
+    sequence: list  # random_distribution=sequence: the block indices in order
+    sequence_stride: bool  # random_sequence_stride: each cycle one sequence length further on
     seed: int
     randommap: bool
     ba: int
@@ -313,7 +315,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
         sized = bool(files) or has("size")
         if size <= 0:
             raise FioJobError(f"{sec.where}: size: must be more than 0 bytes")
-        dist, dparam, zones = "random", 0.0, []
+        dist, dparam, zones, sequence = "random", 0.0, [], []
         if "random_distribution" in o:
             dv, dw = o["random_distribution"]
             dk, _, dp = dv.strip().lower().partition(":")
@@ -328,9 +330,18 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
                     raise FioJobError(f"{dw}: random_distribution={dv}: zipf needs THETA > 0, "
                                       "pareto 0 < H < 1")
                 dk = "normal" if dk == "gauss" else dk
+            elif dk == "sequence":
+                try:
+                    sequence = [int(x, 0) for x in dp.split(",")]
+                except ValueError:
+                    raise FioJobError(f"{dw}: random_distribution={dv}: write sequence:B1,B2,... "
+                                      "(block indices)") from None
+                if not 1 <= len(sequence) <= 64 or min(sequence) < 0:
+                    raise FioJobError(f"{dw}: random_distribution={dv}: 1 to 64 block indices, "
+                                      "each 0 or more")
             elif dk != "random":
                 raise FioJobError(f"{dw}: random_distribution={dv}: not one of random, zipf, "
-                                  "pareto, normal, gauss, zoned, zoned_abs")
+                                  "pareto, normal, gauss, zoned, zoned_abs, sequence")
             dist, dparam = dk, dparam
         ss, ss_limit, ss_pct = ("", 0.0, False)
         if "ss" in o:
@@ -388,7 +399,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
                 rate_iops=_rate(o["rate_iops"][0], "rate_iops", o["rate_iops"][1], base, True) if "rate_iops" in o else [0, 0, 0],
                 rate_poisson=o.get("rate_process", ("linear",))[0].strip().lower() == "poisson",
                 thinktime_ns=tm("thinktime", 0, "us"), thinktime_blocks=num("thinktime_blocks", 1, 1, 1 << 30),
-                dist=dist, dist_param=dparam, zones=zones,
+                dist=dist, dist_param=dparam, zones=zones, sequence=sequence,
+                sequence_stride=flag("random_sequence_stride"),
                 seed=(jseed + c * 0x9E3779B97F4A7C15) % 2**64,
                 randommap=not flag("norandommap") and dist == "random",
                 ba=sz("ba", 0),
@@ -413,7 +425,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
         if not j.time_based and j.runtime_ns == 0 and j.io_size == 0 and not j.number_ios:
             raise FioJobError(f"{path}: job {j.name}: nothing bounds it (size, io_size, number_ios or runtime)")
         if j.time_based and j.runtime_ns == 0:
-            raise FioJobError(f"{path}: job {j.name}: time_based needs runtime=")
+            raise FioJobError(f"{path}: job {j.name}: time_based with no runtime runs until it is "
+                              "stopped (fio runs it until killed): give runtime=")
     notes = []
     if noted:
         notes.append("accepted with no effect on a simulated drive: " + ", ".join(noted))

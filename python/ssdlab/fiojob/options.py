@@ -27,7 +27,7 @@ name description rw rw_sequencer rwmixread rwmixwrite bs bsrange bssplit ba bs_u
 size io_size offset offset_increment offset_align number_ios loops numjobs iodepth
 time_based runtime ramp_time startdelay rate rate_iops rate_min rate_iops_min rate_process
 rate_cycle rate_ignore_thinktime thinktime thinktime_blocks thinktime_spin thinktime_blocks_type
-random_distribution randseed randrepeat norandommap random_generator percentage_random
+random_distribution random_sequence_stride randseed randrepeat norandommap random_generator percentage_random
 ss ss_dur ss_ramp steadystate_check_interval exitall exit_what latency_target
 latency_window latency_percentile latency_run zonemode zonesize zonerange zoneskip fill_device fill_fs
 stonewall wait_for new_group group_reporting write_bw_log write_iops_log write_lat_log
@@ -59,7 +59,7 @@ lat_percentiles stats ramp_size iopsavgtime bwavgtime experimental_verify
 sqthread_poll_cpu trim_percentage trim_verify_zero trim_backlog trim_backlog_batch
 serialize_overlap io_submit_mode unique_filename group_reporting_ignore
 allrandrepeat dedupe_global cmd_type md_per_io_size
-sg_write_mode hugepage_size writefua num_range
+sg_write_mode hugepage_size writefua readfua num_range
 iodepth_batch_submit iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low
 """.split())
 
@@ -67,7 +67,7 @@ NOTED_PREFIXES = ("cmdprio", "verify_", "sqthread", "sg_", "pi_", "xnvme_", "fdp
 MEM_KINDS = ("malloc", "shm", "shmhuge")
 
 BLOCK_ENGINES = frozenset("""libaio io_uring io_uring_cmd psync sync vsync pvsync pvsync2
-posixaio sg null windowsaio solarisaio xnvme""".split())
+posixaio sg null cpp_null windowsaio solarisaio xnvme""".split())
 FS_ENGINES = frozenset("""mmap splice ftruncate filecreate filestat filedelete dircreate dirstat
 dirdelete falloc e4defrag gfapi gfapi_async mtd pmemblk dev-dax libpmem libcufile""".split())
 NET_ENGINES = frozenset("""net netsplice nbd rdma rados rbd http nfs libhdfs libiscsi
@@ -84,6 +84,8 @@ WHY_CPUIO = "burns CPU and does no I/O"
 WHY_FLOW = "couples the progress of jobs (fio's flow control), not simulated"
 WHY_ZBD = "zoned block device (ZBD) I/O; a simulated drive is a conventional drive"
 WHY_MMAP = "maps a file or device for the I/O buffers; a simulated drive needs none (remove it or use mem=malloc)"
+WHY_WRITE_MODE = ("NVMe Write Zeroes, Write Uncorrectable and Verify commands; a simulated drive "
+                  "runs reads, writes and trims (write_mode=write is accepted)")
 WHY_UNKNOWN = "not an I/O-pattern option ssdlab simulates (docs/cli.md lists the accepted ones)"
 
 REFUSED = {
@@ -141,6 +143,10 @@ def classify(key: str, value: str, where: str) -> str | None:
         raise FioJobError(f"{where}: filename={value}: refused: a network address")
     if key in NOTED:
         return key
+    if key == "write_mode":
+        if value.strip().lower() == "write":
+            return key
+        raise FioJobError(f"{where}: write_mode={value}: refused: {WHY_WRITE_MODE}")
     if key.startswith(NOTED_PREFIXES):
         return key  # options of block-I/O engines
     if key.startswith("flow"):

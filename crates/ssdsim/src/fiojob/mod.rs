@@ -22,6 +22,9 @@ pub enum Dist {
     Normal(f64),
     /// Zones (`zones`): access share per byte range.
     Zoned,
+    /// fio's `sequence:B1,B2,...` (`sequence`): the block indices in that order, repeated
+    /// (with `sequence_stride`, each cycle one sequence length further on).
+    Sequence,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -108,6 +111,8 @@ pub struct JobSpec {
     pub dist: Dist,
     /// (access share 0..1, start byte within the region, length bytes).
     pub zones: Vec<(f64, u64, u64)>,
+    pub sequence: Vec<u64>,
+    pub sequence_stride: bool,
     pub seed: u64,
     pub randommap: bool,
     /// Random offsets are multiples of this (fio's blockalign, default the smallest bs).

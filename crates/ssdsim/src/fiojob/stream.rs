@@ -44,6 +44,10 @@ pub struct Stream {
     skew: Option<Skew>,
     salt: u64,
     zones: Vec<(f64, u64, u64)>,
+    /// random_distribution=sequence: the block indices, stride mode, I/Os per direction.
+    sequence: Vec<u64>,
+    sequence_stride: bool,
+    seq_count: [u64; 3],
     zone_size: u64,
     zone_skip: u64,
     zone_done: [u64; 3],
@@ -125,6 +129,13 @@ impl Stream {
                     })
                     .collect()
             },
+            sequence: if j.dist == Dist::Sequence {
+                j.sequence.clone()
+            } else {
+                vec![]
+            },
+            sequence_stride: j.sequence_stride,
+            seq_count: [0; 3],
             zone_size: j.zone_size,
             zone_skip: j.zone_skip,
             zone_done: [0; 3],
@@ -173,9 +184,22 @@ impl Stream {
         v.iter().find(|x| u < x.1).unwrap_or(v.last().unwrap()).0
     }
 
+    /// fio's sequence distribution (io_u.c): the direction's I/O count picks the entry;
+    /// with the stride each cycle moves one sequence length on (wrapping in the region).
+    fn sequence_block(&mut self, dir: usize) -> u64 {
+        let n = self.sequence.len() as u64;
+        let c = self.seq_count[dir];
+        self.seq_count[dir] += 1;
+        let b = self.sequence[(c % n) as usize];
+        let b = if self.sequence_stride { c / n * n + b } else { b };
+        b % self.blocks
+    }
+
     #[inline]
-    fn random_offset(&mut self, len: u64) -> u64 {
-        let blk = if let Some(map) = self.map.as_mut() {
+    fn random_offset(&mut self, len: u64, dir: usize) -> u64 {
+        let blk = if !self.sequence.is_empty() {
+            self.sequence_block(dir)
+        } else if let Some(map) = self.map.as_mut() {
             match map.next_block() {
                 Some(b) => b,
                 None => {
@@ -220,7 +244,7 @@ impl Stream {
                 self.last_end
             } else {
                 self.run_left = (self.skip.max(1) - 1) as u64;
-                self.random_offset(len)
+                self.random_offset(len, dir)
             }
         } else {
             let mut c = self.cursor[dir];
