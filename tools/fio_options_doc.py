@@ -37,7 +37,7 @@ def block() -> str:
                    "drive: ...`), as they change nothing on a simulated drive (it keeps no data and "
                    "has no host page cache, CPU or I/O engine): `ioengine` of a block-I/O engine ("
                    + _codes(O.BLOCK_ENGINES) + "), `mem`/`iomem` = " + _codes(O.MEM_KINDS)
-                   + ", `write_mode=write`, engine options starting with " + _codes(p + "*" for p in O.NOTED_PREFIXES)
+                   + ", engine options starting with " + _codes(p + "*" for p in O.NOTED_PREFIXES)
                    + ", and " + _codes(O.NOTED - {"ioengine", "mem"}) + ".", 2)
     lines += _item("Refused (exit 2, one line naming the option and why, before anything runs or is "
                    "stored):", 2)
@@ -51,7 +51,7 @@ def block() -> str:
         f"`flow*`: {O.WHY_FLOW}",
         f"`zonemode=zbd`, {_codes(O.ZBD_OPTIONS)}: {O.WHY_ZBD}",
         f"`mem`/`iomem` = `mmap*` or with a file: {O.WHY_MMAP}",
-        f"`write_mode` other than `write`: {O.WHY_WRITE_MODE}",
+        f"`write_mode=zone_append`: zone append is {O.WHY_ZBD}",
         "a network address as `filename`",
         f"any option not in these lists: {O.WHY_UNKNOWN}",
     ]

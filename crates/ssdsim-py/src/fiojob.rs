@@ -101,9 +101,15 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
         lat_pct: req(d, "lat_pct")?,
         lat_run: req(d, "lat_run")?,
         log_ns: req(d, "log_ns")?,
+        // jobs compiled before write_mode existed carry none: plain writes
+        write_mode: match get::<Vec<u32>>(d, "write_mode")? {
+            None => [100, 0, 0, 0],
+            Some(v) => v
+                .try_into()
+                .map_err(|_| verr("fio job: write_mode needs 4 shares"))?,
+        },
     })
 }
-
 
 /// The first `n` I/Os of a job's stream, as the simulator would issue them: (direction
 /// 0 read / 1 write / 2 trim, offset bytes, length bytes) per I/O.

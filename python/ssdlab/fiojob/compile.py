@@ -76,6 +76,8 @@ class JobSpec:
     lat_pct: float
     lat_run: bool
     options: dict = field(default_factory=dict)  # the job's options as written (for the JSON)
+    write_mode: list = field(default_factory=lambda: [100, 0, 0, 0])  # % per options.WRITE_MODES
+    md_bytes: int = 0  # extended-LBA format: metadata bytes per 4096-byte block (fio's bs counts them)
 
 
 @dataclass
@@ -158,6 +160,26 @@ def _bssplit(value: str, where: str, base: int) -> list:
             raise FioJobError(f"{where}: bssplit={value}: no block sizes")
         out.append(items)
     return out
+
+
+def _extended_lba(bs: list, where: str) -> int:
+    """Metadata bytes per block if the block sizes are of an extended-LBA format (4096 data
+    + 8, 16 or 64 bytes of metadata: fio's bs then counts both), else 0."""
+    mds = {md for d in bs for b, _ in d if b % 512 for md in (8, 16, 64) if b % (4096 + md) == 0}
+    if not mds:
+        small = next(((b, md) for d in bs for b, _ in d if b % 512 for md in (8, 16, 64)
+                      if b % (512 + md) == 0), None)
+        if small:
+            raise FioJobError(f"{where}: block size {small[0]}: blocks of a 512+{small[1]}-byte "
+                              "extended-LBA format; a simulated drive has 4096-byte blocks "
+                              "(use a 4096 + 8, 16 or 64 format, e.g. bs=4160)")
+        return 0
+    md = min(mds)
+    if any(b % (4096 + md) for d in bs for b, _ in d):
+        odd = sorted({b for d in bs for b, _ in d if b % (4096 + md)})
+        raise FioJobError(f"{where}: block size {odd[0]}: an extended-LBA format needs every block "
+                          f"size a multiple of {4096 + md} (4096 data + {md} metadata bytes)")
+    return md
 
 
 def _zones(value: str, where: str, absolute: bool, base: int) -> list:
@@ -254,7 +276,10 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
             return O.boolean(o[k][0], k, o[k][1]) if k in o else default
 
         def sz(k, default=0):
-            return O.size_or_pct(o[k][0], k, o[k][1], capacity, base) if k in o else default
+            if k not in o:
+                return default
+            v = O.size_or_pct(o[k][0], k, o[k][1], ext_capacity, base)
+            return v // (4096 + md) * 4096 if md else v  # extended LBA: whole blocks of data
 
         def num(k, default, lo, hi):
             return O.integer(o[k][0], k, o[k][1], lo, hi) if k in o else default
@@ -268,6 +293,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
             group += 1
         if flag("group_reporting"):
             group_reporting = True
+        md = 0
+        ext_capacity = capacity
         rwv, rww = o.get("rw", ("read", sec.where))
         kind, _, skip = rwv.strip().lower().partition(":")
         if kind not in RW:
@@ -281,14 +308,12 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
             bs = _bs_list(o["bs"][0], "bs", o["bs"][1], base)
         else:
             bs = [[[4096, 100.0]] for _ in range(3)]
+        md = _extended_lba(bs, sec.where)
+        ext_capacity = capacity // 4096 * (4096 + md)  # the namespace in extended-LBA bytes
+        if md:  # the drive's own blocks: 4096 data bytes each; the metadata is not stored
+            bs = [[[b // (4096 + md) * 4096, w] for b, w in d] for d in bs]
         for d in bs:
             for b, _ in d:
-                ext = next((f"{lba}+{md}" for lba in (4096, 512) for md in (8, 16, 64)
-                            if b % 512 and b % (lba + md) == 0), None)
-                if ext:
-                    raise FioJobError(f"{sec.where}: block size {b}: blocks of an extended-LBA "
-                                      f"format ({ext} bytes of data and metadata); a simulated "
-                                      "drive has 4096-byte blocks and no metadata")
                 if b <= 0 or b % 512 or b > 64 << 20:
                     raise FioJobError(f"{sec.where}: block size {b}: must be a multiple of 512 "
                                       "bytes up to 64 MiB")
@@ -395,7 +420,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
                 number_ios=num("number_ios", 0, 0, 2**62), iodepth=num("iodepth", 1, 1, 65536),
                 time_based=flag("time_based"), runtime_ns=tm("runtime"),
                 ramp_ns=tm("ramp_time"), startdelay_ns=tm("startdelay"),
-                rate_bps=_rate(o["rate"][0], "rate", o["rate"][1], base, False) if "rate" in o else [0, 0, 0],
+                rate_bps=[r * 4096 // (4096 + md) for r in _rate(o["rate"][0], "rate", o["rate"][1], base, False)] if "rate" in o else [0, 0, 0],
                 rate_iops=_rate(o["rate_iops"][0], "rate_iops", o["rate_iops"][1], base, True) if "rate_iops" in o else [0, 0, 0],
                 rate_poisson=o.get("rate_process", ("linear",))[0].strip().lower() == "poisson",
                 thinktime_ns=tm("thinktime", 0, "us"), thinktime_blocks=num("thinktime_blocks", 1, 1, 1 << 30),
@@ -412,7 +437,9 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
                 ss_ramp_ns=tm("ss_ramp"), ss_group=flag("group_reporting"),
                 lat_target_ns=tm("latency_target", 0, "us"), lat_window_ns=tm("latency_window", 0, "us"),
                 lat_pct=_pct(o, "latency_percentile"), lat_run=flag("latency_run"),
-                options={O.canonical(k): v for k, v, _ in sec.options if k != "name"}))
+                options={O.canonical(k): v for k, v, _ in sec.options if k != "name"},
+                write_mode=O.write_mode(*o["write_mode"]) if "write_mode" in o else [100, 0, 0, 0],
+                md_bytes=md))
         exitall = exitall or flag("exitall")
         for k in ("write_bw_log", "write_iops_log", "write_lat_log", "log_avg_msec", "per_job_logs"):
             if k in o and k not in logs:
@@ -430,5 +457,18 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
     notes = []
     if noted:
         notes.append("accepted with no effect on a simulated drive: " + ", ".join(noted))
+    md = max((j.md_bytes for j in jobs), default=0)
+    if md:
+        notes.append(f"extended-LBA blocks (4096 + {md} bytes): the 4096 data bytes of each block "
+                     f"are written to and read from NAND; the {md} metadata bytes are counted in "
+                     "fio's bytes but neither stored nor timed on the link; protection "
+                     "information (pi_act, pi_chk) is not checked: a drive that keeps no data "
+                     "checks nothing")
+    if any(j.write_mode[0] < 100 for j in jobs):
+        notes.append("write_mode: Write Zeroes and Write Uncorrectable deallocate the 4 KiB "
+                     "blocks they cover (the trim path: no NAND program, no data on the link; "
+                     "reads of them count as unwritten, where a drive would return zeroes or an "
+                     "error); Verify reads the range from NAND inside the drive, no data on the "
+                     "link; all counted as writes, as fio counts them")
     glob = {O.canonical(k): v for sec in sections if sec.name == "global" for k, v, _ in sec.options}
     return Compiled(jobs, notes, group_reporting, logs, glob)

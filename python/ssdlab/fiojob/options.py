@@ -30,7 +30,7 @@ rate_cycle rate_ignore_thinktime thinktime thinktime_blocks thinktime_spin think
 random_distribution random_sequence_stride randseed randrepeat norandommap random_generator percentage_random
 ss ss_dur ss_ramp steadystate_check_interval exitall exit_what latency_target
 latency_window latency_percentile latency_run zonemode zonesize zonerange zoneskip fill_device fill_fs
-stonewall wait_for new_group group_reporting write_bw_log write_iops_log write_lat_log
+stonewall wait_for new_group group_reporting write_mode write_bw_log write_iops_log write_lat_log
 log_avg_msec per_job_logs unified_rw_reporting kb_base unit_base filesize nrfiles
 """.split())
 
@@ -84,8 +84,7 @@ WHY_CPUIO = "burns CPU and does no I/O"
 WHY_FLOW = "couples the progress of jobs (fio's flow control), not simulated"
 WHY_ZBD = "zoned block device (ZBD) I/O; a simulated drive is a conventional drive"
 WHY_MMAP = "maps a file or device for the I/O buffers; a simulated drive needs none (remove it or use mem=malloc)"
-WHY_WRITE_MODE = ("NVMe Write Zeroes, Write Uncorrectable and Verify commands; a simulated drive "
-                  "runs reads, writes and trims (write_mode=write is accepted)")
+WRITE_MODES = ("write", "zeroes", "uncor", "verify")  # the simulator's order (fiojob/mod.rs)
 WHY_UNKNOWN = "not an I/O-pattern option ssdlab simulates (docs/cli.md lists the accepted ones)"
 
 REFUSED = {
@@ -144,9 +143,8 @@ def classify(key: str, value: str, where: str) -> str | None:
     if key in NOTED:
         return key
     if key == "write_mode":
-        if value.strip().lower() == "write":
-            return key
-        raise FioJobError(f"{where}: write_mode={value}: refused: {WHY_WRITE_MODE}")
+        write_mode(value, where)  # checked here; compiled per job (compile.py)
+        return None
     if key.startswith(NOTED_PREFIXES):
         return key  # options of block-I/O engines
     if key.startswith("flow"):
@@ -156,6 +154,38 @@ def classify(key: str, value: str, where: str) -> str | None:
     if key in COMPILED:
         return None
     raise FioJobError(f"{where}: {key}: refused: {WHY_UNKNOWN}")
+
+
+def write_mode(value: str, where: str) -> list[int]:
+    """fio's io_uring_cmd write_mode: one mode, or MODE/PCT:MODE/PCT:... (at least two; blank
+    shares split what is left evenly, in whole %, as fio does) -> % of writes per mode, in
+    WRITE_MODES order (what whole-% splitting leaves over goes to plain writes)."""
+    v = value.strip().lower()
+    out = [0, 0, 0, 0]
+    entries = [v + "/100"] if ":" not in v else v.split(":")
+    if len(entries) < 2 and ":" in v:
+        raise FioJobError(f"{where}: write_mode={value}: a split needs at least two MODE/PCT entries")
+    blank = []
+    for e in entries:
+        mode, slash, pct = e.partition("/")
+        if mode == "zone_append":
+            raise FioJobError(f"{where}: write_mode={value}: refused: zone append is {WHY_ZBD}")
+        if mode not in WRITE_MODES or not slash:
+            raise FioJobError(f"{where}: write_mode={value}: write one of {', '.join(WRITE_MODES)}, "
+                              "or MODE/PCT:MODE/PCT:...")
+        if not pct.strip():
+            blank.append(mode)
+            continue
+        out[WRITE_MODES.index(mode)] += integer(pct, "write_mode", where, 0, 100)
+    total = sum(out)
+    if total > 100 or (not blank and total != 100):
+        raise FioJobError(f"{where}: write_mode={value}: the shares add up to {total} %, not 100")
+    for mode in blank:
+        out[WRITE_MODES.index(mode)] += (100 - total) // len(blank)
+    if sum(out) != 100:
+        raise FioJobError(f"{where}: write_mode={value}: the blank shares split to whole % add up "
+                          f"to {sum(out)} %; fio fails the writes drawn past that: give every share")
+    return out
 
 
 def boolean(value: str, key: str, where: str) -> bool:

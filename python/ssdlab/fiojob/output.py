@@ -112,6 +112,23 @@ def _dir(jobs: list[dict], d: int, runtime_ms: int, log_ms: int, group_bw: float
     return out
 
 
+def host_bytes(specs: list[dict], raw_jobs: list[dict]) -> list[dict]:
+    """The jobs' byte counts as fio counts them: an extended-LBA job (md_bytes > 0) moved
+    4096 data bytes per block in the simulator, fio counts 4096 + md_bytes per block."""
+    out = []
+    for s, j in zip(specs, raw_jobs):
+        md = int(s.get("md_bytes", 0))
+        if md:
+            j = dict(j)
+            for name in DIRS:
+                j[name] = dict(j[name], bytes=int(j[name]["bytes"]) // 4096 * (4096 + md))
+            smp = dict(j["samples"])
+            smp["bytes"] = [int(b) // 4096 * (4096 + md) for b in smp["bytes"]]
+            j["samples"] = smp
+        out.append(j)
+    return out
+
+
 def _runtime_ms(jobs: list[dict]) -> int:
     return max(int(round((j["end_s"] - j["start_s"]) * 1000)) for j in jobs)
 
@@ -120,6 +137,7 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool, log
              extra: dict | None = None, global_options: dict | None = None) -> dict:
     """fio's `--output-format=json` document for the simulated jobs (`specs` as compiled,
     `raw_jobs` as the simulator returned them, in the same order)."""
+    raw_jobs = host_bytes(specs, raw_jobs)
     units: list[tuple[dict, list[dict]]] = []
     if group_reporting:
         groups: dict[int, tuple[dict, list[dict]]] = {}
@@ -246,6 +264,7 @@ def write_logs(specs: list[dict], raw_jobs: list[dict], logs: dict, log_ms: int,
     PREFIX_lat.N.log (and _clat, _slat), lines `time_ms, value, ddir, bs, prio`, one per
     direction per log_avg_msec interval. Created new in `directory` (never over a file)."""
     made = []
+    raw_jobs = host_bytes(specs, raw_jobs)
     kinds = [("write_bw_log", ("bw",)), ("write_iops_log", ("iops",)), ("write_lat_log", ("lat", "clat", "slat"))]
     secs = log_ms / 1000
     for n, (s, j) in enumerate(zip(specs, raw_jobs), 1):

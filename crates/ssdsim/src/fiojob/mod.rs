@@ -14,6 +14,16 @@ pub const READ: usize = 0;
 pub const WRITE: usize = 1;
 pub const TRIM: usize = 2;
 
+/// How a write I/O is carried out (fio's io_uring_cmd `write_mode`; all counted as writes,
+/// as fio counts them): `Write` a data write; `Zeroes` NVMe Write Zeroes and `Uncor` Write
+/// Uncorrectable, both through the trim path (the mapping of the 4 KiB slots the range
+/// covers entirely is dropped: no NAND program, no data over the link); `Verify` NVMe
+/// Verify, a read of the range inside the drive (NAND reads, no data over the link).
+pub const WMODE_WRITE: u8 = 0;
+pub const WMODE_ZEROES: u8 = 1;
+pub const WMODE_UNCOR: u8 = 2;
+pub const WMODE_VERIFY: u8 = 3;
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Dist {
     Uniform,
@@ -131,6 +141,9 @@ pub struct JobSpec {
     pub lat_run: bool,
     /// Interval of the per-job samples (bandwidth / IOPS / latency logs), ns.
     pub log_ns: u64,
+    /// fio's write_mode split: % of writes per mode (WMODE_*: write, zeroes, uncor,
+    /// verify), drawn per write I/O as fio draws it (0..99 against the running sum).
+    pub write_mode: [u32; 4],
 }
 
 impl JobSpec {
@@ -190,6 +203,9 @@ impl JobSpec {
         }
         if self.lat_target_ns > 0 && !(0.0..=100.0).contains(&self.lat_pct) {
             return Err(format!("job {n}: latency_percentile must be 0..100"));
+        }
+        if self.write_mode.iter().sum::<u32>() != 100 {
+            return Err(format!("job {n}: write_mode shares must add up to 100 %"));
         }
         if self.log_ns < 1_000_000 {
             return Err(format!("job {n}: log interval under 1 ms"));

@@ -8,9 +8,11 @@ use std::collections::BinaryHeap;
 
 use super::Drive;
 use crate::fiojob::lat_target::{LatStep, LatTarget};
-use crate::fiojob::stream::{Req, Stream};
 use crate::fiojob::steady::SsUnit;
-use crate::fiojob::{DirOut, ExitWhat, JobOut, JobSpec, READ, TRIM, WRITE};
+use crate::fiojob::stream::{Req, Stream};
+use crate::fiojob::{
+    DirOut, ExitWhat, JobOut, JobSpec, READ, TRIM, WMODE_UNCOR, WMODE_VERIFY, WMODE_ZEROES, WRITE,
+};
 use crate::ftl::mapping::NONE;
 use crate::nand::SLOT_BYTES;
 use crate::stats::{Recorder, Row};
@@ -104,8 +106,7 @@ impl Drive {
             if idx.is_empty() {
                 continue;
             }
-            let (end, st) =
-                self.run_wave(specs, &idx, t, &mut outs, &mut rec, on_sample)?;
+            let (end, st) = self.run_wave(specs, &idx, t, &mut outs, &mut rec, on_sample)?;
             stopped = st;
             t = end.max(t);
         }
@@ -208,11 +209,15 @@ impl Drive {
         for (k, l) in live.iter_mut().enumerate() {
             let s = &specs[idx[k]];
             let Some(rule) = s.ss else { continue };
-            let shared = units.iter().position(|u| {
-                s.ss_group && u.group == Some(s.group)
-            });
+            let shared = units
+                .iter()
+                .position(|u| s.ss_group && u.group == Some(s.group));
             let u = shared.unwrap_or_else(|| {
-                units.push(SsUnit::new(rule, l.stats_from, s.ss_group.then_some(s.group)));
+                units.push(SsUnit::new(
+                    rule,
+                    l.stats_from,
+                    s.ss_group.then_some(s.group),
+                ));
                 units.len() - 1
             });
             units[u].members.push(k);
@@ -430,7 +435,7 @@ impl Drive {
         unwritten: &mut u64,
     ) -> Result<u64, SimError> {
         let first = r.offset / SLOT_BYTES;
-        if r.dir == TRIM {
+        if r.dir == TRIM || r.mode == WMODE_ZEROES || r.mode == WMODE_UNCOR {
             let a = r.offset.div_ceil(SLOT_BYTES);
             let b = (r.offset + r.len) / SLOT_BYTES;
             self.background(t)?;
@@ -446,6 +451,8 @@ impl Drive {
             if (first..first + slots).any(|s| l2p[s as usize] == NONE) {
                 *unwritten += 1;
             }
+        } else if r.mode == WMODE_VERIFY {
+            return self.verify(first as u32, slots as u32, t, outstanding);
         } else {
             debug_assert_eq!(r.dir, WRITE);
             self.background(t)?;
@@ -459,6 +466,26 @@ impl Drive {
             t,
             outstanding,
         )
+    }
+}
+
+impl Drive {
+    /// NVMe Verify of `slots` slots from `lba` at `t`: the drive reads the range from NAND
+    /// and checks it (ECC) inside; no data crosses the link. Completes when the last page
+    /// is read, plus the command overhead.
+    fn verify(
+        &mut self,
+        lba: u32,
+        slots: u32,
+        t: u64,
+        outstanding: usize,
+    ) -> Result<u64, SimError> {
+        let tc = self.host.accept(t, outstanding);
+        self.background(tc)?;
+        let (_, last) = self.ftl.read(lba, slots, tc);
+        let done = last.max(tc) + self.host.host_latency;
+        self.host.completes(done, outstanding);
+        Ok(done)
     }
 }
 

@@ -14,6 +14,8 @@ pub struct Req {
     pub dir: usize,
     pub offset: u64,
     pub len: u64,
+    /// A write's mode (super::WMODE_*; 0 for reads and trims).
+    pub mode: u8,
 }
 
 pub struct Stream {
@@ -53,6 +55,9 @@ pub struct Stream {
     zone_done: [u64; 3],
     /// trimwrite: the block just trimmed, written next.
     pending_write: Option<Req>,
+    /// write_mode split (cumulative %) and its own draw state (fio's wmode_state).
+    wmode: [u32; 4],
+    wmode_state: u64,
 }
 
 fn cumulative(v: &[(u64, f64)]) -> Vec<(u64, f64)> {
@@ -139,6 +144,14 @@ impl Stream {
             zone_size: j.zone_size,
             zone_skip: j.zone_skip,
             zone_done: [0; 3],
+            wmode: {
+                let mut acc = 0;
+                j.write_mode.map(|p| {
+                    acc += p;
+                    acc
+                })
+            },
+            wmode_state: super::dist::mix(seed ^ 0x3d0de),
             pending_write: None,
         }
     }
@@ -152,7 +165,11 @@ impl Stream {
         if self.read && self.write {
             if self.issues[self.mix_dir] >= self.mix_issues {
                 let v = 1 + below(&mut self.rng, 100);
-                let d = if v <= self.rwmixread as u64 { READ } else { WRITE };
+                let d = if v <= self.rwmixread as u64 {
+                    READ
+                } else {
+                    WRITE
+                };
                 if d != self.mix_dir {
                     let share = if d == READ {
                         self.rwmixread
@@ -191,7 +208,11 @@ impl Stream {
         let c = self.seq_count[dir];
         self.seq_count[dir] += 1;
         let b = self.sequence[(c % n) as usize];
-        let b = if self.sequence_stride { c / n * n + b } else { b };
+        let b = if self.sequence_stride {
+            c / n * n + b
+        } else {
+            b
+        };
         b % self.blocks
     }
 
@@ -266,10 +287,18 @@ impl Stream {
             c
         };
         self.last_end = off + len;
+        let mode = if dir == WRITE && self.wmode[0] < 100 && !self.trimwrite {
+            self.wmode_state = super::dist::mix(self.wmode_state.wrapping_add(1));
+            let u = (self.wmode_state % 100) as u32;
+            self.wmode.iter().position(|&c| u < c).unwrap_or(0) as u8
+        } else {
+            0
+        };
         let r = Req {
             dir,
             offset: self.base + off,
             len,
+            mode,
         };
         if self.trimwrite {
             self.pending_write = Some(Req { dir: WRITE, ..r });
