@@ -111,6 +111,15 @@ def test_engine_options_noted(tmp_path):
         assert w in c.notes[0]
 
 
+def test_libblkio_is_a_block_engine(tmp_path):
+    # libblkio's drivers (io_uring, NVMe, virtio-blk) reach a local block device
+    f = job(tmp_path, "[global]\nioengine=libblkio\nlibblkio_driver=io_uring\nlibblkio_path=/dev/nvme0n1\n"
+                      "[a]\nrw=randread\nbs=4k\nsize=1m\n")
+    c = compile_job(f, CAP)
+    assert len(c.notes) == 1
+    assert all(w in c.notes[0] for w in ("ioengine=libblkio", "libblkio_driver", "libblkio_path"))
+
+
 @pytest.mark.parametrize("v,tb", [("0", False), ("1", True), ("true", True), ("false", False),
                                   ("yes", True), ("no", False), ("on", True), ("off", False), ("", True)])
 def test_fio_booleans(tmp_path, v, tb):

@@ -63,15 +63,16 @@ sg_write_mode hugepage_size writefua readfua num_range
 iodepth_batch_submit iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low
 """.split())
 
-NOTED_PREFIXES = ("cmdprio", "verify_", "sqthread", "sg_", "pi_", "xnvme_", "fdp", "apptag")  # engine options
+NOTED_PREFIXES = ("cmdprio", "verify_", "sqthread", "sg_", "pi_", "xnvme_", "fdp", "apptag",
+                  "libblkio_")  # engine options
 MEM_KINDS = ("malloc", "shm", "shmhuge")
 
+# libblkio: a library of block-I/O drivers (io_uring, NVMe, virtio-blk) for a local device
 BLOCK_ENGINES = frozenset("""libaio io_uring io_uring_cmd psync sync vsync pvsync pvsync2
-posixaio sg null cpp_null windowsaio solarisaio xnvme""".split())
+posixaio sg null cpp_null windowsaio solarisaio xnvme libblkio""".split())
 FS_ENGINES = frozenset("""mmap splice ftruncate filecreate filestat filedelete dircreate dirstat
 dirdelete falloc e4defrag gfapi gfapi_async mtd pmemblk dev-dax libpmem libcufile""".split())
-NET_ENGINES = frozenset("""net netsplice nbd rdma rados rbd http nfs libhdfs libiscsi
-libblkio""".split())
+NET_ENGINES = frozenset("""net netsplice nbd rdma rados rbd http nfs libhdfs libiscsi""".split())
 
 EXEC_ENGINES = frozenset({"exec", "external"})
 ZBD_OPTIONS = frozenset("""max_open_zones read_beyond_wp zone_reset_threshold zone_reset_frequency
