@@ -16,7 +16,10 @@ $(UV):
 	python3 -m pip install --quiet --user "uv==$(UV_VERSION)" || python3 -m pip install --quiet --break-system-packages --user "uv==$(UV_VERSION)"
 
 .venv/.synced: pyproject.toml uv.lock | $(UV)
-	$(UV) sync --frozen --all-groups --all-extras  # extras: ray (--ray), pyarrow (Parquet export)
+	# extras: ray (--ray), pyarrow (Parquet export); bytecode compiled once here, as Python
+	# does not write it where PYTHONDONTWRITEBYTECODE is set (each command would compile
+	# plotly, matplotlib... again: seconds per start)
+	$(UV) sync --frozen --all-groups --all-extras --compile-bytecode
 	touch $@
 
 env: .venv/.synced
@@ -25,6 +28,7 @@ env: .venv/.synced
 # installs the package (editable) with its `ssdlab` command into .venv.
 $(STAMP): .venv/.synced $(RUST_SRC)
 	VIRTUAL_ENV=$(CURDIR)/.venv .venv/bin/maturin develop --release --uv --quiet
+	$(PY) -m compileall -q python/ssdlab
 	cargo build --release --quiet -p ssdsim-nbd  # the nbdkit plugin of `ssdlab serve`
 	touch $@
 
@@ -56,7 +60,7 @@ bench: sysdeps build
 	$(PY) benchmarks/trace_replay.py  # replay I/Os per second (target >= 1 M for 4 KiB random)
 	$(PY) benchmarks/fio_job_speed.py  # run fio: simulated I/Os per wall second (target >= 1 M), fsx.fio under 60 s
 	$(PY) benchmarks/parallel.py  # sweep, review, validate: parallel vs sequential
-	$(PY) -m pytest -q -m slow tests/test_validate.py  # every published figure (ssdlab validate)
+	$(PY) -m pytest -q -m slow tests/calibration/test_validate.py  # every published figure (ssdlab validate)
 	$(PY) benchmarks/fio_parity.py  # ssdlab's fio path vs plain fio, loop device over /dev/shm (root)
 	$(PY) benchmarks/serve_speed.py  # ssdlab serve: served IOPS at QD1/QD16 and the lag
 	$(PY) benchmarks/nvme_served_fill.py  # a served drive as an NVMe namespace in a VM: fill vs virtual time

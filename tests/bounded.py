@@ -5,19 +5,16 @@ abort) instead of taking the machine; a time limit stops one that would spin."""
 
 from __future__ import annotations
 
-import os
 import resource
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
-import ssdlab
+import clirun
 
 MiB = 2**20
 # Python, numpy and the simulator's tables of a small profile fit well within this
 DEFAULT_LIMIT = 1536 * MiB
-PYTHONPATH = str(Path(ssdlab.__file__).resolve().parents[1])
 
 
 def run_cli(*args: str, limit: int = DEFAULT_LIMIT, timeout: float = 240,
@@ -28,10 +25,7 @@ def run_cli(*args: str, limit: int = DEFAULT_LIMIT, timeout: float = 240,
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    env = dict(os.environ, PYTHONPATH=PYTHONPATH, COLUMNS="200")
-    env.pop("SSDLAB_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", "ssdlab.cli", *args], capture_output=True,
-                          text=True, env=env, timeout=timeout, preexec_fn=cap, cwd=cwd)
+    return clirun.cli(*args, env=clirun.environ(COLUMNS="200"), timeout=timeout, preexec_fn=cap, cwd=cwd)
 
 
 def refused(r: subprocess.CompletedProcess, *words: str) -> str:

@@ -9,11 +9,11 @@ import json
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import clirun
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,11 +34,7 @@ needs_nbd = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 
 
 def cli(*args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:
-    r = subprocess.run([sys.executable, "-m", "ssdlab.cli", *args], check=False, capture_output=True, text=True,
-                       timeout=timeout)
-    if check and r.returncode != 0:
-        raise AssertionError(f"ssdlab {' '.join(args)}: exit {r.returncode}: {r.stderr[-2000:]}")
-    return r
+    return clirun.cli(*args, check=check, timeout=timeout)
 
 
 @contextmanager
@@ -46,7 +42,7 @@ def served(tmp_path: Path, sets: list[str], db: Path, sock: Path | None = None, 
     """`ssdlab serve` in the background; yields (socket, end) where end() stops it and
     returns its final JSON document."""
     sock = sock or tmp_path / "drive.sock"
-    cmd = [sys.executable, "-m", "ssdlab.cli", "serve", "sim:sn520-128", "--socket", str(sock),
+    cmd = [*clirun.COMMAND, "serve", "sim:sn520-128", "--socket", str(sock),
            "--db", str(db), "--json", *(x for s in sets for x in ("--set", s)), *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     done: dict = {}

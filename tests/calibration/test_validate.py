@@ -31,7 +31,9 @@ def params(drive_ids):
     return out
 
 
-# one worker runs this module, so its module fixtures (a validate run each) are computed once
+# one worker runs this module and its validate runs are session fixtures: computed once, even
+# when that worker interleaves other modules' tests with these (a module fixture would be
+# torn down and computed again)
 pytestmark = pytest.mark.xdist_group("validate")
 
 
@@ -39,12 +41,12 @@ def row(doc, drive, name):
     return next(r for r in doc["figures"] if r["drive"] == drive and r["figure"] == name)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def fast_doc():
     return val.validate(FAST)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def full_doc():
     return val.validate(None)
 

@@ -1,5 +1,6 @@
 import json
 
+import clirun
 import pytest
 from conftest import FakeTarget
 from typer.testing import CliRunner
@@ -185,16 +186,10 @@ def test_report_calls_build_report(db, tmp_path):
 
 
 def test_command_line_mistakes_are_one_line_in_a_real_process(tmp_path):
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
 
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "python"))
     for args, message in ((["run"], "Missing argument"), (["run", "fill", "--bogus"], "--bogus"),
                           (["run", "fill", "--drive", "x", "--spare", "abc"], "--spare")):
-        p = subprocess.run([sys.executable, "-m", "ssdlab.cli", *args], env=env,
-                           capture_output=True, text=True, timeout=60)
+        p = clirun.cli(*args, timeout=60)
         assert p.returncode == 2 and p.stdout == ""
         assert p.stderr.count("\n") == 1 and message in p.stderr, p.stderr
 
@@ -279,45 +274,15 @@ def test_plan_of_a_real_drive_is_the_targets_own(db, tmp_path):
     assert not (tmp_path / "r.sqlite").exists()
 
 
-SLOW_CLI = """
-import os, sys, time
-sys.path.insert(0, os.environ["TESTS_DIR"])
-from conftest import FakeTarget
-import ssdlab.targets
-from ssdlab.phase import GB
-
-class Slow(FakeTarget):
-    def run(self, phase, on_sample=None):
-        def slow(row):
-            if phase.name == "random":
-                time.sleep(0.05)
-            if on_sample:
-                on_sample(row)
-            if phase.name == "random":  # ready once the run holds a sample of the phase
-                open(os.environ["READY"], "a").close()
-        return super().run(phase, slow)
-
-ssdlab.targets.open_target = lambda spec, **kw: Slow(capacity=8 * GB, cache_bytes=2 * GB)
-from ssdlab.cli import app
-app()
-"""
-
-
 def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
-    import os
     import signal
-    import subprocess
-    import sys
     import time
-    from pathlib import Path
 
-    here = Path(__file__).resolve().parents[1]  # tests/
+    from clirun import fake_cli
+
     ready, db = tmp_path / "ready", tmp_path / "r.sqlite"
-    env = dict(os.environ, PYTHONPATH=str(here.parent / "python"), TESTS_DIR=str(here),
-               READY=str(ready))
-    p = subprocess.Popen([sys.executable, "-c", SLOW_CLI, "run", "consistency", "--drive", "fake:a",
-                          "--seconds", "600", "--db", str(db), "--json"], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = fake_cli(ready, "run", "consistency", "--drive", "fake:a", "--seconds", "600", "--db", str(db),
+                 "--json")
     try:
         t0 = time.monotonic()
         while not ready.exists() and p.poll() is None and time.monotonic() - t0 < 60:

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from clirun import cli as _cli
 
 from loopdevs import MIB, REASON, SIZE, allocated, loops, sh  # noqa: F401  (loops: a fixture)
 from loopdevs import wait_for_new_writes
@@ -198,10 +199,6 @@ def test_file_target_stays_inside_its_file(tmp_path):
     assert other.read_text() == "keep me"
 
 
-def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    return subprocess.run([sys.executable, "-m", "ssdlab.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout, cwd=ROOT)
 
 
 def _cli_ready() -> str | None:

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import clirun
 import pytest
 
 import dbpoll
@@ -31,9 +32,7 @@ if REASON:
 
 
 def cli(*args: str, timeout: float = 300, cwd: Path = ROOT, env: dict | None = None):
-    e = dict(os.environ, PYTHONPATH=str(ROOT / "python"), **(env or {}))
-    return subprocess.run([sys.executable, "-m", "ssdlab.cli", *args], capture_output=True,
-                          text=True, env=e, timeout=timeout, cwd=cwd)
+    return clirun.cli(*args, timeout=timeout, cwd=cwd, env=clirun.environ(**(env or {})))
 
 
 def sha(path: Path | str) -> str:
@@ -60,11 +59,9 @@ def test_colon_in_a_file_path_writes_that_file_only(tmp_path):
     before = sha(co)
     work = tmp_path / "cwd"
     work.mkdir()
-    # no idle intervals: 65 s of sleeps made this 100 s here, close to cli()'s 300 s on a
-    # slower machine, and they touch no file
-    r = cli("run", "quick", "--repeat", "1", "--seconds", "1", "--interval", "0",
-            "--drive", f"file:{d}/co:lon.bin:64M", "--db", str(tmp_path / "r.sqlite"), "--json",
-            cwd=work)
+    # a fill: purge (a punched hole), then sequential writes through fio
+    r = cli("run", "fill", "--drive", f"file:{d}/co:lon.bin:64M", "--db", str(tmp_path / "r.sqlite"),
+            "--json", cwd=work)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["drives"][0]["status"] == "complete"
     assert sha(co) == before and sorted(os.listdir(d)) == ["co", "co:lon.bin"]

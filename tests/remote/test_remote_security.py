@@ -13,6 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import clirun
 import pytest
 from loopdevs import REASON, loops, wait_for_new_writes  # noqa: F401  (loops: a fixture)
 from sshhosts import ROOT, sshhost  # noqa: F401  (a fixture)
@@ -116,9 +117,8 @@ def test_a_key_restricted_to_the_agent_runs_tests_and_nothing_else(sshhost, loop
     model"): sshd runs the agent whatever is asked, so the key can run tests only."""
     dev, _ = loops.make(SIZE)
     spec = f"lab1-agent-only:{dev}"
-    r = subprocess.run([sys.executable, "-m", "ssdlab.cli", "run", "fill", "--drive", spec, "--destroy-data",
-                        spec, "--db", str(tmp_path / "r.db")], capture_output=True, text=True, timeout=300,
-                       env=sshhost.env(SSDLAB_REMOTE_COMMAND="ignored"), cwd=ROOT)
+    r = clirun.cli("run", "fill", "--drive", spec, "--destroy-data", spec, "--db", str(tmp_path / "r.db"),
+                   env=sshhost.env(SSDLAB_REMOTE_COMMAND="ignored"))
     assert r.returncode == 0, r.stderr
     mark = tmp_path / "ran"
     r = subprocess.run(["ssh", "-F", str(sshhost.config), "-o", "BatchMode=yes", "lab1-agent-only",

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import clirun
 import pytest
 from ssdlab import phase as P
 from ssdlab.phase import PhaseResult
@@ -121,8 +122,6 @@ def test_agent_refuses_what_it_does_not_drive_and_exits_at_end_of_input():
 
 def test_fio_server_serves_nothing_and_says_what_to_do():
     for args in ([], ["/dev/sdb", "--destroy-data=/dev/sdb", "--listen", "0.0.0.0", "--port", "8765"], ["--help"]):
-        r = subprocess.run([sys.executable, "-m", "ssdlab.cli", "fio-server", *args], capture_output=True,
-                           text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT / "python")),
-                           timeout=120)
+        r = clirun.cli("fio-server", *args, timeout=120)
         assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
         assert "--drive THISHOST:/dev/X" in r.stderr and "ssh" in r.stderr

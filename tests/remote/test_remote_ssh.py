@@ -9,10 +9,10 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+import clirun
 import pytest
 from loopdevs import REASON, loops, sectors_written, sh, wait_for_new_writes  # noqa: F401  (loops: a fixture)
 from ssdlab.store import Store
@@ -24,13 +24,11 @@ SIZE = 64 << 20
 
 
 def cli(host, *args: str, timeout: float = 300, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ssdlab.cli", *args], capture_output=True, text=True,
-                          env=host.env(**env), timeout=timeout, cwd=ROOT)
+    return clirun.cli(*args, env=host.env(**env), timeout=timeout)
 
 
 def start(host, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "ssdlab.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=host.env(), cwd=ROOT)
+    return clirun.start(*args, env=host.env())
 
 
 def runs(db: Path) -> list[tuple]:

@@ -11,9 +11,9 @@ import os
 import resource
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
+import clirun
 import pytest
 
 from ssdlab.cli import app
@@ -107,9 +107,7 @@ def scratch(tmp_path_factory) -> Path:
     c.execute("CREATE TABLE t (x)")
     c.commit()
     c.close()
-    r = subprocess.run([sys.executable, "-m", "ssdlab.cli", "run", "fill", "--drive", "sim:sn520-128",
-                        "--db", str(tmp / "r.sqlite"), "--json"], capture_output=True, text=True,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT / "python")), timeout=300)
+    r = clirun.cli("run", "fill", "--drive", "sim:sn520-128", "--db", str(tmp / "r.sqlite"), "--json")
     assert r.returncode == 0, r.stderr
     # a copy with the `phases` table's root page overwritten: a damaged page
     data = bytearray((tmp / "r.sqlite").read_bytes())
@@ -156,9 +154,7 @@ def test_bad_input_is_one_line_exit_2(scratch, capsys, args, words):
 @pytest.mark.parametrize("args, words", [MATRIX[0], MATRIX[8], MATRIX[13], MATRIX[-4]],
                          ids=["seconds inf", "repeat 1e20", "seed 2**64", "y-max -5"])
 def test_the_same_in_a_real_process(scratch, args, words):
-    r = subprocess.run([sys.executable, "-m", "ssdlab.cli", *(fill_in(a, scratch) for a in args)],
-                       capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
+    r = clirun.cli(*(fill_in(a, scratch) for a in args), timeout=120)
     assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
     assert all(fill_in(w, scratch) in r.stderr for w in words), r.stderr
 
@@ -169,10 +165,9 @@ def test_a_profile_larger_than_memory_is_refused_before_allocating(tmp_path):
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
 
-    r = subprocess.run([sys.executable, "-m", "ssdlab.cli", "run", "fill", "--drive", "sim:sn520-128",
-                        "--set", "nand.blocks_per_plane=40000", "--set", "user_capacity_gb=3000",
-                        "--db", str(tmp_path / "r.sqlite")], capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT / "python")), preexec_fn=limit)
+    r = clirun.cli("run", "fill", "--drive", "sim:sn520-128", "--set", "nand.blocks_per_plane=40000",
+                   "--set", "user_capacity_gb=3000", "--db", str(tmp_path / "r.sqlite"), timeout=120,
+                   preexec_fn=limit)
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1 and "needs about 6.99 GB" in r.stderr and "GB is available" in r.stderr
     assert "ulimit -v" in r.stderr

@@ -153,6 +153,17 @@ def test_drives_lists_the_builtin_profiles():
     assert tlc["capacity_gb"] == 256 and tlc["mapping"] == "dram"
 
 
+def test_a_profile_is_described_as_its_built_drive():
+    """`drives` lists profiles from Drive.describe (no tables allocated): the same info as
+    the built drive, overrides included."""
+    from ssdlab._sim import Drive
+    from ssdlab.profiles import load_text
+
+    for pid, sets in (("tlc-256", list(SMALL)), ("sn520-128", ["user_capacity_gb=2", "nand.channels=1"])):
+        built = Drive(load_text(pid), sets).info()
+        assert Drive.describe(load_text(pid), sets) == built, pid
+
+
 def test_two_cli_runs_share_one_store(db):
     import os
     import subprocess

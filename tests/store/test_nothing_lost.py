@@ -8,57 +8,19 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+import clirun
 import pytest
 
 from ssdlab.store import Store
 
-HERE = Path(__file__).resolve().parents[1]  # tests/
-ROOT = HERE.parent
-
-# a CLI process whose drive is a FakeTarget (tests/conftest.py) that is slow in its
-# random-write phase, and (FILLER set) fills the results disk while it runs the fill
-FAKE_CLI = """
-import os, sys, time
-sys.path.insert(0, os.environ["TESTS_DIR"])
-from conftest import FakeTarget
-import ssdlab.targets
-from ssdlab.phase import GB
-
-class Fake(FakeTarget):
-    def run(self, phase, on_sample=None):
-        def slow(row):
-            if phase.name == "random":
-                time.sleep(0.05)
-            if on_sample:
-                on_sample(row)
-            if phase.name == "random":  # ready once the run holds a sample of the phase
-                open(os.environ["READY"], "a").close()
-        r = super().run(phase, slow)
-        if phase.name == "fill" and os.environ.get("FILLER"):
-            with open(os.environ["FILLER"], "wb") as f:
-                try:
-                    while True:
-                        f.write(bytes(1 << 20))
-                except OSError:
-                    pass
-        return r
-
-ssdlab.targets.open_target = lambda spec, **kw: Fake(capacity=8 * GB, cache_bytes=2 * GB)
-from ssdlab.cli import app
-app()
-"""
-
 
 def fake_cli(tmp_path: Path, *args: str, **env: str) -> subprocess.Popen:
-    e = dict(os.environ, PYTHONPATH=str(ROOT / "python"), TESTS_DIR=str(HERE),
-             READY=str(tmp_path / "ready"), **env)
-    return subprocess.Popen([sys.executable, "-c", FAKE_CLI, *args], env=e, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    """The slow fake-drive command (clirun.py); Ctrl-C raises KeyboardInterrupt in it."""
+    return clirun.fake_cli(tmp_path / "ready", *args, env=env,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def wait_ready(tmp_path: Path, p: subprocess.Popen) -> None:
@@ -151,9 +113,7 @@ def test_results_disk_full_saves_the_phase_and_import_takes_it_back(small_fs, tm
     assert doc["run"]["status"] == "failed" and doc["drives"]["0"]["status"] == "failed"
     # nothing lost: free the space, import, and the store has the fill with every value
     (small_fs / "filler").unlink()
-    r = subprocess.run([sys.executable, "-m", "ssdlab.cli", "results", "import", str(pending),
-                        "--db", str(db)], capture_output=True, text=True,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT / "python")), timeout=60)
+    r = clirun.cli("results", "import", str(pending), "--db", str(db), timeout=60)
     assert r.returncode == 0 and r.stdout == f"imported 1 phase into run 1 in {db}\n", r.stderr
     store = Store(db, create=False)
     run = store.run(1)
@@ -171,9 +131,7 @@ def test_results_disk_full_saves_the_phase_and_import_takes_it_back(small_fs, tm
 def test_too_little_room_for_the_store_is_refused_up_front(small_fs):
     with open(small_fs / "filler", "wb") as f:
         f.write(bytes(20 * 2**20))
-    r = subprocess.run([sys.executable, "-m", "ssdlab.cli", "run", "fill", "--drive", "sim:tlc-256",
-                        "--db", str(small_fs / "r.sqlite")], capture_output=True, text=True,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT / "python")), timeout=60)
+    r = clirun.cli("run", "fill", "--drive", "sim:tlc-256", "--db", str(small_fs / "r.sqlite"), timeout=60)
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert "MB free and a run needs at least 64 MB" in r.stderr
     assert os.listdir(small_fs) == ["filler"]  # not even an empty store

@@ -248,6 +248,22 @@ impl Drive {
         Ok(ssdsim::memory::table_bytes(&p))
     }
 
+    /// `info()` of the drive a profile text with overrides describes, without building it
+    /// (its tables take GBs for a TB drive): `ssdlab drives` lists every profile this way.
+    #[staticmethod]
+    #[pyo3(signature = (profile, overrides=None))]
+    fn describe<'py>(
+        py: Python<'py>,
+        profile: &str,
+        overrides: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let ov = parse_overrides(overrides)?;
+        let p = ssdsim::profile::load(profile, &ov).map_err(verr)?;
+        let geo = ssdsim::nand::Geometry::from_profile(&p);
+        let user = (p.user_capacity_gb * 1e9) as u64 / ssdsim::nand::SLOT_BYTES * ssdsim::nand::SLOT_BYTES;
+        profile_info(py, &p, &geo, user)
+    }
+
     /// The full resolved profile as a dict.
     fn profile<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let d = self.inner.lock().unwrap();
@@ -481,25 +497,30 @@ fn hist_dict<'py>(py: Python<'py>, h: &ssdsim::stats::Histogram) -> PyResult<Bou
 }
 
 fn info_dict<'py>(py: Python<'py>, d: &SimDrive) -> PyResult<Bound<'py, PyDict>> {
-    let p = &d.profile;
-    let g = &d.ftl.nand.geo;
+    profile_info(py, &d.profile, &d.ftl.nand.geo, d.user_bytes())
+}
+
+/// What `info` says of a drive, from its profile and geometry alone.
+fn profile_info<'py>(
+    py: Python<'py>,
+    p: &ssdsim::Profile,
+    g: &ssdsim::nand::Geometry,
+    user: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let raw = g.raw_bytes();
     let i = PyDict::new(py);
-    let user = d.user_bytes();
     i.set_item("id", &p.id)?;
     i.set_item("name", &p.name)?;
     i.set_item("user_bytes", user)?;
-    i.set_item("raw_bytes", d.raw_bytes())?;
-    i.set_item(
-        "spare_pct",
-        (d.raw_bytes() as f64 / user as f64 - 1.0) * 100.0,
-    )?;
+    i.set_item("raw_bytes", raw)?;
+    i.set_item("spare_pct", (raw as f64 / user as f64 - 1.0) * 100.0)?;
     let iface = if p.host.interface == "sata" {
         "SATA 6Gb/s".to_string()
     } else {
         format!("PCIe {}.0 x{}", p.host.pcie_gen, p.host.lanes)
     };
     i.set_item("interface", iface)?;
-    i.set_item("link_mbps", d.link_mbps())?;
+    i.set_item("link_mbps", ssdsim::host::link_mbps(p))?;
     i.set_item("cell", p.nand.cell.to_uppercase())?;
     i.set_item("channels", g.channels)?;
     i.set_item("dies", g.dies)?;

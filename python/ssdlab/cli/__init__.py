@@ -61,14 +61,13 @@ app.add_typer(results_app, name="results")
 @app.command()
 def drives(json_out: JsonOut = False) -> None:
     """The built-in simulated drive profiles and their key specs."""
+    from .._sim import Drive
     from ..profiles import builtin_ids, load_text
 
     rows = []
     with user_errors():
         for pid in builtin_ids():
-            from ..targets.sim import SimTarget
-
-            i = SimTarget(load_text(pid)).info
+            i = Drive.describe(load_text(pid))  # the profile's figures, no drive built
             rows.append({"drive": f"sim:{pid}", "name": i.get("name"),
                          "capacity_gb": i["user_bytes"] / 1e9, "interface": i.get("interface"),
                          "nand": f"{i.get('cell')} {i.get('channels')}ch {i.get('dies')} dies",

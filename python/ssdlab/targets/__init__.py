@@ -35,11 +35,7 @@ def open_target(spec: str, *, overrides: list[str] | None = None, seed: int = 42
             from .remote import RemoteTarget
 
             return RemoteTarget(spec, destroy_data=destroy_data, plan=plan)
-        if spec.startswith("nbd:"):  # an NBD export, e.g. a drive `ssdlab serve` exports
-            from .nbd import NbdTarget
-
-            return NbdTarget(spec, destroy_data=destroy_data, plan=plan)
-        from .fio import FioTarget
+        from .fio import FioTarget  # a device, a file, or an NBD export (fio_transport.py)
 
         return FioTarget(spec, destroy_data=destroy_data, plan=plan)
     if spec.startswith("sim:"):

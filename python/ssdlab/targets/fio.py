@@ -17,7 +17,6 @@ import math
 import os
 import queue
 import shutil
-import stat
 import subprocess
 import tempfile
 import threading
@@ -26,36 +25,14 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .. import units
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
-from . import child, fio_job, fio_output, fio_replay, locks, purge as purge_mod, safety
+from . import child, fio_job, fio_output, fio_replay, fio_transport, locks, safety
+from .fio_transport import FILE_MIN, Transport, parse_size, parse_spec
+from .nbd import NbdExport
 from .base import BaseTarget, Capabilities
 from .fio_output import FioFailed
-from .identity import Telemetry, TempSampler, before_after, block_info, write_counters_delta
+from .identity import TempSampler, before_after, write_counters_delta
 from .identity import attach_temps as _attach_temps
-
-FILE_MIN = 4096 * 16  # a file target of at least 64 KiB
-
-
-def parse_size(s: str) -> int:
-    """A file target's size (units.parse_size), at least FILE_MIN."""
-    return units.parse_size(s, minimum=FILE_MIN)
-
-
-def parse_spec(spec: str) -> tuple[str, str, int | None]:
-    """('block', path, None) or ('file', path, size)."""
-    if spec.startswith("file:"):
-        rest = spec[5:]
-        path, sep, size = rest.rpartition(":")
-        if not sep or not path:
-            raise ValueError(f"drive '{spec}': write file:PATH:SIZE, e.g. file:/mnt/ssd/test.bin:8G")
-        fio_job.check_path(path)
-        n = parse_size(size)
-        return "file", path, n - n % 4096
-    if spec.startswith("/dev/"):
-        return "block", fio_job.check_path(spec), None
-    raise ValueError(f"drive '{spec}': a real drive is /dev/... or file:PATH:SIZE")
-
 
 def _empty(phase: Phase, totals: dict[str, float] | None = None) -> PhaseResult:
     z = np.zeros(0)
@@ -88,37 +65,30 @@ class FioTarget(BaseTarget):
         self.spec = spec
         self.destroy_data = destroy_data
         self.plan_mode = plan
-        self.kind, self.path, size = parse_spec(spec)
         self.name = spec
         self.fio = shutil.which("fio") or "fio"
         if not plan:
             self.fio = fio_binary_checked()
         self._lock: locks.DeviceLock | None = None
-        self._excl_fd: int | None = None
         self._write_ok = False
         self._engine: str | None = None
         self._fio_version: str | None = None
         self._workdir: str | None = None
         self._nphase = 0
         self.purges: list[str] = []
-        if self.kind == "block":
-            if not os.path.exists(self.path):
-                raise safety.UnsafeTarget(f"{self.path}: no such device; list block devices with `lsblk`")
-            safety.resolve_block(self.path)  # is a block device
-            self.info = block_info(self.path)
-            self.capacity = int(self.info["capacity"])
-            self.dev = self.info["dev"]
-        else:
-            self.capacity = int(size or 0)
-            self.dev = os.path.realpath(self.path)
-            if not os.path.isdir(os.path.dirname(self.dev)):
-                raise ValueError(f"drive '{spec}': directory {os.path.dirname(self.dev)} does not exist")
-            self.info = {"path": self.path, "file": self.dev, "kind": "file", "capacity": self.capacity}
-        self.telemetry = Telemetry(self.dev, self.info.get("kind", "file")) if (
-            self.kind == "block" and not plan) else Telemetry(self.dev, "file")
+        self.where: Transport = NbdExport(spec) if spec.startswith("nbd:") else fio_transport.local(spec, plan)
+        self.where.fio = self.fio  # type: ignore[attr-defined]  # the NBD export's trim jobs
+        self._engine = self.where.engine
         if not plan:
-            self._lock = (locks.lock_for_block(self.dev) if self.kind == "block"
-                          else locks.lock_for_file(self.path)).acquire()
+            self._lock = self.where.lock().acquire()
+
+    # what the transport knows, under the names callers use
+    kind = property(lambda self: self.where.kind)
+    path = property(lambda self: self.where.path)
+    dev = property(lambda self: self.where.dev)
+    capacity = property(lambda self: self.where.capacity)
+    info = property(lambda self: self.where.info)
+    telemetry = property(lambda self: self.where.telemetry)
 
     # ------------------------------------------------------------------ protocol
     def identify(self) -> Identity:
@@ -126,14 +96,7 @@ class FioTarget(BaseTarget):
         extra.update(fio=self.fio_version,
                      engine=self._engine or "", telemetry=self.telemetry.tool,
                      purges=list(self.purges))
-        if self.kind == "file":
-            st = os.statvfs(os.path.dirname(self.dev) or ".")
-            extra["fs_free_bytes"] = st.f_bavail * st.f_frsize
-            return Identity(kind="file", model=f"file on {_fs_of(self.dev)}", capacity=self.capacity,
-                            firmware="", serial=self.dev, extra=extra)
-        return Identity(kind="block", model=self.info.get("model") or self.info["name"],
-                        capacity=self.capacity, firmware=self.info.get("firmware", ""),
-                        serial=self.info.get("serial", ""), extra=extra)
+        return self.where.identity(extra)
 
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
         spec = phase.resolve(self.capacity)
@@ -146,7 +109,7 @@ class FioTarget(BaseTarget):
         if writes(phase):
             self.allow_writes()
         else:
-            self._ensure_file(create=False)
+            self.where.prepare_read(self.destroy_data)
         self._nphase += 1
         if phase.kind == "idle":
             return self._run_idle(phase, spec, on_sample)
@@ -168,10 +131,7 @@ class FioTarget(BaseTarget):
     # ------------------------------------------------------------------ safety
     def check_writes(self) -> None:
         """Raise safety.UnsafeTarget when this target may not be written (nothing held)."""
-        if self.kind == "block":
-            safety.check_block_write(self.path, self.destroy_data)
-        else:
-            safety.check_file_write(self.path, self.destroy_data)
+        self.where.check_writes(self.destroy_data)
 
     def preflight(self, phases: Iterable[Phase]) -> None:
         """Call before a run starts (before anything is stored): raises safety.UnsafeTarget
@@ -183,55 +143,12 @@ class FioTarget(BaseTarget):
             self.allow_writes()
 
     def allow_writes(self) -> None:
-        if self._write_ok:
-            return
-        if self.kind == "block":
-            safety.check_block_write(self.path, self.destroy_data)
-            # keep an exclusive claim: no mount or other exclusive user while we run
-            self._excl_fd = safety.open_exclusive(self.dev)
-        else:
-            safety.check_file_write(self.path, self.destroy_data)
-            st = os.statvfs(os.path.dirname(self.dev))
-            have = st.f_bavail * st.f_frsize
-            if os.path.exists(self.dev):
-                have += os.stat(self.dev).st_blocks * 512
-            if have < self.capacity:
-                raise safety.UnsafeTarget(
-                    f"refusing {self.spec}: the file needs {self.capacity / 1e9:.3g} GB and its "
-                    f"filesystem has {have / 1e9:.3g} GB free; choose a smaller SIZE")
-            self._ensure_file(create=True)
-        self._write_ok = True
-
-    def _ensure_file(self, create: bool) -> None:
-        if self.kind != "file":
-            return
-        exists = os.path.lexists(self.dev)
-        size = os.path.getsize(self.dev) if exists else 0
-        if size >= self.capacity:
-            return
-        if not create:
-            # reading a file that is not there yet: creating it writes only the file itself
-            safety.check_file_write(self.path, self.destroy_data)
-        # never through a symlink planted after the check, and a new file is really new
-        flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | (0 if exists else os.O_CREAT | os.O_EXCL)
-        try:
-            fd = os.open(self.dev, flags, 0o600)
-        except OSError as e:
-            raise safety.UnsafeTarget(f"refusing {self.spec}: cannot open {self.dev} safely ({e.strerror}); "
-                                      "was it replaced while ssdlab checked it?") from None
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise safety.UnsafeTarget(f"refusing {self.spec}: {self.dev} is not a regular file")
-            os.ftruncate(fd, self.capacity)
-        finally:
-            os.close(fd)
-        if not exists:
-            safety.mark_ours(self.dev)
+        if not self._write_ok:
+            self.where.claim_writes(self.destroy_data)
+            self._write_ok = True
 
     def close(self) -> None:
-        if self._excl_fd is not None:
-            os.close(self._excl_fd)
-            self._excl_fd = None
+        self.where.close()
         if self._lock:
             self._lock.release()
             self._lock = None
@@ -258,17 +175,12 @@ class FioTarget(BaseTarget):
             self._engine = fio_job.pick_engine(self.fio)
         return self._engine
 
-    def _filename(self) -> str:
-        return self.dev
-
     def plan(self, phases: Iterable[Phase]) -> str:
         """The jobs and commands a run of `phases` would execute (executes nothing but
         read-only probes of the device)."""
         phases = list(phases)
         lines = [f"# ssdlab plan for {self.spec} ({self.capacity} bytes)"]
-        if self.kind == "block":
-            lines.append(f"# device {self.dev}: {self.info.get('model', '')} serial "
-                         f"{self.info.get('serial', '')} firmware {self.info.get('firmware', '')}")
+        lines += self.where.plan_header()
         if shutil.which("fio") is None:
             lines.append("# NOTE: fio is not installed: " + fio_job.INSTALL_HINT)
         if any(writes(p) for p in phases):
@@ -287,16 +199,16 @@ class FioTarget(BaseTarget):
             if p.kind == "idle":
                 lines.append(f"sleep {spec['seconds']:g}")
             elif p.kind == "trim":
-                lines.append("$ " + " ".join(self._trim_cmd(spec["offset"], spec["length"])))
+                lines.append("$ " + " ".join(self.where.trim_command(spec["offset"], spec["length"])))
             elif p.kind == "purge":
-                pp = self._purge_plan()
+                pp = self.where.purge_plan()
                 lines.append(f"# purge method: {pp.method} ({pp.why})")
                 lines += ["$ " + " ".join(c) for c in pp.commands]
             elif p.kind == "replay":
                 lines += fio_replay.plan_lines(self, p, i, engine)
             else:
-                job = fio_job.job_text(spec, self._filename(), engine=engine,
-                                       log_prefix=f"$WORKDIR/p{i}", is_file=self.kind == "file")
+                job = fio_job.job_text(spec, self.where.filename(), engine=engine,
+                                       log_prefix=f"$WORKDIR/p{i}", is_file=self.where.is_file)
                 lines.append(f"$ {' '.join(fio_job.command(f'$WORKDIR/p{i}.fio', 'fio'))}")
                 lines.append(f"# $WORKDIR/p{i}.fio (ioengine falls back to libaio where io_uring is not allowed):")
                 lines += ["    " + x for x in job.rstrip().splitlines()]
@@ -343,18 +255,13 @@ class FioTarget(BaseTarget):
             raise Interrupted(result()) from e
         return result()
 
-    def _trim_cmd(self, off: int, length: int) -> list[str]:
-        if self.kind == "file":
-            return ["fallocate", "--punch-hole", "--offset", str(off), "--length", str(length), self.dev]
-        return purge_mod.blkdiscard(self.dev, off, length)
-
     def _run_trim(self, phase: Phase, spec: dict) -> PhaseResult:
         off, length = int(spec["offset"]), int(spec["length"])
-        if self.kind == "block" and not self.info.get("discard"):
+        if not self.where.can_trim():
             r = _empty(phase, {"duration_s": 0.0, "trim_bytes": 0.0, "trim_supported": 0.0})
             return r
         t0 = time.monotonic()
-        res, interrupted = child.run_to_completion(self._trim_cmd(off, length))
+        res, interrupted = child.run_to_completion(self.where.trim_command(off, length))
         dur = time.monotonic() - t0
         if res.returncode != 0:
             raise RuntimeError(f"trim failed: `{' '.join(res.args)}`: {res.stderr.strip()}")
@@ -364,14 +271,8 @@ class FioTarget(BaseTarget):
             raise Interrupted(r)
         return r
 
-    def _purge_plan(self) -> purge_mod.PurgePlan:
-        if self.kind == "file":
-            return purge_mod.plan_file(self.dev, self.capacity)
-        return purge_mod.plan_block(self.dev, self.info.get("kind", ""), bool(self.info.get("discard")),
-                                    force=True)
-
     def _run_purge(self, phase: Phase) -> PhaseResult:
-        pp = self._purge_plan()
+        pp = self.where.purge_plan()
         before = self.telemetry.read() if self.telemetry.available else {}
         t0 = time.monotonic()
         interrupted = False
@@ -404,12 +305,13 @@ class FioTarget(BaseTarget):
             if f.startswith(f"p{self._nphase}_"):
                 os.unlink(os.path.join(wd, f))
         job = job(prefix) if job is not None else fio_job.job_text(
-            spec, self._filename(), engine=self.engine, log_prefix=prefix, is_file=self.kind == "file")
+            spec, self.where.filename(), engine=self.engine, log_prefix=prefix, is_file=self.where.is_file)
         job_path = prefix + ".fio"
         with open(job_path, "w") as fh:
             fh.write(job)
         before = self.telemetry.read() if self.telemetry.available else {}
         temps = TempSampler(self.telemetry).start()
+        token = self.where.io_started()
         t0_ms = time.time() * 1000.0
         # own session: a terminal's Ctrl-C reaches us, and we stop fio cleanly; if we die
         # anyway, the kernel stops fio (no orphan writing on to the drive)
@@ -509,6 +411,7 @@ class FioTarget(BaseTarget):
         if short:
             raise FioFailed(f"fio on {self.spec} exited without an error but {short}")
         result.fio_report = reps[-1]  # type: ignore[attr-defined]  # per-direction figures
+        self.where.io_done(result, token)
         return result
 
     def _fio_command(self, job_path: str) -> list[str]:
@@ -558,18 +461,6 @@ class FioTarget(BaseTarget):
                            totals=totals)
 
 
-def _fs_of(path: str) -> str:
-    best, fs = "", "?"
-    try:
-        for line in open("/proc/self/mounts"):
-            p = line.split()
-            if len(p) >= 3 and (path == p[1] or path.startswith(p[1].rstrip("/") + "/")) and len(p[1]) >= len(best):
-                best, fs = p[1], f"{p[2]} ({p[0]} at {p[1]})"
-    except OSError:
-        pass
-    return fs
-
-
 def fio_binary_checked() -> str:
     return fio_job.fio_binary()
 
@@ -581,4 +472,4 @@ def plan(phases: Iterable[Phase], spec: str | None = None, destroy_data: str | N
     return t.plan(phases)
 
 
-__all__ = ["FioTarget", "parse_spec", "parse_size", "plan", "writes"]
+__all__ = ["FILE_MIN", "FioTarget", "parse_spec", "parse_size", "plan", "writes"]

@@ -66,7 +66,8 @@ def job_text(p: Prepared, iolog: str, drive_path: str, *, engine: str, log_prefi
               ("log_hist_coarseness", fio_job.HIST_COARSENESS)]
     j: list[tuple[str, object]] = [
         ("read_iolog", iolog),  # ssdlab's own work directory
-        ("replay_redirect", fio_job.check_path(drive_path)),
+        # the nbd engine names the export by URI; other engines open the redirected file
+        ("uri", drive_path) if engine == "nbd" else ("replay_redirect", fio_job.check_path(drive_path)),
         ("iodepth", depth),
     ]
     if p.queue_depth:
@@ -148,7 +149,7 @@ def run(target, phase, on_sample):
     spec.update(block_size=4096, stop_bytes=None, stop_seconds=None)
 
     def job(prefix: str) -> str:
-        return job_text(prep, prefix + ".iolog", target.dev, engine=target.engine,
+        return job_text(prep, prefix + ".iolog", target.where.filename(), engine=target.engine,
                         log_prefix=prefix, sample_interval_s=phase.sample_interval_s,
                         name=phase.name)
 
@@ -170,7 +171,7 @@ def plan_lines(target, phase, i: int, engine: str) -> list[str]:
     from ..traces.timing import prepare
 
     prep = prepare(phase.replay, target.capacity)
-    job = job_text(prep, f"$WORKDIR/p{i}.iolog", target.dev, engine=engine,
+    job = job_text(prep, f"$WORKDIR/p{i}.iolog", target.where.filename(), engine=engine,
                    log_prefix=f"$WORKDIR/p{i}", name=phase.name)
     return [f"# $WORKDIR/p{i}.iolog: the trace as a fio iolog v3 ({len(prep.stream)} I/Os, {prep.mode})",
             f"$ {' '.join(fio_job.command(f'$WORKDIR/p{i}.fio', 'fio'))}",

@@ -4,7 +4,7 @@ their socket carries a marker (serve/nbdkit.py), and writing to a served *simula
 drive needs no --destroy-data. Any other export may be a real disk behind an NBD server,
 so writing to it needs --destroy-data naming the same spec.
 
-Everything else is the fio path of a real drive (FioTarget): the same jobs with
+It is a transport of the fio target (fio_transport.py): the same jobs with
 `ioengine=nbd`, the same logs, series and analyses. Trim phases and purge are fio trim
 jobs over the export (purge: the whole export, method `nbd-trim`)."""
 
@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from ..phase import Identity, PhaseResult
 from ..serve import nbdkit, stats
-from ..phase import Identity
 from . import locks, nbd_uri, safety
-from .fio import FioTarget
+from .fio_transport import Transport
 from .identity import Telemetry
 from .purge import PurgePlan
 
@@ -65,111 +65,83 @@ def export_size(uri: str) -> int:
     return int(r.stdout.strip())
 
 
-class NbdTarget(FioTarget):
-    def __init__(self, spec: str, destroy_data: str | None = None, plan: bool = False):
-        # FioTarget's __init__ is for devices and files; set up what its methods use
+class NbdExport(Transport):
+    """An NBD export reached with fio's nbd engine. A drive `ssdlab serve` serves here is
+    simulated (writing it destroys nothing real); any other export needs --destroy-data
+    naming the same spec. Its purge and trims are fio trim jobs over the export."""
+
+    kind = "nbd"
+    engine = "nbd"
+
+    def __init__(self, spec: str):
         self.spec = spec
-        self.destroy_data = destroy_data
-        self.plan_mode = plan
         self.export = parse_nbd(spec)
         self.uri, self.socket = self.export.text, self.export.socket
-        self.kind, self.path = "nbd", self.socket or self.uri
-        self.name = spec
-        self.fio = shutil.which("fio") or "fio"
-        if not plan:
-            self.fio = super_fio()
-        self._lock = None
-        self._excl_fd = None
-        self._write_ok = False
-        self._engine = "nbd"
-        self._fio_version = None
-        self._workdir = None
-        self._nphase = 0
-        self.purges: list[str] = []
+        self.path = self.dev = self.socket or self.uri
         self.served = nbdkit.served_here(self.socket) if self.socket else None
         self.capacity = export_size(self.uri)
         self.capacity -= self.capacity % 4096
-        self.dev = self.path
         self.info = {"path": self.path, "uri": self.uri, "kind": "nbd", "capacity": self.capacity,
                      "served": self.served}
         self.telemetry = Telemetry(self.dev, "file")
-        if not plan:
-            self._lock = locks.DeviceLock(self.export.key(), spec).acquire()
+        self.fio = "fio"  # set by FioTarget: the checked fio binary runs the trim jobs
 
-    def identify(self) -> Identity:
-        extra: dict[str, Any] = dict(self.info)
-        extra.update(fio=self.fio_version, engine="nbd", telemetry="none", purges=list(self.purges))
+    def lock(self) -> locks.DeviceLock:
+        return locks.DeviceLock(self.export.key(), self.spec)
+
+    def identity(self, extra: dict[str, Any]) -> Identity:
+        extra.update(engine="nbd", telemetry="none")
         model = (f"ssdlab served {self.served['drive']}" if self.served else f"NBD export {self.uri}")
         return Identity(kind="nbd", model=model, capacity=self.capacity, firmware="",
                         serial=self.uri, extra=extra)
 
-    def check_writes(self) -> None:
+    def check_writes(self, destroy_data: str | None) -> None:
         if self.served:
             return  # a simulated drive: nothing real to destroy
-        if self.destroy_data != self.spec:
+        if destroy_data != self.spec:
             raise safety.UnsafeTarget(
                 f"refusing to write {self.spec}: it is not a drive `ssdlab serve` is serving here "
                 f"(an NBD export may be a real disk); if its data may be destroyed, add "
                 f"--destroy-data {self.spec}")
 
-    def allow_writes(self) -> None:
-        if not self._write_ok:
-            self.check_writes()
-            self._write_ok = True
-
-    def _ensure_file(self, create: bool) -> None:
-        pass
-
-    def _filename(self) -> str:
+    def filename(self) -> str:
         return self.uri
 
-    def _trim_cmd(self, off: int, length: int) -> list[str]:
+    def trim_command(self, offset: int, length: int) -> list[str]:
         """One fio run of trim jobs: 16 MiB requests, then 4 KiB ones for the rest (fio
         would round a range up to whole requests, past its end)."""
+        self.info["discard"] = True
         bulk = length - length % BULK
         cmd = [self.fio, "--ioengine=nbd", f"--uri={self.uri}", "--rw=trim", "--thread"]
         if bulk:
-            cmd += ["--name=bulk", f"--bs={BULK}", f"--offset={off}", f"--size={bulk}"]
+            cmd += ["--name=bulk", f"--bs={BULK}", f"--offset={offset}", f"--size={bulk}"]
         if length - bulk:
-            cmd += ["--name=rest", "--bs=4096", f"--offset={off + bulk}", f"--size={length - bulk}"]
+            cmd += ["--name=rest", "--bs=4096", f"--offset={offset + bulk}", f"--size={length - bulk}"]
         return cmd
 
-    def _run_trim(self, phase, spec):
-        self.info["discard"] = True
-        return super()._run_trim(phase, spec)
-
-    def _purge_plan(self) -> PurgePlan:
-        return PurgePlan("nbd-trim", [self._trim_cmd(0, self.capacity)],
+    def purge_plan(self) -> PurgePlan:
+        return PurgePlan("nbd-trim", [self.trim_command(0, self.capacity)],
                          "NBD export: trim the whole export (a served drive unmaps everything)")
 
-    def _run_io(self, phase, spec, on_sample):
-        t0 = time.time()
-        r = super()._run_io(phase, spec, on_sample)
-        self._add_drive_counters(r, t0)
-        return r
+    def io_started(self) -> object:
+        return time.time()
 
-    def _add_drive_counters(self, r, t0: float) -> None:
+    def io_done(self, result: PhaseResult, token: object) -> None:
         """A served drive: its internal counters over the phase, beside fio's series
         (docs/serve.md), and the phase's WAF in the totals."""
         path = (self.served or {}).get("stats")
-        if not path or not len(r.series.get("t_s", [])):
+        if not path or not len(result.series.get("t_s", [])) or not isinstance(token, float):
             return
         time.sleep(1.1)  # the sample that closes the phase's last interval
-        c = stats.counters_at(stats.read_lines(Path(path)), t0, r.series["t_s"])
+        c = stats.counters_at(stats.read_lines(Path(path)), token, result.series["t_s"])
         if not c:
             return
-        r.series.update(c)
+        result.series.update(c)
         host, nand = float(np.nansum(c["drive_host_write_bytes"])), float(np.nansum(c["nand_write_bytes"]))
-        r.totals.update(nand_write_bytes=nand, waf=nand / host if host > 0 else float("nan"),
-                        erases=float(np.nansum(c["erases"])), gc_moves=float(np.nansum(c["gc_moves"])),
-                        free_blocks=float(c["free_blocks"][-1]), slc_used_bytes=float(c["slc_used_bytes"][-1]))
+        result.totals.update(nand_write_bytes=nand, waf=nand / host if host > 0 else float("nan"),
+                             erases=float(np.nansum(c["erases"])), gc_moves=float(np.nansum(c["gc_moves"])),
+                             free_blocks=float(c["free_blocks"][-1]),
+                             slc_used_bytes=float(c["slc_used_bytes"][-1]))
 
 
-
-def super_fio() -> str:
-    from .fio import fio_binary_checked
-
-    return fio_binary_checked()
-
-
-__all__ = ["NbdTarget", "parse_nbd"]
+__all__ = ["NbdExport", "drive_key", "parse_nbd"]

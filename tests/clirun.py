@@ -1,0 +1,82 @@
+"""The `ssdlab` command in a child process, as a user runs it: `cli` waits for it, `start`
+returns it running, `fake_cli` runs it on a FakeTarget (conftest.py) that is slow in its
+random-write phase (for signals and kills mid-run). Every test that runs the command in
+a subprocess goes through here."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+COMMAND = [sys.executable, "-m", "ssdlab.cli"]
+
+
+def environ(**extra: str) -> dict[str, str]:
+    """This process's environment with the package on the path (no debug tracebacks)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), **extra)
+    env.pop("SSDLAB_DEBUG", None)
+    return env
+
+
+def cli(*args: str, timeout: float = 300, cwd: Path | None = ROOT, env: dict[str, str] | None = None,
+        check: bool = False, preexec_fn: Callable[[], Any] | None = None) -> subprocess.CompletedProcess:
+    """`ssdlab ARGS` to its end; check=True: a non-zero exit fails the test with its stderr."""
+    r = subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                       env=env if env is not None else environ(), preexec_fn=preexec_fn)
+    if check and r.returncode != 0:
+        raise AssertionError(f"ssdlab {' '.join(args)}: exit {r.returncode}: {r.stderr[-2000:]}")
+    return r
+
+
+def start(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subprocess.Popen:
+    """`ssdlab ARGS` running, its output piped."""
+    return subprocess.Popen([*COMMAND, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env if env is not None else environ(), cwd=ROOT, **kw)
+
+
+# The command with its drive replaced by a FakeTarget that sleeps in its random-write phase
+# (READY is created once the run holds a sample of it) and, with FILLER set, fills the
+# results disk after the fill phase.
+FAKE_CLI = """
+import os, sys, time
+sys.path.insert(0, os.environ["TESTS_DIR"])
+from conftest import FakeTarget
+import ssdlab.targets
+from ssdlab.phase import GB
+
+class Fake(FakeTarget):
+    def run(self, phase, on_sample=None):
+        def slow(row):
+            if phase.name == "random":
+                time.sleep(0.05)
+            if on_sample:
+                on_sample(row)
+            if phase.name == "random":
+                open(os.environ["READY"], "a").close()
+        r = super().run(phase, slow)
+        if phase.name == "fill" and os.environ.get("FILLER"):
+            with open(os.environ["FILLER"], "wb") as f:
+                try:
+                    while True:
+                        f.write(bytes(1 << 20))
+                except OSError:
+                    pass
+        return r
+
+ssdlab.targets.open_target = lambda spec, **kw: Fake(capacity=8 * GB, cache_bytes=2 * GB)
+from ssdlab.cli import app
+app()
+"""
+
+
+def fake_cli(ready: Path, *args: str, **kw: Any) -> subprocess.Popen:
+    """`ssdlab ARGS` on the slow FakeTarget; `ready` appears once the random phase runs.
+    Keyword `env` adds variables (e.g. FILLER); the rest goes to Popen."""
+    env = environ(TESTS_DIR=str(TESTS), READY=str(ready), **kw.pop("env", {}))
+    return subprocess.Popen([sys.executable, "-c", FAKE_CLI, *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kw)
