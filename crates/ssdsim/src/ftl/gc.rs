@@ -3,9 +3,9 @@
 //! folding), then erase.
 //!
 //! Foreground GC is paced like real firmware: once a die is short of free blocks it
-//! takes a victim and moves v / (slots - v) of its slots per host slot written there
-//! (the fraction carried over between host slots, so the victim is done just as the host
-//! has filled the room it frees), so host writes and GC interleave (the steady band
+//! takes a victim and moves v / (slots - v) of its slots per host slot written there, at
+//! least one (the fraction carried over between host slots, so a victim more than half
+//! valid is done just as the host has filled the room it frees), so host writes and GC interleave (the steady band
 //! reviewers see) and the pace follows the victims' valid counts smoothly. Only if a
 //! die runs down to its last free block does GC stop the world to finish. Folds, idle
 //! GC and that hard stop collect whole victims.
@@ -281,7 +281,7 @@ impl Ftl {
         let v = self.map.valid[victim as usize];
         self.map.withdraw(victim);
         let keep_up = v as f64 / (spb - v).max(1) as f64;
-        let pace = pace.unwrap_or(self.gc_pace * keep_up);
+        let pace = pace.unwrap_or(self.gc_pace * keep_up.max(1.0));
         let slc = self.map.is_slc(victim);
         let job = &mut self.gc_jobs[d as usize];
         debug_assert!(!job.active() && job.queue.is_empty());

@@ -156,7 +156,7 @@ pub struct Ftl {
     /// Free blocks per die at or below which paced foreground GC runs alongside host writes.
     pub gc_threshold_blocks: u32,
     /// Firmware GC aggressiveness: multiplier on the paced rate (victim slots moved per
-    /// host slot = gc_pace x v / (slots - v)). Below 1 GC falls behind and the die runs
+    /// host slot = gc_pace x max(v / (slots - v), 1)). Below 1 GC falls behind and the die runs
     /// down to its last free block, where GC stops host writes for a whole victim (dips).
     pub gc_pace: f64,
     /// GC speeds up as a die's free space runs short, so the victim is done before host
