@@ -113,7 +113,7 @@ def main() -> int:
     ap.add_argument("--only", default="sweep,review,validate")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--validate-drives", default="", help="validate only these profiles "
-                    "(comma-separated; default: every profile, the issue's figure)")
+                    "(comma-separated; default: every profile, the benchmark's figure)")
     ap.add_argument("--rounds", type=int, default=1, help="alternate sequential and parallel "
                     "runs this many times; the fastest of each counts")
     a = ap.parse_args()

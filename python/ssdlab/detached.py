@@ -58,9 +58,13 @@ def compute(job: DriveJob) -> Computed:
     target = SimTarget(job.profile_text, list(job.overrides) or None, seed=job.seed)
     ident = target.identify()
     out = Computed(ident, [])
+
+    def keep(seq: int, res: PhaseResult | None, status: str) -> None:
+        if res is not None:  # None: an interrupt before any sample (the run stops anyway)
+            out.results.append(res)
+
     try:
-        walk_phases(get(job.test), target, ident.capacity, job.opts,
-                    on_end=lambda seq, res, status: out.results.append(res))
+        walk_phases(get(job.test), target, ident.capacity, job.opts, on_end=keep)
     except Interrupted:  # Ctrl-C inside the simulator: the run stops, it did not fail
         raise
     except Exception as e:  # recorded as the sequential run records it: a failed phase

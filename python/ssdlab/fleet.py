@@ -30,7 +30,7 @@ from . import interrupts
 @dataclass
 class Member:
     spec: str
-    proc: subprocess.Popen | None = None
+    proc: subprocess.Popen[str]  # its `ssdlab run`, stdout and stderr piped, as text
     out: str = ""
     lines: list[str] = field(default_factory=list)
 
@@ -50,14 +50,15 @@ def command(spec: str, args: list[str]) -> list[str]:
 def run(specs: list[str], args: list[str], echo: Callable[[str], None]) -> tuple[list[Member], int]:
     """Start one `ssdlab run` per drive, wait for all; (members, exit status: 0 when all
     completed, else the worst of 130/143 (interrupted), 1 (failed), 2)."""
-    members = [Member(s) for s in specs]
+    members: list[Member] = []
     threads = []
     env = dict(os.environ)
     src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    for m in members:
-        m.proc = subprocess.Popen(command(m.spec, args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True, env=env)
+    for s in specs:
+        m = Member(s, subprocess.Popen(command(s, args), stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True, env=env))
+        members.append(m)
         echo(f"ssdlab: fleet: {m.spec}: started (pid {m.proc.pid})")
         threads.append(threading.Thread(target=_relay, args=(m, echo), daemon=True))
         threads[-1].start()
@@ -85,13 +86,15 @@ def run(specs: list[str], args: list[str], echo: Callable[[str], None]) -> tuple
 
 def _relay(m: Member, echo: Callable[[str], None]) -> None:
     out: list[str] = []
+    out_pipe, err_pipe = m.proc.stdout, m.proc.stderr
+    assert out_pipe is not None and err_pipe is not None  # run() starts it with both piped
 
     def pump_out() -> None:
-        out.append(m.proc.stdout.read())
+        out.append(out_pipe.read())
 
     t = threading.Thread(target=pump_out, daemon=True)
     t.start()
-    for line in m.proc.stderr:
+    for line in err_pipe:
         line = line.rstrip("\n")
         if line.strip():
             m.lines.append(line)

@@ -155,7 +155,7 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
 
     try:
         for done in executor.run(units):
-            if not done.ok:
+            if done.error is not None:
                 raise done.error
             got[done.key] = done.value
             if on_unit:

@@ -7,10 +7,10 @@ what was measured goes to a pending file (pending.py) and the run stops."""
 
 from __future__ import annotations
 
-import inspect
 import sqlite3
+import types
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Generator, Iterable, Sequence
 
 import numpy as np
 
@@ -58,7 +58,7 @@ class Recorder:
         self.failure: StoreWriteFailed | None = None
         self.drives: dict[int, tuple[str, Any, int | None]] = {}
 
-    def _write(self, fn: Callable[[], Any], keep: Callable[[Pending], None], what: str,
+    def _write(self, fn: Callable[[], Any], keep: Callable[[Pending], object], what: str,
                raise_: bool = True) -> Any:
         with interrupts.shielded():
             if self.pending is None:
@@ -71,7 +71,7 @@ class Recorder:
                     keep(self.pending)
                     self._save(f"cannot write results store {self.store.path} ({e}); {what}")
                     if raise_:
-                        raise self.failure from None
+                        raise self.stored_failure() from None
                     return None
             keep(self.pending)
             self._save("")
@@ -86,6 +86,12 @@ class Recorder:
         if why:
             self.failure = StoreWriteFailed(msg)
 
+    def stored_failure(self) -> StoreWriteFailed:
+        """The failure of the write that started the pending file (once one did)."""
+        # the first failed write both starts `pending` and sets `failure` (in _save)
+        assert self.failure is not None
+        return self.failure
+
     def add_drive(self, pos: int, spec: str, ident: Any) -> int | None:
         idoc = asdict(ident) if hasattr(ident, "__dataclass_fields__") else ident
         self.drives[pos] = (spec, idoc, None)
@@ -96,16 +102,16 @@ class Recorder:
 
     def add_phase(self, pos: int, rd: int | None, seq: int, res: PhaseResult,
                   status: str = "complete") -> None:
-        self._write(lambda: self.store.add_phase(rd, seq, res, status),
+        self._write(lambda: self.store.add_phase(_taken(rd), seq, res, status),
                     lambda p: p.drive(pos)["phases"].append(phase_doc(seq, res, status)),
                     f"phase '{res.phase.name or res.phase.kind}' not stored")
 
     def set_metrics(self, pos: int, rd: int | None, metrics: dict) -> None:
-        self._write(lambda: self.store.set_metrics(rd, metrics),
+        self._write(lambda: self.store.set_metrics(_taken(rd), metrics),
                     lambda p: p.drive(pos).update(metrics=metrics), "metrics not stored")
 
     def finish_drive(self, pos: int, rd: int | None, status: str) -> None:
-        self._write(lambda: self.store.finish_drive(rd, status),
+        self._write(lambda: self.store.finish_drive(_taken(rd), status),
                     lambda p: p.drive(pos).update(status=status), "drive status not stored",
                     raise_=False)
 
@@ -113,6 +119,13 @@ class Recorder:
         self._write(lambda: self.store.finish_run(self.run_id, status, error),
                     lambda p: p.doc["run"].update(status=status, error=error), "run status not stored",
                     raise_=False)
+
+
+def _taken(rd: int | None) -> int:
+    """The run-drive id of a drive the store took. A write reaches the store only while
+    nothing is pending, and a drive the store did not take (None) started the pending file."""
+    assert rd is not None
+    return rd
 
 
 class Hooks:
@@ -133,16 +146,15 @@ class DriveOutcome:
     metrics: dict[str, Any] = field(default_factory=dict)
 
 
-def steps(plan: Iterable[Phase]) -> Iterator[tuple[Phase, Any]]:
+def steps(plan: Iterable[Phase]) -> Generator[Phase, PhaseResult | None, None]:
     """Walk a phase plan; the caller sends each result back through `.send` on the
     returned generator for plans that are generators."""
     it = iter(plan)
-    feed = inspect.isgenerator(it)
     try:
         phase = next(it)
         while True:
             result = yield phase
-            phase = it.send(result) if feed else next(it)
+            phase = it.send(result) if isinstance(it, types.GeneratorType) else next(it)
     except StopIteration:
         return
 
@@ -248,7 +260,7 @@ def run_drive(rec: Recorder, position: int, spec: str, target: Target,
         rec.finish_drive(position, rd, out.status if out.status != "running" else "failed")
 
 
-def engine_versions(targets: list[Target]) -> str:
+def engine_versions(targets: Sequence[Target]) -> str:
     seen = []
     for t in targets:
         v = t.engine_version
@@ -257,7 +269,7 @@ def engine_versions(targets: list[Target]) -> str:
     return "; ".join(seen)
 
 
-def preflight(test: str, drives: list[tuple[str, Target]], opts: Options) -> None:
+def preflight(test: str, drives: Sequence[tuple[str, Target]], opts: Options) -> None:
     """Checks of every drive for the whole test, before anything is stored: every phase
     fits the drive (Phase.resolve), and a target with `preflight(phases)` (real drives)
     raises its refusal (safety.UnsafeTarget, a ValueError) here, so a refused device
@@ -270,7 +282,7 @@ def preflight(test: str, drives: list[tuple[str, Target]], opts: Options) -> Non
         target.preflight(phases)
 
 
-def run_test(store: Store, test: str, drives: list[tuple[str, Target]], opts: Options,
+def run_test(store: Store, test: str, drives: Sequence[tuple[str, Target]], opts: Options,
              args: dict, testbed: str | None = None,
              hooks: Hooks | None = None) -> tuple[int, list[DriveOutcome]]:
     """Run `test` on each drive in turn under one run id. Drives are checked (`preflight`)
@@ -291,7 +303,7 @@ def run_test(store: Store, test: str, drives: list[tuple[str, Target]], opts: Op
     except (Interrupted, KeyboardInterrupt):
         rec.finish_run("interrupted", "interrupted by the user")
         if rec.pending is not None:
-            raise rec.failure from None
+            raise rec.stored_failure() from None
         raise RunInterrupted(run_id, outcomes) from None
     except BaseException as e:
         rec.finish_run("failed", f"{type(e).__name__}: {e}")
@@ -300,5 +312,5 @@ def run_test(store: Store, test: str, drives: list[tuple[str, Target]], opts: Op
         raise RunFailed(run_id, e) from e
     rec.finish_run("complete")
     if rec.pending is not None:
-        raise rec.failure
+        raise rec.stored_failure()
     return run_id, outcomes

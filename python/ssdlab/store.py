@@ -145,6 +145,13 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def inserted_id(cur: sqlite3.Cursor) -> int:
+    """The rowid of the row an INSERT just added (sqlite3 sets it after every INSERT)."""
+    if cur.lastrowid is None:
+        raise StoreError("the database did not report the id of the row just added")
+    return cur.lastrowid
+
+
 def to_blob(values) -> bytes:
     return np.ascontiguousarray(values, dtype="<f8").tobytes()
 
@@ -325,7 +332,7 @@ class Store:
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (test, now(), "running", METHODOLOGY_VERSION, testbed, __version__,
                  engine_version, dumps(args), pid, socket.gethostname(), process_start(pid)))
-            return int(cur.lastrowid)
+            return inserted_id(cur)
 
     def add_drive(self, run_id: int, position: int, spec: str, identity: Identity | dict) -> int:
         ident = asdict(identity) if isinstance(identity, Identity) else identity
@@ -333,7 +340,7 @@ class Store:
             cur = c.execute(
                 "INSERT INTO run_drives (run_id, position, spec, identity, status)"
                 " VALUES (?,?,?,?,?)", (run_id, position, spec, dumps(ident), "running"))
-            return int(cur.lastrowid)
+            return inserted_id(cur)
 
     def add_phase(self, run_drive_id: int, seq: int, result: PhaseResult,
                   status: str = "complete") -> int:
@@ -345,7 +352,7 @@ class Store:
                 (run_drive_id, seq, result.phase.name, result.phase.kind,
                  dumps(result.phase.model_dump()), status, dumps(result.totals or {}),
                  dumps(lat), now()))
-            pid = int(cur.lastrowid)
+            pid = inserted_id(cur)
             rows = [(pid, axis, name, len(arr), to_blob(arr))
                     for axis, cols in (("time", result.series), ("segment", result.segments))
                     for name, arr in (cols or {}).items()]
@@ -357,7 +364,8 @@ class Store:
             return pid
 
     def set_metrics(self, run_drive_id: int, metrics: dict[str, Any]) -> None:
-        rows = []
+        # (run_drive_id, name, a number, or else the value as JSON)
+        rows: list[tuple[int, str, int | float | None, str | None]] = []
         for name, v in jsonable(metrics).items():
             if v is None or isinstance(v, (int, float)) and not isinstance(v, bool):
                 rows.append((run_drive_id, name, v, None))

@@ -332,7 +332,7 @@ def record(store: Store, grid: Grid, point: dict, done: Done) -> PointOutcome:
     from .runner import RunFailed, run_test
 
     args = grid.args(point)
-    if not done.ok:  # the worker could not even build the drive: a failed run, no drives
+    if done.error is not None:  # the worker could not even build the drive: a failed run, no drives
         err = f"{type(done.error).__name__}: {one_line(done.error)}"
         rid = store.create_run(grid.test, args, grid.testbed, None)
         store.finish_run(rid, "failed", err)

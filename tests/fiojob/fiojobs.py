@@ -45,3 +45,40 @@ def counts(job: dict, fio: bool) -> list[tuple[int, int]]:
     if fio:
         return [(job[d]["total_ios"], job[d]["io_bytes"]) for d in ("read", "write", "trim")]
     return [(job[d]["ios"], job[d]["bytes"]) for d in ("read", "write", "trim")]
+
+
+def sim_stream(tmp_path: Path, body: str, n: int) -> list[tuple[list[int], list[int], list[int]]]:
+    """Each job's first `n` I/Os as the simulator issues them: (directions: 0 read, 1 write,
+    2 trim; offsets; lengths), on an 8 GB drive."""
+    _sim = pytest.importorskip("ssdlab._sim")
+    from ssdlab.fiojob.compile import compile_job
+
+    f = tmp_path / "stream.fio"
+    f.write_text(body)
+    return [_sim.fiojob_stream(j, n) for j in compile_job(f, 8 * 10**9).spec()]
+
+
+def sim_directions(tmp_path: Path, body: str, n: int) -> list[list[int]]:
+    """Each job's first `n` I/O directions."""
+    return [list(d) for d, _, _ in sim_stream(tmp_path, body, n)]
+
+
+def fio_directions(tmp_path: Path, body: str) -> list[int]:
+    """The I/O directions fio's null engine issues for a one-job body, in order (its iolog)."""
+    fio_null(tmp_path, body, iolog=True)
+    rows = [ln.split() for ln in (tmp_path / "null.iolog").read_text().splitlines()]
+    return [("read", "write", "trim").index(r[2]) for r in rows
+            if len(r) >= 5 and r[2] in ("read", "write", "trim")]
+
+
+def runs(dirs: list[int]) -> dict[int, list[int]]:
+    """Lengths of the runs of one direction, per direction."""
+    out: dict[int, list[int]] = {}
+    i = 0
+    while i < len(dirs):
+        j = i
+        while j < len(dirs) and dirs[j] == dirs[i]:
+            j += 1
+        out.setdefault(dirs[i], []).append(j - i)
+        i = j
+    return out

@@ -80,6 +80,9 @@ def test_mmap_buffers_are_refused_and_the_file_is_untouched(tmp_path, mem):
     ("[a]\nrw=bogus\nsize=1m\n", ("rw=bogus", "not a fio rw kind")),
     ("[a]\nrw=read\nsize=100g\n", ("past the end of the drive",)),
     ("[a]\nrw=read\nsize=1m\ntime_based=maybe\n", ("time_based=maybe", "not a boolean")),
+    ("[a]\nrw=read\nsize=1m\nbs=4160\n", ("block size 4160", "extended-LBA", "4096+64")),
+    ("[a]\nrw=read\nsize=1m\nbs=1000\n", ("block size 1000", "multiple of 512")),
+    ("[a]\nrw=write\nsize=1m\nwrite_mode=zeroes\n", ("write_mode=zeroes", "Write Zeroes")),
 ])
 def test_refusals_name_the_cause(tmp_path, body, words):
     refused(tmp_path, run_fio(tmp_path, job(tmp_path, body)), *words)
@@ -96,11 +99,11 @@ def test_refusal_names_the_cause_not_fios_last_line(tmp_path):
 def test_engine_options_noted(tmp_path):
     f = job(tmp_path, "[global]\nioengine=io_uring\nhipri\nfixedbufs\nregisterfiles\nsqthread_poll=1\n"
                       "direct=1\nfilename=/dev/nvme0n1\ncmdprio_percentage=10\nverify=crc32c\n"
-                      "group_reporting\n[a]\nrw=randread\nbs=4k\nsize=1m\n")
+                      "group_reporting\nreadfua=1\nwritefua=1\nwrite_mode=write\n[a]\nrw=randread\nbs=4k\nsize=1m\n")
     c = compile_job(f, CAP)
     assert len(c.notes) == 1
     for w in ("ioengine=io_uring", "hipri", "fixedbufs", "registerfiles", "sqthread_poll", "direct",
-              "filename", "cmdprio_percentage", "verify"):
+              "filename", "cmdprio_percentage", "verify", "readfua", "writefua", "write_mode"):
         assert w in c.notes[0]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fiojobs import counts, fio_null, sim
+from fiojobs import counts, fio_directions, fio_null, runs, sim, sim_directions, sim_stream
 
 EXACT = {
     "seq-write": "[a]\nrw=write\nbs=128k\nsize=64m\n",
@@ -31,6 +31,8 @@ EXACT = {
     "zipf": "[a]\nrw=randread\nbs=4k\nsize=64m\nrandom_distribution=zipf:1.2\nio_size=16m\n",
     "strided": "[a]\nrw=read\nbs=4k\nsize=16m\nzonemode=strided\nzonesize=64k\nzoneskip=192k\n",
     "global-name": "[global]\nname=all\nbs=4k\nsize=1m\n[a]\nrw=read\n[b]\nrw=write\n",
+    "filesize": "[a]\nrw=randread\nbs=4k\nfilesize=1m\nsize=4m\n",  # size clamped to the file
+    "filesize-io": "[a]\nrw=read\nbs=4k\nfilesize=4m\nsize=1m\n",
 }
 
 
@@ -183,3 +185,48 @@ def test_same_job_same_numbers(tmp_path):
     a, b = sim(tmp_path, body), sim(tmp_path, body)
     assert [counts(j, False) for j in a["jobs"]] == [counts(j, False) for j in b["jobs"]]
     assert a["totals"]["duration_s"] == b["totals"]["duration_s"]
+
+
+@pytest.mark.parametrize("mix", [70, 50, 10])
+def test_mixed_jobs_switch_direction_as_fio_does(tmp_path, mix):
+    """A randrw job's direction runs (I/Os in a row of one direction): their mean length and
+    the share of single-I/O runs, per direction, are what fio's null engine issues."""
+    body = f"[a]\nrw=randrw\nrwmixread={mix}\nbs=4k\nsize=64m\n"
+    f = runs(fio_directions(tmp_path, body))
+    (s,) = [runs(d) for d in sim_directions(tmp_path, body, 16384)]
+    for d in (0, 1):
+        assert np.mean(s[d]) == pytest.approx(np.mean(f[d]), rel=0.1), d
+        assert np.mean(np.array(s[d]) == 1) == pytest.approx(np.mean(np.array(f[d]) == 1), abs=0.04), d
+
+
+def test_mixed_jobs_follow_fios_rwmix_cycle(tmp_path):
+    """fio's rule (io_u.c get_rw_ddir): after a switch, the new direction keeps on until its
+    issue count reaches the old direction's count times the new direction's share; only then
+    is a direction drawn again. Replayed over each clone's sequence (eight seeds), no I/O
+    leaves a run that the rule forces on."""
+    for mix in (10, 90):
+        body = f"[a]\nrw=randrw\nrwmixread={mix}\nbs=4k\nsize=64m\nnumjobs=8\n"
+        share = {0: mix, 1: 100 - mix}
+        forced = 0
+        for dirs in sim_directions(tmp_path, body, 20000):
+            cur, need, issued = 0, 0, [0, 0]
+            for d in dirs:
+                if issued[cur] < need:
+                    forced += 1
+                    assert d == cur, f"rwmixread={mix}: left a forced run"
+                elif d != cur:
+                    need = issued[cur] * share[d] // 100
+                cur = d
+                issued[d] += 1
+        assert forced > 0  # the rule did force runs here
+
+
+def test_sequence_distribution_visits_the_blocks_given(tmp_path):
+    """random_distribution=sequence (fio's examples/sequence-distribution.fio): the block
+    indices in order, repeated; with random_sequence_stride each cycle one sequence length on."""
+    body = ("[global]\nrw=randread\nbs=4k\nsize=48k\nio_size=24k\n[fixed]\nrandom_distribution=sequence:2,0,1\n"
+            "[strided]\nrandom_distribution=sequence:2,0,1\nrandom_sequence_stride=1\n")
+    (_, fixed, _), (_, strided, _) = sim_stream(tmp_path, body, 6)
+    assert [o // 4096 for o in fixed] == [2, 0, 1, 2, 0, 1]
+    assert [o // 4096 for o in strided] == [2, 0, 1, 5, 3, 4]
+    assert [j["read"]["ios"] for j in sim(tmp_path, body)["jobs"]] == [6, 6]

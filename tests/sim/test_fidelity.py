@@ -14,6 +14,10 @@ _sim = pytest.importorskip("ssdlab._sim")
 from ssdlab import profiles  # noqa: E402
 
 KIB, MIB, GIB = 1024, 1 << 20, 1 << 30
+# tlc-256 with a quarter of its blocks: the same 8 dies, 2 planes, spare (7.3 %) and SLC share,
+# so every whole-drive pass and steady state comes 4x sooner.
+QUARTER = ("user_capacity_gb=64.14", "nand.blocks_per_plane=342", "slc.dynamic_max_gb=6")
+BLOCKS = 342
 
 
 def drive(pid: str = "tlc-256", *sets: str):
@@ -32,8 +36,8 @@ def fill(d, n: int | None = None) -> dict:
     return io(d, length=n, stop_bytes=n)
 
 
-def purged(pid: str = "tlc-256", *sets: str):
-    d = drive(pid, *sets)
+def purged(pid: str = "tlc-256", *sets: str, quarter: bool = True):
+    d = drive(pid, *(QUARTER if quarter and pid == "tlc-256" else ()), *sets)
     d.run({"kind": "purge"})
     return d
 
@@ -83,9 +87,10 @@ def test_reads_suspend_programs_and_erases():
     # QD1: every read's wait behind background work is at most a suspend.
     assert busy["p99_us"] < 2 * (tr + suspend) and busy["max_us"] < quiet["max_us"] + 2 * (tr + suspend)
     # QD32 queues 32 reads over 16 planes, so its p99 is the queue's; background work may add
-    # no more than a read and a suspend to it.
+    # no more than a read, a suspend and the program-verify step a resumed program runs
+    # before it can be suspended again (2 suspends) to it.
     busy32, quiet32 = reads_during_background(32)
-    assert busy32["p99_us"] < quiet32["p99_us"] + tr + suspend
+    assert busy32["p99_us"] < quiet32["p99_us"] + tr + 3 * suspend
     # Without suspend a read waits behind whole programs (2 ms) and erases (5 ms).
     old, _ = reads_during_background(1, "nand.read_suspend=false")
     assert old["max_us"] > 2000
@@ -148,16 +153,16 @@ def steady_waf(op: float, *sets: str) -> float:
     n = int(raw / (1 + op)) // MIB * MIB
     assert n < user
     fill(d, n)
-    r = io(d, pattern="rand", block_size=4 * KIB, length=n, stop_seconds=2000)
+    r = io(d, pattern="rand", block_size=4 * KIB, length=n, stop_seconds=500)
     s = r["series"]
-    return float(s["nand_write_bytes"][1000:].sum() / s["host_write_bytes"][1000:].sum())
+    return float(s["nand_write_bytes"][250:].sum() / s["host_write_bytes"][250:].sum())
 
 
 @pytest.mark.parametrize("op", [0.125, 0.25, 0.5])
 def test_greedy_waf_with_the_slc_cache_on_matches_theory(op):
     # The model counts the blocks GC cannot use as spare (threshold and open blocks), as the
-    # WAF test of tests/behaviour.rs does: 6 of 1365 per die on tlc-256.
-    a = (1 + op) * (1 - 6 / 1365)
+    # WAF test of tests/behaviour.rs does: 6 of BLOCKS per die.
+    a = (1 + op) * (1 - 6 / BLOCKS)
     theory = xiang_kurkoski_waf(a)
     assert steady_waf(op) == pytest.approx(theory, rel=0.10)
 
@@ -175,7 +180,7 @@ def write_passes(idle_s: float, *sets: str) -> tuple[float, float]:
     fill(d)
     passes = []
     for wait in (0, idle_s):
-        io(d, pattern="rand", block_size=4 * KIB, stop_seconds=300)
+        io(d, pattern="rand", block_size=4 * KIB, stop_seconds=75)
         if wait:
             d.run({"kind": "idle", "seconds": wait})
         passes.append(io(d, queue_depth=1, length=n, stop_bytes=n)["totals"]["mbps"])
@@ -193,7 +198,7 @@ def pass_after_torture(idle_s: float, *sets: str) -> tuple[float, float]:
     d = purged("tlc-256", *sets)
     n = int(d.info()["user_bytes"] * 0.75) // MIB * MIB
     fill(d, n)
-    io(d, pattern="rand", block_size=4 * KIB, length=n, stop_seconds=300)
+    io(d, pattern="rand", block_size=4 * KIB, length=n, stop_seconds=75)
     free = d.run({"kind": "idle", "seconds": idle_s})["totals"]["free_blocks"] if idle_s else 0.0
     return free, io(d, queue_depth=1, length=n, stop_bytes=n)["totals"]["mbps"]
 
@@ -203,16 +208,17 @@ def test_idle_gc_restores_the_free_pool():
     _, no_idle = pass_after_torture(0)
     # Idle GC brings every die to its idle target (3 % of 1365 blocks), and the next pass
     # is faster for it; idle GC that only takes victims at most 30 % valid does nothing.
-    assert free >= 8 * math.ceil(0.03 * 1365) and after_idle > 1.05 * no_idle
+    assert free >= 8 * math.ceil(0.03 * BLOCKS) and after_idle > 1.05 * no_idle
     free_limited, limited = pass_after_torture(1800, "ftl.idle_gc_max_valid_pct=30")
     assert free_limited < free / 4 and limited < 1.02 * no_idle
 
 
-def steady_tail(*sets: str) -> dict:
-    """Latency of 4 KiB QD32 random writes on a full tlc-256 in GC steady state."""
-    d = purged("tlc-256", *sets)
+def steady_tail(*sets: str, quarter: bool = True) -> dict:
+    """Latency of 4 KiB QD32 random writes on a full tlc-256 in GC steady state (quarter:
+    at a quarter of its blocks, where the blocks GC cannot use weigh 4x more)."""
+    d = purged("tlc-256", *sets, quarter=quarter)
     fill(d)
-    io(d, pattern="rand", block_size=4 * KIB, stop_seconds=1000)
+    io(d, pattern="rand", block_size=4 * KIB, stop_seconds=250 if quarter else 1000)
     r = io(d, pattern="rand", block_size=4 * KIB, stop_seconds=60)
     assert np.all(r["series"]["iops"] > 0)
     return r["latency"]
@@ -221,10 +227,10 @@ def steady_tail(*sets: str) -> dict:
 def test_write_latency_tail_in_steady_state():
     # p99 about 12 ms (was 14-91 ms; client drives: single-digit ms. A TLC one-shot unit holds
     # 96 KiB for 2 ms behind ~7 GC units at WAF ~8), and no stall of a whole victim.
-    lat = steady_tail()
+    lat = steady_tail(quarter=False)
     assert lat["p99_us"] < 15_000 and lat["max_us"] < 50_000
     # Striping in die order makes every write wait for the die deepest in GC.
-    assert steady_tail("ftl.striping=static")["p99_us"] > 1.2 * lat["p99_us"]
+    assert steady_tail("ftl.striping=static", quarter=False)["p99_us"] > 1.2 * lat["p99_us"]
 
 
 def controller_bound(*sets: str) -> tuple[float, float, float]:
@@ -255,6 +261,7 @@ def test_gc_firmware_time_bounds_full_drive_random_writes_not_sequential_ones():
 def test_write_latency_tail_shrinks_with_the_die_count():
     # Buffer slots free a program unit at a time as each die's host unit completes behind its
     # GC units; releases from more dies come more often. The same TLC design at 1 TB (32 dies)
-    # keeps p99 in single-digit ms where the 8-die 256 GB has about 11 ms (docs/simulator.md).
-    one_tb = steady_tail("user_capacity_gb=1024", "nand.dies_per_channel=4", "slc.dynamic_max_gb=96")
+    # keeps p99 in single-digit ms where the 8-die 256 GB has about 11 ms (docs/simulator.md);
+    # here both at a quarter of the blocks: 32 dies against 8.
+    one_tb = steady_tail("user_capacity_gb=256.56", "nand.dies_per_channel=4", "slc.dynamic_max_gb=24")
     assert one_tb["p99_us"] < 10_000 and one_tb["p99_us"] < 0.75 * steady_tail()["p99_us"]

@@ -6,7 +6,7 @@ use pyo3::types::PyDict;
 use crate::{get, verr};
 
 pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::JobSpec> {
-    use ssdsim::fiojob::{Dist, JobSpec, SsMetric, SsRule};
+    use ssdsim::fiojob::{Dist, ExitWhat, JobSpec, SsMetric, SsRule};
     fn req<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, k: &str) -> PyResult<T> {
         get(d, k)?.ok_or_else(|| verr(format!("fio job: {k} missing")))
     }
@@ -22,6 +22,7 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
         "pareto" => Dist::Pareto(p),
         "normal" => Dist::Normal(p),
         "zoned" | "zoned_abs" => Dist::Zoned,
+        "sequence" => Dist::Sequence,
         x => return Err(verr(format!("fio job: dist {x}: unknown"))),
     };
     let ss: String = req(d, "ss")?;
@@ -32,14 +33,17 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
             "iops" => SsMetric::Iops,
             "iops_slope" => SsMetric::IopsSlope,
             "bw" => SsMetric::Bw,
-            _ => SsMetric::BwSlope,
+            "bw_slope" => SsMetric::BwSlope,
+            "lat" => SsMetric::Lat,
+            "lat_slope" => SsMetric::LatSlope,
+            x => return Err(verr(format!("fio job: ss {x}: unknown"))),
         };
-        let dur: u64 = req(d, "ss_dur_ns")?;
         Some(SsRule {
             metric,
             limit: req(d, "ss_limit")?,
             pct: req(d, "ss_pct")?,
-            dur_s: (dur / 1_000_000_000).max(1) as u32,
+            dur_ns: req(d, "ss_dur_ns")?,
+            interval_ns: req(d, "ss_interval_ns")?,
             ramp_ns: req(d, "ss_ramp_ns")?,
         })
     };
@@ -51,6 +55,14 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
     Ok(JobSpec {
         name: req(d, "name")?,
         wave: req(d, "wave")?,
+        group: req(d, "group")?,
+        exitall: req(d, "exitall")?,
+        exit_what: match req::<String>(d, "exit_what")?.as_str() {
+            "group" => ExitWhat::Group,
+            "stonewall" => ExitWhat::Stonewall,
+            "all" => ExitWhat::All,
+            x => return Err(verr(format!("fio job: exit_what {x}: unknown"))),
+        },
         read: req(d, "read")?,
         write: req(d, "write")?,
         trim: req(d, "trim")?,
@@ -75,13 +87,43 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
         thinktime_blocks: req(d, "thinktime_blocks")?,
         dist,
         zones: req(d, "zones")?,
+        sequence: req(d, "sequence")?,
+        sequence_stride: req(d, "sequence_stride")?,
         seed: req(d, "seed")?,
         randommap: req(d, "randommap")?,
         ba: req(d, "ba")?,
         zone_size: req(d, "zone_size")?,
         zone_skip: req(d, "zone_skip")?,
         ss,
+        ss_group: req(d, "ss_group")?,
+        lat_target_ns: req(d, "lat_target_ns")?,
+        lat_window_ns: req(d, "lat_window_ns")?,
+        lat_pct: req(d, "lat_pct")?,
+        lat_run: req(d, "lat_run")?,
         log_ns: req(d, "log_ns")?,
     })
 }
 
+
+/// The first `n` I/Os of a job's stream, as the simulator would issue them: (direction
+/// 0 read / 1 write / 2 trim, offset bytes, length bytes) per I/O.
+#[pyfunction]
+pub(crate) fn fiojob_stream(
+    job: &Bound<'_, PyDict>,
+    n: usize,
+) -> PyResult<(Vec<u8>, Vec<u64>, Vec<u64>)> {
+    let spec = fiojob_spec(job)?;
+    let mut s = ssdsim::fiojob::stream::Stream::new(&spec);
+    let (mut dirs, mut offs, mut lens) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for _ in 0..n {
+        let r = s.next_io();
+        dirs.push(r.dir as u8);
+        offs.push(r.offset);
+        lens.push(r.len);
+    }
+    Ok((dirs, offs, lens))
+}

@@ -537,6 +537,7 @@ fn profile_info<'py>(
 fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Drive>()?;
     m.add_class::<Session>()?;
+    m.add_function(wrap_pyfunction!(fiojob::fiojob_stream, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

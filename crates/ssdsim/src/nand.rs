@@ -132,6 +132,14 @@ pub struct Nand {
     /// Program/erase suspend for host reads (`nand.read_suspend`), and its latency.
     suspend: bool,
     suspend_ns: u64,
+    /// Per die, the suspension serving host reads now or last: the time its reads may
+    /// start (reads arriving by then join it), and when the suspended operation may be
+    /// suspended again: one program-verify step after its reads (see `host_read`).
+    suspend_reads_from: Vec<u64>,
+    resume_until: Vec<u64>,
+    /// Per die, the end of the time its suspended work is held for host reads: reads
+    /// on different planes at once hold it once, not once each.
+    held_until: Vec<u64>,
     /// Host reads move only the codewords they need (`nand.partial_transfer`).
     pub partial_transfer: bool,
     pub channels: Vec<Channel>,
@@ -209,6 +217,9 @@ impl Nand {
             host_read_until: vec![0; (geo.dies * geo.planes) as usize],
             suspend: p.nand.read_suspend,
             suspend_ns: (p.nand.suspend_us * 1000.0).round() as u64,
+            suspend_reads_from: vec![0; geo.dies as usize],
+            resume_until: vec![0; geo.dies as usize],
+            held_until: vec![0; geo.dies as usize],
             partial_transfer: p.nand.partial_transfer,
             channels: vec![Channel::default(); geo.channels as usize],
             geo,
@@ -331,34 +342,61 @@ impl Nand {
     /// controller suspends a running program or erase, which takes `suspend_ns`, reads,
     /// and resumes it (Wu & He, FAST 2012); the work it displaced ends later by the time
     /// the read held the die. Host reads queue behind earlier host reads on the plane.
-    /// Without, a read waits for the plane like any operation.
+    /// Reads on different planes at once hold the die's work once. One suspension serves
+    /// the reads that arrive while the die is being suspended; the
+    /// resumed operation then runs to the end of its next program-verify step before it
+    /// can be suspended again (a step is 2 x `suspend_ns`: suspending waits for the end
+    /// of the current step, half a step on average), so a stream of reads slows programs
+    /// and erases down but never stops them. Without suspend, a read waits for the plane
+    /// like any operation.
     #[inline]
     pub fn host_read(&mut self, t: u64, d: u32, plane: u32, wl_page: u32, slc: bool, bytes: u64) -> u64 {
         if !self.suspend {
             return self.read(t, d, plane, wl_page, slc, bytes);
         }
         let pi = (d * self.geo.planes + plane) as usize;
+        let di = d as usize;
         let busy = self.plane_busy[pi];
         let queued = self.host_read_until[pi];
         let tr = self.t_read(slc, wl_page);
-        let ready = if busy <= t || busy <= queued {
-            let ready = t.max(busy) + tr;
+        // When this read may start while other work is pending on the plane: in the
+        // suspension being set up, in a new one now, or in the next one the resumed
+        // operation allows.
+        let (opens, reads_from) = if t <= self.suspend_reads_from[di] {
+            (false, self.suspend_reads_from[di])
+        } else {
+            let at = t.max(self.resume_until[di]);
+            (true, at + self.suspend_ns)
+        };
+        let ready = if busy <= t || busy <= queued || (opens && busy <= reads_from - self.suspend_ns) {
+            // nothing but host reads ahead on the plane (or it is done by the time a
+            // suspension could start): read after them
+            let ready = t.max(busy).max(queued) + tr;
             self.plane_busy[pi] = ready;
-            let db = &mut self.die_busy[d as usize];
+            let db = &mut self.die_busy[di];
             *db = (*db).max(ready);
             ready
         } else {
-            let from = t.max(queued);
-            let ready = (t + self.suspend_ns).max(queued) + tr;
-            let held = ready - from;
+            if opens {
+                self.suspend_reads_from[di] = reads_from;
+            }
+            let from = reads_from.max(queued);
+            let ready = from + tr;
+            // the suspended work ends later by the read (and the suspension it opened),
+            // less what reads on the die's other planes already hold it for
+            let hold_from = if opens { (reads_from - self.suspend_ns).max(queued) } else { from };
+            let held = ready.saturating_sub(hold_from.max(self.held_until[di]));
+            self.held_until[di] = self.held_until[di].max(ready);
             let p = self.geo.planes as usize;
-            let planes = &mut self.plane_busy[d as usize * p..(d as usize + 1) * p];
+            let stop = reads_from - self.suspend_ns;
+            let planes = &mut self.plane_busy[di * p..(di + 1) * p];
             for b in planes.iter_mut() {
-                if *b > t {
+                if *b > stop {
                     *b += held;
                 }
             }
-            self.die_busy[d as usize] = planes.iter().copied().max().unwrap_or(0);
+            self.die_busy[di] = planes.iter().copied().max().unwrap_or(0);
+            self.resume_until[di] = self.resume_until[di].max(ready + 2 * self.suspend_ns);
             ready
         };
         self.host_read_until[pi] = ready;

@@ -67,7 +67,7 @@ class Window:
                 "steady": self.steady}
 
 
-def window(values: Sequence[float], last_round: int | None = None) -> Window:
+def window(values: Sequence[float] | np.ndarray, last_round: int | None = None) -> Window:
     """The verdict on `values` (the window's rounds in order) ending at round `last_round`
     (default: len(values), the window starting at round 1)."""
     y = np.asarray(values, dtype=np.float64)
@@ -112,8 +112,8 @@ def verdict(values: Sequence[float], max_rounds: int = MAX_ROUNDS) -> Verdict:
         w = window(vals[last - WINDOW:last], last)
         if w.steady:
             return Verdict(True, last, len(vals), w)
-    w = window(vals[-WINDOW:], len(vals)) if len(vals) >= 2 else None
-    return Verdict(False, None, len(vals), w)
+    last_w = window(vals[-WINDOW:], len(vals)) if len(vals) >= 2 else None
+    return Verdict(False, None, len(vals), last_w)
 
 
 __all__ = ["MAX_DATA_EXCURSION", "MAX_ROUNDS", "MAX_SLOPE_EXCURSION", "WINDOW", "Verdict",

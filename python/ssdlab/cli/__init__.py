@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
@@ -31,8 +31,12 @@ from ..runner import RunInterrupted, plan_phases, run_test
 from .serve import serve_cmd
 from ..store import Store, check_free
 
-# click's base error, found through typer's public BadParameter (typer vendors click)
-ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+# click's base error, found through typer's public BadParameter (typer vendors click);
+# mypy is shown the class that lookup finds
+if TYPE_CHECKING:
+    from typer._click.exceptions import ClickException
+else:
+    ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 
 class App(typer.Typer):
@@ -167,7 +171,7 @@ def run(
             args["interval"] = interval
         if trace_opts is not None:
             args["trace"] = stored_args(trace_opts)
-        if test == "fio":
+        if test == "fio" and job is not None:  # fio_options above refused a fio run without one
             args["job"] = {"file": str(job), "text": job.read_text(errors="replace")[:100_000]}
         with progress_hooks() as hooks:
             try:

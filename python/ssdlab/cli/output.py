@@ -7,11 +7,14 @@ import json
 import sys
 import time
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..phase import Phase
 from ..runner import Hooks
 from ..store import jsonable
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 
 # ---- output --------------------------------------------------------------------------------
@@ -65,7 +68,7 @@ class RichHooks(Hooks):
                                  TaskProgressColumn(), TimeRemainingColumn(),
                                  TextColumn("{task.fields[live]}"),
                                  console=Console(stderr=True), transient=True)
-        self.task = None
+        self.task: TaskID | None = None  # the running phase's bar
 
     def __enter__(self) -> "RichHooks":
         self.progress.start()
@@ -77,13 +80,16 @@ class RichHooks(Hooks):
     def phase_start(self, drive: str, test: str, phase: Phase, seq: int) -> None:
         self.phase, self.done, self.last_t = phase, 0.0, 0.0
         self.started = time.monotonic()
+        # an io phase stops after its bytes or its seconds, an idle one after its seconds
+        # (Phase's validator); any other kind shows a bar without a total
+        stop: float | None = None
+        self.by_bytes = False
         if phase.kind == "io":
             self.by_bytes = phase.stop_bytes is not None
-            total = float(phase.stop_bytes) if self.by_bytes else float(phase.stop_seconds)
+            stop = phase.stop_bytes if phase.stop_bytes is not None else phase.stop_seconds
         elif phase.kind == "idle":
-            self.by_bytes, total = False, float(phase.seconds)
-        else:
-            self.by_bytes, total = False, None
+            stop = phase.seconds
+        total = None if stop is None else float(stop)
         self.iops_view = phase.pattern == "rand" and phase.block_size < 64 * 1024
         self.task = self.progress.add_task(f"{drive} {test} #{seq} {phase.name or phase.kind}",
                                            total=total, live="")
@@ -97,10 +103,13 @@ class RichHooks(Hooks):
             self.done = t
         self.last_t = t
         live = f"{row.get('iops', 0.0):,.0f} IOPS" if self.iops_view else f"{mbps:,.0f} MB/s"
-        self.progress.update(self.task, completed=self.done, live=live)
+        if self.task is not None:
+            self.progress.update(self.task, completed=self.done, live=live)
 
     def phase_end(self, result) -> None:
         # one bar at a time; a phase that took a while leaves a line behind
+        if self.task is None:
+            return
         task = next(t for t in self.progress.tasks if t.id == self.task)
         if time.monotonic() - self.started > 2.0:
             self.progress.console.print(f"{task.description}  {task.fields['live']}  "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import typer
 
@@ -36,6 +37,6 @@ def agent_cmd() -> None:
     raise typer.Exit(main())
 
 
-FIO_SERVER = {"context_settings": {"allow_extra_args": True, "ignore_unknown_options": True,
+FIO_SERVER: dict[str, Any] = {"context_settings": {"allow_extra_args": True, "ignore_unknown_options": True,
                                    "help_option_names": []},
               "hidden": True, "add_help_option": False}

@@ -17,7 +17,7 @@ from .inputs import check_seed, parse_sets
 from ..store import Store, check_free
 
 
-def _fmt(v: float) -> str:
+def _fmt(v: float | None) -> str:
     if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
         return "-"
     return f"{v:.4g}" if isinstance(v, float) else str(v)

@@ -8,6 +8,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import cast
 
 import typer
 
@@ -39,7 +40,7 @@ def trace_options(test: str, trace: Path | None, fmt: str | None, speed: float,
         if given:
             raise UserError(f"{', '.join(given)}: only for `ssdlab run trace`")
         return None
-    from ..methodology.trace import STATES, TraceOptions
+    from ..methodology.trace import STATES, States, TraceOptions
     from ..phase import MAX_SPEED, MIN_SPEED, Replay
     from ..traces import FORMATS
 
@@ -64,7 +65,8 @@ def trace_options(test: str, trace: Path | None, fmt: str | None, speed: float,
         raise UserError(f"--state {state}: choose empty, full or both")
     cap = None if idle_cap is None else parse_duration(idle_cap, "--idle-cap")
     return TraceOptions(Replay(trace=str(trace), format=fmt, speed=speed, idle_cap_s=cap,
-                               queue_depth=qd, wrap=wrap), state=state)
+                               queue_depth=qd, wrap=wrap),
+                        state=cast(States, state))  # one of STATES: checked above
 
 
 BIG_TRACE = 64 << 20  # bytes on disk: reading it shows a progress bar at a terminal

@@ -4,7 +4,7 @@ plain publication style: the same figures and numbers as the HTML (both read dat
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -16,13 +16,16 @@ from matplotlib.ticker import FuncFormatter  # noqa: E402
 from . import data as D  # noqa: E402
 from .style import COLORS, COUNTER_COLOR, LINE_COLORS  # noqa: E402
 
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
 DPI = 200
 
 
 WIDTH = 7.0  # inches: a two-column figure in a paper or a review page
 
 
-STYLE: dict[str, Any] = {
+STYLE: dict[RcKeyType, Any] = {  # keys checked against matplotlib's rcParams
     "font.family": "DejaVu Sans", "font.size": 8.5, "axes.titlesize": 9.5,
     "axes.labelsize": 8.5, "axes.spines.top": False, "axes.spines.right": False,
     "axes.grid": True, "axes.axisbelow": True, "grid.color": "#e6e6e6", "grid.linewidth": 0.6,

@@ -166,7 +166,7 @@ class Matrix3D:
     title: str
     x_labels: list[str]  # columns, e.g. block sizes
     y_labels: list[str]  # rows, e.g. R/W mixes
-    z: list[list[float]]  # [row][column]
+    z: list[list[float | None]]  # [row][column]; None: no value (a gap, a flat bar)
     zlabel: str = "IOPS"
 
     def html(self) -> str:

@@ -28,6 +28,8 @@ class JobSpec:
     clone: int  # numjobs index
     wave: int  # stonewall / wait_for order: a wave starts when the one before has finished
     group: int  # reporting group (new_group / stonewall start one)
+    exitall: bool  # fio's exitall (any job's sets it for all): an ending job stops others
+    exit_what: str  # which, when this job ends: group, stonewall or all
     read: bool
     write: bool
     trim: bool
@@ -53,6 +55,8 @@ class JobSpec:
     dist: str  # random, zipf, pareto, normal, zoned, zoned_abs
     dist_param: float
     zones: list  # [[access %, offset bytes from the region start, length bytes], ...]
+    sequence: list  # random_distribution=sequence: the block indices in order
+    sequence_stride: bool  # random_sequence_stride: each cycle one sequence length further on
     seed: int
     randommap: bool
     ba: int
@@ -60,11 +64,17 @@ class JobSpec:
     zone_range: int
     zone_skip: int
     fill_device: bool
-    ss: str  # "" or iops|iops_slope|bw|bw_slope
+    ss: str  # "" or iops|iops_slope|bw|bw_slope|lat|lat_slope
     ss_limit: float
     ss_pct: bool
     ss_dur_ns: int
+    ss_interval_ns: int  # steadystate_check_interval
     ss_ramp_ns: int
+    ss_group: bool  # group_reporting: the rule judges the reporting group's summed figures
+    lat_target_ns: int  # latency_target (0: none), the depth searched for within iodepth
+    lat_window_ns: int
+    lat_pct: float
+    lat_run: bool
     options: dict = field(default_factory=dict)  # the job's options as written (for the JSON)
 
 
@@ -182,10 +192,22 @@ def _rate(value: str, key: str, where: str, base: int, iops: bool) -> list:
 
 
 def _ss(value: str, where: str) -> tuple[str, float, bool]:
-    m = re.fullmatch(r"(iops|iops_slope|bw|bw_slope):(\d+(?:\.\d+)?)(%?)", value.strip().lower())
+    m = re.fullmatch(r"(iops|iops_slope|bw|bw_slope|lat|lat_slope):(\d+(?:\.\d+)?)(%?)",
+                     value.split("#")[0].strip().lower())
     if not m:
-        raise FioJobError(f"{where}: ss={value}: write iops|iops_slope|bw|bw_slope:LIMIT[%]")
+        raise FioJobError(f"{where}: ss={value}: write iops|iops_slope|bw|bw_slope|lat|lat_slope:LIMIT[%]")
     return m.group(1), float(m.group(2)), bool(m.group(3))
+
+
+def _pct(o: dict, key: str) -> float:
+    v, where = o.get(key, ("100", ""))
+    try:
+        p = float(v.split(":")[0].strip())
+    except ValueError:
+        raise FioJobError(f"{where}: {key}={v}: not a number") from None
+    if not 0 <= p <= 100:
+        raise FioJobError(f"{where}: {key}={v}: must be 0 to 100")
+    return p
 
 
 def _merge(sections: list[jobfile.Section]) -> list[tuple[jobfile.Section, list]]:
@@ -217,6 +239,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
     logs: dict = {}
     group_reporting = False
     wave, group = 0, 0
+    exitall = False
     names: dict[str, int] = {}
     for n, (sec, opts) in enumerate(jobs_opts):
         o: dict[str, tuple[str, str]] = {}
@@ -260,6 +283,12 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
             bs = [[[4096, 100.0]] for _ in range(3)]
         for d in bs:
             for b, _ in d:
+                ext = next((f"{lba}+{md}" for lba in (4096, 512) for md in (8, 16, 64)
+                            if b % 512 and b % (lba + md) == 0), None)
+                if ext:
+                    raise FioJobError(f"{sec.where}: block size {b}: blocks of an extended-LBA "
+                                      f"format ({ext} bytes of data and metadata); a simulated "
+                                      "drive has 4096-byte blocks and no metadata")
                 if b <= 0 or b % 512 or b > 64 << 20:
                     raise FioJobError(f"{sec.where}: block size {b}: must be a multiple of 512 "
                                       "bytes up to 64 MiB")
@@ -278,10 +307,15 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
         if offset >= capacity:
             raise FioJobError(f"{o['offset'][1]}: offset={o['offset'][0]}: at or past the end of the "
                               f"drive ({capacity} bytes)")
-        size = sz("size", sz("filesize", capacity - offset))
+        # the region: filesize (x nrfiles, fio's file sizes) or size, else the drive from
+        # the job's offset on; size beyond the files is clamped to them (as fio does)
+        files = sz("filesize") * num("nrfiles", 1, 1, 1 << 20) if has("filesize") else 0
+        size = files - offset if files else sz("size", capacity - offset)
+        size_io = min(sz("size"), size) if files and has("size") else size
+        sized = bool(files) or has("size")
         if size <= 0:
             raise FioJobError(f"{sec.where}: size: must be more than 0 bytes")
-        dist, dparam, zones = "random", 0.0, []
+        dist, dparam, zones, sequence = "random", 0.0, [], []
         if "random_distribution" in o:
             dv, dw = o["random_distribution"]
             dk, _, dp = dv.strip().lower().partition(":")
@@ -296,13 +330,26 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
                     raise FioJobError(f"{dw}: random_distribution={dv}: zipf needs THETA > 0, "
                                       "pareto 0 < H < 1")
                 dk = "normal" if dk == "gauss" else dk
+            elif dk == "sequence":
+                try:
+                    sequence = [int(x, 0) for x in dp.split(",")]
+                except ValueError:
+                    raise FioJobError(f"{dw}: random_distribution={dv}: write sequence:B1,B2,... "
+                                      "(block indices)") from None
+                if not 1 <= len(sequence) <= 64 or min(sequence) < 0:
+                    raise FioJobError(f"{dw}: random_distribution={dv}: 1 to 64 block indices, "
+                                      "each 0 or more")
             elif dk != "random":
                 raise FioJobError(f"{dw}: random_distribution={dv}: not one of random, zipf, "
-                                  "pareto, normal, gauss, zoned, zoned_abs")
+                                  "pareto, normal, gauss, zoned, zoned_abs, sequence")
             dist, dparam = dk, dparam
         ss, ss_limit, ss_pct = ("", 0.0, False)
         if "ss" in o:
             ss, ss_limit, ss_pct = _ss(*o["ss"])
+            ss = ss if tm("ss_dur") else ""  # fio judges steady state only with ss_dur
+        exit_what = o.get("exit_what", ("group",))[0].strip().lower()
+        if exit_what not in ("group", "stonewall", "all"):
+            raise FioJobError(f"{o['exit_what'][1]}: exit_what={exit_what}: write group, stonewall or all")
         if zones:
             start, conv = 0, []
             for access, rng in zones:
@@ -326,7 +373,12 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
         name = own[-1] if own and own[-1] else sec.name  # name= in [global] names no job
         for c in range(numjobs):
             names[name] = names.get(name, 0) + 1
-            io_size = sz("io_size", size)
+            c_off = offset + c * inc
+            if c_off >= capacity:
+                raise FioJobError(f"{sec.where}: job {name} clone {c}: offset {c_off} bytes is past "
+                                  f"the end of the drive ({capacity} bytes; offset_increment)")
+            c_size = size if sized else capacity - c_off  # no size: the device from the offset on
+            io_size = sz("io_size", size_io if sized else c_size)
             if o.get("log_avg_msec") is not None:
                 O.integer(o["log_avg_msec"][0], "log_avg_msec", o["log_avg_msec"][1], 0, 86_400_000)
             if "loops" in o:
@@ -335,10 +387,11 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
             if rate_min:
                 noted.append("rate_min") if "rate_min" not in noted else None
             jobs.append(JobSpec(
-                name=name, clone=c, wave=wave, group=group, read=bool(r), write=bool(w),
+                name=name, clone=c, wave=wave, group=group, exitall=False, exit_what=exit_what,
+                read=bool(r), write=bool(w),
                 trim=bool(t), random=bool(rnd), trimwrite=kind.endswith("trimwrite"),
                 rwmixread=mixr, seq_skip=seq_skip, bs=bs,
-                offset=offset + c * inc, size=size, io_size=io_size,
+                offset=c_off, size=c_size, io_size=io_size,
                 number_ios=num("number_ios", 0, 0, 2**62), iodepth=num("iodepth", 1, 1, 65536),
                 time_based=flag("time_based"), runtime_ns=tm("runtime"),
                 ramp_ns=tm("ramp_time"), startdelay_ns=tm("startdelay"),
@@ -346,7 +399,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
                 rate_iops=_rate(o["rate_iops"][0], "rate_iops", o["rate_iops"][1], base, True) if "rate_iops" in o else [0, 0, 0],
                 rate_poisson=o.get("rate_process", ("linear",))[0].strip().lower() == "poisson",
                 thinktime_ns=tm("thinktime", 0, "us"), thinktime_blocks=num("thinktime_blocks", 1, 1, 1 << 30),
-                dist=dist, dist_param=dparam, zones=zones,
+                dist=dist, dist_param=dparam, zones=zones, sequence=sequence,
+                sequence_stride=flag("random_sequence_stride"),
                 seed=(jseed + c * 0x9E3779B97F4A7C15) % 2**64,
                 randommap=not flag("norandommap") and dist == "random",
                 ba=sz("ba", 0),
@@ -354,19 +408,25 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
                 zone_range=sz("zonerange"), zone_skip=sz("zoneskip"),
                 fill_device=flag("fill_device") or flag("fill_fs"),
                 ss=ss, ss_limit=ss_limit, ss_pct=ss_pct, ss_dur_ns=tm("ss_dur"),
-                ss_ramp_ns=tm("ss_ramp"),
+                ss_interval_ns=tm("steadystate_check_interval", 10**9),
+                ss_ramp_ns=tm("ss_ramp"), ss_group=flag("group_reporting"),
+                lat_target_ns=tm("latency_target", 0, "us"), lat_window_ns=tm("latency_window", 0, "us"),
+                lat_pct=_pct(o, "latency_percentile"), lat_run=flag("latency_run"),
                 options={O.canonical(k): v for k, v, _ in sec.options if k != "name"}))
+        exitall = exitall or flag("exitall")
         for k in ("write_bw_log", "write_iops_log", "write_lat_log", "log_avg_msec", "per_job_logs"):
             if k in o and k not in logs:
                 logs[k] = o[k][0]
     for j in jobs:
+        j.exitall = exitall  # fio's exitall is the whole run's once any job sets it
         if j.size > capacity - j.offset:
             raise FioJobError(f"{path}: job {j.name}: offset + size = {j.offset + j.size} bytes, "
                               f"past the end of the drive ({capacity} bytes)")
         if not j.time_based and j.runtime_ns == 0 and j.io_size == 0 and not j.number_ios:
             raise FioJobError(f"{path}: job {j.name}: nothing bounds it (size, io_size, number_ios or runtime)")
         if j.time_based and j.runtime_ns == 0:
-            raise FioJobError(f"{path}: job {j.name}: time_based needs runtime=")
+            raise FioJobError(f"{path}: job {j.name}: time_based with no runtime runs until it is "
+                              "stopped (fio runs it until killed): give runtime=")
     notes = []
     if noted:
         notes.append("accepted with no effect on a simulated drive: " + ", ".join(noted))

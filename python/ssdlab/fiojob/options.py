@@ -27,16 +27,17 @@ name description rw rw_sequencer rwmixread rwmixwrite bs bsrange bssplit ba bs_u
 size io_size offset offset_increment offset_align number_ios loops numjobs iodepth
 time_based runtime ramp_time startdelay rate rate_iops rate_min rate_iops_min rate_process
 rate_cycle rate_ignore_thinktime thinktime thinktime_blocks thinktime_spin thinktime_blocks_type
-random_distribution randseed randrepeat norandommap random_generator percentage_random
-ss ss_dur ss_ramp zonemode zonesize zonerange zoneskip fill_device fill_fs
+random_distribution random_sequence_stride randseed randrepeat norandommap random_generator percentage_random
+ss ss_dur ss_ramp steadystate_check_interval exitall exit_what latency_target
+latency_window latency_percentile latency_run zonemode zonesize zonerange zoneskip fill_device fill_fs
 stonewall wait_for new_group group_reporting write_bw_log write_iops_log write_lat_log
-log_avg_msec per_job_logs unified_rw_reporting kb_base unit_base
+log_avg_msec per_job_logs unified_rw_reporting kb_base unit_base filesize nrfiles
 """.split())
 
 # accepted with a note: nothing a simulated drive (which keeps no data and has no host
 # page cache, CPU or engine) would do differently
 NOTED = frozenset("""
-direct buffered ioengine filename directory filename_format nrfiles openfiles file_service_type
+direct buffered ioengine filename directory filename_format openfiles file_service_type
 cmdprio cmdprio_percentage cmdprio_class cmdprio_bssplit cmdprio_hint hipri fixedbufs
 registerfiles sqthread_poll sqthread_poll_cpu nonvectored uncached force_async userspace_reap
 atomic sync odirect_align ioscheduler thread invalidate fadvise_hint
@@ -52,23 +53,40 @@ clocksource eta eta_newline eta_interval significant_figures lockmem mem create_
 create_fsync create_on_open create_only allow_file_create allow_mounted_write unlink
 unlink_each_loop overwrite fallocate pre_read file_append end_fsync fsync_on_close fsync
 fdatasync write_barrier sync_file_range fsync_on_close continue_on_error ignore_error
-error_dump exitall exitall_on_error max_latency latency_target latency_window
-latency_percentile latency_run log_max_value log_offset log_prio log_compression
+error_dump exitall_on_error max_latency log_max_value log_offset log_prio log_compression
 log_hist_msec log_hist_coarseness write_hist_log log_unix_epoch log_alternate_epoch
 lat_percentiles stats ramp_size iopsavgtime bwavgtime experimental_verify
 sqthread_poll_cpu trim_percentage trim_verify_zero trim_backlog trim_backlog_batch
 serialize_overlap io_submit_mode unique_filename group_reporting_ignore
-steadystate_check_interval allrandrepeat dedupe_global filesize cmd_type md_per_io_size
-sg_write_mode hugepage_size writefua num_range exit_what
+allrandrepeat dedupe_global cmd_type md_per_io_size
+sg_write_mode hugepage_size writefua readfua num_range
 iodepth_batch_submit iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low
 """.split())
 
+NOTED_PREFIXES = ("cmdprio", "verify_", "sqthread", "sg_", "pi_", "xnvme_", "fdp", "apptag")  # engine options
+MEM_KINDS = ("malloc", "shm", "shmhuge")
+
 BLOCK_ENGINES = frozenset("""libaio io_uring io_uring_cmd psync sync vsync pvsync pvsync2
-posixaio sg null windowsaio solarisaio xnvme""".split())
+posixaio sg null cpp_null windowsaio solarisaio xnvme""".split())
 FS_ENGINES = frozenset("""mmap splice ftruncate filecreate filestat filedelete dircreate dirstat
 dirdelete falloc e4defrag gfapi gfapi_async mtd pmemblk dev-dax libpmem libcufile""".split())
 NET_ENGINES = frozenset("""net netsplice nbd rdma rados rbd http nfs libhdfs libiscsi
 libblkio""".split())
+
+EXEC_ENGINES = frozenset({"exec", "external"})
+ZBD_OPTIONS = frozenset("""max_open_zones read_beyond_wp zone_reset_threshold zone_reset_frequency
+job_max_open_zones ignore_zone_limits""".split())
+
+WHY_EXEC = "runs a program or loads a library; ssdlab never executes anything from a job file"
+WHY_NET = "a network engine; a simulated drive is a local block device (use a block engine, e.g. libaio)"
+WHY_FS = "a filesystem engine; a simulated drive has no filesystem (use a block engine, e.g. libaio)"
+WHY_CPUIO = "burns CPU and does no I/O"
+WHY_FLOW = "couples the progress of jobs (fio's flow control), not simulated"
+WHY_ZBD = "zoned block device (ZBD) I/O; a simulated drive is a conventional drive"
+WHY_MMAP = "maps a file or device for the I/O buffers; a simulated drive needs none (remove it or use mem=malloc)"
+WHY_WRITE_MODE = ("NVMe Write Zeroes, Write Uncorrectable and Verify commands; a simulated drive "
+                  "runs reads, writes and trims (write_mode=write is accepted)")
+WHY_UNKNOWN = "not an I/O-pattern option ssdlab simulates (docs/cli.md lists the accepted ones)"
 
 REFUSED = {
     "exec_prerun": "runs a shell command; ssdlab never executes anything from a job file",
@@ -103,45 +121,41 @@ def classify(key: str, value: str, where: str) -> str | None:
         eng = value.strip().split(":")[0].lower()
         if eng in BLOCK_ENGINES:
             return f"ioengine={eng}"
-        if eng == "exec" or eng == "external" or value.strip().startswith("external"):
-            raise FioJobError(f"{where}: ioengine={value}: refused: runs a program or loads a "
-                              "library; ssdlab never executes anything from a job file")
+        if eng in EXEC_ENGINES or value.strip().startswith("external"):
+            raise FioJobError(f"{where}: ioengine={value}: refused: {WHY_EXEC}")
         if eng in NET_ENGINES:
-            raise FioJobError(f"{where}: ioengine={value}: refused: a network engine; a simulated "
-                              "drive is a local block device (use a block engine, e.g. libaio)")
+            raise FioJobError(f"{where}: ioengine={value}: refused: {WHY_NET}")
         if eng in FS_ENGINES:
-            raise FioJobError(f"{where}: ioengine={value}: refused: a filesystem engine; a "
-                              "simulated drive has no filesystem (use a block engine, e.g. libaio)")
+            raise FioJobError(f"{where}: ioengine={value}: refused: {WHY_FS}")
         if eng == "cpuio":
-            raise FioJobError(f"{where}: ioengine=cpuio: refused: burns CPU and does no I/O")
+            raise FioJobError(f"{where}: ioengine=cpuio: refused: {WHY_CPUIO}")
         raise FioJobError(f"{where}: ioengine={value}: refused: not a block-I/O engine ssdlab "
                           f"knows (accepted: {', '.join(sorted(BLOCK_ENGINES))})")
     if key == "mem":
         kind = value.strip().split(":")[0].lower()
         if kind.startswith("mmap") or ":" in value:
-            raise FioJobError(f"{where}: mem={value}: refused: maps a file or device for the I/O "
-                              "buffers; a simulated drive needs none (remove it or use mem=malloc)")
-        if kind not in ("malloc", "shm", "shmhuge", ""):
+            raise FioJobError(f"{where}: mem={value}: refused: {WHY_MMAP}")
+        if kind not in (*MEM_KINDS, ""):
             raise FioJobError(f"{where}: mem={value}: refused: not a buffer type ssdlab knows "
-                              "(malloc, shm, shmhuge)")
+                              f"({', '.join(MEM_KINDS)})")
         return key
     if key == "filename" and value.strip().lower().startswith(("net", "tcp", "udp")) and "," in value:
         raise FioJobError(f"{where}: filename={value}: refused: a network address")
     if key in NOTED:
         return key
-    if key.startswith(("cmdprio", "verify_", "sqthread", "sg_", "pi_", "xnvme_", "fdp", "apptag")):
+    if key == "write_mode":
+        if value.strip().lower() == "write":
+            return key
+        raise FioJobError(f"{where}: write_mode={value}: refused: {WHY_WRITE_MODE}")
+    if key.startswith(NOTED_PREFIXES):
         return key  # options of block-I/O engines
     if key.startswith("flow"):
-        raise FioJobError(f"{where}: {key}: refused: couples the progress of jobs (fio's flow "
-                          "control), not simulated")
-    if key in ("max_open_zones", "read_beyond_wp", "zone_reset_threshold", "zone_reset_frequency",
-               "job_max_open_zones", "ignore_zone_limits") or (key == "zonemode" and value.strip() == "zbd"):
-        raise FioJobError(f"{where}: {key}: refused: zoned block device (ZBD) I/O; a simulated "
-                          "drive is a conventional drive")
+        raise FioJobError(f"{where}: {key}: refused: {WHY_FLOW}")
+    if key in ZBD_OPTIONS or (key == "zonemode" and value.strip() == "zbd"):
+        raise FioJobError(f"{where}: {key}: refused: {WHY_ZBD}")
     if key in COMPILED:
         return None
-    raise FioJobError(f"{where}: {key}: refused: not an I/O-pattern option ssdlab simulates "
-                      "(docs/cli.md lists the accepted ones)")
+    raise FioJobError(f"{where}: {key}: refused: {WHY_UNKNOWN}")
 
 
 def boolean(value: str, key: str, where: str) -> bool:

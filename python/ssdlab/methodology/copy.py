@@ -64,14 +64,20 @@ def phases(capacity: int, opts: Options) -> Generator[ph.Phase, PhaseResult | No
         base += 3 * s
 
 
+def _stop_bytes(res: PhaseResult) -> float:
+    b = res.phase.stop_bytes
+    assert b is not None  # phases() gives every copy and transfer phase a byte stop
+    return float(b)
+
+
 def analyze(results, opts: Options) -> dict:
     r = by_name(results)
     out = {}
     for kind in KINDS:
-        s = float(r[f"{kind}_copy"].phase.stop_bytes) / 2
+        s = _stop_bytes(r[f"{kind}_copy"]) / 2
         out[f"{kind}_copy_mbps"] = s / 1e6 / float(r[f"{kind}_copy"].totals["duration_s"])
         writes = [x for n, x in r.items() if n.startswith(f"{kind}_transfer_")]
-        chunk = float(writes[0].phase.stop_bytes)
+        chunk = _stop_bytes(writes[0])
         t = sum(max(float(w.totals["duration_s"]), chunk / (SOURCE_MBPS * 1e6)) for w in writes)
         out[f"{kind}_transfer_mbps"] = chunk * len(writes) / 1e6 / t
     return out

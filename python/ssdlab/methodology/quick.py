@@ -30,7 +30,7 @@ import re
 import numpy as np
 
 from .. import phase as ph
-from ..phase import GB, KIB
+from ..phase import GB, KIB, PhaseResult
 from .common import GIB, MIB, Options, area_bytes
 from ..figures import lazy
 from .test import Test
@@ -128,10 +128,10 @@ def phases(capacity: int, opts: Options) -> list[ph.Phase]:
     return [ph.purge(), *cdm_phases(cdm, opts), *asssd_phases(off, asssd, opts)]
 
 
-def runs(results) -> dict[tuple[str, str], dict[int, object]]:
+def runs(results) -> dict[tuple[str, str], dict[int, PhaseResult]]:
     """{(test, rw): {run: result}} of the measured phases (run 0: CrystalDiskMark's
     unscored preparing run)."""
-    out: dict[tuple[str, str], dict[int, object]] = {}
+    out: dict[tuple[str, str], dict[int, PhaseResult]] = {}
     for res in results:
         m = RUN_RE.match(res.phase.name)
         if m:
@@ -139,7 +139,7 @@ def runs(results) -> dict[tuple[str, str], dict[int, object]]:
     return out
 
 
-def cdm_values(by_run: dict[tuple[str, str], dict[int, object]]) -> dict[str, list[float]]:
+def cdm_values(by_run: dict[tuple[str, str], dict[int, PhaseResult]]) -> dict[str, list[float]]:
     """Every scored run of every CrystalDiskMark test, MB/s (and IOPS for random tests)."""
     vals: dict[str, list[float]] = {}
     for name, (pattern, *_r) in CDM.items():
@@ -151,7 +151,7 @@ def cdm_values(by_run: dict[tuple[str, str], dict[int, object]]) -> dict[str, li
     return vals
 
 
-def asssd_run(r: dict[str, object]) -> dict[str, float]:
+def asssd_run(r: dict[str, PhaseResult]) -> dict[str, float]:
     """One AS SSD run's figures and score; `r` maps "<test>_<rw>" to its result."""
     m: dict[str, float] = {}
     for rw in ("read", "write"):
@@ -166,8 +166,8 @@ def asssd_run(r: dict[str, object]) -> dict[str, float]:
     return m
 
 
-def asssd_values(by_run: dict[tuple[str, str], dict[int, object]]) -> dict[str, list[float]]:
-    per_run: dict[int, dict[str, object]] = {}
+def asssd_values(by_run: dict[tuple[str, str], dict[int, PhaseResult]]) -> dict[str, list[float]]:
+    per_run: dict[int, dict[str, PhaseResult]] = {}
     for (test, rw), rs in by_run.items():
         if test.startswith("asssd_"):
             for k, res in rs.items():

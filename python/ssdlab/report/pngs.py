@@ -16,7 +16,7 @@ def write_pngs(runs: list[ReportRun], out_dir: Path, y_max: float | None = None)
     out_dir.mkdir(parents=True, exist_ok=True)
     opts = FigureOptions(y_max=y_max)
     paths: list[Path] = []
-    with plt.rc_context(STYLE):  # type: ignore[arg-type]  # matplotlib types keys as literals
+    with plt.rc_context(STYLE):
         for test, mine in by_test(runs):
             for f in test.figures(mine, opts):
                 paths += f.png(out_dir)

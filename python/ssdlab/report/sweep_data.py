@@ -76,8 +76,9 @@ def from_store(store: Any, sweep_id: str) -> SweepTable:
     return SweepTable(sweep_id, test, axes, rows, names)
 
 
-def _mean(vals: list[float]) -> float:
-    vals = [v for v in vals if v is not None and math.isfinite(v)]
+def _mean(values: list[float | None]) -> float:
+    """The mean of the finite values (NaN when none is)."""
+    vals = [v for v in values if v is not None and math.isfinite(v)]
     return float(np.mean(vals)) if vals else math.nan
 
 
@@ -110,7 +111,7 @@ def sensitivity(t: SweepTable) -> list[dict]:
                 swing[p] = 100.0 * (max(eff) - min(eff)) / abs(overall)
         known = {p: s for p, s in swing.items() if s is not None}
         out.append({"metric": m, "mean": overall, "swing_pct": swing,
-                    "top": max(known, key=known.get) if known else None})
+                    "top": max(known, key=lambda p: known[p]) if known else None})
     return out
 
 

@@ -26,7 +26,7 @@ LAG = ("requests", "late", "lag_mean_us", "lag_p99_us", "lag_max_us", "late_lag_
 
 def read_lines(path: Path) -> list[dict]:
     """Every complete line (a line cut short by a kill is left out)."""
-    out = []
+    out: list[dict] = []
     try:
         text = path.read_text()
     except FileNotFoundError:

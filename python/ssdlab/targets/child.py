@@ -13,6 +13,7 @@ from typing import Callable
 
 WORKDIR_PREFIX = "ssdlab-fio-"
 
+_prctl: Callable[..., int] | None
 try:
     import ctypes
 

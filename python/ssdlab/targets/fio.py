@@ -13,6 +13,7 @@ phases as the simulator and returns results of the same shape (docs/sim-api.md):
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import queue
@@ -21,7 +22,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 import numpy as np
 
@@ -318,11 +319,15 @@ class FioTarget(BaseTarget):
         proc = subprocess.Popen(self._fio_command(job_path), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True,
                                 preexec_fn=child.die_with_parent())
+        # both pipes exist (stdout=PIPE, stderr=PIPE), and with the default buffering each is
+        # an io.BufferedReader: the type Popen declares (IO[bytes] | None) is wider
+        out_pipe = cast(io.BufferedReader, proc.stdout)
+        err_pipe = cast(io.BufferedReader, proc.stderr)
         chunks: queue.Queue[bytes | None] = queue.Queue()
         err_parts: list[bytes] = []
 
         def pump_out() -> None:
-            fd = proc.stdout.fileno()
+            fd = out_pipe.fileno()
             while True:
                 b = os.read(fd, 1 << 16)
                 if not b:
@@ -331,7 +336,7 @@ class FioTarget(BaseTarget):
             chunks.put(None)
 
         def pump_err() -> None:
-            for b in iter(lambda: proc.stderr.read1(1 << 16), b""):
+            for b in iter(lambda: err_pipe.read1(1 << 16), b""):
                 err_parts.append(b)
 
         threads = [threading.Thread(target=pump_out, daemon=True),
@@ -363,8 +368,8 @@ class FioTarget(BaseTarget):
         def finish() -> PhaseResult:
             for t in threads:
                 t.join(timeout=30)
-            for f in (proc.stdout, proc.stderr):
-                f.close()
+            for pipe in (out_pipe, err_pipe):
+                pipe.close()
             while True:
                 try:
                     c = chunks.get_nowait()
@@ -388,8 +393,8 @@ class FioTarget(BaseTarget):
             temps.stop()
             for t in threads:
                 t.join(timeout=5)
-            for f in (proc.stdout, proc.stderr):
-                f.close()
+            for pipe in (out_pipe, err_pipe):
+                pipe.close()
             raise
         result = finish()
         if proc.returncode == 0 and stream.torn_tail:

@@ -171,7 +171,7 @@ def series_from_logs(prefix: str | Path, interval_ms: float = 1000.0,
     if dur_ms is not None:
         last[-1] = min(t[-1], max(dur_ms, t[-1] - interval_ms + 1))
     fill_last = bool(totals and dur_ms) and (cnt[-1] < cnt.max(initial=0) or cnt[-1] == 0)
-    if fill_last and not np.isnan(gaps[:-1]).any():
+    if fill_last and totals is not None and not np.isnan(gaps[:-1]).any():
         gaps[-1] = 0.0  # the report's totals supply it
         widths = np.diff(np.concatenate([[0.0], last])) / 1000.0
         w_last = widths[-1] if widths[-1] > 0 else interval_ms / 1000.0
@@ -348,7 +348,7 @@ def segments_from_hist(prefix: str | Path, segment_bytes: int, total_bytes: floa
     t = np.concatenate([[0.0], t])
     cum = np.concatenate([[0.0], cum])
     nseg = int(cum[-1] // segment_bytes)
-    marks = [segment_bytes * (k + 1) for k in range(nseg)]
+    marks: list[float] = [segment_bytes * (k + 1) for k in range(nseg)]
     if cum[-1] - nseg * segment_bytes > 0:
         marks.append(float(cum[-1]))
     # time at which the cumulative bytes reach each mark (linear within a window)

@@ -191,10 +191,10 @@ def parse_smartctl(doc: Any) -> dict[str, float]:
             pages_host = v
         elif name == "FTL_Program_Page_Count":
             pages_ftl = v
-        elif name in ATA_HOST and ATA_HOST[name] and math.isnan(out["host_write_bytes"]):
-            out["host_write_bytes"] = v * ATA_HOST[name]
-        elif name in ATA_NAND and ATA_NAND[name]:
-            out["nand_write_bytes"] = v * ATA_NAND[name]
+        elif (host_unit := ATA_HOST.get(name)) and math.isnan(out["host_write_bytes"]):
+            out["host_write_bytes"] = v * host_unit
+        elif nand_unit := ATA_NAND.get(name):
+            out["nand_write_bytes"] = v * nand_unit
         elif name in ("Temperature_Celsius", "Airflow_Temperature_Cel") and math.isnan(out["temp_c"]):
             # the raw value packs min/max in the upper bytes: the low byte is the current one
             out["temp_c"] = float(raw & 0xFF) if isinstance(raw, int) and not isinstance(raw, bool) else v

@@ -60,6 +60,7 @@ class SimTarget(BaseTarget):
         """A trace in virtual time, in one call into the simulator (traces/timing.py)."""
         from ..traces.timing import prepare
 
+        assert phase.replay is not None  # Phase's validator: a replay phase carries its trace
         p = prepare(phase.replay, int(self.info["user_bytes"]))
         s = p.stream
         try:
@@ -74,6 +75,7 @@ class SimTarget(BaseTarget):
 
     def _fiojob(self, phase: Phase, on_sample: OnSample | None) -> PhaseResult:
         """A fio job file's jobs, generated and run in the simulator (fiojob/)."""
+        assert phase.fiojob is not None  # Phase's validator: a fiojob phase carries its jobs
         try:
             raw = self.drive.run_fiojob(phase.fiojob.jobs, sample_interval_s=phase.sample_interval_s,
                                         segment_bytes=phase.segment_bytes, on_sample=on_sample)

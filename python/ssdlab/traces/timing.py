@@ -43,7 +43,7 @@ def stream_of(path: str, fmt: str | None, capacity: int | None = None,
             if last:
                 return last[-1]
             capacity = 2**40
-        key = (path, fmt, capacity)
+        key: tuple[str | int | None, ...] = (path, fmt, capacity)
         if key not in _cache:
             _remember(key, workloads.generate(path, capacity))
         return _cache[key]

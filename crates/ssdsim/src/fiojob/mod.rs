@@ -5,6 +5,8 @@
 //! distributions, time limits, steady state); everything in virtual time, seeded.
 
 pub mod dist;
+pub mod lat_target;
+pub mod steady;
 pub mod stream;
 
 /// Data directions, as fio numbers them.
@@ -20,6 +22,9 @@ pub enum Dist {
     Normal(f64),
     /// Zones (`zones`): access share per byte range.
     Zoned,
+    /// fio's `sequence:B1,B2,...` (`sequence`): the block indices in that order, repeated
+    /// (with `sequence_stride`, each cycle one sequence length further on).
+    Sequence,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -28,18 +33,41 @@ pub enum SsMetric {
     IopsSlope,
     Bw,
     BwSlope,
+    /// Mean completion latency of each check interval.
+    Lat,
+    LatSlope,
 }
 
-/// fio's steady-state rule: over the last `dur` seconds (after `ramp`), the per-second IOPS
-/// or bandwidth deviate from their mean (or their slope is) at most `limit` (a % of the mean
-/// when `pct`).
+/// fio's steady-state rule (fio's steadystate.c): every `interval_ns` (fio's
+/// steadystate_check_interval) after `ramp_ns`, one value of the metric (IOPS and bandwidth
+/// per second, or the mean completion latency, ns); once the last `dur_ns / interval_ns`
+/// values are in, the job stops when their largest deviation from their mean (or the
+/// least-squares slope) is under `limit` (a % of the mean when `pct`).
 #[derive(Debug, Clone, Copy)]
 pub struct SsRule {
     pub metric: SsMetric,
     pub limit: f64,
     pub pct: bool,
-    pub dur_s: u32,
+    pub dur_ns: u64,
+    pub interval_ns: u64,
     pub ramp_ns: u64,
+}
+
+impl SsRule {
+    pub fn intervals(&self) -> usize {
+        (self.dur_ns / self.interval_ns.max(1)).max(1) as usize
+    }
+}
+
+/// What a finishing job stops when the job file sets `exitall` (fio's exit_what).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The jobs of its reporting group (fio's default).
+    Group,
+    /// Every job running now; the next stonewalled jobs still run.
+    Stonewall,
+    /// Every job, running or not started.
+    All,
 }
 
 #[derive(Debug, Clone)]
@@ -47,6 +75,12 @@ pub struct JobSpec {
     pub name: String,
     /// stonewall / wait_for: a wave starts when every job of the wave before has finished.
     pub wave: u32,
+    /// Reporting group (new_group / stonewall): what `exitall` stops by default.
+    pub group: u32,
+    /// fio's exitall (set for every job when any job sets it): when a job ends, the jobs
+    /// `exit_what` names (the ending job's) stop.
+    pub exitall: bool,
+    pub exit_what: ExitWhat,
     pub read: bool,
     pub write: bool,
     pub trim: bool,
@@ -77,6 +111,8 @@ pub struct JobSpec {
     pub dist: Dist,
     /// (access share 0..1, start byte within the region, length bytes).
     pub zones: Vec<(f64, u64, u64)>,
+    pub sequence: Vec<u64>,
+    pub sequence_stride: bool,
     pub seed: u64,
     pub randommap: bool,
     /// Random offsets are multiples of this (fio's blockalign, default the smallest bs).
@@ -85,6 +121,14 @@ pub struct JobSpec {
     pub zone_size: u64,
     pub zone_skip: u64,
     pub ss: Option<SsRule>,
+    /// group_reporting: the steady-state rule judges the reporting group's summed figures.
+    pub ss_group: bool,
+    /// fio's latency target (0: none): the depth searched for, within `iodepth`
+    /// (lat_target.rs).
+    pub lat_target_ns: u64,
+    pub lat_window_ns: u64,
+    pub lat_pct: f64,
+    pub lat_run: bool,
     /// Interval of the per-job samples (bandwidth / IOPS / latency logs), ns.
     pub log_ns: u64,
 }
@@ -137,6 +181,16 @@ impl JobSpec {
         if self.time_based && self.runtime_ns == 0 {
             return Err(format!("job {n}: time_based needs a runtime"));
         }
+        if let Some(ss) = self.ss {
+            if ss.interval_ns < 1_000_000 || ss.dur_ns < ss.interval_ns {
+                return Err(format!(
+                    "job {n}: steady state: the check interval must be at least 1 ms and at most ss_dur"
+                ));
+            }
+        }
+        if self.lat_target_ns > 0 && !(0.0..=100.0).contains(&self.lat_pct) {
+            return Err(format!("job {n}: latency_percentile must be 0..100"));
+        }
         if self.log_ns < 1_000_000 {
             return Err(format!("job {n}: log interval under 1 ms"));
         }
@@ -175,6 +229,8 @@ pub struct JobOut {
     /// Samples every log interval: (end ms since the job's start, dir, bytes, ios, latency sum ns).
     pub samples: Vec<(u64, u8, u64, u64, u64)>,
     pub ss_attained: bool,
+    /// Stopped by another job's end (fio's exitall), before it started or while it ran.
+    pub terminated: bool,
     /// I/Os issued (ramp included) and bytes issued.
     pub issued: u64,
 }

@@ -7,8 +7,10 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::Drive;
+use crate::fiojob::lat_target::{LatStep, LatTarget};
 use crate::fiojob::stream::{Req, Stream};
-use crate::fiojob::{DirOut, JobOut, JobSpec, SsMetric, READ, TRIM, WRITE};
+use crate::fiojob::steady::SsUnit;
+use crate::fiojob::{DirOut, ExitWhat, JobOut, JobSpec, READ, TRIM, WRITE};
 use crate::ftl::mapping::NONE;
 use crate::nand::SLOT_BYTES;
 use crate::stats::{Recorder, Row};
@@ -32,51 +34,36 @@ struct Live {
     rate_at: [u64; 3],
     since_think: u64,
     think_pending: bool,
+    /// Latency target: the depth search; issue nothing until the outstanding I/Os are in
+    /// (`quiesce`), then restart the figures when `restart` (the final window).
+    lat: Option<LatTarget>,
+    quiesce: bool,
+    restart: bool,
+    completed: u64,
+    /// Ended by the latency target's search (done, or nothing meets the target).
+    lat_done: bool,
     wake_at: u64,
     stats_from: u64,
     deadline: u64,
     done: bool,
+    /// Issues no more and has nothing outstanding (fio's thread exit).
+    ended: bool,
+    /// Stopped by another job's end (exitall), at `term_at`.
+    terminated: bool,
+    term_at: u64,
+    begin: u64,
     last_done: u64,
     // per log interval: (bytes, ios, latency sum) per direction
     interval: [(u64, u64, u64); 3],
     interval_end: u64,
-    // steady state: per-second IOPS and bandwidth of the last dur seconds
-    ss_sec: (u64, u64),
-    ss_sec_end: u64,
-    ss_window: std::collections::VecDeque<(f64, f64)>,
+    /// The steady-state rule judging this job: its own, or its reporting group's
+    /// (group_reporting), an index into the wave's units.
+    ss_unit: Option<usize>,
 }
 
 pub struct FioRun {
     pub phase: PhaseResult,
     pub jobs: Vec<JobOut>,
-}
-
-fn ss_met(w: &std::collections::VecDeque<(f64, f64)>, m: SsMetric, limit: f64, pct: bool) -> bool {
-    let xs: Vec<f64> = w
-        .iter()
-        .map(|&(i, b)| {
-            if matches!(m, SsMetric::Iops | SsMetric::IopsSlope) {
-                i
-            } else {
-                b
-            }
-        })
-        .collect();
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    let lim = if pct { limit / 100.0 * mean } else { limit };
-    match m {
-        SsMetric::Iops | SsMetric::Bw => xs.iter().all(|x| (x - mean).abs() <= lim),
-        _ => {
-            let xm = (n - 1.0) / 2.0;
-            let (mut sxy, mut sxx) = (0.0, 0.0);
-            for (i, y) in xs.iter().enumerate() {
-                sxy += (i as f64 - xm) * (y - mean);
-                sxx += (i as f64 - xm).powi(2);
-            }
-            (if sxx > 0.0 { sxy / sxx } else { 0.0 }).abs() <= lim
-        }
-    }
 }
 
 impl Drive {
@@ -117,7 +104,8 @@ impl Drive {
             if idx.is_empty() {
                 continue;
             }
-            let (end, st) = self.run_wave(specs, &idx, t, &mut outs, &mut rec, on_sample)?;
+            let (end, st) =
+                self.run_wave(specs, &idx, t, &mut outs, &mut rec, on_sample)?;
             stopped = st;
             t = end.max(t);
         }
@@ -168,23 +156,39 @@ impl Drive {
                     stream: Stream::new(s),
                     next: None,
                     outstanding: 0,
-                    depth: s.iodepth,
+                    depth: if s.lat_target_ns > 0 { 1 } else { s.iodepth },
                     issued_bytes: 0,
                     issued_ios: 0,
                     not_before: begin,
                     rate_at: [begin; 3],
                     since_think: 0,
                     think_pending: false,
+                    lat: (s.lat_target_ns > 0).then(|| {
+                        LatTarget::new(
+                            s.lat_target_ns,
+                            s.lat_window_ns,
+                            s.lat_pct,
+                            s.lat_run,
+                            s.iodepth,
+                            begin,
+                        )
+                    }),
+                    quiesce: false,
+                    restart: false,
+                    completed: 0,
+                    lat_done: false,
                     wake_at: 0,
                     stats_from,
                     deadline,
-                    done: false,
+                    done: outs[i].terminated,
+                    ended: outs[i].terminated,
+                    terminated: outs[i].terminated,
+                    term_at: begin,
+                    begin,
                     last_done: begin,
                     interval: [(0, 0, 0); 3],
                     interval_end: stats_from + s.log_ns,
-                    ss_sec: (0, 0),
-                    ss_sec_end: stats_from + 1_000_000_000,
-                    ss_window: Default::default(),
+                    ss_unit: None,
                 }
             })
             .collect();
@@ -198,6 +202,22 @@ impl Drive {
         let mut stopped = false;
         let mut end = t0;
         let mut rng_state = specs[idx[0]].seed ^ 0xA5A5;
+        // steady-state units: a job's own rule, or one per reporting group (group_reporting:
+        // fio judges the group's summed figures and stops all its jobs together)
+        let mut units: Vec<SsUnit> = vec![];
+        for (k, l) in live.iter_mut().enumerate() {
+            let s = &specs[idx[k]];
+            let Some(rule) = s.ss else { continue };
+            let shared = units.iter().position(|u| {
+                s.ss_group && u.group == Some(s.group)
+            });
+            let u = shared.unwrap_or_else(|| {
+                units.push(SsUnit::new(rule, l.stats_from, s.ss_group.then_some(s.group)));
+                units.len() - 1
+            });
+            units[u].members.push(k);
+            l.ss_unit = Some(u);
+        }
         for (k, l) in live.iter_mut().enumerate() {
             let at = l.not_before;
             heap.push(Reverse((at, WAKE, k as u32, 0)));
@@ -213,6 +233,7 @@ impl Drive {
                 live[k].wake_at = 0;
             } else {
                 // a completion
+                let mut ss_hit = None;
                 total_out -= 1;
                 let dir = (info >> 30) as usize;
                 let len = (info & ((1 << 30) - 1)) as u64 * 512;
@@ -253,32 +274,55 @@ impl Drive {
                     iv.0 += len;
                     iv.1 += 1;
                     iv.2 += lat;
-                    if let Some(ss) = spec.ss {
-                        while t >= l.ss_sec_end {
-                            // seconds of the ramp are not judged (fio's ss_ramp)
-                            if l.ss_sec_end > l.stats_from + ss.ramp_ns {
-                                l.ss_window
-                                    .push_back((l.ss_sec.1 as f64, l.ss_sec.0 as f64));
-                            }
-                            l.ss_sec = (0, 0);
-                            l.ss_sec_end += 1_000_000_000;
-                            while l.ss_window.len() > ss.dur_s as usize {
-                                l.ss_window.pop_front();
-                            }
-                            if l.ss_window.len() == ss.dur_s as usize
-                                && ss_met(&l.ss_window, ss.metric, ss.limit, ss.pct)
-                            {
-                                o.ss_attained = true;
-                                l.done = true;
-                            }
+                    if let Some(u) = l.ss_unit {
+                        if units[u].complete(t, len, lat) {
+                            ss_hit = Some(u);
                         }
-                        l.ss_sec.0 += len;
-                        l.ss_sec.1 += 1;
                     }
                 }
                 if l.think_pending && l.outstanding == 0 {
                     l.think_pending = false;
                     l.not_before = t + spec.thinktime_ns;
+                }
+                if dir != TRIM {
+                    l.completed += 1;
+                }
+                if let (Some(lt), true) = (l.lat.as_mut(), dir != TRIM) {
+                    let mut step = lt.on_complete(t - at, t, l.completed);
+                    if step == LatStep::Go && at >= l.stats_from {
+                        step = lt.check(t, l.completed);
+                    }
+                    l.depth = lt.qd;
+                    match step {
+                        LatStep::Go => {}
+                        LatStep::Quiesce => l.quiesce = true,
+                        LatStep::QuiesceAndRestart => {
+                            l.quiesce = true;
+                            l.restart = true;
+                        }
+                        LatStep::Done | LatStep::Fatal => {
+                            l.done = true;
+                            l.lat_done = true;
+                        }
+                    }
+                }
+                if l.quiesce && l.outstanding == 0 {
+                    l.quiesce = false;
+                    if std::mem::take(&mut l.restart) {
+                        // the final window: the job's figures from now (fio's reset_all_stats)
+                        let o = &mut outs[idx[k]];
+                        o.dirs = Default::default();
+                        o.samples.clear();
+                        l.interval = [(0, 0, 0); 3];
+                        l.stats_from = t;
+                        l.interval_end = t + spec.log_ns;
+                    }
+                }
+                if let Some(u) = ss_hit {
+                    for &m in &units[u].members {
+                        live[m].done = true;
+                        outs[idx[m]].ss_attained = true;
+                    }
                 }
             }
             if stopped {
@@ -287,7 +331,7 @@ impl Drive {
             // issue what the job may issue now
             loop {
                 let l = &mut live[k];
-                if l.done || l.think_pending || l.outstanding >= l.depth {
+                if l.done || l.think_pending || l.quiesce || l.outstanding >= l.depth {
                     break;
                 }
                 let bounded = !spec.time_based;
@@ -358,13 +402,16 @@ impl Drive {
                     ((req.dir as u32) << 30) | (req.len / 512) as u32,
                 )));
             }
+            end_jobs(specs, idx, &mut live, outs, k, t);
         }
         // the last, partial log interval is not a sample (as fio's averaged logs)
         for (k, l) in live.iter().enumerate() {
             let spec = &specs[idx[k]];
             let o = &mut outs[idx[k]];
             o.start_ns = l.stats_from;
-            o.end_ns = if spec.time_based && !o.ss_attained {
+            o.end_ns = if l.terminated {
+                l.last_done.max(l.term_at).max(l.stats_from)
+            } else if spec.time_based && !o.ss_attained && !l.lat_done {
                 l.deadline
             } else {
                 l.last_done.max(l.stats_from)
@@ -412,6 +459,55 @@ impl Drive {
             t,
             outstanding,
         )
+    }
+}
+
+/// Job `k` ends once it issues no more and its last I/O is in (fio's thread exit). With
+/// fio's exitall, an ending job stops the jobs its exit_what names: they issue no more
+/// (their I/Os in flight complete) and end in turn; jobs of later waves so named never start.
+fn end_jobs(
+    specs: &[JobSpec],
+    idx: &[usize],
+    live: &mut [Live],
+    outs: &mut [JobOut],
+    k: usize,
+    t: u64,
+) {
+    let wave = specs[idx[k]].wave;
+    let mut todo = vec![k];
+    while let Some(j) = todo.pop() {
+        let l = &mut live[j];
+        if l.ended || !l.done || l.outstanding > 0 {
+            continue;
+        }
+        l.ended = true;
+        let s = &specs[idx[j]];
+        if !s.exitall {
+            continue;
+        }
+        for (m, lm) in live.iter_mut().enumerate() {
+            let sm = &specs[idx[m]];
+            let hit = match s.exit_what {
+                ExitWhat::Group => sm.group == s.group,
+                ExitWhat::Stonewall => lm.begin <= t,
+                ExitWhat::All => true,
+            };
+            if hit && !lm.done {
+                lm.done = true;
+                lm.terminated = true;
+                lm.term_at = t.max(lm.begin);
+                outs[idx[m]].terminated = true;
+                todo.push(m);
+            }
+        }
+        for (i, si) in specs.iter().enumerate() {
+            if si.wave > wave
+                && (s.exit_what == ExitWhat::All
+                    || (s.exit_what == ExitWhat::Group && si.group == s.group))
+            {
+                outs[i].terminated = true;
+            }
+        }
     }
 }
 

@@ -27,6 +27,11 @@ pub struct Stream {
     write: bool,
     trimwrite: bool,
     rwmixread: u32,
+    /// fio's rwmix cycle (io_u.c get_rw_ddir): the current direction, the I/Os issued per
+    /// direction, and the count the current direction must reach before a new draw.
+    mix_dir: usize,
+    mix_issues: u64,
+    issues: [u64; 2],
     /// Cumulative weights per direction.
     bs: [Vec<(u64, f64)>; 3],
     cursor: [u64; 3],
@@ -39,6 +44,10 @@ pub struct Stream {
     skew: Option<Skew>,
     salt: u64,
     zones: Vec<(f64, u64, u64)>,
+    /// random_distribution=sequence: the block indices, stride mode, I/Os per direction.
+    sequence: Vec<u64>,
+    sequence_stride: bool,
+    seq_count: [u64; 3],
     zone_size: u64,
     zone_skip: u64,
     zone_done: [u64; 3],
@@ -93,6 +102,9 @@ impl Stream {
             write: j.write,
             trimwrite: j.trimwrite,
             rwmixread: j.rwmixread,
+            mix_dir: READ,
+            mix_issues: 0,
+            issues: [0; 2],
             bs: [
                 cumulative(&j.bs[0]),
                 cumulative(&j.bs[1]),
@@ -117,6 +129,13 @@ impl Stream {
                     })
                     .collect()
             },
+            sequence: if j.dist == Dist::Sequence {
+                j.sequence.clone()
+            } else {
+                vec![]
+            },
+            sequence_stride: j.sequence_stride,
+            seq_count: [0; 3],
             zone_size: j.zone_size,
             zone_skip: j.zone_skip,
             zone_done: [0; 3],
@@ -124,14 +143,28 @@ impl Stream {
         }
     }
 
+    /// A mixed job's direction, by fio's rule: once the current direction has issued
+    /// `mix_issues` I/Os, draw one (READ with probability rwmixread %); on a change, the new
+    /// direction runs until its own issue count reaches the old one's count times the new
+    /// direction's share (fio's set_rwmix_bytes).
     #[inline]
     fn direction(&mut self) -> usize {
         if self.read && self.write {
-            if below(&mut self.rng, 100) < self.rwmixread as u64 {
-                READ
-            } else {
-                WRITE
+            if self.issues[self.mix_dir] >= self.mix_issues {
+                let v = 1 + below(&mut self.rng, 100);
+                let d = if v <= self.rwmixread as u64 { READ } else { WRITE };
+                if d != self.mix_dir {
+                    let share = if d == READ {
+                        self.rwmixread
+                    } else {
+                        100 - self.rwmixread
+                    };
+                    self.mix_issues = self.issues[self.mix_dir] * share as u64 / 100;
+                }
+                self.mix_dir = d;
             }
+            self.issues[self.mix_dir] += 1;
+            self.mix_dir
         } else if self.read {
             READ
         } else if self.write {
@@ -151,9 +184,22 @@ impl Stream {
         v.iter().find(|x| u < x.1).unwrap_or(v.last().unwrap()).0
     }
 
+    /// fio's sequence distribution (io_u.c): the direction's I/O count picks the entry;
+    /// with the stride each cycle moves one sequence length on (wrapping in the region).
+    fn sequence_block(&mut self, dir: usize) -> u64 {
+        let n = self.sequence.len() as u64;
+        let c = self.seq_count[dir];
+        self.seq_count[dir] += 1;
+        let b = self.sequence[(c % n) as usize];
+        let b = if self.sequence_stride { c / n * n + b } else { b };
+        b % self.blocks
+    }
+
     #[inline]
-    fn random_offset(&mut self, len: u64) -> u64 {
-        let blk = if let Some(map) = self.map.as_mut() {
+    fn random_offset(&mut self, len: u64, dir: usize) -> u64 {
+        let blk = if !self.sequence.is_empty() {
+            self.sequence_block(dir)
+        } else if let Some(map) = self.map.as_mut() {
             match map.next_block() {
                 Some(b) => b,
                 None => {
@@ -198,7 +244,7 @@ impl Stream {
                 self.last_end
             } else {
                 self.run_left = (self.skip.max(1) - 1) as u64;
-                self.random_offset(len)
+                self.random_offset(len, dir)
             }
         } else {
             let mut c = self.cursor[dir];

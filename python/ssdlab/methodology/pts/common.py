@@ -12,6 +12,7 @@ interrupted run keeps its rounds.
 from __future__ import annotations
 
 import re
+from typing import Any
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 
@@ -110,7 +111,7 @@ def round_name(n: int, label: str) -> str:
 _ROUND = re.compile(r"^r(\d+)/(.+)$")
 
 
-def parse_round(name: str) -> tuple[int, str] | None:
+def parse_round(name: str | None) -> tuple[int, str] | None:
     m = _ROUND.match(name or "")
     return (int(m.group(1)), m.group(2)) if m else None
 
@@ -172,7 +173,7 @@ def steady_metrics(values: list[float], max_rounds: int, name: str) -> dict:
     """The PTS steady-state verdict of a test's tracking values, as metrics."""
     v = pts_steady.verdict(values, max_rounds)
     w = v.window
-    out = {"steady_reached": v.reached, "steady_round": v.round, "rounds": v.rounds,
+    out: dict[str, Any] = {"steady_reached": v.reached, "steady_round": v.round, "rounds": v.rounds,
            "tracking": name, "tracking_by_round": {str(i + 1): x for i, x in enumerate(values)}}
     if w is not None:
         out.update(window_first_round=w.first_round, window_last_round=w.last_round,

@@ -7,6 +7,7 @@ intensity curve (response time against IOPS)."""
 from __future__ import annotations
 
 from collections.abc import Generator
+from typing import TypedDict
 
 from ...phase import KIB, Phase, PhaseResult
 from ..common import Options
@@ -34,20 +35,28 @@ def phases(capacity: int, opts: Options) -> Generator[Phase, PhaseResult | None,
     yield from C.rounds(po, steps, lambda got: C.iops(got[label(THREADS[0], QDS[0])]))
 
 
+class GridCell(TypedDict):
+    """One thread count x queue depth: averages over the measurement window's rounds."""
+
+    iops: float
+    mean_us: float | None  # None: a round without a latency mean
+    max_us: float
+
+
 def analyze(results: list[PhaseResult], opts: Options) -> dict:
     po = C.pts_options(opts)
     rounds = C.complete_rounds(results, LABELS)
     values = [C.iops(r[label(THREADS[0], QDS[0])]) for r in rounds.values()]
     out = C.steady_metrics(values, po.max_rounds, "T32Q32 IOPS (4 KiB random 65/35)")
     win = C.window_rounds(out, rounds)
-    grid = {}
+    grid: dict[str, GridCell] = {}
     for lb in LABELS:
         rs = [rounds[n][lb] for n in win]
         if not rs:
             continue
-        means = [C.lat(r, "mean_us") for r in rs]
+        means = [m for r in rs if (m := C.lat(r, "mean_us")) is not None]
         grid[lb] = {"iops": sum(C.iops(r) for r in rs) / len(rs),
-                    "mean_us": sum(means) / len(means) if None not in means else None,
+                    "mean_us": sum(means) / len(means) if len(means) == len(rs) else None,
                     "max_us": max((C.lat(r, "max_us") or 0.0) for r in rs)}
     out["grid"] = grid
     if grid:

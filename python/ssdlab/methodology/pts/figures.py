@@ -188,7 +188,7 @@ def _dirth(key: str, test: str, d: Any) -> list:
     g = (d.metrics or {}).get("grid") or {}
     if not g:
         return out
-    by_t = {t: [(q, g.get(f"t{t}q{q}")) for q in sorted(QDS) if g.get(f"t{t}q{q}")] for t in THREADS}
+    by_t = {t: [(q, x) for q in sorted(QDS) if (x := g.get(f"t{t}q{q}"))] for t in THREADS}
     out.append(Plot(f"fig-{key}-iops-toio", f"{test}: IOPS vs total outstanding I/O\n{d.label}",
                     "total outstanding I/O (T x Q)", "IOPS",
                     [Line(f"T{t}", [t * q for q, _ in v], [x["iops"] for _, x in v]) for t, v in by_t.items() if v],

@@ -32,7 +32,10 @@ def phases(capacity: int, opts: Options) -> Generator[Phase, PhaseResult | None,
             for m in MIXES:
                 yield C.io(C.round_name(n, label(bs, m)), po, m, bs, t, q, pattern="seq")
 
-        yield from C.rounds(po, steps, lambda got, bs=bs: C.mbps(got[label(bs, 0)]))
+        def tracking(got: dict[str, PhaseResult], bs: int = bs) -> float:
+            return C.mbps(got[label(bs, 0)])
+
+        yield from C.rounds(po, steps, tracking)
 
 
 def analyze(results: list[PhaseResult], opts: Options) -> dict:

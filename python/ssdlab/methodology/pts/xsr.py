@@ -9,6 +9,8 @@ docs/methodology.md): a drive rewritten that often has long reached the group's 
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
 
 from ...analysis import pts_steady
@@ -41,9 +43,20 @@ def phases(capacity: int, opts: Options) -> list[Phase]:
     return out
 
 
+class Group(TypedDict):
+    """One access group's figures (its last 5 minutes, and when it became steady)."""
+
+    stimulus: str
+    minutes: float
+    mbps: float | None
+    iops: float | None
+    steady_minute: float | None
+    mbps_by_minute: list[float]
+
+
 def analyze(results: list[PhaseResult], opts: Options) -> dict:
     po = C.pts_options(opts)
-    groups = {}
+    groups: dict[str, Group] = {}
     for r in results:
         if r.phase.name not in GROUPS:
             continue
@@ -61,7 +74,7 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
             "mbps": float(np.nanmean(mb[-5:])) if mb.size else None,
             "iops": float(np.nanmean(io[-5:])) if io.size else None,
             "steady_minute": steady, "mbps_by_minute": [float(x) for x in mb]}
-    out = {"groups": groups}
+    out: dict[str, object] = {"groups": groups}
     if "ag3" in groups and "ag1" in groups and groups["ag1"]["mbps"]:
         out["recovery_ratio"] = (groups["ag3"]["mbps"] or 0.0) / groups["ag1"]["mbps"]
         out["recovery_minutes"] = groups["ag3"]["steady_minute"]

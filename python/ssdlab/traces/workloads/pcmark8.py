@@ -51,11 +51,11 @@ class Pcmark8Trace:
     def generate(self, scale: float, span_bytes: int, seed: int = 42) -> IoStream:
         rng = np.random.default_rng(seed)
         parts = []
-        for op, n_seq, n_rand, volume in ((READ, self.seq_reads, self.rand_reads, self.read_bytes),
-                                          (WRITE, self.seq_writes, self.rand_writes, self.write_bytes)):
+        for code, n_seq, n_rand, volume in ((READ, self.seq_reads, self.rand_reads, self.read_bytes),
+                                            (WRITE, self.seq_writes, self.rand_writes, self.write_bytes)):
             n_seq, n = round(n_seq * scale), round(n_seq * scale) + round(n_rand * scale)
             length = sizes(rng, n, volume * scale)
-            parts.append((op, length, offsets(rng, length, n_seq, span_bytes)))
+            parts.append((code, length, offsets(rng, length, n_seq, span_bytes)))
         (r_op, r_len, r_off), (w_op, w_len, w_off) = parts
         n = r_len.size + w_len.size
         # interleave at random, each direction keeping its own order (its runs stay runs)
