@@ -47,7 +47,7 @@ def drives() -> list[str]:
 # ---- running ---------------------------------------------------------------------------------
 def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] = ()) -> dict:
     """Run one test on one built-in profile (with `overrides`, key=value, if any): metrics,
-    fill segments, capacity, and per I/O phase its largest latency and its seconds without
+    the segments of its last pass (fill, trim), capacity, and per I/O phase its largest latency and its seconds without
     a completed I/O."""
     from .methodology import Options, get
     from .profiles import load_text
@@ -66,7 +66,7 @@ def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] 
     metrics.pop("repeats", None)
     out: dict[str, Any] = {"metrics": metrics, "capacity": cap, "wall_s": time.time() - t0,
                            "phases": {r.phase.name: phase_behaviour(r) for r in results if r.phase.kind == "io"}}
-    if test == "fill":
+    if test in ("fill", "trim"):  # the fill; the sequential pass after TRIM
         seg = results[-1].segments
         out["segments"] = {k: np.asarray(seg[k], dtype=float).tolist() for k in ("gb", "mbps", "t_s")}
     return out

@@ -5,7 +5,7 @@ of methodology.md, the manufacturers' spec sheets, and behaviour no real drive s
 from __future__ import annotations
 
 from . import freezes, published, spec_sheets
-from .figure import CONS0, CONS25, FILL, IDLE, QUICK, TOLERANCE, Ctx, Figure, RunKey, fmt, testbed_flags
+from .figure import CONS0, CONS25, FILL, IDLE, QUICK, TOLERANCE, TRIM60, Ctx, Figure, RunKey, fmt, testbed_flags
 
 
 def all_figures(profile_ids: list[str]) -> list[Figure]:
@@ -13,5 +13,5 @@ def all_figures(profile_ids: list[str]) -> list[Figure]:
     return published.figures() + spec_sheets.figures() + freezes.figures(profile_ids)
 
 
-__all__ = ["CONS0", "CONS25", "FILL", "IDLE", "QUICK", "TOLERANCE", "Ctx", "Figure", "RunKey",
+__all__ = ["CONS0", "CONS25", "FILL", "IDLE", "QUICK", "TOLERANCE", "TRIM60", "Ctx", "Figure", "RunKey",
            "all_figures", "fmt", "testbed_flags"]

@@ -20,6 +20,7 @@ CONS0: RunKey = ("consistency", 0.0, None, 1, ())
 CONS25: RunKey = ("consistency", 25.0, None, 1, ())
 IDLE: RunKey = ("idle", 0.0, None, 1, ())  # 30 min idle, as the review
 QUICK: RunKey = ("quick", 0.0, 1.0, 1, ())  # one run, 1 s per test: a read plateau is flat
+TRIM60: RunKey = ("trim", 0.0, 3600.0, 1, ())  # 60 min of random writes before the TRIM, as the review
 
 
 def on_testbed(run: RunKey, testbed: tuple[str, ...]) -> RunKey:
@@ -96,8 +97,9 @@ class Ctx:
         v = self.runs[(drive or self.drive, run)]["metrics"].get(key)
         return None if v is None else float(v)
 
-    def seg(self, drive: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-        s = self.runs[(drive or self.drive, FILL)]["segments"]
+    def seg(self, drive: str | None = None, run: RunKey = FILL) -> tuple[np.ndarray, np.ndarray]:
+        """Per-GB segments of the run's last pass (the fill; trim: the pass after TRIM)."""
+        s = self.runs[(drive or self.drive, run)]["segments"]
         return np.asarray(s["gb"], dtype=float), np.asarray(s["mbps"], dtype=float)
 
     def capacity_gb(self, drive: str | None = None) -> float:

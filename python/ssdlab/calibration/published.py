@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .figure import CONS25, FILL, IDLE, QUICK, Ctx, Figure, metric, of, ratio
+from .figure import CONS25, FILL, IDLE, QUICK, TRIM60, Ctx, Figure, metric, of, ratio
 
 
 def slc_share(c: Ctx, drive: str | None = None) -> float | None:
@@ -245,5 +245,51 @@ def _idle_figs() -> list[Figure]:
 
 
 
+# The pass after TRIM of a drive with a performance mode: fast while at most half of the LBAs
+# are mapped, slower while the drive reorganizes its data, close to the start once done.
+def _pass(c: Ctx) -> tuple[np.ndarray, np.ndarray, float]:
+    """(share of the pass at each segment's end, MB/s, median MB/s of the first 45 %)."""
+    gb, v = c.seg(run=TRIM60)
+    share = gb / gb[-1]
+    return share, v, float(np.median(v[share <= 0.45]))
+
+
+def pass_drop_position(c: Ctx) -> float | None:
+    """Share of the pass where the speed first falls below 60 % of the first half's."""
+    share, v, fast = _pass(c)
+    slow = np.nonzero(v < 0.6 * fast)[0]
+    return float(share[slow[0]]) if slow.size else None
+
+
+def pass_slowest_ratio(c: Ctx) -> float | None:
+    share, v, fast = _pass(c)
+    return float(v.min() / fast) if fast > 0 else None
+
+
+def pass_end_ratio(c: Ctx) -> float | None:
+    """Median speed of the last 20 % of the pass over the first half's."""
+    share, v, fast = _pass(c)
+    return float(np.median(v[share > 0.8]) / fast) if fast > 0 else None
+
+
+def _performance_mode_figs() -> list[Figure]:
+    H = "trim (60 min torture, as the review): the sequential pass after TRIM, "
+    S = ("AnandTech, OCZ Vertex 460 240 GB review (January 2014), TRIM validation: once half of the "
+         "LBAs have been written, all data has to be reorganized, ")
+    d = "vertex460-240"
+    return [
+        Figure(d, "TRIM works", TRIM60, metric(TRIM60, "recovery_ratio"), lo=0.85, unit="ratio",
+               how="trim: after_trim_mbps / clean_mbps", source="TRIM works (the pass matches a clean drive's)"),
+        Figure(d, "pass drops at half the LBAs", TRIM60, pass_drop_position, lo=0.48, hi=0.56, unit="share",
+               how=H + "share of the pass where the speed first falls below 60 % of the first 45 %'s median",
+               source=S + "write speed drops (performance mode ends at half of the LBAs)"),
+        Figure(d, "pass slows while reorganizing", TRIM60, pass_slowest_ratio, hi=0.6, unit="ratio",
+               how=H + "slowest GB over the first 45 %'s median", source=S + "write speed drops during the pass"),
+        Figure(d, "pass recovers once reorganized", TRIM60, pass_end_ratio, lo=0.8, unit="ratio",
+               how=H + "median of the last 20 % over the first 45 %'s",
+               source=S + "and it recovers close to the original speed once the reorganization is over"),
+    ]
+
+
 def figures() -> list[Figure]:
-    return _fill_figs() + _consistency_figs() + _idle_figs()
+    return _fill_figs() + _consistency_figs() + _idle_figs() + _performance_mode_figs()

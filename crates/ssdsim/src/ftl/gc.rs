@@ -3,8 +3,10 @@
 //! folding), then erase.
 //!
 //! Foreground GC is paced like real firmware: once a die is short of free blocks it
-//! takes a victim and moves ceil(v / (slots - v)) of its slots per host slot written
-//! there, so host writes and GC interleave (the steady band reviewers see). Only if a
+//! takes a victim and moves v / (slots - v) of its slots per host slot written there, at
+//! least one (the fraction carried over between host slots, so a victim more than half
+//! valid is done just as the host has filled the room it frees), so host writes and GC interleave (the steady band
+//! reviewers see) and the pace follows the victims' valid counts smoothly. Only if a
 //! die runs down to its last free block does GC stop the world to finish. Folds, idle
 //! GC and that hard stop collect whole victims.
 
@@ -278,8 +280,8 @@ impl Ftl {
         let spb = self.nand.geo.slots_per_block;
         let v = self.map.valid[victim as usize];
         self.map.withdraw(victim);
-        let pace =
-            pace.unwrap_or_else(|| self.gc_pace * v.div_ceil((spb - v).max(1)).max(1) as f64);
+        let keep_up = v as f64 / (spb - v).max(1) as f64;
+        let pace = pace.unwrap_or(self.gc_pace * keep_up.max(1.0));
         let slc = self.map.is_slc(victim);
         let job = &mut self.gc_jobs[d as usize];
         debug_assert!(!job.active() && job.queue.is_empty());
@@ -290,7 +292,7 @@ impl Ftl {
         job.head = 0;
         job.base = pace;
         job.pace = pace;
-        job.keep_up = v as f64 / (spb - v).max(1) as f64;
+        job.keep_up = keep_up;
         job.credit = 0.0;
         job.last_page = NONE;
         job.ready = 0;

@@ -1,6 +1,7 @@
 //! SLC write cache: a static part (dedicated SLC-mode blocks) plus a dynamic part that
 //! borrows free native blocks in SLC mode, capped by a share of the free user space so it
-//! shrinks as the drive fills. When full: write native directly or fold first; folding in
+//! shrinks as the drive fills (or, in performance mode, open while at most a share of the
+//! LBAs is mapped). When full: write native directly or fold first; folding in
 //! idle time and, if the firmware does it, periodic reclaim while writing direct (blocking,
 //! or paced alongside the writes with a return to SLC writes once the batch is folded).
 
@@ -17,6 +18,9 @@ pub struct SlcCache {
     static_slots: u64,
     dynamic_max_slots: u64,
     dynamic_share: f64,
+    /// Performance mode: the dynamic part only while at most this share of the user
+    /// LBAs is mapped (0: off).
+    mapped_max: f64,
     bits: u64,
     block_slots: u64,
     fold_when_full: bool,
@@ -54,6 +58,7 @@ impl SlcCache {
             static_slots: static_per_die as u64 * g.dies as u64 * block_slots,
             dynamic_max_slots: gb(s.dynamic_max_gb),
             dynamic_share: s.dynamic_share,
+            mapped_max: s.dynamic_mapped_max_pct / 100.0,
             bits: g.bits as u64,
             block_slots,
             fold_when_full: s.when_full == "fold",
@@ -73,8 +78,14 @@ impl SlcCache {
         }
     }
 
-    /// The dynamic part's allowance: a share of the free user space in native terms.
+    /// The dynamic part's allowance: a share of the free user space in native terms, or
+    /// in performance mode all of it while few enough LBAs are mapped (monotone in the
+    /// free space either way, see `least_free_for`).
     fn dynamic_cap_slots(&self, user_slots: u64, mapped: u64) -> u64 {
+        if self.mapped_max > 0.0 {
+            let fast = mapped as f64 <= self.mapped_max * user_slots as f64;
+            return if fast { self.dynamic_max_slots } else { 0 };
+        }
         let free = user_slots.saturating_sub(mapped) as f64;
         self.dynamic_max_slots
             .min((self.dynamic_share * free / self.bits as f64) as u64)

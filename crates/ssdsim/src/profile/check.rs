@@ -276,6 +276,12 @@ impl Profile {
             "0..1"
         );
         check!(
+            (0.0..=100.0).contains(&s.dynamic_mapped_max_pct),
+            "slc.dynamic_mapped_max_pct",
+            s.dynamic_mapped_max_pct,
+            "0..100 (% of the user LBAs)"
+        );
+        check!(
             s.when_full == "direct" || s.when_full == "fold",
             "slc.when_full",
             format!("\"{}\"", s.when_full),

@@ -156,7 +156,7 @@ pub struct Ftl {
     /// Free blocks per die at or below which paced foreground GC runs alongside host writes.
     pub gc_threshold_blocks: u32,
     /// Firmware GC aggressiveness: multiplier on the paced rate (victim slots moved per
-    /// host slot = gc_pace x v / (slots - v)). Below 1 GC falls behind and the die runs
+    /// host slot = gc_pace x max(v / (slots - v), 1)). Below 1 GC falls behind and the die runs
     /// down to its last free block, where GC stops host writes for a whole victim (dips).
     pub gc_pace: f64,
     /// GC speeds up as a die's free space runs short, so the victim is done before host
@@ -225,6 +225,11 @@ pub struct Slc {
     /// Share of the free user space (in native terms, divided by bits per cell) the
     /// dynamic part may borrow: it shrinks as the drive fills.
     pub dynamic_share: f64,
+    /// Performance mode (OCZ Barefoot 3 / Everest 2): above 0, the dynamic part takes
+    /// host writes, up to `dynamic_max_gb`, while at most this share (%) of the user LBAs
+    /// is mapped, and none past it (the share rule is then unused); with a paced reclaim
+    /// the firmware then converts the cached data alongside the host writes.
+    pub dynamic_mapped_max_pct: f64,
     /// When the cache is full: "direct" (write native) or "fold" (write native while
     /// the die folds its oldest SLC block alongside, `fold_pace` SLC slots per host slot;
     /// once that block is erased the next writes go to SLC again).
@@ -250,6 +255,7 @@ impl Default for Slc {
             static_gb: 0.0,
             dynamic_max_gb: 0.0,
             dynamic_share: 1.0,
+            dynamic_mapped_max_pct: 0.0,
             when_full: "direct".into(),
             fold_pace: 1.0,
             idle_fold: true,
