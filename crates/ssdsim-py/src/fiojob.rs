@@ -108,6 +108,9 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
                 .try_into()
                 .map_err(|_| verr("fio job: write_mode needs 4 shares"))?,
         },
+        flow: get(d, "flow")?.unwrap_or(0),
+        flow_id: get(d, "flow_id")?.unwrap_or(0),
+        flow_sleep_ns: get(d, "flow_sleep_ns")?.unwrap_or(0),
     })
 }
 

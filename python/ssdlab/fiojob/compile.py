@@ -77,6 +77,9 @@ class JobSpec:
     lat_run: bool
     options: dict = field(default_factory=dict)  # the job's options as written (for the JSON)
     write_mode: list = field(default_factory=lambda: [100, 0, 0, 0])  # % per options.WRITE_MODES
+    flow: int = 0  # fio's flow control: weight in the flow (0: none), its id, the held wait
+    flow_id: int = 0
+    flow_sleep_ns: int = 0
     md_bytes: int = 0  # extended-LBA format: metadata bytes per 4096-byte block (fio's bs counts them)
 
 
@@ -439,6 +442,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
                 lat_pct=_pct(o, "latency_percentile"), lat_run=flag("latency_run"),
                 options={O.canonical(k): v for k, v, _ in sec.options if k != "name"},
                 write_mode=O.write_mode(*o["write_mode"]) if "write_mode" in o else [100, 0, 0, 0],
+                flow=num("flow", 0, 0, 1000), flow_id=num("flow_id", 0, 0, 2**31 - 1),
+                flow_sleep_ns=num("flow_sleep", 0, 0, 2**32 - 1) * 1000,
                 md_bytes=md))
         exitall = exitall or flag("exitall")
         for k in ("write_bw_log", "write_iops_log", "write_lat_log", "log_avg_msec", "per_job_logs"):

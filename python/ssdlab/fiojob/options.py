@@ -32,6 +32,7 @@ ss ss_dur ss_ramp steadystate_check_interval exitall exit_what latency_target
 latency_window latency_percentile latency_run zonemode zonesize zonerange zoneskip fill_device fill_fs
 stonewall wait_for new_group group_reporting write_mode write_bw_log write_iops_log write_lat_log
 log_avg_msec per_job_logs unified_rw_reporting kb_base unit_base filesize nrfiles
+flow flow_id flow_sleep
 """.split())
 
 # accepted with a note: nothing a simulated drive (which keeps no data and has no host
@@ -55,6 +56,7 @@ unlink_each_loop overwrite fallocate pre_read file_append end_fsync fsync_on_clo
 fdatasync write_barrier sync_file_range fsync_on_close continue_on_error ignore_error
 error_dump exitall_on_error max_latency log_max_value log_offset log_prio log_compression
 log_hist_msec log_hist_coarseness write_hist_log log_unix_epoch log_alternate_epoch
+flow_watermark
 lat_percentiles stats ramp_size iopsavgtime bwavgtime experimental_verify
 sqthread_poll_cpu trim_percentage trim_verify_zero trim_backlog trim_backlog_batch
 serialize_overlap io_submit_mode unique_filename group_reporting_ignore
@@ -82,7 +84,6 @@ WHY_EXEC = "runs a program or loads a library; ssdlab never executes anything fr
 WHY_NET = "a network engine; a simulated drive is a local block device (use a block engine, e.g. libaio)"
 WHY_FS = "a filesystem engine; a simulated drive has no filesystem (use a block engine, e.g. libaio)"
 WHY_CPUIO = "burns CPU and does no I/O"
-WHY_FLOW = "couples the progress of jobs (fio's flow control), not simulated"
 WHY_ZBD = "zoned block device (ZBD) I/O; a simulated drive is a conventional drive"
 WHY_MMAP = "maps a file or device for the I/O buffers; a simulated drive needs none (remove it or use mem=malloc)"
 WRITE_MODES = ("write", "zeroes", "uncor", "verify")  # the simulator's order (fiojob/mod.rs)
@@ -148,8 +149,6 @@ def classify(key: str, value: str, where: str) -> str | None:
         return None
     if key.startswith(NOTED_PREFIXES):
         return key  # options of block-I/O engines
-    if key.startswith("flow"):
-        raise FioJobError(f"{where}: {key}: refused: {WHY_FLOW}")
     if key in ZBD_OPTIONS or (key == "zonemode" and value.strip() == "zbd"):
         raise FioJobError(f"{where}: {key}: refused: {WHY_ZBD}")
     if key in COMPILED:

@@ -5,7 +5,9 @@
 //! distributions, time limits, steady state); everything in virtual time, seeded.
 
 pub mod dist;
+pub mod flow;
 pub mod lat_target;
+pub mod live;
 pub mod steady;
 pub mod stream;
 
@@ -144,6 +146,11 @@ pub struct JobSpec {
     /// fio's write_mode split: % of writes per mode (WMODE_*: write, zeroes, uncor,
     /// verify), drawn per write I/O as fio draws it (0..99 against the running sum).
     pub write_mode: [u32; 4],
+    /// fio's flow control (flow.rs): the job's weight in its flow (0: none), the flow's id,
+    /// and how long a held job waits before it checks again (0: until the flow moves).
+    pub flow: u32,
+    pub flow_id: u32,
+    pub flow_sleep_ns: u64,
 }
 
 impl JobSpec {
@@ -206,6 +213,12 @@ impl JobSpec {
         }
         if self.write_mode.iter().sum::<u32>() != 100 {
             return Err(format!("job {n}: write_mode shares must add up to 100 %"));
+        }
+        if self.flow > 1000 {
+            return Err(format!(
+                "job {n}: flow weight {}: must be 0..1000",
+                self.flow
+            ));
         }
         if self.log_ns < 1_000_000 {
             return Err(format!("job {n}: log interval under 1 ms"));

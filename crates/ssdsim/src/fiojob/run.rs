@@ -7,61 +7,19 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::Drive;
+use crate::fiojob::flow::Flows;
 use crate::fiojob::lat_target::{LatStep, LatTarget};
+use crate::fiojob::live::{end_jobs, flow_pass, wake_flow, Event, Live, FLOW_WAKE, WAKE};
 use crate::fiojob::steady::SsUnit;
 use crate::fiojob::stream::{Req, Stream};
 use crate::fiojob::{
-    DirOut, ExitWhat, JobOut, JobSpec, READ, TRIM, WMODE_UNCOR, WMODE_VERIFY, WMODE_ZEROES, WRITE,
+    DirOut, JobOut, JobSpec, READ, TRIM, WMODE_UNCOR, WMODE_VERIFY, WMODE_ZEROES, WRITE,
 };
 use crate::ftl::mapping::NONE;
 use crate::nand::SLOT_BYTES;
 use crate::stats::{Recorder, Row};
 use crate::workload::Io;
 use crate::{PhaseResult, SimError};
-
-/// Heap entries: (time, issue time or WAKE, job, dir << 30 | len / 512).
-type Event = Reverse<(u64, u64, u32, u32)>;
-const WAKE: u64 = u64::MAX;
-
-struct Live {
-    stream: Stream,
-    next: Option<Req>,
-    outstanding: u32,
-    depth: u32,
-    issued_bytes: u64,
-    issued_ios: u64,
-    /// Earliest time the job may issue (start delay, think time).
-    not_before: u64,
-    /// Per direction: earliest time the rate allows the next I/O.
-    rate_at: [u64; 3],
-    since_think: u64,
-    think_pending: bool,
-    /// Latency target: the depth search; issue nothing until the outstanding I/Os are in
-    /// (`quiesce`), then restart the figures when `restart` (the final window).
-    lat: Option<LatTarget>,
-    quiesce: bool,
-    restart: bool,
-    completed: u64,
-    /// Ended by the latency target's search (done, or nothing meets the target).
-    lat_done: bool,
-    wake_at: u64,
-    stats_from: u64,
-    deadline: u64,
-    done: bool,
-    /// Issues no more and has nothing outstanding (fio's thread exit).
-    ended: bool,
-    /// Stopped by another job's end (exitall), at `term_at`.
-    terminated: bool,
-    term_at: u64,
-    begin: u64,
-    last_done: u64,
-    // per log interval: (bytes, ios, latency sum) per direction
-    interval: [(u64, u64, u64); 3],
-    interval_end: u64,
-    /// The steady-state rule judging this job: its own, or its reporting group's
-    /// (group_reporting), an index into the wave's units.
-    ss_unit: Option<usize>,
-}
 
 pub struct FioRun {
     pub phase: PhaseResult,
@@ -98,6 +56,13 @@ impl Drive {
         let mut t = t0;
         let mut stopped = false;
         let waves = specs.iter().map(|s| s.wave).max().unwrap_or(0);
+        // fio's flows: every job with a weight joins when the job file is read
+        let mut flows = Flows::new(
+            &specs
+                .iter()
+                .map(|s| (s.flow, s.flow_id))
+                .collect::<Vec<_>>(),
+        );
         for w in 0..=waves {
             if stopped {
                 break;
@@ -106,7 +71,11 @@ impl Drive {
             if idx.is_empty() {
                 continue;
             }
-            let (end, st) = self.run_wave(specs, &idx, t, &mut outs, &mut rec, on_sample)?;
+            let (end, st) =
+                self.run_wave(specs, &idx, t, &mut outs, &mut rec, &mut flows, on_sample)?;
+            for &i in &idx {
+                flows.exit(i);
+            }
             stopped = st;
             t = end.max(t);
         }
@@ -132,6 +101,7 @@ impl Drive {
         Ok(FioRun { phase, jobs: outs })
     }
 
+    #[allow(clippy::too_many_arguments)] // the run's state, shared by its waves
     fn run_wave(
         &mut self,
         specs: &[JobSpec],
@@ -139,6 +109,7 @@ impl Drive {
         t0: u64,
         outs: &mut [JobOut],
         rec: &mut Recorder,
+        flows: &mut Flows,
         on_sample: &mut dyn FnMut(&Row) -> bool,
     ) -> Result<(u64, bool), SimError> {
         let watts = self.profile.power.controller_active_w;
@@ -189,6 +160,9 @@ impl Drive {
                     last_done: begin,
                     interval: [(0, 0, 0); 3],
                     interval_end: stats_from + s.log_ns,
+                    flow_hold: false,
+                    flow_wait: false,
+                    flow_wake: false,
                     ss_unit: None,
                 }
             })
@@ -224,10 +198,14 @@ impl Drive {
             l.ss_unit = Some(u);
         }
         for (k, l) in live.iter_mut().enumerate() {
+            if l.ended {
+                flows.exit(idx[k]); // stopped before it started (exitall)
+            }
             let at = l.not_before;
             heap.push(Reverse((at, WAKE, k as u32, 0)));
             l.wake_at = at;
         }
+        let mut ended: Vec<usize> = vec![];
         while let Some(Reverse((t, at, k, info))) = heap.pop() {
             let k = k as usize;
             let spec = &specs[idx[k]];
@@ -236,6 +214,10 @@ impl Drive {
                     continue; // superseded
                 }
                 live[k].wake_at = 0;
+                live[k].flow_wait = false; // its time limit, or a wait of its own: check again
+            } else if at == FLOW_WAKE {
+                live[k].flow_wake = false;
+                live[k].flow_wait = false;
             } else {
                 // a completion
                 let mut ss_hit = None;
@@ -323,6 +305,11 @@ impl Drive {
                         l.interval_end = t + spec.log_ns;
                     }
                 }
+                if l.flow_hold && l.outstanding == 0 {
+                    // held by its flow, its I/Os in: it waits flow_sleep, then checks again
+                    l.flow_hold = false;
+                    l.not_before = l.not_before.max(t + spec.flow_sleep_ns);
+                }
                 if let Some(u) = ss_hit {
                     for &m in &units[u].members {
                         live[m].done = true;
@@ -336,7 +323,13 @@ impl Drive {
             // issue what the job may issue now
             loop {
                 let l = &mut live[k];
-                if l.done || l.think_pending || l.quiesce || l.outstanding >= l.depth {
+                if l.done
+                    || l.think_pending
+                    || l.quiesce
+                    || l.flow_hold
+                    || l.flow_wait
+                    || l.outstanding >= l.depth
+                {
                     break;
                 }
                 let bounded = !spec.time_based;
@@ -363,6 +356,14 @@ impl Drive {
                     }
                     break;
                 }
+                if let Some(f) = flows.of(idx[k]) {
+                    if !flow_pass(specs, idx, &mut live, flows, k, t, &mut heap) {
+                        break;
+                    }
+                    flows.issued(idx[k]);
+                    wake_flow(idx, &mut live, flows, f, k, t, &mut heap);
+                }
+                let l = &mut live[k];
                 l.next = None;
                 // the rate: the next I/O of this direction is due one interval later
                 let gap = {
@@ -407,7 +408,13 @@ impl Drive {
                     ((req.dir as u32) << 30) | (req.len / 512) as u32,
                 )));
             }
-            end_jobs(specs, idx, &mut live, outs, k, t);
+            ended.clear();
+            end_jobs(specs, idx, &mut live, outs, k, t, &mut ended);
+            for &j in &ended {
+                if let Some(f) = flows.exit(idx[j]) {
+                    wake_flow(idx, &mut live, flows, f, j, t, &mut heap);
+                }
+            }
         }
         // the last, partial log interval is not a sample (as fio's averaged logs)
         for (k, l) in live.iter().enumerate() {
@@ -486,55 +493,6 @@ impl Drive {
         let done = last.max(tc) + self.host.host_latency;
         self.host.completes(done, outstanding);
         Ok(done)
-    }
-}
-
-/// Job `k` ends once it issues no more and its last I/O is in (fio's thread exit). With
-/// fio's exitall, an ending job stops the jobs its exit_what names: they issue no more
-/// (their I/Os in flight complete) and end in turn; jobs of later waves so named never start.
-fn end_jobs(
-    specs: &[JobSpec],
-    idx: &[usize],
-    live: &mut [Live],
-    outs: &mut [JobOut],
-    k: usize,
-    t: u64,
-) {
-    let wave = specs[idx[k]].wave;
-    let mut todo = vec![k];
-    while let Some(j) = todo.pop() {
-        let l = &mut live[j];
-        if l.ended || !l.done || l.outstanding > 0 {
-            continue;
-        }
-        l.ended = true;
-        let s = &specs[idx[j]];
-        if !s.exitall {
-            continue;
-        }
-        for (m, lm) in live.iter_mut().enumerate() {
-            let sm = &specs[idx[m]];
-            let hit = match s.exit_what {
-                ExitWhat::Group => sm.group == s.group,
-                ExitWhat::Stonewall => lm.begin <= t,
-                ExitWhat::All => true,
-            };
-            if hit && !lm.done {
-                lm.done = true;
-                lm.terminated = true;
-                lm.term_at = t.max(lm.begin);
-                outs[idx[m]].terminated = true;
-                todo.push(m);
-            }
-        }
-        for (i, si) in specs.iter().enumerate() {
-            if si.wave > wave
-                && (s.exit_what == ExitWhat::All
-                    || (s.exit_what == ExitWhat::Group && si.group == s.group))
-            {
-                outs[i].terminated = true;
-            }
-        }
     }
 }
 
