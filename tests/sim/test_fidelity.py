@@ -229,8 +229,10 @@ def test_write_latency_tail_in_steady_state():
     # 96 KiB for 2 ms behind ~7 GC units at WAF ~8), and no stall of a whole victim.
     lat = steady_tail(quarter=False)
     assert lat["p99_us"] < 15_000 and lat["max_us"] < 50_000
-    # Striping in die order makes every write wait for the die deepest in GC.
-    assert steady_tail("ftl.striping=static", quarter=False)["p99_us"] > 1.2 * lat["p99_us"]
+    # Striping in die order makes a stripe wait for the die deepest in GC: with GC paced by
+    # the fraction of each victim that keeps up, the dies collect evenly and the p99 is the
+    # same (11.4 / 11.7 ms), but the worst write waits about twice as long (17 / 32 ms).
+    assert steady_tail("ftl.striping=static", quarter=False)["max_us"] > 1.5 * lat["max_us"]
 
 
 def controller_bound(*sets: str) -> tuple[float, float, float]:
