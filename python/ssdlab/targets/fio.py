@@ -72,14 +72,13 @@ class FioTarget(BaseTarget):
             self.fio = fio_binary_checked()
         self._lock: locks.DeviceLock | None = None
         self._write_ok = False
-        self._engine: str | None = None
         self._fio_version: str | None = None
         self._workdir: str | None = None
         self._nphase = 0
         self.purges: list[str] = []
-        self.where: Transport = NbdExport(spec) if spec.startswith("nbd:") else fio_transport.local(spec, plan)
-        self.where.fio = self.fio  # type: ignore[attr-defined]  # the NBD export's trim jobs
-        self._engine = self.where.engine
+        self.where: Transport = (NbdExport(spec, self.fio) if spec.startswith("nbd:")
+                                 else fio_transport.local(spec, plan))
+        self._engine: str | None = self.where.engine
         if not plan:
             self._lock = self.where.lock().acquire()
 

@@ -73,8 +73,8 @@ class NbdExport(Transport):
     kind = "nbd"
     engine = "nbd"
 
-    def __init__(self, spec: str):
-        self.spec = spec
+    def __init__(self, spec: str, fio: str):
+        self.spec, self.fio = spec, fio  # fio runs the export's trim jobs
         self.export = parse_nbd(spec)
         self.uri, self.socket = self.export.text, self.export.socket
         self.path = self.dev = self.socket or self.uri
@@ -84,7 +84,6 @@ class NbdExport(Transport):
         self.info = {"path": self.path, "uri": self.uri, "kind": "nbd", "capacity": self.capacity,
                      "served": self.served}
         self.telemetry = Telemetry(self.dev, "file")
-        self.fio = "fio"  # set by FioTarget: the checked fio binary runs the trim jobs
 
     def lock(self) -> locks.DeviceLock:
         return locks.DeviceLock(self.export.key(), self.spec)
