@@ -165,7 +165,7 @@ def test_fuzzed_pending_files_import_or_are_refused_with_one_line(tmp_path):
 
 def damaged_store(tmp_path: Path) -> Path:
     """A store SQLite opens but whose `phases` table has a broken cell pointer: quick_check
-    reports it on several lines."""
+    reports it on several lines, or SQLite calls the file malformed."""
     db = tmp_path / "damaged.sqlite"
     s = Store(db)
     rd = s.add_drive(s.create_run("fill", {}), 0, "sim:x", {})
@@ -185,9 +185,13 @@ def damaged_store(tmp_path: Path) -> Path:
         fh.seek((root - 1) * size + 8)  # a leaf page's first cell pointer
         fh.write(b"\xff\xff")
     c = sqlite3.connect(db)
-    report = c.execute("PRAGMA quick_check").fetchone()[0]
-    c.close()
-    assert report.startswith("*** in database main ***\n"), report  # the multi-line kind
+    try:  # quick_check lists the damage on several lines, or SQLite trips over the page first
+        report = c.execute("PRAGMA quick_check").fetchone()[0]
+        assert report.startswith("*** in database main ***\n"), report
+    except sqlite3.DatabaseError as e:
+        assert "malformed" in str(e)
+    finally:
+        c.close()
     return db
 
 
