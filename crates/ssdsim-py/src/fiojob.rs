@@ -111,6 +111,19 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
         flow: get(d, "flow")?.unwrap_or(0),
         flow_id: get(d, "flow_id")?.unwrap_or(0),
         flow_sleep_ns: get(d, "flow_sleep_ns")?.unwrap_or(0),
+        zbd: match get::<u64>(d, "zbd_zone_size")?.unwrap_or(0) {
+            0 => None,
+            zone_size => Some(ssdsim::fiojob::zbd::ZbdJob {
+                zone_size,
+                zone_cap: get(d, "zbd_zone_cap")?.unwrap_or(zone_size),
+                max_open: get(d, "zbd_max_open")?.unwrap_or(0),
+                job_max_open: get(d, "zbd_job_max_open")?.unwrap_or(0),
+                read_beyond_wp: get(d, "zbd_read_beyond_wp")?.unwrap_or(false),
+                reset_threshold: get(d, "zbd_reset_threshold")?.unwrap_or(0.0),
+                reset_frequency: get(d, "zbd_reset_frequency")?.unwrap_or(0.0),
+                verify: get(d, "zbd_verify")?.unwrap_or(false),
+            }),
+        },
     })
 }
 

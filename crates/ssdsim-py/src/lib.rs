@@ -369,6 +369,7 @@ impl Drive {
             jd.set_item("end_s", j.end_ns as f64 / 1e9)?;
             jd.set_item("ss_attained", j.ss_attained)?;
             jd.set_item("issued", j.issued)?;
+            jd.set_item("zone_resets", j.zone_resets)?;
             let col = |f: &dyn Fn(&LogSample) -> u64| -> Vec<u64> { j.samples.iter().map(f).collect() };
             let s = PyDict::new(py);
             s.set_item("t_ms", col(&|x| x.0).into_pyarray(py))?;

@@ -120,6 +120,15 @@ def announce(opts) -> str:
     return f"trace {r.trace}: {fmt}, {len(s)} I/Os, {how}" + "".join(f"; {n}" for n in notes)
 
 
+def zone_bytes(ident) -> int:
+    """A simulated drive's own zones for zonemode=zbd: its erase unit across the drive, one
+    block of every plane of every die (the unit a zoned (ZNS) drive maps a zone to)."""
+    info = ident.extra.get("info", {}) if ident.extra else {}
+    if not info.get("dies") or not info.get("block_mib"):
+        return 0
+    return int(info["dies"] * info["block_mib"] * (1 << 20))
+
+
 def fio_options(job: Path | None, drv: list, state: str = "empty", seed: int = 42):
     """`run fio JOBFILE`: the job file read, checked and compiled by ssdlab for the smallest
     of the (simulated) drives; fio never runs it. Notes (options accepted with no effect)
@@ -137,8 +146,9 @@ def fio_options(job: Path | None, drv: list, state: str = "empty", seed: int = 4
     if real:
         raise UserError(f"run fio: {real[0]} is a real drive: run the job with fio itself there; "
                         "`ssdlab run fio` runs a job on simulated drives (--drive sim:PROFILE)")
-    cap = min(t.identify().capacity for _, t in drv) if drv else 0
-    c = compile_job(job, cap, seed)
+    ids = sorted((t.identify() for _, t in drv), key=lambda i: i.capacity)
+    cap = ids[0].capacity if ids else 0
+    c = compile_job(job, cap, seed, zone_bytes(ids[0]) if ids else 0)
     for n in c.notes:
         typer.echo(f"ssdlab: note: {n}", err=True)
     return FioJobOptions(job=str(job), name=c.jobs[0].name, jobs=c.spec(),

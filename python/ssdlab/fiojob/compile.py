@@ -81,6 +81,16 @@ class JobSpec:
     flow_id: int = 0
     flow_sleep_ns: int = 0
     md_bytes: int = 0  # extended-LBA format: metadata bytes per 4096-byte block (fio's bs counts them)
+    # zonemode=zbd (0: off): zone size and capacity, the open-zone limits (0: none), reads
+    # past the write pointer, the reset threshold and frequency, and whether fio verifies
+    zbd_zone_size: int = 0
+    zbd_zone_cap: int = 0
+    zbd_max_open: int = 0
+    zbd_job_max_open: int = 0
+    zbd_read_beyond_wp: bool = False
+    zbd_reset_threshold: float = 0.0
+    zbd_reset_frequency: float = 0.0
+    zbd_verify: bool = False
 
 
 @dataclass
@@ -246,9 +256,34 @@ def _merge(sections: list[jobfile.Section]) -> list[tuple[jobfile.Section, list]
     return jobs
 
 
-def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
-    """Read, check and compile `path` for a drive of `capacity` bytes. Raises FioJobError
-    (one line naming the option and why) for anything ssdlab will not run."""
+def _fraction(o: dict, key: str) -> float:
+    v, where = o.get(key, ("0", ""))
+    try:
+        f = float(v.strip())
+    except ValueError:
+        raise FioJobError(f"{where}: {key}={v}: not a number") from None
+    if not 0 <= f <= 1:
+        raise FioJobError(f"{where}: {key}={v}: must be 0 to 1")
+    return f
+
+
+def _zbd_region(off: int, size: int, zone: int, read_only: bool, where: str) -> tuple[int, int]:
+    """fio's zone alignment of a zbd job's region: a job that writes starts at the first
+    whole zone; every job's region ends at a zone boundary."""
+    end = off + size
+    if not read_only and off % zone:
+        off = off // zone * zone + zone
+    end = end // zone * zone
+    if end <= off:
+        raise FioJobError(f"{where}: zonemode=zbd: the job's region holds no whole zone of "
+                          f"{zone} bytes (offset and size are aligned to zones): give at least one zone")
+    return off, end - off
+
+
+def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -> Compiled:
+    """Read, check and compile `path` for a drive of `capacity` bytes whose own zones (for
+    zonemode=zbd without zonesize) are `zone_bytes`. Raises FioJobError (one line naming the
+    option and why) for anything ssdlab will not run."""
     sections = jobfile.read(path)
     noted: list[str] = []
     # the allow-list first, over every option of every section (global included)
@@ -261,6 +296,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
     if not jobs_opts:
         raise FioJobError(f"{path}: no job: add a job section, e.g. [job1] with rw=randread")
     jobs: list[JobSpec] = []
+    notes: list[str] = []
     logs: dict = {}
     group_reporting = False
     wave, group = 0, 0
@@ -281,6 +317,12 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
         def sz(k, default=0):
             if k not in o:
                 return default
+            nz = re.fullmatch(r"\s*(\d+)\s*z\s*", o[k][0], re.I)
+            if nz:  # fio's size in zones
+                if not zone_sz:
+                    raise FioJobError(f"{o[k][1]}: {k}={o[k][0]}: a size in zones needs the zone "
+                                      "size: give zonesize=")
+                return int(nz.group(1)) * zone_sz
             v = O.size_or_pct(o[k][0], k, o[k][1], ext_capacity, base)
             return v // (4096 + md) * 4096 if md else v  # extended LBA: whole blocks of data
 
@@ -298,6 +340,16 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
             group_reporting = True
         md = 0
         ext_capacity = capacity
+        zbd = o.get("zonemode", ("none",))[0].strip().lower() == "zbd"
+        zone_sz = O.size(o["zonesize"][0], "zonesize", o["zonesize"][1], base) if "zonesize" in o else 0
+        if zbd and not zone_sz:
+            if not zone_bytes:
+                raise FioJobError(f"{sec.where}: zonemode=zbd: the drive has no zones of its own: "
+                                  "give zonesize= (fio's rule for a device that is not zoned)")
+            zone_sz = zone_bytes
+        if zbd and zone_sz < 512:
+            raise FioJobError(f"{o['zonesize'][1]}: zonesize={o['zonesize'][0]}: a zone is at "
+                              "least 512 bytes")
         rwv, rww = o.get("rw", ("read", sec.where))
         kind, _, skip = rwv.strip().lower().partition(":")
         if kind not in RW:
@@ -315,8 +367,11 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
         ext_capacity = capacity // 4096 * (4096 + md)  # the namespace in extended-LBA bytes
         if md:  # the drive's own blocks: 4096 data bytes each; the metadata is not stored
             bs = [[[b // (4096 + md) * 4096, w] for b, w in d] for d in bs]
-        for d in bs:
+        zbd_trim = o.get("zonemode", ("none",))[0].strip().lower() == "zbd" and t
+        for i, d in enumerate(bs):
             for b, _ in d:
+                if zbd_trim and (i == 2 or not (r, w)[i]) and 0 < b <= 1 << 38 and not b % 512:
+                    continue  # a zbd trim is a zone reset: a zone long (checked below)
                 if b <= 0 or b % 512 or b > 64 << 20:
                     raise FioJobError(f"{sec.where}: block size {b}: must be a multiple of 512 "
                                       "bytes up to 64 MiB")
@@ -393,6 +448,33 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
             zones = conv
         if flag("fill_device") or flag("fill_fs"):
             size = capacity - offset
+        zbd_fields: dict = {}
+        if zbd:
+            cap_z = sz("zonecapacity", zone_sz) or zone_sz
+            if cap_z > zone_sz:
+                raise FioJobError(f"{o['zonecapacity'][1]}: zonecapacity={o['zonecapacity'][0]}: "
+                                  f"larger than the zone size {zone_sz}")
+            verify = o.get("verify", ("none",))[0].strip().lower() not in ("none", "0", "")
+            zbd_fields = dict(
+                zbd_zone_size=zone_sz, zbd_zone_cap=cap_z,
+                zbd_max_open=num("max_open_zones", 0, 0, 4096),
+                zbd_job_max_open=num("job_max_open_zones", 0, 0, 4096),
+                zbd_read_beyond_wp=flag("read_beyond_wp"),
+                zbd_reset_threshold=_fraction(o, "zone_reset_threshold"),
+                zbd_reset_frequency=_fraction(o, "zone_reset_frequency"),
+                zbd_verify=verify)
+            if zbd_fields["zbd_job_max_open"] and not zbd_fields["zbd_max_open"]:
+                raise FioJobError(f"{o['job_max_open_zones'][1]}: job_max_open_zones: needs "
+                                  "max_open_zones (fio tracks open zones only under a global limit)")
+            if t and any(b != zone_sz for b, _ in bs[2]):
+                raise FioJobError(f"{sec.where}: zonemode=zbd: the trim block size must be the zone "
+                                  f"size {zone_sz} (a trim resets a zone)")
+            if w and any(b > cap_z for b, _ in bs[1]):
+                raise FioJobError(f"{sec.where}: zonemode=zbd: a write block size is larger than "
+                                  f"a zone ({cap_z} bytes)")
+        elif "write_mode" in o and "zone_append" in o["write_mode"][0].lower():
+            raise FioJobError(f"{o['write_mode'][1]}: write_mode=zone_append: needs zonemode=zbd "
+                              "(as fio requires)")
         numjobs = num("numjobs", 1, 1, MAX_CLONES)
         inc = sz("offset_increment")
         randrepeat = flag("randrepeat", True)
@@ -406,7 +488,11 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
                 raise FioJobError(f"{sec.where}: job {name} clone {c}: offset {c_off} bytes is past "
                                   f"the end of the drive ({capacity} bytes; offset_increment)")
             c_size = size if sized else capacity - c_off  # no size: the device from the offset on
-            io_size = sz("io_size", size_io if sized else c_size)
+            c_size_io = size_io if sized else c_size
+            if zbd:
+                c_off, c_size = _zbd_region(c_off, c_size, zone_sz, bool(r and not (w or t)), sec.where)
+                c_size_io = min(c_size_io, c_size)
+            io_size = sz("io_size", c_size_io)
             if o.get("log_avg_msec") is not None:
                 O.integer(o["log_avg_msec"][0], "log_avg_msec", o["log_avg_msec"][1], 0, 86_400_000)
             if "loops" in o:
@@ -444,11 +530,22 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
                 write_mode=O.write_mode(*o["write_mode"]) if "write_mode" in o else [100, 0, 0, 0],
                 flow=num("flow", 0, 0, 1000), flow_id=num("flow_id", 0, 0, 2**31 - 1),
                 flow_sleep_ns=num("flow_sleep", 0, 0, 2**32 - 1) * 1000,
-                md_bytes=md))
+                md_bytes=md, **zbd_fields))
         exitall = exitall or flag("exitall")
         for k in ("write_bw_log", "write_iops_log", "write_lat_log", "log_avg_msec", "per_job_logs"):
             if k in o and k not in logs:
                 logs[k] = o[k][0]
+    zoned = [j for j in jobs if j.zbd_zone_size]
+    if zoned and len({(j.zbd_zone_size, j.zbd_zone_cap, j.zbd_max_open) for j in zoned}) > 1:
+        raise FioJobError(f"{path}: zonemode=zbd: the jobs give different zone sizes, capacities "
+                          "or max_open_zones for the one drive (fio refuses them too)")
+    zbd_note = ""
+    if zoned:
+        z = zoned[0]
+        zbd_note = (f"zonemode=zbd: the drive's LBAs as zones of {z.zbd_zone_size} bytes "
+                     f"({z.zbd_zone_cap} writable), kept by ssdlab as fio keeps the zones of a "
+                     "device that is not zoned; a zone reset is a trim of the zone's LBAs; a zone append "
+                    "is a write at the zone's write pointer")
     for j in jobs:
         j.exitall = exitall  # fio's exitall is the whole run's once any job sets it
         if j.size > capacity - j.offset:
@@ -459,9 +556,10 @@ def compile_job(path: Path, capacity: int, seed: int = 0) -> Compiled:
         if j.time_based and j.runtime_ns == 0:
             raise FioJobError(f"{path}: job {j.name}: time_based with no runtime runs until it is "
                               "stopped (fio runs it until killed): give runtime=")
-    notes = []
     if noted:
         notes.append("accepted with no effect on a simulated drive: " + ", ".join(noted))
+    if zbd_note:
+        notes.append(zbd_note)
     md = max((j.md_bytes for j in jobs), default=0)
     if md:
         notes.append(f"extended-LBA blocks (4096 + {md} bytes): the 4096 data bytes of each block "

@@ -170,6 +170,8 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool, log
         depth = int(s["iodepth"])
         level = "32" if depth >= 32 and depth < 64 else (">=64" if depth >= 64 else str(1 << (depth.bit_length() - 1)))
         job["iodepth_level"][level] = 100.0
+        if s.get("zbd_zone_size") and (s["write"] or s["trim"]):
+            job["zone_resets"] = sum(int(j.get("zone_resets", 0)) for j in js)  # fio's nr_zone_resets
         if s.get("ss"):
             ios = sum(int(j[n]["ios"]) for j in js for n in DIRS)
             b = sum(int(j[n]["bytes"]) for j in js for n in DIRS)
@@ -221,8 +223,9 @@ def fio_text(doc: dict) -> str:
             d = j[name]
             if not d["total_ios"]:
                 continue
+            resets = f"; {j['zone_resets']} zone resets" if "zone_resets" in j else ""
             lines.append(f"  {name}: IOPS={_num(d['iops'])}, BW={_bw(d['bw_bytes'])}"
-                         f"({_size(d['io_bytes'])}/{d['runtime']}msec)")
+                         f"({_size(d['io_bytes'])}/{d['runtime']}msec){resets}")
             for what, key in (("slat", "slat_ns"), ("clat", "clat_ns"), (" lat", "lat_ns")):
                 x = d[key]
                 lines.append(f"    {what} (usec): min={x['min'] / 1e3:.0f}, max={x['max'] / 1e3:.0f}, "

@@ -7,6 +7,7 @@ use std::collections::BinaryHeap;
 use crate::fiojob::flow::Flows;
 use crate::fiojob::lat_target::LatTarget;
 use crate::fiojob::stream::{Req, Stream};
+use crate::fiojob::zbd::JobZones;
 use crate::fiojob::{ExitWhat, JobOut, JobSpec};
 
 /// Heap entries: (time, issue time or WAKE, job, dir << 30 | len / 512).
@@ -58,6 +59,10 @@ pub(crate) struct Live {
     /// The steady-state rule judging this job: its own, or its reporting group's
     /// (group_reporting), an index into the wave's units.
     pub ss_unit: Option<usize>,
+    /// zonemode=zbd: the job's zone range and counts, and an I/O placed by the zone rules
+    /// that waits for the job's I/Os in flight (a zone reset goes first).
+    pub zones: Option<JobZones>,
+    pub zbd_ready: Option<(Req, Option<(u64, u64)>)>,
 }
 
 /// Job `k` ends once it issues no more and its last I/O is in (fio's thread exit). With

@@ -10,6 +10,7 @@ pub mod lat_target;
 pub mod live;
 pub mod steady;
 pub mod stream;
+pub mod zbd;
 
 /// Data directions, as fio numbers them.
 pub const READ: usize = 0;
@@ -151,6 +152,8 @@ pub struct JobSpec {
     pub flow: u32,
     pub flow_id: u32,
     pub flow_sleep_ns: u64,
+    /// fio's zonemode=zbd (zbd.rs), or none.
+    pub zbd: Option<zbd::ZbdJob>,
 }
 
 impl JobSpec {
@@ -177,10 +180,16 @@ impl JobSpec {
             return Err(format!("job {n}: no data direction"));
         }
         for d in 0..3 {
+            // a zbd trim is a zone reset: a zone long
+            let used = [self.read, self.write, self.trim][d];
+            let max = match self.zbd {
+                Some(z) if d == TRIM || (self.trim && !used) => z.zone_size.max(64 << 20),
+                _ => 64 << 20,
+            };
             if self.bs[d].is_empty()
                 || self.bs[d]
                     .iter()
-                    .any(|&(b, w)| b == 0 || b > 64 << 20 || b % 512 != 0 || w < 0.0)
+                    .any(|&(b, w)| b == 0 || b > max || b % 512 != 0 || w < 0.0)
             {
                 return Err(format!(
                     "job {n}: block sizes must be multiples of 512 up to 64 MiB"
@@ -219,6 +228,25 @@ impl JobSpec {
                 "job {n}: flow weight {}: must be 0..1000",
                 self.flow
             ));
+        }
+        if let Some(z) = self.zbd {
+            if z.zone_size < 512 || z.zone_cap == 0 || z.zone_cap > z.zone_size {
+                return Err(format!(
+                    "job {n}: zonemode=zbd: zone size {} / capacity {}: the size at least 512 bytes, the capacity 1 byte to the size",
+                    z.zone_size, z.zone_cap
+                ));
+            }
+            if self.bs[WRITE].iter().any(|&(b, _)| b > z.zone_cap) && self.write {
+                return Err(format!(
+                    "job {n}: zonemode=zbd: a write block size is larger than a zone"
+                ));
+            }
+            if self.trim && self.bs[TRIM].iter().any(|&(b, _)| b != z.zone_size) {
+                return Err(format!(
+                    "job {n}: zonemode=zbd: the trim block size must be the zone size {} (a trim resets a zone)",
+                    z.zone_size
+                ));
+            }
         }
         if self.log_ns < 1_000_000 {
             return Err(format!("job {n}: log interval under 1 ms"));
@@ -262,4 +290,6 @@ pub struct JobOut {
     pub terminated: bool,
     /// I/Os issued (ramp included) and bytes issued.
     pub issued: u64,
+    /// zonemode=zbd: zone resets (fio's nr_zone_resets).
+    pub zone_resets: u64,
 }

@@ -12,6 +12,7 @@ use crate::fiojob::lat_target::{LatStep, LatTarget};
 use crate::fiojob::live::{end_jobs, flow_pass, wake_flow, Event, Live, FLOW_WAKE, WAKE};
 use crate::fiojob::steady::SsUnit;
 use crate::fiojob::stream::{Req, Stream};
+use crate::fiojob::zbd::{Adjusted, Zones};
 use crate::fiojob::{
     DirOut, JobOut, JobSpec, READ, TRIM, WMODE_UNCOR, WMODE_VERIFY, WMODE_ZEROES, WRITE,
 };
@@ -63,6 +64,7 @@ impl Drive {
                 .map(|s| (s.flow, s.flow_id))
                 .collect::<Vec<_>>(),
         );
+        let mut zones = Zones::new(specs, self.user_bytes());
         for w in 0..=waves {
             if stopped {
                 break;
@@ -72,7 +74,7 @@ impl Drive {
                 continue;
             }
             let (end, st) =
-                self.run_wave(specs, &idx, t, &mut outs, &mut rec, &mut flows, on_sample)?;
+                self.run_wave(specs, &idx, t, &mut outs, &mut rec, &mut flows, &mut zones, on_sample)?;
             for &i in &idx {
                 flows.exit(i);
             }
@@ -110,6 +112,7 @@ impl Drive {
         outs: &mut [JobOut],
         rec: &mut Recorder,
         flows: &mut Flows,
+        zones: &mut Option<Zones>,
         on_sample: &mut dyn FnMut(&Row) -> bool,
     ) -> Result<(u64, bool), SimError> {
         let watts = self.profile.power.controller_active_w;
@@ -164,6 +167,8 @@ impl Drive {
                     flow_wait: false,
                     flow_wake: false,
                     ss_unit: None,
+                    zones: zones.as_ref().filter(|_| s.zbd.is_some()).map(|z| z.job(s)),
+                    zbd_ready: None,
                 }
             })
             .collect();
@@ -356,8 +361,42 @@ impl Drive {
                     }
                     break;
                 }
+                // zonemode=zbd: the zone rules place the I/O (a reset waits for the job's
+                // I/Os in flight, as fio quiesces before it)
+                let mut req = req;
+                let mut reset = None;
+                if let (Some(zs), Some(zo)) = (zones.as_mut(), spec.zbd.as_ref()) {
+                    let l = &mut live[k];
+                    let placed = match l.zbd_ready.take() {
+                        Some(x) => x,
+                        None => {
+                            let jz = l.zones.as_mut().expect("zbd job has zones");
+                            let min_bs = spec.bs[req.dir].iter().map(|x| x.0).min().unwrap_or(512);
+                            match zs.adjust(zo, jz, spec, req.dir, req.offset, req.len, min_bs) {
+                                Adjusted::Eof => {
+                                    l.next = None;
+                                    l.done = true;
+                                    break;
+                                }
+                                Adjusted::Io(dir, offset, len, rs) => {
+                                    l.stream.placed(dir, offset + len);
+                                    (Req { dir, offset, len, mode: req.mode }, rs)
+                                }
+                            }
+                        }
+                    };
+                    if placed.1.is_some() && l.outstanding > 0 {
+                        l.zbd_ready = Some(placed);
+                        l.quiesce = true;
+                        break;
+                    }
+                    (req, reset) = placed;
+                }
                 if let Some(f) = flows.of(idx[k]) {
                     if !flow_pass(specs, idx, &mut live, flows, k, t, &mut heap) {
+                        if spec.zbd.is_some() {
+                            live[k].zbd_ready = Some((req, reset)); // placed: kept for later
+                        }
                         break;
                     }
                     flows.issued(idx[k]);
@@ -400,6 +439,12 @@ impl Drive {
                 }
                 let o = &mut outs[idx[k]];
                 o.issued += 1;
+                if let Some((start, len)) = reset {
+                    // the zone reset: a trim of the zone's LBAs, before the write
+                    let r = Req { dir: TRIM, offset: start, len, mode: 0 };
+                    let mut none = 0;
+                    self.submit_req(r, t, total_out, &mut none)?;
+                }
                 let done = self.submit_req(req, t, total_out, &mut o.dirs[READ].unwritten)?;
                 heap.push(Reverse((
                     done,
@@ -421,6 +466,7 @@ impl Drive {
             let spec = &specs[idx[k]];
             let o = &mut outs[idx[k]];
             o.start_ns = l.stats_from;
+            o.zone_resets = l.zones.as_ref().map_or(0, |z| z.resets);
             o.end_ns = if l.terminated {
                 l.last_done.max(l.term_at).max(l.stats_from)
             } else if spec.time_based && !o.ss_attained && !l.lat_done {

@@ -247,6 +247,15 @@ impl Stream {
         (blk * self.ba).min(self.size - len)
     }
 
+    /// The I/O just drawn was moved (zonemode=zbd) to end at `end` (drive bytes): a
+    /// sequential stream goes on from there, as fio's last position does.
+    pub fn placed(&mut self, dir: usize, end: u64) {
+        if !self.random {
+            let e = end.saturating_sub(self.base);
+            self.cursor[dir] = if e >= self.size { 0 } else { e };
+        }
+    }
+
     /// The next I/O of the stream.
     #[inline]
     pub fn next_io(&mut self) -> Req {
