@@ -302,6 +302,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
     wave, group = 0, 0
     exitall = False
     names: dict[str, int] = {}
+    wave_of: dict[str, int] = {}
     for n, (sec, opts) in enumerate(jobs_opts):
         o: dict[str, tuple[str, str]] = {}
         for k, v, where in opts:
@@ -332,8 +333,17 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
         def tm(k, default=0, unit="s"):
             return O.time_ns(o[k][0], k, o[k][1], unit) if k in o else default
 
-        if n > 0 and (flag("stonewall") or "wait_for" in o):
+        # stonewall: after every job before; wait_for=NAME: after that job (jobs that wait
+        # for the same job run together)
+        waited = o.get("wait_for", ("",))[0].strip()
+        if n > 0 and flag("stonewall"):
             wave += 1
+            job_wave = wave
+        elif n > 0 and waited:
+            job_wave = wave_of[waited] + 1 if waited in wave_of else wave + 1
+            wave = max(wave, job_wave)
+        else:
+            job_wave = wave
         if n > 0 and (flag("stonewall") or flag("new_group")):
             group += 1
         if flag("group_reporting"):
@@ -481,6 +491,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
         jseed = num("randseed", 0x89 if randrepeat else seed, 0, 2**64 - 1)
         own = [v for k, v, _ in sec.options if k == "name"]
         name = own[-1] if own and own[-1] else sec.name  # name= in [global] names no job
+        wave_of[name] = job_wave
         for c in range(numjobs):
             names[name] = names.get(name, 0) + 1
             c_off = offset + c * inc
@@ -501,7 +512,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
             if rate_min:
                 noted.append("rate_min") if "rate_min" not in noted else None
             jobs.append(JobSpec(
-                name=name, clone=c, wave=wave, group=group, exitall=False, exit_what=exit_what,
+                name=name, clone=c, wave=job_wave, group=group, exitall=False, exit_what=exit_what,
                 read=bool(r), write=bool(w),
                 trim=bool(t), random=bool(rnd), trimwrite=kind.endswith("trimwrite"),
                 rwmixread=mixr, seq_skip=seq_skip, bs=bs,

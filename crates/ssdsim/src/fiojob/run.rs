@@ -361,8 +361,18 @@ impl Drive {
                     }
                     break;
                 }
-                // zonemode=zbd: the zone rules place the I/O (a reset waits for the job's
-                // I/Os in flight, as fio quiesces before it)
+                // fio's flow control, then (zonemode=zbd) the zone rules place the I/O; an
+                // I/O placed but waiting (a zone reset waits for the job's I/Os in flight, as
+                // fio quiesces before it) has passed its flow check already
+                if live[k].zbd_ready.is_none() {
+                    if let Some(f) = flows.of(idx[k]) {
+                        if !flow_pass(specs, idx, &mut live, flows, k, t, &mut heap) {
+                            break;
+                        }
+                        flows.issued(idx[k]);
+                        wake_flow(idx, &mut live, flows, f, k, t, &mut heap);
+                    }
+                }
                 let mut req = req;
                 let mut reset = None;
                 if let (Some(zs), Some(zo)) = (zones.as_mut(), spec.zbd.as_ref()) {
@@ -391,16 +401,6 @@ impl Drive {
                         break;
                     }
                     (req, reset) = placed;
-                }
-                if let Some(f) = flows.of(idx[k]) {
-                    if !flow_pass(specs, idx, &mut live, flows, k, t, &mut heap) {
-                        if spec.zbd.is_some() {
-                            live[k].zbd_ready = Some((req, reset)); // placed: kept for later
-                        }
-                        break;
-                    }
-                    flows.issued(idx[k]);
-                    wake_flow(idx, &mut live, flows, f, k, t, &mut heap);
                 }
                 let l = &mut live[k];
                 l.next = None;
