@@ -483,8 +483,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
                 raise FioJobError(f"{sec.where}: zonemode=zbd: a write block size is larger than "
                                   f"a zone ({cap_z} bytes)")
         elif "write_mode" in o and "zone_append" in o["write_mode"][0].lower():
-            raise FioJobError(f"{o['write_mode'][1]}: write_mode=zone_append: needs zonemode=zbd "
-                              "(as fio requires)")
+            raise FioJobError(f"{o['write_mode'][1]}: write_mode=zone_append: zone append is zoned "
+                              "block device I/O: give zonemode=zbd (as fio requires)")
         numjobs = num("numjobs", 1, 1, MAX_CLONES)
         inc = sz("offset_increment")
         randrepeat = flag("randrepeat", True)

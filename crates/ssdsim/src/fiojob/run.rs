@@ -384,11 +384,19 @@ impl Drive {
                             let min_bs = spec.bs[req.dir].iter().map(|x| x.0).min().unwrap_or(512);
                             match zs.adjust(zo, jz, spec, req.dir, req.offset, req.len, min_bs) {
                                 Adjusted::Eof => {
+                                    // the pass ends (fio's io_u_eof); fio starts another
+                                    // while the job's bytes are not done, unless the pass
+                                    // did nothing
                                     l.next = None;
-                                    l.done = true;
-                                    break;
+                                    if std::mem::take(&mut jz.pass_ios) == 0 {
+                                        l.done = true;
+                                        break;
+                                    }
+                                    l.stream.rewind();
+                                    continue;
                                 }
                                 Adjusted::Io(dir, offset, len, rs) => {
+                                    jz.pass_ios += 1;
                                     l.stream.placed(dir, offset + len);
                                     (Req { dir, offset, len, mode: req.mode }, rs)
                                 }

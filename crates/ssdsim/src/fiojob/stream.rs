@@ -256,6 +256,14 @@ impl Stream {
         }
     }
 
+    /// A new pass over the region (fio's next loop after a pass ended early): sequential
+    /// positions back to the region's start.
+    pub fn rewind(&mut self) {
+        self.cursor = [0; 3];
+        self.zone_done = [0; 3];
+        self.pending_write = None;
+    }
+
     /// The next I/O of the stream.
     #[inline]
     pub fn next_io(&mut self) -> Req {

@@ -57,6 +57,9 @@ pub struct JobZones {
     pub wrote: bool,
     pub started: bool,
     pub resets: u64,
+    /// I/Os placed in the current pass over the region (an ended pass that placed some
+    /// starts another, as fio loops while its byte count is not reached).
+    pub pass_ios: u64,
 }
 
 pub struct Zones {
