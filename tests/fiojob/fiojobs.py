@@ -4,6 +4,7 @@ job under fio's null engine (fio does no I/O and opens no file), for comparison.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -39,6 +40,24 @@ def fio_null(tmp_path: Path, body: str, iolog: bool = False) -> dict:
                        cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout[r.stdout.index("{"):])
+
+
+def fio_null_zoned(tmp_path: Path, body: str) -> tuple[dict, list[int]]:
+    """fio's JSON for a zonemode=zbd job with the null engine, and each job's zone resets
+    (fio prints them in its text output: "; N zone resets"). fio keeps the zones of a
+    regular file itself (its emulated zones); the file is empty and never written."""
+    if shutil.which("fio") is None:
+        pytest.skip("fio not installed (make sysdeps)")
+    (tmp_path / "ssdlab-null").write_bytes(b"")
+    f = tmp_path / "null.fio"
+    f.write_text("[global]\nioengine=null\nfilename=ssdlab-null\n" + body)
+    r = subprocess.run(["fio", "--output-format=json,normal", f.name], capture_output=True,
+                       text=True, cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    doc = json.loads(out[out.index("{"):out.rindex("}") + 1])
+    resets = [int(x) for x in re.findall(r"(\d+) zone resets", out)]
+    return doc, resets
 
 
 def counts(job: dict, fio: bool) -> list[tuple[int, int]]:
