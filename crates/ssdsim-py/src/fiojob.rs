@@ -124,6 +124,18 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
                 verify: get(d, "zbd_verify")?.unwrap_or(false),
             }),
         },
+        iodepth_low: get(d, "iodepth_low")?.unwrap_or(0),
+        complete_min: get(d, "iodepth_batch_complete_min")?.unwrap_or(1),
+        complete_max: get(d, "iodepth_batch_complete_max")?.unwrap_or(0),
+        rate_min_bps: get::<Vec<u64>>(d, "rate_min_bps")?
+            .unwrap_or(vec![0; 3])
+            .try_into()
+            .map_err(|_| verr("fio job: rate_min_bps needs 3 values"))?,
+        rate_min_iops: get::<Vec<u64>>(d, "rate_min_iops")?
+            .unwrap_or(vec![0; 3])
+            .try_into()
+            .map_err(|_| verr("fio job: rate_min_iops needs 3 values"))?,
+        rate_cycle_ns: get(d, "rate_cycle_ns")?.unwrap_or(0),
     })
 }
 

@@ -370,6 +370,9 @@ impl Drive {
             jd.set_item("ss_attained", j.ss_attained)?;
             jd.set_item("issued", j.issued)?;
             jd.set_item("zone_resets", j.zone_resets)?;
+            if let Some((dir, rate, iops)) = j.rate_min_failed {
+                jd.set_item("rate_min_failed", (dir, rate, iops))?;
+            }
             let col = |f: &dyn Fn(&LogSample) -> u64| -> Vec<u64> { j.samples.iter().map(f).collect() };
             let s = PyDict::new(py);
             s.set_item("t_ms", col(&|x| x.0).into_pyarray(py))?;

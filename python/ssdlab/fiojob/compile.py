@@ -91,6 +91,14 @@ class JobSpec:
     zbd_reset_threshold: float = 0.0
     zbd_reset_frequency: float = 0.0
     zbd_verify: bool = False
+    # fio's reaping once the queue is full, and its minimum rates (0: none) per direction,
+    # checked every rate_cycle
+    iodepth_low: int = 0
+    iodepth_batch_complete_min: int = 1
+    iodepth_batch_complete_max: int = 0
+    rate_min_bps: list = field(default_factory=lambda: [0, 0, 0])
+    rate_min_iops: list = field(default_factory=lambda: [0, 0, 0])
+    rate_cycle_ns: int = 0
 
 
 @dataclass
@@ -508,9 +516,10 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
                 O.integer(o["log_avg_msec"][0], "log_avg_msec", o["log_avg_msec"][1], 0, 86_400_000)
             if "loops" in o:
                 io_size *= num("loops", 1, 1, 1 << 30)
-            rate_min = sz("rate_min") + num("rate_iops_min", 0, 0, 10**12)
-            if rate_min:
-                noted.append("rate_min") if "rate_min" not in noted else None
+            rmin_b = ([r * 4096 // (4096 + md) for r in _rate(o["rate_min"][0], "rate_min", o["rate_min"][1], base, False)]
+                      if "rate_min" in o else [0, 0, 0])
+            rmin_i = (_rate(o["rate_iops_min"][0], "rate_iops_min", o["rate_iops_min"][1], base, True)
+                      if "rate_iops_min" in o else [0, 0, 0])
             jobs.append(JobSpec(
                 name=name, clone=c, wave=job_wave, group=group, exitall=False, exit_what=exit_what,
                 read=bool(r), write=bool(w),
@@ -541,7 +550,12 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
                 write_mode=O.write_mode(*o["write_mode"]) if "write_mode" in o else [100, 0, 0, 0],
                 flow=num("flow", 0, 0, 1000), flow_id=num("flow_id", 0, 0, 2**31 - 1),
                 flow_sleep_ns=num("flow_sleep", 0, 0, 2**32 - 1) * 1000,
-                md_bytes=md, **zbd_fields))
+                md_bytes=md, **zbd_fields,
+                iodepth_low=num("iodepth_low", 0, 0, 65536),
+                iodepth_batch_complete_min=num("iodepth_batch_complete_min", 1, 0, 65536),
+                iodepth_batch_complete_max=num("iodepth_batch_complete_max", 0, 0, 65536),
+                rate_min_bps=rmin_b, rate_min_iops=rmin_i,
+                rate_cycle_ns=num("rate_cycle", 1000, 1, 10**9) * 10**6 if any(rmin_b + rmin_i) else 0))
         exitall = exitall or flag("exitall")
         for k in ("write_bw_log", "write_iops_log", "write_lat_log", "log_avg_msec", "per_job_logs"):
             if k in o and k not in logs:

@@ -35,6 +35,7 @@ log_avg_msec per_job_logs unified_rw_reporting kb_base unit_base filesize nrfile
 flow flow_id flow_sleep
 zonecapacity max_open_zones job_max_open_zones read_beyond_wp zone_reset_threshold
 zone_reset_frequency ignore_zone_limits
+iodepth_low iodepth_batch_complete_min iodepth_batch_complete_max
 """.split())
 
 # accepted with a note: nothing a simulated drive (which keeps no data and has no host
@@ -64,7 +65,7 @@ sqthread_poll_cpu trim_percentage trim_verify_zero trim_backlog trim_backlog_bat
 serialize_overlap io_submit_mode unique_filename group_reporting_ignore
 allrandrepeat dedupe_global cmd_type md_per_io_size
 sg_write_mode hugepage_size writefua readfua num_range
-iodepth_batch_submit iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low
+iodepth_batch_submit
 """.split())
 
 NOTED_PREFIXES = ("cmdprio", "verify_", "sqthread", "sg_", "pi_", "xnvme_", "fdp", "apptag",

@@ -129,6 +129,9 @@ def host_bytes(specs: list[dict], raw_jobs: list[dict]) -> list[dict]:
     return out
 
 
+EIO = 5  # fio's error for a job under its minimum rate (td_verror(td, EIO, "check_min_rate"))
+
+
 def _runtime_ms(jobs: list[dict]) -> int:
     return max(int(round((j["end_s"] - j["start_s"]) * 1000)) for j in jobs)
 
@@ -155,7 +158,9 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool, log
     jobs = []
     for s, js in units:
         rt = _runtime_ms(js)
-        job = {"jobname": s["name"], "groupid": s["group"], "jobs": len(js), "error": 0, "eta": 0,
+        failed = [j["rate_min_failed"] for j in js if j.get("rate_min_failed")]
+        job = {"jobname": s["name"], "groupid": s["group"], "jobs": len(js),
+               "error": EIO if failed else 0, "eta": 0,
                "elapsed": max(1, math.ceil(max(j["end_s"] for j in js) - min(j["start_s"] for j in js))),
                "job options": dict(s.get("options", {}))}
         for d, name in enumerate(DIRS):
@@ -170,6 +175,11 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool, log
         depth = int(s["iodepth"])
         level = "32" if depth >= 32 and depth < 64 else (">=64" if depth >= 64 else str(1 << (depth.bit_length() - 1)))
         job["iodepth_level"][level] = 100.0
+        if failed:  # fio's message for a job under its rate_min / rate_iops_min
+            d, rate, iops = failed[0]
+            job["ssdlab_error"] = (f"{s['name']}: rate_iops_min={s['rate_min_iops'][d]} not met, got {rate} IOPS"
+                                   if iops else
+                                   f"{s['name']}: rate_min={s['rate_min_bps'][d]}B/s not met, got {rate}B/s")
         if s.get("zbd_zone_size") and (s["write"] or s["trim"]):
             job["zone_resets"] = sum(int(j.get("zone_resets", 0)) for j in js)  # fio's nr_zone_resets
         if s.get("ss"):
@@ -218,7 +228,10 @@ def fio_text(doc: dict) -> str:
     """fio's normal output for a fio_json document."""
     lines = []
     for j in doc["jobs"]:
-        lines.append(f"{j['jobname']}: (groupid={j['groupid']}, jobs={j.get('jobs', 1)}): err= 0: pid=0: {doc['time']}")
+        if j.get("ssdlab_error"):
+            lines.append(j["ssdlab_error"])
+        err = f"err= {j['error']}" + (": func=check_min_rate, error=Input/output error" if j["error"] else "")
+        lines.append(f"{j['jobname']}: (groupid={j['groupid']}, jobs={j.get('jobs', 1)}): {err}: pid=0: {doc['time']}")
         for name in DIRS:
             d = j[name]
             if not d["total_ios"]:

@@ -63,6 +63,73 @@ pub(crate) struct Live {
     /// that waits for the job's I/Os in flight (a zone reset goes first).
     pub zones: Option<JobZones>,
     pub zbd_ready: Option<(Req, Option<(u64, u64)>)>,
+    /// fio's full queue: the job takes completions (`reapable`: completed, not yet taken)
+    /// before it submits again; `min_evts`, how many each take waits for.
+    pub full: bool,
+    pub reapable: u32,
+    pub min_evts: u32,
+    /// Completed bytes and I/Os per direction, and the rate_min check's last (bytes, I/Os,
+    /// time).
+    pub done_bytes: [u64; 3],
+    pub done_ios: [u64; 3],
+    pub rate_chk: [(u64, u64, u64); 3],
+}
+
+impl Live {
+    /// fio's wait_for_completions: with the queue full, take completions `min_evts` at a
+    /// time, at most `max` each, until no more than `low` are outstanding; otherwise (or
+    /// once the job issues no more) take them as they come.
+    pub fn reap(&mut self, low: u32, max: u32) {
+        if !self.full || self.done {
+            self.outstanding -= self.reapable;
+            self.reapable = 0;
+            self.full = false;
+            return;
+        }
+        while self.reapable >= self.min_evts {
+            let r = self.reapable.min(max.max(self.min_evts));
+            self.outstanding -= r;
+            self.reapable -= r;
+            if self.outstanding <= low {
+                self.full = false;
+                return;
+            }
+        }
+    }
+}
+
+/// fio's __check_min_rate for job `l` at `t` (after each completion, from 2 s after the
+/// job's start): per direction with bytes done, the rate over each `rate_cycle` against
+/// its minimum. The direction and rate that fell short, if one did.
+pub(crate) fn check_min_rate(s: &JobSpec, l: &mut Live, t: u64) -> Option<(usize, u64, bool)> {
+    if t.saturating_sub(l.begin) / 1_000_000 < 2000 {
+        return None;
+    }
+    for d in 0..3 {
+        if l.done_bytes[d] == 0 || (s.rate_min_bps[d] == 0 && s.rate_min_iops[d] == 0) {
+            continue;
+        }
+        let (b0, n0, t0) = l.rate_chk[d];
+        if b0 > 0 || n0 > 0 {
+            let spent = t.saturating_sub(t0) / 1_000_000;
+            if spent == 0 || spent < s.rate_cycle_ns / 1_000_000 {
+                continue;
+            }
+            if s.rate_min_bps[d] > 0 {
+                let rate = (l.done_bytes[d] - b0) * 1000 / spent;
+                if rate < s.rate_min_bps[d] {
+                    return Some((d, rate, false));
+                }
+            } else {
+                let rate = (l.done_ios[d] - n0) * 1000 / spent;
+                if rate < s.rate_min_iops[d] {
+                    return Some((d, rate, true));
+                }
+            }
+        }
+        l.rate_chk[d] = (l.done_bytes[d], l.done_ios[d], t);
+    }
+    None
 }
 
 /// Job `k` ends once it issues no more and its last I/O is in (fio's thread exit). With

@@ -154,6 +154,17 @@ pub struct JobSpec {
     pub flow_sleep_ns: u64,
     /// fio's zonemode=zbd (zbd.rs), or none.
     pub zbd: Option<zbd::ZbdJob>,
+    /// fio's reaping (backend.c wait_for_completions): once the queue is full, the job
+    /// takes completions `complete_min` at a time (at most `complete_max` per take) until
+    /// at most `iodepth_low` are outstanding, and only then submits again.
+    pub iodepth_low: u32,
+    pub complete_min: u32,
+    pub complete_max: u32,
+    /// fio's rate_min / rate_iops_min per direction (0: none), checked every `rate_cycle_ns`
+    /// after the first 2 s: a job under it ends with fio's error.
+    pub rate_min_bps: [u64; 3],
+    pub rate_min_iops: [u64; 3],
+    pub rate_cycle_ns: u64,
 }
 
 impl JobSpec {
@@ -254,6 +265,15 @@ impl JobSpec {
         Ok(())
     }
 
+    /// fio's iodepth_low as fio fixes it up: 0 or more than iodepth means iodepth.
+    pub fn depth_low(&self) -> u32 {
+        if self.iodepth_low == 0 || self.iodepth_low > self.iodepth {
+            self.iodepth
+        } else {
+            self.iodepth_low
+        }
+    }
+
     pub fn min_bs(&self) -> u64 {
         let dirs = [self.read, self.write, self.trim];
         (0..3)
@@ -292,4 +312,7 @@ pub struct JobOut {
     pub issued: u64,
     /// zonemode=zbd: zone resets (fio's nr_zone_resets).
     pub zone_resets: u64,
+    /// rate_min / rate_iops_min not met: (direction, the rate over the last cycle, whether
+    /// it is IOPS); the job ended there with fio's error (EIO).
+    pub rate_min_failed: Option<(usize, u64, bool)>,
 }

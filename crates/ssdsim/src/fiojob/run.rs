@@ -9,7 +9,9 @@ use std::collections::BinaryHeap;
 use super::Drive;
 use crate::fiojob::flow::Flows;
 use crate::fiojob::lat_target::{LatStep, LatTarget};
-use crate::fiojob::live::{end_jobs, flow_pass, wake_flow, Event, Live, FLOW_WAKE, WAKE};
+use crate::fiojob::live::{
+    check_min_rate, end_jobs, flow_pass, wake_flow, Event, Live, FLOW_WAKE, WAKE,
+};
 use crate::fiojob::steady::SsUnit;
 use crate::fiojob::stream::{Req, Stream};
 use crate::fiojob::zbd::{Adjusted, Zones};
@@ -169,6 +171,12 @@ impl Drive {
                     ss_unit: None,
                     zones: zones.as_ref().filter(|_| s.zbd.is_some()).map(|z| z.job(s)),
                     zbd_ready: None,
+                    full: false,
+                    reapable: 0,
+                    min_evts: 1,
+                    done_bytes: [0; 3],
+                    done_ios: [0; 3],
+                    rate_chk: [(0, 0, 0); 3],
                 }
             })
             .collect();
@@ -237,7 +245,10 @@ impl Drive {
                 }
                 end = end.max(t);
                 let l = &mut live[k];
-                l.outstanding -= 1;
+                l.reapable += 1;
+                l.reap(spec.depth_low(), spec.complete_max);
+                l.done_bytes[dir] += len;
+                l.done_ios[dir] += 1;
                 l.last_done = l.last_done.max(t);
                 let o = &mut outs[idx[k]];
                 if at >= l.stats_from {
@@ -315,6 +326,13 @@ impl Drive {
                     l.flow_hold = false;
                     l.not_before = l.not_before.max(t + spec.flow_sleep_ns);
                 }
+                let l = &mut live[k];
+                if !l.done && at >= l.stats_from && spec.rate_cycle_ns > 0 {
+                    if let Some(f) = check_min_rate(spec, l, t) {
+                        l.done = true; // fio: "rate_min not met", the job ends with EIO
+                        outs[idx[k]].rate_min_failed = Some(f);
+                    }
+                }
                 if let Some(u) = ss_hit {
                     for &m in &units[u].members {
                         live[m].done = true;
@@ -333,8 +351,15 @@ impl Drive {
                     || l.quiesce
                     || l.flow_hold
                     || l.flow_wait
-                    || l.outstanding >= l.depth
+                    || l.full
                 {
+                    break;
+                }
+                if l.outstanding >= l.depth {
+                    // the queue is full: fio waits for completions before it submits again
+                    l.full = true;
+                    l.min_evts = spec.complete_min.min(l.outstanding).max(1);
+                    l.reap(spec.depth_low(), spec.complete_max);
                     break;
                 }
                 let bounded = !spec.time_based;
@@ -461,6 +486,9 @@ impl Drive {
                     ((req.dir as u32) << 30) | (req.len / 512) as u32,
                 )));
             }
+            if live[k].done {
+                live[k].reap(spec.depth_low(), spec.complete_max); // it issues no more
+            }
             ended.clear();
             end_jobs(specs, idx, &mut live, outs, k, t, &mut ended);
             for &j in &ended {
@@ -477,7 +505,7 @@ impl Drive {
             o.zone_resets = l.zones.as_ref().map_or(0, |z| z.resets);
             o.end_ns = if l.terminated {
                 l.last_done.max(l.term_at).max(l.stats_from)
-            } else if spec.time_based && !o.ss_attained && !l.lat_done {
+            } else if spec.time_based && !o.ss_attained && !l.lat_done && o.rate_min_failed.is_none() {
                 l.deadline
             } else {
                 l.last_done.max(l.stats_from)
