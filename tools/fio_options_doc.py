@@ -48,9 +48,8 @@ def block() -> str:
         f"filesystem engines ({_codes(O.FS_ENGINES)}): {O.WHY_FS}",
         f"`ioengine=cpuio`: {O.WHY_CPUIO}",
         "any other engine: not a block-I/O engine ssdlab knows",
-        f"`zonemode=zbd`, {_codes(O.ZBD_OPTIONS)}: {O.WHY_ZBD}",
         f"`mem`/`iomem` = `mmap*` or with a file: {O.WHY_MMAP}",
-        f"`write_mode=zone_append`: zone append is {O.WHY_ZBD}",
+        "`write_mode=zone_append` without `zonemode=zbd` (as fio refuses it)",
         "a network address as `filename`",
         f"any option not in these lists: {O.WHY_UNKNOWN}",
     ]

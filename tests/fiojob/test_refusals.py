@@ -88,7 +88,7 @@ def test_mmap_buffers_are_refused_and_the_file_is_untouched(tmp_path, mem):
     ("[a]\nrw=trim\nsize=64m\nzonemode=zbd\nzonesize=1m\nbs=64k\n", ("trim block size", "zone size")),
     ("[a]\nrw=write\nsize=64m\nzonemode=zbd\nzonesize=1m\njob_max_open_zones=2\n",
      ("job_max_open_zones", "max_open_zones")),
-    ("[a]\nrw=write\nzonemode=zbd\nzonesize=1m\noffset=1m\nsize=1536k\n", ("no whole zone",)),
+    ("[a]\nrw=write\nzonemode=zbd\nzonesize=1m\noffset=1536k\nsize=1m\n", ("no whole zone",)),
     ("[a]\nrw=write\nsize=4z\n", ("size=4z", "zonesize=")),
     ("[a]\nrw=write\nsize=1m\nwrite_mode=write/50:zeroes/40\n", ("write_mode=", "90 %, not 100")),
     ("[a]\nrw=write\nsize=1m\nwrite_mode=write/1:zeroes/:uncor/\n", ("write_mode=", "99 %", "give every share")),
