@@ -75,8 +75,9 @@ impl Drive {
             if idx.is_empty() {
                 continue;
             }
-            let (end, st) =
-                self.run_wave(specs, &idx, t, &mut outs, &mut rec, &mut flows, &mut zones, on_sample)?;
+            let (end, st) = self.run_wave(
+                specs, &idx, t, &mut outs, &mut rec, &mut flows, &mut zones, on_sample,
+            )?;
             for &i in &idx {
                 flows.exit(i);
             }
@@ -346,13 +347,7 @@ impl Drive {
             // issue what the job may issue now
             loop {
                 let l = &mut live[k];
-                if l.done
-                    || l.think_pending
-                    || l.quiesce
-                    || l.flow_hold
-                    || l.flow_wait
-                    || l.full
-                {
+                if l.done || l.think_pending || l.quiesce || l.flow_hold || l.flow_wait || l.full {
                     break;
                 }
                 if l.outstanding >= l.depth {
@@ -423,7 +418,15 @@ impl Drive {
                                 Adjusted::Io(dir, offset, len, rs) => {
                                     jz.pass_ios += 1;
                                     l.stream.placed(dir, offset + len);
-                                    (Req { dir, offset, len, mode: req.mode }, rs)
+                                    (
+                                        Req {
+                                            dir,
+                                            offset,
+                                            len,
+                                            mode: req.mode,
+                                        },
+                                        rs,
+                                    )
                                 }
                             }
                         }
@@ -474,7 +477,12 @@ impl Drive {
                 o.issued += 1;
                 if let Some((start, len)) = reset {
                     // the zone reset: a trim of the zone's LBAs, before the write
-                    let r = Req { dir: TRIM, offset: start, len, mode: 0 };
+                    let r = Req {
+                        dir: TRIM,
+                        offset: start,
+                        len,
+                        mode: 0,
+                    };
                     let mut none = 0;
                     self.submit_req(r, t, total_out, &mut none)?;
                 }
@@ -505,7 +513,11 @@ impl Drive {
             o.zone_resets = l.zones.as_ref().map_or(0, |z| z.resets);
             o.end_ns = if l.terminated {
                 l.last_done.max(l.term_at).max(l.stats_from)
-            } else if spec.time_based && !o.ss_attained && !l.lat_done && o.rate_min_failed.is_none() {
+            } else if spec.time_based
+                && !o.ss_attained
+                && !l.lat_done
+                && o.rate_min_failed.is_none()
+            {
                 l.deadline
             } else {
                 l.last_done.max(l.stats_from)

@@ -102,7 +102,9 @@ impl Zones {
     pub fn job(&self, s: &JobSpec) -> JobZones {
         JobZones {
             min_zone: (s.offset / self.zone_size) as u32,
-            max_zone: (s.offset + s.size).div_ceil(self.zone_size).min(self.nr as u64) as u32,
+            max_zone: (s.offset + s.size)
+                .div_ceil(self.zone_size)
+                .min(self.nr as u64) as u32,
             file_offset: s.offset,
             io_size: s.size,
             ..Default::default()
@@ -367,8 +369,8 @@ impl Zones {
                 if range <= len {
                     off = self.start(z);
                 } else if random {
-                    off = self.start(z)
-                        + ((off - self.start(zb)) % (range - len)) / min_bs * min_bs;
+                    off =
+                        self.start(z) + ((off - self.start(zb)) % (range - len)) / min_bs * min_bs;
                 }
                 let l = len.min(self.wp[z as usize] - off) / min_bs * min_bs;
                 Adjusted::Io(READ, off, l, None)
@@ -440,5 +442,148 @@ impl Zones {
     /// Where every zone's write pointer is (tests).
     pub fn write_pointers(&self) -> &[u64] {
         &self.wp
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Dist, ExitWhat};
+    use super::*;
+
+    const MB: u64 = 1 << 20;
+
+    fn spec(random: bool, zbd: ZbdJob) -> JobSpec {
+        JobSpec {
+            name: "z".into(),
+            wave: 0,
+            group: 0,
+            exitall: false,
+            exit_what: ExitWhat::Group,
+            read: false,
+            write: true,
+            trim: false,
+            random,
+            trimwrite: false,
+            rwmixread: 0,
+            seq_skip: 0,
+            bs: [
+                vec![(64 << 10, 1.0)],
+                vec![(64 << 10, 1.0)],
+                vec![(MB, 1.0)],
+            ],
+            offset: 0,
+            size: 16 * MB,
+            io_size: 64 * MB,
+            number_ios: 0,
+            iodepth: 1,
+            time_based: false,
+            runtime_ns: 0,
+            ramp_ns: 0,
+            startdelay_ns: 0,
+            rate_bps: [0; 3],
+            rate_iops: [0; 3],
+            rate_poisson: false,
+            thinktime_ns: 0,
+            thinktime_blocks: 1,
+            dist: Dist::Uniform,
+            zones: vec![],
+            sequence: vec![],
+            sequence_stride: false,
+            seed: 1,
+            randommap: false,
+            ba: 0,
+            zone_size: 0,
+            zone_skip: 0,
+            ss: None,
+            ss_group: false,
+            lat_target_ns: 0,
+            lat_window_ns: 0,
+            lat_pct: 100.0,
+            lat_run: false,
+            log_ns: 500_000_000,
+            write_mode: [100, 0, 0, 0],
+            flow: 0,
+            flow_id: 0,
+            flow_sleep_ns: 0,
+            zbd: Some(zbd),
+            iodepth_low: 0,
+            complete_min: 1,
+            complete_max: 0,
+            rate_min_bps: [0; 3],
+            rate_min_iops: [0; 3],
+            rate_cycle_ns: 0,
+        }
+    }
+
+    fn zbd(max_open: u32, job_max_open: u32) -> ZbdJob {
+        ZbdJob {
+            zone_size: MB,
+            zone_cap: MB,
+            max_open,
+            job_max_open,
+            read_beyond_wp: false,
+            reset_threshold: 0.0,
+            reset_frequency: 0.0,
+            verify: false,
+        }
+    }
+
+    /// Random offsets from two jobs sharing the zones: every write starts at its zone's
+    /// write pointer and stays inside the zone, and no more zones than the limits are
+    /// written at once.
+    #[test]
+    fn writes_start_at_the_write_pointer_under_the_open_zone_limits() {
+        let zo = zbd(5, 3);
+        let s = spec(true, zo);
+        let mut zones = Zones::new(std::slice::from_ref(&s), 32 * MB).unwrap();
+        let mut jobs = [zones.job(&s), zones.job(&s)];
+        let mut x = 12345u64;
+        for i in 0..20_000 {
+            x = super::super::dist::mix(x);
+            let off = x % (16 * MB) / 4096 * 4096;
+            let jz = &mut jobs[i % 2];
+            let Adjusted::Io(dir, at, len, reset) =
+                zones.adjust(&zo, jz, &s, WRITE, off, 64 << 10, 64 << 10)
+            else {
+                panic!("a write found no zone");
+            };
+            assert_eq!(dir, WRITE);
+            let z = (at / MB) as usize;
+            let wp_before = zones.write_pointers()[z] - len;
+            assert_eq!(at, wp_before, "write off the write pointer");
+            assert!(at + len <= (z as u64 + 1) * MB);
+            if let Some((start, n)) = reset {
+                assert_eq!((start, n), (z as u64 * MB, MB));
+                assert_eq!(at, start);
+            }
+            assert!(zones.write_zones.len() <= 5);
+            assert!(jobs.iter().all(|j| j.write_zones <= 3));
+        }
+        assert!(jobs.iter().map(|j| j.resets).sum::<u64>() > 0);
+    }
+
+    /// Reads stay below the write pointer; with nothing written there is nothing to read.
+    #[test]
+    fn reads_stay_below_the_write_pointers() {
+        let zo = zbd(0, 0);
+        let mut s = spec(false, zo);
+        let mut zones = Zones::new(std::slice::from_ref(&s), 32 * MB).unwrap();
+        let mut jz = zones.job(&s);
+        s.read = true;
+        s.write = false;
+        assert_eq!(
+            zones.adjust(&zo, &mut jz, &s, READ, 0, 64 << 10, 64 << 10),
+            Adjusted::Eof
+        );
+        s.write = true;
+        s.read = false;
+        for _ in 0..3 {
+            zones.adjust(&zo, &mut jz, &s, WRITE, 5 * MB, 64 << 10, 64 << 10);
+        }
+        s.read = true;
+        s.write = false;
+        // a read aimed at zone 0 goes to zone 5, the only one written, below its pointer
+        let r = zones.adjust(&zo, &mut jz, &s, READ, 0, 256 << 10, 64 << 10);
+        assert_eq!(r, Adjusted::Io(READ, 5 * MB, 192 << 10, None));
     }
 }
