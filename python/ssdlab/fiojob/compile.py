@@ -11,6 +11,7 @@ from pathlib import Path
 from . import FioJobError
 from . import jobfile
 from . import options as O
+from . import zbd as Z
 
 MAX_CLONES = 1024
 RW = {  # fio's rw kinds: (read, write, trim, random)
@@ -264,30 +265,6 @@ def _merge(sections: list[jobfile.Section]) -> list[tuple[jobfile.Section, list]
     return jobs
 
 
-def _fraction(o: dict, key: str) -> float:
-    v, where = o.get(key, ("0", ""))
-    try:
-        f = float(v.strip())
-    except ValueError:
-        raise FioJobError(f"{where}: {key}={v}: not a number") from None
-    if not 0 <= f <= 1:
-        raise FioJobError(f"{where}: {key}={v}: must be 0 to 1")
-    return f
-
-
-def _zbd_region(off: int, size: int, zone: int, read_only: bool, where: str) -> tuple[int, int]:
-    """fio's zone alignment of a zbd job's region: a job that writes starts at the first
-    whole zone; every job's region ends at a zone boundary."""
-    end = off + size
-    if not read_only and off % zone:
-        off = off // zone * zone + zone
-    end = end // zone * zone
-    if end <= off:
-        raise FioJobError(f"{where}: zonemode=zbd: the job's region holds no whole zone of "
-                          f"{zone} bytes (offset and size are aligned to zones): give at least one zone")
-    return off, end - off
-
-
 def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -> Compiled:
     """Read, check and compile `path` for a drive of `capacity` bytes whose own zones (for
     zonemode=zbd without zonesize) are `zone_bytes`. Raises FioJobError (one line naming the
@@ -478,8 +455,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
                 zbd_max_open=num("max_open_zones", 0, 0, 4096),
                 zbd_job_max_open=num("job_max_open_zones", 0, 0, 4096),
                 zbd_read_beyond_wp=flag("read_beyond_wp"),
-                zbd_reset_threshold=_fraction(o, "zone_reset_threshold"),
-                zbd_reset_frequency=_fraction(o, "zone_reset_frequency"),
+                zbd_reset_threshold=Z.fraction(o, "zone_reset_threshold"),
+                zbd_reset_frequency=Z.fraction(o, "zone_reset_frequency"),
                 zbd_verify=verify)
             if zbd_fields["zbd_job_max_open"] and not zbd_fields["zbd_max_open"]:
                 raise FioJobError(f"{o['job_max_open_zones'][1]}: job_max_open_zones: needs "
@@ -509,7 +486,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
             c_size = size if sized else capacity - c_off  # no size: the device from the offset on
             c_size_io = size_io if sized else c_size
             if zbd:
-                c_off, c_size = _zbd_region(c_off, c_size, zone_sz, bool(r and not (w or t)), sec.where)
+                c_off, c_size = Z.region(c_off, c_size, zone_sz, bool(r and not (w or t)), sec.where)
                 c_size_io = min(c_size_io, c_size)
             io_size = sz("io_size", c_size_io)
             if o.get("log_avg_msec") is not None:
