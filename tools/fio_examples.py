@@ -62,7 +62,10 @@ def outcome(job: Path, db: Path, cap: int) -> str:
     notes = [ln for ln in r.stderr.splitlines() if "note: accepted" in ln]
     note = " (with a note: " + notes[0].split(": ", 3)[-1] + ")" if notes else ""
     n = sum(int(j.get("jobs", 1)) for j in jobs)  # a group_reporting entry stands for its jobs
-    return f"runs{where}: {n} job{'s' if n != 1 else ''}, {ios:,} I/Os, {secs:g} s of virtual time{note}"
+    failed = [j["jobname"] for j in jobs if j.get("error")]
+    err = (f"; {', '.join(failed)} ended with fio's error EIO (its rate fell under rate_min / "
+           "rate_iops_min)") if failed else ""
+    return f"runs{where}: {n} job{'s' if n != 1 else ''}, {ios:,} I/Os, {secs:g} s of virtual time{err}{note}"
 
 
 def fio_version(examples: Path) -> str:
