@@ -13,7 +13,8 @@ METRICS = {
              "fill_seconds", "recovery_peaks", "mbps_per_watt"},
     "consistency": {"steady_iops", "steady_stdev", "p1_low_iops", "min_iops", "steady_start_s", "waf",
                     "steady_waf"},
-    "working-set": {"iops_by_gb", "lat_p99_us_by_gb", "idle_wait_s"},
+    "working-set": {"iops_by_gb", "lat_p99_us_by_gb", "idle_wait_s", "qd1_read_mean_us", "qd1_read_p50_us",
+                    "qd1_read_p99_us", "qd1_read_p99_9_us", "qd1_read_p99_99_us", "qd1_read_max_us"},
     "trim": {"clean_mbps", "after_trim_mbps", "recovery_ratio"},
     "idle": {"clean_read_mbps", "clean_write_mbps", "full_read_mbps", "full_write_mbps",
              "idle_read_mbps", "idle_write_mbps", "purge_write_mbps", "trim_write_mbps",
@@ -213,7 +214,9 @@ def test_working_set_waits_for_the_drive_to_go_quiet(store):
     assert kinds[:3] == [("purge", "purge"), ("io", "fill"), ("idle", "settle")]
     settle = fake.ran[2]
     assert settle.until_quiet and settle.seconds == IDLE_CAP_S
-    assert all(p.name.startswith("ws_") for p in fake.ran[3:])
+    assert all(p.name.startswith("ws_") for p in fake.ran[3:-1])
+    last = fake.ran[-1]  # then QD1 reads over the whole area: the read QoS
+    assert (last.name, last.queue_depth, last.read_pct, last.length) == ("qd1_reads", 1, 100, fake.ran[1].length)
     assert out.metrics["idle_wait_s"] == IDLE_CAP_S  # the fake drive idles the whole cap
     plan = plan_phases("working-set", 64 * GB, Options(precondition=False))
     assert [p.kind for p in plan] == ["io"] * len(plan)  # an already filled drive: reads only

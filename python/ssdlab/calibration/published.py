@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .figure import CONS25, FILL, IDLE, QUICK, TRIM60, Ctx, Figure, metric, of, ratio
+from .figure import CONS25, FILL, IDLE, QUICK, TRIM60, WSET, Ctx, Figure, metric, of, ratio
 
 
 def slc_share(c: Ctx, drive: str | None = None) -> float | None:
@@ -291,5 +291,18 @@ def _performance_mode_figs() -> list[Figure]:
     ]
 
 
+def _qos_figs() -> list[Figure]:
+    """QD1 4 KiB random-read QoS of filled 3D TLC drives, for the generic 3D TLC classes."""
+    src = ("AnandTech, enterprise SSD roundup (2018), 4kB Random Read QD1 QoS, 64-layer 3D TLC drives: "
+           "\"The 8TB P4510 has a 99.99th percentile latency that's just over 2.5 times its average, and "
+           "all the other flash-based SSDs are better than that\" "
+           "(https://www.anandtech.com/show/13704/enterprise-ssd-roundup-intel-samsung-memblaze/5)")
+    tail = ratio(metric(WSET, "qd1_read_p99_99_us"), metric(WSET, "qd1_read_mean_us"))
+    return [Figure(d, "QD1 read p99.99 / mean", WSET, tail, hi=2.6, unit="ratio",
+                   how="working-set: qd1_read_p99_99_us / qd1_read_mean_us (QD1 4 KiB random reads over the "
+                       "filled, settled drive)", source=src)
+            for d in ("tlc-256", "tlc-pcie4-1000")]
+
+
 def figures() -> list[Figure]:
-    return _fill_figs() + _consistency_figs() + _idle_figs() + _performance_mode_figs()
+    return _fill_figs() + _consistency_figs() + _idle_figs() + _performance_mode_figs() + _qos_figs()
