@@ -41,6 +41,11 @@ pub struct Retry {
     /// Per block: P/E cycles, and when it was last opened for writing (ns).
     pe: Vec<u32>,
     written_at: Vec<u64>,
+    /// Per block: the decode-failure threshold last computed, and until when it holds: the
+    /// mean grows with the log of the age, so it is computed again only once the age has
+    /// grown by 1/64 (under 2 % of the mean; the log is the costly part of a read).
+    threshold: Vec<u32>,
+    until: Vec<u64>,
     rng: u64,
 }
 
@@ -60,6 +65,8 @@ impl Retry {
             flat_threshold: (q * u32::MAX as f64) as u32,
             pe: if model { vec![r.start_pe; blocks as usize] } else { Vec::new() },
             written_at: if model { vec![0; blocks as usize] } else { Vec::new() },
+            threshold: if model { vec![0; blocks as usize] } else { Vec::new() },
+            until: if model { vec![0; blocks as usize] } else { Vec::new() },
             rng: 0x9E37_79B9_7F4A_7C15,
         }
     }
@@ -70,6 +77,7 @@ impl Retry {
         if self.model {
             self.pe[b as usize] += 1;
             self.written_at[b as usize] = t;
+            self.until[b as usize] = 0;
         }
     }
 
@@ -87,8 +95,13 @@ impl Retry {
     #[inline]
     pub fn steps(&mut self, b: u32, t: u64) -> u32 {
         let threshold = if self.model {
-            let m = self.mean_steps(b, t);
-            (m / (1.0 + m) * u32::MAX as f64) as u32
+            let i = b as usize;
+            if t >= self.until[i] {
+                let m = self.mean_steps(b, t);
+                self.threshold[i] = (m / (1.0 + m) * u32::MAX as f64) as u32;
+                self.until[i] = t + (t.saturating_sub(self.written_at[i]) / 64).max(1);
+            }
+            self.threshold[i]
         } else {
             self.flat_threshold
         };
