@@ -47,7 +47,7 @@ demo: sysdeps-demo build
 test: sysdeps build lint-py test-rust test-py
 
 test-rust:
-	cargo test --release -p ssdsim --features verify
+	cargo test --profile test-opt -p ssdsim --features verify
 
 # two workers (the machine's cores); tests that share a resource run in one xdist_group
 test-py: sysdeps build
