@@ -5,7 +5,8 @@ import pytest
 from conftest import FakeTarget
 
 from ssdlab.methodology import TESTS, Options, get
-from ssdlab.phase import GB
+from ssdlab.phase import GB, KIB
+from ssdlab.methodology.common import MIB
 from ssdlab.runner import RunInterrupted, plan_phases, run_test
 
 METRICS = {
@@ -352,3 +353,19 @@ def test_quick_on_the_simulator_keeps_each_test_in_its_own_state():
         assert min(runs) > 0.95 * max(runs)
     # 16 MiB at QD1 on a freshly written file: faster than CrystalDiskMark's 1 MiB at QD1
     assert m["asssd_seq_read_mbps"] > m["cdm_seq1m_q1t1_read_mbps"]
+
+
+def test_low_qd_write_is_three_minutes_of_qd3_random_writes_over_8gb_and_shows_the_slowdown(store):
+    from ssdlab.methodology.low_qd_write import SPAN
+
+    fake = FakeTarget()  # random writes fall from 30 K to ~12 K IOPS after 10 s
+    _, (out,) = run(store, "low-qd-write", fake)
+    assert [p.kind for p in fake.ran] == ["purge", "io"]
+    w = fake.ran[1]
+    assert (w.pattern, w.read_pct, w.block_size, w.queue_depth, w.offset, w.length, w.stop_seconds) == (
+        "rand", 0, 4 * KIB, 3, 0, SPAN // MIB * MIB, 180)
+    m = out.metrics
+    assert set(m) == {"mbps", "first_minute_mbps", "last_minute_mbps", "max_latency_ms", "p99_latency_us",
+                      "zero_seconds"}
+    assert m["first_minute_mbps"] > 1.1 * m["last_minute_mbps"] and m["zero_seconds"] == 0
+    assert m["last_minute_mbps"] < m["mbps"] < m["first_minute_mbps"]

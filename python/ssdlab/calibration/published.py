@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .figure import CONS25, FILL, IDLE, QUICK, TRIM60, WSET, Ctx, Figure, metric, of, ratio
+from .figure import CONS25, FILL, IDLE, LOWQD, QUICK, TRIM60, WSET, Ctx, Figure, metric, of, ratio
 
 
 def slc_share(c: Ctx, drive: str | None = None) -> float | None:
@@ -304,5 +304,23 @@ def _qos_figs() -> list[Figure]:
             for d in ("tlc-256", "tlc-pcie4-1000")]
 
 
+def _low_qd_figs() -> list[Figure]:
+    """4 KiB random writes at QD3 over 8 GB of a clean drive, 3 minutes (AnandTech's desktop
+    Iometer test of 2011-2014)."""
+    src = ("AnandTech, The Intel SSD 510 Review (March 2011), Iometer - 4KB Random Write, 8GB LBA Space, "
+           "QD=3 (3 minutes, average MB/s): ")
+    url = " (https://www.anandtech.com/show/4202/the-intel-ssd-510-review/4)"
+    how = "low-qd-write: {} (4 KiB QD3 random writes over the first 8 GB of the purged drive, 180 s)"
+    return [
+        Figure("510-250", "QD3 random write", LOWQD, metric(LOWQD, "mbps"), value=49.7, how=how.format("mbps"),
+               source=src + "\"The 510's random write performance is only marginally better than the X25-M G2 "
+                            "at 49.7MB/s\"" + url),
+        Figure("510-250", "QD3 random write: worst latency", LOWQD, metric(LOWQD, "max_latency_ms"), hi=400,
+               unit="ms", how=how.format("max_latency_ms"),
+               source=src + "\"the 510 keeps the worst case latency to below 400ms\"" + url),
+    ]
+
+
 def figures() -> list[Figure]:
-    return _fill_figs() + _consistency_figs() + _idle_figs() + _performance_mode_figs() + _qos_figs()
+    return (_fill_figs() + _consistency_figs() + _idle_figs() + _performance_mode_figs() + _qos_figs()
+            + _low_qd_figs())
