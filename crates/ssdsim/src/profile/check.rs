@@ -84,6 +84,12 @@ impl Profile {
             "0..10000 (µs)"
         );
         check!(
+            (0.0..=10_000.0).contains(&h.map_update_us),
+            "host.map_update_us",
+            h.map_update_us,
+            "0..10000 (µs)"
+        );
+        check!(
             (0.0..=10_000.0).contains(&h.read_op_us),
             "host.read_op_us",
             h.read_op_us,

@@ -68,6 +68,13 @@ pub struct Host {
     /// acknowledged; pipelined across commands, so it adds latency, not a rate limit.
     #[serde(default)]
     pub write_latency_us: f64,
+    /// Controller firmware time per mapping page a write command changes, µs (updating
+    /// the L2P entries that page holds and logging the change), on the core that parses
+    /// commands: after the write is placed, later commands wait for it. Scattered small
+    /// writes pay it once per command, a large sequential write once per mapping page it
+    /// spans (0 = none).
+    #[serde(default)]
+    pub map_update_us: f64,
     /// Large commands stream: a write's data enters the write buffer 4 KiB by 4 KiB as it
     /// arrives, and a read's link transfer starts with its first page (false: after all
     /// of the command's data has arrived / been read).
