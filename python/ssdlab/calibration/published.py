@@ -144,6 +144,17 @@ def _fill_figs() -> list[Figure]:
                how=H_SHARE + ", over the 128 GB's", source="same SLC share of capacity",
                needs=(("sn520-128", FILL),)),
     ]
+    # the SN520 256 GB's retail twin, WD Blue SN500 250 GB: the same fill test (128 KiB QD32,
+    # 1 GB segments) in AnandTech's review
+    twin = ("AnandTech, WD Blue SN500 250 GB review (2019), the retail drive 'derived from' the PC SN520, "
+            "whole-drive fill: ")
+    F += [
+        Figure("sn520-256", "SLC cache (twin's fill)", FILL, cache, lo=2, hi=4, unit="GB",
+               how=H_CACHE + "; the review reads 1 GB segments, so 3 GB is 2-4",
+               source=twin + "'SLC write cache lasts for a mere 3GB'"),
+        Figure("sn520-256", "post-cache (twin's fill)", FILL, post, value=432, how=H_POST,
+               source=twin + "'sustained sequential write speed of about 432MB/s'"),
+    ]
     # Samsung PM991
     F += [
         Figure("pm991-128", "SLC share", FILL, slc_share, value=0.08, unit="of capacity",

@@ -10,7 +10,7 @@ import tomllib
 from importlib import resources
 from typing import Callable
 
-from .figure import FILL, QUICK, Ctx, Figure, RunKey, on_testbed, testbed_flags
+from .figure import FILL, QUICK, Ctx, Figure, RunKey, of, on_testbed, ratio, testbed_flags
 
 SEQ_TOL, RND_TOL = 0.15, 0.35
 
@@ -46,25 +46,76 @@ def ratings() -> dict[str, dict]:
     return tomllib.loads((resources.files(__package__) / "spec_sheets.toml").read_text())
 
 
+def rating_sets(r: dict) -> list[tuple[str, dict, str]]:
+    """A drive's ratings as (kind, {key: rating}, source): its own, then its retail twin's
+    (`[ID.twin]`) for the keys its own source does not give."""
+    own = {k: r[k] for k in MEASURES if k in r}
+    out = [(r["kind"], own, r["source"])]
+    if "twin" in r:
+        t = r["twin"]
+        out.append(("twin", {k: t[k] for k in MEASURES if k in t and k not in own}, t["source"]))
+    return out
+
+
+def _all_keys(r: dict, kind: str) -> dict:
+    """Every rating of `kind` the drive's sources give (a twin's too where the drive's own
+    source has the key as well): ratios compare like with like."""
+    if r["kind"] == kind:
+        return {k: r[k] for k in MEASURES if k in r}
+    if kind == "twin" and "twin" in r:
+        return {k: r["twin"][k] for k in MEASURES if k in r["twin"]}
+    return {}
+
+
+def _run(key: str, r: dict) -> RunKey:
+    # the maker's host where it differs from the review's (spec_sheets.toml `testbed`)
+    return on_testbed(FILL if key == POST_CACHE else QUICK, tuple(r.get("testbed", ())))
+
+
 def figures() -> list[Figure]:
     out = []
-    for drive, r in ratings().items():
-        kind = r["kind"]
-        # the maker's host where it differs from the review's (spec_sheets.toml `testbed`)
-        for key, (name, keys, how, unit, tol) in MEASURES.items():
-            if key not in r:
+    table = ratings()
+    for drive, r in table.items():
+        for kind, rated, source in rating_sets(r):
+            for key, v in rated.items():
+                name, keys, how, unit, tol = MEASURES[key]
+                run = _run(key, r)
+                host = f", on the maker's host ({testbed_flags(run)})" if run[4] else ""
+                lo, hi = (v, v) if not isinstance(v, list) else v
+                value = None
+                if kind == "series":  # an upper bound: the capacity can only be slower
+                    lo, hi = None, hi * (1 + tol)
+                elif lo == hi and kind != "class":
+                    value, lo, hi = lo, None, None
+                else:
+                    lo, hi = lo * (1 - tol), hi * (1 + tol)
+                out.append(Figure(drive, name if kind == "rating" else f"{name} ({KINDS[kind]})", run,
+                                  _best(run, keys), value=value, lo=lo, hi=hi, unit=unit, how=how + host,
+                                  source=source, tol=tol, kind="spec sheet"))
+        out += _ratio_figures(drive, r, table)
+    return out
+
+
+def _ratio_figures(drive: str, r: dict, table: dict[str, dict]) -> list[Figure]:
+    """The larger capacity against its `sibling`: measured ratio against the rated ratio, for
+    every key both capacities are rated for by the same kind of source."""
+    sib = r.get("sibling")
+    if sib is None:
+        return []
+    out = []
+    for kind in ("rating", "twin"):
+        mine, theirs = _all_keys(r, kind), _all_keys(table[sib], kind)
+        for key in MEASURES:
+            if key not in mine or key not in theirs or any(isinstance(x, list) for x in (mine[key], theirs[key])):
                 continue
-            run = on_testbed(FILL if key == POST_CACHE else QUICK, tuple(r.get("testbed", ())))
-            host = f", on the maker's host ({testbed_flags(run)})" if run[4] else ""
-            lo, hi = (r[key], r[key]) if not isinstance(r[key], list) else r[key]
-            value = None
-            if kind == "series":  # an upper bound: the capacity can only be slower
-                lo, hi = None, hi * (1 + tol)
-            elif lo == hi and kind != "class":
-                value, lo, hi = lo, None, None
-            else:
-                lo, hi = lo * (1 - tol), hi * (1 + tol)
-            out.append(Figure(drive, name if kind == "rating" else f"{name} ({KINDS[kind]})", run,
-                              _best(run, keys), value=value, lo=lo, hi=hi, unit=unit, how=how + host,
-                              source=r["source"], tol=tol, kind="spec sheet"))
+            name, keys, how, _unit, tol = MEASURES[key]
+            run = _run(key, r)
+            src = r["source"] if kind == r["kind"] else r["twin"]["source"]
+            sib_src = table[sib]["source"] if kind == table[sib]["kind"] else table[sib]["twin"]["source"]
+            out.append(Figure(
+                drive, f"{name} over {sib}" + ("" if kind == "rating" else f" ({KINDS[kind]}s)"), run,
+                ratio(_best(run, keys), of(sib, _best(run, keys))), value=mine[key] / theirs[key],
+                unit="ratio", how=f"{how.split(' (')[0]} over the {sib}'s",
+                source=f"{mine[key]:g} / {theirs[key]:g}: {src} | {sib_src}", tol=tol,
+                kind="spec sheet", needs=((sib, run),)))
     return out
