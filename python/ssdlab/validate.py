@@ -50,6 +50,11 @@ XFAIL: dict[tuple[str, str], str] = {
         "the HD Tach full and idle writes after it come out "
         "at 316 MB/s against 221 and 274: the profile's GC and idle parameters, fitted with the faster "
         "torture, need fitting again together with it"),
+    ("mx100-256", "QD1 4K read (AS SSD, 512 GB model)"): (
+        "the simulated QD1 4 KiB read takes about 98 us against the 134 us measured; the 38 us QD1 write "
+        "of the same test shows the host round trip is short, so the difference is in the drive's read "
+        "path: the profile's native tR (50 us) has no datasheet source, and GC reads use it too (the "
+        "fitted consistency band), so it is to be fitted again together with the band"),
 }
 
 

@@ -332,6 +332,24 @@ def _low_qd_figs() -> list[Figure]:
     ]
 
 
+def _qd1_mean_figs() -> list[Figure]:
+    """QD1 4 KiB mean latencies as AS SSD's 4K test reports them (MB/s of 4 KiB at QD1:
+    4096 B / MB/s is the mean latency), from a sibling capacity with the same controller and
+    dies (QD1 latency does not depend on the die count)."""
+    src = ("ComputerBase, Crucial MX100 SSD im Test (June 2014), the 512 GB model (same Marvell 88SS9189 "
+           "and 128 Gbit 16 nm MLC dies), AS SSD on the empty drive (\"Neuzustand (ohne Daten)\"): ")
+    url = " (https://computerbase.de/2014-06/crucial-mx100-ssd-test-512-gb/2)"
+    how = "quick: asssd_4k_{}_mbps (AS SSD 4K: 4 KiB random {}s at QD1 over its 1 GB file)"
+    return [
+        Figure("mx100-256", "QD1 4K read (AS SSD, 512 GB model)", QUICK, metric(QUICK, "asssd_4k_read_mbps"),
+               value=30.52, how=how.format("read", "read"),
+               source=src + "\"4K Lesen | 30,52 MB/s\" (a mean QD1 read latency of 134 us)" + url),
+        Figure("mx100-256", "QD1 4K write (AS SSD, 512 GB model)", QUICK, metric(QUICK, "asssd_4k_write_mbps"),
+               value=107.84, how=how.format("write", "write"),
+               source=src + "\"4K Schreiben | 107,84 MB/s\" (a mean QD1 write latency of 38 us)" + url),
+    ]
+
+
 def figures() -> list[Figure]:
     return (_fill_figs() + _consistency_figs() + _idle_figs() + _performance_mode_figs() + _qos_figs()
-            + _low_qd_figs())
+            + _low_qd_figs() + _qd1_mean_figs())
