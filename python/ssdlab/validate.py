@@ -34,14 +34,6 @@ FIGURES: list[Figure] = all_figures(builtin_ids())
 # Figures the current simulator cannot reach, with the reason (shown in docs/calibration.md
 # and run as strict xfails by the test suite, so a figure that starts to pass is noticed).
 XFAIL: dict[tuple[str, str], str] = {
-    ("sn520-256", "SLC cache (twin's fill)"): (
-        "the SN520 128 GB's swings for ~20 GB and then a settled ~213 MB/s come from a dynamic "
-        "cache (4.5 % of capacity, fitted) whose re-borrowing limit (slc.dynamic_share) shrinks "
-        "as the drive fills; the twin's 3 GB (1.2 %, ~1.5 GB on the 128 GB at the same share) "
-        "keeps the 128 GB's limit above its cache for ~100 GB, so bursts of ~350 MB/s go on to "
-        "the end, and a share small enough to end them at ~20 GB (0.021) also cuts the first "
-        "cache below 1 GB (peak 652 MB/s, published >750): missing, a reclaim whose batch "
-        "shrinks with the free space, separate from the cache's size (docs/profiles.md)"),
 }
 
 
