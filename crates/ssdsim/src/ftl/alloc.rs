@@ -2,7 +2,6 @@
 //! die per stream, write striping over all dies page by page, and program-unit
 //! scheduling (a program starts once a die has a full unit of data).
 
-use super::gc::HARD_FREE;
 use super::mapping::{NATIVE, NONE, SLC_DYNAMIC, SLC_STATIC};
 use super::Ftl;
 use crate::nand::{Geometry, SLOT_BYTES};
@@ -251,29 +250,10 @@ impl Ftl {
         // for host data (GC would free nothing): the controller writes the next die that
         // has. Dies fill unevenly when pages are steered around busy ones (a conversion
         // of cached data running on some dies only) and GC keeps data on its die.
-        if self.alloc.free_count(best) <= self.gc_threshold().max(HARD_FREE) + 1 {
+        if self.near_reserve(best) {
             best = self.die_with_room(best);
         }
         self.alloc.host_die = best;
-    }
-
-    /// Die `d` if it has room for host data, else the next die in order that has (`d`
-    /// if none has: the drive is over-full and the write fails at the hard stop).
-    #[cold]
-    fn die_with_room(&mut self, d: u32) -> u32 {
-        let dies = self.nand.geo.dies;
-        let spb = self.nand.geo.slots_per_block;
-        let low = self.gc_threshold().max(HARD_FREE) + 1;
-        for k in 0..dies {
-            let e = (d + k) % dies;
-            let full = self.alloc.free_count(e) <= low
-                && !self.collecting_on(e)
-                && self.map.min_valid(e).is_none_or(|(_, v)| v >= spb);
-            if !full {
-                return e;
-            }
-        }
-        d
     }
 
     /// Capacity (slots) of block `b` in its current mode.
