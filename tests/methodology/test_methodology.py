@@ -5,7 +5,8 @@ import pytest
 from conftest import FakeTarget
 
 from ssdlab.methodology import TESTS, Options, get
-from ssdlab.phase import GB
+from ssdlab.phase import GB, KIB
+from ssdlab.methodology.common import MIB
 from ssdlab.runner import RunInterrupted, plan_phases, run_test
 
 METRICS = {
@@ -13,7 +14,8 @@ METRICS = {
              "fill_seconds", "recovery_peaks", "mbps_per_watt"},
     "consistency": {"steady_iops", "steady_stdev", "p1_low_iops", "min_iops", "steady_start_s", "waf",
                     "steady_waf"},
-    "working-set": {"iops_by_gb", "lat_p99_us_by_gb", "idle_wait_s"},
+    "working-set": {"iops_by_gb", "lat_p99_us_by_gb", "idle_wait_s", "qd1_read_mean_us", "qd1_read_p50_us",
+                    "qd1_read_p99_us", "qd1_read_p99_9_us", "qd1_read_p99_99_us", "qd1_read_max_us"},
     "trim": {"clean_mbps", "after_trim_mbps", "recovery_ratio"},
     "idle": {"clean_read_mbps", "clean_write_mbps", "full_read_mbps", "full_write_mbps",
              "idle_read_mbps", "idle_write_mbps", "purge_write_mbps", "trim_write_mbps",
@@ -213,7 +215,9 @@ def test_working_set_waits_for_the_drive_to_go_quiet(store):
     assert kinds[:3] == [("purge", "purge"), ("io", "fill"), ("idle", "settle")]
     settle = fake.ran[2]
     assert settle.until_quiet and settle.seconds == IDLE_CAP_S
-    assert all(p.name.startswith("ws_") for p in fake.ran[3:])
+    assert all(p.name.startswith("ws_") for p in fake.ran[3:-1])
+    last = fake.ran[-1]  # then QD1 reads over the whole area: the read QoS
+    assert (last.name, last.queue_depth, last.read_pct, last.length) == ("qd1_reads", 1, 100, fake.ran[1].length)
     assert out.metrics["idle_wait_s"] == IDLE_CAP_S  # the fake drive idles the whole cap
     plan = plan_phases("working-set", 64 * GB, Options(precondition=False))
     assert [p.kind for p in plan] == ["io"] * len(plan)  # an already filled drive: reads only
@@ -349,3 +353,19 @@ def test_quick_on_the_simulator_keeps_each_test_in_its_own_state():
         assert min(runs) > 0.95 * max(runs)
     # 16 MiB at QD1 on a freshly written file: faster than CrystalDiskMark's 1 MiB at QD1
     assert m["asssd_seq_read_mbps"] > m["cdm_seq1m_q1t1_read_mbps"]
+
+
+def test_low_qd_write_is_three_minutes_of_qd3_random_writes_over_8gb_and_shows_the_slowdown(store):
+    from ssdlab.methodology.low_qd_write import SPAN
+
+    fake = FakeTarget()  # random writes fall from 30 K to ~12 K IOPS after 10 s
+    _, (out,) = run(store, "low-qd-write", fake)
+    assert [p.kind for p in fake.ran] == ["purge", "io"]
+    w = fake.ran[1]
+    assert (w.pattern, w.read_pct, w.block_size, w.queue_depth, w.offset, w.length, w.stop_seconds) == (
+        "rand", 0, 4 * KIB, 3, 0, SPAN // MIB * MIB, 180)
+    m = out.metrics
+    assert set(m) == {"mbps", "first_minute_mbps", "last_minute_mbps", "max_latency_ms", "p99_latency_us",
+                      "zero_seconds"}
+    assert m["first_minute_mbps"] > 1.1 * m["last_minute_mbps"] and m["zero_seconds"] == 0
+    assert m["last_minute_mbps"] < m["mbps"] < m["first_minute_mbps"]

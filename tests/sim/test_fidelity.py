@@ -267,3 +267,45 @@ def test_write_latency_tail_shrinks_with_the_die_count():
     # here both at a quarter of the blocks: 32 dies against 8.
     one_tb = steady_tail("user_capacity_gb=256.56", "nand.dies_per_channel=4", "slc.dynamic_max_gb=24")
     assert one_tb["p99_us"] < 10_000 and one_tb["p99_us"] < 0.75 * steady_tail()["p99_us"]
+
+
+def qd1_read_latency(*sets: str) -> dict:
+    """QD1 4 KiB random reads (100 000) over the filled quarter tlc-256 once its background
+    work after the fill is done."""
+    d = purged("tlc-256", *sets)
+    fill(d)
+    d.run({"kind": "idle", "seconds": 300.0, "until_quiet": True})
+    return io(d, pattern="rand", read_pct=100, block_size=4 * KIB, queue_depth=1,
+              stop_bytes=100_000 * 4 * KIB)["latency"]
+
+
+def test_qd1_read_tail_holds_the_read_retries_of_aging_data():
+    on, off = qd1_read_latency(), qd1_read_latency("nand.retry.enabled=false")
+    # 2-3-2 TLC page types alone: p99.99 / p50 = 1.40 (docs/simulator.md)
+    assert off["p99_99_us"] / off["p50_us"] < 1.5
+    # with read retries of data minutes old (nand.retry): 2.55, the tail holds reads read twice
+    assert on["p99_99_us"] / on["p50_us"] > 1.5
+    # AnandTech's QD1 QoS of 3D TLC drives: the worst one's p99.99 "just over 2.5 times its
+    # average" (docs/calibration.md); the median and the mean do not move
+    assert on["p99_99_us"] / on["mean_us"] < 2.6
+    assert on["p50_us"] == off["p50_us"] and abs(on["mean_us"] / off["mean_us"] - 1) < 0.01
+
+
+def low_qd_write(*sets: str) -> dict:
+    """510-250 purged: 4 KiB QD3 random writes over the first 8 GB for 30 s (AnandTech's
+    desktop Iometer test, shortened: the speed is the same from the first second)."""
+    d = purged("510-250", *sets)
+    return io(d, pattern="rand", block_size=4 * KIB, queue_depth=3, length=8 * 10**9 // MIB * MIB,
+              stop_seconds=30)["totals"]
+
+
+def test_low_qd_random_writes_of_a_clean_drive_wait_for_the_mapping_updates():
+    # Firmware that updates the mapping page of every scattered 4 KiB write on the core that
+    # parses commands (host.map_update_us, 65 µs on the 510) holds a clean drive's QD3 random
+    # writes at AnandTech's 49.7 MB/s from the start: about half of what the write buffer and
+    # the free blocks take without it, and no faster than one update per command allows.
+    on, off = low_qd_write("host.map_update_us=65"), low_qd_write()
+    bound = 1e6 / (profiles.load("510-250")["host"]["command_overhead_us"] + 65) * 4096 / 1e6
+    assert on["mbps"] == pytest.approx(49.7, rel=0.05)
+    assert 0.4 < on["mbps"] / off["mbps"] < 0.6
+    assert on["mbps"] <= 1.01 * bound

@@ -362,6 +362,9 @@ impl Drive {
                 // GC driven by this slot ran when the slot was placed, not when it was buffered
                 self.host.firmware(placed, self.ftl.take_firmware_ns());
             }
+            // the firmware updates the mapping entries the write changed once it is placed
+            let updates = self.host.map_update_ns(io.lba, io.slots);
+            self.host.firmware(ack, updates);
             self.last_write = self.last_write.max(ack);
             ack + self.host.write_latency
         } + self.host.host_latency;

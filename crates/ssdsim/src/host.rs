@@ -47,6 +47,10 @@ pub struct Host {
     pub host_latency: u64,
     /// Controller write-path latency before a write is acknowledged (pipelined).
     pub write_latency: u64,
+    /// Firmware time per mapping page a write changes (`host.map_update_us`), and the
+    /// logical blocks one mapping page covers (4 B entries in a NAND page).
+    pub map_update: u64,
+    pub map_page_slots: u32,
     pub max_qd: usize,
     /// Large commands stream (`host.stream_commands`); otherwise a write's data counts as
     /// arrived when all of it has, and a read's link transfer starts after its last page.
@@ -75,6 +79,8 @@ impl Host {
             overhead: (p.host.command_overhead_us * 1000.0).round().max(1.0) as u64,
             host_latency: (p.host.host_latency_us * 1000.0).round() as u64,
             write_latency: (p.host.write_latency_us * 1000.0).round() as u64,
+            map_update: (p.host.map_update_us * 1000.0).round() as u64,
+            map_page_slots: (p.nand.page_kib * 1024 / 4).max(1),
             max_qd: p.host.max_queue_depth as usize,
             stream: p.host.stream_commands,
             slots: BinaryHeap::new(),
@@ -111,6 +117,17 @@ impl Host {
         if ns > 0 {
             self.ctrl_busy = self.ctrl_busy.max(t) + ns;
         }
+    }
+
+    /// Firmware time for the mapping updates of a write of `slots` logical blocks from
+    /// `lba`: `map_update` per mapping page the blocks span (0 when off).
+    #[inline]
+    pub fn map_update_ns(&self, lba: u32, slots: u32) -> u64 {
+        if self.map_update == 0 || slots == 0 {
+            return 0;
+        }
+        let pages = (lba + slots - 1) / self.map_page_slots - lba / self.map_page_slots + 1;
+        pages as u64 * self.map_update
     }
 
     /// Tell the queue-slot model when an accepted command completes.

@@ -13,6 +13,7 @@ pub mod memory;
 pub mod nand;
 pub mod power;
 pub mod profile;
+pub mod retry;
 pub mod stats;
 pub mod workload;
 

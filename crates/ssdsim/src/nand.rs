@@ -3,6 +3,7 @@
 
 use crate::channel::Channel;
 use crate::profile::Profile;
+use crate::retry::Retry;
 
 /// Size of one mapping unit (a logical block / physical slot).
 pub const SLOT_BYTES: u64 = 4096;
@@ -110,10 +111,9 @@ pub struct Nand {
     /// how many types there are (1: every page takes `native.read`).
     read_by_type: [u64; 4],
     page_types: u32,
-    /// Read retry (`nand.read_retry_pct`): the failure share as a threshold on a 32-bit
-    /// draw (0 = none), and the generator's state (fixed seed: runs stay deterministic).
-    retry_threshold: u32,
-    retry_rng: u64,
+    /// Read retry of native reads as wear and retention move the cells' voltages
+    /// (`nand.retry`, `nand.read_retry_pct`); it keeps every block's P/E count and age.
+    pub retry: Retry,
     /// Channel speed in bytes per ms (see `transfer_ns`).
     ch_bytes_per_ms: u64,
     /// Channel time of one page, the size of every read and most programs (saves a
@@ -199,8 +199,7 @@ impl Nand {
         Nand {
             read_by_type,
             page_types,
-            retry_threshold: (p.nand.read_retry_pct / 100.0 * u32::MAX as f64) as u32,
-            retry_rng: 0x9E37_79B9_7F4A_7C15,
+            retry: Retry::new(p, geo.total_blocks()),
             native_pipe_next: vec![0; geo.dies as usize],
             native_pipe_ns: if pipe_bytes_per_ms > 0 { transfer_ns(native_unit_bytes, pipe_bytes_per_ms) } else { 0 },
             native_pipe_turn_ns: if pipe_bytes_per_ms > 0 {
@@ -248,33 +247,16 @@ impl Nand {
     }
 
     /// Array read time of a page: SLC mode, or the native page type of page `wl_page`
-    /// (its index among its plane's pages in the block).
+    /// (its index among its plane's pages in the block) of block `b`, read at `t`, with
+    /// its read retries: each failed decode costs one more read at the next retry entry's
+    /// voltages.
     #[inline(always)]
-    fn t_read(&mut self, slc: bool, wl_page: u32) -> u64 {
+    fn t_read(&mut self, slc: bool, wl_page: u32, b: u32, t: u64) -> u64 {
         if slc {
             return self.slc.read;
         }
         let tr = if self.page_types == 1 { self.native.read } else { self.read_by_type[(wl_page % self.page_types) as usize] };
-        if self.retry_threshold == 0 {
-            return tr;
-        }
-        // Each failed decode costs one more read at the next retry entry's voltages.
-        let mut total = tr;
-        while self.draw() < self.retry_threshold {
-            total += tr;
-        }
-        total
-    }
-
-    /// A uniform 32-bit draw (xorshift64*).
-    #[inline]
-    fn draw(&mut self) -> u32 {
-        let mut x = self.retry_rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.retry_rng = x;
-        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as u32
+        tr * (1 + self.retry.steps(b, t) as u64)
     }
 
     /// The time every plane of die `d` is free.
@@ -303,14 +285,15 @@ impl Nand {
         self.die_busy[d as usize] = until;
     }
 
-    /// Read one page from `plane` of die `d` (the `wl_page`th of its plane in the block)
+    /// Read one page from `plane` of die `d` (the `wl_page`th of its plane in block `b`)
     /// and move `bytes` over the channel.
     /// Returns when the data is in the controller. Inlined: GC reads a page every few
     /// relocations.
     #[inline(always)]
-    pub fn read(&mut self, t: u64, d: u32, plane: u32, wl_page: u32, slc: bool, bytes: u64) -> u64 {
+    #[allow(clippy::too_many_arguments)]
+    pub fn read(&mut self, t: u64, d: u32, plane: u32, b: u32, wl_page: u32, slc: bool, bytes: u64) -> u64 {
         let pi = (d * self.geo.planes + plane) as usize;
-        let tr = self.t_read(slc, wl_page);
+        let tr = self.t_read(slc, wl_page, b, t);
         let start = t.max(self.plane_busy[pi]);
         let ready = start + tr;
         self.plane_busy[pi] = ready;
@@ -336,7 +319,7 @@ impl Nand {
         start + x
     }
 
-    /// A host read of one page from `plane` of die `d` issued at `t`, moving `bytes` over
+    /// A host read of one page from `plane` of die `d` (block `b`) issued at `t`, moving `bytes` over
     /// the channel. With read suspend, host reads go ahead of everything else the die
     /// and its channel have queued (GC reads, programs, erases, their transfers): the
     /// controller suspends a running program or erase, which takes `suspend_ns`, reads,
@@ -350,15 +333,16 @@ impl Nand {
     /// and erases down but never stops them. Without suspend, a read waits for the plane
     /// like any operation.
     #[inline]
-    pub fn host_read(&mut self, t: u64, d: u32, plane: u32, wl_page: u32, slc: bool, bytes: u64) -> u64 {
+    #[allow(clippy::too_many_arguments)]
+    pub fn host_read(&mut self, t: u64, d: u32, plane: u32, b: u32, wl_page: u32, slc: bool, bytes: u64) -> u64 {
         if !self.suspend {
-            return self.read(t, d, plane, wl_page, slc, bytes);
+            return self.read(t, d, plane, b, wl_page, slc, bytes);
         }
         let pi = (d * self.geo.planes + plane) as usize;
         let di = d as usize;
         let busy = self.plane_busy[pi];
         let queued = self.host_read_until[pi];
-        let tr = self.t_read(slc, wl_page);
+        let tr = self.t_read(slc, wl_page, b, t);
         // When this read may start while other work is pending on the plane: in the
         // suspension being set up, in a new one now, or in the next one the resumed
         // operation allows.

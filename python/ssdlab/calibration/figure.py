@@ -20,6 +20,8 @@ CONS0: RunKey = ("consistency", 0.0, None, 1, ())
 CONS25: RunKey = ("consistency", 25.0, None, 1, ())
 IDLE: RunKey = ("idle", 0.0, None, 1, ())  # 30 min idle, as the review
 QUICK: RunKey = ("quick", 0.0, 1.0, 1, ())  # one run, 1 s per test: a read plateau is flat
+WSET: RunKey = ("working-set", 0.0, None, 1, ())  # filled and settled; QD1 reads last (read QoS)
+LOWQD: RunKey = ("low-qd-write", 0.0, None, 1, ())  # 3 min of 4 KiB QD3 random writes over 8 GB, as the review
 TRIM60: RunKey = ("trim", 0.0, 3600.0, 1, ())  # 60 min of random writes before the TRIM, as the review
 
 

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .figure import CONS25, FILL, IDLE, QUICK, TRIM60, Ctx, Figure, metric, of, ratio
+from .figure import CONS25, FILL, IDLE, LOWQD, QUICK, TRIM60, WSET, Ctx, Figure, metric, of, ratio
 
 
 def slc_share(c: Ctx, drive: str | None = None) -> float | None:
@@ -302,5 +302,54 @@ def _performance_mode_figs() -> list[Figure]:
     ]
 
 
+def _qos_figs() -> list[Figure]:
+    """QD1 4 KiB random-read QoS of filled 3D TLC drives, for the generic 3D TLC classes."""
+    src = ("AnandTech, enterprise SSD roundup (2018), 4kB Random Read QD1 QoS, 64-layer 3D TLC drives: "
+           "\"The 8TB P4510 has a 99.99th percentile latency that's just over 2.5 times its average, and "
+           "all the other flash-based SSDs are better than that\" "
+           "(https://www.anandtech.com/show/13704/enterprise-ssd-roundup-intel-samsung-memblaze/5)")
+    tail = ratio(metric(WSET, "qd1_read_p99_99_us"), metric(WSET, "qd1_read_mean_us"))
+    return [Figure(d, "QD1 read p99.99 / mean", WSET, tail, hi=2.6, unit="ratio",
+                   how="working-set: qd1_read_p99_99_us / qd1_read_mean_us (QD1 4 KiB random reads over the "
+                       "filled, settled drive)", source=src)
+            for d in ("tlc-256", "tlc-pcie4-1000")]
+
+
+def _low_qd_figs() -> list[Figure]:
+    """4 KiB random writes at QD3 over 8 GB of a clean drive, 3 minutes (AnandTech's desktop
+    Iometer test of 2011-2014)."""
+    src = ("AnandTech, The Intel SSD 510 Review (March 2011), Iometer - 4KB Random Write, 8GB LBA Space, "
+           "QD=3 (3 minutes, average MB/s): ")
+    url = " (https://www.anandtech.com/show/4202/the-intel-ssd-510-review/4)"
+    how = "low-qd-write: {} (4 KiB QD3 random writes over the first 8 GB of the purged drive, 180 s)"
+    return [
+        Figure("510-250", "QD3 random write", LOWQD, metric(LOWQD, "mbps"), value=49.7, how=how.format("mbps"),
+               source=src + "\"The 510's random write performance is only marginally better than the X25-M G2 "
+                            "at 49.7MB/s\"" + url),
+        Figure("510-250", "QD3 random write: worst latency", LOWQD, metric(LOWQD, "max_latency_ms"), hi=400,
+               unit="ms", how=how.format("max_latency_ms"),
+               source=src + "\"the 510 keeps the worst case latency to below 400ms\"" + url),
+    ]
+
+
+def _qd1_mean_figs() -> list[Figure]:
+    """QD1 4 KiB mean latencies as AS SSD's 4K test reports them (MB/s of 4 KiB at QD1:
+    4096 B / MB/s is the mean latency), from a sibling capacity with the same controller and
+    dies (QD1 latency does not depend on the die count)."""
+    src = ("ComputerBase, Crucial MX100 SSD im Test (June 2014), the 512 GB model (same Marvell 88SS9189 "
+           "and 128 Gbit 16 nm MLC dies), AS SSD on the empty drive (\"Neuzustand (ohne Daten)\"): ")
+    url = " (https://computerbase.de/2014-06/crucial-mx100-ssd-test-512-gb/2)"
+    how = "quick: asssd_4k_{}_mbps (AS SSD 4K: 4 KiB random {}s at QD1 over its 1 GB file)"
+    return [
+        Figure("mx100-256", "QD1 4K read (AS SSD, 512 GB model)", QUICK, metric(QUICK, "asssd_4k_read_mbps"),
+               value=30.52, how=how.format("read", "read"),
+               source=src + "\"4K Lesen | 30,52 MB/s\" (a mean QD1 read latency of 134 us)" + url),
+        Figure("mx100-256", "QD1 4K write (AS SSD, 512 GB model)", QUICK, metric(QUICK, "asssd_4k_write_mbps"),
+               value=107.84, how=how.format("write", "write"),
+               source=src + "\"4K Schreiben | 107,84 MB/s\" (a mean QD1 write latency of 38 us)" + url),
+    ]
+
+
 def figures() -> list[Figure]:
-    return _fill_figs() + _consistency_figs() + _idle_figs() + _performance_mode_figs()
+    return (_fill_figs() + _consistency_figs() + _idle_figs() + _performance_mode_figs() + _qos_figs()
+            + _low_qd_figs() + _qd1_mean_figs())

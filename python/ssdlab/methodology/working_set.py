@@ -1,5 +1,7 @@
 """Working-set size: on a filled drive, 4 KiB random reads at QD32 confined to the first
-1, 2, 4, 8 ... GB and finally the whole written area, --seconds each.
+1, 2, 4, 8 ... GB and finally the whole written area, --seconds each; then --seconds of
+4 KiB random reads at QD1 over the whole area, whose latency percentiles are the drive's
+read QoS (the QD1 random-read QoS of AnandTech's enterprise reviews).
 
 The drive is purged and filled first; with `precondition=False` (`--no-precondition`)
 those two steps are skipped and the test only reads, for a drive that is already filled
@@ -21,6 +23,9 @@ from .test import Test
 
 DEFAULT_SECONDS = 5
 SECONDS_HELP = "seconds of random reads per working-set size"
+QD1 = "qd1_reads"
+# QD1 read latency statistics reported (the phase's latency keys)
+QD1_STATS = ("mean", "p50", "p99", "p99_9", "p99_99", "max")
 IDLE_CAP_S = 300.0  # 300 s of idle let every profile's post-fill folding finish
 
 
@@ -44,14 +49,18 @@ def phases(capacity: int, opts: Options) -> list[ph.Phase]:
         ph.rand_io(f"ws_{label(s)}", read_pct=100, offset=0, length=s,
                    stop_seconds=opts.secs(DEFAULT_SECONDS))
         for s in sizes(n)
-    ]
+    ] + [ph.rand_io(QD1, read_pct=100, queue_depth=1, offset=0, length=n,
+                    stop_seconds=opts.secs(DEFAULT_SECONDS))]
 
 
 def analyze(results, opts: Options) -> dict:
     named = by_name(results)
     ws = [r for name, r in named.items() if name.startswith("ws_")]
     settle = named.get("settle")
+    qd1 = named.get(QD1)
+    lat = qd1.latency if qd1 is not None else {}
     return {
+        **{f"qd1_read_{k}_us": (float(lat[f"{k}_us"]) if f"{k}_us" in lat else None) for k in QD1_STATS},
         "iops_by_gb": {r.phase.name[3:]: float(r.totals["iops"]) for r in ws},
         "lat_p99_us_by_gb": {r.phase.name[3:]: float(r.latency["p99_us"]) for r in ws},
         "idle_wait_s": float(settle.totals["duration_s"]) if settle is not None else None,

@@ -387,6 +387,7 @@ impl Ftl {
             Stream::Gc => (self.take_free(d, t)?, NATIVE),
         };
         self.map.set_mode(b, mode);
+        self.nand.retry.on_open(b, t);
         // Opening a block changes the room GC has to finish in.
         self.urge(d);
         Ok(b)

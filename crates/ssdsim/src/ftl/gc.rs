@@ -418,7 +418,7 @@ impl Ftl {
                 job.last_page = page;
                 let plane = self.nand.geo.plane_of(first);
                 let wl_page = (first >> self.nand.geo.page_shift) / self.nand.geo.planes;
-                job.ready = self.nand.read(t, d, plane, wl_page, job.slc, page_bytes);
+                job.ready = self.nand.read(t, d, plane, job.victim, wl_page, job.slc, page_bytes);
                 job.done = job.done.max(job.ready);
             }
             moved += k as u64;

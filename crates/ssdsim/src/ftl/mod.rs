@@ -274,7 +274,7 @@ impl Ftl {
             }
         }
         let slc = self.map.is_slc(b);
-        let ready = self.nand.host_read(t, d, plane, word_line, slc, bytes);
+        let ready = self.nand.host_read(t, d, plane, b, word_line, slc, bytes);
         if self.read_path == 0 {
             return ready;
         }
@@ -294,7 +294,7 @@ impl Ftl {
         if let Some(mp) = a.miss {
             // One entry is needed: its codeword, or the whole mapping page.
             let bytes = if self.nand.partial_transfer { SLOT_BYTES } else { page_bytes };
-            ready = self.nand.host_read(t, mp % dies, (mp / dies) % planes, 0, true, bytes);
+            ready = self.nand.host_read(t, mp % dies, (mp / dies) % planes, 0, 0, true, bytes);
         }
         if let Some(mp) = a.writeback {
             self.nand.program(t, mp % dies, true, page_bytes);

@@ -84,6 +84,12 @@ impl Profile {
             "0..10000 (µs)"
         );
         check!(
+            (0.0..=10_000.0).contains(&h.map_update_us),
+            "host.map_update_us",
+            h.map_update_us,
+            "0..10000 (µs)"
+        );
+        check!(
             (0.0..=10_000.0).contains(&h.read_op_us),
             "host.read_op_us",
             h.read_op_us,
@@ -161,6 +167,12 @@ impl Profile {
             "0 (no limit) or 1..100000 (MB/s)"
         );
         check!((0.0..=50.0).contains(&n.read_retry_pct), "nand.read_retry_pct", n.read_retry_pct, "0..50 (%)");
+        let r = &n.retry;
+        check!((0.0..=20.0).contains(&r.steps_fresh), "nand.retry.steps_fresh", num(r.steps_fresh), "0..20 (mean retry steps)");
+        check!((0.0..=20.0).contains(&r.steps_rated), "nand.retry.steps_rated", num(r.steps_rated), "0..20 (mean retry steps)");
+        check!((1..=1_000_000).contains(&r.rated_pe), "nand.retry.rated_pe", r.rated_pe, "1..1000000 (P/E cycles)");
+        check!((1e-3..=1e8).contains(&r.onset_s), "nand.retry.onset_s", num(r.onset_s), "in [0.001, 1e8] (s)");
+        check!(r.start_pe <= 1_000_000, "nand.retry.start_pe", r.start_pe, "0..1000000 (P/E cycles)");
         let levels = &n.native.read_levels;
         check!(
             levels.is_empty() || (levels.len() == bits as usize && levels.iter().all(|&l| (1..=15).contains(&l))),

@@ -68,6 +68,13 @@ pub struct Host {
     /// acknowledged; pipelined across commands, so it adds latency, not a rate limit.
     #[serde(default)]
     pub write_latency_us: f64,
+    /// Controller firmware time per mapping page a write command changes, µs (updating
+    /// the L2P entries that page holds and logging the change), on the core that parses
+    /// commands: after the write is placed, later commands wait for it. Scattered small
+    /// writes pay it once per command, a large sequential write once per mapping page it
+    /// spans (0 = none).
+    #[serde(default)]
+    pub map_update_us: f64,
     /// Large commands stream: a write's data enters the write buffer 4 KiB by 4 KiB as it
     /// arrives, and a read's link transfer starts with its first page (false: after all
     /// of the command's data has arrived / been read).
@@ -144,10 +151,39 @@ pub struct Nand {
     /// every read decodes at once). Grows with wear and retention on real NAND.
     #[serde(default)]
     pub read_retry_pct: f64,
+    /// Read retries as retention and wear move the cells' threshold voltages (see
+    /// `retry.rs`).
+    #[serde(default)]
+    pub retry: RetryModel,
     /// Timing when a block runs in SLC mode.
     pub slc: ModeTiming,
     /// Timing in the native mode (ignored when cell = "slc").
     pub native: ModeTiming,
+}
+
+/// Mean read-retry steps of a native-mode read as a function of the data's retention age
+/// and its block's P/E cycles (`retry.rs`; all zero: no retries beyond
+/// `nand.read_retry_pct`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetryModel {
+    /// The mechanism is on (false: reads retry only at `nand.read_retry_pct`).
+    pub enabled: bool,
+    /// Mean retry steps of a read of data one year after programming, on fresh NAND (0 P/E).
+    pub steps_fresh: f64,
+    /// The same at the NAND's rated endurance (`rated_pe` cycles).
+    pub steps_rated: f64,
+    /// Rated endurance, P/E cycles.
+    pub rated_pe: u32,
+    /// Onset of the logarithmic retention loss, s: the shift grows as ln(1 + age / onset).
+    pub onset_s: f64,
+    /// P/E cycles every block has when the run starts (a used drive; 0 = new).
+    pub start_pe: u32,
+}
+impl Default for RetryModel {
+    fn default() -> Self {
+        RetryModel { enabled: true, steps_fresh: 0.0, steps_rated: 0.0, rated_pe: 3000, onset_s: 1.0, start_pe: 0 }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
