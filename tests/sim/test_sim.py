@@ -90,6 +90,7 @@ def test_what_if_more_channels_is_faster():
         ("host.write_mbps=0.5", ["host.write_mbps", "0.5", "no limit"]),
         ("slc.fold_pace=0", ["slc.fold_pace", "0.05..8"]),
         ("slc.reclaim_pace=0.01", ["slc.reclaim_pace", "0 (blocking) or 0.05..8"]),
+        ("slc.reclaim_min_free_pct=100", ["slc.reclaim_min_free_pct", "100", "[0, 100)"]),
         ("ftl.gc_engines=5000", ["ftl.gc_engines", "1..4096"]),
         ("ftl.gc_engines=-1", ["ftl.gc_engines", "u32"]),
         ("ftl.idle_gc_delay_ms=-1", ["ftl.idle_gc_delay_ms", "-1"]),

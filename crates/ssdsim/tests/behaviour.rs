@@ -476,8 +476,13 @@ fn fewer_gc_engines_or_buffers_deepen_the_drop_at_the_end_of_a_fill() {
 
 /// MB/s of successive 8 MB pieces of a sequential fill of half the GC test drive after its
 /// 0.1 GB cache ran out; with a firmware reclaim of 20 MB after every 20 MB of direct
-/// writes (`pace` 0: blocking), or with none (`reclaim` false).
+/// writes (`pace` 0: blocking), or with none (`reclaim` false); the batches fade out as the
+/// free space falls to `min_free_pct` of the capacity (0: never).
 fn pieces_after_the_cache(reclaim: bool, pace: f64) -> Vec<f64> {
+    pieces_after_the_cache_fading(reclaim, pace, 0.0)
+}
+
+fn pieces_after_the_cache_fading(reclaim: bool, pace: f64, min_free_pct: f64) -> Vec<f64> {
     let mut p = common::gc_drive(4, 256, 0.9, "mlc");
     p.slc.dynamic_max_gb = 0.1;
     p.slc.dynamic_share = 1.0;
@@ -485,6 +490,7 @@ fn pieces_after_the_cache(reclaim: bool, pace: f64) -> Vec<f64> {
         p.slc.reclaim_interval_gb = 0.02;
         p.slc.reclaim_gb = 0.02;
         p.slc.reclaim_pace = pace;
+        p.slc.reclaim_min_free_pct = min_free_pct;
     }
     let mut d = Drive::new(p, 4);
     let piece = 8 << 20;
@@ -520,6 +526,35 @@ fn a_paced_reclaim_gives_bursts_without_stopping_host_writes() {
     assert!(
         hi(&paced) > 1.3 * base,
         "the cache it frees takes writes at SLC speed"
+    );
+}
+
+#[test]
+fn reclaim_batches_fade_with_the_free_space() {
+    let hi = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
+    let direct = pieces_after_the_cache(false, 0.0);
+    let base = direct.iter().cloned().fold(f64::INFINITY, f64::min);
+    let always = pieces_after_the_cache(true, 0.2);
+    let fading = pieces_after_the_cache_fading(true, 0.2, 70.0);
+    let half = fading.len() / 2;
+    eprintln!(
+        "direct {base:.1} MB/s; always: fastest {:.1} / {:.1} (first / second half); fading: {:.1} / {:.1}",
+        hi(&always[..half]),
+        hi(&always[half..]),
+        hi(&fading[..half]),
+        hi(&fading[half..])
+    );
+    assert!(
+        hi(&fading[..half]) > 1.3 * base,
+        "bursts while the drive is mostly empty"
+    );
+    assert!(
+        hi(&fading[half..]) < 1.05 * base,
+        "none once the free space is below the share"
+    );
+    assert!(
+        hi(&always[half..]) > 1.3 * base,
+        "without the share they go on"
     );
 }
 

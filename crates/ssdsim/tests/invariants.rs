@@ -39,6 +39,7 @@ type Knobs = (
     f64,
     bool,
     u32,
+    f64,
 );
 
 fn drive_knobs() -> impl Strategy<Value = Knobs> {
@@ -53,6 +54,7 @@ fn drive_knobs() -> impl Strategy<Value = Knobs> {
         prop_oneof![Just(0.0), Just(0.2)],
         any::<bool>(),
         prop_oneof![Just(0u32), Just(1)],
+        prop_oneof![Just(0.0), Just(50.0)],
     )
 }
 
@@ -64,6 +66,7 @@ fn knobbed(k: &Knobs) -> ssdsim::Profile {
     p.slc.reclaim_pace = k.7;
     p.ftl.release_dead = k.8;
     p.ftl.gc_buffers = k.9;
+    p.slc.reclaim_min_free_pct = k.10;
     p
 }
 

@@ -246,6 +246,13 @@ impl Ftl {
                 }
             }
         }
+        // A die down to its reserve whose closed blocks are all fully valid has no room
+        // for host data (GC would free nothing): the controller writes the next die that
+        // has. Dies fill unevenly when pages are steered around busy ones (a conversion
+        // of cached data running on some dies only) and GC keeps data on its die.
+        if self.near_reserve(best) {
+            best = self.die_with_room(best);
+        }
         self.alloc.host_die = best;
     }
 

@@ -112,6 +112,29 @@ impl Ftl {
         Ok(())
     }
 
+    /// Die `d` is down to the free blocks GC keeps in reserve, or just above.
+    #[inline]
+    pub(crate) fn near_reserve(&self, d: u32) -> bool {
+        self.alloc.free_count(d) <= self.gc_threshold().max(HARD_FREE) + 1
+    }
+
+    /// Die `d` if it has room for host data, else the next die in order that has (`d`
+    /// if none has: the drive is over-full and the write fails at the hard stop).
+    pub(crate) fn die_with_room(&mut self, d: u32) -> u32 {
+        let dies = self.nand.geo.dies;
+        let spb = self.nand.geo.slots_per_block;
+        for k in 0..dies {
+            let e = (d + k) % dies;
+            let full = self.near_reserve(e)
+                && !self.collecting_on(e)
+                && self.map.min_valid(e).is_none_or(|(_, v)| v >= spb);
+            if !full {
+                return e;
+            }
+        }
+        d
+    }
+
     /// The greedy victim of die `d` worth collecting: any block that would yield space;
     /// in idle time only one at most `ftl.idle_gc_max_valid_pct` valid (moving fuller
     /// blocks is not worth the wear).

@@ -30,6 +30,7 @@ pub struct SlcCache {
     reclaim_interval_slots: u64,
     reclaim_slots: u64,
     reclaim_pace: f64,
+    reclaim_min_free: f64,
     direct_since_reclaim: u64,
     /// A paced reclaim: cached slots still to fold (whole blocks are started), and SLC
     /// blocks started and not yet erased. SLC writes resume when both are zero.
@@ -68,6 +69,7 @@ impl SlcCache {
             reclaim_interval_slots: gb(s.reclaim_interval_gb),
             reclaim_slots: gb(s.reclaim_gb),
             reclaim_pace: s.reclaim_pace,
+            reclaim_min_free: s.reclaim_min_free_pct / 100.0,
             direct_since_reclaim: 0,
             reclaim_left: 0,
             reclaim_running: 0,
@@ -108,6 +110,17 @@ impl SlcCache {
             }
         }
         lo
+    }
+
+    /// Slots one reclaim folds: `reclaim_gb`, or with `reclaim_min_free_pct` less as the
+    /// free user space falls towards that share, and none below it.
+    fn reclaim_batch(&self, user_slots: u64, mapped: u64) -> u64 {
+        if self.reclaim_min_free <= 0.0 {
+            return self.reclaim_slots;
+        }
+        let free = user_slots.saturating_sub(mapped) as f64 / user_slots.max(1) as f64;
+        let scale = ((free - self.reclaim_min_free) / (1.0 - self.reclaim_min_free)).max(0.0);
+        (self.reclaim_slots as f64 * scale) as u64
     }
 
     pub fn capacity_slots(&self, user_slots: u64, mapped: u64) -> u64 {
@@ -229,11 +242,13 @@ impl Ftl {
             self.slc.direct_since_reclaim += self.nand.geo.slots_per_page as u64;
             if self.slc.direct_since_reclaim >= self.slc.reclaim_interval_slots {
                 self.slc.direct_since_reclaim = 0;
-                if self.slc.reclaim_pace > 0.0 {
-                    self.slc.reclaim_left = self.slc.reclaim_slots;
+                // None below the free space the firmware reclaims at.
+                let batch = self.slc.reclaim_batch(self.user_slots, self.map.mapped);
+                if batch > 0 && self.slc.reclaim_pace > 0.0 {
+                    self.slc.reclaim_left = batch;
                     self.reclaim_paced(d, t);
-                } else {
-                    self.reclaim(t)?;
+                } else if batch > 0 {
+                    self.reclaim(t, batch)?;
                 }
             }
         }
@@ -300,11 +315,11 @@ impl Ftl {
         Ok(false)
     }
 
-    /// Firmware reclaim while writing: fold `reclaim_gb` of the cache, die by die.
-    fn reclaim(&mut self, t: u64) -> Result<(), SimError> {
+    /// Firmware reclaim while writing: fold `batch` slots of the cache, die by die.
+    fn reclaim(&mut self, t: u64, batch: u64) -> Result<(), SimError> {
         let mut folded = 0u64;
         let per_block = self.slc.block_slots;
-        while folded < self.slc.reclaim_slots {
+        while folded < batch {
             let mut any = false;
             for d in 0..self.nand.geo.dies {
                 if self.fold_one(d, t)? {

@@ -324,6 +324,12 @@ impl Profile {
             "0 (blocking) or 0.05..8"
         );
         check!(
+            (0.0..100.0).contains(&s.reclaim_min_free_pct),
+            "slc.reclaim_min_free_pct",
+            s.reclaim_min_free_pct,
+            "in [0, 100) (% of the user capacity)"
+        );
+        check!(
             bits > 1 || (s.static_gb == 0.0 && s.dynamic_max_gb == 0.0),
             "slc.static_gb/dynamic_max_gb",
             s.static_gb + s.dynamic_max_gb,

@@ -284,6 +284,11 @@ pub struct Slc {
     /// direct host writes, this many SLC slots per host slot written on the die, and the
     /// host writes SLC again only once the whole `reclaim_gb` is folded.
     pub reclaim_pace: f64,
+    /// Above 0: the firmware reclaims only while the free user space is above this share
+    /// (%) of the user capacity, and each batch shrinks with it: `reclaim_gb` on an empty
+    /// drive, linearly down to none at this share (the bursts fade as the drive fills,
+    /// while the cache's own size stays `dynamic_max_gb`). 0: always `reclaim_gb`.
+    pub reclaim_min_free_pct: f64,
 }
 impl Default for Slc {
     fn default() -> Self {
@@ -299,6 +304,7 @@ impl Default for Slc {
             reclaim_interval_gb: 0.0,
             reclaim_gb: 0.0,
             reclaim_pace: 0.0,
+            reclaim_min_free_pct: 0.0,
         }
     }
 }
