@@ -248,7 +248,8 @@ def test_read_only_working_set_passes_the_safety_check(db):
     run = store.run(doc["run_id"])
     assert run["args"]["precondition"] is False
     names = [p["name"] for p in store.phases(run["drives"][0]["id"], with_data=False)]
-    assert names and all(n.startswith("ws_") for n in names)  # no purge, no fill
+    # no purge, no fill: the working sets, then the QD1 reads over the whole area
+    assert names[-1] == "qd1_reads" and all(n.startswith("ws_") for n in names[:-1])
     # with its preconditioning the same test writes, and is refused
     r = invoke("run", "working-set", "--drive", "fake:refused", "--db", db)
     assert r.exit_code == 2 and "refusing fake:refused" in r.stderr
