@@ -46,25 +46,24 @@ def ratings() -> dict[str, dict]:
     return tomllib.loads((resources.files(__package__) / "spec_sheets.toml").read_text())
 
 
+def _rated(r: dict, kind: str) -> tuple[dict, str]:
+    """Every rating of `kind` one drive's sources give ({key: rating}, source): its own
+    (kind = its `kind`) or its retail twin's (`[ID.twin]`, kind "twin")."""
+    src = r if r["kind"] == kind else r.get("twin") if kind == "twin" else None
+    if src is None:
+        return {}, ""
+    return {k: src[k] for k in MEASURES if k in src}, src["source"]
+
+
 def rating_sets(r: dict) -> list[tuple[str, dict, str]]:
     """A drive's ratings as (kind, {key: rating}, source): its own, then its retail twin's
-    (`[ID.twin]`) for the keys its own source does not give."""
-    own = {k: r[k] for k in MEASURES if k in r}
-    out = [(r["kind"], own, r["source"])]
+    for the keys its own source does not give."""
+    own, source = _rated(r, r["kind"])
+    out = [(r["kind"], own, source)]
     if "twin" in r:
-        t = r["twin"]
-        out.append(("twin", {k: t[k] for k in MEASURES if k in t and k not in own}, t["source"]))
+        twin, twin_source = _rated(r, "twin")
+        out.append(("twin", {k: v for k, v in twin.items() if k not in own}, twin_source))
     return out
-
-
-def _all_keys(r: dict, kind: str) -> dict:
-    """Every rating of `kind` the drive's sources give (a twin's too where the drive's own
-    source has the key as well): ratios compare like with like."""
-    if r["kind"] == kind:
-        return {k: r[k] for k in MEASURES if k in r}
-    if kind == "twin" and "twin" in r:
-        return {k: r["twin"][k] for k in MEASURES if k in r["twin"]}
-    return {}
 
 
 def _run(key: str, r: dict) -> RunKey:
@@ -104,14 +103,12 @@ def _ratio_figures(drive: str, r: dict, table: dict[str, dict]) -> list[Figure]:
         return []
     out = []
     for kind in ("rating", "twin"):
-        mine, theirs = _all_keys(r, kind), _all_keys(table[sib], kind)
+        (mine, src), (theirs, sib_src) = _rated(r, kind), _rated(table[sib], kind)
         for key in MEASURES:
             if key not in mine or key not in theirs or any(isinstance(x, list) for x in (mine[key], theirs[key])):
                 continue
             name, keys, how, _unit, tol = MEASURES[key]
             run = _run(key, r)
-            src = r["source"] if kind == r["kind"] else r["twin"]["source"]
-            sib_src = table[sib]["source"] if kind == table[sib]["kind"] else table[sib]["twin"]["source"]
             out.append(Figure(
                 drive, f"{name} over {sib}" + ("" if kind == "rating" else f" ({KINDS[kind]}s)"), run,
                 ratio(_best(run, keys), of(sib, _best(run, keys))), value=mine[key] / theirs[key],
