@@ -43,13 +43,6 @@ XFAIL: dict[tuple[str, str], str] = {
         "writes run at the clean 316 MB/s (published 221 and 274), whatever the GC and idle parameters. "
         "With a 900 s torture (31 GB) the shipped parameters pass all 12 figures; the m4's fit needs the "
         "300 s. Missing: how much the source's torture wrote (docs/profiles.md)"),
-    ("mx100-256", "QD1 4K read (AS SSD, 512 GB model)"): (
-        "the simulated QD1 4 KiB read takes about 104 us against the 134 us measured; the 38 us QD1 write "
-        "of the same test shows the host round trip is short, so the difference is in the drive's read "
-        "path. The die's tR is the measured mean of Micron's 16 nm 128 Gbit MLC (48 / 64 us, FEMU); the "
-        "rated 85 000 random-read IOPS bound a serial per-read firmware cost (host.read_op_us) at 12 us. "
-        "Missing: a latency of the controller's read path (ECC decoding) that does not cap IOPS, with a "
-        "source"),
 }
 
 
