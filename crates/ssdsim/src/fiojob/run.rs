@@ -548,8 +548,8 @@ impl Drive {
         }
         let slots = (r.offset + r.len).div_ceil(SLOT_BYTES) - first;
         if r.dir == READ {
-            let l2p = &self.ftl.map.l2p;
-            if (first..first + slots).any(|s| l2p[s as usize] == NONE) {
+            let map = &self.ftl.map;
+            if (first..first + slots).any(|l| map.slot(l as u32) == NONE) {
                 *unwritten += 1;
             }
         } else if r.mode == WMODE_VERIFY {

@@ -53,7 +53,7 @@ impl Ftl {
     pub(crate) fn write_checkpoint(&mut self, t: u64) {
         let dies = self.nand.geo.dies as u64;
         let unit = self.nand.timing(false).unit_slots as u64 * SLOT_BYTES;
-        let table = self.map.l2p.len() as u64 * ENTRY_BYTES;
+        let table = self.map.user_slots() as u64 * ENTRY_BYTES;
         let units = table.div_ceil(unit);
         for i in 0..units {
             self.nand.program(t, (i % dies) as u32, false, unit);

@@ -11,7 +11,7 @@
 //! GC and that hard stop collect whole victims.
 
 use super::alloc::Stream;
-use super::mapping::{at, at_mut, prefetch, NONE};
+use super::mapping::{at, at_mut, NONE};
 use super::Ftl;
 use crate::nand::SLOT_BYTES;
 use crate::SimError;
@@ -401,7 +401,7 @@ impl Ftl {
                     // One prefetch per relocation (the queue is filled long before its
                     // entries come within AHEAD of the head).
                     if let Some(&(_, ahead)) = q.get(h + AHEAD - 1) {
-                        prefetch(&map.l2p, ahead as usize);
+                        map.prefetch_l2p(ahead);
                     }
                     if map.is_valid(base + off) {
                         // start + k < h <= q.len().

@@ -30,24 +30,26 @@ pub fn prefetch<T>(v: &[T], i: usize) {
     }
 }
 
-/// A large table backed by transparent huge pages where the OS allows: L2P, P2L and the
-/// valid bitmap are MBs to hundreds of MB accessed at random, and 4 KiB pages would make
-/// every access a TLB miss.
-fn table<T: Copy>(n: usize, fill: T) -> Vec<T> {
-    let mut v: Vec<T> = Vec::with_capacity(n);
+/// A large zeroed table backed by transparent huge pages where the OS allows: L2P, P2L and
+/// the valid bitmap are MBs to GBs accessed at random, and 4 KiB pages would make every
+/// access a TLB miss. Zero is every table's empty value, so the memory comes from the OS
+/// already zeroed and is touched only as the drive is written: a drive costs time and
+/// memory for what it holds, not for its capacity (a 4 TB drive's tables are 8 GB).
+fn table<T: Copy + Default>(n: usize) -> Vec<T> {
+    // vec! of zeros allocates zeroed memory (calloc: fresh pages, not written here).
+    let v: Vec<T> = vec![T::default(); n];
     let bytes = n * std::mem::size_of::<T>();
     #[cfg(target_os = "linux")]
     if bytes >= 4 << 20 {
         // madvise needs a page-aligned start; malloc's large blocks start just past one.
-        let start = v.as_mut_ptr() as usize;
+        let start = v.as_ptr() as usize;
         let aligned = (start + 4095) & !4095;
         let len = (start + bytes - aligned) & !4095;
-        // SAFETY: advice on memory this Vec owns and has not touched yet; failure is harmless.
+        // SAFETY: advice on memory this Vec owns; failure is harmless.
         unsafe {
             libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
         }
     }
-    v.resize(n, fill);
     v
 }
 
@@ -72,7 +74,9 @@ pub(super) fn at_mut<T>(v: &mut [T], i: usize) -> &mut T {
 }
 
 pub struct Mapping {
-    pub l2p: Vec<u32>,
+    /// Slot of each logical block plus one; 0: not mapped (zero is the empty value of a
+    /// freshly allocated table). Read it through `slot`.
+    l2p: Vec<u32>,
     /// Logical block last written to each slot; meaningful only while the slot's valid
     /// bit is set (so invalidating a copy touches the small bitmap, not this table).
     pub p2l: Vec<u32>,
@@ -109,9 +113,9 @@ impl Mapping {
     pub fn new(user_slots: u64, blocks: u32, spb: u32, bpd: u32, dies: u32) -> Mapping {
         let slots = blocks as usize * spb as usize;
         Mapping {
-            l2p: table(user_slots as usize, NONE),
-            p2l: table(slots, NONE),
-            vbits: table(slots.div_ceil(64), 0),
+            l2p: table(user_slots as usize),
+            p2l: table(slots),
+            vbits: table(slots.div_ceil(64)),
             valid: vec![0; blocks as usize],
             mode: vec![NATIVE; blocks as usize],
             valid_in: [0; 3],
@@ -313,12 +317,12 @@ impl Mapping {
     #[inline]
     pub fn remap(&mut self, lba: u32, s: u32, b: u32) {
         let old = *at(&self.l2p, lba as usize);
-        if old == NONE {
+        if old == 0 {
             self.mapped += 1;
         } else {
-            self.invalidate(old);
+            self.invalidate(old - 1);
         }
-        *at_mut(&mut self.l2p, lba as usize) = s;
+        *at_mut(&mut self.l2p, lba as usize) = s + 1;
         *at_mut(&mut self.p2l, s as usize) = lba;
         self.set_valid(s);
         *at_mut(&mut self.valid, b as usize) += 1;
@@ -332,7 +336,7 @@ impl Mapping {
         for (j, &(from, lba)) in run.iter().enumerate() {
             let to = to + j as u32;
             self.clear_valid(from);
-            *at_mut(&mut self.l2p, lba as usize) = to;
+            *at_mut(&mut self.l2p, lba as usize) = to + 1;
             *at_mut(&mut self.p2l, to as usize) = lba;
             self.set_valid(to);
         }
@@ -346,11 +350,22 @@ impl Mapping {
 
     pub fn unmap(&mut self, lba: u32) {
         let old = self.l2p[lba as usize];
-        if old != NONE {
-            self.invalidate(old);
-            self.l2p[lba as usize] = NONE;
+        if old != 0 {
+            self.invalidate(old - 1);
+            self.l2p[lba as usize] = 0;
             self.mapped -= 1;
         }
+    }
+
+    /// The slot holding logical block `lba`, NONE if it is not mapped.
+    #[inline(always)]
+    pub fn slot(&self, lba: u32) -> u32 {
+        self.l2p[lba as usize].wrapping_sub(1)
+    }
+
+    /// Logical blocks the table maps (the user capacity in slots).
+    pub fn user_slots(&self) -> usize {
+        self.l2p.len()
     }
 
     /// The closed block of die `die` with the fewest valid slots (greedy victim).
@@ -378,15 +393,18 @@ impl Mapping {
     #[inline(always)]
     pub fn prefetch_old(&self, lba: u32) {
         let s = *at(&self.l2p, lba as usize);
-        if s != NONE {
-            prefetch(&self.vbits, (s >> 6) as usize);
+        if s != 0 {
+            prefetch(&self.vbits, ((s - 1) >> 6) as usize);
         }
     }
 
     /// Forget everything (secure erase).
     pub fn clear(&mut self) {
-        self.l2p.fill(NONE);
-        self.vbits.fill(0);
+        // Fresh zeroed tables rather than writing zeros: the old memory goes back to the OS.
+        // P2L needs no reset (an entry counts only while its valid bit is set).
+        let (lbas, words) = (self.l2p.len(), self.vbits.len());
+        (self.l2p, self.vbits) = (Vec::new(), Vec::new());
+        (self.l2p, self.vbits) = (table(lbas), table(words));
         self.valid.fill(0);
         self.mode.fill(NATIVE);
         self.valid_in = [0; 3];

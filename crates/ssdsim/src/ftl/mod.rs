@@ -206,7 +206,7 @@ impl Ftl {
         let mut pending: Option<(u32, u64, u32)> = None;
         for i in 0..n {
             let l = lba + i;
-            let s = self.map.l2p[l as usize];
+            let s = self.map.slot(l);
             if s == NONE {
                 // Unmapped: answered from the mapping table, no flash access.
                 continue;
@@ -306,7 +306,7 @@ impl Ftl {
     pub fn trim(&mut self, lba: u32, n: u32) {
         self.ra.forget();
         for l in lba..lba + n {
-            if self.cmt.enabled() && self.map.l2p[l as usize] != NONE {
+            if self.cmt.enabled() && self.map.slot(l) != NONE {
                 self.cmt.access(l, true);
             }
             self.map.unmap(l);

@@ -10,7 +10,8 @@ impl Ftl {
         let spb = g.slots_per_block;
         let m = &self.map;
         let mut mapped = 0u64;
-        for (lba, &s) in m.l2p.iter().enumerate() {
+        for lba in 0..m.user_slots() {
+            let s = m.slot(lba as u32);
             if s != NONE {
                 mapped += 1;
                 if m.p2l[s as usize] != lba as u32 {
@@ -47,11 +48,11 @@ impl Ftl {
                             "block {b}: slot {off} mapped past the write pointer {written}"
                         ));
                     }
-                    if m.l2p[l as usize] != (base + off) as u32 {
+                    if m.slot(l) != (base + off) as u32 {
                         return Err(format!(
                             "P2L[{}] = {l} but L2P[{l}] = {}",
                             base + off,
-                            m.l2p[l as usize]
+                            m.slot(l)
                         ));
                     }
                     valid += 1;
@@ -149,7 +150,7 @@ impl Ftl {
 
     /// Physical slot holding `lba`, if mapped.
     pub fn lookup(&self, lba: u32) -> Option<u32> {
-        let s = self.map.l2p[lba as usize];
+        let s = self.map.slot(lba);
         (s != NONE).then_some(s)
     }
 }
