@@ -36,8 +36,10 @@ FIGURES: list[Figure] = all_figures(builtin_ids())
 _READ_MAX = (
     "the simulated QD1 reads end at a middle page read with retries (248 us); the published maxima are "
     "0.4-3 ms (362, 753 and 830 us over three runs of one job): rare events of a drive in use (firmware "
-    "background work, the host's own delays) that the simulator does not model; no source gives their "
-    "rate and length")
+    "background work) and of its host, which the simulator does not model; no source gives their rate "
+    "and length. TechPowerUp reports the 99th percentile, not the maximum, \"to eliminate outliers "
+    "caused by random events, like OS processor scheduling and background processes using up CPU time\" "
+    "(WD Black NVMe 2018 review, IO Latency page)")
 _WRITE_TAIL = (
     "QD1 writes are acknowledged from the write buffer after the write path's fixed time (15 us): the "
     "buffer drains faster than 66 000 writes a second fill it, so every write takes the same time. "
