@@ -257,11 +257,11 @@ SECTIONS = {
                    "(within +-35 %) against CrystalDiskMark on the purged simulated drive; a series' "
                    "best figure is an upper bound, a generic profile's class a range "
                    "(python/ssdlab/calibration/spec_sheets.toml, sources in docs/profiles.md)."),
-    "latency": ("QD1 latency percentiles (published fio logs)",
-                "The source's own fio job (python/ssdlab/calibration/jobs/) replayed on the filled simulated "
-                "drive with `ssdlab run fio`: each percentile of fio's completion latency plus the source's "
-                "mean submission latency, within +-15 %; a maximum, one rare event, within a factor of 2 "
-                "(python/ssdlab/calibration/fio_logs.py)."),
+    "latency": ("QD1 latency (published fio logs and a review's QD1 test)",
+                "The source's own fio job, or a review's test written as one (python/ssdlab/calibration/jobs/), "
+                "run on the filled simulated drive with `ssdlab run fio`: each percentile of fio's completion "
+                "latency plus the source's mean submission latency, within +-15 %; a maximum, one rare event, "
+                "within a factor of 2 (python/ssdlab/calibration/fio_logs.py)."),
     "behaviour": ("No freezes",
                   "Over the fill and random-write phases of the consistency test (full drive and "
                   "25 % spare): the largest latency under 1 s and no second without a completed I/O."),
