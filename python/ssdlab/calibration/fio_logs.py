@@ -44,6 +44,22 @@ def clat(run: RunKey, job: str, rw: str, pct: str) -> Callable[[Ctx], float | No
     return f
 
 
+def iops(run: RunKey, job: str, rw: str) -> Callable[[Ctx], float | None]:
+    """The IOPS of fio job `job`, direction `rw`, in the simulated run."""
+    def f(c: Ctx) -> float | None:
+        doc = c.runs[(c.drive, run)]["metrics"]["fio"]
+        return next((float(j[rw]["iops"]) for j in doc["jobs"] if j["jobname"] == job and j[rw]["total_ios"]), None)
+    return f
+
+
+def _write_rate(drive: str, job_file_name: str, job: str, published: float, source: str) -> Figure:
+    """QD1 random writes at a steady rate for the whole job: no slowdown within it."""
+    run = run_key(job_file_name)
+    return Figure(drive, "QD1 4K write IOPS (30 s)", run, iops(run, job, "write"), value=published, unit="IOPS",
+                  how=f"ssdlab run fio calibration/jobs/{job_file_name}.fio --state full: job {job}, write iops",
+                  source=source + f": write iops {published:g}", kind="latency")
+
+
 PCTS = (("p50", "50.000000"), ("p99", "99.000000"), ("p99.9", "99.900000"), ("max", "max"))
 
 
@@ -100,6 +116,7 @@ def figures() -> list[Figure]:
         *_figures("pm981a-512", "pm981a-raw-qd1", "rw100", "read",
                   {"p50": 67.072, "p99": 84.480, "p99.9": 123.392, "max": 2960.277}, 73.5959 - 71.7818,
                   r2.format(100)),
+        _write_rate("pm981a-512", "pm981a-raw-qd1", "rw0", 65895.6, r2.format(0)),
         *_figures("pm981a-512", "pm981a-raw-qd1", "rw0", "write",
                   {"p50": 11.584, "p99": 15.552, "p99.9": 24.960, "max": 3290.680}, 14.2402 - 12.2822,
                   r2.format(0)),
@@ -108,6 +125,8 @@ def figures() -> list[Figure]:
         *_figures("pm981a-256", "pm981a-ext4-qd1", "randread", "read",
                   {"p50": 74.240, "p99": 98.816, "p99.9": 154.624, "max": 829.608}, 79.4077 - 77.724,
                   r1.format("read", "p99 96.8-105.0, p99.9 154.6-160.8, max 362-830 us")),
+        _write_rate("pm981a-256", "pm981a-ext4-qd1", "randwrite", 66657.4,
+                    r1.format("write", "66 657 / 66 448 / 65 950 IOPS")),
         *_figures("pm981a-256", "pm981a-ext4-qd1", "randwrite", "write",
                   {"p50": 12.096, "p99": 30.336, "p99.9": 92.672, "max": 2567.010}, 14.7962 - 13.577,
                   r1.format("write", "p99 30.3-31.4, p99.9 92.7-99.8, max 2567-2970 us")),
