@@ -103,7 +103,7 @@ def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] 
     job = fio_logs.job_file(test)
     opts = Options(spare=spare, seconds=seconds, repeat=repeat,
                    trace=None if job is None else fio_job(job, cap, seed))
-    the_test = get(test if job is None else "fio")
+    the_test = get(fio_logs.test_of(test))
     t0 = time.time()
     results = walk_phases(the_test, target, cap, opts)
     metrics = the_test.analyze(results, opts)
@@ -121,10 +121,7 @@ def fio_job(job: Path, capacity: int, seed: int):
     from .fiojob.compile import compile_job
     from .methodology.fio_run import FioJobOptions
 
-    c = compile_job(job, capacity, seed, 0)
-    return FioJobOptions(job=str(job), name=c.jobs[0].name, jobs=c.spec(), group_reporting=c.group_reporting,
-                         log_ms=c.log_ms, logs=c.logs, notes=tuple(c.notes), global_options=c.global_options,
-                         state="full")
+    return FioJobOptions.compiled(str(job), compile_job(job, capacity, seed, 0), "full")
 
 
 def phase_behaviour(r) -> dict:
@@ -147,8 +144,7 @@ def cost(job: tuple[str, RunKey], memory: float) -> float:
     drive's size."""
     from .methodology import get
 
-    test = job[1][0]
-    return get("fio" if fio_logs.job_file(test) else test).cost * memory
+    return get(fio_logs.test_of(job[1][0])).cost * memory
 
 
 def run_all(jobs: list[tuple[str, RunKey]], workers: int | None = None,

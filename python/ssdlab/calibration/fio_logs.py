@@ -31,24 +31,34 @@ def job_file(test: str) -> Path | None:
     return JOBS / f"{test[len(PREFIX):]}.fio" if test.startswith(PREFIX) else None
 
 
+def test_of(test: str) -> str:
+    """The methodology test a validate run runs: `fio` for a job file's run."""
+    return "fio" if test.startswith(PREFIX) else test
+
+
+def _direction(c: Ctx, run: RunKey, job: str, rw: str) -> dict | None:
+    """Direction `rw` of fio job `job` in the run's fio JSON, None if it did no I/O."""
+    doc = c.runs[(c.drive, run)]["metrics"]["fio"]
+    return next((j[rw] for j in doc["jobs"] if j["jobname"] == job and j[rw]["total_ios"]), None)
+
+
 def clat(run: RunKey, job: str, rw: str, pct: str) -> Callable[[Ctx], float | None]:
     """The simulated latency (us) of fio job `job`, direction `rw`: percentile `pct` of
     fio's JSON ("50.000000"), "max" or "mean"."""
     def f(c: Ctx) -> float | None:
-        doc = c.runs[(c.drive, run)]["metrics"]["fio"]
-        for j in doc["jobs"]:
-            if j["jobname"] == job and j[rw]["total_ios"]:
-                lat = j[rw]["clat_ns"]
-                return float(lat[pct] if pct in ("max", "mean") else lat["percentile"][pct]) / 1e3
-        return None
+        d = _direction(c, run, job, rw)
+        if d is None:
+            return None
+        lat = d["clat_ns"]
+        return float(lat[pct] if pct in ("max", "mean") else lat["percentile"][pct]) / 1e3
     return f
 
 
 def iops(run: RunKey, job: str, rw: str) -> Callable[[Ctx], float | None]:
     """The IOPS of fio job `job`, direction `rw`, in the simulated run."""
     def f(c: Ctx) -> float | None:
-        doc = c.runs[(c.drive, run)]["metrics"]["fio"]
-        return next((float(j[rw]["iops"]) for j in doc["jobs"] if j["jobname"] == job and j[rw]["total_ios"]), None)
+        d = _direction(c, run, job, rw)
+        return None if d is None else float(d["iops"])
     return f
 
 

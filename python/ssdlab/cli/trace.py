@@ -151,6 +151,4 @@ def fio_options(job: Path | None, drv: list, state: str = "empty", seed: int = 4
     c = compile_job(job, cap, seed, zone_bytes(ids[0]) if ids else 0)
     for n in c.notes:
         typer.echo(f"ssdlab: note: {n}", err=True)
-    return FioJobOptions(job=str(job), name=c.jobs[0].name, jobs=c.spec(),
-                         group_reporting=c.group_reporting, log_ms=c.log_ms, logs=c.logs,
-                         notes=tuple(c.notes), global_options=c.global_options, state=state)
+    return FioJobOptions.compiled(str(job), c, state)

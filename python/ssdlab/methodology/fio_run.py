@@ -35,6 +35,13 @@ class FioJobOptions:
         if self.state not in STATES:
             raise ValueError(f"--state {self.state}: for run fio choose empty, full or precondition")
 
+    @classmethod
+    def compiled(cls, job: str, c, state: str = "empty") -> "FioJobOptions":
+        """The options of job file `job` as fiojob.compile.compile_job compiled it (`c`)."""
+        return cls(job=job, name=c.jobs[0].name, jobs=c.spec(), group_reporting=c.group_reporting,
+                   log_ms=c.log_ms, logs=c.logs, notes=tuple(c.notes), global_options=c.global_options,
+                   state=state)
+
 
 def phases(capacity: int, opts: Options) -> list[ph.Phase]:
     f: FioJobOptions | None = opts.trace

@@ -403,6 +403,7 @@ impl Mapping {
         // Fresh zeroed tables rather than writing zeros: the old memory goes back to the OS.
         // P2L needs no reset (an entry counts only while its valid bit is set).
         let (lbas, words) = (self.l2p.len(), self.vbits.len());
+        // the old tables go first, so a purge never holds two of them
         (self.l2p, self.vbits) = (Vec::new(), Vec::new());
         (self.l2p, self.vbits) = (table(lbas), table(words));
         self.valid.fill(0);
