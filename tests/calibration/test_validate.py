@@ -42,8 +42,39 @@ def row(doc, drive, name):
 
 
 @pytest.fixture(scope="session")
-def fast_doc():
-    return val.validate(FAST)
+def fast_validation():
+    """validate(FAST), and the runs it made (seeded: the same on every call), so that a
+    test of the command's output for some of these drives need not run them again."""
+    runs: dict = {}
+    real = val.run_all
+
+    def recording(*args, **kw):
+        out = real(*args, **kw)
+        runs.update(out)
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(val, "run_all", recording)
+        doc = val.validate(FAST)
+    return doc, runs
+
+
+@pytest.fixture(scope="session")
+def fast_doc(fast_validation):
+    return fast_validation[0]
+
+
+@pytest.fixture
+def fast_runs_reused(fast_validation, monkeypatch):
+    """validate's runs answered from fast_validation's (every run it asks for must be one of
+    them, without overrides): validate's selection, evaluation and output run as they are."""
+    runs = fast_validation[1]
+
+    def reuse(jobs, workers=None, log=None, overrides=(), ray=None):
+        assert not overrides and not ray
+        return {j: runs[j] for j in jobs}
+
+    monkeypatch.setattr(val, "run_all", reuse)
 
 
 @pytest.fixture(scope="session")
@@ -138,7 +169,7 @@ def test_set_changes_the_profile_for_every_figure(fast_doc):
     assert "Traceback" not in bad.output
 
 
-def test_cli_json_is_one_document():
+def test_cli_json_is_one_document(fast_runs_reused):
     r = CliRunner().invoke(app, ["validate", "--drive", "xg6-256", "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
