@@ -39,9 +39,18 @@ def stored(store):
     return out
 
 
-def test_parallel_review_stores_and_prints_what_the_sequential_one_does(tmp_path):
+# the two tests of the parallel review share one (its tests' drives are built afresh, so a
+# review gives the same document and store each time): one worker runs both, and it is
+# computed once there
+@pytest.fixture(scope="session")
+def parallel_review(tmp_path_factory):
+    return review(tmp_path_factory.mktemp("review"), "par", "--jobs", "2")
+
+
+@pytest.mark.xdist_group("parallel_review")
+def test_parallel_review_stores_and_prints_what_the_sequential_one_does(tmp_path, parallel_review):
     seq, sstore = review(tmp_path, "seq", "--jobs", "1")
-    par, pstore = review(tmp_path, "par", "--jobs", "2")
+    par, pstore = parallel_review
     assert [d["test"] for d in par["runs"]] == ["fill", "consistency", "working-set", "trim",
                                                  "idle", "quick", "copy", "trace"]
     assert par["runs"] == seq["runs"]  # run ids, metrics, statuses: the same document
@@ -49,9 +58,10 @@ def test_parallel_review_stores_and_prints_what_the_sequential_one_does(tmp_path
     assert par["report"].endswith("report.html")
 
 
-def test_a_review_test_gives_what_ssdlab_run_gives(tmp_path):
+@pytest.mark.xdist_group("parallel_review")
+def test_a_review_test_gives_what_ssdlab_run_gives(tmp_path, parallel_review):
     """Each test starts from a freshly built drive, so it is independent of the others."""
-    doc, _ = review(tmp_path, "rev", "--jobs", "2")
+    doc, _ = parallel_review
     r = runner.invoke(app, ["run", "trim", "--drive", "sim:tlc-256", *SETS, "--seconds", "2",
                             "--db", str(tmp_path / "run.sqlite"), "--json"])
     assert r.exit_code == 0, r.output

@@ -109,7 +109,8 @@ def test_an_interrupted_run_keeps_its_rounds(store):
     assert "r03/rw65_bs4k" in names  # the phase cut short, stored partial
 
 
-@pytest.fixture(scope="module")
+# session-scoped and its tests in one xdist group: one worker runs it, once
+@pytest.fixture(scope="session")
 def small_sim_runs(tmp_path_factory):
     """Every PTS test, quick, on a 4 GB simulated drive, stored and loaded for the report."""
     from ssdlab.profiles import load_text
@@ -129,6 +130,7 @@ def small_sim_runs(tmp_path_factory):
     s.close()
 
 
+@pytest.mark.xdist_group("pts_small_sim_runs")
 @pytest.mark.parametrize("name", list(PTS_TESTS))
 def test_each_test_runs_quick_on_a_simulated_drive_and_draws_its_page(name, small_sim_runs, tmp_path):
     runs = small_sim_runs[name]
@@ -149,6 +151,7 @@ def test_each_test_runs_quick_on_a_simulated_drive_and_draws_its_page(name, smal
         assert any(k.endswith("-window") for k in keys) and any(k.endswith("-convergence") for k in keys)
 
 
+@pytest.mark.xdist_group("pts_small_sim_runs")
 def test_iops_page_has_the_matrix_table_and_3d_plot(small_sim_runs):
     runs = small_sim_runs["pts-iops"]
     figs = {f.key.rsplit("-", 1)[-1]: f for f in PTS_TESTS["pts-iops"].figures(runs)}
@@ -159,6 +162,7 @@ def test_iops_page_has_the_matrix_table_and_3d_plot(small_sim_runs):
     assert mat[IOPS.label(100, 4096)] > mat[IOPS.label(0, 4096)] > 0  # reads beat writes
 
 
+@pytest.mark.xdist_group("pts_small_sim_runs")
 def test_dirth_reports_iops_against_outstanding_io(small_sim_runs):
     from ssdlab.methodology.pts import dirth
 
@@ -168,12 +172,14 @@ def test_dirth_reports_iops_against_outstanding_io(small_sim_runs):
     assert g["t32q32"]["mean_us"] > g["t1q1"]["mean_us"]  # demand intensity: waits grow
 
 
+@pytest.mark.xdist_group("pts_small_sim_runs")
 def test_latency_reports_average_max_and_five_nines(small_sim_runs):
     t = small_sim_runs["pts-latency"][0].drives[0].metrics["latency_table"]
     for v in t.values():
         assert 0 < v["avg_us"] <= v["max_us"] and v["p99_999_us"] >= v["avg_us"] * 0.9
 
 
+@pytest.mark.xdist_group("pts_small_sim_runs")
 def test_wsat_and_xsr_series(small_sim_runs):
     w = small_sim_runs["pts-wsat"][0].drives[0].metrics
     assert len(w["iops_by_minute"]) == len(w["tgbw_by_minute"]) >= 1

@@ -21,7 +21,8 @@ from ssdlab.report.synthetic import consistency_drive, demo_runs, fill_drive, qu
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture(scope="module")
+# session-scoped and its tests in one xdist group: one worker builds it, once
+@pytest.fixture(scope="session")
 def full_report(tmp_path_factory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("report")
     path = build_runs_report(demo_runs(), out)
@@ -41,6 +42,7 @@ def _figure_json(html: str, div_id: str) -> dict:
     return {"data": json.loads(m.group(1)), "layout": json.loads(m.group(2))}
 
 
+@pytest.mark.xdist_group("full_report")
 def test_files_exist(full_report):
     path, _ = full_report
     assert path.name == "report.html" and path.stat().st_size > 1_000_000  # plotly.js inside
@@ -51,6 +53,7 @@ def test_files_exist(full_report):
             "quick-score.png", "trim.png", "idle.png"} <= names
 
 
+@pytest.mark.xdist_group("full_report")
 def test_html_is_self_contained(full_report):
     _, html = full_report
     assert not re.search(r"<script[^>]*\bsrc\s*=", html, re.I)
@@ -62,6 +65,7 @@ def test_html_is_self_contained(full_report):
     assert "Plotly.newPlot" in html
 
 
+@pytest.mark.xdist_group("full_report")
 def test_html_has_every_figure(full_report):
     _, html = full_report
     for div in ("fig-fill-overlay", "fig-fill-0", "fig-fill-1", "fig-consistency",
@@ -71,6 +75,7 @@ def test_html_has_every_figure(full_report):
         assert f'id="{div}"' in html, div
 
 
+@pytest.mark.xdist_group("full_report")
 def test_fill_shares_one_y_scale_and_has_counters(full_report):
     _, html = full_report
     a, b = _figure_json(html, "fig-fill-0"), _figure_json(html, "fig-fill-1")
@@ -92,6 +97,7 @@ def test_user_y_max(tmp_path):
     assert fill.fill_y_max(fill.fill_curves(of(runs, "fill")), None) == 2500
 
 
+@pytest.mark.xdist_group("full_report")
 def test_consistency_switch_payload(full_report):
     _, html = full_report
     blob = re.search(r'id="data-consistency">(.*?)</script>', html, re.S).group(1)
@@ -126,6 +132,7 @@ def test_burst_then_band_shape():
     assert combo.counters is not None and combo.counters.lines["waf"][-1] > 2
 
 
+@pytest.mark.xdist_group("full_report")
 def test_png_files_are_valid_images(full_report):
     import matplotlib.image as mpimg
 
