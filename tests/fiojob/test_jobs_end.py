@@ -47,15 +47,15 @@ def test_steady_state_on_latency_with_fios_rule(tmp_path):
     flat, so ss=lat stops the job once the window is full; the check interval sets the
     values (2 s at 500 ms: 4 values); fio's criterion is strict (under the limit), so a 0 %
     limit never holds."""
-    base = "[a]\nrw=randread\nbs=4k\niodepth=4\ntime_based\nruntime=30\n"
+    base = "[a]\nrw=randread\nbs=4k\niodepth=4\ntime_based\nruntime=8\n"
     (j,) = sim(tmp_path, base + "ss=lat:5%\nss_dur=3\n")["jobs"]
     assert j["ss_attained"] and _secs(j) == pytest.approx(3, abs=0.01)
     (j,) = sim(tmp_path, base + "steadystate=lat_slope:1%\nss_dur=2\nsteadystate_check_interval=500ms\n")["jobs"]
     assert j["ss_attained"] and _secs(j) == pytest.approx(2, abs=0.01)
     (j,) = sim(tmp_path, base + "ss=lat:0%\nss_dur=3\n")["jobs"]
-    assert not j["ss_attained"] and _secs(j) == pytest.approx(30)
+    assert not j["ss_attained"] and _secs(j) == pytest.approx(8)
     (j,) = sim(tmp_path, base + "ss=lat:5%\n")["jobs"]  # no ss_dur: not judged, as in fio
-    assert not j["ss_attained"] and _secs(j) == pytest.approx(30)
+    assert not j["ss_attained"] and _secs(j) == pytest.approx(8)
 
 
 def test_clones_without_a_size_cover_the_drive_from_their_own_offset(tmp_path):
