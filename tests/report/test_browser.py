@@ -13,7 +13,8 @@ import pytest
 from ssdlab.report import build_runs_report
 from ssdlab.report.synthetic import demo_runs
 
-pytestmark = pytest.mark.browser
+# one worker runs this module: its report and browser (module fixtures) start once
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def _chromium() -> str | None:

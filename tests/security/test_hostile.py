@@ -96,6 +96,10 @@ MATRIX = [
 ]
 
 
+# one worker runs this module: `scratch` (a module fixture) is made once
+pytestmark = pytest.mark.xdist_group("hostile")
+
+
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("hostile")

@@ -24,6 +24,10 @@ from nbdserve import (
 from ssdlab.targets import nbd_uri
 
 
+# one worker runs this module: `exports` (a module fixture) is made once
+pytestmark = pytest.mark.xdist_group("nbd_consent")
+
+
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory):
     """A served simulated drive and an nbdkit file export of a 64 MiB image, in a short
