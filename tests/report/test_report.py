@@ -401,17 +401,17 @@ def test_no_temperature_panel_without_readings():
 
 # ---- PNGs a reader can trust ----------------------------------------------------------------
 def _figures(monkeypatch) -> dict:
-    """Every PNG figure written from here on, drawn, by file name (caught before it is
-    closed)."""
+    """Every PNG figure written from here on, by file name: (figure, the renderer of its
+    layout), drawn once more after it was saved (and closed), in the PNGs' style."""
     from ssdlab.figures import png
 
     figs = {}
     real_save = png._save
 
     def keep(fig, out_dir, name):
-        _draw(fig)
-        figs[name] = fig
-        return real_save(fig, out_dir, name)
+        path = real_save(fig, out_dir, name)
+        figs[name] = (fig, _draw(fig))
+        return path
 
     monkeypatch.setattr(png, "_save", keep)
     return figs
@@ -437,8 +437,7 @@ def test_png_legends_sit_outside_the_plots_and_titles_fit(monkeypatch, tmp_path)
     write_pngs(demo_runs(), tmp_path)
     assert len(figs) == 11
     with_legend = 0
-    for name, fig in figs.items():
-        r = _draw(fig)
+    for name, (fig, r) in figs.items():
         for ax in fig.axes:
             assert ax.get_legend() is None, f"{name}: a legend inside the axes"
         for lg in fig.legends:
@@ -515,7 +514,7 @@ def test_png_flat_lines_do_not_sit_on_the_top_edge(monkeypatch, tmp_path):
     (ws,) = working_set.working_sets([ReportRun(1, "working-set", [working_set_drive("DRAM", 40e3, None)])])
     ws.iops = ws.iops + np.linspace(0.0, 5.0, ws.iops.size)  # flat to 1e-4, as measured
     working_set_png([ws], tmp_path)
-    for ax in figs["working-set"].axes:
+    for ax in figs["working-set"][0].axes:
         lo, hi = ax.get_ylim()
         top = max(float(np.nanmax(ln.get_ydata())) for ln in ax.get_lines())
         assert lo == 0 and hi >= 1.05 * top, (lo, hi, top)
