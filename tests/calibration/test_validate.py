@@ -176,7 +176,7 @@ def test_cli_json_is_one_document(fast_runs_reused):
     assert doc["total"] == len(doc["figures"])
     published = {x["figure"] for x in doc["figures"] if x["kind"] == "published"}
     assert published == {"peak", "SLC cache", "post-cache"}
-    assert {x["kind"] for x in doc["figures"]} == {"published", "spec sheet", "behaviour"}
+    assert {x["kind"] for x in doc["figures"]} == {"published", "spec sheet", "behaviour", "latency"}
     for x in doc["figures"]:
         assert set(val.HEADERS) - {"error"} <= set(x) | {"pass"}
 

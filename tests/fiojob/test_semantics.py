@@ -106,6 +106,20 @@ def test_time_based_lasts_runtime_in_virtual_time(tmp_path):
     assert j["read"]["bytes"] == 2**20 and j["end_s"] < 1
 
 
+def test_a_start_delay_is_idle_time_in_which_the_slc_cache_folds(tmp_path):
+    from ssdlab.phase import purge, seq_write
+
+    whole = 8 * 10**9 // 4096 * 4096  # SMALL's user capacity
+    fill = [purge(), seq_write("fill", length=whole, stop_bytes=whole)]
+    now, later = (sim(tmp_path, f"[a]\nrw=randread\nbs=4k\nsize=64m\n{d}", prelude=fill)["jobs"][0]["read"]["lat"]
+                  for d in ("", "startdelay=600\n"))
+    # right after the fill the first blocks written are still in the SLC cache: one read time
+    assert now["p90_us"] == now["p50_us"]
+    # ten minutes with no command fold them to TLC, as an idle phase does: slower reads,
+    # spread over the page types (2-3-2: lower and upper pages fast, middle pages slow)
+    assert later["p50_us"] > 1.2 * now["p50_us"] and later["p90_us"] > 1.2 * later["p50_us"]
+
+
 def test_thinktime_spaces_the_ios(tmp_path):
     (j,) = sim(tmp_path, "[a]\nrw=read\nbs=4k\nnumber_ios=100\nthinktime=10ms\n")["jobs"]
     assert j["end_s"] - j["start_s"] == pytest.approx(99 * 0.010, rel=0.02)

@@ -42,6 +42,8 @@ pub struct Drive {
     ctrl_energy_j: f64,
     /// Completion of the last host write: the drive is write-idle from then on.
     last_write: u64,
+    /// Latest completion of any host command: nothing is in flight from then on.
+    last_done: u64,
     /// Background GC has been given the die time up to here.
     bg_until: u64,
     /// NAND page size in bytes (the unit data reaches the controller in).
@@ -85,6 +87,7 @@ impl Drive {
             phases_run: 0,
             ctrl_energy_j: 0.0,
             last_write: 0,
+            last_done: 0,
             bg_until: 0,
             page_bytes: nand_geo.slots_per_page as u64 * SLOT_BYTES,
         }
@@ -369,6 +372,7 @@ impl Drive {
             ack + self.host.write_latency
         } + self.host.host_latency;
         self.host.completes(done, outstanding);
+        self.last_done = self.last_done.max(done);
         Ok(done)
     }
 
@@ -388,17 +392,29 @@ impl Drive {
             None => tc.max(self.ftl.buffer.drained_at()),
         } + self.host.host_latency;
         self.host.completes(done, outstanding);
+        self.last_done = self.last_done.max(done);
         done
     }
 
-    /// Give background GC the write-idle die time before a read issued at `t` (checked
-    /// once per millisecond of virtual time: cheap, and fine-grained enough for GC).
+    /// Background work before a command submitted at `t` (checked once per millisecond of
+    /// virtual time: cheap, and fine-grained enough for GC). The die time the host leaves
+    /// while it only reads goes to GC (erases and collection); once no command has been in
+    /// flight for `idle_gc_delay`, the drive is idle, as in an idle phase: the SLC cache
+    /// folds too (a job's start delay or think time, a pause in a trace).
     #[inline]
-    fn background(&mut self, t: u64) -> Result<(), SimError> {
+    pub(crate) fn background(&mut self, t: u64) -> Result<(), SimError> {
         const STEP_NS: u64 = 1_000_000;
         let from = self.bg_until.max(self.last_write + self.ftl.idle_gc_delay);
         if t >= from + STEP_NS {
-            self.ftl.background_gc(from, t)?;
+            let quiet = from.max(self.last_done + self.ftl.idle_gc_delay);
+            if t > quiet {
+                if quiet > from {
+                    self.ftl.background_gc(from, quiet)?;
+                }
+                self.ftl.idle(quiet, t)?;
+            } else {
+                self.ftl.background_gc(from, t)?;
+            }
             self.bg_until = t;
         }
         Ok(())

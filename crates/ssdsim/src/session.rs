@@ -120,19 +120,11 @@ impl Session {
         Ok(())
     }
 
-    /// Background work in the idle stretch before `t`: from the last completion (and the
-    /// idle delay after the last write) on, as an idle phase does it.
+    /// Background work before `t`, as between the commands of a phase (`Drive::background`):
+    /// GC in the die time reads leave, and idle work (folding too) once no command has been
+    /// in flight for the idle delay.
     fn idle_until(&mut self, t: u64) -> Result<(), SimError> {
-        let d = &mut self.drive;
-        let from = self
-            .busy_until
-            .max(d.bg_until)
-            .max(d.last_write + d.ftl.idle_gc_delay);
-        if t > from {
-            d.ftl.idle(from, t)?;
-            d.bg_until = t;
-        }
-        Ok(())
+        self.drive.background(t)
     }
 
     fn check(&self, op: Op, offset: u64, length: u64) -> Result<(), SimError> {

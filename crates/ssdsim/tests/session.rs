@@ -142,6 +142,36 @@ fn counters_follow_writes_trims_and_idle() {
 }
 
 #[test]
+fn reads_back_to_back_keep_the_drive_from_idling() {
+    // Folding needs idle time: nothing in flight for the idle delay (100 ms), as between
+    // a phase's commands. A stream of reads with microsecond gaps is not idle, however long.
+    let p = common::tiny(0.0001, 0.0006, "direct", "sram", 0.0);
+    let mut s = Session::new(Drive::new(p, SEED));
+    let c = |s: &Session, k: &str| s.counters().iter().find(|(n, _)| *n == k).unwrap().1;
+    let mut t = 0;
+    for off in (0..256 << 10).step_by(16384) {
+        t = s.submit(Op::Write, off, 16384, t).unwrap();
+    }
+    let cached = c(&s, "slc_used_bytes");
+    assert!(cached > 0.0);
+    // the reads start once the writes are programmed (~5 ms), well inside the idle delay
+    t += 10_000_000;
+    let (mut lat, mut off) = (Vec::new(), 0);
+    while t < 1_000_000_000 {
+        let at = t + 1_000;
+        t = s.submit(Op::Read, off, 4096, at).unwrap();
+        lat.push(t - at);
+        off = (off + 4096) % (256 << 10);
+    }
+    assert_eq!(c(&s, "slc_fold_bytes"), 0.0, "folded while the host kept reading");
+    assert_eq!(c(&s, "slc_used_bytes"), cached);
+    assert_eq!(lat.iter().min(), lat.iter().max(), "a read waited for background work");
+    // The same drive left alone for a second folds its cache.
+    s.advance(t + 1_000_000_000).unwrap();
+    assert!(c(&s, "slc_fold_bytes") > 0.0 && c(&s, "slc_used_bytes") < cached);
+}
+
+#[test]
 fn bad_requests_are_one_line_errors() {
     let p = common::tiny(0.0001, 0.0006, "direct", "sram", 0.0002);
     let mut s = Session::new(Drive::new(p, SEED));

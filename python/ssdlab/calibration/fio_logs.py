@@ -121,6 +121,9 @@ def figures() -> list[Figure]:
     r1 = ("fio 3.36 on a Samsung PM981a 256 GB (MZVLB256HBHQ-00000), io_uring, 8 GiB file on ext4, "
           "5 s ramp + 30 s, first of three runs (github.com/AIALRA-0/ECSE-4320-Advanced-Computer-Systems "
           "@609ac2f5, Project3 SSD/results/qd1_test/rand{}_qd1_1.json; the three runs: {})")
+    t1 = ("fio 3.16 on a Toshiba XG6 256 GB (KXG60ZNV256G), libaio, raw 512 MB partition, 512 MiB per job "
+          "(each block once), the sweep's first jobs (github.com/anotherAsad/AdvancedComputerSystems @3c5819e1, "
+          "Project3/out_dir/outfile_blk4k_qlen1_rw{}.json)")
     return [
         *_hmb_figures(),
         *_figures("pm981a-512", "pm981a-raw-qd1", "rw100", "read",
@@ -140,4 +143,10 @@ def figures() -> list[Figure]:
         *_figures("pm981a-256", "pm981a-ext4-qd1", "randwrite", "write",
                   {"p50": 12.096, "p99": 30.336, "p99.9": 92.672, "max": 2567.010}, 14.7962 - 13.577,
                   r1.format("write", "p99 30.3-31.4, p99.9 92.7-99.8, max 2567-2970 us")),
+        *_figures("xg6-256", "xg6-raw-qd1", "rw100", "read",
+                  {"p50": 97.792, "p99": 201.728, "p99.9": 473.088, "max": 4283.380}, 115.374 - 106.608,
+                  t1.format("100_0")),
+        *_figures("xg6-256", "xg6-raw-qd1", "rw0", "write",
+                  {"p50": 13.120, "p99": 23.424, "p99.9": 63.232, "max": 237.495}, 16.535 - 14.030,
+                  t1.format("0_100")),
     ]
