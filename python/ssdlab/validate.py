@@ -85,8 +85,7 @@ XFAIL: dict[tuple[str, str], str] = {
         "; the two logs differ at p99 (the 512 GB on a raw partition 15.6 us, this 256 GB through a file "
         "on ext4 30.3 us): the host's file system is one of the differences") for p in ("p99", "p99.9", "max")},
     **{("xg6-256", f"QD1 4K read {p}"): _XG6_READ for p in ("p50", "p99", "p99.9", "max")},
-    ("xg6-256", "QD1 4K write p50"): _XG6_WRITE,
-    ("xg6-256", "QD1 4K write p99"): _XG6_WRITE,
+    **{("xg6-256", f"QD1 4K write {p}"): _XG6_WRITE for p in ("p50", "p99")},
     **{("xg6-256", f"QD1 4K write {p}"): (
         "QD1 writes are acknowledged from the write buffer after the write path's fixed time (20.3 us "
         "here), every one alike. Published: 3.4 % of writes at 20-50 us and 0.18 % at 50-100 us (p99.9 "

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from fiojobs import counts, fio_directions, fio_null, runs, sim, sim_directions, sim_stream
+from ssdlab.phase import purge, seq_write
 
 EXACT = {
     "seq-write": "[a]\nrw=write\nbs=128k\nsize=64m\n",
@@ -107,8 +108,6 @@ def test_time_based_lasts_runtime_in_virtual_time(tmp_path):
 
 
 def test_a_start_delay_is_idle_time_in_which_the_slc_cache_folds(tmp_path):
-    from ssdlab.phase import purge, seq_write
-
     whole = 8 * 10**9 // 4096 * 4096  # SMALL's user capacity
     fill = [purge(), seq_write("fill", length=whole, stop_bytes=whole)]
     now, later = (sim(tmp_path, f"[a]\nrw=randread\nbs=4k\nsize=64m\n{d}", prelude=fill)["jobs"][0]["read"]["lat"]
