@@ -31,9 +31,22 @@ DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class UnsafePath(ValueError):
-    """A path ssdlab will not write through; the CLI exits with status 2."""
+    """A path ssdlab will not write through, or cannot (`reason` says why); the CLI exits
+    with status 2. A refusal (a link, an owner, a mode) reads "refusing WHAT: REASON"."""
 
     exit_code = 2
+
+    def __init__(self, what: str, reason: str, refusal: bool = True):
+        super().__init__(f"refusing {what}: {reason}" if refusal else f"{what}: {reason}")
+        self.what, self.reason, self.refusal = what, reason, refusal
+
+
+class Exists(UnsafePath):
+    """A file that was to be created new is there already."""
+
+
+class Missing(UnsafePath):
+    """A directory of the path does not exist."""
 
 
 def trusted_uids() -> tuple[int, ...]:
@@ -42,7 +55,11 @@ def trusted_uids() -> tuple[int, ...]:
 
 
 def _refuse(what: str, text: str) -> UnsafePath:
-    return UnsafePath(f"refusing {what}: {text}")
+    return UnsafePath(what, text)
+
+
+def _cannot(what: str, text: str) -> UnsafePath:
+    return UnsafePath(what, text, refusal=False)
 
 
 def real(path: str | os.PathLike[str], what: str | None = None) -> str:
@@ -53,9 +70,9 @@ def real(path: str | os.PathLike[str], what: str | None = None) -> str:
     text = os.fspath(path)
     what = what or text
     if not text:
-        raise _refuse(what, "an empty path")
+        raise _cannot(what, "an empty path")
     if "\0" in text:
-        raise _refuse(what, "the path contains a NUL byte")
+        raise _cannot(what, "the path contains a NUL byte")
     parts = deque(text.split("/"))
     cur = "/" if text.startswith("/") else os.getcwd()
     links = 0
@@ -75,11 +92,11 @@ def real(path: str | os.PathLike[str], what: str | None = None) -> str:
             if last and not via_link:
                 return nxt  # a new file in an existing directory
             if last:
-                raise _refuse(what, f"it is a symlink to {nxt}, which does not exist; give the "
-                                    "file's own path (ssdlab does not create files through links)") from None
-            raise _refuse(what, f"directory {nxt} does not exist") from None
+                raise _refuse(what, f"a symlink to a missing file ({nxt}); give the file's own "
+                                    "path (ssdlab does not create files through links)") from None
+            raise Missing(what, f"directory {nxt} does not exist", refusal=False) from None
         except OSError as e:
-            raise _refuse(what, f"cannot look at {nxt}: {e.strerror}") from None
+            raise _cannot(what, f"cannot look at {nxt}: {e.strerror}") from None
         if stat.S_ISLNK(st.st_mode):
             if st.st_uid not in trusted_uids():
                 raise _refuse(what, f"{nxt} is a symlink owned by uid {st.st_uid}, another user, which "
@@ -94,7 +111,7 @@ def real(path: str | os.PathLike[str], what: str | None = None) -> str:
             via_link = via_link or last  # the name at the end is now the link's target's
             continue
         if not last and not stat.S_ISDIR(st.st_mode):
-            raise _refuse(what, f"{nxt} is not a directory")
+            raise _cannot(what, f"{nxt} is not a directory")
         cur = nxt
     return cur
 
@@ -120,19 +137,27 @@ def _opened(what: str, path: str, e: OSError) -> UnsafePath:
         return _refuse(what, f"{path} changed into a symlink while ssdlab checked it; look at who "
                              "else writes there")
     if e.errno == errno.EEXIST:
-        return _refuse(what, f"{path} exists (ssdlab creates it new); remove it or choose another name")
+        return Exists(what, f"{path} exists (ssdlab creates it new); remove it or choose another name",
+                      refusal=False)
     if e.errno == errno.ENAMETOOLONG:
-        return _refuse(what, f"{path}: the name is too long for the filesystem; choose a shorter one")
-    return _refuse(what, f"cannot open {path}: {e.strerror}")
+        return _cannot(what, f"{path}: the name is too long for the filesystem; choose a shorter one")
+    return _cannot(what, f"cannot write {path}: {e.strerror}")
 
 
 def open_file(path: str | os.PathLike[str], flags: int, mode: int = 0o600, what: str | None = None) -> int:
-    """A descriptor of `path` opened with `flags` (O_NOFOLLOW added) from the chain of its
-    checked directories. With O_CREAT|O_EXCL it is a new file, never an existing one or a
-    link. UnsafePath when anything in the way is not as checked."""
+    """A descriptor of `path` (checked and resolved as `real` does) opened with `flags`
+    (O_NOFOLLOW added) from the chain of its directories. With O_CREAT|O_EXCL it is a new
+    file, never an existing one or a link. UnsafePath when anything in the way is not as
+    checked."""
     what = what or os.fspath(path)
-    r = real(path, what)
-    parent, name = os.path.split(r)
+    return open_real(real(path, what), flags, mode, what)
+
+
+def open_real(path: str, flags: int, mode: int = 0o600, what: str | None = None) -> int:
+    """`path`, a real path (`real` resolved it earlier), opened with no link followed
+    anywhere in it: one put there since is refused (ELOOP), even one of the caller."""
+    what = what or path
+    parent, name = os.path.split(path)
     try:
         d = dir_fd(parent)
     except OSError as e:
@@ -140,7 +165,7 @@ def open_file(path: str | os.PathLike[str], flags: int, mode: int = 0o600, what:
     try:
         return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=d)
     except OSError as e:
-        raise _opened(what, r, e) from None
+        raise _opened(what, path, e) from None
     finally:
         os.close(d)
 
@@ -156,7 +181,8 @@ def _write_fd(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def write(path: str | os.PathLike[str], data: bytes | str, what: str | None = None, mode: int = 0o644) -> Path:
+def write(path: str | os.PathLike[str], data: bytes | str, what: str | None = None, mode: int = 0o644,
+          sync: bool = False) -> Path:
     """Replace `path` with a file holding `data`: written to a new file of a random name in
     the same checked directory, then renamed over the name (a link planted there is
     replaced, its target left alone). Returns the real path written."""
@@ -177,6 +203,8 @@ def write(path: str | os.PathLike[str], data: bytes | str, what: str | None = No
         try:
             try:
                 _write_fd(fd, blob)
+                if sync:
+                    os.fsync(fd)
             finally:
                 os.close(fd)
             os.replace(tmp, name, src_dir_fd=d, dst_dir_fd=d)
@@ -191,51 +219,58 @@ def write(path: str | os.PathLike[str], data: bytes | str, what: str | None = No
 
 def make_dirs(path: str | os.PathLike[str], what: str | None = None, mode: int = 0o777) -> str:
     """`path` as a directory (made, with its missing parents, when it is not there); its real
-    path. Existing components are checked as `real` checks them."""
-    what = what or os.fspath(path)
+    path. Existing components are checked as `real` checks them, and each new directory is
+    made in its parent's descriptor."""
     text = os.fspath(path)
-    r = real(text, what)
-    missing: list[str] = []
-    probe = r
-    while not os.path.lexists(probe):
-        missing.append(os.path.basename(probe))
-        probe = os.path.dirname(probe)
-    if not os.path.isdir(probe):
-        raise _refuse(what, f"{probe} is not a directory")
-    for name in reversed(missing):
+    what = what or text
+    try:
+        r = real(text, what)
+    except Missing:
+        make_dirs(os.path.dirname(text.rstrip("/")) or ".", what, mode)
+        r = real(text, what)
+    if not os.path.lexists(r):
+        parent, name = os.path.split(r)
         try:
-            d = dir_fd(probe)
+            d = dir_fd(parent)
         except OSError as e:
-            raise _opened(what, probe, e) from None
+            raise _opened(what, parent, e) from None
         try:
             os.mkdir(name, mode, dir_fd=d)
         except FileExistsError:
             pass
         except OSError as e:
-            raise _refuse(what, f"cannot create {os.path.join(probe, name)}: {e.strerror}") from None
+            raise _cannot(what, f"cannot create {r}: {e.strerror}") from None
         finally:
             os.close(d)
-        probe = real(os.path.join(probe, name), what)
-    if not os.path.isdir(r):
-        raise _refuse(what, f"{r} is not a directory")
+        r = real(text, what)
+    if not os.path.isdir(r) or os.path.islink(r):
+        raise _cannot(what, f"{r} is not a directory")
     return r
+
+
+def check_dirs(path: str, what: str) -> None:
+    """Every directory above the real path `path` belongs to root or the caller, and no one
+    else can replace what is in it: not writable by group or others, or sticky (like /tmp:
+    others cannot rename or remove what is not theirs). For a path handed to a program that
+    opens it by name (fio, nbdkit, SQLite): no one else can swap a link in meanwhile."""
+    d = "/"
+    for c in [p for p in os.path.dirname(path).split("/") if p] + [None]:
+        st = os.lstat(d)
+        if st.st_uid not in trusted_uids() or st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+            raise _refuse(what, f"directory {d} may be written by users other than root and uid "
+                                f"{os.geteuid()} (owner uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o}), "
+                                "who could put a link in place of what ssdlab writes; use a directory only "
+                                "they can write")
+        if c is not None:
+            d = os.path.join(d, c)
 
 
 def read_trusted(path: str | os.PathLike[str], what: str, limit: int = 1 << 20) -> bytes:
     """The content of a file that decides what others may do (a configuration): refused
     unless the file and every directory above it belong to root or the caller and no one
-    else can write them (a sticky directory, like /tmp, counts as not writable by others:
-    they cannot replace what is in it)."""
+    else can write them."""
     r = real(path, what)
-    d = "/"
-    for c in [p for p in os.path.dirname(r).split("/") if p] + [None]:
-        st = os.lstat(d)
-        if st.st_uid not in trusted_uids() or st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
-            raise _refuse(what, f"directory {d} may be written by users other than root and uid "
-                                f"{os.geteuid()} (owner uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o}); "
-                                "keep the file in a directory only they can write")
-        if c is not None:
-            d = os.path.join(d, c)
+    check_dirs(r, what)
     fd = open_file(r, os.O_RDONLY | os.O_NONBLOCK, what=what)
     try:
         st = os.fstat(fd)
@@ -247,7 +282,10 @@ def read_trusted(path: str | os.PathLike[str], what: str, limit: int = 1 << 20) 
                                 f"chown root {r}; chmod go-w {r}")
         if st.st_size > limit:
             raise _refuse(what, f"{r} is larger than {limit} bytes")
-        return os.read(fd, limit + 1)[:limit]
+        data = b""
+        while chunk := os.read(fd, limit + 1 - len(data)):
+            data += chunk
+        return data[:limit]
     finally:
         os.close(fd)
 
@@ -268,7 +306,7 @@ def staged(out_dir: str | os.PathLike[str], what: str | None = None) -> Iterator
         os.mkdir(name, 0o700, dir_fd=d)
     except OSError as e:
         os.close(d)
-        raise _refuse(what, f"cannot write in {out}: {e.strerror}") from None
+        raise _cannot(what, f"cannot write in {out}: {e.strerror}") from None
     stage = Path(out) / name
     try:
         yield stage
@@ -297,8 +335,8 @@ def _publish(d: int, stage: str, sub: str, what: str, out: str) -> None:
         try:
             os.replace(s, dst, src_dir_fd=d, dst_dir_fd=d)
         except OSError as e:
-            raise _refuse(what, f"cannot write {os.path.join(out, dst)}: {e.strerror}") from None
+            raise _cannot(what, f"cannot write {os.path.join(out, dst)}: {e.strerror}") from None
 
 
-__all__ = ["UnsafePath", "create", "dir_fd", "make_dirs", "open_file", "read_trusted", "real", "staged",
+__all__ = ["Exists", "Missing", "UnsafePath", "check_dirs", "create", "dir_fd", "make_dirs", "open_file", "open_real", "read_trusted", "real", "staged",
            "trusted_uids", "write"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 from .options import Db, DestroyData, JsonOut, Seed, Sets, Spare, Testbed
-from .. import interrupts, methodology, targets
+from .. import interrupts, methodology, safe_path, targets
 
 from . import trace as trace_cli
 from ..analysis import comparison_table
@@ -203,8 +204,22 @@ def check_log_dir(log_dir: Optional[Path], f) -> None:
             typer.echo(f"ssdlab: note: {', '.join(wants)}: no log files written; give --log-dir DIR "
                        "to have them in fio's format", err=True)
         return
-    if not log_dir.is_dir():
+    from ..fiojob.output import log_files
+
+    real = safe_path.real(log_dir, f"--log-dir {log_dir}")  # through no other user's link
+    if not os.path.isdir(real):
         raise UserError(f"--log-dir {log_dir}: not a directory")
+    if not os.access(real, os.W_OK | os.X_OK):
+        raise UserError(f"--log-dir {log_dir}: not writable (a read-only filesystem or directory); "
+                        "give a directory you can write")
+    longest = os.pathconf(real, "PC_NAME_MAX")
+    for _n, _kind, name in log_files(f.jobs):
+        if len(name.encode()) > longest:
+            raise UserError(f"--log-dir {log_dir}: the log file name {name[:40]}... is longer than the "
+                            f"filesystem's {longest} bytes; give the job's log a shorter name")
+        if os.path.lexists(os.path.join(real, name)):
+            raise UserError(f"--log-dir {log_dir}: {name} exists (ssdlab writes new files only); remove "
+                            "it or give another directory")
 
 
 def print_fio(doc: dict, output_format: str, log_dir: Optional[Path], f, store, outcomes) -> None:
@@ -334,6 +349,7 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
 def build(store: Store, run_ids: list[int], out: Path, y_max: float | None) -> Path:
     from ..report import build_report
 
+    check_out_dir(out)
     try:
         return build_report(store, run_ids, out, y_max=y_max)
     except OSError as e:  # the report directory cannot be made or written: the user's to fix

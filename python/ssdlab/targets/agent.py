@@ -24,7 +24,7 @@ import socket
 import threading
 from typing import Any
 
-from .. import __version__
+from .. import __version__, safe_path
 from ..phase import Interrupted
 from . import locks, safety
 from .allowlist import AllowList
@@ -52,7 +52,8 @@ def drive_key(spec: str) -> str:
 
 
 def error_doc(e: BaseException) -> dict:
-    kind = ("locked" if isinstance(e, safety.DeviceLocked) else "unsafe" if isinstance(e, safety.UnsafeTarget)
+    kind = ("locked" if isinstance(e, safety.DeviceLocked)
+            else "unsafe" if isinstance(e, (safety.UnsafeTarget, safe_path.UnsafePath))
             else "value" if isinstance(e, ValueError) else "fio" if isinstance(e, FioFailed) else "runtime")
     text = (str(e).strip() or type(e).__name__).splitlines()[0]
     if kind == "runtime" and not isinstance(e, RuntimeError):
