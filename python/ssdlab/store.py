@@ -344,8 +344,15 @@ class Store:
 
     def add_phase(self, run_drive_id: int, seq: int, result: PhaseResult,
                   status: str = "complete") -> int:
+        """Store phase `seq` of a drive; it replaces a `partial` one stored before (a
+        checkpoint of the running phase), never a complete one."""
         lat = {k: v for k, v in (result.latency or {}).items() if k not in ("edges_us", "counts")}
         with self.tx() as c:
+            # a running phase's checkpoint (status partial) gives way to what it became
+            for (old,) in c.execute("SELECT id FROM phases WHERE run_drive_id=? AND seq=? AND status='partial'",
+                                    (run_drive_id, seq)).fetchall():
+                for table in ("series", "histograms", "phases"):
+                    c.execute(f"DELETE FROM {table} WHERE {'id' if table == 'phases' else 'phase_id'}=?", (old,))
             cur = c.execute(
                 "INSERT INTO phases (run_drive_id, seq, name, kind, spec, status, totals,"
                 " latency, recorded) VALUES (?,?,?,?,?,?,?,?,?)",
