@@ -22,8 +22,9 @@ def check_seed(seed: int) -> int:
 
 
 def _result(phase: Phase, raw: dict) -> PhaseResult:
+    # the histogram's edges are its buckets' upper bounds (analysis/latency_hist.py)
     return PhaseResult(phase=phase, series=raw["series"], segments=raw["segments"],
-                       latency=raw["latency"], totals=raw["totals"])
+                       latency=dict(raw["latency"], hist_edges="upper"), totals=raw["totals"])
 
 
 class SimTarget(BaseTarget):
