@@ -100,4 +100,28 @@ def percentile(latency: dict, pct: float) -> float | None:
     return quantile(edges, counts, pct / 100.0, layout_of(latency), num("min_us"), num("max_us"))
 
 
-__all__ = ["LAYOUTS", "bucket_bounds", "layout_of", "percentile", "quantile"]
+
+def merge(latencies: Sequence[dict]) -> dict:
+    """One histogram of several phases' (the I/Os of all of them): counts of equal edges
+    added, min_us / max_us the extremes, the layout the first declares (all must agree)."""
+    have = [x for x in latencies if x.get("edges_us") is not None and x.get("counts") is not None]
+    if not have:
+        return {}
+    layouts = {layout_of(x) for x in have}
+    if len(layouts) > 1:
+        raise ValueError(f"histograms of different layouts: {', '.join(sorted(layouts))}")
+    edges = np.concatenate([np.asarray(x["edges_us"], dtype=np.float64) for x in have])
+    counts = np.concatenate([np.asarray(x["counts"], dtype=np.float64) for x in have])
+    keys, inv = np.unique(np.rint(edges * 1e3), return_inverse=True)
+    merged = np.zeros(keys.size)
+    np.add.at(merged, inv, counts)
+
+    def ext(k: str, f) -> float | None:
+        vals = [float(x[k]) for x in have if x.get(k) is not None and np.isfinite(float(x[k]))]
+        return f(vals) if vals else None
+
+    return {"edges_us": keys / 1e3, "counts": merged, "hist_edges": layouts.pop(),
+            "min_us": ext("min_us", min), "max_us": ext("max_us", max)}
+
+
+__all__ = ["LAYOUTS", "bucket_bounds", "layout_of", "merge", "percentile", "quantile"]

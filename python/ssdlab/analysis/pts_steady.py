@@ -66,7 +66,7 @@ class Window:
 
     def as_dict(self) -> dict:
         return {"first_round": self.first_round, "last_round": self.last_round,
-                "average": self.average, "data_excursion": self.data_excursion,
+                "values": list(self.values), "average": self.average, "data_excursion": self.data_excursion,
                 "data_excursion_limit": MAX_DATA_EXCURSION * self.average,
                 "slope": self.slope, "intercept": self.intercept,
                 "slope_excursion": self.slope_excursion,
