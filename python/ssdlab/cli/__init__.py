@@ -103,7 +103,7 @@ def run(
     spare: Spare = 0.0,
     repeat: int = typer.Option(5, "--repeat", help="quick: scored runs of each test (CrystalDiskMark shows the best)"),
     seconds: Optional[float] = typer.Option(None, "--seconds", help=SECONDS_HELP),
-    interval: Optional[float] = typer.Option(None, "--interval", help="quick: idle seconds between tests (default 5, CrystalDiskMark's; 0: none)"),
+    interval: Optional[float] = typer.Option(None, "--interval", help="quick: idle seconds between tests (default 5, CrystalDiskMark's; 0: none); fingerprint: the idle pause (default 600; the settle after the fill waits at most as long)"),
     sets: Sets = [],
     testbed: Testbed = None,
     db: Db = None,
