@@ -27,7 +27,7 @@ def result(phase, iops: float) -> PhaseResult:
 
 def drive(test, values, po=PtsOptions(), other=1000.0):
     """Walk the test's phases, answering its tracking step with values[round - 1]."""
-    opts = Options(pts=po)
+    opts = Options(own=po)
     gen = test.phases(64 * GB, opts)
     res, phase = [], next(gen)
     try:
@@ -83,7 +83,7 @@ def test_rounds_cap_shortens_a_run():
 def test_plan_lists_every_round_up_to_the_cap():
     from ssdlab.runner import plan_phases
 
-    ph = plan_phases("pts-latency", 64 * GB, Options(pts=PtsOptions(max_rounds=4)))
+    ph = plan_phases("pts-latency", 64 * GB, Options(own=PtsOptions(max_rounds=4)))
     assert len(ph) == 2 + 4 * 6 and ph[-1].name == "r04/rw0_bs4k"
     assert {(p.jobs, p.queue_depth) for p in ph[2:]} == {(1, 1)}
 
@@ -98,7 +98,7 @@ def test_registered_and_outside_the_review():
 
 def test_an_interrupted_run_keeps_its_rounds(store):
     target = FakeTarget(capacity=8 * GB, interrupt_at=("r03/rw65_bs4k", 1))
-    opts = Options(pts=PtsOptions(round_seconds=2.0))
+    opts = Options(own=PtsOptions(round_seconds=2.0))
     with pytest.raises(RunInterrupted) as e:
         run_test(store, "pts-iops", [("fake:a", target)], opts, {})
     run = store.run(e.value.run_id)
@@ -119,7 +119,7 @@ def small_sim_runs(tmp_path_factory):
     from ssdlab.targets.sim import SimTarget
 
     s = Store(tmp_path_factory.mktemp("pts") / "r.sqlite")
-    opts = Options(pts=PtsOptions.quick())
+    opts = Options(own=PtsOptions.quick())
     ids = {}
     for name in PTS_TESTS:
         t = SimTarget(load_text("tlc-256"), ["user_capacity_gb=4"])

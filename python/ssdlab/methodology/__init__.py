@@ -40,6 +40,12 @@ for _t in PTS_TESTS.values():  # the SNIA PTS tests: `ssdlab run pts-TEST` and `
     register(_t)
 
 
+def spare_matters(test: str) -> bool:
+    """Whether reports name a run's spare area even at 0 % (a test no longer registered: no)."""
+    t = ALL.get(test)
+    return bool(t and t.spare_matters)
+
+
 def get(test: str) -> Test:
     try:
         return ALL[test]
@@ -47,4 +53,4 @@ def get(test: str) -> Test:
         raise ValueError(f"unknown test '{test}': choose one of {', '.join(ALL)}") from None
 
 
-__all__ = ["ALL", "TESTS", "INPUT_TESTS", "PTS_TESTS", "Options", "Test", "get", "register"]
+__all__ = ["ALL", "TESTS", "INPUT_TESTS", "PTS_TESTS", "Options", "Test", "get", "register", "spare_matters"]
