@@ -23,5 +23,6 @@ Drives = Annotated[list[str], typer.Option(
     "drive), HOST[:PORT]:/dev/... (a drive on another host); repeatable")]
 Seconds = Annotated[Optional[float], typer.Option("--seconds", help=SECONDS_HELP)]
 Interval = Annotated[Optional[float], typer.Option(
-    "--interval", help="quick: idle seconds between tests (default 5, CrystalDiskMark's; 0: none)")]
+    "--interval", help="quick: idle seconds between tests (default 5, CrystalDiskMark's; 0: none); "
+    "fingerprint: the idle pause (default 600; the settle after the fill waits at most as long)")]
 Repeat = Annotated[int, typer.Option("--repeat", help="quick: scored runs of each test (CrystalDiskMark shows the best)")]

@@ -4,7 +4,7 @@ one list of them: the CLI, the review, the report and validate ask it."""
 
 from __future__ import annotations
 
-from . import consistency, copy, fill, fio_run, idle, low_qd_write, quick, trace, trim, working_set
+from . import consistency, copy, fill, fingerprint, fio_run, idle, low_qd_write, quick, trace, trim, working_set
 from .common import Options
 from .test import Test
 from .pts import PTS_TESTS
@@ -35,6 +35,7 @@ register(copy.TEST)
 register(trace.TEST)
 register(fio_run.TEST)
 register(low_qd_write.TEST)
+register(fingerprint.TEST)
 for _t in PTS_TESTS.values():  # the SNIA PTS tests: `ssdlab run pts-TEST` and `ssdlab pts`
     register(_t)
 
