@@ -85,7 +85,7 @@ def test_rounds_cap_shortens_a_run():
 
 def drive_iops(tracks: dict[str, list[float]], po=PtsOptions()):
     """Walk the IOPS test answering each tracking step from `tracks` ({label: per round})."""
-    opts = Options(pts=po)
+    opts = Options(own=po)
     gen = IOPS.TEST.phases(64 * GB, opts)
     res, phase = [], next(gen)
     try:
@@ -131,7 +131,7 @@ def test_half_kib_steps_run_on_512_byte_drives_only(lb, small):
 
     po = PtsOptions(max_rounds=1, logical_block=lb)
     for test, n in (("pts-iops", 7), ("pts-latency", 3)):
-        sizes = [p.block_size for p in plan_phases(test, 64 * GB, Options(pts=po))
+        sizes = [p.block_size for p in plan_phases(test, 64 * GB, Options(own=po))
                  if p.name.startswith("r01/")]
         assert (sizes.count(512) == n) is small and (512 in sizes) is small
     res, opts = drive(LAT.TEST, [100.0] * 5, po)
