@@ -293,6 +293,28 @@ def log_files(specs: list[dict]) -> list[tuple[int, str, str]]:
     return out
 
 
+def check_log_dir(directory: Path, specs: list[dict]) -> None:
+    """--log-dir can take the jobs' log files (checked before the run): a directory reached
+    through no other user's link, writable, none of the names there already, each name
+    within the filesystem's limit."""
+    from ..errors import UserError
+
+    real = safe_path.real(directory, f"--log-dir {directory}")
+    if not os.path.isdir(real):
+        raise UserError(f"--log-dir {directory}: not a directory")
+    if not os.access(real, os.W_OK | os.X_OK):
+        raise UserError(f"--log-dir {directory}: not writable (a read-only filesystem or directory); "
+                        "give a directory you can write")
+    longest = os.pathconf(real, "PC_NAME_MAX")
+    for _n, _kind, name in log_files(specs):
+        if len(name.encode()) > longest:
+            raise UserError(f"--log-dir {directory}: the log file name {name[:40]}... is longer than the "
+                            f"filesystem's {longest} bytes; give the job's log a shorter name")
+        if os.path.lexists(os.path.join(real, name)):
+            raise UserError(f"--log-dir {directory}: {name} exists (ssdlab writes new files only); "
+                            "remove it or give another directory")
+
+
 def write_logs(specs: list[dict], raw_jobs: list[dict], logs: dict, log_ms: int, directory: Path) -> list[Path]:
     """fio's log files for the jobs that ask for them (log_files), lines `time_ms, value,
     ddir, bs, prio`, one per direction per log_avg_msec interval. Created new in
