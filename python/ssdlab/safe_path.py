@@ -290,6 +290,31 @@ def read_trusted(path: str | os.PathLike[str], what: str, limit: int = 1 << 20) 
         os.close(fd)
 
 
+def read_input(path: str | os.PathLike[str], what: str, limit: int) -> bytes:
+    """A file the user names as input: a regular file (never a FIFO, which would wait for a
+    writer, or a device such as /dev/zero, which never ends) of at most `limit` bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise _cannot(what, f"cannot read {os.fspath(path)}: {e.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _cannot(what, f"{os.fspath(path)} is not a regular file; give a file")
+        if st.st_size > limit:
+            raise _cannot(what, f"{os.fspath(path)} is {st.st_size} bytes, more than the {limit} an input "
+                                "of this kind may be")
+        chunks, n = [], 0
+        while chunk := os.read(fd, min(1 << 20, limit + 1 - n)):
+            chunks.append(chunk)
+            n += len(chunk)
+            if n > limit:  # it grew while read
+                raise _cannot(what, f"{os.fspath(path)} is more than {limit} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def staged(out_dir: str | os.PathLike[str], what: str | None = None) -> Iterator[Path]:
     """A private directory (0700, random name) inside `out_dir` to write into freely; when
@@ -338,5 +363,5 @@ def _publish(d: int, stage: str, sub: str, what: str, out: str) -> None:
             raise _cannot(what, f"cannot write {os.path.join(out, dst)}: {e.strerror}") from None
 
 
-__all__ = ["Exists", "Missing", "UnsafePath", "check_dirs", "create", "dir_fd", "make_dirs", "open_file", "open_real", "read_trusted", "real", "staged",
+__all__ = ["Exists", "Missing", "UnsafePath", "check_dirs", "create", "dir_fd", "make_dirs", "open_file", "open_real", "read_input", "read_trusted", "real", "staged",
            "trusted_uids", "write"]

@@ -17,6 +17,7 @@ import json
 import functools
 import math
 import os
+import secrets
 import socket
 import sqlite3
 import time
@@ -99,8 +100,9 @@ CREATE INDEX IF NOT EXISTS phases_by_drive ON phases (run_drive_id, seq);
 """
 
 STATUSES = ("running", "complete", "interrupted", "failed")
+PHASE_STATUSES = ("complete", "partial")
 # added after schema version 1 was released: added to older stores when they are written
-RUN_COLUMNS_ADDED = (("pid", "INTEGER"), ("host", "TEXT"), ("pid_start", "TEXT"))
+RUN_COLUMNS_ADDED = (("pid", "INTEGER"), ("host", "TEXT"), ("pid_start", "TEXT"), ("token", "TEXT"))
 MIN_FREE_BYTES = 64 * 10**6  # free space a run needs on the store's filesystem
 MAX_ID = 2**63 - 1  # SQLite's integer range
 
@@ -342,12 +344,14 @@ class Store:
                    engine_version: str | None = None) -> int:
         with self.tx() as c:
             pid = os.getpid()
+            # token: a secret of this run that only its own pending file carries (pending.py)
             cur = c.execute(
                 "INSERT INTO runs (test, created, status, methodology_version, testbed,"
-                " tool_version, engine_version, args, pid, host, pid_start)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                " tool_version, engine_version, args, pid, host, pid_start, token)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (test, now(), "running", METHODOLOGY_VERSION, testbed, __version__,
-                 engine_version, dumps(args), pid, socket.gethostname(), process_start(pid)))
+                 engine_version, dumps(args), pid, socket.gethostname(), process_start(pid),
+                 secrets.token_hex(16)))
             return inserted_id(cur)
 
     def add_drive(self, run_id: int, position: int, spec: str, identity: Identity | dict) -> int:
@@ -426,6 +430,11 @@ class Store:
         return str(self.db.execute("SELECT created FROM runs WHERE id=?", (run_id,)).fetchone()[0])
 
     @_reading
+    def token(self, run_id: int) -> str | None:
+        """The run's secret: a pending file completes the run only when it carries it."""
+        return self.db.execute("SELECT token FROM runs WHERE id=?", (run_id,)).fetchone()[0]
+
+    @_reading
     def runs_with_arg(self, key: str, value: str) -> list[dict]:
         """Runs whose stored arguments hold `key` = `value` (a sweep's runs), oldest first:
         id, status and arguments."""
@@ -489,6 +498,7 @@ class Store:
 
     def _run_row(self, r: sqlite3.Row) -> dict:
         d = dict(r)
+        d.pop("token", None)  # the pending file's secret: never shown
         d["args"] = json.loads(d["args"])
         if d["status"] == "running" and is_gone(d):
             d["status"] = "stale"
