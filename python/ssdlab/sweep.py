@@ -17,6 +17,7 @@ import hashlib
 import itertools
 import json
 import math
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any, Callable, Optional, Union
 from pydantic import (BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr,
                       TypeAdapter, ValidationError)
 
+from . import safe_path
 from .detached import DriveJob, compute, job_for
 from .executor import Done, Executor, Unit
 from .methodology import Options, get
@@ -32,6 +34,7 @@ from .store import Store
 
 GRID_KEYS = {"test", "drives", "spare", "set", "seconds", "repeat", "interval", "seed", "testbed"}
 MAX_POINTS = 10_000
+MAX_GRID_BYTES = 1 << 20  # a grid file is a few keys and one [set] table
 
 
 @dataclass
@@ -175,10 +178,12 @@ def _check_set(path: Path, table: dict, where: str = "set", depth: int = 1) -> N
 
 
 def read_grid_file(path: Path) -> dict:
-    try:
-        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"grid file {path} not found") from None
+    if not os.path.lexists(path):
+        raise ValueError(f"grid file {path} not found")
+    try:  # a regular file of a grid's size: not /dev/zero, not a FIFO
+        doc = tomllib.loads(safe_path.read_input(path, f"grid file {path}", MAX_GRID_BYTES).decode())
+    except safe_path.UnsafePath as e:
+        raise ValueError(str(e)) from None
     except (OSError, UnicodeDecodeError) as e:
         raise ValueError(f"grid file {path}: cannot read it ({e})") from None
     except tomllib.TOMLDecodeError as e:
