@@ -23,6 +23,10 @@ INSTALL_HINT = "install it with `apt-get install nbdkit` (Debian/Ubuntu), or run
 PLUGIN_NAME = "libssdsim_nbd.so"
 MARKER_SUFFIX = ".ssdlab.json"
 THREADS = 64  # requests in flight per connection (nbdkit's default is 16)
+# what one export takes, whoever connects: the plugin holds at most 256 MiB of requests
+# (crates/ssdsim-nbd), and these bound what nbdkit reads before it gets there
+MAX_CONNECTIONS = 64  # the most jobs a test of ssdlab runs at once (AS SSD's 64 threads)
+MAX_REQUEST = 16 << 20  # the largest request a test of ssdlab sends (AS SSD's sequential block)
 
 
 def nbdkit_binary() -> str:
@@ -93,13 +97,15 @@ def command(*, profile: Path, sets: list[str], seed: int, data: Path, stats: Pat
             socket: Path | None, tcp: tuple[str, int] | None, pidfile: Path,
             interval_s: float = 1.0) -> list[str]:
     cmd = [nbdkit_binary(), "--foreground", "--exit-with-parent", "-t", str(THREADS),
-           "-P", str(pidfile)]
+           "-P", str(pidfile), "--filter=blocksize-policy", "--filter=limit"]
     if tcp:
         cmd += ["-i", tcp[0], "-p", str(tcp[1])]
     else:
         cmd += ["-U", str(socket)]
     cmd += [str(plugin_path()), f"profile={profile}", f"seed={seed}", f"data={data}",
-            f"stats={stats}", f"interval={interval_s}"]
+            f"stats={stats}", f"interval={interval_s}",
+            # more clients are refused; a larger request is answered EINVAL, never passed on
+            f"limit={MAX_CONNECTIONS}", f"blocksize-maximum={MAX_REQUEST}", "blocksize-error-policy=error"]
     cmd += [f"set={s}" for s in sets]
     return cmd
 

@@ -34,6 +34,7 @@ class ServeOptions:
     seed: int = 42
     socket: Path | None = None
     tcp: str | None = None
+    tcp_unauthenticated: bool = False  # the user accepts that anyone who connects reads and writes
     data: Path | None = None
     destroy_data: str | None = None
     seconds: float | None = None
@@ -131,6 +132,11 @@ class Serving:
         self.tcp = nbdkit.parse_tcp(opts.tcp) if opts.tcp else None
         if self.tcp:
             nbdkit.check_tcp(self.tcp)
+            if not opts.tcp_unauthenticated:
+                raise ValueError(f"--tcp {opts.tcp}: NBD has no authentication: every user of this machine "
+                                 f"{'' if nbdkit.is_loopback(self.tcp[0]) else 'and every machine that reaches it '}"
+                                 "could read and write the served drive; serve on the Unix socket (the default: "
+                                 "its owner's alone), or add --tcp-unauthenticated to accept that")
         # no --socket: one in a directory of its own (mkdtemp: 0700, ours), made at start()
         self.socket = check_socket(opts.socket) if opts.socket and not self.tcp else None
         if not self.tcp and not self.socket and len(tempfile.gettempdir()) + 40 > MAX_SOCKET_PATH:
@@ -156,12 +162,12 @@ class Serving:
         (self.work / "profile.toml").write_text(self.text)
         self.data = self.user_data or self.work / "data"  # sparse; removed at the end
         self.stats_path = self.work / "stats.jsonl"
+        self.stats = stats.StatsTail(self.stats_path)
         cmd = nbdkit.command(profile=self.work / "profile.toml", sets=list(opts.sets), seed=opts.seed,
                              data=self.data, stats=self.stats_path, socket=self.socket, tcp=self.tcp,
                              pidfile=self.work / "pid", interval_s=opts.interval_s)
         self.run_id = store.create_run("serve", args, engine_version=nbdkit_version())
         self.rd = store.add_drive(self.run_id, 0, opts.drive, self.identity())
-        self._seen = 0
         self.t0 = time.monotonic()
         try:
             self.proc = nbdkit.start(cmd, self.work / "pid", self.work / "nbdkit.log")
@@ -194,15 +200,14 @@ class Serving:
         return self.proc.poll() is None
 
     def rows(self) -> list[dict]:
-        rows = stats.read_lines(self.stats_path)
-        new, self._seen = rows[self._seen:], len(rows)
-        return new
+        """The stats rows written since the last call (read incrementally)."""
+        return self.stats.new_rows()
 
     def finish(self) -> tuple[dict, str]:
         """Stop nbdkit, store the session; returns (totals, status)."""
         crashed = self.proc.poll() is not None
         code = nbdkit.stop(self.proc)
-        rows = stats.read_lines(self.stats_path)
+        rows = self.stats.all_rows()
         status = "failed" if crashed or not rows else "complete"
         error = None
         if status == "failed":
