@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .base import BaseTarget, Capabilities
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
@@ -29,13 +29,15 @@ from . import locks, safety, ssh
 from .fio import _empty, parse_size, writes
 from .fio_output import FioFailed
 from .hostid import kernel_id
-from .remote_wire import PROTOCOL, identity_of, phase_doc, result_of
+from .remote_wire import (PROTOCOL, Hello, Malformed, answer_of, hello_of, identity_of, opened_of, phase_doc,
+                          result_of)
 
 _USER = r"(?:(?P<user>[A-Za-z0-9_][A-Za-z0-9._-]*)@)?"
 _HOST = r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?))"
 _SPEC = re.compile(_USER + _HOST + r"(?::(?P<port>[0-9]+))?:(?P<path>/.*)")
 LOCAL_PREFIXES = ("/", "file:", "nbd:", "sim:")
-STOP_WAIT_S = 60.0  # after Ctrl-C, how long the agent may take to hand back the partial phase
+STOP_WAIT_S = 60.0
+T = TypeVar("T")  # after Ctrl-C, how long the agent may take to hand back the partial phase
 
 
 def printable(text: str, keep: str = "") -> str:
@@ -122,29 +124,35 @@ class RemoteTarget(BaseTarget):
         self.command = cmd
         try:
             self.conn = ssh.Connection(cmd, spec)
-            self.host = self._first("hello", proto=PROTOCOL, spec=self.rs.agent_spec)
+            self.host = self._first("hello", hello_of, proto=PROTOCOL, spec=self.rs.agent_spec)
             self._claim(self.host)
-            opened = self._first("open", spec=self.rs.agent_spec, plan=plan,
-                                 destroy_data=self.rs.path if self.consent else None)
+            ident, self._engine_version = self._first("open", opened_of, spec=self.rs.agent_spec, plan=plan,
+                                                      destroy_data=self.rs.path if self.consent else None)
         except BaseException:
             self.close()
             raise
-        self.ident = self._identity(opened["identity"])
+        self.ident = self._identity(ident)
         self.capacity = self.ident.capacity
         self.kind = self.ident.kind
-        self._engine_version = str(opened.get("engine_version") or "")
 
     # ---------------------------------------------------------------- the connection
-    def _first(self, op: str, **kw: Any) -> Any:
-        """A request before the run: a lost connection is the user's to fix (exit 2)."""
+    def _first(self, op: str, check: Callable[[Any], T] = lambda x: x, **kw: Any) -> T:
+        """A request before the run, its answer checked: a lost connection, or an agent
+        that answers outside the protocol, is the user's to fix (exit 2)."""
         try:
-            return self._call(op, timeout=ssh.CONNECT_S, **kw)
+            return check(self._call(op, timeout=ssh.CONNECT_S, **kw))
         except TimeoutError:
             raise ValueError(f"drive {self.spec}: no answer from ssdlab on {self.rs.where} over ssh "
                              f"within {ssh.CONNECT_S:g} s; check `{self._try()}`") from None
         except ssh.ConnectionLost as e:
             raise ValueError(f"drive {self.spec}: cannot run ssdlab on {self.rs.where} over ssh "
                              f"({e}); check that `{self._try()}` works") from None
+        except Malformed as e:
+            raise ValueError(f"drive {self.spec}: {self._outside(e)}") from None
+
+    def _outside(self, e: Malformed) -> str:
+        return (f"ssdlab on {self.rs.where} answered outside its protocol ({printable(str(e))[:300]}); "
+                "install the same ssdlab version on both hosts")
 
     def _try(self) -> str:
         """The command line that shows what goes wrong (what ssdlab runs, asking for help)."""
@@ -156,9 +164,12 @@ class RemoteTarget(BaseTarget):
             raise RemoteFailed(f"drive {self.spec}: its connection is closed")
         self.conn.send({"op": op, **kw})
         doc = self.conn.recv(timeout)
-        if "error" in doc:
+        kind, value = answer_of(doc)
+        if kind == "error":
             raise self._error(doc)
-        return doc.get("ok")
+        if kind != "ok":
+            raise Malformed(f"a {kind} answer to {op}")
+        return value
 
     def _error(self, doc: dict) -> Exception:
         text = printable(str(doc.get("error") or "failed"))
@@ -184,18 +195,16 @@ class RemoteTarget(BaseTarget):
         return RemoteFailed(f"drive {self.spec}: the connection to ssdlab on {self.rs.where} ended "
                             f"during phase {phase.name or phase.kind!r}: {e}")
 
-    def _claim(self, host: dict) -> None:
-        kern = str(host.get("kernel") or "")
-        key = str(host.get("drive") or self.rs.agent_spec)
+    def _claim(self, host: Hello) -> None:
+        kern = host.kernel
+        key = host.drive or self.rs.agent_spec
         key = key if kern and kern == kernel_id() else f"{kern or self.rs.host}/{key}"
         locks.claim(key, self.spec)
         self._claimed = key
 
-    def _identity(self, doc: dict) -> Identity:
-        i = identity_of(doc)
-        i.extra.update(host=self.rs.host, remote_path=self.rs.path,
-                       remote_hostname=str(self.host.get("hostname", "")),
-                       remote_uid=self.host.get("uid"), ssdlab_remote=str(self.host.get("version", "")))
+    def _identity(self, i: Identity) -> Identity:
+        i.extra.update(host=self.rs.host, remote_path=self.rs.path, remote_hostname=self.host.hostname,
+                       remote_uid=self.host.uid, ssdlab_remote=self.host.version)
         if i.kind == "file":
             i.model = f"{i.model} on {self.rs.host}"
         return i
@@ -210,8 +219,8 @@ class RemoteTarget(BaseTarget):
         if self.conn is None:
             return self.ident
         try:
-            self.ident = self._identity(self._call("identify"))
-        except ssh.ConnectionLost:
+            self.ident = self._identity(identity_of(self._call("identify")))
+        except (ssh.ConnectionLost, Malformed):
             pass  # the run's own request says why
         return self.ident
 
@@ -244,8 +253,8 @@ class RemoteTarget(BaseTarget):
             except safety.UnsafeTarget as e:
                 text = re.sub(r"(?m)^# safety: .*$", f"# safety: a run would be REFUSED: {e}", text, count=1)
         head = (f"# remote: {self.spec} over ssh (`{' '.join(self.command)}`): the checks and the "
-                f"commands below run on {self.host.get('hostname') or self.rs.host} as uid "
-                f"{self.host.get('uid')}\n")
+                f"commands below run on {printable(self.host.hostname) or self.rs.host} as uid "
+                f"{self.host.uid}\n")
         return head + text
 
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
@@ -268,21 +277,26 @@ class RemoteTarget(BaseTarget):
             return self._stop(phase, on_sample, stop)
         except ssh.ConnectionLost as e:
             raise self._lost(e, phase) from None
+        except Malformed as e:
+            raise RemoteFailed(f"drive {self.spec}: during phase {phase.name or phase.kind!r}, "
+                               f"{self._outside(e)}") from None
 
     def _answers(self, phase: Phase, on_sample: OnSample | None, timeout: float | None) -> PhaseResult:
         assert self.conn is not None
         while True:
             doc = self.conn.recv(timeout)
-            if "sample" in doc:
+            kind, value = answer_of(doc)
+            if kind == "sample":
                 if on_sample:
-                    on_sample({k: float(v) for k, v in doc["sample"].items()})
-            elif "result" in doc:
-                return result_of(doc["result"])
-            elif "interrupted" in doc:
-                part = doc["interrupted"]
-                raise Interrupted(result_of(part) if part else None)
-            else:
+                    on_sample(value)
+            elif kind == "result":
+                return result_of(value)
+            elif kind == "interrupted":
+                raise Interrupted(result_of(value) if value is not None else None)
+            elif kind == "error":
                 raise self._error(doc)
+            else:
+                raise Malformed("an ok answer during a phase")
 
     def _stop(self, phase: Phase, on_sample: OnSample | None, stop: BaseException) -> PhaseResult:
         """Ctrl-C or SIGTERM here: the agent stops the phase and hands back what it
@@ -301,8 +315,9 @@ class RemoteTarget(BaseTarget):
         conn, self.conn = self.conn, None
         if conn is not None:
             try:
-                conn.send({"op": "close"})
-                conn.recv(10.0)
+                if not conn.broken:  # an agent outside the protocol is not asked anything more
+                    conn.send({"op": "close"})
+                    conn.recv(10.0)
             except (ssh.ConnectionLost, TimeoutError, OSError):
                 pass
             conn.close()

@@ -81,6 +81,7 @@ class Connection:
     def __init__(self, cmd: list[str], label: str):
         self.cmd = cmd
         self.label = label
+        self.broken = False  # the other end left the protocol: not waited for at the end
         self.tail: deque[str] = deque(maxlen=20)
         self._wlock = threading.Lock()
         self._closed = threading.Event()
@@ -131,13 +132,15 @@ class Connection:
         try:
             line = self.lines.readline(timeout)
         except ValueError as e:
+            self.broken = True
             raise ConnectionLost(f"the agent sent {e}") from None
         if line is None:
             raise ConnectionLost(self.why())
         try:
             return loads(line)
         except ValueError:
-            text = line.decode(errors="replace").strip()[:200]
+            self.broken = True
+            text = line[:200].decode(errors="replace").strip()
             raise ConnectionLost(f"the agent sent something other than its protocol ({text!r}); "
                                  "is the same ssdlab version installed there?") from None
 
@@ -175,7 +178,7 @@ class Connection:
             except OSError:
                 pass
         try:
-            self.proc.wait(timeout=timeout)
+            self.proc.wait(timeout=0 if self.broken else timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
