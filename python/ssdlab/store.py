@@ -31,6 +31,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from . import METHODOLOGY_VERSION, __version__, safe_path
+from .errors import printable
 from .phase import Identity, PhaseResult
 
 SCHEMA_VERSION = 1
@@ -109,6 +110,30 @@ MAX_ID = 2**63 - 1  # SQLite's integer range
 
 class StoreError(ValueError):
     """The store cannot be opened or a run does not exist (a user error)."""
+
+
+MAX_TESTBED = 200
+
+
+def check_testbed(testbed: str | None) -> str | None:
+    """A --testbed tag: one line of printable text (no newline, no terminal escape)."""
+    if testbed is not None and (len(testbed) > MAX_TESTBED or not testbed.isprintable()):
+        raise StoreError(f"--testbed {printable(testbed)[:60]!r}: a tag is one line of at most {MAX_TESTBED} "
+                         "printable characters (no newlines or control characters)")
+    return testbed
+
+
+def csv_text(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as it is: text starting with = + - @ (or a tab or a
+    carriage return) would be read as a formula (a drive named `=HYPERLINK(...)`), so it
+    gets a leading '; numbers (-1.5) and everything else are left as they are."""
+    if not isinstance(value, str) or value[:1] not in ("=", "+", "-", "@", "\t", "\r"):
+        return value
+    try:
+        float(value)
+        return value
+    except ValueError:
+        return "'" + value
 
 
 def damage_hint(path: Path, e: Exception | str) -> str:
@@ -342,6 +367,7 @@ class Store:
     # ---- writing -------------------------------------------------------------------------
     def create_run(self, test: str, args: dict, testbed: str | None = None,
                    engine_version: str | None = None) -> int:
+        check_testbed(testbed)
         with self.tx() as c:
             pid = os.getpid()
             # token: a secret of this run that only its own pending file carries (pending.py)
@@ -523,7 +549,7 @@ class Store:
         histogram bucket, phase total and metric of the run."""
         run = self.run(run_id)
         buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
+        w = _SafeCsv(csv.writer(buf, lineterminator="\n"))
         w.writerow(["run_id", "drive", "phase_seq", "phase", "table", "column", "row", "value"])
         for d in run["drives"]:
             for name, v in d["metrics"].items():
@@ -550,6 +576,16 @@ class Store:
                         for e, c in zip(h["edges_us"], h.get("counts") or []):
                             w.writerow(key + [f"histogram_{rw}", "count", fmt(e), fmt(c)])
         return buf.getvalue()
+
+
+class _SafeCsv:
+    """A csv writer whose every cell goes through csv_text."""
+
+    def __init__(self, w: Any):
+        self.w = w
+
+    def writerow(self, row: list[Any]) -> None:
+        self.w.writerow([csv_text(c) for c in row])
 
 
 def is_gone(run: dict) -> bool:

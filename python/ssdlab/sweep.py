@@ -30,7 +30,7 @@ from . import safe_path
 from .detached import DriveJob, compute, job_for
 from .executor import Done, Executor, Unit
 from .methodology import Options, get
-from .store import Store
+from .store import Store, check_testbed
 
 GRID_KEYS = {"test", "drives", "spare", "set", "seconds", "repeat", "interval", "seed", "testbed"}
 MAX_POINTS = 10_000
@@ -258,6 +258,7 @@ def make_grid(test: str, drives: list[str], sets: list[str], spares: list[str],
         v = cli if cli is not None else doc.get(k)
         if v is not None:
             setattr(g, k, v)
+    check_testbed(g.testbed)
     return g
 
 

@@ -18,6 +18,7 @@ from plotly.subplots import make_subplots
 
 from . import sweep_data as S
 from .. import safe_path
+from ..store import csv_text
 from ..figures.html import FONT, _div
 from ..figures.style import COLORS
 from .page import CSS
@@ -129,7 +130,7 @@ def write_csv(t: S.SweepTable, path: Path) -> Path:
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=S.columns(t))
         w.writeheader()
-        w.writerows(S.records(t))
+        w.writerows({k: csv_text(v) for k, v in r.items()} for r in S.records(t))
     return path
 
 

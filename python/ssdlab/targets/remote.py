@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ..errors import printable
 from .base import BaseTarget, Capabilities
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from . import locks, safety, ssh
@@ -38,11 +39,6 @@ _SPEC = re.compile(_USER + _HOST + r"(?::(?P<port>[0-9]+))?:(?P<path>/.*)")
 LOCAL_PREFIXES = ("/", "file:", "nbd:", "sim:")
 STOP_WAIT_S = 60.0
 T = TypeVar("T")  # after Ctrl-C, how long the agent may take to hand back the partial phase
-
-
-def printable(text: str, keep: str = "") -> str:
-    """What another host sent, safe to print: no control characters (terminal escapes)."""
-    return "".join(c if c.isprintable() or c in keep else "?" for c in text)
 
 
 class RemoteFailed(RuntimeError):

@@ -23,6 +23,7 @@ import sys
 import threading
 from collections import deque
 
+from ..errors import printable
 from . import child
 from .remote_wire import Lines, dumps, loads
 
@@ -104,7 +105,7 @@ class Connection:
 
     def _read_stderr(self) -> None:
         for raw in iter(self.stderr.readline, b""):
-            line = "".join(c if c.isprintable() else "?" for c in raw.decode(errors="replace").rstrip())
+            line = printable(raw.decode(errors="replace").rstrip())
             if not line:
                 continue
             if line.startswith("ssdlab: warning: "):
