@@ -283,3 +283,35 @@ def test_a_torn_final_report_is_an_error(tmp_path, monkeypatch, how, slow, cut):
     with FioTarget(f"file:{tmp_path}/t.bin:64M") as t:
         with pytest.raises(FioFailed, match="incomplete|moved .* of its"):
             t.run(P.seq_write("w", stop_bytes=64 * MIB, block_size=4096, queue_depth=1))
+
+
+# ---- one file under several names: loop devices over the same image, and the image itself ----
+def test_a_loop_device_whose_file_another_loop_device_uses_is_refused(loops, tmp_path):
+    dev, img = loops.make()
+    alias = sh("losetup", "--find", "--show", str(img)).stdout.strip()  # the same file, again
+    loops.devs.insert(0, alias)
+    safety.check_block_write(dev, dev)  # an alias nobody uses is no reason to refuse
+    sh("mkfs.ext4", "-q", "-F", alias)
+    mnt = loops.mount(alias)
+    with pytest.raises(safety.UnsafeTarget, match=f"{alias} is set up on the same file and is mounted"):
+        safety.check_block_write(dev, dev)
+    r = cli("run", "fill", "--drive", dev, "--destroy-data", dev, "--plan")
+    assert "# safety: a run would be REFUSED" in r.stdout and alias in r.stdout, r.stdout
+    r = cli("run", "fill", "--drive", dev, "--destroy-data", dev, "--db", str(tmp_path / "r.sqlite"))
+    one_line_error(r, alias, "same file")
+    sh("umount", str(mnt))
+    loops.mounts.remove(mnt)
+    loops.hold_exclusive(dev)  # dev under test (its O_EXCL claim): its alias is not written meanwhile
+    with pytest.raises(safety.UnsafeTarget, match=f"{dev} is set up on the same file and is held exclusively"):
+        safety.check_block_write(alias, alias)
+
+
+def test_the_image_of_a_loop_device_is_not_a_file_target(loops, tmp_path):
+    dev, img = loops.make()
+    before = sha(img)
+    hard = tmp_path / "other-name.img"
+    os.link(img, hard)  # the same inode by another name
+    for f in (img, hard):
+        r = cli("run", "fill", "--drive", f"file:{f}:1M", "--destroy-data", str(f), "--db", str(tmp_path / "r.sqlite"))
+        one_line_error(r, f"loop device {dev} is set up on it")
+    assert sha(img) == before

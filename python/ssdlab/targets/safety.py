@@ -196,6 +196,35 @@ def in_use(path: str, dev: BlockDev) -> str:
     if w:
         what = ", ".join(f"pid {pid} ({comm}) on /dev/{n}" for pid, comm, n in w[:3])
         return f"refusing {path}: open for writing by another process ({what}); stop it first"
+    for alias in inuse.loop_aliases(dev.name):  # the same file under another loop device
+        why = alias_in_use(alias)
+        if why:
+            return (f"refusing {path}: /dev/{alias} is set up on the same file and {why}; stop that use "
+                    "first (or detach it: losetup -d)")
+    return ""
+
+
+def alias_in_use(name: str) -> str:
+    """How a loop device holding the same data as the device under test is used ("" when
+    it is not): mounted, swap, stacked on, written by a process, or held exclusively (by
+    a mount, an assembly, another ssdlab run)."""
+    tree = inuse.device_tree(name)
+    m = inuse.mounted_in(tree)
+    if m:
+        return "is mounted (" + ", ".join(f"/dev/{n} on {mnt}" for n, mnt in m[:3]) + ")"
+    if inuse.swaps_in(tree):
+        return "is active swap"
+    hold = sorted({h for n in tree for h in inuse.holders(n)} | set(inuse.stacked(name, tree)))
+    if hold:
+        return f"is in use by {', '.join('/dev/' + h for h in hold)}"
+    w = inuse.writers(tree)
+    if w:
+        return f"is open for writing by pid {w[0][0]} ({w[0][1]})"
+    try:
+        os.close(os.open(f"/dev/{name}", os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC))
+    except OSError as e:
+        if e.errno == errno.EBUSY:
+            return "is held exclusively (mounted, assembled, or under test by another run)"
     return ""
 
 
