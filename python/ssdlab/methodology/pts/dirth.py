@@ -186,7 +186,7 @@ def page(key: str, run: Any, d: Any) -> tuple:
     top = max(x["iops"] for x in g.values())
     lines.append(Line(f"response-time ceiling {ceiling:g} ms", [0, top], [ceiling, ceiling], "lines", "dot"))
     for p in POINTS:
-        at = (pts.get(p) or {}).get("at")
+        at = str((pts.get(p) or {}).get("at") or "")
         if at in g:
             lines.append(Line(f"{p.capitalize()}IOPS point: {_name(at)}", [g[at]["iops"]],
                               [(g[at]["mean_us"] or 0) / 1000], "markers"))
