@@ -15,10 +15,9 @@ from ssdlab.phase import GB
 from ssdlab.report import build_runs_report, from_store
 from ssdlab.runner import run_test
 from ssdlab.store import Store
-from test_browser import BOXES_JS, CHROMIUM, _overlap
+from test_browser import BOXES_JS, CHROMIUM, _overlap, browser_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
-sync_api = pytest.importorskip("playwright.sync_api")
 assert CHROMIUM is not None  # test_browser skips the module otherwise
 
 
@@ -35,21 +34,8 @@ def report(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def page(report):
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
-        pg = browser.new_page(viewport={"width": 1280, "height": 1000})
-        errors: list[str] = []
-        remote: list[str] = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        pg.on("request", lambda r: remote.append(r.url) if not r.url.startswith(
-            ("file:", "data:", "blob:")) else None)
-        pg.goto(report.as_uri())
-        pg.wait_for_function("() => window.Plotly")
-        pg.errors, pg.remote = errors, remote
+    with browser_page(report) as pg:
         yield pg
-        browser.close()
 
 
 def _plots(page) -> list[str]:
