@@ -41,7 +41,7 @@ def start(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subproces
 
 # The command with its drive replaced by a FakeTarget that sleeps in its random-write phase
 # (READY is created once the run holds a sample of it) and, with FILLER set, fills the
-# results disk after the fill phase.
+# results disk after the fill phase; CHECKPOINT_S sets the runner's checkpoint interval.
 FAKE_CLI = """
 import os, sys, time
 sys.path.insert(0, os.environ["TESTS_DIR"])
@@ -69,6 +69,8 @@ class Fake(FakeTarget):
         return r
 
 ssdlab.targets.open_target = lambda spec, **kw: Fake(capacity=8 * GB, cache_bytes=2 * GB)
+import ssdlab.runner
+ssdlab.runner.CHECKPOINT_S = float(os.environ.get("CHECKPOINT_S", ssdlab.runner.CHECKPOINT_S))
 from ssdlab.cli import app
 app()
 """

@@ -344,8 +344,15 @@ class Store:
 
     def add_phase(self, run_drive_id: int, seq: int, result: PhaseResult,
                   status: str = "complete") -> int:
+        """Store phase `seq` of a drive; it replaces a `partial` one stored before (a
+        checkpoint of the running phase), never a complete one."""
         lat = {k: v for k, v in (result.latency or {}).items() if k not in ("edges_us", "counts")}
         with self.tx() as c:
+            # a running phase's checkpoint (status partial) gives way to what it became
+            for (old,) in c.execute("SELECT id FROM phases WHERE run_drive_id=? AND seq=? AND status='partial'",
+                                    (run_drive_id, seq)).fetchall():
+                for table in ("series", "histograms", "phases"):
+                    c.execute(f"DELETE FROM {table} WHERE {'id' if table == 'phases' else 'phase_id'}=?", (old,))
             cur = c.execute(
                 "INSERT INTO phases (run_drive_id, seq, name, kind, spec, status, totals,"
                 " latency, recorded) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -396,6 +403,20 @@ class Store:
                 "SELECT spec FROM run_drives WHERE run_id=? ORDER BY position", (r["id"],))]
             out.append(d)
         return out
+
+    @_reading
+    def created(self, run_id: int) -> str:
+        """When the run was created (with its test, what a pending file names it by)."""
+        return str(self.db.execute("SELECT created FROM runs WHERE id=?", (run_id,)).fetchone()[0])
+
+    @_reading
+    def runs_with_arg(self, key: str, value: str) -> list[dict]:
+        """Runs whose stored arguments hold `key` = `value` (a sweep's runs), oldest first:
+        id, status and arguments."""
+        rows = self.db.execute(
+            "SELECT id, status, args FROM runs WHERE json_valid(args) AND "
+            "json_extract(args, '$.' || ?) = ? ORDER BY id", (key, value)).fetchall()
+        return [{"id": r["id"], "status": r["status"], "args": json.loads(r["args"])} for r in rows]
 
     @_reading
     def latest_run_id(self) -> int:

@@ -27,7 +27,7 @@ def result(phase, iops: float) -> PhaseResult:
 
 def drive(test, values, po=PtsOptions(), other=1000.0):
     """Walk the test's phases, answering its tracking step with values[round - 1]."""
-    opts = Options(pts=po)
+    opts = Options(own=po)
     gen = test.phases(64 * GB, opts)
     res, phase = [], next(gen)
     try:
@@ -85,7 +85,7 @@ def test_rounds_cap_shortens_a_run():
 
 def drive_iops(tracks: dict[str, list[float]], po=PtsOptions()):
     """Walk the IOPS test answering each tracking step from `tracks` ({label: per round})."""
-    opts = Options(pts=po)
+    opts = Options(own=po)
     gen = IOPS.TEST.phases(64 * GB, opts)
     res, phase = [], next(gen)
     try:
@@ -131,7 +131,7 @@ def test_half_kib_steps_run_on_512_byte_drives_only(lb, small):
 
     po = PtsOptions(max_rounds=1, logical_block=lb)
     for test, n in (("pts-iops", 7), ("pts-latency", 3)):
-        sizes = [p.block_size for p in plan_phases(test, 64 * GB, Options(pts=po))
+        sizes = [p.block_size for p in plan_phases(test, 64 * GB, Options(own=po))
                  if p.name.startswith("r01/")]
         assert (sizes.count(512) == n) is small and (512 in sizes) is small
     res, opts = drive(LAT.TEST, [100.0] * 5, po)
@@ -156,7 +156,7 @@ def test_a_512_byte_block_is_a_valid_phase_and_the_simulator_refuses_it():
 def test_plan_lists_every_round_up_to_the_cap():
     from ssdlab.runner import plan_phases
 
-    ph = plan_phases("pts-latency", 64 * GB, Options(pts=PtsOptions(max_rounds=4)))
+    ph = plan_phases("pts-latency", 64 * GB, Options(own=PtsOptions(max_rounds=4)))
     assert len(ph) == 2 + 4 * 6 and ph[-1].name == "r04/rw0_bs4k"
     assert {(p.jobs, p.queue_depth) for p in ph[2:]} == {(1, 1)}
 
@@ -171,7 +171,7 @@ def test_registered_and_outside_the_review():
 
 def test_an_interrupted_run_keeps_its_rounds(store):
     target = FakeTarget(capacity=8 * GB, interrupt_at=("r03/rw65_bs4k", 1))
-    opts = Options(pts=PtsOptions(round_seconds=2.0))
+    opts = Options(own=PtsOptions(round_seconds=2.0))
     with pytest.raises(RunInterrupted) as e:
         run_test(store, "pts-iops", [("fake:a", target)], opts, {})
     run = store.run(e.value.run_id)
@@ -192,7 +192,7 @@ def small_sim_runs(tmp_path_factory):
     from ssdlab.targets.sim import SimTarget
 
     s = Store(tmp_path_factory.mktemp("pts") / "r.sqlite")
-    opts = Options(pts=PtsOptions.quick())
+    opts = Options(own=PtsOptions.quick())
     ids = {}
     for name in PTS_TESTS:
         t = SimTarget(load_text("tlc-256"), ["user_capacity_gb=4"])

@@ -34,7 +34,7 @@ def result(phase) -> PhaseResult:
 
 
 def walk(po: PtsOptions):
-    opts = Options(pts=po)
+    opts = Options(own=po)
     gen = D.TEST.phases(64 * GB, opts)
     res, phase = [], next(gen)
     try:

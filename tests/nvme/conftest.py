@@ -1,8 +1,11 @@
-"""The NVMe VM, booted once per test session: QEMU's emulated NVMe controller with two
-namespaces on sparse files in a temporary directory, ssdlab run inside it by guest.py,
-the results (steps.json, the SQLite stores, the review's report) written back to a host
-directory shared into the guest. Without a KVM that can boot a distribution kernel the
-tests skip with one line saying so."""
+"""The NVMe VM, booted once per test session: QEMU's emulated NVMe controller with three
+namespaces (two sparse files in a temporary directory, one `ssdlab serve` socket), ssdlab
+run inside it by guest.py, the results (steps.json, the SQLite stores) written back to a
+host directory shared into the guest. KVM when it can boot a distribution kernel, QEMU's
+emulation (TCG) otherwise; the tests skip only where QEMU cannot run at all.
+
+The guest is kept small, as the machine is shared: one vCPU (an emulated CPU is a host
+thread busy all the time) and 1 GiB of memory."""
 
 from __future__ import annotations
 
@@ -18,35 +21,37 @@ import pytest
 from ssdlab.serve import nvme_vm
 
 MIB = 2**20
-NS_BYTES = 256 * MIB
+NS_BYTES = 128 * MIB
+CPUS = 1
+MEMORY = "1G"
 GUEST = Path(__file__).with_name("guest.py")
 ROOT = Path(__file__).resolve().parents[2]
-# the served namespace: the drive of tests/serve's NBD fill, shrunk (its SLC cache and
-# post-cache speed are what the fill through the guest's NVMe driver must find)
+# the served namespace: a small simulated drive (its fill through the guest's NVMe driver
+# must reach it; benchmarks/nvme_served_fill.py compares a larger one's fill with virtual time)
 SERVED_DRIVE = "sim:sn520-128"
-SERVED_SETS = ["user_capacity_gb=2", "nand.channels=1", "nand.blocks_per_plane=88",
-               "slc.dynamic_max_gb=0.5", "slc.dynamic_share=1.0"]
+SERVED_SETS = ["user_capacity_gb=0.25", "nand.channels=1", "nand.blocks_per_plane=16",
+               "slc.dynamic_max_gb=0.05", "slc.dynamic_share=1.0"]
+# every test of the VM runs on one xdist worker, so the session boots it once, while the
+# other worker runs the rest of the suite
+GROUP = pytest.mark.xdist_group("nvme_vm")
 
 
 def skip_reason() -> str | None:
     why = nvme_vm.why_not()
-    if why is None:
-        return None
-    if os.geteuid() != 0:
+    if why is None and os.geteuid() != 0:
         return "needs root (the guest runs as root on the host's root filesystem)"
-    # a missing package is a failure under `make test` (sysdeps installs it); missing
-    # hardware virtualization is not something a package gives
-    acc, _ = nvme_vm.accel()
-    return f"[hardware] {why}" if acc is None else why
+    return why  # a missing package: a failure under `make test` (sysdeps installs it)
 
 
 class VM:
-    def __init__(self, out: Path, result: subprocess.CompletedProcess, wall_s: float):
+    def __init__(self, out: Path, result: subprocess.CompletedProcess, wall_s: float, accel: str):
         self.out = out
         self.result = result
         self.wall_s = wall_s
+        self.accel = accel
         f = out / "steps.json"
         self.steps = json.loads(f.read_text()) if f.exists() else {}
+        self.serve_end: dict = {}
 
     def step(self, name: str) -> dict:
         s = self.steps.get(name)
@@ -54,6 +59,18 @@ class VM:
                                f"{self.result.stdout[-3000:]}\n{self.result.stderr[-3000:]}")
         assert s["ok"], f"guest step {name} raised:\n{s['error']}"
         return s
+
+
+def _serve(sock: Path, db: Path) -> subprocess.Popen:
+    serve = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "serve", SERVED_DRIVE, "--socket", str(sock),
+                              "--db", str(db), "--json", *(x for s in SERVED_SETS for x in ("--set", s))],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert serve.stdout is not None
+    ready = json.loads(serve.stdout.readline() or "{}")
+    if ready.get("event") != "ready":
+        serve.kill()
+        raise AssertionError(f"serve did not start: {serve.communicate()[1][-2000:]}")
+    return serve
 
 
 @pytest.fixture(scope="session")
@@ -68,28 +85,29 @@ def nvme_vm_run(tmp_path_factory) -> VM:
     for f in (n1, n2):
         with open(f, "wb") as fh:
             fh.truncate(NS_BYTES)
-    # namespace 1: a partition table (for the refusals; the guest mounts its partition)
-    subprocess.run(["sfdisk", "-q", str(n1)], input="label: gpt\n,\n", text=True, check=True,
+    # namespace 1: a partition table (for the refusals; the guest mounts its partition, a
+    # small one: mkfs is quick)
+    subprocess.run(["sfdisk", "-q", str(n1)], input="label: gpt\n,16MiB\n", text=True, check=True,
                    capture_output=True)
     # namespace 3: a simulated drive, `ssdlab serve` over a Unix socket
     sock = base / "drive.sock"
-    serve = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "serve", SERVED_DRIVE, "--socket", str(sock),
-                              "--db", str(out / "serve.sqlite"), "--json",
-                              *(x for s in SERVED_SETS for x in ("--set", s))],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    serve = _serve(sock, out / "serve.sqlite")
+    acc, _ = nvme_vm.accel()
     try:
-        ready = json.loads(serve.stdout.readline() or "{}")
-        assert ready.get("event") == "ready", f"serve did not start: {serve.stderr.read() if serve.poll() is not None else ''}"
         ns = [nvme_vm.Namespace(str(n1), 512), nvme_vm.Namespace(str(n2), 4096),
               nvme_vm.Namespace(f"nbd+unix:///?socket={sock}", 512)]
         t0 = time.monotonic()
         r = nvme_vm.run(ns, f"cd {ROOT} && {sys.executable} {GUEST} {out}", rwdirs=[out],
-                        memory="1536M", timeout=3600)
+                        memory=MEMORY, cpus=CPUS, timeout=1800)
         wall = time.monotonic() - t0
     finally:
         if serve.poll() is None:
             serve.send_signal(signal.SIGINT)
-        sout, serr = serve.communicate(timeout=120)
-    vm = VM(out, r, wall)
-    vm.serve_end = [json.loads(x) for x in sout.splitlines() if x.startswith("{")][-1]
+        sout, _ = serve.communicate(timeout=120)
+    vm = VM(out, r, wall, acc)
+    ends = [json.loads(x) for x in sout.splitlines() if x.startswith("{")]
+    vm.serve_end = ends[-1] if ends else {}
+    print(f"\nNVMe VM ({acc}, {CPUS} vCPU, {MEMORY}): {wall:.0f} s wall, "
+          f"{(out / 'guest.log').read_text() if (out / 'guest.log').exists() else 'no guest log'}",
+          file=sys.stderr)
     return vm

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from .options import Db, DestroyData, JsonOut, Seed, Sets, Testbed
+from .options import Db, DestroyData, Drives, JsonOut, Seed, Sets, Testbed
 from .. import methodology, targets
 from ..methodology import Options
 from ..methodology.pts import PTS_TESTS, PtsOptions
@@ -68,7 +68,7 @@ def hours(s: float) -> str:
 
 
 def pts_cmd(
-    drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE, a profile .toml, /dev/... (with --destroy-data), file:PATH:SIZE"),
+    drive: Drives = [],
     out: Path = typer.Option(..., "-o", "--out", help="report directory"),
     tests: list[str] = typer.Option([], "--test", "-t", help=f"run only these (repeatable): {', '.join(NAMES)}; default all"),
     enterprise: bool = typer.Option(False, "--enterprise", help="the enterprise settings (active range 100 %, enterprise outstanding I/O); default client (75 %)"),
@@ -96,7 +96,7 @@ def pts_cmd(
         check_out_dir(out)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
         po = dataclasses.replace(po, logical_block=logical_block(drv))
-        opts = Options(pts=po)
+        opts = Options(own=po)
         for test in chosen:  # every drive refused or accepted for every test, before anything
             preflight(test, drv, opts)
         for spec, target in drv:

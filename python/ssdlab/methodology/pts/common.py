@@ -106,9 +106,8 @@ class PtsOptions:
 
 
 def pts_options(opts) -> PtsOptions:
-    """The PTS settings of a run (Options.pts), the specification's when none were given."""
-    po = getattr(opts, "pts", None)
-    return po if isinstance(po, PtsOptions) else PtsOptions()
+    """The PTS settings of a run, the specification's when none were given."""
+    return opts.of(PtsOptions, PtsOptions())
 
 
 def precondition(capacity: int, po: PtsOptions, wipc: bool = True, suffix: str = ""
