@@ -26,7 +26,7 @@ def report(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("pts-browser")
     store = Store(tmp / "r.sqlite")
     ids = [run_test(store, name, [("fake:a", FakeTarget(capacity=8 * GB))],
-                    Options(pts=PtsOptions.quick()), {})[0] for name in PTS_TESTS]
+                    Options(own=PtsOptions.quick()), {})[0] for name in PTS_TESTS]
     runs = from_store(store, ids)
     store.close()
     return build_runs_report(runs, tmp / "rep", png=False)
