@@ -18,16 +18,10 @@ from . import methodology, targets
 from .detached import Computed, Replay, compute, job_for
 from .executor import Executor, Unit
 from .methodology import Options
-from .methodology.trace import TraceOptions, stored_args
-from .phase import Replay as TraceReplay
 from .runner import DriveOutcome, Hooks, run_test
 from .store import Store
 
 OnRun = Callable[[str, int, list[DriveOutcome]], None]  # (test, run id, outcomes) once stored
-# the application workload: The Destroyer writes 3.4 times a 256 GB drive; a review
-# replays 1 % of it on a 256 GB drive (8.8 GB written), in proportion on other sizes
-APP_WORKLOAD = "destroyer-like"
-APP_SCALE_PER_GB = 0.01 / 256
 
 
 @dataclass(frozen=True)
@@ -89,30 +83,26 @@ def run_sequential(req: Request, hooks: Hooks, on_run: OnRun) -> None:
         on_run(test, run_id, outcomes)
 
 
-def application_workload(drives: list[tuple[str, Any]]) -> TraceOptions:
-    """The destroyer-like workload on the empty and the full drive, scaled to the smallest
-    drive, closed loop at its queue depth (docs/methodology.md "trace")."""
-    cap = min((t.identify().capacity for _, t in drives), default=256 * 10**9)
-    scale = float(f"{APP_SCALE_PER_GB * cap / 1e9:.3g}")
-    return TraceOptions(TraceReplay(trace=f"builtin:{APP_WORKLOAD}@{scale:g}"), state="both")
-
-
 def run_application_workload(req: Request, hooks: Hooks, on_run: OnRun,
                              warn: Callable[[str], None]) -> None:
-    """The review's last run: the application workload, on new simulated drives as every
-    other test (not on drives on other hosts: the trace is not sent there)."""
-    drives = [(s, t) for s, t in req.drives if t.capabilities.replay]
-    if len(drives) < len(req.drives):
-        warn("review skips the application workload (trace) on drives on other hosts")
-    if not drives:
-        return
-    drives = fresh(drives, req.sets, req.seed)
-    app = application_workload(drives)
-    args = {"drives": req.args.get("drives"), "set": req.sets, "seed": req.seed, "review": True,
-            "trace": stored_args(app)}
-    run_id, outcomes = run_test(req.store, "trace", drives, dataclasses.replace(req.opts, trace=app),
-                                args, req.testbed, hooks)
-    on_run("trace", run_id, outcomes)
+    """The review's last runs: the input tests that give the review options of their own
+    (the trace test's application workload), on new simulated drives as every other test
+    (not on drives on other hosts: a trace is not sent there)."""
+    for name, test in methodology.INPUT_TESTS.items():
+        if test.review_options is None:
+            continue
+        drives = [(s, t) for s, t in req.drives if t.capabilities.replay]
+        if len(drives) < len(req.drives):
+            warn(f"review skips the application workload ({name}) on drives on other hosts")
+        if not drives:
+            continue
+        drives = fresh(drives, req.sets, req.seed)
+        own = test.review_options(min(t.identify().capacity for _, t in drives))
+        args = {"drives": req.args.get("drives"), "set": req.sets, "seed": req.seed, "review": True,
+                **(test.options.stored(own, {}) if test.options else {})}
+        run_id, outcomes = run_test(req.store, name, drives, dataclasses.replace(req.opts, own=own),
+                                    args, req.testbed, hooks)
+        on_run(name, run_id, outcomes)
 
 
 def fresh(drives: list[tuple[str, Any]], sets: list[str], seed: int) -> list[tuple[str, Any]]:

@@ -320,7 +320,7 @@ def run_test(store: Store, test: str, drives: Sequence[tuple[str, Target]], opts
     engines = engine_versions([t for _, t in drives])
     with interrupts.shielded():
         run_id = store.create_run(test, args, testbed, engines)
-    created = store.db.execute("SELECT created FROM runs WHERE id=?", (run_id,)).fetchone()[0]
+    created = store.created(run_id)
     rec = Recorder(store, run_id, {"test": test, "created": created, "args": args,
                                    "testbed": testbed, "engine_version": engines})
     outcomes: list[DriveOutcome] = []

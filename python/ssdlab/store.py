@@ -405,6 +405,20 @@ class Store:
         return out
 
     @_reading
+    def created(self, run_id: int) -> str:
+        """When the run was created (with its test, what a pending file names it by)."""
+        return str(self.db.execute("SELECT created FROM runs WHERE id=?", (run_id,)).fetchone()[0])
+
+    @_reading
+    def runs_with_arg(self, key: str, value: str) -> list[dict]:
+        """Runs whose stored arguments hold `key` = `value` (a sweep's runs), oldest first:
+        id, status and arguments."""
+        rows = self.db.execute(
+            "SELECT id, status, args FROM runs WHERE json_valid(args) AND "
+            "json_extract(args, '$.' || ?) = ? ORDER BY id", (key, value)).fetchall()
+        return [{"id": r["id"], "status": r["status"], "args": json.loads(r["args"])} for r in rows]
+
+    @_reading
     def latest_run_id(self) -> int:
         r = self.db.execute("SELECT max(id) FROM runs").fetchone()[0]
         if r is None:

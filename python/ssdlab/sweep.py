@@ -302,11 +302,8 @@ def point_key(point: dict) -> str:
 
 def sweep_runs(store: Store, sweep_id: str) -> list[dict]:
     """Every stored run of a sweep, oldest first: id, status, point."""
-    rows = store.db.execute(
-        "SELECT id, status, args FROM runs WHERE json_valid(args) AND "
-        "json_extract(args, '$.sweep') = ? ORDER BY id", (sweep_id,)).fetchall()
-    return [{"id": r["id"], "status": r["status"], "point": json.loads(r["args"]).get("point", {})}
-            for r in rows]
+    return [{"id": r["id"], "status": r["status"], "point": r["args"].get("point", {})}
+            for r in store.runs_with_arg("sweep", sweep_id)]
 
 
 def finished(store: Store, grid: Grid) -> dict[str, int]:

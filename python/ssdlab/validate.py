@@ -125,7 +125,7 @@ def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] 
     cap = target.identify().capacity
     job = fio_logs.job_file(test)
     opts = Options(spare=spare, seconds=seconds, repeat=repeat,
-                   trace=None if job is None else fio_job(job, cap, seed))
+                   own=None if job is None else fio_job(job, cap, seed))
     the_test = get(fio_logs.test_of(test))
     t0 = time.time()
     results = walk_phases(the_test, target, cap, opts)
@@ -133,7 +133,7 @@ def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] 
     metrics.pop("repeats", None)
     out: dict[str, Any] = {"metrics": metrics, "capacity": cap, "wall_s": time.time() - t0,
                            "phases": {r.phase.name: phase_behaviour(r) for r in results if r.phase.kind == "io"}}
-    if test in ("fill", "trim"):  # the fill; the sequential pass after TRIM
+    if the_test.keeps_segments:  # the fill; the sequential pass after TRIM
         seg = results[-1].segments
         out["segments"] = {k: np.asarray(seg[k], dtype=float).tolist() for k in ("gb", "mbps", "t_s")}
     return out

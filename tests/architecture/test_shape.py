@@ -160,17 +160,39 @@ def test_rust_modules_have_no_circles(crate):
 
 # A hypothetical test: one module (this text) plus one registration line.
 NEW_TEST = '''
+from dataclasses import dataclass
+
 from ssdlab import phase as ph
+from ssdlab.errors import UserError
 from ssdlab.figures import Drawn
-from ssdlab.methodology.test import Test
+from ssdlab.methodology.test import CliOption, Test, TestOptions
+
+
+@dataclass(frozen=True)
+class Burst:
+    mib: int
+
+
+class BurstFlags(TestOptions):
+    cli = (CliOption("burst_mib", "--burst-mib", int, 64, "burst: MiB written"),)
+
+    def parse(self, values, console):
+        if not 1 <= values["burst_mib"] <= 1024:
+            raise UserError(f"--burst-mib {values['burst_mib']}: must be 1 to 1024")
+        return Burst(values["burst_mib"])
+
+    def stored(self, parsed, values):
+        return {"burst_mib": parsed.mib}
 
 
 def phases(capacity, opts):
-    return [ph.purge(), ph.seq_write("burst", length=64 * 2**20, stop_bytes=64 * 2**20)]
+    n = opts.of(Burst).mib * 2**20
+    return [ph.purge(), ph.seq_write("burst", length=n, stop_bytes=n)]
 
 
 def analyze(results, opts):
-    return {"burst_mbps": float(results[-1].totals["mbps"])}
+    return {"burst_mbps": float(results[-1].totals["mbps"]),
+            "burst_bytes": float(results[-1].totals["write_bytes"])}
 
 
 def figures(runs, opts):
@@ -178,7 +200,8 @@ def figures(runs, opts):
     return [Drawn("burst", lambda: f'<p id="fig-burst">{v:.0f} MB/s</p>', lambda out: [])]
 
 
-TEST = Test(name="burst", title="Burst write", phases=phases, analyze=analyze, figures=figures)
+TEST = Test(name="burst", title="Burst write", phases=phases, analyze=analyze, figures=figures,
+            options=BurstFlags())
 '''
 
 
@@ -204,11 +227,22 @@ def test_a_new_test_is_one_module_plus_its_registration(tmp_path, monkeypatch):
     from drives import SMALL, set_flags
 
     small = set_flags(SMALL)
-    r = CliRunner().invoke(app, ["run", "burst", "--drive", "sim:tlc-256", *small,
+    r = CliRunner().invoke(app, ["run", "burst", "--drive", "sim:tlc-256", *small, "--burst-mib", "32",
                                  "--db", str(db), "--json"], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     metrics = json.loads(r.stdout)["drives"][0]["metrics"]
-    assert metrics["burst_mbps"] > 0
+    assert metrics["burst_mbps"] > 0 and metrics["burst_bytes"] == 32 * 2**20  # the option reached the phases
+    from ssdlab.store import Store
+
+    assert Store(db).run(1)["args"]["burst_mib"] == 32  # and the store
+    r = CliRunner().invoke(app, ["run", "burst", "--drive", "sim:tlc-256", "--burst-mib", "0"])
+    assert r.exit_code == 2 and "--burst-mib 0: must be 1 to 1024" in r.output  # its own check, one line
+    r = CliRunner().invoke(app, ["run", "fill", "--drive", "sim:tlc-256", "--burst-mib", "8"])
+    assert r.exit_code == 2 and "--burst-mib: only for `ssdlab run burst`" in r.output  # nowhere else
+    from ssdlab.cli.request import RunRequest
+
+    req = RunRequest("burst", ["h1:/dev/sdb", "h2:/dev/sdb"], values={"burst_mib": 8})
+    assert req.argv()[:1] + req.argv()[-2:] == ["burst", "--burst-mib", "8"]  # a fleet member's command line
     r = CliRunner().invoke(app, ["report", "--latest", "--db", str(db), "-o", str(tmp_path / "rep")],
                            catch_exceptions=False)
     assert r.exit_code == 0, r.output

@@ -8,10 +8,14 @@ as fio reports them, per direction, and the whole fio JSON document as the metri
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Sequence
 
 from .. import phase as ph
+from ..errors import UserError
 from .common import Options
-from .test import Test
+from .test import CliOption, Console, Test, TestOptions
+from .trace import STATE
 
 DEFAULT_SECONDS = None
 SECONDS_HELP = ""
@@ -43,10 +47,96 @@ class FioJobOptions:
                    state=state)
 
 
+LOGS = ("write_bw_log", "write_iops_log", "write_lat_log")
+OUTPUT_FORMATS = ("normal", "json")
+
+
+class FioFlags(TestOptions):
+    """`run fio JOBFILE`: the job file read, checked and compiled by ssdlab for the smallest
+    of the (simulated) drives (fio never runs it); --state, fio's --output-format, and
+    --log-dir for the job's log files."""
+
+    cli = (
+        CliOption("job", "JOB", Optional[Path], None,
+                  "fio: the fio job file to replay on the simulated drive", argument=True),
+        STATE,
+        CliOption("output_format", "--output-format", str, "normal",
+                  "fio: normal (fio's text) or json (fio's JSON document)"),
+        CliOption("log_dir", "--log-dir", Optional[Path], None,
+                  "fio: write the job's write_bw_log / write_iops_log / write_lat_log files in this directory"),
+    )
+
+    def parse(self, values: dict[str, Any], console: Console) -> None:
+        job, state = values["job"], values["state"]
+        if values["output_format"] not in OUTPUT_FORMATS:
+            raise UserError(f"--output-format {values['output_format']}: choose normal or json")
+        if job is None:
+            raise UserError("run fio: give the job file: ssdlab run fio JOBFILE --drive sim:PROFILE")
+        if not Path(job).is_file():
+            raise UserError(f"{job}: no such job file")
+        if state not in STATES:
+            raise UserError(f"--state {state}: for run fio choose empty, full or precondition")
+        return None
+
+    def for_drives(self, parsed: Any, values: dict[str, Any], drives: Sequence[tuple[str, Any]],
+                   seed: int, console: Console) -> FioJobOptions:
+        from ..fiojob.compile import compile_job
+
+        real = [spec for spec, t in drives if not t.capabilities.simulated]
+        if real:
+            raise UserError(f"run fio: {real[0]} is a real drive: run the job with fio itself there; "
+                            "`ssdlab run fio` runs a job on simulated drives (--drive sim:PROFILE)")
+        ids = sorted((t.identify() for _, t in drives), key=lambda i: i.capacity)
+        cap = ids[0].capacity if ids else 0
+        c = compile_job(Path(values["job"]), cap, seed, zone_bytes(ids[0]) if ids else 0)
+        for n in c.notes:
+            console.note(f"note: {n}")
+        f = FioJobOptions.compiled(str(values["job"]), c, values["state"])
+        wants = [k for k in LOGS if k in f.logs]
+        log_dir = values["log_dir"]
+        if log_dir is None and wants:
+            console.note(f"note: {', '.join(wants)}: no log files written; give --log-dir DIR "
+                         "to have them in fio's format")
+        if log_dir is not None and not Path(log_dir).is_dir():
+            raise UserError(f"--log-dir {log_dir}: not a directory")
+        return f
+
+    def stored(self, parsed: FioJobOptions, values: dict[str, Any]) -> dict[str, Any]:
+        job = Path(values["job"])
+        return {"job": {"file": str(job), "text": job.read_text(errors="replace")[:100_000]}}
+
+    def show(self, doc: dict, parsed: FioJobOptions, values: dict[str, Any], store: Any,
+             outcomes: Sequence[Any], console: Console) -> tuple[list[str | dict], bool]:
+        """fio's own layouts (text or JSON) per drive; the job's log files for the first."""
+        from ..fiojob.output import fio_text, write_logs
+
+        as_json = values["output_format"] == "json"
+        out: list[str | dict] = []
+        for d in doc["drives"]:
+            fdoc = d["metrics"].get("fio")
+            if fdoc:
+                out += [fdoc] if as_json else [f"drive {d['drive']}:", fio_text(fdoc)]
+        log_dir = values["log_dir"]
+        if log_dir is not None and outcomes:  # the first drive's, from the stored phase
+            ph_ = [p for p in store.phases(outcomes[0].run_drive_id, with_data=False) if p["kind"] == "fiojob"]
+            if ph_:
+                for path in write_logs(parsed.jobs, ph_[-1]["latency"]["jobs"], parsed.logs,
+                                       parsed.log_ms, Path(log_dir)):
+                    console.note(f"wrote {path}")
+        return out, as_json
+
+
+def zone_bytes(ident) -> int:
+    """A simulated drive's own zones for zonemode=zbd: its erase unit across the drive, one
+    block of every plane of every die (the unit a zoned (ZNS) drive maps a zone to)."""
+    info = ident.extra.get("info", {}) if ident.extra else {}
+    if not info.get("dies") or not info.get("block_mib"):
+        return 0
+    return int(info["dies"] * info["block_mib"] * (1 << 20))
+
+
 def phases(capacity: int, opts: Options) -> list[ph.Phase]:
-    f: FioJobOptions | None = opts.trace
-    if f is None:
-        raise ValueError("fio: give the job file: ssdlab run fio JOBFILE --drive sim:PROFILE")
+    f = opts.of(FioJobOptions)
     out = [ph.purge()]
     whole = capacity - capacity % 4096
     for i in range({"empty": 0, "full": 1, "precondition": 2}[f.state]):
@@ -67,7 +157,7 @@ def fio_doc(r, f: FioJobOptions) -> dict:
 
 def analyze(results, opts: Options) -> dict:
     r = next(x for x in results if x.phase.kind == "fiojob")
-    f: FioJobOptions = opts.trace
+    f = opts.of(FioJobOptions)
     tot = r.totals
     doc = fio_doc(r, f)
     dur = float(tot.get("duration_s") or 0.0)
@@ -111,4 +201,5 @@ TEST = Test(
     seconds_help=SECONDS_HELP,
     cost=1.0,
     in_review=False,
+    options=FioFlags(),
 )

@@ -34,6 +34,7 @@ from .base import BaseTarget, Capabilities
 from .fio_output import FioFailed
 from .identity import TempSampler, before_after, write_counters_delta
 from .identity import attach_temps as _attach_temps
+from .hostid import platform_info
 
 def _empty(phase: Phase, totals: dict[str, float] | None = None) -> PhaseResult:
     z = np.zeros(0)
@@ -95,7 +96,7 @@ class FioTarget(BaseTarget):
         extra: dict[str, Any] = dict(self.info)
         extra.update(fio=self.fio_version,
                      engine=self._engine or "", telemetry=self.telemetry.tool,
-                     purges=list(self.purges))
+                     purges=list(self.purges), platform=platform_info())
         return self.where.identity(extra)
 
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
