@@ -209,11 +209,11 @@ def served():
 
 @step
 def identity():
-    from ssdlab.targets.fio import FioTarget
+    from ssdlab.targets import open_target
 
     out = {}
     for dev in (N1, N2):
-        with FioTarget(dev) as t:
+        with open_target(dev) as t:
             ident = t.identify()
             out[dev] = {"identity": {"kind": ident.kind, "model": ident.model, "serial": ident.serial,
                                      "firmware": ident.firmware, "capacity": ident.capacity,
