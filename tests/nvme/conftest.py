@@ -31,9 +31,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SERVED_DRIVE = "sim:sn520-128"
 SERVED_SETS = ["user_capacity_gb=0.25", "nand.channels=1", "nand.blocks_per_plane=16",
                "slc.dynamic_max_gb=0.05", "slc.dynamic_share=1.0"]
-# every test of the VM runs on one xdist worker, so the session boots it once, while the
-# other worker runs the rest of the suite
-GROUP = pytest.mark.xdist_group("nvme_vm")
 
 
 def skip_reason() -> str | None:
@@ -52,6 +49,8 @@ class VM:
         f = out / "steps.json"
         self.steps = json.loads(f.read_text()) if f.exists() else {}
         self.serve_end: dict = {}
+        self.ns_bytes = NS_BYTES
+        self.served_bytes = float(dict(x.split("=") for x in SERVED_SETS)["user_capacity_gb"]) * 1e9
 
     def step(self, name: str) -> dict:
         s = self.steps.get(name)
