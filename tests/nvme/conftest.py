@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,7 +58,8 @@ class VM:
         s = self.steps.get(name)
         assert s is not None, (f"the guest never reached step {name!r}: exit {self.result.returncode}\n"
                                f"{self.result.stdout[-3000:]}\n{self.result.stderr[-3000:]}")
-        assert s["ok"], f"guest step {name} raised:\n{s['error']}"
+        kernel = "\n".join(self.steps.get("kernel", {}).get("nvme", [])[-20:])
+        assert s["ok"], f"guest step {name} raised:\n{s['error']}\nthe guest kernel's NVMe lines:\n{kernel}"
         return s
 
 
@@ -73,14 +76,18 @@ def _serve(sock: Path, db: Path) -> subprocess.Popen:
 
 
 @pytest.fixture(scope="session")
-def nvme_vm_run(tmp_path_factory) -> VM:
+def nvme_vm_run(tmp_path_factory, request) -> VM:
     why = skip_reason()
     if why:
         pytest.skip(why)
     base = tmp_path_factory.mktemp("nvme-vm")
     out = base / "out"
     out.mkdir()
-    n1, n2 = base / "n1.img", base / "n2.img"
+    # the namespaces' files in memory where there is a tmpfs: on a shared disk, QEMU's
+    # writes to them stalled past the guest's 30 s I/O timeout (the controller was reset)
+    mem = Path(tempfile.mkdtemp(prefix="ssdlab-nvme-vm-", dir="/dev/shm" if os.path.isdir("/dev/shm") else base))
+    request.addfinalizer(lambda: shutil.rmtree(mem, ignore_errors=True))
+    n1, n2 = mem / "n1.img", mem / "n2.img"
     for f in (n1, n2):
         with open(f, "wb") as fh:
             fh.truncate(NS_BYTES)

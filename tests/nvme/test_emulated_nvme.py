@@ -150,9 +150,9 @@ def test_ctrl_c_keeps_the_partial_phase(nvme_vm_run):
 
 
 def test_sigkill_keeps_the_phases_and_the_running_one_up_to_its_checkpoint(nvme_vm_run):
-    """ssdlab cannot store anything once killed: the finished phases are kept and the one
-    cut short up to its last checkpoint; the run reads as stale in the guest where its
-    process lived, and the kernel stopped fio."""
+    """ssdlab cannot store anything once killed (here once the running phase had a
+    checkpoint): the finished phases are kept and the one cut short as of its checkpoint;
+    the run reads as stale in the guest where its process lived, and the kernel stopped fio."""
     assert nvme_vm_run.step("sigkill")["rc"] == -9
     ph = _interrupted(nvme_vm_run, "sigkill", "stale")
     assert [(p["name"], p["status"]) for p in ph] == [("purge", "complete"), ("fill", "complete"),
