@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from . import safe_path
 from .phase import Phase, PhaseResult
 from .store import MAX_ID, STATUSES, Store, StoreError, dumps
 
@@ -60,18 +61,15 @@ class Pending:
 
     def save(self) -> Path:
         """Write the file (the same one each time once it exists); raises OSError when no
-        place can take it. The first write creates a new file (O_EXCL|O_NOFOLLOW: never
-        through a symlink or over a file someone put there, e.g. in /tmp); later ones
-        replace it from a temporary file of a random name (mkstemp)."""
+        place can take it. The first write creates a new file (never through a link or
+        over a file someone put there, e.g. in /tmp: safe_path.create); later ones replace
+        it from a new file of a random name (safe_path.write)."""
         text = dumps(self.doc).encode()
         if self.file is not None:
-            fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=f".{self.file.name}.", suffix=".tmp")
             try:
-                _write_all(fd, text)
-                os.replace(tmp, self.file)
-            except BaseException:
-                _unlink_quietly(Path(tmp))
-                raise
+                safe_path.write(self.file, text, f"pending results {self.file}", mode=0o600, sync=True)
+            except safe_path.UnsafePath as e:
+                raise OSError(str(e)) from None
             return self.file
         errors = []
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -80,11 +78,11 @@ class Pending:
             for n in range(NAME_TRIES):
                 f = where / (f"{base}.pending.json" if n == 0 else f"{base}-{n}.pending.json")
                 try:
-                    fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-                except FileExistsError:
+                    fd = safe_path.create(f, f"pending results {f}")
+                except safe_path.Exists:
                     continue  # a file (or a planted link) has that name: another name
-                except OSError as e:
-                    errors.append(f"{where}: {e.strerror or e}")
+                except (safe_path.UnsafePath, OSError) as e:
+                    errors.append(f"{where}: {e.strerror if isinstance(e, OSError) else e}")
                     break
                 try:
                     _write_all(fd, text)

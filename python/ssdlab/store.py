@@ -20,6 +20,7 @@ import os
 import socket
 import sqlite3
 import time
+import urllib.parse
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime, timezone
@@ -28,7 +29,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from . import METHODOLOGY_VERSION, __version__
+from . import METHODOLOGY_VERSION, __version__, safe_path
 from .phase import Identity, PhaseResult
 
 SCHEMA_VERSION = 1
@@ -209,12 +210,22 @@ class Store:
     def __init__(self, path: str | Path | None = None, create: bool = True):
         self.path = Path(path) if path is not None else default_path()
         self.read_only = False
-        if not create and not self.path.exists():
+        # SQLite follows links to the store (not to its -wal, -shm and -journal files):
+        # never another user's, nor one to a missing file; opened by its real path
+        what = f"results store {self.path}"
+        if not create and not os.path.lexists(self.path):
             raise StoreError(f"no results store at {self.path}: check --db (nothing was stored there)")
         try:
             if create:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self.db = self._connect(f"file:{self.path}?mode=rwc")
+                safe_path.make_dirs(self.path.parent, what)
+            self.real = safe_path.real(self.path, what)
+            if create:
+                safe_path.check_dirs(self.real, what)
+        except safe_path.UnsafePath as e:
+            raise StoreError(str(e) if e.refusal else f"cannot open {what}: {e.reason}") from None
+        try:
+            if create:
+                self.db = self._connect(f"file:{self._uri_path}?mode=rwc")
             else:
                 self.db = self._open_for_reading()
             if not self.read_only:
@@ -225,7 +236,7 @@ class Store:
                         raise
                     # a store on read-only media: read it as it is, without its -shm file
                     self.db.close()
-                    self.db = self._connect(f"file:{self.path}?mode=ro&immutable=1")
+                    self.db = self._connect(f"file:{self._uri_path}?mode=ro&immutable=1")
                     self.read_only = True
             if not self.read_only:
                 self.db.execute("PRAGMA foreign_keys = ON")
@@ -244,13 +255,18 @@ class Store:
         """Read-write when possible (a reader may checkpoint the WAL); else read-only; else,
         on read-only media where SQLite cannot make its -shm file, as an immutable file."""
         try:
-            return self._connect(f"file:{self.path}?mode=rw")
+            return self._connect(f"file:{self._uri_path}?mode=rw")
         except sqlite3.OperationalError:
             self.read_only = True
         try:
-            return self._connect(f"file:{self.path}?mode=ro")
+            return self._connect(f"file:{self._uri_path}?mode=ro")
         except sqlite3.OperationalError:
-            return self._connect(f"file:{self.path}?mode=ro&immutable=1")
+            return self._connect(f"file:{self._uri_path}?mode=ro&immutable=1")
+
+    @property
+    def _uri_path(self) -> str:
+        """The real path as a file: URI's path (% ? # escaped)."""
+        return urllib.parse.quote(self.real)
 
     def _connect(self, uri: str) -> sqlite3.Connection:
         # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so a writer takes the

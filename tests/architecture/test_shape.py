@@ -18,6 +18,7 @@ PKG = ROOT / "python" / "ssdlab"
 LAYERS = {
     # the contract and what every layer may use
     "ssdlab.phase": 0, "ssdlab.errors": 0, "ssdlab.units": 0, "ssdlab.interrupts": 0,
+    "ssdlab.safe_path": 0,  # paths written without following another user's links
     # parts that know nothing of targets or tests
     "ssdlab._sim": 1, "ssdlab.analysis": 1, "ssdlab.profiles": 1, "ssdlab.traces": 1,
     "ssdlab.store": 1, "ssdlab.pending": 1, "ssdlab.figures": 1, "ssdlab.calibration": 1,

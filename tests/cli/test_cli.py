@@ -314,4 +314,4 @@ def test_unwritable_report_directory_is_exit_2(db, tmp_path):
     f.write_text("")
     r = invoke("report", "--latest", "-o", f / "rep", "--db", db)
     assert r.exit_code == 2 and r.stdout == ""
-    assert r.stderr == f"ssdlab: error: cannot write the report to {f / 'rep'}: Not a directory\n"
+    assert r.stderr == f"ssdlab: error: cannot write the report to {f / 'rep'}: {f} is not a directory\n"

@@ -89,3 +89,12 @@ def test_half_kib_steps_follow_the_drives_logical_blocks(drives, small, tmp_path
         m = d["metrics"]
         assert ("rw0_bs512b" in m["latency_table"]) is small
         assert m["conditions"]["small_blocks"].startswith("run") is small
+
+
+def test_run_of_one_pts_test_reads_the_logical_block_too(tmp_path, fakes):
+    r = runner.invoke(app, ["run", "pts-latency", "--drive", "fake512:a", "--db", str(tmp_path / "r.sqlite"),
+                            "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    m = doc["drives"][0]["metrics"]
+    assert "rw0_bs512b" in m["latency_table"] and m["conditions"]["logical_block"] == 512

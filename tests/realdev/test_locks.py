@@ -86,14 +86,14 @@ def test_file_target_never_follows_a_symlink_planted_after_its_check(lockdir, tm
     path = tmp_path / "t.bin"
     real_check = safety.check_file_write
 
-    def check_then_plant(p, dd):
-        r = real_check(p, dd)
+    def check_then_plant(p, dd, name=None):
+        r = real_check(p, dd, name)
         if not os.path.lexists(path):
             path.symlink_to(victim)  # someone is quicker than us
         return r
 
     monkeypatch.setattr(safety, "check_file_write", check_then_plant)
     with FioTarget(f"file:{path}:1M") as t:
-        with pytest.raises(safety.UnsafeTarget, match="cannot open .* safely"):
+        with pytest.raises(safety.UnsafeTarget, match="changed into a symlink"):
             t.allow_writes()
     assert victim.read_text() == "IMPORTANT" and os.path.islink(path)

@@ -90,9 +90,9 @@ def test_results_cross_the_wire_whole():
 
 
 def _agent(*lines: dict, timeout: float = 120) -> list[dict]:
-    """`ssdlab agent` on pipes, as ssh would start it: each request and its answer, then
-    end of input (which ends it)."""
-    p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "agent"], stdin=subprocess.PIPE,
+    """`ssdlab agent --drives /dev/null` on pipes, as ssh would start it: each request and
+    its answer, then end of input (which ends it)."""
+    p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "agent", "--drives", "/dev/null"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, text=True,
                          env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
     got = []

@@ -9,7 +9,7 @@ from typing import Any
 import os
 from pathlib import Path
 
-from .. import methodology, targets
+from .. import methodology, safe_path, targets
 from ..errors import UserError
 from ..profiles import parse_sets  # noqa: F401 (the commands take it from here)
 from ..targets.sim import check_seed
@@ -36,10 +36,12 @@ def check_y_max(y_max: float | None) -> float | None:
 def check_out_dir(out: Path) -> None:
     """The report directory can be made and written, checked before anything runs."""
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"cannot write the report to {out}: {e.strerror or e}") from None
-    if not os.access(out, os.W_OK | os.X_OK):
+        real = safe_path.make_dirs(out, f"the report directory {out}")  # through no other user's link
+    except safe_path.UnsafePath as e:
+        if e.refusal:
+            raise
+        raise UserError(f"cannot write the report to {out}: {e.reason}") from None
+    if not os.access(real, os.W_OK | os.X_OK):
         raise UserError(f"cannot write the report to {out}: Permission denied")
 
 
@@ -62,14 +64,14 @@ def existing_store(db: Path | None) -> Store:
 def drive_key(spec: str) -> str:
     """The thing a --drive names: a device number, a file, a profile (to catch a drive
     given twice)."""
-    if spec.startswith("/dev/"):
+    if spec.startswith(("/dev/", "file:")):
+        from ..targets.locks import drive_key as real_key
+
+        kind, path = ("block", spec) if spec.startswith("/dev/") else ("file", spec[5:].rpartition(":")[0] or spec[5:])
         try:
-            st = os.stat(spec)
-            return f"dev:{st.st_rdev}"
-        except OSError:
-            return spec
-    if spec.startswith("file:"):
-        return "file:" + os.path.realpath(spec[5:].rpartition(":")[0] or spec[5:])
+            return real_key(kind, path)
+        except ValueError:
+            return spec  # opening it says what is wrong
     if spec.startswith("nbd:"):  # nbd:SOCKET and nbd:nbd+unix:///?socket=SOCKET are one export
         from ..targets.nbd import drive_key as nbd_key
 

@@ -17,6 +17,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from .. import safe_path
+
 INSTALL_HINT = "install it with `apt-get install nbdkit` (Debian/Ubuntu), or run `make sysdeps`"
 PLUGIN_NAME = "libssdsim_nbd.so"
 MARKER_SUFFIX = ".ssdlab.json"
@@ -144,8 +146,7 @@ MAX_MARKER = 1 << 16
 def write_marker(socket: Path, doc: dict) -> FileId:
     """Create the marker: a new file (O_EXCL: never over an existing one; O_NOFOLLOW:
     never through a planted symlink). Returns its identity, for `remove_own`."""
-    fd = os.open(marker_path(socket), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                 0o644)
+    fd = safe_path.create(marker_path(socket), f"the marker of {socket}", 0o644)
     try:
         os.write(fd, json.dumps(doc).encode())
         st = os.fstat(fd)

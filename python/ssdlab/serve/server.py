@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import _sim
+from .. import _sim, safe_path
 from ..phase import Phase
 from ..phase import Identity, PhaseResult
 from ..store import Store, process_start
@@ -66,7 +66,7 @@ def check_socket(sock: Path) -> Path:
     path, so the marker is where `--drive nbd:` looks for it through any link."""
     if not sock.parent.is_dir():
         raise ValueError(f"--socket {sock}: directory {sock.parent.absolute()} does not exist")
-    sock = sock.parent.resolve() / sock.name
+    sock = Path(safe_path.real(sock.parent, f"--socket {sock}")) / sock.name
     if len(str(sock)) > MAX_SOCKET_PATH:
         raise ValueError(f"--socket {sock}: path longer than {MAX_SOCKET_PATH} bytes; choose a shorter one")
     marker = nbdkit.marker_path(sock)
@@ -82,36 +82,38 @@ def check_socket(sock: Path) -> Path:
 
 def check_data(data: Path, capacity: int, destroy_data: str | None) -> Path:
     """The backing file: a new one, one ssdlab made, or one --destroy-data names (the
-    rules of a file: target, targets/safety.py)."""
-    if os.path.islink(data) and not data.exists():
-        raise ValueError(f"--data {data}: a symlink to a missing file; give the file's own path")
-    if data.exists() and not data.is_file():
-        raise ValueError(f"--data {data}: not a regular file; the data of a served drive is kept in a file")
+    rules of a file: target, targets/safety.py: never through another user's link or a
+    link to a missing file)."""
+    name = f"--data {data}"
     try:
-        real = Path(safety.check_file_write(str(data), destroy_data, name=f"--data {data}"))
+        real = Path(safety.check_file_write(str(data), destroy_data, name=name))
     except safety.UnsafeTarget as e:
         raise ValueError(str(e)) from None
+    if real.exists() and not real.is_file():
+        raise ValueError(f"{name}: not a regular file; the data of a served drive is kept in a file")
     st = os.statvfs(real.parent)
     have = st.f_bavail * st.f_frsize + (real.stat().st_blocks * 512 if real.exists() else 0)
     if have < capacity:
         # sparse, so it starts small, but a full drive needs all of it
-        raise ValueError(f"--data {data}: the drive holds {capacity / 1e9:.3g} GB and that filesystem "
+        raise ValueError(f"{name}: the drive holds {capacity / 1e9:.3g} GB and that filesystem "
                          f"has {have / 1e9:.3g} GB free; choose another place or shrink the drive with --set")
     return real
 
 
 def create_data(path: Path, destroy_data: str | None) -> None:
-    """A new --data file: created here (never through a symlink planted since the check)
-    and marked as ssdlab's, so serving it again needs no --destroy-data. A file that
-    appeared since the check is checked again."""
+    """A new --data file: created here (never through a link planted since the check) and
+    marked as ssdlab's, so serving it again needs no --destroy-data. A file that appeared
+    since the check is checked again."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except FileExistsError:
-        if os.path.islink(path) or Path(check_data(path, 0, destroy_data)) != path:
+        fd = safe_path.open_real(str(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600, f"--data {path}")
+    except safe_path.Exists:
+        if Path(check_data(path, 0, destroy_data)) != path:
             raise ValueError(f"--data {path}: a symlink appeared there; choose another path") from None
         return
-    os.close(fd)
-    safety.mark_ours(str(path))
+    try:
+        safety.mark_ours(fd)
+    finally:
+        os.close(fd)
 
 
 class Serving:

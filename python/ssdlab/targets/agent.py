@@ -1,10 +1,13 @@
 """`ssdlab agent`: the drive host's half of `--drive HOST:/dev/X` (remote.py), started by
 ssdlab over ssh (ssh.py) and talking JSON lines (remote_wire.py) on its stdin and stdout.
 
-It drives one local target as a run on that host would (FioTarget: every rule of
+The drive host decides what it may touch (allowlist.py): only a drive its own list names
+(`ssdlab agent --drives ...` in authorized_keys, or /etc/ssdlab/agent.toml) is opened at
+all, and that list is the consent to write it: what the client says about consent is not
+asked. It drives one local target as a run on that host would (FioTarget: every rule of
 safety.py checked there, the O_EXCL claim and the one-run-per-device lock held until the
 connection ends), with the rights of the ssh user and nothing more. It opens no socket
-and reads no file but the drive's; a request it does not know is refused.
+and reads no file but the drive's and its list's; a request it does not know is refused.
 
 It lives exactly as long as its connection: end of input (ssh gone, the client killed),
 SIGHUP or SIGTERM, or no message for SILENCE_S (the client pings every ssh.PING_S) stop
@@ -18,13 +21,13 @@ import os
 import queue
 import signal
 import socket
-import stat
 import threading
 from typing import Any
 
-from .. import __version__
+from .. import __version__, safe_path
 from ..phase import Interrupted
-from . import safety
+from . import locks, safety
+from .allowlist import AllowList
 from .fio import FioTarget, parse_spec
 from .fio_output import FioFailed
 from .hostid import kernel_id, machine_id
@@ -43,22 +46,14 @@ OPS = ("hello", "open", "identify", "check_writes", "preflight", "plan")  # and 
 
 
 def drive_key(spec: str) -> str:
-    """The drive a spec names, keyed as locks.py keys it (a device number, a file's real
-    path), read without opening it."""
+    """The drive a spec names, keyed as locks.py keys it, read without opening it."""
     kind, path, _size = parse_spec(spec)
-    if kind == "file":
-        return f"file:{os.path.realpath(path)}"
-    try:
-        st = os.stat(path)
-    except OSError as e:
-        raise safety.UnsafeTarget(f"{path}: {e.strerror}; list block devices with `lsblk`") from None
-    if not stat.S_ISBLK(st.st_mode):
-        raise safety.UnsafeTarget(f"{path} is not a block device")
-    return f"dev:{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+    return locks.drive_key(kind, path)
 
 
 def error_doc(e: BaseException) -> dict:
-    kind = ("locked" if isinstance(e, safety.DeviceLocked) else "unsafe" if isinstance(e, safety.UnsafeTarget)
+    kind = ("locked" if isinstance(e, safety.DeviceLocked)
+            else "unsafe" if isinstance(e, (safety.UnsafeTarget, safe_path.UnsafePath))
             else "value" if isinstance(e, ValueError) else "fio" if isinstance(e, FioFailed) else "runtime")
     text = (str(e).strip() or type(e).__name__).splitlines()[0]
     if kind == "runtime" and not isinstance(e, RuntimeError):
@@ -67,7 +62,8 @@ def error_doc(e: BaseException) -> dict:
 
 
 class Agent:
-    def __init__(self, inp: int, out: int):
+    def __init__(self, inp: int, out: int, allowed: AllowList):
+        self.allowed = allowed
         self.lines = Lines(inp)
         self.out = out
         self.target: FioTarget | None = None
@@ -169,12 +165,13 @@ class Agent:
                                  f"{__version__}); install the same ssdlab version on both hosts")
             return {"proto": PROTOCOL, "version": __version__, "kernel": kernel_id(),
                     "machine_id": machine_id(), "hostname": socket.gethostname(),
-                    "uid": os.geteuid(), "pid": os.getpid(), "drive": drive_key(self._spec(msg))}
+                    "uid": os.geteuid(), "pid": os.getpid(), "drive": self._drive_key(msg)}
         if op == "open":
             if self.target is not None:
                 raise ValueError("a drive is already open on this connection")
-            self.target = FioTarget(self._spec(msg), destroy_data=msg.get("destroy_data") or None,
-                                    plan=bool(msg.get("plan")))
+            spec = self._spec(msg)
+            # the host's list is the consent: the client's destroy_data is not asked
+            self.target = FioTarget(spec, destroy_data=self._allowed(spec), plan=bool(msg.get("plan")))
             return {"identity": identity_doc(self.target.identify()),
                     "engine_version": "" if self.target.plan_mode else self.target.engine_version}
         t = self._target()
@@ -198,7 +195,16 @@ class Agent:
         spec = msg.get("spec")
         if not isinstance(spec, str) or not (spec.startswith("/dev/") or spec.startswith("file:")):
             raise ValueError(f"the agent drives a block device /dev/... or file:PATH:SIZE, not {spec!r}")
+        self._allowed(spec)
         return spec
+
+    def _allowed(self, spec: str) -> str:
+        """The drive's path when the host's list names it (UnsafeTarget otherwise)."""
+        kind, path, _size = parse_spec(spec)
+        return self.allowed.check(kind, path, spec)
+
+    def _drive_key(self, msg: dict) -> str:
+        return drive_key(self._spec(msg))
 
     def _target(self) -> FioTarget:
         if self.target is None:
@@ -239,7 +245,7 @@ class Agent:
         self.send({"result": result_doc(r)})
 
 
-def main() -> int:
+def main(allowed: AllowList) -> int:
     """Run the agent on this process's stdin and stdout (then nothing else may use them:
     stdout becomes stderr, stdin /dev/null, so no child reads or writes the protocol)."""
     inp, out = os.dup(0), os.dup(1)
@@ -249,7 +255,7 @@ def main() -> int:
     os.dup2(2, 1)
     for fd in (inp, out):
         os.set_inheritable(fd, False)
-    return Agent(inp, out).serve()
+    return Agent(inp, out, allowed).serve()
 
 
 __all__ = ["SILENCE_S", "Agent", "drive_key", "main"]

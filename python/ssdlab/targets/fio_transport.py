@@ -12,7 +12,7 @@ import os
 import stat
 from typing import Any
 
-from .. import units
+from .. import safe_path, units
 from ..phase import Identity, PhaseResult
 from . import fio_job, locks, purge as purge_mod, safety
 from .identity import Telemetry, block_info
@@ -82,7 +82,7 @@ class LocalBlock(Transport):
 
     def __init__(self, path: str, plan: bool):
         self.path = path
-        if not os.path.exists(path):
+        if not os.path.exists(safe_path.real(path)):  # a link of another user is not followed
             raise safety.UnsafeTarget(f"{path}: no such device; list block devices with `lsblk`")
         safety.resolve_block(path)  # is a block device
         self.info = block_info(path)
@@ -136,9 +136,8 @@ class LocalFile(Transport):
     def __init__(self, spec: str, path: str, size: int):
         self.spec, self.path = spec, path
         self.capacity = size
-        self.dev = os.path.realpath(path)
-        if not os.path.isdir(os.path.dirname(self.dev)):
-            raise ValueError(f"drive '{spec}': directory {os.path.dirname(self.dev)} does not exist")
+        # through no link of another user, nor one to a missing file (safe_path)
+        self.dev = safe_path.real(path, f"file:{path}")
         self.info = {"path": path, "file": self.dev, "kind": "file", "capacity": size}
         self.telemetry = Telemetry(self.dev, "file")
 
@@ -152,7 +151,9 @@ class LocalFile(Transport):
                         firmware="", serial=self.dev, extra=extra)
 
     def check_writes(self, destroy_data: str | None) -> None:
-        safety.check_file_write(self.path, destroy_data)
+        if safety.check_file_write(self.dev, destroy_data, f"file:{self.path}") != self.dev:
+            raise safety.UnsafeTarget(f"refusing {self.spec}: {self.dev} changed into a symlink since "
+                                      "ssdlab opened the drive; look at who else writes there")
 
     def claim_writes(self, destroy_data: str | None) -> None:
         self.check_writes(destroy_data)
@@ -171,27 +172,27 @@ class LocalFile(Transport):
 
     def _ensure(self, destroy_data: str | None, create: bool) -> None:
         exists = os.path.lexists(self.dev)
-        size = os.path.getsize(self.dev) if exists else 0
+        size = os.lstat(self.dev).st_size if exists else 0
         if size >= self.capacity:
             return
         if not create:
             # reading a file that is not there yet: creating it writes only the file itself
-            safety.check_file_write(self.path, destroy_data)
-        # never through a symlink planted after the check, and a new file is really new
-        flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | (0 if exists else os.O_CREAT | os.O_EXCL)
+            self.check_writes(destroy_data)
+        # never through a link planted after the check (in the name or any directory above
+        # it), and a new file is really new
+        flags = os.O_WRONLY | (0 if exists else os.O_CREAT | os.O_EXCL)
         try:
-            fd = os.open(self.dev, flags, 0o600)
-        except OSError as e:
-            raise safety.UnsafeTarget(f"refusing {self.spec}: cannot open {self.dev} safely "
-                                      f"({e.strerror}); was it replaced while ssdlab checked it?") from None
+            fd = safe_path.open_real(self.dev, flags, 0o600, f"file:{self.path}")
+        except safe_path.UnsafePath as e:
+            raise safety.UnsafeTarget(str(e)) from None
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise safety.UnsafeTarget(f"refusing {self.spec}: {self.dev} is not a regular file")
             os.ftruncate(fd, self.capacity)
+            if not exists:
+                safety.mark_ours(fd)
         finally:
             os.close(fd)
-        if not exists:
-            safety.mark_ours(self.dev)
 
     def trim_command(self, offset: int, length: int) -> list[str]:
         return ["fallocate", "--punch-hole", "--offset", str(offset), "--length", str(length), self.dev]

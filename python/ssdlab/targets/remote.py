@@ -148,7 +148,7 @@ class RemoteTarget(BaseTarget):
 
     def _try(self) -> str:
         """The command line that shows what goes wrong (what ssdlab runs, asking for help)."""
-        cmd = self.command[:-1] + [self.command[-1].removesuffix(" agent") + " --help"]
+        cmd = self.command[:-1] + [ssh.help_command(self.command[-1])]
         return " ".join(x if re.fullmatch(r"[\w@%+=:,./-]+", x) else repr(x) for x in cmd)
 
     def _call(self, op: str, timeout: float | None = None, **kw: Any) -> Any:
