@@ -9,7 +9,7 @@ host's tests to judge. The steps only gather facts; the assertions live in the t
 One Python process: ssdlab's CLI is imported once, and each `ssdlab` command runs in a
 forked child of it (the command's own process, with its exit status, signal handlers and a
 pid to signal) that shares those imports: under an emulated CPU, importing ssdlab.cli over
-the VM's shared root filesystem takes half a minute. Nothing here makes a report (the host
+the VM's shared root filesystem takes 10-30 s. Nothing here makes a report (the host
 does, from the stores written back).
 """
 
