@@ -1,5 +1,5 @@
 """The NVMe VM, booted once per test session: QEMU's emulated NVMe controller with three
-namespaces (two sparse files in a temporary directory, one `ssdlab serve` socket), ssdlab
+namespaces (two sparse files on tmpfs, one `ssdlab serve` socket), ssdlab
 run inside it by guest.py, the results (steps.json, the SQLite stores) written back to a
 host directory shared into the guest. KVM when it can boot a distribution kernel, QEMU's
 emulation (TCG) otherwise; the tests skip only where QEMU cannot run at all.
