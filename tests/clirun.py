@@ -69,6 +69,8 @@ class Fake(FakeTarget):
         return r
 
 ssdlab.targets.open_target = lambda spec, **kw: Fake(capacity=8 * GB, cache_bytes=2 * GB)
+from conftest import with_fake_drives
+ssdlab.targets.parse_drive = with_fake_drives(ssdlab.targets.parse_drive)
 import ssdlab.runner
 ssdlab.runner.CHECKPOINT_S = float(os.environ.get("CHECKPOINT_S", ssdlab.runner.CHECKPOINT_S))
 from ssdlab.cli import app

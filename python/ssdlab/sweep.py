@@ -266,24 +266,18 @@ def make_grid(test: str, drives: list[str], sets: list[str], spares: list[str],
 def check(grid: Grid) -> dict[tuple, float]:
     """Every point must be runnable; returns each drive-and-overrides combination's table
     bytes (the memory a point takes). Raises ValueError naming the first bad point."""
-    from .detached import profile_text
-    from .targets import is_real
+    from .targets import parse_drive
 
     if grid.size > MAX_POINTS:
         raise ValueError(f"the grid has {grid.size} points; at most {MAX_POINTS} (split it)")
     pts = grid.points()
-    for d in grid.drives:
-        if is_real(d):
-            raise ValueError(f"--drive {d}: sweeps run simulated drives (sim:PROFILE or a profile "
-                             ".toml); test a real drive with `ssdlab run`")
-        if not (d.startswith("sim:") or d.endswith(".toml")):
-            raise ValueError(f"unknown drive '{d}': use sim:PROFILE (see `ssdlab drives`) or a profile .toml file")
     texts = {}
     for d in grid.drives:
-        try:
-            texts[d] = profile_text(d)
-        except (OSError, UnicodeDecodeError) as e:
-            raise ValueError(f"--drive {d}: cannot read the profile ({e})") from None
+        spec = parse_drive(d)
+        if spec.real:
+            raise ValueError(f"--drive {d}: sweeps run simulated drives (sim:PROFILE or a profile "
+                             ".toml); test a real drive with `ssdlab run`")
+        texts[d] = spec.profile_text()
     for s in grid.spares:
         Options(spare=s, repeat=grid.repeat, seconds=grid.seconds, interval=grid.interval)
     from .targets.sim import check_seed, table_bytes
@@ -350,10 +344,13 @@ def record(store: Store, grid: Grid, point: dict, done: Done) -> PointOutcome:
 
 
 def units(grid: Grid, points: list[dict], memory: dict[tuple, float]) -> list[Unit]:
+    from .targets import parse_drive
+
+    texts = {d: parse_drive(d).profile_text() for d in grid.drives}
     out = []
     for i, p in enumerate(points):
         ov = grid.overrides(p)
-        job: DriveJob = job_for(p["drive"], ov, grid.seed, grid.test, grid.options(p))
+        job: DriveJob = job_for(p["drive"], texts[p["drive"]], ov, grid.seed, grid.test, grid.options(p))
         mem = memory.get((p["drive"], tuple(ov)), 0.0)
         out.append(Unit(i, compute, (job,), memory=mem, cost=mem))
     return out

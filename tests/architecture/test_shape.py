@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -249,3 +250,44 @@ def test_a_new_test_is_one_module_plus_its_registration(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     html = (tmp_path / "rep" / "report.html").read_text()
     assert '<section id="sec-burst"><h2>Burst write</h2>' in html and 'id="fig-burst"' in html
+
+
+# A drive is parsed once (targets/spec.py); a test's own code lives in methodology/.
+DRIVE_PREFIX = re.compile(r"""startswith\(\s*\(?\s*["'](sim:|nbd:|file:|/dev/)""")
+TEST_NAMES = "fill|consistency|working-set|working_set|trim|idle|quick|copy|trace|fio|fingerprint|pts[-_a-z]*"
+TEST_BRANCH = re.compile(r"""(==|!=)\s*["'](%s)["']|["'](%s)["']\s*(==|!=)|\bin \(\s*["'](%s)["']"""
+                         % (TEST_NAMES, TEST_NAMES, TEST_NAMES))
+
+
+def reads_a_drive_string(code: str) -> bool:
+    return bool(DRIVE_PREFIX.search(code))
+
+
+def branches_on_a_test(code: str) -> bool:
+    return bool(TEST_BRANCH.search(code)) and "kind" not in code  # a phase's kind is not a test
+
+
+def lines_matching(forbidden: Callable[[str], bool], skip: Callable[[str], bool]) -> list[str]:
+    out = []
+    for name, p in modules().items():
+        if skip(name):
+            continue
+        for i, line in enumerate(p.read_text().splitlines(), 1):
+            if forbidden(line.split("#", 1)[0]):
+                out.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()}")
+    return out
+
+
+def test_a_drive_string_is_read_only_by_its_parser():
+    assert lines_matching(reads_a_drive_string, lambda m: m == "ssdlab.targets.spec") == []
+
+
+def test_no_branch_on_a_tests_name_outside_the_methodology():
+    assert lines_matching(branches_on_a_test, lambda m: m.startswith("ssdlab.methodology")) == []
+
+
+def test_the_shape_checks_see_what_they_forbid():
+    assert reads_a_drive_string('if spec.startswith("sim:"):')
+    assert reads_a_drive_string("s.startswith(('/dev/', 'x'))")
+    assert branches_on_a_test('if test == "fio":') and branches_on_a_test("if test in ('fill', 'trim'):")
+    assert not branches_on_a_test('if phase.kind == "idle":')

@@ -79,7 +79,7 @@ def test_root_locks_live_in_run_ssdlab():
 def test_file_target_never_follows_a_symlink_planted_after_its_check(lockdir, tmp_path, monkeypatch):
     """The file is created (O_EXCL) or opened (O_NOFOLLOW) by ssdlab itself: a symlink
     that appears between the check and the open is refused, its target untouched."""
-    from ssdlab.targets.fio import FioTarget
+    from ssdlab.targets import open_target
 
     victim = tmp_path / "victim"
     victim.write_text("IMPORTANT")
@@ -93,7 +93,7 @@ def test_file_target_never_follows_a_symlink_planted_after_its_check(lockdir, tm
         return r
 
     monkeypatch.setattr(safety, "check_file_write", check_then_plant)
-    with FioTarget(f"file:{path}:1M") as t:
+    with open_target(f"file:{path}:1M") as t:
         with pytest.raises(safety.UnsafeTarget, match="changed into a symlink"):
             t.allow_writes()
     assert victim.read_text() == "IMPORTANT" and os.path.islink(path)

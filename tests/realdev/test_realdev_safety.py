@@ -23,7 +23,8 @@ from loopdevs import MIB, REASON, loops, sh  # noqa: F401  (loops: a fixture)
 from loopdevs import wait_for_new_writes
 from ssdlab import phase as P
 from ssdlab.targets import safety
-from ssdlab.targets.fio import FioFailed, FioTarget
+from ssdlab.targets import open_target
+from ssdlab.targets.fio import FioFailed
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.realdev
@@ -148,7 +149,7 @@ def test_read_only_device_is_refused_before_the_run(loops, tmp_path):
     one_line_error(r, "read-only")
     assert json.loads(cli("results", "list", "--db", str(db), "--json").stdout) == []
     # reading it is fine
-    with FioTarget(dev) as t:
+    with open_target(dev) as t:
         assert t.run(P.seq_read("r", stop_bytes=4 * MIB)).totals["read_bytes"] == 4 * MIB
     r = cli("run", "fill", "--drive", dev, "--drive", dev, "--destroy-data", dev, "--plan")
     one_line_error(r, "the same drive")
@@ -280,7 +281,7 @@ def test_a_torn_final_report_is_an_error(tmp_path, monkeypatch, how, slow, cut):
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("SSDLAB_FIO", str(fake))
     monkeypatch.setenv("SSDLAB_FIO_ENGINE", "libaio")
-    with FioTarget(f"file:{tmp_path}/t.bin:64M") as t:
+    with open_target(f"file:{tmp_path}/t.bin:64M") as t:
         with pytest.raises(FioFailed, match="incomplete|moved .* of its"):
             t.run(P.seq_write("w", stop_bytes=64 * MIB, block_size=4096, queue_depth=1))
 

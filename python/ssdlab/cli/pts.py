@@ -9,9 +9,10 @@ from pathlib import Path
 import typer
 
 from .options import Db, DestroyData, Drives, JsonOut, Seed, Sets, Testbed
-from .. import methodology, targets
+from .. import methodology
 from ..methodology import Options
 from ..methodology.pts import PTS_TESTS, PtsOptions
+from ..methodology.pts import common as pts_common
 from ..runner import RunInterrupted, plan_phases, preflight, run_test
 from ..store import Store, check_free
 from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
@@ -36,15 +37,6 @@ def pts_options(enterprise: bool, rounds: int | None, quick: bool,
         return dataclasses.replace(base, **kw)
     except ValueError as e:
         raise UserError(str(e)) from None
-
-
-def logical_block(drv) -> int | None:
-    """The logical block size the run's drives share (512 adds the 0.5 KiB steps): the
-    largest when they differ, None when a drive's is not known."""
-    sizes = {target.identify().extra.get("logical_block") for _, target in drv}
-    if not sizes or None in sizes or "" in sizes:
-        return None
-    return max(int(x) for x in sizes)
 
 
 def estimate(test: str, capacity: int, opts: Options) -> tuple[float, int]:
@@ -95,12 +87,12 @@ def pts_cmd(
             raise UserError(f"--jobs {jobs}: must be at least 1")
         check_out_dir(out)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
-        po = dataclasses.replace(po, logical_block=logical_block(drv))
+        po = dataclasses.replace(po, logical_block=pts_common.logical_block(drv))
         opts = Options(own=po)
         for test in chosen:  # every drive refused or accepted for every test, before anything
             preflight(test, drv, opts)
         for spec, target in drv:
-            if not targets.is_real(spec):
+            if target.capabilities.simulated:
                 continue
             cap = target.identify().capacity
             secs, nbytes = map(sum, zip(*(estimate(t, cap, opts) for t in chosen)))

@@ -52,7 +52,7 @@ def _save(fig, out_dir: Path, key: str) -> list[Path]:
 class Line:
     name: str
     x: Sequence[float]
-    y: Sequence[float]
+    y: Sequence[float | None]
     mode: str = "lines+markers"  # plotly mode; "lines" for a fit or a limit, "markers"
     # for points that must not be joined, "bars" for a histogram
     dash: str | None = None  # "dash", "dot" for guides
@@ -231,7 +231,12 @@ class Matrix3D:
         fig = go.Figure()
         w = 0.35  # half a bar's width: bars stand apart on the integer grid
         for j in range(ny):
-            xs, ys, zs, ii, jj, kk = [], [], [], [], [], []
+            xs: list[float] = []
+            ys: list[float] = []
+            zs: list[float] = []
+            ii: list[int] = []
+            jj: list[int] = []
+            kk: list[int] = []
             for i in range(nx):
                 base = len(xs)
                 for dz in (0.0, z[j, i]):
@@ -252,13 +257,16 @@ class Matrix3D:
                                         "<extra></extra>")))
         ax = dict(showbackground=False)
         fig.update_layout(
-            title=self.title.replace("\n", "<br>"), font=FONT, height=600,
-            legend=dict(title=self.ylabel),
+            title=self.title.replace("\n", "<br>"), font=FONT, height=680,
+            margin=dict(l=0, r=0, t=70, b=0),
+            legend=dict(title=self.ylabel, x=1.0, y=0.9, xanchor="right"),
             scene=dict(
                 xaxis=dict(ax, title=self.xlabel, tickvals=list(range(nx)), ticktext=self.x_labels),
-                yaxis=dict(ax, title=self.ylabel, tickvals=list(range(ny)), ticktext=self.y_labels),
+                yaxis=dict(ax, title="R/W mix", tickvals=list(range(ny)), ticktext=self.y_labels),
                 zaxis=dict(ax, title=self.zlabel, rangemode="tozero"),
-                camera=dict(eye=dict(x=-1.35, y=-1.75, z=0.9))))  # the first row in front
+                aspectmode="manual", aspectratio=dict(x=1.6, y=1.1, z=0.8),
+                # as the PNG: seen from the first row, 22 degrees up, small blocks on the left
+                camera=dict(eye=dict(x=1.35, y=-2.1, z=1.0))))
         return pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=self.key,
                            config=CONFIG)
 

@@ -42,17 +42,14 @@ class ServeOptions:
 
 
 def profile_text(drive: str) -> str:
-    if drive.startswith("sim:"):
-        from ..profiles import load_text
+    """The profile of the simulated drive `drive` names (serve's --drive, parsed here)."""
+    from ..targets import parse_drive
 
-        return load_text(drive[4:])
-    p = Path(drive)
-    if p.suffix == ".toml":
-        if not p.is_file():
-            raise ValueError(f"profile file '{drive}' not found")
-        return p.read_text(encoding="utf-8")
-    raise ValueError(f"serve {drive}: only a simulated drive can be served: sim:PROFILE "
-                     "(see `ssdlab drives`) or a profile .toml file")
+    spec = parse_drive(drive)
+    if not spec.simulated:
+        raise ValueError(f"serve {drive}: only a simulated drive can be served: sim:PROFILE "
+                         "(see `ssdlab drives`) or a profile .toml file")
+    return spec.profile_text()
 
 
 def served_uri(sock: Path | None, tcp: tuple[str, int] | None) -> str:

@@ -28,7 +28,8 @@ from .. import __version__, safe_path
 from ..phase import Interrupted
 from . import locks, safety
 from .allowlist import AllowList
-from .fio import FioTarget, parse_spec
+from .fio import FioTarget
+from .spec import DriveSpec, parse_local
 from .fio_output import FioFailed
 from .hostid import kernel_id, machine_id
 from .remote_wire import (
@@ -45,10 +46,13 @@ SILENCE_S = 60.0
 OPS = ("hello", "open", "identify", "check_writes", "preflight", "plan")  # and run, close
 
 
-def drive_key(spec: str) -> str:
+def drive_key(spec: DriveSpec) -> str:
     """The drive a spec names, keyed as locks.py keys it, read without opening it."""
-    kind, path, _size = parse_spec(spec)
-    return locks.drive_key(kind, path)
+    return locks.drive_key(fio_kind(spec), spec.path)
+
+
+def fio_kind(spec: DriveSpec) -> str:
+    return "block" if spec.kind == "device" else "file"
 
 
 def error_doc(e: BaseException) -> dict:
@@ -191,17 +195,14 @@ class Agent:
             return True
         raise AssertionError(op)
 
-    def _spec(self, msg: dict) -> str:
-        spec = msg.get("spec")
-        if not isinstance(spec, str) or not (spec.startswith("/dev/") or spec.startswith("file:")):
-            raise ValueError(f"the agent drives a block device /dev/... or file:PATH:SIZE, not {spec!r}")
+    def _spec(self, msg: dict) -> DriveSpec:
+        spec = parse_local(msg.get("spec"))
         self._allowed(spec)
         return spec
 
-    def _allowed(self, spec: str) -> str:
+    def _allowed(self, spec: DriveSpec) -> str:
         """The drive's path when the host's list names it (UnsafeTarget otherwise)."""
-        kind, path, _size = parse_spec(spec)
-        return self.allowed.check(kind, path, spec)
+        return self.allowed.check(fio_kind(spec), spec.path, spec.text)
 
     def _drive_key(self, msg: dict) -> str:
         return drive_key(self._spec(msg))

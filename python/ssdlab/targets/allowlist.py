@@ -25,6 +25,7 @@ from typing import Iterable
 
 from .. import safe_path
 from .safety import UnsafeTarget
+from .spec import listed
 
 CONFIG = "/etc/ssdlab/agent.toml"
 HOW = ("the drive host's owner lists the drives its agent may test in "
@@ -46,16 +47,9 @@ class Entry:
 
 
 def parse_entry(text: str, where: str) -> Entry:
-    t = text.strip()
-    if t.startswith("/dev/") and os.path.normpath(t) == t:
-        return Entry("block", t)
-    if t.startswith("file:/"):
-        p = t[5:]
-        norm = os.path.normpath(p)
-        if p.endswith("/") and norm + "/" == p and norm != "/":
-            return Entry("dir", norm)
-        if norm == p:
-            return Entry("file", p)
+    found = listed(text.strip())
+    if found is not None:
+        return Entry(*found)
     raise BadList(f"{where}: {text!r} is not a drive the agent may test; write /dev/X (a block "
                   "device), file:/PATH (one file) or file:/DIR/ (files in that directory), without "
                   "'..' or '//'")

@@ -12,10 +12,11 @@ import os
 import stat
 from typing import Any
 
-from .. import safe_path, units
+from .. import safe_path
 from ..phase import Identity, PhaseResult
-from . import fio_job, locks, purge as purge_mod, safety
+from . import locks, purge as purge_mod, safety
 from .identity import Telemetry, block_info
+from .spec import DriveSpec
 
 
 class Transport:
@@ -201,33 +202,13 @@ class LocalFile(Transport):
         return purge_mod.plan_file(self.dev, self.capacity)
 
 
-def local(spec: str, plan: bool) -> Transport:
-    """The transport of `/dev/...` or `file:PATH:SIZE`."""
-    kind, path, size = parse_spec(spec)
-    return LocalBlock(path, plan) if kind == "block" else LocalFile(spec, path, int(size or 0))
-
-
-FILE_MIN = 4096 * 16  # a file target of at least 64 KiB
-
-
-def parse_size(s: str) -> int:
-    """A file target's size (units.parse_size), at least FILE_MIN."""
-    return units.parse_size(s, minimum=FILE_MIN)
-
-
-def parse_spec(spec: str) -> tuple[str, str, int | None]:
-    """('block', path, None) or ('file', path, size)."""
-    if spec.startswith("file:"):
-        rest = spec[5:]
-        path, sep, size = rest.rpartition(":")
-        if not sep or not path:
-            raise ValueError(f"drive '{spec}': write file:PATH:SIZE, e.g. file:/mnt/ssd/test.bin:8G")
-        fio_job.check_path(path)
-        n = parse_size(size)
-        return "file", path, n - n % 4096
-    if spec.startswith("/dev/"):
-        return "block", fio_job.check_path(spec), None
-    raise ValueError(f"drive '{spec}': a real drive is /dev/... or file:PATH:SIZE")
+def local(spec: DriveSpec, plan: bool) -> Transport:
+    """The transport of a block device or a file target."""
+    if spec.kind == "device":
+        return LocalBlock(spec.path, plan)
+    if spec.kind != "file" or spec.size is None:
+        raise ValueError(f"drive '{spec}': a real drive is /dev/... or file:PATH:SIZE")
+    return LocalFile(spec.text, spec.path, spec.size)
 
 
 def _fs_of(path: str) -> str:

@@ -17,89 +17,27 @@ run, runs the phases and sends back their live samples and results. This side ad
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..errors import printable
 from .base import BaseTarget, Capabilities
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from . import locks, safety, ssh
-from .fio import _empty, parse_size, writes
+from .fio import _empty, writes
+from .spec import DriveSpec
 from .fio_output import FioFailed
 from .hostid import kernel_id
 from .remote_wire import (PROTOCOL, Hello, Malformed, answer_of, hello_of, identity_of, opened_of, phase_doc,
                           result_of)
 
-_USER = r"(?:(?P<user>[A-Za-z0-9_][A-Za-z0-9._-]*)@)?"
-_HOST = r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?))"
-_SPEC = re.compile(_USER + _HOST + r"(?::(?P<port>[0-9]+))?:(?P<path>/.*)")
-LOCAL_PREFIXES = ("/", "file:", "nbd:", "sim:")
-STOP_WAIT_S = 60.0
-T = TypeVar("T")  # after Ctrl-C, how long the agent may take to hand back the partial phase
+STOP_WAIT_S = 60.0  # after Ctrl-C, how long the agent may take to hand back the partial phase
+T = TypeVar("T")
 
 
 class RemoteFailed(RuntimeError):
     """A drive on another host failed during a run (the message has the cause)."""
-
-
-@dataclass(frozen=True)
-class RemoteSpec:
-    host: str  # name or address (IPv6 without brackets)
-    path: str  # on the remote host
-    user: str | None = None
-    port: int | None = None  # ssh's port (None: ssh's configuration decides)
-    size: int | None = None  # a file target's size
-    ipv6: bool = False
-    spec: str = ""  # the --drive as given
-
-    @property
-    def agent_spec(self) -> str:
-        """The drive as a local run on that host names it."""
-        return f"file:{self.path}:{self.size}" if self.size is not None else self.path
-
-    @property
-    def where(self) -> str:
-        h = f"[{self.host}]" if self.ipv6 else self.host
-        return (f"{self.user}@" if self.user else "") + h + (f" port {self.port}" if self.port else "")
-
-
-def looks_remote(spec: str) -> bool:
-    """[user@]HOST[:PORT]:/path (a local spec never matches: those start with '/',
-    file:, nbd: or sim:)."""
-    return not spec.startswith(LOCAL_PREFIXES) and ":/" in spec and bool(
-        re.match(_USER + _HOST + r"(?::[0-9]*)?:/", spec))
-
-
-def parse_remote(spec: str) -> RemoteSpec:
-    m = _SPEC.fullmatch(spec)
-    if not m:
-        raise ValueError(f"drive '{spec}': a drive on another host is HOST:/dev/X, user@HOST:/dev/X, "
-                         "HOST:SSHPORT:/dev/X or [IPv6]:/dev/X (a file: HOST:/path/file:SIZE)")
-    port = int(m.group("port")) if m.group("port") else None
-    if port is not None and not 0 < port < 65536:
-        raise ValueError(f"drive '{spec}': ssh port {port} is not 1..65535")
-    path, size = m.group("path"), None
-    if not path.startswith("/dev/"):
-        head, sep, tail = path.rpartition(":")
-        try:
-            size = parse_size(tail) if sep and head.startswith("/") else None
-        except ValueError as e:
-            raise ValueError(f"drive '{spec}': {e}") from None
-        if size is None:
-            raise ValueError(f"drive '{spec}': a file on another host needs its size, e.g. "
-                             f"{spec}:8G (a block device is /dev/...)")
-        path, size = head, size - size % 4096
-    if path != os.path.normpath(path) or path.endswith("/"):
-        raise ValueError(f"drive '{spec}': write the path on the remote host without '..', '//' or "
-                         f"a trailing '/' (e.g. {os.path.normpath(path)})")
-    from . import fio_job
-
-    fio_job.check_path(path)
-    return RemoteSpec(m.group("v6") or m.group("host"), path, m.group("user"), port, size,
-                      bool(m.group("v6")), spec)
 
 
 class RemoteTarget(BaseTarget):
@@ -108,21 +46,22 @@ class RemoteTarget(BaseTarget):
     # the trace file is not sent to the other host
     capabilities = Capabilities(simulated=False, replay=False)
 
-    def __init__(self, spec: str, destroy_data: str | None = None, plan: bool = False):
-        self.rs = parse_remote(spec)
-        self.spec = self.name = spec
+    def __init__(self, spec: DriveSpec, destroy_data: str | None = None, plan: bool = False):
+        assert spec.remote and spec.host is not None
+        self.rs = spec
+        self.spec = self.name = spec.text
         self.destroy_data = destroy_data
         self.plan_mode = plan
-        self.consent = spec in safety.named(destroy_data)
+        self.consent = spec.text in safety.named(destroy_data)
         self.conn: ssh.Connection | None = None
         self._claimed: str | None = None
-        cmd = ssh.ssh_command(self.rs.host, self.rs.user, self.rs.port)
+        cmd = ssh.ssh_command(spec.host, spec.user, spec.port)
         self.command = cmd
         try:
-            self.conn = ssh.Connection(cmd, spec)
-            self.host = self._first("hello", hello_of, proto=PROTOCOL, spec=self.rs.agent_spec)
+            self.conn = ssh.Connection(cmd, spec.text)
+            self.host = self._first("hello", hello_of, proto=PROTOCOL, spec=self.rs.local_text)
             self._claim(self.host)
-            ident, self._engine_version = self._first("open", opened_of, spec=self.rs.agent_spec, plan=plan,
+            ident, self._engine_version = self._first("open", opened_of, spec=self.rs.local_text, plan=plan,
                                                       destroy_data=self.rs.path if self.consent else None)
         except BaseException:
             self.close()
@@ -169,7 +108,7 @@ class RemoteTarget(BaseTarget):
 
     def _error(self, doc: dict) -> Exception:
         text = printable(str(doc.get("error") or "failed"))
-        agent_spec = self.rs.agent_spec
+        agent_spec = self.rs.local_text
         if agent_spec in text:  # its name on that host: give it ours, which says where
             text = text.replace(agent_spec, self.spec, 1)
         elif self.rs.path in text:
@@ -193,7 +132,7 @@ class RemoteTarget(BaseTarget):
 
     def _claim(self, host: Hello) -> None:
         kern = host.kernel
-        key = host.drive or self.rs.agent_spec
+        key = host.drive or self.rs.local_text
         key = key if kern and kern == kernel_id() else f"{kern or self.rs.host}/{key}"
         locks.claim(key, self.spec)
         self._claimed = key
@@ -322,4 +261,4 @@ class RemoteTarget(BaseTarget):
             self._claimed = None
 
 
-__all__ = ["RemoteFailed", "RemoteSpec", "RemoteTarget", "looks_remote", "parse_remote"]
+__all__ = ["RemoteFailed", "RemoteTarget"]

@@ -14,11 +14,13 @@ from __future__ import annotations
 import re
 from typing import Any
 from collections.abc import Callable, Generator, Iterable, Mapping
+import dataclasses
 from dataclasses import dataclass
 
 from ... import phase as ph
 from ...analysis import pts_steady
 from ...phase import KIB, Phase, PhaseResult
+from ..test import TestOptions
 
 MIB = 1024 * KIB
 SEGMENTS = ("client", "enterprise")
@@ -103,6 +105,33 @@ class PtsOptions:
         if self.logical_block is None:
             return "left out: the drive's logical block size is not known"
         return f"left out: {self.logical_block}-byte logical blocks (4Kn)"
+
+
+def logical_block(drives: Iterable[tuple[str, Any]]) -> int | None:
+    """The logical block size the drives share (512 adds the 0.5 KiB steps), read from
+    their identities: the largest when they differ, None when a drive's is not known."""
+    sizes = {target.identify().extra.get("logical_block") for _, target in drives}
+    if not sizes or None in sizes or "" in sizes:
+        return None
+    return max(int(x) for x in sizes)
+
+
+class RunOptions(TestOptions):
+    """`ssdlab run pts-TEST`: the specification's settings (client), with the drives'
+    logical block (`ssdlab pts` sets the rest)."""
+
+    def parse(self, values: dict[str, Any], console: Any) -> PtsOptions:
+        return PtsOptions()
+
+    def for_drives(self, parsed: Any, values: dict[str, Any], drives: Any, seed: int,
+                   console: Any) -> PtsOptions:
+        return dataclasses.replace(parsed, logical_block=logical_block(drives))
+
+    def stored(self, parsed: Any, values: dict[str, Any]) -> dict[str, Any]:
+        return {"logical_block": parsed.logical_block} if isinstance(parsed, PtsOptions) else {}
+
+
+RUN_OPTIONS = RunOptions()
 
 
 def pts_options(opts) -> PtsOptions:

@@ -186,7 +186,7 @@ def page(key: str, run: Any, d: Any) -> tuple:
     top = max(x["iops"] for x in g.values())
     lines.append(Line(f"response-time ceiling {ceiling:g} ms", [0, top], [ceiling, ceiling], "lines", "dot"))
     for p in POINTS:
-        at = (pts.get(p) or {}).get("at")
+        at = str((pts.get(p) or {}).get("at") or "")
         if at in g:
             lines.append(Line(f"{p.capitalize()}IOPS point: {_name(at)}", [g[at]["iops"]],
                               [(g[at]["mean_us"] or 0) / 1000], "markers"))
@@ -220,7 +220,7 @@ def page(key: str, run: Any, d: Any) -> tuple:
     return stim, out
 
 
-TEST = Test(name="pts-dirth", title="SNIA PTS: Demand Intensity / Response Time (DIRTH)", phases=phases,
+TEST = Test(name="pts-dirth", options=C.RUN_OPTIONS, title="SNIA PTS: Demand Intensity / Response Time (DIRTH)", phases=phases,
             analyze=analyze, figures=F.per_drive("SNIA PTS: Demand Intensity / Response Time (DIRTH)", page),
             cost=30.0, in_review=False,
             summary="SNIA PTS Demand Intensity: IOPS and response time vs outstanding I/O")

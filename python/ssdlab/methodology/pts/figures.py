@@ -62,10 +62,12 @@ def write_cache_measured(d: Any) -> str:
         return (f"enabled: the simulated drive's {kib} KiB write buffer (its profile; the "
                 "simulator cannot switch it off)" if kib else "enabled (the simulated drive's write buffer)")
     wc = str(x.get("write_cache") or "")
+    why = ("the kernel's queue/write_cache: {}; on NVMe it shows that the drive has a volatile "
+           "cache, not how feature 6 is set")
     if wc == "write back":
-        return "enabled (the kernel reports write back)"
+        return "enabled (" + why.format(wc) + ")"
     if wc == "write through":
-        return "disabled (the kernel reports write through)"
+        return "disabled (" + why.format(wc) + ")"
     return "not measured (no block device)" if d.kind != "block" else "not measured"
 
 

@@ -72,7 +72,7 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
             table[label(m, b)] = {
                 "avg_us": sum(x for x in means if x is not None) / len(rs) if rs and None not in means else None,
                 "max_us": max((x for x in maxes if x is not None), default=None),
-                "p99_999_us": five_nines([r.latency or {} for r in rs]),
+                "p99_999_us": five_nines([getattr(r, "latency", None) or {} for r in rs]),
                 "iops": sum(C.iops(r) for r in rs) / len(rs) if rs else None}
     out["latency_table"] = table
     out["conditions"] = C.conditions(po, threads=1, queue_depth=1, pattern="random",
@@ -119,6 +119,6 @@ def page(key: str, run: Any, d: Any) -> tuple:
     return stim, out
 
 
-TEST = Test(name="pts-latency", title="SNIA PTS: Latency", phases=phases, analyze=analyze,
+TEST = Test(name="pts-latency", options=C.RUN_OPTIONS, title="SNIA PTS: Latency", phases=phases, analyze=analyze,
             figures=F.per_drive("SNIA PTS: Latency", page), cost=3.0, in_review=False,
             summary="SNIA PTS Latency: average, maximum and 5-nines response times at T1Q1")

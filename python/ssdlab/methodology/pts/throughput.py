@@ -72,7 +72,8 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
 def page(key: str, run: Any, d: Any) -> tuple:
     m = d.metrics or {}
     out: list = []
-    rows, steady = [], []
+    rows: list[list] = []
+    steady: list[tuple[str, str]] = []
     for bs in sorted(BLOCKS["enterprise"], reverse=True):
         sm = m.get(f"bs{C.bs_label(bs)}")
         if not isinstance(sm, dict):
@@ -90,11 +91,11 @@ def page(key: str, run: Any, d: Any) -> tuple:
         out.insert(0, Table(f"table-{key}-mbps", f"{run.test}: sequential MB/s at steady state\n{d.label}",
                             ["block size (KiB)", "read MB/s", "write MB/s", "steady state"], rows,
                             "averages of the measurement window's rounds"))
-    stim = (f"SEQ R/W 100/0 then 0/100, block size {', '.join(r[0] for r in rows) or '-'} KiB, "
+    stim = (f"SEQ R/W 100/0 then 0/100, block size {', '.join(str(r[0]) for r in rows) or '-'} KiB, "
             f"T{OUTSTANDING[0]}Q{OUTSTANDING[1]}; each block size from its own purge and preconditioning")
     return stim, out, steady
 
 
-TEST = Test(name="pts-throughput", title="SNIA PTS: Throughput", phases=phases, analyze=analyze,
+TEST = Test(name="pts-throughput", options=C.RUN_OPTIONS, title="SNIA PTS: Throughput", phases=phases, analyze=analyze,
             figures=F.per_drive("SNIA PTS: Throughput", page), cost=3.0, in_review=False,
             summary="SNIA PTS Throughput: sequential 1024 KiB (and 128 KiB) read and write at steady state")
