@@ -341,3 +341,16 @@ def test_xsr_still_ramping_at_its_end_never_recovered():
     XSR, res = xsr_results([100 + 12 * i for i in range(14)])
     m = XSR.TEST.analyze(res, Options())
     assert m["recovery_minutes"] is None and not m["groups"]["ag3"]["final_steady"]
+
+
+def test_a_run_stored_with_one_flat_window_still_draws_it():
+    from ssdlab.figures.model import ReportDrive
+    from ssdlab.methodology.pts import figures as F
+
+    m = {"tracking": "4 KiB random write IOPS", "steady_reached": True, "tracking_by_round":
+         {str(i): v for i, v in enumerate([500, 300, 100, 102, 98, 101, 99], 1)},
+         "window_first_round": 3, "window_last_round": 7, "window_average": 100.0,
+         "window_data_excursion": 4.0, "window_slope": -0.3, "window_intercept": 100.9,
+         "window_slope_excursion": 1.2}
+    (w,) = F.window_plots("k", "pts-iops", ReportDrive(drive="d", label="D", metrics=m))
+    assert w.key == "fig-k-window" and list(w.lines[0].x) == [3, 4, 5, 6, 7]

@@ -118,7 +118,10 @@ class Plot:
                     marker="o" if "markers" in ln.mode else None,
                     markersize=3 if joined else 2.5, label=ln.name, linewidth=1.2)
         if self.log_x:
+            from matplotlib.ticker import FuncFormatter
+
             ax.set_xscale("log", base=self.log_base)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))  # 10, not 10^1
         if self.log_y:
             ax.set_yscale("log")
         if self.xticks is not None:

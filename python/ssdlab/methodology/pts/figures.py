@@ -180,7 +180,13 @@ def window_plots(key: str, test: str, d: Any, ylabel: Callable[[str], str] | Non
     m = d.metrics if m is None else m
     variables = m.get("tracking_variables") or (
         {m["tracking"]: m.get("tracking_by_round") or {}} if m.get("tracking") else {})
-    wins = m.get("windows") or {}
+    wins = dict(m.get("windows") or {})
+    if not wins and m.get("tracking") and m.get("window_first_round") is not None:
+        # a run stored before several tracking variables: its one window, flat
+        wins[m["tracking"]] = {k: m.get(f"window_{k}") for k in (
+            "first_round", "last_round", "average", "data_excursion", "slope", "intercept",
+            "slope_excursion")}
+        wins[m["tracking"]]["steady"] = m.get("steady_reached")
     out: list[Plot] = []
     for i, (name, by_round) in enumerate(variables.items()):
         w = wins.get(name)
