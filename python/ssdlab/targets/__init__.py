@@ -38,6 +38,8 @@ def open_target(spec: str, *, overrides: list[str] | None = None, seed: int = 42
         from .fio import FioTarget  # a device, a file, or an NBD export (fio_transport.py)
 
         return FioTarget(spec, destroy_data=destroy_data, plan=plan)
+    if spec.startswith("sim:") and spec.endswith(".toml"):  # sim:./twin.toml: a profile file
+        spec = spec[4:]
     if spec.startswith("sim:"):
         from ..profiles import builtin_ids, load_text
 
