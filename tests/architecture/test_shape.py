@@ -32,7 +32,7 @@ LAYERS = {
     # how runs are walked and where they execute
     "ssdlab.runner": 4, "ssdlab.detached": 4, "ssdlab.executor": 4, "ssdlab.fleet": 4,
     # what users run
-    "ssdlab.review": 5, "ssdlab.sweep": 5, "ssdlab.validate": 5, "ssdlab.serve": 5,
+    "ssdlab.review": 5, "ssdlab.sweep": 5, "ssdlab.validate": 5, "ssdlab.serve": 5, "ssdlab.fit": 5,
     "ssdlab.report": 6,
     "ssdlab.cli": 7,
 }

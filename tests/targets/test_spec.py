@@ -29,6 +29,8 @@ def test_a_profile_file_is_a_simulated_drive_read_from_its_file(tmp_path):
     p.write_text(parse_drive("sim:tlc-256").profile_text())
     d = parse_drive(str(p))
     assert d.kind == "profile" and d.simulated and "[nand]" in d.profile_text()
+    d = parse_drive(f"sim:{p}")  # a twin as `ssdlab fit` writes it: --drive sim:./twin.toml
+    assert d.kind == "profile" and d.path == str(p) and str(d) == f"sim:{p}"
     with pytest.raises(ValueError, match="not a simulated drive"):
         parse_drive("/dev/sdb").profile_text()
 

@@ -4,7 +4,7 @@ parse reads the string again: targets.open_target builds the drive from the spec
 ask the spec (or the target's capabilities) what it is.
 
   sim:PROFILE               a built-in simulated drive        kind "sim"
-  PATH.toml                 a simulated drive from a profile   kind "profile"
+  PATH.toml, sim:PATH.toml  a simulated drive from a profile   kind "profile"
   /dev/X                    a block device                     kind "device"
   file:PATH:SIZE            a file as a drive                  kind "file"
   nbd:SOCKET, nbd:URI       an NBD export (a served drive)     kind "nbd"
@@ -110,6 +110,8 @@ def parse_size(s: str) -> int:
 
 def parse_drive(text: str) -> DriveSpec:
     """The drive `text` names. ValueError with one line saying how to write it."""
+    if text.startswith("sim:") and text.endswith(".toml"):  # sim:./twin.toml: a profile file
+        return _profile(text, text[4:])
     if text.startswith("sim:"):
         return _sim(text)
     if text.startswith("file:"):
@@ -126,9 +128,7 @@ def parse_drive(text: str) -> DriveSpec:
     if looks_remote(text):
         return parse_remote(text)
     if Path(text).suffix == ".toml":
-        if not Path(text).is_file():
-            raise ValueError(f"profile file '{text}' not found")
-        return DriveSpec(text, "profile", text)
+        return _profile(text, text)
     raise ValueError(
         f"unknown drive '{text}': use sim:PROFILE (see `ssdlab drives`), a profile .toml file, "
         "a block device /dev/..., file:PATH:SIZE, nbd:SOCKET (a served drive), or HOST:/dev/... "
@@ -156,6 +156,12 @@ def listed(text: str) -> tuple[Literal["block", "file", "dir"], str] | None:
         if norm == p:
             return "file", p
     return None
+
+
+def _profile(text: str, path: str) -> DriveSpec:
+    if not Path(path).is_file():
+        raise ValueError(f"profile file '{path}' not found")
+    return DriveSpec(text, "profile", path)
 
 
 def _sim(text: str) -> DriveSpec:
