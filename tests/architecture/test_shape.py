@@ -265,7 +265,7 @@ def reads_a_drive_string(code: str) -> bool:
 
 def branches_on_a_test(code: str) -> bool:
     # a phase's kind or name ("fill", "idle") is not a test's
-    return bool(TEST_BRANCH.search(code)) and not re.search(r"kind|\["name"\]|phase\.name", code)
+    return bool(TEST_BRANCH.search(code)) and not re.search(r"""kind|\["name"\]|phase\.name""", code)
 
 
 def lines_matching(forbidden: Callable[[str], bool], skip: Callable[[str], bool]) -> list[str]:
