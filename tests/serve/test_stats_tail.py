@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from ssdlab.serve import stats
+from ssdlab.served import stats
 
 
 class Counting(stats.StatsTail):

@@ -85,7 +85,7 @@ def serve_cmd(
                       file=sys.stderr, flush=True)
 
         run_id, totals, status = serve(serving, store, args, on_ready=ready, on_row=row)
-    from ..serve.stats import metrics
+    from ..served.stats import metrics
 
     m = metrics(totals)
     if json_out:

@@ -22,7 +22,8 @@ from ..phase import Phase
 from ..phase import Identity, PhaseResult
 from ..store import Store, process_start
 from ..targets import nbd_uri, safety
-from . import nbdkit, stats
+from . import nbdkit
+from ..served import marker, stats
 
 MAX_SOCKET_PATH = 107  # sun_path
 
@@ -67,12 +68,12 @@ def check_socket(sock: Path) -> Path:
     sock = Path(safe_path.real(sock.parent, f"--socket {sock}")) / sock.name
     if len(str(sock)) > MAX_SOCKET_PATH:
         raise ValueError(f"--socket {sock}: path longer than {MAX_SOCKET_PATH} bytes; choose a shorter one")
-    marker = nbdkit.marker_path(sock)
-    if os.path.lexists(sock) or os.path.lexists(marker):
-        live = nbdkit.served_here(str(sock))
+    mark = marker.marker_path(sock)
+    if os.path.lexists(sock) or os.path.lexists(mark):
+        live = marker.served_here(str(sock))
         if live:
             raise ValueError(f"--socket {sock}: already served by ssdlab (pid {live['pid']}); choose another path")
-        there = sock if os.path.lexists(sock) else marker
+        there = sock if os.path.lexists(sock) else mark
         raise ValueError(f"--socket {sock}: {there} exists and ssdlab will not replace it; remove it "
                          "or choose another path")
     return sock
@@ -144,8 +145,8 @@ class Serving:
         nbdkit.plugin_path()
         self.opts = opts
         self.uri = served_uri(self.socket, self.tcp) if self.tcp or self.socket else ""
-        self._marker: nbdkit.FileId | None = None
-        self._socket_id: nbdkit.FileId | None = None
+        self._marker: marker.FileId | None = None
+        self._socket_id: marker.FileId | None = None
 
     def start(self, store: Store, args: dict) -> None:
         opts = self.opts
@@ -169,12 +170,12 @@ class Serving:
         try:
             self.proc = nbdkit.start(cmd, self.work / "pid", self.work / "nbdkit.log")
             if self.socket:
-                self._socket_id = nbdkit.file_id(self.socket, stat.S_IFSOCK)
+                self._socket_id = marker.file_id(self.socket, stat.S_IFSOCK)
                 if self._socket_id is None:
                     raise RuntimeError(f"nbdkit started but {self.socket} is not its socket")
                 # connecting needs write permission: the owner's alone (nbdkit makes it 0755)
                 os.chmod(self.socket, 0o600)
-                self._marker = nbdkit.write_marker(self.socket, {
+                self._marker = marker.write_marker(self.socket, {
                     "pid": os.getpid(), "pid_start": process_start(os.getpid()),
                     "socket": str(self.socket), "socket_id": list(self._socket_id),
                     "drive": opts.drive, "run_id": self.run_id, "capacity": self.capacity,
@@ -227,8 +228,8 @@ class Serving:
     def _cleanup(self) -> None:
         if self.socket:
             # only the files this session made: a file put in their place is left alone
-            nbdkit.remove_own(nbdkit.marker_path(self.socket), self._marker)
-            nbdkit.remove_own(self.socket, self._socket_id)  # nbdkit leaves its socket behind
+            marker.remove_own(marker.marker_path(self.socket), self._marker)
+            marker.remove_own(self.socket, self._socket_id)  # nbdkit leaves its socket behind
         shutil.rmtree(self.work, ignore_errors=True)
 
 

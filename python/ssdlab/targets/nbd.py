@@ -1,6 +1,6 @@
 """An NBD export driven by fio's nbd engine: `--drive nbd:SOCKET` (a Unix socket) or
 `--drive nbd:nbd://HOST:PORT` (any NBD URI). Meant for drives `ssdlab serve` exports:
-their socket carries a marker (serve/nbdkit.py), and writing to a served *simulated*
+their socket carries a marker (served/marker.py), and writing to a served *simulated*
 drive needs no --destroy-data. Any other export may be a real disk behind an NBD server,
 so writing to it needs --destroy-data naming the same spec.
 
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..phase import Identity, PhaseResult
-from ..serve import nbdkit, stats
+from ..served import marker, stats
 from . import locks, safety
 from .fio_transport import Transport
 from .identity import Telemetry
@@ -58,7 +58,7 @@ class NbdExport(Transport):
         self.export = spec.nbd
         self.uri, self.socket = self.export.text, self.export.socket
         self.path = self.dev = self.socket or self.uri
-        self.served = nbdkit.served_here(self.socket) if self.socket else None
+        self.served = marker.served_here(self.socket) if self.socket else None
         self.capacity = export_size(self.uri)
         self.capacity -= self.capacity % 4096
         self.info = {"path": self.path, "uri": self.uri, "kind": "nbd", "capacity": self.capacity,
