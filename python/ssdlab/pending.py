@@ -283,7 +283,7 @@ def import_file(store: Store, path: Path) -> tuple[int, int]:
     run_id = run["id"]
     same = False
     if run_id and run["token"]:
-        r = store.db.execute("SELECT test, created, status, token FROM runs WHERE id=?", (run_id,)).fetchone()
+        r = store.run_row(run_id)
         same = (r is not None and r["token"] is not None and secrets.compare_digest(r["token"], run["token"])
                 and r["test"] == run["test"] and r["created"] == run["created"])
         if same and r["status"] != "running":
@@ -292,15 +292,13 @@ def import_file(store: Store, path: Path) -> tuple[int, int]:
         run_id = store.create_run(run["test"], run["args"], run["testbed"], run["engine_version"])
     n = 0
     for d in run["drives"]:
-        rd = d["run_drive_id"] if same else None
-        if rd is not None and store.db.execute("SELECT 1 FROM run_drives WHERE id=? AND run_id=?",
-                                               (rd, run_id)).fetchone() is None:
-            rd = None  # not a drive of this run: found by position instead
+        # its own drive, else the run's drive at its position, else a new one
+        rd = store.drive_id(run_id, run_drive_id=d["run_drive_id"]) if same and d["run_drive_id"] else None
         if rd is None:
-            row = store.db.execute("SELECT id FROM run_drives WHERE run_id=? AND position=?",
-                                   (run_id, d["position"])).fetchone()
-            rd = row["id"] if row else store.add_drive(run_id, d["position"], d["spec"], d["identity"])
-        have = {r["seq"] for r in store.db.execute("SELECT seq FROM phases WHERE run_drive_id=?", (rd,))}
+            rd = store.drive_id(run_id, position=d["position"])
+        if rd is None:
+            rd = store.add_drive(run_id, d["position"], d["spec"], d["identity"])
+        have = store.phase_seqs(rd)
         for seq, status, res in d["phases"]:
             if seq not in have:
                 store.add_phase(rd, seq, res, status)

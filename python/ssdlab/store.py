@@ -461,6 +461,30 @@ class Store:
         return self.db.execute("SELECT token FROM runs WHERE id=?", (run_id,)).fetchone()[0]
 
     @_reading
+    def run_row(self, run_id: int) -> dict | None:
+        """The run's own columns (test, created, status, token ...), or None."""
+        r = self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
+        return None if r is None else dict(r)
+
+    @_reading
+    def drive_id(self, run_id: int, *, run_drive_id: int | None = None,
+                 position: int | None = None) -> int | None:
+        """The run's drive with this id, or at this position; None when it has none."""
+        if run_drive_id is not None:
+            r = self.db.execute("SELECT id FROM run_drives WHERE id=? AND run_id=?",
+                                (run_drive_id, run_id)).fetchone()
+        else:
+            r = self.db.execute("SELECT id FROM run_drives WHERE run_id=? AND position=?",
+                                (run_id, position)).fetchone()
+        return None if r is None else int(r["id"])
+
+    @_reading
+    def phase_seqs(self, run_drive_id: int) -> set[int]:
+        """The sequence numbers of a drive's stored phases."""
+        return {int(r["seq"]) for r in self.db.execute("SELECT seq FROM phases WHERE run_drive_id=?",
+                                                       (run_drive_id,))}
+
+    @_reading
     def runs_with_arg(self, key: str, value: str) -> list[dict]:
         """Runs whose stored arguments hold `key` = `value` (a sweep's runs), oldest first:
         id, status and arguments."""

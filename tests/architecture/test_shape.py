@@ -293,3 +293,8 @@ def test_the_shape_checks_see_what_they_forbid():
     assert branches_on_a_test('if test == "fio":') and branches_on_a_test("if test in ('fill', 'trim'):")
     assert not branches_on_a_test('if phase.kind == "idle":')
     assert not branches_on_a_test('fill = next(p for p in phases if p["name"] == "fill")')
+
+
+def test_the_store_owns_its_sql():
+    sql = re.compile(r"""\.execute(many)?\(\s*f?["'](SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)""")
+    assert lines_matching(lambda code: bool(sql.search(code)), lambda m: m == "ssdlab.store") == []
