@@ -45,7 +45,7 @@ def start(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subproces
 FAKE_CLI = """
 import os, sys, time
 sys.path.insert(0, os.environ["TESTS_DIR"])
-from conftest import FakeTarget
+from fakes import FakeTarget
 import ssdlab.targets
 from ssdlab.phase import GB
 
@@ -69,7 +69,7 @@ class Fake(FakeTarget):
         return r
 
 ssdlab.targets.open_target = lambda spec, **kw: Fake(capacity=8 * GB, cache_bytes=2 * GB)
-from conftest import with_fake_drives
+from fakes import with_fake_drives
 ssdlab.targets.parse_drive = with_fake_drives(ssdlab.targets.parse_drive)
 import ssdlab.runner
 ssdlab.runner.CHECKPOINT_S = float(os.environ.get("CHECKPOINT_S", ssdlab.runner.CHECKPOINT_S))

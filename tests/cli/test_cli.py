@@ -2,7 +2,7 @@ import json
 
 import clirun
 import pytest
-from conftest import FakeTarget, with_fake_drives
+from fakes import FakeTarget, with_fake_drives
 from typer.testing import CliRunner
 
 import ssdlab.targets

@@ -7,7 +7,7 @@ import json
 
 import pytest
 import ssdlab.targets
-from conftest import FakeTarget, with_fake_drives
+from fakes import FakeTarget, with_fake_drives
 
 from ssdlab.targets.base import Capabilities
 from ssdlab.cli import app

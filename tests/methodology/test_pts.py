@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import FakeTarget
+from fakes import FakeTarget
 from ssdlab import methodology
 from ssdlab.methodology import Options
 from ssdlab.methodology.pts import PTS_TESTS, PtsOptions

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FakeTarget
+from fakes import FakeTarget
 from ssdlab.methodology import Options
 from ssdlab.methodology.pts import PTS_TESTS, PtsOptions
 from ssdlab.phase import GB
