@@ -17,8 +17,8 @@ class RefusingTarget(FakeTarget):
     """A real drive's safety check and plan, in miniature: writes are refused."""
 
     def preflight(self, phases):
-        from ssdlab.targets.fio import writes
-        from ssdlab.targets.safety import UnsafeTarget
+        from ssdlab.targets.fio.target import writes
+        from ssdlab.targets.guard.safety import UnsafeTarget
 
         if any(writes(p) for p in phases):
             raise UnsafeTarget("refusing fake:refused: it carries data (signatures ext4); "

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 from ssdlab.store import Store
-from ssdlab.targets import purge
+from ssdlab.targets.guard import purge
 
 # the VM boots in the first test's setup: seconds under KVM, minutes emulated; every test of
 # it on one xdist worker, so the session boots it once while the other worker runs the rest

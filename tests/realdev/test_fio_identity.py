@@ -8,8 +8,9 @@ import os
 import numpy as np
 import pytest
 
-from ssdlab.targets import identity, purge, safety
-from ssdlab.targets.fio import _attach_temps
+from ssdlab.targets.fio import identity
+from ssdlab.targets.guard import purge, safety
+from ssdlab.targets.fio.target import _attach_temps
 
 # smartctl 7.x `-j -A` shapes (trimmed to the fields ssdlab reads)
 NVME = {"device": {"name": "/dev/nvme0n1", "type": "nvme", "protocol": "NVMe"},

@@ -10,8 +10,9 @@ import subprocess
 import pytest
 
 from ssdlab import phase as P
-from ssdlab.targets import fio_job, open_target
-from ssdlab.targets.fio import FioTarget, writes
+from ssdlab.targets.fio import jobs as fio_job
+from ssdlab.targets import open_target
+from ssdlab.targets.fio.target import FioTarget, writes
 from ssdlab.targets.spec import parse_drive, parse_size
 
 CAP = 256 * 2**20

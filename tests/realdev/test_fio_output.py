@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ssdlab.targets import fio_output as fo
+from ssdlab.targets.fio import output as fo
 
 DATA = Path(__file__).parents[1] / "data" / "fio"
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from ssdlab.targets import locks, safety
+from ssdlab.targets.guard import locks, safety
 
 
 @pytest.fixture
@@ -28,10 +28,10 @@ def test_lock_is_exclusive_across_processes(lockdir):
         with pytest.raises(safety.DeviceLocked, match="this run already uses it"):
             locks.DeviceLock("dev:7:99", "/dev/loop99").acquire()
         # another process
-        code = ("import sys; sys.path.insert(0, sys.argv[1]); from ssdlab.targets import locks; "
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); from ssdlab.targets.guard import locks; "
                 "locks.lock_dir = lambda: locks._private_dir(__import__('pathlib').Path(sys.argv[2])); "
                 "locks.DeviceLock('dev:7:99', '/dev/loop99').acquire()")
-        r = subprocess.run([sys.executable, "-c", code, os.path.dirname(locks.__file__) + "/../..",
+        r = subprocess.run([sys.executable, "-c", code, os.path.dirname(locks.__file__) + "/../../..",
                             str(lockdir)], capture_output=True, text=True, timeout=60)
         assert r.returncode != 0 and f"another ssdlab run (pid {os.getpid()})" in r.stderr
     finally:

@@ -19,7 +19,8 @@ from clirun import cli as _cli
 from loopdevs import MIB, REASON, SIZE, allocated, loops, sh  # noqa: F401  (loops: a fixture)
 from loopdevs import wait_for_new_writes
 from ssdlab import phase as P
-from ssdlab.targets import Interrupted, open_target, safety
+from ssdlab.targets import Interrupted, open_target
+from ssdlab.targets.guard import safety
 from ssdlab.targets import open_target
 
 ROOT = Path(__file__).resolve().parents[2]

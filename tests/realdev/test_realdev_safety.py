@@ -22,9 +22,9 @@ import dbpoll
 from loopdevs import MIB, REASON, loops, sh  # noqa: F401  (loops: a fixture)
 from loopdevs import wait_for_new_writes
 from ssdlab import phase as P
-from ssdlab.targets import safety
+from ssdlab.targets.guard import safety
 from ssdlab.targets import open_target
-from ssdlab.targets.fio import FioFailed
+from ssdlab.targets.fio.target import FioFailed
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.realdev

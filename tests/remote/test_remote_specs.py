@@ -16,9 +16,10 @@ import clirun
 import pytest
 from ssdlab import phase as P
 from ssdlab.phase import PhaseResult
-from ssdlab.targets import parse_drive, ssh
+from ssdlab.targets import parse_drive
+from ssdlab.targets.remote import ssh
 from ssdlab.targets.spec import looks_remote, parse_remote
-from ssdlab.targets.remote_wire import PROTOCOL, result_doc, result_of
+from ssdlab.targets.remote.wire import PROTOCOL, result_doc, result_of
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,7 +16,7 @@ import clirun
 import pytest
 from loopdevs import REASON, loops, sectors_written, sh, wait_for_new_writes  # noqa: F401  (loops: a fixture)
 from ssdlab.store import Store
-from ssdlab.targets.purge import CODES
+from ssdlab.targets.guard.purge import CODES
 from sshhosts import ROOT, sshhost  # noqa: F401  (a fixture)
 
 pytestmark = [pytest.mark.realdev, pytest.mark.skipif(bool(REASON), reason=REASON or "")]

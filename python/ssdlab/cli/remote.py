@@ -1,5 +1,5 @@
 """Drives on other hosts, the commands of the drive's host: `ssdlab agent` (hidden: ssdlab
-starts it there over ssh for `--drive HOST:/dev/X`; targets/agent.py) and `ssdlab
+starts it there over ssh for `--drive HOST:/dev/X`; targets/remote/agent.py) and `ssdlab
 fio-server`, which serves nothing: it says how drives on other hosts are reached."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any, Optional
 import typer
 
 from ..errors import one_line
-from ..targets.allowlist import CONFIG
+from ..targets.remote.allowlist import CONFIG
 from .errors import EXIT_USER
 
 GONE = ("`ssdlab fio-server` is gone: fio's server runs any job anyone who reaches its port "
@@ -33,7 +33,7 @@ def agent_cmd(
     """The drive host's half of `--drive HOST:/dev/X`: ssdlab runs it over ssh and talks
     to it on stdin and stdout. Not for use by hand. It tests only the drives this host
     lists (--drives, /etc/ssdlab/agent.toml): docs/real-drives.md "Security model"."""
-    from ..targets.allowlist import AllowList, BadList
+    from ..targets.remote.allowlist import AllowList, BadList
 
     try:
         allowed = AllowList.load(drives, config)
@@ -44,7 +44,7 @@ def agent_cmd(
         typer.echo("ssdlab: error: `ssdlab agent` is started over ssh by `ssdlab run --drive "
                    "HOST:/dev/X` on another machine; there is nothing to run by hand", err=True)
         raise typer.Exit(EXIT_USER)
-    from ..targets.agent import main
+    from ..targets.remote.agent import main
 
     sys.stdout.flush()
     raise typer.Exit(main(allowed))

@@ -21,7 +21,8 @@ from .. import _sim, safe_path
 from ..phase import Phase
 from ..phase import Identity, PhaseResult
 from ..store import Store, process_start
-from ..targets import nbd_uri, safety
+from ..targets.fio import nbd_uri
+from ..targets.guard import safety
 from . import nbdkit
 from ..served import marker, stats
 
@@ -81,7 +82,7 @@ def check_socket(sock: Path) -> Path:
 
 def check_data(data: Path, capacity: int, destroy_data: str | None) -> Path:
     """The backing file: a new one, one ssdlab made, or one --destroy-data names (the
-    rules of a file: target, targets/safety.py: never through another user's link or a
+    rules of a file: target, targets/guard/safety.py: never through another user's link or a
     link to a missing file)."""
     name = f"--data {data}"
     try:

@@ -23,9 +23,9 @@ def open_target(spec: DriveSpec | str, *, overrides: list[str] | None = None, se
     if overrides:
         raise ValueError("--set applies to simulated drives only; remove it for a real drive")
     if spec.remote:  # a drive on another host: ssdlab's agent there, over ssh
-        from .remote import RemoteTarget
+        from .remote.target import RemoteTarget
 
         return RemoteTarget(spec, destroy_data=destroy_data, plan=plan)
-    from .fio import FioTarget  # a device, a file, or an NBD export (fio_transport.py)
+    from .fio.target import FioTarget  # a device, a file, or an NBD export (fio/transport.py)
 
     return FioTarget(spec, destroy_data=destroy_data, plan=plan)

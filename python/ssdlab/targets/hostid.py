@@ -1,5 +1,5 @@
 """Which host, and which kernel, a process runs on: drives on other hosts are told apart
-by the kernel their agent runs on (agent.py, remote.py), since device numbers name the
+by the kernel their agent runs on (remote/agent.py, remote/target.py), since device numbers name the
 same device exactly on the same running kernel (two names of one host, or containers
 sharing it)."""
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Literal
 
 from .. import units
-from . import nbd_uri
-from .fio_job import check_path
+from .fio import nbd_uri
+from .fio.jobs import check_path
 
 Kind = Literal["sim", "profile", "device", "file", "nbd", "remote"]
 FILE_MIN = 4096 * 16  # a file target of at least 64 KiB
@@ -92,7 +92,7 @@ class DriveSpec:
         """What the spec names, whatever names it (a drive given twice in one run): a
         device's number, a file's real path, an export's socket or address."""
         if self.kind in ("device", "file"):
-            from .locks import drive_key
+            from .guard.locks import drive_key
 
             try:
                 return drive_key("block" if self.kind == "device" else "file", self.path)
@@ -144,7 +144,7 @@ def parse_local(text: object) -> DriveSpec:
 
 
 def listed(text: str) -> tuple[Literal["block", "file", "dir"], str] | None:
-    """A drive as a host's list of allowed drives names it (allowlist.py): /dev/X, file:/PATH
+    """A drive as a host's list of allowed drives names it (remote/allowlist.py): /dev/X, file:/PATH
     (one file) or file:/DIR/ (the files in it), absolute and normalised; None otherwise."""
     if text.startswith("/dev/") and os.path.normpath(text) == text:
         return "block", text

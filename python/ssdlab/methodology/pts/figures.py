@@ -36,7 +36,7 @@ def _extra(d: Any) -> dict:
 
 def purge_used(d: Any) -> str:
     """The purge method(s) the run's purge phases used, as the target recorded them."""
-    from ...targets.purge import METHODS
+    from ...targets.guard.purge import METHODS
 
     used = []
     for p in d.phases:

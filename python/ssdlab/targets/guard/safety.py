@@ -13,7 +13,7 @@ A file target is written only inside its own file, never through another user's 
 (safe_path.py); an existing file with content that ssdlab did not create (for this user)
 needs `--destroy-data=PATH`, and a file a loop device is set up on is refused as the
 device would be.
-Reading needs none of this. One run at a time per device: locks.py.
+Reading needs none of this. One run at a time per device: guard/locks.py.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import safe_path
+from ... import safe_path
 from . import inuse
 
 XATTR = "user.ssdlab.target"

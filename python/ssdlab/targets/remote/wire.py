@@ -1,4 +1,4 @@
-"""What travels between ssdlab and its agent on another host (remote.py, agent.py): one
+"""What travels between ssdlab and its agent on another host (remote/target.py, remote/agent.py): one
 JSON document per line, both ways.
 
 Requests (to the agent) carry an `op`; answers carry `ok` (a value), `error` (a message
@@ -18,8 +18,8 @@ from typing import Any, Optional, TypeVar, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import one_line
-from ..phase import Identity, Phase, PhaseResult
+from ...errors import one_line
+from ...phase import Identity, Phase, PhaseResult
 
 PROTOCOL = 1
 MAX_LINE = 32 << 20  # one answer (a day-long phase's result is a few MiB) never comes near this

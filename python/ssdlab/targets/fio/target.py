@@ -2,12 +2,12 @@
 
 `FioTarget("/dev/nvme0n1")` or `FioTarget("file:/mnt/ssd/test.bin:8G")` runs the same
 phases as the simulator and returns results of the same shape (docs/sim-api.md):
-- io phases: a generated fio job (fio_job.py); live samples from fio's status stream,
+- io phases: a generated fio job (fio/jobs.py); live samples from fio's status stream,
   the stored series from its 1 s logs, per-segment series from the finer histogram log,
-  totals and latency from its final JSON report (fio_output.py);
+  totals and latency from its final JSON report (fio/output.py);
 - idle phases sleep; trim phases discard the range (blkdiscard; files: punch a hole);
-- purge uses the strongest method available (purge.py) and records which;
-- nothing is written before safety.py allows it; one run at a time per device.
+- purge uses the strongest method available (guard/purge.py) and records which;
+- nothing is written before guard/safety.py allows it; one run at a time per device.
 `plan=True` prints what would be executed and executes nothing.
 """
 
@@ -26,24 +26,26 @@ from typing import Any, Iterable, cast
 
 import numpy as np
 
-from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
-from . import child, fio_job, fio_output, fio_replay, fio_transport, locks, safety
-from .fio_transport import Transport
-from .spec import DriveSpec
+from ...phase import Identity, Interrupted, OnSample, Phase, PhaseResult
+from .. import child
+from . import jobs, output, replay, transport
+from ..guard import locks, safety
+from .transport import Transport
+from ..spec import DriveSpec
 from .nbd import NbdExport
-from .base import BaseTarget, Capabilities
-from .fio_output import FioFailed
+from ..base import BaseTarget, Capabilities
+from .output import FioFailed
 from .identity import TempSampler, before_after, write_counters_delta
 from .identity import attach_temps as _attach_temps
-from .hostid import platform_info
+from ..hostid import platform_info
 
 def _empty(phase: Phase, totals: dict[str, float] | None = None) -> PhaseResult:
     z = np.zeros(0)
     return PhaseResult(phase=phase,
-                       series={k: z.copy() for k in fio_output.SERIES_KEYS},
+                       series={k: z.copy() for k in output.SERIES_KEYS},
                        segments={"gb": z.copy(), "mbps": z.copy(), "t_s": z.copy()},
                        latency={"min_us": math.nan, "mean_us": math.nan, "max_us": math.nan,
-                                **{k: math.nan for k, _ in fio_output.PERCENTILES},
+                                **{k: math.nan for k, _ in output.PERCENTILES},
                                 "edges_us": z.copy(), "counts": z.copy()},
                        totals=dict(totals or {}))
 
@@ -60,7 +62,7 @@ def writes(phase: Phase) -> bool:
 
 
 class FioTarget(BaseTarget):
-    """A block device or a file, driven by fio (targets/fio_job.py writes its jobs)."""
+    """A block device or a file, driven by fio (targets/fio/jobs.py writes its jobs)."""
 
     capabilities = Capabilities(simulated=False)
 
@@ -79,7 +81,7 @@ class FioTarget(BaseTarget):
         self._nphase = 0
         self.purges: list[str] = []
         self.where: Transport = (NbdExport(spec, self.fio) if spec.kind == "nbd"
-                                 else fio_transport.local(spec, plan))
+                                 else transport.local(spec, plan))
         self._engine: str | None = self.where.engine
         if not plan:
             self._lock = self.where.lock().acquire()
@@ -161,7 +163,7 @@ class FioTarget(BaseTarget):
     @property
     def fio_version(self) -> str:
         if self._fio_version is None:
-            self._fio_version = "" if self.plan_mode else fio_job.fio_version(self.fio)
+            self._fio_version = "" if self.plan_mode else jobs.fio_version(self.fio)
         return self._fio_version
 
     @property
@@ -174,7 +176,7 @@ class FioTarget(BaseTarget):
     @property
     def engine(self) -> str:
         if self._engine is None:
-            self._engine = fio_job.pick_engine(self.fio)
+            self._engine = jobs.pick_engine(self.fio)
         return self._engine
 
     def plan(self, phases: Iterable[Phase]) -> str:
@@ -184,7 +186,7 @@ class FioTarget(BaseTarget):
         lines = [f"# ssdlab plan for {self.spec} ({self.capacity} bytes)"]
         lines += self.where.plan_header()
         if shutil.which("fio") is None:
-            lines.append("# NOTE: fio is not installed: " + fio_job.INSTALL_HINT)
+            lines.append("# NOTE: fio is not installed: " + jobs.INSTALL_HINT)
         if any(writes(p) for p in phases):
             try:
                 self.check_writes()
@@ -207,11 +209,11 @@ class FioTarget(BaseTarget):
                 lines.append(f"# purge method: {pp.method} ({pp.why})")
                 lines += ["$ " + " ".join(c) for c in pp.commands]
             elif p.kind == "replay":
-                lines += fio_replay.plan_lines(self, p, i, engine)
+                lines += replay.plan_lines(self, p, i, engine)
             else:
-                job = fio_job.job_text(spec, self.where.filename(), engine=engine,
+                job = jobs.job_text(spec, self.where.filename(), engine=engine,
                                        log_prefix=f"$WORKDIR/p{i}", is_file=self.where.is_file)
-                lines.append(f"$ {' '.join(fio_job.command(f'$WORKDIR/p{i}.fio', 'fio'))}")
+                lines.append(f"$ {' '.join(jobs.command(f'$WORKDIR/p{i}.fio', 'fio'))}")
                 lines.append(f"# $WORKDIR/p{i}.fio (ioengine falls back to libaio where io_uring is not allowed):")
                 lines += ["    " + x for x in job.rstrip().splitlines()]
         return "\n".join(lines) + "\n"
@@ -234,7 +236,7 @@ class FioTarget(BaseTarget):
             r = _empty(phase, {"duration_s": time.monotonic() - t0, "ios": 0.0, "iops": 0.0,
                                "mbps": 0.0, "read_bytes": 0.0, "write_bytes": 0.0})
             if rows:
-                r.series = {k: np.array([x[k] for x in rows]) for k in fio_output.SERIES_KEYS}
+                r.series = {k: np.array([x[k] for x in rows]) for k in output.SERIES_KEYS}
             _attach_temps(r.series, temps.stop())
             return r
 
@@ -295,8 +297,8 @@ class FioTarget(BaseTarget):
         return r
 
     def _run_replay(self, phase: Phase, on_sample: OnSample | None) -> PhaseResult:
-        """A trace through fio's iolog replay (fio_replay.py)."""
-        return fio_replay.run(self, phase, on_sample)
+        """A trace through fio's iolog replay (fio/replay.py)."""
+        return replay.run(self, phase, on_sample)
 
     def _run_io(self, phase: Phase, spec: dict, on_sample: OnSample | None,
                 job: Any = None) -> PhaseResult:
@@ -306,7 +308,7 @@ class FioTarget(BaseTarget):
         for f in os.listdir(wd):
             if f.startswith(f"p{self._nphase}_"):
                 os.unlink(os.path.join(wd, f))
-        job = job(prefix) if job is not None else fio_job.job_text(
+        job = job(prefix) if job is not None else jobs.job_text(
             spec, self.where.filename(), engine=self.engine, log_prefix=prefix, is_file=self.where.is_file)
         job_path = prefix + ".fio"
         with open(job_path, "w") as fh:
@@ -344,8 +346,8 @@ class FioTarget(BaseTarget):
                    threading.Thread(target=pump_err, daemon=True)]
         for t in threads:
             t.start()
-        stream = fio_output.JsonStream()
-        tracker = fio_output.StatusTracker(t0_ms)
+        stream = output.JsonStream()
+        tracker = output.StatusTracker(t0_ms)
         reps: list[dict] = []  # only the latest report is kept (each holds a histogram)
 
         def consume(block: bool) -> bool:
@@ -410,10 +412,10 @@ class FioTarget(BaseTarget):
             if "direct" in why.lower() or "Invalid argument" in why:
                 why += " (direct I/O needs a filesystem that supports O_DIRECT)"
             raise FioFailed(f"fio failed on {self.spec}: {why}", no_report)
-        errs = fio_output.report_errors(reps[-1])
+        errs = output.report_errors(reps[-1])
         if errs:
             raise RuntimeError(f"fio reported errors on {self.spec}: {'; '.join(errs)}")
-        short = fio_output.shortfall(spec, result.totals)
+        short = output.shortfall(spec, result.totals)
         if short:
             raise FioFailed(f"fio on {self.spec} exited without an error but {short}")
         result.fio_report = reps[-1]  # type: ignore[attr-defined]  # per-direction figures
@@ -421,19 +423,19 @@ class FioTarget(BaseTarget):
         return result
 
     def _fio_command(self, job_path: str) -> list[str]:
-        return fio_job.command(job_path, self.fio)
+        return jobs.command(job_path, self.fio)
 
     def _as_reports(self, obj: dict) -> list[dict]:
-        """The fio reports in one JSON object fio printed (remote.py: its client's shape)."""
+        """The fio reports in one JSON object fio printed (remote/target.py: its client's shape)."""
         return [obj] if isinstance(obj.get("jobs"), list) else []
 
     def _io_result(self, phase: Phase, spec: dict, prefix: str, reps: list[dict],
-                   tracker: fio_output.StatusTracker, temps: list, before: dict) -> PhaseResult:
+                   tracker: output.StatusTracker, temps: list, before: dict) -> PhaseResult:
         interval_ms = float(spec.get("sample_interval_s", 1.0)) * 1000.0
         rep = reps[-1] if reps else None
         if rep is not None:
-            totals = fio_output.totals_from_report(rep)
-            latency = fio_output.latency_from_report(rep)
+            totals = output.totals_from_report(rep)
+            latency = output.latency_from_report(rep)
         else:
             r0 = _empty(phase)
             latency = r0.latency
@@ -443,7 +445,7 @@ class FioTarget(BaseTarget):
             rb = sum(r["read_bytes"] for r in rows)
             totals = {"duration_s": dur, "read_bytes": rb, "write_bytes": wb, "host_write_bytes": wb,
                       "mbps": (rb + wb) / dur / 1e6 if dur else 0.0}
-        series = fio_output.series_from_logs(prefix, interval_ms, totals if rep is not None else None)
+        series = output.series_from_logs(prefix, interval_ms, totals if rep is not None else None)
         if not len(series["t_s"]) and tracker.rows:
             series = tracker.series()
         mx = latency.get("max_us", math.nan)
@@ -452,7 +454,7 @@ class FioTarget(BaseTarget):
             series["lat_max_us"] = np.fmin(series["lat_max_us"], mx)
         _attach_temps(series, temps)
         moved = totals.get("read_bytes", 0.0) + totals.get("write_bytes", 0.0)
-        segments = fio_output.segments_from_hist(prefix, int(spec["segment_bytes"]), total_bytes=moved,
+        segments = output.segments_from_hist(prefix, int(spec["segment_bytes"]), total_bytes=moved,
                                                  runtime_s=totals.get("duration_s"),
                                                  block_size=int(spec["block_size"]))
         if before:
@@ -468,7 +470,7 @@ class FioTarget(BaseTarget):
 
 
 def fio_binary_checked() -> str:
-    return fio_job.fio_binary()
+    return jobs.fio_binary()
 
 
 __all__ = ["FioTarget", "writes"]

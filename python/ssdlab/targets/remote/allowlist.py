@@ -1,4 +1,4 @@
-"""The drives an agent may test: the drive host decides, never the client (agent.py).
+"""The drives an agent may test: the drive host decides, never the client (remote/agent.py).
 
 Two places hold the list, both written by whoever owns the drive host:
 - the agent's command line, `ssdlab agent --drives /dev/nvme1n1,file:/srv/ssdlab/`: put in
@@ -13,7 +13,7 @@ An entry is a block device (`/dev/...`: that device by its device number, whatev
 names it), a file (`file:/srv/t.bin`: that file) or a directory (`file:/srv/ssdlab/`,
 with the trailing slash: any file in it or below it). A listed drive is the host's consent
 to overwrite it: the agent passes it as --destroy-data itself and ignores what the client
-sends; every other rule of safety.py still holds (mounted, in use, read-only, root)."""
+sends; every other rule of guard/safety.py still holds (mounted, in use, read-only, root)."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ import tomllib
 from dataclasses import dataclass
 from typing import Iterable
 
-from .. import safe_path
-from .safety import UnsafeTarget
-from .spec import listed
+from ... import safe_path
+from ..guard.safety import UnsafeTarget
+from ..spec import listed
 
 CONFIG = "/etc/ssdlab/agent.toml"
 HOW = ("the drive host's owner lists the drives its agent may test in "

@@ -114,7 +114,7 @@ def job_text(spec: dict, filename: str, *, engine: str = "io_uring", log_prefix:
         ("thread", 1),
         ("ioengine", engine),
         ("direct", 1),
-        # the nbd engine (targets/nbd.py) names the export by URI, not a file
+        # the nbd engine (targets/fio/nbd.py) names the export by URI, not a file
         ("uri", filename) if engine == "nbd" else ("filename", fio_filename(filename)),
         ("randrepeat", 0),
         ("norandommap", 1),

@@ -4,7 +4,7 @@ their socket carries a marker (served/marker.py), and writing to a served *simul
 drive needs no --destroy-data. Any other export may be a real disk behind an NBD server,
 so writing to it needs --destroy-data naming the same spec.
 
-It is a transport of the fio target (fio_transport.py): the same jobs with
+It is a transport of the fio target (fio/transport.py): the same jobs with
 `ioengine=nbd`, the same logs, series and analyses. Trim phases and purge are fio trim
 jobs over the export (purge: the whole export, method `nbd-trim`)."""
 
@@ -18,13 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from ..phase import Identity, PhaseResult
-from ..served import marker, stats
-from . import locks, safety
-from .fio_transport import Transport
+from ...phase import Identity, PhaseResult
+from ...served import marker, stats
+from ..guard import locks, safety
+from .transport import Transport
 from .identity import Telemetry
-from .purge import PurgePlan
-from .spec import DriveSpec
+from ..guard.purge import PurgePlan
+from ..spec import DriveSpec
 
 BULK = 16 << 20  # trim requests of 16 MiB; the rest of a range in 4 KiB ones
 

@@ -1,7 +1,7 @@
-"""The one ssh connection of a drive on another host (remote.py): `ssh HOST ssdlab agent`
+"""The one ssh connection of a drive on another host (remote/target.py): `ssh HOST ssdlab agent`
 with the user's own ssh keys, accounts and configuration, talking JSON lines
-(remote_wire.py) over ssh's stdin and stdout. Nothing listens anywhere: the agent lives
-as long as this connection (agent.py).
+(remote/wire.py) over ssh's stdin and stdout. Nothing listens anywhere: the agent lives
+as long as this connection (remote/agent.py).
 
 The command is `ssh` (or `$SSDLAB_SSH`, split like a shell would, e.g. `ssh -F
 ~/.ssh/lab.conf`) with these options after the user's, so the user's win where both say
@@ -23,9 +23,9 @@ import sys
 import threading
 from collections import deque
 
-from ..errors import printable
-from . import child
-from .remote_wire import Lines, dumps, loads
+from ...errors import printable
+from .. import child
+from .wire import Lines, dumps, loads
 
 SSH_ENV = "SSDLAB_SSH"
 REMOTE_ENV = "SSDLAB_REMOTE_COMMAND"

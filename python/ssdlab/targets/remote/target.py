@@ -2,9 +2,9 @@
 `HOST:PORT:/dev/X` (PORT: ssh's), `[IPv6]:/dev/X`, or a file there, `HOST:/srv/t.bin:8G`
 (docs/real-drives.md "Drives on other hosts").
 
-ssdlab reaches HOST over ssh with the user's own keys and accounts (ssh.py) and runs
-`ssdlab agent` there (agent.py): that host's local target, with every check of
-safety.py run there, the exclusive claim and the device lock held there for the whole
+ssdlab reaches HOST over ssh with the user's own keys and accounts (remote/ssh.py) and runs
+`ssdlab agent` there (remote/agent.py): that host's local target, with every check of
+guard/safety.py run there, the exclusive claim and the device lock held there for the whole
 run, runs the phases and sends back their live samples and results. This side adds:
 - consent: a writing test needs `--destroy-data` naming HOST:PATH exactly as `--drive`
   does, checked here before the agent is asked anything that writes;
@@ -21,16 +21,17 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from ..errors import printable
-from .base import BaseTarget, Capabilities
-from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
-from . import locks, safety, ssh
-from .fio import _empty, writes
-from .spec import DriveSpec
-from .fio_output import FioFailed
-from .hostid import kernel_id
-from .remote_wire import (PROTOCOL, Hello, Malformed, answer_of, hello_of, identity_of, opened_of, phase_doc,
-                          result_of)
+from ...errors import printable
+from ..base import BaseTarget, Capabilities
+from ...phase import Identity, Interrupted, OnSample, Phase, PhaseResult
+from ..guard import locks, safety
+from . import ssh
+from ..fio.target import _empty, writes
+from ..spec import DriveSpec
+from ..fio.output import FioFailed
+from ..hostid import kernel_id
+from .wire import (PROTOCOL, Hello, Malformed, answer_of, hello_of, identity_of, opened_of, phase_doc,
+                   result_of)
 
 STOP_WAIT_S = 60.0  # after Ctrl-C, how long the agent may take to hand back the partial phase
 T = TypeVar("T")

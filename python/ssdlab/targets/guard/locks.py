@@ -16,7 +16,7 @@ import os
 import stat
 from pathlib import Path
 
-from .. import safe_path
+from ... import safe_path
 from .safety import DeviceLocked, UnsafeTarget
 
 _HELD: dict[str, str] = {}  # key -> label, locks this process holds

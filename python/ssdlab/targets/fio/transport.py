@@ -1,4 +1,4 @@
-"""Where a FioTarget's I/O goes: a local block device, a file, or an NBD export (nbd.py).
+"""Where a FioTarget's I/O goes: a local block device, a file, or an NBD export (fio/nbd.py).
 
 fio drives all three with the same jobs; what differs lives here, behind one small
 interface (like fio's own ioengine ops): how the target is named in a job and which engine
@@ -12,11 +12,11 @@ import os
 import stat
 from typing import Any
 
-from .. import safe_path
-from ..phase import Identity, PhaseResult
-from . import locks, purge as purge_mod, safety
+from ... import safe_path
+from ...phase import Identity, PhaseResult
+from ..guard import locks, purge as purge_mod, safety
 from .identity import Telemetry, block_info
-from .spec import DriveSpec
+from ..spec import DriveSpec
 
 
 class Transport:

@@ -1,11 +1,11 @@
-"""`ssdlab agent`: the drive host's half of `--drive HOST:/dev/X` (remote.py), started by
-ssdlab over ssh (ssh.py) and talking JSON lines (remote_wire.py) on its stdin and stdout.
+"""`ssdlab agent`: the drive host's half of `--drive HOST:/dev/X` (remote/target.py), started by
+ssdlab over ssh (remote/ssh.py) and talking JSON lines (remote/wire.py) on its stdin and stdout.
 
-The drive host decides what it may touch (allowlist.py): only a drive its own list names
+The drive host decides what it may touch (remote/allowlist.py): only a drive its own list names
 (`ssdlab agent --drives ...` in authorized_keys, or /etc/ssdlab/agent.toml) is opened at
 all, and that list is the consent to write it: what the client says about consent is not
 asked. It drives one local target as a run on that host would (FioTarget: every rule of
-safety.py checked there, the O_EXCL claim and the one-run-per-device lock held until the
+guard/safety.py checked there, the O_EXCL claim and the one-run-per-device lock held until the
 connection ends), with the rights of the ssh user and nothing more. It opens no socket
 and reads no file but the drive's and its list's; a request it does not know is refused.
 
@@ -24,30 +24,22 @@ import socket
 import threading
 from typing import Any
 
-from .. import __version__, safe_path
-from ..phase import Interrupted
-from . import locks, safety
+from ... import __version__, safe_path
+from ...phase import Interrupted
+from ..guard import locks, safety
 from .allowlist import AllowList
-from .fio import FioTarget
-from .spec import DriveSpec, parse_local
-from .fio_output import FioFailed
-from .hostid import kernel_id, machine_id
-from .remote_wire import (
-    PROTOCOL,
-    Lines,
-    dumps,
-    identity_doc,
-    loads,
-    phase_of,
-    result_doc,
-)
+from ..fio.target import FioTarget
+from ..spec import DriveSpec, parse_local
+from ..fio.output import FioFailed
+from ..hostid import kernel_id, machine_id
+from .wire import PROTOCOL, Lines, dumps, identity_doc, loads, phase_of, result_doc
 
 SILENCE_S = 60.0
 OPS = ("hello", "open", "identify", "check_writes", "preflight", "plan")  # and run, close
 
 
 def drive_key(spec: DriveSpec) -> str:
-    """The drive a spec names, keyed as locks.py keys it, read without opening it."""
+    """The drive a spec names, keyed as guard/locks.py keys it, read without opening it."""
     return locks.drive_key(fio_kind(spec), spec.path)
 
 

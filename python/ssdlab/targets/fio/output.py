@@ -1,4 +1,4 @@
-"""Parsing what fio prints, robustly (its logs: fio_logs.py).
+"""Parsing what fio prints, robustly (its logs: fio/logs.py).
 
 fio's stdout can hold warnings before the JSON, and with `--status-interval` several
 complete JSON reports one after the other (each cumulative since the start; the last one
@@ -16,11 +16,10 @@ from typing import Any, Iterable
 
 import numpy as np
 
-# the logs half (per-interval series, histogram logs, per-GB segments) is fio_logs.py;
+# the logs half (per-interval series, histogram logs, per-GB segments) is fio/logs.py;
 # its names stay importable from here
-from .fio_logs import (PLAT_BITS, PLAT_NR, PLAT_VAL, SERIES_KEYS, _hist_bins,  # noqa: F401
-                       job_logs, plat_idx_to_val, read_hist_logs, read_log, segments_from_hist,
-                       series_from_logs)
+from .logs import (PLAT_BITS, PLAT_NR, PLAT_VAL, SERIES_KEYS, _hist_bins, job_logs, plat_idx_to_val,  # noqa: F401
+                   read_hist_logs, read_log, segments_from_hist, series_from_logs)
 
 DDIRS = ("read", "write", "trim")
 PERCENTILES = (("p50_us", 50.0), ("p90_us", 90.0), ("p99_us", 99.0), ("p99_9_us", 99.9),
