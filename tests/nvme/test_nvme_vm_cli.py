@@ -62,3 +62,12 @@ def test_only_missing_qemu_stops_the_vm(monkeypatch):
     monkeypatch.setattr(nvme_vm.shutil, "which", lambda name: None if name == "qemu-system-x86_64" else "/x")
     why = nvme_vm.why_not()
     assert why is not None and "qemu-system-x86" in why and "sysdeps" in why
+
+
+def test_an_emulated_guest_waits_for_its_controller_as_long_as_emulation_needs(monkeypatch):
+    monkeypatch.setattr(nvme_vm, "kernel_image", lambda: "/boot/vmlinuz-x")
+    ns = [nvme_vm.Namespace("/x/a.img", 4096)]
+    tcg = nvme_vm.command(ns, "true", acc="tcg")
+    assert "--disable-kvm" in tcg and f"nvme_core.io_timeout={nvme_vm.EMULATED_TIMEOUT_S}" in tcg
+    assert nvme_vm.EMULATED_TIMEOUT_S >= 300  # a command may take minutes under emulation
+    assert not any("nvme_core" in x for x in nvme_vm.command(ns, "true", acc="kvm"))

@@ -102,6 +102,9 @@ def qemu_args(namespaces: list[Namespace], serial: str = SERIAL) -> list[str]:
     return args
 
 
+EMULATED_TIMEOUT_S = 900
+
+
 def command(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] = (),
             memory: str = "1G", cpus: int = 2, acc: str = "kvm") -> list[str]:
     """The vng command line that boots the VM, runs `guest_cmd` (a shell command, as root,
@@ -113,7 +116,10 @@ def command(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Pat
     cmd = [vng_binary() or "vng", "--run", str(kernel), "--user", "root", "-m", memory, "-p", str(cpus),
            "--disable-monitor", "--qemu-opts=" + shlex.join(q)]
     if acc != "kvm":
-        cmd.append("--disable-kvm")
+        # under emulation on a busy host one command can take minutes of wall time: the
+        # guest's 30 s NVMe timeouts would abort and reset the controller mid-test
+        cmd += ["--disable-kvm", "--append", f"nvme_core.io_timeout={EMULATED_TIMEOUT_S}",
+                "--append", f"nvme_core.admin_timeout={EMULATED_TIMEOUT_S}"]
     for d in rwdirs:
         cmd += ["--rwdir", str(Path(d).absolute())]
     return cmd + ["--exec", guest_cmd]
