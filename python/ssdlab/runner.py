@@ -321,7 +321,7 @@ def run_test(store: Store, test: str, drives: Sequence[tuple[str, Target]], opts
     with interrupts.shielded():
         run_id = store.create_run(test, args, testbed, engines)
     created = store.created(run_id)
-    rec = Recorder(store, run_id, {"test": test, "created": created, "args": args,
+    rec = Recorder(store, run_id, {"test": test, "created": created, "token": store.token(run_id), "args": args,
                                    "testbed": testbed, "engine_version": engines})
     outcomes: list[DriveOutcome] = []
     try:

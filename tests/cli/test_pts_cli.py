@@ -7,13 +7,21 @@ import json
 
 import pytest
 import ssdlab.targets
-from conftest import FakeTarget
+from conftest import FakeTarget, with_fake_drives
+
+from ssdlab.targets.base import Capabilities
 from ssdlab.cli import app
 from ssdlab.phase import GB
 from typer.testing import CliRunner
 
 runner = CliRunner()
 real_open = ssdlab.targets.open_target
+
+
+class SimulatedFake(FakeTarget):
+    """A fake drive that says it is simulated (no real-time duration notice)."""
+
+    capabilities = Capabilities(simulated=True, replay=False)
 
 
 class SectorDrive(FakeTarget):
@@ -31,16 +39,18 @@ class SectorDrive(FakeTarget):
 
 @pytest.fixture
 def fakes(monkeypatch):
-    def open_target(spec, **kw):
+    def open_target(drive, **kw):
+        spec = str(drive)
         if spec.startswith("fake512:"):
             return SectorDrive(512)
         if spec.startswith("fake4k:"):
             return SectorDrive(4096)
         if spec.startswith("fake:"):
-            return FakeTarget(capacity=8 * GB, cache_bytes=2 * GB)
-        return real_open(spec, **kw)
+            return SimulatedFake(capacity=8 * GB, cache_bytes=2 * GB)
+        return real_open(drive, **kw)
 
     monkeypatch.setattr(ssdlab.targets, "open_target", open_target)
+    monkeypatch.setattr(ssdlab.targets, "parse_drive", with_fake_drives(ssdlab.targets.parse_drive))
 
 
 @pytest.mark.parametrize("args, says", [

@@ -1,5 +1,5 @@
 """The NVMe VM, booted once per test session: QEMU's emulated NVMe controller with three
-namespaces (two sparse files in a temporary directory, one `ssdlab serve` socket), ssdlab
+namespaces (two sparse files on tmpfs, one `ssdlab serve` socket), ssdlab
 run inside it by guest.py, the results (steps.json, the SQLite stores) written back to a
 host directory shared into the guest. KVM when it can boot a distribution kernel, QEMU's
 emulation (TCG) otherwise; the tests skip only where QEMU cannot run at all.
@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,9 +33,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SERVED_DRIVE = "sim:sn520-128"
 SERVED_SETS = ["user_capacity_gb=0.25", "nand.channels=1", "nand.blocks_per_plane=16",
                "slc.dynamic_max_gb=0.05", "slc.dynamic_share=1.0"]
-# every test of the VM runs on one xdist worker, so the session boots it once, while the
-# other worker runs the rest of the suite
-GROUP = pytest.mark.xdist_group("nvme_vm")
 
 
 def skip_reason() -> str | None:
@@ -52,12 +51,15 @@ class VM:
         f = out / "steps.json"
         self.steps = json.loads(f.read_text()) if f.exists() else {}
         self.serve_end: dict = {}
+        self.ns_bytes = NS_BYTES
+        self.served_bytes = float(dict(x.split("=") for x in SERVED_SETS)["user_capacity_gb"]) * 1e9
 
     def step(self, name: str) -> dict:
         s = self.steps.get(name)
         assert s is not None, (f"the guest never reached step {name!r}: exit {self.result.returncode}\n"
                                f"{self.result.stdout[-3000:]}\n{self.result.stderr[-3000:]}")
-        assert s["ok"], f"guest step {name} raised:\n{s['error']}"
+        kernel = "\n".join(self.steps.get("kernel", {}).get("nvme", [])[-20:])
+        assert s["ok"], f"guest step {name} raised:\n{s['error']}\nthe guest kernel's NVMe lines:\n{kernel}"
         return s
 
 
@@ -74,14 +76,18 @@ def _serve(sock: Path, db: Path) -> subprocess.Popen:
 
 
 @pytest.fixture(scope="session")
-def nvme_vm_run(tmp_path_factory) -> VM:
+def nvme_vm_run(tmp_path_factory, request) -> VM:
     why = skip_reason()
     if why:
         pytest.skip(why)
     base = tmp_path_factory.mktemp("nvme-vm")
     out = base / "out"
     out.mkdir()
-    n1, n2 = base / "n1.img", base / "n2.img"
+    # the namespaces' files in memory where there is a tmpfs: on a shared disk, QEMU's
+    # writes to them stalled past the guest's 30 s I/O timeout (the controller was reset)
+    mem = Path(tempfile.mkdtemp(prefix="ssdlab-nvme-vm-", dir="/dev/shm" if os.path.isdir("/dev/shm") else base))
+    request.addfinalizer(lambda: shutil.rmtree(mem, ignore_errors=True))
+    n1, n2 = mem / "n1.img", mem / "n2.img"
     for f in (n1, n2):
         with open(f, "wb") as fh:
             fh.truncate(NS_BYTES)

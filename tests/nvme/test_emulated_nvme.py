@@ -12,12 +12,12 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import GROUP, NS_BYTES, SERVED_SETS
 from ssdlab.store import Store
 from ssdlab.targets import purge
 
-# the VM boots in the first test's setup: seconds under KVM, minutes emulated
-pytestmark = [pytest.mark.realdev, pytest.mark.timeout(1800), GROUP]
+# the VM boots in the first test's setup: seconds under KVM, minutes emulated; every test of
+# it on one xdist worker, so the session boots it once while the other worker runs the rest
+pytestmark = [pytest.mark.realdev, pytest.mark.timeout(1800), pytest.mark.xdist_group("nvme_vm")]
 
 
 def _phases(db, test: str, status: str | None = None) -> list[dict]:
@@ -35,7 +35,7 @@ def test_identity_from_the_controller(nvme_vm_run):
         ident = d["identity"]
         assert ident["kind"] == "block" and ident["extra"]["kind"] == "nvme"
         assert ident["model"] == "QEMU NVMe Ctrl" and ident["serial"] == "SSDLABVM0001"
-        assert ident["firmware"] and ident["capacity"] == NS_BYTES
+        assert ident["firmware"] and ident["capacity"] == nvme_vm_run.ns_bytes
         assert ident["extra"]["logical_block"] == lba
         assert d["telemetry_tool"] in ("smartctl", "nvme-cli")
         tel = d["telemetry"]
@@ -45,6 +45,7 @@ def test_identity_from_the_controller(nvme_vm_run):
 
 def test_purge_uses_the_controllers_route_and_stores_which(nvme_vm_run):
     ctrl = json.loads(nvme_vm_run.step("tools")["id_ctrl"]["stdout"])
+    assert ctrl["sanicap"] == 0  # QEMU's controller has no Sanitize: Format is its route
     expect = ("nvme-format-crypto" if ctrl["fna"] & 0x4 else "nvme-format-user-data") \
         if ctrl["oacs"] & 0x2 else "blkdiscard"
     assert nvme_vm_run.step("identity")["/dev/nvme0n2"]["purge_plan"] == expect
@@ -149,9 +150,9 @@ def test_ctrl_c_keeps_the_partial_phase(nvme_vm_run):
 
 
 def test_sigkill_keeps_the_phases_and_the_running_one_up_to_its_checkpoint(nvme_vm_run):
-    """ssdlab cannot store anything once killed: the finished phases are kept and the one
-    cut short up to its last checkpoint; the run reads as stale in the guest where its
-    process lived, and the kernel stopped fio."""
+    """ssdlab cannot store anything once killed (here once the running phase had a
+    checkpoint): the finished phases are kept and the one cut short as of its checkpoint;
+    the run reads as stale in the guest where its process lived, and the kernel stopped fio."""
     assert nvme_vm_run.step("sigkill")["rc"] == -9
     ph = _interrupted(nvme_vm_run, "sigkill", "stale")
     assert [(p["name"], p["status"]) for p in ph] == [("purge", "complete"), ("fill", "complete"),
@@ -166,6 +167,6 @@ def test_served_drive_as_an_nvme_namespace(nvme_vm_run):
     run = _run(nvme_vm_run.step("served"))
     d = run["drives"][0]
     assert d["metrics"]["avg_mbps"] > 0
-    cap = float(SERVED_SETS[0].split("=")[1]) * 1e9
+    cap = nvme_vm_run.served_bytes
     m = nvme_vm_run.serve_end["metrics"]
     assert m["trim_bytes"] >= 0.99 * cap and m["host_write_bytes"] >= 0.99 * cap

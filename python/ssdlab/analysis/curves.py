@@ -56,3 +56,16 @@ def rate_by_share(gb, t_s, n: int) -> list[float | None]:
     tt = np.interp(marks, g, t)
     dt = np.diff(tt)
     return [float((marks[k + 1] - marks[k]) * 1000.0 / dt[k]) if dt[k] > 0 else None for k in range(n)]
+
+
+def average_by_share(gb, t_s, n: int) -> list[float | None]:
+    """MB/s from the start of a write to the end of each of its `n` shares: a cumulative
+    average, which moves smoothly as a cache grows or shrinks (a binned rate jumps from the
+    cached speed to the native one as the cache's end crosses the bin)."""
+    g = np.r_[0.0, np.asarray(gb, dtype=np.float64)]
+    t = np.r_[0.0, np.asarray(t_s, dtype=np.float64)]
+    if g[-1] <= 0:
+        return [None] * n
+    marks = np.linspace(0.0, g[-1], n + 1)[1:]
+    tt = np.interp(marks, g, t)
+    return [float(m * 1000.0 / x) if x > 0 else None for m, x in zip(marks, tt)]

@@ -21,6 +21,7 @@ from .inputs import (PRECONDITION_TESTS, TEST_NAMES, check_out_dir, check_y_max,
 from .output import emit_table, print_json, progress_hooks
 from .results import results_app
 from .sweep import sweep_cmd
+from .fit import fit_cmd
 from .pts import pts_cmd
 from .remote import FIO_SERVER, agent_cmd, fio_server_cmd
 from .fleet import run_fleet
@@ -289,6 +290,7 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
 def build(store: Store, run_ids: list[int], out: Path, y_max: float | None) -> Path:
     from ..report import build_report
 
+    check_out_dir(out)
     try:
         return build_report(store, run_ids, out, y_max=y_max)
     except OSError as e:  # the report directory cannot be made or written: the user's to fix
@@ -402,6 +404,7 @@ def validate(
 
 
 app.command("sweep")(sweep_cmd)  # sweep.py: grids of runs
+app.command("fit")(fit_cmd)  # fit.py: a simulated twin of a drive
 app.command("pts")(pts_cmd)  # pts.py: the SNIA PTS tests and their report
 app.command("fio-server", **FIO_SERVER)(fio_server_cmd)  # remote.py: says how drives on other hosts are reached
 app.command("agent", hidden=True)(agent_cmd)  # remote.py: started over ssh for --drive HOST:/dev/X

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from .options import Db, DestroyData, Drives, JsonOut, Seed, Sets, Testbed
-from .. import methodology, targets
+from .. import methodology
 from ..methodology import Options
 from ..methodology.pts import PTS_TESTS, PtsOptions
 from ..methodology.pts import common as pts_common
@@ -92,7 +92,7 @@ def pts_cmd(
         for test in chosen:  # every drive refused or accepted for every test, before anything
             preflight(test, drv, opts)
         for spec, target in drv:
-            if not targets.is_real(spec):
+            if target.capabilities.simulated:
                 continue
             cap = target.identify().capacity
             secs, nbytes = map(sum, zip(*(estimate(t, cap, opts) for t in chosen)))

@@ -32,11 +32,10 @@ import numpy as np
 
 from .. import phase as ph
 from ..analysis import fill_shape, rate_mbps
-from ..analysis.curves import by_share, hist_quantiles, rate_by_share
+from ..analysis.curves import average_by_share, by_share, hist_quantiles, rate_by_share
 from ..figures import lazy
 from ..phase import GB
 from .common import Options, area_bytes, by_name
-from .fill import segment_bytes
 from .test import Test
 
 DEFAULT_SECONDS = 1800
@@ -46,10 +45,14 @@ QD1_READ_S = 10.0
 DEPTH_S = 2.0  # QD32 random reads, sequential reads: a rate settles in well under a second
 SPAN_S = 3.0  # each working-set span
 QD1_WRITE_SHARE, QD1_WRITE_S = 0.01, 10.0
+CACHE_SHARE, CACHE_S = 0.02, 3.0  # the region written first (into the SLC cache) and read back
 STRETCH_SHARE = 2.0  # drive writes
 PAUSE_S = 600.0
 RECOVERY_SHARE, RECOVERY_S = 0.10, 120.0
-FILL_BINS, STRETCH_BINS, RECOVERY_BINS = 40, 10, 5
+FILL_BINS, STRETCH_BINS, RECOVERY_BINS = 20, 10, 5
+FILL_POINTS = 40  # the fill's average speed from the start to each 2.5 %: smooth where the cache ends
+TRIAL_SEGMENTS = 160  # a replay's fill segments: enough for FILL_BINS at any drive size
+FILL_SEGMENTS = 128  # at least this many fill segments
 READ_QUANTILES = (("p10", 0.10), ("p25", 0.25), ("p50", 0.50), ("p75", 0.75), ("p90", 0.90),
                   ("p99", 0.99), ("p99_9", 0.999))
 WRITE_QUANTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99_9", 0.999))
@@ -73,7 +76,7 @@ class Plan:
     def scaled(self, time_scale: float) -> "Plan":
         """The same battery on a drive of `time_scale` times the blocks: idle work (folding,
         GC) shrinks with the blocks, so the pause does too."""
-        return replace(self, pause_s=self.pause_s * time_scale, caps=False)
+        return replace(self, pause_s=self.pause_s * time_scale, caps=False, fill_segments=TRIAL_SEGMENTS)
 
 
 def default_plan(area: int, opts: Options) -> Plan:
@@ -90,8 +93,10 @@ def span_label(k: int) -> str:
 
 
 def phases(capacity: int, opts: Options) -> list[ph.Phase]:
+    """The battery on the area; a Plan as the test's own options (`ssdlab fit`'s trials: a
+    stored run's shares on a smaller drive) replaces the default one."""
     area = area_bytes(capacity, opts)
-    return plan_phases(area, default_plan(area, opts))
+    return plan_phases(area, opts.own if isinstance(opts.own, Plan) else default_plan(area, opts))
 
 
 def plan_phases(area: int, plan: Plan) -> list[ph.Phase]:
@@ -102,12 +107,14 @@ def plan_phases(area: int, plan: Plan) -> list[ph.Phase]:
         return max(4096, int(x * area) // 4096 * 4096)
 
     whole = dict(offset=0, length=area)
-    seg = area // plan.fill_segments // 4096 * 4096 if plan.fill_segments else segment_bytes(area)
+    # 1 GB segments, finer on a drive under 128 GB (the cache's end is known to a segment)
+    seg = area // plan.fill_segments // 4096 * 4096 if plan.fill_segments else min(GB, area // FILL_SEGMENTS)
     spans = [ph.rand_io(f"ws_{span_label(k)}", read_pct=100, queue_depth=1, offset=0,
                         length=max(4096, area // 2 ** k // 4096 * 4096), stop_seconds=SPAN_S)
              for k in range(plan.spans, 0, -1)]
     return [
         ph.purge(),
+        *cache_phases(area, plan.caps),
         ph.seq_write("fill", **whole, stop_bytes=area, segment_bytes=max(4096, seg)),
         *([ph.idle(plan.settle_s, name="settle", until_quiet=True)] if plan.settle_s > 0 else []),
         ph.rand_io("qd1_read", read_pct=100, queue_depth=1, **whole, stop_seconds=QD1_READ_S),
@@ -122,6 +129,21 @@ def plan_phases(area: int, plan: Plan) -> list[ph.Phase]:
         ph.rand_io("recovery", read_pct=0, **whole, stop_bytes=share(plan.recovery_share),
                    **cap(RECOVERY_S)),
     ]
+
+
+def cache_phases(area: int, caps: bool = True) -> list[ph.Phase]:
+    """Data that sits in the SLC cache (a CrystalDiskMark test file on a purged drive): written
+    sequentially, read back sequentially (the channels and the link, at the SLC read time),
+    at QD1 (the SLC read time) and at QD32, and written at random at QD32 (the cache's write
+    path and buffer); the fill then overwrites it."""
+    n = max(4096, int(CACHE_SHARE * area) // 4096 * 4096)
+    region = dict(offset=0, length=n)
+    cap: dict[str, Any] = {"stop_seconds": CACHE_S} if caps else {}
+    return [ph.seq_write("cache_write", **region, stop_bytes=n),
+            ph.seq_read("cache_seq_read", **region, stop_bytes=n, **cap),
+            ph.rand_io("cache_qd1_read", read_pct=100, queue_depth=1, **region, stop_seconds=CACHE_S),
+            ph.rand_io("cache_qd32_read", read_pct=100, **region, stop_seconds=DEPTH_S),
+            ph.rand_io("cache_rand_write", read_pct=0, **region, stop_bytes=n, **cap)]
 
 
 def plan_of(phases: list[dict], area: int) -> Plan:
@@ -202,13 +224,23 @@ def analyze(results, opts: Options) -> dict:
             "slc_cache_gb": shape.slc_cache_gb,
             "slc_cache_share": None if shape.slc_cache_gb is None else shape.slc_cache_gb / area_gb,
             "peak_mbps": shape.peak_mbps,
+            # bytes over time of the segments before the drop: the cached speed, which unlike the
+            # fastest segment does not count the write buffer's head start twice on short segments
+            "cached_mbps": rate_mbps(gb[:shape.drop_index], t[:shape.drop_index])
+            if shape.drop_index else None,
             "post_cache_mbps": rate_mbps(gb, t, shape.drop_index) if shape.drop_index is not None
             else float(fill.totals["mbps"]),
             "last_tenth_mbps": rate_mbps(gb, t, tenth),
             "avg_mbps": float(fill.totals["mbps"]),
             "recovery_peaks": shape.recovery_peaks,
             "fill_mbps_by_share": _labels(rate_by_share(gb, t, FILL_BINS), FILL_BINS),
+            "fill_avg_mbps_by_share": _labels(average_by_share(gb, t, FILL_POINTS), FILL_POINTS),
         })
+    if "cache_seq_read" in r:
+        out.update({"cache_seq_read_mbps": _f(r["cache_seq_read"].totals.get("mbps")),
+                    "cache_qd1_read_mean_us": _f(r["cache_qd1_read"].latency.get("mean_us")),
+                    "cache_qd32_read_iops": _f(r["cache_qd32_read"].totals.get("iops")),
+                    "cache_rand_write_iops": _f(r["cache_rand_write"].totals.get("iops"))})
     if "qd1_read" in r:
         out.update(_latency("qd1_read", r["qd1_read"], READ_QUANTILES))
     if "read_qd32" in r:

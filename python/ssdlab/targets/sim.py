@@ -35,9 +35,14 @@ class SimTarget(BaseTarget):
     capabilities = Capabilities(simulated=True, counters=True)
 
     def __init__(self, profile_text: str, overrides: list[str] | None = None, seed: int = 42):
-        self.drive = _sim.Drive(profile_text, overrides=list(overrides or []), seed=seed)
+        self.profile_text, self.overrides, self.seed = profile_text, list(overrides or []), seed
+        self.drive = _sim.Drive(profile_text, overrides=self.overrides, seed=seed)
         self.info = self.drive.info()
         self.name = f"sim:{self.info['id']}"
+
+    def fresh(self) -> SimTarget:
+        """A new drive of the same profile, overrides and seed (the next test's)."""
+        return SimTarget(self.profile_text, self.overrides, self.seed)
 
     def identify(self) -> Identity:
         i = self.info
