@@ -106,5 +106,5 @@ def page(key: str, run: Any, d: Any) -> tuple:
 
 
 TEST = Test(name="pts-iops", options=C.RUN_OPTIONS, title="SNIA PTS: IOPS", phases=phases, analyze=analyze,
-            figures=F.per_drive("SNIA PTS: IOPS", page), cost=30.0, in_review=False,
+            figures=F.per_drive("SNIA PTS: IOPS", page), cost=13.0, in_review=False,
             summary="SNIA PTS IOPS: R/W mix x block size matrix at steady state")

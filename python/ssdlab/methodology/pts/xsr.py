@@ -135,5 +135,5 @@ def page(key: str, run: Any, d: Any) -> tuple:
 
 
 TEST = Test(name="pts-xsr", options=C.RUN_OPTIONS, title="SNIA PTS: Cross Stimulus Recovery (XSR)", phases=phases, analyze=analyze,
-            figures=F.per_drive("SNIA PTS: Cross Stimulus Recovery (XSR)", page), cost=10.0, in_review=False,
+            figures=F.per_drive("SNIA PTS: Cross Stimulus Recovery (XSR)", page), cost=1.6, in_review=False,
             summary="SNIA PTS Cross Stimulus Recovery: sequential, random, sequential writes")
