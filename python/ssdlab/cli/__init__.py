@@ -119,7 +119,8 @@ def run(
     qd: Optional[int] = typer.Option(None, "--qd", help="trace: as fast as possible at this fixed queue depth (closed loop)"),
     state: str = typer.Option("empty", "--state", help="trace: replay on the empty drive, the full drive, or both"),
     wrap: bool = typer.Option(False, "--wrap", help="trace: fold offsets past the drive into it instead of refusing the trace"),
-    output_format: str = typer.Option("normal", "--output-format", help="fio: normal (fio's text) or json (fio's JSON document)"),
+    output_format: str = typer.Option("normal", "--output-format", help="fio: normal (fio's text), json (fio's JSON document) or json+ (with fio's latency bins)"),
+    env: list[str] = typer.Option([], "--env", help="fio: expand ${NAME} in the job file from the environment (--env NAME) or as given (--env NAME=VALUE); no other variable is expanded"),
     log_dir: Optional[Path] = typer.Option(None, "--log-dir", help="fio: write the job's write_bw_log / write_iops_log / write_lat_log files in this directory"),
     fleet: bool = typer.Option(False, "--fleet", help="run the drives at the same time, each as its own run (e.g. drives on several hosts: --drive h1:/dev/X --drive h2:/dev/Y)"),
 ) -> None:
@@ -130,10 +131,10 @@ def run(
                                                           qd, state != "empty", wrap)) if v]
         trace_opts = trace_cli.trace_options(test, trace, trace_format, speed, idle_cap, qd,
                                              state, wrap, given)
-        if test != "fio" and (output_format != "normal" or log_dir is not None):
-            raise UserError("--output-format and --log-dir: only for `ssdlab run fio JOBFILE`")
-        if output_format not in ("normal", "json"):
-            raise UserError(f"--output-format {output_format}: choose normal or json")
+        if test != "fio" and (output_format != "normal" or log_dir is not None or env):
+            raise UserError("--output-format, --log-dir and --env: only for `ssdlab run fio JOBFILE`")
+        if output_format not in ("normal", "json", "json+"):
+            raise UserError(f"--output-format {output_format}: choose normal, json or json+")
         if job is not None and test != "fio":
             raise UserError(f"{job}: a job file is only for `ssdlab run fio JOBFILE`")
         if trace_opts is not None:  # parsed now: a bad trace is refused before any store
@@ -150,7 +151,7 @@ def run(
                        "that was never written", err=True)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, plan)
         if test == "fio":  # the job file compiled for the drives (needs the capacity)
-            opts = dataclasses.replace(opts, trace=trace_cli.fio_options(job, drv, state, seed))
+            opts = dataclasses.replace(opts, trace=trace_cli.fio_options(job, drv, state, seed, env))
             check_log_dir(log_dir, opts.trace)
         if fleet:  # fleet.py: every drive at once, each its own `ssdlab run`
             raise typer.Exit(run_fleet(test, drv, opts, json_out, db, child_args(test, dict(
@@ -188,7 +189,7 @@ def run(
             print_fio(doc, output_format, log_dir, opts.trace, store, outcomes)
         else:
             show_metrics(doc)
-        if test == "fio" and output_format == "json":  # stdout holds fio's JSON only
+        if test == "fio" and output_format.startswith("json"):  # stdout holds fio's JSON only
             typer.echo(f"stored as run {run_id} in {store.path}", err=True)
         else:
             print(f"stored as run {run_id} in {store.path}")
@@ -208,14 +209,16 @@ def check_log_dir(log_dir: Optional[Path], f) -> None:
 
 
 def print_fio(doc: dict, output_format: str, log_dir: Optional[Path], f, store, outcomes) -> None:
-    from ..fiojob.output import fio_text, write_logs
+    from ..fiojob.output import fio_text, strip_bins, write_logs
 
     for d in doc["drives"]:
         fdoc = d["metrics"].get("fio")
         if not fdoc:
             continue
-        if output_format == "json":
+        if output_format == "json+":
             print_json(fdoc)
+        elif output_format == "json":
+            print_json(strip_bins(fdoc))
         else:
             print(f"drive {d['drive']}:")
             print(fio_text(fdoc))

@@ -129,10 +129,29 @@ def zone_bytes(ident) -> int:
     return int(info["dies"] * info["block_mib"] * (1 << 20))
 
 
-def fio_options(job: Path | None, drv: list, state: str = "empty", seed: int = 42):
+def job_env(names: list[str]) -> dict[str, str]:
+    """--env NAME (from the environment) and --env NAME=VALUE: the only variables a job
+    file's ${NAME} expands."""
+    import os
+    import re
+
+    out = {}
+    for item in names:
+        name, eq, value = item.partition("=")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise UserError(f"--env {item[:40]}: write NAME or NAME=VALUE (a variable name: letters, "
+                            "digits, _)")
+        if not eq and name not in os.environ:
+            raise UserError(f"--env {name}: not set in the environment: set it or give --env {name}=VALUE")
+        out[name] = value if eq else os.environ[name]
+    return out
+
+
+def fio_options(job: Path | None, drv: list, state: str = "empty", seed: int = 42,
+                env: list[str] | None = None):
     """`run fio JOBFILE`: the job file read, checked and compiled by ssdlab for the smallest
     of the (simulated) drives; fio never runs it. Notes (options accepted with no effect)
-    are printed as one line."""
+    are printed as one line. `env`: the variables (NAME or NAME=VALUE) ${NAME} may expand."""
     from ..fiojob.compile import compile_job
     from ..methodology.fio_run import STATES, FioJobOptions
 
@@ -148,7 +167,7 @@ def fio_options(job: Path | None, drv: list, state: str = "empty", seed: int = 4
                         "`ssdlab run fio` runs a job on simulated drives (--drive sim:PROFILE)")
     ids = sorted((t.identify() for _, t in drv), key=lambda i: i.capacity)
     cap = ids[0].capacity if ids else 0
-    c = compile_job(job, cap, seed, zone_bytes(ids[0]) if ids else 0)
+    c = compile_job(job, cap, seed, zone_bytes(ids[0]) if ids else 0, job_env(env or []))
     for n in c.notes:
         typer.echo(f"ssdlab: note: {n}", err=True)
     return FioJobOptions.compiled(str(job), c, state)

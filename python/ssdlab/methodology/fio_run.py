@@ -7,9 +7,11 @@ as fio reports them, per direction, and the whole fio JSON document as the metri
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from .. import phase as ph
+from ..fiojob.plat import PLAT_NR, bin_value, percentiles
 from .common import Options
 from .test import Test
 
@@ -56,13 +58,28 @@ def phases(capacity: int, opts: Options) -> list[ph.Phase]:
 
 
 def fio_doc(r, f: FioJobOptions) -> dict:
+    """fio's json+ document of the run (the `fio` metric; `--output-format json` prints it
+    without the bins)."""
     from ..fiojob.output import fio_json
 
     jobs = (r.latency or {}).get("jobs") or []
-    extra = {"job_file": f.job, "state": f.state, "notes": list(f.notes),
+    notes = list(f.notes)
+    extra = {"job_file": f.job, "state": f.state, "notes": notes,
              "unwritten_read_ios": float(r.totals.get("unwritten_read_ios") or 0.0),
              "virtual_time": True}
-    return fio_json(f.jobs, jobs, f.group_reporting, f.log_ms, extra, f.global_options)
+    if any(j.get("log_truncated") for j in jobs):
+        notes.append("log entries past ssdlab's budget (256 MiB per run) were not kept: "
+                              "the log files end early; give a larger log_avg_msec")
+    return fio_json(f.jobs, jobs, f.group_reporting, f.log_ms, extra, f.global_options, plus=True,
+                    elapsed_s=float(r.totals.get("duration_s") or 0.0))
+
+
+def _bins(lat: dict) -> dict[int, int]:
+    """fio's json+ bins (value -> count) as bin indices (fiojob.plat)."""
+    return {_INDEX[int(v)]: int(c) for v, c in lat["bins"].items()}
+
+
+_INDEX = {bin_value(i): i for i in range(PLAT_NR)}
 
 
 def analyze(results, opts: Options) -> dict:
@@ -70,12 +87,14 @@ def analyze(results, opts: Options) -> dict:
     f: FioJobOptions = opts.trace
     tot = r.totals
     doc = fio_doc(r, f)
+    # the metrics per direction, whatever unified_rw_reporting the job file asks of fio's JSON
+    per_dir = fio_doc(r, dataclasses.replace(f, jobs=[dict(s, unified="none") for s in f.jobs]))
     dur = float(tot.get("duration_s") or 0.0)
     out: dict = {"iodepth": max(int(j["iodepth"]) for j in f.jobs), "jobs": len(f.jobs),
                  "duration_s": dur, "iops": float(tot.get("iops") or 0.0),
                  "unwritten_read_ios": float(tot.get("unwritten_read_ios") or 0.0)}
     for d in ("read", "write", "trim"):
-        ds = [j[d] for j in doc["jobs"]]
+        ds = [j[d] for j in per_dir["jobs"]]
         n = sum(x["total_ios"] for x in ds)
         b = sum(x["io_bytes"] for x in ds)
         out[f"{d}_ios"] = float(n)
@@ -91,8 +110,9 @@ def analyze(results, opts: Options) -> dict:
             out[f"{d}_lat_min_us"] = min(x["min"] for x in lat) / 1e3
             out[f"{d}_lat_mean_us"] = sum(x["mean"] * x["N"] for x in lat) / nn / 1e3
             out[f"{d}_lat_max_us"] = max(x["max"] for x in lat) / 1e3
-            for k, p in zip(PERCENTILES, ("50.000000", "90.000000", "99.000000", "99.900000", "99.990000")):
-                out[f"{d}_lat_{k}"] = max(x["percentile"][p] for x in lat) / 1e3
+            for k, p in zip(PERCENTILES, (50.0, 90.0, 99.0, 99.9, 99.99)):
+                vals = [percentiles(_bins(x), x["N"], [p])[0] for x in lat if "bins" in x]
+                out[f"{d}_lat_{k}"] = max(vals) / 1e3 if vals else None
         else:
             for k in ("min_us", "mean_us", "max_us", *PERCENTILES):
                 out[f"{d}_lat_{k}"] = None
