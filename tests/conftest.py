@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, settings
 from ssdlab.phase import GB, Phase
 from ssdlab.phase import Identity, Interrupted, PhaseResult
 from ssdlab.targets.base import BaseTarget, Capabilities
+from ssdlab.targets.spec import DriveSpec
 
 CHUNK = 64 * 2**20
 
@@ -168,3 +169,14 @@ def pytest_sessionfinish(session, exitstatus):
             tr.write_line("  " + b, red=True)
         if session.exitstatus == 0:
             session.exitstatus = 1
+
+
+def with_fake_drives(parse):
+    """`parse_drive` that also reads the tests' `fake...:NAME` drives (a FakeTarget the
+    test's own open_target builds), as real drives named by themselves."""
+
+    def parse_drive(text: str) -> DriveSpec:
+        if text.split(":", 1)[0].startswith("fake"):
+            return DriveSpec(text, "device", text)
+        return parse(text)
+    return parse_drive

@@ -14,20 +14,15 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import methodology, targets
+from . import methodology
 from .detached import Computed, Replay, compute, job_for
 from .executor import Executor, Unit
 from .methodology import Options
-from .methodology.trace import TraceOptions, stored_args
-from .phase import Replay as TraceReplay
 from .runner import DriveOutcome, Hooks, run_test
 from .store import Store
+from .targets.sim import SimTarget
 
 OnRun = Callable[[str, int, list[DriveOutcome]], None]  # (test, run id, outcomes) once stored
-# the application workload: The Destroyer writes 3.4 times a 256 GB drive; a review
-# replays 1 % of it on a 256 GB drive (8.8 GB written), in proportion on other sizes
-APP_WORKLOAD = "destroyer-like"
-APP_SCALE_PER_GB = 0.01 / 256
 
 
 @dataclass(frozen=True)
@@ -77,49 +72,43 @@ def run(req: Request, jobs: int | None, ray: str | None, progress_hooks: Callabl
 
 def parallel(drives: list[tuple[str, Any]], executor: Executor) -> bool:
     """Only simulated drives (rebuilt from their profile in a worker) run in parallel."""
-    return executor.kind != "inline" and all(
-        t.capabilities.simulated and (s.startswith("sim:") or s.endswith(".toml")) for s, t in drives)
+    return executor.kind != "inline" and all(isinstance(t, SimTarget) for _, t in drives)
 
 
 def run_sequential(req: Request, hooks: Hooks, on_run: OnRun) -> None:
     """Test after test in this process; simulated drives are rebuilt for each test."""
     for i, test in enumerate(methodology.TESTS):
-        drv = req.drives if i == 0 else fresh(req.drives, req.sets, req.seed)
+        drv = req.drives if i == 0 else fresh(req.drives)
         run_id, outcomes = run_test(req.store, test, drv, req.opts, req.args, req.testbed, hooks)
         on_run(test, run_id, outcomes)
 
 
-def application_workload(drives: list[tuple[str, Any]]) -> TraceOptions:
-    """The destroyer-like workload on the empty and the full drive, scaled to the smallest
-    drive, closed loop at its queue depth (docs/methodology.md "trace")."""
-    cap = min((t.identify().capacity for _, t in drives), default=256 * 10**9)
-    scale = float(f"{APP_SCALE_PER_GB * cap / 1e9:.3g}")
-    return TraceOptions(TraceReplay(trace=f"builtin:{APP_WORKLOAD}@{scale:g}"), state="both")
-
-
 def run_application_workload(req: Request, hooks: Hooks, on_run: OnRun,
                              warn: Callable[[str], None]) -> None:
-    """The review's last run: the application workload, on new simulated drives as every
-    other test (not on drives on other hosts: the trace is not sent there)."""
-    drives = [(s, t) for s, t in req.drives if t.capabilities.replay]
-    if len(drives) < len(req.drives):
-        warn("review skips the application workload (trace) on drives on other hosts")
-    if not drives:
-        return
-    drives = fresh(drives, req.sets, req.seed)
-    app = application_workload(drives)
-    args = {"drives": req.args.get("drives"), "set": req.sets, "seed": req.seed, "review": True,
-            "trace": stored_args(app)}
-    run_id, outcomes = run_test(req.store, "trace", drives, dataclasses.replace(req.opts, trace=app),
-                                args, req.testbed, hooks)
-    on_run("trace", run_id, outcomes)
+    """The review's last runs: the input tests that give the review options of their own
+    (the trace test's application workload), on new simulated drives as every other test
+    (not on drives on other hosts: a trace is not sent there)."""
+    for name, test in methodology.INPUT_TESTS.items():
+        if test.review_options is None:
+            continue
+        drives = [(s, t) for s, t in req.drives if t.capabilities.replay]
+        if len(drives) < len(req.drives):
+            warn(f"review skips the application workload ({name}) on drives on other hosts")
+        if not drives:
+            continue
+        drives = fresh(drives)
+        own = test.review_options(min(t.identify().capacity for _, t in drives))
+        args = {"drives": req.args.get("drives"), "set": req.sets, "seed": req.seed, "review": True,
+                **(test.options.stored(own, {}) if test.options else {})}
+        run_id, outcomes = run_test(req.store, name, drives, dataclasses.replace(req.opts, own=own),
+                                    args, req.testbed, hooks)
+        on_run(name, run_id, outcomes)
 
 
-def fresh(drives: list[tuple[str, Any]], sets: list[str], seed: int) -> list[tuple[str, Any]]:
+def fresh(drives: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     """The drives for the next test: simulated ones rebuilt from their profile (a test
     starts on a new drive, as `ssdlab run` does), real ones as they are."""
-    return [(s, targets.open_target(s, overrides=sets or None, seed=seed) if t.capabilities.simulated else t)
-            for s, t in drives]
+    return [(s, t.fresh() if isinstance(t, SimTarget) else t) for s, t in drives]
 
 
 def run_parallel(req: Request, executor: Executor, on_run: OnRun,
@@ -130,11 +119,12 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
     are stored before the interrupt goes on."""
     from .targets.sim import table_bytes
 
+
     store_, specs, sets, seed, opts = req.store, req.specs, req.sets, req.seed, req.opts
     tests = list(tests or methodology.TESTS)
-    memory = {s: table_bytes(job_for(s, sets, seed, "fill", opts).profile_text, sets)
-              for s in specs}
-    units = [Unit((test, pos), compute, (job_for(spec, sets, seed, test, opts),),
+    texts = {s: t.profile_text for s, t in req.drives if isinstance(t, SimTarget)}
+    memory = {s: table_bytes(texts[s], sets) for s in specs}
+    units = [Unit((test, pos), compute, (job_for(spec, texts[spec], sets, seed, test, opts),),
                   memory=memory[spec], cost=methodology.get(test).cost * memory[spec])
              for test in tests for pos, spec in enumerate(specs)]
     got: dict[tuple[str, int], Computed] = {}

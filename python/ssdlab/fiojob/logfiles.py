@@ -4,21 +4,55 @@ direction per interval that completed I/O), PREFIX_lat.N.log, _clat, _slat (the 
 window's mean, the last partial window included), lines `time_ms, value, ddir, bs, prio`;
 and PREFIX_clat_hist.N.log (write_hist_log): `time_ms, ddir, bs, bins...`, each line the
 window's counts in fio's 1856 latency bins, 2^log_hist_coarseness bins summed per column.
-Created new in the directory given (never over a file, never through a link)."""
+Created new in the directory given (never over a file, never through a link: safe_path)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+from .. import safe_path
 from .plat import PLAT_NR
 
 KIND_BW, KIND_IOPS, KIND_LAT = 0, 1, 2
+LOG_KINDS = (("write_bw_log", (("bw", KIND_BW),)), ("write_iops_log", (("iops", KIND_IOPS),)),
+             ("write_lat_log", (("lat", KIND_LAT), ("clat", KIND_LAT), ("slat", KIND_LAT))),
+             ("write_hist_log", (("clat_hist", None),)))
 
 
-def _create(path: Path):
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    return os.fdopen(fd, "w")
+def log_files(specs: list[dict]) -> list[tuple[int, str, int | None, str]]:
+    """The log files the jobs ask for: (job index from 0, log name, entry kind (None: the
+    histogram log), file name), named as fio names them."""
+    out = []
+    for n, s in enumerate(specs):
+        opts = s.get("options", {})
+        for key, names in LOG_KINDS:
+            if key in opts:
+                prefix = (opts[key] or s["name"]).replace("/", "_")
+                out += [(n, name, kind, f"{prefix}_{name}.{n + 1}.log") for name, kind in names]
+    return out
+
+
+def check_log_dir(directory: Path, specs: list[dict]) -> None:
+    """--log-dir can take the jobs' log files (checked before the run): a directory reached
+    through no other user's link, writable, none of the names there already, each name
+    within the filesystem's limit."""
+    from ..errors import UserError
+
+    real = safe_path.real(directory, f"--log-dir {directory}")
+    if not os.path.isdir(real):
+        raise UserError(f"--log-dir {directory}: not a directory")
+    if not os.access(real, os.W_OK | os.X_OK):
+        raise UserError(f"--log-dir {directory}: not writable (a read-only filesystem or directory); "
+                        "give a directory you can write")
+    longest = os.pathconf(real, "PC_NAME_MAX")
+    for _n, _name, _kind, name in log_files(specs):
+        if len(name.encode()) > longest:
+            raise UserError(f"--log-dir {directory}: the log file name {name[:40]}... is longer than the "
+                            f"filesystem's {longest} bytes; give the job's log a shorter name")
+        if os.path.lexists(os.path.join(real, name)):
+            raise UserError(f"--log-dir {directory}: {name} exists (ssdlab writes new files only); "
+                            "remove it or give another directory")
 
 
 def _coarseness(opts: dict) -> int:
@@ -33,35 +67,23 @@ def write_logs(specs: list[dict], raw_jobs: list[dict], logs: dict, log_ms: int,
     """The log files of every job that asks for them (`logs` and `log_ms`: the old
     whole-file settings, kept for callers; each job's own options rule)."""
     made = []
-    kinds = [("write_bw_log", (("bw", KIND_BW),)), ("write_iops_log", (("iops", KIND_IOPS),)),
-             ("write_lat_log", (("lat", KIND_LAT), ("clat", KIND_LAT), ("slat", KIND_LAT)))]
-    for n, (s, j) in enumerate(zip(specs, raw_jobs), 1):
-        opts = s.get("options", {})
-        log = j.get("log") or {}
-        scale = (4096 + int(s.get("md_bytes", 0))) / 4096  # extended LBA: fio counts the metadata
-        rows = list(zip(*(log.get(k, []) for k in ("t_ms", "dir", "kind", "value"))))
-        for key, names in kinds:
-            if key not in opts:
-                continue
-            prefix = (opts[key] or s["name"]).replace("/", "_")
-            for name, kind in names:
-                path = directory / f"{prefix}_{name}.{n}.log"
-                with _create(path) as f:
-                    for t, d, k, v in rows:
-                        if int(k) != kind:
-                            continue
-                        v = int(int(v) * scale) if kind == KIND_BW else (0 if name == "slat" else int(v))
-                        f.write(f"{int(t)}, {v}, {int(d)}, 0, 0\n")
-                made.append(path)
-        if "write_hist_log" in opts:
-            prefix = (opts["write_hist_log"] or s["name"]).replace("/", "_")
-            path = directory / f"{prefix}_clat_hist.{n}.log"
-            stride = 1 << _coarseness(opts)
-            with _create(path) as f:
+    for n, name, kind, file in log_files(specs):
+        s, j = specs[n], raw_jobs[n]
+        path = directory / file
+        with os.fdopen(safe_path.create(path, f"--log-dir {directory}", 0o644), "w") as f:
+            if kind is None:
+                stride = 1 << _coarseness(s.get("options", {}))
                 for t, d, bs, idx, counts in j.get("hist_log") or []:
                     cols = [0] * (PLAT_NR // stride)
                     for i, c in zip(idx, counts):
                         cols[int(i) // stride] += int(c)
                     f.write(f"{int(t)}, {int(d)}, {int(bs)}, " + ", ".join(map(str, cols)) + "\n")
-            made.append(path)
+            else:
+                log = j.get("log") or {}
+                scale = (4096 + int(s.get("md_bytes", 0))) / 4096  # extended LBA: fio counts the metadata
+                for t, d, k, v in zip(*(log.get(c, []) for c in ("t_ms", "dir", "kind", "value"))):
+                    if int(k) == kind:
+                        v = int(int(v) * scale) if kind == KIND_BW else (0 if name == "slat" else int(v))
+                        f.write(f"{int(t)}, {v}, {int(d)}, 0, 0\n")
+        made.append(path)
     return made

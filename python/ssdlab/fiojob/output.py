@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import time
 
-from .logfiles import write_logs  # fio's log files, importable from here as before
+from .logfiles import check_log_dir, log_files, write_logs  # fio's log files, importable from here
 from .plat import DEFAULT_PERCENTILES, bin_value, percentiles
 from .text import fio_text  # fio's normal output, importable from here as before
 
@@ -295,4 +295,5 @@ def strip_bins(doc: dict) -> dict:
     return out
 
 
-__all__ = ["fio_json", "fio_text", "host_bytes", "report_options", "strip_bins", "units", "write_logs"]
+__all__ = ["check_log_dir", "fio_json", "fio_text", "host_bytes", "log_files", "report_options", "strip_bins",
+           "units", "write_logs"]

@@ -17,10 +17,16 @@ import subprocess
 import time
 from pathlib import Path
 
+from .. import safe_path
+
 INSTALL_HINT = "install it with `apt-get install nbdkit` (Debian/Ubuntu), or run `make sysdeps`"
 PLUGIN_NAME = "libssdsim_nbd.so"
 MARKER_SUFFIX = ".ssdlab.json"
 THREADS = 64  # requests in flight per connection (nbdkit's default is 16)
+# what one export takes, whoever connects: the plugin holds at most 256 MiB of requests
+# (crates/ssdsim-nbd), and these bound what nbdkit reads before it gets there
+MAX_CONNECTIONS = 64  # the most jobs a test of ssdlab runs at once (AS SSD's 64 threads)
+MAX_REQUEST = 16 << 20  # the largest request a test of ssdlab sends (AS SSD's sequential block)
 
 
 def nbdkit_binary() -> str:
@@ -91,13 +97,15 @@ def command(*, profile: Path, sets: list[str], seed: int, data: Path, stats: Pat
             socket: Path | None, tcp: tuple[str, int] | None, pidfile: Path,
             interval_s: float = 1.0) -> list[str]:
     cmd = [nbdkit_binary(), "--foreground", "--exit-with-parent", "-t", str(THREADS),
-           "-P", str(pidfile)]
+           "-P", str(pidfile), "--filter=blocksize-policy", "--filter=limit"]
     if tcp:
         cmd += ["-i", tcp[0], "-p", str(tcp[1])]
     else:
         cmd += ["-U", str(socket)]
     cmd += [str(plugin_path()), f"profile={profile}", f"seed={seed}", f"data={data}",
-            f"stats={stats}", f"interval={interval_s}"]
+            f"stats={stats}", f"interval={interval_s}",
+            # more clients are refused; a larger request is answered EINVAL, never passed on
+            f"limit={MAX_CONNECTIONS}", f"blocksize-maximum={MAX_REQUEST}", "blocksize-error-policy=error"]
     cmd += [f"set={s}" for s in sets]
     return cmd
 
@@ -144,8 +152,7 @@ MAX_MARKER = 1 << 16
 def write_marker(socket: Path, doc: dict) -> FileId:
     """Create the marker: a new file (O_EXCL: never over an existing one; O_NOFOLLOW:
     never through a planted symlink). Returns its identity, for `remove_own`."""
-    fd = os.open(marker_path(socket), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                 0o644)
+    fd = safe_path.create(marker_path(socket), f"the marker of {socket}", 0o644)
     try:
         os.write(fd, json.dumps(doc).encode())
         st = os.fstat(fd)
