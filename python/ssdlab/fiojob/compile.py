@@ -90,6 +90,7 @@ class JobSpec:
     verify: list | None = None  # [after, backlog, batch, only] when the job verifies what it writes
     group_reporting: bool = False  # fio's group_reporting, the job's own
     unified: str = "none"  # unified_rw_reporting: none, mixed or both
+    settings: dict = field(default_factory=dict)  # [global]'s and the job's options merged: its logs, percentiles
     write_mode: list = field(default_factory=lambda: [100, 0, 0, 0])  # % per options.WRITE_MODES
     flow: int = 0  # fio's flow control: weight in the flow (0: none), its id, the held wait
     flow_id: int = 0
@@ -195,6 +196,9 @@ def _pct(o: dict, key: str) -> float:
 
 TIME_BASED_NOTE = ("time_based without runtime: fio says \"time_based requires a runtime\" and runs "
                    "the job bounded by its size; so does ssdlab")
+# the merged options the outputs read: fio's log files and its percentile options
+SETTINGS = frozenset("""write_bw_log write_iops_log write_lat_log write_hist_log log_hist_coarseness
+clat_percentiles lat_percentiles slat_percentiles percentile_list""".split())
 UNIFIED = {"0": "none", "none": "none", "1": "mixed", "mixed": "mixed", "2": "both", "both": "both"}
 
 
@@ -510,6 +514,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
                 lat_target_ns=tm("latency_target", 0, "us"), lat_window_ns=tm("latency_window", 0, "us"),
                 lat_pct=_pct(o, "latency_percentile"), lat_run=flag("latency_run"),
                 options={O.canonical(k): v for k, v, _ in sec.options if k != "name"},
+                settings={k: v for k, (v, _) in o.items() if k in SETTINGS},
                 write_mode=O.write_mode(*o["write_mode"]) if "write_mode" in o else [100, 0, 0, 0],
                 flow=num("flow", 0, 0, 1000), flow_id=num("flow_id", 0, 0, 2**31 - 1),
                 flow_sleep_ns=num("flow_sleep", 0, 0, 2**32 - 1) * 1000,

@@ -34,15 +34,21 @@ def count_jobs(path: Path, jobs_opts: list, max_clones: int) -> None:
 
 def _map_bytes(j) -> int:
     """Bytes of the job's random map (one bit per block) when its I/Os may cover several
-    blocks, and of its verify log (an entry per written piece at most)."""
+    blocks (twice with verify: the pass's stream is kept to draw the writes again), and of
+    a verify log kept as entries (no random map: one per written piece at most; fewer with
+    a backlog, which reads them as it goes; sequential fixed-size writes: one)."""
     sizes = [b for d in j.bs for b, w in d if w > 0] + [a for a, b in j.bs_range if b]
     ba = j.ba or min(sizes or [4096])
-    out = 0
     mixed = any(b for _, b in j.bs_range) or any(b != ba for b in sizes)
-    if j.random and j.randommap and j.dist == "random" and mixed:
-        out += j.size // ba // 8
-    if j.verify and not (not j.random and j.bs_range == [(0, 0)] * 3 and len(j.bs[1]) == 1):
-        out += j.size // min(sizes or [4096]) * _PIECE_BYTES  # sequential fixed-size writes: one entry
+    mapped = j.random and j.randommap
+    out = j.size // ba // 8 * (2 if j.verify else 1) if mapped and j.dist == "random" and mixed else 0
+    if j.verify and (not mapped or j.zbd_zone_size):
+        pieces = j.size // min(sizes or [4096])
+        if j.verify[1]:  # verify_backlog
+            pieces = min(pieces, 4 * (j.verify[1] + j.iodepth))
+        elif not j.random and j.bs_range == [(0, 0)] * 3 and len(j.bs[1]) == 1:
+            pieces = 1
+        out += pieces * _PIECE_BYTES
     return out
 
 

@@ -25,7 +25,7 @@ def log_files(specs: list[dict]) -> list[tuple[int, str, int | None, str]]:
     histogram log), file name), named as fio names them."""
     out = []
     for n, s in enumerate(specs):
-        opts = s.get("options", {})
+        opts = s.get("settings") or s.get("options", {})  # [global]'s and the job's
         for key, names in LOG_KINDS:
             if key in opts:
                 prefix = (opts[key] or s["name"]).replace("/", "_")
@@ -72,7 +72,7 @@ def write_logs(specs: list[dict], raw_jobs: list[dict], logs: dict, log_ms: int,
         path = directory / file
         with os.fdopen(safe_path.create(path, f"--log-dir {directory}", 0o644), "w") as f:
             if kind is None:
-                stride = 1 << _coarseness(s.get("options", {}))
+                stride = 1 << _coarseness(s.get("settings") or s.get("options", {}))
                 for t, d, bs, idx, counts in j.get("hist_log") or []:
                     cols = [0] * (PLAT_NR // stride)
                     for i, c in zip(idx, counts):

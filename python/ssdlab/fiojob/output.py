@@ -219,7 +219,7 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
         s = specs[members[0]]  # the unit's name, group and reporting mode: its first job's
         last = specs[members[-1]]  # its options and percentiles: its last job's (as fio's)
         js = [raw_jobs[i] for i in members]
-        opts = report_options(last.get("options", {}))
+        opts = report_options(last.get("settings") or last.get("options", {}))
         failed = [j["rate_min_failed"] for j in js if j.get("rate_min_failed")]
         job: dict = {"jobname": s["name"], "groupid": s["group"], "jobs": len(js),
                      "error": EIO if failed else 0, "eta": 0, "elapsed": max(1, math.ceil(elapsed_s - 1e-9)),

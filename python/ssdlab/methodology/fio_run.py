@@ -118,7 +118,7 @@ class FioFlags(TestOptions):
         for n in c.notes:
             console.note(f"note: {n}")
         f = FioJobOptions.compiled(str(values["job"]), c, values["state"])
-        wants = [k for k in LOGS if any(k in j.get("options", {}) for j in f.jobs)]
+        wants = [k for k in LOGS if any(k in (j.get("settings") or {}) for j in f.jobs)]
         log_dir = values["log_dir"]
         if log_dir is None and wants:
             console.note(f"note: {', '.join(wants)}: no log files written; give --log-dir DIR "
@@ -188,7 +188,7 @@ def fio_doc(r, f: FioJobOptions) -> dict:
     notes = list(f.notes)
     extra = {"job_file": f.job, "state": f.state, "notes": notes,
              "unwritten_read_ios": float(r.totals.get("unwritten_read_ios") or 0.0),
-             "virtual_time": True}
+             "virtual_time": True, "duration_s": float(r.totals.get("duration_s") or 0.0)}
     if any(j.get("log_truncated") for j in jobs):
         notes.append("log entries past ssdlab's budget (256 MiB per run) were not kept: "
                      "the log files end early; give a larger log_avg_msec")

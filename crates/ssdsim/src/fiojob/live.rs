@@ -137,6 +137,14 @@ impl Live {
         };
         let mut stream = Stream::new(s);
         stream.dev_room = user_bytes.saturating_sub(s.offset);
+        // fio's verify log: in write order under a random map (drawn again from the pass's
+        // stream, but for zoned jobs, whose offsets the zone rules move), else sorted
+        let pieces = (s.verify.is_some() && (s.write || s.trimwrite)).then(|| {
+            match (s.random && s.randommap, s.zbd.is_some()) {
+                (true, false) => PieceLog::replay(stream.clone()),
+                (ordered, _) => PieceLog::new(ordered),
+            }
+        });
         Live {
             holds: 0,
             stream,
@@ -155,8 +163,7 @@ impl Live {
             issue_counted: 0,
             done_bytes_all: 0,
             done_ios_all: 0,
-            pieces: (s.verify.is_some() && (s.write || s.trimwrite))
-                .then(|| PieceLog::new(s.random && s.randommap)),
+            pieces,
             verify_batch: 0,
             pieces_done: 0,
             pieces_taken: 0,

@@ -80,8 +80,7 @@ fn next(s: &JobSpec, l: &mut Live, t: u64) {
     l.next = None;
     l.verify_batch = 0;
     if let Some(p) = l.pieces.as_mut() {
-        // fio prunes what the last pass left unverified
-        while p.take().is_some() {}
+        p.restart(&l.stream); // fio prunes what the last pass left unverified
     }
     l.pieces_done = 0;
     l.pieces_taken = 0;

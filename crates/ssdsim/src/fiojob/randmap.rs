@@ -5,6 +5,7 @@
 //! and late I/Os shrink to the free runs left. Levels of bits over the words below (a bit
 //! set when its word is full) find the next free block in a few word reads.
 
+#[derive(Clone)]
 pub struct RandMap {
     n: u64,
     /// levels[0]: one bit per block; levels[k + 1]: one bit per full word of levels[k].

@@ -23,6 +23,7 @@ pub struct Req {
     pub mode: u8,
 }
 
+#[derive(Clone)]
 pub struct Stream {
     rng: Xoshiro256PlusPlus,
     /// The generator as seeded: a new pass of a job with randrepeat starts from it again

@@ -5,9 +5,14 @@
 //! their read back is). Each write is logged as a piece (offset, length): in write order
 //! when a random map keeps offsets from repeating, else sorted by offset with any older
 //! piece a new one overlaps dropped (a rewritten block is read back once). Runs of equal,
-//! touching pieces are kept as one entry, so a sequential pass is a single entry.
+//! touching pieces are kept as one entry, so a sequential pass is a single entry. In write
+//! order nothing need be kept at all: the pass's stream, copied at its start, draws the
+//! same writes again (memory: the stream's, not one entry per write).
 
 use std::collections::{BTreeMap, VecDeque};
+
+use super::stream::Stream;
+use super::WRITE;
 
 /// fio's verify options of a job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -21,10 +26,12 @@ pub struct Verify {
     pub only: bool,
 }
 
-/// Runs of pieces: start offset -> (piece length, pieces).
+/// Runs of pieces: start offset -> (piece length, pieces); or the pass's stream drawing
+/// its writes again.
 enum Log {
     Ordered(VecDeque<(u64, u64, u64)>),
     Sorted(BTreeMap<u64, (u64, u64)>),
+    Replay(Box<Stream>),
 }
 
 pub struct PieceLog {
@@ -52,9 +59,31 @@ impl PieceLog {
     /// Bytes an entry takes at most (for the bound on a job's log).
     pub const ENTRY_BYTES: u64 = 48;
 
+    /// The pieces of a pass in write order, drawn again from `stream` as it was at the
+    /// pass's start (the writes logged are a prefix of its writes).
+    pub fn replay(stream: Stream) -> PieceLog {
+        PieceLog {
+            log: Log::Replay(Box::new(stream)),
+            len: 0,
+            entries: 0,
+        }
+    }
+
+    /// A new pass from `stream` (a replay log starts over from it; the others are empty).
+    pub fn restart(&mut self, stream: &Stream) {
+        match &mut self.log {
+            Log::Replay(s) => **s = stream.clone(),
+            Log::Ordered(q) => q.clear(),
+            Log::Sorted(m) => m.clear(),
+        }
+        self.len = 0;
+        self.entries = 0;
+    }
+
     /// A write of `len` bytes at `off` was issued.
     pub fn log(&mut self, off: u64, len: u64) {
         match &mut self.log {
+            Log::Replay(_) => self.len += 1,
             Log::Ordered(q) => {
                 if let Some(last) = q.back_mut() {
                     if last.1 == len && last.0 + last.1 * last.2 == off {
@@ -114,7 +143,16 @@ impl PieceLog {
 
     /// The next piece to read back (the oldest, or the lowest offset): (offset, length).
     pub fn take(&mut self) -> Option<(u64, u64)> {
+        if self.len == 0 {
+            return None;
+        }
         let (off, len) = match &mut self.log {
+            Log::Replay(s) => loop {
+                let r = s.next_io()?;
+                if r.dir == WRITE {
+                    break (r.offset, r.len);
+                }
+            },
             Log::Ordered(q) => {
                 let e = q.front_mut()?;
                 let p = (e.0, e.1);
