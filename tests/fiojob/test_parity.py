@@ -12,7 +12,7 @@ import json
 import math
 
 import pytest
-from fiojobs import SMALL, counts, fio_null, job, run_fio, sim
+from fiojobs import SMALL, counts, fio_null, job, run_fio, sim, sim_stream
 
 from ssdlab import _sim, profiles
 from ssdlab.fiojob.compile import compile_job
@@ -215,3 +215,22 @@ def test_fio_json_of_a_compiled_job_is_stable(tmp_path):
     r = sim(tmp_path, "[a]\nrw=randread\nbs=4k\nsize=1m\n")
     doc = fio_json(c.spec(), r["jobs"], False, 1000)
     assert doc["jobs"][0]["read"]["total_ios"] == 256 and math.isfinite(doc["jobs"][0]["read"]["bw_agg"])
+
+
+def _seq_share(offsets: list[int], lengths: list[int]) -> float:
+    """Share of I/Os that start where the one before ended."""
+    return sum(o == p + n for o, p, n in zip(offsets[1:], offsets, lengths)) / (len(offsets) - 1)
+
+
+def test_percentage_random_and_identical_runs_as_fio_draws_them(tmp_path):
+    """percentage_random=30: 70 % of the I/Os go on from the last one's end (fio's iolog:
+    69.6 %); rw_sequencer=identical: rw=randread:4 reads each offset 4 times."""
+    body = "[a]\nrw=randread\nbs=4k\nsize=64m\nnorandommap\npercentage_random=30\n"
+    fio_null(tmp_path, body, iolog=True)
+    rows = [ln.split() for ln in (tmp_path / "null.iolog").read_text().splitlines()]
+    f = [(int(r[3]), int(r[4])) for r in rows if len(r) >= 5 and r[2] == "read"]
+    ((_, offs, lens),) = sim_stream(tmp_path, body, len(f))
+    assert _seq_share(list(offs), list(lens)) == pytest.approx(_seq_share(*zip(*f)), abs=0.03)
+    ((_, offs, _),) = sim_stream(tmp_path, "[a]\nrw=randread:4\nbs=4k\nsize=64m\nrw_sequencer=identical\n", 12)
+    assert [offs[i] for i in range(0, 12, 4)] == [offs[i + 3] for i in range(0, 12, 4)]
+    assert len(set(offs)) == 3

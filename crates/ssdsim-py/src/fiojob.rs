@@ -73,6 +73,13 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
         trimwrite: req(d, "trimwrite")?,
         rwmixread: req(d, "rwmixread")?,
         seq_skip: req(d, "seq_skip")?,
+        seq_identical: get(d, "seq_identical")?.unwrap_or(false),
+        perc_rand: match get::<Vec<u32>>(d, "perc_rand")? {
+            None => [100; 3],
+            Some(v) => v
+                .try_into()
+                .map_err(|_| verr("fio job: perc_rand needs read, write and trim"))?,
+        },
         bs: [bs[0].clone(), bs[1].clone(), bs[2].clone()],
         bs_range: match get::<Vec<(u64, u64)>>(d, "bs_range")? {
             None => [(0, 0); 3],

@@ -91,6 +91,8 @@ class JobSpec:
     group_reporting: bool = False  # fio's group_reporting, the job's own
     unified: str = "none"  # unified_rw_reporting: none, mixed or both
     settings: dict = field(default_factory=dict)  # [global]'s and the job's options merged: its logs, percentiles
+    seq_identical: bool = False  # rw_sequencer=identical: rw=rand...:N repeats the offset
+    perc_rand: list = field(default_factory=lambda: [100, 100, 100])  # percentage_random per direction
     write_mode: list = field(default_factory=lambda: [100, 0, 0, 0])  # % per options.WRITE_MODES
     flow: int = 0  # fio's flow control: weight in the flow (0: none), its id, the held wait
     flow_id: int = 0
@@ -222,6 +224,25 @@ def _reporting(o: dict, flag, num, tm) -> dict:
         raise FioJobError(f"{where}: unified_rw_reporting={v[:40]}: write none, mixed or both (0, 1, 2)")
     out["unified"] = UNIFIED[v.strip().lower()]
     return out
+
+
+def _sequencer(o: dict) -> bool:
+    """rw_sequencer: sequential (rw=rand...:N runs on) or identical (the offset again)."""
+    v, where = o.get("rw_sequencer", ("sequential", ""))
+    if v.strip().lower() not in ("sequential", "identical"):
+        raise FioJobError(f"{where}: rw_sequencer={v[:40]}: write sequential or identical")
+    return v.strip().lower() == "identical"
+
+
+def _perc_rand(o: dict) -> list[int]:
+    """percentage_random=R[,W,T] (or percentage_sequential, its complement) per direction."""
+    for key, flip in (("percentage_random", False), ("percentage_sequential", True)):
+        if key in o:
+            v, where = o[key]
+            parts = [p.strip() for p in v.split(",")]
+            vals = [O.integer(parts[min(i, len(parts) - 1)] or "100", key, where, 0, 100) for i in range(3)]
+            return [100 - x for x in vals] if flip else vals
+    return [100, 100, 100]
 
 
 def _verify(o: dict, flag, num, writes: bool) -> list | None:
@@ -368,6 +389,9 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
         if not (r and w):
             mixr = 100 if r else 0
         offset = sz("offset")
+        align = sz("offset_align")
+        if align and "offset" in o and o["offset"][0].strip().endswith("%"):
+            offset = -(-offset // align) * align  # fio aligns a percentage offset upwards
         if offset >= capacity:
             raise FioJobError(f"{o['offset'][1]}: offset={o['offset'][0]}: at or past the end of the "
                               f"drive ({capacity} bytes)")
@@ -525,7 +549,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
                 rate_min_bps=rmin_b, rate_min_iops=rmin_i,
                 rate_cycle_ns=num("rate_cycle", 1000, 1, 10**9) * 10**6 if any(rmin_b + rmin_i) else 0,
                 bs_range=bs_range, loops=loops, randrepeat=randrepeat,
-                verify=_verify(o, flag, num, bool(w or kind.endswith("trimwrite"))), **rep))
+                verify=_verify(o, flag, num, bool(w or kind.endswith("trimwrite"))),
+                seq_identical=_sequencer(o), perc_rand=_perc_rand(o), **rep))
         exitall = exitall or flag("exitall")
         for k in ("write_bw_log", "write_iops_log", "write_lat_log", "log_avg_msec", "per_job_logs"):
             if k in o and k not in logs:

@@ -31,6 +31,7 @@ size io_size offset offset_increment offset_align number_ios loops numjobs iodep
 time_based runtime ramp_time startdelay rate rate_iops rate_min rate_iops_min rate_process
 rate_cycle rate_ignore_thinktime thinktime thinktime_blocks thinktime_spin thinktime_blocks_type
 random_distribution random_sequence_stride randseed randrepeat norandommap random_generator percentage_random
+percentage_sequential
 ss ss_dur ss_ramp steadystate_check_interval exitall exit_what latency_target
 latency_window latency_percentile latency_run zonemode zonesize zonerange zoneskip fill_device fill_fs
 stonewall wait_for new_group group_reporting write_mode write_bw_log write_iops_log write_lat_log

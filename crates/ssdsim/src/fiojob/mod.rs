@@ -107,8 +107,13 @@ pub struct JobSpec {
     pub trimwrite: bool,
     pub rwmixread: u32,
     /// rw=KIND:N: sequential: bytes skipped after each I/O (negative: backwards); random:
-    /// I/Os per random offset.
+    /// I/Os per random offset (the next ones in sequence; with `seq_identical`, the same
+    /// offset again: fio's rw_sequencer=identical).
     pub seq_skip: i64,
+    pub seq_identical: bool,
+    /// fio's percentage_random per direction: the share of a random job's I/Os at a random
+    /// offset; the others go on from where the direction's last I/O ended.
+    pub perc_rand: [u32; 3],
     /// Per direction: (bytes, weight).
     pub bs: [Vec<(u64, f64)>; 3],
     /// bsrange per direction: (min, max) bytes, drawn as fio draws it; (0, 0): `bs`.

@@ -63,9 +63,14 @@ pub struct Stream {
     bs: [Vec<(u64, f64)>; 3],
     cursor: [u64; 3],
     skip: i64,
-    /// random, rw=...:N: I/Os left in the current sequential run
+    /// random, rw=...:N: I/Os left in the current sequential run (or of the same offset)
     run_left: u64,
+    identical: bool,
+    last_start: u64,
     last_end: u64,
+    /// percentage_random per direction, and where each direction's last I/O ended.
+    perc_rand: [u32; 3],
+    dir_end: [u64; 3],
     map: Option<Permutation>,
     pass: u64,
     skew: Option<Skew>,
@@ -186,7 +191,11 @@ impl Stream {
             cursor: [0; 3],
             skip: j.seq_skip,
             run_left: 0,
+            identical: j.seq_identical,
+            last_start: 0,
             last_end: 0,
+            perc_rand: j.perc_rand,
+            dir_end: [0; 3],
             map,
             pass: 0,
             skew,
@@ -428,15 +437,28 @@ impl Stream {
         };
         let bdir = if self.trimwrite { WRITE } else { dir };
         let (off, len) = if self.random {
+            let run_at = if self.identical {
+                self.last_start
+            } else {
+                self.last_end
+            };
             let run = if self.skip > 1 && self.run_left > 0 {
-                self.block_size(bdir, self.size.saturating_sub(self.last_end))
+                self.block_size(bdir, self.size.saturating_sub(run_at))
+                    .map(|l| (run_at, l))
+            } else if self.perc_rand[dir] < 100
+                && 1 + below(&mut self.rng, 100) > self.perc_rand[dir] as u64
+            {
+                // fio's percentage_random: this one goes on from where the direction ended
+                let at = self.dir_end[dir];
+                let at = if at + self.min_len(bdir) > self.size { 0 } else { at };
+                self.block_size(bdir, self.size - at).map(|l| (at, l))
             } else {
                 None
             };
             match run {
-                Some(len) => {
-                    self.run_left -= 1;
-                    (self.last_end, len)
+                Some((at, len)) => {
+                    self.run_left = self.run_left.saturating_sub(1);
+                    (at, len)
                 }
                 None => {
                     self.run_left = (self.skip.max(1) - 1) as u64;
@@ -485,7 +507,9 @@ impl Stream {
             self.zone_done[dir] += len;
             (c, len)
         };
+        self.last_start = off;
         self.last_end = off + len;
+        self.dir_end[dir] = off + len;
         let mode = if dir == WRITE && self.wmode[0] < 100 && !self.trimwrite {
             self.wmode_state = super::dist::mix(self.wmode_state.wrapping_add(1));
             let u = (self.wmode_state % 100) as u32;

@@ -466,6 +466,8 @@ mod tests {
             trimwrite: false,
             rwmixread: 0,
             seq_skip: 0,
+            seq_identical: false,
+            perc_rand: [100; 3],
             bs: [
                 vec![(64 << 10, 1.0)],
                 vec![(64 << 10, 1.0)],
