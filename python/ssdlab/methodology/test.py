@@ -57,6 +57,8 @@ class CliOption:
             return [str(value)]
         if isinstance(value, bool):
             return [self.flag]
+        if isinstance(value, list):  # a repeated option: each value after its flag
+            return [x for v in value for x in (self.flag, str(v))]
         return [self.flag, repr(value) if isinstance(value, float) else str(value)]
 
 
