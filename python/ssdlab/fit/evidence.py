@@ -232,13 +232,13 @@ def _unit(name: str) -> str:
 
 
 def infer_facts(m: dict[str, Any]) -> dict[str, Any]:
-    """The structure a fingerprint shows: the interface (a sequential read under 600 MB/s is
-    SATA's), the cell type (no SLC cache: MLC; the spread of QD1 read page types: 2 levels of
+    """The structure a fingerprint shows: the interface (no phase above 600 MB/s: SATA's link;
+    the reads of cached data are the fastest a drive moves), the cell type (no SLC cache: MLC; the spread of QD1 read page types: 2 levels of
     1 and 2 reference voltages (MLC) a ratio of 2 between the fast and slow half, 2-3-2 (TLC)
     1.5, QLC's 4-4-4-3 under 1.35), the mapping cache (QD1 reads slower over the whole area
     than over the smallest span: a cache that does not cover the drive)."""
     out: dict[str, Any] = {}
-    seq = m.get("read_seq_mbps")
+    seq = max((m.get(k) or 0.0) for k in ("read_seq_mbps", "cache_seq_read_mbps", "peak_mbps"))
     if seq:
         out["interface"] = "sata" if seq < 600 else "pcie"
         if seq > 4200:
