@@ -14,12 +14,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import methodology, targets
+from . import methodology
 from .detached import Computed, Replay, compute, job_for
 from .executor import Executor, Unit
 from .methodology import Options
 from .runner import DriveOutcome, Hooks, run_test
 from .store import Store
+from .targets.sim import SimTarget
 
 OnRun = Callable[[str, int, list[DriveOutcome]], None]  # (test, run id, outcomes) once stored
 
@@ -71,14 +72,13 @@ def run(req: Request, jobs: int | None, ray: str | None, progress_hooks: Callabl
 
 def parallel(drives: list[tuple[str, Any]], executor: Executor) -> bool:
     """Only simulated drives (rebuilt from their profile in a worker) run in parallel."""
-    return executor.kind != "inline" and all(
-        t.capabilities.simulated and (s.startswith("sim:") or s.endswith(".toml")) for s, t in drives)
+    return executor.kind != "inline" and all(isinstance(t, SimTarget) for _, t in drives)
 
 
 def run_sequential(req: Request, hooks: Hooks, on_run: OnRun) -> None:
     """Test after test in this process; simulated drives are rebuilt for each test."""
     for i, test in enumerate(methodology.TESTS):
-        drv = req.drives if i == 0 else fresh(req.drives, req.sets, req.seed)
+        drv = req.drives if i == 0 else fresh(req.drives)
         run_id, outcomes = run_test(req.store, test, drv, req.opts, req.args, req.testbed, hooks)
         on_run(test, run_id, outcomes)
 
@@ -96,7 +96,7 @@ def run_application_workload(req: Request, hooks: Hooks, on_run: OnRun,
             warn(f"review skips the application workload ({name}) on drives on other hosts")
         if not drives:
             continue
-        drives = fresh(drives, req.sets, req.seed)
+        drives = fresh(drives)
         own = test.review_options(min(t.identify().capacity for _, t in drives))
         args = {"drives": req.args.get("drives"), "set": req.sets, "seed": req.seed, "review": True,
                 **(test.options.stored(own, {}) if test.options else {})}
@@ -105,11 +105,10 @@ def run_application_workload(req: Request, hooks: Hooks, on_run: OnRun,
         on_run(name, run_id, outcomes)
 
 
-def fresh(drives: list[tuple[str, Any]], sets: list[str], seed: int) -> list[tuple[str, Any]]:
+def fresh(drives: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     """The drives for the next test: simulated ones rebuilt from their profile (a test
     starts on a new drive, as `ssdlab run` does), real ones as they are."""
-    return [(s, targets.open_target(s, overrides=sets or None, seed=seed) if t.capabilities.simulated else t)
-            for s, t in drives]
+    return [(s, t.fresh() if isinstance(t, SimTarget) else t) for s, t in drives]
 
 
 def run_parallel(req: Request, executor: Executor, on_run: OnRun,
@@ -120,11 +119,12 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
     are stored before the interrupt goes on."""
     from .targets.sim import table_bytes
 
+
     store_, specs, sets, seed, opts = req.store, req.specs, req.sets, req.seed, req.opts
     tests = list(tests or methodology.TESTS)
-    memory = {s: table_bytes(job_for(s, sets, seed, "fill", opts).profile_text, sets)
-              for s in specs}
-    units = [Unit((test, pos), compute, (job_for(spec, sets, seed, test, opts),),
+    texts = {s: t.profile_text for s, t in req.drives if isinstance(t, SimTarget)}
+    memory = {s: table_bytes(texts[s], sets) for s in specs}
+    units = [Unit((test, pos), compute, (job_for(spec, texts[spec], sets, seed, test, opts),),
                   memory=memory[spec], cost=methodology.get(test).cost * memory[spec])
              for test in tests for pos, spec in enumerate(specs)]
     got: dict[tuple[str, int], Computed] = {}

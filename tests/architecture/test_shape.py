@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -18,11 +19,12 @@ PKG = ROOT / "python" / "ssdlab"
 LAYERS = {
     # the contract and what every layer may use
     "ssdlab.phase": 0, "ssdlab.errors": 0, "ssdlab.units": 0, "ssdlab.interrupts": 0,
+    "ssdlab.safe_path": 0,  # paths written without following another user's links
     # parts that know nothing of targets or tests
     "ssdlab._sim": 1, "ssdlab.analysis": 1, "ssdlab.profiles": 1, "ssdlab.traces": 1,
     "ssdlab.store": 1, "ssdlab.pending": 1, "ssdlab.figures": 1, "ssdlab.calibration": 1,
     "ssdlab.units_progress": 1, "ssdlab.fiojob": 1,  # a fio job file -> the simulator's workload
-    "ssdlab.serve.nbdkit": 1, "ssdlab.serve.stats": 1,  # the served drive's side of NBD
+    "ssdlab.served": 1,  # what a served drive leaves for others: its marker and stats file
     # drives
     "ssdlab.targets": 2,
     # what to do to them
@@ -248,3 +250,51 @@ def test_a_new_test_is_one_module_plus_its_registration(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     html = (tmp_path / "rep" / "report.html").read_text()
     assert '<section id="sec-burst"><h2>Burst write</h2>' in html and 'id="fig-burst"' in html
+
+
+# A drive is parsed once (targets/spec.py); a test's own code lives in methodology/.
+DRIVE_PREFIX = re.compile(r"""startswith\(\s*\(?\s*["'](sim:|nbd:|file:|/dev/)""")
+TEST_NAMES = "fill|consistency|working-set|working_set|trim|idle|quick|copy|trace|fio|fingerprint|pts[-_a-z]*"
+TEST_BRANCH = re.compile(r"""(==|!=)\s*["'](%s)["']|["'](%s)["']\s*(==|!=)|\bin \(\s*["'](%s)["']"""
+                         % (TEST_NAMES, TEST_NAMES, TEST_NAMES))
+
+
+def reads_a_drive_string(code: str) -> bool:
+    return bool(DRIVE_PREFIX.search(code))
+
+
+def branches_on_a_test(code: str) -> bool:
+    # a phase's kind or name ("fill", "idle") is not a test's
+    return bool(TEST_BRANCH.search(code)) and not re.search(r"""kind|\["name"\]|phase\.name""", code)
+
+
+def lines_matching(forbidden: Callable[[str], bool], skip: Callable[[str], bool]) -> list[str]:
+    out = []
+    for name, p in modules().items():
+        if skip(name):
+            continue
+        for i, line in enumerate(p.read_text().splitlines(), 1):
+            if forbidden(line.split("#", 1)[0]):
+                out.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()}")
+    return out
+
+
+def test_a_drive_string_is_read_only_by_its_parser():
+    assert lines_matching(reads_a_drive_string, lambda m: m == "ssdlab.targets.spec") == []
+
+
+def test_no_branch_on_a_tests_name_outside_the_methodology():
+    assert lines_matching(branches_on_a_test, lambda m: m.startswith("ssdlab.methodology")) == []
+
+
+def test_the_shape_checks_see_what_they_forbid():
+    assert reads_a_drive_string('if spec.startswith("sim:"):')
+    assert reads_a_drive_string("s.startswith(('/dev/', 'x'))")
+    assert branches_on_a_test('if test == "fio":') and branches_on_a_test("if test in ('fill', 'trim'):")
+    assert not branches_on_a_test('if phase.kind == "idle":')
+    assert not branches_on_a_test('fill = next(p for p in phases if p["name"] == "fill")')
+
+
+def test_the_store_owns_its_sql():
+    sql = re.compile(r"""\.execute(many)?\(\s*f?["'](SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)""")
+    assert lines_matching(lambda code: bool(sql.search(code)), lambda m: m == "ssdlab.store") == []

@@ -79,21 +79,21 @@ def test_root_locks_live_in_run_ssdlab():
 def test_file_target_never_follows_a_symlink_planted_after_its_check(lockdir, tmp_path, monkeypatch):
     """The file is created (O_EXCL) or opened (O_NOFOLLOW) by ssdlab itself: a symlink
     that appears between the check and the open is refused, its target untouched."""
-    from ssdlab.targets.fio import FioTarget
+    from ssdlab.targets import open_target
 
     victim = tmp_path / "victim"
     victim.write_text("IMPORTANT")
     path = tmp_path / "t.bin"
     real_check = safety.check_file_write
 
-    def check_then_plant(p, dd):
-        r = real_check(p, dd)
+    def check_then_plant(p, dd, name=None):
+        r = real_check(p, dd, name)
         if not os.path.lexists(path):
             path.symlink_to(victim)  # someone is quicker than us
         return r
 
     monkeypatch.setattr(safety, "check_file_write", check_then_plant)
-    with FioTarget(f"file:{path}:1M") as t:
-        with pytest.raises(safety.UnsafeTarget, match="cannot open .* safely"):
+    with open_target(f"file:{path}:1M") as t:
+        with pytest.raises(safety.UnsafeTarget, match="changed into a symlink"):
             t.allow_writes()
     assert victim.read_text() == "IMPORTANT" and os.path.islink(path)

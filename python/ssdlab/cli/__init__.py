@@ -290,6 +290,7 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
 def build(store: Store, run_ids: list[int], out: Path, y_max: float | None) -> Path:
     from ..report import build_report
 
+    check_out_dir(out)
     try:
         return build_report(store, run_ids, out, y_max=y_max)
     except OSError as e:  # the report directory cannot be made or written: the user's to fix

@@ -13,7 +13,17 @@ from .inputs import SECONDS_HELP
 Db = Annotated[Optional[Path], typer.Option("--db", help="results store (default: user data dir)")]
 Seed = Annotated[int, typer.Option("--seed", help="simulator seed")]
 Sets = Annotated[list[str], typer.Option("--set", help="profile override key=value (simulated drives)")]
-Testbed = Annotated[Optional[str], typer.Option("--testbed", help="tag runs to compare like with like")]
+def _testbed(value: Optional[str]) -> Optional[str]:
+    from ..store import StoreError, check_testbed
+
+    try:
+        return check_testbed(value)
+    except StoreError as e:
+        raise typer.BadParameter(str(e).split(": ", 1)[1]) from None
+
+
+Testbed = Annotated[Optional[str], typer.Option("--testbed", callback=_testbed,
+                                                help="tag runs to compare like with like (one line)")]
 Spare = Annotated[float, typer.Option("--spare", help="leave this % of LBAs (at the end) unwritten")]
 JsonOut = Annotated[bool, typer.Option("--json", help="print one JSON document on stdout")]
 DestroyData = Annotated[Optional[str], typer.Option(

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import safe_path
+
 DIRS = ("read", "write", "trim")
 PCTS = (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99)
 FIO_VERSION = "fio-3.33"
@@ -275,35 +277,65 @@ def fio_text(doc: dict) -> str:
     return "\n".join(lines)
 
 
+LOG_KINDS = (("write_bw_log", ("bw",)), ("write_iops_log", ("iops",)), ("write_lat_log", ("lat", "clat", "slat")))
+
+
+def log_files(specs: list[dict]) -> list[tuple[int, str, str]]:
+    """The log files the jobs ask for: (job index from 0, log kind, file name), named as
+    fio names them: PREFIX_bw.N.log, PREFIX_iops.N.log, PREFIX_lat.N.log (and _clat, _slat)."""
+    out = []
+    for n, s in enumerate(specs):
+        opts = s.get("options", {})
+        for key, names in LOG_KINDS:
+            if key in opts:
+                prefix = (opts[key] or s["name"]).replace("/", "_")
+                out += [(n, name, f"{prefix}_{name}.{n + 1}.log") for name in names]
+    return out
+
+
+def check_log_dir(directory: Path, specs: list[dict]) -> None:
+    """--log-dir can take the jobs' log files (checked before the run): a directory reached
+    through no other user's link, writable, none of the names there already, each name
+    within the filesystem's limit."""
+    from ..errors import UserError
+
+    real = safe_path.real(directory, f"--log-dir {directory}")
+    if not os.path.isdir(real):
+        raise UserError(f"--log-dir {directory}: not a directory")
+    if not os.access(real, os.W_OK | os.X_OK):
+        raise UserError(f"--log-dir {directory}: not writable (a read-only filesystem or directory); "
+                        "give a directory you can write")
+    longest = os.pathconf(real, "PC_NAME_MAX")
+    for _n, _kind, name in log_files(specs):
+        if len(name.encode()) > longest:
+            raise UserError(f"--log-dir {directory}: the log file name {name[:40]}... is longer than the "
+                            f"filesystem's {longest} bytes; give the job's log a shorter name")
+        if os.path.lexists(os.path.join(real, name)):
+            raise UserError(f"--log-dir {directory}: {name} exists (ssdlab writes new files only); "
+                            "remove it or give another directory")
+
+
 def write_logs(specs: list[dict], raw_jobs: list[dict], logs: dict, log_ms: int, directory: Path) -> list[Path]:
-    """fio's log files for the jobs that ask for them: PREFIX_bw.N.log, PREFIX_iops.N.log,
-    PREFIX_lat.N.log (and _clat, _slat), lines `time_ms, value, ddir, bs, prio`, one per
-    direction per log_avg_msec interval. Created new in `directory` (never over a file)."""
+    """fio's log files for the jobs that ask for them (log_files), lines `time_ms, value,
+    ddir, bs, prio`, one per direction per log_avg_msec interval. Created new in
+    `directory` (never over a file, never through a link: safe_path)."""
     made = []
     raw_jobs = host_bytes(specs, raw_jobs)
-    kinds = [("write_bw_log", ("bw",)), ("write_iops_log", ("iops",)), ("write_lat_log", ("lat", "clat", "slat"))]
     secs = log_ms / 1000
-    for n, (s, j) in enumerate(zip(specs, raw_jobs), 1):
-        opts = s.get("options", {})
-        smp = j["samples"]
-        for key, names in kinds:
-            if key not in opts:
-                continue
-            prefix = (opts[key] or s["name"]).replace("/", "_")
-            for name in names:
-                path = directory / f"{prefix}_{name}.{n}.log"
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-                with os.fdopen(fd, "w") as f:
-                    for t, d, b, k, ls in zip(smp["t_ms"], smp["dir"], smp["bytes"], smp["ios"], smp["lat_sum_ns"]):
-                        if name == "bw":
-                            v = int(b / 1024 / secs)
-                        elif name == "iops":
-                            v = int(k / secs)
-                        elif name == "slat":
-                            v = 0
-                        else:
-                            v = int(ls / k) if k else 0
-                        if k or name in ("bw", "iops"):
-                            f.write(f"{int(t)}, {v}, {int(d)}, 0, 0\n")
-                made.append(path)
+    for n, name, file in log_files(specs):
+        smp = raw_jobs[n]["samples"]
+        path = directory / file
+        with os.fdopen(safe_path.create(path, f"--log-dir {directory}", 0o644), "w") as f:
+            for t, d, b, k, ls in zip(smp["t_ms"], smp["dir"], smp["bytes"], smp["ios"], smp["lat_sum_ns"]):
+                if name == "bw":
+                    v = int(b / 1024 / secs)
+                elif name == "iops":
+                    v = int(k / secs)
+                elif name == "slat":
+                    v = 0
+                else:
+                    v = int(ls / k) if k else 0
+                if k or name in ("bw", "iops"):
+                    f.write(f"{int(t)}, {v}, {int(d)}, 0, 0\n")
+        made.append(path)
     return made

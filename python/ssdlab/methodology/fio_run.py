@@ -97,8 +97,10 @@ class FioFlags(TestOptions):
         if log_dir is None and wants:
             console.note(f"note: {', '.join(wants)}: no log files written; give --log-dir DIR "
                          "to have them in fio's format")
-        if log_dir is not None and not Path(log_dir).is_dir():
-            raise UserError(f"--log-dir {log_dir}: not a directory")
+        if log_dir is not None:
+            from ..fiojob.output import check_log_dir
+
+            check_log_dir(Path(log_dir), f.jobs)  # before the run: its files can be written
         return f
 
     def stored(self, parsed: FioJobOptions, values: dict[str, Any]) -> dict[str, Any]:

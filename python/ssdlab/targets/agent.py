@@ -1,10 +1,13 @@
 """`ssdlab agent`: the drive host's half of `--drive HOST:/dev/X` (remote.py), started by
 ssdlab over ssh (ssh.py) and talking JSON lines (remote_wire.py) on its stdin and stdout.
 
-It drives one local target as a run on that host would (FioTarget: every rule of
+The drive host decides what it may touch (allowlist.py): only a drive its own list names
+(`ssdlab agent --drives ...` in authorized_keys, or /etc/ssdlab/agent.toml) is opened at
+all, and that list is the consent to write it: what the client says about consent is not
+asked. It drives one local target as a run on that host would (FioTarget: every rule of
 safety.py checked there, the O_EXCL claim and the one-run-per-device lock held until the
 connection ends), with the rights of the ssh user and nothing more. It opens no socket
-and reads no file but the drive's; a request it does not know is refused.
+and reads no file but the drive's and its list's; a request it does not know is refused.
 
 It lives exactly as long as its connection: end of input (ssh gone, the client killed),
 SIGHUP or SIGTERM, or no message for SILENCE_S (the client pings every ssh.PING_S) stop
@@ -18,14 +21,15 @@ import os
 import queue
 import signal
 import socket
-import stat
 import threading
 from typing import Any
 
-from .. import __version__
+from .. import __version__, safe_path
 from ..phase import Interrupted
-from . import safety
-from .fio import FioTarget, parse_spec
+from . import locks, safety
+from .allowlist import AllowList
+from .fio import FioTarget
+from .spec import DriveSpec, parse_local
 from .fio_output import FioFailed
 from .hostid import kernel_id, machine_id
 from .remote_wire import (
@@ -42,23 +46,18 @@ SILENCE_S = 60.0
 OPS = ("hello", "open", "identify", "check_writes", "preflight", "plan")  # and run, close
 
 
-def drive_key(spec: str) -> str:
-    """The drive a spec names, keyed as locks.py keys it (a device number, a file's real
-    path), read without opening it."""
-    kind, path, _size = parse_spec(spec)
-    if kind == "file":
-        return f"file:{os.path.realpath(path)}"
-    try:
-        st = os.stat(path)
-    except OSError as e:
-        raise safety.UnsafeTarget(f"{path}: {e.strerror}; list block devices with `lsblk`") from None
-    if not stat.S_ISBLK(st.st_mode):
-        raise safety.UnsafeTarget(f"{path} is not a block device")
-    return f"dev:{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+def drive_key(spec: DriveSpec) -> str:
+    """The drive a spec names, keyed as locks.py keys it, read without opening it."""
+    return locks.drive_key(fio_kind(spec), spec.path)
+
+
+def fio_kind(spec: DriveSpec) -> str:
+    return "block" if spec.kind == "device" else "file"
 
 
 def error_doc(e: BaseException) -> dict:
-    kind = ("locked" if isinstance(e, safety.DeviceLocked) else "unsafe" if isinstance(e, safety.UnsafeTarget)
+    kind = ("locked" if isinstance(e, safety.DeviceLocked)
+            else "unsafe" if isinstance(e, (safety.UnsafeTarget, safe_path.UnsafePath))
             else "value" if isinstance(e, ValueError) else "fio" if isinstance(e, FioFailed) else "runtime")
     text = (str(e).strip() or type(e).__name__).splitlines()[0]
     if kind == "runtime" and not isinstance(e, RuntimeError):
@@ -67,7 +66,8 @@ def error_doc(e: BaseException) -> dict:
 
 
 class Agent:
-    def __init__(self, inp: int, out: int):
+    def __init__(self, inp: int, out: int, allowed: AllowList):
+        self.allowed = allowed
         self.lines = Lines(inp)
         self.out = out
         self.target: FioTarget | None = None
@@ -169,12 +169,13 @@ class Agent:
                                  f"{__version__}); install the same ssdlab version on both hosts")
             return {"proto": PROTOCOL, "version": __version__, "kernel": kernel_id(),
                     "machine_id": machine_id(), "hostname": socket.gethostname(),
-                    "uid": os.geteuid(), "pid": os.getpid(), "drive": drive_key(self._spec(msg))}
+                    "uid": os.geteuid(), "pid": os.getpid(), "drive": self._drive_key(msg)}
         if op == "open":
             if self.target is not None:
                 raise ValueError("a drive is already open on this connection")
-            self.target = FioTarget(self._spec(msg), destroy_data=msg.get("destroy_data") or None,
-                                    plan=bool(msg.get("plan")))
+            spec = self._spec(msg)
+            # the host's list is the consent: the client's destroy_data is not asked
+            self.target = FioTarget(spec, destroy_data=self._allowed(spec), plan=bool(msg.get("plan")))
             return {"identity": identity_doc(self.target.identify()),
                     "engine_version": "" if self.target.plan_mode else self.target.engine_version}
         t = self._target()
@@ -194,11 +195,17 @@ class Agent:
             return True
         raise AssertionError(op)
 
-    def _spec(self, msg: dict) -> str:
-        spec = msg.get("spec")
-        if not isinstance(spec, str) or not (spec.startswith("/dev/") or spec.startswith("file:")):
-            raise ValueError(f"the agent drives a block device /dev/... or file:PATH:SIZE, not {spec!r}")
+    def _spec(self, msg: dict) -> DriveSpec:
+        spec = parse_local(msg.get("spec"))
+        self._allowed(spec)
         return spec
+
+    def _allowed(self, spec: DriveSpec) -> str:
+        """The drive's path when the host's list names it (UnsafeTarget otherwise)."""
+        return self.allowed.check(fio_kind(spec), spec.path, spec.text)
+
+    def _drive_key(self, msg: dict) -> str:
+        return drive_key(self._spec(msg))
 
     def _target(self) -> FioTarget:
         if self.target is None:
@@ -239,7 +246,7 @@ class Agent:
         self.send({"result": result_doc(r)})
 
 
-def main() -> int:
+def main(allowed: AllowList) -> int:
     """Run the agent on this process's stdin and stdout (then nothing else may use them:
     stdout becomes stderr, stdin /dev/null, so no child reads or writes the protocol)."""
     inp, out = os.dup(0), os.dup(1)
@@ -249,7 +256,7 @@ def main() -> int:
     os.dup2(2, 1)
     for fd in (inp, out):
         os.set_inheritable(fd, False)
-    return Agent(inp, out).serve()
+    return Agent(inp, out, allowed).serve()
 
 
 __all__ = ["SILENCE_S", "Agent", "drive_key", "main"]

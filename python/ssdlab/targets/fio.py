@@ -28,12 +28,14 @@ import numpy as np
 
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from . import child, fio_job, fio_output, fio_replay, fio_transport, locks, safety
-from .fio_transport import FILE_MIN, Transport, parse_size, parse_spec
+from .fio_transport import Transport
+from .spec import DriveSpec
 from .nbd import NbdExport
 from .base import BaseTarget, Capabilities
 from .fio_output import FioFailed
 from .identity import TempSampler, before_after, write_counters_delta
 from .identity import attach_temps as _attach_temps
+from .hostid import platform_info
 
 def _empty(phase: Phase, totals: dict[str, float] | None = None) -> PhaseResult:
     z = np.zeros(0)
@@ -62,11 +64,11 @@ class FioTarget(BaseTarget):
 
     capabilities = Capabilities(simulated=False)
 
-    def __init__(self, spec: str, destroy_data: str | None = None, plan: bool = False):
-        self.spec = spec
+    def __init__(self, spec: DriveSpec, destroy_data: str | None = None, plan: bool = False):
+        self.spec = spec.text
         self.destroy_data = destroy_data
         self.plan_mode = plan
-        self.name = spec
+        self.name = spec.text
         self.fio = shutil.which("fio") or "fio"
         if not plan:
             self.fio = fio_binary_checked()
@@ -76,7 +78,7 @@ class FioTarget(BaseTarget):
         self._workdir: str | None = None
         self._nphase = 0
         self.purges: list[str] = []
-        self.where: Transport = (NbdExport(spec, self.fio) if spec.startswith("nbd:")
+        self.where: Transport = (NbdExport(spec, self.fio) if spec.kind == "nbd"
                                  else fio_transport.local(spec, plan))
         self._engine: str | None = self.where.engine
         if not plan:
@@ -95,7 +97,7 @@ class FioTarget(BaseTarget):
         extra: dict[str, Any] = dict(self.info)
         extra.update(fio=self.fio_version,
                      engine=self._engine or "", telemetry=self.telemetry.tool,
-                     purges=list(self.purges))
+                     purges=list(self.purges), platform=platform_info())
         return self.where.identity(extra)
 
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
@@ -469,11 +471,4 @@ def fio_binary_checked() -> str:
     return fio_job.fio_binary()
 
 
-def plan(phases: Iterable[Phase], spec: str | None = None, destroy_data: str | None = None,
-         target: FioTarget | None = None) -> str:
-    """The plan text for running `phases` on `spec` (or on an existing plan-mode target)."""
-    t = target or FioTarget(spec or "", destroy_data=destroy_data, plan=True)
-    return t.plan(phases)
-
-
-__all__ = ["FILE_MIN", "FioTarget", "parse_spec", "parse_size", "plan", "writes"]
+__all__ = ["FioTarget", "writes"]

@@ -327,8 +327,10 @@ def latency_from_report(report: dict) -> dict[str, Any]:
                     hit = False
                 if hit:
                     v = _num(val, f"percentile {k}", math.nan) / 1000.0
-        out[name] = v
+        # a bucket's value can lie past the slowest (or below the fastest) I/O in it
+        out[name] = min(max(v, out["min_us"]), out["max_us"]) if n and math.isfinite(v) else v
     keys = sorted(bins)
+    out["hist_edges"] = "fio"  # each edge is fio's value of its bucket (analysis/latency_hist.py)
     out["edges_us"] = np.array([k / 1000.0 for k in keys], dtype=np.float64)
     out["counts"] = np.array([bins[k] for k in keys], dtype=np.float64)
     return out

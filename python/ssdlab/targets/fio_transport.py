@@ -12,10 +12,11 @@ import os
 import stat
 from typing import Any
 
-from .. import units
+from .. import safe_path
 from ..phase import Identity, PhaseResult
-from . import fio_job, locks, purge as purge_mod, safety
+from . import locks, purge as purge_mod, safety
 from .identity import Telemetry, block_info
+from .spec import DriveSpec
 
 
 class Transport:
@@ -82,7 +83,7 @@ class LocalBlock(Transport):
 
     def __init__(self, path: str, plan: bool):
         self.path = path
-        if not os.path.exists(path):
+        if not os.path.exists(safe_path.real(path)):  # a link of another user is not followed
             raise safety.UnsafeTarget(f"{path}: no such device; list block devices with `lsblk`")
         safety.resolve_block(path)  # is a block device
         self.info = block_info(path)
@@ -136,9 +137,8 @@ class LocalFile(Transport):
     def __init__(self, spec: str, path: str, size: int):
         self.spec, self.path = spec, path
         self.capacity = size
-        self.dev = os.path.realpath(path)
-        if not os.path.isdir(os.path.dirname(self.dev)):
-            raise ValueError(f"drive '{spec}': directory {os.path.dirname(self.dev)} does not exist")
+        # through no link of another user, nor one to a missing file (safe_path)
+        self.dev = safe_path.real(path, f"file:{path}")
         self.info = {"path": path, "file": self.dev, "kind": "file", "capacity": size}
         self.telemetry = Telemetry(self.dev, "file")
 
@@ -152,7 +152,9 @@ class LocalFile(Transport):
                         firmware="", serial=self.dev, extra=extra)
 
     def check_writes(self, destroy_data: str | None) -> None:
-        safety.check_file_write(self.path, destroy_data)
+        if safety.check_file_write(self.dev, destroy_data, f"file:{self.path}") != self.dev:
+            raise safety.UnsafeTarget(f"refusing {self.spec}: {self.dev} changed into a symlink since "
+                                      "ssdlab opened the drive; look at who else writes there")
 
     def claim_writes(self, destroy_data: str | None) -> None:
         self.check_writes(destroy_data)
@@ -171,27 +173,27 @@ class LocalFile(Transport):
 
     def _ensure(self, destroy_data: str | None, create: bool) -> None:
         exists = os.path.lexists(self.dev)
-        size = os.path.getsize(self.dev) if exists else 0
+        size = os.lstat(self.dev).st_size if exists else 0
         if size >= self.capacity:
             return
         if not create:
             # reading a file that is not there yet: creating it writes only the file itself
-            safety.check_file_write(self.path, destroy_data)
-        # never through a symlink planted after the check, and a new file is really new
-        flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | (0 if exists else os.O_CREAT | os.O_EXCL)
+            self.check_writes(destroy_data)
+        # never through a link planted after the check (in the name or any directory above
+        # it), and a new file is really new
+        flags = os.O_WRONLY | (0 if exists else os.O_CREAT | os.O_EXCL)
         try:
-            fd = os.open(self.dev, flags, 0o600)
-        except OSError as e:
-            raise safety.UnsafeTarget(f"refusing {self.spec}: cannot open {self.dev} safely "
-                                      f"({e.strerror}); was it replaced while ssdlab checked it?") from None
+            fd = safe_path.open_real(self.dev, flags, 0o600, f"file:{self.path}")
+        except safe_path.UnsafePath as e:
+            raise safety.UnsafeTarget(str(e)) from None
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise safety.UnsafeTarget(f"refusing {self.spec}: {self.dev} is not a regular file")
             os.ftruncate(fd, self.capacity)
+            if not exists:
+                safety.mark_ours(fd)
         finally:
             os.close(fd)
-        if not exists:
-            safety.mark_ours(self.dev)
 
     def trim_command(self, offset: int, length: int) -> list[str]:
         return ["fallocate", "--punch-hole", "--offset", str(offset), "--length", str(length), self.dev]
@@ -200,33 +202,13 @@ class LocalFile(Transport):
         return purge_mod.plan_file(self.dev, self.capacity)
 
 
-def local(spec: str, plan: bool) -> Transport:
-    """The transport of `/dev/...` or `file:PATH:SIZE`."""
-    kind, path, size = parse_spec(spec)
-    return LocalBlock(path, plan) if kind == "block" else LocalFile(spec, path, int(size or 0))
-
-
-FILE_MIN = 4096 * 16  # a file target of at least 64 KiB
-
-
-def parse_size(s: str) -> int:
-    """A file target's size (units.parse_size), at least FILE_MIN."""
-    return units.parse_size(s, minimum=FILE_MIN)
-
-
-def parse_spec(spec: str) -> tuple[str, str, int | None]:
-    """('block', path, None) or ('file', path, size)."""
-    if spec.startswith("file:"):
-        rest = spec[5:]
-        path, sep, size = rest.rpartition(":")
-        if not sep or not path:
-            raise ValueError(f"drive '{spec}': write file:PATH:SIZE, e.g. file:/mnt/ssd/test.bin:8G")
-        fio_job.check_path(path)
-        n = parse_size(size)
-        return "file", path, n - n % 4096
-    if spec.startswith("/dev/"):
-        return "block", fio_job.check_path(spec), None
-    raise ValueError(f"drive '{spec}': a real drive is /dev/... or file:PATH:SIZE")
+def local(spec: DriveSpec, plan: bool) -> Transport:
+    """The transport of a block device or a file target."""
+    if spec.kind == "device":
+        return LocalBlock(spec.path, plan)
+    if spec.kind != "file" or spec.size is None:
+        raise ValueError(f"drive '{spec}': a real drive is /dev/... or file:PATH:SIZE")
+    return LocalFile(spec.text, spec.path, spec.size)
 
 
 def _fs_of(path: str) -> str:

@@ -26,3 +26,20 @@ def machine_id() -> str:
         except OSError:
             continue
     return ""
+
+
+def platform_info() -> dict[str, str]:
+    """What a report names as the test platform: the OS and kernel, the CPU, the host."""
+    import platform
+
+    u = platform.uname()
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"os": f"{u.system} {u.release}", "machine": u.machine, "cpu": cpu or u.processor,
+            "hostname": u.node}

@@ -74,6 +74,8 @@ def block_info(path: str) -> dict[str, Any]:
         "discard_granularity": _int(_read(q / "discard_granularity")),
         "write_zeroes_max_bytes": _int(_read(q / "write_zeroes_max_bytes")),
         "scheduler": _read(q / "scheduler"),
+        # the kernel's view of the volatile write cache: "write back" (on) / "write through"
+        "write_cache": _read(q / "write_cache"),
         "transport": _read(dev / "transport") or ("nvme" if kind == "nvme" else ""),
     }
     if backing:

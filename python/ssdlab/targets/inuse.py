@@ -51,48 +51,98 @@ def holders(name: str) -> list[str]:
         return []
 
 
+def _loop_status(loop: str) -> tuple[int, int, int] | None:
+    """The kernel's record of what a loop device is set up on (LOOP_GET_STATUS64):
+    (device of the backing file's filesystem, its inode, its rdev), the device numbers
+    in the kernel's encoding; None when the device cannot be opened (not root) or is free."""
+    try:
+        fd = os.open(f"/dev/{loop}", os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        buf = fcntl.ioctl(fd, LOOP_GET_STATUS64, bytes(_LOOP_INFO64_SIZE))
+        dev, ino, rdev = struct.unpack_from("=QQQ", buf)
+        return dev, ino, rdev
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _kernel_devno(dev: int) -> str:
+    """maj:min of a device number in the kernel's encoding (huge_encode_dev)."""
+    return f"{(dev >> 8) & 0xfff}:{(dev & 0xff) | ((dev >> 12) & 0xfff00)}"
+
+
+def _backing_path_stat(loop: str) -> os.stat_result | None:
+    """The backing file named in sysfs (may be stale: a renamed or replaced file)."""
+    path = _read(SYS_BLOCK / loop / "loop" / "backing_file")
+    if path.endswith(" (deleted)"):
+        return None
+    try:
+        return os.stat(path) if path else None
+    except OSError:
+        return None
+
+
 def loop_backing_devno(loop: str) -> str:
     """maj:min of the block device a loop device is set up on ("" for a file or when
     unknown). The kernel's own record (LOOP_GET_STATUS64: the backing inode's rdev) is
     tried first; the backing file's path in sysfs, which may be stale, second."""
-    try:
-        fd = os.open(f"/dev/{loop}", os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        fd = -1
-    if fd >= 0:
-        try:
-            buf = fcntl.ioctl(fd, LOOP_GET_STATUS64, bytes(_LOOP_INFO64_SIZE))
-            _dev, _ino, rdev = struct.unpack_from("=QQQ", buf)
-            if rdev:
-                return devno_str(rdev)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-    path = _read(SYS_BLOCK / loop / "loop" / "backing_file")
-    if path.endswith(" (deleted)"):
-        path = path[: -len(" (deleted)")]
-    try:
-        st = os.stat(path) if path else None
-    except OSError:
-        return ""
+    status = _loop_status(loop)
+    if status is not None and status[2]:
+        return devno_str(status[2])
+    st = _backing_path_stat(loop)
     return devno_str(st.st_rdev) if st and stat.S_ISBLK(st.st_mode) else ""
+
+
+def loop_backing_file(loop: str) -> tuple[str, int] | None:
+    """(maj:min of its filesystem, inode) of the regular file a loop device is set up on;
+    None for a device, a free loop device or when unknown."""
+    status = _loop_status(loop)
+    if status is not None:
+        dev, ino, rdev = status
+        return (_kernel_devno(dev), ino) if ino and not rdev else None
+    st = _backing_path_stat(loop)
+    return (devno_str(st.st_dev), st.st_ino) if st and stat.S_ISREG(st.st_mode) else None
+
+
+def _set_up_loops() -> list[str]:
+    try:
+        return sorted(p.name for p in SYS_BLOCK.iterdir()
+                      if p.name.startswith("loop") and (p / "loop").exists())
+    except OSError:
+        return []
+
+
+def loops_over_file(st: os.stat_result) -> list[str]:
+    """Loop devices set up on the file whose stat is `st` (its inode, whatever its name)."""
+    key = (devno_str(st.st_dev), st.st_ino)
+    return [lp for lp in _set_up_loops() if loop_backing_file(lp) == key]
+
+
+def loop_aliases(loop: str) -> list[str]:
+    """Other loop devices set up on the same file as `loop`: the same data by other names."""
+    key = loop_backing_file(loop) if loop.startswith("loop") else None
+    if key is None:
+        return []
+    return [lp for lp in _set_up_loops() if lp != loop and loop_backing_file(lp) == key]
+
+
+def file_in_use(st: os.stat_result) -> str:
+    """Why a file target may not be written whatever the flag says ("" when nothing uses
+    it): a loop device set up on it is a block device that may be mounted or tested."""
+    loops = loops_over_file(st)
+    if loops:
+        return (f"loop device {', '.join('/dev/' + n for n in loops)} is set up on it; detach it "
+                "first (losetup -d)")
+    return ""
 
 
 def loops_on(names: set[str]) -> list[str]:
     """Loop devices set up on any of the devices `names` (kernel names)."""
     nums = {devno_of(n) for n in names} - {""}
-    out = []
-    try:
-        loops = sorted(p.name for p in SYS_BLOCK.iterdir() if p.name.startswith("loop"))
-    except OSError:
-        return []
-    for lp in loops:
-        if lp in names or not (SYS_BLOCK / lp / "loop").exists():
-            continue  # not set up
-        if loop_backing_devno(lp) in nums:
-            out.append(lp)
-    return out
+    return [lp for lp in _set_up_loops() if lp not in names and loop_backing_devno(lp) in nums]
 
 
 def device_tree(name: str) -> set[str]:

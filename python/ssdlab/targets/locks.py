@@ -16,6 +16,7 @@ import os
 import stat
 from pathlib import Path
 
+from .. import safe_path
 from .safety import DeviceLocked, UnsafeTarget
 
 _HELD: dict[str, str] = {}  # key -> label, locks this process holds
@@ -121,10 +122,23 @@ def unclaim(key: str) -> None:
     _HELD.pop(key, None)
 
 
+def drive_key(kind: str, path: str) -> str:
+    """What a drive is, whatever names it: a block device's number, a file's real path
+    (the key of its lock, and of a drive given twice in one run)."""
+    if kind == "file":
+        return f"file:{safe_path.real(path, f'file:{path}')}"
+    try:
+        st = os.stat(safe_path.real(path))
+    except OSError as e:
+        raise UnsafeTarget(f"{path}: {e.strerror}; list block devices with `lsblk`") from None
+    if not stat.S_ISBLK(st.st_mode):
+        raise UnsafeTarget(f"{path} is not a block device")
+    return f"dev:{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+
+
 def lock_for_block(path: str) -> DeviceLock:
-    st = os.stat(path)
-    return DeviceLock(f"dev:{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}", path)
+    return DeviceLock(drive_key("block", path), path)
 
 
 def lock_for_file(path: str) -> DeviceLock:
-    return DeviceLock(f"file:{os.path.realpath(path)}", f"file:{path}")
+    return DeviceLock(drive_key("file", path), f"file:{path}")

@@ -1,6 +1,6 @@
 """An NBD export driven by fio's nbd engine: `--drive nbd:SOCKET` (a Unix socket) or
 `--drive nbd:nbd://HOST:PORT` (any NBD URI). Meant for drives `ssdlab serve` exports:
-their socket carries a marker (serve/nbdkit.py), and writing to a served *simulated*
+their socket carries a marker (served/marker.py), and writing to a served *simulated*
 drive needs no --destroy-data. Any other export may be a real disk behind an NBD server,
 so writing to it needs --destroy-data naming the same spec.
 
@@ -10,7 +10,6 @@ jobs over the export (purge: the whole export, method `nbd-trim`)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import time
@@ -20,34 +19,14 @@ from typing import Any
 import numpy as np
 
 from ..phase import Identity, PhaseResult
-from ..serve import nbdkit, stats
-from . import locks, nbd_uri, safety
+from ..served import marker, stats
+from . import locks, safety
 from .fio_transport import Transport
 from .identity import Telemetry
 from .purge import PurgePlan
+from .spec import DriveSpec
 
 BULK = 16 << 20  # trim requests of 16 MiB; the rest of a range in 4 KiB ones
-
-
-def parse_nbd(spec: str) -> nbd_uri.NbdUri:
-    """The export `nbd:SOCKET` or `nbd:URI` names, read as libnbd reads it (nbd_uri.py)."""
-    rest = spec[4:]
-    if not rest:
-        raise ValueError(f"drive '{spec}': write nbd:SOCKET (a Unix socket path) or nbd:nbd://HOST:PORT")
-    if "://" in rest:
-        return nbd_uri.parse(rest, spec)
-    path = os.path.abspath(rest)
-    if not os.path.exists(path):
-        raise ValueError(f"drive '{spec}': no socket {path}; start one with `ssdlab serve sim:PROFILE --socket {rest}`")
-    return nbd_uri.unix(path)
-
-
-def drive_key(spec: str) -> str:
-    """What an nbd: spec names (one run per export): see NbdUri.key."""
-    try:
-        return parse_nbd(spec).key()
-    except ValueError:
-        return spec
 
 
 def export_size(uri: str) -> int:
@@ -73,12 +52,13 @@ class NbdExport(Transport):
     kind = "nbd"
     engine = "nbd"
 
-    def __init__(self, spec: str, fio: str):
-        self.spec, self.fio = spec, fio  # fio runs the export's trim jobs
-        self.export = parse_nbd(spec)
+    def __init__(self, spec: DriveSpec, fio: str):
+        assert spec.nbd is not None
+        self.spec, self.fio = spec.text, fio  # fio runs the export's trim jobs
+        self.export = spec.nbd
         self.uri, self.socket = self.export.text, self.export.socket
         self.path = self.dev = self.socket or self.uri
-        self.served = nbdkit.served_here(self.socket) if self.socket else None
+        self.served = marker.served_here(self.socket) if self.socket else None
         self.capacity = export_size(self.uri)
         self.capacity -= self.capacity % 4096
         self.info = {"path": self.path, "uri": self.uri, "kind": "nbd", "capacity": self.capacity,
@@ -143,4 +123,4 @@ class NbdExport(Transport):
                              slc_used_bytes=float(c["slc_used_bytes"][-1]))
 
 
-__all__ = ["NbdExport", "drive_key", "parse_nbd"]
+__all__ = ["NbdExport"]

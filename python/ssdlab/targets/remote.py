@@ -17,91 +17,27 @@ run, runs the phases and sends back their live samples and results. This side ad
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
+from ..errors import printable
 from .base import BaseTarget, Capabilities
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from . import locks, safety, ssh
-from .fio import _empty, parse_size, writes
+from .fio import _empty, writes
+from .spec import DriveSpec
 from .fio_output import FioFailed
 from .hostid import kernel_id
-from .remote_wire import PROTOCOL, identity_of, phase_doc, result_of
+from .remote_wire import (PROTOCOL, Hello, Malformed, answer_of, hello_of, identity_of, opened_of, phase_doc,
+                          result_of)
 
-_USER = r"(?:(?P<user>[A-Za-z0-9_][A-Za-z0-9._-]*)@)?"
-_HOST = r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?))"
-_SPEC = re.compile(_USER + _HOST + r"(?::(?P<port>[0-9]+))?:(?P<path>/.*)")
-LOCAL_PREFIXES = ("/", "file:", "nbd:", "sim:")
 STOP_WAIT_S = 60.0  # after Ctrl-C, how long the agent may take to hand back the partial phase
-
-
-def printable(text: str, keep: str = "") -> str:
-    """What another host sent, safe to print: no control characters (terminal escapes)."""
-    return "".join(c if c.isprintable() or c in keep else "?" for c in text)
+T = TypeVar("T")
 
 
 class RemoteFailed(RuntimeError):
     """A drive on another host failed during a run (the message has the cause)."""
-
-
-@dataclass(frozen=True)
-class RemoteSpec:
-    host: str  # name or address (IPv6 without brackets)
-    path: str  # on the remote host
-    user: str | None = None
-    port: int | None = None  # ssh's port (None: ssh's configuration decides)
-    size: int | None = None  # a file target's size
-    ipv6: bool = False
-    spec: str = ""  # the --drive as given
-
-    @property
-    def agent_spec(self) -> str:
-        """The drive as a local run on that host names it."""
-        return f"file:{self.path}:{self.size}" if self.size is not None else self.path
-
-    @property
-    def where(self) -> str:
-        h = f"[{self.host}]" if self.ipv6 else self.host
-        return (f"{self.user}@" if self.user else "") + h + (f" port {self.port}" if self.port else "")
-
-
-def looks_remote(spec: str) -> bool:
-    """[user@]HOST[:PORT]:/path (a local spec never matches: those start with '/',
-    file:, nbd: or sim:)."""
-    return not spec.startswith(LOCAL_PREFIXES) and ":/" in spec and bool(
-        re.match(_USER + _HOST + r"(?::[0-9]*)?:/", spec))
-
-
-def parse_remote(spec: str) -> RemoteSpec:
-    m = _SPEC.fullmatch(spec)
-    if not m:
-        raise ValueError(f"drive '{spec}': a drive on another host is HOST:/dev/X, user@HOST:/dev/X, "
-                         "HOST:SSHPORT:/dev/X or [IPv6]:/dev/X (a file: HOST:/path/file:SIZE)")
-    port = int(m.group("port")) if m.group("port") else None
-    if port is not None and not 0 < port < 65536:
-        raise ValueError(f"drive '{spec}': ssh port {port} is not 1..65535")
-    path, size = m.group("path"), None
-    if not path.startswith("/dev/"):
-        head, sep, tail = path.rpartition(":")
-        try:
-            size = parse_size(tail) if sep and head.startswith("/") else None
-        except ValueError as e:
-            raise ValueError(f"drive '{spec}': {e}") from None
-        if size is None:
-            raise ValueError(f"drive '{spec}': a file on another host needs its size, e.g. "
-                             f"{spec}:8G (a block device is /dev/...)")
-        path, size = head, size - size % 4096
-    if path != os.path.normpath(path) or path.endswith("/"):
-        raise ValueError(f"drive '{spec}': write the path on the remote host without '..', '//' or "
-                         f"a trailing '/' (e.g. {os.path.normpath(path)})")
-    from . import fio_job
-
-    fio_job.check_path(path)
-    return RemoteSpec(m.group("v6") or m.group("host"), path, m.group("user"), port, size,
-                      bool(m.group("v6")), spec)
 
 
 class RemoteTarget(BaseTarget):
@@ -110,45 +46,52 @@ class RemoteTarget(BaseTarget):
     # the trace file is not sent to the other host
     capabilities = Capabilities(simulated=False, replay=False)
 
-    def __init__(self, spec: str, destroy_data: str | None = None, plan: bool = False):
-        self.rs = parse_remote(spec)
-        self.spec = self.name = spec
+    def __init__(self, spec: DriveSpec, destroy_data: str | None = None, plan: bool = False):
+        assert spec.remote and spec.host is not None
+        self.rs = spec
+        self.spec = self.name = spec.text
         self.destroy_data = destroy_data
         self.plan_mode = plan
-        self.consent = spec in safety.named(destroy_data)
+        self.consent = spec.text in safety.named(destroy_data)
         self.conn: ssh.Connection | None = None
         self._claimed: str | None = None
-        cmd = ssh.ssh_command(self.rs.host, self.rs.user, self.rs.port)
+        cmd = ssh.ssh_command(spec.host, spec.user, spec.port)
         self.command = cmd
         try:
-            self.conn = ssh.Connection(cmd, spec)
-            self.host = self._first("hello", proto=PROTOCOL, spec=self.rs.agent_spec)
+            self.conn = ssh.Connection(cmd, spec.text)
+            self.host = self._first("hello", hello_of, proto=PROTOCOL, spec=self.rs.local_text)
             self._claim(self.host)
-            opened = self._first("open", spec=self.rs.agent_spec, plan=plan,
-                                 destroy_data=self.rs.path if self.consent else None)
+            ident, self._engine_version = self._first("open", opened_of, spec=self.rs.local_text, plan=plan,
+                                                      destroy_data=self.rs.path if self.consent else None)
         except BaseException:
             self.close()
             raise
-        self.ident = self._identity(opened["identity"])
+        self.ident = self._identity(ident)
         self.capacity = self.ident.capacity
         self.kind = self.ident.kind
-        self._engine_version = str(opened.get("engine_version") or "")
 
     # ---------------------------------------------------------------- the connection
-    def _first(self, op: str, **kw: Any) -> Any:
-        """A request before the run: a lost connection is the user's to fix (exit 2)."""
+    def _first(self, op: str, check: Callable[[Any], T] = lambda x: x, **kw: Any) -> T:
+        """A request before the run, its answer checked: a lost connection, or an agent
+        that answers outside the protocol, is the user's to fix (exit 2)."""
         try:
-            return self._call(op, timeout=ssh.CONNECT_S, **kw)
+            return check(self._call(op, timeout=ssh.CONNECT_S, **kw))
         except TimeoutError:
             raise ValueError(f"drive {self.spec}: no answer from ssdlab on {self.rs.where} over ssh "
                              f"within {ssh.CONNECT_S:g} s; check `{self._try()}`") from None
         except ssh.ConnectionLost as e:
             raise ValueError(f"drive {self.spec}: cannot run ssdlab on {self.rs.where} over ssh "
                              f"({e}); check that `{self._try()}` works") from None
+        except Malformed as e:
+            raise ValueError(f"drive {self.spec}: {self._outside(e)}") from None
+
+    def _outside(self, e: Malformed) -> str:
+        return (f"ssdlab on {self.rs.where} answered outside its protocol ({printable(str(e))[:300]}); "
+                "install the same ssdlab version on both hosts")
 
     def _try(self) -> str:
         """The command line that shows what goes wrong (what ssdlab runs, asking for help)."""
-        cmd = self.command[:-1] + [self.command[-1].removesuffix(" agent") + " --help"]
+        cmd = self.command[:-1] + [ssh.help_command(self.command[-1])]
         return " ".join(x if re.fullmatch(r"[\w@%+=:,./-]+", x) else repr(x) for x in cmd)
 
     def _call(self, op: str, timeout: float | None = None, **kw: Any) -> Any:
@@ -156,13 +99,16 @@ class RemoteTarget(BaseTarget):
             raise RemoteFailed(f"drive {self.spec}: its connection is closed")
         self.conn.send({"op": op, **kw})
         doc = self.conn.recv(timeout)
-        if "error" in doc:
+        kind, value = answer_of(doc)
+        if kind == "error":
             raise self._error(doc)
-        return doc.get("ok")
+        if kind != "ok":
+            raise Malformed(f"a {kind} answer to {op}")
+        return value
 
     def _error(self, doc: dict) -> Exception:
         text = printable(str(doc.get("error") or "failed"))
-        agent_spec = self.rs.agent_spec
+        agent_spec = self.rs.local_text
         if agent_spec in text:  # its name on that host: give it ours, which says where
             text = text.replace(agent_spec, self.spec, 1)
         elif self.rs.path in text:
@@ -184,18 +130,16 @@ class RemoteTarget(BaseTarget):
         return RemoteFailed(f"drive {self.spec}: the connection to ssdlab on {self.rs.where} ended "
                             f"during phase {phase.name or phase.kind!r}: {e}")
 
-    def _claim(self, host: dict) -> None:
-        kern = str(host.get("kernel") or "")
-        key = str(host.get("drive") or self.rs.agent_spec)
+    def _claim(self, host: Hello) -> None:
+        kern = host.kernel
+        key = host.drive or self.rs.local_text
         key = key if kern and kern == kernel_id() else f"{kern or self.rs.host}/{key}"
         locks.claim(key, self.spec)
         self._claimed = key
 
-    def _identity(self, doc: dict) -> Identity:
-        i = identity_of(doc)
-        i.extra.update(host=self.rs.host, remote_path=self.rs.path,
-                       remote_hostname=str(self.host.get("hostname", "")),
-                       remote_uid=self.host.get("uid"), ssdlab_remote=str(self.host.get("version", "")))
+    def _identity(self, i: Identity) -> Identity:
+        i.extra.update(host=self.rs.host, remote_path=self.rs.path, remote_hostname=self.host.hostname,
+                       remote_uid=self.host.uid, ssdlab_remote=self.host.version)
         if i.kind == "file":
             i.model = f"{i.model} on {self.rs.host}"
         return i
@@ -210,8 +154,8 @@ class RemoteTarget(BaseTarget):
         if self.conn is None:
             return self.ident
         try:
-            self.ident = self._identity(self._call("identify"))
-        except ssh.ConnectionLost:
+            self.ident = self._identity(identity_of(self._call("identify")))
+        except (ssh.ConnectionLost, Malformed):
             pass  # the run's own request says why
         return self.ident
 
@@ -244,8 +188,8 @@ class RemoteTarget(BaseTarget):
             except safety.UnsafeTarget as e:
                 text = re.sub(r"(?m)^# safety: .*$", f"# safety: a run would be REFUSED: {e}", text, count=1)
         head = (f"# remote: {self.spec} over ssh (`{' '.join(self.command)}`): the checks and the "
-                f"commands below run on {self.host.get('hostname') or self.rs.host} as uid "
-                f"{self.host.get('uid')}\n")
+                f"commands below run on {printable(self.host.hostname) or self.rs.host} as uid "
+                f"{self.host.uid}\n")
         return head + text
 
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
@@ -268,21 +212,26 @@ class RemoteTarget(BaseTarget):
             return self._stop(phase, on_sample, stop)
         except ssh.ConnectionLost as e:
             raise self._lost(e, phase) from None
+        except Malformed as e:
+            raise RemoteFailed(f"drive {self.spec}: during phase {phase.name or phase.kind!r}, "
+                               f"{self._outside(e)}") from None
 
     def _answers(self, phase: Phase, on_sample: OnSample | None, timeout: float | None) -> PhaseResult:
         assert self.conn is not None
         while True:
             doc = self.conn.recv(timeout)
-            if "sample" in doc:
+            kind, value = answer_of(doc)
+            if kind == "sample":
                 if on_sample:
-                    on_sample({k: float(v) for k, v in doc["sample"].items()})
-            elif "result" in doc:
-                return result_of(doc["result"])
-            elif "interrupted" in doc:
-                part = doc["interrupted"]
-                raise Interrupted(result_of(part) if part else None)
-            else:
+                    on_sample(value)
+            elif kind == "result":
+                return result_of(value)
+            elif kind == "interrupted":
+                raise Interrupted(result_of(value) if value is not None else None)
+            elif kind == "error":
                 raise self._error(doc)
+            else:
+                raise Malformed("an ok answer during a phase")
 
     def _stop(self, phase: Phase, on_sample: OnSample | None, stop: BaseException) -> PhaseResult:
         """Ctrl-C or SIGTERM here: the agent stops the phase and hands back what it
@@ -301,8 +250,9 @@ class RemoteTarget(BaseTarget):
         conn, self.conn = self.conn, None
         if conn is not None:
             try:
-                conn.send({"op": "close"})
-                conn.recv(10.0)
+                if not conn.broken:  # an agent outside the protocol is not asked anything more
+                    conn.send({"op": "close"})
+                    conn.recv(10.0)
             except (ssh.ConnectionLost, TimeoutError, OSError):
                 pass
             conn.close()
@@ -311,4 +261,4 @@ class RemoteTarget(BaseTarget):
             self._claimed = None
 
 
-__all__ = ["RemoteFailed", "RemoteSpec", "RemoteTarget", "looks_remote", "parse_remote"]
+__all__ = ["RemoteFailed", "RemoteTarget"]

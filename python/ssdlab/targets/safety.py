@@ -9,8 +9,10 @@ with consent, and never while something uses it.
   mounted (itself, a partition, or anything stacked on it), is active swap, has devices
   stacked on it (LVM, MD RAID, dm-crypt, loop devices set up on it), is held open for
   writing by another process or exclusively by anyone: stop that use first.
-A file target is written only inside its own file; an existing file with content that
-ssdlab did not create (for this user) needs `--destroy-data=PATH`.
+A file target is written only inside its own file, never through another user's link
+(safe_path.py); an existing file with content that ssdlab did not create (for this user)
+needs `--destroy-data=PATH`, and a file a loop device is set up on is refused as the
+device would be.
 Reading needs none of this. One run at a time per device: locks.py.
 """
 
@@ -25,6 +27,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import safe_path
 from . import inuse
 
 XATTR = "user.ssdlab.target"
@@ -145,7 +148,13 @@ def names_device(destroy_data: str | None, dev: BlockDev) -> bool:
 
 
 def names_file(destroy_data: str | None, real: str) -> bool:
-    return any(os.path.realpath(d) == real for d in named(destroy_data))
+    for d in named(destroy_data):
+        try:
+            if safe_path.real(d) == real:
+                return True
+        except safe_path.UnsafePath:
+            continue  # a name that leads through another user's link consents to nothing
+    return False
 
 
 def open_exclusive(path: str) -> int:
@@ -187,6 +196,35 @@ def in_use(path: str, dev: BlockDev) -> str:
     if w:
         what = ", ".join(f"pid {pid} ({comm}) on /dev/{n}" for pid, comm, n in w[:3])
         return f"refusing {path}: open for writing by another process ({what}); stop it first"
+    for alias in inuse.loop_aliases(dev.name):  # the same file under another loop device
+        why = alias_in_use(alias)
+        if why:
+            return (f"refusing {path}: /dev/{alias} is set up on the same file and {why}; stop that use "
+                    "first (or detach it: losetup -d)")
+    return ""
+
+
+def alias_in_use(name: str) -> str:
+    """How a loop device holding the same data as the device under test is used ("" when
+    it is not): mounted, swap, stacked on, written by a process, or held exclusively (by
+    a mount, an assembly, another ssdlab run)."""
+    tree = inuse.device_tree(name)
+    m = inuse.mounted_in(tree)
+    if m:
+        return "is mounted (" + ", ".join(f"/dev/{n} on {mnt}" for n, mnt in m[:3]) + ")"
+    if inuse.swaps_in(tree):
+        return "is active swap"
+    hold = sorted({h for n in tree for h in inuse.holders(n)} | set(inuse.stacked(name, tree)))
+    if hold:
+        return f"is in use by {', '.join('/dev/' + h for h in hold)}"
+    w = inuse.writers(tree)
+    if w:
+        return f"is open for writing by pid {w[0][0]} ({w[0][1]})"
+    try:
+        os.close(os.open(f"/dev/{name}", os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC))
+    except OSError as e:
+        if e.errno == errno.EBUSY:
+            return "is held exclusively (mounted, assembled, or under test by another run)"
     return ""
 
 
@@ -223,24 +261,33 @@ def check_block_write(path: str, destroy_data: str | None) -> BlockDev:
 
 # --------------------------------------------------------------------------- files
 def check_file_write(path: str, destroy_data: str | None, name: str | None = None) -> str:
-    """A file target: a regular file (or a new one) in an existing directory. An existing
-    file with content that ssdlab did not create needs --destroy-data=PATH. `name`: how
-    messages call it (default file:PATH)."""
+    """A file target: a regular file (or a new one) in an existing directory, reached
+    through no link of another user and kept in directories no one else can swap it in
+    (safe_path). An existing file must be this user's (or root's), and if it has content
+    that ssdlab did not create it needs --destroy-data=PATH. `name`: how messages call it
+    (default file:PATH). Returns the file's real path."""
     name = name or f"file:{path}"
-    real = os.path.realpath(path)
-    parent = os.path.dirname(real) or "."
-    if not os.path.isdir(parent):
-        raise UnsafeTarget(f"refusing {name}: directory {parent} does not exist")
-    if os.path.lexists(path):
-        st = os.stat(real)
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafeTarget(f"refusing {name}: not a regular file (use /dev/... for a "
-                               "block device)")
-        if st.st_size > 0 and not is_ours(real):
-            if not names_file(destroy_data, real):
-                raise UnsafeTarget(
-                    f"refusing {name}: the file exists with {st.st_size} bytes that ssdlab did "
-                    f"not write; pass --destroy-data={real} to overwrite it")
+    try:
+        real = safe_path.real(path, name)
+        safe_path.check_dirs(real, name)
+    except safe_path.UnsafePath as e:
+        raise UnsafeTarget(str(e)) from None
+    try:
+        st = os.lstat(real)
+    except FileNotFoundError:
+        return real
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafeTarget(f"refusing {name}: not a regular file (use /dev/... for a block device)")
+    if st.st_uid not in safe_path.trusted_uids():
+        raise UnsafeTarget(f"refusing {name}: {real} belongs to uid {st.st_uid}, another user (who could "
+                           "replace it with a link while it is written); use a file of your own")
+    if st.st_size > 0 and not is_ours(real) and not names_file(destroy_data, real):
+        raise UnsafeTarget(
+            f"refusing {name}: the file exists with {st.st_size} bytes that ssdlab did "
+            f"not write; pass --destroy-data={real} to overwrite it")
+    why = inuse.file_in_use(st)
+    if why:
+        raise UnsafeTarget(f"refusing {name}: {why}")
     return real
 
 
@@ -253,10 +300,9 @@ def is_ours(path: str) -> bool:
         return False
 
 
-def mark_ours(path: str) -> None:
+def mark_ours(file: int | str) -> None:
+    """Mark the file (a descriptor of the file just created, or its path) as ssdlab's."""
     try:
-        os.setxattr(path, XATTR, b"1")
+        os.setxattr(file, XATTR, b"1", follow_symlinks=False) if isinstance(file, str) else os.setxattr(file, XATTR, b"1")
     except OSError:
         pass  # filesystems without user xattrs: the next run will ask for --destroy-data
-
-

@@ -6,6 +6,7 @@ from .. import _sim
 from ..errors import UserError
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from .base import BaseTarget, Capabilities
+from .hostid import platform_info
 
 
 def table_bytes(profile_text: str, overrides: list[str] | None = None) -> float:
@@ -22,8 +23,9 @@ def check_seed(seed: int) -> int:
 
 
 def _result(phase: Phase, raw: dict) -> PhaseResult:
+    # the histogram's edges are its buckets' upper bounds (analysis/latency_hist.py)
     return PhaseResult(phase=phase, series=raw["series"], segments=raw["segments"],
-                       latency=raw["latency"], totals=raw["totals"])
+                       latency=dict(raw["latency"], hist_edges="upper"), totals=raw["totals"])
 
 
 class SimTarget(BaseTarget):
@@ -33,15 +35,22 @@ class SimTarget(BaseTarget):
     capabilities = Capabilities(simulated=True, counters=True)
 
     def __init__(self, profile_text: str, overrides: list[str] | None = None, seed: int = 42):
-        self.drive = _sim.Drive(profile_text, overrides=list(overrides or []), seed=seed)
+        self.profile_text, self.overrides, self.seed = profile_text, list(overrides or []), seed
+        self.drive = _sim.Drive(profile_text, overrides=self.overrides, seed=seed)
         self.info = self.drive.info()
         self.name = f"sim:{self.info['id']}"
 
+    def fresh(self) -> SimTarget:
+        """A new drive of the same profile, overrides and seed (the next test's)."""
+        return SimTarget(self.profile_text, self.overrides, self.seed)
+
     def identify(self) -> Identity:
         i = self.info
+        # its workloads address 4 KiB blocks (a 4Kn drive to the PTS)
         return Identity(kind="sim", model=i["name"], capacity=int(i["user_bytes"]),
                         firmware=f"ssdsim {_sim.__version__}", serial=i["id"],
-                        extra={"profile": self.drive.profile(), "info": i})
+                        extra={"profile": self.drive.profile(), "info": i,
+                               "logical_block": 4096, "platform": platform_info()})
 
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
         if phase.kind == "replay":

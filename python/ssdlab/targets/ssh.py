@@ -10,8 +10,9 @@ pseudo-terminal, no X11 or agent forwarding (the agent host gets no way back to 
 keys), no port forwardings from a configuration file (nothing listens on either side), a
 connect timeout, and keep-alives (a host that stops answering ends the connection in a
 minute rather than never). The remote command is `ssdlab agent` (`$SSDLAB_REMOTE_COMMAND`
-replaces `ssdlab`, e.g. `sudo -n /opt/ssdlab/bin/ssdlab`); no drive path or other input
-is ever part of it: those travel as data on the connection."""
+replaces `ssdlab`, e.g. `sudo -n /opt/ssdlab/bin/ssdlab`, or the whole command when it
+names `agent`); no drive path or other input is ever part of it: those travel as data on
+the connection."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import sys
 import threading
 from collections import deque
 
+from ..errors import printable
 from . import child
 from .remote_wire import Lines, dumps, loads
 
@@ -29,6 +31,7 @@ SSH_ENV = "SSDLAB_SSH"
 REMOTE_ENV = "SSDLAB_REMOTE_COMMAND"
 OPTIONS = ("-o", "BatchMode=yes", "-o", "ClearAllForwardings=yes", "-o", "ConnectTimeout=30",
            "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4", "-T", "-x", "-a")
+AGENT = "agent"
 PING_S = 10.0  # the agent stops when it hears nothing for agent.SILENCE_S
 CONNECT_S = 120.0  # ssh's connect timeout, authentication, and the agent's start
 
@@ -46,13 +49,30 @@ def ssh_command(host: str, user: str | None = None, port: int | None = None) -> 
                          "e.g. SSDLAB_SSH='ssh -F ~/.ssh/lab.conf'") from None
     if not cmd:
         raise ValueError(f"{SSH_ENV} is empty: unset it, or give an ssh command line")
-    remote = (os.environ.get(REMOTE_ENV) or "ssdlab").strip() or "ssdlab"
     cmd += OPTIONS
     if port is not None:
         cmd += ["-p", str(port)]
     if user:
         cmd += ["-l", user]
-    return cmd + ["--", host, f"{remote} agent"]
+    return cmd + ["--", host, remote_command()]
+
+
+def remote_command() -> str:
+    """`ssdlab agent`, or $SSDLAB_REMOTE_COMMAND with `agent` appended unless it names it
+    (e.g. `sudo -n /opt/ssdlab/bin/ssdlab agent --drives /dev/sdb`)."""
+    remote = (os.environ.get(REMOTE_ENV) or "ssdlab").strip() or "ssdlab"
+    try:
+        words = shlex.split(remote)
+    except ValueError as e:
+        raise ValueError(f"{REMOTE_ENV}={remote!r}: {e}; write it as a shell command line") from None
+    return remote if AGENT in words else f"{remote} {AGENT}"
+
+
+def help_command(remote: str) -> str:
+    """The remote command that asks ssdlab for its help instead of starting the agent."""
+    words = shlex.split(remote)
+    head = words[:words.index(AGENT)] if AGENT in words else words
+    return " ".join(shlex.quote(w) for w in head + ["--help"])
 
 
 class Connection:
@@ -62,6 +82,7 @@ class Connection:
     def __init__(self, cmd: list[str], label: str):
         self.cmd = cmd
         self.label = label
+        self.broken = False  # the other end left the protocol: not waited for at the end
         self.tail: deque[str] = deque(maxlen=20)
         self._wlock = threading.Lock()
         self._closed = threading.Event()
@@ -84,7 +105,7 @@ class Connection:
 
     def _read_stderr(self) -> None:
         for raw in iter(self.stderr.readline, b""):
-            line = "".join(c if c.isprintable() else "?" for c in raw.decode(errors="replace").rstrip())
+            line = printable(raw.decode(errors="replace").rstrip())
             if not line:
                 continue
             if line.startswith("ssdlab: warning: "):
@@ -112,13 +133,15 @@ class Connection:
         try:
             line = self.lines.readline(timeout)
         except ValueError as e:
+            self.broken = True
             raise ConnectionLost(f"the agent sent {e}") from None
         if line is None:
             raise ConnectionLost(self.why())
         try:
             return loads(line)
         except ValueError:
-            text = line.decode(errors="replace").strip()[:200]
+            self.broken = True
+            text = line[:200].decode(errors="replace").strip()
             raise ConnectionLost(f"the agent sent something other than its protocol ({text!r}); "
                                  "is the same ssdlab version installed there?") from None
 
@@ -156,7 +179,7 @@ class Connection:
             except OSError:
                 pass
         try:
-            self.proc.wait(timeout=timeout)
+            self.proc.wait(timeout=0 if self.broken else timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()

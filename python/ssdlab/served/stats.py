@@ -26,17 +26,48 @@ LAG = ("requests", "late", "lag_mean_us", "lag_p99_us", "lag_max_us", "late_lag_
 
 def read_lines(path: Path) -> list[dict]:
     """Every complete line (a line cut short by a kill is left out)."""
-    out: list[dict] = []
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        return out
-    for line in text.splitlines():
+    return StatsTail(path).all_rows()
+
+
+class StatsTail:
+    """The stats file read as it grows: each call reads only the bytes added since the last
+    (the plugin appends a line per interval, so rereading the whole file every poll would
+    cost time that grows with the session). A line still being written waits for its end."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.offset = 0  # bytes consumed
+        self.rows: list[dict] = []  # every complete row so far
+        self._part = b""
+
+    def new_rows(self) -> list[dict]:
         try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return out
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        self.offset += len(data)
+        *lines, self._part = (self._part + data).split(b"\n")
+        new = []
+        for line in lines:
+            try:
+                new.append(json.loads(line))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+        self.rows += new
+        return new
+
+    def all_rows(self) -> list[dict]:
+        """Every complete row, the last one included once the file is complete."""
+        self.new_rows()
+        if self._part.strip():  # the final line, without its newline
+            try:
+                self.rows.append(json.loads(self._part))
+                self._part = b""
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                pass
+        return self.rows
 
 
 def _lag_name(k: str) -> str:
