@@ -292,6 +292,23 @@ TEST = Test(
     seconds_help=SECONDS_HELP,
     cost=5.0,
     in_review=False,
+    replay=plan_of,
+    scale_free=True,
+    metric_groups=(
+        ("cached data", ("cache_",)),
+        ("span sweep", ("qd1_read_mean_us_by_span",)),
+        ("QD1 reads", ("qd1_read_mean_us", "qd1_read_p")),
+        ("reads at depth", ("read_qd32_", "read_seq_")),
+        ("QD1 writes", ("qd1_write_",)),
+        ("random-write stretch", ("stretch_", "steady_iops")),
+        ("idle recovery", ("recovery_",)),
+        ("fill curve", ("fill_",)),
+        ("fill", ("",)),
+    ),
+    # the fastest segment is faster when the write buffer takes a larger part of it (the
+    # cumulative fill speed carries the peak); the cache in GB grows with the drive (its share
+    # does not)
+    unfitted=("slc_cache_gb", "peak_mbps"),
     summary="the phases a simulated twin is fitted to (ssdlab fit): fill, QD1 reads and writes, "
             "reads at depth, working-set sweep, random-write stretch, idle recovery",
 )
