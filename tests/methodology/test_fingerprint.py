@@ -36,8 +36,8 @@ def small():
 def test_phases_in_order_with_their_stops():
     names = [p.name for p in TEST.phases(8 * 10**9, SHORT)]
     assert names == ["purge", "cache_write", "cache_seq_read", "cache_qd1_read", "cache_qd32_read",
-                     "cache_rand_write", "fill", "settle", "qd1_read", "read_qd32", "read_seq", "ws_1/8", "ws_1/4",
-                     "ws_1/2", "qd1_write", "stretch", "pause", "recovery"]
+                     "cache_qd1_write", "cache_rand_write", "fill", "settle", "qd1_read", "read_qd32", "read_seq",
+                     "ws_1/8", "ws_1/4", "ws_1/2", "qd1_write", "stretch", "pause", "recovery"]
     ph = {p.name: p for p in TEST.phases(8 * 10**9, SHORT)}
     area = 8 * 10**9 // 2**20 * 2**20
     assert ph["stretch"].stop_bytes == pytest.approx(2 * area, abs=4096) and ph["stretch"].stop_seconds == 60

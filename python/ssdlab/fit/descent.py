@@ -6,7 +6,7 @@ Jacobian of the error vector (one trial per parameter) points much further than 
 first generations: a step of each damping in LAMBDAS is tried in one batch and the best
 taken, until a round no longer improves. CMA-ES then starts from there (search.py): it
 copes with what Gauss-Newton cannot (steps in the loss, a cache's drop moving by a segment).
-The screening's points (each parameter moved down and up) give the first Jacobian for free."""
+Between the two, screening (search.py) has moved each parameter alone over its range.""" 
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .loss import CAP, Trial, residual
+from .loss import CAP, Trial, residual  # noqa: F401  (Trial: the type of search.trials)
 
 LAMBDAS = (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)  # one batch of damped steps
 STEP = 0.05  # forward difference, in the cube
@@ -57,11 +57,11 @@ def _weights(search: Any) -> np.ndarray:
     return np.array([1.0 / sizes[search.ev.groups[f.name]] for f in search.ev.figures])
 
 
-def levenberg_marquardt(search: Any, budget: Any, keys: list[str], screened: list[Trial] | None) -> None:
+def levenberg_marquardt(search: Any, budget: Any, keys: list[str]) -> None:
     """Rounds of damped Gauss-Newton steps from the best trial so far over `keys`."""
     w = _weights(search)
     best = min(search.trials, key=lambda t: (t.loss, t.number))
-    jac = _jacobian_from_screen(search, keys, screened, best) if screened else None
+    jac = None
     for _ in range(ROUNDS):
         if budget.over(len(search.trials) + len(keys) + len(LAMBDAS)):
             return
@@ -89,19 +89,3 @@ def levenberg_marquardt(search: Any, budget: Any, keys: list[str], screened: lis
         if new.loss >= best.loss:
             return
         best = new
-
-
-def _jacobian_from_screen(search: Any, keys: list[str], screened: list[Trial], base: Trial) -> np.ndarray | None:
-    """Central differences from the screening's points (each parameter down and up, at the
-    points' own positions: clipped at the cube's faces)."""
-    if base.number != screened[0].number:
-        return None
-    by = {q.key: i for i, q in enumerate(search.start.params)}
-    cols = []
-    for k in keys:
-        lo, hi = screened[1 + 2 * by[k]], screened[2 + 2 * by[k]]
-        du = hi.u[k] - lo.u[k]
-        if du <= 0 or lo.error or hi.error:
-            return None
-        cols.append((_vector(search, hi) - _vector(search, lo)) / du)
-    return np.stack(cols, axis=1)

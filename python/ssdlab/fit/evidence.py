@@ -21,34 +21,13 @@ from ..calibration import load as load_figures
 from ..errors import UserError
 
 TWIN = "twin"
-# tests whose stored runs can be replayed on a twin (their options are all in RunKey)
-REPLAYABLE = ("fingerprint", "fill", "consistency", "working-set", "quick", "idle", "trim", "low-qd-write")
 # the simulator's own counters and figures that only a simulated drive reports: left out
 SIM_ONLY = ("waf", "steady_waf", "stretch_waf", "mbps_per_watt", "idle_wait_s", "repeats")
-# figures that grow with the drive, or with its segments (the fastest segment is faster when the
-# write buffer takes a larger part of it): left out of a fingerprint's figures, whose trials may
-# run on a smaller drive (the cumulative fill speed carries the peak)
-ABSOLUTE = ("slc_cache_gb", "fill_seconds", "stretch_drive_writes", "peak_mbps")
 COUNTS = ("recovery_peaks",)  # whole numbers the fill's rule counts: too coarse to fit to
 
-# the fingerprint's metrics by group (cross-validation holds a group back at a time)
-GROUPS = (
-    ("cached data", ("cache_",)),
-    ("span sweep", ("qd1_read_mean_us_by_span",)),
-    ("QD1 reads", ("qd1_read_mean_us", "qd1_read_p")),
-    ("reads at depth", ("read_qd32_", "read_seq_")),
-    ("QD1 writes", ("qd1_write_",)),
-    ("random-write stretch", ("stretch_", "steady_iops")),
-    ("idle recovery", ("recovery_",)),
-    ("fill curve", ("fill_",)),
-    ("fill", ("",)),
-)
-
-
-def group_of(test: str, metric: str) -> str:
-    if test != "fingerprint":
-        return test
-    return next(g for g, prefixes in GROUPS if any(metric.startswith(p) for p in prefixes))
+def group_of(test: Any, metric: str) -> str:
+    """The metric's group: the test's own grouping (Test.metric_groups), else the test."""
+    return next((g for g, prefixes in test.metric_groups if any(metric.startswith(p) for p in prefixes)), test.name)
 
 
 def tolerance(metric: str) -> float:
@@ -89,8 +68,11 @@ class Evidence:
         return out
 
     def scalable(self) -> bool:
-        """Trials may run on a smaller drive: every figure is the fingerprint's (shares)."""
-        return all(r[0] == "fingerprint" for r in self.runs())
+        """Trials may run on a smaller drive: every figure is of a scale-free test (shares)."""
+        from ..calibration.fio_logs import test_of
+        from ..methodology import get
+
+        return all(get(test_of(r[0])).scale_free for r in self.runs())
 
     def merged(self, other: "Evidence") -> "Evidence":
         names = {f.name for f in self.figures}
@@ -129,6 +111,14 @@ def _reader(run: RunKey, key: str, entry: str | None) -> Callable[[Ctx], float |
     return f
 
 
+def replayable() -> list[str]:
+    """Tests whose stored runs a twin can run again: their options are all spare area, seconds
+    and repeats (not a trace or a job file of the user's)."""
+    from ..methodology import ALL
+
+    return [n for n, t in ALL.items() if t.options is None]
+
+
 def identity_of(run: dict[str, Any], drive: dict[str, Any]) -> tuple[Any, ...]:
     """What tells drives apart: kind, model, serial, capacity, and for a simulated drive the
     `--set` overrides it was run with (the profile itself is never read)."""
@@ -140,9 +130,8 @@ def identity_of(run: dict[str, Any], drive: dict[str, Any]) -> tuple[Any, ...]:
 def from_runs(store: Any, run_ids: list[int]) -> Evidence:
     """The figures of stored runs of one drive; bad input (another drive's run, a run not
     complete, a test the twin cannot replay) is a UserError naming the run."""
-    from ..methodology import fingerprint
+    from ..methodology import Options, get
     from ..methodology.common import area_bytes
-    from ..methodology import Options
 
     figs: list[Figure] = []
     groups: dict[str, str] = {}
@@ -158,9 +147,9 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
             raise UserError(f"run {rid} measured {len(run['drives'])} drives; fit one drive's runs (run each "
                             "drive on its own)")
         d = run["drives"][0]
-        if run["test"] not in REPLAYABLE:
+        if run["test"] not in replayable():
             raise UserError(f"run {rid} is a {run['test']} run, which a twin cannot replay; give runs of "
-                            f"{', '.join(REPLAYABLE)}")
+                            f"{', '.join(replayable())}")
         if d["status"] != "complete":
             raise UserError(f"run {rid} is {d['status']}, not complete; fit complete runs only")
         ident = identity_of(run, d)
@@ -173,26 +162,26 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
         spare = float(args.get("spare") or 0.0)
         seconds = args.get("seconds")
         test = run["test"]
-        key: RunKey = (test, spare, None if seconds is None else float(seconds),
-                       int(args.get("repeat") or 1) if test == "quick" else 1, ())
+        key: RunKey = (test, spare, None if seconds is None else float(seconds), int(args.get("repeat") or 1), ())
         if key in plans or any(f.run == key for f in figs):
             raise UserError(f"run {rid} repeats another run's test and options; give each once")
         resolution: dict[str, float] = {}
         phases = store.phases(d["id"], with_data=True)
         metrics = analyzed(test, phases, Options(spare=spare, seconds=key[2], repeat=key[3])) or d["metrics"]
-        if test == "fingerprint":
+        the_test = get(test)
+        if the_test.replay is not None:
             fill = next((p for p in phases if p["name"] == "fill"), None)
             share = metrics.get("slc_cache_share")
             if fill is not None and share:  # the cache's end is known to a segment of the fill
                 resolution["slc_cache_share"] = 1.0 / max(1, len(fill["segments"].get("mbps", ()))) / share
             area = area_bytes(capacity, Options(spare=spare))
-            plans[key] = fingerprint.plan_of(phases, area)
+            plans[key] = the_test.replay(phases, area)
             measured[f"run {rid}"] = {"phases": phases, "spec": d["spec"]}
             facts.update(infer_facts(metrics))
         for name, value in metrics.items():
             if name in SIM_ONLY or name in COUNTS:
                 continue
-            if test == "fingerprint" and name in ABSOLUTE:
+            if name in the_test.unfitted:
                 continue
             for entry, v in _entries(value):
                 label = f"{test}: {name}" + (f"[{entry}]" if entry is not None else "")
@@ -203,7 +192,7 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
                 figs.append(Figure(TWIN, label, key, _reader(key, name, entry), value=v, unit=_unit(name),
                                    how=f"{test}: {name}" + (f" {entry}" if entry else ""), tol=tol,
                                    source=f"run {rid} ({d['spec']})", kind="run"))
-                groups[label] = group_of(test, name)
+                groups[label] = group_of(the_test, name)
     facts["capacity_gb"] = capacity / 1e9
     ids = ",".join(str(i) for i in run_ids)
     return Evidence(figs, groups, facts, [f"runs {ids} of {store.path}"], plans, left, None, measured)
@@ -232,13 +221,13 @@ def _unit(name: str) -> str:
 
 
 def infer_facts(m: dict[str, Any]) -> dict[str, Any]:
-    """The structure a fingerprint shows: the interface (a sequential read under 600 MB/s is
-    SATA's), the cell type (no SLC cache: MLC; the spread of QD1 read page types: 2 levels of
+    """The structure a fingerprint shows: the interface (no phase above 600 MB/s: SATA's link;
+    the reads of cached data are the fastest a drive moves), the cell type (no SLC cache: MLC; the spread of QD1 read page types: 2 levels of
     1 and 2 reference voltages (MLC) a ratio of 2 between the fast and slow half, 2-3-2 (TLC)
     1.5, QLC's 4-4-4-3 under 1.35), the mapping cache (QD1 reads slower over the whole area
     than over the smallest span: a cache that does not cover the drive)."""
     out: dict[str, Any] = {}
-    seq = m.get("read_seq_mbps")
+    seq = max((m.get(k) or 0.0) for k in ("read_seq_mbps", "cache_seq_read_mbps", "peak_mbps"))
     if seq:
         out["interface"] = "sata" if seq < 600 else "pcie"
         if seq > 4200:
@@ -311,18 +300,20 @@ _KNOWN: dict[str, set[str]] = {}
 def metric_names(test: str) -> set[str] | None:
     """The metrics a test reports, from one run on a small simulated drive (cached); None for
     a fio job's run (its figures read fio's JSON through a measure)."""
-    if test.startswith("fio:") or test == "fio":
+    from ..calibration.fio_logs import test_of
+    from ..methodology import Options, get
+
+    try:
+        t = get(test_of(test))
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    if t.options is not None:  # a test of the user's own input: nothing to run it on here
         return None
     if test not in _KNOWN:
-        from ..methodology import Options, get
         from ..profiles import load_text
         from ..runner import walk_phases
         from ..targets.sim import SimTarget
 
-        try:
-            t = get(test)
-        except ValueError as e:
-            raise UserError(str(e)) from None
         target = SimTarget(load_text("tlc-256"), ["user_capacity_gb=2", "nand.blocks_per_plane=24",
                                                    "slc.dynamic_max_gb=0.25"])
         cap = target.identify().capacity

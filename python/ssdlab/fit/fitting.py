@@ -147,11 +147,11 @@ def twin_phases(res: Result, ev: Evidence) -> list[Any] | None:
     from ..runner import walk_phases
     from ..targets.sim import SimTarget
 
-    run = next((r for r in ev.plans if r[0] == "fingerprint"), None)
+    run = next(iter(ev.plans), None)  # a run replayed from its phases (the fingerprint)
     if run is None:
         return None
     target = SimTarget(res.start.text, res.start.overrides(res.values), seed=res.search.seed)
-    test = get("fingerprint")
+    test = get(run[0])
     opts = Options(spare=run[1], own=ev.plans[run].scaled(1.0))
     results = walk_phases(test, target, target.identify().capacity, opts)
     return [ReportPhase.from_result(r.phase.name, r) for r in results]

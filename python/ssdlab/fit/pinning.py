@@ -27,7 +27,7 @@ from .profile_out import Pin
 from .search import Budget, Search, Trial, residual
 
 SLACK = 1.0  # loss above the best that may still fit as well (one group a tolerance off in the mean)
-PINNED = 0.5  # share of a parameter's range (unit cube) its good range may span
+PINNED = 0.35  # share of a parameter's range (unit cube) its good range may span
 SLICE = (-0.4, -0.2, -0.1, -0.05, -0.025, 0.025, 0.05, 0.1, 0.2, 0.4)  # offsets from the best, in the cube
 
 

@@ -24,10 +24,10 @@ from .loss import CAP, Trial, loss_of, measure_all, residual
 from .space import Start, scaled
 
 BATCH = 8  # trials asked at once: fixed, so the result does not depend on the workers
-TRIAL_BLOCKS = 128  # blocks per plane of a trial's drive when trials may run smaller
+TRIAL_BLOCKS = 256  # blocks per plane of a trial's drive when trials may run smaller (fewer: the SLC cache and the write buffer stop scaling)
 SIGMA0 = 0.1  # CMA-ES's first step in the unit cube: the class is close (+-30 % is 0.1-0.2 of a range)
 REFINE = (0.6, 0.03)  # after this share of the trials, CMA-ES starts again from the best with this step
-SCREEN_STEP = 0.2  # screening moves each parameter this far (in the cube) down and up from the class
+SCREEN_GRID = (0.05, 0.3, 0.55, 0.8, 1.0)  # screening: each parameter alone at these points of the cube
 SCREEN_MIN = 0.25  # below this (group-weighted squared change, in tolerances) a parameter moves no figure
 
 
@@ -150,16 +150,16 @@ class Search:
             per.setdefault(self.ev.groups[f.name], []).append(min(d * d, CAP))
         return sum(sum(v) / len(v) for v in per.values())
 
-    def screen(self, x0: dict[str, float] | None = None) -> list[Trial]:
-        """The class, then each parameter moved SCREEN_STEP down and up from it alone: a
-        parameter that moves no figure (the evidence cannot see it from here) is left at the
-        class's value and not searched. Returns the screening's trials (the start, then each
-        parameter down and up)."""
+    def screen(self, x0: dict[str, float] | None = None) -> None:
+        """Each parameter alone over a coarse grid of its range (SCREEN_GRID), the others at
+        the start: a parameter that moves no figure over its whole range (the evidence cannot
+        see it) is left at the class's value and not searched; for the others the best grid
+        point of each, together, is a candidate start (the search goes on from the better of
+        it and the start)."""
         x0 = x0 or self.start.unit_start()
         points = [x0]
         for p in self.start.params:
-            for step in (-SCREEN_STEP, SCREEN_STEP):
-                points.append({**x0, p.key: min(1.0, max(0.0, x0[p.key] + step))})
+            points += [{**x0, p.key: u} for u in SCREEN_GRID]
         done = self.evaluate(points, first=len(self.trials))
         self._record(done)
         base = done[0]
@@ -167,12 +167,18 @@ class Search:
             from ..errors import UserError
 
             raise UserError(f"class {self.start.class_id} cannot simulate this drive: {base.error}")
+        n = len(SCREEN_GRID)
+        combined = dict(x0)
         for i, p in enumerate(self.start.params):
+            mine = done[1 + n * i: 1 + n * (i + 1)]
             # a point the simulator refuses (a bound the geometry cannot take) counts as moving
-            self.sensitivity[p.key] = max(math.inf if t.error else self.change(t, base)
-                                          for t in (done[1 + 2 * i], done[2 + 2 * i]))
+            self.sensitivity[p.key] = max(math.inf if t.error else self.change(t, base) for t in mine)
+            top = min(mine, key=lambda t: (t.loss, t.number))
+            if top.loss < base.loss:
+                combined[p.key] = top.u[p.key]
         self.frozen = {k: v for k, v in self.sensitivity.items() if v < SCREEN_MIN}
-        return done
+        if combined != x0:
+            self._record(self.evaluate([combined], first=len(self.trials)))
 
     def run(self, budget: Budget, screen: bool = True) -> list[Trial]:
         """Screening (when asked, and counted in the budget), then the optimizer over the
@@ -181,10 +187,10 @@ class Search:
 
         if screen and not self.trials:
             descent.scan_pow2(self, budget)
-            screened = self.screen(self.x0)
+            self.screen(self.x0)
             smooth = [k for k in self.free() if k not in descent.discrete(self)]
             if smooth:
-                descent.levenberg_marquardt(self, budget, smooth, screened)
+                descent.levenberg_marquardt(self, budget, smooth)
         free = self.free()
         if not free:
             return self.trials

@@ -53,6 +53,7 @@ FILL_BINS, STRETCH_BINS, RECOVERY_BINS = 20, 10, 5
 FILL_POINTS = 40  # the fill's average speed from the start to each 2.5 %: smooth where the cache ends
 TRIAL_SEGMENTS = 160  # a replay's fill segments: enough for FILL_BINS at any drive size
 FILL_SEGMENTS = 128  # at least this many fill segments
+MIN_SEGMENT = 64 * 2**20  # a replay's shortest: the write buffer's head start stays a few % of one
 READ_QUANTILES = (("p10", 0.10), ("p25", 0.25), ("p50", 0.50), ("p75", 0.75), ("p90", 0.90),
                   ("p99", 0.99), ("p99_9", 0.999))
 WRITE_QUANTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99_9", 0.999))
@@ -75,8 +76,9 @@ class Plan:
 
     def scaled(self, time_scale: float) -> "Plan":
         """The same battery on a drive of `time_scale` times the blocks: idle work (folding,
-        GC) shrinks with the blocks, so the pause does too."""
-        return replace(self, pause_s=self.pause_s * time_scale, caps=False, fill_segments=TRIAL_SEGMENTS)
+        GC) shrinks with the blocks, so the settle's cap and the pause do too."""
+        return replace(self, pause_s=self.pause_s * time_scale, settle_s=self.settle_s * time_scale, caps=False,
+                       fill_segments=TRIAL_SEGMENTS)
 
 
 def default_plan(area: int, opts: Options) -> Plan:
@@ -108,7 +110,8 @@ def plan_phases(area: int, plan: Plan) -> list[ph.Phase]:
 
     whole = dict(offset=0, length=area)
     # 1 GB segments, finer on a drive under 128 GB (the cache's end is known to a segment)
-    seg = area // plan.fill_segments // 4096 * 4096 if plan.fill_segments else min(GB, area // FILL_SEGMENTS)
+    seg = max(MIN_SEGMENT, area // plan.fill_segments // 4096 * 4096) if plan.fill_segments \
+        else min(GB, area // FILL_SEGMENTS)
     spans = [ph.rand_io(f"ws_{span_label(k)}", read_pct=100, queue_depth=1, offset=0,
                         length=max(4096, area // 2 ** k // 4096 * 4096), stop_seconds=SPAN_S)
              for k in range(plan.spans, 0, -1)]
@@ -135,7 +138,7 @@ def cache_phases(area: int, caps: bool = True) -> list[ph.Phase]:
     """Data that sits in the SLC cache (a CrystalDiskMark test file on a purged drive): written
     sequentially, read back sequentially (the channels and the link, at the SLC read time),
     at QD1 (the SLC read time) and at QD32, and written at random at QD32 (the cache's write
-    path and buffer); the fill then overwrites it."""
+    path and buffer, at QD1 its latency); the fill then overwrites it."""
     n = max(4096, int(CACHE_SHARE * area) // 4096 * 4096)
     region = dict(offset=0, length=n)
     cap: dict[str, Any] = {"stop_seconds": CACHE_S} if caps else {}
@@ -143,6 +146,8 @@ def cache_phases(area: int, caps: bool = True) -> list[ph.Phase]:
             ph.seq_read("cache_seq_read", **region, stop_bytes=n, **cap),
             ph.rand_io("cache_qd1_read", read_pct=100, queue_depth=1, **region, stop_seconds=CACHE_S),
             ph.rand_io("cache_qd32_read", read_pct=100, **region, stop_seconds=DEPTH_S),
+            ph.rand_io("cache_qd1_write", read_pct=0, queue_depth=1, **region, stop_bytes=max(4096, n // 40 // 4096 * 4096),
+                       **cap),
             ph.rand_io("cache_rand_write", read_pct=0, **region, stop_bytes=n, **cap)]
 
 
@@ -156,8 +161,9 @@ def plan_of(phases: list[dict], area: int) -> Plan:
         b = float(p["totals"].get("write_bytes") or 0) if p else 0.0
         return b / area if b > 0 else default
 
-    pause = named.get("pause")
+    pause, settle = named.get("pause"), named.get("settle")
     return Plan(spans=sum(1 for n in named if n.startswith("ws_")),
+                settle_s=float(settle["spec"]["seconds"]) if settle else 0.0,
                 qd1_write_share=written("qd1_write", QD1_WRITE_SHARE),
                 stretch_share=written("stretch", STRETCH_SHARE),
                 pause_s=float(pause["spec"]["seconds"]) if pause else 0.0,
@@ -240,6 +246,7 @@ def analyze(results, opts: Options) -> dict:
         out.update({"cache_seq_read_mbps": _f(r["cache_seq_read"].totals.get("mbps")),
                     "cache_qd1_read_mean_us": _f(r["cache_qd1_read"].latency.get("mean_us")),
                     "cache_qd32_read_iops": _f(r["cache_qd32_read"].totals.get("iops")),
+                    "cache_qd1_write_mean_us": _f(r["cache_qd1_write"].latency.get("mean_us")),
                     "cache_rand_write_iops": _f(r["cache_rand_write"].totals.get("iops"))})
     if "qd1_read" in r:
         out.update(_latency("qd1_read", r["qd1_read"], READ_QUANTILES))
@@ -285,6 +292,23 @@ TEST = Test(
     seconds_help=SECONDS_HELP,
     cost=5.0,
     in_review=False,
+    replay=plan_of,
+    scale_free=True,
+    metric_groups=(
+        ("cached data", ("cache_",)),
+        ("span sweep", ("qd1_read_mean_us_by_span",)),
+        ("QD1 reads", ("qd1_read_mean_us", "qd1_read_p")),
+        ("reads at depth", ("read_qd32_", "read_seq_")),
+        ("QD1 writes", ("qd1_write_",)),
+        ("random-write stretch", ("stretch_", "steady_iops")),
+        ("idle recovery", ("recovery_",)),
+        ("fill curve", ("fill_",)),
+        ("fill", ("",)),
+    ),
+    # the fastest segment is faster when the write buffer takes a larger part of it (the
+    # cumulative fill speed carries the peak); the cache in GB grows with the drive (its share
+    # does not)
+    unfitted=("slc_cache_gb", "peak_mbps"),
     summary="the phases a simulated twin is fitted to (ssdlab fit): fill, QD1 reads and writes, "
             "reads at depth, working-set sweep, random-write stretch, idle recovery",
 )

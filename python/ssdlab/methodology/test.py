@@ -118,3 +118,15 @@ class Test:
     review_options: Callable[[int], Any] | None = None
     spare_matters: bool = False  # reports name the spare area even at 0 % (consistency)
     keeps_segments: bool = False  # its last pass's per-GB segments are a result (fill curves)
+    # a stored run's own options read back from its phases and written area (bytes), to run
+    # the same steps again on another drive (`ssdlab fit`'s trials); None: the run's stored
+    # arguments say it all
+    replay: Callable[[list[dict[str, Any]], int], Any] | None = None
+    # every metric is a rate, a latency or a share: the same on a smaller drive with the same
+    # dies (`ssdlab fit` may run its trials there)
+    scale_free: bool = False
+    # metric groups (name, metric-name prefixes), first match wins: what `ssdlab fit`'s
+    # cross-validation holds back at a time; empty: the test is one group
+    metric_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # metrics a twin is not fitted to (they grow with the drive or its segments)
+    unfitted: tuple[str, ...] = ()
