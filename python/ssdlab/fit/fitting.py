@@ -97,9 +97,18 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     search = Search(ev, st, req.seed, executor, req.sampler, hook("search"))
     search.run(Budget(req.trials, t0 + SHARES["search"] * total))
     best = full_size_check(search, search.best(RECHECK))[0]
-    # pinning compares trials of the search's own size with the best's trial of that size
+    # pinning compares trials of the search's own size with the best's trial of that size; a
+    # slice that finds a better point moves the best there and slices again (once)
     same = next(t for t in search.trials if t.number == best.number)
-    sliced = pinning.slices(search, same, Budget(10**9, t0 + (SHARES["search"] + SHARES["pinning"]) * total))
+    pin_budget = Budget(10**9, t0 + (SHARES["search"] + SHARES["pinning"]) * total)
+    sliced = pinning.slices(search, same, pin_budget)
+    better = min((t for ts in sliced.values() for t in ts if not t.error), key=lambda t: t.loss, default=same)
+    if better.loss < same.loss:
+        better.number = len(search.trials)
+        search.trials.append(better)
+        best = full_size_check(search, [better])[0]
+        same = better
+        sliced = pinning.slices(search, same, pin_budget)
     pins = pinning.pins(search, same, sliced)
     values, twin_trial = _revert_unpinned(search, best, same, pins)
     conflicts = pinning.conflicts(search, same)
