@@ -39,11 +39,37 @@ def check(drive: str, twin_text: str | None) -> list[dict]:
     return val.evaluate(figs, runs)
 
 
+MARK = "## Refits from figures files alone"
+
+
+def section(rows: list[dict], minutes: float) -> str:
+    """The section of docs/calibration.md this benchmark writes (after validate's page)."""
+    lines = [MARK, "",
+             "Written by `python benchmarks/fit_refit.py --update-docs` (`ssdlab validate --markdown` writes",
+             "the page above it). Each drive's twin is fitted by `ssdlab fit --figures` to its figures file",
+             f"alone, from the generic class its facts suggest, within {minutes:g} minutes on this machine's 2",
+             "cores; then the refitted and the hand-fitted profile are both checked against every figure of",
+             "the drive above (figures that compare with another drive run that drive's shipped profile;",
+             "they are left out of the fit).", "",
+             "| drive | kind | class started from | trials | wall | hand-fitted pass | refitted pass |",
+             "|---|---|---|---|---|---|---|"]
+    for x in rows:
+        lines.append(f"| {x['drive']} | {x['kind']} | {x['class']} | {x['trials']} | {x['wall_s'] / 60:.0f} min | "
+                     f"{x['hand_pass']} of {x['figures']} | {x['refit_pass']} of {x['figures']} |")
+    lines.append("")
+    for x in rows:
+        lines.append(f"- **{x['drive']}**: the refit fails {', '.join(x['refit_fails']) or 'nothing'}; the "
+                     f"hand-fitted profile fails {', '.join(x['hand_fails']) or 'nothing'}"
+                     + (f"; left out of the fit: {'; '.join(x['left_out'])}" if x["left_out"] else "") + ".")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--drive", action="append")
     ap.add_argument("--minutes", type=float, default=25.0)
     ap.add_argument("--trials", default="2000")
+    ap.add_argument("--update-docs", action="store_true", help="write the table into docs/calibration.md")
     a = ap.parse_args()
     rows = []
     for drive in a.drive or list(DRIVES):
@@ -73,11 +99,13 @@ def main() -> int:
                "hand_fails": [x["figure"] for x in hand if not x["pass"]]}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    print("\n| drive | kind | class started from | trials | wall | hand-fitted pass | refitted pass |")
-    print("|---|---|---|---|---|---|---|")
-    for x in rows:
-        print(f"| {x['drive']} | {x['kind']} | {x['class']} | {x['trials']} | {x['wall_s'] / 60:.0f} min | "
-              f"{x['hand_pass']} of {x['figures']} | {x['refit_pass']} of {x['figures']} |")
+    text = section(rows, a.minutes)
+    print(text)
+    if a.update_docs:
+        doc = ROOT / "docs" / "calibration.md"
+        body = doc.read_text()
+        body = body.split(MARK)[0].rstrip() + "\n\n" + text
+        doc.write_text(body)
     return 0 if all(x["refit_pass"] >= x["hand_pass"] for x in rows) else 1
 
 
