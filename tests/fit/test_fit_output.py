@@ -41,7 +41,9 @@ def test_the_same_twin_on_one_worker_or_two(fingerprint, tmp_path):
     assert text.replace("twin-one", "x") == (tmp_path / "two.toml").read_text().replace("twin-two", "x")
     assert [p["value"] for p in one["parameters"]] == [p["value"] for p in two["parameters"]]
     other = fit(*common[:-2], "--seed", "8", "--out", str(tmp_path / "s8.toml"), "--jobs", "2")
-    assert other["trials"] == one["trials"]  # another seed: another search (not checked to differ)
+    # another seed: another search of the same budget (a slice that finds a better point adds
+    # that point as one more trial, so the counts may differ by one)
+    assert 40 <= other["trials"] <= 41 and 40 <= one["trials"] <= 41
     # the fitted read time is near the hidden drive's, and says it was fitted
     read = next(p for p in one["parameters"] if p["key"] == "nand.native.read_us")
     assert read["pinned"] and read["value"] == pytest.approx(75, rel=0.1)

@@ -128,9 +128,10 @@ class Command:
             if pid:
                 break
             if time.monotonic() > deadline:
+                stuck = processes()
                 os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-                raise TimeoutError(f"ssdlab {' '.join(self.args)}: still running after {timeout:.0f} s")
+                raise TimeoutError(f"ssdlab {' '.join(self.args)}: still running after {timeout:.0f} s; "
+                                   f"its processes:\n{stuck}")
             time.sleep(0.2)
         if self.mods.exists():
             warm(set(self.mods.read_text().split()) - set(sys.modules))
@@ -167,6 +168,22 @@ def holds(dev: str) -> list[str]:
         except OSError:
             pass
     return sorted(set(found))
+
+
+def processes() -> str:
+    """Every process with its state and where in the kernel it waits (a command stuck on
+    the controller shows D and an nvme or blk wait), and the kernel's last NVMe lines."""
+    ps = sh("ps", "-eo", "pid,ppid,stat,wchan:32,etimes,args", timeout=30)["stdout"]
+    stacks = []
+    for line in ps.splitlines()[1:]:
+        f = line.split()
+        if len(f) > 2 and f[2].startswith("D"):
+            try:
+                stacks.append(f"{f[0]}:\n" + Path(f"/proc/{f[0]}/stack").read_text())
+            except OSError:
+                pass
+    dmesg = [x for x in sh("dmesg", timeout=30)["stdout"].splitlines() if "nvme" in x][-20:]
+    return "\n".join([ps, *stacks, *dmesg])
 
 
 def children() -> list[str]:
@@ -296,7 +313,10 @@ def _interrupt(sig: int) -> dict:
         return time.monotonic() - t0
 
     # the fill writes the namespace once; sectors past that are the random phase's
-    wait(lambda: sectors_written(N2) - base > NS_SECTORS, 300)
+    if wait(lambda: sectors_written(N2) - base > NS_SECTORS, 300) >= 300:
+        stuck = processes()
+        os.kill(cmd.pid, signal.SIGKILL)
+        raise RuntimeError(f"the run never reached its random writes in 300 s; its processes:\n{stuck}")
     if sig == signal.SIGINT:
         cut_s = 2.0
         time.sleep(cut_s)

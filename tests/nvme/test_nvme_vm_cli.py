@@ -4,6 +4,8 @@ boots; the namespaces become one NVMe controller's, in order, with their LBA siz
 from __future__ import annotations
 
 import subprocess
+import time
+from pathlib import Path
 import sys
 
 import pytest
@@ -28,9 +30,10 @@ def test_namespaces_in_order_with_their_lba_size():
     q = nvme_vm.qemu_args([nvme_vm.Namespace("/x/a.img", 512),
                            nvme_vm.Namespace("nbd+unix:///?socket=/x/d.sock", 4096)])
     assert q[:2] == ["-device", f"nvme,serial={nvme_vm.SERIAL},id=nvme0"]
-    assert "file=/x/a.img,if=none,id=ns1,format=raw,discard=unmap" in q
+    # a backing's error fails the guest's command rather than pausing the VM
+    assert "file=/x/a.img,if=none,id=ns1,format=raw,discard=unmap,werror=report,rerror=report" in q
     assert "nvme-ns,drive=ns2,bus=nvme0,nsid=2,logical_block_size=4096,physical_block_size=4096" in q
-    assert "file=nbd+unix:///?socket=/x/d.sock,if=none,id=ns2,format=raw,discard=unmap" in q
+    assert "file=nbd+unix:///?socket=/x/d.sock,if=none,id=ns2,format=raw,discard=unmap,werror=report,rerror=report" in q
     with pytest.raises(ValueError, match="512 or 4096"):
         nvme_vm.Namespace("/x/a.img", 1024)
 
@@ -69,5 +72,23 @@ def test_an_emulated_guest_waits_for_its_controller_as_long_as_emulation_needs(m
     ns = [nvme_vm.Namespace("/x/a.img", 4096)]
     tcg = nvme_vm.command(ns, "true", acc="tcg")
     assert "--disable-kvm" in tcg and f"nvme_core.io_timeout={nvme_vm.EMULATED_TIMEOUT_S}" in tcg
-    assert nvme_vm.EMULATED_TIMEOUT_S >= 300  # a command may take minutes under emulation
+    assert nvme_vm.EMULATED_TIMEOUT_S > 30  # longer than the kernel's default: a Format may take minutes emulated
     assert not any("nvme_core" in x for x in nvme_vm.command(ns, "true", acc="kvm"))
+
+
+def test_a_boot_past_its_bound_is_killed_whole(monkeypatch, tmp_path):
+    """vng's child QEMU (here a grandchild `sleep`) holds the output open: the bound kills
+    the whole group and the result says the boot was killed."""
+    mark = tmp_path / "grandchild.pid"
+    monkeypatch.setattr(nvme_vm, "command", lambda *a, **k: ["sh", "-c", f"sleep 60 & echo $! > {mark}; echo up; wait"])
+    t0 = time.monotonic()
+    r = nvme_vm.run([nvme_vm.Namespace("/x/a.img")], "true", timeout=1.0)
+    assert r.returncode is None and r.stdout == "up\n"
+    assert time.monotonic() - t0 < 30
+    pid = int(mark.read_text())
+    for _ in range(50):  # the kill reaches the orphan at once; its reaping may lag
+        if not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"the boot's grandchild {pid} outlived the bound")

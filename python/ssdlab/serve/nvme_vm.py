@@ -19,8 +19,10 @@ import argparse
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -95,18 +97,21 @@ def qemu_args(namespaces: list[Namespace], serial: str = SERIAL) -> list[str]:
     """QEMU options for one NVMe controller with `namespaces` (nsid 1, 2 ... in order)."""
     args = ["-device", f"nvme,serial={serial},id=nvme0"]
     for i, ns in enumerate(namespaces, 1):
-        # discard=unmap: the guest's deallocate (DSM) and Format reach the backing as unmaps
-        args += ["-drive", f"file={ns.backing},if=none,id=ns{i},format=raw,discard=unmap",
+        # discard=unmap: the guest's deallocate (DSM) and Format reach the backing as unmaps;
+        # [rw]error=report: a backing's error (a full tmpfs) fails the command in the guest
+        # instead of pausing the VM, which would wait for ever
+        args += ["-drive", f"file={ns.backing},if=none,id=ns{i},format=raw,discard=unmap,"
+                           "werror=report,rerror=report",
                  "-device", (f"nvme-ns,drive=ns{i},bus=nvme0,nsid={i},"
                              f"logical_block_size={ns.lba},physical_block_size={ns.lba}")]
     return args
 
 
-EMULATED_TIMEOUT_S = 900
+EMULATED_TIMEOUT_S = 120
 
 
 def command(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] = (),
-            memory: str = "1G", cpus: int = 2, acc: str = "kvm") -> list[str]:
+            memory: str = "1G", cpus: int = 2, acc: str = "kvm", console: bool = False) -> list[str]:
     """The vng command line that boots the VM, runs `guest_cmd` (a shell command, as root,
     in the current directory) and powers off. Its exit status is the command's."""
     kernel = kernel_image()
@@ -116,12 +121,15 @@ def command(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Pat
     cmd = [vng_binary() or "vng", "--run", str(kernel), "--user", "root", "-m", memory, "-p", str(cpus),
            "--disable-monitor", "--qemu-opts=" + shlex.join(q)]
     if acc != "kvm":
-        # under emulation on a busy host one command can take minutes of wall time: the
-        # guest's 30 s NVMe timeouts would abort and reset the controller mid-test
+        # under emulation on a busy host a command (a Format) can outlast the guest's 30 s
+        # NVMe timeouts; two minutes still recover a command the emulator lost (abort, reset)
         cmd += ["--disable-kvm", "--append", f"nvme_core.io_timeout={EMULATED_TIMEOUT_S}",
                 "--append", f"nvme_core.admin_timeout={EMULATED_TIMEOUT_S}"]
     for d in rwdirs:
         cmd += ["--rwdir", str(Path(d).absolute())]
+    if console:
+        # the kernel's messages on stderr (vng sends them to /dev/null unless verbose)
+        cmd += ["--verbose", "--append", "loglevel=6"]
     return cmd + ["--exec", guest_cmd]
 
 
@@ -131,12 +139,47 @@ def environment() -> dict[str, str]:
     return dict(os.environ, PATH=":".join(p for p in path if p))
 
 
+@dataclass
+class Result:
+    """How a boot ended: the command's exit status (None: killed at the time bound) and what
+    it printed (empty unless captured)."""
+
+    returncode: int | None
+    stdout: str
+    stderr: str
+
+
 def run(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] = (), memory: str = "1G",
-        cpus: int = 2, timeout: float | None = None, capture: bool = True) -> subprocess.CompletedProcess:
+        cpus: int = 2, timeout: float | None = None, capture: bool = True,
+        console: bool = False) -> Result:
+    """Boot, run `guest_cmd`, power off. `capture`: the guest's output in the result (through
+    a file: QEMU, a grandchild, holds a pipe open past vng). `console`: the guest kernel's
+    messages in its stderr (its NVMe resets and hung-task reports). Past `timeout` the whole
+    process group (vng, QEMU) is killed and the result's returncode is None."""
     acc, _ = accel()
-    cmd = command(namespaces, guest_cmd, rwdirs=rwdirs, memory=memory, cpus=cpus, acc=acc)
-    return subprocess.run(cmd, env=environment(), stdin=subprocess.DEVNULL, capture_output=capture,
-                          text=True, timeout=timeout, check=False)
+    cmd = command(namespaces, guest_cmd, rwdirs=rwdirs, memory=memory, cpus=cpus, acc=acc, console=console)
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, env=environment(), stdin=subprocess.DEVNULL,
+                                stdout=out if capture else None, stderr=err if capture else None,
+                                text=True, start_new_session=True)
+        try:
+            rc: int | None = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            rc = None
+        finally:
+            _kill_group(proc)
+        out.seek(0)
+        err.seek(0)
+        return Result(rc, out.read() if capture else "", err.read() if capture else "")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Nothing of the VM outlives its run: vng, virtme-run and QEMU share one process group."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpus", type=int, default=2, help="vCPUs (each one a busy host thread when emulated)")
     ap.add_argument("--rwdir", action="append", default=[], type=Path,
                     help="a host directory the guest may write (results)")
+    ap.add_argument("--console", action="store_true",
+                    help="the guest kernel's messages on stderr (NVMe timeouts, aborts, resets)")
     ap.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND (default: nvme list)")
     a = ap.parse_args(argv)
     ns = [Namespace(f"nbd+unix:///?socket={Path(s).absolute()}", a.lba) for s in a.nbd]
@@ -177,8 +222,8 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
     r = run(ns, shlex.join(cmd) if cmd else "nvme list", rwdirs=a.rwdir, memory=a.memory, cpus=a.cpus,
-            capture=False)
-    return r.returncode
+            capture=False, console=a.console)
+    return 1 if r.returncode is None else r.returncode
 
 
 if __name__ == "__main__":
