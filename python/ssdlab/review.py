@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import methodology, targets
-from .detached import Computed, Replay, compute, job_for
+from .detached import Computed, Replay, compute_group, job_for, plan_groups
 from .executor import Executor, Unit
 from .methodology import Options
 from .methodology.trace import TraceOptions, stored_args
@@ -125,18 +125,24 @@ def fresh(drives: list[tuple[str, Any]], sets: list[str], seed: int) -> list[tup
 def run_parallel(req: Request, executor: Executor, on_run: OnRun,
                  on_unit: Callable[[bool, str], None] | None = None,
                  tests: list[str] | None = None) -> None:
-    """Every (test, drive) as a unit (`tests`: default every review test); each test is
-    stored, in order, once all its drives are back. On Ctrl-C the tests already complete
-    are stored before the interrupt goes on."""
+    """Every (test, drive) as a unit (`tests`: default every review test), except that the
+    tests of a drive that begin alike (purge and fill) form one unit, which pays for those
+    phases once (targets/sim_state.py); each test is stored, in order, once all its drives
+    are back. On Ctrl-C the tests already complete are stored before the interrupt goes on."""
     from .targets.sim import table_bytes
 
     store_, specs, sets, seed, opts = req.store, req.specs, req.sets, req.seed, req.opts
     tests = list(tests or methodology.TESTS)
-    memory = {s: table_bytes(job_for(s, sets, seed, "fill", opts).profile_text, sets)
-              for s in specs}
-    units = [Unit((test, pos), compute, (job_for(spec, sets, seed, test, opts),),
-                  memory=memory[spec], cost=methodology.get(test).cost * memory[spec])
-             for test in tests for pos, spec in enumerate(specs)]
+    units = []
+    for pos, spec in enumerate(specs):
+        jobs = [job_for(spec, sets, seed, test, opts) for test in tests]
+        memory = table_bytes(jobs[0].profile_text, sets)
+        for idx, keep in plan_groups(jobs):
+            # a kept state is a second drive's tables
+            units.append(Unit(tuple((tests[i], pos) for i in idx), compute_group,
+                              (tuple(jobs[i] for i in idx), keep),
+                              memory=memory * (2 if keep else 1),
+                              cost=sum(methodology.get(tests[i]).cost for i in idx) * memory))
     got: dict[tuple[str, int], Computed] = {}
     stored: list[str] = []
 
@@ -157,10 +163,10 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
         for done in executor.run(units):
             if done.error is not None:
                 raise done.error
-            got[done.key] = done.value
-            if on_unit:
-                on_unit(done.value.error is None, f"{done.key[0]} on {specs[done.key[1]]}: "
-                        f"{done.value.wall_s:.0f} s")
+            for key, value in zip(done.key, done.value):
+                got[key] = value
+                if on_unit:
+                    on_unit(value.error is None, f"{key[0]} on {specs[key[1]]}: {value.wall_s:.0f} s")
             store_in_order()
     except KeyboardInterrupt:
         from . import interrupts
