@@ -54,7 +54,8 @@ def run(req: Request, jobs: int | None, ray: str | None, progress_hooks: Callabl
         on_run: OnRun, warn: Callable[[str], None]) -> None:
     """The review: the methodology's tests, parallel when every drive is simulated and more
     than one worker runs (`jobs`, `ray` as executor.open_executor takes them), else
-    sequential with the per-phase bars of `progress_hooks`; then the application workload."""
+    sequential with the per-phase bars of `progress_hooks`; then the application workload
+    (among the parallel units when the tests run in parallel: it is stored last either way)."""
     from .executor import open_executor
     from .units_progress import UnitsProgress
 
@@ -63,16 +64,15 @@ def run(req: Request, jobs: int | None, ray: str | None, progress_hooks: Callabl
         executor.close()
         with progress_hooks() as hooks:
             run_sequential(req, hooks, on_run)
-    else:
-        bar = UnitsProgress("review", len(methodology.TESTS) * len(req.drives),
-                            where=executor.describe())
-        try:
-            with bar, executor:
-                run_parallel(req, executor, on_run, bar.finished)
-        except KeyboardInterrupt:
-            raise ReviewInterrupted() from None
-    with progress_hooks() as hooks:
-        run_application_workload(req, hooks, on_run, warn)
+            run_application_workload(req, hooks, on_run, warn)
+        return
+    bar = UnitsProgress("review", (len(methodology.TESTS) + 1) * len(req.drives),
+                        where=executor.describe())
+    try:
+        with bar, executor:
+            run_parallel(req, executor, on_run, bar.finished, application=True)
+    except KeyboardInterrupt:
+        raise ReviewInterrupted() from None
 
 
 def parallel(drives: list[tuple[str, Any]], executor: Executor) -> bool:
@@ -97,6 +97,14 @@ def application_workload(drives: list[tuple[str, Any]]) -> TraceOptions:
     return TraceOptions(TraceReplay(trace=f"builtin:{APP_WORKLOAD}@{scale:g}"), state="both")
 
 
+def application_run(req: Request, drives: list[tuple[str, Any]]) -> tuple[Options, dict[str, Any]]:
+    """The options and stored arguments of the review's application-workload run."""
+    app = application_workload(drives)
+    args = {"drives": req.args.get("drives"), "set": req.sets, "seed": req.seed, "review": True,
+            "trace": stored_args(app)}
+    return dataclasses.replace(req.opts, trace=app), args
+
+
 def run_application_workload(req: Request, hooks: Hooks, on_run: OnRun,
                              warn: Callable[[str], None]) -> None:
     """The review's last run: the application workload, on new simulated drives as every
@@ -107,11 +115,8 @@ def run_application_workload(req: Request, hooks: Hooks, on_run: OnRun,
     if not drives:
         return
     drives = fresh(drives, req.sets, req.seed)
-    app = application_workload(drives)
-    args = {"drives": req.args.get("drives"), "set": req.sets, "seed": req.seed, "review": True,
-            "trace": stored_args(app)}
-    run_id, outcomes = run_test(req.store, "trace", drives, dataclasses.replace(req.opts, trace=app),
-                                args, req.testbed, hooks)
+    opts, args = application_run(req, drives)
+    run_id, outcomes = run_test(req.store, "trace", drives, opts, args, req.testbed, hooks)
     on_run("trace", run_id, outcomes)
 
 
@@ -124,18 +129,23 @@ def fresh(drives: list[tuple[str, Any]], sets: list[str], seed: int) -> list[tup
 
 def run_parallel(req: Request, executor: Executor, on_run: OnRun,
                  on_unit: Callable[[bool, str], None] | None = None,
-                 tests: list[str] | None = None) -> None:
-    """Every (test, drive) as a unit (`tests`: default every review test), except that the
-    tests of a drive that begin alike (purge and fill) form one unit, which pays for those
-    phases once (targets/sim_state.py); each test is stored, in order, once all its drives
-    are back. On Ctrl-C the tests already complete are stored before the interrupt goes on."""
+                 tests: list[str] | None = None, application: bool = False) -> None:
+    """Every (test, drive) as a unit (`tests`: default every review test; with
+    `application`, the application workload last), except that the tests of a drive that
+    begin alike (purge and fill) form one unit, which pays for those phases once
+    (targets/sim_state.py); each test is stored, in order, once all its drives are back.
+    On Ctrl-C the tests already complete are stored before the interrupt goes on."""
     from .targets.sim import table_bytes
 
-    store_, specs, sets, seed, opts = req.store, req.specs, req.sets, req.seed, req.opts
+    store_, specs, sets, seed = req.store, req.specs, req.sets, req.seed
     tests = list(tests or methodology.TESTS)
+    runs = {test: (req.opts, req.args) for test in tests}
+    if application:
+        tests.append("trace")
+        runs["trace"] = application_run(req, req.drives)
     units = []
     for pos, spec in enumerate(specs):
-        jobs = [job_for(spec, sets, seed, test, opts) for test in tests]
+        jobs = [job_for(spec, sets, seed, test, runs[test][0]) for test in tests]
         memory = table_bytes(jobs[0].profile_text, sets)
         for idx, keep in plan_groups(jobs):
             # a kept state is a second drive's tables
@@ -151,7 +161,8 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
 
     def store(test: str) -> None:
         drv = [(s, Replay(s, got[(test, p)])) for p, s in enumerate(specs)]
-        run_id, outcomes = run_test(store_, test, drv, opts, req.args, req.testbed)
+        opts, args = runs[test]
+        run_id, outcomes = run_test(store_, test, drv, opts, args, req.testbed)
         stored.append(test)
         on_run(test, run_id, outcomes)
 
