@@ -15,6 +15,7 @@ type LogSample = (u64, u8, u64, u64, u64);
 
 mod fiojob;
 mod session;
+mod trace_csv;
 use session::Session;
 
 fn verr(msg: impl ToString) -> PyErr {
@@ -600,6 +601,7 @@ fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DriveState>()?;
     m.add_class::<Session>()?;
     m.add_function(wrap_pyfunction!(fiojob::fiojob_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_csv::plain_csv_arrays, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
