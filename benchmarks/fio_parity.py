@@ -44,8 +44,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from ssdlab import phase as P  # noqa: E402
-from ssdlab.targets import fio_job, fio_output  # noqa: E402
-from ssdlab.targets.fio import FioTarget  # noqa: E402
+from ssdlab.targets.fio import jobs as fio_job, output as fio_output  # noqa: E402
+from ssdlab.targets import open_target  # noqa: E402
 
 MIB = 2**20
 READ_PCT = {"randread": 100, "randwrite": 0}
@@ -211,7 +211,7 @@ def main() -> int:
                               backing.name], capture_output=True, text=True, check=True).stdout.strip()
         engine = fio_job.pick_engine()
         ph = P.rand_io("parity", READ_PCT[a.rw], block_size=a.bs, queue_depth=a.qd, stop_seconds=a.seconds)
-        with FioTarget(dev, destroy_data=dev) as t:  # our own scratch device
+        with open_target(dev, destroy_data=dev) as t:  # our own scratch device
             t.run(P.seq_write("prefill", stop_bytes=size))  # both see a fully written device
             ours, plain, quiet = [], [], []
             q = Quiet(a.quiet_pct / 100.0, a.max_wait)

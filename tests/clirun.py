@@ -41,11 +41,11 @@ def start(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subproces
 
 # The command with its drive replaced by a FakeTarget that sleeps in its random-write phase
 # (READY is created once the run holds a sample of it) and, with FILLER set, fills the
-# results disk after the fill phase.
+# results disk after the fill phase; CHECKPOINT_S sets the runner's checkpoint interval.
 FAKE_CLI = """
 import os, sys, time
 sys.path.insert(0, os.environ["TESTS_DIR"])
-from conftest import FakeTarget
+from fakes import FakeTarget
 import ssdlab.targets
 from ssdlab.phase import GB
 
@@ -69,6 +69,10 @@ class Fake(FakeTarget):
         return r
 
 ssdlab.targets.open_target = lambda spec, **kw: Fake(capacity=8 * GB, cache_bytes=2 * GB)
+from fakes import with_fake_drives
+ssdlab.targets.parse_drive = with_fake_drives(ssdlab.targets.parse_drive)
+import ssdlab.runner
+ssdlab.runner.CHECKPOINT_S = float(os.environ.get("CHECKPOINT_S", ssdlab.runner.CHECKPOINT_S))
 from ssdlab.cli import app
 app()
 """
@@ -80,3 +84,29 @@ def fake_cli(ready: Path, *args: str, **kw: Any) -> subprocess.Popen:
     env = environ(TESTS_DIR=str(TESTS), READY=str(ready), **kw.pop("env", {}))
     return subprocess.Popen([sys.executable, "-c", FAKE_CLI, *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kw)
+
+
+def converse(cmd: list[str], requests: list[dict], env: dict[str, str] | None = None
+             ) -> tuple[list[dict], subprocess.CompletedProcess]:
+    """JSON lines of a client's making sent to an agent (`ssdlab agent`, or ssh running
+    it): its answers, each request answered (a phase's samples, then its end) before the
+    next is sent and the connection closed."""
+    import json
+
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=env if env is not None else environ(), cwd=ROOT)
+    assert p.stdin is not None and p.stdout is not None
+    answers: list[dict] = []
+    for r in requests:
+        try:
+            p.stdin.write((json.dumps(r) + "\n").encode())
+            p.stdin.flush()
+        except BrokenPipeError:
+            break
+        while line := p.stdout.readline():  # until its answer (or the agent's end)
+            answers.append(json.loads(line))
+            if "sample" not in answers[-1]:
+                break
+    out, err = p.communicate(b'{"op": "close"}\n', timeout=120)
+    answers += [json.loads(x) for x in out.decode().splitlines() if x.strip()]
+    return answers, subprocess.CompletedProcess(p.args, p.returncode, out.decode(), err.decode())

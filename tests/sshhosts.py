@@ -1,7 +1,9 @@
 """A drive host reached over ssh, for the tests of drives on other hosts: a network
 namespace of its own (`ip netns`, joined to this one by a veth pair, IPv4 and IPv6) where
 a real sshd (OpenSSH, `sshd -D -e`) listens with a host key and one authorized client
-key made for the test (and one it accepts for `ssdlab agent` only). ssdlab reaches it
+key made for the test (and one it accepts for `ssdlab agent` only). The agent there tests
+only the drives the host lists (`allow`: its agent.toml; `restrict_agent`: the restricted
+key's `--drives`). ssdlab reaches it
 as `lab1` (and `lab1-again`, the same host by another name, or its addresses;
 `lab1-agent-only` with the restricted key) through an ssh configuration passed in SSDLAB_SSH; the
 agent there runs this checkout's ssdlab. Same kernel, same loop devices (loopdevs.py):
@@ -93,10 +95,9 @@ class SshHost:
         sh("ip", "-n", self.ns, "link", "set", self.vb, "up")
         for name in ("host_key", "client_key", "agent_only_key"):
             sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(self.tmp / name))
-        # client_key: a login; agent_only_key: sshd runs the agent whatever is asked
-        (self.tmp / "authorized_keys").write_text(
-            (self.tmp / "client_key.pub").read_text()
-            + f'restrict,command="{self.remote_command()} agent" ' + (self.tmp / "agent_only_key.pub").read_text())
+        self.allowed: list[str] = []
+        self.allow()  # the host's list of drives its agent may test: none yet
+        self.restrict_agent("")
         host_pub = (self.tmp / "host_key.pub").read_text().split()
         (self.tmp / "known_hosts").write_text(f"sshlab {host_pub[0]} {host_pub[1]}\n")
         (self.tmp / "sshd_config").write_text("\n".join([
@@ -159,10 +160,30 @@ class SshHost:
         """This checkout's ssdlab, as the drive host runs it."""
         return f"env PYTHONPATH={ROOT / 'python'} {sys.executable} -m ssdlab.cli"
 
+    def agent_command(self) -> str:
+        """The agent as a login starts it: its drives from the host's configuration file."""
+        return f"{self.remote_command()} agent --config {self.tmp / 'agent.toml'}"
+
+    def allow(self, *drives: str) -> None:
+        """Add drives (/dev/X, file:/PATH, file:/DIR/) to the host's list (agent.toml,
+        root's, 0644: what /etc/ssdlab/agent.toml is on a drive host)."""
+        self.allowed += drives
+        f = self.tmp / "agent.toml"
+        f.write_text("drives = [" + ", ".join(f'"{d}"' for d in self.allowed) + "]\n")
+        os.chmod(f, 0o644)
+
+    def restrict_agent(self, options: str) -> None:
+        """authorized_keys: client_key a login; agent_only_key runs `ssdlab agent OPTIONS`
+        (e.g. --drives /dev/loop3) whatever its holder asks."""
+        (self.tmp / "authorized_keys").write_text(
+            (self.tmp / "client_key.pub").read_text()
+            + f'restrict,command="{self.remote_command()} agent {options}" '
+            + (self.tmp / "agent_only_key.pub").read_text())
+
     def env(self, **extra: str) -> dict:
         """The environment of an ssdlab command that reaches this host."""
         return {**os.environ, "PYTHONPATH": str(ROOT / "python"), "SSDLAB_SSH": f"ssh -F {self.config}",
-                "SSDLAB_REMOTE_COMMAND": self.remote_command(), **extra}
+                "SSDLAB_REMOTE_COMMAND": self.agent_command(), **extra}
 
     def config_without_key(self) -> Path:
         """An ssh configuration for this host with a key it does not know."""

@@ -57,15 +57,18 @@ def outcome(job: Path, db: Path, cap: int) -> str:
         return f"FAILED{where} (exit {r.returncode}): {r.stderr.strip().splitlines()[-1:]}"
     doc = json.loads(r.stdout)
     jobs = doc["jobs"]
-    ios = sum(j[d]["total_ios"] for j in jobs for d in ("read", "write", "trim"))
-    secs = max((j["job_runtime"] for j in jobs), default=0) / 1000
+    ios = sum(j[d]["total_ios"] for j in jobs for d in ("read", "write", "trim") if d in j)
+    per = {d: sum(j[d]["total_ios"] for j in jobs if d in j) for d in ("read", "write", "trim")}
+    split = ", ".join(f"{n:,} {d}s" for d, n in per.items() if n)  # a verify's reads among them
+    secs = round(doc.get("ssdlab", {}).get("duration_s", 0.0), 3)  # the run's virtual time
     notes = [ln for ln in r.stderr.splitlines() if "note: accepted" in ln]
     note = " (with a note: " + notes[0].split(": ", 3)[-1] + ")" if notes else ""
     n = sum(int(j.get("jobs", 1)) for j in jobs)  # a group_reporting entry stands for its jobs
     failed = [j["jobname"] for j in jobs if j.get("error")]
     err = (f"; {', '.join(failed)} ended with fio's error EIO (its rate fell under rate_min / "
            "rate_iops_min)") if failed else ""
-    return f"runs{where}: {n} job{'s' if n != 1 else ''}, {ios:,} I/Os, {secs:g} s of virtual time{err}{note}"
+    what = f"{ios:,} I/Os ({split})" if sum(1 for v in per.values() if v) > 1 else f"{ios:,} I/Os"
+    return f"runs{where}: {n} job{'s' if n != 1 else ''}, {what}, {secs:g} s of virtual time{err}{note}"
 
 
 def fio_version(examples: Path) -> str:

@@ -35,19 +35,10 @@ class Computed:
     wall_s: float = 0.0
 
 
-def job_for(spec: str, overrides: list[str] | tuple[str, ...], seed: int, test: str,
+def job_for(spec: str, text: str, overrides: list[str] | tuple[str, ...], seed: int, test: str,
             opts: Options) -> DriveJob:
-    return DriveJob(spec, profile_text(spec), tuple(overrides), seed, test, opts)
-
-
-def profile_text(spec: str) -> str:
-    from pathlib import Path
-
-    from .profiles import load_text
-
-    if spec.startswith("sim:"):
-        return load_text(spec[4:])
-    return Path(spec).read_text(encoding="utf-8")
+    """The job of `test` on the simulated drive labelled `spec`, built from profile `text`."""
+    return DriveJob(spec, text, tuple(overrides), seed, test, opts)
 
 
 def compute(job: DriveJob, states: StateCache | None = None) -> Computed:

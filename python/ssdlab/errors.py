@@ -12,6 +12,12 @@ class UserError(Exception):
     pass
 
 
+def printable(text: str, keep: str = "") -> str:
+    """Text from outside (another host, a store, a user's tag), safe to print: every control
+    character (newlines but those in `keep`, terminal escapes) shown as '?'."""
+    return "".join(c if c.isprintable() or c in keep else "?" for c in text)
+
+
 def one_line(e: BaseException) -> str:
     if isinstance(e, ValidationError):
         text = "; ".join(f"{'.'.join(map(str, x['loc'])) or 'phase'}: {x['msg']}" for x in e.errors())

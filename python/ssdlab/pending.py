@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import secrets
 import tempfile
 import time
 from pathlib import Path
@@ -15,10 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from . import safe_path
 from .phase import Phase, PhaseResult
-from .store import MAX_ID, STATUSES, Store, StoreError, dumps
+from .store import MAX_ID, PHASE_STATUSES, STATUSES, Store, StoreError, dumps
 
 FORMAT = "ssdlab-pending/1"
+MAX_BYTES = 1 << 30  # a pending file holds a run's series: far less than this
 
 
 def phase_doc(seq: int, result: PhaseResult, status: str) -> dict:
@@ -60,18 +63,15 @@ class Pending:
 
     def save(self) -> Path:
         """Write the file (the same one each time once it exists); raises OSError when no
-        place can take it. The first write creates a new file (O_EXCL|O_NOFOLLOW: never
-        through a symlink or over a file someone put there, e.g. in /tmp); later ones
-        replace it from a temporary file of a random name (mkstemp)."""
+        place can take it. The first write creates a new file (never through a link or
+        over a file someone put there, e.g. in /tmp: safe_path.create); later ones replace
+        it from a new file of a random name (safe_path.write)."""
         text = dumps(self.doc).encode()
         if self.file is not None:
-            fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=f".{self.file.name}.", suffix=".tmp")
             try:
-                _write_all(fd, text)
-                os.replace(tmp, self.file)
-            except BaseException:
-                _unlink_quietly(Path(tmp))
-                raise
+                safe_path.write(self.file, text, f"pending results {self.file}", mode=0o600, sync=True)
+            except safe_path.UnsafePath as e:
+                raise OSError(str(e)) from None
             return self.file
         errors = []
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -80,11 +80,11 @@ class Pending:
             for n in range(NAME_TRIES):
                 f = where / (f"{base}.pending.json" if n == 0 else f"{base}-{n}.pending.json")
                 try:
-                    fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-                except FileExistsError:
+                    fd = safe_path.create(f, f"pending results {f}")
+                except safe_path.Exists:
                     continue  # a file (or a planted link) has that name: another name
-                except OSError as e:
-                    errors.append(f"{where}: {e.strerror or e}")
+                except (safe_path.UnsafePath, OSError) as e:
+                    errors.append(f"{where}: {e.strerror if isinstance(e, OSError) else e}")
                     break
                 try:
                     _write_all(fd, text)
@@ -182,7 +182,8 @@ def _phase(p: Any, where: str) -> tuple[int, str, PhaseResult]:
     p = _dict(p, where, optional=False)
     seq = _int(p.get("seq"), f"{where}.seq")
     status = p.get("status")
-    _need(isinstance(status, str) and status != "", f"{where}.status", f"must be text, not {_show(status)}")
+    _need(status in PHASE_STATUSES, f"{where}.status",
+          f"must be one of {', '.join(PHASE_STATUSES)}, not {_show(status)}")
     try:
         phase = Phase.model_validate(p.get("phase"))
     except ValueError as e:  # pydantic's ValidationError
@@ -210,8 +211,10 @@ def _checked(doc: Any) -> dict:
     args = _dict(run.get("args"), "run.args")
     _json_ok(args, "run.args")
     drives: list[dict[str, Any]] = []
+    token = _opt_str(run, "token", "run")
+    _need(token is None or len(token) <= 64, "run.token", "must be the run's token")
     out: dict[str, Any] = {"id": None if rid is None else _int(rid, "run.id", 1), "test": test, "args": args,
-           "created": _opt_str(run, "created", "run"), "testbed": _opt_str(run, "testbed", "run"),
+           "token": token, "created": _opt_str(run, "created", "run"), "testbed": _opt_str(run, "testbed", "run"),
            "engine_version": _opt_str(run, "engine_version", "run"),
            "status": _status(run, "status", "run"), "error": _opt_str(run, "error", "run"), "drives": drives}
     for key, d in _dict(doc.get("drives"), "drives", optional=False).items():
@@ -251,7 +254,9 @@ def read(path: Path) -> dict:
     """A pending file, checked; StoreError (one line naming the file and the field) when
     it cannot be read or is not a well-formed pending file."""
     try:
-        doc = json.loads(Path(path).read_text())
+        doc = json.loads(safe_path.read_input(path, f"cannot read {path}", MAX_BYTES))
+    except safe_path.UnsafePath as e:
+        raise StoreError(str(e)) from None
     except RecursionError:
         raise StoreError(f"cannot read {path}: nested too deeply") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as e:
@@ -269,27 +274,31 @@ def read(path: Path) -> dict:
 
 def import_file(store: Store, path: Path) -> tuple[int, int]:
     """Put a pending file's phases, metrics and final statuses into `store`: into its own
-    run when that run is there (the same store), else into a new run. Returns (run id,
-    phases imported). The whole file is checked before anything is written."""
+    run when that run is there, still `running` (or stale), and the file carries the run's
+    token (a secret only the run's own pending file has); else into a new run. A run that
+    finished (complete, interrupted, failed) is never changed: its file imported again adds
+    nothing. Returns (run id, phases imported). The whole file is checked before anything
+    is written."""
     run = read(path)
     run_id = run["id"]
     same = False
-    if run_id:
-        r = store.db.execute("SELECT test, created FROM runs WHERE id=?", (run_id,)).fetchone()
-        same = r is not None and r["test"] == run["test"] and r["created"] == run["created"]
+    if run_id and run["token"]:
+        r = store.run_row(run_id)
+        same = (r is not None and r["token"] is not None and secrets.compare_digest(r["token"], run["token"])
+                and r["test"] == run["test"] and r["created"] == run["created"])
+        if same and r["status"] != "running":
+            return run_id, 0  # finished: imported before, or stored whole after all
     if not same:
         run_id = store.create_run(run["test"], run["args"], run["testbed"], run["engine_version"])
     n = 0
     for d in run["drives"]:
-        rd = d["run_drive_id"] if same else None
-        if rd is not None and store.db.execute("SELECT 1 FROM run_drives WHERE id=? AND run_id=?",
-                                               (rd, run_id)).fetchone() is None:
-            rd = None  # not a drive of this run: found by position instead
+        # its own drive, else the run's drive at its position, else a new one
+        rd = store.drive_id(run_id, run_drive_id=d["run_drive_id"]) if same and d["run_drive_id"] else None
         if rd is None:
-            row = store.db.execute("SELECT id FROM run_drives WHERE run_id=? AND position=?",
-                                   (run_id, d["position"])).fetchone()
-            rd = row["id"] if row else store.add_drive(run_id, d["position"], d["spec"], d["identity"])
-        have = {r["seq"] for r in store.db.execute("SELECT seq FROM phases WHERE run_drive_id=?", (rd,))}
+            rd = store.drive_id(run_id, position=d["position"])
+        if rd is None:
+            rd = store.add_drive(run_id, d["position"], d["spec"], d["identity"])
+        have = store.phase_seqs(rd)
         for seq, status, res in d["phases"]:
             if seq not in have:
                 store.add_phase(rd, seq, res, status)

@@ -84,8 +84,10 @@ class Phase(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> "Phase":
-        if self.block_size % (4 * KIB):
-            raise ValueError(f"block_size={self.block_size}: must be a multiple of 4096 bytes")
+        # 512: a logical sector (a real drive with 512-byte blocks); the simulator's own
+        # workloads take multiples of 4096 and refuse the rest when the phase runs
+        if self.block_size % 512:
+            raise ValueError(f"block_size={self.block_size}: must be a multiple of 512 bytes")
         if self.offset is not None and self.frac_offset is not None:
             raise ValueError("give offset or frac_offset, not both")
         if self.length is not None and self.frac_length is not None:

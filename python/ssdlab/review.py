@@ -14,20 +14,15 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import methodology, targets
+from . import methodology
 from .detached import Computed, Replay, compute_group, job_for, plan_groups
 from .executor import Executor, Unit
 from .methodology import Options
-from .methodology.trace import TraceOptions, stored_args
-from .phase import Replay as TraceReplay
 from .runner import DriveOutcome, Hooks, run_test
 from .store import Store
+from .targets.sim import SimTarget
 
 OnRun = Callable[[str, int, list[DriveOutcome]], None]  # (test, run id, outcomes) once stored
-# the application workload: The Destroyer writes 3.4 times a 256 GB drive; a review
-# replays 1 % of it on a 256 GB drive (8.8 GB written), in proportion on other sizes
-APP_WORKLOAD = "destroyer-like"
-APP_SCALE_PER_GB = 0.01 / 256
 
 
 @dataclass(frozen=True)
@@ -66,7 +61,7 @@ def run(req: Request, jobs: int | None, ray: str | None, progress_hooks: Callabl
             run_sequential(req, hooks, on_run)
             run_application_workload(req, hooks, on_run, warn)
         return
-    bar = UnitsProgress("review", (len(methodology.TESTS) + 1) * len(req.drives),
+    bar = UnitsProgress("review", (len(methodology.TESTS) + len(application_runs(req))) * len(req.drives),
                         where=executor.describe())
     try:
         with bar, executor:
@@ -77,54 +72,54 @@ def run(req: Request, jobs: int | None, ray: str | None, progress_hooks: Callabl
 
 def parallel(drives: list[tuple[str, Any]], executor: Executor) -> bool:
     """Only simulated drives (rebuilt from their profile in a worker) run in parallel."""
-    return executor.kind != "inline" and all(
-        t.capabilities.simulated and (s.startswith("sim:") or s.endswith(".toml")) for s, t in drives)
+    return executor.kind != "inline" and all(isinstance(t, SimTarget) for _, t in drives)
 
 
 def run_sequential(req: Request, hooks: Hooks, on_run: OnRun) -> None:
     """Test after test in this process; simulated drives are rebuilt for each test."""
     for i, test in enumerate(methodology.TESTS):
-        drv = req.drives if i == 0 else fresh(req.drives, req.sets, req.seed)
+        drv = req.drives if i == 0 else fresh(req.drives)
         run_id, outcomes = run_test(req.store, test, drv, req.opts, req.args, req.testbed, hooks)
         on_run(test, run_id, outcomes)
 
 
-def application_workload(drives: list[tuple[str, Any]]) -> TraceOptions:
-    """The destroyer-like workload on the empty and the full drive, scaled to the smallest
-    drive, closed loop at its queue depth (docs/methodology.md "trace")."""
-    cap = min((t.identify().capacity for _, t in drives), default=256 * 10**9)
-    scale = float(f"{APP_SCALE_PER_GB * cap / 1e9:.3g}")
-    return TraceOptions(TraceReplay(trace=f"builtin:{APP_WORKLOAD}@{scale:g}"), state="both")
-
-
-def application_run(req: Request, drives: list[tuple[str, Any]]) -> tuple[Options, dict[str, Any]]:
-    """The options and stored arguments of the review's application-workload run."""
-    app = application_workload(drives)
-    args = {"drives": req.args.get("drives"), "set": req.sets, "seed": req.seed, "review": True,
-            "trace": stored_args(app)}
-    return dataclasses.replace(req.opts, trace=app), args
+def application_runs(req: Request, drives: list[tuple[str, Any]] | None = None
+                     ) -> dict[str, tuple[Options, dict[str, Any]]]:
+    """The review's last runs: the input tests that give the review options of their own
+    (the trace test's application workload), each with its options and stored arguments,
+    sized to the smallest of `drives` (default: the review's)."""
+    drives = req.drives if drives is None else drives
+    out = {}
+    for name, test in methodology.INPUT_TESTS.items():
+        if test.review_options is None:
+            continue
+        own = test.review_options(min(t.identify().capacity for _, t in drives))
+        args = {"drives": req.args.get("drives"), "set": req.sets, "seed": req.seed, "review": True,
+                **(test.options.stored(own, {}) if test.options else {})}
+        out[name] = (dataclasses.replace(req.opts, own=own), args)
+    return out
 
 
 def run_application_workload(req: Request, hooks: Hooks, on_run: OnRun,
                              warn: Callable[[str], None]) -> None:
-    """The review's last run: the application workload, on new simulated drives as every
-    other test (not on drives on other hosts: the trace is not sent there)."""
+    """The review's last runs (`application_runs`), on new simulated drives as every other
+    test (not on drives on other hosts: a trace is not sent there)."""
     drives = [(s, t) for s, t in req.drives if t.capabilities.replay]
     if len(drives) < len(req.drives):
-        warn("review skips the application workload (trace) on drives on other hosts")
+        for name in application_runs(req):
+            warn(f"review skips the application workload ({name}) on drives on other hosts")
     if not drives:
         return
-    drives = fresh(drives, req.sets, req.seed)
-    opts, args = application_run(req, drives)
-    run_id, outcomes = run_test(req.store, "trace", drives, opts, args, req.testbed, hooks)
-    on_run("trace", run_id, outcomes)
+    drives = fresh(drives)
+    for name, (opts, args) in application_runs(req, drives).items():
+        run_id, outcomes = run_test(req.store, name, drives, opts, args, req.testbed, hooks)
+        on_run(name, run_id, outcomes)
 
 
-def fresh(drives: list[tuple[str, Any]], sets: list[str], seed: int) -> list[tuple[str, Any]]:
+def fresh(drives: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     """The drives for the next test: simulated ones rebuilt from their profile (a test
     starts on a new drive, as `ssdlab run` does), real ones as they are."""
-    return [(s, targets.open_target(s, overrides=sets or None, seed=seed) if t.capabilities.simulated else t)
-            for s, t in drives]
+    return [(s, t.fresh() if isinstance(t, SimTarget) else t) for s, t in drives]
 
 
 def run_parallel(req: Request, executor: Executor, on_run: OnRun,
@@ -141,12 +136,13 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
     tests = list(tests or methodology.TESTS)
     runs = {test: (req.opts, req.args) for test in tests}
     if application:
-        tests.append("trace")
-        runs["trace"] = application_run(req, req.drives)
+        runs |= application_runs(req)
+        tests = list(runs)
+    texts = {s: t.profile_text for s, t in req.drives if isinstance(t, SimTarget)}
     units = []
     for pos, spec in enumerate(specs):
-        jobs = [job_for(spec, sets, seed, test, runs[test][0]) for test in tests]
-        memory = table_bytes(jobs[0].profile_text, sets)
+        jobs = [job_for(spec, texts[spec], sets, seed, test, runs[test][0]) for test in tests]
+        memory = table_bytes(texts[spec], sets)
         for idx, keep in plan_groups(jobs):
             # a kept state is a second drive's tables
             units.append(Unit(tuple((tests[i], pos) for i in idx), compute_group,

@@ -1,6 +1,8 @@
 """Runs a test on drives: phases through the Target protocol, every phase into the store
 as soon as it ends, metrics at the end. A Ctrl-C keeps what was recorded (the phase cut
-short is stored with status `partial`) and marks the run `interrupted`; an exception marks
+short is stored with status `partial`) and marks the run `interrupted`; a running phase is
+also stored as `partial` every CHECKPOINT_S seconds, so a SIGKILL (nothing can be stored
+after it) loses at most those last seconds of it; an exception marks
 it `failed` (RunFailed: never a user error, as everything the user gave was checked before
 the run started). Store writes are shielded from Ctrl-C; when the store cannot be written,
 what was measured goes to a pending file (pending.py) and the run stops."""
@@ -8,6 +10,7 @@ what was measured goes to a pending file (pending.py) and the run stops."""
 from __future__ import annotations
 
 import sqlite3
+import time
 import types
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Generator, Iterable, Sequence
@@ -20,6 +23,9 @@ from .pending import Pending, phase_doc
 from .phase import Interrupted, OnSample, Phase, PhaseResult, Sample
 from .store import Store
 from .targets.base import Target
+
+
+CHECKPOINT_S = 5.0  # wall seconds between stores of the running phase
 
 
 class RunInterrupted(Exception):
@@ -105,6 +111,17 @@ class Recorder:
         self._write(lambda: self.store.add_phase(_taken(rd), seq, res, status),
                     lambda p: p.drive(pos)["phases"].append(phase_doc(seq, res, status)),
                     f"phase '{res.phase.name or res.phase.kind}' not stored")
+
+    def checkpoint(self, rd: int | None, seq: int, res: PhaseResult) -> None:
+        """The running phase so far, stored as `partial` (its final result replaces it).
+        Not once the store has failed: the pending file keeps what the run ends with."""
+        if self.pending is not None or rd is None:
+            return
+        with interrupts.shielded():
+            try:
+                self.store.add_phase(rd, seq, res, "partial")
+            except (sqlite3.Error, OSError):
+                pass  # the phase's own store at its end reports a store that fails
 
     def set_metrics(self, pos: int, rd: int | None, metrics: dict) -> None:
         self._write(lambda: self.store.set_metrics(_taken(rd), metrics),
@@ -236,7 +253,17 @@ def run_drive(rec: Recorder, position: int, spec: str, target: Target,
 
     def start(seq: int, phase: Phase) -> OnSample:
         hooks.phase_start(spec, test, phase, seq)
-        return hooks.sample
+        buf, last = SampleBuffer(), [time.monotonic()]
+
+        def listen(row: Sample) -> None:
+            hooks.sample(row)
+            buf.add(row)
+            if time.monotonic() - last[0] >= CHECKPOINT_S:
+                res = buf.result(phase)
+                if res is not None:
+                    rec.checkpoint(rd, seq, res)
+                last[0] = time.monotonic()
+        return listen
 
     def end(seq: int, res: PhaseResult | None, status: str) -> None:
         if res is not None:
@@ -293,8 +320,8 @@ def run_test(store: Store, test: str, drives: Sequence[tuple[str, Target]], opts
     engines = engine_versions([t for _, t in drives])
     with interrupts.shielded():
         run_id = store.create_run(test, args, testbed, engines)
-    created = store.db.execute("SELECT created FROM runs WHERE id=?", (run_id,)).fetchone()[0]
-    rec = Recorder(store, run_id, {"test": test, "created": created, "args": args,
+    created = store.created(run_id)
+    rec = Recorder(store, run_id, {"test": test, "created": created, "token": store.token(run_id), "args": args,
                                    "testbed": testbed, "engine_version": engines})
     outcomes: list[DriveOutcome] = []
     try:

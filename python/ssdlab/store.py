@@ -17,9 +17,11 @@ import json
 import functools
 import math
 import os
+import secrets
 import socket
 import sqlite3
 import time
+import urllib.parse
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime, timezone
@@ -28,7 +30,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from . import METHODOLOGY_VERSION, __version__
+from . import METHODOLOGY_VERSION, __version__, safe_path
+from .errors import printable
 from .phase import Identity, PhaseResult
 
 SCHEMA_VERSION = 1
@@ -98,14 +101,39 @@ CREATE INDEX IF NOT EXISTS phases_by_drive ON phases (run_drive_id, seq);
 """
 
 STATUSES = ("running", "complete", "interrupted", "failed")
+PHASE_STATUSES = ("complete", "partial")
 # added after schema version 1 was released: added to older stores when they are written
-RUN_COLUMNS_ADDED = (("pid", "INTEGER"), ("host", "TEXT"), ("pid_start", "TEXT"))
+RUN_COLUMNS_ADDED = (("pid", "INTEGER"), ("host", "TEXT"), ("pid_start", "TEXT"), ("token", "TEXT"))
 MIN_FREE_BYTES = 64 * 10**6  # free space a run needs on the store's filesystem
 MAX_ID = 2**63 - 1  # SQLite's integer range
 
 
 class StoreError(ValueError):
     """The store cannot be opened or a run does not exist (a user error)."""
+
+
+MAX_TESTBED = 200
+
+
+def check_testbed(testbed: str | None) -> str | None:
+    """A --testbed tag: one line of printable text (no newline, no terminal escape)."""
+    if testbed is not None and (len(testbed) > MAX_TESTBED or not testbed.isprintable()):
+        raise StoreError(f"--testbed {printable(testbed)[:60]!r}: a tag is one line of at most {MAX_TESTBED} "
+                         "printable characters (no newlines or control characters)")
+    return testbed
+
+
+def csv_text(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as it is: text starting with = + - @ (or a tab or a
+    carriage return) would be read as a formula (a drive named `=HYPERLINK(...)`), so it
+    gets a leading '; numbers (-1.5) and everything else are left as they are."""
+    if not isinstance(value, str) or value[:1] not in ("=", "+", "-", "@", "\t", "\r"):
+        return value
+    try:
+        float(value)
+        return value
+    except ValueError:
+        return "'" + value
 
 
 def damage_hint(path: Path, e: Exception | str) -> str:
@@ -209,12 +237,22 @@ class Store:
     def __init__(self, path: str | Path | None = None, create: bool = True):
         self.path = Path(path) if path is not None else default_path()
         self.read_only = False
-        if not create and not self.path.exists():
+        # SQLite follows links to the store (not to its -wal, -shm and -journal files):
+        # never another user's, nor one to a missing file; opened by its real path
+        what = f"results store {self.path}"
+        if not create and not os.path.lexists(self.path):
             raise StoreError(f"no results store at {self.path}: check --db (nothing was stored there)")
         try:
             if create:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self.db = self._connect(f"file:{self.path}?mode=rwc")
+                safe_path.make_dirs(self.path.parent, what)
+            self.real = safe_path.real(self.path, what)
+            if create:
+                safe_path.check_dirs(self.real, what)
+        except safe_path.UnsafePath as e:
+            raise StoreError(str(e) if e.refusal else f"cannot open {what}: {e.reason}") from None
+        try:
+            if create:
+                self.db = self._connect(f"file:{self._uri_path}?mode=rwc")
             else:
                 self.db = self._open_for_reading()
             if not self.read_only:
@@ -225,7 +263,7 @@ class Store:
                         raise
                     # a store on read-only media: read it as it is, without its -shm file
                     self.db.close()
-                    self.db = self._connect(f"file:{self.path}?mode=ro&immutable=1")
+                    self.db = self._connect(f"file:{self._uri_path}?mode=ro&immutable=1")
                     self.read_only = True
             if not self.read_only:
                 self.db.execute("PRAGMA foreign_keys = ON")
@@ -244,13 +282,18 @@ class Store:
         """Read-write when possible (a reader may checkpoint the WAL); else read-only; else,
         on read-only media where SQLite cannot make its -shm file, as an immutable file."""
         try:
-            return self._connect(f"file:{self.path}?mode=rw")
+            return self._connect(f"file:{self._uri_path}?mode=rw")
         except sqlite3.OperationalError:
             self.read_only = True
         try:
-            return self._connect(f"file:{self.path}?mode=ro")
+            return self._connect(f"file:{self._uri_path}?mode=ro")
         except sqlite3.OperationalError:
-            return self._connect(f"file:{self.path}?mode=ro&immutable=1")
+            return self._connect(f"file:{self._uri_path}?mode=ro&immutable=1")
+
+    @property
+    def _uri_path(self) -> str:
+        """The real path as a file: URI's path (% ? # escaped)."""
+        return urllib.parse.quote(self.real)
 
     def _connect(self, uri: str) -> sqlite3.Connection:
         # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so a writer takes the
@@ -324,14 +367,17 @@ class Store:
     # ---- writing -------------------------------------------------------------------------
     def create_run(self, test: str, args: dict, testbed: str | None = None,
                    engine_version: str | None = None) -> int:
+        check_testbed(testbed)
         with self.tx() as c:
             pid = os.getpid()
+            # token: a secret of this run that only its own pending file carries (pending.py)
             cur = c.execute(
                 "INSERT INTO runs (test, created, status, methodology_version, testbed,"
-                " tool_version, engine_version, args, pid, host, pid_start)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                " tool_version, engine_version, args, pid, host, pid_start, token)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (test, now(), "running", METHODOLOGY_VERSION, testbed, __version__,
-                 engine_version, dumps(args), pid, socket.gethostname(), process_start(pid)))
+                 engine_version, dumps(args), pid, socket.gethostname(), process_start(pid),
+                 secrets.token_hex(16)))
             return inserted_id(cur)
 
     def add_drive(self, run_id: int, position: int, spec: str, identity: Identity | dict) -> int:
@@ -344,8 +390,15 @@ class Store:
 
     def add_phase(self, run_drive_id: int, seq: int, result: PhaseResult,
                   status: str = "complete") -> int:
+        """Store phase `seq` of a drive; it replaces a `partial` one stored before (a
+        checkpoint of the running phase), never a complete one."""
         lat = {k: v for k, v in (result.latency or {}).items() if k not in ("edges_us", "counts")}
         with self.tx() as c:
+            # a running phase's checkpoint (status partial) gives way to what it became
+            for (old,) in c.execute("SELECT id FROM phases WHERE run_drive_id=? AND seq=? AND status='partial'",
+                                    (run_drive_id, seq)).fetchall():
+                for table in ("series", "histograms", "phases"):
+                    c.execute(f"DELETE FROM {table} WHERE {'id' if table == 'phases' else 'phase_id'}=?", (old,))
             cur = c.execute(
                 "INSERT INTO phases (run_drive_id, seq, name, kind, spec, status, totals,"
                 " latency, recorded) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -396,6 +449,49 @@ class Store:
                 "SELECT spec FROM run_drives WHERE run_id=? ORDER BY position", (r["id"],))]
             out.append(d)
         return out
+
+    @_reading
+    def created(self, run_id: int) -> str:
+        """When the run was created (with its test, what a pending file names it by)."""
+        return str(self.db.execute("SELECT created FROM runs WHERE id=?", (run_id,)).fetchone()[0])
+
+    @_reading
+    def token(self, run_id: int) -> str | None:
+        """The run's secret: a pending file completes the run only when it carries it."""
+        return self.db.execute("SELECT token FROM runs WHERE id=?", (run_id,)).fetchone()[0]
+
+    @_reading
+    def run_row(self, run_id: int) -> dict | None:
+        """The run's own columns (test, created, status, token ...), or None."""
+        r = self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
+        return None if r is None else dict(r)
+
+    @_reading
+    def drive_id(self, run_id: int, *, run_drive_id: int | None = None,
+                 position: int | None = None) -> int | None:
+        """The run's drive with this id, or at this position; None when it has none."""
+        if run_drive_id is not None:
+            r = self.db.execute("SELECT id FROM run_drives WHERE id=? AND run_id=?",
+                                (run_drive_id, run_id)).fetchone()
+        else:
+            r = self.db.execute("SELECT id FROM run_drives WHERE run_id=? AND position=?",
+                                (run_id, position)).fetchone()
+        return None if r is None else int(r["id"])
+
+    @_reading
+    def phase_seqs(self, run_drive_id: int) -> set[int]:
+        """The sequence numbers of a drive's stored phases."""
+        return {int(r["seq"]) for r in self.db.execute("SELECT seq FROM phases WHERE run_drive_id=?",
+                                                       (run_drive_id,))}
+
+    @_reading
+    def runs_with_arg(self, key: str, value: str) -> list[dict]:
+        """Runs whose stored arguments hold `key` = `value` (a sweep's runs), oldest first:
+        id, status and arguments."""
+        rows = self.db.execute(
+            "SELECT id, status, args FROM runs WHERE json_valid(args) AND "
+            "json_extract(args, '$.' || ?) = ? ORDER BY id", (key, value)).fetchall()
+        return [{"id": r["id"], "status": r["status"], "args": json.loads(r["args"])} for r in rows]
 
     @_reading
     def latest_run_id(self) -> int:
@@ -452,6 +548,7 @@ class Store:
 
     def _run_row(self, r: sqlite3.Row) -> dict:
         d = dict(r)
+        d.pop("token", None)  # the pending file's secret: never shown
         d["args"] = json.loads(d["args"])
         if d["status"] == "running" and is_gone(d):
             d["status"] = "stale"
@@ -476,7 +573,7 @@ class Store:
         histogram bucket, phase total and metric of the run."""
         run = self.run(run_id)
         buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
+        w = _SafeCsv(csv.writer(buf, lineterminator="\n"))
         w.writerow(["run_id", "drive", "phase_seq", "phase", "table", "column", "row", "value"])
         for d in run["drives"]:
             for name, v in d["metrics"].items():
@@ -503,6 +600,16 @@ class Store:
                         for e, c in zip(h["edges_us"], h.get("counts") or []):
                             w.writerow(key + [f"histogram_{rw}", "count", fmt(e), fmt(c)])
         return buf.getvalue()
+
+
+class _SafeCsv:
+    """A csv writer whose every cell goes through csv_text."""
+
+    def __init__(self, w: Any):
+        self.w = w
+
+    def writerow(self, row: list[Any]) -> None:
+        self.w.writerow([csv_text(c) for c in row])
 
 
 def is_gone(run: dict) -> bool:

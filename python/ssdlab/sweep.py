@@ -17,6 +17,7 @@ import hashlib
 import itertools
 import json
 import math
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,13 +26,15 @@ from typing import Any, Callable, Optional, Union
 from pydantic import (BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr,
                       TypeAdapter, ValidationError)
 
+from . import safe_path
 from .detached import DriveJob, compute, job_for
 from .executor import Done, Executor, Unit
 from .methodology import Options, get
-from .store import Store
+from .store import Store, check_testbed
 
 GRID_KEYS = {"test", "drives", "spare", "set", "seconds", "repeat", "interval", "seed", "testbed"}
 MAX_POINTS = 10_000
+MAX_GRID_BYTES = 1 << 20  # a grid file is a few keys and one [set] table
 
 
 @dataclass
@@ -175,10 +178,12 @@ def _check_set(path: Path, table: dict, where: str = "set", depth: int = 1) -> N
 
 
 def read_grid_file(path: Path) -> dict:
-    try:
-        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"grid file {path} not found") from None
+    if not os.path.lexists(path):
+        raise ValueError(f"grid file {path} not found")
+    try:  # a regular file of a grid's size: not /dev/zero, not a FIFO
+        doc = tomllib.loads(safe_path.read_input(path, f"grid file {path}", MAX_GRID_BYTES).decode())
+    except safe_path.UnsafePath as e:
+        raise ValueError(str(e)) from None
     except (OSError, UnicodeDecodeError) as e:
         raise ValueError(f"grid file {path}: cannot read it ({e})") from None
     except tomllib.TOMLDecodeError as e:
@@ -253,6 +258,7 @@ def make_grid(test: str, drives: list[str], sets: list[str], spares: list[str],
         v = cli if cli is not None else doc.get(k)
         if v is not None:
             setattr(g, k, v)
+    check_testbed(g.testbed)
     return g
 
 
@@ -260,24 +266,18 @@ def make_grid(test: str, drives: list[str], sets: list[str], spares: list[str],
 def check(grid: Grid) -> dict[tuple, float]:
     """Every point must be runnable; returns each drive-and-overrides combination's table
     bytes (the memory a point takes). Raises ValueError naming the first bad point."""
-    from .detached import profile_text
-    from .targets import is_real
+    from .targets import parse_drive
 
     if grid.size > MAX_POINTS:
         raise ValueError(f"the grid has {grid.size} points; at most {MAX_POINTS} (split it)")
     pts = grid.points()
-    for d in grid.drives:
-        if is_real(d):
-            raise ValueError(f"--drive {d}: sweeps run simulated drives (sim:PROFILE or a profile "
-                             ".toml); test a real drive with `ssdlab run`")
-        if not (d.startswith("sim:") or d.endswith(".toml")):
-            raise ValueError(f"unknown drive '{d}': use sim:PROFILE (see `ssdlab drives`) or a profile .toml file")
     texts = {}
     for d in grid.drives:
-        try:
-            texts[d] = profile_text(d)
-        except (OSError, UnicodeDecodeError) as e:
-            raise ValueError(f"--drive {d}: cannot read the profile ({e})") from None
+        spec = parse_drive(d)
+        if spec.real:
+            raise ValueError(f"--drive {d}: sweeps run simulated drives (sim:PROFILE or a profile "
+                             ".toml); test a real drive with `ssdlab run`")
+        texts[d] = spec.profile_text()
     for s in grid.spares:
         Options(spare=s, repeat=grid.repeat, seconds=grid.seconds, interval=grid.interval)
     from .targets.sim import check_seed, table_bytes
@@ -302,11 +302,8 @@ def point_key(point: dict) -> str:
 
 def sweep_runs(store: Store, sweep_id: str) -> list[dict]:
     """Every stored run of a sweep, oldest first: id, status, point."""
-    rows = store.db.execute(
-        "SELECT id, status, args FROM runs WHERE json_valid(args) AND "
-        "json_extract(args, '$.sweep') = ? ORDER BY id", (sweep_id,)).fetchall()
-    return [{"id": r["id"], "status": r["status"], "point": json.loads(r["args"]).get("point", {})}
-            for r in rows]
+    return [{"id": r["id"], "status": r["status"], "point": r["args"].get("point", {})}
+            for r in store.runs_with_arg("sweep", sweep_id)]
 
 
 def finished(store: Store, grid: Grid) -> dict[str, int]:
@@ -347,10 +344,13 @@ def record(store: Store, grid: Grid, point: dict, done: Done) -> PointOutcome:
 
 
 def units(grid: Grid, points: list[dict], memory: dict[tuple, float]) -> list[Unit]:
+    from .targets import parse_drive
+
+    texts = {d: parse_drive(d).profile_text() for d in grid.drives}
     out = []
     for i, p in enumerate(points):
         ov = grid.overrides(p)
-        job: DriveJob = job_for(p["drive"], ov, grid.seed, grid.test, grid.options(p))
+        job: DriveJob = job_for(p["drive"], texts[p["drive"]], ov, grid.seed, grid.test, grid.options(p))
         mem = memory.get((p["drive"], tuple(ov)), 0.0)
         out.append(Unit(i, compute, (job,), memory=mem, cost=mem))
     return out

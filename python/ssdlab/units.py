@@ -18,3 +18,15 @@ def parse_size(s: str, minimum: int = 0) -> int:
     if n < minimum:
         raise ValueError(f"size '{s}': too small (at least {minimum // 1024} KiB)")
     return n
+
+
+_DURATION = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|ms|us|ns)?\s*")
+_UNIT_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, None: 1.0}
+
+
+def parse_duration(text: str) -> float:
+    """'25ms', '0.025s', '25000us', '0.025' (seconds) -> seconds."""
+    m = _DURATION.fullmatch(text)
+    if m is None:
+        raise ValueError("give a duration such as 25ms, 0.5s or 100us")
+    return float(m.group(1)) * _UNIT_S[m.group(2)]

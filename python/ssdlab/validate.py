@@ -29,76 +29,12 @@ from typing import Any, Callable
 import numpy as np
 
 from .calibration import TOLERANCE, Ctx, Figure, RunKey, all_figures, fio_logs, fmt, testbed_flags
-from .profiles import builtin_ids
 
-FIGURES: list[Figure] = all_figures(builtin_ids())
-
-_READ_MAX = (
-    "the simulated QD1 reads end at a middle page read with retries (248 us); the published maxima are "
-    "0.4-3 ms (362, 753 and 830 us over three runs of one job): rare events of a drive in use (firmware "
-    "background work) and of its host, which the simulator does not model; no source gives their rate "
-    "and length. TechPowerUp reports the 99th percentile, not the maximum, \"to eliminate outliers "
-    "caused by random events, like OS processor scheduling and background processes using up CPU time\" "
-    "(WD Black NVMe 2018 review, IO Latency page)")
-_WRITE_TAIL = (
-    "QD1 writes are acknowledged from the write buffer after the write path's fixed time (15 us): the "
-    "buffer drains faster than 66 000 writes a second fill it, so every write takes the same time. "
-    "Published: p99.9 25-94 us and maxima of 2.6-3.3 ms (0.01 % of writes at 1-4 ms). Missing: the "
-    "write path's rare waits (buffer flushes, mapping journal writes, block opens), with a source for "
-    "their rate and length")
-
-_XG6_READ = (
-    "the XG6's TLC read time is the class value (nand.native.read_us = 60): no datasheet or paper "
-    "found gives BiCS4's. The log's reads fall in two groups (56.5 % at 50-100 us, 42.8 % at 100-250 "
-    "us: p50 98, mean 107 us), the simulated ones at 72 and 96 us (lower and upper / middle pages): the "
-    "log implies a read time about 1.4 times the class value, as AnandTech's XG6 review says in words "
-    "(QD1 burst random read \"not enough to bring it up to par\"). Set from this one log it would be "
-    "fitted, not checked. The log's host adds 8.8 us of submission (a laptop; the PM981a's hosts "
-    "1.2-2 us) and its tails (p99.9 473 us, max 4.3 ms) are partly the host's. Missing: BiCS4's tR")
-_XG6_WRITE = (
-    "the XG6's write path is the class value (host.write_latency_us = 8, CrystalDiskMark's 150-250 "
-    "MB/s QD1 writes of TLC NVMe drives): 20.3 us a write. The log's QD1 writes take 15.6 us at p50 "
-    "(56 500 IOPS), like the PM981a's logs (15 us, the value set from them); this one log alone would "
-    "fit the XG6's own value")
-
-# Figures the current simulator cannot reach, with the reason (shown in docs/calibration.md
-# and run as strict xfails by the test suite, so a figure that starts to pass is noticed).
-XFAIL: dict[tuple[str, str], str] = {
-    ("510-250", "QD3 random write"): (
-        "the simulated 510 writes 4 KiB at QD3 into its write buffer and free blocks at its write path's "
-        "speed (about 100 MB/s: the command overhead and the host round trip) for the whole run. "
-        "host.map_update_us = 65 (the firmware's mapping update per command) gives 49.7 MB/s and caps QD32 "
-        "random writes at the same 12 000 IOPS, so the idle test's 300 s torture writes 15 GB, less than the "
-        "510's 25 GB of spare area: no block is collected in any pass (0 GC moves) and the full and idle "
-        "writes run at the clean 316 MB/s (published 221 and 274), whatever the GC and idle parameters. "
-        "With a 900 s torture (31 GB) the shipped parameters pass all 12 figures; the m4's fit needs the "
-        "300 s. Missing: how much the source's torture wrote (docs/profiles.md)"),
-    **{(d, "QD1 4K read max"): _READ_MAX for d in ("pm981a-512", "pm981a-256")},
-    ("pm981a-512", "QD1 4K read p99.9"): (
-        "the share of reads that need a retry differs between the two logs: 0.27 % of the 512 GB's reads "
-        "take over 100 us, 0.95 % of the 256 GB's. The generic 3D TLC retry parameters at the replay's "
-        "data age (minutes) retry about 0.4 % of the reads, between the two: the 256 GB's p99.9 passes "
-        "(172 against 156 us), the 512 GB's lands on a retried middle page (172 against 125 us). The "
-        "sources do not give the data's age or the drives' wear"),
-    **{("pm981a-512", f"QD1 4K write {p}"): _WRITE_TAIL for p in ("p99.9", "max")},
-    **{("pm981a-256", f"QD1 4K write {p}"): _WRITE_TAIL + (
-        "; the two logs differ at p99 (the 512 GB on a raw partition 15.6 us, this 256 GB through a file "
-        "on ext4 30.3 us): the host's file system is one of the differences") for p in ("p99", "p99.9", "max")},
-    **{("xg6-256", f"QD1 4K read {p}"): _XG6_READ for p in ("p50", "p99", "p99.9", "max")},
-    **{("xg6-256", f"QD1 4K write {p}"): _XG6_WRITE for p in ("p50", "p99")},
-    **{("xg6-256", f"QD1 4K write {p}"): (
-        "QD1 writes are acknowledged from the write buffer after the write path's fixed time (20.3 us "
-        "here), every one alike. Published: 3.4 % of writes at 20-50 us and 0.18 % at 50-100 us (p99.9 "
-        "63 us, p99.99 86 us, max 237 us). Missing: the write path's rare waits (buffer flushes, mapping "
-        "journal writes, block opens), with a source for their rate and length") for p in ("p99.9", "max")},
-    ("pm981a-512", "QD1 4K read p99 (70/30 mix)"): (
-        "reads wait for the die's programs (read_suspend = false, from this log's own tail), 89 % longer "
-        "than published: 1 032 us simulated against 547 (the 50/50 mix: 1 868 against 1 288). The 30 s "
-        "of writes before the mix land in the SLC cache the idle start delay emptied, so the mix reads "
-        "them at SLC speed (p50 51 us; published 68, as the pure reads) and its writes fold them. The TLC "
-        "program time, 1.95 ms from the twin's 400 MB/s post-cache rating on 8 dies, is longer than the "
-        "waits the log shows (p99.9 1.66 ms); the die's own program time was not found"),
-}
+# The figures (calibration/figures/<drive>.toml); a figure the current simulator cannot
+# reach carries its reason there (`expected_failure`: shown in docs/calibration.md and run as
+# strict xfails by the test suite, so a figure that starts to pass is noticed).
+FIGURES: list[Figure] = all_figures()
+XFAIL: dict[tuple[str, str], str] = {(f.drive, f.name): f.xfail for f in FIGURES if f.xfail}
 
 
 def drives() -> list[str]:
@@ -110,30 +46,32 @@ def drives() -> list[str]:
 
 
 # ---- running ---------------------------------------------------------------------------------
-def run_setup(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] = ()):
+def run_setup(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] = (),
+              profile_text: str | None = None, own: Any = None):
     """What a run builds its drive from and runs: (profile text, overrides, capacity, test,
-    options)."""
+    options); `run_one` says what the arguments are."""
     from .methodology import Options
     from .profiles import load_text
     from .targets.sim import capacity
 
     test, spare, seconds, repeat, testbed = run
-    text = load_text(drive)
+    text = profile_text or load_text(drive)
     # the source's host first, then the what-if overrides of the whole validation
     ov = [*testbed, *overrides]
     cap = capacity(text, ov)
     job = fio_logs.job_file(test)
     opts = Options(spare=spare, seconds=seconds, repeat=repeat,
-                   trace=None if job is None else fio_job(job, cap, seed))
+                   own=own if job is None else fio_job(job, cap, seed))
     return text, ov, cap, fio_logs.test_of(test), opts
 
 
-def run_keys(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] = ()) -> list:
+def run_keys(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] = (),
+             profile_text: str | None = None, own: Any = None) -> list:
     """The drive states a run's phases pass through (targets/sim_state.py)."""
     from .runner import plan_phases
     from .targets.sim_state import StateKey, plan_keys
 
-    text, ov, cap, test, opts = run_setup(drive, run, seed, overrides)
+    text, ov, cap, test, opts = run_setup(drive, run, seed, overrides, profile_text, own)
     return plan_keys(StateKey.new(text, ov, seed), plan_phases(test, cap, opts), cap)
 
 
@@ -144,20 +82,21 @@ def run_group(runs: tuple[tuple[str, RunKey], ...], keep: dict, seed: int = 42,
     from .targets.sim_state import StateCache
 
     states = StateCache(keep)
-    return [run_one(d, r, seed, overrides, states) for d, r in runs]
+    return [run_one(d, r, seed, overrides, states=states) for d, r in runs]
 
 
 def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] = (),
-            states=None) -> dict:
-    """Run one test on one built-in profile (with `overrides`, key=value, if any): metrics,
+            profile_text: str | None = None, own: Any = None, states=None) -> dict:
+    """Run one test on one built-in profile (or on `profile_text`, a profile of its own, e.g. a
+    twin's; `own`: the test's own options) with `overrides` (key=value) if any: metrics,
     the segments of its last pass (fill, trim), capacity, and per I/O phase its largest latency and its seconds without
-    a completed I/O. With `states` (a StateCache), phases a kept drive state holds come from it."""
+    a completed I/O. With `states` (a targets.sim_state.StateCache), phases a kept drive
+    state holds come from it."""
     from .methodology import get
     from .runner import walk_phases
     from .targets.sim import SimTarget
 
-    test = run[0]
-    text, ov, cap, name, opts = run_setup(drive, run, seed, overrides)
+    text, ov, cap, name, opts = run_setup(drive, run, seed, overrides, profile_text, own)
     target = SimTarget(text, ov or None, seed=seed, states=states)
     the_test = get(name)
     t0 = time.time()
@@ -169,7 +108,7 @@ def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] 
     metrics.pop("repeats", None)
     out: dict[str, Any] = {"metrics": metrics, "capacity": cap, "wall_s": time.time() - t0,
                            "phases": {r.phase.name: phase_behaviour(r) for r in results if r.phase.kind == "io"}}
-    if test in ("fill", "trim"):  # the fill; the sequential pass after TRIM
+    if the_test.keeps_segments:  # the fill; the sequential pass after TRIM
         seg = results[-1].segments
         out["segments"] = {k: np.asarray(seg[k], dtype=float).tolist() for k in ("gb", "mbps", "t_s")}
     return out
@@ -317,17 +256,18 @@ def table_rows(doc: dict) -> list[list[str]]:
 SECTIONS = {
     "published": ("Published figures (methodology.md)",
                   "Each row is one figure of `methodology.md` (\"Published figures to calibrate "
-                  "simulated profiles against\"), passing within +-15 % of a value or inside a range."),
+                  "simulated profiles against\"), passing within +-15 % of a value or inside a range "
+                  "(python/ssdlab/calibration/figures/<drive>.toml)."),
     "spec sheet": ("Spec sheets",
                    "The drive's rated sequential speeds (within +-15 %) and 4 KiB random IOPS "
                    "(within +-35 %) against CrystalDiskMark on the purged simulated drive; a series' "
                    "best figure is an upper bound, a generic profile's class a range "
-                   "(python/ssdlab/calibration/spec_sheets.toml, sources in docs/profiles.md)."),
+                   "(python/ssdlab/calibration/figures/<drive>.toml, sources in docs/profiles.md)."),
     "latency": ("QD1 latency (published fio logs and a review's QD1 test)",
                 "The source's own fio job, or a review's test written as one (python/ssdlab/calibration/jobs/), "
                 "run on the filled simulated drive with `ssdlab run fio`: each percentile of fio's completion "
                 "latency plus the source's mean submission latency, within +-15 %; a maximum, one rare event, "
-                "within a factor of 2 (python/ssdlab/calibration/fio_logs.py)."),
+                "within a factor of 2 (python/ssdlab/calibration/fio_logs.py, figures/<drive>.toml)."),
     "behaviour": ("No freezes",
                   "Over the fill and random-write phases of the consistency test (full drive and "
                   "25 % spare): the largest latency under 1 s and no second without a completed I/O."),
@@ -342,7 +282,9 @@ def markdown(doc: dict) -> str:
         "Every figure is measured on the built-in profile with the same test `ssdlab run` uses.",
         "Error: (simulated - published) / published; for a range, 0 inside it, else the",
         "distance to the nearest bound. How each profile was built (and which parameters are",
-        "fitted to which figure) is in docs/profiles.md.",
+        "fitted to which figure) is in docs/profiles.md. The figures are in",
+        "python/ssdlab/calibration/figures/<drive>.toml, one file per drive (format: docs/fit.md,",
+        "\"Figures files\").",
         "",
         f"**{doc['passed']} of {doc['total']} figures pass, {doc['failed']} fail.**",
         *([f"Profiles changed with `--set {' '.join(doc['overrides'])}`: not the built-in ones."]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -18,11 +19,12 @@ PKG = ROOT / "python" / "ssdlab"
 LAYERS = {
     # the contract and what every layer may use
     "ssdlab.phase": 0, "ssdlab.errors": 0, "ssdlab.units": 0, "ssdlab.interrupts": 0,
+    "ssdlab.safe_path": 0,  # paths written without following another user's links
     # parts that know nothing of targets or tests
     "ssdlab._sim": 1, "ssdlab.analysis": 1, "ssdlab.profiles": 1, "ssdlab.traces": 1,
     "ssdlab.store": 1, "ssdlab.pending": 1, "ssdlab.figures": 1, "ssdlab.calibration": 1,
     "ssdlab.units_progress": 1, "ssdlab.fiojob": 1,  # a fio job file -> the simulator's workload
-    "ssdlab.serve.nbdkit": 1, "ssdlab.serve.stats": 1,  # the served drive's side of NBD
+    "ssdlab.served": 1,  # what a served drive leaves for others: its marker and stats file
     # drives
     "ssdlab.targets": 2,
     # what to do to them
@@ -30,7 +32,7 @@ LAYERS = {
     # how runs are walked and where they execute
     "ssdlab.runner": 4, "ssdlab.detached": 4, "ssdlab.executor": 4, "ssdlab.fleet": 4,
     # what users run
-    "ssdlab.review": 5, "ssdlab.sweep": 5, "ssdlab.validate": 5, "ssdlab.serve": 5,
+    "ssdlab.review": 5, "ssdlab.sweep": 5, "ssdlab.validate": 5, "ssdlab.serve": 5, "ssdlab.fit": 5,
     "ssdlab.report": 6,
     "ssdlab.cli": 7,
 }
@@ -160,17 +162,39 @@ def test_rust_modules_have_no_circles(crate):
 
 # A hypothetical test: one module (this text) plus one registration line.
 NEW_TEST = '''
+from dataclasses import dataclass
+
 from ssdlab import phase as ph
+from ssdlab.errors import UserError
 from ssdlab.figures import Drawn
-from ssdlab.methodology.test import Test
+from ssdlab.methodology.test import CliOption, Test, TestOptions
+
+
+@dataclass(frozen=True)
+class Burst:
+    mib: int
+
+
+class BurstFlags(TestOptions):
+    cli = (CliOption("burst_mib", "--burst-mib", int, 64, "burst: MiB written"),)
+
+    def parse(self, values, console):
+        if not 1 <= values["burst_mib"] <= 1024:
+            raise UserError(f"--burst-mib {values['burst_mib']}: must be 1 to 1024")
+        return Burst(values["burst_mib"])
+
+    def stored(self, parsed, values):
+        return {"burst_mib": parsed.mib}
 
 
 def phases(capacity, opts):
-    return [ph.purge(), ph.seq_write("burst", length=64 * 2**20, stop_bytes=64 * 2**20)]
+    n = opts.of(Burst).mib * 2**20
+    return [ph.purge(), ph.seq_write("burst", length=n, stop_bytes=n)]
 
 
 def analyze(results, opts):
-    return {"burst_mbps": float(results[-1].totals["mbps"])}
+    return {"burst_mbps": float(results[-1].totals["mbps"]),
+            "burst_bytes": float(results[-1].totals["write_bytes"])}
 
 
 def figures(runs, opts):
@@ -178,7 +202,8 @@ def figures(runs, opts):
     return [Drawn("burst", lambda: f'<p id="fig-burst">{v:.0f} MB/s</p>', lambda out: [])]
 
 
-TEST = Test(name="burst", title="Burst write", phases=phases, analyze=analyze, figures=figures)
+TEST = Test(name="burst", title="Burst write", phases=phases, analyze=analyze, figures=figures,
+            options=BurstFlags())
 '''
 
 
@@ -204,13 +229,72 @@ def test_a_new_test_is_one_module_plus_its_registration(tmp_path, monkeypatch):
     from drives import SMALL, set_flags
 
     small = set_flags(SMALL)
-    r = CliRunner().invoke(app, ["run", "burst", "--drive", "sim:tlc-256", *small,
+    r = CliRunner().invoke(app, ["run", "burst", "--drive", "sim:tlc-256", *small, "--burst-mib", "32",
                                  "--db", str(db), "--json"], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     metrics = json.loads(r.stdout)["drives"][0]["metrics"]
-    assert metrics["burst_mbps"] > 0
+    assert metrics["burst_mbps"] > 0 and metrics["burst_bytes"] == 32 * 2**20  # the option reached the phases
+    from ssdlab.store import Store
+
+    assert Store(db).run(1)["args"]["burst_mib"] == 32  # and the store
+    r = CliRunner().invoke(app, ["run", "burst", "--drive", "sim:tlc-256", "--burst-mib", "0"])
+    assert r.exit_code == 2 and "--burst-mib 0: must be 1 to 1024" in r.output  # its own check, one line
+    r = CliRunner().invoke(app, ["run", "fill", "--drive", "sim:tlc-256", "--burst-mib", "8"])
+    assert r.exit_code == 2 and "--burst-mib: only for `ssdlab run burst`" in r.output  # nowhere else
+    from ssdlab.cli.request import RunRequest
+
+    req = RunRequest("burst", ["h1:/dev/sdb", "h2:/dev/sdb"], values={"burst_mib": 8})
+    assert req.argv()[:1] + req.argv()[-2:] == ["burst", "--burst-mib", "8"]  # a fleet member's command line
     r = CliRunner().invoke(app, ["report", "--latest", "--db", str(db), "-o", str(tmp_path / "rep")],
                            catch_exceptions=False)
     assert r.exit_code == 0, r.output
     html = (tmp_path / "rep" / "report.html").read_text()
     assert '<section id="sec-burst"><h2>Burst write</h2>' in html and 'id="fig-burst"' in html
+
+
+# A drive is parsed once (targets/spec.py); a test's own code lives in methodology/.
+DRIVE_PREFIX = re.compile(r"""startswith\(\s*\(?\s*["'](sim:|nbd:|file:|/dev/)""")
+TEST_NAMES = "fill|consistency|working-set|working_set|trim|idle|quick|copy|trace|fio|fingerprint|pts[-_a-z]*"
+TEST_BRANCH = re.compile(r"""(==|!=)\s*["'](%s)["']|["'](%s)["']\s*(==|!=)|\bin \(\s*["'](%s)["']"""
+                         % (TEST_NAMES, TEST_NAMES, TEST_NAMES))
+
+
+def reads_a_drive_string(code: str) -> bool:
+    return bool(DRIVE_PREFIX.search(code))
+
+
+def branches_on_a_test(code: str) -> bool:
+    # a phase's kind or name ("fill", "idle") is not a test's
+    return bool(TEST_BRANCH.search(code)) and not re.search(r"""kind|\["name"\]|phase\.name""", code)
+
+
+def lines_matching(forbidden: Callable[[str], bool], skip: Callable[[str], bool]) -> list[str]:
+    out = []
+    for name, p in modules().items():
+        if skip(name):
+            continue
+        for i, line in enumerate(p.read_text().splitlines(), 1):
+            if forbidden(line.split("#", 1)[0]):
+                out.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()}")
+    return out
+
+
+def test_a_drive_string_is_read_only_by_its_parser():
+    assert lines_matching(reads_a_drive_string, lambda m: m == "ssdlab.targets.spec") == []
+
+
+def test_no_branch_on_a_tests_name_outside_the_methodology():
+    assert lines_matching(branches_on_a_test, lambda m: m.startswith("ssdlab.methodology")) == []
+
+
+def test_the_shape_checks_see_what_they_forbid():
+    assert reads_a_drive_string('if spec.startswith("sim:"):')
+    assert reads_a_drive_string("s.startswith(('/dev/', 'x'))")
+    assert branches_on_a_test('if test == "fio":') and branches_on_a_test("if test in ('fill', 'trim'):")
+    assert not branches_on_a_test('if phase.kind == "idle":')
+    assert not branches_on_a_test('fill = next(p for p in phases if p["name"] == "fill")')
+
+
+def test_the_store_owns_its_sql():
+    sql = re.compile(r"""\.execute(many)?\(\s*f?["'](SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)""")
+    assert lines_matching(lambda code: bool(sql.search(code)), lambda m: m == "ssdlab.store") == []

@@ -2,7 +2,7 @@ import json
 
 import clirun
 import pytest
-from conftest import FakeTarget
+from fakes import FakeTarget, with_fake_drives
 from typer.testing import CliRunner
 
 import ssdlab.targets
@@ -17,8 +17,8 @@ class RefusingTarget(FakeTarget):
     """A real drive's safety check and plan, in miniature: writes are refused."""
 
     def preflight(self, phases):
-        from ssdlab.targets.fio import writes
-        from ssdlab.targets.safety import UnsafeTarget
+        from ssdlab.targets.fio.target import writes
+        from ssdlab.targets.guard.safety import UnsafeTarget
 
         if any(writes(p) for p in phases):
             raise UnsafeTarget("refusing fake:refused: it carries data (signatures ext4); "
@@ -34,7 +34,8 @@ def db(tmp_path, monkeypatch):
     """`--drive fake:NAME` opens a FakeTarget (fake:interrupt stops mid-run); other
     specs go to the real open_target."""
 
-    def open_target(spec, **kw):
+    def open_target(drive, **kw):
+        spec = str(drive)
         if spec == "fake:interrupt":
             return FakeTarget(interrupt_at=("random", 3))
         if spec == "fake:valueerror":
@@ -45,9 +46,10 @@ def db(tmp_path, monkeypatch):
             return RefusingTarget(capacity=8 * GB)
         if spec.startswith("fake:"):
             return FakeTarget(capacity=8 * GB, cache_bytes=2 * GB)
-        return real_open(spec, **kw)
+        return real_open(drive, **kw)
 
     monkeypatch.setattr(ssdlab.targets, "open_target", open_target)
+    monkeypatch.setattr(ssdlab.targets, "parse_drive", with_fake_drives(ssdlab.targets.parse_drive))
     return str(tmp_path / "r.sqlite")
 
 
@@ -314,4 +316,4 @@ def test_unwritable_report_directory_is_exit_2(db, tmp_path):
     f.write_text("")
     r = invoke("report", "--latest", "-o", f / "rep", "--db", db)
     assert r.exit_code == 2 and r.stdout == ""
-    assert r.stderr == f"ssdlab: error: cannot write the report to {f / 'rep'}: Not a directory\n"
+    assert r.stderr == f"ssdlab: error: cannot write the report to {f / 'rep'}: {f} is not a directory\n"

@@ -7,7 +7,9 @@ import json
 
 import pytest
 import ssdlab.targets
-from conftest import FakeTarget
+from fakes import FakeTarget, with_fake_drives
+
+from ssdlab.targets.base import Capabilities
 from ssdlab.cli import app
 from ssdlab.phase import GB
 from typer.testing import CliRunner
@@ -16,14 +18,39 @@ runner = CliRunner()
 real_open = ssdlab.targets.open_target
 
 
+class SimulatedFake(FakeTarget):
+    """A fake drive that says it is simulated (no real-time duration notice)."""
+
+    capabilities = Capabilities(simulated=True, replay=False)
+
+
+class SectorDrive(FakeTarget):
+    """A fake drive that says its logical block size, as a block device's identity does."""
+
+    def __init__(self, logical_block: int):
+        super().__init__(capacity=8 * GB, cache_bytes=2 * GB)
+        self.logical_block = logical_block
+
+    def identify(self):
+        i = super().identify()
+        i.extra["logical_block"] = self.logical_block
+        return i
+
+
 @pytest.fixture
 def fakes(monkeypatch):
-    def open_target(spec, **kw):
+    def open_target(drive, **kw):
+        spec = str(drive)
+        if spec.startswith("fake512:"):
+            return SectorDrive(512)
+        if spec.startswith("fake4k:"):
+            return SectorDrive(4096)
         if spec.startswith("fake:"):
-            return FakeTarget(capacity=8 * GB, cache_bytes=2 * GB)
-        return real_open(spec, **kw)
+            return SimulatedFake(capacity=8 * GB, cache_bytes=2 * GB)
+        return real_open(drive, **kw)
 
     monkeypatch.setattr(ssdlab.targets, "open_target", open_target)
+    monkeypatch.setattr(ssdlab.targets, "parse_drive", with_fake_drives(ssdlab.targets.parse_drive))
 
 
 @pytest.mark.parametrize("args, says", [
@@ -32,6 +59,7 @@ def fakes(monkeypatch):
     (["--round-seconds", "0"], "--round-seconds 0: must be above 0"),
     (["--test", "bogus"], "--test bogus: choose from iops, throughput, latency, wsat, hir, xsr, dirth"),
     (["--jobs", "0"], "--jobs 0: must be at least 1"),
+    (["--response-ceiling", "0"], "--response-ceiling 0: must be above 0"),
 ])
 def test_bad_input_is_one_line_exit_2_and_nothing_stored(args, says, tmp_path, fakes):
     db = tmp_path / "r.sqlite"
@@ -57,3 +85,26 @@ def test_chosen_tests_run_in_order_and_land_in_one_report(tmp_path, fakes):
         assert f'id="table-{x["test"]}-{x["run_id"]}-0-conditions"' in html
     assert (out / f"table-pts-iops-{doc['runs'][0]['run_id']}-0-matrix.png").exists()
     assert "take at most" not in r.stderr  # a simulated (here: fake) drive: no duration notice
+
+
+@pytest.mark.parametrize("drives, small", [(["fake512:a"], True), (["fake512:a", "fake4k:b"], False),
+                                           (["fake512:a", "fake:c"], False)])
+def test_half_kib_steps_follow_the_drives_logical_blocks(drives, small, tmp_path, fakes):
+    args = [x for d in drives for x in ("--drive", d)]
+    r = runner.invoke(app, ["pts", *args, "--test", "latency", "--rounds", "1", "--round-seconds", "1",
+                            "-o", str(tmp_path / "o"), "--db", str(tmp_path / "r.sqlite"), "--json"])
+    assert r.exit_code == 0, r.output
+    (run,) = json.loads(r.stdout)["runs"]
+    for d in run["drives"]:
+        m = d["metrics"]
+        assert ("rw0_bs512b" in m["latency_table"]) is small
+        assert m["conditions"]["small_blocks"].startswith("run") is small
+
+
+def test_run_of_one_pts_test_reads_the_logical_block_too(tmp_path, fakes):
+    r = runner.invoke(app, ["run", "pts-latency", "--drive", "fake512:a", "--db", str(tmp_path / "r.sqlite"),
+                            "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    m = doc["drives"][0]["metrics"]
+    assert "rw0_bs512b" in m["latency_table"] and m["conditions"]["logical_block"] == 512

@@ -73,7 +73,7 @@ def test_a_skip_fails_the_session_under_make_test(tmp_path):
                  "def test_a():\n    pytest.skip('fio not installed')\n"
                  "def test_b():\n    pytest.skip('[hardware] no NVMe drive')\n")
     (tmp_path / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
-    env = dict(os.environ, SSDLAB_NO_SKIPS="1", PYTHONPATH=str(ROOT / "python"))
+    env = dict(os.environ, SSDLAB_NO_SKIPS="1", PYTHONPATH=f"{ROOT / 'python'}:{ROOT / 'tests'}")
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(t)],
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert r.returncode == 1 and "test_x.py::test_a: Skipped: fio not installed" in r.stdout, r.stdout

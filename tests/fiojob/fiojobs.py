@@ -10,8 +10,34 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 SMALL = ["user_capacity_gb=8", "nand.blocks_per_plane=46", "slc.dynamic_max_gb=1"]
+runner = CliRunner()
+
+
+def job(tmp_path: Path, body: str, name: str = "job.fio") -> Path:
+    f = tmp_path / name
+    f.write_text(body)
+    return f
+
+
+def run_fio(tmp_path: Path, jobfile: Path, *extra):
+    """`ssdlab run fio JOBFILE` on an 8 GB simulated drive, its store in tmp_path."""
+    pytest.importorskip("ssdlab._sim")
+    from ssdlab.cli import app
+
+    return runner.invoke(app, ["run", "fio", str(jobfile), "--drive", "sim:tlc-256", "--set",
+                               "user_capacity_gb=8", "--db", str(tmp_path / "r.sqlite"), *extra])
+
+
+def refused(tmp_path: Path, r, *words) -> str:
+    """Exit 2, one line naming the cause, before the store exists: the line."""
+    assert r.exit_code == 2, r.output
+    err = r.stderr.strip().splitlines()
+    assert len(err) == 1 and all(w in err[0] for w in words), r.stderr
+    assert not (tmp_path / "r.sqlite").exists()  # refused before the store exists
+    return err[0]
 
 
 def sim(tmp_path: Path, body: str, overrides=SMALL, profile="tlc-256", prelude: list | None = None) -> dict:

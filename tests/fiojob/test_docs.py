@@ -3,9 +3,12 @@ allow-list by tools/fio_options_doc.py), so the doc cannot drift from what runs.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+from ssdlab.fiojob import options as O
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -14,3 +17,12 @@ def test_cli_doc_lists_the_fio_options_the_code_accepts_and_refuses():
     r = subprocess.run([sys.executable, str(ROOT / "tools" / "fio_options_doc.py"), "--check"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_parity_table_names_every_option_accepted():
+    """docs/methodology.md's fio section tells, for every option ssdlab accepts, what it does
+    in virtual time and what is left different from fio."""
+    text = (ROOT / "docs" / "methodology.md").read_text()
+    table = text[text.index("### fio's options in virtual time"):text.index("## PTS")]
+    named = set(re.findall(r"`([a-z0-9_]+)", table))
+    assert sorted((O.COMPILED | O.NOTED) - named) == []

@@ -9,34 +9,12 @@ from __future__ import annotations
 import os
 
 import pytest
-from typer.testing import CliRunner
+from fiojobs import job, refused, run_fio
 
 from ssdlab.fiojob import FioJobError
 from ssdlab.fiojob.compile import compile_job
 
 CAP = 8 * 2**30
-runner = CliRunner()
-
-
-def job(tmp_path, body: str, name: str = "job.fio"):
-    f = tmp_path / name
-    f.write_text(body)
-    return f
-
-
-def run_fio(tmp_path, jobfile, *extra):
-    pytest.importorskip("ssdlab._sim")
-    from ssdlab.cli import app
-
-    return runner.invoke(app, ["run", "fio", str(jobfile), "--drive", "sim:tlc-256", "--set",
-                               "user_capacity_gb=8", "--db", str(tmp_path / "r.sqlite"), *extra])
-
-
-def refused(tmp_path, r, *words):
-    assert r.exit_code == 2, r.output
-    err = r.stderr.strip().splitlines()
-    assert len(err) == 1 and all(w in err[0] for w in words), r.stderr
-    assert not (tmp_path / "r.sqlite").exists()  # refused before the store exists
 
 
 def test_exec_prerun_is_refused_and_never_runs(tmp_path):
@@ -75,7 +53,9 @@ def test_mmap_buffers_are_refused_and_the_file_is_untouched(tmp_path, mem):
     ("[a]\nrw=read\nsize=1m\nwrite_iolog=/tmp/x\n", ("write_iolog", "writes a file")),
     ("[a]\nrw=read\nsize=1m\nread_iolog=/tmp/x\n", ("read_iolog", "run trace")),
     ("[a]\nrw=read\nsize=1m\noutput=/tmp/x\n", ("output", "writes a file")),
-    ("[a]\nrw=read\nsize=1m\nno_such_option=3\n", ("no_such_option", "not an I/O-pattern option")),
+    ("[a]\nrw=read\nsize=1m\nno_such_option=3\n", ("no_such_option", "fio has no such option")),
+    ("[a]\nrw=read\nsize=1m\niodpeth=8\n", ("iodpeth", "fio has no such option", "did you mean iodepth?")),
+    ("[a]\nrw=read\nsize=1m\nthinkcycles=10\n", ("thinkcycles", "not an I/O-pattern option")),
     ("[a]\nrw=read\nsize=1m\ntrigger_cmd=reboot\n", ("trigger_cmd", "runs a command")),
     ("[a]\nrw=bogus\nsize=1m\n", ("rw=bogus", "not a fio rw kind")),
     ("[a]\nrw=read\nsize=100g\n", ("past the end of the drive",)),
@@ -109,12 +89,14 @@ def test_refusal_names_the_cause_not_fios_last_line(tmp_path):
 def test_engine_options_noted(tmp_path):
     f = job(tmp_path, "[global]\nioengine=io_uring\nhipri\nfixedbufs\nregisterfiles\nsqthread_poll=1\n"
                       "direct=1\nfilename=/dev/nvme0n1\ncmdprio_percentage=10\nverify=crc32c\n"
-                      "group_reporting\nreadfua=1\nwritefua=1\n[a]\nrw=randread\nbs=4k\nsize=1m\n")
+                      "verify_pattern=0xff\ngroup_reporting\nreadfua=1\nwritefua=1\ndisk_util=0\n"
+                      "[a]\nrw=randread\nbs=4k\nsize=1m\n")
     c = compile_job(f, CAP)
     assert len(c.notes) == 1
     for w in ("ioengine=io_uring", "hipri", "fixedbufs", "registerfiles", "sqthread_poll", "direct",
-              "filename", "cmdprio_percentage", "verify", "readfua", "writefua"):
+              "filename", "cmdprio_percentage", "verify_pattern", "readfua", "writefua", "disk_util"):
         assert w in c.notes[0]
+    assert "verify," not in c.notes[0]  # verify is simulated: a writing job reads back what it wrote
 
 
 def test_libblkio_is_a_block_engine(tmp_path):
@@ -139,12 +121,12 @@ def test_name_in_global_is_not_a_job(tmp_path):
     assert [(j.name, j.read, j.write) for j in c.jobs] == [("one", True, False), ("two", False, True)]
 
 
-def test_include_and_variables(tmp_path, monkeypatch):
-    monkeypatch.setenv("SSDLAB_TEST_BS", "16k")
+def test_include_and_variables(tmp_path):
     job(tmp_path, "bs=${SSDLAB_TEST_BS}\niodepth=$ncpus\n", "inc.fio")
-    c = compile_job(job(tmp_path, "[global]\ninclude inc.fio\n[a]\nrw=read\nsize=1m\n"), CAP)
+    c = compile_job(job(tmp_path, "[global]\ninclude inc.fio\n[a]\nrw=read\nsize=1m\n"), CAP,
+                    env={"SSDLAB_TEST_BS": "16k"})
     assert c.jobs[0].bs[0] == [[16384, 100.0]] and c.jobs[0].iodepth == (os.cpu_count() or 1)
-    with pytest.raises(FioJobError, match=r"\$\{NOT_SET_ANYWHERE\} is not set"):
+    with pytest.raises(FioJobError, match=r"\$\{NOT_SET_ANYWHERE\}: ssdlab expands only the variables you name"):
         compile_job(job(tmp_path, "[a]\nbs=${NOT_SET_ANYWHERE}\n", "v.fio"), CAP)
     with pytest.raises(FioJobError, match="include loop"):
         compile_job(job(tmp_path, "[a]\ninclude loop.fio\n", "loop.fio"), CAP)

@@ -2,7 +2,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import FakeTarget
+from fakes import FakeTarget
 
 from ssdlab.methodology import TESTS, Options, get
 from ssdlab.phase import GB, KIB

@@ -12,6 +12,7 @@ from ssdlab import validate as val  # noqa: E402
 from ssdlab.calibration import FILL, QUICK  # noqa: E402
 from ssdlab.cli import app  # noqa: E402
 from ssdlab.store import Store  # noqa: E402
+from ssdlab.targets import open_target  # noqa: E402
 
 from drives import SMALL  # noqa: E402
 SETS = [x for s in SMALL for x in ("--set", s)]
@@ -102,7 +103,8 @@ def test_ctrl_c_in_a_parallel_review_keeps_every_finished_test(tmp_path):
     opts = Options(seconds=2, repeat=1, interval=0)
     runs = []
     with pytest.raises(KeyboardInterrupt):
-        req = rv.Request(store, [("sim:tlc-256", None)], SMALL, 42, opts, {"review": True})
+        drive = open_target("sim:tlc-256", overrides=SMALL)
+        req = rv.Request(store, [("sim:tlc-256", drive)], SMALL, 42, opts, {"review": True})
         rv.run_parallel(req, StoppedAfter(3), lambda test, rid, outs: runs.append(test))
     # the three longest units finished: the tests that begin with purge and the same fill
     # (one unit, sharing that state), idle and copy; fill (whose fill records finer segments

@@ -3,39 +3,62 @@ emulated controller's namespaces, each step's outcome written to OUT/steps.json 
 host's tests to judge. The steps only gather facts; the assertions live in the tests.
 
   /dev/nvme0n1  512 B LBAs, a partition table (made on the host), partition 1 mounted here
-  /dev/nvme0n2  4 KiB LBAs, blank: identity, fills, review, interrupts
-  /dev/nvme0n3  512 B LBAs, a simulated drive served by `ssdlab serve` over NBD: a fill
+  /dev/nvme0n2  4 KiB LBAs, blank: identity, purge, fill, consistency, interrupts
+  /dev/nvme0n3  512 B LBAs, a simulated drive served by `ssdlab serve` over NBD
+
+One Python process: ssdlab's CLI is imported once, and each `ssdlab` command runs in a
+forked child of it (the command's own process, with its exit status, signal handlers and a
+pid to signal) that shares those imports: under an emulated CPU, importing ssdlab.cli over
+the VM's shared root filesystem takes 10-30 s. Nothing here makes a report (the host
+does, from the stores written back).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 import traceback
 from pathlib import Path
 
+T0 = time.monotonic()
+from ssdlab.cli import app  # noqa: E402 (timed: the guest's one import of ssdlab)
+
+IMPORT_S = time.monotonic() - T0
 OUT = Path(sys.argv[1])
-# SQLite cannot lock on the 9p share: the stores live in the guest's /tmp and are copied
-# to OUT after each step
+ONLY = sys.argv[2].split(",") if len(sys.argv) > 2 else None  # a subset of the steps, by name
+# SQLite cannot lock on the shared directory: the stores live in the guest's /tmp and are
+# copied to OUT after each step
 LOCAL = Path("/tmp/ssdlab-guest")
 LOCAL.mkdir(exist_ok=True)
 DB = LOCAL / "r.sqlite"
-N1, N2 = "/dev/nvme0n1", "/dev/nvme0n2"
-steps: dict[str, dict] = {}
+N1, N2, N3 = "/dev/nvme0n1", "/dev/nvme0n2", "/dev/nvme0n3"
+NS_SECTORS = int(Path("/sys/block/nvme0n2/size").read_text())  # in 512 B units, as its stat
+steps: dict[str, dict] = {"start": {"ok": True, "import_s": IMPORT_S}}
+modules: set[str] = set(sys.modules)  # every module any ssdlab command here imported
 
 
 def save() -> None:
+    steps["modules"] = {"ok": True, "names": sorted(modules)}
     tmp = OUT / "steps.json.tmp"
     tmp.write_text(json.dumps(steps, default=str, indent=1))
     tmp.replace(OUT / "steps.json")
 
 
-ONLY = sys.argv[2].split(",") if len(sys.argv) > 2 else None  # a subset of the steps, by name
+def export(db: Path) -> None:
+    """A consistent copy of a store (its write-ahead log included) into OUT."""
+    tmp = LOCAL / "export" / db.name
+    tmp.parent.mkdir(exist_ok=True)
+    tmp.unlink(missing_ok=True)
+    with sqlite3.connect(db) as src, sqlite3.connect(tmp) as dst:
+        src.backup(dst)
+    shutil.copyfile(tmp, OUT / db.name)
 
 
 def step(fn):
@@ -47,8 +70,8 @@ def step(fn):
     except Exception:
         steps[fn.__name__] = {"ok": False, "error": traceback.format_exc()[-3000:]}
     steps[fn.__name__]["wall_s"] = time.monotonic() - t0
-    for f in LOCAL.glob("*.sqlite*"):
-        shutil.copyfile(f, OUT / f.name)
+    for f in LOCAL.glob("*.sqlite"):
+        export(f)
     line = (f"guest: {fn.__name__} {'ok' if steps[fn.__name__]['ok'] else 'FAILED'} "
             f"({steps[fn.__name__]['wall_s']:.0f} s)")
     print(line, flush=True)
@@ -58,24 +81,105 @@ def step(fn):
     return fn
 
 
-def sh(*cmd: str, timeout: float = 600) -> dict:
+def sh(*cmd: str, timeout: float = 300) -> dict:
     r = subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout)
     return {"rc": r.returncode, "stdout": r.stdout[-20000:], "stderr": r.stderr[-4000:]}
 
 
+class Command:
+    """`ssdlab ARGS` in a forked child of this process: stdout and stderr to files."""
+
+    def __init__(self, *args: str):
+        self.args = args
+        n = len(list(LOCAL.glob("cmd*.out")))
+        self.out, self.err, self.mods = (LOCAL / f"cmd{n}.{x}" for x in ("out", "err", "mods"))
+        self.pid = os.fork()
+        if self.pid == 0:
+            self._child()
+
+    def _child(self) -> None:
+        code = 70
+        try:
+            for fd, path in ((1, self.out), (2, self.err)):
+                f = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                os.dup2(f, fd)
+                os.close(f)
+            sys.stdout = open(1, "w", closefd=False)
+            sys.stderr = open(2, "w", closefd=False)
+            try:
+                app(args=list(self.args), prog_name="ssdlab")
+                code = 0
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            self.mods.write_text("\n".join(sorted(sys.modules)))
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code)
+
+    def wait(self, timeout: float = 900) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+                raise TimeoutError(f"ssdlab {' '.join(self.args)}: still running after {timeout:.0f} s")
+            time.sleep(0.2)
+        if self.mods.exists():
+            warm(set(self.mods.read_text().split()) - set(sys.modules))
+        return {"rc": os.waitstatus_to_exitcode(status), "args": list(self.args),
+                "stdout": self.out.read_text()[-20000:], "stderr": self.err.read_text()[-4000:]}
+
+
+def warm(names: set[str]) -> None:
+    """Import here what a command imported on its way (the real-drive path's modules the
+    CLI imports when a command needs them), so the next command's fork has them."""
+    modules.update(names)
+    for name in sorted(names, key=lambda n: n.count(".")):
+        try:
+            importlib.import_module(name)
+        except Exception:  # a module that only imports in its own context: the command imports it again
+            pass
+
+
 def ssdlab(*args: str, timeout: float = 900) -> dict:
-    """`ssdlab ARGS` in this process (typer's runner: one import of ssdlab for all the
-    commands; an emulated guest takes a minute per import)."""
-    from typer.testing import CliRunner
-
-    from ssdlab.cli import app
-
-    r = CliRunner().invoke(app, list(args), catch_exceptions=False)
-    return {"rc": r.exit_code, "stdout": r.stdout[-20000:], "stderr": r.stderr[-4000:]}
+    return Command(*args).wait(timeout)
 
 
 def sectors_written(dev: str) -> int:
     return int(Path(f"/sys/block/{os.path.basename(dev)}/stat").read_text().split()[6])
+
+
+def holds(dev: str) -> list[str]:
+    """The processes with `dev` open (the /proc/PID/fd links)."""
+    found = []
+    for fd in Path("/proc").glob("[0-9]*/fd/*"):
+        try:
+            if os.readlink(fd) == dev:
+                found.append(fd.parts[2])
+        except OSError:
+            pass
+    return sorted(set(found))
+
+
+def children() -> list[str]:
+    """This process's live children (pid and command), as /proc lists them."""
+    out = []
+    for p in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (p / "stat").read_text()
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[-1].split()[1] == str(os.getpid()):
+            out.append(f"{p.name} {stat[stat.index('(') + 1:stat.rindex(')')]}")
+    return sorted(out)
 
 
 @step
@@ -89,35 +193,33 @@ def tools():
 
 
 @step
+def served():
+    """The namespace backed by `ssdlab serve`: its purge (the controller's Format, which
+    reaches the served drive as zero requests that may unmap) and a short write through
+    the guest's NVMe driver and fio with direct I/O."""
+    if not os.path.exists(N3):
+        return {"absent": True}
+    return {"run": ssdlab("run", "fill", "--drive", N3, "--destroy-data", N3, "--db", str(LOCAL / "served.sqlite"),
+                          "--json", timeout=600),
+            "queue": {k: Path(f"/sys/block/nvme0n3/queue/{k}").read_text().strip()
+                      for k in ("max_hw_sectors_kb", "nr_requests", "discard_max_bytes",
+                                "write_zeroes_max_bytes")}}
+
+
+@step
 def identity():
-    from ssdlab.targets.fio import FioTarget
+    from ssdlab.targets import open_target
 
     out = {}
     for dev in (N1, N2):
-        with FioTarget(dev) as t:
+        with open_target(dev) as t:
             ident = t.identify()
             out[dev] = {"identity": {"kind": ident.kind, "model": ident.model, "serial": ident.serial,
                                      "firmware": ident.firmware, "capacity": ident.capacity,
                                      "extra": ident.extra},
                         "telemetry_tool": t.telemetry.tool, "telemetry": t.telemetry.read(),
-                        "purge_plan": t._purge_plan().method}
+                        "purge_plan": t.where.purge_plan().method}
     return out
-
-
-N3 = "/dev/nvme0n3"
-
-
-@step
-def served_fill():
-    """The fill on the namespace backed by `ssdlab serve` (a simulated drive), through the
-    guest's NVMe driver and fio's io_uring/libaio engine with direct I/O."""
-    if not os.path.exists(N3):
-        return {"absent": True}
-    return {"run": ssdlab("run", "fill", "--drive", N3, "--destroy-data", N3, "--db", str(LOCAL / "served.sqlite"),
-                          "--json", timeout=1800),
-            "queue": {k: Path(f"/sys/block/nvme0n3/queue/{k}").read_text().strip()
-                      for k in ("max_sectors_kb", "max_hw_sectors_kb", "nr_requests", "discard_max_bytes",
-                                "write_zeroes_max_bytes")}}
 
 
 @step
@@ -128,55 +230,84 @@ def refusals():
     mnt.mkdir(exist_ok=True)
     part = N1 + "p1"
     out = {"partition_table": ssdlab("run", "fill", "--drive", N1, "--db", str(DB))}
-    out.update(mkfs=sh("mkfs.ext4", "-q", "-F", part), mount=sh("mount", part, str(mnt)))
-    out["mounted"] = ssdlab("run", "fill", "--drive", part, "--destroy-data", part, "--db", str(DB))
-    out["disk_of_mounted"] = ssdlab("run", "fill", "--drive", N1, "--destroy-data", N1, "--db", str(DB))
-    sh("umount", str(mnt))
-    holder = subprocess.Popen([sys.executable, "-c", "import os,sys,time; fd=os.open(sys.argv[1], "
-                               "os.O_RDONLY|os.O_EXCL); print('held', flush=True); time.sleep(600)", N2],
-                              stdout=subprocess.PIPE, text=True)
+    out.update(mkfs=sh("mkfs.ext4", "-q", "-F", "-E", "nodiscard", part), mount=sh("mount", part, str(mnt)))
     try:
-        assert holder.stdout.readline().strip() == "held"
+        out["mounted"] = ssdlab("run", "fill", "--drive", part, "--destroy-data", part, "--db", str(DB))
+        out["disk_of_mounted"] = ssdlab("run", "fill", "--drive", N1, "--destroy-data", N1, "--db", str(DB))
+    finally:
+        sh("umount", str(mnt))
+    r, w = os.pipe()
+    holder = os.fork()
+    if holder == 0:  # another process holding n2 open exclusively, as a mounted filesystem would
+        try:
+            os.open(N2, os.O_RDONLY | os.O_EXCL)
+            os.write(w, b"held")
+            time.sleep(600)
+        finally:
+            os._exit(0)
+    try:
+        out["holder_ready"] = os.read(r, 4).decode()
         out["in_use"] = ssdlab("run", "fill", "--drive", N2, "--destroy-data", N2, "--db", str(DB))
     finally:
-        holder.kill()
-        holder.wait()
+        os.kill(holder, signal.SIGKILL)
+        os.waitpid(holder, 0)
     return out
 
 
 @step
 def fill():
-    """The fill on the 4 KiB namespace: purge by the controller's route, telemetry stored."""
-    return {"run": ssdlab("run", "fill", "--drive", N2, "--destroy-data", N2, "--db", str(DB), "--json")}
+    """The fill on the 4 KiB namespace: purge by the controller's route, telemetry stored;
+    then the namespace's LBA format as the controller reports it after its Format."""
+    run = ssdlab("run", "fill", "--drive", N2, "--destroy-data", N2, "--db", str(DB), "--json")
+    return {"run": run, "id_ns2_after": sh("nvme", "id-ns", N2, "-o", "json")}
 
 
 @step
-def review():
-    rep = OUT / "report"
-    return {"run": ssdlab("review", "--drive", N2, "--destroy-data", N2, "--db", str(DB), "-o", str(rep),
-                          "--repeat", "1", "--seconds", "2", "--interval", "0", "--json", timeout=1800),
-            "files": sorted(p.name for p in rep.iterdir()) if rep.is_dir() else []}
+def consistency():
+    """A short consistency run (purge, fill, then seconds of 4 KiB random writes)."""
+    return {"run": ssdlab("run", "consistency", "--drive", N2, "--destroy-data", N2, "--db", str(DB),
+                          "--seconds", "6", "--json")}
+
+
+def _checkpointed(db: Path) -> bool:
+    """Has the run stored its random phase's checkpoint (a `partial` row) yet?"""
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+            return bool(c.execute("SELECT 1 FROM phases WHERE name='random' AND status='partial'").fetchall())
+    except sqlite3.Error:  # not created yet
+        return False
 
 
 def _interrupt(sig: int) -> dict:
+    """A consistency run signalled in its random-write phase (after the purge and the fill:
+    phases it finished): SIGINT two seconds into it, SIGKILL once the runner has stored a
+    checkpoint of it (what a kill keeps)."""
     db = LOCAL / f"sig{sig}.sqlite"
-    p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "run", "fill", "--drive", N2,
-                          "--destroy-data", N2, "--db", str(db)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # the fill itself writing (after the purge), then a second of samples stored
-    deadline = time.monotonic() + 600
     base = sectors_written(N2)
-    while sectors_written(N2) - base < 2 * 2**20 // 512 * 8 and p.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(3)
-    p.send_signal(sig)
-    out, err = p.communicate(timeout=300)
-    time.sleep(1)
-    fio_left = sh("sh", "-c", "ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c nvme0n2 || true")["stdout"].strip()
+    cmd = Command("run", "consistency", "--drive", N2, "--destroy-data", N2, "--db", str(db),
+                  "--seconds", "600")
+
+    def wait(until, timeout: float) -> float:
+        t0 = time.monotonic()
+        while not until() and time.monotonic() - t0 < timeout:
+            if os.waitpid(cmd.pid, os.WNOHANG)[0]:
+                raise RuntimeError(f"the run ended before it could be interrupted: {cmd.err.read_text()[-2000:]}")
+            time.sleep(0.1)
+        return time.monotonic() - t0
+
+    # the fill writes the namespace once; sectors past that are the random phase's
+    wait(lambda: sectors_written(N2) - base > NS_SECTORS, 300)
+    if sig == signal.SIGINT:
+        cut_s = 2.0
+        time.sleep(cut_s)
+    else:  # seconds from the random phase's first writes to its first checkpoint
+        cut_s = wait(lambda: _checkpointed(db), 120)
+    os.kill(cmd.pid, sig)
+    res = cmd.wait(300)
+    time.sleep(1)  # the kernel delivers fio's SIGTERM (its parent died) and closes its fds
     # read in the guest: a killed run reads as stale only where its process lived
-    listed = ssdlab("results", "list", "--db", str(db), "--json")
-    return {"rc": p.returncode, "stdout": out[-4000:], "stderr": err[-4000:], "db": str(OUT / db.name),
-            "fds_on_device_after": fio_left, "list": listed}
+    return {**res, "db": str(OUT / db.name), "holders_after": holds(N2), "cut_s": cut_s,
+            "list": ssdlab("results", "list", "--db", str(db), "--json")}
 
 
 @step
@@ -189,5 +320,12 @@ def sigkill():
     return _interrupt(signal.SIGKILL)
 
 
-steps["done"] = {"ok": True}
+import threading  # noqa: E402
+
+steps["kernel"] = {"ok": True, "nvme": [x for x in sh("dmesg")["stdout"].splitlines() if "nvme" in x][-60:]}
+steps["done"] = {"ok": True, "wall_s": time.monotonic() - T0,
+                 "threads": [t.name for t in threading.enumerate() if t is not threading.main_thread()],
+                 "children": children()}
 save()
+sys.stdout.flush()
+os._exit(0)  # nothing left behind can hold the VM up (the steps above say what was)

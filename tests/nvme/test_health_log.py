@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab.targets import identity, purge
+from ssdlab.targets.fio import identity
+from ssdlab.targets.guard import purge
 
 DATA = Path(__file__).parents[1] / "data" / "nvme"
 

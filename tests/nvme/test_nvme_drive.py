@@ -11,7 +11,7 @@ import os
 import pytest
 
 from ssdlab import phase as P
-from ssdlab.targets.fio import FioTarget
+from ssdlab.targets import open_target
 
 DEV = os.environ.get("SSDLAB_TEST_NVME")
 pytestmark = pytest.mark.realdev
@@ -21,7 +21,7 @@ if not DEV:
 
 
 def test_identity_telemetry_purge_plan_and_a_read_phase():
-    with FioTarget(DEV) as t:
+    with open_target(DEV) as t:
         ident = t.identify()
         assert ident.kind == "block" and ident.extra["kind"] == "nvme" and ident.capacity > 0
         assert ident.model and ident.serial and ident.firmware

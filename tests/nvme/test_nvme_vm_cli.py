@@ -33,3 +33,41 @@ def test_namespaces_in_order_with_their_lba_size():
     assert "file=nbd+unix:///?socket=/x/d.sock,if=none,id=ns2,format=raw,discard=unmap" in q
     with pytest.raises(ValueError, match="512 or 4096"):
         nvme_vm.Namespace("/x/a.img", 1024)
+
+
+@pytest.mark.parametrize("modules, kvm, want", [
+    (["kvm", "kvm_amd"], True, ("kvm", "")),
+    (["kvm", "kvm_intel"], True, ("kvm", "")),
+    (["kvm", "kvm_pvm"], True, ("tcg", "PVM")),  # boots only PVM guest kernels
+    (["kvm"], False, ("tcg", "no ")),
+])
+def test_kvm_where_it_boots_the_guest_else_emulation(tmp_path, monkeypatch, modules, kvm, want):
+    for m in modules:
+        (tmp_path / "module" / m).mkdir(parents=True)
+    dev = tmp_path / "kvm"
+    if kvm:
+        dev.touch()
+    monkeypatch.setattr(nvme_vm, "MODULES", tmp_path / "module")
+    monkeypatch.setattr(nvme_vm, "KVM", str(dev))
+    monkeypatch.delenv("SSDLAB_NVME_VM_ACCEL", raising=False)
+    acc, why = nvme_vm.accel()
+    assert acc == want[0] and want[1] in why and (why == "") == (acc == "kvm")
+    monkeypatch.setenv("SSDLAB_NVME_VM_ACCEL", "tcg")
+    assert nvme_vm.accel() == ("tcg", "")
+
+
+def test_only_missing_qemu_stops_the_vm(monkeypatch):
+    """Without KVM the VM still boots (emulated); without QEMU it cannot, and says which
+    package gives it."""
+    monkeypatch.setattr(nvme_vm.shutil, "which", lambda name: None if name == "qemu-system-x86_64" else "/x")
+    why = nvme_vm.why_not()
+    assert why is not None and "qemu-system-x86" in why and "sysdeps" in why
+
+
+def test_an_emulated_guest_waits_for_its_controller_as_long_as_emulation_needs(monkeypatch):
+    monkeypatch.setattr(nvme_vm, "kernel_image", lambda: "/boot/vmlinuz-x")
+    ns = [nvme_vm.Namespace("/x/a.img", 4096)]
+    tcg = nvme_vm.command(ns, "true", acc="tcg")
+    assert "--disable-kvm" in tcg and f"nvme_core.io_timeout={nvme_vm.EMULATED_TIMEOUT_S}" in tcg
+    assert nvme_vm.EMULATED_TIMEOUT_S >= 300  # a command may take minutes under emulation
+    assert not any("nvme_core" in x for x in nvme_vm.command(ns, "true", acc="kvm"))

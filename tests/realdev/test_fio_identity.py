@@ -8,8 +8,9 @@ import os
 import numpy as np
 import pytest
 
-from ssdlab.targets import identity, purge, safety
-from ssdlab.targets.fio import _attach_temps
+from ssdlab.targets.fio import identity
+from ssdlab.targets.guard import purge, safety
+from ssdlab.targets.fio.target import _attach_temps
 
 # smartctl 7.x `-j -A` shapes (trimmed to the fields ssdlab reads)
 NVME = {"device": {"name": "/dev/nvme0n1", "type": "nvme", "protocol": "NVMe"},
@@ -141,9 +142,9 @@ def test_file_marked_ours_needs_no_flag(tmp_path):
     safety.mark_ours(str(f))
     assert safety.is_ours(str(f)), "the test directory's filesystem has no user xattrs"
     safety.check_file_write(str(f), None)
-    if os.geteuid() == 0:  # marked, but another user's file: not ours
+    if os.geteuid() == 0:  # marked, but another user's file: not ours, and not written at all
         os.chown(f, 65534, 65534)
-        with pytest.raises(safety.UnsafeTarget, match="--destroy-data"):
+        with pytest.raises(safety.UnsafeTarget, match="belongs to uid 65534, another user"):
             safety.check_file_write(str(f), None)
 
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from ssdlab.targets import locks, safety
+from ssdlab.targets.guard import locks, safety
 
 
 @pytest.fixture
@@ -28,10 +28,10 @@ def test_lock_is_exclusive_across_processes(lockdir):
         with pytest.raises(safety.DeviceLocked, match="this run already uses it"):
             locks.DeviceLock("dev:7:99", "/dev/loop99").acquire()
         # another process
-        code = ("import sys; sys.path.insert(0, sys.argv[1]); from ssdlab.targets import locks; "
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); from ssdlab.targets.guard import locks; "
                 "locks.lock_dir = lambda: locks._private_dir(__import__('pathlib').Path(sys.argv[2])); "
                 "locks.DeviceLock('dev:7:99', '/dev/loop99').acquire()")
-        r = subprocess.run([sys.executable, "-c", code, os.path.dirname(locks.__file__) + "/../..",
+        r = subprocess.run([sys.executable, "-c", code, os.path.dirname(locks.__file__) + "/../../..",
                             str(lockdir)], capture_output=True, text=True, timeout=60)
         assert r.returncode != 0 and f"another ssdlab run (pid {os.getpid()})" in r.stderr
     finally:
@@ -79,21 +79,21 @@ def test_root_locks_live_in_run_ssdlab():
 def test_file_target_never_follows_a_symlink_planted_after_its_check(lockdir, tmp_path, monkeypatch):
     """The file is created (O_EXCL) or opened (O_NOFOLLOW) by ssdlab itself: a symlink
     that appears between the check and the open is refused, its target untouched."""
-    from ssdlab.targets.fio import FioTarget
+    from ssdlab.targets import open_target
 
     victim = tmp_path / "victim"
     victim.write_text("IMPORTANT")
     path = tmp_path / "t.bin"
     real_check = safety.check_file_write
 
-    def check_then_plant(p, dd):
-        r = real_check(p, dd)
+    def check_then_plant(p, dd, name=None):
+        r = real_check(p, dd, name)
         if not os.path.lexists(path):
             path.symlink_to(victim)  # someone is quicker than us
         return r
 
     monkeypatch.setattr(safety, "check_file_write", check_then_plant)
-    with FioTarget(f"file:{path}:1M") as t:
-        with pytest.raises(safety.UnsafeTarget, match="cannot open .* safely"):
+    with open_target(f"file:{path}:1M") as t:
+        with pytest.raises(safety.UnsafeTarget, match="changed into a symlink"):
             t.allow_writes()
     assert victim.read_text() == "IMPORTANT" and os.path.islink(path)

@@ -1,8 +1,10 @@
 """Every PTS test through fio on a loop device, shortened (`ssdlab pts --quick
 --round-seconds 0.1`): the same phases as on a simulated drive, every round stored, the
-duration announced before the first write, the report written. The two matrix tests (IOPS:
-49 steps a round, DIRTH: 36) run one round; the others two, so that round bookkeeping is
-checked through fio too."""
+duration announced before the first write, the report written with what only the target
+knows (fio's version, the purge it used, the write cache as the kernel reports it). A
+loop device has 512-byte logical blocks, so IOPS and Latency run their 0.5 KiB steps.
+The two matrix tests (IOPS: 56 steps a round, DIRTH: 49 and its three histogram points)
+run one round; the others two, so that round bookkeeping is checked through fio too."""
 
 from __future__ import annotations
 
@@ -46,8 +48,22 @@ def test_each_pts_test_quick_on_a_loop_device(test, loops, tmp_path):  # noqa: F
     if "tracking_by_round" in m:  # a test of rounds: every round stored, whole
         assert m["rounds"] == rounds
         assert {n.split("/")[0] for n in names if n.startswith("r0")} == {f"r0{i}" for i in range(1, rounds + 1)}
+    if test in ("iops", "latency"):  # the loop device's 512-byte blocks: 0.5 KiB steps ran
+        assert m["conditions"]["small_blocks"].startswith("run")
+        assert "r01/rw0_bs512b" in names
     html = (out / "report.html").read_text()
     assert f'id="table-pts-{test}-{run["run_id"]}-0-conditions"' in html
+    from ssdlab.methodology.pts import PTS_TESTS as T
+    from ssdlab.report import from_store
+
+    s = Store(db)
+    head = T[f"pts-{test}"].figures(from_store(s, [run["run_id"]]))[0]
+    s.close()
+    rows = {r[0]: str(r[1]) for r in head.rows}
+    assert rows["fio"].startswith("fio-") and rows["logical block"] == "512 bytes"
+    assert rows["purge"] not in ("not recorded", "no purge phase stored")
+    assert "measured: enabled" in rows["write cache"] or "measured: disabled" in rows["write cache"]
+    assert rows["operating system"].startswith("Linux")
     assert list(out.glob("*.png"))
 
 

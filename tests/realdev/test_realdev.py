@@ -19,8 +19,9 @@ from clirun import cli as _cli
 from loopdevs import MIB, REASON, SIZE, allocated, loops, sh  # noqa: F401  (loops: a fixture)
 from loopdevs import wait_for_new_writes
 from ssdlab import phase as P
-from ssdlab.targets import Interrupted, open_target, safety
-from ssdlab.targets.fio import FioTarget
+from ssdlab.targets import Interrupted, open_target
+from ssdlab.targets.guard import safety
+from ssdlab.targets import open_target
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,7 +33,7 @@ if REASON:
 def test_fill_and_consistency_through_the_target(loops):
     dev, backing = loops.make()
     samples = []
-    with FioTarget(dev, destroy_data=dev) as t:
+    with open_target(dev, destroy_data=dev) as t:
         ident = t.identify()
         assert ident.kind == "block" and ident.capacity == SIZE
         assert ident.extra["name"].startswith("loop") and ident.extra["discard"]
@@ -61,7 +62,7 @@ def test_fill_and_consistency_through_the_target(loops):
 
 def test_trim_punches_holes_in_the_backing_file(loops):
     dev, backing = loops.make()
-    with FioTarget(dev, destroy_data=dev) as t:
+    with open_target(dev, destroy_data=dev) as t:
         t.run(P.seq_write("fill", stop_bytes=SIZE))
         full = allocated(backing)
         assert full >= SIZE * 0.95
@@ -76,7 +77,7 @@ def test_trim_punches_holes_in_the_backing_file(loops):
 def test_read_only_phase_needs_no_flag_and_writes_nothing(loops):
     dev, _ = loops.make()
     sh("mkfs.ext4", "-q", "-F", dev)
-    with FioTarget(dev) as t:
+    with open_target(dev) as t:
         r = t.run(P.seq_read("read", stop_bytes=16 * MIB))
         assert r.totals["read_bytes"] == 16 * MIB and r.totals["write_bytes"] == 0
         with pytest.raises(safety.UnsafeTarget, match="ext4"):
@@ -91,14 +92,14 @@ def test_mounted_ext4_refused_even_with_the_flag(loops):
     for dd in (None, dev):
         with pytest.raises(safety.UnsafeTarget, match="mounted"):
             safety.check_block_write(dev, dd)
-        with FioTarget(dev, destroy_data=dd) as t:
+        with open_target(dev, destroy_data=dd) as t:
             with pytest.raises(safety.UnsafeTarget, match="unmount it first"):
                 t.run(P.seq_write("w", stop_bytes=MIB))
     # unmounted: the filesystem still needs the flag, and the flag is then enough
     sh("umount", str(loops.mounts.pop()))
     with pytest.raises(safety.UnsafeTarget, match="--destroy-data=" + dev):
         safety.check_block_write(dev, None)
-    with FioTarget(dev, destroy_data=dev) as t:
+    with open_target(dev, destroy_data=dev) as t:
         assert t.run(P.seq_write("w", stop_bytes=4 * MIB)).totals["write_bytes"] == 4 * MIB
 
 
@@ -106,7 +107,7 @@ def test_partition_table_refused_without_the_flag(loops):
     dev, _ = loops.make()
     sh("sfdisk", "-q", dev, input="label: gpt\n,64M\n", check=False)
     assert "gpt" in sh("blkid", "-p", "-o", "export", dev, check=False).stdout.lower()
-    with FioTarget(dev) as t:
+    with open_target(dev) as t:
         with pytest.raises(safety.UnsafeTarget, match="gpt"):
             t.run(P.purge())
     other, _ = loops.make()
@@ -117,7 +118,7 @@ def test_partition_table_refused_without_the_flag(loops):
         safety.check_block_write(other, dev)
     safety.check_block_write(dev, f"{other},{dev}")  # several drives in one run
     safety.check_block_write(other, f"{other},{dev}")
-    with FioTarget(dev, destroy_data=dev) as t:
+    with open_target(dev, destroy_data=dev) as t:
         assert t.run(P.purge()).purge_method == "blkdiscard"  # type: ignore[attr-defined]
         t.run(P.seq_write("w", stop_bytes=4 * MIB))
 
@@ -139,17 +140,17 @@ def test_one_run_at_a_time_per_device(loops, tmp_path):
     sh("mkfs.ext4", "-q", "-F", dev)
     mnt = tmp_path / "m"
     mnt.mkdir()
-    with FioTarget(dev, destroy_data=dev) as t:
+    with open_target(dev, destroy_data=dev) as t:
         # write past the filesystem's primary superblock: the ext4 stays mountable
         t.run(P.seq_write("w", offset=128 * MIB, length=MIB, stop_bytes=MIB))
         with pytest.raises(safety.DeviceLocked, match="this run already uses it"):
-            FioTarget(dev)
+            open_target(dev)
         # while we own it, the kernel refuses a mount (we hold the device exclusively)
         r = sh("mount", dev, str(mnt), check=False)
         if r.returncode == 0:
             loops.mounts.append(mnt)
         assert r.returncode != 0 and "busy" in r.stderr.lower(), r.stderr
-    with FioTarget(dev):  # released
+    with open_target(dev):  # released
         pass
     loops.mount(dev)  # and mountable again
 
@@ -163,7 +164,7 @@ def test_ctrl_c_stops_fio_and_keeps_the_partial_result(loops):
         if len(seen) == 2:
             raise KeyboardInterrupt
 
-    with FioTarget(dev, destroy_data=dev) as t:
+    with open_target(dev, destroy_data=dev) as t:
         t0 = time.monotonic()
         with pytest.raises(Interrupted) as ei:
             t.run(P.rand_io("random", 0, stop_seconds=30), on_sample)
@@ -296,7 +297,7 @@ def test_working_set_without_precondition_only_reads(loops, tmp_path):
     if why:
         pytest.skip(why)
     dev, backing = loops.make()
-    with FioTarget(dev, destroy_data=dev) as t:  # fill it, as a previous run would have
+    with open_target(dev, destroy_data=dev) as t:  # fill it, as a previous run would have
         t.run(P.seq_write("fill", stop_bytes=SIZE))
     sh("mkfs.ext4", "-q", "-F", "-E", "nodiscard", dev)  # and put data on it
     before = _sha(backing)

@@ -22,8 +22,9 @@ import dbpoll
 from loopdevs import MIB, REASON, loops, sh  # noqa: F401  (loops: a fixture)
 from loopdevs import wait_for_new_writes
 from ssdlab import phase as P
-from ssdlab.targets import safety
-from ssdlab.targets.fio import FioFailed, FioTarget
+from ssdlab.targets.guard import safety
+from ssdlab.targets import open_target
+from ssdlab.targets.fio.target import FioFailed
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.realdev
@@ -148,7 +149,7 @@ def test_read_only_device_is_refused_before_the_run(loops, tmp_path):
     one_line_error(r, "read-only")
     assert json.loads(cli("results", "list", "--db", str(db), "--json").stdout) == []
     # reading it is fine
-    with FioTarget(dev) as t:
+    with open_target(dev) as t:
         assert t.run(P.seq_read("r", stop_bytes=4 * MIB)).totals["read_bytes"] == 4 * MIB
     r = cli("run", "fill", "--drive", dev, "--drive", dev, "--destroy-data", dev, "--plan")
     one_line_error(r, "the same drive")
@@ -280,6 +281,38 @@ def test_a_torn_final_report_is_an_error(tmp_path, monkeypatch, how, slow, cut):
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("SSDLAB_FIO", str(fake))
     monkeypatch.setenv("SSDLAB_FIO_ENGINE", "libaio")
-    with FioTarget(f"file:{tmp_path}/t.bin:64M") as t:
+    with open_target(f"file:{tmp_path}/t.bin:64M") as t:
         with pytest.raises(FioFailed, match="incomplete|moved .* of its"):
             t.run(P.seq_write("w", stop_bytes=64 * MIB, block_size=4096, queue_depth=1))
+
+
+# ---- one file under several names: loop devices over the same image, and the image itself ----
+def test_a_loop_device_whose_file_another_loop_device_uses_is_refused(loops, tmp_path):
+    dev, img = loops.make()
+    alias = sh("losetup", "--find", "--show", str(img)).stdout.strip()  # the same file, again
+    loops.devs.insert(0, alias)
+    safety.check_block_write(dev, dev)  # an alias nobody uses is no reason to refuse
+    sh("mkfs.ext4", "-q", "-F", alias)
+    mnt = loops.mount(alias)
+    with pytest.raises(safety.UnsafeTarget, match=f"{alias} is set up on the same file and is mounted"):
+        safety.check_block_write(dev, dev)
+    r = cli("run", "fill", "--drive", dev, "--destroy-data", dev, "--plan")
+    assert "# safety: a run would be REFUSED" in r.stdout and alias in r.stdout, r.stdout
+    r = cli("run", "fill", "--drive", dev, "--destroy-data", dev, "--db", str(tmp_path / "r.sqlite"))
+    one_line_error(r, alias, "same file")
+    sh("umount", str(mnt))
+    loops.mounts.remove(mnt)
+    loops.hold_exclusive(dev)  # dev under test (its O_EXCL claim): its alias is not written meanwhile
+    with pytest.raises(safety.UnsafeTarget, match=f"{dev} is set up on the same file and is held exclusively"):
+        safety.check_block_write(alias, alias)
+
+
+def test_the_image_of_a_loop_device_is_not_a_file_target(loops, tmp_path):
+    dev, img = loops.make()
+    before = sha(img)
+    hard = tmp_path / "other-name.img"
+    os.link(img, hard)  # the same inode by another name
+    for f in (img, hard):
+        r = cli("run", "fill", "--drive", f"file:{f}:1M", "--destroy-data", str(f), "--db", str(tmp_path / "r.sqlite"))
+        one_line_error(r, f"loop device {dev} is set up on it")
+    assert sha(img) == before

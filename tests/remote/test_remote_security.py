@@ -60,6 +60,7 @@ def run(*cmd: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 
 def test_nobody_and_another_network_can_neither_run_a_command_nor_write(sshhost, loops, tmp_path):
     dev, _ = loops.make(SIZE)
+    sshhost.allow(dev)
     victim, victim_file = loops.make(SIZE)  # another drive of the host, never named by the run
     before = os.urandom(1 << 20)
     with open(victim_file, "r+b") as fh:
@@ -113,14 +114,54 @@ def test_nobody_and_another_network_can_neither_run_a_command_nor_write(sshhost,
 
 
 def test_a_key_restricted_to_the_agent_runs_tests_and_nothing_else(sshhost, loops, tmp_path):
-    """authorized_keys `restrict,command="ssdlab agent"` (docs/real-drives.md "Security
-    model"): sshd runs the agent whatever is asked, so the key can run tests only."""
+    """authorized_keys `restrict,command="ssdlab agent --drives /dev/X"` (docs/real-drives.md
+    "Security model"): sshd runs the agent whatever is asked, and the agent tests the
+    drives its command line lists and nothing else, whatever the client consents to."""
     dev, _ = loops.make(SIZE)
+    other, other_file = loops.make(SIZE)
+    sshhost.restrict_agent(f"--drives {dev}")
+    env = sshhost.env(SSDLAB_REMOTE_COMMAND="ignored")
     spec = f"lab1-agent-only:{dev}"
-    r = clirun.cli("run", "fill", "--drive", spec, "--destroy-data", spec, "--db", str(tmp_path / "r.db"),
-                   env=sshhost.env(SSDLAB_REMOTE_COMMAND="ignored"))
+    r = clirun.cli("run", "fill", "--drive", spec, "--destroy-data", spec, "--db", str(tmp_path / "r.db"), env=env)
     assert r.returncode == 0, r.stderr
+    spec = f"lab1-agent-only:{other}"  # consent given here, but not the host's
+    r = clirun.cli("run", "fill", "--drive", spec, "--destroy-data", spec, "--db", str(tmp_path / "r.db"), env=env)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert f"refusing {spec}: this host's ssdlab agent may not test it (not in --drives)" in r.stderr
+    f = tmp_path / "over-ssh.bin"  # a file target is a drive like any other: not listed, refused
+    spec = f"lab1-agent-only:{f}:64M"
+    r = clirun.cli("run", "fill", "--drive", spec, "--destroy-data", spec, "--db", str(tmp_path / "r.db"), env=env)
+    assert r.returncode == 2 and "may not test it" in r.stderr and not f.exists(), r.stderr
+    assert os.stat(other_file).st_blocks == 0
     mark = tmp_path / "ran"
     r = subprocess.run(["ssh", "-F", str(sshhost.config), "-o", "BatchMode=yes", "lab1-agent-only",
                         f"touch {mark}"], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
     assert not mark.exists()  # the agent ran instead, found no request and exited
+
+
+def test_the_restricted_keys_holder_writing_its_own_requests_reaches_only_the_listed_drive(sshhost, loops, tmp_path):
+    """The holder of the restricted key speaks the protocol itself (no ssdlab client, no
+    --destroy-data check on its side): a file anywhere, another drive of the host, with any
+    consent it likes, are refused by the agent and stay as they were."""
+    dev, _ = loops.make(SIZE)
+    other, other_file = loops.make(SIZE)
+    sshhost.restrict_agent(f"--drives {dev}")
+    planted = tmp_path / "planted"
+    planted.write_bytes(os.urandom(64 << 10))
+    before = planted.read_bytes()
+    cron = tmp_path / "cron.d"
+    cron.mkdir()
+    write = {"op": "run", "phase": {"kind": "io", "read_pct": 0, "pattern": "seq", "block_size": 65536,
+                                    "stop_bytes": 65536}}
+    ssh = ["ssh", "-F", str(sshhost.config), "-o", "BatchMode=yes", "lab1-agent-only"]
+    for spec, consent in ((f"file:{planted}:64K", None), (f"file:{planted}:64K", f"file:{planted}:64K"),
+                          (f"file:{cron}/job:64K", str(cron / "job")), (other, other), ("/dev/../dev/" + other[5:], other)):
+        answers, r = clirun.converse(ssh, [{"op": "hello", "proto": 1, "spec": spec},
+                                           {"op": "open", "spec": spec, "destroy_data": consent}, write])
+        assert answers[0]["type"] == answers[1]["type"] == "unsafe", (spec, answers, r.stderr)
+        assert answers[2] == {"error": "no drive is open on this connection", "type": "value"}
+    assert planted.read_bytes() == before and not list(cron.iterdir())
+    assert os.stat(other_file).st_blocks == 0
+    # the listed drive: the host's consent, whatever the client says
+    answers, r = clirun.converse(ssh, [{"op": "open", "spec": dev, "destroy_data": None}, write])
+    assert any("result" in a for a in answers), (answers, r.stderr)  # its close may race the end of input

@@ -16,9 +16,10 @@ import clirun
 import pytest
 from ssdlab import phase as P
 from ssdlab.phase import PhaseResult
-from ssdlab.targets import is_real, is_remote, ssh
-from ssdlab.targets.remote import parse_remote
-from ssdlab.targets.remote_wire import PROTOCOL, result_doc, result_of
+from ssdlab.targets import parse_drive
+from ssdlab.targets.remote import ssh
+from ssdlab.targets.spec import looks_remote, parse_remote
+from ssdlab.targets.remote.wire import PROTOCOL, result_doc, result_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,17 +35,17 @@ ROOT = Path(__file__).resolve().parents[2]
      "/dev/disk/by-path/pci-0000:01:00.0-nvme-1", None, False),
 ])
 def test_remote_specs_parse(spec, user, host, port, path, size, v6):
-    assert is_remote(spec) and is_real(spec)
-    rs = parse_remote(spec)
+    rs = parse_drive(spec)
+    assert rs.remote and rs.real and rs.kind == "remote"
     assert (rs.user, rs.host, rs.port, rs.path, rs.size, rs.ipv6) == (user, host, port, path, size, v6)
-    assert rs.agent_spec == (f"file:{path}:{size}" if size else path)
+    assert rs.local_text == (f"file:{path}:{size}" if size else path)
 
 
 @pytest.mark.parametrize("spec", ["/dev/sdb", "file:/tmp/x.bin:1G", "nbd:/tmp/s.sock", "sim:tlc-256",
                                   "profiles/x.toml", "h1:dev/sdb", "h_1:/dev/sdb", "-oProxyCommand=x:/dev/sdb",
                                   "-lroot@h1:/dev/sdb"])
 def test_local_specs_are_not_remote(spec):
-    assert not is_remote(spec)
+    assert not looks_remote(spec)
 
 
 @pytest.mark.parametrize("spec,why", [("h1:0:/dev/x", "port"), ("h1:70000:/dev/x", "port"),
@@ -90,9 +91,9 @@ def test_results_cross_the_wire_whole():
 
 
 def _agent(*lines: dict, timeout: float = 120) -> list[dict]:
-    """`ssdlab agent` on pipes, as ssh would start it: each request and its answer, then
-    end of input (which ends it)."""
-    p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "agent"], stdin=subprocess.PIPE,
+    """`ssdlab agent --drives /dev/null` on pipes, as ssh would start it: each request and
+    its answer, then end of input (which ends it)."""
+    p = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "agent", "--drives", "/dev/null"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, text=True,
                          env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
     got = []

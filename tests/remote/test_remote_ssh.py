@@ -16,7 +16,7 @@ import clirun
 import pytest
 from loopdevs import REASON, loops, sectors_written, sh, wait_for_new_writes  # noqa: F401  (loops: a fixture)
 from ssdlab.store import Store
-from ssdlab.targets.purge import CODES
+from ssdlab.targets.guard.purge import CODES
 from sshhosts import ROOT, sshhost  # noqa: F401  (a fixture)
 
 pytestmark = [pytest.mark.realdev, pytest.mark.skipif(bool(REASON), reason=REASON or "")]
@@ -81,6 +81,7 @@ def wait_unused(dev: str, timeout: float = 60) -> None:
 
 def test_fill_over_ssh_stores_the_run_and_consent_names_the_remote_drive(sshhost, loops, tmp_path):
     dev, backing = loops.make(SIZE)
+    sshhost.allow(dev)
     spec, db = f"lab1:{dev}", tmp_path / "r.db"
     msg = one_line(cli(sshhost, "run", "fill", "--drive", spec, "--db", str(db)))
     assert f"--destroy-data={spec}" in msg
@@ -109,11 +110,13 @@ def test_refusals_on_the_drive_host_come_back_as_one_line(sshhost, loops, tmp_pa
     mounted, _ = loops.make(SIZE)
     sh("mkfs.ext4", "-q", "-F", mounted)
     loops.mount(mounted)
+    sshhost.allow(mounted)
     spec = f"lab1:{mounted}"
     msg = one_line(cli(sshhost, "run", "fill", "--drive", spec, "--destroy-data", spec, "--db", str(db)))
     assert msg.startswith(f"ssdlab: error: refusing {spec}: mounted") and "unmount it first" in msg
     held, _ = loops.make(SIZE)
     loops.hold_exclusive(held)
+    sshhost.allow(held)
     spec = f"lab1:{held}"
     msg = one_line(cli(sshhost, "run", "fill", "--drive", spec, "--destroy-data", spec, "--db", str(db)))
     assert f"refusing {spec}: it is in use" in msg
@@ -134,6 +137,7 @@ def test_refusals_on_the_drive_host_come_back_as_one_line(sshhost, loops, tmp_pa
 
 def test_a_killed_client_leaves_nothing_writing_on_the_drive_host(sshhost, loops, tmp_path):
     dev, _ = loops.make(SIZE)
+    sshhost.allow(dev)
     spec = f"lab1:{dev}"
     p = start(sshhost, "run", "consistency", "--seconds", "600", "--drive", spec, "--destroy-data", spec,
               "--db", str(tmp_path / "r.db"))
@@ -155,6 +159,7 @@ def test_a_killed_client_leaves_nothing_writing_on_the_drive_host(sshhost, loops
 
 def test_ctrl_c_keeps_the_partial_phase_and_a_dead_agent_is_one_line(sshhost, loops, tmp_path):
     dev, _ = loops.make(SIZE)
+    sshhost.allow(dev)
     spec, db = f"lab1:{dev}", tmp_path / "r.db"
     p = start(sshhost, "run", "consistency", "--seconds", "600", "--drive", spec, "--destroy-data", spec,
               "--db", str(db))
@@ -185,6 +190,7 @@ def test_ctrl_c_keeps_the_partial_phase_and_a_dead_agent_is_one_line(sshhost, lo
 def test_fleet_refuses_one_drive_by_two_names_and_runs_two_drives_at_once(sshhost, loops, tmp_path):
     a, _ = loops.make(SIZE)
     b, _ = loops.make(SIZE)
+    sshhost.allow(a, b)
     db = tmp_path / "r.db"
     sa = f"lab1:{a}"
     for fleet, other in ((["--fleet"], f"root@[{sshhost.addr6}]:22:{a}"), ([], a)):  # by address; here
@@ -204,6 +210,7 @@ def test_fleet_refuses_one_drive_by_two_names_and_runs_two_drives_at_once(sshhos
 
 def test_file_target_and_plan_on_another_host(sshhost, tmp_path):
     f = tmp_path / "remote.bin"
+    sshhost.allow(f"file:{f}")
     spec, db = f"lab1:{f}:64M", tmp_path / "r.db"
     r = cli(sshhost, "run", "fill", "--drive", spec, "--destroy-data", spec, "--plan")
     assert r.returncode == 0 and "# safety: writing is allowed" in r.stdout, r.stderr

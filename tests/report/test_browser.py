@@ -4,6 +4,7 @@ consistency figure's drive and spare-area buttons and checks the plotted data ch
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from pathlib import Path
@@ -42,8 +43,10 @@ def report(tmp_path_factory) -> Path:
     return build_runs_report(demo_runs(), tmp_path_factory.mktemp("browser"), png=False)
 
 
-@pytest.fixture(scope="module")
-def page(report):
+@contextlib.contextmanager
+def browser_page(report: Path, ready: str = "() => window.Plotly"):
+    """The report open in chromium once `ready` holds; the page's `errors` (script errors,
+    console errors) and `remote` (requests that left the machine) are collected."""
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
                                      args=["--no-sandbox", "--disable-gpu",
@@ -56,10 +59,18 @@ def page(report):
         pg.on("request", lambda r: remote.append(r.url) if not r.url.startswith(
             ("file:", "data:", "blob:")) else None)
         pg.goto(report.as_uri())
-        pg.wait_for_function("() => window.ssdlabConsistency && window.Plotly")
+        pg.wait_for_function(ready)
         pg.errors, pg.remote = errors, remote
+        try:
+            yield pg
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="module")
+def page(report):
+    with browser_page(report, "() => window.ssdlabConsistency && window.Plotly") as pg:
         yield pg
-        browser.close()
 
 
 def _click(page, button_id: str, expect: dict) -> dict:

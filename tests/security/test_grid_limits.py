@@ -45,3 +45,19 @@ def test_grid_file_of_wrong_types_is_one_line(tmp_path: Path, text: str, words: 
     r = run_cli(*SWEEP, "--grid", str(tmp_path / "g.toml"), "--db", str(db), timeout=60)
     refused(r, *words)
     assert stored_runs(db) == 0
+
+
+def test_grid_file_that_is_no_file_is_one_line(tmp_path: Path) -> None:
+    """/dev/zero never ends and a FIFO waits for a writer: neither is read."""
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.toml"
+    big.write_text("# " + "x" * (1 << 20) + "\n")
+    db = tmp_path / "r.sqlite"
+    for f, words in (("/dev/zero", ["not a regular file"]), (str(fifo), ["not a regular file"]),
+                     (str(big), ["more than the 1048576"])):
+        r = run_cli(*SWEEP, "--grid", f, "--db", str(db), timeout=60)
+        refused(r, f"grid file {f}", *words)
+    assert stored_runs(db) == 0

@@ -81,6 +81,70 @@ def test_a_pending_file_is_imported_whole(tmp_path):
     assert run["drives"][0]["metrics"]["avg_mbps"] == 490.0
 
 
+def a_finished_run(store: Store) -> int:
+    """A complete run with a phase and a metric, as `ssdlab run` leaves it."""
+    rid = store.create_run("fill", {"seconds": 3})
+    rd = store.add_drive(rid, 0, "sim:sn520-128", {"kind": "sim", "model": "m", "capacity": 10**9})
+    res = PhaseResult(phase=Phase(kind="io", name="fill", stop_bytes=10**9), series={"mbps": np.array([500.0])},
+                      segments={}, latency={}, totals={"write_bytes": 10**9})
+    store.add_phase(rd, 1, res)
+    store.set_metrics(rd, {"avg_mbps": 500.0})
+    store.finish_drive(rd, "complete")
+    store.finish_run(rid, "complete")
+    return rid
+
+
+def forged(tmp_path: Path, store: Store, rid: int, token: str | None) -> Path:
+    """A pending file naming run `rid` by its id, test and creation second (what anyone who
+    can read the store knows), with `token`, saying the run failed with nothing measured."""
+    p = a_pending(tmp_path / "r.sqlite")
+    p.doc["run"].update(id=rid, test="fill", created=store.created(rid), token=token)
+    p.drive(0).update(run_drive_id=store.run(rid)["drives"][0]["id"], metrics={"avg_mbps": 0.0}, status="failed")
+    return p.save()
+
+
+def test_an_import_never_rewrites_a_finished_run(tmp_path):
+    store = Store(tmp_path / "into.sqlite")
+    rid = a_finished_run(store)
+    before = store.run(rid)
+    for token in (None, "0" * 32, store.token(rid)):
+        f = forged(tmp_path, store, rid, token)
+        new, n = import_file(store, f)
+        if token == store.token(rid):  # its own file (imported again): nothing to add, nothing changed
+            assert (new, n) == (rid, 0)
+        else:  # not the run's own file: a run of its own
+            assert new != rid and store.run(new)["status"] == "failed"
+        f.unlink()
+    assert store.run(rid) == before and store.run(rid)["drives"][0]["metrics"]["avg_mbps"] == 500.0
+
+
+def test_an_import_completes_the_run_it_belongs_to(tmp_path):
+    store = Store(tmp_path / "into.sqlite")
+    rid = store.create_run("fill", {"seconds": 3})  # its process lost the store, then ended
+    store.add_drive(rid, 0, "sim:sn520-128", {"kind": "sim", "model": "m", "capacity": 10**9})
+    f = forged(tmp_path, store, rid, store.token(rid))
+    assert import_file(store, f) == (rid, 1)
+    run = store.run(rid)
+    assert run["status"] == "failed" and run["drives"][0]["metrics"]["avg_mbps"] == 0.0
+    assert "token" not in run and store.token(rid) not in json.dumps(store.runs())  # never shown
+    assert len(store.runs()) == 1
+
+
+def test_import_reads_only_a_regular_file_of_bounded_size(tmp_path):
+    db = tmp_path / "into.sqlite"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for f, words in (("/dev/zero", "not a regular file"), (str(fifo), "not a regular file")):
+        t0 = time.monotonic()
+        r = cli("results", "import", f, "--db", str(db), check=False, timeout=60)
+        one_line_exit_2(r, f, words)
+        assert time.monotonic() - t0 < 30
+    big = tmp_path / "big.json"
+    with open(big, "wb") as fh:
+        fh.truncate(pending.MAX_BYTES + 1)  # sparse
+    one_line_exit_2(cli("results", "import", str(big), "--db", str(db), check=False, timeout=60), "more than")
+
+
 MALFORMED = [
     (lambda d: d.update(run=[1]), ["run: must be an object"]),  # was AttributeError
     (lambda d: d.pop("drives"), ["drives: must be an object"]),  # was KeyError
@@ -91,6 +155,8 @@ MALFORMED = [
     (lambda d: d["drives"]["0"]["phases"][0]["phase"].update(kind="dance"), ["phases[0].phase: not a valid phase"]),
     (lambda d: d["drives"]["0"].update(metrics={"m": 10**30}), ["drives.0.metrics.m: integer"]),
     (lambda d: d["run"].update(status="done"), ["run.status: must be one of"]),
+    (lambda d: d["drives"]["0"]["phases"][0].update(status="done"), ["phases[0].status: must be one of"]),
+    (lambda d: d["run"].update(token=["x"]), ["run.token: must be text"]),
 ]
 
 

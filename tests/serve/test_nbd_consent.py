@@ -21,7 +21,7 @@ from nbdserve import (
     one_line_exit_2,
     served,
 )
-from ssdlab.targets import nbd_uri
+from ssdlab.targets.fio import nbd_uri
 
 
 # one worker runs this module: `exports` (a module fixture) is made once

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from nbdserve import TINY, cli, nbdkit_export, needs_nbd, served, why_not
 from nbdserve import wait_for as _wait_for
-from ssdlab.serve import stats
+from ssdlab.served import stats
 
 SMALL = ["user_capacity_gb=2", "nand.channels=1", "nand.blocks_per_plane=88",
          "slc.dynamic_max_gb=0.5", "slc.dynamic_share=1.0"]

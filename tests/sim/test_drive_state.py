@@ -33,7 +33,7 @@ def same(a, b) -> bool:
 
 
 def test_tests_from_a_kept_fill_match_tests_from_a_fresh_fill():
-    jobs = [job_for("sim:tlc-256", SMALL, 42, t, OPTS) for t in ("consistency", "working-set", "trim")]
+    jobs = [job_for("sim:tlc-256", load_text("tlc-256"), SMALL, 42, t, OPTS) for t in ("consistency", "working-set", "trim")]
     groups = plan_groups(jobs)
     assert [g for g, _ in groups] == [[0, 1, 2]]  # all three begin with purge and the same fill
     # the fill, reached by all three (and with --seconds 2 the random writes that follow it
@@ -111,7 +111,7 @@ def test_a_test_that_leaves_a_kept_recipe_part_way_runs_it_again():
 
 
 def test_state_keys_follow_the_plan():
-    job = job_for("sim:tlc-256", SMALL, 42, "consistency", OPTS)
+    job = job_for("sim:tlc-256", load_text("tlc-256"), SMALL, 42, "consistency", OPTS)
     keys = state_keys(job)
     assert len(keys) == 3 and keys[0].recipe == keys[2].recipe[:1]
     assert _sim.Drive.describe(job.profile_text, list(SMALL))["user_bytes"] > 0

@@ -61,16 +61,22 @@ def test_repeated_signals_never_lose_the_partial_phase(tmp_path, gaps, sig):
                                                       ("random", "partial")]
 
 
-def test_killed_run_reads_as_stale(tmp_path):
+def test_killed_run_reads_as_stale_and_keeps_its_running_phase_checkpointed(tmp_path):
     db = tmp_path / "r.sqlite"
-    p = fake_cli(tmp_path, "run", "consistency", "--drive", "fake:a", "--seconds", "600", "--db", str(db))
+    p = fake_cli(tmp_path, "run", "consistency", "--drive", "fake:a", "--seconds", "600", "--db", str(db),
+                 CHECKPOINT_S="0.2")
     wait_ready(tmp_path, p)
+    time.sleep(1.0)  # samples every 0.05 s: a few checkpoints of the random phase
     p.kill()
     p.wait()
     store = Store(db, create=False)
     (run,) = store.runs()
     assert run["status"] == "stale" and run["pid"] == p.pid and run["host"]
     assert store.run(1)["status"] == "stale"
+    ph = store.phases(store.run(1)["drives"][0]["id"])
+    assert [(x["name"], x["status"]) for x in ph] == [("purge", "complete"), ("fill", "complete"),
+                                                      ("random", "partial")]
+    assert len(ph[2]["series"]["t_s"]) >= 4 and ph[2]["series"]["iops"].min() > 0
     # a run whose process lives (this one: the test's own) is `running`, as is one from
     # another host (nothing can be told about it)
     with store.tx() as c:

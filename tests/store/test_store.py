@@ -60,6 +60,24 @@ def test_roundtrip(store):
     assert [x["id"] for x in store.runs()] == [run]
 
 
+def test_a_phase_replaces_its_partial_checkpoint_never_a_complete_one(store):
+    import sqlite3
+
+    run = store.create_run("fill", {})
+    rd = store.add_drive(run, 0, "sim:x", Identity("sim", "X", 10**9))
+    store.add_phase(rd, 0, result(n=2), "partial")  # the running phase so far
+    store.add_phase(rd, 0, result(n=3), "partial")
+    (p,) = store.phases(rd)
+    assert p["status"] == "partial" and len(p["series"]["t_s"]) == 3
+    store.add_phase(rd, 0, result(n=5))
+    (p,) = store.phases(rd)
+    assert p["status"] == "complete" and len(p["series"]["t_s"]) == 5 and p["histogram"] is not None
+    n = store.db.execute("SELECT count(*) FROM series").fetchone()[0]
+    assert n == len(result().series) + len(result().segments)  # the checkpoints' series are gone
+    with pytest.raises(sqlite3.IntegrityError):
+        store.add_phase(rd, 0, result(n=1), "partial")
+
+
 def test_export_csv_and_json(store):
     run = store.create_run("fill", {})
     rd = store.add_drive(run, 0, "sim:x", Identity("sim", "X", 10**9))

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ssdlab.targets import fio_output as fo
-from ssdlab.targets import identity
+from ssdlab.targets.fio import output as fo
+from ssdlab.targets.fio import identity
 
 DATA = Path(__file__).parents[1] / "data" / "fio"
 REPORTS = [r for d in sorted(DATA.iterdir()) if (d / "stdout.txt").exists()

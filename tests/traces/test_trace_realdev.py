@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from loopdevs import REASON, loops  # noqa: F401  (loops: a fixture)
 from ssdlab.cli import app
 from ssdlab.phase import Replay
-from ssdlab.targets.fio import FioTarget
+from ssdlab.targets import open_target
 
 DATA = Path(__file__).parents[1] / "data" / "traces"
 from drives import SMALL  # noqa: E402
@@ -58,7 +58,7 @@ def test_same_trace_on_sim_and_loop_device_one_table_and_chart(loops, tmp_path):
 
 def test_trims_and_flushes_reach_the_loop_device(loops):
     dev, backing = loops.make()
-    with FioTarget(dev, destroy_data=dev) as t:
+    with open_target(dev, destroy_data=dev) as t:
         from ssdlab.phase import Phase
 
         r = t.run(Phase(kind="replay", name="trace-empty",

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from ssdlab import traces
 from ssdlab.phase import Replay
 from ssdlab.traces import FLUSH, READ, TRIM, WRITE, TraceError, load
-from ssdlab.targets import fio_replay
+from ssdlab.targets.fio import replay as fio_replay
 from ssdlab.traces.timing import fit, issue_times, prepare
 
 DATA = Path(__file__).parents[1] / "data" / "traces"

@@ -18,6 +18,7 @@ use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -103,6 +104,34 @@ fn num(x: f64) -> String {
         format!("{x}")
     } else {
         "null".into()
+    }
+}
+
+/// Bytes of request data the drive holds at once (reads and writes waiting for their
+/// simulated completion). nbdkit reads a request whole before the drive sees it, and a
+/// paced request keeps its buffer until its reply: without a budget, clients pipelining
+/// large writes on many connections hold gigabytes. A request over the budget is answered
+/// at once with ENOMEM (its buffer freed), never queued; ssdlab's own tests hold a few MiB.
+const IN_FLIGHT_MAX: u64 = 256 << 20;
+static IN_FLIGHT: AtomicU64 = AtomicU64::new(0);
+
+/// A request's share of the budget, given back when it is answered.
+struct Held(u64);
+
+impl Held {
+    fn take(n: u64) -> Result<Held> {
+        let before = IN_FLIGHT.fetch_add(n, Ordering::SeqCst);
+        if before > 0 && before + n > IN_FLIGHT_MAX {
+            IN_FLIGHT.fetch_sub(n, Ordering::SeqCst);
+            return Err(Error::new(libc::ENOMEM, "ssdlab: too much request data in flight; wait for replies"));
+        }
+        Ok(Held(n))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(self.0, Ordering::SeqCst);
     }
 }
 
@@ -349,6 +378,7 @@ impl Server for Drive {
 
     fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
         let s = served()?;
+        let _held = Held::take(buf.len() as u64)?;
         let done = s.submit(Op::Read, offset, buf.len() as u64)?;
         let mut got = 0;
         while got < buf.len() {
@@ -365,6 +395,7 @@ impl Server for Drive {
 
     fn write_at(&self, buf: &[u8], offset: u64, _flags: Flags) -> Result<()> {
         let s = served()?;
+        let _held = Held::take(buf.len() as u64)?;
         let done = s.submit(Op::Write, offset, buf.len() as u64)?;
         s.data.write_all_at(buf, offset)?;
         s.complete(done);
@@ -408,7 +439,14 @@ impl Server for Drive {
             )
         } == 0;
         if !punched {
-            s.data.write_all_at(&vec![0u8; count as usize], offset)?;
+            // in pieces: a zero request carries no data but may name 4 GiB
+            let zeros = vec![0u8; (count as usize).min(1 << 20)];
+            let mut at = 0u64;
+            while at < count as u64 {
+                let n = (count as u64 - at).min(zeros.len() as u64) as usize;
+                s.data.write_all_at(&zeros[..n], offset + at)?;
+                at += n as u64;
+            }
         }
         s.complete(done);
         Ok(())

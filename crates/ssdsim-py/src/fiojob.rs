@@ -1,7 +1,10 @@
 //! A fio job (compiled by ssdlab.fiojob) from Python dicts to the simulator's JobSpec.
 
+use numpy::IntoPyArray;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
+use ssdsim::fiojob::report::{IoStat, Plat};
+use ssdsim::fiojob::JobOut;
 
 use crate::{get, verr};
 
@@ -70,7 +73,36 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
         trimwrite: req(d, "trimwrite")?,
         rwmixread: req(d, "rwmixread")?,
         seq_skip: req(d, "seq_skip")?,
+        seq_identical: get(d, "seq_identical")?.unwrap_or(false),
+        perc_rand: match get::<Vec<u32>>(d, "perc_rand")? {
+            None => [100; 3],
+            Some(v) => v
+                .try_into()
+                .map_err(|_| verr("fio job: perc_rand needs read, write and trim"))?,
+        },
         bs: [bs[0].clone(), bs[1].clone(), bs[2].clone()],
+        bs_range: match get::<Vec<(u64, u64)>>(d, "bs_range")? {
+            None => [(0, 0); 3],
+            Some(v) => v
+                .try_into()
+                .map_err(|_| verr("fio job: bs_range needs read, write and trim"))?,
+        },
+        loops: get(d, "loops")?.unwrap_or(1),
+        randrepeat: get(d, "randrepeat")?.unwrap_or(true),
+        bw_ns: get(d, "bw_ns")?.unwrap_or(500_000_000),
+        iops_ns: get(d, "iops_ns")?.unwrap_or(500_000_000),
+        keep_log: get(d, "keep_log")?.unwrap_or(false),
+        hist_ms: get(d, "hist_ms")?.unwrap_or(0),
+        verify: match get::<Vec<u64>>(d, "verify")? {
+            None => None,
+            Some(v) if v.len() == 4 => Some(ssdsim::fiojob::verify::Verify {
+                after: v[0] != 0,
+                backlog: v[1],
+                batch: v[2],
+                only: v[3] != 0,
+            }),
+            Some(_) => return Err(verr("fio job: verify needs [after, backlog, batch, only]")),
+        },
         offset: req(d, "offset")?,
         size: req(d, "size")?,
         io_size: req(d, "io_size")?,
@@ -153,11 +185,114 @@ pub(crate) fn fiojob_stream(
         Vec::with_capacity(n),
         Vec::with_capacity(n),
     );
-    for _ in 0..n {
-        let r = s.next_io();
-        dirs.push(r.dir as u8);
-        offs.push(r.offset);
-        lens.push(r.len);
+    let mut empty = 0;
+    while dirs.len() < n && empty < 2 {
+        match s.next_io() {
+            Some(r) => {
+                empty = 0;
+                dirs.push(r.dir as u8);
+                offs.push(r.offset);
+                lens.push(r.len);
+            }
+            None => {
+                empty += 1; // the pass is over: the next one, as fio's next loop
+                s.new_pass(spec.randrepeat);
+            }
+        }
     }
     Ok((dirs, offs, lens))
+}
+
+/// The job's checks (JobSpec::check) for a drive of `user_bytes`: the error, or None.
+#[pyfunction]
+pub(crate) fn fiojob_check(job: &Bound<'_, PyDict>, user_bytes: u64) -> PyResult<Option<String>> {
+    Ok(fiojob_spec(job)?.check(user_bytes).err())
+}
+
+fn stat_dict<'py>(py: Python<'py>, s: &IoStat) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("min", s.min)?;
+    d.set_item("max", s.max)?;
+    d.set_item("samples", s.samples)?;
+    d.set_item("mean", s.mean)?;
+    d.set_item("s", s.s)?;
+    Ok(d)
+}
+
+fn plat_dict<'py>(py: Python<'py>, h: &Plat) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let n = h.n as f64;
+    d.set_item("ios", h.n)?;
+    d.set_item("min_ns", if h.n > 0 { h.min } else { 0 })?;
+    d.set_item("max_ns", h.max)?;
+    d.set_item("mean_ns", h.mean())?;
+    let var = if h.n > 1 {
+        ((h.sumsq - n * h.mean() * h.mean()) / (n - 1.0)).max(0.0)
+    } else {
+        0.0
+    };
+    d.set_item("stddev_ns", var.sqrt())?;
+    // the same in us, with fio's percentiles, as the drive's latency dicts give them
+    d.set_item("min_us", if h.n > 0 { h.min as f64 / 1e3 } else { 0.0 })?;
+    d.set_item("mean_us", h.mean() / 1e3)?;
+    d.set_item("max_us", h.max as f64 / 1e3)?;
+    for (k, q) in crate::PERCENTILES {
+        d.set_item(k, h.quantile(q) as f64 / 1e3)?;
+    }
+    let nz = h.nonzero();
+    let idx: Vec<u32> = nz.iter().map(|x| x.0).collect();
+    let counts: Vec<u64> = nz.iter().map(|x| x.1).collect();
+    d.set_item("bins", idx.into_pyarray(py))?;
+    d.set_item("counts", counts.into_pyarray(py))?;
+    Ok(d)
+}
+
+/// A job's figures for Python (ssdlab.fiojob.output reads them).
+pub(crate) fn job_dict<'py>(py: Python<'py>, j: &JobOut) -> PyResult<Bound<'py, PyDict>> {
+    let jd = PyDict::new(py);
+    for (i, name) in ["read", "write", "trim"].iter().enumerate() {
+        let d = &j.dirs[i];
+        let dd = PyDict::new(py);
+        dd.set_item("ios", d.ios)?;
+        dd.set_item("bytes", d.bytes)?;
+        dd.set_item("unwritten_ios", d.unwritten)?;
+        dd.set_item("runtime_ns", d.runtime_ns)?;
+        let mut bs = d.bs_counts.clone();
+        bs.sort();
+        dd.set_item("bs", bs)?;
+        dd.set_item("lat", plat_dict(py, &d.lat)?)?;
+        dd.set_item("bw_stat", stat_dict(py, &j.bw_stat[i])?)?;
+        dd.set_item("iops_stat", stat_dict(py, &j.iops_stat[i])?)?;
+        jd.set_item(*name, dd)?;
+    }
+    jd.set_item("start_s", j.start_ns as f64 / 1e9)?;
+    jd.set_item("end_s", j.end_ns as f64 / 1e9)?;
+    jd.set_item("ss_attained", j.ss_attained)?;
+    jd.set_item("issued", j.issued)?;
+    jd.set_item("zone_resets", j.zone_resets)?;
+    if let Some((dir, rate, iops)) = j.rate_min_failed {
+        jd.set_item("rate_min_failed", (dir, rate, iops))?;
+    }
+    jd.set_item("lat_buckets", j.lat_buckets.to_vec())?;
+    let dp = PyDict::new(py);
+    dp.set_item("level", j.depths.level.to_vec())?;
+    dp.set_item("submit", j.depths.submit.to_vec())?;
+    dp.set_item("complete", j.depths.complete.to_vec())?;
+    jd.set_item("depths", dp)?;
+    let col = |f: &dyn Fn(&ssdsim::fiojob::logs::LogEntry) -> u64| -> Vec<u64> { j.log.iter().map(f).collect() };
+    let log = PyDict::new(py);
+    log.set_item("t_ms", col(&|x| x.0).into_pyarray(py))?;
+    log.set_item("dir", col(&|x| x.1 as u64).into_pyarray(py))?;
+    log.set_item("kind", col(&|x| x.2 as u64).into_pyarray(py))?;
+    log.set_item("value", col(&|x| x.3).into_pyarray(py))?;
+    jd.set_item("log", log)?;
+    let hist = PyList::empty(py);
+    for (t, d, bs, bins) in &j.hist_log {
+        let idx: Vec<u32> = bins.iter().map(|b| b.0 as u32).collect();
+        let n: Vec<u64> = bins.iter().map(|b| b.1 as u64).collect();
+        hist.append((*t, *d, *bs, idx, n))?;
+    }
+    jd.set_item("hist_log", hist)?;
+    jd.set_item("log_truncated", j.log_truncated)?;
+    Ok(jd)
 }

@@ -10,9 +10,6 @@ use ssdsim::stats::{Row, SERIES};
 use ssdsim::{Drive as SimDrive, PhaseKind, PhaseResult, PhaseSpec};
 use std::sync::Mutex;
 
-/// A fio job's log sample: time (ms), direction, bytes, I/Os, summed latency (ns).
-type LogSample = (u64, u8, u64, u64, u64);
-
 mod fiojob;
 mod session;
 mod trace_csv;
@@ -403,43 +400,7 @@ impl Drive {
         let out = result_dict(py, res.phase)?;
         let list = PyList::empty(py);
         for j in &res.jobs {
-            let jd = PyDict::new(py);
-            for (name, d) in ["read", "write", "trim"].iter().zip(j.dirs.iter()) {
-                let dd = PyDict::new(py);
-                dd.set_item("ios", d.ios)?;
-                dd.set_item("bytes", d.bytes)?;
-                dd.set_item("unwritten_ios", d.unwritten)?;
-                let mut bs = d.bs_counts.clone();
-                bs.sort();
-                dd.set_item("bs", bs)?;
-                let lat = hist_dict(py, &d.lat)?;
-                let n = d.lat.total as f64;
-                let var = if n > 1.0 {
-                    (d.lat_sumsq / n - d.lat.mean().powi(2)).max(0.0)
-                } else {
-                    0.0
-                };
-                lat.set_item("stddev_us", var.sqrt() / 1e3)?;
-                dd.set_item("lat", lat)?;
-                jd.set_item(*name, dd)?;
-            }
-            jd.set_item("start_s", j.start_ns as f64 / 1e9)?;
-            jd.set_item("end_s", j.end_ns as f64 / 1e9)?;
-            jd.set_item("ss_attained", j.ss_attained)?;
-            jd.set_item("issued", j.issued)?;
-            jd.set_item("zone_resets", j.zone_resets)?;
-            if let Some((dir, rate, iops)) = j.rate_min_failed {
-                jd.set_item("rate_min_failed", (dir, rate, iops))?;
-            }
-            let col = |f: &dyn Fn(&LogSample) -> u64| -> Vec<u64> { j.samples.iter().map(f).collect() };
-            let s = PyDict::new(py);
-            s.set_item("t_ms", col(&|x| x.0).into_pyarray(py))?;
-            s.set_item("dir", col(&|x| x.1 as u64).into_pyarray(py))?;
-            s.set_item("bytes", col(&|x| x.2).into_pyarray(py))?;
-            s.set_item("ios", col(&|x| x.3).into_pyarray(py))?;
-            s.set_item("lat_sum_ns", col(&|x| x.4).into_pyarray(py))?;
-            jd.set_item("samples", s)?;
-            list.append(jd)?;
+            list.append(fiojob::job_dict(py, j)?)?;
         }
         out.set_item("jobs", list)?;
         if interrupted {
@@ -534,6 +495,15 @@ fn sample(row: &Row, on_sample: &Option<PyObject>, err: &mut Option<PyErr>) -> b
 }
 
 /// A latency histogram as the `latency` dict of a result (percentiles, edges, counts).
+/// The percentiles every latency dict gives: (key, quantile).
+pub(crate) const PERCENTILES: [(&str, f64); 5] = [
+    ("p50_us", 0.5),
+    ("p90_us", 0.9),
+    ("p99_us", 0.99),
+    ("p99_9_us", 0.999),
+    ("p99_99_us", 0.9999),
+];
+
 fn hist_dict<'py>(py: Python<'py>, h: &ssdsim::stats::Histogram) -> PyResult<Bound<'py, PyDict>> {
     let lat = PyDict::new(py);
     let us = |ns: f64| ns / 1e3;
@@ -541,13 +511,7 @@ fn hist_dict<'py>(py: Python<'py>, h: &ssdsim::stats::Histogram) -> PyResult<Bou
     lat.set_item("min_us", if h.total > 0 { us(h.min as f64) } else { 0.0 })?;
     lat.set_item("mean_us", us(h.mean()))?;
     lat.set_item("max_us", us(h.max as f64))?;
-    for (k, q) in [
-        ("p50_us", 0.5),
-        ("p90_us", 0.9),
-        ("p99_us", 0.99),
-        ("p99_9_us", 0.999),
-        ("p99_99_us", 0.9999),
-    ] {
+    for (k, q) in PERCENTILES {
         lat.set_item(k, us(h.quantile(q)))?;
     }
     let buckets = h.buckets();
@@ -601,6 +565,7 @@ fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DriveState>()?;
     m.add_class::<Session>()?;
     m.add_function(wrap_pyfunction!(fiojob::fiojob_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(fiojob::fiojob_check, m)?)?;
     m.add_function(wrap_pyfunction!(trace_csv::plain_csv_arrays, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -1,23 +1,30 @@
 """The steady-state rule of the SNIA Solid State Storage Performance Test Specification
-(PTS 2.0.2), applied to one value per round of a test (its tracking variable: e.g. the
-4 KiB random-write IOPS of each IOPS round).
+(PTS 2.0.2, definition 2.1.24), applied to one value per round of each of a test's
+tracking variables (the IOPS test has three: 4 KiB 0/100, 64 KiB 65/35 and 1024 KiB
+100/0 IOPS).
 
-A measurement window is 5 consecutive rounds. It is steady when
-- the data excursion, max - min of the 5 values, is at most 20 % of their average, and
-- the slope excursion, how far the least-squares line through the 5 (round, value) points
-  rises or falls across the window (|slope| x (5 - 1) rounds), is at most 10 % of their
-  average.
-The check runs after every round from round 5 on; the first steady window ends the test
-and its last round is the round where steady state was reached. A test runs at most 25
-rounds; without a steady window by then, the last 5 rounds are reported as the
-measurement window, marked not steady.
+A measurement window is 5 consecutive rounds, x-4 to x. A tracking variable y is steady
+in it when
+- Range(y): the data excursion, max - min of its 5 values, is no more than 20 % of their
+  average, and
+- Slope(y): max - min of the best linear (least-squares) fit through the 5 (round, value)
+  points, which is |slope| x (5 - 1) rounds, is within 10 % of their average.
+A test is steady in a window when every one of its tracking variables is steady in that
+same window. The check runs after every round from round 5 on; the first steady window
+ends the test and its last round x is the round where steady state was reached. A test
+runs at most 25 rounds; without a steady window by then, rounds 21-25 are reported as the
+measurement window, steady state NOT ACHIEVED.
+
+`settle` applies the rule to a time series (one value per minute, XSR's access groups):
+there a slow ramp can pass the rule minute by minute, so a settled window must also sit
+at the series' final level.
 
 Pure functions: round values in, verdicts out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,7 +66,7 @@ class Window:
 
     def as_dict(self) -> dict:
         return {"first_round": self.first_round, "last_round": self.last_round,
-                "average": self.average, "data_excursion": self.data_excursion,
+                "values": list(self.values), "average": self.average, "data_excursion": self.data_excursion,
                 "data_excursion_limit": MAX_DATA_EXCURSION * self.average,
                 "slope": self.slope, "intercept": self.intercept,
                 "slope_excursion": self.slope_excursion,
@@ -116,5 +123,97 @@ def verdict(values: Sequence[float], max_rounds: int = MAX_ROUNDS) -> Verdict:
     return Verdict(False, None, len(vals), last_w)
 
 
-__all__ = ["MAX_DATA_EXCURSION", "MAX_ROUNDS", "MAX_SLOPE_EXCURSION", "WINDOW", "Verdict",
-           "Window", "is_steady", "verdict", "window"]
+@dataclass(frozen=True)
+class Joint:
+    """The steady-state outcome of a test with several tracking variables: steady in a
+    window only when every variable is steady in that same window."""
+
+    reached: bool
+    round: int | None  # x: the last round of the first window where all were steady
+    rounds: int  # rounds run
+    windows: dict[str, Window]  # each variable's measurement window (rounds x-4..x)
+
+    @property
+    def first_round(self) -> int | None:
+        w = next(iter(self.windows.values()), None)
+        return None if w is None else w.first_round
+
+    @property
+    def last_round(self) -> int | None:
+        w = next(iter(self.windows.values()), None)
+        return None if w is None else w.last_round
+
+    @property
+    def failing(self) -> list[str]:
+        """The variables not steady in the reported window."""
+        return [k for k, w in self.windows.items() if not w.steady]
+
+
+def _rounds(tracks: Mapping[str, Sequence[float]], max_rounds: int) -> dict[str, list[float]]:
+    if not tracks:
+        raise ValueError("the steady-state rule needs at least one tracking variable")
+    n = min(min(len(v) for v in tracks.values()), max_rounds)
+    return {k: [float(x) for x in v][:n] for k, v in tracks.items()}
+
+
+def _windows(vals: dict[str, list[float]], last: int) -> dict[str, Window]:
+    return {k: window(v[last - WINDOW:last] if last >= WINDOW else v[:last], last)
+            for k, v in vals.items()}
+
+
+def joint(tracks: Mapping[str, Sequence[float]], max_rounds: int = MAX_ROUNDS) -> Joint:
+    """The rounds of every tracking variable scanned in order, as the test runs them: the
+    first window steady for all decides; otherwise the last window is reported."""
+    vals = _rounds(tracks, max_rounds)
+    n = len(next(iter(vals.values())))
+    for last in range(WINDOW, n + 1):
+        ws = _windows(vals, last)
+        if all(w.steady for w in ws.values()):
+            return Joint(True, last, n, ws)
+    return Joint(False, None, n, _windows(vals, n) if n >= 2 else {})
+
+
+def is_steady_all(tracks: Mapping[str, Sequence[float]]) -> bool:
+    """True when the last WINDOW rounds are steady for every tracking variable."""
+    vals = _rounds(tracks, 10**9)
+    n = len(next(iter(vals.values())))
+    return n >= WINDOW and all(w.steady for w in _windows(vals, n).values())
+
+
+@dataclass(frozen=True)
+class Settle:
+    """When a per-minute series settled: the first 5-minute window that is steady by the
+    rule and whose average lies within +-10 % (half the allowed data excursion) of the
+    series' final level, the average of its last 5 minutes, which must be steady too."""
+
+    final: Window | None  # the last 5 minutes (None: fewer than 5)
+    window: Window | None  # the first settled window (None: never settled)
+
+    @property
+    def reached(self) -> bool:
+        return self.window is not None
+
+    @property
+    def minute(self) -> int | None:
+        """The minute steady state was reached: the settled window's last minute."""
+        return None if self.window is None else self.window.last_round
+
+
+def settle(values: Sequence[float] | np.ndarray) -> Settle:
+    y = np.asarray(values, dtype=np.float64)
+    if y.size < WINDOW:
+        return Settle(None, None)
+    final = window(y[-WINDOW:], int(y.size))
+    if not final.steady:
+        return Settle(final, None)
+    band = MAX_DATA_EXCURSION / 2 * final.average
+    for last in range(WINDOW, y.size + 1):
+        w = window(y[last - WINDOW:last], last)
+        if w.steady and abs(w.average - final.average) <= band:
+            return Settle(final, w)
+    return Settle(final, None)  # unreachable: the final window qualifies
+
+
+__all__ = ["MAX_DATA_EXCURSION", "MAX_ROUNDS", "MAX_SLOPE_EXCURSION", "WINDOW", "Joint", "Settle",
+           "Verdict", "Window", "is_steady", "is_steady_all", "joint", "settle", "verdict",
+           "window"]

@@ -50,7 +50,8 @@ class Figure:
     needs: tuple[tuple[str, RunKey], ...] = ()  # other (drive, run) the measure reads
     xfail: str | None = None  # why the current simulator cannot reach it (kept failing)
     tol: float = TOLERANCE  # relative tolerance around `value`
-    kind: str = "published"  # published (methodology.md), spec sheet, behaviour
+    kind: str = "published"  # published (methodology.md), spec sheet, latency, behaviour
+    node: dict | None = None  # what the figure reads, as its figures file gives it (figures_file.py)
 
     def published(self) -> str:
         if self.value is not None:
@@ -110,21 +111,3 @@ class Ctx:
     def phases(self, run: RunKey, drive: str | None = None) -> dict[str, dict]:
         """Per I/O phase of a run: max_latency_ms, zero_seconds."""
         return self.runs[(drive or self.drive, run)]["phases"]
-
-
-def metric(run: RunKey, key: str) -> Callable[[Ctx], float | None]:
-    return lambda c: c.m(run, key)
-
-
-def ratio(num: Callable[[Ctx], float | None], den: Callable[[Ctx], float | None]) -> Callable[[Ctx], float | None]:
-    def f(c: Ctx) -> float | None:
-        a, b = num(c), den(c)
-        return None if a is None or b is None or b == 0 else a / b
-    return f
-
-
-def of(drive: str, fn: Callable[..., float | None]) -> Callable[[Ctx], float | None]:
-    """`fn` evaluated on another drive."""
-    return lambda c: fn(Ctx(drive, c.runs))
-
-

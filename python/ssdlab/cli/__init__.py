@@ -2,30 +2,30 @@
 
 from __future__ import annotations
 
-import dataclasses
+import inspect
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from .options import Db, DestroyData, JsonOut, Seed, Sets, Spare, Testbed
-from .. import interrupts, methodology, targets
-
-from . import trace as trace_cli
+from .options import Db, DestroyData, Drives, Interval, JsonOut, Repeat, Seconds, Seed, Sets, Spare, Testbed
+from .. import interrupts
+from . import request
+from .request import RunRequest
 from ..analysis import comparison_table
 from .errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  # noqa: F401
                          interrupted_status, sigterm_interrupts, user_errors, warnings_as_lines)
-from .inputs import (PRECONDITION_TESTS, SECONDS_HELP, TEST_NAMES, check_out_dir, check_y_max,
+from .inputs import (PRECONDITION_TESTS, TEST_NAMES, check_out_dir, check_y_max,
                          existing_store, open_drives, parse_sets)
 from .output import emit_table, print_json, progress_hooks
 from .results import results_app
 from .sweep import sweep_cmd
+from .fit import fit_cmd
 from .pts import pts_cmd
 from .remote import FIO_SERVER, agent_cmd, fio_server_cmd
-from .fleet import child_args, run_fleet
+from .fleet import run_fleet
 from ..methodology import Options
-from ..methodology.trace import stored_args
 from ..review import Request
 from ..runner import RunInterrupted, plan_phases, run_test
 from .serve import serve_cmd
@@ -95,135 +95,93 @@ def show_metrics(doc: dict) -> None:
                    ["metric", "value"], [[k, v] for k, v in d["metrics"].items() if k != "repeats"])
 
 
-@app.command()
-def run(
-    test: str = typer.Argument(..., help=f"one of: {TEST_NAMES}"),
-    job: Optional[Path] = typer.Argument(None, help="fio: the fio job file to replay on the simulated drive"),
-    drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE, a profile .toml, /dev/..., file:PATH:SIZE, HOST[:PORT]:/dev/... (a drive on another host)"),
-    spare: Spare = 0.0,
-    repeat: int = typer.Option(5, "--repeat", help="quick: scored runs of each test (CrystalDiskMark shows the best)"),
-    seconds: Optional[float] = typer.Option(None, "--seconds", help=SECONDS_HELP),
-    interval: Optional[float] = typer.Option(None, "--interval", help="quick: idle seconds between tests (default 5, CrystalDiskMark's; 0: none)"),
-    sets: Sets = [],
-    testbed: Testbed = None,
-    db: Db = None,
-    json_out: JsonOut = False,
-    destroy_data: DestroyData = None,
-    plan: bool = typer.Option(False, "--plan", help="print the phases (real drives: the fio jobs, commands and safety verdict) and run nothing"),
-    seed: Seed = 42,
-    precondition: bool = typer.Option(True, "--precondition/--no-precondition", help=f"--no-precondition skips the purge and fill ({PRECONDITION_TESTS} on an already filled drive: reads only)"),
-    trace: Optional[Path] = typer.Option(None, "--trace", help="trace: the trace file to replay, or builtin:NAME[@SCALE], a generated workload: destroyer-like, pcmark8-photoshop-heavy-like, ... (docs/methodology.md)"),
-    trace_format: Optional[str] = typer.Option(None, "--format", help="trace: fio, fio-v2, fio-v3, blkparse, msr or csv (default: detected)"),
-    speed: float = typer.Option(1.0, "--speed", help="trace: replay X times as fast as recorded (0.001 to 1e6)"),
-    idle_cap: Optional[str] = typer.Option(None, "--idle-cap", help="trace: no gap between I/Os longer than this (25ms: the Storage Bench rule)"),
-    qd: Optional[int] = typer.Option(None, "--qd", help="trace: as fast as possible at this fixed queue depth (closed loop)"),
-    state: str = typer.Option("empty", "--state", help="trace: replay on the empty drive, the full drive, or both"),
-    wrap: bool = typer.Option(False, "--wrap", help="trace: fold offsets past the drive into it instead of refusing the trace"),
-    output_format: str = typer.Option("normal", "--output-format", help="fio: normal (fio's text) or json (fio's JSON document)"),
-    log_dir: Optional[Path] = typer.Option(None, "--log-dir", help="fio: write the job's write_bw_log / write_iops_log / write_lat_log files in this directory"),
-    fleet: bool = typer.Option(False, "--fleet", help="run the drives at the same time, each as its own run (e.g. drives on several hosts: --drive h1:/dev/X --drive h2:/dev/Y)"),
-) -> None:
+def run(**kw: Any) -> None:
     """Run one test of the methodology on one or more drives."""
     with user_errors(), sigterm_interrupts():
-        the_test = methodology.get(test)
-        given = [o for o, v in zip(trace_cli.TRACE_ONLY, (trace, trace_format, speed != 1.0, idle_cap,
-                                                          qd, state != "empty", wrap)) if v]
-        trace_opts = trace_cli.trace_options(test, trace, trace_format, speed, idle_cap, qd,
-                                             state, wrap, given)
-        if test != "fio" and (output_format != "normal" or log_dir is not None):
-            raise UserError("--output-format and --log-dir: only for `ssdlab run fio JOBFILE`")
-        if output_format not in ("normal", "json"):
-            raise UserError(f"--output-format {output_format}: choose normal or json")
-        if job is not None and test != "fio":
-            raise UserError(f"{job}: a job file is only for `ssdlab run fio JOBFILE`")
-        if trace_opts is not None:  # parsed now: a bad trace is refused before any store
-            typer.echo(f"ssdlab: {trace_cli.announce(trace_opts)}", err=True)
-        if not precondition and not the_test.precondition_optional:
-            raise UserError(f"--no-precondition: {test} needs the drive in a known state; "
+        own = request.test_options()
+        req = RunRequest(kw["test"], kw["drive"], kw["spare"], kw["repeat"], kw["seconds"],
+                         kw["interval"], kw["precondition"], kw["sets"], kw["seed"], kw["testbed"],
+                         kw["db"], kw["destroy_data"], {name: kw[name] for name in own})
+        the_test = req.the_test
+        console = request.CliConsole()
+        req.check(console)  # the test's own options (a trace read, a job file found) first
+        if not req.precondition and not the_test.precondition_optional:
+            raise UserError(f"--no-precondition: {req.test} needs the drive in a known state; "
                             f"only {PRECONDITION_TESTS} can skip its purge and fill")
-        opts = Options(spare=spare, repeat=repeat, seconds=seconds, precondition=precondition,
-                       interval=interval, trace=trace_opts)
-        if seconds is not None and the_test.default_seconds is None:
-            typer.echo(f"ssdlab: warning: --seconds is not used by {test}", err=True)
-        if not precondition and any(not targets.is_real(d) for d in drive):
+        req.options()  # the options every test shares, checked before any drive is opened
+        if req.seconds is not None and the_test.default_seconds is None:
+            typer.echo(f"ssdlab: warning: --seconds is not used by {req.test}", err=True)
+        drv = open_drives(req.drives, parse_sets(req.sets), req.seed, req.destroy_data, kw["plan"])
+        if not req.precondition and any(t.capabilities.simulated for _, t in drv):
             typer.echo("ssdlab: warning: --no-precondition on a simulated drive reads a drive "
                        "that was never written", err=True)
-        drv = open_drives(drive, parse_sets(sets), seed, destroy_data, plan)
-        if test == "fio":  # the job file compiled for the drives (needs the capacity)
-            opts = dataclasses.replace(opts, trace=trace_cli.fio_options(job, drv, state, seed))
-            check_log_dir(log_dir, opts.trace)
-        if fleet:  # fleet.py: every drive at once, each its own `ssdlab run`
-            raise typer.Exit(run_fleet(test, drv, opts, json_out, db, child_args(test, dict(
-                job=job, spare=spare, repeat=repeat, seconds=seconds, interval=interval, sets=sets,
-                testbed=testbed, db=db, destroy_data=destroy_data, seed=seed, precondition=precondition,
-                trace=trace, trace_format=trace_format, speed=speed, idle_cap=idle_cap, qd=qd,
-                state=state, wrap=wrap)), plan))
-        if plan:
-            return print_plan(test, drv, opts, json_out)
-        check_free(db)  # before the store is even created
-        store = Store(db)
+        req.for_drives(drv, console)  # e.g. a job file compiled for the drives' capacity
+        opts = req.options()
+        if kw["fleet"]:  # fleet.py: every drive at once, each its own `ssdlab run`
+            raise typer.Exit(run_fleet(req.test, drv, opts, kw["json_out"], req.db, req.argv(), kw["plan"]))
+        if kw["plan"]:
+            return print_plan(req.test, drv, opts, kw["json_out"])
+        check_free(req.db)  # before the store is even created
+        store = Store(req.db)
         store.check_writable()
-        args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
-                "set": sets, "seed": seed}
-        if not precondition:
-            args["precondition"] = False
-        if interval is not None:
-            args["interval"] = interval
-        if trace_opts is not None:
-            args["trace"] = stored_args(trace_opts)
-        if test == "fio" and job is not None:  # fio_options above refused a fio run without one
-            args["job"] = {"file": str(job), "text": job.read_text(errors="replace")[:100_000]}
         with progress_hooks() as hooks:
             try:
-                run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
+                run_id, outcomes = run_test(store, req.test, drv, opts, req.stored_args(), req.testbed, hooks)
             except RunInterrupted as e:
-                if json_out:  # scripts still learn the run id and what each drive reached
-                    print_json(run_doc(e.run_id, test, e.outcomes))
+                if kw["json_out"]:  # scripts still learn the run id and what each drive reached
+                    print_json(run_doc(e.run_id, req.test, e.outcomes))
                 raise
-    doc = run_doc(run_id, test, outcomes)
-    if json_out:
+    doc = run_doc(run_id, req.test, outcomes)
+    if kw["json_out"]:
         print_json(doc)
-    else:
-        if test == "fio":  # fio's own layouts
-            print_fio(doc, output_format, log_dir, opts.trace, store, outcomes)
-        else:
-            show_metrics(doc)
-        if test == "fio" and output_format == "json":  # stdout holds fio's JSON only
-            typer.echo(f"stored as run {run_id} in {store.path}", err=True)
-        else:
-            print(f"stored as run {run_id} in {store.path}")
-
-
-def check_log_dir(log_dir: Optional[Path], f) -> None:
-    """fio's log files go only to a directory the user names (the simulated drive writes
-    nothing else); checked before the run."""
-    wants = [k for k in ("write_bw_log", "write_iops_log", "write_lat_log") if k in f.logs]
-    if log_dir is None:
-        if wants:
-            typer.echo(f"ssdlab: note: {', '.join(wants)}: no log files written; give --log-dir DIR "
-                       "to have them in fio's format", err=True)
         return
-    if not log_dir.is_dir():
-        raise UserError(f"--log-dir {log_dir}: not a directory")
+    shown = the_test.options.show(doc, req.own, req.values, store, outcomes, console) if the_test.options else None
+    for block in shown[0] if shown else ():
+        print_json(block) if isinstance(block, dict) else print(block)
+    if shown is None:
+        show_metrics(doc)
+    if shown and shown[1]:  # stdout holds the test's own document only
+        typer.echo(f"stored as run {run_id} in {store.path}", err=True)
+    else:
+        print(f"stored as run {run_id} in {store.path}")
 
 
-def print_fio(doc: dict, output_format: str, log_dir: Optional[Path], f, store, outcomes) -> None:
-    from ..fiojob.output import fio_text, write_logs
+COMMON_RUN_OPTIONS = [
+    inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d, annotation=a) for n, a, d in (
+        ("test", str, typer.Argument(..., help=f"one of: {TEST_NAMES}")),
+        ("drive", Drives, []),
+        ("spare", Spare, 0.0),
+        ("repeat", Repeat, 5),
+        ("seconds", Seconds, None),
+        ("interval", Interval, None),
+        ("sets", Sets, []),
+        ("testbed", Testbed, None),
+        ("db", Db, None),
+        ("json_out", JsonOut, False),
+        ("destroy_data", DestroyData, None),
+        ("plan", bool, typer.Option(False, "--plan", help="print the phases (real drives: the fio jobs, commands and safety verdict) and run nothing")),
+        ("seed", Seed, 42),
+        ("precondition", bool, typer.Option(True, "--precondition/--no-precondition", help=f"--no-precondition skips the purge and fill ({PRECONDITION_TESTS} on an already filled drive: reads only)")),
+        ("fleet", bool, typer.Option(False, "--fleet", help="run the drives at the same time, each as its own run (e.g. drives on several hosts: --drive h1:/dev/X --drive h2:/dev/Y)")),
+    )]
 
-    for d in doc["drives"]:
-        fdoc = d["metrics"].get("fio")
-        if not fdoc:
-            continue
-        if output_format == "json":
-            print_json(fdoc)
-        else:
-            print(f"drive {d['drive']}:")
-            print(fio_text(fdoc))
-    if log_dir is not None and outcomes:  # the first drive's, from the stored phase
-        ph = [p for p in store.phases(outcomes[0].run_drive_id, with_data=False) if p["kind"] == "fiojob"]
-        if ph:
-            for path in write_logs(f.jobs, ph[-1]["latency"]["jobs"], f.logs, f.log_ms, log_dir):
-                typer.echo(f"ssdlab: wrote {path}", err=True)
+
+class RunCommand:
+    """Run one test of the methodology on one or more drives."""
+
+    __annotations__ = dict[str, Any]()  # typer reads the parameters from the signature
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        """The options every test shares, then those of the registered tests (read when
+        the command line is parsed, so a test registered later brings its own)."""
+        return inspect.Signature(COMMON_RUN_OPTIONS + request.typer_parameters())
+
+    def __call__(self, **kw: Any) -> None:
+        run(**kw)
+
+
+app.command("run")(RunCommand())
 
 
 def print_plan(test: str, drv, opts: Options, json_out: bool) -> None:
@@ -271,14 +229,12 @@ def describe(ph: dict) -> str:
 
 @app.command()
 def review(
-    drive: list[str] = typer.Option([], "--drive", "-d", help="drives to review"),
+    drive: Drives = [],
     out: Path = typer.Option(..., "-o", "--out", help="report directory"),
     spare: Spare = 0.0,
-    repeat: int = typer.Option(5, "--repeat", help="quick: scored runs of each test"),
-    seconds: Optional[float] = typer.Option(None, "--seconds",
-                                            help="every test's timed step (see `run --help`)"),
-    interval: Optional[float] = typer.Option(None, "--interval",
-                                             help="quick: idle seconds between tests (default 5)"),
+    repeat: Repeat = 5,
+    seconds: Seconds = None,
+    interval: Interval = None,
     sets: Sets = [],
     testbed: Testbed = None,
     db: Db = None,
@@ -334,6 +290,7 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
 def build(store: Store, run_ids: list[int], out: Path, y_max: float | None) -> Path:
     from ..report import build_report
 
+    check_out_dir(out)
     try:
         return build_report(store, run_ids, out, y_max=y_max)
     except OSError as e:  # the report directory cannot be made or written: the user's to fix
@@ -447,6 +404,7 @@ def validate(
 
 
 app.command("sweep")(sweep_cmd)  # sweep.py: grids of runs
+app.command("fit")(fit_cmd)  # fit.py: a simulated twin of a drive
 app.command("pts")(pts_cmd)  # pts.py: the SNIA PTS tests and their report
 app.command("fio-server", **FIO_SERVER)(fio_server_cmd)  # remote.py: says how drives on other hosts are reached
 app.command("agent", hidden=True)(agent_cmd)  # remote.py: started over ssh for --drive HOST:/dev/X

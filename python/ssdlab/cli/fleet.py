@@ -13,28 +13,6 @@ from .output import emit_table, print_json
 from ..store import Store, check_free
 
 
-def child_args(test: str, o: dict[str, Any]) -> list[str]:
-    """The options of `ssdlab run` as given, for each drive's own `ssdlab run`."""
-    a = [test] + ([str(o["job"])] if o.get("job") is not None else [])
-    a += ["--spare", repr(o["spare"]), "--repeat", str(o["repeat"]), "--seed", str(o["seed"])]
-    for flag, key in (("--seconds", "seconds"), ("--interval", "interval"), ("--testbed", "testbed"),
-                      ("--db", "db"), ("--destroy-data", "destroy_data"), ("--trace", "trace"),
-                      ("--format", "trace_format"), ("--idle-cap", "idle_cap"), ("--qd", "qd")):
-        if o.get(key) is not None:
-            a += [flag, str(o[key])]
-    for s in o.get("sets") or []:
-        a += ["--set", s]
-    if o.get("speed", 1.0) != 1.0:
-        a += ["--speed", repr(o["speed"])]
-    if o.get("state", "empty") != "empty":
-        a += ["--state", o["state"]]
-    if o.get("wrap"):
-        a.append("--wrap")
-    if not o.get("precondition", True):
-        a.append("--no-precondition")
-    return a
-
-
 def run_fleet(test: str, drv: list[tuple[str, Any]], opts: Any, json_out: bool, db: Optional[Path],
               args: list[str], plan: bool) -> int:
     """Check every drive for the whole test (nothing is stored when one is refused), then

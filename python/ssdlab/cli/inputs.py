@@ -9,7 +9,7 @@ from typing import Any
 import os
 from pathlib import Path
 
-from .. import methodology, targets
+from .. import methodology, safe_path, targets
 from ..errors import UserError
 from ..profiles import parse_sets  # noqa: F401 (the commands take it from here)
 from ..targets.sim import check_seed
@@ -36,10 +36,12 @@ def check_y_max(y_max: float | None) -> float | None:
 def check_out_dir(out: Path) -> None:
     """The report directory can be made and written, checked before anything runs."""
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"cannot write the report to {out}: {e.strerror or e}") from None
-    if not os.access(out, os.W_OK | os.X_OK):
+        real = safe_path.make_dirs(out, f"the report directory {out}")  # through no other user's link
+    except safe_path.UnsafePath as e:
+        if e.refusal:
+            raise
+        raise UserError(f"cannot write the report to {out}: {e.reason}") from None
+    if not os.access(real, os.W_OK | os.X_OK):
         raise UserError(f"cannot write the report to {out}: Permission denied")
 
 
@@ -59,40 +61,23 @@ def existing_store(db: Path | None) -> Store:
     return store
 
 
-def drive_key(spec: str) -> str:
-    """The thing a --drive names: a device number, a file, a profile (to catch a drive
-    given twice)."""
-    if spec.startswith("/dev/"):
-        try:
-            st = os.stat(spec)
-            return f"dev:{st.st_rdev}"
-        except OSError:
-            return spec
-    if spec.startswith("file:"):
-        return "file:" + os.path.realpath(spec[5:].rpartition(":")[0] or spec[5:])
-    if spec.startswith("nbd:"):  # nbd:SOCKET and nbd:nbd+unix:///?socket=SOCKET are one export
-        from ..targets.nbd import drive_key as nbd_key
-
-        return nbd_key(spec)
-    return spec
-
-
 def open_drives(specs: list[str], sets: list[str], seed: int, destroy_data: str | None,
                 plan: bool) -> list[tuple[str, Any]]:
     if not specs:
         raise UserError("give at least one --drive (e.g. --drive sim:tlc-256)")
+    parsed = [targets.parse_drive(s) for s in specs]  # the one parse of each --drive
     seen: dict[str, str] = {}
-    for s in specs:
-        k = drive_key(s)
-        if targets.is_real(s) and k in seen:
-            raise UserError(f"--drive {s}: the same drive as --drive {seen[k]}; give each real drive once")
-        seen.setdefault(k, s)
+    for d in parsed:
+        k = d.key()
+        if d.real and k in seen:
+            raise UserError(f"--drive {d}: the same drive as --drive {seen[k]}; give each real drive once")
+        seen.setdefault(k, d.text)
     check_seed(seed)
     opened: list[tuple[str, Any]] = []
     try:
-        for s in specs:
-            opened.append((s, targets.open_target(s, overrides=sets or None, seed=seed,
-                                                  destroy_data=destroy_data, plan=plan)))
+        for d in parsed:
+            opened.append((d.text, targets.open_target(d, overrides=sets or None, seed=seed,
+                                                       destroy_data=destroy_data, plan=plan)))
     except BaseException:  # a refused drive: let go of those already taken (locks, ssh)
         for _, t in opened:
             t.close()

@@ -9,6 +9,7 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
+from ..errors import printable
 from ..phase import Phase
 from ..runner import Hooks
 from ..store import jsonable
@@ -33,7 +34,7 @@ def fmt(v: Any) -> str:
         return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.0f}"
     if isinstance(v, (dict, list)):
         return json.dumps(jsonable(v), separators=(",", ":"))
-    return str(v)
+    return printable(str(v))  # stored text (a tag, a drive's name) never drives the terminal
 
 
 def emit_table(title: str, headers: list[str], rows: list[list[Any]]) -> None:

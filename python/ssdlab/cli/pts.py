@@ -3,14 +3,16 @@ one or more drives, each test to steady state, then the report (HTML + PNGs)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import typer
 
-from .options import Db, DestroyData, JsonOut, Seed, Sets, Testbed
-from .. import methodology, targets
+from .options import Db, DestroyData, Drives, JsonOut, Seed, Sets, Testbed
+from .. import methodology
 from ..methodology import Options
 from ..methodology.pts import PTS_TESTS, PtsOptions
+from ..methodology.pts import common as pts_common
 from ..runner import RunInterrupted, plan_phases, preflight, run_test
 from ..store import Store, check_free
 from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
@@ -21,7 +23,7 @@ NAMES = [n.removeprefix("pts-") for n in PTS_TESTS]
 
 
 def pts_options(enterprise: bool, rounds: int | None, quick: bool,
-                round_seconds: float | None) -> PtsOptions:
+                round_seconds: float | None, response_ceiling: float | None = None) -> PtsOptions:
     seg = "enterprise" if enterprise else "client"
     base = PtsOptions.quick(seg) if quick else PtsOptions(segment=seg)
     kw: dict = {}
@@ -29,10 +31,10 @@ def pts_options(enterprise: bool, rounds: int | None, quick: bool,
         kw["max_rounds"] = rounds
     if round_seconds is not None:
         kw["round_seconds"] = round_seconds
+    if response_ceiling is not None:
+        kw["response_ceiling_ms"] = response_ceiling
     try:
-        return PtsOptions(segment=seg, max_rounds=kw.get("max_rounds", base.max_rounds),
-                          round_seconds=kw.get("round_seconds", base.round_seconds), scale=base.scale,
-                          wait_scale=base.wait_scale)
+        return dataclasses.replace(base, **kw)
     except ValueError as e:
         raise UserError(str(e)) from None
 
@@ -58,13 +60,14 @@ def hours(s: float) -> str:
 
 
 def pts_cmd(
-    drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE, a profile .toml, /dev/... (with --destroy-data), file:PATH:SIZE"),
+    drive: Drives = [],
     out: Path = typer.Option(..., "-o", "--out", help="report directory"),
     tests: list[str] = typer.Option([], "--test", "-t", help=f"run only these (repeatable): {', '.join(NAMES)}; default all"),
     enterprise: bool = typer.Option(False, "--enterprise", help="the enterprise settings (active range 100 %, enterprise outstanding I/O); default client (75 %)"),
     rounds: int | None = typer.Option(None, "--rounds", help="at most this many rounds per test (1-25; the specification: 25); fewer than 5 never reach steady state"),
     quick: bool = typer.Option(False, "--quick", help="CI/smoke: 2 rounds of 2 s steps, long fixed spans (WSAT, HIR, XSR) x 0.001, HIR wait states x 0.1; not a PTS result"),
     round_seconds: float | None = typer.Option(None, "--round-seconds", help="seconds of each step of a round (the specification: 60)"),
+    response_ceiling: float | None = typer.Option(None, "--response-ceiling", help="DIRTH: the highest average response time (ms) of the MaxIOPS point (default 5)"),
     sets: Sets = [],
     testbed: Testbed = None,
     db: Db = None,
@@ -79,16 +82,17 @@ def pts_cmd(
         if unknown:
             raise UserError(f"--test {unknown[0]}: choose from {', '.join(NAMES)}")
         chosen = [f"pts-{n}" for n in NAMES if not tests or n in {t.removeprefix('pts-') for t in tests}]
-        po = pts_options(enterprise, rounds, quick, round_seconds)
+        po = pts_options(enterprise, rounds, quick, round_seconds, response_ceiling)
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
-        opts = Options(pts=po)
         check_out_dir(out)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
+        po = dataclasses.replace(po, logical_block=pts_common.logical_block(drv))
+        opts = Options(own=po)
         for test in chosen:  # every drive refused or accepted for every test, before anything
             preflight(test, drv, opts)
         for spec, target in drv:
-            if not targets.is_real(spec):
+            if target.capabilities.simulated:
                 continue
             cap = target.identify().capacity
             secs, nbytes = map(sum, zip(*(estimate(t, cap, opts) for t in chosen)))
@@ -100,7 +104,9 @@ def pts_cmd(
         store = Store(db)
         store.check_writable()
         args = {"drives": drive, "segment": po.segment, "rounds": po.max_rounds,
-                "round_seconds": po.round_seconds, "scale": po.scale, "wait_scale": po.wait_scale, "set": sets, "seed": seed}
+                "round_seconds": po.round_seconds, "scale": po.scale, "wait_scale": po.wait_scale,
+                "logical_block": po.logical_block, "response_ceiling_ms": po.response_ceiling_ms,
+                "set": sets, "seed": seed}
         done: list[dict] = []
 
         def on_run(test: str, run_id: int, outcomes: list) -> None:

@@ -1,15 +1,17 @@
 """Drives on other hosts, the commands of the drive's host: `ssdlab agent` (hidden: ssdlab
-starts it there over ssh for `--drive HOST:/dev/X`; targets/agent.py) and `ssdlab
+starts it there over ssh for `--drive HOST:/dev/X`; targets/remote/agent.py) and `ssdlab
 fio-server`, which serves nothing: it says how drives on other hosts are reached."""
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import Any, Optional
 
 import typer
 
+from ..errors import one_line
+from ..targets.remote.allowlist import CONFIG
 from .errors import EXIT_USER
 
 GONE = ("`ssdlab fio-server` is gone: fio's server runs any job anyone who reaches its port "
@@ -24,17 +26,28 @@ def fio_server_cmd(ctx: typer.Context) -> None:
     raise typer.Exit(EXIT_USER)
 
 
-def agent_cmd() -> None:
+def agent_cmd(
+    drives: Optional[str] = typer.Option(None, "--drives", metavar="LIST", help="the drives this host lets the agent test, comma-separated: /dev/X, file:/PATH, file:/DIR/ (put it in authorized_keys' command=)"),
+    config: Optional[str] = typer.Option(None, "--config", metavar="FILE", help=f"the list in a file instead of {CONFIG} (root's, writable by root only)"),
+) -> None:
     """The drive host's half of `--drive HOST:/dev/X`: ssdlab runs it over ssh and talks
-    to it on stdin and stdout. Not for use by hand."""
+    to it on stdin and stdout. Not for use by hand. It tests only the drives this host
+    lists (--drives, /etc/ssdlab/agent.toml): docs/real-drives.md "Security model"."""
+    from ..targets.remote.allowlist import AllowList, BadList
+
+    try:
+        allowed = AllowList.load(drives, config)
+    except BadList as e:  # ssh shows the client this line and the exit status
+        typer.echo(f"ssdlab: error: agent: {one_line(e)}", err=True)
+        raise typer.Exit(EXIT_USER) from None
     if os.isatty(0):
         typer.echo("ssdlab: error: `ssdlab agent` is started over ssh by `ssdlab run --drive "
                    "HOST:/dev/X` on another machine; there is nothing to run by hand", err=True)
         raise typer.Exit(EXIT_USER)
-    from ..targets.agent import main
+    from ..targets.remote.agent import main
 
     sys.stdout.flush()
-    raise typer.Exit(main())
+    raise typer.Exit(main(allowed))
 
 
 FIO_SERVER: dict[str, Any] = {"context_settings": {"allow_extra_args": True, "ignore_unknown_options": True,

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from .. import safe_path
 from .options import Db, JsonOut
 from .errors import UserError, user_errors
 from .inputs import existing_store, read_store, whole_number
@@ -74,11 +75,8 @@ def results_export(
         text = store.export_csv(run_id) if format == "csv" else store.export_json(run_id)
         if out is None:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        else:
-            try:
-                out.write_text(text)
-            except OSError as e:
-                raise UserError(f"cannot write {out}: {e.strerror}") from None
+        else:  # a new file renamed over the name: a link planted there is replaced, not followed
+            safe_path.write(out, text, f"-o {out}")
 
 
 @results_app.command("import")

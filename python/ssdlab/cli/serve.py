@@ -27,7 +27,8 @@ def serve_cmd(
     drive: str = typer.Argument(..., help="sim:PROFILE or a profile .toml"),
     sets: Sets = [],
     socket: Optional[Path] = typer.Option(None, "--socket", help="Unix socket to serve on (default: one in a new private directory under the temporary directory)"),
-    tcp: Optional[str] = typer.Option(None, "--tcp", help="serve on TCP HOST:PORT instead of a Unix socket (NBD has no authentication: anyone who reaches it reads and writes the drive)"),
+    tcp: Optional[str] = typer.Option(None, "--tcp", help="serve on TCP HOST:PORT instead of a Unix socket (NBD has no authentication: anyone who reaches it reads and writes the drive; needs --tcp-unauthenticated)"),
+    tcp_unauthenticated: bool = typer.Option(False, "--tcp-unauthenticated", help="with --tcp: accept that every local user (and every machine that reaches a non-loopback address) can read and write the served drive"),
     data: Optional[Path] = typer.Option(None, "--data", help="backing file for the data, kept afterwards (default: a sparse temporary file)"),
     destroy_data: DestroyData = None,
     seconds: Optional[float] = typer.Option(None, "--seconds", help="stop after this many seconds (default: until Ctrl-C or SIGTERM)"),
@@ -48,12 +49,17 @@ def serve_cmd(
         if not (math.isfinite(interval) and 0.01 <= interval <= 3600):
             raise ValueError(f"--interval {interval}: must be 0.01 to 3600 seconds")
         check_seed(seed)
+        if tcp_unauthenticated and tcp is None:
+            raise ValueError("--tcp-unauthenticated goes with --tcp HOST:PORT (the Unix socket needs no such flag)")
         opts = ServeOptions(drive=drive, sets=parse_sets(sets), seed=seed, socket=socket, tcp=tcp,
-                            data=data, destroy_data=destroy_data, seconds=seconds, interval_s=interval)
+                            tcp_unauthenticated=tcp_unauthenticated, data=data, destroy_data=destroy_data,
+                            seconds=seconds, interval_s=interval)
         serving = Serving(opts)  # every check, before anything starts or is stored
-        if serving.tcp and not is_loopback(serving.tcp[0]):
-            typer.echo(f"ssdlab: warning: --tcp {tcp}: NBD has no authentication; anyone who can reach "
-                       "this address can read and write the served drive", err=True)
+        if serving.tcp:
+            who = "every user of this machine" + ("" if is_loopback(serving.tcp[0]) else
+                                                   " and every machine that reaches this address")
+            typer.echo(f"ssdlab: warning: --tcp {tcp}: NBD has no authentication; {who} can read and write "
+                       "the served drive while it is served", err=True)
         check_free(db)
         store = Store(db)
         store.check_writable()
@@ -79,7 +85,7 @@ def serve_cmd(
                       file=sys.stderr, flush=True)
 
         run_id, totals, status = serve(serving, store, args, on_ready=ready, on_row=row)
-    from ..serve.stats import metrics
+    from ..served.stats import metrics
 
     m = metrics(totals)
     if json_out:

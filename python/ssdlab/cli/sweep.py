@@ -8,9 +8,9 @@ from typing import Optional
 
 import typer
 
-from .options import Db, JsonOut, Testbed
+from .options import Db, Drives, Interval, JsonOut, Seconds, Testbed
 from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
-from .inputs import SECONDS_HELP, TEST_NAMES, check_out_dir
+from .inputs import TEST_NAMES, check_out_dir
 from .output import emit_table, print_json
 from ..runner import RunInterrupted
 from ..store import Store, check_free
@@ -18,16 +18,16 @@ from ..store import Store, check_free
 
 def sweep_cmd(
     test: str = typer.Argument(..., help=f"one of: {TEST_NAMES}"),
-    drive: list[str] = typer.Option([], "--drive", "-d", help="sim:PROFILE or a profile .toml (repeatable: an axis)"),
+    drive: Drives = [],
     sets: list[str] = typer.Option([], "--set", help="an axis: profile key=v1,v2,... (repeatable)"),
     spare: list[str] = typer.Option([], "--spare", help="an axis: spare areas in %, e.g. 0,7,25"),
     grid: Optional[Path] = typer.Option(None, "--grid", help="a TOML grid file (docs/sweeps.md); adds to the options"),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="points at once on local worker processes (default: one per core; 1: in this process)"),
     ray: bool = typer.Option(False, "--ray", help="run the points on Ray: a local instance, or the cluster of --ray-address; needs the ssdlab ray extra"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="the Ray cluster to run on (implies --ray), e.g. ray://head:10001"),
-    seconds: Optional[float] = typer.Option(None, "--seconds", help=SECONDS_HELP),
+    seconds: Seconds = None,
     repeat: Optional[int] = typer.Option(None, "--repeat", help="quick: scored runs of each test (default 5)"),
-    interval: Optional[float] = typer.Option(None, "--interval", help="quick: idle seconds between tests"),
+    interval: Interval = None,
     seed: Optional[int] = typer.Option(None, "--seed", help="simulator seed (default 42), the same for every point"),
     testbed: Testbed = None,
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="write the sweep report here at the end"),

@@ -47,6 +47,9 @@ class ReportDrive:
     repeats: dict[str, list[float]] = field(default_factory=dict)
     status: str = "complete"
     kind: str = "sim"  # "sim" | "block" | "file"
+    # the drive's stored identity (model, firmware, serial, capacity, extra: what the target
+    # knew: fio version, logical block, write cache, platform), for report headers
+    identity: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -1,6 +1,7 @@
-"""The figure kinds of the PTS report pages: line plots, tables and a 3D bar/surface of a
-matrix, each as HTML (plotly, or a plain table) and as a PNG (matplotlib). They hold plain
-numbers; methodology/pts/figures.py fills them from the runs."""
+"""The figure kinds of the PTS report pages: line (or marker, or bar) plots, tables and a
+3D bar chart of a matrix, each as HTML (plotly, or a plain table) and as a PNG
+(matplotlib). They hold plain numbers and name their axes; methodology/pts/ fills them
+from the runs."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import numpy as np
 FONT = dict(family="DejaVu Sans, Arial, sans-serif", size=13)
 CONFIG = {"displaylogo": False, "responsive": True,
           "toImageButtonOptions": {"format": "png", "scale": 2}}
+DASH = {"dash": "--", "dot": ":"}
+TABLE_CHARS = 120  # a table PNG's row, in characters: longer cells wrap
 
 
 def _num(v) -> float:
@@ -29,12 +32,29 @@ def _json_list(a) -> list:
     return [None if not math.isfinite(_num(v)) else round(_num(v), 4) for v in a]
 
 
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, out_dir: Path, key: str) -> list[Path]:
+    path = Path(out_dir) / f"{key}.png"
+    fig.savefig(path)
+    _pyplot().close(fig)
+    return [path]
+
+
 @dataclass
 class Line:
     name: str
     x: Sequence[float]
-    y: Sequence[float]
-    mode: str = "lines+markers"  # plotly mode; "lines" for a fit or a limit
+    y: Sequence[float | None]
+    mode: str = "lines+markers"  # plotly mode; "lines" for a fit or a limit, "markers"
+    # for points that must not be joined, "bars" for a histogram
     dash: str | None = None  # "dash", "dot" for guides
 
 
@@ -46,8 +66,13 @@ class Plot:
     ylabel: str
     lines: list[Line] = field(default_factory=list)
     log_x: bool = False
+    log_base: int = 10  # the PNG's log x axis
+    log_y: bool = False
     y_from_zero: bool = True
     caption: str = ""
+    # ticks at these x values, named (block sizes, queue depths); None: the library's
+    xticks: Sequence[float] | None = None
+    xticklabels: Sequence[str] | None = None
 
     def html(self) -> str:
         import plotly.graph_objects as go
@@ -55,51 +80,68 @@ class Plot:
 
         fig = go.Figure()
         for ln in self.lines:
+            if ln.mode == "bars":
+                fig.add_trace(go.Bar(x=_json_list(ln.x), y=_json_list(ln.y), name=ln.name))
+                continue
             fig.add_trace(go.Scatter(x=_json_list(ln.x), y=_json_list(ln.y), name=ln.name,
                                      mode=ln.mode, line=dict(dash=ln.dash) if ln.dash else None))
-        fig.update_layout(title=self.title.replace("\n", "<br>"), font=FONT, height=440, template="plotly_white",
-                          xaxis_title=self.xlabel, yaxis_title=self.ylabel,
-                          legend=dict(orientation="h", y=-0.2))
+        fig.update_layout(title=self.title.replace("\n", "<br>"), font=FONT, height=460,
+                          template="plotly_white", xaxis_title=self.xlabel,
+                          yaxis_title=self.ylabel, legend=dict(orientation="h", y=-0.22),
+                          bargap=0.05)
         if self.log_x:
             fig.update_xaxes(type="log")
-        if self.y_from_zero:
+        if self.log_y:
+            fig.update_yaxes(type="log")
+        elif self.y_from_zero:
             fig.update_yaxes(rangemode="tozero")
+        if self.xticks is not None:
+            fig.update_xaxes(tickvals=list(self.xticks),
+                             ticktext=list(self.xticklabels or [f"{v:g}" for v in self.xticks]))
         div = pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=self.key,
                           config=CONFIG)
         cap = f'<p class="meta">{_html.escape(self.caption)}</p>' if self.caption else ""
         return div + cap
 
     def png(self, out_dir: Path) -> list[Path]:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(7, 4), dpi=200)
+        plt = _pyplot()
+        fig, ax = plt.subplots(figsize=(7, 4.2), dpi=200)
         for ln in self.lines:
-            style = {"dash": "--", "dot": ":"}.get(ln.dash or "", "-")
-            marker = "o" if "markers" in ln.mode else None
-            ax.plot(np.asarray(ln.x, dtype=float), np.asarray([_num(v) for v in ln.y]),
-                    linestyle=style, marker=marker, markersize=3, label=ln.name, linewidth=1.2)
+            x = np.asarray([_num(v) for v in ln.x], dtype=float)
+            y = np.asarray([_num(v) for v in ln.y], dtype=float)
+            if ln.mode == "bars":
+                w = np.diff(x).min() * 0.9 if x.size > 1 else 1.0
+                ax.bar(x, y, width=w, label=ln.name, alpha=0.8)
+                continue
+            joined = "lines" in ln.mode
+            ax.plot(x, y, linestyle=DASH.get(ln.dash or "", "-") if joined else "none",
+                    marker="o" if "markers" in ln.mode else None,
+                    markersize=3 if joined else 2.5, label=ln.name, linewidth=1.2)
         if self.log_x:
-            ax.set_xscale("log", base=2)
-        if self.xlabel == "round":
+            from matplotlib.ticker import FuncFormatter
+
+            ax.set_xscale("log", base=self.log_base)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))  # 10, not 10^1
+        if self.log_y:
+            ax.set_yscale("log")
+        if self.xticks is not None:
+            ax.set_xticks(list(self.xticks))
+            ax.set_xticklabels(list(self.xticklabels or [f"{v:g}" for v in self.xticks]))
+            ax.minorticks_off()
+        elif self.xlabel == "round":
             from matplotlib.ticker import MaxNLocator
 
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        if self.y_from_zero:
+        if self.y_from_zero and not self.log_y:
             ax.set_ylim(bottom=0)
-        ax.set_title(self.title)
+        ax.set_title(self.title, fontsize=10)
         ax.set_xlabel(self.xlabel)
         ax.set_ylabel(self.ylabel)
         ax.grid(True, alpha=0.3)
         if self.lines:
-            ax.legend(fontsize=8, loc="best")
+            ax.legend(fontsize=7, loc="best")
         fig.tight_layout()
-        path = Path(out_dir) / f"{self.key}.png"
-        fig.savefig(path)
-        plt.close(fig)
-        return [path]
+        return _save(fig, out_dir, self.key)
 
 
 def fmt(v) -> str:
@@ -135,77 +177,125 @@ class Table:
                 f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{cap}")
 
     def png(self, out_dir: Path) -> list[Path]:
-        import matplotlib
+        import textwrap
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
+        plt = _pyplot()
         cells = [[fmt(v) for v in r] for r in self.rows] or [["-"] * len(self.columns)]
-        h = 0.7 + 0.2 * (len(cells) + 1)
-        fig, ax = plt.subplots(figsize=(7, h), dpi=200)
+        natural = [max(len(str(c)), *(len(r[i]) for r in cells)) for i, c in enumerate(self.columns)]
+        cap = max(natural)  # the widest columns wrap so that a row fits TABLE_CHARS
+        while sum(min(w, cap) for w in natural) > TABLE_CHARS and cap > 8:
+            cap -= 1
+        widths = [min(w, cap) + 2 for w in natural]
+        wrap = [[textwrap.fill(c, min(w, cap)) or c for c, w in zip(r, natural)] for r in cells]
+        head = [textwrap.fill(str(c), min(w, cap)) for c, w in zip(self.columns, natural)]
+        lines = [max(x.count("\n") + 1 for x in r) for r in [head, *wrap]]
+        line_in = 0.16
+        fig, ax = plt.subplots(figsize=(9, 0.9 + line_in * (sum(lines) + len(lines))), dpi=200)
         ax.axis("off")
-        widths = [max(len(str(c)), *(len(r[i]) for r in cells)) + 2 for i, c in enumerate(self.columns)]
-        t = ax.table(cellText=cells, colLabels=self.columns, loc="upper center", cellLoc="left",
+        t = ax.table(cellText=wrap, colLabels=head, loc="upper center", cellLoc="left",
                      colWidths=[w / sum(widths) for w in widths])
         t.auto_set_font_size(False)
-        t.set_fontsize(8)
-        ax.set_title(self.title)
+        t.set_fontsize(7)
+        unit = 1.0 / (sum(lines) + len(lines))
+        for (row, col), cell in t.get_celld().items():
+            cell.set_height(unit * (lines[row] + 1))
+            cell.PAD = 0.02
+        ax.set_title(self.title, fontsize=9)
         fig.tight_layout()
-        path = Path(out_dir) / f"{self.key}.png"
-        fig.savefig(path)
-        plt.close(fig)
-        return [path]
+        return _save(fig, out_dir, self.key)
 
 
 @dataclass
 class Matrix3D:
-    """A matrix over two categorical axes (the IOPS R/W mix x block size) as a 3D bar
-    chart (PNG) and an interactive surface (HTML)."""
+    """A matrix over two categorical axes as 3D bars, in SNIA's orientation: `x_labels`
+    (block sizes, small to large) left to right, `y_labels` front to back (R/W mix, the
+    first, 0/100, in front), the value up."""
 
     key: str
     title: str
-    x_labels: list[str]  # columns, e.g. block sizes
-    y_labels: list[str]  # rows, e.g. R/W mixes
+    x_labels: list[str]  # columns, e.g. block sizes in KiB
+    y_labels: list[str]  # rows, front to back, e.g. R/W mixes
     z: list[list[float | None]]  # [row][column]; None: no value (a gap, a flat bar)
     zlabel: str = "IOPS"
+    xlabel: str = "block size (KiB)"
+    ylabel: str = "R/W mix (% read / % write)"
+
+    def _z(self) -> np.ndarray:
+        z = np.array([[_num(v) for v in r] for r in self.z], dtype=float)
+        return np.where(np.isfinite(z), z, 0.0)
 
     def html(self) -> str:
         import plotly.graph_objects as go
         import plotly.io as pio
 
-        fig = go.Figure(go.Surface(z=[_json_list(r) for r in self.z], x=self.x_labels,
-                                   y=self.y_labels, colorscale="Viridis",
-                                   colorbar=dict(title=self.zlabel)))
-        fig.update_layout(title=self.title.replace("\n", "<br>"), font=FONT, height=560,
-                          scene=dict(xaxis_title="block size", yaxis_title="R/W mix",
-                                     zaxis_title=self.zlabel))
+        z = self._z()
+        ny, nx = z.shape
+        colors = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725", "#f89540", "#cc4778"]
+        fig = go.Figure()
+        w = 0.35  # half a bar's width: bars stand apart on the integer grid
+        for j in range(ny):
+            xs: list[float] = []
+            ys: list[float] = []
+            zs: list[float] = []
+            ii: list[int] = []
+            jj: list[int] = []
+            kk: list[int] = []
+            for i in range(nx):
+                base = len(xs)
+                for dz in (0.0, z[j, i]):
+                    for dx, dy in ((-w, -w), (w, -w), (w, w), (-w, w)):
+                        xs.append(i + dx)
+                        ys.append(j + dy)
+                        zs.append(dz)
+                faces = ((0, 1, 2), (0, 2, 3), (4, 5, 6), (4, 6, 7), (0, 1, 5), (0, 5, 4),
+                         (1, 2, 6), (1, 6, 5), (2, 3, 7), (2, 7, 6), (3, 0, 4), (3, 4, 7))
+                for a, b, c in faces:
+                    ii.append(base + a)
+                    jj.append(base + b)
+                    kk.append(base + c)
+            fig.add_trace(go.Mesh3d(x=xs, y=ys, z=zs, i=ii, j=jj, k=kk, flatshading=True,
+                                    color=colors[j % len(colors)], name=self.y_labels[j],
+                                    showlegend=True, hovertemplate=(
+                                        f"{self.y_labels[j]}<br>%{{z:,.0f}} {self.zlabel}"
+                                        "<extra></extra>")))
+        ax = dict(showbackground=False)
+        fig.update_layout(
+            title=self.title.replace("\n", "<br>"), font=FONT, height=680,
+            margin=dict(l=0, r=0, t=70, b=0),
+            legend=dict(title=self.ylabel, x=1.0, y=0.9, xanchor="right"),
+            scene=dict(
+                xaxis=dict(ax, title=self.xlabel, tickvals=list(range(nx)), ticktext=self.x_labels),
+                yaxis=dict(ax, title="R/W mix", tickvals=list(range(ny)), ticktext=self.y_labels),
+                zaxis=dict(ax, title=self.zlabel, rangemode="tozero"),
+                aspectmode="manual", aspectratio=dict(x=1.6, y=1.1, z=0.8),
+                # as the PNG: seen from the first row, 22 degrees up, small blocks on the left
+                camera=dict(eye=dict(x=1.35, y=-2.1, z=1.0))))
         return pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=self.key,
                            config=CONFIG)
 
     def png(self, out_dir: Path) -> list[Path]:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        z = np.array([[_num(v) for v in r] for r in self.z], dtype=float)
-        z = np.where(np.isfinite(z), z, 0.0)
-        fig = plt.figure(figsize=(7, 5.5), dpi=200)
+        plt = _pyplot()
+        z = self._z()
+        fig = plt.figure(figsize=(8, 6.2), dpi=200)
         ax = fig.add_subplot(projection="3d")
         ny, nx = z.shape
-        xs, ys = np.meshgrid(np.arange(nx), np.arange(ny))
         colors = plt.cm.viridis(np.linspace(0, 1, ny))
-        for i in range(ny):
-            ax.bar3d(xs[i], ys[i], np.zeros(nx), 0.6, 0.6, z[i], color=colors[i], shade=True)
-        ax.set_xticks(np.arange(nx) + 0.3)
+        # back rows first, so that the front rows are drawn over them
+        for j in range(ny - 1, -1, -1):
+            ax.bar3d(np.arange(nx) - 0.3, np.full(nx, j - 0.3), np.zeros(nx), 0.6, 0.6, z[j],
+                     color=colors[j], shade=True, zsort="max")
+        ax.set_xticks(np.arange(nx))
         ax.set_xticklabels(self.x_labels, fontsize=7)
-        ax.set_yticks(np.arange(ny) + 0.3)
-        ax.set_yticklabels(self.y_labels, fontsize=7)
-        ax.set_xlabel("block size")
-        ax.set_ylabel("R/W mix")
-        ax.set_zlabel(self.zlabel)
-        ax.set_title(self.title)
-        path = Path(out_dir) / f"{self.key}.png"
-        fig.savefig(path)
-        plt.close(fig)
-        return [path]
+        ax.set_yticks(np.arange(ny))
+        ax.set_yticklabels(self.y_labels, fontsize=7, ha="left", va="center")
+        ax.tick_params(axis="z", labelsize=7, pad=6)
+        from matplotlib.ticker import FuncFormatter
+
+        ax.zaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        ax.set_xlabel(self.xlabel, labelpad=10, fontsize=9)
+        ax.set_ylabel(self.ylabel, labelpad=14, fontsize=9)
+        ax.set_zlabel(self.zlabel, labelpad=14, fontsize=9)
+        ax.view_init(elev=22, azim=-58)  # viewer at the first row, small blocks on the left
+        ax.set_title(self.title, fontsize=10)
+        fig.subplots_adjust(left=0.02, right=0.9, bottom=0.05, top=0.92)
+        return _save(fig, out_dir, self.key)

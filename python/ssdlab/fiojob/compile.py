@@ -10,6 +10,8 @@ from pathlib import Path
 
 from . import FioJobError
 from . import jobfile
+from . import blocksizes as B
+from . import limits as L
 from . import options as O
 from . import zbd as Z
 
@@ -77,6 +79,20 @@ class JobSpec:
     lat_pct: float
     lat_run: bool
     options: dict = field(default_factory=dict)  # the job's options as written (for the JSON)
+    bs_range: list = field(default_factory=lambda: [(0, 0)] * 3)  # bsrange per direction (min, max)
+    loops: int = 1  # fio's loops: passes over the region at least
+    randrepeat: bool = True  # each pass repeats the first one's draws (fio re-seeds per loop)
+    bw_ns: int = 500_000_000  # bandwidth / IOPS sample intervals (bwavgtime, iopsavgtime)
+    iops_ns: int = 500_000_000
+    keep_log: bool = False  # the job writes fio's logs
+    hist_ms: int = 0  # write_hist_log's interval (log_hist_msec; 0: none)
+    log_ms: int = 500  # the latency log's window (log_avg_msec; 0 in fio: per I/O, 500 here)
+    verify: list | None = None  # [after, backlog, batch, only] when the job verifies what it writes
+    group_reporting: bool = False  # fio's group_reporting, the job's own
+    unified: str = "none"  # unified_rw_reporting: none, mixed or both
+    settings: dict = field(default_factory=dict)  # [global]'s and the job's options merged: its logs, percentiles
+    seq_identical: bool = False  # rw_sequencer=identical: rw=rand...:N repeats the offset
+    perc_rand: list = field(default_factory=lambda: [100, 100, 100])  # percentage_random per direction
     write_mode: list = field(default_factory=lambda: [100, 0, 0, 0])  # % per options.WRITE_MODES
     flow: int = 0  # fio's flow control: weight in the flow (0: none), its id, the held wait
     flow_id: int = 0
@@ -119,7 +135,8 @@ class Compiled:
             d["zones"] = [(float(a), int(s), int(n)) for a, s, n in j.zones]
             d["dist_param"] = float(j.dist_param)
             d["ss_limit"] = float(j.ss_limit)
-            d["log_ns"] = int(self.log_ms * 1_000_000)
+            d["bs_range"] = [(int(a), int(b)) for a, b in j.bs_range]
+            d["log_ns"] = int(j.log_ms * 1_000_000)
             out.append(d)
         return out
 
@@ -127,81 +144,6 @@ class Compiled:
     def log_ms(self) -> int:
         v = self.logs.get("log_avg_msec", "")
         return int(v) if str(v).strip().isdigit() and int(v) > 0 else 500
-
-
-def _bs_list(value: str, key: str, where: str, base: int) -> list:
-    """bs=4k or bs=4k,8k,16k (read, write, trim): per direction [[bytes, 100]]."""
-    parts = [p.strip() for p in value.split(",")]
-    sizes = [O.size(p, key, where, base) if p else None for p in parts[:3]]
-    first = next((s for s in sizes if s), 4096)
-    out, last = [], first
-    for i in range(3):
-        s = sizes[i] if i < len(sizes) else None
-        s = s if s else (last if i >= len(sizes) else first)
-        last = s
-        out.append([[s, 100.0]])
-    return out
-
-
-def _bsrange(value: str, where: str, base: int) -> list:
-    out = []
-    parts = [p.strip() for p in value.split(",")]
-    for i in range(3):
-        p = parts[min(i, len(parts) - 1)]
-        lo, sep, hi = p.partition("-")
-        if not sep:
-            raise FioJobError(f"{where}: bsrange={value}: write MIN-MAX, e.g. 4k-64k")
-        a, b = O.size(lo, "bsrange", where, base), O.size(hi, "bsrange", where, base)
-        if a <= 0 or b < a:
-            raise FioJobError(f"{where}: bsrange={value}: MIN must be > 0 and at most MAX")
-        sizes = list(range(a, b + 1, a))
-        out.append([[s, 100.0 / len(sizes)] for s in sizes])
-    return out
-
-
-def _bssplit(value: str, where: str, base: int) -> list:
-    out = []
-    dirs = [d for d in value.split(",")]
-    for i in range(3):
-        d = dirs[min(i, len(dirs) - 1)].strip()
-        items, blank = [], []
-        for it in filter(None, d.split(":")):
-            s, _, w = it.partition("/")
-            sz = O.size(s, "bssplit", where, base)
-            if sz <= 0:
-                raise FioJobError(f"{where}: bssplit={value}: a block size must be > 0")
-            if w.strip():
-                items.append([sz, float(w)])
-            else:
-                blank.append(sz)
-        left = 100.0 - sum(w for _, w in items)
-        if left < -1e-9:
-            raise FioJobError(f"{where}: bssplit={value}: the shares add up to over 100 %")
-        items += [[s, left / len(blank)] for s in blank]
-        if not items:
-            raise FioJobError(f"{where}: bssplit={value}: no block sizes")
-        out.append(items)
-    return out
-
-
-def _extended_lba(bs: list, where: str) -> int:
-    """Metadata bytes per block if the block sizes are of an extended-LBA format (4096 data
-    + 8, 16 or 64 bytes of metadata: fio's bs then counts both), else 0."""
-    mds = {md for d in bs for b, _ in d if b % 512 for md in (8, 16, 64) if b % (4096 + md) == 0}
-    if not mds:
-        small = next(((b, md) for d in bs for b, _ in d if b % 512 for md in (8, 16, 64)
-                      if b % (512 + md) == 0), None)
-        if small:
-            raise FioJobError(f"{where}: block size {small[0]}: blocks of a 512+{small[1]}-byte "
-                              "extended-LBA format; a simulated drive has 4096-byte blocks "
-                              "(use a 4096 + 8, 16 or 64 format, e.g. bs=4160)")
-        return 0
-    md = min(mds)
-    if any(b % (4096 + md) for d in bs for b, _ in d):
-        odd = sorted({b for d in bs for b, _ in d if b % (4096 + md)})
-        raise FioJobError(f"{where}: block size {odd[0]}: an extended-LBA format needs every block "
-                          f"size a multiple of {4096 + md} (4096 data + {md} metadata bytes)")
-    return md
 
 
 def _zones(value: str, where: str, absolute: bool, base: int) -> list:
@@ -254,6 +196,66 @@ def _pct(o: dict, key: str) -> float:
     return p
 
 
+TIME_BASED_NOTE = ("time_based without runtime: fio says \"time_based requires a runtime\" and runs "
+                   "the job bounded by its size; so does ssdlab")
+# the merged options the outputs read: fio's log files and its percentile options
+SETTINGS = frozenset("""write_bw_log write_iops_log write_lat_log write_hist_log log_hist_coarseness
+clat_percentiles lat_percentiles slat_percentiles percentile_list""".split())
+UNIFIED = {"0": "none", "none": "none", "1": "mixed", "mixed": "mixed", "2": "both", "both": "both"}
+
+
+def _reporting(o: dict, flag, num, tm) -> dict:
+    """What the job reports and logs: fio's sample intervals (bwavgtime, iopsavgtime; a
+    bandwidth or IOPS log's log_avg_msec when they are not set), the latency log's window
+    (log_avg_msec; fio's 0, an entry per I/O, is a 500 ms window here), the histogram log's
+    (log_hist_msec), group_reporting and unified_rw_reporting as the job sets them."""
+    log_ms = num("log_avg_msec", 0, 0, 86_400_000)
+    out = {"log_ms": log_ms or 500, "group_reporting": flag("group_reporting"),
+           "keep_log": any(k in o for k in ("write_bw_log", "write_iops_log", "write_lat_log",
+                                             "write_hist_log")),
+           "hist_ms": num("log_hist_msec", 0, 0, 86_400_000) if "write_hist_log" in o else 0}
+    for key, log, name in (("bwavgtime", "write_bw_log", "bw_ns"), ("iopsavgtime", "write_iops_log", "iops_ns")):
+        ms = num(key, 500, 1, 86_400_000)
+        if key not in o and log in o:
+            ms = log_ms or 500
+        out[name] = ms * 1_000_000
+    v, where = o.get("unified_rw_reporting", ("none", ""))
+    if v.strip().lower() not in UNIFIED:
+        raise FioJobError(f"{where}: unified_rw_reporting={v[:40]}: write none, mixed or both (0, 1, 2)")
+    out["unified"] = UNIFIED[v.strip().lower()]
+    return out
+
+
+def _sequencer(o: dict) -> bool:
+    """rw_sequencer: sequential (rw=rand...:N runs on) or identical (the offset again)."""
+    v, where = o.get("rw_sequencer", ("sequential", ""))
+    if v.strip().lower() not in ("sequential", "identical"):
+        raise FioJobError(f"{where}: rw_sequencer={v[:40]}: write sequential or identical")
+    return v.strip().lower() == "identical"
+
+
+def _perc_rand(o: dict) -> list[int]:
+    """percentage_random=R[,W,T] (or percentage_sequential, its complement) per direction."""
+    for key, flip in (("percentage_random", False), ("percentage_sequential", True)):
+        if key in o:
+            v, where = o[key]
+            parts = [p.strip() for p in v.split(",")]
+            vals = [O.integer(parts[min(i, len(parts) - 1)] or "100", key, where, 0, 100) for i in range(3)]
+            return [100 - x for x in vals] if flip else vals
+    return [100, 100, 100]
+
+
+def _verify(o: dict, flag, num, writes: bool) -> list | None:
+    """fio's verify of a job that writes: [read back after each pass (do_verify), the
+    backlog, its batch, verify_only]; None when nothing is read back (no verify, or a job
+    that only reads: its reads are checked as they come)."""
+    v = o.get("verify", ("none",))[0].strip().lower()
+    if v in ("none", "0", "") or not writes:
+        return None
+    return [int(flag("do_verify", True)), num("verify_backlog", 0, 0, 2**40),
+            num("verify_backlog_batch", 0, 0, 2**40), int(flag("verify_only"))]
+
+
 def _merge(sections: list[jobfile.Section]) -> list[tuple[jobfile.Section, list]]:
     glob: list = []
     jobs = []
@@ -265,11 +267,12 @@ def _merge(sections: list[jobfile.Section]) -> list[tuple[jobfile.Section, list]
     return jobs
 
 
-def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -> Compiled:
+def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
+                env: dict[str, str] | None = None) -> Compiled:
     """Read, check and compile `path` for a drive of `capacity` bytes whose own zones (for
-    zonemode=zbd without zonesize) are `zone_bytes`. Raises FioJobError (one line naming the
-    option and why) for anything ssdlab will not run."""
-    sections = jobfile.read(path)
+    zonemode=zbd without zonesize) are `zone_bytes`; `${NAME}` from `env` only. Raises
+    FioJobError (one line naming the option and why) for anything ssdlab will not run."""
+    sections = jobfile.read(path, env)
     noted: list[str] = []
     # the allow-list first, over every option of every section (global included)
     for s in sections:
@@ -280,6 +283,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
     jobs_opts = _merge(sections)
     if not jobs_opts:
         raise FioJobError(f"{path}: no job: add a job section, e.g. [job1] with rw=randread")
+    L.count_jobs(path, jobs_opts, MAX_CLONES)  # before anything is built for them
     jobs: list[JobSpec] = []
     notes: list[str] = []
     logs: dict = {}
@@ -350,18 +354,21 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
         if kind not in RW:
             raise FioJobError(f"{rww}: rw={rwv}: not a fio rw kind ({', '.join(RW)})")
         r, w, t, rnd = RW[kind]
+        bs_range = [(0, 0)] * 3
         if "bssplit" in o:
-            bs = _bssplit(o["bssplit"][0], o["bssplit"][1], base)
+            bs = B.bssplit(o["bssplit"][0], o["bssplit"][1], base)
         elif "bsrange" in o:
-            bs = _bsrange(o["bsrange"][0], o["bsrange"][1], base)
+            bs_range = B.bsrange(o["bsrange"][0], o["bsrange"][1], base)
+            bs = [[[lo, 100.0], [hi, 0.0]] for lo, hi in bs_range]  # the range's ends
         elif "bs" in o:
-            bs = _bs_list(o["bs"][0], "bs", o["bs"][1], base)
+            bs = B.bs_list(o["bs"][0], "bs", o["bs"][1], base)
         else:
             bs = [[[4096, 100.0]] for _ in range(3)]
-        md = _extended_lba(bs, sec.where)
+        md = B.extended_lba(bs, sec.where)
         ext_capacity = capacity // 4096 * (4096 + md)  # the namespace in extended-LBA bytes
         if md:  # the drive's own blocks: 4096 data bytes each; the metadata is not stored
             bs = [[[b // (4096 + md) * 4096, w] for b, w in d] for d in bs]
+            bs_range = [(a // (4096 + md) * 4096, b // (4096 + md) * 4096) for a, b in bs_range]
         zbd_trim = o.get("zonemode", ("none",))[0].strip().lower() == "zbd" and t
         for i, d in enumerate(bs):
             for b, _ in d:
@@ -382,6 +389,9 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
         if not (r and w):
             mixr = 100 if r else 0
         offset = sz("offset")
+        align = sz("offset_align")
+        if align and "offset" in o and o["offset"][0].strip().endswith("%"):
+            offset = -(-offset // align) * align  # fio aligns a percentage offset upwards
         if offset >= capacity:
             raise FioJobError(f"{o['offset'][1]}: offset={o['offset'][0]}: at or past the end of the "
                               f"drive ({capacity} bytes)")
@@ -471,6 +481,11 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
             raise FioJobError(f"{o['write_mode'][1]}: write_mode=zone_append: zone append is zoned "
                               "block device I/O: give zonemode=zbd (as fio requires)")
         numjobs = num("numjobs", 1, 1, MAX_CLONES)
+        rep = _reporting(o, flag, num, tm)
+        if flag("time_based") and not tm("runtime"):
+            rep["time_based"] = False  # fio: "time_based requires a runtime", and drops it
+            if TIME_BASED_NOTE not in notes:
+                notes.append(TIME_BASED_NOTE)
         inc = sz("offset_increment")
         randrepeat = flag("randrepeat", True)
         jseed = num("randseed", 0x89 if randrepeat else seed, 0, 2**64 - 1)
@@ -491,8 +506,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
             io_size = sz("io_size", c_size_io)
             if o.get("log_avg_msec") is not None:
                 O.integer(o["log_avg_msec"][0], "log_avg_msec", o["log_avg_msec"][1], 0, 86_400_000)
-            if "loops" in o:
-                io_size *= num("loops", 1, 1, 1 << 30)
+            loops = num("loops", 1, 1, 1 << 30)
             rmin_b = ([r * 4096 // (4096 + md) for r in _rate(o["rate_min"][0], "rate_min", o["rate_min"][1], base, False)]
                       if "rate_min" in o else [0, 0, 0])
             rmin_i = (_rate(o["rate_iops_min"][0], "rate_iops_min", o["rate_iops_min"][1], base, True)
@@ -504,7 +518,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
                 rwmixread=mixr, seq_skip=seq_skip, bs=bs,
                 offset=c_off, size=c_size, io_size=io_size,
                 number_ios=num("number_ios", 0, 0, 2**62), iodepth=num("iodepth", 1, 1, 65536),
-                time_based=flag("time_based"), runtime_ns=tm("runtime"),
+                time_based=rep.pop("time_based", flag("time_based")), runtime_ns=tm("runtime"),
                 ramp_ns=tm("ramp_time"), startdelay_ns=tm("startdelay"),
                 rate_bps=[r * 4096 // (4096 + md) for r in _rate(o["rate"][0], "rate", o["rate"][1], base, False)] if "rate" in o else [0, 0, 0],
                 rate_iops=_rate(o["rate_iops"][0], "rate_iops", o["rate_iops"][1], base, True) if "rate_iops" in o else [0, 0, 0],
@@ -524,6 +538,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
                 lat_target_ns=tm("latency_target", 0, "us"), lat_window_ns=tm("latency_window", 0, "us"),
                 lat_pct=_pct(o, "latency_percentile"), lat_run=flag("latency_run"),
                 options={O.canonical(k): v for k, v, _ in sec.options if k != "name"},
+                settings={k: v for k, (v, _) in o.items() if k in SETTINGS},
                 write_mode=O.write_mode(*o["write_mode"]) if "write_mode" in o else [100, 0, 0, 0],
                 flow=num("flow", 0, 0, 1000), flow_id=num("flow_id", 0, 0, 2**31 - 1),
                 flow_sleep_ns=num("flow_sleep", 0, 0, 2**32 - 1) * 1000,
@@ -532,7 +547,10 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
                 iodepth_batch_complete_min=num("iodepth_batch_complete_min", 1, 0, 65536),
                 iodepth_batch_complete_max=num("iodepth_batch_complete_max", 0, 0, 65536),
                 rate_min_bps=rmin_b, rate_min_iops=rmin_i,
-                rate_cycle_ns=num("rate_cycle", 1000, 1, 10**9) * 10**6 if any(rmin_b + rmin_i) else 0))
+                rate_cycle_ns=num("rate_cycle", 1000, 1, 10**9) * 10**6 if any(rmin_b + rmin_i) else 0,
+                bs_range=bs_range, loops=loops, randrepeat=randrepeat,
+                verify=_verify(o, flag, num, bool(w or kind.endswith("trimwrite"))),
+                seq_identical=_sequencer(o), perc_rand=_perc_rand(o), **rep))
         exitall = exitall or flag("exitall")
         for k in ("write_bw_log", "write_iops_log", "write_lat_log", "log_avg_msec", "per_job_logs"):
             if k in o and k not in logs:
@@ -555,9 +573,10 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
                               f"past the end of the drive ({capacity} bytes)")
         if not j.time_based and j.runtime_ns == 0 and j.io_size == 0 and not j.number_ios:
             raise FioJobError(f"{path}: job {j.name}: nothing bounds it (size, io_size, number_ios or runtime)")
-        if j.time_based and j.runtime_ns == 0:
-            raise FioJobError(f"{path}: job {j.name}: time_based with no runtime runs until it is "
-                              "stopped (fio runs it until killed): give runtime=")
+        if any(b > j.size for d in j.bs for b, w in d if w > 0) or any(a > j.size for a, _ in j.bs_range):
+            raise FioJobError(f"{path}: job {j.name}: a block size is larger than the job's size "
+                              f"({j.size} bytes): give a larger size or smaller blocks")
+    L.check(path, jobs)
     if noted:
         notes.append("accepted with no effect on a simulated drive: " + ", ".join(noted))
     if zbd_note:
@@ -576,4 +595,19 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0) -
                      "error); Verify reads the range from NAND inside the drive, no data on the "
                      "link; all counted as writes, as fio counts them")
     glob = {O.canonical(k): v for sec in sections if sec.name == "global" for k, v, _ in sec.options}
-    return Compiled(jobs, notes, group_reporting, logs, glob)
+    compiled = Compiled(jobs, notes, group_reporting, logs, glob)
+    _simulator_checks(path, compiled, capacity)
+    return compiled
+
+
+def _simulator_checks(path: Path, c: Compiled, capacity: int) -> None:
+    """The simulator's own checks of each job (JobSpec::check), now: a job it would refuse
+    is refused before anything runs or is stored."""
+    from .. import _sim
+
+    seen = set()
+    for spec in c.spec():
+        err = _sim.fiojob_check(spec, capacity)
+        if err and err not in seen:
+            raise FioJobError(f"{path}: {err}")
+        seen.add(err)

@@ -2,12 +2,17 @@
 jobs after it, any other section is a job), `key=value` or a bare `key` (a flag), `;` and `#`
 comment lines, `include FILE` (relative to the including file), `${ENV}` variables and fio's
 own `$pagesize`, `$mb_memory`, `$ncpus`. Nothing in the file is executed or opened except
-the included job files themselves."""
+the included job files themselves, and only those inside the job file's own directory:
+regular files, never echoed in an error. fio expands any environment variable; ssdlab
+expands only the ones the user names (`--env NAME` or `--env NAME=VALUE`), so a job file
+cannot copy the environment into the stored run."""
 
 from __future__ import annotations
 
 import os
 import re
+import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,20 +40,27 @@ def _keyword(m: re.Match) -> str:
     return str(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20)
 
 
-def substitute(value: str, where: str) -> str:
-    def env(m: re.Match) -> str:
-        if m.group(1) not in os.environ:
-            raise FioJobError(f"{where}: ${{{m.group(1)}}} is not set in the environment: set it "
-                              "or write the value into the job file")
-        return os.environ[m.group(1)]
+def substitute(value: str, where: str, env: Mapping[str, str]) -> str:
+    """`${NAME}` from `env` (the variables the user named), fio's keywords from the host."""
+    def var(m: re.Match) -> str:
+        if m.group(1) not in env:
+            raise FioJobError(f"{where}: ${{{m.group(1)}}}: ssdlab expands only the variables you "
+                              f"name: add --env {m.group(1)} (its value from the environment) or "
+                              f"--env {m.group(1)}=VALUE")
+        return env[m.group(1)]
 
-    return _KEYWORDS.sub(_keyword, _ENV.sub(env, value))
+    return _KEYWORDS.sub(_keyword, _ENV.sub(var, value))
 
 
 def _read(path: Path, budget: list[int]) -> str:
-    if not path.is_file():
-        raise FioJobError(f"{path}: no such job file")
-    with open(path, "rb") as f:
+    """A job file's text: a regular file (never a FIFO or a device), within the budget."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError:
+        raise FioJobError(f"{path}: no such job file (or not readable)") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise FioJobError(f"{path}: not a regular file: not a fio job file")
         data = f.read(MAX_BYTES + 1)
     budget[0] -= len(data)
     if budget[0] < 0:
@@ -58,7 +70,16 @@ def _read(path: Path, budget: list[int]) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _lines(path: Path, depth: int, budget: list[int]):
+def _inside(inc: Path, top: Path, where: str) -> Path:
+    """An included file, only inside the top job file's directory (links resolved first)."""
+    real = Path(os.path.realpath(inc))
+    if not real.is_relative_to(top):
+        raise FioJobError(f"{where}: include: only files in the job file's directory ({top}) are "
+                          "included: copy the file there")
+    return real
+
+
+def _lines(path: Path, depth: int, budget: list[int], env: Mapping[str, str], top: Path):
     if depth > MAX_INCLUDE_DEPTH:
         raise FioJobError(f"{path}: includes nested over {MAX_INCLUDE_DEPTH} deep (an include loop?)")
     for n, raw in enumerate(_read(path, budget).splitlines(), 1):
@@ -68,29 +89,33 @@ def _lines(path: Path, depth: int, budget: list[int]):
             continue
         line = re.split(r"\s[;#]", line, maxsplit=1)[0].rstrip()  # a comment after the value
         if line.startswith("include ") or line.startswith("include\t"):
-            inc = Path(substitute(line[len("include"):].strip(), where))
-            yield from _lines(inc if inc.is_absolute() else path.parent / inc, depth + 1, budget)
+            inc = Path(substitute(line[len("include"):].strip(), where, env))
+            inc = _inside(inc if inc.is_absolute() else path.parent / inc, top, where)
+            yield from _lines(inc, depth + 1, budget, env, top)
             continue
         yield line, where
 
 
-def read(path: Path) -> list[Section]:
-    """The job file's sections in order, options substituted; includes expanded."""
+def read(path: Path, env: Mapping[str, str] | None = None) -> list[Section]:
+    """The job file's sections in order, options substituted (`${NAME}` from `env` only);
+    includes expanded. Errors name the file and line, never a line's text."""
     sections: list[Section] = []
-    for line, where in _lines(Path(path), 0, [MAX_BYTES]):
+    top = Path(os.path.realpath(Path(path).parent))
+    for line, where in _lines(Path(path), 0, [MAX_BYTES], env or {}, top):
         if line.startswith("["):
             if not line.endswith("]") or len(line) < 3:
-                raise FioJobError(f"{where}: '{line[:80]}': a section header is [NAME]")
+                raise FioJobError(f"{where}: not a section header ([NAME]) nor an option line")
             sections.append(Section(line[1:-1].strip(), where))
             if len(sections) > MAX_JOBS:
                 raise FioJobError(f"{path}: over {MAX_JOBS} sections: not a job file ssdlab runs")
             continue
-        if not sections:
-            raise FioJobError(f"{where}: '{line[:80]}' comes before any [section]: put it under "
-                              "[global] or a job's [NAME]")
         key, eq, value = line.partition("=")
         key = key.strip().lower()
-        if not re.fullmatch(r"[a-z0-9_\-]+", key):
-            raise FioJobError(f"{where}: '{line[:80]}': not an option line (key=value or a flag)")
-        sections[-1].options.append((key.replace("-", "_"), substitute(value.strip(), where) if eq else "", where))
+        if not re.fullmatch(r"[a-z0-9_\-]{1,64}", key):
+            raise FioJobError(f"{where}: not an option line (key=value or a flag)")
+        if not sections:
+            raise FioJobError(f"{where}: {key}: an option before any [section]: put it under "
+                              "[global] or a job's [NAME]")
+        sections[-1].options.append((key.replace("-", "_"), substitute(value.strip(), where, env or {})
+                                     if eq else "", where))
     return sections

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import re
 
+import difflib
+
 from . import FioJobError
+from .fio_names import FIO_OPTIONS
 
 ALIASES = {"readwrite": "rw", "blocksize": "bs", "blocksize_range": "bsrange", "blockalign": "ba",
            "io_limit": "io_size", "timeout": "runtime", "iodepth_batch": "iodepth_batch_submit",
@@ -28,6 +31,7 @@ size io_size offset offset_increment offset_align number_ios loops numjobs iodep
 time_based runtime ramp_time startdelay rate rate_iops rate_min rate_iops_min rate_process
 rate_cycle rate_ignore_thinktime thinktime thinktime_blocks thinktime_spin thinktime_blocks_type
 random_distribution random_sequence_stride randseed randrepeat norandommap random_generator percentage_random
+percentage_sequential
 ss ss_dur ss_ramp steadystate_check_interval exitall exit_what latency_target
 latency_window latency_percentile latency_run zonemode zonesize zonerange zoneskip fill_device fill_fs
 stonewall wait_for new_group group_reporting write_mode write_bw_log write_iops_log write_lat_log
@@ -36,6 +40,9 @@ flow flow_id flow_sleep
 zonecapacity max_open_zones job_max_open_zones read_beyond_wp zone_reset_threshold
 zone_reset_frequency ignore_zone_limits
 iodepth_low iodepth_batch_complete_min iodepth_batch_complete_max
+verify do_verify verify_backlog verify_backlog_batch verify_only
+percentile_list lat_percentiles clat_percentiles slat_percentiles bwavgtime iopsavgtime
+write_hist_log log_hist_msec log_hist_coarseness
 """.split())
 
 # accepted with a note: nothing a simulated drive (which keeps no data and has no host
@@ -45,22 +52,21 @@ direct buffered ioengine filename directory filename_format openfiles file_servi
 cmdprio cmdprio_percentage cmdprio_class cmdprio_bssplit cmdprio_hint hipri fixedbufs
 registerfiles sqthread_poll sqthread_poll_cpu nonvectored uncached force_async userspace_reap
 atomic sync odirect_align ioscheduler thread invalidate fadvise_hint
-verify do_verify verify_interval verify_offset verify_pattern verify_fatal verify_dump
-verify_async verify_backlog verify_backlog_batch verify_only verify_header_seed verify_write_sequence
-verify_pattern_interval
+verify_interval verify_offset verify_pattern verify_fatal verify_dump
+verify_async verify_header_seed verify_write_sequence verify_pattern_interval disk_util
 refill_buffers scramble_buffers zero_buffers buffer_pattern buffer_compress_percentage
 buffer_compress_chunk dedupe_percentage dedupe_mode dedupe_working_set_percentage
 cpus_allowed cpus_allowed_policy cpumask cpuload nice prio prioclass numa_cpu_nodes
 numa_mem_policy gtod_reduce gtod_cpu disable_lat disable_clat disable_slat
-disable_bw_measurement clat_percentiles lat_percentiles slat_percentiles percentile_list
+disable_bw_measurement
 clocksource eta eta_newline eta_interval significant_figures lockmem mem create_serialize
 create_fsync create_on_open create_only allow_file_create allow_mounted_write unlink
 unlink_each_loop overwrite fallocate pre_read file_append end_fsync fsync_on_close fsync
 fdatasync write_barrier sync_file_range fsync_on_close continue_on_error ignore_error
 error_dump exitall_on_error max_latency log_max_value log_offset log_prio log_compression
-log_hist_msec log_hist_coarseness write_hist_log log_unix_epoch log_alternate_epoch
+log_unix_epoch log_alternate_epoch
 flow_watermark
-lat_percentiles stats ramp_size iopsavgtime bwavgtime experimental_verify
+stats ramp_size experimental_verify
 sqthread_poll_cpu trim_percentage trim_verify_zero trim_backlog trim_backlog_batch
 serialize_overlap io_submit_mode unique_filename group_reporting_ignore
 allrandrepeat dedupe_global cmd_type md_per_io_size
@@ -146,12 +152,16 @@ def classify(key: str, value: str, where: str) -> str | None:
     if key == "write_mode":
         write_mode(value, where)  # checked here; compiled per job (compile.py)
         return None
-    if key.startswith(NOTED_PREFIXES):
-        return key  # options of block-I/O engines
     if key == "zonemode" and value.strip().lower() not in ("none", "strided", "zbd"):
         raise FioJobError(f"{where}: zonemode={value}: write none, strided or zbd")
     if key in COMPILED:
         return None
+    if key.startswith(NOTED_PREFIXES):
+        return key  # options of block-I/O engines
+    if key not in FIO_OPTIONS:
+        near = difflib.get_close_matches(key, FIO_OPTIONS, n=1, cutoff=0.75)
+        hint = f": did you mean {near[0]}?" if near else " (fio's HOWTO lists its options)"
+        raise FioJobError(f"{where}: {key}: fio has no such option{hint}")
     raise FioJobError(f"{where}: {key}: refused: {WHY_UNKNOWN}")
 
 
@@ -198,6 +208,17 @@ def boolean(value: str, key: str, where: str) -> bool:
 
 _SIZE = re.compile(r"(0x[0-9a-f]+|\d+(?:\.\d+)?)\s*([kmgtp]?)(i?)(b?)", re.I)
 _MULT = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+MAX_SIZE = 1 << 62  # bytes: past any drive, and still a whole number in the simulator's u64/i64
+MAX_SECONDS = 1e7  # a job's times: the bound of `--seconds` (methodology/common.py), 116 days
+_DIGITS = 40  # a number written with more digits than this is no size or time
+
+
+def _number(text: str, key: str, value: str, where: str) -> float | int:
+    """A number as written (decimal, 0x hex or with a fraction), refused before it is
+    converted when it is too long to be one (a 400-digit value)."""
+    if len(text) > _DIGITS:
+        raise FioJobError(f"{where}: {key}: a {len(text)}-digit number: too large for any size or time")
+    return int(text, 16) if text.lower().startswith("0x") else float(text)
 
 
 def size(value: str, key: str, where: str, base: int = 1024) -> int:
@@ -206,11 +227,13 @@ def size(value: str, key: str, where: str, base: int = 1024) -> int:
     m = _SIZE.fullmatch(value.strip())
     if not m:
         raise FioJobError(f"{where}: {key}={value}: not a size (bytes or a number with k, m, g, t)")
-    num = int(m.group(1), 16) if m.group(1).lower().startswith("0x") else float(m.group(1))
+    num = _number(m.group(1), key, value, where)
     unit = m.group(2).lower()
     mult = _MULT[unit]
     if base == 1000 and unit and not m.group(3):
         mult = 1000 ** " kmgtp".index(unit)
+    if num * mult > MAX_SIZE:
+        raise FioJobError(f"{where}: {key}={value[:40]}: too large (over 2^62 bytes, past any drive)")
     return int(num * mult)
 
 
@@ -233,17 +256,26 @@ _TUNIT = {"us": 1e3, "usec": 1e3, "ms": 1e6, "msec": 1e6, "s": 1e9, "sec": 1e9, 
 
 
 def time_ns(value: str, key: str, where: str, default_unit: str = "s") -> int:
+    """fio's time syntax, at most MAX_SECONDS: a simulated job's time is virtual, and a
+    run is bounded as `--seconds` is."""
     m = _TIME.fullmatch(value.strip())
     if not m:
-        raise FioJobError(f"{where}: {key}={value}: not a time (a number with us, ms, s, m, h)")
-    return int(float(m.group(1)) * _TUNIT[(m.group(2) or default_unit).lower()])
+        raise FioJobError(f"{where}: {key}={value[:40]}: not a time (a number with us, ms, s, m, h)")
+    ns = _number(m.group(1), key, value, where) * _TUNIT[(m.group(2) or default_unit).lower()]
+    if ns > MAX_SECONDS * 1e9:
+        raise FioJobError(f"{where}: {key}={value[:40]}: over {MAX_SECONDS:g} s (116 days), the longest "
+                          "virtual time ssdlab runs (as --seconds): give a shorter time")
+    return int(ns)
 
 
 def integer(value: str, key: str, where: str, lo: int, hi: int) -> int:
+    v = value.strip()
+    if len(v) > _DIGITS:
+        raise FioJobError(f"{where}: {key}: a {len(v)}-digit number: must be {lo} to {hi}")
     try:
-        n = int(value.strip(), 0)
+        n = int(v, 0)
     except ValueError:
-        raise FioJobError(f"{where}: {key}={value}: not a whole number") from None
+        raise FioJobError(f"{where}: {key}={v}: not a whole number") from None
     if not lo <= n <= hi:
-        raise FioJobError(f"{where}: {key}={value}: must be {lo} to {hi}")
+        raise FioJobError(f"{where}: {key}={v}: must be {lo} to {hi}")
     return n

@@ -1,115 +1,25 @@
-"""A simulated run in fio's own layouts: the JSON of `--output-format=json` (jobs[], per
-direction io_bytes, bw, iops, runtime, slat/clat/lat_ns with percentiles, the job options),
-fio's normal text output, and fio's per-interval log files (write_bw_log, write_iops_log,
-write_lat_log at log_avg_msec), so fio readers take simulated results unchanged. Figures
-fio measures on the host (CPU, context switches, disk utilisation) are 0 or empty; the
-simulated drive has no submission latency, so slat is 0."""
+"""A simulated run in fio's own layouts: the JSON of `--output-format=json` and `json+`
+(jobs[], per direction io_bytes, bw, iops, runtime, slat/clat/lat_ns with percentiles and,
+for json+, fio's latency bins; bw/iops sample statistics; the depth and latency bucket
+tables), and fio's normal text output, built from the simulator's per-job figures as fio
+builds its own (stat.c): reporting units by group_reporting (consecutive jobs of one
+group that set it), `unified_rw_reporting` (mixed, both), percentiles from fio's bins.
+Figures fio measures on the host (CPU, context switches, disk utilisation) are 0 or
+empty; the simulated drive has no submission latency, so slat is 0 and lat is clat."""
 
 from __future__ import annotations
 
 import math
-import os
 import time
-from pathlib import Path
 
-import numpy as np
+from .logfiles import check_log_dir, log_files, write_logs  # fio's log files, importable from here
+from .plat import DEFAULT_PERCENTILES, bin_value, percentiles
+from .text import fio_text  # fio's normal output, importable from here as before
 
 DIRS = ("read", "write", "trim")
-PCTS = (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99)
 FIO_VERSION = "fio-3.33"
-
-
-def _hist(lat: dict) -> tuple[np.ndarray, np.ndarray]:
-    return (np.asarray(lat.get("edges_us", []), dtype=float) * 1e3,
-            np.asarray(lat.get("counts", []), dtype=np.int64))
-
-
-def _merge_lat(lats: list[dict]) -> dict:
-    """Latency dicts (simulator's: us, histogram edges/counts) merged."""
-    lats = [x for x in lats if x.get("ios")]
-    if not lats:
-        return {"ios": 0}
-    n = sum(int(x["ios"]) for x in lats)
-    mean = sum(x["mean_us"] * x["ios"] for x in lats) / n
-    var = sum(x["ios"] * (x.get("stddev_us", 0.0) ** 2 + (x["mean_us"] - mean) ** 2) for x in lats) / n
-    acc: dict[float, int] = {}
-    for x in lats:
-        for e, c in zip(*_hist(x)):
-            acc[float(e)] = acc.get(float(e), 0) + int(c)
-    edges = sorted(acc)
-    return {"ios": n, "min_us": min(x["min_us"] for x in lats), "max_us": max(x["max_us"] for x in lats),
-            "mean_us": mean, "stddev_us": math.sqrt(var), "edges_us": np.array(edges) / 1e3,
-            "counts": np.array([acc[e] for e in edges], dtype=np.int64)}
-
-
-def _percentiles(lat: dict) -> dict[str, int]:
-    edges, counts = _hist(lat)
-    out = {}
-    if not len(counts):
-        return {f"{p:f}": 0 for p in PCTS}
-    cum = np.cumsum(counts)
-    lo, hi = lat["min_us"] * 1e3, lat["max_us"] * 1e3
-    for p in PCTS:
-        rank = max(1, math.ceil(p / 100 * cum[-1]))
-        i = int(np.searchsorted(cum, rank))
-        out[f"{p:f}"] = int(min(max(edges[min(i, len(edges) - 1)], lo), hi))
-    return out
-
-
-def _lat_ns(lat: dict, pct: bool) -> dict:
-    n = int(lat.get("ios") or 0)
-    d = {"min": int(lat["min_us"] * 1e3) if n else 0, "max": int(lat["max_us"] * 1e3) if n else 0,
-         "mean": float(lat["mean_us"] * 1e3) if n else 0.0,
-         "stddev": float(lat.get("stddev_us", 0.0) * 1e3) if n else 0.0, "N": n}
-    if pct and n:
-        d["percentile"] = _percentiles(lat)
-    return d
-
-
-def _stats(vals: list[float]) -> tuple[float, float, float, float, int]:
-    if not vals:
-        return 0.0, 0.0, 0.0, 0.0, 0
-    a = np.asarray(vals, dtype=float)
-    return float(a.min()), float(a.max()), float(a.mean()), float(a.std(ddof=1) if len(a) > 1 else 0.0), len(a)
-
-
-def _samples(jobs: list[dict], d: int, log_ms: int) -> tuple[list[float], list[float]]:
-    """Per-interval bandwidth (KiB/s) and IOPS of direction d, the jobs' samples summed."""
-    by_t: dict[int, list[float]] = {}
-    for j in jobs:
-        s = j["samples"]
-        for t, dd, b, n in zip(s["t_ms"], s["dir"], s["bytes"], s["ios"]):
-            if int(dd) == d:
-                e = by_t.setdefault(int(t), [0.0, 0.0])
-                e[0] += float(b)
-                e[1] += float(n)
-    secs = log_ms / 1000
-    return ([v[0] / 1024 / secs for v in by_t.values()], [v[1] / secs for v in by_t.values()])
-
-
-def _dir(jobs: list[dict], d: int, runtime_ms: int, log_ms: int, group_bw: float) -> dict:
-    name = DIRS[d]
-    ios = sum(int(j[name]["ios"]) for j in jobs)
-    nbytes = sum(int(j[name]["bytes"]) for j in jobs)
-    lat = _merge_lat([j[name]["lat"] for j in jobs])
-    secs = runtime_ms / 1000 if runtime_ms else 0.0
-    bw_b = nbytes / secs if secs else 0.0
-    bws, iopss = _samples(jobs, d, log_ms) if ios else ([], [])
-    bmin, bmax, bmean, bdev, bn = _stats(bws)
-    imin, imax, imean, idev, inn = _stats(iopss)
-    out = {"io_bytes": nbytes, "io_kbytes": nbytes // 1024, "bw_bytes": int(bw_b),
-           "bw": int(bw_b / 1024), "iops": ios / secs if secs else 0.0, "runtime": runtime_ms if ios else 0,
-           "total_ios": ios, "short_ios": 0, "drop_ios": 0,
-           "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": ios},
-           "clat_ns": _lat_ns(lat, True), "lat_ns": _lat_ns(lat, False),
-           "bw_min": int(bmin), "bw_max": int(bmax),
-           "agg_pct": (100.0 * bw_b / group_bw) if group_bw else 0.0,
-           "bw_mean": bmean, "bw_dev": bdev, "bw_samples": bn,
-           "iops_min": int(imin), "iops_max": int(imax), "iops_mean": imean, "iops_stddev": idev,
-           "iops_samples": inn}
-    if d == 0:
-        out["unwritten_ios"] = sum(int(j["read"].get("unwritten_ios", 0)) for j in jobs)
-    return out
+EIO = 5  # fio's error for a job under its minimum rate (td_verror(td, EIO, "check_min_rate"))
+_LAT_KEYS = ("2", "4", "10", "20", "50", "100", "250", "500", "750", "1000")
 
 
 def host_bytes(specs: list[dict], raw_jobs: list[dict]) -> list[dict]:
@@ -122,59 +32,229 @@ def host_bytes(specs: list[dict], raw_jobs: list[dict]) -> list[dict]:
             j = dict(j)
             for name in DIRS:
                 j[name] = dict(j[name], bytes=int(j[name]["bytes"]) // 4096 * (4096 + md))
-            smp = dict(j["samples"])
-            smp["bytes"] = [int(b) // 4096 * (4096 + md) for b in smp["bytes"]]
-            j["samples"] = smp
         out.append(j)
     return out
 
 
-EIO = 5  # fio's error for a job under its minimum rate (td_verror(td, EIO, "check_min_rate"))
+class Stat:
+    """fio's io_stat: merged as fio merges latency (Welford's) or summed as it sums the
+    bandwidth and IOPS samples of a group (pure sums of min, max, count, mean, S)."""
+
+    def __init__(self, mn: float = 0, mx: float = 0, n: int = 0, mean: float = 0.0, s: float = 0.0):
+        self.min, self.max, self.n, self.mean, self.s = mn, mx, n, mean, s
+
+    def merge(self, o: "Stat") -> None:
+        if not o.n:
+            return
+        if not self.n:
+            self.min, self.max, self.n, self.mean, self.s = o.min, o.max, o.n, o.mean, o.s
+            return
+        n = self.n + o.n
+        delta = o.mean - self.mean
+        self.s += o.s + delta * delta * self.n * o.n / n
+        self.mean += delta * o.n / n
+        self.min, self.max, self.n = min(self.min, o.min), max(self.max, o.max), n
+
+    def add(self, o: "Stat") -> None:
+        if not o.n:
+            return
+        if not self.n:
+            self.min, self.max, self.n, self.mean, self.s = o.min, o.max, o.n, o.mean, o.s
+            return
+        self.min += o.min
+        self.max += o.max
+        self.n += o.n
+        self.mean += o.mean
+        self.s += o.s
+
+    @property
+    def dev(self) -> float:
+        return math.sqrt(self.s / (self.n - 1)) if self.n > 1 else 0.0
 
 
-def _runtime_ms(jobs: list[dict]) -> int:
-    return max(int(round((j["end_s"] - j["start_s"]) * 1000)) for j in jobs)
+class Dir:
+    """One direction of one reporting unit: the simulator's figures of its jobs merged."""
+
+    def __init__(self) -> None:
+        self.ios = self.nbytes = self.runtime = self.unwritten = 0
+        self.lat = Stat()
+        self.bins: dict[int, int] = {}
+        self.bw = Stat()
+        self.iops = Stat()
+
+    def add(self, raw: dict) -> None:
+        self.ios += int(raw["ios"])
+        self.nbytes += int(raw["bytes"])
+        self.unwritten += int(raw.get("unwritten_ios", 0))
+        ns = int(raw.get("runtime_ns", 0))
+        self.runtime = max(self.runtime, (ns // 1000 + 999) // 1000)  # fio rounds its us up to ms
+        lat = raw["lat"]
+        n = int(lat["ios"])
+        if n:
+            sd = float(lat["stddev_ns"])
+            self.lat.merge(Stat(int(lat["min_ns"]), int(lat["max_ns"]), n, float(lat["mean_ns"]),
+                                sd * sd * (n - 1)))
+            for i, c in zip(lat["bins"], lat["counts"]):
+                self.bins[int(i)] = self.bins.get(int(i), 0) + int(c)
+        for mine, key in ((self.bw, "bw_stat"), (self.iops, "iops_stat")):
+            st = raw.get(key) or {}
+            mine.add(Stat(st.get("min", 0), st.get("max", 0), int(st.get("samples", 0)),
+                          float(st.get("mean", 0.0)), float(st.get("s", 0.0))))
+
+    def merge(self, o: "Dir") -> None:
+        """Directions of one unit into `mixed` (fio's unified_rw_reporting)."""
+        self.ios += o.ios
+        self.nbytes += o.nbytes
+        self.unwritten += o.unwritten
+        self.runtime = max(self.runtime, o.runtime)
+        self.lat.merge(o.lat)
+        for i, c in o.bins.items():
+            self.bins[i] = self.bins.get(i, 0) + c
+        self.bw.add(o.bw)
+        self.iops.add(o.iops)
 
 
-def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool, log_ms: int,
-             extra: dict | None = None, global_options: dict | None = None) -> dict:
-    """fio's `--output-format=json` document for the simulated jobs (`specs` as compiled,
-    `raw_jobs` as the simulator returned them, in the same order)."""
-    raw_jobs = host_bytes(specs, raw_jobs)
-    units: list[tuple[dict, list[dict]]] = []
-    if group_reporting:
-        groups: dict[int, tuple[dict, list[dict]]] = {}
-        for s, j in zip(specs, raw_jobs):
-            groups.setdefault(s["group"], (s, []))[1].append(j)
-        units = list(groups.values())
+def _lat_json(st: Stat, bins: dict[int, int], pcts: list[float] | None, plus: bool, zero: bool = False) -> dict:
+    if zero:  # slat: the simulated drive submits in no time
+        st, bins = Stat(0, 0, st.n), {0: st.n} if st.n else {}
+    d = {"min": int(st.min), "max": int(st.max), "mean": float(st.mean), "stddev": st.dev, "N": st.n}
+    if pcts and st.n:
+        d["percentile"] = {f"{p:f}": v for p, v in zip(pcts, percentiles(bins, st.n, pcts))}
+        if plus:
+            d["bins"] = {str(bin_value(i)): c for i, c in sorted(bins.items())}
+    return d
+
+
+def _dir_json(d: Dir, agg: float, opts: dict, plus: bool) -> dict:
+    rt = d.runtime if d.ios else 0
+    bw_bytes = 1000 * d.nbytes // rt if rt else 0
+    clat, lat, slat = opts["clat"], opts["lat"], opts["slat"]
+    out = {"io_bytes": d.nbytes, "io_kbytes": d.nbytes >> 10, "bw_bytes": bw_bytes, "bw": bw_bytes // 1024,
+           "iops": 1000.0 * d.ios / rt if rt else 0.0, "runtime": rt, "total_ios": d.ios,
+           "short_ios": 0, "drop_ios": 0,
+           "slat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if slat else None, plus, zero=True),
+           "clat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if clat else None, plus),
+           "lat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if lat else None, plus)}
+    if d.bw.n:
+        p_agg = min(100.0, d.bw.mean * 100.0 / (agg / 1024.0)) if agg > 1024 else 100.0
     else:
-        units = [(s, [j]) for s, j in zip(specs, raw_jobs)]
-    group_bw: dict[tuple[int, int], float] = {}
-    for s, js in units:
-        rt = _runtime_ms(js)
-        for d, name in enumerate(DIRS):
-            b = sum(int(j[name]["bytes"]) for j in js)
-            group_bw[(s["group"], d)] = group_bw.get((s["group"], d), 0.0) + (b / (rt / 1000) if rt else 0.0)
+        p_agg = 0.0
+    out.update({"bw_min": int(d.bw.min) if d.bw.n else 0, "bw_max": int(d.bw.max) if d.bw.n else 0,
+                "bw_agg": p_agg, "agg_pct": p_agg, "bw_mean": float(d.bw.mean), "bw_dev": d.bw.dev,
+                "bw_samples": d.bw.n, "iops_min": int(d.iops.min) if d.iops.n else 0,
+                "iops_max": int(d.iops.max) if d.iops.n else 0, "iops_mean": float(d.iops.mean),
+                "iops_stddev": d.iops.dev, "iops_samples": d.iops.n})
+    return out
+
+
+def _dist(counts: list[int], total: int) -> list[float]:
+    """fio's stat_calc_dist: % of the total, at least 0.1 where anything counted."""
+    return [(max(100.0 * c / total, 0.1) if c else 0.0) if total else 0.0 for c in counts]
+
+
+def _lat_dist(counts: list[int], total: int) -> list[float]:
+    """fio's stat_calc_lat: % of the I/Os, at least 0.01 where any."""
+    return [(max(100.0 * c / total, 0.01) if c else 0.0) if total else 0.0 for c in counts]
+
+
+def report_options(opts: dict) -> dict:
+    """The job's percentile options as fio reads them (clat on, lat and slat off; a
+    percentile_list of up to 20 values, sorted)."""
+    def on(key: str, default: bool) -> bool:
+        v = str(opts.get(key, "1" if default else "0")).strip().lower()
+        return v in ("", "1", "true", "yes", "on")
+
+    pcts = list(DEFAULT_PERCENTILES)
+    if str(opts.get("percentile_list", "")).strip():
+        pcts = sorted(float(x) for x in str(opts["percentile_list"]).split(":") if x.strip())[:20]
+    return {"clat": on("clat_percentiles", True), "lat": on("lat_percentiles", False),
+            "slat": on("slat_percentiles", False), "pcts": pcts}
+
+
+def units(specs: list[dict]) -> list[list[int]]:
+    """fio's reporting units (stat.c __show_run_stats): a job that sets group_reporting
+    joins the unit of the job before it when both are in one group; any other job starts
+    its own."""
+    out: list[list[int]] = []
+    for i, s in enumerate(specs):
+        prev = specs[out[-1][-1]] if out else None
+        if prev is not None and s.get("group_reporting") and prev["group"] == s["group"]:
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
+
+
+def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = False, log_ms: int = 500,
+             extra: dict | None = None, global_options: dict | None = None, plus: bool = False,
+             elapsed_s: float | None = None) -> dict:
+    """fio's `--output-format=json` (or `json+`, `plus`) document for the simulated jobs
+    (`specs` as compiled, `raw_jobs` as the simulator returned them, in the same order).
+    Reporting units and sample intervals follow each job's own options; `group_reporting`
+    and `log_ms` are the old whole-file settings, kept for callers. `elapsed_s`: the run's
+    virtual seconds (fio's elapsed, the same for every job)."""
+    raw_jobs = host_bytes(specs, raw_jobs)
+    groups = units(specs)
+    if elapsed_s is None:
+        elapsed_s = max((j["end_s"] for j in raw_jobs), default=0.0) - min(
+            (j["start_s"] - (s.get("ramp_ns", 0) + s.get("startdelay_ns", 0)) / 1e9
+             for s, j in zip(specs, raw_jobs)), default=0.0)
+    merged = []
+    for members in groups:
+        dirs = [Dir() for _ in DIRS]
+        for i in members:
+            for d, name in enumerate(DIRS):
+                dirs[d].add(raw_jobs[i][name])
+        merged.append(dirs)
+    # fio's group aggregate per direction: the group's bytes over its longest runtime
+    moved: dict[tuple[int, int], list[int]] = {}
+    for members, dirs in zip(groups, merged):
+        for d in range(3):
+            m = moved.setdefault((specs[members[0]]["group"], d), [0, 0])
+            m[0] += dirs[d].nbytes
+            m[1] = max(m[1], dirs[d].runtime)
+    rates = {k: (b * 1000 / rt if rt else 0.0) for k, (b, rt) in moved.items()}
     jobs = []
-    for s, js in units:
-        rt = _runtime_ms(js)
+    for members, dirs in zip(groups, merged):
+        s = specs[members[0]]  # the unit's name, group and reporting mode: its first job's
+        last = specs[members[-1]]  # its options and percentiles: its last job's (as fio's)
+        js = [raw_jobs[i] for i in members]
+        opts = report_options(last.get("settings") or last.get("options", {}))
         failed = [j["rate_min_failed"] for j in js if j.get("rate_min_failed")]
-        job = {"jobname": s["name"], "groupid": s["group"], "jobs": len(js),
-               "error": EIO if failed else 0, "eta": 0,
-               "elapsed": max(1, math.ceil(max(j["end_s"] for j in js) - min(j["start_s"] for j in js))),
-               "job options": dict(s.get("options", {}))}
-        for d, name in enumerate(DIRS):
-            job[name] = _dir(js, d, rt, log_ms, group_bw[(s["group"], d)])
-        job["sync"] = {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}}
-        job.update({"job_runtime": rt, "usr_cpu": 0.0, "sys_cpu": 0.0, "ctx": 0, "majf": 0, "minf": 0,
-                    "iodepth_level": {str(k): 0.0 for k in (1, 2, 4, 8, 16, 32)} | {">=64": 0.0},
-                    "iodepth_submit": {}, "iodepth_complete": {},
-                    "latency_ns": {}, "latency_us": {}, "latency_ms": {},
-                    "latency_depth": int(s["iodepth"]), "latency_target": 0,
-                    "latency_percentile": 100.0, "latency_window": 0})
-        depth = int(s["iodepth"])
-        level = "32" if depth >= 32 and depth < 64 else (">=64" if depth >= 64 else str(1 << (depth.bit_length() - 1)))
-        job["iodepth_level"][level] = 100.0
+        job: dict = {"jobname": s["name"], "groupid": s["group"], "jobs": len(js),
+                     "error": EIO if failed else 0, "eta": 0, "elapsed": max(1, math.ceil(elapsed_s - 1e-9)),
+                     "job options": dict(last.get("options", {}))}
+        unified = s.get("unified", "none")
+        if unified != "mixed":
+            for d, name in enumerate(DIRS):
+                job[name] = _dir_json(dirs[d], rates[(s["group"], d)], opts, plus)
+                if d == 0:
+                    job[name]["unwritten_ios"] = dirs[0].unwritten
+            job["sync"] = {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}}
+        if unified != "none":
+            mixed = Dir()
+            for d in dirs:
+                mixed.merge(d)
+            job["mixed"] = _dir_json(mixed, sum(rates[(s["group"], d)] for d in range(3)), opts, plus)
+        ios = sum(d.ios for d in dirs)
+        lat_b = [sum(int(j["lat_buckets"][k]) for j in js) for k in range(32)]
+        depth = {k: [sum(int(j["depths"][k][i]) for j in js) for i in range(7)]
+                 for k in ("level", "submit", "complete")}
+        job.update({"job_runtime": sum(int(round((j["end_s"] - j["start_s"]) * 1000)) for j in js),
+                    "usr_cpu": 0.0, "sys_cpu": 0.0, "ctx": 0, "majf": 0, "minf": 0,
+                    "iodepth_level": dict(zip(("1", "2", "4", "8", "16", "32", ">=64"),
+                                              _dist(depth["level"], ios))),
+                    "iodepth_submit": dict(zip(("0", "4", "8", "16", "32", "64", ">=64"),
+                                               _dist(depth["submit"], sum(depth["submit"])))),
+                    "iodepth_complete": dict(zip(("0", "4", "8", "16", "32", "64", ">=64"),
+                                                 _dist(depth["complete"], sum(depth["complete"])))),
+                    "latency_ns": dict(zip(_LAT_KEYS, _lat_dist(lat_b[:10], ios))),
+                    "latency_us": dict(zip(_LAT_KEYS, _lat_dist(lat_b[10:20], ios))),
+                    "latency_ms": dict(zip((*_LAT_KEYS, "2000", ">=2000"), _lat_dist(lat_b[20:], ios))),
+                    "latency_depth": int(s["iodepth"]),
+                    "latency_target": int(s.get("lat_target_ns", 0)),
+                    "latency_percentile": float(s.get("lat_pct", 100.0)),
+                    "latency_window": int(s.get("lat_window_ns", 0))})
         if failed:  # fio's message for a job under its rate_min / rate_iops_min
             d, rate, iops = failed[0]
             job["ssdlab_error"] = (f"{s['name']}: rate_iops_min={s['rate_min_iops'][d]} not met, got {rate} IOPS"
@@ -183,14 +263,15 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool, log
         if s.get("zbd_zone_size") and (s["write"] or s["trim"]):
             job["zone_resets"] = sum(int(j.get("zone_resets", 0)) for j in js)  # fio's nr_zone_resets
         if s.get("ss"):
-            ios = sum(int(j[n]["ios"]) for j in js for n in DIRS)
-            b = sum(int(j[n]["bytes"]) for j in js for n in DIRS)
+            n = sum(d.ios for d in dirs)
+            b = sum(d.nbytes for d in dirs)
+            rt = max(int(round((j["end_s"] - j["start_s"]) * 1000)) for j in js)
             secs = rt / 1000 if rt else 0.0
             job["steadystate"] = {"ss": f"{s['ss']}:{s['ss_limit']:g}{'%' if s['ss_pct'] else ''}",
                                   "duration": int(s["ss_dur_ns"] // 10**9),
                                   "attained": int(any(j.get("ss_attained") for j in js)),
                                   "data": {"bw_mean": int(b / 1024 / secs) if secs else 0,
-                                           "iops_mean": int(ios / secs) if secs else 0}}
+                                           "iops_mean": int(n / secs) if secs else 0}}
         jobs.append(job)
     now = time.time()
     doc = {"fio version": FIO_VERSION, "timestamp": int(now), "timestamp_ms": int(now * 1000),
@@ -201,109 +282,18 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool, log
     return doc
 
 
-def _num(x: float) -> str:
-    """fio's short number form: 1234, 12.3k, 406k, 1.2M."""
-    for div, suf in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if x >= 10 * div or (suf != "k" and x >= div):
-            v = x / div
-            return f"{v:.3g}{suf}" if v < 100 else f"{v:.0f}{suf}"
-    return f"{x:.0f}"
-
-
-def _bw(bps: float) -> str:
-    mib = bps / 2**20
-    if mib >= 1:
-        return f"{mib:.4g}MiB/s ({bps / 1e6:.4g}MB/s)"
-    return f"{bps / 1024:.4g}KiB/s ({bps / 1e3:.4g}kB/s)"
-
-
-def _size(b: float) -> str:
-    for div, suf in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-        if b >= div:
-            return f"{b / div:.4g}{suf}"
-    return f"{b:.0f}B"
-
-
-def fio_text(doc: dict) -> str:
-    """fio's normal output for a fio_json document."""
-    lines = []
+def strip_bins(doc: dict) -> dict:
+    """The json+ document as plain json: without the latency bins."""
+    out = dict(doc, jobs=[])
     for j in doc["jobs"]:
-        if j.get("ssdlab_error"):
-            lines.append(j["ssdlab_error"])
-        err = f"err= {j['error']}" + (": func=check_min_rate, error=Input/output error" if j["error"] else "")
-        lines.append(f"{j['jobname']}: (groupid={j['groupid']}, jobs={j.get('jobs', 1)}): {err}: pid=0: {doc['time']}")
-        for name in DIRS:
-            d = j[name]
-            if not d["total_ios"]:
-                continue
-            resets = f"; {j['zone_resets']} zone resets" if "zone_resets" in j else ""
-            lines.append(f"  {name}: IOPS={_num(d['iops'])}, BW={_bw(d['bw_bytes'])}"
-                         f"({_size(d['io_bytes'])}/{d['runtime']}msec){resets}")
-            for what, key in (("slat", "slat_ns"), ("clat", "clat_ns"), (" lat", "lat_ns")):
-                x = d[key]
-                lines.append(f"    {what} (usec): min={x['min'] / 1e3:.0f}, max={x['max'] / 1e3:.0f}, "
-                             f"avg={x['mean'] / 1e3:.2f}, stdev={x['stddev'] / 1e3:.2f}")
-            pct = list(d["clat_ns"].get("percentile", {}).items())
-            lines.append("    clat percentiles (usec):")
-            for i in range(0, len(pct), 4):
-                row = ", ".join(f"{float(k):5.2f}th=[{v / 1e3:5.0f}]" for k, v in pct[i:i + 4])
-                lines.append(f"     | {row}" + ("," if i + 4 < len(pct) else ""))
-            lines.append(f"   bw (  KiB/s): min={d['bw_min']}, max={d['bw_max']}, per={d['agg_pct']:.2f}%, "
-                         f"avg={d['bw_mean']:.2f}, stdev={d['bw_dev']:.2f}, samples={d['bw_samples']}")
-            lines.append(f"   iops        : min={d['iops_min']}, max={d['iops_max']}, avg={d['iops_mean']:.2f}, "
-                         f"stdev={d['iops_stddev']:.2f}, samples={d['iops_samples']}")
-            if name == "read" and d.get("unwritten_ios"):
-                lines.append(f"  note: {d['unwritten_ios']} reads touched blocks never written "
-                             "(a drive answers them without reading flash)")
-        lines.append(f"  lat percentiles and IOPS in virtual time; iodepth={j['latency_depth']}")
-    groups: dict[int, list[dict]] = {}
-    for j in doc["jobs"]:
-        groups.setdefault(j["groupid"], []).append(j)
-    for g, js in groups.items():
-        lines.append("")
-        lines.append(f"Run status group {g} (all jobs):")
-        for name in DIRS:
-            ds = [j[name] for j in js if j[name]["total_ios"]]
-            if not ds:
-                continue
-            tot = sum(d["io_bytes"] for d in ds)
-            rt = [d["runtime"] for d in ds]
-            agg = tot / (max(rt) / 1000) if max(rt) else 0.0
-            lo, hi = min(d["bw_bytes"] for d in ds), max(d["bw_bytes"] for d in ds)
-            lines.append(f"  {name.upper():>5}: bw={_bw(agg)}, {_bw(lo)}-{_bw(hi)}, io={_size(tot)} "
-                         f"({tot / 1e6:.4g}MB), run={min(rt)}-{max(rt)}msec")
-    return "\n".join(lines)
+        j = dict(j)
+        for name in (*DIRS, "mixed"):
+            if name in j:
+                j[name] = {k: ({kk: vv for kk, vv in v.items() if kk != "bins"} if k.endswith("_ns") else v)
+                           for k, v in j[name].items()}
+        out["jobs"].append(j)
+    return out
 
 
-def write_logs(specs: list[dict], raw_jobs: list[dict], logs: dict, log_ms: int, directory: Path) -> list[Path]:
-    """fio's log files for the jobs that ask for them: PREFIX_bw.N.log, PREFIX_iops.N.log,
-    PREFIX_lat.N.log (and _clat, _slat), lines `time_ms, value, ddir, bs, prio`, one per
-    direction per log_avg_msec interval. Created new in `directory` (never over a file)."""
-    made = []
-    raw_jobs = host_bytes(specs, raw_jobs)
-    kinds = [("write_bw_log", ("bw",)), ("write_iops_log", ("iops",)), ("write_lat_log", ("lat", "clat", "slat"))]
-    secs = log_ms / 1000
-    for n, (s, j) in enumerate(zip(specs, raw_jobs), 1):
-        opts = s.get("options", {})
-        smp = j["samples"]
-        for key, names in kinds:
-            if key not in opts:
-                continue
-            prefix = (opts[key] or s["name"]).replace("/", "_")
-            for name in names:
-                path = directory / f"{prefix}_{name}.{n}.log"
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-                with os.fdopen(fd, "w") as f:
-                    for t, d, b, k, ls in zip(smp["t_ms"], smp["dir"], smp["bytes"], smp["ios"], smp["lat_sum_ns"]):
-                        if name == "bw":
-                            v = int(b / 1024 / secs)
-                        elif name == "iops":
-                            v = int(k / secs)
-                        elif name == "slat":
-                            v = 0
-                        else:
-                            v = int(ls / k) if k else 0
-                        if k or name in ("bw", "iops"):
-                            f.write(f"{int(t)}, {v}, {int(d)}, 0, 0\n")
-                made.append(path)
-    return made
+__all__ = ["check_log_dir", "fio_json", "fio_text", "host_bytes", "log_files", "report_options", "strip_bins",
+           "units", "write_logs"]

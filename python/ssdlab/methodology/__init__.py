@@ -4,7 +4,7 @@ one list of them: the CLI, the review, the report and validate ask it."""
 
 from __future__ import annotations
 
-from . import consistency, copy, fill, fio_run, idle, low_qd_write, quick, trace, trim, working_set
+from . import consistency, copy, fill, fingerprint, fio_run, idle, low_qd_write, quick, trace, trim, working_set
 from .common import Options
 from .test import Test
 from .pts import PTS_TESTS
@@ -35,8 +35,15 @@ register(copy.TEST)
 register(trace.TEST)
 register(fio_run.TEST)
 register(low_qd_write.TEST)
+register(fingerprint.TEST)
 for _t in PTS_TESTS.values():  # the SNIA PTS tests: `ssdlab run pts-TEST` and `ssdlab pts`
     register(_t)
+
+
+def spare_matters(test: str) -> bool:
+    """Whether reports name a run's spare area even at 0 % (a test no longer registered: no)."""
+    t = ALL.get(test)
+    return bool(t and t.spare_matters)
 
 
 def get(test: str) -> Test:
@@ -46,4 +53,4 @@ def get(test: str) -> Test:
         raise ValueError(f"unknown test '{test}': choose one of {', '.join(ALL)}") from None
 
 
-__all__ = ["ALL", "TESTS", "INPUT_TESTS", "PTS_TESTS", "Options", "Test", "get", "register"]
+__all__ = ["ALL", "TESTS", "INPUT_TESTS", "PTS_TESTS", "Options", "Test", "get", "register", "spare_matters"]

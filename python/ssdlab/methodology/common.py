@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from ..phase import KIB
 from ..phase import PhaseResult
 
+T = TypeVar("T")
 MIB = 1024 * KIB
 GIB = 1024 * MIB
 MAX_REPEAT = 100  # quick: repetitions (CrystalDiskMark offers up to 9)
@@ -23,10 +24,9 @@ class Options:
     # drive that is already filled: the test then only reads)
     precondition: bool = True
     interval: float | None = None  # quick: idle seconds between tests; None: the test's default
-    # trace: what to replay and how (methodology/trace.py TraceOptions); None for other tests
-    trace: Any = None
-    # pts-*: the PTS settings (methodology/pts/common.py PtsOptions); None: the specification's
-    pts: Any = None
+    # the test's own options, as its TestOptions parsed them (a trace's TraceOptions, a fio
+    # job's FioJobOptions, PTS settings); read them with `of`
+    own: Any = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.spare < 100:
@@ -37,6 +37,21 @@ class Options:
             raise ValueError(f"--seconds {self.seconds:g}: must be above 0 and at most {MAX_SECONDS:g} (116 days)")
         if self.interval is not None and not 0 <= self.interval <= 3600:
             raise ValueError(f"--interval {self.interval}: must be 0 to 3600 (seconds)")
+
+    @overload
+    def of(self, kind: type[T]) -> T: ...
+
+    @overload
+    def of(self, kind: type[T], default: T) -> T: ...
+
+    def of(self, kind: type[T], default: T | None = None) -> T:
+        """The test's own options of type `kind`; `default` when none were given."""
+        if isinstance(self.own, kind):
+            return self.own
+        if self.own is None and default is not None:
+            return default
+        raise ValueError(f"this test needs its own options ({kind.__name__}); got "
+                         f"{type(self.own).__name__}")
 
     def secs(self, default: float) -> float:
         return float(self.seconds) if self.seconds is not None else float(default)

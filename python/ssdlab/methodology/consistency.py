@@ -67,4 +67,5 @@ TEST = Test(
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
     cost=6.0,
+    spare_matters=True,
 )

@@ -57,4 +57,5 @@ TEST = Test(
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
     cost=1.0,
+    keeps_segments=True,
 )

@@ -7,11 +7,19 @@ as fio reports them, per direction, and the whole fio JSON document as the metri
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Sequence
 
 from .. import phase as ph
+from ..errors import UserError
+from ..fiojob.plat import PLAT_NR, bin_value, percentiles
 from .common import Options
-from .test import Test
+from .test import CliOption, Console, Test, TestOptions
+from .trace import STATE
 
 DEFAULT_SECONDS = None
 SECONDS_HELP = ""
@@ -43,10 +51,126 @@ class FioJobOptions:
                    state=state)
 
 
+LOGS = ("write_bw_log", "write_iops_log", "write_lat_log", "write_hist_log")
+OUTPUT_FORMATS = ("normal", "json", "json+")
+
+
+def job_env(names: list[str]) -> dict[str, str]:
+    """--env NAME (its value from the environment) and --env NAME=VALUE: the only variables
+    a job file's ${NAME} expands (fio expands any; a job file must not copy the environment
+    into the stored run)."""
+    out = {}
+    for item in names:
+        name, eq, value = item.partition("=")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise UserError(f"--env {item[:40]}: write NAME or NAME=VALUE (a variable name: letters, "
+                            "digits, _)")
+        if not eq and name not in os.environ:
+            raise UserError(f"--env {name}: not set in the environment: set it or give --env {name}=VALUE")
+        out[name] = value if eq else os.environ[name]
+    return out
+
+
+class FioFlags(TestOptions):
+    """`run fio JOBFILE`: the job file read, checked and compiled by ssdlab for the smallest
+    of the (simulated) drives (fio never runs it); --state, fio's --output-format, and
+    --log-dir for the job's log files."""
+
+    cli = (
+        CliOption("job", "JOB", Optional[Path], None,
+                  "fio: the fio job file to replay on the simulated drive", argument=True),
+        STATE,
+        CliOption("output_format", "--output-format", str, "normal",
+                  "fio: normal (fio's text), json (fio's JSON document) or json+ (with fio's latency bins)"),
+        CliOption("log_dir", "--log-dir", Optional[Path], None,
+                  "fio: write the job's write_bw_log / write_iops_log / write_lat_log / write_hist_log "
+                  "files in this directory"),
+        CliOption("env", "--env", list[str], [],
+                  "fio: expand ${NAME} in the job file from the environment (--env NAME) or as given "
+                  "(--env NAME=VALUE); no other variable is expanded"),
+    )
+
+    def parse(self, values: dict[str, Any], console: Console) -> None:
+        job, state = values["job"], values["state"]
+        if values["output_format"] not in OUTPUT_FORMATS:
+            raise UserError(f"--output-format {values['output_format']}: choose normal, json or json+")
+        job_env(values.get("env") or [])  # a bad --env is refused before any drive is opened
+        if job is None:
+            raise UserError("run fio: give the job file: ssdlab run fio JOBFILE --drive sim:PROFILE")
+        if not Path(job).is_file():
+            raise UserError(f"{job}: no such job file")
+        if state not in STATES:
+            raise UserError(f"--state {state}: for run fio choose empty, full or precondition")
+        return None
+
+    def for_drives(self, parsed: Any, values: dict[str, Any], drives: Sequence[tuple[str, Any]],
+                   seed: int, console: Console) -> FioJobOptions:
+        from ..fiojob.compile import compile_job
+
+        real = [spec for spec, t in drives if not t.capabilities.simulated]
+        if real:
+            raise UserError(f"run fio: {real[0]} is a real drive: run the job with fio itself there; "
+                            "`ssdlab run fio` runs a job on simulated drives (--drive sim:PROFILE)")
+        ids = sorted((t.identify() for _, t in drives), key=lambda i: i.capacity)
+        cap = ids[0].capacity if ids else 0
+        c = compile_job(Path(values["job"]), cap, seed, zone_bytes(ids[0]) if ids else 0,
+                        job_env(values.get("env") or []))
+        for n in c.notes:
+            console.note(f"note: {n}")
+        f = FioJobOptions.compiled(str(values["job"]), c, values["state"])
+        wants = [k for k in LOGS if any(k in (j.get("settings") or {}) for j in f.jobs)]
+        log_dir = values["log_dir"]
+        if log_dir is None and wants:
+            console.note(f"note: {', '.join(wants)}: no log files written; give --log-dir DIR "
+                         "to have them in fio's format")
+        if log_dir is not None:
+            from ..fiojob.output import check_log_dir
+
+            check_log_dir(Path(log_dir), f.jobs)  # before the run: its files can be written
+        return f
+
+    def stored(self, parsed: FioJobOptions, values: dict[str, Any]) -> dict[str, Any]:
+        job = Path(values["job"])
+        return {"job": {"file": str(job), "text": job.read_text(errors="replace")[:100_000]}}
+
+    def show(self, doc: dict, parsed: FioJobOptions, values: dict[str, Any], store: Any,
+             outcomes: Sequence[Any], console: Console) -> tuple[list[str | dict], bool]:
+        """fio's own layouts (text or JSON) per drive; the job's log files for the first."""
+        from ..fiojob.output import fio_text, strip_bins, write_logs
+
+        fmt = values["output_format"]
+        as_json = fmt.startswith("json")
+        out: list[str | dict] = []
+        for d in doc["drives"]:
+            fdoc = d["metrics"].get("fio")
+            if fdoc:
+                if fmt == "json":
+                    out.append(strip_bins(fdoc))
+                elif fmt == "json+":
+                    out.append(fdoc)
+                else:
+                    out += [f"drive {d['drive']}:", fio_text(fdoc)]
+        log_dir = values["log_dir"]
+        if log_dir is not None and outcomes:  # the first drive's, from the stored phase
+            ph_ = [p for p in store.phases(outcomes[0].run_drive_id, with_data=False) if p["kind"] == "fiojob"]
+            if ph_:
+                for path in write_logs(parsed.jobs, ph_[-1]["latency"]["jobs"], parsed.logs,
+                                       parsed.log_ms, Path(log_dir)):
+                    console.note(f"wrote {path}")
+        return out, as_json
+
+
+def zone_bytes(ident) -> int:
+    """A simulated drive's own zones for zonemode=zbd: its erase unit across the drive, one
+    block of every plane of every die (the unit a zoned (ZNS) drive maps a zone to)."""
+    info = ident.extra.get("info", {}) if ident.extra else {}
+    if not info.get("dies") or not info.get("block_mib"):
+        return 0
+    return int(info["dies"] * info["block_mib"] * (1 << 20))
+
+
 def phases(capacity: int, opts: Options) -> list[ph.Phase]:
-    f: FioJobOptions | None = opts.trace
-    if f is None:
-        raise ValueError("fio: give the job file: ssdlab run fio JOBFILE --drive sim:PROFILE")
+    f = opts.of(FioJobOptions)
     out = [ph.purge()]
     whole = capacity - capacity % 4096
     for i in range({"empty": 0, "full": 1, "precondition": 2}[f.state]):
@@ -56,26 +180,43 @@ def phases(capacity: int, opts: Options) -> list[ph.Phase]:
 
 
 def fio_doc(r, f: FioJobOptions) -> dict:
+    """fio's json+ document of the run (the `fio` metric; `--output-format json` prints it
+    without the bins)."""
     from ..fiojob.output import fio_json
 
     jobs = (r.latency or {}).get("jobs") or []
-    extra = {"job_file": f.job, "state": f.state, "notes": list(f.notes),
+    notes = list(f.notes)
+    extra = {"job_file": f.job, "state": f.state, "notes": notes,
              "unwritten_read_ios": float(r.totals.get("unwritten_read_ios") or 0.0),
-             "virtual_time": True}
-    return fio_json(f.jobs, jobs, f.group_reporting, f.log_ms, extra, f.global_options)
+             "virtual_time": True, "duration_s": float(r.totals.get("duration_s") or 0.0)}
+    if any(j.get("log_truncated") for j in jobs):
+        notes.append("log entries past ssdlab's budget (256 MiB per run) were not kept: "
+                     "the log files end early; give a larger log_avg_msec")
+    return fio_json(f.jobs, jobs, f.group_reporting, f.log_ms, extra, f.global_options, plus=True,
+                    elapsed_s=float(r.totals.get("duration_s") or 0.0))
+
+
+def _bins(lat: dict) -> dict[int, int]:
+    """fio's json+ bins (value -> count) as bin indices (fiojob.plat)."""
+    return {_INDEX[int(v)]: int(c) for v, c in lat["bins"].items()}
+
+
+_INDEX = {bin_value(i): i for i in range(PLAT_NR)}
 
 
 def analyze(results, opts: Options) -> dict:
     r = next(x for x in results if x.phase.kind == "fiojob")
-    f: FioJobOptions = opts.trace
+    f = opts.of(FioJobOptions)
     tot = r.totals
     doc = fio_doc(r, f)
+    # the metrics per direction, whatever unified_rw_reporting the job file asks of fio's JSON
+    per_dir = fio_doc(r, dataclasses.replace(f, jobs=[dict(s, unified="none") for s in f.jobs]))
     dur = float(tot.get("duration_s") or 0.0)
     out: dict = {"iodepth": max(int(j["iodepth"]) for j in f.jobs), "jobs": len(f.jobs),
                  "duration_s": dur, "iops": float(tot.get("iops") or 0.0),
                  "unwritten_read_ios": float(tot.get("unwritten_read_ios") or 0.0)}
     for d in ("read", "write", "trim"):
-        ds = [j[d] for j in doc["jobs"]]
+        ds = [j[d] for j in per_dir["jobs"]]
         n = sum(x["total_ios"] for x in ds)
         b = sum(x["io_bytes"] for x in ds)
         out[f"{d}_ios"] = float(n)
@@ -91,8 +232,9 @@ def analyze(results, opts: Options) -> dict:
             out[f"{d}_lat_min_us"] = min(x["min"] for x in lat) / 1e3
             out[f"{d}_lat_mean_us"] = sum(x["mean"] * x["N"] for x in lat) / nn / 1e3
             out[f"{d}_lat_max_us"] = max(x["max"] for x in lat) / 1e3
-            for k, p in zip(PERCENTILES, ("50.000000", "90.000000", "99.000000", "99.900000", "99.990000")):
-                out[f"{d}_lat_{k}"] = max(x["percentile"][p] for x in lat) / 1e3
+            for k, p in zip(PERCENTILES, (50.0, 90.0, 99.0, 99.9, 99.99)):
+                vals = [percentiles(_bins(x), x["N"], [p])[0] for x in lat if "bins" in x]
+                out[f"{d}_lat_{k}"] = max(vals) / 1e3 if vals else None
         else:
             for k in ("min_us", "mean_us", "max_us", *PERCENTILES):
                 out[f"{d}_lat_{k}"] = None
@@ -111,4 +253,5 @@ TEST = Test(
     seconds_help=SECONDS_HELP,
     cost=1.0,
     in_review=False,
+    options=FioFlags(),
 )

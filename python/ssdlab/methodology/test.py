@@ -4,6 +4,7 @@ CLI, the review and the report ask them, and never branch on a test's name."""
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol, Sequence
@@ -37,6 +38,69 @@ def no_figures(runs: Sequence[ReportRun], opts: FigureOptions) -> list[Figure]:
 
 
 @dataclass(frozen=True)
+class CliOption:
+    """One option of `ssdlab run` that belongs to a test (or to several: the same name,
+    flag, type and default): the CLI builds its `run` command from these."""
+
+    name: str  # the keyword the values come under (a Python identifier)
+    flag: str  # "--trace"; for a positional argument its metavar ("JOB")
+    type: Any  # the annotation typer reads (Optional[Path], float, bool ...)
+    default: Any
+    help: str
+    argument: bool = False  # positional, after the test's name
+
+    def argv(self, value: Any) -> list[str]:
+        """The value as `ssdlab run` takes it again (a fleet member's own command line)."""
+        if value == self.default or value is None:
+            return []
+        if self.argument:
+            return [str(value)]
+        if isinstance(value, bool):
+            return [self.flag]
+        if isinstance(value, list):  # a repeated option: each value after its flag
+            return [x for v in value for x in (self.flag, str(v))]
+        return [self.flag, repr(value) if isinstance(value, float) else str(value)]
+
+
+class Console(Protocol):
+    """What a test's options may say while they are checked: a note on stderr, a progress
+    bar while a big input file is read."""
+
+    def note(self, line: str) -> None: ...
+
+    def reading(self, path: str) -> AbstractContextManager[Callable[[int, int], None]]: ...
+
+
+class TestOptions:
+    """A test's own options: its `run` flags (`cli`), checked into one typed object that
+    the run carries (Options.own), stores with its arguments and may print its own way.
+    A test module subclasses this; the defaults carry nothing."""
+
+    cli: tuple[CliOption, ...] = ()
+
+    def parse(self, values: dict[str, Any], console: Console) -> Any:
+        """The options from the flags' values (a key for every name in `cli`), before any
+        drive is opened; a mistake raises UserError (one line). None: nothing to carry."""
+        return None
+
+    def for_drives(self, parsed: Any, values: dict[str, Any], drives: Sequence[tuple[str, Any]],
+                   seed: int, console: Console) -> Any:
+        """The options once the drives are open (e.g. a job compiled for their capacity)."""
+        return parsed
+
+    def stored(self, parsed: Any, values: dict[str, Any]) -> dict[str, Any]:
+        """What the run's stored arguments keep of them."""
+        return {}
+
+    def show(self, doc: dict[str, Any], parsed: Any, values: dict[str, Any], store: Any,
+             outcomes: Sequence[Any], console: Console) -> tuple[list[str | dict[str, Any]], bool] | None:
+        """The result printed the test's own way: (blocks for stdout: lines of text, or
+        documents printed as JSON; True when stdout holds only those documents, as fio's
+        JSON); None: the CLI prints its metric tables."""
+        return None
+
+
+@dataclass(frozen=True)
 class Test:
     name: str  # the CLI's name: `ssdlab run NAME`; the report's section id sec-NAME
     title: str  # the report's section heading
@@ -49,3 +113,20 @@ class Test:
     precondition_optional: bool = False  # --no-precondition allowed (reads an already filled drive)
     in_review: bool = True  # part of `ssdlab review` (False: tests of the user's own input)
     summary: str = ""  # one line for `--help` and docs
+    options: TestOptions | None = None  # its own `run` flags; None: the common ones only
+    # an input test the review runs last, with these options for the smallest drive's capacity
+    review_options: Callable[[int], Any] | None = None
+    spare_matters: bool = False  # reports name the spare area even at 0 % (consistency)
+    keeps_segments: bool = False  # its last pass's per-GB segments are a result (fill curves)
+    # a stored run's own options read back from its phases and written area (bytes), to run
+    # the same steps again on another drive (`ssdlab fit`'s trials); None: the run's stored
+    # arguments say it all
+    replay: Callable[[list[dict[str, Any]], int], Any] | None = None
+    # every metric is a rate, a latency or a share: the same on a smaller drive with the same
+    # dies (`ssdlab fit` may run its trials there)
+    scale_free: bool = False
+    # metric groups (name, metric-name prefixes), first match wins: what `ssdlab fit`'s
+    # cross-validation holds back at a time; empty: the test is one group
+    metric_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # metrics a twin is not fitted to (they grow with the drive or its segments)
+    unfitted: tuple[str, ...] = ()

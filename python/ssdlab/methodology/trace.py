@@ -7,14 +7,18 @@ writes, energy and power where the drive has a power model."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal, Optional, cast
 
 from .. import phase as ph
-from ..phase import Replay
+from ..errors import UserError
+from ..phase import MAX_SPEED, MIN_SPEED, Replay
+from ..units import parse_duration
 from .common import Options
 from ..figures import lazy
-from .test import Test
+from .test import CliOption, Console, Test, TestOptions
 
 DEFAULT_SECONDS = None
 SECONDS_HELP = ""
@@ -39,14 +43,107 @@ def stored_args(opts: TraceOptions) -> dict:
             "qd": r.queue_depth, "state": opts.state, "wrap": r.wrap}
 
 
+STATE = CliOption("state", "--state", str, "empty",
+                  "trace: replay on the empty drive, the full drive, or both; fio: the drive "
+                  "empty, full (filled once) or precondition (twice)")
+
+
+class TraceFlags(TestOptions):
+    """`run trace`: what to replay (--trace, --format) and how (--speed, --idle-cap, --qd,
+    --state, --wrap)."""
+
+    cli = (
+        CliOption("trace", "--trace", Optional[Path], None,
+                  "trace: the trace file to replay, or builtin:NAME[@SCALE], a generated workload: "
+                  "destroyer-like, pcmark8-photoshop-heavy-like, ... (docs/methodology.md)"),
+        CliOption("trace_format", "--format", Optional[str], None,
+                  "trace: fio, fio-v2, fio-v3, blkparse, msr or csv (default: detected)"),
+        CliOption("speed", "--speed", float, 1.0, "trace: replay X times as fast as recorded (0.001 to 1e6)"),
+        CliOption("idle_cap", "--idle-cap", Optional[str], None,
+                  "trace: no gap between I/Os longer than this (25ms: the Storage Bench rule)"),
+        CliOption("qd", "--qd", Optional[int], None, "trace: as fast as possible at this fixed queue depth (closed loop)"),
+        STATE,
+        CliOption("wrap", "--wrap", bool, False, "trace: fold offsets past the drive into it instead of refusing the trace"),
+    )
+
+    def parse(self, values: dict[str, Any], console: Console) -> TraceOptions:
+        from ..traces import FORMATS, workloads
+
+        trace, fmt, speed, qd, state = (values["trace"], values["trace_format"], values["speed"],
+                                        values["qd"], values["state"])
+        if trace is None:
+            raise UserError("run trace: give the trace file with --trace FILE")
+        if workloads.is_builtin(str(trace)):
+            workloads.parse_name(str(trace))  # an unknown name or bad scale: one line
+            if fmt is not None:
+                raise UserError(f"--format {fmt}: a built-in workload has no file format")
+        elif not Path(trace).is_file():
+            raise UserError(f"--trace {trace}: no such file")
+        if fmt is not None and fmt not in FORMATS:
+            raise UserError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
+        if not (math.isfinite(speed) and MIN_SPEED <= speed <= MAX_SPEED):
+            raise UserError(f"--speed {speed:g}: must be {MIN_SPEED:g} to {MAX_SPEED:g} (the recorded "
+                            "gaps are divided by it)")
+        if qd is not None and not 1 <= qd <= 65536:
+            raise UserError(f"--qd {qd}: must be 1 to 65536")
+        if state not in STATES:
+            raise UserError(f"--state {state}: choose empty, full or both")
+        cap = None if values["idle_cap"] is None else idle_cap_s(values["idle_cap"])
+        opts = TraceOptions(Replay(trace=str(trace), format=fmt, speed=speed, idle_cap_s=cap,
+                                   queue_depth=qd, wrap=values["wrap"]),
+                            state=cast(States, state))  # one of STATES: checked above
+        console.note(announce(opts, console))  # the trace is read now: a bad one refused before any store
+        return opts
+
+    def stored(self, parsed: TraceOptions, values: dict[str, Any]) -> dict[str, Any]:
+        return {"trace": stored_args(parsed)}
+
+
+def idle_cap_s(text: str) -> float:
+    try:
+        v = parse_duration(text)
+    except ValueError as e:
+        raise UserError(f"--idle-cap {text}: {e}") from None
+    if not math.isfinite(v) or v > 1e7:
+        raise UserError(f"--idle-cap {text}: must be at most 1e7 s")
+    return v
+
+
+def announce(opts: TraceOptions, console: Console) -> str:
+    """One line saying what will be replayed: format (and whether detected), size, mode,
+    and what the parser decided."""
+    from ..traces import workloads
+    from ..traces.timing import mode, stream_of
+
+    r = opts.replay
+    if workloads.is_builtin(r.trace):  # generated per drive, later
+        return f"trace {workloads.describe(r.trace)}"
+    with console.reading(r.trace) as progress:
+        s = stream_of(r.trace, r.format, progress=progress)
+    _, how, notes = mode(r, s)
+    fmt = s.format if r.format else f"{s.format} (detected)"
+    return f"trace {r.trace}: {fmt}, {len(s)} I/Os, {how}" + "".join(f"; {n}" for n in notes)
+
+
+# the review's application workload: The Destroyer writes 3.4 times a 256 GB drive; a review
+# replays 1 % of it on a 256 GB drive (8.8 GB written), in proportion on other sizes
+APP_WORKLOAD = "destroyer-like"
+APP_SCALE_PER_GB = 0.01 / 256
+
+
+def application_workload(capacity: int) -> TraceOptions:
+    """The destroyer-like workload on the empty and the full drive, scaled to the (smallest)
+    drive, closed loop at its queue depth (docs/methodology.md "trace")."""
+    scale = float(f"{APP_SCALE_PER_GB * capacity / 1e9:.3g}")
+    return TraceOptions(Replay(trace=f"builtin:{APP_WORKLOAD}@{scale:g}"), state="both")
+
+
 def _replay(state: str, r: Replay) -> ph.Phase:
     return ph.Phase(kind="replay", name=f"trace-{state}", replay=r)
 
 
 def phases(capacity: int, opts: Options) -> list[ph.Phase]:
-    t: TraceOptions | None = opts.trace
-    if t is None:
-        raise ValueError("trace: give the trace to replay with --trace FILE")
+    t = opts.of(TraceOptions)
     from ..traces.timing import prepare
 
     prepare(t.replay, capacity)  # a bad trace or one past the drive: refused before anything runs
@@ -93,7 +190,7 @@ def state_metrics(r) -> dict:
 
 
 def analyze(results, opts: Options) -> dict:
-    t: TraceOptions = opts.trace
+    t = opts.of(TraceOptions)
     from ..traces.timing import mode, stream_of
 
     s = stream_of(t.replay.trace, t.replay.format)
@@ -118,4 +215,6 @@ TEST = Test(
     seconds_help=SECONDS_HELP,
     cost=1.0,
     in_review=False,
+    options=TraceFlags(),
+    review_options=application_workload,
 )

@@ -43,4 +43,5 @@ TEST = Test(
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
     cost=2.0,
+    keeps_segments=True,
 )

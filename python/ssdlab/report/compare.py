@@ -8,6 +8,7 @@ from typing import Any
 
 from ..figures.data import _f, _is_spread, slug, spare_label
 from ..figures.model import ReportRun
+from ..methodology import spare_matters
 
 
 @dataclass
@@ -22,7 +23,7 @@ class CompareTable:
     @property
     def spare_text(self) -> str:
         """Spare area matters to consistency runs (and any run that restricted its LBAs)."""
-        return spare_label(self.spare_pct) if self.spare_pct or self.test == "consistency" else ""
+        return spare_label(self.spare_pct) if self.spare_pct or spare_matters(self.test) else ""
 
     @property
     def key(self) -> str:

@@ -21,6 +21,7 @@ from ..figures.data import fmt, lower_is_better, metric_title, spare_label
 from ..figures.model import ReportRun
 from ..methodology.test import Test
 from .compare import CompareTable, compare_tables
+from ..methodology import spare_matters
 
 
 def _better(p: float | None, lower_is_better: bool) -> str:
@@ -58,7 +59,7 @@ def runs_table(runs: list[ReportRun]) -> str:
         t = r.tags
         drives = ", ".join(f"{d.label}" + ("" if d.status == "complete" else f" ({d.status})")
                            for d in r.drives)
-        spare = spare_label(r.spare_pct) if r.spare_pct or r.test == "consistency" else ""
+        spare = spare_label(r.spare_pct) if r.spare_pct or spare_matters(r.test) else ""
         cells = [str(r.run_id), r.test, drives, spare, t.get("status", ""), t.get("testbed", ""),
                  t.get("methodology_version", ""), t.get("tool_version", ""),
                  t.get("engine_version", ""),

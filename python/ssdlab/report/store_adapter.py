@@ -49,7 +49,7 @@ def _drive(store: Any, d: dict, overrides: list[str]) -> ReportDrive:
     return ReportDrive(drive=d.get("spec", "?"), label=label,
                        metrics=metrics, phases=[_phase(p) for p in store.phases(d["id"])],
                        repeats=repeats, status=d.get("status", "complete"),
-                       kind=str(ident.get("kind", "sim")))
+                       kind=str(ident.get("kind", "sim")), identity=dict(ident))
 
 
 def _disambiguate(runs: list[ReportRun]) -> None:

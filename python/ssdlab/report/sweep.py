@@ -17,6 +17,8 @@ from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from . import sweep_data as S
+from .. import safe_path
+from ..store import csv_text
 from ..figures.html import FONT, _div
 from ..figures.style import COLORS
 from .page import CSS
@@ -128,7 +130,7 @@ def write_csv(t: S.SweepTable, path: Path) -> Path:
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=S.columns(t))
         w.writeheader()
-        w.writerows(S.records(t))
+        w.writerows({k: csv_text(v) for k, v in r.items()} for r in S.records(t))
     return path
 
 
@@ -191,12 +193,10 @@ def write_pngs(t: S.SweepTable, out: Path) -> list[Path]:
 def build_sweep_report(store: Any, sweep_id: str, out_dir: Path, png: bool = True) -> Path:
     """Write sweep.html, grid.csv (grid.parquet with pyarrow) and the PNGs; returns the HTML."""
     t = S.from_store(store, sweep_id)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    write_csv(t, out / "grid.csv")
-    write_parquet(t, out / "grid.parquet")
-    if png:
-        write_pngs(t, out)
-    path = out / HTML_NAME
-    path.write_text(render(t), encoding="utf-8")
-    return path
+    with safe_path.staged(out_dir, f"the report directory {out_dir}") as out:  # as build_runs_report
+        write_csv(t, out / "grid.csv")
+        write_parquet(t, out / "grid.parquet")
+        if png:
+            write_pngs(t, out)
+        (out / HTML_NAME).write_text(render(t), encoding="utf-8")
+    return Path(safe_path.real(out_dir)) / HTML_NAME

@@ -1,26 +1,27 @@
 """nbdkit with the ssdsim plugin (crates/ssdsim-nbd): where the plugin is, the command
-line, starting it and knowing it is ready, and the marker file that tells `--drive nbd:`
-a socket serves a simulated drive (so writing to it needs no --destroy-data)."""
+line, starting it and knowing it is ready (the marker on its socket: served/marker.py)."""
 
 from __future__ import annotations
 
 import errno
 import ipaddress
-import json
 import os
 import re
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import time
 from pathlib import Path
 
+
 INSTALL_HINT = "install it with `apt-get install nbdkit` (Debian/Ubuntu), or run `make sysdeps`"
 PLUGIN_NAME = "libssdsim_nbd.so"
-MARKER_SUFFIX = ".ssdlab.json"
 THREADS = 64  # requests in flight per connection (nbdkit's default is 16)
+# what one export takes, whoever connects: the plugin holds at most 256 MiB of requests
+# (crates/ssdsim-nbd), and these bound what nbdkit reads before it gets there
+MAX_CONNECTIONS = 64  # the most jobs a test of ssdlab runs at once (AS SSD's 64 threads)
+MAX_REQUEST = 16 << 20  # the largest request a test of ssdlab sends (AS SSD's sequential block)
 
 
 def nbdkit_binary() -> str:
@@ -91,13 +92,15 @@ def command(*, profile: Path, sets: list[str], seed: int, data: Path, stats: Pat
             socket: Path | None, tcp: tuple[str, int] | None, pidfile: Path,
             interval_s: float = 1.0) -> list[str]:
     cmd = [nbdkit_binary(), "--foreground", "--exit-with-parent", "-t", str(THREADS),
-           "-P", str(pidfile)]
+           "-P", str(pidfile), "--filter=blocksize-policy", "--filter=limit"]
     if tcp:
         cmd += ["-i", tcp[0], "-p", str(tcp[1])]
     else:
         cmd += ["-U", str(socket)]
     cmd += [str(plugin_path()), f"profile={profile}", f"seed={seed}", f"data={data}",
-            f"stats={stats}", f"interval={interval_s}"]
+            f"stats={stats}", f"interval={interval_s}",
+            # more clients are refused; a larger request is answered EINVAL, never passed on
+            f"limit={MAX_CONNECTIONS}", f"blocksize-maximum={MAX_REQUEST}", "blocksize-error-policy=error"]
     cmd += [f"set={s}" for s in sets]
     return cmd
 
@@ -131,84 +134,3 @@ def stop(proc: subprocess.Popen, timeout_s: float = 30.0) -> int:
             proc.kill()
             proc.wait()
     return proc.returncode
-
-
-def marker_path(socket: Path) -> Path:
-    return socket.with_name(socket.name + MARKER_SUFFIX)
-
-
-FileId = tuple[int, int]  # (st_dev, st_ino): this very file, not whatever has its name now
-MAX_MARKER = 1 << 16
-
-
-def write_marker(socket: Path, doc: dict) -> FileId:
-    """Create the marker: a new file (O_EXCL: never over an existing one; O_NOFOLLOW:
-    never through a planted symlink). Returns its identity, for `remove_own`."""
-    fd = os.open(marker_path(socket), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                 0o644)
-    try:
-        os.write(fd, json.dumps(doc).encode())
-        st = os.fstat(fd)
-    finally:
-        os.close(fd)
-    return st.st_dev, st.st_ino
-
-
-def file_id(path: Path, kind: int) -> FileId | None:
-    """The identity of `path` itself (not followed) when it is of `kind` (stat.S_IFSOCK,
-    S_IFREG) and ours."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    if stat.S_IFMT(st.st_mode) != kind or st.st_uid != os.geteuid():
-        return None
-    return st.st_dev, st.st_ino
-
-
-def remove_own(path: Path, ident: FileId | None) -> None:
-    """Remove `path` only if it is still the file ssdlab created (`ident`): a file someone
-    else put there since is left alone."""
-    if ident is None:
-        return
-    try:
-        st = os.lstat(path)
-        if (st.st_dev, st.st_ino) == ident:
-            os.unlink(path)
-    except OSError:
-        pass
-
-
-def served_here(socket: str) -> dict | None:
-    """The marker of a socket `ssdlab serve` is serving now, or None. Trusted only when
-    the marker is a regular file (not a symlink) owned by root or this user, the socket
-    is the very one it names (same inode, same owner) and the serving process is alive
-    (same pid and start time)."""
-    real = Path(os.path.realpath(socket))
-    try:
-        fd = os.open(marker_path(real), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        mst = os.fstat(fd)
-        if not stat.S_ISREG(mst.st_mode) or mst.st_uid not in (0, os.geteuid()) or mst.st_size > MAX_MARKER:
-            return None
-        doc = json.loads(os.read(fd, MAX_MARKER))
-        sst = os.stat(real)
-        if not (isinstance(doc, dict) and stat.S_ISSOCK(sst.st_mode) and sst.st_uid == mst.st_uid
-                and doc.get("socket_id") == [sst.st_dev, sst.st_ino]
-                and os.path.realpath(str(doc.get("socket", ""))) == str(real)):
-            return None
-        pid = doc.get("pid")
-        if not isinstance(pid, int) or pid <= 0:
-            return None
-        from ..store import process_start
-
-        os.kill(pid, 0)
-        if doc.get("pid_start") != process_start(pid):
-            return None
-    except (OSError, ValueError, TypeError, OverflowError):
-        return None
-    finally:
-        os.close(fd)
-    return doc

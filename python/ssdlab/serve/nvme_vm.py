@@ -5,6 +5,10 @@ gives a simulated drive: the guest kernel sees /dev/nvme0nN with that drive's ti
 
     python -m ssdlab.serve.nvme_vm --nbd /tmp/drive.sock -- fio --name=f --filename=/dev/nvme0n1 ...
 
+KVM boots it in seconds where /dev/kvm can run a distribution kernel; elsewhere (no
+/dev/kvm, or a PVM one) QEMU emulates the CPU (TCG): about a minute to boot, and Python in
+the guest is slow to start (every module read over the shared root filesystem).
+
 Nothing here touches a host device: the namespaces' backings are files the caller names or
 sockets; the guest's writes go to them only.
 """
@@ -23,6 +27,8 @@ from typing import Sequence
 
 SERIAL = "SSDLABVM0001"
 LBA_SIZES = (512, 4096)
+KVM = "/dev/kvm"
+MODULES = Path("/sys/module")  # the host kernel's loaded modules: which KVM /dev/kvm is
 
 
 @dataclass
@@ -48,28 +54,27 @@ def kernel_image() -> Path | None:
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
-def accel() -> tuple[str | None, str]:
-    """("kvm", "") when KVM can boot a distribution kernel here, else (None, why) in one
-    line. SSDLAB_NVME_VM_ACCEL=tcg forces QEMU's emulation (minutes per boot, not seconds)."""
+def accel() -> tuple[str, str]:
+    """("kvm", "") when KVM can boot a distribution kernel here, else ("tcg", why not KVM)
+    with the reason in one line: QEMU's emulation boots the same kernel, in a minute rather
+    than seconds. SSDLAB_NVME_VM_ACCEL=tcg or kvm forces one."""
     forced = os.environ.get("SSDLAB_NVME_VM_ACCEL", "")
     if forced in ("tcg", "kvm"):
         return forced, ""
-    if not os.path.exists("/dev/kvm"):
-        return None, "no /dev/kvm (no hardware virtualization): the NVMe VM needs KVM"
-    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
-        return None, "/dev/kvm is not accessible to this user (add it to group kvm)"
-    mods = Path("/sys/module")
+    if not os.path.exists(KVM):
+        return "tcg", f"no {KVM} (no hardware virtualization)"
+    if not os.access(KVM, os.R_OK | os.W_OK):
+        return "tcg", f"{KVM} is not accessible to this user (add it to group kvm)"
+    mods = MODULES
     if (mods / "kvm_pvm").exists() and not ((mods / "kvm_intel").exists() or (mods / "kvm_amd").exists()):
-        return None, ("/dev/kvm here is PVM (kvm_pvm, nested virtualization without VT-x/AMD-V): it "
-                      "boots only PVM guest kernels, and a distribution kernel crawls")
+        return "tcg", ("/dev/kvm here is PVM (kvm_pvm, nested virtualization without VT-x/AMD-V): it "
+                       "boots only PVM guest kernels")
     return "kvm", ""
 
 
 def why_not() -> str | None:
-    """One line saying what this machine lacks for the NVMe VM, or None."""
-    acc, why = accel()
-    if acc is None:
-        return why
+    """One line saying what this machine lacks to boot the NVMe VM at all, or None (KVM is
+    not needed: without it QEMU emulates the CPU)."""
     if not shutil.which("qemu-system-x86_64"):
         return "qemu-system-x86_64 not installed (tools/sysdeps.sh test installs qemu-system-x86)"
     if not shutil.which("busybox"):
@@ -97,6 +102,9 @@ def qemu_args(namespaces: list[Namespace], serial: str = SERIAL) -> list[str]:
     return args
 
 
+EMULATED_TIMEOUT_S = 900
+
+
 def command(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] = (),
             memory: str = "1G", cpus: int = 2, acc: str = "kvm") -> list[str]:
     """The vng command line that boots the VM, runs `guest_cmd` (a shell command, as root,
@@ -108,7 +116,10 @@ def command(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Pat
     cmd = [vng_binary() or "vng", "--run", str(kernel), "--user", "root", "-m", memory, "-p", str(cpus),
            "--disable-monitor", "--qemu-opts=" + shlex.join(q)]
     if acc != "kvm":
-        cmd.append("--disable-kvm")
+        # under emulation on a busy host one command can take minutes of wall time: the
+        # guest's 30 s NVMe timeouts would abort and reset the controller mid-test
+        cmd += ["--disable-kvm", "--append", f"nvme_core.io_timeout={EMULATED_TIMEOUT_S}",
+                "--append", f"nvme_core.admin_timeout={EMULATED_TIMEOUT_S}"]
     for d in rwdirs:
         cmd += ["--rwdir", str(Path(d).absolute())]
     return cmd + ["--exec", guest_cmd]
@@ -122,9 +133,7 @@ def environment() -> dict[str, str]:
 
 def run(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] = (), memory: str = "1G",
         cpus: int = 2, timeout: float | None = None, capture: bool = True) -> subprocess.CompletedProcess:
-    acc, why = accel()
-    if acc is None:
-        raise ValueError(f"cannot boot the NVMe VM: {why}")
+    acc, _ = accel()
     cmd = command(namespaces, guest_cmd, rwdirs=rwdirs, memory=memory, cpus=cpus, acc=acc)
     return subprocess.run(cmd, env=environment(), stdin=subprocess.DEVNULL, capture_output=capture,
                           text=True, timeout=timeout, check=False)
@@ -140,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="a backing file: one namespace per --file, after the --nbd ones")
     ap.add_argument("--lba", type=int, default=512, choices=LBA_SIZES, help="logical block size")
     ap.add_argument("--memory", default="1G")
+    ap.add_argument("--cpus", type=int, default=2, help="vCPUs (each one a busy host thread when emulated)")
     ap.add_argument("--rwdir", action="append", default=[], type=Path,
                     help="a host directory the guest may write (results)")
     ap.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND (default: nvme list)")
@@ -161,8 +171,13 @@ def main(argv: list[str] | None = None) -> int:
     if why:
         print(f"cannot boot the NVMe VM: {why}", file=sys.stderr)
         return 2
+    acc, why_tcg = accel()
+    if acc == "tcg" and why_tcg:
+        print(f"nvme_vm: {why_tcg}; QEMU emulates the CPU instead (a minute to boot, slow Python)",
+              file=sys.stderr)
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
-    r = run(ns, shlex.join(cmd) if cmd else "nvme list", rwdirs=a.rwdir, memory=a.memory, capture=False)
+    r = run(ns, shlex.join(cmd) if cmd else "nvme list", rwdirs=a.rwdir, memory=a.memory, cpus=a.cpus,
+            capture=False)
     return r.returncode
 
 

@@ -17,12 +17,14 @@ from typing import Callable
 
 import numpy as np
 
-from .. import _sim
+from .. import _sim, safe_path
 from ..phase import Phase
 from ..phase import Identity, PhaseResult
 from ..store import Store, process_start
-from ..targets import nbd_uri, safety
-from . import nbdkit, stats
+from ..targets.fio import nbd_uri
+from ..targets.guard import safety
+from . import nbdkit
+from ..served import marker, stats
 
 MAX_SOCKET_PATH = 107  # sun_path
 
@@ -34,6 +36,7 @@ class ServeOptions:
     seed: int = 42
     socket: Path | None = None
     tcp: str | None = None
+    tcp_unauthenticated: bool = False  # the user accepts that anyone who connects reads and writes
     data: Path | None = None
     destroy_data: str | None = None
     seconds: float | None = None
@@ -41,17 +44,14 @@ class ServeOptions:
 
 
 def profile_text(drive: str) -> str:
-    if drive.startswith("sim:"):
-        from ..profiles import load_text
+    """The profile of the simulated drive `drive` names (serve's --drive, parsed here)."""
+    from ..targets import parse_drive
 
-        return load_text(drive[4:])
-    p = Path(drive)
-    if p.suffix == ".toml":
-        if not p.is_file():
-            raise ValueError(f"profile file '{drive}' not found")
-        return p.read_text(encoding="utf-8")
-    raise ValueError(f"serve {drive}: only a simulated drive can be served: sim:PROFILE "
-                     "(see `ssdlab drives`) or a profile .toml file")
+    spec = parse_drive(drive)
+    if not spec.simulated:
+        raise ValueError(f"serve {drive}: only a simulated drive can be served: sim:PROFILE "
+                         "(see `ssdlab drives`) or a profile .toml file")
+    return spec.profile_text()
 
 
 def served_uri(sock: Path | None, tcp: tuple[str, int] | None) -> str:
@@ -66,15 +66,15 @@ def check_socket(sock: Path) -> Path:
     path, so the marker is where `--drive nbd:` looks for it through any link."""
     if not sock.parent.is_dir():
         raise ValueError(f"--socket {sock}: directory {sock.parent.absolute()} does not exist")
-    sock = sock.parent.resolve() / sock.name
+    sock = Path(safe_path.real(sock.parent, f"--socket {sock}")) / sock.name
     if len(str(sock)) > MAX_SOCKET_PATH:
         raise ValueError(f"--socket {sock}: path longer than {MAX_SOCKET_PATH} bytes; choose a shorter one")
-    marker = nbdkit.marker_path(sock)
-    if os.path.lexists(sock) or os.path.lexists(marker):
-        live = nbdkit.served_here(str(sock))
+    mark = marker.marker_path(sock)
+    if os.path.lexists(sock) or os.path.lexists(mark):
+        live = marker.served_here(str(sock))
         if live:
             raise ValueError(f"--socket {sock}: already served by ssdlab (pid {live['pid']}); choose another path")
-        there = sock if os.path.lexists(sock) else marker
+        there = sock if os.path.lexists(sock) else mark
         raise ValueError(f"--socket {sock}: {there} exists and ssdlab will not replace it; remove it "
                          "or choose another path")
     return sock
@@ -82,36 +82,38 @@ def check_socket(sock: Path) -> Path:
 
 def check_data(data: Path, capacity: int, destroy_data: str | None) -> Path:
     """The backing file: a new one, one ssdlab made, or one --destroy-data names (the
-    rules of a file: target, targets/safety.py)."""
-    if os.path.islink(data) and not data.exists():
-        raise ValueError(f"--data {data}: a symlink to a missing file; give the file's own path")
-    if data.exists() and not data.is_file():
-        raise ValueError(f"--data {data}: not a regular file; the data of a served drive is kept in a file")
+    rules of a file: target, targets/guard/safety.py: never through another user's link or a
+    link to a missing file)."""
+    name = f"--data {data}"
     try:
-        real = Path(safety.check_file_write(str(data), destroy_data, name=f"--data {data}"))
+        real = Path(safety.check_file_write(str(data), destroy_data, name=name))
     except safety.UnsafeTarget as e:
         raise ValueError(str(e)) from None
+    if real.exists() and not real.is_file():
+        raise ValueError(f"{name}: not a regular file; the data of a served drive is kept in a file")
     st = os.statvfs(real.parent)
     have = st.f_bavail * st.f_frsize + (real.stat().st_blocks * 512 if real.exists() else 0)
     if have < capacity:
         # sparse, so it starts small, but a full drive needs all of it
-        raise ValueError(f"--data {data}: the drive holds {capacity / 1e9:.3g} GB and that filesystem "
+        raise ValueError(f"{name}: the drive holds {capacity / 1e9:.3g} GB and that filesystem "
                          f"has {have / 1e9:.3g} GB free; choose another place or shrink the drive with --set")
     return real
 
 
 def create_data(path: Path, destroy_data: str | None) -> None:
-    """A new --data file: created here (never through a symlink planted since the check)
-    and marked as ssdlab's, so serving it again needs no --destroy-data. A file that
-    appeared since the check is checked again."""
+    """A new --data file: created here (never through a link planted since the check) and
+    marked as ssdlab's, so serving it again needs no --destroy-data. A file that appeared
+    since the check is checked again."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except FileExistsError:
-        if os.path.islink(path) or Path(check_data(path, 0, destroy_data)) != path:
+        fd = safe_path.open_real(str(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600, f"--data {path}")
+    except safe_path.Exists:
+        if Path(check_data(path, 0, destroy_data)) != path:
             raise ValueError(f"--data {path}: a symlink appeared there; choose another path") from None
         return
-    os.close(fd)
-    safety.mark_ours(str(path))
+    try:
+        safety.mark_ours(fd)
+    finally:
+        os.close(fd)
 
 
 class Serving:
@@ -129,6 +131,11 @@ class Serving:
         self.tcp = nbdkit.parse_tcp(opts.tcp) if opts.tcp else None
         if self.tcp:
             nbdkit.check_tcp(self.tcp)
+            if not opts.tcp_unauthenticated:
+                raise ValueError(f"--tcp {opts.tcp}: NBD has no authentication: every user of this machine "
+                                 f"{'' if nbdkit.is_loopback(self.tcp[0]) else 'and every machine that reaches it '}"
+                                 "could read and write the served drive; serve on the Unix socket (the default: "
+                                 "its owner's alone), or add --tcp-unauthenticated to accept that")
         # no --socket: one in a directory of its own (mkdtemp: 0700, ours), made at start()
         self.socket = check_socket(opts.socket) if opts.socket and not self.tcp else None
         if not self.tcp and not self.socket and len(tempfile.gettempdir()) + 40 > MAX_SOCKET_PATH:
@@ -139,8 +146,8 @@ class Serving:
         nbdkit.plugin_path()
         self.opts = opts
         self.uri = served_uri(self.socket, self.tcp) if self.tcp or self.socket else ""
-        self._marker: nbdkit.FileId | None = None
-        self._socket_id: nbdkit.FileId | None = None
+        self._marker: marker.FileId | None = None
+        self._socket_id: marker.FileId | None = None
 
     def start(self, store: Store, args: dict) -> None:
         opts = self.opts
@@ -154,22 +161,22 @@ class Serving:
         (self.work / "profile.toml").write_text(self.text)
         self.data = self.user_data or self.work / "data"  # sparse; removed at the end
         self.stats_path = self.work / "stats.jsonl"
+        self.stats = stats.StatsTail(self.stats_path)
         cmd = nbdkit.command(profile=self.work / "profile.toml", sets=list(opts.sets), seed=opts.seed,
                              data=self.data, stats=self.stats_path, socket=self.socket, tcp=self.tcp,
                              pidfile=self.work / "pid", interval_s=opts.interval_s)
         self.run_id = store.create_run("serve", args, engine_version=nbdkit_version())
         self.rd = store.add_drive(self.run_id, 0, opts.drive, self.identity())
-        self._seen = 0
         self.t0 = time.monotonic()
         try:
             self.proc = nbdkit.start(cmd, self.work / "pid", self.work / "nbdkit.log")
             if self.socket:
-                self._socket_id = nbdkit.file_id(self.socket, stat.S_IFSOCK)
+                self._socket_id = marker.file_id(self.socket, stat.S_IFSOCK)
                 if self._socket_id is None:
                     raise RuntimeError(f"nbdkit started but {self.socket} is not its socket")
                 # connecting needs write permission: the owner's alone (nbdkit makes it 0755)
                 os.chmod(self.socket, 0o600)
-                self._marker = nbdkit.write_marker(self.socket, {
+                self._marker = marker.write_marker(self.socket, {
                     "pid": os.getpid(), "pid_start": process_start(os.getpid()),
                     "socket": str(self.socket), "socket_id": list(self._socket_id),
                     "drive": opts.drive, "run_id": self.run_id, "capacity": self.capacity,
@@ -192,15 +199,14 @@ class Serving:
         return self.proc.poll() is None
 
     def rows(self) -> list[dict]:
-        rows = stats.read_lines(self.stats_path)
-        new, self._seen = rows[self._seen:], len(rows)
-        return new
+        """The stats rows written since the last call (read incrementally)."""
+        return self.stats.new_rows()
 
     def finish(self) -> tuple[dict, str]:
         """Stop nbdkit, store the session; returns (totals, status)."""
         crashed = self.proc.poll() is not None
         code = nbdkit.stop(self.proc)
-        rows = stats.read_lines(self.stats_path)
+        rows = self.stats.all_rows()
         status = "failed" if crashed or not rows else "complete"
         error = None
         if status == "failed":
@@ -223,8 +229,8 @@ class Serving:
     def _cleanup(self) -> None:
         if self.socket:
             # only the files this session made: a file put in their place is left alone
-            nbdkit.remove_own(nbdkit.marker_path(self.socket), self._marker)
-            nbdkit.remove_own(self.socket, self._socket_id)  # nbdkit leaves its socket behind
+            marker.remove_own(marker.marker_path(self.socket), self._marker)
+            marker.remove_own(self.socket, self._socket_id)  # nbdkit leaves its socket behind
         shutil.rmtree(self.work, ignore_errors=True)
 
 

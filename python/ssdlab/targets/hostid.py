@@ -1,5 +1,5 @@
 """Which host, and which kernel, a process runs on: drives on other hosts are told apart
-by the kernel their agent runs on (agent.py, remote.py), since device numbers name the
+by the kernel their agent runs on (remote/agent.py, remote/target.py), since device numbers name the
 same device exactly on the same running kernel (two names of one host, or containers
 sharing it)."""
 
@@ -26,3 +26,20 @@ def machine_id() -> str:
         except OSError:
             continue
     return ""
+
+
+def platform_info() -> dict[str, str]:
+    """What a report names as the test platform: the OS and kernel, the CPU, the host."""
+    import platform
+
+    u = platform.uname()
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"os": f"{u.system} {u.release}", "machine": u.machine, "cpu": cpu or u.processor,
+            "hostname": u.node}

@@ -6,6 +6,7 @@ from .. import _sim
 from ..errors import UserError
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from .base import BaseTarget, Capabilities
+from .hostid import platform_info
 from .sim_state import KEPT_KINDS, DriveState, StateCache, StateKey, phase_key, renamed
 
 
@@ -28,8 +29,9 @@ def check_seed(seed: int) -> int:
 
 
 def _result(phase: Phase, raw: dict) -> PhaseResult:
+    # the histogram's edges are its buckets' upper bounds (analysis/latency_hist.py)
     return PhaseResult(phase=phase, series=raw["series"], segments=raw["segments"],
-                       latency=raw["latency"], totals=raw["totals"])
+                       latency=dict(raw["latency"], hist_edges="upper"), totals=raw["totals"])
 
 
 class SimTarget(BaseTarget):
@@ -41,9 +43,7 @@ class SimTarget(BaseTarget):
 
     def __init__(self, profile_text: str, overrides: list[str] | None = None, seed: int = 42,
                  states: StateCache | None = None):
-        self.overrides = list(overrides or [])
-        self.seed = seed
-        self.profile_text = profile_text
+        self.profile_text, self.overrides, self.seed = profile_text, list(overrides or []), seed
         self.drive = _sim.Drive(profile_text, overrides=self.overrides, seed=seed)
         self.info = self.drive.info()
         self.name = f"sim:{self.info['id']}"
@@ -58,11 +58,17 @@ class SimTarget(BaseTarget):
         # next phase runs, or handed over without a copy when the target closes
         self.unkept = False
 
+    def fresh(self) -> SimTarget:
+        """A new drive of the same profile, overrides and seed (the next test's)."""
+        return SimTarget(self.profile_text, self.overrides, self.seed)
+
     def identify(self) -> Identity:
         i = self.info
+        # its workloads address 4 KiB blocks (a 4Kn drive to the PTS)
         return Identity(kind="sim", model=i["name"], capacity=int(i["user_bytes"]),
                         firmware=f"ssdsim {_sim.__version__}", serial=i["id"],
-                        extra={"profile": self.drive.profile(), "info": i})
+                        extra={"profile": self.drive.profile(), "info": i,
+                               "logical_block": 4096, "platform": platform_info()})
 
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
         spec = phase.resolve(int(self.info["user_bytes"])) if phase.kind in KEPT_KINDS else None

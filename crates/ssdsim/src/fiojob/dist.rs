@@ -24,6 +24,7 @@ pub fn mix(mut z: u64) -> u64 {
 
 /// A permutation of 0..n (a 4-round Feistel network over the smallest even power of two
 /// >= n, cycle-walking back into range): the random map's order, one pass at a time.
+#[derive(Clone)]
 pub struct Permutation {
     n: u64,
     half_bits: u32,
@@ -81,6 +82,7 @@ impl Permutation {
 /// Zipf ranks with exponent theta by Gray et al.'s approximation ("Quickly generating
 /// billion-record synthetic databases", SIGMOD 1994), the generator fio uses, so the
 /// proportions are fio's: zeta(n) summed over at most 10 M ranks (as fio caps it), once.
+#[derive(Clone)]
 pub struct Zipf {
     n: f64,
     theta: f64,
@@ -127,6 +129,7 @@ impl Zipf {
 
 /// A skewed rank in 0..n for fio's distributions, scattered over the blocks as fio's
 /// hash does (the hot blocks are spread, not the first ones). Normal: `dev` in blocks.
+#[derive(Clone)]
 pub enum Skew {
     Zipf(Zipf),
     Pareto(f64),

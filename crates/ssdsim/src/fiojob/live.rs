@@ -6,7 +6,9 @@ use std::collections::BinaryHeap;
 
 use crate::fiojob::flow::Flows;
 use crate::fiojob::lat_target::LatTarget;
+use crate::fiojob::logs::JobLog;
 use crate::fiojob::stream::{Req, Stream};
+use crate::fiojob::verify::PieceLog;
 use crate::fiojob::zbd::JobZones;
 use crate::fiojob::{ExitWhat, JobOut, JobSpec};
 
@@ -16,23 +18,70 @@ pub(crate) const WAKE: u64 = u64::MAX;
 /// A job held by its flow checks again (the flow moved).
 pub(crate) const FLOW_WAKE: u64 = u64::MAX - 1;
 
+/// Where a job is in its pass (fio's thread_main loop: do_io, then do_verify).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Issuing the pass's I/O.
+    Io,
+    /// The pass issues no more: its I/Os in flight complete.
+    Drain,
+    /// Reading back what the pass wrote.
+    Verify,
+}
+
+/// What holds a job from issuing (Live::hold bits): think time pending (its I/Os in flight
+/// complete first), a quiesce (latency target, zone reset), its flow (held: until its I/Os
+/// are in, or waiting for the flow to move), a full queue (fio's wait_for_completions).
+pub(crate) const THINK: u8 = 1;
+pub(crate) const QUIESCE: u8 = 2;
+pub(crate) const FLOW_HOLD: u8 = 4;
+pub(crate) const FLOW_WAIT: u8 = 8;
+pub(crate) const FULL: u8 = 16;
+
 pub(crate) struct Live {
+    /// THINK | QUIESCE | FLOW_HOLD | FLOW_WAIT | FULL: one test before each issue.
+    pub holds: u8,
     pub stream: Stream,
     pub next: Option<Req>,
     pub outstanding: u32,
     pub depth: u32,
-    pub issued_bytes: u64,
-    pub issued_ios: u64,
+    pub phase: Phase,
+    /// Passes left beyond this one that fio's loops still owes, and the pass's start.
+    pub loops_left: u64,
+    pub pass_start: u64,
+    /// Bytes this pass issued (fio's bytes_issued), and the pass's bounds (pass.rs).
+    pub pass_bytes: u64,
+    pub bounds: [u64; 3],
+    /// Per direction, whether its bytes count to the job's bound (JobSpec::counted); a
+    /// verify_only job issues nothing (fio's dry run).
+    pub counted: [bool; 3],
+    pub dry: bool,
+    /// The pass ended because its offsets did (fio's files done).
+    pub files_done: bool,
+    /// The time of the pass (or its verify) so far is counted in the runtimes.
+    pub accounted: bool,
+    /// Bytes issued by fio's counting rule (JobSpec::counted), all passes, ramp included;
+    /// bytes and I/Os completed after the ramp (fio's io_bytes, io_blocks).
+    pub issue_counted: u64,
+    pub done_bytes_all: u64,
+    pub done_ios_all: u64,
+    /// fio's verify: the written pieces, the backlog batch left, pieces completed (their
+    /// writes in) and read back, and whether the last I/O was a write.
+    pub pieces: Option<PieceLog>,
+    pub verify_batch: u64,
+    pub pieces_done: u64,
+    pub pieces_taken: u64,
+    pub last_write: bool,
+    /// The job's per-interval figures and logs.
+    pub log: JobLog,
     /// Earliest time the job may issue (start delay, think time).
     pub not_before: u64,
     /// Per direction: earliest time the rate allows the next I/O.
     pub rate_at: [u64; 3],
     pub since_think: u64,
-    pub think_pending: bool,
     /// Latency target: the depth search; issue nothing until the outstanding I/Os are in
     /// (`quiesce`), then restart the figures when `restart` (the final window).
     pub lat: Option<LatTarget>,
-    pub quiesce: bool,
     pub restart: bool,
     pub completed: u64,
     /// Ended by the latency target's search (done, or nothing meets the target).
@@ -48,13 +97,8 @@ pub(crate) struct Live {
     pub term_at: u64,
     pub begin: u64,
     pub last_done: u64,
-    // per log interval: (bytes, ios, latency sum) per direction
-    pub interval: [(u64, u64, u64); 3],
-    pub interval_end: u64,
     /// Held by its flow (flow.rs): until its I/Os in flight are in (then `flow_sleep`), or
     /// until the flow moves (a FLOW_WAKE, `flow_wake` while one is pending).
-    pub flow_hold: bool,
-    pub flow_wait: bool,
     pub flow_wake: bool,
     /// The steady-state rule judging this job: its own, or its reporting group's
     /// (group_reporting), an index into the wave's units.
@@ -65,7 +109,6 @@ pub(crate) struct Live {
     pub zbd_ready: Option<(Req, Option<(u64, u64)>)>,
     /// fio's full queue: the job takes completions (`reapable`: completed, not yet taken)
     /// before it submits again; `min_evts`, how many each take waits for.
-    pub full: bool,
     pub reapable: u32,
     pub min_evts: u32,
     /// Completed bytes and I/Os per direction, and the rate_min check's last (bytes, I/Os,
@@ -76,25 +119,136 @@ pub(crate) struct Live {
 }
 
 impl Live {
+    /// Job `s` of a wave that starts at `t0` (its start delay and ramp from there), on a
+    /// drive of `user_bytes`; `terminated`: stopped before it started (exitall).
+    pub fn new(
+        s: &JobSpec,
+        t0: u64,
+        terminated: bool,
+        zones: Option<JobZones>,
+        user_bytes: u64,
+    ) -> Live {
+        let begin = t0.saturating_add(s.startdelay_ns);
+        let stats_from = begin.saturating_add(s.ramp_ns);
+        let deadline = if s.runtime_ns > 0 {
+            stats_from.saturating_add(s.runtime_ns)
+        } else {
+            u64::MAX
+        };
+        let mut stream = Stream::new(s);
+        stream.dev_room = user_bytes.saturating_sub(s.offset);
+        // fio's verify log: in write order under a random map (drawn again from the pass's
+        // stream, but for zoned jobs, whose offsets the zone rules move), else sorted
+        let pieces = (s.verify.is_some() && (s.write || s.trimwrite)).then(|| {
+            match (s.random && s.randommap, s.zbd.is_some()) {
+                (true, false) => PieceLog::replay(stream.clone()),
+                (ordered, _) => PieceLog::new(ordered),
+            }
+        });
+        Live {
+            holds: 0,
+            stream,
+            next: None,
+            outstanding: 0,
+            depth: if s.lat_target_ns > 0 { 1 } else { s.iodepth },
+            phase: Phase::Io,
+            loops_left: s.loops.max(1) - 1,
+            pass_start: begin,
+            pass_bytes: 0,
+            bounds: s.pass_bounds(),
+            counted: [0, 1, 2].map(|d| s.counted(d)),
+            dry: s.verify.is_some_and(|v| v.only),
+            files_done: false,
+            accounted: false,
+            issue_counted: 0,
+            done_bytes_all: 0,
+            done_ios_all: 0,
+            pieces,
+            verify_batch: 0,
+            pieces_done: 0,
+            pieces_taken: 0,
+            last_write: false,
+            log: JobLog::new(
+                stats_from,
+                s.bw_ns,
+                s.iops_ns,
+                s.keep_log,
+                s.log_ns / 1_000_000,
+                s.hist_ms,
+            ),
+            not_before: begin,
+            rate_at: [begin; 3],
+            since_think: 0,
+            lat: (s.lat_target_ns > 0).then(|| {
+                LatTarget::new(
+                    s.lat_target_ns,
+                    s.lat_window_ns,
+                    s.lat_pct,
+                    s.lat_run,
+                    s.iodepth,
+                    begin,
+                )
+            }),
+            restart: false,
+            completed: 0,
+            lat_done: false,
+            wake_at: 0,
+            stats_from,
+            deadline,
+            done: terminated,
+            ended: terminated,
+            terminated,
+            term_at: begin,
+            begin,
+            last_done: begin,
+            flow_wake: false,
+            ss_unit: None,
+            zones,
+            zbd_ready: None,
+            reapable: 0,
+            min_evts: 1,
+            done_bytes: [0; 3],
+            done_ios: [0; 3],
+            rate_chk: [(0, 0, 0); 3],
+        }
+    }
+
+    #[inline]
+    pub fn held(&self, what: u8) -> bool {
+        self.holds & what != 0
+    }
+
+    #[inline]
+    pub fn hold(&mut self, what: u8, on: bool) {
+        if on {
+            self.holds |= what;
+        } else {
+            self.holds &= !what;
+        }
+    }
+
     /// fio's wait_for_completions: with the queue full, take completions `min_evts` at a
     /// time, at most `max` each, until no more than `low` are outstanding; otherwise (or
-    /// once the job issues no more) take them as they come.
-    pub fn reap(&mut self, low: u32, max: u32) {
-        if !self.full || self.done {
-            self.outstanding -= self.reapable;
-            self.reapable = 0;
-            self.full = false;
-            return;
+    /// once the job issues no more) take them as they come. How many it took.
+    pub fn reap(&mut self, low: u32, max: u32) -> u32 {
+        if !self.held(FULL) || self.done {
+            let r = std::mem::take(&mut self.reapable);
+            self.outstanding -= r;
+            self.hold(FULL, false);
+            return r;
         }
+        let mut taken = 0;
         while self.reapable >= self.min_evts {
             let r = self.reapable.min(max.max(self.min_evts));
             self.outstanding -= r;
             self.reapable -= r;
+            taken += r;
             if self.outstanding <= low {
-                self.full = false;
-                return;
+                self.hold(FULL, false);
+                break;
             }
         }
+        taken
     }
 }
 
@@ -144,6 +298,10 @@ pub(crate) fn end_jobs(
     t: u64,
     ended: &mut Vec<usize>,
 ) {
+    let l = &live[k];
+    if l.ended || !l.done || l.outstanding > 0 {
+        return; // the common case, after every event: nothing ends (and nothing allocated)
+    }
     let wave = specs[idx[k]].wave;
     let mut todo = vec![k];
     while let Some(j) = todo.pop() {
@@ -213,7 +371,7 @@ pub(crate) fn flow_pass(
                 heap.push(Reverse((l.not_before, WAKE, k as u32, 0)));
             }
         } else {
-            l.flow_hold = true;
+            l.hold(FLOW_HOLD, true);
         }
         return false;
     }
@@ -221,7 +379,7 @@ pub(crate) fn flow_pass(
         l.done = true;
         return false;
     }
-    l.flow_wait = true;
+    l.hold(FLOW_WAIT, true);
     if l.deadline != u64::MAX && (l.wake_at == 0 || l.wake_at > l.deadline) {
         l.wake_at = l.deadline;
         heap.push(Reverse((l.deadline, WAKE, k as u32, 0)));
@@ -240,7 +398,7 @@ pub(crate) fn wake_flow(
     heap: &mut BinaryHeap<Event>,
 ) {
     for (m, lm) in live.iter_mut().enumerate() {
-        if m != k && lm.flow_wait && !lm.flow_wake && flows.of(idx[m]) == Some(f) {
+        if m != k && lm.held(FLOW_WAIT) && !lm.flow_wake && flows.of(idx[m]) == Some(f) {
             lm.flow_wake = true;
             heap.push(Reverse((t, FLOW_WAKE, m as u32, 0)));
         }

@@ -8,8 +8,13 @@ pub mod dist;
 pub mod flow;
 pub mod lat_target;
 pub mod live;
+pub mod logs;
+pub mod pass;
+pub mod randmap;
+pub mod report;
 pub mod steady;
 pub mod stream;
+pub mod verify;
 pub mod zbd;
 
 /// Data directions, as fio numbers them.
@@ -102,14 +107,24 @@ pub struct JobSpec {
     pub trimwrite: bool,
     pub rwmixread: u32,
     /// rw=KIND:N: sequential: bytes skipped after each I/O (negative: backwards); random:
-    /// I/Os per random offset.
+    /// I/Os per random offset (the next ones in sequence; with `seq_identical`, the same
+    /// offset again: fio's rw_sequencer=identical).
     pub seq_skip: i64,
+    pub seq_identical: bool,
+    /// fio's percentage_random per direction: the share of a random job's I/Os at a random
+    /// offset; the others go on from where the direction's last I/O ended.
+    pub perc_rand: [u32; 3],
     /// Per direction: (bytes, weight).
     pub bs: [Vec<(u64, f64)>; 3],
+    /// bsrange per direction: (min, max) bytes, drawn as fio draws it; (0, 0): `bs`.
+    pub bs_range: [(u64, u64); 3],
     pub offset: u64,
     pub size: u64,
-    /// Bytes to transfer (0: no byte bound).
+    /// Bytes to transfer per loop (fio's io_size, else size; 0: no byte bound).
     pub io_size: u64,
+    /// fio's loops: passes over the region at least (each with its own verify).
+    pub loops: u64,
+    /// I/Os to issue (0: no bound), per loop, counted after the ramp.
     pub number_ios: u64,
     pub iodepth: u32,
     pub time_based: bool,
@@ -127,6 +142,8 @@ pub struct JobSpec {
     pub sequence: Vec<u64>,
     pub sequence_stride: bool,
     pub seed: u64,
+    /// fio's randrepeat: each pass repeats the first one's draws (fio re-seeds per loop).
+    pub randrepeat: bool,
     pub randommap: bool,
     /// Random offsets are multiples of this (fio's blockalign, default the smallest bs).
     pub ba: u64,
@@ -142,8 +159,17 @@ pub struct JobSpec {
     pub lat_window_ns: u64,
     pub lat_pct: f64,
     pub lat_run: bool,
-    /// Interval of the per-job samples (bandwidth / IOPS / latency logs), ns.
+    /// Interval of the latency log's windows (log_avg_msec), ns.
     pub log_ns: u64,
+    /// Intervals of the bandwidth and IOPS samples (fio's bwavgtime, iopsavgtime), ns.
+    pub bw_ns: u64,
+    pub iops_ns: u64,
+    /// The job writes fio's logs: keep their entries (logs.rs); `hist_ms`: the histogram
+    /// log's interval (write_hist_log, log_hist_msec; 0: none).
+    pub keep_log: bool,
+    pub hist_ms: u64,
+    /// fio's verify (verify.rs), when the job writes with verify set.
+    pub verify: Option<verify::Verify>,
     /// fio's write_mode split: % of writes per mode (WMODE_*: write, zeroes, uncor,
     /// verify), drawn per write I/O as fio draws it (0..99 against the running sum).
     pub write_mode: [u32; 4],
@@ -207,7 +233,16 @@ impl JobSpec {
                 ));
             }
         }
-        if self.bs.iter().flatten().any(|&(b, _)| b > self.size) {
+        for (d, &(lo, hi)) in self.bs_range.iter().enumerate() {
+            if hi > 0 && (lo == 0 || lo % 512 != 0 || hi < lo || hi > 64 << 20) {
+                return Err(format!(
+                    "job {n}: bsrange of direction {d}: {lo}-{hi}: multiples of 512 up to 64 MiB"
+                ));
+            }
+        }
+        if self.bs.iter().flatten().any(|&(b, _)| b > self.size)
+            || self.bs_range.iter().any(|&(lo, _)| lo > self.size)
+        {
             return Err(format!(
                 "job {n}: a block size is larger than the job's size {}",
                 self.size
@@ -259,10 +294,56 @@ impl JobSpec {
                 ));
             }
         }
-        if self.log_ns < 1_000_000 {
-            return Err(format!("job {n}: log interval under 1 ms"));
+        if self.log_ns < 1_000_000 || self.bw_ns < 1_000_000 || self.iops_ns < 1_000_000 {
+            return Err(format!("job {n}: log or sample interval under 1 ms"));
+        }
+        if self.loops == 0 {
+            return Err(format!("job {n}: loops must be at least 1"));
         }
         Ok(())
+    }
+
+    /// Bytes a pass may issue (fio's total_bytes).
+    pub fn pass_total(&self) -> u64 {
+        let s = self;
+        if s.zbd.is_some() {
+            return u64::MAX; // zonemode=zbd: a pass ends when the zone rules find no room (zbd.rs)
+        }
+        let mut total = s.size;
+        if s.write && s.random && !s.randommap {
+            total = total.max(s.io_size); // random overwrites: up to io_size before the verify
+        }
+        if s.write && s.verify.is_some_and(|v| v.backlog > 0) {
+            total += s.size; // the backlog's reads are issued in the pass too
+        }
+        if s.trimwrite {
+            total += s.io_size; // each byte trimmed, then written
+        }
+        total
+    }
+
+    /// The bounds a pass checks before each I/O (fio's do_io loop condition): its own bytes,
+    /// the job's issued bytes, its I/Os (u64::MAX: none). A time_based pass ignores the job's
+    /// bounds, and its own bytes but with verify.
+    pub fn pass_bounds(&self) -> [u64; 3] {
+        let s = self;
+        let own = if !s.time_based || s.verify.is_some() {
+            s.pass_total()
+        } else {
+            u64::MAX
+        };
+        if s.time_based {
+            return [own, u64::MAX, u64::MAX];
+        }
+        let loops = s.loops.max(1);
+        let nz = |x: u64| {
+            if x > 0 {
+                x.saturating_mul(loops)
+            } else {
+                u64::MAX
+            }
+        };
+        [own, nz(s.io_size), nz(s.number_ios)]
     }
 
     /// fio's iodepth_low as fio fixes it up: 0 or more than iodepth means iodepth.
@@ -278,9 +359,37 @@ impl JobSpec {
         let dirs = [self.read, self.write, self.trim];
         (0..3)
             .filter(|&d| dirs[d])
-            .flat_map(|d| self.bs[d].iter().map(|x| x.0))
+            .flat_map(|d| {
+                let (lo, hi) = self.bs_range[d];
+                let r = (hi > 0).then_some(lo);
+                self.bs[d].iter().map(|x| x.0).chain(r)
+            })
             .min()
             .unwrap_or(4096)
+    }
+
+    /// The largest block size of the directions the job issues.
+    pub fn max_bs(&self) -> u64 {
+        let dirs = [self.read, self.write || self.trimwrite, self.trim];
+        (0..3)
+            .filter(|&d| dirs[d])
+            .flat_map(|d| self.bs[d].iter().map(|x| x.0).chain([self.bs_range[d].1]))
+            .max()
+            .unwrap_or(4096)
+    }
+
+    /// fio's rule for the bytes that bound a job (backend.c io_bytes_exceeded): reads and
+    /// writes of a mixed job, else the one direction it issues (a trimwrite's writes).
+    pub fn counted(&self, d: usize) -> bool {
+        if self.read && self.write {
+            d != TRIM
+        } else if self.write || self.trimwrite {
+            d == WRITE
+        } else if self.read {
+            d == READ
+        } else {
+            d == TRIM
+        }
     }
 }
 
@@ -289,8 +398,10 @@ impl JobSpec {
 pub struct DirOut {
     pub ios: u64,
     pub bytes: u64,
-    pub lat: crate::stats::Histogram,
-    pub lat_sumsq: f64,
+    /// Completion latencies in fio's bins.
+    pub lat: report::Plat,
+    /// Time the job spent in this direction (fio's runtime per direction), ns.
+    pub runtime_ns: u64,
     /// Reads that touched a block never written (answered without reading flash).
     pub unwritten: u64,
     /// Block size -> I/Os.
@@ -303,8 +414,17 @@ pub struct JobOut {
     /// Virtual ns of the job's start (after startdelay and ramp) and of its end.
     pub start_ns: u64,
     pub end_ns: u64,
-    /// Samples every log interval: (end ms since the job's start, dir, bytes, ios, latency sum ns).
-    pub samples: Vec<(u64, u8, u64, u64, u64)>,
+    /// fio's bandwidth (KiB/s) and IOPS sample statistics per direction.
+    pub bw_stat: [report::IoStat; 3],
+    pub iops_stat: [report::IoStat; 3],
+    /// Log entries (logs.rs), for a job that writes logs; set when the run's log budget
+    /// ran out before the job's end.
+    pub log: Vec<logs::LogEntry>,
+    pub hist_log: Vec<logs::HistEntry>,
+    pub log_truncated: bool,
+    /// fio's latency buckets (report.rs LAT_BUCKETS) and depth figures.
+    pub lat_buckets: [u64; report::LAT_BUCKETS],
+    pub depths: report::Depths,
     pub ss_attained: bool,
     /// Stopped by another job's end (fio's exitall), before it started or while it ran.
     pub terminated: bool,

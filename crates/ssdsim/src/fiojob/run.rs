@@ -8,21 +8,24 @@ use std::collections::BinaryHeap;
 
 use super::Drive;
 use crate::fiojob::flow::Flows;
-use crate::fiojob::lat_target::{LatStep, LatTarget};
+use crate::fiojob::lat_target::LatStep;
 use crate::fiojob::live::{
-    check_min_rate, end_jobs, flow_pass, wake_flow, Event, Live, FLOW_WAKE, WAKE,
+    check_min_rate, end_jobs, flow_pass, wake_flow, Event, Live, Phase, FLOW_HOLD, FLOW_WAIT,
+    FLOW_WAKE, FULL, QUIESCE, THINK, WAKE,
 };
+use crate::fiojob::logs::LOG_BUDGET;
+use crate::fiojob::pass;
+use crate::fiojob::report::{batch_bucket, lat_bucket};
 use crate::fiojob::steady::SsUnit;
-use crate::fiojob::stream::{Req, Stream};
+use crate::fiojob::stream::Req;
 use crate::fiojob::zbd::{Adjusted, Zones};
-use crate::fiojob::{
-    DirOut, JobOut, JobSpec, READ, TRIM, WMODE_UNCOR, WMODE_VERIFY, WMODE_ZEROES, WRITE,
-};
-use crate::ftl::mapping::NONE;
-use crate::nand::SLOT_BYTES;
+use crate::fiojob::{DirOut, JobOut, JobSpec, READ, TRIM, WRITE};
 use crate::stats::{Recorder, Row};
-use crate::workload::Io;
 use crate::{PhaseResult, SimError};
+
+// How an I/O reaches the drive: a child module, for the engine's private path.
+#[path = "submit.rs"]
+mod submit;
 
 pub struct FioRun {
     pub phase: PhaseResult,
@@ -67,6 +70,7 @@ impl Drive {
                 .collect::<Vec<_>>(),
         );
         let mut zones = Zones::new(specs, self.user_bytes());
+        let mut budget = LOG_BUDGET;
         for w in 0..=waves {
             if stopped {
                 break;
@@ -76,7 +80,15 @@ impl Drive {
                 continue;
             }
             let (end, st) = self.run_wave(
-                specs, &idx, t, &mut outs, &mut rec, &mut flows, &mut zones, on_sample,
+                specs,
+                &idx,
+                t,
+                &mut outs,
+                &mut rec,
+                &mut flows,
+                &mut zones,
+                &mut budget,
+                on_sample,
             )?;
             for &i in &idx {
                 flows.exit(i);
@@ -116,69 +128,22 @@ impl Drive {
         rec: &mut Recorder,
         flows: &mut Flows,
         zones: &mut Option<Zones>,
+        budget: &mut u64,
         on_sample: &mut dyn FnMut(&Row) -> bool,
     ) -> Result<(u64, bool), SimError> {
         let watts = self.profile.power.controller_active_w;
+        let user_bytes = self.user_bytes();
         let mut live: Vec<Live> = idx
             .iter()
             .map(|&i| {
-                let s = &specs[i];
-                let begin = t0 + s.startdelay_ns;
-                let stats_from = begin + s.ramp_ns;
-                let deadline = if s.runtime_ns > 0 {
-                    stats_from + s.runtime_ns
-                } else {
-                    u64::MAX
-                };
-                Live {
-                    stream: Stream::new(s),
-                    next: None,
-                    outstanding: 0,
-                    depth: if s.lat_target_ns > 0 { 1 } else { s.iodepth },
-                    issued_bytes: 0,
-                    issued_ios: 0,
-                    not_before: begin,
-                    rate_at: [begin; 3],
-                    since_think: 0,
-                    think_pending: false,
-                    lat: (s.lat_target_ns > 0).then(|| {
-                        LatTarget::new(
-                            s.lat_target_ns,
-                            s.lat_window_ns,
-                            s.lat_pct,
-                            s.lat_run,
-                            s.iodepth,
-                            begin,
-                        )
-                    }),
-                    quiesce: false,
-                    restart: false,
-                    completed: 0,
-                    lat_done: false,
-                    wake_at: 0,
-                    stats_from,
-                    deadline,
-                    done: outs[i].terminated,
-                    ended: outs[i].terminated,
-                    terminated: outs[i].terminated,
-                    term_at: begin,
-                    begin,
-                    last_done: begin,
-                    interval: [(0, 0, 0); 3],
-                    interval_end: stats_from + s.log_ns,
-                    flow_hold: false,
-                    flow_wait: false,
-                    flow_wake: false,
-                    ss_unit: None,
-                    zones: zones.as_ref().filter(|_| s.zbd.is_some()).map(|z| z.job(s)),
-                    zbd_ready: None,
-                    full: false,
-                    reapable: 0,
-                    min_evts: 1,
-                    done_bytes: [0; 3],
-                    done_ios: [0; 3],
-                    rate_chk: [(0, 0, 0); 3],
-                }
+                let z = zones.as_ref().filter(|_| specs[i].zbd.is_some());
+                Live::new(
+                    &specs[i],
+                    t0,
+                    outs[i].terminated,
+                    z.map(|z| z.job(&specs[i])),
+                    user_bytes,
+                )
             })
             .collect();
         let mut heap: BinaryHeap<Event> = BinaryHeap::with_capacity(
@@ -228,10 +193,10 @@ impl Drive {
                     continue; // superseded
                 }
                 live[k].wake_at = 0;
-                live[k].flow_wait = false; // its time limit, or a wait of its own: check again
+                live[k].hold(FLOW_WAIT, false); // its time limit, or a wait of its own: check again
             } else if at == FLOW_WAKE {
                 live[k].flow_wake = false;
-                live[k].flow_wait = false;
+                live[k].hold(FLOW_WAIT, false);
             } else {
                 // a completion
                 let mut ss_hit = None;
@@ -247,45 +212,42 @@ impl Drive {
                 end = end.max(t);
                 let l = &mut live[k];
                 l.reapable += 1;
-                l.reap(spec.depth_low(), spec.complete_max);
+                let taken = l.reap(spec.depth_low(), spec.complete_max);
                 l.done_bytes[dir] += len;
                 l.done_ios[dir] += 1;
                 l.last_done = l.last_done.max(t);
+                if t >= l.stats_from {
+                    l.done_bytes_all += len;
+                    l.done_ios_all += 1;
+                }
+                if dir == WRITE && l.pieces.is_some() {
+                    l.pieces_done += 1;
+                }
                 let o = &mut outs[idx[k]];
+                if taken > 0 && at >= l.stats_from {
+                    o.depths.complete[batch_bucket(taken)] += 1;
+                }
                 if at >= l.stats_from {
                     let d = &mut o.dirs[dir];
                     let lat = t - at;
                     d.ios += 1;
                     d.bytes += len;
                     d.lat.record(lat);
-                    d.lat_sumsq += (lat as f64) * (lat as f64);
+                    o.lat_buckets[lat_bucket(lat)] += 1;
                     match d.bs_counts.iter_mut().find(|x| x.0 == len) {
                         Some(x) => x.1 += 1,
                         None => d.bs_counts.push((len, 1)),
                     }
-                    // per-interval samples (fio's logs and bw / iops statistics)
-                    while t >= l.interval_end {
-                        let ms = (l.interval_end - l.stats_from) / 1_000_000;
-                        for (dd, iv) in l.interval.iter_mut().enumerate() {
-                            if iv.1 > 0 || (spec_dir(spec, dd) && ms > 0) {
-                                o.samples.push((ms, dd as u8, iv.0, iv.1, iv.2));
-                            }
-                            *iv = (0, 0, 0);
-                        }
-                        l.interval_end += spec.log_ns;
-                    }
-                    let iv = &mut l.interval[dir];
-                    iv.0 += len;
-                    iv.1 += 1;
-                    iv.2 += lat;
+                    // fio's per-interval samples and logs
+                    l.log.complete(t, dir, len, lat, o, budget);
                     if let Some(u) = l.ss_unit {
                         if units[u].complete(t, len, lat) {
                             ss_hit = Some(u);
                         }
                     }
                 }
-                if l.think_pending && l.outstanding == 0 {
-                    l.think_pending = false;
+                if l.held(THINK) && l.outstanding == 0 {
+                    l.hold(THINK, false);
                     l.not_before = t + spec.thinktime_ns;
                 }
                 if dir != TRIM {
@@ -299,9 +261,9 @@ impl Drive {
                     l.depth = lt.qd;
                     match step {
                         LatStep::Go => {}
-                        LatStep::Quiesce => l.quiesce = true,
+                        LatStep::Quiesce => l.hold(QUIESCE, true),
                         LatStep::QuiesceAndRestart => {
-                            l.quiesce = true;
+                            l.hold(QUIESCE, true);
                             l.restart = true;
                         }
                         LatStep::Done | LatStep::Fatal => {
@@ -310,21 +272,26 @@ impl Drive {
                         }
                     }
                 }
-                if l.quiesce && l.outstanding == 0 {
-                    l.quiesce = false;
+                if l.held(QUIESCE) && l.outstanding == 0 {
+                    l.hold(QUIESCE, false);
                     if std::mem::take(&mut l.restart) {
                         // the final window: the job's figures from now (fio's reset_all_stats)
                         let o = &mut outs[idx[k]];
                         o.dirs = Default::default();
-                        o.samples.clear();
-                        l.interval = [(0, 0, 0); 3];
+                        o.bw_stat = Default::default();
+                        o.iops_stat = Default::default();
+                        o.log.clear();
+                        o.hist_log.clear();
+                        o.lat_buckets = Default::default();
+                        o.depths = Default::default();
+                        l.log.restart(t);
                         l.stats_from = t;
-                        l.interval_end = t + spec.log_ns;
+                        l.pass_start = t;
                     }
                 }
-                if l.flow_hold && l.outstanding == 0 {
+                if l.held(FLOW_HOLD) && l.outstanding == 0 {
                     // held by its flow, its I/Os in: it waits flow_sleep, then checks again
-                    l.flow_hold = false;
+                    l.hold(FLOW_HOLD, false);
                     l.not_before = l.not_before.max(t + spec.flow_sleep_ns);
                 }
                 let l = &mut live[k];
@@ -347,32 +314,113 @@ impl Drive {
             // issue what the job may issue now
             loop {
                 let l = &mut live[k];
-                if l.done || l.think_pending || l.quiesce || l.flow_hold || l.flow_wait || l.full {
+                if l.done || l.holds != 0 {
                     break;
+                }
+                if t >= l.deadline {
+                    l.done = true;
+                    break;
+                }
+                if l.phase == Phase::Drain {
+                    if l.outstanding > 0 {
+                        break; // the pass's I/Os complete first
+                    }
+                    let o = &mut outs[idx[k]];
+                    let moved = [0, 1, 2].map(|d| o.dirs[d].bytes);
+                    let mut rt = [0, 1, 2].map(|d| o.dirs[d].runtime_ns);
+                    pass::io_done(spec, l, &mut rt, moved, t);
+                    (0..3).for_each(|d| o.dirs[d].runtime_ns = rt[d]);
+                    continue;
                 }
                 if l.outstanding >= l.depth {
                     // the queue is full: fio waits for completions before it submits again
-                    l.full = true;
+                    l.hold(FULL, true);
                     l.min_evts = spec.complete_min.min(l.outstanding).max(1);
                     l.reap(spec.depth_low(), spec.complete_max);
                     break;
                 }
-                let bounded = !spec.time_based;
-                if t >= l.deadline
-                    || (bounded && spec.io_size > 0 && l.issued_bytes >= spec.io_size)
-                    || (spec.number_ios > 0 && l.issued_ios >= spec.number_ios)
-                {
-                    l.done = true;
-                    break;
+                let read_back = if l.phase == Phase::Verify {
+                    match l.pieces.as_mut().and_then(|p| p.take()) {
+                        Some(p) => Some(p),
+                        None if l.outstanding > 0 => break,
+                        None => {
+                            let o = &mut outs[idx[k]];
+                            let mut rt = [0, 1, 2].map(|d| o.dirs[d].runtime_ns);
+                            pass::verify_done(spec, l, &mut rt, t);
+                            (0..3).for_each(|d| o.dirs[d].runtime_ns = rt[d]);
+                            continue;
+                        }
+                    }
+                } else if pass::pass_over(l) {
+                    l.phase = Phase::Drain;
+                    continue;
+                } else {
+                    pass::backlog_piece(spec, l)
+                };
+                if let Some((offset, len)) = read_back {
+                    // fio's verify: a read of a written piece, as soon as the queue allows
+                    l.pass_bytes += len;
+                    l.last_write = false;
+                    let req = Req {
+                        dir: READ,
+                        offset,
+                        len,
+                        mode: 0,
+                    };
+                    if total_out == 0 && t >= rec.next && !stopped {
+                        stopped = !self.close_quiet(rec, t, watts, on_sample);
+                    }
+                    self.issue_req(
+                        req,
+                        None,
+                        t,
+                        k,
+                        l,
+                        &mut outs[idx[k]],
+                        &mut total_out,
+                        &mut heap,
+                    )?;
+                    continue;
                 }
                 let req = match l.next {
                     Some(r) => r,
-                    None => {
-                        let r = l.stream.next_io();
-                        l.next = Some(r);
-                        r
-                    }
+                    None => match l.stream.next_io() {
+                        Some(r) => {
+                            l.next = Some(r);
+                            r
+                        }
+                        None => {
+                            l.files_done = true; // the pass's offsets are over
+                            l.phase = Phase::Drain;
+                            continue;
+                        }
+                    },
                 };
+                if l.dry {
+                    // verify_only: the pass's I/O is logged, not issued (fio's dry run)
+                    l.next = None;
+                    l.pass_bytes += req.len;
+                    l.done_bytes_all += req.len;
+                    l.done_ios_all += 1;
+                    if l.counted[req.dir] {
+                        l.issue_counted += req.len;
+                    }
+                    if let (WRITE, Some(p)) = (req.dir, l.pieces.as_mut()) {
+                        p.log(req.offset, req.len);
+                        l.pieces_done += 1;
+                    }
+                    if t >= l.stats_from {
+                        // fio counts the dry run's I/O, done in no time
+                        let o = &mut outs[idx[k]];
+                        let d = &mut o.dirs[req.dir];
+                        d.ios += 1;
+                        d.bytes += req.len;
+                        d.lat.record(0);
+                        o.lat_buckets[0] += 1;
+                        o.depths.level[0] += 1;
+                    }
+                    continue;
+                }
                 let ok_at = l.not_before.max(l.rate_at[req.dir]);
                 if ok_at > t {
                     if l.wake_at == 0 || l.wake_at > ok_at {
@@ -433,7 +481,7 @@ impl Drive {
                     };
                     if placed.1.is_some() && l.outstanding > 0 {
                         l.zbd_ready = Some(placed);
-                        l.quiesce = true;
+                        l.hold(QUIESCE, true);
                         break;
                     }
                     (req, reset) = placed;
@@ -461,38 +509,33 @@ impl Drive {
                     l.rate_at[req.dir] =
                         l.rate_at[req.dir].max(l.stats_from.min(t)) + gap.round() as u64;
                 }
-                if !(spec.trimwrite && req.dir == TRIM) {
-                    // trimwrite: the writes are the job's I/O (fio counts each trim with its write)
-                    l.issued_bytes += req.len;
-                    l.issued_ios += 1;
+                l.pass_bytes += req.len;
+                if l.counted[req.dir] {
+                    l.issue_counted += req.len;
                 }
-                l.outstanding += 1;
-                total_out += 1;
+                l.last_write = req.dir == WRITE;
+                if let (WRITE, Some(p)) = (req.dir, l.pieces.as_mut()) {
+                    p.log(req.offset, req.len); // for the verify
+                }
                 l.since_think += 1;
                 if spec.thinktime_ns > 0 && l.since_think >= spec.thinktime_blocks {
                     l.since_think = 0;
-                    l.think_pending = true;
+                    l.hold(THINK, true);
                 }
-                let o = &mut outs[idx[k]];
-                o.issued += 1;
-                if let Some((start, len)) = reset {
-                    // the zone reset: a trim of the zone's LBAs, before the write
-                    let r = Req {
-                        dir: TRIM,
-                        offset: start,
-                        len,
-                        mode: 0,
-                    };
-                    let mut none = 0;
-                    self.submit_req(r, t, total_out, &mut none)?;
+                if total_out == 0 && t >= rec.next && !stopped {
+                    // the drive idled since its last completion: its rows, compactly
+                    stopped = !self.close_quiet(rec, t, watts, on_sample);
                 }
-                let done = self.submit_req(req, t, total_out, &mut o.dirs[READ].unwritten)?;
-                heap.push(Reverse((
-                    done,
+                self.issue_req(
+                    req,
+                    reset,
                     t,
-                    k as u32,
-                    ((req.dir as u32) << 30) | (req.len / 512) as u32,
-                )));
+                    k,
+                    l,
+                    &mut outs[idx[k]],
+                    &mut total_out,
+                    &mut heap,
+                )?;
             }
             if live[k].done {
                 live[k].reap(spec.depth_low(), spec.complete_max); // it issues no more
@@ -505,8 +548,7 @@ impl Drive {
                 }
             }
         }
-        // the last, partial log interval is not a sample (as fio's averaged logs)
-        for (k, l) in live.iter().enumerate() {
+        for (k, l) in live.iter_mut().enumerate() {
             let spec = &specs[idx[k]];
             let o = &mut outs[idx[k]];
             o.start_ns = l.stats_from;
@@ -522,74 +564,22 @@ impl Drive {
             } else {
                 l.last_done.max(l.stats_from)
             };
+            // the time of a pass cut short (runtime, exitall, steady state) counts too
+            let tail = o.end_ns.saturating_sub(l.pass_start.max(l.stats_from));
+            if !l.accounted && tail > 0 {
+                let dirs = [
+                    spec.read || l.phase == Phase::Verify,
+                    (spec.write || spec.trimwrite) && l.phase != Phase::Verify,
+                    (spec.trim || spec.trimwrite) && l.phase != Phase::Verify,
+                ];
+                for (on, d) in dirs.iter().zip(o.dirs.iter_mut()) {
+                    if *on && d.bytes > 0 {
+                        d.runtime_ns += tail;
+                    }
+                }
+            }
+            l.log.finish(o.end_ns, o, budget);
         }
         Ok((end, stopped))
     }
-
-    /// One job I/O at `t`: reads and writes through `issue_io` (whole 4 KiB slots they
-    /// touch), trims through the trim path (the slots they cover entirely).
-    fn submit_req(
-        &mut self,
-        r: Req,
-        t: u64,
-        outstanding: usize,
-        unwritten: &mut u64,
-    ) -> Result<u64, SimError> {
-        let first = r.offset / SLOT_BYTES;
-        if r.dir == TRIM || r.mode == WMODE_ZEROES || r.mode == WMODE_UNCOR {
-            let a = r.offset.div_ceil(SLOT_BYTES);
-            let b = (r.offset + r.len) / SLOT_BYTES;
-            self.background(t)?;
-            return Ok(self.issue_trim_or_flush(
-                Some((a as u32, b.saturating_sub(a) as u32)),
-                t,
-                outstanding,
-            ));
-        }
-        let slots = (r.offset + r.len).div_ceil(SLOT_BYTES) - first;
-        if r.dir == READ {
-            let map = &self.ftl.map;
-            if (first..first + slots).any(|l| map.slot(l as u32) == NONE) {
-                *unwritten += 1;
-            }
-        } else if r.mode == WMODE_VERIFY {
-            return self.verify(first as u32, slots as u32, t, outstanding);
-        } else {
-            debug_assert_eq!(r.dir, WRITE);
-            self.background(t)?;
-        }
-        self.issue_io(
-            Io {
-                lba: first as u32,
-                slots: slots as u32,
-                read: r.dir == READ,
-            },
-            t,
-            outstanding,
-        )
-    }
-}
-
-impl Drive {
-    /// NVMe Verify of `slots` slots from `lba` at `t`: the drive reads the range from NAND
-    /// and checks it (ECC) inside; no data crosses the link. Completes when the last page
-    /// is read, plus the command overhead.
-    fn verify(
-        &mut self,
-        lba: u32,
-        slots: u32,
-        t: u64,
-        outstanding: usize,
-    ) -> Result<u64, SimError> {
-        let tc = self.host.accept(t, outstanding);
-        self.background(tc)?;
-        let (_, last) = self.ftl.read(lba, slots, tc);
-        let done = last.max(tc) + self.host.host_latency;
-        self.host.completes(done, outstanding);
-        Ok(done)
-    }
-}
-
-fn spec_dir(s: &JobSpec, d: usize) -> bool {
-    [s.read, s.write || s.trimwrite, s.trim || s.trimwrite][d]
 }

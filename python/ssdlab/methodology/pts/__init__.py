@@ -1,6 +1,8 @@
 """The tests of the SNIA Solid State Storage Performance Test Specification (PTS 2.0.2),
 one module each, in the specification's priority: `ssdlab run pts-TEST`, and all of
-them with `ssdlab pts`."""
+them with `ssdlab pts`. Each test's `cost` is its simulated I/O in the client suite on
+sim:tlc-256 (millions / 40: HIR 1682, DIRTH 1396, IOPS 506, WSAT 250, Latency 75, XSR 63,
+Throughput 5), so that parallel workers take the longest first."""
 
 from __future__ import annotations
 

@@ -3,22 +3,24 @@ share: the client/enterprise settings, purge and workload-independent preconditi
 rounds until steady state, and reading rounds back from the results.
 
 A round is a list of phases (one per access pattern, `round_seconds` each); the phase
-generator receives each PhaseResult back (`send`), computes the round's tracking variable
-and stops once the last 5 rounds are steady (analysis/pts_steady.py) or after
-`max_rounds`. Every phase is named `rNN/<label>` and stored as it ends, so an
-interrupted run keeps its rounds.
+generator receives each PhaseResult back (`send`), computes the round's tracking
+variables and stops once the last 5 rounds are steady for every one of them
+(analysis/pts_steady.py) or after `max_rounds`. Every phase is named `rNN/<label>` and
+stored as it ends, so an interrupted run keeps its rounds.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Mapping
+import dataclasses
 from dataclasses import dataclass
 
 from ... import phase as ph
 from ...analysis import pts_steady
 from ...phase import KIB, Phase, PhaseResult
+from ..test import TestOptions
 
 MIB = 1024 * KIB
 SEGMENTS = ("client", "enterprise")
@@ -28,6 +30,10 @@ WIPC_BLOCK = 128 * KIB
 QUICK_ROUNDS = 2
 QUICK_SECONDS = 2.0
 QUICK_SCALE = 0.001  # long fixed spans (WSAT, HIR, XSR) in quick mode
+# threads x outstanding I/O per thread the specification recommends (WIPC, IOPS, WSAT, HIR)
+OUTSTANDING = {"client": (2, 16), "enterprise": (4, 32)}
+SMALL_BLOCK = 512  # the 0.5 KiB block size: only on drives with 512-byte logical blocks
+RESPONSE_CEILING_MS = 5.0  # DIRTH: the highest average response time of its MaxIOPS point
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,10 @@ class PtsOptions:
     round_seconds: float = ROUND_SECONDS
     scale: float = 1.0
     wait_scale: float = 1.0  # HIR's wait states (quick: x 0.1)
+    # the drive's logical block size: 512 adds the 0.5 KiB steps of IOPS and Latency (as
+    # TKperf does, they are left out on 4Kn drives); None: not known, left out
+    logical_block: int | None = None
+    response_ceiling_ms: float = RESPONSE_CEILING_MS  # DIRTH's MaxIOPS point
 
     def __post_init__(self) -> None:
         if self.segment not in SEGMENTS:
@@ -53,6 +63,11 @@ class PtsOptions:
             raise ValueError(f"--round-seconds {self.round_seconds:g}: must be above 0 and at most 3600")
         if not 0 < self.scale <= 1 or not 0 < self.wait_scale <= 1:
             raise ValueError(f"PTS scale {self.scale:g}/{self.wait_scale:g}: must be above 0 and at most 1")
+        if self.logical_block is not None and (self.logical_block <= 0 or self.logical_block % SMALL_BLOCK):
+            raise ValueError(f"logical block of {self.logical_block} bytes: a multiple of 512")
+        if not 0 < self.response_ceiling_ms <= 1e5:
+            raise ValueError(f"--response-ceiling {self.response_ceiling_ms:g}: must be above 0 and "
+                             "at most 100000 (ms)")
 
     @classmethod
     def quick(cls, segment: str = "client") -> PtsOptions:
@@ -74,25 +89,68 @@ class PtsOptions:
     def write_cache(self) -> str:
         return "disabled" if self.enterprise else "enabled"
 
-    def outstanding(self, client: tuple[int, int], enterprise: tuple[int, int]) -> tuple[int, int]:
-        return enterprise if self.enterprise else client
+    @property
+    def threads_qd(self) -> tuple[int, int]:
+        """The segment's recommended thread count and queue depth per thread."""
+        return OUTSTANDING[self.segment]
+
+    @property
+    def small_blocks(self) -> bool:
+        """The 0.5 KiB steps run: the drive addresses 512-byte logical blocks."""
+        return self.logical_block == SMALL_BLOCK
+
+    def small_blocks_note(self) -> str:
+        if self.small_blocks:
+            return "run (512-byte logical blocks)"
+        if self.logical_block is None:
+            return "left out: the drive's logical block size is not known"
+        return f"left out: {self.logical_block}-byte logical blocks (4Kn)"
+
+
+def logical_block(drives: Iterable[tuple[str, Any]]) -> int | None:
+    """The logical block size the drives share (512 adds the 0.5 KiB steps), read from
+    their identities: the largest when they differ, None when a drive's is not known."""
+    sizes = {target.identify().extra.get("logical_block") for _, target in drives}
+    if not sizes or None in sizes or "" in sizes:
+        return None
+    return max(int(x) for x in sizes)
+
+
+class RunOptions(TestOptions):
+    """`ssdlab run pts-TEST`: the specification's settings (client), with the drives'
+    logical block (`ssdlab pts` sets the rest)."""
+
+    def parse(self, values: dict[str, Any], console: Any) -> PtsOptions:
+        return PtsOptions()
+
+    def for_drives(self, parsed: Any, values: dict[str, Any], drives: Any, seed: int,
+                   console: Any) -> PtsOptions:
+        return dataclasses.replace(parsed, logical_block=logical_block(drives))
+
+    def stored(self, parsed: Any, values: dict[str, Any]) -> dict[str, Any]:
+        return {"logical_block": parsed.logical_block} if isinstance(parsed, PtsOptions) else {}
+
+
+RUN_OPTIONS = RunOptions()
 
 
 def pts_options(opts) -> PtsOptions:
-    """The PTS settings of a run (Options.pts), the specification's when none were given."""
-    po = getattr(opts, "pts", None)
-    return po if isinstance(po, PtsOptions) else PtsOptions()
+    """The PTS settings of a run, the specification's when none were given."""
+    return opts.of(PtsOptions, PtsOptions())
 
 
 def precondition(capacity: int, po: PtsOptions, wipc: bool = True, suffix: str = ""
                  ) -> Generator[Phase, PhaseResult | None, None]:
-    """Purge, then (wipc) 2x the user capacity of 128 KiB sequential writes over all LBAs
-    (a generator, so that `yield from` passes the results sent back)."""
+    """Purge, then (wipc) workload-independent preconditioning: twice the user capacity of
+    128 KiB sequential writes over the test's active range, at the segment's threads x
+    queue depth, each thread writing its own part (a generator, so that `yield from`
+    passes the results sent back)."""
     yield ph.purge("purge" + suffix)
     if wipc:
-        yield (ph.seq_write("wipc" + suffix, block_size=WIPC_BLOCK, queue_depth=32, offset=0,
-                                length=capacity // MIB * MIB,
-                                stop_bytes=WIPC_CAPACITIES * (capacity // MIB * MIB)))
+        t, q = po.threads_qd
+        yield ph.seq_write("wipc" + suffix, block_size=WIPC_BLOCK, queue_depth=q, jobs=t,
+                           frac_offset=0.0, frac_length=po.active_fraction,
+                           stop_bytes=WIPC_CAPACITIES * (capacity // MIB * MIB))
 
 
 def io(name: str, po: PtsOptions, read_pct: int, block_size: int, threads: int, qd: int,
@@ -116,15 +174,18 @@ def parse_round(name: str | None) -> tuple[int, str] | None:
     return (int(m.group(1)), m.group(2)) if m else None
 
 
-Tracking = Callable[[dict[str, PhaseResult]], float]
+# a round's results by step label -> its tracking variables by name
+Tracking = Callable[[dict[str, PhaseResult]], dict[str, float]]
 
 
 def rounds(po: PtsOptions, steps: Callable[[int], Iterable[Phase]], tracking: Tracking,
-           ) -> Generator[Phase, PhaseResult | None, list[float]]:
+           ) -> Generator[Phase, PhaseResult | None, list[dict[str, PhaseResult]]]:
     """Rounds until steady: `steps(n)` are round n's phases (named with round_name), whose
-    results by label give the round's tracking value. Without results (--plan) every
-    round up to max_rounds is listed."""
-    values: list[float] = []
+    results by label give the round's tracking variables; the rounds stop once the last 5
+    are steady for every one of them. Returns each round's results by label. Without
+    results (--plan) every round up to max_rounds is listed."""
+    done: list[dict[str, PhaseResult]] = []
+    tracks: dict[str, list[float]] = {}
     for n in range(1, po.max_rounds + 1):
         got: dict[str, PhaseResult] = {}
         for p in steps(n):
@@ -133,10 +194,12 @@ def rounds(po: PtsOptions, steps: Callable[[int], Iterable[Phase]], tracking: Tr
                 got[parse_round(p.name)[1]] = res  # type: ignore[index]
         if not got:
             continue
-        values.append(tracking(got))
-        if pts_steady.is_steady(values):
+        done.append(got)
+        for k, v in tracking(got).items():
+            tracks.setdefault(k, []).append(v)
+        if pts_steady.is_steady_all(tracks):
             break
-    return values
+    return done
 
 
 def iops(r) -> float:
@@ -169,12 +232,21 @@ def complete_rounds(results: Iterable, labels: list[str]) -> dict[int, dict[str,
     return {n: r for n, r in sorted(by_round(results).items()) if all(k in r for k in labels)}
 
 
-def steady_metrics(values: list[float], max_rounds: int, name: str) -> dict:
-    """The PTS steady-state verdict of a test's tracking values, as metrics."""
-    v = pts_steady.verdict(values, max_rounds)
-    w = v.window
-    out: dict[str, Any] = {"steady_reached": v.reached, "steady_round": v.round, "rounds": v.rounds,
-           "tracking": name, "tracking_by_round": {str(i + 1): x for i, x in enumerate(values)}}
+def steady_metrics(tracks: Mapping[str, list[float]], max_rounds: int) -> dict:
+    """The PTS steady-state verdict of a test's tracking variables (name -> value per
+    round, the first the test's main one), as metrics: the joint verdict, every
+    variable's rounds and measurement window, and the first variable's window flat
+    (`window_*`, as before there were several)."""
+    v = pts_steady.joint(tracks, max_rounds)
+    name, values = next(iter(tracks.items()))
+    out: dict[str, Any] = {
+        "steady_reached": v.reached, "steady_round": v.round, "rounds": v.rounds,
+        "tracking": name, "tracking_by_round": {str(i + 1): x for i, x in enumerate(values[:v.rounds])},
+        "tracking_variables": {k: {str(i + 1): x for i, x in enumerate(vals[:v.rounds])}
+                               for k, vals in tracks.items()},
+        "windows": {k: w.as_dict() for k, w in v.windows.items()},
+        "not_steady": v.failing}
+    w = v.windows.get(name)
     if w is not None:
         out.update(window_first_round=w.first_round, window_last_round=w.last_round,
                    window_average=w.average, window_data_excursion=w.data_excursion,
@@ -191,13 +263,25 @@ def window_rounds(metrics: dict, rounds_: dict[int, dict]) -> list[int]:
     return [n for n in sorted(rounds_) if int(a) <= n <= int(b)]
 
 
-def conditions(po: PtsOptions, **test: object) -> dict:
+def conditions(po: PtsOptions, wipc: bool = True, **test: object) -> dict:
     """The test conditions the PTS report page lists (stored with the metrics)."""
+    t, q = po.threads_qd
+    pre: dict[str, object] = (
+        {"wipc": f"SEQ {WIPC_BLOCK // KIB} KiB W, {WIPC_CAPACITIES}x user capacity over the "
+                 f"active range, T{t}Q{q}",
+         "wipc_threads": t, "wipc_queue_depth": q, "wipc_capacities": WIPC_CAPACITIES}
+        if wipc else {"wipc": "none: the test starts from the purge"})
     return {"segment": po.segment, "active_range_pct": round(po.active_fraction * 100),
             "write_cache_spec": po.write_cache, "data_pattern": "random (incompressible)",
             "round_seconds": po.round_seconds, "max_rounds": po.max_rounds,
-            "scale": po.scale, "wait_scale": po.wait_scale, **test}
+            "scale": po.scale, "wait_scale": po.wait_scale,
+            "logical_block": po.logical_block, **pre, **test}
 
 
 def bs_label(bs: int) -> str:
-    return f"{bs // KIB}k" if bs < MIB else f"{bs // MIB}m"
+    return f"{bs}b" if bs < KIB else f"{bs // KIB}k" if bs < MIB else f"{bs // MIB}m"
+
+
+def bs_kib(bs: int) -> str:
+    """A block size as the report names it: 0.5, 4 ... 1024 (KiB)."""
+    return f"{bs / KIB:g}"

@@ -1,224 +1,250 @@
-"""The PTS report page of each test, as Figure objects (methodology/test.py): the test
-conditions, the steady-state convergence and measurement-window plots, and each test's
-own tables and plots. `runs` are report.model.ReportRun of one test (duck-typed: drives
-with label, drive, status, metrics and phases named as the phase generators name them)."""
+"""What every PTS report page shares, as SNIA's report format and the TKperf and
+CloudHarmony reports lay it out: the header (drive, platform, purge, write cache,
+preconditioning, test stimulus, the steady-state rounds x-4..x or NOT ACHIEVED), the
+steady-state convergence plot and a measurement-window plot for every tracking variable.
+Each test module draws its own tables and plots below (its `figures`). `runs` are
+report.model.ReportRun of one test (duck-typed: drives with label, drive, status, metrics,
+identity and phases named as the phase generators name them)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-import numpy as np
-
-from ...figures.pts_plots import Line, Matrix3D, Plot, Table
-from ...phase import KIB
+from ...figures.pts_plots import Line, Plot, Table
 from . import common as C
-from .grids import BLOCKS, MIXES, QDS, THREADS
-from .grids import iops_label as label
+
+SPEC = "PTS 2.0.2"
 
 
-def _drives(runs: Sequence[Any]) -> Iterable[tuple[str, Any, Any]]:
+def drives(runs: Sequence[Any]) -> Iterable[tuple[str, Any, Any]]:
     for r in runs:
         for i, d in enumerate(r.drives):
             yield f"{r.test}-{r.run_id}-{i}", r, d
 
 
-def conditions_table(key: str, test: str, d: Any) -> Table:
+def slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+# -- the header ------------------------------------------------------------------------
+def _extra(d: Any) -> dict:
+    ident = getattr(d, "identity", None) or {}
+    return ident.get("extra") or {}
+
+
+def purge_used(d: Any) -> str:
+    """The purge method(s) the run's purge phases used, as the target recorded them."""
+    from ...targets.guard.purge import METHODS
+
+    used = []
+    for p in d.phases:
+        if p.kind != "purge":
+            continue
+        code = p.totals.get("purge_method_code")
+        if code is not None and 1 <= int(code) <= len(METHODS):
+            m = METHODS[int(code) - 1]
+        elif d.kind == "sim":
+            m = "simulated purge: every block erased, the mapping cleared"
+        else:
+            m = "not recorded"
+        if m not in used:
+            used.append(m)
+    return ", ".join(used) or "no purge phase stored"
+
+
+def write_cache_measured(d: Any) -> str:
+    """The drive's volatile write cache as the target found it."""
+    x = _extra(d)
+    if d.kind == "sim":
+        kib = ((x.get("profile") or {}).get("host") or {}).get("write_buffer_kib")
+        return (f"enabled: the simulated drive's {kib} KiB write buffer (its profile; the "
+                "simulator cannot switch it off)" if kib else "enabled (the simulated drive's write buffer)")
+    wc = str(x.get("write_cache") or "")
+    why = ("the kernel's queue/write_cache: {}; on NVMe it shows that the drive has a volatile "
+           "cache, not how feature 6 is set")
+    if wc == "write back":
+        return "enabled (" + why.format(wc) + ")"
+    if wc == "write through":
+        return "disabled (" + why.format(wc) + ")"
+    return "not measured (no block device)" if d.kind != "block" else "not measured"
+
+
+def _platform(d: Any, run: Any) -> tuple[str, str, str]:
+    x = _extra(d)
+    pf = x.get("platform") or {}
+    host = ", ".join(v for v in (pf.get("cpu"), pf.get("machine")) if v) or "not recorded"
+    os_ = str(pf.get("os") or "not recorded")
+    if d.kind == "sim":
+        engine = (getattr(run, "tags", {}) or {}).get("engine_version") or "ssdsim"
+        return (f"simulated drive: {engine}, in virtual time, on {host}", os_,
+                "none: the simulator runs the phases itself")
+    fio = " ".join(str(v) for v in (x.get("fio"), x.get("engine")) if v) or "not recorded"
+    where = f" (on {x['host']})" if x.get("host") else ""
+    return host + where, os_, fio
+
+
+def logical_block_text(d: Any) -> str:
+    lb = _extra(d).get("logical_block")
+    if not lb:
+        return "not known"
+    return f"{int(lb)} bytes" + (" (4Kn)" if int(lb) == 4096 else "")
+
+
+def _int(v: Any) -> int | None:
+    return None if v is None else int(v)
+
+
+def steady_text(m: dict) -> str:
+    """SNIA's header line: the measurement window rounds x-4..x, or NOT ACHIEVED."""
+    a, b = _int(m.get("window_first_round")), _int(m.get("window_last_round"))
+    if "steady_reached" not in m:
+        return "no steady-state rule (fixed duration)"
+    if m.get("steady_reached"):
+        return f"rounds {a}-{b} (steady state reached at round {b})"
+    failing = ", ".join(m.get("not_steady") or [])
+    win = f"rounds {a}-{b} reported" if a is not None else "fewer than 2 rounds"
+    return f"NOT ACHIEVED in {_int(m.get('rounds'))} rounds: {win}" + (f"; not steady: {failing}" if failing else "")
+
+
+def header_table(key: str, run: Any, d: Any, title: str, stimulus: str,
+                 steady: list[tuple[str, str]] | None = None) -> Table:
+    """SNIA's page header as a table: `stimulus` says what the test ran; `steady` the
+    steady-state lines (default: the test's one verdict)."""
     m = d.metrics or {}
-    rows: list[list] = [["drive", d.label], ["device", d.drive], ["status", d.status]]
-    for k in ("steady_reached", "steady_round", "rounds", "tracking"):
-        if k in m:
-            rows.append([k.replace("_", " "), m[k]])
-    for k, v in (m.get("conditions") or {}).items():
+    cond = dict(m.get("conditions") or {})
+    ident = getattr(d, "identity", None) or {}
+    seg = cond.pop("segment", "client")
+    host, os_, fio = _platform(d, run)
+    cap = ident.get("capacity")
+    spec_wc = cond.pop("write_cache_spec", "enabled")
+    measured = write_cache_measured(d)
+    differs = ("" if measured.startswith(spec_wc) or measured.startswith("not measured")
+               else " - DIFFERS from the specification")
+    tags = getattr(run, "tags", {}) or {}
+    rows: list[list] = [
+        ["test", f"{title} ({SPEC}, {'PTS-E enterprise' if seg == 'enterprise' else 'PTS-C client'})"],
+        ["drive", ident.get("model") or d.label],
+        ["device", d.drive],
+        ["firmware", ident.get("firmware") or "-"],
+        ["serial", ident.get("serial") or "-"],
+        ["user capacity", f"{int(cap) / 1e9:,.1f} GB ({int(cap):,} bytes)" if cap else "-"],
+        ["logical block", logical_block_text(d)],
+        ["0.5 KiB steps", cond.pop("small_blocks", "not part of this test")],
+        ["platform", host],
+        ["operating system", os_],
+        ["fio", fio],
+        ["purge", purge_used(d)],
+        ["write cache", f"specification: {spec_wc}; measured: {measured}{differs}"],
+        ["active range", f"{cond.pop('active_range_pct', '-')} % of the LBAs (preconditioning and test)"],
+        ["preconditioning", cond.pop("wipc", "-")],
+        ["test stimulus", stimulus],
+    ]
+    for name, text in steady or [("steady state", steady_text(m))]:
+        rows.append([name, text])
+    if m.get("tracking_variables"):
+        rows.append(["tracking variables", ", ".join(m["tracking_variables"])])
+    if "rounds" in m:
+        rows.append(["rounds", f"{_int(m['rounds'])} run, at most {_int(cond.get('max_rounds'))}; "
+                               f"each step {float(cond.get('round_seconds', 60)):g} s"])
+    rows.append(["data pattern", cond.pop("data_pattern", "-")])
+    rows.append(["status", d.status])
+    rows.append(["ssdlab", f"{tags.get('tool_version') or '-'}, run {run.run_id}, "
+                           f"{tags.get('created') or ''}".rstrip(", ")])
+    for k in ("wipc_threads", "wipc_queue_depth", "wipc_capacities", "logical_block",
+              "round_seconds", "max_rounds"):
+        cond.pop(k, None)
+    for k, v in cond.items():  # the test's own conditions, as stored
+        if isinstance(v, list) and all(isinstance(x, (int, float)) for x in v):
+            v = ", ".join(f"{float(x):g}" for x in v)  # block sizes: 1024, not 1,024
         rows.append([k.replace("_", " "), v])
-    return Table(f"table-{key}-conditions", f"{test}: test conditions\n{d.label}",
+    return Table(f"table-{key}-conditions", f"{run.test}: report header\n{d.label}",
                  ["item", "value"], rows)
 
 
-def steady_figures(key: str, test: str, d: Any, lines_by_round: dict[str, dict[int, float]] | None = None
-                   ) -> list:
-    """Convergence (tracking variable, or several lines, per round) and the measurement
-    window with its average, the 90/110 % band and the least-squares line."""
-    m = d.metrics or {}
-    track = {int(k): float(v) for k, v in (m.get("tracking_by_round") or {}).items()
-             if v is not None}
-    if not track:
-        return []
-    name = str(m.get("tracking", "tracking variable"))
-    lines = ([Line(lbl, sorted(v), [v[n] for n in sorted(v)]) for lbl, v in lines_by_round.items()]
-             if lines_by_round else [Line(name, sorted(track), [track[n] for n in sorted(track)])])
-    out: list = [Plot(f"fig-{key}-convergence", f"{test}: steady-state convergence\n{d.label}",
-                      "round", name if not lines_by_round else "value", lines)]
-    a, b = m.get("window_first_round"), m.get("window_last_round")
-    if a is not None and b is not None:
-        rs = [n for n in sorted(track) if int(a) <= n <= int(b)]
-        avg = float(m.get("window_average") or 0.0)
-        fit = [float(m.get("window_intercept", 0.0)) + float(m.get("window_slope", 0.0)) * n for n in rs]
-        steady = "steady state reached" if m.get("steady_reached") else "steady state NOT reached"
-        out.append(Plot(f"fig-{key}-window",
-                        f"{test}: measurement window rounds {int(a)}-{int(b)} ({steady})\n{d.label}",
-                        "round", name, [
-                            Line(name, rs, [track[n] for n in rs]),
-                            Line("average", rs, [avg] * len(rs), "lines", "dash"),
-                            Line("110 % of average", rs, [1.1 * avg] * len(rs), "lines", "dot"),
-                            Line("90 % of average", rs, [0.9 * avg] * len(rs), "lines", "dot"),
-                            Line("least-squares fit", rs, fit, "lines"),
-                        ], caption=(f"data excursion {m.get('window_data_excursion', 0):.4g} "
-                                    f"(limit 20 % of the average: {0.2 * avg:.4g}); slope excursion "
-                                    f"{m.get('window_slope_excursion', 0):.4g} (limit 10 %: {0.1 * avg:.4g})")))
+# -- steady state ----------------------------------------------------------------------
+def convergence(key: str, test: str, d: Any, lines: dict[str, dict[int, float]], ylabel: str,
+                what: str = "", suffix: str = "convergence") -> Plot:
+    """Per round, each line (the tracking variable and its neighbours)."""
+    return Plot(f"fig-{key}-{suffix}", f"{test}: steady-state convergence{what}\n{d.label}",
+                "round", ylabel,
+                [Line(lbl, sorted(v), [v[n] for n in sorted(v)]) for lbl, v in lines.items() if v])
+
+
+def window_plots(key: str, test: str, d: Any, ylabel: Callable[[str], str] | None = None,
+                 m: dict | None = None) -> list[Plot]:
+    """The measurement window of every tracking variable: its values, their average, 90 %
+    and 110 % of it, the least-squares line; the caption gives both excursions against
+    their limits. The first variable's key is fig-<k>-window, the others' add their name."""
+    m = d.metrics if m is None else m
+    variables = m.get("tracking_variables") or (
+        {m["tracking"]: m.get("tracking_by_round") or {}} if m.get("tracking") else {})
+    wins = dict(m.get("windows") or {})
+    if not wins and m.get("tracking") and m.get("window_first_round") is not None:
+        # a run stored before several tracking variables: its one window, flat
+        wins[m["tracking"]] = {k: m.get(f"window_{k}") for k in (
+            "first_round", "last_round", "average", "data_excursion", "slope", "intercept",
+            "slope_excursion")}
+        wins[m["tracking"]]["steady"] = m.get("steady_reached")
+    out: list[Plot] = []
+    for i, (name, by_round) in enumerate(variables.items()):
+        w = wins.get(name)
+        if not w:
+            continue
+        track = {int(k): float(v) for k, v in by_round.items() if v is not None}
+        a, b = int(w["first_round"]), int(w["last_round"])
+        rs = [n for n in sorted(track) if a <= n <= b]
+        avg = float(w["average"])
+        fit = [float(w["intercept"]) + float(w["slope"]) * n for n in rs]
+        ok = "steady" if w.get("steady") else "NOT steady"
+        verdict = "steady state reached" if m.get("steady_reached") else "steady state NOT ACHIEVED"
+        out.append(Plot(
+            f"fig-{key}-window" + ("" if i == 0 else f"-{slug(name)}"),
+            f"{test}: measurement window, rounds {a}-{b}: {name} {ok}\n{d.label}",
+            "round", ylabel(name) if ylabel else name, [
+                Line(name, rs, [track[n] for n in rs]),
+                Line("average", rs, [avg] * len(rs), "lines", "dash"),
+                Line("110 % of average", rs, [1.1 * avg] * len(rs), "lines", "dot"),
+                Line("90 % of average", rs, [0.9 * avg] * len(rs), "lines", "dot"),
+                Line("least-squares fit", rs, fit, "lines"),
+            ], xticks=rs,
+            caption=(f"{verdict} (every tracking variable in the same rounds); "
+                     f"{name}: average {avg:,.4g}; data excursion {w['data_excursion']:,.4g} (limit "
+                     f"20 % of the average: {0.2 * avg:,.4g}); slope excursion "
+                     f"{w['slope_excursion']:,.4g} (limit 10 %: {0.1 * avg:,.4g}); fit "
+                     f"y = {w['slope']:,.4g} x round + {w['intercept']:,.4g}")))
     return out
 
 
-def _per_drive(build: Callable[[str, str, Any], list]) -> Callable[[Sequence[Any], Any], list]:
+Page = tuple  # (the header's test-stimulus line, figures[, the header's steady-state lines])
+
+
+def per_drive(title: str, build: Callable[[str, Any, Any], Page]
+              ) -> Callable[[Sequence[Any], Any], list]:
+    """A test's figures: for each run and drive the header, then what `build(key, run,
+    drive)` returns: the test-stimulus line of the header, the figures, and optionally
+    the header's steady-state lines (a test with several verdicts)."""
     def figures(runs: Sequence[Any], opts: Any = None) -> list:
         out: list = []
-        for key, r, d in _drives(runs):
-            out.append(conditions_table(key, r.test, d))
-            out.extend(build(key, r.test, d))
+        for key, r, d in drives(runs):
+            stimulus, figs, *steady = build(key, r, d)
+            out.append(header_table(key, r, d, title, stimulus, steady[0] if steady else None))
+            out.extend(figs)
         return out
     return figures
 
 
-# -- IOPS ------------------------------------------------------------------------------
-def _iops(key: str, test: str, d: Any) -> list:
+def by_label(d: Any, labels: Iterable[str], value: Callable[[Any], float | None]
+             ) -> dict[str, dict[int, float]]:
+    """{label: {round: value}} of the drive's round phases."""
     rounds = C.by_round(d.phases)
-    conv = {f"{C.bs_label(b)} 0/100": {n: C.iops(r[label(0, b)]) for n, r in rounds.items()
-                                       if label(0, b) in r} for b in BLOCKS}
-    out = steady_figures(key, test, d, conv)
-    mat = (d.metrics or {}).get("iops_matrix") or {}
-    if mat:
-        cols = [C.bs_label(b) for b in BLOCKS]
-        rows = [[f"{m}/{100 - m}"] + [mat.get(label(m, b)) for b in BLOCKS] for m in MIXES]
-        out.append(Table(f"table-{key}-matrix", f"{test}: IOPS, R/W mix x block size\n{d.label}",
-                         ["R/W mix"] + cols, rows, "average of the measurement window's rounds"))
-        out.append(Matrix3D(f"fig-{key}-3d", f"{test}: IOPS matrix\n{d.label}", cols,
-                            [f"{m}/{100 - m}" for m in MIXES],
-                            [[mat.get(label(m, b)) for b in BLOCKS] for m in MIXES]))
+    out: dict[str, dict[int, float]] = {}
+    for lb in labels:
+        vals = {n: value(r[lb]) for n, r in rounds.items() if lb in r}
+        out[lb] = {n: float(v) for n, v in vals.items() if v is not None}
     return out
 
 
-# -- Throughput ------------------------------------------------------------------------
-def _throughput(key: str, test: str, d: Any) -> list:
-    m = d.metrics or {}
-    out: list = []
-    rows = []
-    for k, v in m.items():
-        if k.startswith("bs") and isinstance(v, dict):
-            dd = type("D", (), {"metrics": v, "label": f"{d.label} {k[2:]}"})()
-            out += steady_figures(f"{key}-{k}", f"{test} {k[2:]}", dd)
-            rows.append([k[2:], v.get("read_mbps"), v.get("write_mbps"), v.get("steady_reached"),
-                         v.get("steady_round")])
-    if rows:
-        out.insert(0, Table(f"table-{key}-mbps", f"{test}: sequential MB/s at steady state\n{d.label}",
-                            ["block size", "read MB/s", "write MB/s", "steady", "steady round"], rows))
-    return out
-
-
-# -- Latency ---------------------------------------------------------------------------
-def _latency(key: str, test: str, d: Any) -> list:
-    out = steady_figures(key, test, d)
-    t = (d.metrics or {}).get("latency_table") or {}
-    if t:
-        rows = []
-        for lbl, v in t.items():
-            mix, bs = lbl.split("_")
-            rp = int(mix[2:])
-            rows.append([f"{rp}/{100 - rp}", bs[2:], v.get("avg_us"), v.get("max_us"),
-                         v.get("p99_999_us"), v.get("iops")])
-        out.insert(0, Table(f"table-{key}-latency", f"{test}: response times (us) at T1Q1\n{d.label}",
-                            ["R/W mix", "block size", "average", "maximum", "99.999 %", "IOPS"], rows))
-    return out
-
-
-# -- WSAT ------------------------------------------------------------------------------
-def _wsat(key: str, test: str, d: Any) -> list:
-    m = d.metrics or {}
-    t, iops, tgbw = (m.get("minutes") or []), (m.get("iops_by_minute") or []), (m.get("tgbw_by_minute") or [])
-    if not t:
-        return []
-    return [Plot(f"fig-{key}-time", f"{test}: 4 KiB random write IOPS vs time\n{d.label}",
-                 "time (minutes)", "IOPS", [Line("IOPS", t, iops, "lines")]),
-            Plot(f"fig-{key}-tgbw", f"{test}: IOPS vs total GB written\n{d.label}",
-                 "total GB written", "IOPS", [Line("IOPS", tgbw, iops, "lines")],
-                 caption=f"drive fills: {m.get('drive_fills', 0):.2f}")]
-
-
-# -- HIR -------------------------------------------------------------------------------
-def _hir(key: str, test: str, d: Any) -> list:
-    m = d.metrics or {}
-    out = steady_figures(key, test, d)
-    t, y = m.get("timeline_s") or [], m.get("timeline_iops") or []
-    if t:
-        out.append(Plot(f"fig-{key}-timeline", f"{test}: IOPS of each 5 s write burst vs time\n{d.label}",
-                        "time (s) since the wait states began", "IOPS", [Line("IOPS", t, y, "markers")]))
-    ws = m.get("wait_states") or {}
-    if ws:
-        out.insert(0, Table(f"table-{key}-waits", f"{test}: IOPS by wait state\n{d.label}",
-                            ["wait state (s)", "bursts", "burst IOPS", "baseline IOPS after",
-                             "x steady-state IOPS"],
-                            [[k, v.get("bursts"), v.get("iops"), v.get("baseline_iops"), v.get("gain")]
-                             for k, v in ws.items()]))
-    return out
-
-
-# -- XSR -------------------------------------------------------------------------------
-def _xsr(key: str, test: str, d: Any) -> list:
-    m = d.metrics or {}
-    groups = m.get("groups") or {}
-    out: list = []
-    if groups:
-        out.append(Table(f"table-{key}-groups", f"{test}: access groups\n{d.label}",
-                         ["group", "stimulus", "minutes", "MB/s (last 5 min)", "IOPS (last 5 min)",
-                          "steady after (min)"],
-                         [[g, v.get("stimulus"), v.get("minutes"), v.get("mbps"), v.get("iops"),
-                           v.get("steady_minute")] for g, v in groups.items()]))
-        lines, start = [], 0.0
-        for g, v in groups.items():
-            ys = v.get("mbps_by_minute") or []
-            lines.append(Line(f"{g}: {v.get('stimulus')}", list(start + np.arange(1, len(ys) + 1)), ys, "lines"))
-            start += len(ys)
-        out.append(Plot(f"fig-{key}-time", f"{test}: MB/s per minute across the access groups\n{d.label}",
-                        "time (minutes)", "MB/s", lines))
-    return out
-
-
-# -- DIRTH -----------------------------------------------------------------------------
-def _dirth(key: str, test: str, d: Any) -> list:
-    out = steady_figures(key, test, d)
-    g = (d.metrics or {}).get("grid") or {}
-    if not g:
-        return out
-    by_t = {t: [(q, x) for q in sorted(QDS) if (x := g.get(f"t{t}q{q}"))] for t in THREADS}
-    out.append(Plot(f"fig-{key}-iops-toio", f"{test}: IOPS vs total outstanding I/O\n{d.label}",
-                    "total outstanding I/O (T x Q)", "IOPS",
-                    [Line(f"T{t}", [t * q for q, _ in v], [x["iops"] for _, x in v]) for t, v in by_t.items() if v],
-                    log_x=True))
-    out.append(Plot(f"fig-{key}-demand", f"{test}: demand intensity, response time vs IOPS\n{d.label}",
-                    "IOPS", "average response time (ms)",
-                    [Line(f"T{t}", [x["iops"] for _, x in v], [(x["mean_us"] or 0) / 1000 for _, x in v])
-                     for t, v in by_t.items() if v]))
-    rows = [[f"T{t}Q{q}", t * q, x["iops"], x["mean_us"], x["max_us"]]
-            for t, v in by_t.items() for q, x in v]
-    out.append(Table(f"table-{key}-grid", f"{test}: measurement window averages\n{d.label}",
-                     ["T x Q", "outstanding", "IOPS", "avg response (us)", "max response (us)"], rows))
-    return out
-
-
-iops_figures = _per_drive(_iops)
-throughput_figures = _per_drive(_throughput)
-latency_figures = _per_drive(_latency)
-wsat_figures = _per_drive(_wsat)
-hir_figures = _per_drive(_hir)
-xsr_figures = _per_drive(_xsr)
-dirth_figures = _per_drive(_dirth)
-
-__all__ = [
-    "KIB",
-    "dirth_figures",
-    "hir_figures",
-    "iops_figures",
-    "latency_figures",
-    "throughput_figures",
-    "wsat_figures",
-    "xsr_figures",
-]
+__all__ = ["by_label", "convergence", "drives", "header_table", "per_drive", "purge_used",
+           "slug", "steady_text", "window_plots", "write_cache_measured"]

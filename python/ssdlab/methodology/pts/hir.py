@@ -1,34 +1,37 @@
 """PTS Host Idle Recovery (HIR): purge, preconditioning, 4 KiB random writes in rounds of a
-minute until steady; then for wait states of 5, 10, 15, 25 and 50 s: 360 repetitions of
-(5 s of 4 KiB random writes, wait state idle), each followed by 1800 s of continuous writes
-that return the drive to its steady baseline. Reports the IOPS of the write bursts per
-wait state against the steady-state IOPS: how much the idle time lets the drive recover."""
+minute until steady (the baseline); then for wait states of 5, 10, 15, 25 and 50 s: 360
+repetitions of (5 s of 4 KiB random writes, wait state idle), each followed by 1800 s of
+continuous writes that return the drive to its steady baseline. Reports the IOPS of the
+write bursts per wait state against the steady-state IOPS: how much the idle time lets
+the drive recover."""
 
 from __future__ import annotations
 
 from collections.abc import Generator
+from typing import Any
 
 from ... import phase as ph
+from ...figures.pts_plots import Line, Plot, Table
 from ...phase import KIB, Phase, PhaseResult
 from ..common import Options
 from ..test import Test
 from . import common as C
-from .figures import hir_figures
+from . import figures as F
 
 WAITS = (5, 10, 15, 25, 50)
 BURST_S = 5.0
 REPEATS = 360
 BASELINE_S = 1800.0
-OUTSTANDING = {"client": (2, 16), "enterprise": (4, 32)}
 STEADY = "w4k"
+TRACKING = "RND 4 KiB 0/100 IOPS"
 
 
 def phases(capacity: int, opts: Options) -> Generator[Phase, PhaseResult | None, None]:
     po = C.pts_options(opts)
-    t, q = OUTSTANDING[po.segment]
+    t, q = po.threads_qd
     yield from C.precondition(capacity, po)
     yield from C.rounds(po, lambda n: [C.io(C.round_name(n, STEADY), po, 0, 4 * KIB, t, q)],
-                        lambda got: C.iops(got[STEADY]))
+                        lambda got: {TRACKING: C.iops(got[STEADY])})
     reps = max(1, round(REPEATS * po.scale))
     burst = min(BURST_S, po.round_seconds)
     for w in WAITS:
@@ -42,10 +45,10 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
     po = C.pts_options(opts)
     rounds = C.complete_rounds(results, [STEADY])
     values = [C.iops(r[STEADY]) for r in rounds.values()]
-    out = C.steady_metrics(values, po.max_rounds, "4 KiB random write IOPS")
+    out = C.steady_metrics({TRACKING: values}, po.max_rounds)
     ss = out.get("window_average") or None
     waits: dict = {}
-    tl_t, tl_y, clock = [], [], 0.0
+    tl_t, tl_y, clock, baselines = [], [], 0.0, []
     for r in results:
         name = r.phase.name
         if not name.startswith("ws"):
@@ -60,6 +63,7 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
             tl_y.append(C.iops(r))
         elif part == "baseline":
             rec["baseline_iops"] = C.iops(r)
+            baselines.append({"wait_s": w[2:], "t0": clock, "t1": clock + d, "iops": C.iops(r)})
         clock += d
     for rec in waits.values():
         n = rec.pop("bursts")
@@ -69,7 +73,8 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
     out["wait_states"] = waits
     out["timeline_s"] = tl_t
     out["timeline_iops"] = tl_y
-    t, q = OUTSTANDING[po.segment]
+    out["baselines"] = baselines
+    t, q = po.threads_qd
     out["conditions"] = C.conditions(po, threads=t, queue_depth=q, pattern="random",
                                      block_size_kib=4, read_pct=0, wait_states_s=list(WAITS),
                                      burst_s=BURST_S, repetitions=max(1, round(REPEATS * po.scale)),
@@ -79,5 +84,43 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
     return out
 
 
-TEST = Test(name="pts-hir", title="SNIA PTS: Host Idle Recovery (HIR)", phases=phases, analyze=analyze, figures=hir_figures, cost=20.0, in_review=False,
+# -- the report page -------------------------------------------------------------------
+def page(key: str, run: Any, d: Any) -> tuple:
+    m = d.metrics or {}
+    conv = F.by_label(d, [STEADY], C.iops)
+    out: list = [F.convergence(key, run.test, d, {TRACKING: conv[STEADY]}, "IOPS"),
+                 *F.window_plots(key, run.test, d, lambda name: "IOPS")]
+    t, y = m.get("timeline_s") or [], m.get("timeline_iops") or []
+    if t:
+        base = m.get("baselines") or []
+        end = max([*t, *(b["t1"] for b in base)])
+        lines = [Line("5 s write bursts", t, y, "markers")]
+        ss = m.get("steady_iops")
+        if ss:
+            lines.append(Line("steady state before the wait states", [0, end], [ss, ss], "lines", "dash"))
+        if base:  # one line, broken between the wait states
+            nan = float("nan")
+            lines.append(Line("continuous writes after each wait state (return to baseline)",
+                              [x for b in base for x in (b["t0"], b["t1"], nan)],
+                              [x for b in base for x in (b["iops"], b["iops"], nan)], "lines"))
+        out.append(Plot(f"fig-{key}-timeline", f"{run.test}: IOPS of each write burst vs time\n{d.label}",
+                        "time since the wait states began (s)", "IOPS", lines,
+                        caption="each marker one burst; the solid lines the continuous writes "
+                                "after each wait state, the dashed line the steady state before"))
+    ws = m.get("wait_states") or {}
+    if ws:
+        out.insert(0, Table(f"table-{key}-waits", f"{run.test}: IOPS by wait state\n{d.label}",
+                            ["wait state (s)", "bursts", "burst IOPS", "baseline IOPS after",
+                             "x steady-state IOPS"],
+                            [[k, v.get("bursts"), v.get("iops"), v.get("baseline_iops"), v.get("gain")]
+                             for k, v in ws.items()]))
+    cond = m.get("conditions") or {}
+    stim = (f"RND 4 KiB W, T{cond.get('threads', '-')}Q{cond.get('queue_depth', '-')}: rounds to steady "
+            f"state, then wait states {', '.join(str(w) for w in WAITS)} s: {cond.get('repetitions', REPEATS)} x "
+            f"({BURST_S:g} s writes, wait), then {cond.get('baseline_s', BASELINE_S):g} s of writes")
+    return stim, out
+
+
+TEST = Test(name="pts-hir", options=C.RUN_OPTIONS, title="SNIA PTS: Host Idle Recovery (HIR)", phases=phases, analyze=analyze,
+            figures=F.per_drive("SNIA PTS: Host Idle Recovery (HIR)", page), cost=42.0, in_review=False,
             summary="SNIA PTS Host Idle Recovery: write IOPS after wait states of 5-50 s")

@@ -1,0 +1,270 @@
+//! A job's per-interval figures as fio takes them (stat.c): every `bw_ns` / `iops_ns` of
+//! the job's time one bandwidth and one IOPS sample per direction that completed I/O in
+//! the interval (an interval without I/O gives no sample, so an idle stretch costs
+//! nothing); the latency log's entries, each the mean of a window closed by the first
+//! completion at or past its end (and the last, partial window at the job's end); the
+//! histogram log's per-window bin counts. The samples feed fio's bw/iops statistics
+//! (report.rs); the entries are kept only for a job that writes logs, within a byte budget
+//! shared by the run's jobs (past it the job's logs stop and say so).
+
+use super::report::{plat_index, PLAT_NR};
+use super::JobOut;
+
+/// One log entry: (ms since the job's start, direction, kind, value).
+pub type LogEntry = (u64, u8, u8, u64);
+pub const KIND_BW: u8 = 0;
+pub const KIND_IOPS: u8 = 1;
+pub const KIND_LAT: u8 = 2;
+/// A histogram log entry: (ms, direction, block size, the window's non-empty bins).
+pub type HistEntry = (u64, u8, u64, Vec<(u16, u32)>);
+
+/// Bytes of log entries a run keeps at most (over every job).
+pub const LOG_BUDGET: u64 = 256 << 20;
+
+pub struct JobLog {
+    from: u64,
+    keep: bool,
+    bw_ns: u64,
+    iops_ns: u64,
+    lat_ms: u64,
+    hist_ms: u64,
+    bw_next: u64,
+    iops_next: u64,
+    bw_acc: [u64; 3],
+    iops_acc: [u64; 3],
+    /// Latency log windows per direction: (latency sum, count), and the window's start (ms).
+    lat_win: [(u64, u64); 3],
+    lat_last: [u64; 3],
+    /// Histogram log windows per direction (bins), and each window's start (ms, 0 unset).
+    hist_win: Vec<Vec<u32>>,
+    hist_last: [u64; 3],
+}
+
+impl JobLog {
+    /// A job whose figures count from `from`: samples every `bw_ns` / `iops_ns`; with
+    /// `keep`, latency-log windows of `lat_ms` and histogram windows of `hist_ms` (0: none).
+    pub fn new(
+        from: u64,
+        bw_ns: u64,
+        iops_ns: u64,
+        keep: bool,
+        lat_ms: u64,
+        hist_ms: u64,
+    ) -> JobLog {
+        let bw_ns = bw_ns.max(1_000_000);
+        let iops_ns = iops_ns.max(1_000_000);
+        JobLog {
+            from,
+            keep,
+            bw_ns,
+            iops_ns,
+            lat_ms: lat_ms.max(1),
+            hist_ms,
+            bw_next: from + bw_ns,
+            iops_next: from + iops_ns,
+            bw_acc: [0; 3],
+            iops_acc: [0; 3],
+            lat_win: [(0, 0); 3],
+            lat_last: [0; 3],
+            hist_win: if hist_ms > 0 {
+                vec![vec![0; PLAT_NR]; 3]
+            } else {
+                vec![]
+            },
+            hist_last: [0; 3],
+        }
+    }
+
+    /// The job's figures start again at `t` (fio's reset_all_stats).
+    pub fn restart(&mut self, t: u64) {
+        *self = JobLog::new(
+            t,
+            self.bw_ns,
+            self.iops_ns,
+            self.keep,
+            self.lat_ms,
+            self.hist_ms,
+        );
+    }
+
+    /// The samples of every interval that ended at or before `t`.
+    #[inline]
+    fn tick(&mut self, t: u64, o: &mut JobOut, budget: &mut u64) {
+        if t >= self.bw_next {
+            let ms = (self.bw_next - self.from) / 1_000_000;
+            let spent = self.bw_ns / 1_000_000;
+            for d in 0..3 {
+                let b = std::mem::take(&mut self.bw_acc[d]);
+                if b > 0 {
+                    let v = b * 1000 / spent / 1024; // KiB/s, as fio's
+                    o.bw_stat[d].add(v);
+                    self.entry(o, budget, (ms, d as u8, KIND_BW, v));
+                }
+            }
+            self.bw_next += self.bw_ns * ((t - self.bw_next) / self.bw_ns + 1);
+        }
+        if t >= self.iops_next {
+            let ms = (self.iops_next - self.from) / 1_000_000;
+            let spent = self.iops_ns / 1_000_000;
+            for d in 0..3 {
+                let n = std::mem::take(&mut self.iops_acc[d]);
+                if n > 0 {
+                    let v = n * 1000 / spent;
+                    o.iops_stat[d].add(v);
+                    self.entry(o, budget, (ms, d as u8, KIND_IOPS, v));
+                }
+            }
+            self.iops_next += self.iops_ns * ((t - self.iops_next) / self.iops_ns + 1);
+        }
+    }
+
+    fn entry(&self, o: &mut JobOut, budget: &mut u64, e: LogEntry) {
+        if !self.keep {
+            return;
+        }
+        const SZ: u64 = std::mem::size_of::<LogEntry>() as u64;
+        if *budget < SZ {
+            o.log_truncated = true;
+            return;
+        }
+        *budget -= SZ;
+        o.log.push(e);
+    }
+
+    /// An I/O of `len` bytes in direction `d` completed at `t` after `lat` ns.
+    #[inline]
+    pub fn complete(
+        &mut self,
+        t: u64,
+        d: usize,
+        len: u64,
+        lat: u64,
+        o: &mut JobOut,
+        budget: &mut u64,
+    ) {
+        if t >= self.bw_next.min(self.iops_next) {
+            self.tick(t, o, budget);
+        }
+        self.bw_acc[d] += len;
+        self.iops_acc[d] += 1;
+        if !self.keep {
+            return;
+        }
+        let ms = (t - self.from) / 1_000_000;
+        let w = &mut self.lat_win[d];
+        w.0 += lat;
+        w.1 += 1;
+        if ms >= self.lat_last[d] && ms - self.lat_last[d] >= self.lat_ms {
+            let mean = (w.0 + w.1 / 2) / w.1;
+            *w = (0, 0);
+            self.lat_last[d] = ms - ms % self.lat_ms;
+            self.entry(o, budget, (ms, d as u8, KIND_LAT, mean));
+        }
+        if self.hist_ms > 0 {
+            self.hist_win[d][plat_index(lat)] += 1;
+            if self.hist_last[d] == 0 {
+                self.hist_last[d] = ms.max(1);
+            }
+            let window = ms.saturating_sub(self.hist_last[d]);
+            if window >= self.hist_ms {
+                let bins: Vec<(u16, u32)> = self.hist_win[d]
+                    .iter_mut()
+                    .enumerate()
+                    .filter(|(_, c)| **c > 0)
+                    .map(|(i, c)| (i as u16, std::mem::take(c)))
+                    .collect();
+                let sz = 32 + 8 * bins.len() as u64;
+                if *budget < sz {
+                    o.log_truncated = true;
+                } else {
+                    *budget -= sz;
+                    o.hist_log.push((ms, d as u8, len, bins));
+                }
+                self.hist_last[d] = ms - (window - self.hist_ms);
+            }
+        }
+    }
+
+    /// The job ended at `end`: the samples of the intervals that ended by then, and the
+    /// latency log's last, partial windows (fio's finalize_logs).
+    pub fn finish(&mut self, end: u64, o: &mut JobOut, budget: &mut u64) {
+        if end >= self.bw_next.min(self.iops_next) {
+            self.tick(end, o, budget);
+        }
+        let ms = end.saturating_sub(self.from) / 1_000_000;
+        for d in 0..3 {
+            let w = std::mem::take(&mut self.lat_win[d]);
+            if let Some(mean) = (w.0 + w.1 / 2).checked_div(w.1) {
+                self.entry(o, budget, (ms, d as u8, KIND_LAT, mean));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn idle_intervals_give_no_sample_and_cost_nothing() {
+        let mut l = JobLog::new(0, MS, MS, true, 1, 0);
+        let mut o = JobOut::default();
+        let mut budget = LOG_BUDGET;
+        // one 4 KiB read a second for 100 s, 1 ms intervals: 100 samples, not 100 000
+        for s in 0..100u64 {
+            l.complete(
+                s * 1000 * MS + 500_000,
+                0,
+                4096,
+                100_000,
+                &mut o,
+                &mut budget,
+            );
+        }
+        l.finish(100_000 * MS, &mut o, &mut budget);
+        assert_eq!(o.bw_stat[0].samples, 100);
+        assert_eq!(o.iops_stat[0].samples, 100);
+        assert_eq!(o.bw_stat[0].min, 4000); // 4096 B in 1 ms: 4000 KiB/s
+        assert!(o.log.len() <= 300, "{}", o.log.len());
+    }
+
+    #[test]
+    fn latency_log_closes_windows_on_completions_and_keeps_the_last_partial_one() {
+        let mut l = JobLog::new(0, 500 * MS, 500 * MS, true, 500, 0);
+        let mut o = JobOut::default();
+        let mut budget = LOG_BUDGET;
+        for i in 1..=124u64 {
+            l.complete(i * 10 * MS, 0, 4096, 1000 + i, &mut o, &mut budget);
+        }
+        l.finish(1245 * MS, &mut o, &mut budget);
+        let lat: Vec<u64> = o
+            .log
+            .iter()
+            .filter(|e| e.2 == KIND_LAT)
+            .map(|e| e.0)
+            .collect();
+        assert_eq!(lat, vec![500, 1000, 1245]);
+        let bw: Vec<u64> = o
+            .log
+            .iter()
+            .filter(|e| e.2 == KIND_BW)
+            .map(|e| e.0)
+            .collect();
+        assert_eq!(bw, vec![500, 1000]); // no partial bandwidth sample, as fio's
+    }
+
+    #[test]
+    fn a_spent_budget_stops_the_log_and_says_so() {
+        let mut l = JobLog::new(0, MS, MS, true, 1, 0);
+        let mut o = JobOut::default();
+        let mut budget = 3 * std::mem::size_of::<LogEntry>() as u64;
+        for i in 0..10u64 {
+            l.complete(i * 2 * MS + 1, 0, 4096, 1, &mut o, &mut budget);
+        }
+        assert_eq!(o.log.len(), 3);
+        assert!(o.log_truncated);
+        assert_eq!(o.bw_stat[0].samples, 9); // the statistics go on
+    }
+}

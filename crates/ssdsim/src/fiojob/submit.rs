@@ -1,0 +1,125 @@
+//! How a fio job's I/O reaches the drive (a child of run.rs, so of the engine: the one
+//! path every I/O takes, `issue_io`): reads and writes of whole 4 KiB slots, trims and
+//! Write Zeroes / Uncorrectable through the trim path, NVMe Verify read inside the drive;
+//! with the job's depth figures and its completion event.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::super::Drive;
+use crate::fiojob::live::{Event, Live};
+use crate::fiojob::report::depth_bucket;
+use crate::fiojob::stream::Req;
+use crate::fiojob::{JobOut, READ, TRIM, WMODE_UNCOR, WMODE_VERIFY, WMODE_ZEROES, WRITE};
+use crate::ftl::mapping::NONE;
+use crate::nand::SLOT_BYTES;
+use crate::workload::Io;
+use crate::SimError;
+
+impl Drive {
+    /// Issue `req` of job `k` at `t` (after the zone reset `reset`, if any): the depth
+    /// figures, the drive, the completion event.
+    #[allow(clippy::too_many_arguments)] // the wave's state the one I/O touches
+    #[inline(always)]
+    pub(super) fn issue_req(
+        &mut self,
+        req: Req,
+        reset: Option<(u64, u64)>,
+        t: u64,
+        k: usize,
+        l: &mut Live,
+        o: &mut JobOut,
+        total_out: &mut usize,
+        heap: &mut BinaryHeap<Event>,
+    ) -> Result<(), SimError> {
+        l.outstanding += 1;
+        *total_out += 1;
+        o.issued += 1;
+        if t >= l.stats_from {
+            o.depths.level[depth_bucket(l.outstanding)] += 1;
+            o.depths.submit[1] += 1; // one I/O per submission
+        }
+        if let Some((start, len)) = reset {
+            // the zone reset: a trim of the zone's LBAs, before the write
+            let r = Req {
+                dir: TRIM,
+                offset: start,
+                len,
+                mode: 0,
+            };
+            let mut none = 0;
+            self.submit_req(r, t, *total_out, &mut none)?;
+        }
+        let done = self.submit_req(req, t, *total_out, &mut o.dirs[READ].unwritten)?;
+        heap.push(Reverse((
+            done,
+            t,
+            k as u32,
+            ((req.dir as u32) << 30) | (req.len / 512) as u32,
+        )));
+        Ok(())
+    }
+
+    /// One job I/O at `t`: reads and writes through `issue_io` (whole 4 KiB slots they
+    /// touch), trims through the trim path (the slots they cover entirely).
+    fn submit_req(
+        &mut self,
+        r: Req,
+        t: u64,
+        outstanding: usize,
+        unwritten: &mut u64,
+    ) -> Result<u64, SimError> {
+        let first = r.offset / SLOT_BYTES;
+        if r.dir == TRIM || r.mode == WMODE_ZEROES || r.mode == WMODE_UNCOR {
+            let a = r.offset.div_ceil(SLOT_BYTES);
+            let b = (r.offset + r.len) / SLOT_BYTES;
+            self.background(t)?;
+            return Ok(self.issue_trim_or_flush(
+                Some((a as u32, b.saturating_sub(a) as u32)),
+                t,
+                outstanding,
+            ));
+        }
+        let slots = (r.offset + r.len).div_ceil(SLOT_BYTES) - first;
+        if r.dir == READ {
+            let map = &self.ftl.map;
+            if (first..first + slots).any(|l| map.slot(l as u32) == NONE) {
+                *unwritten += 1;
+            }
+        } else if r.mode == WMODE_VERIFY {
+            return self.verify(first as u32, slots as u32, t, outstanding);
+        } else {
+            debug_assert_eq!(r.dir, WRITE);
+            self.background(t)?;
+        }
+        self.issue_io(
+            Io {
+                lba: first as u32,
+                slots: slots as u32,
+                read: r.dir == READ,
+            },
+            t,
+            outstanding,
+        )
+    }
+}
+
+impl Drive {
+    /// NVMe Verify of `slots` slots from `lba` at `t`: the drive reads the range from NAND
+    /// and checks it (ECC) inside; no data crosses the link. Completes when the last page
+    /// is read, plus the command overhead.
+    fn verify(
+        &mut self,
+        lba: u32,
+        slots: u32,
+        t: u64,
+        outstanding: usize,
+    ) -> Result<u64, SimError> {
+        let tc = self.host.accept(t, outstanding);
+        self.background(tc)?;
+        let (_, last) = self.ftl.read(lba, slots, tc);
+        let done = last.max(tc) + self.host.host_latency;
+        self.host.completes(done, outstanding);
+        Ok(done)
+    }
+}

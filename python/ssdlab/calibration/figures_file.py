@@ -1,0 +1,208 @@
+"""A figures file (TOML): a drive's published figures, each with the test that measures it,
+what it reads (a metric of the test, or a derived measure registered in measures.py), the
+run's conditions, the published value or range, its tolerance and source (docs/fit.md,
+"Figures files"). `ssdlab validate` checks the built-in profiles against calibration/figures/
+<drive>.toml; `ssdlab fit --figures FILE` fits a twin to such a file.
+
+What a figure reads is a node: `metric = "peak_mbps"` (the test's metric), `measure = "NAME"`
+with `args = {...}` (a registered measure), or a combination of nodes: `ratio = [a, b]`,
+`difference = [a, b]`, `max = [...]` (the largest that is known), `sum = [...]`. A node runs
+on the figure's run unless it names its own `drive`, `test`, `spare`, `seconds` or `testbed`."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable
+
+from .figure import TOLERANCE, Ctx, Figure, RunKey
+from .measures import MEASURES
+
+DIR = "figures"
+UNITS = ("MB/s", "GB", "IOPS", "us", "ms", "s", "ratio", "count", "share", "of capacity", "share of fill")
+KINDS = ("published", "latency", "spec sheet", "behaviour")
+COMBINE = ("ratio", "difference", "max", "sum")
+LEAF = ("metric", "measure")
+RUN_KEYS = ("drive", "test", "spare", "seconds", "testbed")
+FIGURE_KEYS = {"name", "value", "lo", "hi", "widen", "tolerance", "unit", "how", "source", "kind",
+               "expected_failure", "args", *LEAF, *COMBINE, *RUN_KEYS} - {"drive"}
+FACTS: dict[str, type | tuple[type, ...]] = {"capacity_gb": (int, float), "interface": str, "pcie_gen": int,
+         "lanes": int, "cell": str,
+         "mapping": str, "channels": int, "dies": int, "name": str}
+
+
+class FiguresError(ValueError):
+    """A figures file that cannot be read as one: the file, the figure and the fix."""
+
+
+@dataclass
+class FiguresFile:
+    path: Path
+    drive: str | None  # the built-in profile the figures check (validate); None: a user's drive
+    figures: list[Figure]
+    facts: dict[str, Any] = field(default_factory=dict)  # what a spec sheet states (structure)
+    start: str | None = None  # the generic class a fit starts from, if the file says
+
+
+def run_key(d: dict[str, Any], base: RunKey | None = None) -> RunKey:
+    """The run of a node: its own conditions, else those of `base` (the figure's run)."""
+    test, spare, seconds, repeat, testbed = base or ("", 0.0, None, 1, ())
+    return (str(d.get("test", test)), float(d.get("spare", spare)),
+            float(d["seconds"]) if "seconds" in d else seconds, repeat,
+            tuple(d.get("testbed", testbed)))
+
+
+Value = Callable[[Ctx], float | None]
+
+
+def _node(d: Any, run: RunKey, drive: str | None, where: str,
+          needs: list[tuple[str | None, RunKey]]) -> Value:
+    """A node's value as a function of the runs, and the (drive, run) pairs it reads."""
+    if not isinstance(d, dict):
+        raise FiguresError(f"{where}: expected a table (e.g. {{metric = \"peak_mbps\"}}), got {d!r}")
+    bad = set(d) - {*LEAF, *COMBINE, "args", *RUN_KEYS}
+    if bad:
+        raise FiguresError(f"{where}: unknown key {', '.join(sorted(bad))}")
+    kinds = [k for k in (*LEAF, *COMBINE) if k in d]
+    if len(kinds) != 1:
+        raise FiguresError(f"{where}: give exactly one of metric, measure, {', '.join(COMBINE)}")
+    run = run_key(d, run)
+    drive = d.get("drive", drive)
+    if not run[0]:
+        raise FiguresError(f"{where}: no test (e.g. test = \"fill\")")
+    if "testbed" in d and not all(isinstance(x, str) and "=" in x for x in d["testbed"]):
+        raise FiguresError(f"{where}: testbed must be a list of profile overrides key=value")
+    needs.append((drive, run))
+    kind = kinds[0]
+    if kind == "metric":
+        key = d["metric"]
+        if not isinstance(key, str) or not key:
+            raise FiguresError(f"{where}: metric must be a metric name")
+        return lambda c: c.m(run, key, drive)
+    if kind == "measure":
+        fn = MEASURES.get(d["measure"])
+        if fn is None:
+            raise FiguresError(f"{where}: unknown measure {d['measure']!r}: known are {', '.join(MEASURES)}")
+        args = d.get("args", {})
+        return lambda c: fn(Ctx(drive or c.drive, c.runs), run, **args)
+    parts = d[kind]
+    if not isinstance(parts, list) or not parts or (kind in ("ratio", "difference") and len(parts) != 2):
+        raise FiguresError(f"{where}: {kind} takes a list of " + ("two nodes" if kind in ("ratio", "difference")
+                                                                   else "nodes"))
+    fns = [_node(p, run, drive, f"{where}, {kind}[{i}]", needs) for i, p in enumerate(parts)]
+    return _combine(kind, fns)
+
+
+def _combine(kind: str, fns: list[Value]) -> Value:
+    def f(c: Ctx) -> float | None:
+        vals = [fn(c) for fn in fns]
+        if kind == "ratio":
+            a, b = vals
+            return None if a is None or b is None or b == 0 else a / b
+        if kind == "difference":
+            a, b = vals
+            return None if a is None or b is None else a - b
+        known = [v for v in vals if v is not None]
+        if not known:
+            return None
+        return max(known) if kind == "max" else sum(known)
+    return f
+
+
+def _num(d: dict[str, Any], key: str, where: str) -> float | None:
+    v = d.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise FiguresError(f"{where}: {key} must be a finite number, got {v!r}")
+    return v
+
+
+def figure(d: dict[str, Any], drive: str | None, where: str) -> Figure:
+    bad = set(d) - FIGURE_KEYS
+    if bad:
+        raise FiguresError(f"{where}: unknown key {', '.join(sorted(bad))} (known: {', '.join(sorted(FIGURE_KEYS))})")
+    name = d.get("name")
+    if not isinstance(name, str) or not name:
+        raise FiguresError(f"{where}: every figure needs a name")
+    where = f"{where} '{name}'"
+    if "test" not in d:
+        raise FiguresError(f"{where}: no test (e.g. test = \"fill\")")
+    unit = d.get("unit")
+    if unit not in UNITS:
+        raise FiguresError(f"{where}: unknown unit {unit!r}: use one of {', '.join(UNITS)}")
+    kind = d.get("kind", "published")
+    if kind not in KINDS:
+        raise FiguresError(f"{where}: unknown kind {kind!r}: use one of {', '.join(KINDS)}")
+    value, lo, hi = (_num(d, k, where) for k in ("value", "lo", "hi"))
+    tol = _num(d, "tolerance", where)
+    tol = TOLERANCE if tol is None else tol
+    if not 0 <= tol < 10:
+        raise FiguresError(f"{where}: tolerance {tol} is a share (0.15 is +-15 %)")
+    if (value is None) == (lo is None and hi is None):
+        raise FiguresError(f"{where}: give a value, or a range (lo and/or hi), not both")
+    if lo is not None and hi is not None and lo > hi:
+        raise FiguresError(f"{where}: lo {lo} is above hi {hi}")
+    if d.get("widen"):  # a rating's range checked as a rating: each end moved out by the tolerance
+        if value is not None:
+            raise FiguresError(f"{where}: widen applies to a range (lo/hi)")
+        lo = None if lo is None else lo * (1 - tol)
+        hi = None if hi is None else hi * (1 + tol)
+    needs: list[tuple[str | None, RunKey]] = []
+    run = run_key(d)
+    node = {k: d[k] for k in (*LEAF, *COMBINE, "args") if k in d}
+    measure = _node({**node, "test": run[0]}, run, None, where, needs)
+    for k in ("source", "how", "expected_failure"):
+        if k in d and not isinstance(d[k], str):
+            raise FiguresError(f"{where}: {k} must be text")
+    own = drive or ""
+    return Figure(own, name, run, measure, value=value, lo=lo, hi=hi, unit=unit, how=d.get("how", ""),
+                  source=d.get("source", ""),
+                  needs=tuple(dict.fromkeys((n or own, r) for n, r in needs if (n or own, r) != (own, run))),
+                  xfail=d.get("expected_failure"), tol=tol, kind=kind, node=node)
+
+
+def load(path: str | Path, text: str | None = None) -> FiguresFile:
+    """A figures file, checked whole: one FiguresError naming the first problem."""
+    path = Path(path)
+    try:
+        doc = tomllib.loads(text if text is not None else path.read_text())
+    except (OSError, UnicodeDecodeError) as e:
+        raise FiguresError(f"{path}: cannot read the figures file ({e})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise FiguresError(f"{path}: not TOML: {e}") from None
+    bad = set(doc) - {"drive", "facts", "start", "figure"}
+    if bad:
+        raise FiguresError(f"{path}: unknown key {', '.join(sorted(bad))} (a figures file has drive, facts, "
+                           "start and [[figure]] tables)")
+    drive = doc.get("drive")
+    facts = doc.get("facts", {})
+    for k, v in facts.items():
+        if k not in FACTS:
+            raise FiguresError(f"{path}: unknown fact {k!r}: known are {', '.join(FACTS)}")
+        if not isinstance(v, FACTS[k]) or isinstance(v, bool):
+            raise FiguresError(f"{path}: fact {k} = {v!r} has the wrong type")
+    rows = doc.get("figure", [])
+    if not isinstance(rows, list) or not rows:
+        raise FiguresError(f"{path}: no figures ([[figure]] tables)")
+    figs = [figure(r, drive, f"{path}: figure {i + 1}") for i, r in enumerate(rows)]
+    names = [f.name for f in figs]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise FiguresError(f"{path}: figure names must be unique: {', '.join(dup)}")
+    return FiguresFile(path, drive, figs, dict(facts), doc.get("start"))
+
+
+def builtin_paths() -> list[Path]:
+    d = resources.files(__package__) / DIR
+    return sorted((Path(str(p)) for p in d.iterdir() if p.name.endswith(".toml")), key=lambda p: p.name)
+
+
+def builtin(drive: str) -> FiguresFile:
+    p = resources.files(__package__) / DIR / f"{drive}.toml"
+    if not p.is_file():
+        raise FiguresError(f"no figures file for {drive}")
+    return load(Path(str(p)))

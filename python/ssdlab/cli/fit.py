@@ -1,0 +1,183 @@
+"""`ssdlab fit`: a simulated twin of a drive from its runs in the store and/or a figures file
+(fit/): the twin's profile TOML, a report, cross-validation."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from .errors import UserError, user_errors
+from .inputs import check_out_dir, existing_store
+from .options import Db, JsonOut, Seed
+from .output import emit_table, print_json
+
+
+def _run_ids(text: str) -> list[int]:
+    try:
+        ids = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(f"--runs {text}: expected run ids, e.g. --runs 12,13") from None
+    if not ids or any(i <= 0 for i in ids) or len(set(ids)) != len(ids):
+        raise UserError(f"--runs {text}: expected distinct run ids, e.g. --runs 12,13")
+    return ids
+
+
+def _check_out(out: Path, force: bool) -> None:
+    """The twin's file: a .toml, never a built-in profile, never an existing file without --force."""
+    from .. import profiles
+
+    if out.suffix != ".toml":
+        raise UserError(f"--out {out}: a profile file ends in .toml (e.g. --out twin.toml)")
+    builtin = Path(str(profiles.__file__)).resolve().parent
+    where = out.resolve()
+    if where.parent == builtin or where.is_relative_to(builtin):
+        raise UserError(f"--out {out}: that is where the built-in profiles live; write the twin elsewhere")
+    if out.is_symlink() or (out.exists() and not force):
+        raise UserError(f"--out {out} exists; give --force to replace it (or another path)")
+    if out.exists() and not out.is_file():
+        raise UserError(f"--out {out}: not a regular file")
+    if not out.parent.is_dir() or not os.access(out.parent, os.W_OK):
+        raise UserError(f"--out {out}: cannot write in {out.parent}")
+
+
+def _write(out: Path, text: str, force: bool) -> None:
+    """Created with O_EXCL (no --force) or renamed over the old file (--force): never through
+    a symlink someone planted, never half written."""
+    if not force:
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
+    fd, tmp = tempfile.mkstemp(prefix=".twin-", suffix=".toml", dir=out.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, out)
+
+
+class Bar:
+    """A progress bar over the trials at a terminal (nothing otherwise)."""
+
+    def __init__(self, total: int):
+        self.bar: Any = None
+        self.best = float("inf")
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("best loss {task.fields[best]}"), TimeElapsedColumn(),
+                                console=Console(stderr=True))
+            self.task = self.bar.add_task("fit", total=total, best="-")
+
+    def __enter__(self) -> "Bar":
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def trial(self, stage: str, t: Any) -> None:
+        if self.bar is None:
+            return
+        if stage == "search":
+            self.best = min(self.best, t.loss)
+            self.bar.update(self.task, advance=1, description="search", best=f"{self.best:.3g}")
+        else:
+            self.bar.update(self.task, description=f"{stage} (held back a group)")
+
+
+def fit_cmd(
+    runs: Optional[str] = typer.Option(None, "--runs", help="the drive's runs in the store, e.g. 12,13 (the fingerprint first: ssdlab run fingerprint)"),
+    figures: Optional[Path] = typer.Option(None, "--figures", help="a figures file (TOML, docs/fit.md): a review's or a spec sheet's figures"),
+    out: Path = typer.Option(..., "--out", help="the twin's profile TOML (use it as --drive sim:./twin.toml)"),
+    report_dir: Optional[Path] = typer.Option(None, "-o", "--report", help="write the fit report (HTML + PNG) here"),
+    trials: int = typer.Option(400, "--trials", min=1, help="trials of the search (each fold of cross-validation gets a quarter)"),
+    minutes: Optional[float] = typer.Option(None, "--minutes", min=0.01, help="stop the search, pinning and cross-validation within this time"),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="trials at once on local worker processes (default: one per core; 1: in this process)"),
+    ray: bool = typer.Option(False, "--ray", help="run the trials on a local Ray instance (or --ray-address)"),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="the Ray cluster to run the trials on (implies --ray)"),
+    seed: Seed = 42,
+    start: Optional[str] = typer.Option(None, "--start", help="the generic class to start from (a built-in profile; default: the one the evidence suggests)"),
+    params: Optional[str] = typer.Option(None, "--params", help="search only these parameters (comma-separated, e.g. nand.native.read_us,spare_pct); the rest keep the class's values"),
+    crossval: bool = typer.Option(True, "--crossval/--no-crossval", help="hold back each group of figures in turn and predict it"),
+    force: bool = typer.Option(False, "--force", help="replace an existing --out file"),
+    db: Db = None,
+    json_out: JsonOut = False,
+) -> None:
+    """Fit a simulated twin of a drive to its runs or published figures."""
+    from ..executor import open_executor
+    from ..fit import evidence as E
+    from ..fit import fitting, report
+
+    with user_errors():
+        if runs is None and figures is None:
+            raise UserError("give the evidence: --runs ID[,ID...] (the drive's runs) and/or --figures FILE.toml")
+        if jobs is not None and jobs < 1:
+            raise UserError(f"--jobs {jobs}: must be at least 1")
+        _check_out(out, force)
+        if report_dir is not None:
+            check_out_dir(report_dir)
+        parts = []
+        if runs is not None:
+            store = existing_store(db)
+            parts.append(E.from_runs(store, _run_ids(runs)))
+        if figures is not None:
+            if not figures.is_file():
+                raise UserError(f"--figures {figures}: no such file")
+            ev_f = E.from_figures(figures)
+            E.check_metrics(ev_f, E.metric_names)
+            parts.append(ev_f)
+        ev = parts[0] if len(parts) == 1 else parts[0].merged(parts[1])
+        if start is not None:
+            from ..profiles import builtin_ids
+
+            if start not in builtin_ids():
+                raise UserError(f"--start {start}: not a built-in profile ({', '.join(builtin_ids())})")
+        req = fitting.Request(ev, trials=trials, minutes=minutes, seed=seed, start=start, crossval=crossval,
+                              params=[k.strip() for k in params.split(",") if k.strip()] if params else None)
+        executor = open_executor(jobs, ray_address or ("local" if ray else None))
+        with Bar(trials) as bar, executor:
+            res = fitting.fit(req, executor, bar.trial)
+        sources = "; ".join(ev.sources)
+        name = ev.facts.get("name") or (next(iter(ev.measured.values()))["spec"] if ev.measured else out.stem)
+        text = fitting.twin_text(res, f"twin-{out.stem}", f"Twin of {name} (ssdlab fit)", sources, seed)
+        from ..targets.sim import SimTarget
+
+        SimTarget(text)  # the simulator takes it (a fit that writes a profile it refuses is a bug)
+        _write(out, text, force)
+        doc = res.doc()
+        doc.update(evidence=ev.sources, left_out=ev.left_out, twin=str(out), facts=ev.facts)
+        if report_dir is not None:
+            ps = report.prints(ev.measured, fitting.twin_phases(res, ev)) if ev.measured else []
+            doc["report"] = str(report.write(doc, report_dir, ps, f"Twin of {name}"))
+    if json_out:
+        print_json(doc)
+        return
+    show(doc)
+
+
+def show(doc: dict[str, Any]) -> None:
+    emit_table(f"twin parameters (class {doc['class']}, {doc['trials']} trials)",
+               ["parameter", "twin", "class", "pinned", "fits as well"],
+               [[p["key"], f"{p['value']:.4g} {p['unit']}", f"{p['class_value']:.4g}",
+                 "pinned" if p["pinned"] else "NOT pinned", f"{p['lo']:.4g}..{p['hi']:.4g}"]
+                for p in doc["parameters"]])
+    if doc["crossval"]:
+        emit_table("cross-validation: each group held back, predicted by a fit to the rest",
+                   ["held back", "figure", "evidence", "predicted", "error"],
+                   [[h["group"], h["figure"], h["measured"], "-" if h["predicted"] is None else f"{h['predicted']:.4g}",
+                     "-" if h["error"] is None else f"{100 * h['error']:+.1f} %"] for h in doc["crossval"]])
+    for c in doc["conflicts"]:
+        print(f"conflict: {c}")
+    for x in doc["left_out"]:
+        print(f"left out: {x}")
+    print(f"{doc['passed']} of {doc['total']} evidence figures within tolerance; twin: {doc['twin']}"
+          + (f"; report: {doc['report']}" if doc.get("report") else ""))

@@ -1,0 +1,67 @@
+"""The names of fio's job options (fio 3.42: options.c and its engines' options, with
+their aliases), so a name fio does not know is told apart from an option fio has and a
+simulated drive does not run, and a misspelt name gets the nearest one."""
+
+from __future__ import annotations
+
+FIO_OPTIONS = frozenset("""
+allow_file_create allow_mounted_write allrandrepeat apptag apptag_mask arguments atomic ba
+bindname block_error_percentiles blockalign blocksize blocksize_range blocksize_unaligned brick
+bs bs_is_seq_rand bs_unaligned bsrange bssplit buffer_compress_chunk buffer_compress_percentage
+buffer_pattern buffered busy_poll bwavgtime cdb_len cgroup cgroup_nodelete cgroup_weight
+chunck_size chunk_size clat_percentiles clientname clocksource clustername cmd_type cmdprio
+cmdprio_bssplit cmdprio_class cmdprio_hint cmdprio_percentage comm conf cont continue_on_error
+cpuchunks cpuload cpumask cpumode cpus_allowed cpus_allowed_policy create_fsync create_on_open
+create_only create_serialize cuda_io data_placement dataplacement deac dedupe_global dedupe_mode
+dedupe_percentage dedupe_working_set_percentage description direct directory disable_bw
+disable_bw_measurement disable_clat disable_lat disable_slat disk_util do_verify donorname
+dp_scheme dummy end_fsync end_syncfs error_dump eta eta_interval eta_newline exec_postrun
+exec_prerun exit_on_io_done exit_what exitall exitall_on_error experimental_verify fadvise_hint
+fallocate fdatasync fdp fdp_pli fdp_pli_select file_append file_service_type filename
+filename_format fileoffset filesize filetype fill_device fill_fs fixedbufs flow flow_id
+flow_sleep flow_watermark force_async fsync fsync_on_close gid gpu_dev_id gpu_dev_ids grace_time
+group_reporting group_reporting_ignore gtod_cpu gtod_reduce hdfs_use_direct hdfsdirectory hipri
+hipri_percentage hostname http_host http_mode http_object_mode http_pass http_s3_key
+http_s3_keyid http_s3_region http_s3_security_token http_s3_sse_customer_algorithm
+http_s3_sse_customer_key http_s3_storage_class http_swift_auth_token http_user http_verbose
+https hugepage_size ignore_error ignore_zone_limits initiator inplace interface invalidate
+io_limit io_size io_submit_mode iodepth iodepth_batch iodepth_batch_complete
+iodepth_batch_complete_max iodepth_batch_complete_min iodepth_batch_submit iodepth_low ioengine
+ioengine_opts iomem iomem_align iopsavgtime ioscheduler job_max_open_zones job_start_clock_id
+kb_base lat_percentiles latency_percentile latency_run latency_target latency_window
+libaio_vectored libblkio_driver libblkio_force_enable_completion_eventfd libblkio_num_entries
+libblkio_path libblkio_pre_connect_props libblkio_pre_start_props libblkio_queue_size
+libblkio_vectored libblkio_wait_mode libblkio_write_zeroes_on_trim listen lockfile lockmem
+log_alternate_epoch log_alternate_epoch_clock_id log_avg_msec log_compression
+log_compression_cpus log_entries log_hist_coarseness log_hist_msec log_issue_time log_max_value
+log_offset log_prio log_store_compressed log_unix_epoch log_window_value loops max_latency
+max_open_zones md_per_io_size mem mem_align merge_blktrace_file merge_blktrace_iters
+merge_blktrace_scalars mss name namenode new_group nfs_url nice no_completion_thread nodelay
+nonvectored norandommap nowait nr_files nrfiles num_range numa_cpu_nodes numa_mem_policy
+number_ios numjobs object_class odirect_align offset offset_align offset_increment opendir
+openfiles output overwrite per_job_logs percentage_random percentage_sequential percentile_list
+pi_act pi_chk pingpong plid_select plids pool port pre_read prio prioclass priohint profile
+program proto protocol ramp_size ramp_time random_distribution random_generator
+random_sequence_stride randrepeat randseed rate rate_cycle rate_ignore_thinktime rate_iops
+rate_iops_min rate_min rate_process ratecycle ratemin rbd_encryption_format
+rbd_encryption_passphrase rbdname read_beyond_wp read_iolog read_iolog_chunked read_mode readfua
+readwrite recover_zbd_write_error refill_buffers registerfiles replay_align replay_no_stall
+replay_redirect replay_scale replay_skip replay_time_scale rocm_io runtime rw rw_sequencer
+rwmixcycle rwmixread rwmixwrite scramble_buffers serialize_overlap sg_write_mode
+significant_figures single_instance size skip_bad slat_percentiles softrandommap spr_cs
+spr_num_regions spr_op sprandom sqthread_poll sqthread_poll_cpu ss ss_dur ss_interval ss_ramp
+startdelay stat_type stats std_redirect steadystate steadystate_check_interval
+steadystate_duration steadystate_ramp_time stonewall stream_id svcl sync sync_file_range
+thinkcycles thinktime thinktime_blocks thinktime_blocks_type thinktime_iotime thinktime_spin thp
+thread threads time_based timeout touch_objects trigger trigger_cmd trigger_file trigger_timeout
+trim_backlog trim_backlog_batch trim_percentage trim_verify_zero ttl uid uncached
+unified_rw_reporting unique_filename unit_base unlink unlink_each_loop uri userspace_reap verb
+verify verify_async verify_async_cpus verify_backlog verify_backlog_batch verify_bytchk
+verify_dump verify_fatal verify_header_seed verify_interval verify_mode verify_offset
+verify_only verify_pattern verify_pattern_interval verify_state_load verify_state_save
+verify_write_sequence verifysort verifysort_nr volume wait_for wait_for_previous window_size
+write_barrier write_bw_log write_hint write_hist_log write_iolog write_iops_log write_lat_log
+write_mode write_zone_remainder writefua xnvme_admin xnvme_async xnvme_be xnvme_dev_nsid
+xnvme_dev_subnqn xnvme_iovec xnvme_mem xnvme_sync zero_buffers zone_reset_frequency
+zone_reset_threshold zonecapacity zonemode zonerange zonesize zoneskip
+""".split())

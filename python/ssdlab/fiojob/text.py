@@ -1,0 +1,81 @@
+"""fio's normal (text) output for a fio JSON document (output.py): per job its directions
+(IOPS, bandwidth, slat/clat/lat, percentiles, bw and IOPS samples), then per group the
+run status lines, in fio's layout."""
+
+from __future__ import annotations
+
+DIRS = ("read", "write", "trim", "mixed")
+
+
+def _num(x: float) -> str:
+    """fio's short number form: 1234, 12.3k, 406k, 1.2M."""
+    for div, suf in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if x >= 10 * div or (suf != "k" and x >= div):
+            v = x / div
+            return f"{v:.3g}{suf}" if v < 100 else f"{v:.0f}{suf}"
+    return f"{x:.0f}"
+
+
+def _bw(bps: float) -> str:
+    mib = bps / 2**20
+    if mib >= 1:
+        return f"{mib:.4g}MiB/s ({bps / 1e6:.4g}MB/s)"
+    return f"{bps / 1024:.4g}KiB/s ({bps / 1e3:.4g}kB/s)"
+
+
+def _size(b: float) -> str:
+    for div, suf in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if b >= div:
+            return f"{b / div:.4g}{suf}"
+    return f"{b:.0f}B"
+
+
+def fio_text(doc: dict) -> str:
+    """fio's normal output for a fio_json document."""
+    lines = []
+    for j in doc["jobs"]:
+        if j.get("ssdlab_error"):
+            lines.append(j["ssdlab_error"])
+        err = f"err= {j['error']}" + (": func=check_min_rate, error=Input/output error" if j["error"] else "")
+        lines.append(f"{j['jobname']}: (groupid={j['groupid']}, jobs={j.get('jobs', 1)}): {err}: pid=0: {doc['time']}")
+        for name in DIRS:
+            d = j.get(name)
+            if not d or not d["total_ios"]:
+                continue
+            resets = f"; {j['zone_resets']} zone resets" if "zone_resets" in j else ""
+            lines.append(f"  {name}: IOPS={_num(d['iops'])}, BW={_bw(d['bw_bytes'])}"
+                         f"({_size(d['io_bytes'])}/{d['runtime']}msec){resets}")
+            for what, key in (("slat", "slat_ns"), ("clat", "clat_ns"), (" lat", "lat_ns")):
+                x = d[key]
+                lines.append(f"    {what} (usec): min={x['min'] / 1e3:.0f}, max={x['max'] / 1e3:.0f}, "
+                             f"avg={x['mean'] / 1e3:.2f}, stdev={x['stddev'] / 1e3:.2f}")
+            pct = list(d["clat_ns"].get("percentile", {}).items())
+            lines.append("    clat percentiles (usec):")
+            for i in range(0, len(pct), 4):
+                row = ", ".join(f"{float(k):5.2f}th=[{v / 1e3:5.0f}]" for k, v in pct[i:i + 4])
+                lines.append(f"     | {row}" + ("," if i + 4 < len(pct) else ""))
+            lines.append(f"   bw (  KiB/s): min={d['bw_min']}, max={d['bw_max']}, per={d['bw_agg']:.2f}%, "
+                         f"avg={d['bw_mean']:.2f}, stdev={d['bw_dev']:.2f}, samples={d['bw_samples']}")
+            lines.append(f"   iops        : min={d['iops_min']}, max={d['iops_max']}, avg={d['iops_mean']:.2f}, "
+                         f"stdev={d['iops_stddev']:.2f}, samples={d['iops_samples']}")
+            if name == "read" and d.get("unwritten_ios"):
+                lines.append(f"  note: {d['unwritten_ios']} reads touched blocks never written "
+                             "(a drive answers them without reading flash)")
+        lines.append(f"  lat percentiles and IOPS in virtual time; iodepth={j['latency_depth']}")
+    groups: dict[int, list[dict]] = {}
+    for j in doc["jobs"]:
+        groups.setdefault(j["groupid"], []).append(j)
+    for g, js in groups.items():
+        lines.append("")
+        lines.append(f"Run status group {g} (all jobs):")
+        for name in DIRS:
+            ds = [j[name] for j in js if name in j and j[name]["total_ios"]]
+            if not ds:
+                continue
+            tot = sum(d["io_bytes"] for d in ds)
+            rt = [d["runtime"] for d in ds]
+            agg = tot / (max(rt) / 1000) if max(rt) else 0.0
+            lo, hi = min(d["bw_bytes"] for d in ds), max(d["bw_bytes"] for d in ds)
+            lines.append(f"  {name.upper():>5}: bw={_bw(agg)}, {_bw(lo)}-{_bw(hi)}, io={_size(tot)} "
+                         f"({tot / 1e6:.4g}MB), run={min(rt)}-{max(rt)}msec")
+    return "\n".join(lines)

@@ -1,0 +1,48 @@
+"""Cross-validation: how far a twin predicts what it was not fitted to. Each group of figures
+(a phase of the fingerprint, a test, the spec sheet) is held back in turn: a search of its
+own fits the rest, and the held-back figures are measured on that search's best trial
+(every trial runs every phase, so nothing runs twice) against the evidence."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .evidence import Evidence
+from .search import Budget, Search, Trial, residual
+from .space import Start
+
+
+@dataclass
+class Held:
+    group: str
+    figure: str
+    measured: str  # the evidence's value or range
+    predicted: float | None
+    error: float | None  # relative to the value, or to the nearer end of a range (0 inside)
+    passed: bool
+    fold_loss: float  # the fold's best loss on the figures it was fitted to
+
+
+def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadline: float,
+        on_trial: Callable[[Trial], None] | None = None, sampler: str = "cmaes") -> list[Held]:
+    """One fold per group (groups of one figure too); [] when there is a single group."""
+    groups = sorted(set(ev.groups[f.name] for f in ev.figures))
+    if len(groups) < 2:
+        return []
+    out: list[Held] = []
+    for i, g in enumerate(groups):
+        left = len(groups) - i
+        fold_deadline = time.monotonic() + max(0.0, deadline - time.monotonic()) / left
+        fold = ev.without(g)
+        s = Search(fold, start, seed, executor, sampler, on_trial, measured=ev)
+        s.run(Budget(trials, fold_deadline))
+        best = s.best(1)[0]
+        for f in ev.figures:
+            if ev.groups[f.name] != g:
+                continue
+            v = best.values.get(f.name)
+            ok, err = f.check(v)
+            out.append(Held(g, f.name, f.published(), v, err, ok and abs(residual(f, v)) <= 1.0, best.loss))
+    return out

@@ -1,0 +1,91 @@
+"""The search's first steps, before CMA-ES: the die count scanned over its powers of two, then
+Levenberg-Marquardt steps on the figures' Jacobian (Gauss-Newton with damping).
+
+Every figure's error depends smoothly on a few parameters over most of the cube, so the
+Jacobian of the error vector (one trial per parameter) points much further than CMA-ES's
+first generations: a step of each damping in LAMBDAS is tried in one batch and the best
+taken, until a round no longer improves. CMA-ES then starts from there (search.py): it
+copes with what Gauss-Newton cannot (steps in the loss, a cache's drop moving by a segment).
+Between the two, screening (search.py) has moved each parameter alone over its range.""" 
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .loss import CAP, Trial, residual  # noqa: F401  (Trial: the type of search.trials)
+
+LAMBDAS = (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)  # one batch of damped steps
+STEP = 0.05  # forward difference, in the cube
+ROUNDS = 4
+
+
+def discrete(search: Any) -> list[str]:
+    """The parameters that take a few values (powers of two, whole numbers): scanned, not
+    differentiated."""
+    return [q.key for q in search.start.params if q.pow2 or q.integer]
+
+
+def scan_pow2(search: Any, budget: Any) -> None:
+    """Every power of two of each pow2 parameter (the die count) at the class's other
+    values: the best becomes the start (the die count sets every rate's parallelism, so it
+    is told apart from ±30 % timings in one pass)."""
+    x0 = search.start.unit_start()
+    for q in search.start.params:
+        if not q.pow2 or budget.over(len(search.trials)):
+            continue
+        values = [2.0 ** k for k in range(int(math.log2(q.lo)), int(math.log2(q.hi)) + 1)]
+        points = [{**x0, q.key: q.unit_of(v)} for v in values]
+        done = search.evaluate(points, first=len(search.trials))
+        search._record(done)
+        x0 = min(done, key=lambda t: (t.loss, t.number)).u
+    search.x0 = x0
+
+
+def _vector(search: Any, t: Trial) -> np.ndarray:
+    lim = math.sqrt(CAP)
+    return np.array([max(-lim, min(lim, residual(f, t.values.get(f.name)))) for f in search.ev.figures])
+
+
+def _weights(search: Any) -> np.ndarray:
+    sizes: dict[str, int] = {}
+    for f in search.ev.figures:
+        g = search.ev.groups[f.name]
+        sizes[g] = sizes.get(g, 0) + 1
+    return np.array([1.0 / sizes[search.ev.groups[f.name]] for f in search.ev.figures])
+
+
+def levenberg_marquardt(search: Any, budget: Any, keys: list[str]) -> None:
+    """Rounds of damped Gauss-Newton steps from the best trial so far over `keys`."""
+    w = _weights(search)
+    best = min(search.trials, key=lambda t: (t.loss, t.number))
+    jac = None
+    for _ in range(ROUNDS):
+        if budget.over(len(search.trials) + len(keys) + len(LAMBDAS)):
+            return
+        r0 = _vector(search, best)
+        if jac is None:
+            points = []
+            for k in keys:
+                h = STEP if best.u[k] + STEP <= 1.0 else -STEP
+                points.append({**best.u, k: best.u[k] + h})
+            done = search.evaluate(points, first=len(search.trials))
+            search._record(done)
+            jac = np.stack([(_vector(search, t) - r0) / (t.u[k] - best.u[k]) for k, t in zip(keys, done)], axis=1)
+        a = jac.T @ (w[:, None] * jac)
+        g = jac.T @ (w * r0)
+        x = np.array([best.u[k] for k in keys])
+        cands = []
+        for lam in LAMBDAS:
+            step = np.linalg.solve(a + lam * (np.diag(np.diag(a)) + 1e-6 * np.eye(len(keys))), -g)
+            y = np.clip(x + step, 0.0, 1.0)
+            cands.append({**best.u, **dict(zip(keys, y.tolist()))})
+        done = search.evaluate(cands, first=len(search.trials))
+        search._record(done)
+        new = min(done, key=lambda t: (t.loss, t.number))
+        jac = None
+        if new.loss >= best.loss:
+            return
+        best = new

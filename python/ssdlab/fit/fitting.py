@@ -1,0 +1,157 @@
+"""A fit from start to end: the evidence, the class it suggests, the search (screening, CMA-ES,
+the best few again at full size), how well each parameter is pinned, the twin's profile,
+conflicts, and cross-validation. The CLI (cli/fit.py) checks the input and writes the files;
+this module decides nothing about paths."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..errors import UserError
+from . import crossval, pinning, profile_out
+from .evidence import Evidence
+from .search import BATCH, Budget, Search, Trial, full_size_check, residual
+from .space import Start, choose_class, start
+
+SHARES = {"search": 0.55, "pinning": 0.15, "crossval": 0.30}  # of --minutes
+RECHECK = 3  # the best few trials again at full size
+
+
+@dataclass
+class Request:
+    evidence: Evidence
+    trials: int = 400
+    minutes: float | None = None
+    seed: int = 42
+    start: str | None = None  # a class (built-in profile) instead of the one the evidence suggests
+    crossval: bool = True
+    crossval_trials: int | None = None  # per fold; default a quarter of --trials, at least 2 batches
+    sampler: str = "cmaes"
+    params: list[str] | None = None  # search only these (the rest keep the class's values)
+
+
+@dataclass
+class Result:
+    start: Start
+    best: Trial
+    values: dict[str, float]  # the twin's physical values (unpinned ones maybe reverted)
+    pins: dict[str, profile_out.Pin]
+    figures: list[dict[str, Any]]
+    conflicts: list[pinning.Conflict]
+    held: list[crossval.Held]
+    trials: int
+    seconds: float
+    search: Search = field(repr=False)
+    twin_trial: Trial | None = None
+
+    def doc(self) -> dict[str, Any]:
+        by = {q.key: q for q in self.start.params}
+        return {
+            "class": self.start.class_id, "trials": self.trials, "seconds": round(self.seconds, 1),
+            "loss": self.best.loss, "passed": sum(f["pass"] for f in self.figures), "total": len(self.figures),
+            "scaled_trials": self.search.scalable,
+            "parameters": [{"key": k, "value": p.value, "unit": by[k].unit, "class_value": self.start.start[k],
+                            "pinned": p.pinned, "lo": p.lo, "hi": p.hi, "note": p.why, "reverted": p.reverted,
+                            "sensitivity": self.search.sensitivity.get(k), "meaning": by[k].meaning}
+                           for k, p in self.pins.items()],
+            "figures": self.figures,
+            "conflicts": [c.text() for c in self.conflicts],
+            "crossval": [vars(h) for h in self.held],
+        }
+
+
+def figure_rows(ev: Evidence, values: dict[str, float | None]) -> list[dict[str, Any]]:
+    rows = []
+    for f in ev.figures:
+        v = values.get(f.name)
+        ok, err = f.check(v)
+        rows.append({"figure": f.name, "group": ev.groups[f.name], "measured": f.published(), "twin": v,
+                     "unit": f.unit, "error": err, "tolerance": f.tol,
+                     "pass": bool(ok and abs(residual(f, v)) <= 1.0), "source": f.source})
+    return rows
+
+
+def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | None = None) -> Result:
+    ev = req.evidence
+    if not ev.figures:
+        why = "; ".join(ev.left_out[:3]) or "no figures"
+        raise UserError(f"the evidence pins nothing: {why}. Give fingerprint runs (ssdlab run fingerprint) or "
+                        "figures of the drive itself")
+    t0 = time.monotonic()
+    total = req.minutes * 60 if req.minutes else math.inf
+    class_id = req.start or ev.start or choose_class(ev.facts)
+    st = start(class_id, ev.facts)
+    if req.params is not None:
+        unknown = [k for k in req.params if k not in {q.key for q in st.params}]
+        if unknown:
+            raise UserError(f"--params {unknown[0]}: not a parameter of class {class_id}; its parameters are "
+                            + ", ".join(q.key for q in st.params))
+        st.params = [q for q in st.params if q.key in req.params]
+
+    def hook(stage: str) -> Callable[[Trial], None] | None:
+        return (lambda t: on_trial(stage, t)) if on_trial else None
+
+    search = Search(ev, st, req.seed, executor, req.sampler, hook("search"))
+    search.run(Budget(req.trials, t0 + SHARES["search"] * total))
+    best = full_size_check(search, search.best(RECHECK))[0]
+    # pinning compares trials of the search's own size with the best's trial of that size
+    same = next(t for t in search.trials if t.number == best.number)
+    sliced = pinning.slices(search, same, Budget(10**9, t0 + (SHARES["search"] + SHARES["pinning"]) * total))
+    pins = pinning.pins(search, same, sliced)
+    values, twin_trial = _revert_unpinned(search, best, same, pins)
+    conflicts = pinning.conflicts(search, same)
+    held: list[crossval.Held] = []
+    if req.crossval:
+        per = req.crossval_trials or max(2 * BATCH, req.trials // 4)
+        held = crossval.run(ev, st, req.seed, executor, per, t0 + total, hook("crossval"), req.sampler)
+    rows = figure_rows(ev, twin_trial.values)
+    return Result(st, best, values, pins, rows, conflicts, held, len(search.trials), time.monotonic() - t0,
+                  search, twin_trial)
+
+
+def _revert_unpinned(search: Search, best: Trial, same: Trial,
+                     pins: dict[str, profile_out.Pin]) -> tuple[dict[str, float], Trial]:
+    """The twin's values: the best trial's, with every parameter the evidence does not pin set
+    back to the class's value, if the fit stays as good (pinning.fits_as_well); else the best's."""
+    st = search.start
+    free_unpinned = [k for k, p in pins.items() if not p.pinned and k not in search.frozen]
+    for k in search.frozen:
+        pins[k].reverted = True
+    phys = st.physical(best.u)
+    if not free_unpinned:
+        return phys, best
+    start_u = st.unit_start()
+    u = {**best.u, **{k: start_u[k] for k in free_unpinned}}
+    trial = search.evaluate([u])[0]  # at the search's size, against the best's trial of that size
+    if pinning.fits_as_well(search, trial, same):
+        trial = search.evaluate([u], full=True)[0] if search.scalable else trial
+        for k in free_unpinned:
+            pins[k].reverted = True
+            pins[k].value = st.start[k]
+        return st.physical(u), trial
+    return phys, best
+
+
+def twin_text(res: Result, twin_id: str, name: str, evidence: str, seed: int) -> str:
+    return profile_out.write(res.start, res.values, res.pins, twin_id, name, evidence, seed, res.trials)
+
+
+def twin_phases(res: Result, ev: Evidence) -> list[Any] | None:
+    """The twin's fingerprint at full size, phase by phase (for the report's overlay), on the
+    plan of the evidence's fingerprint run; None without one."""
+    from ..figures.model import ReportPhase
+    from ..methodology import Options, get
+    from ..runner import walk_phases
+    from ..targets.sim import SimTarget
+
+    run = next(iter(ev.plans), None)  # a run replayed from its phases (the fingerprint)
+    if run is None:
+        return None
+    target = SimTarget(res.start.text, res.start.overrides(res.values), seed=res.search.seed)
+    test = get(run[0])
+    opts = Options(spare=run[1], own=ev.plans[run].scaled(1.0))
+    results = walk_phases(test, target, target.identify().capacity, opts)
+    return [ReportPhase.from_result(r.phase.name, r) for r in results]

@@ -1,0 +1,129 @@
+"""How well the evidence pins each parameter, and which figures no parameter set passes
+together.
+
+A parameter is pinned when both of these are narrow (under PINNED of its range in the unit
+cube): the spread of its value over the good trials (loss within SLACK of the best: what
+else fits as well, along the directions the search explored, trade-offs between parameters
+included), and its slice (the loss with it alone moved over SLICE points across its range,
+the others at the best: where it still fits as well: the loss within SLACK and every figure
+the best passes still passing). The range reported is the union
+of both, a slice's part bracketed by its nearest points that no longer fit (the range lies
+inside: a bound, not a confidence interval). A parameter screening found no figure to move with is not pinned, and neither is
+one whose good range spans most of its bounds: the twin keeps the class's value for it
+unless the fit is worse without the search's value (then it keeps that value, still marked
+not pinned).
+
+Conflicts: a figure the best trial fails is looked up in every trial; if some trials pass
+it, the figures the best passes and all of those trials fail are its conflicts (no trial
+passed both: a mechanism the simulator lacks, or a bound, or a figure that is wrong); if no
+trial passes it, nothing within the bounds reaches it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .profile_out import Pin
+from .search import Budget, Search, Trial, residual
+
+SLACK = 1.0  # loss above the best that may still fit as well (one group a tolerance off in the mean)
+PINNED = 0.35  # share of a parameter's range (unit cube) its good range may span
+SLICE = (-0.4, -0.2, -0.1, -0.05, -0.025, 0.025, 0.05, 0.1, 0.2, 0.4)  # offsets from the best, in the cube
+
+
+def fits_as_well(search: Search, t: Trial, best: Trial) -> bool:
+    """Within SLACK of the best's loss, and passing every figure the best passes (a group of
+    many figures would hide one that moved out of its tolerance in the mean)."""
+    if t.error or t.loss > best.loss + SLACK:
+        return False
+    return all(abs(residual(f, t.values.get(f.name))) <= 1.0 for f in search.ev.figures
+               if abs(residual(f, best.values.get(f.name))) <= 1.0)
+
+
+def good(search: Search, best: Trial) -> list[Trial]:
+    return [t for t in search.trials if fits_as_well(search, t, best)]
+
+
+def slices(search: Search, best: Trial, budget: Budget) -> dict[str, list[Trial]]:
+    """Each free parameter moved alone over SLICE (as far as the budget lets)."""
+    out: dict[str, list[Trial]] = {}
+    keys = [p.key for p in search.start.params if p.key not in search.frozen]
+    for key in keys:
+        if budget.over(0):
+            break
+        xs = sorted({min(1.0, max(0.0, best.u[key] + d)) for d in SLICE} - {best.u[key]})
+        out[key] = search.evaluate([{**best.u, key: x} for x in xs], first=-1)
+    return out
+
+
+def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]]) -> dict[str, Pin]:
+    st = search.start
+    ok = good(search, best)
+    phys = st.physical(best.u)
+    out: dict[str, Pin] = {}
+    for q in st.params:
+        if q.key in search.frozen:
+            x = st.start[q.key]
+            out[q.key] = Pin(q.key, x, x, q.lo, q.hi, False,
+                             f"no figure moves with it: screening found a change of "
+                             f"{search.sensitivity.get(q.key, 0):.2g} tolerances^2")
+            continue
+        us = [t.u[q.key] for t in ok] + [best.u[q.key]]
+        lo_u, hi_u = min(us), max(us)
+        # the slice: from the best outwards to the first point that no longer fits (or a bound)
+        sl = sorted(sliced.get(q.key, []), key=lambda t: t.u[q.key])
+        below = [t for t in sl if t.u[q.key] < best.u[q.key]][::-1]
+        above = [t for t in sl if t.u[q.key] > best.u[q.key]]
+        lo_u = min(lo_u, next((t.u[q.key] for t in below if not fits_as_well(search, t, best)), 0.0))
+        hi_u = max(hi_u, next((t.u[q.key] for t in above if not fits_as_well(search, t, best)), 1.0))
+        lo, hi = q.physical(lo_u), q.physical(hi_u)
+        sliced_here = q.key in sliced
+        narrow = (hi_u - lo_u) <= PINNED
+        if narrow and sliced_here:
+            out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, True, "")
+        else:
+            why = (f"{q.physical(lo_u):.4g}..{q.physical(hi_u):.4g} {q.unit} fit as well".strip()
+                   if narrow is False else "not checked: the budget ran out before its slice")
+            out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, False, why)
+    return out
+
+
+@dataclass
+class Conflict:
+    figure: str
+    passed_in: int  # trials that pass it
+    against: list[str]  # groups whose figures (passed by the best) fail in every one of those trials
+    trials: int  # trials looked at
+
+    def text(self) -> str:
+        if not self.passed_in:
+            return (f"{self.figure}: none of {self.trials} trials passed it (nothing within the bounds reached "
+                    "it: a missing mechanism, a bound, or a figure to check)")
+        return (f"{self.figure}: the {self.passed_in} of {self.trials} trials that pass it all fail figures of "
+                + ", ".join(self.against) + " that the twin passes")
+
+
+def conflicts(search: Search, best: Trial, most: int = 8) -> list[Conflict]:
+    """For the `most` worst figures the best trial fails: the groups no trial passing them
+    also passed (figures of their own group left aside: a curve's points move together)."""
+    ev = search.ev
+    figs = {f.name: f for f in ev.figures}
+
+    def r(t: Trial, name: str) -> float:
+        return abs(residual(figs[name], t.values.get(name)))
+
+    failing = sorted((n for n in figs if r(best, n) > 1.0), key=lambda n: -r(best, n))[:most]
+    passing = [n for n in figs if r(best, n) <= 1.0]
+    out = []
+    for name in failing:
+        where = [t for t in search.trials if r(t, name) <= 1.0]
+        against = sorted({ev.groups[g] for g in passing if ev.groups[g] != ev.groups[name]
+                          and where and all(r(t, g) > 1.0 for t in where)})
+        if not where or against:
+            out.append(Conflict(name, len(where), against, len(search.trials)))
+    return out
+
+
+def summary(p: dict[str, Pin]) -> dict[str, Any]:
+    return {"pinned": sorted(k for k, v in p.items() if v.pinned),
+            "not_pinned": sorted(k for k, v in p.items() if not v.pinned)}

@@ -1,0 +1,232 @@
+"""The search: Optuna's CMA-ES (or TPE) over the unit cube of space.py, from the class's
+values, trials as ordinary runs through executor.py (local processes or Ray).
+
+Deterministic for a seed: trials are asked in batches of BATCH (whatever the number of
+workers), run in parallel, and told to the optimizer in trial order, and a trial is a
+function of its parameters (the simulator is deterministic), so --jobs and --ray change the
+time a fit takes and nothing else. A --minutes bound stops at a batch's end, so it fixes the
+result only with the number of trials it reached (the report gives it).
+
+A trial's loss: loss.py. Before CMA-ES, descent.py scans the die count and takes
+Levenberg-Marquardt steps from the class."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from ..calibration import RunKey
+from . import descent
+from .evidence import TWIN, Evidence
+from .loss import CAP, Trial, loss_of, measure_all, residual
+from .space import Start, scaled
+
+BATCH = 8  # trials asked at once: fixed, so the result does not depend on the workers
+TRIAL_BLOCKS = 256  # blocks per plane of a trial's drive when trials may run smaller (fewer: the SLC cache and the write buffer stop scaling)
+SIGMA0 = 0.1  # CMA-ES's first step in the unit cube: the class is close (+-30 % is 0.1-0.2 of a range)
+REFINE = (0.6, 0.03)  # after this share of the trials, CMA-ES starts again from the best with this step
+SCREEN_GRID = (0.05, 0.3, 0.55, 0.8, 1.0)  # screening: each parameter alone at these points of the cube
+SCREEN_MIN = 0.25  # below this (group-weighted squared change, in tolerances) a parameter moves no figure
+
+
+def run_trial(class_text: str, overrides: list[str], runs: list[RunKey], plans: dict[RunKey, Any],
+              seed: int) -> dict[RunKey, dict[str, Any]]:
+    """One trial in a worker: every run the evidence needs, on the class profile with the
+    trial's overrides (module level: it is pickled to the worker)."""
+    from ..validate import run_one
+
+    return {r: run_one(TWIN, r, seed, tuple(overrides), profile_text=class_text, own=plans.get(r))
+            for r in runs}
+
+
+@dataclass
+class Budget:
+    trials: int
+    deadline: float = math.inf  # time.monotonic() at which no new batch starts
+
+    def over(self, done: int) -> bool:
+        return done >= self.trials or time.monotonic() >= self.deadline
+
+
+class Search:
+    """One search over `start`'s parameters against `ev` (figures left out of `ev` do not
+    count: cross-validation's folds are searches of their own)."""
+
+    def __init__(self, ev: Evidence, start: Start, seed: int, executor: Any, sampler: str = "cmaes",
+                 on_trial: Callable[[Trial], None] | None = None, full_size: bool = False,
+                 measured: Evidence | None = None):
+        """`measured`: the evidence every trial runs and measures (default `ev`); the loss
+        reads `ev`'s figures only (a cross-validation fold: the held-back group is measured,
+        not fitted)."""
+        self.ev, self.start, self.seed, self.executor = ev, start, seed, executor
+        self.measured = measured or ev
+        self.sampler_name = sampler
+        self.on_trial = on_trial
+        self.scalable = self.measured.scalable() and not full_size
+        self.trials: list[Trial] = []
+        self.frozen: dict[str, float] = {}  # parameters no figure moves with: key -> sensitivity
+        self.sensitivity: dict[str, float] = {}
+        self.x0 = start.unit_start()  # where screening starts (after the die-count scan)
+
+    # -- running trials ------------------------------------------------------------------------
+    def settings(self, u: dict[str, float], full: bool = False) -> tuple[list[str], dict[RunKey, Any], float]:
+        """The trial's overrides, the runs' own options and the size factor."""
+        ov = self.start.overrides(self.start.physical(u))
+        plans = dict(self.measured.plans)
+        f = 1.0
+        if self.scalable and not full:
+            extra, f = scaled(ov, self.start.profile, TRIAL_BLOCKS)
+            ov = ov + extra
+        plans = {r: p.scaled(f) if hasattr(p, "scaled") else p for r, p in plans.items()}
+        return ov, plans, f
+
+    def evaluate(self, points: list[dict[str, float]], full: bool = False, first: int = 0) -> list[Trial]:
+        """Run the points (through the executor) and score them, in the order given."""
+        from ..executor import Unit
+        from ..targets.sim import table_bytes
+
+        runs = self.measured.runs()
+        units, scale = [], {}
+        for i, u in enumerate(points):
+            ov, plans, f = self.settings(u, full)
+            scale[i] = f
+            try:
+                mem = table_bytes(self.start.text, ov)
+            except ValueError:
+                mem = 0.0  # a profile the simulator refuses: the trial fails and scores CAP
+            units.append(Unit(i, run_trial, (self.start.text, ov, runs, plans, self.seed), memory=mem))
+        docs: dict[int, Any] = {}
+        errors: dict[int, str] = {}
+        for done in self.executor.run(units):
+            docs[done.key] = done.value if done.ok else None
+            if not done.ok:
+                errors[done.key] = str(done.error).splitlines()[0] if str(done.error) else type(done.error).__name__
+        out = []
+        for i, u in enumerate(points):
+            values: dict[str, float | None] = {f.name: None for f in self.measured.figures}
+            if docs[i] is not None:
+                values = measure_all(self.measured, docs[i])
+            loss, groups = loss_of(self.ev, values)
+            out.append(Trial(first + i, u, values, loss, scale[i], groups, errors.get(i)))
+        return out
+
+    # -- the optimizer ---------------------------------------------------------------------------
+    def _study(self, x0: dict[str, float], sigma: float = SIGMA0) -> Any:
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        if self.sampler_name == "tpe":
+            sampler: Any = optuna.samplers.TPESampler(seed=self.seed, multivariate=True, n_startup_trials=BATCH)
+        else:
+            import warnings
+
+            with warnings.catch_warnings():  # x0 and sigma0 are deprecated for v6; pinned 5.0 has them
+                warnings.simplefilter("ignore", FutureWarning)
+                # separable CMA-ES: a diagonal covariance learns in O(n) trials, and the figures
+                # depend on few parameters each
+                sampler = optuna.samplers.CmaEsSampler(x0=x0, sigma0=sigma, seed=self.seed, popsize=BATCH,
+                                                       use_separable_cma=True, warn_independent_sampling=False)
+        study = optuna.create_study(direction="minimize", sampler=sampler)
+        study.enqueue_trial(x0)  # the start itself first (TPE: among its startup trials)
+        return study
+
+    def free(self) -> list[str]:
+        return [p.key for p in self.start.params if p.key not in self.frozen]
+
+    def _record(self, trials: list[Trial]) -> None:
+        for tr in trials:
+            self.trials.append(tr)
+            if self.on_trial:
+                self.on_trial(tr)
+
+    def change(self, a: Trial, b: Trial) -> float:
+        """How far the figures move between two trials: the squared change of each figure's
+        error (in tolerances, capped), averaged within groups and summed over them."""
+        per: dict[str, list[float]] = {}
+        for f in self.ev.figures:
+            d = residual(f, a.values.get(f.name)) - residual(f, b.values.get(f.name))
+            per.setdefault(self.ev.groups[f.name], []).append(min(d * d, CAP))
+        return sum(sum(v) / len(v) for v in per.values())
+
+    def screen(self, x0: dict[str, float] | None = None) -> None:
+        """Each parameter alone over a coarse grid of its range (SCREEN_GRID), the others at
+        the start: a parameter that moves no figure over its whole range (the evidence cannot
+        see it) is left at the class's value and not searched; for the others the best grid
+        point of each, together, is a candidate start (the search goes on from the better of
+        it and the start)."""
+        x0 = x0 or self.start.unit_start()
+        points = [x0]
+        for p in self.start.params:
+            points += [{**x0, p.key: u} for u in SCREEN_GRID]
+        done = self.evaluate(points, first=len(self.trials))
+        self._record(done)
+        base = done[0]
+        if base.error:
+            from ..errors import UserError
+
+            raise UserError(f"class {self.start.class_id} cannot simulate this drive: {base.error}")
+        n = len(SCREEN_GRID)
+        combined = dict(x0)
+        for i, p in enumerate(self.start.params):
+            mine = done[1 + n * i: 1 + n * (i + 1)]
+            # a point the simulator refuses (a bound the geometry cannot take) counts as moving
+            self.sensitivity[p.key] = max(math.inf if t.error else self.change(t, base) for t in mine)
+            top = min(mine, key=lambda t: (t.loss, t.number))
+            if top.loss < base.loss:
+                combined[p.key] = top.u[p.key]
+        self.frozen = {k: v for k, v in self.sensitivity.items() if v < SCREEN_MIN}
+        if combined != x0:
+            self._record(self.evaluate([combined], first=len(self.trials)))
+
+    def run(self, budget: Budget, screen: bool = True) -> list[Trial]:
+        """Screening (when asked, and counted in the budget), then the optimizer over the
+        parameters the figures move, from the best point so far."""
+        from optuna.distributions import FloatDistribution
+
+        if screen and not self.trials:
+            descent.scan_pow2(self, budget)
+            self.screen(self.x0)
+            smooth = [k for k in self.free() if k not in descent.discrete(self)]
+            if smooth:
+                descent.levenberg_marquardt(self, budget, smooth)
+        free = self.free()
+        if not free:
+            return self.trials
+        dist = {k: FloatDistribution(0.0, 1.0) for k in free}
+        # a wide search, then a narrow one from its best (a restart: the loss has steps)
+        wide = len(self.trials) + int(REFINE[0] * max(0, budget.trials - len(self.trials)))
+        for stop, sigma in ((wide, SIGMA0), (budget.trials, REFINE[1])):
+            x0 = min(self.trials, key=lambda t: (t.loss, t.number)).u if self.trials else self.start.unit_start()
+            study = self._study({k: x0[k] for k in free}, sigma)
+            while len(self.trials) < stop and not budget.over(len(self.trials)):
+                n = min(BATCH, stop - len(self.trials))
+                asked = [study.ask(dist) for _ in range(n)]
+                done = self.evaluate([{**x0, **t.params} for t in asked], first=len(self.trials))
+                for t, tr in zip(asked, done):  # told in trial order: the same result on any executor
+                    study.tell(t, tr.loss)
+                self._record(done)
+        return self.trials
+
+    def best(self, k: int = 1) -> list[Trial]:
+        seen, out = set(), []
+        for t in sorted(self.trials, key=lambda t: (t.loss, t.number)):
+            key = tuple(round(x, 6) for x in t.u.values())
+            if key not in seen:
+                seen.add(key)
+                out.append(t)
+            if len(out) == k:
+                break
+        return out
+
+
+def full_size_check(search: Search, candidates: Iterable[Trial]) -> list[Trial]:
+    """The best few again at the drive's own size (when trials ran smaller): ranked by that."""
+    cands = list(candidates)
+    if not search.scalable:
+        return cands
+    full = search.evaluate([t.u for t in cands], full=True)
+    for t, f in zip(cands, full):
+        f.number = t.number
+    return sorted(full, key=lambda t: (t.loss, t.number))

@@ -1,0 +1,340 @@
+"""What a fit searches: the physical parameters of a drive profile, each within physical
+bounds, and the generic class a search starts from (a built-in profile with the structure
+the evidence suggests: cell type, interface, mapping cache).
+
+A search works in a unit cube: every parameter is a number u in [0, 1] mapped onto its bounds
+(logarithmically for times, rates and sizes), so the optimizer, the spread over the best
+trials and the slices of identifiability all see the same scale. A few parameters are
+derived: the die count sets channels and dies per channel, the spare area sets the blocks
+per plane for the drive's capacity, cache sizes are shares of the capacity.
+
+Trials may run on a drive with fewer blocks per plane (`scaled`): the same dies, planes,
+page types, timings and SLC share, with the capacity and every size grown or shrunk with
+the blocks that hold data (all but the GC threshold and two open blocks per die, which a
+smaller drive keeps: without that, 46 blocks per plane collect at twice the WAF of 1365)."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..profiles import builtin_ids, load_text
+
+GB = 1e9
+KIB = 1024
+
+
+@dataclass(frozen=True)
+class Param:
+    """One searched parameter: `key` is the profile key it sets (a dotted path) or a derived
+    one (`dies`, `spare_pct`, `slc.cache_share`, `slc.static_share`)."""
+
+    key: str
+    lo: float
+    hi: float
+    unit: str
+    meaning: str
+    log: bool = True
+    integer: bool = False
+    pow2: bool = False  # a power of two (the die count: channels x dies per channel)
+
+    def physical(self, u: float) -> float:
+        u = min(max(u, 0.0), 1.0)
+        x = math.exp(math.log(self.lo) + u * (math.log(self.hi) - math.log(self.lo))) if self.log \
+            else self.lo + u * (self.hi - self.lo)
+        if self.pow2:
+            return float(2 ** round(math.log2(x)))
+        return float(round(x)) if self.integer else x
+
+    def unit_of(self, x: float) -> float:
+        """The cube coordinate of a physical value (clipped to the bounds)."""
+        x = min(max(x, self.lo), self.hi)
+        if self.log:
+            return (math.log(x) - math.log(self.lo)) / (math.log(self.hi) - math.log(self.lo))
+        return (x - self.lo) / (self.hi - self.lo)
+
+
+# Bounds: what NAND and controllers of 2010-2026 span (datasheets, ISSCC papers, the built-in
+# profiles' sources in docs/profiles.md), per cell type where it differs.
+READ_NATIVE = {"mlc": (30.0, 150.0), "tlc": (35.0, 200.0), "qlc": (50.0, 300.0), "slc": (15.0, 80.0)}
+PROG_NATIVE = {"mlc": (500.0, 4000.0), "tlc": (600.0, 6000.0), "qlc": (1500.0, 25000.0), "slc": (60.0, 600.0)}
+
+
+def params_for(cell: str, mapping: str, interface: str, extra: tuple[str, ...] = ()) -> list[Param]:
+    """The parameters a search over a drive of this structure moves: the NAND's timing, the
+    die count, spare area and SLC cache, the host front end and the write path, the mapping
+    cache when the controller has no DRAM for it, and `extra` mechanism keys a class adds."""
+    rn, pn = READ_NATIVE[cell], PROG_NATIVE[cell]
+    out = [
+        Param("nand.slc.read_us", 15, 100, "us", "SLC-mode page read (tR)"),
+        Param("nand.native.read_us", rn[0], rn[1], "us", f"{cell.upper()} page read, the mean of the page types (tR)"),
+        Param("nand.slc.prog_us", 50, 700, "us", "SLC-mode program (tPROG)"),
+        Param("nand.native.prog_us", pn[0], pn[1], "us", f"{cell.upper()} program of one program unit (tPROG)"),
+        Param("nand.erase_us", 1000, 15000, "us", "block erase (tBERS)"),
+        Param("dies", 1, 64, "dies", "NAND dies (channels x dies per channel), a power of two", pow2=True),
+        Param("spare_pct", 2, 60, "%", "spare area: raw NAND over the user capacity, less 1"),
+        Param("nand.channel_mbps", 100, 2400, "MB/s", "NAND channel transfer rate"),
+        Param("host.command_overhead_us", 0.5, 40, "us", "controller firmware time per command"),
+        Param("host.host_latency_us", 2, 150, "us", "driver and interrupt round trip of every command"),
+        Param("host.write_latency_us", 0, 60, "us", "write path before a write is acknowledged", log=False),
+        Param("host.write_buffer_kib", 128, 65536, "KiB", "controller write buffer"),
+        Param("ftl.idle_gc_target_pct", 0, 30, "%", "free blocks idle GC works up to", log=False),
+        Param("ftl.gc_pace", 0.25, 4, "", "GC aggressiveness (1 keeps up with the host)"),
+    ]
+    if interface == "pcie":
+        out.append(Param("host.protocol_efficiency", 0.5, 0.97, "", "share of the link rate left after "
+                         "command and packet overhead (the host's practical limit too)", log=False))
+    if cell != "mlc" and cell != "slc":
+        out += [Param("slc.cache_share", 0.003, 0.6, "of capacity", "dynamic SLC cache at most, as a share "
+                      "of the user capacity"),
+                Param("slc.dynamic_share", 0.05, 1.0, "", "share of the free space (over bits per cell) the "
+                      "dynamic cache may take", log=False),
+                Param("nand.native_write_mbps", 50, 20000, "MB/s", "controller's native-mode program pipeline")]
+    if mapping in ("hmb", "sram"):
+        out += [Param("mapping.cache_mib", 0.25, 1024, "MiB", "mapping-table cache (4 B per 4 KiB covered)"),
+                Param("ftl.gc_buffers", 1, 64, "", "GC program units in flight at once (controller SRAM)",
+                      integer=True)]
+    if mapping == "hmb":
+        out.append(Param("mapping.hmb_access_us", 0.05, 10, "us", "extra latency of a lookup in host memory"))
+    known = {p.key for p in out}
+    out += [EXTRA[k] for k in extra if k not in known]
+    return out
+
+
+# mechanisms some classes have, searched when the class has them
+EXTRA = {p.key: p for p in (
+    Param("ftl.gc_move_us", 0.1, 80, "us", "controller firmware time per slot GC relocates"),
+    Param("mapping.checkpoint_gb", 0.5, 64, "GB", "host writes between writes of the whole mapping table"),
+    Param("host.read_op_us", 0.1, 60, "us", "controller time per flash read it issues"),
+    Param("host.read_mbps", 100, 20000, "MB/s", "controller read path"),
+    Param("host.write_mbps", 100, 20000, "MB/s", "controller write path"),
+    Param("slc.static_share", 0.0005, 0.05, "of capacity", "dedicated SLC blocks, as a share of the capacity"),
+    Param("nand.retry.steps_fresh", 0.0005, 0.3, "steps", "mean read-retry steps of year-old data on new NAND"),
+)}
+
+
+@dataclass(frozen=True)
+class Class:
+    """A generic class: the built-in profile a search starts from, and the mechanisms of it
+    the search moves besides the common ones."""
+
+    profile: str
+    what: str
+    extra: tuple[str, ...] = ()
+
+
+CLASSES = {
+    "tlc-256": Class("tlc-256", "PCIe 3.0 TLC with DRAM", ("nand.retry.steps_fresh",)),
+    "tlc-pcie4-1000": Class("tlc-pcie4-1000", "PCIe 4.0 TLC with DRAM", ("nand.retry.steps_fresh",)),
+    "bg4-256": Class("bg4-256", "DRAM-less (HMB) PCIe TLC"),
+    "qlc-pcie4-hmb-1000": Class("qlc-pcie4-hmb-1000", "QLC", ("slc.static_share",)),
+    "mx100-256": Class("mx100-256", "SATA MLC with DRAM", ("ftl.gc_move_us", "mapping.checkpoint_gb")),
+}
+
+
+def choose_class(facts: dict[str, Any]) -> str:
+    """The class for what the evidence shows (cell, interface, mapping, PCIe generation)."""
+    cell, mapping = facts.get("cell", "tlc"), facts.get("mapping", "dram")
+    if cell == "qlc":
+        return "qlc-pcie4-hmb-1000"
+    if cell in ("mlc", "slc"):
+        return "mx100-256"
+    if mapping in ("hmb", "sram"):
+        return "bg4-256"
+    return "tlc-pcie4-1000" if facts.get("interface") == "pcie" and facts.get("pcie_gen", 3) >= 4 else "tlc-256"
+
+
+@dataclass
+class Start:
+    """A search's start: the class profile (TOML text and parsed), what the facts fix on it
+    (capacity, link, mapping), and the parameters with the class's values."""
+
+    class_id: str
+    text: str
+    profile: dict[str, Any]
+    capacity_gb: float
+    fixed: dict[str, Any]  # profile key -> value the facts set (not searched)
+    params: list[Param]
+    start: dict[str, float] = field(default_factory=dict)  # key -> the class's physical value
+
+    def overrides(self, values: dict[str, float]) -> list[str]:
+        """`--set` overrides for the class profile: the facts, then `values` (key -> physical;
+        the class's for keys not given), derived keys resolved."""
+        return [f"{k}={_toml(v)}" for k, v in self.settings(values).items()]
+
+    def settings(self, values: dict[str, float]) -> dict[str, Any]:
+        v = {**self.start, **values}
+        p = self.profile
+        nand = p["nand"]
+        out: dict[str, Any] = dict(self.fixed)
+        for key, x in v.items():
+            if key in DERIVED:
+                continue
+            out[key] = int(round(x)) if _is_int(key) else x
+        dies = int(v["dies"])
+        channels = min(int(nand["channels"]), dies)
+        out["nand.channels"] = channels
+        out["nand.dies_per_channel"] = max(1, dies // channels)
+        block = nand["planes"] * nand["pages_per_block"] * nand["page_kib"] * KIB
+        dies_total = channels * out["nand.dies_per_channel"]
+        slc_static = v.get("slc.static_share", _static_share(p, self.capacity_gb)) * self.capacity_gb
+        bits = {"slc": 1, "mlc": 2, "tlc": 3, "qlc": 4}[nand["cell"]]
+        raw = self.capacity_gb * GB * (1 + v["spare_pct"] / 100) + slc_static * GB * bits
+        # at least the blocks the capacity needs besides the GC reserve (threshold + 4 per die)
+        reserve = float(_get(p, "ftl.gc_threshold_blocks", 2)) + 4
+        least = (self.capacity_gb * GB + slc_static * GB * bits) / (dies_total * block) + reserve
+        out["nand.blocks_per_plane"] = max(8, math.ceil(raw / (dies_total * block)), math.ceil(least))
+        if "slc.cache_share" in v:
+            out["slc.dynamic_max_gb"] = v["slc.cache_share"] * self.capacity_gb
+        if "slc.static_share" in v:
+            out["slc.static_gb"] = slc_static
+        return out
+
+    def physical(self, u: dict[str, float]) -> dict[str, float]:
+        by = {p.key: p for p in self.params}
+        return {k: by[k].physical(x) for k, x in u.items()}
+
+    def unit_start(self) -> dict[str, float]:
+        return {p.key: p.unit_of(self.start[p.key]) for p in self.params}
+
+
+DERIVED = ("dies", "spare_pct", "slc.cache_share", "slc.static_share")
+INTS = ("nand.channels", "nand.dies_per_channel", "nand.blocks_per_plane", "host.write_buffer_kib",
+        "ftl.gc_buffers", "host.max_queue_depth")
+
+
+def _is_int(key: str) -> bool:
+    return key in INTS
+
+
+def _toml(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return f'"{v}"'
+    if isinstance(v, float):
+        return repr(round(v, 6))
+    return str(v)
+
+
+def _get(p: dict[str, Any], key: str, default: Any = None) -> Any:
+    cur: Any = p
+    for part in key.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return default
+        cur = cur[part]
+    return cur
+
+
+def _static_share(p: dict[str, Any], capacity_gb: float) -> float:
+    return float(_get(p, "slc.static_gb", 0.0)) / capacity_gb
+
+
+def raw_bytes(p: dict[str, Any]) -> float:
+    n = p["nand"]
+    return float(n["channels"] * n["dies_per_channel"] * n["planes"] * n["blocks_per_plane"]
+                 * n["pages_per_block"] * n["page_kib"] * KIB)
+
+
+def class_value(p: dict[str, Any], key: str, capacity_gb: float) -> float:
+    """The class profile's value of a searched key (derived keys computed from it)."""
+    n = p["nand"]
+    if key == "dies":
+        return float(n["channels"] * n["dies_per_channel"])
+    if key == "spare_pct":
+        static = _static_share(p, float(p["user_capacity_gb"])) * float(p["user_capacity_gb"]) * GB
+        bits = {"slc": 1, "mlc": 2, "tlc": 3, "qlc": 4}[n["cell"]]
+        return 100.0 * ((raw_bytes(p) - static * bits) / (float(p["user_capacity_gb"]) * GB) - 1.0)
+    if key == "slc.cache_share":
+        return float(_get(p, "slc.dynamic_max_gb", 0.0)) / float(p["user_capacity_gb"])
+    if key == "slc.static_share":
+        return _static_share(p, float(p["user_capacity_gb"]))
+    default = {"host.write_latency_us": 0.0, "ftl.gc_pace": 1.0, "ftl.idle_gc_target_pct": 10.0,
+               "host.protocol_efficiency": 0.87, "nand.native_write_mbps": 0.0, "ftl.gc_buffers": 0.0,
+               "mapping.hmb_access_us": 1.0, "ftl.gc_move_us": 0.0, "mapping.checkpoint_gb": 0.0,
+               "host.read_op_us": 0.0, "host.read_mbps": 0.0, "host.write_mbps": 0.0,
+               "nand.retry.steps_fresh": 0.0, "slc.dynamic_share": 1.0, "host.host_latency_us": 10.0}
+    return float(_get(p, key, default.get(key, 0.0)))
+
+
+# a value of 0 means "no such limit" for these keys: the search's top of the range stands for it
+UNLIMITED = ("nand.native_write_mbps", "host.read_mbps", "host.write_mbps", "ftl.gc_buffers",
+             "host.read_op_us", "ftl.gc_move_us", "mapping.checkpoint_gb")
+
+
+def start(class_id: str, facts: dict[str, Any]) -> Start:
+    """The search's start from class `class_id` (a class of CLASSES or any built-in profile)
+    for a drive with `facts` (capacity_gb is needed; interface, link and mapping override the
+    class's)."""
+    if class_id not in builtin_ids():
+        raise ValueError(f"--start {class_id}: not a built-in profile; classes: {', '.join(CLASSES)}")
+    text = load_text(class_id)
+    p = tomllib.loads(text)
+    cap = float(facts.get("capacity_gb") or p["user_capacity_gb"])
+    fixed: dict[str, Any] = {"user_capacity_gb": cap}
+    host = p["host"]
+    interface = facts.get("interface", host["interface"])
+    if interface != host["interface"]:
+        fixed["host.interface"] = interface
+        fixed["host.max_queue_depth"] = 32 if interface == "sata" else 1024
+        fixed["host.protocol_efficiency"] = 0.92 if interface == "sata" else 0.87
+    for k in ("pcie_gen", "lanes"):
+        if k in facts and interface == "pcie":
+            fixed[f"host.{k}"] = facts[k]
+    mapping = facts.get("mapping", _get(p, "mapping.kind", "dram"))
+    if mapping != _get(p, "mapping.kind", "dram"):
+        fixed["mapping.kind"] = mapping
+        fixed["mapping.cache_mib"] = 0.0 if mapping == "dram" else 64.0 if mapping == "hmb" else 1.0
+    cell = p["nand"]["cell"]
+    cls = CLASSES.get(class_id, Class(class_id, "a built-in profile"))
+    params = params_for(cell, mapping, interface, cls.extra)
+    if interface == "sata":  # the SATA link's efficiency is the interface's, not searched
+        params = [q for q in params if q.key != "host.protocol_efficiency"]
+    base = dict(p)
+    vals = {}
+    for q in params:
+        if q.key in fixed:
+            vals[q.key] = float(fixed[q.key])
+            continue
+        x = class_value(base, q.key, cap)
+        if q.key in UNLIMITED and x == 0:
+            x = q.hi  # no limit: the top of the range (as fast as the search goes)
+        vals[q.key] = min(max(x, q.lo), q.hi)
+    for k in list(fixed):
+        if k in vals:
+            del fixed[k]
+    params = [q for q in params if q.key not in fixed]
+    return Start(class_id, text, p, cap, fixed, params, vals)
+
+
+def scaled(overrides: list[str], profile: dict[str, Any], blocks: int) -> tuple[list[str], float]:
+    """The same drive with `blocks` blocks per plane (fewer): overrides to add after
+    `overrides`, and the factor every size (capacity, caches, the pause's idle work) was
+    multiplied by. Unchanged (factor 1) when the drive already has no more blocks."""
+    cur = {o.split("=", 1)[0]: o.split("=", 1)[1] for o in overrides}
+
+    def val(key: str) -> float:
+        return float(cur[key]) if key in cur else float(_get(profile, key, 0.0))
+
+    b = val("nand.blocks_per_plane")
+    k = val("ftl.gc_threshold_blocks") or 2.0
+    k += 2.0  # the GC threshold and two open blocks per die do not scale
+    if blocks >= b:
+        return [], 1.0
+    f = (blocks - k) / (b - k)
+    n = profile["nand"]
+    dies = val("nand.channels") * val("nand.dies_per_channel")
+    block = n["planes"] * n["pages_per_block"] * n["page_kib"] * KIB
+    most = dies * block * (blocks - k - 2) / GB * 0.999  # what the GC reserve leaves (threshold + 4)
+    out = [f"nand.blocks_per_plane={blocks}", f"user_capacity_gb={min(val('user_capacity_gb') * f, most)!r}"]
+    for key in ("slc.dynamic_max_gb", "slc.static_gb", "slc.reclaim_gb", "slc.reclaim_interval_gb",
+                "mapping.checkpoint_gb"):
+        x = val(key)
+        if x:
+            out.append(f"{key}={x * f!r}")
+    kind = cur.get("mapping.kind", _get(profile, "mapping.kind", "dram")).strip('"')
+    if kind in ("hmb", "sram"):
+        out.append(f"mapping.cache_mib={max(val('mapping.cache_mib') * f, 0.01)!r}")
+    return out, f

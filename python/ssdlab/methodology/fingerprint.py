@@ -1,0 +1,314 @@
+"""The fingerprint battery: the shortest sequence of phases that shows what a drive's
+simulated twin needs (`ssdlab fit`, docs/fit.md), each phase aimed at a few parameters:
+
+- purge, then a sequential fill of the whole area with per-segment speed: the SLC cache's
+  size and policy, the post-cache (native) speed, folding and recovery bursts;
+- an idle settle (until the drive is quiet: a simulated drive says when; a real one waits
+  the whole SETTLE_S), so the reads below read native pages, not the cache;
+- QD1 4 KiB random reads of the filled drive with their histogram: read time per page
+  type (one peak each), read retries (the far tail);
+- 4 KiB random reads at QD32 and 128 KiB sequential reads: the dies' and planes'
+  parallelism at that read time, the read path and the link;
+- a working-set sweep of QD1 reads over area / 2^k: the mapping cache (flat with DRAM; a
+  step where the span outgrows an HMB's or an SRAM's coverage);
+- QD1 4 KiB random writes with their histogram: the write path and its waits;
+- a 4 KiB QD32 random-write stretch (up to 2 drive writes or --seconds, 1800 by default):
+  GC, spare area, WAF, the steady-state level and its dips;
+- an idle pause and a random-write burst after it: what idle time recovers.
+
+The phases are given as shares of the written area (bytes written / area) with seconds as
+caps (a real drive's time); `plan_of` reads those shares back from a stored run, so `ssdlab
+fit` can run the same battery on a smaller simulated drive with the same dies (the same
+shares of its area) and compare like with like. Every metric is therefore a rate, a
+latency or a share: none grows with the drive's size."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from .. import phase as ph
+from ..analysis import fill_shape, rate_mbps
+from ..analysis.curves import average_by_share, by_share, hist_quantiles, rate_by_share
+from ..figures import lazy
+from ..phase import GB
+from .common import Options, area_bytes, by_name
+from .test import Test
+
+DEFAULT_SECONDS = 1800
+SECONDS_HELP = "cap on the random-write stretch (it stops at 2 drive writes or this, whichever first)"
+SETTLE_S = 300.0  # as working-set: every profile's post-fill folding is done by then
+QD1_READ_S = 10.0
+DEPTH_S = 2.0  # QD32 random reads, sequential reads: a rate settles in well under a second
+SPAN_S = 3.0  # each working-set span
+QD1_WRITE_SHARE, QD1_WRITE_S = 0.01, 10.0
+CACHE_SHARE, CACHE_S = 0.02, 3.0  # the region written first (into the SLC cache) and read back
+STRETCH_SHARE = 2.0  # drive writes
+PAUSE_S = 600.0
+RECOVERY_SHARE, RECOVERY_S = 0.10, 120.0
+FILL_BINS, STRETCH_BINS, RECOVERY_BINS = 20, 10, 5
+FILL_POINTS = 40  # the fill's average speed from the start to each 2.5 %: smooth where the cache ends
+TRIAL_SEGMENTS = 160  # a replay's fill segments: enough for FILL_BINS at any drive size
+FILL_SEGMENTS = 128  # at least this many fill segments
+MIN_SEGMENT = 64 * 2**20  # a replay's shortest: the write buffer's head start stays a few % of one
+READ_QUANTILES = (("p10", 0.10), ("p25", 0.25), ("p50", 0.50), ("p75", 0.75), ("p90", 0.90),
+                  ("p99", 0.99), ("p99_9", 0.999))
+WRITE_QUANTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99_9", 0.999))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How much each phase does, as shares of the area; `caps`: stop at the seconds caps
+    too (a real drive's time; a scaled copy of a run sets False and follows the bytes)."""
+
+    spans: int  # working-set spans area / 2^k, k = spans .. 1
+    qd1_write_share: float = QD1_WRITE_SHARE
+    stretch_share: float = STRETCH_SHARE
+    pause_s: float = PAUSE_S
+    recovery_share: float = RECOVERY_SHARE
+    stretch_s: float = DEFAULT_SECONDS
+    caps: bool = True
+    settle_s: float = SETTLE_S  # cap on the idle after the fill (0: none)
+    fill_segments: int | None = None  # None: the fill test's segments (1 GB)
+
+    def scaled(self, time_scale: float) -> "Plan":
+        """The same battery on a drive of `time_scale` times the blocks: idle work (folding,
+        GC) shrinks with the blocks, so the settle's cap and the pause do too."""
+        return replace(self, pause_s=self.pause_s * time_scale, settle_s=self.settle_s * time_scale, caps=False,
+                       fill_segments=TRIAL_SEGMENTS)
+
+
+def default_plan(area: int, opts: Options) -> Plan:
+    """Spans down to about 1 GB (at least one: half the area); `--seconds` caps the stretch,
+    `--interval` sets the pause (and caps the settle)."""
+    spans = max(1, int(math.floor(math.log2(area / GB) + 0.01))) if area >= 2 * GB else 1
+    pause = PAUSE_S if opts.interval is None else float(opts.interval)
+    return Plan(spans=spans, stretch_s=opts.secs(DEFAULT_SECONDS), pause_s=pause,
+                settle_s=min(SETTLE_S, pause))
+
+
+def span_label(k: int) -> str:
+    return "1" if k == 0 else f"1/{2 ** k}"
+
+
+def phases(capacity: int, opts: Options) -> list[ph.Phase]:
+    """The battery on the area; a Plan as the test's own options (`ssdlab fit`'s trials: a
+    stored run's shares on a smaller drive) replaces the default one."""
+    area = area_bytes(capacity, opts)
+    return plan_phases(area, opts.own if isinstance(opts.own, Plan) else default_plan(area, opts))
+
+
+def plan_phases(area: int, plan: Plan) -> list[ph.Phase]:
+    def cap(s: float) -> dict[str, Any]:
+        return {"stop_seconds": s} if plan.caps else {}
+
+    def share(x: float) -> int:
+        return max(4096, int(x * area) // 4096 * 4096)
+
+    whole = dict(offset=0, length=area)
+    # 1 GB segments, finer on a drive under 128 GB (the cache's end is known to a segment)
+    seg = max(MIN_SEGMENT, area // plan.fill_segments // 4096 * 4096) if plan.fill_segments \
+        else min(GB, area // FILL_SEGMENTS)
+    spans = [ph.rand_io(f"ws_{span_label(k)}", read_pct=100, queue_depth=1, offset=0,
+                        length=max(4096, area // 2 ** k // 4096 * 4096), stop_seconds=SPAN_S)
+             for k in range(plan.spans, 0, -1)]
+    return [
+        ph.purge(),
+        *cache_phases(area, plan.caps),
+        ph.seq_write("fill", **whole, stop_bytes=area, segment_bytes=max(4096, seg)),
+        *([ph.idle(plan.settle_s, name="settle", until_quiet=True)] if plan.settle_s > 0 else []),
+        ph.rand_io("qd1_read", read_pct=100, queue_depth=1, **whole, stop_seconds=QD1_READ_S),
+        ph.rand_io("read_qd32", read_pct=100, queue_depth=32, **whole, stop_seconds=DEPTH_S),
+        ph.seq_read("read_seq", **whole, stop_bytes=area, stop_seconds=DEPTH_S),
+        *spans,
+        ph.rand_io("qd1_write", read_pct=0, queue_depth=1, **whole,
+                   stop_bytes=share(plan.qd1_write_share), **cap(QD1_WRITE_S)),
+        ph.rand_io("stretch", read_pct=0, **whole, stop_bytes=share(plan.stretch_share),
+                   **cap(plan.stretch_s)),
+        *([ph.idle(plan.pause_s, name="pause")] if plan.pause_s > 0 else []),
+        ph.rand_io("recovery", read_pct=0, **whole, stop_bytes=share(plan.recovery_share),
+                   **cap(RECOVERY_S)),
+    ]
+
+
+def cache_phases(area: int, caps: bool = True) -> list[ph.Phase]:
+    """Data that sits in the SLC cache (a CrystalDiskMark test file on a purged drive): written
+    sequentially, read back sequentially (the channels and the link, at the SLC read time),
+    at QD1 (the SLC read time) and at QD32, and written at random at QD32 (the cache's write
+    path and buffer, at QD1 its latency); the fill then overwrites it."""
+    n = max(4096, int(CACHE_SHARE * area) // 4096 * 4096)
+    region = dict(offset=0, length=n)
+    cap: dict[str, Any] = {"stop_seconds": CACHE_S} if caps else {}
+    return [ph.seq_write("cache_write", **region, stop_bytes=n),
+            ph.seq_read("cache_seq_read", **region, stop_bytes=n, **cap),
+            ph.rand_io("cache_qd1_read", read_pct=100, queue_depth=1, **region, stop_seconds=CACHE_S),
+            ph.rand_io("cache_qd32_read", read_pct=100, **region, stop_seconds=DEPTH_S),
+            ph.rand_io("cache_qd1_write", read_pct=0, queue_depth=1, **region, stop_bytes=max(4096, n // 40 // 4096 * 4096),
+                       **cap),
+            ph.rand_io("cache_rand_write", read_pct=0, **region, stop_bytes=n, **cap)]
+
+
+def plan_of(phases: list[dict], area: int) -> Plan:
+    """The plan a stored run followed (its phases as the store gives them: name, kind,
+    spec, totals): the bytes each write phase moved, as shares of `area`."""
+    named = {p["name"]: p for p in phases}
+
+    def written(name: str, default: float) -> float:
+        p = named.get(name)
+        b = float(p["totals"].get("write_bytes") or 0) if p else 0.0
+        return b / area if b > 0 else default
+
+    pause, settle = named.get("pause"), named.get("settle")
+    return Plan(spans=sum(1 for n in named if n.startswith("ws_")),
+                settle_s=float(settle["spec"]["seconds"]) if settle else 0.0,
+                qd1_write_share=written("qd1_write", QD1_WRITE_SHARE),
+                stretch_share=written("stretch", STRETCH_SHARE),
+                pause_s=float(pause["spec"]["seconds"]) if pause else 0.0,
+                recovery_share=written("recovery", RECOVERY_SHARE))
+
+
+# ---- analysis ------------------------------------------------------------------------------
+def _f(v: Any) -> float | None:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _labels(values: list[float | None], n: int) -> dict[str, float | None]:
+    """Bins keyed by the share of the phase at their end ("0.25")."""
+    return {f"{(k + 1) / n:g}": v for k, v in enumerate(values)}
+
+
+def _latency(prefix: str, r, quantiles) -> dict[str, float | None]:
+    """Mean and quantiles of a phase's latency; the quantiles all from its histogram (the
+    same ~3 % buckets on every target), so they are in order."""
+    lat = r.latency or {}
+    hist = "edges_us" in lat and "counts" in lat
+    qs = hist_quantiles(lat["edges_us"], lat["counts"], [q for _, q in quantiles]) if hist else []
+    out = {f"{prefix}_mean_us": _f(lat.get("mean_us"))}
+    for (name, _), v in zip(quantiles, qs or [None] * len(quantiles)):
+        out[f"{prefix}_{name}_us"] = v
+    return out
+
+
+def _write_bytes(r) -> np.ndarray:
+    """Cumulative bytes written at each second's end (the simulator counts them; a real
+    drive's per-second IOPS times the 4 KiB block)."""
+    s = r.series
+    if "host_write_bytes" in s and len(s["host_write_bytes"]) == len(s["iops"]):
+        return np.cumsum(np.asarray(s["host_write_bytes"], dtype=np.float64))
+    return np.cumsum(np.asarray(s["iops"], dtype=np.float64) * _seconds(r) * r.phase.block_size)
+
+
+def _seconds(r) -> np.ndarray:
+    t = np.asarray(r.series.get("t_s", []), dtype=np.float64)
+    return np.diff(np.r_[0.0, t]) if t.size else np.ones(len(r.series.get("iops", [])))
+
+
+def _burst(r, n: int) -> list[float | None]:
+    iops = np.asarray(r.series.get("iops", []), dtype=np.float64)
+    if iops.size == 0:
+        return [None] * n
+    return by_share(_write_bytes(r), iops, _seconds(r), n)
+
+
+def analyze(results, opts: Options) -> dict:
+    r = by_name(results)
+    out: dict[str, Any] = {}
+    fill = r.get("fill")
+    if fill is not None and len(fill.segments.get("mbps", [])):
+        gb, seg, t = fill.segments["gb"], fill.segments["mbps"], fill.segments["t_s"]
+        shape = fill_shape(gb, seg)
+        area_gb = float(gb[-1])
+        tenth = int((np.asarray(gb) <= 0.9 * area_gb).sum())
+        out.update({
+            "slc_cache_gb": shape.slc_cache_gb,
+            "slc_cache_share": None if shape.slc_cache_gb is None else shape.slc_cache_gb / area_gb,
+            "peak_mbps": shape.peak_mbps,
+            # bytes over time of the segments before the drop: the cached speed, which unlike the
+            # fastest segment does not count the write buffer's head start twice on short segments
+            "cached_mbps": rate_mbps(gb[:shape.drop_index], t[:shape.drop_index])
+            if shape.drop_index else None,
+            "post_cache_mbps": rate_mbps(gb, t, shape.drop_index) if shape.drop_index is not None
+            else float(fill.totals["mbps"]),
+            "last_tenth_mbps": rate_mbps(gb, t, tenth),
+            "avg_mbps": float(fill.totals["mbps"]),
+            "recovery_peaks": shape.recovery_peaks,
+            "fill_mbps_by_share": _labels(rate_by_share(gb, t, FILL_BINS), FILL_BINS),
+            "fill_avg_mbps_by_share": _labels(average_by_share(gb, t, FILL_POINTS), FILL_POINTS),
+        })
+    if "cache_seq_read" in r:
+        out.update({"cache_seq_read_mbps": _f(r["cache_seq_read"].totals.get("mbps")),
+                    "cache_qd1_read_mean_us": _f(r["cache_qd1_read"].latency.get("mean_us")),
+                    "cache_qd32_read_iops": _f(r["cache_qd32_read"].totals.get("iops")),
+                    "cache_qd1_write_mean_us": _f(r["cache_qd1_write"].latency.get("mean_us")),
+                    "cache_rand_write_iops": _f(r["cache_rand_write"].totals.get("iops"))})
+    if "qd1_read" in r:
+        out.update(_latency("qd1_read", r["qd1_read"], READ_QUANTILES))
+    if "read_qd32" in r:
+        out["read_qd32_iops"] = _f(r["read_qd32"].totals.get("iops"))
+    if "read_seq" in r:
+        out["read_seq_mbps"] = _f(r["read_seq"].totals.get("mbps"))
+    spans = {n[3:]: _f(p.latency.get("mean_us")) for n, p in r.items() if n.startswith("ws_")}
+    if spans or "qd1_read" in r:
+        out["qd1_read_mean_us_by_span"] = {**spans, "1": out.get("qd1_read_mean_us")}
+    if "qd1_write" in r:
+        out.update(_latency("qd1_write", r["qd1_write"], WRITE_QUANTILES))
+        out["qd1_write_iops"] = _f(r["qd1_write"].totals.get("iops"))
+    if "stretch" in r:
+        s = r["stretch"]
+        bins = _burst(s, STRETCH_BINS)
+        tail = [b for b in bins[-2:] if b is not None]
+        iops = np.asarray(s.series.get("iops", []), dtype=np.float64)
+        half = iops[iops.size // 2:]
+        host = _f(s.totals.get("host_write_bytes"))
+        nand = _f(s.totals.get("nand_write_bytes"))
+        out.update({
+            "stretch_iops_by_share": _labels(bins, STRETCH_BINS),
+            "steady_iops": float(np.mean(tail)) if tail else None,
+            "stretch_p1_low_iops": float(np.percentile(half, 1, method="lower")) if half.size else None,
+            "stretch_waf": nand / host if host and nand is not None else None,
+        })
+    if "recovery" in r:
+        bins = _burst(r["recovery"], RECOVERY_BINS)
+        out["recovery_iops_by_share"] = _labels(bins, RECOVERY_BINS)
+        steady = out.get("steady_iops")
+        out["recovery_gain"] = bins[0] / steady if bins[0] is not None and steady else None
+    return out
+
+
+TEST = Test(
+    name="fingerprint",
+    title="Fingerprint battery",
+    phases=phases,
+    analyze=analyze,
+    figures=lazy("fingerprint"),
+    default_seconds=DEFAULT_SECONDS,
+    seconds_help=SECONDS_HELP,
+    cost=5.0,
+    in_review=False,
+    replay=plan_of,
+    scale_free=True,
+    metric_groups=(
+        ("cached data", ("cache_",)),
+        ("span sweep", ("qd1_read_mean_us_by_span",)),
+        ("QD1 reads", ("qd1_read_mean_us", "qd1_read_p")),
+        ("reads at depth", ("read_qd32_", "read_seq_")),
+        ("QD1 writes", ("qd1_write_",)),
+        ("random-write stretch", ("stretch_", "steady_iops")),
+        ("idle recovery", ("recovery_",)),
+        ("fill curve", ("fill_",)),
+        ("fill", ("",)),
+    ),
+    # the fastest segment is faster when the write buffer takes a larger part of it (the
+    # cumulative fill speed carries the peak); the cache in GB grows with the drive (its share
+    # does not)
+    unfitted=("slc_cache_gb", "peak_mbps"),
+    summary="the phases a simulated twin is fitted to (ssdlab fit): fill, QD1 reads and writes, "
+            "reads at depth, working-set sweep, random-write stretch, idle recovery",
+)

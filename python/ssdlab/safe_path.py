@@ -1,0 +1,367 @@
+"""Paths ssdlab writes through, and how it opens them: a file target, `serve --data`, the
+results store (--db), pending-results files, markers, fio log files, reports (-o DIR),
+exports. Every writer goes through this module.
+
+The rule: no symlink another user could have planted is followed. A path is walked one
+component at a time (lstat, never the kernel's resolution): a symlink owned by anyone
+but the caller (the effective uid) or root is refused, wherever it is in the path, and so
+is a symlink whose target is missing (following it would create a file wherever it
+points). What ssdlab then opens for writing is opened from a chain of directory
+descriptors, each component with O_NOFOLLOW, so a link put in place after the walk is
+refused by the kernel rather than followed. Files in shared directories are created new
+(O_EXCL) or written to a temporary file and renamed over the name (a rename replaces a
+planted link itself, never its target).
+
+Refusals are UnsafePath: one line naming the path and what to do, exit status 2."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import shutil
+import stat
+from collections import deque
+from pathlib import Path
+from typing import Iterator
+
+MAX_LINKS = 40  # the kernel's own limit (ELOOP)
+DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class UnsafePath(ValueError):
+    """A path ssdlab will not write through, or cannot (`reason` says why); the CLI exits
+    with status 2. A refusal (a link, an owner, a mode) reads "refusing WHAT: REASON"."""
+
+    exit_code = 2
+
+    def __init__(self, what: str, reason: str, refusal: bool = True):
+        super().__init__(f"refusing {what}: {reason}" if refusal else f"{what}: {reason}")
+        self.what, self.reason, self.refusal = what, reason, refusal
+
+
+class Exists(UnsafePath):
+    """A file that was to be created new is there already."""
+
+
+class Missing(UnsafePath):
+    """A directory of the path does not exist."""
+
+
+def trusted_uids() -> tuple[int, ...]:
+    """Whose symlinks may be followed: the caller's own and root's."""
+    return (0, os.geteuid())
+
+
+def _refuse(what: str, text: str) -> UnsafePath:
+    return UnsafePath(what, text)
+
+
+def _cannot(what: str, text: str) -> UnsafePath:
+    return UnsafePath(what, text, refusal=False)
+
+
+def real(path: str | os.PathLike[str], what: str | None = None) -> str:
+    """`path` made absolute with every symlink resolved, after checking each one: owned by
+    the caller or root, and (when it is the path's last component) pointing at something
+    that exists. The last component may be missing (a new file); a missing directory
+    before it is refused. `what` names the path in messages (default: the path)."""
+    text = os.fspath(path)
+    what = what or text
+    if not text:
+        raise _cannot(what, "an empty path")
+    if "\0" in text:
+        raise _cannot(what, "the path contains a NUL byte")
+    parts = deque(text.split("/"))
+    cur = "/" if text.startswith("/") else os.getcwd()
+    links = 0
+    via_link = False  # the last name to look up is a link's target
+    while parts:
+        c = parts.popleft()
+        if c in ("", "."):
+            continue
+        if c == "..":
+            cur = os.path.dirname(cur)
+            continue
+        nxt = os.path.join(cur, c)
+        last = not any(p not in ("", ".") for p in parts)
+        try:
+            st = os.lstat(nxt)
+        except FileNotFoundError:
+            if last and not via_link:
+                return nxt  # a new file in an existing directory
+            if last:
+                raise _refuse(what, f"a symlink to a missing file ({nxt}); give the file's own "
+                                    "path (ssdlab does not create files through links)") from None
+            raise Missing(what, f"directory {nxt} does not exist", refusal=False) from None
+        except OSError as e:
+            raise _cannot(what, f"cannot look at {nxt}: {e.strerror}") from None
+        if stat.S_ISLNK(st.st_mode):
+            if st.st_uid not in trusted_uids():
+                raise _refuse(what, f"{nxt} is a symlink owned by uid {st.st_uid}, another user, which "
+                                    "ssdlab does not follow; give the real path")
+            links += 1
+            if links > MAX_LINKS:
+                raise _refuse(what, f"more than {MAX_LINKS} symlinks in the path (a loop?)")
+            target = os.readlink(nxt)
+            if target.startswith("/"):
+                cur = "/"
+            parts.extendleft(reversed(target.split("/")))
+            via_link = via_link or last  # the name at the end is now the link's target's
+            continue
+        if not last and not stat.S_ISDIR(st.st_mode):
+            raise _cannot(what, f"{nxt} is not a directory")
+        cur = nxt
+    return cur
+
+
+def dir_fd(directory: str) -> int:
+    """An O_PATH descriptor of the real directory `directory` (as `real` returns), opened
+    one component at a time with O_NOFOLLOW: a symlink put anywhere in it since it was
+    checked fails with ELOOP/ENOTDIR instead of being followed."""
+    fd = os.open("/", DIR_FLAGS)
+    try:
+        for c in [p for p in directory.split("/") if p]:
+            nfd = os.open(c, DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _opened(what: str, path: str, e: OSError) -> UnsafePath:
+    if e.errno in (errno.ELOOP, errno.ENOTDIR):
+        return _refuse(what, f"{path} changed into a symlink while ssdlab checked it; look at who "
+                             "else writes there")
+    if e.errno == errno.EEXIST:
+        return Exists(what, f"{path} exists (ssdlab creates it new); remove it or choose another name",
+                      refusal=False)
+    if e.errno == errno.ENAMETOOLONG:
+        return _cannot(what, f"{path}: the name is too long for the filesystem; choose a shorter one")
+    return _cannot(what, f"cannot write {path}: {e.strerror}")
+
+
+def open_file(path: str | os.PathLike[str], flags: int, mode: int = 0o600, what: str | None = None) -> int:
+    """A descriptor of `path` (checked and resolved as `real` does) opened with `flags`
+    (O_NOFOLLOW added) from the chain of its directories. With O_CREAT|O_EXCL it is a new
+    file, never an existing one or a link. UnsafePath when anything in the way is not as
+    checked."""
+    what = what or os.fspath(path)
+    return open_real(real(path, what), flags, mode, what)
+
+
+def open_real(path: str, flags: int, mode: int = 0o600, what: str | None = None) -> int:
+    """`path`, a real path (`real` resolved it earlier), opened with no link followed
+    anywhere in it: one put there since is refused (ELOOP), even one of the caller."""
+    what = what or path
+    parent, name = os.path.split(path)
+    try:
+        d = dir_fd(parent)
+    except OSError as e:
+        raise _opened(what, parent, e) from None
+    try:
+        return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=d)
+    except OSError as e:
+        raise _opened(what, path, e) from None
+    finally:
+        os.close(d)
+
+
+def create(path: str | os.PathLike[str], what: str | None = None, mode: int = 0o600) -> int:
+    """A new file at `path`, open for writing (never over an existing file or a link)."""
+    return open_file(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode, what)
+
+
+def _write_fd(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def write(path: str | os.PathLike[str], data: bytes | str, what: str | None = None, mode: int = 0o644,
+          sync: bool = False) -> Path:
+    """Replace `path` with a file holding `data`: written to a new file of a random name in
+    the same checked directory, then renamed over the name (a link planted there is
+    replaced, its target left alone). Returns the real path written."""
+    what = what or os.fspath(path)
+    blob = data.encode() if isinstance(data, str) else data
+    r = real(path, what)
+    parent, name = os.path.split(r)
+    try:
+        d = dir_fd(parent)
+    except OSError as e:
+        raise _opened(what, parent, e) from None
+    tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
+    try:
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=d)
+        except OSError as e:
+            raise _opened(what, os.path.join(parent, tmp), e) from None
+        try:
+            try:
+                _write_fd(fd, blob)
+                if sync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, name, src_dir_fd=d, dst_dir_fd=d)
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=d)
+            raise _opened(what, r, e) from None
+    finally:
+        os.close(d)
+    return Path(r)
+
+
+def make_dirs(path: str | os.PathLike[str], what: str | None = None, mode: int = 0o777) -> str:
+    """`path` as a directory (made, with its missing parents, when it is not there); its real
+    path. Existing components are checked as `real` checks them, and each new directory is
+    made in its parent's descriptor."""
+    text = os.fspath(path)
+    what = what or text
+    try:
+        r = real(text, what)
+    except Missing:
+        make_dirs(os.path.dirname(text.rstrip("/")) or ".", what, mode)
+        r = real(text, what)
+    if not os.path.lexists(r):
+        parent, name = os.path.split(r)
+        try:
+            d = dir_fd(parent)
+        except OSError as e:
+            raise _opened(what, parent, e) from None
+        try:
+            os.mkdir(name, mode, dir_fd=d)
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise _cannot(what, f"cannot create {r}: {e.strerror}") from None
+        finally:
+            os.close(d)
+        r = real(text, what)
+    if not os.path.isdir(r) or os.path.islink(r):
+        raise _cannot(what, f"{r} is not a directory")
+    return r
+
+
+def check_dirs(path: str, what: str) -> None:
+    """Every directory above the real path `path` belongs to root or the caller, and no one
+    else can replace what is in it: not writable by group or others, or sticky (like /tmp:
+    others cannot rename or remove what is not theirs). For a path handed to a program that
+    opens it by name (fio, nbdkit, SQLite): no one else can swap a link in meanwhile."""
+    d = "/"
+    for c in [p for p in os.path.dirname(path).split("/") if p] + [None]:
+        st = os.lstat(d)
+        if st.st_uid not in trusted_uids() or st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+            raise _refuse(what, f"directory {d} may be written by users other than root and uid "
+                                f"{os.geteuid()} (owner uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o}), "
+                                "who could put a link in place of what ssdlab writes; use a directory only "
+                                "they can write")
+        if c is not None:
+            d = os.path.join(d, c)
+
+
+def read_trusted(path: str | os.PathLike[str], what: str, limit: int = 1 << 20) -> bytes:
+    """The content of a file that decides what others may do (a configuration): refused
+    unless the file and every directory above it belong to root or the caller and no one
+    else can write them."""
+    r = real(path, what)
+    check_dirs(r, what)
+    fd = open_file(r, os.O_RDONLY | os.O_NONBLOCK, what=what)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _refuse(what, f"{r} is not a regular file")
+        if st.st_uid not in trusted_uids() or st.st_mode & 0o022:
+            raise _refuse(what, f"{r} must belong to root (or uid {os.geteuid()}) and be writable by its "
+                                f"owner only (it is uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o}); "
+                                f"chown root {r}; chmod go-w {r}")
+        if st.st_size > limit:
+            raise _refuse(what, f"{r} is larger than {limit} bytes")
+        data = b""
+        while chunk := os.read(fd, limit + 1 - len(data)):
+            data += chunk
+        return data[:limit]
+    finally:
+        os.close(fd)
+
+
+def read_input(path: str | os.PathLike[str], what: str, limit: int) -> bytes:
+    """A file the user names as input: a regular file (never a FIFO, which would wait for a
+    writer, or a device such as /dev/zero, which never ends) of at most `limit` bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise _cannot(what, f"cannot read {os.fspath(path)}: {e.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _cannot(what, f"{os.fspath(path)} is not a regular file; give a file")
+        if st.st_size > limit:
+            raise _cannot(what, f"{os.fspath(path)} is {st.st_size} bytes, more than the {limit} an input "
+                                "of this kind may be")
+        chunks, n = [], 0
+        while chunk := os.read(fd, min(1 << 20, limit + 1 - n)):
+            chunks.append(chunk)
+            n += len(chunk)
+            if n > limit:  # it grew while read
+                raise _cannot(what, f"{os.fspath(path)} is more than {limit} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def staged(out_dir: str | os.PathLike[str], what: str | None = None) -> Iterator[Path]:
+    """A private directory (0700, random name) inside `out_dir` to write into freely; when
+    the block ends, each file in it is renamed into `out_dir` under its name (replacing a
+    planted link, never writing through it) and the private directory is removed."""
+    what = what or os.fspath(out_dir)
+    out = make_dirs(out_dir, what)
+    try:
+        d = dir_fd(out)
+    except OSError as e:
+        raise _opened(what, out, e) from None
+    name = f".ssdlab-{secrets.token_hex(6)}"
+    try:
+        os.mkdir(name, 0o700, dir_fd=d)
+    except OSError as e:
+        os.close(d)
+        raise _cannot(what, f"cannot write in {out}: {e.strerror}") from None
+    stage = Path(out) / name
+    try:
+        yield stage
+        _publish(d, name, "", what, out)
+    finally:
+        os.close(d)
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _publish(d: int, stage: str, sub: str, what: str, out: str) -> None:
+    """Move stage/sub/* to out/sub/* (subdirectories made as needed, never through a link)."""
+    src = os.path.join(stage, sub) if sub else stage
+    for entry in sorted(os.listdir(os.path.join(out, src))):
+        s = os.path.join(src, entry)
+        dst = os.path.join(sub, entry) if sub else entry
+        if os.path.isdir(os.path.join(out, s)) and not os.path.islink(os.path.join(out, s)):
+            try:
+                st = os.stat(dst, dir_fd=d, follow_symlinks=False)
+            except FileNotFoundError:
+                os.mkdir(dst, 0o777, dir_fd=d)
+            else:
+                if not stat.S_ISDIR(st.st_mode):
+                    raise _refuse(what, f"{os.path.join(out, dst)} is not a directory; remove it")
+            _publish(d, stage, dst, what, out)
+            continue
+        try:
+            os.replace(s, dst, src_dir_fd=d, dst_dir_fd=d)
+        except OSError as e:
+            raise _cannot(what, f"cannot write {os.path.join(out, dst)}: {e.strerror}") from None
+
+
+__all__ = ["Exists", "Missing", "UnsafePath", "check_dirs", "create", "dir_fd", "make_dirs", "open_file", "open_real", "read_input", "read_trusted", "real", "staged",
+           "trusted_uids", "write"]

@@ -1,0 +1,1 @@
+"""What may be written: safety checks, drives in use, locks, purge."""

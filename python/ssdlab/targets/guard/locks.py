@@ -1,0 +1,144 @@
+"""One ssdlab run at a time per device (or file): an flock on a lock file named after the
+device number (or the file's real path), holding the owner's pid.
+
+The lock files live in a directory only their owner can write: /run/ssdlab (root, 0700)
+for root, $XDG_RUNTIME_DIR/ssdlab or /tmp/ssdlab-UID (0700) for other users. Nobody else
+can plant a symlink there (a root run would follow it and truncate its target) or hold a
+lock to block runs; files are still opened with O_NOFOLLOW and checked (regular file,
+ours) before they are written."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+from ... import safe_path
+from .safety import DeviceLocked, UnsafeTarget
+
+_HELD: dict[str, str] = {}  # key -> label, locks this process holds
+
+
+def _private_dir(d: Path) -> Path:
+    """`d` created 0700 if missing, and refused unless it is a real directory owned by us
+    that nobody else can write."""
+    try:
+        os.mkdir(d, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as e:
+        raise UnsafeTarget(f"cannot create the lock directory {d}: {e.strerror}") from None
+    st = os.lstat(d)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        raise UnsafeTarget(f"refusing lock directory {d}: not a directory owned by uid "
+                           f"{os.geteuid()} and writable only by it; remove it and run again")
+    return d
+
+
+def lock_dir() -> Path:
+    if os.geteuid() == 0:
+        return _private_dir(Path("/run/ssdlab") if Path("/run").is_dir() else Path("/var/lock/ssdlab"))
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and os.path.isdir(xdg) and os.stat(xdg).st_uid == os.geteuid():
+        return _private_dir(Path(xdg) / "ssdlab")
+    return _private_dir(Path(os.environ.get("TMPDIR", "/tmp")) / f"ssdlab-{os.geteuid()}")
+
+
+def lock_path(key: str) -> Path:
+    return lock_dir() / f"ssdlab-{hashlib.sha1(key.encode()).hexdigest()[:16]}.lock"
+
+
+class DeviceLock:
+    def __init__(self, key: str, label: str):
+        self.key = key
+        self.label = label
+        self.path = lock_path(key)
+        self.fd: int | None = None
+
+    def acquire(self) -> "DeviceLock":
+        if self.key in _HELD:
+            raise DeviceLocked(f"refusing {self.label}: this run already uses it (as {_HELD[self.key]}); "
+                               "give each drive once")
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError as e:
+            raise UnsafeTarget(f"refusing {self.label}: cannot open its lock file {self.path}: "
+                               f"{e.strerror}; remove it and run again") from None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_nlink != 1:
+            os.close(fd)
+            raise UnsafeTarget(f"refusing {self.label}: its lock file {self.path} is not ssdlab's "
+                               "(not a regular file owned by this user); remove it and run again")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            owner = ""
+            try:
+                owner = os.pread(fd, 64, 0).decode(errors="replace").strip()
+            except OSError:
+                pass
+            os.close(fd)
+            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise DeviceLocked(
+                    f"refusing {self.label}: another ssdlab run (pid {owner or '?'}) is using it; "
+                    "wait for it to finish") from None
+            raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self.fd = fd
+        _HELD[self.key] = self.label
+        return self
+
+    def release(self) -> None:
+        if self.fd is not None:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
+            finally:
+                os.close(self.fd)
+                self.fd = None
+                _HELD.pop(self.key, None)
+
+    def __enter__(self) -> "DeviceLock":
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def claim(key: str, label: str) -> None:
+    """This run uses the drive `key` (a key as DeviceLock's) without a lock file here: a
+    drive on another host, whose agent holds the lock there. A drive given twice, by any
+    names, is refused as DeviceLock refuses it."""
+    if key in _HELD:
+        raise DeviceLocked(f"refusing {label}: this run already uses it (as {_HELD[key]}); "
+                           "give each drive once")
+    _HELD[key] = label
+
+
+def unclaim(key: str) -> None:
+    _HELD.pop(key, None)
+
+
+def drive_key(kind: str, path: str) -> str:
+    """What a drive is, whatever names it: a block device's number, a file's real path
+    (the key of its lock, and of a drive given twice in one run)."""
+    if kind == "file":
+        return f"file:{safe_path.real(path, f'file:{path}')}"
+    try:
+        st = os.stat(safe_path.real(path))
+    except OSError as e:
+        raise UnsafeTarget(f"{path}: {e.strerror}; list block devices with `lsblk`") from None
+    if not stat.S_ISBLK(st.st_mode):
+        raise UnsafeTarget(f"{path} is not a block device")
+    return f"dev:{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+
+
+def lock_for_block(path: str) -> DeviceLock:
+    return DeviceLock(drive_key("block", path), path)
+
+
+def lock_for_file(path: str) -> DeviceLock:
+    return DeviceLock(drive_key("file", path), f"file:{path}")

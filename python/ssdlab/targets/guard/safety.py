@@ -1,0 +1,308 @@
+"""What may be written. The rule (docs/real-drives.md): a block device is written only
+with consent, and never while something uses it.
+
+- Consent: every test that writes a block device needs `--destroy-data=DEVICE` naming
+  that device (path, any link to it, or its serial), blank or not. A device without a
+  signature can still hold data (plain dm-crypt, a raw database or backup volume), and a
+  signature probe that fails says nothing, so neither counts as consent.
+- Refused even with the flag: a device that is read-only, holds the root filesystem, is
+  mounted (itself, a partition, or anything stacked on it), is active swap, has devices
+  stacked on it (LVM, MD RAID, dm-crypt, loop devices set up on it), is held open for
+  writing by another process or exclusively by anyone: stop that use first.
+A file target is written only inside its own file, never through another user's link
+(safe_path.py); an existing file with content that ssdlab did not create (for this user)
+needs `--destroy-data=PATH`, and a file a loop device is set up on is refused as the
+device would be.
+Reading needs none of this. One run at a time per device: guard/locks.py.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import stat
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ... import safe_path
+from . import inuse
+
+XATTR = "user.ssdlab.target"
+SYS_CLASS_BLOCK = inuse.SYS_CLASS_BLOCK
+
+
+class UnsafeTarget(ValueError):
+    """A refusal: the message says why and how to proceed. The CLI exits with status 2."""
+
+    exit_code = 2
+
+
+class DeviceLocked(UnsafeTarget):
+    pass
+
+
+# --------------------------------------------------------------------------- block devices
+@dataclass
+class BlockDev:
+    path: str  # as given (/dev/disk/by-id/... or /dev/sdb)
+    real: str  # /dev/sdb
+    name: str  # kernel name: sdb, nvme0n1, loop3
+    devno: str  # "maj:min"
+    tree: set[str] = field(default_factory=set)  # itself, partitions, holders (kernel names)
+
+
+def _read(p: Path | str, default: str = "") -> str:
+    try:
+        return Path(p).read_text().strip()
+    except OSError:
+        return default
+
+
+def resolve_block(path: str) -> BlockDev:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise UnsafeTarget(f"{path}: no such device; list block devices with `lsblk`") from None
+    if not stat.S_ISBLK(st.st_mode):
+        raise UnsafeTarget(f"{path} is not a block device; for a file use file:PATH:SIZE")
+    devno = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+    sysdev = Path("/sys/dev/block") / devno
+    name = os.path.basename(os.path.realpath(sysdev)) if sysdev.exists() else os.path.basename(
+        os.path.realpath(path))
+    dev = BlockDev(path=path, real=os.path.realpath(path), name=name, devno=devno)
+    dev.tree = inuse.device_tree(name)
+    return dev
+
+
+def signatures(path: str) -> tuple[list[str], str]:
+    """Partition tables and filesystem/RAID/LVM signatures on the device (wipefs -n, then
+    blkid -p), and "" or why the probe failed: a failed probe says nothing about the data."""
+    found: list[str] = []
+    why = "neither wipefs nor blkid is installed"
+    if shutil.which("wipefs"):
+        try:
+            r = subprocess.run(["wipefs", "--no-act", "--json", path], capture_output=True,
+                               text=True, timeout=30)
+            if r.returncode == 0 and not r.stdout.strip():
+                return found, ""  # wipefs prints nothing when it finds nothing
+            doc = json.loads(r.stdout) if r.returncode == 0 else None
+            sigs = doc.get("signatures") if isinstance(doc, dict) else None
+            if isinstance(sigs, list):
+                for sg in sigs:
+                    t = (sg.get("type") if isinstance(sg, dict) else None) or "?"
+                    if t not in found:
+                        found.append(str(t))
+                return found, ""
+            err = (r.stderr or "").strip().splitlines()
+            why = f"wipefs failed: {err[-1] if err else f'exit {r.returncode}'}"
+        except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
+            why = f"wipefs failed: {e}"
+    if shutil.which("blkid"):
+        try:
+            r = subprocess.run(["blkid", "-p", "-o", "export", path], capture_output=True,
+                               text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return found, f"{why}; blkid failed: {e}"
+        if r.returncode == 0 or r.returncode == 2 and not r.stderr.strip():  # 2: nothing found
+            for line in r.stdout.splitlines():
+                k, _, v = line.partition("=")
+                if k in ("TYPE", "PTTYPE") and v not in found:
+                    found.append(v)
+            return found, ""
+        why = f"{why}; blkid failed (exit {r.returncode})"
+    return found, why
+
+
+def serial_of(name: str) -> str:
+    for p in (SYS_CLASS_BLOCK / name / "device" / "serial", SYS_CLASS_BLOCK / name / "serial"):
+        s = _read(p)
+        if s:
+            return s
+    if shutil.which("lsblk"):
+        r = subprocess.run(["lsblk", "-dno", "SERIAL", f"/dev/{name}"], capture_output=True,
+                           text=True, timeout=10)
+        return r.stdout.strip()
+    return ""
+
+
+def named(destroy_data: str | None) -> list[str]:
+    """The devices (paths or serials) a --destroy-data value names: one, or several
+    separated by commas (for runs over several drives)."""
+    return [x.strip() for x in (destroy_data or "").split(",") if x.strip()]
+
+
+def names_device(destroy_data: str | None, dev: BlockDev) -> bool:
+    ser = None
+    for d in named(destroy_data):
+        if d.startswith("/"):
+            if os.path.realpath(d) == dev.real:
+                return True
+        else:
+            ser = serial_of(dev.name) if ser is None else ser
+            if ser and d == ser:
+                return True
+    return False
+
+
+def names_file(destroy_data: str | None, real: str) -> bool:
+    for d in named(destroy_data):
+        try:
+            if safe_path.real(d) == real:
+                return True
+        except safe_path.UnsafePath:
+            continue  # a name that leads through another user's link consents to nothing
+    return False
+
+
+def open_exclusive(path: str) -> int:
+    """An O_EXCL descriptor on the device: the kernel then refuses mounts and other
+    exclusive users while we run. Raises UnsafeTarget when someone already holds it."""
+    try:
+        return os.open(path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno == errno.EBUSY:
+            raise UnsafeTarget(
+                f"refusing {path}: it is in use (mounted, part of a RAID/LVM/dm device, or held open "
+                "exclusively by another program); stop that use first") from None
+        raise
+
+
+def in_use(path: str, dev: BlockDev) -> str:
+    """Why the device may not be written whatever the flag says ("" when nothing uses it)."""
+    if inuse.read_only(dev.name):
+        return (f"refusing {path}: the device is read-only (/sys/class/block/{dev.name}/ro = 1); "
+                "a write test needs a writable device")
+    if inuse.root_in(dev.tree):
+        return f"refusing {path}: it holds the root filesystem of this machine"
+    m = inuse.mounted_in(dev.tree)
+    if m:
+        what = ", ".join(f"/dev/{n} on {mnt}" for n, mnt in m[:3])
+        return f"refusing {path}: mounted ({what}); unmount it first"
+    s = inuse.swaps_in(dev.tree)
+    if s:
+        return f"refusing {path}: active swap ({', '.join(s)}); run `swapoff` first"
+    loops = [n for n in inuse.stacked(dev.name, dev.tree) if n.startswith("loop")]
+    if loops:
+        what = ", ".join("/dev/" + n for n in loops)
+        return f"refusing {path}: loop device {what} is set up on it; detach it first (losetup -d)"
+    hold = sorted({h for n in dev.tree for h in inuse.holders(n)})
+    if hold:
+        return (f"refusing {path}: in use by {', '.join('/dev/' + h for h in hold)} (LVM, MD RAID or "
+                "dm-crypt); deactivate it (vgchange -an / mdadm --stop / cryptsetup close) first")
+    w = inuse.writers(dev.tree)
+    if w:
+        what = ", ".join(f"pid {pid} ({comm}) on /dev/{n}" for pid, comm, n in w[:3])
+        return f"refusing {path}: open for writing by another process ({what}); stop it first"
+    for alias in inuse.loop_aliases(dev.name):  # the same file under another loop device
+        why = alias_in_use(alias)
+        if why:
+            return (f"refusing {path}: /dev/{alias} is set up on the same file and {why}; stop that use "
+                    "first (or detach it: losetup -d)")
+    return ""
+
+
+def alias_in_use(name: str) -> str:
+    """How a loop device holding the same data as the device under test is used ("" when
+    it is not): mounted, swap, stacked on, written by a process, or held exclusively (by
+    a mount, an assembly, another ssdlab run)."""
+    tree = inuse.device_tree(name)
+    m = inuse.mounted_in(tree)
+    if m:
+        return "is mounted (" + ", ".join(f"/dev/{n} on {mnt}" for n, mnt in m[:3]) + ")"
+    if inuse.swaps_in(tree):
+        return "is active swap"
+    hold = sorted({h for n in tree for h in inuse.holders(n)} | set(inuse.stacked(name, tree)))
+    if hold:
+        return f"is in use by {', '.join('/dev/' + h for h in hold)}"
+    w = inuse.writers(tree)
+    if w:
+        return f"is open for writing by pid {w[0][0]} ({w[0][1]})"
+    try:
+        os.close(os.open(f"/dev/{name}", os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC))
+    except OSError as e:
+        if e.errno == errno.EBUSY:
+            return "is held exclusively (mounted, assembled, or under test by another run)"
+    return ""
+
+
+def check_block_write(path: str, destroy_data: str | None) -> BlockDev:
+    """Raise UnsafeTarget when writing `path` is not allowed; return the device otherwise."""
+    dev = resolve_block(path)
+    why = in_use(path, dev)
+    if why:
+        raise UnsafeTarget(why)
+    fd = open_exclusive(path)  # catches other exclusive users (and races with a mount)
+    os.close(fd)
+    if names_device(destroy_data, dev):
+        return dev
+    parts = inuse.partitions(dev.name)
+    sigs, failed = signatures(path)
+    found = []
+    if sigs:
+        found.append("signatures " + ", ".join(sigs))
+    if parts:
+        found.append("partitions " + ", ".join(parts))
+    if failed:
+        found.append(f"its contents are unknown: {failed}")
+    if not found:
+        found.append("no signature found, which does not mean it holds no data")
+    if destroy_data:
+        raise UnsafeTarget(
+            f"refusing {path}: writing destroys its data ({'; '.join(found)}) and --destroy-data="
+            f"{destroy_data} names another device; pass --destroy-data={dev.real} (or its serial) "
+            "to erase this one")
+    raise UnsafeTarget(
+        f"refusing {path}: writing destroys its data ({'; '.join(found)}); if you mean to erase it, "
+        f"pass --destroy-data={dev.real}")
+
+
+# --------------------------------------------------------------------------- files
+def check_file_write(path: str, destroy_data: str | None, name: str | None = None) -> str:
+    """A file target: a regular file (or a new one) in an existing directory, reached
+    through no link of another user and kept in directories no one else can swap it in
+    (safe_path). An existing file must be this user's (or root's), and if it has content
+    that ssdlab did not create it needs --destroy-data=PATH. `name`: how messages call it
+    (default file:PATH). Returns the file's real path."""
+    name = name or f"file:{path}"
+    try:
+        real = safe_path.real(path, name)
+        safe_path.check_dirs(real, name)
+    except safe_path.UnsafePath as e:
+        raise UnsafeTarget(str(e)) from None
+    try:
+        st = os.lstat(real)
+    except FileNotFoundError:
+        return real
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafeTarget(f"refusing {name}: not a regular file (use /dev/... for a block device)")
+    if st.st_uid not in safe_path.trusted_uids():
+        raise UnsafeTarget(f"refusing {name}: {real} belongs to uid {st.st_uid}, another user (who could "
+                           "replace it with a link while it is written); use a file of your own")
+    if st.st_size > 0 and not is_ours(real) and not names_file(destroy_data, real):
+        raise UnsafeTarget(
+            f"refusing {name}: the file exists with {st.st_size} bytes that ssdlab did "
+            f"not write; pass --destroy-data={real} to overwrite it")
+    why = inuse.file_in_use(st)
+    if why:
+        raise UnsafeTarget(f"refusing {name}: {why}")
+    return real
+
+
+def is_ours(path: str) -> bool:
+    """Created by ssdlab for this user (the mark is an xattr any owner can set, so a file
+    of another user never counts as ours)."""
+    try:
+        return os.stat(path).st_uid == os.geteuid() and os.getxattr(path, XATTR) == b"1"
+    except OSError:
+        return False
+
+
+def mark_ours(file: int | str) -> None:
+    """Mark the file (a descriptor of the file just created, or its path) as ssdlab's."""
+    try:
+        os.setxattr(file, XATTR, b"1", follow_symlinks=False) if isinstance(file, str) else os.setxattr(file, XATTR, b"1")
+    except OSError:
+        pass  # filesystems without user xattrs: the next run will ask for --destroy-data

@@ -1,0 +1,150 @@
+"""The drives an agent may test: the drive host decides, never the client (remote/agent.py).
+
+Two places hold the list, both written by whoever owns the drive host:
+- the agent's command line, `ssdlab agent --drives /dev/nvme1n1,file:/srv/ssdlab/`: put in
+  authorized_keys (`restrict,command="ssdlab agent --drives ..."`), sshd runs exactly
+  that whatever the key's holder asks;
+- the configuration file /etc/ssdlab/agent.toml (`--config` names another), a line
+  `drives = ["/dev/nvme1n1", "file:/srv/ssdlab/"]`; read only when it and every directory
+  above it belong to root (or the agent's own account) and no one else can write them.
+When both are there, a drive must be in both. With neither, the agent tests nothing.
+
+An entry is a block device (`/dev/...`: that device by its device number, whatever link
+names it), a file (`file:/srv/t.bin`: that file) or a directory (`file:/srv/ssdlab/`,
+with the trailing slash: any file in it or below it). A listed drive is the host's consent
+to overwrite it: the agent passes it as --destroy-data itself and ignores what the client
+sends; every other rule of guard/safety.py still holds (mounted, in use, read-only, root)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+from dataclasses import dataclass
+from typing import Iterable
+
+from ... import safe_path
+from ..guard.safety import UnsafeTarget
+from ..spec import listed
+
+CONFIG = "/etc/ssdlab/agent.toml"
+HOW = ("the drive host's owner lists the drives its agent may test in "
+       f"`ssdlab agent --drives ...` (authorized_keys' command=) or in {CONFIG} (docs/real-drives.md)")
+
+
+class BadList(ValueError):
+    """The agent's own list is wrong: it refuses to start."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # "block" | "file" | "dir"
+    path: str
+
+    @property
+    def text(self) -> str:
+        return self.path if self.kind == "block" else f"file:{self.path}" + ("/" if self.kind == "dir" else "")
+
+
+def parse_entry(text: str, where: str) -> Entry:
+    found = listed(text.strip())
+    if found is not None:
+        return Entry(*found)
+    raise BadList(f"{where}: {text!r} is not a drive the agent may test; write /dev/X (a block "
+                  "device), file:/PATH (one file) or file:/DIR/ (files in that directory), without "
+                  "'..' or '//'")
+
+
+def parse_drives(value: str, where: str = "--drives") -> list[Entry]:
+    entries = [parse_entry(x, where) for x in value.split(",") if x.strip()]
+    if not entries:
+        raise BadList(f"{where}: name at least one drive, e.g. --drives /dev/nvme1n1")
+    return entries
+
+
+def read_config(path: str, required: bool) -> list[Entry] | None:
+    """The file's entries; None when it does not exist and is not `required`."""
+    what = f"the agent's configuration {path}"
+    if not os.path.lexists(path):
+        if required:
+            raise BadList(f"{what} does not exist; give the file that lists the drives (drives = [...])")
+        return None
+    try:
+        text = safe_path.read_trusted(path, what).decode()
+        doc = tomllib.loads(text)
+    except safe_path.UnsafePath as e:
+        raise BadList(str(e)) from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise BadList(f"{what}: not TOML text ({e}); write drives = [\"/dev/X\", ...]") from None
+    drives = doc.get("drives")
+    if set(doc) - {"drives"}:
+        raise BadList(f"{what}: unknown keys {', '.join(sorted(set(doc) - {'drives'}))}; it holds drives = [...] only")
+    if not isinstance(drives, list) or not all(isinstance(x, str) for x in drives):
+        raise BadList(f"{what}: write drives = [\"/dev/X\", \"file:/DIR/\", ...] (a list of strings)")
+    return [parse_entry(x, what) for x in drives]
+
+
+class AllowList:
+    """The drives this agent may test (every source present must name the drive)."""
+
+    def __init__(self, sources: Iterable[tuple[str, list[Entry]]]):
+        self.sources = list(sources)
+
+    @classmethod
+    def load(cls, drives: str | None, config: str | None) -> AllowList:
+        sources = []
+        if drives is not None:
+            sources.append(("--drives", parse_drives(drives)))
+        listed = read_config(config or CONFIG, required=config is not None)
+        if listed is not None:
+            sources.append((config or CONFIG, listed))
+        return cls(sources)
+
+    def check(self, kind: str, path: str, name: str) -> str:
+        """Raise UnsafeTarget unless every source allows the drive; return its path as
+        --destroy-data names it (the host's consent)."""
+        if not self.sources:
+            raise UnsafeTarget(f"refusing {name}: this host's ssdlab agent may test no drive; {HOW}")
+        if os.path.normpath(path) != path or not path.startswith("/"):
+            raise UnsafeTarget(f"refusing {name}: give the drive's absolute path without '..' or '//'")
+        key = _key(kind, path, name)
+        for where, entries in self.sources:
+            if not any(_matches(e, kind, key) for e in entries):
+                raise UnsafeTarget(f"refusing {name}: this host's ssdlab agent may not test it (not in "
+                                   f"{where}); {HOW}")
+        return path
+
+
+def _key(kind: str, path: str, name: str) -> str:
+    """What a drive is, to compare with the entries: a device number, a file's real path."""
+    real = safe_path.real(path, name)
+    if kind == "file":
+        return real
+    try:
+        st = os.stat(real)
+    except OSError as e:
+        raise UnsafeTarget(f"{name}: {e.strerror}; list block devices with `lsblk`") from None
+    if not stat.S_ISBLK(st.st_mode):
+        raise UnsafeTarget(f"{name} is not a block device")
+    return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+
+
+def _matches(e: Entry, kind: str, key: str) -> bool:
+    if kind == "block":
+        if e.kind != "block":
+            return False
+        try:
+            st = os.stat(e.path)  # the host's own entry: its links (by-id) are followed
+        except OSError:
+            return False
+        return stat.S_ISBLK(st.st_mode) and key == f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+    if e.kind == "block":
+        return False
+    try:
+        where = safe_path.real(e.path)
+    except safe_path.UnsafePath:
+        return False
+    return key == where if e.kind == "file" else key.startswith(where.rstrip("/") + "/")
+
+
+__all__ = ["CONFIG", "AllowList", "BadList", "Entry", "parse_drives", "read_config"]

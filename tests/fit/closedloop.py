@@ -1,0 +1,107 @@
+"""The closed loop of `ssdlab fit` (tests/fit/test_closed_loop.py, benchmarks/fit_closed_loop.py):
+a hidden drive (a built-in profile with perturbed parameters) runs the fingerprint; `ssdlab
+fit` sees those runs alone (never the hidden profile); twin and hidden drive then run tests
+outside the fingerprint, and every figure of HELD_OUT must agree within 10 %. Everything
+goes through the `ssdlab` command as a user would run it."""
+
+from __future__ import annotations
+
+import json
+import random
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from clirun import cli
+from ssdlab.profiles import load_text
+
+WITHIN = 0.10
+# the tests outside the fingerprint and the figures of each that must agree (fixed up front)
+HELD_OUT = {
+    "consistency": ("steady_iops", "p1_low_iops"),
+    "quick": ("cdm_seq1m_q8t1_read_mbps", "cdm_seq1m_q8t1_write_mbps", "cdm_seq1m_q1t1_read_mbps",
+              "cdm_seq1m_q1t1_write_mbps", "cdm_rnd4k_q32t16_read_iops", "cdm_rnd4k_q32t16_write_iops",
+              "cdm_rnd4k_q1t1_read_iops", "cdm_rnd4k_q1t1_write_iops"),
+    "idle": ("full_read_mbps", "full_write_mbps", "idle_read_mbps", "idle_write_mbps", "trim_write_mbps"),
+    "trace": ("full_lat_mean_us", "full_read_lat_mean_us", "full_write_lat_mean_us"),
+}
+TIMES = ("nand.slc.read_us", "nand.native.read_us", "nand.slc.prog_us", "nand.native.prog_us", "nand.erase_us",
+         "host.host_latency_us", "host.command_overhead_us", "host.write_latency_us")
+
+
+def _get(p: dict, key: str):
+    cur = p
+    for part in key.split("."):
+        if part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def perturbed(profile: str, seed: int, base: list[str] = ()) -> list[str]:
+    """`--set` overrides of a hidden drive: every time +-30 % (drawn), the SLC cache 0.6-1.5 x,
+    the spare area changed by 5-20 % more blocks per plane (`base`: a smaller drive first)."""
+    rng = random.Random(seed)
+    p = tomllib.loads(load_text(profile))
+    given = dict(o.split("=", 1) for o in base)
+    out = list(base)
+    for key in TIMES:
+        v = float(given.get(key, _get(p, key) or 0))
+        if v:
+            out.append(f"{key}={v * rng.uniform(0.7, 1.3):.4g}")
+    for key in ("slc.dynamic_max_gb", "slc.static_gb"):
+        v = float(given.get(key, _get(p, key) or 0))
+        if v:
+            out.append(f"{key}={v * rng.choice((0.6, 0.75, 1.3, 1.5)):.4g}")
+    blocks = int(given.get("nand.blocks_per_plane", p["nand"]["blocks_per_plane"]))
+    out.append(f"nand.blocks_per_plane={int(blocks * rng.uniform(1.05, 1.20))}")
+    return out
+
+
+def sets(overrides: list[str]) -> list[str]:
+    return [x for o in overrides for x in ("--set", o)]
+
+
+@dataclass
+class Loop:
+    fit: dict
+    rows: list[dict]  # test, figure, hidden, twin, error, ok
+
+    @property
+    def passed(self) -> bool:
+        return all(r["ok"] for r in self.rows)
+
+
+def metrics(test: str, drive: list[str], db: Path, args: list[str], timeout: float) -> dict:
+    r = cli("run", test, "--drive", *drive, *args, "--db", str(db), "--json", timeout=timeout, check=True)
+    return json.loads(r.stdout)["drives"][0]["metrics"]
+
+
+def closed_loop(tmp: Path, profile: str, hidden: list[str], fingerprint: list[str], fit: list[str],
+                held: dict[str, list[str]], timeout: float = 3600) -> Loop:
+    """`held`: each held-out test's `run` options (e.g. {"consistency": ["--seconds", "300"]})."""
+    db = tmp / "r.sqlite"
+    fp = json.loads(cli("run", "fingerprint", "--drive", f"sim:{profile}", *sets(hidden), *fingerprint,
+                        "--db", str(db), "--json", timeout=timeout, check=True).stdout)
+    twin = tmp / "twin.toml"
+    doc = json.loads(cli("fit", "--runs", str(fp["run_id"]), "--db", str(db), "--out", str(twin), *fit,
+                         "--json", timeout=timeout, check=True).stdout)
+    rows = []
+    for test, args in held.items():
+        h = metrics(test, [f"sim:{profile}", *sets(hidden)], db, args, timeout)
+        t = metrics(test, [f"sim:{twin}"], db, args, timeout)
+        for name in HELD_OUT[test]:
+            hv, tv = h.get(name), t.get(name)
+            err = None if not hv or tv is None else (tv - hv) / hv
+            rows.append({"test": test, "figure": name, "hidden": hv, "twin": tv, "error": err,
+                         "ok": err is not None and abs(err) <= WITHIN})
+    return Loop(doc, rows)
+
+
+def table(loop: Loop) -> str:
+    lines = [f"{'test':12s} {'figure':28s} {'hidden':>10s} {'twin':>10s} {'error':>8s}"]
+    for r in loop.rows:
+        err = "-" if r["error"] is None else f"{100 * r['error']:+.1f} %"
+        lines.append(f"{r['test']:12s} {r['figure']:28s} {r['hidden'] or 0:10.4g} {r['twin'] or 0:10.4g} {err:>8s}"
+                     + ("" if r["ok"] else "  FAIL"))
+    return "\n".join(lines)

@@ -1,0 +1,35 @@
+"""The closed loop, short (benchmarks/fit_closed_loop.py runs it in full: three kinds of
+drive, full size, the whole parameter space): a 32 GB drive of the generic TLC class with 2
+dies, its times drawn within +-30 %, another SLC cache size and spare area, runs the
+fingerprint; `ssdlab fit` sees that run alone, told which parameters to search (the
+perturbed ones and the die count, not their values); twin and hidden drive then run tests
+outside the fingerprint, and every figure agrees within 10 %."""
+
+from __future__ import annotations
+
+import pytest
+
+from closedloop import WITHIN, closed_loop, perturbed, table
+
+pytestmark = pytest.mark.xdist_group("fit-closed-loop")
+
+BASE = ["user_capacity_gb=32", "nand.channels=2", "nand.blocks_per_plane=720", "slc.dynamic_max_gb=3"]
+SEARCHED = ("dies,spare_pct,slc.cache_share,nand.slc.read_us,nand.native.read_us,nand.slc.prog_us,"
+            "nand.native.prog_us,host.host_latency_us,host.command_overhead_us,host.write_latency_us")
+HELD = {"consistency": ["--seconds", "300"],
+        "quick": ["--repeat", "1", "--seconds", "0.5", "--interval", "0"],
+        "idle": ["--seconds", "30"],
+        "trace": ["--trace", "builtin:pcmark8-photoshop-light-like", "--state", "full"]}
+
+
+def test_a_twin_fitted_to_a_fingerprint_predicts_other_tests(tmp_path):
+    hidden = perturbed("tlc-256", 1, BASE)
+    loop = closed_loop(tmp_path, "tlc-256", hidden, ["--seconds", "600", "--interval", "30"],
+                       ["--start", "tlc-256", "--params", SEARCHED, "--trials", "150", "--no-crossval", "--seed", "3"],
+                       HELD, timeout=900)
+    assert len(loop.rows) == 18
+    assert loop.passed, f"twin vs hidden drive (within {WITHIN:.0%}):\n{table(loop)}"
+    # the fit saw the fingerprint only: the twin is a profile file, and says where each value comes from
+    assert loop.fit["class"] == "tlc-256" and loop.fit["passed"] > 0.8 * loop.fit["total"]
+    dies = next(p for p in loop.fit["parameters"] if p["key"] == "dies")
+    assert dies["value"] == 2 and dies["pinned"]

@@ -1,0 +1,92 @@
+"""`ssdlab fit` refuses bad input before anything runs: one line on stderr, exit 2, no twin
+written and nothing stored (runs of two drives, a run a twin cannot replay, a figures file
+with an unknown metric or unit, evidence that pins nothing, an --out that exists or is a
+built-in profile)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from clirun import cli
+from drives import SMALL, set_flags
+from ssdlab import profiles
+from ssdlab.store import Store
+
+pytestmark = pytest.mark.xdist_group("fit-input")
+SHORT = ["--seconds", "20", "--interval", "2"]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """Two fingerprint runs of two different drives, and a trace run of the first."""
+    d = tmp_path_factory.mktemp("fit")
+    db = d / "r.sqlite"
+    ids = []
+    for extra in ([], ["nand.native.read_us=80"]):
+        r = cli("run", "fingerprint", "--drive", "sim:tlc-256", *set_flags(SMALL + extra), *SHORT,
+                "--db", str(db), "--json", check=True)
+        ids.append(json.loads(r.stdout)["run_id"])
+    r = cli("run", "fill", "--drive", "sim:tlc-256", *set_flags(SMALL), "--db", str(db), "--json", check=True)
+    ids.append(json.loads(r.stdout)["run_id"])
+    r = cli("run", "trace", "--trace", "builtin:destroyer-like@0.001", "--drive", "sim:tlc-256",
+            *set_flags(SMALL), "--db", str(db), "--json", check=True)
+    ids.append(json.loads(r.stdout)["run_id"])
+    return db, ids
+
+
+def refused(args: list[str], says: str, out: Path, db: Path | None = None) -> None:
+    before = len(Store(db).runs()) if db else None
+    text = out.read_text() if out.exists() else None
+    r = cli("fit", *args, "--out", str(out), "--trials", "8", *(["--db", str(db)] if db else []))
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+    assert (out.read_text() if out.exists() else None) == text, f"{out} was written"
+    if db:
+        assert len(Store(db).runs()) == before
+
+
+def test_runs_of_two_drives(store, tmp_path):
+    db, (a, b, fill, trace) = store
+    refused(["--runs", f"{a},{b}"], f"run {b} is of another drive", tmp_path / "t.toml", db)
+    # the same drive's fill run goes with its fingerprint
+    refused(["--runs", f"{a},{trace}"], "a twin cannot replay", tmp_path / "t.toml", db)
+    refused(["--runs", "x"], "expected run ids", tmp_path / "t.toml", db)
+    refused(["--runs", "999"], "no run 999", tmp_path / "t.toml", db)
+
+
+def test_no_evidence_and_bad_out(store, tmp_path):
+    db, (a, *_) = store
+    refused([], "give the evidence", tmp_path / "t.toml")
+    taken = tmp_path / "taken.toml"
+    taken.write_text("keep")
+    refused(["--runs", str(a)], "exists; give --force", taken, db)
+    assert taken.read_text() == "keep"
+    builtin = Path(str(profiles.__file__)).parent / "tlc-256.toml"
+    refused(["--runs", str(a), "--force"], "built-in profiles", builtin, db)
+    refused(["--runs", str(a)], "ends in .toml", tmp_path / "twin.txt", db)
+    refused(["--runs", str(a), "--params", "nand.nope"], "not a parameter", tmp_path / "t.toml", db)
+
+
+def figures(tmp_path: Path, body: str) -> Path:
+    p = tmp_path / "f.toml"
+    p.write_text('[facts]\ncapacity_gb = 8\n\n[[figure]]\n' + body)
+    return p
+
+
+def test_bad_figures_files(tmp_path):
+    out = tmp_path / "t.toml"
+    unit = figures(tmp_path, 'name = "a"\ntest = "fill"\nmetric = "peak_mbps"\nvalue = 1\nunit = "parsecs"\n')
+    refused(["--figures", str(unit)], "unknown unit 'parsecs'", out)
+    metric = figures(tmp_path, 'name = "a"\ntest = "fill"\nmetric = "peak_mpbs"\nvalue = 1\nunit = "MB/s"\n')
+    refused(["--figures", str(metric)], "fill has no metric 'peak_mpbs'", out)
+    test = figures(tmp_path, 'name = "a"\ntest = "fil"\nmetric = "peak_mbps"\nvalue = 1\nunit = "MB/s"\n')
+    refused(["--figures", str(test)], "unknown test 'fil'", out)
+    other = figures(tmp_path, 'name = "a"\ntest = "fill"\nratio = [{metric = "peak_mbps"}, {metric = "peak_mbps", '
+                              'drive = "tlc-256"}]\nvalue = 1\nunit = "ratio"\n')
+    refused(["--figures", str(other)], "the evidence pins nothing", out)
+    refused(["--figures", str(tmp_path / "missing.toml")], "no such file", out)

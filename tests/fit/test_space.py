@@ -1,0 +1,71 @@
+"""The search space: parameters within physical bounds on a unit cube, derived keys (dies,
+spare area, cache share) resolved into a profile the simulator takes, the class a fit
+starts from, and the smaller drive trials run on."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ssdlab.fit import space as S
+from ssdlab.profiles import builtin_ids
+from ssdlab._sim import Drive
+
+
+def test_unit_cube_round_trip_and_bounds():
+    p = S.Param("nand.native.read_us", 35, 200, "us", "tR")
+    assert p.physical(0) == pytest.approx(35) and p.physical(1) == pytest.approx(200)
+    assert p.physical(p.unit_of(60)) == pytest.approx(60)
+    assert p.physical(-1) == pytest.approx(35) and p.unit_of(1e6) == 1.0  # clipped to the bounds
+    assert p.physical(0.5) == pytest.approx(math.sqrt(35 * 200))  # logarithmic
+    dies = S.Param("dies", 1, 64, "", "", pow2=True)
+    assert {dies.physical(u / 20) for u in range(21)} <= {1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0}
+
+
+def test_every_class_is_a_builtin_and_its_start_builds():
+    for cid, cls in S.CLASSES.items():
+        assert cls.profile in builtin_ids()
+        st = S.start(cid, {})
+        over = st.overrides({})
+        info = Drive.describe(st.text, over)  # the class's own values give the class back (no tables built)
+        assert abs(info["user_bytes"] / 1e9 - st.capacity_gb) < 0.01
+        for q in st.params:
+            assert q.lo <= st.start[q.key] <= q.hi, (cid, q.key)
+
+
+def test_settings_resolve_dies_spare_and_cache():
+    st = S.start("tlc-256", {"capacity_gb": 256})
+    sp = st.settings({"dies": 4.0, "spare_pct": 20.0, "slc.cache_share": 0.05})
+    assert sp["nand.channels"] == 4 and sp["nand.dies_per_channel"] == 1
+    block = 2 * 768 * 16 * 1024
+    raw = 4 * sp["nand.blocks_per_plane"] * block
+    assert raw / 256e9 - 1 == pytest.approx(0.20, abs=0.01)
+    assert sp["slc.dynamic_max_gb"] == pytest.approx(12.8)
+    info = Drive.describe(st.text, st.overrides({"dies": 4.0, "spare_pct": 20.0}))
+    assert info["spare_pct"] == pytest.approx(20.0, abs=0.5)
+
+
+def test_facts_override_the_class():
+    st = S.start("qlc-pcie4-hmb-1000", {"capacity_gb": 1000, "interface": "sata", "mapping": "dram"})
+    assert st.fixed["host.interface"] == "sata" and st.fixed["mapping.kind"] == "dram"
+    keys = {q.key for q in st.params}
+    assert "mapping.cache_mib" not in keys and "host.protocol_efficiency" not in keys
+    assert Drive.describe(st.text, st.overrides({}))["interface"].startswith("SATA")
+    assert S.choose_class({"cell": "tlc", "mapping": "hmb"}) == "bg4-256"
+    assert S.choose_class({"cell": "mlc", "interface": "sata"}) == "mx100-256"
+    assert S.choose_class({"cell": "tlc", "interface": "pcie", "pcie_gen": 4}) == "tlc-pcie4-1000"
+    with pytest.raises(ValueError, match="not a built-in profile"):
+        S.start("nope", {})
+
+
+def test_a_smaller_drive_keeps_the_share_of_its_data_blocks():
+    st = S.start("tlc-256", {"capacity_gb": 256})
+    over = st.overrides({})
+    extra, f = S.scaled(over, st.profile, 128)
+    assert f == pytest.approx((128 - 4) / (1365 - 4))  # the GC threshold and 2 open blocks do not scale
+    kv = dict(o.split("=", 1) for o in extra)
+    assert float(kv["user_capacity_gb"]) == pytest.approx(256 * f)
+    assert float(kv["slc.dynamic_max_gb"]) == pytest.approx(24 * f)
+    Drive.describe(st.text, over + extra)
+    assert S.scaled(over, st.profile, 5000) == ([], 1.0)  # never larger

