@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import methodology
-from .detached import Computed, Replay, compute_group, job_for, plan_groups
+from .detached import Computed, Replay, compute_group, job_for, plan_groups, state_keys
 from .executor import Executor, Unit
 from .methodology import Options
 from .runner import DriveOutcome, Hooks, run_test
@@ -131,6 +131,7 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
     (targets/sim_state.py); each test is stored, in order, once all its drives are back.
     On Ctrl-C the tests already complete are stored before the interrupt goes on."""
     from .targets.sim import table_bytes
+    from .targets.sim_state import drives_at_once
 
     store_, specs, sets, seed = req.store, req.specs, req.sets, req.seed
     tests = list(tests or methodology.TESTS)
@@ -144,10 +145,9 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
         jobs = [job_for(spec, texts[spec], sets, seed, test, runs[test][0]) for test in tests]
         memory = table_bytes(texts[spec], sets)
         for idx, keep in plan_groups(jobs):
-            # a kept state is a second drive's tables
             units.append(Unit(tuple((tests[i], pos) for i in idx), compute_group,
                               (tuple(jobs[i] for i in idx), keep),
-                              memory=memory * (2 if keep else 1),
+                              memory=memory * drives_at_once(keep, [state_keys(jobs[i]) for i in idx]),
                               cost=sum(methodology.get(tests[i]).cost for i in idx) * memory))
     got: dict[tuple[str, int], Computed] = {}
     stored: list[str] = []

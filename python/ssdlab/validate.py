@@ -156,7 +156,7 @@ def run_all(jobs: list[tuple[str, RunKey]], workers: int | None = None,
     from .executor import Unit, cores, open_executor
     from .profiles import load_text
     from .targets.sim import table_bytes
-    from .targets.sim_state import share_groups
+    from .targets.sim_state import drives_at_once, share_groups
 
     mem = {d: table_bytes(load_text(d), list(overrides)) for d in {d for d, _ in jobs}}
     keys = [run_keys(d, r, 42, overrides) for d, r in jobs]
@@ -166,8 +166,7 @@ def run_all(jobs: list[tuple[str, RunKey]], workers: int | None = None,
         mine = {k: keep[k] for i in g for k in keys[i] if k in keep}
         runs = tuple(jobs[i] for i in g)
         d = runs[0][0]
-        # a kept state is a second drive's tables
-        units.append(Unit(runs, run_group, (runs, mine, 42, overrides), memory=mem[d] * (2 if mine else 1),
+        units.append(Unit(runs, run_group, (runs, mine, 42, overrides), memory=mem[d] * drives_at_once(mine, [keys[i] for i in g]),
                           cost=sum(cost(j, mem[j[0]]) for j in runs)))
     n = workers or min(len(units), cores()) or 1
     out: dict[tuple[str, RunKey], dict] = {}

@@ -125,7 +125,18 @@ def share_groups(runs: Sequence[list[StateKey]]) -> tuple[list[list[int]], dict[
     groups: dict[int, list[int]] = {}
     for i in range(len(runs)):
         groups.setdefault(root(i), []).append(i)
-    return list(groups.values()), keep
+    # a run that ends where a kept state begins goes first: it hands its drive over
+    # without a copy (`SimTarget.close`), where a run that goes on must copy it
+    return [sorted(g, key=lambda i: not (runs[i] and runs[i][-1] in keep)) for g in groups.values()], keep
+
+
+def drives_at_once(keep: Mapping[StateKey, int], runs: Sequence[list[StateKey]] = ()) -> int:
+    """Drives' tables a group that keeps these states holds at its peak (`runs`: the keys
+    of its runs): one, unless a state serves more than two runs or no run ends where it
+    begins (the run that makes it hands its drive over only if it ends there, and the last
+    run to load it takes it: the runs between load copies while it is kept)."""
+    ends = {r[-1] for r in runs if r}
+    return 2 if any(n > 2 or k not in ends for k, n in keep.items()) else 1
 
 
 @dataclass(frozen=True)
@@ -202,5 +213,5 @@ def renamed(res: PhaseResult, phase: Phase) -> PhaseResult:
                        latency=arrays(res.latency), totals=dict(res.totals))
 
 
-__all__ = ["DriveState", "KEPT_KINDS", "StateCache", "StateKey", "phase_key", "plan_keys",
+__all__ = ["DriveState", "KEPT_KINDS", "drives_at_once", "StateCache", "StateKey", "phase_key", "plan_keys",
            "profile_digest", "renamed", "share_groups", "shared_recipes"]
