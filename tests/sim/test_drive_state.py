@@ -13,7 +13,7 @@ from ssdlab.methodology import Options  # noqa: E402
 from ssdlab.profiles import load_text  # noqa: E402
 from ssdlab.targets.sim import SimTarget  # noqa: E402
 from ssdlab.targets.sim_state import (  # noqa: E402
-    StateCache, StateKey, phase_key, plan_keys, shared_recipes)
+    StateCache, StateKey, drives_at_once, phase_key, plan_keys, share_groups, shared_recipes)
 from ssdlab import phase as ph  # noqa: E402
 
 from drives import SMALL  # noqa: E402
@@ -88,6 +88,14 @@ def test_only_recipes_several_runs_share_are_kept():
     b = [*a, a[-1].then("x")]
     assert shared_recipes([a]) == {}  # one run: nothing to share
     assert shared_recipes([a, b]) == {a[-1]: 2}  # the fill (two runs reach it), not the purge alone
+    # the run that ends at the fill goes first: it hands its drive over, the other takes it
+    groups, keep = share_groups([b, a])
+    assert groups == [[1, 0]] and drives_at_once(keep, [b, a]) == 1
+    c = [*a, a[-1].then("y")]
+    groups, keep = share_groups([b, c])  # neither ends at the fill: the first copies it
+    assert drives_at_once(keep, [b, c]) == 2
+    groups, keep = share_groups([a, b, c])  # three runs: the middle one loads a copy
+    assert groups == [[0, 1, 2]] and drives_at_once(keep, [a, b, c]) == 2
 
 
 def test_a_test_that_leaves_a_kept_recipe_part_way_runs_it_again():
