@@ -1,7 +1,7 @@
 """Cross-validation: how far a twin predicts what it was not fitted to. Each group of figures
 (a phase of the fingerprint, a test, the spec sheet) is held back in turn: a search of its
 own fits the rest, and the held-back figures are measured on that search's best trial
-(every trial runs every phase, so nothing runs twice) against the evidence."""
+(every trial runs every phase, so nothing runs twice) against the evidence.""" 
 
 from __future__ import annotations
 
@@ -26,8 +26,13 @@ class Held:
 
 
 def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadline: float,
-        on_trial: Callable[[Trial], None] | None = None, sampler: str = "cmaes") -> list[Held]:
-    """One fold per group (groups of one figure too); [] when there is a single group."""
+        on_trial: Callable[[Trial], None] | None = None, sampler: str = "cmaes",
+        memo: dict[Any, Any] | None = None) -> list[Held]:
+    """One fold per group (groups of one figure too); [] when there is a single group.
+    `memo`: the main search's runs; a fold that goes the same way at first (the die-count
+    scan and screening are fixed points around its own choice) reuses them instead of running
+    them again: the points depend on the fold's own loss only, so nothing of the held-back
+    group leaks in."""
     groups = sorted(set(ev.groups[f.name] for f in ev.figures))
     if len(groups) < 2:
         return []
@@ -36,7 +41,7 @@ def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadl
         left = len(groups) - i
         fold_deadline = time.monotonic() + max(0.0, deadline - time.monotonic()) / left
         fold = ev.without(g)
-        s = Search(fold, start, seed, executor, sampler, on_trial, measured=ev)
+        s = Search(fold, start, seed, executor, sampler, on_trial, measured=ev, memo=memo)
         s.run(Budget(trials, fold_deadline))
         best = s.best(1)[0]
         for f in ev.figures:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from ..errors import UserError
 from . import crossval, pinning, profile_out
 from .evidence import Evidence
-from .search import BATCH, Budget, Search, Trial, full_size_check, residual
+from .search import BATCH, SCREEN_GRID, Budget, Search, Trial, full_size_check, residual
 from .space import Start, choose_class, start
 
 SHARES = {"search": 0.55, "pinning": 0.15, "crossval": 0.30}  # of --minutes
@@ -28,7 +28,7 @@ class Request:
     seed: int = 42
     start: str | None = None  # a class (built-in profile) instead of the one the evidence suggests
     crossval: bool = True
-    crossval_trials: int | None = None  # per fold; default a quarter of --trials, at least 2 batches
+    crossval_trials: int | None = None  # per fold; default: the scan and screening, then an eighth of --trials
     sampler: str = "cmaes"
     params: list[str] | None = None  # search only these (the rest keep the class's values)
 
@@ -97,16 +97,27 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     search = Search(ev, st, req.seed, executor, req.sampler, hook("search"))
     search.run(Budget(req.trials, t0 + SHARES["search"] * total))
     best = full_size_check(search, search.best(RECHECK))[0]
-    # pinning compares trials of the search's own size with the best's trial of that size
+    # pinning compares trials of the search's own size with the best's trial of that size; a
+    # slice that finds a better point moves the best there and slices again (once)
     same = next(t for t in search.trials if t.number == best.number)
-    sliced = pinning.slices(search, same, Budget(10**9, t0 + (SHARES["search"] + SHARES["pinning"]) * total))
+    pin_budget = Budget(10**9, t0 + (SHARES["search"] + SHARES["pinning"]) * total)
+    sliced = pinning.slices(search, same, pin_budget)
+    better = min((t for ts in sliced.values() for t in ts if not t.error), key=lambda t: t.loss, default=same)
+    if better.loss < same.loss:
+        better.number = len(search.trials)
+        search.trials.append(better)
+        best = full_size_check(search, [better])[0]
+        same = better
+        sliced = pinning.slices(search, same, pin_budget)
     pins = pinning.pins(search, same, sliced)
     values, twin_trial = _revert_unpinned(search, best, same, pins)
     conflicts = pinning.conflicts(search, same)
     held: list[crossval.Held] = []
     if req.crossval:
-        per = req.crossval_trials or max(2 * BATCH, req.trials // 4)
-        held = crossval.run(ev, st, req.seed, executor, per, t0 + total, hook("crossval"), req.sampler)
+        # the die-count scan and screening (mostly reused from the search), then an eighth of --trials
+        per = req.crossval_trials or (8 + len(SCREEN_GRID) * len(st.params) + max(2 * BATCH, req.trials // 8))
+        held = crossval.run(ev, st, req.seed, executor, per, t0 + total, hook("crossval"), req.sampler,
+                            memo=search.memo)
     rows = figure_rows(ev, twin_trial.values)
     return Result(st, best, values, pins, rows, conflicts, held, len(search.trials), time.monotonic() - t0,
                   search, twin_trial)

@@ -9,7 +9,8 @@ the others at the best: where it still fits as well: the loss within SLACK and e
 the best passes still passing). The range reported is the union
 of both, a slice's part bracketed by its nearest points that no longer fit (the range lies
 inside: a bound, not a confidence interval). A parameter screening found no figure to move with is not pinned, and neither is
-one whose good range spans most of its bounds: the twin keeps the class's value for it
+one whose good range spans most of its bounds, nor one whose slice found a better value (the
+search had not settled there): the twin keeps the class's value for it
 unless the fit is worse without the search's value (then it keeps that value, still marked
 not pinned).
 
@@ -28,7 +29,7 @@ from .search import Budget, Search, Trial, residual
 
 SLACK = 1.0  # loss above the best that may still fit as well (one group a tolerance off in the mean)
 PINNED = 0.35  # share of a parameter's range (unit cube) its good range may span
-SLICE = (-0.4, -0.2, -0.1, -0.05, -0.025, 0.025, 0.05, 0.1, 0.2, 0.4)  # offsets from the best, in the cube
+SLICE = (-0.4, -0.15, -0.05, -0.015, 0.015, 0.05, 0.15, 0.4)  # offsets from the best, in the cube
 
 
 def fits_as_well(search: Search, t: Trial, best: Trial) -> bool:
@@ -79,11 +80,13 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]]) -> dict[st
         lo, hi = q.physical(lo_u), q.physical(hi_u)
         sliced_here = q.key in sliced
         narrow = (hi_u - lo_u) <= PINNED
-        if narrow and sliced_here:
+        settled = all(t.loss >= best.loss for t in sliced.get(q.key, []))
+        if narrow and sliced_here and settled:
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, True, "")
         else:
-            why = (f"{q.physical(lo_u):.4g}..{q.physical(hi_u):.4g} {q.unit} fit as well".strip()
-                   if narrow is False else "not checked: the budget ran out before its slice")
+            why = ("not checked: the budget ran out before its slice" if not sliced_here else
+                   "the search did not settle: its slice found a better value" if not settled else
+                   f"{q.physical(lo_u):.4g}..{q.physical(hi_u):.4g} {q.unit} fit as well".strip())
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, False, why)
     return out
 

@@ -56,12 +56,14 @@ class Search:
 
     def __init__(self, ev: Evidence, start: Start, seed: int, executor: Any, sampler: str = "cmaes",
                  on_trial: Callable[[Trial], None] | None = None, full_size: bool = False,
-                 measured: Evidence | None = None):
+                 measured: Evidence | None = None, memo: dict[Any, Any] | None = None):
         """`measured`: the evidence every trial runs and measures (default `ev`); the loss
         reads `ev`'s figures only (a cross-validation fold: the held-back group is measured,
-        not fitted)."""
+        not fitted). `memo`: the measured figures of points already run, shared between
+        searches of the same evidence (a point is a function of its parameters)."""
         self.ev, self.start, self.seed, self.executor = ev, start, seed, executor
         self.measured = measured or ev
+        self.memo: dict[Any, Any] = memo if memo is not None else {}
         self.sampler_name = sampler
         self.on_trial = on_trial
         self.scalable = self.measured.scalable() and not full_size
@@ -89,9 +91,14 @@ class Search:
 
         runs = self.measured.runs()
         units, scale = [], {}
+        known: dict[int, tuple[dict[str, float | None], str | None]] = {}
         for i, u in enumerate(points):
             ov, plans, f = self.settings(u, full)
             scale[i] = f
+            key = (tuple(sorted((k, round(x, 12)) for k, x in u.items())), full)
+            if key in self.memo:  # the same point, already run (a cross-validation fold's start)
+                known[i] = self.memo[key]
+                continue
             try:
                 mem = table_bytes(self.start.text, ov)
             except ValueError:
@@ -105,11 +112,16 @@ class Search:
                 errors[done.key] = str(done.error).splitlines()[0] if str(done.error) else type(done.error).__name__
         out = []
         for i, u in enumerate(points):
-            values: dict[str, float | None] = {f.name: None for f in self.measured.figures}
-            if docs[i] is not None:
-                values = measure_all(self.measured, docs[i])
+            if i in known:
+                values, error = known[i]
+            else:
+                values = {f.name: None for f in self.measured.figures}
+                if docs[i] is not None:
+                    values = measure_all(self.measured, docs[i])
+                error = errors.get(i)
+                self.memo[(tuple(sorted((k, round(x, 12)) for k, x in u.items())), full)] = (values, error)
             loss, groups = loss_of(self.ev, values)
-            out.append(Trial(first + i, u, values, loss, scale[i], groups, errors.get(i)))
+            out.append(Trial(first + i, u, values, loss, scale[i], groups, error))
         return out
 
     # -- the optimizer ---------------------------------------------------------------------------

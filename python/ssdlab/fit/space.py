@@ -24,6 +24,7 @@ from ..profiles import builtin_ids, load_text
 
 GB = 1e9
 KIB = 1024
+OFF_U = 0.05
 
 
 @dataclass(frozen=True)
@@ -39,9 +40,14 @@ class Param:
     log: bool = True
     integer: bool = False
     pow2: bool = False  # a power of two (the die count: channels x dies per channel)
+    off: bool = False  # the cube's bottom OFF_U is 0: the mechanism off (no cache, no retries)
 
     def physical(self, u: float) -> float:
         u = min(max(u, 0.0), 1.0)
+        if self.off:
+            if u < OFF_U:
+                return 0.0
+            u = (u - OFF_U) / (1 - OFF_U)
         x = math.exp(math.log(self.lo) + u * (math.log(self.hi) - math.log(self.lo))) if self.log \
             else self.lo + u * (self.hi - self.lo)
         if self.pow2:
@@ -49,11 +55,13 @@ class Param:
         return float(round(x)) if self.integer else x
 
     def unit_of(self, x: float) -> float:
-        """The cube coordinate of a physical value (clipped to the bounds)."""
+        """The cube coordinate of a physical value (clipped to the bounds; 0: off)."""
+        if self.off and x <= 0:
+            return 0.0
         x = min(max(x, self.lo), self.hi)
-        if self.log:
-            return (math.log(x) - math.log(self.lo)) / (math.log(self.hi) - math.log(self.lo))
-        return (x - self.lo) / (self.hi - self.lo)
+        u = (math.log(x) - math.log(self.lo)) / (math.log(self.hi) - math.log(self.lo)) if self.log \
+            else (x - self.lo) / (self.hi - self.lo)
+        return OFF_U + u * (1 - OFF_U) if self.off else u
 
 
 # Bounds: what NAND and controllers of 2010-2026 span (datasheets, ISSCC papers, the built-in
@@ -88,7 +96,7 @@ def params_for(cell: str, mapping: str, interface: str, extra: tuple[str, ...] =
                          "command and packet overhead (the host's practical limit too)", log=False))
     if cell != "mlc" and cell != "slc":
         out += [Param("slc.cache_share", 0.003, 0.6, "of capacity", "dynamic SLC cache at most, as a share "
-                      "of the user capacity"),
+                      "of the user capacity (0: none)", off=True),
                 Param("slc.dynamic_share", 0.05, 1.0, "", "share of the free space (over bits per cell) the "
                       "dynamic cache may take", log=False),
                 Param("nand.native_write_mbps", 50, 20000, "MB/s", "controller's native-mode program pipeline")]
@@ -110,8 +118,15 @@ EXTRA = {p.key: p for p in (
     Param("host.read_op_us", 0.1, 60, "us", "controller time per flash read it issues"),
     Param("host.read_mbps", 100, 20000, "MB/s", "controller read path"),
     Param("host.write_mbps", 100, 20000, "MB/s", "controller write path"),
-    Param("slc.static_share", 0.0005, 0.05, "of capacity", "dedicated SLC blocks, as a share of the capacity"),
-    Param("nand.retry.steps_fresh", 0.0005, 0.3, "steps", "mean read-retry steps of year-old data on new NAND"),
+    Param("slc.static_share", 0.0005, 0.05, "of capacity", "dedicated SLC blocks, as a share of the capacity "
+          "(0: none)", off=True),
+    Param("nand.retry.steps_fresh", 0.0005, 0.3, "steps", "mean read-retry steps of year-old data on new NAND "
+          "(0: no retries)", off=True),
+    Param("slc.cache_share", 0.003, 0.6, "of capacity", "dynamic SLC cache at most, as a share of the user capacity "
+          "(0: none)", off=True),
+    Param("slc.dynamic_mapped_max_pct", 0, 100, "%", "performance mode: the cache takes host writes while at "
+          "most this share of the LBAs is mapped (0: off)", log=False),
+    Param("slc.reclaim_pace", 0.05, 8, "", "SLC slots a reclaim folds per host slot written"),
 )}
 
 
@@ -130,7 +145,9 @@ CLASSES = {
     "tlc-pcie4-1000": Class("tlc-pcie4-1000", "PCIe 4.0 TLC with DRAM", ("nand.retry.steps_fresh",)),
     "bg4-256": Class("bg4-256", "DRAM-less (HMB) PCIe TLC"),
     "qlc-pcie4-hmb-1000": Class("qlc-pcie4-hmb-1000", "QLC", ("slc.static_share",)),
-    "mx100-256": Class("mx100-256", "SATA MLC with DRAM", ("ftl.gc_move_us", "mapping.checkpoint_gb")),
+    "mx100-256": Class("mx100-256", "SATA MLC with DRAM", ("ftl.gc_move_us", "mapping.checkpoint_gb", "host.read_op_us",
+                                                           "host.read_mbps", "host.write_mbps", "slc.cache_share",
+                                                           "slc.dynamic_mapped_max_pct", "slc.reclaim_pace")),
 }
 
 
@@ -301,7 +318,7 @@ def start(class_id: str, facts: dict[str, Any]) -> Start:
         x = class_value(base, q.key, cap)
         if q.key in UNLIMITED and x == 0:
             x = q.hi  # no limit: the top of the range (as fast as the search goes)
-        vals[q.key] = min(max(x, q.lo), q.hi)
+        vals[q.key] = 0.0 if q.off and x <= 0 else min(max(x, q.lo), q.hi)
     for k in list(fixed):
         if k in vals:
             del fixed[k]

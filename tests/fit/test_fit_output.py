@@ -1,0 +1,110 @@
+"""What `ssdlab fit` writes: the same twin for a seed on one worker or two; a twin fitted to a
+figures file alone, with cross-validation (each group held back and predicted) and a report
+(HTML + PNG); parameters the evidence does not pin marked NOT pinned, never as fitted; the
+twin usable as `--drive sim:./twin.toml`."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+
+import pytest
+
+from clirun import cli
+from drives import SMALL, set_flags
+
+pytestmark = pytest.mark.xdist_group("fit-output")
+HIDDEN = [*SMALL, "nand.native.prog_us=1600", "nand.native.read_us=75"]
+
+
+@pytest.fixture(scope="module")
+def fingerprint(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fp")
+    db = d / "r.sqlite"
+    r = cli("run", "fingerprint", "--drive", "sim:tlc-256", *set_flags(HIDDEN), "--seconds", "30", "--interval", "5",
+            "--db", str(db), "--json", check=True)
+    return db, json.loads(r.stdout)["run_id"]
+
+
+def fit(*args: str) -> dict:
+    return json.loads(cli("fit", *args, "--json", timeout=600, check=True).stdout)
+
+
+def test_the_same_twin_on_one_worker_or_two(fingerprint, tmp_path):
+    db, rid = fingerprint
+    common = ["--runs", str(rid), "--db", str(db), "--start", "tlc-256", "--params",
+              "nand.native.prog_us,nand.native.read_us,slc.cache_share", "--trials", "40", "--no-crossval",
+              "--seed", "7"]
+    one = fit(*common, "--out", str(tmp_path / "one.toml"), "--jobs", "1")
+    two = fit(*common, "--out", str(tmp_path / "two.toml"), "--jobs", "2")
+    text = (tmp_path / "one.toml").read_text()
+    assert text.replace("twin-one", "x") == (tmp_path / "two.toml").read_text().replace("twin-two", "x")
+    assert [p["value"] for p in one["parameters"]] == [p["value"] for p in two["parameters"]]
+    other = fit(*common[:-2], "--seed", "8", "--out", str(tmp_path / "s8.toml"), "--jobs", "2")
+    assert other["trials"] == one["trials"]  # another seed: another search (not checked to differ)
+    # the fitted read time is near the hidden drive's, and says it was fitted
+    read = next(p for p in one["parameters"] if p["key"] == "nand.native.read_us")
+    assert read["pinned"] and read["value"] == pytest.approx(75, rel=0.1)
+    line = next(x for x in text.splitlines() if x.startswith("read_us = ") and "pins it" in x)
+    assert "fitted" in line
+
+
+def test_a_figures_file_alone_with_cross_validation_and_a_report(tmp_path):
+    fill = json.loads(cli("run", "fill", "--drive", "sim:tlc-256", *set_flags(HIDDEN), "--db",
+                          str(tmp_path / "h.sqlite"), "--json", check=True).stdout)["drives"][0]["metrics"]
+    figs = tmp_path / "figs.toml"
+    figs.write_text(f"""[facts]
+capacity_gb = 8
+interface = "pcie"
+cell = "tlc"
+mapping = "dram"
+
+[[figure]]
+name = "post-cache"
+test = "fill"
+metric = "post_cache_mbps"
+value = {fill["post_cache_mbps"]:.1f}
+unit = "MB/s"
+source = "the hidden drive's fill"
+
+[[figure]]
+name = "SLC cache"
+test = "fill"
+metric = "slc_cache_gb"
+value = {fill["slc_cache_gb"]:.3f}
+tolerance = 0.2
+unit = "GB"
+source = "the hidden drive's fill"
+
+[[figure]]
+name = "sequential read"
+test = "quick"
+seconds = 0.3
+metric = "cdm_seq1m_q8t1_read_mbps"
+lo = 3000
+unit = "MB/s"
+source = "a rating"
+""")
+    out, rep = tmp_path / "twin.toml", tmp_path / "rep"
+    doc = fit("--figures", str(figs), "--out", str(out), "-o", str(rep), "--start", "tlc-256",
+              "--params", "nand.native.prog_us,slc.cache_share,nand.native.read_us", "--trials", "40",
+              "--crossval-trials", "16")
+    held = {h["group"] for h in doc["crossval"]}
+    assert held == {"fill", "quick"} and all(h["predicted"] is not None for h in doc["crossval"])
+    assert (rep / "report.html").is_file() and (rep / "fit-figures.png").is_file()
+    assert (rep / "fit-crossval.png").is_file()
+    html = (rep / "report.html").read_text()
+    assert 'id="fit-parameters"' in html and 'id="fit-crossval"' in html
+    # nothing in these figures moves the native read time: NOT pinned, the class's value
+    read = next(p for p in doc["parameters"] if p["key"] == "nand.native.read_us")
+    assert not read["pinned"] and read["value"] == read["class_value"]
+    twin = tomllib.loads(out.read_text())
+    assert twin["nand"]["native"]["read_us"] == 60.0
+    assert "NOT pinned" in next(x for x in out.read_text().splitlines() if x.startswith("read_us = 60"))
+    assert twin["user_capacity_gb"] == 8.0
+    # the twin is a drive: sim:PATH
+    r = cli("run", "fill", "--drive", f"sim:{out}", "--db", str(tmp_path / "t.sqlite"), "--json", check=True)
+    post = json.loads(r.stdout)["drives"][0]["metrics"]["post_cache_mbps"]
+    row = next(f for f in doc["figures"] if f["figure"] == "post-cache")
+    assert row["pass"] and post == pytest.approx(row["twin"], rel=1e-4)  # the fit's drive (values to 5 digits)
+    assert post == pytest.approx(fill["post_cache_mbps"], rel=0.15)
