@@ -54,7 +54,10 @@ test-py: sysdeps build
 	SSDLAB_NO_SKIPS=1 $(PY) -m pytest -q -rs -n 2 --dist loadgroup --durations=15 -m "not slow and not serial"
 	SSDLAB_NO_SKIPS=1 $(PY) -m pytest -q -rs -m "serial and not slow"
 
+# BASE: the git ref of the build the jobs are paired against (built once into target/bench-base)
+BASE ?= HEAD~1
 bench: sysdeps build
+	$(PY) benchmarks/jobs.py --base $(BASE)  # the jobs users wait for, each paired A/B against BASE
 	cargo bench -p ssdsim --bench steady_state
 	$(PY) benchmarks/sim_speed.py
 	$(PY) benchmarks/trace_replay.py  # replay I/Os per second (target >= 1 M for 4 KiB random)

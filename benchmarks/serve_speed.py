@@ -55,6 +55,8 @@ def lag(rows: list[dict]) -> tuple[int, int, float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--one", nargs=2, metavar=("RW", "QD"),
+                    help="one test only (e.g. randwrite 16), its served IOPS as JSON")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="ssdlab-bench-serve-") as d:
         s = Serving(ServeOptions(drive=f"sim:{PROFILE}", socket=Path(d) / "b.sock"))
@@ -63,6 +65,10 @@ def main() -> None:
             fio(s.uri, "write", "128k", 32, None)
             time.sleep(1.2)
             s.rows()
+            if a.one:
+                iops = fio(s.uri, a.one[0], "4k", int(a.one[1]), a.seconds)
+                print(json.dumps({"iops": iops}))
+                return
             print(f"served {PROFILE} over a Unix socket, fio ioengine=nbd, 4 KiB random over 1 GiB, "
                   f"{a.seconds:g} s each")
             print(f"{'test':<16}{'served IOPS':>12}{'virtual IOPS':>14}{'requests':>10}{'late':>8}"

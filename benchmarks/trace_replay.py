@@ -7,7 +7,7 @@ simulator in one call (_sim.Drive.replay). Rows: closed loop QD32 on the empty d
 (GC steady state: every write moves data), 100 % writes there, and open loop (as
 recorded) at 50,000 I/Os per second (the drive keeps up) and at 200,000 (overloaded: I/Os
 wait at the host for the drive's queue slots). Each figure is the median of 3 replays of 2 M I/Os.
-Also: parsing speed of a plain-CSV trace (Python), for scale.
+Also: parsing speed of a plain-CSV trace (read whole and parsed in Rust), for scale.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def main() -> None:
     print("case\treplay I/Os per wall-second\tsimulated IOPS\tmeets target")
     for name, r, iops in rows:
         print(f"{name}\t{r:,.0f}\t{iops:,.0f}\t{'yes' if r >= TARGET else 'NO'}")
-    # parsing, for scale (Python, one line at a time)
+    # parsing, for scale
     from ssdlab.traces import load
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -12,6 +12,7 @@ from .methodology import Options, get
 from .phase import Phase
 from .phase import Identity, Interrupted, OnSample, PhaseResult
 from .targets.base import BaseTarget, Capabilities
+from .targets.sim_state import StateCache, StateKey, plan_keys, share_groups
 
 
 @dataclass(frozen=True)
@@ -40,13 +41,14 @@ def job_for(spec: str, text: str, overrides: list[str] | tuple[str, ...], seed: 
     return DriveJob(spec, text, tuple(overrides), seed, test, opts)
 
 
-def compute(job: DriveJob) -> Computed:
-    """Run the test on a fresh simulated drive (a worker's entry point)."""
+def compute(job: DriveJob, states: StateCache | None = None) -> Computed:
+    """Run the test on a fresh simulated drive (a worker's entry point); with `states`, the
+    phases a kept drive state holds come from it (targets/sim_state.py)."""
     from .runner import walk_phases
     from .targets.sim import SimTarget
 
     t0 = time.time()
-    target = SimTarget(job.profile_text, list(job.overrides) or None, seed=job.seed)
+    target = SimTarget(job.profile_text, list(job.overrides) or None, seed=job.seed, states=states)
     ident = target.identify()
     out = Computed(ident, [])
 
@@ -60,8 +62,36 @@ def compute(job: DriveJob) -> Computed:
         raise
     except Exception as e:  # recorded as the sequential run records it: a failed phase
         out.error = e
+    finally:
+        target.close()  # a drive state the group keeps is handed over
     out.wall_s = time.time() - t0
     return out
+
+
+def compute_group(jobs: tuple[DriveJob, ...], keep: dict[StateKey, int]) -> list[Computed]:
+    """Run tests that begin alike one after another in this process, each later one taking
+    the drive states the earlier ones kept (a worker's entry point; `plan_groups`)."""
+    states = StateCache(keep)
+    return [compute(job, states) for job in jobs]
+
+
+def state_keys(job: DriveJob) -> list[StateKey]:
+    """The drive states a job's phases pass through (its plan, results unknown)."""
+    from .runner import plan_phases
+    from .targets.sim import capacity
+
+    cap = capacity(job.profile_text, list(job.overrides))
+    base = StateKey.new(job.profile_text, job.overrides, job.seed)
+    return plan_keys(base, plan_phases(job.test, cap, job.opts), cap)
+
+
+def plan_groups(jobs: list[DriveJob]) -> list[tuple[list[int], dict[StateKey, int]]]:
+    """The jobs (by index) in groups that share drive states, and the states each group
+    keeps (with how many of its jobs reach each): a job whose first phases no other job
+    shares is a group of its own."""
+    keys = [state_keys(j) for j in jobs]
+    groups, keep = share_groups(keys)
+    return [(g, {k: keep[k] for i in g for k in keys[i] if k in keep}) for g in groups]
 
 
 class Replay(BaseTarget):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import methodology
-from .detached import Computed, Replay, compute, job_for
+from .detached import Computed, Replay, compute_group, job_for, plan_groups, state_keys
 from .executor import Executor, Unit
 from .methodology import Options
 from .runner import DriveOutcome, Hooks, run_test
@@ -49,7 +49,8 @@ def run(req: Request, jobs: int | None, ray: str | None, progress_hooks: Callabl
         on_run: OnRun, warn: Callable[[str], None]) -> None:
     """The review: the methodology's tests, parallel when every drive is simulated and more
     than one worker runs (`jobs`, `ray` as executor.open_executor takes them), else
-    sequential with the per-phase bars of `progress_hooks`; then the application workload."""
+    sequential with the per-phase bars of `progress_hooks`; then the application workload
+    (among the parallel units when the tests run in parallel: it is stored last either way)."""
     from .executor import open_executor
     from .units_progress import UnitsProgress
 
@@ -58,16 +59,15 @@ def run(req: Request, jobs: int | None, ray: str | None, progress_hooks: Callabl
         executor.close()
         with progress_hooks() as hooks:
             run_sequential(req, hooks, on_run)
-    else:
-        bar = UnitsProgress("review", len(methodology.TESTS) * len(req.drives),
-                            where=executor.describe())
-        try:
-            with bar, executor:
-                run_parallel(req, executor, on_run, bar.finished)
-        except KeyboardInterrupt:
-            raise ReviewInterrupted() from None
-    with progress_hooks() as hooks:
-        run_application_workload(req, hooks, on_run, warn)
+            run_application_workload(req, hooks, on_run, warn)
+        return
+    bar = UnitsProgress("review", (len(methodology.TESTS) + len(application_runs(req))) * len(req.drives),
+                        where=executor.describe())
+    try:
+        with bar, executor:
+            run_parallel(req, executor, on_run, bar.finished, application=True)
+    except KeyboardInterrupt:
+        raise ReviewInterrupted() from None
 
 
 def parallel(drives: list[tuple[str, Any]], executor: Executor) -> bool:
@@ -83,25 +83,36 @@ def run_sequential(req: Request, hooks: Hooks, on_run: OnRun) -> None:
         on_run(test, run_id, outcomes)
 
 
-def run_application_workload(req: Request, hooks: Hooks, on_run: OnRun,
-                             warn: Callable[[str], None]) -> None:
+def application_runs(req: Request, drives: list[tuple[str, Any]] | None = None
+                     ) -> dict[str, tuple[Options, dict[str, Any]]]:
     """The review's last runs: the input tests that give the review options of their own
-    (the trace test's application workload), on new simulated drives as every other test
-    (not on drives on other hosts: a trace is not sent there)."""
+    (the trace test's application workload), each with its options and stored arguments,
+    sized to the smallest of `drives` (default: the review's)."""
+    drives = req.drives if drives is None else drives
+    out = {}
     for name, test in methodology.INPUT_TESTS.items():
         if test.review_options is None:
             continue
-        drives = [(s, t) for s, t in req.drives if t.capabilities.replay]
-        if len(drives) < len(req.drives):
-            warn(f"review skips the application workload ({name}) on drives on other hosts")
-        if not drives:
-            continue
-        drives = fresh(drives)
         own = test.review_options(min(t.identify().capacity for _, t in drives))
         args = {"drives": req.args.get("drives"), "set": req.sets, "seed": req.seed, "review": True,
                 **(test.options.stored(own, {}) if test.options else {})}
-        run_id, outcomes = run_test(req.store, name, drives, dataclasses.replace(req.opts, own=own),
-                                    args, req.testbed, hooks)
+        out[name] = (dataclasses.replace(req.opts, own=own), args)
+    return out
+
+
+def run_application_workload(req: Request, hooks: Hooks, on_run: OnRun,
+                             warn: Callable[[str], None]) -> None:
+    """The review's last runs (`application_runs`), on new simulated drives as every other
+    test (not on drives on other hosts: a trace is not sent there)."""
+    drives = [(s, t) for s, t in req.drives if t.capabilities.replay]
+    if len(drives) < len(req.drives):
+        for name in application_runs(req):
+            warn(f"review skips the application workload ({name}) on drives on other hosts")
+    if not drives:
+        return
+    drives = fresh(drives)
+    for name, (opts, args) in application_runs(req, drives).items():
+        run_id, outcomes = run_test(req.store, name, drives, opts, args, req.testbed, hooks)
         on_run(name, run_id, outcomes)
 
 
@@ -113,20 +124,31 @@ def fresh(drives: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
 
 def run_parallel(req: Request, executor: Executor, on_run: OnRun,
                  on_unit: Callable[[bool, str], None] | None = None,
-                 tests: list[str] | None = None) -> None:
-    """Every (test, drive) as a unit (`tests`: default every review test); each test is
-    stored, in order, once all its drives are back. On Ctrl-C the tests already complete
-    are stored before the interrupt goes on."""
+                 tests: list[str] | None = None, application: bool = False) -> None:
+    """Every (test, drive) as a unit (`tests`: default every review test; with
+    `application`, the application workload last), except that the tests of a drive that
+    begin alike (purge and fill) form one unit, which pays for those phases once
+    (targets/sim_state.py); each test is stored, in order, once all its drives are back.
+    On Ctrl-C the tests already complete are stored before the interrupt goes on."""
     from .targets.sim import table_bytes
+    from .targets.sim_state import drives_at_once
 
-
-    store_, specs, sets, seed, opts = req.store, req.specs, req.sets, req.seed, req.opts
+    store_, specs, sets, seed = req.store, req.specs, req.sets, req.seed
     tests = list(tests or methodology.TESTS)
+    runs = {test: (req.opts, req.args) for test in tests}
+    if application:
+        runs |= application_runs(req)
+        tests = list(runs)
     texts = {s: t.profile_text for s, t in req.drives if isinstance(t, SimTarget)}
-    memory = {s: table_bytes(texts[s], sets) for s in specs}
-    units = [Unit((test, pos), compute, (job_for(spec, texts[spec], sets, seed, test, opts),),
-                  memory=memory[spec], cost=methodology.get(test).cost * memory[spec])
-             for test in tests for pos, spec in enumerate(specs)]
+    units = []
+    for pos, spec in enumerate(specs):
+        jobs = [job_for(spec, texts[spec], sets, seed, test, runs[test][0]) for test in tests]
+        memory = table_bytes(texts[spec], sets)
+        for idx, keep in plan_groups(jobs):
+            units.append(Unit(tuple((tests[i], pos) for i in idx), compute_group,
+                              (tuple(jobs[i] for i in idx), keep),
+                              memory=memory * drives_at_once(keep, [state_keys(jobs[i]) for i in idx]),
+                              cost=sum(methodology.get(tests[i]).cost for i in idx) * memory))
     got: dict[tuple[str, int], Computed] = {}
     stored: list[str] = []
 
@@ -135,7 +157,8 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
 
     def store(test: str) -> None:
         drv = [(s, Replay(s, got[(test, p)])) for p, s in enumerate(specs)]
-        run_id, outcomes = run_test(store_, test, drv, opts, req.args, req.testbed)
+        opts, args = runs[test]
+        run_id, outcomes = run_test(store_, test, drv, opts, args, req.testbed)
         stored.append(test)
         on_run(test, run_id, outcomes)
 
@@ -147,10 +170,10 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
         for done in executor.run(units):
             if done.error is not None:
                 raise done.error
-            got[done.key] = done.value
-            if on_unit:
-                on_unit(done.value.error is None, f"{done.key[0]} on {specs[done.key[1]]}: "
-                        f"{done.value.wall_s:.0f} s")
+            for key, value in zip(done.key, done.value):
+                got[key] = value
+                if on_unit:
+                    on_unit(value.error is None, f"{key[0]} on {specs[key[1]]}: {value.wall_s:.0f} s")
             store_in_order()
     except KeyboardInterrupt:
         from . import interrupts

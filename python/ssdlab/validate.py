@@ -46,27 +46,64 @@ def drives() -> list[str]:
 
 
 # ---- running ---------------------------------------------------------------------------------
-def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] = (),
-            profile_text: str | None = None, own: Any = None) -> dict:
-    """Run one test on one built-in profile (or on `profile_text`, a profile of its own, e.g. a
-    twin's; `own`: the test's own options) with `overrides` (key=value) if any: metrics,
-    the segments of its last pass (fill, trim), capacity, and per I/O phase its largest latency and its seconds without
-    a completed I/O."""
-    from .methodology import Options, get
+def run_setup(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] = (),
+              profile_text: str | None = None, own: Any = None):
+    """What a run builds its drive from and runs: (profile text, overrides, capacity, test,
+    options); `run_one` says what the arguments are."""
+    from .methodology import Options
     from .profiles import load_text
-    from .runner import walk_phases
-    from .targets.sim import SimTarget
+    from .targets.sim import capacity
 
     test, spare, seconds, repeat, testbed = run
+    text = profile_text or load_text(drive)
     # the source's host first, then the what-if overrides of the whole validation
-    target = SimTarget(profile_text or load_text(drive), [*testbed, *overrides] or None, seed=seed)
-    cap = target.identify().capacity
+    ov = [*testbed, *overrides]
+    cap = capacity(text, ov)
     job = fio_logs.job_file(test)
     opts = Options(spare=spare, seconds=seconds, repeat=repeat,
                    own=own if job is None else fio_job(job, cap, seed))
-    the_test = get(fio_logs.test_of(test))
+    return text, ov, cap, fio_logs.test_of(test), opts
+
+
+def run_keys(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] = (),
+             profile_text: str | None = None, own: Any = None) -> list:
+    """The drive states a run's phases pass through (targets/sim_state.py)."""
+    from .runner import plan_phases
+    from .targets.sim_state import StateKey, plan_keys
+
+    text, ov, cap, test, opts = run_setup(drive, run, seed, overrides, profile_text, own)
+    return plan_keys(StateKey.new(text, ov, seed), plan_phases(test, cap, opts), cap)
+
+
+def run_group(runs: tuple[tuple[str, RunKey], ...], keep: dict, seed: int = 42,
+              overrides: tuple[str, ...] = ()) -> list[dict]:
+    """Runs that begin alike on one drive, one after another in this process, the later
+    ones taking the drive states (`keep`) the earlier ones left (a worker's entry point)."""
+    from .targets.sim_state import StateCache
+
+    states = StateCache(keep)
+    return [run_one(d, r, seed, overrides, states=states) for d, r in runs]
+
+
+def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] = (),
+            profile_text: str | None = None, own: Any = None, states=None) -> dict:
+    """Run one test on one built-in profile (or on `profile_text`, a profile of its own, e.g. a
+    twin's; `own`: the test's own options) with `overrides` (key=value) if any: metrics,
+    the segments of its last pass (fill, trim), capacity, and per I/O phase its largest latency and its seconds without
+    a completed I/O. With `states` (a targets.sim_state.StateCache), phases a kept drive
+    state holds come from it."""
+    from .methodology import get
+    from .runner import walk_phases
+    from .targets.sim import SimTarget
+
+    text, ov, cap, name, opts = run_setup(drive, run, seed, overrides, profile_text, own)
+    target = SimTarget(text, ov or None, seed=seed, states=states)
+    the_test = get(name)
     t0 = time.time()
-    results = walk_phases(the_test, target, cap, opts)
+    try:
+        results = walk_phases(the_test, target, cap, opts)
+    finally:
+        target.close()  # a drive state the group keeps is handed over
     metrics = the_test.analyze(results, opts)
     metrics.pop("repeats", None)
     out: dict[str, Any] = {"metrics": metrics, "capacity": cap, "wall_s": time.time() - t0,
@@ -113,24 +150,34 @@ def run_all(jobs: list[tuple[str, RunKey]], workers: int | None = None,
             overrides: tuple[str, ...] = (), ray: str | None = None) -> dict[tuple[str, RunKey], dict]:
     """Run the jobs, longest first, through executor.py: `workers` local processes (one per
     core by default; never more at once than the drives' tables fit in 70 % of the memory
-    available: two 4 TB drives need 16 GB), or Ray (`ray`: an address or "local")."""
+    available: two 4 TB drives need 16 GB), or Ray (`ray`: an address or "local"). Runs of
+    one drive that begin alike (purge and fill) are one unit, which pays for those phases
+    once (targets/sim_state.py)."""
     from .executor import Unit, cores, open_executor
-
-    n = workers or min(len(jobs), cores()) or 1
     from .profiles import load_text
     from .targets.sim import table_bytes
+    from .targets.sim_state import drives_at_once, share_groups
 
     mem = {d: table_bytes(load_text(d), list(overrides)) for d in {d for d, _ in jobs}}
-    units = [Unit((d, r), run_one, (d, r, 42, overrides), memory=mem[d], cost=cost((d, r), mem[d]))
-             for d, r in jobs]
+    keys = [run_keys(d, r, 42, overrides) for d, r in jobs]
+    groups, keep = share_groups(keys)
+    units = []
+    for g in groups:
+        mine = {k: keep[k] for i in g for k in keys[i] if k in keep}
+        runs = tuple(jobs[i] for i in g)
+        d = runs[0][0]
+        units.append(Unit(runs, run_group, (runs, mine, 42, overrides), memory=mem[d] * drives_at_once(mine, [keys[i] for i in g]),
+                          cost=sum(cost(j, mem[j[0]]) for j in runs)))
+    n = workers or min(len(units), cores()) or 1
     out: dict[tuple[str, RunKey], dict] = {}
     with open_executor(n, ray) as ex:
         for done in ex.run(units):
             if not done.ok:
                 raise done.error
-            out[done.key] = done.value
-            if log:
-                log(f"{done.key[0]} {done.key[1][0]}: {done.value['wall_s']:.0f} s")
+            for key, value in zip(done.key, done.value):
+                out[key] = value
+                if log:
+                    log(f"{key[0]} {key[1][0]}: {value['wall_s']:.0f} s")
     return out
 
 

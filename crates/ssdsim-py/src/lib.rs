@@ -12,6 +12,7 @@ use std::sync::Mutex;
 
 mod fiojob;
 mod session;
+mod trace_csv;
 use session::Session;
 
 fn verr(msg: impl ToString) -> PyErr {
@@ -220,6 +221,29 @@ struct Drive {
     inner: Mutex<SimDrive>,
 }
 
+/// A drive's whole state at one moment (`Drive.snapshot`, `Drive.into_state`): tables,
+/// timelines, counters, virtual time and phase count. `Drive.from_state` gives a drive that
+/// runs on from it exactly as the drive it was taken from would have; the state itself
+/// never changes, so one serves any number of drives, until one takes it (`take=True`,
+/// without a copy: the state is then empty).
+#[pyclass(module = "ssdlab._sim")]
+struct DriveState {
+    inner: Mutex<Option<SimDrive>>,
+}
+
+fn taken() -> PyErr {
+    verr("this drive state was taken by Drive.from_state(state, take=True)")
+}
+
+#[pymethods]
+impl DriveState {
+    /// Bytes of memory the drive's tables take (what each drive loaded from it costs).
+    fn table_bytes(&self) -> PyResult<u64> {
+        let g = self.inner.lock().unwrap();
+        Ok(ssdsim::memory::table_bytes(&g.as_ref().ok_or_else(taken)?.profile))
+    }
+}
+
 #[pymethods]
 impl Drive {
     #[new]
@@ -259,6 +283,40 @@ impl Drive {
         let geo = ssdsim::nand::Geometry::from_profile(&p);
         let user = (p.user_capacity_gb * 1e9) as u64 / ssdsim::nand::SLOT_BYTES * ssdsim::nand::SLOT_BYTES;
         profile_info(py, &p, &geo, user)
+    }
+
+    /// The drive's state now (a copy), to start other drives from (`from_state`).
+    fn snapshot(&self, py: Python<'_>) -> DriveState {
+        py.allow_threads(|| DriveState {
+            inner: Mutex::new(Some(self.inner.lock().unwrap().clone())),
+        })
+    }
+
+    /// The drive's state now, without a copy: this drive starts again as a new one (its
+    /// profile and seed, nothing written).
+    fn into_state(&self) -> DriveState {
+        let mut d = self.inner.lock().unwrap();
+        let fresh = SimDrive::new(d.profile.clone(), d.seed());
+        DriveState {
+            inner: Mutex::new(Some(std::mem::replace(&mut *d, fresh))),
+        }
+    }
+
+    /// A drive in `state`: it runs on exactly as the drive the state was taken from. With
+    /// `take`, the drive takes the state itself (no copy) and the state is left empty.
+    #[staticmethod]
+    #[pyo3(signature = (state, take=false))]
+    fn from_state(py: Python<'_>, state: &DriveState, take: bool) -> PyResult<Drive> {
+        let mut g = state.inner.lock().unwrap();
+        let d = if take {
+            g.take().ok_or_else(taken)?
+        } else {
+            let s = g.as_ref().ok_or_else(taken)?;
+            py.allow_threads(|| s.clone())
+        };
+        Ok(Drive {
+            inner: Mutex::new(d),
+        })
     }
 
     /// The full resolved profile as a dict.
@@ -504,9 +562,11 @@ fn profile_info<'py>(
 #[pymodule]
 fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Drive>()?;
+    m.add_class::<DriveState>()?;
     m.add_class::<Session>()?;
     m.add_function(wrap_pyfunction!(fiojob::fiojob_stream, m)?)?;
     m.add_function(wrap_pyfunction!(fiojob::fiojob_check, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_csv::plain_csv_arrays, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -32,6 +32,9 @@ pub struct PhaseResult {
     pub interrupted: bool,
 }
 
+/// Cloning a drive copies its whole state (tables, timelines, counters, virtual time and
+/// phase count): the copy runs on exactly as the original would (`DriveState`).
+#[derive(Clone)]
 pub struct Drive {
     pub profile: Profile,
     pub ftl: Ftl,
@@ -91,6 +94,11 @@ impl Drive {
             bg_until: 0,
             page_bytes: nand_geo.slots_per_page as u64 * SLOT_BYTES,
         }
+    }
+
+    /// The seed the drive was built with.
+    pub fn seed(&self) -> u64 {
+        self.seed
     }
 
     pub fn user_bytes(&self) -> u64 {

@@ -29,6 +29,7 @@ pub fn link_mbps(p: &Profile) -> f64 {
     raw_link_mbps(p) * p.host.protocol_efficiency
 }
 
+#[derive(Clone)]
 pub struct Host {
     /// Link rate after protocol overhead.
     link_bytes_per_ms: u64,
@@ -264,6 +265,7 @@ impl Inflow {
 
 /// Write buffer: `cap` 4 KiB slots. A slot is taken when host data arrives and freed when
 /// the program operation holding it completes.
+#[derive(Clone)]
 pub struct WriteBuffer {
     pub cap: u64,
     used: u64,

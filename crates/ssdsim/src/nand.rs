@@ -102,6 +102,7 @@ pub struct OpCounts {
     pub transfer_bytes: u64,
 }
 
+#[derive(Clone)]
 pub struct Nand {
     pub geo: Geometry,
     pub slc: Timing,

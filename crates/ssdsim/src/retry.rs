@@ -24,6 +24,7 @@ use crate::profile::Profile;
 
 const YEAR_NS: f64 = 365.0 * 86400.0 * 1e9;
 
+#[derive(Clone)]
 pub struct Retry {
     /// The age model is on (`nand.retry.enabled` and a non-zero step count).
     model: bool,

@@ -7,12 +7,18 @@ from ..errors import UserError
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from .base import BaseTarget, Capabilities
 from .hostid import platform_info
+from .sim_state import KEPT_KINDS, DriveState, StateCache, StateKey, phase_key, renamed
 
 
 def table_bytes(profile_text: str, overrides: list[str] | None = None) -> float:
     """The simulator's memory for a profile (its tables, sized from the geometry), checked
     as building the drive would check it: the one estimate every scheduler uses."""
     return float(_sim.Drive.check(profile_text, list(overrides or [])))
+
+
+def capacity(profile_text: str, overrides: list[str] | None = None) -> int:
+    """User bytes of the drive a profile describes, without building it."""
+    return int(_sim.Drive.describe(profile_text, list(overrides or []))["user_bytes"])
 
 
 def check_seed(seed: int) -> int:
@@ -30,15 +36,27 @@ def _result(phase: Phase, raw: dict) -> PhaseResult:
 
 class SimTarget(BaseTarget):
     """A simulated drive: writes nothing but the results store, so it has nothing to check,
-    plan or let go of."""
+    plan or let go of. With `states` (sim_state.py), phases a kept drive state already
+    holds are answered from it, and states the cache keeps are taken as they are reached."""
 
     capabilities = Capabilities(simulated=True, counters=True)
 
-    def __init__(self, profile_text: str, overrides: list[str] | None = None, seed: int = 42):
+    def __init__(self, profile_text: str, overrides: list[str] | None = None, seed: int = 42,
+                 states: StateCache | None = None):
         self.profile_text, self.overrides, self.seed = profile_text, list(overrides or []), seed
         self.drive = _sim.Drive(profile_text, overrides=self.overrides, seed=seed)
         self.info = self.drive.info()
         self.name = f"sim:{self.info['id']}"
+        self.states = states
+        # the key of the drive's state (None once a phase keeps none), the resolved phases
+        # and results so far, and the kept state the drive follows but has not loaded yet
+        self.key: StateKey | None = StateKey.new(profile_text, self.overrides, seed)
+        self.specs: list[dict] = []
+        self.results: list[PhaseResult] = []
+        self.following: DriveState | None = None
+        # the drive is in a state the cache wants, not kept yet: kept (copied) before the
+        # next phase runs, or handed over without a copy when the target closes
+        self.unkept = False
 
     def fresh(self) -> SimTarget:
         """A new drive of the same profile, overrides and seed (the next test's)."""
@@ -53,17 +71,67 @@ class SimTarget(BaseTarget):
                                "logical_block": 4096, "platform": platform_info()})
 
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
+        spec = phase.resolve(int(self.info["user_bytes"])) if phase.kind in KEPT_KINDS else None
+        pk = phase_key(spec) if spec is not None else None
+        key = self.key.then(pk) if self.key is not None and pk is not None else None
+        if key is not None and spec is not None and self.states is not None:
+            hit = self.states.find(key)
+            if hit is not None:
+                ds, i = hit
+                self._keep(copy=False)  # the drive now follows another state
+                self.following, self.key = ds, key
+                self.states.hits += 1
+                return self._kept(spec, renamed(ds.results[i], phase))
+        self._load()
+        self._keep(copy=True)
+        self.key = None  # until the phase is complete: an interrupted one keeps no state
         if phase.kind == "replay":
             return self._replay(phase, on_sample)
         if phase.kind == "fiojob":
             return self._fiojob(phase, on_sample)
-        spec = phase.resolve(int(self.info["user_bytes"]))
+        assert spec is not None
         try:
             raw = self.drive.run(spec, on_sample)
         except KeyboardInterrupt as e:
             partial = getattr(e, "partial", None)
             raise Interrupted(_result(phase, partial) if partial else None) from e
-        return _result(phase, raw)
+        res = self._kept(spec, _result(phase, raw))
+        self.key = key
+        self.unkept = key is not None and self.states is not None and self.states.wants(key)
+        return res
+
+    def _keep(self, copy: bool) -> None:
+        """Hand the state the cache wants to it: a copy, or the drive's own state."""
+        if not self.unkept or self.states is None or self.key is None:
+            return
+        self.unkept = False
+        state = self.drive.snapshot() if copy else self.drive.into_state()
+        self.states.put(DriveState(self.key, state, tuple(self.results)))
+
+    def close(self) -> None:
+        """A state the cache wants is handed over without a copy (the run is over)."""
+        self._keep(copy=False)
+
+    def _kept(self, spec: dict, res: PhaseResult) -> PhaseResult:
+        self.specs.append(spec)
+        self.results.append(res)
+        return res
+
+    def _load(self) -> None:
+        """Bring the drive to the state its phases so far left (it may only follow a kept
+        state): load that state, or, when the phases left it part way through the state's
+        recipe, run them again on a new drive (the simulator is deterministic)."""
+        ds, self.following = self.following, None
+        if ds is None:
+            return
+        if len(ds.key.recipe) != len(self.specs) and self.states is not None and self.key is not None:
+            ds = self.states.get(self.key) or ds
+        if len(ds.key.recipe) == len(self.specs) and self.states is not None:
+            self.drive = self.states.load(ds)
+            return
+        self.drive = _sim.Drive(self.profile_text, overrides=self.overrides, seed=self.seed)
+        for spec in self.specs:
+            self.drive.run(spec)
 
     def _replay(self, phase: Phase, on_sample: OnSample | None) -> PhaseResult:
         """A trace in virtual time, in one call into the simulator (traces/timing.py)."""

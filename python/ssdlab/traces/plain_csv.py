@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from . import limits
 from .limits import Collector
 from .stream import FLUSH, READ, TRIM, WRITE, IoStream, TraceError, bad_line
 
@@ -79,3 +80,36 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
             raise bad_line(path, n, f"{f[io_].strip()} of length 0")
         out.add(n, round(tv * tu), op, int(ov * ou) if op != FLUSH else 0, int(lv * lu) if op != FLUSH else 0)
     return out.stream(format="csv", has_time=True)
+
+
+def parse_text(text: bytes, path: str) -> IoStream | None:
+    """The whole text of a CSV trace read at native speed (`_sim.plain_csv_arrays`), giving
+    what `parse` gives; None when a line needs `parse` (which then reads the file and names
+    any problem), so both ways give the same stream or the same error."""
+    from .. import _sim
+
+    pos = 0
+    while True:  # the header: the first line that is not blank
+        end = text.find(b"\n", pos)
+        line = text[pos:] if end < 0 else text[pos:end]
+        if line.strip() or end < 0:
+            break
+        pos = end + 1
+    try:
+        cols = header_columns(line.decode("ascii"))
+        if "op" not in cols:
+            return None
+        it_, tu = _unit(cols, "time", TIME_UNITS, path)
+        oi, ou = _unit(cols, "offset", SIZE_UNITS, path)
+        li, lu = _unit(cols, "length", SIZE_UNITS, path)
+    except (TraceError, UnicodeDecodeError):
+        return None
+    got = _sim.plain_csv_arrays(text, (it_, cols.index("op"), oi, li), (tu, int(ou), int(lu)),
+                                (limits.MAX_LINE_CHARS, limits.MAX_IOS, limits.MAX_SPAN_NS))
+    if got is None:
+        return None
+    t, op, off, ln = got
+    s = IoStream(t, op, off, ln, source=path, format="csv", has_time=True)
+    if len(s):
+        s.time_ns = s.time_ns - s.time_ns.min()
+    return s

@@ -74,6 +74,7 @@ impl Pool {
     }
 }
 
+#[derive(Clone)]
 pub struct Alloc {
     bpd: u32,
     static_per_die: u32,

@@ -10,6 +10,7 @@ pub struct Access {
     pub writeback: Option<u32>,
 }
 
+#[derive(Clone)]
 pub struct Cmt {
     enabled: bool,
     entries_per_page: u32,

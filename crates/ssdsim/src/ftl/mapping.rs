@@ -53,6 +53,21 @@ fn table<T: Copy + Default>(n: usize) -> Vec<T> {
     v
 }
 
+/// A copy of a large table, made as `table` makes one (huge pages, zeroed memory from the
+/// OS): chunks that are all zero are left untouched, so a copy of a drive costs memory for
+/// what the drive holds, as the drive itself does.
+fn table_copy<T: Copy + Default + PartialEq>(v: &[T]) -> Vec<T> {
+    const CHUNK: usize = 1 << 16;
+    let mut out = table::<T>(v.len());
+    let zero = T::default();
+    for (dst, src) in out.chunks_mut(CHUNK).zip(v.chunks(CHUNK)) {
+        if src.iter().any(|x| *x != zero) {
+            dst.copy_from_slice(src);
+        }
+    }
+    out
+}
+
 /// Element `i` of `v` without a bounds check, for the few table accesses every host
 /// write and GC relocation makes. Indices come from the tables themselves (slots below
 /// the physical total, logical blocks below the user total), and builds with the
@@ -107,6 +122,33 @@ pub struct Mapping {
     heads: Vec<u32>,
     /// Per die: no non-empty bucket below this valid count.
     min_hint: Vec<u32>,
+}
+
+impl Clone for Mapping {
+    /// The three large tables are copied as `table_copy` does; the rest as is.
+    fn clone(&self) -> Mapping {
+        Mapping {
+            l2p: table_copy(&self.l2p),
+            p2l: table_copy(&self.p2l),
+            vbits: table_copy(&self.vbits),
+            valid: self.valid.clone(),
+            mode: self.mode.clone(),
+            valid_in: self.valid_in,
+            blocks_in: self.blocks_in,
+            dead: self.dead.clone(),
+            written: self.written.clone(),
+            mapped: self.mapped,
+            spb: self.spb,
+            spb_div: self.spb_div,
+            bpd_div: self.bpd_div,
+            next: self.next.clone(),
+            prev: self.prev.clone(),
+            in_bucket: self.in_bucket.clone(),
+            closed: self.closed.clone(),
+            heads: self.heads.clone(),
+            min_hint: self.min_hint.clone(),
+        }
+    }
 }
 
 impl Mapping {

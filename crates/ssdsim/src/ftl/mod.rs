@@ -41,6 +41,7 @@ pub struct Counters {
     pub gc_stalls: u64,
 }
 
+#[derive(Clone)]
 pub struct Ftl {
     pub nand: Nand,
     pub map: Mapping,

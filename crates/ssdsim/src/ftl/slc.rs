@@ -13,6 +13,7 @@ use crate::profile::Profile;
 use crate::SimError;
 use std::collections::VecDeque;
 
+#[derive(Clone)]
 pub struct SlcCache {
     pub enabled: bool,
     static_slots: u64,

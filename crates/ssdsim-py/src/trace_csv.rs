@@ -1,0 +1,226 @@
+//! The plain CSV trace format read at native speed (python/ssdlab/traces/plain_csv.py owns
+//! the format): the lines of the common, well-formed case become four arrays. Anything
+//! else (a field the Python parser would read differently or refuse, a limit reached,
+//! non-ASCII text) answers None, and the Python parser reads the file and says what is
+//! wrong, so every trace gets exactly the result and the error it always got.
+
+use numpy::IntoPyArray;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+const READ: u8 = 0;
+const WRITE: u8 = 1;
+const TRIM: u8 = 2;
+const FLUSH: u8 = 3;
+
+/// What the Python parser checks, from traces/limits.py.
+pub struct Limits {
+    pub max_line: usize,
+    pub max_ios: usize,
+    pub max_span_ns: i64,
+}
+
+pub struct Columns {
+    pub time: usize,
+    pub op: usize,
+    pub offset: usize,
+    pub length: usize,
+    /// ns per time unit, bytes per offset and length unit.
+    pub time_ns: f64,
+    pub offset_unit: u64,
+    pub length_unit: u64,
+}
+
+/// Parsed I/Os: time (ns on the trace's clock, from the first line), op, offset, length.
+#[derive(Default)]
+pub struct Parsed {
+    pub t: Vec<i64>,
+    pub op: Vec<u8>,
+    pub off: Vec<i64>,
+    pub len: Vec<i64>,
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c')
+}
+
+fn trim(mut s: &[u8]) -> &[u8] {
+    while let Some((&f, rest)) = s.split_first() {
+        if !is_space(f) {
+            break;
+        }
+        s = rest;
+    }
+    while let Some((&l, rest)) = s.split_last() {
+        if !is_space(l) {
+            break;
+        }
+        s = rest;
+    }
+    s
+}
+
+/// Digits only (what `int()` reads the same way in every case).
+fn whole(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 19 {
+        return None;
+    }
+    let mut v = 0u64;
+    for &c in s {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + (c - b'0') as u64;
+    }
+    Some(v)
+}
+
+/// A plain decimal number, optionally with a fraction and an exponent (what `float()`
+/// reads the same way as Rust does: no sign, spaces, underscores, inf or nan).
+fn decimal(s: &[u8]) -> Option<f64> {
+    let mut i = 0;
+    let digits = |i: &mut usize| {
+        let from = *i;
+        while *i < s.len() && s[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - from
+    };
+    let mut n = digits(&mut i);
+    if i < s.len() && s[i] == b'.' {
+        i += 1;
+        n += digits(&mut i);
+    }
+    if n == 0 {
+        return None;
+    }
+    if i < s.len() && (s[i] == b'e' || s[i] == b'E') {
+        i += 1;
+        if i < s.len() && (s[i] == b'+' || s[i] == b'-') {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return None;
+        }
+    }
+    if i != s.len() {
+        return None;
+    }
+    std::str::from_utf8(s).ok()?.parse().ok()
+}
+
+fn op_code(s: &[u8]) -> Option<u8> {
+    let s = trim(s);
+    let mut low = [0u8; 8];
+    if s.len() > low.len() {
+        return None;
+    }
+    for (d, c) in low.iter_mut().zip(s) {
+        *d = c.to_ascii_lowercase();
+    }
+    match &low[..s.len()] {
+        b"read" | b"r" => Some(READ),
+        b"write" | b"w" => Some(WRITE),
+        b"trim" | b"t" | b"discard" => Some(TRIM),
+        b"flush" | b"f" => Some(FLUSH),
+        _ => None,
+    }
+}
+
+/// The I/O lines of `text` after its header (the first non-blank line), or None where the
+/// Python parser must read the file.
+pub fn parse(text: &[u8], c: &Columns, lim: &Limits) -> Option<Parsed> {
+    if !text.is_ascii() {
+        return None;
+    }
+    let need = c.time.max(c.op).max(c.offset).max(c.length) + 1;
+    let mut out = Parsed::default();
+    let mut header = true;
+    let (mut lo, mut hi, mut first) = (0i64, 0i64, None::<i64>);
+    let mut fields: Vec<&[u8]> = Vec::with_capacity(8);
+    for raw in text.split(|&b| b == b'\n') {
+        if raw.len() > lim.max_line {
+            return None;
+        }
+        let line = trim(raw);
+        if line.is_empty() {
+            continue;
+        }
+        if header {
+            header = false;
+            continue;
+        }
+        fields.clear();
+        fields.extend(line.split(|&b| b == b','));
+        if fields.len() < need || out.op.len() >= lim.max_ios {
+            return None;
+        }
+        let op = op_code(fields[c.op])?;
+        let tv = decimal(fields[c.time])?;
+        let (ov, lv) = (whole(fields[c.offset])?, whole(fields[c.length])?);
+        let x = tv * c.time_ns;
+        if x >= 9.223372036854775808e18 || (op != FLUSH && lv == 0) {
+            return None;
+        }
+        let ns = x.round_ties_even() as i64;
+        let (off, len) = if op == FLUSH {
+            (0, 0)
+        } else {
+            let off = ov as u128 * c.offset_unit as u128;
+            let len = lv as u128 * c.length_unit as u128;
+            if off + len > i64::MAX as u128 {
+                return None;
+            }
+            (off as i64, len as i64)
+        };
+        let f = *first.get_or_insert(ns);
+        if out.op.is_empty() {
+            (lo, hi) = (ns, ns);
+        } else {
+            (lo, hi) = (lo.min(ns), hi.max(ns));
+            if hi - lo > lim.max_span_ns {
+                return None;
+            }
+        }
+        out.t.push(ns - f);
+        out.op.push(op);
+        out.off.push(off);
+        out.len.push(len);
+    }
+    Some(out)
+}
+
+/// `plain_csv_arrays(text, columns, units, limits)`: (time_ns, op, offset, length) arrays
+/// of a plain CSV trace's I/Os (time from the first I/O's), or None for the Python parser.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn plain_csv_arrays<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyBytes>,
+    columns: (usize, usize, usize, usize),
+    units: (f64, u64, u64),
+    limits: (usize, usize, i64),
+) -> Option<(PyObject, PyObject, PyObject, PyObject)> {
+    let c = Columns {
+        time: columns.0,
+        op: columns.1,
+        offset: columns.2,
+        length: columns.3,
+        time_ns: units.0,
+        offset_unit: units.1,
+        length_unit: units.2,
+    };
+    let lim = Limits {
+        max_line: limits.0,
+        max_ios: limits.1,
+        max_span_ns: limits.2,
+    };
+    let bytes = text.as_bytes();
+    let p = py.allow_threads(|| parse(bytes, &c, &lim))?;
+    Some((
+        p.t.into_pyarray(py).into_any().unbind(),
+        p.op.into_pyarray(py).into_any().unbind(),
+        p.off.into_pyarray(py).into_any().unbind(),
+        p.len.into_pyarray(py).into_any().unbind(),
+    ))
+}
