@@ -4,14 +4,18 @@ built-in profile with every time drawn within +-30 %, another SLC cache size and
 area) runs the fingerprint at its defaults; `ssdlab fit` sees that run alone (the whole
 parameter space, the class the evidence suggests); twin and hidden drive then run the 2000 s
 consistency test, CrystalDiskMark (quick), the idle test and a PCMark 8 trace, and every
-figure must agree within 10 %. Prints a table per drive and the totals.
+figure must agree within 10 %. Prints a table per drive and the totals; --results keeps each
+drive's measurements (merged into the file), --update-docs writes the section of docs/fit.md
+from them (--docs-only: without running anything).
 
     python benchmarks/fit_closed_loop.py [--drive bg4-128] [--trials 400] [--seed 1]
+        [--results closed-loop.json] [--update-docs] [--docs-only]
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 import tempfile
@@ -21,13 +25,50 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "python"), str(ROOT / "tests"), str(ROOT / "tests" / "fit")]
 
-from closedloop import closed_loop, perturbed, table  # noqa: E402
+from closedloop import WITHIN, closed_loop, hidden_values, perturbed, table  # noqa: E402
+from docsection import load, num, replace  # noqa: E402
 
 KINDS = {"bg4-128": "DRAM-less HMB NVMe (TLC)", "mx100-256": "SATA MLC", "qlc-pcie4-hmb-1000": "QLC (HMB NVMe)"}
 HELD = {"consistency": [],
         "quick": ["--repeat", "1", "--seconds", "1", "--interval", "0"],
         "idle": [],
         "trace": ["--trace", "builtin:pcmark8-photoshop-light-like", "--state", "full"]}
+HEADING = "### Closed loop"
+
+
+def section(results: dict[str, dict]) -> str:
+    lines = [HEADING, "",
+             "Written by `python benchmarks/fit_closed_loop.py --results FILE --update-docs` (the short version",
+             "is tests/fit/test_closed_loop.py, in `make test`). For each drive a hidden drive, the built-in",
+             "profile with every time drawn within +-30 % (seed 1), another SLC cache size and more spare",
+             "area, runs the fingerprint at its defaults; `ssdlab fit --runs ID --no-crossval` sees that run",
+             "alone (the whole parameter space, the class the evidence suggests); then twin and hidden drive",
+             "run tests outside the fingerprint (the 2000 s consistency test, CrystalDiskMark quick with one",
+             "repeat of 1 s, the idle test, the PCMark 8 Photoshop-light-like trace on a full drive) and every",
+             f"figure must agree within {100 * WITHIN:.0f} %. Times are this machine's, 2 cores shared with other work.", ""]
+    for drive, x in results.items():
+        hidden = hidden_values(drive, x["hidden"], [p["key"] for p in x["parameters"]])
+        n = sum(r["ok"] for r in x["rows"])
+        lines += [f"**{drive}** ({x['kind']}), measured {x['date']}: hidden drive `{' '.join(x['hidden'])}`; "
+                  f"the fit started from class {x['class']}, {x['trials']} trials in {x['fit_s'] / 60:.0f} min (`--trials {x['asked']}`"
+                  + (f" `--minutes {x['minutes']}`" if x.get("minutes") else "") + "), "
+                  f"its twin passes {x['passed']} of {x['total']} fingerprint figures; the whole loop "
+                  f"{x['wall_s'] / 60:.0f} min wall ({x['load']} at its start, {x['load_end']} at its end). "
+                  f"**{n} of {len(x['rows'])} held-out figures within {100 * WITHIN:.0f} %.**", "",
+                  "| test | figure | hidden drive | twin | error | within 10 % |", "|---|---|---|---|---|---|"]
+        for r in x["rows"]:
+            err = "-" if r["error"] is None else f"{100 * r['error']:+.1f} %"
+            lines.append(f"| {r['test']} | {r['figure']} | {num(r['hidden'])} | {num(r['twin'])} | {err} | "
+                         f"{'yes' if r['ok'] else '**no**'} |")
+        lines += ["", f"<details><summary>{drive}: the twin's parameters against the hidden drive's</summary>", "",
+                  "| parameter | hidden | twin | class | pinned | fits as well |", "|---|---|---|---|---|---|"]
+        for p in x["parameters"]:
+            why = f" ({p['note']})" if p.get("note") and not p["pinned"] else ""
+            lines.append(f"| {p['key']} | {num(hidden[p['key']])} | {p['value']:.4g} {p['unit']} | "
+                         f"{p['class_value']:.4g} | {'pinned' if p['pinned'] else 'NOT pinned' + why} | "
+                         f"{p['lo']:.4g}..{p['hi']:.4g} |")
+        lines += ["", "</details>", ""]
+    return "\n".join(lines)
 
 
 def main() -> int:
@@ -36,13 +77,20 @@ def main() -> int:
     ap.add_argument("--trials", default="400")
     ap.add_argument("--seed", type=int, default=1, help="the hidden drive's perturbation")
     ap.add_argument("--jobs", default=None)
+    ap.add_argument("--minutes", default=None, help="bound each fit's time (ssdlab fit --minutes)")
+    ap.add_argument("--results", type=Path, help="merge each drive's measurements into this JSON file")
+    ap.add_argument("--update-docs", action="store_true", help="write the section of docs/fit.md (needs --results)")
+    ap.add_argument("--docs-only", action="store_true", help="write the section from --results, run nothing")
     a = ap.parse_args()
+    if (a.update_docs or a.docs_only) and not a.results:
+        ap.error("--update-docs and --docs-only write from --results FILE")
     ok = True
-    for drive in a.drive or list(KINDS):
+    for drive in [] if a.docs_only else a.drive or list(KINDS):
         hidden = perturbed(drive, a.seed)
-        t0 = time.time()
+        t0, started = time.time(), load()
         with tempfile.TemporaryDirectory() as tmp:
-            fit = ["--trials", a.trials, "--no-crossval", *(["--jobs", a.jobs] if a.jobs else [])]
+            fit = ["--trials", a.trials, "--no-crossval", *(["--jobs", a.jobs] if a.jobs else []),
+                   *(["--minutes", a.minutes] if a.minutes else [])]
             loop = closed_loop(Path(tmp), drive, hidden, [], fit, HELD, timeout=6 * 3600)
         n = sum(r["ok"] for r in loop.rows)
         print(f"\n== {drive} ({KINDS.get(drive, '')}), hidden: {' '.join(hidden)}")
@@ -50,9 +98,22 @@ def main() -> int:
               f"fingerprint figures within tolerance; {time.time() - t0:.0f} s")
         print(table(loop))
         print(f"{n} of {len(loop.rows)} held-out figures within 10 %")
-        print(json.dumps({"drive": drive, "held_out_within_10pct": n, "held_out": len(loop.rows),
-                          "parameters": [[p["key"], p["value"], p["pinned"]] for p in loop.fit["parameters"]]}))
+        x = {"kind": KINDS.get(drive, ""), "hidden": hidden, "class": loop.fit["class"], "trials": loop.fit["trials"],
+             "asked": a.trials, "minutes": a.minutes, "fit_s": loop.fit["seconds"], "passed": loop.fit["passed"], "total": loop.fit["total"],
+             "wall_s": round(time.time() - t0), "load": started, "load_end": load(),
+             "date": datetime.date.today().isoformat(), "rows": loop.rows,
+             "parameters": [{k: p[k] for k in ("key", "value", "unit", "class_value", "pinned", "lo", "hi", "note")}
+                            for p in loop.fit["parameters"]]}
+        print(json.dumps({"drive": drive, **x}), flush=True)
+        if a.results:
+            saved = json.loads(a.results.read_text()) if a.results.exists() else {}
+            saved[drive] = x
+            a.results.write_text(json.dumps(saved, indent=1))
         ok &= loop.passed
+    if a.update_docs or a.docs_only:
+        saved = json.loads(a.results.read_text())
+        replace(ROOT / "docs" / "fit.md", section({d: saved[d] for d in KINDS if d in saved}
+                                                  | {d: x for d, x in saved.items() if d not in KINDS}))
     return 0 if ok else 1
 
 

@@ -58,6 +58,23 @@ def perturbed(profile: str, seed: int, base: list[str] = ()) -> list[str]:
     return out
 
 
+def hidden_values(profile: str, overrides: list[str], keys: list[str]) -> dict[str, float]:
+    """The hidden drive's value of each of the fit's parameters `keys` (derived ones, such as
+    spare_pct and dies, computed from the overridden profile as the fit computes a class's)."""
+    from ssdlab.fit.space import UNLIMITED, class_value
+
+    p = tomllib.loads(load_text(profile))
+    for o in overrides:
+        key, _, v = o.partition("=")
+        *path, last = key.split(".")
+        cur = p
+        for part in path:
+            cur = cur.setdefault(part, {})
+        cur[last] = float(v)
+    out = {k: class_value(p, k, float(p["user_capacity_gb"])) for k in keys}
+    return {k: float("inf") if k in UNLIMITED and not v else v for k, v in out.items()}  # 0: no such limit
+
+
 def sets(overrides: list[str]) -> list[str]:
     return [x for o in overrides for x in ("--set", o)]
 

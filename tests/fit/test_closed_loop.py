@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from closedloop import WITHIN, closed_loop, perturbed, table
+from closedloop import WITHIN, closed_loop, hidden_values, perturbed, table
+from ssdlab.profiles import load
 
 pytestmark = pytest.mark.xdist_group("fit-closed-loop")
 
@@ -33,3 +34,15 @@ def test_a_twin_fitted_to_a_fingerprint_predicts_other_tests(tmp_path):
     assert loop.fit["class"] == "tlc-256" and loop.fit["passed"] > 0.8 * loop.fit["total"]
     dies = next(p for p in loop.fit["parameters"] if p["key"] == "dies")
     assert dies["value"] == 2 and dies["pinned"]
+
+
+def test_the_hidden_drives_values_are_the_fits_parameters():
+    """What the closed loop's tables compare the twin with: the overridden profile's values,
+    derived ones (dies, spare area) as the fit derives them, 0 of a limit as no limit."""
+    keys = ["dies", "spare_pct", "nand.native.read_us", "nand.native_write_mbps"]
+    base = hidden_values("tlc-256", [], keys)
+    more = hidden_values("tlc-256", ["nand.channels=4", "nand.blocks_per_plane=1000", "nand.native.read_us=77"], keys)
+    blocks = load("tlc-256")["nand"]["blocks_per_plane"]
+    assert more["dies"] == base["dies"] / 2 and more["nand.native.read_us"] == 77
+    assert 1 + more["spare_pct"] / 100 == pytest.approx((1 + base["spare_pct"] / 100) * 1000 / blocks / 2)
+    assert base["nand.native_write_mbps"] == float("inf")
