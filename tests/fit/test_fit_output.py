@@ -1,4 +1,4 @@
-"""What `ssdlab fit` writes: the same twin for a seed on one worker or two; a twin fitted to a
+"""What `ssdlab fit` writes, and how it spends --minutes: the same twin for a seed on one worker or two; a twin fitted to a
 figures file alone, with cross-validation (each group held back and predicted) and a report
 (HTML + PNG); parameters the evidence does not pin marked NOT pinned, never as fitted; the
 twin usable as `--drive sim:./twin.toml`."""
@@ -110,3 +110,11 @@ source = "a rating"
     row = next(f for f in doc["figures"] if f["figure"] == "post-cache")
     assert row["pass"] and post == pytest.approx(row["twin"], rel=1e-4)  # the fit's drive (values to 5 digits)
     assert post == pytest.approx(fill["post_cache_mbps"], rel=0.15)
+
+
+def test_minutes_without_cross_validation_go_to_the_search_and_the_pinning():
+    from ssdlab.fit.fitting import deadlines
+
+    assert deadlines(1000, True) == pytest.approx((550, 700))  # 30 % left for cross-validation
+    search, pinning = deadlines(1000, False)
+    assert pinning == pytest.approx(1000) and search / pinning == pytest.approx(0.55 / 0.70)

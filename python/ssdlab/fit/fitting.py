@@ -17,6 +17,13 @@ from .search import BATCH, SCREEN_GRID, Budget, Search, Trial, full_size_check, 
 from .space import Start, choose_class, start
 
 SHARES = {"search": 0.55, "pinning": 0.15, "crossval": 0.30}  # of --minutes
+
+
+def deadlines(total: float, crossval: bool) -> tuple[float, float]:
+    """Seconds from the start at which the search and the pinning stop: their shares of
+    `total`, and without cross-validation its share too, in proportion."""
+    scale = 1.0 if crossval else 1.0 / (SHARES["search"] + SHARES["pinning"])
+    return SHARES["search"] * scale * total, (SHARES["search"] + SHARES["pinning"]) * scale * total
 RECHECK = 3  # the best few trials again at full size
 
 
@@ -95,12 +102,13 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
         return (lambda t: on_trial(stage, t)) if on_trial else None
 
     search = Search(ev, st, req.seed, executor, req.sampler, hook("search"))
-    search.run(Budget(req.trials, t0 + SHARES["search"] * total))
+    search_s, pinning_s = deadlines(total, req.crossval)
+    search.run(Budget(req.trials, t0 + search_s))
     best = full_size_check(search, search.best(RECHECK))[0]
     # pinning compares trials of the search's own size with the best's trial of that size; a
     # slice that finds a better point moves the best there and slices again (once)
     same = next(t for t in search.trials if t.number == best.number)
-    pin_budget = Budget(10**9, t0 + (SHARES["search"] + SHARES["pinning"]) * total)
+    pin_budget = Budget(10**9, t0 + pinning_s)
     sliced = pinning.slices(search, same, pin_budget)
     better = min((t for ts in sliced.values() for t in ts if not t.error), key=lambda t: t.loss, default=same)
     if better.loss < same.loss:
