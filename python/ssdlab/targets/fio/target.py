@@ -28,7 +28,7 @@ import numpy as np
 
 from ...phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from .. import child
-from . import jobs, output, replay, transport
+from . import jobs, output, replay, transport, write_cache
 from ..guard import locks, safety
 from .transport import Transport
 from ..spec import DriveSpec
@@ -52,8 +52,8 @@ def _empty(phase: Phase, totals: dict[str, float] | None = None) -> PhaseResult:
 
 def writes(phase: Phase) -> bool:
     """Does this phase write to the drive? (Read-only phases need no destruction flag.)"""
-    if phase.kind in ("purge", "trim"):
-        return True
+    if phase.kind in ("purge", "trim", "write_cache"):
+        return True  # write_cache: the drive's settings change (put back on close)
     if phase.kind == "io":
         return phase.read_pct < 100
     if phase.kind == "replay":
@@ -80,6 +80,7 @@ class FioTarget(BaseTarget):
         self._workdir: str | None = None
         self._nphase = 0
         self.purges: list[str] = []
+        self._cache_found: bool | None = None  # the write cache's state before a phase switched it
         self.where: Transport = (NbdExport(spec, self.fio) if spec.kind == "nbd"
                                  else transport.local(spec, plan))
         self._engine: str | None = self.where.engine
@@ -121,6 +122,8 @@ class FioTarget(BaseTarget):
             return self._run_trim(phase, spec)
         if phase.kind == "purge":
             return self._run_purge(phase)
+        if phase.kind == "write_cache":
+            return self._run_write_cache(phase)
         if phase.kind == "replay":
             return self._run_replay(phase, on_sample)
         try:
@@ -152,6 +155,9 @@ class FioTarget(BaseTarget):
             self._write_ok = True
 
     def close(self) -> None:
+        if self._cache_found is not None:  # the drive's write cache as this target found it
+            found, self._cache_found = self._cache_found, None
+            write_cache.switch(self._cache_route(), found)
         self.where.close()
         if self._lock:
             self._lock.release()
@@ -204,6 +210,10 @@ class FioTarget(BaseTarget):
                 lines.append(f"sleep {spec['seconds']:g}")
             elif p.kind == "trim":
                 lines.append("$ " + " ".join(self.where.trim_command(spec["offset"], spec["length"])))
+            elif p.kind == "write_cache":
+                r = self._cache_route()
+                lines.append(f"$ {' '.join(r.set_cmd(bool(p.write_cache)))}  # put back as found when the run ends"
+                             if r.tool else f"# write cache: left as it is ({r.why})")
             elif p.kind == "purge":
                 pp = self.where.purge_plan()
                 lines.append(f"# purge method: {pp.method} ({pp.why})")
@@ -295,6 +305,23 @@ class FioTarget(BaseTarget):
         if interrupted:
             raise Interrupted(r)
         return r
+
+    def _cache_route(self) -> write_cache.Route:
+        return write_cache.route(self.where.dev, str(self.where.info.get("kind", "")))
+
+    def _run_write_cache(self, phase: Phase) -> PhaseResult:
+        """The drive's volatile write cache set as the phase asks and read back (totals
+        write_cache_on: 1/0, NaN when unreadable; write_cache_set: 1 when switched)."""
+        r = self._cache_route()
+        want = bool(phase.write_cache)
+        found = write_cache.read(r)
+        now, why = (found, r.why) if not r.tool else write_cache.switch(r, want)
+        if r.tool and found is not None and self._cache_found is None:
+            self._cache_found = found
+        res = _empty(phase, {"write_cache_on": math.nan if now is None else float(now),
+                             "write_cache_set": float(now == want and r.tool != "")})
+        res.write_cache_note = why  # type: ignore[attr-defined]
+        return res
 
     def _run_replay(self, phase: Phase, on_sample: OnSample | None) -> PhaseResult:
         """A trace through fio's iolog replay (fio/replay.py)."""
