@@ -54,3 +54,32 @@ def test_iolog_written_reads_back():
     assert back.offset_bytes.tolist() == s.offset_bytes.tolist()
     assert back.length_bytes.tolist() == s.length_bytes.tolist()
     assert np.array_equal(back.op, np.array([WRITE, READ, TRIM, FLUSH], dtype=np.uint8))
+
+
+def test_the_json_written_for_a_simulated_run_reads_back(tmp_path):
+    """`run fio --output-format json+` on a simulated drive, read by the reader of a real
+    run's JSON: the same bytes and I/Os, and fio's percentiles off the same bins."""
+
+    from typer.testing import CliRunner
+
+    from ssdlab.cli import app
+    from ssdlab.fioformat import json_read
+
+    pytest.importorskip("ssdlab._sim")
+    f = tmp_path / "job.fio"
+    f.write_text("[a]\nrw=randrw\nbs=4k\nsize=8m\niodepth=4\n")
+    r = CliRunner().invoke(app, ["run", "fio", str(f), "--drive", "sim:tlc-256", "--set", "user_capacity_gb=8",
+                                 "--db", str(tmp_path / "r.sqlite"), "--output-format", "json+"])
+    assert r.exit_code == 0, r.output
+    text = "note: a line before the report\n" + r.stdout  # as fio's stdout may hold
+    doc = json_read.final_report(text)
+    (job,) = doc["jobs"]
+    tot = json_read.totals_from_report(doc)
+    assert tot["read_bytes"] == job["read"]["io_bytes"] > 0 and tot["write_bytes"] == job["write"]["io_bytes"] > 0
+    assert tot["ios"] == job["read"]["total_ios"] + job["write"]["total_ios"]
+    assert tot["read_bytes"] + tot["write_bytes"] == 8 << 20
+    lat = json_read.latency_from_report(doc)
+    assert lat["counts"].sum() == tot["ios"]  # every I/O in the bins the writer wrote
+    one = json_read.merged_bins({"jobs": [{"write": job["write"]}]})
+    want = float(job["write"]["clat_ns"]["percentile"]["99.000000"])
+    assert json_read.percentile_from_bins(one, 99.0) == want  # fio's rule, both ways

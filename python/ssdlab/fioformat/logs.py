@@ -26,6 +26,7 @@ from .. import safe_path
 from .plat import PLAT_NR, plat_idx_to_val
 
 MAX_COARSENESS = 6  # log_hist_coarseness: 2^0 to 2^6 bins summed per column
+HIST_LEAD = 3  # a histogram log line's columns before the bins: time_ms, ddir, bs
 SERIES_KEYS = ("t_s", "iops", "mbps", "read_mbps", "write_mbps", "lat_mean_us", "lat_max_us")
 
 
@@ -288,7 +289,7 @@ def _hist_bins(ncols: int) -> int:
     """Bins in a histogram-log line of `ncols` columns: time, ddir, bs (and, in newer fio
     with log_prio, a priority) come first, the bins last. 0 when it does not fit."""
     for nb in HIST_BINS:
-        if ncols - nb in (3, 4):
+        if ncols - nb in (HIST_LEAD, HIST_LEAD + 1):
             return nb
     return 0
 
@@ -420,6 +421,11 @@ def _coarseness(opts: dict) -> int:
     return min(max(c, 0), MAX_COARSENESS)
 
 
+def _line(*columns: int) -> str:
+    """One log line as fio writes it (and read_log, read_hist_logs read it)."""
+    return ", ".join(map(str, columns)) + "\n"
+
+
 def write_logs(specs: list[dict], raw_jobs: list[dict], logs: dict, log_ms: int, directory: Path) -> list[Path]:
     """The log files of every job that asks for them (`logs` and `log_ms`: the old
     whole-file settings, kept for callers; each job's own options rule)."""
@@ -434,13 +440,13 @@ def write_logs(specs: list[dict], raw_jobs: list[dict], logs: dict, log_ms: int,
                     cols = [0] * (PLAT_NR // stride)
                     for i, c in zip(idx, counts):
                         cols[int(i) // stride] += int(c)
-                    f.write(f"{int(t)}, {int(d)}, {int(bs)}, " + ", ".join(map(str, cols)) + "\n")
+                    f.write(_line(int(t), int(d), int(bs), *cols))
             else:
                 log = j.get("log") or {}
                 scale = (4096 + int(s.get("md_bytes", 0))) / 4096  # extended LBA: fio counts the metadata
                 for t, d, k, v in zip(*(log.get(c, []) for c in ("t_ms", "dir", "kind", "value"))):
                     if int(k) == kind:
                         v = int(int(v) * scale) if kind == KIND_BW else (0 if name == "slat" else int(v))
-                        f.write(f"{int(t)}, {v}, {int(d)}, 0, 0\n")
+                        f.write(_line(int(t), v, int(d), 0, 0))  # the bs and offset columns: 0
         made.append(path)
     return made
