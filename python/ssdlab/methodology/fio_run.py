@@ -16,6 +16,7 @@ from typing import Any, Optional, Sequence
 
 from .. import phase as ph
 from ..errors import UserError
+from ..fioformat import json_read
 from ..fioformat.logs import LOG_KINDS
 from ..fioformat.plat import bin_index, percentiles
 from .common import Options
@@ -24,7 +25,7 @@ from .trace import STATE
 
 DEFAULT_SECONDS = None
 SECONDS_HELP = ""
-PERCENTILES = ("p50_us", "p90_us", "p99_us", "p99_9_us", "p99_99_us")
+PERCENTILES = tuple(k for k, _ in json_read.PERCENTILES)  # the metrics, named as a real run's
 STATES = ("empty", "full", "precondition")
 
 
@@ -232,7 +233,7 @@ def analyze(results, opts: Options) -> dict:
             out[f"{d}_lat_min_us"] = min(x["min"] for x in lat) / 1e3
             out[f"{d}_lat_mean_us"] = sum(x["mean"] * x["N"] for x in lat) / nn / 1e3
             out[f"{d}_lat_max_us"] = max(x["max"] for x in lat) / 1e3
-            for k, p in zip(PERCENTILES, (50.0, 90.0, 99.0, 99.9, 99.99)):
+            for k, p in json_read.PERCENTILES:
                 vals = [percentiles(_bins(x), x["N"], [p])[0] for x in lat if "bins" in x]
                 out[f"{d}_lat_{k}"] = max(vals) / 1e3 if vals else None
         else:
