@@ -4,7 +4,7 @@
 phases as the simulator and returns results of the same shape (docs/sim-api.md):
 - io phases: a generated fio job (fio/jobs.py); live samples from fio's status stream,
   the stored series from its 1 s logs, per-segment series from the finer histogram log,
-  totals and latency from its final JSON report (fio/output.py);
+  totals and latency from its final JSON report (fioformat/json_read.py);
 - idle phases sleep; trim phases discard the range (blkdiscard; files: punch a hole);
 - purge uses the strongest method available (guard/purge.py) and records which;
 - nothing is written before guard/safety.py allows it; one run at a time per device.
@@ -28,13 +28,14 @@ import numpy as np
 
 from ...phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from .. import child
-from . import jobs, output, replay, transport, write_cache
+from ...fioformat import json_read, logs
+from . import jobs, replay, transport, write_cache
 from ..guard import locks, safety
 from .transport import Transport
 from ..spec import DriveSpec
 from .nbd import NbdExport
 from ..base import BaseTarget, Capabilities
-from .output import FioFailed
+from .failure import FioFailed, shortfall
 from .identity import TempSampler, before_after, write_counters_delta
 from .identity import attach_temps as _attach_temps
 from ..hostid import platform_info
@@ -42,10 +43,10 @@ from ..hostid import platform_info
 def _empty(phase: Phase, totals: dict[str, float] | None = None) -> PhaseResult:
     z = np.zeros(0)
     return PhaseResult(phase=phase,
-                       series={k: z.copy() for k in output.SERIES_KEYS},
+                       series={k: z.copy() for k in logs.SERIES_KEYS},
                        segments={"gb": z.copy(), "mbps": z.copy(), "t_s": z.copy()},
                        latency={"min_us": math.nan, "mean_us": math.nan, "max_us": math.nan,
-                                **{k: math.nan for k, _ in output.PERCENTILES},
+                                **{k: math.nan for k, _ in json_read.PERCENTILES},
                                 "edges_us": z.copy(), "counts": z.copy()},
                        totals=dict(totals or {}))
 
@@ -246,7 +247,7 @@ class FioTarget(BaseTarget):
             r = _empty(phase, {"duration_s": time.monotonic() - t0, "ios": 0.0, "iops": 0.0,
                                "mbps": 0.0, "read_bytes": 0.0, "write_bytes": 0.0})
             if rows:
-                r.series = {k: np.array([x[k] for x in rows]) for k in output.SERIES_KEYS}
+                r.series = {k: np.array([x[k] for x in rows]) for k in logs.SERIES_KEYS}
             _attach_temps(r.series, temps.stop())
             return r
 
@@ -373,8 +374,8 @@ class FioTarget(BaseTarget):
                    threading.Thread(target=pump_err, daemon=True)]
         for t in threads:
             t.start()
-        stream = output.JsonStream()
-        tracker = output.StatusTracker(t0_ms)
+        stream = json_read.JsonStream()
+        tracker = json_read.StatusTracker(t0_ms)
         reps: list[dict] = []  # only the latest report is kept (each holds a histogram)
 
         def consume(block: bool) -> bool:
@@ -439,10 +440,10 @@ class FioTarget(BaseTarget):
             if "direct" in why.lower() or "Invalid argument" in why:
                 why += " (direct I/O needs a filesystem that supports O_DIRECT)"
             raise FioFailed(f"fio failed on {self.spec}: {why}", no_report)
-        errs = output.report_errors(reps[-1])
+        errs = json_read.report_errors(reps[-1])
         if errs:
             raise RuntimeError(f"fio reported errors on {self.spec}: {'; '.join(errs)}")
-        short = output.shortfall(spec, result.totals)
+        short = shortfall(spec, result.totals)
         if short:
             raise FioFailed(f"fio on {self.spec} exited without an error but {short}")
         result.fio_report = reps[-1]  # type: ignore[attr-defined]  # per-direction figures
@@ -457,12 +458,12 @@ class FioTarget(BaseTarget):
         return [obj] if isinstance(obj.get("jobs"), list) else []
 
     def _io_result(self, phase: Phase, spec: dict, prefix: str, reps: list[dict],
-                   tracker: output.StatusTracker, temps: list, before: dict) -> PhaseResult:
+                   tracker: json_read.StatusTracker, temps: list, before: dict) -> PhaseResult:
         interval_ms = float(spec.get("sample_interval_s", 1.0)) * 1000.0
         rep = reps[-1] if reps else None
         if rep is not None:
-            totals = output.totals_from_report(rep)
-            latency = output.latency_from_report(rep)
+            totals = json_read.totals_from_report(rep)
+            latency = json_read.latency_from_report(rep)
         else:
             r0 = _empty(phase)
             latency = r0.latency
@@ -472,7 +473,7 @@ class FioTarget(BaseTarget):
             rb = sum(r["read_bytes"] for r in rows)
             totals = {"duration_s": dur, "read_bytes": rb, "write_bytes": wb, "host_write_bytes": wb,
                       "mbps": (rb + wb) / dur / 1e6 if dur else 0.0}
-        series = output.series_from_logs(prefix, interval_ms, totals if rep is not None else None)
+        series = logs.series_from_logs(prefix, interval_ms, totals if rep is not None else None)
         if not len(series["t_s"]) and tracker.rows:
             series = tracker.series()
         mx = latency.get("max_us", math.nan)
@@ -481,7 +482,7 @@ class FioTarget(BaseTarget):
             series["lat_max_us"] = np.fmin(series["lat_max_us"], mx)
         _attach_temps(series, temps)
         moved = totals.get("read_bytes", 0.0) + totals.get("write_bytes", 0.0)
-        segments = output.segments_from_hist(prefix, int(spec["segment_bytes"]), total_bytes=moved,
+        segments = logs.segments_from_hist(prefix, int(spec["segment_bytes"]), total_bytes=moved,
                                                  runtime_s=totals.get("duration_s"),
                                                  block_size=int(spec["block_size"]))
         if before:
