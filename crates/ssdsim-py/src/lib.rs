@@ -294,6 +294,7 @@ impl Drive {
 
     /// The drive's state now, without a copy: this drive starts again as a new one (its
     /// profile and seed, nothing written).
+    #[allow(clippy::wrong_self_convention)] // the Python name; the drive is behind a lock
     fn into_state(&self) -> DriveState {
         let mut d = self.inner.lock().unwrap();
         let fresh = SimDrive::new(d.profile.clone(), d.seed());
