@@ -44,7 +44,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from ssdlab import phase as P  # noqa: E402
-from ssdlab.targets.fio import jobs as fio_job, output as fio_output  # noqa: E402
+from ssdlab.fioformat import json_read as fio_output  # noqa: E402
+from ssdlab.targets.fio import jobs as fio_job  # noqa: E402
 from ssdlab.targets import open_target  # noqa: E402
 
 MIB = 2**20

@@ -71,6 +71,8 @@ class FakeTarget(BaseTarget):
         if phase.kind in ("purge", "trim"):
             self._fresh()
             return PhaseResult(phase, {}, {}, {}, {"duration_s": 0.01})
+        if phase.kind == "write_cache":  # a drive without a cache of its own to switch
+            return PhaseResult(phase, {}, {}, {}, {"write_cache_on": math.nan, "write_cache_set": 0.0})
         if phase.kind == "idle":
             self.slc_used = 0.0
             return PhaseResult(phase, {}, {}, {}, {"duration_s": float(phase.seconds)})

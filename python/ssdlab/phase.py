@@ -17,7 +17,7 @@ GB = 10**9
 
 MIN_SPEED, MAX_SPEED = 1e-3, 1e6  # trace replay: --speed (a replay spans at most 1e7 s too)
 
-Kind = Literal["purge", "io", "trim", "idle", "replay", "fiojob"]
+Kind = Literal["purge", "io", "trim", "idle", "replay", "fiojob", "write_cache"]
 Pattern = Literal["seq", "rand"]
 DataPattern = Literal["incompressible", "zeros", "compressible"]
 
@@ -78,6 +78,8 @@ class Phase(BaseModel):
     replay: Replay | None = None
     # fiojob: a fio job file's jobs (kind fiojob)
     fiojob: FioJobs | None = None
+    # write_cache: the drive's volatile write cache switched on or off (kind write_cache)
+    write_cache: bool | None = None
     # sampling
     sample_interval_s: float = Field(1.0, gt=0)
     segment_bytes: int = Field(GB, gt=0)
@@ -100,6 +102,8 @@ class Phase(BaseModel):
             raise ValueError("a replay phase needs replay (and only a replay phase has one)")
         if (self.kind == "fiojob") != (self.fiojob is not None):
             raise ValueError("a fiojob phase needs fiojob (and only a fiojob phase has one)")
+        if (self.kind == "write_cache") != (self.write_cache is not None):
+            raise ValueError("a write_cache phase needs write_cache (and only a write_cache phase has one)")
         if self.until_quiet and self.kind != "idle":
             raise ValueError("until_quiet applies to idle phases only")
         return self
@@ -128,6 +132,12 @@ class Phase(BaseModel):
 # Constructors for the phases every test uses.
 def purge(name: str = "purge") -> Phase:
     return Phase(kind="purge", name=name)
+
+
+def write_cache(on: bool, name: str = "write_cache") -> Phase:
+    """The drive's volatile write cache on or off for the phases after it (a target that
+    cannot switch it records the state it has)."""
+    return Phase(kind="write_cache", write_cache=on, name=name)
 
 
 def idle(seconds: float, name: str = "idle", until_quiet: bool = False) -> Phase:

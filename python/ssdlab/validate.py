@@ -172,7 +172,7 @@ def run_all(jobs: list[tuple[str, RunKey]], workers: int | None = None,
     out: dict[tuple[str, RunKey], dict] = {}
     with open_executor(n, ray) as ex:
         for done in ex.run(units):
-            if not done.ok:
+            if done.error is not None:  # done.ok, in a form mypy follows
                 raise done.error
             for key, value in zip(done.key, done.value):
                 out[key] = value

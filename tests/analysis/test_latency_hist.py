@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ssdlab.analysis import latency_hist as H
-from ssdlab.targets.fio.logs import plat_idx_to_val
+from ssdlab.fioformat.plat import plat_idx_to_val
 
 
 def test_the_five_nines_in_the_bucket_of_the_maximum_stay_at_or_below_it():

@@ -26,7 +26,7 @@ PI = "[global]\nioengine=io_uring_cmd\ncmd_type=nvme\npi_act=0\npi_chk=GUARD,APP
 
 
 def test_extended_lba_moves_4096_data_bytes_a_block_and_counts_fios_bytes(tmp_path):
-    from ssdlab.fiojob.output import fio_json
+    from ssdlab.fioformat.json_write import fio_json
 
     c = compiled(tmp_path, PI + EXT)
     assert [j.bs[1][0][0] for j in c.jobs] == [4096, 4096] and c.jobs[0].size == 4 << 20

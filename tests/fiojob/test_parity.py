@@ -16,7 +16,7 @@ from fiojobs import SMALL, counts, fio_null, job, run_fio, sim, sim_stream
 
 from ssdlab import _sim, profiles
 from ssdlab.fiojob.compile import compile_job
-from ssdlab.fiojob.output import fio_json
+from ssdlab.fioformat.json_write import fio_json
 
 RANDWRITE = "[a]\nrw=randwrite\nbs=4k\nsize=16m\niodepth=8\n"
 

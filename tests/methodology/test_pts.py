@@ -45,8 +45,9 @@ def test_iops_rounds_stop_at_the_first_steady_window():
     values = [500, 300, 100, 102, 98, 101, 99, 100, 100, 100]
     res, opts = drive(IOPS.TEST, values)
     names = [r.phase.name for r in res]
-    assert names[:2] == ["purge", "wipc"]
-    w = res[1].phase  # 2x the user capacity of 128 KiB sequential writes over the active range
+    assert names[:3] == ["write_cache", "purge", "wipc"]
+    assert res[0].phase.write_cache is True  # the client segment: on
+    w = res[2].phase  # 2x the user capacity of 128 KiB sequential writes over the active range
     assert w.stop_bytes == 2 * (64 * GB // C.MIB * C.MIB)
     assert (w.block_size, w.pattern, w.read_pct) == (128 * 1024, "seq", 0)
     assert (w.frac_offset, w.frac_length, w.jobs, w.queue_depth) == (0.0, 0.75, 2, 16)
@@ -63,7 +64,8 @@ def test_iops_rounds_stop_at_the_first_steady_window():
 
 def test_steps_follow_the_specification_order_and_settings():
     res, _ = drive(IOPS.TEST, [100] * 5, PtsOptions(segment="enterprise"))
-    assert (res[1].phase.frac_length, res[1].phase.jobs, res[1].phase.queue_depth) == (1.0, 4, 32)
+    assert res[0].phase.write_cache is False  # the enterprise segment: off
+    assert (res[2].phase.frac_length, res[2].phase.jobs, res[2].phase.queue_depth) == (1.0, 4, 32)
     r1 = [r.phase for r in res if r.phase.name.startswith("r01/")]
     assert [(p.read_pct, p.block_size) for p in r1] == [(m, b) for m in IOPS.MIXES for b in IOPS.BLOCKS]
     assert {(p.jobs, p.queue_depth, p.pattern, p.stop_seconds, p.frac_length) for p in r1} == {
@@ -157,8 +159,8 @@ def test_plan_lists_every_round_up_to_the_cap():
     from ssdlab.runner import plan_phases
 
     ph = plan_phases("pts-latency", 64 * GB, Options(own=PtsOptions(max_rounds=4)))
-    assert len(ph) == 2 + 4 * 6 and ph[-1].name == "r04/rw0_bs4k"
-    assert {(p.jobs, p.queue_depth) for p in ph[2:]} == {(1, 1)}
+    assert len(ph) == 3 + 4 * 6 and ph[-1].name == "r04/rw0_bs4k"  # write cache, purge, WIPC, rounds
+    assert {(p.jobs, p.queue_depth) for p in ph[3:]} == {(1, 1)}
 
 
 def test_registered_and_outside_the_review():

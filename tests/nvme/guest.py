@@ -240,6 +240,23 @@ def identity():
 
 
 @step
+def write_cache():
+    """n2's volatile write cache switched off by a write_cache phase, read back by nvme-cli
+    while the target is open, and put back as found when it closes."""
+    from ssdlab import phase as ph
+    from ssdlab.targets import open_target
+
+    def feature() -> str:
+        return sh("nvme", "get-feature", N2, "-f", "6")["stdout"]
+
+    before = feature()
+    with open_target(N2, destroy_data=N2) as t:
+        r = t.run(ph.write_cache(False))
+        during = feature()
+    return {"before": before, "during": during, "after": feature(), "totals": r.totals}
+
+
+@step
 def refusals():
     """n1: its partition table without the flag; its mounted partition and the whole disk
     under it even with the flag; n2 held open O_EXCL by another process."""

@@ -13,6 +13,7 @@ import sys
 import numpy as np
 import pytest
 from ssdlab.store import Store
+from ssdlab.targets.fio import write_cache as wc
 from ssdlab.targets.guard import purge
 
 # the VM boots in the first test's setup: seconds under KVM, minutes emulated; every test of
@@ -41,6 +42,14 @@ def test_identity_from_the_controller(nvme_vm_run):
         tel = d["telemetry"]
         assert 0 < tel["temp_c"] < 100 and tel["percent_used"] == 0 and tel["media_errors"] == 0
         assert tel["host_write_bytes"] >= 0 and tel["host_read_bytes"] >= 0
+
+
+def test_the_write_cache_is_set_read_back_and_put_back(nvme_vm_run):
+    s = nvme_vm_run.step("write_cache")
+    assert wc.parse("nvme", s["before"]) is True  # QEMU's controller: its backing's cache, on
+    assert wc.parse("nvme", s["during"]) is False
+    assert s["totals"] == {"write_cache_on": 0.0, "write_cache_set": 1.0}
+    assert wc.parse("nvme", s["after"]) is True
 
 
 def test_purge_uses_the_controllers_route_and_stores_which(nvme_vm_run):

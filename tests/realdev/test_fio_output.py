@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ssdlab.targets.fio import output as fo
+from ssdlab.fioformat import json_read as fo
+from ssdlab.fioformat import logs as flogs
+from ssdlab.fioformat import plat
 
 DATA = Path(__file__).parents[1] / "data" / "fio"
 
@@ -132,8 +134,8 @@ def test_series_from_logs_adds_up_to_the_report():
     d = DATA / "randwrite_2jobs"
     rep = fo.final_report(stdout("randwrite_2jobs"))
     tot = fo.totals_from_report(rep)
-    s = fo.series_from_logs(d / "p", 1000.0, tot)
-    assert set(fo.SERIES_KEYS) <= set(s)
+    s = flogs.series_from_logs(d / "p", 1000.0, tot)
+    assert set(flogs.SERIES_KEYS) <= set(s)
     assert len(s["t_s"]) == 3  # 1 s, 2 s and the partial last 0.5 s
     assert s["t_s"][-1] == pytest.approx(tot["duration_s"], abs=0.01)
     widths = np.diff(np.concatenate([[0.0], s["t_s"]]))
@@ -145,7 +147,7 @@ def test_series_from_logs_adds_up_to_the_report():
 
 
 def test_series_without_totals_uses_logs_only():
-    s = fo.series_from_logs(DATA / "randwrite_2jobs" / "p", 1000.0)
+    s = flogs.series_from_logs(DATA / "randwrite_2jobs" / "p", 1000.0)
     assert len(s["t_s"]) >= 2 and s["t_s"][0] == pytest.approx(1.0, abs=0.01)
 
 
@@ -153,24 +155,24 @@ def test_empty_logs_give_one_row_from_totals():
     d = DATA / "short_fill"
     assert (d / "p_iops.1.log").read_text() == ""
     tot = fo.totals_from_report(fo.final_report(stdout("short_fill")))
-    s = fo.series_from_logs(d / "p", 1000.0, tot)
+    s = flogs.series_from_logs(d / "p", 1000.0, tot)
     assert len(s["t_s"]) == 1
     assert s["write_mbps"][0] == pytest.approx(tot["write_mbps"], rel=0.01)
 
 
 def test_missing_logs_give_empty_series(tmp_path):
-    s = fo.series_from_logs(tmp_path / "nothing", 1000.0)
+    s = flogs.series_from_logs(tmp_path / "nothing", 1000.0)
     assert all(len(v) == 0 for v in s.values())
-    seg = fo.segments_from_hist(tmp_path / "nothing", 10**9)
+    seg = flogs.segments_from_hist(tmp_path / "nothing", 10**9)
     assert all(len(v) == 0 for v in seg.values())
 
 
 def test_torn_log_line_is_skipped(tmp_path):
     (tmp_path / "p_iops.1.log").write_text("1000, 500, 1, 0, 0\n2000, 600, 1, 0, 0\n3000, 7")
     (tmp_path / "p_bw.1.log").write_text("1000, 2000, 1, 0, 0\n2000, 2400, 1, 0, 0\n")
-    arr = fo.read_log(tmp_path / "p_iops.1.log")
+    arr = flogs.read_log(tmp_path / "p_iops.1.log")
     assert arr.shape == (2, 4)  # the torn "3000, 7" is dropped
-    s = fo.series_from_logs(tmp_path / "p", 1000.0)
+    s = flogs.series_from_logs(tmp_path / "p", 1000.0)
     assert list(s["t_s"][:2]) == [1.0, 2.0]
     assert s["iops"][0] == 500 and s["write_mbps"][1] == pytest.approx(2400 * 1024 / 1e6)
 
@@ -179,7 +181,7 @@ def test_segments_from_hist_log():
     d = DATA / "randwrite_2jobs"
     tot = fo.totals_from_report(fo.final_report(stdout("randwrite_2jobs")))
     seg_bytes = 50 * 10**6
-    seg = fo.segments_from_hist(d / "p", seg_bytes, tot["write_bytes"], tot["duration_s"], 4096)
+    seg = flogs.segments_from_hist(d / "p", seg_bytes, tot["write_bytes"], tot["duration_s"], 4096)
     n_full = int(tot["write_bytes"] // seg_bytes)
     assert len(seg["gb"]) in (n_full, n_full + 1)
     assert seg["gb"][0] == pytest.approx(0.05)
@@ -193,7 +195,7 @@ def test_segments_from_hist_log():
 
 
 def test_hist_log_max_latency_bucket():
-    h = fo.read_hist_logs(DATA / "randwrite_2jobs" / "p")
+    h = flogs.read_hist_logs(DATA / "randwrite_2jobs" / "p")
     assert len(h) == 2  # one per job
     t, d, bs, cnt, mx = h[0]
     assert np.all(bs == 4096) and np.all(d == 1)
@@ -205,7 +207,7 @@ def test_plat_idx_to_val_matches_json_bins():
     # every json+ bin key is a value fio's plat_idx_to_val produces
     rep = fo.final_report(stdout("randwrite_2jobs"))
     keys = {int(k) for k in rep["jobs"][0]["write"]["lat_ns"]["bins"]}
-    vals = {int(fo.plat_idx_to_val(i)) for i in range(fo.PLAT_NR)}
+    vals = {int(plat.plat_idx_to_val(i)) for i in range(plat.PLAT_NR)}
     assert keys <= vals
 
 
@@ -214,7 +216,7 @@ def test_interrupted_run_still_has_a_report_and_logs():
     rep = fo.final_report(text)
     tot = fo.totals_from_report(rep)
     assert 1.0 < tot["duration_s"] < 3.0
-    s = fo.series_from_logs(DATA / "interrupted" / "p", 1000.0, tot)
+    s = flogs.series_from_logs(DATA / "interrupted" / "p", 1000.0, tot)
     assert len(s["t_s"]) >= 1
     assert s["t_s"][-1] == pytest.approx(tot["duration_s"], abs=0.01)
 
@@ -230,7 +232,7 @@ def test_status_tracker_rates():
     assert sum(r["host_write_bytes"] for r in rows) == tot["write_bytes"]
     assert all(r["iops"] >= 0 and not math.isnan(r["write_mbps"]) for r in rows)
     s = tr.series()
-    assert set(fo.SERIES_KEYS) <= set(s)
+    assert set(flogs.SERIES_KEYS) <= set(s)
 
 
 def test_hist_log_with_a_priority_column(tmp_path):
@@ -239,11 +241,11 @@ def test_hist_log_with_a_priority_column(tmp_path):
     bins[100] = 5
     line = ", ".join(map(str, [100, 1, 4096, 0] + bins))
     (tmp_path / "p_clat_hist.1.log").write_text(line + "\n" + line.replace("100, 1,", "200, 1,", 1) + "\n")
-    h = fo.read_hist_logs(tmp_path / "p")
+    h = flogs.read_hist_logs(tmp_path / "p")
     t, d, bs, cnt, mx = h[0]
     assert list(t) == [100, 200] and list(cnt) == [5, 5] and list(bs) == [4096, 4096]
-    assert mx[0] == fo.plat_idx_to_val(101 * 8 - 1)
-    assert fo._hist_bins(1859) == 1856 and fo._hist_bins(235) == 232 and fo._hist_bins(50) == 0
+    assert mx[0] == plat.plat_idx_to_val(101 * 8 - 1)
+    assert flogs._hist_bins(1859) == 1856 and flogs._hist_bins(235) == 232 and flogs._hist_bins(50) == 0
 
 
 # ---- 1 s logs: fio's drifting log timer, stalls and lost samples --------------------------
@@ -272,7 +274,7 @@ def test_drifting_log_timer_neither_skips_nor_zeroes_a_second(tmp_path):
               13008, 14009, 15010, 16010, 17031, 18031, 19032, 20033]
     lat_t = [1000 * k for k in range(1, 21)]
     _write_logs(tmp_path, iops_t, lat_t, [(100 * k, 100) for k in range(1, 201)])
-    s = fo.series_from_logs(tmp_path / "p", 1000.0)
+    s = flogs.series_from_logs(tmp_path / "p", 1000.0)
     assert len(s["iops"]) == 20 and (s["iops"] == 1000.0).all()
     assert s["t_s"].tolist() == [float(k) for k in range(1, 21)]
 
@@ -286,7 +288,7 @@ def test_a_stalled_second_is_zero_and_a_lost_sample_is_missing(tmp_path):
     # completions every 100 ms, except during second 3 (2000..3000 ms): the drive stalled
     hist = [(100 * k, 100) for k in range(1, 81) if not 2000 < 100 * k <= 3000]
     _write_logs(tmp_path, iops_t, lat_t, hist)
-    s = fo.series_from_logs(tmp_path / "p", 1000.0)
+    s = flogs.series_from_logs(tmp_path / "p", 1000.0)
     assert s["t_s"].tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
     iops = s["iops"]
     assert iops[2] == 0.0 and s["write_mbps"][2] == 0.0  # second 3: stalled
@@ -294,5 +296,5 @@ def test_a_stalled_second_is_zero_and_a_lost_sample_is_missing(tmp_path):
     assert np.isfinite(np.delete(iops, 5)).all()
     # without a histogram log nobody can tell: missing
     (tmp_path / "p_clat_hist.1.log").unlink()
-    s = fo.series_from_logs(tmp_path / "p", 1000.0)
+    s = flogs.series_from_logs(tmp_path / "p", 1000.0)
     assert np.isnan(s["iops"][2]) and np.isnan(s["iops"][5])

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ssdlab.targets.fio import output as fo
+from ssdlab.fioformat import json_read as fo
 from ssdlab.targets.fio import identity
 
 DATA = Path(__file__).parents[1] / "data" / "fio"

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from ssdlab import traces
 from ssdlab.phase import Replay
 from ssdlab.traces import FLUSH, READ, TRIM, WRITE, TraceError, load
+from ssdlab.fioformat import iolog
 from ssdlab.targets.fio import replay as fio_replay
 from ssdlab.traces.timing import fit, issue_times, prepare
 
@@ -222,7 +223,7 @@ def test_random_text_is_a_stream_or_a_trace_error(tmp_path, fmt, data):
 def test_replay_job_text():
     """The iolog and job a real drive replays (times already scaled by --speed)."""
     p = prepare(Replay(trace=str(DATA / "plain.csv"), speed=2.0), 2**30)
-    lines = list(fio_replay.iolog_lines(p))
+    lines = list(iolog.v3_lines(p.time_ns, p.stream, fio_replay.LOG_NAME))
     assert lines[0] == "fio version 3 iolog\n"
     assert lines[2] == "0 trace write 0 131072\n" and lines[3] == "250 trace write 131072 131072\n"
     assert "2000 trace sync\n" not in lines and "1000 trace sync\n" in lines

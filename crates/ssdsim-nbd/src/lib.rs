@@ -282,8 +282,8 @@ impl Server for Drive {
         let c = CONFIG.lock().unwrap().take().ok_or_else(|| err("not configured"))?;
         let path = c.profile.unwrap();
         let text = std::fs::read_to_string(&path).map_err(|e| err(format!("profile {path}: {e}")))?;
-        let p = ssdsim::profile::load(&text, &c.sets).map_err(err)?;
-        ssdsim::memory::check(&p).map_err(err)?;
+        let p = ssdsim::load_profile(&text, &c.sets).map_err(err)?;
+        ssdsim::ftl::footprint::check(&p).map_err(err)?;
         let session = Session::new(ssdsim::Drive::new(p, c.seed));
         let size = session.user_bytes();
         let data_path = c.data.unwrap();

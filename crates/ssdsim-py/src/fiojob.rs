@@ -247,7 +247,7 @@ fn plat_dict<'py>(py: Python<'py>, h: &Plat) -> PyResult<Bound<'py, PyDict>> {
     Ok(d)
 }
 
-/// A job's figures for Python (ssdlab.fiojob.output reads them).
+/// A job's figures for Python (ssdlab.fioformat.json_write reads them).
 pub(crate) fn job_dict<'py>(py: Python<'py>, j: &JobOut) -> PyResult<Bound<'py, PyDict>> {
     let jd = PyDict::new(py);
     for (i, name) in ["read", "write", "trim"].iter().enumerate() {

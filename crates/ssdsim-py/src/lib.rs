@@ -6,7 +6,7 @@ use numpy::IntoPyArray;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
-use ssdsim::stats::{Row, SERIES};
+use ssdsim::util::stats::{Row, SERIES};
 use ssdsim::{Drive as SimDrive, PhaseKind, PhaseResult, PhaseSpec};
 use std::sync::Mutex;
 
@@ -199,7 +199,7 @@ fn load_profile(
 ) -> PyResult<ssdsim::Profile> {
     let ov = parse_overrides(overrides)?;
     let p = if let Ok(text) = profile.downcast::<PyString>() {
-        ssdsim::profile::load(&text.to_string(), &ov)
+        ssdsim::load_profile(&text.to_string(), &ov)
     } else {
         let mut v = to_toml(profile, "")?;
         let mut r = Ok(());
@@ -208,10 +208,10 @@ fn load_profile(
                 r = ssdsim::profile::apply_override(&mut v, k, val);
             }
         }
-        r.and_then(|_| ssdsim::profile::from_value(v))
+        r.and_then(|_| ssdsim::profile_from_value(v))
     }
     .map_err(verr)?;
-    ssdsim::memory::check(&p).map_err(verr)?; // before the tables are allocated
+    ssdsim::ftl::footprint::check(&p).map_err(verr)?; // before the tables are allocated
     Ok(p)
 }
 
@@ -240,7 +240,7 @@ impl DriveState {
     /// Bytes of memory the drive's tables take (what each drive loaded from it costs).
     fn table_bytes(&self) -> PyResult<u64> {
         let g = self.inner.lock().unwrap();
-        Ok(ssdsim::memory::table_bytes(&g.as_ref().ok_or_else(taken)?.profile))
+        Ok(ssdsim::ftl::footprint::table_bytes(&g.as_ref().ok_or_else(taken)?.profile))
     }
 }
 
@@ -264,9 +264,9 @@ impl Drive {
     #[pyo3(signature = (profile, overrides=None))]
     fn check(profile: &str, overrides: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
         let ov = parse_overrides(overrides)?;
-        let p = ssdsim::profile::load(profile, &ov).map_err(verr)?;
-        ssdsim::memory::check(&p).map_err(verr)?;
-        Ok(ssdsim::memory::table_bytes(&p))
+        let p = ssdsim::load_profile(profile, &ov).map_err(verr)?;
+        ssdsim::ftl::footprint::check(&p).map_err(verr)?;
+        Ok(ssdsim::ftl::footprint::table_bytes(&p))
     }
 
     /// `info()` of the drive a profile text with overrides describes, without building it
@@ -279,7 +279,7 @@ impl Drive {
         overrides: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let ov = parse_overrides(overrides)?;
-        let p = ssdsim::profile::load(profile, &ov).map_err(verr)?;
+        let p = ssdsim::load_profile(profile, &ov).map_err(verr)?;
         let geo = ssdsim::nand::Geometry::from_profile(&p);
         let user = (p.user_capacity_gb * 1e9) as u64 / ssdsim::nand::SLOT_BYTES * ssdsim::nand::SLOT_BYTES;
         profile_info(py, &p, &geo, user)
@@ -294,6 +294,7 @@ impl Drive {
 
     /// The drive's state now, without a copy: this drive starts again as a new one (its
     /// profile and seed, nothing written).
+    #[allow(clippy::wrong_self_convention)] // the Python name; the drive is behind a lock
     fn into_state(&self) -> DriveState {
         let mut d = self.inner.lock().unwrap();
         let fresh = SimDrive::new(d.profile.clone(), d.seed());
@@ -504,7 +505,7 @@ pub(crate) const PERCENTILES: [(&str, f64); 5] = [
     ("p99_99_us", 0.9999),
 ];
 
-fn hist_dict<'py>(py: Python<'py>, h: &ssdsim::stats::Histogram) -> PyResult<Bound<'py, PyDict>> {
+fn hist_dict<'py>(py: Python<'py>, h: &ssdsim::util::stats::Histogram) -> PyResult<Bound<'py, PyDict>> {
     let lat = PyDict::new(py);
     let us = |ns: f64| ns / 1e3;
     lat.set_item("ios", h.total)?;

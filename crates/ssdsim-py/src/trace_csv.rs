@@ -159,7 +159,8 @@ pub fn parse(text: &[u8], c: &Columns, lim: &Limits) -> Option<Parsed> {
         let tv = decimal(fields[c.time])?;
         let (ov, lv) = (whole(fields[c.offset])?, whole(fields[c.length])?);
         let x = tv * c.time_ns;
-        if x >= 9.223372036854775808e18 || (op != FLUSH && lv == 0) {
+        // 2^63 ns and later are past an i64
+        if x >= 9.223_372_036_854_776e18 || (op != FLUSH && lv == 0) {
             return None;
         }
         let ns = x.round_ties_even() as i64;

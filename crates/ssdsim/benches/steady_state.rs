@@ -29,7 +29,7 @@ fn rand_write(seconds: f64) -> PhaseSpec {
 
 /// Purge, fill, then random writes until the drive has been overwritten `turns` times.
 pub fn steady_drive(text: &str, overrides: &[(String, String)], turns: f64) -> Drive {
-    let p = ssdsim::profile::load(text, overrides).unwrap();
+    let p = ssdsim::load_profile(text, overrides).unwrap();
     let mut d = Drive::new(p, 42);
     let user = d.user_bytes();
     d.run(&phase(PhaseKind::Purge), &mut |_| true).unwrap();

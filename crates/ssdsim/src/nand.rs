@@ -2,7 +2,8 @@
 //! busy timelines of every plane and channel. Times are integer nanoseconds of virtual time.
 
 use crate::channel::Channel;
-use crate::profile::Profile;
+use crate::profile::check::check;
+use crate::profile::{Profile, ProfileError};
 use crate::retry::Retry;
 
 /// Size of one mapping unit (a logical block / physical slot).
@@ -82,6 +83,44 @@ impl Geometry {
             page % self.planes
         }
     }
+}
+
+/// The room the profile's geometry leaves, checked after each field's range
+/// (`ssdsim::load_profile`): physical addresses fit 32 bits, static SLC leaves native
+/// blocks on every die, and the user capacity fits the raw NAND less static SLC and the
+/// GC reserve.
+pub fn check_room(p: &Profile) -> Result<(), ProfileError> {
+    let (f, s) = (&p.ftl, &p.slc);
+    let g = Geometry::from_profile(p);
+    check!(
+        g.total_slots() < u32::MAX as u64 - 1,
+        "nand geometry",
+        format!("{} GiB raw", g.raw_bytes() >> 30),
+        "below 16 TiB raw (32-bit physical addresses)"
+    );
+    let user_bytes = (p.user_capacity_gb * 1e9) as u64;
+    let static_blocks = g.static_slc_blocks_per_die(p) as u64;
+    check!(
+        static_blocks + f.gc_threshold_blocks as u64 + 8 < g.blocks_per_die as u64,
+        "slc.static_gb",
+        s.static_gb,
+        "small enough to leave native blocks on every die"
+    );
+    let native_blocks = g.blocks_per_die as u64 - static_blocks;
+    // GC needs room for its threshold plus open blocks (host, SLC, GC) on every die.
+    let reserve = f.gc_threshold_blocks as u64 + 4;
+    let usable = (native_blocks.saturating_sub(reserve)) * g.dies as u64 * g.block_bytes();
+    check!(
+        user_bytes <= usable,
+        "user_capacity_gb",
+        p.user_capacity_gb,
+        format!(
+            "<= {:.3} (raw NAND {:.3} GB less static SLC and GC reserve blocks)",
+            usable as f64 / 1e9,
+            g.raw_bytes() as f64 / 1e9
+        )
+    );
+    Ok(())
 }
 
 /// Timing of one cell mode, in ns.

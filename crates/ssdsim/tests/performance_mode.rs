@@ -85,7 +85,7 @@ fn trim_test(sets: &[(&str, &str)]) -> Result<(), String> {
     .chain(sets)
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
-    let p = ssdsim::profile::load(VERTEX, &o).map_err(|e| e.0)?;
+    let p = ssdsim::load_profile(VERTEX, &o).map_err(|e| e.0)?;
     let mut d = Drive::new(p, 42);
     let fill = whole_drive_fill(d.user_bytes());
     let mut torture = io(true, 0, 4096, 32);

@@ -7,7 +7,7 @@ use ssdsim::profile;
 const TLC: &str = include_str!("../../../python/ssdlab/profiles/tlc-256.toml");
 
 fn load(key: &str, value: &str) -> Result<profile::Profile, String> {
-    profile::load(TLC, &[(key.to_string(), value.to_string())]).map_err(|e| e.0)
+    ssdsim::load_profile(TLC, &[(key.to_string(), value.to_string())]).map_err(|e| e.0)
 }
 
 #[test]
@@ -62,24 +62,24 @@ fn a_value_with_more_toml_after_it_is_not_silently_cut() {
 fn table_estimate_is_about_8_bytes_per_4k_of_raw_nand() {
     let p = load("user_capacity_gb", "256").unwrap();
     let g = ssdsim::nand::Geometry::from_profile(&p);
-    let per_slot = ssdsim::memory::table_bytes(&p) as f64 / g.total_slots() as f64;
+    let per_slot = ssdsim::ftl::footprint::table_bytes(&p) as f64 / g.total_slots() as f64;
     assert!((7.0..9.0).contains(&per_slot), "{per_slot} B per 4 KiB");
 }
 
 #[test]
 fn a_profile_larger_than_memory_is_refused_before_allocating() {
     let p = load("user_capacity_gb", "256").unwrap();
-    let need = ssdsim::memory::table_bytes(&p);
-    let e = ssdsim::memory::check_against(&p, need - 1, "a test limit")
+    let need = ssdsim::ftl::footprint::table_bytes(&p);
+    let e = ssdsim::ftl::footprint::check_against(&p, need - 1, "a test limit")
         .unwrap_err()
         .0;
     assert!(
         e.contains("needs about 0.") && e.contains("GB is available (a test limit)"),
         "{e}"
     );
-    assert!(ssdsim::memory::check_against(&p, need, "a test limit").is_ok());
+    assert!(ssdsim::ftl::footprint::check_against(&p, need, "a test limit").is_ok());
     // this machine has what a 256 GB drive needs, and says how much it has
-    let (have, what) = ssdsim::memory::available().expect("MemAvailable is readable on Linux");
+    let (have, what) = ssdsim::util::memory::available().expect("MemAvailable is readable on Linux");
     assert!(have > need, "{have} B available ({what})");
-    assert!(ssdsim::memory::check(&p).is_ok());
+    assert!(ssdsim::ftl::footprint::check(&p).is_ok());
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{io, run, whole_drive_fill};
-use ssdsim::{profile, Drive};
+use ssdsim::Drive;
 
 const TLC: &str = include_str!("../../../python/ssdlab/profiles/tlc-256.toml");
 
@@ -13,7 +13,7 @@ const TLC: &str = include_str!("../../../python/ssdlab/profiles/tlc-256.toml");
 /// bytes, sampled every `interval_s`.
 fn transient(times: f64, interval_s: f64) -> Vec<(f64, f64)> {
     let set = |k: &str, v: &str| (k.to_string(), v.to_string());
-    let p = profile::load(
+    let p = ssdsim::load_profile(
         TLC,
         &[
             set("user_capacity_gb", "32"),

@@ -19,9 +19,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..fioformat.plat import PLAT_BITS as FIO_PLAT_BITS  # fio: 2**6 buckets per power of two
+
 LAYOUTS = ("upper", "fio")
 SIM_SUB_BITS = 5  # the simulator: 2**5 buckets per power of two
-FIO_PLAT_BITS = 6  # fio: 2**6 buckets per power of two
 
 
 def bucket_bounds(edges_us: Sequence[float] | np.ndarray, layout: str = "upper"

@@ -8,8 +8,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..fioformat import jobfile
 from . import FioJobError
-from . import jobfile
 from . import blocksizes as B
 from . import limits as L
 from . import options as O

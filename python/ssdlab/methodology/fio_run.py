@@ -16,14 +16,16 @@ from typing import Any, Optional, Sequence
 
 from .. import phase as ph
 from ..errors import UserError
-from ..fiojob.plat import PLAT_NR, bin_value, percentiles
+from ..fioformat import json_read
+from ..fioformat.logs import LOG_KINDS
+from ..fioformat.plat import bin_index, percentiles
 from .common import Options
 from .test import CliOption, Console, Test, TestOptions
 from .trace import STATE
 
 DEFAULT_SECONDS = None
 SECONDS_HELP = ""
-PERCENTILES = ("p50_us", "p90_us", "p99_us", "p99_9_us", "p99_99_us")
+PERCENTILES = tuple(k for k, _ in json_read.PERCENTILES)  # the metrics, named as a real run's
 STATES = ("empty", "full", "precondition")
 
 
@@ -51,7 +53,7 @@ class FioJobOptions:
                    state=state)
 
 
-LOGS = ("write_bw_log", "write_iops_log", "write_lat_log", "write_hist_log")
+LOGS = tuple(option for option, _ in LOG_KINDS)  # the job options that write fio's logs
 OUTPUT_FORMATS = ("normal", "json", "json+")
 
 
@@ -124,7 +126,7 @@ class FioFlags(TestOptions):
             console.note(f"note: {', '.join(wants)}: no log files written; give --log-dir DIR "
                          "to have them in fio's format")
         if log_dir is not None:
-            from ..fiojob.output import check_log_dir
+            from ..fioformat.logs import check_log_dir
 
             check_log_dir(Path(log_dir), f.jobs)  # before the run: its files can be written
         return f
@@ -136,7 +138,9 @@ class FioFlags(TestOptions):
     def show(self, doc: dict, parsed: FioJobOptions, values: dict[str, Any], store: Any,
              outcomes: Sequence[Any], console: Console) -> tuple[list[str | dict], bool]:
         """fio's own layouts (text or JSON) per drive; the job's log files for the first."""
-        from ..fiojob.output import fio_text, strip_bins, write_logs
+        from ..fioformat.json_write import strip_bins
+        from ..fioformat.logs import write_logs
+        from ..fioformat.text_output import fio_text
 
         fmt = values["output_format"]
         as_json = fmt.startswith("json")
@@ -182,7 +186,7 @@ def phases(capacity: int, opts: Options) -> list[ph.Phase]:
 def fio_doc(r, f: FioJobOptions) -> dict:
     """fio's json+ document of the run (the `fio` metric; `--output-format json` prints it
     without the bins)."""
-    from ..fiojob.output import fio_json
+    from ..fioformat.json_write import fio_json
 
     jobs = (r.latency or {}).get("jobs") or []
     notes = list(f.notes)
@@ -197,11 +201,8 @@ def fio_doc(r, f: FioJobOptions) -> dict:
 
 
 def _bins(lat: dict) -> dict[int, int]:
-    """fio's json+ bins (value -> count) as bin indices (fiojob.plat)."""
-    return {_INDEX[int(v)]: int(c) for v, c in lat["bins"].items()}
-
-
-_INDEX = {bin_value(i): i for i in range(PLAT_NR)}
+    """fio's json+ bins (value -> count) as bin indices (fioformat/plat.py)."""
+    return {bin_index(int(v)): int(c) for v, c in lat["bins"].items()}
 
 
 def analyze(results, opts: Options) -> dict:
@@ -232,7 +233,7 @@ def analyze(results, opts: Options) -> dict:
             out[f"{d}_lat_min_us"] = min(x["min"] for x in lat) / 1e3
             out[f"{d}_lat_mean_us"] = sum(x["mean"] * x["N"] for x in lat) / nn / 1e3
             out[f"{d}_lat_max_us"] = max(x["max"] for x in lat) / 1e3
-            for k, p in zip(PERCENTILES, (50.0, 90.0, 99.0, 99.9, 99.99)):
+            for k, p in json_read.PERCENTILES:
                 vals = [percentiles(_bins(x), x["N"], [p])[0] for x in lat if "bins" in x]
                 out[f"{d}_lat_{k}"] = max(vals) / 1e3 if vals else None
         else:

@@ -159,7 +159,7 @@ def run(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] =
     acc, _ = accel()
     cmd = command(namespaces, guest_cmd, rwdirs=rwdirs, memory=memory, cpus=cpus, acc=acc, console=console)
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(cmd, env=environment(), stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen(one_cpu(cmd) if acc != "kvm" else cmd, env=environment(), stdin=subprocess.DEVNULL,
                                 stdout=out if capture else None, stderr=err if capture else None,
                                 text=True, start_new_session=True)
         try:
@@ -171,6 +171,20 @@ def run(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] =
         out.seek(0)
         err.seek(0)
         return Result(rc, out.read() if capture else "", err.read() if capture else "")
+
+
+def one_cpu(cmd: list[str]) -> list[str]:
+    """Under emulation, QEMU and everything it starts on one host CPU. QEMU's emulated
+    controller and the guest's driver share doorbells and event indexes in memory (Doorbell
+    Buffer Config, which Linux enables); QEMU's vCPU and I/O threads, each on its own host
+    CPU, now and then miss each other's update (a store and a later load reordered by the
+    host) and a queue stops: its commands time out and the guest resets the controller. On
+    one CPU every switch between those threads orders their memory. One emulated vCPU
+    uses one host CPU anyway."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2 or not shutil.which("taskset"):
+        return cmd
+    return ["taskset", "-c", str(cpus[-1]), *cmd]
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import _sim
 from ..errors import UserError
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
@@ -71,6 +73,8 @@ class SimTarget(BaseTarget):
                                "logical_block": 4096, "platform": platform_info()})
 
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
+        if phase.kind == "write_cache":
+            return self._write_cache(phase)
         spec = phase.resolve(int(self.info["user_bytes"])) if phase.kind in KEPT_KINDS else None
         pk = phase_key(spec) if spec is not None else None
         key = self.key.then(pk) if self.key is not None and pk is not None else None
@@ -99,6 +103,14 @@ class SimTarget(BaseTarget):
         self.key = key
         self.unkept = key is not None and self.states is not None and self.states.wants(key)
         return res
+
+    def _write_cache(self, phase: Phase) -> PhaseResult:
+        """The simulated drive's write buffer is part of its profile: always on, never
+        switched (the drive's state, and so the state cache's key, is unchanged)."""
+        z = np.zeros(0)
+        return PhaseResult(phase=phase, series={"t_s": z}, segments={"gb": z, "mbps": z, "t_s": z},
+                           latency={"edges_us": z, "counts": z},
+                           totals={"write_cache_on": 1.0, "write_cache_set": 0.0})
 
     def _keep(self, copy: bool) -> None:
         """Hand the state the cache wants to it: a copy, or the drive's own state."""

@@ -22,7 +22,7 @@ from typing import Literal
 
 from .. import units
 from .fio import nbd_uri
-from .fio.jobs import check_path
+from ..fioformat.jobfile import check_path
 
 Kind = Literal["sim", "profile", "device", "file", "nbd", "remote"]
 FILE_MIN = 4096 * 16  # a file target of at least 64 KiB

@@ -14,15 +14,24 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
-from . import blkparse, fio_iolog, msr, plain_csv
+from ..fioformat import iolog as fio_iolog
+from . import blkparse, msr, plain_csv
 from .limits import MAX_LINE_CHARS, MAX_TEXT_BYTES
 from .stream import FLUSH, OP_NAMES, READ, TRIM, WRITE, IoStream, TraceError
 
 __all__ = ["FORMATS", "IoStream", "TraceError", "load", "detect", "READ", "WRITE", "TRIM",
            "FLUSH", "OP_NAMES"]
 
-# --format names -> parser; fio-v2 and fio-v3 both read by fio_iolog (the header says which)
-FORMATS = {"fio": fio_iolog.parse, "fio-v2": fio_iolog.parse, "fio-v3": fio_iolog.parse,
+
+
+def _fio_iolog(lines: Iterator[tuple[int, str]], path: str) -> IoStream:
+    # looked up when called: fioformat.iolog reads into this package's IoStream, so when it
+    # is imported first this package is loaded while it is still half made
+    return fio_iolog.parse(lines, path)
+
+
+# --format names -> parser; fio-v2 and fio-v3 both read by fioformat/iolog.py (the header says which)
+FORMATS = {"fio": _fio_iolog, "fio-v2": _fio_iolog, "fio-v3": _fio_iolog,
            "blkparse": blkparse.parse, "msr": msr.parse, "csv": plain_csv.parse}
 SNIFF_LINES = 50
 

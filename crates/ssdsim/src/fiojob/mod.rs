@@ -1,6 +1,6 @@
 //! A fio job file compiled to the simulator's own workload: one `JobSpec` per job and per
 //! numjobs clone, each its own I/O stream (stream.rs) with its own queue depth, all on the
-//! one drive at once (run.rs, a child of the engine). fio's meaning for the pattern
+//! one drive at once (run.rs, on the engine's drive). fio's meaning for the pattern
 //! options (rw kinds, mixes, block-size splits, sizes and offsets, rates, think time, random
 //! distributions, time limits, steady state); everything in virtual time, seeded.
 
@@ -12,8 +12,10 @@ pub mod logs;
 pub mod pass;
 pub mod randmap;
 pub mod report;
+pub mod run;
 pub mod steady;
 pub mod stream;
+mod submit;
 pub mod verify;
 pub mod zbd;
 

@@ -1,12 +1,13 @@
-//! Jobs of a fio job file on the drive at once, in virtual time (a child of the engine,
-//! so every I/O takes the drive's one path, `issue_io`). Each job keeps its own queue
-//! depth; rates, think time, start delays and time limits gate when a job may issue next;
-//! waves (stonewall, wait_for) run one after another. Memory is O(jobs), not O(I/Os).
+//! Jobs of a fio job file on the drive at once, in virtual time: every I/O takes the
+//! drive's one path, `issue_io`, which the engine opens to the crate for this. Each job
+//! keeps its own queue depth; rates, think time, start delays and time limits gate when a
+//! job may issue next; waves (stonewall, wait_for) run one after another. Memory is
+//! O(jobs), not O(I/Os).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::Drive;
+use crate::engine::Drive;
 use crate::fiojob::flow::Flows;
 use crate::fiojob::lat_target::LatStep;
 use crate::fiojob::live::{
@@ -20,12 +21,8 @@ use crate::fiojob::steady::SsUnit;
 use crate::fiojob::stream::Req;
 use crate::fiojob::zbd::{Adjusted, Zones};
 use crate::fiojob::{DirOut, JobOut, JobSpec, READ, TRIM, WRITE};
-use crate::stats::{Recorder, Row};
+use crate::util::stats::{Recorder, Row};
 use crate::{PhaseResult, SimError};
-
-// How an I/O reaches the drive: a child module, for the engine's private path.
-#[path = "submit.rs"]
-mod submit;
 
 pub struct FioRun {
     pub phase: PhaseResult,

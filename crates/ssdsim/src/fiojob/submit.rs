@@ -1,12 +1,12 @@
-//! How a fio job's I/O reaches the drive (a child of run.rs, so of the engine: the one
-//! path every I/O takes, `issue_io`): reads and writes of whole 4 KiB slots, trims and
+//! How a fio job's I/O reaches the drive (through the one path every I/O takes, the
+//! engine's `issue_io`): reads and writes of whole 4 KiB slots, trims and
 //! Write Zeroes / Uncorrectable through the trim path, NVMe Verify read inside the drive;
 //! with the job's depth figures and its completion event.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::super::Drive;
+use crate::engine::Drive;
 use crate::fiojob::live::{Event, Live};
 use crate::fiojob::report::depth_bucket;
 use crate::fiojob::stream::Req;

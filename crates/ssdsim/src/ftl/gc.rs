@@ -217,12 +217,12 @@ impl Ftl {
     /// A job may start on die `d` at `t` without waiting: take an engine if one is free.
     #[inline]
     pub(crate) fn engine_now(&mut self, d: u32, t: u64) -> bool {
-        if !self.engines.limited() {
+        if !self.gc_engines.limited() {
             return true;
         }
-        match self.engines.ready_at(t) {
+        match self.gc_engines.ready_at(t) {
             Some(e) => {
-                self.engines.take(e, d);
+                self.gc_engines.take(e, d);
                 true
             }
             None => false,
@@ -232,17 +232,17 @@ impl Ftl {
     /// Die `d` must collect now: take the engine free first, finishing another die's job
     /// if all are held. Returns when the engine is free.
     fn wait_engine(&mut self, d: u32, t: u64) -> Result<u64, SimError> {
-        if !self.engines.limited() {
+        if !self.gc_engines.limited() {
             return Ok(t);
         }
         loop {
-            if let Some((e, free)) = self.engines.earliest() {
-                self.engines.take(e, d);
+            if let Some((e, free)) = self.gc_engines.earliest() {
+                self.gc_engines.take(e, d);
                 return Ok(t.max(free));
             }
-            let other = self.engines.holders().next().expect("a held engine");
+            let other = self.gc_engines.holders().next().expect("a held engine");
             self.gc_finish(other, t)?;
-            if self.engines.holders().any(|h| h == other) {
+            if self.gc_engines.holders().any(|h| h == other) {
                 return Err(SimError(format!(
                     "internal: die {other} holds a GC engine but collects nothing"
                 )));
@@ -457,7 +457,7 @@ impl Ftl {
         job.reset();
         debug_assert_eq!(self.map.valid[victim as usize], 0);
         let erased = self.nand.erase(job.done.max(t), d);
-        self.engines.release(d, erased);
+        self.gc_engines.release(d, erased);
         if reclaim {
             self.slc.on_folded();
         }

@@ -2,7 +2,7 @@
 //! block), per-block valid counts and write pointers, and valid-count buckets of closed
 //! blocks per die so greedy GC finds its victim in O(1) amortised.
 
-use crate::fastdiv::Divisor;
+use crate::util::fastdiv::Divisor;
 
 pub const NONE: u32 = u32::MAX;
 

@@ -5,8 +5,9 @@
 pub mod alloc;
 pub mod checkpoint;
 pub mod cmt;
-pub mod engines;
+pub mod footprint;
 pub mod gc;
+pub mod gc_engines;
 pub mod mapping;
 pub mod read_ahead;
 pub mod release;
@@ -21,7 +22,7 @@ use crate::SimError;
 use alloc::{Alloc, Stream};
 use checkpoint::Checkpoint;
 use cmt::Cmt;
-use engines::Engines;
+use gc_engines::GcEngines;
 use mapping::{Mapping, NONE};
 use read_ahead::ReadAhead;
 use slc::SlcCache;
@@ -54,7 +55,7 @@ pub struct Ftl {
     pub user_slots: u64,
     /// Per die: the victim it is collecting, if any.
     gc_jobs: Vec<gc::GcJob>,
-    pub(crate) engines: Engines,
+    pub(crate) gc_engines: GcEngines,
     pub(crate) staging: Staging,
     /// Write sequence number of the data in each physical slot (tests only): lets the
     /// property tests check that a read finds the version last written.
@@ -115,7 +116,7 @@ impl Ftl {
             user_slots,
             gc_jobs: vec![gc::GcJob::idle(); g.dies as usize],
             // As many engines as dies is no limit.
-            engines: Engines::new(if p.ftl.gc_engines >= g.dies {
+            gc_engines: GcEngines::new(if p.ftl.gc_engines >= g.dies {
                 0
             } else {
                 p.ftl.gc_engines
@@ -327,7 +328,7 @@ impl Ftl {
         }
         self.map.clear();
         self.gc_jobs.iter_mut().for_each(gc::GcJob::reset);
-        self.engines.reset(end);
+        self.gc_engines.reset(end);
         self.staging.reset(end);
         self.alloc.reset(&g);
         self.slc.reset();
@@ -363,7 +364,7 @@ impl Ftl {
                     continue;
                 }
                 // With few GC engines the dies take turns: none left in this idle period.
-                if self.engines.earliest().is_some_and(|(_, free)| free >= end) {
+                if self.gc_engines.earliest().is_some_and(|(_, free)| free >= end) {
                     busy = true;
                     break;
                 }

@@ -271,7 +271,7 @@ impl Ftl {
     /// oldest SLC block, `pace` SLC slots per host slot written on the die (see `gc_pace`).
     /// Returns the slots the block holds (0: nothing started).
     fn start_fold(&mut self, d: u32, t: u64, pace: f64) -> u64 {
-        if self.collecting_on(d) || !self.engines.free_by(t) {
+        if self.collecting_on(d) || !self.gc_engines.free_by(t) {
             return 0;
         }
         match self.oldest_slc(d) {

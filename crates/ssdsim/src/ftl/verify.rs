@@ -134,8 +134,8 @@ impl Ftl {
                 self.slc.reclaim_running
             ));
         }
-        if self.engines.limited() {
-            let mut holders: Vec<u32> = self.engines.holders().collect();
+        if self.gc_engines.limited() {
+            let mut holders: Vec<u32> = self.gc_engines.holders().collect();
             let mut busy: Vec<u32> = (0..g.dies).filter(|&d| self.collecting_on(d)).collect();
             holders.sort_unstable();
             busy.sort_unstable();

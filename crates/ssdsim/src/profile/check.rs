@@ -1,8 +1,7 @@
-//! A profile's values checked against what a drive can be: each field's range, and the
-//! geometry's room for the user capacity (which needs nand::Geometry, so it lives here,
-//! above both the schema and the geometry).
+//! A profile's values checked against what a drive can be: each field's range (the room
+//! its geometry leaves for the user capacity is nand's check, `nand::check_room`).
 
-use super::{bits_per_cell, err, Profile, ProfileError};
+use super::{bits_per_cell, Profile, ProfileError};
 
 /// Bounds of times (µs) and sizes (GB) in a profile (docs/profile-format.md): far beyond
 /// any drive, and small enough that virtual time and byte counts stay in range.
@@ -12,7 +11,7 @@ pub const MIN_US: f64 = 1e-3;
 pub const MAX_GB: f64 = 1e5;
 
 /// A float for an error message: 1e300 as 1e300, not 301 digits.
-fn num(x: f64) -> String {
+pub(crate) fn num(x: f64) -> String {
     if x != 0.0 && x.is_finite() && !(1e-4..1e9).contains(&x.abs()) {
         format!("{x:e}")
     } else {
@@ -25,10 +24,14 @@ macro_rules! check {
         // Negated on purpose: a NaN value fails every range check.
         #[allow(clippy::neg_cmp_op_on_partial_ord)]
         if !($cond) {
-            return err(format!("{} = {}: must be {}", $field, $val, $allowed));
+            return Err($crate::profile::ProfileError(format!(
+                "{} = {}: must be {}",
+                $field, $val, $allowed
+            )));
         }
     };
 }
+pub(crate) use check;
 
 impl Profile {
     pub fn validate(&self) -> Result<(), ProfileError> {
@@ -371,35 +374,6 @@ impl Profile {
         ] {
             check!((0.0..=1e6).contains(&v), k, num(v), "in [0, 1e6]");
         }
-        let g = crate::nand::Geometry::from_profile(self);
-        check!(
-            g.total_slots() < u32::MAX as u64 - 1,
-            "nand geometry",
-            format!("{} GiB raw", g.raw_bytes() >> 30),
-            "below 16 TiB raw (32-bit physical addresses)"
-        );
-        let user_bytes = (self.user_capacity_gb * 1e9) as u64;
-        let static_blocks = g.static_slc_blocks_per_die(self) as u64;
-        check!(
-            static_blocks + f.gc_threshold_blocks as u64 + 8 < g.blocks_per_die as u64,
-            "slc.static_gb",
-            s.static_gb,
-            "small enough to leave native blocks on every die"
-        );
-        let native_blocks = g.blocks_per_die as u64 - static_blocks;
-        // GC needs room for its threshold plus open blocks (host, SLC, GC) on every die.
-        let reserve = f.gc_threshold_blocks as u64 + 4;
-        let usable = (native_blocks.saturating_sub(reserve)) * g.dies as u64 * g.block_bytes();
-        check!(
-            user_bytes <= usable,
-            "user_capacity_gb",
-            self.user_capacity_gb,
-            format!(
-                "<= {:.3} (raw NAND {:.3} GB less static SLC and GC reserve blocks)",
-                usable as f64 / 1e9,
-                g.raw_bytes() as f64 / 1e9
-            )
-        );
         Ok(())
     }
 }

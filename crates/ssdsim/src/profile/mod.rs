@@ -389,8 +389,9 @@ pub fn bits_per_cell(cell: &str) -> Option<u32> {
     }
 }
 
-/// Parse TOML text, apply `key=value` overrides (dotted paths), deserialize and validate.
-pub fn load(text: &str, overrides: &[(String, String)]) -> Result<Profile, ProfileError> {
+/// Parse TOML text, apply `key=value` overrides (dotted paths), deserialize and check each
+/// field (`crate::load_profile` adds the geometry's room, which needs the NAND model).
+pub(crate) fn load(text: &str, overrides: &[(String, String)]) -> Result<Profile, ProfileError> {
     let mut value: toml::Value = toml::from_str(text).map_err(|e| {
         ProfileError(format!(
             "profile is not valid TOML: {}",
@@ -403,7 +404,7 @@ pub fn load(text: &str, overrides: &[(String, String)]) -> Result<Profile, Profi
     from_value(value)
 }
 
-pub fn from_value(value: toml::Value) -> Result<Profile, ProfileError> {
+pub(crate) fn from_value(value: toml::Value) -> Result<Profile, ProfileError> {
     let p: Profile = value.try_into().map_err(|e: toml::de::Error| {
         ProfileError(format!("profile: {}", one_line(&e.to_string())))
     })?;
@@ -462,5 +463,5 @@ impl Profile {
     }
 }
 
-mod check;
+pub(crate) mod check;
 pub use check::{MAX_GB, MAX_US, MIN_US};

@@ -1,7 +1,7 @@
 //! Small drive profiles and phase helpers for the tests.
 #![allow(dead_code)]
 
-use ssdsim::profile::{self, Profile};
+use ssdsim::profile::Profile;
 use ssdsim::{Drive, PhaseKind, PhaseSpec};
 
 /// A tiny TLC drive (2 dies, 4 KiB pages, 12-page blocks) whose knobs the tests vary.
@@ -54,7 +54,7 @@ cache_mib = {cache}
 hmb_access_us = 1.0
 "#
     );
-    profile::load(&text, &[]).expect("tiny profile is valid")
+    ssdsim::load_profile(&text, &[]).expect("tiny profile is valid")
 }
 
 /// A drive with many blocks and no SLC cache, for steady-state GC statistics:
@@ -90,7 +90,7 @@ prog_us = 900.0
 gc_threshold_blocks = 2
 "#
     );
-    profile::load(&text, &[]).expect("gc profile is valid")
+    ssdsim::load_profile(&text, &[]).expect("gc profile is valid")
 }
 
 pub fn io(random: bool, read_pct: u32, bs: u64, qd: u32) -> PhaseSpec {

@@ -141,10 +141,12 @@ def pts_options(opts) -> PtsOptions:
 
 def precondition(capacity: int, po: PtsOptions, wipc: bool = True, suffix: str = ""
                  ) -> Generator[Phase, PhaseResult | None, None]:
-    """Purge, then (wipc) workload-independent preconditioning: twice the user capacity of
+    """The segment's write cache (client on, enterprise off; put back as found when the
+    run ends), purge, then (wipc) workload-independent preconditioning: twice the user capacity of
     128 KiB sequential writes over the test's active range, at the segment's threads x
     queue depth, each thread writing its own part (a generator, so that `yield from`
     passes the results sent back)."""
+    yield ph.write_cache(not po.enterprise, "write_cache" + suffix)
     yield ph.purge("purge" + suffix)
     if wipc:
         t, q = po.threads_qd

@@ -55,12 +55,17 @@ def purge_used(d: Any) -> str:
 
 
 def write_cache_measured(d: Any) -> str:
-    """The drive's volatile write cache as the target found it."""
+    """The drive's volatile write cache as the run's write_cache phases left it (read back
+    from the drive), or as the target found it."""
     x = _extra(d)
     if d.kind == "sim":
         kib = ((x.get("profile") or {}).get("host") or {}).get("write_buffer_kib")
         return (f"enabled: the simulated drive's {kib} KiB write buffer (its profile; the "
                 "simulator cannot switch it off)" if kib else "enabled (the simulated drive's write buffer)")
+    read_back = [p.totals.get("write_cache_on") for p in d.phases if p.kind == "write_cache"]
+    read_back = [v for v in read_back if v is not None and v == v]  # NaN: not readable
+    if read_back:
+        return ("enabled" if read_back[-1] else "disabled") + " (set by the run and read back from the drive)"
     wc = str(x.get("write_cache") or "")
     why = ("the kernel's queue/write_cache: {}; on NVMe it shows that the drive has a volatile "
            "cache, not how feature 6 is set")

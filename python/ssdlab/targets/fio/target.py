@@ -4,7 +4,7 @@
 phases as the simulator and returns results of the same shape (docs/sim-api.md):
 - io phases: a generated fio job (fio/jobs.py); live samples from fio's status stream,
   the stored series from its 1 s logs, per-segment series from the finer histogram log,
-  totals and latency from its final JSON report (fio/output.py);
+  totals and latency from its final JSON report (fioformat/json_read.py);
 - idle phases sleep; trim phases discard the range (blkdiscard; files: punch a hole);
 - purge uses the strongest method available (guard/purge.py) and records which;
 - nothing is written before guard/safety.py allows it; one run at a time per device.
@@ -28,13 +28,14 @@ import numpy as np
 
 from ...phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from .. import child
-from . import jobs, output, replay, transport
+from ...fioformat import json_read, logs
+from . import jobs, replay, transport, write_cache
 from ..guard import locks, safety
 from .transport import Transport
 from ..spec import DriveSpec
 from .nbd import NbdExport
 from ..base import BaseTarget, Capabilities
-from .output import FioFailed
+from .failure import FioFailed, shortfall
 from .identity import TempSampler, before_after, write_counters_delta
 from .identity import attach_temps as _attach_temps
 from ..hostid import platform_info
@@ -42,18 +43,18 @@ from ..hostid import platform_info
 def _empty(phase: Phase, totals: dict[str, float] | None = None) -> PhaseResult:
     z = np.zeros(0)
     return PhaseResult(phase=phase,
-                       series={k: z.copy() for k in output.SERIES_KEYS},
+                       series={k: z.copy() for k in logs.SERIES_KEYS},
                        segments={"gb": z.copy(), "mbps": z.copy(), "t_s": z.copy()},
                        latency={"min_us": math.nan, "mean_us": math.nan, "max_us": math.nan,
-                                **{k: math.nan for k, _ in output.PERCENTILES},
+                                **{k: math.nan for k, _ in json_read.PERCENTILES},
                                 "edges_us": z.copy(), "counts": z.copy()},
                        totals=dict(totals or {}))
 
 
 def writes(phase: Phase) -> bool:
     """Does this phase write to the drive? (Read-only phases need no destruction flag.)"""
-    if phase.kind in ("purge", "trim"):
-        return True
+    if phase.kind in ("purge", "trim", "write_cache"):
+        return True  # write_cache: the drive's settings change (put back on close)
     if phase.kind == "io":
         return phase.read_pct < 100
     if phase.kind == "replay":
@@ -80,6 +81,7 @@ class FioTarget(BaseTarget):
         self._workdir: str | None = None
         self._nphase = 0
         self.purges: list[str] = []
+        self._cache_found: bool | None = None  # the write cache's state before a phase switched it
         self.where: Transport = (NbdExport(spec, self.fio) if spec.kind == "nbd"
                                  else transport.local(spec, plan))
         self._engine: str | None = self.where.engine
@@ -121,6 +123,8 @@ class FioTarget(BaseTarget):
             return self._run_trim(phase, spec)
         if phase.kind == "purge":
             return self._run_purge(phase)
+        if phase.kind == "write_cache":
+            return self._run_write_cache(phase)
         if phase.kind == "replay":
             return self._run_replay(phase, on_sample)
         try:
@@ -152,6 +156,9 @@ class FioTarget(BaseTarget):
             self._write_ok = True
 
     def close(self) -> None:
+        if self._cache_found is not None:  # the drive's write cache as this target found it
+            found, self._cache_found = self._cache_found, None
+            write_cache.switch(self._cache_route(), found)
         self.where.close()
         if self._lock:
             self._lock.release()
@@ -204,6 +211,10 @@ class FioTarget(BaseTarget):
                 lines.append(f"sleep {spec['seconds']:g}")
             elif p.kind == "trim":
                 lines.append("$ " + " ".join(self.where.trim_command(spec["offset"], spec["length"])))
+            elif p.kind == "write_cache":
+                r = self._cache_route()
+                lines.append(f"$ {' '.join(r.set_cmd(bool(p.write_cache)))}  # put back as found when the run ends"
+                             if r.tool else f"# write cache: left as it is ({r.why})")
             elif p.kind == "purge":
                 pp = self.where.purge_plan()
                 lines.append(f"# purge method: {pp.method} ({pp.why})")
@@ -236,7 +247,7 @@ class FioTarget(BaseTarget):
             r = _empty(phase, {"duration_s": time.monotonic() - t0, "ios": 0.0, "iops": 0.0,
                                "mbps": 0.0, "read_bytes": 0.0, "write_bytes": 0.0})
             if rows:
-                r.series = {k: np.array([x[k] for x in rows]) for k in output.SERIES_KEYS}
+                r.series = {k: np.array([x[k] for x in rows]) for k in logs.SERIES_KEYS}
             _attach_temps(r.series, temps.stop())
             return r
 
@@ -296,6 +307,23 @@ class FioTarget(BaseTarget):
             raise Interrupted(r)
         return r
 
+    def _cache_route(self) -> write_cache.Route:
+        return write_cache.route(self.where.dev, str(self.where.info.get("kind", "")))
+
+    def _run_write_cache(self, phase: Phase) -> PhaseResult:
+        """The drive's volatile write cache set as the phase asks and read back (totals
+        write_cache_on: 1/0, NaN when unreadable; write_cache_set: 1 when switched)."""
+        r = self._cache_route()
+        want = bool(phase.write_cache)
+        found = write_cache.read(r)
+        now, why = (found, r.why) if not r.tool else write_cache.switch(r, want)
+        if r.tool and found is not None and self._cache_found is None:
+            self._cache_found = found
+        res = _empty(phase, {"write_cache_on": math.nan if now is None else float(now),
+                             "write_cache_set": float(now == want and r.tool != "")})
+        res.write_cache_note = why  # type: ignore[attr-defined]
+        return res
+
     def _run_replay(self, phase: Phase, on_sample: OnSample | None) -> PhaseResult:
         """A trace through fio's iolog replay (fio/replay.py)."""
         return replay.run(self, phase, on_sample)
@@ -346,8 +374,8 @@ class FioTarget(BaseTarget):
                    threading.Thread(target=pump_err, daemon=True)]
         for t in threads:
             t.start()
-        stream = output.JsonStream()
-        tracker = output.StatusTracker(t0_ms)
+        stream = json_read.JsonStream()
+        tracker = json_read.StatusTracker(t0_ms)
         reps: list[dict] = []  # only the latest report is kept (each holds a histogram)
 
         def consume(block: bool) -> bool:
@@ -412,10 +440,10 @@ class FioTarget(BaseTarget):
             if "direct" in why.lower() or "Invalid argument" in why:
                 why += " (direct I/O needs a filesystem that supports O_DIRECT)"
             raise FioFailed(f"fio failed on {self.spec}: {why}", no_report)
-        errs = output.report_errors(reps[-1])
+        errs = json_read.report_errors(reps[-1])
         if errs:
             raise RuntimeError(f"fio reported errors on {self.spec}: {'; '.join(errs)}")
-        short = output.shortfall(spec, result.totals)
+        short = shortfall(spec, result.totals)
         if short:
             raise FioFailed(f"fio on {self.spec} exited without an error but {short}")
         result.fio_report = reps[-1]  # type: ignore[attr-defined]  # per-direction figures
@@ -430,12 +458,12 @@ class FioTarget(BaseTarget):
         return [obj] if isinstance(obj.get("jobs"), list) else []
 
     def _io_result(self, phase: Phase, spec: dict, prefix: str, reps: list[dict],
-                   tracker: output.StatusTracker, temps: list, before: dict) -> PhaseResult:
+                   tracker: json_read.StatusTracker, temps: list, before: dict) -> PhaseResult:
         interval_ms = float(spec.get("sample_interval_s", 1.0)) * 1000.0
         rep = reps[-1] if reps else None
         if rep is not None:
-            totals = output.totals_from_report(rep)
-            latency = output.latency_from_report(rep)
+            totals = json_read.totals_from_report(rep)
+            latency = json_read.latency_from_report(rep)
         else:
             r0 = _empty(phase)
             latency = r0.latency
@@ -445,7 +473,7 @@ class FioTarget(BaseTarget):
             rb = sum(r["read_bytes"] for r in rows)
             totals = {"duration_s": dur, "read_bytes": rb, "write_bytes": wb, "host_write_bytes": wb,
                       "mbps": (rb + wb) / dur / 1e6 if dur else 0.0}
-        series = output.series_from_logs(prefix, interval_ms, totals if rep is not None else None)
+        series = logs.series_from_logs(prefix, interval_ms, totals if rep is not None else None)
         if not len(series["t_s"]) and tracker.rows:
             series = tracker.series()
         mx = latency.get("max_us", math.nan)
@@ -454,7 +482,7 @@ class FioTarget(BaseTarget):
             series["lat_max_us"] = np.fmin(series["lat_max_us"], mx)
         _attach_temps(series, temps)
         moved = totals.get("read_bytes", 0.0) + totals.get("write_bytes", 0.0)
-        segments = output.segments_from_hist(prefix, int(spec["segment_bytes"]), total_bytes=moved,
+        segments = logs.segments_from_hist(prefix, int(spec["segment_bytes"]), total_bytes=moved,
                                                  runtime_s=totals.get("duration_s"),
                                                  block_size=int(spec["block_size"]))
         if before:

@@ -30,7 +30,7 @@ from ..guard import locks, safety
 from .allowlist import AllowList
 from ..fio.target import FioTarget
 from ..spec import DriveSpec, parse_local
-from ..fio.output import FioFailed
+from ..fio.failure import FioFailed
 from ..hostid import kernel_id, machine_id
 from .wire import PROTOCOL, Lines, dumps, identity_doc, loads, phase_of, result_doc
 

@@ -28,7 +28,7 @@ from ..guard import locks, safety
 from . import ssh
 from ..fio.target import _empty, writes
 from ..spec import DriveSpec
-from ..fio.output import FioFailed
+from ..fio.failure import FioFailed
 from ..hostid import kernel_id
 from .wire import (PROTOCOL, Hello, Malformed, answer_of, hello_of, identity_of, opened_of, phase_doc,
                    result_of)

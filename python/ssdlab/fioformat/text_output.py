@@ -1,10 +1,12 @@
-"""fio's normal (text) output for a fio JSON document (output.py): per job its directions
+"""fio's normal (text) output for a fio JSON document (json_write.py): per job its directions
 (IOPS, bandwidth, slat/clat/lat, percentiles, bw and IOPS samples), then per group the
 run status lines, in fio's layout."""
 
 from __future__ import annotations
 
-DIRS = ("read", "write", "trim", "mixed")
+from .fields import DIRS as _DIRS, MIXED
+
+DIRS = (*_DIRS, MIXED)
 
 
 def _num(x: float) -> str:

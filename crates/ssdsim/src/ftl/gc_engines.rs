@@ -6,16 +6,16 @@
 use super::mapping::NONE;
 
 #[derive(Debug, Clone)]
-pub struct Engines {
+pub struct GcEngines {
     /// Per engine: the die whose job holds it (NONE: free) and when it was last released.
     holder: Vec<u32>,
     free_at: Vec<u64>,
 }
 
-impl Engines {
+impl GcEngines {
     /// `n` engines; 0 = unlimited.
-    pub fn new(n: u32) -> Engines {
-        Engines {
+    pub fn new(n: u32) -> GcEngines {
+        GcEngines {
             holder: vec![NONE; n as usize],
             free_at: vec![0; n as usize],
         }

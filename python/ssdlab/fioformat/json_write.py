@@ -12,11 +12,9 @@ from __future__ import annotations
 import math
 import time
 
-from .logfiles import check_log_dir, log_files, write_logs  # fio's log files, importable from here
+from .fields import DIRS, MIXED
 from .plat import DEFAULT_PERCENTILES, bin_value, percentiles
-from .text import fio_text  # fio's normal output, importable from here as before
 
-DIRS = ("read", "write", "trim")
 FIO_VERSION = "fio-3.33"
 EIO = 5  # fio's error for a job under its minimum rate (td_verror(td, EIO, "check_min_rate"))
 _LAT_KEYS = ("2", "4", "10", "20", "50", "100", "250", "500", "750", "1000")
@@ -117,7 +115,8 @@ class Dir:
 def _lat_json(st: Stat, bins: dict[int, int], pcts: list[float] | None, plus: bool, zero: bool = False) -> dict:
     if zero:  # slat: the simulated drive submits in no time
         st, bins = Stat(0, 0, st.n), {0: st.n} if st.n else {}
-    d = {"min": int(st.min), "max": int(st.max), "mean": float(st.mean), "stddev": st.dev, "N": st.n}
+    d: dict[str, object] = {"min": int(st.min), "max": int(st.max), "mean": float(st.mean), "stddev": st.dev,
+                            "N": st.n}
     if pcts and st.n:
         d["percentile"] = {f"{p:f}": v for p, v in zip(pcts, percentiles(bins, st.n, pcts))}
         if plus:
@@ -233,9 +232,9 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
             job["sync"] = {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}}
         if unified != "none":
             mixed = Dir()
-            for d in dirs:
-                mixed.merge(d)
-            job["mixed"] = _dir_json(mixed, sum(rates[(s["group"], d)] for d in range(3)), opts, plus)
+            for part in dirs:
+                mixed.merge(part)
+            job[MIXED] = _dir_json(mixed, sum(rates[(s["group"], d)] for d in range(3)), opts, plus)
         ios = sum(d.ios for d in dirs)
         lat_b = [sum(int(j["lat_buckets"][k]) for j in js) for k in range(32)]
         depth = {k: [sum(int(j["depths"][k][i]) for j in js) for i in range(7)]
@@ -287,7 +286,7 @@ def strip_bins(doc: dict) -> dict:
     out = dict(doc, jobs=[])
     for j in doc["jobs"]:
         j = dict(j)
-        for name in (*DIRS, "mixed"):
+        for name in (*DIRS, MIXED):
             if name in j:
                 j[name] = {k: ({kk: vv for kk, vv in v.items() if kk != "bins"} if k.endswith("_ns") else v)
                            for k, v in j[name].items()}
@@ -295,5 +294,4 @@ def strip_bins(doc: dict) -> dict:
     return out
 
 
-__all__ = ["check_log_dir", "fio_json", "fio_text", "host_bytes", "log_files", "report_options", "strip_bins",
-           "units", "write_logs"]
+__all__ = ["fio_json", "host_bytes", "report_options", "strip_bins", "units"]

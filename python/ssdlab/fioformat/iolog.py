@@ -13,19 +13,23 @@ ignores `wait`, as fio does). Lines:
 
 File actions (add, open, close) are skipped; sync and datasync become flushes. I/Os of
 several files all go to the one drive replayed on (as fio's `replay_redirect` does).
+Written (`v3_lines`, a trace replayed on a real drive through fio) as version 3, one file.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Iterator
 
-from .limits import MAX_SPAN_NS, MAX_SPAN_S, Collector
-from .stream import FLUSH, READ, TRIM, WRITE, IoStream, bad_line
+import numpy as np
+
+from ..traces.limits import MAX_SPAN_NS, MAX_SPAN_S, Collector
+from ..traces.stream import FLUSH, READ, TRIM, WRITE, IoStream, bad_line
 
 HEADERS = {"fio version 2 iolog": 2, "fio version 3 iolog": 3}
 DATA_OPS = {"read": READ, "write": WRITE, "trim": TRIM}
 FLUSH_OPS = ("sync", "datasync")
 FILE_OPS = ("add", "open", "close")
+ACTIONS = {**{op: name for name, op in DATA_OPS.items()}, FLUSH: FLUSH_OPS[0]}  # what v3_lines writes
 
 
 def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
@@ -99,3 +103,18 @@ def _num(f: list[str], i: int, path: str, n: int, what: str) -> int:
     if v < 0:
         raise bad_line(path, n, f"{what} {v} is negative")
     return v
+
+
+def v3_lines(time_ns: np.ndarray, s: IoStream, file: str) -> Iterator[str]:
+    """`s` as a version 3 iolog of one file: its header, the file added and opened at 0,
+    each I/O at `time_ns` (whole microseconds), the file closed at the last I/O's time."""
+    us = (time_ns // 1000).astype(np.int64)
+    yield next(h for h, v in HEADERS.items() if v == 3) + "\n"
+    yield f"0 {file} {FILE_OPS[0]}\n0 {file} {FILE_OPS[1]}\n"
+    for t, op, off, ln in zip(us.tolist(), s.op.tolist(), s.offset_bytes.tolist(),
+                              s.length_bytes.tolist()):
+        if op == FLUSH:
+            yield f"{t} {file} {ACTIONS[op]}\n"
+        else:
+            yield f"{t} {file} {ACTIONS[op]} {off} {ln}\n"
+    yield f"{int(us[-1]) if us.size else 0} {file} {FILE_OPS[2]}\n"

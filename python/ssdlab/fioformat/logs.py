@@ -1,23 +1,32 @@
-"""fio's logs, robustly: the per-interval series from its averaged iops, bw and lat logs,
-the per-interval maximum latency and the per-segment (per GB written) series from its
-latency histogram log.
+"""fio's log files, read and written. fio names them PREFIX_KIND.N.log (N: the job, from
+1; `log_name`): bw, iops, lat, clat, slat are CSV lines `time_ms, value, ddir, bs,
+offset[, prio]`; clat_hist (write_hist_log) lines are `time_ms, ddir, bs, bins...`, each the
+window's counts in fio's 1856 latency bins (plat.py), 2^log_hist_coarseness bins summed
+per column.
 
-Its logs are CSV lines `time_ms, value, ddir, bs, offset[, prio]`, one file per job,
-possibly empty or with a torn last line when fio was killed. Everything here is a pure
-function of files, tested against recorded logs (tests/data/fio/) and made-up ones.
-"""
+Read robustly (a real run's logs, possibly empty or with a torn last line when fio was
+killed): the per-interval series from the averaged iops, bw and lat logs, the per-interval
+maximum latency and the per-segment (per GB written) series from the histogram log; pure
+functions of files, tested against recorded logs (tests/data/fio/) and made-up ones.
+Written (`write_logs`) for a simulated run's jobs that ask for them, from the simulator's
+log entries (crates/ssdsim/src/fiojob/logs.rs): an entry per direction per interval that
+completed I/O; lat, clat and slat the latency window's mean, the last partial window
+included. Created new in the directory given (never over a file, never through a link:
+safe_path)."""
 
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
 
-# fio's latency histogram layout (stat.h): 29 groups of 64 buckets, values in ns.
-PLAT_BITS = 6
-PLAT_VAL = 1 << PLAT_BITS
-PLAT_NR = 29 * PLAT_VAL
+from .. import safe_path
+from .plat import PLAT_NR, plat_idx_to_val
+
+MAX_COARSENESS = 6  # log_hist_coarseness: 2^0 to 2^6 bins summed per column
+HIST_LEAD = 3  # a histogram log line's columns before the bins: time_ms, ddir, bs
 SERIES_KEYS = ("t_s", "iops", "mbps", "read_mbps", "write_mbps", "lat_mean_us", "lat_max_us")
 
 
@@ -45,10 +54,16 @@ def read_log(path: str | Path) -> np.ndarray:
     return np.array(rows, dtype=np.float64).reshape(-1, 4)
 
 
+def log_name(prefix: str, kind: str, job: int | str) -> str:
+    """fio's name of job `job`'s (from 1; "*" matches any) log of `kind` (bw, iops, lat,
+    clat, slat, clat_hist)."""
+    return f"{prefix}_{kind}.{job}.log"
+
+
 def job_logs(prefix: str | Path, kind: str) -> list[Path]:
     """The per-job log files `<prefix>_<kind>.<n>.log` (also a plain `<prefix>_<kind>.log`)."""
     p = Path(prefix)
-    files = sorted(p.parent.glob(f"{p.name}_{kind}.*.log"),
+    files = sorted(p.parent.glob(log_name(p.name, kind, "*")),
                    key=lambda x: int(x.name.rsplit(".", 2)[-2]) if x.name.rsplit(".", 2)[-2].isdigit() else 0)
     plain = p.parent / f"{p.name}_{kind}.log"
     if plain.exists():
@@ -222,16 +237,6 @@ def _gap_values(cnt: np.ndarray, ends: np.ndarray, interval_ms: float, hist) -> 
     return out
 
 
-def plat_idx_to_val(idx: int) -> float:
-    """fio's bucket index -> representative latency (ns), as in fio's stat.c."""
-    if idx < (PLAT_VAL << 1):
-        return float(idx)
-    error_bits = (idx >> PLAT_BITS) - 1
-    base = 1 << (error_bits + PLAT_BITS)
-    k = idx % PLAT_VAL
-    return base + (k + 0.5) * (1 << error_bits)
-
-
 def read_hist_logs(prefix: str | Path):
     """Each job's latency histogram log (`log_hist_msec`) as (t_ms, ddir, bs, counts per
     window, max latency ns per window). Bins are merged by `log_hist_coarseness`; the
@@ -277,14 +282,14 @@ def read_hist_logs(prefix: str | Path):
     return out
 
 
-HIST_BINS = tuple(PLAT_NR >> c for c in range(7))  # by log_hist_coarseness 0..6
+HIST_BINS = tuple(PLAT_NR >> c for c in range(MAX_COARSENESS + 1))  # by log_hist_coarseness
 
 
 def _hist_bins(ncols: int) -> int:
     """Bins in a histogram-log line of `ncols` columns: time, ddir, bs (and, in newer fio
     with log_prio, a priority) come first, the bins last. 0 when it does not fit."""
     for nb in HIST_BINS:
-        if ncols - nb in (3, 4):
+        if ncols - nb in (HIST_LEAD, HIST_LEAD + 1):
             return nb
     return 0
 
@@ -364,3 +369,84 @@ def segments_from_hist(prefix: str | Path, segment_bytes: int, total_bytes: floa
         ts.append(ct)
         prev_b, prev_t = mk, ct
     return {"gb": np.array(gb), "mbps": np.array(mbps), "t_s": np.array(ts)}
+
+
+# ---- writing a simulated run's logs -------------------------------------------------------
+KIND_BW, KIND_IOPS, KIND_LAT = 0, 1, 2
+LOG_KINDS = (("write_bw_log", (("bw", KIND_BW),)), ("write_iops_log", (("iops", KIND_IOPS),)),
+             ("write_lat_log", (("lat", KIND_LAT), ("clat", KIND_LAT), ("slat", KIND_LAT))),
+             ("write_hist_log", (("clat_hist", None),)))
+
+
+def log_files(specs: list[dict]) -> list[tuple[int, str, int | None, str]]:
+    """The log files the jobs ask for: (job index from 0, log name, entry kind (None: the
+    histogram log), file name), named as fio names them."""
+    out = []
+    for n, s in enumerate(specs):
+        opts = s.get("settings") or s.get("options", {})  # [global]'s and the job's
+        for key, names in LOG_KINDS:
+            if key in opts:
+                prefix = (opts[key] or s["name"]).replace("/", "_")
+                out += [(n, name, kind, log_name(prefix, name, n + 1)) for name, kind in names]
+    return out
+
+
+def check_log_dir(directory: Path, specs: list[dict]) -> None:
+    """--log-dir can take the jobs' log files (checked before the run): a directory reached
+    through no other user's link, writable, none of the names there already, each name
+    within the filesystem's limit."""
+    from ..errors import UserError
+
+    real = safe_path.real(directory, f"--log-dir {directory}")
+    if not os.path.isdir(real):
+        raise UserError(f"--log-dir {directory}: not a directory")
+    if not os.access(real, os.W_OK | os.X_OK):
+        raise UserError(f"--log-dir {directory}: not writable (a read-only filesystem or directory); "
+                        "give a directory you can write")
+    longest = os.pathconf(real, "PC_NAME_MAX")
+    for _n, _name, _kind, name in log_files(specs):
+        if len(name.encode()) > longest:
+            raise UserError(f"--log-dir {directory}: the log file name {name[:40]}... is longer than the "
+                            f"filesystem's {longest} bytes; give the job's log a shorter name")
+        if os.path.lexists(os.path.join(real, name)):
+            raise UserError(f"--log-dir {directory}: {name} exists (ssdlab writes new files only); "
+                            "remove it or give another directory")
+
+
+def _coarseness(opts: dict) -> int:
+    try:
+        c = int(str(opts.get("log_hist_coarseness", "0")).strip() or 0)
+    except ValueError:
+        c = 0
+    return min(max(c, 0), MAX_COARSENESS)
+
+
+def _line(*columns: int) -> str:
+    """One log line as fio writes it (and read_log, read_hist_logs read it)."""
+    return ", ".join(map(str, columns)) + "\n"
+
+
+def write_logs(specs: list[dict], raw_jobs: list[dict], logs: dict, log_ms: int, directory: Path) -> list[Path]:
+    """The log files of every job that asks for them (`logs` and `log_ms`: the old
+    whole-file settings, kept for callers; each job's own options rule)."""
+    made = []
+    for n, name, kind, file in log_files(specs):
+        s, j = specs[n], raw_jobs[n]
+        path = directory / file
+        with os.fdopen(safe_path.create(path, f"--log-dir {directory}", 0o644), "w") as f:
+            if kind is None:
+                stride = 1 << _coarseness(s.get("settings") or s.get("options", {}))
+                for t, d, bs, idx, counts in j.get("hist_log") or []:
+                    cols = [0] * (PLAT_NR // stride)
+                    for i, c in zip(idx, counts):
+                        cols[int(i) // stride] += int(c)
+                    f.write(_line(int(t), int(d), int(bs), *cols))
+            else:
+                log = j.get("log") or {}
+                scale = (4096 + int(s.get("md_bytes", 0))) / 4096  # extended LBA: fio counts the metadata
+                for t, d, k, v in zip(*(log.get(c, []) for c in ("t_ms", "dir", "kind", "value"))):
+                    if int(k) == kind:
+                        v = int(int(v) * scale) if kind == KIND_BW else (0 if name == "slat" else int(v))
+                        f.write(_line(int(t), v, int(d), 0, 0))  # the bs and offset columns: 0
+        made.append(path)
+    return made

@@ -8,25 +8,20 @@ use crate::host::{self, Host, WriteBuffer};
 use crate::nand::SLOT_BYTES;
 use crate::power::ops_energy_j;
 use crate::profile::Profile;
-use crate::stats::{Recorder, Row, Snapshot};
+use crate::util::stats::{Recorder, Row, Snapshot};
 use crate::workload::{Io, PhaseKind, PhaseSpec, Workload, LOOKAHEAD};
 use crate::SimError;
 
 /// Open-ended service, one I/O at a time (NBD export): a child module, so it shares the
 /// drive's private state and `serve` with the phases.
-#[path = "session.rs"]
 pub mod session;
 // Trace replay: a child module, so it feeds I/Os through the same private path.
-#[path = "replay.rs"]
 pub mod replay;
-// A fio job file's jobs on the drive at once: a child module, for the same path.
-#[path = "fiojob/run.rs"]
-pub mod fiojob_run;
 
 pub struct PhaseResult {
     pub rows: Vec<Row>,
     pub segments: Vec<[f64; 3]>,
-    pub hist: crate::stats::Histogram,
+    pub hist: crate::util::stats::Histogram,
     pub totals: Vec<(&'static str, f64)>,
     /// The sample callback asked to stop: what is here is what was recorded so far.
     pub interrupted: bool,
@@ -38,11 +33,13 @@ pub struct PhaseResult {
 pub struct Drive {
     pub profile: Profile,
     pub ftl: Ftl,
-    host: Host,
-    now: u64,
+    // The `pub(crate)` fields and methods are the drive's one I/O path and its phase
+    // bookkeeping, open to the fio workload above (fiojob::run) so it runs on them too.
+    pub(crate) host: Host,
+    pub(crate) now: u64,
     seed: u64,
-    phases_run: u64,
-    ctrl_energy_j: f64,
+    pub(crate) phases_run: u64,
+    pub(crate) ctrl_energy_j: f64,
     /// Completion of the last host write: the drive is write-idle from then on.
     last_write: u64,
     /// Latest completion of any host command: nothing is in flight from then on.
@@ -113,7 +110,7 @@ impl Drive {
         host::link_mbps(&self.profile)
     }
 
-    fn snapshot(&self) -> Snapshot {
+    pub(crate) fn snapshot(&self) -> Snapshot {
         let c = &self.ftl.counters;
         Snapshot {
             host_write_bytes: c.host_write_slots * SLOT_BYTES,
@@ -134,7 +131,7 @@ impl Drive {
     }
 
     /// Close every interval that ends at or before `t`, streaming each row.
-    fn close_until(
+    pub(crate) fn close_until(
         &mut self,
         rec: &mut Recorder,
         t: u64,
@@ -155,7 +152,7 @@ impl Drive {
     /// stretch is stored as its first and last rows: the intervals between are the same as
     /// the last but for their time, so they are skipped (`Recorder::skip`). A quiet stretch
     /// costs the same time and memory however long it is.
-    fn close_quiet(
+    pub(crate) fn close_quiet(
         &mut self,
         rec: &mut Recorder,
         t: u64,
@@ -347,7 +344,7 @@ impl Drive {
     /// One read or write submitted at `t` through the host and the FTL; returns its
     /// completion. The one path every I/O takes (phases, trace replay and sessions).
     #[inline(always)]
-    fn issue_io(&mut self, io: Io, t: u64, outstanding: usize) -> Result<u64, SimError> {
+    pub(crate) fn issue_io(&mut self, io: Io, t: u64, outstanding: usize) -> Result<u64, SimError> {
         let bytes = io.slots as u64 * SLOT_BYTES;
         let tc = self.host.accept(t, outstanding);
         let done = if io.read {
@@ -388,7 +385,7 @@ impl Drive {
     /// returns its completion: the command overhead, then the table updates (1 ns a slot,
     /// as a trim phase) or the write buffer's drain (a program unit not yet full is not
     /// padded). Trace replay and sessions both issue them here.
-    fn issue_trim_or_flush(&mut self, trim: Option<(u32, u32)>, t: u64, outstanding: usize) -> u64 {
+    pub(crate) fn issue_trim_or_flush(&mut self, trim: Option<(u32, u32)>, t: u64, outstanding: usize) -> u64 {
         let tc = self.host.accept(t, outstanding);
         let done = match trim {
             Some((lba, slots)) => {
@@ -428,7 +425,7 @@ impl Drive {
         Ok(())
     }
 
-    fn finish(&self, rec: Recorder, start: Snapshot, end: u64, interrupted: bool) -> PhaseResult {
+    pub(crate) fn finish(&self, rec: Recorder, start: Snapshot, end: u64, interrupted: bool) -> PhaseResult {
         let s = self.snapshot();
         let dur = (end - rec.t0) as f64 / 1e9;
         let energy = s.energy_j - start.energy_j;

@@ -1,4 +1,5 @@
-"""fio's job-file format, read without fio: INI sections (`[global]` holds defaults for the
+"""fio's job-file format, read without fio (and written: `render`, the job files ssdlab
+gives fio on a real drive): INI sections (`[global]` holds defaults for the
 jobs after it, any other section is a job), `key=value` or a bare `key` (a flag), `;` and `#`
 comment lines, `include FILE` (relative to the including file), `${ENV}` variables and fio's
 own `$pagesize`, `$mb_memory`, `$ncpus`. Nothing in the file is executed or opened except
@@ -16,7 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import FioJobError
+
+class FioJobError(ValueError):
+    """A job file ssdlab will not run: one line naming the option or line and why."""
+
 
 MAX_BYTES = 4 << 20  # a job file (with its includes) larger than this is not a job file
 MAX_INCLUDE_DEPTH = 8
@@ -119,3 +123,42 @@ def read(path: Path, env: Mapping[str, str] | None = None) -> list[Section]:
         sections[-1].options.append((key.replace("-", "_"), substitute(value.strip(), where, env or {})
                                      if eq else "", where))
     return sections
+
+
+# ---- writing: the job files ssdlab gives fio on a real drive --------------------------------
+_UNSAFE_CHARS = re.compile(r"[\x00-\x1f\x7f$\\]")
+
+
+def check_path(path: str) -> str:
+    """Refuse what a fio job file cannot carry verbatim: control characters (a newline
+    would add job options), `$` (fio expands ${VAR}), a backslash (fio's escape) and
+    leading or trailing blanks (fio strips them). ValueError with the fix."""
+    bad = _UNSAFE_CHARS.search(path)
+    if bad:
+        raise ValueError(f"path {path!r}: character {bad.group()!r} is not allowed in a drive path "
+                         "(fio job files cannot carry it); rename the file or directory")
+    if path != path.strip():
+        raise ValueError(f"path {path!r}: leading or trailing blanks are not allowed in a drive path")
+    return path
+
+
+def fio_filename(path: str) -> str:
+    """`path` as fio's filename= value: ':' separates several files there, so it is
+    escaped ('\\:'), and what cannot be escaped is refused (check_path)."""
+    return check_path(path).replace(":", "\\:")
+
+
+def section_name(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", s or "phase")[:60] or "phase"
+
+
+def render(comment: str, global_options: list[tuple[str, object]], name: str,
+           job_options: list[tuple[str, object]]) -> str:
+    """A job file of one `[global]` section and one job: a `;` comment line first, then
+    `key=value` lines (values written as given: check_path and fio_filename make a path
+    one fio reads verbatim)."""
+    lines = [f"; {comment}", "[global]"]
+    lines += [f"{k}={v}" for k, v in global_options]
+    lines += ["", f"[{section_name(name)}]"]
+    lines += [f"{k}={v}" for k, v in job_options]
+    return "\n".join(lines) + "\n"

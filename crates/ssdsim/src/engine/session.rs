@@ -6,7 +6,7 @@
 
 use super::Drive;
 use crate::nand::SLOT_BYTES;
-use crate::stats::Snapshot;
+use crate::util::stats::Snapshot;
 use crate::workload::Io;
 use crate::SimError;
 

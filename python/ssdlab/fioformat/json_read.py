@@ -1,4 +1,5 @@
-"""Parsing what fio prints, robustly (its logs: fio/logs.py).
+"""Reading what fio prints on a real run, robustly (its logs: logs.py; the JSON a
+simulated run writes: json_write.py).
 
 fio's stdout can hold warnings before the JSON, and with `--status-interval` several
 complete JSON reports one after the other (each cumulative since the start; the last one
@@ -16,22 +17,11 @@ from typing import Any, Iterable
 
 import numpy as np
 
-# the logs half (per-interval series, histogram logs, per-GB segments) is fio/logs.py;
-# its names stay importable from here
-from .logs import (PLAT_BITS, PLAT_NR, PLAT_VAL, SERIES_KEYS, _hist_bins, job_logs, plat_idx_to_val,  # noqa: F401
-                   read_hist_logs, read_log, segments_from_hist, series_from_logs)
+from .fields import DIRS as DDIRS
+from .logs import SERIES_KEYS
 
-DDIRS = ("read", "write", "trim")
 PERCENTILES = (("p50_us", 50.0), ("p90_us", 90.0), ("p99_us", 99.0), ("p99_9_us", 99.9),
                ("p99_99_us", 99.99))
-
-
-class FioFailed(RuntimeError):
-    """fio failed or left no usable report (`no_report`)."""
-
-    def __init__(self, msg: str, no_report: bool = False):
-        super().__init__(msg)
-        self.no_report = no_report
 
 
 class FioOutputError(RuntimeError):
@@ -408,17 +398,3 @@ class StatusTracker:
 
     def series(self) -> dict[str, np.ndarray]:
         return {k: np.array([r[k] for r in self.rows], dtype=np.float64) for k in SERIES_KEYS}
-
-
-def shortfall(spec: dict, totals: dict) -> str:
-    """Why a phase fio reported as done did not do what it was asked ("" when it did): a
-    report from before the end (fio printed its final one torn or not at all) must not be
-    stored as a complete phase."""
-    stop_b, stop_s = spec.get("stop_bytes"), spec.get("stop_seconds")
-    moved = float(totals.get("read_bytes") or 0) + float(totals.get("write_bytes") or 0)
-    dur = float(totals.get("duration_s") or 0)
-    if stop_b and not stop_s and moved < int(stop_b):
-        return f"moved {moved:.0f} of its {int(stop_b)} bytes"
-    if stop_s and not stop_b and dur < 0.9 * float(stop_s) - 0.5:
-        return f"ran {dur:.1f} of its {float(stop_s):g} s"
-    return ""

@@ -15,7 +15,7 @@ use std::collections::BinaryHeap;
 
 use super::Drive;
 use crate::nand::SLOT_BYTES;
-use crate::stats::{Histogram, Recorder, Row};
+use crate::util::stats::{Histogram, Recorder, Row};
 use crate::workload::Io;
 use crate::SimError;
 
