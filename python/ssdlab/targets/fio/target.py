@@ -51,6 +51,15 @@ def _empty(phase: Phase, totals: dict[str, float] | None = None) -> PhaseResult:
                        totals=dict(totals or {}))
 
 
+def planned(target: Any, phase: Phase) -> PhaseResult:
+    """--plan: print what running the phase would do; its result says it only was planned."""
+    text = target.plan([phase])
+    print(text)
+    r = _empty(phase, {"planned": 1.0})
+    r.plan = text  # type: ignore[attr-defined]
+    return r
+
+
 def writes(phase: Phase) -> bool:
     """Does this phase write to the drive? (Read-only phases need no destruction flag.)"""
     if phase.kind in ("purge", "trim", "write_cache"):
@@ -107,11 +116,7 @@ class FioTarget(BaseTarget):
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
         spec = phase.resolve(self.capacity)
         if self.plan_mode:
-            text = self.plan([phase])
-            print(text)
-            r = _empty(phase, {"planned": 1.0})
-            r.plan = text  # type: ignore[attr-defined]
-            return r
+            return planned(self, phase)
         if writes(phase):
             self.allow_writes()
         else:
@@ -315,10 +320,9 @@ class FioTarget(BaseTarget):
         write_cache_on: 1/0, NaN when unreadable; write_cache_set: 1 when switched)."""
         r = self._cache_route()
         want = bool(phase.write_cache)
-        found = write_cache.read(r)
-        now, why = (found, r.why) if not r.tool else write_cache.switch(r, want)
-        if r.tool and found is not None and self._cache_found is None:
-            self._cache_found = found
+        if self._cache_found is None:
+            self._cache_found = write_cache.read(r)  # None where nothing can be switched
+        now, why = write_cache.switch(r, want)
         res = _empty(phase, {"write_cache_on": math.nan if now is None else float(now),
                              "write_cache_set": float(now == want and r.tool != "")})
         res.write_cache_note = why  # type: ignore[attr-defined]

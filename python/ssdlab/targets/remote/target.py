@@ -26,7 +26,7 @@ from ..base import BaseTarget, Capabilities
 from ...phase import Identity, Interrupted, OnSample, Phase, PhaseResult
 from ..guard import locks, safety
 from . import ssh
-from ..fio.target import _empty, writes
+from ..fio.target import planned, writes
 from ..spec import DriveSpec
 from ..fio.failure import FioFailed
 from ..hostid import kernel_id
@@ -195,11 +195,7 @@ class RemoteTarget(BaseTarget):
 
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
         if self.plan_mode:
-            text = self.plan([phase])
-            print(text)
-            r = _empty(phase, {"planned": 1.0})
-            r.plan = text  # type: ignore[attr-defined]
-            return r
+            return planned(self, phase)
         if phase.kind == "replay":
             raise ValueError(f"drive {self.spec}: trace replay on a drive on another host is not supported")
         if writes(phase):
