@@ -22,7 +22,7 @@ from ..errors import UserError
 
 TWIN = "twin"
 # the simulator's own counters and figures that only a simulated drive reports: left out
-SIM_ONLY = ("waf", "steady_waf", "stretch_waf", "mbps_per_watt", "idle_wait_s", "repeats")
+SIM_ONLY = ("waf", "steady_waf", "stretch_waf", "trimmed_waf", "mbps_per_watt", "idle_wait_s", "repeats")
 COUNTS = ("recovery_peaks",)  # whole numbers the fill's rule counts: too coarse to fit to
 
 def group_of(test: Any, metric: str) -> str:
