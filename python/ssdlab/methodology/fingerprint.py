@@ -46,7 +46,8 @@ from .common import Options, area_bytes, by_name
 from .test import Test
 
 DEFAULT_SECONDS = 1800
-SECONDS_HELP = "cap on the random-write stretch (it stops at 2 drive writes or this, whichever first)"
+SECONDS_HELP = ("cap on the random-write stretch (it stops at 2 drive writes or this, whichever first) and on "
+                "the trimmed stretch (a quarter of the area, 300 s at most)")
 SETTLE_S = 300.0  # as working-set: every profile's post-fill folding is done by then
 QD1_READ_S = 10.0
 DEPTH_S = 2.0  # QD32 random reads, sequential reads: a rate settles in well under a second
