@@ -309,11 +309,11 @@ def analyze(results, opts: Options) -> dict:
         steady = out.get("steady_iops")
         out["recovery_gain"] = bins[0] / steady if bins[0] is not None and steady else None
     if "trimmed" in r:
-        t = r["trimmed"]
-        bins = _burst(t, TRIMMED_BINS)
+        tr = r["trimmed"]
+        bins = _burst(tr, TRIMMED_BINS)
         steady = out.get("steady_iops")
-        level = _f(t.totals.get("iops"))
-        host, nand = _f(t.totals.get("host_write_bytes")), _f(t.totals.get("nand_write_bytes"))
+        level = _f(tr.totals.get("iops"))
+        host, nand = _f(tr.totals.get("host_write_bytes")), _f(tr.totals.get("nand_write_bytes"))
         out.update({
             "trimmed_iops_by_share": _labels(bins, TRIMMED_BINS),
             # the level with a quarter more spare area over the stretch's: the spare area's figure
