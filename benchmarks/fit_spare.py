@@ -17,9 +17,9 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "python")]
+sys.path[:0] = [str(ROOT / "python"), str(ROOT / "tests"), str(ROOT / "tests" / "fit")]
 
-from ssdlab.fit.space import class_value  # noqa: E402
+from closedloop import hidden_values  # noqa: E402
 from ssdlab.methodology import Options, get  # noqa: E402
 from ssdlab.profiles import load_text  # noqa: E402
 from ssdlab.runner import walk_phases  # noqa: E402
@@ -40,17 +40,6 @@ def variants(p: dict) -> list[list[str]]:
             ["ftl.gc_move_us=20"]]
 
 
-def spare_pct(p: dict, ov: list[str]) -> float:
-    for o in ov:
-        key, _, v = o.partition("=")
-        *path, last = key.split(".")
-        cur = p
-        for part in path:
-            cur = cur.setdefault(part, {})
-        cur[last] = float(v)
-    return class_value(p, "spare_pct", float(p["user_capacity_gb"]))
-
-
 def one(profile: str, ov: list[str]) -> str:
     text = load_text(profile)
     target = SimTarget(text, ov)
@@ -65,7 +54,7 @@ def one(profile: str, ov: list[str]) -> str:
     real = sum(dur.values()) - dur.get("settle", 0.0) + next(float(r.phase.seconds or 0.0) for r in res
                                                                if r.phase.name == "settle")
     bins = " ".join(f"{v / 1e3:.1f}" for v in m["trimmed_iops_by_share"].values())
-    sp = spare_pct(tomllib.loads(text), ov)
+    sp = hidden_values(profile, ov, ["spare_pct"])["spare_pct"]
     return (f"{profile:10s} {' '.join(ov) or '(profile)':28s} spare {sp:5.1f} %  steady {m['steady_iops']:8.0f}  "
             f"stretch WAF {m['stretch_waf']:5.2f}  trimmed gain {m['trimmed_gain']:5.2f} (WAF {m['trimmed_waf']:4.2f}; "
             f"kIOPS by fifth {bins})  real drive {real / 60:.0f} min (fill {dur['fill'] / 60:.0f}, "
