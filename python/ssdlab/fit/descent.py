@@ -80,15 +80,29 @@ def other_discrete(search: Any) -> Trial | None:
     return min(same, key=lambda t: (t.loss, t.number))
 
 
-def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial | None = None) -> None:
+def descend(search: Any, budget: Any, keys: list[str]) -> None:
+    """The steps from the best trial; when screening chose another discrete value than the
+    start's, one round from each basin first (the budget rarely has room for two whole
+    descents), then the rest from the better."""
+    other = other_discrete(search)
+    if other is None:
+        levenberg_marquardt(search, budget, keys)
+        return
+    a = levenberg_marquardt(search, budget, keys, rounds=1)
+    b = levenberg_marquardt(search, budget, keys, other, rounds=1)
+    levenberg_marquardt(search, budget, keys, min((a, b), key=lambda t: (t.loss, t.number)), ROUNDS - 1)
+
+
+def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial | None = None,
+                        rounds: int = ROUNDS) -> Trial:
     """Rounds of damped Gauss-Newton steps over `keys` from `start` (default: the best trial
-    so far)."""
+    so far) while they improve; the best trial they reached."""
     w = _weights(search)
     best = start or min(search.trials, key=lambda t: (t.loss, t.number))
     jac = None
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         if budget.over(len(search.trials) + len(keys) + len(LAMBDAS)):
-            return
+            return best
         r0 = _vector(search, best)
         if jac is None:
             points = []
@@ -111,5 +125,6 @@ def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial 
         new = min(done, key=lambda t: (t.loss, t.number))
         jac = None
         if new.loss >= best.loss:
-            return
+            return best
         best = new
+    return best

@@ -202,10 +202,7 @@ class Search:
             self.screen(self.x0)
             smooth = [k for k in self.free() if k not in descent.discrete(self)]
             if smooth:
-                other = descent.other_discrete(self)  # before the steps: the basin screening left
-                descent.levenberg_marquardt(self, budget, smooth)
-                if other is not None:
-                    descent.levenberg_marquardt(self, budget, smooth, other)
+                descent.descend(self, budget, smooth)
         free = self.free()
         if not free:
             return self.trials
