@@ -298,9 +298,9 @@ class Segments(TypedDict):
     t_s: F64
 
 
-class Latency(TypedDict):
-    """A latency histogram (lib.rs `hist_dict`): percentiles, and the buckets' upper edges
-    with their counts."""
+class LatencyFigures(TypedDict):
+    """I/Os and their latency: least, mean, greatest and the percentiles every latency dict
+    gives (lib.rs PERCENTILES), µs."""
 
     ios: int
     min_us: float
@@ -311,6 +311,12 @@ class Latency(TypedDict):
     p99_us: float
     p99_9_us: float
     p99_99_us: float
+
+
+class Latency(LatencyFigures):
+    """A latency histogram (lib.rs `hist_dict`): the figures, and the non-empty buckets'
+    upper edges with their counts."""
+
     edges_us: F64
     counts: U64
 
@@ -417,23 +423,15 @@ class FioStat(TypedDict):
     s: float  # Welford's sum of squared deviations
 
 
-class FioLat(TypedDict):
-    """Completion latencies in fio's bins (fiojob.rs `plat_dict`): the bins' indices that
-    hold I/Os and their counts, with the figures in ns and as `Latency`'s percentiles."""
+class FioLat(LatencyFigures):
+    """Completion latencies in fio's bins (fiojob.rs `plat_dict`): the figures (in µs as
+    `Latency` gives them, and in ns as fio reports them), the indices of the bins that hold
+    I/Os and their counts."""
 
-    ios: int
     min_ns: int
     max_ns: int
     mean_ns: float
     stddev_ns: float
-    min_us: float
-    mean_us: float
-    max_us: float
-    p50_us: float
-    p90_us: float
-    p99_us: float
-    p99_9_us: float
-    p99_99_us: float
     bins: npt.NDArray[np.uint32]
     counts: U64
 

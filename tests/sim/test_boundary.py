@@ -10,6 +10,7 @@ import typing
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 import typing_extensions as te
 
@@ -188,3 +189,13 @@ def test_session_counters():
     s.submit("flush", 0, 0, s.now())
     s.advance(s.now() + 10**9)
     check(s.counters(), T.SessionCounters)
+
+
+def test_plain_csv_arrays():
+    """The native CSV reader's arrays have the dtypes the stub gives (None: the Python parser)."""
+    text = b"time,op,offset,length\n0.5,read,0,4096\n1.5,write,8192,4096\n"
+    got = _sim.plain_csv_arrays(text, (0, 1, 2, 3), (1e9, 1, 1), (1000, 100, 10**12))
+    assert got is not None
+    i64 = npt.NDArray[np.int64]
+    check(got, tuple[i64, npt.NDArray[np.uint8], i64, i64])
+    assert got[1].tolist() == [0, 1] and got[2].tolist() == [0, 8192]
