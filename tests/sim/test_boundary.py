@@ -90,7 +90,7 @@ def series_row(row: object) -> None:
     assert all(type(v) is float for v in row.values()), row
 
 
-def drive() -> tuple[object, int]:
+def drive() -> tuple[_sim.Drive, int]:
     d = _sim.Drive(profiles.load_text("tlc-256"), overrides=SMALL)
     return d, d.info()["user_bytes"]
 
@@ -135,16 +135,28 @@ def test_drive_info_profile_state_and_every_phase_kind():
     check(_sim.Drive.from_state(state).info(), T.DriveInfo)
 
 
-def test_an_interrupted_run_carries_a_whole_result():
+def test_an_interrupted_run_carries_a_whole_result(tmp_path: Path):
+    """Stopped by its sample callback, each entry point raises with `partial`: the result
+    of its kind so far (SimTarget stores it)."""
     d, cap = drive()
 
     def stop(row: dict) -> None:
         raise KeyboardInterrupt
 
-    with pytest.raises(KeyboardInterrupt) as e:
-        d.run(seq_write("w", stop_bytes=256 << 20, sample_interval_s=0.01).resolve(cap), stop)
-    check(e.value.partial, T.RunResult)
-    assert e.value.partial["interrupted"] is True
+    n = 20_000
+    f = tmp_path / "j.fio"
+    f.write_text("[w]\nrw=randwrite\nbs=4k\nsize=64m\n")
+    for call, tp in ((lambda: d.run(seq_write("w", stop_bytes=256 << 20, sample_interval_s=0.01).resolve(cap),
+                                    stop), T.RunResult),
+                     (lambda: d.replay(np.arange(n, dtype=np.uint64) * 10_000, np.ones(n, np.uint8),
+                                       np.arange(n, dtype=np.uint64) * 4096, np.full(n, 4096, np.uint64),
+                                       sample_interval_s=0.01, on_sample=stop), T.ReplayResult),
+                     (lambda: d.run_fiojob(compile_job(f, cap).spec(), sample_interval_s=0.01, on_sample=stop),
+                      T.FioRunResult)):
+        with pytest.raises(KeyboardInterrupt) as e:
+            call()
+        check(e.value.partial, tp)
+        assert e.value.partial["interrupted"] is True
 
 
 def test_replay_result():
