@@ -17,8 +17,9 @@ U64 = npt.NDArray[np.uint64]
 
 # -- inputs ---------------------------------------------------------------------------------
 
-# `--set` overrides: "key=value" strings, or key -> value (the value's str() is parsed as TOML)
-Overrides = list[str] | dict[str, str | int | float]
+# `--set` overrides: "key=value" strings, or key -> value (a str is the value's text, parsed
+# as TOML; other values are written as TOML first)
+Overrides = list[str] | dict[str, str | bool | int | float]
 
 
 class PhaseSpec(TypedDict):

@@ -211,3 +211,14 @@ def test_plain_csv_arrays():
     i64 = npt.NDArray[np.int64]
     check(got, tuple[i64, npt.NDArray[np.uint8], i64, i64])
     assert got[1].tolist() == [0, 1] and got[2].tolist() == [0, 8192]
+
+
+def test_dict_overrides_take_python_values():
+    """A bool, an int and a float in a dict of overrides reach the profile as TOML values
+    (str(False) is "False", which TOML would not read as a boolean)."""
+    text = profiles.load_text("tlc-256")
+    p = _sim.Drive(text, overrides={"nand.read_suspend": False, "user_capacity_gb": 100,
+                                    "nand.erase_us": 2500.5}).profile()
+    assert p["nand"]["read_suspend"] is False and p["user_capacity_gb"] == 100
+    assert p["nand"]["erase_us"] == 2500.5
+    assert _sim.Drive(text, overrides={"user_capacity_gb": "100"}).profile()["user_capacity_gb"] == 100
