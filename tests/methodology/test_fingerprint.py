@@ -46,11 +46,13 @@ def test_phases_in_order_with_their_stops():
     assert ph["qd1_read"].queue_depth == 1 and ph["read_qd32"].queue_depth == 32
     assert ph["ws_1/8"].length == area // 8 // 4096 * 4096
     # the last quarter trimmed, random writes over the rest: a quarter of the area or 300 s
+    # (--seconds when shorter)
     keep = int(0.75 * area) // 4096 * 4096
     assert (ph["trim_spare"].kind, ph["trim_spare"].offset, ph["trim_spare"].length) == ("trim", keep, area - keep)
     t = ph["trimmed"]
     assert (t.pattern, t.queue_depth, t.offset, t.length) == ("rand", 32, 0, keep)
-    assert t.stop_bytes == pytest.approx(0.25 * area, abs=4096) and t.stop_seconds == fp.TRIMMED_S
+    assert t.stop_bytes == pytest.approx(0.25 * area, abs=4096) and t.stop_seconds == 60
+    assert {p.name: p for p in TEST.phases(8 * 10**9, Options())}["trimmed"].stop_seconds == fp.TRIMMED_S
     # --interval 0: no idle phases at all
     assert not [p for p in TEST.phases(8 * 10**9, Options(interval=0)) if p.kind == "idle"]
     assert TEST.in_review is False and TEST.default_seconds == 1800
