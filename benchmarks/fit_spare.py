@@ -1,8 +1,8 @@
 """What the fingerprint's trimmed stretch tells apart: the battery at its defaults on a
 built-in profile and on copies with one parameter changed (more spare area: more blocks per
 plane; a slower or faster native program; GC pace, GC buffers, GC firmware time): the random-
-write stretch's steady level moves with all of them, the trimmed stretch's gain over it with
-the spare area alone. Prints one line per drive (and the battery's length on a real drive of
+write stretch's steady level moves with all of them, the trimmed stretch's gain over it
+mostly with the spare area. Prints one line per drive (and the battery's length on a real drive of
 those speeds, and the simulated run's CPU).
 
     python benchmarks/fit_spare.py [--profile tlc-256] [--profile bg4-128] [--set KEY=V ...] [--as-is]

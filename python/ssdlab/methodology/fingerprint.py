@@ -21,7 +21,8 @@ simulated twin needs (`ssdlab fit`, docs/fit.md), each phase aimed at a few para
   of the valid pages out of every block, so the level rises by about (1 - 0.75 u) / (1 - u):
   several times on a drive with little spare area (u near 1), far less with much, whatever
   its program time or GC speed, which scale both levels alike. The stretch alone is matched
-  by a small spare area with fast GC as well as by a large one with slow GC; the gain is not.
+  by a small spare area with fast GC as well as by a large one with slow GC; the gain mostly
+  is not (docs/fit.md: where GC's own speed bounds both levels, not always).
 
 The phases are given as shares of the written area (bytes written / area) with seconds as
 caps (a real drive's time); `plan_of` reads those shares back from a stored run, so `ssdlab
