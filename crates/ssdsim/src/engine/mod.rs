@@ -12,6 +12,9 @@ use crate::util::stats::{Recorder, Row, Snapshot};
 use crate::workload::{Io, PhaseKind, PhaseSpec, Workload, LOOKAHEAD};
 use crate::SimError;
 
+/// Slots of a large write whose old copies are prefetched ahead of their invalidation.
+const OLD_AHEAD: u32 = 8;
+
 /// Open-ended service, one I/O at a time (NBD export): a child module, so it shares the
 /// drive's private state and `serve` with the phases.
 pub mod session;
@@ -358,7 +361,15 @@ impl Drive {
             // once the buffer admits later than the whole payload arrives, arrivals no
             // longer matter (admission times only grow).
             let (mut ack, all_in) = (tc, flow.end());
+            // A large write's old copies lie anywhere after random writes: each slot's
+            // valid-bitmap word is fetched a few slots ahead of its invalidation.
+            for i in 0..io.slots.min(OLD_AHEAD) {
+                self.ftl.map.prefetch_old(io.lba + i);
+            }
             for i in 0..io.slots {
+                if i + OLD_AHEAD < io.slots {
+                    self.ftl.map.prefetch_old(io.lba + i + OLD_AHEAD);
+                }
                 let arrived = if ack >= all_in {
                     ack
                 } else {
