@@ -56,6 +56,13 @@ pub struct Drive {
 /// Outstanding I/O: (completion, issue time, slots, read).
 type Pending = (u64, u64, u32, bool);
 
+/// A command a trace or a fio job submits (`submit_command`): a read or write, or a TRIM of
+/// (first slot, slots) (`Some`) or a flush (`None`).
+pub(crate) enum Command {
+    Io(Io),
+    TrimOrFlush(Option<(u32, u32)>),
+}
+
 /// Put `p` into `q`, kept in ascending order (the earliest completion first). A new I/O
 /// usually completes after every outstanding one, so this is mostly a push at the back:
 /// cheaper than a heap's sift over the whole queue depth. Equal entries are
@@ -67,6 +74,16 @@ fn enqueue(q: &mut VecDeque<Pending>, p: Pending) {
     } else {
         let i = q.partition_point(|x| *x <= p);
         q.insert(i, p);
+    }
+}
+
+/// The job after `j` of `jobs`, round robin (no division in the I/O loop).
+#[inline(always)]
+fn next_of(j: usize, jobs: usize) -> usize {
+    if j + 1 == jobs {
+        0
+    } else {
+        j + 1
     }
 }
 
@@ -296,11 +313,7 @@ impl Drive {
                 break;
             }
             let (done, bytes, read) = self.issue(&mut wl, next_job, t0, depth)?;
-            next_job = if next_job + 1 == jobs {
-                0
-            } else {
-                next_job + 1
-            };
+            next_job = next_of(next_job, jobs);
             issued += bytes;
             enqueue(&mut queue, (done, t0, bytes as u32 / 4096, read));
         }
@@ -312,11 +325,7 @@ impl Drive {
             end = end.max(done);
             if !stopped && done < stop_at && fits(issued) {
                 let (d2, bytes, r2) = self.issue(&mut wl, next_job, done, depth)?;
-                next_job = if next_job + 1 == jobs {
-                    0
-                } else {
-                    next_job + 1
-                };
+                next_job = next_of(next_job, jobs);
                 issued += bytes;
                 enqueue(&mut queue, (d2, done, bytes as u32 / 4096, r2));
             }
@@ -390,6 +399,30 @@ impl Drive {
         self.host.completes(done, outstanding);
         self.last_done = self.last_done.max(done);
         Ok(done)
+    }
+
+    /// A command of a trace or a fio job submitted at `t`: the background work due by then
+    /// first (a read does it inside `issue_io`, once the command is accepted), then a read
+    /// or write through `issue_io`, or a TRIM or flush.
+    pub(crate) fn submit_command(
+        &mut self,
+        cmd: Command,
+        t: u64,
+        outstanding: usize,
+    ) -> Result<u64, SimError> {
+        match cmd {
+            Command::Io(io) => {
+                if !io.read {
+                    // write-idle time before it goes to background GC, as a read would give it
+                    self.background(t)?;
+                }
+                self.issue_io(io, t, outstanding)
+            }
+            Command::TrimOrFlush(trim) => {
+                self.background(t)?;
+                Ok(self.issue_trim_or_flush(trim, t, outstanding))
+            }
+        }
     }
 
     /// A TRIM of `slots` slots from `lba` (`Some`) or a flush (`None`) submitted at `t`;
