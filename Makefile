@@ -72,11 +72,12 @@ bench: sysdeps build
 	$(PY) benchmarks/fit_closed_loop.py  # twins of three hidden drives (HMB NVMe, SATA MLC, QLC) predict tests outside the fingerprint within 10 %
 	$(PY) benchmarks/fit_refit.py  # five built-in drives refitted from their figures files alone vs their hand-fitted profiles (validate)
 
-# Python: ruff, mypy (strict on the contract), the compiled module against its stub
+# Python: ruff, mypy (strict on the contract), the compiled module against its stub (stubtest
+# finds python/ssdlab/_sim.pyi only through the config's mypy_path; without it, any stub passed)
 lint-py: build
 	.venv/bin/ruff check python tests benchmarks tools
 	.venv/bin/mypy
-	.venv/bin/python -m mypy.stubtest ssdlab._sim
+	.venv/bin/python -m mypy.stubtest ssdlab._sim --mypy-config-file pyproject.toml
 
 lint: lint-py
 	cargo clippy --workspace --release -- -D warnings

@@ -7,7 +7,7 @@ ssdlab's."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, TypedDict, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -43,6 +43,33 @@ class FioJobs(BaseModel):
 
     file: str
     jobs: list[dict[str, Any]]
+
+
+class ResolvedPhase(TypedDict):
+    """`Phase.resolve`: every field of a Phase but the fractions, its range in bytes
+    (nested models as dicts). A simulated drive reads the fields it knows (`ssdlab._sim`'s
+    `PhaseSpec`); a fio target those of its kind."""
+
+    kind: Kind
+    name: str
+    read_pct: int
+    pattern: Pattern
+    block_size: int
+    queue_depth: int
+    jobs: int
+    data: DataPattern
+    compress_pct: int
+    offset: int
+    length: int
+    stop_bytes: int | None
+    stop_seconds: float | None
+    seconds: float | None
+    until_quiet: bool
+    replay: dict[str, Any] | None
+    fiojob: dict[str, Any] | None
+    write_cache: bool | None
+    sample_interval_s: float
+    segment_bytes: int
 
 
 class Phase(BaseModel):
@@ -108,7 +135,7 @@ class Phase(BaseModel):
             raise ValueError("until_quiet applies to idle phases only")
         return self
 
-    def resolve(self, capacity: int) -> dict[str, Any]:
+    def resolve(self, capacity: int) -> ResolvedPhase:
         """The phase as a plain dict with absolute byte ranges (4 KiB aligned) for a drive
         of `capacity` user bytes: what a target executes."""
         unit = 4 * KIB
@@ -126,7 +153,7 @@ class Phase(BaseModel):
             )
         d = self.model_dump(exclude={"frac_offset", "frac_length"})
         d.update(offset=off, length=length)
-        return d
+        return cast(ResolvedPhase, d)  # its keys and types: tests/sim/test_boundary.py
 
 
 # Constructors for the phases every test uses.

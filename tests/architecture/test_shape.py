@@ -20,7 +20,8 @@ LAYERS = {
     "ssdlab.phase": 0, "ssdlab.errors": 0, "ssdlab.units": 0, "ssdlab.interrupts": 0,
     "ssdlab.safe_path": 0,  # paths written without following another user's links
     # parts that know nothing of targets or tests
-    "ssdlab._sim": 1, "ssdlab.analysis": 1, "ssdlab.profiles": 1, "ssdlab.traces": 1,
+    "ssdlab._sim": 1, "ssdlab.sim_types": 1,  # the simulator and the dicts it takes and gives
+    "ssdlab.analysis": 1, "ssdlab.profiles": 1, "ssdlab.traces": 1,
     "ssdlab.store": 1, "ssdlab.pending": 1, "ssdlab.figures": 1, "ssdlab.calibration": 1,
     "ssdlab.units_progress": 1, "ssdlab.fiojob": 1,  # a fio job file -> the simulator's workload
     "ssdlab.fioformat": 1,  # fio's file formats (job file, JSON, text, logs, iolog), read and written

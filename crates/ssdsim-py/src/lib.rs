@@ -66,7 +66,16 @@ fn parse_overrides(o: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String, String
     if let Ok(d) = o.downcast::<PyDict>() {
         return d
             .iter()
-            .map(|(k, v)| Ok((k.extract::<String>()?, v.str()?.to_string())))
+            .map(|(k, v)| {
+                let key = k.extract::<String>()?;
+                // a str is the value's text, as in "key=value"; anything else is written as
+                // TOML (Python's str(True) is "True", which TOML does not read as a boolean)
+                let text = match v.extract::<String>() {
+                    Ok(s) => s,
+                    Err(_) => to_toml(&v, &key)?.to_string(),
+                };
+                Ok((key, text))
+            })
             .collect();
     }
     let mut out = vec![];

@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import cast
 
 from ..fioformat import jobfile
+from ..sim_types import FioJobSpec
 from . import FioJobError
 from . import blocksizes as B
 from . import limits as L
@@ -126,8 +128,10 @@ class Compiled:
     logs: dict  # write_bw_log / write_iops_log / write_lat_log / log_avg_msec (first job's)
     global_options: dict = field(default_factory=dict)  # the [global] sections' options
 
-    def spec(self) -> list[dict]:
-        """The jobs as the simulator takes them (ssdlab._sim.Drive.run_fiojob)."""
+    def spec(self) -> list[FioJobSpec]:
+        """The jobs as the simulator takes them (ssdlab._sim.Drive.run_fiojob), with the
+        job's own fields besides (the JSON's): FioJobSpec's keys are checked against these
+        by tests/sim/test_boundary.py."""
         out = []
         for j in self.jobs:
             d = asdict(j)
@@ -137,7 +141,7 @@ class Compiled:
             d["ss_limit"] = float(j.ss_limit)
             d["bs_range"] = [(int(a), int(b)) for a, b in j.bs_range]
             d["log_ns"] = int(j.log_ms * 1_000_000)
-            out.append(d)
+            out.append(cast(FioJobSpec, d))
         return out
 
     @property

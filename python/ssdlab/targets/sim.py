@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from .. import _sim
 from ..errors import UserError
-from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult
+from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult, ResolvedPhase
+from ..sim_types import FioJobSpec, FioRunResult, ReplayResult, RunResult, columns, floats
 from .base import BaseTarget, Capabilities
 from .hostid import platform_info
 from .sim_state import KEPT_KINDS, DriveState, StateCache, StateKey, phase_key, renamed
@@ -30,10 +33,10 @@ def check_seed(seed: int) -> int:
     return seed
 
 
-def _result(phase: Phase, raw: dict) -> PhaseResult:
+def _result(phase: Phase, raw: RunResult | ReplayResult | FioRunResult) -> PhaseResult:
     # the histogram's edges are its buckets' upper bounds (analysis/latency_hist.py)
-    return PhaseResult(phase=phase, series=raw["series"], segments=raw["segments"],
-                       latency=dict(raw["latency"], hist_edges="upper"), totals=raw["totals"])
+    return PhaseResult(phase=phase, series=columns(raw["series"]), segments=columns(raw["segments"]),
+                       latency=dict(raw["latency"], hist_edges="upper"), totals=floats(raw["totals"]))
 
 
 class SimTarget(BaseTarget):
@@ -53,7 +56,7 @@ class SimTarget(BaseTarget):
         # the key of the drive's state (None once a phase keeps none), the resolved phases
         # and results so far, and the kept state the drive follows but has not loaded yet
         self.key: StateKey | None = StateKey.new(profile_text, self.overrides, seed)
-        self.specs: list[dict] = []
+        self.specs: list[ResolvedPhase] = []
         self.results: list[PhaseResult] = []
         self.following: DriveState | None = None
         # the drive is in a state the cache wants, not kept yet: kept (copied) before the
@@ -124,7 +127,7 @@ class SimTarget(BaseTarget):
         """A state the cache wants is handed over without a copy (the run is over)."""
         self._keep(copy=False)
 
-    def _kept(self, spec: dict, res: PhaseResult) -> PhaseResult:
+    def _kept(self, spec: ResolvedPhase, res: PhaseResult) -> PhaseResult:
         self.specs.append(spec)
         self.results.append(res)
         return res
@@ -166,7 +169,10 @@ class SimTarget(BaseTarget):
         """A fio job file's jobs, generated and run in the simulator (fiojob/)."""
         assert phase.fiojob is not None  # Phase's validator: a fiojob phase carries its jobs
         try:
-            raw = self.drive.run_fiojob(phase.fiojob.jobs, sample_interval_s=phase.sample_interval_s,
+            # the compiled jobs (fiojob.compile's Compiled.spec()), checked against FioJobSpec
+            # by tests/sim/test_boundary.py
+            jobs = cast("list[FioJobSpec]", phase.fiojob.jobs)
+            raw = self.drive.run_fiojob(jobs, sample_interval_s=phase.sample_interval_s,
                                         segment_bytes=phase.segment_bytes, on_sample=on_sample)
         except KeyboardInterrupt as e:
             partial = getattr(e, "partial", None)
@@ -174,14 +180,14 @@ class SimTarget(BaseTarget):
         return _fiojob_result(phase, raw)
 
 
-def _fiojob_result(phase: Phase, raw: dict) -> PhaseResult:
+def _fiojob_result(phase: Phase, raw: FioRunResult) -> PhaseResult:
     """Each job's figures ride in `latency` as `jobs` (stored with the phase)."""
     r = _result(phase, raw)
     r.latency = dict(r.latency, jobs=raw["jobs"])
     return r
 
 
-def _replay_result(phase: Phase, raw: dict) -> PhaseResult:
+def _replay_result(phase: Phase, raw: ReplayResult) -> PhaseResult:
     """Read and write latency histograms ride in `latency` (stored with the phase)."""
     r = _result(phase, raw)
     r.latency = dict(r.latency, read=raw["read_latency"], write=raw["write_latency"])

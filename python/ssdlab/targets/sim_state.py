@@ -34,7 +34,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .. import _sim
-from ..phase import Phase, PhaseResult
+from ..phase import Phase, PhaseResult, ResolvedPhase
 
 # phases whose spec the key can hold (a trace or a fio job carries its own input: not kept)
 KEPT_KINDS = ("purge", "io", "trim", "idle")
@@ -44,7 +44,7 @@ def profile_digest(profile_text: str) -> str:
     return hashlib.sha256(profile_text.encode("utf-8")).hexdigest()
 
 
-def phase_key(spec: dict[str, Any]) -> str | None:
+def phase_key(spec: ResolvedPhase) -> str | None:
     """A resolved phase (`Phase.resolve`) as it enters the key: every field but the name,
     canonical JSON. None for a phase no state is kept after (a trace, a fio job)."""
     if spec.get("kind") not in KEPT_KINDS:

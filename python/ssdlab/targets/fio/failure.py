@@ -3,6 +3,8 @@ report, or its report falls short of the phase."""
 
 from __future__ import annotations
 
+from ...phase import ResolvedPhase
+
 
 class FioFailed(RuntimeError):
     """fio failed or left no usable report (`no_report`)."""
@@ -12,7 +14,7 @@ class FioFailed(RuntimeError):
         self.no_report = no_report
 
 
-def shortfall(spec: dict, totals: dict) -> str:
+def shortfall(spec: ResolvedPhase, totals: dict) -> str:
     """Why a phase fio reported as done did not do what it was asked ("" when it did): a
     report from before the end (fio printed its final one torn or not at all) must not be
     stored as a complete phase."""

@@ -10,6 +10,7 @@ import tempfile
 from functools import lru_cache
 
 from ...fioformat import jobfile, json_read
+from ...phase import ResolvedPhase
 
 INSTALL_HINT = "install it with `apt-get install fio` (Debian/Ubuntu; `dnf install fio` on Fedora)"
 HIST_MSEC = 100  # the finer log: per-window completions -> bytes -> per-GB series
@@ -74,7 +75,7 @@ def rw_mode(read_pct: int, pattern: str) -> str:
     return f"{r}rw" if r else "rw"
 
 
-def job_text(spec: dict, filename: str, *, engine: str = "io_uring", log_prefix: str | None = None,
+def job_text(spec: ResolvedPhase, filename: str, *, engine: str = "io_uring", log_prefix: str | None = None,
              is_file: bool = False, hist_msec: int = HIST_MSEC) -> str:
     """The fio job file for one resolved io phase (`Phase.resolve(capacity)`)."""
     if spec.get("kind") != "io":

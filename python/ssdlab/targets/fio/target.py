@@ -26,7 +26,7 @@ from typing import Any, Iterable, cast
 
 import numpy as np
 
-from ...phase import Identity, Interrupted, OnSample, Phase, PhaseResult
+from ...phase import Identity, Interrupted, OnSample, Phase, PhaseResult, ResolvedPhase
 from .. import child
 from ...fioformat import json_read, logs
 from . import jobs, replay, transport, write_cache
@@ -241,7 +241,8 @@ class FioTarget(BaseTarget):
             self._workdir = tempfile.mkdtemp(prefix=f"{child.WORKDIR_PREFIX}{os.getpid()}-")
         return self._workdir
 
-    def _run_idle(self, phase: Phase, spec: dict, on_sample: OnSample | None) -> PhaseResult:
+    def _run_idle(self, phase: Phase, spec: ResolvedPhase, on_sample: OnSample | None) -> PhaseResult:
+        assert spec["seconds"] is not None  # Phase's validator: an idle phase has seconds
         total = float(spec["seconds"])
         step = float(spec.get("sample_interval_s", 1.0))
         temps = TempSampler(self.telemetry).start()
@@ -275,7 +276,7 @@ class FioTarget(BaseTarget):
             raise Interrupted(result()) from e
         return result()
 
-    def _run_trim(self, phase: Phase, spec: dict) -> PhaseResult:
+    def _run_trim(self, phase: Phase, spec: ResolvedPhase) -> PhaseResult:
         off, length = int(spec["offset"]), int(spec["length"])
         if not self.where.can_trim():
             r = _empty(phase, {"duration_s": 0.0, "trim_bytes": 0.0, "trim_supported": 0.0})
@@ -332,7 +333,7 @@ class FioTarget(BaseTarget):
         """A trace through fio's iolog replay (fio/replay.py)."""
         return replay.run(self, phase, on_sample)
 
-    def _run_io(self, phase: Phase, spec: dict, on_sample: OnSample | None,
+    def _run_io(self, phase: Phase, spec: ResolvedPhase, on_sample: OnSample | None,
                 job: Any = None) -> PhaseResult:
         """`job(prefix)`: the job text to run instead of the io phase's (trace replay)."""
         wd = self._wd()
@@ -461,7 +462,7 @@ class FioTarget(BaseTarget):
         """The fio reports in one JSON object fio printed (remote/target.py: its client's shape)."""
         return [obj] if isinstance(obj.get("jobs"), list) else []
 
-    def _io_result(self, phase: Phase, spec: dict, prefix: str, reps: list[dict],
+    def _io_result(self, phase: Phase, spec: ResolvedPhase, prefix: str, reps: list[dict],
                    tracker: json_read.StatusTracker, temps: list, before: dict) -> PhaseResult:
         interval_ms = float(spec.get("sample_interval_s", 1.0)) * 1000.0
         rep = reps[-1] if reps else None
