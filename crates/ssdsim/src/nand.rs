@@ -5,6 +5,7 @@ use crate::channel::Channel;
 use crate::profile::check::check;
 use crate::profile::{Profile, ProfileError};
 use crate::retry::Retry;
+use crate::util::fastdiv::Divisor;
 
 /// Size of one mapping unit (a logical block / physical slot).
 pub const SLOT_BYTES: u64 = 4096;
@@ -22,21 +23,30 @@ pub struct Geometry {
     pub bits: u32,
     /// log2(slots_per_page): page sizes are powers of two.
     pub page_shift: u32,
+    /// Slots per block, blocks per die and planes as divisors: every page read splits a slot
+    /// into block and offset, and finds its die and word line.
+    spb_div: Divisor,
+    bpd_div: Divisor,
+    planes_div: Divisor,
 }
 
 impl Geometry {
     pub fn from_profile(p: &Profile) -> Geometry {
         let n = &p.nand;
         let slots_per_page = n.page_kib / 4;
+        let slots_per_block = n.planes * n.pages_per_block * slots_per_page;
         Geometry {
             channels: n.channels,
             dies: n.channels * n.dies_per_channel,
             planes: n.planes,
             blocks_per_die: n.blocks_per_plane,
             slots_per_page,
-            slots_per_block: n.planes * n.pages_per_block * slots_per_page,
+            slots_per_block,
             bits: p.bits(),
             page_shift: slots_per_page.trailing_zeros(),
+            spb_div: Divisor::new(slots_per_block),
+            bpd_div: Divisor::new(n.blocks_per_plane),
+            planes_div: Divisor::new(n.planes),
         }
     }
     pub fn total_blocks(&self) -> u32 {
@@ -62,7 +72,18 @@ impl Geometry {
     }
     #[inline]
     pub fn die_of_block(&self, b: u32) -> u32 {
-        b / self.blocks_per_die
+        self.bpd_div.quotient(b)
+    }
+    /// Block of physical slot `s`, and the slot's offset in it.
+    #[inline]
+    pub fn split_slot(&self, s: u32) -> (u32, u32) {
+        let b = self.spb_div.quotient(s);
+        (b, s - b * self.slots_per_block)
+    }
+    /// Word line of slot offset `off`: pages fill the planes in turn, a word line across them.
+    #[inline]
+    pub fn word_line(&self, off: u32) -> u32 {
+        self.planes_div.quotient(off >> self.page_shift)
     }
     #[inline]
     pub fn channel_of_die(&self, d: u32) -> u32 {
@@ -151,6 +172,7 @@ pub struct Nand {
     /// how many types there are (1: every page takes `native.read`).
     read_by_type: [u64; 4],
     page_types: u32,
+    types_div: Divisor,
     /// Read retry of native reads as wear and retention move the cells' voltages
     /// (`nand.retry`, `nand.read_retry_pct`); it keeps every block's P/E count and age.
     pub retry: Retry,
@@ -239,6 +261,7 @@ impl Nand {
         Nand {
             read_by_type,
             page_types,
+            types_div: Divisor::new(page_types),
             retry: Retry::new(p, geo.total_blocks()),
             native_pipe_next: vec![0; geo.dies as usize],
             native_pipe_ns: if pipe_bytes_per_ms > 0 { transfer_ns(native_unit_bytes, pipe_bytes_per_ms) } else { 0 },
@@ -295,7 +318,12 @@ impl Nand {
         if slc {
             return self.slc.read;
         }
-        let tr = if self.page_types == 1 { self.native.read } else { self.read_by_type[(wl_page % self.page_types) as usize] };
+        let tr = if self.page_types == 1 {
+            self.native.read
+        } else {
+            // wl_page % page_types (the page's type), without a division
+            self.read_by_type[(wl_page - self.types_div.quotient(wl_page) * self.page_types) as usize]
+        };
         tr * (1 + self.retry.steps(b, t) as u64)
     }
 
@@ -486,6 +514,30 @@ impl Nand {
         }
         for b in self.native_pipe_next.iter_mut() {
             *b = (*b).max(t);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Geometry;
+    use crate::util::fastdiv::Divisor;
+    use proptest::prelude::*;
+
+    proptest! {
+        // A page read's block, offset, die and word line without divisions are the divisions'.
+        #[test]
+        fn slot_arithmetic_matches_division(planes in 1u32..=6, pages in 1u32..3000, shift in 0u32..5,
+                                            bpd in 1u32..5000, s in any::<u32>(), b in any::<u32>()) {
+            let spb = planes * pages << shift;
+            let g = Geometry {
+                channels: 1, dies: 1, planes, blocks_per_die: bpd, slots_per_page: 1 << shift,
+                slots_per_block: spb, bits: 3, page_shift: shift,
+                spb_div: Divisor::new(spb), bpd_div: Divisor::new(bpd), planes_div: Divisor::new(planes),
+            };
+            prop_assert_eq!(g.split_slot(s), (s / spb, s % spb));
+            prop_assert_eq!(g.word_line(s % spb), ((s % spb) >> shift) / planes);
+            prop_assert_eq!(g.die_of_block(b), b / bpd);
         }
     }
 }

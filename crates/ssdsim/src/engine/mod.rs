@@ -12,6 +12,9 @@ use crate::util::stats::{Recorder, Row, Snapshot};
 use crate::workload::{Io, PhaseKind, PhaseSpec, Workload, LOOKAHEAD};
 use crate::SimError;
 
+/// Slots of a large write whose old copies are prefetched ahead of their invalidation.
+const OLD_AHEAD: u32 = 8;
+
 /// Open-ended service, one I/O at a time (NBD export): a child module, so it shares the
 /// drive's private state and `serve` with the phases.
 pub mod session;
@@ -53,6 +56,13 @@ pub struct Drive {
 /// Outstanding I/O: (completion, issue time, slots, read).
 type Pending = (u64, u64, u32, bool);
 
+/// A command a trace or a fio job submits (`submit_command`): a read or write, or a TRIM of
+/// (first slot, slots) (`Some`) or a flush (`None`).
+pub(crate) enum Command {
+    Io(Io),
+    TrimOrFlush(Option<(u32, u32)>),
+}
+
 /// Put `p` into `q`, kept in ascending order (the earliest completion first). A new I/O
 /// usually completes after every outstanding one, so this is mostly a push at the back:
 /// cheaper than a heap's sift over the whole queue depth. Equal entries are
@@ -64,6 +74,16 @@ fn enqueue(q: &mut VecDeque<Pending>, p: Pending) {
     } else {
         let i = q.partition_point(|x| *x <= p);
         q.insert(i, p);
+    }
+}
+
+/// The job after `j` of `jobs`, round robin (no division in the I/O loop).
+#[inline(always)]
+fn next_of(j: usize, jobs: usize) -> usize {
+    if j + 1 == jobs {
+        0
+    } else {
+        j + 1
     }
 }
 
@@ -293,11 +313,7 @@ impl Drive {
                 break;
             }
             let (done, bytes, read) = self.issue(&mut wl, next_job, t0, depth)?;
-            next_job = if next_job + 1 == jobs {
-                0
-            } else {
-                next_job + 1
-            };
+            next_job = next_of(next_job, jobs);
             issued += bytes;
             enqueue(&mut queue, (done, t0, bytes as u32 / 4096, read));
         }
@@ -309,11 +325,7 @@ impl Drive {
             end = end.max(done);
             if !stopped && done < stop_at && fits(issued) {
                 let (d2, bytes, r2) = self.issue(&mut wl, next_job, done, depth)?;
-                next_job = if next_job + 1 == jobs {
-                    0
-                } else {
-                    next_job + 1
-                };
+                next_job = next_of(next_job, jobs);
                 issued += bytes;
                 enqueue(&mut queue, (d2, done, bytes as u32 / 4096, r2));
             }
@@ -358,7 +370,15 @@ impl Drive {
             // once the buffer admits later than the whole payload arrives, arrivals no
             // longer matter (admission times only grow).
             let (mut ack, all_in) = (tc, flow.end());
+            // A large write's old copies lie anywhere after random writes: each slot's
+            // valid-bitmap word is fetched a few slots ahead of its invalidation.
+            for i in 0..io.slots.min(OLD_AHEAD) {
+                self.ftl.map.prefetch_old(io.lba + i);
+            }
             for i in 0..io.slots {
+                if i + OLD_AHEAD < io.slots {
+                    self.ftl.map.prefetch_old(io.lba + i + OLD_AHEAD);
+                }
                 let arrived = if ack >= all_in {
                     ack
                 } else {
@@ -379,6 +399,30 @@ impl Drive {
         self.host.completes(done, outstanding);
         self.last_done = self.last_done.max(done);
         Ok(done)
+    }
+
+    /// A command of a trace or a fio job submitted at `t`: the background work due by then
+    /// first (a read does it inside `issue_io`, once the command is accepted), then a read
+    /// or write through `issue_io`, or a TRIM or flush.
+    pub(crate) fn submit_command(
+        &mut self,
+        cmd: Command,
+        t: u64,
+        outstanding: usize,
+    ) -> Result<u64, SimError> {
+        match cmd {
+            Command::Io(io) => {
+                if !io.read {
+                    // write-idle time before it goes to background GC, as a read would give it
+                    self.background(t)?;
+                }
+                self.issue_io(io, t, outstanding)
+            }
+            Command::TrimOrFlush(trim) => {
+                self.background(t)?;
+                Ok(self.issue_trim_or_flush(trim, t, outstanding))
+            }
+        }
     }
 
     /// A TRIM of `slots` slots from `lba` (`Some`) or a flush (`None`) submitted at `t`;

@@ -13,7 +13,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::Drive;
+use super::{Command, Drive};
 use crate::nand::SLOT_BYTES;
 use crate::util::stats::{Histogram, Recorder, Row};
 use crate::workload::Io;
@@ -284,25 +284,17 @@ impl Drive {
             idle.total += t - s;
         }
         let op = ios.op[i];
-        if op == READ || op == WRITE {
+        let cmd = if op == READ || op == WRITE {
             let (lba, slots) = ios.slots(i);
-            if op == WRITE {
-                // write-idle time before it goes to background GC, as a read would give it
-                self.background(t)?;
-            }
-            return self.issue_io(
-                Io {
-                    lba,
-                    slots,
-                    read: op == READ,
-                },
-                t,
-                depth,
-            );
-        }
-        self.background(t)?;
-        let trim = (op == TRIM).then(|| ios.slots(i));
-        Ok(self.issue_trim_or_flush(trim, t, depth))
+            Command::Io(Io {
+                lba,
+                slots,
+                read: op == READ,
+            })
+        } else {
+            Command::TrimOrFlush((op == TRIM).then(|| ios.slots(i)))
+        };
+        self.submit_command(cmd, t, depth)
     }
 
     /// Close every interval ending at or before `t`: the controller's energy for each is

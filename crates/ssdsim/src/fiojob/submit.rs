@@ -6,7 +6,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::engine::Drive;
+use crate::engine::{Command, Drive};
 use crate::fiojob::live::{Event, Live};
 use crate::fiojob::report::depth_bucket;
 use crate::fiojob::stream::Req;
@@ -73,12 +73,8 @@ impl Drive {
         if r.dir == TRIM || r.mode == WMODE_ZEROES || r.mode == WMODE_UNCOR {
             let a = r.offset.div_ceil(SLOT_BYTES);
             let b = (r.offset + r.len) / SLOT_BYTES;
-            self.background(t)?;
-            return Ok(self.issue_trim_or_flush(
-                Some((a as u32, b.saturating_sub(a) as u32)),
-                t,
-                outstanding,
-            ));
+            let trim = Some((a as u32, b.saturating_sub(a) as u32));
+            return self.submit_command(Command::TrimOrFlush(trim), t, outstanding);
         }
         let slots = (r.offset + r.len).div_ceil(SLOT_BYTES) - first;
         if r.dir == READ {
@@ -90,17 +86,13 @@ impl Drive {
             return self.verify(first as u32, slots as u32, t, outstanding);
         } else {
             debug_assert_eq!(r.dir, WRITE);
-            self.background(t)?;
         }
-        self.issue_io(
-            Io {
-                lba: first as u32,
-                slots: slots as u32,
-                read: r.dir == READ,
-            },
-            t,
-            outstanding,
-        )
+        let io = Io {
+            lba: first as u32,
+            slots: slots as u32,
+            read: r.dir == READ,
+        };
+        self.submit_command(Command::Io(io), t, outstanding)
     }
 }
 

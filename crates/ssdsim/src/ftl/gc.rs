@@ -123,14 +123,15 @@ impl Ftl {
     pub(crate) fn die_with_room(&mut self, d: u32) -> u32 {
         let dies = self.nand.geo.dies;
         let spb = self.nand.geo.slots_per_block;
-        for k in 0..dies {
-            let e = (d + k) % dies;
+        let mut e = d;
+        for _ in 0..dies {
             let full = self.near_reserve(e)
                 && !self.collecting_on(e)
                 && self.map.min_valid(e).is_none_or(|(_, v)| v >= spb);
             if !full {
                 return e;
             }
+            e = if e + 1 == dies { 0 } else { e + 1 }; // the next die, no division
         }
         d
     }
@@ -417,7 +418,7 @@ impl Ftl {
             if page != job.last_page {
                 job.last_page = page;
                 let plane = self.nand.geo.plane_of(first);
-                let wl_page = (first >> self.nand.geo.page_shift) / self.nand.geo.planes;
+                let wl_page = self.nand.geo.word_line(first);
                 job.ready = self.nand.read(t, d, plane, job.victim, wl_page, job.slc, page_bytes);
                 job.done = job.done.max(job.ready);
             }

@@ -199,7 +199,6 @@ impl Ftl {
     /// when the first and the last page of data are in the controller (a large command
     /// streams to the host from the first on); unmapped blocks need no flash access.
     pub fn read_slots(&mut self, lba: u32, n: u32, t: u64) -> (u64, u64) {
-        let spb = self.nand.geo.slots_per_block;
         let (mut first, mut last) = (u64::MAX, t);
         self.read_ops.clear();
         let mut last_map_page = NONE;
@@ -225,7 +224,7 @@ impl Ftl {
                 Some((p, _, k)) if *p == page => *k += 1,
                 _ => {
                     if let Some((p, at, k)) = pending {
-                        let ready = self.read_page(p, spb, at, k);
+                        let ready = self.read_page(p, at, k);
                         (first, last) = (first.min(ready), last.max(ready));
                     }
                     pending = Some((page, t_start, 1));
@@ -233,7 +232,7 @@ impl Ftl {
             }
         }
         if let Some((p, at, k)) = pending {
-            let ready = self.read_page(p, spb, at, k);
+            let ready = self.read_page(p, at, k);
             (first, last) = (first.min(ready), last.max(ready));
         }
         let last = last.max(t_start);
@@ -242,12 +241,12 @@ impl Ftl {
 
     /// Host read of `k` slots of physical page `page` at `t`: tR, then over the channel
     /// the codewords asked for (ONFI change read column), or the whole page.
-    fn read_page(&mut self, page: u32, spb: u32, mut t: u64, k: u32) -> u64 {
+    fn read_page(&mut self, page: u32, mut t: u64, k: u32) -> u64 {
         let g = &self.nand.geo;
         let s = page << g.page_shift;
-        let (b, off) = (s / spb, s % spb);
+        let (b, off) = g.split_slot(s);
         let (d, plane) = (g.die_of_block(b), g.plane_of(off));
-        let word_line = (off >> g.page_shift) / g.planes;
+        let word_line = g.word_line(off);
         let bytes = if self.nand.partial_transfer {
             k
         } else {
