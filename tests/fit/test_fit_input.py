@@ -90,3 +90,21 @@ def test_bad_figures_files(tmp_path):
                               'drive = "tlc-256"}]\nvalue = 1\nunit = "ratio"\n')
     refused(["--figures", str(other)], "the evidence pins nothing", out)
     refused(["--figures", str(tmp_path / "missing.toml")], "no such file", out)
+
+
+def test_the_trimmed_stretch_is_a_group_of_figures(store):
+    """A fingerprint's trimmed stretch gives the fit its gain, in a group of its own (the
+    spare area's: cross-validation holds it back as a whole); its curve (the SLC cache's
+    burst first) and its WAF (only a simulated drive reports one) are left out."""
+    from ssdlab.fit.evidence import from_runs
+
+    db, (a, *_) = store
+    st = Store(db)
+    ev = from_runs(st, [a])
+    st.close()
+    trimmed = [f.name for f in ev.figures if ev.groups[f.name] == "trimmed stretch"]
+    assert trimmed == ["fingerprint: trimmed_gain"]  # its fifths start with the SLC cache's burst: not fitted
+    assert not [f for f in ev.figures if "waf" in f.name]
+    assert ev.groups["fingerprint: steady_iops"] == "random-write stretch"
+    plan = next(iter(ev.plans.values()))
+    assert plan.trim_share == pytest.approx(0.25, abs=1e-6) and plan.trimmed_share > 0

@@ -37,13 +37,22 @@ def test_phases_in_order_with_their_stops():
     names = [p.name for p in TEST.phases(8 * 10**9, SHORT)]
     assert names == ["purge", "cache_write", "cache_seq_read", "cache_qd1_read", "cache_qd32_read",
                      "cache_qd1_write", "cache_rand_write", "fill", "settle", "qd1_read", "read_qd32", "read_seq",
-                     "ws_1/8", "ws_1/4", "ws_1/2", "qd1_write", "stretch", "pause", "recovery"]
+                     "ws_1/8", "ws_1/4", "ws_1/2", "qd1_write", "stretch", "pause", "recovery", "trim_spare",
+                     "trimmed"]
     ph = {p.name: p for p in TEST.phases(8 * 10**9, SHORT)}
     area = 8 * 10**9 // 2**20 * 2**20
     assert ph["stretch"].stop_bytes == pytest.approx(2 * area, abs=4096) and ph["stretch"].stop_seconds == 60
     assert ph["pause"].seconds == 5 and ph["settle"].seconds == 5 and ph["settle"].until_quiet
     assert ph["qd1_read"].queue_depth == 1 and ph["read_qd32"].queue_depth == 32
     assert ph["ws_1/8"].length == area // 8 // 4096 * 4096
+    # the last quarter trimmed, random writes over the rest: a quarter of the area or 300 s
+    # (--seconds when shorter)
+    keep = int(0.75 * area) // 4096 * 4096
+    assert (ph["trim_spare"].kind, ph["trim_spare"].offset, ph["trim_spare"].length) == ("trim", keep, area - keep)
+    t = ph["trimmed"]
+    assert (t.pattern, t.queue_depth, t.offset, t.length) == ("rand", 32, 0, keep)
+    assert t.stop_bytes == pytest.approx(0.25 * area, abs=4096) and t.stop_seconds == 60
+    assert {p.name: p for p in TEST.phases(8 * 10**9, Options())}["trimmed"].stop_seconds == fp.TRIMMED_S
     # --interval 0: no idle phases at all
     assert not [p for p in TEST.phases(8 * 10**9, Options(interval=0)) if p.kind == "idle"]
     assert TEST.in_review is False and TEST.default_seconds == 1800
@@ -67,6 +76,7 @@ def test_metrics_of_a_small_drive(small):
     assert len(m["stretch_iops_by_share"]) == fp.STRETCH_BINS
     assert m["steady_iops"] > 0 and m["stretch_waf"] > 1
     assert len(m["recovery_iops_by_share"]) == fp.RECOVERY_BINS
+    assert len(m["trimmed_iops_by_share"]) == fp.TRIMMED_BINS and m["trimmed_waf"] < m["stretch_waf"]
 
 
 def test_metrics_do_not_depend_on_the_drive_size():
@@ -80,8 +90,23 @@ def test_metrics_do_not_depend_on_the_drive_size():
     # the cache's end: to about a segment's fold on drives this small
     assert m_b["slc_cache_share"] == pytest.approx(m_s["slc_cache_share"], rel=0.08)
     for key in ("cached_mbps", "post_cache_mbps", "qd1_read_mean_us", "read_qd32_iops",
-                "qd1_write_mean_us", "steady_iops"):
+                "qd1_write_mean_us", "steady_iops", "trimmed_gain"):
         assert m_b[key] == pytest.approx(m_s[key], rel=0.05), key
+
+
+def test_trimmed_stretch_tells_spare_area_from_program_time_and_gc():
+    """The stretch's steady level moves with spare area, program time and GC pace alike;
+    its gain after a quarter of the area is trimmed falls steeply with the spare area (the
+    victims were less full to begin with) and barely moves with the others."""
+    opts = Options(seconds=60, interval=5)
+    _, base = run(SMALL, opts)
+    _, spare = run([*SMALL, "nand.blocks_per_plane=50"], opts)  # 15 % -> 26 % spare area
+    _, slow = run([*SMALL, "nand.native.prog_us=3000"], opts)  # 1.5 x the program time
+    _, pace = run([*SMALL, "ftl.gc_pace=3"], opts)
+    assert spare["steady_iops"] > 1.5 * base["steady_iops"] and slow["steady_iops"] < 0.8 * base["steady_iops"]
+    assert spare["trimmed_gain"] < 0.5 * base["trimmed_gain"]
+    assert slow["trimmed_gain"] == pytest.approx(base["trimmed_gain"], rel=0.1)
+    assert pace["trimmed_gain"] == pytest.approx(base["trimmed_gain"], rel=0.3)
 
 
 def test_hmb_drive_shows_its_mapping_cache_in_the_span_sweep():
@@ -114,4 +139,11 @@ def test_plan_of_a_stored_run_and_its_scaled_copy(tmp_path):
     assert half["stretch"].stop_bytes == pytest.approx(written["stretch"] / 2, rel=1e-3)
     assert half["stretch"].stop_seconds is None and half["pause"].seconds == 2.5
     assert [p.name for p in fp.plan_phases(area, plan)] == [p["name"] for p in phases]
+    assert plan.trim_share == pytest.approx(0.25, abs=1e-6)
+    assert plan.trimmed_share == pytest.approx(written["trimmed"] / area)
+    assert half["trimmed"].stop_bytes == pytest.approx(written["trimmed"] / 2, rel=1e-3)
+    assert half["trim_spare"].length == pytest.approx(area // 2 * 0.25, rel=1e-3)
+    # a run of the battery before the trimmed stretch replays without it
+    old = fp.plan_of([p for p in phases if p["name"] not in ("trim_spare", "trimmed")], area)
+    assert old.trim_share == 0 and [p.name for p in fp.plan_phases(area, old)][-1] == "recovery"
     store.close()

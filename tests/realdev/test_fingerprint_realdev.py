@@ -33,6 +33,7 @@ def test_fingerprint_through_fio_on_a_loop_device(loops, tmp_path):
         assert m[key] is not None and m[key] > 0, key
     assert len(m["fill_mbps_by_share"]) == fp.FILL_BINS and set(m["qd1_read_mean_us_by_span"]) == {"1/2", "1"}
     assert all(v is not None and v > 0 for v in m["stretch_iops_by_share"].values())
+    assert m["trimmed_gain"] > 0 and len(m["trimmed_iops_by_share"]) == fp.TRIMMED_BINS
     assert m["stretch_waf"] is None  # a real drive has no NAND counters
     store = Store(db)
     rd = store.run(doc["run_id"])["drives"][0]
@@ -40,10 +41,11 @@ def test_fingerprint_through_fio_on_a_loop_device(loops, tmp_path):
     assert [p["name"] for p in phases] == [
         "purge", "cache_write", "cache_seq_read", "cache_qd1_read", "cache_qd32_read", "cache_qd1_write",
         "cache_rand_write", "fill", "settle", "qd1_read", "read_qd32", "read_seq", "ws_1/2", "qd1_write", "stretch",
-        "pause", "recovery"]
+        "pause", "recovery", "trim_spare", "trimmed"]
     settle = next(p for p in phases if p["name"] == "settle")
     assert settle["totals"]["duration_s"] >= 1.0 - 1e-6  # a real drive idles the whole cap
     plan = fp.plan_of(phases, 128 * MIB)
     assert plan.spans == 1 and plan.pause_s == 1
     assert 0 < plan.stretch_share <= fp.STRETCH_SHARE + 1e-9
+    assert plan.trim_share == pytest.approx(fp.TRIM_SHARE, abs=1e-3)
     store.close()

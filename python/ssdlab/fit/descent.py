@@ -6,7 +6,8 @@ Jacobian of the error vector (one trial per parameter) points much further than 
 first generations: a step of each damping in LAMBDAS is tried in one batch and the best
 taken, until a round no longer improves. CMA-ES then starts from there (search.py): it
 copes with what Gauss-Newton cannot (steps in the loss, a cache's drop moving by a segment).
-Between the two, screening (search.py) has moved each parameter alone over its range.""" 
+Between the two, screening (search.py) has moved each parameter alone over its range; when
+that moved a discrete one (GC buffers), the steps also go from the start's discrete values.""" 
 
 from __future__ import annotations
 
@@ -57,14 +58,51 @@ def _weights(search: Any) -> np.ndarray:
     return np.array([1.0 / sizes[search.ev.groups[f.name]] for f in search.ev.figures])
 
 
-def levenberg_marquardt(search: Any, budget: Any, keys: list[str]) -> None:
-    """Rounds of damped Gauss-Newton steps from the best trial so far over `keys`."""
+def other_discrete(search: Any) -> Trial | None:
+    """The best trial whose discrete parameters are the start's, when the best trial's are
+    not (screening moved one): a whole number is chosen between, not differentiated, and a
+    choice can stand in for smooth parameters the steps have not moved yet (64 GC buffers
+    for more spare area: both raise the random-write level), so the steps go from both."""
+    by = {q.key: q for q in search.start.params}
+    keys = [k for k in discrete(search) if k not in search.frozen]
+
+    def choice(t: Trial) -> tuple[float, ...]:
+        return tuple(by[k].physical(t.u[k]) for k in keys)
+
+    ok = [t for t in search.trials if not t.error]
+    if not keys or not ok:
+        return None
+    best = min(ok, key=lambda t: (t.loss, t.number))
+    mine = choice(Trial(-1, search.x0, {}, 0.0))
+    same = [t for t in ok if choice(t) == mine]
+    if choice(best) == mine or not same:
+        return None
+    return min(same, key=lambda t: (t.loss, t.number))
+
+
+def descend(search: Any, budget: Any, keys: list[str]) -> None:
+    """The steps from the best trial; when screening chose another discrete value than the
+    start's, one round from each basin first (the budget rarely has room for two whole
+    descents), then the rest from the better."""
+    other = other_discrete(search)
+    if other is None:
+        levenberg_marquardt(search, budget, keys)
+        return
+    a = levenberg_marquardt(search, budget, keys, rounds=1)
+    b = levenberg_marquardt(search, budget, keys, other, rounds=1)
+    levenberg_marquardt(search, budget, keys, min((a, b), key=lambda t: (t.loss, t.number)), ROUNDS - 1)
+
+
+def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial | None = None,
+                        rounds: int = ROUNDS) -> Trial:
+    """Rounds of damped Gauss-Newton steps over `keys` from `start` (default: the best trial
+    so far) while they improve; the best trial they reached."""
     w = _weights(search)
-    best = min(search.trials, key=lambda t: (t.loss, t.number))
+    best = start or min(search.trials, key=lambda t: (t.loss, t.number))
     jac = None
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         if budget.over(len(search.trials) + len(keys) + len(LAMBDAS)):
-            return
+            return best
         r0 = _vector(search, best)
         if jac is None:
             points = []
@@ -87,5 +125,6 @@ def levenberg_marquardt(search: Any, budget: Any, keys: list[str]) -> None:
         new = min(done, key=lambda t: (t.loss, t.number))
         jac = None
         if new.loss >= best.loss:
-            return
+            return best
         best = new
+    return best

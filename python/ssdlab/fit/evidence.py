@@ -22,7 +22,7 @@ from ..errors import UserError
 
 TWIN = "twin"
 # the simulator's own counters and figures that only a simulated drive reports: left out
-SIM_ONLY = ("waf", "steady_waf", "stretch_waf", "mbps_per_watt", "idle_wait_s", "repeats")
+SIM_ONLY = ("waf", "steady_waf", "stretch_waf", "trimmed_waf", "mbps_per_watt", "idle_wait_s", "repeats")
 COUNTS = ("recovery_peaks",)  # whole numbers the fill's rule counts: too coarse to fit to
 
 def group_of(test: Any, metric: str) -> str:
@@ -32,7 +32,8 @@ def group_of(test: Any, metric: str) -> str:
 
 def tolerance(metric: str) -> float:
     """How far a figure of this kind moves between runs of one drive (a seed, a host): the
-    tails most, dips next, binned curves and middle percentiles less, means and rates least
+    tails most, dips next, binned curves and middle percentiles less, gains (one rate over another)
+    less, means and rates least
     (a fill's binned speed jumps where the cache ends: its cumulative average carries that)."""
     if metric == "fill_mbps_by_share":
         return 0.15
@@ -42,6 +43,8 @@ def tolerance(metric: str) -> float:
         return 0.20
     if any(t in metric for t in ("p99_", "_by_", "p90_")):
         return 0.10
+    if metric.endswith("_gain"):  # one rate over another: both move by their 5 %
+        return 0.07
     return 0.05
 
 

@@ -202,7 +202,7 @@ class Search:
             self.screen(self.x0)
             smooth = [k for k in self.free() if k not in descent.discrete(self)]
             if smooth:
-                descent.levenberg_marquardt(self, budget, smooth)
+                descent.descend(self, budget, smooth)
         free = self.free()
         if not free:
             return self.trials

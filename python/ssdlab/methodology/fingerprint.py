@@ -14,7 +14,15 @@ simulated twin needs (`ssdlab fit`, docs/fit.md), each phase aimed at a few para
 - QD1 4 KiB random writes with their histogram: the write path and its waits;
 - a 4 KiB QD32 random-write stretch (up to 2 drive writes or --seconds, 1800 by default):
   GC, spare area, WAF, the steady-state level and its dips;
-- an idle pause and a random-write burst after it: what idle time recovers.
+- an idle pause and a random-write burst after it: what idle time recovers;
+- a TRIM of the area's last quarter and a short 4 KiB QD32 random-write stretch over the rest
+  (the consistency test's "with spare area", short): the spare area. A host write costs
+  1 / (1 - u) NAND writes, u the valid share of the blocks GC picks; the TRIM takes a quarter
+  of the valid pages out of every block, so the level rises by about (1 - 0.75 u) / (1 - u):
+  several times on a drive with little spare area (u near 1), far less with much, whatever
+  its program time or GC speed, which scale both levels alike. The stretch alone is matched
+  by a small spare area with fast GC as well as by a large one with slow GC; the gain mostly
+  is not (docs/fit.md: where GC's own speed bounds both levels, not always).
 
 The phases are given as shares of the written area (bytes written / area) with seconds as
 caps (a real drive's time); `plan_of` reads those shares back from a stored run, so `ssdlab
@@ -26,7 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -39,7 +47,8 @@ from .common import Options, area_bytes, by_name
 from .test import Test
 
 DEFAULT_SECONDS = 1800
-SECONDS_HELP = "cap on the random-write stretch (it stops at 2 drive writes or this, whichever first)"
+SECONDS_HELP = ("cap on the random-write stretch (it stops at 2 drive writes or this, whichever first) and on "
+                "the trimmed stretch (a quarter of the area, 300 s at most)")
 SETTLE_S = 300.0  # as working-set: every profile's post-fill folding is done by then
 QD1_READ_S = 10.0
 DEPTH_S = 2.0  # QD32 random reads, sequential reads: a rate settles in well under a second
@@ -49,7 +58,9 @@ CACHE_SHARE, CACHE_S = 0.02, 3.0  # the region written first (into the SLC cache
 STRETCH_SHARE = 2.0  # drive writes
 PAUSE_S = 600.0
 RECOVERY_SHARE, RECOVERY_S = 0.10, 120.0
-FILL_BINS, STRETCH_BINS, RECOVERY_BINS = 20, 10, 5
+TRIM_SHARE = 0.25  # the share of the area at its end TRIMmed before the trimmed stretch
+TRIMMED_SHARE, TRIMMED_S = 0.25, 300.0  # the trimmed stretch: bytes (of the area), cap (or --seconds)
+FILL_BINS, STRETCH_BINS, RECOVERY_BINS, TRIMMED_BINS = 20, 10, 5, 5
 FILL_POINTS = 40  # the fill's average speed from the start to each 2.5 %: smooth where the cache ends
 TRIAL_SEGMENTS = 160  # a replay's fill segments: enough for FILL_BINS at any drive size
 FILL_SEGMENTS = 128  # at least this many fill segments
@@ -73,6 +84,8 @@ class Plan:
     caps: bool = True
     settle_s: float = SETTLE_S  # cap on the idle after the fill (0: none)
     fill_segments: int | None = None  # None: the fill test's segments (1 GB)
+    trim_share: float = TRIM_SHARE  # 0: no trimmed stretch (a run of a battery without it)
+    trimmed_share: float = TRIMMED_SHARE
 
     def scaled(self, time_scale: float) -> "Plan":
         """The same battery on a drive of `time_scale` times the blocks: idle work (folding,
@@ -131,7 +144,20 @@ def plan_phases(area: int, plan: Plan) -> list[ph.Phase]:
         *([ph.idle(plan.pause_s, name="pause")] if plan.pause_s > 0 else []),
         ph.rand_io("recovery", read_pct=0, **whole, stop_bytes=share(plan.recovery_share),
                    **cap(RECOVERY_S)),
+        *trimmed_phases(area, plan, cap, share),
     ]
+
+
+def trimmed_phases(area: int, plan: Plan, cap: Callable[[float], dict[str, Any]],
+                   share: Callable[[float], int]) -> list[ph.Phase]:
+    """The area's last `trim_share` TRIMmed, then random writes over the rest: the same drive
+    with that much more spare area (none when the plan has no trim)."""
+    keep = int((1.0 - plan.trim_share) * area) // 4096 * 4096
+    if plan.trim_share <= 0 or keep <= 0 or keep >= area:
+        return []
+    return [ph.trim("trim_spare", offset=keep, length=area - keep),
+            ph.rand_io("trimmed", read_pct=0, offset=0, length=keep, stop_bytes=share(plan.trimmed_share),
+                       **cap(min(TRIMMED_S, plan.stretch_s)))]
 
 
 def cache_phases(area: int, caps: bool = True) -> list[ph.Phase]:
@@ -161,13 +187,17 @@ def plan_of(phases: list[dict], area: int) -> Plan:
         b = float(p["totals"].get("write_bytes") or 0) if p else 0.0
         return b / area if b > 0 else default
 
-    pause, settle = named.get("pause"), named.get("settle")
+    pause, settle, trim = named.get("pause"), named.get("settle"), named.get("trim_spare")
+    trimmed = 0.0
+    if trim is not None and trim["spec"].get("length"):
+        trimmed = float(trim["spec"]["length"]) / area
     return Plan(spans=sum(1 for n in named if n.startswith("ws_")),
                 settle_s=float(settle["spec"]["seconds"]) if settle else 0.0,
                 qd1_write_share=written("qd1_write", QD1_WRITE_SHARE),
                 stretch_share=written("stretch", STRETCH_SHARE),
                 pause_s=float(pause["spec"]["seconds"]) if pause else 0.0,
-                recovery_share=written("recovery", RECOVERY_SHARE))
+                recovery_share=written("recovery", RECOVERY_SHARE),
+                trim_share=trimmed, trimmed_share=written("trimmed", TRIMMED_SHARE))
 
 
 # ---- analysis ------------------------------------------------------------------------------
@@ -279,6 +309,21 @@ def analyze(results, opts: Options) -> dict:
         out["recovery_iops_by_share"] = _labels(bins, RECOVERY_BINS)
         steady = out.get("steady_iops")
         out["recovery_gain"] = bins[0] / steady if bins[0] is not None and steady else None
+    if "trimmed" in r:
+        tr = r["trimmed"]
+        bins = _burst(tr, TRIMMED_BINS)
+        steady = out.get("steady_iops")
+        # the level after the burst the TRIM frees room for (an SLC cache takes the first writes
+        # again), as steady_iops is the stretch's last two tenths: GC's level at more spare area
+        late = [b for b in bins[-2:] if b is not None]
+        level = float(np.mean(late)) if late else None
+        host, nand = _f(tr.totals.get("host_write_bytes")), _f(tr.totals.get("nand_write_bytes"))
+        out.update({
+            "trimmed_iops_by_share": _labels(bins, TRIMMED_BINS),
+            # the level with a quarter more spare area over the stretch's: the spare area's figure
+            "trimmed_gain": level / steady if level and steady else None,
+            "trimmed_waf": nand / host if host and nand is not None else None,
+        })
     return out
 
 
@@ -302,13 +347,16 @@ TEST = Test(
         ("QD1 writes", ("qd1_write_",)),
         ("random-write stretch", ("stretch_", "steady_iops")),
         ("idle recovery", ("recovery_",)),
+        ("trimmed stretch", ("trimmed_",)),
         ("fill curve", ("fill_",)),
         ("fill", ("",)),
     ),
     # the fastest segment is faster when the write buffer takes a larger part of it (the
     # cumulative fill speed carries the peak); the cache in GB grows with the drive (its share
-    # does not)
-    unfitted=("slc_cache_gb", "peak_mbps"),
+    # does not); the trimmed stretch's first fifths are the SLC cache's burst again (the fill
+    # fits the cache), its gain the spare area
+    unfitted=("slc_cache_gb", "peak_mbps", "trimmed_iops_by_share"),
     summary="the phases a simulated twin is fitted to (ssdlab fit): fill, QD1 reads and writes, "
-            "reads at depth, working-set sweep, random-write stretch, idle recovery",
+            "reads at depth, working-set sweep, random-write stretch, idle recovery, "
+            "the stretch with a quarter of the area trimmed",
 )
