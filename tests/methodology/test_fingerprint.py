@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from drives import SMALL, set_flags
@@ -77,6 +78,23 @@ def test_metrics_of_a_small_drive(small):
     assert m["steady_iops"] > 0 and m["stretch_waf"] > 1
     assert len(m["recovery_iops_by_share"]) == fp.RECOVERY_BINS
     assert len(m["trimmed_iops_by_share"]) == fp.TRIMMED_BINS and m["trimmed_waf"] < m["stretch_waf"]
+
+
+def test_the_figure_follows_every_random_write_phase(small, tmp_path):
+    """The third panel: stretch, recovery and trimmed stretch one after another in drive
+    writes, the pause and the trim marked where they fall."""
+    from ssdlab.figures.fingerprint import fingerprint_png, print_of
+    from ssdlab.figures.model import ReportPhase
+
+    res, _ = small
+    p = print_of("tlc", [ReportPhase.from_result(r.phase.name, r) for r in res])
+    assert p is not None
+    assert 0 < p.recovery_from < p.trimmed_from < p.burst_dw[-1]
+    assert (np.diff(p.burst_dw) >= 0).all()
+    after = p.burst_iops[p.burst_dw > p.trimmed_from]
+    assert after.size and after[-1] > p.burst_iops[p.burst_dw <= p.recovery_from][-1]  # trimmed: faster
+    fingerprint_png([p], tmp_path, "fp")
+    assert any(f.suffix == ".png" for f in tmp_path.iterdir())
 
 
 def test_metrics_do_not_depend_on_the_drive_size():

@@ -1,6 +1,7 @@
 """The fingerprint battery's figures, in four panels: the fill curve (MB/s against the share
 of the area written), the QD1 4 KiB read and write latency histograms, the random-write
-stretch and the burst after the idle pause (IOPS against drive writes), and QD1 read latency
+stretch, the burst after the idle pause and the stretch after trimming a quarter of the area
+(IOPS against drive writes), and QD1 read latency
 against the span read. Several drives (or a drive and its twin, `ssdlab fit`'s report)
 are overlaid on the same axes."""
 
@@ -35,12 +36,13 @@ class Print:
     fill_share: np.ndarray  # share of the area written at each segment's end
     fill_mbps: np.ndarray
     hists: dict[str, tuple[np.ndarray, np.ndarray]]  # "read"/"write" -> (µs, share of I/Os)
-    burst_dw: np.ndarray  # drive writes at each second's end: the stretch, then the recovery
+    burst_dw: np.ndarray  # drive writes at each second's end: the stretch, the recovery, the trimmed stretch
     burst_iops: np.ndarray
     recovery_from: float  # drive writes where the recovery starts (after the pause)
     span_share: np.ndarray
     span_us: np.ndarray
     dashed: bool = False  # a twin's curves, over the evidence
+    trimmed_from: float = float("nan")  # drive writes where the trimmed stretch starts
 
 
 def print_of(label: str, phases: Sequence[ReportPhase], dashed: bool = False) -> Print | None:
@@ -58,8 +60,8 @@ def print_of(label: str, phases: Sequence[ReportPhase], dashed: bool = False) ->
             c = np.asarray(p.latency["counts"], dtype=float)
             hists[key] = (e, c / c.sum() if c.sum() else c)
     xs, ys, start = [], [], 0.0
-    recovery_from = float("nan")
-    for name in ("stretch", "recovery"):
+    recovery_from = trimmed_from = float("nan")
+    for name in ("stretch", "recovery", "trimmed"):
         p = named.get(name)
         if p is None or not len(p.series.get("iops", [])):
             continue
@@ -70,6 +72,8 @@ def print_of(label: str, phases: Sequence[ReportPhase], dashed: bool = False) ->
             if "host_write_bytes" in p.series else np.cumsum(iops * dt * 4096)
         if name == "recovery":
             recovery_from = start
+        elif name == "trimmed":
+            trimmed_from = start
         xs.append(start + b / area)
         ys.append(iops)
         start = float(xs[-1][-1]) if xs[-1].size else start
@@ -82,7 +86,7 @@ def print_of(label: str, phases: Sequence[ReportPhase], dashed: bool = False) ->
     return Print(label, gb / gb[-1], np.asarray(fill.segments["mbps"], dtype=float), hists,
                  np.concatenate(xs) if xs else np.empty(0), np.concatenate(ys) if ys else np.empty(0),
                  recovery_from, np.array([s for s, _ in spans]), np.array([u for _, u in spans]),
-                 dashed)
+                 dashed, trimmed_from)
 
 
 def _share(label: str) -> float:
@@ -112,7 +116,7 @@ def figures(runs: Sequence[ReportRun], opts: FigureOptions) -> list[Drawn]:
                   lambda out: [fingerprint_png(ps, out, "fingerprint")])]
 
 
-TITLES = ("Fill: sequential write", "QD1 4 KiB latency", "Random writes: stretch, pause, burst",
+TITLES = ("Fill: sequential write", "QD1 4 KiB latency", "Random writes: stretch, pause, burst, trimmed",
           "QD1 4 KiB read latency by span")
 
 
@@ -159,12 +163,13 @@ def fingerprint_png(ps: list[Print], out_dir: Path, stem: str, title: str = "Fin
                 e, c = p.hists[kind]
                 hist.vlines(e, 0, c, color=col, alpha=alpha, lw=1.6, linestyles=ls)
         burst.plot(p.burst_dw, p.burst_iops, ls, color=col, lw=0.7)
-        if np.isfinite(p.recovery_from):
-            burst.axvline(p.recovery_from, color=col, lw=0.6, ls=":")
+        for x in (p.recovery_from, p.trimmed_from):
+            if np.isfinite(x):
+                burst.axvline(x, color=col, lw=0.6, ls=":")
         span.plot(p.span_share, p.span_us, ls, color=col, marker="o", ms=3)
     fill.set(xlabel="share of the area written", ylabel="MB/s", title=TITLES[0])
     hist.set(xscale="log", xlabel="µs (reads; pale: writes)", ylabel="share of I/Os", title=TITLES[1])
-    burst.set(xlabel="drive writes (dotted: the pause)", ylabel="IOPS", title=TITLES[2])
+    burst.set(xlabel="drive writes (dotted: the pause, the trim)", ylabel="IOPS", title=TITLES[2])
     span.set(xscale="log", xlabel="span read (share of the area)", ylabel="mean µs", title=TITLES[3])
     for ax in (fill, burst, span):
         _from_zero(ax)
