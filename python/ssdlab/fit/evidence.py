@@ -173,10 +173,8 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
         metrics = analyzed(test, phases, Options(spare=spare, seconds=key[2], repeat=key[3])) or d["metrics"]
         the_test = get(test)
         if the_test.replay is not None:
-            fill = next((p for p in phases if p["name"] == "fill"), None)
-            share = metrics.get("slc_cache_share")
-            if fill is not None and share:  # the cache's end is known to a segment of the fill
-                resolution["slc_cache_share"] = 1.0 / max(1, len(fill["segments"].get("mbps", ()))) / share
+            if the_test.resolution is not None:
+                resolution.update(the_test.resolution(phases, metrics))
             area = area_bytes(capacity, Options(spare=spare))
             plans[key] = the_test.replay(phases, area)
             measured[f"run {rid}"] = {"phases": phases, "spec": d["spec"]}

@@ -200,6 +200,16 @@ def plan_of(phases: list[dict], area: int) -> Plan:
                 trim_share=trimmed, trimmed_share=written("trimmed", TRIMMED_SHARE))
 
 
+def resolution_of(phases: list[dict], metrics: dict[str, Any]) -> dict[str, float]:
+    """The cache's end is known to a segment of the fill: its share of the capacity moves by
+    one segment's share at least (relative to the share itself)."""
+    fill = next((p for p in phases if p["name"] == "fill"), None)
+    share = metrics.get("slc_cache_share")
+    if fill is None or not share:
+        return {}
+    return {"slc_cache_share": 1.0 / max(1, len(fill["segments"].get("mbps", ()))) / share}
+
+
 # ---- analysis ------------------------------------------------------------------------------
 def _f(v: Any) -> float | None:
     try:
@@ -338,6 +348,7 @@ TEST = Test(
     cost=5.0,
     in_review=False,
     replay=plan_of,
+    resolution=resolution_of,
     scale_free=True,
     metric_groups=(
         ("cached data", ("cache_",)),

@@ -122,6 +122,9 @@ class Test:
     # the same steps again on another drive (`ssdlab fit`'s trials); None: the run's stored
     # arguments say it all
     replay: Callable[[list[dict[str, Any]], int], Any] | None = None
+    # the finest step a metric can move by in a stored run (metric -> relative step), from
+    # its phases and metrics: `ssdlab fit` widens that figure's tolerance to it
+    resolution: Callable[[list[dict[str, Any]], dict[str, Any]], dict[str, float]] | None = None
     # every metric is a rate, a latency or a share: the same on a smaller drive with the same
     # dies (`ssdlab fit` may run its trials there)
     scale_free: bool = False
