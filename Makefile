@@ -44,7 +44,11 @@ sysdeps-demo:
 demo: sysdeps-demo build
 	.venv/bin/ssdlab review --drive sim:tlc-256 -o $(DEMO_OUT)
 
-test: sysdeps build lint-py test-rust test-py
+# the linters and the Rust tests' compile overlap (mypy is one thread; cargo's last crate
+# and links leave a core idle); the Python tests then have both cores
+test: sysdeps build
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint-py test-rust
+	$(MAKE) --no-print-directory test-py
 
 test-rust:
 	cargo test --profile test-opt -p ssdsim --features verify
