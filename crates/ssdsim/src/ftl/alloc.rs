@@ -2,7 +2,7 @@
 //! die per stream, write striping over all dies page by page, and program-unit
 //! scheduling (a program starts once a die has a full unit of data).
 
-use super::mapping::{at_mut, NATIVE, NONE, SLC_DYNAMIC, SLC_STATIC};
+use super::mapping::{NATIVE, NONE, SLC_DYNAMIC, SLC_STATIC};
 use super::Ftl;
 use crate::nand::{Geometry, SLOT_BYTES};
 use crate::SimError;
@@ -292,18 +292,16 @@ impl Ftl {
         t: u64,
         want: u32,
     ) -> Result<(u32, u32, u32), SimError> {
-        // Unchecked: d is a die and b an open block (checked under `verify`).
-        let o = at_mut(&mut self.alloc.open, d as usize * STREAMS + stream as usize);
+        let o = &mut self.alloc.open[d as usize * STREAMS + stream as usize];
         if o.block != NONE {
             let (b, slc) = (o.block, o.slc);
-            let written = at_mut(&mut self.map.written, b as usize);
-            let off = *written;
+            let off = self.map.written[b as usize];
             // fill < unit always: a complete unit is programmed at once.
             let k = want.min(o.cap - off).min(o.unit - 1 - o.fill);
             if k > 0 {
                 o.fill += k;
                 o.ready = o.ready.max(t);
-                *written = off + k;
+                self.map.written[b as usize] = off + k;
                 self.count_slots(slc, k);
                 return Ok((b * self.nand.geo.slots_per_block + off, b, k));
             }

@@ -254,7 +254,7 @@ impl Ftl {
     /// Paced foreground GC after a host slot was written on die `d` at `t`.
     #[inline]
     pub(crate) fn gc_pace(&mut self, d: u32, t: u64) -> Result<(), SimError> {
-        if !at(&self.gc_jobs, d as usize).active() {
+        if !self.gc_jobs[d as usize].active() {
             if self.alloc.free_count(d) > self.gc_threshold() {
                 return Ok(());
             }
@@ -263,7 +263,7 @@ impl Ftl {
                 _ => return Ok(()),
             }
         }
-        let job = at_mut(&mut self.gc_jobs, d as usize);
+        let job = &mut self.gc_jobs[d as usize];
         let credit = job.credit + job.pace;
         // floor: credit >= 0 and far below 2^32 (pace <= 4 x slots per block).
         let n = credit as u32;

@@ -329,14 +329,14 @@ impl Mapping {
         let b = self.spb_div.quotient(s);
         self.clear_valid(s);
         *at_mut(&mut self.valid_in, *at(&self.mode, b as usize) as usize) -= 1;
-        let left = if *at(&self.in_bucket, b as usize) {
+        let left = if self.in_bucket[b as usize] {
             self.bucket_down(b)
         } else {
             let v = at_mut(&mut self.valid, b as usize);
             *v -= 1;
             *v
         };
-        if left == 0 && *at(&self.closed, b as usize) {
+        if left == 0 && self.closed[b as usize] {
             self.dead.push(b);
         }
     }
