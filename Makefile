@@ -44,7 +44,11 @@ sysdeps-demo:
 demo: sysdeps-demo build
 	.venv/bin/ssdlab review --drive sim:tlc-256 -o $(DEMO_OUT)
 
-test: sysdeps build lint-py test-rust test-py
+# the linters and the Rust tests' compile overlap (mypy is one thread; cargo's last crate
+# and links leave a core idle); the Python tests then have both cores
+test: sysdeps build
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint-py test-rust
+	$(MAKE) --no-print-directory test-py
 
 test-rust:
 	cargo test --profile test-opt -p ssdsim --features verify
@@ -70,6 +74,7 @@ bench: sysdeps build
 	$(PY) benchmarks/pts_suite.py  # ssdlab pts --drive sim:tlc-256: the whole PTS client suite to steady state (target < 10 min)
 	$(PY) benchmarks/fit_spare.py  # the trimmed stretch moves with spare area, not with program time or GC pace
 	$(PY) benchmarks/fit_speed.py  # ssdlab fit of a 256 GB drive from its fingerprint (target <= 10 min on 2 cores); --ray writes the same twin
+	$(PY) benchmarks/fit_served.py  # a twin fitted to a fingerprint run through fio on a served drive (NBD), against one fitted in virtual time
 	$(PY) benchmarks/fit_closed_loop.py  # twins of three hidden drives (HMB NVMe, SATA MLC, QLC) predict tests outside the fingerprint within 10 %
 	$(PY) benchmarks/fit_refit.py  # five built-in drives refitted from their figures files alone vs their hand-fitted profiles (validate)
 

@@ -236,14 +236,15 @@ def test_write_latency_tail_in_steady_state():
 
 
 def controller_bound(*sets: str) -> tuple[float, float, float]:
-    """mx100-256 (25 % spare): 1 GiB sequential write MB/s on the purged drive, then 4 KiB
-    QD32 random-write IOPS in GC steady state and the GC moves per host write there."""
-    d = purged("mx100-256", *sets)
+    """mx100-256 (25 % spare) at a quarter of its blocks (the same 16 dies, spare share and
+    GC): 1 GiB sequential write MB/s on the purged drive, then 4 KiB QD32 random-write IOPS
+    in GC steady state and the GC moves per host write there."""
+    d = purged("mx100-256", "user_capacity_gb=64", "nand.blocks_per_plane=256", *sets)
     seq = io(d, block_size=MIB, queue_depth=8, length=GIB, stop_bytes=GIB)["totals"]["mbps"]
     n = int(d.info()["user_bytes"] * 0.75) // MIB * MIB
     fill(d, n)
-    io(d, pattern="rand", block_size=4 * KIB, length=n, stop_seconds=1200)
-    t = io(d, pattern="rand", block_size=4 * KIB, length=n, stop_seconds=200)["totals"]
+    io(d, pattern="rand", block_size=4 * KIB, length=n, stop_seconds=300)
+    t = io(d, pattern="rand", block_size=4 * KIB, length=n, stop_seconds=100)["totals"]
     return seq, t["iops"], t["gc_moves"] / t["write_ios"]
 
 
