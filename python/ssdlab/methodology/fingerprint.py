@@ -74,7 +74,7 @@ MIN_SEGMENT = 64 * 2**20  # a replay's shortest: the write buffer's head start s
 # the level settles by a quarter of it in every class, but what comes after the stretch does
 # not: the random writes go on mixing the fill's sequential blocks (the share of the area
 # not yet rewritten falls as exp(-drive writes)), and the trimmed stretch's gain reads that
-# mix (stopped at 2/5 its gain came out up to 7 % high, at 4/5 within 1 %, as another seed)
+# mix (stopped at 2/5 its gain came out up to 7 % high, at 4/5 within 0.8 %: another seed 0.6 %)
 STEADY_ROUNDS, STEADY_WINDOW, STEADY_FIRST = 25, 5, 20
 STEADY_RANGE, STEADY_EXCURSION = 0.10, 0.025
 READ_QUANTILES = (("p10", 0.10), ("p25", 0.25), ("p50", 0.50), ("p75", 0.75), ("p90", 0.90),
