@@ -51,7 +51,7 @@ test: sysdeps build
 	$(MAKE) --no-print-directory test-py
 
 test-rust:
-	cargo test --profile test-opt -p ssdsim --features verify
+	MAKEFLAGS= cargo test --profile test-opt -p ssdsim --features verify  # its own jobs, not the parallel make's jobserver
 
 # two workers (the machine's cores); tests that share a resource run in one xdist_group
 test-py: sysdeps build

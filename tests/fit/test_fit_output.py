@@ -33,17 +33,14 @@ def fit(*args: str) -> dict:
 def test_the_same_twin_on_one_worker_or_two(fingerprint, tmp_path):
     db, rid = fingerprint
     common = ["--runs", str(rid), "--db", str(db), "--start", "tlc-256", "--params",
-              "nand.native.prog_us,nand.native.read_us,slc.cache_share", "--trials", "40", "--no-crossval",
-              "--seed", "7"]
+              "nand.native.prog_us,nand.native.read_us", "--trials", "24", "--no-crossval", "--seed", "7"]
     one = fit(*common, "--out", str(tmp_path / "one.toml"), "--jobs", "1")
     two = fit(*common, "--out", str(tmp_path / "two.toml"), "--jobs", "2")
     text = (tmp_path / "one.toml").read_text()
     assert text.replace("twin-one", "x") == (tmp_path / "two.toml").read_text().replace("twin-two", "x")
     assert [p["value"] for p in one["parameters"]] == [p["value"] for p in two["parameters"]]
-    other = fit(*common[:-2], "--seed", "8", "--out", str(tmp_path / "s8.toml"), "--jobs", "2")
-    # another seed: another search of the same budget (a slice that finds a better point adds
-    # that point as one more trial, so the counts may differ by one)
-    assert 40 <= other["trials"] <= 41 and 40 <= one["trials"] <= 41
+    # the budget: --trials (a slice that finds a better point adds that point as one more trial)
+    assert 24 <= one["trials"] <= 25
     # the fitted read time is near the hidden drive's, and says it was fitted
     read = next(p for p in one["parameters"] if p["key"] == "nand.native.read_us")
     assert read["pinned"] and read["value"] == pytest.approx(75, rel=0.1)

@@ -5,6 +5,7 @@ is read back as, and what each phase shows of the drive."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from drives import SMALL, set_flags
 from clirun import cli
 from ssdlab.methodology import Options, get
 from ssdlab.methodology import fingerprint as fp
+from ssdlab.methodology.common import area_bytes
 from ssdlab.profiles import load_text
 from ssdlab.runner import walk_phases
 from ssdlab.store import Store
@@ -153,8 +155,11 @@ def test_plan_of_a_stored_run_and_its_scaled_copy(tmp_path):
     assert plan.stretch_share == pytest.approx(written["stretch"] / area)
     # the same battery at half the size: the same shares of its area, the pause halved,
     # no seconds caps (a scaled copy follows the bytes)
-    half = {p.name: p for p in fp.plan_phases(area // 2, plan.scaled(0.5))}
-    assert half["stretch"].stop_bytes == pytest.approx(written["stretch"] / 2, rel=1e-3)
+    listed = list(fp.plan_phases(area // 2, plan.scaled(0.5)))
+    half = {p.name: p for p in listed}
+    rounds = [p for p in listed if p.name == "stretch"]  # results unknown: every round of the stretch
+    assert len(rounds) == fp.STEADY_ROUNDS
+    assert sum(p.stop_bytes for p in rounds) == pytest.approx(written["stretch"] / 2, rel=1e-3)
     assert half["stretch"].stop_seconds is None and half["pause"].seconds == 2.5
     assert [p.name for p in fp.plan_phases(area, plan)] == [p["name"] for p in phases]
     assert plan.trim_share == pytest.approx(0.25, abs=1e-6)
@@ -165,3 +170,39 @@ def test_plan_of_a_stored_run_and_its_scaled_copy(tmp_path):
     old = fp.plan_of([p for p in phases if p["name"] not in ("trim_spare", "trimmed")], area)
     assert old.trim_share == 0 and [p.name for p in fp.plan_phases(area, old)][-1] == "recovery"
     store.close()
+
+
+def test_a_trials_stretch_stops_at_steady_state_and_reads_as_the_whole_stretch():
+    """A fit's trial (a scaled plan) runs the stretch in rounds and stops once a window of
+    them is steady, not before STEADY_FIRST; the steady window's seconds stand for the rest:
+    its figures, and the gain after it, read as the whole stretch's."""
+    t = SimTarget(load_text("tlc-256"), SMALL)
+    cap = t.identify().capacity
+    base = replace(fp.default_plan(area_bytes(cap, Options()), Options(interval=5)), stretch_share=1.0)
+
+    def fingerprint(plan):
+        res = walk_phases(TEST, SimTarget(load_text("tlc-256"), SMALL), cap, Options(own=plan))
+        return sum(r.phase.name == "stretch" for r in res), TEST.analyze(res, Options(own=plan))
+
+    n_whole, whole = fingerprint(base.scaled(1.0, until_steady=False))
+    n, stopped = fingerprint(base.scaled(1.0))
+    assert n_whole == 1 and fp.STEADY_FIRST <= n < fp.STEADY_ROUNDS
+    assert stopped["steady_iops"] == pytest.approx(whole["steady_iops"], rel=0.02)
+    for k, v in whole["stretch_iops_by_share"].items():
+        assert stopped["stretch_iops_by_share"][k] == pytest.approx(v, rel=0.1), k
+    assert stopped["stretch_p1_low_iops"] == pytest.approx(whole["stretch_p1_low_iops"], rel=0.1)
+    assert stopped["trimmed_gain"] == pytest.approx(whole["trimmed_gain"], rel=0.03)
+    # the rule itself: flat rounds are steady, a level still falling by more than the excursion is not
+    flat = [_round(100.0 + d) for d in (0, 1, -1, 0.5, 0)]
+    falling = [_round(100.0 - 1.5 * k) for k in range(5)]
+    assert fp.steady(flat) and not fp.steady(falling) and not fp.steady(flat[:4])
+
+
+def _round(mbps: float):
+    """A round of ten one-second samples at `mbps` MB/s."""
+    from ssdlab.phase import PhaseResult, rand_io
+
+    t = np.arange(1.0, 11.0)
+    return PhaseResult(rand_io("stretch", read_pct=0, offset=0, length=2**30, stop_bytes=2**20),
+                       {"t_s": t, "iops": np.full(10, mbps * 1e6 / 4096), "host_write_bytes": np.full(10, mbps * 1e6)},
+                       {}, {}, {})

@@ -108,7 +108,7 @@ def fit_cmd(
     start: Optional[str] = typer.Option(None, "--start", help="the generic class to start from (a built-in profile; default: the one the evidence suggests)"),
     params: Optional[str] = typer.Option(None, "--params", help="search only these parameters (comma-separated, e.g. nand.native.read_us,spare_pct); the rest keep the class's values"),
     crossval: bool = typer.Option(True, "--crossval/--no-crossval", help="hold back each group of figures in turn and predict it"),
-    crossval_trials: Optional[int] = typer.Option(None, "--crossval-trials", min=1, help="trials of each cross-validation fold, reused ones counted (default: the die-count scan and screening, which a fold mostly reuses, and an eighth of --trials)"),
+    crossval_trials: Optional[int] = typer.Option(None, "--crossval-trials", min=1, help="trials of each cross-validation fold, reused ones counted (default: the die-count scan and screening, which a fold mostly reuses, and one Levenberg-Marquardt round)"),
     force: bool = typer.Option(False, "--force", help="replace an existing --out file"),
     db: Db = None,
     json_out: JsonOut = False,

@@ -13,7 +13,8 @@ from typing import Any, Callable
 from ..errors import UserError
 from . import crossval, pinning, profile_out
 from .evidence import Evidence
-from .search import BATCH, SCREEN_GRID, Budget, Search, Trial, full_size_check, residual
+from .descent import LAMBDAS
+from .search import SCREEN_GRID, Budget, Search, Trial, full_size_check, residual
 from .space import Start, choose_class, start
 
 SHARES = {"search": 0.55, "pinning": 0.15, "crossval": 0.30}  # of --minutes
@@ -27,6 +28,14 @@ def deadlines(total: float, crossval: bool) -> tuple[float, float]:
 RECHECK = 3  # the best few trials again at full size
 
 
+def fold_trials(params: int) -> int:
+    """A cross-validation fold's trials: the die-count scan (up to 8 powers of two) and
+    screening, which a fold that chooses as the search did reuses, screening's combined
+    candidate, and one Levenberg-Marquardt round from the fold's best (a step from the
+    class towards the fold's own figures, which is most of what its later steps gain)."""
+    return 8 + (1 + len(SCREEN_GRID) * params) + 1 + (params + len(LAMBDAS))
+
+
 @dataclass
 class Request:
     evidence: Evidence
@@ -35,7 +44,7 @@ class Request:
     seed: int = 42
     start: str | None = None  # a class (built-in profile) instead of the one the evidence suggests
     crossval: bool = True
-    crossval_trials: int | None = None  # per fold; default: the scan and screening, then an eighth of --trials
+    crossval_trials: int | None = None  # per fold; default: fold_trials()
     sampler: str = "cmaes"
     params: list[str] | None = None  # search only these (the rest keep the class's values)
 
@@ -122,8 +131,7 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     conflicts = pinning.conflicts(search, same)
     held: list[crossval.Held] = []
     if req.crossval:
-        # the die-count scan and screening (mostly reused from the search), then an eighth of --trials
-        per = req.crossval_trials or (8 + len(SCREEN_GRID) * len(st.params) + max(2 * BATCH, req.trials // 8))
+        per = req.crossval_trials or fold_trials(len(st.params))
         held = crossval.run(ev, st, req.seed, executor, per, t0 + total, hook("crossval"), req.sampler,
                             memo=search.memo)
     rows = figure_rows(ev, twin_trial.values)
@@ -171,6 +179,6 @@ def twin_phases(res: Result, ev: Evidence) -> list[Any] | None:
         return None
     target = SimTarget(res.start.text, res.start.overrides(res.values), seed=res.search.seed)
     test = get(run[0])
-    opts = Options(spare=run[1], own=ev.plans[run].scaled(1.0))
+    opts = Options(spare=run[1], own=ev.plans[run].scaled(1.0, until_steady=False))  # the whole stretch
     results = walk_phases(test, target, target.identify().capacity, opts)
     return [ReportPhase.from_result(r.phase.name, r) for r in results]

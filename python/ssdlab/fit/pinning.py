@@ -4,9 +4,9 @@ together.
 A parameter is pinned when both of these are narrow (under PINNED of its range in the unit
 cube): the spread of its value over the good trials (loss within SLACK of the best: what
 else fits as well, along the directions the search explored, trade-offs between parameters
-included), and its slice (the loss with it alone moved over SLICE points across its range,
-the others at the best: where it still fits as well: the loss within SLACK and every figure
-the best passes still passing). The range reported is the union
+included), and its slice (the loss with it alone moved outwards over SLICE points across its range,
+the others at the best, on each side until it no longer fits as well: the loss within SLACK
+and every figure the best passes still passing). The range reported is the union
 of both, a slice's part bracketed by its nearest points that no longer fit (the range lies
 inside: a bound, not a confidence interval). A parameter screening found no figure to move with is not pinned, and neither is
 one whose good range spans most of its bounds, nor one whose slice found a better value (the
@@ -46,14 +46,27 @@ def good(search: Search, best: Trial) -> list[Trial]:
 
 
 def slices(search: Search, best: Trial, budget: Budget) -> dict[str, list[Trial]]:
-    """Each free parameter moved alone over SLICE (as far as the budget lets)."""
-    out: dict[str, list[Trial]] = {}
+    """Each free parameter moved alone outwards from the best, ring by ring of SLICE's
+    offsets (every parameter's both sides in one batch), on each side until a point no longer
+    fits as well or a bound: the bracket `pins` reads ends there, so the points beyond it
+    would change nothing it reports (as far as the budget lets)."""
     keys = [p.key for p in search.start.params if p.key not in search.frozen]
-    for key in keys:
-        if budget.over(0):
+    out: dict[str, list[Trial]] = {}
+    sides = [(k, s) for k in keys for s in (-1.0, 1.0)]
+    for ring in sorted({abs(d) for d in SLICE}):
+        if budget.over(0) or not sides:
             break
-        xs = sorted({min(1.0, max(0.0, best.u[key] + d)) for d in SLICE} - {best.u[key]})
-        out[key] = search.evaluate([{**best.u, key: x} for x in xs], first=-1)
+        asked = []
+        for k, s in sides:
+            x = min(1.0, max(0.0, best.u[k] + s * ring))
+            if x != best.u[k] and all(t.u[k] != x for t in out.get(k, [])):  # a bound: no point beyond
+                asked.append((k, s, x))
+        done = search.evaluate([{**best.u, k: x} for k, _, x in asked], first=-1)
+        sides = []
+        for (k, s, x), t in zip(asked, done):
+            out.setdefault(k, []).append(t)
+            if fits_as_well(search, t, best) and x not in (0.0, 1.0):
+                sides.append((k, s))
     return out
 
 

@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, Generator
 
 import numpy as np
 
 from .. import phase as ph
 from ..analysis import fill_shape, rate_mbps
 from ..analysis.curves import average_by_share, by_share, hist_quantiles, rate_by_share
+from ..analysis.pts_steady import window
 from ..figures import lazy
 from ..phase import GB
 from .common import Options, area_bytes, by_name
@@ -65,6 +66,17 @@ FILL_POINTS = 40  # the fill's average speed from the start to each 2.5 %: smoot
 TRIAL_SEGMENTS = 160  # a replay's fill segments: enough for FILL_BINS at any drive size
 FILL_SEGMENTS = 128  # at least this many fill segments
 MIN_SEGMENT = 64 * 2**20  # a replay's shortest: the write buffer's head start stays a few % of one
+# a trial's stretch (`ssdlab fit`) in rounds of 1/25 of its bytes, stopped at steady state: a
+# window of 5 rounds (a fifth of the stretch, the span steady_iops averages) whose range is
+# within twice steady_iops's tolerance and whose least-squares excursion within half of it
+# (the PTS rule, with the limits of the figure it feeds); the rest of the stretch is the
+# steady window's seconds again (the level is stationary). Not before 4/5 of the stretch:
+# the level settles by a quarter of it in every class, but what comes after the stretch does
+# not: the random writes go on mixing the fill's sequential blocks (the share of the area
+# not yet rewritten falls as exp(-drive writes)), and the trimmed stretch's gain reads that
+# mix (stopped at 2/5 its gain came out up to 7 % high, at 4/5 within 0.8 %: another seed 0.6 %)
+STEADY_ROUNDS, STEADY_WINDOW, STEADY_FIRST = 25, 5, 20
+STEADY_RANGE, STEADY_EXCURSION = 0.10, 0.025
 READ_QUANTILES = (("p10", 0.10), ("p25", 0.25), ("p50", 0.50), ("p75", 0.75), ("p90", 0.90),
                   ("p99", 0.99), ("p99_9", 0.999))
 WRITE_QUANTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99_9", 0.999))
@@ -86,12 +98,14 @@ class Plan:
     fill_segments: int | None = None  # None: the fill test's segments (1 GB)
     trim_share: float = TRIM_SHARE  # 0: no trimmed stretch (a run of a battery without it)
     trimmed_share: float = TRIMMED_SHARE
+    until_steady: bool = False  # the stretch in rounds, stopped at steady state (STEADY_*)
 
-    def scaled(self, time_scale: float) -> "Plan":
+    def scaled(self, time_scale: float, until_steady: bool = True) -> "Plan":
         """The same battery on a drive of `time_scale` times the blocks: idle work (folding,
-        GC) shrinks with the blocks, so the settle's cap and the pause do too."""
+        GC) shrinks with the blocks, so the settle's cap and the pause do too; the stretch
+        stops at steady state unless told otherwise."""
         return replace(self, pause_s=self.pause_s * time_scale, settle_s=self.settle_s * time_scale, caps=False,
-                       fill_segments=TRIAL_SEGMENTS)
+                       fill_segments=TRIAL_SEGMENTS, until_steady=until_steady)
 
 
 def default_plan(area: int, opts: Options) -> Plan:
@@ -107,14 +121,16 @@ def span_label(k: int) -> str:
     return "1" if k == 0 else f"1/{2 ** k}"
 
 
-def phases(capacity: int, opts: Options) -> list[ph.Phase]:
+def phases(capacity: int, opts: Options) -> Generator[ph.Phase, Any, None]:
     """The battery on the area; a Plan as the test's own options (`ssdlab fit`'s trials: a
     stored run's shares on a smaller drive) replaces the default one."""
     area = area_bytes(capacity, opts)
     return plan_phases(area, opts.own if isinstance(opts.own, Plan) else default_plan(area, opts))
 
 
-def plan_phases(area: int, plan: Plan) -> list[ph.Phase]:
+def plan_phases(area: int, plan: Plan) -> Generator[ph.Phase, Any, None]:
+    """The phases in order; a generator, as the stretch of a plan `until_steady` depends on
+    the rounds it has run (the runner sends each result back)."""
     def cap(s: float) -> dict[str, Any]:
         return {"stop_seconds": s} if plan.caps else {}
 
@@ -128,7 +144,7 @@ def plan_phases(area: int, plan: Plan) -> list[ph.Phase]:
     spans = [ph.rand_io(f"ws_{span_label(k)}", read_pct=100, queue_depth=1, offset=0,
                         length=max(4096, area // 2 ** k // 4096 * 4096), stop_seconds=SPAN_S)
              for k in range(plan.spans, 0, -1)]
-    return [
+    before = [
         ph.purge(),
         *cache_phases(area, plan.caps),
         ph.seq_write("fill", **whole, stop_bytes=area, segment_bytes=max(4096, seg)),
@@ -139,13 +155,46 @@ def plan_phases(area: int, plan: Plan) -> list[ph.Phase]:
         *spans,
         ph.rand_io("qd1_write", read_pct=0, queue_depth=1, **whole,
                    stop_bytes=share(plan.qd1_write_share), **cap(QD1_WRITE_S)),
-        ph.rand_io("stretch", read_pct=0, **whole, stop_bytes=share(plan.stretch_share),
-                   **cap(plan.stretch_s)),
+    ]
+    after = [
         *([ph.idle(plan.pause_s, name="pause")] if plan.pause_s > 0 else []),
         ph.rand_io("recovery", read_pct=0, **whole, stop_bytes=share(plan.recovery_share),
                    **cap(RECOVERY_S)),
         *trimmed_phases(area, plan, cap, share),
     ]
+    for p in before:
+        yield p
+    stretch = share(plan.stretch_share)
+    if not plan.until_steady:
+        yield ph.rand_io("stretch", read_pct=0, **whole, stop_bytes=stretch, **cap(plan.stretch_s))
+    else:
+        rounds: list[Any] = []
+        step = max(4096, stretch // STEADY_ROUNDS // 4096 * 4096)
+        for k in range(STEADY_ROUNDS):
+            last = stretch - step * (STEADY_ROUNDS - 1)
+            rounds.append((yield ph.rand_io("stretch", read_pct=0, **whole,
+                                            stop_bytes=step if k < STEADY_ROUNDS - 1 else max(4096, last))))
+            if k + 1 >= STEADY_FIRST and steady(rounds[-STEADY_WINDOW:]):
+                break
+    for p in after:
+        yield p
+
+
+def _rate(r: Any) -> float:
+    """A round's write rate (bytes over seconds of its whole-second samples)."""
+    if r is None:
+        return math.nan
+    b, t = _write_bytes(r), _seconds(r)
+    return float(b[-1] / t.sum()) if b.size and t.sum() > 0 else math.nan
+
+
+def steady(rounds: list[Any]) -> bool:
+    """The stretch's last STEADY_WINDOW rounds are at steady state (STEADY_*)."""
+    if len(rounds) < STEADY_WINDOW:
+        return False
+    w = window([_rate(r) for r in rounds])
+    return bool(w.average > 0 and w.data_excursion <= STEADY_RANGE * w.average
+                and w.slope_excursion <= STEADY_EXCURSION * w.average)
 
 
 def trimmed_phases(area: int, plan: Plan, cap: Callable[[float], dict[str, Any]],
@@ -257,8 +306,42 @@ def _burst(r, n: int) -> list[float | None]:
     return by_share(_write_bytes(r), iops, _seconds(r), n)
 
 
+def joined(results, opts: Options) -> Any:
+    """The stretch as one phase: its rounds one after another (each round's whole seconds),
+    and when it stopped at steady state, the steady window's seconds again until the plan's
+    bytes (None without a stretch)."""
+    from ..phase import PhaseResult
+
+    rounds = [r for r in results if r.phase.name == "stretch"]
+    if len(rounds) <= 1 or not isinstance(opts.own, Plan):
+        return rounds[0] if rounds else None
+    keys = [k for k in rounds[0].series if k != "t_s"
+            and all(k in r.series and len(r.series[k]) == len(r.series["t_s"]) for r in rounds)]
+
+    def columns(r: Any) -> dict[str, np.ndarray]:
+        c = {k: np.asarray(r.series[k], dtype=np.float64) for k in keys}
+        c["seconds"], c["bytes"] = _seconds(r), np.diff(np.r_[0.0, _write_bytes(r)])
+        return c
+
+    parts = [columns(r) for r in rounds]
+    planned = max(4096, int(opts.own.stretch_share * (rounds[0].phase.length or 0)) // 4096 * 4096)
+    missing = planned - sum(float(r.totals.get("write_bytes") or 0.0) for r in rounds)
+    steady_w = {k: np.concatenate([p[k] for p in parts[-STEADY_WINDOW:]]) for k in parts[0]}
+    if missing > 0 and steady_w["bytes"].sum() > 0:
+        times = math.ceil(missing / steady_w["bytes"].sum())
+        n = int(np.searchsorted(np.cumsum(np.tile(steady_w["bytes"], times)), missing)) + 1
+        parts.append({k: np.tile(v, times)[:n] for k, v in steady_w.items()})
+    cat = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    series = {"t_s": np.cumsum(cat["seconds"]), **{k: cat[k] for k in keys}}
+    totals = {k: float(sum(float(r.totals.get(k) or 0.0) for r in rounds))
+              for k in ("host_write_bytes", "nand_write_bytes", "write_bytes")}
+    return PhaseResult(rounds[0].phase, series, rounds[0].segments, rounds[-1].latency, totals)
+
+
 def analyze(results, opts: Options) -> dict:
     r = by_name(results)
+    if "stretch" in r:
+        r["stretch"] = joined(results, opts)
     out: dict[str, Any] = {}
     fill = r.get("fill")
     if fill is not None and len(fill.segments.get("mbps", [])):
