@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,9 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "python"), str(ROOT / "tests"), str(ROOT / "tests" / "fit")]
 
-from clirun import COMMAND, cli  # noqa: E402
+from clirun import cli  # noqa: E402
 from closedloop import HELD_OUT, WITHIN, metrics, perturbed, sets  # noqa: E402
 from docsection import load  # noqa: E402
+from ssdlab.serve.server import ServeOptions, Serving  # noqa: E402
+from ssdlab.store import Store  # noqa: E402
 
 PROFILE = "tlc-256"
 # the short closed loop's drive (tests/fit/test_closed_loop.py): 32 GB on two channels
@@ -40,16 +40,6 @@ HELD = {"consistency": ["--seconds", "300"],
         "quick": ["--repeat", "1", "--seconds", "0.5", "--interval", "0"],
         "idle": ["--seconds", "30"],
         "trace": ["--trace", "builtin:pcmark8-photoshop-light-like", "--state", "full"]}
-
-
-def serve(sock: Path, db: Path, hidden: list[str]) -> subprocess.Popen:
-    p = subprocess.Popen([*COMMAND, "serve", f"sim:{PROFILE}", *sets(hidden), "--socket", str(sock),
-                          "--db", str(db), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert p.stdout is not None
-    if json.loads(p.stdout.readline() or "{}").get("event") != "ready":
-        p.kill()
-        raise SystemExit(f"serve did not start: {p.communicate()[1][-2000:]}")
-    return p
 
 
 def fit(db: Path, run_id: int, out: Path, trials: str) -> dict:
@@ -71,15 +61,14 @@ def main() -> int:
         t = Path(tmp)
         db = t / "r.sqlite"
         t0 = time.time()
-        server = serve(t / "drive.sock", db, hidden)
+        server = Serving(ServeOptions(drive=f"sim:{PROFILE}", sets=hidden, socket=t / "drive.sock"))
+        server.start(Store(t / "serve.sqlite"), {"benchmark": "fit_served"})
         try:
             r = cli("run", "fingerprint", "--drive", f"nbd:{t / 'drive.sock'}", *FINGERPRINT, "--db", str(db),
                     "--json", timeout=3 * 3600, check=True)
         finally:
-            server.send_signal(signal.SIGINT)
-            end = [json.loads(x) for x in server.communicate(timeout=300)[0].splitlines() if x.startswith("{")]
+            lag, _ = server.finish()
         served_s = time.time() - t0
-        lag = end[-1].get("metrics", {}) if end else {}
         served_doc = json.loads(r.stdout)
         print(f"fingerprint through fio over NBD: {served_s:.0f} s real time; served requests late: "
               f"{lag.get('late')} of {lag.get('lag_requests')}", flush=True)
