@@ -38,7 +38,7 @@ def small():
 
 def test_phases_in_order_with_their_stops():
     names = [p.name for p in TEST.phases(8 * 10**9, SHORT)]
-    assert names == ["purge", "cache_write", "cache_seq_read", "cache_qd1_read", "cache_qd32_read",
+    assert names == ["purge", "unmapped_qd1_read", "unmapped_qd32_read", "cache_write", "cache_seq_read", "cache_qd1_read", "cache_qd32_read",
                      "cache_qd1_write", "cache_rand_write", "fill", "settle", "qd1_read", "read_qd32", "read_seq",
                      "ws_1/8", "ws_1/4", "ws_1/2", "qd1_write", "stretch", "pause", "recovery", "trim_spare",
                      "trimmed"]
@@ -47,6 +47,8 @@ def test_phases_in_order_with_their_stops():
     assert ph["stretch"].stop_bytes == pytest.approx(2 * area, abs=4096) and ph["stretch"].stop_seconds == 60
     assert ph["pause"].seconds == 5 and ph["settle"].seconds == 5 and ph["settle"].until_quiet
     assert ph["qd1_read"].queue_depth == 1 and ph["read_qd32"].queue_depth == 32
+    assert ph["unmapped_qd1_read"].queue_depth == 1 and ph["unmapped_qd32_read"].queue_depth == 32
+    assert ph["unmapped_qd1_read"].length == area and ph["unmapped_qd1_read"].stop_seconds == fp.UNMAPPED_S
     assert ph["ws_1/8"].length == area // 8 // 4096 * 4096
     # the last quarter trimmed, random writes over the rest: a quarter of the area or 300 s
     # (--seconds when shorter)
@@ -129,6 +131,26 @@ def test_trimmed_stretch_tells_spare_area_from_program_time_and_gc():
     assert pace["trimmed_gain"] == pytest.approx(base["trimmed_gain"], rel=0.3)
 
 
+def test_reads_of_the_purged_drive_show_the_host_path_and_controller_not_the_nand():
+    """No LBA is mapped after the purge: a QD1 read's latency is the host's round trip, the
+    command's firmware time and the link, and QD32 is bounded by the firmware's time per
+    command; the NAND's read time moves neither (the filled drive's reads it moves)."""
+    opts = Options(seconds=5, interval=1)
+    _, base = run(SMALL, opts)
+    _, host = run([*SMALL, "host.host_latency_us=50"], opts)
+    _, fw = run([*SMALL, "host.command_overhead_us=30"], opts)
+    _, nand = run([*SMALL, "nand.native.read_us=150", "nand.slc.read_us=90"], opts)
+    assert base["unmapped_qd1_read_mean_us"] < 0.5 * base["qd1_read_mean_us"]
+    assert base["unmapped_qd32_read_iops"] > 3 * base["read_qd32_iops"]
+    # tlc-256: a host round trip of 8 us, 1.5 us of firmware per command
+    assert host["unmapped_qd1_read_mean_us"] - base["unmapped_qd1_read_mean_us"] == pytest.approx(50 - 8, rel=0.02)
+    assert fw["unmapped_qd32_read_iops"] == pytest.approx(1e6 / 30, rel=0.05)
+    assert fw["unmapped_qd1_read_mean_us"] - base["unmapped_qd1_read_mean_us"] == pytest.approx(30 - 1.5, rel=0.02)
+    for key in ("unmapped_qd1_read_mean_us", "unmapped_qd32_read_iops"):
+        assert nand[key] == pytest.approx(base[key], rel=0.01), key
+    assert nand["qd1_read_mean_us"] > 1.5 * base["qd1_read_mean_us"]
+
+
 def test_hmb_drive_shows_its_mapping_cache_in_the_span_sweep():
     """A DRAM-less drive whose cache covers 1 GB reads a small span faster than the whole
     area; the DRAM drive reads every span alike."""
@@ -169,6 +191,10 @@ def test_plan_of_a_stored_run_and_its_scaled_copy(tmp_path):
     # a run of the battery before the trimmed stretch replays without it
     old = fp.plan_of([p for p in phases if p["name"] not in ("trim_spare", "trimmed")], area)
     assert old.trim_share == 0 and [p.name for p in fp.plan_phases(area, old)][-1] == "recovery"
+    # and one before the reads of the purged drive, without them
+    old = fp.plan_of([p for p in phases if not p["name"].startswith("unmapped_")], area)
+    assert plan.unmapped and not old.unmapped
+    assert [p.name for p in fp.plan_phases(area, old)][:2] == ["purge", "cache_write"]
     store.close()
 
 

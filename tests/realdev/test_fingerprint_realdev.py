@@ -28,7 +28,7 @@ def test_fingerprint_through_fio_on_a_loop_device(loops, tmp_path):
     d = doc["drives"][0]
     assert d["status"] == "complete"
     m = d["metrics"]
-    for key in ("cache_seq_read_mbps", "cache_qd1_read_mean_us", "cache_rand_write_iops", "peak_mbps", "post_cache_mbps", "qd1_read_mean_us", "qd1_read_p99_us", "read_qd32_iops",
+    for key in ("unmapped_qd1_read_mean_us", "unmapped_qd32_read_iops", "cache_seq_read_mbps", "cache_qd1_read_mean_us", "cache_rand_write_iops", "peak_mbps", "post_cache_mbps", "qd1_read_mean_us", "qd1_read_p99_us", "read_qd32_iops",
                 "read_seq_mbps", "qd1_write_mean_us", "qd1_write_iops", "steady_iops"):
         assert m[key] is not None and m[key] > 0, key
     assert len(m["fill_mbps_by_share"]) == fp.FILL_BINS and set(m["qd1_read_mean_us_by_span"]) == {"1/2", "1"}
@@ -39,7 +39,7 @@ def test_fingerprint_through_fio_on_a_loop_device(loops, tmp_path):
     rd = store.run(doc["run_id"])["drives"][0]
     phases = store.phases(rd["id"], with_data=False)
     assert [p["name"] for p in phases] == [
-        "purge", "cache_write", "cache_seq_read", "cache_qd1_read", "cache_qd32_read", "cache_qd1_write",
+        "purge", "unmapped_qd1_read", "unmapped_qd32_read", "cache_write", "cache_seq_read", "cache_qd1_read", "cache_qd32_read", "cache_qd1_write",
         "cache_rand_write", "fill", "settle", "qd1_read", "read_qd32", "read_seq", "ws_1/2", "qd1_write", "stretch",
         "pause", "recovery", "trim_spare", "trimmed"]
     settle = next(p for p in phases if p["name"] == "settle")
@@ -47,5 +47,5 @@ def test_fingerprint_through_fio_on_a_loop_device(loops, tmp_path):
     plan = fp.plan_of(phases, 128 * MIB)
     assert plan.spans == 1 and plan.pause_s == 1
     assert 0 < plan.stretch_share <= fp.STRETCH_SHARE + 1e-9
-    assert plan.trim_share == pytest.approx(fp.TRIM_SHARE, abs=1e-3)
+    assert plan.trim_share == pytest.approx(fp.TRIM_SHARE, abs=1e-3) and plan.unmapped
     store.close()

@@ -9,8 +9,9 @@ the others at the best, on each side until it no longer fits as well: the loss w
 and every figure the best passes still passing). The range reported is the union
 of both, a slice's part bracketed by its nearest points that no longer fit (the range lies
 inside: a bound, not a confidence interval). A parameter screening found no figure to move with is not pinned, and neither is
-one whose good range spans most of its bounds, nor one whose slice found a better value (the
-search had not settled there): the twin keeps the class's value for it
+one whose good range spans most of its bounds, nor one whose slice found a better value beyond
+its finest step (the search had not settled there; a better value one finest step away is the
+loss's own roughness at the slice's resolution, the best already within that step): the twin keeps the class's value for it
 unless the fit is worse without the search's value (then it keeps that value, still marked
 not pinned).
 
@@ -30,6 +31,7 @@ from .search import Budget, Search, Trial, residual
 SLACK = 1.0  # loss above the best that may still fit as well (one group a tolerance off in the mean)
 PINNED = 0.35  # share of a parameter's range (unit cube) its good range may span
 SLICE = (-0.4, -0.15, -0.05, -0.015, 0.015, 0.05, 0.15, 0.4)  # offsets from the best, in the cube
+FINEST = min(abs(d) for d in SLICE) + 1e-9
 
 
 def fits_as_well(search: Search, t: Trial, best: Trial) -> bool:
@@ -93,7 +95,8 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]]) -> dict[st
         lo, hi = q.physical(lo_u), q.physical(hi_u)
         sliced_here = q.key in sliced
         narrow = (hi_u - lo_u) <= PINNED
-        settled = all(t.loss >= best.loss for t in sliced.get(q.key, []))
+        settled = all(t.loss >= best.loss or abs(t.u[q.key] - best.u[q.key]) <= FINEST
+                      for t in sliced.get(q.key, []))
         if narrow and sliced_here and settled:
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, True, "")
         else:

@@ -1,7 +1,11 @@
 """The fingerprint battery: the shortest sequence of phases that shows what a drive's
 simulated twin needs (`ssdlab fit`, docs/fit.md), each phase aimed at a few parameters:
 
-- purge, then a sequential fill of the whole area with per-segment speed: the SLC cache's
+- purge, then 4 KiB random reads of the purged (unmapped) area at QD1 and QD32: the drive
+  answers them from its mapping table without touching flash, so they show the host path
+  and the controller's time per command alone (a QD1 read's latency less its page read,
+  the command rate that bounds reads at depth), apart from the NAND's read time;
+- a sequential fill of the whole area with per-segment speed: the SLC cache's
   size and policy, the post-cache (native) speed, folding and recovery bursts;
 - an idle settle (until the drive is quiet: a simulated drive says when; a real one waits
   the whole SETTLE_S), so the reads below read native pages, not the cache;
@@ -53,6 +57,7 @@ SECONDS_HELP = ("cap on the random-write stretch (it stops at 2 drive writes or 
 SETTLE_S = 300.0  # as working-set: every profile's post-fill folding is done by then
 QD1_READ_S = 10.0
 DEPTH_S = 2.0  # QD32 random reads, sequential reads: a rate settles in well under a second
+UNMAPPED_S = 1.0  # each read phase of the purged area (no flash: its rate settles at once)
 SPAN_S = 3.0  # each working-set span
 QD1_WRITE_SHARE, QD1_WRITE_S = 0.01, 10.0
 CACHE_SHARE, CACHE_S = 0.02, 3.0  # the region written first (into the SLC cache) and read back
@@ -99,6 +104,7 @@ class Plan:
     trim_share: float = TRIM_SHARE  # 0: no trimmed stretch (a run of a battery without it)
     trimmed_share: float = TRIMMED_SHARE
     until_steady: bool = False  # the stretch in rounds, stopped at steady state (STEADY_*)
+    unmapped: bool = True  # reads of the purged area (False: a run of a battery without them)
 
     def scaled(self, time_scale: float, until_steady: bool = True) -> "Plan":
         """The same battery on a drive of `time_scale` times the blocks: idle work (folding,
@@ -146,6 +152,7 @@ def plan_phases(area: int, plan: Plan) -> Generator[ph.Phase, Any, None]:
              for k in range(plan.spans, 0, -1)]
     before = [
         ph.purge(),
+        *(unmapped_phases(area) if plan.unmapped else []),
         *cache_phases(area, plan.caps),
         ph.seq_write("fill", **whole, stop_bytes=area, segment_bytes=max(4096, seg)),
         *([ph.idle(plan.settle_s, name="settle", until_quiet=True)] if plan.settle_s > 0 else []),
@@ -209,6 +216,15 @@ def trimmed_phases(area: int, plan: Plan, cap: Callable[[float], dict[str, Any]]
                        **cap(min(TRIMMED_S, plan.stretch_s)))]
 
 
+def unmapped_phases(area: int) -> list[ph.Phase]:
+    """4 KiB random reads of the purged area at QD1 and QD32: no LBA is mapped, so no page is
+    read (a DRAM-less drive's table-page directory says so too): the host's round trip, the
+    command's firmware time and the link."""
+    whole = dict(offset=0, length=area)
+    return [ph.rand_io("unmapped_qd1_read", read_pct=100, queue_depth=1, **whole, stop_seconds=UNMAPPED_S),
+            ph.rand_io("unmapped_qd32_read", read_pct=100, queue_depth=32, **whole, stop_seconds=UNMAPPED_S)]
+
+
 def cache_phases(area: int, caps: bool = True) -> list[ph.Phase]:
     """Data that sits in the SLC cache (a CrystalDiskMark test file on a purged drive): written
     sequentially, read back sequentially (the channels and the link, at the SLC read time),
@@ -246,7 +262,8 @@ def plan_of(phases: list[dict], area: int) -> Plan:
                 stretch_share=written("stretch", STRETCH_SHARE),
                 pause_s=float(pause["spec"]["seconds"]) if pause else 0.0,
                 recovery_share=written("recovery", RECOVERY_SHARE),
-                trim_share=trimmed, trimmed_share=written("trimmed", TRIMMED_SHARE))
+                trim_share=trimmed, trimmed_share=written("trimmed", TRIMMED_SHARE),
+                unmapped="unmapped_qd1_read" in named)
 
 
 def resolution_of(phases: list[dict], metrics: dict[str, Any]) -> dict[str, float]:
@@ -365,6 +382,9 @@ def analyze(results, opts: Options) -> dict:
             "fill_mbps_by_share": _labels(rate_by_share(gb, t, FILL_BINS), FILL_BINS),
             "fill_avg_mbps_by_share": _labels(average_by_share(gb, t, FILL_POINTS), FILL_POINTS),
         })
+    if "unmapped_qd1_read" in r:
+        out.update({"unmapped_qd1_read_mean_us": _f(r["unmapped_qd1_read"].latency.get("mean_us")),
+                    "unmapped_qd32_read_iops": _f(r["unmapped_qd32_read"].totals.get("iops"))})
     if "cache_seq_read" in r:
         out.update({"cache_seq_read_mbps": _f(r["cache_seq_read"].totals.get("mbps")),
                     "cache_qd1_read_mean_us": _f(r["cache_qd1_read"].latency.get("mean_us")),
@@ -434,6 +454,7 @@ TEST = Test(
     resolution=resolution_of,
     scale_free=True,
     metric_groups=(
+        ("unmapped reads", ("unmapped_",)),
         ("cached data", ("cache_",)),
         ("span sweep", ("qd1_read_mean_us_by_span",)),
         ("QD1 reads", ("qd1_read_mean_us", "qd1_read_p")),
@@ -450,7 +471,7 @@ TEST = Test(
     # does not); the trimmed stretch's first fifths are the SLC cache's burst again (the fill
     # fits the cache), its gain the spare area
     unfitted=("slc_cache_gb", "peak_mbps", "trimmed_iops_by_share"),
-    summary="the phases a simulated twin is fitted to (ssdlab fit): fill, QD1 reads and writes, "
-            "reads at depth, working-set sweep, random-write stretch, idle recovery, "
+    summary="the phases a simulated twin is fitted to (ssdlab fit): reads of the purged drive, fill, "
+            "QD1 reads and writes, reads at depth, working-set sweep, random-write stretch, idle recovery, "
             "the stretch with a quarter of the area trimmed",
 )
