@@ -41,6 +41,10 @@ def test_the_same_twin_on_one_worker_or_two(fingerprint, tmp_path):
     assert [p["value"] for p in one["parameters"]] == [p["value"] for p in two["parameters"]]
     # the budget: --trials (a slice that finds a better point adds that point as one more trial)
     assert 24 <= one["trials"] <= 25
+    # where the time went: the search ran its trials and the full-size check, the pinning its slices
+    st = one["stages"]
+    assert set(st) == {"search", "pinning"} and 0 < st["search"]["trials_run"] <= one["trials"] + 3
+    assert st["pinning"]["trials_run"] > 0 and all(x["seconds"] > 0 for x in st.values())
     # the fitted read time is near the hidden drive's, and says it was fitted
     read = next(p for p in one["parameters"] if p["key"] == "nand.native.read_us")
     assert read["pinned"] and read["value"] == pytest.approx(75, rel=0.1)
@@ -90,6 +94,7 @@ source = "a rating"
               "--crossval-trials", "16")
     held = {h["group"] for h in doc["crossval"]}
     assert held == {"fill", "quick"} and all(h["predicted"] is not None for h in doc["crossval"])
+    assert set(doc["stages"]) == {"search", "pinning", "crossval"}
     assert (rep / "report.html").is_file() and (rep / "fit-figures.png").is_file()
     assert (rep / "fit-crossval.png").is_file()
     html = (rep / "report.html").read_text()

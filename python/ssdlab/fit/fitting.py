@@ -36,6 +36,18 @@ def fold_trials(params: int) -> int:
     return 8 + (1 + len(SCREEN_GRID) * params) + 1 + (params + len(LAMBDAS))
 
 
+class Counted:
+    """The executor, counting the trials it runs (a point already run is taken from the memo,
+    not run): how a fit spends its time, stage by stage."""
+
+    def __init__(self, executor: Any):
+        self.executor, self.ran = executor, 0
+
+    def run(self, units: list[Any]) -> Any:
+        self.ran += len(units)
+        return self.executor.run(units)
+
+
 @dataclass
 class Request:
     evidence: Evidence
@@ -62,6 +74,7 @@ class Result:
     seconds: float
     search: Search = field(repr=False)
     twin_trial: Trial | None = None
+    stages: dict[str, dict[str, float]] = field(default_factory=dict)  # stage -> seconds, trials run
 
     def doc(self) -> dict[str, Any]:
         by = {q.key: q for q in self.start.params}
@@ -76,6 +89,7 @@ class Result:
             "figures": self.figures,
             "conflicts": [c.text() for c in self.conflicts],
             "crossval": [vars(h) for h in self.held],
+            "stages": self.stages,
         }
 
 
@@ -97,6 +111,15 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
         raise UserError(f"the evidence pins nothing: {why}. Give fingerprint runs (ssdlab run fingerprint) or "
                         "figures of the drive itself")
     t0 = time.monotonic()
+    executor = Counted(executor)
+    stages: dict[str, dict[str, float]] = {}
+    mark = [t0, 0]
+
+    def stage(name: str) -> None:
+        now = time.monotonic()
+        stages[name] = {"seconds": round(now - mark[0], 1), "trials_run": executor.ran - mark[1]}
+        mark[:] = [now, executor.ran]
+
     total = req.minutes * 60 if req.minutes else math.inf
     class_id = req.start or ev.start or choose_class(ev.facts)
     st = start(class_id, ev.facts)
@@ -114,6 +137,7 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     search_s, pinning_s = deadlines(total, req.crossval)
     search.run(Budget(req.trials, t0 + search_s))
     best = full_size_check(search, search.best(RECHECK))[0]
+    stage("search")
     # pinning compares trials of the search's own size with the best's trial of that size; a
     # slice that finds a better point moves the best there and slices again (once)
     same = next(t for t in search.trials if t.number == best.number)
@@ -129,14 +153,16 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     pins = pinning.pins(search, same, sliced)
     values, twin_trial = _revert_unpinned(search, best, same, pins)
     conflicts = pinning.conflicts(search, same)
+    stage("pinning")
     held: list[crossval.Held] = []
     if req.crossval:
         per = req.crossval_trials or fold_trials(len(st.params))
         held = crossval.run(ev, st, req.seed, executor, per, t0 + total, hook("crossval"), req.sampler,
                             memo=search.memo)
+        stage("crossval")
     rows = figure_rows(ev, twin_trial.values)
     return Result(st, best, values, pins, rows, conflicts, held, len(search.trials), time.monotonic() - t0,
-                  search, twin_trial)
+                  search, twin_trial, stages)
 
 
 def _revert_unpinned(search: Search, best: Trial, same: Trial,
