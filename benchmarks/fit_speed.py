@@ -50,6 +50,8 @@ def main() -> int:
                   f"{doc['passed']} of {doc['total']} figures within tolerance; "
                   f"{sum(h['passed'] for h in doc['crossval'])} of {len(doc['crossval'])} held-back figures predicted "
                   f"within their tolerance; target <= 600 s: {'met' if wall <= 600 else 'NOT met'}")
+            print("  stages: " + ", ".join(f"{k} {v['seconds']:.0f} s ({v['trials_run']} trials run)"
+                                          for k, v in doc["stages"].items()))
         short = ["--runs", str(fp["run_id"]), "--db", str(db), "--trials", "24", "--no-crossval", "--json"]
         cli("fit", *short, "--out", f"{tmp}/local.toml", timeout=3600, check=True)
         cli("fit", *short, "--ray", "--out", f"{tmp}/ray.toml", timeout=3600, check=True)
