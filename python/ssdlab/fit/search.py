@@ -29,6 +29,10 @@ SIGMA0 = 0.1  # CMA-ES's first step in the unit cube: the class is close (+-30 %
 REFINE = (0.6, 0.03)  # after this share of the trials, CMA-ES starts again from the best with this step
 SCREEN_GRID = (0.05, 0.3, 0.55, 0.8, 1.0)  # screening: each parameter alone at these points of the cube
 SCREEN_MIN = 0.25  # below this (group-weighted squared change, in tolerances) a parameter moves no figure
+# a CMA-ES stage ends once STALL[0] batches have not lowered the best loss by STALL[1] (a
+# quarter of what still fits as well, pinning.SLACK; the loss's roughness between neighbouring
+# points is about that): CMA-ES's own tolfun, so the trials left go to the next stage or are not run
+STALL = (4, 0.25)
 
 
 def run_trial(class_text: str, overrides: list[str], runs: list[RunKey], plans: dict[RunKey, Any],
@@ -212,7 +216,11 @@ class Search:
         for stop, sigma in ((wide, SIGMA0), (budget.trials, REFINE[1])):
             x0 = min(self.trials, key=lambda t: (t.loss, t.number)).u if self.trials else self.start.unit_start()
             study = self._study({k: x0[k] for k in free}, sigma)
+            levels: list[float] = []  # the best loss before each batch of this stage
             while len(self.trials) < stop and not budget.over(len(self.trials)):
+                levels.append(min((t.loss for t in self.trials), default=math.inf))
+                if len(levels) > STALL[0] and levels[-1 - STALL[0]] - levels[-1] < STALL[1]:
+                    break
                 n = min(BATCH, stop - len(self.trials))
                 asked = [study.ask(dist) for _ in range(n)]
                 done = self.evaluate([{**x0, **t.params} for t in asked], first=len(self.trials))
