@@ -1,12 +1,15 @@
-"""The search's CMA-ES stages on a loss of known shape (no simulator): a stage ends once its
-batches stop lowering the best loss by search.STALL, and goes on while they still do."""
+"""The search on losses of known shape (no simulator): a CMA-ES stage ends once its batches
+stop lowering the best loss by search.STALL, and goes on while they still do; full-size
+(dear) trials take the Levenberg-Marquardt steps before screening."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
+from ssdlab.calibration import Figure
 from ssdlab.fit import search
-from ssdlab.fit.loss import Trial
+from ssdlab.fit.descent import LAMBDAS, STEP
+from ssdlab.fit.loss import Trial, loss_of
 from ssdlab.fit.space import Param
 
 PARAMS = [Param(f"p{i}", 1, 100, "", f"parameter {i}") for i in range(4)]
@@ -38,3 +41,45 @@ def test_a_stage_goes_on_while_its_batches_still_gain():
     trials = steep.run(search.Budget(400), screen=False)
     best = min(t.loss for t in trials)
     assert len(trials) > 12 * search.BATCH and best < 1.0
+
+
+TARGET = {"p0": 0.2, "p1": 0.7, "p2": 0.4, "p3": 0.9}
+
+
+class Linear(search.Search):
+    """One figure a parameter (each its own group), published 100 with a 10 % tolerance, whose
+    simulated value moves linearly with its parameter and a little with the next: the loss
+    is zero at TARGET. `full_size`: trials cannot run smaller (dear)."""
+
+    def __init__(self, scalable: bool):
+        figs = [Figure("d", f"f{i}", ("t", 0.0, None, 1, ()), lambda c: None, value=100.0, tol=0.1)
+                for i in range(4)]
+        ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: scalable)
+        super().__init__(ev, START, 3, executor=None)  # type: ignore[arg-type]
+
+    def evaluate(self, points, full=False, first=0):
+        out = []
+        for i, u in enumerate(points):
+            values = {f"f{j}": 100.0 + 60.0 * (u[f"p{j}"] - TARGET[f"p{j}"]) + 10.0 * (u[f"p{(j + 1) % 4}"] - TARGET[f"p{(j + 1) % 4}"])
+                      for j in range(4)}
+            loss, groups = loss_of(self.ev, values)  # type: ignore[arg-type]
+            out.append(Trial(first + i, u, values, loss, 1.0, groups))
+        return out
+
+
+def test_full_size_trials_take_the_steps_before_screening():
+    """Dear trials: two Levenberg-Marquardt rounds (a trial a parameter and a batch of
+    dampings each) fit in a budget that screening alone (1 + 5 a parameter) nearly fills."""
+    budget = 1 + 2 * (4 + len(LAMBDAS))
+    dear = Linear(scalable=False)
+    trials = dear.run(search.Budget(budget + 1), screen=True)
+    steps = trials[1:5]  # the Jacobian's trials: the start moved by one finite step each
+    assert all(sum(abs(t.u[k] - 0.5) > 1e-9 for k in t.u) == 1 for t in steps)
+    assert all(abs(abs(t.u[k] - 0.5) - STEP) < 1e-9 for t in steps for k in t.u if abs(t.u[k] - 0.5) > 1e-9)
+    assert min(t.loss for t in trials) < 0.01
+    # trials that may run smaller are cheap: screening first (each parameter over its grid),
+    # and in the same budget the steps after it do not fit
+    cheap = Linear(scalable=True)
+    first = cheap.run(search.Budget(budget + 1), screen=True)
+    assert [t.u["p0"] for t in first[1:1 + len(search.SCREEN_GRID)]] == list(search.SCREEN_GRID)
+    assert min(t.loss for t in first) > min(t.loss for t in trials)

@@ -101,7 +101,7 @@ def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial 
     best = start or min(search.trials, key=lambda t: (t.loss, t.number))
     jac = None
     for _ in range(rounds):
-        if budget.over(len(search.trials) + len(keys) + len(LAMBDAS)):
+        if not budget.room(len(search.trials), len(keys) + len(LAMBDAS), search.pace):
             return best
         r0 = _vector(search, best)
         if jac is None:

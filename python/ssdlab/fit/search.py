@@ -53,6 +53,12 @@ class Budget:
     def over(self, done: int) -> bool:
         return done >= self.trials or time.monotonic() >= self.deadline
 
+    def room(self, done: int, n: int, pace: float) -> bool:
+        """Whether `n` more trials fit: in the count, and before the deadline at `pace`
+        seconds a trial (a batch of full-size trials can take minutes: one that would end
+        past the deadline is not begun)."""
+        return not self.over(done + n) and time.monotonic() + n * pace < self.deadline
+
 
 class Search:
     """One search over `start`'s parameters against `ev` (figures left out of `ev` do not
@@ -75,6 +81,7 @@ class Search:
         self.frozen: dict[str, float] = {}  # parameters no figure moves with: key -> sensitivity
         self.sensitivity: dict[str, float] = {}
         self.x0 = start.unit_start()  # where screening starts (after the die-count scan)
+        self.pace = 0.0  # wall seconds per trial run, of the last batch (Budget.room)
 
     # -- running trials ------------------------------------------------------------------------
     def settings(self, u: dict[str, float], full: bool = False) -> tuple[list[str], dict[RunKey, Any], float]:
@@ -110,10 +117,13 @@ class Search:
             units.append(Unit(i, run_trial, (self.start.text, ov, runs, plans, self.seed), memory=mem))
         docs: dict[int, Any] = {}
         errors: dict[int, str] = {}
+        t0 = time.monotonic()
         for done in self.executor.run(units):
             docs[done.key] = done.value if done.ok else None
             if not done.ok:
                 errors[done.key] = str(done.error).splitlines()[0] if str(done.error) else type(done.error).__name__
+        if units:
+            self.pace = (time.monotonic() - t0) / len(units)
         out = []
         for i, u in enumerate(points):
             if i in known:
@@ -196,6 +206,29 @@ class Search:
         if combined != x0:
             self._record(self.evaluate([combined], first=len(self.trials)))
 
+    def descend(self, budget: Budget) -> None:
+        smooth = [k for k in self.free() if k not in descent.discrete(self)]
+        if smooth:
+            descent.descend(self, budget, smooth)
+
+    def dear_start(self, budget: Budget) -> None:
+        """Full-size trials (the evidence has tests that cannot run on a smaller drive) are
+        dear, ten to twenty seconds of CPU each: screening (1 + 5 a parameter) would take the
+        whole budget before a step. So the Levenberg-Marquardt steps go first from the die
+        scan's best (a round is a trial a parameter and a batch of dampings, and the class
+        is near); screening follows when the budget still has room for it, moving each
+        parameter alone from where the steps ended (a cache's step the Jacobian cannot see),
+        then steps from its best again."""
+        if not self.trials:  # no die count to scan: the start itself
+            self._record(self.evaluate([self.x0]))
+        smooth = [k for k in self.free() if k not in descent.discrete(self)]
+        if smooth:
+            descent.levenberg_marquardt(self, budget, smooth)
+        n = 1 + len(SCREEN_GRID) * len(self.start.params)
+        if budget.room(len(self.trials), n, self.pace):
+            self.screen(min(self.trials, key=lambda t: (t.loss, t.number)).u)
+            self.descend(budget)
+
     def run(self, budget: Budget, screen: bool = True) -> list[Trial]:
         """Screening (when asked, and counted in the budget), then the optimizer over the
         parameters the figures move, from the best point so far."""
@@ -203,10 +236,11 @@ class Search:
 
         if screen and not self.trials:
             descent.scan_pow2(self, budget)
-            self.screen(self.x0)
-            smooth = [k for k in self.free() if k not in descent.discrete(self)]
-            if smooth:
-                descent.descend(self, budget, smooth)
+            if self.scalable:
+                self.screen(self.x0)
+                self.descend(budget)
+            else:
+                self.dear_start(budget)
         free = self.free()
         if not free:
             return self.trials
@@ -222,6 +256,8 @@ class Search:
                 if len(levels) > STALL[0] and levels[-1 - STALL[0]] - levels[-1] < STALL[1]:
                     break
                 n = min(BATCH, stop - len(self.trials))
+                if time.monotonic() + n * self.pace >= budget.deadline:
+                    break  # the batch would end past the deadline
                 asked = [study.ask(dist) for _ in range(n)]
                 done = self.evaluate([{**x0, **t.params} for t in asked], first=len(self.trials))
                 for t, tr in zip(asked, done):  # told in trial order: the same result on any executor
