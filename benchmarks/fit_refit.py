@@ -5,7 +5,7 @@ from the shipped profile), each within --minutes; then the refitted and the hand
 profile are both checked against the drive's validate figures (figures that compare with
 another drive run that drive's shipped profile). Prints the table of docs/calibration.md.
 
-    python benchmarks/fit_refit.py [--drive m4-256] [--minutes 25]
+    python benchmarks/fit_refit.py [--drive m4-256] [--minutes 25] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=25.0)
     ap.add_argument("--trials", default="2000")
     ap.add_argument("--update-docs", action="store_true", help="write the table into docs/calibration.md")
+    ap.add_argument("--keep", type=Path, help="a directory to keep each twin (DRIVE-refit.toml) and its fit's --json in")
     a = ap.parse_args()
     rows = []
     for drive in a.drive or list(DRIVES):
@@ -89,6 +90,10 @@ def main() -> int:
                 continue
             doc = json.loads(r.stdout)
             refit = check(drive, out.read_text())
+            if a.keep:
+                a.keep.mkdir(parents=True, exist_ok=True)
+                (a.keep / out.name).write_text(out.read_text())
+                (a.keep / f"{drive}-fit.json").write_text(r.stdout)
         hand = check(drive, None)
         row = {"drive": drive, "kind": DRIVES.get(drive, ""), "class": doc["class"], "trials": doc["trials"],
                "wall_s": round(wall), "cpu_s": round(c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime),
