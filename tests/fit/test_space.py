@@ -69,3 +69,14 @@ def test_a_smaller_drive_keeps_the_share_of_its_data_blocks():
     assert float(kv["slc.dynamic_max_gb"]) == pytest.approx(24 * f)
     Drive.describe(st.text, over + extra)
     assert S.scaled(over, st.profile, 5000) == ([], 1.0)  # never larger
+
+
+def test_the_sata_mlc_class_searches_how_full_a_block_idle_gc_may_take():
+    """The m4's HD Tach full and idle writes move with it (docs/profiles.md): the class
+    starts at the simulator's default and a trial's value reaches the profile."""
+    st = S.start("mx100-256", {})
+    q = next(q for q in st.params if q.key == "ftl.idle_gc_max_valid_pct")
+    assert st.start[q.key] == 90.0 and (q.lo, q.hi) == (50, 99)
+    over = st.overrides(st.physical({**st.unit_start(), q.key: q.unit_of(95.0)}))
+    assert any(o.split("=")[0] == q.key and float(o.split("=")[1]) == pytest.approx(95.0) for o in over)
+    Drive.describe(st.text, over)  # the simulator takes it

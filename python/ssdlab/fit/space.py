@@ -115,6 +115,8 @@ def params_for(cell: str, mapping: str, interface: str, extra: tuple[str, ...] =
 EXTRA = {p.key: p for p in (
     Param("ftl.gc_move_us", 0.1, 80, "us", "controller firmware time per slot GC relocates"),
     Param("mapping.checkpoint_gb", 0.5, 64, "GB", "host writes between writes of the whole mapping table"),
+    Param("ftl.idle_gc_max_valid_pct", 50, 99, "%", "idle GC collects only blocks at most this share valid "
+          "(moving fuller ones costs wear)", log=False),
     Param("host.read_op_us", 0.1, 60, "us", "controller time per flash read it issues"),
     Param("host.read_mbps", 100, 20000, "MB/s", "controller read path"),
     Param("host.write_mbps", 100, 20000, "MB/s", "controller write path"),
@@ -145,7 +147,8 @@ CLASSES = {
     "tlc-pcie4-1000": Class("tlc-pcie4-1000", "PCIe 4.0 TLC with DRAM", ("nand.retry.steps_fresh",)),
     "bg4-256": Class("bg4-256", "DRAM-less (HMB) PCIe TLC"),
     "qlc-pcie4-hmb-1000": Class("qlc-pcie4-hmb-1000", "QLC", ("slc.static_share",)),
-    "mx100-256": Class("mx100-256", "SATA MLC with DRAM", ("ftl.gc_move_us", "mapping.checkpoint_gb", "host.read_op_us",
+    "mx100-256": Class("mx100-256", "SATA MLC with DRAM", ("ftl.gc_move_us", "ftl.idle_gc_max_valid_pct",
+                                                           "mapping.checkpoint_gb", "host.read_op_us",
                                                            "host.read_mbps", "host.write_mbps", "slc.cache_share",
                                                            "slc.dynamic_mapped_max_pct", "slc.reclaim_pace")),
 }
@@ -269,6 +272,7 @@ def class_value(p: dict[str, Any], key: str, capacity_gb: float) -> float:
     if key == "slc.static_share":
         return _static_share(p, float(p["user_capacity_gb"]))
     default = {"host.write_latency_us": 0.0, "ftl.gc_pace": 1.0, "ftl.idle_gc_target_pct": 10.0,
+               "ftl.idle_gc_max_valid_pct": 90.0,
                "host.protocol_efficiency": 0.87, "nand.native_write_mbps": 0.0, "ftl.gc_buffers": 0.0,
                "mapping.hmb_access_us": 1.0, "ftl.gc_move_us": 0.0, "mapping.checkpoint_gb": 0.0,
                "host.read_op_us": 0.0, "host.read_mbps": 0.0, "host.write_mbps": 0.0,
