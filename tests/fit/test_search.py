@@ -83,3 +83,38 @@ def test_full_size_trials_take_the_steps_before_screening():
     first = cheap.run(search.Budget(budget + 1), screen=True)
     assert [t.u["p0"] for t in first[1:1 + len(search.SCREEN_GRID)]] == list(search.SCREEN_GRID)
     assert min(t.loss for t in first) > min(t.loss for t in trials)
+
+
+GATED = [Param("cache", 0.01, 1.0, "", "a cache (0: none)", off=True),
+         Param("mode", 0.0, 100.0, "", "how the cache is used", log=False, gate="cache")]
+
+
+class Gated(search.Search):
+    """Figure `size` wants the cache on (at about 0.5 of the cube), figure `mode` wants the
+    mode at 0.25, and the mode does nothing while the cache is off, where the search starts."""
+
+    def __init__(self):
+        figs = [Figure("d", n, ("t", 0.0, None, 1, ()), lambda c: None, value=100.0, tol=0.1) for n in ("size", "mode")]
+        ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: True)
+        st = SimpleNamespace(params=GATED, class_id="gated", unit_start=lambda: {"cache": 0.0, "mode": 0.8})
+        super().__init__(ev, st, 3, executor=None)  # type: ignore[arg-type]
+
+    def evaluate(self, points, full=False, first=0):
+        out = []
+        for i, u in enumerate(points):
+            on = GATED[0].physical(u["cache"]) > 0
+            values = {"size": 100.0 + 80.0 * (u["cache"] - 0.5), "mode": 100.0 + (60.0 * (u["mode"] - 0.25) if on else 50.0)}
+            loss, groups = loss_of(self.ev, values)  # type: ignore[arg-type]
+            out.append(Trial(first + i, u, values, loss, 1.0, groups))
+        return out
+
+
+def test_a_mechanism_screening_turned_on_is_screened_again():
+    """Screened one at a time from the start, the mode moves nothing (the cache is off there)
+    and would be frozen; the combined candidate turns the cache on, so the mode is screened
+    again from it, found to move its figure, searched, and its better grid point taken."""
+    s = Gated()
+    s.screen()
+    assert "mode" not in s.frozen and s.sensitivity["mode"] >= search.SCREEN_MIN
+    best = min(s.trials, key=lambda t: t.loss)
+    assert best.u["cache"] > 0.05 and best.u["mode"] == 0.3  # the grid point nearest 0.25

@@ -204,7 +204,34 @@ class Search:
                 combined[p.key] = top.u[p.key]
         self.frozen = {k: v for k, v in self.sensitivity.items() if v < SCREEN_MIN}
         if combined != x0:
-            self._record(self.evaluate([combined], first=len(self.trials)))
+            done = self.evaluate([combined], first=len(self.trials))
+            self._record(done)
+            self.screen_gated(x0, done[0])
+
+    def screen_gated(self, x0: dict[str, float], at: Trial) -> None:
+        """Parameters that tune a mechanism screening found off at `x0` (their gate, e.g.
+        the performance mode of a dynamic SLC cache) and the combined candidate `at` turned
+        on: screened again from `at`, where they can move a figure (one at a time they
+        could not)."""
+        by = {q.key: q for q in self.start.params}
+        on = [k for k, q in by.items() if q.off and q.physical(x0[k]) == 0 and q.physical(at.u[k]) > 0]
+        gated = [q for q in self.start.params if q.gate in on and q.key in self.frozen]
+        if not gated or at.error:
+            return
+        points = [{**at.u, q.key: u} for q in gated for u in SCREEN_GRID]
+        done = self.evaluate(points, first=len(self.trials))
+        self._record(done)
+        n = len(SCREEN_GRID)
+        better = dict(at.u)
+        for i, q in enumerate(gated):
+            mine = done[n * i: n * (i + 1)]
+            self.sensitivity[q.key] = max(math.inf if t.error else self.change(t, at) for t in mine)
+            top = min(mine, key=lambda t: (t.loss, t.number))
+            if top.loss < at.loss:
+                better[q.key] = top.u[q.key]
+        self.frozen = {k: v for k, v in self.sensitivity.items() if v < SCREEN_MIN}
+        if better != at.u:
+            self._record(self.evaluate([better], first=len(self.trials)))
 
     def descend(self, budget: Budget) -> None:
         smooth = [k for k in self.free() if k not in descent.discrete(self)]

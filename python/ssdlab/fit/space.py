@@ -41,6 +41,7 @@ class Param:
     integer: bool = False
     pow2: bool = False  # a power of two (the die count: channels x dies per channel)
     off: bool = False  # the cube's bottom OFF_U is 0: the mechanism off (no cache, no retries)
+    gate: str = ""  # an `off` parameter whose mechanism this one tunes: while it is 0, this moves nothing
 
     def physical(self, u: float) -> float:
         u = min(max(u, 0.0), 1.0)
@@ -127,7 +128,7 @@ EXTRA = {p.key: p for p in (
     Param("slc.cache_share", 0.003, 0.6, "of capacity", "dynamic SLC cache at most, as a share of the user capacity "
           "(0: none)", off=True),
     Param("slc.dynamic_mapped_max_pct", 0, 100, "%", "performance mode: the cache takes host writes while at "
-          "most this share of the LBAs is mapped (0: off)", log=False),
+          "most this share of the LBAs is mapped (0: off)", log=False, gate="slc.cache_share"),
     Param("slc.reclaim_pace", 0.05, 8, "", "SLC slots a reclaim folds per host slot written"),
 )}
 
