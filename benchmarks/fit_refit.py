@@ -5,7 +5,7 @@ from the shipped profile), each within --minutes; then the refitted and the hand
 profile are both checked against the drive's validate figures (figures that compare with
 another drive run that drive's shipped profile). Prints the table of docs/calibration.md.
 
-    python benchmarks/fit_refit.py [--drive m4-256] [--minutes 25] [--keep DIR]
+    python benchmarks/fit_refit.py [--drive m4-256] [--minutes 25] [--keep DIR] [--rows FILE] [--update-docs]
 """
 
 from __future__ import annotations
@@ -42,19 +42,21 @@ def check(drive: str, twin_text: str | None) -> list[dict]:
 MARK = "## Refits from figures files alone"
 
 
-def section(rows: list[dict], minutes: float) -> str:
+def section(rows: list[dict]) -> str:
     """The section of docs/calibration.md this benchmark writes (after validate's page)."""
     lines = [MARK, "",
              "Written by `python benchmarks/fit_refit.py --update-docs` (`ssdlab validate --markdown` writes",
-             "the page above it). Each drive's twin is fitted by `ssdlab fit --figures` to its figures file",
-             f"alone, from the generic class its facts suggest, within {minutes:g} minutes on this machine's 2",
-             "cores; then the refitted and the hand-fitted profile are both checked against every figure of",
-             "the drive above (figures that compare with another drive run that drive's shipped profile;",
-             "they are left out of the fit).", "",
-             "| drive | kind | class started from | trials | wall | hand-fitted pass | refitted pass |",
-             "|---|---|---|---|---|---|---|"]
+             "the page above it; `--rows FILE` adds rows measured before, a JSON row a line). Each drive's twin",
+             "is fitted by `ssdlab fit --figures` to its figures file alone, from the generic class its facts",
+             "suggest, within `--minutes` (the budget column) on this machine's 2 cores, without",
+             "cross-validation; then the refitted and the hand-fitted profile are both checked against every",
+             "figure of the drive above (figures that compare with another drive run that drive's shipped",
+             "profile; they are left out of the fit). Wall time includes that check.", "",
+             "| drive | kind | class started from | measured | budget | trials | wall | hand-fitted pass | refitted pass |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for x in rows:
-        lines.append(f"| {x['drive']} | {x['kind']} | {x['class']} | {x['trials']} | {x['wall_s'] / 60:.0f} min | "
+        lines.append(f"| {x['drive']} | {x['kind']} | {x['class']} | {x.get('date', '')} | {x.get('minutes', '')} min | "
+                     f"{x['trials']} | {x['wall_s'] / 60:.0f} min | "
                      f"{x['hand_pass']} of {x['figures']} | {x['refit_pass']} of {x['figures']} |")
     lines.append("")
     for x in rows:
@@ -70,10 +72,11 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=25.0)
     ap.add_argument("--trials", default="2000")
     ap.add_argument("--update-docs", action="store_true", help="write the table into docs/calibration.md")
+    ap.add_argument("--rows", type=Path, help="rows measured before (JSON a line, as printed) to add to the table")
     ap.add_argument("--keep", type=Path, help="a directory to keep each twin (DRIVE-refit.toml) and its fit's --json in")
     a = ap.parse_args()
-    rows = []
-    for drive in a.drive or list(DRIVES):
+    rows = [json.loads(x) for x in a.rows.read_text().splitlines() if x.startswith("{")] if a.rows else []
+    for drive in a.drive if a.drive is not None else ([] if a.rows else list(DRIVES)):
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / f"{drive}-refit.toml"
             t0 = time.time()
@@ -96,6 +99,7 @@ def main() -> int:
                 (a.keep / f"{drive}-fit.json").write_text(r.stdout)
         hand = check(drive, None)
         row = {"drive": drive, "kind": DRIVES.get(drive, ""), "class": doc["class"], "trials": doc["trials"],
+               "date": time.strftime("%Y-%m-%d", time.gmtime()), "minutes": a.minutes,
                "wall_s": round(wall), "cpu_s": round(c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime),
                "figures": len(hand), "hand_pass": sum(x["pass"] for x in hand),
                "refit_pass": sum(x["pass"] for x in refit),
@@ -104,7 +108,10 @@ def main() -> int:
                "hand_fails": [x["figure"] for x in hand if not x["pass"]]}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    text = section(rows, a.minutes)
+    latest = {x["drive"]: x for x in rows}  # a drive measured again: its latest row
+    order = list(DRIVES) + sorted(set(latest) - set(DRIVES))
+    rows = [latest[d] for d in order if d in latest]
+    text = section(rows)
     print(text)
     if a.update_docs:
         doc = ROOT / "docs" / "calibration.md"
