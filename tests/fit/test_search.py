@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from ssdlab.calibration import Figure
 from ssdlab.fit import search
 from ssdlab.fit.descent import LAMBDAS, STEP
@@ -13,7 +15,12 @@ from ssdlab.fit.loss import Trial, loss_of
 from ssdlab.fit.space import Param
 
 PARAMS = [Param(f"p{i}", 1, 100, "", f"parameter {i}") for i in range(4)]
-START = SimpleNamespace(params=PARAMS, class_id="bowl", unit_start=lambda: {p.key: 0.5 for p in PARAMS})
+START = SimpleNamespace(params=PARAMS, class_id="bowl", unit_start=lambda: {p.key: 0.5 for p in PARAMS},
+                        physical=lambda u: START_PHYS(u), start={p.key: PARAMS[0].physical(0.5) for p in PARAMS})
+
+
+def START_PHYS(u: dict[str, float]) -> dict[str, float]:
+    return {p.key: p.physical(u[p.key]) for p in PARAMS}
 
 
 class Bowl(search.Search):
@@ -118,3 +125,30 @@ def test_a_mechanism_screening_turned_on_is_screened_again():
     assert "mode" not in s.frozen and s.sensitivity["mode"] >= search.SCREEN_MIN
     best = min(s.trials, key=lambda t: t.loss)
     assert best.u["cache"] > 0.05 and best.u["mode"] == 0.3  # the grid point nearest 0.25
+
+
+class Calls(search.Budget):
+    """A budget over after `n` looks at it (pinning's slices look once a ring)."""
+
+    def __init__(self, n: int):
+        super().__init__(10**9)
+        self.n = n
+
+    def over(self, done: int) -> bool:
+        self.n -= 1
+        return self.n < 0
+
+
+def test_pinning_keeps_its_first_slices_when_the_budget_ends_before_the_second():
+    """A slice finds a better point (the best moves there), and the budget ends before the
+    slices around it: the first slices are reported (not "not checked"), with the twin's values."""
+    from ssdlab.fit.fitting import pin
+
+    s = Linear(scalable=False)
+    s._record(s.evaluate([{k: 0.5 for k in TARGET}]))  # the best so far: the start, away from TARGET
+    start = s.trials[0]
+    best, same, pins = pin(s, start, Calls(2))  # two rings of slices, then nothing
+    assert best.loss < start.loss and same is start
+    assert not any("not checked" in p.why for p in pins.values())
+    phys = START_PHYS(best.u)
+    assert all(pins[k].value == pytest.approx(phys[k]) for k in TARGET)

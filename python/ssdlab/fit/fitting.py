@@ -138,19 +138,7 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     search.run(Budget(req.trials, t0 + search_s))
     best = full_size_check(search, search.best(RECHECK))[0]
     stage("search")
-    # pinning compares trials of the search's own size with the best's trial of that size; a
-    # slice that finds a better point moves the best there and slices again (once)
-    same = next(t for t in search.trials if t.number == best.number)
-    pin_budget = Budget(10**9, t0 + pinning_s)
-    sliced = pinning.slices(search, same, pin_budget)
-    better = min((t for ts in sliced.values() for t in ts if not t.error), key=lambda t: t.loss, default=same)
-    if better.loss < same.loss:
-        better.number = len(search.trials)
-        search.trials.append(better)
-        best = full_size_check(search, [better])[0]
-        same = better
-        sliced = pinning.slices(search, same, pin_budget)
-    pins = pinning.pins(search, same, sliced)
+    best, same, pins = pin(search, best, Budget(10**9, t0 + pinning_s))
     values, twin_trial = _revert_unpinned(search, best, same, pins)
     conflicts = pinning.conflicts(search, same)
     stage("pinning")
@@ -163,6 +151,31 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     rows = figure_rows(ev, twin_trial.values)
     return Result(st, best, values, pins, rows, conflicts, held, len(search.trials), time.monotonic() - t0,
                   search, twin_trial, stages)
+
+
+def pin(search: Search, best: Trial, budget: Budget) -> tuple[Trial, Trial, dict[str, profile_out.Pin]]:
+    """The pins, and the best (maybe moved) with its trial of the search's size. Pinning
+    compares trials of the search's own size with the best's trial of that size; a slice that
+    finds a better point moves the best there and slices again (once)."""
+    st = search.start
+    same = next(t for t in search.trials if t.number == best.number)
+    sliced = pinning.slices(search, same, budget)
+    better = min((t for ts in sliced.values() for t in ts if not t.error), key=lambda t: t.loss, default=same)
+    if better.loss >= same.loss:
+        return best, same, pinning.pins(search, same, sliced)
+    better.number = len(search.trials)
+    search.trials.append(better)
+    best = full_size_check(search, [better])[0]
+    again = pinning.slices(search, better, budget)
+    if again:
+        return best, better, pinning.pins(search, better, again)
+    # the budget ran out: the first slices, around a point one slice step away (the parameter
+    # that moved reads "did not settle"), say more than none; the values are the twin's
+    pins = pinning.pins(search, same, sliced)
+    for k, v in st.physical(best.u).items():
+        if k in pins:
+            pins[k].value = v
+    return best, same, pins
 
 
 def _revert_unpinned(search: Search, best: Trial, same: Trial,
