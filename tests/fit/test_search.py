@@ -152,3 +152,15 @@ def test_pinning_keeps_its_first_slices_when_the_budget_ends_before_the_second()
     assert not any("not checked" in p.why for p in pins.values())
     phys = START_PHYS(best.u)
     assert all(pins[k].value == pytest.approx(phys[k]) for k in TARGET)
+
+
+def test_a_ring_of_slices_that_would_end_past_the_deadline_is_not_begun():
+    import time
+
+    from ssdlab.fit import pinning
+
+    s = Linear(scalable=False)
+    s._record(s.evaluate([{k: 0.5 for k in TARGET}]))
+    s.pace = 10.0  # seconds a trial: the first ring (8 trials) needs 80 s
+    assert pinning.slices(s, s.trials[0], search.Budget(10**9, time.monotonic() + 60)) == {}
+    assert set(pinning.slices(s, s.trials[0], search.Budget(10**9, time.monotonic() + 100))) == set(TARGET)

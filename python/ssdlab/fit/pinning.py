@@ -63,6 +63,8 @@ def slices(search: Search, best: Trial, budget: Budget) -> dict[str, list[Trial]
             x = min(1.0, max(0.0, best.u[k] + s * ring))
             if x != best.u[k] and all(t.u[k] != x for t in out.get(k, [])):  # a bound: no point beyond
                 asked.append((k, s, x))
+        if not budget.room(0, len(asked), search.pace):
+            break  # the ring would end past the deadline (full-size trials: minutes a ring)
         done = search.evaluate([{**best.u, k: x} for k, _, x in asked], first=-1)
         sides = []
         for (k, s, x), t in zip(asked, done):
