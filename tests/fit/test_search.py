@@ -164,3 +164,36 @@ def test_a_ring_of_slices_that_would_end_past_the_deadline_is_not_begun():
     s.pace = 10.0  # seconds a trial: the first ring (8 trials) needs 80 s
     assert pinning.slices(s, s.trials[0], search.Budget(10**9, time.monotonic() + 60)) == {}
     assert set(pinning.slices(s, s.trials[0], search.Budget(10**9, time.monotonic() + 100))) == set(TARGET)
+
+
+LIMIT = Param("limit", 100, 20000, "MB/s", "a controller limit; the class has none (the top)")
+
+
+class Limited(Linear):
+    """Linear's four figures, and a fifth that a limit sets once it is below the middle of its
+    range: from the class's "no limit" (the top) a finite step moves nothing."""
+
+    def __init__(self):
+        super().__init__(scalable=False)
+        self.ev.figures.append(Figure("d", "f4", ("t", 0.0, None, 1, ()), lambda c: None, value=100.0, tol=0.1))
+        self.ev.groups["f4"] = "f4"
+        self.start = SimpleNamespace(params=PARAMS + [LIMIT], class_id="limited",
+                                     unit_start=lambda: {**{p.key: 0.5 for p in PARAMS}, "limit": 1.0})
+        self.x0 = self.start.unit_start()
+
+    def evaluate(self, points, full=False, first=0):
+        out = super().evaluate(points, full, first)
+        for t, u in zip(out, points):
+            t.values["f4"] = 100.0 if u["limit"] < 0.5 else 140.0
+            t.loss, t.group_loss = loss_of(self.ev, t.values)  # type: ignore[arg-type]
+        return out
+
+
+def test_full_size_trials_screen_what_the_steps_cannot_see():
+    s = Limited()
+    trials = s.run(search.Budget(80), screen=True)
+    screened = {k for t in trials for k in t.u if t.u[k] in search.SCREEN_GRID[:2] and k != "limit"}
+    assert not screened  # the others were stepped, not screened
+    assert any(t.u["limit"] == search.SCREEN_GRID[0] for t in trials)  # the limit was
+    best = min(trials, key=lambda t: t.loss)
+    assert best.u["limit"] < 0.5 and best.loss < 0.01

@@ -21,6 +21,7 @@ from .loss import CAP, Trial, residual  # noqa: F401  (Trial: the type of search
 LAMBDAS = (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)  # one batch of damped steps
 STEP = 0.05  # forward difference, in the cube
 ROUNDS = 4
+UNSEEN = 0.01  # a finite step that moves every figure by less (tolerances) sees nothing there
 
 
 def discrete(search: Any) -> list[str]:
@@ -112,6 +113,7 @@ def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial 
             done = search.evaluate(points, first=len(search.trials))
             search._record(done)
             jac = np.stack([(_vector(search, t) - r0) / (t.u[k] - best.u[k]) for k, t in zip(keys, done)], axis=1)
+            search.unseen = {k for j, k in enumerate(keys) if np.abs(jac[:, j]).max() * STEP < UNSEEN}
         a = jac.T @ (w[:, None] * jac)
         g = jac.T @ (w * r0)
         x = np.array([best.u[k] for k in keys])

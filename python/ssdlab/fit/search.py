@@ -82,6 +82,7 @@ class Search:
         self.sensitivity: dict[str, float] = {}
         self.x0 = start.unit_start()  # where screening starts (after the die-count scan)
         self.pace = 0.0  # wall seconds per trial run, of the last batch (Budget.room)
+        self.unseen: set[str] = set()  # parameters whose finite step moved no figure (descent.py)
 
     # -- running trials ------------------------------------------------------------------------
     def settings(self, u: dict[str, float], full: bool = False) -> tuple[list[str], dict[RunKey, Any], float]:
@@ -176,15 +177,16 @@ class Search:
             per.setdefault(self.ev.groups[f.name], []).append(min(d * d, CAP))
         return sum(sum(v) / len(v) for v in per.values())
 
-    def screen(self, x0: dict[str, float] | None = None) -> None:
-        """Each parameter alone over a coarse grid of its range (SCREEN_GRID), the others at
-        the start: a parameter that moves no figure over its whole range (the evidence cannot
-        see it) is left at the class's value and not searched; for the others the best grid
-        point of each, together, is a candidate start (the search goes on from the better of
-        it and the start)."""
+    def screen(self, x0: dict[str, float] | None = None, keys: list[str] | None = None) -> None:
+        """Each parameter (of `keys`, default all) alone over a coarse grid of its range
+        (SCREEN_GRID), the others at the start: a parameter that moves no figure over its
+        whole range (the evidence cannot see it) is left at the class's value and not
+        searched; for the others the best grid point of each, together, is a candidate start
+        (the search goes on from the better of it and the start)."""
         x0 = x0 or self.start.unit_start()
+        params = [p for p in self.start.params if keys is None or p.key in keys]
         points = [x0]
-        for p in self.start.params:
+        for p in params:
             points += [{**x0, p.key: u} for u in SCREEN_GRID]
         done = self.evaluate(points, first=len(self.trials))
         self._record(done)
@@ -195,7 +197,7 @@ class Search:
             raise UserError(f"class {self.start.class_id} cannot simulate this drive: {base.error}")
         n = len(SCREEN_GRID)
         combined = dict(x0)
-        for i, p in enumerate(self.start.params):
+        for i, p in enumerate(params):
             mine = done[1 + n * i: 1 + n * (i + 1)]
             # a point the simulator refuses (a bound the geometry cannot take) counts as moving
             self.sensitivity[p.key] = max(math.inf if t.error else self.change(t, base) for t in mine)
@@ -240,20 +242,22 @@ class Search:
 
     def dear_start(self, budget: Budget) -> None:
         """Full-size trials (the evidence has tests that cannot run on a smaller drive) are
-        dear, ten to twenty seconds of CPU each: screening (1 + 5 a parameter) would take the
-        whole budget before a step. So the Levenberg-Marquardt steps go first from the die
-        scan's best (a round is a trial a parameter and a batch of dampings, and the class
-        is near); screening follows when the budget still has room for it, moving each
-        parameter alone from where the steps ended (a cache's step the Jacobian cannot see),
-        then steps from its best again."""
+        dear, ten to twenty seconds of CPU each: screening every parameter (1 + 5 each) would
+        take the whole budget before a step. So the Levenberg-Marquardt steps go first from
+        the die scan's best (a round is a trial a parameter and a batch of dampings, and the
+        class is near); then screening of the parameters the steps cannot see, from where
+        they ended: those whose finite step moved no figure (a limit the class sets at "none",
+        a mechanism that is off) and the whole numbers; then steps again."""
         if not self.trials:  # no die count to scan: the start itself
             self._record(self.evaluate([self.x0]))
         smooth = [k for k in self.free() if k not in descent.discrete(self)]
         if smooth:
             descent.levenberg_marquardt(self, budget, smooth)
-        n = 1 + len(SCREEN_GRID) * len(self.start.params)
-        if budget.room(len(self.trials), n, self.pace):
-            self.screen(min(self.trials, key=lambda t: (t.loss, t.number)).u)
+        blind = [q.key for q in self.start.params
+                 if q.key in self.unseen or (q.key in descent.discrete(self) and not q.pow2)]
+        n = 1 + len(SCREEN_GRID) * len(blind)
+        if blind and budget.room(len(self.trials), n, self.pace):
+            self.screen(min(self.trials, key=lambda t: (t.loss, t.number)).u, blind)
             self.descend(budget)
 
     def run(self, budget: Budget, screen: bool = True) -> list[Trial]:
