@@ -177,20 +177,23 @@ class Search:
             per.setdefault(self.ev.groups[f.name], []).append(min(d * d, CAP))
         return sum(sum(v) / len(v) for v in per.values())
 
-    def screen(self, x0: dict[str, float] | None = None, keys: list[str] | None = None) -> None:
+    def screen(self, x0: dict[str, float] | None = None, keys: list[str] | None = None,
+               base: Trial | None = None) -> None:
         """Each parameter (of `keys`, default all) alone over a coarse grid of its range
-        (SCREEN_GRID), the others at the start: a parameter that moves no figure over its
-        whole range (the evidence cannot see it) is left at the class's value and not
-        searched; for the others the best grid point of each, together, is a candidate start
-        (the search goes on from the better of it and the start)."""
-        x0 = x0 or self.start.unit_start()
+        (SCREEN_GRID), the others at the start (`base`, when already run, is its trial): a
+        parameter that moves no figure over its whole range (the evidence cannot see it) is
+        left at the class's value and not searched; for the others the best grid point of
+        each, together, is a candidate start (the search goes on from the better of it and
+        the start)."""
+        x0 = base.u if base else x0 or self.start.unit_start()
         params = [p for p in self.start.params if keys is None or p.key in keys]
-        points = [x0]
+        points = [] if base else [x0]
         for p in params:
             points += [{**x0, p.key: u} for u in SCREEN_GRID]
         done = self.evaluate(points, first=len(self.trials))
         self._record(done)
-        base = done[0]
+        if base is None:
+            base, done = done[0], done[1:]
         if base.error:
             from ..errors import UserError
 
@@ -198,7 +201,7 @@ class Search:
         n = len(SCREEN_GRID)
         combined = dict(x0)
         for i, p in enumerate(params):
-            mine = done[1 + n * i: 1 + n * (i + 1)]
+            mine = done[n * i: n * (i + 1)]
             # a point the simulator refuses (a bound the geometry cannot take) counts as moving
             self.sensitivity[p.key] = max(math.inf if t.error else self.change(t, base) for t in mine)
             top = min(mine, key=lambda t: (t.loss, t.number))
@@ -217,23 +220,9 @@ class Search:
         could not)."""
         by = {q.key: q for q in self.start.params}
         on = [k for k, q in by.items() if q.off and q.physical(x0[k]) == 0 and q.physical(at.u[k]) > 0]
-        gated = [q for q in self.start.params if q.gate in on and q.key in self.frozen]
-        if not gated or at.error:
-            return
-        points = [{**at.u, q.key: u} for q in gated for u in SCREEN_GRID]
-        done = self.evaluate(points, first=len(self.trials))
-        self._record(done)
-        n = len(SCREEN_GRID)
-        better = dict(at.u)
-        for i, q in enumerate(gated):
-            mine = done[n * i: n * (i + 1)]
-            self.sensitivity[q.key] = max(math.inf if t.error else self.change(t, at) for t in mine)
-            top = min(mine, key=lambda t: (t.loss, t.number))
-            if top.loss < at.loss:
-                better[q.key] = top.u[q.key]
-        self.frozen = {k: v for k, v in self.sensitivity.items() if v < SCREEN_MIN}
-        if better != at.u:
-            self._record(self.evaluate([better], first=len(self.trials)))
+        gated = [q.key for q in self.start.params if q.gate in on and q.key in self.frozen]
+        if gated and not at.error:
+            self.screen(keys=gated, base=at)
 
     def descend(self, budget: Budget) -> None:
         smooth = [k for k in self.free() if k not in descent.discrete(self)]
