@@ -140,11 +140,11 @@ impl Alloc {
         let o = &self.open[d as usize * STREAMS + s as usize];
         o.block != NONE && written[o.block as usize] < o.cap
     }
-    /// Slots the open GC block of die `d` takes on the fast path of `alloc_run` (before
-    /// it fills or completes a program unit); 0 if it has none open.
+    /// Slots the open block of stream `s` on die `d` takes on the fast path of
+    /// `alloc_run` (before it fills or completes a program unit); 0 if none is open.
     #[inline]
-    pub fn gc_room(&self, d: u32, written: &[u32]) -> u32 {
-        let o = &self.open[d as usize * STREAMS + Stream::Gc as usize];
+    pub fn run_room(&self, d: u32, s: Stream, written: &[u32]) -> u32 {
+        let o = &self.open[d as usize * STREAMS + s as usize];
         if o.block == NONE {
             return 0;
         }
@@ -173,11 +173,17 @@ impl Alloc {
     pub fn begin_host_page(&mut self, s: Stream) {
         self.host_stream = s;
     }
-    /// Count a host slot written; true when it completed a page (the next slot goes to
-    /// the next die).
+    /// Slots of the host page being filled still to write (`slots_per_page` if none is
+    /// begun).
     #[inline]
-    fn host_page_done(&mut self, slots_per_page: u32) -> bool {
-        self.host_page_fill += 1;
+    pub fn host_page_left(&self, slots_per_page: u32) -> u32 {
+        slots_per_page - self.host_page_fill
+    }
+    /// Count `k` host slots written (at most the page's rest); true when they completed a
+    /// page (the next slot goes to the next die).
+    #[inline]
+    fn host_page_done(&mut self, slots_per_page: u32, k: u32) -> bool {
+        self.host_page_fill += k;
         if self.host_page_fill == slots_per_page {
             self.host_page_fill = 0;
             return true;
@@ -223,8 +229,14 @@ impl Ftl {
     /// to the die free first at `t`, the next in die order on a tie.
     #[inline]
     pub(crate) fn advance_host_cursor(&mut self, t: u64) {
+        self.advance_host_cursor_by(1, t);
+    }
+
+    /// `advance_host_cursor` after `k` slots of the host page, the last written at `t`.
+    #[inline(always)]
+    pub(crate) fn advance_host_cursor_by(&mut self, k: u32, t: u64) {
         let g = &self.nand.geo;
-        if !self.alloc.host_page_done(g.slots_per_page) {
+        if !self.alloc.host_page_done(g.slots_per_page, k) {
             return;
         }
         let dies = g.dies;

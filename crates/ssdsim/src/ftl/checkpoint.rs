@@ -41,6 +41,12 @@ impl Checkpoint {
         true
     }
 
+    /// `n` more remapped slots leave the journal short of full (`count` would not fire).
+    #[inline(always)]
+    pub fn takes(&self, n: u64) -> bool {
+        self.every == 0 || self.since + n < self.every
+    }
+
     /// A purge empties the journal.
     pub fn reset(&mut self) {
         self.since = 0;

@@ -120,6 +120,7 @@ impl Ftl {
 
     /// Die `d` if it has room for host data, else the next die in order that has (`d`
     /// if none has: the drive is over-full and the write fails at the hard stop).
+    #[inline(never)]
     pub(crate) fn die_with_room(&mut self, d: u32) -> u32 {
         let dies = self.nand.geo.dies;
         let spb = self.nand.geo.slots_per_block;
@@ -368,7 +369,7 @@ impl Ftl {
             start: job.head,
             len: 0,
             ready: 0,
-            room: self.alloc.gc_room(d, &self.map.written),
+            room: self.alloc.run_room(d, Stream::Gc, &self.map.written),
         };
         while n > 0 && *at(&self.map.valid, job.victim as usize) > 0 {
             if job.head == queue.len() {
@@ -442,7 +443,7 @@ impl Ftl {
                 start: job.head,
                 len: 0,
                 ready: 0,
-                room: self.alloc.gc_room(d, &self.map.written),
+                room: self.alloc.run_room(d, Stream::Gc, &self.map.written),
             };
         }
         self.place_batch(job.victim, d, queue, &mut batch)?;

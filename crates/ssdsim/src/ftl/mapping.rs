@@ -371,6 +371,27 @@ impl Mapping {
         *at_mut(&mut self.valid_in, *at(&self.mode, b as usize) as usize) += 1;
     }
 
+    /// `remap` of logical blocks `lba..lba + k` to slots `s..s + k` of block `b`, the
+    /// block's counts raised once. Old copies in `b` itself are invalidated first; `b` is
+    /// open (not closed, in no bucket), so only its count sees the order.
+    #[inline]
+    pub fn remap_run(&mut self, lba: u32, k: u32, s: u32, b: u32) {
+        for j in 0..k {
+            let (l, to) = (lba + j, s + j);
+            let old = *at(&self.l2p, l as usize);
+            if old == 0 {
+                self.mapped += 1;
+            } else {
+                self.invalidate(old - 1);
+            }
+            *at_mut(&mut self.l2p, l as usize) = to + 1;
+            *at_mut(&mut self.p2l, to as usize) = l;
+            self.set_valid(to);
+        }
+        *at_mut(&mut self.valid, b as usize) += k;
+        *at_mut(&mut self.valid_in, *at(&self.mode, b as usize) as usize) += k as u64;
+    }
+
     /// Move still-valid logical blocks from block `fb` to consecutive slots of block `tb`
     /// starting at `to` (GC relocation): `run` holds (slot, logical block) of each.
     #[inline(always)]

@@ -14,6 +14,7 @@ pub mod release;
 pub mod slc;
 pub mod staging;
 pub mod verify;
+pub mod write_run;
 
 use crate::host::WriteBuffer;
 use crate::nand::{transfer_ns, Nand, SLOT_BYTES};
@@ -63,6 +64,13 @@ pub struct Ftl {
     pub stamps: Vec<u64>,
     #[cfg(feature = "verify")]
     pub write_seq: u64,
+    /// Host writes may go as runs (`write_run`); off, every slot goes through
+    /// `write_slot` (the property tests compare the two).
+    #[cfg(feature = "verify")]
+    pub runs: bool,
+    /// Host slots written as part of a run (tests only).
+    #[cfg(feature = "verify")]
+    pub run_slots: u64,
     gc_threshold: u32,
     pub(crate) gc_pace: f64,
     /// `ftl.gc_urgency`: the GC pace rises as a die's room runs short (see `urge`).
@@ -126,6 +134,10 @@ impl Ftl {
             stamps: vec![0; g.total_slots() as usize],
             #[cfg(feature = "verify")]
             write_seq: 0,
+            #[cfg(feature = "verify")]
+            runs: true,
+            #[cfg(feature = "verify")]
+            run_slots: 0,
             gc_threshold: p.ftl.gc_threshold_blocks,
             gc_pace: p.ftl.gc_pace,
             gc_urgency: p.ftl.gc_urgency,

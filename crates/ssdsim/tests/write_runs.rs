@@ -1,0 +1,224 @@
+//! Property test: host writes placed as runs (`Ftl::write_run`) give exactly what writing
+//! every slot through `Ftl::write_slot` gives: the same phase results (totals, series,
+//! latency histogram: completion times), counters, tables and NAND timelines, on small
+//! drives whose pages hold several slots, under random phases.
+
+use proptest::prelude::*;
+use ssdsim::{Drive, PhaseKind, PhaseSpec};
+
+/// A small TLC drive with multi-slot pages; `k` sets the knobs that decide when a run
+/// must fall back to slot by slot (mapping cache, checkpoints, SLC cache, striping, the
+/// write path and buffer, streaming).
+#[allow(clippy::type_complexity)]
+fn profile(k: &(u32, u32, &str, f64, f64, &str, bool, f64, u32, bool, bool)) -> ssdsim::Profile {
+    let (
+        page_kib,
+        planes,
+        mapping,
+        checkpoint_gb,
+        dynamic_gb,
+        striping,
+        release,
+        write_mbps,
+        buffer_kib,
+        stream,
+        background,
+    ) = *k;
+    let cache = if mapping == "dram" { 0.0 } else { 0.02 };
+    // 85 % of the raw capacity: GC runs soon, during sequential writes too
+    let user_gb = 0.85 * (2 * planes * 40 * 12 * page_kib * 1024) as f64 / 1e9;
+    let text = format!(
+        r#"
+id = "runs"
+name = "write-run test drive"
+user_capacity_gb = {user_gb}
+[host]
+interface = "pcie"
+command_overhead_us = 2.0
+max_queue_depth = 64
+write_buffer_kib = {buffer_kib}
+write_mbps = {write_mbps}
+stream_commands = {stream}
+map_update_us = 0.5
+[nand]
+cell = "tlc"
+channels = 2
+dies_per_channel = 1
+planes = {planes}
+blocks_per_plane = 40
+pages_per_block = 12
+page_kib = {page_kib}
+channel_mbps = 400.0
+erase_us = 3000.0
+[nand.slc]
+read_us = 30.0
+prog_us = 150.0
+[nand.native]
+read_us = 60.0
+prog_us = 1500.0
+prog_pages = 3
+[ftl]
+gc_threshold_blocks = 2
+striping = "{striping}"
+release_dead = {release}
+[slc]
+static_gb = 0.0
+dynamic_max_gb = {dynamic_gb}
+dynamic_share = 1.0
+when_full = "direct"
+idle_fold = true
+[mapping]
+kind = "{mapping}"
+cache_mib = {cache}
+hmb_access_us = 1.0
+"#
+    );
+    let mut p = ssdsim::load_profile(&text, &[]).expect("write-run profile is valid");
+    // A journal far smaller than the profile check allows: checkpoints every few hundred
+    // slots, inside the runs' reach.
+    if mapping == "dram" {
+        p.mapping.checkpoint_gb = checkpoint_gb;
+    }
+    // Background GC as soon as the host pauses, on fuller victims: a die may still be
+    // collecting when the next write comes, with free blocks above the GC threshold.
+    if background {
+        p.ftl.idle_gc_delay_ms = 0.0;
+        p.ftl.idle_gc_max_valid_pct = 95.0;
+        p.ftl.idle_gc_target_pct = 30.0;
+    }
+    p
+}
+
+/// Everything observable of a drive after a phase: the phase's figures and the state.
+fn observe(d: &Drive, r: &ssdsim::PhaseResult) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
+    out.extend(r.totals.iter().map(|(_, v)| v.to_bits()));
+    out.extend(
+        r.rows
+            .iter()
+            .flat_map(|row| row.iter().map(|v| v.to_bits())),
+    );
+    out.extend(
+        r.segments
+            .iter()
+            .flat_map(|s| s.iter().map(|v| v.to_bits())),
+    );
+    out.extend(r.hist.buckets().into_iter().flat_map(|(a, b)| [a, b]));
+    out.extend([r.hist.total, r.hist.min, r.hist.max]);
+    let f = &d.ftl;
+    let c = &f.counters;
+    out.extend([
+        c.host_write_slots,
+        c.nand_slc_slots,
+        c.nand_native_slots,
+        c.map_write_bytes,
+        c.gc_moves,
+        c.slc_fold_slots,
+        c.gc_stalls,
+        f.free_blocks(),
+        f.map.mapped,
+        f.write_seq,
+    ]);
+    out.extend(f.map.valid.iter().map(|&v| v as u64));
+    out.extend(f.map.written.iter().map(|&v| v as u64));
+    for lba in 0..f.user_slots as u32 {
+        // where each block lives, and which write it holds
+        out.push(
+            f.lookup(lba)
+                .map_or(u64::MAX, |s| s as u64 * 1_000_003 + f.stamps[s as usize]),
+        );
+    }
+    out.extend((0..f.nand.geo.dies).map(|die| f.nand.die_free(die)));
+    out.push(format!("{:?}", f.nand.ops).len() as u64);
+    out.extend(format!("{:?}", f.nand.ops).bytes().map(u64::from));
+    out
+}
+
+type Phase = (u8, u32, bool, u32, u32, u32);
+
+/// Phase `ph` on a drive of `user` bytes: `off` in 1/1000 of the drive, a length of 40 %.
+fn phase_spec(&(kind, read_pct, random, bs, qd, off): &Phase, user: u64) -> PhaseSpec {
+    let mut s = PhaseSpec::new(
+        [
+            PhaseKind::Io,
+            PhaseKind::Io,
+            PhaseKind::Trim,
+            PhaseKind::Idle,
+            PhaseKind::Purge,
+        ][kind as usize % 5],
+    );
+    s.read_pct = read_pct;
+    s.random = random;
+    s.block_size = bs as u64 * 4096;
+    s.queue_depth = qd;
+    let slots = user / 4096;
+    s.offset = slots * off as u64 / 1000 * 4096;
+    s.length = slots * 2 / 5 * 4096;
+    s.stop_bytes = Some(user * 3 / 5);
+    s.seconds = Some(0.3);
+    s.sample_interval_s = 0.01;
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn runs_match_slot_by_slot(
+        knobs in (
+            prop_oneof![Just(8u32), Just(16)],
+            1u32..3,
+            prop_oneof![Just("dram"), Just("dram"), Just("sram")],
+            prop_oneof![Just(0.0), Just(0.0004)],
+            prop_oneof![Just(0.0), Just(0.001)],
+            prop_oneof![Just("static"), Just("dynamic")],
+            any::<bool>(),
+            prop_oneof![Just(0.0), Just(900.0)],
+            prop_oneof![Just(64u32), Just(256)],
+            any::<bool>(),
+            any::<bool>(),
+        ),
+        seed in 0u64..1000,
+        phases in prop::collection::vec(
+            (0u8..5, prop_oneof![Just(0u32), Just(0), Just(30)], any::<bool>(), 1u32..40, 1u32..9, 0u32..600),
+            1..12,
+        ),
+    ) {
+        let p = profile(&knobs);
+        let mut runs = Drive::new(p.clone(), seed);
+        let mut slots = Drive::new(p, seed);
+        slots.ftl.runs = false;
+        for ph in &phases {
+            let s = phase_spec(ph, runs.user_bytes());
+            let a = runs.run(&s, &mut |_| true);
+            let b = slots.run(&s, &mut |_| true);
+            match (a, b) {
+                (Ok(a), Ok(b)) => prop_assert!(observe(&runs, &a) == observe(&slots, &b), "phase {:?} differs", ph),
+                (Err(a), Err(b)) => { prop_assert_eq!(a.0, b.0); break; }
+                (a, b) => prop_assert!(false, "one path failed: {:?} / {:?}", a.err().map(|e| e.0), b.err().map(|e| e.0)),
+            }
+            if let Err(e) = runs.ftl.check_invariants() {
+                prop_assert!(false, "{}", e);
+            }
+        }
+    }
+}
+
+/// The property above compares something: on this drive a sequential write does take
+/// the run path (and the slot-by-slot drive does not).
+#[test]
+fn sequential_writes_take_runs() {
+    let p = profile(&(
+        16, 2, "dram", 0.0, 0.0, "static", true, 0.0, 256, true, false,
+    ));
+    let mut d = Drive::new(p, 1);
+    assert!(d.ftl.runs);
+    let s = phase_spec(&(0, 0, false, 32, 1, 0), d.user_bytes());
+    d.run(&s, &mut |_| true).unwrap();
+    assert!(
+        d.ftl.run_slots > d.ftl.counters.host_write_slots / 2,
+        "{} of {} slots in runs",
+        d.ftl.run_slots,
+        d.ftl.counters.host_write_slots
+    );
+}
