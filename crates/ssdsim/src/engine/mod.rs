@@ -67,7 +67,7 @@ pub(crate) enum Command {
 /// usually completes after every outstanding one, so this is mostly a push at the back:
 /// cheaper than a heap's sift over the whole queue depth. Equal entries are
 /// indistinguishable, so the order among them does not matter.
-#[inline]
+#[inline(always)]
 fn enqueue(q: &mut VecDeque<Pending>, p: Pending) {
     if q.back().is_none_or(|b| *b <= p) {
         q.push_back(p);

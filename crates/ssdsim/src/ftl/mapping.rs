@@ -411,6 +411,57 @@ impl Mapping {
         *at_mut(&mut self.valid_in, mt as usize) += n as u64;
     }
 
+    /// `unmap` of logical blocks `lba..lba + n`, calling `mapped` with each that was
+    /// mapped. Copies of consecutive blocks that lie in one physical block are dropped
+    /// from its counts together: one move down the valid-count buckets instead of one per
+    /// slot (a block moved down one bucket at a time ends at the head of the last, as it
+    /// does moved at once, and dies at its last copy either way).
+    pub fn unmap_range(&mut self, lba: u32, n: u32, mut mapped: impl FnMut(u32)) {
+        let (mut block, mut copies) = (NONE, 0);
+        for l in lba..lba + n {
+            let old = *at(&self.l2p, l as usize);
+            if old == 0 {
+                continue;
+            }
+            mapped(l);
+            let s = old - 1;
+            let b = self.spb_div.quotient(s);
+            if b != block {
+                self.drop_copies(block, copies);
+                (block, copies) = (b, 0);
+            }
+            self.clear_valid(s);
+            *at_mut(&mut self.l2p, l as usize) = 0;
+            copies += 1;
+        }
+        self.drop_copies(block, copies);
+    }
+
+    /// `m` valid copies in block `b` were invalidated (their bits already cleared).
+    #[inline]
+    fn drop_copies(&mut self, b: u32, m: u32) {
+        if m == 0 {
+            return;
+        }
+        self.mapped -= m as u64;
+        *at_mut(&mut self.valid_in, *at(&self.mode, b as usize) as usize) -= m as u64;
+        let left = if self.in_bucket[b as usize] {
+            let v = *at(&self.valid, b as usize);
+            let (die, h) = self.bucket(b, v);
+            self.unlink_at(b, h);
+            *at_mut(&mut self.valid, b as usize) = v - m;
+            self.link_at(b, h - m as usize, die, v - m);
+            v - m
+        } else {
+            let v = at_mut(&mut self.valid, b as usize);
+            *v -= m;
+            *v
+        };
+        if left == 0 && self.closed[b as usize] {
+            self.dead.push(b);
+        }
+    }
+
     pub fn unmap(&mut self, lba: u32) {
         let old = self.l2p[lba as usize];
         if old != 0 {

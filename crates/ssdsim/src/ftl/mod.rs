@@ -64,8 +64,9 @@ pub struct Ftl {
     pub stamps: Vec<u64>,
     #[cfg(feature = "verify")]
     pub write_seq: u64,
-    /// Host writes may go as runs (`write_run`); off, every slot goes through
-    /// `write_slot` (the property tests compare the two).
+    /// Host writes may go as runs (`write_run`) and TRIMs drop a block's copies together
+    /// (`Mapping::unmap_range`); off, every slot goes through `write_slot` and `unmap`
+    /// (the property tests compare the two).
     #[cfg(feature = "verify")]
     pub runs: bool,
     /// Host slots written as part of a run (tests only).
@@ -318,11 +319,24 @@ impl Ftl {
 
     pub fn trim(&mut self, lba: u32, n: u32) {
         self.ra.forget();
-        for l in lba..lba + n {
-            if self.cmt.enabled() && self.map.slot(l) != NONE {
-                self.cmt.access(l, true);
+        #[cfg(feature = "verify")]
+        if !self.runs {
+            for l in lba..lba + n {
+                if self.cmt.enabled() && self.map.slot(l) != NONE {
+                    self.cmt.access(l, true);
+                }
+                self.map.unmap(l);
             }
-            self.map.unmap(l);
+            self.release_dead();
+            return;
+        }
+        let cmt = &mut self.cmt;
+        if cmt.enabled() {
+            self.map.unmap_range(lba, n, |l| {
+                cmt.access(l, true);
+            });
+        } else {
+            self.map.unmap_range(lba, n, |_| {});
         }
         self.release_dead();
     }
