@@ -3,12 +3,14 @@
 //! latency histogram: completion times), counters, tables and NAND timelines, on small
 //! drives whose pages hold several slots, under random phases.
 
+mod common;
+
 use proptest::prelude::*;
 use ssdsim::{Drive, PhaseKind, PhaseSpec};
 
-/// A small TLC drive with multi-slot pages; `k` sets the knobs that decide when a run
+/// The tiny test drive with multi-slot pages; `k` sets the knobs that decide when a run
 /// must fall back to slot by slot (mapping cache, checkpoints, SLC cache, striping, the
-/// write path and buffer, streaming).
+/// write path and buffer, streaming, background GC).
 #[allow(clippy::type_complexity)]
 fn profile(k: &(u32, u32, &str, f64, f64, &str, bool, f64, u32, bool, bool)) -> ssdsim::Profile {
     let (
@@ -24,56 +26,19 @@ fn profile(k: &(u32, u32, &str, f64, f64, &str, bool, f64, u32, bool, bool)) -> 
         stream,
         background,
     ) = *k;
-    let cache = if mapping == "dram" { 0.0 } else { 0.02 };
+    let mut p = common::tiny(0.0, dynamic_gb, "direct", mapping, 0.0);
+    p.nand.page_kib = page_kib;
+    p.nand.planes = planes;
+    p.nand.blocks_per_plane = 40;
     // 85 % of the raw capacity: GC runs soon, during sequential writes too
-    let user_gb = 0.85 * (2 * planes * 40 * 12 * page_kib * 1024) as f64 / 1e9;
-    let text = format!(
-        r#"
-id = "runs"
-name = "write-run test drive"
-user_capacity_gb = {user_gb}
-[host]
-interface = "pcie"
-command_overhead_us = 2.0
-max_queue_depth = 64
-write_buffer_kib = {buffer_kib}
-write_mbps = {write_mbps}
-stream_commands = {stream}
-map_update_us = 0.5
-[nand]
-cell = "tlc"
-channels = 2
-dies_per_channel = 1
-planes = {planes}
-blocks_per_plane = 40
-pages_per_block = 12
-page_kib = {page_kib}
-channel_mbps = 400.0
-erase_us = 3000.0
-[nand.slc]
-read_us = 30.0
-prog_us = 150.0
-[nand.native]
-read_us = 60.0
-prog_us = 1500.0
-prog_pages = 3
-[ftl]
-gc_threshold_blocks = 2
-striping = "{striping}"
-release_dead = {release}
-[slc]
-static_gb = 0.0
-dynamic_max_gb = {dynamic_gb}
-dynamic_share = 1.0
-when_full = "direct"
-idle_fold = true
-[mapping]
-kind = "{mapping}"
-cache_mib = {cache}
-hmb_access_us = 1.0
-"#
-    );
-    let mut p = ssdsim::load_profile(&text, &[]).expect("write-run profile is valid");
+    p.user_capacity_gb = 0.85 * (2 * planes * 40 * 12 * page_kib * 1024) as f64 / 1e9;
+    p.host.write_buffer_kib = buffer_kib;
+    p.host.write_mbps = write_mbps;
+    p.host.stream_commands = stream;
+    p.host.map_update_us = 0.5;
+    p.ftl.striping = striping.into();
+    p.ftl.release_dead = release;
+    p.validate().expect("write-run profile is valid");
     // A journal far smaller than the profile check allows: checkpoints every few hundred
     // slots, inside the runs' reach.
     if mapping == "dram" {

@@ -358,15 +358,7 @@ impl Mapping {
     /// Point logical block `lba` at slot `s` (in block `b`), invalidating its previous copy.
     #[inline]
     pub fn remap(&mut self, lba: u32, s: u32, b: u32) {
-        let old = *at(&self.l2p, lba as usize);
-        if old == 0 {
-            self.mapped += 1;
-        } else {
-            self.invalidate(old - 1);
-        }
-        *at_mut(&mut self.l2p, lba as usize) = s + 1;
-        *at_mut(&mut self.p2l, s as usize) = lba;
-        self.set_valid(s);
+        self.point(lba, s);
         *at_mut(&mut self.valid, b as usize) += 1;
         *at_mut(&mut self.valid_in, *at(&self.mode, b as usize) as usize) += 1;
     }
@@ -377,19 +369,24 @@ impl Mapping {
     #[inline]
     pub fn remap_run(&mut self, lba: u32, k: u32, s: u32, b: u32) {
         for j in 0..k {
-            let (l, to) = (lba + j, s + j);
-            let old = *at(&self.l2p, l as usize);
-            if old == 0 {
-                self.mapped += 1;
-            } else {
-                self.invalidate(old - 1);
-            }
-            *at_mut(&mut self.l2p, l as usize) = to + 1;
-            *at_mut(&mut self.p2l, to as usize) = l;
-            self.set_valid(to);
+            self.point(lba + j, s + j);
         }
         *at_mut(&mut self.valid, b as usize) += k;
         *at_mut(&mut self.valid_in, *at(&self.mode, b as usize) as usize) += k as u64;
+    }
+
+    /// `remap` but for the counts of `s`'s block, which are the caller's.
+    #[inline(always)]
+    fn point(&mut self, lba: u32, s: u32) {
+        let old = *at(&self.l2p, lba as usize);
+        if old == 0 {
+            self.mapped += 1;
+        } else {
+            self.invalidate(old - 1);
+        }
+        *at_mut(&mut self.l2p, lba as usize) = s + 1;
+        *at_mut(&mut self.p2l, s as usize) = lba;
+        self.set_valid(s);
     }
 
     /// Move still-valid logical blocks from block `fb` to consecutive slots of block `tb`
