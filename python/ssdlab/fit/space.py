@@ -30,7 +30,7 @@ OFF_U = 0.05
 @dataclass(frozen=True)
 class Param:
     """One searched parameter: `key` is the profile key it sets (a dotted path) or a derived
-    one (`dies`, `spare_pct`, `slc.cache_share`, `slc.static_share`)."""
+    one (`dies`, `spare_pct`, `slc.cache_share`, `slc.static_share`, `slc.reclaim_share`)."""
 
     key: str
     lo: float
@@ -129,7 +129,14 @@ EXTRA = {p.key: p for p in (
           "(0: none)", off=True),
     Param("slc.dynamic_mapped_max_pct", 0, 100, "%", "performance mode: the cache takes host writes while at "
           "most this share of the LBAs is mapped (0: off)", log=False, gate="slc.cache_share"),
-    Param("slc.reclaim_pace", 0.05, 8, "", "SLC slots a reclaim folds per host slot written"),
+    # the firmware's reclaim of the cache while it writes direct (the Vertex 460's conversion
+    # at half the LBAs, the 870 QVO's small folds): how much, how often, how fast
+    Param("slc.reclaim_share", 0.003, 1.0, "of the cache", "cache folded by each reclaim, as a share of the "
+          "dynamic cache (0: no reclaim)", off=True, gate="slc.cache_share"),
+    Param("slc.reclaim_interval_gb", 0.05, 50, "GB", "host writes between reclaims while writing direct",
+          gate="slc.reclaim_share"),
+    Param("slc.reclaim_pace", 0.05, 8, "", "SLC slots a reclaim folds per host slot written",
+          gate="slc.reclaim_share"),
 )}
 
 
@@ -147,11 +154,13 @@ CLASSES = {
     "tlc-256": Class("tlc-256", "PCIe 3.0 TLC with DRAM", ("nand.retry.steps_fresh",)),
     "tlc-pcie4-1000": Class("tlc-pcie4-1000", "PCIe 4.0 TLC with DRAM", ("nand.retry.steps_fresh",)),
     "bg4-256": Class("bg4-256", "DRAM-less (HMB) PCIe TLC"),
-    "qlc-pcie4-hmb-1000": Class("qlc-pcie4-hmb-1000", "QLC", ("slc.static_share",)),
+    "qlc-pcie4-hmb-1000": Class("qlc-pcie4-hmb-1000", "QLC", ("slc.static_share", "slc.reclaim_share",
+                                                              "slc.reclaim_interval_gb", "slc.reclaim_pace")),
     "mx100-256": Class("mx100-256", "SATA MLC with DRAM", ("ftl.gc_move_us", "ftl.idle_gc_max_valid_pct",
                                                            "mapping.checkpoint_gb", "host.read_op_us",
                                                            "host.read_mbps", "host.write_mbps", "slc.cache_share",
-                                                           "slc.dynamic_mapped_max_pct", "slc.reclaim_pace")),
+                                                           "slc.dynamic_mapped_max_pct", "slc.reclaim_share",
+                                                           "slc.reclaim_interval_gb", "slc.reclaim_pace")),
 }
 
 
@@ -209,6 +218,9 @@ class Start:
         out["nand.blocks_per_plane"] = max(8, math.ceil(raw / (dies_total * block)), math.ceil(least))
         if "slc.cache_share" in v:
             out["slc.dynamic_max_gb"] = v["slc.cache_share"] * self.capacity_gb
+        if "slc.reclaim_share" in v:
+            cache = out.get("slc.dynamic_max_gb", float(_get(p, "slc.dynamic_max_gb", 0.0)))
+            out["slc.reclaim_gb"] = v["slc.reclaim_share"] * cache
         if "slc.static_share" in v:
             out["slc.static_gb"] = slc_static
         return out
@@ -221,7 +233,7 @@ class Start:
         return {p.key: p.unit_of(self.start[p.key]) for p in self.params}
 
 
-DERIVED = ("dies", "spare_pct", "slc.cache_share", "slc.static_share")
+DERIVED = ("dies", "spare_pct", "slc.cache_share", "slc.static_share", "slc.reclaim_share")
 INTS = ("nand.channels", "nand.dies_per_channel", "nand.blocks_per_plane", "host.write_buffer_kib",
         "ftl.gc_buffers", "host.max_queue_depth")
 
@@ -272,6 +284,9 @@ def class_value(p: dict[str, Any], key: str, capacity_gb: float) -> float:
         return float(_get(p, "slc.dynamic_max_gb", 0.0)) / float(p["user_capacity_gb"])
     if key == "slc.static_share":
         return _static_share(p, float(p["user_capacity_gb"]))
+    if key == "slc.reclaim_share":
+        cache = float(_get(p, "slc.dynamic_max_gb", 0.0))
+        return min(1.0, float(_get(p, "slc.reclaim_gb", 0.0)) / cache) if cache > 0 else 0.0
     default = {"host.write_latency_us": 0.0, "ftl.gc_pace": 1.0, "ftl.idle_gc_target_pct": 10.0,
                "ftl.idle_gc_max_valid_pct": 90.0,
                "host.protocol_efficiency": 0.87, "nand.native_write_mbps": 0.0, "ftl.gc_buffers": 0.0,
