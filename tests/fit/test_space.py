@@ -102,3 +102,25 @@ def test_the_cache_reclaim_is_searched_as_a_share_of_the_cache_gated_by_it():
     assert sp["slc.reclaim_interval_gb"] == pytest.approx(0.1)
     assert mx.settings({"slc.cache_share": 0.5})["slc.reclaim_gb"] == 0.0
     Drive.describe(mx.text, mx.overrides({"slc.cache_share": 0.5, "slc.reclaim_share": 0.5}))
+
+
+def test_each_class_starts_where_its_profile_is():
+    """The search's start is the class profile itself: every parameter at the class's value,
+    except a limit the class leaves at none (the top of its range, as fast as the search goes)
+    and a parameter that tunes a mechanism the class has off (it moves nothing there). A
+    firmware time the class does not charge (0) starts off, not at the slowest end."""
+    for cls in S.CLASSES:
+        st = S.start(cls, {})
+        p = tomllib.loads(load_text(cls))
+        by = {q.key: q for q in st.params}
+        for q in st.params:
+            x = S.class_value(p, q.key, st.capacity_gb)
+            if q.key in S.UNLIMITED and x == 0:
+                assert st.start[q.key] == q.hi, (cls, q.key)
+            elif q.gate and by[q.gate].physical(by[q.gate].unit_of(st.start[q.gate])) == 0:
+                continue
+            else:
+                assert st.start[q.key] == pytest.approx(x), (cls, q.key, x, st.start[q.key])
+                assert q.physical(q.unit_of(x)) == pytest.approx(x, rel=1e-9), (cls, q.key)
+    mx = {q.key: q for q in S.start("mx100-256", {}).params}
+    assert mx["host.read_op_us"].off and S.start("mx100-256", {}).start["host.read_op_us"] == 0.0

@@ -114,11 +114,12 @@ def params_for(cell: str, mapping: str, interface: str, extra: tuple[str, ...] =
 
 # mechanisms some classes have, searched when the class has them
 EXTRA = {p.key: p for p in (
-    Param("ftl.gc_move_us", 0.1, 80, "us", "controller firmware time per slot GC relocates"),
+    # a firmware time of 0 costs nothing: off at the bottom (not "no limit" at the top, the slowest)
+    Param("ftl.gc_move_us", 0.1, 80, "us", "controller firmware time per slot GC relocates (0: none)", off=True),
     Param("mapping.checkpoint_gb", 0.5, 64, "GB", "host writes between writes of the whole mapping table"),
     Param("ftl.idle_gc_max_valid_pct", 50, 99, "%", "idle GC collects only blocks at most this share valid "
           "(moving fuller ones costs wear)", log=False),
-    Param("host.read_op_us", 0.1, 60, "us", "controller time per flash read it issues"),
+    Param("host.read_op_us", 0.1, 60, "us", "controller time per flash read it issues (0: none)", off=True),
     Param("host.read_mbps", 100, 20000, "MB/s", "controller read path"),
     Param("host.write_mbps", 100, 20000, "MB/s", "controller write path"),
     Param("slc.static_share", 0.0005, 0.05, "of capacity", "dedicated SLC blocks, as a share of the capacity "
@@ -298,7 +299,7 @@ def class_value(p: dict[str, Any], key: str, capacity_gb: float) -> float:
 
 # a value of 0 means "no such limit" for these keys: the search's top of the range stands for it
 UNLIMITED = ("nand.native_write_mbps", "host.read_mbps", "host.write_mbps", "ftl.gc_buffers",
-             "host.read_op_us", "ftl.gc_move_us", "mapping.checkpoint_gb")
+             "mapping.checkpoint_gb")
 
 
 def start(class_id: str, facts: dict[str, Any]) -> Start:
