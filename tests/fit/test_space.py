@@ -84,14 +84,15 @@ def test_the_sata_mlc_class_searches_how_full_a_block_idle_gc_may_take():
 
 
 def test_the_cache_reclaim_is_searched_as_a_share_of_the_cache_gated_by_it():
-    """The Vertex 460's conversion at half the LBAs and the 870 QVO's small folds are the
-    firmware's reclaim: the SATA MLC and QLC classes search how much (a share of the dynamic
-    cache, off at the bottom), how often and how fast; interval and pace tune a reclaim that
-    is on, and the share tunes a cache that is on."""
-    for cls in ("mx100-256", "qlc-pcie4-hmb-1000"):
+    """The PM981a's recovery peak, the SN520's swings, the Vertex 460's conversion at half the
+    LBAs and the 870 QVO's small folds are the firmware's reclaim: every class with an SLC
+    cache searches how much (a share of the dynamic cache, off at the bottom), how often, how
+    fast and how it fades as the drive fills; those tune a reclaim that is on, and the share
+    tunes a cache that is on."""
+    for cls in S.CLASSES:
         by = {q.key: q for q in S.start(cls, {}).params}
         assert by["slc.reclaim_share"].off and by["slc.reclaim_share"].gate == "slc.cache_share"
-        assert by["slc.reclaim_interval_gb"].gate == by["slc.reclaim_pace"].gate == "slc.reclaim_share"
+        assert {by[k].gate for k in S.RECLAIM[1:]} == {"slc.reclaim_share"}
     vertex = tomllib.loads(load_text("vertex460-240"))  # the hand-fitted reclaim: all of the cache
     assert S.class_value(vertex, "slc.reclaim_share", 240.0) == pytest.approx(1.0)
     mx = S.start("mx100-256", {})

@@ -109,7 +109,15 @@ def params_for(cell: str, mapping: str, interface: str, extra: tuple[str, ...] =
         out.append(Param("mapping.hmb_access_us", 0.05, 10, "us", "extra latency of a lookup in host memory"))
     known = {p.key for p in out}
     out += [EXTRA[k] for k in extra if k not in known]
+    if any(p.key == "slc.cache_share" for p in out):  # a cache: the firmware's reclaim of it too
+        out += [EXTRA[k] for k in RECLAIM if k not in known and k not in extra]
     return out
+
+
+# the firmware's reclaim of the SLC cache while it writes direct: how much, how often, how fast,
+# and how it fades as the drive fills (the PM981a's recovery peak halfway through the fill, the
+# SN520's swings, the Vertex 460's conversion at half the LBAs, the 870 QVO's small folds)
+RECLAIM = ("slc.reclaim_share", "slc.reclaim_interval_gb", "slc.reclaim_pace", "slc.reclaim_min_free_pct")
 
 
 # mechanisms some classes have, searched when the class has them
@@ -130,14 +138,14 @@ EXTRA = {p.key: p for p in (
           "(0: none)", off=True),
     Param("slc.dynamic_mapped_max_pct", 0, 100, "%", "performance mode: the cache takes host writes while at "
           "most this share of the LBAs is mapped (0: off)", log=False, gate="slc.cache_share"),
-    # the firmware's reclaim of the cache while it writes direct (the Vertex 460's conversion
-    # at half the LBAs, the 870 QVO's small folds): how much, how often, how fast
     Param("slc.reclaim_share", 0.003, 1.0, "of the cache", "cache folded by each reclaim, as a share of the "
           "dynamic cache (0: no reclaim)", off=True, gate="slc.cache_share"),
     Param("slc.reclaim_interval_gb", 0.05, 50, "GB", "host writes between reclaims while writing direct",
           gate="slc.reclaim_share"),
     Param("slc.reclaim_pace", 0.05, 8, "", "SLC slots a reclaim folds per host slot written",
           gate="slc.reclaim_share"),
+    Param("slc.reclaim_min_free_pct", 0, 95, "%", "the reclaim's batches shrink as the drive fills, to none "
+          "with this share of the capacity free (0: whole batches to the end)", log=False, gate="slc.reclaim_share"),
 )}
 
 
@@ -155,13 +163,11 @@ CLASSES = {
     "tlc-256": Class("tlc-256", "PCIe 3.0 TLC with DRAM", ("nand.retry.steps_fresh",)),
     "tlc-pcie4-1000": Class("tlc-pcie4-1000", "PCIe 4.0 TLC with DRAM", ("nand.retry.steps_fresh",)),
     "bg4-256": Class("bg4-256", "DRAM-less (HMB) PCIe TLC"),
-    "qlc-pcie4-hmb-1000": Class("qlc-pcie4-hmb-1000", "QLC", ("slc.static_share", "slc.reclaim_share",
-                                                              "slc.reclaim_interval_gb", "slc.reclaim_pace")),
+    "qlc-pcie4-hmb-1000": Class("qlc-pcie4-hmb-1000", "QLC", ("slc.static_share",)),
     "mx100-256": Class("mx100-256", "SATA MLC with DRAM", ("ftl.gc_move_us", "ftl.idle_gc_max_valid_pct",
                                                            "mapping.checkpoint_gb", "host.read_op_us",
                                                            "host.read_mbps", "host.write_mbps", "slc.cache_share",
-                                                           "slc.dynamic_mapped_max_pct", "slc.reclaim_share",
-                                                           "slc.reclaim_interval_gb", "slc.reclaim_pace")),
+                                                           "slc.dynamic_mapped_max_pct")),
 }
 
 
