@@ -127,6 +127,17 @@ def test_a_mechanism_screening_turned_on_is_screened_again():
     assert best.u["cache"] > 0.05 and best.u["mode"] == 0.3  # the grid point nearest 0.25
 
 
+def test_a_mechanism_turned_on_is_not_screened_again_past_the_budget():
+    """With full-size trials every screening is dear: the gated parameters' screening (5
+    trials each) is not begun when the budget has no room for it; they stay frozen."""
+    s = Gated()
+    s.screen(budget=search.Budget(1 + 2 * len(search.SCREEN_GRID) + 1 + 2))
+    assert "mode" in s.frozen and len(s.trials) == 1 + 2 * len(search.SCREEN_GRID) + 1
+    roomy = Gated()
+    roomy.screen(budget=search.Budget(100))
+    assert "mode" not in roomy.frozen
+
+
 CHAIN = [Param("cache", 0.01, 1.0, "", "a cache (0: none)", off=True),
          Param("reclaim", 0.01, 1.0, "", "a reclaim of the cache (0: none)", off=True, gate="cache"),
          Param("pace", 0.0, 100.0, "", "the reclaim's pace", log=False, gate="reclaim")]
