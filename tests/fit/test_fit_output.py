@@ -45,6 +45,11 @@ def test_the_same_twin_on_one_worker_or_two(fingerprint, tmp_path):
     st = one["stages"]
     assert set(st) == {"search", "pinning"} and 0 < st["search"]["trials_run"] <= one["trials"] + 3
     assert st["pinning"]["trials_run"] > 0 and all(x["seconds"] > 0 for x in st.values())
+    # and within the search, each of its steps in order: every trial of the search in one of them
+    phases = one["search_phases"]
+    assert phases[0]["phase"] in ("die count", "screen") and {p["phase"] for p in phases} <= {
+        "die count", "screen", "steps", "cma-es", "cma-es narrow"}
+    assert sum(p["trials"] for p in phases) <= one["trials"] and all(p["seconds"] >= 0 for p in phases)
     # the fitted read time is near the hidden drive's, and says it was fitted
     read = next(p for p in one["parameters"] if p["key"] == "nand.native.read_us")
     assert read["pinned"] and read["value"] == pytest.approx(75, rel=0.1)

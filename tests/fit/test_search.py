@@ -127,6 +127,58 @@ def test_a_mechanism_screening_turned_on_is_screened_again():
     assert best.u["cache"] > 0.05 and best.u["mode"] == 0.3  # the grid point nearest 0.25
 
 
+def test_a_mechanism_turned_on_is_not_screened_again_past_the_budget():
+    """With full-size trials every screening is dear: the gated parameters' screening (5
+    trials each) is not begun when the budget has no room for it; they stay frozen."""
+    s = Gated()
+    s.screen(budget=search.Budget(1 + 2 * len(search.SCREEN_GRID) + 1 + 2))
+    assert "mode" in s.frozen and len(s.trials) == 1 + 2 * len(search.SCREEN_GRID) + 1
+    roomy = Gated()
+    roomy.screen(budget=search.Budget(100))
+    assert "mode" not in roomy.frozen
+
+
+CHAIN = [Param("cache", 0.01, 1.0, "", "a cache (0: none)", off=True),
+         Param("reclaim", 0.01, 1.0, "", "a reclaim of the cache (0: none)", off=True, gate="cache"),
+         Param("pace", 0.0, 100.0, "", "the reclaim's pace", log=False, gate="reclaim")]
+
+
+class Chain(search.Search):
+    """A gate behind a gate: the reclaim does nothing without the cache, its pace nothing
+    without the reclaim; figures `size`, `reclaim` and `pace` want all three on and the pace
+    at 0.75 of the cube."""
+
+    def __init__(self):
+        figs = [Figure("d", n, ("t", 0.0, None, 1, ()), lambda c: None, value=100.0, tol=0.1)
+                for n in ("size", "reclaim", "pace")]
+        ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: True)
+        st = SimpleNamespace(params=CHAIN, class_id="chain",
+                             unit_start=lambda: {"cache": 0.0, "reclaim": 0.0, "pace": 0.2})
+        super().__init__(ev, st, 3, executor=None)  # type: ignore[arg-type]
+
+    def evaluate(self, points, full=False, first=0):
+        out = []
+        for i, u in enumerate(points):
+            cache = CHAIN[0].physical(u["cache"]) > 0
+            reclaim = cache and CHAIN[1].physical(u["reclaim"]) > 0
+            values = {"size": 100.0 + 80.0 * (u["cache"] - 0.5),
+                      "reclaim": 100.0 + (40.0 * (u["reclaim"] - 0.5) if cache else 50.0),
+                      "pace": 100.0 + (60.0 * (u["pace"] - 0.75) if reclaim else 50.0)}
+            loss, groups = loss_of(self.ev, values)  # type: ignore[arg-type]
+            out.append(Trial(first + i, u, values, loss, 1.0, groups))
+        return out
+
+
+def test_screening_goes_down_a_chain_of_gates():
+    """The cache turned on by screening's candidate lets the reclaim be screened; the reclaim
+    turned on then lets its pace be screened: each is searched, none frozen."""
+    s = Chain()
+    s.screen()
+    assert not s.frozen, s.frozen
+    best = min(s.trials, key=lambda t: t.loss)
+    assert best.u["cache"] > 0.05 and best.u["reclaim"] > 0.05 and best.u["pace"] == 0.8  # the grid point nearest 0.75
+
+
 class Calls(search.Budget):
     """A budget over after `n` looks at it (pinning's slices look once a ring)."""
 

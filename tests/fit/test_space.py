@@ -5,11 +5,12 @@ starts from, and the smaller drive trials run on."""
 from __future__ import annotations
 
 import math
+import tomllib
 
 import pytest
 
 from ssdlab.fit import space as S
-from ssdlab.profiles import builtin_ids
+from ssdlab.profiles import builtin_ids, load_text
 from ssdlab._sim import Drive
 
 
@@ -80,3 +81,47 @@ def test_the_sata_mlc_class_searches_how_full_a_block_idle_gc_may_take():
     over = st.overrides(st.physical({**st.unit_start(), q.key: q.unit_of(95.0)}))
     assert any(o.split("=")[0] == q.key and float(o.split("=")[1]) == pytest.approx(95.0) for o in over)
     Drive.describe(st.text, over)  # the simulator takes it
+
+
+def test_the_cache_reclaim_is_searched_as_a_share_of_the_cache_gated_by_it():
+    """The PM981a's recovery peak, the SN520's swings, the Vertex 460's conversion at half the
+    LBAs and the 870 QVO's small folds are the firmware's reclaim: every class with an SLC
+    cache searches how much (a share of the dynamic cache, off at the bottom), how often, how
+    fast and how it fades as the drive fills; those tune a reclaim that is on, and the share
+    tunes a cache that is on."""
+    for cls in S.CLASSES:
+        by = {q.key: q for q in S.start(cls, {}).params}
+        assert by["slc.reclaim_share"].off and by["slc.reclaim_share"].gate == "slc.cache_share"
+        assert {by[k].gate for k in S.RECLAIM[1:]} == {"slc.reclaim_share"}
+    vertex = tomllib.loads(load_text("vertex460-240"))  # the hand-fitted reclaim: all of the cache
+    assert S.class_value(vertex, "slc.reclaim_share", 240.0) == pytest.approx(1.0)
+    mx = S.start("mx100-256", {})
+    assert mx.start["slc.reclaim_share"] == 0.0  # the class has no reclaim: off
+    sp = mx.settings({"slc.cache_share": 0.5, "slc.reclaim_share": 1.0, "slc.reclaim_interval_gb": 0.1})
+    cap = mx.capacity_gb
+    assert sp["slc.dynamic_max_gb"] == pytest.approx(cap / 2) and sp["slc.reclaim_gb"] == pytest.approx(cap / 2)
+    assert sp["slc.reclaim_interval_gb"] == pytest.approx(0.1)
+    assert mx.settings({"slc.cache_share": 0.5})["slc.reclaim_gb"] == 0.0
+    Drive.describe(mx.text, mx.overrides({"slc.cache_share": 0.5, "slc.reclaim_share": 0.5}))
+
+
+def test_each_class_starts_where_its_profile_is():
+    """The search's start is the class profile itself: every parameter at the class's value,
+    except a limit the class leaves at none (the top of its range, as fast as the search goes)
+    and a parameter that tunes a mechanism the class has off (it moves nothing there). A
+    firmware time the class does not charge (0) starts off, not at the slowest end."""
+    for cls in S.CLASSES:
+        st = S.start(cls, {})
+        p = tomllib.loads(load_text(cls))
+        by = {q.key: q for q in st.params}
+        for q in st.params:
+            x = S.class_value(p, q.key, st.capacity_gb)
+            if q.key in S.UNLIMITED and x == 0:
+                assert st.start[q.key] == q.hi, (cls, q.key)
+            elif q.gate and by[q.gate].physical(by[q.gate].unit_of(st.start[q.gate])) == 0:
+                continue
+            else:
+                assert st.start[q.key] == pytest.approx(x), (cls, q.key, x, st.start[q.key])
+                assert q.physical(q.unit_of(x)) == pytest.approx(x, rel=1e-9), (cls, q.key)
+    mx = {q.key: q for q in S.start("mx100-256", {}).params}
+    assert mx["host.read_op_us"].off and S.start("mx100-256", {}).start["host.read_op_us"] == 0.0

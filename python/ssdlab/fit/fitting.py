@@ -90,6 +90,7 @@ class Result:
             "conflicts": [c.text() for c in self.conflicts],
             "crossval": [vars(h) for h in self.held],
             "stages": self.stages,
+            "search_phases": self.search.phases,
         }
 
 

@@ -16,7 +16,8 @@ from .space import DERIVED, Start
 SECTIONS = ("host", "nand", "nand.slc", "nand.native", "nand.retry", "ftl", "slc", "mapping", "power")
 # the profile keys a derived parameter sets
 SETS = {"dies": ("nand.channels", "nand.dies_per_channel"), "spare_pct": ("nand.blocks_per_plane",),
-        "slc.cache_share": ("slc.dynamic_max_gb",), "slc.static_share": ("slc.static_gb",)}
+        "slc.cache_share": ("slc.dynamic_max_gb",), "slc.static_share": ("slc.static_gb",),
+        "slc.reclaim_share": ("slc.reclaim_gb",)}
 
 
 @dataclass

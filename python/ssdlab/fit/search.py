@@ -83,6 +83,17 @@ class Search:
         self.x0 = start.unit_start()  # where screening starts (after the die-count scan)
         self.pace = 0.0  # wall seconds per trial run, of the last batch (Budget.room)
         self.unseen: set[str] = set()  # parameters whose finite step moved no figure (descent.py)
+        # what the search spent on each of its steps, in order (fit --json: search_phases)
+        self.phases: list[dict[str, Any]] = []
+        self._since = (time.monotonic(), 0)
+
+    def mark(self, phase: str) -> None:
+        """The trials run and the seconds since the last mark were `phase`'s."""
+        now, n = time.monotonic(), len(self.trials)
+        if n > self._since[1]:
+            self.phases.append({"phase": phase, "trials": n - self._since[1],
+                                "seconds": round(now - self._since[0], 1)})
+        self._since = (now, n)
 
     # -- running trials ------------------------------------------------------------------------
     def settings(self, u: dict[str, float], full: bool = False) -> tuple[list[str], dict[RunKey, Any], float]:
@@ -178,13 +189,14 @@ class Search:
         return sum(sum(v) / len(v) for v in per.values())
 
     def screen(self, x0: dict[str, float] | None = None, keys: list[str] | None = None,
-               base: Trial | None = None) -> None:
+               base: Trial | None = None, budget: Budget | None = None) -> None:
         """Each parameter (of `keys`, default all) alone over a coarse grid of its range
         (SCREEN_GRID), the others at the start (`base`, when already run, is its trial): a
         parameter that moves no figure over its whole range (the evidence cannot see it) is
         left at the class's value and not searched; for the others the best grid point of
         each, together, is a candidate start (the search goes on from the better of it and
-        the start)."""
+        the start). With a `budget`, the mechanisms the candidate turns on are screened only
+        if their trials fit in it."""
         x0 = base.u if base else x0 or self.start.unit_start()
         params = [p for p in self.start.params if keys is None or p.key in keys]
         points = [] if base else [x0]
@@ -211,9 +223,9 @@ class Search:
         if combined != x0:
             done = self.evaluate([combined], first=len(self.trials))
             self._record(done)
-            self.screen_gated(x0, done[0])
+            self.screen_gated(x0, done[0], budget)
 
-    def screen_gated(self, x0: dict[str, float], at: Trial) -> None:
+    def screen_gated(self, x0: dict[str, float], at: Trial, budget: Budget | None = None) -> None:
         """Parameters that tune a mechanism screening found off at `x0` (their gate, e.g.
         the performance mode of a dynamic SLC cache) and the combined candidate `at` turned
         on: screened again from `at`, where they can move a figure (one at a time they
@@ -221,8 +233,11 @@ class Search:
         by = {q.key: q for q in self.start.params}
         on = [k for k, q in by.items() if q.off and q.physical(x0[k]) == 0 and q.physical(at.u[k]) > 0]
         gated = [q.key for q in self.start.params if q.gate in on and q.key in self.frozen]
+        if budget and not budget.room(len(self.trials), len(SCREEN_GRID) * len(gated) + 1, self.pace):
+            return
         if gated and not at.error:
-            self.screen(keys=gated, base=at)
+            self.mark("screen")
+            self.screen(keys=gated, base=at, budget=budget)
 
     def descend(self, budget: Budget) -> None:
         smooth = [k for k in self.free() if k not in descent.discrete(self)]
@@ -242,12 +257,15 @@ class Search:
         smooth = [k for k in self.free() if k not in descent.discrete(self)]
         if smooth:
             descent.levenberg_marquardt(self, budget, smooth)
+            self.mark("steps")
         blind = [q.key for q in self.start.params
                  if q.key in self.unseen or (q.key in descent.discrete(self) and not q.pow2)]
         n = 1 + len(SCREEN_GRID) * len(blind)
         if blind and budget.room(len(self.trials), n, self.pace):
-            self.screen(min(self.trials, key=lambda t: (t.loss, t.number)).u, blind)
+            self.screen(min(self.trials, key=lambda t: (t.loss, t.number)).u, blind, budget=budget)
+            self.mark("screen")
             self.descend(budget)
+            self.mark("steps")
 
     def run(self, budget: Budget, screen: bool = True) -> list[Trial]:
         """Screening (when asked, and counted in the budget), then the optimizer over the
@@ -256,9 +274,12 @@ class Search:
 
         if screen and not self.trials:
             descent.scan_pow2(self, budget)
+            self.mark("die count")
             if self.scalable:
                 self.screen(self.x0)
+                self.mark("screen")
                 self.descend(budget)
+                self.mark("steps")
             else:
                 self.dear_start(budget)
         free = self.free()
@@ -283,6 +304,7 @@ class Search:
                 for t, tr in zip(asked, done):  # told in trial order: the same result on any executor
                     study.tell(t, tr.loss)
                 self._record(done)
+            self.mark("cma-es" if sigma == SIGMA0 else "cma-es narrow")
         return self.trials
 
     def best(self, k: int = 1) -> list[Trial]:

@@ -30,7 +30,7 @@ OFF_U = 0.05
 @dataclass(frozen=True)
 class Param:
     """One searched parameter: `key` is the profile key it sets (a dotted path) or a derived
-    one (`dies`, `spare_pct`, `slc.cache_share`, `slc.static_share`)."""
+    one (`dies`, `spare_pct`, `slc.cache_share`, `slc.static_share`, `slc.reclaim_share`)."""
 
     key: str
     lo: float
@@ -109,16 +109,25 @@ def params_for(cell: str, mapping: str, interface: str, extra: tuple[str, ...] =
         out.append(Param("mapping.hmb_access_us", 0.05, 10, "us", "extra latency of a lookup in host memory"))
     known = {p.key for p in out}
     out += [EXTRA[k] for k in extra if k not in known]
+    if any(p.key == "slc.cache_share" for p in out):  # a cache: the firmware's reclaim of it too
+        out += [EXTRA[k] for k in RECLAIM if k not in known and k not in extra]
     return out
+
+
+# the firmware's reclaim of the SLC cache while it writes direct: how much, how often, how fast,
+# and how it fades as the drive fills (the PM981a's recovery peak halfway through the fill, the
+# SN520's swings, the Vertex 460's conversion at half the LBAs, the 870 QVO's small folds)
+RECLAIM = ("slc.reclaim_share", "slc.reclaim_interval_gb", "slc.reclaim_pace", "slc.reclaim_min_free_pct")
 
 
 # mechanisms some classes have, searched when the class has them
 EXTRA = {p.key: p for p in (
-    Param("ftl.gc_move_us", 0.1, 80, "us", "controller firmware time per slot GC relocates"),
+    # a firmware time of 0 costs nothing: off at the bottom (not "no limit" at the top, the slowest)
+    Param("ftl.gc_move_us", 0.1, 80, "us", "controller firmware time per slot GC relocates (0: none)", off=True),
     Param("mapping.checkpoint_gb", 0.5, 64, "GB", "host writes between writes of the whole mapping table"),
     Param("ftl.idle_gc_max_valid_pct", 50, 99, "%", "idle GC collects only blocks at most this share valid "
           "(moving fuller ones costs wear)", log=False),
-    Param("host.read_op_us", 0.1, 60, "us", "controller time per flash read it issues"),
+    Param("host.read_op_us", 0.1, 60, "us", "controller time per flash read it issues (0: none)", off=True),
     Param("host.read_mbps", 100, 20000, "MB/s", "controller read path"),
     Param("host.write_mbps", 100, 20000, "MB/s", "controller write path"),
     Param("slc.static_share", 0.0005, 0.05, "of capacity", "dedicated SLC blocks, as a share of the capacity "
@@ -129,7 +138,14 @@ EXTRA = {p.key: p for p in (
           "(0: none)", off=True),
     Param("slc.dynamic_mapped_max_pct", 0, 100, "%", "performance mode: the cache takes host writes while at "
           "most this share of the LBAs is mapped (0: off)", log=False, gate="slc.cache_share"),
-    Param("slc.reclaim_pace", 0.05, 8, "", "SLC slots a reclaim folds per host slot written"),
+    Param("slc.reclaim_share", 0.003, 1.0, "of the cache", "cache folded by each reclaim, as a share of the "
+          "dynamic cache (0: no reclaim)", off=True, gate="slc.cache_share"),
+    Param("slc.reclaim_interval_gb", 0.05, 50, "GB", "host writes between reclaims while writing direct",
+          gate="slc.reclaim_share"),
+    Param("slc.reclaim_pace", 0.05, 8, "", "SLC slots a reclaim folds per host slot written",
+          gate="slc.reclaim_share"),
+    Param("slc.reclaim_min_free_pct", 0, 95, "%", "the reclaim's batches shrink as the drive fills, to none "
+          "with this share of the capacity free (0: whole batches to the end)", log=False, gate="slc.reclaim_share"),
 )}
 
 
@@ -151,7 +167,7 @@ CLASSES = {
     "mx100-256": Class("mx100-256", "SATA MLC with DRAM", ("ftl.gc_move_us", "ftl.idle_gc_max_valid_pct",
                                                            "mapping.checkpoint_gb", "host.read_op_us",
                                                            "host.read_mbps", "host.write_mbps", "slc.cache_share",
-                                                           "slc.dynamic_mapped_max_pct", "slc.reclaim_pace")),
+                                                           "slc.dynamic_mapped_max_pct")),
 }
 
 
@@ -209,6 +225,9 @@ class Start:
         out["nand.blocks_per_plane"] = max(8, math.ceil(raw / (dies_total * block)), math.ceil(least))
         if "slc.cache_share" in v:
             out["slc.dynamic_max_gb"] = v["slc.cache_share"] * self.capacity_gb
+        if "slc.reclaim_share" in v:
+            cache = out.get("slc.dynamic_max_gb", float(_get(p, "slc.dynamic_max_gb", 0.0)))
+            out["slc.reclaim_gb"] = v["slc.reclaim_share"] * cache
         if "slc.static_share" in v:
             out["slc.static_gb"] = slc_static
         return out
@@ -221,7 +240,7 @@ class Start:
         return {p.key: p.unit_of(self.start[p.key]) for p in self.params}
 
 
-DERIVED = ("dies", "spare_pct", "slc.cache_share", "slc.static_share")
+DERIVED = ("dies", "spare_pct", "slc.cache_share", "slc.static_share", "slc.reclaim_share")
 INTS = ("nand.channels", "nand.dies_per_channel", "nand.blocks_per_plane", "host.write_buffer_kib",
         "ftl.gc_buffers", "host.max_queue_depth")
 
@@ -272,6 +291,9 @@ def class_value(p: dict[str, Any], key: str, capacity_gb: float) -> float:
         return float(_get(p, "slc.dynamic_max_gb", 0.0)) / float(p["user_capacity_gb"])
     if key == "slc.static_share":
         return _static_share(p, float(p["user_capacity_gb"]))
+    if key == "slc.reclaim_share":
+        cache = float(_get(p, "slc.dynamic_max_gb", 0.0))
+        return min(1.0, float(_get(p, "slc.reclaim_gb", 0.0)) / cache) if cache > 0 else 0.0
     default = {"host.write_latency_us": 0.0, "ftl.gc_pace": 1.0, "ftl.idle_gc_target_pct": 10.0,
                "ftl.idle_gc_max_valid_pct": 90.0,
                "host.protocol_efficiency": 0.87, "nand.native_write_mbps": 0.0, "ftl.gc_buffers": 0.0,
@@ -283,7 +305,7 @@ def class_value(p: dict[str, Any], key: str, capacity_gb: float) -> float:
 
 # a value of 0 means "no such limit" for these keys: the search's top of the range stands for it
 UNLIMITED = ("nand.native_write_mbps", "host.read_mbps", "host.write_mbps", "ftl.gc_buffers",
-             "host.read_op_us", "ftl.gc_move_us", "mapping.checkpoint_gb")
+             "mapping.checkpoint_gb")
 
 
 def start(class_id: str, facts: dict[str, Any]) -> Start:
