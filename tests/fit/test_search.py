@@ -30,7 +30,7 @@ class Bowl(search.Search):
         self.scale, self.floor = scale, floor
         super().__init__(SimpleNamespace(scalable=lambda: False), START, 3, executor=None)  # type: ignore[arg-type]
 
-    def evaluate(self, points, full=False, first=0):
+    def _run(self, points, full=False, first=0):
         return [Trial(first + i, u, {}, max(self.floor, self.scale * sum((x - 0.3) ** 2 for x in u.values())))
                 for i, u in enumerate(points)]
 
@@ -64,7 +64,7 @@ class Linear(search.Search):
         ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: scalable)
         super().__init__(ev, START, 3, executor=None)  # type: ignore[arg-type]
 
-    def evaluate(self, points, full=False, first=0):
+    def _run(self, points, full=False, first=0):
         out = []
         for i, u in enumerate(points):
             values = {f"f{j}": 100.0 + 60.0 * (u[f"p{j}"] - TARGET[f"p{j}"]) + 10.0 * (u[f"p{(j + 1) % 4}"] - TARGET[f"p{(j + 1) % 4}"])
@@ -106,7 +106,7 @@ class Gated(search.Search):
         st = SimpleNamespace(params=GATED, class_id="gated", unit_start=lambda: {"cache": 0.0, "mode": 0.8})
         super().__init__(ev, st, 3, executor=None)  # type: ignore[arg-type]
 
-    def evaluate(self, points, full=False, first=0):
+    def _run(self, points, full=False, first=0):
         out = []
         for i, u in enumerate(points):
             on = GATED[0].physical(u["cache"]) > 0
@@ -156,7 +156,7 @@ class Chain(search.Search):
                              unit_start=lambda: {"cache": 0.0, "reclaim": 0.0, "pace": 0.2})
         super().__init__(ev, st, 3, executor=None)  # type: ignore[arg-type]
 
-    def evaluate(self, points, full=False, first=0):
+    def _run(self, points, full=False, first=0):
         out = []
         for i, u in enumerate(points):
             cache = CHAIN[0].physical(u["cache"]) > 0
@@ -233,8 +233,8 @@ class Limited(Linear):
                                      unit_start=lambda: {**{p.key: 0.5 for p in PARAMS}, "limit": 1.0})
         self.x0 = self.start.unit_start()
 
-    def evaluate(self, points, full=False, first=0):
-        out = super().evaluate(points, full, first)
+    def _run(self, points, full=False, first=0):
+        out = super()._run(points, full, first)
         for t, u in zip(out, points):
             t.values["f4"] = 100.0 if u["limit"] < 0.5 else 140.0
             t.loss, t.group_loss = loss_of(self.ev, t.values)  # type: ignore[arg-type]
@@ -249,3 +249,39 @@ def test_full_size_trials_screen_what_the_steps_cannot_see():
     assert any(t.u["limit"] == search.SCREEN_GRID[0] for t in trials)  # the limit was
     best = min(trials, key=lambda t: t.loss)
     assert best.u["limit"] < 0.5 and best.loss < 0.01
+
+
+class Clock:
+    """A fake time.monotonic: each trial run takes one second."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_no_trial_begins_after_the_deadline(monkeypatch):
+    """The machine's load can triple a trial's time after the pace was measured: whatever
+    the pace said, the search's batches (the steps' Jacobian, screening, CMA-ES) run a few
+    trials at a time and none begins past the deadline."""
+    clock = Clock()
+    monkeypatch.setattr(search.time, "monotonic", clock)
+
+    class Timed(Linear):
+        def _run(self, points, full=False, first=0):
+            clock.now += len(points) * (1 if clock.now < 8 else 3)  # other work starts at 8 s
+            return super()._run(points, full, first)
+
+    free = Timed(scalable=False)
+    free.run(search.Budget(60), screen=True)
+    assert len(free.trials) == 60  # without a deadline: the whole count
+    clock.now = 0.0
+    timed = Timed(scalable=False)
+    timed.run(search.Budget(60, deadline=30.0), screen=True)
+    assert clock.now <= 30.0 + 2 * 3  # the last chunk (two trials: one worker) begun before 30
+    # screening cut by the deadline: the parameters it did not reach are neither screened nor frozen
+    clock.now = 0.0
+    cut = Timed(scalable=True)
+    cut.screen(budget=search.Budget(100, deadline=7.0))  # chunks begun at 0, 2, 4, 6: the start and 7 points
+    assert len(cut.trials) == 8 and set(cut.sensitivity) == {"p0"} and not set(cut.frozen) & {"p1", "p2", "p3"}

@@ -40,9 +40,10 @@ def scan_pow2(search: Any, budget: Any) -> None:
             continue
         values = [2.0 ** k for k in range(int(math.log2(q.lo)), int(math.log2(q.hi)) + 1)]
         points = [{**x0, q.key: q.unit_of(v)} for v in values]
-        done = search.evaluate(points, first=len(search.trials))
+        done = search.evaluate(points, first=len(search.trials), until=budget.deadline)
         search._record(done)
-        x0 = min(done, key=lambda t: (t.loss, t.number)).u
+        if done:
+            x0 = min(done, key=lambda t: (t.loss, t.number)).u
     search.x0 = x0
 
 
@@ -110,8 +111,10 @@ def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial 
             for k in keys:
                 h = STEP if best.u[k] + STEP <= 1.0 else -STEP
                 points.append({**best.u, k: best.u[k] + h})
-            done = search.evaluate(points, first=len(search.trials))
+            done = search.evaluate(points, first=len(search.trials), until=budget.deadline)
             search._record(done)
+            if len(done) < len(keys):  # the deadline came first: no step from part of the Jacobian
+                return best
             jac = np.stack([(_vector(search, t) - r0) / (t.u[k] - best.u[k]) for k, t in zip(keys, done)], axis=1)
             search.unseen = {k for j, k in enumerate(keys) if np.abs(jac[:, j]).max() * STEP < UNSEEN}
         a = jac.T @ (w[:, None] * jac)
@@ -122,8 +125,10 @@ def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial 
             step = np.linalg.solve(a + lam * (np.diag(np.diag(a)) + 1e-6 * np.eye(len(keys))), -g)
             y = np.clip(x + step, 0.0, 1.0)
             cands.append({**best.u, **dict(zip(keys, y.tolist()))})
-        done = search.evaluate(cands, first=len(search.trials))
+        done = search.evaluate(cands, first=len(search.trials), until=budget.deadline)
         search._record(done)
+        if not done:
+            return best
         new = min(done, key=lambda t: (t.loss, t.number))
         jac = None
         if new.loss >= best.loss:

@@ -42,6 +42,7 @@ class Counted:
 
     def __init__(self, executor: Any):
         self.executor, self.ran = executor, 0
+        self.workers = getattr(executor, "workers", 1)
 
     def run(self, units: list[Any]) -> Any:
         self.ran += len(units)

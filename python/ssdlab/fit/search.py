@@ -107,8 +107,23 @@ class Search:
         plans = {r: p.scaled(f) if hasattr(p, "scaled") else p for r, p in plans.items()}
         return ov, plans, f
 
-    def evaluate(self, points: list[dict[str, float]], full: bool = False, first: int = 0) -> list[Trial]:
-        """Run the points (through the executor) and score them, in the order given."""
+    def evaluate(self, points: list[dict[str, float]], full: bool = False, first: int = 0,
+                 until: float = math.inf) -> list[Trial]:
+        """Run the points (through the executor) and score them, in the order given. With a
+        deadline `until` (time.monotonic()), a few at a time (two rounds of the workers) and
+        none begun after it, whatever the pace so far (the machine's load can double a trial's
+        time): the trials of the points run, a prefix of them."""
+        if until == math.inf:
+            return self._run(points, full, first)
+        width = 2 * max(1, int(getattr(self.executor, "workers", 1)))
+        out: list[Trial] = []
+        for i in range(0, len(points), width):
+            if time.monotonic() >= until:
+                break
+            out += self._run(points[i:i + width], full, first + i)
+        return out
+
+    def _run(self, points: list[dict[str, float]], full: bool, first: int) -> list[Trial]:
         from ..executor import Unit
         from ..targets.sim import table_bytes
 
@@ -202,9 +217,11 @@ class Search:
         points = [] if base else [x0]
         for p in params:
             points += [{**x0, p.key: u} for u in SCREEN_GRID]
-        done = self.evaluate(points, first=len(self.trials))
+        done = self.evaluate(points, first=len(self.trials), until=budget.deadline if budget else math.inf)
         self._record(done)
         if base is None:
+            if not done:
+                return
             base, done = done[0], done[1:]
         if base.error:
             from ..errors import UserError
@@ -212,6 +229,7 @@ class Search:
             raise UserError(f"class {self.start.class_id} cannot simulate this drive: {base.error}")
         n = len(SCREEN_GRID)
         combined = dict(x0)
+        params = params[:len(done) // n]  # past the deadline, the rest are not screened (nor frozen)
         for i, p in enumerate(params):
             mine = done[n * i: n * (i + 1)]
             # a point the simulator refuses (a bound the geometry cannot take) counts as moving
@@ -221,9 +239,10 @@ class Search:
                 combined[p.key] = top.u[p.key]
         self.frozen = {k: v for k, v in self.sensitivity.items() if v < SCREEN_MIN}
         if combined != x0:
-            done = self.evaluate([combined], first=len(self.trials))
+            done = self.evaluate([combined], first=len(self.trials), until=budget.deadline if budget else math.inf)
             self._record(done)
-            self.screen_gated(x0, done[0], budget)
+            if done:
+                self.screen_gated(x0, done[0], budget)
 
     def screen_gated(self, x0: dict[str, float], at: Trial, budget: Budget | None = None) -> None:
         """Parameters that tune a mechanism screening found off at `x0` (their gate, e.g.
@@ -300,7 +319,8 @@ class Search:
                 if time.monotonic() + n * self.pace >= budget.deadline:
                     break  # the batch would end past the deadline
                 asked = [study.ask(dist) for _ in range(n)]
-                done = self.evaluate([{**x0, **t.params} for t in asked], first=len(self.trials))
+                done = self.evaluate([{**x0, **t.params} for t in asked], first=len(self.trials),
+                                     until=budget.deadline)
                 for t, tr in zip(asked, done):  # told in trial order: the same result on any executor
                     study.tell(t, tr.loss)
                 self._record(done)
