@@ -91,6 +91,21 @@ class Evidence:
         keep = [f for f in self.figures if self.groups[f.name] != group]
         return dataclasses.replace(self, figures=keep)
 
+    def checks_apart(self) -> tuple["Evidence", "Evidence | None"]:
+        """The evidence a trial runs, and the checks: behaviour figures (bounds any sane drive
+        meets, "no second at 0 IOPS") whose runs no other figure needs. They tell the search
+        nothing while they hold, and their runs (two 2000 s consistency tests) can cost more
+        than the rest of a trial: they are checked on the search's best few, not every trial."""
+        def needs(f: Figure) -> set[RunKey]:
+            return {r for _, r in ((f.drive, f.run), *f.needs)}
+
+        others = set().union(*(needs(f) for f in self.figures if f.kind != "behaviour"))
+        checks = [f for f in self.figures if f.kind == "behaviour" and not needs(f) & others]
+        if not checks or len(checks) == len(self.figures):
+            return self, None
+        names = {f.name for f in checks}
+        return dataclasses.replace(self, figures=[f for f in self.figures if f.name not in names]), self
+
 
 # ---- runs of the store -----------------------------------------------------------------------
 def _entries(value: Any) -> list[tuple[str | None, float]]:

@@ -135,24 +135,38 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     def hook(stage: str) -> Callable[[Trial], None] | None:
         return (lambda t: on_trial(stage, t)) if on_trial else None
 
-    search = Search(ev, st, req.seed, executor, req.sampler, hook("search"))
+    fitted, checks = ev.checks_apart()
+    search = Search(fitted, st, req.seed, executor, req.sampler, hook("search"))
+    # the checks' own runs, on the best few and the twin (full size: their tests may not scale)
+    checker = Search(checks, st, req.seed, executor, full_size=True) if checks else None
     search_s, pinning_s = deadlines(total, req.crossval)
     search.run(Budget(req.trials, t0 + search_s))
-    best = full_size_check(search, search.best(RECHECK))[0]
+    best = checked(checker, full_size_check(search, search.best(RECHECK)))
     stage("search")
     best, same, pins = pin(search, best, Budget(10**9, t0 + pinning_s))
     values, twin_trial = _revert_unpinned(search, best, same, pins)
     conflicts = pinning.conflicts(search, same)
     stage("pinning")
+    if checker:  # the twin with its checks
+        twin_trial = checker.evaluate([twin_trial.u])[0]
     held: list[crossval.Held] = []
-    if req.crossval:
+    if req.crossval:  # of the figures fitted: a check is a bound, not a prediction
         per = req.crossval_trials or fold_trials(len(st.params))
-        held = crossval.run(ev, st, req.seed, executor, per, t0 + total, hook("crossval"), req.sampler,
+        held = crossval.run(fitted, st, req.seed, executor, per, t0 + total, hook("crossval"), req.sampler,
                             memo=search.memo)
         stage("crossval")
     rows = figure_rows(ev, twin_trial.values)
     return Result(st, best, values, pins, rows, conflicts, held, len(search.trials), time.monotonic() - t0,
                   search, twin_trial, stages)
+
+
+def checked(checker: Search | None, cands: list[Trial]) -> Trial:
+    """The best of the search's best few (ranked) once the checks run on them too: the first
+    that meets them as well as any (their loss on the whole evidence)."""
+    if checker is None:
+        return cands[0]
+    whole = checker.evaluate([t.u for t in cands])
+    return cands[min(range(len(cands)), key=lambda i: (whole[i].loss, i))]
 
 
 def pin(search: Search, best: Trial, budget: Budget) -> tuple[Trial, Trial, dict[str, profile_out.Pin]]:
