@@ -75,3 +75,27 @@ def test_a_check_runs_on_the_best_few_and_the_twin_not_on_every_trial(tmp_path: 
     # nothing to set apart: the same evidence
     only = fitted.without("spec sheet")
     assert only.checks_apart() == (only, None)
+
+
+def test_when_the_best_few_fail_a_check_the_next_few_are_checked():
+    """The search's best points are often neighbours that share a flaw (all stall): the next
+    few of its best are checked too, and the first that meets every check is taken; when none
+    does, the lowest loss on the whole evidence."""
+    from types import SimpleNamespace
+
+    from ssdlab.calibration import Figure
+    from ssdlab.fit.loss import Trial
+
+    stall = Figure("d", "no stall", ("t", 0.0, None, 1, ()), lambda c: None, hi=1000.0, tol=0.15, kind="behaviour")
+    ev = SimpleNamespace(figures=[stall])
+    worst = {0: 5000.0, 1: 4000.0, 2: 3000.0, 3: 2500.0, 4: 900.0, 5: 800.0}  # trial -> its longest stall (ms)
+
+    def evaluate(points):
+        return [Trial(i, u, {"no stall": worst[u["i"]]}, worst[u["i"]] / 1000, 1.0) for i, u in enumerate(points)]
+
+    checker = SimpleNamespace(ev=ev, evaluate=evaluate)
+    cands = [Trial(i, {"i": i}, {}, 0.1 * i, 1.0) for i in range(3)]
+    more = [Trial(i, {"i": i}, {}, 0.1 * i, 1.0) for i in range(6)]
+    assert fitting.checked(checker, cands, lambda: more).u == {"i": 4}  # the first of the next few that meets it
+    assert fitting.checked(checker, cands, lambda: more[:4]).u == {"i": 3}  # none does: the lowest whole loss
+    assert fitting.checked(None, cands).u == {"i": 0}
