@@ -1,8 +1,9 @@
 """A trial's figures and its loss: every figure's error in units of its tolerance, r =
-(simulated - published) / (published x tolerance) (for a range, the distance to the nearer
-end), squared and capped at CAP, averaged within each group of figures and summed over the
-groups (a group of 40 fill-curve points weighs as much as one of two read rates). A figure
-passes at |r| <= 1, as its own check says."""
+(simulated - published) / (published x tolerance) (for a range: 0 inside, outside 1 plus the
+distance to the nearer end in tolerances, since a range's ends are strict), squared and capped
+at CAP, averaged within each group of figures and summed over the groups (a group of 40
+fill-curve points weighs as much as one of two read rates). A figure passes at |r| <= 1, as its
+own check says."""
 
 from __future__ import annotations
 
@@ -36,10 +37,11 @@ def residual(f: Figure, sim: float | None) -> float:
         if f.value == 0:
             return min(abs(sim), math.sqrt(CAP))
         return (sim - f.value) / (abs(f.value) * tol)
+    # a range's ends are strict (Figure.check): just outside is a miss, not 0.1 tolerance
     if f.lo is not None and sim < f.lo:
-        return (sim - f.lo) / (abs(f.lo) * tol) if f.lo else -math.sqrt(CAP)
+        return (sim - f.lo) / (abs(f.lo) * tol) - 1.0 if f.lo else -math.sqrt(CAP)
     if f.hi is not None and sim > f.hi:
-        return (sim - f.hi) / (abs(f.hi) * tol) if f.hi else min(sim, math.sqrt(CAP))
+        return (sim - f.hi) / (abs(f.hi) * tol) + 1.0 if f.hi else min(1.0 + sim, math.sqrt(CAP))
     return 0.0
 
 
