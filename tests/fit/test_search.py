@@ -28,7 +28,7 @@ class Bowl(search.Search):
 
     def __init__(self, scale: float, floor: float):
         self.scale, self.floor = scale, floor
-        super().__init__(SimpleNamespace(scalable=lambda: False), START, 3, executor=None)  # type: ignore[arg-type]
+        super().__init__(SimpleNamespace(scalable=lambda: False, figures=[], groups={}), START, 3, executor=None)  # type: ignore[arg-type]
 
     def _run(self, points, full=False, first=0):
         return [Trial(first + i, u, {}, max(self.floor, self.scale * sum((x - 0.3) ** 2 for x in u.values())))
@@ -90,6 +90,34 @@ def test_full_size_trials_take_the_steps_before_screening():
     first = cheap.run(search.Budget(budget + 1), screen=True)
     assert [t.u["p0"] for t in first[1:1 + len(search.SCREEN_GRID)]] == list(search.SCREEN_GRID)
     assert min(t.loss for t in first) > min(t.loss for t in trials)
+
+
+class Stuck(Linear):
+    """Linear, but figure f0 stays at 150 (five tolerances off) whatever the parameters."""
+
+    def _run(self, points, full=False, first=0):
+        out = []
+        for t in super()._run(points, full, first):
+            values = {**t.values, "f0": 150.0}
+            loss, groups = loss_of(self.ev, values)  # type: ignore[arg-type]
+            out.append(Trial(t.number, t.u, values, loss, 1.0, groups))
+        return out
+
+
+def test_a_search_goes_on_from_a_stall_while_a_figure_fails():
+    """The figures the parameters move are met within a few batches; the one they cannot move
+    still fails, so the stalled stages are followed by steps and CMA-ES restarts (another
+    seed) until the budget ends, not left with the budget unspent."""
+    stuck = Stuck(scalable=True)
+    trials = stuck.run(search.Budget(400), screen=False)
+    assert stuck.failing()
+    assert len(trials) > 400 - search.BATCH
+    assert "cma-es restart" in [p["phase"] for p in stuck.phases]
+    # when every figure passes, a stalled search ends there
+    met = Linear(scalable=True)
+    trials = met.run(search.Budget(400), screen=False)
+    assert not met.failing() and len(trials) < 400 - search.BATCH
+    assert "cma-es restart" not in [p["phase"] for p in met.phases]
 
 
 GATED = [Param("cache", 0.01, 1.0, "", "a cache (0: none)", off=True),

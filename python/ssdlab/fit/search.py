@@ -166,12 +166,13 @@ class Search:
         return out
 
     # -- the optimizer ---------------------------------------------------------------------------
-    def _study(self, x0: dict[str, float], sigma: float = SIGMA0) -> Any:
+    def _study(self, x0: dict[str, float], sigma: float = SIGMA0, seed: int | None = None) -> Any:
         import optuna
 
+        seed = self.seed if seed is None else seed
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         if self.sampler_name == "tpe":
-            sampler: Any = optuna.samplers.TPESampler(seed=self.seed, multivariate=True, n_startup_trials=BATCH)
+            sampler: Any = optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=BATCH)
         else:
             import warnings
 
@@ -179,7 +180,7 @@ class Search:
                 warnings.simplefilter("ignore", FutureWarning)
                 # separable CMA-ES: a diagonal covariance learns in O(n) trials, and the figures
                 # depend on few parameters each
-                sampler = optuna.samplers.CmaEsSampler(x0=x0, sigma0=sigma, seed=self.seed, popsize=BATCH,
+                sampler = optuna.samplers.CmaEsSampler(x0=x0, sigma0=sigma, seed=seed, popsize=BATCH,
                                                        use_separable_cma=True, warn_independent_sampling=False)
         study = optuna.create_study(direction="minimize", sampler=sampler)
         study.enqueue_trial(x0)  # the start itself first (TPE: among its startup trials)
@@ -289,8 +290,6 @@ class Search:
     def run(self, budget: Budget, screen: bool = True) -> list[Trial]:
         """Screening (when asked, and counted in the budget), then the optimizer over the
         parameters the figures move, from the best point so far."""
-        from optuna.distributions import FloatDistribution
-
         if screen and not self.trials:
             descent.scan_pow2(self, budget)
             self.mark("die count")
@@ -304,28 +303,58 @@ class Search:
         free = self.free()
         if not free:
             return self.trials
-        dist = {k: FloatDistribution(0.0, 1.0) for k in free}
         # a wide search, then a narrow one from its best (a restart: the loss has steps)
         wide = len(self.trials) + int(REFINE[0] * max(0, budget.trials - len(self.trials)))
-        for stop, sigma in ((wide, SIGMA0), (budget.trials, REFINE[1])):
-            x0 = min(self.trials, key=lambda t: (t.loss, t.number)).u if self.trials else self.start.unit_start()
-            study = self._study({k: x0[k] for k in free}, sigma)
-            levels: list[float] = []  # the best loss before each batch of this stage
-            while len(self.trials) < stop and not budget.over(len(self.trials)):
-                levels.append(min((t.loss for t in self.trials), default=math.inf))
-                if len(levels) > STALL[0] and levels[-1 - STALL[0]] - levels[-1] < STALL[1]:
-                    break
-                n = min(BATCH, stop - len(self.trials))
-                if time.monotonic() + n * self.pace >= budget.deadline:
-                    break  # the batch would end past the deadline
-                asked = [study.ask(dist) for _ in range(n)]
-                done = self.evaluate([{**x0, **t.params} for t in asked], first=len(self.trials),
-                                     until=budget.deadline)
-                for t, tr in zip(asked, done):  # told in trial order: the same result on any executor
-                    study.tell(t, tr.loss)
-                self._record(done)
-            self.mark("cma-es" if sigma == SIGMA0 else "cma-es narrow")
+        self._cma(free, budget, wide, SIGMA0, self.seed)
+        self.mark("cma-es")
+        self._cma(free, budget, budget.trials, REFINE[1], self.seed)
+        self.mark("cma-es narrow")
+        # a stalled stage is a local minimum, not the end, while a figure still fails and time
+        # is left: steps from the best (the Jacobian there), then CMA-ES again from it with
+        # another seed, until the figures pass or the budget ends
+        restart = 0
+        while self.failing() and not budget.over(len(self.trials)):
+            restart += 1
+            before = len(self.trials)
+            self.descend(budget)
+            self.mark("steps")
+            self._cma(self.free(), budget, budget.trials, SIGMA0, self.seed + restart)
+            self.mark("cma-es restart")
+            if len(self.trials) == before:
+                break  # nothing fits in what is left
         return self.trials
+
+    def failing(self) -> bool:
+        """Whether the best trial so far misses a figure by more than its tolerance."""
+        best = self.best()
+        return bool(best) and any(abs(residual(f, best[0].values.get(f.name))) > 1.0 for f in self.ev.figures)
+
+    def _cma(self, free: list[str], budget: Budget, stop: int, sigma: float, seed: int) -> None:
+        """One CMA-ES stage from the best trial so far, until `stop` trials, the budget, or
+        STALL."""
+        from optuna.distributions import FloatDistribution
+
+        if not free:
+            return
+        dist = {k: FloatDistribution(0.0, 1.0) for k in free}
+        x0 = min(self.trials, key=lambda t: (t.loss, t.number)).u if self.trials else self.start.unit_start()
+        study = self._study({k: x0[k] for k in free}, sigma, seed)
+        levels: list[float] = []  # the best loss before each batch of this stage
+        while len(self.trials) < stop and not budget.over(len(self.trials)):
+            levels.append(min((t.loss for t in self.trials), default=math.inf))
+            if len(levels) > STALL[0] and levels[-1 - STALL[0]] - levels[-1] < STALL[1]:
+                break
+            n = min(BATCH, stop - len(self.trials))
+            if time.monotonic() + n * self.pace >= budget.deadline:
+                break  # the batch would end past the deadline
+            asked = [study.ask(dist) for _ in range(n)]
+            done = self.evaluate([{**x0, **t.params} for t in asked], first=len(self.trials),
+                                 until=budget.deadline)
+            for t, tr in zip(asked, done):  # told in trial order: the same result on any executor
+                study.tell(t, tr.loss)
+            self._record(done)
+            if not done:
+                break
 
     def best(self, k: int = 1) -> list[Trial]:
         seen, out = set(), []
