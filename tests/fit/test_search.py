@@ -166,6 +166,40 @@ def test_a_mechanism_turned_on_is_not_screened_again_past_the_budget():
     assert "mode" not in roomy.frozen
 
 
+class Large(Gated):
+    """Figure `size` wants the cache at 0.55 of the cube or more; the mode moves figure `mode`
+    only while the cache is nearly at its largest (a mode that lasts until half the LBAs are
+    mapped shows only with a cache of half the drive), and wants it at 0.55. From the start's
+    mode (0.1), the largest cache is worse than a middle one, so screening's candidate takes
+    the middle one."""
+
+    def __init__(self):
+        super().__init__()
+        self.start.unit_start = lambda: {"cache": 0.0, "mode": 0.1}
+        self.x0 = self.start.unit_start()
+
+    def _run(self, points, full=False, first=0):
+        out = []
+        for i, u in enumerate(points):
+            big = u["cache"] >= 0.9
+            values = {"size": 100.0 + 80.0 * min(0.0, u["cache"] - 0.55),
+                      "mode": 100.0 + (60.0 * (u["mode"] - 0.55) if big else 20.0)}
+            loss, groups = loss_of(self.ev, values)  # type: ignore[arg-type]
+            out.append(Trial(first + i, u, values, loss, 1.0, groups))
+        return out
+
+
+def test_a_mode_of_a_mechanism_is_screened_with_the_mechanism_at_its_largest():
+    """Screening's candidate turns the cache on at 0.55, where the mode moves nothing: it is
+    screened again with the cache at its largest, where it does, so it is searched (not
+    frozen) and the best point found has the mode the figure wants."""
+    s = Large()
+    s.screen()
+    assert "mode" not in s.frozen and s.sensitivity["mode"] >= search.SCREEN_MIN
+    best = min(s.trials, key=lambda t: t.loss)
+    assert best.u["cache"] == 1.0 and best.u["mode"] == 0.55
+
+
 CHAIN = [Param("cache", 0.01, 1.0, "", "a cache (0: none)", off=True),
          Param("reclaim", 0.01, 1.0, "", "a reclaim of the cache (0: none)", off=True, gate="cache"),
          Param("pace", 0.0, 100.0, "", "the reclaim's pace", log=False, gate="reclaim")]

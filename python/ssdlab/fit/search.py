@@ -234,7 +234,9 @@ class Search:
         for i, p in enumerate(params):
             mine = done[n * i: n * (i + 1)]
             # a point the simulator refuses (a bound the geometry cannot take) counts as moving
-            self.sensitivity[p.key] = max(math.inf if t.error else self.change(t, base) for t in mine)
+            # the most it moved from any base screened so far (a gated one: a second base)
+            moved = max(math.inf if t.error else self.change(t, base) for t in mine)
+            self.sensitivity[p.key] = max(moved, self.sensitivity.get(p.key, 0.0))
             top = min(mine, key=lambda t: (t.loss, t.number))
             if top.loss < base.loss:
                 combined[p.key] = top.u[p.key]
@@ -249,15 +251,28 @@ class Search:
         """Parameters that tune a mechanism screening found off at `x0` (their gate, e.g.
         the performance mode of a dynamic SLC cache) and the combined candidate `at` turned
         on: screened again from `at`, where they can move a figure (one at a time they
-        could not)."""
+        could not); then from `at` with the mechanism at its largest, where a mode it has
+        shows only when it is large (a performance mode that ends at half the LBAs needs a
+        cache of half the drive)."""
         by = {q.key: q for q in self.start.params}
         on = [k for k, q in by.items() if q.off and q.physical(x0[k]) == 0 and q.physical(at.u[k]) > 0]
         gated = [q.key for q in self.start.params if q.gate in on and q.key in self.frozen]
-        if budget and not budget.room(len(self.trials), len(SCREEN_GRID) * len(gated) + 1, self.pace):
+        if not gated or at.error:
             return
-        if gated and not at.error:
-            self.mark("screen")
-            self.screen(keys=gated, base=at, budget=budget)
+        n = len(SCREEN_GRID) * len(gated) + 1
+        if budget and not budget.room(len(self.trials), n, self.pace):
+            return
+        self.mark("screen")
+        self.screen(keys=gated, base=at, budget=budget)
+        gates = {by[g].gate for g in gated}
+        top = {**at.u, **{k: 1.0 for k in on if k in gates}}
+        if top == at.u or (budget and not budget.room(len(self.trials), n, self.pace)):
+            return
+        self.mark("screen")
+        done = self.evaluate([top], first=len(self.trials), until=budget.deadline if budget else math.inf)
+        self._record(done)
+        if done and not done[0].error:  # a mechanism too large for the drive's geometry: not screened there
+            self.screen(keys=gated, base=done[0], budget=budget)
 
     def descend(self, budget: Budget) -> None:
         smooth = [k for k in self.free() if k not in descent.discrete(self)]
