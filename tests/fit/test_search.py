@@ -166,6 +166,17 @@ def test_a_mechanism_turned_on_is_not_screened_again_past_the_budget():
     assert "mode" not in roomy.frozen
 
 
+def test_a_mechanism_the_optimizer_turned_on_has_its_parameters_screened_at_a_restart():
+    """Screening left the cache off and froze its mode; CMA-ES turns the cache on (figure
+    `size`) and stalls with figure `mode` failing: the restart screens the mode from there,
+    and the search goes on with it until both figures pass."""
+    s = Gated()
+    s.frozen = s.sensitivity = {"mode": 0.0}
+    s.run(search.Budget(400), screen=False)
+    assert "mode" not in s.frozen and not s.failing()
+    assert s.sensitivity["mode"] >= search.SCREEN_MIN
+
+
 class Large(Gated):
     """Figure `size` wants the cache at 0.55 of the cube or more; the mode moves figure `mode`
     only while the cache is nearly at its largest (a mode that lasts until half the LBAs are

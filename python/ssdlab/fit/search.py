@@ -83,6 +83,7 @@ class Search:
         self.x0 = start.unit_start()  # where screening starts (after the die-count scan)
         self.pace = 0.0  # wall seconds per trial run, of the last batch (Budget.room)
         self.unseen: set[str] = set()  # parameters whose finite step moved no figure (descent.py)
+        self.opened: set[str] = set()  # gates whose mechanism's parameters were screened with it on
         # what the search spent on each of its steps, in order (fit --json: search_phases)
         self.phases: list[dict[str, Any]] = []
         self._since = (time.monotonic(), 0)
@@ -256,12 +257,14 @@ class Search:
         cache of half the drive)."""
         by = {q.key: q for q in self.start.params}
         on = [k for k, q in by.items() if q.off and q.physical(x0[k]) == 0 and q.physical(at.u[k]) > 0]
+        on = [k for k in on if k not in self.opened]
         gated = [q.key for q in self.start.params if q.gate in on and q.key in self.frozen]
         if not gated or at.error:
             return
         n = len(SCREEN_GRID) * len(gated) + 1
         if budget and not budget.room(len(self.trials), n, self.pace):
             return
+        self.opened.update(on)
         self.mark("screen")
         self.screen(keys=gated, base=at, budget=budget)
         gates = {by[g].gate for g in gated}
@@ -331,6 +334,9 @@ class Search:
         while self.failing() and not budget.over(len(self.trials)):
             restart += 1
             before = len(self.trials)
+            # a mechanism CMA-ES turned on (screening left it off): its own parameters, frozen
+            # where it was off, screened from the best
+            self.screen_gated(self.x0, self.best()[0], budget)
             self.descend(budget)
             self.mark("steps")
             self._cma(self.free(), budget, budget.trials, SIGMA0, self.seed + restart)
