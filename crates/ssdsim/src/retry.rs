@@ -93,14 +93,13 @@ impl Retry {
     }
 
     /// Retry steps this native read of block `b` at `t` takes (0 = it decodes at once).
-    #[inline]
+    /// Inlined into every page read; the threshold's rare update is not.
+    #[inline(always)]
     pub fn steps(&mut self, b: u32, t: u64) -> u32 {
         let threshold = if self.model {
             let i = b as usize;
             if t >= self.until[i] {
-                let m = self.mean_steps(b, t);
-                self.threshold[i] = (m / (1.0 + m) * u32::MAX as f64) as u32;
-                self.until[i] = t + (t.saturating_sub(self.written_at[i]) / 64).max(1);
+                self.update_threshold(b, t);
             }
             self.threshold[i]
         } else {
@@ -114,6 +113,15 @@ impl Retry {
             n += 1;
         }
         n
+    }
+
+    /// The decode-failure threshold of block `b` at `t`, and until when it holds.
+    #[inline(never)]
+    fn update_threshold(&mut self, b: u32, t: u64) {
+        let i = b as usize;
+        let m = self.mean_steps(b, t);
+        self.threshold[i] = (m / (1.0 + m) * u32::MAX as f64) as u32;
+        self.until[i] = t + (t.saturating_sub(self.written_at[i]) / 64).max(1);
     }
 
     /// P/E cycles of block `b` (0 when the age model is off).

@@ -150,6 +150,28 @@ impl Alloc {
         }
         (o.cap - written[o.block as usize]).min(o.unit - 1 - o.fill)
     }
+    /// Take `k` slots (at most `run_room`) of the open block of stream `s` on die `d` for
+    /// data available at `t`: the fast path of `Ftl::alloc_run`, whose bookkeeping is only
+    /// counts. Returns (block, first offset, SLC mode); the caller counts the slots.
+    #[inline(always)]
+    pub(crate) fn take_run(
+        &mut self,
+        d: u32,
+        s: Stream,
+        written: &mut [u32],
+        t: u64,
+        k: u32,
+    ) -> (u32, u32, bool) {
+        let o = &mut self.open[d as usize * STREAMS + s as usize];
+        debug_assert!(o.block != NONE);
+        debug_assert!(k <= (o.cap - written[o.block as usize]).min(o.unit - 1 - o.fill));
+        let b = o.block;
+        let off = written[b as usize];
+        written[b as usize] = off + k;
+        o.fill += k;
+        o.ready = o.ready.max(t);
+        (b, off, o.slc)
+    }
     /// Slots the open block of stream `s` on die `d` still takes (0 if none is open).
     pub fn open_room(&self, d: u32, s: Stream, written: &[u32]) -> u32 {
         let o = &self.open[d as usize * STREAMS + s as usize];

@@ -1,6 +1,6 @@
 //! Garbage collection: greedy victim choice (fewest valid slots on the die), relocation
 //! of the valid slots into the die's GC stream (native mode; relocating an SLC block is
-//! folding), then erase.
+//! folding), then erase; a step of it at a time in `relocation`.
 //!
 //! Foreground GC is paced like real firmware: once a die is short of free blocks it
 //! takes a victim and moves v / (slots - v) of its slots per host slot written there, at
@@ -10,10 +10,8 @@
 //! die runs down to its last free block does GC stop the world to finish. Folds, idle
 //! GC and that hard stop collect whole victims.
 
-use super::alloc::Stream;
-use super::mapping::{at, at_mut, NONE};
+use super::mapping::NONE;
 use super::Ftl;
-use crate::nand::SLOT_BYTES;
 use crate::SimError;
 
 /// Free blocks per die below which GC stops host writes until it has freed one.
@@ -24,10 +22,10 @@ pub const HARD_FREE: u32 = 1;
 const BG_CHUNK: u32 = 8;
 
 /// Victim slots queued at a time.
-const CHUNK: usize = 32;
+pub(super) const CHUNK: usize = 32;
 /// Relocations ahead of its use that a queued slot's L2P entry is prefetched: one per
 /// relocation, as a burst of them would wait for the CPU's few outstanding-miss slots.
-const AHEAD: usize = 32;
+pub(super) const AHEAD: usize = 32;
 
 /// The GC state of one die: the victim being collected, if any, and the queue of its
 /// upcoming slots. Worked on in place (paced GC steps it once per host slot).
@@ -35,13 +33,13 @@ const AHEAD: usize = 32;
 pub struct GcJob {
     /// NONE while the die collects nothing.
     pub victim: u32,
-    slc: bool,
+    pub(super) slc: bool,
     /// The victim is folded by a paced SLC reclaim (see `SlcCache::reclaim_running`).
     pub reclaim: bool,
     /// Next slot offset to examine.
-    next: u32,
+    pub(super) next: u32,
     /// Next entry of `queue` to relocate.
-    head: usize,
+    pub(super) head: usize,
     /// Slots to move per host slot written on the die (see `ftl.gc_pace`); fractional
     /// paces carry the remainder over in `credit`. `base` is the pace it started with;
     /// `pace` may rise above it when the die runs short of room (`urge`).
@@ -50,11 +48,11 @@ pub struct GcJob {
     /// Victim slots per host slot that keep up with the host: v / (slots - v) at start.
     keep_up: f64,
     credit: f64,
-    last_page: u32,
-    ready: u64,
-    done: u64,
+    pub(super) last_page: u32,
+    pub(super) ready: u64,
+    pub(super) done: u64,
     /// Upcoming (offset, logical block) of the victim, their L2P entries prefetched.
-    queue: Vec<(u32, u32)>,
+    pub(super) queue: Vec<(u32, u32)>,
 }
 
 impl GcJob {
@@ -86,15 +84,6 @@ impl GcJob {
         self.victim = NONE;
         self.queue.clear();
     }
-}
-
-/// Victim slots gathered for the open GC block but not placed yet: queue[start..start +
-/// len], whose reads are done by `ready`; `room` slots fit before the block's next edge.
-struct Batch {
-    start: usize,
-    len: u32,
-    ready: u64,
-    room: u32,
 }
 
 impl Ftl {
@@ -330,173 +319,6 @@ impl Ftl {
             self.gc_step(d, t, u32::MAX)?;
         }
         Ok(())
-    }
-
-    /// Move up to `n` valid slots of die `d`'s victim at `t`; erase it as soon as it holds
-    /// no valid slot (moved, or overwritten by the host meanwhile). Upcoming victim slots
-    /// wait in a per-die queue; the L2P entry of each is prefetched `AHEAD` relocations
-    /// before its use. The valid slots of one victim page move together: one read, then
-    /// runs of destination slots.
-    fn gc_step(&mut self, d: u32, t: u64, n: u32) -> Result<(), SimError> {
-        // The job is worked on in place, taken out of `self` meanwhile.
-        let mut jobs = std::mem::take(&mut self.gc_jobs);
-        let r = match &mut jobs[d as usize] {
-            job if job.active() => self.gc_move(job, d, t, n),
-            _ => Ok(()),
-        };
-        self.gc_jobs = jobs;
-        r
-    }
-
-    fn gc_move(&mut self, job: &mut GcJob, d: u32, t: u64, mut n: u32) -> Result<(), SimError> {
-        let g = &self.nand.geo;
-        let (spb, page_shift) = (g.slots_per_block, g.page_shift);
-        let page_bytes = g.slots_per_page as u64 * SLOT_BYTES;
-        let written = self.map.written[job.victim as usize];
-        let base = job.victim * spb;
-        if job.last_page == NONE {
-            job.ready = t;
-            job.done = t;
-        }
-        let queue = &mut job.queue;
-        let mut moved = 0;
-        // Page runs the open GC block takes without an edge (a new block or a complete
-        // program unit) wait at queue[batch.start..] and are placed together: the fast
-        // path of allocation only counts, so placing them later is the same as placing
-        // each at once (its `ready` is the latest of their reads). The valid count below
-        // still includes batched slots: if only they are left, the queue runs out first.
-        let mut batch = Batch {
-            start: job.head,
-            len: 0,
-            ready: 0,
-            room: self.alloc.run_room(d, Stream::Gc, &self.map.written),
-        };
-        while n > 0 && *at(&self.map.valid, job.victim as usize) > 0 {
-            if job.head == queue.len() {
-                self.place_batch(job.victim, d, queue, &mut batch)?;
-                queue.clear();
-                job.head = 0;
-                batch.start = 0;
-            }
-            if queue.len() - job.head < AHEAD && job.next < written {
-                job.next = self
-                    .map
-                    .valid_slots_from::<CHUNK>(job.victim, job.next, queue);
-            }
-            let Some(&(first, _)) = queue.get(job.head) else {
-                break;
-            };
-            // The run: queued slots of this victim page still valid (the host may have
-            // overwritten some since they were queued), at most n, compacted in place
-            // after the batch as (slot, logical block).
-            let page = first >> page_shift;
-            let start = batch.start + batch.len as usize;
-            let (mut h, mut k) = (job.head, 0);
-            {
-                let (q, map) = (&mut queue[..], &self.map);
-                while k < n as usize && h < q.len() {
-                    let (off, lba) = q[h];
-                    if off >> page_shift != page {
-                        break;
-                    }
-                    h += 1;
-                    // One prefetch per relocation (the queue is filled long before its
-                    // entries come within AHEAD of the head).
-                    if let Some(&(_, ahead)) = q.get(h + AHEAD - 1) {
-                        map.prefetch_l2p(ahead);
-                    }
-                    if map.is_valid(base + off) {
-                        // start + k < h <= q.len().
-                        *at_mut(q, start + k) = (base + off, lba);
-                        k += 1;
-                    }
-                }
-            }
-            job.head = h;
-            if k == 0 {
-                continue;
-            }
-            if page != job.last_page {
-                job.last_page = page;
-                let plane = self.nand.geo.plane_of(first);
-                let wl_page = self.nand.geo.word_line(first);
-                job.ready = self.nand.read(t, d, plane, job.victim, wl_page, job.slc, page_bytes);
-                job.done = job.done.max(job.ready);
-            }
-            moved += k as u64;
-            n -= k as u32;
-            if batch.len + k as u32 <= batch.room {
-                batch.len += k as u32;
-                batch.ready = batch.ready.max(job.ready);
-                continue;
-            }
-            // This run meets an edge: the batch first, then the run slot by slot at edges.
-            self.place_batch(job.victim, d, queue, &mut batch)?;
-            let mut j = 0;
-            while j < k {
-                let (to, tb, m) = self.alloc_run(Stream::Gc, d, job.ready, (k - j) as u32)?;
-                let run = &queue[start + j..start + j + m as usize];
-                self.relocate_run(job.victim, run, to, tb);
-                j += m as usize;
-            }
-            batch = Batch {
-                start: job.head,
-                len: 0,
-                ready: 0,
-                room: self.alloc.run_room(d, Stream::Gc, &self.map.written),
-            };
-        }
-        self.place_batch(job.victim, d, queue, &mut batch)?;
-        self.counters.gc_moves += moved;
-        if job.slc {
-            self.counters.slc_fold_slots += moved;
-        }
-        if self.map.valid[job.victim as usize] > 0 {
-            return Ok(());
-        }
-        // Victim empty: erase it and return it to its pool.
-        let (victim, reclaim) = (job.victim, job.reclaim);
-        job.reset();
-        debug_assert_eq!(self.map.valid[victim as usize], 0);
-        let erased = self.nand.erase(job.done.max(t), d);
-        self.gc_engines.release(d, erased);
-        if reclaim {
-            self.slc.on_folded();
-        }
-        self.forget_block(victim);
-        self.alloc.release(victim);
-        Ok(())
-    }
-
-    /// Place the batched runs (all on the fast path of allocation) and empty the batch.
-    #[inline(always)]
-    fn place_batch(
-        &mut self,
-        victim: u32,
-        d: u32,
-        queue: &[(u32, u32)],
-        batch: &mut Batch,
-    ) -> Result<(), SimError> {
-        if batch.len > 0 {
-            let (to, tb, m) = self.alloc_run(Stream::Gc, d, batch.ready, batch.len)?;
-            debug_assert_eq!(m, batch.len);
-            let s = batch.start;
-            self.relocate_run(victim, &queue[s..s + m as usize], to, tb);
-            batch.start += m as usize;
-            batch.room -= m;
-            batch.len = 0;
-            batch.ready = 0;
-        }
-        Ok(())
-    }
-
-    #[inline]
-    fn relocate_run(&mut self, victim: u32, run: &[(u32, u32)], to: u32, tb: u32) {
-        self.map.relocate(victim, run, to, tb);
-        #[cfg(feature = "verify")]
-        for (x, &(from, _)) in run.iter().enumerate() {
-            self.stamps[to as usize + x] = self.stamps[from as usize];
-        }
     }
 
     /// Blocks being collected (neither open nor GC candidates).

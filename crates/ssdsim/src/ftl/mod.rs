@@ -10,6 +10,7 @@ pub mod gc;
 pub mod gc_engines;
 pub mod mapping;
 pub mod read_ahead;
+pub mod relocation;
 pub mod release;
 pub mod slc;
 pub mod staging;
