@@ -99,3 +99,81 @@ def test_when_the_best_few_fail_a_check_the_next_few_are_checked():
     assert fitting.checked(checker, cands, lambda: more).u == {"i": 4}  # the first of the next few that meets it
     assert fitting.checked(checker, cands, lambda: more[:4]).u == {"i": 3}  # none does: the lowest whole loss
     assert fitting.checked(None, cands).u == {"i": 0}
+
+
+MISSING = """
+[[figure]]
+name = "QD1 reads, a mechanism away"
+test = "quick"
+seconds = 0.2
+metric = "cdm_rnd4k_q1t1_read_mbps"
+value = 400
+tolerance = 0.1
+unit = "MB/s"
+source = "a drive with a read cache the simulator lacks"
+expected_failure = "the simulator has no read cache"
+"""
+
+
+def test_a_figure_marked_expected_failure_is_measured_and_reported_but_not_fitted(tmp_path: Path):
+    """A figure whose mechanism the simulator lacks would pull every parameter to a compromise
+    (the search trades the figures it can reach for it): the fit is the one without it, and the
+    twin's value of it is still measured and reported."""
+    plain, marked = tmp_path / "plain.toml", tmp_path / "marked.toml"
+    plain.write_text(FIGS)
+    marked.write_text(FIGS + MISSING)
+    params = ["nand.native.read_us", "host.host_latency_us"]
+    without = fitting.fit(fitting.Request(from_figures(plain), trials=16, start="tlc-256", crossval=False,
+                                          params=params), Executor())
+    res = fitting.fit(fitting.Request(from_figures(marked), trials=16, start="tlc-256", crossval=False,
+                                      params=params), Executor())
+    assert res.values == without.values
+    row = next(r for r in res.figures if r["figure"] == "QD1 reads, a mechanism away")
+    assert row["fitted"] is False and row["expected_failure"] == "the simulator has no read cache"
+    assert row["twin"] is not None and not row["pass"]
+    assert all(r["fitted"] for r in res.figures if r["figure"] == "sequential read")
+
+
+def test_a_figures_file_of_expected_failures_only_is_refused(tmp_path: Path):
+    import pytest
+
+    from ssdlab.errors import UserError
+
+    f = tmp_path / "figs.toml"
+    f.write_text('[facts]\ncapacity_gb = 8\ninterface = "pcie"\ncell = "tlc"\nmapping = "dram"\n' + MISSING)
+    with pytest.raises(UserError, match="expected_failure"):
+        fitting.fit(fitting.Request(from_figures(f), trials=4, start="tlc-256", crossval=False), Executor())
+
+
+def test_when_no_best_meets_a_check_the_parameter_that_breaks_it_is_set_back_to_the_class():
+    """The search reached its figures with a mechanism that stalls where they do not look
+    (parameter "a": a stop-the-world reclaim): set back alone to the class's value, the point
+    meets the check at a small cost in the figures and becomes the best; a class that fails
+    the check too leaves the best as it was."""
+    from types import SimpleNamespace
+
+    from ssdlab.calibration import Figure
+    from ssdlab.fit.loss import Trial
+
+    stall = Figure("d", "no stall", ("t", 0.0, None, 1, ()), lambda c: None, hi=1000.0, tol=0.15, kind="behaviour")
+    ev = SimpleNamespace(figures=[stall])
+    x0 = {"a": 0.2, "b": 0.3}
+    best_u = {"a": 0.9, "b": 0.8}
+
+    def figures_loss(u):  # the fitted figures want a = 0.9, b = 0.8; b matters more
+        return (u["a"] - 0.9) ** 2 + 10 * (u["b"] - 0.8) ** 2
+
+    def checker_eval(points, until=None, worst=lambda u: 3000.0 if u["a"] > 0.5 else 500.0):
+        return [Trial(i, u, {"no stall": worst(u)}, figures_loss(u) + (50.0 if worst(u) > 1000 else 0.0), 1.0)
+                for i, u in enumerate(points)]
+
+    trials = [Trial(0, best_u, {}, figures_loss(best_u), 1.0)]
+    search = SimpleNamespace(x0=x0, free=lambda: ["a", "b"], trials=trials, scalable=False,
+                             evaluate=lambda pts: [Trial(-1, u, {}, figures_loss(u), 1.0) for u in pts])
+    checker = SimpleNamespace(ev=ev, evaluate=checker_eval)
+    out = fitting.repair(search, checker, trials[0], until=float("inf"))
+    assert out.u == {"a": 0.2, "b": 0.8} and out.number == 1 and search.trials[-1] is out
+    # the class stalls too: nothing to go back to
+    search.trials = trials[:1]
+    always = SimpleNamespace(ev=ev, evaluate=lambda pts, until=None: checker_eval(pts, worst=lambda u: 3000.0))
+    assert fitting.repair(search, always, trials[0], until=float("inf")) is trials[0]

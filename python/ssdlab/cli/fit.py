@@ -181,5 +181,8 @@ def show(doc: dict[str, Any]) -> None:
         print(f"conflict: {c}")
     for x in doc["left_out"]:
         print(f"left out: {x}")
+    for r in doc["figures"]:
+        if r.get("expected_failure"):
+            print(f"not fitted (expected failure): {r['figure']}")
     print(f"{doc['passed']} of {doc['total']} evidence figures within tolerance; twin: {doc['twin']}"
           + (f"; report: {doc['report']}" if doc.get("report") else ""))

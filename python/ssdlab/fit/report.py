@@ -123,7 +123,7 @@ def write(doc: dict[str, Any], out: Path, ps: list[Print], title: str) -> Path:
         "fit-parameters"))
     parts.append("<h2>Figures</h2>")
     parts.append(_table(["group", "figure", "evidence", "twin", "error", "tolerance", ""], [
-        [r["group"], r["figure"], f"{r['measured']} {r['unit']}", num(r["twin"], r["unit"]),
+        [r["group"], r["figure"] + ("" if r.get("fitted", True) else " (not fitted)"), f"{r['measured']} {r['unit']}", num(r["twin"], r["unit"]),
          "-" if r["error"] is None else f"{100 * r['error']:+.1f} %", f"{100 * r['tolerance']:.0f} %",
          _ok(r["pass"])] for r in doc["figures"]], "fit-figures"))
     if doc.get("crossval"):
@@ -137,6 +137,11 @@ def write(doc: dict[str, Any], out: Path, ps: list[Print], title: str) -> Path:
         parts.append("<h2>Conflicts</h2><p class=meta>Figures no trial passed together with the others: a "
                      "mechanism the simulator lacks, a bound, or a figure to check.</p><ul>"
                      + "".join(f"<li>{e(c)}</li>" for c in doc["conflicts"]) + "</ul>")
+    missing = [r for r in doc["figures"] if r.get("expected_failure")]
+    if missing:
+        parts.append("<h2>Not fitted: expected failures</h2><p class=meta>The figures file says the simulator "
+                     "lacks their mechanism: measured on the twin, not fitted to.</p><ul>"
+                     + "".join(f"<li>{e(r['figure'])}: {e(r['expected_failure'])}</li>" for r in missing) + "</ul>")
     if doc.get("left_out"):
         parts.append("<h2>Left out</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in doc["left_out"]) + "</ul>")
     parts.append('<p class="meta">PNG: ' + ", ".join(e(p.name) for p in pngs if p) + "</p>")
