@@ -196,6 +196,7 @@ class ProfileFtl(TypedDict):
     gc_engines: int
     gc_buffers: int
     release_dead: bool
+    erase_at_open: bool
     gc_move_us: float
 
 

@@ -594,3 +594,38 @@ fn a_mapping_checkpoint_holds_host_writes_for_the_table_write() {
         "host writes wait for each table write: {extra:.3} s"
     );
 }
+
+/// (erases, largest write latency in µs) of a 40 MB QD1 burst after an idle second, on a
+/// full GC test drive whose first half was just overwritten (its old blocks freed, unerased).
+fn burst_after_idle(erase_at_open: bool) -> (f64, f64) {
+    let mut p = common::gc_drive(4, 64, 0.2, "mlc");
+    p.ftl.erase_at_open = erase_at_open;
+    let user = (0.2e9 as u64) / 4096 * 4096;
+    let mut d = Drive::new(p, 3);
+    run(&mut d, &whole_drive_fill(user));
+    let mut half = whole_drive_fill(user / 2);
+    half.queue_depth = 32;
+    run(&mut d, &half);
+    let mut idle = PhaseSpec::new(PhaseKind::Idle);
+    idle.seconds = Some(1.0);
+    run(&mut d, &idle);
+    let mut burst = io(false, 0, 128 * 1024, 1);
+    burst.offset = user / 2;
+    burst.stop_bytes = Some(40 * 128 * 1024 * 8);
+    let r = run(&mut d, &burst);
+    d.ftl.check_invariants().unwrap();
+    (total(&r, "erases"), r.hist.quantile(1.0) / 1e3)
+}
+
+#[test]
+fn erase_at_open_leaves_freed_blocks_for_the_writes_that_open_them_to_erase() {
+    let (erases, max_us) = burst_after_idle(false);
+    let (erases_open, max_open_us) = burst_after_idle(true);
+    eprintln!("burst: {erases} erases, max {max_us:.0} us; erased at open: {erases_open}, max {max_open_us:.0} us");
+    // idle time erased the freed blocks: the burst opens erased ones
+    assert_eq!(erases, 0.0);
+    // erased at open: every block the burst opens (40 MB over 1 MiB blocks)
+    assert!(erases_open >= 30.0, "{erases_open}");
+    // the buffer (256 KiB) holds less than a 3 ms erase of these writes
+    assert!(max_open_us > max_us + 1000.0, "{max_open_us} vs {max_us}");
+}

@@ -80,6 +80,8 @@ pub struct Ftl {
     idle_gc: bool,
     /// `ftl.release_dead`: blocks whose data is all stale are released at once.
     release_enabled: bool,
+    /// `ftl.erase_at_open`: freed blocks wait unerased until they are opened.
+    pub(crate) erase_at_open: bool,
     idle_gc_target: u32,
     /// Write-idle time (ns) after which GC works in the background while the host reads.
     pub idle_gc_delay: u64,
@@ -145,6 +147,7 @@ impl Ftl {
             gc_urgency: p.ftl.gc_urgency,
             idle_gc: p.ftl.idle_gc,
             release_enabled: p.ftl.release_dead,
+            erase_at_open: p.ftl.erase_at_open,
             idle_gc_delay: (p.ftl.idle_gc_delay_ms * 1e6) as u64,
             read_op: (p.host.read_op_us * 1000.0).round() as u64,
             read_op_busy: 0,

@@ -44,6 +44,9 @@ impl Ftl {
 
     /// Background erase on die `d` at `t` of one released block; false if none is left.
     pub(crate) fn erase_dirty(&mut self, d: u32, t: u64) -> bool {
+        if self.erase_at_open {
+            return false; // erased when opened
+        }
         match self.alloc.take_dirty(d) {
             Some(b) => {
                 self.nand.erase(t, d);

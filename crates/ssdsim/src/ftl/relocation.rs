@@ -223,19 +223,25 @@ impl Ftl {
     }
 
     /// Die `d`'s victim is empty: erase it at `t` (or once its last read is done) and
-    /// return it to its pool.
+    /// return it to its pool (unerased with `erase_at_open`).
     #[inline(never)]
     fn gc_erase(&mut self, d: u32, t: u64) {
         let job = &mut self.gc_jobs[d as usize];
         let (victim, reclaim, done) = (job.victim, job.reclaim, job.done);
         job.reset();
         debug_assert_eq!(self.map.valid[victim as usize], 0);
-        let erased = self.nand.erase(done.max(t), d);
-        self.gc_engines.release(d, erased);
         if reclaim {
             self.slc.on_folded();
         }
         self.forget_block(victim);
-        self.alloc.release(victim);
+        if self.erase_at_open {
+            // erased when it is next opened (alloc.rs `take_free`)
+            self.gc_engines.release(d, done.max(t));
+            self.alloc.release_dirty(victim);
+        } else {
+            let erased = self.nand.erase(done.max(t), d);
+            self.gc_engines.release(d, erased);
+            self.alloc.release(victim);
+        }
     }
 }

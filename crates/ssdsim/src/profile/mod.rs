@@ -224,6 +224,10 @@ pub struct Ftl {
     /// at once and is erased in the background (false: it waits until GC picks it, and
     /// counts as SLC cache until then).
     pub release_dead: bool,
+    /// A freed block is erased just before it is opened for writes, not when it is freed
+    /// (firmware that keeps the erase-to-program interval short): the die's next programs,
+    /// and the writes the buffer cannot hold meanwhile, wait for the erase.
+    pub erase_at_open: bool,
     /// Controller firmware time per 4 KiB slot that GC relocates while the host writes,
     /// µs (mapping lookups and updates, buffer and ECC set-up of the copy), on the core
     /// that also handles commands (`host.command_overhead_us`): caps foreground GC at
@@ -246,6 +250,7 @@ impl Default for Ftl {
             gc_engines: 0,
             gc_buffers: 0,
             release_dead: true,
+            erase_at_open: false,
             gc_move_us: 0.0,
         }
     }
