@@ -154,8 +154,8 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     best = checked(checker, full_size_check(search, search.best(RECHECK)),
                    lambda: full_size_check(search, search.best(4 * RECHECK)))
     stage("search")
-    if checker:
-        best = repair(search, checker, best, t0 + pinning_s)
+    if checker:  # most of the pinning's time at most: a repaired best still gets pinned
+        best = repair(search, checker, best, time.monotonic() + 0.6 * max(0.0, t0 + pinning_s - time.monotonic()))
         stage("check repair")
     met = checker.evaluate([best.u])[0] if checker else None  # (memo: already run)
     best, same, pins = pin(search, best, Budget(10**9, t0 + pinning_s))
@@ -207,10 +207,12 @@ def repair(search: Search, checker: Search, best: Trial, until: float) -> Trial:
     """None of the search's best meets a check (a bound any sane drive meets: no
     multi-second stall), while the class does: the figures were reached with a mechanism
     that misbehaves where the figures do not look. Each parameter the best moved from the
-    class is set back alone, and the best is moved a quarter, half and three quarters of
-    the way back (each a full-size run with the checks, begun before `until`); the point
-    that meets every check with the lowest loss on the whole evidence is taken, if it is
-    lower than the best's (a failed check weighs as any missed figure)."""
+    class is set back alone; the best is moved a quarter, half and three quarters of the way
+    back; then each moved parameter alone over the screening grid (a stall can end at the
+    other end of a range: a reclaim that stops the host ends when it runs alongside). Each
+    point is a full-size run with the checks, none begun after `until`; the point that meets
+    every check with the lowest loss on the whole evidence is taken, if it is lower than the
+    best's (a failed check weighs as any missed figure)."""
     ev = checker.ev
     first = checker.evaluate([best.u])[0]  # (memo: already run)
     if meets(ev, first):
@@ -222,6 +224,8 @@ def repair(search: Search, checker: Search, best: Trial, until: float) -> Trial:
     moved = [k for k in search.free() if abs(best.u[k] - x0[k]) > 1e-3]
     points = [{**best.u, k: x0[k]} for k in moved]
     points += [{k: b + f * (x0[k] - b) for k, b in best.u.items()} for f in (0.25, 0.5, 0.75)]
+    points += [{**best.u, k: g} for k in moved for g in SCREEN_GRID
+               if abs(g - best.u[k]) > 1e-3 and abs(g - x0[k]) > 1e-3]
     done = checker.evaluate(points, until=until)
     top = min((w for w in [*done, home[0]] if meets(ev, w)), key=lambda w: w.loss)
     if top.loss >= first.loss:
