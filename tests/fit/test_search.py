@@ -252,6 +252,42 @@ def test_screening_goes_down_a_chain_of_gates():
     assert best.u["cache"] > 0.05 and best.u["reclaim"] > 0.05 and best.u["pace"] == 0.8  # the grid point nearest 0.75
 
 
+class WrongWayAlone(search.Search):
+    """A reclaim that, on at the class's pace, stops the host (figure `peaks` far off, worse
+    than with no reclaim): no grid point of it alone helps, yet on at the pace the figures
+    want (0.75 of the cube) it fits both figures."""
+
+    def __init__(self):
+        figs = [Figure("d", n, ("t", 0.0, None, 1, ()), lambda c: None, value=100.0, tol=0.1)
+                for n in ("size", "peaks", "amount")]
+        ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: True)
+        st = SimpleNamespace(params=CHAIN, class_id="chain",
+                             unit_start=lambda: {"cache": 0.5, "reclaim": 0.0, "pace": 0.2})
+        super().__init__(ev, st, 3, executor=None)  # type: ignore[arg-type]
+
+    def _run(self, points, full=False, first=0):
+        out = []
+        for i, u in enumerate(points):
+            on = CHAIN[1].physical(u["reclaim"]) > 0
+            values = {"size": 100.0 + 80.0 * (u["cache"] - 0.5),
+                      "peaks": (100.0 + 60.0 * (u["pace"] - 0.75) if u["pace"] >= 0.5 else 50.0) if on else 130.0,
+                      "amount": 100.0 + 40.0 * (u["reclaim"] - 0.55) if on else 120.0}
+            loss, groups = loss_of(self.ev, values)  # type: ignore[arg-type]
+            out.append(Trial(first + i, u, values, loss, 1.0, groups))
+        return out
+
+
+def test_a_mechanism_that_moves_the_figures_the_wrong_way_alone_is_screened_with_its_tuning():
+    """The reclaim alone only makes the figures worse (its pace stops the host), so screening's
+    candidate leaves it off: its parameters are still screened with it on at its best grid
+    point, where the pace moves the figures, and the best point found has both."""
+    s = WrongWayAlone()
+    s.screen()
+    assert "pace" not in s.frozen
+    best = min(s.trials, key=lambda t: t.loss)
+    assert best.u["reclaim"] == 0.55 and best.u["pace"] == 0.8, best.u
+
+
 class Calls(search.Budget):
     """A budget over after `n` looks at it (pinning's slices look once a ring)."""
 

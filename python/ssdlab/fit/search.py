@@ -232,13 +232,15 @@ class Search:
         n = len(SCREEN_GRID)
         combined = dict(x0)
         params = params[:len(done) // n]  # past the deadline, the rest are not screened (nor frozen)
+        tops: dict[str, Trial] = {}
         for i, p in enumerate(params):
             mine = done[n * i: n * (i + 1)]
             # a point the simulator refuses (a bound the geometry cannot take) counts as moving
             # the most it moved from any base screened so far (a gated one: a second base)
             moved = max(math.inf if t.error else self.change(t, base) for t in mine)
             self.sensitivity[p.key] = max(moved, self.sensitivity.get(p.key, 0.0))
-            top = min(mine, key=lambda t: (t.loss, t.number))
+            top = min(mine, key=lambda t: (t.error is not None, t.loss, t.number))
+            tops[p.key] = top
             if top.loss < base.loss:
                 combined[p.key] = top.u[p.key]
         self.frozen = {k: v for k, v in self.sensitivity.items() if v < SCREEN_MIN}
@@ -247,6 +249,14 @@ class Search:
             self._record(done)
             if done:
                 self.screen_gated(x0, done[0], budget)
+        # a mechanism off at x0 that moves the figures, but only the wrong way alone (a reclaim
+        # that stops the host at the class's pace): its own parameters screened with it on at
+        # its best grid point, where they can move the figures
+        for p in params:
+            top = tops[p.key]
+            if (p.off and p.physical(x0[p.key]) == 0 and combined[p.key] == x0[p.key] and not top.error
+                    and p.key not in self.frozen):
+                self.screen_gated(x0, top, budget)
 
     def screen_gated(self, x0: dict[str, float], at: Trial, budget: Budget | None = None) -> None:
         """Parameters that tune a mechanism screening found off at `x0` (their gate, e.g.
