@@ -169,6 +169,9 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
             # pinning moved the best, or set values back, to where a check fails: the
             # checked point is the twin (the pins still describe its neighbourhood)
             twin_trial, values = met, search.start.physical(met.u)
+            for k, p in pins.items():  # what the twin has is the checked point's value
+                if k in values and values[k] != p.value:
+                    p.value, p.reverted = values[k], False
     held: list[crossval.Held] = []
     if req.crossval:  # of the figures fitted: a check is a bound, not a prediction
         per = req.crossval_trials or fold_trials(len(st.params))
