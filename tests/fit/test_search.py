@@ -394,3 +394,13 @@ def test_no_trial_begins_after_the_deadline(monkeypatch):
     cut = Timed(scalable=True)
     cut.screen(budget=search.Budget(100, deadline=7.0))  # chunks begun at 0, 2, 4, 6: the start and 7 points
     assert len(cut.trials) == 8 and set(cut.sensitivity) == {"p0"} and not set(cut.frozen) & {"p1", "p2", "p3"}
+
+
+def test_full_size_trials_screen_a_mechanism_that_is_still_off_after_the_steps():
+    """With dear trials the steps go first; the reclaim, which they leave off (alone it only
+    makes the figures worse), is screened after them with its tuning, as in WrongWayAlone."""
+    s = WrongWayAlone()
+    s.scalable = False
+    s.dear_start(search.Budget(400))
+    best = min(s.trials, key=lambda t: t.loss)
+    assert CHAIN[1].physical(best.u["reclaim"]) > 0 and best.u["pace"] >= 0.5, best.u

@@ -299,18 +299,22 @@ class Search:
         the die scan's best (a round is a trial a parameter and a batch of dampings, and the
         class is near); then screening of the parameters the steps cannot see, from where
         they ended: those whose finite step moved no figure (a limit the class sets at "none",
-        a mechanism that is off) and the whole numbers; then steps again."""
+        a mechanism that is off), the whole numbers, and a mechanism still off that others
+        tune (its tuning screened with it on: screen); then steps again."""
         if not self.trials:  # no die count to scan: the start itself
             self._record(self.evaluate([self.x0]))
         smooth = [k for k in self.free() if k not in descent.discrete(self)]
         if smooth:
             descent.levenberg_marquardt(self, budget, smooth)
             self.mark("steps")
+        here = min(self.trials, key=lambda t: (t.loss, t.number)).u
+        gates = {q.gate for q in self.start.params}
         blind = [q.key for q in self.start.params
-                 if q.key in self.unseen or (q.key in descent.discrete(self) and not q.pow2)]
+                 if q.key in self.unseen or (q.key in descent.discrete(self) and not q.pow2)
+                 or (q.key in gates and q.off and q.physical(here[q.key]) == 0)]  # a mechanism still off
         n = 1 + len(SCREEN_GRID) * len(blind)
         if blind and budget.room(len(self.trials), n, self.pace):
-            self.screen(min(self.trials, key=lambda t: (t.loss, t.number)).u, blind, budget=budget)
+            self.screen(here, blind, budget=budget)
             self.mark("screen")
             self.descend(budget)
             self.mark("steps")
