@@ -221,12 +221,11 @@ class Chain(search.Search):
     without the reclaim; figures `size`, `reclaim` and `pace` want all three on and the pace
     at 0.75 of the cube."""
 
-    def __init__(self):
-        figs = [Figure("d", n, ("t", 0.0, None, 1, ()), lambda c: None, value=100.0, tol=0.1)
-                for n in ("size", "reclaim", "pace")]
+    def __init__(self, names=("size", "reclaim", "pace"), cache=0.0):
+        figs = [Figure("d", n, ("t", 0.0, None, 1, ()), lambda c: None, value=100.0, tol=0.1) for n in names]
         ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: True)
         st = SimpleNamespace(params=CHAIN, class_id="chain",
-                             unit_start=lambda: {"cache": 0.0, "reclaim": 0.0, "pace": 0.2})
+                             unit_start=lambda: {"cache": cache, "reclaim": 0.0, "pace": 0.2})
         super().__init__(ev, st, 3, executor=None)  # type: ignore[arg-type]
 
     def _run(self, points, full=False, first=0):
@@ -252,18 +251,13 @@ def test_screening_goes_down_a_chain_of_gates():
     assert best.u["cache"] > 0.05 and best.u["reclaim"] > 0.05 and best.u["pace"] == 0.8  # the grid point nearest 0.75
 
 
-class WrongWayAlone(search.Search):
+class WrongWayAlone(Chain):
     """A reclaim that, on at the class's pace, stops the host (figure `peaks` far off, worse
     than with no reclaim): no grid point of it alone helps, yet on at the pace the figures
-    want (0.75 of the cube) it fits both figures."""
+    want (0.75 of the cube) it fits both figures. The cache is on from the start."""
 
     def __init__(self):
-        figs = [Figure("d", n, ("t", 0.0, None, 1, ()), lambda c: None, value=100.0, tol=0.1)
-                for n in ("size", "peaks", "amount")]
-        ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: True)
-        st = SimpleNamespace(params=CHAIN, class_id="chain",
-                             unit_start=lambda: {"cache": 0.5, "reclaim": 0.0, "pace": 0.2})
-        super().__init__(ev, st, 3, executor=None)  # type: ignore[arg-type]
+        super().__init__(("size", "peaks", "amount"), cache=0.5)
 
     def _run(self, points, full=False, first=0):
         out = []
