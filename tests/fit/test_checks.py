@@ -175,9 +175,41 @@ def test_when_no_best_meets_a_check_the_parameter_that_breaks_it_is_moved_until_
     search = SimpleNamespace(x0=x0, free=lambda: ["a", "p"], trials=trials, scalable=False,
                              evaluate=lambda pts: [Trial(-1, u, {}, figures_loss(u), 1.0) for u in pts])
     checker = SimpleNamespace(ev=ev, evaluate=checker_eval)
-    out = fitting.repair(search, checker, trials[0], until=float("inf"))
+    out, record = fitting.repair(search, checker, trials[0], until=float("inf"))
     assert out.u == {"a": 0.9, "p": 0.55} and out.number == 1 and search.trials[-1] is out
+    assert record is not None and record["failed"] == ["no stall"] and record["outcome"] == "moved"
+    assert record["met"] >= 2 and record["tried"] > record["met"]  # the pace and the class met it
     # the class stalls too: nothing to go back to
     search.trials = trials[:1]
     always = SimpleNamespace(ev=ev, evaluate=lambda pts, until=None: checker_eval(pts, worst=lambda u: 3000.0))
-    assert fitting.repair(search, always, trials[0], until=float("inf")) is trials[0]
+    kept, record = fitting.repair(search, always, trials[0], until=float("inf"))
+    assert kept is trials[0] and record is not None and record["outcome"] == "class fails it too"
+
+
+def test_a_check_met_only_by_giving_up_figures_is_reported_as_a_conflict():
+    """When only the class meets the check, the repaired best loses the figures the search's
+    best passed: the fit says which, next to the check (the report's conflicts)."""
+    from types import SimpleNamespace
+
+    from ssdlab.calibration import Figure
+    from ssdlab.fit.loss import Trial
+
+    stall = Figure("d", "no stall", ("t", 0.0, None, 1, ()), lambda c: None, hi=1000.0, tol=0.15, kind="behaviour")
+    drop = Figure("d", "drop", ("t", 0.0, None, 1, ()), lambda c: None, lo=0.4, hi=0.6, tol=0.15)
+    ev = SimpleNamespace(figures=[drop, stall])
+    x0, best_u = {"a": 0.0}, {"a": 0.9}
+
+    def evaluate(points, until=None):  # the drop needs the mechanism, which stalls at any setting
+        return [Trial(i, u, {"no stall": 3000.0 if u["a"] > 0.1 else 500.0, "drop": 0.5 if u["a"] > 0.5 else 1.0},
+                      (0.0 if u["a"] > 0.5 else 40.0) + (50.0 if u["a"] > 0.1 else 0.0), 1.0)
+                for i, u in enumerate(points)]
+
+    trials = [Trial(0, best_u, {}, 0.0, 1.0)]
+    search = SimpleNamespace(x0=x0, free=lambda: ["a"], trials=trials, scalable=False,
+                             evaluate=lambda pts: [Trial(-1, u, {}, 0.0, 1.0) for u in pts])
+    out, record = fitting.repair(search, SimpleNamespace(ev=ev, evaluate=evaluate), trials[0], until=float("inf"))
+    assert out.u == x0 and record is not None
+    assert record["outcome"] == "class" and record["gave_up"] == ["drop"] and record["failed"] == ["no stall"]
+    res = fitting.Result(None, out, {}, {}, [], [], [], 1, 1.0, search, check_repair=record)  # type: ignore[arg-type]
+    assert res.conflict_texts() == [next(c for c in res.conflict_texts() if c.startswith("no stall:"))]
+    assert "fails drop" in res.conflict_texts()[0]

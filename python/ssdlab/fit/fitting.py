@@ -77,6 +77,19 @@ class Result:
     search: Search = field(repr=False)
     twin_trial: Trial | None = None
     stages: dict[str, dict[str, float]] = field(default_factory=dict)  # stage -> seconds, trials run
+    check_repair: dict[str, Any] | None = None  # what the check repair did (repair()), if it ran
+
+    def conflict_texts(self) -> list[str]:
+        out = [c.text() for c in self.conflicts]
+        r = self.check_repair
+        if r and r["gave_up"]:
+            out.append(f"{', '.join(r['failed'])}: the search's best fails it; the best of {r['tried']} points between "
+                       f"it and the class that meets it fails {', '.join(r['gave_up'])} (reached only where the "
+                       "check fails: a mechanism the simulator lacks, or one tuned where the figures do not look)")
+        elif r and r["outcome"] != "moved":
+            out.append(f"{', '.join(r['failed'])}: the search's best fails it, and none of {r['tried']} points "
+                       f"between it and the class meets it at a lower loss ({r['outcome']})")
+        return out
 
     def doc(self) -> dict[str, Any]:
         by = {q.key: q for q in self.start.params}
@@ -89,7 +102,8 @@ class Result:
                             "sensitivity": self.search.sensitivity.get(k), "meaning": by[k].meaning}
                            for k, p in self.pins.items()],
             "figures": self.figures,
-            "conflicts": [c.text() for c in self.conflicts],
+            "conflicts": self.conflict_texts(),
+            "check_repair": self.check_repair,
             "crossval": [vars(h) for h in self.held],
             "stages": self.stages,
             "search_phases": self.search.phases,
@@ -154,8 +168,10 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     best = checked(checker, full_size_check(search, search.best(RECHECK)),
                    lambda: full_size_check(search, search.best(4 * RECHECK)))
     stage("search")
+    repaired = None
     if checker:  # most of the pinning's time at most: a repaired best still gets pinned
-        best = repair(search, checker, best, time.monotonic() + 0.6 * max(0.0, t0 + pinning_s - time.monotonic()))
+        best, repaired = repair(search, checker, best,
+                                time.monotonic() + 0.6 * max(0.0, t0 + pinning_s - time.monotonic()))
         stage("check repair")
     met = checker.evaluate([best.u])[0] if checker else None  # (memo: already run)
     best, same, pins = pin(search, best, Budget(10**9, t0 + pinning_s))
@@ -185,7 +201,7 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
         if r["figure"] in lacks:
             r["expected_failure"] = lacks[r["figure"]]
     return Result(st, best, values, pins, rows, conflicts, held, len(search.trials), time.monotonic() - t0,
-                  search, twin_trial, stages)
+                  search, twin_trial, stages, repaired)
 
 
 def checked(checker: Search | None, cands: list[Trial], more: Callable[[], list[Trial]] = list) -> Trial:
@@ -206,7 +222,7 @@ def checked(checker: Search | None, cands: list[Trial], more: Callable[[], list[
     return min(enumerate(tried), key=lambda iw: (iw[1][1].loss, iw[0]))[1][0]
 
 
-def repair(search: Search, checker: Search, best: Trial, until: float) -> Trial:
+def repair(search: Search, checker: Search, best: Trial, until: float) -> tuple[Trial, dict[str, Any] | None]:
     """None of the search's best meets a check (a bound any sane drive meets: no
     multi-second stall), while the class does: the figures were reached with a mechanism
     that misbehaves where the figures do not look. Each parameter the best moved from the
@@ -215,28 +231,39 @@ def repair(search: Search, checker: Search, best: Trial, until: float) -> Trial:
     other end of a range: a reclaim that stops the host ends when it runs alongside). Each
     point is a full-size run with the checks, none begun after `until`; the point that meets
     every check with the lowest loss on the whole evidence is taken, if it is lower than the
-    best's (a failed check weighs as any missed figure)."""
+    best's (a failed check weighs as any missed figure). With it, what it did (None when the
+    best meets the checks): the checks the best fails, the points tried and met, and the
+    figures the best passed that the point taken fails (a trade-off: the report's conflict)."""
     ev = checker.ev
     first = checker.evaluate([best.u])[0]  # (memo: already run)
     if meets(ev, first):
-        return best
+        return best, None
+    record: dict[str, Any] = {"failed": [f.name for f in ev.figures if f.kind == "behaviour"
+                                         and not passes(f, first.values.get(f.name))],
+                              "tried": 1, "met": 0, "outcome": "kept", "gave_up": []}
     x0 = search.x0
     home = checker.evaluate([x0], until=until)
     if not home or not meets(ev, home[0]):
-        return best  # the class fails it too: no way back to a point that meets it
+        record["outcome"] = "class fails it too" if home else "no time"
+        return best, record  # the class fails it too: no way back to a point that meets it
     moved = [k for k in search.free() if abs(best.u[k] - x0[k]) > 1e-3]
     points = [{**best.u, k: x0[k]} for k in moved]
     points += [{k: b + f * (x0[k] - b) for k, b in best.u.items()} for f in (0.25, 0.5, 0.75)]
     points += [{**best.u, k: g} for k in moved for g in SCREEN_GRID
                if abs(g - best.u[k]) > 1e-3 and abs(g - x0[k]) > 1e-3]
     done = checker.evaluate(points, until=until)
-    top = min((w for w in [*done, home[0]] if meets(ev, w)), key=lambda w: w.loss)
+    ok = [w for w in [*done, home[0]] if meets(ev, w)]
+    record.update(tried=2 + len(done), met=len(ok))
+    top = min(ok, key=lambda w: w.loss)
     if top.loss >= first.loss:
-        return best
+        return best, record
+    record.update(outcome="class" if all(abs(top.u[k] - x0[k]) <= 1e-3 for k in x0) else "moved",
+                  gave_up=[f.name for f in ev.figures if f.kind != "behaviour" and not f.xfail
+                           and passes(f, first.values.get(f.name)) and not passes(f, top.values.get(f.name))])
     tr = search.evaluate([top.u])[0]  # a trial of the search's own size, for the pinning
     tr.number = len(search.trials)
     search.trials.append(tr)
-    return full_size_check(search, [tr])[0]
+    return full_size_check(search, [tr])[0], record
 
 
 def meets(ev: Evidence, t: Trial) -> bool:
