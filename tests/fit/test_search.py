@@ -398,3 +398,57 @@ def test_full_size_trials_screen_a_mechanism_that_is_still_off_after_the_steps()
     s.dear_start(search.Budget(400))
     best = min(s.trials, key=lambda t: t.loss)
     assert CHAIN[1].physical(best.u["reclaim"]) > 0 and best.u["pace"] >= 0.5, best.u
+
+
+MODE = [Param("cache", 0.01, 1.0, "", "a cache (0: none)", off=True),
+        Param("mode", 0.0, 100.0, "", "a performance mode: the cache takes writes while this % of the LBAs is "
+              "mapped (0: off)", log=False, gate="cache"),
+        Param("reclaim", 0.01, 1.0, "", "a reclaim of the cache (0: none)", off=True, gate="cache"),
+        Param("pace", 0.0, 100.0, "", "the reclaim's pace", log=False, gate="reclaim")]
+
+
+class TwoBasins(search.Search):
+    """A pass that drops at half the LBAs only in a performance mode that needs the cache at
+    its largest; in that mode the pass recovers only with a fast reclaim (pace at or above
+    0.7 of the cube), which at the class's pace moves nothing. A small cache (another basin)
+    passes the recovery and the slowdown, not the drop: the search reaches it first."""
+
+    def __init__(self):
+        figs = [Figure("d", "drop", ("t", 0.0, None, 1, ()), lambda c: None, lo=0.48, hi=0.56, unit="share"),
+                Figure("d", "slows", ("t", 0.0, None, 1, ()), lambda c: None, hi=0.6, unit="ratio"),
+                Figure("d", "recovers", ("t", 0.0, None, 1, ()), lambda c: None, lo=0.8, unit="ratio")]
+        ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: True)
+        st = SimpleNamespace(params=MODE, class_id="modes",
+                             unit_start=lambda: {"cache": 0.0, "mode": 0.0, "reclaim": 0.0, "pace": 0.2})
+        super().__init__(ev, st, 3, executor=None)  # type: ignore[arg-type]
+
+    def _run(self, points, full=False, first=0):
+        out = []
+        for i, u in enumerate(points):
+            cache = MODE[0].physical(u["cache"])
+            mode = cache > 0 and u["cache"] >= 0.9 and MODE[1].physical(u["mode"]) > 0
+            fast = cache > 0 and MODE[2].physical(u["reclaim"]) > 0 and u["pace"] >= 0.7
+            if mode:
+                values = {"drop": MODE[1].physical(u["mode"]) / 100 * 0.98, "slows": 0.19,
+                          "recovers": 0.9 if fast else 0.2 + 0.05 * u["pace"]}
+            elif cache > 0:
+                values = {"drop": 0.92, "slows": 0.3 + 0.2 * abs(u["cache"] - 0.5), "recovers": 0.9}
+            else:
+                values = {"drop": None, "slows": 0.81, "recovers": 1.0}
+            loss, groups = loss_of(self.ev, values)  # type: ignore[arg-type]
+            out.append(Trial(first + i, u, values, loss, 1.0, groups))
+        return out
+
+
+@pytest.mark.parametrize("dear", [False, True])
+def test_a_figure_only_another_basin_passes_is_explored_from_there(dear: bool):
+    """The search settles in the small cache's basin, failing the drop that a trial screened
+    at the cache's largest passes; from that trial the reclaim, which moves nothing at its
+    class pace, is put at its largest and its pace screened: the best point passes every
+    figure (with trials of the drive's size too: steps first)."""
+    s = TwoBasins()
+    s.scalable = not dear
+    s.run(search.Budget(200))
+    best = min(s.trials, key=lambda t: t.loss)
+    assert all(f.check(best.values[f.name])[0] for f in s.ev.figures), best.values
+    assert any(p["phase"] == "explore" for p in s.phases)

@@ -257,6 +257,28 @@ class Search:
             if (p.off and p.physical(x0[p.key]) == 0 and combined[p.key] == x0[p.key] and not top.error
                     and p.key not in self.frozen):
                 self.screen_gated(x0, top, budget)
+        self.screen_largest(base, params, budget)
+
+    def screen_largest(self, base: Trial, params: list[Any], budget: Budget | None) -> None:
+        """Parameters screened with their mechanism on but not at its largest that moved no
+        figure (a mode only a large cache has: a performance mode that ends at half the LBAs
+        needs a cache of half the drive): screened again with the mechanism at its largest,
+        once per mechanism (screen_gated does this for a mechanism the candidate turned on;
+        here it was on already, as the steps leave it with full-size trials)."""
+        by = {q.key: q for q in self.start.params}
+        x0 = base.u
+        for g in dict.fromkeys(q.gate for q in params if q.gate and q.key in self.frozen):
+            keys = [q.key for q in params if q.gate == g and q.key in self.frozen]
+            if (g in self.opened or not by[g].off or by[g].physical(x0[g]) == 0 or x0[g] >= 1.0
+                    or (budget and not budget.room(len(self.trials), 1 + len(SCREEN_GRID) * len(keys), self.pace))):
+                continue
+            self.opened.add(g)
+            self.mark("screen")
+            done = self.evaluate([{**x0, g: 1.0}], first=len(self.trials),
+                                 until=budget.deadline if budget else math.inf)
+            self._record(done)
+            if done and not done[0].error:
+                self.screen(keys=keys, base=done[0], budget=budget)
 
     def screen_gated(self, x0: dict[str, float], at: Trial, budget: Budget | None = None) -> None:
         """Parameters that tune a mechanism screening found off at `x0` (their gate, e.g.
@@ -286,6 +308,60 @@ class Search:
         self._record(done)
         if done and not done[0].error:  # a mechanism too large for the drive's geometry: not screened there
             self.screen(keys=gated, base=done[0], budget=budget)
+
+    def explore(self, budget: Budget) -> Trial | None:
+        """The best fails a figure another trial passes: that trial lies in another basin (a
+        mode of a mechanism the best does not use, such as a performance mode that needs a
+        cache of half the drive, reached by screening at the mechanism's largest), where the
+        tuning that would bring the other figures back was never tried. From the lowest such
+        trial: the mechanisms on there have the parameters they gate screened (those never
+        searched, and mechanisms still off), a mechanism that screening leaves off (alone, at
+        the class's tuning, it moves nothing) is put at its largest and its own tuning
+        screened there; then steps from the basin's best. The later stages go on from
+        whichever basin is lower. Returns the basin's best, None when there is none."""
+        best = self.best()
+        failed = [f for f in self.ev.figures if best and abs(residual(f, best[0].values.get(f.name))) > 1.0]
+        alts = [t for t in self.trials if not t.error
+                and any(abs(residual(f, t.values.get(f.name))) <= 1.0 for f in failed)]
+        if not alts:
+            return None
+        at = min(alts, key=lambda t: (t.loss, t.number))
+        params = self.start.params
+        by = {q.key: q for q in params}
+        tried: set[str] = set()
+
+        def lowest(since: int) -> Trial:
+            return min([at, *(t for t in self.trials[since:] if not t.error)], key=lambda t: (t.loss, t.number))
+
+        while True:  # down the chain of gates
+            on = {k for k, q in by.items() if q.off and q.physical(at.u[k]) > 0}
+            keys = [q.key for q in params if q.gate in on and q.key not in tried
+                    and (q.key in self.frozen or (q.off and q.physical(at.u[q.key]) == 0))]
+            if not keys or not budget.room(len(self.trials), 1 + len(SCREEN_GRID) * len(keys), self.pace):
+                break
+            tried.update(keys)
+            since = len(self.trials)
+            self.screen(keys=keys, base=at, budget=budget)
+            at = lowest(since)
+            for k in keys:  # a mechanism left off: its tuning with it at its largest
+                gated = [q.key for q in params if q.gate == k and q.key not in tried]
+                n = 1 + len(SCREEN_GRID) * len(gated)
+                if not (by[k].off and by[k].physical(at.u[k]) == 0 and gated
+                        and budget.room(len(self.trials), n, self.pace)):
+                    continue
+                since = len(self.trials)
+                top = self.evaluate([{**at.u, k: 1.0}], first=since, until=budget.deadline)
+                self._record(top)
+                if top and not top[0].error:
+                    tried.update(gated)
+                    self.screen(keys=gated, base=top[0], budget=budget)
+                    at = lowest(since)
+        self.mark("explore")
+        smooth = [k for k in self.free() if k not in descent.discrete(self)]
+        if smooth:
+            at = descent.levenberg_marquardt(self, budget, smooth, start=at)
+            self.mark("steps")
+        return at
 
     def descend(self, budget: Budget) -> None:
         smooth = [k for k in self.free() if k not in descent.discrete(self)]
@@ -332,6 +408,7 @@ class Search:
                 self.mark("steps")
             else:
                 self.dear_start(budget)
+            self.explore(budget)  # a figure the best fails that another basin passes
         free = self.free()
         if not free:
             return self.trials
