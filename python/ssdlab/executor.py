@@ -194,7 +194,9 @@ class RayExecutor(Executor):
                                   "configure_logging": False}
             if address:
                 kw["address"] = address
-            else:
+            else:  # a new instance of our own: without an address Ray joins the last cluster
+                # anyone on this machine started (RAY_ADDRESS, /tmp/ray), another user's too
+                kw["address"] = "local"
                 kw["num_cpus"] = max(1, workers or cores())
             try:
                 ray.init(**kw)

@@ -127,7 +127,13 @@ def test_same_points_same_results_inline_pool_and_ray(tmp_path):
         sb = b.phases(rb["drives"][0]["id"])[-1]["series"]
         assert sa.keys() == sb.keys() and all(np.array_equal(sa[k], sb[k], equal_nan=True) for k in sa)
     pytest.importorskip("ray")
-    r, docs["ray"] = sweep(tmp_path / "ray.sqlite", "--ray")
+    # --ray without an address starts an instance of its own: it joins no cluster that
+    # someone else started on this machine (RAY_ADDRESS names one nobody answers at)
+    import os
+    from unittest import mock
+
+    with mock.patch.dict(os.environ, {"RAY_ADDRESS": "127.0.0.1:9"}):
+        r, docs["ray"] = sweep(tmp_path / "ray.sqlite", "--ray")
     assert r.exit_code == 0, r.output
     assert values(docs["ray"]) == values(docs["inline"])
 
