@@ -125,6 +125,19 @@ def test_fill_shape_swings_below_halfway_are_not_recoveries():
     assert fill_shape(gb, mbps).recovery_peaks == 0
 
 
+def test_average_to_a_share_counts_stalls_at_the_floor():
+    """MB/s from the start to each share, interpolated within a segment; a segment slower than
+    `at_least` counts at it (a stall), a faster one as it ran (a cache)."""
+    from ssdlab.analysis.curves import average_to
+
+    t = np.cumsum([1 / 1.0, 1 / 0.5, 1 / 0.5, 1 / 0.1, 1 / 0.5])  # 1 GB segments: 1000, then 500 MB/s, a stall at 100
+    gb = np.arange(1.0, 6.0)
+    assert average_to(gb, t, [0.2, 0.3]) == pytest.approx([1000.0, 1500 / 2.0])
+    assert average_to(gb, t, [0.8])[0] == pytest.approx(4000 / 15.0)
+    assert average_to(gb, t, [0.8], at_least=500.0)[0] == pytest.approx(4000 / 7.0)
+    assert average_to([], [], [0.5]) == [None]
+
+
 def _span(total: int) -> int:
     """Segments a drop must leave behind it to count (slc.py: SUSTAIN, MIN_SPAN)."""
     return max(SUSTAIN, int(np.ceil(MIN_SPAN * total)))

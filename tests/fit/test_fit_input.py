@@ -92,6 +92,22 @@ def test_bad_figures_files(tmp_path):
     refused(["--figures", str(tmp_path / "missing.toml")], "no such file", out)
 
 
+def test_the_fill_head_is_fitted_with_the_fill_curve(store):
+    """The fill's average speed to its first small shares is a figure per share, in the fill
+    curve's group, with the tolerance of the fill's other cumulative averages."""
+    from ssdlab.fit.evidence import from_runs, tolerance
+    from ssdlab.methodology import fingerprint as fp
+
+    db, (a, *_) = store
+    st = Store(db)
+    ev = from_runs(st, [a])
+    st.close()
+    head = [f for f in ev.figures if "fill_head_mbps_by_share" in f.name]
+    assert [f.name for f in head] == [f"fingerprint: fill_head_mbps_by_share[{x:g}]" for x in fp.HEAD_SHARES]
+    assert all(ev.groups[f.name] == "fill curve" and f.unit == "MB/s" for f in head)
+    assert {f.tol for f in head} == {tolerance("fill_avg_mbps_by_share")} == {0.10}
+
+
 def test_the_trimmed_stretch_is_a_group_of_figures(store):
     """A fingerprint's trimmed stretch gives the fit its gain, in a group of its own (the
     spare area's: cross-validation holds it back as a whole); its curve (the SLC cache's

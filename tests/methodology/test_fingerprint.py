@@ -68,6 +68,9 @@ def test_metrics_of_a_small_drive(small):
     assert m["slc_cache_share"] == pytest.approx(1 / 7.75, rel=0.1)  # 1 GB of 7.75 GB (area in GB of 1e9)
     assert m["peak_mbps"] > 3 * m["post_cache_mbps"]
     assert len(m["fill_mbps_by_share"]) == fp.FILL_BINS
+    # a 1 GB cache is 13 % of the area: the head is all cached
+    assert set(m["fill_head_mbps_by_share"]) == {"0.00625", "0.0125", "0.01875"}
+    assert min(m["fill_head_mbps_by_share"].values()) == pytest.approx(m["cached_mbps"], rel=0.05)
     # page types: 2-3-2 TLC reads fall in two groups, lower/upper pages faster than middle ones
     assert m["qd1_read_p25_us"] < m["qd1_read_p75_us"]
     assert m["qd1_read_p10_us"] <= m["qd1_read_p50_us"] <= m["qd1_read_p90_us"] <= m["qd1_read_p99_9_us"]
@@ -162,6 +165,78 @@ def test_hmb_drive_shows_its_mapping_cache_in_the_span_sweep():
     assert h["1"] > 1.3 * h["1/8"] and h["1/8"] < h["1/4"] < h["1/2"] < h["1"]
 
 
+def through_fill(sets, plan=None, profile="mx100-256"):
+    """The battery through the fill on a full-size drive (a second or two of CPU) and its
+    metrics (the cached region's and the fill's); `plan(area)`: a replay's plan."""
+    t = SimTarget(load_text(profile), sets)
+    area = area_bytes(t.identify().capacity, Options())
+    walk = fp.plan_phases(area, plan(area) if plan else fp.default_plan(area, Options()))
+    res = [t.run(next(walk))]
+    while res[-1].phase.name != "fill":
+        res.append(t.run(walk.send(res[-1])))
+    return res, TEST.analyze(res, Options())
+
+
+def stored(res):
+    """Phases as the store gives them to `plan_of`."""
+    return [{"name": r.phase.name, "kind": r.phase.kind, "spec": r.phase.model_dump(), "totals": r.totals}
+            for r in res]
+
+
+HEAD = "fill_head_mbps_by_share"
+
+
+def test_the_fill_head_shows_a_cache_the_fill_curve_averages_away():
+    """An MLC drive without an SLC cache against the same drive with 0.94 GB of one (0.4 % of
+    its 256 GB): 1.6 GB, the head's first share (1/160), at 416 MB/s against 328, over twice
+    the figure's tolerance apart; the 2.5 % points (cache and 5.5 GB at 328 MB/s) and the 5 %
+    bins read the two drives within their tolerances."""
+    from ssdlab.fit.evidence import tolerance
+
+    _, none = through_fill([])
+    _, cached = through_fill(["slc.dynamic_max_gb=0.94"])
+    assert list(cached[HEAD]) == ["0.00625", "0.0125", "0.01875"] and fp.HEAD_SHARES[0] == 1 / fp.TRIAL_SEGMENTS
+    assert cached[HEAD]["0.00625"] > (1 + 2 * tolerance(HEAD)) * none[HEAD]["0.00625"]
+    assert cached[HEAD]["0.0125"] > (1 + tolerance(HEAD)) * none[HEAD]["0.0125"]
+    # the drive without: its table checkpoints' stalls do not count, the head reads its native speed
+    assert max(none[HEAD].values()) == pytest.approx(min(none[HEAD].values()), rel=0.01)
+    for key in ("fill_avg_mbps_by_share", "fill_mbps_by_share"):
+        for k, v in none[key].items():
+            assert cached[key][k] == pytest.approx(v, rel=tolerance(key)), (key, k)
+
+
+def test_a_replay_starts_the_fill_with_the_cache_as_the_run_left_it():
+    """On a 256 GB drive the cached region's random writes stop at their 3 s cap, a fifth of the
+    region; a replay writes the run's share of the area, so its fill meets the SLC cache as the
+    run's did: the head reads as the run's on the same drive, and on a fit trial's drive (a
+    fifth of the blocks) within its tolerance. Written over the whole region, the random writes
+    leave the cache holding data spread over it, which the fill frees only slowly: the cache
+    barely shows."""
+    import tomllib
+
+    from ssdlab.fit.evidence import tolerance
+    from ssdlab.fit.search import TRIAL_BLOCKS
+    from ssdlab.fit.space import scaled
+
+    sets = ["slc.dynamic_max_gb=0.94"]
+    run_, m = through_fill(sets)
+    area = area_bytes(SimTarget(load_text("mx100-256"), sets).identify().capacity, Options())
+    plan = fp.plan_of(stored(run_), area)
+    written = {r.phase.name: r.totals["write_bytes"] for r in run_}
+    assert plan.cache_rand_write_share == pytest.approx(written["cache_rand_write"] / area)
+    assert plan.cache_rand_write_share < 0.5 * fp.CACHE_SHARE  # the cap stopped it
+    assert plan.cache_qd1_write_share == pytest.approx(written["cache_qd1_write"] / area)
+    _, same = through_fill(sets, lambda a: plan.scaled(1.0))
+    extra, f = scaled(sets, tomllib.loads(load_text("mx100-256")), TRIAL_BLOCKS)
+    _, trial = through_fill(sets + extra, lambda a: plan.scaled(f))
+    _, whole = through_fill(sets, lambda a: replace(plan, cache_qd1_write_share=None,
+                                                    cache_rand_write_share=None).scaled(1.0))
+    for k, v in m[HEAD].items():
+        assert same[HEAD][k] == pytest.approx(v, rel=0.02), k
+        assert trial[HEAD][k] == pytest.approx(v, rel=tolerance(HEAD)), k
+    assert whole[HEAD]["0.00625"] < m[HEAD]["0.00625"] / (1 + tolerance(HEAD))
+
+
 def test_plan_of_a_stored_run_and_its_scaled_copy(tmp_path):
     db = tmp_path / "r.sqlite"
     r = cli("run", "fingerprint", "--drive", "sim:tlc-256", *set_flags(SMALL), "--seconds", "30",
@@ -188,6 +263,10 @@ def test_plan_of_a_stored_run_and_its_scaled_copy(tmp_path):
     assert plan.trimmed_share == pytest.approx(written["trimmed"] / area)
     assert half["trimmed"].stop_bytes == pytest.approx(written["trimmed"] / 2, rel=1e-3)
     assert half["trim_spare"].length == pytest.approx(area // 2 * 0.25, rel=1e-3)
+    # the cached region's writes: the run's shares of the area (a run stored before them: the battery's own)
+    assert plan.cache_rand_write_share == pytest.approx(written["cache_rand_write"] / area)
+    assert half["cache_rand_write"].stop_bytes == pytest.approx(written["cache_rand_write"] / 2, rel=1e-3)
+    assert half["cache_qd1_write"].stop_bytes == pytest.approx(written["cache_qd1_write"] / 2, rel=1e-2)
     # a run of the battery before the trimmed stretch replays without it
     old = fp.plan_of([p for p in phases if p["name"] not in ("trim_spare", "trimmed")], area)
     assert old.trim_share == 0 and [p.name for p in fp.plan_phases(area, old)][-1] == "recovery"

@@ -1,6 +1,6 @@
 """Curves reduced to a few numbers that do not depend on the drive's size: a latency
 histogram's quantiles, a series binned by the bytes written (share of a phase), the fast
-stretch at the start of a write burst."""
+stretch at the start of a write burst (and the average speed up to small shares of it)."""
 
 from __future__ import annotations
 
@@ -67,5 +67,22 @@ def average_by_share(gb, t_s, n: int) -> list[float | None]:
     if g[-1] <= 0:
         return [None] * n
     marks = np.linspace(0.0, g[-1], n + 1)[1:]
+    tt = np.interp(marks, g, t)
+    return [float(m * 1000.0 / x) if x > 0 else None for m, x in zip(marks, tt)]
+
+
+def average_to(gb, t_s, shares, at_least: float | None = None) -> list[float | None]:
+    """MB/s from the start of a write to each of `shares` of it (cumulative GB and seconds of
+    its segments, interpolated within a segment). With `at_least` (MB/s), a segment slower
+    than that counts at that speed: a stall lands anywhere in a write (at another place on a
+    drive of another size), so the average shows only what runs faster, such as a cache."""
+    g = np.r_[0.0, np.asarray(gb, dtype=np.float64)]
+    t = np.r_[0.0, np.asarray(t_s, dtype=np.float64)]
+    if g[-1] <= 0:
+        return [None for _ in shares]
+    if at_least is not None and at_least > 0:
+        dt = np.minimum(np.diff(t), np.diff(g) * 1000.0 / at_least)
+        t = np.r_[0.0, np.cumsum(dt)]
+    marks = np.asarray(shares, dtype=np.float64) * g[-1]
     tt = np.interp(marks, g, t)
     return [float(m * 1000.0 / x) if x > 0 else None for m, x in zip(marks, tt)]

@@ -34,7 +34,8 @@ def tolerance(metric: str) -> float:
     """How far a figure of this kind moves between runs of one drive (a seed, a host): the
     tails most, dips next, binned curves and middle percentiles less, gains (one rate over another)
     less, means and rates least
-    (a fill's binned speed jumps where the cache ends: its cumulative average carries that)."""
+    (a fill's binned speed jumps where the cache ends: its cumulative averages, from the start to
+    each 2.5 % and to the head's small shares, carry that, with the binned curves' tolerance)."""
     if metric == "fill_mbps_by_share":
         return 0.15
     if any(t in metric for t in ("p99_99", "p99_9", "max_")):

@@ -6,7 +6,8 @@ simulated twin needs (`ssdlab fit`, docs/fit.md), each phase aimed at a few para
   and the controller's time per command alone (a QD1 read's latency less its page read,
   the command rate that bounds reads at depth), apart from the NAND's read time;
 - a sequential fill of the whole area with per-segment speed: the SLC cache's
-  size and policy, the post-cache (native) speed, folding and recovery bursts;
+  size and policy, the post-cache (native) speed, folding and recovery bursts; its start
+  (HEAD_SHARES) a cache of a few tenths of a percent of the drive;
 - an idle settle (until the drive is quiet: a simulated drive says when; a real one waits
   the whole SETTLE_S), so the reads below read native pages, not the cache;
 - QD1 4 KiB random reads of the filled drive with their histogram: read time per page
@@ -44,7 +45,7 @@ import numpy as np
 
 from .. import phase as ph
 from ..analysis import fill_shape, rate_mbps
-from ..analysis.curves import average_by_share, by_share, hist_quantiles, rate_by_share
+from ..analysis.curves import average_by_share, average_to, by_share, hist_quantiles, rate_by_share
 from ..analysis.pts_steady import window
 from ..figures import lazy
 from ..phase import GB
@@ -69,7 +70,11 @@ TRIMMED_SHARE, TRIMMED_S = 0.25, 300.0  # the trimmed stretch: bytes (of the are
 FILL_BINS, STRETCH_BINS, RECOVERY_BINS, TRIMMED_BINS = 20, 10, 5, 5
 FILL_POINTS = 40  # the fill's average speed from the start to each 2.5 %: smooth where the cache ends
 TRIAL_SEGMENTS = 160  # a replay's fill segments: enough for FILL_BINS at any drive size
-FILL_SEGMENTS = 128  # at least this many fill segments
+FILL_SEGMENTS = TRIAL_SEGMENTS  # at least this many fill segments (so a replay's first holds one)
+# the fill's average speed from the start to 1, 2 and 3 of a replay's segments (0.625 %, 1.25 %,
+# 1.875 %; each share holds a segment of any run and any replay): a cache of a few tenths of a
+# percent of the drive, which the 2.5 % points average away
+HEAD_SHARES = tuple(k / TRIAL_SEGMENTS for k in (1, 2, 3))
 MIN_SEGMENT = 64 * 2**20  # a replay's shortest: the write buffer's head start stays a few % of one
 # a trial's stretch (`ssdlab fit`) in rounds of 1/25 of its bytes, stopped at steady state: a
 # window of 5 rounds (a fifth of the stretch, the span steady_iops averages) whose range is
@@ -101,6 +106,11 @@ class Plan:
     caps: bool = True
     settle_s: float = SETTLE_S  # cap on the idle after the fill (0: none)
     fill_segments: int | None = None  # None: the fill test's segments (1 GB)
+    # the bytes the cached region's QD1 and random writes moved, as shares of the area (None:
+    # the battery's own stops; a run's replay writes what the run wrote before its time caps,
+    # so the fill starts with the SLC cache in the state the run left it in)
+    cache_qd1_write_share: float | None = None
+    cache_rand_write_share: float | None = None
     trim_share: float = TRIM_SHARE  # 0: no trimmed stretch (a run of a battery without it)
     trimmed_share: float = TRIMMED_SHARE
     until_steady: bool = False  # the stretch in rounds, stopped at steady state (STEADY_*)
@@ -144,16 +154,16 @@ def plan_phases(area: int, plan: Plan) -> Generator[ph.Phase, Any, None]:
         return max(4096, int(x * area) // 4096 * 4096)
 
     whole = dict(offset=0, length=area)
-    # 1 GB segments, finer on a drive under 128 GB (the cache's end is known to a segment)
+    # 1 GB segments, finer on a drive under 160 GB (the cache's end is known to a segment)
     seg = max(MIN_SEGMENT, area // plan.fill_segments // 4096 * 4096) if plan.fill_segments \
-        else min(GB, area // FILL_SEGMENTS)
+        else min(GB, area // FILL_SEGMENTS // 4096 * 4096)
     spans = [ph.rand_io(f"ws_{span_label(k)}", read_pct=100, queue_depth=1, offset=0,
                         length=max(4096, area // 2 ** k // 4096 * 4096), stop_seconds=SPAN_S)
              for k in range(plan.spans, 0, -1)]
     before = [
         ph.purge(),
         *(unmapped_phases(area) if plan.unmapped else []),
-        *cache_phases(area, plan.caps),
+        *cache_phases(area, plan.caps, plan.cache_qd1_write_share, plan.cache_rand_write_share),
         ph.seq_write("fill", **whole, stop_bytes=area, segment_bytes=max(4096, seg)),
         *([ph.idle(plan.settle_s, name="settle", until_quiet=True)] if plan.settle_s > 0 else []),
         ph.rand_io("qd1_read", read_pct=100, queue_depth=1, **whole, stop_seconds=QD1_READ_S),
@@ -225,21 +235,27 @@ def unmapped_phases(area: int) -> list[ph.Phase]:
             ph.rand_io("unmapped_qd32_read", read_pct=100, queue_depth=32, **whole, stop_seconds=UNMAPPED_S)]
 
 
-def cache_phases(area: int, caps: bool = True) -> list[ph.Phase]:
+def cache_phases(area: int, caps: bool = True, qd1_write_share: float | None = None,
+                 rand_write_share: float | None = None) -> list[ph.Phase]:
     """Data that sits in the SLC cache (a CrystalDiskMark test file on a purged drive): written
     sequentially, read back sequentially (the channels and the link, at the SLC read time),
     at QD1 (the SLC read time) and at QD32, and written at random at QD32 (the cache's write
-    path and buffer, at QD1 its latency); the fill then overwrites it."""
+    path and buffer, at QD1 its latency); the fill then overwrites it. The writes' shares of
+    the area, when given, replace their own stops (a 40th of the region, the region)."""
     n = max(4096, int(CACHE_SHARE * area) // 4096 * 4096)
     region = dict(offset=0, length=n)
     cap: dict[str, Any] = {"stop_seconds": CACHE_S} if caps else {}
+
+    def stop(x: float | None, default: int) -> int:
+        return default if x is None else max(4096, min(n, int(x * area) // 4096 * 4096))
+
     return [ph.seq_write("cache_write", **region, stop_bytes=n),
             ph.seq_read("cache_seq_read", **region, stop_bytes=n, **cap),
             ph.rand_io("cache_qd1_read", read_pct=100, queue_depth=1, **region, stop_seconds=CACHE_S),
             ph.rand_io("cache_qd32_read", read_pct=100, **region, stop_seconds=DEPTH_S),
-            ph.rand_io("cache_qd1_write", read_pct=0, queue_depth=1, **region, stop_bytes=max(4096, n // 40 // 4096 * 4096),
-                       **cap),
-            ph.rand_io("cache_rand_write", read_pct=0, **region, stop_bytes=n, **cap)]
+            ph.rand_io("cache_qd1_write", read_pct=0, queue_depth=1, **region,
+                       stop_bytes=stop(qd1_write_share, max(4096, n // 40 // 4096 * 4096)), **cap),
+            ph.rand_io("cache_rand_write", read_pct=0, **region, stop_bytes=stop(rand_write_share, n), **cap)]
 
 
 def plan_of(phases: list[dict], area: int) -> Plan:
@@ -247,7 +263,7 @@ def plan_of(phases: list[dict], area: int) -> Plan:
     spec, totals): the bytes each write phase moved, as shares of `area`."""
     named = {p["name"]: p for p in phases}
 
-    def written(name: str, default: float) -> float:
+    def written(name: str, default: Any) -> Any:
         p = named.get(name)
         b = float(p["totals"].get("write_bytes") or 0) if p else 0.0
         return b / area if b > 0 else default
@@ -263,7 +279,9 @@ def plan_of(phases: list[dict], area: int) -> Plan:
                 pause_s=float(pause["spec"]["seconds"]) if pause else 0.0,
                 recovery_share=written("recovery", RECOVERY_SHARE),
                 trim_share=trimmed, trimmed_share=written("trimmed", TRIMMED_SHARE),
-                unmapped="unmapped_qd1_read" in named)
+                unmapped="unmapped_qd1_read" in named,
+                cache_qd1_write_share=written("cache_qd1_write", None),
+                cache_rand_write_share=written("cache_rand_write", None))
 
 
 def resolution_of(phases: list[dict], metrics: dict[str, Any]) -> dict[str, float]:
@@ -300,6 +318,14 @@ def _latency(prefix: str, r, quantiles) -> dict[str, float | None]:
     for (name, _), v in zip(quantiles, qs or [None] * len(quantiles)):
         out[f"{prefix}_{name}_us"] = v
     return out
+
+
+def _median_rate(gb, t_s) -> float | None:
+    """The median MB/s of a write's segments (cumulative GB and seconds)."""
+    dg = np.diff(np.r_[0.0, np.asarray(gb, dtype=np.float64)])
+    dt = np.diff(np.r_[0.0, np.asarray(t_s, dtype=np.float64)])
+    ok = dt > 0
+    return float(np.median(dg[ok] * 1000.0 / dt[ok])) if ok.any() else None
 
 
 def _write_bytes(r) -> np.ndarray:
@@ -381,6 +407,11 @@ def analyze(results, opts: Options) -> dict:
             "recovery_peaks": shape.recovery_peaks,
             "fill_mbps_by_share": _labels(rate_by_share(gb, t, FILL_BINS), FILL_BINS),
             "fill_avg_mbps_by_share": _labels(average_by_share(gb, t, FILL_POINTS), FILL_POINTS),
+            # from the start to each of HEAD_SHARES, a segment slower than the fill's median counting
+            # at the median: a stall (a mapping-table checkpoint, GC) counts in whatever share its
+            # segment spans, and a replay's segments span other shares; a cache is at the start
+            "fill_head_mbps_by_share": {f"{s:g}": v for s, v in zip(
+                HEAD_SHARES, average_to(gb, t, HEAD_SHARES, _median_rate(gb, t)))},
         })
     if "unmapped_qd1_read" in r:
         out.update({"unmapped_qd1_read_mean_us": _f(r["unmapped_qd1_read"].latency.get("mean_us")),
