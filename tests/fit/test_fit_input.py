@@ -95,7 +95,8 @@ def test_bad_figures_files(tmp_path):
 def test_the_fill_head_is_a_group_of_figures(store):
     """The fill's average speed to its first small shares is a figure per share, in a group
     of its own (the fill start's: among the fill curve's 60 points it would weigh next to
-    nothing), with the tolerance of the fill's other cumulative averages."""
+    nothing), with the tolerance of the fill's other cumulative averages; so is the cached
+    region's write's."""
     from ssdlab.fit.evidence import from_runs, tolerance
     from ssdlab.methodology import fingerprint as fp
 
@@ -108,6 +109,9 @@ def test_the_fill_head_is_a_group_of_figures(store):
     assert all(ev.groups[f.name] == "fill start" and f.unit == "MB/s" for f in head)
     assert ev.groups["fingerprint: fill_avg_mbps_by_share[0.025]"] == "fill curve"
     assert {f.tol for f in head} == {tolerance("fill_avg_mbps_by_share")} == {0.10}
+    first = [f for f in ev.figures if "cache_write_head_mbps_by_share" in f.name]
+    assert len(first) == len(fp.HEAD_SHARES) and {ev.groups[f.name] for f in first} == {"cached write start"}
+    assert {f.tol for f in first} == {0.10}
 
 
 def test_the_trimmed_stretch_is_a_group_of_figures(store):

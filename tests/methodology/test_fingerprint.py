@@ -71,6 +71,7 @@ def test_metrics_of_a_small_drive(small):
     # a 1 GB cache is 13 % of the area: the head is all cached
     assert set(m["fill_head_mbps_by_share"]) == {"0.00625", "0.0125", "0.01875"}
     assert min(m["fill_head_mbps_by_share"].values()) == pytest.approx(m["cached_mbps"], rel=0.05)
+    assert set(m["cache_write_head_mbps_by_share"]) == set(m["fill_head_mbps_by_share"])
     # page types: 2-3-2 TLC reads fall in two groups, lower/upper pages faster than middle ones
     assert m["qd1_read_p25_us"] < m["qd1_read_p75_us"]
     assert m["qd1_read_p10_us"] <= m["qd1_read_p50_us"] <= m["qd1_read_p90_us"] <= m["qd1_read_p99_9_us"]
@@ -190,11 +191,14 @@ def test_the_fill_head_shows_a_cache_the_fill_curve_averages_away():
     """An MLC drive without an SLC cache against the same drive with 0.94 GB of one (0.4 % of
     its 256 GB): 1.6 GB, the head's first share (1/160), at 416 MB/s against 328, over twice
     the figure's tolerance apart; the 2.5 % points (cache and 5.5 GB at 328 MB/s) and the 5 %
-    bins read the two drives within their tolerances."""
+    bins read the two drives within their tolerances. A cache open only while at most 1.5 % of
+    the LBAs are mapped is gone by the fill's start: the cached region's write, the battery's
+    first, shows it as the fill shows the other."""
     from ssdlab.fit.evidence import tolerance
 
     _, none = through_fill([])
     _, cached = through_fill(["slc.dynamic_max_gb=0.94"])
+    _, gated = through_fill(["slc.dynamic_max_gb=0.94", "slc.dynamic_mapped_max_pct=1.5"])
     assert list(cached[HEAD]) == ["0.00625", "0.0125", "0.01875"] and fp.HEAD_SHARES[0] == 1 / fp.TRIAL_SEGMENTS
     assert cached[HEAD]["0.00625"] > (1 + 2 * tolerance(HEAD)) * none[HEAD]["0.00625"]
     assert cached[HEAD]["0.0125"] > (1 + tolerance(HEAD)) * none[HEAD]["0.0125"]
@@ -203,6 +207,13 @@ def test_the_fill_head_shows_a_cache_the_fill_curve_averages_away():
     for key in ("fill_avg_mbps_by_share", "fill_mbps_by_share"):
         for k, v in none[key].items():
             assert cached[key][k] == pytest.approx(v, rel=tolerance(key)), (key, k)
+    first = "cache_write_head_mbps_by_share"
+    assert list(gated[first]) == list(gated[HEAD])
+    for k, v in none[HEAD].items():
+        assert gated[HEAD][k] == pytest.approx(v, rel=0.01), k
+        assert none[first][k] == pytest.approx(v, rel=0.01), k
+        assert gated[first][k] == pytest.approx(cached[first][k], rel=0.01), k
+    assert gated[first]["0.00625"] > (1 + 2 * tolerance(first)) * none[first]["0.00625"]
 
 
 def test_a_replay_starts_the_fill_with_the_cache_as_the_run_left_it():

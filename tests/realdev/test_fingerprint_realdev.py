@@ -34,8 +34,9 @@ def test_fingerprint_through_fio_on_a_loop_device(loops, tmp_path):
         assert m[key] is not None and m[key] > 0, key
     assert len(m["fill_mbps_by_share"]) == fp.FILL_BINS and set(m["qd1_read_mean_us_by_span"]) == {"1/2", "1"}
     assert len(m["fill_avg_mbps_by_share"]) == fp.FILL_POINTS
-    assert set(m["fill_head_mbps_by_share"]) == {f"{x:g}" for x in fp.HEAD_SHARES}
-    assert all(v is not None and v > 0 for v in m["fill_head_mbps_by_share"].values())
+    for key in ("fill_head_mbps_by_share", "cache_write_head_mbps_by_share"):
+        assert set(m[key]) == {f"{x:g}" for x in fp.HEAD_SHARES}, key
+        assert all(v is not None and v > 0 for v in m[key].values()), key
     assert all(v is not None and v > 0 for v in m["stretch_iops_by_share"].values())
     assert m["trimmed_gain"] > 0 and len(m["trimmed_iops_by_share"]) == fp.TRIMMED_BINS
     assert m["stretch_waf"] is None  # a real drive has no NAND counters

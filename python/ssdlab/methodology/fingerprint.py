@@ -163,7 +163,7 @@ def plan_phases(area: int, plan: Plan) -> Generator[ph.Phase, Any, None]:
     before = [
         ph.purge(),
         *(unmapped_phases(area) if plan.unmapped else []),
-        *cache_phases(area, plan.caps, plan.cache_qd1_write_share, plan.cache_rand_write_share),
+        *cache_phases(area, plan.caps, plan.cache_qd1_write_share, plan.cache_rand_write_share, seg),
         ph.seq_write("fill", **whole, stop_bytes=area, segment_bytes=max(4096, seg)),
         *([ph.idle(plan.settle_s, name="settle", until_quiet=True)] if plan.settle_s > 0 else []),
         ph.rand_io("qd1_read", read_pct=100, queue_depth=1, **whole, stop_seconds=QD1_READ_S),
@@ -236,12 +236,14 @@ def unmapped_phases(area: int) -> list[ph.Phase]:
 
 
 def cache_phases(area: int, caps: bool = True, qd1_write_share: float | None = None,
-                 rand_write_share: float | None = None) -> list[ph.Phase]:
+                 rand_write_share: float | None = None, segment_bytes: int = GB) -> list[ph.Phase]:
     """Data that sits in the SLC cache (a CrystalDiskMark test file on a purged drive): written
-    sequentially, read back sequentially (the channels and the link, at the SLC read time),
-    at QD1 (the SLC read time) and at QD32, and written at random at QD32 (the cache's write
-    path and buffer, at QD1 its latency); the fill then overwrites it. The writes' shares of
-    the area, when given, replace their own stops (a 40th of the region, the region)."""
+    sequentially (in the fill's segments: the battery's first write, its start the cache of a
+    drive that opens it only while nearly empty), read back sequentially (the channels and the
+    link, at the SLC read time), at QD1 (the SLC read time) and at QD32, and written at random
+    at QD32 (the cache's write path and buffer, at QD1 its latency); the fill then overwrites
+    it. The writes' shares of the area, when given, replace their own stops (a 40th of the
+    region, the region)."""
     n = max(4096, int(CACHE_SHARE * area) // 4096 * 4096)
     region = dict(offset=0, length=n)
     cap: dict[str, Any] = {"stop_seconds": CACHE_S} if caps else {}
@@ -249,7 +251,7 @@ def cache_phases(area: int, caps: bool = True, qd1_write_share: float | None = N
     def stop(x: float | None, default: int) -> int:
         return default if x is None else max(4096, min(n, int(x * area) // 4096 * 4096))
 
-    return [ph.seq_write("cache_write", **region, stop_bytes=n),
+    return [ph.seq_write("cache_write", **region, stop_bytes=n, segment_bytes=max(4096, segment_bytes)),
             ph.seq_read("cache_seq_read", **region, stop_bytes=n, **cap),
             ph.rand_io("cache_qd1_read", read_pct=100, queue_depth=1, **region, stop_seconds=CACHE_S),
             ph.rand_io("cache_qd32_read", read_pct=100, **region, stop_seconds=DEPTH_S),
@@ -320,12 +322,20 @@ def _latency(prefix: str, r, quantiles) -> dict[str, float | None]:
     return out
 
 
-def _median_rate(gb, t_s) -> float | None:
-    """The median MB/s of a write's segments (cumulative GB and seconds)."""
-    dg = np.diff(np.r_[0.0, np.asarray(gb, dtype=np.float64)])
-    dt = np.diff(np.r_[0.0, np.asarray(t_s, dtype=np.float64)])
+def _head(r, area: float) -> dict[str, float | None] | None:
+    """A sequential write's MB/s from its start to each of HEAD_SHARES of the area (bytes), a
+    segment slower than the write's median counting at the median: a stall (a mapping-table
+    checkpoint, GC) counts in whatever share its segment spans, and a replay's segments span
+    other shares; a cache is at the start. None without segments."""
+    seg = r.segments
+    if not len(seg.get("gb", ())) or area <= 0:
+        return None
+    gb, t = np.asarray(seg["gb"], dtype=np.float64), np.asarray(seg["t_s"], dtype=np.float64)
+    dg, dt = np.diff(np.r_[0.0, gb]), np.diff(np.r_[0.0, t])
     ok = dt > 0
-    return float(np.median(dg[ok] * 1000.0 / dt[ok])) if ok.any() else None
+    median = float(np.median(dg[ok] * 1000.0 / dt[ok])) if ok.any() else None
+    return {f"{s:g}": v for s, v in zip(HEAD_SHARES, average_to(gb, t, [s * area / 1e9 / gb[-1] for s in HEAD_SHARES],
+                                                                  median))}
 
 
 def _write_bytes(r) -> np.ndarray:
@@ -407,12 +417,14 @@ def analyze(results, opts: Options) -> dict:
             "recovery_peaks": shape.recovery_peaks,
             "fill_mbps_by_share": _labels(rate_by_share(gb, t, FILL_BINS), FILL_BINS),
             "fill_avg_mbps_by_share": _labels(average_by_share(gb, t, FILL_POINTS), FILL_POINTS),
-            # from the start to each of HEAD_SHARES, a segment slower than the fill's median counting
-            # at the median: a stall (a mapping-table checkpoint, GC) counts in whatever share its
-            # segment spans, and a replay's segments span other shares; a cache is at the start
-            "fill_head_mbps_by_share": {f"{s:g}": v for s, v in zip(
-                HEAD_SHARES, average_to(gb, t, HEAD_SHARES, _median_rate(gb, t)))},
+            "fill_head_mbps_by_share": _head(fill, area_gb * 1e9),
         })
+    if "cache_write" in r and fill is not None:
+        # the battery's first write, to the purged drive: a cache open only while the drive is
+        # nearly empty (performance mode) is gone by the fill's start
+        head = _head(r["cache_write"], float(fill.phase.length or 0))
+        if head is not None:
+            out["cache_write_head_mbps_by_share"] = head
     if "unmapped_qd1_read" in r:
         out.update({"unmapped_qd1_read_mean_us": _f(r["unmapped_qd1_read"].latency.get("mean_us")),
                     "unmapped_qd32_read_iops": _f(r["unmapped_qd32_read"].totals.get("iops"))})
@@ -486,6 +498,7 @@ TEST = Test(
     scale_free=True,
     metric_groups=(
         ("unmapped reads", ("unmapped_",)),
+        ("cached write start", ("cache_write_head_",)),
         ("cached data", ("cache_",)),
         ("span sweep", ("qd1_read_mean_us_by_span",)),
         ("QD1 reads", ("qd1_read_mean_us", "qd1_read_p")),
@@ -494,8 +507,9 @@ TEST = Test(
         ("random-write stretch", ("stretch_", "steady_iops")),
         ("idle recovery", ("recovery_",)),
         ("trimmed stretch", ("trimmed_",)),
-        # the fill's start a group of its own: among the fill curve's 60 points its 3 would weigh
-        # next to nothing, and a small cache costs the rest of the fill little
+        # the fill's start (and the cached region's write's) a group of its own: among the fill
+        # curve's 60 points its 3 would weigh next to nothing, and a small cache costs the rest of
+        # the fill little
         ("fill start", ("fill_head_",)),
         ("fill curve", ("fill_",)),
         ("fill", ("",)),
