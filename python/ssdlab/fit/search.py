@@ -28,6 +28,7 @@ TRIAL_BLOCKS = 256  # blocks per plane of a trial's drive when trials may run sm
 SIGMA0 = 0.1  # CMA-ES's first step in the unit cube: the class is close (+-30 % is 0.1-0.2 of a range)
 REFINE = (0.6, 0.03)  # after this share of the trials, CMA-ES starts again from the best with this step
 SCREEN_GRID = (0.05, 0.3, 0.55, 0.8, 1.0)  # screening: each parameter alone at these points of the cube
+NEAR = 2.0  # tolerances: explore from a trial this near a figure the best misses by more
 SCREEN_MIN = 0.25  # below this (group-weighted squared change, in tolerances) a parameter moves no figure
 # a CMA-ES stage ends once STALL[0] batches have not lowered the best loss by STALL[1] (a
 # quarter of what still fits as well, pinning.SLACK; the loss's roughness between neighbouring
@@ -310,7 +311,8 @@ class Search:
             self.screen(keys=gated, base=done[0], budget=budget)
 
     def explore(self, budget: Budget) -> Trial | None:
-        """The best fails a figure another trial passes: that trial lies in another basin (a
+        """The best fails a figure another trial passes (or nears, where the best misses it by
+        more than NEAR tolerances): that trial lies in another basin (a
         mode of a mechanism the best does not use, such as a performance mode that needs a
         cache of half the drive, reached by screening at the mechanism's largest), where the
         tuning that would bring the other figures back was never tried. From the lowest such
@@ -320,9 +322,12 @@ class Search:
         screened there; then steps from the basin's best. The later stages go on from
         whichever basin is lower. Returns the basin's best, None when there is none."""
         best = self.best()
-        failed = [f for f in self.ev.figures if best and abs(residual(f, best[0].values.get(f.name))) > 1.0]
+        # a figure the best misses by far: a trial near it (within NEAR tolerances) counts too,
+        # as screening's coarse grid can land a mode's edge just past a narrow range
+        failed = {f: 1.0 if m <= NEAR else NEAR for f in self.ev.figures
+                  if best and (m := abs(residual(f, best[0].values.get(f.name)))) > 1.0}
         alts = [t for t in self.trials if not t.error
-                and any(abs(residual(f, t.values.get(f.name))) <= 1.0 for f in failed)]
+                and any(abs(residual(f, t.values.get(f.name))) <= reach for f, reach in failed.items())]
         if not alts:
             return None
         at = min(alts, key=lambda t: (t.loss, t.number))
