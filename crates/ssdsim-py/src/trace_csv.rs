@@ -78,6 +78,11 @@ fn whole(s: &[u8]) -> Option<u64> {
 /// A plain decimal number, optionally with a fraction and an exponent (what `float()`
 /// reads the same way as Rust does: no sign, spaces, underscores, inf or nan).
 fn decimal(s: &[u8]) -> Option<f64> {
+    if let Some(v) = whole(s) {
+        // digits only: the conversion rounds as the decimal parse does (to nearest, ties to
+        // even), without its cost
+        return Some(v as f64);
+    }
     let mut i = 0;
     let digits = |i: &mut usize| {
         let from = *i;
@@ -127,6 +132,19 @@ fn op_code(s: &[u8]) -> Option<u8> {
     }
 }
 
+/// How many bytes of `text` are newlines, eight at a time (a byte is one where the
+/// word XOR newlines has a zero byte; the carry-free test below finds exactly those).
+fn count_newlines(text: &[u8]) -> usize {
+    const NL: u64 = 0x0a0a_0a0a_0a0a_0a0a;
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let words = text.chunks_exact(8);
+    let tail = words.remainder().iter().filter(|&&b| b == b'\n').count();
+    words.fold(tail, |n, w| {
+        let x = u64::from_le_bytes(w.try_into().unwrap()) ^ NL;
+        n + (!(((x & LOW7) + LOW7) | x | LOW7)).count_ones() as usize
+    })
+}
+
 /// The I/O lines of `text` after its header (the first non-blank line), or None where the
 /// Python parser must read the file.
 pub fn parse(text: &[u8], c: &Columns, lim: &Limits) -> Option<Parsed> {
@@ -134,7 +152,16 @@ pub fn parse(text: &[u8], c: &Columns, lim: &Limits) -> Option<Parsed> {
         return None;
     }
     let need = c.time.max(c.op).max(c.offset).max(c.length) + 1;
-    let mut out = Parsed::default();
+    // one I/O a line at most (of 8 bytes at least: 4 fields, a newline), so the arrays are
+    // not grown, and copied, while parsing
+    let newlines = count_newlines(text);
+    let lines = (newlines + 1).min(text.len() / 8 + 1).min(lim.max_ios);
+    let mut out = Parsed {
+        t: Vec::with_capacity(lines),
+        op: Vec::with_capacity(lines),
+        off: Vec::with_capacity(lines),
+        len: Vec::with_capacity(lines),
+    };
     let mut header = true;
     let (mut lo, mut hi, mut first) = (0i64, 0i64, None::<i64>);
     let mut fields: Vec<&[u8]> = Vec::with_capacity(8);
@@ -150,8 +177,21 @@ pub fn parse(text: &[u8], c: &Columns, lim: &Limits) -> Option<Parsed> {
             header = false;
             continue;
         }
+        // the fields up to the last one read (what follows it is not looked at)
         fields.clear();
-        fields.extend(line.split(|&b| b == b','));
+        let mut rest = line;
+        while fields.len() < need {
+            match rest.iter().position(|&b| b == b',') {
+                Some(i) => {
+                    fields.push(&rest[..i]);
+                    rest = &rest[i + 1..];
+                }
+                None => {
+                    fields.push(rest);
+                    break;
+                }
+            }
+        }
         if fields.len() < need || out.op.len() >= lim.max_ios {
             return None;
         }
