@@ -233,3 +233,18 @@ def test_replay_job_text():
     q = prepare(Replay(trace=str(DATA / "plain.csv"), queue_depth=8), 2**30)
     job = fio_replay.job_text(q, "/w/p1.iolog", "/dev/loop9", engine="libaio", log_prefix=None)
     assert "iodepth=8" in job and "replay_no_stall=1" in job
+
+
+def test_a_prepared_replay_is_kept_while_its_trace_is_the_same(tmp_path):
+    """A run prepares a replay three times (check, plan, replay): the later ones are the
+    first one, and a changed trace file or another replay is prepared anew."""
+    f = tmp_path / "t.csv"
+    f.write_text("time_us,op,offset_bytes,length_bytes\n0,read,0,4096\n10,write,4096,4096\n")
+    r = Replay(trace=str(f), speed=2.0)
+    p = prepare(r, 2**30)
+    assert prepare(Replay(trace=str(f), speed=2.0), 2**30) is p
+    assert prepare(Replay(trace=str(f), speed=1.0), 2**30) is not p
+    assert prepare(r, 2**31) is not p
+    f.write_text("time_us,op,offset_bytes,length_bytes\n0,read,0,4096\n300,write,8192,4096\n")  # another size
+    q = prepare(r, 2**30)
+    assert q is not p and q.time_ns.tolist() == [0, 150000] and q.stream.offset_bytes.tolist() == [0, 8192]
