@@ -158,5 +158,6 @@ def load(path: str | Path, fmt: str | None = None, progress: Progress | None = N
     if len(s) == 0:
         raise TraceError(f"{path}: no I/Os in the trace ({s.format})")
     s = s.sorted_by_time()
-    s.time_ns = s.time_ns - s.time_ns[0]
+    if s.time_ns[0] != 0:  # (a copy of the whole array otherwise for nothing)
+        s.time_ns = s.time_ns - s.time_ns[0]
     return s

@@ -110,6 +110,6 @@ def parse_text(text: bytes, path: str) -> IoStream | None:
         return None
     t, op, off, ln = got
     s = IoStream(t, op, off, ln, source=path, format="csv", has_time=True)
-    if len(s):
-        s.time_ns = s.time_ns - s.time_ns.min()
+    if len(s) and (first := s.time_ns.min()) != 0:  # times from the earliest I/O's
+        s.time_ns = s.time_ns - first
     return s
