@@ -188,10 +188,10 @@ def main() -> int:
                     got[i].append((figure(name, wall, cpu, out), wall, cpu))
                     loads.append(load())
             med = [tuple(statistics.median(x[k] for x in g) for k in range(3)) for g in got]
-            line = (f"{name:<16} {what}: A {med[0][0]:,.2f} ({med[0][1]:.1f} s wall, {med[0][2]:.1f} s CPU)")
+            line = (f"{name:<16} {what}: A {med[0][0]:,.2f} ({med[0][1]:.2f} s wall, {med[0][2]:.2f} s CPU)")
             if len(builds) > 1:
                 ratio = statistics.median(x[0] / y[0] for x, y in zip(got[0], got[1]))
-                line += (f"  B {med[1][0]:,.2f} ({med[1][1]:.1f} s wall, {med[1][2]:.1f} s CPU)"
+                line += (f"  B {med[1][0]:,.2f} ({med[1][1]:.2f} s wall, {med[1][2]:.2f} s CPU)"
                          f"  A/B {ratio:.3f}")
             print(line + f"  n={runs}  load {min(loads):.1f}-{max(loads):.1f}", flush=True)
     return 0
