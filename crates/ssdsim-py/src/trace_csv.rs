@@ -6,7 +6,7 @@
 
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::buffer::PyBuffer;
 
 const READ: u8 = 0;
 const WRITE: u8 = 1;
@@ -294,11 +294,13 @@ fn lines(text: &[u8], c: &Columns, lim: &Limits) -> Option<Lines> {
 
 /// `plain_csv_arrays(text, columns, units, limits)`: (time_ns, op, offset, length) arrays
 /// of a plain CSV trace's I/Os (time from the first I/O's), or None for the Python parser.
+/// `text`: bytes, or a bytearray the file was read into (no copy to bytes), not changed
+/// while it is parsed.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 pub fn plain_csv_arrays<'py>(
     py: Python<'py>,
-    text: &Bound<'py, PyBytes>,
+    text: PyBuffer<u8>,
     columns: (usize, usize, usize, usize),
     units: (f64, u64, u64),
     limits: (usize, usize, i64),
@@ -317,7 +319,12 @@ pub fn plain_csv_arrays<'py>(
         max_ios: limits.1,
         max_span_ns: limits.2,
     };
-    let bytes = text.as_bytes();
+    if !text.is_c_contiguous() {
+        return None;
+    }
+    // SAFETY: a contiguous buffer of len_bytes bytes, held (and so not resized) until `text`
+    // is dropped at the end of this function
+    let bytes = unsafe { std::slice::from_raw_parts(text.buf_ptr() as *const u8, text.len_bytes()) };
     let p = py.allow_threads(|| parse(bytes, &c, &lim))?;
     Some((
         p.t.into_pyarray(py).into_any().unbind(),
