@@ -248,3 +248,17 @@ def test_a_prepared_replay_is_kept_while_its_trace_is_the_same(tmp_path):
     f.write_text("time_us,op,offset_bytes,length_bytes\n0,read,0,4096\n300,write,8192,4096\n")  # another size
     q = prepare(r, 2**30)
     assert q is not p and q.time_ns.tolist() == [0, 150000] and q.stream.offset_bytes.tolist() == [0, 8192]
+
+
+@pytest.mark.parametrize("ops", [(0, 1), (0, 1, 2, 3)])
+def test_summary_seq_pct_counts_reads_and_writes_that_follow_each_other(ops):
+    rng = np.random.default_rng(3)
+    n = 5000
+    op = rng.choice(np.array(ops, dtype=np.uint8), n)
+    ln = rng.choice(np.array([4096, 8192], dtype=np.int64), n)
+    off = np.cumsum(ln) - ln  # each I/O where the one before it ended...
+    off[rng.random(n) < 0.3] = 0  # ...but some
+    s = traces.IoStream(np.arange(n, dtype=np.int64), op, off, ln, "csv", True)
+    data = np.flatnonzero(op <= WRITE)
+    want = (off[data][1:] == off[data][:-1] + ln[data][:-1]).mean() * 100.0
+    assert s.summary()["seq_pct"] == want and 0 < want < 100
