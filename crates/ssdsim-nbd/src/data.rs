@@ -9,7 +9,9 @@
 //! random-write IOPS were bound by it. Only slots whose blocks pwrite has allocated go
 //! through the mapping, so a full filesystem is met as pwrite's ENOSPC (an error reply),
 //! never as a SIGBUS on a page fault; a write racing a trim of the same slot is the one
-//! case that can still fault on a hole.
+//! case that can still fault on a hole. Only on ext4, which overwrites allocated blocks in
+//! place (a copy-on-write filesystem allocates on every write, and a fault could find it
+//! full), and without `ulimit -v`.
 
 use std::fs::File;
 use std::io;
@@ -37,6 +39,19 @@ struct Mapping {
 unsafe impl Send for Mapping {}
 unsafe impl Sync for Mapping {}
 
+fn on_ext4(file: &File) -> bool {
+    const EXT4_SUPER_MAGIC: libc::c_long = 0xef53;
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) == 0 && st.f_type as libc::c_long == EXT4_SUPER_MAGIC }
+}
+
+/// No `ulimit -v`: the mapping takes the drive's size in address space, which a limit set
+/// for the simulator's tables (footprint.rs) would then lack.
+fn unlimited_address_space() -> bool {
+    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) == 0 && r.rlim_cur == libc::RLIM_INFINITY }
+}
+
 /// A zeroed bitmap of `bits` bits (calloc: pages are taken as they are first written).
 fn bitmap(bits: u64) -> Box<[AtomicU64]> {
     const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
@@ -48,7 +63,7 @@ fn bitmap(bits: u64) -> Box<[AtomicU64]> {
 impl Data {
     /// `file` is at least `size` bytes long.
     pub fn new(file: File, size: u64) -> Data {
-        let map = (size > 0 && size <= usize::MAX as u64)
+        let map = (size > 0 && size <= usize::MAX as u64 && on_ext4(&file) && unlimited_address_space())
             .then(|| unsafe {
                 libc::mmap(
                     std::ptr::null_mut(),
