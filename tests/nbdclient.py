@@ -9,7 +9,7 @@ import struct
 import threading
 
 REQUEST, REPLY = 0x25609513, 0x67446698
-WRITE = 1
+READ, WRITE, TRIM = 0, 1, 4
 
 
 class Client:
@@ -57,6 +57,13 @@ class Client:
             errors.append(error)
         t.join()
         return errors
+
+    def request(self, cmd: int, offset: int, length: int, payload: bytes = b"") -> tuple[int, bytes]:
+        """One request, its reply awaited: (error, the data read)."""
+        self.s.sendall(struct.pack(">IHHQQI", REQUEST, 0, cmd, 0, offset, length) + payload)
+        magic, error, _handle = struct.unpack(">IIQ", self._rx(16))
+        assert magic == REPLY
+        return error, self._rx(length) if cmd == READ and not error else b""
 
     def close(self) -> None:
         self.s.close()

@@ -70,3 +70,39 @@ def test_a_bad_line_gets_the_same_error_through_load(tmp_path):
         load(f)
     f.write_text("time_us,op,offset_bytes,length_bytes\n0,read,0,4096\n1,read,4096,4096\n")
     assert len(load(f)) == 2
+
+
+def big_text(rows: int, bad: int | None = None) -> bytes:
+    """A trace of `rows` I/Os, over 4 MiB (read in two halves at once), times a little out
+    of order, blank lines, decimal and integer times; line `bad` (0-based) unreadable."""
+    out = ["", "time_us,op,offset_sectors,length_bytes"]
+    for i in range(rows):
+        t = f"{i * 3 + (i % 5) * 7}" if i % 4 else f"{i * 3}.25"
+        out.append("f,0,0" if i == bad else f"{t},{'rwRWtTf'[i % 7]},{i * 8},{4096 * (1 + i % 3)}")
+        if i % 1000 == 0:
+            out.append("  ")
+    return ("\n".join(out) + "\n").encode()
+
+
+def test_a_large_trace_read_in_two_halves_is_the_same_stream():
+    text = big_text(220_000)
+    assert len(text) > 4 << 20
+    fast = plain_csv.parse_text(text, "t.csv")
+    assert fast is not None and len(fast) == 220_000
+    assert same(fast, slow(text))
+    assert plain_csv.parse_text(big_text(220_000, bad=200_000), "t.csv") is None  # in the second half
+
+
+def test_the_limits_hold_over_both_halves(monkeypatch):
+    from ssdlab.traces import limits
+
+    text = big_text(220_000)
+    monkeypatch.setattr(limits, "MAX_IOS", 219_999)
+    assert plain_csv.parse_text(text, "t.csv") is None
+    monkeypatch.setattr(limits, "MAX_IOS", 220_000)
+    assert plain_csv.parse_text(text, "t.csv") is not None
+    # each half spans about 330 ms of the trace's 660 ms
+    monkeypatch.setattr(limits, "MAX_SPAN_NS", 400_000_000)
+    assert plain_csv.parse_text(text, "t.csv") is None
+    with pytest.raises(TraceError):
+        slow(text)

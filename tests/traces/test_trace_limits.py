@@ -123,6 +123,17 @@ def test_text_past_the_size_limit_is_refused(tmp_path: Path, monkeypatch) -> Non
         load(f, "msr")
 
 
+def test_a_plain_csv_is_read_whole_with_progress(tmp_path: Path) -> None:
+    f = tmp_path / "t.csv"
+    f.write_bytes(b"time_us,op,offset_bytes,length_bytes\n" + b"".join(
+        b"%d,read,%d,4096\n" % (i, i * 4096) for i in range(200_000)))
+    seen: list[tuple[int, int]] = []
+    s = load(f, "csv", progress=lambda done, size: seen.append((done, size)))
+    assert len(s) == 200_000 and s.offset_bytes[-1] == 199_999 * 4096
+    size = f.stat().st_size
+    assert len(seen) > 1 and seen[-1] == (size, size) and all(d <= size for d, _ in seen)
+
+
 def test_blank_lines_are_read_with_progress(tmp_path: Path) -> None:
     f = tmp_path / "nl.csv.gz"
     with gzip.open(f, "wb") as g:

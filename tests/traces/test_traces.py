@@ -233,3 +233,32 @@ def test_replay_job_text():
     q = prepare(Replay(trace=str(DATA / "plain.csv"), queue_depth=8), 2**30)
     job = fio_replay.job_text(q, "/w/p1.iolog", "/dev/loop9", engine="libaio", log_prefix=None)
     assert "iodepth=8" in job and "replay_no_stall=1" in job
+
+
+def test_a_prepared_replay_is_kept_while_its_trace_is_the_same(tmp_path):
+    """A run prepares a replay three times (check, plan, replay): the later ones are the
+    first one, and a changed trace file or another replay is prepared anew."""
+    f = tmp_path / "t.csv"
+    f.write_text("time_us,op,offset_bytes,length_bytes\n0,read,0,4096\n10,write,4096,4096\n")
+    r = Replay(trace=str(f), speed=2.0)
+    p = prepare(r, 2**30)
+    assert prepare(Replay(trace=str(f), speed=2.0), 2**30) is p
+    assert prepare(Replay(trace=str(f), speed=1.0), 2**30) is not p
+    assert prepare(r, 2**31) is not p
+    f.write_text("time_us,op,offset_bytes,length_bytes\n0,read,0,4096\n300,write,8192,4096\n")  # another size
+    q = prepare(r, 2**30)
+    assert q is not p and q.time_ns.tolist() == [0, 150000] and q.stream.offset_bytes.tolist() == [0, 8192]
+
+
+@pytest.mark.parametrize("ops", [(0, 1), (0, 1, 2, 3)])
+def test_summary_seq_pct_counts_reads_and_writes_that_follow_each_other(ops):
+    rng = np.random.default_rng(3)
+    n = 5000
+    op = rng.choice(np.array(ops, dtype=np.uint8), n)
+    ln = rng.choice(np.array([4096, 8192], dtype=np.int64), n)
+    off = np.cumsum(ln) - ln  # each I/O where the one before it ended...
+    off[rng.random(n) < 0.3] = 0  # ...but some
+    s = traces.IoStream(np.arange(n, dtype=np.int64), op, off, ln, "csv", True)
+    data = np.flatnonzero(op <= WRITE)
+    want = (off[data][1:] == off[data][:-1] + ln[data][:-1]).mean() * 100.0
+    assert s.summary()["seq_pct"] == want and 0 < want < 100

@@ -6,18 +6,19 @@
 //! Each request is submitted to an `ssdsim::Session` at its arrival on the virtual clock,
 //! which runs with the wall clock from the start; its data goes to the backing file (sparse:
 //! unwritten blocks read as zeros; a trim punches a hole); the reply leaves when the
-//! simulator says the drive completes it. A reply that is ready only after its simulated
+//! simulator says the drive completes it (data.rs: how the file is read and written). A reply that is ready only after its simulated
 //! completion has passed is *late* (this process could not keep up): counted with its lag,
 //! never hidden. Once an interval a sampler thread lets idle time reach the simulator and
 //! appends the drive's counters and the interval's lag figures to the stats file (one JSON
 //! object a line); unloading appends a final line with the whole session's figures.
 
+mod data;
+
+use data::Data;
 use nbdkit::*;
 use ssdsim::{Op, Session};
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::FileExt;
-use std::os::unix::io::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -34,7 +35,7 @@ struct Config {
 
 struct Served {
     session: Mutex<Session>,
-    data: File,
+    data: Data,
     size: u64,
     /// Virtual ns at `w0`: virtual time = v0 + wall time since w0.
     v0: u64,
@@ -306,7 +307,7 @@ impl Server for Drive {
         let v0 = session.now();
         let s = Served {
             session: Mutex::new(session),
-            data,
+            data: Data::new(data, size),
             size,
             v0,
             w0: Instant::now(),
@@ -380,15 +381,7 @@ impl Server for Drive {
         let s = served()?;
         let _held = Held::take(buf.len() as u64)?;
         let done = s.submit(Op::Read, offset, buf.len() as u64)?;
-        let mut got = 0;
-        while got < buf.len() {
-            let n = s.data.read_at(&mut buf[got..], offset + got as u64)?;
-            if n == 0 {
-                buf[got..].fill(0);
-                break;
-            }
-            got += n;
-        }
+        s.data.read_at(buf, offset)?;
         s.complete(done);
         Ok(())
     }
@@ -397,7 +390,7 @@ impl Server for Drive {
         let s = served()?;
         let _held = Held::take(buf.len() as u64)?;
         let done = s.submit(Op::Write, offset, buf.len() as u64)?;
-        s.data.write_all_at(buf, offset)?;
+        s.data.write_at(buf, offset)?;
         s.complete(done);
         Ok(())
     }
@@ -407,14 +400,7 @@ impl Server for Drive {
         let done = s.submit(Op::Trim, offset, count as u64)?;
         // Trimmed blocks read as zeros where the filesystem can punch holes (otherwise the
         // old data stays, which NBD allows).
-        unsafe {
-            libc::fallocate(
-                s.data.as_raw_fd(),
-                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
-                offset as libc::off_t,
-                count as libc::off_t,
-            );
-        }
+        s.data.punch(offset, count as u64);
         s.complete(done);
         Ok(())
     }
@@ -430,21 +416,13 @@ impl Server for Drive {
         let s = served()?;
         let unmap = flags.contains(Flags::MAY_TRIM);
         let done = s.submit(if unmap { Op::Trim } else { Op::Write }, offset, count as u64)?;
-        let punched = unsafe {
-            libc::fallocate(
-                s.data.as_raw_fd(),
-                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
-                offset as libc::off_t,
-                count as libc::off_t,
-            )
-        } == 0;
-        if !punched {
+        if !s.data.punch(offset, count as u64) {
             // in pieces: a zero request carries no data but may name 4 GiB
             let zeros = vec![0u8; (count as usize).min(1 << 20)];
             let mut at = 0u64;
             while at < count as u64 {
                 let n = (count as u64 - at).min(zeros.len() as u64) as usize;
-                s.data.write_all_at(&zeros[..n], offset + at)?;
+                s.data.write_at(&zeros[..n], offset + at)?;
                 at += n as u64;
             }
         }

@@ -6,7 +6,7 @@
 
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::buffer::PyBuffer;
 
 const READ: u8 = 0;
 const WRITE: u8 = 1;
@@ -78,6 +78,11 @@ fn whole(s: &[u8]) -> Option<u64> {
 /// A plain decimal number, optionally with a fraction and an exponent (what `float()`
 /// reads the same way as Rust does: no sign, spaces, underscores, inf or nan).
 fn decimal(s: &[u8]) -> Option<f64> {
+    if let Some(v) = whole(s) {
+        // digits only: the conversion rounds as the decimal parse does (to nearest, ties to
+        // even), without its cost
+        return Some(v as f64);
+    }
     let mut i = 0;
     let digits = |i: &mut usize| {
         let from = *i;
@@ -127,16 +132,104 @@ fn op_code(s: &[u8]) -> Option<u8> {
     }
 }
 
+/// How many bytes of `text` are newlines, eight at a time (a byte is one where the
+/// word XOR newlines has a zero byte; the carry-free test below finds exactly those).
+fn count_newlines(text: &[u8]) -> usize {
+    const NL: u64 = 0x0a0a_0a0a_0a0a_0a0a;
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let words = text.chunks_exact(8);
+    let tail = words.remainder().iter().filter(|&&b| b == b'\n').count();
+    words.fold(tail, |n, w| {
+        let x = u64::from_le_bytes(w.try_into().unwrap()) ^ NL;
+        n + (!(((x & LOW7) + LOW7) | x | LOW7)).count_ones() as usize
+    })
+}
+
+/// Text of at least this many bytes is parsed in two halves at once (on two cores).
+const PARALLEL_BYTES: usize = 4 << 20;
+
 /// The I/O lines of `text` after its header (the first non-blank line), or None where the
 /// Python parser must read the file.
 pub fn parse(text: &[u8], c: &Columns, lim: &Limits) -> Option<Parsed> {
     if !text.is_ascii() {
         return None;
     }
+    // the header: skip to the line after it (blank lines before it count against the
+    // line-length limit too)
+    let mut pos = 0;
+    loop {
+        if pos > text.len() {
+            return Some(Parsed::default()); // no header, no I/O
+        }
+        let end = text[pos..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| pos + i);
+        if end - pos > lim.max_line {
+            return None;
+        }
+        let blank = trim(&text[pos..end]).is_empty();
+        pos = end + 1;
+        if !blank {
+            break;
+        }
+    }
+    let body = &text[pos.min(text.len())..];
+    // two halves split at a newline: their lines are the body's lines
+    let cut = (body.len() >= PARALLEL_BYTES)
+        .then(|| body[body.len() / 2..].iter().position(|&b| b == b'\n').map(|i| body.len() / 2 + i))
+        .flatten();
+    let (a, b) = match cut {
+        Some(k) => std::thread::scope(|s| {
+            let second = s.spawn(|| lines(&body[k + 1..], c, lim));
+            (lines(&body[..k], c, lim), second.join().ok().flatten())
+        }),
+        None => (lines(body, c, lim), Some(Lines::default())),
+    };
+    let (mut a, b) = (a?, b?);
+    // the limits over the whole trace: what the line-by-line reading refused on the way
+    if a.io.op.len() + b.io.op.len() > lim.max_ios {
+        return None;
+    }
+    let (lo, hi) = match (a.io.op.is_empty(), b.io.op.is_empty()) {
+        (false, false) => (a.lo.min(b.lo), a.hi.max(b.hi)),
+        (false, true) => (a.lo, a.hi),
+        (true, _) => (b.lo, b.hi),
+    };
+    if hi - lo > lim.max_span_ns {
+        return None;
+    }
+    let first = a.io.t.first().or(b.io.t.first()).copied().unwrap_or(0);
+    let out = &mut a.io;
+    out.t.extend_from_slice(&b.io.t);
+    out.op.extend_from_slice(&b.io.op);
+    out.off.extend_from_slice(&b.io.off);
+    out.len.extend_from_slice(&b.io.len);
+    if first != 0 {
+        out.t.iter_mut().for_each(|t| *t -= first); // times from the first I/O's
+    }
+    Some(a.io)
+}
+
+/// I/O lines parsed, times as written (ns), and the earliest and latest of them.
+#[derive(Default)]
+struct Lines {
+    io: Parsed,
+    lo: i64,
+    hi: i64,
+}
+
+/// The I/O lines of `text` (no header), or None where the Python parser must read them.
+fn lines(text: &[u8], c: &Columns, lim: &Limits) -> Option<Lines> {
     let need = c.time.max(c.op).max(c.offset).max(c.length) + 1;
-    let mut out = Parsed::default();
-    let mut header = true;
-    let (mut lo, mut hi, mut first) = (0i64, 0i64, None::<i64>);
+    // one I/O a line at most (of 8 bytes at least: 4 fields, a newline), so the arrays are
+    // not grown, and copied, while parsing
+    let newlines = count_newlines(text);
+    let cap = (newlines + 1).min(text.len() / 8 + 1).min(lim.max_ios);
+    let mut out = Parsed {
+        t: Vec::with_capacity(cap),
+        op: Vec::with_capacity(cap),
+        off: Vec::with_capacity(cap),
+        len: Vec::with_capacity(cap),
+    };
+    let (mut lo, mut hi) = (0i64, 0i64);
     let mut fields: Vec<&[u8]> = Vec::with_capacity(8);
     for raw in text.split(|&b| b == b'\n') {
         if raw.len() > lim.max_line {
@@ -146,12 +239,21 @@ pub fn parse(text: &[u8], c: &Columns, lim: &Limits) -> Option<Parsed> {
         if line.is_empty() {
             continue;
         }
-        if header {
-            header = false;
-            continue;
-        }
+        // the fields up to the last one read (what follows it is not looked at)
         fields.clear();
-        fields.extend(line.split(|&b| b == b','));
+        let mut rest = line;
+        while fields.len() < need {
+            match rest.iter().position(|&b| b == b',') {
+                Some(i) => {
+                    fields.push(&rest[..i]);
+                    rest = &rest[i + 1..];
+                }
+                None => {
+                    fields.push(rest);
+                    break;
+                }
+            }
+        }
         if fields.len() < need || out.op.len() >= lim.max_ios {
             return None;
         }
@@ -174,7 +276,6 @@ pub fn parse(text: &[u8], c: &Columns, lim: &Limits) -> Option<Parsed> {
             }
             (off as i64, len as i64)
         };
-        let f = *first.get_or_insert(ns);
         if out.op.is_empty() {
             (lo, hi) = (ns, ns);
         } else {
@@ -183,21 +284,23 @@ pub fn parse(text: &[u8], c: &Columns, lim: &Limits) -> Option<Parsed> {
                 return None;
             }
         }
-        out.t.push(ns - f);
+        out.t.push(ns);
         out.op.push(op);
         out.off.push(off);
         out.len.push(len);
     }
-    Some(out)
+    Some(Lines { io: out, lo, hi })
 }
 
 /// `plain_csv_arrays(text, columns, units, limits)`: (time_ns, op, offset, length) arrays
 /// of a plain CSV trace's I/Os (time from the first I/O's), or None for the Python parser.
+/// `text`: bytes, or a bytearray the file was read into (no copy to bytes), not changed
+/// while it is parsed.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 pub fn plain_csv_arrays<'py>(
     py: Python<'py>,
-    text: &Bound<'py, PyBytes>,
+    text: PyBuffer<u8>,
     columns: (usize, usize, usize, usize),
     units: (f64, u64, u64),
     limits: (usize, usize, i64),
@@ -216,7 +319,12 @@ pub fn plain_csv_arrays<'py>(
         max_ios: limits.1,
         max_span_ns: limits.2,
     };
-    let bytes = text.as_bytes();
+    if !text.is_c_contiguous() {
+        return None;
+    }
+    // SAFETY: a contiguous buffer of len_bytes bytes, held (and so not resized) until `text`
+    // is dropped at the end of this function
+    let bytes = unsafe { std::slice::from_raw_parts(text.buf_ptr() as *const u8, text.len_bytes()) };
     let p = py.allow_threads(|| parse(bytes, &c, &lim))?;
     Some((
         p.t.into_pyarray(py).into_any().unbind(),

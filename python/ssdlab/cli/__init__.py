@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import inspect
+import os
 import sys
+
+# Before numpy loads OpenBLAS: its worker thread spins (yielding) for 2^28 cycles, about
+# 0.1 s of CPU, after it starts and after every BLAS call before it sleeps; 2^20 cycles
+# (under a millisecond) keeps it spinning between calls that follow each other closely.
+# Only when a thread sleeps changes, never what it computes.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 

@@ -156,8 +156,9 @@ class SimTarget(BaseTarget):
         p = prepare(phase.replay, int(self.info["user_bytes"]))
         s = p.stream
         try:
-            raw = self.drive.replay(p.time_ns, s.op, s.offset_bytes.astype("uint64"),
-                                    s.length_bytes.astype("uint64"), queue_depth=p.queue_depth,
+            # int64 to uint64 as the same bits, as astype would give them, without copying
+            raw = self.drive.replay(p.time_ns, s.op, _u64(s.offset_bytes), _u64(s.length_bytes),
+                                    queue_depth=p.queue_depth,
                                     sample_interval_s=phase.sample_interval_s,
                                     segment_bytes=phase.segment_bytes, on_sample=on_sample)
         except KeyboardInterrupt as e:
@@ -178,6 +179,10 @@ class SimTarget(BaseTarget):
             partial = getattr(e, "partial", None)
             raise Interrupted(_fiojob_result(phase, partial) if partial else None) from e
         return _fiojob_result(phase, raw)
+
+
+def _u64(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).view(np.uint64) if a.dtype == np.int64 else a.astype(np.uint64)
 
 
 def _fiojob_result(phase: Phase, raw: FioRunResult) -> PhaseResult:

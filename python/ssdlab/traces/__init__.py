@@ -9,10 +9,11 @@ docs/methodology.md.
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import zlib
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO, Callable, Iterator, cast
 
 from ..fioformat import iolog as fio_iolog
 from . import blkparse, msr, plain_csv
@@ -99,21 +100,41 @@ FAST_TEXT_BYTES = 1 << 30  # a CSV trace of up to this much text is read whole, 
 def _csv_text(path: Path, progress: Progress | None) -> IoStream | None:
     """A CSV trace read whole and parsed at native speed (plain_csv.parse_text), or None
     for the line-by-line way (a larger or damaged file, or a line it must judge)."""
-    chunks, n = [], 0
     try:
         with _open(path) as raw:
             disk = getattr(raw, "fileobj", None) or raw  # the file's own position
             size = os.fstat(disk.fileno()).st_size
-            while n <= FAST_TEXT_BYTES and (chunk := raw.read(CHUNK)):
-                chunks.append(chunk)
-                n += len(chunk)
-                if progress is not None:
-                    progress(disk.tell(), size)
+            if raw is disk:
+                # a plain file: _open gave open(path, "rb")
+                text: bytes | bytearray | None = _read_into(cast(io.BufferedReader, raw), size, progress)
+            else:
+                chunks, n = [], 0
+                while n <= FAST_TEXT_BYTES and (chunk := raw.read(CHUNK)):
+                    chunks.append(chunk)
+                    n += len(chunk)
+                    if progress is not None:
+                        progress(disk.tell(), size)
+                text = b"".join(chunks) if n <= FAST_TEXT_BYTES else None
     except (EOFError, gzip.BadGzipFile, zlib.error):
         return None
-    if n > FAST_TEXT_BYTES:
+    return None if text is None else plain_csv.parse_text(text, str(path))
+
+
+def _read_into(raw: io.BufferedReader, size: int, progress: Progress | None) -> bytearray | None:
+    """A plain file's text read into one buffer of its size (no chunks joined: a copy of
+    the whole text saved), or None past FAST_TEXT_BYTES."""
+    if size > FAST_TEXT_BYTES:
         return None
-    return plain_csv.parse_text(b"".join(chunks), str(path))
+    buf = bytearray(size)
+    n = 0
+    with memoryview(buf) as view:
+        while n < size and (k := raw.readinto(view[n:n + CHUNK])):
+            n += k
+            if progress is not None:
+                progress(n, size)
+    del buf[n:]  # shorter than it was
+    buf += raw.read(FAST_TEXT_BYTES + 1 - n)  # or longer
+    return buf if len(buf) <= FAST_TEXT_BYTES else None
 
 
 def detect(head: list[str]) -> str | None:
@@ -158,5 +179,6 @@ def load(path: str | Path, fmt: str | None = None, progress: Progress | None = N
     if len(s) == 0:
         raise TraceError(f"{path}: no I/Os in the trace ({s.format})")
     s = s.sorted_by_time()
-    s.time_ns = s.time_ns - s.time_ns[0]
+    if s.time_ns[0] != 0:  # (a copy of the whole array otherwise for nothing)
+        s.time_ns = s.time_ns - s.time_ns[0]
     return s

@@ -82,7 +82,7 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
     return out.stream(format="csv", has_time=True)
 
 
-def parse_text(text: bytes, path: str) -> IoStream | None:
+def parse_text(text: bytes | bytearray, path: str) -> IoStream | None:
     """The whole text of a CSV trace read at native speed (`_sim.plain_csv_arrays`), giving
     what `parse` gives; None when a line needs `parse` (which then reads the file and names
     any problem), so both ways give the same stream or the same error."""
@@ -110,6 +110,6 @@ def parse_text(text: bytes, path: str) -> IoStream | None:
         return None
     t, op, off, ln = got
     s = IoStream(t, op, off, ln, source=path, format="csv", has_time=True)
-    if len(s):
-        s.time_ns = s.time_ns - s.time_ns.min()
+    if len(s) and (first := s.time_ns.min()) != 0:  # times from the earliest I/O's
+        s.time_ns = s.time_ns - first
     return s

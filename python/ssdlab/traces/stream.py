@@ -72,9 +72,12 @@ class IoStream:
             if code != FLUSH:
                 out[f"{name}_bytes"] = int(self.length_bytes[sel].sum())
         out["duration_s"] = float(self.time_ns[-1] - self.time_ns[0]) / 1e9 if n and self.has_time else 0.0
-        data = np.flatnonzero(self.op <= WRITE)
-        if data.size > 1:
+        if out["read_ios"] + out["write_ios"] == n:  # reads and writes only: no copies
+            off, ln = self.offset_bytes, self.length_bytes
+        else:
+            data = np.flatnonzero(self.op <= WRITE)
+            off, ln = self.offset_bytes[data], self.length_bytes[data]
+        if off.size > 1:
             # sequential: starts where the previous read or write ended
-            ends = self.offset_bytes[data][:-1] + self.length_bytes[data][:-1]
-            out["seq_pct"] = float((self.offset_bytes[data][1:] == ends).mean() * 100.0)
+            out["seq_pct"] = float((off[1:] == off[:-1] + ln[:-1]).mean() * 100.0)
         return out

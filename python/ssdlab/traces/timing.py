@@ -21,6 +21,9 @@ SLOT = 4096
 MAX_IO = 64 << 20  # the simulator's largest read or write
 _cache: dict[tuple, IoStream] = {}
 CACHED = 3  # streams kept (drives of different capacities get their own generated one)
+# prepared replays, per (replay, capacity), with the stream each was made from: a run
+# prepares the same replay for its check, its plan and the replay itself
+_prepared: dict[tuple, tuple[IoStream, "Prepared"]] = {}
 
 
 @dataclass
@@ -122,9 +125,21 @@ def mode(r: Replay, s: IoStream) -> tuple[int, str, list[str]]:
 
 
 def prepare(r: Replay, capacity: int) -> Prepared:
-    s = fit(stream_of(r.trace, r.format, capacity), capacity, r.wrap)
+    """What a drive of `capacity` bytes replays for `r` (kept while the parsed stream is the
+    same one: its arrays are shared, never changed in place)."""
+    parsed = stream_of(r.trace, r.format, capacity)
+    key = (r, capacity)
+    kept = _prepared.get(key)
+    if kept is not None and kept[0] is parsed:
+        return kept[1]
+    s = fit(parsed, capacity, r.wrap)
     qd, how, notes = mode(r, s)
     if qd:
-        return Prepared(s, np.zeros(len(s), np.uint64), qd, how, notes)
-    cap_ns = None if r.idle_cap_s is None else round(r.idle_cap_s * 1e9)
-    return Prepared(s, issue_times(s.time_ns, r.speed, cap_ns, s.source), 0, how, notes)
+        p = Prepared(s, np.zeros(len(s), np.uint64), qd, how, notes)
+    else:
+        cap_ns = None if r.idle_cap_s is None else round(r.idle_cap_s * 1e9)
+        p = Prepared(s, issue_times(s.time_ns, r.speed, cap_ns, s.source), 0, how, notes)
+    while len(_prepared) >= CACHED:  # the oldest goes
+        _prepared.pop(next(iter(_prepared)))
+    _prepared[key] = (parsed, p)
+    return p

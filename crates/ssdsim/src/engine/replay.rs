@@ -16,7 +16,7 @@ use std::collections::BinaryHeap;
 use super::{Command, Drive};
 use crate::nand::SLOT_BYTES;
 use crate::util::stats::{Histogram, Recorder, Row};
-use crate::workload::Io;
+use crate::workload::{Io, LOOKAHEAD};
 use crate::SimError;
 
 pub const READ: u8 = 0;
@@ -282,6 +282,17 @@ impl Drive {
         if let Some(s) = idle.since.take() {
             idle.acc += t - s.max(rec.next - rec.interval_ns());
             idle.total += t - s;
+        }
+        // As an io phase does (engine/mod.rs `issue`): the L2P entry of an I/O far ahead,
+        // then, once its line has arrived, the valid bit of a write's old copy; the
+        // trace's random offsets would each wait on memory otherwise
+        if let Some(&far) = ios.op.get(i + LOOKAHEAD - 1) {
+            if far <= WRITE {
+                self.ftl.map.prefetch_l2p(ios.slots(i + LOOKAHEAD - 1).0);
+            }
+        }
+        if ios.op.get(i + LOOKAHEAD / 2) == Some(&WRITE) {
+            self.ftl.map.prefetch_old(ios.slots(i + LOOKAHEAD / 2).0);
         }
         let op = ios.op[i];
         let cmd = if op == READ || op == WRITE {
