@@ -457,3 +457,40 @@ def test_a_figure_only_another_basin_passes_is_explored_from_there(dear: bool, s
     best = min(s.trials, key=lambda t: t.loss)
     assert all(f.check(best.values[f.name])[0] for f in s.ev.figures), best.values
     assert any(p["phase"] == "explore" for p in s.phases)
+
+
+PROG = Param("prog", 100.0, 1000.0, "us", "a program time", log=False)
+
+
+class Interacting(TwoBasins):
+    """TwoBasins with a program time that alone (no cache) brings the slow pass nearer its
+    figure, and at the top of its range hides the cache (the pass writes as it does without
+    one): each helps alone, together they undo the cache."""
+
+    def __init__(self):
+        super().__init__()
+        self.start.params = [*MODE, PROG]
+        self.start.unit_start = lambda: {"cache": 0.0, "mode": 0.0, "reclaim": 0.0, "pace": 0.2, "prog": 0.5}
+
+    def _run(self, points, full=False, first=0):
+        out = []
+        for i, u in enumerate(points):
+            if u["prog"] < 0.9:
+                out += super()._run([u], full, first + i)
+                continue
+            (t,) = super()._run([{**u, "cache": 0.0}], full, first + i)
+            values = {**t.values, "slows": 0.7}
+            loss, groups = loss_of(self.ev, values)  # type: ignore[arg-type]
+            out.append(Trial(first + i, u, values, loss, 1.0, groups))
+        return out
+
+
+def test_a_mechanism_is_screened_from_the_best_single_point_when_the_combination_undoes_it():
+    """Screening's candidate takes each parameter's best point; here the program time's undoes
+    the cache's, so the candidate has no cache and the performance mode screened from it moves
+    nothing: the mode is screened from the cache's own best point instead, where it passes the
+    drop."""
+    s = Interacting()
+    s.screen(s.start.unit_start())
+    passed = [t for t in s.trials if t.values.get("drop") is not None and 0.48 <= t.values["drop"] <= 0.56]
+    assert passed, [(t.u, t.values) for t in s.trials]

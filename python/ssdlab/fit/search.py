@@ -240,16 +240,20 @@ class Search:
             # the most it moved from any base screened so far (a gated one: a second base)
             moved = max(math.inf if t.error else self.change(t, base) for t in mine)
             self.sensitivity[p.key] = max(moved, self.sensitivity.get(p.key, 0.0))
-            top = min(mine, key=lambda t: (t.error is not None, t.loss, t.number))
-            tops[p.key] = top
-            if top.loss < base.loss:
-                combined[p.key] = top.u[p.key]
+            tops[p.key] = min(mine, key=lambda t: (t.error is not None, t.loss, t.number))
         self.frozen = {k: v for k, v in self.sensitivity.items() if v < SCREEN_MIN}
+        for k, top in tops.items():  # a frozen parameter stays at the class's value, its top is noise
+            if top.loss < base.loss and k not in self.frozen:
+                combined[k] = top.u[k]
         if combined != x0:
             done = self.evaluate([combined], first=len(self.trials), until=budget.deadline if budget else math.inf)
             self._record(done)
             if done:
-                self.screen_gated(x0, done[0], budget)
+                # parameters that help alone can undo each other together (a slower program
+                # time hides the cache that alone passed the drop): the mechanisms the
+                # candidate turns on are screened from the lower of it and the best single top
+                at = min([done[0], *(t for t in tops.values() if not t.error)], key=lambda t: (t.loss, t.number))
+                self.screen_gated(x0, at, budget)
         # a mechanism off at x0 that moves the figures, but only the wrong way alone (a reclaim
         # that stops the host at the class's pace): its own parameters screened with it on at
         # its best grid point, where they can move the figures
