@@ -415,7 +415,9 @@ class TwoBasins(search.Search):
 
     def __init__(self, slope: float = 0.98):
         self.slope = slope
-        figs = [Figure("d", "drop", ("t", 0.0, None, 1, ()), lambda c: None, lo=0.48, hi=0.56, unit="share"),
+        # `node` as a figures file gives it (a dict: such a figure is not hashable)
+        figs = [Figure("d", "drop", ("t", 0.0, None, 1, ()), lambda c: None, lo=0.48, hi=0.56, unit="share",
+                       node={"measure": "pass_drop_share"}),
                 Figure("d", "slows", ("t", 0.0, None, 1, ()), lambda c: None, hi=0.6, unit="ratio"),
                 Figure("d", "recovers", ("t", 0.0, None, 1, ()), lambda c: None, lo=0.8, unit="ratio")]
         ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: True)

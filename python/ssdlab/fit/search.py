@@ -328,10 +328,10 @@ class Search:
         best = self.best()
         # a figure the best misses by far: a trial near it (within NEAR tolerances) counts too,
         # as screening's coarse grid can land a mode's edge just past a narrow range
-        failed = {f: 1.0 if m <= NEAR else NEAR for f in self.ev.figures
-                  if best and (m := abs(residual(f, best[0].values.get(f.name)))) > 1.0}
+        failed = [(f, 1.0 if m <= NEAR else NEAR) for f in self.ev.figures
+                  if best and (m := abs(residual(f, best[0].values.get(f.name)))) > 1.0]
         alts = [t for t in self.trials if not t.error
-                and any(abs(residual(f, t.values.get(f.name))) <= reach for f, reach in failed.items())]
+                and any(abs(residual(f, t.values.get(f.name))) <= reach for f, reach in failed)]
         if not alts:
             return None
         at = min(alts, key=lambda t: (t.loss, t.number))
