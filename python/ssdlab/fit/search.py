@@ -249,9 +249,10 @@ class Search:
             done = self.evaluate([combined], first=len(self.trials), until=budget.deadline if budget else math.inf)
             self._record(done)
             if done:
-                # parameters that help alone can undo each other together (a slower program
-                # time hides the cache that alone passed the drop): the mechanisms the
-                # candidate turns on are screened from the lower of it and the best single top
+                # parameters that help alone can undo each other together (a cache that alone
+                # brought a drop near, with the other tops as if it were not there): the
+                # mechanisms the candidate turns on are screened from the lower of it and the
+                # best single top
                 at = min([done[0], *(t for t in tops.values() if not t.error)], key=lambda t: (t.loss, t.number))
                 self.screen_gated(x0, at, budget)
         # a mechanism off at x0 that moves the figures, but only the wrong way alone (a reclaim
