@@ -65,7 +65,7 @@ test-py: sysdeps build
 BASE ?= HEAD~1
 bench: sysdeps build
 	$(PY) benchmarks/jobs.py --base $(BASE)  # the jobs users wait for, each paired A/B against BASE
-	cargo bench -p ssdsim --bench steady_state
+	cargo bench -p ssdsim-bench --bench steady_state
 	$(PY) benchmarks/sim_speed.py
 	$(PY) benchmarks/trace_replay.py  # replay I/Os per second (target >= 1 M for 4 KiB random)
 	$(PY) benchmarks/fio_job_speed.py  # run fio: simulated I/Os per wall second (target >= 1 M), fsx.fio under 60 s

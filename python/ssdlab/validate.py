@@ -181,14 +181,25 @@ def run_all(jobs: list[tuple[str, RunKey]], workers: int | None = None,
     return out
 
 
-def select(drive_ids: list[str] | None) -> list[Figure]:
-    if not drive_ids:
-        return list(FIGURES)
-    known = drives()
-    bad = [d for d in drive_ids if d not in known]
-    if bad:
-        raise ValueError(f"no figures for {', '.join(bad)}: validate knows {', '.join(known)}")
-    return [f for f in FIGURES if f.drive in drive_ids]
+def select(drive_ids: list[str] | None, names: list[str] | None = None) -> list[Figure]:
+    """The figures of `drive_ids` (all drives by default), only those named `names` if given:
+    a calibrator working on one figure runs only what it needs."""
+    figs = list(FIGURES)
+    if drive_ids:
+        known = drives()
+        bad = [d for d in drive_ids if d not in known]
+        if bad:
+            raise ValueError(f"no figures for {', '.join(bad)}: validate knows {', '.join(known)}")
+        figs = [f for f in figs if f.drive in drive_ids]
+    if names:
+        have = sorted({f.name for f in figs})
+        bad = [n for n in names if n not in have]
+        if bad:
+            where = f" of {', '.join(drive_ids)}" if drive_ids else ""
+            raise ValueError(f"no figure {', '.join(map(repr, bad))} among the figures{where}: "
+                             f"--figure takes one of {', '.join(map(repr, have))}")
+        figs = [f for f in figs if f.name in names]
+    return figs
 
 
 def evaluate(figs: list[Figure], runs: dict) -> list[dict]:
@@ -215,11 +226,12 @@ def evaluate(figs: list[Figure], runs: dict) -> list[dict]:
 
 def validate(drive_ids: list[str] | None = None, workers: int | None = None,
              log: Callable[[str], None] | None = None, overrides: list[str] | None = None,
-             ray: str | None = None) -> dict:
-    """Run and check the figures of `drive_ids` (all by default). `overrides` (key=value)
-    change every profile first: what-if calibration against the published figures."""
+             ray: str | None = None, names: list[str] | None = None) -> dict:
+    """Run and check the figures of `drive_ids` (all by default; only those named `names` if
+    given). `overrides` (key=value) change every profile first: what-if calibration against
+    the published figures."""
     t0 = time.time()
-    figs = select(drive_ids)
+    figs = select(drive_ids, names)
     ov = tuple(overrides or ())
     if ov:
         # A bad override fails here, in one line, before any long run starts (building

@@ -383,6 +383,8 @@ def column_label(run: dict, drive: dict) -> str:
 def validate(
     drive: Optional[list[str]] = typer.Option(
         None, "--drive", help="a calibrated profile id, e.g. xg6-256 (repeatable; default: all)"),
+    figure: Optional[list[str]] = typer.Option(
+        None, "--figure", help="only this figure, e.g. post-cache (repeatable; default: every one)"),
     json_out: JsonOut = False,
     markdown: bool = typer.Option(False, "--markdown", help="print the docs/calibration.md page"),
     workers: Optional[int] = typer.Option(None, "--workers", min=1,
@@ -399,7 +401,7 @@ def validate(
     log = (lambda s: typer.echo(s, err=True)) if sys.stderr.isatty() else None
     with user_errors():
         doc = val.validate(drive, workers, log=log, overrides=parse_sets(sets),
-                           ray=ray_address or ("local" if ray else None))
+                           ray=ray_address or ("local" if ray else None), names=figure)
     if json_out:
         print_json(doc)
     elif markdown:
