@@ -40,7 +40,7 @@ def test_phases_in_order_with_their_stops():
     names = [p.name for p in TEST.phases(8 * 10**9, SHORT)]
     assert names == ["purge", "unmapped_qd1_read", "unmapped_qd32_read", "cache_write", "cache_seq_read", "cache_qd1_read", "cache_qd32_read",
                      "cache_qd1_write", "cache_rand_write", "fill", "settle", "qd1_read", "read_qd32", "read_seq",
-                     "ws_1/8", "ws_1/4", "ws_1/2", "qd1_write", "stretch", "pause", "recovery", "trim_spare",
+                     "read_seq_qd1", "ws_1/8", "ws_1/4", "ws_1/2", "qd1_write", "stretch", "pause", "recovery", "trim_spare",
                      "trimmed"]
     ph = {p.name: p for p in TEST.phases(8 * 10**9, SHORT)}
     area = 8 * 10**9 // 2**20 * 2**20
@@ -50,6 +50,10 @@ def test_phases_in_order_with_their_stops():
     assert ph["unmapped_qd1_read"].queue_depth == 1 and ph["unmapped_qd32_read"].queue_depth == 32
     assert ph["unmapped_qd1_read"].length == area and ph["unmapped_qd1_read"].stop_seconds == fp.UNMAPPED_S
     assert ph["ws_1/8"].length == area // 8 // 4096 * 4096
+    # QD1 sequential reads of the fill's second half (its layout over the dies)
+    q = ph["read_seq_qd1"]
+    assert (q.pattern, q.queue_depth, q.read_pct, q.stop_seconds) == ("seq", 1, 100, fp.DEPTH_S)
+    assert q.offset == area // 2 // 2**17 * 2**17 and q.offset + q.length == area
     # the last quarter trimmed, random writes over the rest: a quarter of the area or 300 s
     # (--seconds when shorter)
     keep = int(0.75 * area) // 4096 * 4096
@@ -285,7 +289,27 @@ def test_plan_of_a_stored_run_and_its_scaled_copy(tmp_path):
     old = fp.plan_of([p for p in phases if not p["name"].startswith("unmapped_")], area)
     assert plan.unmapped and not old.unmapped
     assert [p.name for p in fp.plan_phases(area, old)][:2] == ["purge", "cache_write"]
+    # and one before the QD1 sequential reads, without them
+    old = fp.plan_of([p for p in phases if p["name"] != "read_seq_qd1"], area)
+    assert plan.seq_qd1 and not old.seq_qd1 and "read_seq_qd1" not in [p.name for p in fp.plan_phases(area, old)]
     store.close()
+
+
+def test_qd1_sequential_reads_show_how_a_reclaim_laid_out_the_fill():
+    """An SLC reclaim moving cached data to native blocks in small batches while the fill
+    writes (50 MB each 65 MB, as a closed-loop twin of a drive without one had grown: 484
+    against 705 MB/s here) interleaves its moves with the host's pages: the fill's consecutive pages land on
+    fewer dies, and a QD1 128 KiB read waits for them one after another. Reads at depth keep
+    every die busy anyway and do not see it."""
+    from ssdlab.fit.evidence import tolerance
+
+    reclaim = ["slc.reclaim_gb=0.05", "slc.reclaim_interval_gb=0.065", "slc.reclaim_pace=0.05",
+               "slc.reclaim_min_free_pct=2"]
+    _, plain = run(SMALL, profile="bg4-256")
+    _, moved = run([*SMALL, *reclaim], profile="bg4-256")
+    key = "read_seq_qd1_mbps"
+    assert moved[key] < (1 - 3 * tolerance(key)) * plain[key], (moved[key], plain[key])
+    assert moved["read_seq_mbps"] == pytest.approx(plain["read_seq_mbps"], rel=tolerance("read_seq_mbps"))
 
 
 def test_a_trials_stretch_stops_at_steady_state_and_reads_as_the_whole_stretch():

@@ -30,7 +30,7 @@ def test_fingerprint_through_fio_on_a_loop_device(loops, tmp_path):
     m = d["metrics"]
     for key in ("unmapped_qd1_read_mean_us", "unmapped_qd32_read_iops", "cache_seq_read_mbps",
                 "cache_qd1_read_mean_us", "cache_rand_write_iops", "peak_mbps", "post_cache_mbps",
-                "qd1_read_mean_us", "qd1_read_p99_us", "read_qd32_iops", "read_seq_mbps", "qd1_write_mean_us", "qd1_write_iops", "steady_iops"):
+                "qd1_read_mean_us", "qd1_read_p99_us", "read_qd32_iops", "read_seq_mbps", "read_seq_qd1_mbps", "qd1_write_mean_us", "qd1_write_iops", "steady_iops"):
         assert m[key] is not None and m[key] > 0, key
     assert len(m["fill_mbps_by_share"]) == fp.FILL_BINS and set(m["qd1_read_mean_us_by_span"]) == {"1/2", "1"}
     assert len(m["fill_avg_mbps_by_share"]) == fp.FILL_POINTS
@@ -45,7 +45,7 @@ def test_fingerprint_through_fio_on_a_loop_device(loops, tmp_path):
     phases = store.phases(rd["id"], with_data=False)
     assert [p["name"] for p in phases] == [
         "purge", "unmapped_qd1_read", "unmapped_qd32_read", "cache_write", "cache_seq_read", "cache_qd1_read",
-        "cache_qd32_read", "cache_qd1_write", "cache_rand_write", "fill", "settle", "qd1_read", "read_qd32", "read_seq", "ws_1/2", "qd1_write", "stretch",
+        "cache_qd32_read", "cache_qd1_write", "cache_rand_write", "fill", "settle", "qd1_read", "read_qd32", "read_seq", "read_seq_qd1", "ws_1/2", "qd1_write", "stretch",
         "pause", "recovery", "trim_spare", "trimmed"]
     settle = next(p for p in phases if p["name"] == "settle")
     assert settle["totals"]["duration_s"] >= 1.0 - 1e-6  # a real drive idles the whole cap

@@ -14,6 +14,11 @@ simulated twin needs (`ssdlab fit`, docs/fit.md), each phase aimed at a few para
   type (one peak each), read retries (the far tail);
 - 4 KiB random reads at QD32 and 128 KiB sequential reads: the dies' and planes'
   parallelism at that read time, the read path and the link;
+- 128 KiB sequential reads at QD1 of the fill's second half (as HD Tach and the idle test
+  read): each read's pages at once only where the fill laid consecutive pages over different
+  dies, so they show how the fill's writes were placed (an SLC reclaim or a fold that
+  interleaves its moves with the host's writes puts runs of them on one die), which reads at
+  depth, many in flight over every die, do not;
 - a working-set sweep of QD1 reads over area / 2^k: the mapping cache (flat with DRAM; a
   step where the span outgrows an HMB's or an SRAM's coverage);
 - QD1 4 KiB random writes with their histogram: the write path and its waits;
@@ -115,6 +120,7 @@ class Plan:
     trimmed_share: float = TRIMMED_SHARE
     until_steady: bool = False  # the stretch in rounds, stopped at steady state (STEADY_*)
     unmapped: bool = True  # reads of the purged area (False: a run of a battery without them)
+    seq_qd1: bool = True  # QD1 sequential reads of the fill (False: a run of a battery without them)
 
     def scaled(self, time_scale: float, until_steady: bool = True) -> "Plan":
         """The same battery on a drive of `time_scale` times the blocks: idle work (folding,
@@ -154,6 +160,7 @@ def plan_phases(area: int, plan: Plan) -> Generator[ph.Phase, Any, None]:
         return max(4096, int(x * area) // 4096 * 4096)
 
     whole = dict(offset=0, length=area)
+    half = area // 2 // (128 * 1024) * (128 * 1024)
     # 1 GB segments, finer on a drive under 160 GB (the cache's end is known to a segment)
     seg = max(MIN_SEGMENT, area // plan.fill_segments // 4096 * 4096) if plan.fill_segments \
         else min(GB, area // FILL_SEGMENTS // 4096 * 4096)
@@ -169,6 +176,8 @@ def plan_phases(area: int, plan: Plan) -> Generator[ph.Phase, Any, None]:
         ph.rand_io("qd1_read", read_pct=100, queue_depth=1, **whole, stop_seconds=QD1_READ_S),
         ph.rand_io("read_qd32", read_pct=100, queue_depth=32, **whole, stop_seconds=DEPTH_S),
         ph.seq_read("read_seq", **whole, stop_bytes=area, stop_seconds=DEPTH_S),
+        *([ph.seq_read("read_seq_qd1", queue_depth=1, offset=half, length=area - half, stop_bytes=area - half,
+                       stop_seconds=DEPTH_S)] if plan.seq_qd1 else []),
         *spans,
         ph.rand_io("qd1_write", read_pct=0, queue_depth=1, **whole,
                    stop_bytes=share(plan.qd1_write_share), **cap(QD1_WRITE_S)),
@@ -281,7 +290,7 @@ def plan_of(phases: list[dict], area: int) -> Plan:
                 pause_s=float(pause["spec"]["seconds"]) if pause else 0.0,
                 recovery_share=written("recovery", RECOVERY_SHARE),
                 trim_share=trimmed, trimmed_share=written("trimmed", TRIMMED_SHARE),
-                unmapped="unmapped_qd1_read" in named,
+                unmapped="unmapped_qd1_read" in named, seq_qd1="read_seq_qd1" in named,
                 cache_qd1_write_share=written("cache_qd1_write", None),
                 cache_rand_write_share=written("cache_rand_write", None))
 
@@ -440,6 +449,8 @@ def analyze(results, opts: Options) -> dict:
         out["read_qd32_iops"] = _f(r["read_qd32"].totals.get("iops"))
     if "read_seq" in r:
         out["read_seq_mbps"] = _f(r["read_seq"].totals.get("mbps"))
+    if "read_seq_qd1" in r:
+        out["read_seq_qd1_mbps"] = _f(r["read_seq_qd1"].totals.get("mbps"))
     spans = {n[3:]: _f(p.latency.get("mean_us")) for n, p in r.items() if n.startswith("ws_")}
     if spans or "qd1_read" in r:
         out["qd1_read_mean_us_by_span"] = {**spans, "1": out.get("qd1_read_mean_us")}
@@ -502,6 +513,7 @@ TEST = Test(
         ("cached data", ("cache_",)),
         ("span sweep", ("qd1_read_mean_us_by_span",)),
         ("QD1 reads", ("qd1_read_mean_us", "qd1_read_p")),
+        ("sequential reads at QD1", ("read_seq_qd1_",)),
         ("reads at depth", ("read_qd32_", "read_seq_")),
         ("QD1 writes", ("qd1_write_",)),
         ("random-write stretch", ("stretch_", "steady_iops")),
