@@ -196,9 +196,9 @@ def select(drive_ids: list[str] | None, names: list[str] | None = None) -> list[
         bad = [n for n in names if n not in have]
         if bad:
             where = f" of {', '.join(drive_ids)}" if drive_ids else ""
-            known = (f"one of {', '.join(map(repr, have))}" if len(have) <= 30 else
-                     f"one of {len(have)} names (`ssdlab validate --drive ID --json` lists a drive's)")
-            raise ValueError(f"no figure {', '.join(map(repr, bad))} among the figures{where}: --figure takes {known}")
+            choices = (f"one of {', '.join(map(repr, have))}" if len(have) <= 30 else
+                       f"one of {len(have)} names (`ssdlab validate --drive ID --json` lists a drive's)")
+            raise ValueError(f"no figure {', '.join(map(repr, bad))} among the figures{where}: --figure takes {choices}")
         figs = [f for f in figs if f.name in names]
     return figs
 
