@@ -82,6 +82,8 @@ def test_bad_files():
     for text, says in (("drive = \"d\"\n", "no figures"), ("x = [", "not TOML"),
                        ("colour = 1\n[[figure]]\n", "unknown key colour"),
                        ("[facts]\nflavour = 1\n[[figure]]\n", "unknown fact"),
+                       ("[facts]\npage_kib = 0\n[[figure]]\n", "page_kib = 0 must be at least 1"),
+                       ("[facts]\ndies = 12\nchannels = 8\n[[figure]]\n", "multiple of the channels"),
                        (one('name = "a"\ntest = "fill"\nmetric = "a"\nvalue = 1\nunit = "GB"\n') + "[[figure]]\n"
                         'name = "a"\ntest = "fill"\nmetric = "b"\nvalue = 1\nunit = "GB"\n', "unique")):
         with pytest.raises(FiguresError, match=says):

@@ -34,3 +34,22 @@ def test_the_steps_also_go_from_the_starts_discrete_values():
     assert descent.other_discrete(search([trial(0, 40.0), more_spare, trial(2, 50.0, **{"ftl.gc_buffers": 1.0})])) is None
     # a frozen discrete parameter (no figure moves with it) is no choice
     assert descent.other_discrete(search([trial(0, 40.0), fast_gc], frozen=("ftl.gc_buffers",))) is None
+
+
+def test_a_policy_is_scanned_choice_by_choice_before_the_steps():
+    """Each choice of a firmware policy (striping) is tried from the start, one trial a choice
+    (the start's own already run is not run again), and the better becomes the start."""
+    striping = Param("ftl.striping", 0, 1, "", "striping", log=False, integer=True, choices=("static", "dynamic"))
+    asked: list[dict[str, float]] = []
+
+    def evaluate(points, first, until):
+        asked.extend(points)
+        return [Trial(first + i, u, {}, 5.0 if u["ftl.striping"] == 1.0 else 50.0) for i, u in enumerate(points)]
+
+    start = Trial(0, {"spare_pct": 0.2, "ftl.striping": 0.0}, {}, 50.0)
+    s = SimpleNamespace(start=SimpleNamespace(params=[PARAMS[0], striping]), trials=[start], x0=dict(start.u),
+                        evaluate=evaluate)
+    s._record = s.trials.extend
+    descent.scan_choices(s, SimpleNamespace(over=lambda n: False, deadline=float("inf")))
+    assert asked == [{"spare_pct": 0.2, "ftl.striping": 1.0}]  # only the choice not yet run
+    assert s.x0 == {"spare_pct": 0.2, "ftl.striping": 1.0}

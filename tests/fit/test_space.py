@@ -47,6 +47,40 @@ def test_settings_resolve_dies_spare_and_cache():
     assert info["spare_pct"] == pytest.approx(20.0, abs=0.5)
 
 
+def test_a_datasheets_geometry_and_die_count_fix_the_drive():
+    """The m4's 25 nm part (8 KiB pages, 256 a block, 2 planes) and its 32 dies on 8 channels,
+    stated as facts, replace the class's (the MX100's 16 KiB pages, 512 a block): not
+    searched, and the spare area is resolved on the part's blocks."""
+    facts = {"capacity_gb": 256, "interface": "sata", "cell": "mlc", "page_kib": 8, "pages_per_block": 256,
+             "planes": 2, "dies": 32, "channels": 8}
+    st = S.start("mx100-256", facts)
+    assert "dies" not in {q.key for q in st.params}
+    sp = st.settings({"spare_pct": 7.0})
+    assert (sp["nand.page_kib"], sp["nand.pages_per_block"], sp["nand.planes"]) == (8, 256, 2)
+    assert (sp["nand.channels"], sp["nand.dies_per_channel"]) == (8, 4)
+    raw = 32 * 2 * sp["nand.blocks_per_plane"] * 256 * 8 * 1024
+    assert raw / 256e9 - 1 == pytest.approx(0.07, abs=0.005)
+    info = Drive.describe(st.text, st.overrides({"spare_pct": 7.0}))
+    assert info["spare_pct"] == pytest.approx(7.0, abs=0.5)
+    # a trial's smaller drive keeps the part's blocks: its capacity scales with 8 KiB x 256 pages
+    extra, f = S.scaled(st.overrides({"spare_pct": 7.0}), st.profile, 256)
+    small = Drive.describe(st.text, st.overrides({"spare_pct": 7.0}) + extra)
+    assert small["user_bytes"] / 1e9 == pytest.approx(256 * f, rel=0.01)
+    # a die count the class's channels do not divide: the most channels that divide it
+    sp = S.start("tlc-256", {"dies": 12}).settings({})
+    assert sp["nand.channels"] * sp["nand.dies_per_channel"] == 12
+
+
+def test_striping_is_a_policy_the_search_chooses():
+    st = S.start("mx100-256", {"capacity_gb": 256})
+    q = next(q for q in st.params if q.key == "ftl.striping")
+    assert st.start["ftl.striping"] == 0.0  # the class stripes statically
+    assert {st.settings({"ftl.striping": q.physical(u)})["ftl.striping"] for u in (0.05, 0.3)} == {"static"}
+    assert {st.settings({"ftl.striping": q.physical(u)})["ftl.striping"] for u in (0.55, 1.0)} == {"dynamic"}
+    for x in (0.0, 1.0):
+        Drive.describe(st.text, st.overrides({"ftl.striping": x}))  # both are profiles the simulator takes
+
+
 def test_facts_override_the_class():
     st = S.start("qlc-pcie4-hmb-1000", {"capacity_gb": 1000, "interface": "sata", "mapping": "dram"})
     assert st.fixed["host.interface"] == "sata" and st.fixed["mapping.kind"] == "dram"

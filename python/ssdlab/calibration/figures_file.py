@@ -31,7 +31,10 @@ FIGURE_KEYS = {"name", "value", "lo", "hi", "widen", "tolerance", "unit", "how",
                "expected_failure", "args", *LEAF, *COMBINE, *RUN_KEYS} - {"drive"}
 FACTS: dict[str, type | tuple[type, ...]] = {"capacity_gb": (int, float), "interface": str, "pcie_gen": int,
          "lanes": int, "cell": str,
-         "mapping": str, "channels": int, "dies": int, "name": str}
+         "mapping": str, "channels": int, "dies": int, "name": str,
+         # the NAND part's geometry, from its datasheet
+         "planes": int, "pages_per_block": int, "page_kib": int}
+COUNTS = ("channels", "dies", "planes", "pages_per_block", "page_kib")
 
 
 class FiguresError(ValueError):
@@ -185,6 +188,11 @@ def load(path: str | Path, text: str | None = None) -> FiguresFile:
             raise FiguresError(f"{path}: unknown fact {k!r}: known are {', '.join(FACTS)}")
         if not isinstance(v, FACTS[k]) or isinstance(v, bool):
             raise FiguresError(f"{path}: fact {k} = {v!r} has the wrong type")
+        if k in COUNTS and isinstance(v, int) and v < 1:
+            raise FiguresError(f"{path}: fact {k} = {v} must be at least 1")
+    if facts.get("dies", 0) % facts.get("channels", 1):
+        raise FiguresError(f"{path}: facts dies = {facts['dies']} and channels = {facts['channels']}: the dies must "
+                           "be a multiple of the channels (dies per channel x channels)")
     rows = doc.get("figure", [])
     if not isinstance(rows, list) or not rows:
         raise FiguresError(f"{path}: no figures ([[figure]] tables)")

@@ -47,6 +47,25 @@ def scan_pow2(search: Any, budget: Any) -> None:
     search.x0 = x0
 
 
+def scan_choices(search: Any, budget: Any) -> None:
+    """Every choice of each firmware policy (striping) from the start: the best becomes the
+    start. A policy changes how every state writes (dynamic striping keeps a sequential
+    write at its speed while dies collect), which no smooth parameter stands in for, and a
+    step cannot see it; trials are dear, so this is one trial a choice before the steps."""
+    x0 = search.x0
+    for q in search.start.params:
+        if not q.choices or budget.over(len(search.trials)):
+            continue
+        here = [t for t in search.trials if t.u == x0]
+        points = [{**x0, q.key: q.unit_of(float(i))} for i in range(len(q.choices))]
+        points = [u for u in points if not here or u[q.key] != x0[q.key]]
+        done = search.evaluate(points, first=len(search.trials), until=budget.deadline)
+        search._record(done)
+        if done:
+            x0 = min(here + done, key=lambda t: (t.loss, t.number)).u
+    search.x0 = x0
+
+
 def _vector(search: Any, t: Trial) -> np.ndarray:
     lim = math.sqrt(CAP)
     return np.array([max(-lim, min(lim, residual(f, t.values.get(f.name)))) for f in search.ev.figures])

@@ -75,7 +75,12 @@ def write(start: Start, values: dict[str, float], pins: dict[str, Pin], twin_id:
     notes: dict[str, str] = {}
     for key, pin in pins.items():
         q = by_key[key]
-        if pin.pinned:
+        if q.choices:  # a policy: its name, not its number
+            seen = sorted({q.choices[int(round(x))] for x in (pin.lo, pin.hi)})
+            note = (f"fitted: the evidence chooses {' or '.join(seen)}" if pin.pinned else
+                    "the class's choice: NOT pinned by the evidence" if pin.reverted else
+                    f"NOT pinned by the evidence ({' and '.join(seen)} fit as well); the choice the search ended at")
+        elif pin.pinned:
             note = f"fitted: the evidence pins it to {_num(pin.lo, q.unit)}..{_num(pin.hi, q.unit)}"
         elif pin.reverted:
             note = f"the class's value: NOT pinned by the evidence ({pin.why})"
@@ -88,7 +93,7 @@ def write(start: Start, values: dict[str, float], pins: dict[str, Pin], twin_id:
         else:
             notes[key] = note
     for k in start.fixed:
-        notes.setdefault(k, "given by the evidence (its capacity, interface, link or mapping)")
+        notes.setdefault(k, "given by the evidence (its capacity, interface, link, mapping or NAND geometry)")
     for k in ("nand.channels", "nand.dies_per_channel", "nand.blocks_per_plane"):
         notes.setdefault(k, f"from the die count and spare area ({'fitted' if 'dies' in pins else 'given'})")
     lines = [f"# Twin of {name.removeprefix('Twin of ').removesuffix(' (ssdlab fit)')}: fitted by ssdlab fit to "

@@ -396,7 +396,7 @@ class Search:
         here = min(self.trials, key=lambda t: (t.loss, t.number)).u
         gates = {q.gate for q in self.start.params}
         blind = [q.key for q in self.start.params
-                 if q.key in self.unseen or (q.key in descent.discrete(self) and not q.pow2)
+                 if q.key in self.unseen or (q.key in descent.discrete(self) and not q.pow2 and not q.choices)
                  or (q.key in gates and q.off and q.physical(here[q.key]) == 0)]  # a mechanism still off
         n = 1 + len(SCREEN_GRID) * len(blind)
         if blind and budget.room(len(self.trials), n, self.pace):
@@ -411,6 +411,8 @@ class Search:
         if screen and not self.trials:
             descent.scan_pow2(self, budget)
             self.mark("die count")
+            descent.scan_choices(self, budget)
+            self.mark("policies")
             if self.scalable:
                 self.screen(self.x0)
                 self.mark("screen")

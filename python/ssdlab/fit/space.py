@@ -42,6 +42,7 @@ class Param:
     pow2: bool = False  # a power of two (the die count: channels x dies per channel)
     off: bool = False  # the cube's bottom OFF_U is 0: the mechanism off (no cache, no retries)
     gate: str = ""  # an `off` parameter whose mechanism this one tunes: while it is 0, this moves nothing
+    choices: tuple[str, ...] = ()  # a firmware policy: the whole number i of 0..len-1 stands for choices[i]
 
     def physical(self, u: float) -> float:
         u = min(max(u, 0.0), 1.0)
@@ -144,6 +145,9 @@ EXTRA = {p.key: p for p in (
           gate="slc.reclaim_share"),
     Param("slc.reclaim_pace", 0.05, 8, "", "SLC slots a reclaim folds per host slot written",
           gate="slc.reclaim_share"),
+    Param("ftl.striping", 0, 1, "0 static, 1 dynamic", "write striping: pages to the dies in order, or each to "
+          "the die free first (dies busy collecting take fewer host writes)", log=False, integer=True,
+          choices=("static", "dynamic")),
     Param("slc.reclaim_min_free_pct", 0, 95, "%", "the reclaim's batches shrink as the drive fills, to none "
           "with this share of the capacity free (0: whole batches to the end)", log=False, gate="slc.reclaim_share"),
 )}
@@ -167,7 +171,7 @@ CLASSES = {
     "mx100-256": Class("mx100-256", "SATA MLC with DRAM", ("ftl.gc_move_us", "ftl.idle_gc_max_valid_pct",
                                                            "mapping.checkpoint_gb", "host.read_op_us",
                                                            "host.read_mbps", "host.write_mbps", "slc.cache_share",
-                                                           "slc.dynamic_mapped_max_pct")),
+                                                           "slc.dynamic_mapped_max_pct", "ftl.striping")),
 }
 
 
@@ -209,12 +213,15 @@ class Start:
         for key, x in v.items():
             if key in DERIVED:
                 continue
-            out[key] = int(round(x)) if _is_int(key) else x
+            out[key] = CHOICES[key][int(round(x))] if key in CHOICES else int(round(x)) if _is_int(key) else x
         dies = int(v["dies"])
-        channels = min(int(nand["channels"]), dies)
+        channels = min(int(self.fixed.get("nand.channels", nand["channels"])), dies)
+        while dies % channels:  # a die count the channels do not divide (12 dies: 6 channels of 2)
+            channels -= 1
         out["nand.channels"] = channels
         out["nand.dies_per_channel"] = max(1, dies // channels)
-        block = nand["planes"] * nand["pages_per_block"] * nand["page_kib"] * KIB
+        geo = {k: self.fixed.get(f"nand.{k}", nand[k]) for k in GEOMETRY}  # a datasheet's, else the class's
+        block = geo["planes"] * geo["pages_per_block"] * geo["page_kib"] * KIB
         dies_total = channels * out["nand.dies_per_channel"]
         slc_static = v.get("slc.static_share", _static_share(p, self.capacity_gb)) * self.capacity_gb
         bits = {"slc": 1, "mlc": 2, "tlc": 3, "qlc": 4}[nand["cell"]]
@@ -242,7 +249,10 @@ class Start:
 
 DERIVED = ("dies", "spare_pct", "slc.cache_share", "slc.static_share", "slc.reclaim_share")
 INTS = ("nand.channels", "nand.dies_per_channel", "nand.blocks_per_plane", "host.write_buffer_kib",
-        "ftl.gc_buffers", "host.max_queue_depth")
+        "ftl.gc_buffers", "host.max_queue_depth", "nand.planes", "nand.pages_per_block", "nand.page_kib")
+CHOICES = {p.key: p.choices for p in EXTRA.values() if p.choices}
+# the NAND part's geometry: a figures file's facts (from its datasheet) fix it, else the class's
+GEOMETRY = ("planes", "pages_per_block", "page_kib")
 
 
 def _is_int(key: str) -> bool:
@@ -294,6 +304,8 @@ def class_value(p: dict[str, Any], key: str, capacity_gb: float) -> float:
     if key == "slc.reclaim_share":
         cache = float(_get(p, "slc.dynamic_max_gb", 0.0))
         return min(1.0, float(_get(p, "slc.reclaim_gb", 0.0)) / cache) if cache > 0 else 0.0
+    if key in CHOICES:  # the simulator's default: dynamic striping
+        return float(CHOICES[key].index(str(_get(p, key, "dynamic"))))
     default = {"host.write_latency_us": 0.0, "ftl.gc_pace": 1.0, "ftl.idle_gc_target_pct": 10.0,
                "ftl.idle_gc_max_valid_pct": 90.0,
                "host.protocol_efficiency": 0.87, "nand.native_write_mbps": 0.0, "ftl.gc_buffers": 0.0,
@@ -331,9 +343,16 @@ def start(class_id: str, facts: dict[str, Any]) -> Start:
     if mapping != _get(p, "mapping.kind", "dram"):
         fixed["mapping.kind"] = mapping
         fixed["mapping.cache_mib"] = 0.0 if mapping == "dram" else 64.0 if mapping == "hmb" else 1.0
+    for k in GEOMETRY:  # the part's datasheet: not searched
+        if k in facts:
+            fixed[f"nand.{k}"] = int(facts[k])
+    if "channels" in facts:
+        fixed["nand.channels"] = int(facts["channels"])
     cell = p["nand"]["cell"]
     cls = CLASSES.get(class_id, Class(class_id, "a built-in profile"))
     params = params_for(cell, mapping, interface, cls.extra)
+    if "dies" in facts:  # a teardown's die count: not searched
+        params = [q for q in params if q.key != "dies"]
     if interface == "sata":  # the SATA link's efficiency is the interface's, not searched
         params = [q for q in params if q.key != "host.protocol_efficiency"]
     base = dict(p)
@@ -346,6 +365,8 @@ def start(class_id: str, facts: dict[str, Any]) -> Start:
         if q.key in UNLIMITED and x == 0:
             x = q.hi  # no limit: the top of the range (as fast as the search goes)
         vals[q.key] = 0.0 if q.off and x <= 0 else min(max(x, q.lo), q.hi)
+    if "dies" in facts:
+        vals["dies"] = float(facts["dies"])
     for k in list(fixed):
         if k in vals:
             del fixed[k]
@@ -368,9 +389,8 @@ def scaled(overrides: list[str], profile: dict[str, Any], blocks: int) -> tuple[
     if blocks >= b:
         return [], 1.0
     f = (blocks - k) / (b - k)
-    n = profile["nand"]
     dies = val("nand.channels") * val("nand.dies_per_channel")
-    block = n["planes"] * n["pages_per_block"] * n["page_kib"] * KIB
+    block = val("nand.planes") * val("nand.pages_per_block") * val("nand.page_kib") * KIB
     most = dies * block * (blocks - k - 2) / GB * 0.999  # what the GC reserve leaves (threshold + 4)
     out = [f"nand.blocks_per_plane={blocks}", f"user_capacity_gb={min(val('user_capacity_gb') * f, most)!r}"]
     for key in ("slc.dynamic_max_gb", "slc.static_gb", "slc.reclaim_gb", "slc.reclaim_interval_gb",
