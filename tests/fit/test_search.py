@@ -354,6 +354,32 @@ def test_full_size_trials_screen_what_the_steps_cannot_see():
     assert best.u["limit"] < 0.5 and best.loss < 0.01
 
 
+def test_a_limit_the_class_does_not_set_is_screened_before_the_steps():
+    """A limit the class sets at none (the top of its range: a controller read path above the
+    SATA link) moves no figure by a step, so with dear trials it is screened first: a budget
+    the steps would use up still finds it (the steps' rounds then tune it with the others)."""
+    read_path = Param("host.read_mbps", 100, 20000, "MB/s", "a controller read path; the class has none")
+
+    class ReadPath(Limited):
+        def __init__(self):
+            super().__init__()
+            self.start.params = PARAMS + [read_path]
+            self.start.unit_start = lambda: {**{p.key: 0.5 for p in PARAMS}, read_path.key: 1.0}
+            self.x0 = self.start.unit_start()
+
+        def _run(self, points, full=False, first=0):
+            points = [{**u, "limit": u[read_path.key]} for u in points]
+            return super()._run(points, full, first)
+
+    s = ReadPath()
+    s.dear_start(search.Budget(12))
+    assert [t.u[read_path.key] for t in s.trials[1:1 + len(search.SCREEN_GRID)]] == list(search.SCREEN_GRID)
+    assert min(s.trials, key=lambda t: t.loss).u[read_path.key] < 0.5
+    plain = Limited()  # a limit of another name: screened only after the steps, when they leave room
+    plain.dear_start(search.Budget(12))
+    assert all(t.u["limit"] == 1.0 for t in plain.trials)
+
+
 class Clock:
     """A fake time.monotonic: each trial run takes one second."""
 

@@ -106,6 +106,21 @@ def test_a_smaller_drive_keeps_the_share_of_its_data_blocks():
     assert S.scaled(over, st.profile, 5000) == ([], 1.0)  # never larger
 
 
+def test_a_smaller_drive_frees_its_share_of_blocks_when_idle():
+    """Idle GC works up to a share of a die's blocks; what it frees above the level where GC
+    starts (the threshold + 1, which does not scale) is what a burst after a pause writes
+    into, so that part scales with the blocks: bg4's 3 % of 2730 blocks a die is 82, 79 above
+    the trigger; at 256 blocks a plane the share is 18 of 512 (15.36 rounded up, 16, would
+    leave 13 where 14.6 scale, and the idle recovery's burst ending early)."""
+    st = S.start("bg4-256", {"capacity_gb": 256})
+    over = st.overrides({})
+    extra, f = S.scaled(over, st.profile, 256)
+    kv = dict(o.split("=", 1) for o in extra)
+    target = math.ceil(512 * float(kv["ftl.idle_gc_target_pct"]) / 100)
+    assert target - 3 == pytest.approx(f * (82 - 3), abs=0.5) and target == 18
+    Drive.describe(st.text, over + extra)
+
+
 def test_the_sata_mlc_class_searches_how_full_a_block_idle_gc_may_take():
     """The m4's HD Tach full and idle writes move with it (docs/profiles.md): the class
     starts at the simulator's default and a trial's value reaches the profile."""

@@ -21,7 +21,7 @@ from ..calibration import RunKey
 from . import descent
 from .evidence import TWIN, Evidence
 from .loss import CAP, Trial, loss_of, measure_all, residual
-from .space import Start, scaled
+from .space import UNLIMITED, Start, scaled
 
 BATCH = 8  # trials asked at once: fixed, so the result does not depend on the workers
 TRIAL_BLOCKS = 256  # blocks per plane of a trial's drive when trials may run smaller (fewer: the SLC cache and the write buffer stop scaling)
@@ -389,15 +389,24 @@ class Search:
         tune (its tuning screened with it on: screen); then steps again."""
         if not self.trials:  # no die count to scan: the start itself
             self._record(self.evaluate([self.x0]))
+        # a limit the class sets at none (the top of its range) moves no figure by a step: it
+        # is screened first, where the steps can then tune it (the m4's rated 415 MB/s reads,
+        # a controller read path under the SATA link, stayed at the link after 99 steps' trials)
+        here = min(self.trials, key=lambda t: (t.loss, t.number)).u
+        limits = [q.key for q in self.start.params if q.key in UNLIMITED and here[q.key] >= 1.0
+                  and q.key not in self.frozen]
+        if limits and budget.room(len(self.trials), len(SCREEN_GRID) * len(limits), self.pace):
+            self.screen(here, limits, base=min(self.trials, key=lambda t: (t.loss, t.number)), budget=budget)
+            self.mark("screen")
         smooth = [k for k in self.free() if k not in descent.discrete(self)]
         if smooth:
             descent.levenberg_marquardt(self, budget, smooth)
             self.mark("steps")
         here = min(self.trials, key=lambda t: (t.loss, t.number)).u
         gates = {q.gate for q in self.start.params}
-        blind = [q.key for q in self.start.params
-                 if q.key in self.unseen or (q.key in descent.discrete(self) and not q.pow2 and not q.choices)
-                 or (q.key in gates and q.off and q.physical(here[q.key]) == 0)]  # a mechanism still off
+        blind = [q.key for q in self.start.params if q.key not in limits and (
+                 q.key in self.unseen or (q.key in descent.discrete(self) and not q.pow2 and not q.choices)
+                 or (q.key in gates and q.off and q.physical(here[q.key]) == 0))]  # a mechanism still off
         n = 1 + len(SCREEN_GRID) * len(blind)
         if blind and budget.room(len(self.trials), n, self.pace):
             self.screen(here, blind, budget=budget)

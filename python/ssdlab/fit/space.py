@@ -398,6 +398,16 @@ def scaled(overrides: list[str], profile: dict[str, Any], blocks: int) -> tuple[
         x = val(key)
         if x:
             out.append(f"{key}={x * f!r}")
+    # idle GC's free-block target: what it frees above the level where GC starts (threshold + 1
+    # per die, which does not scale) scales with the blocks, as the pause's time does (a
+    # rounded share of the die's blocks would leave a trial's pause freeing about 13 blocks
+    # a die where 15 scale, and its recovery burst ending early)
+    pct = float(cur.get("ftl.idle_gc_target_pct", _get(profile, "ftl.idle_gc_target_pct", 10.0)))
+    if pct > 0:
+        planes, trigger = val("nand.planes"), k - 1  # the threshold + 1
+        target = max(math.ceil(planes * b * pct / 100), trigger)
+        want = trigger + f * (target - trigger)
+        out.append(f"ftl.idle_gc_target_pct={min(50.0, max(0.0, 100 * (want - 0.5) / (planes * blocks)))!r}")
     kind = cur.get("mapping.kind", _get(profile, "mapping.kind", "dram")).strip('"')
     if kind in ("hmb", "sram"):
         out.append(f"mapping.cache_mib={max(val('mapping.cache_mib') * f, 0.01)!r}")
