@@ -107,18 +107,19 @@ def test_a_smaller_drive_keeps_the_share_of_its_data_blocks():
 
 
 def test_a_smaller_drive_frees_its_share_of_blocks_when_idle():
-    """Idle GC works up to a share of a die's blocks; what it frees above the level where GC
-    starts (the threshold + 1, which does not scale) is what a burst after a pause writes
-    into, so that part scales with the blocks: bg4's 3 % of 2730 blocks a die is 82, 79 above
-    the trigger; at 256 blocks a plane the share is 18 of 512 (15.36 rounded up, 16, would
-    leave 13 where 14.6 scale, and the idle recovery's burst ending early)."""
+    """Idle GC works up to a share of a die's blocks (a block spans the die's planes, as
+    `block_mib` says); what it frees above the level where GC starts (the threshold + 1, which
+    does not scale) is what a burst after a pause writes into, so that part scales with the
+    blocks: bg4's 3 % of 1365 blocks a die is 41, 38 above the trigger; at 256 blocks the
+    target is 10 (3 + 0.185 x 38 = 10.04; counting the planes' blocks apart gave 9, and the
+    recovery burst ended a seventh early)."""
     st = S.start("bg4-256", {"capacity_gb": 256})
     over = st.overrides({})
     extra, f = S.scaled(over, st.profile, 256)
     kv = dict(o.split("=", 1) for o in extra)
-    target = math.ceil(512 * float(kv["ftl.idle_gc_target_pct"]) / 100)
-    assert target - 3 == pytest.approx(f * (82 - 3), abs=0.5) and target == 18
-    Drive.describe(st.text, over + extra)
+    target = math.ceil(256 * float(kv["ftl.idle_gc_target_pct"]) / 100)  # the simulator's rounding
+    assert target - 3 == pytest.approx(f * (41 - 3), abs=0.5) and target == 10
+    assert Drive.describe(st.text, over + extra)["block_mib"] == 24.0  # 2 planes x 768 pages x 16 KiB
 
 
 def test_the_sata_mlc_class_searches_how_full_a_block_idle_gc_may_take():

@@ -404,10 +404,11 @@ def scaled(overrides: list[str], profile: dict[str, Any], blocks: int) -> tuple[
     # a die where 15 scale, and its recovery burst ending early)
     pct = float(cur.get("ftl.idle_gc_target_pct", _get(profile, "ftl.idle_gc_target_pct", 10.0)))
     if pct > 0:
-        planes, trigger = val("nand.planes"), k - 1  # the threshold + 1
-        target = max(math.ceil(planes * b * pct / 100), trigger)
+        # the target counts a die's blocks (a block spans the die's planes), as the GC threshold does
+        trigger = k - 1  # the threshold + 1
+        target = max(math.ceil(b * pct / 100), trigger)
         want = trigger + f * (target - trigger)
-        out.append(f"ftl.idle_gc_target_pct={min(50.0, max(0.0, 100 * (want - 0.5) / (planes * blocks)))!r}")
+        out.append(f"ftl.idle_gc_target_pct={min(50.0, max(0.0, 100 * (want - 0.5) / blocks))!r}")
     kind = cur.get("mapping.kind", _get(profile, "mapping.kind", "dram")).strip('"')
     if kind in ("hmb", "sram"):
         out.append(f"mapping.cache_mib={max(val('mapping.cache_mib') * f, 0.01)!r}")
