@@ -103,3 +103,23 @@ def test_bad_input_is_refused_and_an_empty_histogram_has_no_percentile():
         H.bucket_bounds([1.0], "log")
     with pytest.raises(ValueError, match="quantile"):
         H.quantile([1.0], [1], 0.0)
+
+
+def test_a_quantile_between_two_modes_is_known_only_to_the_gap():
+    """An MLC drive's QD1 reads: half from lower pages (125 us), half from upper pages
+    (172 us). Their median lands on either mode from one run of the phase to the next, so a
+    twin's fit must not pin it closer than the gap; a quantile inside one mode is known to
+    the binomial spread and its bucket (a few %)."""
+    from ssdlab.analysis.curves import hist_quantiles, quantile_step
+
+    edges, counts = [124.928, 172.032], [34_100, 34_200]  # 68,300 reads, 50.07 % upper pages
+    assert hist_quantiles(edges, counts, [0.5]) == [172.032]
+    lower, _ = H.bucket_bounds([172.032])
+    step = quantile_step(edges, counts, 0.5)
+    assert step == pytest.approx((172.032 - 124.928 + 172.032 - lower[0]) / 172.032)
+    assert 124.928 >= 172.032 * (1 - step)  # the other mode is within it
+    # the 25 % quantile sits inside the lower mode: only its bucket (2.048 us wide there)
+    assert quantile_step(edges, counts, 0.25) == pytest.approx(2.048 / 124.928)
+    # few samples spread a quantile more: 20 reads, and the 25 % rank may reach the upper mode
+    assert quantile_step(edges, [10, 10], 0.25) > 0.3
+    assert quantile_step([], [], 0.5) is None

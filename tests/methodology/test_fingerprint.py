@@ -346,3 +346,14 @@ def _round(mbps: float):
     return PhaseResult(rand_io("stretch", read_pct=0, offset=0, length=2**30, stop_bytes=2**20),
                        {"t_s": t, "iops": np.full(10, mbps * 1e6 / 4096), "host_write_bytes": np.full(10, mbps * 1e6)},
                        {}, {}, {})
+
+
+def test_a_twin_is_not_held_to_a_median_between_two_page_types():
+    """The stored QD1 reads of an MLC drive, half lower and half upper pages: the median's
+    tolerance (ssdlab fit) spans both modes, the other quantiles keep their own."""
+    hist = {"edges_us": [124.928, 172.032], "counts": [34_100, 34_200]}
+    phases = [{"name": "qd1_read", "histogram": hist, "latency": {"hist_edges": "upper"}, "segments": {}}]
+    steps = fp.resolution_of(phases, {})
+    assert 1 - steps["qd1_read_p50_us"] < 124.928 / 172.032
+    assert steps["qd1_read_p25_us"] < 0.02 and steps["qd1_read_p90_us"] < 0.03
+    assert "qd1_write_p50_us" not in steps  # no such phase stored

@@ -4,7 +4,15 @@ stretch at the start of a write burst (and the average speed up to small shares 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from .latency_hist import bucket_bounds
+
+# a quantile of n samples is known to +-QUANTILE_Z x sqrt(q (1 - q) / n) of probability: the
+# binomial spread of the count below it (3: 99.7 % of repeats of the same phase)
+QUANTILE_Z = 3.0
 
 
 def hist_quantiles(edges_us, counts, qs) -> list[float | None]:
@@ -22,6 +30,24 @@ def hist_quantiles(edges_us, counts, qs) -> list[float | None]:
         return [None for _ in qs]
     cum = np.cumsum(c)
     return [float(e[min(int(np.searchsorted(cum, q * total, side="left")), n - 1)]) for q in qs]
+
+
+def quantile_step(edges_us, counts, q: float, layout: str = "upper") -> float | None:
+    """How far a histogram's q-quantile (as hist_quantiles reads it) is known, relative to
+    it: the farther of the quantiles at q -+ the binomial spread of n samples, plus the width
+    of its bucket. A quantile between two modes (an MLC drive's lower and upper page reads,
+    half the reads each) can land on either in another run of the same phase: its step
+    spans the gap. None for an empty histogram."""
+    c = np.asarray(counts, dtype=np.float64)
+    n = float(c.sum()) if c.size else 0.0
+    if n <= 0:
+        return None
+    d = QUANTILE_Z * math.sqrt(q * (1.0 - q) / n)
+    lo, mid, hi = hist_quantiles(edges_us, counts, [max(q - d, 0.0), q, min(q + d, 1.0)])
+    if not mid or lo is None or hi is None:
+        return None
+    low, high = bucket_bounds([mid], layout)
+    return (max(hi - mid, mid - lo) + float(high[0] - low[0])) / mid
 
 
 def by_share(x, y, weights, n: int) -> list[float | None]:

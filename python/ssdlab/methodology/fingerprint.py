@@ -50,7 +50,7 @@ import numpy as np
 
 from .. import phase as ph
 from ..analysis import fill_shape, rate_mbps
-from ..analysis.curves import average_by_share, average_to, by_share, hist_quantiles, rate_by_share
+from ..analysis.curves import average_by_share, average_to, by_share, hist_quantiles, quantile_step, rate_by_share
 from ..analysis.pts_steady import window
 from ..figures import lazy
 from ..phase import GB
@@ -297,12 +297,24 @@ def plan_of(phases: list[dict], area: int) -> Plan:
 
 def resolution_of(phases: list[dict], metrics: dict[str, Any]) -> dict[str, float]:
     """The cache's end is known to a segment of the fill: its share of the capacity moves by
-    one segment's share at least (relative to the share itself)."""
+    one segment's share at least (relative to the share itself). A QD1 latency quantile is
+    known to its histogram's spread around it (curves.quantile_step)."""
+    out: dict[str, float] = {}
     fill = next((p for p in phases if p["name"] == "fill"), None)
     share = metrics.get("slc_cache_share")
-    if fill is None or not share:
-        return {}
-    return {"slc_cache_share": 1.0 / max(1, len(fill["segments"].get("mbps", ()))) / share}
+    if fill is not None and share:
+        out["slc_cache_share"] = 1.0 / max(1, len(fill["segments"].get("mbps", ()))) / share
+    for prefix, quantiles in (("qd1_read", READ_QUANTILES), ("qd1_write", WRITE_QUANTILES)):
+        p = next((p for p in phases if p["name"] == prefix), None)
+        hist = p.get("histogram") or {} if p is not None else {}
+        if p is None or "edges_us" not in hist:
+            continue
+        layout = str((p.get("latency") or {}).get("hist_edges", "upper"))
+        for name, q in quantiles:
+            step = quantile_step(hist["edges_us"], hist["counts"], q, layout)
+            if step is not None:
+                out[f"{prefix}_{name}_us"] = step
+    return out
 
 
 # ---- analysis ------------------------------------------------------------------------------
