@@ -210,9 +210,12 @@ class Start:
         p = self.profile
         nand = p["nand"]
         out: dict[str, Any] = dict(self.fixed)
+        top = {q.key: q.hi for q in self.params if q.key in UNLIMITED}
         for key, x in v.items():
             if key in DERIVED:
                 continue
+            if key in top and x >= top[key]:
+                x = 0.0  # the top of a limit's range stands for no limit (64 GC buffers still limit a QLC fold)
             out[key] = CHOICES[key][int(round(x))] if key in CHOICES else int(round(x)) if _is_int(key) else x
         dies = int(v["dies"])
         channels = min(int(self.fixed.get("nand.channels", nand["channels"])), dies)
