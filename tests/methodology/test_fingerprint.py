@@ -357,3 +357,37 @@ def test_a_twin_is_not_held_to_a_median_between_two_page_types():
     assert 1 - steps["qd1_read_p50_us"] < 124.928 / 172.032
     assert steps["qd1_read_p25_us"] < 0.02 and steps["qd1_read_p90_us"] < 0.03
     assert "qd1_write_p50_us" not in steps  # no such phase stored
+
+
+def _stretch(rates: list[float]) -> dict:
+    """A stored stretch of one-second samples, each rate for 2 M writes (a round's worth of
+    the 25: the rounds are shares of the bytes)."""
+    iops = np.concatenate([np.full(int(2e6 / r), float(r)) for r in rates])
+    return {"series": {"t_s": np.arange(1, iops.size + 1, dtype=np.float64), "iops": iops}}
+
+
+def test_a_replay_stops_at_steady_state_only_where_the_run_it_replays_did():
+    """A QLC drive's stretch holds a plateau (its SLC cache absorbs the writes) for 0.85 of its
+    bytes before GC sets in and never settles: a trial that stopped on the plateau would
+    report the plateau as the drive's steady state. A run that settled early lets the trial
+    stop as early as its own rounds settle."""
+    plateau = _stretch([33_000] * 21 + [23_000, 8_000, 6_500, 6_800])
+    assert fp.steady_share(plateau) == 1.0
+    settled = _stretch([50_000, 30_000] + [10_000] * 23)
+    assert fp.steady_share(settled) == pytest.approx(2 / fp.STEADY_ROUNDS)
+    assert fp.steady_share(None) == 0.0
+    # flat rounds: a plan stops at STEADY_FIRST, unless the run it replays settled later
+    def rounds(steady_after: float) -> int:
+        gen = fp.plan_phases(64 * 2**30, replace(fp.Plan(spans=1), until_steady=True, caps=False,
+                                                 steady_after=steady_after))
+        n, sent = 0, None
+        try:
+            while True:
+                p = gen.send(sent)
+                n += p.name == "stretch"
+                sent = _round(100.0) if p.name == "stretch" else None
+        except StopIteration:
+            return n
+
+    assert rounds(0.0) == fp.STEADY_FIRST and rounds(1.0) == fp.STEADY_ROUNDS
+    assert rounds(0.84) == 0.84 * fp.STEADY_ROUNDS + fp.STEADY_WINDOW - 1  # its window ends at 0.84 + 5 rounds

@@ -119,6 +119,10 @@ class Plan:
     trim_share: float = TRIM_SHARE  # 0: no trimmed stretch (a run of a battery without it)
     trimmed_share: float = TRIMMED_SHARE
     until_steady: bool = False  # the stretch in rounds, stopped at steady state (STEADY_*)
+    # the share of the stretch before which its rounds may not stop: where the run it replays
+    # became steady (a drive whose SLC cache absorbs writes at a plateau for 0.85 of the
+    # stretch before GC sets in would look steady on the plateau)
+    steady_after: float = 0.0
     unmapped: bool = True  # reads of the purged area (False: a run of a battery without them)
     seq_qd1: bool = True  # QD1 sequential reads of the fill (False: a run of a battery without them)
 
@@ -200,7 +204,8 @@ def plan_phases(area: int, plan: Plan) -> Generator[ph.Phase, Any, None]:
             last = stretch - step * (STEADY_ROUNDS - 1)
             rounds.append((yield ph.rand_io("stretch", read_pct=0, **whole,
                                             stop_bytes=step if k < STEADY_ROUNDS - 1 else max(4096, last))))
-            if k + 1 >= STEADY_FIRST and steady(rounds[-STEADY_WINDOW:]):
+            if k + 1 >= max(STEADY_FIRST, plan.steady_after * STEADY_ROUNDS + STEADY_WINDOW) \
+                    and steady(rounds[-STEADY_WINDOW:]):
                 break
     for p in after:
         yield p
@@ -218,7 +223,10 @@ def steady(rounds: list[Any]) -> bool:
     """The stretch's last STEADY_WINDOW rounds are at steady state (STEADY_*)."""
     if len(rounds) < STEADY_WINDOW:
         return False
-    w = window([_rate(r) for r in rounds])
+    return _steady(window([_rate(r) for r in rounds]))
+
+
+def _steady(w: Any) -> bool:
     return bool(w.average > 0 and w.data_excursion <= STEADY_RANGE * w.average
                 and w.slope_excursion <= STEADY_EXCURSION * w.average)
 
@@ -292,7 +300,28 @@ def plan_of(phases: list[dict], area: int) -> Plan:
                 trim_share=trimmed, trimmed_share=written("trimmed", TRIMMED_SHARE),
                 unmapped="unmapped_qd1_read" in named, seq_qd1="read_seq_qd1" in named,
                 cache_qd1_write_share=written("cache_qd1_write", None),
-                cache_rand_write_share=written("cache_rand_write", None))
+                cache_rand_write_share=written("cache_rand_write", None),
+                steady_after=steady_share(named.get("stretch")))
+
+
+def steady_share(stretch: dict | None) -> float:
+    """Where a stored stretch became steady at its final level, as a share of its bytes: the
+    start of its first window of STEADY_WINDOW rounds' worth (1 / STEADY_ROUNDS each) that is
+    steady (`steady`'s rule) within STEADY_RANGE of its last window's level (1: it never got
+    there; 0: no series stored). A plateau at another level does not count."""
+    s = (stretch or {}).get("series") or {}
+    if not len(s.get("iops", ())):
+        return 0.0
+    t = np.asarray(s.get("t_s", []), dtype=np.float64)
+    secs = np.diff(np.r_[0.0, t]) if t.size else np.ones(len(s["iops"]))
+    iops = np.asarray(s["iops"], dtype=np.float64)
+    rates = [math.nan if v is None else v for v in by_share(np.cumsum(iops * secs), iops, secs, STEADY_ROUNDS)]
+    level = window(rates[-STEADY_WINDOW:]).average
+    for k in range(STEADY_WINDOW, STEADY_ROUNDS + 1):
+        w = window(rates[k - STEADY_WINDOW:k])
+        if _steady(w) and abs(w.average - level) <= STEADY_RANGE * level:
+            return (k - STEADY_WINDOW) / STEADY_ROUNDS
+    return 1.0
 
 
 def resolution_of(phases: list[dict], metrics: dict[str, Any]) -> dict[str, float]:
