@@ -376,16 +376,14 @@ impl Drive {
                 self.ftl.map.prefetch_old(io.lba + i);
             }
             // Slots `run.0..run.1` take the fast path of the FTL together (`run_room`: no
-            // program, no block opened, GC paced as slot by slot, so no firmware time
-            // either): placed one by one like the others, written as one run once the
-            // last is placed.
+            // GC, no program, no block opened, so no firmware time either): placed one by
+            // one like the others, written as one run once the last is placed.
             let mut run = (0, 0);
             for i in 0..io.slots {
                 let placed = self.place(io, i, &mut flow, &mut ack, all_in);
                 if i < run.1 {
-                    self.ftl.run_slot_at(i - run.0, placed);
                     if i + 1 == run.1 {
-                        self.ftl.write_run(io.lba + run.0, run.1 - run.0)?;
+                        self.ftl.write_run(io.lba + run.0, run.1 - run.0, placed)?;
                     }
                     continue;
                 }
@@ -393,7 +391,7 @@ impl Drive {
                 // GC driven by this slot ran when the slot was placed, not when it was buffered
                 self.host.firmware(placed, self.ftl.take_firmware_ns());
                 if i + 1 < io.slots {
-                    run = (i + 1, i + 1 + self.ftl.run_room(io.lba + i + 1, io.slots - i - 1));
+                    run = (i + 1, i + 1 + self.ftl.run_room(io.slots - i - 1));
                 }
             }
             // the firmware updates the mapping entries the write changed once it is placed

@@ -79,24 +79,6 @@ impl GcJob {
         self.victim != NONE
     }
 
-    /// The slots paced GC moves after each of `k` host slots in a row on the die (`f` gets
-    /// them in turn), as `Ftl::gc_pace` counts them; returns the credit left after them.
-    #[inline(always)]
-    pub(super) fn paced(&self, k: u32, mut f: impl FnMut(u32)) -> f64 {
-        let mut credit = self.credit;
-        for _ in 0..k {
-            let c = credit + self.pace;
-            let n = c as u32;
-            credit = c - n as f64;
-            f(n);
-        }
-        credit
-    }
-
-    pub(super) fn set_credit(&mut self, credit: f64) {
-        self.credit = credit;
-    }
-
     /// Collect nothing (secure erase).
     pub fn reset(&mut self) {
         self.victim = NONE;

@@ -70,13 +70,9 @@ pub struct Ftl {
     /// (the property tests compare the two).
     #[cfg(feature = "verify")]
     pub runs: bool,
-    /// Host slots written as part of a run, and of a run on a collecting die (tests only).
+    /// Host slots written as part of a run (tests only).
     #[cfg(feature = "verify")]
     pub run_slots: u64,
-    #[cfg(feature = "verify")]
-    pub paced_run_slots: u64,
-    /// When each slot of the coming host run was placed (`run_slot_at`).
-    run_at: [u64; write_run::RUN_MAX as usize],
     gc_threshold: u32,
     pub(crate) gc_pace: f64,
     /// `ftl.gc_urgency`: the GC pace rises as a die's room runs short (see `urge`).
@@ -146,9 +142,6 @@ impl Ftl {
             runs: true,
             #[cfg(feature = "verify")]
             run_slots: 0,
-            #[cfg(feature = "verify")]
-            paced_run_slots: 0,
-            run_at: [0; write_run::RUN_MAX as usize],
             gc_threshold: p.ftl.gc_threshold_blocks,
             gc_pace: p.ftl.gc_pace,
             gc_urgency: p.ftl.gc_urgency,

@@ -16,16 +16,6 @@ use super::{Counters, Ftl};
 use crate::nand::SLOT_BYTES;
 use crate::SimError;
 
-/// What a step may move: `n` slots with its victim page reads issued at `t`, then the
-/// paced steps of the host slots after it (`more`: time and slots of each), which a host
-/// run on a collecting die hands over together (`Ftl::paced_run`): the same reads and
-/// moves as those steps one after another, without their fixed cost.
-pub(super) struct Budget<'a> {
-    pub(super) t: u64,
-    pub(super) n: u32,
-    pub(super) more: &'a [(u64, u32)],
-}
-
 /// Victim slots gathered for the open GC block but not placed yet: queue[start..start +
 /// len], whose reads are done by `ready`; `room` slots fit before the block's next edge.
 struct Batch {
@@ -79,22 +69,15 @@ impl Parts<'_> {
 impl Ftl {
     /// Move up to `n` valid slots of die `d`'s victim at `t` (the die is collecting);
     /// erase the victim once it holds no valid slot.
-    pub(crate) fn gc_step(&mut self, d: u32, t: u64, n: u32) -> Result<(), SimError> {
-        self.gc_step_budget(d, &mut Budget { t, n, more: &[] })
-    }
-
-    /// `gc_step` over a budget of several paced steps (see `Budget`); the victim must
-    /// outlast it (it is erased at the end at the latest).
-    #[inline(always)]
-    pub(super) fn gc_step_budget(&mut self, d: u32, b: &mut Budget) -> Result<(), SimError> {
+    pub(crate) fn gc_step(&mut self, d: u32, t: u64, mut n: u32) -> Result<(), SimError> {
         let job = at_mut(&mut self.gc_jobs, d as usize);
         debug_assert!(job.active());
         if job.last_page == NONE {
-            job.ready = b.t;
-            job.done = b.t;
+            job.ready = t;
+            job.done = t;
         }
         let mut moved = 0;
-        while let Some((start, k)) = self.gc_runs(d, b, &mut moved) {
+        while let Some((start, k)) = self.gc_runs(d, t, &mut n, &mut moved) {
             self.gc_edge_run(d, start, k)?;
         }
         let job = at_mut(&mut self.gc_jobs, d as usize);
@@ -103,8 +86,7 @@ impl Ftl {
             self.counters.slc_fold_slots += moved;
         }
         if *at(&self.map.valid, job.victim as usize) == 0 {
-            debug_assert!(b.more.is_empty());
-            self.gc_erase(d, b.t);
+            self.gc_erase(d, t);
         }
         Ok(())
     }
@@ -118,7 +100,7 @@ impl Ftl {
     /// The valid count still includes batched slots: if only they are left, the queue
     /// runs out first.
     #[inline(always)]
-    fn gc_runs(&mut self, d: u32, b: &mut Budget, moved: &mut u64) -> Option<(usize, u32)> {
+    fn gc_runs(&mut self, d: u32, t: u64, n: &mut u32, moved: &mut u64) -> Option<(usize, u32)> {
         let Ftl {
             gc_jobs,
             map,
@@ -148,22 +130,7 @@ impl Ftl {
             ready: 0,
             room: parts.alloc.run_room(d, Stream::Gc, &parts.map.written),
         };
-        loop {
-            if b.n == 0 {
-                // The next paced step of the budget, as if it began here.
-                let Some((&(t, n), more)) = b.more.split_first() else {
-                    break;
-                };
-                (b.t, b.n, b.more) = (t, n, more);
-                if job.last_page == NONE {
-                    job.ready = t;
-                    job.done = t;
-                }
-                continue;
-            }
-            if *at(&parts.map.valid, victim as usize) == 0 {
-                break;
-            }
+        while *n > 0 && *at(&parts.map.valid, victim as usize) > 0 {
             if job.head == queue.len() {
                 parts.place(d, victim, spb, queue, &mut batch);
                 queue.clear();
@@ -181,7 +148,7 @@ impl Ftl {
             let (mut h, mut k) = (job.head, 0);
             {
                 let (q, map) = (&mut queue[..], &*parts.map);
-                while k < b.n as usize && h < q.len() {
+                while k < *n as usize && h < q.len() {
                     let (off, lba) = q[h];
                     if off >> page_shift != page {
                         break;
@@ -208,11 +175,11 @@ impl Ftl {
                 let g = &nand.geo;
                 let (plane, wl_page) = (g.plane_of(first), g.word_line(first));
                 let page_bytes = g.slots_per_page as u64 * SLOT_BYTES;
-                job.ready = nand.read(b.t, d, plane, victim, wl_page, job.slc, page_bytes);
+                job.ready = nand.read(t, d, plane, victim, wl_page, job.slc, page_bytes);
                 job.done = job.done.max(job.ready);
             }
             *moved += k as u64;
-            b.n -= k as u32;
+            *n -= k as u32;
             if batch.len + k as u32 <= batch.room {
                 batch.len += k as u32;
                 batch.ready = batch.ready.max(job.ready);
