@@ -217,6 +217,19 @@ impl Alloc {
             .filter(|&b| written[b as usize] > 0)
             .count() as u32
     }
+    /// Every free pool in order, die by die (tests only: the order decides which block
+    /// opens next).
+    #[cfg(feature = "verify")]
+    pub fn pool_order(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for p in self.free.iter().chain(&self.free_static) {
+            out.push(NONE);
+            out.extend(&p.erased);
+            out.push(NONE);
+            out.extend(&p.dirty);
+        }
+        out
+    }
     /// Every open block (they are not GC candidates).
     pub fn open_blocks(&self) -> impl Iterator<Item = u32> + '_ {
         self.open.iter().map(|o| o.block).filter(|&b| b != NONE)

@@ -495,6 +495,22 @@ impl Mapping {
         None
     }
 
+    /// Every valid-count bucket list in order, die by die (tests only: the order decides
+    /// which of equally valid blocks GC takes next).
+    #[cfg(feature = "verify")]
+    pub fn bucket_order(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for (h, &head) in self.heads.iter().enumerate() {
+            out.push(NONE - h as u32);
+            let mut b = head;
+            while b != NONE {
+                out.push(b);
+                b = self.next[b as usize];
+            }
+        }
+        out
+    }
+
     /// Warm the cache lines a write of `lba` will touch: first its L2P entry, then (once
     /// that is likely loaded) the P2L entry of its current copy.
     #[inline(always)]
