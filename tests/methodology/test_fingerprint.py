@@ -282,6 +282,11 @@ def test_plan_of_a_stored_run_and_its_scaled_copy(tmp_path):
     assert plan.cache_rand_write_share == pytest.approx(written["cache_rand_write"] / area)
     assert half["cache_rand_write"].stop_bytes == pytest.approx(written["cache_rand_write"] / 2, rel=1e-3)
     assert half["cache_qd1_write"].stop_bytes == pytest.approx(written["cache_qd1_write"] / 2, rel=1e-2)
+    # the sequential reads: the run's time caps read a share of the area; a copy reads that share
+    read = {p["name"]: p["totals"]["read_bytes"] for p in phases if p["kind"] == "io"}
+    for name in ("read_seq", "read_seq_qd1"):
+        assert half[name].stop_seconds is None
+        assert half[name].stop_bytes == pytest.approx(read[name] / 2, rel=1e-2), name
     # a run of the battery before the trimmed stretch replays without it
     old = fp.plan_of([p for p in phases if p["name"] not in ("trim_spare", "trimmed")], area)
     assert old.trim_share == 0 and [p.name for p in fp.plan_phases(area, old)][-1] == "recovery"

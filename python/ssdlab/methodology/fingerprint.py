@@ -123,6 +123,11 @@ class Plan:
     # became steady (a drive whose SLC cache absorbs writes at a plateau for 0.85 of the
     # stretch before GC sets in would look steady on the plateau)
     steady_after: float = 0.0
+    # the shares of the area the sequential reads at depth and at QD1 read (None: the
+    # battery's DEPTH_S): a replay reads what the run read, where the run's seconds would
+    # cover 17 times the share of a drive 17 times smaller
+    read_seq_share: float | None = None
+    read_seq_qd1_share: float | None = None
     unmapped: bool = True  # reads of the purged area (False: a run of a battery without them)
     seq_qd1: bool = True  # QD1 sequential reads of the fill (False: a run of a battery without them)
 
@@ -163,6 +168,9 @@ def plan_phases(area: int, plan: Plan) -> Generator[ph.Phase, Any, None]:
     def share(x: float) -> int:
         return max(4096, int(x * area) // 4096 * 4096)
 
+    def reach(x: float | None, room: int) -> dict[str, Any]:
+        return dict(stop_bytes=room, stop_seconds=DEPTH_S) if x is None else dict(stop_bytes=min(room, share(x)))
+
     whole = dict(offset=0, length=area)
     half = area // 2 // (128 * 1024) * (128 * 1024)
     # 1 GB segments, finer on a drive under 160 GB (the cache's end is known to a segment)
@@ -179,9 +187,9 @@ def plan_phases(area: int, plan: Plan) -> Generator[ph.Phase, Any, None]:
         *([ph.idle(plan.settle_s, name="settle", until_quiet=True)] if plan.settle_s > 0 else []),
         ph.rand_io("qd1_read", read_pct=100, queue_depth=1, **whole, stop_seconds=QD1_READ_S),
         ph.rand_io("read_qd32", read_pct=100, queue_depth=32, **whole, stop_seconds=DEPTH_S),
-        ph.seq_read("read_seq", **whole, stop_bytes=area, stop_seconds=DEPTH_S),
-        *([ph.seq_read("read_seq_qd1", queue_depth=1, offset=half, length=area - half, stop_bytes=area - half,
-                       stop_seconds=DEPTH_S)] if plan.seq_qd1 else []),
+        ph.seq_read("read_seq", **whole, **reach(plan.read_seq_share, area)),
+        *([ph.seq_read("read_seq_qd1", queue_depth=1, offset=half, length=area - half,
+                       **reach(plan.read_seq_qd1_share, area - half))] if plan.seq_qd1 else []),
         *spans,
         ph.rand_io("qd1_write", read_pct=0, queue_depth=1, **whole,
                    stop_bytes=share(plan.qd1_write_share), **cap(QD1_WRITE_S)),
@@ -282,9 +290,9 @@ def plan_of(phases: list[dict], area: int) -> Plan:
     spec, totals): the bytes each write phase moved, as shares of `area`."""
     named = {p["name"]: p for p in phases}
 
-    def written(name: str, default: Any) -> Any:
+    def written(name: str, default: Any, key: str = "write_bytes") -> Any:
         p = named.get(name)
-        b = float(p["totals"].get("write_bytes") or 0) if p else 0.0
+        b = float(p["totals"].get(key) or 0) if p else 0.0
         return b / area if b > 0 else default
 
     pause, settle, trim = named.get("pause"), named.get("settle"), named.get("trim_spare")
@@ -301,7 +309,9 @@ def plan_of(phases: list[dict], area: int) -> Plan:
                 unmapped="unmapped_qd1_read" in named, seq_qd1="read_seq_qd1" in named,
                 cache_qd1_write_share=written("cache_qd1_write", None),
                 cache_rand_write_share=written("cache_rand_write", None),
-                steady_after=steady_share(named.get("stretch")))
+                steady_after=steady_share(named.get("stretch")),
+                read_seq_share=written("read_seq", None, "read_bytes"),
+                read_seq_qd1_share=written("read_seq_qd1", None, "read_bytes"))
 
 
 def steady_share(stretch: dict | None) -> float:
