@@ -105,6 +105,31 @@ fn observe(d: &Drive, r: &ssdsim::PhaseResult) -> Vec<u64> {
 type Phase = (u8, u32, bool, u32, u32, u32);
 
 /// Phase `ph` on a drive of `user` bytes: `off` in 1/1000 of the drive, a length of 40 %.
+/// Runs the phases (given the drive's user bytes) on a drive placing runs and on one
+/// writing slot by slot: every phase's results and both drives' states must agree, and the
+/// run-placing drive must keep its invariants.
+fn same_both_ways(p: ssdsim::Profile, seed: u64, phases: impl Fn(u64) -> Vec<PhaseSpec>) -> Result<(), TestCaseError> {
+    let mut runs = Drive::new(p.clone(), seed);
+    let mut slots = Drive::new(p, seed);
+    slots.ftl.runs = false;
+    for s in phases(runs.user_bytes()) {
+        let a = runs.run(&s, &mut |_| true);
+        let b = slots.run(&s, &mut |_| true);
+        match (a, b) {
+            (Ok(a), Ok(b)) => prop_assert!(observe(&runs, &a) == observe(&slots, &b), "phase {:?} differs", s),
+            (Err(a), Err(b)) => {
+                prop_assert_eq!(a.0, b.0);
+                break;
+            }
+            (a, b) => prop_assert!(false, "one path failed: {:?} / {:?}", a.err().map(|e| e.0), b.err().map(|e| e.0)),
+        }
+        if let Err(e) = runs.ftl.check_invariants() {
+            prop_assert!(false, "{}", e);
+        }
+    }
+    Ok(())
+}
+
 fn phase_spec(&(kind, read_pct, random, bs, qd, off): &Phase, user: u64) -> PhaseSpec {
     let mut s = PhaseSpec::new(
         [
@@ -152,23 +177,7 @@ proptest! {
             1..12,
         ),
     ) {
-        let p = profile(&knobs);
-        let mut runs = Drive::new(p.clone(), seed);
-        let mut slots = Drive::new(p, seed);
-        slots.ftl.runs = false;
-        for ph in &phases {
-            let s = phase_spec(ph, runs.user_bytes());
-            let a = runs.run(&s, &mut |_| true);
-            let b = slots.run(&s, &mut |_| true);
-            match (a, b) {
-                (Ok(a), Ok(b)) => prop_assert!(observe(&runs, &a) == observe(&slots, &b), "phase {:?} differs", ph),
-                (Err(a), Err(b)) => { prop_assert_eq!(a.0, b.0); break; }
-                (a, b) => prop_assert!(false, "one path failed: {:?} / {:?}", a.err().map(|e| e.0), b.err().map(|e| e.0)),
-            }
-            if let Err(e) = runs.ftl.check_invariants() {
-                prop_assert!(false, "{}", e);
-            }
-        }
+        same_both_ways(profile(&knobs), seed, |user| phases.iter().map(|ph| phase_spec(ph, user)).collect())?;
     }
 }
 
@@ -256,20 +265,6 @@ proptest! {
         p.ftl.gc_threshold_blocks = threshold;
         p.nand.channels = dies;
         p.user_capacity_gb *= dies as f64 / 2.0;
-        let mut runs = Drive::new(p.clone(), seed);
-        let mut slots = Drive::new(p, seed);
-        slots.ftl.runs = false;
-        for s in paced_phases(rand_ms as f64 / 1000.0, bs, qd, passes, runs.user_bytes()) {
-            let a = runs.run(&s, &mut |_| true);
-            let b = slots.run(&s, &mut |_| true);
-            match (a, b) {
-                (Ok(a), Ok(b)) => prop_assert!(observe(&runs, &a) == observe(&slots, &b), "phase {:?} differs", s),
-                (Err(a), Err(b)) => { prop_assert_eq!(a.0, b.0); break; }
-                (a, b) => prop_assert!(false, "one path failed: {:?} / {:?}", a.err().map(|e| e.0), b.err().map(|e| e.0)),
-            }
-            if let Err(e) = runs.ftl.check_invariants() {
-                prop_assert!(false, "{}", e);
-            }
-        }
+        same_both_ways(p, seed, |user| paced_phases(rand_ms as f64 / 1000.0, bs, qd, passes, user))?;
     }
 }
