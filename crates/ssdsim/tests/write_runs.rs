@@ -11,8 +11,7 @@ use ssdsim::{Drive, PhaseKind, PhaseSpec};
 /// The tiny test drive with multi-slot pages; `k` sets the knobs that decide when a run
 /// must fall back to slot by slot (mapping cache, checkpoints, SLC cache, striping, the
 /// write path and buffer, streaming, background GC).
-#[allow(clippy::type_complexity)]
-fn profile(k: &(u32, u32, &str, f64, f64, &str, bool, f64, u32, bool, bool)) -> ssdsim::Profile {
+fn profile(k: &Knobs) -> ssdsim::Profile {
     let (
         page_kib,
         planes,
@@ -105,6 +104,25 @@ fn observe(d: &Drive, r: &ssdsim::PhaseResult) -> Vec<u64> {
 type Phase = (u8, u32, bool, u32, u32, u32);
 
 /// Phase `ph` on a drive of `user` bytes: `off` in 1/1000 of the drive, a length of 40 %.
+type Knobs = (u32, u32, &'static str, f64, f64, &'static str, bool, f64, u32, bool, bool);
+
+/// The knobs of `profile`, drawn; `checkpoint_gb` how often a mapping checkpoint falls in.
+fn knobs(checkpoint_gb: impl Strategy<Value = f64>) -> impl Strategy<Value = Knobs> {
+    (
+        prop_oneof![Just(8u32), Just(16)],
+        1u32..3,
+        prop_oneof![Just("dram"), Just("dram"), Just("sram")],
+        checkpoint_gb,
+        prop_oneof![Just(0.0), Just(0.001)],
+        prop_oneof![Just("static"), Just("dynamic")],
+        any::<bool>(),
+        prop_oneof![Just(0.0), Just(900.0)],
+        prop_oneof![Just(64u32), Just(256)],
+        any::<bool>(),
+        any::<bool>(),
+    )
+}
+
 /// Runs the phases (given the drive's user bytes) on a drive placing runs and on one
 /// writing slot by slot: every phase's results and both drives' states must agree, and the
 /// run-placing drive must keep its invariants.
@@ -158,19 +176,7 @@ proptest! {
 
     #[test]
     fn runs_match_slot_by_slot(
-        knobs in (
-            prop_oneof![Just(8u32), Just(16)],
-            1u32..3,
-            prop_oneof![Just("dram"), Just("dram"), Just("sram")],
-            prop_oneof![Just(0.0), Just(0.0004)],
-            prop_oneof![Just(0.0), Just(0.001)],
-            prop_oneof![Just("static"), Just("dynamic")],
-            any::<bool>(),
-            prop_oneof![Just(0.0), Just(900.0)],
-            prop_oneof![Just(64u32), Just(256)],
-            any::<bool>(),
-            any::<bool>(),
-        ),
+        knobs in knobs(prop_oneof![Just(0.0), Just(0.0004)]),
         seed in 0u64..1000,
         phases in prop::collection::vec(
             (0u8..5, prop_oneof![Just(0u32), Just(0), Just(30)], any::<bool>(), 1u32..40, 1u32..9, 0u32..600),
@@ -235,19 +241,7 @@ proptest! {
 
     #[test]
     fn passes_after_random_writes_match_slot_by_slot(
-        knobs in (
-            prop_oneof![Just(8u32), Just(16)],
-            1u32..3,
-            prop_oneof![Just("dram"), Just("dram"), Just("sram")],
-            prop_oneof![Just(0.0), Just(0.0), Just(0.0004)],
-            prop_oneof![Just(0.0), Just(0.001)],
-            prop_oneof![Just("static"), Just("dynamic")],
-            any::<bool>(),
-            prop_oneof![Just(0.0), Just(900.0)],
-            prop_oneof![Just(64u32), Just(256)],
-            any::<bool>(),
-            any::<bool>(),
-        ),
+        knobs in knobs(prop_oneof![Just(0.0), Just(0.0), Just(0.0004)]),
         pace in prop_oneof![Just(1.0), Just(0.7), Just(1.6)],
         urgency in any::<bool>(),
         gc_move in prop_oneof![Just(0.0), Just(0.0), Just(2.0)],
