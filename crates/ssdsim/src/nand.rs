@@ -202,6 +202,10 @@ pub struct Nand {
     /// Per die, the end of the time its suspended work is held for host reads: reads
     /// on different planes at once hold it once, not once each.
     held_until: Vec<u64>,
+    /// Per plane, the page its register holds from the last host read (block, page of
+    /// the plane, when it was sensed): while nothing else has run on the plane since, a
+    /// host read of the same page moves it out again without sensing it anew.
+    register: Vec<(u32, u32, u64)>,
     /// Host reads move only the codewords they need (`nand.partial_transfer`).
     pub partial_transfer: bool,
     pub channels: Vec<Channel>,
@@ -277,6 +281,7 @@ impl Nand {
             plane_busy: vec![0; (geo.dies * geo.planes) as usize],
             die_busy: vec![0; geo.dies as usize],
             host_read_until: vec![0; (geo.dies * geo.planes) as usize],
+            register: vec![(u32::MAX, 0, 0); (geo.dies * geo.planes) as usize],
             suspend: p.nand.read_suspend,
             suspend_ns: (p.nand.suspend_us * 1000.0).round() as u64,
             suspend_reads_from: vec![0; geo.dies as usize],
@@ -360,6 +365,13 @@ impl Nand {
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub fn read(&mut self, t: u64, d: u32, plane: u32, b: u32, wl_page: u32, slc: bool, bytes: u64) -> u64 {
+        let ready = self.sense(t, d, plane, b, wl_page, slc);
+        self.read_out(d, ready, bytes, false)
+    }
+
+    /// Sense one page into its plane's register; returns when it is there.
+    #[inline(always)]
+    fn sense(&mut self, t: u64, d: u32, plane: u32, b: u32, wl_page: u32, slc: bool) -> u64 {
         let pi = (d * self.geo.planes + plane) as usize;
         let tr = self.t_read(slc, wl_page, b, t);
         let start = t.max(self.plane_busy[pi]);
@@ -367,7 +379,16 @@ impl Nand {
         self.plane_busy[pi] = ready;
         let db = &mut self.die_busy[d as usize];
         *db = (*db).max(ready);
-        self.read_out(d, ready, bytes, false)
+        ready
+    }
+
+    /// When the page (block `b`, `wl_page`) is still in the register of plane `pi` from a
+    /// host read, the time it was sensed: nothing has been booked on the plane since (a
+    /// program, an erase, another read, or an idle gap, `advance_to`, moves its time on).
+    #[inline(always)]
+    fn in_register(&self, pi: usize, b: u32, wl_page: u32) -> Option<u64> {
+        let (rb, rp, at) = self.register[pi];
+        (rb == b && rp == wl_page && self.plane_busy[pi] == at).then_some(at)
     }
 
     /// Move `bytes` read on die `d` (in its register from `ready`) over the channel, ahead
@@ -375,6 +396,14 @@ impl Nand {
     /// the read. Returns when the data is in the controller.
     #[inline(always)]
     fn read_out(&mut self, d: u32, ready: u64, bytes: u64, first: bool) -> u64 {
+        self.ops.reads += 1;
+        self.transfer_out(d, ready, bytes, first)
+    }
+
+    /// Move `bytes` from die `d`'s register over the channel (see `read_out`), no read
+    /// counted. Returns when the data is in the controller.
+    #[inline(always)]
+    fn transfer_out(&mut self, d: u32, ready: u64, bytes: u64, first: bool) -> u64 {
         let c = self.geo.channel_of_die(d) as usize;
         let x = self.xfer_ns(bytes);
         let start = if first {
@@ -382,7 +411,6 @@ impl Nand {
         } else {
             self.channels[c].book(ready, x)
         };
-        self.ops.reads += 1;
         self.ops.transfer_bytes += bytes;
         start + x
     }
@@ -403,10 +431,17 @@ impl Nand {
     #[inline]
     #[allow(clippy::too_many_arguments)]
     pub fn host_read(&mut self, t: u64, d: u32, plane: u32, b: u32, wl_page: u32, slc: bool, bytes: u64) -> u64 {
-        if !self.suspend {
-            return self.read(t, d, plane, b, wl_page, slc, bytes);
-        }
         let pi = (d * self.geo.planes + plane) as usize;
+        if let Some(at) = self.in_register(pi, b, wl_page) {
+            // the page is still in the register (its other codewords were just moved
+            // out): only the transfer, no sensing
+            return self.transfer_out(d, t.max(at), bytes, self.suspend);
+        }
+        if !self.suspend {
+            let ready = self.sense(t, d, plane, b, wl_page, slc);
+            self.register[pi] = (b, wl_page, ready);
+            return self.read_out(d, ready, bytes, false);
+        }
         let di = d as usize;
         let busy = self.plane_busy[pi];
         let queued = self.host_read_until[pi];
@@ -452,6 +487,9 @@ impl Nand {
             ready
         };
         self.host_read_until[pi] = ready;
+        // (a read inside a suspension leaves the register to the resumed operation:
+        // the plane's time is then that operation's end, not `ready`)
+        self.register[pi] = (b, wl_page, ready);
         self.read_out(d, ready, bytes, true)
     }
 
@@ -520,9 +558,76 @@ impl Nand {
 
 #[cfg(test)]
 mod tests {
-    use super::Geometry;
+    use super::{Geometry, Nand};
     use crate::util::fastdiv::Divisor;
     use proptest::prelude::*;
+
+    /// One channel, one die of two planes, 16 KiB pages, no read suspend.
+    fn die() -> Nand {
+        let text = r#"
+id = "die"
+name = "one die"
+user_capacity_gb = 0.002
+[host]
+interface = "pcie"
+command_overhead_us = 2.0
+max_queue_depth = 64
+write_buffer_kib = 64
+[nand]
+cell = "tlc"
+channels = 1
+dies_per_channel = 1
+planes = 2
+blocks_per_plane = 32
+pages_per_block = 12
+page_kib = 16
+channel_mbps = 400.0
+erase_us = 3000.0
+[nand.slc]
+read_us = 30.0
+prog_us = 150.0
+[nand.native]
+read_us = 60.0
+prog_us = 1500.0
+prog_pages = 1
+[slc]
+static_gb = 0.0
+dynamic_max_gb = 0.0
+dynamic_share = 1.0
+when_full = "direct"
+idle_fold = true
+reclaim_interval_gb = 0.0
+reclaim_gb = 0.0
+[mapping]
+kind = "dram"
+cache_mib = 0.0
+hmb_access_us = 1.0
+"#;
+        Nand::new(&crate::load_profile(text, &[]).unwrap())
+    }
+
+    #[test]
+    fn a_page_still_in_its_plane_register_is_moved_out_without_sensing_it_again() {
+        let mut n = die();
+        let (tr, slot) = (n.native.read, 4096);
+        let first = n.host_read(0, 0, 0, 5, 3, false, slot);
+        assert!(first >= tr, "the first read senses the page");
+        let again = n.host_read(first, 0, 0, 5, 3, false, slot);
+        assert!(again - first < tr / 4, "the same page again: only its transfer");
+        let other = n.host_read(again, 0, 0, 5, 4, false, slot);
+        assert!(other - again >= tr, "another page of the plane takes the register");
+        let back = n.host_read(other, 0, 0, 5, 3, false, slot);
+        assert!(back - other >= tr, "so the first page is sensed anew");
+        let done = n.program(back, 0, false, 2 * 16384);
+        let after = n.host_read(done, 0, 0, 5, 3, false, slot);
+        assert!(after - done >= tr, "a program on the die overwrites the registers");
+        let moved = n.host_read(after + 1_000_000, 0, 1, 5, 3, false, slot);
+        let idle = n.host_read(moved, 0, 1, 5, 3, false, slot);
+        assert!(idle - moved < tr / 4, "each plane holds its own page");
+        n.advance_to(idle + 1_000_000);
+        let later = n.host_read(idle + 1_000_000, 0, 1, 5, 3, false, slot);
+        assert!(later - idle - 1_000_000 >= tr, "an idle gap is not assumed to keep it");
+    }
 
     proptest! {
         // A page read's block, offset, die and word line without divisions are the divisions'.

@@ -30,6 +30,9 @@ use read_ahead::ReadAhead;
 use slc::SlcCache;
 use staging::Staging;
 
+/// The block named for mapping-page reads: none of the data's blocks.
+const MAP_BLOCK: u32 = u32::MAX;
+
 /// Cumulative internal counters (bytes are 4 KiB slots unless named otherwise).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Counters {
@@ -312,7 +315,10 @@ impl Ftl {
         if let Some(mp) = a.miss {
             // One entry is needed: its codeword, or the whole mapping page.
             let bytes = if self.nand.partial_transfer { SLOT_BYTES } else { page_bytes };
-            ready = self.nand.host_read(t, mp % dies, (mp / dies) % planes, 0, 0, true, bytes);
+            // (mapping pages live in SLC blocks of their own: named here by a block no
+            // data has and the map page's place on its plane, so each is its own page)
+            let on_plane = mp / (dies * planes);
+            ready = self.nand.host_read(t, mp % dies, (mp / dies) % planes, MAP_BLOCK, on_plane, true, bytes);
         }
         if let Some(mp) = a.writeback {
             self.nand.program(t, mp % dies, true, page_bytes);
