@@ -15,7 +15,7 @@ from ssdlab.methodology.pts import PTS_TESTS, PtsOptions
 from ssdlab.methodology.pts import common as C
 from ssdlab.methodology.pts import iops as IOPS
 from ssdlab.phase import GB, PhaseResult
-from ssdlab.runner import RunInterrupted, run_test
+from ssdlab.runner import RunInterrupted, run_test, steps
 
 TRACK = IOPS.label(0, 4096)
 
@@ -28,7 +28,7 @@ def result(phase, iops: float) -> PhaseResult:
 def drive(test, values, po=PtsOptions(), other=1000.0):
     """Walk the test's phases, answering its tracking step with values[round - 1]."""
     opts = Options(own=po)
-    gen = test.phases(64 * GB, opts)
+    gen = steps(test.phases(64 * GB, opts))  # a round's Batch step by step
     res, phase = [], next(gen)
     try:
         while True:
@@ -88,7 +88,7 @@ def test_rounds_cap_shortens_a_run():
 def drive_iops(tracks: dict[str, list[float]], po=PtsOptions()):
     """Walk the IOPS test answering each tracking step from `tracks` ({label: per round})."""
     opts = Options(own=po)
-    gen = IOPS.TEST.phases(64 * GB, opts)
+    gen = steps(IOPS.TEST.phases(64 * GB, opts))
     res, phase = [], next(gen)
     try:
         while True:

@@ -5,12 +5,15 @@ place a drive spec becomes a Target; the runner, the review and the CLI speak on
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult, Sample
 
 __all__ = ["BaseTarget", "Capabilities", "Identity", "Interrupted", "OnSample", "PhaseResult",
-           "Sample", "Target"]
+           "Sample", "StepEnd", "StepStart", "Target"]
+
+StepStart = Callable[[int, Phase], OnSample | None]  # (index, phase) as it starts -> its sample listener
+StepEnd = Callable[[int, PhaseResult], None]  # (index, result) as it completes
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,14 @@ class Target(Protocol):
         """Run one phase, streaming samples; Interrupted carries a partial result."""
         ...
 
+    def run_phases(self, phases: Sequence[Phase], on_start: StepStart | None = None,
+                   on_end: StepEnd | None = None) -> list[PhaseResult]:
+        """Run phases that need no result from each other, in order and back to back (a
+        real drive may run them as one fio process). `on_start` sees each phase start,
+        `on_end` each one complete, as it happens; Interrupted carries the partial result
+        of the phase that was running (the last one `on_start` saw without `on_end`)."""
+        ...
+
     def close(self) -> None:
         """Let go of what the drive holds (device claim, lock, connection); idempotent."""
         ...
@@ -70,6 +81,20 @@ class BaseTarget:
 
     def preflight(self, phases: Sequence[Phase]) -> None:
         return None
+
+    def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
+        raise NotImplementedError
+
+    def run_phases(self, phases: Sequence[Phase], on_start: StepStart | None = None,
+                   on_end: StepEnd | None = None) -> list[PhaseResult]:
+        """One phase after the other through `run`."""
+        out = []
+        for i, p in enumerate(phases):
+            res = self.run(p, on_start(i, p) if on_start else None)
+            if on_end:
+                on_end(i, res)
+            out.append(res)
+        return out
 
     def plan(self, phases: Sequence[Phase]) -> str:
         return ""
