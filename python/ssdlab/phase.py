@@ -198,6 +198,11 @@ class Batch(tuple[Phase, ...]):
     the plan gets their results back as one list."""
 
 
+def flat(items: Any) -> list[Phase]:
+    """Phases and Batches -> the phases, in order."""
+    return [p for x in items for p in (x if isinstance(x, Batch) else (x,))]
+
+
 Sample = dict[str, float]
 OnSample = Callable[[Sample], None]
 

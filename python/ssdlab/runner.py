@@ -20,7 +20,7 @@ import numpy as np
 from . import interrupts
 from .methodology import Options, Test, get
 from .pending import Pending, phase_doc
-from .phase import Batch, Interrupted, OnSample, Phase, PhaseResult, Sample
+from .phase import Batch, Interrupted, OnSample, Phase, PhaseResult, Sample, flat
 from .store import Store
 from .targets.base import Target
 
@@ -191,9 +191,20 @@ def steps(plan: Iterable[PlanItem]) -> Generator[Phase, PhaseResult | None, None
             item = _send(it, (yield item))
 
 
+def plan_items(test: str, capacity: int, opts: Options) -> list[PlanItem]:
+    """The phases and Batches a run would execute (results unknown: dependent steps assume none)."""
+    it = iter(get(test).phases(capacity, opts))
+    out: list[PlanItem] = []
+    item: PlanItem | None = next(it, None)
+    while item is not None:
+        out.append(item)
+        item = _send(it, None)
+    return out
+
+
 def plan_phases(test: str, capacity: int, opts: Options) -> list[Phase]:
     """The phases a run would execute (results unknown: dependent steps assume none)."""
-    return list(steps(get(test).phases(capacity, opts)))
+    return flat(plan_items(test, capacity, opts))
 
 
 class SampleBuffer:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
-from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult, Sample
+from ..phase import Batch, Identity, Interrupted, OnSample, Phase, PhaseResult, Sample
 
 __all__ = ["BaseTarget", "Capabilities", "Identity", "Interrupted", "OnSample", "PhaseResult",
            "Sample", "StepEnd", "StepStart", "Target"]
@@ -44,9 +44,10 @@ class Target(Protocol):
         without consent for its writes: safety.UnsafeTarget, a ValueError)."""
         ...
 
-    def plan(self, phases: Sequence[Phase]) -> str:
-        """What running the phases would do beyond the phases themselves (fio jobs,
-        commands, the safety verdict); "" when there is nothing more to say."""
+    def plan(self, phases: Sequence[Phase | Batch]) -> str:
+        """What running the phases (a Batch: as run_phases would) would do beyond the
+        phases themselves (fio jobs, commands, the safety verdict); "" when there is
+        nothing more to say."""
         ...
 
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
@@ -96,7 +97,7 @@ class BaseTarget:
             out.append(res)
         return out
 
-    def plan(self, phases: Sequence[Phase]) -> str:
+    def plan(self, phases: Sequence[Phase | Batch]) -> str:
         return ""
 
     def close(self) -> None:

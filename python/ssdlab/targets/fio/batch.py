@@ -203,6 +203,18 @@ def batchable(phase: Phase) -> bool:
     return phase.kind == "io"
 
 
+def runs(phases: Sequence[Phase]) -> list[list[Phase]]:
+    """`phases` cut into what runs as one fio process (consecutive io phases) and the
+    phases that run on their own (lists of one)."""
+    out: list[list[Phase]] = []
+    for p in phases:
+        if out and batchable(p) and batchable(out[-1][-1]):
+            out[-1].append(p)
+        else:
+            out.append([p])
+    return out
+
+
 def run(target: FioTarget, phases: Sequence[Phase], on_start: StepStart | None = None,
         on_end: StepEnd | None = None) -> list[PhaseResult]:
     """Run io `phases` back to back in one fio process (io_uring, falling back to libaio as
@@ -216,4 +228,4 @@ def run(target: FioTarget, phases: Sequence[Phase], on_start: StepStart | None =
         return Batch(target, phases, on_start, on_end).run()
 
 
-__all__ = ["Batch", "batchable", "group", "run"]
+__all__ = ["Batch", "batchable", "group", "run", "runs"]

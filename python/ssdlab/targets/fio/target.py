@@ -22,7 +22,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from ...phase import Identity, Interrupted, OnSample, Phase, PhaseResult, ResolvedPhase
+from ...phase import Batch, Identity, Interrupted, OnSample, Phase, PhaseResult, ResolvedPhase, flat
 from .. import child
 from ...fioformat import json_read, logs
 from . import batch, jobs, replay, transport, write_cache
@@ -145,12 +145,8 @@ class FioTarget(BaseTarget):
         if self.plan_mode or not self.where.batches:
             return super().run_phases(phases, on_start, on_end)
         out: list[PhaseResult] = []
-        i = 0
-        while i < len(phases):
-            n = 1
-            while i + n < len(phases) and batch.batchable(phases[i]) and batch.batchable(phases[i + n]):
-                n += 1
-            part = phases[i:i + n]
+        for part in batch.runs(phases):
+            i = len(out)
 
             def start(k: int, p: Phase, i: int = i) -> OnSample | None:
                 return on_start(i + k, p) if on_start else None
@@ -159,16 +155,15 @@ class FioTarget(BaseTarget):
                 if on_end:
                     on_end(i + k, r)
 
-            if n == 1:
+            if len(part) == 1:
                 out += super().run_phases(part, start, end)
-            else:
-                for p in part:  # as run() does for each phase
-                    if writes(p):
-                        self.allow_writes()
-                    else:
-                        self.where.prepare_read(self.destroy_data)
-                out += batch.run(self, part, start, end)
-            i += n
+                continue
+            for p in part:  # as run() does for each phase
+                if writes(p):
+                    self.allow_writes()
+                else:
+                    self.where.prepare_read(self.destroy_data)
+            out += batch.run(self, part, start, end)
         return out
 
     # ------------------------------------------------------------------ safety
@@ -221,15 +216,17 @@ class FioTarget(BaseTarget):
             self._engine = jobs.pick_engine(self.fio)
         return self._engine
 
-    def plan(self, phases: Iterable[Phase]) -> str:
+    def plan(self, phases: Iterable[Phase | Batch]) -> str:
         """The jobs and commands a run of `phases` would execute (executes nothing but
-        read-only probes of the device)."""
-        phases = list(phases)
+        read-only probes of the device); a Batch's io phases as the one fio process they
+        run as."""
+        items = list(phases)
+        flat_phases = flat(items)
         lines = [f"# ssdlab plan for {self.spec} ({self.capacity} bytes)"]
         lines += self.where.plan_header()
         if shutil.which("fio") is None:
             lines.append("# NOTE: fio is not installed: " + jobs.INSTALL_HINT)
-        if any(writes(p) for p in phases):
+        if any(writes(p) for p in flat_phases):
             try:
                 self.check_writes()
                 lines.append("# safety: writing is allowed")
@@ -238,31 +235,51 @@ class FioTarget(BaseTarget):
         else:
             lines.append("# safety: read-only phases, no destruction flag needed")
         engine = self._engine or os.environ.get("SSDLAB_FIO_ENGINE") or "io_uring"
-        for i, p in enumerate(phases, 1):
-            spec = p.resolve(self.capacity)
-            lines.append("")
-            lines.append(f"# phase {i}: {p.name or p.kind} ({p.kind})")
-            if p.kind == "idle":
-                lines.append(f"sleep {spec['seconds']:g}")
-            elif p.kind == "trim":
-                lines.append("$ " + " ".join(self.where.trim_command(spec["offset"], spec["length"])))
-            elif p.kind == "write_cache":
-                r = self._cache_route()
-                lines.append(f"$ {' '.join(r.set_cmd(bool(p.write_cache)))}  # put back as found when the run ends"
-                             if r.tool else f"# write cache: left as it is ({r.why})")
-            elif p.kind == "purge":
-                pp = self.where.purge_plan()
-                lines.append(f"# purge method: {pp.method} ({pp.why})")
-                lines += ["$ " + " ".join(c) for c in pp.commands]
-            elif p.kind == "replay":
-                lines += replay.plan_lines(self, p, i, engine)
-            else:
-                job = jobs.job_text(spec, self.where.filename(), engine=engine,
-                                       log_prefix=f"$WORKDIR/p{i}", is_file=self.where.is_file)
-                lines.append(f"$ {' '.join(jobs.command(f'$WORKDIR/p{i}.fio', 'fio'))}")
-                lines.append(f"# $WORKDIR/p{i}.fio (ioengine falls back to libaio where io_uring is not allowed):")
-                lines += ["    " + x for x in job.rstrip().splitlines()]
+        i = 1
+        for item in items:
+            parts = (batch.runs(item) if isinstance(item, Batch) and self.where.batches
+                     else [[p] for p in flat([item])])
+            for part in parts:
+                lines.append("")
+                lines += (self._plan_phase(i, part[0], engine) if len(part) == 1
+                          else self._plan_batch(i, part, engine))
+                i += len(part)
         return "\n".join(lines) + "\n"
+
+    def _plan_batch(self, i: int, part: list[Phase], engine: str) -> list[str]:
+        last = i + len(part) - 1
+        steps = [(p.resolve(self.capacity), f"$WORKDIR/p{k}") for k, p in enumerate(part, i)]
+        job = jobs.batch_text(steps, self.where.filename(), engine=engine, is_file=self.where.is_file)
+        return [f"# phases {i}-{last}: {part[0].name} ... {part[-1].name} (io), one after the "
+                "other as one fio process (a job each)",
+                f"$ {' '.join(jobs.command(f'$WORKDIR/p{i}.fio', 'fio'))}",
+                f"# $WORKDIR/p{i}.fio (ioengine falls back to libaio where io_uring is not allowed):",
+                *["    " + x for x in job.rstrip().splitlines()]]
+
+    def _plan_phase(self, i: int, p: Phase, engine: str) -> list[str]:
+        spec = p.resolve(self.capacity)
+        lines = [f"# phase {i}: {p.name or p.kind} ({p.kind})"]
+        if p.kind == "idle":
+            lines.append(f"sleep {spec['seconds']:g}")
+        elif p.kind == "trim":
+            lines.append("$ " + " ".join(self.where.trim_command(spec["offset"], spec["length"])))
+        elif p.kind == "write_cache":
+            r = self._cache_route()
+            lines.append(f"$ {' '.join(r.set_cmd(bool(p.write_cache)))}  # put back as found when the run ends"
+                         if r.tool else f"# write cache: left as it is ({r.why})")
+        elif p.kind == "purge":
+            pp = self.where.purge_plan()
+            lines.append(f"# purge method: {pp.method} ({pp.why})")
+            lines += ["$ " + " ".join(c) for c in pp.commands]
+        elif p.kind == "replay":
+            lines += replay.plan_lines(self, p, i, engine)
+        else:
+            job = jobs.job_text(spec, self.where.filename(), engine=engine,
+                                log_prefix=f"$WORKDIR/p{i}", is_file=self.where.is_file)
+            lines.append(f"$ {' '.join(jobs.command(f'$WORKDIR/p{i}.fio', 'fio'))}")
+            lines.append(f"# $WORKDIR/p{i}.fio (ioengine falls back to libaio where io_uring is not allowed):")
+            lines += ["    " + x for x in job.rstrip().splitlines()]
+        return lines
 
     # ------------------------------------------------------------------ phases
     def _wd(self) -> str:
