@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, Iterable
 
 import numpy as np
@@ -29,6 +30,10 @@ class FioOutputError(RuntimeError):
 
 
 # --------------------------------------------------------------------------- JSON stream
+_STRUCTURE = re.compile(r'["{}\[\]]')
+_STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.S)  # after an opening quote, to its closing one
+
+
 class JsonStream:
     """Incremental splitter: feed text as it arrives, get back each complete top-level JSON
     object. Text outside objects (fio warnings, notes) is kept in `noise`. An object starts
@@ -38,8 +43,7 @@ class JsonStream:
         self.buf = ""
         self.noise: list[str] = []
         self._depth = 0
-        self._in_str = False
-        self._esc = False
+        self._in_str = False  # inside a string: `_pos` is just after its opening quote
         self._start = -1  # index in buf of the current object's '{'
         self._pos = 0  # next index of buf to scan
         # an object was cut short or garbled after the last good one: when fio's output
@@ -71,20 +75,25 @@ class JsonStream:
                 self._start = i
                 self._depth = 0
                 self._in_str = False
-                self._esc = False
-            c = buf[i]
             if self._in_str:
-                if self._esc:
-                    self._esc = False
-                elif c == "\\":
-                    self._esc = True
-                elif c == '"':
-                    self._in_str = False
-                i += 1
+                # the rest of the string at once: a batch's status reports are megabytes
+                m = _STRING_REST.match(buf, i)
+                if m is None:
+                    break  # the string goes on in text not fed yet: rescan it from here
+                self._in_str = False
+                i = m.end()
                 continue
+            m = _STRUCTURE.search(buf, i)  # the next quote or bracket; the rest cannot matter
+            if m is None:
+                i = n
+                break
+            i = m.start()
+            c = buf[i]
             if c == '"':
                 self._in_str = True
-            elif c == "{" and self._depth > 0 and i > self._start and buf[i - 1] == "\n":
+                i += 1
+                continue
+            if c == "{" and self._depth > 0 and i > self._start and buf[i - 1] == "\n":
                 # a new top-level object (fio writes those at column 0, nested ones indented)
                 # while one is open: the open one was torn; keep it as noise, start over here
                 self.noise.extend(x for x in buf[self._start:i].splitlines() if x.strip())
