@@ -30,8 +30,10 @@ class FioOutputError(RuntimeError):
 
 
 # --------------------------------------------------------------------------- JSON stream
-_STRUCTURE = re.compile(r'["{}\[\]]')
-_STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.S)  # after an opening quote, to its closing one
+# the scan jumps: over text and whole strings to the next bracket (a batch's status reports
+# are megabytes), and over the rest of a string whose end came in a later piece of text
+_SKIP = re.compile(r'(?:[^"{}\[\]]+|"[^"\\]*(?:\\.[^"\\]*)*")*', re.S)
+_STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 
 
 class JsonStream:
@@ -76,20 +78,17 @@ class JsonStream:
                 self._depth = 0
                 self._in_str = False
             if self._in_str:
-                # the rest of the string at once: a batch's status reports are megabytes
                 m = _STRING_REST.match(buf, i)
                 if m is None:
                     break  # the string goes on in text not fed yet: rescan it from here
                 self._in_str = False
                 i = m.end()
                 continue
-            m = _STRUCTURE.search(buf, i)  # the next quote or bracket; the rest cannot matter
-            if m is None:
-                i = n
+            i = _SKIP.match(buf, i).end()  # type: ignore[union-attr]  # (it matches "" at least)
+            if i >= n:
                 break
-            i = m.start()
             c = buf[i]
-            if c == '"':
+            if c == '"':  # a string the text fed so far does not close
                 self._in_str = True
                 i += 1
                 continue
