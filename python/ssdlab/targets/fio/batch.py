@@ -8,8 +8,8 @@ every status report carries all of them: a step has started once its group shows
 runtime or I/O, and has ended once a later one has started (fio starts a group only
 after the one before has exited, and a job writes its logs as it exits). Its totals
 and latency come from its group in that report, its series and segments from its own
-logs. The drive's own counters are read where the report shows the change of step,
-so a step's include at most the status interval (1 s) of the next one's writes.
+logs. The drive's own counters are read at the report that shows the change of step,
+so a step's counters include up to the status interval (1 s) of the next one's writes.
 
 fio itself still pauses between stonewalled jobs (its main loop looks every 100 ms
 and then waits 100 ms for a new job to set up): about as long as a new process took,
@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import Any, Sequence
 
 from ...fioformat import json_read
 from ...phase import Interrupted, OnSample, Phase, PhaseResult, ResolvedPhase
@@ -30,8 +30,7 @@ from .identity import TempSampler
 from .invocation import Invocation
 from . import jobs
 
-if TYPE_CHECKING:
-    from .target import FioTarget
+# `target` below is a FioTarget (fio/target.py, which runs its batches through here)
 
 
 @dataclass
@@ -41,7 +40,7 @@ class Step:
     prefix: str
     started: bool = False
     ended: bool = False
-    t0_ms: float = math.nan  # fio's clock: when its job started
+    t0_ms: float = math.nan  # when its job started (epoch ms, as fio's timestamps)
     tracker: json_read.StatusTracker | None = None
     on_sample: OnSample | None = None
     before: dict = field(default_factory=dict)  # the drive's counters as it started
@@ -64,7 +63,7 @@ def has_started(sub: dict) -> bool:
 class Batch:
     """A batch of io phases running on a FioTarget."""
 
-    def __init__(self, target: FioTarget, phases: Sequence[Phase], on_start: StepStart | None,
+    def __init__(self, target: Any, phases: Sequence[Phase], on_start: StepStart | None,
                  on_end: StepEnd | None):
         self.t = target
         self.on_start = on_start
@@ -126,14 +125,17 @@ class Batch:
         now = float(ts) if isinstance(ts, (int, float)) else time.time() * 1000.0
         started = [g for g, sub in enumerate(self.last) if has_started(sub)]
         self.latest = max(started + [self.latest])
-        for g in started:
+        for g in started:  # in order: a step's start may follow from the one before
             s = self.steps[g]
-            if math.isnan(s.t0_ms):
-                # a step that ended between two reports started about when the one before ended
-                prev = self.steps[g - 1] if g else None
-                s.t0_ms = (now - runtime_ms(self.last[g]) if g == self.latest else
-                           prev.t0_ms + runtime_ms(self.last[g - 1]) if prev and not math.isnan(prev.t0_ms)
-                           else self.wall0_ms)
+            if not math.isnan(s.t0_ms):
+                continue
+            if g == self.latest:
+                s.t0_ms = now - runtime_ms(self.last[g])
+            elif g and not math.isnan(self.steps[g - 1].t0_ms):
+                # it ran between two reports: it started about when the one before ended
+                s.t0_ms = self.steps[g - 1].t0_ms + runtime_ms(self.last[g - 1])
+            else:
+                s.t0_ms = self.wall0_ms
         for g in range(self.latest):
             if not self.steps[g].ended:
                 self.end(g, self.last[g], complete=True)
@@ -215,7 +217,7 @@ def runs(phases: Sequence[Phase]) -> list[list[Phase]]:
     return out
 
 
-def run(target: FioTarget, phases: Sequence[Phase], on_start: StepStart | None = None,
+def run(target: Any, phases: Sequence[Phase], on_start: StepStart | None = None,
         on_end: StepEnd | None = None) -> list[PhaseResult]:
     """Run io `phases` back to back in one fio process (io_uring, falling back to libaio as
     for one phase when fio could not start at all)."""
