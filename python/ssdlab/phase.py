@@ -1,6 +1,7 @@
 """The contract at the bottom of the package: a Phase says what to do to a drive, not how;
 a target answers with a PhaseResult, streaming Samples meanwhile, names the drive with an
-Identity, and raises Interrupted (carrying what was recorded) when stopped. Every layer
+Identity, and raises Interrupted (carrying what was recorded) when stopped; a Batch is
+phases a plan hands over at once. Every layer
 (methodology, targets, store, report, CLI) speaks these; this module imports nothing of
 ssdlab's."""
 
@@ -189,6 +190,17 @@ def seq_read(name: str, block_size: int = 128 * KIB, queue_depth: int = 32, **kw
 def rand_io(name: str, read_pct: int, block_size: int = 4 * KIB, queue_depth: int = 32, **kw: Any) -> Phase:
     return Phase(kind="io", name=name, pattern="rand", read_pct=read_pct, block_size=block_size,
                  queue_depth=queue_depth, **kw)
+
+
+class Batch(tuple[Phase, ...]):
+    """Phases a test's plan hands over at once, as none needs another's result (a round of
+    PTS steps): a target may run them back to back (a real drive: one fio process), and
+    the plan gets their results back as one list."""
+
+
+def flat(items: Any) -> list[Phase]:
+    """Phases and Batches -> the phases, in order."""
+    return [p for x in items for p in (x if isinstance(x, Batch) else (x,))]
 
 
 Sample = dict[str, float]

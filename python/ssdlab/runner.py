@@ -20,7 +20,7 @@ import numpy as np
 from . import interrupts
 from .methodology import Options, Test, get
 from .pending import Pending, phase_doc
-from .phase import Interrupted, OnSample, Phase, PhaseResult, Sample
+from .phase import Batch, Interrupted, OnSample, Phase, PhaseResult, Sample, flat
 from .store import Store
 from .targets.base import Target
 
@@ -163,22 +163,48 @@ class DriveOutcome:
     metrics: dict[str, Any] = field(default_factory=dict)
 
 
-def steps(plan: Iterable[Phase]) -> Generator[Phase, PhaseResult | None, None]:
-    """Walk a phase plan; the caller sends each result back through `.send` on the
-    returned generator for plans that are generators."""
-    it = iter(plan)
+PlanItem = Phase | Batch
+
+
+def _send(it: Any, result: Any) -> PlanItem | None:
+    """The plan's next item, `result` handed back to a plan that is a generator."""
     try:
-        phase = next(it)
-        while True:
-            result = yield phase
-            phase = it.send(result) if isinstance(it, types.GeneratorType) else next(it)
+        return it.send(result) if isinstance(it, types.GeneratorType) else next(it)
     except StopIteration:
-        return
+        return None
+
+
+def steps(plan: Iterable[PlanItem]) -> Generator[Phase, PhaseResult | None, None]:
+    """Walk a phase plan one phase at a time (a Batch's phases one by one); the caller
+    sends each result back through `.send` on the returned generator for plans that are
+    generators (a Batch's results go back to the plan as one list)."""
+    it = iter(plan)
+    item: PlanItem | None = next(it, None)
+    while item is not None:
+        if isinstance(item, Batch):
+            got = []
+            for p in item:
+                got.append((yield p))
+            # no results (a plan walked without running it): the plan gets None, as for a phase
+            item = _send(it, None if any(r is None for r in got) else got)
+        else:
+            item = _send(it, (yield item))
+
+
+def plan_items(test: str, capacity: int, opts: Options) -> list[PlanItem]:
+    """The phases and Batches a run would execute (results unknown: dependent steps assume none)."""
+    it = iter(get(test).phases(capacity, opts))
+    out: list[PlanItem] = []
+    item: PlanItem | None = next(it, None)
+    while item is not None:
+        out.append(item)
+        item = _send(it, None)
+    return out
 
 
 def plan_phases(test: str, capacity: int, opts: Options) -> list[Phase]:
     """The phases a run would execute (results unknown: dependent steps assume none)."""
-    return list(steps(get(test).phases(capacity, opts)))
+    return flat(plan_items(test, capacity, opts))
 
 
 class SampleBuffer:
@@ -208,38 +234,54 @@ PhaseEnd = Callable[[int, PhaseResult | None, str], None]  # (seq, result, compl
 def walk_phases(test: Test, target: Target, capacity: int, opts: Options,
                 on_start: PhaseStart | None = None, on_end: PhaseEnd | None = None) -> list[PhaseResult]:
     """The one way to run a test's phases on a target: in order, each result handed back to
-    the test's plan (a step may depend on a measured one). `on_start` may return a listener
-    for the phase's samples; `on_end` sees each result as it lands, and on an interrupt the
-    partial result (the target's, else rebuilt from the samples; None without any) with
-    status "partial" before the interrupt goes on."""
+    the test's plan (a step may depend on a measured one), a Batch through the target's
+    `run_phases` (back to back) and its results handed back as a list. `on_start` may
+    return a listener for the phase's samples; `on_end` sees each result as it lands, and
+    on an interrupt the partial result (the target's, else rebuilt from the samples; None
+    without any) with status "partial" before the interrupt goes on."""
     results: list[PhaseResult] = []
-    walk = steps(test.phases(capacity, opts))
-    phase = next(walk, None)
-    seq = 0
-    while phase is not None:
-        listener = on_start(seq, phase) if on_start else None
-        buf = SampleBuffer()
+    it = iter(test.phases(capacity, opts))
+    item: PlanItem | None = next(it, None)
+    while item is not None:
+        got = _run_item(target, list(item) if isinstance(item, Batch) else [item], len(results),
+                        on_start, on_end)
+        results += got
+        item = _send(it, got if isinstance(item, Batch) else got[0])
+    return results
 
-        def on_sample(row: Sample, buf: SampleBuffer = buf, listener=listener) -> None:
+
+def _run_item(target: Target, phases: list[Phase], seq: int, on_start: PhaseStart | None,
+              on_end: PhaseEnd | None) -> list[PhaseResult]:
+    """Run one phase or a batch of them (run sequence numbers from `seq`)."""
+    bufs: dict[int, SampleBuffer] = {}
+    running: list[int] = []  # the phase started and not ended yet
+
+    def start(i: int, phase: Phase) -> OnSample | None:
+        listener = on_start(seq + i, phase) if on_start else None
+        buf = bufs[i] = SampleBuffer()
+        running[:] = [i]
+
+        def on_sample(row: Sample) -> None:
             buf.add(row)
             if listener is not None:
                 listener(row)
+        return on_sample if on_start else None
 
-        try:
-            res = target.run(phase, on_sample if on_start else None)
-        except (Interrupted, KeyboardInterrupt) as e:
-            if on_end is not None:
-                on_end(seq, getattr(e, "partial", None) or buf.result(phase), "partial")
-            raise
+    def end(i: int, res: PhaseResult) -> None:
+        running.clear()
         if on_end is not None:
-            on_end(seq, res, "complete")
-        results.append(res)
-        seq += 1
-        try:
-            phase = walk.send(res)
-        except StopIteration:
-            phase = None
-    return results
+            on_end(seq + i, res, "complete")
+
+    try:
+        return target.run_phases(phases, start, end)
+    except (Interrupted, KeyboardInterrupt) as e:
+        if on_end is not None:
+            i = running[0] if running else len(bufs)
+            partial = getattr(e, "partial", None)
+            if partial is None and i in bufs:
+                partial = bufs[i].result(phases[i])
+            on_end(seq + i, partial, "partial")
+        raise
 
 
 def run_drive(rec: Recorder, position: int, spec: str, target: Target,

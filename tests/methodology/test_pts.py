@@ -15,7 +15,7 @@ from ssdlab.methodology.pts import PTS_TESTS, PtsOptions
 from ssdlab.methodology.pts import common as C
 from ssdlab.methodology.pts import iops as IOPS
 from ssdlab.phase import GB, PhaseResult
-from ssdlab.runner import RunInterrupted, run_test
+from ssdlab.runner import RunInterrupted, run_test, steps
 
 TRACK = IOPS.label(0, 4096)
 
@@ -28,7 +28,7 @@ def result(phase, iops: float) -> PhaseResult:
 def drive(test, values, po=PtsOptions(), other=1000.0):
     """Walk the test's phases, answering its tracking step with values[round - 1]."""
     opts = Options(own=po)
-    gen = test.phases(64 * GB, opts)
+    gen = steps(test.phases(64 * GB, opts))  # a round's Batch step by step
     res, phase = [], next(gen)
     try:
         while True:
@@ -88,7 +88,7 @@ def test_rounds_cap_shortens_a_run():
 def drive_iops(tracks: dict[str, list[float]], po=PtsOptions()):
     """Walk the IOPS test answering each tracking step from `tracks` ({label: per round})."""
     opts = Options(own=po)
-    gen = IOPS.TEST.phases(64 * GB, opts)
+    gen = steps(IOPS.TEST.phases(64 * GB, opts))
     res, phase = [], next(gen)
     try:
         while True:
@@ -356,3 +356,50 @@ def test_a_run_stored_with_one_flat_window_still_draws_it():
          "window_slope_excursion": 1.2}
     (w,) = F.window_plots("k", "pts-iops", ReportDrive(drive="d", label="D", metrics=m))
     assert w.key == "fig-k-window" and list(w.lines[0].x) == [3, 4, 5, 6, 7]
+
+
+class BatchingFake(FakeTarget):
+    """Records what reaches run_phases: a round should arrive as one batch."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.batches: list[list[str]] = []
+
+    def run_phases(self, phases, on_start=None, on_end=None):
+        self.batches.append([p.name for p in phases])
+        return super().run_phases(phases, on_start, on_end)
+
+
+def test_a_round_reaches_the_target_as_one_batch_and_each_step_is_stored(store):
+    target = BatchingFake(capacity=8 * GB)
+    opts = Options(own=PtsOptions(round_seconds=2.0, max_rounds=2))
+    run_id, _ = run_test(store, "pts-iops", [("fake:a", target)], opts, {})
+    r1, r2 = ([f"r0{n}/{lb}" for lb in IOPS.LABELS] for n in (1, 2))
+    assert target.batches == [["write_cache"], ["purge"], ["wipc"], r1, r2]
+    ph = store.phases(store.run(run_id)["drives"][0]["id"])
+    assert [p["name"] for p in ph] == ["write_cache", "purge", "wipc", *r1, *r2]
+    assert [p["seq"] for p in ph] == list(range(len(ph))) and {p["status"] for p in ph} == {"complete"}
+
+
+@pytest.mark.parametrize("bare", [False, True])
+def test_an_interrupt_inside_a_batch_keeps_the_steps_before_it(store, bare):
+    target = BatchingFake(capacity=8 * GB, interrupt_at=("r02/rw65_bs4k", 1), bare_interrupt=bare)
+    opts = Options(own=PtsOptions(round_seconds=2.0, max_rounds=3))
+    with pytest.raises(RunInterrupted) as e:
+        run_test(store, "pts-iops", [("fake:a", target)], opts, {})
+    ph = store.phases(store.run(e.value.run_id)["drives"][0]["id"])
+    r2 = [p for p in ph if p["name"].startswith("r02/")]
+    cut = IOPS.LABELS.index("rw65_bs4k")
+    assert [p["name"] for p in r2] == [f"r02/{lb}" for lb in IOPS.LABELS[:cut + 1]]
+    assert all(p["status"] == "complete" for p in r2[:-1])
+    # the step cut short: the target's partial result, else the one rebuilt from its samples
+    assert r2[-1]["status"] == "partial"
+    assert [p["seq"] for p in ph] == list(range(len(ph)))
+
+
+def test_a_plan_walked_without_results_lists_every_round():
+    from ssdlab.runner import plan_phases
+
+    names = [p.name for p in plan_phases("pts-iops", 8 * GB, Options(own=PtsOptions(max_rounds=3)))]
+    assert names[:3] == ["write_cache", "purge", "wipc"]
+    assert names[3:] == [f"r0{n}/{lb}" for n in (1, 2, 3) for lb in IOPS.LABELS]

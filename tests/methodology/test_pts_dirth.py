@@ -15,6 +15,7 @@ from ssdlab.methodology.pts import PtsOptions
 from ssdlab.methodology.pts import common as C
 from ssdlab.methodology.pts import dirth as D
 from ssdlab.phase import GB, PhaseResult
+from ssdlab.runner import steps
 
 
 def grid_iops(t: int, q: int) -> float:
@@ -35,7 +36,7 @@ def result(phase) -> PhaseResult:
 
 def walk(po: PtsOptions):
     opts = Options(own=po)
-    gen = D.TEST.phases(64 * GB, opts)
+    gen = steps(D.TEST.phases(64 * GB, opts))  # a round's Batch step by step
     res, phase = [], next(gen)
     try:
         while True:

@@ -128,6 +128,25 @@ def test_fio_accepts_generated_jobs(tmp_path, ph):
     assert r.returncode == 0, r.stderr + r.stdout
 
 
+def test_a_batch_job_runs_each_phase_as_its_own_stonewalled_job_with_its_own_logs(tmp_path):
+    steps = [(P.rand_io("r01/w4k", 0, stop_seconds=1).resolve(CAP), "/tmp/x/p4"),
+             (P.rand_io("r01/m8k", 65, block_size=8192, jobs=2, data="zeros", stop_seconds=1).resolve(CAP), "/tmp/x/p5")]
+    text = fio_job.batch_text(steps, "/dev/loop9")
+    head, *jobs = text.split("\n\n")
+    g = opts(head)
+    assert g["filename"] == "/dev/loop9" and g["thread"] == "1" and g["group_reporting"] == "1"
+    assert "write_iops_log" not in g and "rw" not in g and "refill_buffers" not in g  # not shared
+    assert [j.splitlines()[:2] for j in jobs] == [["[r01_w4k]", "stonewall"], ["[r01_m8k]", "stonewall"]]
+    for (spec, prefix), j in zip(steps, jobs):
+        o = opts(j)
+        alone = opts(fio_job.job_text(spec, "/dev/loop9", log_prefix=prefix))
+        assert {**g, **o} == alone  # the job a lone phase runs (behind its stonewall)
+    if shutil.which("fio"):
+        (tmp_path / "b.fio").write_text(text.replace("/tmp/x", str(tmp_path)).replace("/dev/loop9", str(tmp_path / "f")))
+        r = subprocess.run(["fio", "--parse-only", str(tmp_path / "b.fio")], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr + r.stdout
+
+
 @pytest.mark.skipif(not shutil.which("fio"), reason="fio not installed (apt-get install fio)")
 def test_engine_probe():
     fio_job._probe_engine.cache_clear()

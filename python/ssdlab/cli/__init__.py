@@ -33,8 +33,9 @@ from .pts import pts_cmd
 from .remote import FIO_SERVER, agent_cmd, fio_server_cmd
 from .fleet import run_fleet
 from ..methodology import Options
+from ..phase import flat
 from ..review import Request
-from ..runner import RunInterrupted, plan_phases, run_test
+from ..runner import RunInterrupted, plan_items, run_test
 from .serve import serve_cmd
 from ..store import Store, check_free
 
@@ -195,12 +196,13 @@ def print_plan(test: str, drv, opts: Options, json_out: bool) -> None:
     plans = []
     for spec, target in drv:
         cap = target.identify().capacity
-        phases = plan_phases(test, cap, opts)
+        items = plan_items(test, cap, opts)
+        phases = flat(items)
         plans.append({"drive": spec, "capacity": cap,
                       "phases": [p.resolve(cap) if p.kind in ("io", "trim") else p.model_dump()
                                  for p in phases]})
         # real drives also show the fio jobs and commands they would run
-        commands = target.plan(phases)
+        commands = target.plan(items)
         if commands:
             plans[-1]["commands"] = commands
     if json_out:

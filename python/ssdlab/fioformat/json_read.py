@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, Iterable
 
 import numpy as np
@@ -29,6 +30,12 @@ class FioOutputError(RuntimeError):
 
 
 # --------------------------------------------------------------------------- JSON stream
+# the scan jumps: over text and whole strings to the next bracket (a batch's status reports
+# are megabytes), and over the rest of a string whose end came in a later piece of text
+_SKIP = re.compile(r'(?:[^"{}\[\]]+|"[^"\\]*(?:\\.[^"\\]*)*")*', re.S)
+_STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+
+
 class JsonStream:
     """Incremental splitter: feed text as it arrives, get back each complete top-level JSON
     object. Text outside objects (fio warnings, notes) is kept in `noise`. An object starts
@@ -38,8 +45,7 @@ class JsonStream:
         self.buf = ""
         self.noise: list[str] = []
         self._depth = 0
-        self._in_str = False
-        self._esc = False
+        self._in_str = False  # inside a string: `_pos` is just after its opening quote
         self._start = -1  # index in buf of the current object's '{'
         self._pos = 0  # next index of buf to scan
         # an object was cut short or garbled after the last good one: when fio's output
@@ -71,20 +77,22 @@ class JsonStream:
                 self._start = i
                 self._depth = 0
                 self._in_str = False
-                self._esc = False
-            c = buf[i]
             if self._in_str:
-                if self._esc:
-                    self._esc = False
-                elif c == "\\":
-                    self._esc = True
-                elif c == '"':
-                    self._in_str = False
+                m = _STRING_REST.match(buf, i)
+                if m is None:
+                    break  # the string goes on in text not fed yet: rescan it from here
+                self._in_str = False
+                i = m.end()
+                continue
+            i = _SKIP.match(buf, i).end()  # type: ignore[union-attr]  # (it matches "" at least)
+            if i >= n:
+                break
+            c = buf[i]
+            if c == '"':  # a string the text fed so far does not close
+                self._in_str = True
                 i += 1
                 continue
-            if c == '"':
-                self._in_str = True
-            elif c == "{" and self._depth > 0 and i > self._start and buf[i - 1] == "\n":
+            if c == "{" and self._depth > 0 and i > self._start and buf[i - 1] == "\n":
                 # a new top-level object (fio writes those at column 0, nested ones indented)
                 # while one is open: the open one was torn; keep it as noise, start over here
                 self.noise.extend(x for x in buf[self._start:i].splitlines() if x.strip())

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from ..figures import FigureOptions
 from ..figures.model import ReportRun
-from ..phase import Phase, PhaseResult
+from ..phase import Batch, Phase, PhaseResult
 from .common import Options
 
 
@@ -104,7 +104,8 @@ class TestOptions:
 class Test:
     name: str  # the CLI's name: `ssdlab run NAME`; the report's section id sec-NAME
     title: str  # the report's section heading
-    phases: Callable[[int, Options], Iterable[Phase]]  # capacity, options -> the steps
+    # capacity, options -> the steps (a Batch: steps handed over at once, results as a list)
+    phases: Callable[[int, Options], Iterable[Phase | Batch]]
     analyze: Callable[[list[PhaseResult], Options], dict[str, Any]]  # results -> metrics
     figures: Figures = no_figures
     default_seconds: float | None = None  # what --seconds sets; None: the test has no timed step

@@ -5,12 +5,15 @@ place a drive spec becomes a Target; the runner, the review and the CLI speak on
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
-from ..phase import Identity, Interrupted, OnSample, Phase, PhaseResult, Sample
+from ..phase import Batch, Identity, Interrupted, OnSample, Phase, PhaseResult, Sample
 
 __all__ = ["BaseTarget", "Capabilities", "Identity", "Interrupted", "OnSample", "PhaseResult",
-           "Sample", "Target"]
+           "Sample", "StepEnd", "StepStart", "Target"]
+
+StepStart = Callable[[int, Phase], OnSample | None]  # (index, phase) as it starts -> its sample listener
+StepEnd = Callable[[int, PhaseResult], None]  # (index, result) as it completes
 
 
 @dataclass(frozen=True)
@@ -41,13 +44,22 @@ class Target(Protocol):
         without consent for its writes: safety.UnsafeTarget, a ValueError)."""
         ...
 
-    def plan(self, phases: Sequence[Phase]) -> str:
-        """What running the phases would do beyond the phases themselves (fio jobs,
-        commands, the safety verdict); "" when there is nothing more to say."""
+    def plan(self, phases: Sequence[Phase | Batch]) -> str:
+        """What running the phases (a Batch: as run_phases would) would do beyond the
+        phases themselves (fio jobs, commands, the safety verdict); "" when there is
+        nothing more to say."""
         ...
 
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
         """Run one phase, streaming samples; Interrupted carries a partial result."""
+        ...
+
+    def run_phases(self, phases: Sequence[Phase], on_start: StepStart | None = None,
+                   on_end: StepEnd | None = None) -> list[PhaseResult]:
+        """Run phases that need no result from each other, in order and back to back (a
+        real drive may run them as one fio process). `on_start` sees each phase start,
+        `on_end` each one complete, as it happens; Interrupted carries the partial result
+        of the phase that was running (the last one `on_start` saw without `on_end`)."""
         ...
 
     def close(self) -> None:
@@ -71,7 +83,21 @@ class BaseTarget:
     def preflight(self, phases: Sequence[Phase]) -> None:
         return None
 
-    def plan(self, phases: Sequence[Phase]) -> str:
+    def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
+        raise NotImplementedError
+
+    def run_phases(self, phases: Sequence[Phase], on_start: StepStart | None = None,
+                   on_end: StepEnd | None = None) -> list[PhaseResult]:
+        """One phase after the other through `run`."""
+        out = []
+        for i, p in enumerate(phases):
+            res = self.run(p, on_start(i, p) if on_start else None)
+            if on_end:
+                on_end(i, res)
+            out.append(res)
+        return out
+
+    def plan(self, phases: Sequence[Phase | Batch]) -> str:
         return ""
 
     def close(self) -> None:

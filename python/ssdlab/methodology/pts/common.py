@@ -5,8 +5,9 @@ rounds until steady state, and reading rounds back from the results.
 A round is a list of phases (one per access pattern, `round_seconds` each); the phase
 generator receives each PhaseResult back (`send`), computes the round's tracking
 variables and stops once the last 5 rounds are steady for every one of them
-(analysis/pts_steady.py) or after `max_rounds`. Every phase is named `rNN/<label>` and
-stored as it ends, so an interrupted run keeps its rounds.
+(analysis/pts_steady.py) or after `max_rounds`. A round's steps go to the target as one
+Batch, so a real drive runs them back to back in one fio process. Every phase is named
+`rNN/<label>` and stored as it ends, so an interrupted run keeps its rounds.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from dataclasses import dataclass
 
 from ... import phase as ph
 from ...analysis import pts_steady
-from ...phase import KIB, Phase, PhaseResult
+from ...phase import KIB, Batch, Phase, PhaseResult
 from ..test import TestOptions
 
 MIB = 1024 * KIB
+# a PTS test's phases: a generator the runner sends each result back to (a list for a Batch)
+Steps = Generator[Phase | Batch, Any, None]
 SEGMENTS = ("client", "enterprise")
 ROUND_SECONDS = 60.0  # every PTS test step lasts 1 minute
 WIPC_CAPACITIES = 2  # workload-independent preconditioning: 2x user capacity
@@ -181,21 +184,21 @@ Tracking = Callable[[dict[str, PhaseResult]], dict[str, float]]
 
 
 def rounds(po: PtsOptions, steps: Callable[[int], Iterable[Phase]], tracking: Tracking,
-           ) -> Generator[Phase, PhaseResult | None, list[dict[str, PhaseResult]]]:
+           ) -> Generator[Batch, list[PhaseResult] | None, list[dict[str, PhaseResult]]]:
     """Rounds until steady: `steps(n)` are round n's phases (named with round_name), whose
     results by label give the round's tracking variables; the rounds stop once the last 5
-    are steady for every one of them. Returns each round's results by label. Without
-    results (--plan) every round up to max_rounds is listed."""
+    are steady for every one of them. A round is one Batch (its steps follow each other
+    without waiting for results: a real drive runs them as one fio process). Returns each
+    round's results by label. Without results (--plan) every round up to max_rounds is
+    listed."""
     done: list[dict[str, PhaseResult]] = []
     tracks: dict[str, list[float]] = {}
     for n in range(1, po.max_rounds + 1):
-        got: dict[str, PhaseResult] = {}
-        for p in steps(n):
-            res = yield p
-            if res is not None:
-                got[parse_round(p.name)[1]] = res  # type: ignore[index]
-        if not got:
+        batch = Batch(steps(n))
+        res = yield batch
+        if not res:
             continue
+        got = {parse_round(p.name)[1]: r for p, r in zip(batch, res)}  # type: ignore[index]
         done.append(got)
         for k, v in tracking(got).items():
             tracks.setdefault(k, []).append(v)

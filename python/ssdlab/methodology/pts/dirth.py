@@ -9,14 +9,13 @@ length (the specification's 10 minutes) to record its response-time histogram.""
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from typing import Any, TypedDict
 
 import numpy as np
 
 from ...analysis import latency_hist
 from ...figures.pts_plots import Line, Plot, Table
-from ...phase import KIB, Phase, PhaseResult
+from ...phase import KIB, Batch, PhaseResult
 from ..common import Options
 from ..test import Test
 from . import common as C
@@ -74,7 +73,7 @@ def tq(lb: str) -> tuple[int, int]:
     return int(t), int(q)
 
 
-def phases(capacity: int, opts: Options) -> Generator[Phase, PhaseResult | None, None]:
+def phases(capacity: int, opts: Options) -> C.Steps:
     po = C.pts_options(opts)
     yield from C.precondition(capacity, po)
 
@@ -87,9 +86,8 @@ def phases(capacity: int, opts: Options) -> Generator[Phase, PhaseResult | None,
 
     done = yield from C.rounds(po, steps, lambda got: {TRACKING: C.iops(got[label(THREADS[0], QDS[0])])})
     points = pick(grid_of(done[-5:]), po.response_ceiling_ms * 1000)
-    for p in POINTS:
-        t, q = tq(points[p])
-        yield C.io(f"hist-{p}", po, READ_PCT, 4 * KIB, t, q, seconds=HIST_STEPS * po.round_seconds)
+    yield Batch(C.io(f"hist-{p}", po, READ_PCT, 4 * KIB, *tq(points[p]), seconds=HIST_STEPS * po.round_seconds)
+                for p in POINTS)
 
 
 def point_figures(r: PhaseResult | Any) -> dict:

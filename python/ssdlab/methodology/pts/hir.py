@@ -7,12 +7,11 @@ the drive recover."""
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from typing import Any
 
 from ... import phase as ph
 from ...figures.pts_plots import Line, Plot, Table
-from ...phase import KIB, Phase, PhaseResult
+from ...phase import KIB, PhaseResult
 from ..common import Options
 from ..test import Test
 from . import common as C
@@ -26,7 +25,7 @@ STEADY = "w4k"
 TRACKING = "RND 4 KiB 0/100 IOPS"
 
 
-def phases(capacity: int, opts: Options) -> Generator[Phase, PhaseResult | None, None]:
+def phases(capacity: int, opts: Options) -> C.Steps:
     po = C.pts_options(opts)
     t, q = po.threads_qd
     yield from C.precondition(capacity, po)

@@ -7,11 +7,10 @@ window's average IOPS."""
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from typing import Any
 
 from ...figures.pts_plots import Line, Matrix3D, Plot, Table
-from ...phase import KIB, Phase, PhaseResult
+from ...phase import KIB, PhaseResult
 from ..common import Options
 from ..test import Test
 from . import common as C
@@ -37,7 +36,7 @@ def tracking(got: dict[str, Any]) -> dict[str, float]:
     return {name: C.iops(got[label(m, b)]) for name, (m, b) in TRACKING.items()}
 
 
-def phases(capacity: int, opts: Options) -> Generator[Phase, PhaseResult | None, None]:
+def phases(capacity: int, opts: Options) -> C.Steps:
     po = C.pts_options(opts)
     yield from C.precondition(capacity, po)
     t, q = po.threads_qd

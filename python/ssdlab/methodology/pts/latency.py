@@ -6,12 +6,11 @@ times of the measurement window."""
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from typing import Any
 
 from ...analysis import latency_hist
 from ...figures.pts_plots import Matrix3D, Table
-from ...phase import KIB, Phase, PhaseResult
+from ...phase import KIB, PhaseResult
 from ..common import Options
 from ..test import Test
 from . import common as C
@@ -38,7 +37,7 @@ def labels(po: C.PtsOptions) -> list[str]:
 LABELS = [label(m, b) for m in MIXES for b in BLOCKS]  # without the 0.5 KiB steps
 
 
-def phases(capacity: int, opts: Options) -> Generator[Phase, PhaseResult | None, None]:
+def phases(capacity: int, opts: Options) -> C.Steps:
     po = C.pts_options(opts)
     yield from C.precondition(capacity, po)
 

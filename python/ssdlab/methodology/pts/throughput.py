@@ -5,11 +5,10 @@ the MB/s of the measurement window."""
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from typing import Any
 
 from ...figures.pts_plots import Table
-from ...phase import KIB, Phase, PhaseResult
+from ...phase import KIB, PhaseResult
 from ..common import Options
 from ..test import Test
 from . import common as C
@@ -28,7 +27,7 @@ def track_name(bs: int) -> str:
     return f"SEQ {C.bs_kib(bs)} KiB 0/100 MB/s"
 
 
-def phases(capacity: int, opts: Options) -> Generator[Phase, PhaseResult | None, None]:
+def phases(capacity: int, opts: Options) -> C.Steps:
     po = C.pts_options(opts)
     t, q = OUTSTANDING
     for bs in BLOCKS[po.segment]:

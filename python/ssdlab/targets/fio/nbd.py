@@ -51,6 +51,7 @@ class NbdExport(Transport):
 
     kind = "nbd"
     engine = "nbd"
+    batches = False  # io_done reads the served drive's counters over each phase's own span
 
     def __init__(self, spec: DriveSpec, fio: str):
         assert spec.nbd is not None

@@ -13,29 +13,26 @@ phases as the simulator and returns results of the same shape (docs/sim-api.md):
 
 from __future__ import annotations
 
-import io
 import math
 import os
-import queue
 import shutil
-import subprocess
 import tempfile
-import threading
 import time
-from typing import Any, Iterable, cast
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from ...phase import Identity, Interrupted, OnSample, Phase, PhaseResult, ResolvedPhase
+from ...phase import Batch, Identity, Interrupted, OnSample, Phase, PhaseResult, ResolvedPhase, flat
 from .. import child
 from ...fioformat import json_read, logs
-from . import jobs, replay, transport, write_cache
+from . import batch, jobs, replay, transport, write_cache
 from ..guard import locks, safety
 from .transport import Transport
 from ..spec import DriveSpec
 from .nbd import NbdExport
-from ..base import BaseTarget, Capabilities
+from ..base import BaseTarget, Capabilities, StepEnd, StepStart
 from .failure import FioFailed, shortfall
+from .invocation import Invocation
 from .identity import TempSampler, before_after, write_counters_delta
 from .identity import attach_temps as _attach_temps
 from ..hostid import platform_info
@@ -141,6 +138,34 @@ class FioTarget(BaseTarget):
                 return self._run_io(phase, spec, on_sample)
             raise
 
+    def run_phases(self, phases: Sequence[Phase], on_start: StepStart | None = None,
+                   on_end: StepEnd | None = None) -> list[PhaseResult]:
+        """Consecutive io phases as one fio process (fio/batch.py); the others, a lone io
+        phase, --plan, and transports that measure each phase on their own, one by one."""
+        if self.plan_mode or not self.where.batches:
+            return super().run_phases(phases, on_start, on_end)
+        out: list[PhaseResult] = []
+        for part in batch.runs(phases):
+            i = len(out)
+
+            def start(k: int, p: Phase, i: int = i) -> OnSample | None:
+                return on_start(i + k, p) if on_start else None
+
+            def end(k: int, r: PhaseResult, i: int = i) -> None:
+                if on_end:
+                    on_end(i + k, r)
+
+            if len(part) == 1:
+                out += super().run_phases(part, start, end)
+                continue
+            for p in part:  # as run() does for each phase
+                if writes(p):
+                    self.allow_writes()
+                else:
+                    self.where.prepare_read(self.destroy_data)
+            out += batch.run(self, part, start, end)
+        return out
+
     # ------------------------------------------------------------------ safety
     def check_writes(self) -> None:
         """Raise safety.UnsafeTarget when this target may not be written (nothing held)."""
@@ -191,15 +216,17 @@ class FioTarget(BaseTarget):
             self._engine = jobs.pick_engine(self.fio)
         return self._engine
 
-    def plan(self, phases: Iterable[Phase]) -> str:
+    def plan(self, phases: Iterable[Phase | Batch]) -> str:
         """The jobs and commands a run of `phases` would execute (executes nothing but
-        read-only probes of the device)."""
-        phases = list(phases)
+        read-only probes of the device); a Batch's io phases as the one fio process they
+        run as."""
+        items = list(phases)
+        flat_phases = flat(items)
         lines = [f"# ssdlab plan for {self.spec} ({self.capacity} bytes)"]
         lines += self.where.plan_header()
         if shutil.which("fio") is None:
             lines.append("# NOTE: fio is not installed: " + jobs.INSTALL_HINT)
-        if any(writes(p) for p in phases):
+        if any(writes(p) for p in flat_phases):
             try:
                 self.check_writes()
                 lines.append("# safety: writing is allowed")
@@ -208,31 +235,51 @@ class FioTarget(BaseTarget):
         else:
             lines.append("# safety: read-only phases, no destruction flag needed")
         engine = self._engine or os.environ.get("SSDLAB_FIO_ENGINE") or "io_uring"
-        for i, p in enumerate(phases, 1):
-            spec = p.resolve(self.capacity)
-            lines.append("")
-            lines.append(f"# phase {i}: {p.name or p.kind} ({p.kind})")
-            if p.kind == "idle":
-                lines.append(f"sleep {spec['seconds']:g}")
-            elif p.kind == "trim":
-                lines.append("$ " + " ".join(self.where.trim_command(spec["offset"], spec["length"])))
-            elif p.kind == "write_cache":
-                r = self._cache_route()
-                lines.append(f"$ {' '.join(r.set_cmd(bool(p.write_cache)))}  # put back as found when the run ends"
-                             if r.tool else f"# write cache: left as it is ({r.why})")
-            elif p.kind == "purge":
-                pp = self.where.purge_plan()
-                lines.append(f"# purge method: {pp.method} ({pp.why})")
-                lines += ["$ " + " ".join(c) for c in pp.commands]
-            elif p.kind == "replay":
-                lines += replay.plan_lines(self, p, i, engine)
-            else:
-                job = jobs.job_text(spec, self.where.filename(), engine=engine,
-                                       log_prefix=f"$WORKDIR/p{i}", is_file=self.where.is_file)
-                lines.append(f"$ {' '.join(jobs.command(f'$WORKDIR/p{i}.fio', 'fio'))}")
-                lines.append(f"# $WORKDIR/p{i}.fio (ioengine falls back to libaio where io_uring is not allowed):")
-                lines += ["    " + x for x in job.rstrip().splitlines()]
+        i = 1
+        for item in items:
+            parts = (batch.runs(item) if isinstance(item, Batch) and self.where.batches
+                     else [[p] for p in flat([item])])
+            for part in parts:
+                lines.append("")
+                lines += (self._plan_phase(i, part[0], engine) if len(part) == 1
+                          else self._plan_batch(i, part, engine))
+                i += len(part)
         return "\n".join(lines) + "\n"
+
+    def _plan_batch(self, i: int, part: list[Phase], engine: str) -> list[str]:
+        last = i + len(part) - 1
+        steps = [(p.resolve(self.capacity), f"$WORKDIR/p{k}") for k, p in enumerate(part, i)]
+        job = jobs.batch_text(steps, self.where.filename(), engine=engine, is_file=self.where.is_file)
+        return [f"# phases {i}-{last}: {part[0].name} ... {part[-1].name} (io), one after the "
+                "other as one fio process (a job each)",
+                f"$ {' '.join(jobs.command(f'$WORKDIR/p{i}.fio', 'fio'))}",
+                f"# $WORKDIR/p{i}.fio (ioengine falls back to libaio where io_uring is not allowed):",
+                *["    " + x for x in job.rstrip().splitlines()]]
+
+    def _plan_phase(self, i: int, p: Phase, engine: str) -> list[str]:
+        spec = p.resolve(self.capacity)
+        lines = [f"# phase {i}: {p.name or p.kind} ({p.kind})"]
+        if p.kind == "idle":
+            lines.append(f"sleep {spec['seconds']:g}")
+        elif p.kind == "trim":
+            lines.append("$ " + " ".join(self.where.trim_command(spec["offset"], spec["length"])))
+        elif p.kind == "write_cache":
+            r = self._cache_route()
+            lines.append(f"$ {' '.join(r.set_cmd(bool(p.write_cache)))}  # put back as found when the run ends"
+                         if r.tool else f"# write cache: left as it is ({r.why})")
+        elif p.kind == "purge":
+            pp = self.where.purge_plan()
+            lines.append(f"# purge method: {pp.method} ({pp.why})")
+            lines += ["$ " + " ".join(c) for c in pp.commands]
+        elif p.kind == "replay":
+            lines += replay.plan_lines(self, p, i, engine)
+        else:
+            job = jobs.job_text(spec, self.where.filename(), engine=engine,
+                                log_prefix=f"$WORKDIR/p{i}", is_file=self.where.is_file)
+            lines.append(f"$ {' '.join(jobs.command(f'$WORKDIR/p{i}.fio', 'fio'))}")
+            lines.append(f"# $WORKDIR/p{i}.fio (ioengine falls back to libaio where io_uring is not allowed):")
+            lines += ["    " + x for x in job.rstrip().splitlines()]
+        return lines
 
     # ------------------------------------------------------------------ phases
     def _wd(self) -> str:
@@ -333,14 +380,18 @@ class FioTarget(BaseTarget):
         """A trace through fio's iolog replay (fio/replay.py)."""
         return replay.run(self, phase, on_sample)
 
-    def _run_io(self, phase: Phase, spec: ResolvedPhase, on_sample: OnSample | None,
-                job: Any = None) -> PhaseResult:
-        """`job(prefix)`: the job text to run instead of the io phase's (trace replay)."""
+    def _prefix(self) -> str:
+        """The work-directory prefix of the running phase's job and logs (none left over)."""
         wd = self._wd()
-        prefix = os.path.join(wd, f"p{self._nphase}")
         for f in os.listdir(wd):
             if f.startswith(f"p{self._nphase}_"):
                 os.unlink(os.path.join(wd, f))
+        return os.path.join(wd, f"p{self._nphase}")
+
+    def _run_io(self, phase: Phase, spec: ResolvedPhase, on_sample: OnSample | None,
+                job: Any = None) -> PhaseResult:
+        """`job(prefix)`: the job text to run instead of the io phase's (trace replay)."""
+        prefix = self._prefix()
         job = job(prefix) if job is not None else jobs.job_text(
             spec, self.where.filename(), engine=self.engine, log_prefix=prefix, is_file=self.where.is_file)
         job_path = prefix + ".fio"
@@ -349,102 +400,39 @@ class FioTarget(BaseTarget):
         before = self.telemetry.read() if self.telemetry.available else {}
         temps = TempSampler(self.telemetry).start()
         token = self.where.io_started()
-        t0_ms = time.time() * 1000.0
-        # own session: a terminal's Ctrl-C reaches us, and we stop fio cleanly; if we die
-        # anyway, the kernel stops fio (no orphan writing on to the drive)
-        proc = subprocess.Popen(self._fio_command(job_path), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True,
-                                preexec_fn=child.die_with_parent())
-        # both pipes exist (stdout=PIPE, stderr=PIPE), and with the default buffering each is
-        # an io.BufferedReader: the type Popen declares (IO[bytes] | None) is wider
-        out_pipe = cast(io.BufferedReader, proc.stdout)
-        err_pipe = cast(io.BufferedReader, proc.stderr)
-        chunks: queue.Queue[bytes | None] = queue.Queue()
-        err_parts: list[bytes] = []
-
-        def pump_out() -> None:
-            fd = out_pipe.fileno()
-            while True:
-                b = os.read(fd, 1 << 16)
-                if not b:
-                    break
-                chunks.put(b)
-            chunks.put(None)
-
-        def pump_err() -> None:
-            for b in iter(lambda: err_pipe.read1(1 << 16), b""):
-                err_parts.append(b)
-
-        threads = [threading.Thread(target=pump_out, daemon=True),
-                   threading.Thread(target=pump_err, daemon=True)]
-        for t in threads:
-            t.start()
-        stream = json_read.JsonStream()
-        tracker = json_read.StatusTracker(t0_ms)
+        tracker = json_read.StatusTracker(time.time() * 1000.0)
+        fio = Invocation(self._fio_command(job_path), self._as_reports)
         reps: list[dict] = []  # only the latest report is kept (each holds a histogram)
 
-        def consume(block: bool) -> bool:
-            """Feed what fio printed; False at end of stream."""
-            try:
-                c = chunks.get(timeout=0.25) if block else chunks.get_nowait()
-            except queue.Empty:
-                return True
-            if c is None:
-                return False
-            for obj in stream.feed(c.decode(errors="replace")):
-                for rep in self._as_reports(obj):
-                    reps[:] = [rep]
-                    row = tracker.update(rep)
-                    if row is not None and on_sample:
-                        if temps.samples:
-                            row["temp_c"] = temps.samples[-1][1]
-                        on_sample(row)
-            return True
+        def live(rep: dict) -> None:
+            reps[:] = [rep]
+            row = tracker.update(rep)
+            if row is not None and on_sample:
+                if temps.samples:
+                    row["temp_c"] = temps.samples[-1][1]
+                on_sample(row)
+
+        def keep(rep: dict) -> None:
+            reps[:] = [rep]
 
         def finish() -> PhaseResult:
-            for t in threads:
-                t.join(timeout=30)
-            for pipe in (out_pipe, err_pipe):
-                pipe.close()
-            while True:
-                try:
-                    c = chunks.get_nowait()
-                except queue.Empty:
-                    break
-                if c is not None:
-                    for obj in stream.feed(c.decode(errors="replace")):
-                        reps[:] = (self._as_reports(obj) or reps)[-1:]
-            stream.close()
+            fio.drain(keep)
             return self._io_result(phase, spec, prefix, reps, tracker, temps.stop(), before)
 
         try:
-            while consume(True):
-                pass
-            proc.wait()
+            fio.pump(live)
         except KeyboardInterrupt as e:
-            child.stop(proc)
+            fio.stop()
             raise Interrupted(finish()) from e
         except BaseException:
-            child.stop(proc)
             temps.stop()
-            for t in threads:
-                t.join(timeout=5)
-            for pipe in (out_pipe, err_pipe):
-                pipe.close()
+            fio.stop(timeout=5)
             raise
+        fio.close()
         result = finish()
-        if proc.returncode == 0 and stream.torn_tail:
-            raise FioFailed(f"fio's final report on {self.spec} is incomplete (its output was cut "
-                            "short), so the phase's figures are unknown")
-        if proc.returncode != 0 or not reps:
-            no_report = not reps
-            err = b"".join(err_parts).decode(errors="replace").strip().splitlines()
-            noise = [x for x in stream.noise if x.strip()]
-            lines = [x.strip() for x in (err or noise) if x.strip()]
-            why = "; ".join(dict.fromkeys(lines[-2:])) or f"exit status {proc.returncode}"
-            if "direct" in why.lower() or "Invalid argument" in why:
-                why += " (direct I/O needs a filesystem that supports O_DIRECT)"
-            raise FioFailed(f"fio failed on {self.spec}: {why}", no_report)
+        failed = fio.failure(self.spec)
+        if failed is not None:
+            raise failed
         errs = json_read.report_errors(reps[-1])
         if errs:
             raise RuntimeError(f"fio reported errors on {self.spec}: {'; '.join(errs)}")

@@ -30,6 +30,7 @@ class Transport:
     telemetry: Telemetry
     engine: str | None = None  # the one engine that reaches it; None: fio_job.pick_engine
     is_file = False  # a regular file (fio's job options differ)
+    batches = True  # consecutive io phases may run as one fio process (fio/batch.py)
 
     def lock(self) -> locks.DeviceLock:
         raise NotImplementedError

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from ...errors import printable
 from ..base import BaseTarget, Capabilities
-from ...phase import Identity, Interrupted, OnSample, Phase, PhaseResult
+from ...phase import Batch, Identity, Interrupted, OnSample, Phase, PhaseResult, flat
 from ..guard import locks, safety
 from . import ssh
 from ..fio.target import planned, writes
@@ -180,8 +180,8 @@ class RemoteTarget(BaseTarget):
         if not self.plan_mode:
             self._first("preflight", phases=[phase_doc(p) for p in phases])
 
-    def plan(self, phases: Iterable[Phase]) -> str:
-        phases = list(phases)
+    def plan(self, items: Iterable[Phase | Batch]) -> str:
+        phases = flat(items)  # run one by one over the connection: a Batch is its phases
         text = printable(str(self._call("plan", phases=[phase_doc(p) for p in phases])), keep="\n")
         if not self.consent and any(writes(p) for p in phases):
             try:
