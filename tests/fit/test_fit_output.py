@@ -33,14 +33,14 @@ def fit(*args: str) -> dict:
 def test_the_same_twin_on_one_worker_or_two(fingerprint, tmp_path):
     db, rid = fingerprint
     common = ["--runs", str(rid), "--db", str(db), "--start", "tlc-256", "--params",
-              "nand.native.prog_us,nand.native.read_us", "--trials", "24", "--no-crossval", "--seed", "7"]
+              "nand.native.prog_us,nand.native.read_us", "--trials", "16", "--no-crossval", "--seed", "7"]
     one = fit(*common, "--out", str(tmp_path / "one.toml"), "--jobs", "1")
     two = fit(*common, "--out", str(tmp_path / "two.toml"), "--jobs", "2")
     text = (tmp_path / "one.toml").read_text()
     assert text.replace("twin-one", "x") == (tmp_path / "two.toml").read_text().replace("twin-two", "x")
     assert [p["value"] for p in one["parameters"]] == [p["value"] for p in two["parameters"]]
     # the budget: --trials (a slice that finds a better point adds that point as one more trial)
-    assert 24 <= one["trials"] <= 25
+    assert 16 <= one["trials"] <= 17
     # where the time went: the search ran its trials and the full-size check, the pinning its slices
     st = one["stages"]
     assert set(st) == {"search", "pinning"} and 0 < st["search"]["trials_run"] <= one["trials"] + 3
