@@ -104,7 +104,7 @@ proptest! {
                     for lba in l..l + n { model.remove(&lba); }
                 }
                 Op::Idle(ms) => {
-                    ftl.idle(t, t + ms as u64 * 1_000_000).unwrap();
+                    ftl.idle(t, t + ms as u64 * 1_000_000, 64).unwrap();
                     t += ms as u64 * 1_000_000;
                 }
                 Op::Purge => {

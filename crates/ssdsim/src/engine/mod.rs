@@ -234,7 +234,7 @@ impl Drive {
                 let mut t = t0;
                 while t < end && !interrupted {
                     let step = rec.next.min(end);
-                    let busy = self.ftl.idle(t, step)?;
+                    let busy = self.ftl.idle(t, step, self.ftl.nand.native.unit_slots)?;
                     if spec.until_quiet && !busy {
                         // Quiet: the phase ends when the last background operation does.
                         end = self.ftl.quiet_at(t);
@@ -481,7 +481,8 @@ impl Drive {
                 if quiet > from {
                     self.ftl.background_gc(from, quiet)?;
                 }
-                self.ftl.idle(quiet, t)?;
+                // (a gap between commands: whole blocks, the host's next command waits)
+                self.ftl.idle(quiet, t, u32::MAX)?;
             } else {
                 self.ftl.background_gc(from, t)?;
             }

@@ -36,6 +36,9 @@ pub struct GcJob {
     pub(super) slc: bool,
     /// The victim is folded by a paced SLC reclaim (see `SlcCache::reclaim_running`).
     pub reclaim: bool,
+    /// Started in idle time: while the host writes and the die keeps more free blocks
+    /// than its GC threshold, it waits for the next idle time instead of being paced.
+    pub(super) idle: bool,
     /// Next slot offset to examine.
     pub(super) next: u32,
     /// Next entry of `queue` to relocate.
@@ -61,6 +64,7 @@ impl GcJob {
             victim: NONE,
             slc: false,
             reclaim: false,
+            idle: false,
             next: 0,
             head: 0,
             base: 0.0,
@@ -197,6 +201,34 @@ impl Ftl {
         Ok(())
     }
 
+    /// In idle time, start on die `d` at `t` folding its oldest SLC block (`fold`) or
+    /// collecting its greedy victim within the idle limit, and move `chunk` slots of it
+    /// (`Ftl::idle` moves the rest). False if there is nothing to start.
+    pub(crate) fn idle_start(&mut self, d: u32, t: u64, fold: bool, chunk: u32) -> Result<bool, SimError> {
+        let victim = if fold {
+            loop {
+                let Some(b) = self.oldest_slc(d) else {
+                    return Ok(false);
+                };
+                // a folded static block gives back only a static one: the reserve first
+                self.ensure_free(d, t)?;
+                if self.map.is_closed(b) {
+                    break b;
+                }
+            }
+        } else {
+            match self.victim(d, true) {
+                Some(b) => b,
+                None => return Ok(false),
+            }
+        };
+        let t = self.wait_engine(d, t)?;
+        self.gc_start(d, victim, None);
+        self.gc_jobs[d as usize].idle = true;
+        self.gc_step(d, t, chunk)?;
+        Ok(true)
+    }
+
     /// Relocate every valid slot of closed block `victim` on die `d`, then erase it.
     pub(crate) fn collect(&mut self, victim: u32, d: u32, t: u64) -> Result<(), SimError> {
         self.gc_finish(d, t)?;
@@ -253,6 +285,9 @@ impl Ftl {
                 _ => return Ok(()),
             }
         }
+        if self.gc_jobs[d as usize].idle && self.alloc.free_count(d) > self.gc_threshold() {
+            return Ok(()); // background work: the die does not need it now
+        }
         let job = &mut self.gc_jobs[d as usize];
         let credit = job.credit + job.pace;
         // floor: credit >= 0 and far below 2^32 (pace <= 4 x slots per block).
@@ -302,6 +337,7 @@ impl Ftl {
         job.victim = victim;
         job.slc = slc;
         job.reclaim = false;
+        job.idle = false;
         job.next = 0;
         job.head = 0;
         job.base = pace;

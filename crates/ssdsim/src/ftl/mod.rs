@@ -95,6 +95,9 @@ pub struct Ftl {
     /// The flash reads this command issued: (block, word line, issue time). A read of the
     /// other plane's page on a word line already read joins that read (one multi-plane read).
     read_ops: Vec<(u32, u32, u64)>,
+    /// The dies an idle period still has work for (kept: `idle` runs every millisecond of
+    /// a gap between commands).
+    idle_left: Vec<u32>,
     /// The controller's read path for flash data (`host.read_mbps`, bytes per ms; 0 = no
     /// limit), and when it is free.
     read_path: u64,
@@ -155,6 +158,7 @@ impl Ftl {
             read_op: (p.host.read_op_us * 1000.0).round() as u64,
             read_op_busy: 0,
             read_ops: Vec::new(),
+            idle_left: Vec::new(),
             read_path: (p.host.read_mbps * 1000.0).round() as u64,
             read_path_busy: 0,
             checkpoint: Checkpoint::new(p.mapping.checkpoint_gb),
@@ -381,37 +385,57 @@ impl Ftl {
 
     /// Background work in idle time [t, end): erase released blocks, fold the SLC
     /// cache, then GC up to the idle free-block target, die by die, while the die has
-    /// time left. Returns whether work is left for after `end` (false: the drive is quiet).
-    pub fn idle(&mut self, t: u64, end: u64) -> Result<bool, SimError> {
+    /// time left. A block is moved `chunk` slots at a time (u32::MAX: whole): in an idle
+    /// period a program unit, as firmware takes host commands between background
+    /// operations, so what is left of a block at `end` goes on paced by the host's writes
+    /// rather than holding the die for the whole block (seconds of a QLC block) once the
+    /// host is back. Returns whether work is left for after `end` (false: quiet).
+    pub fn idle(&mut self, t: u64, end: u64, chunk: u32) -> Result<bool, SimError> {
+        let dies = self.nand.geo.dies;
+        // Whole blocks: die by die. In chunks: always the die free first, so that the
+        // dies' chunks interleave on the channels they share as they would in time (die
+        // by die, the first dies' many small transfers fill the channels' timelines and
+        // starve the dies after them).
+        let mut left = std::mem::take(&mut self.idle_left);
+        left.clear();
+        left.extend(0..dies);
         let mut busy = false;
-        for d in 0..self.nand.geo.dies {
-            loop {
-                let now = t.max(self.nand.die_free(d));
-                if now >= end {
-                    busy = true;
-                    break;
-                }
-                if self.gc_jobs[d as usize].active() {
-                    self.gc_finish(d, now)?;
-                    continue;
-                }
-                if self.erase_dirty(d, now) {
-                    continue;
-                }
-                // With few GC engines the dies take turns: none left in this idle period.
-                if self.gc_engines.earliest().is_some_and(|(_, free)| free >= end) {
-                    busy = true;
-                    break;
-                }
-                if self.slc.idle_fold && self.fold_one(d, now)? {
-                    continue;
-                }
-                if self.idle_gc_wanted(d) && self.gc_one(d, now, true)? {
-                    continue;
-                }
-                break;
+        while !left.is_empty() {
+            let i = if chunk == u32::MAX {
+                0
+            } else {
+                (0..left.len()).min_by_key(|&i| self.nand.die_free(left[i])).unwrap_or(0)
+            };
+            let d = left[i];
+            let now = t.max(self.nand.die_free(d));
+            if now >= end {
+                busy = true;
+                left.remove(i);
+                continue;
             }
+            if self.gc_jobs[d as usize].active() {
+                // a chunk from the job's own times: its reads overlap its last programs
+                self.gc_step(d, if chunk == u32::MAX { now } else { t }, chunk)?;
+                continue;
+            }
+            if self.erase_dirty(d, now) {
+                continue;
+            }
+            // With few GC engines the dies take turns: none left in this idle period.
+            if self.gc_engines.earliest().is_some_and(|(_, free)| free >= end) {
+                busy = true;
+                left.remove(i);
+                continue;
+            }
+            if self.slc.idle_fold && self.idle_start(d, now, true, chunk)? {
+                continue;
+            }
+            if self.idle_gc_wanted(d) && self.idle_start(d, now, false, chunk)? {
+                continue;
+            }
+            left.remove(i);
         }
+        self.idle_left = left;
         Ok(busy)
     }
 

@@ -257,7 +257,7 @@ impl Ftl {
     }
 
     /// The oldest closed SLC block of die `d` still in the cache.
-    fn oldest_slc(&mut self, d: u32) -> Option<u32> {
+    pub(crate) fn oldest_slc(&mut self, d: u32) -> Option<u32> {
         while let Some((b, gen)) = self.slc.queue[d as usize].pop_front() {
             if gen == self.slc.generation[b as usize] && self.map.is_slc(b) && self.map.is_closed(b)
             {
