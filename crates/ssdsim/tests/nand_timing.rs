@@ -1,10 +1,11 @@
 //! NAND timing mechanisms seen from the host: the controller's native program pipeline
 //! caps write speed as dies are added, and page types and read retries spread read
-//! latencies.
+//! latencies; a plane's page register serves a page just sensed.
 
 mod common;
 
 use common::{io, run, total, whole_drive_fill};
+use ssdsim::nand::Nand;
 use ssdsim::{Drive, PhaseKind, PhaseSpec};
 
 /// Sequential 128 KiB QD32 write MB/s over half the GC test drive (native programs only,
@@ -197,3 +198,70 @@ fn a_mapping_cache_miss_reads_the_mapping_page_from_flash() {
     eprintln!("QD1 4 KiB random reads: mapping in DRAM {dram:.1} us, mostly missing its cache {cached:.1} us");
     assert!(cached > dram + 20.0, "a miss adds a mapping page's read");
 }
+
+    /// One channel, one die of two planes, 16 KiB pages, no read suspend.
+    fn die() -> Nand {
+        let text = r#"
+id = "die"
+name = "one die"
+user_capacity_gb = 0.002
+[host]
+interface = "pcie"
+command_overhead_us = 2.0
+max_queue_depth = 64
+write_buffer_kib = 64
+[nand]
+cell = "tlc"
+channels = 1
+dies_per_channel = 1
+planes = 2
+blocks_per_plane = 32
+pages_per_block = 12
+page_kib = 16
+channel_mbps = 400.0
+erase_us = 3000.0
+[nand.slc]
+read_us = 30.0
+prog_us = 150.0
+[nand.native]
+read_us = 60.0
+prog_us = 1500.0
+prog_pages = 1
+[slc]
+static_gb = 0.0
+dynamic_max_gb = 0.0
+dynamic_share = 1.0
+when_full = "direct"
+idle_fold = true
+reclaim_interval_gb = 0.0
+reclaim_gb = 0.0
+[mapping]
+kind = "dram"
+cache_mib = 0.0
+hmb_access_us = 1.0
+"#;
+        Nand::new(&ssdsim::load_profile(text, &[]).unwrap())
+    }
+
+    #[test]
+    fn a_page_still_in_its_plane_register_is_moved_out_without_sensing_it_again() {
+        let mut n = die();
+        let (tr, slot) = (n.native.read, 4096);
+        let first = n.host_read(0, 0, 0, 5, 3, false, slot);
+        assert!(first >= tr, "the first read senses the page");
+        let again = n.host_read(first, 0, 0, 5, 3, false, slot);
+        assert!(again - first < tr / 4, "the same page again: only its transfer");
+        let other = n.host_read(again, 0, 0, 5, 4, false, slot);
+        assert!(other - again >= tr, "another page of the plane takes the register");
+        let back = n.host_read(other, 0, 0, 5, 3, false, slot);
+        assert!(back - other >= tr, "so the first page is sensed anew");
+        let done = n.program(back, 0, false, 2 * 16384);
+        let after = n.host_read(done, 0, 0, 5, 3, false, slot);
+        assert!(after - done >= tr, "a program on the die overwrites the registers");
+        let moved = n.host_read(after + 1_000_000, 0, 1, 5, 3, false, slot);
+        let idle = n.host_read(moved, 0, 1, 5, 3, false, slot);
+        assert!(idle - moved < tr / 4, "each plane holds its own page");
+        n.advance_to(idle + 1_000_000);
+        let later = n.host_read(idle + 1_000_000, 0, 1, 5, 3, false, slot);
+        assert!(later - idle - 1_000_000 >= tr, "an idle gap is not assumed to keep it");
+    }
