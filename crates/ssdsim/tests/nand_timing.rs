@@ -200,50 +200,14 @@ fn a_mapping_cache_miss_reads_the_mapping_page_from_flash() {
 }
 
     /// One channel, one die of two planes, 16 KiB pages, no read suspend.
-    fn die() -> Nand {
-        let text = r#"
-id = "die"
-name = "one die"
-user_capacity_gb = 0.002
-[host]
-interface = "pcie"
-command_overhead_us = 2.0
-max_queue_depth = 64
-write_buffer_kib = 64
-[nand]
-cell = "tlc"
-channels = 1
-dies_per_channel = 1
-planes = 2
-blocks_per_plane = 32
-pages_per_block = 12
-page_kib = 16
-channel_mbps = 400.0
-erase_us = 3000.0
-[nand.slc]
-read_us = 30.0
-prog_us = 150.0
-[nand.native]
-read_us = 60.0
-prog_us = 1500.0
-prog_pages = 1
-[slc]
-static_gb = 0.0
-dynamic_max_gb = 0.0
-dynamic_share = 1.0
-when_full = "direct"
-idle_fold = true
-reclaim_interval_gb = 0.0
-reclaim_gb = 0.0
-[mapping]
-kind = "dram"
-cache_mib = 0.0
-hmb_access_us = 1.0
-"#;
-        Nand::new(&ssdsim::load_profile(text, &[]).unwrap())
-    }
+fn die() -> Nand {
+    let mut p = common::tiny(0.0, 0.0, "direct", "dram", 0.0);
+    (p.nand.channels, p.nand.planes, p.nand.page_kib) = (1, 2, 16);
+    p.nand.read_suspend = false;
+    Nand::new(&p)
+}
 
-    #[test]
+#[test]
     fn a_page_still_in_its_plane_register_is_moved_out_without_sensing_it_again() {
         let mut n = die();
         let (tr, slot) = (n.native.read, 4096);
