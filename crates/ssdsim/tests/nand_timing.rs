@@ -150,44 +150,42 @@ fn reads_at_high_queue_depth_never_starve_programs() {
     assert!(long < 100.0 && long < 2.0 * short + 10.0, "the read phase's length must not matter");
 }
 
-/// IOPS of QD1 4 KiB reads, sequential or random, over a filled drive of 16 KiB pages
-/// (four 4 KiB blocks a page) with no read-ahead.
-fn qd1_small_reads(random: bool) -> f64 {
-    let mut p = common::tiny(0.0, 0.0, "direct", "dram", 0.0);
+/// 1 MiB of QD1 4 KiB reads, sequential or random, over a filled drive of 16 KiB pages
+/// (four 4 KiB blocks a page; no read-ahead): the tiny test drive with `mapping`, then
+/// `set` applied.
+fn qd1_small_reads(random: bool, mapping: &str, set: impl Fn(&mut ssdsim::Profile)) -> ssdsim::PhaseResult {
+    let mut p = common::tiny(0.0, 0.0, "direct", mapping, 0.0);
     p.nand.page_kib = 16;
+    set(&mut p);
     let mut d = Drive::new(p, 7);
     let fill = whole_drive_fill(d.user_bytes());
     run(&mut d, &fill);
     let mut r = io(random, 100, 4096, 1);
     r.stop_bytes = Some(1 << 20);
-    total(&run(&mut d, &r), "iops")
+    run(&mut d, &r)
 }
 
 #[test]
 fn small_sequential_reads_sense_each_page_once() {
     // The three reads after a page's first find it in the plane's register: a transfer
     // each, where random reads sense a page every time.
-    let (seq, rnd) = (qd1_small_reads(false), qd1_small_reads(true));
+    let iops = |random| total(&qd1_small_reads(random, "dram", |_| {}), "iops");
+    let (seq, rnd) = (iops(false), iops(true));
     eprintln!("QD1 4 KiB reads of 16 KiB pages: sequential {seq:.0} IOPS, random {rnd:.0} IOPS");
     // (host and transfer time per command stay: about 1.7x here, none without it)
     assert!(seq > 1.5 * rnd, "sequential 4 KiB reads share each page's sensing");
 }
 
 /// Mean latency (us) of QD1 4 KiB random reads over a filled 200 MB drive of 4-plane dies
-/// with 16 KiB pages (13 mapping pages) and the given mapping table (`dram`: all of it in DRAM;
-/// `hmb`: one mapping page of it cached).
+/// (13 mapping pages) with the given mapping table (`dram`: all of it in DRAM; `hmb`: one
+/// mapping page of it cached).
 fn qd1_random_read_us(mapping: &str) -> f64 {
-    let mut p = common::tiny(0.0, 0.0, "direct", mapping, 0.0);
-    p.nand.page_kib = 16;
-    p.user_capacity_gb = 0.2;
-    (p.nand.planes, p.nand.blocks_per_plane) = (4, 175);
-    p.mapping.cache_mib = 0.016;
-    let mut d = Drive::new(p, 7);
-    let fill = whole_drive_fill(d.user_bytes());
-    run(&mut d, &fill);
-    let mut r = io(true, 100, 4096, 1);
-    r.stop_bytes = Some(1 << 20);
-    run(&mut d, &r).hist.mean() / 1e3
+    let r = qd1_small_reads(true, mapping, |p| {
+        p.user_capacity_gb = 0.2;
+        (p.nand.planes, p.nand.blocks_per_plane) = (4, 175);
+        p.mapping.cache_mib = 0.016;
+    });
+    r.hist.mean() / 1e3
 }
 
 #[test]
