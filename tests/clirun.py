@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
@@ -37,6 +39,18 @@ def start(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subproces
     """`ssdlab ARGS` running, its output piped."""
     return subprocess.Popen([*COMMAND, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env if env is not None else environ(), cwd=ROOT, **kw)
+
+
+@contextmanager
+def reaped(p: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """`p`, killed and waited for on the way out if it is still running (a test that
+    signals a running command and fails midway leaves no process behind)."""
+    try:
+        yield p
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 # The command with its drive replaced by a FakeTarget that sleeps in its random-write phase

@@ -286,17 +286,13 @@ def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
     ready, db = tmp_path / "ready", tmp_path / "r.sqlite"
     p = fake_cli(ready, "run", "consistency", "--drive", "fake:a", "--seconds", "600", "--db", str(db),
                  "--json")
-    try:
+    with clirun.reaped(p):
         t0 = time.monotonic()
         while not ready.exists() and p.poll() is None and time.monotonic() - t0 < 60:
             time.sleep(0.05)
         time.sleep(0.5)  # a few samples into the random-write phase
         p.send_signal(signal.SIGTERM)
         out, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
     assert p.returncode == 143, err
     assert err == "ssdlab: run 1 interrupted; what was recorded is kept\n"
     doc = json.loads(out)

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 _sim = pytest.importorskip("ssdlab._sim")
 
+from clirun import reaped  # noqa: E402
 from fiojobs import SMALL  # noqa: E402
 from ssdlab import profiles  # noqa: E402
 from ssdlab.cli import app  # noqa: E402
@@ -157,7 +158,7 @@ def test_a_job_with_no_size_runs_in_bounded_memory_and_stops_on_a_signal(tmp_pat
     exe = Path(sys.executable).parent / "ssdlab"
     p = subprocess.Popen([str(exe), "run", "fio", str(f), "--drive", "sim:sn520-128", "--db", str(db),
                           "--state", "full", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with reaped(p):
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not _fiojob_started(db):
             time.sleep(0.2)
@@ -169,10 +170,6 @@ def test_a_job_with_no_size_runs_in_bounded_memory_and_stops_on_a_signal(tmp_pat
         assert p.poll() is None, "the whole drive was written already: the test needs a longer job"
         p.send_signal(sig)
         out, err = p.communicate(timeout=120)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
     assert p.returncode == code, err
     assert rss2 - rss1 < 32 * 1024, (rss1, rss2)  # flat: not per I/O
     assert json.loads(out)["drives"][0]["status"] == "interrupted"

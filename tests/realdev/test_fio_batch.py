@@ -12,6 +12,7 @@ import time
 
 import pytest
 from clirun import cli as _cli
+from clirun import reaped
 from clirun import start as _start
 from loopdevs import REASON, loops, sectors_written  # noqa: F401  (loops: a fixture)
 from ssdlab import phase as P
@@ -99,16 +100,12 @@ def test_an_interrupted_batch_keeps_the_steps_it_finished(loops, tmp_path):
     p = _start("pts", "--drive", dev, "--test", "iops", "--quick", "--rounds", "1", "--round-seconds", "0.5",
                "-o", str(tmp_path / "rep"), "--db", str(db), "--destroy-data", dev, "--json",
                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    try:
+    with reaped(p):
         deadline = time.monotonic() + 120
         while len(_round_phases(db)) < 3 and p.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
     assert p.returncode == 130, err
     shown = json.loads(_cli("results", "show", "1", "--db", str(db), "--json").stdout)
     assert shown["status"] == "interrupted"

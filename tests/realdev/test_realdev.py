@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from clirun import cli as _cli
+from clirun import reaped
 
 from loopdevs import MIB, REASON, SIZE, allocated, loops, sh  # noqa: F401  (loops: a fixture)
 from loopdevs import wait_for_new_writes
@@ -367,7 +368,7 @@ def _signal_consistency_run(dev: str, db, sig: int, *extra: str) -> tuple[int, s
                          # Ctrl-C as in a terminal, even when the suite itself runs in the
                          # background (where SIGINT is ignored and children inherit that).
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    try:
+    with reaped(p):
         # Signal in the random writes: once purge and fill are stored and the device has
         # taken a write since (fixed delays missed them on a loaded machine).
         deadline = time.monotonic() + 120
@@ -376,8 +377,4 @@ def _signal_consistency_run(dev: str, db, sig: int, *extra: str) -> tuple[int, s
         wait_for_new_writes(dev, p)
         p.send_signal(sig)
         out, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
     return p.returncode, out, err

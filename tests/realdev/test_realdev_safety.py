@@ -184,15 +184,11 @@ def test_repeated_ctrl_c_keeps_the_partial_phase(loops, tmp_path):
     dev, _ = loops.make()
     db = tmp_path / "r.sqlite"
     p = _start_consistency(dev, db)
-    try:
+    with clirun.reaped(p):
         for gap in (0.0, 0.05, 0.3, 0.01, 0.2, 0.5, 0.02):  # a user hammering Ctrl-C
             time.sleep(gap)
             p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=90)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
     assert p.returncode == 130, err
     assert err == "ssdlab: run 1 interrupted; what was recorded is kept\n", err
     shown = json.loads(cli("results", "show", "1", "--db", str(db), "--json").stdout)

@@ -141,15 +141,11 @@ def test_a_killed_client_leaves_nothing_writing_on_the_drive_host(sshhost, loops
     spec = f"lab1:{dev}"
     p = start(sshhost, "run", "consistency", "--seconds", "600", "--drive", spec, "--destroy-data", spec,
               "--db", str(tmp_path / "r.db"))
-    try:
+    with clirun.reaped(p):
         wait_for_new_writes(dev, p)
         assert openers(dev)
         os.kill(p.pid, signal.SIGKILL)  # no cleanup of its own: ssh dies with it
         p.wait()
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
     wait_unused(dev)  # fio and the agent are gone on the drive host
     before = sectors_written(dev)
     r = cli(sshhost, "run", "fill", "--drive", spec, "--destroy-data", spec, "--db", str(tmp_path / "r.db"))

@@ -13,6 +13,7 @@ from ssdlab.runner import Hooks, RunInterrupted, run_test  # noqa: E402
 from ssdlab.store import Store  # noqa: E402
 from ssdlab.targets import open_target  # noqa: E402
 
+from clirun import reaped  # noqa: E402
 from drives import SMALL  # noqa: E402
 SETS = [x for s in SMALL for x in ("--set", s)]
 runner = CliRunner()
@@ -118,7 +119,7 @@ def test_sigint_stops_the_simulator_and_keeps_the_run(db):
                           "sim:tlc-256", *SETS, "--seconds", "1000000", "--db", db, "--json"],
                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    try:
+    with reaped(p):
         # in the random phase that would run for hours: once purge and fill are stored (a
         # fixed 3 s could end in the start-up on a slow machine, before there was a run)
         deadline = time.monotonic() + 120
@@ -128,10 +129,6 @@ def test_sigint_stops_the_simulator_and_keeps_the_run(db):
         time.sleep(0.5)  # past the few lines between the fill's storing and the next phase
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
     assert p.returncode == 130, err
     assert json.loads(out)["drives"][0]["status"] == "interrupted"
     store = Store(db)

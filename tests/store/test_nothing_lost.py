@@ -37,7 +37,7 @@ def test_repeated_signals_never_lose_the_partial_phase(tmp_path, gaps, sig):
     db = tmp_path / "r.sqlite"
     p = fake_cli(tmp_path, "run", "consistency", "--drive", "fake:a", "--seconds", "600",
                  "--db", str(db), "--json")
-    try:
+    with clirun.reaped(p):
         wait_ready(tmp_path, p)
         time.sleep(0.2)
         p.send_signal(sig)
@@ -46,10 +46,6 @@ def test_repeated_signals_never_lose_the_partial_phase(tmp_path, gaps, sig):
             if p.poll() is None:
                 p.send_signal(sig)
         out, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
     assert p.returncode == (130 if sig == signal.SIGINT else 143), err
     assert err == "ssdlab: run 1 interrupted; what was recorded is kept\n", err
     assert json.loads(out)["drives"][0]["status"] == "interrupted"
