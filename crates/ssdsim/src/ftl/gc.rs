@@ -8,7 +8,8 @@
 //! valid is done just as the host has filled the room it frees), so host writes and GC interleave (the steady band
 //! reviewers see) and the pace follows the victims' valid counts smoothly. Only if a
 //! die runs down to its last free block does GC stop the world to finish. Folds, idle
-//! GC and that hard stop collect whole victims.
+//! GC and that hard stop collect whole victims. GC for room stops (`gc_stop`) once the
+//! host writes to a die that has room again.
 
 use super::mapping::NONE;
 use super::Ftl;
@@ -36,9 +37,12 @@ pub struct GcJob {
     pub(super) slc: bool,
     /// The victim is folded by a paced SLC reclaim (see `SlcCache::reclaim_running`).
     pub reclaim: bool,
-    /// Started in idle time: while the host writes and the die keeps more free blocks
-    /// than its GC threshold, it waits for the next idle time instead of being paced.
-    pub(super) idle: bool,
+    /// Collecting for room (GC, or a fold begun in idle time; not a paced fold or
+    /// reclaim): once the die keeps more free blocks than its GC threshold while the host
+    /// writes (a TRIM or stale blocks gave room back, or idle time began it), it stops.
+    pub(super) for_room: bool,
+    /// The victim was a greedy candidate (it is one again if the job stops).
+    candidate: bool,
     /// Next slot offset to examine.
     pub(super) next: u32,
     /// Next entry of `queue` to relocate.
@@ -64,7 +68,8 @@ impl GcJob {
             victim: NONE,
             slc: false,
             reclaim: false,
-            idle: false,
+            for_room: false,
+            candidate: false,
             next: 0,
             head: 0,
             base: 0.0,
@@ -224,7 +229,6 @@ impl Ftl {
         };
         let t = self.wait_engine(d, t)?;
         self.gc_start(d, victim, None);
-        self.gc_jobs[d as usize].idle = true;
         self.gc_step(d, t, chunk)?;
         Ok(true)
     }
@@ -285,8 +289,13 @@ impl Ftl {
                 _ => return Ok(()),
             }
         }
-        if self.gc_jobs[d as usize].idle && self.alloc.free_count(d) > self.gc_threshold() {
-            return Ok(()); // background work: the die does not need it now
+        if self.gc_jobs[d as usize].for_room && self.alloc.free_count(d) > self.gc_threshold() {
+            // the die has room: GC paced by the host's writes there would slow them, and
+            // dynamic striping would steer the host around the busy die, which then
+            // takes fewer writes and paces its GC slower still, while the other dies
+            // spend their free blocks
+            self.gc_stop(d, t);
+            return Ok(());
         }
         let job = &mut self.gc_jobs[d as usize];
         let credit = job.credit + job.pace;
@@ -328,8 +337,10 @@ impl Ftl {
     pub(crate) fn gc_start(&mut self, d: u32, victim: u32, pace: Option<f64>) {
         let spb = self.nand.geo.slots_per_block;
         let v = self.map.valid[victim as usize];
+        let candidate = self.map.is_candidate(victim);
         self.map.withdraw(victim);
         let keep_up = v as f64 / (spb - v).max(1) as f64;
+        let for_room = pace.is_none();
         let pace = pace.unwrap_or(self.gc_pace * keep_up.max(1.0));
         let slc = self.map.is_slc(victim);
         let job = &mut self.gc_jobs[d as usize];
@@ -337,7 +348,8 @@ impl Ftl {
         job.victim = victim;
         job.slc = slc;
         job.reclaim = false;
-        job.idle = false;
+        job.for_room = for_room;
+        job.candidate = candidate;
         job.next = 0;
         job.head = 0;
         job.base = pace;
@@ -348,6 +360,20 @@ impl Ftl {
         job.ready = 0;
         job.done = 0;
         self.urge(d);
+    }
+
+    /// Stop die `d`'s job at `t` with its victim partly moved: the victim is a closed
+    /// block again (a candidate if it was one; the oldest of the SLC cache if it was
+    /// taken from there) and the die's GC engine is free once its last operation ends.
+    fn gc_stop(&mut self, d: u32, t: u64) {
+        let job = &mut self.gc_jobs[d as usize];
+        let (victim, candidate, done) = (job.victim, job.candidate, job.done);
+        job.reset();
+        self.map.close(victim, candidate);
+        if self.map.is_slc(victim) {
+            self.slc.requeue_oldest(victim, d);
+        }
+        self.gc_engines.release(d, done.max(t));
     }
 
     pub(crate) fn gc_finish(&mut self, d: u32, t: u64) -> Result<(), SimError> {

@@ -267,6 +267,11 @@ impl Mapping {
         self.closed[b as usize] = false;
     }
 
+    /// Block `b` is among the greedy candidates (closed, not static SLC, not collected).
+    pub fn is_candidate(&self, b: u32) -> bool {
+        self.in_bucket[b as usize]
+    }
+
     pub fn is_closed(&self, b: u32) -> bool {
         self.closed[b as usize]
     }

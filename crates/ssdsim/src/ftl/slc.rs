@@ -158,6 +158,11 @@ impl SlcCache {
         user_slots.saturating_sub(mapped) >= self.allow_memo.1
     }
 
+    /// Block `b` of die `d`, taken from the queue and not folded after all: the oldest again.
+    pub fn requeue_oldest(&mut self, b: u32, d: u32) {
+        self.queue[d as usize].push_front((b, self.generation[b as usize]));
+    }
+
     pub fn on_close(&mut self, b: u32, d: u32) {
         self.queue[d as usize].push_back((b, self.generation[b as usize]));
     }
