@@ -251,7 +251,8 @@ def test_small_file_target_end_to_end(tmp_path):
         assert r.totals["write_bytes"] == 16 * 2**20 and len(r.segments["gb"]) == 4
         r = t.run(P.rand_io("mix", 50, stop_seconds=1.5))
         assert r.totals["read_ios"] > 0 and r.totals["write_ios"] > 0
-        assert len(r.series["t_s"]) == 2 and r.series["t_s"][-1] == pytest.approx(1.5, abs=0.1)
+        # a whole second, then the rest of the run (fio overruns its runtime on a busy machine)
+        assert len(r.series["t_s"]) == 2 and 1.4 <= r.series["t_s"][-1] < 2.0
         assert r.latency["p50_us"] <= r.latency["p99_us"]
         assert t.run(P.trim()).totals["trim_bytes"] == 16 * 2**20
         assert t.run(P.purge()).purge_method == "punch-hole"
