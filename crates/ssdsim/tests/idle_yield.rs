@@ -1,7 +1,7 @@
 //! Idle-time GC yields to the host: it moves a block a program unit at a time, so a
 //! write that ends an idle period waits for one program, not for the rest of a block,
-//! and a block it left half moved waits for the next idle time while the die has free
-//! blocks to spare.
+//! and a block it left half moved is a GC candidate again while the die has free blocks
+//! to spare (the next idle time takes the greedy victim again).
 
 mod common;
 
