@@ -101,7 +101,7 @@ impl Ftl {
     pub(crate) fn ensure_free(&mut self, d: u32, t: u64) -> Result<(), SimError> {
         while self.alloc.free_count(d) <= HARD_FREE {
             self.counters.gc_stalls += 1;
-            if !self.gc_one(d, t, false)? {
+            if !self.gc_one(d, t)? {
                 return Err(SimError(format!(
                     "die {d}: no block to collect (every closed block is fully valid; the drive is over-full)"
                 )));
@@ -157,23 +157,19 @@ impl Ftl {
 
     /// Collect the greedy victim of die `d` at `t` completely. Returns false if there is
     /// none worth collecting (see `victim`).
-    pub(crate) fn gc_one(&mut self, d: u32, t: u64, idle: bool) -> Result<bool, SimError> {
+    pub(crate) fn gc_one(&mut self, d: u32, t: u64) -> Result<bool, SimError> {
         if self.gc_jobs[d as usize].active() {
             self.gc_finish(d, t)?;
             return Ok(true);
         }
-        let Some(victim) = self.victim(d, idle) else {
+        let Some(victim) = self.victim(d, false) else {
             return Ok(false);
         };
-        if idle {
-            self.collect(victim, d, t)?;
-        } else {
-            // A die out of free blocks collects at once: its GC preempts the engines (a
-            // die that waited for another die's whole victim first would stall its writes
-            // for seconds).
-            self.gc_start(d, victim, None);
-            self.gc_finish(d, t)?;
-        }
+        // A die out of free blocks collects at once: its GC preempts the engines (a die
+        // that waited for another die's whole victim first would stall its writes for
+        // seconds).
+        self.gc_start(d, victim, None);
+        self.gc_finish(d, t)?;
         Ok(true)
     }
 

@@ -387,9 +387,9 @@ impl Ftl {
     /// cache, then GC up to the idle free-block target, die by die, while the die has
     /// time left. A block is moved `chunk` slots at a time (u32::MAX: whole): in an idle
     /// period a program unit, as firmware takes host commands between background
-    /// operations, so what is left of a block at `end` goes on paced by the host's writes
-    /// rather than holding the die for the whole block (seconds of a QLC block) once the
-    /// host is back. Returns whether work is left for after `end` (false: quiet).
+    /// operations, so what is left of a block at `end` does not hold the die for the
+    /// whole block (seconds of a QLC block) once the host is back: it is GC for room like
+    /// any other (`gc_pace`). Returns whether work is left for after `end` (false: quiet).
     pub fn idle(&mut self, t: u64, end: u64, chunk: u32) -> Result<bool, SimError> {
         let dies = self.nand.geo.dies;
         // Whole blocks: die by die. In chunks: always the die free first, so that the
