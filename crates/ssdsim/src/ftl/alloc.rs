@@ -298,7 +298,9 @@ impl Ftl {
         // for host data (GC would free nothing): the controller writes the next die that
         // has. Dies fill unevenly when pages are steered around busy ones (a conversion
         // of cached data running on some dies only) and GC keeps data on its die.
-        if self.near_reserve(best) {
+        // (a die collecting has room by that rule: no call for the common case after
+        // random writes, where the dies collect through whole passes)
+        if self.near_reserve(best) && !self.collecting_on(best) {
             best = self.die_with_room(best);
         }
         self.alloc.host_die = best;
