@@ -229,29 +229,47 @@ impl Ftl {
         let mut t_start = t;
         // The page being gathered: (page, issue time, slots asked for on it).
         let mut pending: Option<(u32, u64, u32)> = None;
-        for i in 0..n {
+        let (cmt, page_shift) = (self.cmt.enabled(), self.nand.geo.page_shift);
+        let mut i = 0;
+        while i < n {
             let l = lba + i;
+            i += 1;
             let s = self.map.slot(l);
             if s == NONE {
                 // Unmapped: answered from the mapping table, no flash access.
                 continue;
             }
-            if self.cmt.enabled() {
+            if cmt {
                 let mp = self.cmt.map_page(l);
                 if mp != last_map_page {
                     last_map_page = mp;
                     t_start = self.map_lookup(l, false, t);
                 }
             }
-            let page = s >> self.nand.geo.page_shift;
-            match &mut pending {
-                Some((p, _, k)) if *p == page => *k += 1,
+            let page = s >> page_shift;
+            let k = match &mut pending {
+                Some((p, _, k)) if *p == page => {
+                    *k += 1;
+                    k
+                }
                 _ => {
                     if let Some((p, at, k)) = pending {
                         let ready = self.read_page(p, at, k);
                         (first, last) = (first.min(ready), last.max(ready));
                     }
-                    pending = Some((page, t_start, 1));
+                    &mut pending.insert((page, t_start, 1)).2
+                }
+            };
+            if !cmt {
+                // The blocks after it on the same page (sequential data) join it at once:
+                // no mapping-cache lookup between them.
+                while i < n {
+                    let s = self.map.slot(lba + i);
+                    if s == NONE || s >> page_shift != page {
+                        break;
+                    }
+                    *k += 1;
+                    i += 1;
                 }
             }
         }
