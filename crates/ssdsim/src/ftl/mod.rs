@@ -328,7 +328,9 @@ impl Ftl {
 
     /// Look up (and for writes, dirty) the mapping entry of `lba` at `t`; returns when
     /// the entry is available. A miss reads the mapping page from flash first and may
-    /// write back a dirty one.
+    /// write back a dirty one. Out of line: only drives with a mapping cache call it, and
+    /// it holds a whole page read.
+    #[inline(never)]
     fn map_lookup(&mut self, lba: u32, write: bool, t: u64) -> u64 {
         let a = self.cmt.access(lba, write);
         let mut ready = t + self.cmt.hit_ns;
