@@ -1,7 +1,8 @@
 //! Property test: host writes placed as runs (`Ftl::write_run`) give exactly what writing
-//! every slot through `Ftl::write_slot` gives: the same phase results (totals, series,
-//! latency histogram: completion times), counters, tables and NAND timelines, on small
-//! drives whose pages hold several slots, under random phases.
+//! every slot through `Ftl::write_slot` gives, and host reads that gather a page's blocks
+//! in one loop (`Ftl::read_slots`) what reading them one by one gives: the same phase
+//! results (totals, series, latency histogram: completion times), counters, tables and
+//! NAND timelines, on small drives whose pages hold several slots, under random phases.
 
 mod common;
 

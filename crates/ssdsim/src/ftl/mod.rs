@@ -68,9 +68,10 @@ pub struct Ftl {
     pub stamps: Vec<u64>,
     #[cfg(feature = "verify")]
     pub write_seq: u64,
-    /// Host writes may go as runs (`write_run`) and TRIMs drop a block's copies together
-    /// (`Mapping::unmap_range`); off, every slot goes through `write_slot` and `unmap`
-    /// (the property tests compare the two).
+    /// Host writes may go as runs (`write_run`), TRIMs drop a block's copies together
+    /// (`Mapping::unmap_range`) and host reads gather a page's blocks in one loop
+    /// (`read_slots`); off, every slot goes through `write_slot`, `unmap` and the read
+    /// loop's full step (the property tests compare the two).
     #[cfg(feature = "verify")]
     pub runs: bool,
     /// Host slots written as part of a run (tests only).
@@ -230,6 +231,11 @@ impl Ftl {
         // The page being gathered: (page, issue time, slots asked for on it).
         let mut pending: Option<(u32, u64, u32)> = None;
         let (cmt, page_shift) = (self.cmt.enabled(), self.nand.geo.page_shift);
+        // (tests compare it with slot by slot, `runs`)
+        #[cfg(feature = "verify")]
+        let gather = !cmt && self.runs;
+        #[cfg(not(feature = "verify"))]
+        let gather = !cmt;
         let mut i = 0;
         while i < n {
             let l = lba + i;
@@ -260,7 +266,7 @@ impl Ftl {
                     &mut pending.insert((page, t_start, 1)).2
                 }
             };
-            if !cmt {
+            if gather {
                 // The blocks after it on the same page (sequential data) join it at once:
                 // no mapping-cache lookup between them.
                 while i < n {
