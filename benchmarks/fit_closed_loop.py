@@ -102,6 +102,7 @@ def main() -> int:
              "asked": a.trials, "minutes": a.minutes, "fit_s": loop.fit["seconds"], "passed": loop.fit["passed"], "total": loop.fit["total"],
              "wall_s": round(time.time() - t0), "load": started, "load_end": load(),
              "date": datetime.date.today().isoformat(), "rows": loop.rows,
+             "size_correction": loop.fit.get("size_correction"), "stages": loop.fit.get("stages"),
              "parameters": [{k: p[k] for k in ("key", "value", "unit", "class_value", "pinned", "lo", "hi", "note")}
                             for p in loop.fit["parameters"]]}
         print(json.dumps({"drive": drive, **x}), flush=True)

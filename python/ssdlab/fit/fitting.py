@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import UserError
-from . import crossval, pinning, profile_out
+from . import crossval, fidelity, pinning, profile_out
 from .evidence import Evidence
 from .descent import LAMBDAS
 from .search import SCREEN_GRID, Budget, Search, Trial, full_size_check, residual
@@ -78,6 +78,7 @@ class Result:
     twin_trial: Trial | None = None
     stages: dict[str, dict[str, float]] = field(default_factory=dict)  # stage -> seconds, trials run
     check_repair: dict[str, Any] | None = None  # what the check repair did (repair()), if it ran
+    size_correction: dict[str, Any] | None = None  # what the trial size's correction did (fidelity.py)
 
     def conflict_texts(self) -> list[str]:
         out = [c.text() for c in self.conflicts]
@@ -104,6 +105,7 @@ class Result:
             "figures": self.figures,
             "conflicts": self.conflict_texts(),
             "check_repair": self.check_repair,
+            "size_correction": self.size_correction,
             "crossval": [vars(h) for h in self.held],
             "stages": self.stages,
             "search_phases": self.search.phases,
@@ -168,6 +170,9 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     best = checked(checker, full_size_check(search, search.best(RECHECK)),
                    lambda: full_size_check(search, search.best(4 * RECHECK)))
     stage("search")
+    best, sized = fidelity.correct(search, best, t0 + pinning_s)
+    if sized:
+        stage("size correction")
     repaired = None
     if checker:  # most of the pinning's time at most: a repaired best still gets pinned
         best, repaired = repair(search, checker, best,
@@ -192,7 +197,7 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     if req.crossval:  # of the figures fitted: a check is a bound, not a prediction
         per = req.crossval_trials or fold_trials(len(st.params))
         held = crossval.run(fitted, st, req.seed, executor, per, t0 + total, hook("crossval"), req.sampler,
-                            memo=search.memo)
+                            memo=search.memo, size_ratio=search.size_ratio)
         stage("crossval")
     rows = figure_rows(ev, twin_trial.values)
     lacks = {f.name: f.xfail for f in missing}
@@ -201,7 +206,7 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
         if r["figure"] in lacks:
             r["expected_failure"] = lacks[r["figure"]]
     return Result(st, best, values, pins, rows, conflicts, held, len(search.trials), time.monotonic() - t0,
-                  search, twin_trial, stages, repaired)
+                  search, twin_trial, stages, repaired, sized)
 
 
 def checked(checker: Search | None, cands: list[Trial], more: Callable[[], list[Trial]] = list) -> Trial:

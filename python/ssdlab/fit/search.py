@@ -85,6 +85,9 @@ class Search:
         self.pace = 0.0  # wall seconds per trial run, of the last batch (Budget.room)
         self.unseen: set[str] = set()  # parameters whose finite step moved no figure (descent.py)
         self.opened: set[str] = set()  # gates whose mechanism's parameters were screened with it on
+        # figure -> its value at full size over the trial's, at the best (fidelity.py): what a
+        # trial's figures are multiplied by (none: the trial's own)
+        self.size_ratio: dict[str, float] = {}
         # what the search spent on each of its steps, in order (fit --json: search_phases)
         self.phases: list[dict[str, Any]] = []
         self._since = (time.monotonic(), 0)
@@ -135,7 +138,7 @@ class Search:
         for i, u in enumerate(points):
             ov, plans, f = self.settings(u, full)
             scale[i] = f
-            key = (tuple(sorted((k, round(x, 12)) for k, x in u.items())), full)
+            key = point_key(u, full)
             if key in self.memo:  # the same point, already run (a cross-validation fold's start)
                 known[i] = self.memo[key]
                 continue
@@ -162,10 +165,28 @@ class Search:
                 if docs[i] is not None:
                     values = measure_all(self.measured, docs[i])
                 error = errors.get(i)
-                self.memo[(tuple(sorted((k, round(x, 12)) for k, x in u.items())), full)] = (values, error)
+                self.memo[point_key(u, full)] = (values, error)
+            values = self.at_size(values, scale[i])
             loss, groups = loss_of(self.ev, values)
             out.append(Trial(first + i, u, values, loss, scale[i], groups, error))
         return out
+
+    def at_size(self, values: dict[str, float | None], scale: float) -> dict[str, float | None]:
+        """A trial's figures as the drive's own size would give them (`size_ratio`; a
+        full-size trial's as they are)."""
+        if scale == 1.0 or not self.size_ratio:
+            return values
+        return {n: v * self.size_ratio.get(n, 1.0) if v is not None else None for n, v in values.items()}
+
+    def correct_sizes(self, ratio: dict[str, float]) -> None:
+        """Score every trial of the search's size again with `ratio` (fidelity.py)."""
+        self.size_ratio = dict(ratio)
+        for t in self.trials:
+            if t.scale == 1.0:
+                continue
+            raw, _ = self.memo[point_key(t.u, False)]
+            t.values = self.at_size(raw, t.scale)
+            t.loss, t.group_loss = loss_of(self.ev, t.values)
 
     # -- the optimizer ---------------------------------------------------------------------------
     def _study(self, x0: dict[str, float], sigma: float = SIGMA0, seed: int | None = None) -> Any:
@@ -499,6 +520,11 @@ class Search:
             if len(out) == k:
                 break
         return out
+
+
+def point_key(u: dict[str, float], full: bool) -> tuple[Any, ...]:
+    """A point's key in the memo (a trial is a function of its parameters and its size)."""
+    return tuple(sorted((k, round(x, 12)) for k, x in u.items())), full
 
 
 def full_size_check(search: Search, candidates: Iterable[Trial]) -> list[Trial]:
