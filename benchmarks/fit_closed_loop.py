@@ -36,6 +36,14 @@ HELD = {"consistency": [],
 HEADING = "### Closed loop"
 
 
+def size_text(sc: dict | None) -> str:
+    """What the trial size's correction did (fit --json: size_correction), as a clause."""
+    if not sc:
+        return ""
+    return (f"the size correction took {sc['taken']} of {sc['rounds']} rounds (full-size loss "
+            f"{sc['loss_before']:.2f}, then {sc['loss_after']:.2f}); ")
+
+
 def section(results: dict[str, dict]) -> str:
     lines = [HEADING, "",
              "Written by `python benchmarks/fit_closed_loop.py --results FILE --update-docs` (the short version",
@@ -52,6 +60,7 @@ def section(results: dict[str, dict]) -> str:
         lines += [f"**{drive}** ({x['kind']}), measured {x['date']}: hidden drive `{' '.join(x['hidden'])}`; "
                   f"the fit started from class {x['class']}, {x['trials']} trials in {x['fit_s'] / 60:.0f} min (`--trials {x['asked']}`"
                   + (f" `--minutes {x['minutes']}`" if x.get("minutes") else "") + "), "
+                  + size_text(x.get("size_correction")) +
                   f"its twin passes {x['passed']} of {x['total']} fingerprint figures; the whole loop "
                   f"{x['wall_s'] / 60:.0f} min wall ({x['load']} at its start, {x['load_end']} at its end). "
                   f"**{n} of {len(x['rows'])} held-out figures within {100 * WITHIN:.0f} %.**", "",

@@ -6,7 +6,8 @@ static SLC cache, the fingerprint's random-write stretch holds a plateau (33 K I
 1.7 drive writes and then drops to its level (6.8 K): on a trial drive of 256 blocks a plane
 the drop comes later in the stretch, at 512 blocks less late, at full size where the run saw
 it (the bin at 0.9 of the stretch 13.6 K, 11.4 K, 9.8 K; without the static part of the cache
-the three agree within 0.1 %). A bin that straddles such an end moves by tens of percent, so
+the three agree within 0.1 %): the plateau is the writes into the dies' free blocks, and the
+blocks that do not scale leave the trial drive about 0.65 a die more of them. A bin that straddles such an end moves by tens of percent, so
 the search, whose trials run small, fits the wrong drive: the hidden drive of the closed loop
 scores 17 in loss at trial size and 0.7 at full size.
 
