@@ -27,7 +27,7 @@ class Held:
 
 def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadline: float,
         on_trial: Callable[[Trial], None] | None = None, sampler: str = "cmaes",
-        memo: dict[Any, Any] | None = None, size_ratio: dict[str, float] | None = None) -> list[Held]:
+        memo: dict[Any, Any] | None = None) -> list[Held]:
     """One fold per group (groups of one figure too); [] when there is a single group.
     `memo`: the main search's runs; a fold that goes the same way at first (the die-count
     scan and screening are fixed points around its own choice) reuses them instead of running
@@ -42,7 +42,6 @@ def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadl
         fold_deadline = time.monotonic() + max(0.0, deadline - time.monotonic()) / left
         fold = ev.without(g)
         s = Search(fold, start, seed, executor, sampler, on_trial, measured=ev, memo=memo)
-        s.size_ratio = dict(size_ratio or {})  # the main search's trial-size correction (fidelity.py)
         s.run(Budget(trials, fold_deadline))
         best = s.best(1)[0]
         for f in ev.figures:

@@ -13,7 +13,9 @@ scores 17 in loss at trial size and 0.7 at full size.
 
 So the search's best goes again at full size (it does anyway: fitting.full_size_check), and
 each figure's value there over the same point's at trial size becomes a correction every
-trial of the search is scored with (Search.size_ratio: a ratio, as every figure of a run is
+trial of the search is scored with (not the cross-validation folds': with it there, the
+256 GB fit of benchmarks/fit_speed.py predicted 20 of 123 held-back figures against 98
+without; the cause is not known) (Search.size_ratio: a ratio, as every figure of a run is
 a rate or a latency above 0). One Levenberg-Marquardt round from the best on the corrected
 figures, the new best at full size, taken when its loss there is lower; again while it
 improves, up to ROUNDS times. This is output space mapping (Bandler et al., 1994), the

@@ -197,7 +197,7 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     if req.crossval:  # of the figures fitted: a check is a bound, not a prediction
         per = req.crossval_trials or fold_trials(len(st.params))
         held = crossval.run(fitted, st, req.seed, executor, per, t0 + total, hook("crossval"), req.sampler,
-                            memo=search.memo, size_ratio=search.size_ratio)
+                            memo=search.memo)
         stage("crossval")
     rows = figure_rows(ev, twin_trial.values)
     lacks = {f.name: f.xfail for f in missing}
