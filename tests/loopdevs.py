@@ -4,6 +4,7 @@ mounted), whatever happens."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -33,6 +34,19 @@ REASON = _why_not()
 
 def sh(*cmd: str, check: bool = True, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(list(cmd), capture_output=True, text=True, check=check, **kw)
+
+
+def attach(*args: str) -> subprocess.CompletedProcess:
+    """`losetup --find --show ARGS`, one at a time across the test workers: two losetups that
+    pick the same free device race for it, and the loser holds that device (by then another
+    test's) open for writing while it retries, which that test's safety check rightly refuses."""
+    fd = os.open(os.path.join(os.environ.get("TMPDIR", "/tmp"), "ssdlab-tests-losetup.lock"),
+                 os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return sh("losetup", "--find", "--show", *args, check=False)
+    finally:
+        os.close(fd)
 
 
 def allocated(path: Path) -> int:
@@ -68,7 +82,7 @@ class Loops:
         f = self.tmp / (name or f"loop{len(self.devs)}.img")
         with open(f, "wb") as fh:
             fh.truncate(size)
-        r = sh("losetup", "--find", "--show", *opts, str(f), check=False)
+        r = attach(*opts, str(f))
         if r.returncode != 0:
             pytest.fail(f"losetup failed: {r.stderr.strip()}")
         dev = r.stdout.strip()
@@ -77,7 +91,7 @@ class Loops:
 
     def stack(self, dev: str, *opts: str) -> str:
         """A loop device set up on `dev` itself (losetup on a block device)."""
-        r = sh("losetup", "--find", "--show", *opts, dev, check=False)
+        r = attach(*opts, dev)
         if r.returncode != 0:
             pytest.fail(f"losetup on {dev} failed: {r.stderr.strip()}")
         top = r.stdout.strip()

@@ -19,7 +19,7 @@ import clirun
 import pytest
 
 import dbpoll
-from loopdevs import MIB, REASON, loops, sh  # noqa: F401  (loops: a fixture)
+from loopdevs import MIB, REASON, attach, loops, sh  # noqa: F401  (loops: a fixture)
 from loopdevs import wait_for_new_writes
 from ssdlab import phase as P
 from ssdlab.targets.guard import safety
@@ -285,7 +285,7 @@ def test_a_torn_final_report_is_an_error(tmp_path, monkeypatch, how, slow, cut):
 # ---- one file under several names: loop devices over the same image, and the image itself ----
 def test_a_loop_device_whose_file_another_loop_device_uses_is_refused(loops, tmp_path):
     dev, img = loops.make()
-    alias = sh("losetup", "--find", "--show", str(img)).stdout.strip()  # the same file, again
+    alias = attach(str(img)).stdout.strip()  # the same file, again
     loops.devs.insert(0, alias)
     safety.check_block_write(dev, dev)  # an alias nobody uses is no reason to refuse
     sh("mkfs.ext4", "-q", "-F", alias)

@@ -22,6 +22,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from loopdevs import attach
 from nbdserve import TINY, cli, nbdkit_export, needs_nbd, served, why_not
 from nbdserve import wait_for as _wait_for
 from ssdlab.served import stats
@@ -131,8 +132,8 @@ def test_filesystem_on_a_served_drive_and_its_trims(tmp_path):
         mounted = False
         try:
             _wait_for(lambda: (fuse / "nbd").exists(), "nbdfuse's file")
-            loop = subprocess.run(["losetup", "-f", "--show", str(fuse / "nbd")], capture_output=True,
-                                  text=True, check=True).stdout.strip()
+            loop = attach(str(fuse / "nbd")).stdout.strip()
+            assert loop, "losetup found no free loop device"
             subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "nodiscard", loop], check=True, capture_output=True)
             subprocess.run(["mount", loop, str(mnt)], check=True)
             mounted = True
