@@ -220,6 +220,34 @@ def test_the_fill_head_shows_a_cache_the_fill_curve_averages_away():
     assert gated[first]["0.00625"] > (1 + 2 * tolerance(first)) * none[first]["0.00625"]
 
 
+def test_the_cached_writes_head_is_measured_to_its_last_share_on_a_trials_small_drive():
+    """A fit trial's plan (its segments a 160th of the area, at least MIN_SEGMENT) on an 8 GB
+    area: a segment is 67 MB, 0.84 % of the area, so the cached region (2 %) holds two whole
+    ones and the recorder keeps no partial third: the write goes on to the end of the third,
+    and the head's last share (1.875 %) is measured, not extrapolated past the write's end
+    (which read 44 % fast on a closed loop's trial drive)."""
+    t = SimTarget(load_text("tlc-256"), SMALL)
+    area = area_bytes(t.identify().capacity, SHORT)
+    plan = fp.default_plan(area, SHORT).scaled(0.5)  # a trial on a drive of fewer blocks
+    for p in fp.plan_phases(area, plan):
+        r = t.run(p)
+        if p.name == "cache_write":
+            break
+    assert p.segment_bytes == fp.MIN_SEGMENT and fp.CACHE_SHARE * area < 3 * fp.MIN_SEGMENT
+    assert len(r.segments["gb"]) == 3 and p.stop_bytes == 3 * fp.MIN_SEGMENT
+    head = fp._head(r, float(area))
+    assert head is not None and list(head) == [f"{x:g}" for x in fp.HEAD_SHARES]
+    # all of it in the SLC cache: one speed, the write buffer's head start aside
+    assert head["0.01875"] == pytest.approx(head["0.0125"], rel=0.03), head
+    # a trial at the run's own size writes the run's own segments
+    run = fp.default_plan(area, SHORT)
+
+    def segments(pl):
+        return [(q.name, q.segment_bytes, q.stop_bytes) for q in fp.plan_phases(area, pl) if q.name in ("cache_write", "fill")]
+
+    assert segments(run.scaled(1.0)) == segments(run) and segments(plan) != segments(run)
+
+
 def test_a_replay_starts_the_fill_with_the_cache_as_the_run_left_it():
     """On a 256 GB drive the cached region's random writes stop at their 3 s cap, a fifth of the
     region; a replay writes the run's share of the area, so its fill meets the SLC cache as the

@@ -135,8 +135,10 @@ class Plan:
         """The same battery on a drive of `time_scale` times the blocks: idle work (folding,
         GC) shrinks with the blocks, so the settle's cap and the pause do too; the stretch
         stops at steady state unless told otherwise."""
+        # at the run's own size its own segments (what the evidence was measured in)
         return replace(self, pause_s=self.pause_s * time_scale, settle_s=self.settle_s * time_scale, caps=False,
-                       fill_segments=TRIAL_SEGMENTS, until_steady=until_steady)
+                       fill_segments=self.fill_segments if time_scale == 1.0 else TRIAL_SEGMENTS,
+                       until_steady=until_steady)
 
 
 def default_plan(area: int, opts: Options) -> Plan:
@@ -272,11 +274,16 @@ def cache_phases(area: int, caps: bool = True, qd1_write_share: float | None = N
     n = max(4096, int(CACHE_SHARE * area) // 4096 * 4096)
     region = dict(offset=0, length=n)
     cap: dict[str, Any] = {"stop_seconds": CACHE_S} if caps else {}
+    # a write's segments are whole ones (a last, partial one is not kept): where the floor on a
+    # segment's size (MIN_SEGMENT, an area under 160 of them) leaves the region short of the
+    # last of HEAD_SHARES, the write goes on to the end of the segment holding it
+    seg = max(4096, segment_bytes)
+    head = max(n, math.ceil(HEAD_SHARES[-1] * area / seg - 1e-4) * seg)  # (the rounding to 4 KiB)
 
     def stop(x: float | None, default: int) -> int:
         return default if x is None else max(4096, min(n, int(x * area) // 4096 * 4096))
 
-    return [ph.seq_write("cache_write", **region, stop_bytes=n, segment_bytes=max(4096, segment_bytes)),
+    return [ph.seq_write("cache_write", offset=0, length=head, stop_bytes=head, segment_bytes=seg),
             ph.seq_read("cache_seq_read", **region, stop_bytes=n, **cap),
             ph.rand_io("cache_qd1_read", read_pct=100, queue_depth=1, **region, stop_seconds=CACHE_S),
             ph.rand_io("cache_qd32_read", read_pct=100, **region, stop_seconds=DEPTH_S),
@@ -394,8 +401,11 @@ def _head(r, area: float) -> dict[str, float | None] | None:
     dg, dt = np.diff(np.r_[0.0, gb]), np.diff(np.r_[0.0, t])
     ok = dt > 0
     median = float(np.median(dg[ok] * 1000.0 / dt[ok])) if ok.any() else None
-    return {f"{s:g}": v for s, v in zip(HEAD_SHARES, average_to(gb, t, [s * area / 1e9 / gb[-1] for s in HEAD_SHARES],
-                                                                  median))}
+    shares = [s * area / 1e9 / gb[-1] for s in HEAD_SHARES]
+    # a share past the write's whole segments (beyond the rounding to 4 KiB) is not measured:
+    # extrapolated, it reads fast
+    return {f"{s:g}": v if x <= 1 + 1e-4 else None
+            for s, x, v in zip(HEAD_SHARES, shares, average_to(gb, t, shares, median))}
 
 
 def _write_bytes(r) -> np.ndarray:
