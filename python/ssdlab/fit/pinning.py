@@ -11,7 +11,8 @@ of both, a slice's part bracketed by its nearest points that no longer fit (the 
 inside: a bound, not a confidence interval). A parameter screening found no figure to move with is not pinned, and neither is
 one whose good range spans most of its bounds, nor one whose slice found a better value beyond
 its finest step (the search had not settled there; a better value one finest step away is the
-loss's own roughness at the slice's resolution, the best already within that step): the twin keeps the class's value for it
+loss's own roughness at the slice's resolution, the best already within that step, unless it is
+better by more than SLACK: then the best is on a slope, not at a minimum): the twin keeps the class's value for it
 unless the fit is worse without the search's value (then it keeps that value, still marked
 not pinned).
 
@@ -97,7 +98,7 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]]) -> dict[st
         lo, hi = q.physical(lo_u), q.physical(hi_u)
         sliced_here = q.key in sliced
         narrow = (hi_u - lo_u) <= PINNED
-        settled = all(t.loss >= best.loss or abs(t.u[q.key] - best.u[q.key]) <= FINEST
+        settled = all(t.loss >= best.loss - (SLACK if abs(t.u[q.key] - best.u[q.key]) <= FINEST else 0.0)
                       for t in sliced.get(q.key, []))
         if narrow and sliced_here and settled:
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, True, "")

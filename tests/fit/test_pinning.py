@@ -1,0 +1,59 @@
+"""How pinning judges a parameter, on a loss of known shape (no simulator): a best on a slope
+is not reported as pinned, however narrow the bracket its passing figures leave."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from ssdlab.calibration import Figure
+from ssdlab.fit import pinning, search
+from ssdlab.fit.loss import Trial, loss_of
+from ssdlab.fit.space import Param
+
+P = Param("p", 1, 100, "", "the one parameter")
+START = SimpleNamespace(params=[P], class_id="slope", unit_start=lambda: {"p": 0.5},
+                        physical=lambda u: {"p": P.physical(u["p"])}, start={"p": P.physical(0.5)})
+
+
+class Slope(search.Search):
+    """Figure f moves steeply with p (zero error at p = 0.2, 6 tolerances off at 0.5); figure g
+    passes at 0.5 only, just (a V around it): a best at 0.5 is on f's slope, and g fails on both
+    sides of it one finest slice step away."""
+
+    def __init__(self) -> None:
+        figs = [Figure("d", name, ("t", 0.0, None, 1, ()), lambda c: None, value=100.0, tol=0.1) for name in "fg"]
+        ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: False)
+        super().__init__(ev, START, 1, executor=None)  # type: ignore[arg-type]
+
+    def _run(self, points, full=False, first=0):
+        out = []
+        for i, u in enumerate(points):
+            values = {"f": 100.0 + 200.0 * (u["p"] - 0.2), "g": 109.9 + 100.0 * abs(u["p"] - 0.5)}
+            loss, groups = loss_of(self.ev, values)  # type: ignore[arg-type]
+            out.append(Trial(first + i, u, values, loss, 1.0, groups))
+        return out
+
+
+class Looks(search.Budget):
+    """A budget over after `n` looks at it (a ring of slices looks twice: whether the budget is
+    over, whether the ring has room)."""
+
+    def __init__(self, n: int):
+        super().__init__(10**9)
+        self.n = n
+
+    def over(self, done: int) -> bool:
+        self.n -= 1
+        return self.n < 0
+
+
+def test_a_best_on_a_slope_is_not_pinned_by_a_narrow_bracket():
+    s = Slope()
+    s._record(s.evaluate([{"p": 0.5}]))
+    best = s.trials[0]
+    sliced = pinning.slices(s, best, Looks(2))  # the finest ring only: g stops both sides there
+    lower = next(t for t in sliced["p"] if t.u["p"] < 0.5)
+    assert abs(lower.u["p"] - 0.5) < pinning.FINEST and lower.loss < best.loss - pinning.SLACK
+    assert not any(pinning.fits_as_well(s, t, best) for t in sliced["p"])  # a bracket one step wide
+    pin = pinning.pins(s, best, sliced)["p"]
+    assert not pin.pinned and "did not settle" in pin.why
