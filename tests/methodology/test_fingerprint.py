@@ -40,8 +40,8 @@ def test_phases_in_order_with_their_stops():
     names = [p.name for p in TEST.phases(8 * 10**9, SHORT)]
     assert names == ["purge", "unmapped_qd1_read", "unmapped_qd32_read", "cache_write", "cache_seq_read", "cache_qd1_read", "cache_qd32_read",
                      "cache_qd1_write", "cache_rand_write", "fill", "settle", "qd1_read", "read_qd32", "read_seq",
-                     "read_seq_qd1", "ws_1/8", "ws_1/4", "ws_1/2", "qd1_write", "stretch", "pause", "read_frag_qd1", "recovery",
-                     "trim_spare", "trimmed"]
+                     "read_seq_qd1", "ws_1/8", "ws_1/4", "ws_1/2", "qd1_write", "stretch", "pause", "recovery", "trim_spare",
+                     "trimmed"]
     ph = {p.name: p for p in TEST.phases(8 * 10**9, SHORT)}
     area = 8 * 10**9 // 2**20 * 2**20
     assert ph["stretch"].stop_bytes == pytest.approx(2 * area, abs=4096) and ph["stretch"].stop_seconds == 60
@@ -58,10 +58,6 @@ def test_phases_in_order_with_their_stops():
     # (--seconds when shorter)
     keep = int(0.75 * area) // 4096 * 4096
     assert (ph["trim_spare"].kind, ph["trim_spare"].offset, ph["trim_spare"].length) == ("trim", keep, area - keep)
-    # QD1 sequential reads of what the random writes left, after the pause
-    q = ph["read_frag_qd1"]
-    assert (q.pattern, q.queue_depth, q.read_pct, q.stop_seconds) == ("seq", 1, 100, fp.DEPTH_S)
-    assert (q.offset, q.length) == (0, area)
     t = ph["trimmed"]
     assert (t.pattern, t.queue_depth, t.offset, t.length) == ("rand", 32, 0, keep)
     assert t.stop_bytes == pytest.approx(0.25 * area, abs=4096) and t.stop_seconds == 60
@@ -316,7 +312,7 @@ def test_plan_of_a_stored_run_and_its_scaled_copy(tmp_path):
     assert half["cache_qd1_write"].stop_bytes == pytest.approx(written["cache_qd1_write"] / 2, rel=1e-2)
     # the sequential reads: the run's time caps read a share of the area; a copy reads that share
     read = {p["name"]: p["totals"]["read_bytes"] for p in phases if p["kind"] == "io"}
-    for name in ("read_seq", "read_seq_qd1", "read_frag_qd1"):
+    for name in ("read_seq", "read_seq_qd1"):
         assert half[name].stop_seconds is None
         assert half[name].stop_bytes == pytest.approx(read[name] / 2, rel=1e-2), name
     # a run of the battery before the trimmed stretch replays without it
@@ -329,9 +325,6 @@ def test_plan_of_a_stored_run_and_its_scaled_copy(tmp_path):
     # and one before the QD1 sequential reads, without them
     old = fp.plan_of([p for p in phases if p["name"] != "read_seq_qd1"], area)
     assert plan.seq_qd1 and not old.seq_qd1 and "read_seq_qd1" not in [p.name for p in fp.plan_phases(area, old)]
-    # and one before the QD1 reads of the scattered data, without them
-    old = fp.plan_of([p for p in phases if p["name"] != "read_frag_qd1"], area)
-    assert plan.frag_qd1 and not old.frag_qd1 and "read_frag_qd1" not in [p.name for p in fp.plan_phases(area, old)]
     store.close()
 
 
@@ -350,22 +343,6 @@ def test_qd1_sequential_reads_show_how_a_reclaim_laid_out_the_fill():
     key = "read_seq_qd1_mbps"
     assert moved[key] < (1 - 3 * tolerance(key)) * plain[key], (moved[key], plain[key])
     assert moved["read_seq_mbps"] == pytest.approx(plain["read_seq_mbps"], rel=tolerance("read_seq_mbps"))
-
-
-def test_qd1_reads_of_scattered_data_tell_a_commands_cost_from_a_faster_channel():
-    """A controller time per read command (10 us) and a faster channel (532 against 400
-    MB/s) read the fill's layout at the same speed, at QD1 and at depth (a closed-loop twin of
-    a SATA MLC drive found that pair, then read the idle test's full drive 14 % slow); after
-    the random writes a read's pages queue on shared dies, where the channel cannot make up
-    for the command's time."""
-    from ssdlab.fit.evidence import tolerance
-
-    _, plain = run(SMALL, profile="mx100-256")
-    _, traded = run([*SMALL, "nand.channel_mbps=532", "host.read_op_us=10"], profile="mx100-256")
-    for key in ("read_seq_qd1_mbps", "read_seq_mbps"):
-        assert traded[key] == pytest.approx(plain[key], rel=tolerance(key)), key
-    key = "read_frag_qd1_mbps"
-    assert traded[key] < (1 - 2 * tolerance(key)) * plain[key], (traded[key], plain[key])
 
 
 def test_a_trials_stretch_stops_at_steady_state_and_reads_as_the_whole_stretch():

@@ -46,7 +46,7 @@ def test_fingerprint_through_fio_on_a_loop_device(loops, tmp_path):
     assert [p["name"] for p in phases] == [
         "purge", "unmapped_qd1_read", "unmapped_qd32_read", "cache_write", "cache_seq_read", "cache_qd1_read",
         "cache_qd32_read", "cache_qd1_write", "cache_rand_write", "fill", "settle", "qd1_read", "read_qd32", "read_seq", "read_seq_qd1", "ws_1/2", "qd1_write", "stretch",
-        "pause", "read_frag_qd1", "recovery", "trim_spare", "trimmed"]
+        "pause", "recovery", "trim_spare", "trimmed"]
     settle = next(p for p in phases if p["name"] == "settle")
     assert settle["totals"]["duration_s"] >= 1.0 - 1e-6  # a real drive idles the whole cap
     plan = fp.plan_of(phases, 128 * MIB)

@@ -24,12 +24,7 @@ simulated twin needs (`ssdlab fit`, docs/fit.md), each phase aimed at a few para
 - QD1 4 KiB random writes with their histogram: the write path and its waits;
 - a 4 KiB QD32 random-write stretch (up to 2 drive writes or --seconds, 1800 by default):
   GC, spare area, WAF, the steady-state level and its dips;
-- an idle pause, 128 KiB sequential reads at QD1 of what the random writes left (as the idle
-  test reads a drive after random writes; after the pause, as idle GC would work in the
-  reads' gaps): its pages scattered over the dies, a read's pages queue on a die where they
-  share one, so a read's fixed cost (the controller's time per command) and a page's
-  transfer tell apart here, where on the fill's layout a faster channel hides a slower
-  command; then a random-write burst: what idle time recovers;
+- an idle pause and a random-write burst after it: what idle time recovers;
 - a TRIM of the area's last quarter and a short 4 KiB QD32 random-write stretch over the rest
   (the consistency test's "with spare area", short): the spare area. A host write costs
   1 / (1 - u) NAND writes, u the valid share of the blocks GC picks; the TRIM takes a quarter
@@ -135,8 +130,6 @@ class Plan:
     read_seq_qd1_share: float | None = None
     unmapped: bool = True  # reads of the purged area (False: a run of a battery without them)
     seq_qd1: bool = True  # QD1 sequential reads of the fill (False: a run of a battery without them)
-    frag_qd1: bool = True  # QD1 sequential reads of the scattered data at the end (as seq_qd1)
-    read_frag_qd1_share: float | None = None  # as read_seq_qd1_share
 
     def scaled(self, time_scale: float, until_steady: bool = True) -> "Plan":
         """The same battery on a drive of `time_scale` times the blocks: idle work (folding,
@@ -205,8 +198,6 @@ def plan_phases(area: int, plan: Plan) -> Generator[ph.Phase, Any, None]:
     ]
     after = [
         *([ph.idle(plan.pause_s, name="pause")] if plan.pause_s > 0 else []),
-        *([ph.seq_read("read_frag_qd1", queue_depth=1, **whole, **reach(plan.read_frag_qd1_share, area))]
-          if plan.frag_qd1 else []),
         ph.rand_io("recovery", read_pct=0, **whole, stop_bytes=share(plan.recovery_share),
                    **cap(RECOVERY_S)),
         *trimmed_phases(area, plan, cap, share),
@@ -323,7 +314,6 @@ def plan_of(phases: list[dict], area: int) -> Plan:
                 recovery_share=written("recovery", RECOVERY_SHARE),
                 trim_share=trimmed, trimmed_share=written("trimmed", TRIMMED_SHARE),
                 unmapped="unmapped_qd1_read" in named, seq_qd1="read_seq_qd1" in named,
-                frag_qd1="read_frag_qd1" in named, read_frag_qd1_share=written("read_frag_qd1", None, "read_bytes"),
                 cache_qd1_write_share=written("cache_qd1_write", None),
                 cache_rand_write_share=written("cache_rand_write", None),
                 steady_after=steady_share(named.get("stretch")),
@@ -522,8 +512,6 @@ def analyze(results, opts: Options) -> dict:
         out["read_seq_mbps"] = _f(r["read_seq"].totals.get("mbps"))
     if "read_seq_qd1" in r:
         out["read_seq_qd1_mbps"] = _f(r["read_seq_qd1"].totals.get("mbps"))
-    if "read_frag_qd1" in r:
-        out["read_frag_qd1_mbps"] = _f(r["read_frag_qd1"].totals.get("mbps"))
     spans = {n[3:]: _f(p.latency.get("mean_us")) for n, p in r.items() if n.startswith("ws_")}
     if spans or "qd1_read" in r:
         out["qd1_read_mean_us_by_span"] = {**spans, "1": out.get("qd1_read_mean_us")}
@@ -587,7 +575,6 @@ TEST = Test(
         ("span sweep", ("qd1_read_mean_us_by_span",)),
         ("QD1 reads", ("qd1_read_mean_us", "qd1_read_p")),
         ("sequential reads at QD1", ("read_seq_qd1_",)),
-        ("scattered reads at QD1", ("read_frag_qd1_",)),
         ("reads at depth", ("read_qd32_", "read_seq_")),
         ("QD1 writes", ("qd1_write_",)),
         ("random-write stretch", ("stretch_", "steady_iops")),
@@ -607,5 +594,5 @@ TEST = Test(
     unfitted=("slc_cache_gb", "peak_mbps", "trimmed_iops_by_share"),
     summary="the phases a simulated twin is fitted to (ssdlab fit): reads of the purged drive, fill, "
             "QD1 reads and writes, reads at depth, working-set sweep, random-write stretch, idle recovery, "
-            "the stretch with a quarter of the area trimmed, sequential reads of the scattered data",
+            "the stretch with a quarter of the area trimmed",
 )
