@@ -9,6 +9,7 @@ from ssdlab.calibration import Figure
 from ssdlab.fit import pinning, search
 from ssdlab.fit.loss import Trial, loss_of
 from ssdlab.fit.space import Param
+from test_search import Calls
 
 P = Param("p", 1, 100, "", "the one parameter")
 START = SimpleNamespace(params=[P], class_id="slope", unit_start=lambda: {"p": 0.5},
@@ -34,24 +35,11 @@ class Slope(search.Search):
         return out
 
 
-class Looks(search.Budget):
-    """A budget over after `n` looks at it (a ring of slices looks twice: whether the budget is
-    over, whether the ring has room)."""
-
-    def __init__(self, n: int):
-        super().__init__(10**9)
-        self.n = n
-
-    def over(self, done: int) -> bool:
-        self.n -= 1
-        return self.n < 0
-
-
 def test_a_best_on_a_slope_is_not_pinned_by_a_narrow_bracket():
     s = Slope()
     s._record(s.evaluate([{"p": 0.5}]))
     best = s.trials[0]
-    sliced = pinning.slices(s, best, Looks(2))  # the finest ring only: g stops both sides there
+    sliced = pinning.slices(s, best, Calls(2))  # the finest ring only (a ring looks at the budget twice)
     lower = next(t for t in sliced["p"] if t.u["p"] < 0.5)
     assert abs(lower.u["p"] - 0.5) < pinning.FINEST and lower.loss < best.loss - pinning.SLACK
     assert not any(pinning.fits_as_well(s, t, best) for t in sliced["p"])  # a bracket one step wide
