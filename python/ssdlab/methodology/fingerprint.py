@@ -278,7 +278,8 @@ def cache_phases(area: int, caps: bool = True, qd1_write_share: float | None = N
     # segment's size (MIN_SEGMENT, an area under 160 of them) leaves the region short of the
     # last of HEAD_SHARES, the write goes on to the end of the segment holding it
     seg = max(4096, segment_bytes)
-    head = max(n, math.ceil(HEAD_SHARES[-1] * area / seg - 1e-4) * seg)  # (the rounding to 4 KiB)
+    head = min(max(4096, area // 4096 * 4096),
+               max(n, math.ceil(HEAD_SHARES[-1] * area / seg - 1e-4) * seg))  # (the rounding to 4 KiB)
 
     def stop(x: float | None, default: int) -> int:
         return default if x is None else max(4096, min(n, int(x * area) // 4096 * 4096))
