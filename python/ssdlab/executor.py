@@ -24,6 +24,7 @@ import signal
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
+from .interrupts import stopping
 from .phase import Interrupted
 
 KINDS = ("inline", "pool", "ray")
@@ -146,6 +147,8 @@ class PoolExecutor(Executor):
         budget = MEMORY_SHARE * available_bytes()
         running: dict = {}
         while pending or running:
+            if stopping():  # Ctrl-C was taken, but the pool's own code (a worker's start) swallowed it
+                raise KeyboardInterrupt()
             used = sum(u.memory for u in running.values())
             while pending and len(running) < self.workers:
                 fit = next((u for u in pending if not running or used + u.memory <= budget), None)
@@ -155,6 +158,8 @@ class PoolExecutor(Executor):
                 running[self.pool.submit(_call, fit.fn, fit.args)] = fit
                 used += fit.memory
             finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            if stopping():
+                raise KeyboardInterrupt()
             for fut in finished:
                 u = running.pop(fut)
                 try:

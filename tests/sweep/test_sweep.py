@@ -237,7 +237,7 @@ def test_ctrl_c_keeps_finished_points_and_a_rerun_resumes(tmp_path, jobs):
     kids = _children(p.pid)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
-    assert p.returncode == 130, err
+    assert p.returncode == 130, f"stderr:\n{err}\nstdout:\n{out[-3000:]}"
     assert "interrupted" in err and "Traceback" not in err, err
     runs = Store(db).runs()
     done = [r for r in runs if r["status"] == "complete"]
