@@ -147,7 +147,9 @@ class PoolExecutor(Executor):
         budget = MEMORY_SHARE * available_bytes()
         running: dict = {}
         while pending or running:
-            if stopping():  # Ctrl-C was taken, but the pool's own code (a worker's start) swallowed it
+            # Ctrl-C was taken, but the pool's own code (a worker's start) swallowed it: what
+            # finished is handed on first
+            if stopping():
                 raise KeyboardInterrupt()
             used = sum(u.memory for u in running.values())
             while pending and len(running) < self.workers:
@@ -158,8 +160,6 @@ class PoolExecutor(Executor):
                 running[self.pool.submit(_call, fit.fn, fit.args)] = fit
                 used += fit.memory
             finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
-            if stopping():
-                raise KeyboardInterrupt()
             for fut in finished:
                 u = running.pop(fut)
                 try:
