@@ -81,6 +81,13 @@ FILL_SEGMENTS = TRIAL_SEGMENTS  # at least this many fill segments (so a replay'
 # percent of the drive, which the 2.5 % points average away
 HEAD_SHARES = tuple(k / TRIAL_SEGMENTS for k in (1, 2, 3))
 MIN_SEGMENT = 64 * 2**20  # a replay's shortest: the write buffer's head start stays a few % of one
+# where the fill's pages land on the dies depends on what the writes before it left half done
+# (the write buffer's partial stripe): a replay's writes before the fill move as many bytes as
+# the run's, modulo this (a multiple of any stripe: dies x planes x a program unit of 16 KiB
+# pages, 3 of them at once for TLC, up to 256 die-planes); the fill's QD1 sequential reads of a
+# 256 GB MLC drive at 54 GB came out 347 MB/s, 423 with the run's residues as at full size
+WRITE_ALIGN = 3 * 4 * 2**20
+SEQ_BLOCK = 128 * 1024  # the sequential writes' requests (ph.seq_write's default)
 # a trial's stretch (`ssdlab fit`) in rounds of 1/25 of its bytes, stopped at steady state: a
 # window of 5 rounds (a fifth of the stretch, the span steady_iops averages) whose range is
 # within twice steady_iops's tolerance and whose least-squares excursion within half of it
@@ -130,6 +137,9 @@ class Plan:
     read_seq_qd1_share: float | None = None
     unmapped: bool = True  # reads of the purged area (False: a run of a battery without them)
     seq_qd1: bool = True  # QD1 sequential reads of the fill (False: a run of a battery without them)
+    # the bytes the run's writes before the fill moved (phase name, bytes): a replay on a drive
+    # of another size writes as many modulo WRITE_ALIGN
+    before_fill: tuple[tuple[str, int], ...] = ()
 
     def scaled(self, time_scale: float, until_steady: bool = True) -> "Plan":
         """The same battery on a drive of `time_scale` times the blocks: idle work (folding,
@@ -184,7 +194,8 @@ def plan_phases(area: int, plan: Plan) -> Generator[ph.Phase, Any, None]:
     before = [
         ph.purge(),
         *(unmapped_phases(area) if plan.unmapped else []),
-        *cache_phases(area, plan.caps, plan.cache_qd1_write_share, plan.cache_rand_write_share, seg),
+        *cache_phases(area, plan.caps, plan.cache_qd1_write_share, plan.cache_rand_write_share, seg,
+                      dict(plan.before_fill)),
         ph.seq_write("fill", **whole, stop_bytes=area, segment_bytes=max(4096, seg)),
         *([ph.idle(plan.settle_s, name="settle", until_quiet=True)] if plan.settle_s > 0 else []),
         ph.rand_io("qd1_read", read_pct=100, queue_depth=1, **whole, stop_seconds=QD1_READ_S),
@@ -263,14 +274,16 @@ def unmapped_phases(area: int) -> list[ph.Phase]:
 
 
 def cache_phases(area: int, caps: bool = True, qd1_write_share: float | None = None,
-                 rand_write_share: float | None = None, segment_bytes: int = GB) -> list[ph.Phase]:
+                 rand_write_share: float | None = None, segment_bytes: int = GB,
+                 residues: dict[str, int] | None = None) -> list[ph.Phase]:
     """Data that sits in the SLC cache (a CrystalDiskMark test file on a purged drive): written
     sequentially (in the fill's segments: the battery's first write, its start the cache of a
     drive that opens it only while nearly empty), read back sequentially (the channels and the
     link, at the SLC read time), at QD1 (the SLC read time) and at QD32, and written at random
     at QD32 (the cache's write path and buffer, at QD1 its latency); the fill then overwrites
     it. The writes' shares of the area, when given, replace their own stops (a 40th of the
-    region, the region)."""
+    region, the region); `residues` (a run's bytes of each write) set their bytes modulo
+    WRITE_ALIGN (aligned())."""
     n = max(4096, int(CACHE_SHARE * area) // 4096 * 4096)
     region = dict(offset=0, length=n)
     cap: dict[str, Any] = {"stop_seconds": CACHE_S} if caps else {}
@@ -284,13 +297,31 @@ def cache_phases(area: int, caps: bool = True, qd1_write_share: float | None = N
     def stop(x: float | None, default: int) -> int:
         return default if x is None else max(4096, min(n, int(x * area) // 4096 * 4096))
 
-    return [ph.seq_write("cache_write", offset=0, length=head, stop_bytes=head, segment_bytes=seg),
+    res = residues or {}
+    if "cache_write" in res:  # only longer: a last, partial segment is not kept (nor measured)
+        longer = aligned(head, res["cache_write"], up=True, block=SEQ_BLOCK)
+        head = longer if longer <= area else head
+    qd1 = aligned(stop(qd1_write_share, max(4096, n // 40 // 4096 * 4096)), res.get("cache_qd1_write"))
+    rand = aligned(stop(rand_write_share, n), res.get("cache_rand_write"))
+    return [ph.seq_write("cache_write", offset=0, length=head, stop_bytes=head, segment_bytes=seg,
+                         block_size=SEQ_BLOCK),
             ph.seq_read("cache_seq_read", **region, stop_bytes=n, **cap),
             ph.rand_io("cache_qd1_read", read_pct=100, queue_depth=1, **region, stop_seconds=CACHE_S),
             ph.rand_io("cache_qd32_read", read_pct=100, **region, stop_seconds=DEPTH_S),
-            ph.rand_io("cache_qd1_write", read_pct=0, queue_depth=1, **region,
-                       stop_bytes=stop(qd1_write_share, max(4096, n // 40 // 4096 * 4096)), **cap),
-            ph.rand_io("cache_rand_write", read_pct=0, **region, stop_bytes=stop(rand_write_share, n), **cap)]
+            ph.rand_io("cache_qd1_write", read_pct=0, queue_depth=1, **region, stop_bytes=qd1, **cap),
+            ph.rand_io("cache_rand_write", read_pct=0, **region, stop_bytes=rand, **cap)]
+
+
+def aligned(planned: int, run: int | None, up: bool = False, block: int = 4096) -> int:
+    """`planned` bytes (a stop: whole `block`s of it are written) moved to the nearest (`up`:
+    the next) count that writes as many bytes as the run modulo WRITE_ALIGN (a block at
+    least); as planned without a run's count. At the run's own size, the run's bytes."""
+    if run is None:
+        return planned
+    d = (run - planned // block * block) % WRITE_ALIGN
+    if not up and d > WRITE_ALIGN // 2 and planned + d - WRITE_ALIGN >= block:
+        d -= WRITE_ALIGN
+    return planned + d
 
 
 def plan_of(phases: list[dict], area: int) -> Plan:
@@ -319,7 +350,10 @@ def plan_of(phases: list[dict], area: int) -> Plan:
                 cache_rand_write_share=written("cache_rand_write", None),
                 steady_after=steady_share(named.get("stretch")),
                 read_seq_share=written("read_seq", None, "read_bytes"),
-                read_seq_qd1_share=written("read_seq_qd1", None, "read_bytes"))
+                read_seq_qd1_share=written("read_seq_qd1", None, "read_bytes"),
+                before_fill=tuple((n, int(named[n]["totals"]["write_bytes"]))
+                                  for n in ("cache_write", "cache_qd1_write", "cache_rand_write")
+                                  if n in named and (named[n]["totals"].get("write_bytes") or 0) > 0))
 
 
 def steady_share(stretch: dict | None) -> float:
@@ -421,6 +455,22 @@ def _write_bytes(r) -> np.ndarray:
 def _seconds(r) -> np.ndarray:
     t = np.asarray(r.series.get("t_s", []), dtype=np.float64)
     return np.diff(np.r_[0.0, t]) if t.size else np.ones(len(r.series.get("iops", [])))
+
+
+def _cumulative(bins: list[float | None]) -> list[float | None]:
+    """The average IOPS from a burst's start to the end of each of its equal shares of bytes
+    (the bins' harmonic means: each bin's time is its bytes over its rate): moves smoothly as a
+    burst's end moves (a bin that holds the end jumps from the burst's rate to the level), as
+    the fill's average speed does where the cache ends."""
+    out: list[float | None] = []
+    time = 0.0
+    for k, b in enumerate(bins):
+        if b is None or b <= 0 or (out and out[-1] is None):
+            out.append(None)  # a bin without a rate: no average reaches past it
+            continue
+        time += 1.0 / b
+        out.append((k + 1) / time)
+    return out
 
 
 def _burst(r, n: int) -> list[float | None]:
@@ -529,6 +579,7 @@ def analyze(results, opts: Options) -> dict:
         nand = _f(s.totals.get("nand_write_bytes"))
         out.update({
             "stretch_iops_by_share": _labels(bins, STRETCH_BINS),
+            "stretch_avg_iops_by_share": _labels(_cumulative(bins), STRETCH_BINS),
             "steady_iops": float(np.mean(tail)) if tail else None,
             "stretch_p1_low_iops": float(np.percentile(half, 1, method="lower")) if half.size else None,
             "stretch_waf": nand / host if host and nand is not None else None,
@@ -536,6 +587,7 @@ def analyze(results, opts: Options) -> dict:
     if "recovery" in r:
         bins = _burst(r["recovery"], RECOVERY_BINS)
         out["recovery_iops_by_share"] = _labels(bins, RECOVERY_BINS)
+        out["recovery_avg_iops_by_share"] = _labels(_cumulative(bins), RECOVERY_BINS)
         steady = out.get("steady_iops")
         out["recovery_gain"] = bins[0] / steady if bins[0] is not None and steady else None
     if "trimmed" in r:
@@ -592,7 +644,8 @@ TEST = Test(
     # cumulative fill speed carries the peak); the cache in GB grows with the drive (its share
     # does not); the trimmed stretch's first fifths are the SLC cache's burst again (the fill
     # fits the cache), its gain the spare area
-    unfitted=("slc_cache_gb", "peak_mbps", "trimmed_iops_by_share"),
+    unfitted=("slc_cache_gb", "peak_mbps", "trimmed_iops_by_share", "stretch_iops_by_share",
+              "recovery_iops_by_share"),
     summary="the phases a simulated twin is fitted to (ssdlab fit): reads of the purged drive, fill, "
             "QD1 reads and writes, reads at depth, working-set sweep, random-write stretch, idle recovery, "
             "the stretch with a quarter of the area trimmed",
