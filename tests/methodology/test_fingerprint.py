@@ -89,6 +89,14 @@ def test_metrics_of_a_small_drive(small):
     assert len(m["stretch_iops_by_share"]) == fp.STRETCH_BINS
     assert m["steady_iops"] > 0 and m["stretch_waf"] > 1
     assert len(m["recovery_iops_by_share"]) == fp.RECOVERY_BINS
+    # the bursts' averages from their start: the bins' harmonic means (each bin's time is its
+    # bytes over its rate), the first the first bin, the last the whole burst's
+    for name in ("stretch", "recovery"):
+        bins, avg = list(m[f"{name}_iops_by_share"].values()), m[f"{name}_avg_iops_by_share"]
+        assert list(avg) == list(m[f"{name}_iops_by_share"])
+        for k, v in enumerate(avg.values()):
+            assert v == pytest.approx((k + 1) / sum(1 / b for b in bins[:k + 1]), rel=1e-9)
+        assert min(bins) <= list(avg.values())[-1] <= max(bins)
     assert len(m["trimmed_iops_by_share"]) == fp.TRIMMED_BINS and m["trimmed_waf"] < m["stretch_waf"]
 
 
@@ -431,3 +439,14 @@ def test_a_replay_stops_at_steady_state_only_where_the_run_it_replays_did():
 
     assert rounds(0.0) == fp.STEADY_FIRST and rounds(1.0) == fp.STEADY_ROUNDS
     assert rounds(0.84) == 0.84 * fp.STEADY_ROUNDS + fp.STEADY_WINDOW - 1  # its window ends at 0.84 + 5 rounds
+
+
+def test_a_bursts_average_moves_smoothly_where_its_bin_jumps():
+    """A burst of 30 K IOPS whose end moves through a bin: the bin jumps by the burst's share
+    in it, the average from the start by that over the bins so far; a bin without a rate ends
+    the averages."""
+    early = fp._cumulative([30000.0] * 8 + [10000.0, 7000.0])
+    late = fp._cumulative([30000.0] * 8 + [14000.0, 7000.0])
+    assert late[8] / early[8] - 1 < 0.1 < 14000 / 10000 - 1
+    assert late[9] / early[9] - 1 < 0.06
+    assert fp._cumulative([5.0, None, 4.0]) == [5.0, None, None]
