@@ -381,6 +381,13 @@ def resolution_of(phases: list[dict], metrics: dict[str, Any]) -> dict[str, floa
     one segment's share at least (relative to the share itself). A QD1 latency quantile is
     known to its histogram's spread around it (curves.quantile_step)."""
     out: dict[str, float] = {}
+    # the stretch's level is the mean of its last two tenths: where those still differ (a
+    # plateau ending in the first of them), the level moves with where it ends, half their
+    # difference over their mean (so do the gains over it)
+    tenths = [v for k, v in (metrics.get("stretch_iops_by_share") or {}).items() if k in ("0.9", "1")]
+    if len(tenths) == 2 and all(v and v > 0 for v in tenths):
+        spread = abs(tenths[0] - tenths[1]) / (tenths[0] + tenths[1])
+        out.update({"steady_iops": spread, "recovery_gain": spread, "trimmed_gain": spread})
     fill = next((p for p in phases if p["name"] == "fill"), None)
     share = metrics.get("slc_cache_share")
     if fill is not None and share:
