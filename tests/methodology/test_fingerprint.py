@@ -450,3 +450,14 @@ def test_a_bursts_average_moves_smoothly_where_its_bin_jumps():
     assert late[8] / early[8] - 1 < 0.1 < 14000 / 10000 - 1
     assert late[9] / early[9] - 1 < 0.06
     assert fp._cumulative([5.0, None, 4.0]) == [5.0, None, None]
+
+
+def test_the_stretch_level_is_known_to_its_last_tenths_spread():
+    """A plateau that ends in the stretch's ninth tenth: the level (the mean of the last two)
+    and the gains over it are known to half their difference over their mean; a steady end
+    leaves them their own tolerance."""
+    ending = fp.resolution_of([], {"stretch_iops_by_share": {"0.8": 33000.0, "0.9": 9800.0, "1": 6800.0}})
+    assert ending["steady_iops"] == pytest.approx(3000 / 16600)
+    assert ending["recovery_gain"] == ending["trimmed_gain"] == ending["steady_iops"]
+    steady = fp.resolution_of([], {"stretch_iops_by_share": {"0.9": 6810.0, "1": 6800.0}})
+    assert steady["steady_iops"] < 0.001
