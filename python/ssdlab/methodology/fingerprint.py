@@ -58,7 +58,7 @@ from .fingerprint_plan import (  # noqa: F401  (fp.NAME: the battery's names in 
     RECOVERY_S, TRIM_SHARE, TRIMMED_SHARE, TRIMMED_S, FILL_BINS, STRETCH_BINS, RECOVERY_BINS,
     TRIMMED_BINS, FILL_POINTS, TRIAL_SEGMENTS, FILL_SEGMENTS, HEAD_SHARES, MIN_SEGMENT,
     WRITE_ALIGN, SEQ_BLOCK, STEADY_ROUNDS, STEADY_WINDOW, STEADY_FIRST, STEADY_RANGE,
-    STEADY_EXCURSION, Plan, default_plan, span_label, phases, plan_phases, _rate, steady, _steady,
+    STEADY_EXCURSION, Plan, default_plan, span_label, phases, plan_phases, steady, _steady,
     trimmed_phases, unmapped_phases, cache_phases, aligned, _write_bytes, _seconds,
 )
 from .test import Test
@@ -123,7 +123,8 @@ def steady_share(stretch: dict | None) -> float:
 def resolution_of(phases: list[dict], metrics: dict[str, Any]) -> dict[str, float]:
     """The cache's end is known to a segment of the fill: its share of the capacity moves by
     one segment's share at least (relative to the share itself). A QD1 latency quantile is
-    known to its histogram's spread around it (curves.quantile_step)."""
+    known to its histogram's spread around it (curves.quantile_step). The stretch's level and
+    the gains over it are known to the spread of its last two tenths."""
     out: dict[str, float] = {}
     # the stretch's level is the mean of its last two tenths: where those still differ (a
     # plateau ending in the first of them), the level moves with where it ends, half their
