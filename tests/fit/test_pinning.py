@@ -1,9 +1,12 @@
 """How pinning judges a parameter, on a loss of known shape (no simulator): a best on a slope
-is not reported as pinned, however narrow the bracket its passing figures leave."""
+is not reported as pinned, however narrow the bracket its passing figures leave; a parameter
+seen to fit over a wide range is sliced no further than that, and reported as that range."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
+
+import pytest
 
 from ssdlab.calibration import Figure
 from ssdlab.fit import pinning, search
@@ -45,3 +48,29 @@ def test_a_best_on_a_slope_is_not_pinned_by_a_narrow_bracket():
     assert not any(pinning.fits_as_well(s, t, best) for t in sliced["p"])  # a bracket one step wide
     pin = pinning.pins(s, best, sliced)["p"]
     assert not pin.pinned and "did not settle" in pin.why
+
+
+class Flat(Slope):
+    """Every value of p fits as well (no figure moves with it)."""
+
+    def _run(self, points, full=False, first=0):
+        values = {"f": 100.0, "g": 100.0}
+        loss, groups = loss_of(self.ev, values)  # type: ignore[arg-type]
+        return [Trial(first + i, u, values, loss, 1.0, groups) for i, u in enumerate(points)]
+
+
+def test_a_parameter_seen_to_fit_widely_is_sliced_no_further():
+    s = Flat()
+    s._record(s.evaluate([{"p": 0.5}]))
+    best = s.trials[0]
+    sliced = pinning.slices(s, best, search.Budget(10**9))
+    # rings 0.015, 0.05, 0.15 leave 0.3 of the cube seen to fit; 0.4 makes it 0.8: no further
+    assert sorted(round(t.u["p"], 3) for t in sliced["p"]) == [0.1, 0.35, 0.45, 0.485, 0.515, 0.55, 0.65, 0.9]
+    pin = pinning.pins(s, best, sliced)["p"]
+    assert not pin.pinned and "fit as well" in pin.why
+    assert (pin.lo, pin.hi) == pytest.approx((P.physical(0.1), P.physical(0.9)))  # what was seen, not the bounds
+    # good trials already as wide: no slice at all, the range theirs
+    s._record(s.evaluate([{"p": 0.2}, {"p": 0.7}]))
+    assert pinning.slices(s, best, search.Budget(10**9)) == {}
+    pin = pinning.pins(s, best, {})["p"]
+    assert not pin.pinned and (pin.lo, pin.hi) == pytest.approx((P.physical(0.2), P.physical(0.7))) and "fit as well" in pin.why

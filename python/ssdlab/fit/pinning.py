@@ -8,7 +8,9 @@ included), and its slice (the loss with it alone moved outwards over SLICE point
 the others at the best, on each side until it no longer fits as well: the loss within SLACK
 and every figure the best passes still passing). The range reported is the union
 of both, a slice's part bracketed by its nearest points that no longer fit (the range lies
-inside: a bound, not a confidence interval). A parameter screening found no figure to move with is not pinned, and neither is
+inside: a bound, not a confidence interval); a parameter seen to fit as well over more than
+PINNED is not pinned whatever lies beyond, so it is sliced no further, and its range is what
+was seen to fit (it is at least that wide). A parameter screening found no figure to move with is not pinned, and neither is
 one whose good range spans most of its bounds, nor one whose slice found a better value beyond
 its finest step (the search had not settled there; a better value one finest step away is the
 loss's own roughness at the slice's resolution, the best already within that step, unless it is
@@ -52,10 +54,14 @@ def slices(search: Search, best: Trial, budget: Budget) -> dict[str, list[Trial]
     """Each free parameter moved alone outwards from the best, ring by ring of SLICE's
     offsets (every parameter's both sides in one batch), on each side until a point no longer
     fits as well or a bound: the bracket `pins` reads ends there, so the points beyond it
-    would change nothing it reports (as far as the budget lets)."""
+    would change nothing it reports (as far as the budget lets). A parameter already seen to
+    fit as well over more than PINNED of its range (the good trials and its slice's points)
+    cannot be pinned: it is sliced no further."""
     keys = [p.key for p in search.start.params if p.key not in search.frozen]
+    ok = good(search, best)
+    seen = {k: [best.u[k], *(t.u[k] for t in ok)] for k in keys}
     out: dict[str, list[Trial]] = {}
-    sides = [(k, s) for k in keys for s in (-1.0, 1.0)]
+    sides = [(k, s) for k in keys for s in (-1.0, 1.0) if not _wide(seen[k])]
     for ring in sorted({abs(d) for d in SLICE}):
         if budget.over(0) or not sides:
             break
@@ -70,9 +76,16 @@ def slices(search: Search, best: Trial, budget: Budget) -> dict[str, list[Trial]
         sides = []
         for (k, s, x), t in zip(asked, done):
             out.setdefault(k, []).append(t)
-            if fits_as_well(search, t, best) and x not in (0.0, 1.0):
-                sides.append((k, s))
+            if fits_as_well(search, t, best):
+                seen[k].append(x)
+                if x not in (0.0, 1.0):
+                    sides.append((k, s))
+        sides = [(k, s) for k, s in sides if not _wide(seen[k])]
     return out
+
+
+def _wide(us: list[float]) -> bool:
+    return max(us) - min(us) > PINNED
 
 
 def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]]) -> dict[str, Pin]:
@@ -93,8 +106,12 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]]) -> dict[st
         sl = sorted(sliced.get(q.key, []), key=lambda t: t.u[q.key])
         below = [t for t in sl if t.u[q.key] < best.u[q.key]][::-1]
         above = [t for t in sl if t.u[q.key] > best.u[q.key]]
-        lo_u = min(lo_u, next((t.u[q.key] for t in below if not fits_as_well(search, t, best)), 0.0))
-        hi_u = max(hi_u, next((t.u[q.key] for t in above if not fits_as_well(search, t, best)), 1.0))
+        # a side that ended without a point that no longer fits: at a bound (its last point),
+        # or where the parameter was seen to be too wide to pin (its farthest point that fits)
+        lo_u = min(lo_u, next((t.u[q.key] for t in below if not fits_as_well(search, t, best)),
+                              below[-1].u[q.key] if below else lo_u))
+        hi_u = max(hi_u, next((t.u[q.key] for t in above if not fits_as_well(search, t, best)),
+                              above[-1].u[q.key] if above else hi_u))
         lo, hi = q.physical(lo_u), q.physical(hi_u)
         sliced_here = q.key in sliced
         narrow = (hi_u - lo_u) <= PINNED
@@ -103,9 +120,9 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]]) -> dict[st
         if narrow and sliced_here and settled:
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, True, "")
         else:
-            why = ("not checked: the budget ran out before its slice" if not sliced_here else
-                   "the search did not settle: its slice found a better value" if not settled else
-                   f"{q.physical(lo_u):.4g}..{q.physical(hi_u):.4g} {q.unit} fit as well".strip())
+            why = ("the search did not settle: its slice found a better value" if sliced_here and not settled else
+                   f"{q.physical(lo_u):.4g}..{q.physical(hi_u):.4g} {q.unit} fit as well".strip() if not narrow else
+                   "not checked: the budget ran out before its slice")
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, False, why)
     return out
 
