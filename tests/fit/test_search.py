@@ -151,6 +151,8 @@ def test_a_mechanism_screening_turned_on_is_screened_again():
     s = Gated()
     s.screen()
     assert "mode" not in s.frozen and s.sensitivity["mode"] >= search.SCREEN_MIN
+    # with the cache off the mode moves nothing: it is not run there at all
+    assert all(t.u["mode"] == 0.8 for t in s.trials if t.u["cache"] == 0.0)
     best = min(s.trials, key=lambda t: t.loss)
     assert best.u["cache"] > 0.05 and best.u["mode"] == 0.3  # the grid point nearest 0.25
 
@@ -159,11 +161,12 @@ def test_a_mechanism_turned_on_is_not_screened_again_past_the_budget():
     """With full-size trials every screening is dear: the gated parameters' screening (5
     trials each) is not begun when the budget has no room for it; they stay frozen."""
     s = Gated()
-    s.screen(budget=search.Budget(1 + 2 * len(search.SCREEN_GRID) + 1 + 2))
-    assert "mode" in s.frozen and len(s.trials) == 1 + 2 * len(search.SCREEN_GRID) + 1
+    s.screen(budget=search.Budget(1 + len(search.SCREEN_GRID) + 1 + 2))
+    assert "mode" in s.frozen and len(s.trials) == 1 + len(search.SCREEN_GRID) + 1
+    assert s.gated_off == {"mode"}  # pinning says why: never screened with its mechanism on
     roomy = Gated()
     roomy.screen(budget=search.Budget(100))
-    assert "mode" not in roomy.frozen
+    assert "mode" not in roomy.frozen and not roomy.gated_off
 
 
 def test_a_mechanism_the_optimizer_turned_on_has_its_parameters_screened_at_a_restart():

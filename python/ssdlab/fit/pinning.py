@@ -96,9 +96,11 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]]) -> dict[st
     for q in st.params:
         if q.key in search.frozen:
             x = st.start[q.key]
-            out[q.key] = Pin(q.key, x, x, q.lo, q.hi, False,
-                             f"no figure moves with it: screening found a change of "
-                             f"{search.sensitivity.get(q.key, 0):.2g} tolerances^2")
+            why = (f"no figure moves with it: its mechanism is off ({q.gate} = 0) wherever it was screened"
+                   if q.key in search.gated_off else
+                   f"no figure moves with it: screening found a change of "
+                   f"{search.sensitivity.get(q.key, 0):.2g} tolerances^2")
+            out[q.key] = Pin(q.key, x, x, q.lo, q.hi, False, why)
             continue
         us = [t.u[q.key] for t in ok] + [best.u[q.key]]
         lo_u, hi_u = min(us), max(us)

@@ -84,6 +84,7 @@ class Search:
         self.x0 = start.unit_start()  # where screening starts (after the die-count scan)
         self.pace = 0.0  # wall seconds per trial run, of the last batch (Budget.room)
         self.unseen: set[str] = set()  # parameters whose finite step moved no figure (descent.py)
+        self.gated_off: set[str] = set()  # parameters left unscreened, their mechanism off there
         self.opened: set[str] = set()  # gates whose mechanism's parameters were screened with it on
         # figure -> its value at full size over the trial's, at the best (fidelity.py): what a
         # trial's figures are multiplied by (none: the trial's own)
@@ -238,6 +239,15 @@ class Search:
         if their trials fit in it."""
         x0 = base.u if base else x0 or self.start.unit_start()
         params = [p for p in self.start.params if keys is None or p.key in keys]
+        # a parameter whose mechanism is off at x0 moves nothing there (the same figures, to
+        # the last digit): not run, it counts as moving nothing, so it is screened again once
+        # its mechanism is on (screen_gated, explore)
+        by = {q.key: q for q in self.start.params}
+        idle = {p.key for p in params if p.gate and by[p.gate].physical(x0[p.gate]) == 0}
+        for k in idle:
+            self.sensitivity.setdefault(k, 0.0)
+            self.gated_off.add(k)
+        params = [p for p in params if p.key not in idle]
         points = [] if base else [x0]
         for p in params:
             points += [{**x0, p.key: u} for u in SCREEN_GRID]
@@ -261,6 +271,7 @@ class Search:
             # the most it moved from any base screened so far (a gated one: a second base)
             moved = max(math.inf if t.error else self.change(t, base) for t in mine)
             self.sensitivity[p.key] = max(moved, self.sensitivity.get(p.key, 0.0))
+            self.gated_off.discard(p.key)
             tops[p.key] = min(mine, key=lambda t: (t.error is not None, t.loss, t.number))
         self.frozen = {k: v for k, v in self.sensitivity.items() if v < SCREEN_MIN}
         for k, top in tops.items():  # a frozen parameter stays at the class's value, its top is noise
