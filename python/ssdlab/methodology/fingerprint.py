@@ -66,9 +66,6 @@ from .test import Test
 READ_QUANTILES = (("p10", 0.10), ("p25", 0.25), ("p50", 0.50), ("p75", 0.75), ("p90", 0.90),
                   ("p99", 0.99), ("p99_9", 0.999))
 WRITE_QUANTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99_9", 0.999))
-# percentiles of the stretch's second half's one-second IOPS: how deep and how often GC's
-# work holds the host back (its pace), which the mean (steady_iops) does not say
-STRETCH_PERCENTILES = (5, 10, 25, 50)
 
 
 def plan_of(phases: list[dict], area: int) -> Plan:
@@ -323,8 +320,6 @@ def analyze(results, opts: Options) -> dict:
             "stretch_avg_iops_by_share": _labels(_cumulative(bins), STRETCH_BINS),
             "steady_iops": float(np.mean(tail)) if tail else None,
             "stretch_p1_low_iops": float(np.percentile(half, 1, method="lower")) if half.size else None,
-            "stretch_iops_by_percentile": {str(q): float(np.percentile(half, q, method="lower"))
-                                           for q in STRETCH_PERCENTILES} if half.size else None,
             "stretch_waf": nand / host if host and nand is not None else None,
         })
     if "recovery" in r:
@@ -387,12 +382,8 @@ TEST = Test(
     # cumulative fill speed carries the peak); the cache in GB grows with the drive (its share
     # does not); the trimmed stretch's first fifths are the SLC cache's burst again (the fill
     # fits the cache), its gain the spare area
-    # does not); the stretch's 1st percentile is a few seconds (a mapping checkpoint's
-    # stall, which a smaller drive's smaller table spreads over less of a second): a trial of
-    # mx100-256 at its own parameters read it 28 % high, a QLC's 26 % low, where the 5th to
-    # 50th percentiles, GC's pace, moved 3.5 % at most
     unfitted=("slc_cache_gb", "peak_mbps", "trimmed_iops_by_share", "stretch_iops_by_share",
-              "recovery_iops_by_share", "stretch_p1_low_iops"),
+              "recovery_iops_by_share"),
     summary="the phases a simulated twin is fitted to (ssdlab fit): reads of the purged drive, fill, "
             "QD1 reads and writes, reads at depth, working-set sweep, random-write stretch, idle recovery, "
             "the stretch with a quarter of the area trimmed",
