@@ -74,3 +74,15 @@ def test_a_parameter_seen_to_fit_widely_is_sliced_no_further():
     assert pinning.slices(s, best, search.Budget(10**9)) == {}
     pin = pinning.pins(s, best, {})["p"]
     assert not pin.pinned and (pin.lo, pin.hi) == pytest.approx((P.physical(0.2), P.physical(0.7))) and "fit as well" in pin.why
+
+
+def test_a_slice_the_budget_cut_short_does_not_pin():
+    """The budget ends after the finest ring: every point fits, the range seen is narrow, but
+    no side reached a point that no longer fits or a bound: not pinned."""
+    s = Flat()
+    s._record(s.evaluate([{"p": 0.5}]))
+    best = s.trials[0]
+    sliced = pinning.slices(s, best, Calls(2))
+    assert len(sliced["p"]) == 2
+    pin = pinning.pins(s, best, sliced)["p"]
+    assert not pin.pinned and "the budget ended its slice" in pin.why
