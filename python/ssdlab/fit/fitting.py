@@ -322,9 +322,10 @@ def _revert_unpinned(search: Search, best: Trial, same: Trial,
     trial = search.evaluate([u])[0]  # at the search's size, against the best's trial of that size
     if pinning.fits_as_well(search, trial, same):
         trial = search.evaluate([u], full=True)[0] if search.scalable else trial
-        for k in free_unpinned:
+        for k in free_unpinned:  # the class's value fits as well: it is in the range
             pins[k].reverted = True
             pins[k].value = st.start[k]
+            pins[k].lo, pins[k].hi = min(pins[k].lo, st.start[k]), max(pins[k].hi, st.start[k])
         return st.physical(u), trial
     return phys, best
 

@@ -127,7 +127,8 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]]) -> dict[st
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, True, "")
         else:
             why = ("the search did not settle: its slice found a better value" if sliced_here and not settled else
-                   f"{q.physical(lo_u):.4g}..{q.physical(hi_u):.4g} {q.unit} fit as well".strip() if not narrow else
+                   f"{'' if ended else 'at least '}{q.physical(lo_u):.4g}..{q.physical(hi_u):.4g} {q.unit} "
+                   "fit as well".replace("  ", " ") if not narrow else
                    "not checked: the budget ran out before its slice" if not sliced_here else
                    "the budget ended its slice before a point that no longer fits")
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, False, why)
