@@ -115,8 +115,8 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]]) -> dict[st
         hi_u = max(hi_u, next((t.u[q.key] for t in above if not fits_as_well(search, t, best)),
                               above[-1].u[q.key] if above else hi_u))
         lo, hi = q.physical(lo_u), q.physical(hi_u)
-        # each side ended at a point that no longer fits or at a bound (not at the budget's end)
         sliced_here = q.key in sliced
+        # each side ended at a point that no longer fits or at a bound (not at the budget's end)
         ended = all(
             any(not fits_as_well(search, t, best) for t in side) or (side and side[-1].u[q.key] in (0.0, 1.0))
             or (not side and best.u[q.key] == edge) for side, edge in ((below, 0.0), (above, 1.0)))
@@ -126,9 +126,9 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]]) -> dict[st
         if narrow and sliced_here and ended and settled:
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, True, "")
         else:
+            span = f"{lo:.4g}..{hi:.4g} {q.unit}".strip()
             why = ("the search did not settle: its slice found a better value" if sliced_here and not settled else
-                   f"{'' if ended else 'at least '}{q.physical(lo_u):.4g}..{q.physical(hi_u):.4g} {q.unit} "
-                   "fit as well".replace("  ", " ") if not narrow else
+                   f"{'' if ended else 'at least '}{span} fit as well" if not narrow else
                    "not checked: the budget ran out before its slice" if not sliced_here else
                    "the budget ended its slice before a point that no longer fits")
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, False, why)
