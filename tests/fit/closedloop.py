@@ -82,7 +82,8 @@ def sets(overrides: list[str]) -> list[str]:
 @dataclass
 class Loop:
     fit: dict
-    rows: list[dict]  # test, figure, hidden, twin, error, ok
+    rows: list[dict]  # test, figure, hidden, twin, error, ok (and each seed's values: hidden_runs, twin_runs)
+    twin: str = ""  # the twin's profile (TOML), to run it again
 
     @property
     def passed(self) -> bool:
@@ -94,9 +95,24 @@ def metrics(test: str, drive: list[str], db: Path, args: list[str], timeout: flo
     return json.loads(r.stdout)["drives"][0]["metrics"]
 
 
+def seeded(test: str, drive: list[str], db: Path, args: list[str], timeout: float,
+           seeds: tuple[int, ...]) -> list[dict]:
+    """The test's metrics, a run for each simulator seed (none given: one run, the default seed)."""
+    return [metrics(test, drive, db, [*args, *(["--seed", str(s)] if seeds else [])], timeout)
+            for s in seeds or (None,)]
+
+
+def mean(runs: list[dict], name: str) -> float | None:
+    vals = [r.get(name) for r in runs]
+    return None if any(v is None for v in vals) else sum(vals) / len(vals)
+
+
 def closed_loop(tmp: Path, profile: str, hidden: list[str], fingerprint: list[str], fit: list[str],
-                held: dict[str, list[str]], timeout: float = 3600) -> Loop:
-    """`held`: each held-out test's `run` options (e.g. {"consistency": ["--seconds", "300"]})."""
+                held: dict[str, list[str]], timeout: float = 3600,
+                seeds: dict[str, tuple[int, ...]] | None = None) -> Loop:
+    """`held`: each held-out test's `run` options (e.g. {"consistency": ["--seconds", "300"]});
+    `seeds`: tests whose figures are compared as their mean over runs with these simulator
+    seeds (a figure that one run gives only roughly: the consistency test's 1 % low)."""
     db = tmp / "r.sqlite"
     fp = json.loads(cli("run", "fingerprint", "--drive", f"sim:{profile}", *sets(hidden), *fingerprint,
                         "--db", str(db), "--json", timeout=timeout, check=True).stdout)
@@ -105,14 +121,17 @@ def closed_loop(tmp: Path, profile: str, hidden: list[str], fingerprint: list[st
                          "--json", timeout=timeout, check=True).stdout)
     rows = []
     for test, args in held.items():
-        h = metrics(test, [f"sim:{profile}", *sets(hidden)], db, args, timeout)
-        t = metrics(test, [f"sim:{twin}"], db, args, timeout)
+        many = (seeds or {}).get(test, ())
+        h = seeded(test, [f"sim:{profile}", *sets(hidden)], db, args, timeout, many)
+        t = seeded(test, [f"sim:{twin}"], db, args, timeout, many)
         for name in HELD_OUT[test]:
-            hv, tv = h.get(name), t.get(name)
+            hv, tv = mean(h, name), mean(t, name)
             err = None if not hv or tv is None else (tv - hv) / hv
             rows.append({"test": test, "figure": name, "hidden": hv, "twin": tv, "error": err,
-                         "ok": err is not None and abs(err) <= WITHIN})
-    return Loop(doc, rows)
+                         "ok": err is not None and abs(err) <= WITHIN,
+                         **({"seeds": list(many), "hidden_runs": [r.get(name) for r in h],
+                             "twin_runs": [r.get(name) for r in t]} if many else {})})
+    return Loop(doc, rows, twin.read_text())
 
 
 def table(loop: Loop) -> str:
@@ -120,5 +139,6 @@ def table(loop: Loop) -> str:
     for r in loop.rows:
         err = "-" if r["error"] is None else f"{100 * r['error']:+.1f} %"
         lines.append(f"{r['test']:12s} {r['figure']:28s} {r['hidden'] or 0:10.4g} {r['twin'] or 0:10.4g} {err:>8s}"
-                     + ("" if r["ok"] else "  FAIL"))
+                     + ("" if r["ok"] else "  FAIL")
+                     + (f"  (seeds {r['seeds']}: hidden {r['hidden_runs']}, twin {r['twin_runs']})" if "seeds" in r else ""))
     return "\n".join(lines)
