@@ -46,3 +46,23 @@ def test_the_hidden_drives_values_are_the_fits_parameters():
     assert more["dies"] == base["dies"] / 2 and more["nand.native.read_us"] == 77
     assert 1 + more["spare_pct"] / 100 == pytest.approx((1 + base["spare_pct"] / 100) * 1000 / blocks / 2)
     assert base["nand.native_write_mbps"] == float("inf")
+
+
+def test_a_figure_over_several_seeds_is_their_mean_with_each_run_kept(monkeypatch, tmp_path):
+    """A test given seeds runs once per seed (`--seed S` after its own options) and its figure
+    is their mean; without seeds, one run at the default seed."""
+    import closedloop
+
+    calls = []
+
+    def fake(test, drive, db, args, timeout):
+        calls.append(args)
+        return {"p1_low_iops": 100.0 + 10 * len(calls)}
+
+    monkeypatch.setattr(closedloop, "metrics", fake)
+    runs = closedloop.seeded("consistency", ["sim:x"], tmp_path / "r.sqlite", ["--seconds", "9"], 1, (42, 1, 2))
+    assert calls == [["--seconds", "9", "--seed", s] for s in ("42", "1", "2")]
+    assert closedloop.mean(runs, "p1_low_iops") == 120.0 and closedloop.mean(runs, "steady_iops") is None
+    calls.clear()
+    assert closedloop.seeded("quick", ["sim:x"], tmp_path / "r.sqlite", [], 1, ()) == [{"p1_low_iops": 110.0}]
+    assert calls == [[]]
