@@ -66,13 +66,6 @@ from .test import Test
 READ_QUANTILES = (("p10", 0.10), ("p25", 0.25), ("p50", 0.50), ("p75", 0.75), ("p90", 0.90),
                   ("p99", 0.99), ("p99_9", 0.999))
 WRITE_QUANTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99_9", 0.999))
-# percentiles of the stretch's second half's one-second IOPS: how deep and how often GC's
-# work holds the host back (its pace), which the mean (steady_iops) does not say. The 1st
-# percentile alone (stretch_p1_low_iops) is a few seconds' stalls: of 900 seconds, its 95 %
-# interval (the 3rd to the 15th lowest) spans 0.85-1.27 times it on mx100-256, and a trial
-# drive's smaller table spreads a checkpoint's stall over less of a second; these are tens
-# of seconds each, and move with GC's pace alike on a trial drive and at full size
-STRETCH_PERCENTILES = (5, 10, 25, 50)
 
 
 def plan_of(phases: list[dict], area: int) -> Plan:
@@ -327,8 +320,6 @@ def analyze(results, opts: Options) -> dict:
             "stretch_avg_iops_by_share": _labels(_cumulative(bins), STRETCH_BINS),
             "steady_iops": float(np.mean(tail)) if tail else None,
             "stretch_p1_low_iops": float(np.percentile(half, 1, method="lower")) if half.size else None,
-            "stretch_iops_by_percentile": {str(q): float(np.percentile(half, q, method="lower"))
-                                           for q in STRETCH_PERCENTILES} if half.size else None,
             "stretch_waf": nand / host if host and nand is not None else None,
         })
     if "recovery" in r:
