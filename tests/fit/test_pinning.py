@@ -86,3 +86,44 @@ def test_a_slice_the_budget_cut_short_does_not_pin():
     assert len(sliced["p"]) == 2
     pin = pinning.pins(s, best, sliced)["p"]
     assert not pin.pinned and "the budget ended its slice" in pin.why
+
+
+A = Param("a", 1, 100, "", "one side of a valley")
+B = Param("b", 1, 100, "", "the other")
+VALLEY = SimpleNamespace(params=[A, B], class_id="valley", unit_start=lambda: {"a": 0.5, "b": 0.5},
+                         physical=lambda u: {q.key: q.physical(u[q.key]) for q in (A, B)},
+                         start={q.key: q.physical(0.5) for q in (A, B)})
+
+
+class Valley(search.Search):
+    """Figure f reads a - b steeply (a program time paying for fewer checkpoint writes), figure
+    g reads a + b gently: moved alone, each parameter leaves f's tolerance within 0.05 of the
+    cube; moved together along a = b, the loss stays within SLACK over most of the cube."""
+
+    def __init__(self) -> None:
+        figs = [Figure("d", name, ("t", 0.0, None, 1, ()), lambda c: None, value=100.0, tol=0.1) for name in "fg"]
+        ev = SimpleNamespace(figures=figs, groups={"f": "one", "g": "one"}, scalable=lambda: False)
+        super().__init__(ev, VALLEY, 1, executor=None)  # type: ignore[arg-type]
+
+    def _run(self, points, full=False, first=0):
+        out = []
+        for i, u in enumerate(points):
+            values = {"f": 100.0 + 300.0 * (u["a"] - u["b"]), "g": 100.0 + 2.0 * (u["a"] + u["b"] - 1.0)}
+            loss, groups = loss_of(self.ev, values)  # type: ignore[arg-type]
+            out.append(Trial(first + i, u, values, loss, 1.0, groups))
+        return out
+
+
+def test_a_parameter_in_a_valley_with_another_is_not_pinned():
+    s = Valley()
+    s._record(s.evaluate([{"a": 0.5, "b": 0.5}]))
+    best = s.trials[0]
+    sliced = pinning.slices(s, best, search.Budget(10**9))
+    alone = pinning.pins(s, best, sliced)
+    assert alone["a"].pinned and alone["b"].pinned  # moved one at a time, each is bracketed narrowly
+    traded = pinning.trades(s, best, search.Budget(10**9))
+    assert traded["a"].partner == "b" and traded["a"].correlation > 0.9
+    assert traded["a"].alone < 0.05 and 2 * traded["a"].half > pinning.PINNED
+    pin = pinning.pins(s, best, sliced, traded)["a"]
+    assert not pin.pinned and "trades with b" in pin.why
+    assert pin.hi / pin.lo > alone["a"].hi / alone["a"].lo  # the range says how far the valley goes

@@ -290,13 +290,13 @@ def pin(search: Search, best: Trial, budget: Budget) -> tuple[Trial, Trial, dict
     sliced = pinning.slices(search, same, budget)
     better = min((t for ts in sliced.values() for t in ts if not t.error), key=lambda t: t.loss, default=same)
     if better.loss >= same.loss:
-        return best, same, pinning.pins(search, same, sliced)
+        return best, same, pinning.pins(search, same, sliced, pinning.trades(search, same, budget))
     better.number = len(search.trials)
     search.trials.append(better)
     best = full_size_check(search, [better])[0]
     again = pinning.slices(search, better, budget)
     if again:
-        return best, better, pinning.pins(search, better, again)
+        return best, better, pinning.pins(search, better, again, pinning.trades(search, better, budget))
     # the budget ran out: the first slices, around a point one slice step away (the parameter
     # that moved reads "did not settle"), say more than none; the values are the twin's
     pins = pinning.pins(search, same, sliced)

@@ -1,14 +1,15 @@
 """How well the evidence pins each parameter, and which figures no parameter set passes
 together.
 
-A parameter is pinned when both of these are narrow (under PINNED of its range in the unit
+A parameter is pinned when all of these are narrow (under PINNED of its range in the unit
 cube): the spread of its value over the good trials (loss within SLACK of the best: what
 else fits as well, along the directions the search explored, trade-offs between parameters
-included), and its slice (the loss with it alone moved outwards over SLICE points across its range,
+included), its slice (the loss with it alone moved outwards over SLICE points across its range,
 the others at the best, on each side until it no longer fits as well: the loss within SLACK
-and every figure the best passes still passing). The range reported is the union
-of both, a slice's part bracketed by its nearest points that no longer fit (the range lies
-inside: a bound, not a confidence interval); a parameter seen to fit as well over more than
+and every figure the best passes still passing), and its linearized profile range (`trades`:
+the others re-fitted, from the figures' Jacobian at the best). The range reported is the union
+of the first two, a slice's part bracketed by its nearest points that no longer fit (the range lies
+inside: a bound, not a confidence interval), and of the third where that is what unpins it; a parameter seen to fit as well over more than
 PINNED is not pinned whatever lies beyond, so it is sliced no further, and its range is what
 was seen to fit (it is at least that wide). A parameter screening found no figure to move with is not pinned, and neither is
 one whose good range spans most of its bounds, nor one whose slice found a better value beyond
@@ -25,9 +26,13 @@ trial passes it, nothing within the bounds reaches it."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from . import descent
 from .profile_out import Pin
 from .search import Budget, Search, Trial, residual
 
@@ -84,12 +89,58 @@ def slices(search: Search, best: Trial, budget: Budget) -> dict[str, list[Trial]
     return out
 
 
+@dataclass
+class Trade:
+    """A parameter's linearized profile range at the best: the half-width (in the cube) over
+    which the loss stays within SLACK with the other smooth parameters re-fitted, against
+    the half-width with them fixed, and the parameter it trades with most."""
+
+    half: float
+    alone: float
+    partner: str
+    correlation: float
+
+
+def trades(search: Search, best: Trial, budget: Budget) -> dict[str, Trade]:
+    """The slices move one parameter at a time: in a valley along two of them (a program time
+    paying for fewer checkpoint writes) each is bracketed narrowly with the other fixed, while
+    the two together fit as well far along the valley. So the figures' Jacobian at the best
+    (a trial per smooth parameter, descent.STEP forward; the memo gives those already run)
+    gives the Fisher information F = J^T W J of the loss (group weights W): with the others
+    re-fitted the loss stays within SLACK over sqrt(SLACK (F^-1)_kk), with them fixed over
+    sqrt(SLACK / F_kk). F gets SLACK on its diagonal (a step across the whole cube costs
+    SLACK at least: what the bounds say), so a direction no figure sees reads at most the
+    cube, not infinity. Linear in the figures: a guide where the loss is smooth, not a bound."""
+    keys = [k for k in search.free() if k not in descent.discrete(search)]
+    if len(keys) < 2 or not budget.room(0, len(keys), search.pace):
+        return {}
+    h = descent.STEP
+    points = [{**best.u, k: best.u[k] + (h if best.u[k] + h <= 1.0 else -h)} for k in keys]
+    done = search.evaluate(points, first=-1, until=budget.deadline)
+    if len(done) < len(keys) or any(t.error for t in done):
+        return {}
+    r0 = descent._vector(search, best)
+    jac = np.stack([(descent._vector(search, t) - r0) / (t.u[k] - best.u[k]) for k, t in zip(keys, done)], axis=1)
+    w = descent._weights(search)
+    info = jac.T @ (w[:, None] * jac) + SLACK * np.eye(len(keys))
+    cov = np.linalg.inv(info)
+    out = {}
+    for j, k in enumerate(keys):
+        corr = cov[j] / np.sqrt(np.diag(cov) * cov[j, j])
+        corr[j] = 0.0
+        o = int(np.argmax(np.abs(corr)))
+        out[k] = Trade(math.sqrt(SLACK * cov[j, j]), math.sqrt(SLACK / info[j, j]), keys[o], float(corr[o]))
+    return out
+
+
 def _wide(us: list[float]) -> bool:
     return max(us) - min(us) > PINNED
 
 
-def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]]) -> dict[str, Pin]:
+def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]],
+         traded: dict[str, Trade] | None = None) -> dict[str, Pin]:
     st = search.start
+    traded = traded or {}
     ok = good(search, best)
     phys = st.physical(best.u)
     out: dict[str, Pin] = {}
@@ -123,7 +174,15 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]]) -> dict[st
         narrow = (hi_u - lo_u) <= PINNED
         settled = all(t.loss >= best.loss - (SLACK if abs(t.u[q.key] - best.u[q.key]) <= FINEST else 0.0)
                       for t in sliced.get(q.key, []))
-        if narrow and sliced_here and ended and settled:
+        tr = traded.get(q.key)
+        if narrow and sliced_here and ended and settled and tr and 2 * tr.half > PINNED:
+            # narrow alone, wide with the others re-fitted: a valley, not a pin
+            a, b = max(0.0, best.u[q.key] - tr.half), min(1.0, best.u[q.key] + tr.half)
+            lo, hi = min(lo, q.physical(a)), max(hi, q.physical(b))
+            out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, False,
+                             f"{lo:.4g}..{hi:.4g} {q.unit}".strip() + " fit as well with the others re-fitted "
+                             f"(linearized; it trades with {tr.partner})")
+        elif narrow and sliced_here and ended and settled:
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, True, "")
         else:
             span = f"{lo:.4g}..{hi:.4g} {q.unit}".strip()
