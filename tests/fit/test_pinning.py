@@ -127,3 +127,36 @@ def test_a_parameter_in_a_valley_with_another_is_not_pinned():
     pin = pinning.pins(s, best, sliced, traded)["a"]
     assert not pin.pinned and "trades with b" in pin.why
     assert pin.hi / pin.lo > alone["a"].hi / alone["a"].lo  # the range says how far the valley goes
+
+
+class Sized(search.Search):
+    """Figure f passes over the whole range at the drive's own size; a trial drive reads it
+    steeply, right only at p = 0.8 (a 1 % low of rare stalls the smaller drive dilutes): the
+    search, at trial size, ends at 0.8; the class's 0.5 fits as well at full size."""
+
+    def __init__(self) -> None:
+        figs = [Figure("d", "f", ("t", 0.0, None, 1, ()), lambda c: None, value=100.0, tol=0.1)]
+        ev = SimpleNamespace(figures=figs, groups={"f": "f"}, scalable=lambda: True)
+        super().__init__(ev, START, 1, executor=None)  # type: ignore[arg-type]
+
+    def _run(self, points, full=False, first=0):
+        out = []
+        for i, u in enumerate(points):
+            values = {"f": 100.0 + (5.0 * (u["p"] - 0.65) if full else 100.0 * (u["p"] - 0.8))}
+            loss, groups = loss_of(self.ev, values)  # type: ignore[arg-type]
+            out.append(Trial(first + i, u, values, loss, 1.0 if full else 0.5, groups))
+        return out
+
+
+def test_an_unpinned_parameter_goes_back_to_the_class_when_the_full_size_twin_fits_as_well():
+    from ssdlab.fit import fitting
+    from ssdlab.fit.profile_out import Pin
+
+    s = Sized()
+    same = s.evaluate([{"p": 0.8}])[0]
+    best = s.evaluate([{"p": 0.8}], full=True)[0]
+    assert s.evaluate([{"p": 0.5}])[0].loss > same.loss + pinning.SLACK  # at trial size the class fails
+    pins = {"p": Pin("p", P.physical(0.8), P.physical(0.8), P.physical(0.7), P.physical(0.9), False, "trades")}
+    values, twin = fitting._revert_unpinned(s, best, same, pins)
+    assert twin.scale == 1.0 and abs(values["p"] - P.physical(0.5)) < 1e-9 and pins["p"].reverted
+    assert pins["p"].lo <= P.physical(0.5) <= pins["p"].hi

@@ -309,7 +309,9 @@ def pin(search: Search, best: Trial, budget: Budget) -> tuple[Trial, Trial, dict
 def _revert_unpinned(search: Search, best: Trial, same: Trial,
                      pins: dict[str, profile_out.Pin]) -> tuple[dict[str, float], Trial]:
     """The twin's values: the best trial's, with every parameter the evidence does not pin set
-    back to the class's value, if the fit stays as good (pinning.fits_as_well); else the best's."""
+    back to the class's value, if the fit stays as good (pinning.fits_as_well) at the drive's
+    own size, the twin's (a figure the trial drive reads off, such as a 1 % low of rare
+    stalls, would keep a value the full-size twin does not need); else the best's."""
     st = search.start
     free_unpinned = [k for k, p in pins.items() if not p.pinned and k not in search.frozen]
     for k in search.frozen:
@@ -319,9 +321,8 @@ def _revert_unpinned(search: Search, best: Trial, same: Trial,
         return phys, best
     start_u = st.unit_start()
     u = {**best.u, **{k: start_u[k] for k in free_unpinned}}
-    trial = search.evaluate([u])[0]  # at the search's size, against the best's trial of that size
-    if pinning.fits_as_well(search, trial, same):
-        trial = search.evaluate([u], full=True)[0] if search.scalable else trial
+    trial = search.evaluate([u], full=search.scalable)[0]  # the full-size best against the full-size twin
+    if pinning.fits_as_well(search, trial, best if search.scalable else same):
         for k in free_unpinned:  # the class's value fits as well: it is in the range
             pins[k].reverted = True
             pins[k].value = st.start[k]
