@@ -311,23 +311,27 @@ def _revert_unpinned(search: Search, best: Trial, same: Trial,
     """The twin's values: the best trial's, with every parameter the evidence does not pin set
     back to the class's value, if the fit stays as good (pinning.fits_as_well) at the drive's
     own size, the twin's (a figure the trial drive reads off, such as a 1 % low of rare
-    stalls, would keep a value the full-size twin does not need); else the best's."""
+    stalls, would keep a value the full-size twin does not need); else the same without those
+    that trade with another (pinned alone: pinning.trades), which keep the search's values;
+    else the best's."""
     st = search.start
-    free_unpinned = [k for k, p in pins.items() if not p.pinned and k not in search.frozen]
+    unpinned = [k for k, p in pins.items() if not p.pinned and k not in search.frozen]
     for k in search.frozen:
         pins[k].reverted = True
     phys = st.physical(best.u)
-    if not free_unpinned:
-        return phys, best
     start_u = st.unit_start()
-    u = {**best.u, **{k: start_u[k] for k in free_unpinned}}
-    trial = search.evaluate([u], full=search.scalable)[0]  # the full-size best against the full-size twin
-    if pinning.fits_as_well(search, trial, best if search.scalable else same):
-        for k in free_unpinned:  # the class's value fits as well: it is in the range
-            pins[k].reverted = True
-            pins[k].value = st.start[k]
-            pins[k].lo, pins[k].hi = min(pins[k].lo, st.start[k]), max(pins[k].hi, st.start[k])
-        return st.physical(u), trial
+    untraded = [k for k in unpinned if not pins[k].traded]
+    for keys in dict.fromkeys((tuple(unpinned), tuple(untraded))):
+        if not keys:
+            continue
+        u = {**best.u, **{k: start_u[k] for k in keys}}
+        trial = search.evaluate([u], full=search.scalable)[0]  # the full-size best against the full-size twin
+        if pinning.fits_as_well(search, trial, best if search.scalable else same):
+            for k in keys:  # the class's value fits as well: it is in the range
+                pins[k].reverted = True
+                pins[k].value = st.start[k]
+                pins[k].lo, pins[k].hi = min(pins[k].lo, st.start[k]), max(pins[k].hi, st.start[k])
+            return st.physical(u), trial
     return phys, best
 
 
