@@ -53,35 +53,3 @@ def test_a_policy_is_scanned_choice_by_choice_before_the_steps():
     descent.scan_choices(s, SimpleNamespace(over=lambda n: False, deadline=float("inf")))
     assert asked == [{"spare_pct": 0.2, "ftl.striping": 1.0}]  # only the choice not yet run
     assert s.x0 == {"spare_pct": 0.2, "ftl.striping": 1.0}
-
-
-def test_cross_validation_folds_step_on_the_jacobian_at_the_screening_start():
-    """A fold's first step (search.shared_jacobian) differentiates at x0, whose points every
-    fold shares through the memo, not at the fold's own best; on figures linear in the
-    parameters that slope is exact, so one step from the best still lands on the optimum."""
-    from ssdlab.calibration import Figure
-    from ssdlab.fit.loss import loss_of
-
-    run = ("toy", 0.0, None, 1, ())
-    figs = [Figure("d", f"f{i}", run, lambda c: None, value=100.0, tol=0.1) for i in range(2)]
-    ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs})
-    target = {"a": 0.3, "b": 0.6}
-    asked: list[dict[str, float]] = []
-
-    def score(n: int, u: dict[str, float]) -> Trial:
-        values = {"f0": 100 + 80 * (u["a"] - target["a"]) + 20 * (u["b"] - target["b"]),
-                  "f1": 100 + 50 * (u["b"] - target["b"])}
-        return Trial(n, dict(u), values, loss_of(ev, values)[0])
-
-    def evaluate(points, first=0, until=float("inf")):
-        asked.extend(points)
-        return [score(first + i, u) for i, u in enumerate(points)]
-
-    x0, best = {"a": 0.5, "b": 0.5}, {"a": 0.8, "b": 0.2}
-    s = SimpleNamespace(ev=ev, trials=[score(0, x0), score(1, best)], x0=x0, shared_jacobian=True, pace=0.0,
-                        unseen=set(), evaluate=evaluate)
-    s._record = s.trials.extend
-    out = descent.levenberg_marquardt(s, SimpleNamespace(room=lambda *a: True, deadline=float("inf")),
-                                      ["a", "b"], start=s.trials[1], rounds=1)
-    assert asked[:2] == [{"a": 0.55, "b": 0.5}, {"a": 0.5, "b": 0.55}]  # around x0, not the best
-    assert abs(out.u["a"] - target["a"]) < 0.01 and abs(out.u["b"] - target["b"]) < 0.01

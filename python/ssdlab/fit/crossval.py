@@ -42,7 +42,6 @@ def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadl
         fold_deadline = time.monotonic() + max(0.0, deadline - time.monotonic()) / left
         fold = ev.without(g)
         s = Search(fold, start, seed, executor, sampler, on_trial, measured=ev, memo=memo)
-        s.shared_jacobian = True
         s.run(Budget(trials, fold_deadline))
         best = s.best(1)[0]
         for f in ev.figures:

@@ -117,32 +117,24 @@ def descend(search: Any, budget: Any, keys: list[str]) -> None:
 def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial | None = None,
                         rounds: int = ROUNDS) -> Trial:
     """Rounds of damped Gauss-Newton steps over `keys` from `start` (default: the best trial
-    so far) while they improve; the best trial they reached. With `search.shared_jacobian`
-    (cross-validation's folds) the first round's Jacobian is the one at the screening's start
-    (search.x0), whose trials every fold shares through the memo, instead of one at each
-    fold's own best (a trial per parameter each): a step of every damping is tried and taken
-    only when it improves, so an older slope costs at most a round that does not."""
+    so far) while they improve; the best trial they reached."""
     w = _weights(search)
     best = start or min(search.trials, key=lambda t: (t.loss, t.number))
     jac = None
-    for first in (i == 0 for i in range(rounds)):
+    for _ in range(rounds):
         if not budget.room(len(search.trials), len(keys) + len(LAMBDAS), search.pace):
             return best
         r0 = _vector(search, best)
         if jac is None:
-            at = best
-            if search.shared_jacobian and first and best.u != search.x0:  # (memo: already run)
-                at = next((t for t in search.trials if t.u == search.x0), None) or search.evaluate([search.x0])[0]
             points = []
             for k in keys:
-                h = STEP if at.u[k] + STEP <= 1.0 else -STEP
-                points.append({**at.u, k: at.u[k] + h})
+                h = STEP if best.u[k] + STEP <= 1.0 else -STEP
+                points.append({**best.u, k: best.u[k] + h})
             done = search.evaluate(points, first=len(search.trials), until=budget.deadline)
             search._record(done)
             if len(done) < len(keys):  # the deadline came first: no step from part of the Jacobian
                 return best
-            ra = _vector(search, at)
-            jac = np.stack([(_vector(search, t) - ra) / (t.u[k] - at.u[k]) for k, t in zip(keys, done)], axis=1)
+            jac = np.stack([(_vector(search, t) - r0) / (t.u[k] - best.u[k]) for k, t in zip(keys, done)], axis=1)
             search.unseen = {k for j, k in enumerate(keys) if np.abs(jac[:, j]).max() * STEP < UNSEEN}
         a = jac.T @ (w[:, None] * jac)
         g = jac.T @ (w * r0)

@@ -84,7 +84,6 @@ class Search:
         self.x0 = start.unit_start()  # where screening starts (after the die-count scan)
         self.pace = 0.0  # wall seconds per trial run, of the last batch (Budget.room)
         self.unseen: set[str] = set()  # parameters whose finite step moved no figure (descent.py)
-        self.shared_jacobian = False  # the first step's Jacobian at x0, not at the best (descent.py)
         self.gated_off: set[str] = set()  # parameters left unscreened, their mechanism off there
         self.opened: set[str] = set()  # gates whose mechanism's parameters were screened with it on
         # figure -> its value at full size over the trial's, at the best (fidelity.py): what a
