@@ -66,12 +66,26 @@ def scan_choices(search: Any, budget: Any) -> None:
     search.x0 = x0
 
 
-def _vector(search: Any, t: Trial) -> np.ndarray:
+def residuals(search: Any, t: Trial) -> np.ndarray:
     lim = math.sqrt(CAP)
     return np.array([max(-lim, min(lim, residual(f, t.values.get(f.name)))) for f in search.ev.figures])
 
 
-def _weights(search: Any) -> np.ndarray:
+def jacobian(search: Any, at: Trial, keys: list[str], until: float, record: bool = True) -> np.ndarray | None:
+    """The figures' errors' Jacobian at `at` over `keys`: a trial per key, STEP forward (back
+    at the top of the cube); None when the deadline cut it short or a trial failed. `record`:
+    the trials join the search's (a step's), else they are only looked at (pinning's)."""
+    points = [{**at.u, k: at.u[k] + (STEP if at.u[k] + STEP <= 1.0 else -STEP)} for k in keys]
+    done = search.evaluate(points, first=len(search.trials) if record else -1, until=until)
+    if record:
+        search._record(done)
+    if len(done) < len(keys) or (not record and any(t.error for t in done)):
+        return None
+    r0 = residuals(search, at)
+    return np.stack([(residuals(search, t) - r0) / (t.u[k] - at.u[k]) for k, t in zip(keys, done)], axis=1)
+
+
+def group_weights(search: Any) -> np.ndarray:
     sizes: dict[str, int] = {}
     for f in search.ev.figures:
         g = search.ev.groups[f.name]
@@ -118,23 +132,17 @@ def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial 
                         rounds: int = ROUNDS) -> Trial:
     """Rounds of damped Gauss-Newton steps over `keys` from `start` (default: the best trial
     so far) while they improve; the best trial they reached."""
-    w = _weights(search)
+    w = group_weights(search)
     best = start or min(search.trials, key=lambda t: (t.loss, t.number))
     jac = None
     for _ in range(rounds):
         if not budget.room(len(search.trials), len(keys) + len(LAMBDAS), search.pace):
             return best
-        r0 = _vector(search, best)
+        r0 = residuals(search, best)
         if jac is None:
-            points = []
-            for k in keys:
-                h = STEP if best.u[k] + STEP <= 1.0 else -STEP
-                points.append({**best.u, k: best.u[k] + h})
-            done = search.evaluate(points, first=len(search.trials), until=budget.deadline)
-            search._record(done)
-            if len(done) < len(keys):  # the deadline came first: no step from part of the Jacobian
+            jac = jacobian(search, best, keys, budget.deadline)
+            if jac is None:  # the deadline came first: no step from part of the Jacobian
                 return best
-            jac = np.stack([(_vector(search, t) - r0) / (t.u[k] - best.u[k]) for k, t in zip(keys, done)], axis=1)
             search.unseen = {k for j, k in enumerate(keys) if np.abs(jac[:, j]).max() * STEP < UNSEEN}
         a = jac.T @ (w[:, None] * jac)
         g = jac.T @ (w * r0)

@@ -114,14 +114,10 @@ def trades(search: Search, best: Trial, budget: Budget) -> dict[str, Trade]:
     keys = [k for k in search.free() if k not in descent.discrete(search)]
     if len(keys) < 2 or not budget.room(0, len(keys), search.pace):
         return {}
-    h = descent.STEP
-    points = [{**best.u, k: best.u[k] + (h if best.u[k] + h <= 1.0 else -h)} for k in keys]
-    done = search.evaluate(points, first=-1, until=budget.deadline)
-    if len(done) < len(keys) or any(t.error for t in done):
+    jac = descent.jacobian(search, best, keys, budget.deadline, record=False)
+    if jac is None:
         return {}
-    r0 = descent._vector(search, best)
-    jac = np.stack([(descent._vector(search, t) - r0) / (t.u[k] - best.u[k]) for k, t in zip(keys, done)], axis=1)
-    w = descent._weights(search)
+    w = descent.group_weights(search)
     info = jac.T @ (w[:, None] * jac) + SLACK * np.eye(len(keys))
     cov = np.linalg.inv(info)
     out = {}
