@@ -106,6 +106,31 @@ def test_a_smaller_drive_keeps_the_share_of_its_data_blocks():
     assert S.scaled(over, st.profile, 5000) == ([], 1.0)  # never larger
 
 
+def test_a_smaller_drive_keeps_the_share_of_its_free_blocks_with_a_static_cache():
+    """A static SLC cache is whole blocks a die, rounded up by the simulator: the trial's
+    rounded count is taken and the capacity follows what the dies have left, so the free
+    blocks a die (all but data, static cache and the blocks that do not scale) shrink by f."""
+    import math
+
+    st = S.start("qlc-pcie4-hmb-1000", {"capacity_gb": 1000})
+    over = st.overrides({}) + ["slc.static_gb=9", "nand.blocks_per_plane=2159"]
+    extra, f = S.scaled(over, st.profile, 256)
+    kv = dict(o.split("=", 1) for o in extra)
+    dies, slc_block = 8, 4 * 1024 * 16 * 1024 / 4  # planes x pages x page, in SLC mode (QLC: 1/4)
+
+    def static_blocks(gb: float) -> int:  # as the simulator rounds (nand.rs)
+        return math.ceil(math.ceil(gb * 1e9 / slc_block) / dies)
+
+    k = S.unscaled_blocks(2, 9, 200)
+    assert k == 3.5  # two streams from the free pool: the host's SLC writes go to the static blocks
+    full_free = 2159 - k - static_blocks(9) - 1000e9 / dies / (4 * slc_block)
+    trial_free = 256 - k - static_blocks(float(kv["slc.static_gb"])) - float(kv["user_capacity_gb"]) * 1e9 / dies / (4 * slc_block)
+    assert static_blocks(float(kv["slc.static_gb"])) == round(68 * (256 - k) / (2159 - k))
+    assert trial_free == pytest.approx(f * full_free, rel=1e-9)
+    assert S.unscaled_blocks(2, 0, 24) == 4  # a dynamic cache opens a third stream's blocks
+    Drive.describe(st.text, over + extra)
+
+
 def test_a_smaller_drive_frees_its_share_of_blocks_when_idle():
     """Idle GC works up to a share of a die's blocks (a block spans the die's planes, as
     `block_mib` says); what it frees above the level where GC starts (the threshold + 1, which
