@@ -418,13 +418,6 @@ def scaled(overrides: list[str], profile: dict[str, Any], blocks: int) -> tuple[
     out = [f"nand.blocks_per_plane={blocks}", f"user_capacity_gb={min(val('user_capacity_gb') * f, most)!r}"]
     if static:
         out.append(f"slc.static_gb={(small * dies - 0.5) * slc_block / GB!r}")
-    # the write buffer absorbs the start of a stall (a mapping-table checkpoint's): a trial's
-    # stalls are f times as short (its stretch runs f times the seconds), so its buffer is f
-    # times as large, but not below a program unit a die (what keeps every die programming)
-    buffer = val("host.write_buffer_kib")
-    unit = val("nand.planes") * (val("nand.native.prog_pages") or 1.0) * val("nand.page_kib")
-    if buffer and buffer * f < buffer and unit * dies < buffer:
-        out.append(f"host.write_buffer_kib={max(unit * dies, round(buffer * f)):.0f}")
     for key in ("slc.dynamic_max_gb", "slc.reclaim_gb", "slc.reclaim_interval_gb", "mapping.checkpoint_gb"):
         x = val(key)
         if x:

@@ -95,20 +95,15 @@ class Plan:
     # the bytes the run's writes before the fill moved (phase name, bytes): a replay on a drive
     # of another size writes as many modulo WRITE_ALIGN
     before_fill: tuple[tuple[str, int], ...] = ()
-    # the random-write phases' sample interval, s: a replay on a drive of f times the blocks
-    # runs them in f times the seconds, and samples f seconds long cut it into as many shares
-    # as the run's seconds did and see a stall that lasts in proportion to the drive (a
-    # mapping-table checkpoint writes the whole table) as the run's seconds saw it
-    sample_s: float = 1.0
 
     def scaled(self, time_scale: float, until_steady: bool = True) -> "Plan":
         """The same battery on a drive of `time_scale` times the blocks: idle work (folding,
-        GC) shrinks with the blocks, so the settle's cap and the pause do too, and so do the
-        random-write phases' samples; the stretch stops at steady state unless told otherwise."""
+        GC) shrinks with the blocks, so the settle's cap and the pause do too; the stretch
+        stops at steady state unless told otherwise."""
         # at the run's own size its own segments (what the evidence was measured in)
         return replace(self, pause_s=self.pause_s * time_scale, settle_s=self.settle_s * time_scale, caps=False,
                        fill_segments=self.fill_segments if time_scale == 1.0 else TRIAL_SEGMENTS,
-                       until_steady=until_steady, sample_s=self.sample_s * time_scale)
+                       until_steady=until_steady)
 
 
 def default_plan(area: int, opts: Options) -> Plan:
@@ -170,21 +165,20 @@ def plan_phases(area: int, plan: Plan) -> Generator[ph.Phase, Any, None]:
     after = [
         *([ph.idle(plan.pause_s, name="pause")] if plan.pause_s > 0 else []),
         ph.rand_io("recovery", read_pct=0, **whole, stop_bytes=share(plan.recovery_share),
-                   sample_interval_s=plan.sample_s, **cap(RECOVERY_S)),
+                   **cap(RECOVERY_S)),
         *trimmed_phases(area, plan, cap, share),
     ]
     for p in before:
         yield p
     stretch = share(plan.stretch_share)
     if not plan.until_steady:
-        yield ph.rand_io("stretch", read_pct=0, **whole, stop_bytes=stretch, sample_interval_s=plan.sample_s,
-                         **cap(plan.stretch_s))
+        yield ph.rand_io("stretch", read_pct=0, **whole, stop_bytes=stretch, **cap(plan.stretch_s))
     else:
         rounds: list[Any] = []
         step = max(4096, stretch // STEADY_ROUNDS // 4096 * 4096)
         for k in range(STEADY_ROUNDS):
             last = stretch - step * (STEADY_ROUNDS - 1)
-            rounds.append((yield ph.rand_io("stretch", read_pct=0, **whole, sample_interval_s=plan.sample_s,
+            rounds.append((yield ph.rand_io("stretch", read_pct=0, **whole,
                                             stop_bytes=step if k < STEADY_ROUNDS - 1 else max(4096, last))))
             if k + 1 >= max(STEADY_FIRST, plan.steady_after * STEADY_ROUNDS + STEADY_WINDOW) \
                     and steady(rounds[-STEADY_WINDOW:]):
@@ -222,7 +216,7 @@ def trimmed_phases(area: int, plan: Plan, cap: Callable[[float], dict[str, Any]]
         return []
     return [ph.trim("trim_spare", offset=keep, length=area - keep),
             ph.rand_io("trimmed", read_pct=0, offset=0, length=keep, stop_bytes=share(plan.trimmed_share),
-                       sample_interval_s=plan.sample_s, **cap(min(TRIMMED_S, plan.stretch_s)))]
+                       **cap(min(TRIMMED_S, plan.stretch_s)))]
 
 
 def unmapped_phases(area: int) -> list[ph.Phase]:
