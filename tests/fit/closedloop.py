@@ -119,6 +119,12 @@ def closed_loop(tmp: Path, profile: str, hidden: list[str], fingerprint: list[st
     twin = tmp / "twin.toml"
     doc = json.loads(cli("fit", "--runs", str(fp["run_id"]), "--db", str(db), "--out", str(twin), *fit,
                          "--json", timeout=timeout, check=True).stdout)
+    return Loop(doc, held_rows(db, profile, hidden, twin, held, timeout, seeds), twin.read_text())
+
+
+def held_rows(db: Path, profile: str, hidden: list[str], twin: Path, held: dict[str, list[str]],
+              timeout: float = 3600, seeds: dict[str, tuple[int, ...]] | None = None) -> list[dict]:
+    """Twin (a profile file) and hidden drive run the held-out tests: a row per figure."""
     rows = []
     for test, args in held.items():
         many = (seeds or {}).get(test, ())
@@ -131,7 +137,7 @@ def closed_loop(tmp: Path, profile: str, hidden: list[str], fingerprint: list[st
                          "ok": err is not None and abs(err) <= WITHIN,
                          **({"seeds": list(many), "hidden_runs": [r.get(name) for r in h],
                              "twin_runs": [r.get(name) for r in t]} if many else {})})
-    return Loop(doc, rows, twin.read_text())
+    return rows
 
 
 def table(loop: Loop) -> str:
