@@ -131,7 +131,7 @@ def main() -> int:
     if (a.update_docs or a.docs_only or a.held) and not a.results:
         ap.error("--update-docs, --docs-only and --held read --results FILE")
     if a.held:
-        rerun(a.results, [d for d in a.drive or list(KINDS)], a.held)
+        rerun(a.results, a.drive or list(KINDS), a.held)
     ok = True
     for drive in [] if a.docs_only or a.held else a.drive or list(KINDS):
         hidden = perturbed(drive, a.seed)
