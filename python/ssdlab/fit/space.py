@@ -240,7 +240,7 @@ class Start:
         block = geo["planes"] * geo["pages_per_block"] * geo["page_kib"] * KIB
         dies_total = channels * out["nand.dies_per_channel"]
         slc_static = v.get("slc.static_share", _static_share(p, self.capacity_gb)) * self.capacity_gb
-        bits = {"slc": 1, "mlc": 2, "tlc": 3, "qlc": 4}[nand["cell"]]
+        bits = BITS[nand["cell"]]
         raw = self.capacity_gb * GB * (1 + v["spare_pct"] / 100) + slc_static * GB * bits
         # at least the blocks the capacity needs besides the GC reserve (threshold + 4 per die)
         reserve = float(_get(p, "ftl.gc_threshold_blocks", 2)) + 4
@@ -311,7 +311,7 @@ def class_value(p: dict[str, Any], key: str, capacity_gb: float) -> float:
         return float(n["channels"] * n["dies_per_channel"])
     if key == "spare_pct":
         static = _static_share(p, float(p["user_capacity_gb"])) * float(p["user_capacity_gb"]) * GB
-        bits = {"slc": 1, "mlc": 2, "tlc": 3, "qlc": 4}[n["cell"]]
+        bits = BITS[n["cell"]]
         return 100.0 * ((raw_bytes(p) - static * bits) / (float(p["user_capacity_gb"]) * GB) - 1.0)
     if key == "slc.cache_share":
         return float(_get(p, "slc.dynamic_max_gb", 0.0)) / float(p["user_capacity_gb"])
