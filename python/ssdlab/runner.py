@@ -268,9 +268,10 @@ def _run_item(target: Target, phases: list[Phase], seq: int, on_start: PhaseStar
         return on_sample if on_start else None
 
     def end(i: int, res: PhaseResult) -> None:
-        running.clear()
-        if on_end is not None:
-            on_end(seq + i, res, "complete")
+        with interrupts.shielded():  # not marked ended without being handed over
+            running.clear()
+            if on_end is not None:
+                on_end(seq + i, res, "complete")
 
     try:
         return target.run_phases(phases, start, end)

@@ -6,6 +6,7 @@ the one it was running as partial."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import time
@@ -15,7 +16,9 @@ from clirun import cli as _cli
 from clirun import reaped
 from clirun import start as _start
 from loopdevs import REASON, loops, sectors_written  # noqa: F401  (loops: a fixture)
+from ssdlab import interrupts
 from ssdlab import phase as P
+from ssdlab.phase import Interrupted
 from ssdlab.targets import open_target
 from ssdlab.targets.fio import batch
 
@@ -84,6 +87,30 @@ def test_a_batch_is_one_fio_process_and_each_step_is_its_own_result(loops, monke
     assert w4k.totals["duration_s"] == pytest.approx(1.2, abs=0.1)
     # every byte the device took is in one step's totals
     assert written == sum(r.totals["write_bytes"] for r in res)
+
+
+def test_a_ctrl_c_while_a_step_is_handed_over_waits_until_it_is(loops, monkeypatch):
+    """The interrupt lands while a finished step's result is being read from fio's logs:
+    the step is still handed over whole (and any other that had ended), then the batch
+    stops with the step that was running as partial."""
+    dev, _ = loops.make()
+    events: list[tuple[str, int]] = []
+    with open_target(dev, destroy_data=dev) as t:
+        real = t._io_result
+
+        def cut(phase, *a):
+            if phase.name == "r01/w4k":
+                os.kill(os.getpid(), signal.SIGINT)  # runs its handler at the next bytecode
+            return real(phase, *a)
+
+        monkeypatch.setattr(t, "_io_result", cut)
+        with interrupts.handled(), pytest.raises(Interrupted) as stop:
+            t.run_phases(steps(), lambda i, p: events.append(("start", i)),
+                         lambda i, r: events.append(("end", i)))
+    ended = [i for e, i in events if e == "end"]
+    assert ended[:1] == [0] and ended == list(range(len(ended)))  # in order, none missing
+    names = [p.name for p in steps()]
+    assert stop.value.partial is None or stop.value.partial.phase.name == names[len(ended)]
 
 
 def _round_phases(db) -> list[tuple[str, str]]:

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from ... import interrupts
 from ...fioformat import json_read
 from ...phase import Interrupted, OnSample, Phase, PhaseResult, ResolvedPhase
 from ..base import StepEnd, StepStart
@@ -113,8 +114,7 @@ class Batch:
             self.temps.stop()
             raise failed
         for g in range(len(self.steps)):  # the final report: every step has ended
-            if not self.steps[g].ended:
-                self.end(g, self.last[g], complete=True)
+            self.finish(g)
         self.temps.stop()
         return [r for r in self.results if r is not None]
 
@@ -137,8 +137,7 @@ class Batch:
             else:
                 s.t0_ms = self.wall0_ms
         for g in range(self.latest):
-            if not self.steps[g].ended:
-                self.end(g, self.last[g], complete=True)
+            self.finish(g)
         if self.latest >= 0 and live:
             s = self.begin(self.latest)
             row = s.tracker.update(self.last[self.latest]) if s.tracker else None
@@ -159,6 +158,13 @@ class Batch:
             s.tracker = json_read.StatusTracker(s.t0_ms)
             s.on_sample = self.on_start(g, s.phase) if self.on_start else None
         return s
+
+    def finish(self, g: int) -> None:
+        """Hand step g over if it has not been: whole, or not at all. A Ctrl-C waits until
+        it is stored, as the step is already marked ended (a cut-off hand-over would lose it)."""
+        if not self.steps[g].ended:
+            with interrupts.shielded():
+                self.end(g, self.last[g], complete=True)
 
     def end(self, g: int, sub: dict, complete: bool) -> None:
         """Step g's result from its group's last report; handed over when complete."""
