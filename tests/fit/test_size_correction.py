@@ -38,7 +38,7 @@ class Toy:
     def run(self, units):
         for unit in units:
             _, overrides, _, plans, _ = unit.args
-            u = {k: float(x) for k, x in (o.split("=") for o in overrides)}
+            u = {k: float(x) for k, x in (o.split("=") for o in overrides[RUN])}
             values = {k.replace("p", "f"): 100.0 + 60.0 * (x - TARGET[k]) for k, x in u.items() if k in TARGET}
             if u["small"]:
                 values["f0"] *= self.trial_bias
@@ -54,7 +54,7 @@ class ToySearch(search.Search):
 
     def settings(self, u, full=False):
         small = not full
-        return [f"{k}={x!r}" for k, x in u.items()] + [f"small={int(small)}"], {}, 0.5 if small else 1.0
+        return {RUN: [f"{k}={x!r}" for k, x in u.items()] + [f"small={int(small)}"]}, {}, 0.5 if small else 1.0
 
 
 def _fitted(bias: float) -> tuple[ToySearch, search.Trial]:

@@ -71,12 +71,30 @@ class Evidence:
                     out.append(r)
         return out
 
-    def scalable(self) -> bool:
-        """Trials may run on a smaller drive: every figure is of a scale-free test (shares)."""
+    def run_plans(self) -> dict[RunKey, Any]:
+        """Each run's own options: a stored run's replay (the fingerprint's plan), else the
+        test's own for the run's options where the test has them (what a trial scales)."""
+        from ..calibration.fio_logs import test_of
+        from ..methodology import Options, get
+
+        out = dict(self.plans)
+        for r in self.runs():
+            sized = get(test_of(r[0])).sized
+            if r not in out and sized is not None:
+                out[r] = sized(Options(spare=r[1], seconds=r[2], repeat=r[3]))
+        return out
+
+    def scaled_runs(self) -> list[RunKey]:
+        """The runs a trial makes on a smaller drive: those of scale-free tests (rates,
+        latencies and shares); the others run at the drive's own size in the same trial."""
         from ..calibration.fio_logs import test_of
         from ..methodology import get
 
-        return all(get(test_of(r[0])).scale_free for r in self.runs())
+        return [r for r in self.runs() if get(test_of(r[0])).scale_free]
+
+    def scalable(self) -> bool:
+        """Trials may run on a smaller drive: some figure is of a scale-free test."""
+        return bool(self.scaled_runs())
 
     def merged(self, other: "Evidence") -> "Evidence":
         names = {f.name for f in self.figures}

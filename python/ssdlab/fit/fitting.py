@@ -98,6 +98,7 @@ class Result:
             "class": self.start.class_id, "trials": self.trials, "seconds": round(self.seconds, 1),
             "loss": self.best.loss, "passed": sum(f["pass"] for f in self.figures), "total": len(self.figures),
             "scaled_trials": self.search.scalable,
+            "scaled_tests": sorted({r[0] for r in self.search.scaled_runs}) if self.search.scalable else [],
             "parameters": [{"key": k, "value": p.value, "unit": by[k].unit, "class_value": self.start.start[k],
                             "pinned": p.pinned, "lo": p.lo, "hi": p.hi, "note": p.why, "reverted": p.reverted,
                             "sensitivity": self.search.sensitivity.get(k), "meaning": by[k].meaning}
@@ -347,7 +348,7 @@ def twin_phases(res: Result, ev: Evidence) -> list[Any] | None:
     from ..runner import walk_phases
     from ..targets.sim import SimTarget
 
-    run = next(iter(ev.plans), None)  # a run replayed from its phases (the fingerprint)
+    run = next(iter(ev.plans), None)  # a stored run replayed from its phases (the fingerprint)
     if run is None:
         return None
     target = SimTarget(res.start.text, res.start.overrides(res.values), seed=res.search.seed)

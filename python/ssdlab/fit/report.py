@@ -96,6 +96,15 @@ def _ok(p: bool) -> str:
     return '<td class="pass">pass</td>' if p else '<td class="fail">FAIL</td>'
 
 
+def scaled_note(doc: dict[str, Any]) -> str:
+    """Where the trials ran: the drive's size, or a smaller drive for the scale-free tests."""
+    if not doc["scaled_trials"]:
+        return ""
+    tests = doc.get("scaled_tests") or []
+    which = f" for {', '.join(tests)} (any other test at full size)" if tests else ""
+    return f" on a smaller drive with the same dies{which} (the best again at full size)"
+
+
 def write(doc: dict[str, Any], out: Path, ps: list[Print], title: str) -> Path:
     """report.html and the PNGs into `out` (made if missing)."""
     from plotly.offline import get_plotlyjs
@@ -107,7 +116,7 @@ def write(doc: dict[str, Any], out: Path, ps: list[Print], title: str) -> Path:
                                "Cross-validation: each held-back figure predicted by a fit without its group"))
     parts = [f"<h1>{e(title)}</h1>",
              f'<p class="meta">Class {e(doc["class"])}; {doc["trials"]} trials'
-             f'{" on a smaller drive with the same dies (the best again at full size)" if doc["scaled_trials"] else ""}'
+             f'{scaled_note(doc)}'
              f', {doc["seconds"]:.0f} s; evidence: {e("; ".join(doc.get("evidence", [])))}. '
              f'{doc["passed"]} of {doc["total"]} figures pass within their tolerance.</p>']
     if ps:

@@ -12,6 +12,7 @@ Levenberg-Marquardt steps from the class."""
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -36,13 +37,13 @@ SCREEN_MIN = 0.25  # below this (group-weighted squared change, in tolerances) a
 STALL = (4, 0.25)
 
 
-def run_trial(class_text: str, overrides: list[str], runs: list[RunKey], plans: dict[RunKey, Any],
-              seed: int) -> dict[RunKey, dict[str, Any]]:
+def run_trial(class_text: str, overrides: dict[RunKey, list[str]], runs: list[RunKey],
+              plans: dict[RunKey, Any], seed: int) -> dict[RunKey, dict[str, Any]]:
     """One trial in a worker: every run the evidence needs, on the class profile with the
-    trial's overrides (module level: it is pickled to the worker)."""
+    trial's overrides for that run (module level: it is pickled to the worker)."""
     from ..validate import run_one
 
-    return {r: run_one(TWIN, r, seed, tuple(overrides), profile_text=class_text, own=plans.get(r))
+    return {r: run_one(TWIN, r, seed, tuple(overrides[r]), profile_text=class_text, own=plans.get(r))
             for r in runs}
 
 
@@ -93,6 +94,16 @@ class Search:
         self.phases: list[dict[str, Any]] = []
         self._since = (time.monotonic(), 0)
 
+    @functools.cached_property
+    def plans(self) -> dict[RunKey, Any]:
+        """The runs' own options at the drive's size."""
+        return self.measured.run_plans()
+
+    @functools.cached_property
+    def scaled_runs(self) -> set[RunKey]:
+        """The runs a trial makes on the smaller drive."""
+        return set(self.measured.scaled_runs())
+
     def mark(self, phase: str) -> None:
         """The trials run and the seconds since the last mark were `phase`'s."""
         now, n = time.monotonic(), len(self.trials)
@@ -102,16 +113,17 @@ class Search:
         self._since = (now, n)
 
     # -- running trials ------------------------------------------------------------------------
-    def settings(self, u: dict[str, float], full: bool = False) -> tuple[list[str], dict[RunKey, Any], float]:
-        """The trial's overrides, the runs' own options and the size factor."""
+    def settings(self, u: dict[str, float], full: bool = False) -> tuple[dict[RunKey, list[str]], dict[RunKey, Any], float]:
+        """The trial's overrides for each run (a scale-free test's runs on the smaller drive),
+        the runs' own options and the size factor."""
         ov = self.start.overrides(self.start.physical(u))
-        plans = dict(self.measured.plans)
+        by_run = {r: ov for r in self.measured.runs()}
         f = 1.0
         if self.scalable and not full:
             extra, f = scaled(ov, self.start.profile, TRIAL_BLOCKS)
-            ov = ov + extra
-        plans = {r: p.scaled(f) if hasattr(p, "scaled") else p for r, p in plans.items()}
-        return ov, plans, f
+            by_run.update({r: ov + extra for r in self.scaled_runs})
+        plans = {r: p.scaled(f) if hasattr(p, "scaled") else p for r, p in self.plans.items()}
+        return by_run, plans, f
 
     def evaluate(self, points: list[dict[str, float]], full: bool = False, first: int = 0,
                  until: float = math.inf) -> list[Trial]:
@@ -143,8 +155,8 @@ class Search:
             if key in self.memo:  # the same point, already run (a cross-validation fold's start)
                 known[i] = self.memo[key]
                 continue
-            try:
-                mem = table_bytes(self.start.text, ov)
+            try:  # a worker runs them one after the other: the largest drive's tables
+                mem = max(table_bytes(self.start.text, o) for o in {tuple(o): o for o in ov.values()}.values())
             except ValueError:
                 mem = 0.0  # a profile the simulator refuses: the trial fails and scores CAP
             units.append(Unit(i, run_trial, (self.start.text, ov, runs, plans, self.seed), memory=mem))

@@ -16,6 +16,8 @@ torture has scattered. It runs last so that it changes nothing the other passes 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from .. import phase as ph
 from .common import Options, area_bytes, by_name, mbps
 from ..figures import lazy
@@ -27,12 +29,32 @@ TORTURE_S = 300  # heavy use: 4 KiB random writes QD32 over the area
 PASS_BLOCK, PASS_QD = 128 * 1024, 1
 
 
+@dataclass(frozen=True)
+class Plan:
+    """The timed steps (`ssdlab fit`'s trials run the test on a drive of fewer blocks: the
+    torture then overwrites the same share of it in proportionally less time, and the idle
+    period's background work, which grows with the blocks, takes proportionally less)."""
+
+    torture_s: float = TORTURE_S
+    idle_s: float = DEFAULT_SECONDS
+
+    def scaled(self, time_scale: float, until_steady: bool = True) -> "Plan":
+        """The test on a drive of `time_scale` times the blocks (`until_steady`: the
+        fingerprint's plan's; the passes here have no rounds to stop early)."""
+        return replace(self, torture_s=self.torture_s * time_scale, idle_s=self.idle_s * time_scale)
+
+
+def sized(opts: Options) -> Plan:
+    return Plan(idle_s=opts.secs(DEFAULT_SECONDS))
+
+
 def phases(capacity: int, opts: Options) -> list[ph.Phase]:
     n = area_bytes(capacity, opts)
     rng = dict(offset=0, length=n, stop_bytes=n, block_size=PASS_BLOCK, queue_depth=PASS_QD)
+    plan = opts.of(Plan, sized(opts))
 
     def torture(name: str) -> ph.Phase:
-        return ph.rand_io(name, read_pct=0, offset=0, length=n, stop_seconds=TORTURE_S)
+        return ph.rand_io(name, read_pct=0, offset=0, length=n, stop_seconds=plan.torture_s)
 
     return [
         ph.purge(),
@@ -40,7 +62,7 @@ def phases(capacity: int, opts: Options) -> list[ph.Phase]:
         torture("torture_1"),
         ph.seq_read("full_read", **rng), ph.seq_write("full_write", **rng),
         torture("torture_2"),
-        ph.idle(opts.secs(DEFAULT_SECONDS)),
+        ph.idle(plan.idle_s),
         ph.seq_read("idle_read", **rng), ph.seq_write("idle_write", **rng),
         ph.trim("trim"),
         ph.seq_write("trim_write", **rng),
@@ -79,4 +101,6 @@ TEST = Test(
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
     cost=8.0,
+    scale_free=True,
+    sized=sized,
 )

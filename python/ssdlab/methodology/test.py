@@ -127,8 +127,11 @@ class Test:
     # its phases and metrics: `ssdlab fit` widens that figure's tolerance to it
     resolution: Callable[[list[dict[str, Any]], dict[str, Any]], dict[str, float]] | None = None
     # every metric is a rate, a latency or a share: the same on a smaller drive with the same
-    # dies (`ssdlab fit` may run its trials there)
+    # dies (`ssdlab fit` may run its trials there), its timed steps scaled by its own options
     scale_free: bool = False
+    # the test's own options for a run with these options, whose `scaled(f)` gives them for a
+    # drive of f times the blocks (`ssdlab fit`'s trials); None: a stored run's `replay` has them
+    sized: Callable[[Options], Any] | None = None
     # metric groups (name, metric-name prefixes), first match wins: what `ssdlab fit`'s
     # cross-validation holds back at a time; empty: the test is one group
     metric_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
