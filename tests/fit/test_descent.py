@@ -53,3 +53,49 @@ def test_a_policy_is_scanned_choice_by_choice_before_the_steps():
     descent.scan_choices(s, SimpleNamespace(over=lambda n: False, deadline=float("inf")))
     assert asked == [{"spare_pct": 0.2, "ftl.striping": 1.0}]  # only the choice not yet run
     assert s.x0 == {"spare_pct": 0.2, "ftl.striping": 1.0}
+
+
+def test_a_limit_at_none_is_lowered_to_where_it_binds_and_the_steps_go_on_from_there():
+    """A drive whose write path (a limit) caps the clean write under what its NAND programs,
+    and whose write after random writes keeps up thanks to the NAND's headroom: from "no
+    limit" the steps cannot see the limit (a step at the top moves nothing), so they trade
+    the two writes on the NAND's speed alone; with the limit lowered to where it binds they
+    reach both."""
+    from ssdlab.calibration import Figure
+    from ssdlab.executor import Done
+    from ssdlab.fit import search as S
+
+    run = ("toy", 0.0, None, 1, ())
+    params = [Param("nand.speed", 100, 1000, "MB/s", "NAND program rate"),
+              Param("host.write_mbps", 100, 20000, "MB/s", "write path")]
+    by = {p.key: p for p in params}
+
+    def rates(u: dict[str, float]) -> dict[str, float]:
+        nand, limit = by["nand.speed"].physical(u["nand.speed"]), by["host.write_mbps"].physical(u["host.write_mbps"])
+        return {"clean": min(limit, nand), "full": min(limit, 0.6 * nand)}  # GC takes 40 % of the NAND
+
+    class Toy:
+        workers = 1
+
+        def run(self, units):
+            for unit in units:
+                yield Done(unit.key, {run: {"metrics": rates(unit.args[1][run])}})
+
+    class ToySearch(S.Search):
+        def settings(self, u, full=False):
+            return {run: u}, {}, 1.0
+
+    figs = [Figure("d", n, run, lambda c, n=n: c.m(run, n), value=v, tol=0.05) for n, v in (("clean", 260), ("full", 250))]
+    ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: False,
+                         runs=lambda: [run], plans={})
+    start = SimpleNamespace(params=params, class_id="toy", text="", unit_start=lambda: {"nand.speed": 0.3,
+                            "host.write_mbps": 1.0}, start={}, physical=lambda u: {k: by[k].physical(x) for k, x in u.items()})
+    s = ToySearch(ev, start, 3, Toy())  # type: ignore[arg-type]
+    s._record(s.evaluate([s.x0]))
+    budget = S.Budget(10**6)
+    stuck = descent.levenberg_marquardt(s, budget, ["nand.speed", "host.write_mbps"])
+    assert stuck.u["host.write_mbps"] == 1.0 and stuck.loss > 1.0  # the limit unseen, a write fails
+    edge = descent.limits_to_edge(s, budget)
+    assert edge is not None and edge.loss < 0.05 and edge.loss < stuck.loss
+    assert 240 < by["host.write_mbps"].physical(edge.u["host.write_mbps"]) < 280
+    assert descent.limits_to_edge(s, budget) is None  # the limit is no longer at its top

@@ -162,3 +162,45 @@ def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial 
             return best
         best = new
     return best
+
+
+RATE_LIMITS = ("host.read_mbps", "host.write_mbps", "nand.native_write_mbps")
+EDGE_POINTS = 8  # a batch of the bisection: a limit's unit range in this many
+
+
+def limits_to_edge(search: Any, budget: Any) -> Trial | None:
+    """A rate limit the best leaves at "none" (the top of its range) moves no figure by a
+    step, and screening's five points over two decades seldom land where it just binds (the
+    m4's write path binds usefully from 221 to 321 MB/s of 130-20000: 0.15-0.22 of the cube,
+    between the grid's 0.05 and 0.3). From the best, each such limit is lowered to where it
+    starts to bind (the largest of EDGE_POINTS points, then of EDGE_POINTS between it and
+    the next, that moves a figure by UNSEEN), and the steps go from there, where they see
+    the limit with what it couples to (a faster NAND behind a binding write path leaves GC
+    room: the m4's write after random writes). The steps' best, None when no limit was at
+    its top or none binds."""
+    best = min((t for t in search.trials if not t.error), key=lambda t: (t.loss, t.number), default=None)
+    keys = [k for k in RATE_LIMITS if best is not None and k in best.u and best.u[k] >= 1.0 and k in search.free()]
+    if best is None or not keys:
+        return None
+    at = best
+    for k in keys:
+        lo, hi = 0.0, 1.0
+        edge: Trial | None = None
+        for _ in range(2):
+            if not budget.room(len(search.trials), EDGE_POINTS, search.pace):
+                break
+            us = [lo + (hi - lo) * (i + 1) / (EDGE_POINTS + 1) for i in range(EDGE_POINTS)]
+            done = search.evaluate([{**at.u, k: u} for u in us], first=len(search.trials), until=budget.deadline)
+            search._record(done)
+            binds = [t for t in done if not t.error and search.change(t, at) >= UNSEEN]
+            if not binds:
+                break
+            edge = max(binds, key=lambda t: t.u[k])
+            nxt = [t.u[k] for t in done if t.u[k] > edge.u[k]]
+            lo, hi = edge.u[k], min(nxt) if nxt else hi
+        if edge is not None:
+            at = edge
+    if at is best:
+        return None
+    smooth = [k for k in search.free() if k not in discrete(search)]
+    return levenberg_marquardt(search, budget, smooth, start=at)

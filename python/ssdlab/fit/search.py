@@ -493,6 +493,9 @@ class Search:
             # a mechanism CMA-ES turned on (screening left it off): its own parameters, frozen
             # where it was off, screened from the best
             self.screen_gated(self.x0, self.best()[0], budget)
+            if restart == 1:  # once: where a limit binds, the steps see it
+                descent.limits_to_edge(self, budget)
+                self.mark("limits")
             self.descend(budget)
             self.mark("steps")
             self._cma(self.free(), budget, budget.trials, SIGMA0, self.seed + restart)
