@@ -101,8 +101,8 @@ def scaled_note(doc: dict[str, Any]) -> str:
     if not doc["scaled_trials"]:
         return ""
     tests = doc.get("scaled_tests") or []
-    which = f" for {', '.join(tests)} (any other test at full size)" if tests else ""
-    return f" on a smaller drive with the same dies{which} (the best again at full size)"
+    which = f"runs of {', '.join(tests)} " if tests else ""
+    return f" ({which}on a smaller drive with the same dies, the best again at full size)"
 
 
 def write(doc: dict[str, Any], out: Path, ps: list[Print], title: str) -> Path:
