@@ -179,8 +179,10 @@ def limits_to_edge(search: Any, budget: Any) -> Trial | None:
     room: the m4's write after random writes). The steps' best, None when no limit was at
     its top or none binds."""
     best = min((t for t in search.trials if not t.error), key=lambda t: (t.loss, t.number), default=None)
-    keys = [k for k in RATE_LIMITS if best is not None and k in best.u and best.u[k] >= 1.0 and k in search.free()]
-    if best is None or not keys:
+    if best is None:
+        return None
+    keys = [k for k in RATE_LIMITS if best.u.get(k, 0.0) >= 1.0 and k in search.free()]
+    if not keys:
         return None
     at = best
     for k in keys:

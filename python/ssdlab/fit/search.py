@@ -156,7 +156,7 @@ class Search:
                 known[i] = self.memo[key]
                 continue
             try:  # a worker runs them one after the other: the largest drive's tables
-                mem = max(table_bytes(self.start.text, o) for o in {tuple(o): o for o in ov.values()}.values())
+                mem = max(table_bytes(self.start.text, list(o)) for o in {tuple(o) for o in ov.values()})
             except ValueError:
                 mem = 0.0  # a profile the simulator refuses: the trial fails and scores CAP
             units.append(Unit(i, run_trial, (self.start.text, ov, runs, plans, self.seed), memory=mem))

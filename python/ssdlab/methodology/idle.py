@@ -38,9 +38,8 @@ class Plan:
     torture_s: float = TORTURE_S
     idle_s: float = DEFAULT_SECONDS
 
-    def scaled(self, time_scale: float, until_steady: bool = True) -> "Plan":
-        """The test on a drive of `time_scale` times the blocks (`until_steady`: the
-        fingerprint's plan's; the passes here have no rounds to stop early)."""
+    def scaled(self, time_scale: float) -> "Plan":
+        """The test on a drive of `time_scale` times the blocks."""
         return replace(self, torture_s=self.torture_s * time_scale, idle_s=self.idle_s * time_scale)
 
 
