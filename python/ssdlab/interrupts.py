@@ -64,7 +64,9 @@ def handled(ignore_after_stop: bool = False) -> Iterator[None]:
     finally:
         for s, h in old.items():
             signal.signal(s, signal.SIG_IGN if ignore_after_stop and _state["stopping"] else h)
-        _state["installed"] = False
+        # the stop belonged to this block: code run after it in the same process (a library
+        # caller, the next test) starts unstopped; `terminated()` stays for the exit status
+        _state.update(installed=False, stopping=False, shield=0, pending=False)
 
 
 @contextmanager
