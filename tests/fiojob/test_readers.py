@@ -67,6 +67,8 @@ def charts(tmp_path_factory) -> Path:
     return d
 
 
+# one worker draws every chart: the module fixture runs fio and ssdlab once
+@pytest.mark.xdist_group("fio-plot")
 @pytest.mark.parametrize("mode,args,where", [
     ("-H", ["-d", "4", "-n", "1"], ""),
     ("-l", ["-d", "1", "4", "-n", "1"], ""),

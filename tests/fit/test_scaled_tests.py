@@ -60,6 +60,8 @@ def test_the_idle_test_runs_on_a_smaller_drive_and_quick_at_full_size(tmp_path: 
     assert one == 1.0 and full[idle_run] == full[quick_run] and plans_full[idle_run] == I.Plan(idle_s=600)
 
 
+# one worker runs every metric: the module fixture runs the idle test at both sizes once
+@pytest.mark.xdist_group("idle-two-sizes")
 @pytest.mark.parametrize("metric", ["clean_read_mbps", "clean_write_mbps", "full_read_mbps", "idle_read_mbps",
                                     "trim_write_mbps", "read_written_mbps", "full_write_mbps", "idle_write_mbps"])
 def test_the_idle_test_on_a_smaller_drive_reads_as_at_full_size(metric, idle_at_two_sizes):
