@@ -26,7 +26,7 @@ HELD = {"consistency": ["--seconds", "300"],
 def test_a_twin_fitted_to_a_fingerprint_predicts_other_tests(tmp_path):
     hidden = perturbed("tlc-256", 1, BASE)
     loop = closed_loop(tmp_path, "tlc-256", hidden, ["--seconds", "300", "--interval", "30"],
-                       ["--start", "tlc-256", "--params", SEARCHED, "--trials", "120", "--no-crossval", "--seed", "3"],
+                       ["--start", "tlc-256", "--params", SEARCHED, "--trials", "80", "--no-crossval", "--seed", "3"],
                        HELD, timeout=900)
     assert len(loop.rows) == 18
     assert loop.passed, f"twin vs hidden drive (within {WITHIN:.0%}):\n{table(loop)}"
