@@ -26,10 +26,11 @@ env: .venv/.synced
 
 # maturin develop: builds the Rust extension in release mode into python/ssdlab and
 # installs the package (editable) with its `ssdlab` command into .venv.
+# (cargo with every core, not a parallel make's jobserver: `make test` compiles while apt installs)
 $(STAMP): .venv/.synced $(RUST_SRC)
-	VIRTUAL_ENV=$(CURDIR)/.venv .venv/bin/maturin develop --release --uv --quiet
+	MAKEFLAGS= VIRTUAL_ENV=$(CURDIR)/.venv .venv/bin/maturin develop --release --uv --quiet
 	$(PY) -m compileall -q python/ssdlab
-	cargo build --release --quiet -p ssdsim-nbd  # the nbdkit plugin of `ssdlab serve`
+	MAKEFLAGS= cargo build --release --quiet -p ssdsim-nbd  # the nbdkit plugin of `ssdlab serve`
 	touch $@
 
 build: $(STAMP)
@@ -44,9 +45,11 @@ sysdeps-demo:
 demo: sysdeps-demo build
 	.venv/bin/ssdlab review --drive sim:tlc-256 -o $(DEMO_OUT)
 
-# the linters and the Rust tests' compile overlap (mypy is one thread; cargo's last crate
-# and links leave a core idle); the Python tests then have both cores
-test: sysdeps build
+# the distribution packages install (apt waits on downloads and the disk) while the
+# extension compiles; the linters and the Rust tests' compile overlap (mypy is one thread;
+# cargo's last crate and links leave a core idle); the Python tests then have both cores
+test:
+	$(MAKE) --no-print-directory -j2 --output-sync=target sysdeps build
 	$(MAKE) --no-print-directory -j2 --output-sync=target lint-py test-rust
 	$(MAKE) --no-print-directory test-py
 
