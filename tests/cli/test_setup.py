@@ -25,7 +25,8 @@ def test_ci_only_calls_make_test():
 
 def test_make_test_and_demo_install_their_packages():
     mk = (ROOT / "Makefile").read_text()
-    assert re.search(r"^test: sysdeps build", mk, re.M)
+    # the packages and the build first (one parallel make), then the linters and the tests
+    assert re.search(r"^test:\n\t\$\(MAKE\) [^\n]*-j2 [^\n]*\bsysdeps build\n", mk, re.M)
     assert re.search(r"^demo: sysdeps-demo build", mk, re.M)
     assert re.search(r"^test-py: sysdeps build\n\tSSDLAB_NO_SKIPS=1 .* -rs", mk, re.M)
     text = SYSDEPS.read_text()
