@@ -99,3 +99,49 @@ def test_a_limit_at_none_is_lowered_to_where_it_binds_and_the_steps_go_on_from_t
     assert edge is not None and edge.loss < 0.05 and edge.loss < stuck.loss
     assert 240 < by["host.write_mbps"].physical(edge.u["host.write_mbps"]) < 280
     assert descent.limits_to_edge(s, budget) is None  # the limit is no longer at its top
+
+
+def test_a_parameter_the_jacobian_barely_sees_is_not_stepped_to_a_bound():
+    """A read time that moves the figure the steps correct by a hair (2 MB/s over its whole
+    range, against 25 MB/s of tolerance), and a fragile figure (a fill's recovery peak) that
+    breaks once that read time moves far: the damped steps scale each parameter by what the
+    Jacobian sees of it, so without a prior every step of the batch would move the read time
+    across the cube and break the peak; with it the steps correct the NAND's speed and leave
+    the read time near where it was."""
+    from ssdlab.calibration import Figure
+    from ssdlab.executor import Done
+    from ssdlab.fit import search as S
+
+    run = ("toy", 0.0, None, 1, ())
+    params = [Param("nand.speed", 100, 1000, "MB/s", "NAND program rate"),
+              Param("nand.slc.read_us", 15, 100, "us", "SLC read")]
+    by = {p.key: p for p in params}
+
+    def figures(u: dict[str, float]) -> dict[str, float]:
+        rate = by["nand.speed"].physical(u["nand.speed"]) + 2.0 * u["nand.slc.read_us"]
+        return {"rate": rate, "peaks": 1.0 if 0.35 < u["nand.slc.read_us"] < 0.65 else 0.0}
+
+    class Toy:
+        workers = 1
+
+        def run(self, units):
+            for unit in units:
+                yield Done(unit.key, {run: {"metrics": figures(unit.args[1][run])}})
+
+    class ToySearch(S.Search):
+        def settings(self, u, full=False):
+            return {run: u}, {}, 1.0
+
+    figs = [Figure("d", "rate", run, lambda c: c.m(run, "rate"), value=500, tol=0.05),
+            Figure("d", "peaks", run, lambda c: c.m(run, "peaks"), value=1, tol=0.15)]
+    ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: False,
+                         runs=lambda: [run], plans={})
+    start = SimpleNamespace(params=params, class_id="toy", text="", unit_start=lambda: {"nand.speed": 0.5,
+                            "nand.slc.read_us": 0.5}, start={}, physical=lambda u: {k: by[k].physical(x) for k, x in u.items()})
+    s = ToySearch(ev, start, 3, Toy())  # type: ignore[arg-type]
+    first = s.evaluate([s.x0])[0]
+    s._record([first])
+    assert first.loss > 10  # 316 MB/s against 500
+    best = descent.levenberg_marquardt(s, S.Budget(10**6), ["nand.speed", "nand.slc.read_us"])
+    assert best.loss < 1.0 and best.values["peaks"] == 1.0
+    assert abs(best.u["nand.slc.read_us"] - 0.5) < 0.15
