@@ -22,11 +22,6 @@ LAMBDAS = (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)  # one batch of damped st
 STEP = 0.05  # forward difference, in the cube
 ROUNDS = 4
 UNSEEN = 0.01  # a finite step that moves every figure by less (tolerances) sees nothing there
-# the steps' prior: a step across the whole cube costs this much loss at least (pinning.SLACK,
-# what the bounds say). Without it a direction the Jacobian barely sees (a read time no figure
-# moves with at this point) takes a step of its rounding noise over ~0, to a bound, and every
-# damped step of the batch lands where a fragile figure (a fill's recovery peak) breaks
-PRIOR = 1.0
 
 
 def discrete(search: Any) -> list[str]:
@@ -149,12 +144,19 @@ def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial 
             if jac is None:  # the deadline came first: no step from part of the Jacobian
                 return best
             search.unseen = {k for j, k in enumerate(keys) if np.abs(jac[:, j]).max() * STEP < UNSEEN}
+        # a parameter whose step moved no figure is not stepped: the damped steps scale each
+        # parameter by what the Jacobian sees of it, so rounding noise over nearly nothing (a
+        # retry rate, a reclaim share no figure moves with there) would send it to a bound, and every step
+        # of the batch where a fragile figure (a fill's recovery peak) breaks
+        seen = np.abs(jac).max(axis=0) * STEP >= UNSEEN
         a = jac.T @ (w[:, None] * jac)
         g = jac.T @ (w * r0)
         x = np.array([best.u[k] for k in keys])
         cands = []
+        sub = np.ix_(seen, seen)
         for lam in LAMBDAS:
-            step = np.linalg.solve(a + PRIOR * np.eye(len(keys)) + lam * np.diag(np.diag(a)), -g)
+            step = np.zeros(len(keys))
+            step[seen] = np.linalg.solve((a + lam * (np.diag(np.diag(a)) + 1e-6 * np.eye(len(keys))))[sub], -g[seen])
             y = np.clip(x + step, 0.0, 1.0)
             cands.append({**best.u, **dict(zip(keys, y.tolist()))})
         done = search.evaluate(cands, first=len(search.trials), until=budget.deadline)
