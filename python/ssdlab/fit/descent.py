@@ -146,9 +146,11 @@ def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial 
             search.unseen = {k for j, k in enumerate(keys) if np.abs(jac[:, j]).max() * STEP < UNSEEN}
         # a parameter whose step moved no figure is not stepped: the damped steps scale each
         # parameter by what the Jacobian sees of it, so rounding noise over nearly nothing (a
-        # retry rate, a reclaim share no figure moves with there) would send it to a bound, and every step
-        # of the batch where a fragile figure (a fill's recovery peak) breaks
-        seen = np.abs(jac).max(axis=0) * STEP >= UNSEEN
+        # retry rate, a reclaim share no figure moves with there) would send it to a bound,
+        # and every step of the batch where a fragile figure (a fill's recovery peak) breaks
+        seen = np.array([k not in search.unseen for k in keys])
+        if not seen.any():
+            return best
         a = jac.T @ (w[:, None] * jac)
         g = jac.T @ (w * r0)
         x = np.array([best.u[k] for k in keys])
