@@ -15,6 +15,35 @@ PARAMS = [Param("spare_pct", 2, 60, "%", "spare area"),
           Param("dies", 1, 64, "dies", "dies", pow2=True)]
 
 
+RUN = ("toy", 0.0, None, 1, ())
+
+
+def toy_search(params: list[Param], metrics, figs: list, x0: dict[str, float]):
+    """A Search over `params` whose one run's metrics are `metrics(u)` (no simulator), with
+    `figs` each its own group, starting at `x0`."""
+    from ssdlab.executor import Done
+    from ssdlab.fit import search as S
+
+    by = {p.key: p for p in params}
+
+    class Toy:
+        workers = 1
+
+        def run(self, units):
+            for unit in units:
+                yield Done(unit.key, {RUN: {"metrics": metrics(unit.args[1][RUN])}})
+
+    class ToySearch(S.Search):
+        def settings(self, u, full=False):
+            return {RUN: u}, {}, 1.0
+
+    ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: False,
+                         runs=lambda: [RUN], plans={})
+    start = SimpleNamespace(params=params, class_id="toy", text="", unit_start=lambda: dict(x0), start={},
+                            physical=lambda u: {k: by[k].physical(x) for k, x in u.items()})
+    return ToySearch(ev, start, 3, Toy())  # type: ignore[arg-type]
+
+
 def search(trials: list[Trial], frozen: tuple[str, ...] = ()) -> SimpleNamespace:
     x0 = {"spare_pct": 0.2, "ftl.gc_buffers": 0.0, "dies": 0.5}
     return SimpleNamespace(start=SimpleNamespace(params=PARAMS), frozen={k: 0.0 for k in frozen},
@@ -62,10 +91,8 @@ def test_a_limit_at_none_is_lowered_to_where_it_binds_and_the_steps_go_on_from_t
     the two writes on the NAND's speed alone; with the limit lowered to where it binds they
     reach both."""
     from ssdlab.calibration import Figure
-    from ssdlab.executor import Done
     from ssdlab.fit import search as S
 
-    run = ("toy", 0.0, None, 1, ())
     params = [Param("nand.speed", 100, 1000, "MB/s", "NAND program rate"),
               Param("host.write_mbps", 100, 20000, "MB/s", "write path")]
     by = {p.key: p for p in params}
@@ -74,23 +101,8 @@ def test_a_limit_at_none_is_lowered_to_where_it_binds_and_the_steps_go_on_from_t
         nand, limit = by["nand.speed"].physical(u["nand.speed"]), by["host.write_mbps"].physical(u["host.write_mbps"])
         return {"clean": min(limit, nand), "full": min(limit, 0.6 * nand)}  # GC takes 40 % of the NAND
 
-    class Toy:
-        workers = 1
-
-        def run(self, units):
-            for unit in units:
-                yield Done(unit.key, {run: {"metrics": rates(unit.args[1][run])}})
-
-    class ToySearch(S.Search):
-        def settings(self, u, full=False):
-            return {run: u}, {}, 1.0
-
-    figs = [Figure("d", n, run, lambda c, n=n: c.m(run, n), value=v, tol=0.05) for n, v in (("clean", 260), ("full", 250))]
-    ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: False,
-                         runs=lambda: [run], plans={})
-    start = SimpleNamespace(params=params, class_id="toy", text="", unit_start=lambda: {"nand.speed": 0.3,
-                            "host.write_mbps": 1.0}, start={}, physical=lambda u: {k: by[k].physical(x) for k, x in u.items()})
-    s = ToySearch(ev, start, 3, Toy())  # type: ignore[arg-type]
+    figs = [Figure("d", n, RUN, lambda c, n=n: c.m(RUN, n), value=v, tol=0.05) for n, v in (("clean", 260), ("full", 250))]
+    s = toy_search(params, rates, figs, {"nand.speed": 0.3, "host.write_mbps": 1.0})
     s._record(s.evaluate([s.x0]))
     budget = S.Budget(10**6)
     stuck = descent.levenberg_marquardt(s, budget, ["nand.speed", "host.write_mbps"])
@@ -109,10 +121,8 @@ def test_a_parameter_the_jacobian_barely_sees_is_not_stepped_to_a_bound():
     step of the batch would move it across the cube and break the peak; it is not, and the
     steps correct the NAND's speed."""
     from ssdlab.calibration import Figure
-    from ssdlab.executor import Done
     from ssdlab.fit import search as S
 
-    run = ("toy", 0.0, None, 1, ())
     params = [Param("nand.speed", 100, 1000, "MB/s", "NAND program rate"),
               Param("nand.slc.read_us", 15, 100, "us", "SLC read")]
     by = {p.key: p for p in params}
@@ -121,24 +131,9 @@ def test_a_parameter_the_jacobian_barely_sees_is_not_stepped_to_a_bound():
         rate = by["nand.speed"].physical(u["nand.speed"]) + 2.0 * u["nand.slc.read_us"]
         return {"rate": rate, "peaks": 1.0 if 0.35 < u["nand.slc.read_us"] < 0.65 else 0.0}
 
-    class Toy:
-        workers = 1
-
-        def run(self, units):
-            for unit in units:
-                yield Done(unit.key, {run: {"metrics": figures(unit.args[1][run])}})
-
-    class ToySearch(S.Search):
-        def settings(self, u, full=False):
-            return {run: u}, {}, 1.0
-
-    figs = [Figure("d", "rate", run, lambda c: c.m(run, "rate"), value=500, tol=0.05),
-            Figure("d", "peaks", run, lambda c: c.m(run, "peaks"), value=1, tol=0.15)]
-    ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: False,
-                         runs=lambda: [run], plans={})
-    start = SimpleNamespace(params=params, class_id="toy", text="", unit_start=lambda: {"nand.speed": 0.5,
-                            "nand.slc.read_us": 0.5}, start={}, physical=lambda u: {k: by[k].physical(x) for k, x in u.items()})
-    s = ToySearch(ev, start, 3, Toy())  # type: ignore[arg-type]
+    figs = [Figure("d", "rate", RUN, lambda c: c.m(RUN, "rate"), value=500, tol=0.05),
+            Figure("d", "peaks", RUN, lambda c: c.m(RUN, "peaks"), value=1, tol=0.15)]
+    s = toy_search(params, figures, figs, {"nand.speed": 0.5, "nand.slc.read_us": 0.5})
     first = s.evaluate([s.x0])[0]
     s._record([first])
     assert first.loss > 10  # 316 MB/s against 500
