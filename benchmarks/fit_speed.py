@@ -3,7 +3,7 @@ times, cache and spare area runs the fingerprint at its defaults; the fit from t
 alone (default trials, cross-validation on) is timed (target: <= 10 min on 2 cores) and its
 figures counted; then a short fit runs with and without --ray, which must write the same twin.
 
-    python benchmarks/fit_speed.py [--trials 400]
+    python benchmarks/fit_speed.py [--trials 400] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--trials", default="400")
     ap.add_argument("--identity-only", action="store_true", help="only the --ray vs local workers check")
+    ap.add_argument("--keep", type=Path, help="a directory to keep the timed fit's --json (fit.json) in")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "r.sqlite"
@@ -43,15 +44,21 @@ def main() -> int:
         print(f"fingerprint of a 256 GB drive: {time.time() - t0:.0f} s wall, {cpu() - c0:.0f} s CPU ({load()})")
         if not a.identity_only:
             t0, c0 = time.time(), cpu()
-            doc = json.loads(cli("fit", "--runs", str(fp["run_id"]), "--db", str(db), "--out", f"{tmp}/t.toml",
-                                 "--trials", a.trials, "--json", timeout=6 * 3600, check=True).stdout)
+            out = cli("fit", "--runs", str(fp["run_id"]), "--db", str(db), "--out", f"{tmp}/t.toml",
+                      "--trials", a.trials, "--json", timeout=6 * 3600, check=True).stdout
             wall = time.time() - t0
+            doc = json.loads(out)
+            if a.keep:
+                a.keep.mkdir(parents=True, exist_ok=True)
+                (a.keep / "fit.json").write_text(out)
             print(f"fit (trials {doc['trials']}, cross-validation on): {wall:.0f} s wall, {cpu() - c0:.0f} s CPU; "
                   f"{doc['passed']} of {doc['total']} figures within tolerance; "
                   f"{sum(h['passed'] for h in doc['crossval'])} of {len(doc['crossval'])} held-back figures predicted "
                   f"within their tolerance; target <= 600 s: {'met' if wall <= 600 else 'NOT met'}")
             print("  stages: " + ", ".join(f"{k} {v['seconds']:.0f} s ({v['trials_run']} trials run)"
                                           for k, v in doc["stages"].items()))
+            print("  search: " + ", ".join(f"{p['phase']} {p['trials']} (loss {p['loss']}, {p['failing']} failing)"
+                                          for p in doc["search_phases"]))
         short = ["--runs", str(fp["run_id"]), "--db", str(db), "--trials", "24", "--no-crossval", "--json"]
         cli("fit", *short, "--out", f"{tmp}/local.toml", timeout=3600, check=True)
         cli("fit", *short, "--ray", "--out", f"{tmp}/ray.toml", timeout=3600, check=True)

@@ -50,6 +50,9 @@ def test_the_same_twin_on_one_worker_or_two(fingerprint, tmp_path):
     assert phases[0]["phase"] in ("die count", "screen") and {p["phase"] for p in phases} <= {
         "die count", "screen", "steps", "cma-es", "cma-es narrow"}
     assert sum(p["trials"] for p in phases) <= one["trials"] and all(p["seconds"] >= 0 for p in phases)
+    # where each step left the search: its best loss never rises
+    losses = [p["loss"] for p in phases]
+    assert losses == sorted(losses, reverse=True) and all(p["failing"] >= 0 for p in phases)
     # the fitted read and program times are near the hidden drive's, and say they were fitted
     # (at 16 trials the search left the program time at the class's 2000 us)
     read = next(p for p in one["parameters"] if p["key"] == "nand.native.read_us")

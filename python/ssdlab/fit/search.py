@@ -108,8 +108,12 @@ class Search:
         """The trials run and the seconds since the last mark were `phase`'s."""
         now, n = time.monotonic(), len(self.trials)
         if n > self._since[1]:
+            best = self.best()
             self.phases.append({"phase": phase, "trials": n - self._since[1],
-                                "seconds": round(now - self._since[0], 1)})
+                                "seconds": round(now - self._since[0], 1),
+                                # where the search stood after it: what each step bought
+                                "loss": round(best[0].loss, 4) if best else None,
+                                "failing": self.missed(best[0]) if best else None})
         self._since = (now, n)
 
     # -- running trials ------------------------------------------------------------------------
@@ -428,9 +432,11 @@ class Search:
         take the whole budget before a step. So the Levenberg-Marquardt steps go first from
         the die scan's best (a round is a trial a parameter and a batch of dampings, and the
         class is near); then screening of the parameters the steps cannot see, from where
-        they ended: those whose finite step moved no figure (a limit the class sets at "none",
-        a mechanism that is off), the whole numbers, and a mechanism still off that others
-        tune (its tuning screened with it on: screen); then steps again."""
+        they ended: a time per command that binds nowhere there is first moved to where it
+        starts to (descent.limits_to_edge), then those whose finite step moved no figure (a
+        limit the class sets at "none", a mechanism that is off), the whole numbers, and a
+        mechanism still off that others tune (its tuning screened with it on: screen) are
+        screened; then steps again."""
         if not self.trials:  # no die count to scan: the start itself
             self._record(self.evaluate([self.x0]))
         # a limit the class sets at none (the top of its range) moves no figure by a step: it
@@ -446,6 +452,11 @@ class Search:
         if smooth:
             descent.levenberg_marquardt(self, budget, smooth)
             self.mark("steps")
+            # a time per command the steps cannot see (it binds nowhere there): moved to where it
+            # starts to bind, and the steps go on from there (a limit binds in a narrow band a
+            # grid seldom lands in)
+            descent.limits_to_edge(self, budget, rates=False)
+            self.mark("limits")
         here = min(self.trials, key=lambda t: (t.loss, t.number)).u
         gates = {q.gate for q in self.start.params}
         blind = [q.key for q in self.start.params if q.key not in limits and (
@@ -507,7 +518,11 @@ class Search:
     def failing(self) -> bool:
         """Whether the best trial so far misses a figure by more than its tolerance."""
         best = self.best()
-        return bool(best) and any(abs(residual(f, best[0].values.get(f.name))) > 1.0 for f in self.ev.figures)
+        return bool(best) and self.missed(best[0]) > 0
+
+    def missed(self, t: Trial) -> int:
+        """The figures trial `t` misses by more than their tolerance."""
+        return sum(abs(residual(f, t.values.get(f.name))) > 1.0 for f in self.ev.figures)
 
     def _cma(self, free: list[str], budget: Budget, stop: int, sigma: float, seed: int) -> None:
         """One CMA-ES stage from the best trial so far, until `stop` trials, the budget, or
