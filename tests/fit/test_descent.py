@@ -113,35 +113,6 @@ def test_a_limit_at_none_is_lowered_to_where_it_binds_and_the_steps_go_on_from_t
     assert descent.limits_to_edge(s, budget) is None  # the limit is no longer at its top
 
 
-def test_a_time_per_command_that_binds_nowhere_is_raised_to_where_it_binds():
-    """A SATA drive's 10 us a command (its random reads capped near 100 K IOPS) fitted from a
-    PCIe class's 1.5 us: there the time binds nowhere (the NAND caps the reads first), so
-    the steps cannot see it and trade the IOPS against the sequential reads on the read time
-    alone; raised to where it starts to bind, the steps reach both."""
-    from ssdlab.calibration import Figure
-    from ssdlab.fit import search as S
-
-    params = [Param("nand.read_us", 50, 200, "us", "page read"),
-              Param("host.command_overhead_us", 0.5, 40, "us", "time per command")]
-    by = {p.key: p for p in params}
-
-    def reads(u: dict[str, float]) -> dict[str, float]:
-        read, cmd = by["nand.read_us"].physical(u["nand.read_us"]), by["host.command_overhead_us"].physical(
-            u["host.command_overhead_us"])
-        return {"iops": min(16e6 / read, 1e6 / cmd), "seq": 40000 / read}  # 16 dies-planes at depth; MB/s
-
-    figs = [Figure("d", n, RUN, lambda c, n=n: c.m(RUN, n), value=v, tol=0.05) for n, v in (("iops", 98000), ("seq", 500))]
-    s = toy_search(params, reads, figs, {"nand.read_us": by["nand.read_us"].unit_of(100.0),
-                                         "host.command_overhead_us": by["host.command_overhead_us"].unit_of(1.5)})
-    s._record(s.evaluate([s.x0]))
-    budget = S.Budget(10**6)
-    stuck = descent.levenberg_marquardt(s, budget, ["nand.read_us", "host.command_overhead_us"])
-    assert "host.command_overhead_us" in s.unseen and stuck.loss > 1.0  # the time unseen, a figure fails
-    edge = descent.limits_to_edge(s, budget, rates=False)
-    assert edge is not None and edge.loss < 0.05 and edge.loss < stuck.loss
-    assert 9 < by["host.command_overhead_us"].physical(edge.u["host.command_overhead_us"]) < 11.5
-
-
 def test_a_parameter_the_jacobian_barely_sees_is_not_stepped_to_a_bound():
     """A read time that moves the figure the steps correct by a hair (2 MB/s over its whole
     range, against 25 MB/s of tolerance: its finite step moves no figure), and a fragile

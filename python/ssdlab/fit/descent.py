@@ -173,38 +173,29 @@ def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial 
     return best
 
 
-RATE_LIMITS = ("host.read_mbps", "host.write_mbps", "nand.native_write_mbps")  # bind when lowered
-# a time every command pays binds when raised, where the commands' rate reaches one over it (a
-# SATA controller's 10 us: 100 K IOPS); below that it moves nothing, so a step sees nothing there
-COMMAND_TIMES = ("host.command_overhead_us",)
+RATE_LIMITS = ("host.read_mbps", "host.write_mbps", "nand.native_write_mbps")
 EDGE_POINTS = 8  # a batch of the bisection: a limit's unit range in this many
 
 
-def limits_to_edge(search: Any, budget: Any, rates: bool = True) -> Trial | None:
-    """A limit that does not bind moves no figure by a step: a rate limit the best leaves at
-    "none" (the top of its range), a time per command the steps found unseen. Screening's
-    five points over two decades seldom land where it just binds (the m4's write path binds
-    usefully from 221 to 321 MB/s of 130-20000: 0.15-0.22 of the cube, between the grid's
-    0.05 and 0.3; a SATA QLC drive's 10 us a command, started from a PCIe class's 1.5 us,
-    between 5.6 and 16.7). From the best, each such limit is moved towards where it binds
-    until it starts to (the nearest of EDGE_POINTS points, then of EDGE_POINTS between it
-    and the one before, that moves a figure by UNSEEN), and the steps go from there, where
-    they see the limit with what it couples to (a faster NAND behind a binding write path
-    leaves GC room: the m4's write after random writes). The steps' best, None when no limit
-    was left unbound or none binds anywhere. `rates=False`: the times per command only (the
-    full-size start screened the rate limits at none just before its steps)."""
+def limits_to_edge(search: Any, budget: Any) -> Trial | None:
+    """A rate limit the best leaves at "none" (the top of its range) moves no figure by a
+    step, and screening's five points over two decades seldom land where it just binds (the
+    m4's write path binds usefully from 221 to 321 MB/s of 130-20000: 0.15-0.22 of the cube,
+    between the grid's 0.05 and 0.3). From the best, each such limit is lowered to where it
+    starts to bind (the largest of EDGE_POINTS points, then of EDGE_POINTS between it and
+    the next, that moves a figure by UNSEEN), and the steps go from there, where they see
+    the limit with what it couples to (a faster NAND behind a binding write path leaves GC
+    room: the m4's write after random writes). The steps' best, None when no limit was at
+    its top or none binds."""
     best = min((t for t in search.trials if not t.error), key=lambda t: (t.loss, t.number), default=None)
     if best is None:
         return None
-    free = search.free()
-    keys = [k for k in RATE_LIMITS if rates and best.u.get(k, 0.0) >= 1.0 and k in free]
-    keys += [k for k in COMMAND_TIMES if k in search.unseen and k in free and best.u[k] < 1.0]
+    keys = [k for k in RATE_LIMITS if best.u.get(k, 0.0) >= 1.0 and k in search.free()]
     if not keys:
         return None
     at = best
     for k in keys:
-        up = k in COMMAND_TIMES  # towards where it binds: up for a time, down for a rate
-        lo, hi = (at.u[k], 1.0) if up else (0.0, 1.0)
+        lo, hi = 0.0, 1.0
         edge: Trial | None = None
         for _ in range(2):
             if not budget.room(len(search.trials), EDGE_POINTS, search.pace):
@@ -215,14 +206,9 @@ def limits_to_edge(search: Any, budget: Any, rates: bool = True) -> Trial | None
             binds = [t for t in done if not t.error and search.change(t, at) >= UNSEEN]
             if not binds:
                 break
-            if up:
-                edge = min(binds, key=lambda t: t.u[k])
-                before = [t.u[k] for t in done if t.u[k] < edge.u[k]]
-                lo, hi = max(before) if before else lo, edge.u[k]
-            else:
-                edge = max(binds, key=lambda t: t.u[k])
-                nxt = [t.u[k] for t in done if t.u[k] > edge.u[k]]
-                lo, hi = edge.u[k], min(nxt) if nxt else hi
+            edge = max(binds, key=lambda t: t.u[k])
+            nxt = [t.u[k] for t in done if t.u[k] > edge.u[k]]
+            lo, hi = edge.u[k], min(nxt) if nxt else hi
         if edge is not None:
             at = edge
     if at is best:

@@ -432,11 +432,9 @@ class Search:
         take the whole budget before a step. So the Levenberg-Marquardt steps go first from
         the die scan's best (a round is a trial a parameter and a batch of dampings, and the
         class is near); then screening of the parameters the steps cannot see, from where
-        they ended: a time per command that binds nowhere there is first moved to where it
-        starts to (descent.limits_to_edge), then those whose finite step moved no figure (a
-        limit the class sets at "none", a mechanism that is off), the whole numbers, and a
-        mechanism still off that others tune (its tuning screened with it on: screen) are
-        screened; then steps again."""
+        they ended: those whose finite step moved no figure (a limit the class sets at "none",
+        a mechanism that is off), the whole numbers, and a mechanism still off that others
+        tune (its tuning screened with it on: screen); then steps again."""
         if not self.trials:  # no die count to scan: the start itself
             self._record(self.evaluate([self.x0]))
         # a limit the class sets at none (the top of its range) moves no figure by a step: it
@@ -452,11 +450,6 @@ class Search:
         if smooth:
             descent.levenberg_marquardt(self, budget, smooth)
             self.mark("steps")
-            # a time per command the steps cannot see (it binds nowhere there): moved to where it
-            # starts to bind, and the steps go on from there (a limit binds in a narrow band a
-            # grid seldom lands in)
-            descent.limits_to_edge(self, budget, rates=False)
-            self.mark("limits")
         here = min(self.trials, key=lambda t: (t.loss, t.number)).u
         gates = {q.gate for q in self.start.params}
         blind = [q.key for q in self.start.params if q.key not in limits and (
