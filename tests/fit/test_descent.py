@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
+
 from ssdlab.fit import descent
 from ssdlab.fit.loss import Trial
 from ssdlab.fit.space import Param
@@ -140,3 +142,33 @@ def test_a_parameter_the_jacobian_barely_sees_is_not_stepped_to_a_bound():
     best = descent.levenberg_marquardt(s, S.Budget(10**6), ["nand.speed", "nand.slc.read_us"])
     assert best.loss < 1.0 and best.values["peaks"] == 1.0
     assert best.u["nand.slc.read_us"] == 0.5
+
+
+def test_the_steps_go_on_while_a_round_gains_a_tenth_of_the_loss(monkeypatch):
+    """A round (a Jacobian and a batch of dampings) that lowers the loss by less than GAIN of
+    itself ends the steps (the Jacobian sees no further); rounds that keep gaining go on past
+    the four the steps once stopped at."""
+    from ssdlab.fit import search as S
+
+    def rounds_run(levels: list[float]) -> int:
+        batches = iter(levels)
+        calls = []
+
+        def evaluate(points, first, until):
+            calls.append(len(points))
+            loss = next(batches)
+            return [Trial(first + i, dict(u), {}, loss) for i, u in enumerate(points)]
+
+        trials = [Trial(0, {"spare_pct": 0.5}, {}, 100.0)]
+        s = SimpleNamespace(trials=trials, ev=SimpleNamespace(figures=[], groups={}), unseen=set(),
+                            pace=0.0, evaluate=evaluate, _record=trials.extend)
+        monkeypatch.setattr(descent, "residuals", lambda search, t: np.array([1.0]))
+        monkeypatch.setattr(descent, "jacobian", lambda search, at, keys, until: np.array([[1.0]]))
+        monkeypatch.setattr(descent, "group_weights", lambda search: np.array([1.0]))
+        descent.levenberg_marquardt(s, S.Budget(10**6), ["spare_pct"])
+        return len(calls)
+
+    assert rounds_run([99.0, 50.0]) == 1  # 1 % gained: no second round
+    halving = [100.0 / 2 ** (k + 1) for k in range(20)]
+    assert rounds_run(halving) == descent.ROUNDS > 4
+    assert rounds_run([50.0, 30.0, 29.0, 10.0]) == 3  # the third gains 3 %: the last round
