@@ -393,6 +393,15 @@ class Clock:
         return self.now
 
 
+def test_once_every_figure_passes_no_cma_es_stage_runs():
+    """CMA-ES is for a basin that misses a figure: after steps that pass every figure its
+    stages would only spend trials (they never lowered such a loss by their STALL gain)."""
+    met = Linear(scalable=True)
+    met.run(search.Budget(200), screen=True)
+    assert not met.failing() and len(met.trials) < 200
+    assert not [p for p in met.phases if p["phase"].startswith("cma-es")]
+
+
 def test_no_trial_begins_after_the_deadline(monkeypatch):
     """The machine's load can triple a trial's time after the pace was measured: whatever
     the pace said, the search's batches (the steps' Jacobian, screening, CMA-ES) run a few
@@ -405,6 +414,7 @@ def test_no_trial_begins_after_the_deadline(monkeypatch):
             clock.now += len(points) * (1 if clock.now < 8 else 3)  # other work starts at 8 s
             return super()._run(points, full, first)
 
+    monkeypatch.setattr(Timed, "failing", lambda self: True)  # a figure fails: CMA-ES goes on
     free = Timed(scalable=False)
     free.run(search.Budget(60), screen=True)
     assert len(free.trials) == 60  # without a deadline: the whole count

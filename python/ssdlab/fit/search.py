@@ -479,7 +479,9 @@ class Search:
                 self.dear_start(budget)
             self.explore(budget)  # a figure the best fails that another basin passes
         free = self.free()
-        if not free:
+        if not free or (self.trials and not self.failing()):
+            # every figure passes: CMA-ES is for a basin that misses one (after steps that
+            # passed every figure, its stages never lowered a loss by their STALL gain)
             return self.trials
         # a wide search, then a narrow one from its best (a restart: the loss has steps)
         wide = len(self.trials) + int(REFINE[0] * max(0, budget.trials - len(self.trials)))
