@@ -4,8 +4,7 @@ Levenberg-Marquardt steps on the figures' Jacobian (Gauss-Newton with damping).
 Every figure's error depends smoothly on a few parameters over most of the cube, so the
 Jacobian of the error vector (one trial per parameter) points much further than CMA-ES's
 first generations: a step of each damping in LAMBDAS is tried in one batch and the best
-taken, while a round lowers the loss by GAIN of itself (up to ROUNDS measured Jacobians; the
-rounds between update the last by Broyden's formula instead of measuring it). CMA-ES then
+taken, while a round lowers the loss by GAIN of itself (up to ROUNDS rounds). CMA-ES then
 starts from there (search.py): it copes with what Gauss-Newton cannot (steps in the loss, a cache's drop moving by a segment).
 Between the two, screening (search.py) has moved each parameter alone over its range; when
 that moved a discrete one (GC buffers), the steps also go from the start's discrete values.""" 
@@ -21,13 +20,12 @@ from .loss import CAP, Trial, residual  # noqa: F401  (Trial: the type of search
 
 LAMBDAS = (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)  # one batch of damped steps
 STEP = 0.05  # forward difference, in the cube
-ROUNDS = 8  # measured Jacobians
-# a measured round is a trial a parameter plus a batch: one that gains less than this share of the loss
+ROUNDS = 8
+# a round is a trial a parameter plus a batch: one that gains less than this share of the loss
 # says the steps have reached what the Jacobian sees (a PM981a's first steps gained 2 % a round
 # for four rounds before screening found the cache), while the rounds that keep gaining go on
 # (a fifth round halved a 256 GB drive's loss from where four had left it)
 GAIN = 0.1
-BROYDEN = 3  # rounds in all, at most, per measured Jacobian
 UNSEEN = 0.01  # a finite step that moves every figure by less (tolerances) sees nothing there
 
 
@@ -138,30 +136,18 @@ def descend(search: Any, budget: Any, keys: list[str]) -> None:
 def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial | None = None,
                         rounds: int = ROUNDS) -> Trial:
     """Rounds of damped Gauss-Newton steps over `keys` from `start` (default: the best trial
-    so far) while each lowers the loss by GAIN of itself; the best trial they reached.
-
-    A round after one that gained steps on the Jacobian updated by Broyden's rank-one formula
-    from that step's move and the figures' change (no trial a parameter: a round costs a
-    batch, not a third of the search's trials); when such a round gains less than GAIN, the
-    Jacobian is measured afresh at the best and the round is done again. The steps end when
-    a round on a measured Jacobian gains less than GAIN, after `rounds` measured Jacobians,
-    or after BROYDEN times as many rounds in all."""
+    so far) while each lowers the loss by GAIN of itself; the best trial they reached."""
     w = group_weights(search)
     best = start or min(search.trials, key=lambda t: (t.loss, t.number))
-    jac: np.ndarray | None = None
-    measured = 0
-    for _ in range(BROYDEN * rounds):
-        fresh = jac is None
-        if fresh and (measured == rounds or not budget.room(len(search.trials), len(keys) + len(LAMBDAS), search.pace)):
-            return best
-        if not fresh and not budget.room(len(search.trials), len(LAMBDAS), search.pace):
+    jac = None
+    for _ in range(rounds):
+        if not budget.room(len(search.trials), len(keys) + len(LAMBDAS), search.pace):
             return best
         r0 = residuals(search, best)
         if jac is None:
             jac = jacobian(search, best, keys, budget.deadline)
             if jac is None:  # the deadline came first: no step from part of the Jacobian
                 return best
-            measured += 1
             search.unseen = {k for j, k in enumerate(keys) if np.abs(jac[:, j]).max() * STEP < UNSEEN}
         # a parameter whose step moved no figure is not stepped: the damped steps scale each
         # parameter by what the Jacobian sees of it, so rounding noise over nearly nothing (a
@@ -185,16 +171,13 @@ def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial 
         if not done:
             return best
         new = min(done, key=lambda t: (t.loss, t.number))
+        jac = None
+        if new.loss >= best.loss:
+            return best
         gained = best.loss - new.loss >= GAIN * best.loss
-        if new.loss < best.loss:
-            moved = np.array([new.u[k] for k in keys]) - x
-            if jac is not None and moved @ moved > 0:
-                jac = jac + np.outer(residuals(search, new) - r0 - jac @ moved, moved) / (moved @ moved)
-            best = new
+        best = new
         if not gained:
-            if fresh:
-                return best
-            jac = None  # the updated Jacobian no longer sees far: measure it here
+            return best
     return best
 
 
