@@ -150,7 +150,7 @@ def test_the_steps_go_on_while_a_round_gains_a_tenth_of_the_loss(monkeypatch):
     the four the steps once stopped at."""
     from ssdlab.fit import search as S
 
-    def rounds_run(levels: list[float]) -> int:
+    def rounds_run(levels: list[float], gain: float = descent.GAIN) -> int:
         batches = iter(levels)
         calls = []
 
@@ -165,10 +165,13 @@ def test_the_steps_go_on_while_a_round_gains_a_tenth_of_the_loss(monkeypatch):
         monkeypatch.setattr(descent, "residuals", lambda search, t: np.array([1.0]))
         monkeypatch.setattr(descent, "jacobian", lambda search, at, keys, until: np.array([[1.0]]))
         monkeypatch.setattr(descent, "group_weights", lambda search: np.array([1.0]))
-        descent.levenberg_marquardt(s, S.Budget(10**6), ["spare_pct"])
+        descent.levenberg_marquardt(s, S.Budget(10**6), ["spare_pct"], gain=gain)
         return len(calls)
 
     assert rounds_run([99.0, 50.0]) == 1  # 1 % gained: no second round
     halving = [100.0 / 2 ** (k + 1) for k in range(20)]
     assert rounds_run(halving) == descent.ROUNDS > 4
     assert rounds_run([50.0, 30.0, 29.0, 10.0]) == 3  # the third gains 3 %: the last round
+    # a restart's steps go on while a round gains at all, up to ROUNDS
+    assert rounds_run([50.0, 30.0, 29.0, 10.0, 10.0], gain=0.0) == 5
+    assert rounds_run([99.0 - k for k in range(20)], gain=0.0) == descent.ROUNDS

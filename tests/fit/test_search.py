@@ -104,15 +104,20 @@ class Stuck(Linear):
         return out
 
 
-def test_a_search_goes_on_from_a_stall_while_a_figure_fails():
+def test_a_search_goes_on_from_a_stall_while_a_figure_fails(monkeypatch):
     """The figures the parameters move are met within a few batches; the one they cannot move
     still fails, so the stalled stages are followed by steps and CMA-ES restarts (another
-    seed) until the budget ends, not left with the budget unspent."""
+    seed) until the budget ends, not left with the budget unspent; a restart's steps go on
+    while a round gains at all."""
+    gains: list[float] = []
+    steps = search.descent.descend
+    monkeypatch.setattr(search.descent, "descend", lambda s, b, k, gain: gains.append(gain) or steps(s, b, k, gain))
     stuck = Stuck(scalable=True)
     trials = stuck.run(search.Budget(400), screen=False)
     assert stuck.failing()
     assert len(trials) > 400 - search.BATCH
     assert "cma-es restart" in [p["phase"] for p in stuck.phases]
+    assert gains and set(gains) == {0.0}
     # when every figure passes, a stalled search ends there
     met = Linear(scalable=True)
     trials = met.run(search.Budget(400), screen=False)

@@ -120,23 +120,24 @@ def other_discrete(search: Any) -> Trial | None:
     return min(same, key=lambda t: (t.loss, t.number))
 
 
-def descend(search: Any, budget: Any, keys: list[str]) -> None:
+def descend(search: Any, budget: Any, keys: list[str], gain: float = GAIN) -> None:
     """The steps from the best trial; when screening chose another discrete value than the
     start's, one round from each basin first (the budget rarely has room for two whole
     descents), then the rest from the better."""
     other = other_discrete(search)
     if other is None:
-        levenberg_marquardt(search, budget, keys)
+        levenberg_marquardt(search, budget, keys, gain=gain)
         return
-    a = levenberg_marquardt(search, budget, keys, rounds=1)
-    b = levenberg_marquardt(search, budget, keys, other, rounds=1)
-    levenberg_marquardt(search, budget, keys, min((a, b), key=lambda t: (t.loss, t.number)), ROUNDS - 1)
+    a = levenberg_marquardt(search, budget, keys, rounds=1, gain=gain)
+    b = levenberg_marquardt(search, budget, keys, other, rounds=1, gain=gain)
+    levenberg_marquardt(search, budget, keys, min((a, b), key=lambda t: (t.loss, t.number)), ROUNDS - 1, gain)
 
 
 def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial | None = None,
-                        rounds: int = ROUNDS) -> Trial:
+                        rounds: int = ROUNDS, gain: float = GAIN) -> Trial:
     """Rounds of damped Gauss-Newton steps over `keys` from `start` (default: the best trial
-    so far) while each lowers the loss by GAIN of itself; the best trial they reached."""
+    so far) while each lowers the loss by `gain` of itself (0: at all); the best trial they
+    reached."""
     w = group_weights(search)
     best = start or min(search.trials, key=lambda t: (t.loss, t.number))
     jac = None
@@ -174,7 +175,7 @@ def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial 
         jac = None
         if new.loss >= best.loss:
             return best
-        gained = best.loss - new.loss >= GAIN * best.loss
+        gained = best.loss - new.loss >= gain * best.loss
         best = new
         if not gained:
             return best

@@ -421,10 +421,10 @@ class Search:
             self.mark("steps")
         return at
 
-    def descend(self, budget: Budget) -> None:
+    def descend(self, budget: Budget, gain: float = descent.GAIN) -> None:
         smooth = [k for k in self.free() if k not in descent.discrete(self)]
         if smooth:
-            descent.descend(self, budget, smooth)
+            descent.descend(self, budget, smooth, gain)
 
     def dear_start(self, budget: Budget) -> None:
         """Full-size trials (the evidence has tests that cannot run on a smaller drive) are
@@ -502,7 +502,10 @@ class Search:
             if restart == 1:  # once: where a limit binds, the steps see it
                 descent.limits_to_edge(self, budget)
                 self.mark("limits")
-            self.descend(budget)
+            # here the steps go on while a round gains at all: CMA-ES seldom lowers a loss the
+            # steps brought this low (in the recorded fits 1 of 23 stages from under 1 did, by
+            # 0.011), while a round after one that gained 5 % can nearly halve it (the m4's refit)
+            self.descend(budget, gain=0.0)
             self.mark("steps")
             self._cma(self.free(), budget, budget.trials, SIGMA0, self.seed + restart)
             self.mark("cma-es restart")
