@@ -4,8 +4,9 @@ Levenberg-Marquardt steps on the figures' Jacobian (Gauss-Newton with damping).
 Every figure's error depends smoothly on a few parameters over most of the cube, so the
 Jacobian of the error vector (one trial per parameter) points much further than CMA-ES's
 first generations: a step of each damping in LAMBDAS is tried in one batch and the best
-taken, while a round lowers the loss by GAIN of itself (up to ROUNDS rounds). CMA-ES then
-starts from there (search.py): it copes with what Gauss-Newton cannot (steps in the loss, a cache's drop moving by a segment).
+taken, while a round lowers the loss by GAIN of itself (at a restart, search.py: at all; up to
+ROUNDS rounds). CMA-ES then starts from there (search.py): it copes with what Gauss-Newton
+cannot (steps in the loss, a cache's drop moving by a segment).
 Between the two, screening (search.py) has moved each parameter alone over its range; when
 that moved a discrete one (GC buffers), the steps also go from the start's discrete values.""" 
 
