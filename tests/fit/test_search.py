@@ -108,7 +108,7 @@ def test_a_search_goes_on_from_a_stall_while_a_figure_fails(monkeypatch):
     """The figures the parameters move are met within a few batches; the one they cannot move
     still fails, so the stalled stages are followed by steps and CMA-ES restarts (another
     seed) until the budget ends, not left with the budget unspent; a restart's steps go on
-    while a round gains at all."""
+    while a round gains at all, and CMA-ES runs again only once they gain nothing."""
     gains: list[float] = []
     steps = search.descent.descend
     monkeypatch.setattr(search.descent, "descend", lambda s, b, k, gain: gains.append(gain) or steps(s, b, k, gain))
@@ -118,6 +118,12 @@ def test_a_search_goes_on_from_a_stall_while_a_figure_fails(monkeypatch):
     assert len(trials) > 400 - search.BATCH
     assert "cma-es restart" in [p["phase"] for p in stuck.phases]
     assert gains and set(gains) == {0.0}
+    # CMA-ES restarts only once the steps gain nothing; steps that gained are followed by steps
+    ph = stuck.phases
+    assert any(a["phase"] == b["phase"] == "steps" and a["loss"] < before["loss"]
+               for before, a, b in zip(ph, ph[1:], ph[2:]))
+    assert all(ph[i - 1]["loss"] == ph[i - 2]["loss"] for i, p in enumerate(ph)
+               if p["phase"] == "cma-es restart" and ph[i - 1]["phase"] == "steps")
     # when every figure passes, a stalled search ends there
     met = Linear(scalable=True)
     trials = met.run(search.Budget(400), screen=False)
