@@ -160,3 +160,36 @@ def test_an_unpinned_parameter_goes_back_to_the_class_when_the_full_size_twin_fi
     values, twin = fitting._revert_unpinned(s, best, same, pins)
     assert twin.scale == 1.0 and abs(values["p"] - P.physical(0.5)) < 1e-9 and pins["p"].reverted
     assert pins["p"].lo <= P.physical(0.5) <= pins["p"].hi
+
+
+class Rough(Slope):
+    """Figure f at its target one finest slice step above the best (0.515 of the cube) and
+    steep beyond, figure g nearly flat: the slice's better point is within the loss's roughness
+    (better by less than SLACK, one finest step away)."""
+
+    def _run(self, points, full=False, first=0):
+        out = []
+        for i, u in enumerate(points):
+            values = {"f": 100.0 + 200.0 * abs(u["p"] - 0.515), "g": 100.0}
+            loss, groups = loss_of(self.ev, values)  # type: ignore[arg-type]
+            out.append(Trial(first + i, u, values, loss, 1.0, groups))
+        return out
+
+
+def test_a_better_slice_point_moves_the_best_only_where_the_search_had_not_settled():
+    """pin() slices again around a better point only where that point says the best was on a
+    slope (pinning.settled): within the loss's roughness the best stays and the parameter is
+    pinned on the one set of slices; on a slope the best moves and is sliced again."""
+    from ssdlab.fit.fitting import pin
+
+    s = Rough()
+    s._record(s.evaluate([{"p": 0.5}]))
+    start = s.trials[0]
+    assert s.evaluate([{"p": 0.515}])[0].loss < start.loss  # the finest ring's better point
+    best, same, pins = pin(s, start, search.Budget(10**9))
+    assert same is start and best is start and pins["p"].pinned
+    slope = Slope()
+    slope._record(slope.evaluate([{"p": 0.5}]))
+    start = slope.trials[0]
+    best, same, pins = pin(slope, start, search.Budget(10**9))
+    assert best.u["p"] < 0.5 and same is not start

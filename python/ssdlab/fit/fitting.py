@@ -292,12 +292,15 @@ def passes(f: Any, v: float | None) -> bool:
 def pin(search: Search, best: Trial, budget: Budget) -> tuple[Trial, Trial, dict[str, profile_out.Pin]]:
     """The pins, and the best (maybe moved) with its trial of the search's size. Pinning
     compares trials of the search's own size with the best's trial of that size; a slice that
-    finds a better point moves the best there and slices again (once)."""
+    finds a better point where the search had not settled (pinning.settled) moves the best
+    there and slices again (once); one within the loss's roughness of it does not (the pins
+    read it as settled, and moving would cost a second set of slices for nothing they report)."""
     st = search.start
     same = next(t for t in search.trials if t.number == best.number)
     sliced = pinning.slices(search, same, budget)
-    better = min((t for ts in sliced.values() for t in ts if not t.error), key=lambda t: t.loss, default=same)
-    if better.loss >= same.loss:
+    ran = [t for ts in sliced.values() for t in ts if not t.error]
+    better = min(ran, key=lambda t: t.loss, default=same)
+    if all(pinning.settled(same, t) for t in ran):
         return best, same, pinning.pins(search, same, sliced, pinning.trades(search, same, budget))
     better.number = len(search.trials)
     search.trials.append(better)

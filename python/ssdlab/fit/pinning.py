@@ -51,6 +51,14 @@ def fits_as_well(search: Search, t: Trial, best: Trial) -> bool:
                if abs(residual(f, best.values.get(f.name))) <= 1.0)
 
 
+def settled(best: Trial, t: Trial) -> bool:
+    """Whether `t`, a point of the best's slices, leaves the best settled: not better, or
+    better by less than SLACK within the slices' finest step (the loss's own roughness at
+    that resolution); a better point farther out says the best is on a slope."""
+    step = max(abs(t.u[k] - best.u[k]) for k in best.u)
+    return t.loss >= best.loss - (SLACK if step <= FINEST else 0.0)
+
+
 def good(search: Search, best: Trial) -> list[Trial]:
     return [t for t in search.trials if fits_as_well(search, t, best)]
 
@@ -168,21 +176,20 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]],
             any(not fits_as_well(search, t, best) for t in side) or (side and side[-1].u[q.key] in (0.0, 1.0))
             or (not side and best.u[q.key] == edge) for side, edge in ((below, 0.0), (above, 1.0)))
         narrow = (hi_u - lo_u) <= PINNED
-        settled = all(t.loss >= best.loss - (SLACK if abs(t.u[q.key] - best.u[q.key]) <= FINEST else 0.0)
-                      for t in sliced.get(q.key, []))
+        still = all(settled(best, t) for t in sliced.get(q.key, []))
         tr = traded.get(q.key)
-        if narrow and sliced_here and ended and settled and tr and 2 * tr.half > PINNED:
+        if narrow and sliced_here and ended and still and tr and 2 * tr.half > PINNED:
             # narrow alone, wide with the others re-fitted: a valley, not a pin
             a, b = max(0.0, best.u[q.key] - tr.half), min(1.0, best.u[q.key] + tr.half)
             lo, hi = min(lo, q.physical(a)), max(hi, q.physical(b))
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, False,
                              f"{lo:.4g}..{hi:.4g} {q.unit}".strip() + " fit as well with the others re-fitted "
                              f"(linearized; it trades with {tr.partner})", traded=True)
-        elif narrow and sliced_here and ended and settled:
+        elif narrow and sliced_here and ended and still:
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, True, "")
         else:
             span = f"{lo:.4g}..{hi:.4g} {q.unit}".strip()
-            why = ("the search did not settle: its slice found a better value" if sliced_here and not settled else
+            why = ("the search did not settle: its slice found a better value" if sliced_here and not still else
                    f"{'' if ended else 'at least '}{span} fit as well" if not narrow else
                    "not checked: the budget ran out before its slice" if not sliced_here else
                    "the budget ended its slice before a point that no longer fits")
