@@ -28,20 +28,12 @@ def deadlines(total: float, crossval: bool) -> tuple[float, float]:
 RECHECK = 3  # the best few trials again at full size
 
 
-def fold_trials(search: Search) -> int:
-    """A cross-validation fold's trials: what the search ran before its first steps (the
-    die-count scan and screening with its combined candidate, which a fold that chooses as
-    the search did reuses) and one Levenberg-Marquardt round (a step from there towards the
-    fold's own figures, which is most of what its later steps gain). No more: in a 256 GB
-    drive's fingerprint fit, the trials a looser bound left each of its 14 folds (another
-    basin, CMA-ES) lowered no fold's loss."""
-    before = 0
-    for p in search.phases:
-        if p["phase"] == "steps":
-            break
-        before += p["trials"]
-    smooth = [k for k in search.free() if k not in descent.discrete(search)]
-    return before + len(smooth) + len(descent.LAMBDAS)
+def fold_trials(params: int) -> int:
+    """A bound on a cross-validation fold's trials: the die-count scan (up to 8 powers of
+    two) and screening, which a fold that chooses as the search did reuses, screening's
+    combined candidate, and a Levenberg-Marquardt round from the fold's best (the fold's
+    search ends after its opening: crossval.py)."""
+    return 8 + (1 + len(SCREEN_GRID) * params) + 1 + (params + len(descent.LAMBDAS))
 
 
 class Counted:
@@ -65,7 +57,7 @@ class Request:
     seed: int = 42
     start: str | None = None  # a class (built-in profile) instead of the one the evidence suggests
     crossval: bool = True
-    crossval_trials: int | None = None  # per fold; default: fold_trials(the search)
+    crossval_trials: int | None = None  # per fold; default: fold_trials()
     sampler: str = "cmaes"
     params: list[str] | None = None  # search only these (the rest keep the class's values)
 
@@ -203,7 +195,7 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
                     p.value, p.reverted = values[k], False
     held: list[crossval.Held] = []
     if req.crossval:  # of the figures fitted: a check is a bound, not a prediction
-        per = req.crossval_trials or fold_trials(search)
+        per = req.crossval_trials or fold_trials(len(st.params))
         held = crossval.run(fitted, st, req.seed, executor, per, t0 + total, hook("crossval"), req.sampler,
                             memo=search.memo)
         stage("crossval")

@@ -462,9 +462,10 @@ class Search:
             self.descend(budget)
             self.mark("steps")
 
-    def run(self, budget: Budget, screen: bool = True) -> list[Trial]:
+    def run(self, budget: Budget, screen: bool = True, opening_only: bool = False) -> list[Trial]:
         """Screening (when asked, and counted in the budget), then the optimizer over the
-        parameters the figures move, from the best point so far."""
+        parameters the figures move, from the best point so far. `opening_only`: the
+        opening alone (the die-count scan, screening and the steps after it)."""
         if screen and not self.trials:
             descent.scan_pow2(self, budget)
             self.mark("die count")
@@ -477,6 +478,8 @@ class Search:
                 self.mark("steps")
             else:
                 self.dear_start(budget)
+            if opening_only:
+                return self.trials
             self.explore(budget)  # a figure the best fails that another basin passes
         free = self.free()
         if not free or (self.trials and not self.failing()):
