@@ -7,7 +7,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
-import pytest
 
 from ssdlab.fit import descent
 from ssdlab.fit.loss import Trial
@@ -176,31 +175,3 @@ def test_the_steps_go_on_while_a_round_gains_a_tenth_of_the_loss(monkeypatch):
     # a restart's steps go on while a round gains at all, up to ROUNDS
     assert rounds_run([50.0, 30.0, 29.0, 10.0, 10.0], gain=0.0) == 5
     assert rounds_run([99.0 - k for k in range(20)], gain=0.0) == descent.ROUNDS
-
-
-def test_a_probe_of_the_jacobian_lower_than_every_step_is_taken(monkeypatch):
-    """Where the loss is not the quadratic the steps assume, every damping of a round can lose
-    while a probe of its Jacobian (a parameter STEP forward) gains: the round takes the probe,
-    and the next round's Jacobian is taken there."""
-    from ssdlab.fit import search as S
-
-    trials = [Trial(0, {"spare_pct": 0.5}, {}, 10.0)]
-    bases = []
-
-    def jacobian(search, at, keys, until):
-        bases.append(at)
-        probe = Trial(len(trials), {"spare_pct": at.u["spare_pct"] + descent.STEP}, {}, at.loss - 1.0)
-        trials.append(probe)
-        return np.array([[1.0]])
-
-    def evaluate(points, first, until):  # every damping loses
-        return [Trial(first + i, dict(u), {}, 50.0) for i, u in enumerate(points)]
-
-    s = SimpleNamespace(trials=trials, ev=SimpleNamespace(figures=[], groups={}), unseen=set(),
-                        pace=0.0, evaluate=evaluate, _record=trials.extend)
-    monkeypatch.setattr(descent, "residuals", lambda search, t: np.array([1.0]))
-    monkeypatch.setattr(descent, "jacobian", jacobian)
-    monkeypatch.setattr(descent, "group_weights", lambda search: np.array([1.0]))
-    best = descent.levenberg_marquardt(s, S.Budget(10**6), ["spare_pct"], rounds=3, gain=0.0)
-    assert [b.loss for b in bases] == [10.0, 9.0, 8.0]  # each round from the last one's probe
-    assert best.loss == 7.0 and best.u["spare_pct"] == pytest.approx(0.5 + 3 * descent.STEP)

@@ -4,7 +4,7 @@ Levenberg-Marquardt steps on the figures' Jacobian (Gauss-Newton with damping).
 Every figure's error depends smoothly on a few parameters over most of the cube, so the
 Jacobian of the error vector (one trial per parameter) points much further than CMA-ES's
 first generations: a step of each damping in LAMBDAS is tried in one batch and the best
-of them and of the Jacobian's probes taken, while a round lowers the loss by GAIN of itself (at a restart, search.py: at all; up to
+taken, while a round lowers the loss by GAIN of itself (at a restart, search.py: at all; up to
 ROUNDS rounds). CMA-ES then starts from there (search.py): it copes with what Gauss-Newton
 cannot (steps in the loss, a cache's drop moving by a segment).
 Between the two, screening (search.py) has moved each parameter alone over its range; when
@@ -147,11 +147,9 @@ def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial 
             return best
         r0 = residuals(search, best)
         if jac is None:
-            since = len(search.trials)
             jac = jacobian(search, best, keys, budget.deadline)
             if jac is None:  # the deadline came first: no step from part of the Jacobian
                 return best
-            probes = search.trials[since:]
             search.unseen = {k for j, k in enumerate(keys) if np.abs(jac[:, j]).max() * STEP < UNSEEN}
         # a parameter whose step moved no figure is not stepped: the damped steps scale each
         # parameter by what the Jacobian sees of it, so rounding noise over nearly nothing (a
@@ -174,10 +172,7 @@ def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial 
         search._record(done)
         if not done:
             return best
-        # a probe of the Jacobian lower than every step is a step too (the loss is not the
-        # quadratic the steps assume there: in the m4's refit, rounds whose dampings all
-        # lost gained through a probe, and the next round's Jacobian went on from it)
-        new = min([*done, *(t for t in probes if not t.error)], key=lambda t: (t.loss, t.number))
+        new = min(done, key=lambda t: (t.loss, t.number))
         jac = None
         if new.loss >= best.loss:
             return best
