@@ -286,7 +286,7 @@ def pin(search: Search, best: Trial, budget: Budget) -> tuple[Trial, Trial, dict
     compares trials of the search's own size with the best's trial of that size; a slice that
     finds a better point where the search had not settled (pinning.settled) moves the best
     there and slices again (once); one within the loss's roughness of it does not (the pins
-    read it as settled, and moving would cost a second set of slices for nothing they report)."""
+    read the best as settled there)."""
     st = search.start
     same = next(t for t in search.trials if t.number == best.number)
     sliced = pinning.slices(search, same, budget)
