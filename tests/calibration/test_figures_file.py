@@ -84,6 +84,8 @@ def test_bad_files():
                        ("[facts]\nflavour = 1\n[[figure]]\n", "unknown fact"),
                        ("[facts]\npage_kib = 0\n[[figure]]\n", "page_kib = 0 must be at least 1"),
                        ("[facts]\ndies = 12\nchannels = 8\n[[figure]]\n", "multiple of the channels"),
+                       ("[facts]\nnand_mts = 0.2\n[[figure]]\n", "nand_mts = 0.2 is not a NAND interface rate"),
+                       ('[facts]\nnand_mts = "200"\n[[figure]]\n', "nand_mts = '200' has the wrong type"),
                        (one('name = "a"\ntest = "fill"\nmetric = "a"\nvalue = 1\nunit = "GB"\n') + "[[figure]]\n"
                         'name = "a"\ntest = "fill"\nmetric = "b"\nvalue = 1\nunit = "GB"\n', "unique")):
         with pytest.raises(FiguresError, match=says):

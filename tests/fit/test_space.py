@@ -71,6 +71,18 @@ def test_a_datasheets_geometry_and_die_count_fix_the_drive():
     assert sp["nand.channels"] * sp["nand.dies_per_channel"] == 12
 
 
+def test_a_datasheets_interface_rate_bounds_the_channel_rate():
+    """The m4's part runs its ONFI 2.2 interface at up to 200 MT/s: the search's channel rate
+    ends there (the class's 400 MB/s starts at that end), and the range still reaches a
+    factor of four below it; without the fact the generic bounds stand."""
+    generic = next(q for q in S.start("mx100-256", {"capacity_gb": 256}).params if q.key == "nand.channel_mbps")
+    st = S.start("mx100-256", {"capacity_gb": 256, "nand_mts": 200})
+    q = next(q for q in st.params if q.key == "nand.channel_mbps")
+    assert (q.lo, q.hi) == (50.0, 200.0) and st.start[q.key] == 200.0
+    assert generic.hi > 200 and q.physical(1.0) == pytest.approx(200.0)
+    assert st.settings({q.key: q.physical(0.5)})[q.key] == pytest.approx(100.0)
+
+
 def test_striping_is_a_policy_the_search_chooses():
     st = S.start("mx100-256", {"capacity_gb": 256})
     q = next(q for q in st.params if q.key == "ftl.striping")

@@ -32,8 +32,8 @@ FIGURE_KEYS = {"name", "value", "lo", "hi", "widen", "tolerance", "unit", "how",
 FACTS: dict[str, type | tuple[type, ...]] = {"capacity_gb": (int, float), "interface": str, "pcie_gen": int,
          "lanes": int, "cell": str,
          "mapping": str, "channels": int, "dies": int, "name": str,
-         # the NAND part's geometry, from its datasheet
-         "planes": int, "pages_per_block": int, "page_kib": int}
+         # the NAND part's geometry and interface rate (MT/s), from its datasheet
+         "planes": int, "pages_per_block": int, "page_kib": int, "nand_mts": (int, float)}
 COUNTS = ("channels", "dies", "planes", "pages_per_block", "page_kib")
 
 
@@ -190,6 +190,9 @@ def load(path: str | Path, text: str | None = None) -> FiguresFile:
             raise FiguresError(f"{path}: fact {k} = {v!r} has the wrong type")
         if k in COUNTS and isinstance(v, int) and v < 1:
             raise FiguresError(f"{path}: fact {k} = {v} must be at least 1")
+        if k == "nand_mts" and not 10 <= v <= 10000:
+            raise FiguresError(f"{path}: fact nand_mts = {v} is not a NAND interface rate: give the part's "
+                               "transfers a second in millions (10 to 10000, e.g. 200 for ONFI 2.2)")
     if facts.get("dies", 0) % facts.get("channels", 1):
         raise FiguresError(f"{path}: facts dies = {facts['dies']} and channels = {facts['channels']}: the dies must "
                            "be a multiple of the channels (dies per channel x channels)")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..profiles import builtin_ids, load_text
@@ -369,6 +369,8 @@ def start(class_id: str, facts: dict[str, Any]) -> Start:
     params = params_for(cell, mapping, interface, cls.extra)
     if "dies" in facts:  # a teardown's die count: not searched
         params = [q for q in params if q.key != "dies"]
+    if "nand_mts" in facts:  # the part's interface (8 bits a transfer): no channel moves more
+        params = [_at_most(q, float(facts["nand_mts"])) if q.key == "nand.channel_mbps" else q for q in params]
     if interface == "sata":  # the SATA link's efficiency is the interface's, not searched
         params = [q for q in params if q.key != "host.protocol_efficiency"]
     base = dict(p)
@@ -388,6 +390,12 @@ def start(class_id: str, facts: dict[str, Any]) -> Start:
             del fixed[k]
     params = [q for q in params if q.key not in fixed]
     return Start(class_id, text, p, cap, fixed, params, vals)
+
+
+def _at_most(q: Param, hi: float) -> Param:
+    """`q` with its range ending at `hi` (a datasheet's limit), reaching at least a factor
+    of four below it."""
+    return replace(q, lo=min(q.lo, hi / 4), hi=min(q.hi, hi))
 
 
 def scaled(overrides: list[str], profile: dict[str, Any], blocks: int) -> tuple[list[str], float]:
