@@ -190,7 +190,7 @@ def load(path: str | Path, text: str | None = None) -> FiguresFile:
             raise FiguresError(f"{path}: fact {k} = {v!r} has the wrong type")
         if k in COUNTS and isinstance(v, int) and v < 1:
             raise FiguresError(f"{path}: fact {k} = {v} must be at least 1")
-        if k == "nand_mts" and not 10 <= v <= 10000:
+        if k == "nand_mts" and isinstance(v, (int, float)) and not 10 <= v <= 10000:
             raise FiguresError(f"{path}: fact nand_mts = {v} is not a NAND interface rate: give the part's "
                                "transfers a second in millions (10 to 10000, e.g. 200 for ONFI 2.2)")
     if facts.get("dies", 0) % facts.get("channels", 1):
