@@ -180,7 +180,7 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
         stage("check repair")
     met = checker.evaluate([best.u])[0] if checker else None  # (memo: already run)
     best, same, pins = pin(search, best, Budget(10**9, t0 + pinning_s))
-    values, twin_trial = _revert_unpinned(search, best, same, pins)
+    values, twin_trial = _revert_unpinned(search, best, same, pins, t0 + pinning_s)
     conflicts = pinning.conflicts(search, same)
     stage("pinning")
     if checker or missing:  # the twin on the whole evidence: its checks, the figures not fitted
@@ -309,33 +309,53 @@ def pin(search: Search, best: Trial, budget: Budget) -> tuple[Trial, Trial, dict
     return best, same, pins
 
 
-def _revert_unpinned(search: Search, best: Trial, same: Trial,
-                     pins: dict[str, profile_out.Pin]) -> tuple[dict[str, float], Trial]:
-    """The twin's values: the best trial's, with every parameter the evidence does not pin set
-    back to the class's value, if the fit stays as good (pinning.fits_as_well) at the drive's
-    own size, the twin's (a figure the trial drive reads off, such as a 1 % low of rare
-    stalls, would keep a value the full-size twin does not need); else the same without those
-    that trade with another (pinned alone: pinning.trades), which keep the search's values;
-    else the best's."""
+def _revert_unpinned(search: Search, best: Trial, same: Trial, pins: dict[str, profile_out.Pin],
+                     until: float = math.inf) -> tuple[dict[str, float], Trial]:
+    """The twin's values: the best trial's, with the parameters the evidence does not pin set
+    back to the class's values where the fit stays as good (pinning.fits_as_well) at the
+    drive's own size, the twin's (a figure the trial drive reads off, such as a 1 % low of
+    rare stalls, would keep a value the full-size twin does not need): all of them at once if
+    that fits as well; else each alone (one batch), then those that fit as well alone, the
+    best-fitting first, as many together as still fit as well (a second batch, every prefix of
+    them). A parameter that trades with another may go back alone while the two together may
+    not. Else the best's. None of these runs begins after `until`."""
     st = search.start
-    unpinned = [k for k, p in pins.items() if not p.pinned and k not in search.frozen]
     for k in search.frozen:
         pins[k].reverted = True
-    phys = st.physical(best.u)
+    unpinned = [k for k, p in pins.items() if not p.pinned and k not in search.frozen]
     start_u = st.unit_start()
-    untraded = [k for k in unpinned if not pins[k].traded]
-    for keys in dict.fromkeys((tuple(unpinned), tuple(untraded))):
-        if not keys:
-            continue
-        u = {**best.u, **{k: start_u[k] for k in keys}}
-        trial = search.evaluate([u], full=search.scalable)[0]  # the full-size best against the full-size twin
-        if pinning.fits_as_well(search, trial, best if search.scalable else same):
-            for k in keys:  # the class's value fits as well: it is in the range
-                pins[k].reverted = True
-                pins[k].value = st.start[k]
-                pins[k].lo, pins[k].hi = min(pins[k].lo, st.start[k]), max(pins[k].hi, st.start[k])
-            return st.physical(u), trial
-    return phys, best
+    ref = best if search.scalable else same
+    moved = [k for k in unpinned if abs(best.u[k] - start_u[k]) > 1e-9]
+    at_class = [k for k in unpinned if k not in moved]
+
+    def point(keys: list[str]) -> dict[str, float]:
+        return {**best.u, **{k: start_u[k] for k in keys}}
+
+    def run(keys_list: list[list[str]]) -> list[Trial]:  # the full-size best against the full-size twin
+        return search.evaluate([point(keys) for keys in keys_list], full=search.scalable, until=until)
+
+    def take(keys: list[str], trial: Trial) -> tuple[dict[str, float], Trial]:
+        for k in [*at_class, *keys]:  # the class's value fits as well: it is in the range
+            pins[k].reverted = True
+            pins[k].value = st.start[k]
+            pins[k].lo, pins[k].hi = min(pins[k].lo, st.start[k]), max(pins[k].hi, st.start[k])
+        return st.physical(point(keys)), trial
+
+    if not moved:
+        return take([], best)
+    whole = search.evaluate([point(moved)], full=search.scalable)[0]
+    if pinning.fits_as_well(search, whole, ref):
+        return take(moved, whole)
+    alone = run([[k] for k in moved]) if len(moved) > 1 else []
+    ok = sorted(((t.loss, i) for i, t in enumerate(alone) if pinning.fits_as_well(search, t, ref)))
+    order = [moved[i] for _, i in ok]
+    together = run([order[:n] for n in range(2, len(order) + 1)])
+    for n in range(len(together), 0, -1):
+        if pinning.fits_as_well(search, together[n - 1], ref):
+            return take(order[:n + 1], together[n - 1])
+    if order:
+        return take(order[:1], alone[ok[0][1]])
+    return take([], best)
 
 
 def twin_text(res: Result, twin_id: str, name: str, evidence: str, seed: int) -> str:
