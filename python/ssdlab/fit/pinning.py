@@ -184,7 +184,7 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]],
             lo, hi = min(lo, q.physical(a)), max(hi, q.physical(b))
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, False,
                              f"{lo:.4g}..{hi:.4g} {q.unit}".strip() + " fit as well with the others re-fitted "
-                             f"(linearized; it trades with {tr.partner})", traded=True)
+                             f"(linearized; it trades with {tr.partner})")
         elif narrow and sliced_here and ended and still:
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, True, "")
         else:

@@ -32,7 +32,6 @@ class Pin:
     pinned: bool
     why: str  # one line: pinned to lo..hi, or why not
     reverted: bool = False  # unpinned and set back to the class's value
-    traded: bool = False  # pinned alone, not with the others re-fitted (pinning.trades)
 
 
 def _fmt(v: Any) -> str:
