@@ -24,10 +24,10 @@ class Slope(search.Search):
     passes at 0.5 only, just (a V around it): a best at 0.5 is on f's slope, and g fails on both
     sides of it one finest slice step away."""
 
-    def __init__(self) -> None:
+    def __init__(self, start: SimpleNamespace = START, scalable: bool = False) -> None:
         figs = [Figure("d", name, ("t", 0.0, None, 1, ()), lambda c: None, value=100.0, tol=0.1) for name in "fg"]
-        ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: False)
-        super().__init__(ev, START, 1, executor=None)  # type: ignore[arg-type]
+        ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: scalable)
+        super().__init__(ev, start, 1, executor=None)  # type: ignore[arg-type]
 
     def _run(self, points, full=False, first=0):
         out = []
@@ -168,15 +168,13 @@ THREE = SimpleNamespace(params=[P, Q, R], class_id="three", unit_start=lambda: {
                         start={q.key: q.physical(0.5) for q in (P, Q, R)})
 
 
-class Three(search.Search):
+class Three(Slope):
     """At full size figure f needs q where the search left it (0.8; at the class's 0.5 it is
     1.2 tolerances off), while g moves little with p and r: p and r may go back to the class,
     alone and together, q may not, so all three at once do not fit as well."""
 
     def __init__(self) -> None:
-        figs = [Figure("d", name, ("t", 0.0, None, 1, ()), lambda c: None, value=100.0, tol=0.1) for name in "fg"]
-        ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: True)
-        super().__init__(ev, THREE, 1, executor=None)  # type: ignore[arg-type]
+        super().__init__(THREE, scalable=True)
 
     def _run(self, points, full=False, first=0):
         out = []
