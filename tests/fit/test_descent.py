@@ -4,6 +4,7 @@ differentiated)."""
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -84,6 +85,36 @@ def test_a_policy_is_scanned_choice_by_choice_before_the_steps():
     descent.scan_choices(s, SimpleNamespace(over=lambda n: False, deadline=float("inf")))
     assert asked == [{"spare_pct": 0.2, "ftl.striping": 1.0}]  # only the choice not yet run
     assert s.x0 == {"spare_pct": 0.2, "ftl.striping": 1.0}
+
+
+def scan_dies(own: float, loss_of_dies):
+    """The die-count scan from a class of `own` dies, the loss a function of the die count:
+    the die counts run (batch by batch) and the start it leaves."""
+    dies = PARAMS[2]
+    asked: list[list[float]] = []
+
+    def evaluate(points, first, until):
+        asked.append([dies.physical(u["dies"]) for u in points])
+        return [Trial(first + i, u, {}, loss_of_dies(dies.physical(u["dies"]))) for i, u in enumerate(points)]
+
+    s = SimpleNamespace(start=SimpleNamespace(params=[PARAMS[0], dies],
+                                              unit_start=lambda: {"spare_pct": 0.2, "dies": dies.unit_of(own)}),
+                        trials=[], evaluate=evaluate)
+    s._record = s.trials.extend
+    descent.scan_pow2(s, SimpleNamespace(over=lambda n: False, deadline=float("inf")))
+    return asked, dies.physical(s.x0["dies"])
+
+
+def test_the_die_count_scan_stops_where_the_loss_has_turned():
+    """The loss falls towards the drive's die count and rises past it: from the smallest to
+    one past the class's own in one batch, then upwards one at a time while the largest run is
+    the best; the dearest trial drives (the most dies) are not run once the loss has turned."""
+    asked, best = scan_dies(8, lambda d: abs(math.log2(d) - 2))  # a drive of 4 dies, the class's 8
+    assert asked == [[1, 2, 4, 8, 16]] and best == 4
+    asked, best = scan_dies(8, lambda d: abs(math.log2(d) - 5))  # 32 dies: on upwards, one at a time
+    assert asked == [[1, 2, 4, 8, 16], [32], [64]] and best == 32
+    asked, best = scan_dies(64, lambda d: abs(math.log2(d) - 3))  # the class has the most: all in one batch
+    assert asked == [[1, 2, 4, 8, 16, 32, 64]] and best == 8
 
 
 def test_a_limit_at_none_is_lowered_to_where_it_binds_and_the_steps_go_on_from_there():

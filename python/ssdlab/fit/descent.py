@@ -37,17 +37,31 @@ def discrete(search: Any) -> list[str]:
 
 
 def scan_pow2(search: Any, budget: Any) -> None:
-    """Every power of two of each pow2 parameter (the die count) at the class's other
-    values: the best becomes the start (the die count sets every rate's parallelism, so it
-    is told apart from ±30 % timings in one pass)."""
+    """The powers of two of each pow2 parameter (the die count) at the class's other values:
+    the best becomes the start (the die count sets every rate's parallelism, so it is told
+    apart from +-30 % timings in one pass). Rates grow with the dies up to the drive's own
+    count and past it overshoot further, so the loss falls and then rises: the values are run
+    from the smallest up to one past the class's own (one batch), then one at a time upwards
+    while the largest run is the best; the larger ones, whose trial drives are the dearest
+    (a trial's blocks grow with its dies), are not run once the loss has turned."""
     x0 = search.start.unit_start()
     for q in search.start.params:
         if not q.pow2 or budget.over(len(search.trials)):
             continue
         values = [2.0 ** k for k in range(int(math.log2(q.lo)), int(math.log2(q.hi)) + 1)]
-        points = [{**x0, q.key: q.unit_of(v)} for v in values]
-        done = search.evaluate(points, first=len(search.trials), until=budget.deadline)
-        search._record(done)
+        own = q.physical(x0[q.key])
+        n = min(len(values), 1 + next((i + 1 for i, v in enumerate(values) if v >= own), len(values)))
+        done: list[Trial] = []
+        while n > len(done) and not budget.over(len(search.trials)):
+            points = [{**x0, q.key: q.unit_of(v)} for v in values[len(done):n]]
+            ran = search.evaluate(points, first=len(search.trials), until=budget.deadline)
+            search._record(ran)
+            done += ran
+            if len(ran) < len(points):
+                break  # the deadline
+            top = min(done, key=lambda t: (t.loss, t.number))
+            if top is done[-1] and n < len(values):
+                n += 1
         if done:
             x0 = min(done, key=lambda t: (t.loss, t.number)).u
     search.x0 = x0

@@ -163,7 +163,9 @@ class Search:
                 mem = max(table_bytes(self.start.text, list(o)) for o in {tuple(o) for o in ov.values()})
             except ValueError:
                 mem = 0.0  # a profile the simulator refuses: the trial fails and scores CAP
-            units.append(Unit(i, run_trial, (self.start.text, ov, runs, plans, self.seed), memory=mem))
+            # a trial's time grows with its drive's tables (the die count's larger trial
+            # drives): the pool starts the dearest first, so a batch's tail is a short trial
+            units.append(Unit(i, run_trial, (self.start.text, ov, runs, plans, self.seed), memory=mem, cost=mem))
         docs: dict[int, Any] = {}
         errors: dict[int, str] = {}
         t0 = time.monotonic()
