@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import subprocess
 import sys
@@ -163,9 +164,11 @@ def test_a_job_with_no_size_runs_in_bounded_memory_and_stops_on_a_signal(tmp_pat
         while time.monotonic() < deadline and not _fiojob_started(db):
             time.sleep(0.2)
         assert _fiojob_started(db), "the job never started"
-        time.sleep(1.0)
+        # the job's own CPU time, not the clock, measures how far it got: on a loaded machine
+        # a second of the clock is a fraction of one of the job's
+        _run_for(p.pid, 1.0)
         rss1 = _rss_kb(p.pid)
-        time.sleep(3.0)
+        _run_for(p.pid, 3.0)
         rss2 = _rss_kb(p.pid)
         assert p.poll() is None, "the whole drive was written already: the test needs a longer job"
         p.send_signal(sig)
@@ -178,6 +181,19 @@ def test_a_job_with_no_size_runs_in_bounded_memory_and_stops_on_a_signal(tmp_pat
     assert run["status"] == "interrupted"
     (ph,) = [x for x in s.phases(run["drives"][0]["id"], with_data=False) if x["kind"] == "fiojob"]
     assert ph["status"] == "partial" and ph["totals"]["write_ios"] > 100_000
+
+
+def _cpu_s(pid: int) -> float:
+    """A process's user and system CPU seconds (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _run_for(pid: int, cpu_s: float, timeout: float = 120.0) -> None:
+    """Wait until process `pid` has used `cpu_s` more seconds of CPU (or `timeout` passed)."""
+    until, deadline = _cpu_s(pid) + cpu_s, time.monotonic() + timeout
+    while time.monotonic() < deadline and _cpu_s(pid) < until:
+        time.sleep(0.05)
 
 
 def _fiojob_started(db: Path) -> bool:
