@@ -49,8 +49,8 @@ def scan_pow2(search: Any, budget: Any) -> None:
         if not q.pow2 or budget.over(len(search.trials)):
             continue
         values = [2.0 ** k for k in range(int(math.log2(q.lo)), int(math.log2(q.hi)) + 1)]
-        own = q.physical(x0[q.key])
-        n = min(len(values), 1 + next((i + 1 for i, v in enumerate(values) if v >= own), len(values)))
+        own = next((i for i, v in enumerate(values) if v >= q.physical(x0[q.key])), len(values))
+        n = min(len(values), own + 2)  # up to one past the class's own
         done: list[Trial] = []
         while n > len(done) and not budget.over(len(search.trials)):
             points = [{**x0, q.key: q.unit_of(v)} for v in values[len(done):n]]
@@ -59,9 +59,8 @@ def scan_pow2(search: Any, budget: Any) -> None:
             done += ran
             if len(ran) < len(points):
                 break  # the deadline
-            top = min(done, key=lambda t: (t.loss, t.number))
-            if top is done[-1] and n < len(values):
-                n += 1
+            if min(done, key=lambda t: (t.loss, t.number)) is done[-1]:
+                n = min(len(values), n + 1)  # the largest run is the best: one more (none past the top)
         if done:
             x0 = min(done, key=lambda t: (t.loss, t.number)).u
     search.x0 = x0
