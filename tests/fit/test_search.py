@@ -546,3 +546,30 @@ def test_a_mechanism_is_screened_from_the_best_single_point_when_the_combination
     s.screen(s.start.unit_start())
     passed = [t for t in s.trials if t.values.get("drop") is not None and 0.48 <= t.values["drop"] <= 0.56]
     assert passed, [(t.u, t.values) for t in s.trials]
+
+
+def test_minutes_end_screening_from_the_start_and_trials_do_not(monkeypatch):
+    """--minutes bounds the whole fit, the opening's screening included: it stops at the
+    deadline, and what it did not reach is searched unscreened (not frozen); the start runs
+    even past the deadline (a search has a best). --trials does not cut the opening."""
+    clock = [0.0]
+
+    class Timed(Linear):
+        def _run(self, points, full=False, first=0):
+            clock[0] += len(points)  # a second a trial
+            return super()._run(points, full, first)
+
+    monkeypatch.setattr(search.time, "monotonic", lambda: clock[0])
+    grid = len(search.SCREEN_GRID)
+    cut = Timed(scalable=True)
+    cut.run(search.Budget(10**9, 6.0), opening_only=True)
+    assert 1 + grid <= len(cut.trials) < 1 + 2 * grid  # the start and the first parameter's grid
+    assert "p0" in cut.sensitivity and not {"p1", "p2", "p3"} & (set(cut.sensitivity) | set(cut.frozen))
+    clock[0] = 0.0
+    late = Timed(scalable=True)
+    late.run(search.Budget(10**9, -1.0), opening_only=True)
+    assert [t.u for t in late.trials] == [late.x0]
+    clock[0] = 0.0
+    few = Timed(scalable=True)
+    few.run(search.Budget(3), opening_only=True)
+    assert len(few.trials) >= 1 + 4 * grid

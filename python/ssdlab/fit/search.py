@@ -270,6 +270,8 @@ class Search:
         for p in params:
             points += [{**x0, p.key: u} for u in SCREEN_GRID]
         done = self.evaluate(points, first=len(self.trials), until=budget.deadline if budget else math.inf)
+        if not done and base is None:  # past the deadline already: the start still runs (a search has a best)
+            done = self.evaluate(points[:1], first=len(self.trials))
         self._record(done)
         if base is None:
             if not done:
@@ -474,7 +476,9 @@ class Search:
             descent.scan_choices(self, budget)
             self.mark("policies")
             if self.scalable:
-                self.screen(self.x0)
+                # --minutes ends it (what is not screened by then is searched unscreened);
+                # --trials does not: the opening is what every later stage starts from
+                self.screen(self.x0, budget=Budget(10**9, budget.deadline))
                 self.mark("screen")
                 self.descend(budget)
                 self.mark("steps")
