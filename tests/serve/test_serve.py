@@ -38,11 +38,14 @@ def metrics_of(doc: dict) -> dict:
     return doc["drives"][0]["metrics"]
 
 
+def _fill_phase(st, run_id: int) -> dict:
+    return [p for p in st.phases(st.run(run_id)["drives"][0]["id"]) if p["name"] == "fill"][0]
+
+
 def _fill_segments(st, run_id: int) -> list[tuple[float, float, float]]:
     """(GB, MB/s, s) of each segment of a stored fill: what an assertion shows when the
     served curve and the virtual one disagree."""
-    fill = [p for p in st.phases(st.run(run_id)["drives"][0]["id"]) if p["name"] == "fill"][0]
-    seg = fill["segments"]
+    seg = _fill_phase(st, run_id)["segments"]
     return [(round(g, 3), round(m, 1), round(t, 2)) for g, m, t in zip(seg["gb"], seg["mbps"], seg["t_s"])]
 
 
@@ -81,7 +84,7 @@ def test_fill_through_fio_finds_what_virtual_time_finds(tmp_path):
     assert "lag_p99_us" in series and "late" in series
     # and beside fio's own series of the fill, for the report (the drive's WAF, SLC, blocks)
     fill_run = [r for r in st.runs() if r["test"] == "fill" and r["drives"][0].startswith("nbd:")][0]
-    fill = [p for p in st.phases(st.run(fill_run["id"])["drives"][0]["id"]) if p["name"] == "fill"][0]
+    fill = _fill_phase(st, fill_run["id"])
     fs = fill["data"]["time"] if "data" in fill else fill["series"]
     assert len(fs["slc_used_bytes"]) == len(fs["t_s"]) and np.nanmax(fs["slc_used_bytes"]) > 0.3e9
     assert np.nanmin(fs["free_blocks"]) < np.nanmax(fs["free_blocks"])
