@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from ssdlab.fit import search
-from test_search import Stuck
+import math
+from types import SimpleNamespace
+
+from ssdlab.fit import crossval, search
+from ssdlab.fit.descent import LAMBDAS
+from ssdlab.fit.loss import Trial, loss_of
+from test_search import Linear, Stuck
 
 
 def test_a_folds_search_is_the_searchs_opening():
@@ -18,3 +23,42 @@ def test_a_folds_search_is_the_searchs_opening():
     whole.run(search.Budget(400))
     assert "cma-es" in [p["phase"] for p in whole.phases]
     assert len(whole.trials) > len(fold.trials)
+
+
+class Curved(Linear):
+    """Linear, with figures exponential in their parameters: the steps take several rounds."""
+
+    def _run(self, points, full=False, first=0):
+        out = []
+        for t in super()._run(points, full, first):
+            values = {k: 100.0 * math.exp((v - 100.0) / 20.0) for k, v in t.values.items()}
+            loss, groups = loss_of(self.ev, values)  # type: ignore[arg-type]
+            out.append(Trial(t.number, t.u, values, loss, 1.0, groups))
+        return out
+
+
+def test_a_fold_takes_one_round_of_steps_whatever_room_its_bound_leaves(monkeypatch):
+    """The search's steps go on for rounds while they gain; each cross-validation fold takes
+    one round after its screening, with room for many more in its bound (the bound counts
+    the trials a fold reuses, so what room it leaves says nothing of the fold)."""
+    whole = Curved(scalable=True)
+    whole.run(search.Budget(400), opening_only=True)
+    round_ = len(whole.start.params) + len(LAMBDAS)
+    steps = [p["trials"] for p in whole.phases if p["phase"] == "steps"]
+    assert steps and steps[0] >= 2 * round_
+    folds: list[Curved] = []
+
+    def fold_search(ev, start, seed, executor, sampler, on_trial, measured, memo):
+        s = Curved(scalable=True)
+        s.ev = SimpleNamespace(**{**vars(s.ev), "figures": ev.figures})
+        folds.append(s)
+        return s
+
+    monkeypatch.setattr(crossval, "Search", fold_search)
+    ev = whole.ev
+    ev = SimpleNamespace(**vars(ev), without=lambda g: SimpleNamespace(
+        figures=[f for f in ev.figures if ev.groups[f.name] != g]))
+    held = crossval.run(ev, whole.start, 3, None, 400, math.inf)
+    assert len(folds) == len(ev.figures) and len(held) == len(ev.figures)
+    for fold in folds:
+        assert [p["trials"] for p in fold.phases if p["phase"] == "steps"] == [round_]

@@ -99,7 +99,7 @@ def scan_dies(own: float, loss_of_dies):
 
     s = SimpleNamespace(start=SimpleNamespace(params=[PARAMS[0], dies],
                                               unit_start=lambda: {"spare_pct": 0.2, "dies": dies.unit_of(own)}),
-                        trials=[], evaluate=evaluate)
+                        trials=[], evaluate=evaluate, turned={})
     s._record = s.trials.extend
     descent.scan_pow2(s, SimpleNamespace(over=lambda n: False, deadline=float("inf")))
     return asked, dies.physical(s.x0["dies"])
@@ -206,3 +206,29 @@ def test_the_steps_go_on_while_a_round_gains_a_tenth_of_the_loss(monkeypatch):
     # a restart's steps go on while a round gains at all, up to ROUNDS
     assert rounds_run([50.0, 30.0, 29.0, 10.0, 10.0], gain=0.0) == 5
     assert rounds_run([99.0 - k for k in range(20)], gain=0.0) == descent.ROUNDS
+
+
+def test_screening_runs_no_die_count_past_where_the_scan_saw_the_loss_turn():
+    """The scan ran 1-16 dies and the loss rose past 8 (a drive of 8 dies): screening's grid
+    for the die count stops at 16 (the 32- and 64-die trial drives are the dearest and only
+    overshoot further); the other parameters get the whole grid. Where the loss has not
+    turned (a drive of 64 dies), the die count's grid is whole too."""
+    from ssdlab.calibration import Figure
+    from ssdlab.fit import search as S
+
+    dies = PARAMS[2]
+
+    def metrics(n):
+        def of(u):
+            return {"rate": 100.0 * min(dies.physical(u["dies"]), n) / n * (1 + 0.1 * u["spare_pct"])
+                    + max(0.0, dies.physical(u["dies"]) - n)}
+        return of
+
+    fig = Figure("d", "rate", RUN, lambda c: c.m(RUN, "rate"), value=105.0, tol=0.05)
+    for n, largest in ((8, 16), (64, 64)):
+        s = toy_search([PARAMS[0], dies], metrics(n), [fig], {"spare_pct": 0.5, "dies": dies.unit_of(8)})
+        descent.scan_pow2(s, S.Budget(10**9))
+        s.screen(s.x0)
+        ran = {dies.physical(t.u["dies"]) for t in s.trials}
+        assert max(ran) == largest
+        assert {t.u["spare_pct"] for t in s.trials if t.u["dies"] == s.x0["dies"]} >= set(S.SCREEN_GRID)

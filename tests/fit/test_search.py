@@ -111,7 +111,8 @@ def test_a_search_goes_on_from_a_stall_while_a_figure_fails(monkeypatch):
     while a round gains at all, and CMA-ES runs again only once they gain nothing."""
     gains: list[float] = []
     steps = search.descent.descend
-    monkeypatch.setattr(search.descent, "descend", lambda s, b, k, gain: gains.append(gain) or steps(s, b, k, gain))
+    monkeypatch.setattr(search.descent, "descend",
+                        lambda s, b, k, gain, rounds: gains.append(gain) or steps(s, b, k, gain, rounds))
     stuck = Stuck(scalable=True)
     trials = stuck.run(search.Budget(400), screen=False)
     assert stuck.failing()

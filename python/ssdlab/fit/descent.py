@@ -62,7 +62,11 @@ def scan_pow2(search: Any, budget: Any) -> None:
             if min(done, key=lambda t: (t.loss, t.number)) is done[-1]:
                 n = min(len(values), n + 1)  # the largest run is the best: one more (none past the top)
         if done:
-            x0 = min(done, key=lambda t: (t.loss, t.number)).u
+            best = min(done, key=lambda t: (t.loss, t.number))
+            if best is not done[-1] and len(done) == n:  # the loss turned (not cut by the deadline)
+                # screening need not run past where it turned either, at these other values
+                search.turned[q.key] = (values[n - 1], {k: v for k, v in x0.items() if k != q.key})
+            x0 = best.u
     search.x0 = x0
 
 
@@ -134,17 +138,17 @@ def other_discrete(search: Any) -> Trial | None:
     return min(same, key=lambda t: (t.loss, t.number))
 
 
-def descend(search: Any, budget: Any, keys: list[str], gain: float = GAIN) -> None:
-    """The steps from the best trial; when screening chose another discrete value than the
-    start's, one round from each basin first (the budget rarely has room for two whole
-    descents), then the rest from the better."""
+def descend(search: Any, budget: Any, keys: list[str], gain: float = GAIN, rounds: int = ROUNDS) -> None:
+    """Up to `rounds` rounds of steps from the best trial; when screening chose another
+    discrete value than the start's, one round from each basin first (the budget rarely has
+    room for two whole descents), then the rest from the better."""
     other = other_discrete(search)
     if other is None:
-        levenberg_marquardt(search, budget, keys, gain=gain)
+        levenberg_marquardt(search, budget, keys, rounds=rounds, gain=gain)
         return
     a = levenberg_marquardt(search, budget, keys, rounds=1, gain=gain)
     b = levenberg_marquardt(search, budget, keys, other, rounds=1, gain=gain)
-    levenberg_marquardt(search, budget, keys, min((a, b), key=lambda t: (t.loss, t.number)), ROUNDS - 1, gain)
+    levenberg_marquardt(search, budget, keys, min((a, b), key=lambda t: (t.loss, t.number)), rounds - 1, gain)
 
 
 def levenberg_marquardt(search: Any, budget: Any, keys: list[str], start: Trial | None = None,

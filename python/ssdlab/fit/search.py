@@ -13,6 +13,7 @@ Levenberg-Marquardt steps from the class."""
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import time
 from dataclasses import dataclass
@@ -85,6 +86,10 @@ class Search:
         self.x0 = start.unit_start()  # where screening starts (after the die-count scan)
         self.pace = 0.0  # wall seconds per trial run, of the last batch (Budget.room)
         self.unseen: set[str] = set()  # parameters whose finite step moved no figure (descent.py)
+        self.rounds = descent.ROUNDS  # of the steps, each time they run (a fold's opening: 1)
+        # a power of two the die-count scan ran upwards until the loss turned: key -> (the
+        # largest value it ran, the other parameters' values it ran at; descent.scan_pow2)
+        self.turned: dict[str, tuple[float, dict[str, float]]] = {}
         self.gated_off: set[str] = set()  # parameters left unscreened, their mechanism off there
         self.opened: set[str] = set()  # gates whose mechanism's parameters were screened with it on
         # figure -> its value at full size over the trial's, at the best (fidelity.py): what a
@@ -267,8 +272,9 @@ class Search:
             self.gated_off.add(k)
         params = [p for p in params if p.key not in idle]
         points = [] if base else [x0]
+        grids = {p.key: self.grid(p, x0) for p in params}
         for p in params:
-            points += [{**x0, p.key: u} for u in SCREEN_GRID]
+            points += [{**x0, p.key: u} for u in grids[p.key]]
         done = self.evaluate(points, first=len(self.trials), until=budget.deadline if budget else math.inf)
         if not done and base is None:  # past the deadline already: the start still runs (a search has a best)
             done = self.evaluate(points[:1], first=len(self.trials))
@@ -281,12 +287,12 @@ class Search:
             from ..errors import UserError
 
             raise UserError(f"class {self.start.class_id} cannot simulate this drive: {base.error}")
-        n = len(SCREEN_GRID)
         combined = dict(x0)
-        params = params[:len(done) // n]  # past the deadline, the rest are not screened (nor frozen)
         tops: dict[str, Trial] = {}
-        for i, p in enumerate(params):
-            mine = done[n * i: n * (i + 1)]
+        ends = list(itertools.accumulate(len(grids[p.key]) for p in params))
+        params = [p for p, e in zip(params, ends) if e <= len(done)]  # past the deadline, the rest are not screened (nor frozen)
+        for p, e in zip(params, ends):
+            mine = done[e - len(grids[p.key]): e]
             # a point the simulator refuses (a bound the geometry cannot take) counts as moving
             # the most it moved from any base screened so far (a gated one: a second base)
             moved = max(math.inf if t.error else self.change(t, base) for t in mine)
@@ -316,6 +322,15 @@ class Search:
                     and p.key not in self.frozen):
                 self.screen_gated(x0, top, budget)
         self.screen_largest(base, params, budget)
+
+    def grid(self, p: Any, x0: dict[str, float]) -> tuple[float, ...]:
+        """Screening's points of `p`: SCREEN_GRID, but none past where the die-count scan
+        saw the loss turn at these other values (descent.scan_pow2: a larger die count only
+        overshoots further, and its trial drive is the dearest, 5-8 times a trial's CPU)."""
+        largest, others = self.turned.get(p.key, (math.inf, None))
+        if others is None or any(x0.get(k) != v for k, v in others.items()):
+            return SCREEN_GRID
+        return tuple(u for u in SCREEN_GRID if p.physical(u) <= largest) or SCREEN_GRID[:1]
 
     def screen_largest(self, base: Trial, params: list[Any], budget: Budget | None) -> None:
         """Parameters screened with their mechanism on but not at its largest that moved no
@@ -428,7 +443,7 @@ class Search:
     def descend(self, budget: Budget, gain: float = descent.GAIN) -> None:
         smooth = [k for k in self.free() if k not in descent.discrete(self)]
         if smooth:
-            descent.descend(self, budget, smooth, gain)
+            descent.descend(self, budget, smooth, gain, rounds=self.rounds)
 
     def dear_start(self, budget: Budget) -> None:
         """Full-size trials (the evidence has tests that cannot run on a smaller drive) are
