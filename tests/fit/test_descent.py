@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ssdlab.fit import descent
+from ssdlab.fit import descent, screening
 from ssdlab.fit.loss import Trial
 from ssdlab.fit.space import Param
 
@@ -228,7 +228,7 @@ def test_screening_runs_no_die_count_past_where_the_scan_saw_the_loss_turn():
     for n, largest in ((8, 16), (64, 64)):
         s = toy_search([PARAMS[0], dies], metrics(n), [fig], {"spare_pct": 0.5, "dies": dies.unit_of(8)})
         descent.scan_pow2(s, S.Budget(10**9))
-        s.screen(s.x0)
+        screening.screen(s, s.x0)
         ran = {dies.physical(t.u["dies"]) for t in s.trials}
         assert max(ran) == largest
-        assert {t.u["spare_pct"] for t in s.trials if t.u["dies"] == s.x0["dies"]} >= set(S.SCREEN_GRID)
+        assert {t.u["spare_pct"] for t in s.trials if t.u["dies"] == s.x0["dies"]} >= set(screening.SCREEN_GRID)

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from ssdlab.calibration import Figure
-from ssdlab.fit import search
+from ssdlab.fit import screening, search
 from ssdlab.fit.descent import LAMBDAS, STEP
 from ssdlab.fit.loss import Trial, loss_of
 from ssdlab.fit.space import Param
@@ -88,7 +88,7 @@ def test_full_size_trials_take_the_steps_before_screening():
     # and in the same budget the steps after it do not fit
     cheap = Linear(scalable=True)
     first = cheap.run(search.Budget(budget + 1), screen=True)
-    assert [t.u["p0"] for t in first[1:1 + len(search.SCREEN_GRID)]] == list(search.SCREEN_GRID)
+    assert [t.u["p0"] for t in first[1:1 + len(screening.SCREEN_GRID)]] == list(screening.SCREEN_GRID)
     assert min(t.loss for t in first) > min(t.loss for t in trials)
 
 
@@ -161,8 +161,8 @@ def test_a_mechanism_screening_turned_on_is_screened_again():
     and would be frozen; the combined candidate turns the cache on, so the mode is screened
     again from it, found to move its figure, searched, and its better grid point taken."""
     s = Gated()
-    s.screen()
-    assert "mode" not in s.frozen and s.sensitivity["mode"] >= search.SCREEN_MIN
+    screening.screen(s)
+    assert "mode" not in s.frozen and s.sensitivity["mode"] >= screening.SCREEN_MIN
     # with the cache off the mode moves nothing: it is not run there at all
     assert all(t.u["mode"] == 0.8 for t in s.trials if t.u["cache"] == 0.0)
     best = min(s.trials, key=lambda t: t.loss)
@@ -173,11 +173,11 @@ def test_a_mechanism_turned_on_is_not_screened_again_past_the_budget():
     """With full-size trials every screening is dear: the gated parameters' screening (5
     trials each) is not begun when the budget has no room for it; they stay frozen."""
     s = Gated()
-    s.screen(budget=search.Budget(1 + len(search.SCREEN_GRID) + 1 + 2))
-    assert "mode" in s.frozen and len(s.trials) == 1 + len(search.SCREEN_GRID) + 1
+    screening.screen(s, budget=search.Budget(1 + len(screening.SCREEN_GRID) + 1 + 2))
+    assert "mode" in s.frozen and len(s.trials) == 1 + len(screening.SCREEN_GRID) + 1
     assert s.gated_off == {"mode"}  # pinning says why: never screened with its mechanism on
     roomy = Gated()
-    roomy.screen(budget=search.Budget(100))
+    screening.screen(roomy, budget=search.Budget(100))
     assert "mode" not in roomy.frozen and not roomy.gated_off
 
 
@@ -189,7 +189,7 @@ def test_a_mechanism_the_optimizer_turned_on_has_its_parameters_screened_at_a_re
     s.frozen = s.sensitivity = {"mode": 0.0}
     s.run(search.Budget(400), screen=False)
     assert "mode" not in s.frozen and not s.failing()
-    assert s.sensitivity["mode"] >= search.SCREEN_MIN
+    assert s.sensitivity["mode"] >= screening.SCREEN_MIN
 
 
 class Large(Gated):
@@ -220,8 +220,8 @@ def test_a_mode_of_a_mechanism_is_screened_with_the_mechanism_at_its_largest():
     screened again with the cache at its largest, where it does, so it is searched (not
     frozen) and the best point found has the mode the figure wants."""
     s = Large()
-    s.screen()
-    assert "mode" not in s.frozen and s.sensitivity["mode"] >= search.SCREEN_MIN
+    screening.screen(s)
+    assert "mode" not in s.frozen and s.sensitivity["mode"] >= screening.SCREEN_MIN
     best = min(s.trials, key=lambda t: t.loss)
     assert best.u["cache"] == 1.0 and best.u["mode"] == 0.55
 
@@ -260,7 +260,7 @@ def test_screening_goes_down_a_chain_of_gates():
     """The cache turned on by screening's candidate lets the reclaim be screened; the reclaim
     turned on then lets its pace be screened: each is searched, none frozen."""
     s = Chain()
-    s.screen()
+    screening.screen(s)
     assert not s.frozen, s.frozen
     best = min(s.trials, key=lambda t: t.loss)
     assert best.u["cache"] > 0.05 and best.u["reclaim"] > 0.05 and best.u["pace"] == 0.8  # the grid point nearest 0.75
@@ -291,7 +291,7 @@ def test_a_mechanism_that_moves_the_figures_the_wrong_way_alone_is_screened_with
     candidate leaves it off: its parameters are still screened with it on at its best grid
     point, where the pace moves the figures, and the best point found has both."""
     s = WrongWayAlone()
-    s.screen()
+    screening.screen(s)
     assert "pace" not in s.frozen
     best = min(s.trials, key=lambda t: t.loss)
     assert best.u["reclaim"] == 0.55 and best.u["pace"] == 0.8, best.u
@@ -362,9 +362,9 @@ class Limited(Linear):
 def test_full_size_trials_screen_what_the_steps_cannot_see():
     s = Limited()
     trials = s.run(search.Budget(80), screen=True)
-    screened = {k for t in trials for k in t.u if t.u[k] in search.SCREEN_GRID[:2] and k != "limit"}
+    screened = {k for t in trials for k in t.u if t.u[k] in screening.SCREEN_GRID[:2] and k != "limit"}
     assert not screened  # the others were stepped, not screened
-    assert any(t.u["limit"] == search.SCREEN_GRID[0] for t in trials)  # the limit was
+    assert any(t.u["limit"] == screening.SCREEN_GRID[0] for t in trials)  # the limit was
     best = min(trials, key=lambda t: t.loss)
     assert best.u["limit"] < 0.5 and best.loss < 0.01
 
@@ -388,7 +388,7 @@ def test_a_limit_the_class_does_not_set_is_screened_before_the_steps():
 
     s = ReadPath()
     s.dear_start(search.Budget(12))
-    assert [t.u[read_path.key] for t in s.trials[1:1 + len(search.SCREEN_GRID)]] == list(search.SCREEN_GRID)
+    assert [t.u[read_path.key] for t in s.trials[1:1 + len(screening.SCREEN_GRID)]] == list(screening.SCREEN_GRID)
     assert min(s.trials, key=lambda t: t.loss).u[read_path.key] < 0.5
     plain = Limited()  # a limit of another name: screened only after the steps, when they leave room
     plain.dear_start(search.Budget(12))
@@ -437,7 +437,7 @@ def test_no_trial_begins_after_the_deadline(monkeypatch):
     # screening cut by the deadline: the parameters it did not reach are neither screened nor frozen
     clock.now = 0.0
     cut = Timed(scalable=True)
-    cut.screen(budget=search.Budget(100, deadline=7.0))  # chunks begun at 0, 2, 4, 6: the start and 7 points
+    screening.screen(cut, budget=search.Budget(100, deadline=7.0))  # chunks begun at 0, 2, 4, 6: the start and 7 points
     assert len(cut.trials) == 8 and set(cut.sensitivity) == {"p0"} and not set(cut.frozen) & {"p1", "p2", "p3"}
 
 
@@ -544,7 +544,7 @@ def test_a_mechanism_is_screened_from_the_best_single_point_when_the_combination
     nothing: the mode is screened from the cache's own best point instead, where it passes the
     drop."""
     s = Interacting()
-    s.screen(s.start.unit_start())
+    screening.screen(s, s.start.unit_start())
     passed = [t for t in s.trials if t.values.get("drop") is not None and 0.48 <= t.values["drop"] <= 0.56]
     assert passed, [(t.u, t.values) for t in s.trials]
 
@@ -561,7 +561,7 @@ def test_minutes_end_screening_from_the_start_and_trials_do_not(monkeypatch):
             return super()._run(points, full, first)
 
     monkeypatch.setattr(search.time, "monotonic", lambda: clock[0])
-    grid = len(search.SCREEN_GRID)
+    grid = len(screening.SCREEN_GRID)
     cut = Timed(scalable=True)
     cut.run(search.Budget(10**9, 6.0), opening_only=True)
     assert 1 + grid <= len(cut.trials) < 1 + 2 * grid  # the start and the first parameter's grid

@@ -7,7 +7,7 @@ first generations: a step of each damping in LAMBDAS is tried in one batch and t
 taken, while a round lowers the loss by GAIN of itself (at a restart, search.py: at all; up to
 ROUNDS rounds). CMA-ES then starts from there (search.py): it copes with what Gauss-Newton
 cannot (steps in the loss, a cache's drop moving by a segment).
-Between the two, screening (search.py) has moved each parameter alone over its range; when
+Between the two, screening (screening.py) has moved each parameter alone over its range; when
 that moved a discrete one (GC buffers), the steps also go from the start's discrete values.""" 
 
 from __future__ import annotations

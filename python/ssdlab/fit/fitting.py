@@ -14,7 +14,8 @@ from typing import Any, Callable
 from ..errors import UserError
 from . import crossval, descent, fidelity, pinning, profile_out
 from .evidence import Evidence
-from .search import SCREEN_GRID, Budget, Search, Trial, full_size_check, residual
+from .screening import SCREEN_GRID
+from .search import Budget, Search, Trial, full_size_check, residual
 from .space import Start, choose_class, start
 
 SHARES = {"search": 0.55, "pinning": 0.15, "crossval": 0.30}  # of --minutes

@@ -13,14 +13,14 @@ Levenberg-Marquardt steps from the class."""
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ..calibration import RunKey
-from . import descent
+from . import descent, screening
+from .screening import SCREEN_GRID
 from .evidence import TWIN, Evidence
 from .loss import CAP, Trial, loss_of, measure_all, residual
 from .space import UNLIMITED, Start, scaled
@@ -29,9 +29,7 @@ BATCH = 8  # trials asked at once: fixed, so the result does not depend on the w
 TRIAL_BLOCKS = 256  # blocks per plane of a trial's drive when trials may run smaller (fewer: the SLC cache and the write buffer stop scaling)
 SIGMA0 = 0.1  # CMA-ES's first step in the unit cube: the class is close (+-30 % is 0.1-0.2 of a range)
 REFINE = (0.6, 0.03)  # after this share of the trials, CMA-ES starts again from the best with this step
-SCREEN_GRID = (0.05, 0.3, 0.55, 0.8, 1.0)  # screening: each parameter alone at these points of the cube
 NEAR = 2.0  # tolerances: explore from a trial this near a figure the best misses by more
-SCREEN_MIN = 0.25  # below this (group-weighted squared change, in tolerances) a parameter moves no figure
 # a CMA-ES stage ends once STALL[0] batches have not lowered the best loss by STALL[1] (a
 # quarter of what still fits as well, pinning.SLACK; the loss's roughness between neighbouring
 # points is about that): CMA-ES's own tolfun, so the trials left go to the next stage or are not run
@@ -251,137 +249,6 @@ class Search:
             per.setdefault(self.ev.groups[f.name], []).append(min(d * d, CAP))
         return sum(sum(v) / len(v) for v in per.values())
 
-    def screen(self, x0: dict[str, float] | None = None, keys: list[str] | None = None,
-               base: Trial | None = None, budget: Budget | None = None) -> None:
-        """Each parameter (of `keys`, default all) alone over a coarse grid of its range
-        (SCREEN_GRID), the others at the start (`base`, when already run, is its trial): a
-        parameter that moves no figure over its whole range (the evidence cannot see it) is
-        left at the class's value and not searched; for the others the best grid point of
-        each, together, is a candidate start (the search goes on from the better of it and
-        the start). With a `budget`, the mechanisms the candidate turns on are screened only
-        if their trials fit in it."""
-        x0 = base.u if base else x0 or self.start.unit_start()
-        params = [p for p in self.start.params if keys is None or p.key in keys]
-        # a parameter whose mechanism is off at x0 moves nothing there (the same figures, to
-        # the last digit): not run, it counts as moving nothing, so it is screened again once
-        # its mechanism is on (screen_gated, explore)
-        by = {q.key: q for q in self.start.params}
-        idle = {p.key for p in params if p.gate and by[p.gate].physical(x0[p.gate]) == 0}
-        for k in idle:
-            self.sensitivity.setdefault(k, 0.0)
-            self.gated_off.add(k)
-        params = [p for p in params if p.key not in idle]
-        points = [] if base else [x0]
-        grids = {p.key: self.grid(p, x0) for p in params}
-        for p in params:
-            points += [{**x0, p.key: u} for u in grids[p.key]]
-        done = self.evaluate(points, first=len(self.trials), until=budget.deadline if budget else math.inf)
-        if not done and base is None:  # past the deadline already: the start still runs (a search has a best)
-            done = self.evaluate(points[:1], first=len(self.trials))
-        self._record(done)
-        if base is None:
-            if not done:
-                return
-            base, done = done[0], done[1:]
-        if base.error:
-            from ..errors import UserError
-
-            raise UserError(f"class {self.start.class_id} cannot simulate this drive: {base.error}")
-        combined = dict(x0)
-        tops: dict[str, Trial] = {}
-        ends = list(itertools.accumulate(len(grids[p.key]) for p in params))
-        params = [p for p, e in zip(params, ends) if e <= len(done)]  # past the deadline, the rest are not screened (nor frozen)
-        for p, e in zip(params, ends):
-            mine = done[e - len(grids[p.key]): e]
-            # a point the simulator refuses (a bound the geometry cannot take) counts as moving
-            # the most it moved from any base screened so far (a gated one: a second base)
-            moved = max(math.inf if t.error else self.change(t, base) for t in mine)
-            self.sensitivity[p.key] = max(moved, self.sensitivity.get(p.key, 0.0))
-            self.gated_off.discard(p.key)
-            tops[p.key] = min(mine, key=lambda t: (t.error is not None, t.loss, t.number))
-        self.frozen = {k: v for k, v in self.sensitivity.items() if v < SCREEN_MIN}
-        for k, top in tops.items():  # a frozen parameter stays at the class's value, its top is noise
-            if top.loss < base.loss and k not in self.frozen:
-                combined[k] = top.u[k]
-        if combined != x0:
-            done = self.evaluate([combined], first=len(self.trials), until=budget.deadline if budget else math.inf)
-            self._record(done)
-            if done:
-                # parameters that help alone can undo each other together (a cache that alone
-                # brought a drop near, with the other tops as if it were not there): the
-                # mechanisms the candidate turns on are screened from the lower of it and the
-                # best single top
-                at = min([done[0], *(t for t in tops.values() if not t.error)], key=lambda t: (t.loss, t.number))
-                self.screen_gated(x0, at, budget)
-        # a mechanism off at x0 that moves the figures, but only the wrong way alone (a reclaim
-        # that stops the host at the class's pace): its own parameters screened with it on at
-        # its best grid point, where they can move the figures
-        for p in params:
-            top = tops[p.key]
-            if (p.off and p.physical(x0[p.key]) == 0 and combined[p.key] == x0[p.key] and not top.error
-                    and p.key not in self.frozen):
-                self.screen_gated(x0, top, budget)
-        self.screen_largest(base, params, budget)
-
-    def grid(self, p: Any, x0: dict[str, float]) -> tuple[float, ...]:
-        """Screening's points of `p`: SCREEN_GRID, but none past where the die-count scan
-        saw the loss turn at these other values (descent.scan_pow2: a larger die count only
-        overshoots further, and its trial drive is the dearest, 5-8 times a trial's CPU)."""
-        largest, others = self.turned.get(p.key, (math.inf, None))
-        if others is None or any(x0.get(k) != v for k, v in others.items()):
-            return SCREEN_GRID
-        return tuple(u for u in SCREEN_GRID if p.physical(u) <= largest) or SCREEN_GRID[:1]
-
-    def screen_largest(self, base: Trial, params: list[Any], budget: Budget | None) -> None:
-        """Parameters screened with their mechanism on but not at its largest that moved no
-        figure (a mode only a large cache has: a performance mode that ends at half the LBAs
-        needs a cache of half the drive): screened again with the mechanism at its largest,
-        once per mechanism (screen_gated does this for a mechanism the candidate turned on;
-        here it was on already, as the steps leave it with full-size trials)."""
-        by = {q.key: q for q in self.start.params}
-        x0 = base.u
-        for g in dict.fromkeys(q.gate for q in params if q.gate and q.key in self.frozen):
-            keys = [q.key for q in params if q.gate == g and q.key in self.frozen]
-            if (g in self.opened or not by[g].off or by[g].physical(x0[g]) == 0 or x0[g] >= 1.0
-                    or (budget and not budget.room(len(self.trials), 1 + len(SCREEN_GRID) * len(keys), self.pace))):
-                continue
-            self.opened.add(g)
-            self.mark("screen")
-            done = self.evaluate([{**x0, g: 1.0}], first=len(self.trials),
-                                 until=budget.deadline if budget else math.inf)
-            self._record(done)
-            if done and not done[0].error:
-                self.screen(keys=keys, base=done[0], budget=budget)
-
-    def screen_gated(self, x0: dict[str, float], at: Trial, budget: Budget | None = None) -> None:
-        """Parameters that tune a mechanism screening found off at `x0` (their gate, e.g.
-        the performance mode of a dynamic SLC cache) and the combined candidate `at` turned
-        on: screened again from `at`, where they can move a figure (one at a time they
-        could not); then from `at` with the mechanism at its largest, where a mode it has
-        shows only when it is large (a performance mode that ends at half the LBAs needs a
-        cache of half the drive)."""
-        by = {q.key: q for q in self.start.params}
-        on = [k for k, q in by.items() if q.off and q.physical(x0[k]) == 0 and q.physical(at.u[k]) > 0]
-        on = [k for k in on if k not in self.opened]
-        gated = [q.key for q in self.start.params if q.gate in on and q.key in self.frozen]
-        if not gated or at.error:
-            return
-        n = len(SCREEN_GRID) * len(gated) + 1
-        if budget and not budget.room(len(self.trials), n, self.pace):
-            return
-        self.opened.update(on)
-        self.mark("screen")
-        self.screen(keys=gated, base=at, budget=budget)
-        gates = {by[g].gate for g in gated}
-        top = {**at.u, **{k: 1.0 for k in on if k in gates}}
-        if top == at.u or (budget and not budget.room(len(self.trials), n, self.pace)):
-            return
-        self.mark("screen")
-        done = self.evaluate([top], first=len(self.trials), until=budget.deadline if budget else math.inf)
-        self._record(done)
-        if done and not done[0].error:  # a mechanism too large for the drive's geometry: not screened there
-            self.screen(keys=gated, base=done[0], budget=budget)
-
     def explore(self, budget: Budget) -> Trial | None:
         """The best fails a figure another trial passes (or nears, where the best misses it by
         more than NEAR tolerances): that trial lies in another basin (a
@@ -418,7 +285,7 @@ class Search:
                 break
             tried.update(keys)
             since = len(self.trials)
-            self.screen(keys=keys, base=at, budget=budget)
+            screening.screen(self, keys=keys, base=at, budget=budget)
             at = lowest(since)
             for k in keys:  # a mechanism left off: its tuning with it at its largest
                 gated = [q.key for q in params if q.gate == k and q.key not in tried]
@@ -431,7 +298,7 @@ class Search:
                 self._record(top)
                 if top and not top[0].error:
                     tried.update(gated)
-                    self.screen(keys=gated, base=top[0], budget=budget)
+                    screening.screen(self, keys=gated, base=top[0], budget=budget)
                     at = lowest(since)
         self.mark("explore")
         smooth = [k for k in self.free() if k not in descent.discrete(self)]
@@ -463,7 +330,7 @@ class Search:
         limits = [q.key for q in self.start.params if q.key in UNLIMITED and here[q.key] >= 1.0
                   and q.key not in self.frozen]
         if limits and budget.room(len(self.trials), len(SCREEN_GRID) * len(limits), self.pace):
-            self.screen(here, limits, base=min(self.trials, key=lambda t: (t.loss, t.number)), budget=budget)
+            screening.screen(self, here, limits, base=min(self.trials, key=lambda t: (t.loss, t.number)), budget=budget)
             self.mark("screen")
         smooth = [k for k in self.free() if k not in descent.discrete(self)]
         if smooth:
@@ -476,7 +343,7 @@ class Search:
                  or (q.key in gates and q.off and q.physical(here[q.key]) == 0))]  # a mechanism still off
         n = 1 + len(SCREEN_GRID) * len(blind)
         if blind and budget.room(len(self.trials), n, self.pace):
-            self.screen(here, blind, budget=budget)
+            screening.screen(self, here, blind, budget=budget)
             self.mark("screen")
             self.descend(budget)
             self.mark("steps")
@@ -493,7 +360,7 @@ class Search:
             if self.scalable:
                 # --minutes ends it (what is not screened by then is searched unscreened);
                 # --trials does not: the opening is what every later stage starts from
-                self.screen(self.x0, budget=Budget(10**9, budget.deadline))
+                screening.screen(self, self.x0, budget=Budget(10**9, budget.deadline))
                 self.mark("screen")
                 self.descend(budget)
                 self.mark("steps")
@@ -522,7 +389,7 @@ class Search:
             before = len(self.trials)
             # a mechanism CMA-ES turned on (screening left it off): its own parameters, frozen
             # where it was off, screened from the best
-            self.screen_gated(self.x0, self.best()[0], budget)
+            screening.screen_gated(self, self.x0, self.best()[0], budget)
             if restart == 1:  # once: where a limit binds, the steps see it
                 descent.limits_to_edge(self, budget)
                 self.mark("limits")
