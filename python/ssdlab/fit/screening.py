@@ -8,19 +8,16 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .loss import Trial
-
-if TYPE_CHECKING:
-    from .search import Budget, Search
+from .loss import Trial  # (the search is passed in, as in descent.py: search.py imports this module)
 
 SCREEN_GRID = (0.05, 0.3, 0.55, 0.8, 1.0)  # screening: each parameter alone at these points of the cube
 SCREEN_MIN = 0.25  # below this (group-weighted squared change, in tolerances) a parameter moves no figure
 
 
-def screen(search: Search, x0: dict[str, float] | None = None, keys: list[str] | None = None,
-           base: Trial | None = None, budget: Budget | None = None) -> None:
+def screen(search: Any, x0: dict[str, float] | None = None, keys: list[str] | None = None,
+           base: Trial | None = None, budget: Any = None) -> None:
     """Each parameter (of `keys`, default all) alone over a coarse grid of its range
     (SCREEN_GRID), the others at the start (`base`, when already run, is its trial): a
     parameter that moves no figure over its whole range (the evidence cannot see it) is
@@ -92,7 +89,7 @@ def screen(search: Search, x0: dict[str, float] | None = None, keys: list[str] |
     screen_largest(search, base, params, budget)
 
 
-def grid(search: Search, p: Any, x0: dict[str, float]) -> tuple[float, ...]:
+def grid(search: Any, p: Any, x0: dict[str, float]) -> tuple[float, ...]:
     """Screening's points of `p`: SCREEN_GRID, but none past where the die-count scan
     saw the loss turn at these other values (descent.scan_pow2: a larger die count only
     overshoots further, and its trial drive is the dearest, 5-8 times a trial's CPU)."""
@@ -102,7 +99,7 @@ def grid(search: Search, p: Any, x0: dict[str, float]) -> tuple[float, ...]:
     return tuple(u for u in SCREEN_GRID if p.physical(u) <= largest) or SCREEN_GRID[:1]
 
 
-def screen_largest(search: Search, base: Trial, params: list[Any], budget: Budget | None) -> None:
+def screen_largest(search: Any, base: Trial, params: list[Any], budget: Any) -> None:
     """Parameters screened with their mechanism on but not at its largest that moved no
     figure (a mode only a large cache has: a performance mode that ends at half the LBAs
     needs a cache of half the drive): screened again with the mechanism at its largest,
@@ -124,7 +121,7 @@ def screen_largest(search: Search, base: Trial, params: list[Any], budget: Budge
             screen(search, keys=keys, base=done[0], budget=budget)
 
 
-def screen_gated(search: Search, x0: dict[str, float], at: Trial, budget: Budget | None = None) -> None:
+def screen_gated(search: Any, x0: dict[str, float], at: Trial, budget: Any = None) -> None:
     """Parameters that tune a mechanism screening found off at `x0` (their gate, e.g.
     the performance mode of a dynamic SLC cache) and the combined candidate `at` turned
     on: screened again from `at`, where they can move a figure (one at a time they
