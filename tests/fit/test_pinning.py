@@ -42,8 +42,10 @@ def test_a_best_on_a_slope_is_not_pinned_by_a_narrow_bracket():
     s = Slope()
     s._record(s.evaluate([{"p": 0.5}]))
     best = s.trials[0]
-    sliced = pinning.slices(s, best, Calls(2))  # the finest ring only (a ring looks at the budget twice)
-    lower = next(t for t in sliced["p"] if t.u["p"] < 0.5)
+    # the first ring, then the finer points inside it (a ring looks at the budget twice)
+    sliced = pinning.slices(s, best, Calls(4))
+    assert sorted(round(t.u["p"], 3) for t in sliced["p"]) == [0.45, 0.485, 0.515, 0.55]
+    lower = next(t for t in sliced["p"] if 0.48 < t.u["p"] < 0.5)
     assert abs(lower.u["p"] - 0.5) < pinning.FINEST and lower.loss < best.loss - pinning.SLACK
     assert not any(pinning.fits_as_well(s, t, best) for t in sliced["p"])  # a bracket one step wide
     pin = pinning.pins(s, best, sliced)["p"]
@@ -64,8 +66,9 @@ def test_a_parameter_seen_to_fit_widely_is_sliced_no_further():
     s._record(s.evaluate([{"p": 0.5}]))
     best = s.trials[0]
     sliced = pinning.slices(s, best, search.Budget(10**9))
-    # rings 0.015, 0.05, 0.15 leave 0.3 of the cube seen to fit; 0.4 makes it 0.8: no further
-    assert sorted(round(t.u["p"], 3) for t in sliced["p"]) == [0.1, 0.35, 0.45, 0.485, 0.515, 0.55, 0.65, 0.9]
+    # rings 0.05, 0.15 leave 0.3 of the cube seen to fit; 0.4 makes it 0.8: no further (the
+    # points inside the first ring are looked at only where it no longer fits)
+    assert sorted(round(t.u["p"], 3) for t in sliced["p"]) == [0.1, 0.35, 0.45, 0.55, 0.65, 0.9]
     pin = pinning.pins(s, best, sliced)["p"]
     assert not pin.pinned and pin.why.startswith("at least ") and pin.why.endswith(" fit as well")
     assert (pin.lo, pin.hi) == pytest.approx((P.physical(0.1), P.physical(0.9)))  # what was seen, not the bounds
@@ -77,7 +80,7 @@ def test_a_parameter_seen_to_fit_widely_is_sliced_no_further():
 
 
 def test_a_slice_the_budget_cut_short_does_not_pin():
-    """The budget ends after the finest ring: every point fits, the range seen is narrow, but
+    """The budget ends after the first ring: every point fits, the range seen is narrow, but
     no side reached a point that no longer fits or a bound: not pinned."""
     s = Flat()
     s._record(s.evaluate([{"p": 0.5}]))

@@ -4,7 +4,7 @@ together.
 A parameter is pinned when all of these are narrow (under PINNED of its range in the unit
 cube): the spread of its value over the good trials (loss within SLACK of the best: what
 else fits as well, along the directions the search explored, trade-offs between parameters
-included), its slice (the loss with it alone moved outwards over SLICE points across its range,
+included), its slice (the loss with it alone moved outwards over RINGS across its range (and FINE inwards of the first),
 the others at the best, on each side until it no longer fits as well: the loss within SLACK
 and every figure the best passes still passing), and its linearized profile range (`trades`:
 the others re-fitted, from the figures' Jacobian at the best). The range reported is the union
@@ -38,8 +38,11 @@ from .search import Budget, Search, Trial, residual
 
 SLACK = 1.0  # loss above the best that may still fit as well (one group a tolerance off in the mean)
 PINNED = 0.35  # share of a parameter's range (unit cube) its good range may span
-SLICE = (-0.4, -0.15, -0.05, -0.015, 0.015, 0.05, 0.15, 0.4)  # offsets from the best, in the cube
-FINEST = min(abs(d) for d in SLICE) + 1e-9
+RINGS = (0.05, 0.15, 0.4)  # a slice's offsets from the best, in the cube, outwards
+# inside the first ring, looked at only on a side where that ring no longer fits: a point so
+# near the best nearly always fits, so it brackets only the narrowest pins more closely
+FINE = 0.015
+FINEST = FINE + 1e-9
 
 
 def fits_as_well(search: Search, t: Trial, best: Trial) -> bool:
@@ -64,36 +67,41 @@ def good(search: Search, best: Trial) -> list[Trial]:
 
 
 def slices(search: Search, best: Trial, budget: Budget) -> dict[str, list[Trial]]:
-    """Each free parameter moved alone outwards from the best, ring by ring of SLICE's
-    offsets (every parameter's both sides in one batch), on each side until a point no longer
-    fits as well or a bound: the bracket `pins` reads ends there, so the points beyond it
-    would change nothing it reports (as far as the budget lets). A parameter already seen to
-    fit as well over more than PINNED of its range (the good trials and its slice's points)
-    cannot be pinned: it is sliced no further."""
+    """Each free parameter moved alone outwards from the best, ring by ring of RINGS (every
+    side due a point in one batch), on each side until a point no longer fits as well or a
+    bound: the bracket `pins` reads ends there, so the points beyond it would change nothing
+    it reports (as far as the budget lets). Where the first ring no longer fits, the side
+    looks once at FINE, inside it, and ends. A parameter already seen to fit as well over
+    more than PINNED of its range (the good trials and its slice's points) cannot be pinned:
+    it is sliced no further."""
     keys = [p.key for p in search.start.params if p.key not in search.frozen]
     ok = good(search, best)
     seen = {k: [best.u[k], *(t.u[k] for t in ok)] for k in keys}
     out: dict[str, list[Trial]] = {}
-    sides = [(k, s) for k in keys for s in (-1.0, 1.0) if not _wide(seen[k])]
-    for ring in sorted({abs(d) for d in SLICE}):
-        if budget.over(0) or not sides:
-            break
+    sides = [(k, s, RINGS[0]) for k in keys for s in (-1.0, 1.0) if not _wide(seen[k])]
+    while sides and not budget.over(0):
         asked = []
-        for k, s in sides:
-            x = min(1.0, max(0.0, best.u[k] + s * ring))
+        for k, s, off in sides:
+            x = min(1.0, max(0.0, best.u[k] + s * off))
             if x != best.u[k] and all(t.u[k] != x for t in out.get(k, [])):  # a bound: no point beyond
-                asked.append((k, s, x))
-        if not budget.room(0, len(asked), search.pace):
+                asked.append((k, s, off, x))
+        if not asked or not budget.room(0, len(asked), search.pace):
             break  # the ring would end past the deadline (full-size trials: minutes a ring)
-        done = search.evaluate([{**best.u, k: x} for k, _, x in asked], first=-1)
+        done = search.evaluate([{**best.u, k: x} for k, _, _, x in asked], first=-1)
         sides = []
-        for (k, s, x), t in zip(asked, done):
+        for (k, s, off, x), t in zip(asked, done):
             out.setdefault(k, []).append(t)
-            if fits_as_well(search, t, best):
+            fits = fits_as_well(search, t, best)
+            if fits:
                 seen[k].append(x)
-                if x not in (0.0, 1.0):
-                    sides.append((k, s))
-        sides = [(k, s) for k, s in sides if not _wide(seen[k])]
+            if off == FINE or (fits and x in (0.0, 1.0)):
+                continue
+            if not fits:
+                if off == RINGS[0]:
+                    sides.append((k, s, FINE))
+            elif off != RINGS[-1]:
+                sides.append((k, s, RINGS[RINGS.index(off) + 1]))
+        sides = [(k, s, off) for k, s, off in sides if not _wide(seen[k])]
     return out
 
 
