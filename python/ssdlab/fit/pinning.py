@@ -4,8 +4,8 @@ together.
 A parameter is pinned when all of these are narrow (under PINNED of its range in the unit
 cube): the spread of its value over the good trials (loss within SLACK of the best: what
 else fits as well, along the directions the search explored, trade-offs between parameters
-included), its slice (the loss with it alone moved outwards over RINGS across its range (and FINE inwards of the first),
-the others at the best, on each side until it no longer fits as well: the loss within SLACK
+included), its slice (the loss with it alone moved outwards ring by ring of RINGS, and once
+at FINE where the first no longer fits, the others at the best, on each side until it no longer fits as well: the loss within SLACK
 and every figure the best passes still passing), and its linearized profile range (`trades`:
 the others re-fitted, from the figures' Jacobian at the best). The range reported is the union
 of the first two, a slice's part bracketed by its nearest points that no longer fit (the range lies
@@ -94,15 +94,20 @@ def slices(search: Search, best: Trial, budget: Budget) -> dict[str, list[Trial]
             fits = fits_as_well(search, t, best)
             if fits:
                 seen[k].append(x)
-            if off == FINE or (fits and x in (0.0, 1.0)):
-                continue
-            if not fits:
-                if off == RINGS[0]:
-                    sides.append((k, s, FINE))
-            elif off != RINGS[-1]:
-                sides.append((k, s, RINGS[RINGS.index(off) + 1]))
+            after = _after(off, x, fits)
+            if after is not None:
+                sides.append((k, s, after))
         sides = [(k, s, off) for k, s, off in sides if not _wide(seen[k])]
     return out
+
+
+def _after(off: float, x: float, fits: bool) -> float | None:
+    """A side's next offset after its point `x` at `off`: the next ring while the points fit
+    (none past a bound or the last ring); FINE once where the first ring no longer fits
+    (inside it, so the side ends there either way); else the side is done."""
+    if fits:
+        return None if off in (FINE, RINGS[-1]) or x in (0.0, 1.0) else RINGS[RINGS.index(off) + 1]
+    return FINE if off == RINGS[0] else None
 
 
 @dataclass
