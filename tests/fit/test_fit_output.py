@@ -41,6 +41,11 @@ def test_the_same_twin_on_one_worker_or_two(fingerprint, tmp_path):
     assert [p["value"] for p in one["parameters"]] == [p["value"] for p in two["parameters"]]
     # the budget: --trials (a slice that finds a better point adds that point as one more trial)
     assert 32 <= one["trials"] <= 33
+    # that point is where the pinning moved the best: what it moved, and what that gained
+    move = one["pinning_move"]
+    assert (one["trials"] == 33) == (move is not None)
+    if move:
+        assert set(move) == {"moved", "loss", "full_size_loss", "sliced_again"} and move["loss"][1] < move["loss"][0]
     # where the time went: the search ran its trials and the full-size check, the pinning its slices
     st = one["stages"]
     assert set(st) == {"search", "pinning"} and 0 < st["search"]["trials_run"] <= one["trials"] + 3

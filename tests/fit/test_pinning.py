@@ -229,10 +229,15 @@ def test_a_better_slice_point_moves_the_best_only_where_the_search_had_not_settl
     s._record(s.evaluate([{"p": 0.5}]))
     start = s.trials[0]
     assert s.evaluate([{"p": 0.515}])[0].loss < start.loss  # the finest ring's better point
-    best, same, pins = pin(s, start, search.Budget(10**9))
-    assert same is start and best is start and pins["p"].pinned
+    best, same, pins, moved = pin(s, start, search.Budget(10**9))
+    assert same is start and best is start and pins["p"].pinned and moved is None
     slope = Slope()
     slope._record(slope.evaluate([{"p": 0.5}]))
     start = slope.trials[0]
-    best, same, pins = pin(slope, start, search.Budget(10**9))
+    best, same, pins, moved = pin(slope, start, search.Budget(10**9))
     assert best.u["p"] < 0.5 and same is not start
+    # what the move did (fit --json: pinning_move): the parameter from and to, the losses, sliced again
+    (was, now), = moved["moved"].values()
+    assert list(moved["moved"]) == ["p"] and now < was
+    assert moved["loss"] == [start.loss, same.loss] and moved["loss"][1] < moved["loss"][0]
+    assert moved["full_size_loss"] == [start.loss, best.loss] and moved["sliced_again"]

@@ -317,8 +317,9 @@ def test_pinning_keeps_its_first_slices_when_the_budget_ends_before_the_second()
     s = Linear(scalable=False)
     s._record(s.evaluate([{k: 0.5 for k in TARGET}]))  # the best so far: the start, away from TARGET
     start = s.trials[0]
-    best, same, pins = pin(s, start, Calls(4))  # two rings of slices (a ring looks twice), then nothing
+    best, same, pins, moved = pin(s, start, Calls(4))  # two rings of slices (a ring looks twice), then nothing
     assert best.loss < start.loss and same is start
+    assert moved is not None and not moved["sliced_again"] and moved["full_size_loss"] == [start.loss, best.loss]
     assert not any("not checked" in p.why for p in pins.values())
     phys = START_PHYS(best.u)
     assert all(pins[k].value == pytest.approx(phys[k]) for k in TARGET)

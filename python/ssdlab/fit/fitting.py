@@ -79,6 +79,7 @@ class Result:
     stages: dict[str, dict[str, float]] = field(default_factory=dict)  # stage -> seconds, trials run
     check_repair: dict[str, Any] | None = None  # what the check repair did (repair()), if it ran
     size_correction: dict[str, Any] | None = None  # what the trial size's correction did (fidelity.py)
+    pinning_move: dict[str, Any] | None = None  # where pinning moved the best (pin()), if it did
 
     def conflict_texts(self) -> list[str]:
         out = [c.text() for c in self.conflicts]
@@ -107,6 +108,7 @@ class Result:
             "conflicts": self.conflict_texts(),
             "check_repair": self.check_repair,
             "size_correction": self.size_correction,
+            "pinning_move": self.pinning_move,
             "crossval": [vars(h) for h in self.held],
             "stages": self.stages,
             "search_phases": self.search.phases,
@@ -180,7 +182,7 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
                                 time.monotonic() + 0.6 * max(0.0, t0 + pinning_s - time.monotonic()))
         stage("check repair")
     met = checker.evaluate([best.u])[0] if checker else None  # (memo: already run)
-    best, same, pins = pin(search, best, Budget(10**9, t0 + pinning_s))
+    best, same, pins, moved = pin(search, best, Budget(10**9, t0 + pinning_s))
     values, twin_trial = _revert_unpinned(search, best, same, pins, t0 + pinning_s)
     conflicts = pinning.conflicts(search, same)
     stage("pinning")
@@ -207,7 +209,7 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
         if r["figure"] in lacks:
             r["expected_failure"] = lacks[r["figure"]]
     return Result(st, best, values, pins, rows, conflicts, held, len(search.trials), time.monotonic() - t0,
-                  search, twin_trial, stages, repaired, sized)
+                  search, twin_trial, stages, repaired, sized, moved)
 
 
 def checked(checker: Search | None, cands: list[Trial], more: Callable[[], list[Trial]] = list) -> Trial:
@@ -282,32 +284,39 @@ def passes(f: Any, v: float | None) -> bool:
     return bool(f.check(v)[0] and abs(residual(f, v)) <= 1.0)
 
 
-def pin(search: Search, best: Trial, budget: Budget) -> tuple[Trial, Trial, dict[str, profile_out.Pin]]:
+def pin(search: Search, best: Trial, budget: Budget) -> tuple[Trial, Trial, dict[str, profile_out.Pin],
+                                                              dict[str, Any] | None]:
     """The pins, and the best (maybe moved) with its trial of the search's size. Pinning
     compares trials of the search's own size with the best's trial of that size; a slice that
     finds a better point where the search had not settled (pinning.settled) moves the best
     there and slices again (once); one within the loss's roughness of it does not (the pins
-    read the best as settled there)."""
+    read the best as settled there). With what the move did (None when the best stayed): the
+    parameters moved (physical values from and to), the loss at the search's size and at the
+    drive's own (the twin's size) before and after, and whether the slices ran again."""
     st = search.start
     same = next(t for t in search.trials if t.number == best.number)
     sliced = pinning.slices(search, same, budget)
     ran = [t for ts in sliced.values() for t in ts if not t.error]
     better = min(ran, key=lambda t: t.loss, default=same)
     if all(pinning.settled(same, t) for t in ran):
-        return best, same, pinning.pins(search, same, sliced, pinning.trades(search, same, budget))
+        return best, same, pinning.pins(search, same, sliced, pinning.trades(search, same, budget)), None
     better.number = len(search.trials)
     search.trials.append(better)
+    before = best
     best = full_size_check(search, [better])[0]
     again = pinning.slices(search, better, budget)
+    a, b = st.physical(same.u), st.physical(better.u)
+    move = {"moved": {k: [a[k], b[k]] for k in a if a[k] != b[k]}, "loss": [same.loss, better.loss],
+            "full_size_loss": [before.loss, best.loss], "sliced_again": bool(again)}
     if again:
-        return best, better, pinning.pins(search, better, again, pinning.trades(search, better, budget))
+        return best, better, pinning.pins(search, better, again, pinning.trades(search, better, budget)), move
     # the budget ran out: the first slices, around a point one slice step away (the parameter
     # that moved reads "did not settle"), say more than none; the values are the twin's
     pins = pinning.pins(search, same, sliced)
     for k, v in st.physical(best.u).items():
         if k in pins:
             pins[k].value = v
-    return best, same, pins
+    return best, same, pins, move
 
 
 def _revert_unpinned(search: Search, best: Trial, same: Trial, pins: dict[str, profile_out.Pin],
