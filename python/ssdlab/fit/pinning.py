@@ -12,10 +12,10 @@ of the first two, a slice's part bracketed by its nearest points that no longer 
 inside: a bound, not a confidence interval), and of the third where that is what unpins it; a parameter seen to fit as well over more than
 PINNED is not pinned whatever lies beyond, so it is sliced no further, and its range is what
 was seen to fit (it is at least that wide). A parameter screening found no figure to move with is not pinned, and neither is
-one whose good range spans most of its bounds, nor one whose slice found a better value beyond
-its finest step (the search had not settled there; a better value one finest step away is the
-loss's own roughness at the slice's resolution, the best already within that step, unless it is
-better by more than SLACK: then the best is on a slope, not at a minimum): the twin keeps the class's value for it
+one whose good range spans most of its bounds, nor one whose slice found a value better by the
+search's own least gain (STALL[1]) or more (the search had not settled there: the best is on a
+slope, even one finest step away; a point better by less is the loss's own roughness, wherever
+it lies): the twin keeps the class's value for it
 unless the fit is worse without the search's value (then it keeps that value, still marked
 not pinned).
 
@@ -34,7 +34,7 @@ import numpy as np
 
 from . import descent
 from .profile_out import Pin
-from .search import Budget, Search, Trial, residual
+from .search import STALL, Budget, Search, Trial, residual
 
 SLACK = 1.0  # loss above the best that may still fit as well (one group a tolerance off in the mean)
 PINNED = 0.35  # share of a parameter's range (unit cube) its good range may span
@@ -42,7 +42,6 @@ RINGS = (0.05, 0.15, 0.4)  # a slice's offsets from the best, in the cube, outwa
 # inside the first ring, looked at only on a side where that ring no longer fits: a point so
 # near the best nearly always fits, so it brackets only the narrowest pins more closely
 FINE = 0.015
-FINEST = FINE + 1e-9
 
 
 def fits_as_well(search: Search, t: Trial, best: Trial) -> bool:
@@ -55,11 +54,11 @@ def fits_as_well(search: Search, t: Trial, best: Trial) -> bool:
 
 
 def settled(best: Trial, t: Trial) -> bool:
-    """Whether `t`, a point of the best's slices, leaves the best settled: not better, or
-    better by less than SLACK within the slices' finest step (the loss's own roughness at
-    that resolution); a better point farther out says the best is on a slope."""
-    step = max(abs(t.u[k] - best.u[k]) for k in best.u)
-    return t.loss >= best.loss - (SLACK if step <= FINEST else 0.0)
+    """Whether `t`, a point of the best's slices, leaves the best settled: better by less
+    than the search's own least gain (STALL[1]: what its stages take for no gain) is the
+    loss's roughness, wherever the point lies; better by that or more says the best is on a
+    slope, one finest step away (a minimum narrower than the steps' difference) or farther."""
+    return t.loss > best.loss - STALL[1]
 
 
 def good(search: Search, best: Trial) -> list[Trial]:
