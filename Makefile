@@ -57,9 +57,8 @@ test-rust:
 	MAKEFLAGS= cargo test --profile test-opt -p ssdsim --features verify  # its own jobs, not the parallel make's jobserver
 
 # two workers more than the cores: the NVMe VM's boot, fio's start-ups and the real-time
-# waits leave workers idle (on 2 cores, two pairs of runs one just after the other: 463 s
-# and 446 s against 525 s and 580 s with three workers; three against two on an earlier
-# suite: 397 s against 439 s);
+# waits leave workers idle (on 2 cores, one run each just after the other: 463 s against
+# 525 s with three workers; 397 s against 439 s for three against two on an earlier suite);
 # tests that share a resource run in one xdist_group
 WORKERS := $(shell echo $$(( $$(nproc) + 2 )))
 test-py: sysdeps build
