@@ -56,10 +56,11 @@ test:
 test-rust:
 	MAKEFLAGS= cargo test --profile test-opt -p ssdsim --features verify  # its own jobs, not the parallel make's jobserver
 
-# one worker more than the cores: the NVMe VM's emulated CPU, fio's start-ups and the
-# real-time waits leave a worker idle (on 2 cores: 397 s against 439 s with two workers);
-# tests that share a resource run in one xdist_group
-WORKERS := $(shell echo $$(( $$(nproc) + 1 )))
+# two workers more than the cores: the NVMe VM's boot, fio's start-ups and the real-time
+# waits leave workers idle (on 2 cores, two pairs of runs one just after the other: 463 s
+# and 446 s against 525 s and 580 s with three workers; three against two on an earlier
+# suite: 397 s against 439 s); tests that share a resource run in one xdist_group
+WORKERS := $(shell echo $$(( $$(nproc) + 2 )))
 test-py: sysdeps build
 	SSDLAB_NO_SKIPS=1 $(PY) -m pytest -q -rs -n $(WORKERS) --dist loadgroup --durations=15 -m "not slow and not serial"
 	SSDLAB_NO_SKIPS=1 $(PY) -m pytest -q -rs -m "serial and not slow"
