@@ -1,7 +1,7 @@
 //! Behaviour of the whole drive: determinism, steady state on a full drive, measured
 //! WAF against the analytic model of greedy GC, TRIM and unmapped reads.
 
-mod common;
+use crate::common;
 
 use common::{io, run, total, whole_drive_fill};
 use ssdsim::{Drive, PhaseKind, PhaseSpec};

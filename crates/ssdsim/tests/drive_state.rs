@@ -2,7 +2,7 @@
 //! the same rows, totals and latency histogram, bit for bit, in every kind of phase, with
 //! the SLC cache, GC, a mapping-table cache and idle work all in play.
 
-mod common;
+use crate::common;
 
 use common::{io, run, whole_drive_fill};
 use ssdsim::{Drive, PhaseKind, PhaseResult, PhaseSpec};

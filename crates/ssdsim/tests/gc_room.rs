@@ -3,7 +3,7 @@
 //! being paced by the host's writes, so the writes after a TRIM run at the speed of a
 //! drive with that much room, on every die.
 
-mod common;
+use crate::common;
 
 use common::{io, run, total, whole_drive_fill};
 use ssdsim::{Drive, PhaseKind, PhaseSpec};

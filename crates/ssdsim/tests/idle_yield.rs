@@ -3,7 +3,7 @@
 //! and a block it left half moved is a GC candidate again while the die has free blocks
 //! to spare (the next idle time takes the greedy victim again).
 
-mod common;
+use crate::common;
 
 use common::{io, run, whole_drive_fill};
 use ssdsim::{Drive, PhaseKind, PhaseSpec};

@@ -1,7 +1,7 @@
 //! Property tests: random sequences of writes, reads, TRIMs, purges and idle time on
 //! tiny drives keep every FTL invariant, and every read finds the version last written.
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use ssdsim::ftl::Ftl;

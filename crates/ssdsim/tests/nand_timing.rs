@@ -2,7 +2,7 @@
 //! caps write speed as dies are added, and page types and read retries spread read
 //! latencies; a plane's page register serves a page just sensed.
 
-mod common;
+use crate::common;
 
 use common::{io, run, total, whole_drive_fill};
 use ssdsim::nand::Nand;

@@ -1,7 +1,7 @@
 //! OCZ's performance mode (`slc.dynamic_mapped_max_pct`): 1-bit writes while at most half
 //! of the LBAs are mapped, then a conversion of the cached data alongside the host writes.
 
-mod common;
+use crate::common;
 
 use common::{io, run, total, whole_drive_fill};
 use ssdsim::{Drive, PhaseKind, PhaseSpec};

@@ -2,7 +2,7 @@
 //! idle phase and a trace's gap are stored as their first and last intervals, and the
 //! totals (duration, energy) still cover every interval.
 
-mod common;
+use crate::common;
 
 use ssdsim::engine::replay::{ReplaySpec, TraceIos};
 use ssdsim::{Drive, PhaseKind, PhaseSpec};

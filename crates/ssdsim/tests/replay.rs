@@ -1,7 +1,7 @@
 //! Trace replay feeds the phases' own I/O path: the same I/Os at the same depth give the
 //! same figures as a generated io phase; open loop follows the trace's times.
 
-mod common;
+use crate::common;
 
 use ssdsim::engine::replay::{ReplaySpec, TraceIos};
 use ssdsim::{Drive, PhaseKind, PhaseSpec};

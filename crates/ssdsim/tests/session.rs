@@ -1,7 +1,7 @@
 //! Sessions (one request at a time, the NBD export) against phases: the same I/Os at the
 //! same times must give the same drive, to the nanosecond and the counter.
 
-mod common;
+use crate::common;
 
 use ssdsim::workload::Workload;
 use ssdsim::{Drive, Op, PhaseKind, PhaseSpec, Session};

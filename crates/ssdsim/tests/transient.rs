@@ -1,7 +1,7 @@
 //! The transient of random writes on a freshly filled drive: how GC's pace follows the
 //! victims' valid counts as they fall from nearly full to the steady state.
 
-mod common;
+use crate::common;
 
 use common::{io, run, whole_drive_fill};
 use ssdsim::Drive;

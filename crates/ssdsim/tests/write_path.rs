@@ -1,7 +1,7 @@
 //! The controller's work on a write after the NAND: the mapping updates of
 //! `host.map_update_us` take the command core once per mapping page a write changes.
 
-mod common;
+use crate::common;
 
 use common::{io, run, total};
 use ssdsim::Drive;

@@ -4,7 +4,7 @@
 //! results (totals, series, latency histogram: completion times), counters, tables and
 //! NAND timelines, on small drives whose pages hold several slots, under random phases.
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use ssdsim::{Drive, PhaseKind, PhaseSpec};

@@ -1,0 +1,35 @@
+//! The simulator's integration tests as one test binary: one compile and one link for
+//! them all instead of one of each per file (each file stays a module of its name).
+
+mod common;
+
+#[path = "architecture.rs"]
+mod architecture;
+#[path = "behaviour.rs"]
+mod behaviour;
+#[path = "drive_state.rs"]
+mod drive_state;
+#[path = "gc_room.rs"]
+mod gc_room;
+#[path = "idle_yield.rs"]
+mod idle_yield;
+#[path = "invariants.rs"]
+mod invariants;
+#[path = "nand_timing.rs"]
+mod nand_timing;
+#[path = "performance_mode.rs"]
+mod performance_mode;
+#[path = "profile_limits.rs"]
+mod profile_limits;
+#[path = "quiet.rs"]
+mod quiet;
+#[path = "replay.rs"]
+mod replay;
+#[path = "session.rs"]
+mod session;
+#[path = "transient.rs"]
+mod transient;
+#[path = "write_path.rs"]
+mod write_path;
+#[path = "write_runs.rs"]
+mod write_runs;
