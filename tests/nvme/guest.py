@@ -31,6 +31,11 @@ T0 = time.monotonic()
 from ssdlab.cli import app  # noqa: E402 (timed: the guest's one import of ssdlab)
 
 IMPORT_S = time.monotonic() - T0
+from ssdlab.targets.fio import jobs as fio_jobs  # noqa: E402
+
+# fio's version and usable engine, asked here once: each command's fork inherits them, as
+# one process running several tests would (under an emulated CPU each fio start takes 2-3 s)
+FIO = {"version": fio_jobs.fio_version(), "engine": fio_jobs.pick_engine()}
 OUT = Path(sys.argv[1])
 ONLY = sys.argv[2].split(",") if len(sys.argv) > 2 else None  # a subset of the steps, by name
 # SQLite cannot lock on the shared directory: the stores live in the guest's /tmp and are
@@ -40,7 +45,7 @@ LOCAL.mkdir(exist_ok=True)
 DB = LOCAL / "r.sqlite"
 N1, N2, N3 = "/dev/nvme0n1", "/dev/nvme0n2", "/dev/nvme0n3"
 NS_SECTORS = int(Path("/sys/block/nvme0n2/size").read_text())  # in 512 B units, as its stat
-steps: dict[str, dict] = {"start": {"ok": True, "import_s": IMPORT_S}}
+steps: dict[str, dict] = {"start": {"ok": True, "import_s": IMPORT_S, "fio": FIO}}
 modules: set[str] = set(sys.modules)  # every module any ssdlab command here imported
 
 

@@ -32,9 +32,20 @@ def fio_binary() -> str:
 
 
 def fio_version(fio: str | None = None) -> str:
+    """`fio --version`, asked once per binary as it is on disk (a process that runs several
+    tests asks once; a fio replaced meanwhile is asked again)."""
+    path = fio or fio_binary()
     try:
-        out = subprocess.run([fio or fio_binary(), "--version"], capture_output=True, text=True,
-                             timeout=10)
+        st = os.stat(shutil.which(path) or path)
+    except OSError:
+        return _version.__wrapped__(path, 0, 0, 0)
+    return _version(path, st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=4)
+def _version(fio: str, _ino: int, _mtime_ns: int, _size: int) -> str:
+    try:
+        out = subprocess.run([fio, "--version"], capture_output=True, text=True, timeout=10)
         return out.stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return ""
