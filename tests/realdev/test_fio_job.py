@@ -153,6 +153,25 @@ def test_engine_probe():
     assert fio_job.pick_engine() in ("io_uring", "libaio", "psync")
 
 
+def test_fio_version_is_asked_once_per_binary_as_it_is_on_disk(tmp_path):
+    """Several tests in one process ask fio's version once; a fio replaced meanwhile (another
+    file, another modification time) is asked again."""
+    calls = tmp_path / "calls"
+    fake = tmp_path / "fio"
+
+    def put(version: str, mtime: int) -> None:
+        fake.write_text(f"#!/bin/sh\necho x >> {calls}\necho {version}\n")
+        fake.chmod(0o755)
+        os.utime(fake, (mtime, mtime))
+
+    put("fio-3.1", 1_000_000)
+    assert [fio_job.fio_version(str(fake)) for _ in range(3)] == ["fio-3.1"] * 3
+    assert calls.read_text().count("x") == 1
+    put("fio-3.2", 2_000_000)
+    assert fio_job.fio_version(str(fake)) == "fio-3.2" and calls.read_text().count("x") == 2
+    assert fio_job.fio_version(str(tmp_path / "no-fio")) == ""
+
+
 def test_engine_forced(monkeypatch):
     monkeypatch.setenv("SSDLAB_FIO_ENGINE", "libaio")
     assert fio_job.pick_engine() == "libaio"
