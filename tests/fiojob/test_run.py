@@ -26,6 +26,7 @@ from ssdlab import profiles  # noqa: E402
 from ssdlab.cli import app  # noqa: E402
 from ssdlab.phase import purge, seq_write  # noqa: E402
 from ssdlab.store import Store  # noqa: E402
+from ssdlab.targets.sim import table_bytes  # noqa: E402
 
 SETS = [x for s in SMALL for x in ("--set", s)]
 runner = CliRunner()
@@ -180,8 +181,6 @@ def test_a_job_with_no_size_runs_in_bounded_memory_and_stops_on_a_signal(tmp_pat
         out, err = p.communicate(timeout=120)
     assert p.returncode == code, err
     assert data2 - data1 < 32 * 1024, (data1, data2, rss1, rss2)  # flat: nothing allocated per I/O
-    from ssdlab.targets.sim import table_bytes
-
     assert rss2 < (table_bytes(profiles.load_text("sn520-128")) + (128 << 20)) / 1024  # the tables and the interpreter
     assert json.loads(out)["drives"][0]["status"] == "interrupted"
     s = Store(db, create=False)
