@@ -167,3 +167,24 @@ def test_root_device_refused():
     for dd in (None, path):
         with pytest.raises(safety.UnsafeTarget, match="root filesystem|mounted"):
             safety.check_block_write(path, dd)
+
+
+@pytest.mark.parametrize("ocp", [None, {"Physical media units written": {"hi": 0, "lo": 4096}}])
+def test_the_ocp_log_is_asked_again_only_while_the_drive_answers_it(monkeypatch, ocp):
+    """An NVMe drive without the OCP extended SMART page (most) is asked for it once per
+    target, not at every phase's before and after reads."""
+    calls = []
+
+    def run_json(cmd, timeout=10.0):
+        calls.append(cmd[1] if cmd[0] == "nvme" else cmd[0])
+        return ocp if cmd[:2] == ["nvme", "ocp"] else NVME
+
+    monkeypatch.setattr(identity, "_run_json", run_json)
+    monkeypatch.setattr(identity.shutil, "which", lambda tool: f"/usr/sbin/{tool}")
+    t = identity.Telemetry("/dev/nvme0n1", "nvme")
+    reads = [t.read() for _ in range(3)]
+    assert t.tool == "smartctl" and calls.count("smartctl") == 4
+    if ocp is None:
+        assert calls.count("ocp") == 1 and all(math.isnan(r["nand_write_bytes"]) for r in reads)
+    else:
+        assert calls.count("ocp") == 3 and all(r["nand_write_bytes"] == 4096 for r in reads)

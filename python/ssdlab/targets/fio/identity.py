@@ -262,6 +262,9 @@ class Telemetry:
         self.dev = dev
         self.kind = kind
         self.tool = ""
+        # the OCP extended SMART log (NAND writes): asked until a drive has answered without
+        # it; a drive that lacks the vendor page does not grow one mid-run
+        self.ocp = kind == "nvme"
         if kind in ("loop", "file", "ram", "zram"):
             return
         if shutil.which("smartctl"):
@@ -287,10 +290,11 @@ class Telemetry:
             out = parse_nvme_smart_log(d or {})
         else:
             return {}
-        if self.kind == "nvme" and math.isnan(out.get("nand_write_bytes", math.nan)) and shutil.which("nvme"):
+        if self.ocp and math.isnan(out.get("nand_write_bytes", math.nan)) and shutil.which("nvme"):
             d = _run_json(["nvme", "ocp", "smart-add-log", self.dev, "-o", "json"])
             if d:
                 out["nand_write_bytes"] = parse_ocp_smart(d)
+            self.ocp = bool(d) and not math.isnan(out.get("nand_write_bytes", math.nan))
         return out
 
     def temperature(self) -> float:
