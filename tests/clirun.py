@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
+import warm_command
+
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 COMMAND = [sys.executable, "-m", "ssdlab.cli"]
@@ -27,9 +29,17 @@ def environ(**extra: str) -> dict[str, str]:
 
 def cli(*args: str, timeout: float = 300, cwd: Path | None = ROOT, env: dict[str, str] | None = None,
         check: bool = False, preexec_fn: Callable[[], Any] | None = None) -> subprocess.CompletedProcess:
-    """`ssdlab ARGS` to its end; check=True: a non-zero exit fails the test with its stderr."""
-    r = subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                       env=env if env is not None else environ(), preexec_fn=preexec_fn)
+    """`ssdlab ARGS` to its end; check=True: a non-zero exit fails the test with its stderr.
+    The command's own process, forked from one that has imported ssdlab already
+    (warm_command.py) where that runs it as a fresh one would."""
+    env = env if env is not None else environ()
+    base = environ()
+    r = None
+    if warm_command.usable(env, base, preexec_fn):
+        r = warm_command.run(COMMAND, args, env, base, cwd or Path.cwd(), ROOT, timeout)
+    if r is None:
+        r = subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                           env=env, preexec_fn=preexec_fn)
     if check and r.returncode != 0:
         raise AssertionError(f"ssdlab {' '.join(args)}: exit {r.returncode}: {r.stderr[-2000:]}")
     return r
