@@ -19,11 +19,13 @@ import atexit
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 # The server: imports the command once, then per request line (JSON: args, env, cwd, out,
 # err) forks a child and answers with the child's pid, then with its wait status.
@@ -31,9 +33,8 @@ SERVER = r"""
 import json, os, sys
 before = dict(os.environ)
 import ssdlab.cli as _m
-"""
 
-CHILD = r"""
+
 def child(req, added):
     import tempfile
     fd = os.open(os.devnull, os.O_RDONLY)
@@ -72,6 +73,7 @@ for line in sys.stdin:
 _lock = threading.Lock()
 _server: subprocess.Popen | None = None
 _server_env: dict[str, str] = {}
+_owner = 0  # the pid of the test process that started the server (a fork of it starts its own)
 
 
 def usable(env: dict[str, str], base: dict[str, str], preexec_fn: object = None) -> bool:
@@ -85,10 +87,10 @@ def usable(env: dict[str, str], base: dict[str, str], preexec_fn: object = None)
 
 
 def _start(base: dict[str, str], root: Path) -> subprocess.Popen:
-    global _server, _server_env
-    if _server is None or _server.poll() is not None:
-        _server_env = dict(base)
-        _server = subprocess.Popen([sys.executable, "-c", SERVER + CHILD], stdin=subprocess.PIPE,
+    global _server, _server_env, _owner
+    if _server is None or _owner != os.getpid() or _server.poll() is not None:
+        _server_env, _owner = dict(base), os.getpid()
+        _server = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, env=base, cwd=root, text=True)
         atexit.register(_stop, _server)
     return _server
@@ -104,7 +106,8 @@ def _stop(p: subprocess.Popen) -> None:
             p.kill()
 
 
-def _read(p: subprocess.Popen, timeout: float | None) -> dict | None:
+def _read(p: subprocess.Popen, timeout: float | None = None) -> Any:
+    """The server's next answer; None if none came within `timeout` seconds."""
     assert p.stdout is not None
     if timeout is not None and not select.select([p.stdout], [], [], timeout)[0]:
         return None
@@ -131,11 +134,11 @@ def run(command: list[str], args: tuple[str, ...], env: dict[str, str], base: di
             p.stdin.write(json.dumps({"args": list(args), "env": env, "cwd": str(cwd), "out": str(out),
                                       "err": str(err)}) + "\n")
             p.stdin.flush()
-            pid = _read(p, None)["pid"]  # type: ignore[index]  (no timeout: an answer or an error)
+            pid = _read(p)["pid"]
             done = _read(p, timeout)
             if done is None:
-                os.kill(pid, 9)
-                _read(p, None)
+                os.kill(pid, signal.SIGKILL)
+                _read(p)
                 raise subprocess.TimeoutExpired([*command, *args], timeout, out.read_text(),
                                                 err.read_text())
             code = os.waitstatus_to_exitcode(done["status"])
