@@ -33,10 +33,9 @@ def cli(*args: str, timeout: float = 300, cwd: Path | None = ROOT, env: dict[str
     The command's own process, forked from one that has imported ssdlab already
     (warm_command.py) where that runs it as a fresh one would."""
     env = env if env is not None else environ()
-    base = environ()
     r = None
-    if warm_command.usable(env, base, preexec_fn):
-        r = warm_command.run(COMMAND, args, env, base, cwd or Path.cwd(), ROOT, timeout)
+    if preexec_fn is None:
+        r = warm_command.run(COMMAND, args, env, environ(), cwd or Path.cwd(), ROOT, timeout)
     if r is None:
         r = subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd,
                            env=env, preexec_fn=preexec_fn)

@@ -120,9 +120,10 @@ def _read(p: subprocess.Popen, timeout: float | None = None) -> Any:
 def run(command: list[str], args: tuple[str, ...], env: dict[str, str], base: dict[str, str], cwd: Path,
         root: Path, timeout: float) -> subprocess.CompletedProcess | None:
     """`ssdlab ARGS` in a child forked from the server (started with environment `base` in
-    `root`); None when the server is busy with another command (the caller runs a fresh
-    process: commands of one test may run at the same time)."""
-    if not _lock.acquire(blocking=False):
+    `root`); None where a fork could differ from a fresh process (`usable`) or when the
+    server is busy with another command (the caller runs a fresh process: commands of one
+    test may run at the same time)."""
+    if not usable(env, base) or not _lock.acquire(blocking=False):
         return None
     try:
         p = _start(base, root)
