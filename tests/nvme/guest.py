@@ -364,7 +364,8 @@ def sigkill():
 
 import threading  # noqa: E402
 
-steps["kernel"] = {"ok": True, "nvme": [x for x in sh("dmesg")["stdout"].splitlines() if "nvme" in x][-60:]}
+steps["kernel"] = {"ok": True, "nvme": [x for x in sh("dmesg")["stdout"].splitlines() if "nvme" in x][-60:],
+                   "modules": sorted(x.split()[0] for x in Path("/proc/modules").read_text().splitlines())}
 steps["done"] = {"ok": True, "wall_s": time.monotonic() - T0,
                  "threads": [t.name for t in threading.enumerate() if t is not threading.main_thread()],
                  "children": children()}

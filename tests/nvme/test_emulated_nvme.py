@@ -44,6 +44,16 @@ def test_identity_from_the_controller(nvme_vm_run):
         assert tel["host_write_bytes"] >= 0 and tel["host_read_bytes"] >= 0
 
 
+def test_the_guest_loaded_the_nvme_driver_and_under_emulation_nothing_it_does_not_use(nvme_vm_run):
+    from ssdlab.serve import nvme_vm
+
+    loaded = set(nvme_vm_run.step("kernel")["modules"])
+    assert {"nvme", "nvme_core"} <= loaded
+    if nvme_vm_run.accel == "tcg":
+        unused = loaded & set(nvme_vm.EMULATED_UNUSED_DRIVERS)
+        assert not unused, f"the guest loaded drivers it does not use: {sorted(unused)}"
+
+
 def test_the_write_cache_is_set_read_back_and_put_back(nvme_vm_run):
     s = nvme_vm_run.step("write_cache")
     assert wc.parse("nvme", s["before"]) is True  # QEMU's controller: its backing's cache, on

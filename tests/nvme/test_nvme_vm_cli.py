@@ -76,6 +76,20 @@ def test_an_emulated_guest_waits_for_its_controller_as_long_as_emulation_needs(m
     assert not any("nvme_core" in x for x in nvme_vm.command(ns, "true", acc="kvm"))
 
 
+def test_an_emulated_guest_loads_no_driver_for_what_it_does_not_use(monkeypatch):
+    """udev would load a driver for each emulated device and CPU feature: under emulation
+    the chipset's, KVM's and the crypto accelerations' are kept out; never the NVMe driver's."""
+    monkeypatch.setattr(nvme_vm, "kernel_image", lambda: "/boot/vmlinuz-x")
+    ns = [nvme_vm.Namespace("/x/a.img", 4096)]
+    tcg = nvme_vm.command(ns, "true", acc="tcg")
+    skip = [x for x in tcg if x.startswith("modprobe.blacklist=")]
+    assert len(skip) == 1 and tcg[tcg.index(skip[0]) - 1] == "--append"
+    names = skip[0].split("=", 1)[1].split(",")
+    assert {"ahci", "sr_mod", "kvm", "ghash_clmulni_intel"} <= set(names)
+    assert not {"nvme", "nvme_core", "9p", "9pnet_virtio", "virtio_console", "overlay", "ext4"} & set(names)
+    assert not any("modprobe.blacklist" in x for x in nvme_vm.command(ns, "true", acc="kvm"))
+
+
 def test_a_boot_past_its_bound_is_killed_whole(monkeypatch, tmp_path):
     """vng's child QEMU (here a grandchild `sleep`) holds the output open: the bound kills
     the whole group and the result says the boot was killed."""

@@ -99,9 +99,16 @@ fn trim_test(sets: &[(&str, &str)]) -> Result<(), String> {
 
 #[test]
 fn no_reclaim_pace_runs_a_die_out_of_room() {
-    for pace in ["0.05", "1", "4", "8"] {
-        if let Err(e) = trim_test(&[("slc.reclaim_pace", pace)]) {
-            panic!("slc.reclaim_pace = {pace}: {e}");
+    // one thread a pace: four independent drives, the longest of the Rust tests otherwise
+    std::thread::scope(|s| {
+        let runs: Vec<_> = ["0.05", "1", "4", "8"]
+            .map(|pace| (pace, s.spawn(move || trim_test(&[("slc.reclaim_pace", pace)]))))
+            .into_iter()
+            .collect();
+        for (pace, run) in runs {
+            if let Err(e) = run.join().unwrap() {
+                panic!("slc.reclaim_pace = {pace}: {e}");
+            }
         }
-    }
+    });
 }

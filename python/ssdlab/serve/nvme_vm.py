@@ -109,6 +109,25 @@ def qemu_args(namespaces: list[Namespace], serial: str = SERIAL) -> list[str]:
 
 EMULATED_TIMEOUT_S = 120
 
+# Under emulation each driver the guest loads costs host CPU seconds (its file over the shared
+# root, its init, a crypto module's self-tests), and udev's coldplug would load one for every
+# emulated device and CPU feature: the q35 chipset's SATA and CD-ROM, watchdogs, SMBus,
+# speaker, mouse, CPU frequency, KVM, the crypto and CRC accelerations (the generic code
+# stands in). The guest uses none of them, only the NVMe controller and the virtio devices:
+# udev skips these (libkmod's modprobe.blacklist; a module asked for by name still loads).
+# 15 s less host CPU for the NVMe tests' VM (104 -> 89 s).
+EMULATED_UNUSED_DRIVERS = (
+    "ahci", "libata", "sr_mod", "cdrom", "sg",  # chipset SATA, its CD-ROM
+    "i6300esb", "iTCO_wdt", "iTCO_vendor_support", "intel_pmc_bxt", "lpc_ich",  # watchdogs, LPC
+    "i2c_i801", "i2c_smbus", "qemu_fw_cfg", "button", "pcspkr", "psmouse", "serio_raw", "evdev",
+    "acpi_cpufreq", "pcc_cpufreq", "powernow_k8", "edac_mce_amd",  # CPU frequency, MCE
+    "kvm", "kvm_amd", "kvm_intel", "ccp",  # nested virtualization
+    # crypto and CRC accelerations (not those of crc32c, which ext4 asks for, or crct10dif,
+    # the NVMe driver's protection information's: the kernel loads those by name anyway)
+    "aesni_intel", "cryptd", "sha1_ssse3", "sha256_ssse3", "sha512_ssse3", "ghash_clmulni_intel",
+    "crc32_pclmul",
+)
+
 
 def command(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] = (),
             memory: str = "1G", cpus: int = 2, acc: str = "kvm", console: bool = False) -> list[str]:
@@ -124,7 +143,8 @@ def command(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Pat
         # under emulation on a busy host a command (a Format) can outlast the guest's 30 s
         # NVMe timeouts; two minutes still recover a command the emulator lost (abort, reset)
         cmd += ["--disable-kvm", "--append", f"nvme_core.io_timeout={EMULATED_TIMEOUT_S}",
-                "--append", f"nvme_core.admin_timeout={EMULATED_TIMEOUT_S}"]
+                "--append", f"nvme_core.admin_timeout={EMULATED_TIMEOUT_S}",
+                "--append", "modprobe.blacklist=" + ",".join(EMULATED_UNUSED_DRIVERS)]
     for d in rwdirs:
         cmd += ["--rwdir", str(Path(d).absolute())]
     if console:
