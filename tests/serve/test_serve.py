@@ -3,13 +3,14 @@
 
 The fill check is the ground truth of the fio path: on a served drive whose SLC cache and
 post-cache speed are known, the fio-path analysis must find what the same test finds in
-virtual time. The drive is the SN520 128 GB shrunk to 2 GB with one channel (one die).
-The fill test's drive programs TLC in half the profile's time (post-cache ~80 MB/s, not
-~40: the same two phases, and a served fill of ~24 s instead of ~42 s) and SLC at 280 us
-(~115 MB/s, not ~200): a cache phase far below what fio can generate here with fresh
-random buffers (~300 MB/s on this shared 2-core machine) and long enough that a half-second
-stall of a starved fio or server is not three segments in a row, so the curve is the
-drive's, not the machine's.
+virtual time. The drive is the SN520 128 GB shrunk to 2 GB with one channel (one die);
+the fill test's to 1.5 GB (its cache 0.85 GB, then 0.65 GB after it: a served fill of
+~17 s, against ~23 s at 2 GB), programming TLC in half the profile's time (post-cache
+~70-80 MB/s, not ~40: the same two phases) and SLC at 280 us (~115 MB/s, not ~200): a cache
+phase far below what fio can generate here with fresh random buffers (~300 MB/s on this
+shared 2-core machine) and long enough that a half-second stall of a starved fio or server
+is not three segments in a row (32 segments of 47 MB), so the curve is the drive's, not
+the machine's.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ SMALL = ["user_capacity_gb=2", "nand.channels=1", "nand.blocks_per_plane=88",
          "slc.dynamic_max_gb=0.5", "slc.dynamic_share=1.0"]
 
 
-FILL_SMALL = [*SMALL, "nand.native.prog_us=890", "nand.slc.prog_us=280"]
+FILL_SMALL = [*SMALL, "user_capacity_gb=1.5", "nand.blocks_per_plane=66", "nand.native.prog_us=890",
+              "nand.slc.prog_us=280"]
 
 
 def metrics_of(doc: dict) -> dict:
@@ -70,8 +72,9 @@ def test_fill_through_fio_finds_what_virtual_time_finds(tmp_path):
     assert real["post_cache_mbps"] == pytest.approx(virtual["post_cache_mbps"], rel=0.15), curves
     m = summary["metrics"]
     # the purge reached the simulator as trims; the fill wrote the whole drive once
-    assert m["trims"] > 0 and m["trim_bytes"] >= 1.9e9
-    assert m["host_write_bytes"] >= 1.99e9 and m["waf"] >= 1.0
+    cap = 1.5e9  # FILL_SMALL's user capacity
+    assert m["trims"] > 0 and m["trim_bytes"] >= 0.95 * cap
+    assert m["host_write_bytes"] >= 0.995 * cap and m["waf"] >= 1.0
     assert m["lag_requests"] >= m["writes"] > 0 and 0 <= m["late"] <= m["lag_requests"]
     # the drive's counters over time are stored under the serve run
     run = st.run(summary["run_id"])
@@ -80,7 +83,7 @@ def test_fill_through_fio_finds_what_virtual_time_finds(tmp_path):
     assert ph["name"] == "serve"
     series = ph["data"]["time"] if "data" in ph else ph["series"]
     assert len(series["t_s"]) >= 10
-    assert np.nanmax(series["slc_used_bytes"]) > 0.3e9 and np.nansum(series["host_write_bytes"]) >= 1.99e9
+    assert np.nanmax(series["slc_used_bytes"]) > 0.3e9 and np.nansum(series["host_write_bytes"]) >= 0.995 * cap
     assert "lag_p99_us" in series and "late" in series
     # and beside fio's own series of the fill, for the report (the drive's WAF, SLC, blocks)
     fill_run = [r for r in st.runs() if r["test"] == "fill" and r["drives"][0].startswith("nbd:")][0]
