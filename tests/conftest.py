@@ -28,6 +28,23 @@ def store(tmp_path):
     s.close()
 
 
+# `make test` runs the serial tests from the files that say `mark.serial` (collecting the
+# whole suite again took 3.5 s): a test marked serial any other way would be left out there.
+def pytest_collection_modifyitems(config, items):
+    from pathlib import Path
+
+    said: dict[Path, bool] = {}
+    for item in items:
+        if item.get_closest_marker("serial") is None:
+            continue
+        path = Path(item.path)
+        if path not in said:
+            said[path] = "mark.serial" in path.read_text()
+        if not said[path]:
+            raise pytest.UsageError(f"{item.nodeid} is marked serial, but its file never says `mark.serial`, "
+                                    "which is how the Makefile finds the serial tests: mark it there")
+
+
 # `make test` sets SSDLAB_NO_SKIPS=1: it installs every tool its tests need, so a skipped
 # test means one went untested, and the session fails. Only a skip for hardware that
 # cannot be here (a real NVMe drive) is allowed; its reason starts with "[hardware]".
