@@ -5,7 +5,7 @@ The fill check is the ground truth of the fio path: on a served drive whose SLC 
 post-cache speed are known, the fio-path analysis must find what the same test finds in
 virtual time. The drive is the SN520 128 GB shrunk to 2 GB with one channel (one die);
 the fill test's to 1.5 GB (its cache 0.85 GB, then 0.65 GB after it: a served fill of
-~17 s, against ~23 s at 2 GB), programming TLC in half the profile's time (post-cache
+~17 s), programming TLC in half the profile's time (post-cache
 ~70-80 MB/s, not ~40: the same two phases) and SLC at 280 us (~115 MB/s, not ~200): a cache
 phase far below what fio can generate here with fresh random buffers (~300 MB/s on this
 shared 2-core machine) and long enough that a half-second stall of a starved fio or server
@@ -72,7 +72,7 @@ def test_fill_through_fio_finds_what_virtual_time_finds(tmp_path):
     assert real["post_cache_mbps"] == pytest.approx(virtual["post_cache_mbps"], rel=0.15), curves
     m = summary["metrics"]
     # the purge reached the simulator as trims; the fill wrote the whole drive once
-    cap = 1.5e9  # FILL_SMALL's user capacity
+    cap = float(dict(x.split("=") for x in FILL_SMALL)["user_capacity_gb"]) * 1e9  # the last one set
     assert m["trims"] > 0 and m["trim_bytes"] >= 0.95 * cap
     assert m["host_write_bytes"] >= 0.995 * cap and m["waf"] >= 1.0
     assert m["lag_requests"] >= m["writes"] > 0 and 0 <= m["late"] <= m["lag_requests"]

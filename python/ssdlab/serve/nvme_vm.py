@@ -115,7 +115,6 @@ EMULATED_TIMEOUT_S = 120
 # speaker, mouse, CPU frequency, KVM, the crypto and CRC accelerations (the generic code
 # stands in). The guest uses none of them, only the NVMe controller and the virtio devices:
 # udev skips these (libkmod's modprobe.blacklist; a module asked for by name still loads).
-# 15 s less host CPU for the NVMe tests' VM (104 -> 89 s).
 EMULATED_UNUSED_DRIVERS = (
     "ahci", "libata", "sr_mod", "cdrom", "sg",  # chipset SATA, its CD-ROM
     "i6300esb", "iTCO_wdt", "iTCO_vendor_support", "intel_pmc_bxt", "lpc_ich",  # watchdogs, LPC
