@@ -7,6 +7,7 @@ nothing runs and nothing is written. Root, fio, losetup, OpenSSH and iproute2 ne
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -107,6 +108,7 @@ def test_nobody_and_another_network_can_neither_run_a_command_nor_write(sshhost,
     finally:
         p.send_signal(signal.SIGINT)
         p.communicate(timeout=120)
+        shutil.rmtree(pub, ignore_errors=True)
     assert p.returncode == 130
     assert not [m for m in marks if m.exists()]
     with open(victim_file, "rb") as fh:
