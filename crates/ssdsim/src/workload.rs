@@ -54,6 +54,17 @@ impl PhaseSpec {
         }
     }
 
+    /// A sequential write pass over at least nine tenths of a drive of `user_bytes`, with no
+    /// time limit (a validated spec: its length resolved).
+    pub fn writes_whole_drive(&self, user_bytes: u64) -> bool {
+        let bytes = self.length.min(self.stop_bytes.unwrap_or(u64::MAX));
+        self.kind == PhaseKind::Io
+            && self.read_pct == 0
+            && !self.random
+            && self.stop_seconds.is_none()
+            && bytes >= user_bytes / 10 * 9
+    }
+
     /// Resolve `length = 0` and check the spec against a drive of `user_bytes`.
     pub fn validated(mut self, user_bytes: u64) -> Result<PhaseSpec, String> {
         let cap = user_bytes - user_bytes % SLOT_BYTES;

@@ -19,6 +19,8 @@ mod invariants;
 mod nand_timing;
 #[path = "performance_mode.rs"]
 mod performance_mode;
+#[path = "prefault.rs"]
+mod prefault;
 #[path = "profile_limits.rs"]
 mod profile_limits;
 #[path = "quiet.rs"]

@@ -8,6 +8,7 @@ use crate::host::{self, Host, WriteBuffer};
 use crate::nand::SLOT_BYTES;
 use crate::power::ops_energy_j;
 use crate::profile::Profile;
+use crate::util::prefault::Prefault;
 use crate::util::stats::{Recorder, Row, Snapshot};
 use crate::workload::{Io, PhaseKind, PhaseSpec, Workload, LOOKAHEAD};
 use crate::SimError;
@@ -262,6 +263,11 @@ impl Drive {
                 t
             }
             PhaseKind::Io => {
+                // A pass that writes the whole drive writes all of its tables: the kernel
+                // zeroes their pages on another core meanwhile (stopped at the phase's end).
+                let _paging = spec
+                    .writes_whole_drive(self.user_bytes())
+                    .then(|| Prefault::start(self.ftl.map.large_tables()));
                 let (end, stopped) = self.run_io(&spec, seed, &mut rec, on_sample)?;
                 interrupted = stopped;
                 end

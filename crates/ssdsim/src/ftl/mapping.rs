@@ -530,6 +530,15 @@ impl Mapping {
         }
     }
 
+    /// The large tables as (start address, bytes), in the order a whole-drive write first
+    /// touches them (util/prefault.rs): the valid bitmap, L2P in logical order, P2L.
+    pub fn large_tables(&self) -> Vec<(usize, usize)> {
+        fn range<T>(v: &[T]) -> (usize, usize) {
+            (v.as_ptr() as usize, std::mem::size_of_val(v))
+        }
+        vec![range(&self.vbits), range(&self.l2p), range(&self.p2l)]
+    }
+
     /// Forget everything (secure erase).
     pub fn clear(&mut self) {
         // Fresh zeroed tables rather than writing zeros: the old memory goes back to the OS.
