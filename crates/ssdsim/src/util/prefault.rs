@@ -1,11 +1,12 @@
 //! Paging in a drive's tables ahead of a pass that will write them all, on a thread of its
 //! own. The tables come from the OS untouched (mapping.rs `table`), and the kernel zeroes
-//! each page at its first write: about 2 s per GB on some VMs, in the simulator's thread.
+//! each page at its first write, in the simulator's thread: seconds per GB where a VM's
+//! host has to supply the memory again (docs/performance.md).
 //! `madvise(MADV_POPULATE_WRITE)` makes the pages present and writable without changing
 //! what they hold, so a helper thread can take that cost on another core while the
 //! simulation writes the same tables: nothing the simulation computes changes, only where
 //! the kernel's zeroing happens. The CPU time is the same; the wall time of a whole-drive
-//! fill is shorter where a core is free (a 1 TB drive's fill: 6.2 s instead of 9.3 here).
+//! fill is shorter where a core is free.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -53,8 +54,9 @@ impl Drop for Prefault {
 
 fn page_in(ranges: &[(usize, usize)], stop: &AtomicBool) {
     for &(start, bytes) in ranges {
-        let end = start + bytes;
-        let mut at = start;
+        // whole pages inside the range: the advice wants page-aligned starts
+        let end = (start + bytes) & !4095;
+        let mut at = (start + 4095) & !4095;
         while at < end {
             if stop.load(Ordering::Relaxed) {
                 return;
@@ -70,33 +72,36 @@ fn page_in(ranges: &[(usize, usize)], stop: &AtomicBool) {
     }
 }
 
-/// Make the whole pages of `bytes` from `start` present and writable now, without changing
-/// a byte of them (the kernel zeroes a fresh page here rather than at its first write: the
-/// same system time, on this thread). False where the kernel cannot.
+/// Make the pages of `bytes` from `start` (page-aligned) present and writable now, without
+/// changing a byte of them (the kernel zeroes a fresh page here rather than at its first
+/// write: the same system time, on this thread). False where the kernel cannot.
 fn populate(start: usize, bytes: usize) -> bool {
-    // whole pages inside the range: the advice wants a page-aligned start
-    let first = (start + 4095) & !4095;
-    let end = (start + bytes) & !4095;
-    if first >= end {
-        return true;
-    }
     #[cfg(target_os = "linux")]
     // SAFETY: advice on memory the caller owns; MADV_POPULATE_WRITE changes no byte of it.
     unsafe {
-        libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_POPULATE_WRITE) == 0
+        libc::madvise(start as *mut libc::c_void, bytes, libc::MADV_POPULATE_WRITE) == 0
     }
     #[cfg(not(target_os = "linux"))]
-    false
+    {
+        let _ = (start, bytes);
+        false
+    }
 }
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 
-    /// Resident bytes of this process (/proc/self/statm, pages of 4 KiB).
-    fn resident() -> usize {
-        let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
-        statm.split_whitespace().nth(1).unwrap().parse::<usize>().unwrap() * 4096
+    /// Of the whole 4 KiB pages inside `v`, how many are in memory, and how many there are
+    /// (mincore: this range only, whatever the other tests allocate meanwhile).
+    fn resident_pages(v: &[u8]) -> (usize, usize) {
+        let first = (v.as_ptr() as usize + 4095) & !4095;
+        let end = (v.as_ptr() as usize + v.len()) & !4095;
+        let mut map = vec![0u8; (end - first) / 4096];
+        // SAFETY: a range inside `v`, page-aligned; `map` has a byte per page.
+        let r = unsafe { libc::mincore(first as *mut libc::c_void, end - first, map.as_mut_ptr()) };
+        assert_eq!(r, 0);
+        (map.iter().filter(|&&b| b & 1 == 1).count(), map.len())
     }
 
     #[test]
@@ -106,10 +111,10 @@ mod tests {
         for i in (0..N).step_by(7 << 20) {
             v[i] = (i >> 20) as u8 + 1; // some pages written already
         }
-        let before = resident();
+        let (before, pages) = resident_pages(&v);
+        assert!(before < pages / 2, "{before} of {pages} pages in memory before");
         Prefault::start(vec![(v.as_ptr() as usize, N)]).wait();
-        let grown = resident().saturating_sub(before);
-        assert!(grown >= N / 2, "only {grown} bytes paged in");
+        assert_eq!(resident_pages(&v), (pages, pages), "every page in memory after");
         for (i, &b) in v.iter().enumerate() {
             let want = if i % (7 << 20) == 0 { (i >> 20) as u8 + 1 } else { 0 };
             assert_eq!(b, want, "byte {i}");
