@@ -35,8 +35,9 @@ impl Prefault {
         Prefault { stop, handle }
     }
 
-    /// Wait until every range is paged in (dropping stops the helper early instead).
-    pub fn wait(mut self) {
+    /// Wait until every range is paged in (tests; dropping stops the helper early instead).
+    #[cfg(test)]
+    fn wait(mut self) {
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
