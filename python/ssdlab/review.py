@@ -42,15 +42,19 @@ class Request:
         return [s for s, _ in self.drives]
 
 class ReviewInterrupted(Exception):
-    """Ctrl-C during a parallel review; the tests that were complete are stored."""
+    """Ctrl-C during a parallel review (its tests or its report); the tests that were
+    complete are stored."""
 
 
 def run(req: Request, jobs: int | None, ray: str | None, progress_hooks: Callable[[], Any],
-        on_run: OnRun, warn: Callable[[str], None]) -> None:
+        on_run: OnRun, warn: Callable[[str], None],
+        report: Callable[[Executor | None], Any] = lambda executor: None) -> Any:
     """The review: the methodology's tests, parallel when every drive is simulated and more
     than one worker runs (`jobs`, `ray` as executor.open_executor takes them), else
     sequential with the per-phase bars of `progress_hooks`; then the application workload
-    (among the parallel units when the tests run in parallel: it is stored last either way)."""
+    (among the parallel units when the tests run in parallel: it is stored last either way).
+    Then `report(executor)`, whose value it returns: the report drawn on the same workers
+    (None: the review was sequential)."""
     from .executor import open_executor
     from .units_progress import UnitsProgress
 
@@ -60,12 +64,14 @@ def run(req: Request, jobs: int | None, ray: str | None, progress_hooks: Callabl
         with progress_hooks() as hooks:
             run_sequential(req, hooks, on_run)
             run_application_workload(req, hooks, on_run, warn)
-        return
+        return report(None)
     bar = UnitsProgress("review", (len(methodology.TESTS) + len(application_runs(req))) * len(req.drives),
                         where=executor.describe())
     try:
-        with bar, executor:
-            run_parallel(req, executor, on_run, bar.finished, application=True)
+        with executor:
+            with bar:
+                run_parallel(req, executor, on_run, bar.finished, application=True)
+            return report(executor)
     except KeyboardInterrupt:
         raise ReviewInterrupted() from None
 

@@ -53,6 +53,22 @@ def test_files_exist(full_report):
             "quick-score.png", "trim.png", "idle.png"} <= names
 
 
+
+@pytest.mark.xdist_group("full_report")
+def test_a_report_drawn_on_worker_processes_is_the_same_report(full_report, tmp_path):
+    """A review draws the page and each test's PNGs on its worker processes: the same files,
+    byte for byte, as one process drawing them one after another."""
+    from ssdlab.executor import PoolExecutor
+
+    path, _ = full_report
+    with PoolExecutor(2) as ex:
+        build_runs_report(demo_runs(), tmp_path, executor=ex)
+    names = sorted(p.name for p in path.parent.iterdir())
+    assert len(names) > 10 and names == sorted(p.name for p in tmp_path.iterdir())
+    for n in names:
+        assert (path.parent / n).read_bytes() == (tmp_path / n).read_bytes(), n
+
+
 @pytest.mark.xdist_group("full_report")
 def test_html_is_self_contained(full_report):
     _, html = full_report

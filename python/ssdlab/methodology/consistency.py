@@ -66,6 +66,6 @@ TEST = Test(
     figures=lazy("consistency"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
-    cost=6.0,
+    cost=5.7,
     spare_matters=True,
 )

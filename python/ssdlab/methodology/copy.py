@@ -92,5 +92,5 @@ TEST = Test(
                  metrics=["large_copy_mbps", "large_transfer_mbps", "small_copy_mbps", "small_transfer_mbps"]),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
-    cost=2.0,
+    cost=0.9,
 )

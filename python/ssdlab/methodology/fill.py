@@ -56,6 +56,6 @@ TEST = Test(
     figures=lazy("fill"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
-    cost=1.0,
+    cost=2.4,
     keeps_segments=True,
 )

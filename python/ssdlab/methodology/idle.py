@@ -99,7 +99,7 @@ TEST = Test(
     figures=lazy("bars", "scalar_figures", **BARS),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
-    cost=8.0,
+    cost=12.7,
     scale_free=True,
     sized=sized,
 )

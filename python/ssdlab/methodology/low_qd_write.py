@@ -58,7 +58,7 @@ TEST = Test(
     analyze=analyze,
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
-    cost=0.5,
+    cost=2.6,
     in_review=False,
     summary="4 KiB random writes at QD3 over 8 GB of a clean drive for 3 minutes (AnandTech's desktop Iometer test)",
 )

@@ -201,5 +201,5 @@ TEST = Test(
     figures=lazy("quick"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
-    cost=1.0,
+    cost=2.2,
 )

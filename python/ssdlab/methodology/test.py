@@ -110,7 +110,10 @@ class Test:
     figures: Figures = no_figures
     default_seconds: float | None = None  # what --seconds sets; None: the test has no timed step
     seconds_help: str = ""
-    cost: float = 1.0  # relative wall time at the defaults (the longest go first on workers)
+    # relative wall time at the defaults, the longest first on workers: the CPU seconds of
+    # `ssdlab run NAME --drive sim:tlc-256` (2026-12-05, AMD EPYC; the review's application
+    # workload for trace; fio, whose work is the job file's, keeps 1.0)
+    cost: float = 1.0
     precondition_optional: bool = False  # --no-precondition allowed (reads an already filled drive)
     in_review: bool = True  # part of `ssdlab review` (False: tests of the user's own input)
     summary: str = ""  # one line for `--help` and docs

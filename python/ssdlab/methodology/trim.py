@@ -42,6 +42,6 @@ TEST = Test(
     figures=lazy("trim"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
-    cost=2.0,
+    cost=4.1,
     keeps_segments=True,
 )

@@ -75,6 +75,6 @@ TEST = Test(
     figures=lazy("working_set"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
-    cost=3.0,
+    cost=1.7,
     precondition_optional=True,
 )

@@ -11,7 +11,6 @@ tables. Element ids (stable, for people and browser tests; docs/reports.md):
 from __future__ import annotations
 
 import html as _html
-from pathlib import Path
 
 from plotly.offline import get_plotlyjs
 
@@ -115,10 +114,3 @@ def by_test(runs: list[ReportRun]) -> list[tuple[Test, list[ReportRun]]]:
     version does not know (a newer store) have no figures, only their comparison table."""
     return [(t, mine) for t in methodology.ALL.values()
             if (mine := [r for r in runs if r.test == t.name])]
-
-
-def write_html(runs: list[ReportRun], path: Path, y_max: float | None = None,
-               title: str | None = None) -> Path:
-    path = Path(path)
-    path.write_text(render(runs, y_max, title), encoding="utf-8")
-    return path
