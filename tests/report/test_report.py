@@ -53,7 +53,6 @@ def test_files_exist(full_report):
             "quick-score.png", "trim.png", "idle.png"} <= names
 
 
-
 @pytest.mark.xdist_group("full_report")
 def test_a_report_drawn_on_worker_processes_is_the_same_report(full_report, tmp_path):
     """A review draws the page and each test's PNGs on its worker processes: the same files,

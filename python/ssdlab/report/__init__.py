@@ -29,7 +29,7 @@ def build_runs_report(runs: list[ReportRun], out_dir: Path, y_max: float | None 
     # the page first: the longest unit (plotly's JSON of every run), then the PNGs
     units = [Unit(HTML_NAME, render, (runs, y_max, title), cost=len(runs) + 1.0)]
     if png:
-        units += [Unit(test.name, pngs_of_test, (test.name, mine, y_max), cost=len(mine))
+        units += [Unit(test.name, pngs_of_test, (mine, y_max), cost=len(mine))
                   for test, mine in by_test(runs)]
     with safe_path.staged(out_dir, f"the report directory {out_dir}") as stage:
         for done in (executor or Executor()).run(units):

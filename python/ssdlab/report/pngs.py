@@ -26,13 +26,12 @@ def write_pngs(runs: list[ReportRun], out_dir: Path, y_max: float | None = None)
     return paths
 
 
-def pngs_of_test(test: str, runs: list[ReportRun], y_max: float | None = None) -> list[tuple[str, bytes]]:
-    """One test's PNGs as (file name, contents), drawn by `write_pngs` into a private
-    temporary directory: a worker process (on another machine too) draws them, the report's
-    own process writes them where the report goes."""
-    mine = [r for r in runs if r.test == test]
+def pngs_of_test(runs: list[ReportRun], y_max: float | None = None) -> list[tuple[str, bytes]]:
+    """The PNGs of one test's runs as (file name, contents), drawn by
+    `write_pngs` into a private temporary directory: a worker process (on another machine
+    too) draws them, the report's own process writes them where the report goes."""
     with tempfile.TemporaryDirectory(prefix="ssdlab-png-") as tmp:
-        return [(p.name, p.read_bytes()) for p in write_pngs(mine, Path(tmp), y_max)]
+        return [(p.name, p.read_bytes()) for p in write_pngs(runs, Path(tmp), y_max)]
 
 
 __all__ = ["pngs_of_test", "write_pngs"]
