@@ -17,10 +17,12 @@ those not started are dropped, and what already finished has been handed back.
 
 from __future__ import annotations
 
+import functools
 import math
 import multiprocessing
 import os
 import signal
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
@@ -135,12 +137,23 @@ class PoolExecutor(Executor):
         self.workers = max(1, workers or cores())
         self.pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
                                         initializer=_worker_init)
+        # units started and not finished, and their memory, over every run at once: runs
+        # from several threads (a fit's cross-validation beside its pinning) share the workers
+        self._free = threading.Condition()
+        self._busy, self._used = 0, 0.0
+
+    def _finished(self, memory: float, _fut: Any) -> None:
+        with self._free:
+            self._busy -= 1
+            self._used -= memory
+            self._free.notify_all()
 
     def describe(self) -> str:
         return f"on {self.workers} local worker process{'es' if self.workers > 1 else ''}"
 
     def run(self, units: Iterable[Unit]) -> Iterator[Done]:
-        from concurrent.futures import FIRST_COMPLETED, wait
+        """Safe to call from several threads at once: together they never start more units
+        than there are workers, nor more than their memory budget holds."""
         from concurrent.futures.process import BrokenProcessPool
 
         pending = longest_first(units)
@@ -151,16 +164,22 @@ class PoolExecutor(Executor):
             # finished is handed on first
             if stopping():
                 raise KeyboardInterrupt()
-            used = sum(u.memory for u in running.values())
-            while pending and len(running) < self.workers:
-                fit = next((u for u in pending if not running or used + u.memory <= budget), None)
-                if fit is None:
-                    break
-                pending.remove(fit)
-                running[self.pool.submit(_call, fit.fn, fit.args)] = fit
-                used += fit.memory
-            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
-            for fut in finished:
+            with self._free:
+                while pending and self._busy < self.workers:
+                    fit = next((u for u in pending if not self._busy or self._used + u.memory <= budget), None)
+                    if fit is None:
+                        break
+                    pending.remove(fit)
+                    fut = self.pool.submit(_call, fit.fn, fit.args)
+                    self._busy += 1
+                    self._used += fit.memory
+                    running[fut] = fit
+                    fut.add_done_callback(functools.partial(self._finished, fit.memory))
+                if not any(f.done() for f in running):
+                    # until a unit ends, this run's or another's (a worker free); now and then
+                    # to look at Ctrl-C
+                    self._free.wait(timeout=1.0)
+            for fut in [f for f in running if f.done()]:
                 u = running.pop(fut)
                 try:
                     yield Done(u.key, fut.result())
@@ -211,6 +230,7 @@ class RayExecutor(Executor):
         self.workers = int(res.get("CPU", 1))
         self.memory = float(res.get("memory", 0.0))
         self.remote = ray.remote(_call)
+        self.refs: dict[Any, Unit] = {}  # unfinished tasks
 
     def describe(self) -> str:
         where = f"the Ray cluster at {self.address}" if self.address else "a local Ray instance"
@@ -224,11 +244,12 @@ class RayExecutor(Executor):
             if 0 < u.memory <= self.memory:
                 opts["memory"] = int(u.memory)
             refs[self.remote.options(**opts).remote(u.fn, u.args)] = u
-        self.refs = refs
+        self.refs.update(refs)  # every run's, for close() (runs from several threads at once)
         while refs:
             ready, _ = ray.wait(list(refs), num_returns=1)
             for ref in ready:
                 u = refs.pop(ref)
+                self.refs.pop(ref, None)
                 try:
                     yield Done(u.key, ray.get(ref))
                 except ray.exceptions.RayTaskError as e:
@@ -241,7 +262,7 @@ class RayExecutor(Executor):
         # A local instance is stopped whole below. Cancelling its tasks first raced with
         # their replies (Ray 2.60 aborts with "Tried to complete task that was not
         # pending"), so only a cluster's unfinished tasks are cancelled.
-        pending = list(getattr(self, "refs", {}))
+        pending = list(self.refs)
         if abort and not self.started and pending:
             ready, _ = self.ray.wait(pending, num_returns=len(pending), timeout=0)
             for ref in set(pending) - set(ready):

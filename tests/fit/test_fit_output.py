@@ -136,3 +136,17 @@ def test_minutes_without_cross_validation_go_to_the_search_and_the_pinning():
     assert deadlines(1000, True) == pytest.approx((550, 700))  # 30 % left for cross-validation
     search, pinning = deadlines(1000, False)
     assert pinning == pytest.approx(1000) and search / pinning == pytest.approx(0.55 / 0.70)
+
+
+def test_cross_validation_beside_the_pinning_predicts_as_it_does_after_it(fingerprint, tmp_path):
+    # on two workers the folds run in a thread of their own beside the pinning, sharing the
+    # workers; on one, after it: the same folds, the same predictions, the same twin
+    db, rid = fingerprint
+    common = ["--runs", str(rid), "--db", str(db), "--start", "tlc-256", "--params",
+              "nand.native.prog_us,nand.native.read_us", "--trials", "16", "--seed", "5"]
+    one = fit(*common, "--out", str(tmp_path / "one.toml"), "--jobs", "1")
+    two = fit(*common, "--out", str(tmp_path / "two.toml"), "--jobs", "2")
+    assert len(one["crossval"]) > 10 and one["crossval"] == two["crossval"]
+    assert [p["value"] for p in one["parameters"]] == [p["value"] for p in two["parameters"]]
+    # the folds ran trials of their own (not only the search's, from its memo)
+    assert list(two["stages"])[-1] == "crossval" and two["stages"]["crossval"]["trials_run"] > 20

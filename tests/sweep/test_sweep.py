@@ -110,6 +110,34 @@ def test_executor_hands_back_every_unit_and_its_failure(make):
     assert got == {0: 0, 1: 1, 2: 4, 3: "three", 4: 16, 5: 25}
 
 
+def span(x):
+    t = time.monotonic()
+    time.sleep(0.2)
+    return t, time.monotonic()
+
+
+def test_runs_from_two_threads_share_the_pools_memory_budget(monkeypatch):
+    """Two threads running units on one pool at once (a fit's cross-validation beside its
+    pinning): units whose memory fits the budget only one at a time never overlap, and every
+    unit of both runs comes back."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(ex, "available_bytes", lambda: 1e9)
+    big = 0.5e9  # two of them: more than MEMORY_SHARE of 1e9
+    with ex.PoolExecutor(2) as e, ThreadPoolExecutor(2) as threads:
+        runs = [threads.submit(lambda k: [d.value for d in e.run([ex.Unit((k, i), span, (i,), memory=big)
+                                                                   for i in range(3)])], k) for k in range(2)]
+        spans = sorted(s for r in runs for s in r.result())
+    assert len(spans) == 6
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans
+    # small units of both runs do overlap: the two workers are shared, not split
+    with ex.PoolExecutor(2) as e, ThreadPoolExecutor(2) as threads:
+        runs = [threads.submit(lambda k: [d.value for d in e.run([ex.Unit((k, 0), span, (0,))])], k)
+                for k in range(2)]
+        (a,), (b,) = (r.result() for r in runs)
+    assert max(a[0], b[0]) < min(a[1], b[1])
+
+
 def test_same_points_same_results_inline_pool_and_ray(tmp_path):
     """Determinism: a point's results depend on its seed, never on where it ran."""
     docs = {}

@@ -27,7 +27,7 @@ class Held:
 
 def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadline: float,
         on_trial: Callable[[Trial], None] | None = None, sampler: str = "cmaes",
-        memo: dict[Any, Any] | None = None) -> list[Held]:
+        memo: dict[Any, Any] | None = None, stopped: Callable[[], bool] = lambda: False) -> list[Held]:
     """One fold per group (groups of one figure too); [] when there is a single group.
     A fold's search is the search's opening (the die-count scan, screening and one round of
     steps after it, within `trials`): another basin and CMA-ES after it, 15-21 trials a fold in a
@@ -35,12 +35,14 @@ def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadl
     `memo`: the main search's runs; a fold that goes the same way at first (the die-count
     scan and screening are fixed points around its own choice) reuses them instead of running
     them again: the points depend on the fold's own loss only, so nothing of the held-back
-    group leaks in."""
+    group leaks in. `stopped`: asked before each fold; once true, no fold begins."""
     groups = sorted(set(ev.groups[f.name] for f in ev.figures))
     if len(groups) < 2:
         return []
     out: list[Held] = []
     for i, g in enumerate(groups):
+        if stopped():
+            break
         left = len(groups) - i
         fold_deadline = time.monotonic() + max(0.0, deadline - time.monotonic()) / left
         fold = ev.without(g)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -126,6 +128,46 @@ def figure_rows(ev: Evidence, values: dict[str, float | None]) -> list[dict[str,
     return rows
 
 
+class _Folds:
+    """Cross-validation (crossval.run), started at once: in a thread of its own where the
+    executor has several workers (results are the same either way: a trial is a function of
+    its point), else when `held()` is first asked for."""
+
+    def __init__(self, req: Request, fitted: Evidence, st: Start, executor: Any, memo: dict[Any, Any],
+                 deadline: float, on_trial: Callable[[Trial], None] | None):
+        self.executor = Counted(executor)
+        self.stopped = threading.Event()
+        self.seconds = 0.0
+
+        def run() -> list[crossval.Held]:
+            t = time.monotonic()
+            per = req.crossval_trials or fold_trials(len(st.params))
+            try:
+                return crossval.run(fitted, st, req.seed, self.executor, per, deadline, on_trial, req.sampler,
+                                    memo=memo, stopped=self.stopped.is_set)
+            finally:
+                self.seconds = time.monotonic() - t
+
+        self.run = run if req.crossval else None
+        self.future: Future[list[crossval.Held]] | None = None
+        if self.run and self.executor.workers > 1:
+            self.pool = ThreadPoolExecutor(1, thread_name_prefix="crossval")
+            self.future = self.pool.submit(run)
+
+    def held(self) -> list[crossval.Held]:
+        if self.run is None:
+            return []
+        if self.future is None:
+            return self.run()
+        return self.future.result()
+
+    def stop(self) -> None:
+        """No fold begins after this; waits for the one running (the fit failed or was stopped)."""
+        self.stopped.set()
+        if self.future is not None:
+            self.pool.shutdown(wait=True)
+
+
 def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | None = None) -> Result:
     ev = req.evidence
     if not ev.figures:
@@ -170,44 +212,48 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     checker = Search(reachable, st, req.seed, executor, full_size=True, measured=ev) if checks else None
     search_s, pinning_s = deadlines(total, req.crossval)
     search.run(Budget(req.trials, t0 + search_s))
-    best = checked(checker, full_size_check(search, search.best(RECHECK)),
-                   lambda: full_size_check(search, search.best(4 * RECHECK)))
-    stage("search")
-    best, sized = fidelity.correct(search, best, t0 + pinning_s)
-    if sized:
-        stage("size correction")
-    repaired = None
-    if checker:  # most of the pinning's time at most: a repaired best still gets pinned
-        best, repaired = repair(search, checker, best,
-                                time.monotonic() + 0.6 * max(0.0, t0 + pinning_s - time.monotonic()))
-        stage("check repair")
-    met = checker.evaluate([best.u])[0] if checker else None  # (memo: already run)
-    best, same, pins, moved = pin(search, best, Budget(10**9, t0 + pinning_s))
-    values, twin_trial = _revert_unpinned(search, best, same, pins, t0 + pinning_s)
-    conflicts = pinning.conflicts(search, same)
-    stage("pinning")
-    if checker or missing:  # the twin on the whole evidence: its checks, the figures not fitted
-        whole = checker or Search(reachable, st, req.seed, executor, full_size=True, measured=ev)
-        twin_trial = whole.evaluate([twin_trial.u])[0]
-        if met is not None and meets(whole.ev, met) and not meets(whole.ev, twin_trial):
-            # pinning moved the best, or set values back, to where a check fails: the
-            # checked point is the twin (the pins still describe its neighbourhood)
-            twin_trial, values = met, search.start.physical(met.u)
-            for k, p in pins.items():  # what the twin has is the checked point's value
-                if k in values and values[k] != p.value:
-                    p.value, p.reverted = values[k], False
-    held: list[crossval.Held] = []
-    if req.crossval:  # of the figures fitted: a check is a bound, not a prediction
-        per = req.crossval_trials or fold_trials(len(st.params))
-        held = crossval.run(fitted, st, req.seed, executor, per, t0 + total, hook("crossval"), req.sampler,
-                            memo=search.memo)
-        stage("crossval")
-    rows = figure_rows(ev, twin_trial.values)
-    lacks = {f.name: f.xfail for f in missing}
-    for r in rows:  # what the search fitted to (a check and an expected failure are not)
-        r["fitted"] = r["figure"] in {f.name for f in fitted.figures}
-        if r["figure"] in lacks:
-            r["expected_failure"] = lacks[r["figure"]]
+    # cross-validation needs the search's runs only (its memo): on workers of its own it runs
+    # beside the rest, whose small batches (a point at full size, a slice) leave workers idle
+    folds = _Folds(req, fitted, st, executor.executor, search.memo, t0 + total, hook("crossval"))
+    try:
+        best = checked(checker, full_size_check(search, search.best(RECHECK)),
+                       lambda: full_size_check(search, search.best(4 * RECHECK)))
+        stage("search")
+        best, sized = fidelity.correct(search, best, t0 + pinning_s)
+        if sized:
+            stage("size correction")
+        repaired = None
+        if checker:  # most of the pinning's time at most: a repaired best still gets pinned
+            best, repaired = repair(search, checker, best,
+                                    time.monotonic() + 0.6 * max(0.0, t0 + pinning_s - time.monotonic()))
+            stage("check repair")
+        met = checker.evaluate([best.u])[0] if checker else None  # (memo: already run)
+        best, same, pins, moved = pin(search, best, Budget(10**9, t0 + pinning_s))
+        values, twin_trial = _revert_unpinned(search, best, same, pins, t0 + pinning_s)
+        conflicts = pinning.conflicts(search, same)
+        stage("pinning")
+        if checker or missing:  # the twin on the whole evidence: its checks, the figures not fitted
+            whole = checker or Search(reachable, st, req.seed, executor, full_size=True, measured=ev)
+            twin_trial = whole.evaluate([twin_trial.u])[0]
+            if met is not None and meets(whole.ev, met) and not meets(whole.ev, twin_trial):
+                # pinning moved the best, or set values back, to where a check fails: the
+                # checked point is the twin (the pins still describe its neighbourhood)
+                twin_trial, values = met, search.start.physical(met.u)
+                for k, p in pins.items():  # what the twin has is the checked point's value
+                    if k in values and values[k] != p.value:
+                        p.value, p.reverted = values[k], False
+        # of the figures fitted: a check is a bound, not a prediction
+        held = folds.held()
+        if req.crossval:  # its own seconds and trials: beside the stages above, not after them
+            stages["crossval"] = {"seconds": round(folds.seconds, 1), "trials_run": folds.executor.ran}
+        rows = figure_rows(ev, twin_trial.values)
+        lacks = {f.name: f.xfail for f in missing}
+        for r in rows:  # what the search fitted to (a check and an expected failure are not)
+            r["fitted"] = r["figure"] in {f.name for f in fitted.figures}
+            if r["figure"] in lacks:
+                r["expected_failure"] = lacks[r["figure"]]
+    finally:
+        folds.stop()
     return Result(st, best, values, pins, rows, conflicts, held, len(search.trials), time.monotonic() - t0,
                   search, twin_trial, stages, repaired, sized, moved)
 
