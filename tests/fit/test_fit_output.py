@@ -150,3 +150,43 @@ def test_cross_validation_beside_the_pinning_predicts_as_it_does_after_it(finger
     assert [p["value"] for p in one["parameters"]] == [p["value"] for p in two["parameters"]]
     # the folds ran trials of their own (not only the search's, from its memo)
     assert list(two["stages"])[-1] == "crossval" and two["stages"]["crossval"]["trials_run"] > 20
+
+
+def test_a_fit_stopped_during_its_pinning_stops_its_cross_validation(fingerprint, monkeypatch):
+    # Ctrl-C reaches the main thread (here: the pinning) while the folds run beside it: the
+    # fit ends with it, and no fold begins after (the fold running then finishes first)
+    import threading
+
+    from ssdlab.executor import PoolExecutor
+    from ssdlab.fit import crossval, evidence, fitting, pinning, search
+    from ssdlab.store import Store
+
+    db, rid = fingerprint
+    ev = evidence.from_runs(Store(db), [rid])
+    folds_ran = threading.Event()
+    seen: list[str] = []
+
+    def on_trial(stage, t):
+        seen.append(stage)
+        if stage == "crossval":
+            folds_ran.set()
+
+    def stopped_slices(*a, **k):
+        assert folds_ran.wait(120), "no fold ran beside the pinning"
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pinning, "slices", stopped_slices)
+    folds: list[object] = []
+
+    def fold_search(*a, **k):
+        folds.append(a[0])
+        return search.Search(*a, **k)
+
+    monkeypatch.setattr(crossval, "Search", fold_search)
+    req = fitting.Request(ev, trials=16, start="tlc-256", seed=5,
+                          params=["nand.native.prog_us", "nand.native.read_us"])
+    with PoolExecutor(2) as ex, pytest.raises(KeyboardInterrupt):
+        fitting.fit(req, ex, on_trial)
+    assert not any(t.name.startswith("crossval") for t in threading.enumerate())
+    groups = len(set(ev.groups.values()))
+    assert groups > 5 and 1 <= len(folds) < groups
