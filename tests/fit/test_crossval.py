@@ -62,3 +62,22 @@ def test_a_fold_takes_one_round_of_steps_whatever_room_its_bound_leaves(monkeypa
     assert len(folds) == len(ev.figures) and len(held) == len(ev.figures)
     for fold in folds:
         assert [p["trials"] for p in fold.phases if p["phase"] == "steps"] == [round_]
+
+
+def test_folds_run_beside_the_pinning_only_on_several_workers_and_without_a_time_bound(monkeypatch):
+    """On one worker, or under --minutes (the pinning keeps its share of the time), the folds
+    run when asked for, after the pinning; else at once, in a thread of their own."""
+    import threading
+
+    from ssdlab.fit import fitting
+
+    where: list[str] = []
+    monkeypatch.setattr(crossval, "run", lambda *a, **k: where.append(threading.current_thread().name) or [])
+    start = SimpleNamespace(params=[])
+    for workers, minutes, beside in ((2, None, True), (1, None, False), (2, 5.0, False)):
+        req = fitting.Request(evidence=None, minutes=minutes)
+        folds = fitting._Folds(req, None, start, SimpleNamespace(workers=workers), {}, math.inf, None)
+        assert (folds.future is not None) == beside
+        assert folds.held() == []
+        folds.stop()
+        assert where.pop().startswith("crossval") == beside

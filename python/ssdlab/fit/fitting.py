@@ -131,7 +131,8 @@ def figure_rows(ev: Evidence, values: dict[str, float | None]) -> list[dict[str,
 class _Folds:
     """Cross-validation (crossval.run), started at once: in a thread of its own where the
     executor has several workers (results are the same either way: a trial is a function of
-    its point), else when `held()` is first asked for."""
+    its point), else when `held()` is first asked for. Under --minutes it waits for `held()`
+    too: the pinning keeps its share of the time to itself, as the twin's values come first."""
 
     def __init__(self, req: Request, fitted: Evidence, st: Start, executor: Any, memo: dict[Any, Any],
                  deadline: float, on_trial: Callable[[Trial], None] | None):
@@ -150,7 +151,7 @@ class _Folds:
 
         self.run = run if req.crossval else None
         self.future: Future[list[crossval.Held]] | None = None
-        if self.run and self.executor.workers > 1:
+        if self.run and self.executor.workers > 1 and req.minutes is None:
             self.pool = ThreadPoolExecutor(1, thread_name_prefix="crossval")
             self.future = self.pool.submit(run)
 
