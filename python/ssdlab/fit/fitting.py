@@ -213,8 +213,9 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     checker = Search(reachable, st, req.seed, executor, full_size=True, measured=ev) if checks else None
     search_s, pinning_s = deadlines(total, req.crossval)
     search.run(Budget(req.trials, t0 + search_s))
-    # cross-validation needs the search's runs only (its memo): on workers of its own it runs
-    # beside the rest, whose small batches (a point at full size, a slice) leave workers idle
+    # cross-validation needs the search's runs only (its memo): in a thread of its own it runs
+    # beside the rest on the same workers, which the rest's small batches (a point at full
+    # size, a slice) leave idle
     folds = _Folds(req, fitted, st, executor.executor, search.memo, t0 + total, hook("crossval"))
     try:
         best = checked(checker, full_size_check(search, search.best(RECHECK)),
