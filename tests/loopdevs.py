@@ -115,6 +115,19 @@ class Loops:
         self.holders.append(p)
         return p
 
+    def detach(self, dev: str, timeout: float = 30.0) -> None:
+        """`losetup -d` and wait until the kernel has let go: while anyone (udev probing after
+        a change event, a closing fsck) still has the device open, the detach is deferred to
+        the last close and the loop device still reads as set up."""
+        sh("losetup", "-d", dev)
+        self.devs.remove(dev)
+        backing = Path("/sys/class/block", Path(dev).name, "loop", "backing_file")
+        deadline = time.monotonic() + timeout
+        while backing.exists():
+            if time.monotonic() > deadline:
+                pytest.fail(f"{dev} still set up {timeout:.0f} s after losetup -d")
+            time.sleep(0.05)
+
     def cleanup(self) -> None:
         for p in self.holders:
             p.kill()

@@ -90,8 +90,7 @@ def test_device_under_a_mounted_loop_device_is_refused(loops, tmp_path):
     with pytest.raises(safety.UnsafeTarget, match=f"loop device {top} is set up on it"):
         safety.check_block_write(dev, dev)
     assert sh("fsck.ext4", "-n", top, check=False).returncode == 0  # the filesystem is intact
-    sh("losetup", "-d", top)
-    loops.devs.remove(top)
+    loops.detach(top)
     safety.check_block_write(dev, dev)  # nothing on top any more: allowed with the flag
 
 
