@@ -31,14 +31,19 @@ def fit(*args: str) -> dict:
 
 
 def test_the_same_twin_on_one_worker_or_two(fingerprint, tmp_path):
+    # on two workers the cross-validation folds run in a thread of their own beside the
+    # pinning, sharing the workers; on one, after it: the same folds, predictions and twin
     db, rid = fingerprint
     common = ["--runs", str(rid), "--db", str(db), "--start", "tlc-256", "--params",
-              "nand.native.prog_us,nand.native.read_us", "--trials", "32", "--no-crossval", "--seed", "7"]
+              "nand.native.prog_us,nand.native.read_us", "--trials", "32", "--seed", "7"]
     one = fit(*common, "--out", str(tmp_path / "one.toml"), "--jobs", "1")
     two = fit(*common, "--out", str(tmp_path / "two.toml"), "--jobs", "2")
     text = (tmp_path / "one.toml").read_text()
     assert text.replace("twin-one", "x") == (tmp_path / "two.toml").read_text().replace("twin-two", "x")
     assert [p["value"] for p in one["parameters"]] == [p["value"] for p in two["parameters"]]
+    assert len(one["crossval"]) > 10 and one["crossval"] == two["crossval"]
+    # the folds ran trials of their own (not only the search's, from its memo)
+    assert list(two["stages"])[-1] == "crossval" and two["stages"]["crossval"]["trials_run"] > 20
     # the budget: --trials (a slice that finds a better point adds that point as one more trial)
     assert 32 <= one["trials"] <= 33
     # that point is where the pinning moved the best: what it moved, and what that gained
@@ -48,7 +53,7 @@ def test_the_same_twin_on_one_worker_or_two(fingerprint, tmp_path):
         assert set(move) == {"moved", "loss", "full_size_loss", "sliced_again"} and move["loss"][1] < move["loss"][0]
     # where the time went: the search ran its trials and the full-size check, the pinning its slices
     st = one["stages"]
-    assert set(st) == {"search", "pinning"} and 0 < st["search"]["trials_run"] <= one["trials"] + 3
+    assert set(st) == {"search", "pinning", "crossval"} and 0 < st["search"]["trials_run"] <= one["trials"] + 3
     assert st["pinning"]["trials_run"] > 0 and all(x["seconds"] > 0 for x in st.values())
     # and within the search, each of its steps in order: every trial of the search in one of them
     phases = one["search_phases"]
@@ -136,20 +141,6 @@ def test_minutes_without_cross_validation_go_to_the_search_and_the_pinning():
     assert deadlines(1000, True) == pytest.approx((550, 700))  # 30 % left for cross-validation
     search, pinning = deadlines(1000, False)
     assert pinning == pytest.approx(1000) and search / pinning == pytest.approx(0.55 / 0.70)
-
-
-def test_cross_validation_beside_the_pinning_predicts_as_it_does_after_it(fingerprint, tmp_path):
-    # on two workers the folds run in a thread of their own beside the pinning, sharing the
-    # workers; on one, after it: the same folds, the same predictions, the same twin
-    db, rid = fingerprint
-    common = ["--runs", str(rid), "--db", str(db), "--start", "tlc-256", "--params",
-              "nand.native.prog_us,nand.native.read_us", "--trials", "16", "--seed", "5"]
-    one = fit(*common, "--out", str(tmp_path / "one.toml"), "--jobs", "1")
-    two = fit(*common, "--out", str(tmp_path / "two.toml"), "--jobs", "2")
-    assert len(one["crossval"]) > 10 and one["crossval"] == two["crossval"]
-    assert [p["value"] for p in one["parameters"]] == [p["value"] for p in two["parameters"]]
-    # the folds ran trials of their own (not only the search's, from its memo)
-    assert list(two["stages"])[-1] == "crossval" and two["stages"]["crossval"]["trials_run"] > 20
 
 
 def test_a_fit_stopped_during_its_pinning_stops_its_cross_validation(fingerprint, monkeypatch):
