@@ -6,9 +6,10 @@ UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
 PY := .venv/bin/python
 STAMP := .venv/.ssdlab-built
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
+PGO_PROFILE := crates/ssdsim/pgo.profdata
 DEMO_OUT ?= reports/demo
 
-.PHONY: all env build demo test test-rust test-py bench lint lint-py clean sysdeps sysdeps-demo
+.PHONY: all env build pgo demo test test-rust test-py bench lint lint-py clean sysdeps sysdeps-demo
 
 all: build
 
@@ -27,13 +28,20 @@ env: .venv/.synced
 # maturin develop: builds the Rust extension in release mode into python/ssdlab and
 # installs the package (editable) with its `ssdlab` command into .venv.
 # (cargo with every core, not a parallel make's jobserver: `make test` compiles while apt installs)
-$(STAMP): .venv/.synced $(RUST_SRC)
-	MAKEFLAGS= VIRTUAL_ENV=$(CURDIR)/.venv .venv/bin/maturin develop --release --uv --quiet
+# Both with the simulator's profile-guided optimisation (tools/rustflags.sh; `make pgo`).
+$(STAMP): .venv/.synced $(RUST_SRC) $(wildcard $(PGO_PROFILE))
+	RUSTFLAGS="$$(tools/rustflags.sh)" MAKEFLAGS= VIRTUAL_ENV=$(CURDIR)/.venv .venv/bin/maturin develop --release --uv --quiet
 	$(PY) -m compileall -q python/ssdlab
-	MAKEFLAGS= cargo build --release --quiet -p ssdsim-nbd  # the nbdkit plugin of `ssdlab serve`
+	RUSTFLAGS="$$(tools/rustflags.sh)" MAKEFLAGS= cargo build --release --quiet -p ssdsim-nbd  # the nbdkit plugin of `ssdlab serve`
 	touch $@
 
 build: $(STAMP)
+
+# the simulator's profile for profile-guided optimisation, from an instrumented build
+# running the jobs users wait for (about a minute); commit it with the hot path it measured
+pgo: build
+	tools/pgo.sh
+	$(MAKE) --no-print-directory build
 
 # distribution packages (apt-get as root; otherwise the one command to run, and stop)
 sysdeps:

@@ -19,6 +19,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "python"), str(ROOT / "tests"), str(ROOT / "tests" / "fit")]
+# each command in a fresh child process: a fork of the tests' warm server (clirun) is not
+# this process's child, so RUSAGE_CHILDREN would not count its CPU
+os.environ["SSDLAB_TEST_FRESH_CLI"] = "1"
 
 from clirun import cli  # noqa: E402
 from closedloop import perturbed, sets  # noqa: E402

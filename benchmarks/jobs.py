@@ -16,8 +16,8 @@ Rows and targets (docs/performance.md, "Jobs"):
 The baseline is the build of a git commit (`--base REF`, default the commit before HEAD; make
 bench: BASE=):
 its Rust extension and nbdkit plugin are built once into target/bench-base/COMMIT (a
-detached worktree of the commit, removed afterwards) and its Python package is that
-commit's. `--base none` times this build alone.
+detached worktree of the commit, removed afterwards, built with the flags of that commit's
+`make build`) and its Python package is that commit's. `--base none` times this build alone.
 
     python benchmarks/jobs.py [--base REF] [--only review,idle,...] [--runs N]
 """
@@ -66,7 +66,7 @@ def base_build(ref: str) -> Build:
             try:
                 subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "ssdsim-py", "-p", "ssdsim-nbd",
                                 "--target-dir", str(ROOT / "target" / "bench-base" / "cargo")],
-                               cwd=wt, check=True)
+                               cwd=wt, check=True, env={**os.environ, "RUSTFLAGS": rustflags(wt)})
                 if pkg.exists():
                     shutil.rmtree(pkg)
                 shutil.copytree(wt / "python" / "ssdlab", pkg / "ssdlab",
@@ -77,6 +77,15 @@ def base_build(ref: str) -> Build:
             finally:
                 git("worktree", "remove", "--force", str(wt))
     return Build(f"{ref} ({commit[:10]})", {"PYTHONPATH": str(pkg), "SSDLAB_NBD_PLUGIN": str(plugin)})
+
+
+def rustflags(src: Path) -> str:
+    """The release build's flags of the checkout `src`, as its `make build` sets them (its
+    profile-guided optimisation; none before the checkout had tools/rustflags.sh)."""
+    tool = src / "tools" / "rustflags.sh"
+    if not tool.is_file():
+        return ""
+    return subprocess.run([str(tool)], check=True, capture_output=True, text=True).stdout.strip()
 
 
 def compiled(pkg: Path) -> None:

@@ -83,3 +83,35 @@ def test_a_skip_fails_the_session_under_make_test(tmp_path):
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(t)],
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert r.returncode == 0, r.stdout
+
+
+def test_the_release_build_reads_the_simulators_profile_by_its_content(tmp_path):
+    """`make build` compiles with profile-guided optimisation from the committed profile,
+    through a path named after the profile's content (cargo does not watch the file, so a
+    new profile must change the flags); without a profile, no flags."""
+    mk = (ROOT / "Makefile").read_text()
+    rule = re.search(r"^\$\(STAMP\):.*\n((?:\t.*\n)+)", mk, re.M)
+    assert rule and "$(wildcard $(PGO_PROFILE))" in rule.group(0)
+    builds = [x for x in rule.group(1).splitlines() if "maturin develop" in x or "cargo build" in x]
+    assert len(builds) == 2 and all(x.startswith('\tRUSTFLAGS="$$(tools/rustflags.sh)" ') for x in builds)
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "rustflags.sh").write_bytes((ROOT / "tools" / "rustflags.sh").read_bytes())
+    os.chmod(tmp_path / "tools" / "rustflags.sh", 0o755)
+
+    def flags() -> str:
+        r = subprocess.run([str(tmp_path / "tools" / "rustflags.sh")], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0 and r.stderr == "", r.stderr
+        return r.stdout.strip()
+
+    assert flags() == ""
+    prof = tmp_path / "crates" / "ssdsim" / "pgo.profdata"
+    prof.parent.mkdir(parents=True)
+    seen = []
+    for content in (b"one profile", b"another profile"):
+        prof.write_bytes(content)
+        f = flags()
+        assert f.startswith(f"-Cprofile-use={tmp_path}/target/pgo/") and f.endswith(".profdata")
+        assert Path(f.split("=", 1)[1]).read_bytes() == content
+        seen.append(f)
+    assert seen[0] != seen[1]
+    assert (ROOT / "crates" / "ssdsim" / "pgo.profdata").stat().st_size > 0  # the committed one
