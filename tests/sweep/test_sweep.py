@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -130,12 +131,24 @@ def test_runs_from_two_threads_share_the_pools_memory_budget(monkeypatch):
         spans = sorted(s for r in runs for s in r.result())
     assert len(spans) == 6
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans
-    # small units of both runs do overlap: the two workers are shared, not split
-    with ex.PoolExecutor(2) as e, ThreadPoolExecutor(2) as threads:
-        runs = [threads.submit(lambda k: [d.value for d in e.run([ex.Unit((k, 0), span, (0,))])], k)
+    # small units of both runs do overlap: the two workers are shared, not split (each unit
+    # waits for the other to be running: run one after the other, the first would give up)
+    with tempfile.TemporaryDirectory() as d, ex.PoolExecutor(2) as e, ThreadPoolExecutor(2) as threads:
+        runs = [threads.submit(lambda k: [x.value for x in e.run([ex.Unit((k, 0), meet, (d, k))])], k)
                 for k in range(2)]
         (a,), (b,) = (r.result() for r in runs)
-    assert max(a[0], b[0]) < min(a[1], b[1])
+    assert a and b
+
+
+def meet(d, k, timeout=30.0):
+    """Mark unit `k` as running in directory `d`, then wait until the other unit is too."""
+    Path(d, str(k)).touch()
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if Path(d, str(1 - k)).exists():
+            return True
+        time.sleep(0.01)
+    return False
 
 
 def test_same_points_same_results_inline_pool_and_ray(tmp_path):
