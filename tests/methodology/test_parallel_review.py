@@ -70,6 +70,23 @@ def test_a_review_test_gives_what_ssdlab_run_gives(tmp_path, parallel_review):
     assert json.loads(r.stdout)["drives"][0]["metrics"] == trim["drives"][0]["metrics"]
 
 
+@pytest.mark.xdist_group("parallel_review")
+def test_a_parallel_reviews_report_is_the_report_of_its_runs(tmp_path, parallel_review):
+    """The review draws each test's figures as soon as the test is stored, while the other
+    tests still run: the same files, byte for byte, as `ssdlab report` of its runs."""
+    from pathlib import Path
+
+    doc, store = parallel_review
+    ids = [str(d["run_id"]) for d in doc["runs"]]
+    r = runner.invoke(app, ["report", *ids, "--db", str(store.path), "-o", str(tmp_path / "after")])
+    assert r.exit_code == 0, r.output
+    drawn, after = Path(doc["report"]).parent, tmp_path / "after"
+    names = sorted(p.name for p in drawn.iterdir())
+    assert len(names) > 10 and names == sorted(p.name for p in after.iterdir())
+    for n in names:
+        assert (drawn / n).read_bytes() == (after / n).read_bytes(), n
+
+
 def test_validate_runs_are_the_same_inline_and_on_the_pool():
     jobs = [("sn520-128", FILL), ("xg6-256", QUICK)]
     one = val.run_all(jobs, workers=1)
