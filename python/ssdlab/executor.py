@@ -75,35 +75,6 @@ def longest_first(units: Iterable[Unit]) -> list[Unit]:
     return sorted(units, key=lambda u: -u.cost)  # stable: equal costs keep their order
 
 
-class Feed:
-    """Units that arrive while a run goes on: the caller `add`s units as it handles those
-    that finished (a review draws a test's figures once the test is stored), and the run
-    takes them at its next step. A run of a Feed ends when nothing runs, nothing waits and
-    the caller, handed the last outcome, added nothing. Iterating a Feed gives the units
-    it holds now."""
-
-    def __init__(self, units: Iterable[Unit] = ()):
-        self._units = list(units)
-        self._lock = threading.Lock()
-
-    def add(self, units: Iterable[Unit]) -> None:
-        with self._lock:
-            self._units.extend(units)
-
-    def take(self) -> list[Unit]:
-        with self._lock:
-            got, self._units = self._units, []
-        return got
-
-    def __iter__(self) -> Iterator[Unit]:
-        with self._lock:
-            return iter(list(self._units))
-
-
-def _feed(units: Iterable[Unit]) -> Feed:
-    return units if isinstance(units, Feed) else Feed(units)
-
-
 class Executor:
     """Runs units; use as a context manager (leaving it on an exception kills what runs)."""
     kind = "inline"
@@ -118,11 +89,9 @@ class Executor:
     def close(self, abort: bool = False) -> None: ...
 
     def run(self, units: Iterable[Unit]) -> Iterator[Done]:
-        """Each unit's outcome, in the order they finish (`units`: a list, or a Feed that
-        grows while the run goes on)."""
-        feed, pending = _feed(units), list[Unit]()
-        while pending := longest_first(pending + feed.take()):
-            yield _outcome(pending.pop(0))
+        """Each unit's outcome, in the order they finish."""
+        for u in longest_first(units):
+            yield _outcome(u)
 
     def describe(self) -> str:
         return "in this process"
@@ -187,10 +156,10 @@ class PoolExecutor(Executor):
         than there are workers, nor more than their memory budget holds."""
         from concurrent.futures.process import BrokenProcessPool
 
-        feed, pending = _feed(units), list[Unit]()
+        pending = longest_first(units)
         budget = MEMORY_SHARE * available_bytes()
         running: dict = {}
-        while (pending := longest_first(pending + feed.take())) or running:
+        while pending or running:
             # Ctrl-C was taken, but the pool's own code (a worker's start) swallowed it: what
             # finished is handed on first
             if stopping():
@@ -269,14 +238,14 @@ class RayExecutor(Executor):
 
     def run(self, units: Iterable[Unit]) -> Iterator[Done]:
         ray = self.ray
-        feed, refs = _feed(units), dict[Any, Unit]()
-        while (new := longest_first(feed.take())) or refs:
-            for u in new:
-                opts: dict[str, Any] = {"num_cpus": 1, "max_retries": 0}
-                if 0 < u.memory <= self.memory:
-                    opts["memory"] = int(u.memory)
-                ref = self.remote.options(**opts).remote(u.fn, u.args)
-                refs[ref] = self.refs[ref] = u  # self.refs: every run's, for close()
+        refs = {}
+        for u in longest_first(units):
+            opts: dict[str, Any] = {"num_cpus": 1, "max_retries": 0}
+            if 0 < u.memory <= self.memory:
+                opts["memory"] = int(u.memory)
+            refs[self.remote.options(**opts).remote(u.fn, u.args)] = u
+        self.refs.update(refs)  # every run's, for close() (runs from several threads at once)
+        while refs:
             ready, _ = ray.wait(list(refs), num_returns=1)
             for ref in ready:
                 u = refs.pop(ref)
@@ -316,5 +285,5 @@ def open_executor(jobs: int | None = None, ray: str | None = None) -> Executor:
     return Executor() if n == 1 else PoolExecutor(n)
 
 
-__all__ = ["KINDS", "Done", "Executor", "Feed", "PoolExecutor", "RayExecutor", "Unit", "available_bytes",
+__all__ = ["KINDS", "Done", "Executor", "PoolExecutor", "RayExecutor", "Unit", "available_bytes",
            "cores", "open_executor"]

@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from . import methodology
 from .detached import Computed, Replay, compute_group, job_for, plan_groups, state_keys
-from .executor import Executor, Feed, Unit
+from .executor import Executor, Unit
 from .methodology import Options
 from .runner import DriveOutcome, Hooks, run_test
 from .store import Store
 from .targets.sim import SimTarget
-
-if TYPE_CHECKING:
-    from .report.drawing import Drawing
 
 OnRun = Callable[[str, int, list[DriveOutcome]], None]  # (test, run id, outcomes) once stored
 
@@ -51,16 +48,13 @@ class ReviewInterrupted(Exception):
 
 def run(req: Request, jobs: int | None, ray: str | None, progress_hooks: Callable[[], Any],
         on_run: OnRun, warn: Callable[[str], None],
-        report: Callable[[Executor | None], Any] = lambda executor: None,
-        drawing: Drawing | None = None) -> Any:
+        report: Callable[[Executor | None], Any] = lambda executor: None) -> Any:
     """The review: the methodology's tests, parallel when every drive is simulated and more
     than one worker runs (`jobs`, `ray` as executor.open_executor takes them), else
     sequential with the per-phase bars of `progress_hooks`; then the application workload
     (among the parallel units when the tests run in parallel: it is stored last either way).
     Then `report(executor)`, whose value it returns: the report drawn on the same workers
-    (None: the review was sequential). In parallel, each stored test's figures are drawn
-    into `drawing` (report/drawing.py) while the other tests still run: `report` passes it
-    on to the report, which then draws only what is missing."""
+    (None: the review was sequential)."""
     from .executor import open_executor
     from .units_progress import UnitsProgress
 
@@ -76,8 +70,7 @@ def run(req: Request, jobs: int | None, ray: str | None, progress_hooks: Callabl
     try:
         with executor:
             with bar:
-                run_parallel(req, executor, on_run, bar.finished, application=True,
-                             drawing=drawing)
+                run_parallel(req, executor, on_run, bar.finished, application=True)
             return report(executor)
     except KeyboardInterrupt:
         raise ReviewInterrupted() from None
@@ -137,14 +130,11 @@ def fresh(drives: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
 
 def run_parallel(req: Request, executor: Executor, on_run: OnRun,
                  on_unit: Callable[[bool, str], None] | None = None,
-                 tests: list[str] | None = None, application: bool = False,
-                 drawing: Drawing | None = None) -> None:
+                 tests: list[str] | None = None, application: bool = False) -> None:
     """Every (test, drive) as a unit (`tests`: default every review test; with
     `application`, the application workload last), except that the tests of a drive that
     begin alike (purge and fill) form one unit, which pays for those phases once
-    (targets/sim_state.py); each test is stored, in order, once all its drives are back,
-    and its figures then drawn into `drawing` (if any) on the same workers, after the tests
-    still waiting (a test's units cost its memory in bytes, a figure's its runs).
+    (targets/sim_state.py); each test is stored, in order, once all its drives are back.
     On Ctrl-C the tests already complete are stored before the interrupt goes on."""
     from .targets.sim import table_bytes
     from .targets.sim_state import drives_at_once
@@ -167,8 +157,6 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
                               cost=sum(methodology.get(tests[i]).cost for i in idx) * memory))
     got: dict[tuple[str, int], Computed] = {}
     stored: list[str] = []
-    feed = Feed(units)
-    interrupted = False  # then the tests are stored, their figures not drawn
 
     def ready(test: str) -> bool:
         return test not in stored and all((test, p) in got for p in range(len(specs)))
@@ -179,19 +167,13 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
         run_id, outcomes = run_test(store_, test, drv, opts, args, req.testbed)
         stored.append(test)
         on_run(test, run_id, outcomes)
-        if drawing is not None and not interrupted:
-            from .report import from_store
-
-            feed.add(drawing.units(from_store(store_, [run_id])))
 
     def store_in_order() -> None:
         while len(stored) < len(tests) and ready(tests[len(stored)]):
             store(tests[len(stored)])
 
     try:
-        for done in executor.run(feed):
-            if drawing is not None and drawing.take(done):
-                continue
+        for done in executor.run(units):
             if done.error is not None:
                 raise done.error
             for key, value in zip(done.key, done.value):
@@ -202,7 +184,6 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
     except KeyboardInterrupt:
         from . import interrupts
 
-        interrupted = True
         with interrupts.shielded():  # every finished test is kept, in order or not
             store_in_order()
             for test in tests:

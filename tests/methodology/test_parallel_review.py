@@ -72,8 +72,8 @@ def test_a_review_test_gives_what_ssdlab_run_gives(tmp_path, parallel_review):
 
 @pytest.mark.xdist_group("parallel_review")
 def test_a_parallel_reviews_report_is_the_report_of_its_runs(tmp_path, parallel_review):
-    """The review draws each test's figures as soon as the test is stored, while the other
-    tests still run: the same files, byte for byte, as `ssdlab report` of its runs."""
+    """The review draws its report on its worker processes: the same files, byte for byte,
+    as `ssdlab report` of its runs drawn afterwards in one process."""
     from pathlib import Path
 
     doc, store = parallel_review

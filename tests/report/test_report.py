@@ -68,33 +68,6 @@ def test_a_report_drawn_on_worker_processes_is_the_same_report(full_report, tmp_
         assert (path.parent / n).read_bytes() == (tmp_path / n).read_bytes(), n
 
 
-def test_a_test_drawn_early_is_drawn_again_once_its_runs_look_different():
-    """A review draws each test as it is stored; a later run can still rename a drive of
-    an earlier one (two drives of one label get their specs added): that test's section
-    and PNGs are drawn again, the others kept."""
-    import copy
-
-    from ssdlab.executor import Executor
-    from ssdlab.report import Drawing
-
-    runs = [r for r in demo_runs() if r.test in ("trim", "idle")]
-    drawing = Drawing(png=False)
-    for done in Executor().run(drawing.units(runs)):
-        assert drawing.take(done)
-    assert drawing.missing(runs) == []
-    later = copy.deepcopy(runs)
-    trim = next(r for r in later if r.test == "trim")
-    trim.drives[0].label += " [sim:other]"
-    idle_before = drawing.drawn[("section", "idle")]
-    todo = drawing.missing(later)
-    assert [u.key for u in todo] == [("report", "section", "trim")]
-    for done in Executor().run(todo):
-        assert drawing.take(done)
-    trim_html, idle_html = drawing.sections(later)
-    assert "[sim:other]" in trim_html and 'id="sec-trim"' in trim_html
-    assert drawing.drawn[("section", "idle")] is idle_before and 'id="sec-idle"' in idle_html
-
-
 @pytest.mark.xdist_group("full_report")
 def test_html_is_self_contained(full_report):
     _, html = full_report

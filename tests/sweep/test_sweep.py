@@ -111,27 +111,6 @@ def test_executor_hands_back_every_unit_and_its_failure(make):
     assert got == {0: 0, 1: 1, 2: 4, 3: "three", 4: 16, 5: 25}
 
 
-def ray_executor():
-    pytest.importorskip("ray")
-    return ex.RayExecutor(workers=2)
-
-
-@pytest.mark.parametrize("make", [lambda: ex.Executor(), lambda: ex.PoolExecutor(2), ray_executor],
-                         ids=["inline", "pool", "ray"])
-def test_a_feed_takes_units_added_while_its_run_goes_on(make):
-    """A review adds each stored test's figures to its run: a unit added while the caller
-    handles another's outcome runs in the same run, and the run ends only after it."""
-    feed = ex.Feed([ex.Unit(("a", i), square, (i,), cost=10) for i in (1, 2)])
-    got = []
-    with make() as e:
-        for d in e.run(feed):
-            got.append(d.key)
-            if d.key[0] == "a":  # each first-round unit brings one more, cheaper
-                feed.add([ex.Unit(("b", d.key[1]), square, (d.key[1] + 3,), cost=1)])
-    assert sorted(got) == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
-    assert got.index(("b", 1)) > got.index(("a", 1)) and got.index(("b", 2)) > got.index(("a", 2))
-
-
 def span(x):
     t = time.monotonic()
     time.sleep(0.2)

@@ -271,13 +271,9 @@ def review(
                 "set": sets, "seed": seed, "review": True}
         if interval is not None:
             args["interval"] = interval
-        from ..report.drawing import Drawing
-
-        drawing = Drawing(y_max)  # each test's figures, drawn as the test is stored
         html = run_review(Request(store, drv, parse_sets(sets), seed, opts, args, testbed), docs, jobs,
                           ray_address or ("local" if ray else None),
-                          lambda executor: build(store, [d["run_id"] for d in docs], out, y_max,
-                                                 executor, drawing), drawing)
+                          lambda executor: build(store, [d["run_id"] for d in docs], out, y_max, executor))
     if json_out:
         print_json({"report": str(html), "runs": docs})
     else:
@@ -287,29 +283,27 @@ def review(
 
 
 def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optional[str],
-               report: Callable[[Any], Path], drawing: Any = None) -> Path:
+               report: Callable[[Any], Path]) -> Path:
     """The tests in parallel on simulated drives, else one after another (review.py), then
-    `report(executor)`: the report, drawn on the review's workers (each test's figures
-    into `drawing` as the test is stored)."""
+    `report(executor)`: the report, drawn on the review's workers."""
     from .. import review as rv
 
     try:
         return rv.run(req, jobs, ray, progress_hooks,
                       lambda test, run_id, outcomes: docs.append(run_doc(run_id, test, outcomes)),
-                      lambda line: typer.echo(f"ssdlab: warning: {line}", err=True), report, drawing)
+                      lambda line: typer.echo(f"ssdlab: warning: {line}", err=True), report)
     except rv.ReviewInterrupted:
         kept = ", ".join(f"{d['test']} (run {d['run_id']})" for d in docs) or "none"
         typer.echo(f"ssdlab: review interrupted; tests stored: {kept}", err=True)
         raise typer.Exit(interrupted_status())
 
 
-def build(store: Store, run_ids: list[int], out: Path, y_max: float | None, executor: Any = None,
-          drawing: Any = None) -> Path:
+def build(store: Store, run_ids: list[int], out: Path, y_max: float | None, executor: Any = None) -> Path:
     from ..report import build_report
 
     check_out_dir(out)
     try:
-        return build_report(store, run_ids, out, y_max=y_max, executor=executor, drawing=drawing)
+        return build_report(store, run_ids, out, y_max=y_max, executor=executor)
     except OSError as e:  # the report directory cannot be made or written: the user's to fix
         where = Path(e.filename) if e.filename else None
         if where is None or not (where == out or out in where.parents or where in out.parents):

@@ -1,8 +1,7 @@
 """Reports: one self-contained HTML file (page.py) and one PNG per figure (pngs.py), drawn
-from the plain data model (figures/model.py) by each test's own figures. Each test's
-section of the page and its PNGs are independent units of work (drawing.py, executor.py):
-a review draws them on its worker processes, each test's as soon as it is stored; anything
-else one after another in this process."""
+from the plain data model (figures/model.py) by each test's own figures. The page and each
+test's PNGs are independent units of work (executor.py): a review draws them on its worker
+processes at once, anything else one after another in this process."""
 
 from __future__ import annotations
 
@@ -11,48 +10,49 @@ from typing import Any
 
 from .. import safe_path
 from ..figures.model import ReportDrive, ReportPhase, ReportRun
-from .drawing import Drawing
-from .page import assemble
+from .page import by_test, render
+from .pngs import pngs_of_test
 from .store_adapter import from_store
 
 HTML_NAME = "report.html"
 
 
 def build_runs_report(runs: list[ReportRun], out_dir: Path, y_max: float | None = None,
-                      png: bool = True, title: str | None = None, executor: Any = None,
-                      drawing: Drawing | None = None) -> Path:
+                      png: bool = True, title: str | None = None, executor: Any = None) -> Path:
     """Write report.html (and the PNGs) for already loaded runs; returns the HTML path.
-    Each test's section of the page and its PNGs are drawn as units on `executor`
-    (executor.py; None: in this process, one after another), except those `drawing`
-    already holds for these runs (drawing.py: a review draws each test as it ends; its
-    `y_max` and `png` are then the report's), and written here. Drawn in a private
-    directory first and moved in by name, so a link another user put in `out_dir` is
-    replaced, never written through (safe_path.staged)."""
-    from ..executor import Executor
+    The page and each test's PNGs are drawn as units on `executor` (executor.py; None: in
+    this process, one after another) and written here. Drawn in a private directory first
+    and moved in by name, so a link another user put in `out_dir` is replaced, never
+    written through (safe_path.staged)."""
+    from ..executor import Executor, Unit
 
-    drawing = drawing or Drawing(y_max, png)
-    for done in (executor or Executor()).run(drawing.missing(runs)):
-        drawing.take(done)
-    html = assemble(drawing.sections(runs), runs, title)
+    # the page first: the longest unit (plotly's JSON of every run), then the PNGs
+    units = [Unit(HTML_NAME, render, (runs, y_max, title), cost=len(runs) + 1.0)]
+    if png:
+        units += [Unit(test.name, pngs_of_test, (mine, y_max), cost=len(mine))
+                  for test, mine in by_test(runs)]
     with safe_path.staged(out_dir, f"the report directory {out_dir}") as stage:
-        (stage / HTML_NAME).write_text(html, encoding="utf-8")
-        for name, data in drawing.pngs(runs):
-            (stage / name).write_bytes(data)
+        for done in (executor or Executor()).run(units):
+            if done.error is not None:
+                raise done.error
+            if done.key == HTML_NAME:
+                (stage / HTML_NAME).write_text(done.value, encoding="utf-8")
+            else:
+                for name, data in done.value:
+                    (stage / name).write_bytes(data)
     return Path(safe_path.real(out_dir)) / HTML_NAME
 
 
 def build_report(store: Any, run_ids: list[int], out_dir: Path,
-                 y_max: float | None = None, executor: Any = None,
-                 drawing: Drawing | None = None) -> Path:
+                 y_max: float | None = None, executor: Any = None) -> Path:
     """Load `run_ids` from an ssdlab.store.Store and write the report into out_dir
-    (`executor`, `drawing`: as build_runs_report)."""
+    (`executor`: as build_runs_report)."""
     runs = from_store(store, list(run_ids))
     if not runs:
         raise ValueError(f"no runs to report: {list(run_ids)}")
     title = "ssdlab report: " + ", ".join(f"run {r.run_id} ({r.test})" for r in runs)
-    return build_runs_report(runs, out_dir, y_max=y_max, title=title, executor=executor,
-                             drawing=drawing)
+    return build_runs_report(runs, out_dir, y_max=y_max, title=title, executor=executor)
 
 
-__all__ = ["Drawing", "build_report", "build_runs_report", "from_store", "ReportRun", "ReportDrive",
+__all__ = ["build_report", "build_runs_report", "from_store", "ReportRun", "ReportDrive",
            "ReportPhase"]

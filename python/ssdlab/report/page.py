@@ -87,20 +87,13 @@ table.runs{font-size:.8em;color:#444} td.better{color:#1a7f37} td.worse{color:#b
 def render(runs: list[ReportRun], y_max: float | None = None, title: str | None = None) -> str:
     """The page: where the numbers come from, each test's section (in the methodology's
     order, with the figures the test draws), then the comparison tables."""
-    return assemble([section(test, mine, y_max) for test, mine in by_test(runs)], runs, title)
-
-
-def section(test: Test, runs: list[ReportRun], y_max: float | None = None) -> str:
-    """One test's section of the page: the figures it draws of its own runs ("": none)."""
-    body = "".join(f.html() for f in test.figures(runs, FigureOptions(y_max=y_max)))
-    return f'<section id="sec-{test.name}"><h2>{_html.escape(test.title)}</h2>{body}</section>' if body else ""
-
-
-def assemble(sections: list[str], runs: list[ReportRun], title: str | None = None) -> str:
-    """The page around the tests' sections (`section`, in the methodology's order): the
-    runs table first, the comparison tables of every run last."""
     e = _html.escape
-    parts = [s for s in sections if s]
+    opts = FigureOptions(y_max=y_max)
+    parts: list[str] = []
+    for test, mine in by_test(runs):
+        body = "".join(f.html() for f in test.figures(mine, opts))
+        if body:
+            parts.append(f'<section id="sec-{test.name}"><h2>{e(test.title)}</h2>{body}</section>')
     tables = compare_tables(runs)
     if tables:
         parts.append('<section id="sec-compare"><h2>Comparison</h2>'
