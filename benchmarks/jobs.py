@@ -1,5 +1,5 @@
 """The jobs users wait for, each timed on this build (A) and on a baseline build (B) in turn,
-A B A B ..., so that the machine's drift cancels in the ratio A/B (taken pair by pair, the
+A B B A A B ..., so that the machine's drift cancels in the ratio A/B (taken pair by pair, the
 median shown). CPU seconds (user + system of the command and its workers) are the steadier
 figure on a shared machine; the load average is printed with each row.
 
@@ -189,8 +189,11 @@ def main() -> int:
             runs = 1 if name == "validate" else a.runs
             got: list[list[tuple[float, float, float]]] = [[] for _ in builds]
             loads = [load()]
-            for _ in range(runs):
-                for i, b in enumerate(builds):
+            for k in range(runs):
+                # A B, then B A: a run after a pause (memory the host took back) or after the
+                # other build's run costs differently, and neither build always goes first
+                for i in (range(len(builds)) if k % 2 == 0 else reversed(range(len(builds)))):
+                    b = builds[i]
                     for f in tmp.glob("*.sqlite*"):
                         f.unlink()
                     wall, cpu, out = timed(b, args, tmp)
