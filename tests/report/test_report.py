@@ -69,6 +69,20 @@ def test_a_report_drawn_on_worker_processes_is_the_same_report(full_report, tmp_
 
 
 @pytest.mark.xdist_group("full_report")
+def test_every_figure_carries_the_reports_template(full_report):
+    """The template goes into each figure as JSON plotly made once: the whole white
+    template, as plotly gives it to a figure that names it."""
+    import plotly.graph_objects as go
+
+    _, html = full_report
+    white = go.Figure(layout=dict(template="plotly_white")).to_dict()["layout"]["template"]
+    ids = re.findall(r'Plotly\.newPlot\(\s*"([^"]+)"', html)
+    assert len(ids) >= 9
+    for div_id in ids:
+        assert _figure_json(html, div_id)["layout"]["template"] == white, div_id
+
+
+@pytest.mark.xdist_group("full_report")
 def test_html_is_self_contained(full_report):
     _, html = full_report
     assert not re.search(r"<script[^>]*\bsrc\s*=", html, re.I)

@@ -38,13 +38,18 @@ def _template() -> dict:
     return go.Figure(layout=dict(template=TEMPLATE)).to_dict()["layout"]["template"]
 
 
-def _div(fig: go.Figure, div_id: str, **attrs: str) -> str:
-    # The template goes in as plain JSON: plotly validates a template set on a figure
-    # anew each time (30 ms a figure, more than the figure itself), the same JSON out.
+def plotly_div(fig: go.Figure, div_id: str) -> str:
+    """The figure as plotly's div, in the reports' template (plotly.js is inlined once by the
+    page). The template goes in as plain JSON: plotly validates a template set on a figure
+    anew each time (30 ms a figure, more than the figure itself), the same JSON out."""
     spec = fig.to_dict()
     spec["layout"]["template"] = _template()
-    body = pio.to_html(spec, full_html=False, include_plotlyjs=False, div_id=div_id,
+    return pio.to_html(spec, full_html=False, include_plotlyjs=False, div_id=div_id,
                        config=CONFIG, validate=False)
+
+
+def _div(fig: go.Figure, div_id: str, **attrs: str) -> str:
+    body = plotly_div(fig, div_id)
     extra = " ".join(f'data-{k}="{_html.escape(str(v))}"' for k, v in attrs.items())
     return f'<div class="figure" id="wrap-{div_id}" {extra}>{body}</div>'
 

@@ -76,7 +76,8 @@ class Plot:
 
     def html(self) -> str:
         import plotly.graph_objects as go
-        import plotly.io as pio
+
+        from .html import plotly_div
 
         fig = go.Figure()
         for ln in self.lines:
@@ -86,7 +87,7 @@ class Plot:
             fig.add_trace(go.Scatter(x=_json_list(ln.x), y=_json_list(ln.y), name=ln.name,
                                      mode=ln.mode, line=dict(dash=ln.dash) if ln.dash else None))
         fig.update_layout(title=self.title.replace("\n", "<br>"), font=FONT, height=460,
-                          template="plotly_white", xaxis_title=self.xlabel,
+                          xaxis_title=self.xlabel,
                           yaxis_title=self.ylabel, legend=dict(orientation="h", y=-0.22),
                           bargap=0.05)
         if self.log_x:
@@ -98,8 +99,7 @@ class Plot:
         if self.xticks is not None:
             fig.update_xaxes(tickvals=list(self.xticks),
                              ticktext=list(self.xticklabels or [f"{v:g}" for v in self.xticks]))
-        div = pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=self.key,
-                          config=CONFIG)
+        div = plotly_div(fig, self.key)  # the reports' template
         cap = f'<p class="meta">{_html.escape(self.caption)}</p>' if self.caption else ""
         return div + cap
 

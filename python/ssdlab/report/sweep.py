@@ -51,7 +51,7 @@ def lines_figure(t: S.SweepTable, metric: str) -> go.Figure:
         fig.update_xaxes(type="category", title_text=p, row=1, col=i + 1)
     note = " (mean over the other parameters)" if len(swept) > 1 else ""
     fig.update_layout(title=dict(text=f"{metric}{note}", x=0.01), height=360,
-                      template="plotly_white", font=FONT, margin=dict(l=70, r=20, t=80, b=60))
+                      font=FONT, margin=dict(l=70, r=20, t=80, b=60))
     fig.update_yaxes(title_text=metric, row=1, col=1)
     return fig
 
@@ -65,7 +65,7 @@ def heat_figure(t: S.SweepTable, metric: str, p: str, q: str) -> go.Figure:
     others = [x for x in t.swept if x not in (p, q)]
     note = f" (mean over {', '.join(others)})" if others else ""
     fig.update_layout(title=dict(text=f"{metric}: {q} against {p}{note}", x=0.01), height=380,
-                      template="plotly_white", font=FONT, margin=dict(l=90, r=20, t=80, b=60))
+                      font=FONT, margin=dict(l=90, r=20, t=80, b=60))
     fig.update_xaxes(type="category", title_text=p)
     fig.update_yaxes(type="category", title_text=q)
     return fig
