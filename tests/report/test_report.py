@@ -547,3 +547,29 @@ def test_png_flat_lines_do_not_sit_on_the_top_edge(monkeypatch, tmp_path):
         lo, hi = ax.get_ylim()
         top = max(float(np.nanmax(ln.get_ydata())) for ln in ax.get_lines())
         assert lo == 0 and hi >= 1.05 * top, (lo, hi, top)
+
+
+def test_png_consistency_says_what_its_dotted_lines_are():
+    """A PNG goes into a review without the HTML's caption: the panels' titles say that the
+    dotted lines are where steady state began and its mean, with the test's own figures."""
+    import dataclasses
+
+    import matplotlib.pyplot as plt
+
+    from ssdlab.figures.consistency import consistency_fig
+
+    t = np.arange(1.0, 61.0)
+    ph = ReportPhase("random", series={"t_s": t, "iops": 150_000 + 5_000 * np.sin(t)})
+    run = ReportRun(1, "consistency", [ReportDrive("/dev/loop0", "Linux loop device", {}, [ph],
+                                                   kind="block")])
+    (c,) = consistency.consistency_combos([run])
+    fig = consistency_fig(dataclasses.replace(c, steady_start_s=24.0, steady_iops=151_234.0))
+    whole, wlog, wlin = fig.axes
+    assert "dotted: steady state from 24 s" in whole.get_title()
+    assert [ln.get_xdata()[0] for ln in whole.get_lines() if ln.get_linestyle() == ":"] == [24.0]
+    for ax in (wlog, wlin):
+        assert "dotted: steady-state mean 151,234 IOPS" in ax.get_title()
+    plt.close(fig)
+    plain = consistency_fig(c)  # no steady state found: no dotted line, nothing said of one
+    assert not any("dotted" in ax.get_title() for ax in plain.axes)
+    plt.close(plain)

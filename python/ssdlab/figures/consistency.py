@@ -329,8 +329,9 @@ def _log_panel(ax, t: np.ndarray, iops: np.ndarray, axis: LogAxis, lw: float) ->
         ax.plot(t[z], np.full(int(z.sum()), axis.floor), "|", color="#B3261E", ms=9, mew=1.4)
 
 
-def _panel_title(base: str, iops: np.ndarray, scale: str) -> str:
-    notes = panel_notes(iops, scale)
+def _panel_title(base: str, iops: np.ndarray, scale: str, mark: str | None = None) -> str:
+    """`mark` says what the panel's dotted line is: a PNG has no caption beside it."""
+    notes = "; ".join(x for x in (panel_notes(iops, scale), mark) if x)
     return f"{base} ({scale} scale{'; ' + notes if notes else ''})"
 
 
@@ -350,7 +351,8 @@ def consistency_fig(c: ConsistencyCombo):
     whole, counters, wlog, wlin = axes[0], axes[1:1 + len(panels)], axes[-2], axes[-1]
     _log_panel(whole, c.t, c.iops, log_axis([c.iops]), 0.6)
     whole.set_ylabel("IOPS")
-    whole.set_title(_panel_title("Whole run", c.iops, "log"), fontsize=8.5)
+    start = None if c.steady_start_s is None else f"dotted: steady state from {c.steady_start_s:g} s"
+    whole.set_title(_panel_title("Whole run", c.iops, "log", start), fontsize=8.5)
     fig.suptitle(f"Performance consistency: {c.label}\n4 KiB random writes QD32, "
                  f"{D.spare_label(c.spare_pct)}", fontsize=9.5)
     counter_axes(counters, c.counters, panels)
@@ -365,7 +367,8 @@ def consistency_fig(c: ConsistencyCombo):
     for ax, scale in ((wlog, "log"), (wlin, "linear")):
         # a run shorter than the window start (a quick --seconds run) still gets an axis
         ax.set(ylabel="IOPS", xlim=(c.window_start, max(float(c.t[-1]), c.window_start + 1)))
-        ax.set_title(_panel_title(f"From t = {c.window_start:g} s", c.iops[w], scale), fontsize=8.5)
+        mean = f"dotted: steady-state mean {c.steady_iops:,.0f} IOPS" if c.steady_iops else None
+        ax.set_title(_panel_title(f"From t = {c.window_start:g} s", c.iops[w], scale, mean), fontsize=8.5)
     _from_zero(wlin)
     mark = {"color": "#222", "lw": 0.9, "ls": ":"}  # the test's own figures
     if c.steady_start_s is not None:
