@@ -8,10 +8,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -134,6 +136,27 @@ def test_blank_or_unprobeable_devices_need_the_flag(loops, tmp_path):
     assert sha(backing) == before
     r = cli("run", "fill", "--drive", dev, "--destroy-data", dev, "--plan", env=env)
     assert "# safety: writing is allowed" in r.stdout
+
+
+def test_consent_through_another_users_link_is_no_consent(loops, tmp_path):
+    """--destroy-data through a symlink another user planted (in a sticky directory, as in
+    /tmp) consents to nothing, as --drive through one names no drive."""
+    if not shutil.which("runuser"):
+        pytest.skip("needs runuser (a second account)")
+    dev, backing = loops.make(32 * MIB)
+    before = sha(backing)
+    sticky = Path(tempfile.mkdtemp(prefix="ssdlab-sticky-", dir="/tmp"))
+    try:
+        os.chmod(sticky, 0o1777)
+        link = sticky / "disk"
+        sh("runuser", "-u", "nobody", "--", "ln", "-s", dev, str(link))
+        with pytest.raises(safety.UnsafeTarget, match=f"{link} is a symlink owned by uid"):
+            safety.check_block_write(dev, str(link))
+        r = cli("run", "fill", "--drive", dev, "--destroy-data", str(link), "--db", str(tmp_path / "r.sqlite"))
+        one_line_error(r, f"{link} is a symlink owned by uid", "another user")
+    finally:
+        shutil.rmtree(sticky, ignore_errors=True)
+    assert sha(backing) == before
 
 
 # ---- item 5: read-only devices -------------------------------------------------------------

@@ -135,11 +135,18 @@ def named(destroy_data: str | None) -> list[str]:
 
 
 def names_device(destroy_data: str | None, dev: BlockDev) -> bool:
+    """Whether --destroy-data names `dev`. A name through another user's link (one planted
+    in /tmp) is refused: it is no consent, as it is no --drive."""
     ser = None
     for d in named(destroy_data):
         if d.startswith("/"):
-            if os.path.realpath(d) == dev.real:
-                return True
+            try:
+                if safe_path.real(d, f"--destroy-data={d}") == dev.real:
+                    return True
+            except safe_path.Missing:
+                continue  # names nothing that exists: "names another device"
+            except safe_path.UnsafePath as e:
+                raise UnsafeTarget(str(e)) from None
         else:
             ser = serial_of(dev.name) if ser is None else ser
             if ser and d == ser:
