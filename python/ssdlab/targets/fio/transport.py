@@ -142,6 +142,7 @@ class LocalFile(Transport):
         self.dev = safe_path.real(path, f"file:{path}")
         self.info = {"path": path, "file": self.dev, "kind": "file", "capacity": size}
         self.telemetry = Telemetry(self.dev, "file")
+        self._inode_lock: locks.DeviceLock | None = None  # a file this run created: its inode's lock
 
     def lock(self) -> locks.DeviceLock:
         return locks.lock_for_file(self.path)
@@ -193,8 +194,16 @@ class LocalFile(Transport):
             os.ftruncate(fd, self.capacity)
             if not exists:
                 safety.mark_ours(fd)
+                # the run's lock was taken on the name (there was no file yet): another run
+                # reaching this file by another name (a hard link) now finds it locked too
+                self._inode_lock = locks.lock_for_file(self.dev).acquire()
         finally:
             os.close(fd)
+
+    def close(self) -> None:
+        if self._inode_lock is not None:
+            self._inode_lock.release()
+            self._inode_lock = None
 
     def trim_command(self, offset: int, length: int) -> list[str]:
         return ["fallocate", "--punch-hole", "--offset", str(offset), "--length", str(length), self.dev]
