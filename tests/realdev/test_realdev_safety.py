@@ -334,3 +334,24 @@ def test_the_image_of_a_loop_device_is_not_a_file_target(loops, tmp_path):
         r = cli("run", "fill", "--drive", f"file:{f}:1M", "--destroy-data", str(f), "--db", str(tmp_path / "r.sqlite"))
         one_line_error(r, f"loop device {dev} is set up on it")
     assert sha(img) == before
+
+
+def test_an_active_swap_file_is_not_a_file_target(tmp_path):
+    """Refused before the run is created, as an active swap device is (the kernel would
+    fail the purge with ETXTBSY, and the run with it)."""
+    sw = tmp_path / "swap.img"
+    with open(sw, "wb") as fh:
+        fh.write(bytes(4 * MIB))
+    sw.chmod(0o600)
+    sh("mkswap", str(sw))
+    if sh("swapon", str(sw), check=False).returncode != 0:
+        pytest.skip(f"swapon refused a file on {tmp_path}'s filesystem")
+    try:
+        before = sha(sw)
+        db = tmp_path / "r.sqlite"
+        r = cli("run", "fill", "--drive", f"file:{sw}:4M", "--destroy-data", str(sw), "--db", str(db))
+        one_line_error(r, "active swap", "swapoff")
+        assert sha(sw) == before
+        assert json.loads(cli("results", "list", "--db", str(db), "--json").stdout) == []
+    finally:
+        sh("swapoff", str(sw), check=False)

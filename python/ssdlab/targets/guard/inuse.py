@@ -131,12 +131,26 @@ def loop_aliases(loop: str) -> list[str]:
 
 def file_in_use(st: os.stat_result) -> str:
     """Why a file target may not be written whatever the flag says ("" when nothing uses
-    it): a loop device set up on it is a block device that may be mounted or tested."""
+    it): a loop device set up on it is a block device that may be mounted or tested, and
+    an active swap file is the kernel's (it refuses the writes)."""
     loops = loops_over_file(st)
     if loops:
         return (f"loop device {', '.join('/dev/' + n for n in loops)} is set up on it; detach it "
                 "first (losetup -d)")
+    for name in _swap_names():
+        try:
+            sw = os.stat(name)
+        except OSError:
+            continue
+        if stat.S_ISREG(sw.st_mode) and (sw.st_dev, sw.st_ino) == (st.st_dev, st.st_ino):
+            return f"it is active swap ({name}); run `swapoff {name}` first"
     return ""
+
+
+def _swap_names() -> list[str]:
+    """The devices and files in /proc/swaps (blanks in names as the kernel escapes them)."""
+    return [line.split()[0].replace("\\040", " ")
+            for line in _read("/proc/swaps").splitlines()[1:] if line.split()]
 
 
 def loops_on(names: set[str]) -> list[str]:
@@ -204,10 +218,9 @@ def mounted_in(tree: set[str]) -> list[tuple[str, str]]:
 def swaps_in(tree: set[str]) -> list[str]:
     nums = {devno_of(n) for n in tree} - {""}
     hits = []
-    for line in _read("/proc/swaps").splitlines()[1:]:
-        p = line.split()
-        if p and _source_devno(p[0].replace("\\040", " ")) in nums:
-            hits.append(p[0])
+    for name in _swap_names():
+        if _source_devno(name) in nums:
+            hits.append(name)
     return hits
 
 
