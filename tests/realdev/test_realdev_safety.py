@@ -24,7 +24,7 @@ import dbpoll
 from loopdevs import MIB, REASON, attach, loops, sh  # noqa: F401  (loops: a fixture)
 from loopdevs import wait_for_new_writes
 from ssdlab import phase as P
-from ssdlab.targets.guard import safety
+from ssdlab.targets.guard import inuse, safety
 from ssdlab.targets import open_target
 from ssdlab.targets.fio.target import FioFailed
 
@@ -113,6 +113,35 @@ def test_device_open_for_writing_elsewhere_is_refused(loops):
         finally:
             p.kill()
             p.wait()
+
+
+def test_a_partition_of_a_disk_another_process_writes_is_refused(loops, monkeypatch):
+    """A VM or `dd` writing the whole disk writes its partitions too. (A loop device's
+    partition also finds its disk as a loop alias, which a SATA or NVMe disk has not: that
+    route is switched off here.)"""
+    dev, _ = loops.make(32 * MIB, None, "--partscan")
+    sh("sfdisk", "-q", dev, input="label: gpt\n,8M\n")
+    sh("partx", "-u", dev, check=False)
+    part, name = dev + "p1", os.path.basename(dev) + "p1"
+    made = not os.path.exists(part)
+    if made:  # no udev here to make the node
+        maj, mi = Path(f"/sys/class/block/{name}/dev").read_text().split(":")
+        os.mknod(part, 0o600 | stat.S_IFBLK, os.makedev(int(maj), int(mi)))
+    writer = subprocess.Popen([sys.executable, "-c", "import os,sys,time; fd=os.open(sys.argv[1], os.O_RDWR); "
+                               "print('open', flush=True); time.sleep(120)", dev], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "open"
+        monkeypatch.setattr(inuse, "loop_aliases", lambda name: [])
+        with pytest.raises(safety.UnsafeTarget, match=f"open for writing by another process .pid {writer.pid} "):
+            safety.check_block_write(part, part)
+        writer.kill()
+        writer.wait()
+        safety.check_block_write(part, part)  # once it is closed
+    finally:
+        writer.kill()
+        writer.wait()
+        if made:
+            os.unlink(part)
 
 
 # ---- item 3: consent, whatever the signature probe says --------------------------------------

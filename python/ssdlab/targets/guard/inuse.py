@@ -232,6 +232,14 @@ def root_in(tree: set[str]) -> bool:
                for majmin, mnt, src in _mountinfo())
 
 
+def whole_disk(name: str) -> set[str]:
+    """The disk a partition is part of (empty for a whole device): what is written to the
+    disk is written to the partition too."""
+    if not (SYS_CLASS_BLOCK / name / "partition").exists():
+        return set()
+    return {(SYS_CLASS_BLOCK / name).resolve().parent.name}
+
+
 def read_only(name: str) -> bool:
     """The kernel refuses writes (`losetup -r`, a write-protected card, `blockdev --setro`)."""
     if _read(SYS_CLASS_BLOCK / name / "ro") == "1":

@@ -199,7 +199,7 @@ def in_use(path: str, dev: BlockDev) -> str:
     if hold:
         return (f"refusing {path}: in use by {', '.join('/dev/' + h for h in hold)} (LVM, MD RAID or "
                 "dm-crypt); deactivate it (vgchange -an / mdadm --stop / cryptsetup close) first")
-    w = inuse.writers(dev.tree)
+    w = inuse.writers(dev.tree | inuse.whole_disk(dev.name))  # a partition: its disk too
     if w:
         what = ", ".join(f"pid {pid} ({comm}) on /dev/{n}" for pid, comm, n in w[:3])
         return f"refusing {path}: open for writing by another process ({what}); stop it first"
