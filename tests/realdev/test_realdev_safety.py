@@ -144,6 +144,22 @@ def test_a_partition_of_a_disk_another_process_writes_is_refused(loops, monkeypa
             os.unlink(part)
 
 
+def test_a_loop_device_whose_file_another_process_writes_is_refused(loops):
+    """The file is the device's data: another ssdlab run testing it as a file target, or a
+    VM using the image itself, writes the device."""
+    dev, img = loops.make(32 * MIB)
+    writer = subprocess.Popen([sys.executable, "-c", "import os,sys,time; fd=os.open(sys.argv[1], os.O_RDWR); "
+                               "print('open', flush=True); time.sleep(120)", str(img)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "open"
+        with pytest.raises(safety.UnsafeTarget, match=f"open for writing by another process .pid {writer.pid} "):
+            safety.check_block_write(dev, dev)
+    finally:
+        writer.kill()
+        writer.wait()
+    safety.check_block_write(dev, dev)  # once it is closed
+
+
 # ---- item 3: consent, whatever the signature probe says --------------------------------------
 def test_blank_or_unprobeable_devices_need_the_flag(loops, tmp_path):
     dev, backing = loops.make()

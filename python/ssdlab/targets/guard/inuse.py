@@ -251,10 +251,17 @@ def read_only(name: str) -> bool:
 
 def writers(tree: set[str]) -> list[tuple[int, str, str]]:
     """(pid, command, kernel name) of other processes holding a device of the tree open
-    for writing (a VM's raw disk, dd, a database on a raw volume). Processes we may not
-    inspect are not seen; the exclusive open and the consent flag cover the rest."""
+    for writing (a VM's raw disk, dd, a database on a raw volume), or the file a loop
+    device of the tree is set up on (the device's data: a VM using the image, another
+    run testing it as a file target). Processes we may not inspect are not seen; the
+    exclusive open and the consent flag cover the rest."""
     nums = {devno_of(n): n for n in tree}
     nums.pop("", None)
+    files: dict[tuple[str, int], str] = {}  # a loop device's file -> how messages name it
+    for n in tree:
+        key = loop_backing_file(n) if n.startswith("loop") else None
+        if key:
+            files[key] = f"{n}'s file"
     me = os.getpid()
     out = []
     try:
@@ -274,9 +281,12 @@ def writers(tree: set[str]) -> list[tuple[int, str, str]]:
                 st = os.stat(f"{fd_dir}/{fd}")
             except OSError:
                 continue
-            if not stat.S_ISBLK(st.st_mode):
+            if stat.S_ISBLK(st.st_mode):
+                n = nums.get(devno_str(st.st_rdev))
+            elif stat.S_ISREG(st.st_mode) and files:
+                n = files.get((devno_str(st.st_dev), st.st_ino))
+            else:
                 continue
-            n = nums.get(devno_str(st.st_rdev))
             if n is None:
                 continue
             flags = 0
