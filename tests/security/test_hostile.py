@@ -64,6 +64,7 @@ MATRIX = [
     (["run", "fill", "--drive", "file:{tmp}/t.bin:64M", "--drive", "file:{tmp}/./t.bin:64M"],
      ["the same drive as --drive file:{tmp}/t.bin:64M"]),
     (["run", "fill", "--drive", "file:{tmp}/t.bin:1k"], ["too small"]),
+    (["run", "fill", "--drive", "file:{tmp}/t.bin:512K"], ["too small for --spare 0.0", "at least 1 MiB"]),
     (["run", "fill", "--drive", "/dev/null", "--plan"], ["not a block device"]),
     (["run", "fill", "--drive", "fake"], ["unknown drive 'fake'"]),
     # --- the store and run ids (F9g-j)
