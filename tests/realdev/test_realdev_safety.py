@@ -290,6 +290,42 @@ def test_a_killed_run_reads_as_stale_and_leaves_nothing_behind(loops, tmp_path):
     assert not list(Path(tempfile.gettempdir()).glob(f"ssdlab-fio-{p.pid}-*"))
 
 
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_members_of_a_killed_fleet_stop_and_keep_what_they_recorded(loops, tmp_path):
+    """SIGKILL of `run --fleet` (a CI timeout, the OOM killer) reaches each member as
+    SIGTERM: it stores the phase cut short and ends, instead of writing its drive on for
+    the rest of the test."""
+    devs = [loops.make(32 * MIB)[0] for _ in range(2)]
+    db = tmp_path / "r.sqlite"
+    p = clirun.start("run", "consistency", "--fleet", *[x for d in devs for x in ("--drive", d)],
+                     "--destroy-data", ",".join(devs), "--seconds", "600", "--db", str(db))
+    pids: list[int] = []
+    try:
+        with clirun.reaped(p):
+            pids = [int(p.stderr.readline().rsplit("pid ", 1)[1].rstrip(")\n")) for _ in devs]
+            deadline = time.monotonic() + 120
+            while _phases_stored(db) < 4 and p.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.2)
+            for d in devs:  # both into their random writes
+                wait_for_new_writes(d, p)
+            p.kill()
+        deadline = time.monotonic() + 60
+        while any(map(_running, pids)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(map(_running, pids))
+    finally:
+        for x in filter(_running, pids):
+            os.kill(x, signal.SIGKILL)
+    runs = json.loads(cli("results", "list", "--db", str(db), "--json").stdout)
+    assert [r["status"] for r in runs] == ["interrupted", "interrupted"], runs
+
+
 def test_fio_never_starts_when_ssdlab_died_before_its_death_signal_was_set(monkeypatch):
     """PR_SET_PDEATHSIG is set in the child after the fork: if ssdlab was killed in between,
     no signal would come, so the child must see its parent changed and exit, not exec fio."""
