@@ -24,7 +24,7 @@ import dbpoll
 from loopdevs import MIB, REASON, attach, loops, sh  # noqa: F401  (loops: a fixture)
 from loopdevs import wait_for_new_writes
 from ssdlab import phase as P
-from ssdlab.targets.guard import inuse, safety
+from ssdlab.targets.guard import safety
 from ssdlab.targets import open_target
 from ssdlab.targets.fio.target import FioFailed
 
@@ -115,10 +115,8 @@ def test_device_open_for_writing_elsewhere_is_refused(loops):
             p.wait()
 
 
-def test_a_partition_of_a_disk_another_process_writes_is_refused(loops, monkeypatch):
-    """A VM or `dd` writing the whole disk writes its partitions too. (A loop device's
-    partition also finds its disk as a loop alias, which a SATA or NVMe disk has not: that
-    route is switched off here.)"""
+def test_a_partition_of_a_disk_another_process_writes_is_refused(loops):
+    """A VM or `dd` writing the whole disk writes its partitions too."""
     dev, _ = loops.make(32 * MIB, None, "--partscan")
     sh("sfdisk", "-q", dev, input="label: gpt\n,8M\n")
     sh("partx", "-u", dev, check=False)
@@ -131,7 +129,6 @@ def test_a_partition_of_a_disk_another_process_writes_is_refused(loops, monkeypa
                                "print('open', flush=True); time.sleep(120)", dev], stdout=subprocess.PIPE, text=True)
     try:
         assert writer.stdout.readline().strip() == "open"
-        monkeypatch.setattr(inuse, "loop_aliases", lambda name: [])
         with pytest.raises(safety.UnsafeTarget, match=f"open for writing by another process .pid {writer.pid} "):
             safety.check_block_write(part, part)
         writer.kill()
@@ -158,6 +155,40 @@ def test_a_loop_device_whose_file_another_process_writes_is_refused(loops):
         writer.kill()
         writer.wait()
     safety.check_block_write(dev, dev)  # once it is closed
+
+
+def test_a_partition_beside_a_mounted_one_is_written_as_on_any_disk(loops, tmp_path):
+    """A loop device's partitions have its file too: the disk is no "loop device set up on
+    the same file" of its own partition. One partition mounted leaves the other writable,
+    as on a SATA or NVMe disk; the disk held by another run still refuses it."""
+    dev, _ = loops.make(64 * MIB, None, "--partscan")
+    sh("sfdisk", "-q", dev, input="label: gpt\n,24M\n,24M\n")
+    sh("partx", "-u", dev, check=False)
+    made = []
+    for n in (1, 2):
+        part = f"{dev}p{n}"
+        if not os.path.exists(part):  # no udev here to make the nodes
+            maj, mi = Path(f"/sys/class/block/{os.path.basename(part)}/dev").read_text().split(":")
+            os.mknod(part, 0o600 | stat.S_IFBLK, os.makedev(int(maj), int(mi)))
+            made.append(part)
+    try:
+        sh("mkfs.ext4", "-q", "-F", f"{dev}p1")
+        loops.mount(f"{dev}p1")
+        safety.check_block_write(f"{dev}p2", f"{dev}p2")
+        with pytest.raises(safety.UnsafeTarget, match="mounted"):
+            safety.check_block_write(dev, dev)
+        for m in reversed(loops.mounts):
+            sh("umount", str(m))
+        loops.mounts.clear()
+        loops.hold_exclusive(dev)
+        with pytest.raises(safety.UnsafeTarget, match="in use|held exclusively"):
+            safety.check_block_write(f"{dev}p2", f"{dev}p2")
+    finally:
+        for m in reversed(loops.mounts):
+            sh("umount", str(m), check=False)
+        loops.mounts.clear()
+        for part in made:
+            os.unlink(part)
 
 
 # ---- item 3: consent, whatever the signature probe says --------------------------------------

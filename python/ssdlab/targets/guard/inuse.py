@@ -122,11 +122,14 @@ def loops_over_file(st: os.stat_result) -> list[str]:
 
 
 def loop_aliases(loop: str) -> list[str]:
-    """Other loop devices set up on the same file as `loop`: the same data by other names."""
+    """Other loop devices set up on the same file as `loop` (a loop device, or a partition
+    of one): the same data by other names. A partition's own disk is no alias: it is
+    checked as any disk is for its partitions."""
     key = loop_backing_file(loop) if loop.startswith("loop") else None
     if key is None:
         return []
-    return [lp for lp in _set_up_loops() if lp != loop and loop_backing_file(lp) == key]
+    own = {loop} | whole_disk(loop)
+    return [lp for lp in _set_up_loops() if lp not in own and loop_backing_file(lp) == key]
 
 
 def file_in_use(st: os.stat_result) -> str:
