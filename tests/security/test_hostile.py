@@ -66,6 +66,8 @@ MATRIX = [
     (["run", "fill", "--drive", "file:{tmp}/t.bin:1k"], ["too small"]),
     (["run", "fill", "--drive", "file:{tmp}/t.bin:512K"], ["too small for --spare 0.0", "at least 1 MiB"]),
     (["run", "fill", "--drive", "/dev/null", "--plan"], ["not a block device"]),
+    (["run", "fill", "--drive", "/dev/nosuchdir/sdx", "--plan"], ["/dev/nosuchdir/sdx: no such device"]),
+    (["run", "fill", "--drive", "/dev/null,/dev/zero"], ["no such device", "one --drive for each drive"]),
     (["run", "fill", "--drive", "fake"], ["unknown drive 'fake'"]),
     # --- the store and run ids (F9g-j)
     (["results", "show", "99999999999999999999", "--db", "{db}"], ["no run 99999999999999999999", "1 to"]),

@@ -84,8 +84,13 @@ class LocalBlock(Transport):
 
     def __init__(self, path: str, plan: bool):
         self.path = path
-        if not os.path.exists(safe_path.real(path)):  # a link of another user is not followed
-            raise safety.UnsafeTarget(f"{path}: no such device; list block devices with `lsblk`")
+        try:
+            real: str | None = safe_path.real(path)  # a link of another user is not followed
+        except safe_path.Missing:
+            real = None
+        if real is None or not os.path.exists(real):
+            hint = "; give one --drive for each drive" if "," in path else ""
+            raise safety.UnsafeTarget(f"{path}: no such device; list block devices with `lsblk`{hint}")
         safety.resolve_block(path)  # is a block device
         self.info = block_info(path)
         self.capacity = int(self.info["capacity"])
