@@ -125,3 +125,22 @@ def test_one_file_under_two_names_is_one_drive(tmp_path):
             p.wait()
     r = clirun.cli("run", "fill", "--drive", f"file:{a}:1M", "--drive", f"file:{b}:1M", "--plan")
     assert r.returncode == 2 and "the same drive" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_only_our_own_work_directories_of_dead_runs_are_removed(tmp_path, monkeypatch):
+    """The fio work directories of killed runs are removed by the next run; one with such
+    a name that another user made (in /tmp anyone can) is theirs, and left alone."""
+    import tempfile
+
+    from ssdlab.targets import child
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    p = subprocess.Popen(["true"])
+    p.wait()  # a pid that is gone
+    ours, theirs = tmp_path / f"ssdlab-fio-{p.pid}-a", tmp_path / f"ssdlab-fio-{p.pid}-b"
+    for d in (ours, theirs):
+        d.mkdir()
+        (d / "p1.fio").write_text("[job]\n")
+    os.chown(theirs, 65534, 65534)
+    child.clean_workdirs()
+    assert not ours.exists() and (theirs / "p1.fio").exists()
