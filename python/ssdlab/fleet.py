@@ -4,9 +4,9 @@ drive at the same time, each drive its own stored run (a qualification lab's fle
 Each drive runs in its own `ssdlab run` process with the same options, so every rule of a
 single run holds unchanged: checks before anything is stored, each phase stored as it
 ends, Ctrl-C or SIGTERM storing the phase cut short and marking the run interrupted (the
-signal reaches every process). The parent checked all drives first (one refused drive:
-exit 2, nothing runs), then starts them, relays their messages prefixed with the drive,
-and gathers their --json documents.
+signal reaches every process; when the parent is killed, each member gets SIGTERM). The
+parent checked all drives first (one refused drive: exit 2, nothing runs), then starts
+them, relays their messages prefixed with the drive, and gathers their --json documents.
 
 Not executor.py: its workers are killed on Ctrl-C (right for simulations, which are
 recomputed, wrong for a drive whose partial phase must be kept), and a fleet's work is
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import interrupts
+from .targets import child
 
 
 @dataclass
@@ -56,8 +57,11 @@ def run(specs: list[str], args: list[str], echo: Callable[[str], None]) -> tuple
     src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     for s in specs:
+        # SIGTERM when this process dies (SIGKILL, the OOM killer): the member stores the
+        # phase cut short and ends, as a Ctrl-C makes it, instead of writing its drive on
         m = Member(s, subprocess.Popen(command(s, args), stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, text=True, env=env))
+                                       stderr=subprocess.PIPE, text=True, env=env,
+                                       preexec_fn=child.die_with_parent()))
         members.append(m)
         echo(f"ssdlab: fleet: {m.spec}: started (pid {m.proc.pid})")
         threads.append(threading.Thread(target=_relay, args=(m, echo), daemon=True))

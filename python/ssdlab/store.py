@@ -511,6 +511,10 @@ class Store:
         d = self._run_row(r)
         d["drives"] = [self._drive_row(x) for x in self.db.execute(
             "SELECT * FROM run_drives WHERE run_id=? ORDER BY position", (run_id,))]
+        if d["status"] == "stale":  # its process is gone: no drive of it is running either
+            for x in d["drives"]:
+                if x["status"] == "running":
+                    x["status"] = "stale"
         return d
 
     @_reading

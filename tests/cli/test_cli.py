@@ -1,4 +1,5 @@
 import json
+import os
 
 import clirun
 import pytest
@@ -236,9 +237,11 @@ def test_refused_drive_exits_2_and_stores_no_run(db):
     assert r.stderr == ("ssdlab: error: refusing fake:refused: it carries data (signatures ext4); "
                         "if you mean to erase it, pass --destroy-data=fake:refused\n")
     assert Store(db).runs(10) == []  # checked before the run was created: no `failed` run
-    r = invoke("review", "--drive", "fake:refused", "-o", "rep", "--db", db)
-    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "refusing" in r.stderr
-    assert Store(db).runs(10) == []
+    rep = os.path.join(os.path.dirname(db), "rep")
+    for cmd in ("review", "pts"):  # refused before the report directory is made
+        r = invoke(cmd, "--drive", "fake:refused", "-o", rep, "--db", db)
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "refusing" in r.stderr
+        assert Store(db).runs(10) == [] and not os.path.exists(rep)
 
 
 def test_read_only_working_set_passes_the_safety_check(db):

@@ -97,3 +97,50 @@ def test_file_target_never_follows_a_symlink_planted_after_its_check(lockdir, tm
         with pytest.raises(safety.UnsafeTarget, match="changed into a symlink"):
             t.allow_writes()
     assert victim.read_text() == "IMPORTANT" and os.path.islink(path)
+
+
+def test_one_file_under_two_names_is_one_drive(tmp_path):
+    """A hard link names the same file: a run through it is refused while another run
+    holds the file, whether that run created the file or found it, and one run given both
+    names is refused as a drive given twice."""
+    import clirun
+
+    from ssdlab.targets import open_target
+
+    a, b = tmp_path / "a.bin", tmp_path / "b.bin"
+    code = ("import sys, time; from ssdlab.targets import open_target; "
+            "t = open_target(f'file:{sys.argv[1]}:1M'); t.allow_writes(); "
+            "print('held', flush=True); time.sleep(120)")
+    for new in (True, False):  # the holder creates a.bin, then finds it
+        p = subprocess.Popen([sys.executable, "-c", code, str(a)], stdout=subprocess.PIPE, text=True)
+        try:
+            assert p.stdout.readline().strip() == "held"
+            if new:
+                os.link(a, b)
+            for name in (b, a):
+                with pytest.raises(safety.DeviceLocked, match=f"another ssdlab run \\(pid {p.pid}\\)"):
+                    open_target(f"file:{name}:1M")
+        finally:
+            p.kill()
+            p.wait()
+    r = clirun.cli("run", "fill", "--drive", f"file:{a}:1M", "--drive", f"file:{b}:1M", "--plan")
+    assert r.returncode == 2 and "the same drive" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_only_our_own_work_directories_of_dead_runs_are_removed(tmp_path, monkeypatch):
+    """The fio work directories of killed runs are removed by the next run; one with such
+    a name that another user made (in /tmp anyone can) is theirs, and left alone."""
+    import tempfile
+
+    from ssdlab.targets import child
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    p = subprocess.Popen(["true"])
+    p.wait()  # a pid that is gone
+    ours, theirs = tmp_path / f"ssdlab-fio-{p.pid}-a", tmp_path / f"ssdlab-fio-{p.pid}-b"
+    for d in (ours, theirs):
+        d.mkdir()
+        (d / "p1.fio").write_text("[job]\n")
+    os.chown(theirs, 65534, 65534)
+    child.clean_workdirs()
+    assert not ours.exists() and (theirs / "p1.fio").exists()

@@ -378,3 +378,21 @@ def _signal_consistency_run(dev: str, db, sig: int, *extra: str) -> tuple[int, s
         p.send_signal(sig)
         out, err = p.communicate(timeout=60)
     return p.returncode, out, err
+
+
+def test_a_file_target_a_read_only_test_cannot_create_is_refused_before_the_run(tmp_path):
+    """working-set --no-precondition on a file that is not there yet makes it before the run
+    is created: where it cannot (a read-only filesystem), that is one line and exit 2, not
+    a `failed` run."""
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    sh("mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(ro))
+    try:
+        db = tmp_path / "r.sqlite"
+        r = _cli("run", "working-set", "--drive", f"file:{ro}/t.bin:8M", "--no-precondition",
+                 "--seconds", "1", "--db", str(db))
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.count("\n") == 1 and "Read-only file system" in r.stderr, r.stderr
+        assert json.loads(_cli("results", "list", "--db", str(db), "--json").stdout) == []
+    finally:
+        sh("umount", str(ro), check=False)

@@ -8,10 +8,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -113,6 +115,82 @@ def test_device_open_for_writing_elsewhere_is_refused(loops):
             p.wait()
 
 
+def test_a_partition_of_a_disk_another_process_writes_is_refused(loops):
+    """A VM or `dd` writing the whole disk writes its partitions too."""
+    dev, _ = loops.make(32 * MIB, None, "--partscan")
+    sh("sfdisk", "-q", dev, input="label: gpt\n,8M\n")
+    sh("partx", "-u", dev, check=False)
+    part, name = dev + "p1", os.path.basename(dev) + "p1"
+    made = not os.path.exists(part)
+    if made:  # no udev here to make the node
+        maj, mi = Path(f"/sys/class/block/{name}/dev").read_text().split(":")
+        os.mknod(part, 0o600 | stat.S_IFBLK, os.makedev(int(maj), int(mi)))
+    writer = subprocess.Popen([sys.executable, "-c", "import os,sys,time; fd=os.open(sys.argv[1], os.O_RDWR); "
+                               "print('open', flush=True); time.sleep(120)", dev], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "open"
+        with pytest.raises(safety.UnsafeTarget, match=f"open for writing by another process .pid {writer.pid} "):
+            safety.check_block_write(part, part)
+        writer.kill()
+        writer.wait()
+        safety.check_block_write(part, part)  # once it is closed
+    finally:
+        writer.kill()
+        writer.wait()
+        if made:
+            os.unlink(part)
+
+
+def test_a_loop_device_whose_file_another_process_writes_is_refused(loops):
+    """The file is the device's data: another ssdlab run testing it as a file target, or a
+    VM using the image itself, writes the device."""
+    dev, img = loops.make(32 * MIB)
+    writer = subprocess.Popen([sys.executable, "-c", "import os,sys,time; fd=os.open(sys.argv[1], os.O_RDWR); "
+                               "print('open', flush=True); time.sleep(120)", str(img)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "open"
+        with pytest.raises(safety.UnsafeTarget, match=f"open for writing by another process .pid {writer.pid} "):
+            safety.check_block_write(dev, dev)
+    finally:
+        writer.kill()
+        writer.wait()
+    safety.check_block_write(dev, dev)  # once it is closed
+
+
+def test_a_partition_beside_a_mounted_one_is_written_as_on_any_disk(loops, tmp_path):
+    """A loop device's partitions have its file too: the disk is no "loop device set up on
+    the same file" of its own partition. One partition mounted leaves the other writable,
+    as on a SATA or NVMe disk; the disk held by another run still refuses it."""
+    dev, _ = loops.make(64 * MIB, None, "--partscan")
+    sh("sfdisk", "-q", dev, input="label: gpt\n,24M\n,24M\n")
+    sh("partx", "-u", dev, check=False)
+    made = []
+    for n in (1, 2):
+        part = f"{dev}p{n}"
+        if not os.path.exists(part):  # no udev here to make the nodes
+            maj, mi = Path(f"/sys/class/block/{os.path.basename(part)}/dev").read_text().split(":")
+            os.mknod(part, 0o600 | stat.S_IFBLK, os.makedev(int(maj), int(mi)))
+            made.append(part)
+    try:
+        sh("mkfs.ext4", "-q", "-F", f"{dev}p1")
+        loops.mount(f"{dev}p1")
+        safety.check_block_write(f"{dev}p2", f"{dev}p2")
+        with pytest.raises(safety.UnsafeTarget, match="mounted"):
+            safety.check_block_write(dev, dev)
+        for m in reversed(loops.mounts):
+            sh("umount", str(m))
+        loops.mounts.clear()
+        loops.hold_exclusive(dev)
+        with pytest.raises(safety.UnsafeTarget, match="in use|held exclusively"):
+            safety.check_block_write(f"{dev}p2", f"{dev}p2")
+    finally:
+        for m in reversed(loops.mounts):
+            sh("umount", str(m), check=False)
+        loops.mounts.clear()
+        for part in made:
+            os.unlink(part)
+
+
 # ---- item 3: consent, whatever the signature probe says --------------------------------------
 def test_blank_or_unprobeable_devices_need_the_flag(loops, tmp_path):
     dev, backing = loops.make()
@@ -134,6 +212,27 @@ def test_blank_or_unprobeable_devices_need_the_flag(loops, tmp_path):
     assert sha(backing) == before
     r = cli("run", "fill", "--drive", dev, "--destroy-data", dev, "--plan", env=env)
     assert "# safety: writing is allowed" in r.stdout
+
+
+def test_consent_through_another_users_link_is_no_consent(loops, tmp_path):
+    """--destroy-data through a symlink another user planted (in a sticky directory, as in
+    /tmp) consents to nothing, as --drive through one names no drive."""
+    if not shutil.which("runuser"):
+        pytest.skip("needs runuser (a second account)")
+    dev, backing = loops.make(32 * MIB)
+    before = sha(backing)
+    sticky = Path(tempfile.mkdtemp(prefix="ssdlab-sticky-", dir="/tmp"))
+    try:
+        os.chmod(sticky, 0o1777)
+        link = sticky / "disk"
+        sh("runuser", "-u", "nobody", "--", "ln", "-s", dev, str(link))
+        with pytest.raises(safety.UnsafeTarget, match=f"{link} is a symlink owned by uid"):
+            safety.check_block_write(dev, str(link))
+        r = cli("run", "fill", "--drive", dev, "--destroy-data", str(link), "--db", str(tmp_path / "r.sqlite"))
+        one_line_error(r, f"{link} is a symlink owned by uid", "another user")
+    finally:
+        shutil.rmtree(sticky, ignore_errors=True)
+    assert sha(backing) == before
 
 
 # ---- item 5: read-only devices -------------------------------------------------------------
@@ -220,6 +319,42 @@ def test_a_killed_run_reads_as_stale_and_leaves_nothing_behind(loops, tmp_path):
     import tempfile
 
     assert not list(Path(tempfile.gettempdir()).glob(f"ssdlab-fio-{p.pid}-*"))
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_members_of_a_killed_fleet_stop_and_keep_what_they_recorded(loops, tmp_path):
+    """SIGKILL of `run --fleet` (a CI timeout, the OOM killer) reaches each member as
+    SIGTERM: it stores the phase cut short and ends, instead of writing its drive on for
+    the rest of the test."""
+    devs = [loops.make(32 * MIB)[0] for _ in range(2)]
+    db = tmp_path / "r.sqlite"
+    p = clirun.start("run", "consistency", "--fleet", *[x for d in devs for x in ("--drive", d)],
+                     "--destroy-data", ",".join(devs), "--seconds", "600", "--db", str(db))
+    pids: list[int] = []
+    try:
+        with clirun.reaped(p):
+            pids = [int(p.stderr.readline().rsplit("pid ", 1)[1].rstrip(")\n")) for _ in devs]
+            deadline = time.monotonic() + 120
+            while _phases_stored(db) < 4 and p.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.2)
+            for d in devs:  # both into their random writes
+                wait_for_new_writes(d, p)
+            p.kill()
+        deadline = time.monotonic() + 60
+        while any(map(_running, pids)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(map(_running, pids))
+    finally:
+        for x in filter(_running, pids):
+            os.kill(x, signal.SIGKILL)
+    runs = json.loads(cli("results", "list", "--db", str(db), "--json").stdout)
+    assert [r["status"] for r in runs] == ["interrupted", "interrupted"], runs
 
 
 def test_fio_never_starts_when_ssdlab_died_before_its_death_signal_was_set(monkeypatch):
@@ -311,3 +446,24 @@ def test_the_image_of_a_loop_device_is_not_a_file_target(loops, tmp_path):
         r = cli("run", "fill", "--drive", f"file:{f}:1M", "--destroy-data", str(f), "--db", str(tmp_path / "r.sqlite"))
         one_line_error(r, f"loop device {dev} is set up on it")
     assert sha(img) == before
+
+
+def test_an_active_swap_file_is_not_a_file_target(tmp_path):
+    """Refused before the run is created, as an active swap device is (the kernel would
+    fail the purge with ETXTBSY, and the run with it)."""
+    sw = tmp_path / "swap.img"
+    with open(sw, "wb") as fh:
+        fh.write(bytes(4 * MIB))
+    sw.chmod(0o600)
+    sh("mkswap", str(sw))
+    if sh("swapon", str(sw), check=False).returncode != 0:
+        pytest.skip(f"swapon refused a file on {tmp_path}'s filesystem")
+    try:
+        before = sha(sw)
+        db = tmp_path / "r.sqlite"
+        r = cli("run", "fill", "--drive", f"file:{sw}:4M", "--destroy-data", str(sw), "--db", str(db))
+        one_line_error(r, "active swap", "swapoff")
+        assert sha(sw) == before
+        assert json.loads(cli("results", "list", "--db", str(db), "--json").stdout) == []
+    finally:
+        sh("swapoff", str(sw), check=False)

@@ -64,7 +64,10 @@ MATRIX = [
     (["run", "fill", "--drive", "file:{tmp}/t.bin:64M", "--drive", "file:{tmp}/./t.bin:64M"],
      ["the same drive as --drive file:{tmp}/t.bin:64M"]),
     (["run", "fill", "--drive", "file:{tmp}/t.bin:1k"], ["too small"]),
+    (["run", "fill", "--drive", "file:{tmp}/t.bin:512K"], ["too small for --spare 0.0", "at least 1 MiB"]),
     (["run", "fill", "--drive", "/dev/null", "--plan"], ["not a block device"]),
+    (["run", "fill", "--drive", "/dev/nosuchdir/sdx", "--plan"], ["/dev/nosuchdir/sdx: no such device"]),
+    (["run", "fill", "--drive", "/dev/null,/dev/zero"], ["no such device", "one --drive for each drive"]),
     (["run", "fill", "--drive", "fake"], ["unknown drive 'fake'"]),
     # --- the store and run ids (F9g-j)
     (["results", "show", "99999999999999999999", "--db", "{db}"], ["no run 99999999999999999999", "1 to"]),
@@ -232,6 +235,22 @@ def test_review_checks_its_report_directory_before_running(scratch, tmp_path, ca
         assert not (tmp_path / "r.sqlite").exists()  # nothing ran, nothing stored
     finally:
         os.chmod(ro, 0o700)
+
+
+def test_review_checks_every_test_on_every_drive_before_running(tmp_path, capsys, monkeypatch):
+    """A drive that a later test of the review refuses (a 1 MiB file is too small for the
+    quick tests) is refused before the first test runs (the fill, consistency, ... took
+    hours before the refusal came) and before the report directory is made."""
+    from ssdlab import review as review_mod
+
+    def ran(*args, **kw):
+        raise AssertionError("a test ran")
+
+    monkeypatch.setattr(review_mod, "run_test", ran)
+    code, out, err = ssdlab(capsys, "review", "--drive", f"file:{tmp_path}/t.bin:1M", "--seconds", "1",
+                            "-o", str(tmp_path / "rep"), "--db", str(tmp_path / "r.sqlite"))
+    assert code == 2 and err.count("\n") == 1 and "too small for the quick tests" in err, err
+    assert not (tmp_path / "r.sqlite").exists() and not (tmp_path / "rep").exists()
 
 
 def test_internal_value_error_is_not_a_user_error(scratch, tmp_path, monkeypatch, capsys):

@@ -69,6 +69,8 @@ def test_killed_run_reads_as_stale_and_keeps_its_running_phase_checkpointed(tmp_
     (run,) = store.runs()
     assert run["status"] == "stale" and run["pid"] == p.pid and run["host"]
     assert store.run(1)["status"] == "stale"
+    # its drive is not `running` either (`results show` and reports print the drive's status)
+    assert [d["status"] for d in store.run(1)["drives"]] == ["stale"]
     ph = store.phases(store.run(1)["drives"][0]["id"])
     assert [(x["name"], x["status"]) for x in ph] == [("purge", "complete"), ("fill", "complete"),
                                                       ("random", "partial")]
@@ -79,6 +81,7 @@ def test_killed_run_reads_as_stale_and_keeps_its_running_phase_checkpointed(tmp_
         c.execute("UPDATE runs SET pid=?, pid_start=? WHERE id=1",
                   (os.getpid(), __import__("ssdlab.store").store.process_start(os.getpid())))
     assert store.run(1)["status"] == "running"
+    assert [d["status"] for d in store.run(1)["drives"]] == ["running"]
     with store.tx() as c:
         c.execute("UPDATE runs SET pid=?, host='elsewhere' WHERE id=1", (p.pid,))
     assert store.run(1)["status"] == "running"

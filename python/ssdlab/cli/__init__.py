@@ -32,10 +32,10 @@ from .fit import fit_cmd
 from .pts import pts_cmd
 from .remote import FIO_SERVER, agent_cmd, fio_server_cmd
 from .fleet import run_fleet
-from ..methodology import Options
+from ..methodology import TESTS, Options
 from ..phase import flat
 from ..review import Request
-from ..runner import RunInterrupted, plan_items, run_test
+from ..runner import RunInterrupted, plan_items, preflight, run_test
 from .serve import serve_cmd
 from ..store import Store, check_free
 
@@ -260,6 +260,8 @@ def review(
         opts = Options(spare=spare, repeat=repeat, seconds=seconds, interval=interval)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
         check_y_max(y_max)
+        for test in TESTS:  # every drive refused or accepted for every test, before anything
+            preflight(test, drv, opts)
         check_out_dir(out)  # before any test runs, not after them all
         check_free(db)  # before the store is even created
         if jobs is not None and jobs < 1:

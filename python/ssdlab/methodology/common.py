@@ -61,7 +61,9 @@ def area_bytes(capacity: int, opts: Options) -> int:
     """Bytes at the start of the drive that tests write: all but --spare %, whole MiB."""
     n = int(capacity * (100.0 - opts.spare) / 100.0) // MIB * MIB
     if n <= 0:
-        raise ValueError(f"drive of {capacity} bytes is too small for --spare {opts.spare}")
+        raise ValueError(f"drive of {capacity} bytes is too small for --spare {opts.spare}: the tests write "
+                         "whole MiB, at least 1 MiB; use a larger drive (a file target of 1M or more) "
+                         "or less --spare")
     return n
 
 

@@ -7,6 +7,7 @@ import glob
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 from typing import Callable
@@ -71,8 +72,16 @@ def stop(proc: subprocess.Popen, grace_s: float = 20.0) -> None:
 
 
 def clean_workdirs() -> None:
-    """Remove the fio work directories of ssdlab processes that are gone (SIGKILLed)."""
+    """Remove the fio work directories of ssdlab processes that are gone (SIGKILLed): our
+    own (made by mkdtemp, mode 0700); a directory of that name another user made in a
+    shared /tmp is theirs, and left alone."""
     for d in glob.glob(os.path.join(tempfile.gettempdir(), f"{WORKDIR_PREFIX}*-*")):
         pid = os.path.basename(d)[len(WORKDIR_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+        if not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
+            continue
+        try:
+            st = os.lstat(d)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid():
             shutil.rmtree(d, ignore_errors=True)

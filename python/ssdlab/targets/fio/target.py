@@ -174,11 +174,15 @@ class FioTarget(BaseTarget):
     def preflight(self, phases: Iterable[Phase]) -> None:
         """Call before a run starts (before anything is stored): raises safety.UnsafeTarget
         when any of `phases` writes and the device may not be written; otherwise takes the
-        exclusive claim right away. Read-only phase lists pass without any check."""
+        exclusive claim right away. Read-only phase lists need no consent; a file target
+        they read is made here if it is not there yet (or refused, as a file that cannot be
+        made), not once the run is stored."""
         if self.plan_mode:
             return
         if any(writes(p) for p in phases):
             self.allow_writes()
+        else:
+            self.where.prepare_read(self.destroy_data)
 
     def allow_writes(self) -> None:
         if not self._write_ok:

@@ -84,8 +84,13 @@ class LocalBlock(Transport):
 
     def __init__(self, path: str, plan: bool):
         self.path = path
-        if not os.path.exists(safe_path.real(path)):  # a link of another user is not followed
-            raise safety.UnsafeTarget(f"{path}: no such device; list block devices with `lsblk`")
+        try:
+            real: str | None = safe_path.real(path)  # a link of another user is not followed
+        except safe_path.Missing:
+            real = None
+        if real is None or not os.path.exists(real):
+            hint = "; give one --drive for each drive" if "," in path else ""
+            raise safety.UnsafeTarget(f"{path}: no such device; list block devices with `lsblk`{hint}")
         safety.resolve_block(path)  # is a block device
         self.info = block_info(path)
         self.capacity = int(self.info["capacity"])
@@ -142,6 +147,7 @@ class LocalFile(Transport):
         self.dev = safe_path.real(path, f"file:{path}")
         self.info = {"path": path, "file": self.dev, "kind": "file", "capacity": size}
         self.telemetry = Telemetry(self.dev, "file")
+        self._inode_lock: locks.DeviceLock | None = None  # a file this run created: its inode's lock
 
     def lock(self) -> locks.DeviceLock:
         return locks.lock_for_file(self.path)
@@ -193,8 +199,16 @@ class LocalFile(Transport):
             os.ftruncate(fd, self.capacity)
             if not exists:
                 safety.mark_ours(fd)
+                # the run's lock was taken on the name (there was no file yet): another run
+                # reaching this file by another name (a hard link) now finds it locked too
+                self._inode_lock = locks.lock_for_file(self.dev).acquire()
         finally:
             os.close(fd)
+
+    def close(self) -> None:
+        if self._inode_lock is not None:
+            self._inode_lock.release()
+            self._inode_lock = None
 
     def trim_command(self, offset: int, length: int) -> list[str]:
         return ["fallocate", "--punch-hole", "--offset", str(offset), "--length", str(length), self.dev]

@@ -122,21 +122,38 @@ def loops_over_file(st: os.stat_result) -> list[str]:
 
 
 def loop_aliases(loop: str) -> list[str]:
-    """Other loop devices set up on the same file as `loop`: the same data by other names."""
+    """Other loop devices set up on the same file as `loop` (a loop device, or a partition
+    of one): the same data by other names. A partition's own disk is no alias: it is
+    checked as any disk is for its partitions."""
     key = loop_backing_file(loop) if loop.startswith("loop") else None
     if key is None:
         return []
-    return [lp for lp in _set_up_loops() if lp != loop and loop_backing_file(lp) == key]
+    own = {loop} | whole_disk(loop)
+    return [lp for lp in _set_up_loops() if lp not in own and loop_backing_file(lp) == key]
 
 
 def file_in_use(st: os.stat_result) -> str:
     """Why a file target may not be written whatever the flag says ("" when nothing uses
-    it): a loop device set up on it is a block device that may be mounted or tested."""
+    it): a loop device set up on it is a block device that may be mounted or tested, and
+    an active swap file is the kernel's (it refuses the writes)."""
     loops = loops_over_file(st)
     if loops:
         return (f"loop device {', '.join('/dev/' + n for n in loops)} is set up on it; detach it "
                 "first (losetup -d)")
+    for name in _swap_names():
+        try:
+            sw = os.stat(name)
+        except OSError:
+            continue
+        if stat.S_ISREG(sw.st_mode) and (sw.st_dev, sw.st_ino) == (st.st_dev, st.st_ino):
+            return f"it is active swap ({name}); run `swapoff {name}` first"
     return ""
+
+
+def _swap_names() -> list[str]:
+    """The devices and files in /proc/swaps (blanks in names as the kernel escapes them)."""
+    return [line.split()[0].replace("\\040", " ")
+            for line in _read("/proc/swaps").splitlines()[1:] if line.split()]
 
 
 def loops_on(names: set[str]) -> list[str]:
@@ -204,10 +221,9 @@ def mounted_in(tree: set[str]) -> list[tuple[str, str]]:
 def swaps_in(tree: set[str]) -> list[str]:
     nums = {devno_of(n) for n in tree} - {""}
     hits = []
-    for line in _read("/proc/swaps").splitlines()[1:]:
-        p = line.split()
-        if p and _source_devno(p[0].replace("\\040", " ")) in nums:
-            hits.append(p[0])
+    for name in _swap_names():
+        if _source_devno(name) in nums:
+            hits.append(name)
     return hits
 
 
@@ -217,6 +233,14 @@ def root_in(tree: set[str]) -> bool:
         return True
     return any(mnt == "/" and (majmin in nums or _source_devno(src) in nums)
                for majmin, mnt, src in _mountinfo())
+
+
+def whole_disk(name: str) -> set[str]:
+    """The disk a partition is part of (empty for a whole device): what is written to the
+    disk is written to the partition too."""
+    if not (SYS_CLASS_BLOCK / name / "partition").exists():
+        return set()
+    return {(SYS_CLASS_BLOCK / name).resolve().parent.name}
 
 
 def read_only(name: str) -> bool:
@@ -230,10 +254,17 @@ def read_only(name: str) -> bool:
 
 def writers(tree: set[str]) -> list[tuple[int, str, str]]:
     """(pid, command, kernel name) of other processes holding a device of the tree open
-    for writing (a VM's raw disk, dd, a database on a raw volume). Processes we may not
-    inspect are not seen; the exclusive open and the consent flag cover the rest."""
+    for writing (a VM's raw disk, dd, a database on a raw volume), or the file a loop
+    device of the tree is set up on (the device's data: a VM using the image, another
+    run testing it as a file target). Processes we may not inspect are not seen; the
+    exclusive open and the consent flag cover the rest."""
     nums = {devno_of(n): n for n in tree}
     nums.pop("", None)
+    files: dict[tuple[str, int], str] = {}  # a loop device's file -> how messages name it
+    for n in tree:
+        key = loop_backing_file(n) if n.startswith("loop") else None
+        if key:
+            files[key] = f"{n}'s file"
     me = os.getpid()
     out = []
     try:
@@ -253,9 +284,12 @@ def writers(tree: set[str]) -> list[tuple[int, str, str]]:
                 st = os.stat(f"{fd_dir}/{fd}")
             except OSError:
                 continue
-            if not stat.S_ISBLK(st.st_mode):
+            if stat.S_ISBLK(st.st_mode):
+                n = nums.get(devno_str(st.st_rdev))
+            elif stat.S_ISREG(st.st_mode) and files:
+                n = files.get((devno_str(st.st_dev), st.st_ino))
+            else:
                 continue
-            n = nums.get(devno_str(st.st_rdev))
             if n is None:
                 continue
             flags = 0

@@ -1,5 +1,6 @@
 """One ssdlab run at a time per device (or file): an flock on a lock file named after the
-device number (or the file's real path), holding the owner's pid.
+device number (or the file's inode: its real path while it does not exist yet),
+holding the owner's pid.
 
 The lock files live in a directory only their owner can write: /run/ssdlab (root, 0700)
 for root, $XDG_RUNTIME_DIR/ssdlab or /tmp/ssdlab-UID (0700) for other users. Nobody else
@@ -123,10 +124,16 @@ def unclaim(key: str) -> None:
 
 
 def drive_key(kind: str, path: str) -> str:
-    """What a drive is, whatever names it: a block device's number, a file's real path
-    (the key of its lock, and of a drive given twice in one run)."""
+    """What a drive is, whatever names it: a block device's number, a file's inode (its
+    real path while it does not exist yet): the key of its lock, and of a drive given twice
+    in one run. A hard link or a bind mount names the same inode by another path."""
     if kind == "file":
-        return f"file:{safe_path.real(path, f'file:{path}')}"
+        real = safe_path.real(path, f"file:{path}")
+        try:
+            st = os.stat(real)
+        except OSError:
+            return f"file:{real}"
+        return f"inode:{st.st_dev}:{st.st_ino}" if stat.S_ISREG(st.st_mode) else f"file:{real}"
     try:
         st = os.stat(safe_path.real(path))
     except OSError as e:

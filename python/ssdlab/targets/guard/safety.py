@@ -135,11 +135,18 @@ def named(destroy_data: str | None) -> list[str]:
 
 
 def names_device(destroy_data: str | None, dev: BlockDev) -> bool:
+    """Whether --destroy-data names `dev`. A name through another user's link (one planted
+    in /tmp) is refused: it is no consent, as it is no --drive."""
     ser = None
     for d in named(destroy_data):
         if d.startswith("/"):
-            if os.path.realpath(d) == dev.real:
-                return True
+            try:
+                if safe_path.real(d, f"--destroy-data={d}") == dev.real:
+                    return True
+            except safe_path.Missing:
+                continue  # names nothing that exists: "names another device"
+            except safe_path.UnsafePath as e:
+                raise UnsafeTarget(str(e)) from None
         else:
             ser = serial_of(dev.name) if ser is None else ser
             if ser and d == ser:
@@ -192,7 +199,7 @@ def in_use(path: str, dev: BlockDev) -> str:
     if hold:
         return (f"refusing {path}: in use by {', '.join('/dev/' + h for h in hold)} (LVM, MD RAID or "
                 "dm-crypt); deactivate it (vgchange -an / mdadm --stop / cryptsetup close) first")
-    w = inuse.writers(dev.tree)
+    w = inuse.writers(dev.tree | inuse.whole_disk(dev.name))  # a partition: its disk too
     if w:
         what = ", ".join(f"pid {pid} ({comm}) on /dev/{n}" for pid, comm, n in w[:3])
         return f"refusing {path}: open for writing by another process ({what}); stop it first"
