@@ -255,6 +255,7 @@ class Store:
                 self.db = self._connect(f"file:{self._uri_path}?mode=rwc")
             else:
                 self.db = self._open_for_reading()
+            self._check_ours()  # before the journal mode is set: another program's file is left as it is
             if not self.read_only:
                 try:
                     self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
@@ -304,6 +305,15 @@ class Store:
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # not a database: fails here
         return db
+
+    def _check_ours(self) -> None:
+        """Another program's database (a mistyped --db) is refused, never changed."""
+        have = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        cols = {r[1] for r in self.db.execute("PRAGMA table_info(runs)")}
+        if have and not {"id", "test", "created", "status", "args"} <= cols:
+            why = "its runs table is not ssdlab's" if "runs" in have else "no runs table"
+            raise StoreError(f"{self.path} is not an ssdlab results store ({why}); give --db an ssdlab "
+                             "store, or a new file for a new one")
 
     def _schema(self, create: bool) -> None:
         have = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}

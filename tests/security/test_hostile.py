@@ -178,6 +178,24 @@ def test_a_profile_larger_than_memory_is_refused_before_allocating(tmp_path):
     assert not (tmp_path / "r.sqlite").exists() or Store(tmp_path / "r.sqlite").runs() == []
 
 
+def test_another_programs_database_is_refused_unchanged(tmp_path, capsys):
+    """A --db naming another program's SQLite file (a typo): reads and runs refuse it, and
+    the file is left byte for byte as it was (not even its journal mode changed)."""
+    for name, table in (("app.db", "CREATE TABLE t (x)"), ("runs.db", "CREATE TABLE runs (x)")):
+        db = tmp_path / name
+        c = sqlite3.connect(db)
+        c.execute(table)
+        c.commit()
+        c.close()
+        before = db.read_bytes()
+        for args in (["results", "list"], RUN + ["--seconds", "0.1", "--interval", "0"]):
+            code, out, err = ssdlab(capsys, *args, "--db", str(db))
+            assert code == 2 and out == "" and err.count("\n") == 1, err
+            assert f"{db} is not an ssdlab results store" in err and "a new file" in err, err
+        assert db.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["app.db", "runs.db"]
+
+
 def test_read_only_store_is_readable(scratch, tmp_path, capsys):
     """An archived store on read-only media (or a read-only file): list, show, export and
     report work and change nothing."""
