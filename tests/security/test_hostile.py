@@ -78,6 +78,7 @@ MATRIX = [
     (["results", "list", "--db", "{tmp}/typo/r.sqlite"], ["no results store at {tmp}/typo/r.sqlite"]),
     (["report", "1", "-o", "{tmp}/rep", "--db", "{tmp}/typo.sqlite"], ["no results store"]),
     (["compare", "1", "--db", "{tmp}/typo.sqlite"], ["no results store"]),
+    (["report", "--sweep", "sw-0000000000", "-o", "{tmp}/rep", "--db", "{db}"], ["no sweep sw-0000000000"]),
     (["results", "export", "1", "--db", "{tmp}/typo.sqlite"], ["no results store"]),
     (["results", "list", "--db", "{tmp}/text.sqlite"], ["is damaged", "file is not a database", ".recover"]),
     (["results", "list", "--db", "{tmp}/foreign.sqlite"], ["not an ssdlab results store"]),

@@ -331,7 +331,9 @@ def report(
             if runs or latest:
                 raise UserError("--sweep reports a whole sweep: give no run ids or --latest with it")
             from ..report.sweep import build_sweep_report
+            from ..report.sweep_data import stored_runs
 
+            stored_runs(store, sweep_id)  # a mistyped id: no report directory made
             check_out_dir(out)
             print(build_sweep_report(store, sweep_id, out))
             return
