@@ -92,6 +92,14 @@ def test_bad_figures_files(tmp_path):
     refused(["--figures", str(tmp_path / "missing.toml")], "no such file", out)
 
 
+def test_a_refused_fit_makes_no_report_directory(tmp_path):
+    report = tmp_path / "report"
+    refused(["--figures", str(tmp_path / "missing.toml"), "-o", str(report)], "no such file", tmp_path / "t.toml")
+    unit = figures(tmp_path, 'name = "a"\ntest = "fill"\nmetric = "peak_mbps"\nvalue = 1\nunit = "parsecs"\n')
+    refused(["--figures", str(unit), "-o", str(report)], "unknown unit 'parsecs'", tmp_path / "t.toml")
+    assert not report.exists()
+
+
 def test_the_fill_head_is_a_group_of_figures(store):
     """The fill's average speed to its first small shares is a figure per share, in a group
     of its own (the fill start's: among the fill curve's 60 points it would weigh next to

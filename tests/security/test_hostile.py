@@ -88,6 +88,8 @@ MATRIX = [
     (["results", "import", "{tmp}/latin1.toml", "--db", "{db}"], ["cannot read"]),
     (["results", "import", "{tmp}/plain.json", "--db", "{db}"], ["not an ssdlab pending-results file"]),
     # --- reports (F9k/l)
+    (["review", "--drive", "sim:sn520-128", "-o", "{tmp}/rep", "--jobs", "0", "--db", "{tmp}/r2.sqlite"],
+     ["--jobs 0"]),
     (["report", "1", "-o", "{tmp}/rep", "--y-max", "-5", "--db", "{db}"], ["--y-max -5"]),
     (["report", "1", "-o", "{tmp}/rep", "--y-max", "nan", "--db", "{db}"], ["--y-max nan"]),
     (["review", "--drive", "sim:sn520-128", "-o", "{tmp}/text.sqlite/rep", "--db", "{tmp}/r2.sqlite"],

@@ -260,10 +260,10 @@ def review(
         opts = Options(spare=spare, repeat=repeat, seconds=seconds, interval=interval)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
         check_y_max(y_max)
-        check_out_dir(out)  # before any test runs, not after them all
-        check_free(db)  # before the store is even created
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
+        check_out_dir(out)  # before any test runs, not after them all
+        check_free(db)  # before the store is even created
         store = Store(db)
         store.check_writable()
         docs: list[dict] = []

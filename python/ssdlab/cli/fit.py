@@ -124,8 +124,6 @@ def fit_cmd(
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
         _check_out(out, force)
-        if report_dir is not None:
-            check_out_dir(report_dir)
         parts = []
         if runs is not None:
             store = existing_store(db)
@@ -142,6 +140,8 @@ def fit_cmd(
 
             if start not in builtin_ids():
                 raise UserError(f"--start {start}: not a built-in profile ({', '.join(builtin_ids())})")
+        if report_dir is not None:  # once the evidence is read: a refused fit makes no directory
+            check_out_dir(report_dir)
         req = fitting.Request(ev, trials=trials, minutes=minutes, seed=seed, start=start, crossval=crossval,
                               crossval_trials=crossval_trials,
                               params=[k.strip() for k in params.split(",") if k.strip()] if params else None)
