@@ -87,6 +87,8 @@ MATRIX = [
     (["results", "export", "1", "--format", "xml", "--db", "{db}"], ["--format xml"]),
     (["results", "import", "{tmp}/latin1.toml", "--db", "{db}"], ["cannot read"]),
     (["results", "import", "{tmp}/plain.json", "--db", "{db}"], ["not an ssdlab pending-results file"]),
+    (["results", "import", "{tmp}/missing.json", "--db", "{tmp}/r3.sqlite"],
+     ["results import: cannot read {tmp}/missing.json: No such file or directory"]),
     # --- reports (F9k/l)
     (["review", "--drive", "sim:sn520-128", "-o", "{tmp}/rep", "--jobs", "0", "--db", "{tmp}/r2.sqlite"],
      ["--jobs 0"]),
