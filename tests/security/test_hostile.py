@@ -66,6 +66,10 @@ MATRIX = [
     (["run", "fill", "--drive", "file:{tmp}/t.bin:1k"], ["too small"]),
     (["run", "fill", "--drive", "/dev/null", "--plan"], ["not a block device"]),
     (["run", "fill", "--drive", "fake"], ["unknown drive 'fake'"]),
+    # a warning (--seconds unused by fill) is not shown before the error
+    (["run", "fill", "--drive", "sim:nope", "--seconds", "5"], ["unknown profile 'nope'"]),
+    (["run", "fill", "--drive", "sim:sn520-128", "--seconds", "5", "--set", "nand.channels=0"], ["nand.channels = 0"]),
+    (["run", "fill", "--drive", "sim:sn520-128", "--seconds", "5", "--db", "{tmp}/text.sqlite"], ["is damaged"]),
     # --- the store and run ids (F9g-j)
     (["results", "show", "99999999999999999999", "--db", "{db}"], ["no run 99999999999999999999", "1 to"]),
     (["results", "show", "0", "--db", "{db}"], ["no run 0"]),

@@ -117,21 +117,23 @@ def run(**kw: Any) -> None:
             raise UserError(f"--no-precondition: {req.test} needs the drive in a known state; "
                             f"only {PRECONDITION_TESTS} can skip its purge and fill")
         req.options()  # the options every test shares, checked before any drive is opened
+        drv = open_drives(req.drives, parse_sets(req.sets), req.seed, req.destroy_data, kw["plan"])
+        req.for_drives(drv, console)  # e.g. a job file compiled for the drives' capacity
+        opts = req.options()
+        if not (kw["fleet"] or kw["plan"]):
+            check_free(req.db)  # before the store is even created
+            store = Store(req.db)
+            store.check_writable()
+        # warnings once everything was checked: a refused command says one line
         if req.seconds is not None and the_test.default_seconds is None:
             typer.echo(f"ssdlab: warning: --seconds is not used by {req.test}", err=True)
-        drv = open_drives(req.drives, parse_sets(req.sets), req.seed, req.destroy_data, kw["plan"])
         if not req.precondition and any(t.capabilities.simulated for _, t in drv):
             typer.echo("ssdlab: warning: --no-precondition on a simulated drive reads a drive "
                        "that was never written", err=True)
-        req.for_drives(drv, console)  # e.g. a job file compiled for the drives' capacity
-        opts = req.options()
         if kw["fleet"]:  # fleet.py: every drive at once, each its own `ssdlab run`
             raise typer.Exit(run_fleet(req.test, drv, opts, kw["json_out"], req.db, req.argv(), kw["plan"]))
         if kw["plan"]:
             return print_plan(req.test, drv, opts, kw["json_out"])
-        check_free(req.db)  # before the store is even created
-        store = Store(req.db)
-        store.check_writable()
         with progress_hooks() as hooks:
             try:
                 run_id, outcomes = run_test(store, req.test, drv, opts, req.stored_args(), req.testbed, hooks)
