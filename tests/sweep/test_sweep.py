@@ -117,6 +117,14 @@ def span(x):
     return t, time.monotonic()
 
 
+def test_a_ray_address_ray_cannot_read_names_the_option():
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        ray.shutdown()
+    with pytest.raises(ValueError, match=r"^--ray-address bogus:::: cannot reach the Ray cluster .*HOST:PORT"):
+        ex.open_executor(ray="bogus:::")
+
+
 def test_runs_from_two_threads_share_the_pools_memory_budget(monkeypatch):
     """Two threads running units on one pool at once (a fit's cross-validation beside its
     pinning): units whose memory fits the budget only one at a time never overlap, and every
