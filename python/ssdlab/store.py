@@ -242,6 +242,9 @@ class Store:
         what = f"results store {self.path}"
         if not create and not os.path.lexists(self.path):
             raise StoreError(f"no results store at {self.path}: check --db (nothing was stored there)")
+        if self.path.is_dir():
+            raise StoreError(f"results store {self.path} is a directory; give --db a file, e.g. "
+                             f"{self.path / 'results.sqlite'}")
         try:
             if create:
                 safe_path.make_dirs(self.path.parent, what)

@@ -86,6 +86,8 @@ MATRIX = [
     (["results", "export", "1", "--db", "{tmp}/typo.sqlite"], ["no results store"]),
     (["results", "list", "--db", "{tmp}/text.sqlite"], ["is damaged", "file is not a database", ".recover"]),
     (["results", "list", "--db", "{tmp}/foreign.sqlite"], ["not an ssdlab results store"]),
+    (["results", "list", "--db", "{tmp}"], ["results store {tmp} is a directory; give --db a file"]),
+    (["run", "fill", "--drive", "sim:sn520-128", "--db", "{tmp}"], ["{tmp} is a directory", "{tmp}/results.sqlite"]),
     (["results", "show", "1", "--db", "{tmp}/damaged.sqlite"], ["is damaged", "malformed", ".recover"]),
     (["run", "fill", "--drive", "sim:sn520-128", "--db", "{tmp}/damaged.sqlite"], ["is damaged"]),
     (["results", "export", "1", "--format", "xml", "--db", "{db}"], ["--format xml"]),
