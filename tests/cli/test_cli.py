@@ -165,6 +165,21 @@ def test_results_list_show_export(db):
     assert json.loads(r.stdout)["drives"][0]["phases"][1]["segments"]["gb"][0] == 0.25
 
 
+def test_export_never_replaces_a_fifo_or_device_with_a_file(db, tmp_path):
+    """`-o` naming a FIFO (or /dev/null): refused, the node left as it was, not renamed over."""
+    import os
+    import stat
+
+    rid = run_json(db, "fill", "--drive", "fake:a")["run_id"]
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    r = invoke("results", "export", rid, "--format", "csv", "-o", fifo, "--db", db)
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert f"-o {fifo}: {fifo} is a device, FIFO or socket" in r.stderr and "stdout" in r.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert not [p.name for p in tmp_path.iterdir() if not p.name.startswith(("pipe", "r.sqlite"))]
+
+
 def test_compare_shows_pct_change(db):
     a = run_json(db, "fill", "--drive", "fake:a")["run_id"]
     b = run_json(db, "fill", "--drive", "fake:b", "--testbed", "other")["run_id"]
