@@ -245,6 +245,8 @@ class Store:
         if self.path.is_dir():
             raise StoreError(f"results store {self.path} is a directory; give --db a file, e.g. "
                              f"{self.path / 'results.sqlite'}")
+        if self.path.exists() and not self.path.is_file():
+            raise StoreError(f"results store {self.path} is a device, FIFO or socket; give --db a file")
         try:
             if create:
                 safe_path.make_dirs(self.path.parent, what)

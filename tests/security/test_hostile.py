@@ -87,6 +87,8 @@ MATRIX = [
     (["results", "list", "--db", "{tmp}/text.sqlite"], ["is damaged", "file is not a database", ".recover"]),
     (["results", "list", "--db", "{tmp}/foreign.sqlite"], ["not an ssdlab results store"]),
     (["results", "list", "--db", "{tmp}"], ["results store {tmp} is a directory; give --db a file"]),
+    (["run", "fill", "--drive", "sim:sn520-128", "--db", "{tmp}/fifo"], ["{tmp}/fifo is a device, FIFO or socket"]),
+    (["results", "list", "--db", "{tmp}/fifo"], ["{tmp}/fifo is a device, FIFO or socket"]),
     (["run", "fill", "--drive", "sim:sn520-128", "--db", "{tmp}"], ["{tmp} is a directory", "{tmp}/results.sqlite"]),
     (["results", "show", "1", "--db", "{tmp}/damaged.sqlite"], ["is damaged", "malformed", ".recover"]),
     (["run", "fill", "--drive", "sim:sn520-128", "--db", "{tmp}/damaged.sqlite"], ["is damaged"]),
@@ -118,6 +120,7 @@ def scratch(tmp_path_factory) -> Path:
     (tmp / "nested.toml").write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
     (tmp / "text.sqlite").write_text("not a database\n" * 100)
     (tmp / "plain.json").write_text('{"hello": 1}')
+    os.mkfifo(tmp / "fifo")
     c = sqlite3.connect(tmp / "foreign.sqlite")
     c.execute("CREATE TABLE t (x)")
     c.commit()
