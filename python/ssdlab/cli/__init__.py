@@ -111,7 +111,7 @@ def run(**kw: Any) -> None:
                          kw["interval"], kw["precondition"], kw["sets"], kw["seed"], kw["testbed"],
                          kw["db"], kw["destroy_data"], {name: kw[name] for name in own})
         the_test = req.the_test
-        console = request.CliConsole()
+        console = request.CliConsole(hold=True)
         req.check(console)  # the test's own options (a trace read, a job file found) first
         if not req.precondition and not the_test.precondition_optional:
             raise UserError(f"--no-precondition: {req.test} needs the drive in a known state; "
@@ -124,7 +124,7 @@ def run(**kw: Any) -> None:
             check_free(req.db)  # before the store is even created
             store = Store(req.db)
             store.check_writable()
-        # warnings once everything was checked: a refused command says one line
+        console.release()  # notes and warnings once everything was checked: a refused command says one line
         if req.seconds is not None and the_test.default_seconds is None:
             typer.echo(f"ssdlab: warning: --seconds is not used by {req.test}", err=True)
         if not req.precondition and any(t.capabilities.simulated for _, t in drv):

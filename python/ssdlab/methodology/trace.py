@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Optional, cast
+from typing import Any, Literal, Optional, Sequence, cast
 
 from .. import phase as ph
 from ..errors import UserError
@@ -94,6 +94,16 @@ class TraceFlags(TestOptions):
                             state=cast(States, state))  # one of STATES: checked above
         console.note(announce(opts, console))  # the trace is read now: a bad one refused before any store
         return opts
+
+    def for_drives(self, parsed: TraceOptions, values: dict[str, Any], drives: Sequence[tuple[str, Any]],
+                   seed: int, console: Console) -> TraceOptions:
+        from ..traces import workloads
+        from ..traces.timing import prepare
+
+        if not workloads.is_builtin(parsed.replay.trace):  # a trace past a drive: refused before any store
+            for cap in sorted({t.identify().capacity for _, t in drives}):
+                prepare(parsed.replay, cap)  # kept: the run replays this one
+        return parsed
 
     def stored(self, parsed: TraceOptions, values: dict[str, Any]) -> dict[str, Any]:
         return {"trace": stored_args(parsed)}
