@@ -280,17 +280,23 @@ def check(grid: Grid) -> dict[tuple, float]:
         texts[d] = spec.profile_text()
     for s in grid.spares:
         Options(spare=s, repeat=grid.repeat, seconds=grid.seconds, interval=grid.interval)
-    from .targets.sim import check_seed, table_bytes
+    from .runner import plan_phases
+    from .targets.sim import capacity, check_seed, table_bytes
     check_seed(grid.seed)
     memory: dict[tuple, float] = {}
+    fitted: set[tuple[int, float]] = set()  # (capacity, spare): the test's phases fit such a drive
     for p in pts:
         key = (p["drive"], tuple(grid.overrides(p)))
-        if key in memory:
-            continue
+        where = " ".join([p["drive"], *key[1], f"spare={p['spare']}"])
         try:
-            memory[key] = table_bytes(texts[p["drive"]], list(key[1]))
+            if key not in memory:
+                memory[key] = table_bytes(texts[p["drive"]], list(key[1]))
+            cap = capacity(texts[p["drive"]], list(key[1]))
+            if (cap, p["spare"]) not in fitted:
+                for ph in plan_phases(grid.test, cap, grid.options(p)):
+                    ph.resolve(cap)
+                fitted.add((cap, p["spare"]))
         except ValueError as e:
-            where = " ".join([p["drive"], *key[1]])
             raise ValueError(f"sweep point {where}: {str(e).splitlines()[0]}") from None
     return memory
 

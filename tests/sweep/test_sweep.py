@@ -76,6 +76,8 @@ def test_grid_file_adds_to_the_command_line(tmp_path):
     (["--drive", "/dev/null"], "sweeps run simulated drives"),
     (["--drive", "sim:nope"], "unknown profile 'nope'"),
     (["--jobs", "0"], "--jobs 0"),
+    # a point whose phases do not fit its drive: refused before the other points run
+    (["--spare", "0,99.99"], "spare=99.99: drive of 8000000000 bytes is too small for --spare 99.99"),
 ])
 def test_bad_grids_are_refused_before_anything_runs(tmp_path, args, message):
     db = tmp_path / "s.sqlite"
