@@ -100,6 +100,8 @@ MATRIX = [
     # --- reports (F9k/l)
     (["review", "--drive", "sim:sn520-128", "-o", "{tmp}/rep", "--jobs", "0", "--db", "{tmp}/r2.sqlite"],
      ["--jobs 0"]),
+    (["review", "--drive", "sim:sn520-128", "-o", "{tmp}/rep", "--spare", "99.99", "--db", "{tmp}/r2.sqlite"],
+     ["phase asssd_seq_read#1", "too few for 1 job(s)"]),
     (["report", "1", "-o", "{tmp}/rep", "--y-max", "-5", "--db", "{db}"], ["--y-max -5"]),
     (["report", "1", "-o", "{tmp}/rep", "--y-max", "nan", "--db", "{db}"], ["--y-max nan"]),
     (["review", "--drive", "sim:sn520-128", "-o", "{tmp}/text.sqlite/rep", "--db", "{tmp}/r2.sqlite"],

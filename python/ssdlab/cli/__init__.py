@@ -32,10 +32,11 @@ from .fit import fit_cmd
 from .pts import pts_cmd
 from .remote import FIO_SERVER, agent_cmd, fio_server_cmd
 from .fleet import run_fleet
+from .. import methodology
 from ..methodology import Options
 from ..phase import flat
 from ..review import Request
-from ..runner import RunInterrupted, plan_items, run_test
+from ..runner import RunInterrupted, plan_items, preflight, run_test
 from .serve import serve_cmd
 from ..store import Store, check_free
 
@@ -264,6 +265,8 @@ def review(
         check_y_max(y_max)
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
+        for test in methodology.TESTS:  # every test fits every drive: a refused review makes nothing
+            preflight(test, drv, opts)
         check_out_dir(out)  # before any test runs, not after them all
         check_free(db)  # before the store is even created
         store = Store(db)
