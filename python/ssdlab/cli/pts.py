@@ -85,12 +85,12 @@ def pts_cmd(
         po = pts_options(enterprise, rounds, quick, round_seconds, response_ceiling)
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
-        check_out_dir(out)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
         po = dataclasses.replace(po, logical_block=pts_common.logical_block(drv))
         opts = Options(own=po)
         for test in chosen:  # every drive refused or accepted for every test, before anything
             preflight(test, drv, opts)
+        check_out_dir(out)  # once the drives passed: a refused command makes no directory
         for spec, target in drv:
             if target.capabilities.simulated:
                 continue
