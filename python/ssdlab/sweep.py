@@ -132,7 +132,9 @@ def parse_spares(texts: list[str]) -> list[float]:
 
 def _toml_values(key: str, v: Any) -> list[str]:
     vals = v if isinstance(v, list) else [v]
-    if not vals or any(isinstance(x, (dict, list)) for x in vals):
+    if not vals:
+        raise ValueError(f"grid file: '{key}' = []: give at least one value, e.g. {key} = [4, 8]")
+    if any(isinstance(x, (dict, list)) for x in vals):
         raise ValueError(f"grid file: '{key}' must be a value or a list of values")
     out = [str(x).lower() if isinstance(x, bool) else str(x) for x in vals]
     if len(set(out)) != len(out):

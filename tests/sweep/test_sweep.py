@@ -96,6 +96,10 @@ def test_bad_grid_file_is_one_line(tmp_path):
     r = runner.invoke(app, ["sweep", "consistency", "--drive", "sim:tlc-256", "--grid", str(f),
                             "--db", str(tmp_path / "s.sqlite")])
     assert r.exit_code == 2 and "unknown key 'drivez'" in r.stderr, r.output
+    f.write_text("[set]\n'nand.channels' = []\n")  # an axis with no value: not a grid of no points
+    r = runner.invoke(app, ["sweep", "consistency", "--drive", "sim:tlc-256", "--grid", str(f),
+                            "--db", str(tmp_path / "s.sqlite")])
+    assert r.exit_code == 2 and "'set.nand.channels' = []: give at least one value" in r.stderr, r.output
 
 
 # ---- executors ------------------------------------------------------------------------------
