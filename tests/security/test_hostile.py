@@ -70,6 +70,11 @@ MATRIX = [
     (["run", "fill", "--drive", "sim:nope", "--seconds", "5"], ["unknown profile 'nope'"]),
     (["run", "fill", "--drive", "sim:sn520-128", "--seconds", "5", "--set", "nand.channels=0"], ["nand.channels = 0"]),
     (["run", "fill", "--drive", "sim:sn520-128", "--seconds", "5", "--db", "{tmp}/text.sqlite"], ["is damaged"]),
+    # input files that are there but are no regular file: said so, not "no such file"
+    (["run", "trace", "--trace", "{tmp}", "--drive", "sim:sn520-128"], ["--trace {tmp}: not a regular file"]),
+    (["run", "fio", "{tmp}", "--drive", "sim:sn520-128"], ["{tmp}: not a regular file"]),
+    (["run", "fill", "--drive", "{tmp}/fifo.toml"], ["profile file '{tmp}/fifo.toml': not a regular file"]),
+    (["fit", "--figures", "{tmp}", "--out", "{tmp}/t.toml"], ["--figures {tmp}: not a regular file"]),
     # --- the store and run ids (F9g-j)
     (["results", "show", "99999999999999999999", "--db", "{db}"], ["no run 99999999999999999999", "1 to"]),
     (["results", "show", "0", "--db", "{db}"], ["no run 0"]),
@@ -123,6 +128,7 @@ def scratch(tmp_path_factory) -> Path:
     (tmp / "text.sqlite").write_text("not a database\n" * 100)
     (tmp / "plain.json").write_text('{"hello": 1}')
     os.mkfifo(tmp / "fifo")
+    os.mkfifo(tmp / "fifo.toml")
     c = sqlite3.connect(tmp / "foreign.sqlite")
     c.execute("CREATE TABLE t (x)")
     c.commit()

@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 import typer
 
+from ..errors import NOT_A_FILE
 from .errors import UserError, user_errors
 from .inputs import check_out_dir, existing_store
 from .options import Db, JsonOut, Seed
@@ -130,7 +131,7 @@ def fit_cmd(
             parts.append(E.from_runs(store, _run_ids(runs)))
         if figures is not None:
             if not figures.is_file():
-                raise UserError(f"--figures {figures}: no such file")
+                raise UserError(f"--figures {figures}: " + (NOT_A_FILE if figures.exists() else "no such file"))
             ev_f = E.from_figures(figures)
             E.check_metrics(ev_f, E.metric_names)
             parts.append(ev_f)
