@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import clirun
 import pytest
@@ -262,9 +263,10 @@ def test_refused_drive_exits_2_and_stores_no_run(db):
     assert r.stderr == ("ssdlab: error: refusing fake:refused: it carries data (signatures ext4); "
                         "if you mean to erase it, pass --destroy-data=fake:refused\n")
     assert Store(db).runs(10) == []  # checked before the run was created: no `failed` run
-    r = invoke("review", "--drive", "fake:refused", "-o", "rep", "--db", db)
+    rep = Path(db).parent / "rep"
+    r = invoke("review", "--drive", "fake:refused", "-o", rep, "--db", db)
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "refusing" in r.stderr
-    assert Store(db).runs(10) == []
+    assert Store(db).runs(10) == [] and not rep.exists()  # refused before the report directory was made
 
 
 def test_read_only_working_set_passes_the_safety_check(db):
