@@ -6,6 +6,7 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 MAX_LINE = 2000  # an error quoting a huge input (a 100 KB nested TOML line) is cut
+NOT_A_FILE = "not a regular file (a directory, FIFO or device); give a file"  # an input path that is there
 
 
 class UserError(Exception):

@@ -224,8 +224,9 @@ class RayExecutor(Executor):
                 kw["num_cpus"] = max(1, workers or cores())
             try:
                 ray.init(**kw)
-            except ConnectionError as e:
-                raise ValueError(f"--ray {address}: cannot reach the Ray cluster ({e})") from None
+            except (ConnectionError, ValueError) as e:  # unreachable, or not an address Ray reads
+                raise ValueError(f"--ray-address {address}: cannot reach the Ray cluster ({e}); "
+                                 "give HOST:PORT of its head node") from None
         res = ray.cluster_resources()
         self.workers = int(res.get("CPU", 1))
         self.memory = float(res.get("memory", 0.0))

@@ -254,7 +254,7 @@ def read(path: Path) -> dict:
     """A pending file, checked; StoreError (one line naming the file and the field) when
     it cannot be read or is not a well-formed pending file."""
     try:
-        doc = json.loads(safe_path.read_input(path, f"cannot read {path}", MAX_BYTES))
+        doc = json.loads(safe_path.read_input(path, "results import", MAX_BYTES))
     except safe_path.UnsafePath as e:
         raise StoreError(str(e)) from None
     except RecursionError:
@@ -272,14 +272,14 @@ def read(path: Path) -> dict:
         raise StoreError(f"{path} is not a well-formed pending-results file: nested too deeply") from None
 
 
-def import_file(store: Store, path: Path) -> tuple[int, int]:
+def import_file(store: Store, path: Path, run: dict | None = None) -> tuple[int, int]:
     """Put a pending file's phases, metrics and final statuses into `store`: into its own
     run when that run is there, still `running` (or stale), and the file carries the run's
     token (a secret only the run's own pending file has); else into a new run. A run that
     finished (complete, interrupted, failed) is never changed: its file imported again adds
     nothing. Returns (run id, phases imported). The whole file is checked before anything
-    is written."""
-    run = read(path)
+    is written (`run`: the file as `read` gave it already)."""
+    run = read(path) if run is None else run
     run_id = run["id"]
     same = False
     if run_id and run["token"]:

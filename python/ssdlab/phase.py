@@ -152,6 +152,10 @@ class Phase(BaseModel):
             raise ValueError(
                 f"range offset={off} length={length}: past the end of the drive ({capacity} bytes)"
             )
+        if self.kind == "io" and self.block_size * self.jobs > length:  # as the simulator refuses it
+            raise ValueError(f"phase {self.name}: {length} bytes are too few for {self.jobs} job(s) of "
+                             f"{self.block_size}-byte blocks on a drive of {capacity} bytes; leave less "
+                             "--spare or use a larger drive")
         d = self.model_dump(exclude={"frac_offset", "frac_length"})
         d.update(offset=off, length=length)
         return cast(ResolvedPhase, d)  # its keys and types: tests/sim/test_boundary.py

@@ -185,10 +185,15 @@ def write(path: str | os.PathLike[str], data: bytes | str, what: str | None = No
           sync: bool = False) -> Path:
     """Replace `path` with a file holding `data`: written to a new file of a random name in
     the same checked directory, then renamed over the name (a link planted there is
-    replaced, its target left alone). Returns the real path written."""
+    replaced, its target left alone; a device, FIFO or socket is refused). Returns the real
+    path written."""
     what = what or os.fspath(path)
     blob = data.encode() if isinstance(data, str) else data
     r = real(path, what)
+    with contextlib.suppress(FileNotFoundError):
+        if stat.S_IFMT(os.lstat(r).st_mode) not in (stat.S_IFREG, stat.S_IFDIR):  # a directory: said below
+            raise _cannot(what, f"{r} is a device, FIFO or socket, which ssdlab never replaces with a "
+                                "file; give a file's path (without -o the text goes to stdout)")
     parent, name = os.path.split(r)
     try:
         d = dir_fd(parent)

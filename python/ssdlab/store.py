@@ -242,6 +242,11 @@ class Store:
         what = f"results store {self.path}"
         if not create and not os.path.lexists(self.path):
             raise StoreError(f"no results store at {self.path}: check --db (nothing was stored there)")
+        if self.path.is_dir():
+            raise StoreError(f"results store {self.path} is a directory; give --db a file, e.g. "
+                             f"{self.path / 'results.sqlite'}")
+        if self.path.exists() and not self.path.is_file():
+            raise StoreError(f"results store {self.path} is a device, FIFO or socket; give --db a file")
         try:
             if create:
                 safe_path.make_dirs(self.path.parent, what)
@@ -255,6 +260,7 @@ class Store:
                 self.db = self._connect(f"file:{self._uri_path}?mode=rwc")
             else:
                 self.db = self._open_for_reading()
+            self._check_ours()  # before the journal mode is set: another program's file is left as it is
             if not self.read_only:
                 try:
                     self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
@@ -304,6 +310,15 @@ class Store:
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # not a database: fails here
         return db
+
+    def _check_ours(self) -> None:
+        """Another program's database (a mistyped --db) is refused, never changed."""
+        have = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        cols = {r[1] for r in self.db.execute("PRAGMA table_info(runs)")}
+        if have and not {"id", "test", "created", "status", "args"} <= cols:
+            why = "its runs table is not ssdlab's" if "runs" in have else "no runs table"
+            raise StoreError(f"{self.path} is not an ssdlab results store ({why}); give --db an ssdlab "
+                             "store, or a new file for a new one")
 
     def _schema(self, create: bool) -> None:
         have = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}

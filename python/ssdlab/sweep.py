@@ -132,7 +132,9 @@ def parse_spares(texts: list[str]) -> list[float]:
 
 def _toml_values(key: str, v: Any) -> list[str]:
     vals = v if isinstance(v, list) else [v]
-    if not vals or any(isinstance(x, (dict, list)) for x in vals):
+    if not vals:
+        raise ValueError(f"grid file: '{key}' = []: give at least one value, e.g. {key} = [4, 8]")
+    if any(isinstance(x, (dict, list)) for x in vals):
         raise ValueError(f"grid file: '{key}' must be a value or a list of values")
     out = [str(x).lower() if isinstance(x, bool) else str(x) for x in vals]
     if len(set(out)) != len(out):
@@ -280,17 +282,23 @@ def check(grid: Grid) -> dict[tuple, float]:
         texts[d] = spec.profile_text()
     for s in grid.spares:
         Options(spare=s, repeat=grid.repeat, seconds=grid.seconds, interval=grid.interval)
-    from .targets.sim import check_seed, table_bytes
+    from .runner import plan_phases
+    from .targets.sim import capacity, check_seed, table_bytes
     check_seed(grid.seed)
     memory: dict[tuple, float] = {}
+    fitted: set[tuple[int, float]] = set()  # (capacity, spare): the test's phases fit such a drive
     for p in pts:
         key = (p["drive"], tuple(grid.overrides(p)))
-        if key in memory:
-            continue
+        where = " ".join([p["drive"], *key[1], f"spare={p['spare']}"])
         try:
-            memory[key] = table_bytes(texts[p["drive"]], list(key[1]))
+            if key not in memory:
+                memory[key] = table_bytes(texts[p["drive"]], list(key[1]))
+            cap = capacity(texts[p["drive"]], list(key[1]))
+            if (cap, p["spare"]) not in fitted:
+                for ph in plan_phases(grid.test, cap, grid.options(p)):
+                    ph.resolve(cap)
+                fitted.add((cap, p["spare"]))
         except ValueError as e:
-            where = " ".join([p["drive"], *key[1]])
             raise ValueError(f"sweep point {where}: {str(e).splitlines()[0]}") from None
     return memory
 

@@ -71,6 +71,15 @@ def test_a_rating_range_is_widened_by_its_tolerance():
     ('name = "x"\ntest = "fill"\nmetric = "a"\nvalue = nan\nunit = "GB"\n', "finite number"),
     ('name = "x"\ntest = "fill"\nratio = [{metric = "a"}]\nvalue = 1\nunit = "ratio"\n', "two nodes"),
     ('name = "x"\ntest = "fill"\nmetric = "a"\nlo = 5\nhi = 1\nunit = "GB"\n', "above hi"),
+    # the run's conditions, as `ssdlab run` takes them
+    ('name = "x"\ntest = "fill"\nmetric = "a"\nvalue = 1\nunit = "GB"\nspare = 150\n', "spare = 150: must be"),
+    ('name = "x"\ntest = "fill"\nmetric = "a"\nvalue = 1\nunit = "GB"\nspare = "abc"\n', "spare must be a finite"),
+    ('name = "x"\ntest = "fill"\nmetric = "a"\nvalue = 1\nunit = "GB"\nseconds = -3\n', "seconds = -3: must be"),
+    ('name = "x"\ntest = "fill"\nmetric = "a"\nvalue = 1\nunit = "GB"\nseconds = 1e300\n', "at most 1e7"),
+    ('name = "x"\ntest = "fill"\nmetric = "a"\nvalue = 1\nunit = "GB"\ntestbed = "a=1"\n', "testbed must be a list"),
+    ('name = "x"\ntest = "fill"\nmetric = "a"\nvalue = 1\nunit = "GB"\ntestbed = 5\n', "testbed must be a list"),
+    ('name = "x"\ntest = "fill"\nratio = [{metric = "a"}, {metric = "a", spare = -1}]\nvalue = 1\nunit = "ratio"\n',
+     r"ratio\[1\]: spare = -1"),
 ])
 def test_a_bad_figure_is_one_line_naming_it(body, says):
     with pytest.raises(FiguresError, match=says) as e:

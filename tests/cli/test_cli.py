@@ -166,6 +166,32 @@ def test_results_list_show_export(db):
     assert json.loads(r.stdout)["drives"][0]["phases"][1]["segments"]["gb"][0] == 0.25
 
 
+def test_export_never_replaces_a_fifo_or_device_with_a_file(db, tmp_path):
+    """`-o` naming a FIFO (or /dev/null): refused, the node left as it was, not renamed over."""
+    import os
+    import stat
+
+    rid = run_json(db, "fill", "--drive", "fake:a")["run_id"]
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    r = invoke("results", "export", rid, "--format", "csv", "-o", fifo, "--db", db)
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert f"-o {fifo}: {fifo} is a device, FIFO or socket" in r.stderr and "stdout" in r.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert not [p.name for p in tmp_path.iterdir() if not p.name.startswith(("pipe", "r.sqlite"))]
+
+
+def test_a_phase_too_small_for_its_blocks_is_refused_before_the_run(tmp_path):
+    """--spare 99.99 leaves 12 MiB for quick's 16 MiB AS SSD blocks: exit 2, no run stored
+    (it was a run stored as failed, exit 1, when the simulator refused the phase)."""
+    db = tmp_path / "r.sqlite"
+    r = invoke("run", "quick", "--drive", "sim:sn520-128", "--spare", "99.99", "--repeat", "1",
+               "--seconds", "0.1", "--interval", "0", "--db", db)
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "too few for 1 job(s) of 16777216-byte blocks" in r.stderr and "less --spare" in r.stderr
+    assert not db.exists() or Store(db).runs() == []
+
+
 def test_compare_shows_pct_change(db):
     a = run_json(db, "fill", "--drive", "fake:a")["run_id"]
     b = run_json(db, "fill", "--drive", "fake:b", "--testbed", "other")["run_id"]

@@ -60,13 +60,14 @@ def fakes(monkeypatch):
     (["--test", "bogus"], "--test bogus: choose from iops, throughput, latency, wsat, hir, xsr, dirth"),
     (["--jobs", "0"], "--jobs 0: must be at least 1"),
     (["--response-ceiling", "0"], "--response-ceiling 0: must be above 0"),
+    (["--drive", "sim:nope"], "unknown profile 'nope'"),
 ])
 def test_bad_input_is_one_line_exit_2_and_nothing_stored(args, says, tmp_path, fakes):
     db = tmp_path / "r.sqlite"
     r = runner.invoke(app, ["pts", "--drive", "fake:a", "-o", str(tmp_path / "o"), "--db", str(db), *args])
     assert r.exit_code == 2, r.output
     assert says in r.stderr and r.stderr.count("\n") == 1
-    assert not db.exists()
+    assert not db.exists() and not (tmp_path / "o").exists()  # no report directory made either
 
 
 def test_chosen_tests_run_in_order_and_land_in_one_report(tmp_path, fakes):

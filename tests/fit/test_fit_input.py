@@ -90,6 +90,18 @@ def test_bad_figures_files(tmp_path):
                               'drive = "tlc-256"}]\nvalue = 1\nunit = "ratio"\n')
     refused(["--figures", str(other)], "the evidence pins nothing", out)
     refused(["--figures", str(tmp_path / "missing.toml")], "no such file", out)
+    # a testbed the class refuses would fail every trial
+    host = figures(tmp_path, 'name = "a"\ntest = "fill"\nmetric = "peak_mbps"\nvalue = 1\nunit = "MB/s"\n'
+                             'testbed = ["host.nope=1"]\n')
+    refused(["--figures", str(host)], "figure 'a': testbed host.nope=1: profile: unknown field `nope`", out)
+
+
+def test_a_refused_fit_makes_no_report_directory(tmp_path):
+    report = tmp_path / "report"
+    refused(["--figures", str(tmp_path / "missing.toml"), "-o", str(report)], "no such file", tmp_path / "t.toml")
+    unit = figures(tmp_path, 'name = "a"\ntest = "fill"\nmetric = "peak_mbps"\nvalue = 1\nunit = "parsecs"\n')
+    refused(["--figures", str(unit), "-o", str(report)], "unknown unit 'parsecs'", tmp_path / "t.toml")
+    assert not report.exists()
 
 
 def test_the_fill_head_is_a_group_of_figures(store):

@@ -69,6 +69,15 @@ MATRIX = [
     (["run", "fill", "--drive", "/dev/nosuchdir/sdx", "--plan"], ["/dev/nosuchdir/sdx: no such device"]),
     (["run", "fill", "--drive", "/dev/null,/dev/zero"], ["no such device", "one --drive for each drive"]),
     (["run", "fill", "--drive", "fake"], ["unknown drive 'fake'"]),
+    # a warning (--seconds unused by fill) is not shown before the error
+    (["run", "fill", "--drive", "sim:nope", "--seconds", "5"], ["unknown profile 'nope'"]),
+    (["run", "fill", "--drive", "sim:sn520-128", "--seconds", "5", "--set", "nand.channels=0"], ["nand.channels = 0"]),
+    (["run", "fill", "--drive", "sim:sn520-128", "--seconds", "5", "--db", "{tmp}/text.sqlite"], ["is damaged"]),
+    # input files that are there but are no regular file: said so, not "no such file"
+    (["run", "trace", "--trace", "{tmp}", "--drive", "sim:sn520-128"], ["--trace {tmp}: not a regular file"]),
+    (["run", "fio", "{tmp}", "--drive", "sim:sn520-128"], ["{tmp}: not a regular file"]),
+    (["run", "fill", "--drive", "{tmp}/fifo.toml"], ["profile file '{tmp}/fifo.toml': not a regular file"]),
+    (["fit", "--figures", "{tmp}", "--out", "{tmp}/t.toml"], ["--figures {tmp}: not a regular file"]),
     # --- the store and run ids (F9g-j)
     (["results", "show", "99999999999999999999", "--db", "{db}"], ["no run 99999999999999999999", "1 to"]),
     (["results", "show", "0", "--db", "{db}"], ["no run 0"]),
@@ -81,15 +90,26 @@ MATRIX = [
     (["results", "list", "--db", "{tmp}/typo/r.sqlite"], ["no results store at {tmp}/typo/r.sqlite"]),
     (["report", "1", "-o", "{tmp}/rep", "--db", "{tmp}/typo.sqlite"], ["no results store"]),
     (["compare", "1", "--db", "{tmp}/typo.sqlite"], ["no results store"]),
+    (["report", "--sweep", "sw-0000000000", "-o", "{tmp}/rep", "--db", "{db}"], ["no sweep sw-0000000000"]),
     (["results", "export", "1", "--db", "{tmp}/typo.sqlite"], ["no results store"]),
     (["results", "list", "--db", "{tmp}/text.sqlite"], ["is damaged", "file is not a database", ".recover"]),
     (["results", "list", "--db", "{tmp}/foreign.sqlite"], ["not an ssdlab results store"]),
+    (["results", "list", "--db", "{tmp}"], ["results store {tmp} is a directory; give --db a file"]),
+    (["run", "fill", "--drive", "sim:sn520-128", "--db", "{tmp}/fifo"], ["{tmp}/fifo is a device, FIFO or socket"]),
+    (["results", "list", "--db", "{tmp}/fifo"], ["{tmp}/fifo is a device, FIFO or socket"]),
+    (["run", "fill", "--drive", "sim:sn520-128", "--db", "{tmp}"], ["{tmp} is a directory", "{tmp}/results.sqlite"]),
     (["results", "show", "1", "--db", "{tmp}/damaged.sqlite"], ["is damaged", "malformed", ".recover"]),
     (["run", "fill", "--drive", "sim:sn520-128", "--db", "{tmp}/damaged.sqlite"], ["is damaged"]),
     (["results", "export", "1", "--format", "xml", "--db", "{db}"], ["--format xml"]),
     (["results", "import", "{tmp}/latin1.toml", "--db", "{db}"], ["cannot read"]),
     (["results", "import", "{tmp}/plain.json", "--db", "{db}"], ["not an ssdlab pending-results file"]),
+    (["results", "import", "{tmp}/missing.json", "--db", "{tmp}/r3.sqlite"],
+     ["results import: cannot read {tmp}/missing.json: No such file or directory"]),
     # --- reports (F9k/l)
+    (["review", "--drive", "sim:sn520-128", "-o", "{tmp}/rep", "--jobs", "0", "--db", "{tmp}/r2.sqlite"],
+     ["--jobs 0"]),
+    (["review", "--drive", "sim:sn520-128", "-o", "{tmp}/rep", "--spare", "99.99", "--db", "{tmp}/r2.sqlite"],
+     ["phase asssd_seq_read#1", "too few for 1 job(s)"]),
     (["report", "1", "-o", "{tmp}/rep", "--y-max", "-5", "--db", "{db}"], ["--y-max -5"]),
     (["report", "1", "-o", "{tmp}/rep", "--y-max", "nan", "--db", "{db}"], ["--y-max nan"]),
     (["review", "--drive", "sim:sn520-128", "-o", "{tmp}/text.sqlite/rep", "--db", "{tmp}/r2.sqlite"],
@@ -110,6 +130,8 @@ def scratch(tmp_path_factory) -> Path:
     (tmp / "nested.toml").write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
     (tmp / "text.sqlite").write_text("not a database\n" * 100)
     (tmp / "plain.json").write_text('{"hello": 1}')
+    os.mkfifo(tmp / "fifo")
+    os.mkfifo(tmp / "fifo.toml")
     c = sqlite3.connect(tmp / "foreign.sqlite")
     c.execute("CREATE TABLE t (x)")
     c.commit()
@@ -179,6 +201,24 @@ def test_a_profile_larger_than_memory_is_refused_before_allocating(tmp_path):
     assert r.stderr.count("\n") == 1 and "needs about 6.99 GB" in r.stderr and "GB is available" in r.stderr
     assert "ulimit -v" in r.stderr
     assert not (tmp_path / "r.sqlite").exists() or Store(tmp_path / "r.sqlite").runs() == []
+
+
+def test_another_programs_database_is_refused_unchanged(tmp_path, capsys):
+    """A --db naming another program's SQLite file (a typo): reads and runs refuse it, and
+    the file is left byte for byte as it was (not even its journal mode changed)."""
+    for name, table in (("app.db", "CREATE TABLE t (x)"), ("runs.db", "CREATE TABLE runs (x)")):
+        db = tmp_path / name
+        c = sqlite3.connect(db)
+        c.execute(table)
+        c.commit()
+        c.close()
+        before = db.read_bytes()
+        for args in (["results", "list"], RUN + ["--seconds", "0.1", "--interval", "0"]):
+            code, out, err = ssdlab(capsys, *args, "--db", str(db))
+            assert code == 2 and out == "" and err.count("\n") == 1, err
+            assert f"{db} is not an ssdlab results store" in err and "a new file" in err, err
+        assert db.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["app.db", "runs.db"]
 
 
 def test_read_only_store_is_readable(scratch, tmp_path, capsys):

@@ -211,6 +211,7 @@ def test_stats_lines_become_series_and_totals():
     (["serve", "/dev/sda"], ["only a simulated drive can be served"]),
     (["serve", "sim:sn520-128", "--socket", "/tmp/x.sock", "--tcp", "1.2.3.4:5"], ["--socket or --tcp"]),
     (["serve", "sim:sn520-128", "--tcp", "localhost"], ["--tcp localhost", "HOST:PORT"]),
+    (["serve", "sim:sn520-128", "--tcp", "127.0.0.1:99999"], ["port 99999 is out of range", "1 to 65535"]),
     (["serve", "sim:sn520-128", "--set", "nand.channels=0"], ["nand.channels"]),
     (["serve", "sim:sn520-128", "--seconds", "0"], ["--seconds 0"]),
     (["serve", "sim:sn520-128", "--socket", "/nonexistent/dir/x.sock"], ["does not exist"]),

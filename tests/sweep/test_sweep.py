@@ -76,6 +76,8 @@ def test_grid_file_adds_to_the_command_line(tmp_path):
     (["--drive", "/dev/null"], "sweeps run simulated drives"),
     (["--drive", "sim:nope"], "unknown profile 'nope'"),
     (["--jobs", "0"], "--jobs 0"),
+    # a point whose phases do not fit its drive: refused before the other points run
+    (["--spare", "0,99.99"], "spare=99.99: drive of 8000000000 bytes is too small for --spare 99.99"),
 ])
 def test_bad_grids_are_refused_before_anything_runs(tmp_path, args, message):
     db = tmp_path / "s.sqlite"
@@ -94,6 +96,10 @@ def test_bad_grid_file_is_one_line(tmp_path):
     r = runner.invoke(app, ["sweep", "consistency", "--drive", "sim:tlc-256", "--grid", str(f),
                             "--db", str(tmp_path / "s.sqlite")])
     assert r.exit_code == 2 and "unknown key 'drivez'" in r.stderr, r.output
+    f.write_text("[set]\n'nand.channels' = []\n")  # an axis with no value: not a grid of no points
+    r = runner.invoke(app, ["sweep", "consistency", "--drive", "sim:tlc-256", "--grid", str(f),
+                            "--db", str(tmp_path / "s.sqlite")])
+    assert r.exit_code == 2 and "'set.nand.channels' = []: give at least one value" in r.stderr, r.output
 
 
 # ---- executors ------------------------------------------------------------------------------
@@ -115,6 +121,14 @@ def span(x):
     t = time.monotonic()
     time.sleep(0.2)
     return t, time.monotonic()
+
+
+def test_a_ray_address_ray_cannot_read_names_the_option():
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        ray.shutdown()
+    with pytest.raises(ValueError, match=r"^--ray-address bogus:::: cannot reach the Ray cluster .*HOST:PORT"):
+        ex.open_executor(ray="bogus:::")
 
 
 def test_runs_from_two_threads_share_the_pools_memory_budget(monkeypatch):

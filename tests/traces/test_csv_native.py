@@ -68,6 +68,9 @@ def test_a_bad_line_gets_the_same_error_through_load(tmp_path):
     f.write_text("time_us,op,offset_bytes,length_bytes\n0,read,0,4096\n1,read,-4096,4096\n")
     with pytest.raises(TraceError, match="line 3: time, offset and length must be >= 0"):
         load(f)
+    f.write_text("time_s,op,offset_bytes,length_bytes\n0,read,0,4096\n1e300,read,0,4096\n")
+    with pytest.raises(TraceError, match=r"line 3: time 1e300 \(time_s\): not a finite time below 2\*\*63 ns"):
+        load(f)
     f.write_text("time_us,op,offset_bytes,length_bytes\n0,read,0,4096\n1,read,4096,4096\n")
     assert len(load(f)) == 2
 

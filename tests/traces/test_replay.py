@@ -167,6 +167,12 @@ def test_trace_past_the_drive_is_refused_or_wrapped(tmp_path):
     db = str(tmp_path / "r.sqlite")
     r = run_trace(db, "--trace", f)
     assert r.exit_code == 2 and "I/O 2 reaches byte 40000004096" in r.stderr and "--wrap" in r.stderr
+    # one line (no note on the trace read first) and no store made
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "r.sqlite").exists(), r.stderr
+    (tmp_path / "text.sqlite").write_text("not a database\n")
+    r = run_trace(str(tmp_path / "text.sqlite"), "--trace", f, "--wrap")
+    assert r.exit_code == 2 and r.stderr.startswith("ssdlab: error: results store") and "is damaged" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     r = run_trace(db, "--trace", f, "--wrap")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["drives"][0]["metrics"]["empty_ios"] == 2

@@ -72,12 +72,11 @@ def _node(d: Any, run: RunKey, drive: str | None, where: str,
     kinds = [k for k in (*LEAF, *COMBINE) if k in d]
     if len(kinds) != 1:
         raise FiguresError(f"{where}: give exactly one of metric, measure, {', '.join(COMBINE)}")
+    _conditions(d, where)
     run = run_key(d, run)
     drive = d.get("drive", drive)
     if not run[0]:
         raise FiguresError(f"{where}: no test (e.g. test = \"fill\")")
-    if "testbed" in d and not all(isinstance(x, str) and "=" in x for x in d["testbed"]):
-        raise FiguresError(f"{where}: testbed must be a list of profile overrides key=value")
     needs.append((drive, run))
     kind = kinds[0]
     if kind == "metric":
@@ -124,6 +123,18 @@ def _num(d: dict[str, Any], key: str, where: str) -> float | None:
     return v
 
 
+def _conditions(d: dict[str, Any], where: str) -> None:
+    """A run's conditions as `ssdlab run` takes them (a figure no run can measure is refused)."""
+    spare, seconds = _num(d, "spare", where), _num(d, "seconds", where)
+    if spare is not None and not 0 <= spare < 100:
+        raise FiguresError(f"{where}: spare = {spare}: must be at least 0 and below 100 (%)")
+    if seconds is not None and not 0 < seconds <= 1e7:
+        raise FiguresError(f"{where}: seconds = {seconds}: must be above 0 and at most 1e7")
+    tb = d.get("testbed", [])
+    if not isinstance(tb, list) or not all(isinstance(x, str) and "=" in x for x in tb):
+        raise FiguresError(f"{where}: testbed must be a list of profile overrides key=value")
+
+
 def figure(d: dict[str, Any], drive: str | None, where: str) -> Figure:
     bad = set(d) - FIGURE_KEYS
     if bad:
@@ -155,6 +166,7 @@ def figure(d: dict[str, Any], drive: str | None, where: str) -> Figure:
         lo = None if lo is None else lo * (1 - tol)
         hi = None if hi is None else hi * (1 + tol)
     needs: list[tuple[str | None, RunKey]] = []
+    _conditions(d, where)
     run = run_key(d)
     node = {k: d[k] for k in (*LEAF, *COMBINE, "args") if k in d}
     measure = _node({**node, "test": run[0]}, run, None, where, needs)

@@ -32,7 +32,8 @@ from .fit import fit_cmd
 from .pts import pts_cmd
 from .remote import FIO_SERVER, agent_cmd, fio_server_cmd
 from .fleet import run_fleet
-from ..methodology import TESTS, Options
+from .. import methodology
+from ..methodology import Options
 from ..phase import flat
 from ..review import Request
 from ..runner import RunInterrupted, plan_items, preflight, run_test
@@ -111,27 +112,29 @@ def run(**kw: Any) -> None:
                          kw["interval"], kw["precondition"], kw["sets"], kw["seed"], kw["testbed"],
                          kw["db"], kw["destroy_data"], {name: kw[name] for name in own})
         the_test = req.the_test
-        console = request.CliConsole()
+        console = request.CliConsole(hold=True)
         req.check(console)  # the test's own options (a trace read, a job file found) first
         if not req.precondition and not the_test.precondition_optional:
             raise UserError(f"--no-precondition: {req.test} needs the drive in a known state; "
                             f"only {PRECONDITION_TESTS} can skip its purge and fill")
         req.options()  # the options every test shares, checked before any drive is opened
+        drv = open_drives(req.drives, parse_sets(req.sets), req.seed, req.destroy_data, kw["plan"])
+        req.for_drives(drv, console)  # e.g. a job file compiled for the drives' capacity
+        opts = req.options()
+        if not (kw["fleet"] or kw["plan"]):
+            check_free(req.db)  # before the store is even created
+            store = Store(req.db)
+            store.check_writable()
+        console.release()  # notes and warnings once everything was checked: a refused command says one line
         if req.seconds is not None and the_test.default_seconds is None:
             typer.echo(f"ssdlab: warning: --seconds is not used by {req.test}", err=True)
-        drv = open_drives(req.drives, parse_sets(req.sets), req.seed, req.destroy_data, kw["plan"])
         if not req.precondition and any(t.capabilities.simulated for _, t in drv):
             typer.echo("ssdlab: warning: --no-precondition on a simulated drive reads a drive "
                        "that was never written", err=True)
-        req.for_drives(drv, console)  # e.g. a job file compiled for the drives' capacity
-        opts = req.options()
         if kw["fleet"]:  # fleet.py: every drive at once, each its own `ssdlab run`
             raise typer.Exit(run_fleet(req.test, drv, opts, kw["json_out"], req.db, req.argv(), kw["plan"]))
         if kw["plan"]:
             return print_plan(req.test, drv, opts, kw["json_out"])
-        check_free(req.db)  # before the store is even created
-        store = Store(req.db)
-        store.check_writable()
         with progress_hooks() as hooks:
             try:
                 run_id, outcomes = run_test(store, req.test, drv, opts, req.stored_args(), req.testbed, hooks)
@@ -260,12 +263,12 @@ def review(
         opts = Options(spare=spare, repeat=repeat, seconds=seconds, interval=interval)
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
         check_y_max(y_max)
-        for test in TESTS:  # every drive refused or accepted for every test, before anything
+        if jobs is not None and jobs < 1:
+            raise UserError(f"--jobs {jobs}: must be at least 1")
+        for test in methodology.TESTS:  # every test fits every drive: a refused review makes nothing
             preflight(test, drv, opts)
         check_out_dir(out)  # before any test runs, not after them all
         check_free(db)  # before the store is even created
-        if jobs is not None and jobs < 1:
-            raise UserError(f"--jobs {jobs}: must be at least 1")
         store = Store(db)
         store.check_writable()
         docs: list[dict] = []
@@ -333,7 +336,9 @@ def report(
             if runs or latest:
                 raise UserError("--sweep reports a whole sweep: give no run ids or --latest with it")
             from ..report.sweep import build_sweep_report
+            from ..report.sweep_data import stored_runs
 
+            stored_runs(store, sweep_id)  # a mistyped id: no report directory made
             check_out_dir(out)
             print(build_sweep_report(store, sweep_id, out))
             return

@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 import typer
 
+from ..errors import NOT_A_FILE
 from .errors import UserError, user_errors
 from .inputs import check_out_dir, existing_store
 from .options import Db, JsonOut, Seed
@@ -124,15 +125,13 @@ def fit_cmd(
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
         _check_out(out, force)
-        if report_dir is not None:
-            check_out_dir(report_dir)
         parts = []
         if runs is not None:
             store = existing_store(db)
             parts.append(E.from_runs(store, _run_ids(runs)))
         if figures is not None:
             if not figures.is_file():
-                raise UserError(f"--figures {figures}: no such file")
+                raise UserError(f"--figures {figures}: " + (NOT_A_FILE if figures.exists() else "no such file"))
             ev_f = E.from_figures(figures)
             E.check_metrics(ev_f, E.metric_names)
             parts.append(ev_f)
@@ -142,6 +141,8 @@ def fit_cmd(
 
             if start not in builtin_ids():
                 raise UserError(f"--start {start}: not a built-in profile ({', '.join(builtin_ids())})")
+        if report_dir is not None:  # once the evidence is read: a refused fit makes no directory
+            check_out_dir(report_dir)
         req = fitting.Request(ev, trials=trials, minutes=minutes, seed=seed, start=start, crossval=crossval,
                               crossval_trials=crossval_trials,
                               params=[k.strip() for k in params.split(",") if k.strip()] if params else None)

@@ -90,7 +90,7 @@ def pts_cmd(
         opts = Options(own=po)
         for test in chosen:  # every drive refused or accepted for every test, before anything
             preflight(test, drv, opts)
-        check_out_dir(out)  # made once no drive is refused
+        check_out_dir(out)  # once the drives passed: a refused command makes no directory
         for spec, target in drv:
             if target.capabilities.simulated:
                 continue

@@ -27,8 +27,21 @@ class CliConsole:
 
     BIG = 64 << 20  # bytes on disk: reading it shows a progress bar at a terminal
 
+    def __init__(self, hold: bool = False) -> None:
+        self.held: list[str] | None = [] if hold else None  # notes kept until release()
+
     def note(self, line: str) -> None:
-        typer.echo(f"ssdlab: {line}", err=True)
+        if self.held is not None:
+            self.held.append(line)
+        else:
+            typer.echo(f"ssdlab: {line}", err=True)
+
+    def release(self) -> None:
+        """The notes held while the command was checked (a refused one says one line), then
+        each as it comes."""
+        held, self.held = self.held or [], None
+        for line in held:
+            self.note(line)
 
     @contextmanager
     def reading(self, path: str) -> Iterator[Callable[[int, int], None]]:

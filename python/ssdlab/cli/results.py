@@ -85,11 +85,12 @@ def results_import(
     db: Db = None,
 ) -> None:
     """Put results a run could not store (its disk was full) back into a store."""
-    from ..pending import import_file
+    from ..pending import import_file, read
 
     with user_errors():
+        run = read(file)  # the whole file checked before a store is made
         check_free(db)  # before the store is even created
         store = Store(db)
         store.check_writable()
-        run_id, n = import_file(store, file)
+        run_id, n = import_file(store, file, run)
     print(f"imported {n} phase{'s' if n != 1 else ''} into run {run_id} in {store.path}")

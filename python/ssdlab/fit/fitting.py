@@ -169,6 +169,20 @@ class _Folds:
             self.pool.shutdown(wait=True)
 
 
+def check_testbeds(ev: Evidence, st: Start) -> None:
+    """Each figure's testbed overrides apply to the class: a key or value the simulator
+    refuses would fail every trial, so it is refused before any runs."""
+    from ..errors import one_line
+    from ..targets.sim import capacity
+
+    for f in ev.figures:
+        for tb in dict.fromkeys(r[4] for r in (f.run, *(r for _, r in f.needs)) if r[4]):
+            try:
+                capacity(st.text, list(tb))
+            except ValueError as e:
+                raise UserError(f"figure {f.name!r}: testbed {', '.join(tb)}: {one_line(e)}") from None
+
+
 def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | None = None) -> Result:
     ev = req.evidence
     if not ev.figures:
@@ -188,6 +202,7 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     total = req.minutes * 60 if req.minutes else math.inf
     class_id = req.start or ev.start or choose_class(ev.facts)
     st = start(class_id, ev.facts)
+    check_testbeds(ev, st)
     if req.params is not None:
         unknown = [k for k in req.params if k not in {q.key for q in st.params}]
         if unknown:

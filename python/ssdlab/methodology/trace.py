@@ -10,10 +10,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Optional, cast
+from typing import Any, Literal, Optional, Sequence, cast
 
 from .. import phase as ph
-from ..errors import UserError
+from ..errors import NOT_A_FILE, UserError
 from ..phase import MAX_SPEED, MIN_SPEED, Replay
 from ..units import parse_duration
 from .common import Options
@@ -78,7 +78,7 @@ class TraceFlags(TestOptions):
             if fmt is not None:
                 raise UserError(f"--format {fmt}: a built-in workload has no file format")
         elif not Path(trace).is_file():
-            raise UserError(f"--trace {trace}: no such file")
+            raise UserError(f"--trace {trace}: " + (NOT_A_FILE if Path(trace).exists() else "no such file"))
         if fmt is not None and fmt not in FORMATS:
             raise UserError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
         if not (math.isfinite(speed) and MIN_SPEED <= speed <= MAX_SPEED):
@@ -94,6 +94,16 @@ class TraceFlags(TestOptions):
                             state=cast(States, state))  # one of STATES: checked above
         console.note(announce(opts, console))  # the trace is read now: a bad one refused before any store
         return opts
+
+    def for_drives(self, parsed: TraceOptions, values: dict[str, Any], drives: Sequence[tuple[str, Any]],
+                   seed: int, console: Console) -> TraceOptions:
+        from ..traces import workloads
+        from ..traces.timing import prepare
+
+        if not workloads.is_builtin(parsed.replay.trace):  # a trace past a drive: refused before any store
+            for cap in sorted({t.identify().capacity for _, t in drives}):
+                prepare(parsed.replay, cap)  # kept: the run replays this one
+        return parsed
 
     def stored(self, parsed: TraceOptions, values: dict[str, Any]) -> dict[str, Any]:
         return {"trace": stored_args(parsed)}

@@ -46,13 +46,21 @@ def _order(values: list[Any]) -> list[Any]:
     return uniq
 
 
-def from_store(store: Any, sweep_id: str) -> SweepTable:
-    """The latest run of every point of the sweep (a complete one when there is one)."""
-    from ..sweep import point_key, sweep_runs
+def stored_runs(store: Any, sweep_id: str) -> list[dict]:
+    """The sweep's runs, oldest first; one line when the store has none (a mistyped id)."""
+    from ..sweep import sweep_runs
 
     runs = sweep_runs(store, sweep_id)
     if not runs:
         raise ValueError(f"no sweep {sweep_id} in {store.path} (see `ssdlab results list`)")
+    return runs
+
+
+def from_store(store: Any, sweep_id: str) -> SweepTable:
+    """The latest run of every point of the sweep (a complete one when there is one)."""
+    from ..sweep import point_key
+
+    runs = stored_runs(store, sweep_id)
     best: dict[str, dict] = {}
     for r in runs:  # oldest first: a later run replaces an earlier one unless that one completed
         k = point_key(r["point"])

@@ -46,8 +46,10 @@ def plugin_path() -> Path:
 
 def parse_tcp(hostport: str) -> tuple[str, int]:
     host, sep, port = hostport.rpartition(":")
-    if not sep or not re.fullmatch(r"[0-9]{1,5}", port) or not 0 < int(port) < 65536:
+    if not sep or not re.fullmatch(r"[0-9]+", port):
         raise ValueError(f"--tcp {hostport}: expected HOST:PORT, e.g. --tcp 127.0.0.1:10809")
+    if not 0 < int(port) < 65536:
+        raise ValueError(f"--tcp {hostport}: port {port} is out of range; give 1 to 65535, e.g. --tcp 127.0.0.1:10809")
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]  # [IPv6]
     elif any(c in host for c in ":[]"):

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from .. import units
+from ..errors import NOT_A_FILE
 from .fio import nbd_uri
 from ..fioformat.jobfile import check_path
 
@@ -160,7 +161,8 @@ def listed(text: str) -> tuple[Literal["block", "file", "dir"], str] | None:
 
 def _profile(text: str, path: str) -> DriveSpec:
     if not Path(path).is_file():
-        raise ValueError(f"profile file '{path}' not found")
+        raise ValueError(f"profile file '{path}': {NOT_A_FILE}" if Path(path).exists()
+                         else f"profile file '{path}' not found")
     return DriveSpec(text, "profile", path)
 
 

@@ -74,8 +74,11 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
         except ValueError:
             raise bad_line(path, n, f"time must be a number, offset and length whole numbers "
                            f"(units {cols[it_]}, {cols[oi]}, {cols[li]})") from None
-        if not (tv >= 0 and tv * tu < 2**63) or ov < 0 or lv < 0:
-            raise bad_line(path, n, "time, offset and length must be >= 0 (and time finite)")
+        if tv < 0 or ov < 0 or lv < 0:
+            raise bad_line(path, n, "time, offset and length must be >= 0")
+        if not tv * tu < 2**63:  # NaN, infinite, or past what a time in ns holds
+            raise bad_line(path, n, f"time {f[it_].strip()[:30]} ({cols[it_]}): not a finite time below "
+                           "2**63 ns (292 years)")
         if op != FLUSH and lv == 0:
             raise bad_line(path, n, f"{f[io_].strip()} of length 0")
         out.add(n, round(tv * tu), op, int(ov * ou) if op != FLUSH else 0, int(lv * lu) if op != FLUSH else 0)
