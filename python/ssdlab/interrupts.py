@@ -16,6 +16,8 @@ threads (fio's output pumps, progress bars) exist. Without `handled()` (library 
 from __future__ import annotations
 
 import signal
+import sys
+import threading
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -34,6 +36,13 @@ def _handler(signum, frame) -> None:
         return
     _state["stopping"] = True
     raise KeyboardInterrupt
+
+
+def raise_if_stopping() -> None:
+    """Before a phase starts: a stop whose KeyboardInterrupt Python swallowed (it landed in a
+    destructor: "Exception ignored in ...") still stops the work, here. Main thread only."""
+    if _state["stopping"] and not _state["shield"] and threading.current_thread() is threading.main_thread():
+        raise KeyboardInterrupt
 
 
 def terminated() -> bool:
@@ -59,9 +68,18 @@ def handled(ignore_after_stop: bool = False) -> Iterator[None]:
         yield
         return
     _state.update(installed=True, stopping=False, terminated=False, shield=0, pending=False)
+    hook = sys.unraisablehook
+
+    def unraisable(u) -> None:
+        # the stop landed where Python cannot raise (a destructor): no "Exception ignored"
+        # traceback; `raise_if_stopping` stops the work at the next phase instead
+        if not (isinstance(u.exc_value, KeyboardInterrupt) and _state["stopping"]):
+            hook(u)
+    sys.unraisablehook = unraisable
     try:
         yield
     finally:
+        sys.unraisablehook = hook
         for s, h in old.items():
             signal.signal(s, signal.SIG_IGN if ignore_after_stop and _state["stopping"] else h)
         # the stop belonged to this block: code run after it in the same process (a library

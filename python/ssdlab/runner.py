@@ -257,6 +257,7 @@ def _run_item(target: Target, phases: list[Phase], seq: int, on_start: PhaseStar
     running: list[int] = []  # the phase started and not ended yet
 
     def start(i: int, phase: Phase) -> OnSample | None:
+        interrupts.raise_if_stopping()
         listener = on_start(seq + i, phase) if on_start else None
         buf = bufs[i] = SampleBuffer()
         running[:] = [i]
@@ -314,8 +315,9 @@ def run_drive(rec: Recorder, position: int, spec: str, target: Target,
         hooks.phase_end(res)
 
     try:
-        rd = rec.add_drive(position, spec, ident)
-        out.run_drive_id = rd if rd is not None else -1
+        with interrupts.shielded():  # a Ctrl-C meanwhile comes once `rd` is known, for its status
+            rd = rec.add_drive(position, spec, ident)
+            out.run_drive_id = rd if rd is not None else -1
         results = walk_phases(the_test, target, ident.capacity, opts, start, end)
         out.metrics = the_test.analyze(results, opts)
         rec.set_metrics(position, rd, out.metrics)
@@ -361,8 +363,13 @@ def run_test(store: Store, test: str, drives: Sequence[tuple[str, Target]], opts
     preflight(test, drives, opts)
     hooks = hooks or Hooks()
     engines = engine_versions([t for _, t in drives])
-    with interrupts.shielded():
-        run_id = store.create_run(test, args, testbed, engines)
+    try:
+        with interrupts.shielded():
+            run_id = store.create_run(test, args, testbed, engines)
+    except KeyboardInterrupt:  # it came while the run was created: the run ends at once
+        with interrupts.shielded():
+            store.finish_run(run_id, "interrupted", "interrupted by the user")
+        raise RunInterrupted(run_id, []) from None
     created = store.created(run_id)
     rec = Recorder(store, run_id, {"test": test, "created": created, "token": store.token(run_id), "args": args,
                                    "testbed": testbed, "engine_version": engines})

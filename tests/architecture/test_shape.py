@@ -36,6 +36,7 @@ LAYERS = {
     "ssdlab.review": 5, "ssdlab.sweep": 5, "ssdlab.validate": 5, "ssdlab.serve": 5, "ssdlab.fit": 5,
     "ssdlab.report": 6,
     "ssdlab.cli": 7,
+    "ssdlab.command": 8,  # the console script: imports the CLI
 }
 
 

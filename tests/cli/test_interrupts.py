@@ -25,3 +25,55 @@ def test_a_sigterm_is_still_told_apart_after_the_block():
         while True:
             pass
     assert interrupts.terminated() and not interrupts.stopping()
+
+
+def test_a_stop_python_swallowed_still_stops_the_work(capsys):
+    """A Ctrl-C that lands in a destructor, where Python cannot raise it, prints no
+    "Exception ignored" traceback, and still stops the work at the next phase."""
+    class Late:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(10**6):  # the handler runs in here
+                pass
+
+    with pytest.raises(KeyboardInterrupt), interrupts.handled():
+        Late()  # dropped at once
+        assert interrupts.stopping()
+        interrupts.raise_if_stopping()
+    assert "Exception ignored" not in capsys.readouterr().err
+
+
+def test_ctrl_c_at_any_moment_of_a_command_is_one_line_and_130(tmp_path):
+    """A Ctrl-C in the CLI's import, in typer's parsing, as the run is created or between
+    phases: one line, status 130, and a run created meanwhile is `interrupted`, never
+    `running`; a Ctrl-C Python took is never lost (the command ending 0 as if untouched)."""
+    import subprocess
+    import sys
+    import time
+
+    from ssdlab.store import Store
+
+    db = tmp_path / "r.sqlite"
+    code = ("import os, signal, sys, threading\n"
+            "t = threading.Timer(float(sys.argv[1]), os.kill, (os.getpid(), signal.SIGINT))\n"
+            "t.daemon = True\n"
+            "t.start()\n"
+            "sys.argv = ['ssdlab', 'run', 'quick', '--drive', 'sim:pm991-128', '--seconds', '0.05',"
+            " '--db', sys.argv[2]]\n"
+            "from ssdlab.command import main\n"
+            "main()\n")
+
+    def command(delay: float) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", code, str(delay), str(db)], capture_output=True,
+                              text=True)
+    t0 = time.monotonic()
+    assert command(1e6).returncode == 0
+    whole = time.monotonic() - t0
+    for k in range(1, 16):  # over the whole command, a run reached or not
+        p = command(whole * k / 16)
+        assert p.returncode in (0, 130), p.stderr
+        if p.returncode == 130:
+            assert p.stderr.count("\n") == 1 and "interrupted" in p.stderr, p.stderr
+    runs = Store(db).runs(100)
+    assert {r["status"] for r in runs} <= {"complete", "interrupted"}
+    assert sum(r["status"] == "interrupted" for r in runs) >= 5

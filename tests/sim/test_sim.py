@@ -198,6 +198,23 @@ def test_callback_error_stops_run_and_keeps_partial():
     assert partial["totals"]["duration_s"] < 10
 
 
+def test_a_callback_error_at_the_phases_last_row_is_raised_not_lost():
+    """A phase shorter than its sample interval has one row, handed over as it ends, when
+    nothing is left to stop: a Ctrl-C (or an error) met there is still raised, with the
+    whole result, or the command would end as if it had never been interrupted."""
+    d = drive()
+    rows = []
+
+    def cb(row):
+        rows.append(row)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as e:
+        d.run(rand_io("w", 0, stop_seconds=0.05).resolve(cap(d)), cb)
+    assert len(rows) == 1 and not e.value.partial["interrupted"]
+    assert e.value.partial["totals"]["duration_s"] == pytest.approx(0.05, rel=0.1)
+
+
 def test_gil_is_released_while_simulating():
     d = drive()
     ticks = []

@@ -367,11 +367,7 @@ impl Drive {
             };
         let interrupted = res.interrupted;
         let out = result_dict(py, res)?;
-        if interrupted {
-            let e = err.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted"));
-            e.value(py).setattr("partial", &out)?;
-            return Err(e);
-        }
+        raise_if_stopped(py, interrupted, err, &out)?;
         Ok(out)
     }
 
@@ -413,11 +409,7 @@ impl Drive {
             list.append(fiojob::job_dict(py, j)?)?;
         }
         out.set_item("jobs", list)?;
-        if interrupted {
-            let e = err.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted"));
-            e.value(py).setattr("partial", &out)?;
-            return Err(e);
-        }
+        raise_if_stopped(py, interrupted, err, &out)?;
         Ok(out)
     }
 
@@ -477,13 +469,27 @@ impl Drive {
         let out = result_dict(py, res.phase)?;
         out.set_item("read_latency", hist_dict(py, &rh)?)?;
         out.set_item("write_latency", hist_dict(py, &wh)?)?;
-        if interrupted {
-            let e = err.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted"));
-            e.value(py).setattr("partial", &out)?;
-            return Err(e);
-        }
+        raise_if_stopped(py, interrupted, err, &out)?;
         Ok(out)
     }
+}
+
+/// The phase was cut short, or its sample callback met an error (Ctrl-C, an exception of
+/// `on_sample`): raise that error with the result as its `partial`. The error is raised even
+/// when the phase ran to its end: one met at the phase's last row stops nothing, and a Ctrl-C
+/// the handler already took must not be lost (the run would end as if never interrupted).
+fn raise_if_stopped<'py>(
+    py: Python<'py>,
+    interrupted: bool,
+    err: Option<PyErr>,
+    out: &Bound<'py, PyDict>,
+) -> PyResult<()> {
+    if !interrupted && err.is_none() {
+        return Ok(());
+    }
+    let e = err.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted"));
+    e.value(py).setattr("partial", out)?;
+    Err(e)
 }
 
 /// A sample row from a running phase or replay (GIL released): checks for Ctrl-C and

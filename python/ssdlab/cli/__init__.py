@@ -22,7 +22,8 @@ from . import request
 from .request import RunRequest
 from ..analysis import comparison_table
 from .errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  # noqa: F401
-                         interrupted_status, sigterm_interrupts, user_errors, warnings_as_lines)
+                         interrupted_status, new_command, sigterm_interrupts, untold_interruption,
+                         user_errors, warnings_as_lines)
 from .inputs import (PRECONDITION_TESTS, TEST_NAMES, check_out_dir, check_y_max,
                          existing_store, open_drives, parse_sets)
 from .output import emit_table, print_json, progress_hooks
@@ -53,6 +54,7 @@ class App(typer.Typer):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("standalone_mode", False)
+        new_command()
         try:
             with interrupts.handled(ignore_after_stop=True), warnings_as_lines():
                 rv = super().__call__(*args, **kwargs)
@@ -61,7 +63,12 @@ class App(typer.Typer):
                 sys.exit(EXIT_USER)
             typer.echo(f"ssdlab: error: {e.format_message()} (see --help)", err=True)
             sys.exit(EXIT_USER if e.exit_code == 2 else e.exit_code)
-        except typer.Abort:  # Ctrl-C or SIGTERM outside a run: nothing was stored
+        # Ctrl-C or SIGTERM outside a run: nothing was stored (typer builds the command
+        # before click's own catch, which turns the interrupt into Abort, begins)
+        except (typer.Abort, KeyboardInterrupt):
+            typer.echo("ssdlab: interrupted", err=True)
+            sys.exit(interrupted_status())
+        if untold_interruption(rv):
             typer.echo("ssdlab: interrupted", err=True)
             sys.exit(interrupted_status())
         sys.exit(rv if isinstance(rv, int) else 0)

@@ -66,6 +66,9 @@ def user_errors() -> Iterator[None]:
         raise typer.Exit(interrupted_status())
     except (typer.Exit, typer.Abort, SystemExit):
         raise
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM before a run began (a run's is RunInterrupted)
+        typer.echo("ssdlab: interrupted", err=True)
+        raise typer.Exit(interrupted_status())
     except BrokenPipeError:  # `ssdlab ... | head`: the reader left; stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise typer.Exit(141)
@@ -75,8 +78,23 @@ def user_errors() -> Iterator[None]:
         fail(f"{type(e).__name__}: {one_line(e)} (set SSDLAB_DEBUG=1 for the traceback)", 1)
 
 
+_told = {"interrupted": False}
+
+
 def interrupted_status() -> int:
+    """The exit status of a command whose interruption it has just reported in its line."""
+    _told["interrupted"] = True
     return EXIT_TERMINATED if interrupts.terminated() else EXIT_INTERRUPTED
+
+
+def untold_interruption(rv: object) -> bool:
+    """typer turns a Ctrl-C in its own code (parsing the arguments, before a command
+    begins) into a bare status 130; the command then reported nothing."""
+    return rv in (EXIT_INTERRUPTED, EXIT_TERMINATED) and not _told["interrupted"]
+
+
+def new_command() -> None:
+    _told["interrupted"] = False
 
 
 # SIGTERM (`kill`, systemd, a CI job's timeout) stops a run the way Ctrl-C does: the
