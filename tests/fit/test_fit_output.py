@@ -6,6 +6,7 @@ twin usable as `--drive sim:./twin.toml`."""
 from __future__ import annotations
 
 import json
+import signal
 import tomllib
 
 import pytest
@@ -181,3 +182,33 @@ def test_a_fit_stopped_during_its_pinning_stops_its_cross_validation(fingerprint
     assert not any(t.name.startswith("crossval") for t in threading.enumerate())
     groups = len(set(ev.groups.values()))
     assert groups > 5 and 1 <= len(folds) < groups
+
+
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_fit_stopped_says_so_in_one_line_and_writes_no_twin(fingerprint, tmp_path, monkeypatch, capsys,
+                                                               signum, status):
+    # Ctrl-C (or SIGTERM) while the search runs: exit 130 (143), one line saying so, no twin
+    import os
+
+    from ssdlab.cli import app
+    from ssdlab.fit import fitting
+
+    def stopped(*a, **k):
+        os.kill(os.getpid(), signum)
+        while True:
+            pass
+
+    monkeypatch.setattr(fitting, "fit", stopped)
+    db, rid = fingerprint
+    out = tmp_path / "twin.toml"
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with pytest.raises(SystemExit) as e:
+            app(["fit", "--runs", str(rid), "--db", str(db), "--out", str(out), "--jobs", "1"])
+    finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)
+    assert e.value.code == status
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "fit interrupted" in err[0] and "no twin written" in err[0], err
+    assert not out.exists()

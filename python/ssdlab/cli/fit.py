@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import typer
 
-from .errors import UserError, user_errors
+from .errors import UserError, interrupted_status, user_errors
 from .inputs import check_out_dir, existing_store
 from .options import Db, JsonOut, Seed
 from .output import emit_table, print_json
@@ -146,8 +146,13 @@ def fit_cmd(
                               crossval_trials=crossval_trials,
                               params=[k.strip() for k in params.split(",") if k.strip()] if params else None)
         executor = open_executor(jobs, ray_address or ("local" if ray else None))
-        with Bar(trials) as bar, executor:
-            res = fitting.fit(req, executor, bar.trial)
+        try:
+            with Bar(trials) as bar, executor:
+                res = fitting.fit(req, executor, bar.trial)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a fit stores nothing until its twin
+            typer.echo(f"ssdlab: fit interrupted: no twin written to {out} (a fit keeps nothing before its "
+                       "end; --minutes bounds its time)", err=True)
+            raise typer.Exit(interrupted_status()) from None
         sources = "; ".join(ev.sources)
         name = ev.facts.get("name") or (next(iter(ev.measured.values()))["spec"] if ev.measured else out.stem)
         text = fitting.twin_text(res, f"twin-{out.stem}", f"Twin of {name} (ssdlab fit)", sources, seed)
