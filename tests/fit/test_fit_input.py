@@ -130,3 +130,24 @@ def test_the_trimmed_stretch_is_a_group_of_figures(store):
     assert ev.groups["fingerprint: steady_iops"] == "random-write stretch"
     plan = next(iter(ev.plans.values()))
     assert plan.trim_share == pytest.approx(0.25, abs=1e-6) and plan.trimmed_share > 0
+
+
+def test_the_scatter_of_a_quick_runs_repeats_is_not_fitted(tmp_path):
+    """A quick run's figures are what the tools show and the mean of the repeats; the
+    standard deviation of the repeats is their scatter, not a figure of the drive (a real
+    drive's moves far beyond a tolerance from one session to the next, and is 0 when the
+    runs agree): neither fitted nor listed as left out for being 0."""
+    from ssdlab.fit.evidence import from_runs
+
+    db = tmp_path / "q.sqlite"
+    r = cli("run", "quick", "--drive", "sim:tlc-256", *set_flags(SMALL), "--seconds", "0.2", "--repeat", "3",
+            "--db", str(db), "--json", check=True)
+    run = json.loads(r.stdout)
+    assert any(k.endswith("_stdev") for k in run["drives"][0]["metrics"])
+    st = Store(db)
+    ev = from_runs(st, [run["run_id"]])
+    st.close()
+    names = [f.name for f in ev.figures]
+    assert "quick: cdm_seq1m_q8t1_read_mbps" in names and "quick: cdm_seq1m_q8t1_read_mbps_mean" in names
+    assert not [n for n in names if n.endswith("_stdev")]
+    assert not [x for x in ev.left_out if "_stdev" in x]

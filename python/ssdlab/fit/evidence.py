@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Callable
 
@@ -216,7 +217,7 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
         for name, value in metrics.items():
             if name in SIM_ONLY or name in COUNTS:
                 continue
-            if name in the_test.unfitted:
+            if any(fnmatchcase(name, p) for p in the_test.unfitted):
                 continue
             for entry, v in _entries(value):
                 label = f"{test}: {name}" + (f"[{entry}]" if entry is not None else "")
