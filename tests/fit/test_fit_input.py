@@ -90,6 +90,12 @@ def test_bad_figures_files(tmp_path):
                               'drive = "tlc-256"}]\nvalue = 1\nunit = "ratio"\n')
     refused(["--figures", str(other)], "the evidence pins nothing", out)
     refused(["--figures", str(tmp_path / "missing.toml")], "no such file", out)
+    # two figures of the same metric of the same run that no value passes together (a typo)
+    both = figures(tmp_path, 'name = "a"\ntest = "fill"\nmetric = "post_cache_mbps"\nvalue = 400\nunit = "MB/s"\n\n'
+                             '[[figure]]\nname = "b"\ntest = "fill"\nmetric = "post_cache_mbps"\nlo = 900\n'
+                             'unit = "MB/s"\n')
+    refused(["--figures", str(both)], "figures 'a' and 'b' read the same (fill: post_cache_mbps) and no value "
+            "passes both", out)
 
 
 def test_the_fill_head_is_a_group_of_figures(store):

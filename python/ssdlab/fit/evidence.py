@@ -11,6 +11,7 @@ the groups are what cross-validation holds back one at a time."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -307,8 +308,37 @@ def from_figures(path: Path) -> Evidence:
         g = dataclasses.replace(f, drive=TWIN, needs=tuple((TWIN, r) for _, r in f.needs))
         figs.append(g)
         groups[g.name] = f.run[0] if f.kind != "spec sheet" else "spec sheet"
+    contradiction(path, figs)
     facts = dict(ff.facts)
     return Evidence(figs, groups, facts, [f"figures {path}"], {}, left, ff.start)
+
+
+def passing(f: Figure) -> tuple[float, float]:
+    """The values that pass the figure (Figure.check): its value +- its tolerance, or its range."""
+    if f.value is not None:
+        return f.value - abs(f.value) * f.tol, f.value + abs(f.value) * f.tol
+    return -math.inf if f.lo is None else f.lo, math.inf if f.hi is None else f.hi
+
+
+def contradiction(path: Path, figs: list[Figure]) -> None:
+    """Two figures that read the same thing of the same run, which no value passes together (a
+    typo, or two sources that disagree): no twin can meet both, and the search would settle
+    between them. A UserError naming both."""
+    seen: dict[str, Figure] = {}
+    for f in figs:
+        key = json.dumps([f.run, f.node], sort_keys=True, default=str)
+        g = seen.setdefault(key, f)
+        (alo, ahi), (blo, bhi) = passing(g), passing(f)
+        if g is not f and (ahi < blo or bhi < alo):
+            raise UserError(f"{path}: figures {g.name!r} and {f.name!r} read the same ({f.run[0]}: "
+                            f"{_what(f.node)}) and no value passes both ({alo:g}..{ahi:g} and {blo:g}..{bhi:g}); "
+                            "fix or drop one")
+
+
+def _what(node: dict[str, Any] | None) -> str:
+    node = node or {}
+    return str(node.get("metric") or node.get("measure") or next((k for k in node if k in ("ratio", "difference",
+                                                                                          "max", "sum")), "?"))
 
 
 def check_metrics(ev: Evidence, known: Callable[[str], set[str] | None]) -> None:
