@@ -57,6 +57,16 @@ def test_runs_of_two_drives(store, tmp_path):
     refused(["--runs", f"{a},{trace}"], "a twin cannot replay", tmp_path / "t.toml", db)
     refused(["--runs", "x"], "expected run ids", tmp_path / "t.toml", db)
     refused(["--runs", "999"], "no run 999", tmp_path / "t.toml", db)
+    # a figures file of another drive: the runs' drive holds 8 GB
+    other = tmp_path / "other.toml"
+    other.write_text('[facts]\ncapacity_gb = 128\n\n[[figure]]\nname = "post"\ntest = "fill"\n'
+                     'metric = "post_cache_mbps"\nvalue = 400\nunit = "MB/s"\n')
+    refused(["--runs", str(a), "--figures", str(other)], "the runs' drive holds 8 GB and figures "
+            f"{other} states capacity_gb = 128", tmp_path / "t.toml", db)
+    other.write_text(other.read_text().replace("128", "8"))  # the same drive's figures go with its runs
+    assert cli("fit", "--runs", str(a), "--figures", str(other), "--out", str(tmp_path / "t.toml"), "--db", str(db),
+               "--start", "tlc-256", "--params", "nand.native.read_us", "--trials", "2", "--no-crossval",
+               "--jobs", "1").returncode == 0
 
 
 def test_no_evidence_and_bad_out(store, tmp_path):

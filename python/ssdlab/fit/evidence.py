@@ -103,6 +103,10 @@ class Evidence:
         clash = [f.name for f in other.figures if f.name in names]
         if clash:
             raise UserError(f"figure {clash[0]!r} is given twice (a run and the figures file); rename one")
+        a, b = self.facts.get("capacity_gb"), other.facts.get("capacity_gb")
+        if a and b and abs(a - b) > 0.05 * max(a, b):  # a drive's bytes against its rated GB: a few %
+            raise UserError(f"the runs' drive holds {a:g} GB and {other.sources[0]} states capacity_gb = {b:g}: "
+                            "a twin is fitted to the evidence of one drive")
         return Evidence(self.figures + other.figures, {**self.groups, **other.groups},
                         {**other.facts, **self.facts}, self.sources + other.sources, {**self.plans, **other.plans},
                         self.left_out + other.left_out, self.start or other.start,
