@@ -212,3 +212,19 @@ def test_a_fit_stopped_says_so_in_one_line_and_writes_no_twin(fingerprint, tmp_p
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "fit interrupted" in err[0] and "no twin written" in err[0], err
     assert not out.exists()
+
+
+def test_the_cross_validation_plot_reads_each_figure_in_its_own_tolerance():
+    # a held-back figure is in the band exactly when it was predicted within its tolerance:
+    # a 5 % figure missed by 7 % lies outside, a 25 % one off by 18 % inside, a range missed
+    # by a little just outside
+    from ssdlab.fit.report import in_tolerances
+
+    doc = {"figures": [{"figure": "a", "tolerance": 0.05}, {"figure": "b", "tolerance": 0.25},
+                       {"figure": "c", "tolerance": 0.15}]}
+    rows = [{"figure": "a", "error": 0.07, "passed": False}, {"figure": "b", "error": 0.18, "passed": True},
+            {"figure": "c", "error": -0.01, "passed": False}, {"figure": "a", "error": None, "passed": False}]
+    err, ok = in_tolerances(doc, rows, "crossval")
+    assert ok == [False, True, False, False]
+    assert err[0] == pytest.approx(1.4) and err[1] == pytest.approx(0.72) and err[2] < -1
+    assert all((abs(x) <= 1) == o for x, o in zip(err[:3], ok))
