@@ -228,3 +228,22 @@ def test_the_cross_validation_plot_reads_each_figure_in_its_own_tolerance():
     assert ok == [False, True, False, False]
     assert err[0] == pytest.approx(1.4) and err[1] == pytest.approx(0.72) and err[2] < -1
     assert all((abs(x) <= 1) == o for x, o in zip(err[:3], ok))
+
+
+def test_the_summary_says_what_was_fitted_and_what_cross_validation_predicted(capsys):
+    # the twin's pass count is of the figures it was fitted to; how well it predicts is the
+    # held-back figures' count, each row saying whether it was within its tolerance
+    from ssdlab.cli.fit import show
+
+    doc = {"class": "tlc-256", "trials": 8, "parameters": [], "conflicts": [], "left_out": [], "twin": "t.toml",
+           "passed": 3, "total": 3, "figures": [],
+           "crossval": [{"group": "fill", "figure": "a", "measured": "400", "predicted": 470.0, "error": 0.175,
+                         "passed": False},
+                        {"group": "QD1 reads", "figure": "b", "measured": "80", "predicted": 81.0, "error": 0.0125,
+                         "passed": True}]}
+    show(doc)
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1].startswith("3 of 3 evidence figures within tolerance on the twin fitted to them; 1 of 2 "
+                              "predicted within tolerance by a fit that did not see their group (cross-validation)")
+    rows = [x.split("\t") for x in out if x.startswith(("fill\t", "QD1 reads\t"))]
+    assert [r[-1] for r in rows] == ["no", "yes"]

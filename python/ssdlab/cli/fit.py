@@ -179,9 +179,10 @@ def show(doc: dict[str, Any]) -> None:
                 for p in doc["parameters"]])
     if doc["crossval"]:
         emit_table("cross-validation: each group held back, predicted by a fit to the rest",
-                   ["held back", "figure", "evidence", "predicted", "error"],
+                   ["held back", "figure", "evidence", "predicted", "error", "within tolerance"],
                    [[h["group"], h["figure"], h["measured"], "-" if h["predicted"] is None else f"{h['predicted']:.4g}",
-                     "-" if h["error"] is None else f"{100 * h['error']:+.1f} %"] for h in doc["crossval"]])
+                     "-" if h["error"] is None else f"{100 * h['error']:+.1f} %", "yes" if h["passed"] else "no"]
+                    for h in doc["crossval"]])
     for c in doc["conflicts"]:
         print(f"conflict: {c}")
     for x in doc["left_out"]:
@@ -189,5 +190,8 @@ def show(doc: dict[str, Any]) -> None:
     for r in doc["figures"]:
         if r.get("expected_failure"):
             print(f"not fitted (expected failure): {r['figure']}")
-    print(f"{doc['passed']} of {doc['total']} evidence figures within tolerance; twin: {doc['twin']}"
-          + (f"; report: {doc['report']}" if doc.get("report") else ""))
+    held = doc["crossval"]
+    predicted = (f"; {sum(bool(h['passed']) for h in held)} of {len(held)} predicted within tolerance by a fit "
+                 "that did not see their group (cross-validation)") if held else ""
+    print(f"{doc['passed']} of {doc['total']} evidence figures within tolerance on the twin fitted to them"
+          f"{predicted}; twin: {doc['twin']}" + (f"; report: {doc['report']}" if doc.get("report") else ""))
