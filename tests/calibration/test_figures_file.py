@@ -71,6 +71,12 @@ def test_a_rating_range_is_widened_by_its_tolerance():
     ('name = "x"\ntest = "fill"\nmetric = "a"\nvalue = nan\nunit = "GB"\n', "finite number"),
     ('name = "x"\ntest = "fill"\nratio = [{metric = "a"}]\nvalue = 1\nunit = "ratio"\n', "two nodes"),
     ('name = "x"\ntest = "fill"\nmetric = "a"\nlo = 5\nhi = 1\nunit = "GB"\n', "above hi"),
+    # a measure's arguments are checked as its name is: a typo would read nothing, in every trial
+    ('name = "x"\ntest = "fill"\nmeasure = "phase_max"\nargs = {feild = "zero_seconds"}\nhi = 0\nunit = "s"\n',
+     r"measure phase_max takes \(field\), not args = \{feild"),
+    ('name = "x"\ntest = "fill"\nmeasure = "phase_max"\nhi = 0\nunit = "s"\n',
+     r"measure phase_max takes \(field\), not args = \{\}"),
+    ('name = "x"\ntest = "fill"\nmeasure = "slc_share"\nargs = 3\nvalue = 1\nunit = "share"\n', "args must be a table"),
 ])
 def test_a_bad_figure_is_one_line_naming_it(body, says):
     with pytest.raises(FiguresError, match=says) as e:

@@ -11,6 +11,7 @@ on the figure's run unless it names its own `drive`, `test`, `spare`, `seconds` 
 
 from __future__ import annotations
 
+import inspect
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -90,6 +91,14 @@ def _node(d: Any, run: RunKey, drive: str | None, where: str,
         if fn is None:
             raise FiguresError(f"{where}: unknown measure {d['measure']!r}: known are {', '.join(MEASURES)}")
         args = d.get("args", {})
+        if not isinstance(args, dict):
+            raise FiguresError(f"{where}: args must be a table (e.g. args = {{field = \"zero_seconds\"}})")
+        try:
+            inspect.signature(fn).bind(None, run, **args)
+        except TypeError:
+            own = list(inspect.signature(fn).parameters)[2:]
+            raise FiguresError(f"{where}: measure {d['measure']} takes ({', '.join(own)}), not args = "
+                               f"{{{', '.join(f'{k} = {v!r}' for k, v in args.items())}}}") from None
         return lambda c: fn(Ctx(drive or c.drive, c.runs), run, **args)
     parts = d[kind]
     if not isinstance(parts, list) or not parts or (kind in ("ratio", "difference") and len(parts) != 2):
