@@ -92,6 +92,10 @@ def test_bad_files():
                        ("[facts]\ndies = 12\nchannels = 8\n[[figure]]\n", "multiple of the channels"),
                        ("[facts]\nnand_mts = 0.2\n[[figure]]\n", "nand_mts = 0.2 is not a NAND interface rate"),
                        ('[facts]\nnand_mts = "200"\n[[figure]]\n', "nand_mts = '200' has the wrong type"),
+                       # a fact the fit chooses its class by: a typo would be the default class's
+                       ('[facts]\ncell = "QLC"\n[[figure]]\n', "cell = 'QLC': use one of slc, mlc, tlc, qlc"),
+                       ('[facts]\ninterface = "nvme"\n[[figure]]\n', "interface = 'nvme': use one of pcie, sata"),
+                       ('[facts]\nmapping = "none"\n[[figure]]\n', "mapping = 'none': use one of dram, hmb, sram"),
                        (one('name = "a"\ntest = "fill"\nmetric = "a"\nvalue = 1\nunit = "GB"\n') + "[[figure]]\n"
                         'name = "a"\ntest = "fill"\nmetric = "b"\nvalue = 1\nunit = "GB"\n', "unique")):
         with pytest.raises(FiguresError, match=says):

@@ -36,6 +36,7 @@ FACTS: dict[str, type | tuple[type, ...]] = {"capacity_gb": (int, float), "inter
          # the NAND part's geometry and interface rate (MT/s), from its datasheet
          "planes": int, "pages_per_block": int, "page_kib": int, "nand_mts": (int, float)}
 COUNTS = ("channels", "dies", "planes", "pages_per_block", "page_kib")
+CHOICES = {"interface": ("pcie", "sata"), "cell": ("slc", "mlc", "tlc", "qlc"), "mapping": ("dram", "hmb", "sram")}
 
 
 class FiguresError(ValueError):
@@ -197,6 +198,8 @@ def load(path: str | Path, text: str | None = None) -> FiguresFile:
             raise FiguresError(f"{path}: unknown fact {k!r}: known are {', '.join(FACTS)}")
         if not isinstance(v, FACTS[k]) or isinstance(v, bool):
             raise FiguresError(f"{path}: fact {k} = {v!r} has the wrong type")
+        if k in CHOICES and v not in CHOICES[k]:
+            raise FiguresError(f"{path}: fact {k} = {v!r}: use one of {', '.join(CHOICES[k])}")
         if k in COUNTS and isinstance(v, int) and v < 1:
             raise FiguresError(f"{path}: fact {k} = {v} must be at least 1")
         if k == "nand_mts" and isinstance(v, (int, float)) and not 10 <= v <= 10000:
