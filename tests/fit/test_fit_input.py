@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from clirun import cli
+from clirun import cli, environ
 from drives import SMALL, set_flags
 from ssdlab import profiles
 from ssdlab.store import Store
@@ -167,3 +167,11 @@ def test_the_scatter_of_a_quick_runs_repeats_is_not_fitted(tmp_path):
     assert "quick: cdm_seq1m_q8t1_read_mbps" in names and "quick: cdm_seq1m_q8t1_read_mbps_mean" in names
     assert not [n for n in names if n.endswith("_stdev")]
     assert not [x for x in ev.left_out if "_stdev" in x]
+
+
+def test_the_help_says_what_bounds_a_cross_validation_fold():
+    # a fold's trials are --crossval-trials (default: the fold's opening: fitting.fold_trials),
+    # whatever --trials is
+    r = cli("fit", "--help", env=environ(COLUMNS="200"), check=True)
+    line = next(x for x in r.stdout.splitlines() if "--trials " in x)
+    assert "quarter" not in line and "--crossval-trials" in line

@@ -99,7 +99,7 @@ def fit_cmd(
     figures: Optional[Path] = typer.Option(None, "--figures", help="a figures file (TOML, docs/fit.md): a review's or a spec sheet's figures"),
     out: Path = typer.Option(..., "--out", help="the twin's profile TOML (use it as --drive sim:./twin.toml)"),
     report_dir: Optional[Path] = typer.Option(None, "-o", "--report", help="write the fit report (HTML + PNG) here"),
-    trials: int = typer.Option(400, "--trials", min=1, help="trials of the search (each fold of cross-validation gets a quarter)"),
+    trials: int = typer.Option(400, "--trials", min=1, help="trials of the search (a cross-validation fold's: --crossval-trials)"),
     minutes: Optional[float] = typer.Option(None, "--minutes", min=0.01, help="stop the search, pinning and cross-validation within this time"),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="trials at once on local worker processes (default: one per core; 1: in this process)"),
     ray: bool = typer.Option(False, "--ray", help="run the trials on a local Ray instance (or --ray-address)"),
