@@ -175,3 +175,15 @@ def test_the_help_says_what_bounds_a_cross_validation_fold():
     r = cli("fit", "--help", env=environ(COLUMNS="200"), check=True)
     line = next(x for x in r.stdout.splitlines() if "--trials " in x)
     assert "quarter" not in line and "--crossval-trials" in line
+
+
+def test_a_runs_figures_carry_their_units():
+    # a table's values are in the unit before `_by_` (the working-set test's IOPS per GB, not
+    # GB); a metric named by its unit alone (low-qd-write's mbps), seconds, a quick mean
+    from ssdlab.fit.evidence import _unit
+
+    assert _unit("iops_by_gb") == "IOPS" and _unit("lat_p99_us_by_gb") == "us"
+    assert _unit("fill_mbps_by_share") == "MB/s" and _unit("qd1_read_mean_us_by_span") == "us"
+    assert _unit("mbps") == "MB/s" and _unit("steady_start_s") == "s" and _unit("slc_cache_share") == "share"
+    assert _unit("cdm_seq1m_q8t1_read_mbps_mean") == "MB/s" and _unit("asssd_access_read_ms_mean") == "ms"
+    assert _unit("trimmed_gain") == "ratio" and _unit("recovery_ratio") == "ratio" and _unit("slc_cache_gb") == "GB"

@@ -254,9 +254,12 @@ def analyzed(test: str, phases: list[dict[str, Any]], opts: Any) -> dict[str, An
 
 
 def _unit(name: str) -> str:
-    for suffix, unit in (("_mbps", "MB/s"), ("_iops", "IOPS"), ("_us", "us"), ("_ms", "ms"), ("_gb", "GB"),
-                         ("_share", "share")):
-        if name.endswith(suffix) or f"{suffix}_by_" in name:
+    """A metric's unit from its name: a table's values by what precedes `_by_` (iops_by_gb
+    holds IOPS, per GB), a quick run's mean of its repeats as the figure's."""
+    base = name.split("_by_")[0].removesuffix("_mean")
+    for suffix, unit in (("mbps", "MB/s"), ("iops", "IOPS"), ("us", "us"), ("ms", "ms"), ("gb", "GB"),
+                         ("share", "share"), ("s", "s")):
+        if base == suffix or base.endswith(f"_{suffix}"):
             return unit
     return "ratio"
 
