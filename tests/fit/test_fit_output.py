@@ -247,3 +247,8 @@ def test_the_summary_says_what_was_fitted_and_what_cross_validation_predicted(ca
                               "predicted within tolerance by a fit that did not see their group (cross-validation)")
     rows = [x.split("\t") for x in out if x.startswith(("fill\t", "QD1 reads\t"))]
     assert [r[-1] for r in rows] == ["no", "yes"]
+    # cross-validation asked for, but the evidence is one group: said, not left silent
+    show({**doc, "crossval": [], "stages": {"search": {}, "pinning": {}, "crossval": {}}})
+    assert "not cross-validated: the evidence is one group of figures" in capsys.readouterr().out
+    show({**doc, "crossval": [], "stages": {"search": {}, "pinning": {}}})  # --no-crossval
+    assert "cross-valid" not in capsys.readouterr().out

@@ -193,5 +193,7 @@ def show(doc: dict[str, Any]) -> None:
     held = doc["crossval"]
     predicted = (f"; {sum(bool(h['passed']) for h in held)} of {len(held)} predicted within tolerance by a fit "
                  "that did not see their group (cross-validation)") if held else ""
+    if not held and "crossval" in doc.get("stages", {}):  # asked for, but nothing to hold back
+        predicted = "; not cross-validated: the evidence is one group of figures, none to hold back"
     print(f"{doc['passed']} of {doc['total']} evidence figures within tolerance on the twin fitted to them"
           f"{predicted}; twin: {doc['twin']}" + (f"; report: {doc['report']}" if doc.get("report") else ""))
