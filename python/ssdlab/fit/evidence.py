@@ -174,7 +174,7 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
     """The figures of stored runs of one drive; bad input (another drive's run, a run not
     complete, a test the twin cannot replay) is a UserError naming the run."""
     from ..methodology import Options, get
-    from ..methodology.common import area_bytes
+    from ..methodology.common import Paced, area_bytes
 
     figs: list[Figure] = []
     groups: dict[str, str] = {}
@@ -219,6 +219,8 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
             plans[key] = the_test.replay(phases, area)
             measured[f"run {rid}"] = {"phases": phases, "spec": d["spec"]}
             facts.update(infer_facts(metrics))
+        elif args.get("interval") is not None:  # quick's idle between tests: its trials idle so too
+            plans[key] = Paced(float(args["interval"]))
         for name, value in metrics.items():
             if name in SIM_ONLY or name in COUNTS:
                 continue
