@@ -209,3 +209,13 @@ def test_a_quick_run_is_replayed_with_its_own_interval(tmp_path):
     measured = run["drives"][0]["metrics"]
     for name in ("cdm_rnd4k_q32t1_read_iops", "cdm_seq1m_q8t1_write_mbps", "asssd_4k64_read_mbps"):
         assert doc[name] == pytest.approx(measured[name], rel=1e-6), name
+
+
+def test_a_run_without_its_preconditioning_is_refused(store, tmp_path):
+    # --no-precondition reads the drive in whatever state it was in; a trial preconditions
+    # its drive, so it would never read what the run read
+    db, (a, *_) = store
+    r = cli("run", "working-set", "--no-precondition", "--drive", "sim:tlc-256", *set_flags(SMALL), "--seconds", "1",
+            "--db", str(db), "--json", check=True)
+    rid = json.loads(r.stdout)["run_id"]
+    refused(["--runs", f"{a},{rid}"], f"run {rid} was made with --no-precondition", tmp_path / "t.toml", db)

@@ -195,6 +195,9 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
                             f"{', '.join(replayable())}")
         if d["status"] != "complete":
             raise UserError(f"run {rid} is {d['status']}, not complete; fit complete runs only")
+        if run["args"].get("precondition") is False:
+            raise UserError(f"run {rid} was made with --no-precondition (the drive in whatever state it was in), "
+                            "which a twin cannot replay; give a run with the test's own preconditioning")
         ident = identity_of(run, d)
         if first is None:
             first, capacity = ident, int(d["identity"]["capacity"])
