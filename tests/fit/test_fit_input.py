@@ -80,6 +80,9 @@ def test_no_evidence_and_bad_out(store, tmp_path):
     refused(["--runs", str(a), "--force"], "built-in profiles", builtin, db)
     refused(["--runs", str(a)], "ends in .toml", tmp_path / "twin.txt", db)
     refused(["--runs", str(a), "--params", "nand.nope"], "not a parameter", tmp_path / "t.toml", db)
+    # the evidence itself is never replaced by its twin, --force or not
+    figs = figures(tmp_path, 'name = "a"\ntest = "fill"\nmetric = "post_cache_mbps"\nvalue = 400\nunit = "MB/s"\n')
+    refused(["--figures", str(figs), "--force"], "is the figures file", figs)
 
 
 def figures(tmp_path: Path, body: str) -> Path:

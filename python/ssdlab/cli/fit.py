@@ -123,6 +123,8 @@ def fit_cmd(
             raise UserError("give the evidence: --runs ID[,ID...] (the drive's runs) and/or --figures FILE.toml")
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
+        if figures is not None and out.resolve() == figures.resolve():
+            raise UserError(f"--out {out} is the figures file (the evidence); write the twin elsewhere")
         _check_out(out, force)
         if report_dir is not None:
             check_out_dir(report_dir)
