@@ -222,3 +222,16 @@ def test_a_run_without_its_preconditioning_is_refused(store, tmp_path):
             "--db", str(db), "--json", check=True)
     rid = json.loads(r.stdout)["run_id"]
     refused(["--runs", f"{a},{rid}"], f"run {rid} was made with --no-precondition", tmp_path / "t.toml", db)
+
+
+def test_the_same_drive_spelled_otherwise_is_the_same_drive(store):
+    # --set user_capacity_gb=8.0 is the drive of --set user_capacity_gb=8: its runs go together
+    from ssdlab.fit.evidence import from_runs
+
+    db, (a, *_) = store
+    spelled = [s.replace("=8", "=8.0").replace("max_gb=1", "max_gb=1e0") for s in SMALL]
+    r = cli("run", "fill", "--drive", "sim:tlc-256", *set_flags(spelled), "--db", str(db), "--json", check=True)
+    st = Store(db)
+    ev = from_runs(st, [a, json.loads(r.stdout)["run_id"]])
+    st.close()
+    assert {f.run[0] for f in ev.figures} == {"fingerprint", "fill"}

@@ -166,8 +166,18 @@ def identity_of(run: dict[str, Any], drive: dict[str, Any]) -> tuple[Any, ...]:
     """What tells drives apart: kind, model, serial, capacity, and for a simulated drive the
     `--set` overrides it was run with (the profile itself is never read)."""
     i = drive["identity"]
-    sets = tuple(sorted(run["args"].get("set") or ())) if i.get("kind") == "sim" else ()
+    sets = tuple(sorted(_canonical(o) for o in run["args"].get("set") or ())) if i.get("kind") == "sim" else ()
     return (i.get("kind"), i.get("model"), i.get("serial"), i.get("capacity"), sets)
+
+
+def _canonical(override: str) -> str:
+    """key=value with a number written one way (75, 75.0 and 7.5e1 are one drive's value)."""
+    key, _, value = override.partition("=")
+    try:
+        value = repr(float(value))
+    except ValueError:
+        value = value.strip()
+    return f"{key.strip()}={value}"
 
 
 def from_runs(store: Any, run_ids: list[int]) -> Evidence:
