@@ -91,7 +91,13 @@ class Executor:
     def run(self, units: Iterable[Unit]) -> Iterator[Done]:
         """Each unit's outcome, in the order they finish."""
         for u in longest_first(units):
-            yield _outcome(u)
+            done = _outcome(u)
+            # Ctrl-C was taken (the handler ran), but the unit's own code swallowed it (the
+            # simulator drops a stop that comes with a phase's last sample): stop here, as
+            # the pool does, rather than run the rest and leave later signals ignored
+            if stopping():
+                raise KeyboardInterrupt()
+            yield done
 
     def describe(self) -> str:
         return "in this process"

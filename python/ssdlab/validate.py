@@ -51,16 +51,20 @@ def run_setup(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...
     """What a run builds its drive from and runs: (profile text, overrides, capacity, test,
     options); `run_one` says what the arguments are."""
     from .methodology import Options
+    from .methodology.common import Paced
     from .profiles import load_text
     from .targets.sim import capacity
 
     test, spare, seconds, repeat, testbed = run
+    interval = None
+    if isinstance(own, Paced):  # a stored run's idle between tests, replayed
+        interval, own = own.interval, None
     text = profile_text or load_text(drive)
     # the source's host first, then the what-if overrides of the whole validation
     ov = [*testbed, *overrides]
     cap = capacity(text, ov)
     job = fio_logs.job_file(test)
-    opts = Options(spare=spare, seconds=seconds, repeat=repeat,
+    opts = Options(spare=spare, seconds=seconds, repeat=repeat, interval=interval,
                    own=own if job is None else fio_job(job, cap, seed))
     return text, ov, cap, fio_logs.test_of(test), opts
 

@@ -80,6 +80,12 @@ def test_a_rating_range_is_widened_by_its_tolerance():
     ('name = "x"\ntest = "fill"\nmetric = "a"\nvalue = 1\nunit = "GB"\ntestbed = 5\n', "testbed must be a list"),
     ('name = "x"\ntest = "fill"\nratio = [{metric = "a"}, {metric = "a", spare = -1}]\nvalue = 1\nunit = "ratio"\n',
      r"ratio\[1\]: spare = -1"),
+    # a measure's arguments are checked as its name is: a typo would read nothing, in every trial
+    ('name = "x"\ntest = "fill"\nmeasure = "phase_max"\nargs = {feild = "zero_seconds"}\nhi = 0\nunit = "s"\n',
+     r"measure phase_max takes \(field\), not args = \{feild"),
+    ('name = "x"\ntest = "fill"\nmeasure = "phase_max"\nhi = 0\nunit = "s"\n',
+     r"measure phase_max takes \(field\), not args = \{\}"),
+    ('name = "x"\ntest = "fill"\nmeasure = "slc_share"\nargs = 3\nvalue = 1\nunit = "share"\n', "args must be a table"),
 ])
 def test_a_bad_figure_is_one_line_naming_it(body, says):
     with pytest.raises(FiguresError, match=says) as e:
@@ -95,6 +101,10 @@ def test_bad_files():
                        ("[facts]\ndies = 12\nchannels = 8\n[[figure]]\n", "multiple of the channels"),
                        ("[facts]\nnand_mts = 0.2\n[[figure]]\n", "nand_mts = 0.2 is not a NAND interface rate"),
                        ('[facts]\nnand_mts = "200"\n[[figure]]\n', "nand_mts = '200' has the wrong type"),
+                       # a fact the fit chooses its class by: a typo would be the default class's
+                       ('[facts]\ncell = "QLC"\n[[figure]]\n', "cell = 'QLC': use one of slc, mlc, tlc, qlc"),
+                       ('[facts]\ninterface = "nvme"\n[[figure]]\n', "interface = 'nvme': use one of pcie, sata"),
+                       ('[facts]\nmapping = "none"\n[[figure]]\n', "mapping = 'none': use one of dram, hmb, sram"),
                        (one('name = "a"\ntest = "fill"\nmetric = "a"\nvalue = 1\nunit = "GB"\n') + "[[figure]]\n"
                         'name = "a"\ntest = "fill"\nmetric = "b"\nvalue = 1\nunit = "GB"\n', "unique")):
         with pytest.raises(FiguresError, match=says):

@@ -77,3 +77,26 @@ def test_ctrl_c_at_any_moment_of_a_command_is_one_line_and_130(tmp_path):
     runs = Store(db).runs(100)
     assert {r["status"] for r in runs} <= {"complete", "interrupted"}
     assert sum(r["status"] == "interrupted" for r in runs) >= 5
+
+
+def _swallows_a_stop() -> int:
+    """A unit whose code takes Ctrl-C and drops it (as the simulator can when the stop comes
+    with a phase's last sample): the handler ran, no KeyboardInterrupt came out."""
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        while True:
+            pass
+    except KeyboardInterrupt:
+        return 1
+
+
+def test_a_stop_a_unit_swallowed_stops_the_inline_executor_after_it():
+    ran = []
+
+    def unit(i: int) -> int:
+        ran.append(i)
+        return _swallows_a_stop() if i == 0 else i
+
+    with pytest.raises(KeyboardInterrupt), interrupts.handled():
+        list(executor.Executor().run([executor.Unit(i, unit, (i,)) for i in range(3)]))
+    assert ran == [0]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from clirun import cli
+from clirun import cli, environ
 from drives import SMALL, set_flags
 from ssdlab import profiles
 from ssdlab.store import Store
@@ -57,6 +57,16 @@ def test_runs_of_two_drives(store, tmp_path):
     refused(["--runs", f"{a},{trace}"], "a twin cannot replay", tmp_path / "t.toml", db)
     refused(["--runs", "x"], "expected run ids", tmp_path / "t.toml", db)
     refused(["--runs", "999"], "no run 999", tmp_path / "t.toml", db)
+    # a figures file of another drive: the runs' drive holds 8 GB
+    other = tmp_path / "other.toml"
+    other.write_text('[facts]\ncapacity_gb = 128\n\n[[figure]]\nname = "post"\ntest = "fill"\n'
+                     'metric = "post_cache_mbps"\nvalue = 400\nunit = "MB/s"\n')
+    refused(["--runs", str(a), "--figures", str(other)], "the runs' drive holds 8 GB and figures "
+            f"{other} states capacity_gb = 128", tmp_path / "t.toml", db)
+    other.write_text(other.read_text().replace("128", "8"))  # the same drive's figures go with its runs
+    assert cli("fit", "--runs", str(a), "--figures", str(other), "--out", str(tmp_path / "t.toml"), "--db", str(db),
+               "--start", "tlc-256", "--params", "nand.native.read_us", "--trials", "2", "--no-crossval",
+               "--jobs", "1").returncode == 0
 
 
 def test_no_evidence_and_bad_out(store, tmp_path):
@@ -70,6 +80,9 @@ def test_no_evidence_and_bad_out(store, tmp_path):
     refused(["--runs", str(a), "--force"], "built-in profiles", builtin, db)
     refused(["--runs", str(a)], "ends in .toml", tmp_path / "twin.txt", db)
     refused(["--runs", str(a), "--params", "nand.nope"], "not a parameter", tmp_path / "t.toml", db)
+    # the evidence itself is never replaced by its twin, --force or not
+    figs = figures(tmp_path, 'name = "a"\ntest = "fill"\nmetric = "post_cache_mbps"\nvalue = 400\nunit = "MB/s"\n')
+    refused(["--figures", str(figs), "--force"], "is the figures file", figs)
 
 
 def figures(tmp_path: Path, body: str) -> Path:
@@ -90,6 +103,12 @@ def test_bad_figures_files(tmp_path):
                               'drive = "tlc-256"}]\nvalue = 1\nunit = "ratio"\n')
     refused(["--figures", str(other)], "the evidence pins nothing", out)
     refused(["--figures", str(tmp_path / "missing.toml")], "no such file", out)
+    # two figures of the same metric of the same run that no value passes together (a typo)
+    both = figures(tmp_path, 'name = "a"\ntest = "fill"\nmetric = "post_cache_mbps"\nvalue = 400\nunit = "MB/s"\n\n'
+                             '[[figure]]\nname = "b"\ntest = "fill"\nmetric = "post_cache_mbps"\nlo = 900\n'
+                             'unit = "MB/s"\n')
+    refused(["--figures", str(both)], "figures 'a' and 'b' read the same (fill: post_cache_mbps) and no value "
+            "passes both", out)
     # a testbed the class refuses would fail every trial
     host = figures(tmp_path, 'name = "a"\ntest = "fill"\nmetric = "peak_mbps"\nvalue = 1\nunit = "MB/s"\n'
                              'testbed = ["host.nope=1"]\n')
@@ -142,3 +161,89 @@ def test_the_trimmed_stretch_is_a_group_of_figures(store):
     assert ev.groups["fingerprint: steady_iops"] == "random-write stretch"
     plan = next(iter(ev.plans.values()))
     assert plan.trim_share == pytest.approx(0.25, abs=1e-6) and plan.trimmed_share > 0
+
+
+def test_the_scatter_of_a_quick_runs_repeats_is_not_fitted(tmp_path):
+    """A quick run's figures are what the tools show and the mean of the repeats; the
+    standard deviation of the repeats is their scatter, not a figure of the drive (a real
+    drive's moves far beyond a tolerance from one session to the next, and is 0 when the
+    runs agree): neither fitted nor listed as left out for being 0."""
+    from ssdlab.fit.evidence import from_runs
+
+    db = tmp_path / "q.sqlite"
+    r = cli("run", "quick", "--drive", "sim:tlc-256", *set_flags(SMALL), "--seconds", "0.2", "--repeat", "3",
+            "--db", str(db), "--json", check=True)
+    run = json.loads(r.stdout)
+    assert any(k.endswith("_stdev") for k in run["drives"][0]["metrics"])
+    st = Store(db)
+    ev = from_runs(st, [run["run_id"]])
+    st.close()
+    names = [f.name for f in ev.figures]
+    assert "quick: cdm_seq1m_q8t1_read_mbps" in names and "quick: cdm_seq1m_q8t1_read_mbps_mean" in names
+    assert not [n for n in names if n.endswith("_stdev")]
+    assert not [x for x in ev.left_out if "_stdev" in x]
+
+
+def test_the_help_says_what_bounds_a_cross_validation_fold():
+    # a fold's trials are --crossval-trials (default: the fold's opening: fitting.fold_trials),
+    # whatever --trials is
+    r = cli("fit", "--help", env=environ(COLUMNS="200"), check=True)
+    line = next(x for x in r.stdout.splitlines() if "--trials " in x)
+    assert "quarter" not in line and "--crossval-trials" in line
+
+
+def test_a_runs_figures_carry_their_units():
+    # a table's values are in the unit before `_by_` (the working-set test's IOPS per GB, not
+    # GB); a metric named by its unit alone (low-qd-write's mbps), seconds, a quick mean
+    from ssdlab.fit.evidence import _unit
+
+    assert _unit("iops_by_gb") == "IOPS" and _unit("lat_p99_us_by_gb") == "us"
+    assert _unit("fill_mbps_by_share") == "MB/s" and _unit("qd1_read_mean_us_by_span") == "us"
+    assert _unit("mbps") == "MB/s" and _unit("steady_start_s") == "s" and _unit("slc_cache_share") == "share"
+    assert _unit("cdm_seq1m_q8t1_read_mbps_mean") == "MB/s" and _unit("asssd_access_read_ms_mean") == "ms"
+    assert _unit("trimmed_gain") == "ratio" and _unit("recovery_ratio") == "ratio" and _unit("slc_cache_gb") == "GB"
+
+
+def test_a_quick_run_is_replayed_with_its_own_interval(tmp_path):
+    """A quick run made with --interval 0 (no idle between the tests) is replayed so by the
+    fit's trials: on the drive itself a trial reads what the run read (at CrystalDiskMark's
+    default 5 s the drive's own QD32 random reads came out 36 % slower)."""
+    from ssdlab.fit.evidence import from_runs
+    from ssdlab.fit.search import run_trial
+    from ssdlab.profiles import load_text
+
+    db = tmp_path / "q.sqlite"
+    r = cli("run", "quick", "--drive", "sim:tlc-256", *set_flags(SMALL), "--seconds", "0.3", "--repeat", "1",
+            "--interval", "0", "--db", str(db), "--json", check=True)
+    run = json.loads(r.stdout)
+    st = Store(db)
+    ev = from_runs(st, [run["run_id"]])
+    st.close()
+    key = ev.runs()[0]
+    doc = run_trial(load_text("tlc-256"), {key: SMALL}, [key], ev.run_plans(), 42)[key]["metrics"]
+    measured = run["drives"][0]["metrics"]
+    for name in ("cdm_rnd4k_q32t1_read_iops", "cdm_seq1m_q8t1_write_mbps", "asssd_4k64_read_mbps"):
+        assert doc[name] == pytest.approx(measured[name], rel=1e-6), name
+
+
+def test_a_run_without_its_preconditioning_is_refused(store, tmp_path):
+    # --no-precondition reads the drive in whatever state it was in; a trial preconditions
+    # its drive, so it would never read what the run read
+    db, (a, *_) = store
+    r = cli("run", "working-set", "--no-precondition", "--drive", "sim:tlc-256", *set_flags(SMALL), "--seconds", "1",
+            "--db", str(db), "--json", check=True)
+    rid = json.loads(r.stdout)["run_id"]
+    refused(["--runs", f"{a},{rid}"], f"run {rid} was made with --no-precondition", tmp_path / "t.toml", db)
+
+
+def test_the_same_drive_spelled_otherwise_is_the_same_drive(store):
+    # --set user_capacity_gb=8.0 is the drive of --set user_capacity_gb=8: its runs go together
+    from ssdlab.fit.evidence import from_runs
+
+    db, (a, *_) = store
+    spelled = [s.replace("=8", "=8.0").replace("max_gb=1", "max_gb=1e0") for s in SMALL]
+    r = cli("run", "fill", "--drive", "sim:tlc-256", *set_flags(spelled), "--db", str(db), "--json", check=True)
+    st = Store(db)
+    ev = from_runs(st, [a, json.loads(r.stdout)["run_id"]])
+    st.close()
+    assert {f.run[0] for f in ev.figures} == {"fingerprint", "fill"}

@@ -6,6 +6,7 @@ twin usable as `--drive sim:./twin.toml`."""
 from __future__ import annotations
 
 import json
+import signal
 import tomllib
 
 import pytest
@@ -181,3 +182,73 @@ def test_a_fit_stopped_during_its_pinning_stops_its_cross_validation(fingerprint
     assert not any(t.name.startswith("crossval") for t in threading.enumerate())
     groups = len(set(ev.groups.values()))
     assert groups > 5 and 1 <= len(folds) < groups
+
+
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_fit_stopped_says_so_in_one_line_and_writes_no_twin(fingerprint, tmp_path, monkeypatch, capsys,
+                                                               signum, status):
+    # Ctrl-C (or SIGTERM) while the search runs: exit 130 (143), one line saying so, no twin
+    import os
+
+    from ssdlab.cli import app
+    from ssdlab.fit import fitting
+
+    def stopped(*a, **k):
+        os.kill(os.getpid(), signum)
+        while True:
+            pass
+
+    monkeypatch.setattr(fitting, "fit", stopped)
+    db, rid = fingerprint
+    out = tmp_path / "twin.toml"
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with pytest.raises(SystemExit) as e:
+            app(["fit", "--runs", str(rid), "--db", str(db), "--out", str(out), "--jobs", "1"])
+    finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)
+    assert e.value.code == status
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "fit interrupted" in err[0] and "no twin written" in err[0], err
+    assert not out.exists()
+
+
+def test_the_cross_validation_plot_reads_each_figure_in_its_own_tolerance():
+    # a held-back figure is in the band exactly when it was predicted within its tolerance:
+    # a 5 % figure missed by 7 % lies outside, a 25 % one off by 18 % inside, a range missed
+    # by a little just outside
+    from ssdlab.fit.report import in_tolerances
+
+    doc = {"figures": [{"figure": "a", "tolerance": 0.05}, {"figure": "b", "tolerance": 0.25},
+                       {"figure": "c", "tolerance": 0.15}]}
+    rows = [{"figure": "a", "error": 0.07, "passed": False}, {"figure": "b", "error": 0.18, "passed": True},
+            {"figure": "c", "error": -0.01, "passed": False}, {"figure": "a", "error": None, "passed": False}]
+    err, ok = in_tolerances(doc, rows, "crossval")
+    assert ok == [False, True, False, False]
+    assert err[0] == pytest.approx(1.4) and err[1] == pytest.approx(0.72) and err[2] < -1
+    assert all((abs(x) <= 1) == o for x, o in zip(err[:3], ok))
+
+
+def test_the_summary_says_what_was_fitted_and_what_cross_validation_predicted(capsys):
+    # the twin's pass count is of the figures it was fitted to; how well it predicts is the
+    # held-back figures' count, each row saying whether it was within its tolerance
+    from ssdlab.cli.fit import show
+
+    doc = {"class": "tlc-256", "trials": 8, "parameters": [], "conflicts": [], "left_out": [], "twin": "t.toml",
+           "passed": 3, "total": 3, "figures": [],
+           "crossval": [{"group": "fill", "figure": "a", "measured": "400", "predicted": 470.0, "error": 0.175,
+                         "passed": False},
+                        {"group": "QD1 reads", "figure": "b", "measured": "80", "predicted": 81.0, "error": 0.0125,
+                         "passed": True}]}
+    show(doc)
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1].startswith("3 of 3 evidence figures within tolerance on the twin fitted to them; 1 of 2 "
+                              "predicted within tolerance by a fit that did not see their group (cross-validation)")
+    rows = [x.split("\t") for x in out if x.startswith(("fill\t", "QD1 reads\t"))]
+    assert [r[-1] for r in rows] == ["no", "yes"]
+    # cross-validation asked for, but the evidence is one group: said, not left silent
+    show({**doc, "crossval": [], "stages": {"search": {}, "pinning": {}, "crossval": {}}})
+    assert "not cross-validated: the evidence is one group of figures" in capsys.readouterr().out
+    show({**doc, "crossval": [], "stages": {"search": {}, "pinning": {}}})  # --no-crossval
+    assert "cross-valid" not in capsys.readouterr().out

@@ -11,6 +11,7 @@ on the figure's run unless it names its own `drive`, `test`, `spare`, `seconds` 
 
 from __future__ import annotations
 
+import inspect
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ FACTS: dict[str, type | tuple[type, ...]] = {"capacity_gb": (int, float), "inter
          # the NAND part's geometry and interface rate (MT/s), from its datasheet
          "planes": int, "pages_per_block": int, "page_kib": int, "nand_mts": (int, float)}
 COUNTS = ("channels", "dies", "planes", "pages_per_block", "page_kib")
+CHOICES = {"interface": ("pcie", "sata"), "cell": ("slc", "mlc", "tlc", "qlc"), "mapping": ("dram", "hmb", "sram")}
 
 
 class FiguresError(ValueError):
@@ -89,6 +91,14 @@ def _node(d: Any, run: RunKey, drive: str | None, where: str,
         if fn is None:
             raise FiguresError(f"{where}: unknown measure {d['measure']!r}: known are {', '.join(MEASURES)}")
         args = d.get("args", {})
+        if not isinstance(args, dict):
+            raise FiguresError(f"{where}: args must be a table (e.g. args = {{field = \"zero_seconds\"}})")
+        try:
+            inspect.signature(fn).bind(None, run, **args)
+        except TypeError:
+            own = list(inspect.signature(fn).parameters)[2:]
+            raise FiguresError(f"{where}: measure {d['measure']} takes ({', '.join(own)}), not args = "
+                               f"{{{', '.join(f'{k} = {v!r}' for k, v in args.items())}}}") from None
         return lambda c: fn(Ctx(drive or c.drive, c.runs), run, **args)
     parts = d[kind]
     if not isinstance(parts, list) or not parts or (kind in ("ratio", "difference") and len(parts) != 2):
@@ -200,6 +210,8 @@ def load(path: str | Path, text: str | None = None) -> FiguresFile:
             raise FiguresError(f"{path}: unknown fact {k!r}: known are {', '.join(FACTS)}")
         if not isinstance(v, FACTS[k]) or isinstance(v, bool):
             raise FiguresError(f"{path}: fact {k} = {v!r} has the wrong type")
+        if k in CHOICES and v not in CHOICES[k]:
+            raise FiguresError(f"{path}: fact {k} = {v!r}: use one of {', '.join(CHOICES[k])}")
         if k in COUNTS and isinstance(v, int) and v < 1:
             raise FiguresError(f"{path}: fact {k} = {v} must be at least 1")
         if k == "nand_mts" and isinstance(v, (int, float)) and not 10 <= v <= 10000:

@@ -12,7 +12,7 @@ from typing import Any, Optional
 import typer
 
 from ..errors import NOT_A_FILE
-from .errors import UserError, user_errors
+from .errors import UserError, interrupted_status, user_errors
 from .inputs import check_out_dir, existing_store
 from .options import Db, JsonOut, Seed
 from .output import emit_table, print_json
@@ -100,7 +100,7 @@ def fit_cmd(
     figures: Optional[Path] = typer.Option(None, "--figures", help="a figures file (TOML, docs/fit.md): a review's or a spec sheet's figures"),
     out: Path = typer.Option(..., "--out", help="the twin's profile TOML (use it as --drive sim:./twin.toml)"),
     report_dir: Optional[Path] = typer.Option(None, "-o", "--report", help="write the fit report (HTML + PNG) here"),
-    trials: int = typer.Option(400, "--trials", min=1, help="trials of the search (each fold of cross-validation gets a quarter)"),
+    trials: int = typer.Option(400, "--trials", min=1, help="trials of the search (a cross-validation fold's: --crossval-trials)"),
     minutes: Optional[float] = typer.Option(None, "--minutes", min=0.01, help="stop the search, pinning and cross-validation within this time"),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="trials at once on local worker processes (default: one per core; 1: in this process)"),
     ray: bool = typer.Option(False, "--ray", help="run the trials on a local Ray instance (or --ray-address)"),
@@ -124,6 +124,8 @@ def fit_cmd(
             raise UserError("give the evidence: --runs ID[,ID...] (the drive's runs) and/or --figures FILE.toml")
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
+        if figures is not None and out.resolve() == figures.resolve():
+            raise UserError(f"--out {out} is the figures file (the evidence); write the twin elsewhere")
         _check_out(out, force)
         parts = []
         if runs is not None:
@@ -147,8 +149,13 @@ def fit_cmd(
                               crossval_trials=crossval_trials,
                               params=[k.strip() for k in params.split(",") if k.strip()] if params else None)
         executor = open_executor(jobs, ray_address or ("local" if ray else None))
-        with Bar(trials) as bar, executor:
-            res = fitting.fit(req, executor, bar.trial)
+        try:
+            with Bar(trials) as bar, executor:
+                res = fitting.fit(req, executor, bar.trial)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a fit stores nothing until its twin
+            typer.echo(f"ssdlab: fit interrupted: no twin written to {out} (a fit keeps nothing before its "
+                       "end; --minutes bounds its time)", err=True)
+            raise typer.Exit(interrupted_status()) from None
         sources = "; ".join(ev.sources)
         name = ev.facts.get("name") or (next(iter(ev.measured.values()))["spec"] if ev.measured else out.stem)
         text = fitting.twin_text(res, f"twin-{out.stem}", f"Twin of {name} (ssdlab fit)", sources, seed)
@@ -175,9 +182,10 @@ def show(doc: dict[str, Any]) -> None:
                 for p in doc["parameters"]])
     if doc["crossval"]:
         emit_table("cross-validation: each group held back, predicted by a fit to the rest",
-                   ["held back", "figure", "evidence", "predicted", "error"],
+                   ["held back", "figure", "evidence", "predicted", "error", "within tolerance"],
                    [[h["group"], h["figure"], h["measured"], "-" if h["predicted"] is None else f"{h['predicted']:.4g}",
-                     "-" if h["error"] is None else f"{100 * h['error']:+.1f} %"] for h in doc["crossval"]])
+                     "-" if h["error"] is None else f"{100 * h['error']:+.1f} %", "yes" if h["passed"] else "no"]
+                    for h in doc["crossval"]])
     for c in doc["conflicts"]:
         print(f"conflict: {c}")
     for x in doc["left_out"]:
@@ -185,5 +193,10 @@ def show(doc: dict[str, Any]) -> None:
     for r in doc["figures"]:
         if r.get("expected_failure"):
             print(f"not fitted (expected failure): {r['figure']}")
-    print(f"{doc['passed']} of {doc['total']} evidence figures within tolerance; twin: {doc['twin']}"
-          + (f"; report: {doc['report']}" if doc.get("report") else ""))
+    held = doc["crossval"]
+    predicted = (f"; {sum(bool(h['passed']) for h in held)} of {len(held)} predicted within tolerance by a fit "
+                 "that did not see their group (cross-validation)") if held else ""
+    if not held and "crossval" in doc.get("stages", {}):  # asked for, but nothing to hold back
+        predicted = "; not cross-validated: the evidence is one group of figures, none to hold back"
+    print(f"{doc['passed']} of {doc['total']} evidence figures within tolerance on the twin fitted to them"
+          f"{predicted}; twin: {doc['twin']}" + (f"; report: {doc['report']}" if doc.get("report") else ""))

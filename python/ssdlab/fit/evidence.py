@@ -11,8 +11,10 @@ the groups are what cross-validation holds back one at a time."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Callable
 
@@ -101,6 +103,10 @@ class Evidence:
         clash = [f.name for f in other.figures if f.name in names]
         if clash:
             raise UserError(f"figure {clash[0]!r} is given twice (a run and the figures file); rename one")
+        a, b = self.facts.get("capacity_gb"), other.facts.get("capacity_gb")
+        if a and b and abs(a - b) > 0.05 * max(a, b):  # a drive's bytes against its rated GB: a few %
+            raise UserError(f"the runs' drive holds {a:g} GB and {other.sources[0]} states capacity_gb = {b:g}: "
+                            "a twin is fitted to the evidence of one drive")
         return Evidence(self.figures + other.figures, {**self.groups, **other.groups},
                         {**other.facts, **self.facts}, self.sources + other.sources, {**self.plans, **other.plans},
                         self.left_out + other.left_out, self.start or other.start,
@@ -160,15 +166,25 @@ def identity_of(run: dict[str, Any], drive: dict[str, Any]) -> tuple[Any, ...]:
     """What tells drives apart: kind, model, serial, capacity, and for a simulated drive the
     `--set` overrides it was run with (the profile itself is never read)."""
     i = drive["identity"]
-    sets = tuple(sorted(run["args"].get("set") or ())) if i.get("kind") == "sim" else ()
+    sets = tuple(sorted(_canonical(o) for o in run["args"].get("set") or ())) if i.get("kind") == "sim" else ()
     return (i.get("kind"), i.get("model"), i.get("serial"), i.get("capacity"), sets)
+
+
+def _canonical(override: str) -> str:
+    """key=value with a number written one way (75, 75.0 and 7.5e1 are one drive's value)."""
+    key, _, value = override.partition("=")
+    try:
+        value = repr(float(value))
+    except ValueError:
+        value = value.strip()
+    return f"{key.strip()}={value}"
 
 
 def from_runs(store: Any, run_ids: list[int]) -> Evidence:
     """The figures of stored runs of one drive; bad input (another drive's run, a run not
     complete, a test the twin cannot replay) is a UserError naming the run."""
     from ..methodology import Options, get
-    from ..methodology.common import area_bytes
+    from ..methodology.common import Paced, area_bytes
 
     figs: list[Figure] = []
     groups: dict[str, str] = {}
@@ -189,6 +205,9 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
                             f"{', '.join(replayable())}")
         if d["status"] != "complete":
             raise UserError(f"run {rid} is {d['status']}, not complete; fit complete runs only")
+        if run["args"].get("precondition") is False:
+            raise UserError(f"run {rid} was made with --no-precondition (the drive in whatever state it was in), "
+                            "which a twin cannot replay; give a run with the test's own preconditioning")
         ident = identity_of(run, d)
         if first is None:
             first, capacity = ident, int(d["identity"]["capacity"])
@@ -213,10 +232,12 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
             plans[key] = the_test.replay(phases, area)
             measured[f"run {rid}"] = {"phases": phases, "spec": d["spec"]}
             facts.update(infer_facts(metrics))
+        elif args.get("interval") is not None:  # quick's idle between tests: its trials idle so too
+            plans[key] = Paced(float(args["interval"]))
         for name, value in metrics.items():
             if name in SIM_ONLY or name in COUNTS:
                 continue
-            if name in the_test.unfitted:
+            if any(fnmatchcase(name, p) for p in the_test.unfitted):
                 continue
             for entry, v in _entries(value):
                 label = f"{test}: {name}" + (f"[{entry}]" if entry is not None else "")
@@ -248,9 +269,12 @@ def analyzed(test: str, phases: list[dict[str, Any]], opts: Any) -> dict[str, An
 
 
 def _unit(name: str) -> str:
-    for suffix, unit in (("_mbps", "MB/s"), ("_iops", "IOPS"), ("_us", "us"), ("_ms", "ms"), ("_gb", "GB"),
-                         ("_share", "share")):
-        if name.endswith(suffix) or f"{suffix}_by_" in name:
+    """A metric's unit from its name: a table's values by what precedes `_by_` (iops_by_gb
+    holds IOPS, per GB), a quick run's mean of its repeats as the figure's."""
+    base = name.split("_by_")[0].removesuffix("_mean")
+    for suffix, unit in (("mbps", "MB/s"), ("iops", "IOPS"), ("us", "us"), ("ms", "ms"), ("gb", "GB"),
+                         ("share", "share"), ("s", "s")):
+        if base == suffix or base.endswith(f"_{suffix}"):
             return unit
     return "ratio"
 
@@ -306,8 +330,37 @@ def from_figures(path: Path) -> Evidence:
         g = dataclasses.replace(f, drive=TWIN, needs=tuple((TWIN, r) for _, r in f.needs))
         figs.append(g)
         groups[g.name] = f.run[0] if f.kind != "spec sheet" else "spec sheet"
+    contradiction(path, figs)
     facts = dict(ff.facts)
     return Evidence(figs, groups, facts, [f"figures {path}"], {}, left, ff.start)
+
+
+def passing(f: Figure) -> tuple[float, float]:
+    """The values that pass the figure (Figure.check): its value +- its tolerance, or its range."""
+    if f.value is not None:
+        return f.value - abs(f.value) * f.tol, f.value + abs(f.value) * f.tol
+    return -math.inf if f.lo is None else f.lo, math.inf if f.hi is None else f.hi
+
+
+def contradiction(path: Path, figs: list[Figure]) -> None:
+    """Two figures that read the same thing of the same run, which no value passes together (a
+    typo, or two sources that disagree): no twin can meet both, and the search would settle
+    between them. A UserError naming both."""
+    seen: dict[str, Figure] = {}
+    for f in figs:
+        key = json.dumps([f.run, f.node], sort_keys=True, default=str)
+        g = seen.setdefault(key, f)
+        (alo, ahi), (blo, bhi) = passing(g), passing(f)
+        if g is not f and (ahi < blo or bhi < alo):
+            raise UserError(f"{path}: figures {g.name!r} and {f.name!r} read the same ({f.run[0]}: "
+                            f"{_what(f.node)}) and no value passes both ({alo:g}..{ahi:g} and {blo:g}..{bhi:g}); "
+                            "fix or drop one")
+
+
+def _what(node: dict[str, Any] | None) -> str:
+    node = node or {}
+    return str(node.get("metric") or node.get("measure") or next((k for k in node if k in ("ratio", "difference",
+                                                                                          "max", "sum")), "?"))
 
 
 def check_metrics(ev: Evidence, known: Callable[[str], set[str] | None]) -> None:

@@ -223,6 +223,8 @@ class Search:
 
             with warnings.catch_warnings():  # x0 and sigma0 are deprecated for v6; pinned 5.0 has them
                 warnings.simplefilter("ignore", FutureWarning)
+                # and separable CMA-ES is its experimental option, chosen on purpose
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
                 # separable CMA-ES: a diagonal covariance learns in O(n) trials, and the figures
                 # depend on few parameters each
                 sampler = optuna.samplers.CmaEsSampler(x0=x0, sigma0=sigma, seed=seed, popsize=BATCH,

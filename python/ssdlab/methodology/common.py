@@ -16,6 +16,14 @@ MAX_SECONDS = 1e7  # a timed step; the simulator's bound on stop_seconds too
 
 
 @dataclass(frozen=True)
+class Paced:
+    """A stored run's --interval (quick: the idle seconds between its tests), as the own
+    options of its replay (`ssdlab fit`'s trials), for a test whose stored arguments are
+    otherwise its run key (spare area, seconds, repeats)."""
+    interval: float
+
+
+@dataclass(frozen=True)
 class Options:
     spare: float = 0.0  # % of LBAs (at the end) that fill and random writes never touch
     repeat: int = 5  # quick: scored runs of each test (CrystalDiskMark's default: 5)

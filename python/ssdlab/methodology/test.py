@@ -138,5 +138,6 @@ class Test:
     # metric groups (name, metric-name prefixes), first match wins: what `ssdlab fit`'s
     # cross-validation holds back at a time; empty: the test is one group
     metric_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    # metrics a twin is not fitted to (they grow with the drive or its segments)
+    # metrics a twin is not fitted to (they grow with the drive or its segments, or are the
+    # scatter of repeated runs); shell-style patterns (fnmatch)
     unfitted: tuple[str, ...] = ()
