@@ -330,9 +330,13 @@ def _log_panel(ax, t: np.ndarray, iops: np.ndarray, axis: LogAxis, lw: float) ->
 
 
 def _panel_title(base: str, iops: np.ndarray, scale: str, mark: str | None = None) -> str:
-    """`mark` says what the panel's dotted line is: a PNG has no caption beside it."""
-    notes = "; ".join(x for x in (panel_notes(iops, scale), mark) if x)
-    return f"{base} ({scale} scale{'; ' + notes if notes else ''})"
+    """`mark` says what the panel's dotted line is: a PNG has no caption beside it (on a
+    line of its own after other notes, so the title stays within the figure)."""
+    notes = panel_notes(iops, scale)
+    if mark and not notes:
+        return f"{base} ({scale} scale; {mark})"
+    title = f"{base} ({scale} scale{'; ' + notes if notes else ''})"
+    return f"{title}\n{mark}" if mark else title
 
 
 def consistency_pngs(combos: list[ConsistencyCombo], out_dir: Path) -> list[Path]:
