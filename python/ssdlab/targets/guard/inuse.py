@@ -285,18 +285,18 @@ def writers(tree: set[str]) -> list[tuple[int, str, str]]:
             except OSError:
                 continue
             if stat.S_ISBLK(st.st_mode):
-                n = nums.get(devno_str(st.st_rdev))
+                held = nums.get(devno_str(st.st_rdev))
             elif stat.S_ISREG(st.st_mode) and files:
-                n = files.get((devno_str(st.st_dev), st.st_ino))
+                held = files.get((devno_str(st.st_dev), st.st_ino))
             else:
                 continue
-            if n is None:
+            if held is None:
                 continue
             flags = 0
             for line in _read(f"/proc/{pid}/fdinfo/{fd}").splitlines():
                 if line.startswith("flags:"):
                     flags = int(line.split()[1], 8)
             if flags & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR):
-                out.append((pid, _read(f"/proc/{pid}/comm", "?"), n))
+                out.append((pid, _read(f"/proc/{pid}/comm", "?"), held))
                 break
     return out
