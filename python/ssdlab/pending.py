@@ -18,7 +18,8 @@ import numpy as np
 
 from . import safe_path
 from .phase import Phase, PhaseResult
-from .store import MAX_ID, PHASE_STATUSES, STATUSES, Store, StoreError, dumps
+from .store import MAX_ID, Store, StoreError, dumps
+from .store_schema import PHASE_STATUSES, STATUSES
 
 FORMAT = "ssdlab-pending/1"
 MAX_BYTES = 1 << 30  # a pending file holds a run's series: far less than this
