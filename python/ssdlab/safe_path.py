@@ -262,8 +262,9 @@ def check_dirs(path: str, what: str) -> None:
     for c in [p for p in os.path.dirname(path).split("/") if p] + [None]:
         st = os.lstat(d)
         if st.st_uid not in trusted_uids() or st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
-            raise _refuse(what, f"directory {d} may be written by users other than root and uid "
-                                f"{os.geteuid()} (owner uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o}), "
+            me = "root" if os.geteuid() == 0 else f"root and uid {os.geteuid()}"
+            raise _refuse(what, f"directory {d} may be written by users other than {me} "
+                                f"(owner uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o}), "
                                 "who could put a link in place of what ssdlab writes; use a directory only "
                                 "they can write")
         if c is not None:
