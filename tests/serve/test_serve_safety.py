@@ -179,7 +179,7 @@ def busy_port():
     ("[]:10809", ["--tcp []:10809", "give the address to listen on"]),
     (":10809", ["give the address to listen on"]),
     ("::1:10809", ["IPv6 address in brackets"]),
-    ("127.0.0.1:0", ["expected HOST:PORT"]),
+    ("127.0.0.1:0", ["port 0 is out of range; give 1 to 65535"]),
     ("127.0.0.1:１２", ["expected HOST:PORT"]),
     ("192.0.2.1:10809", ["not an address of this machine"]),
     ("no-such-host.invalid:10809", ["cannot resolve 'no-such-host.invalid'"]),
