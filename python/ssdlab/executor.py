@@ -26,7 +26,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
-from .interrupts import stopping
+from .interrupts import raise_if_stopping, stopping
 from .phase import Interrupted
 
 KINDS = ("inline", "pool", "ray")
@@ -92,11 +92,9 @@ class Executor:
         """Each unit's outcome, in the order they finish."""
         for u in longest_first(units):
             done = _outcome(u)
-            # Ctrl-C was taken (the handler ran), but the unit's own code swallowed it (the
-            # simulator drops a stop that comes with a phase's last sample): stop here, as
-            # the pool does, rather than run the rest and leave later signals ignored
-            if stopping():
-                raise KeyboardInterrupt()
+            # Ctrl-C was taken (the handler ran) where Python could not raise it (a
+            # destructor): stop here, as the pool does, rather than run the rest
+            raise_if_stopping()
             yield done
 
     def describe(self) -> str:
