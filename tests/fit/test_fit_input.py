@@ -121,6 +121,11 @@ def test_a_refused_fit_makes_no_report_directory(tmp_path):
     unit = figures(tmp_path, 'name = "a"\ntest = "fill"\nmetric = "peak_mbps"\nvalue = 1\nunit = "parsecs"\n')
     refused(["--figures", str(unit), "-o", str(report)], "unknown unit 'parsecs'", tmp_path / "t.toml")
     assert not report.exists()
+    # refused by the fit's own checks, once the directory was made
+    good = figures(tmp_path, 'name = "a"\ntest = "fill"\nmetric = "peak_mbps"\nvalue = 1\nunit = "MB/s"\n')
+    refused(["--figures", str(good), "-o", str(report), "--params", "nope"], "--params nope: not a parameter",
+            tmp_path / "t.toml")
+    assert not report.exists()
 
 
 def test_the_fill_head_is_a_group_of_figures(store):

@@ -129,6 +129,7 @@ def run(**kw: Any) -> None:
         req.for_drives(drv, console)  # e.g. a job file compiled for the drives' capacity
         opts = req.options()
         if not (kw["fleet"] or kw["plan"]):
+            preflight(req.test, drv, opts)  # every phase fits every drive: a refused run makes no store
             check_free(req.db)  # before the store is even created
             store = Store(req.db)
             store.check_writable()

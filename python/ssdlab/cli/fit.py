@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -143,6 +144,7 @@ def fit_cmd(
 
             if start not in builtin_ids():
                 raise UserError(f"--start {start}: not a built-in profile ({', '.join(builtin_ids())})")
+        made = report_dir is not None and not report_dir.exists()
         if report_dir is not None:  # once the evidence is read: a refused fit makes no directory
             check_out_dir(report_dir)
         req = fitting.Request(ev, trials=trials, minutes=minutes, seed=seed, start=start, crossval=crossval,
@@ -152,7 +154,11 @@ def fit_cmd(
         try:
             with Bar(trials) as bar, executor:
                 res = fitting.fit(req, executor, bar.trial)
+        except UserError:  # the fit's own checks (--params, evidence that pins nothing)
+            _unmake(report_dir, made)
+            raise
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a fit stores nothing until its twin
+            _unmake(report_dir, made)
             typer.echo(f"ssdlab: fit interrupted: no twin written to {out} (a fit keeps nothing before its "
                        "end; --minutes bounds its time)", err=True)
             raise typer.Exit(interrupted_status()) from None
@@ -172,6 +178,14 @@ def fit_cmd(
         print_json(doc)
         return
     show(doc)
+
+
+def _unmake(report_dir: Path | None, made: bool) -> None:
+    """The report directory this fit made, while still empty: a fit that ends without a
+    twin leaves none behind."""
+    if made and report_dir is not None:
+        with contextlib.suppress(OSError):
+            report_dir.rmdir()  # only an empty one
 
 
 def show(doc: dict[str, Any]) -> None:
