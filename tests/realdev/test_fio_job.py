@@ -153,6 +153,29 @@ def test_engine_probe():
     assert fio_job.pick_engine() in ("io_uring", "libaio", "psync")
 
 
+def test_the_engine_probe_leaves_no_fio_behind_when_ssdlab_is_killed(tmp_path):
+    """The probe's fio gets SIGTERM when the ssdlab process that started it is killed, as a
+    run's fio does: none is left behind, orphaned (a fake fio that hangs, here)."""
+    import sys
+    import time
+
+    fake, pid_file = tmp_path / "fio", tmp_path / "pid"
+    fake.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 60\n")
+    fake.chmod(0o755)
+    probe = subprocess.Popen([sys.executable, "-c", "from ssdlab.targets.fio.jobs import _probe_engine; "
+                              f"_probe_engine({str(fake)!r})"])
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    probe.kill()
+    probe.wait()
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{pid}"), "the probe's fio outlived ssdlab"
+
+
 def test_fio_version_is_asked_once_per_binary_as_it_is_on_disk(tmp_path):
     """Several tests in one process ask fio's version once; a fio replaced meanwhile (another
     file, another modification time) is asked again."""

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from ...fioformat import jobfile, json_read
 from ...phase import ResolvedPhase
+from .. import child
 
 INSTALL_HINT = "install it with `apt-get install fio` (Debian/Ubuntu; `dnf install fio` on Fedora)"
 HIST_MSEC = 100  # the finer log: per-window completions -> bytes -> per-GB series
@@ -69,7 +70,8 @@ def _probe_engine(fio: str) -> str:
                 r = subprocess.run(
                     [fio, "--name=probe", f"--filename={f}", f"--ioengine={engine}", "--size=64k",
                      "--bs=4k", "--rw=write", "--iodepth=4", "--output-format=terse"],
-                    capture_output=True, text=True, timeout=30)
+                    capture_output=True, text=True, timeout=30,
+                    preexec_fn=child.die_with_parent())  # no fio left behind if ssdlab is killed
             except (OSError, subprocess.TimeoutExpired):
                 continue
             if r.returncode == 0:
