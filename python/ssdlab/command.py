@@ -1,16 +1,24 @@
 """The `ssdlab` command's entry point. Importing the CLI takes a few tenths of a second (typer,
-pydantic, numpy); a Ctrl-C in that time ends the command as a later one does, with one line and
-status 130, not with Python's traceback of the import it cut short."""
+pydantic, numpy); a Ctrl-C or SIGTERM in that time is held until the import is done (raised
+inside it, a library may wrap it in an error of its own), then ends the command as a later
+one does: one line, status 130 (143)."""
 
 from __future__ import annotations
 
+import signal
 import sys
 
 
 def main() -> None:
+    got: list[int] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    old = {s: signal.signal(s, lambda signum, _frame: got.append(signum)) for s in held}
     try:
         from .cli import app
-    except KeyboardInterrupt:
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    if got:
         sys.stderr.write("ssdlab: interrupted\n")
-        sys.exit(130)
+        sys.exit(143 if signal.SIGTERM in got else 130)
     app()
