@@ -62,6 +62,12 @@ class Figure:
             return f">= {fmt(self.lo)}"
         return f"<= {fmt(self.hi)}"
 
+    def passing(self) -> tuple[float, float]:
+        """The values `check` passes: the value +- its tolerance, or the range."""
+        if self.value is not None:
+            return self.value - abs(self.value) * self.tol, self.value + abs(self.value) * self.tol
+        return -math.inf if self.lo is None else self.lo, math.inf if self.hi is None else self.hi
+
     def check(self, sim: float | None) -> tuple[bool, float | None]:
         """(pass, error): error is (sim - published) / published for a value; for a range
         0 inside, else the distance to the nearest bound relative to that bound."""

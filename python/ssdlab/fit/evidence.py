@@ -335,13 +335,6 @@ def from_figures(path: Path) -> Evidence:
     return Evidence(figs, groups, facts, [f"figures {path}"], {}, left, ff.start)
 
 
-def passing(f: Figure) -> tuple[float, float]:
-    """The values that pass the figure (Figure.check): its value +- its tolerance, or its range."""
-    if f.value is not None:
-        return f.value - abs(f.value) * f.tol, f.value + abs(f.value) * f.tol
-    return -math.inf if f.lo is None else f.lo, math.inf if f.hi is None else f.hi
-
-
 def contradiction(path: Path, figs: list[Figure]) -> None:
     """Two figures that read the same thing of the same run, which no value passes together (a
     typo, or two sources that disagree): no twin can meet both, and the search would settle
@@ -350,7 +343,7 @@ def contradiction(path: Path, figs: list[Figure]) -> None:
     for f in figs:
         key = json.dumps([f.run, f.node], sort_keys=True, default=str)
         g = seen.setdefault(key, f)
-        (alo, ahi), (blo, bhi) = passing(g), passing(f)
+        (alo, ahi), (blo, bhi) = g.passing(), f.passing()
         if g is not f and (ahi < blo or bhi < alo):
             raise UserError(f"{path}: figures {g.name!r} and {f.name!r} read the same ({f.run[0]}: "
                             f"{_what(f.node)}) and no value passes both ({alo:g}..{ahi:g} and {blo:g}..{bhi:g}); "
