@@ -252,3 +252,27 @@ def test_the_same_drive_spelled_otherwise_is_the_same_drive(store):
     ev = from_runs(st, [a, json.loads(r.stdout)["run_id"]])
     st.close()
     assert {f.run[0] for f in ev.figures} == {"fingerprint", "fill"}
+
+
+def test_a_consistency_runs_steady_start_and_spread_carry_their_resolution(tmp_path):
+    """Where steady state begins is found on a grid of rounds: a twin within a round of it
+    is as close as the run can say, so its tolerance is a round at least, not a mean's 5 %.
+    The spread of the steady seconds (seeds of one drive differ by about 5 % in it) is known
+    less well than their mean."""
+    from ssdlab.analysis import round_seconds
+    from ssdlab.fit.evidence import from_runs
+
+    db = tmp_path / "c.sqlite"
+    r = cli("run", "consistency", "--drive", "sim:tlc-256", *set_flags(SMALL), "--seconds", "200",
+            "--db", str(db), "--json", check=True)
+    run = json.loads(r.stdout)
+    m = run["drives"][0]["metrics"]
+    assert m["steady_start_s"] and m["steady_stdev"] > 0
+    st = Store(db)
+    ev = from_runs(st, [run["run_id"]])
+    st.close()
+    tol = {f.name: f.tol for f in ev.figures}
+    assert tol["consistency: steady_start_s"] == pytest.approx(round_seconds(200) / m["steady_start_s"])
+    assert tol["consistency: steady_start_s"] > 0.05
+    assert tol["consistency: steady_stdev"] == pytest.approx(0.10)
+    assert tol["consistency: steady_iops"] == pytest.approx(0.05)

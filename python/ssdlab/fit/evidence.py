@@ -34,7 +34,7 @@ def group_of(test: Any, metric: str) -> str:
 
 def tolerance(metric: str) -> float:
     """How far a figure of this kind moves between runs of one drive (a seed, a host): the
-    tails most, dips next, binned curves and middle percentiles less, gains (one rate over another)
+    tails most, dips next, binned curves, middle percentiles and spreads less, gains (one rate over another)
     less, means and rates least
     (a fill's binned speed jumps where the cache ends: its cumulative averages, from the start to
     each 2.5 % and to the head's small shares, carry that, with the binned curves' tolerance)."""
@@ -44,7 +44,7 @@ def tolerance(metric: str) -> float:
         return 0.25
     if any(t in metric for t in ("min_iops", "p1_low", "dip")):
         return 0.20
-    if any(t in metric for t in ("p99_", "_by_", "p90_")):
+    if any(t in metric for t in ("p99_", "_by_", "p90_", "stdev")):  # a spread is known less well than a mean
         return 0.10
     if metric.endswith("_gain"):  # one rate over another: both move by their 5 %
         return 0.07
@@ -225,9 +225,9 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
         phases = store.phases(d["id"], with_data=True)
         metrics = analyzed(test, phases, Options(spare=spare, seconds=key[2], repeat=key[3])) or d["metrics"]
         the_test = get(test)
+        if the_test.resolution is not None:
+            resolution.update(the_test.resolution(phases, metrics))
         if the_test.replay is not None:
-            if the_test.resolution is not None:
-                resolution.update(the_test.resolution(phases, metrics))
             area = area_bytes(capacity, Options(spare=spare))
             plans[key] = the_test.replay(phases, area)
             measured[f"run {rid}"] = {"phases": phases, "spec": d["spec"]}

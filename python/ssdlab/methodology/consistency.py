@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import phase as ph
-from ..analysis import steady_state, summary
+from ..analysis import round_seconds, steady_state, summary
 from ..analysis.steady import WINDOW
 from .common import Options, area_bytes, by_name, opt_total
 from ..figures import lazy
@@ -45,6 +45,17 @@ def analyze(results, opts: Options) -> dict:
     }
 
 
+def resolution_of(phases: list[dict], metrics: dict) -> dict[str, float]:
+    """Steady state is found on a grid of rounds (a minute in a 2000 s run): where it begins
+    moves by one round at least (`ssdlab fit` widens its tolerance to that)."""
+    start = metrics.get("steady_start_s")
+    r = next((p for p in phases if p["name"] == "random"), None)
+    iops = (r or {}).get("series", {}).get("iops")
+    if not start or iops is None or not len(iops):
+        return {}
+    return {"steady_start_s": round_seconds(len(iops)) / start}
+
+
 def steady_waf(series: dict) -> float | None:
     """NAND / host bytes over the last STEADY_WAF_S seconds (the second half of a run
     shorter than twice that): `waf` covers the whole phase, burst included. None without
@@ -68,4 +79,5 @@ TEST = Test(
     seconds_help=SECONDS_HELP,
     cost=5.7,
     spare_matters=True,
+    resolution=resolution_of,
 )
