@@ -66,6 +66,11 @@ def test_mmap_buffers_are_refused_and_the_file_is_untouched(tmp_path, mem):
     ("[a]\nrw=read\nsize=1m\nbs=0\n", ("bs=0", "block size of 0", "bs=4k")),
     ("[a]\nrw=write\nsize=1m\nbs=4k,0\n", ("bs=4k,0", "block size of 0", "bs=4k")),
     ("[a]\nrw=read\nsize=1m\nblocksize=0k\n", ("bs=0k", "block size of 0")),
+    # fio refuses these; a bad percentile failed the run after it ran and was stored
+    ("[a]\nrw=write\nsize=1m\nverify=foo\n", ("verify=foo", "not a fio verify kind", "crc32c")),
+    ("[a]\nrw=write\nsize=1m\nverify=MD5\n", ("verify=MD5", "not a fio verify kind", "md5")),
+    ("[a]\nrw=read\nsize=1m\npercentile_list=50:101\n", ("percentile_list=50:101", "101", "0 to 100")),
+    ("[a]\nrw=read\nsize=1m\npercentile_list=50:abc\n", ("percentile_list=50:abc", "abc", "0 to 100")),
     ("[a]\nrw=write\nsize=1m\nwrite_mode=zone_append\n", ("write_mode=zone_append", "zonemode=zbd")),
     ("[a]\nrw=write\nsize=64m\nzonemode=zbd\nzonesize=1m\nbs=2m\n", ("zonemode=zbd", "larger than a zone")),
     ("[a]\nrw=trim\nsize=64m\nzonemode=zbd\nzonesize=1m\nbs=64k\n", ("trim block size", "zone size")),

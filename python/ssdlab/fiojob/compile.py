@@ -214,6 +214,8 @@ def _reporting(o: dict, flag, num, tm) -> dict:
     (log_avg_msec; fio's 0, an entry per I/O, is a 500 ms window here), the histogram log's
     (log_hist_msec), group_reporting and unified_rw_reporting as the job sets them."""
     log_ms = num("log_avg_msec", 0, 0, 86_400_000)
+    if "percentile_list" in o:  # refused before the run (the output reads it after)
+        O.percentile_list(*o["percentile_list"])
     out = {"log_ms": log_ms or 500, "group_reporting": flag("group_reporting"),
            "keep_log": any(k in o for k in ("write_bw_log", "write_iops_log", "write_lat_log",
                                              "write_hist_log")),
@@ -253,8 +255,8 @@ def _verify(o: dict, flag, num, writes: bool) -> list | None:
     """fio's verify of a job that writes: [read back after each pass (do_verify), the
     backlog, its batch, verify_only]; None when nothing is read back (no verify, or a job
     that only reads: its reads are checked as they come)."""
-    v = o.get("verify", ("none",))[0].strip().lower()
-    if v in ("none", "0", "") or not writes:
+    v = O.verify_kind(*o["verify"]) if "verify" in o else "0"
+    if v == "0" or not writes:
         return None
     return [int(flag("do_verify", True)), num("verify_backlog", 0, 0, 2**40),
             num("verify_backlog_batch", 0, 0, 2**40), int(flag("verify_only"))]
