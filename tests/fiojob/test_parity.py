@@ -234,3 +234,30 @@ def test_percentage_random_and_identical_runs_as_fio_draws_them(tmp_path):
     ((_, offs, _),) = sim_stream(tmp_path, "[a]\nrw=randread:4\nbs=4k\nsize=64m\nrw_sequencer=identical\n", 12)
     assert [offs[i] for i in range(0, 12, 4)] == [offs[i + 3] for i in range(0, 12, 4)]
     assert len(set(offs)) == 3
+
+
+NULL = "ioengine=null\nfilename=ssdlab-null\n"
+
+
+@pytest.mark.parametrize("body", [
+    f"[a]\n{NULL}rw=randread\nbs=4k\nsize=1m\nnorandommap\nrandrepeat=0\n",
+    f"[global]\ngroup_reporting\n[a]\n{NULL}rw=read\nsize=1m\n",
+    f"[global]\nbs=8k\nnorandommap\n[a]\n{NULL}rw=randread\nsize=1m\ntime_based=0\n",
+])
+def test_job_and_global_options_are_listed_as_fio_lists_them(tmp_path, body):
+    """fio's JSON has "global options" only when [global] sets any, and lists an option
+    given without a value (a bare flag) in neither it nor "job options"."""
+    import shutil
+    import subprocess
+
+    if shutil.which("fio") is None:
+        pytest.skip("fio not installed (make sysdeps)")
+    job(tmp_path, body, "null.fio")
+    r = subprocess.run(["fio", "--output-format=json", "null.fio"], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=120)
+    f, s = json.loads(r.stdout[r.stdout.index("{"):]), _doc(tmp_path, body)
+    assert ("global options" in s) == ("global options" in f)
+    assert s.get("global options") == f.get("global options")
+    assert [j["job options"] for j in s["jobs"]] == [j["job options"] for j in f["jobs"]]
+    for key in ("read", "write", "trim"):  # fio's per-direction keys, no others
+        assert list(s["jobs"][0][key]) == list(f["jobs"][0][key]) + (["unwritten_ios"] if key == "read" else [])

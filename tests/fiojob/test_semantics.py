@@ -33,6 +33,9 @@ EXACT = {
     "global-name": "[global]\nname=all\nbs=4k\nsize=1m\n[a]\nrw=read\n[b]\nrw=write\n",
     "filesize": "[a]\nrw=randread\nbs=4k\nfilesize=1m\nsize=4m\n",  # size clamped to the file
     "filesize-io": "[a]\nrw=read\nbs=4k\nfilesize=4m\nsize=1m\n",
+    # a blank bs value is the default, a value ended by a comma stops there (fio's HOWTO)
+    "bs-blank": "[a]\nrw=read\nbs=,8k\nsize=1m\n[b]\nrw=write\nbs=8k,\nsize=1m\n"
+                "[c]\nrw=write\nbs=16k,,8k\nsize=1m\n",
 }
 
 

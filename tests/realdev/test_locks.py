@@ -144,3 +144,115 @@ def test_only_our_own_work_directories_of_dead_runs_are_removed(tmp_path, monkey
     os.chown(theirs, 65534, 65534)
     child.clean_workdirs()
     assert not ours.exists() and (theirs / "p1.fio").exists()
+
+
+def test_lock_files_do_not_accumulate(lockdir):
+    """A run removes its lock file when it lets go, and those of killed runs (no run holds
+    them) on the way; a file another run holds stays."""
+    for i in range(20):
+        with locks.DeviceLock(f"dev:7:{i}", f"/dev/loop{i}"):
+            assert locks.lock_path(f"dev:7:{i}").exists()
+    assert os.listdir(lockdir) == []
+    stale = [locks.lock_path(f"dev:8:{i}") for i in range(5)]
+    for p in stale:
+        p.write_text("12345\n")  # left by a killed run
+    victim = lockdir.parent / "victim"
+    victim.write_text("IMPORTANT")
+    (lockdir / "ssdlab-0123456789abcdef.lock").symlink_to(victim)  # never followed nor removed
+    held = locks.lock_path("dev:9:1")
+    fd = os.open(held, os.O_RDWR | os.O_CREAT, 0o600)
+    import fcntl
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another run's, held (a descriptor of its own)
+    try:
+        with locks.DeviceLock("dev:7:1", "/dev/loop1"):
+            pass
+        assert sorted(os.listdir(lockdir)) == sorted([held.name, "ssdlab-0123456789abcdef.lock"])
+        assert victim.read_text() == "IMPORTANT"
+    finally:
+        os.close(fd)
+
+
+class _RemovedBeforeFlock:
+    """fcntl with a flock that lets another run remove the lock file (and, with
+    `recreate`, make and hold a new one under the name) just before the first flock."""
+
+    def __init__(self, path, recreate: bool):
+        import fcntl
+
+        self.fcntl, self.path, self.recreate, self.other = fcntl, path, recreate, None
+        self.LOCK_EX, self.LOCK_NB, self.LOCK_UN = fcntl.LOCK_EX, fcntl.LOCK_NB, fcntl.LOCK_UN
+
+    def flock(self, fd, op):
+        if self.other is None:
+            os.unlink(self.path)
+            self.other = -1
+            if self.recreate:
+                self.other = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+                self.fcntl.flock(self.other, self.fcntl.LOCK_EX)
+                os.write(self.other, b"4242\n")
+        return self.fcntl.flock(fd, op)
+
+
+@pytest.mark.parametrize("recreate", [False, True])
+def test_a_lock_file_removed_before_its_flock_is_not_trusted(lockdir, monkeypatch, recreate):
+    """The flock race of removable lock files: a run opens the file, its holder removes it,
+    then the run's flock succeeds on a file with no name while another run locks the name.
+    The run opens the name again: it gets the lock of the file the name leads to, or is
+    refused while another run holds that one."""
+    path = locks.lock_path("dev:7:97")
+    path.write_text("")
+    shim = _RemovedBeforeFlock(path, recreate)
+    monkeypatch.setattr(locks, "fcntl", shim)
+    monkeypatch.setattr(locks, "_BUSY_WAIT_S", 0.05)
+    try:
+        if recreate:
+            with pytest.raises(safety.DeviceLocked, match=r"another ssdlab run \(pid 4242\)"):
+                locks.DeviceLock("dev:7:97", "/dev/loop97").acquire()
+        else:
+            lk = locks.DeviceLock("dev:7:97", "/dev/loop97").acquire()
+            assert os.fstat(lk.fd).st_ino == os.stat(path).st_ino
+            lk.release()
+            assert not path.exists()
+    finally:
+        if shim.other and shim.other > 0:
+            os.close(shim.other)
+
+
+_CHURN = r"""
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from ssdlab.targets.guard import locks, safety
+locks.lock_dir = lambda: locks._private_dir(Path(sys.argv[2]))
+inside, got, clash = Path(sys.argv[3]), 0, 0
+end = time.monotonic() + float(sys.argv[4])
+while time.monotonic() < end:
+    try:
+        lk = locks.DeviceLock("dev:7:96", "/dev/loop96").acquire()
+    except safety.DeviceLocked:
+        continue
+    try:
+        os.mkdir(inside)  # only one holder at a time can make it
+    except FileExistsError:
+        clash += 1
+    else:
+        got += 1
+        os.rmdir(inside)
+    lk.release()
+print(got, clash)
+"""
+
+
+def test_removed_lock_files_keep_one_holder_at_a_time(lockdir, tmp_path):
+    """Runs that take and let go of one device's lock as fast as they can (each removal a
+    chance for the flock race) never hold it at once."""
+    locks.lock_dir()
+    root = os.path.dirname(locks.__file__) + "/../../.."
+    ps = [subprocess.Popen([sys.executable, "-c", _CHURN, root, str(lockdir), str(tmp_path / "inside"),
+                            "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+          for _ in range(3)]
+    outs = [p.communicate(timeout=120) for p in ps]
+    assert all(p.returncode == 0 for p in ps), [e for _, e in outs]
+    got, clash = (sum(int(o.split()[i]) for o, _ in outs) for i in (0, 1))
+    assert clash == 0 and got > 10, outs
+    assert os.listdir(lockdir) == []

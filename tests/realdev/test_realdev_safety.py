@@ -467,3 +467,32 @@ def test_an_active_swap_file_is_not_a_file_target(tmp_path):
         assert not db.exists()  # refused before the store was made
     finally:
         sh("swapoff", str(sw), check=False)
+
+
+def test_a_loop_devices_plan_shows_what_to_type_and_the_refusal_says_it(loops, tmp_path, monkeypatch):
+    """A loop device has no serial: the plan shows its backing file as such, and the
+    --destroy-data that lets a run write it (the device written, not the file it is set up
+    on); naming the file is refused with exactly what to type, before anything is stored."""
+    dev, img = loops.make(64 * MIB)
+    db = tmp_path / "r.sqlite"
+    r = cli("run", "fill", "--drive", dev, "--plan", "--db", str(db))
+    assert r.returncode == 0, r.stderr
+    assert f"backing file {img}" in r.stdout and f"serial {img}" not in r.stdout
+    assert f"# to let a run write it, pass --destroy-data={dev}\n" in r.stdout
+    assert f"if you mean to erase it, pass --destroy-data={dev}\n" in r.stdout
+    r = cli("run", "fill", "--drive", dev, f"--destroy-data={img}", "--db", str(db))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert (f"--destroy-data={img} is the file {dev} is set up on, not the device written: "
+            f"pass --destroy-data={dev} to erase it") in r.stderr
+    assert "serial" not in r.stderr and not db.exists()
+    other, _ = loops.make(64 * MIB)
+    with pytest.raises(safety.UnsafeTarget, match=f"names another device; pass --destroy-data={dev} "
+                       "to erase this one"):
+        safety.check_block_write(dev, other)
+    r = cli("run", "fill", "--drive", dev, f"--destroy-data={dev}", "--plan", "--db", str(db))
+    assert "# safety: writing is allowed" in r.stdout, r.stdout
+    monkeypatch.setattr(safety, "serial_of", lambda name: "S3Z9NB0K")  # a drive with a serial
+    with pytest.raises(safety.UnsafeTarget, match=f"pass --destroy-data={dev} \\(or its serial: "
+                       "--destroy-data=S3Z9NB0K\\) to erase this one"):
+        safety.check_block_write(dev, other)
+    safety.check_block_write(dev, "S3Z9NB0K")

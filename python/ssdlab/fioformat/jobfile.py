@@ -34,6 +34,7 @@ class Section:
     name: str
     where: str  # file:line of the header
     options: list[tuple[str, str, str]] = field(default_factory=list)  # key, value, file:line
+    bare: set[str] = field(default_factory=set)  # the keys given without `=` (fio's JSON omits them)
 
 
 def _keyword(m: re.Match) -> str:
@@ -122,6 +123,8 @@ def read(path: Path, env: Mapping[str, str] | None = None) -> list[Section]:
                               "[global] or a job's [NAME]")
         sections[-1].options.append((key.replace("-", "_"), substitute(value.strip(), where, env or {})
                                      if eq else "", where))
+        if not eq:
+            sections[-1].bare.add(key.replace("-", "_"))
     return sections
 
 

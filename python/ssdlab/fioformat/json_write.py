@@ -139,7 +139,7 @@ def _dir_json(d: Dir, agg: float, opts: dict, plus: bool) -> dict:
     else:
         p_agg = 0.0
     out.update({"bw_min": int(d.bw.min) if d.bw.n else 0, "bw_max": int(d.bw.max) if d.bw.n else 0,
-                "bw_agg": p_agg, "agg_pct": p_agg, "bw_mean": float(d.bw.mean), "bw_dev": d.bw.dev,
+                "bw_agg": p_agg, "bw_mean": float(d.bw.mean), "bw_dev": d.bw.dev,
                 "bw_samples": d.bw.n, "iops_min": int(d.iops.min) if d.iops.n else 0,
                 "iops_max": int(d.iops.max) if d.iops.n else 0, "iops_mean": float(d.iops.mean),
                 "iops_stddev": d.iops.dev, "iops_samples": d.iops.n})
@@ -275,7 +275,8 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
     now = time.time()
     doc = {"fio version": FIO_VERSION, "timestamp": int(now), "timestamp_ms": int(now * 1000),
            "time": time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now)),
-           "global options": dict(global_options or {}), "jobs": jobs, "disk_util": []}
+           **({"global options": dict(global_options)} if global_options is not None else {}),
+           "jobs": jobs, "disk_util": []}
     if extra:
         doc["ssdlab"] = extra
     return doc

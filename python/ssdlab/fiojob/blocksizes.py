@@ -11,17 +11,19 @@ from . import options as O
 
 
 def bs_list(value: str, key: str, where: str, base: int) -> list:
-    """bs=4k or bs=4k,8k,16k (read, write, trim): per direction [[bytes, 100]]."""
-    parts = [p.strip() for p in value.split(",")]
-    sizes = [O.size(p, key, where, base) if p else None for p in parts[:3]]
-    first = next((s for s in sizes if s), 4096)
-    out, last = [], first
-    for i in range(3):
-        s = sizes[i] if i < len(sizes) else None
-        s = s if s else (last if i >= len(sizes) else first)
-        last = s
-        out.append([[s, 100.0]])
-    return out
+    """bs=4k or bs=4k,8k,16k (read, write, trim): per direction [[bytes, 100]]. As fio reads
+    it: a blank value is the default (4096), and the last value applies to the directions
+    after it unless a comma ends it (bs=,8k: 4096 for reads, 8k for writes and trims;
+    bs=8k,: 8k for reads, 4096 for the rest). A size of 0 is refused, as fio refuses it."""
+    parts = [p.strip() for p in value.split(",")][:3]
+    sizes = []
+    for p in parts:
+        s = O.size(p, key, where, base) if p else 4096
+        if s <= 0:
+            raise FioJobError(f"{where}: {key}={value[:40]}: a block size of 0 (fio refuses it: "
+                              f"\"min value out of range\"); give a size such as {key}=4k")
+        sizes.append(s)
+    return [[[sizes[min(i, len(sizes) - 1)], 100.0]] for i in range(3)]
 
 
 def bsrange(value: str, where: str, base: int) -> list[tuple[int, int]]:

@@ -126,7 +126,7 @@ class Compiled:
     notes: list[str]
     group_reporting: bool
     logs: dict  # write_bw_log / write_iops_log / write_lat_log / log_avg_msec (first job's)
-    global_options: dict = field(default_factory=dict)  # the [global] sections' options
+    global_options: dict | None = None  # the [global] sections' options with a value (None: no option)
 
     def spec(self) -> list[FioJobSpec]:
         """The jobs as the simulator takes them (ssdlab._sim.Drive.run_fiojob), with the
@@ -214,6 +214,8 @@ def _reporting(o: dict, flag, num, tm) -> dict:
     (log_avg_msec; fio's 0, an entry per I/O, is a 500 ms window here), the histogram log's
     (log_hist_msec), group_reporting and unified_rw_reporting as the job sets them."""
     log_ms = num("log_avg_msec", 0, 0, 86_400_000)
+    if "percentile_list" in o:  # refused before the run (the output reads it after)
+        O.percentile_list(*o["percentile_list"])
     out = {"log_ms": log_ms or 500, "group_reporting": flag("group_reporting"),
            "keep_log": any(k in o for k in ("write_bw_log", "write_iops_log", "write_lat_log",
                                              "write_hist_log")),
@@ -253,8 +255,8 @@ def _verify(o: dict, flag, num, writes: bool) -> list | None:
     """fio's verify of a job that writes: [read back after each pass (do_verify), the
     backlog, its batch, verify_only]; None when nothing is read back (no verify, or a job
     that only reads: its reads are checked as they come)."""
-    v = o.get("verify", ("none",))[0].strip().lower()
-    if v in ("none", "0", "") or not writes:
+    v = O.verify_kind(*o["verify"]) if "verify" in o else "0"
+    if v == "0" or not writes:
         return None
     return [int(flag("do_verify", True)), num("verify_backlog", 0, 0, 2**40),
             num("verify_backlog_batch", 0, 0, 2**40), int(flag("verify_only"))]
@@ -541,7 +543,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
                 ss_ramp_ns=tm("ss_ramp"), ss_group=flag("group_reporting"),
                 lat_target_ns=tm("latency_target", 0, "us"), lat_window_ns=tm("latency_window", 0, "us"),
                 lat_pct=_pct(o, "latency_percentile"), lat_run=flag("latency_run"),
-                options={O.canonical(k): v for k, v, _ in sec.options if k != "name"},
+                options={O.canonical(k): v for k, v, _ in sec.options if k != "name" and k not in sec.bare},
                 settings={k: v for k, (v, _) in o.items() if k in SETTINGS},
                 write_mode=O.write_mode(*o["write_mode"]) if "write_mode" in o else [100, 0, 0, 0],
                 flow=num("flow", 0, 0, 1000), flow_id=num("flow_id", 0, 0, 2**31 - 1),
@@ -598,7 +600,10 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
                      "reads of them count as unwritten, where a drive would return zeroes or an "
                      "error); Verify reads the range from NAND inside the drive, no data on the "
                      "link; all counted as writes, as fio counts them")
-    glob = {O.canonical(k): v for sec in sections if sec.name == "global" for k, v, _ in sec.options}
+    # fio's JSON: "global options" only when [global] sets any, each with its value (a bare flag has none)
+    given = [(k, v) for sec in sections if sec.name == "global" for k, v, _ in sec.options if k not in sec.bare]
+    glob = ({O.canonical(k): v for k, v in given}
+            if any(sec.options for sec in sections if sec.name == "global") else None)
     compiled = Compiled(jobs, notes, group_reporting, logs, glob)
     _simulator_checks(path, compiled, capacity)
     return compiled

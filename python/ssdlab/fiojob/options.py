@@ -5,6 +5,7 @@ with the reason (REFUSED, or an option ssdlab does not know). Nothing refused ev
 
 from __future__ import annotations
 
+import math
 import re
 
 import difflib
@@ -279,3 +280,33 @@ def integer(value: str, key: str, where: str, lo: int, hi: int) -> int:
     if not lo <= n <= hi:
         raise FioJobError(f"{where}: {key}={v}: must be {lo} to {hi}")
     return n
+
+
+# fio's verify= values (options.c): anything else fio refuses ("failed parsing verify=")
+VERIFY_KINDS = ("0", "md5", "crc64", "crc32", "crc32c-intel", "crc32c", "crc16", "crc7", "sha1", "sha256",
+                "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash", "meta", "pattern", "null")
+
+
+def verify_kind(value: str, where: str) -> str:
+    """verify=KIND as fio takes it: one of its names, as written ("0": no verify)."""
+    v = value.strip()
+    if v not in VERIFY_KINDS:
+        raise FioJobError(f"{where}: verify={value[:40]}: not a fio verify kind (fio refuses it); "
+                          f"write one of {', '.join(VERIFY_KINDS)}")
+    return v
+
+
+def percentile_list(value: str, where: str) -> list[float]:
+    """percentile_list=P:P:... as fio takes it: numbers from 0 to 100 (fio reports up to 20)."""
+    out = []
+    for p in value.split(":"):
+        try:
+            f = float(p)
+        except ValueError:
+            f = math.nan
+        if not 0 <= f <= 100:
+            raise FioJobError(f"{where}: percentile_list={value[:60]}: {p.strip()[:20] or 'a blank'} is not "
+                              "a percentile from 0 to 100; write them as 50:99:99.9")
+        out.append(f)
+    return out
+

@@ -38,7 +38,7 @@ class FioJobOptions:
     log_ms: int = 500
     logs: dict = field(default_factory=dict)
     notes: tuple = ()
-    global_options: dict = field(default_factory=dict)
+    global_options: dict | None = None
     state: str = "empty"
 
     def __post_init__(self) -> None:

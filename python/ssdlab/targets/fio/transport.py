@@ -114,8 +114,11 @@ class LocalBlock(Transport):
         self._excl_fd = safety.open_exclusive(self.dev)
 
     def plan_header(self) -> list[str]:
-        return [f"# device {self.dev}: {self.info.get('model', '')} serial "
-                f"{self.info.get('serial', '')} firmware {self.info.get('firmware', '')}"]
+        who = (f"backing file {self.info['backing_file']}" if self.info.get("kind") == "loop"
+               and self.info.get("backing_file") else f"serial {self.info.get('serial', '')}")
+        return [f"# device {self.dev}: {self.info.get('model', '')} {who} firmware "
+                f"{self.info.get('firmware', '')}",
+                f"# to let a run write it, pass {safety.consent(safety.resolve_block(self.dev))}"]
 
     def can_trim(self) -> bool:
         return bool(self.info.get("discard"))

@@ -6,7 +6,13 @@ The lock files live in a directory only their owner can write: /run/ssdlab (root
 for root, $XDG_RUNTIME_DIR/ssdlab or /tmp/ssdlab-UID (0700) for other users. Nobody else
 can plant a symlink there (a root run would follow it and truncate its target) or hold a
 lock to block runs; files are still opened with O_NOFOLLOW and checked (regular file,
-ours) before they are written."""
+ours) before they are written.
+
+A lock file is removed by its holder when it lets go (and a file no run holds, left by a
+killed run, by the next run that lets go of a lock), always while holding its flock. A run
+that opened the file just before it was removed then holds a lock on a file that no longer
+has that name; so the lock is taken only once the name, after the flock, still leads to
+the file flocked (the same inode); otherwise the run opens the name again."""
 
 from __future__ import annotations
 
@@ -15,12 +21,15 @@ import fcntl
 import hashlib
 import os
 import stat
+import time
 from pathlib import Path
 
 from ... import safe_path
 from .safety import DeviceLocked, UnsafeTarget
 
 _HELD: dict[str, str] = {}  # key -> label, locks this process holds
+_ATTEMPTS = 50  # opens of a name removed under us before giving up (each a removal by a run)
+_BUSY_WAIT_S = 0.2  # a lock held this briefly is a sweep of stale files (below), not a run
 
 
 def _private_dir(d: Path) -> Path:
@@ -63,42 +72,75 @@ class DeviceLock:
         if self.key in _HELD:
             raise DeviceLocked(f"refusing {self.label}: this run already uses it (as {_HELD[self.key]}); "
                                "give each drive once")
+        for _ in range(_ATTEMPTS):
+            fd = self._open()
+            if fd is None:
+                continue  # removed between the open and its checks: open the name again
+            if not self._flock(fd):
+                continue  # removed before the flock: the name is another file, or none
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            self.fd = fd
+            _HELD[self.key] = self.label
+            return self
+        raise UnsafeTarget(f"refusing {self.label}: its lock file {self.path} was removed "
+                           f"{_ATTEMPTS} times while being opened; run again")
+
+    def _open(self) -> int | None:
+        """The lock file, created if missing, never through a symlink; None when it was
+        removed meanwhile (no link left)."""
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError as e:
             raise UnsafeTarget(f"refusing {self.label}: cannot open its lock file {self.path}: "
                                f"{e.strerror}; remove it and run again") from None
         st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and st.st_nlink == 0:
+            os.close(fd)
+            return None
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_nlink != 1:
             os.close(fd)
             raise UnsafeTarget(f"refusing {self.label}: its lock file {self.path} is not ssdlab's "
                                "(not a regular file owned by this user); remove it and run again")
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
-            owner = ""
+        return fd
+
+    def _flock(self, fd: int) -> bool:
+        """The flock on `fd`, and whether the lock file's name still leads to it (False: the
+        descriptor is closed). Refuses while another run holds it."""
+        deadline = time.monotonic() + _BUSY_WAIT_S
+        while True:
             try:
-                owner = os.pread(fd, 64, 0).decode(errors="replace").strip()
-            except OSError:
-                pass
-            os.close(fd)
-            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise DeviceLocked(
-                    f"refusing {self.label}: another ssdlab run (pid {owner or '?'}) is using it; "
-                    "wait for it to finish") from None
-            raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self.fd = fd
-        _HELD[self.key] = self.label
-        return self
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as e:
+                if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                    os.close(fd)
+                    raise
+                if time.monotonic() >= deadline:  # a run holds it (a sweep holds it briefly)
+                    owner = ""
+                    try:
+                        owner = os.pread(fd, 64, 0).decode(errors="replace").strip()
+                    except OSError:
+                        pass
+                    os.close(fd)
+                    raise DeviceLocked(
+                        f"refusing {self.label}: another ssdlab run (pid {owner or '?'}) is using it; "
+                        "wait for it to finish") from None
+                time.sleep(0.01)
+        if _same_file(fd, self.path):
+            return True
+        os.close(fd)
+        return False
 
     def release(self) -> None:
         if self.fd is not None:
             try:
-                fcntl.flock(self.fd, fcntl.LOCK_UN)
+                _unlink_if_same(self.fd, self.path)  # while the flock is held
+                sweep(self.path.parent)
+            except OSError:
+                pass  # a lock file left is only a file: the next run removes it
             finally:
-                os.close(self.fd)
+                os.close(self.fd)  # drops the flock
                 self.fd = None
                 _HELD.pop(self.key, None)
 
@@ -107,6 +149,55 @@ class DeviceLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether `path` (not followed if a link) is the file open as `fd`."""
+    try:
+        a, b = os.fstat(fd), os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _unlink_if_same(fd: int, path: Path) -> None:
+    """Remove the lock file `path` if it is the file `fd` holds the flock of (the caller
+    holds it: no run can be using that file, and any run that opened it will see it gone)."""
+    if _same_file(fd, path):
+        os.unlink(path)
+
+
+def sweep(d: Path) -> int:
+    """Remove the lock files in `d` that no run holds (left by runs that were killed):
+    each flocked, checked to be the file its name leads to, then removed; one a run holds
+    is left alone. Returns how many were removed."""
+    removed = 0
+    try:
+        names = [n for n in os.listdir(d) if n.startswith("ssdlab-") and n.endswith(".lock")]
+    except OSError:
+        return 0
+    for name in names:
+        path = d / name
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        except OSError:
+            continue  # gone, or a symlink: not ours to touch
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_nlink != 1:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # a run holds it
+            if _same_file(fd, path):
+                os.unlink(path)
+                removed += 1
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return removed
 
 
 def claim(key: str, label: str) -> None:

@@ -2,7 +2,8 @@
 with consent, and never while something uses it.
 
 - Consent: every test that writes a block device needs `--destroy-data=DEVICE` naming
-  that device (path, any link to it, or its serial), blank or not. A device without a
+  that device (path, any link to it, or its serial: a loop device has none, and the file
+  it is set up on is no name of it), blank or not. A device without a
   signature can still hold data (plain dm-crypt, a raw database or backup volume), and a
   signature probe that fails says nothing, so neither counts as consent.
 - Refused even with the flag: a device that is read-only, holds the root filesystem, is
@@ -21,6 +22,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -256,14 +258,39 @@ def check_block_write(path: str, destroy_data: str | None) -> BlockDev:
         found.append(f"its contents are unknown: {failed}")
     if not found:
         found.append("no signature found, which does not mean it holds no data")
+    what = f"refusing {path}: writing destroys its data ({'; '.join(found)})"
     if destroy_data:
-        raise UnsafeTarget(
-            f"refusing {path}: writing destroys its data ({'; '.join(found)}) and --destroy-data="
-            f"{destroy_data} names another device; pass --destroy-data={dev.real} (or its serial) "
-            "to erase this one")
-    raise UnsafeTarget(
-        f"refusing {path}: writing destroys its data ({'; '.join(found)}); if you mean to erase it, "
-        f"pass --destroy-data={dev.real}")
+        backing = backing_named(destroy_data, dev)
+        if backing:
+            raise UnsafeTarget(f"{what}; --destroy-data={backing} is the file {path} is set up on, "
+                               f"not the device written: pass {consent(dev)} to erase it")
+        raise UnsafeTarget(f"{what} and --destroy-data={destroy_data} names another device; pass "
+                           f"{consent(dev)} to erase this one")
+    raise UnsafeTarget(f"{what}; if you mean to erase it, pass {consent(dev)}")
+
+
+def consent(dev: BlockDev) -> str:
+    """What to type to let ssdlab write `dev`: --destroy-data with its path, or with its
+    serial when it has one (a loop device has none: its backing file is another file)."""
+    ser = serial_of(dev.name)
+    if ser and re.fullmatch(r"[A-Za-z0-9._:-]+", ser) and not ser.startswith("/"):
+        return f"--destroy-data={dev.real} (or its serial: --destroy-data={ser})"
+    return f"--destroy-data={dev.real}"
+
+
+def backing_named(destroy_data: str | None, dev: BlockDev) -> str:
+    """The --destroy-data value that names the file the loop device `dev` is set up on
+    ("" when none does)."""
+    backing = _read(SYS_CLASS_BLOCK / dev.name / "loop" / "backing_file")
+    if not backing:
+        return ""
+    for d in named(destroy_data):
+        try:
+            if d.startswith("/") and safe_path.real(d) == os.path.realpath(backing):
+                return d
+        except safe_path.UnsafePath:
+            continue
+    return ""
 
 
 # --------------------------------------------------------------------------- files

@@ -183,6 +183,8 @@ class RemoteTarget(BaseTarget):
     def plan(self, items: Iterable[Phase | Batch]) -> str:
         phases = flat(items)  # run one by one over the connection: a Batch is its phases
         text = printable(str(self._call("plan", phases=[phase_doc(p) for p in phases])), keep="\n")
+        text = re.sub(r"(?m)^# to let a run write it, pass .*$", "# to let a run write it, pass "
+                      f"--destroy-data={self.spec} (exactly as --drive names it)", text)
         if not self.consent and any(writes(p) for p in phases):
             try:
                 self._refuse_without_consent()
