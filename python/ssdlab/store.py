@@ -187,6 +187,10 @@ class Store:
                 safe_path.check_dirs(self.real, what)
         except safe_path.UnsafePath as e:
             raise StoreError(str(e) if e.refusal else f"cannot open {what}: {e.reason}") from None
+        for companion in (f"{self.real}-{x}" for x in ("wal", "shm", "journal")):
+            if os.path.islink(companion):  # SQLite refuses it (O_NOFOLLOW) and says only "unable to open"
+                raise StoreError(f"refusing {what}: {companion} is a symlink (owned by uid "
+                                 f"{os.lstat(companion).st_uid}), which SQLite never follows; remove it")
         try:
             if create:
                 self.db = self._connect(f"file:{self._uri_path}?mode=rwc")

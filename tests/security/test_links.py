@@ -131,6 +131,20 @@ def test_the_store_through_another_users_dangling_link_is_refused(sticky, victim
     assert not target.exists()
 
 
+def test_links_planted_beside_the_store_are_named_before_it_is_made(sticky, victim):
+    # SQLite opens the -wal, -shm and -journal files by name beside the store: it does not
+    # follow a link there (O_NOFOLLOW), but then said only "unable to open database file"
+    # after making an empty store; the link is named instead, and nothing is made
+    victim.write_text("ROOT")
+    for suffix in ("shm", "wal", "journal"):
+        link = plant(sticky, f"r.db-{suffix}", victim)
+        r = clirun.cli("run", "quick", "--drive", "sim:sn520-128", "--repeat", "1", "--seconds", "1",
+                       "--db", str(sticky / "r.db"))
+        refused(r, f"{link} is a symlink (owned by uid", "remove it")
+        assert not (sticky / "r.db").exists() and victim.read_text() == "ROOT"
+        link.unlink()
+
+
 @pytest.fixture
 def stored(tmp_path) -> Path:
     db = tmp_path / "r.db"
