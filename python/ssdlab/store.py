@@ -185,6 +185,10 @@ class Store:
             self.real = safe_path.real(self.path, what)
             if create:
                 safe_path.check_dirs(self.real, what)
+                owner = os.lstat(self.real).st_uid if os.path.lexists(self.real) else os.geteuid()
+                if owner not in safe_path.trusted_uids():  # as a file target of another user
+                    raise safe_path.UnsafePath(what, f"{self.real} belongs to uid {owner}, another user, who could "
+                                                     "change what is stored or swap it for a link; use a store of your own")
         except safe_path.UnsafePath as e:
             raise StoreError(str(e) if e.refusal else f"cannot open {what}: {e.reason}") from None
         for companion in (f"{self.real}-{x}" for x in ("wal", "shm", "journal")):

@@ -131,6 +131,16 @@ def test_the_store_through_another_users_dangling_link_is_refused(sticky, victim
     assert not target.exists()
 
 
+def test_a_store_of_another_user_is_not_written(sticky):
+    # its owner could change what was stored (a finished run's status included) or, in the
+    # moment between the check and SQLite's open, swap it for a link; reading it is fine
+    theirs = sticky / "r.db"
+    as_nobody("touch", str(theirs))
+    r = clirun.cli("run", "quick", "--drive", "sim:sn520-128", "--repeat", "1", "--seconds", "1", "--db", str(theirs))
+    refused(r, f"refusing results store {theirs}", "belongs to uid", "use a store of your own")
+    assert theirs.stat().st_size == 0 and sorted(p.name for p in sticky.iterdir()) == ["r.db"]
+
+
 def test_links_planted_beside_the_store_are_named_before_it_is_made(sticky, victim):
     # SQLite opens the -wal, -shm and -journal files by name beside the store: it does not
     # follow a link there (O_NOFOLLOW), but then said only "unable to open database file"
