@@ -233,3 +233,17 @@ def test_what_ssdlab_opens_itself_follows_no_link_put_there_after_the_check(stic
     with pytest.raises(safe_path.UnsafePath, match="changed into a symlink"):
         safe_path.open_real(real, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     assert sorted(p.name for p in victim.parent.iterdir()) == ["empty_file"]
+
+
+def test_a_lock_directory_another_user_made_first_says_what_to_do(sticky, monkeypatch):
+    # anyone can make /tmp/ssdlab-UID before UID's first run; "remove it" (the old advice)
+    # is what that user cannot do in a sticky directory
+    from ssdlab.targets.guard import locks, safety
+
+    as_nobody("mkdir", str(sticky / "ssdlab-4242"))
+    monkeypatch.setattr(locks.os, "geteuid", lambda: 4242)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setenv("TMPDIR", str(sticky))
+    with pytest.raises(safety.UnsafeTarget, match="another user, made it") as e:
+        locks.lock_dir()
+    assert "set XDG_RUNTIME_DIR or TMPDIR" in str(e.value) and "remove it and run again" not in str(e.value)
