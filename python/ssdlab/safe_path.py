@@ -321,13 +321,29 @@ def read_input(path: str | os.PathLike[str], what: str, limit: int) -> bytes:
         os.close(fd)
 
 
+def own_dir(path: str | os.PathLike[str], what: str | None = None) -> str:
+    """`path` as a directory ssdlab writes files into by name (a report directory): made
+    as `make_dirs` makes it, then refused unless it and every directory above it belong to
+    root or the caller and no one else can replace what is in them (`check_dirs`): in a
+    directory another user may write, that user could swap what ssdlab made there for a link
+    between ssdlab's steps. Its real path."""
+    what = what or os.fspath(path)
+    out = make_dirs(path, what)
+    check_dirs(os.path.join(out, "-"), what)
+    return out
+
+
 @contextlib.contextmanager
 def staged(out_dir: str | os.PathLike[str], what: str | None = None) -> Iterator[Path]:
     """A private directory (0700, random name) inside `out_dir` to write into freely; when
     the block ends, each file in it is renamed into `out_dir` under its name (replacing a
-    planted link, never writing through it) and the private directory is removed."""
+    planted link, never writing through it) and the private directory is removed.
+    `out_dir` must be a directory no one else may write (`own_dir`; a sticky one like /tmp
+    is fine): another user who could rename the private directory could put a link to any
+    directory in its place, and what was moved out of it would be that directory's files.
+    The move itself reads the private directory through its descriptor, never its name."""
     what = what or os.fspath(out_dir)
-    out = make_dirs(out_dir, what)
+    out = own_dir(out_dir, what)
     try:
         d = dir_fd(out)
     except OSError as e:
@@ -335,39 +351,56 @@ def staged(out_dir: str | os.PathLike[str], what: str | None = None) -> Iterator
     name = f".ssdlab-{secrets.token_hex(6)}"
     try:
         os.mkdir(name, 0o700, dir_fd=d)
+        sfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=d)
     except OSError as e:
         os.close(d)
         raise _cannot(what, f"cannot write in {out}: {e.strerror}") from None
     stage = Path(out) / name
     try:
+        st = os.fstat(sfd)
+        if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & 0o077:
+            raise _refuse(what, f"{stage} is not the private directory ssdlab made; look at who else writes "
+                                f"in {out}")
         yield stage
-        _publish(d, name, "", what, out)
+        _publish(sfd, d, what, out)
     finally:
+        os.close(sfd)
+        with contextlib.suppress(OSError):
+            shutil.rmtree(name, dir_fd=d)  # never follows a link (the name is ours, in our directory)
         os.close(d)
-        shutil.rmtree(stage, ignore_errors=True)
 
 
-def _publish(d: int, stage: str, sub: str, what: str, out: str) -> None:
-    """Move stage/sub/* to out/sub/* (subdirectories made as needed, never through a link)."""
-    src = os.path.join(stage, sub) if sub else stage
-    for entry in sorted(os.listdir(os.path.join(out, src))):
-        s = os.path.join(src, entry)
-        dst = os.path.join(sub, entry) if sub else entry
-        if os.path.isdir(os.path.join(out, s)) and not os.path.islink(os.path.join(out, s)):
+def _publish(src: int, dst: int, what: str, out: str) -> None:
+    """Move every entry of the directory open as `src` into the one open as `dst`
+    (subdirectories made as needed), both by descriptor: no name in the way is resolved
+    but the entry's own, and a link found at a destination subdirectory is refused."""
+    for entry in sorted(os.listdir(src)):
+        st = os.stat(entry, dir_fd=src, follow_symlinks=False)
+        if not stat.S_ISDIR(st.st_mode):
             try:
-                st = os.stat(dst, dir_fd=d, follow_symlinks=False)
-            except FileNotFoundError:
-                os.mkdir(dst, 0o777, dir_fd=d)
-            else:
-                if not stat.S_ISDIR(st.st_mode):
-                    raise _refuse(what, f"{os.path.join(out, dst)} is not a directory; remove it")
-            _publish(d, stage, dst, what, out)
+                os.replace(entry, entry, src_dir_fd=src, dst_dir_fd=dst)
+            except OSError as e:
+                raise _cannot(what, f"cannot write {os.path.join(out, entry)}: {e.strerror}") from None
             continue
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(entry, 0o777, dir_fd=dst)
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
-            os.replace(s, dst, src_dir_fd=d, dst_dir_fd=d)
-        except OSError as e:
-            raise _cannot(what, f"cannot write {os.path.join(out, dst)}: {e.strerror}") from None
+            sub_dst = os.open(entry, flags, dir_fd=dst)
+        except OSError:
+            raise _refuse(what, f"{os.path.join(out, entry)} is not a directory; remove it") from None
+        try:
+            dst_st = os.fstat(sub_dst)
+            if dst_st.st_uid not in trusted_uids() or dst_st.st_mode & 0o022 and not dst_st.st_mode & stat.S_ISVTX:
+                raise _refuse(what, f"{os.path.join(out, entry)} is a directory another user may write; remove it")
+            sub_src = os.open(entry, flags, dir_fd=src)
+            try:
+                _publish(sub_src, sub_dst, what, os.path.join(out, entry))
+            finally:
+                os.close(sub_src)
+        finally:
+            os.close(sub_dst)
 
 
-__all__ = ["Exists", "Missing", "UnsafePath", "check_dirs", "create", "dir_fd", "make_dirs", "open_file", "open_real", "read_input", "read_trusted", "real", "staged",
+__all__ = ["Exists", "Missing", "UnsafePath", "check_dirs", "create", "dir_fd", "make_dirs", "open_file", "own_dir", "open_real", "read_input", "read_trusted", "real", "staged",
            "trusted_uids", "write"]

@@ -7,6 +7,7 @@ too long. The "ssh" here is a script that plays the agent (SSDLAB_SSH)."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -89,3 +90,30 @@ def test_a_line_of_80_mb_is_refused_as_soon_as_it_is_too_long(tmp_path):
     err = one_clean_line(r, 2)
     assert "a line longer than" in err
     assert took < 20  # each byte looked at once (it took 32 s)
+
+
+FLOOD = """
+import os, sys
+chunk = b"x" * (1 << 20)
+for _ in range(256):
+    os.write(2, chunk)  # 256 MB of stderr, no newline
+sys.exit(255)
+"""
+PEAK = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:]); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(p.returncode)")
+
+
+def test_stderr_without_a_newline_is_not_held_whole(tmp_path):
+    # ssh's stderr (the drive host's words) was read a whole line at a time: 256 MB without
+    # a newline took the controller to 2.1 GB; now each line keeps its first 4 KiB
+    fake = tmp_path / "flood_ssh.py"
+    fake.write_text(FLOOD)
+    env = clirun.environ(SSDLAB_SSH=f"{sys.executable} {fake}")
+    r = subprocess.run([sys.executable, "-c", PEAK, *clirun.COMMAND, "run", "fill", "--drive", "lab:/dev/sdz",
+                        "--destroy-data", "lab:/dev/sdz", "--db", str(tmp_path / "r.db")],
+                       capture_output=True, text=True, env=env, cwd=clirun.ROOT, timeout=300)
+    peak_mb = int(r.stdout.split()[-1]) / 1024
+    assert peak_mb < 400, peak_mb
+    err = one_clean_line(r, 2)
+    assert "cannot run ssdlab on lab over ssh" in err and len(err) < 8192, err[:300]
+    assert not (tmp_path / "r.db").exists()

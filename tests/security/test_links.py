@@ -131,6 +131,30 @@ def test_the_store_through_another_users_dangling_link_is_refused(sticky, victim
     assert not target.exists()
 
 
+def test_a_store_of_another_user_is_not_written(sticky):
+    # its owner could change what was stored (a finished run's status included) or, in the
+    # moment between the check and SQLite's open, swap it for a link; reading it is fine
+    theirs = sticky / "r.db"
+    as_nobody("touch", str(theirs))
+    r = clirun.cli("run", "quick", "--drive", "sim:sn520-128", "--repeat", "1", "--seconds", "1", "--db", str(theirs))
+    refused(r, f"refusing results store {theirs}", "belongs to uid", "use a store of your own")
+    assert theirs.stat().st_size == 0 and sorted(p.name for p in sticky.iterdir()) == ["r.db"]
+
+
+def test_links_planted_beside_the_store_are_named_before_it_is_made(sticky, victim):
+    # SQLite opens the -wal, -shm and -journal files by name beside the store: it does not
+    # follow a link there (O_NOFOLLOW), but then said only "unable to open database file"
+    # after making an empty store; the link is named instead, and nothing is made
+    victim.write_text("ROOT")
+    for suffix in ("shm", "wal", "journal"):
+        link = plant(sticky, f"r.db-{suffix}", victim)
+        r = clirun.cli("run", "quick", "--drive", "sim:sn520-128", "--repeat", "1", "--seconds", "1",
+                       "--db", str(sticky / "r.db"))
+        refused(r, f"{link} is a symlink (owned by uid", "remove it")
+        assert not (sticky / "r.db").exists() and victim.read_text() == "ROOT"
+        link.unlink()
+
+
 @pytest.fixture
 def stored(tmp_path) -> Path:
     db = tmp_path / "r.db"
@@ -209,3 +233,17 @@ def test_what_ssdlab_opens_itself_follows_no_link_put_there_after_the_check(stic
     with pytest.raises(safe_path.UnsafePath, match="changed into a symlink"):
         safe_path.open_real(real, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     assert sorted(p.name for p in victim.parent.iterdir()) == ["empty_file"]
+
+
+def test_a_lock_directory_another_user_made_first_says_what_to_do(sticky, monkeypatch):
+    # anyone can make /tmp/ssdlab-UID before UID's first run; "remove it" (the old advice)
+    # is what that user cannot do in a sticky directory
+    from ssdlab.targets.guard import locks, safety
+
+    as_nobody("mkdir", str(sticky / "ssdlab-4242"))
+    monkeypatch.setattr(locks.os, "geteuid", lambda: 4242)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setenv("TMPDIR", str(sticky))
+    with pytest.raises(safety.UnsafeTarget, match="another user, made it") as e:
+        locks.lock_dir()
+    assert "set XDG_RUNTIME_DIR or TMPDIR" in str(e.value) and "remove it and run again" not in str(e.value)

@@ -191,3 +191,35 @@ def test_a_tcp_address_that_cannot_be_served_is_refused_before_anything_is_store
     r = serve(tmp_path, "--tcp", tcp)
     one_line_exit_2(r, *(w.format(busy=busy_port) for w in words))
     assert not (tmp_path / "r.sqlite").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a directory of another user)")
+def test_a_socket_in_a_directory_another_user_may_write_is_refused(tmp_path):
+    # nbdkit binds the socket by name and serve then makes it its owner's alone: the owner
+    # of the directory could swap it for a link in between, and the mode went to the
+    # link's target
+    theirs = Path(tempfile.mkdtemp(prefix="nbdt", dir="/tmp"))
+    try:
+        os.chown(theirs, NOBODY, NOBODY)
+        r = serve(tmp_path, "--socket", str(theirs / "s.sock"))
+        one_line_exit_2(r, f"refusing --socket {theirs / 's.sock'}", f"directory {theirs} may be written")
+        assert list(theirs.iterdir()) == [] and not (tmp_path / "r.sqlite").exists()
+    finally:
+        shutil.rmtree(theirs, ignore_errors=True)
+
+
+def test_the_sockets_mode_is_changed_on_the_socket_never_through_a_link(tmp_path, victim):
+    from ssdlab.served import marker
+
+    link = tmp_path / "s.sock"
+    link.symlink_to(victim)
+    assert marker.private_socket(link) is None
+    assert stat.S_IMODE(victim.stat().st_mode) == 0o600 and victim.read_text() == "root only\n"
+    victim.chmod(0o644)
+    assert marker.private_socket(link) is None and stat.S_IMODE(victim.stat().st_mode) == 0o644
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(tmp_path / "real.sock"))
+        os.chmod(tmp_path / "real.sock", 0o777)
+        st = os.lstat(tmp_path / "real.sock")
+        assert marker.private_socket(tmp_path / "real.sock") == (st.st_dev, st.st_ino)
+        assert stat.S_IMODE(os.lstat(tmp_path / "real.sock").st_mode) == 0o600

@@ -6,12 +6,12 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
+from .. import safe_path
 from ..errors import NOT_A_FILE
 from .errors import UserError, interrupted_status, user_errors
 from .inputs import check_out_dir, existing_store
@@ -39,6 +39,7 @@ def _check_out(out: Path, force: bool) -> None:
     where = out.resolve()
     if where.parent == builtin or where.is_relative_to(builtin):
         raise UserError(f"--out {out}: that is where the built-in profiles live; write the twin elsewhere")
+    safe_path.real(out, f"--out {out}")  # through no other user's link
     if out.is_symlink() or (out.exists() and not force):
         raise UserError(f"--out {out} exists; give --force to replace it (or another path)")
     if out.exists() and not out.is_file():
@@ -48,18 +49,16 @@ def _check_out(out: Path, force: bool) -> None:
 
 
 def _write(out: Path, text: str, force: bool) -> None:
-    """Created with O_EXCL (no --force) or renamed over the old file (--force): never through
-    a symlink someone planted, never half written."""
-    if not force:
-        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+    """Created new (no --force) or renamed over the old file (--force): never through a
+    symlink another user planted (in the name or in a directory above it), never half
+    written (safe_path)."""
+    what = f"--out {out}"
+    if force:
+        safe_path.write(out, text, what, mode=0o644)
         return
-    fd, tmp = tempfile.mkstemp(prefix=".twin-", suffix=".toml", dir=out.parent)
+    fd = safe_path.create(out, what, 0o644)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, out)
 
 
 class Bar:

@@ -36,7 +36,8 @@ def check_y_max(y_max: float | None) -> float | None:
 def check_out_dir(out: Path) -> None:
     """The report directory can be made and written, checked before anything runs."""
     try:
-        real = safe_path.make_dirs(out, f"the report directory {out}")  # through no other user's link
+        # through no other user's link, in no directory another user may write
+        real = safe_path.own_dir(out, f"the report directory {out}")
     except safe_path.UnsafePath as e:
         if e.refusal:
             raise

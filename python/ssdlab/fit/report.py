@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .. import safe_path
 from ..figures.fingerprint import Print, fingerprint_html, fingerprint_png, print_of
 from ..figures.model import ReportPhase
 
@@ -116,11 +117,18 @@ def scaled_note(doc: dict[str, Any]) -> str:
     return f" ({which}on a smaller drive with the same dies, the best again at full size)"
 
 
-def write(doc: dict[str, Any], out: Path, ps: list[Print], title: str) -> Path:
-    """report.html and the PNGs into `out` (made if missing)."""
+def write(doc: dict[str, Any], out_dir: Path, ps: list[Print], title: str) -> Path:
+    """report.html and the PNGs into `out_dir` (made if missing): drawn in a private
+    directory there and moved in by name, as every report is (safe_path.staged), so a link
+    another user put in `out_dir` is replaced, never written through."""
+    with safe_path.staged(out_dir, f"the report directory {out_dir}") as stage:
+        _write(doc, stage, ps, title)
+    return Path(safe_path.real(out_dir)) / "report.html"
+
+
+def _write(doc: dict[str, Any], out: Path, ps: list[Print], title: str) -> Path:
     from plotly.offline import get_plotlyjs
 
-    out.mkdir(parents=True, exist_ok=True)
     pngs = [errors_png(doc, out)]
     if doc.get("crossval"):
         pngs.append(errors_png(doc, out, "crossval", "fit-crossval",

@@ -20,12 +20,15 @@ import os
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
+
+from .. import safe_path
 
 SERIAL = "SSDLABVM0001"
 LBA_SIZES = (512, 4096)
@@ -100,7 +103,8 @@ def qemu_args(namespaces: list[Namespace], serial: str = SERIAL) -> list[str]:
         # discard=unmap: the guest's deallocate (DSM) and Format reach the backing as unmaps;
         # [rw]error=report: a backing's error (a full tmpfs) fails the command in the guest
         # instead of pausing the VM, which would wait for ever
-        args += ["-drive", f"file={ns.backing},if=none,id=ns{i},format=raw,discard=unmap,"
+        # a ',' in QEMU's option values is written twice (once would start another option)
+        args += ["-drive", f"file={ns.backing.replace(',', ',,')},if=none,id=ns{i},format=raw,discard=unmap,"
                            "werror=report,rerror=report",
                  "-device", (f"nvme-ns,drive=ns{i},bus=nvme0,nsid={i},"
                              f"logical_block_size={ns.lba},physical_block_size={ns.lba}")]
@@ -215,6 +219,59 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
+def _checked(path: str, what: str) -> tuple[str, os.stat_result]:
+    """`path`'s real path, reached through no other user's link (safe_path), and its stat."""
+    real = safe_path.real(path, what)
+    try:
+        return real, os.stat(real)
+    except OSError as e:
+        raise ValueError(f"{what}: {e.strerror}") from None
+
+
+def checked_file(path: str) -> str:
+    """A --file backing: QEMU (as root, under sudo) opens it by name and the guest writes it
+    whole, so it must be a regular file of the caller's (or root's), reached through no
+    other user's link and in directories no one else may write (safe_path.check_dirs), who
+    could otherwise point it at any file of the host. Its real path, which QEMU gets."""
+    what = f"--file {path}"
+    if not os.path.lexists(path):
+        raise ValueError(f"{what}: not a file; create it first (truncate -s 1G {path})")
+    real, st = _checked(path, what)
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{what}: not a file; create it first (truncate -s 1G {path})")
+    if st.st_uid not in safe_path.trusted_uids():
+        raise safe_path.UnsafePath(what, f"{real} belongs to uid {st.st_uid}, another user, who could swap "
+                                         "it for a link to any file before QEMU opens it; copy it to a file of yours")
+    safe_path.check_dirs(real, what)
+    return real
+
+
+def checked_socket(path: str) -> str:
+    """An --nbd socket, reached through no other user's link; its real path."""
+    what = f"--nbd {path}"
+    if not os.path.lexists(path):
+        raise ValueError(f"{what}: no socket there; start `ssdlab serve ... --socket {path}` first")
+    real, st = _checked(path, what)
+    if not stat.S_ISSOCK(st.st_mode):
+        raise ValueError(f"{what}: no socket there; start `ssdlab serve ... --socket {path}` first")
+    return real
+
+
+def checked_rwdir(path: Path) -> str:
+    """An --rwdir: the guest's root writes into it, so it must be a directory of the caller's
+    (or root's), reached through no other user's link, that no one else may swap (as
+    safe_path.check_dirs); its real path."""
+    what = f"--rwdir {path}"
+    real, st = _checked(str(path), what)
+    if not stat.S_ISDIR(st.st_mode):
+        raise ValueError(f"{what}: not a directory; create it first (mkdir {path})")
+    if st.st_uid not in safe_path.trusted_uids():
+        raise safe_path.UnsafePath(what, f"{real} belongs to uid {st.st_uid}, another user; give a directory of "
+                                         "yours")
+    safe_path.check_dirs(os.path.join(real, "-"), what)
+    return real
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ssdlab.serve.nvme_vm",
                                  description="Boot a small VM whose NVMe namespaces are files or "
@@ -232,16 +289,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="the guest kernel's messages on stderr (NVMe timeouts, aborts, resets)")
     ap.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND (default: nvme list)")
     a = ap.parse_args(argv)
-    ns = [Namespace(f"nbd+unix:///?socket={Path(s).absolute()}", a.lba) for s in a.nbd]
-    for f in a.file:
-        if not Path(f).is_file():
-            print(f"--file {f}: not a file; create it first (truncate -s 1G {f})", file=sys.stderr)
-            return 2
-        ns.append(Namespace(str(Path(f).absolute()), a.lba))
-    for s in a.nbd:
-        if not Path(s).is_socket():
-            print(f"--nbd {s}: no socket there; start `ssdlab serve ... --socket {s}` first", file=sys.stderr)
-            return 2
+    try:
+        ns = [Namespace(f"nbd+unix:///?socket={checked_socket(s)}", a.lba) for s in a.nbd]
+        ns += [Namespace(checked_file(f), a.lba) for f in a.file]
+        rwdirs = [Path(checked_rwdir(d)) for d in a.rwdir]
+    except ValueError as e:
+        print(str(e).splitlines()[0], file=sys.stderr)
+        return 2
     if not ns:
         print("give at least one namespace: --nbd SOCKET or --file PATH", file=sys.stderr)
         return 2
@@ -254,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"nvme_vm: {why_tcg}; QEMU emulates the CPU instead (a minute to boot, slow Python)",
               file=sys.stderr)
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
-    r = run(ns, shlex.join(cmd) if cmd else "nvme list", rwdirs=a.rwdir, memory=a.memory, cpus=a.cpus,
+    r = run(ns, shlex.join(cmd) if cmd else "nvme list", rwdirs=rwdirs, memory=a.memory, cpus=a.cpus,
             capture=False, console=a.console)
     return 1 if r.returncode is None else r.returncode
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import subprocess
 import tempfile
 import time
@@ -67,6 +66,9 @@ def check_socket(sock: Path) -> Path:
     if not sock.parent.is_dir():
         raise ValueError(f"--socket {sock}: directory {sock.parent.absolute()} does not exist")
     sock = Path(safe_path.real(sock.parent, f"--socket {sock}")) / sock.name
+    # nbdkit binds it by name and ssdlab then changes its mode: in a directory another user
+    # may write (not sticky), they could swap it for a link in between
+    safe_path.check_dirs(str(sock), f"--socket {sock}")
     if len(str(sock)) > MAX_SOCKET_PATH:
         raise ValueError(f"--socket {sock}: path longer than {MAX_SOCKET_PATH} bytes; choose a shorter one")
     mark = marker.marker_path(sock)
@@ -171,11 +173,9 @@ class Serving:
         try:
             self.proc = nbdkit.start(cmd, self.work / "pid", self.work / "nbdkit.log")
             if self.socket:
-                self._socket_id = marker.file_id(self.socket, stat.S_IFSOCK)
+                self._socket_id = marker.private_socket(self.socket)
                 if self._socket_id is None:
                     raise RuntimeError(f"nbdkit started but {self.socket} is not its socket")
-                # connecting needs write permission: the owner's alone (nbdkit makes it 0755)
-                os.chmod(self.socket, 0o600)
                 self._marker = marker.write_marker(self.socket, {
                     "pid": os.getpid(), "pid_start": process_start(os.getpid()),
                     "socket": str(self.socket), "socket_id": list(self._socket_id),

@@ -46,6 +46,25 @@ def file_id(path: Path, kind: int) -> FileId | None:
     return st.st_dev, st.st_ino
 
 
+def private_socket(path: Path) -> FileId | None:
+    """Make the socket at `path` (ours, as file_id checks) its owner's alone (connecting
+    needs write permission; nbdkit makes it 0755) and return its identity; None when
+    `path` is not our socket. The mode is changed through a descriptor of the file checked,
+    never by name (a link put there meanwhile would be followed)."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
+            return None
+        os.chmod(f"/proc/self/fd/{fd}", 0o600)  # the very inode (fchmod refuses O_PATH)
+        return st.st_dev, st.st_ino
+    finally:
+        os.close(fd)
+
+
 def remove_own(path: Path, ident: FileId | None) -> None:
     """Remove `path` only if it is still the file ssdlab created (`ident`): a file someone
     else put there since is left alone."""

@@ -42,7 +42,12 @@ def _private_dir(d: Path) -> Path:
     except OSError as e:
         raise UnsafeTarget(f"cannot create the lock directory {d}: {e.strerror}") from None
     st = os.lstat(d)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+    if st.st_uid != os.geteuid():  # made first by another user (anyone can, in /tmp): not ours to remove
+        raise UnsafeTarget(f"refusing lock directory {d}: uid {st.st_uid}, another user, made it (or a link "
+                           f"there) first; set XDG_RUNTIME_DIR or TMPDIR to a directory only you can write "
+                           f"(ssdlab keeps its lock files in ssdlab/ or ssdlab-{os.geteuid()}/ there), or ask "
+                           "root to remove it")
+    if not stat.S_ISDIR(st.st_mode) or st.st_mode & 0o022:
         raise UnsafeTarget(f"refusing lock directory {d}: not a directory owned by uid "
                            f"{os.geteuid()} and writable only by it; remove it and run again")
     return d

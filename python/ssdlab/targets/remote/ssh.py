@@ -75,6 +75,9 @@ def help_command(remote: str) -> str:
     return " ".join(shlex.quote(w) for w in head + ["--help"])
 
 
+STDERR_LINE = 4096  # what is kept of one line of ssh's stderr
+
+
 class Connection:
     """ssh running the agent: send a request, read the answers. Its stderr is kept (the
     last lines explain a failure) and the agent's warnings are shown with the host."""
@@ -104,7 +107,14 @@ class Connection:
         self._ping.start()
 
     def _read_stderr(self) -> None:
-        for raw in iter(self.stderr.readline, b""):
+        """ssh's (and the agent's) stderr, line by line, at most STDERR_LINE bytes of each
+        kept: the rest of a longer line is read and dropped (a host writing without a
+        newline held all of it: 256 MB took this process to 2.1 GB)."""
+        cut = False  # in the rest of a line already cut
+        while raw := self.stderr.readline(STDERR_LINE):
+            was_cut, cut = cut, not raw.endswith(b"\n")
+            if was_cut:
+                continue
             line = printable(raw.decode(errors="replace").rstrip())
             if not line:
                 continue
