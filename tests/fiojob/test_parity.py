@@ -261,3 +261,24 @@ def test_job_and_global_options_are_listed_as_fio_lists_them(tmp_path, body):
     assert [j["job options"] for j in s["jobs"]] == [j["job options"] for j in f["jobs"]]
     for key in ("read", "write", "trim"):  # fio's per-direction keys, no others
         assert list(s["jobs"][0][key]) == list(f["jobs"][0][key]) + (["unwritten_ios"] if key == "read" else [])
+
+
+@pytest.mark.parametrize("depth", [1, 4])
+def test_submission_latency_is_recorded_only_where_fio_records_it(tmp_path, depth):
+    """fio records a submission latency only for an I/O its engine queues: none for a
+    synchronous engine (psync, its default; the null engine at iodepth 1), so slat has N 0,
+    no line in the text output and an empty `_slat` log; one per I/O for a queueing engine."""
+    body = (f"[a]\nioengine=null\nrw=randread\nbs=4k\nsize=1m\niodepth={depth}\nlog_avg_msec=100\n"
+            "write_lat_log=a\n")
+    (fj,) = fio_null(tmp_path, body)["jobs"]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    r = run_fio(tmp_path, job(tmp_path, body), "--log-dir", str(logs), "--output-format", "json")
+    assert r.exit_code == 0, r.output
+    (sj,) = json.loads(r.stdout)["jobs"]
+    assert sj["read"]["slat_ns"]["N"] == fj["read"]["slat_ns"]["N"] == (256 if depth > 1 else 0)
+    text = run_fio(tmp_path, job(tmp_path, body))
+    assert text.exit_code == 0 and "clat (usec)" in text.stdout, text.output
+    assert ("slat (usec)" in text.stdout) == (depth > 1)
+    mine, fios = (logs / "a_slat.1.log").read_text(), (tmp_path / "a_slat.1.log").read_text()
+    assert (mine == "") == (fios == "") == (depth == 1)

@@ -6,3 +6,19 @@ from __future__ import annotations
 
 DIRS = ("read", "write", "trim")
 MIXED = "mixed"
+
+# fio's synchronous engines complete an I/O in the call that issues it: fio records no
+# submission latency for them (slat N=0, an empty _slat log); psync is its default on Linux
+SYNC_ENGINES = frozenset({"sync", "psync", "vsync", "pvsync", "pvsync2"})
+
+
+def measures_slat(options: dict) -> bool:
+    """Whether fio records submission latencies for a job with these options: only for an
+    I/O its engine queues (libaio, io_uring...; the null engine queues at iodepth above 1)."""
+    engine = str(options.get("ioengine") or "psync").strip().split(":")[0].lower()
+    if engine in ("null", "cpp_null"):
+        try:
+            return int(str(options.get("iodepth") or "1").strip()) > 1
+        except ValueError:
+            return False
+    return engine not in SYNC_ENGINES

@@ -5,14 +5,15 @@ tables), and fio's normal text output, built from the simulator's per-job figure
 builds its own (stat.c): reporting units by group_reporting (consecutive jobs of one
 group that set it), `unified_rw_reporting` (mixed, both), percentiles from fio's bins.
 Figures fio measures on the host (CPU, context switches, disk utilisation) are 0 or
-empty; the simulated drive has no submission latency, so slat is 0 and lat is clat."""
+empty; the simulated drive has no submission latency, so slat is 0 (no samples at all for
+a synchronous engine, psync being fio's default, as fio records none) and lat is clat."""
 
 from __future__ import annotations
 
 import math
 import time
 
-from .fields import DIRS, MIXED
+from .fields import DIRS, MIXED, measures_slat
 from .plat import DEFAULT_PERCENTILES, bin_value, percentiles
 
 FIO_VERSION = "fio-3.33"
@@ -112,9 +113,10 @@ class Dir:
         self.iops.add(o.iops)
 
 
-def _lat_json(st: Stat, bins: dict[int, int], pcts: list[float] | None, plus: bool, zero: bool = False) -> dict:
-    if zero:  # slat: the simulated drive submits in no time
-        st, bins = Stat(0, 0, st.n), {0: st.n} if st.n else {}
+def _lat_json(st: Stat, bins: dict[int, int], pcts: list[float] | None, plus: bool, zero: str = "") -> dict:
+    if zero:  # slat: the simulated drive submits in no time; fio records none for a sync engine
+        st = Stat(0, 0, st.n if zero == "queued" else 0)
+        bins = {0: st.n} if st.n else {}
     d: dict[str, object] = {"min": int(st.min), "max": int(st.max), "mean": float(st.mean), "stddev": st.dev,
                             "N": st.n}
     if pcts and st.n:
@@ -131,7 +133,8 @@ def _dir_json(d: Dir, agg: float, opts: dict, plus: bool) -> dict:
     out = {"io_bytes": d.nbytes, "io_kbytes": d.nbytes >> 10, "bw_bytes": bw_bytes, "bw": bw_bytes // 1024,
            "iops": 1000.0 * d.ios / rt if rt else 0.0, "runtime": rt, "total_ios": d.ios,
            "short_ios": 0, "drop_ios": 0,
-           "slat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if slat else None, plus, zero=True),
+           "slat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if slat else None, plus,
+                                zero="queued" if opts["queued"] else "sync"),
            "clat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if clat else None, plus),
            "lat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if lat else None, plus)}
     if d.bw.n:
@@ -158,7 +161,7 @@ def _lat_dist(counts: list[int], total: int) -> list[float]:
 
 def report_options(opts: dict) -> dict:
     """The job's percentile options as fio reads them (clat on, lat and slat off; a
-    percentile_list of up to 20 values, sorted)."""
+    percentile_list of up to 20 values, sorted), and whether its engine queues (slat)."""
     def on(key: str, default: bool) -> bool:
         v = str(opts.get(key, "1" if default else "0")).strip().lower()
         return v in ("", "1", "true", "yes", "on")
@@ -167,7 +170,7 @@ def report_options(opts: dict) -> dict:
     if str(opts.get("percentile_list", "")).strip():
         pcts = sorted(float(x) for x in str(opts["percentile_list"]).split(":") if x.strip())[:20]
     return {"clat": on("clat_percentiles", True), "lat": on("lat_percentiles", False),
-            "slat": on("slat_percentiles", False), "pcts": pcts}
+            "slat": on("slat_percentiles", False), "pcts": pcts, "queued": measures_slat(opts)}
 
 
 def units(specs: list[dict]) -> list[list[int]]:

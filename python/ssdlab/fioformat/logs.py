@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import safe_path
+from .fields import measures_slat
 from .plat import PLAT_NR, plat_idx_to_val
 
 MAX_COARSENESS = 6  # log_hist_coarseness: 2^0 to 2^6 bins summed per column
@@ -443,6 +444,8 @@ def write_logs(specs: list[dict], raw_jobs: list[dict], logs: dict, log_ms: int,
                     f.write(_line(int(t), int(d), int(bs), *cols))
             else:
                 log = j.get("log") or {}
+                if name == "slat" and not measures_slat(s.get("settings") or s.get("options", {})):
+                    log = {}  # fio logs no submission latency for a sync engine: an empty file
                 scale = (4096 + int(s.get("md_bytes", 0))) / 4096  # extended LBA: fio counts the metadata
                 for t, d, k, v in zip(*(log.get(c, []) for c in ("t_ms", "dir", "kind", "value"))):
                     if int(k) == kind:

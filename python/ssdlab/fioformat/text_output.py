@@ -49,6 +49,8 @@ def fio_text(doc: dict) -> str:
                          f"({_size(d['io_bytes'])}/{d['runtime']}msec){resets}")
             for what, key in (("slat", "slat_ns"), ("clat", "clat_ns"), (" lat", "lat_ns")):
                 x = d[key]
+                if not x["N"]:  # fio prints a latency only where it has samples (slat of a sync engine)
+                    continue
                 lines.append(f"    {what} (usec): min={x['min'] / 1e3:.0f}, max={x['max'] / 1e3:.0f}, "
                              f"avg={x['mean'] / 1e3:.2f}, stdev={x['stddev'] / 1e3:.2f}")
             pct = list(d["clat_ns"].get("percentile", {}).items())

@@ -15,6 +15,7 @@ from . import FioJobError
 from . import blocksizes as B
 from . import limits as L
 from . import options as O
+from .reporting import SETTINGS, reporting
 from . import zbd as Z
 
 MAX_CLONES = 1024
@@ -202,36 +203,6 @@ def _pct(o: dict, key: str) -> float:
 
 TIME_BASED_NOTE = ("time_based without runtime: fio says \"time_based requires a runtime\" and runs "
                    "the job bounded by its size; so does ssdlab")
-# the merged options the outputs read: fio's log files and its percentile options
-SETTINGS = frozenset("""write_bw_log write_iops_log write_lat_log write_hist_log log_hist_coarseness
-clat_percentiles lat_percentiles slat_percentiles percentile_list""".split())
-UNIFIED = {"0": "none", "none": "none", "1": "mixed", "mixed": "mixed", "2": "both", "both": "both"}
-
-
-def _reporting(o: dict, flag, num, tm) -> dict:
-    """What the job reports and logs: fio's sample intervals (bwavgtime, iopsavgtime; a
-    bandwidth or IOPS log's log_avg_msec when they are not set), the latency log's window
-    (log_avg_msec; fio's 0, an entry per I/O, is a 500 ms window here), the histogram log's
-    (log_hist_msec), group_reporting and unified_rw_reporting as the job sets them."""
-    log_ms = num("log_avg_msec", 0, 0, 86_400_000)
-    if "percentile_list" in o:  # refused before the run (the output reads it after)
-        O.percentile_list(*o["percentile_list"])
-    out = {"log_ms": log_ms or 500, "group_reporting": flag("group_reporting"),
-           "keep_log": any(k in o for k in ("write_bw_log", "write_iops_log", "write_lat_log",
-                                             "write_hist_log")),
-           "hist_ms": num("log_hist_msec", 0, 0, 86_400_000) if "write_hist_log" in o else 0}
-    for key, log, name in (("bwavgtime", "write_bw_log", "bw_ns"), ("iopsavgtime", "write_iops_log", "iops_ns")):
-        ms = num(key, 500, 1, 86_400_000)
-        if key not in o and log in o:
-            ms = log_ms or 500
-        out[name] = ms * 1_000_000
-    v, where = o.get("unified_rw_reporting", ("none", ""))
-    if v.strip().lower() not in UNIFIED:
-        raise FioJobError(f"{where}: unified_rw_reporting={v[:40]}: write none, mixed or both (0, 1, 2)")
-    out["unified"] = UNIFIED[v.strip().lower()]
-    return out
-
-
 def _sequencer(o: dict) -> bool:
     """rw_sequencer: sequential (rw=rand...:N runs on) or identical (the offset again)."""
     v, where = o.get("rw_sequencer", ("sequential", ""))
@@ -487,7 +458,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
             raise FioJobError(f"{o['write_mode'][1]}: write_mode=zone_append: zone append is zoned "
                               "block device I/O: give zonemode=zbd (as fio requires)")
         numjobs = num("numjobs", 1, 1, MAX_CLONES)
-        rep = _reporting(o, flag, num, tm)
+        rep = reporting(o, flag, num)
         if flag("time_based") and not tm("runtime"):
             rep["time_based"] = False  # fio: "time_based requires a runtime", and drops it
             if TIME_BASED_NOTE not in notes:

@@ -1,0 +1,38 @@
+"""What a fio job reports and logs, read from its merged options: the sample intervals, the
+log windows, the reporting units and directions, and the options fio's outputs read again
+(its log files, percentiles, and the engine and depth that decide submission latencies)."""
+
+from __future__ import annotations
+
+from . import FioJobError
+from . import options as O
+
+# the merged options the outputs read: fio's log files, its percentile options, and the engine
+# and depth that decide whether it records submission latencies
+SETTINGS = frozenset("""write_bw_log write_iops_log write_lat_log write_hist_log log_hist_coarseness
+clat_percentiles lat_percentiles slat_percentiles percentile_list ioengine iodepth""".split())
+UNIFIED = {"0": "none", "none": "none", "1": "mixed", "mixed": "mixed", "2": "both", "both": "both"}
+
+
+def reporting(o: dict, flag, num) -> dict:
+    """What the job reports and logs: fio's sample intervals (bwavgtime, iopsavgtime; a
+    bandwidth or IOPS log's log_avg_msec when they are not set), the latency log's window
+    (log_avg_msec; fio's 0, an entry per I/O, is a 500 ms window here), the histogram log's
+    (log_hist_msec), group_reporting and unified_rw_reporting as the job sets them."""
+    log_ms = num("log_avg_msec", 0, 0, 86_400_000)
+    if "percentile_list" in o:  # refused before the run (the output reads it after)
+        O.percentile_list(*o["percentile_list"])
+    out = {"log_ms": log_ms or 500, "group_reporting": flag("group_reporting"),
+           "keep_log": any(k in o for k in ("write_bw_log", "write_iops_log", "write_lat_log",
+                                             "write_hist_log")),
+           "hist_ms": num("log_hist_msec", 0, 0, 86_400_000) if "write_hist_log" in o else 0}
+    for key, log, name in (("bwavgtime", "write_bw_log", "bw_ns"), ("iopsavgtime", "write_iops_log", "iops_ns")):
+        ms = num(key, 500, 1, 86_400_000)
+        if key not in o and log in o:
+            ms = log_ms or 500
+        out[name] = ms * 1_000_000
+    v, where = o.get("unified_rw_reporting", ("none", ""))
+    if v.strip().lower() not in UNIFIED:
+        raise FioJobError(f"{where}: unified_rw_reporting={v[:40]}: write none, mixed or both (0, 1, 2)")
+    out["unified"] = UNIFIED[v.strip().lower()]
+    return out
