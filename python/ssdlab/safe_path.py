@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
+import grp
 import os
+import pwd
 import secrets
 import shutil
 import stat
@@ -52,6 +55,31 @@ class Missing(UnsafePath):
 def trusted_uids() -> tuple[int, ...]:
     """Whose symlinks may be followed: the caller's own and root's."""
     return (0, os.geteuid())
+
+
+def others_may_write(st: os.stat_result) -> bool:
+    """Whether users other than root and the caller may add, rename or remove entries of the
+    directory `st`: it is writable by others, or by a group with another member, and not
+    sticky (like /tmp: there others cannot rename or remove what is not theirs). A user
+    private group (the user's own, alone in it: Debian's and Ubuntu's scheme, whose umask
+    002 makes directories group-writable) lets no one else in."""
+    if st.st_mode & stat.S_ISVTX:
+        return False
+    return bool(st.st_mode & 0o002 or st.st_mode & 0o020 and not _private_group(st.st_gid))
+
+
+@functools.lru_cache(maxsize=None)
+def _private_group(gid: int) -> bool:
+    """Whether no user but root and the caller is in group `gid`, as a member or by their
+    primary group (a group the databases do not know is not private)."""
+    mine = set(trusted_uids())
+    try:
+        members = grp.getgrgid(gid).gr_mem
+        if any(pwd.getpwnam(name).pw_uid not in mine for name in members):
+            return False
+    except KeyError:
+        return False
+    return all(p.pw_uid in mine for p in pwd.getpwall() if p.pw_gid == gid)
 
 
 def _refuse(what: str, text: str) -> UnsafePath:
@@ -255,13 +283,12 @@ def make_dirs(path: str | os.PathLike[str], what: str | None = None, mode: int =
 
 def check_dirs(path: str, what: str) -> None:
     """Every directory above the real path `path` belongs to root or the caller, and no one
-    else can replace what is in it: not writable by group or others, or sticky (like /tmp:
-    others cannot rename or remove what is not theirs). For a path handed to a program that
+    else can replace what is in it (`others_may_write`). For a path handed to a program that
     opens it by name (fio, nbdkit, SQLite): no one else can swap a link in meanwhile."""
     d = "/"
     for c in [p for p in os.path.dirname(path).split("/") if p] + [None]:
         st = os.lstat(d)
-        if st.st_uid not in trusted_uids() or st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+        if st.st_uid not in trusted_uids() or others_may_write(st):
             me = "root" if os.geteuid() == 0 else f"root and uid {os.geteuid()}"
             raise _refuse(what, f"directory {d} may be written by users other than {me} "
                                 f"(owner uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o}), "
@@ -323,11 +350,15 @@ def read_input(path: str | os.PathLike[str], what: str, limit: int) -> bytes:
 
 def own_dir(path: str | os.PathLike[str], what: str | None = None) -> str:
     """`path` as a directory ssdlab writes files into by name (a report directory): made
-    as `make_dirs` makes it, then refused unless it and every directory above it belong to
+    as `make_dirs` makes it (after its existing part passed), refused unless it and every directory above it belong to
     root or the caller and no one else can replace what is in them (`check_dirs`): in a
     directory another user may write, that user could swap what ssdlab made there for a link
     between ssdlab's steps. Its real path."""
     what = what or os.fspath(path)
+    have = os.path.abspath(os.fspath(path))
+    while not os.path.isdir(have) and have != "/":
+        have = os.path.dirname(have)
+    check_dirs(os.path.join(real(have, what), "-"), what)  # the part there already: refused, nothing made
     out = make_dirs(path, what)
     check_dirs(os.path.join(out, "-"), what)
     return out
@@ -391,7 +422,7 @@ def _publish(src: int, dst: int, what: str, out: str) -> None:
             raise _refuse(what, f"{os.path.join(out, entry)} is not a directory; remove it") from None
         try:
             dst_st = os.fstat(sub_dst)
-            if dst_st.st_uid not in trusted_uids() or dst_st.st_mode & 0o022 and not dst_st.st_mode & stat.S_ISVTX:
+            if dst_st.st_uid not in trusted_uids() or others_may_write(dst_st):
                 raise _refuse(what, f"{os.path.join(out, entry)} is a directory another user may write; remove it")
             sub_src = os.open(entry, flags, dir_fd=src)
             try:
@@ -402,5 +433,5 @@ def _publish(src: int, dst: int, what: str, out: str) -> None:
             os.close(sub_dst)
 
 
-__all__ = ["Exists", "Missing", "UnsafePath", "check_dirs", "create", "dir_fd", "make_dirs", "open_file", "own_dir", "open_real", "read_input", "read_trusted", "real", "staged",
+__all__ = ["Exists", "Missing", "UnsafePath", "check_dirs", "create", "dir_fd", "make_dirs", "open_file", "others_may_write", "own_dir", "open_real", "read_input", "read_trusted", "real", "staged",
            "trusted_uids", "write"]
