@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import typer
 
-from ..errors import NOT_A_FILE
+from ..errors import file_problem
 from .errors import UserError, interrupted_status, user_errors
 from .inputs import check_out_dir, existing_store
 from .options import Db, JsonOut, Seed
@@ -133,8 +133,8 @@ def fit_cmd(
             store = existing_store(db)
             parts.append(E.from_runs(store, _run_ids(runs)))
         if figures is not None:
-            if not figures.is_file():
-                raise UserError(f"--figures {figures}: " + (NOT_A_FILE if figures.exists() else "no such file"))
+            if (why := file_problem(figures)) is not None:
+                raise UserError(f"--figures {figures}: {why}")
             ev_f = E.from_figures(figures)
             E.check_metrics(ev_f, E.metric_names)
             parts.append(ev_f)
