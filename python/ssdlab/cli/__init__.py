@@ -25,7 +25,7 @@ from .errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  #
                          interrupted_status, new_command, sigterm_interrupts, untold_interruption,
                          user_errors, warnings_as_lines)
 from .inputs import (PRECONDITION_TESTS, TEST_NAMES, check_out_dir, check_y_max,
-                         existing_store, open_drives, parse_sets)
+                         existing_store, open_drives, parse_sets, ray_choice)
 from .output import emit_table, print_json, progress_hooks
 from .results import results_app
 from .sweep import sweep_cmd
@@ -273,6 +273,7 @@ def review(
         check_y_max(y_max)
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
+        where = ray_choice(ray, ray_address)
         for test in methodology.TESTS:  # every test fits every drive: a refused review makes nothing
             preflight(test, drv, opts)
         check_out_dir(out)  # before any test runs, not after them all
@@ -284,8 +285,7 @@ def review(
                 "set": sets, "seed": seed, "review": True}
         if interval is not None:
             args["interval"] = interval
-        html = run_review(Request(store, drv, parse_sets(sets), seed, opts, args, testbed), docs, jobs,
-                          ray_address or ("local" if ray else None),
+        html = run_review(Request(store, drv, parse_sets(sets), seed, opts, args, testbed), docs, jobs, where,
                           lambda executor: build(store, [d["run_id"] for d in docs], out, y_max, executor))
     if json_out:
         print_json({"report": str(html), "runs": docs})
@@ -419,8 +419,8 @@ def validate(
 
     log = (lambda s: typer.echo(s, err=True)) if sys.stderr.isatty() else None
     with user_errors():
-        doc = val.validate(drive, workers, log=log, overrides=parse_sets(sets),
-                           ray=ray_address or ("local" if ray else None), names=figure)
+        where = ray_choice(ray, ray_address)
+        doc = val.validate(drive, workers, log=log, overrides=parse_sets(sets), ray=where, names=figure)
     if json_out:
         print_json(doc)
     elif markdown:

@@ -14,7 +14,7 @@ import typer
 
 from ..errors import file_problem
 from .errors import UserError, interrupted_status, user_errors
-from .inputs import check_out_dir, existing_store
+from .inputs import check_out_dir, existing_store, ray_choice
 from .options import Db, JsonOut, Seed
 from .output import emit_table, print_json
 
@@ -144,13 +144,14 @@ def fit_cmd(
 
             if start not in builtin_ids():
                 raise UserError(f"--start {start}: not a built-in profile ({', '.join(builtin_ids())})")
+        where = ray_choice(ray, ray_address)
         made = report_dir is not None and not report_dir.exists()
         if report_dir is not None:  # once the evidence is read: a refused fit makes no directory
             check_out_dir(report_dir)
         req = fitting.Request(ev, trials=trials, minutes=minutes, seed=seed, start=start, crossval=crossval,
                               crossval_trials=crossval_trials,
                               params=[k.strip() for k in params.split(",") if k.strip()] if params else None)
-        executor = open_executor(jobs, ray_address or ("local" if ray else None))
+        executor = open_executor(jobs, where)
         try:
             with Bar(trials) as bar, executor:
                 res = fitting.fit(req, executor, bar.trial)

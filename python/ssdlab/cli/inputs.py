@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .. import methodology, safe_path, targets
 from ..errors import UserError
+from ..executor import check_ray
 from ..profiles import parse_sets  # noqa: F401 (the commands take it from here)
 from ..targets.sim import check_seed
 from ..store import Store, StoreError, default_path
@@ -43,6 +44,16 @@ def check_out_dir(out: Path) -> None:
         raise UserError(f"cannot write the report to {out}: {e.reason}") from None
     if not os.access(real, os.W_OK | os.X_OK):
         raise UserError(f"cannot write the report to {out}: Permission denied")
+
+
+def ray_choice(ray: bool, address: str | None) -> str | None:
+    """--ray and --ray-address as executor.open_executor takes them (an address, "local",
+    or None: no Ray), checked before anything is made or stored: Ray is installed and the
+    address's head node answers within a few seconds (ray.init retries one that does not
+    for minutes)."""
+    choice = address or ("local" if ray else None)
+    check_ray(choice)
+    return choice
 
 
 def read_store(db: Path | None) -> Store | None:
