@@ -25,7 +25,7 @@ from .errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  #
                          interrupted_status, new_command, sigterm_interrupts, untold_interruption,
                          user_errors, warnings_as_lines)
 from .inputs import (PRECONDITION_TESTS, TEST_NAMES, check_out_dir, check_y_max,
-                         existing_store, open_drives, parse_sets, ray_choice)
+                         existing_store, open_drives, parse_sets, ray_choice, run_id, RUN_HELP, RUN_IDS)
 from .output import emit_table, print_json, progress_hooks
 from .results import results_app
 from .sweep import sweep_cmd
@@ -327,9 +327,9 @@ def build(store: Store, run_ids: list[int], out: Path, y_max: float | None, exec
 app.command("serve")(serve_cmd)  # serve/command.py: a simulated drive over NBD
 
 
-@app.command()
+@app.command(context_settings=RUN_IDS)
 def report(
-    runs: list[int] = typer.Argument(None, help="run ids"),
+    runs: list[str] = typer.Argument(None, metavar="[RUN]...", help=RUN_HELP),
     latest: bool = typer.Option(False, "--latest", help="the most recent run"),
     out: Path = typer.Option(..., "-o", "--out", help="report directory"),
     y_max: Optional[float] = typer.Option(None, "--y-max", help="fill-curve y-axis top (MB/s)"),
@@ -350,7 +350,7 @@ def report(
             check_out_dir(out)
             print(build_sweep_report(store, sweep_id, out))
             return
-        ids = list(runs or [])
+        ids = [run_id(store, r) for r in runs or []]
         if latest:
             ids.append(store.latest_run_id())
         if not ids:
@@ -361,16 +361,16 @@ def report(
     print(html)
 
 
-@app.command()
+@app.command(context_settings=RUN_IDS)
 def compare(
-    runs: list[int] = typer.Argument(..., help="run ids"),
+    runs: list[str] = typer.Argument(..., metavar="RUN...", help=RUN_HELP),
     db: Db = None,
     json_out: JsonOut = False,
 ) -> None:
     """Metrics side by side, with the % change of each drive against the first."""
     with user_errors():
         store = existing_store(db)
-        loaded = [store.run(i) for i in runs]
+        loaded = [store.run(run_id(store, r)) for r in runs]
     for r in loaded:
         bad = [d["spec"] for d in r["drives"] if d["status"] != "complete"]
         if r["status"] != "complete" or bad:

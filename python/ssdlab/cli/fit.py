@@ -19,13 +19,17 @@ from .options import Db, JsonOut, Seed
 from .output import emit_table, print_json
 
 
-def _run_ids(text: str) -> list[int]:
+def _run_ids(store: Any, text: str) -> list[int]:
+    """--runs: run ids, or -N for the N-th newest run (as `results show` takes them)."""
     try:
-        ids = [int(x) for x in text.split(",") if x.strip()]
+        given = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise UserError(f"--runs {text}: expected run ids, e.g. --runs 12,13") from None
-    if not ids or any(i <= 0 for i in ids) or len(set(ids)) != len(ids):
-        raise UserError(f"--runs {text}: expected distinct run ids, e.g. --runs 12,13")
+        raise UserError(f"--runs {text}: expected run ids, e.g. --runs 12,13 (-1: the latest run)") from None
+    if not given or 0 in given:
+        raise UserError(f"--runs {text}: expected distinct run ids, e.g. --runs 12,13 (-1: the latest run)")
+    ids = [store.nth_latest_run_id(-i) if i < 0 else i for i in given]
+    if len(set(ids)) != len(ids):
+        raise UserError(f"--runs {text}: names a run twice; give distinct runs, e.g. --runs 12,13")
     return ids
 
 
@@ -97,7 +101,7 @@ class Bar:
 
 
 def fit_cmd(
-    runs: Optional[str] = typer.Option(None, "--runs", help="the drive's runs in the store, e.g. 12,13 (the fingerprint first: ssdlab run fingerprint)"),
+    runs: Optional[str] = typer.Option(None, "--runs", help="the drive's runs in the store, e.g. 12,13 (the fingerprint first: ssdlab run fingerprint; -1: the latest run)"),
     figures: Optional[Path] = typer.Option(None, "--figures", help="a figures file (TOML, docs/fit.md): a review's or a spec sheet's figures"),
     out: Path = typer.Option(..., "--out", help="the twin's profile TOML (use it as --drive sim:./twin.toml)"),
     report_dir: Optional[Path] = typer.Option(None, "-o", "--report", help="write the fit report (HTML + PNG) here"),
@@ -131,7 +135,7 @@ def fit_cmd(
         parts = []
         if runs is not None:
             store = existing_store(db)
-            parts.append(E.from_runs(store, _run_ids(runs)))
+            parts.append(E.from_runs(store, _run_ids(store, runs)))
         if figures is not None:
             if (why := file_problem(figures)) is not None:
                 raise UserError(f"--figures {figures}: {why}")
