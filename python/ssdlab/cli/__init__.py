@@ -134,8 +134,8 @@ def run(**kw: Any) -> None:
             store = Store(req.db)
             store.check_writable()
         console.release()  # notes and warnings once everything was checked: a refused command says one line
-        if req.seconds is not None and the_test.default_seconds is None:
-            typer.echo(f"ssdlab: warning: --seconds is not used by {req.test}", err=True)
+        for flag in the_test.unused(req.given()):
+            typer.echo(f"ssdlab: warning: {flag} is not used by {req.test}", err=True)
         if not req.precondition and any(t.capabilities.simulated for _, t in drv):
             typer.echo("ssdlab: warning: --no-precondition on a simulated drive reads a drive "
                        "that was never written", err=True)
@@ -170,7 +170,7 @@ COMMON_RUN_OPTIONS = [
         ("test", str, typer.Argument(..., help=f"one of: {TEST_NAMES}")),
         ("drive", Drives, []),
         ("spare", Spare, 0.0),
-        ("repeat", Repeat, 5),
+        ("repeat", Optional[int], typer.Option(None, "--repeat", help="quick: scored runs of each test (default 5; CrystalDiskMark shows the best)")),
         ("seconds", Seconds, None),
         ("interval", Interval, None),
         ("sets", Sets, []),

@@ -252,6 +252,7 @@ TEST = Test(
     analyze=analyze,
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
+    uses=frozenset(),  # the job file's own ranges: no --spare
     cost=1.0,
     in_review=False,
     options=FioFlags(),

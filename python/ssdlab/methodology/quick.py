@@ -201,6 +201,7 @@ TEST = Test(
     figures=lazy("quick"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
+    uses=frozenset({"spare", "repeat", "interval"}),
     cost=2.2,
     # the scatter of the repeated runs, not a figure of the drive: a real drive's moves with
     # the host and the moment far beyond a tolerance (and 0 when the runs agree)

@@ -223,6 +223,7 @@ TEST = Test(
     figures=lazy("trace"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
+    uses=frozenset(),  # the trace's own LBAs: no --spare
     cost=1.4,
     in_review=False,
     options=TraceFlags(),
