@@ -12,6 +12,7 @@ from .options import Db, Drives, Interval, JsonOut, Seconds, Testbed
 from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
 from .inputs import TEST_NAMES, check_out_dir, ray_choice
 from .output import emit_table, print_json
+from ..methodology import get
 from ..runner import RunInterrupted
 from ..store import Store, check_free
 
@@ -52,6 +53,8 @@ def sweep_cmd(
         check_free(db)
         store = Store(db)
         store.check_writable()
+        for flag in get(test).unused(g.given):  # once every check passed: a refusal is one line
+            typer.echo(f"ssdlab: warning: {g.source(flag)} is not used by {test}", err=True)
         have = len(sw.finished(store, g))
         total = g.size
         executor = open_executor(jobs, where)
