@@ -122,7 +122,8 @@ def figure_rows(ev: Evidence, values: dict[str, float | None]) -> list[dict[str,
     for f in ev.figures:
         v = values.get(f.name)
         err = f.check(v)[1]
-        rows.append({"figure": f.name, "group": ev.groups[f.name], "measured": f.published(), "twin": v,
+        rows.append({"figure": f.name, "group": ev.groups[f.name], "measured": f.published(),
+                     "measured_value": f.published_numbers(), "twin": v,
                      "unit": f.unit, "error": err, "tolerance": f.tol,
                      "pass": passes(f, v), "source": f.source})
     return rows
