@@ -116,11 +116,20 @@ def scaled_note(doc: dict[str, Any]) -> str:
     return f" ({which}on a smaller drive with the same dies, the best again at full size)"
 
 
+PNGS = ("fit-figures.png", "fit-crossval.png", "fit-fingerprint.png")  # what a fit may write into -o
+
+
 def write(doc: dict[str, Any], out: Path, ps: list[Print], title: str) -> Path:
-    """report.html and the PNGs into `out` (made if missing)."""
+    """report.html and the PNGs into `out` (made if missing); a PNG of an earlier fit into
+    the same directory that this one does not draw (fit-crossval.png after --no-crossval) is
+    removed, so the directory holds this fit's outputs only."""
     from plotly.offline import get_plotlyjs
 
     out.mkdir(parents=True, exist_ok=True)
+    for name in PNGS:  # each is drawn again below, or not at all
+        old = out / name
+        if old.is_symlink() or old.is_file():
+            old.unlink()
     pngs = [errors_png(doc, out)]
     if doc.get("crossval"):
         pngs.append(errors_png(doc, out, "crossval", "fit-crossval",
