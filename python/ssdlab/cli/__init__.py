@@ -37,7 +37,7 @@ from .. import methodology
 from ..methodology import Options
 from ..phase import flat
 from ..review import Request
-from ..runner import RunInterrupted, plan_items, preflight, run_test
+from ..runner import RunInterrupted, partial_metrics, plan_items, preflight, run_test
 from .serve import serve_cmd
 from ..store import Store, check_free
 
@@ -371,6 +371,8 @@ def compare(
     with user_errors():
         store = existing_store(db)
         loaded = [store.run(run_id(store, r)) for r in runs]
+        for r in loaded:  # a quick run cut short: the figures of the tests it completed
+            partial_metrics(store, r)
     for r in loaded:
         bad = [d["spec"] for d in r["drives"] if d["status"] != "complete"]
         if r["status"] != "complete" or bad:

@@ -13,6 +13,7 @@ from .options import Db, JsonOut
 from .errors import UserError, user_errors
 from .inputs import RUN_HELP, RUN_IDS, existing_store, read_store, run_id as named_run, whole_number
 from .output import emit_table, print_json
+from ..runner import partial_metrics
 from ..store import MAX_ID, Store, check_free
 
 results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, export.")
@@ -47,6 +48,7 @@ def results_show(
     with user_errors():
         store = existing_store(db)
         r = store.run(named_run(store, run))
+        partial_metrics(store, r)
         for d in r["drives"]:
             d["phases"] = [{k: p[k] for k in ("seq", "name", "kind", "status", "totals")}
                            for p in store.phases(d["id"], with_data=False)]
@@ -56,7 +58,9 @@ def results_show(
     print(f"run {r['id']}: {r['test']} {r['status']} created {r['created']} "
           f"testbed={r['testbed']} tool={r['tool_version']} engine={r['engine_version']}")
     for d in r["drives"]:
-        emit_table(f"{d['spec']} ({d['status']})", ["metric", "value"],
+        part = d.get("partial_metrics")
+        said = f"; metrics of its {part['phases']} complete phases, not a whole run" if part else ""
+        emit_table(f"{d['spec']} ({d['status']}{said})", ["metric", "value"],
                    [[k, v] for k, v in d["metrics"].items()])
 
 

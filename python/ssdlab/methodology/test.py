@@ -125,6 +125,9 @@ class Test:
     review_options: Callable[[int], Any] | None = None
     spare_matters: bool = False  # reports name the spare area even at 0 % (consistency)
     keeps_segments: bool = False  # its last pass's per-GB segments are a result (fill curves)
+    # each figure stands on its own phases (quick: one tool's test at a time), so a run cut
+    # short still has those of the phases it completed (runner.partial_metrics)
+    partial_metrics: bool = False
     # a stored run's own options read back from its phases and written area (bytes), to run
     # the same steps again on another drive (`ssdlab fit`'s trials); None: the run's stored
     # arguments say it all
