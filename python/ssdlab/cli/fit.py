@@ -176,6 +176,8 @@ def fit_cmd(
         _write(out, text, force)
         doc = res.doc()
         doc.update(evidence=ev.sources, left_out=ev.left_out, twin=str(out), facts=ev.facts)
+        for what in doc["out_of_time"]:  # full-size runs that would have ended past --minutes
+            typer.echo(f"ssdlab: warning: --minutes {minutes:g} left no time for {what}", err=True)
         if report_dir is not None:
             ps = report.prints(ev.measured, fitting.twin_phases(res, ev)) if ev.measured else []
             doc["report"] = str(report.write(doc, report_dir, ps, f"Twin of {name}"))

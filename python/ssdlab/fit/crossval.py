@@ -36,13 +36,14 @@ def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadl
     `memo`: the main search's runs; a fold that goes the same way at first (the die-count
     scan and screening are fixed points around its own choice) reuses them instead of running
     them again: the points depend on the fold's own loss only, so nothing of the held-back
-    group leaks in. `stopped`: asked before each fold; once true, no fold begins."""
+    group leaks in. `stopped`: asked before each fold; once true, no fold begins (nor after
+    `deadline`)."""
     groups = sorted(set(ev.groups[f.name] for f in ev.figures))
     if len(groups) < 2:
         return []
     out: list[Held] = []
     for i, g in enumerate(groups):
-        if stopped():
+        if stopped() or time.monotonic() >= deadline:  # --minutes: no fold begins after it
             break
         left = len(groups) - i
         fold_deadline = time.monotonic() + max(0.0, deadline - time.monotonic()) / left
