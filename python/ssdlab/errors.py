@@ -3,10 +3,21 @@ what it was given; the CLI prints it as one line (one_line) and exits 2."""
 
 from __future__ import annotations
 
+import os
+
 from pydantic import ValidationError
 
 MAX_LINE = 2000  # an error quoting a huge input (a 100 KB nested TOML line) is cut
 NOT_A_FILE = "not a regular file (a directory, FIFO or device); give a file"  # an input path that is there
+
+
+def file_problem(path: str | os.PathLike[str], missing: str = "no such file") -> str | None:
+    """Why an input path is no file to read: NOT_A_FILE when something else is there,
+    `missing` when nothing is (a dangling link included); None for a regular file or a
+    link to one."""
+    if os.path.isfile(path):
+        return None
+    return NOT_A_FILE if os.path.exists(path) else missing
 
 
 class UserError(Exception):

@@ -22,6 +22,7 @@ import math
 import multiprocessing
 import os
 import signal
+import socket
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
@@ -31,6 +32,7 @@ from .phase import Interrupted
 
 KINDS = ("inline", "pool", "ray")
 MEMORY_SHARE = 0.7  # of the memory available: never more units at once than fit in it
+REACH_S = 3.0  # a Ray address's head node answers a TCP connect within this, or is refused
 
 
 @dataclass
@@ -203,6 +205,57 @@ class PoolExecutor(Executor):
         self.pool.shutdown(wait=True)
 
 
+def _head(address: str) -> tuple[str, int] | None:
+    """HOST and PORT of a Ray address (HOST:PORT, [IPv6]:PORT, ray://HOST:PORT); None
+    when it is not one."""
+    from urllib.parse import urlsplit
+
+    rest = address.removeprefix("ray://")
+    try:
+        parts = urlsplit("//" + rest)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if not host or port is None or parts.path or parts.query or parts.fragment or parts.username:
+        return None
+    return host, port
+
+
+def check_ray(ray: str | None, timeout: float = REACH_S) -> None:
+    """What --ray / --ray-address name can be used, checked before anything is stored (Ray
+    itself retries an unreachable head node for a minute and more): Ray is installed, and
+    an address's head node accepts a TCP connection within `timeout` seconds. "auto" is
+    Ray's to look up (RAY_ADDRESS, when set, is checked as an address). ValueError with
+    one line naming the problem and the fix."""
+    if ray is None:
+        return
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise ValueError("--ray needs Ray: pip install 'ssdlab[ray]'")
+    address = os.environ.get("RAY_ADDRESS", "") if ray == "auto" else ray
+    if address in ("", "local", "auto"):
+        return
+    head = _head(address)
+    if head is None:
+        raise ValueError(f"--ray-address {ray}: cannot reach the Ray cluster (not an address); "
+                         "give HOST:PORT of its head node (e.g. 10.0.0.5:6379 or ray://10.0.0.5:10001)")
+    try:
+        with socket.create_connection(head, timeout=timeout):
+            pass
+    except socket.timeout:
+        why = f"no answer from {head[0]} port {head[1]} within {timeout:g} s"
+    except socket.gaierror:
+        why = f"unknown host {head[0]}"
+    except OSError as e:
+        why = f"{head[0]} port {head[1]}: {(e.strerror or str(e)).lower()}"
+    else:
+        return
+    via = " (from RAY_ADDRESS)" if address != ray else ""
+    raise ValueError(f"--ray-address {ray}{via}: cannot reach the Ray cluster ({why}); start its head "
+                     "node (ray start --head) or give HOST:PORT of a running one")
+
+
 class RayExecutor(Executor):
     """Units as Ray tasks: on the cluster at `address`, or on a local Ray instance started
     for the run (and stopped after it) when no address is given. Ray does the scheduling;
@@ -210,10 +263,9 @@ class RayExecutor(Executor):
     kind = "ray"
 
     def __init__(self, address: str | None = None, workers: int | None = None):
-        try:
-            import ray
-        except ImportError:
-            raise ValueError("--ray needs Ray: pip install 'ssdlab[ray]'") from None
+        check_ray(address or "local")  # before ray.init, which retries an unreachable head for minutes
+        import ray
+
         self.ray = ray
         self.address = address
         self.started = not ray.is_initialized()
@@ -291,4 +343,4 @@ def open_executor(jobs: int | None = None, ray: str | None = None) -> Executor:
 
 
 __all__ = ["KINDS", "Done", "Executor", "PoolExecutor", "RayExecutor", "Unit", "available_bytes",
-           "cores", "open_executor"]
+           "check_ray", "cores", "open_executor"]

@@ -391,3 +391,40 @@ def run_test(store: Store, test: str, drives: Sequence[tuple[str, Target]], opts
     if rec.pending is not None:
         raise rec.stored_failure()
     return run_id, outcomes
+
+
+UNFINISHED = ("interrupted", "stale")  # a drive's statuses whose run was cut short
+
+
+def partial_metrics(store: Store, run: dict) -> None:
+    """A run's drives that were cut short (interrupted, or stale: their process was killed)
+    get the metrics their completed phases give, for a test whose figures stand on their
+    own phases (Test.partial_metrics): each such drive's `metrics`, and `partial_metrics`
+    saying what they are from ({"status", "phases": complete phases, "of": phases stored}).
+    Computed when read, never stored: the stored metrics stay those of a finished run."""
+    try:
+        test = get(run["test"])
+    except ValueError:
+        return
+    if not test.partial_metrics:
+        return
+    a = run.get("args") or {}
+    try:
+        opts = Options(spare=float(a.get("spare") or 0.0), repeat=int(a.get("repeat") or 5),
+                       seconds=a.get("seconds"), interval=a.get("interval"))
+    except (TypeError, ValueError):
+        opts = Options()
+    for d in run["drives"]:
+        if d["status"] not in UNFINISHED or d.get("metrics"):
+            continue
+        phases = store.phases(d["id"])
+        done = [p for p in phases if p["status"] == "complete"]
+        results = [PhaseResult(Phase(**p["spec"]), p["series"], p["segments"],
+                               {**p["latency"], **(p["histogram"] or {})}, p["totals"]) for p in done]
+        try:
+            metrics = test.analyze(results, opts)
+        except (KeyError, ValueError, TypeError, IndexError):
+            continue  # the phases of another version: no metrics, as before
+        if any(k != "repeats" for k in metrics):
+            d["metrics"] = metrics
+            d["partial_metrics"] = {"status": d["status"], "phases": len(done), "of": len(phases)}

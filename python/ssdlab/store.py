@@ -456,6 +456,18 @@ class Store:
         return int(r)
 
     @_reading
+    def nth_latest_run_id(self, n: int) -> int:
+        """The id of the n-th newest run (1: the latest), as -n names it on the command line."""
+        if not 0 < n <= MAX_ID:
+            raise StoreError(f"no run -{n} in {self.path} (-1 is the latest run, -2 the one before ...)")
+        r = self.db.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (n - 1,)).fetchone()
+        if r is None:
+            held = self.db.execute("SELECT count(*) FROM runs").fetchone()[0]
+            raise StoreError(f"no run -{n} in {self.path}: it holds {held} run{'s' if held != 1 else ''}"
+                             " (-1 is the latest run, -2 the one before ...)")
+        return int(r[0])
+
+    @_reading
     def run(self, run_id: int) -> dict:
         """The run with its drives; each drive has identity, status and metrics."""
         if not 0 < run_id <= MAX_ID:

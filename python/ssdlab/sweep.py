@@ -18,6 +18,7 @@ import itertools
 import json
 import math
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,10 +28,11 @@ from pydantic import (BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt,
                       TypeAdapter, ValidationError)
 
 from . import safe_path
+from .errors import UserError
 from .detached import DriveJob, compute, job_for
 from .executor import Done, Executor, Unit
 from .methodology import Options, get
-from .store import Store, check_testbed
+from .store import Store, StoreError, check_testbed
 
 GRID_KEYS = {"test", "drives", "spare", "set", "seconds", "repeat", "interval", "seed", "testbed"}
 MAX_POINTS = 10_000
@@ -48,6 +50,23 @@ class Grid:
     interval: float | None = None
     seed: int = 42
     testbed: str | None = None
+    file: Path | None = None  # the grid file, if one was given
+    # what the grid file gave (its key -> its value), to name a bad value by its key
+    from_file: dict[str, Any] = field(default_factory=dict)
+    given: list[str] = field(default_factory=list)  # the shared run options given (spare, seconds, ...)
+
+    def named(self, e: Exception) -> ValueError:
+        """An option's one-line error (`--seconds -1: ...`, `bad --spare ...`) about a value
+        the grid file gave, said of the file's key (`grid file g.toml: seconds = -1: ...`)."""
+        m = re.match(r"(?:bad )?--([a-z]+)[^:]*: (.*)", str(e), re.S)
+        if m is None or m[1] not in self.from_file:
+            return e if isinstance(e, ValueError) else ValueError(str(e))
+        return ValueError(f"grid file {self.file}: {m[1]} = {_shown(self.from_file[m[1]])}: {m[2]}")
+
+    def source(self, flag: str) -> str:
+        """How the user gave an option: `--interval`, or `grid file g.toml: interval`."""
+        key = flag.removeprefix("--")
+        return f"grid file {self.file}: {key}" if key in self.from_file else flag
 
     @property
     def axes(self) -> dict[str, list[Any]]:
@@ -252,15 +271,27 @@ def make_grid(test: str, drives: list[str], sets: list[str], spares: list[str],
         if spares:
             raise ValueError("spare areas given both with --spare and in the grid file")
         spare_texts = [",".join(_toml_values("spare", doc["spare"]))]
-    g = Grid(test, all_drives, parse_spares(spare_texts) if spare_texts else [0.0], axes)
+    g = Grid(test, all_drives, sets=axes, file=grid_file)
+    g.from_file = {k: doc[k] for k in ("spare", "seconds", "repeat", "interval", "seed", "testbed") if k in doc}
+    try:
+        g.spares = parse_spares(spare_texts) if spare_texts else [0.0]
+    except ValueError as e:
+        raise g.named(e) from None
     for k in ("seconds", "repeat", "interval", "seed", "testbed"):
         cli = constants.get(k)
         if k in doc and cli is not None and cli != doc[k]:
             raise ValueError(f"--{k} {cli} and the grid file's {k} = {doc[k]} differ")
+        if cli is not None:
+            g.from_file.pop(k, None)  # the same value on the command line: named as the flag
         v = cli if cli is not None else doc.get(k)
         if v is not None:
             setattr(g, k, v)
-    check_testbed(g.testbed)
+    g.given = [k for k in ("spare", "repeat", "seconds", "interval")
+               if (any(g.spares) if k == "spare" else constants.get(k) is not None or k in doc)]
+    try:
+        check_testbed(g.testbed)
+    except StoreError as e:
+        raise g.named(e) from None
     return g
 
 
@@ -280,11 +311,14 @@ def check(grid: Grid) -> dict[tuple, float]:
             raise ValueError(f"--drive {d}: sweeps run simulated drives (sim:PROFILE or a profile "
                              ".toml); test a real drive with `ssdlab run`")
         texts[d] = spec.profile_text()
-    for s in grid.spares:
-        Options(spare=s, repeat=grid.repeat, seconds=grid.seconds, interval=grid.interval)
     from .runner import plan_phases
     from .targets.sim import capacity, check_seed, table_bytes
-    check_seed(grid.seed)
+    try:  # a value the grid file gave is named as its key
+        for s in grid.spares:
+            Options(spare=s, repeat=grid.repeat, seconds=grid.seconds, interval=grid.interval)
+        check_seed(grid.seed)
+    except (ValueError, UserError) as e:
+        raise grid.named(e) from None
     memory: dict[tuple, float] = {}
     fitted: set[tuple[int, float]] = set()  # (capacity, spare): the test's phases fit such a drive
     for p in pts:

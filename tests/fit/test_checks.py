@@ -90,7 +90,7 @@ def test_when_the_best_few_fail_a_check_the_next_few_are_checked():
     ev = SimpleNamespace(figures=[stall])
     worst = {0: 5000.0, 1: 4000.0, 2: 3000.0, 3: 2500.0, 4: 900.0, 5: 800.0}  # trial -> its longest stall (ms)
 
-    def evaluate(points):
+    def evaluate(points, **deadline):  # until, rounds, round_s: no deadline here
         return [Trial(i, u, {"no stall": worst[u["i"]]}, worst[u["i"]] / 1000, 1.0) for i, u in enumerate(points)]
 
     checker = SimpleNamespace(ev=ev, evaluate=evaluate)
@@ -167,7 +167,7 @@ def test_when_no_best_meets_a_check_the_parameter_that_breaks_it_is_moved_until_
     def stalls(u):
         return 3000.0 if u["a"] > 0.1 and u["p"] < 0.5 else 500.0
 
-    def checker_eval(points, until=None, worst=stalls):
+    def checker_eval(points, until=None, worst=stalls, **rounds):
         return [Trial(i, u, {"no stall": worst(u)}, figures_loss(u) + (50.0 if worst(u) > 1000 else 0.0), 1.0)
                 for i, u in enumerate(points)]
 
@@ -181,7 +181,7 @@ def test_when_no_best_meets_a_check_the_parameter_that_breaks_it_is_moved_until_
     assert record["met"] >= 2 and record["tried"] > record["met"]  # the pace and the class met it
     # the class stalls too: nothing to go back to
     search.trials = trials[:1]
-    always = SimpleNamespace(ev=ev, evaluate=lambda pts, until=None: checker_eval(pts, worst=lambda u: 3000.0))
+    always = SimpleNamespace(ev=ev, evaluate=lambda pts, until=None, **rounds: checker_eval(pts, worst=lambda u: 3000.0))
     kept, record = fitting.repair(search, always, trials[0], until=float("inf"))
     assert kept is trials[0] and record is not None and record["outcome"] == "class fails it too"
 
@@ -199,7 +199,7 @@ def test_a_check_met_only_by_giving_up_figures_is_reported_as_a_conflict():
     ev = SimpleNamespace(figures=[drop, stall])
     x0, best_u = {"a": 0.0}, {"a": 0.9}
 
-    def evaluate(points, until=None):  # the drop needs the mechanism, which stalls at any setting
+    def evaluate(points, until=None, **rounds):  # the drop needs the mechanism, which stalls at any setting
         return [Trial(i, u, {"no stall": 3000.0 if u["a"] > 0.1 else 500.0, "drop": 0.5 if u["a"] > 0.5 else 1.0},
                       (0.0 if u["a"] > 0.5 else 40.0) + (50.0 if u["a"] > 0.1 else 0.0), 1.0)
                 for i, u in enumerate(points)]

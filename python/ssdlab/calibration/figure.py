@@ -62,6 +62,11 @@ class Figure:
             return f">= {fmt(self.lo)}"
         return f"<= {fmt(self.hi)}"
 
+    def published_numbers(self) -> dict[str, float | str | None]:
+        """What published() shows, as numbers: the value, or the range's ends (None where
+        open), and the unit."""
+        return {"value": self.value, "lo": self.lo, "hi": self.hi, "unit": self.unit}
+
     def passing(self) -> tuple[float, float]:
         """The values `check` passes: the value +- its tolerance, or the range."""
         if self.value is not None:

@@ -25,7 +25,7 @@ from .errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  #
                          interrupted_status, new_command, sigterm_interrupts, untold_interruption,
                          user_errors, warnings_as_lines)
 from .inputs import (PRECONDITION_TESTS, TEST_NAMES, check_out_dir, check_y_max,
-                         existing_store, open_drives, parse_sets)
+                         existing_store, open_drives, parse_sets, ray_choice, run_id, RUN_HELP, RUN_IDS)
 from .output import emit_table, print_json, progress_hooks
 from .results import results_app
 from .sweep import sweep_cmd
@@ -37,7 +37,7 @@ from .. import methodology
 from ..methodology import Options
 from ..phase import flat
 from ..review import Request
-from ..runner import RunInterrupted, plan_items, preflight, run_test
+from ..runner import RunInterrupted, partial_metrics, plan_items, preflight, run_test
 from .serve import serve_cmd
 from ..store import Store, check_free
 
@@ -134,8 +134,8 @@ def run(**kw: Any) -> None:
             store = Store(req.db)
             store.check_writable()
         console.release()  # notes and warnings once everything was checked: a refused command says one line
-        if req.seconds is not None and the_test.default_seconds is None:
-            typer.echo(f"ssdlab: warning: --seconds is not used by {req.test}", err=True)
+        for flag in the_test.unused(req.given()):
+            typer.echo(f"ssdlab: warning: {flag} is not used by {req.test}", err=True)
         if not req.precondition and any(t.capabilities.simulated for _, t in drv):
             typer.echo("ssdlab: warning: --no-precondition on a simulated drive reads a drive "
                        "that was never written", err=True)
@@ -170,7 +170,7 @@ COMMON_RUN_OPTIONS = [
         ("test", str, typer.Argument(..., help=f"one of: {TEST_NAMES}")),
         ("drive", Drives, []),
         ("spare", Spare, 0.0),
-        ("repeat", Repeat, 5),
+        ("repeat", Optional[int], typer.Option(None, "--repeat", help="quick: scored runs of each test (default 5; CrystalDiskMark shows the best)")),
         ("seconds", Seconds, None),
         ("interval", Interval, None),
         ("sets", Sets, []),
@@ -273,6 +273,7 @@ def review(
         check_y_max(y_max)
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
+        where = ray_choice(ray, ray_address)
         for test in methodology.TESTS:  # every test fits every drive: a refused review makes nothing
             preflight(test, drv, opts)
         check_out_dir(out)  # before any test runs, not after them all
@@ -284,8 +285,7 @@ def review(
                 "set": sets, "seed": seed, "review": True}
         if interval is not None:
             args["interval"] = interval
-        html = run_review(Request(store, drv, parse_sets(sets), seed, opts, args, testbed), docs, jobs,
-                          ray_address or ("local" if ray else None),
+        html = run_review(Request(store, drv, parse_sets(sets), seed, opts, args, testbed), docs, jobs, where,
                           lambda executor: build(store, [d["run_id"] for d in docs], out, y_max, executor))
     if json_out:
         print_json({"report": str(html), "runs": docs})
@@ -327,9 +327,9 @@ def build(store: Store, run_ids: list[int], out: Path, y_max: float | None, exec
 app.command("serve")(serve_cmd)  # serve/command.py: a simulated drive over NBD
 
 
-@app.command()
+@app.command(context_settings=RUN_IDS)
 def report(
-    runs: list[int] = typer.Argument(None, help="run ids"),
+    runs: list[str] = typer.Argument(None, metavar="[RUN]...", help=RUN_HELP),
     latest: bool = typer.Option(False, "--latest", help="the most recent run"),
     out: Path = typer.Option(..., "-o", "--out", help="report directory"),
     y_max: Optional[float] = typer.Option(None, "--y-max", help="fill-curve y-axis top (MB/s)"),
@@ -350,7 +350,7 @@ def report(
             check_out_dir(out)
             print(build_sweep_report(store, sweep_id, out))
             return
-        ids = list(runs or [])
+        ids = [run_id(store, r) for r in runs or []]
         if latest:
             ids.append(store.latest_run_id())
         if not ids:
@@ -361,16 +361,18 @@ def report(
     print(html)
 
 
-@app.command()
+@app.command(context_settings=RUN_IDS)
 def compare(
-    runs: list[int] = typer.Argument(..., help="run ids"),
+    runs: list[str] = typer.Argument(..., metavar="RUN...", help=RUN_HELP),
     db: Db = None,
     json_out: JsonOut = False,
 ) -> None:
     """Metrics side by side, with the % change of each drive against the first."""
     with user_errors():
         store = existing_store(db)
-        loaded = [store.run(i) for i in runs]
+        loaded = [store.run(run_id(store, r)) for r in runs]
+        for r in loaded:  # a quick run cut short: the figures of the tests it completed
+            partial_metrics(store, r)
     for r in loaded:
         bad = [d["spec"] for d in r["drives"] if d["status"] != "complete"]
         if r["status"] != "complete" or bad:
@@ -419,8 +421,8 @@ def validate(
 
     log = (lambda s: typer.echo(s, err=True)) if sys.stderr.isatty() else None
     with user_errors():
-        doc = val.validate(drive, workers, log=log, overrides=parse_sets(sets),
-                           ray=ray_address or ("local" if ray else None), names=figure)
+        where = ray_choice(ray, ray_address)
+        doc = val.validate(drive, workers, log=log, overrides=parse_sets(sets), ray=where, names=figure)
     if json_out:
         print_json(doc)
     elif markdown:

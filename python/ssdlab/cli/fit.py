@@ -12,20 +12,24 @@ from typing import Any, Optional
 import typer
 
 from .. import safe_path
-from ..errors import NOT_A_FILE
+from ..errors import file_problem
 from .errors import UserError, interrupted_status, user_errors
-from .inputs import check_out_dir, existing_store
+from .inputs import check_out_dir, existing_store, ray_choice
 from .options import Db, JsonOut, Seed
 from .output import emit_table, print_json
 
 
-def _run_ids(text: str) -> list[int]:
+def _run_ids(store: Any, text: str) -> list[int]:
+    """--runs: run ids, or -N for the N-th newest run (as `results show` takes them)."""
     try:
-        ids = [int(x) for x in text.split(",") if x.strip()]
+        given = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise UserError(f"--runs {text}: expected run ids, e.g. --runs 12,13") from None
-    if not ids or any(i <= 0 for i in ids) or len(set(ids)) != len(ids):
-        raise UserError(f"--runs {text}: expected distinct run ids, e.g. --runs 12,13")
+        raise UserError(f"--runs {text}: expected run ids, e.g. --runs 12,13 (-1: the latest run)") from None
+    if not given or 0 in given:
+        raise UserError(f"--runs {text}: expected distinct run ids, e.g. --runs 12,13 (-1: the latest run)")
+    ids = [store.nth_latest_run_id(-i) if i < 0 else i for i in given]
+    if len(set(ids)) != len(ids):
+        raise UserError(f"--runs {text}: names a run twice; give distinct runs, e.g. --runs 12,13")
     return ids
 
 
@@ -96,7 +100,7 @@ class Bar:
 
 
 def fit_cmd(
-    runs: Optional[str] = typer.Option(None, "--runs", help="the drive's runs in the store, e.g. 12,13 (the fingerprint first: ssdlab run fingerprint)"),
+    runs: Optional[str] = typer.Option(None, "--runs", help="the drive's runs in the store, e.g. 12,13 (the fingerprint first: ssdlab run fingerprint; -1: the latest run)"),
     figures: Optional[Path] = typer.Option(None, "--figures", help="a figures file (TOML, docs/fit.md): a review's or a spec sheet's figures"),
     out: Path = typer.Option(..., "--out", help="the twin's profile TOML (use it as --drive sim:./twin.toml)"),
     report_dir: Optional[Path] = typer.Option(None, "-o", "--report", help="write the fit report (HTML + PNG) here"),
@@ -130,10 +134,10 @@ def fit_cmd(
         parts = []
         if runs is not None:
             store = existing_store(db)
-            parts.append(E.from_runs(store, _run_ids(runs)))
+            parts.append(E.from_runs(store, _run_ids(store, runs)))
         if figures is not None:
-            if not figures.is_file():
-                raise UserError(f"--figures {figures}: " + (NOT_A_FILE if figures.exists() else "no such file"))
+            if (why := file_problem(figures)) is not None:
+                raise UserError(f"--figures {figures}: {why}")
             ev_f = E.from_figures(figures)
             E.check_metrics(ev_f, E.metric_names)
             parts.append(ev_f)
@@ -143,13 +147,14 @@ def fit_cmd(
 
             if start not in builtin_ids():
                 raise UserError(f"--start {start}: not a built-in profile ({', '.join(builtin_ids())})")
+        where = ray_choice(ray, ray_address)
         made = report_dir is not None and not report_dir.exists()
         if report_dir is not None:  # once the evidence is read: a refused fit makes no directory
             check_out_dir(report_dir)
         req = fitting.Request(ev, trials=trials, minutes=minutes, seed=seed, start=start, crossval=crossval,
                               crossval_trials=crossval_trials,
                               params=[k.strip() for k in params.split(",") if k.strip()] if params else None)
-        executor = open_executor(jobs, ray_address or ("local" if ray else None))
+        executor = open_executor(jobs, where)
         try:
             with Bar(trials) as bar, executor:
                 res = fitting.fit(req, executor, bar.trial)
@@ -170,6 +175,8 @@ def fit_cmd(
         _write(out, text, force)
         doc = res.doc()
         doc.update(evidence=ev.sources, left_out=ev.left_out, twin=str(out), facts=ev.facts)
+        for what in doc["out_of_time"]:  # full-size runs that would have ended past --minutes
+            typer.echo(f"ssdlab: warning: --minutes {minutes:g} left no time for {what}", err=True)
         if report_dir is not None:
             ps = report.prints(ev.measured, fitting.twin_phases(res, ev)) if ev.measured else []
             doc["report"] = str(report.write(doc, report_dir, ps, f"Twin of {name}"))

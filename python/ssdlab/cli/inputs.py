@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .. import methodology, safe_path, targets
 from ..errors import UserError
+from ..executor import check_ray
 from ..profiles import parse_sets  # noqa: F401 (the commands take it from here)
 from ..targets.sim import check_seed
 from ..store import Store, StoreError, default_path
@@ -44,6 +45,34 @@ def check_out_dir(out: Path) -> None:
         raise UserError(f"cannot write the report to {out}: {e.reason}") from None
     if not os.access(real, os.W_OK | os.X_OK):
         raise UserError(f"cannot write the report to {out}: Permission denied")
+
+
+RUN_HELP = "a run id (ssdlab results list); -1 is the latest run, -2 the one before ..."
+# lets `-1` through to the run-id arguments (click takes any word that starts with '-' for
+# an option); a mistyped option then reaches run_id(), which names it as click would
+RUN_IDS = {"ignore_unknown_options": True}
+
+
+def run_id(store: Store, text: str) -> int:
+    """A run named on the command line: its id, or -N for the N-th newest run."""
+    t = text.strip()
+    try:
+        v = int(t)
+    except ValueError:
+        if t.startswith("-"):
+            raise UserError(f"No such option: {t} (see --help)") from None
+        raise UserError(f"{text}: not a run id; give one of `ssdlab results list`, or -1 for the latest run") from None
+    return store.nth_latest_run_id(-v) if v < 0 else v
+
+
+def ray_choice(ray: bool, address: str | None) -> str | None:
+    """--ray and --ray-address as executor.open_executor takes them (an address, "local",
+    or None: no Ray), checked before anything is made or stored: Ray is installed and the
+    address's head node answers within a few seconds (ray.init retries one that does not
+    for minutes)."""
+    choice = address or ("local" if ray else None)
+    check_ray(choice)
+    return choice
 
 
 def read_store(db: Path | None) -> Store | None:

@@ -21,6 +21,9 @@ from ..methodology.test import CliOption
 from .errors import UserError
 
 
+REPEAT = Options().repeat  # --repeat when not given
+
+
 class CliConsole:
     """methodology.test.Console on stderr: notes as `ssdlab: ...` lines, a progress bar
     while a big input file is read (at a terminal only)."""
@@ -96,7 +99,7 @@ class RunRequest:
     test: str
     drives: list[str]
     spare: float = 0.0
-    repeat: int = 5
+    repeat: Optional[int] = None  # None: not given (the test's default, 5)
     seconds: Optional[float] = None
     interval: Optional[float] = None
     precondition: bool = True
@@ -128,13 +131,19 @@ class RunRequest:
         if self.the_test.options:
             self.own = self.the_test.options.for_drives(self.own, self.values, drives, self.seed, console)
 
+    def given(self) -> list[str]:
+        """The options every test shares that were given (a value other than their default)."""
+        return [name for name, v in (("spare", self.spare or None), ("repeat", self.repeat),
+                                     ("seconds", self.seconds), ("interval", self.interval)) if v is not None]
+
     def options(self) -> Options:
-        return Options(spare=self.spare, repeat=self.repeat, seconds=self.seconds,
+        return Options(spare=self.spare, repeat=REPEAT if self.repeat is None else self.repeat, seconds=self.seconds,
                        precondition=self.precondition, interval=self.interval, own=self.own)
 
     def stored_args(self) -> dict[str, Any]:
         """The run's arguments as the store keeps them (docs/results.md)."""
-        args: dict[str, Any] = {"drives": self.drives, "spare": self.spare, "repeat": self.repeat,
+        args: dict[str, Any] = {"drives": self.drives, "spare": self.spare,
+                                "repeat": REPEAT if self.repeat is None else self.repeat,
                                 "seconds": self.seconds, "set": self.sets, "seed": self.seed}
         if not self.precondition:
             args["precondition"] = False
@@ -148,8 +157,8 @@ class RunRequest:
         """The options as given, for each fleet member's own `ssdlab run` (without --drive)."""
         own = self.the_test.options.cli if self.the_test.options else ()
         a = [self.test] + [x for o in own if o.argument for x in o.argv(self.values.get(o.name))]
-        a += ["--spare", repr(self.spare), "--repeat", str(self.repeat), "--seed", str(self.seed)]
-        for flag, v in (("--seconds", self.seconds), ("--interval", self.interval),
+        a += ["--spare", repr(self.spare), "--seed", str(self.seed)]
+        for flag, v in (("--repeat", self.repeat), ("--seconds", self.seconds), ("--interval", self.interval),
                         ("--testbed", self.testbed), ("--db", self.db), ("--destroy-data", self.destroy_data)):
             if v is not None:
                 a += [flag, str(v)]

@@ -11,8 +11,9 @@ import typer
 from .. import safe_path
 from .options import Db, JsonOut
 from .errors import UserError, user_errors
-from .inputs import existing_store, read_store, whole_number
+from .inputs import RUN_HELP, RUN_IDS, existing_store, read_store, run_id as named_run, whole_number
 from .output import emit_table, print_json
+from ..runner import partial_metrics
 from ..store import MAX_ID, Store, check_free
 
 results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, export.")
@@ -37,16 +38,17 @@ def results_list(
                 for r in runs])
 
 
-@results_app.command("show")
+@results_app.command("show", context_settings=RUN_IDS)
 def results_show(
-    run_id: int = typer.Argument(...),
+    run: str = typer.Argument(..., metavar="RUN", help=RUN_HELP),
     db: Db = None,
     json_out: JsonOut = False,
 ) -> None:
     """A run's drives, status and metrics."""
     with user_errors():
         store = existing_store(db)
-        r = store.run(run_id)
+        r = store.run(named_run(store, run))
+        partial_metrics(store, r)
         for d in r["drives"]:
             d["phases"] = [{k: p[k] for k in ("seq", "name", "kind", "status", "totals")}
                            for p in store.phases(d["id"], with_data=False)]
@@ -56,13 +58,15 @@ def results_show(
     print(f"run {r['id']}: {r['test']} {r['status']} created {r['created']} "
           f"testbed={r['testbed']} tool={r['tool_version']} engine={r['engine_version']}")
     for d in r["drives"]:
-        emit_table(f"{d['spec']} ({d['status']})", ["metric", "value"],
+        part = d.get("partial_metrics")
+        said = f"; metrics of its {part['phases']} complete phases, not a whole run" if part else ""
+        emit_table(f"{d['spec']} ({d['status']}{said})", ["metric", "value"],
                    [[k, v] for k, v in d["metrics"].items()])
 
 
-@results_app.command("export")
+@results_app.command("export", context_settings=RUN_IDS)
 def results_export(
-    run_id: int = typer.Argument(...),
+    run: str = typer.Argument(..., metavar="RUN", help=RUN_HELP),
     format: str = typer.Option("json", "--format", help="csv or json"),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="file (default: stdout)"),
     db: Db = None,
@@ -72,6 +76,7 @@ def results_export(
         if format not in ("csv", "json"):
             raise UserError(f"--format {format}: choose csv or json")
         store = existing_store(db)
+        run_id = named_run(store, run)
         text = store.export_csv(run_id) if format == "csv" else store.export_json(run_id)
         if out is None:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")

@@ -10,8 +10,9 @@ import typer
 
 from .options import Db, Drives, Interval, JsonOut, Seconds, Testbed
 from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
-from .inputs import TEST_NAMES, check_out_dir
+from .inputs import TEST_NAMES, check_out_dir, ray_choice
 from .output import emit_table, print_json
+from ..methodology import get
 from ..runner import RunInterrupted
 from ..store import Store, check_free
 
@@ -46,14 +47,17 @@ def sweep_cmd(
         memory = sw.check(g)  # every point, before anything runs or is stored
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
+        where = ray_choice(ray, ray_address)
         if out is not None:
             check_out_dir(out)
         check_free(db)
         store = Store(db)
         store.check_writable()
+        for flag in get(test).unused(g.given):  # once every check passed: a refusal is one line
+            typer.echo(f"ssdlab: warning: {g.source(flag)} is not used by {test}", err=True)
         have = len(sw.finished(store, g))
         total = g.size
-        executor = open_executor(jobs, ray_address or ("local" if ray else None))
+        executor = open_executor(jobs, where)
         bar = UnitsProgress(f"sweep {g.id} {test}", total, have, executor.describe())
 
         def on_point(o) -> None:

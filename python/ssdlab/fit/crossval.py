@@ -6,7 +6,7 @@ own fits the rest, and the held-back figures are measured on that search's best 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .evidence import Evidence
@@ -23,6 +23,7 @@ class Held:
     error: float | None  # relative to the value, or to the nearer end of a range (0 inside)
     passed: bool
     fold_loss: float  # the fold's best loss on the figures it was fitted to
+    measured_value: dict[str, Any] = field(default_factory=dict)  # `measured` as numbers, with the unit
 
 
 def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadline: float,
@@ -35,13 +36,14 @@ def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadl
     `memo`: the main search's runs; a fold that goes the same way at first (the die-count
     scan and screening are fixed points around its own choice) reuses them instead of running
     them again: the points depend on the fold's own loss only, so nothing of the held-back
-    group leaks in. `stopped`: asked before each fold; once true, no fold begins."""
+    group leaks in. `stopped`: asked before each fold; once true, no fold begins (nor after
+    `deadline`)."""
     groups = sorted(set(ev.groups[f.name] for f in ev.figures))
     if len(groups) < 2:
         return []
     out: list[Held] = []
     for i, g in enumerate(groups):
-        if stopped():
+        if stopped() or time.monotonic() >= deadline:  # --minutes: no fold begins after it
             break
         left = len(groups) - i
         fold_deadline = time.monotonic() + max(0.0, deadline - time.monotonic()) / left
@@ -57,5 +59,6 @@ def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadl
                 continue
             v = best.values.get(f.name)
             ok, err = f.check(v)
-            out.append(Held(g, f.name, f.published(), v, err, ok and abs(residual(f, v)) <= 1.0, best.loss))
+            out.append(Held(g, f.name, f.published(), v, err, ok and abs(residual(f, v)) <= 1.0, best.loss,
+                            f.published_numbers()))
     return out

@@ -68,7 +68,9 @@ def correct(search: Search, best: Trial, until: float) -> tuple[Trial, dict[str,
         moved = descent.levenberg_marquardt(search, Budget(10**9, until), smooth, start=start, rounds=1)
         if moved.u == start.u:
             break
-        full = full_size_check(search, [moved])[0]
+        full = full_size_check(search, [moved], until)[0]
+        if full.scale != 1.0:
+            break  # no time left to run it at full size
         if full.loss >= best.loss:
             break
         best = full

@@ -82,6 +82,7 @@ class Result:
     check_repair: dict[str, Any] | None = None  # what the check repair did (repair()), if it ran
     size_correction: dict[str, Any] | None = None  # what the trial size's correction did (fidelity.py)
     pinning_move: dict[str, Any] | None = None  # where pinning moved the best (pin()), if it did
+    out_of_time: list[str] = field(default_factory=list)  # full-size runs --minutes left no time for
 
     def conflict_texts(self) -> list[str]:
         out = [c.text() for c in self.conflicts]
@@ -114,6 +115,7 @@ class Result:
             "crossval": [vars(h) for h in self.held],
             "stages": self.stages,
             "search_phases": self.search.phases,
+            "out_of_time": self.out_of_time,
         }
 
 
@@ -122,7 +124,8 @@ def figure_rows(ev: Evidence, values: dict[str, float | None]) -> list[dict[str,
     for f in ev.figures:
         v = values.get(f.name)
         err = f.check(v)[1]
-        rows.append({"figure": f.name, "group": ev.groups[f.name], "measured": f.published(), "twin": v,
+        rows.append({"figure": f.name, "group": ev.groups[f.name], "measured": f.published(),
+                     "measured_value": f.published_numbers(), "twin": v,
                      "unit": f.unit, "error": err, "tolerance": f.tol,
                      "pass": passes(f, v), "source": f.source})
     return rows
@@ -232,9 +235,17 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     # beside the rest on the same workers, which the rest's small batches (a point at full
     # size, a slice) leave idle
     folds = _Folds(req, fitted, st, executor.executor, search.memo, t0 + total, hook("crossval"))
+    late: list[str] = []  # what --minutes left no time for (Result.out_of_time)
     try:
-        best = checked(checker, full_size_check(search, search.best(RECHECK)),
-                       lambda: full_size_check(search, search.best(4 * RECHECK)))
+        # the full-size runs (the best few again, the checks) take the pinning's time: none
+        # begins after its share ends, whatever the search left of it
+        checks_until = t0 + pinning_s
+        check_s = checker.full_round_s(search) if checker and total < math.inf else 0.0
+        best = checked(checker, full_size_check(search, search.best(RECHECK), checks_until),
+                       lambda: full_size_check(search, search.best(4 * RECHECK), checks_until), checks_until,
+                       check_s)
+        if search.scalable and best.scale != 1.0:
+            late.append("the search's best again at the drive's own size")
         stage("search")
         best, sized = fidelity.correct(search, best, t0 + pinning_s)
         if sized:
@@ -242,27 +253,38 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
         repaired = None
         if checker:  # most of the pinning's time at most: a repaired best still gets pinned
             best, repaired = repair(search, checker, best,
-                                    time.monotonic() + 0.6 * max(0.0, t0 + pinning_s - time.monotonic()))
+                                    time.monotonic() + 0.6 * max(0.0, t0 + pinning_s - time.monotonic()), check_s)
             stage("check repair")
-        met = checker.evaluate([best.u])[0] if checker else None  # (memo: already run)
+        ran = checker.evaluate([best.u], until=checks_until, round_s=check_s) if checker else []  # (memo: already run)
+        met = ran[0] if ran else None
         best, same, pins, moved = pin(search, best, Budget(10**9, t0 + pinning_s))
         values, twin_trial = _revert_unpinned(search, best, same, pins, t0 + pinning_s)
         conflicts = pinning.conflicts(search, same)
         stage("pinning")
         if checker or missing:  # the twin on the whole evidence: its checks, the figures not fitted
             whole = checker or Search(reachable, st, req.seed, executor, full_size=True, measured=ev)
-            twin_trial = whole.evaluate([twin_trial.u])[0]
-            if met is not None and meets(whole.ev, met) and not meets(whole.ev, twin_trial):
-                # pinning moved the best, or set values back, to where a check fails: the
-                # checked point is the twin (the pins still describe its neighbourhood)
+            measured = whole.evaluate([twin_trial.u], until=t0 + total, rounds=1,
+                                      round_s=whole.full_round_s(search) if total < math.inf else 0.0)
+            if measured:
+                twin_trial = measured[0]
+            if met is not None and (not measured or meets(whole.ev, met) and not meets(whole.ev, twin_trial)):
+                # pinning moved the best, or set values back, to where a check fails (or
+                # --minutes left no time to check where they went): the checked point is the
+                # twin (the pins still describe its neighbourhood)
                 twin_trial, values = met, search.start.physical(met.u)
                 for k, p in pins.items():  # what the twin has is the checked point's value
                     if k in values and values[k] != p.value:
                         p.value, p.reverted = values[k], False
+            elif not measured:
+                late.append("the checks and the figures not fitted, on the twin")
         # of the figures fitted: a check is a bound, not a prediction
         held = folds.held()
         if req.crossval:  # its own seconds and trials: beside the stages above, not after them
             stages["crossval"] = {"seconds": round(folds.seconds, 1), "trials_run": folds.executor.ran}
+            groups = {fitted.groups[f.name] for f in fitted.figures}
+            if len(groups) > 1 and len({h.group for h in held}) < len(groups):
+                late.append(f"cross-validation of {len(groups) - len({h.group for h in held})} of "
+                            f"{len(groups)} groups of figures")
         rows = figure_rows(ev, twin_trial.values)
         lacks = {f.name: f.xfail for f in missing}
         for r in rows:  # what the search fitted to (a check and an expected failure are not)
@@ -272,28 +294,38 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     finally:
         folds.stop()
     return Result(st, best, values, pins, rows, conflicts, held, len(search.trials), time.monotonic() - t0,
-                  search, twin_trial, stages, repaired, sized, moved)
+                  search, twin_trial, stages, repaired, sized, moved, late)
 
 
-def checked(checker: Search | None, cands: list[Trial], more: Callable[[], list[Trial]] = list) -> Trial:
+def checked(checker: Search | None, cands: list[Trial], more: Callable[[], list[Trial]] = list,
+            until: float = math.inf, round_s: float = 0.0) -> Trial:
     """The best of the search's best few (ranked) once the checks run on them too: the first
     that meets every check, else the lowest loss on the whole evidence. When none of `cands`
     meets them, `more` (the next few of the search's best) are checked as well: the best points
-    are often neighbours that share a flaw."""
+    are often neighbours that share a flaw. No check begins that would end past `until`
+    (--minutes; a round of them takes about `round_s`): with none run, the first of `cands`."""
     if checker is None:
         return cands[0]
     tried: list[tuple[Trial, Trial]] = []
     for first in (True, False):  # the next few only when needed (full size: each may be a run)
+        if not first and time.monotonic() >= until:
+            break
         batch = cands if first else [t for t in more() if all(t.u != c.u for c in cands)]
-        whole = checker.evaluate([t.u for t in batch])
+        # one round of the workers at a time: a full-size check can take longer than a
+        # short --minutes, and a begun round runs to its end
+        whole = checker.evaluate([t.u for t in batch], until=until, rounds=1, round_s=round_s)
+        batch = batch[:len(whole)]
         ok = [c for c, w in zip(batch, whole) if meets(checker.ev, w)]
         if ok:
             return ok[0]
         tried += list(zip(batch, whole))
+    if not tried:
+        return cands[0]
     return min(enumerate(tried), key=lambda iw: (iw[1][1].loss, iw[0]))[1][0]
 
 
-def repair(search: Search, checker: Search, best: Trial, until: float) -> tuple[Trial, dict[str, Any] | None]:
+def repair(search: Search, checker: Search, best: Trial, until: float,
+           round_s: float = 0.0) -> tuple[Trial, dict[str, Any] | None]:
     """None of the search's best meets a check (a bound any sane drive meets: no
     multi-second stall), while the class does: the figures were reached with a mechanism
     that misbehaves where the figures do not look. Each parameter the best moved from the
@@ -306,14 +338,15 @@ def repair(search: Search, checker: Search, best: Trial, until: float) -> tuple[
     best meets the checks): the checks the best fails, the points tried and met, and the
     figures the best passed that the point taken fails (a trade-off: the report's conflict)."""
     ev = checker.ev
-    first = checker.evaluate([best.u])[0]  # (memo: already run)
-    if meets(ev, first):
+    ran = checker.evaluate([best.u], until=until, rounds=1, round_s=round_s)  # (memo: already run, unless --minutes left no time)
+    if not ran or meets(ev, ran[0]):
         return best, None
+    first = ran[0]
     record: dict[str, Any] = {"failed": [f.name for f in ev.figures if f.kind == "behaviour"
                                          and not passes(f, first.values.get(f.name))],
                               "tried": 1, "met": 0, "outcome": "kept", "gave_up": []}
     x0 = search.x0
-    home = checker.evaluate([x0], until=until)
+    home = checker.evaluate([x0], until=until, rounds=1, round_s=round_s)
     if not home or not meets(ev, home[0]):
         record["outcome"] = "class fails it too" if home else "no time"
         return best, record  # the class fails it too: no way back to a point that meets it
@@ -322,7 +355,7 @@ def repair(search: Search, checker: Search, best: Trial, until: float) -> tuple[
     points += [{k: b + f * (x0[k] - b) for k, b in best.u.items()} for f in (0.25, 0.5, 0.75)]
     points += [{**best.u, k: g} for k in moved for g in SCREEN_GRID
                if abs(g - best.u[k]) > 1e-3 and abs(g - x0[k]) > 1e-3]
-    done = checker.evaluate(points, until=until)
+    done = checker.evaluate(points, until=until, rounds=1, round_s=round_s)
     ok = [w for w in [*done, home[0]] if meets(ev, w)]
     record.update(tried=2 + len(done), met=len(ok))
     top = min(ok, key=lambda w: w.loss)
@@ -366,7 +399,7 @@ def pin(search: Search, best: Trial, budget: Budget) -> tuple[Trial, Trial, dict
     better.number = len(search.trials)
     search.trials.append(better)
     before = best
-    best = full_size_check(search, [better])[0]
+    best = full_size_check(search, [better], budget.deadline)[0]
     again = pinning.slices(search, better, budget)
     a, b = st.physical(same.u), st.physical(better.u)
     move = {"moved": {k: [a[k], b[k]] for k in a if a[k] != b[k]}, "loss": [same.loss, better.loss],
@@ -416,7 +449,10 @@ def _revert_unpinned(search: Search, best: Trial, same: Trial, pins: dict[str, p
 
     if not moved:
         return take([], best)
-    whole = search.evaluate([point(moved)], full=search.scalable)[0]
+    ran = search.evaluate([point(moved)], full=search.scalable, until=until)
+    if not ran:  # no time left to try the class's values: the search's
+        return take([], best)
+    whole = ran[0]
     if pinning.fits_as_well(search, whole, ref):
         return take(moved, whole)
     alone = run([[k] for k in moved]) if len(moved) > 1 else []

@@ -94,8 +94,15 @@ def write(start: Start, values: dict[str, float], pins: dict[str, Pin], twin_id:
             notes[key] = note
     for k in start.fixed:
         notes.setdefault(k, "given by the evidence (its capacity, interface, link, mapping or NAND geometry)")
-    for k in ("nand.channels", "nand.dies_per_channel", "nand.blocks_per_plane"):
-        notes.setdefault(k, f"from the die count and spare area ({'fitted' if 'dies' in pins else 'given'})")
+    # the layout follows the die count and spare area; where neither was searched, whose they are
+    classs = f"the class's, {start.class_id}"
+    dies = "given by the evidence" if "dies" in start.facts else "fitted" if "dies" in pins else classs
+    spare = "given by the evidence" if "spare_pct" in start.facts else "fitted" if "spare_pct" in pins else classs
+    for k in ("nand.channels", "nand.dies_per_channel"):
+        notes.setdefault(k, f"from the die count ({dies})")
+    notes.setdefault("nand.blocks_per_plane", f"from the die count ({dies}) and spare area ({spare})")
+    capacity = ("given by the evidence" if start.facts.get("capacity_gb")
+                else f"{classs}: the evidence gives no capacity")
     lines = [f"# Twin of {name.removeprefix('Twin of ').removesuffix(' (ssdlab fit)')}: fitted by ssdlab fit to "
              f"{evidence}",
              f"# (seed {seed}, {trials} trials), starting from the generic class {start.class_id}. Every searched",
@@ -103,7 +110,7 @@ def write(start: Start, values: dict[str, float], pins: dict[str, Pin], twin_id:
              f"# ({start.class_id}) unless the fit needed it moved, and is marked NOT pinned either way; keys",
              "# without a note are the class's. Report and cross-validation: ssdlab fit -o DIR.",
              f"id = {_fmt(p['id'])}", f"name = {_fmt(p['name'])}",
-             f"user_capacity_gb = {_fmt(float(p['user_capacity_gb']))}  # given by the evidence"]
+             f"user_capacity_gb = {_fmt(float(p['user_capacity_gb']))}  # {capacity}"]
     for sec in SECTIONS:
         table: Any = p
         for part in sec.split("."):

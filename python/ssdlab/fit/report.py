@@ -5,7 +5,10 @@ the parameter table (how well the evidence pins each), cross-validation and conf
 
 from __future__ import annotations
 
+import contextlib
 import html as _html
+import os
+import stat
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -117,13 +120,31 @@ def scaled_note(doc: dict[str, Any]) -> str:
     return f" ({which}on a smaller drive with the same dies, the best again at full size)"
 
 
+PNGS = ("fit-figures.png", "fit-crossval.png", "fit-fingerprint.png")  # what a fit may write into -o
+
+
 def write(doc: dict[str, Any], out_dir: Path, ps: list[Print], title: str) -> Path:
     """report.html and the PNGs into `out_dir` (made if missing): drawn in a private
     directory there and moved in by name, as every report is (safe_path.staged), so a link
-    another user put in `out_dir` is replaced, never written through."""
+    another user put in `out_dir` is replaced, never written through. A PNG of an earlier
+    fit into the same directory that this one does not draw (fit-crossval.png after
+    --no-crossval) is removed, so the directory holds this fit's outputs only."""
     with safe_path.staged(out_dir, f"the report directory {out_dir}") as stage:
         _write(doc, stage, ps, title)
-    return Path(safe_path.real(out_dir)) / "report.html"
+        drawn = {p.name for p in stage.iterdir()}
+    real = safe_path.real(out_dir)
+    d = safe_path.dir_fd(real)
+    try:
+        for name in PNGS:
+            if name in drawn:
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                st = os.stat(name, dir_fd=d, follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                    os.unlink(name, dir_fd=d)  # the name itself: a link is removed, not followed
+    finally:
+        os.close(d)
+    return Path(real) / "report.html"
 
 
 def _write(doc: dict[str, Any], out: Path, ps: list[Print], title: str) -> Path:

@@ -133,20 +133,45 @@ class Search:
         return by_run, plans, f
 
     def evaluate(self, points: list[dict[str, float]], full: bool = False, first: int = 0,
-                 until: float = math.inf) -> list[Trial]:
+                 until: float = math.inf, rounds: int = 2, round_s: float = 0.0) -> list[Trial]:
         """Run the points (through the executor) and score them, in the order given. With a
-        deadline `until` (time.monotonic()), a few at a time (two rounds of the workers) and
-        none begun after it, whatever the pace so far (the machine's load can double a trial's
-        time): the trials of the points run, a prefix of them."""
+        deadline `until` (time.monotonic()), a few at a time (`rounds` rounds of the workers)
+        and none begun after it, whatever the pace so far (the machine's load can double a
+        trial's time): the trials of the points run, a prefix of them. `round_s`: a guess at a
+        few's wall time (then the last few's own): none begun that would end past `until`."""
         if until == math.inf:
             return self._run(points, full, first)
-        width = 2 * max(1, int(getattr(self.executor, "workers", 1)))
+        width = rounds * max(1, int(getattr(self.executor, "workers", 1)))
         out: list[Trial] = []
         for i in range(0, len(points), width):
-            if time.monotonic() >= until:
+            if time.monotonic() + round_s >= until:
                 break
+            t = time.monotonic()
             out += self._run(points[i:i + width], full, first + i)
+            if round_s:
+                round_s = time.monotonic() - t
         return out
+
+    def full_round_s(self, search: "Search") -> float:
+        """A guess, before any ran, at one round of the workers' full-size trials of this
+        search's evidence: `search`'s pace (wall seconds a trial, its last batch) times the
+        cost of this evidence's runs over `search`'s (methodology Test.cost), at the drive's
+        own size over its trials' (a trial drive of a tenth of the blocks runs ten times as
+        fast). What --minutes needs to know before a full-size check begins."""
+        from ..methodology import get
+
+        def cost(s: "Search") -> float:
+            total = 0.0
+            for r in s.measured.runs():
+                try:
+                    total += get(r[0]).cost
+                except ValueError:  # not a registered test: the default cost
+                    total += 1.0
+            return total or 1.0
+
+        scale = min((t.scale for t in search.trials), default=1.0) or 1.0
+        workers = max(1, int(getattr(self.executor, "workers", 1)))
+        return workers * search.pace * cost(self) / cost(search) / scale
 
     def _run(self, points: list[dict[str, float]], full: bool, first: int) -> list[Trial]:
         from ..executor import Unit
@@ -463,12 +488,15 @@ def point_key(u: dict[str, float], full: bool) -> tuple[Any, ...]:
     return tuple(sorted((k, round(x, 12)) for k, x in u.items())), full
 
 
-def full_size_check(search: Search, candidates: Iterable[Trial]) -> list[Trial]:
-    """The best few again at the drive's own size (when trials ran smaller): ranked by that."""
+def full_size_check(search: Search, candidates: Iterable[Trial], until: float = math.inf) -> list[Trial]:
+    """The best few again at the drive's own size (when trials ran smaller): ranked by that.
+    None begun that would end past `until` (--minutes): those run, or the candidates as they
+    are when none was."""
     cands = list(candidates)
     if not search.scalable:
         return cands
-    full = search.evaluate([t.u for t in cands], full=True)
+    full = search.evaluate([t.u for t in cands], full=True, until=until, rounds=1,
+                           round_s=search.full_round_s(search) if until < math.inf else 0.0)
     for t, f in zip(cands, full):
         f.number = t.number
-    return sorted(full, key=lambda t: (t.loss, t.number))
+    return sorted(full, key=lambda t: (t.loss, t.number)) or cands

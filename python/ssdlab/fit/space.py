@@ -212,6 +212,7 @@ class Start:
     fixed: dict[str, Any]  # profile key -> value the facts set (not searched)
     params: list[Param]
     start: dict[str, float] = field(default_factory=dict)  # key -> the class's physical value
+    facts: dict[str, Any] = field(default_factory=dict)  # what the evidence states (capacity_gb, dies ...)
 
     def overrides(self, values: dict[str, float]) -> list[str]:
         """`--set` overrides for the class profile: the facts, then `values` (key -> physical;
@@ -389,7 +390,7 @@ def start(class_id: str, facts: dict[str, Any]) -> Start:
         if k in vals:
             del fixed[k]
     params = [q for q in params if q.key not in fixed]
-    return Start(class_id, text, p, cap, fixed, params, vals)
+    return Start(class_id, text, p, cap, fixed, params, vals, dict(facts))
 
 
 def _at_most(q: Param, hi: float) -> Param:

@@ -354,6 +354,7 @@ TEST = Test(
     figures=lazy("fingerprint"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
+    uses=frozenset({"spare", "interval"}),
     cost=13.4,
     in_review=False,
     replay=plan_of,

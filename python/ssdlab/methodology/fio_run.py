@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from .. import phase as ph
-from ..errors import NOT_A_FILE, UserError
+from ..errors import UserError, file_problem
 from ..fioformat import json_read
 from ..fioformat.logs import LOG_KINDS
 from ..fioformat.plat import bin_index, percentiles
@@ -99,8 +99,8 @@ class FioFlags(TestOptions):
         job_env(values.get("env") or [])  # a bad --env is refused before any drive is opened
         if job is None:
             raise UserError("run fio: give the job file: ssdlab run fio JOBFILE --drive sim:PROFILE")
-        if not Path(job).is_file():
-            raise UserError(f"{job}: " + (NOT_A_FILE if Path(job).exists() else "no such job file"))
+        if (why := file_problem(job, "no such job file")) is not None:
+            raise UserError(f"{job}: {why}")
         if state not in STATES:
             raise UserError(f"--state {state}: for run fio choose empty, full or precondition")
         return None
@@ -252,6 +252,7 @@ TEST = Test(
     analyze=analyze,
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
+    uses=frozenset(),  # the job file's own ranges: no --spare
     cost=1.0,
     in_review=False,
     options=FioFlags(),

@@ -172,7 +172,9 @@ def asssd_values(by_run: dict[tuple[str, str], dict[int, PhaseResult]]) -> dict[
         if test.startswith("asssd_"):
             for k, res in rs.items():
                 per_run.setdefault(k, {})[f"{test}_{rw}"] = res
-    figures = [asssd_run(per_run[k]) for k in sorted(per_run)]
+    whole = {f"{t}_{rw}" for t in ("asssd_seq", *ASSSD) for rw in ("read", "write")}
+    # an AS SSD run an interruption cut short has no score: only whole runs count
+    figures = [asssd_run(per_run[k]) for k in sorted(per_run) if whole <= set(per_run[k])]
     return {name: [f[name] for f in figures] for name in (figures[0] if figures else {})}
 
 
@@ -201,6 +203,8 @@ TEST = Test(
     figures=lazy("quick"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
+    uses=frozenset({"spare", "repeat", "interval"}),
+    partial_metrics=True,
     cost=2.2,
     # the scatter of the repeated runs, not a figure of the drive: a real drive's moves with
     # the host and the moment far beyond a tolerance (and 0 when the runs agree)

@@ -109,6 +109,9 @@ class Test:
     analyze: Callable[[list[PhaseResult], Options], dict[str, Any]]  # results -> metrics
     figures: Figures = no_figures
     default_seconds: float | None = None  # what --seconds sets; None: the test has no timed step
+    # the options every `run` shares that the test reads besides --seconds (which
+    # default_seconds says): one given to a test that does not read it gets a warning
+    uses: frozenset[str] = frozenset({"spare"})
     seconds_help: str = ""
     # relative wall time at the defaults, the longest first on workers: the CPU seconds of
     # `ssdlab run NAME --drive sim:tlc-256` (2026-12-05, AMD EPYC; the review's application
@@ -122,6 +125,9 @@ class Test:
     review_options: Callable[[int], Any] | None = None
     spare_matters: bool = False  # reports name the spare area even at 0 % (consistency)
     keeps_segments: bool = False  # its last pass's per-GB segments are a result (fill curves)
+    # each figure stands on its own phases (quick: one tool's test at a time), so a run cut
+    # short still has those of the phases it completed (runner.partial_metrics)
+    partial_metrics: bool = False
     # a stored run's own options read back from its phases and written area (bytes), to run
     # the same steps again on another drive (`ssdlab fit`'s trials); None: the run's stored
     # arguments say it all
@@ -141,3 +147,9 @@ class Test:
     # metrics a twin is not fitted to (they grow with the drive or its segments, or are the
     # scatter of repeated runs); shell-style patterns (fnmatch)
     unfitted: tuple[str, ...] = ()
+
+    def unused(self, given: Iterable[str]) -> list[str]:
+        """The flags of the shared `run` options in `given` (spare, repeat, seconds,
+        interval) this test does not read."""
+        return [f"--{name}" for name in given
+                if (self.default_seconds is None if name == "seconds" else name not in self.uses)]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, Optional, Sequence, cast
 
 from .. import phase as ph
-from ..errors import NOT_A_FILE, UserError
+from ..errors import UserError, file_problem
 from ..phase import MAX_SPEED, MIN_SPEED, Replay
 from ..units import parse_duration
 from .common import Options
@@ -77,8 +77,8 @@ class TraceFlags(TestOptions):
             workloads.parse_name(str(trace))  # an unknown name or bad scale: one line
             if fmt is not None:
                 raise UserError(f"--format {fmt}: a built-in workload has no file format")
-        elif not Path(trace).is_file():
-            raise UserError(f"--trace {trace}: " + (NOT_A_FILE if Path(trace).exists() else "no such file"))
+        elif (why := file_problem(trace)) is not None:
+            raise UserError(f"--trace {trace}: {why}")
         if fmt is not None and fmt not in FORMATS:
             raise UserError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
         if not (math.isfinite(speed) and MIN_SPEED <= speed <= MAX_SPEED):
@@ -223,6 +223,7 @@ TEST = Test(
     figures=lazy("trace"),
     default_seconds=DEFAULT_SECONDS,
     seconds_help=SECONDS_HELP,
+    uses=frozenset(),  # the trace's own LBAs: no --spare
     cost=1.4,
     in_review=False,
     options=TraceFlags(),

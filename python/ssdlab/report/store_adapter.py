@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..figures.model import ReportDrive, ReportPhase, ReportRun, _arrays
+from ..runner import partial_metrics
 
 
 def _spare(args: dict) -> float:
@@ -84,6 +85,7 @@ def from_store(store: Any, run_ids: list[int]) -> list[ReportRun]:
     runs = []
     for rid in run_ids:
         r = store.run(int(rid))
+        partial_metrics(store, r)  # a quick run cut short: the figures of the tests it completed
         args = r.get("args") or {}
         tags = {"testbed": r.get("testbed") or "", "status": r.get("status", ""),
                 "methodology_version": r.get("methodology_version", ""),

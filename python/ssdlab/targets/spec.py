@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from .. import units
-from ..errors import NOT_A_FILE
+from ..errors import file_problem
 from .fio import nbd_uri
 from ..fioformat.jobfile import check_path
 
@@ -160,9 +160,9 @@ def listed(text: str) -> tuple[Literal["block", "file", "dir"], str] | None:
 
 
 def _profile(text: str, path: str) -> DriveSpec:
-    if not Path(path).is_file():
-        raise ValueError(f"profile file '{path}': {NOT_A_FILE}" if Path(path).exists()
-                         else f"profile file '{path}' not found")
+    why = file_problem(path, "not found")
+    if why is not None:
+        raise ValueError(f"profile file '{path}'" + (" not found" if why == "not found" else f": {why}"))
     return DriveSpec(text, "profile", path)
 
 

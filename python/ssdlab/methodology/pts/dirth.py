@@ -218,7 +218,7 @@ def page(key: str, run: Any, d: Any) -> tuple:
     return stim, out
 
 
-TEST = Test(name="pts-dirth", options=C.RUN_OPTIONS, title="SNIA PTS: Demand Intensity / Response Time (DIRTH)", phases=phases,
+TEST = Test(uses=frozenset(), name="pts-dirth", options=C.RUN_OPTIONS, title="SNIA PTS: Demand Intensity / Response Time (DIRTH)", phases=phases,
             analyze=analyze, figures=F.per_drive("SNIA PTS: Demand Intensity / Response Time (DIRTH)", page),
             cost=35.0, in_review=False,
             summary="SNIA PTS Demand Intensity: IOPS and response time vs outstanding I/O")

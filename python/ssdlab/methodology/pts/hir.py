@@ -120,6 +120,6 @@ def page(key: str, run: Any, d: Any) -> tuple:
     return stim, out
 
 
-TEST = Test(name="pts-hir", options=C.RUN_OPTIONS, title="SNIA PTS: Host Idle Recovery (HIR)", phases=phases, analyze=analyze,
+TEST = Test(uses=frozenset(), name="pts-hir", options=C.RUN_OPTIONS, title="SNIA PTS: Host Idle Recovery (HIR)", phases=phases, analyze=analyze,
             figures=F.per_drive("SNIA PTS: Host Idle Recovery (HIR)", page), cost=42.0, in_review=False,
             summary="SNIA PTS Host Idle Recovery: write IOPS after wait states of 5-50 s")

@@ -104,6 +104,6 @@ def page(key: str, run: Any, d: Any) -> tuple:
     return stim, out
 
 
-TEST = Test(name="pts-iops", options=C.RUN_OPTIONS, title="SNIA PTS: IOPS", phases=phases, analyze=analyze,
+TEST = Test(uses=frozenset(), name="pts-iops", options=C.RUN_OPTIONS, title="SNIA PTS: IOPS", phases=phases, analyze=analyze,
             figures=F.per_drive("SNIA PTS: IOPS", page), cost=13.0, in_review=False,
             summary="SNIA PTS IOPS: R/W mix x block size matrix at steady state")

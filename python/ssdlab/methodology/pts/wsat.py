@@ -107,6 +107,6 @@ def page(key: str, run: Any, d: Any) -> tuple:
     return stim, out
 
 
-TEST = Test(name="pts-wsat", options=C.RUN_OPTIONS, title="SNIA PTS: Write Saturation (WSAT)", phases=phases, analyze=analyze,
+TEST = Test(uses=frozenset(), name="pts-wsat", options=C.RUN_OPTIONS, title="SNIA PTS: Write Saturation (WSAT)", phases=phases, analyze=analyze,
             figures=F.per_drive("SNIA PTS: Write Saturation (WSAT)", page), cost=6.0, in_review=False,
             summary="SNIA PTS Write Saturation: 4 KiB random write IOPS vs time and TGBW")

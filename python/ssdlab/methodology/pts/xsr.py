@@ -134,6 +134,6 @@ def page(key: str, run: Any, d: Any) -> tuple:
     return stim, out, [(f"settled, {g}", _settled(v)) for g, v in groups.items()]
 
 
-TEST = Test(name="pts-xsr", options=C.RUN_OPTIONS, title="SNIA PTS: Cross Stimulus Recovery (XSR)", phases=phases, analyze=analyze,
+TEST = Test(uses=frozenset(), name="pts-xsr", options=C.RUN_OPTIONS, title="SNIA PTS: Cross Stimulus Recovery (XSR)", phases=phases, analyze=analyze,
             figures=F.per_drive("SNIA PTS: Cross Stimulus Recovery (XSR)", page), cost=1.6, in_review=False,
             summary="SNIA PTS Cross Stimulus Recovery: sequential, random, sequential writes")

@@ -1,0 +1,46 @@
+"""The twin's profile says truthfully where each value not searched comes from: the evidence
+(its facts) or the class; a die count and spare area the fit did not search are the class's,
+never "given"."""
+
+from __future__ import annotations
+
+import tomllib
+
+from ssdlab.fit import profile_out, space
+
+
+def notes(text: str) -> dict[str, str]:
+    out, section = {}, ""
+    for line in text.splitlines():
+        if line.startswith("["):
+            section = line.strip("[]") + "."
+        elif " = " in line and "  # " in line:
+            key, note = line.split("  # ", 1)
+            out[section + key.split(" = ")[0]] = note
+    return out
+
+
+def twin(facts: dict, searched: list[str]) -> dict[str, str]:
+    st = space.start("tlc-256", facts)
+    pins = {k: profile_out.Pin(k, st.start[k], st.start[k], st.start[k], st.start[k], True, "pinned")
+            for k in searched}
+    text = profile_out.write(st, {k: st.start[k] for k in searched}, pins, "twin-x", "Twin of x", "figures x", 1, 4)
+    tomllib.loads(text)
+    return notes(text)
+
+
+def test_a_layout_the_fit_did_not_search_is_the_classs():
+    n = twin({"capacity_gb": 256.0}, ["nand.native.read_us"])
+    assert n["nand.channels"] == "from the die count (the class's, tlc-256)"
+    assert n["nand.blocks_per_plane"] == "from the die count (the class's, tlc-256) and spare area (the class's, tlc-256)"
+    assert n["user_capacity_gb"] == "given by the evidence"
+    assert not any("(given)" in v for v in n.values())
+
+
+def test_a_die_count_the_evidence_states_is_given():
+    n = twin({"capacity_gb": 256.0, "dies": 8}, ["nand.native.read_us"])
+    assert n["nand.dies_per_channel"] == "from the die count (given by the evidence)"
+
+
+def test_a_capacity_the_evidence_does_not_state_is_the_classs():
+    assert twin({}, ["nand.native.read_us"])["user_capacity_gb"] == "the class's, tlc-256: the evidence gives no capacity"
