@@ -1,7 +1,10 @@
 """fio's readers read ssdlab's output as they read fio's: fio-plot's histogram (-H), its
 2D and 3D bar charts (-l, -L) and its log graphs (-g); fio's own fio_jsonplus_clat2csv
-(json+ latency bins to CSV) and fio-histo-log-pctiles.py (histogram logs to percentiles
-over time). Each is run on the same jobs under fio's null engine and on a simulated drive."""
+(json+ latency bins to CSV), fio-histo-log-pctiles.py (histogram logs to percentiles over
+time) and fiologparser.py (bandwidth and IOPS logs summed or averaged per interval). Each is
+run on the same jobs under fio's null engine and on a simulated drive. ssdlab's JSON has a
+per-job "jobs" (the jobs a reporting unit merges) that fio's has not: these readers find
+the job list at the top level and read what they know of each job, so it is no obstacle."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from fiojobs import SMALL
 EXE = Path(sys.executable).parent
 SETS = [x for s in SMALL for x in ("--set", s)]
 PCTILES = Path(__file__).parent / "data" / "fio-tools" / "fio-histo-log-pctiles.py"
+LOGPARSER = Path(__file__).parent / "data" / "fio-tools" / "fiologparser.py"
 
 
 def _pair(where: Path, name: str, body: str, fmt: str = "json") -> None:
@@ -99,6 +103,7 @@ def test_fio_jsonplus_clat2csv_reads_ssdlabs_bins(tmp_path):
         assert r.returncode == 0, r.stderr
         rows = list(csv.reader((d / "out_job0.csv").open(), skipinitialspace=True))
         job = json.loads((d / "plus.json").read_text())["jobs"][0]
+        assert ("jobs" in job) == (side == "s")  # ssdlab's own key, read past
         for name in ("read", "write"):
             col = rows[0].index(f"{name}_clat_ns_cumulative")
             reached = max(int(r[col]) for r in rows[1:] if r[col])
@@ -122,3 +127,19 @@ def test_fio_histo_log_pctiles_reads_ssdlabs_histogram_logs(tmp_path):
         assert all(float(x[2]) <= float(x[3]) <= float(x[6]) for x in rows)  # min <= median <= max
     # the rate's 4 000 I/Os a second, in the windows each side logged
     assert sum(samples["s"]) == pytest.approx(sum(samples["f"]), rel=0.05)
+
+
+@pytest.mark.parametrize("mode", ["-s", "-a"])
+def test_fiologparser_reads_ssdlabs_bandwidth_and_iops_logs(tmp_path, mode):
+    """fio's log parser sums (-s) or averages (-a) the bandwidth and IOPS logs per second:
+    ssdlab's give the rate's figures as fio's do."""
+    _pair(tmp_path, "a.json", "[a]\nrw=randread\nbs=4k\nsize=64m\ntime_based\nruntime=2\nrate_iops=2000\n"
+                              "log_avg_msec=100\nwrite_bw_log=a\nwrite_iops_log=a\n")
+    out = {}
+    for side in ("s", "f"):
+        r = subprocess.run([sys.executable, str(LOGPARSER), mode, "a_bw.1.log", "a_iops.1.log"],
+                           capture_output=True, text=True, cwd=tmp_path / side, timeout=120)
+        assert r.returncode == 0, r.stderr
+        out[side] = [float(ln.split(",")[1]) for ln in r.stdout.splitlines() if ln.strip()]
+        assert len(out[side]) == 2, r.stdout  # a row per second of the 2 s job
+    assert out["s"] == pytest.approx(out["f"], rel=0.02)

@@ -12,10 +12,18 @@ MIXED = "mixed"
 SYNC_ENGINES = frozenset({"sync", "psync", "vsync", "pvsync", "pvsync2"})
 
 
-def measures_slat(options: dict) -> bool:
-    """Whether fio records submission latencies for a job with these options: only for an
-    I/O its engine queues (libaio, io_uring...; the null engine queues at iodepth above 1)."""
+# engines that do a trim synchronously, once the I/Os in flight have completed: fio records no
+# submission latency for it (libaio; io_uring did too before fio 3.38, which queues trims)
+SYNC_TRIM_ENGINES = frozenset({"libaio"})
+
+
+def measures_slat(options: dict, direction: str = "read") -> bool:
+    """Whether fio records submission latencies for a job with these options in this
+    direction: only for an I/O its engine queues (libaio, io_uring...; the null engine
+    queues at iodepth above 1; libaio's trims are synchronous)."""
     engine = str(options.get("ioengine") or "psync").strip().split(":")[0].lower()
+    if direction == "trim" and engine in SYNC_TRIM_ENGINES:
+        return False
     if engine in ("null", "cpp_null"):
         try:
             return int(str(options.get("iodepth") or "1").strip()) > 1

@@ -113,9 +113,10 @@ class Dir:
         self.iops.add(o.iops)
 
 
-def _lat_json(st: Stat, bins: dict[int, int], pcts: list[float] | None, plus: bool, zero: str = "") -> dict:
-    if zero:  # slat: the simulated drive submits in no time; fio records none for a sync engine
-        st = Stat(0, 0, st.n if zero == "queued" else 0)
+def _lat_json(st: Stat, bins: dict[int, int], pcts: list[float] | None, plus: bool,
+              slat_n: int | None = None) -> dict:
+    if slat_n is not None:  # slat: the simulated drive submits in no time; fio records one per queued I/O
+        st = Stat(0, 0, slat_n)
         bins = {0: st.n} if st.n else {}
     d: dict[str, object] = {"min": int(st.min), "max": int(st.max), "mean": float(st.mean), "stddev": st.dev,
                             "N": st.n}
@@ -126,15 +127,14 @@ def _lat_json(st: Stat, bins: dict[int, int], pcts: list[float] | None, plus: bo
     return d
 
 
-def _dir_json(d: Dir, agg: float, opts: dict, plus: bool) -> dict:
+def _dir_json(d: Dir, agg: float, opts: dict, plus: bool, slat_n: int) -> dict:
     rt = d.runtime if d.ios else 0
     bw_bytes = 1000 * d.nbytes // rt if rt else 0
     clat, lat, slat = opts["clat"], opts["lat"], opts["slat"]
     out = {"io_bytes": d.nbytes, "io_kbytes": d.nbytes >> 10, "bw_bytes": bw_bytes, "bw": bw_bytes // 1024,
            "iops": 1000.0 * d.ios / rt if rt else 0.0, "runtime": rt, "total_ios": d.ios,
            "short_ios": 0, "drop_ios": 0,
-           "slat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if slat else None, plus,
-                                zero="queued" if opts["queued"] else "sync"),
+           "slat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if slat else None, plus, slat_n),
            "clat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if clat else None, plus),
            "lat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if lat else None, plus)}
     if d.bw.n:
@@ -161,7 +161,8 @@ def _lat_dist(counts: list[int], total: int) -> list[float]:
 
 def report_options(opts: dict) -> dict:
     """The job's percentile options as fio reads them (clat on, lat and slat off; a
-    percentile_list of up to 20 values, sorted), and whether its engine queues (slat)."""
+    percentile_list of up to 20 values, sorted), and whether its engine queues (slat) the
+    I/Os of each direction."""
     def on(key: str, default: bool) -> bool:
         v = str(opts.get(key, "1" if default else "0")).strip().lower()
         return v in ("", "1", "true", "yes", "on")
@@ -170,7 +171,8 @@ def report_options(opts: dict) -> dict:
     if str(opts.get("percentile_list", "")).strip():
         pcts = sorted(float(x) for x in str(opts["percentile_list"]).split(":") if x.strip())[:20]
     return {"clat": on("clat_percentiles", True), "lat": on("lat_percentiles", False),
-            "slat": on("slat_percentiles", False), "pcts": pcts, "queued": measures_slat(opts)}
+            "slat": on("slat_percentiles", False), "pcts": pcts,
+            "queued": [measures_slat(opts, d) for d in DIRS]}
 
 
 def units(specs: list[dict]) -> list[list[int]]:
@@ -229,7 +231,8 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
         unified = s.get("unified", "none")
         if unified != "mixed":
             for d, name in enumerate(DIRS):
-                job[name] = _dir_json(dirs[d], rates[(s["group"], d)], opts, plus)
+                job[name] = _dir_json(dirs[d], rates[(s["group"], d)], opts, plus,
+                                      dirs[d].ios if opts["queued"][d] else 0)
                 if d == 0:
                     job[name]["unwritten_ios"] = dirs[0].unwritten
             job["sync"] = {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}}
@@ -237,7 +240,8 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
             mixed = Dir()
             for part in dirs:
                 mixed.merge(part)
-            job[MIXED] = _dir_json(mixed, sum(rates[(s["group"], d)] for d in range(3)), opts, plus)
+            job[MIXED] = _dir_json(mixed, sum(rates[(s["group"], d)] for d in range(3)), opts, plus,
+                                   sum(x.ios for x, q in zip(dirs, opts["queued"]) if q))
         ios = sum(d.ios for d in dirs)
         lat_b = [sum(int(j["lat_buckets"][k]) for j in js) for k in range(32)]
         depth = {k: [sum(int(j["depths"][k][i]) for j in js) for i in range(7)]

@@ -444,10 +444,14 @@ def write_logs(specs: list[dict], raw_jobs: list[dict], logs: dict, log_ms: int,
                     f.write(_line(int(t), int(d), int(bs), *cols))
             else:
                 log = j.get("log") or {}
-                if name == "slat" and not measures_slat(s.get("settings") or s.get("options", {})):
-                    log = {}  # fio logs no submission latency for a sync engine: an empty file
+                opts = s.get("settings") or s.get("options", {})
+                # fio logs no submission latency where its engine does not queue (a sync engine;
+                # libaio's trims): none of those entries
+                unqueued = {d for d, x in enumerate(("read", "write", "trim")) if not measures_slat(opts, x)}
                 scale = (4096 + int(s.get("md_bytes", 0))) / 4096  # extended LBA: fio counts the metadata
                 for t, d, k, v in zip(*(log.get(c, []) for c in ("t_ms", "dir", "kind", "value"))):
+                    if name == "slat" and int(d) in unqueued:
+                        continue
                     if int(k) == kind:
                         v = int(int(v) * scale) if kind == KIND_BW else (0 if name == "slat" else int(v))
                         f.write(_line(int(t), v, int(d), 0, 0))  # the bs and offset columns: 0

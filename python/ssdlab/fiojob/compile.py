@@ -13,6 +13,7 @@ from ..fioformat import jobfile
 from ..sim_types import FioJobSpec
 from . import FioJobError
 from . import blocksizes as B
+from . import fio_values as V
 from . import limits as L
 from . import options as O
 from .reporting import SETTINGS, reporting
@@ -274,6 +275,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
         for k, v, where in opts:
             o[O.canonical(k)] = (v, where)
         base = 1000 if o.get("kb_base", ("1024",))[0].strip() == "1000" else 1024
+        V.normalize(o, notes, base)  # values fio runs although they look out of range
 
         def has(k):
             return k in o
@@ -331,16 +333,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
         if kind not in RW:
             raise FioJobError(f"{rww}: rw={rwv}: not a fio rw kind ({', '.join(RW)})")
         r, w, t, rnd = RW[kind]
-        bs_range = [(0, 0)] * 3
-        if "bssplit" in o:
-            bs = B.bssplit(o["bssplit"][0], o["bssplit"][1], base)
-        elif "bsrange" in o:
-            bs_range = B.bsrange(o["bsrange"][0], o["bsrange"][1], base)
-            bs = [[[lo, 100.0], [hi, 0.0]] for lo, hi in bs_range]  # the range's ends
-        elif "bs" in o:
-            bs = B.bs_list(o["bs"][0], "bs", o["bs"][1], base)
-        else:
-            bs = [[[4096, 100.0]] for _ in range(3)]
+        V.trim_verify(o, bool(w))
+        bs, bs_range = B.job_sizes(o, base, notes)
         md = B.extended_lba(bs, sec.where)
         ext_capacity = capacity // 4096 * (4096 + md)  # the namespace in extended-LBA bytes
         if md:  # the drive's own blocks: 4096 data bytes each; the metadata is not stored
@@ -388,12 +382,13 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
                 zones = _zones(dv, dw, dk == "zoned_abs", base)
             elif dk in ("zipf", "pareto", "normal", "gauss"):
                 try:
-                    dparam = float(dp.split(":")[0]) if dp else (0.0 if dk in ("normal", "gauss") else -1)
+                    dparam = float(dp.split(":")[0]) if dp else {"zipf": 1.1, "pareto": 0.2}.get(dk, 0.0)
                 except ValueError:
                     raise FioJobError(f"{dw}: random_distribution={dv}: the parameter is a number") from None
-                if dk == "zipf" and dparam <= 0 or dk == "pareto" and not 0 < dparam < 1:
-                    raise FioJobError(f"{dw}: random_distribution={dv}: zipf needs THETA > 0, "
-                                      "pareto 0 < H < 1")
+                if dk == "zipf":
+                    V.zipf_theta(dv, dw, dparam, notes)
+                if dk == "pareto" and not 0 < dparam < 1:
+                    raise FioJobError(f"{dw}: random_distribution={dv}: pareto needs 0 < H < 1")
                 dk = "normal" if dk == "gauss" else dk
             elif dk == "sequence":
                 try:
@@ -482,7 +477,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
                 c_size_io = min(c_size_io, c_size)
             io_size = sz("io_size", c_size_io)
             if o.get("log_avg_msec") is not None:
-                O.integer(o["log_avg_msec"][0], "log_avg_msec", o["log_avg_msec"][1], 0, 86_400_000)
+                O.integer(o["log_avg_msec"][0], "log_avg_msec", o["log_avg_msec"][1], 0, V.LOG_AVG_MAX)
             loops = num("loops", 1, 1, 1 << 30)
             rmin_b = ([r * 4096 // (4096 + md) for r in _rate(o["rate_min"][0], "rate_min", o["rate_min"][1], base, False)]
                       if "rate_min" in o else [0, 0, 0])

@@ -19,7 +19,7 @@ def reporting(o: dict, flag, num) -> dict:
     bandwidth or IOPS log's log_avg_msec when they are not set), the latency log's window
     (log_avg_msec; fio's 0, an entry per I/O, is a 500 ms window here), the histogram log's
     (log_hist_msec), group_reporting and unified_rw_reporting as the job sets them."""
-    log_ms = num("log_avg_msec", 0, 0, 86_400_000)
+    log_ms = num("log_avg_msec", 0, 0, 2**32 - 1)  # fio's unsigned int (fio_values.py)
     if "percentile_list" in o:  # refused before the run (the output reads it after)
         O.percentile_list(*o["percentile_list"])
     out = {"log_ms": log_ms or 500, "group_reporting": flag("group_reporting"),

@@ -57,6 +57,21 @@ LOGS = tuple(option for option, _ in LOG_KINDS)  # the job options that write fi
 OUTPUT_FORMATS = ("normal", "json", "json+")
 
 
+def output_formats(value: str) -> tuple[bool, bool, bool]:
+    """fio's --output-format: one format or a comma list of them (fio prints each, the JSON
+    document before the text whatever their order; json+ is the JSON with its latency bins)
+    -> (json, json+, normal). terse is fio's, not ssdlab's."""
+    fmts = [f.strip().lower() for f in str(value).split(",")]
+    for f in fmts:
+        if f in ("terse", "minimal", "csv"):
+            raise UserError(f"--output-format {value}: {f}: fio's terse output is not written by "
+                            "ssdlab: choose normal, json or json+ (or a comma list, e.g. json,normal)")
+        if f not in OUTPUT_FORMATS:
+            raise UserError(f"--output-format {value}: {f or 'a blank'}: choose normal, json or json+ "
+                            "(or a comma list, e.g. json,normal)")
+    return "json" in fmts or "json+" in fmts, "json+" in fmts, "normal" in fmts
+
+
 def job_env(names: list[str]) -> dict[str, str]:
     """--env NAME (its value from the environment) and --env NAME=VALUE: the only variables
     a job file's ${NAME} expands (fio expands any; a job file must not copy the environment
@@ -83,7 +98,8 @@ class FioFlags(TestOptions):
                   "fio: the fio job file to replay on the simulated drive", argument=True),
         STATE,
         CliOption("output_format", "--output-format", str, "normal",
-                  "fio: normal (fio's text), json (fio's JSON document) or json+ (with fio's latency bins)"),
+                  "fio: normal (fio's text), json (fio's JSON document), json+ (with fio's latency bins), "
+                  "or a comma list of them, as fio takes it (json,normal: the JSON, then the text)"),
         CliOption("log_dir", "--log-dir", Optional[Path], None,
                   "fio: write the job's write_bw_log / write_iops_log / write_lat_log / write_hist_log "
                   "files in this directory"),
@@ -94,8 +110,7 @@ class FioFlags(TestOptions):
 
     def parse(self, values: dict[str, Any], console: Console) -> None:
         job, state = values["job"], values["state"]
-        if values["output_format"] not in OUTPUT_FORMATS:
-            raise UserError(f"--output-format {values['output_format']}: choose normal, json or json+")
+        output_formats(values["output_format"])
         job_env(values.get("env") or [])  # a bad --env is refused before any drive is opened
         if job is None:
             raise UserError("run fio: give the job file: ssdlab run fio JOBFILE --drive sim:PROFILE")
@@ -137,22 +152,20 @@ class FioFlags(TestOptions):
 
     def show(self, doc: dict, parsed: FioJobOptions, values: dict[str, Any], store: Any,
              outcomes: Sequence[Any], console: Console) -> tuple[list[str | dict], bool]:
-        """fio's own layouts (text or JSON) per drive; the job's log files for the first."""
+        """fio's own layouts per drive, in fio's order (the JSON document, then the text);
+        the job's log files for the first. With a JSON format stdout holds fio's output only."""
         from ..fioformat.json_write import strip_bins
         from ..fioformat.logs import write_logs
         from ..fioformat.text_output import fio_text
 
-        fmt = values["output_format"]
-        as_json = fmt.startswith("json")
+        as_json, plus, normal = output_formats(values["output_format"])
         out: list[str | dict] = []
         for d in doc["drives"]:
             fdoc = d["metrics"].get("fio")
             if fdoc:
-                if fmt == "json":
-                    out.append(strip_bins(fdoc))
-                elif fmt == "json+":
-                    out.append(fdoc)
-                else:
+                if as_json:
+                    out.append(fdoc if plus else strip_bins(fdoc))
+                if normal:
                     out += [f"drive {d['drive']}:", fio_text(fdoc)]
         log_dir = values["log_dir"]
         if log_dir is not None and outcomes:  # the first drive's, from the stored phase

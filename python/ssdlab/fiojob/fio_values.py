@@ -1,0 +1,106 @@
+"""Values fio runs a job with although they look out of range, read as fio reads them, each
+with a note saying what fio makes of it (a user would not guess): `size=0` (the default: the
+whole drive from the offset), `loops=0` (one pass), a negative `rwmixread`/`rwmixwrite`,
+`number_ios`, `runtime` or `log_avg_msec`, and a zipf theta of 0 or below.
+
+fio 3.33 splits an option's value at a '-' (a range's separator), so `rwmixread=-1` sets
+the mix from -1 and then from 1: the mix is 1 %; an option without a callback keeps the
+first value, stored unsigned: `number_ios=-5` is 2^64-5 I/Os (no bound), `runtime=-1` some
+584 000 years, `log_avg_msec=-1` 2^32-1 ms (49.7 days)."""
+
+from __future__ import annotations
+
+import re
+
+from . import FioJobError
+from . import options as O
+
+LOG_AVG_MAX = 2**32 - 1  # fio's log_avg_msec is an unsigned int
+_NEG = re.compile(r"\s*-\s*(\d+)\s*")
+
+
+def _neg(o: dict, key: str) -> int | None:
+    """N when the option is written as -N (a whole number), else None."""
+    m = _NEG.fullmatch(o[key][0]) if key in o else None
+    return int(m.group(1)) if m and len(m.group(1)) <= 20 else None
+
+
+def _note(notes: list[str], text: str) -> None:
+    if text not in notes:
+        notes.append(text)
+
+
+def normalize(o: dict, notes: list[str], base: int) -> None:
+    """Rewrite the job's merged options `o` (canonical key -> (value, where)) to the values
+    fio runs it with, noting each; refuse (FioJobError) what fio would run without end."""
+    if "size" in o and re.fullmatch(r"\s*(0x)?0+\s*[kmgtp]?i?b?\s*", o["size"][0], re.I):
+        del o["size"]
+        _note(notes, "size=0: fio's default, the whole drive from the job's offset (fio takes "
+                     "the device's size); so does ssdlab")
+    if "loops" in o and O.integer(o["loops"][0], "loops", o["loops"][1], 0, 1 << 30) == 0:
+        o["loops"] = ("1", o["loops"][1])
+        _note(notes, "loops=0: fio runs the job once, as loops=1; so does ssdlab")
+    for key in ("rwmixread", "rwmixwrite"):
+        n = _neg(o, key)
+        if n is not None and n <= 100:
+            v, where = o[key]
+            o[key] = (str(n), where)
+            _note(notes, f"{key}={v.strip()}: fio reads the '-' as a range separator and takes "
+                         f"{key}={n}; so does ssdlab")
+    n = _neg(o, "number_ios")
+    if n is not None:
+        v = o.pop("number_ios")[0]
+        _note(notes, f"number_ios={v.strip()}: fio stores it unsigned (2^64-{n} I/Os): no bound, "
+                     "the job ends by its size; so does ssdlab")
+    if "runtime" in o and o["runtime"][0].strip().startswith("-"):
+        v, where = o["runtime"]
+        O.time_ns(v.strip()[1:], "runtime", where)  # a time, or refused as one
+        tb = "time_based" in o and O.boolean(o["time_based"][0], "time_based", o["time_based"][1])
+        if tb:
+            raise FioJobError(f"{where}: runtime={v.strip()} with time_based: fio stores a negative "
+                              "runtime unsigned (some 584 000 years) and runs without end: give a "
+                              "runtime such as runtime=60")
+        del o["runtime"]
+        _note(notes, f"runtime={v.strip()}: fio stores it unsigned (some 584 000 years): no time "
+                     "limit, the job ends by its size; so does ssdlab")
+    n = _neg(o, "log_avg_msec")
+    if n is not None:
+        v, where = o["log_avg_msec"]
+        if n > LOG_AVG_MAX:
+            raise FioJobError(f"{where}: log_avg_msec={v.strip()[:40]}: must be 0 to {LOG_AVG_MAX}")
+        ms = (2**32 - n) % 2**32
+        o["log_avg_msec"] = (str(ms), where)
+        if ms:
+            _note(notes, f"log_avg_msec={v.strip()}: fio stores it unsigned ({ms} ms, "
+                         f"{ms / 86_400_000:.1f} days): one window for the whole job: the latency "
+                         "logs get one entry, at its end, the bandwidth and IOPS logs none; so does ssdlab")
+
+
+def trim_verify(o: dict, writes: bool) -> None:
+    """fio's trim verify (verify, trim_percentage and trim_backlog all set on a job that
+    writes): fio trims that share of the written blocks before reading them back (fio 3.33
+    aborts the job at its first such trim); ssdlab does not issue these trims: refused."""
+    def on(key: str) -> bool:
+        return key in o and o[key][0].strip() not in ("", "0", "0%")
+
+    verify = "verify" in o and o["verify"][0].strip().lower() not in ("0", "none", "")
+    if writes and verify and on("trim_percentage") and on("trim_backlog"):
+        where = o["trim_percentage"][1]
+        raise FioJobError(f"{where}: trim_percentage with verify and trim_backlog: fio trims that share "
+                          "of the written blocks before verifying them (fio 3.33 aborts such a job), "
+                          "which ssdlab does not simulate: remove trim_percentage, or trim with "
+                          "rw=trimwrite")
+
+
+def zipf_theta(value: str, where: str, theta: float, notes: list[str]) -> None:
+    """fio's zipf takes any theta but 1 (its formula divides by 1 - theta): 0 draws every
+    block alike, below 0 favours the last ranks."""
+    if theta == 1:
+        raise FioJobError(f"{where}: random_distribution={value}: zipf's theta must not be 1 "
+                          "(fio refuses it): give e.g. zipf:1.2")
+    if theta == 0:
+        _note(notes, f"random_distribution={value.strip()}: a zipf theta of 0 has no skew: fio "
+                     "draws every block alike (without the random map); so does ssdlab")
+    elif theta < 0:
+        _note(notes, f"random_distribution={value.strip()}: a zipf theta below 0 favours the last "
+                     "ranks, not the first; fio runs it so; so does ssdlab")
