@@ -74,7 +74,7 @@ def test_latency_target_searches_the_deepest_queue_within_it(tmp_path):
     the target (at `latency_percentile`), shrinks when they do not; once it settles, the
     figures restart and one last window at that depth ends the job. Reads of an empty drive
     (about 11 us at depth 1, 192 us at 128, where the drive's rate caps them)."""
-    base = "[a]\nrw=randread\nbs=4k\niodepth=128\nsize=1g\ntime_based\nruntime=300\nlatency_window=1s\n"
+    base = "[a]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=128\nsize=1g\ntime_based\nruntime=300\nlatency_window=1s\n"
     (full,) = sim(tmp_path, base.replace("latency_window=1s\n", "runtime=1\n"))["jobs"]
     (j,) = sim(tmp_path, base + "latency_target=100\nlatency_percentile=99\n")["jobs"]
     lat = j["read"]["lat"]

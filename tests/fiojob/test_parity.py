@@ -10,6 +10,8 @@ from __future__ import annotations
 import collections
 import json
 import math
+import shutil
+import subprocess
 
 import pytest
 from fiojobs import SMALL, counts, fio_null, job, run_fio, sim, sim_stream
@@ -282,3 +284,25 @@ def test_submission_latency_is_recorded_only_where_fio_records_it(tmp_path, dept
     assert ("slat (usec)" in text.stdout) == (depth > 1)
     mine, fios = (logs / "a_slat.1.log").read_text(), (tmp_path / "a_slat.1.log").read_text()
     assert (mine == "") == (fios == "") == (depth == 1)
+
+
+@pytest.mark.parametrize("engine", ["", "ioengine=psync\n", "ioengine=pvsync2\n", "ioengine=libaio\n"])
+def test_a_synchronous_engine_runs_at_depth_1_as_fio_caps_it(tmp_path, engine):
+    """fio caps a synchronous engine's queue (psync, its default when no engine is given) at 1,
+    with a note, whatever iodepth says; an asynchronous one keeps its queue."""
+    if shutil.which("fio") is None:
+        pytest.skip("fio not installed (make sysdeps)")
+    body = f"[a]\n{engine}rw=randread\nbs=4k\nsize=4m\niodepth=8\nnumber_ios=512\n"
+    f = tmp_path / "real.fio"
+    f.write_text(f"[global]\nfilename={tmp_path / 'data.bin'}\n" + body)
+    r = subprocess.run(["fio", "--output-format=json", str(f)], capture_output=True, text=True, cwd=tmp_path,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    fios = json.loads(r.stdout[r.stdout.index("{"):])["jobs"][0]["iodepth_level"]
+    capped = "libaio" not in engine
+    assert (fios["1"] == 100.0) == capped, fios  # libaio on a page-cached file still queues
+    mine = run_fio(tmp_path, job(tmp_path, body), "--output-format", "json")
+    assert mine.exit_code == 0, mine.output
+    level = json.loads(mine.stdout)["jobs"][0]["iodepth_level"]
+    assert (level["1"] == 100.0) == capped, level
+    assert ("queue depth at 1" in mine.stderr) == capped

@@ -21,7 +21,7 @@ READS = "rw=randread\nbs=4k\nsize=64m\ntime_based\nruntime=100ms\n"
 
 
 def _iops(tmp_path, extra: str) -> int:
-    return sim(tmp_path, PRELUDE + READS + extra)["jobs"][1]["read"]["ios"]
+    return sim(tmp_path, PRELUDE + READS + "ioengine=libaio\n" + extra)["jobs"][1]["read"]["ios"]  # a queue
 
 
 def test_iodepth_low_drains_the_queue_before_it_refills(tmp_path):

@@ -130,7 +130,7 @@ def test_name_in_global_is_not_a_job(tmp_path):
 
 
 def test_include_and_variables(tmp_path):
-    job(tmp_path, "bs=${SSDLAB_TEST_BS}\niodepth=$ncpus\n", "inc.fio")
+    job(tmp_path, "ioengine=libaio\nbs=${SSDLAB_TEST_BS}\niodepth=$ncpus\n", "inc.fio")
     c = compile_job(job(tmp_path, "[global]\ninclude inc.fio\n[a]\nrw=read\nsize=1m\n"), CAP,
                     env={"SSDLAB_TEST_BS": "16k"})
     assert c.jobs[0].bs[0] == [[16384, 100.0]] and c.jobs[0].iodepth == (os.cpu_count() or 1)

@@ -130,7 +130,7 @@ def test_thinktime_spaces_the_ios(tmp_path):
 
 
 def test_numjobs_4_at_depth_8_loads_like_one_job_at_32(tmp_path):
-    fill = "[f]\nrw=write\nbs=128k\nsize=2g\niodepth=32\n[r]\nstonewall\nrw=randread\nbs=4k\nsize=2g\nnumber_ios=50000\n"
+    fill = "[global]\nioengine=libaio\n[f]\nrw=write\nbs=128k\nsize=2g\niodepth=32\n[r]\nstonewall\nrw=randread\nbs=4k\nsize=2g\nnumber_ios=50000\n"
     one = sim(tmp_path, fill + "iodepth=32\n")
     four = sim(tmp_path, fill.replace("number_ios=50000", "number_ios=12500") + "iodepth=8\nnumjobs=4\n")
     def iops(r):

@@ -276,6 +276,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
             o[O.canonical(k)] = (v, where)
         base = 1000 if o.get("kb_base", ("1024",))[0].strip() == "1000" else 1024
         V.normalize(o, notes, base)  # values fio runs although they look out of range
+        V.sync_depth(o, notes)
 
         def has(k):
             return k in o

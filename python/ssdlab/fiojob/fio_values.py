@@ -1,7 +1,8 @@
 """Values fio runs a job with although they look out of range, read as fio reads them, each
 with a note saying what fio makes of it (a user would not guess): `size=0` (the default: the
 whole drive from the offset), `loops=0` (one pass), a negative `rwmixread`/`rwmixwrite`,
-`number_ios`, `runtime` or `log_avg_msec`, and a zipf theta of 0 or below.
+`number_ios`, `runtime` or `log_avg_msec`, a zipf theta of 0 or below, and an `iodepth`
+above 1 on a synchronous engine (psync, fio's default), which fio caps at 1.
 
 fio 3.33 splits an option's value at a '-' (a range's separator), so `rwmixread=-1` sets
 the mix from -1 and then from 1: the mix is 1 %; an option without a callback keeps the
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ..fioformat.fields import SYNC_ENGINES
 from . import FioJobError
 from . import options as O
 
@@ -74,6 +76,25 @@ def normalize(o: dict, notes: list[str], base: int) -> None:
             _note(notes, f"log_avg_msec={v.strip()}: fio stores it unsigned ({ms} ms, "
                          f"{ms / 86_400_000:.1f} days): one window for the whole job: the latency "
                          "logs get one entry, at its end, the bandwidth and IOPS logs none; so does ssdlab")
+
+
+def sync_depth(o: dict, notes: list[str]) -> None:
+    """A synchronous engine (psync, fio's default, sync, vsync, pvsync, pvsync2) completes
+    each I/O in the call that issues it: fio caps the job's queue depth at 1 and says so
+    (unless io_submit_mode=offload, whose submit threads each hold one)."""
+    if "iodepth" not in o:
+        return
+    given = "ioengine" in o
+    engine = o["ioengine"][0].strip().split(":")[0].lower() if given else "psync"
+    offload = o.get("io_submit_mode", ("inline", ""))[0].strip().lower() == "offload"
+    v, where = o["iodepth"]
+    if engine not in SYNC_ENGINES or offload or O.integer(v, "iodepth", where, 1, 65536) <= 1:
+        return
+    o["iodepth"] = ("1", where)
+    which = f"ioengine={engine}" if given else "ioengine=psync (fio's default: none was given)"
+    _note(notes, f"iodepth={v.strip()} with {which}: a synchronous engine; fio caps the queue depth "
+                 "at 1 (\"queue depth will be capped at 1\"); so does ssdlab: give ioengine=libaio or "
+                 "io_uring for a queue")
 
 
 def trim_verify(o: dict, writes: bool) -> None:
