@@ -5,12 +5,13 @@ can write at once. Every write is its own short transaction, so a phase is on di
 soon as it finishes. The schema is documented in docs/results.md.
 
 Reading never creates or changes a store (a mistyped --db is an error, a store on
-read-only media is read as it is); a damaged store is named with how to recover it. A
+read-only media or of another user is read as it is); a damaged store is named with how to recover it. A
 run records the process that writes it, so a run whose process is gone reads as `stale`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -164,7 +165,8 @@ def check_free(path: str | Path | None) -> None:
 
 class Store:
     """`create=False` (read commands): the store must exist; it is opened read-only when
-    its file or directory cannot be written, and nothing is created or migrated."""
+    its file or directory cannot be written or it is another user's, and nothing is created
+    or migrated."""
 
     def __init__(self, path: str | Path | None = None, create: bool = True):
         self.path = Path(path) if path is not None else default_path()
@@ -198,6 +200,8 @@ class Store:
         try:
             if create:
                 self.db = self._connect(f"file:{self._uri_path}?mode=rwc")
+            elif os.stat(self.real).st_uid != os.geteuid():
+                self.db = self._open_theirs()
             else:
                 self.db = self._open_for_reading()
             self._check_ours()  # before the journal mode is set: another program's file is left as it is
@@ -235,6 +239,16 @@ class Store:
             return self._connect(f"file:{self._uri_path}?mode=ro")
         except sqlite3.OperationalError:
             return self._connect(f"file:{self._uri_path}?mode=ro&immutable=1")
+
+    def _open_theirs(self) -> sqlite3.Connection:
+        """Another user's store, read without writing a byte or making a file there: with
+        its owner's -wal and -shm (both there), read-only, the -shm too; else as an
+        immutable file (SQLite would make the missing ones, even read-only)."""
+        self.read_only = True
+        if all(os.path.isfile(f"{self.real}-{x}") for x in ("wal", "shm")):
+            with contextlib.suppress(sqlite3.OperationalError):
+                return self._connect(f"file:{self._uri_path}?mode=ro&readonly_shm=1")
+        return self._connect(f"file:{self._uri_path}?mode=ro&immutable=1")
 
     @property
     def _uri_path(self) -> str:
@@ -293,7 +307,6 @@ class Store:
         if ok != "ok":
             raise StoreError(damage_hint(self.path, ok))
         check_free(self.path)
-
 
     def close(self) -> None:
         self.db.close()
