@@ -185,18 +185,21 @@ class Store:
             if create:
                 safe_path.make_dirs(self.path.parent, what)
             self.real = safe_path.real(self.path, what)
+            for companion in (f"{self.real}-{x}" for x in ("wal", "shm", "journal")):
+                if os.path.islink(companion):  # SQLite refuses it (O_NOFOLLOW), saying only "unable to open"
+                    raise safe_path.UnsafePath(what, f"{companion} is a symlink (owned by uid "
+                                                     f"{os.lstat(companion).st_uid}), which SQLite never follows; remove it")
             if create:
                 safe_path.check_dirs(self.real, what)
-                owner = os.lstat(self.real).st_uid if os.path.lexists(self.real) else os.geteuid()
-                if owner not in safe_path.trusted_uids():  # as a file target of another user
-                    raise safe_path.UnsafePath(what, f"{self.real} belongs to uid {owner}, another user, who could "
+                if not os.path.lexists(self.real):  # made here, new: SQLite then opens it by name
+                    with contextlib.suppress(safe_path.Exists):  # someone was first: checked below
+                        os.close(safe_path.open_real(self.real, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644, what))
+                st = os.lstat(self.real)
+                if st.st_uid not in safe_path.trusted_uids() or os.path.islink(self.real):  # as a file target
+                    raise safe_path.UnsafePath(what, f"{self.real} belongs to uid {st.st_uid}, another user, who could "
                                                      "change what is stored or swap it for a link; use a store of your own")
         except safe_path.UnsafePath as e:
             raise StoreError(str(e) if e.refusal else f"cannot open {what}: {e.reason}") from None
-        for companion in (f"{self.real}-{x}" for x in ("wal", "shm", "journal")):
-            if os.path.islink(companion):  # SQLite refuses it (O_NOFOLLOW) and says only "unable to open"
-                raise StoreError(f"refusing {what}: {companion} is a symlink (owned by uid "
-                                 f"{os.lstat(companion).st_uid}), which SQLite never follows; remove it")
         try:
             if create:
                 self.db = self._connect(f"file:{self._uri_path}?mode=rwc")
