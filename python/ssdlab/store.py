@@ -5,12 +5,13 @@ can write at once. Every write is its own short transaction, so a phase is on di
 soon as it finishes. The schema is documented in docs/results.md.
 
 Reading never creates or changes a store (a mistyped --db is an error, a store on
-read-only media is read as it is); a damaged store is named with how to recover it. A
+read-only media or of another user is read as it is); a damaged store is named with how to recover it. A
 run records the process that writes it, so a run whose process is gone reads as `stale`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -164,7 +165,8 @@ def check_free(path: str | Path | None) -> None:
 
 class Store:
     """`create=False` (read commands): the store must exist; it is opened read-only when
-    its file or directory cannot be written, and nothing is created or migrated."""
+    its file or directory cannot be written or it is another user's, and nothing is created
+    or migrated."""
 
     def __init__(self, path: str | Path | None = None, create: bool = True):
         self.path = Path(path) if path is not None else default_path()
@@ -183,21 +185,26 @@ class Store:
             if create:
                 safe_path.make_dirs(self.path.parent, what)
             self.real = safe_path.real(self.path, what)
+            for companion in (f"{self.real}-{x}" for x in ("wal", "shm", "journal")):
+                if os.path.islink(companion):  # SQLite refuses it (O_NOFOLLOW), saying only "unable to open"
+                    raise safe_path.UnsafePath(what, f"{companion} is a symlink (owned by uid "
+                                                     f"{os.lstat(companion).st_uid}), which SQLite never follows; remove it")
             if create:
                 safe_path.check_dirs(self.real, what)
-                owner = os.lstat(self.real).st_uid if os.path.lexists(self.real) else os.geteuid()
-                if owner not in safe_path.trusted_uids():  # as a file target of another user
-                    raise safe_path.UnsafePath(what, f"{self.real} belongs to uid {owner}, another user, who could "
+                if not os.path.lexists(self.real):  # made here, new: SQLite then opens it by name
+                    with contextlib.suppress(safe_path.Exists):  # someone was first: checked below
+                        os.close(safe_path.open_real(self.real, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644, what))
+                st = os.lstat(self.real)
+                if st.st_uid not in safe_path.trusted_uids() or os.path.islink(self.real):  # as a file target
+                    raise safe_path.UnsafePath(what, f"{self.real} belongs to uid {st.st_uid}, another user, who could "
                                                      "change what is stored or swap it for a link; use a store of your own")
         except safe_path.UnsafePath as e:
             raise StoreError(str(e) if e.refusal else f"cannot open {what}: {e.reason}") from None
-        for companion in (f"{self.real}-{x}" for x in ("wal", "shm", "journal")):
-            if os.path.islink(companion):  # SQLite refuses it (O_NOFOLLOW) and says only "unable to open"
-                raise StoreError(f"refusing {what}: {companion} is a symlink (owned by uid "
-                                 f"{os.lstat(companion).st_uid}), which SQLite never follows; remove it")
         try:
             if create:
                 self.db = self._connect(f"file:{self._uri_path}?mode=rwc")
+            elif os.stat(self.real).st_uid != os.geteuid():
+                self.db = self._open_theirs()
             else:
                 self.db = self._open_for_reading()
             self._check_ours()  # before the journal mode is set: another program's file is left as it is
@@ -235,6 +242,16 @@ class Store:
             return self._connect(f"file:{self._uri_path}?mode=ro")
         except sqlite3.OperationalError:
             return self._connect(f"file:{self._uri_path}?mode=ro&immutable=1")
+
+    def _open_theirs(self) -> sqlite3.Connection:
+        """Another user's store, read without writing a byte or making a file there: with
+        its owner's -wal and -shm (both there), read-only, the -shm too; else as an
+        immutable file (SQLite would make the missing ones, even read-only)."""
+        self.read_only = True
+        if all(os.path.isfile(f"{self.real}-{x}") for x in ("wal", "shm")):
+            with contextlib.suppress(sqlite3.OperationalError):
+                return self._connect(f"file:{self._uri_path}?mode=ro&readonly_shm=1")
+        return self._connect(f"file:{self._uri_path}?mode=ro&immutable=1")
 
     @property
     def _uri_path(self) -> str:
@@ -293,7 +310,6 @@ class Store:
         if ok != "ok":
             raise StoreError(damage_hint(self.path, ok))
         check_free(self.path)
-
 
     def close(self) -> None:
         self.db.close()

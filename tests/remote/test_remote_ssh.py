@@ -206,7 +206,7 @@ def test_fleet_refuses_one_drive_by_two_names_and_runs_two_drives_at_once(sshhos
 
 def test_file_target_and_plan_on_another_host(sshhost, tmp_path):
     f = tmp_path / "remote.bin"
-    sshhost.allow(f"file:{f}")
+    sshhost.allow(f"file:{f}:64M")
     spec, db = f"lab1:{f}:64M", tmp_path / "r.db"
     r = cli(sshhost, "run", "fill", "--drive", spec, "--destroy-data", spec, "--plan")
     assert r.returncode == 0 and "# safety: writing is allowed" in r.stdout, r.stderr

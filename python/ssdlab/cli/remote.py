@@ -27,7 +27,7 @@ def fio_server_cmd(ctx: typer.Context) -> None:
 
 
 def agent_cmd(
-    drives: Optional[str] = typer.Option(None, "--drives", metavar="LIST", help="the drives this host lets the agent test, comma-separated: /dev/X, file:/PATH, file:/DIR/ (put it in authorized_keys' command=)"),
+    drives: Optional[str] = typer.Option(None, "--drives", metavar="LIST", help="the drives this host lets the agent test, comma-separated: /dev/X, file:/PATH[:SIZE], file:/DIR/[:SIZE] (SIZE: the largest file it may make; without one, none larger than it is) (put it in authorized_keys' command=)"),
     config: Optional[str] = typer.Option(None, "--config", metavar="FILE", help=f"the list in a file instead of {CONFIG} (root's, writable by root only)"),
 ) -> None:
     """The drive host's half of `--drive HOST:/dev/X`: ssdlab runs it over ssh and talks

@@ -14,6 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from ..errors import printable
 
 INSTALL_HINT = "install it with `apt-get install nbdkit` (Debian/Ubuntu), or run `make sysdeps`"
 PLUGIN_NAME = "libssdsim_nbd.so"
@@ -22,6 +23,8 @@ THREADS = 64  # requests in flight per connection (nbdkit's default is 16)
 # (crates/ssdsim-nbd), and these bound what nbdkit reads before it gets there
 MAX_CONNECTIONS = 64  # the most jobs a test of ssdlab runs at once (AS SSD's 64 threads)
 MAX_REQUEST = 16 << 20  # the largest request a test of ssdlab sends (AS SSD's sequential block)
+LAST_LINES = 6  # what is kept of nbdkit's log when it fails: its last lines (an error may take several)
+LAST_CHARS = 1500  # ... and at most this much of them (the error's line stays under errors.MAX_LINE)
 
 
 def nbdkit_binary() -> str:
@@ -116,13 +119,27 @@ def start(cmd: list[str], pidfile: Path, log: Path, timeout_s: float = 300.0) ->
     deadline = time.monotonic() + timeout_s
     while not (pidfile.exists() and pidfile.stat().st_size > 0):
         if proc.poll() is not None:
-            lines = [x for x in log.read_text(errors="replace").splitlines() if x.strip()]
-            raise ValueError(f"nbdkit stopped before serving: {lines[-1] if lines else f'exit {proc.returncode}'}")
+            raise ValueError(f"nbdkit stopped before serving: {last_words(log) or f'exit {proc.returncode}'}")
         if time.monotonic() > deadline:
             stop(proc)
             raise RuntimeError(f"nbdkit did not start serving within {timeout_s:.0f} s")
         time.sleep(0.05)
     return proc
+
+
+def last_words(log: Path) -> str:
+    """The last LAST_LINES non-blank lines of nbdkit's log (read from its end only), one line
+    joined by " / ", at most LAST_CHARS (its end kept), control characters shown as '?';
+    "" when there are none."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 16 * LAST_CHARS))
+            data = f.read(16 * LAST_CHARS)
+    except OSError:
+        return ""
+    lines = [printable(x.strip()) for x in data.decode(errors="replace").splitlines() if x.strip()]
+    text = " / ".join(lines[-LAST_LINES:])
+    return text if len(text) <= LAST_CHARS else "..." + text[-(LAST_CHARS - 3):]
 
 
 def stop(proc: subprocess.Popen, timeout_s: float = 30.0) -> int:

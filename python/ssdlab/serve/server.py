@@ -210,8 +210,7 @@ class Serving:
         status = "failed" if crashed or not rows else "complete"
         error = None
         if status == "failed":
-            log = (self.work / "nbdkit.log").read_text(errors="replace").strip().splitlines()
-            error = f"nbdkit exited ({code}): {log[-1] if log else 'no message'}"
+            error = f"nbdkit exited ({code}): {nbdkit.last_words(self.work / 'nbdkit.log') or 'no message'}"
         totals = stats.totals(rows)
         if rows:
             dur = max(totals.get("duration_s", 0.0), 1e-3)

@@ -2,8 +2,9 @@
 with consent, and never while something uses it.
 
 - Consent: every test that writes a block device needs `--destroy-data=DEVICE` naming
-  that device (path, any link to it, or its serial: a loop device has none, and the file
-  it is set up on is no name of it), blank or not. A device without a
+  that device (path, any link to it, or its serial when no other device present has it:
+  the namespaces of one NVMe drive and drives behind one USB bridge share theirs; a loop
+  device has none, and the file it is set up on is no name of it), blank or not. A device without a
   signature can still hold data (plain dm-crypt, a raw database or backup volume), and a
   signature probe that fails says nothing, so neither counts as consent.
 - Refused even with the flag: a device that is read-only, holds the root filesystem, is
@@ -130,6 +131,35 @@ def serial_of(name: str) -> str:
     return ""
 
 
+def serials() -> dict[str, str]:
+    """The serial of each whole device present (kernel name -> serial, "" without one);
+    a partition is no device of its own here (it has its disk's)."""
+    out: dict[str, str] = {}
+    try:
+        names = sorted(os.listdir(SYS_CLASS_BLOCK))
+    except OSError:
+        names = []
+    for n in names:
+        if (SYS_CLASS_BLOCK / n / "partition").exists():
+            continue
+        out[n] = _read(SYS_CLASS_BLOCK / n / "device" / "serial") or _read(SYS_CLASS_BLOCK / n / "serial")
+    if any(not v for v in out.values()) and shutil.which("lsblk"):
+        try:
+            r = subprocess.run(["lsblk", "-dnro", "NAME,SERIAL"], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return out
+        for line in r.stdout.splitlines():
+            name, _, ser = line.partition(" ")
+            if not out.get(name, "x"):  # raw output escapes blanks and the like as \xNN
+                out[name] = re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), ser).strip()
+    return out
+
+
+def sharing_serial(ser: str, name: str) -> list[str]:
+    """The devices present other than `name` whose serial is `ser`."""
+    return sorted(n for n, s in serials().items() if s and s == ser and n != name)
+
+
 def named(destroy_data: str | None) -> list[str]:
     """The devices (paths or serials) a --destroy-data value names: one, or several
     separated by commas (for runs over several drives)."""
@@ -152,6 +182,12 @@ def names_device(destroy_data: str | None, dev: BlockDev) -> bool:
         else:
             ser = serial_of(dev.name) if ser is None else ser
             if ser and d == ser:
+                others = sharing_serial(ser, dev.name)
+                if others:
+                    raise UnsafeTarget(
+                        f"refusing {dev.path}: --destroy-data={d} is the serial of more than one device "
+                        f"(/dev/{dev.name}, {', '.join('/dev/' + n for n in others[:4])}: namespaces of one "
+                        f"drive, or drives behind one bridge), so it names none; pass --destroy-data={dev.real}")
                 return True
     return False
 
@@ -273,7 +309,8 @@ def consent(dev: BlockDev) -> str:
     """What to type to let ssdlab write `dev`: --destroy-data with its path, or with its
     serial when it has one (a loop device has none: its backing file is another file)."""
     ser = serial_of(dev.name)
-    if ser and re.fullmatch(r"[A-Za-z0-9._:-]+", ser) and not ser.startswith("/"):
+    if ser and re.fullmatch(r"[A-Za-z0-9._:-]+", ser) and not ser.startswith("/") and \
+            not sharing_serial(ser, dev.name):
         return f"--destroy-data={dev.real} (or its serial: --destroy-data={ser})"
     return f"--destroy-data={dev.real}"
 

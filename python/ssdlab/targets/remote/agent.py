@@ -194,7 +194,7 @@ class Agent:
 
     def _allowed(self, spec: DriveSpec) -> str:
         """The drive's path when the host's list names it (UnsafeTarget otherwise)."""
-        return self.allowed.check(fio_kind(spec), spec.path, spec.text)
+        return self.allowed.check(fio_kind(spec), spec.path, spec.text, spec.size)
 
     def _drive_key(self, msg: dict) -> str:
         return drive_key(self._spec(msg))

@@ -13,19 +13,26 @@ An entry is a block device (`/dev/...`: that device by its device number, whatev
 names it), a file (`file:/srv/t.bin`: that file) or a directory (`file:/srv/ssdlab/`,
 with the trailing slash: any file in it or below it). A listed drive is the host's consent
 to overwrite it: the agent passes it as --destroy-data itself and ignores what the client
-sends; every other rule of guard/safety.py still holds (mounted, in use, read-only, root)."""
+sends; every other rule of guard/safety.py still holds (mounted, in use, read-only, root).
+
+How large a file may be is the host's too: `file:/srv/t.bin:64G` and `file:/srv/ssdlab/:64G`
+let the agent make (or grow) a file of up to that size; without a size the agent never
+makes a file larger than it is, nor a new one. A listed file it writes must be its own
+account's and have no other name (a hard link another user made to a file of root's is
+not the host's consent to overwrite that file)."""
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tomllib
 from dataclasses import dataclass
 from typing import Iterable
 
-from ... import safe_path
+from ... import safe_path, units
 from ..guard.safety import UnsafeTarget
-from ..spec import listed
+from ..spec import FILE_MIN, listed
 
 CONFIG = "/etc/ssdlab/agent.toml"
 HOW = ("the drive host's owner lists the drives its agent may test in "
@@ -36,23 +43,39 @@ class BadList(ValueError):
     """The agent's own list is wrong: it refuses to start."""
 
 
+_SIZE = re.compile(r"[0-9]+(?:\.[0-9]+)?[A-Za-z]*")
+
+
 @dataclass(frozen=True)
 class Entry:
     kind: str  # "block" | "file" | "dir"
     path: str
+    size: int | None = None  # file, dir: the largest file the agent may make there (None: none larger than it is)
 
     @property
     def text(self) -> str:
-        return self.path if self.kind == "block" else f"file:{self.path}" + ("/" if self.kind == "dir" else "")
+        if self.kind == "block":
+            return self.path
+        return f"file:{self.path}" + ("/" if self.kind == "dir" else "") + (f":{self.size}" if self.size else "")
 
 
 def parse_entry(text: str, where: str) -> Entry:
-    found = listed(text.strip())
+    text = text.strip()
+    head, sep, tail = text.rpartition(":")
+    if text.startswith("file:") and sep and _SIZE.fullmatch(tail):  # file:/PATH:SIZE, file:/DIR/:SIZE
+        found = listed(head)
+        if found is not None:
+            try:
+                size = units.parse_size(tail, minimum=FILE_MIN)
+            except ValueError as e:
+                raise BadList(f"{where}: {text!r}: {e}") from None
+            return Entry(*found, size=size - size % 4096)
+    found = listed(text)
     if found is not None:
         return Entry(*found)
     raise BadList(f"{where}: {text!r} is not a drive the agent may test; write /dev/X (a block "
-                  "device), file:/PATH (one file) or file:/DIR/ (files in that directory), without "
-                  "'..' or '//'")
+                  "device), file:/PATH[:SIZE] (one file) or file:/DIR/[:SIZE] (files in that directory, "
+                  "each of up to SIZE), without '..' or '//'")
 
 
 def parse_drives(value: str, where: str = "--drives") -> list[Entry]:
@@ -100,18 +123,22 @@ class AllowList:
             sources.append((config or CONFIG, listed))
         return cls(sources)
 
-    def check(self, kind: str, path: str, name: str) -> str:
-        """Raise UnsafeTarget unless every source allows the drive; return its path as
-        --destroy-data names it (the host's consent)."""
+    def check(self, kind: str, path: str, name: str, size: int | None = None) -> str:
+        """Raise UnsafeTarget unless every source allows the drive (a file: of `size` bytes);
+        return its path as --destroy-data names it (the host's consent)."""
         if not self.sources:
             raise UnsafeTarget(f"refusing {name}: this host's ssdlab agent may test no drive; {HOW}")
         if os.path.normpath(path) != path or not path.startswith("/"):
             raise UnsafeTarget(f"refusing {name}: give the drive's absolute path without '..' or '//'")
         key = _key(kind, path, name)
+        found = _file_found(key, name) if kind == "file" else None
         for where, entries in self.sources:
-            if not any(_matches(e, kind, key) for e in entries):
+            matching = [e for e in entries if _matches(e, kind, key)]
+            if not matching:
                 raise UnsafeTarget(f"refusing {name}: this host's ssdlab agent may not test it (not in "
                                    f"{where}); {HOW}")
+            if kind == "file":
+                _check_size(matching, where, found, size or 0, name)
         return path
 
 
@@ -127,6 +154,51 @@ def _key(kind: str, path: str, name: str) -> str:
     if not stat.S_ISBLK(st.st_mode):
         raise UnsafeTarget(f"{name} is not a block device")
     return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+
+
+def _file_found(real: str, name: str) -> int | None:
+    """A listed file's size (None: there is none yet), refused when writing it could write
+    anything but a file of the agent's own that only this name leads to."""
+    try:
+        st = os.lstat(real)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise UnsafeTarget(f"refusing {name}: cannot look at {real}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafeTarget(f"refusing {name}: not a regular file")
+    if st.st_uid != os.geteuid():
+        raise UnsafeTarget(f"refusing {name}: {real} belongs to uid {st.st_uid}, not to the account this "
+                           f"agent runs as (uid {os.geteuid()}); the drive host's owner removes it or "
+                           "lists another file")
+    if st.st_nlink != 1:
+        raise UnsafeTarget(f"refusing {name}: {real} has {st.st_nlink} names (hard links): writing it "
+                           "would write a file listed nowhere; the drive host's owner removes the other "
+                           "names or lists another file")
+    return st.st_size
+
+
+def _check_size(matching: list[Entry], where: str, found: int | None, size: int, name: str) -> None:
+    """Refuse a file larger than the largest that one of a source's matching entries allows:
+    its SIZE, or without one the file's own size (no new file)."""
+    def cap(e: Entry) -> int:
+        return max(e.size or 0, found or 0)
+
+    best = max(matching, key=cap)
+    if size <= cap(best):
+        return
+    if cap(best) == 0:
+        raise UnsafeTarget(f"refusing {name}: this host's ssdlab agent may not create it ({best.text} in "
+                           f"{where} gives no size); the drive host's owner lists "
+                           f"{_with_size(best)} to let it make files of up to SIZE")
+    why = f"{best.text} in {where}" if best.size and best.size >= (found or 0) else (
+        f"the file's own size: {best.text} in {where} gives {'no larger size' if not best.size else 'less'}")
+    raise UnsafeTarget(f"refusing {name}: this host's ssdlab agent lets it be at most {cap(best)} bytes "
+                       f"({why}), not {size}; ask for a smaller SIZE")
+
+
+def _with_size(e: Entry) -> str:
+    return f"file:{e.path}" + ("/" if e.kind == "dir" else "") + ":SIZE"
 
 
 def _matches(e: Entry, kind: str, key: str) -> bool:
