@@ -30,7 +30,7 @@ GRID_FILES = [
     ("repeat = 1.5\n", ["repeat = 1.5", "whole number"]),
     ("testbed = [1, 2]\n", ["testbed", "must be a string"]),
     ("interval = true\n", ["interval = true", "must be a number"]),
-    ("seconds = -1\n", ["--seconds -1"]),
+    ("seconds = -1\n", ["g.toml: seconds = -1"]),
     ("[set]\nnand.channels = [{ a = 1 }]\n", ["set.nand.channels", "string, number or boolean"]),
     ("[set.a.b.c.d.e.f.g.h.i]\nx = 1\n", ["nests deeper"]),
     ("a = " + "[" * 5000 + "]" * 5000 + "\n", ["nested too deeply"]),
