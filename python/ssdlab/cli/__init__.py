@@ -233,6 +233,11 @@ def describe(ph: dict) -> str:
         return f"{ph['seconds']:.4g} s"
     if ph["kind"] == "purge":
         return "whole drive"
+    if ph["kind"] == "write_cache":
+        return f"write cache {'on' if ph['write_cache'] else 'off'}"
+    if ph["kind"] == "fiojob":
+        n = len(ph["fiojob"]["jobs"])
+        return f"{n} job{'s' if n != 1 else ''} of {ph['fiojob']['file']}"
     if ph["kind"] == "replay":
         r = ph["replay"]
         how = (f"QD{r['queue_depth']}" if r["queue_depth"] else f"x{r['speed']:g}"

@@ -14,7 +14,7 @@ import typer
 from .options import Db, DestroyData, JsonOut, Seed, Sets
 from .errors import user_errors
 from .inputs import check_seed, parse_sets
-from ..store import Store, check_free
+from ..store import Store, check_free, jsonable
 
 
 def _fmt(v: float | None) -> str:
@@ -89,8 +89,9 @@ def serve_cmd(
 
     m = metrics(totals)
     if json_out:
-        print(json.dumps({"event": "end", "run_id": run_id, "status": status, "metrics": m},
-                         default=lambda x: None), flush=True)
+        # strict JSON: a value that does not exist (WAF without host writes) is null
+        print(json.dumps(jsonable({"event": "end", "run_id": run_id, "status": status, "metrics": m}),
+                         allow_nan=False), flush=True)
     else:
         for k, v in m.items():
             print(f"{k}\t{_fmt(v)}")
