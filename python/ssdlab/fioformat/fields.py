@@ -22,7 +22,7 @@ def measures_slat(options: dict, direction: str = "read") -> bool:
     direction: only for an I/O its engine queues (libaio, io_uring...; the null engine
     queues at iodepth above 1; libaio's trims are synchronous)."""
     engine = str(options.get("ioengine") or "psync").strip().split(":")[0].lower()
-    if direction == "trim" and engine in SYNC_TRIM_ENGINES:
+    if direction == DIRS[2] and engine in SYNC_TRIM_ENGINES:
         return False
     if engine in ("null", "cpp_null"):
         try:

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import safe_path
-from .fields import measures_slat
+from .fields import DIRS, measures_slat
 from .plat import PLAT_NR, plat_idx_to_val
 
 MAX_COARSENESS = 6  # log_hist_coarseness: 2^0 to 2^6 bins summed per column
@@ -447,7 +447,7 @@ def write_logs(specs: list[dict], raw_jobs: list[dict], logs: dict, log_ms: int,
                 opts = s.get("settings") or s.get("options", {})
                 # fio logs no submission latency where its engine does not queue (a sync engine;
                 # libaio's trims): none of those entries
-                unqueued = {d for d, x in enumerate(("read", "write", "trim")) if not measures_slat(opts, x)}
+                unqueued = {d for d, x in enumerate(DIRS) if not measures_slat(opts, x)}
                 scale = (4096 + int(s.get("md_bytes", 0))) / 4096  # extended LBA: fio counts the metadata
                 for t, d, k, v in zip(*(log.get(c, []) for c in ("t_ms", "dir", "kind", "value"))):
                     if name == "slat" and int(d) in unqueued:

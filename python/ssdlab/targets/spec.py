@@ -159,6 +159,19 @@ def listed(text: str) -> tuple[Literal["block", "file", "dir"], str] | None:
     return None
 
 
+_LISTED_SIZE = re.compile(r"[0-9]+(?:\.[0-9]+)?[A-Za-z]*")
+
+
+def listed_with_size(text: str) -> tuple[str, str] | None:
+    """A host's list entry with a size, `file:/PATH:SIZE` or `file:/DIR/:SIZE`: the entry
+    without it (as `listed` reads it) and the size's text; None when it has none (a ':'
+    followed by no size is part of the file's name)."""
+    head, sep, tail = text.rpartition(":")
+    if text.startswith("file:") and sep and _LISTED_SIZE.fullmatch(tail) and listed(head) is not None:
+        return head, tail
+    return None
+
+
 def _profile(text: str, path: str) -> DriveSpec:
     why = file_problem(path, "not found")
     if why is not None:

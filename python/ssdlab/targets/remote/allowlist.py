@@ -24,7 +24,6 @@ not the host's consent to overwrite that file)."""
 from __future__ import annotations
 
 import os
-import re
 import stat
 import tomllib
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from typing import Iterable
 
 from ... import safe_path, units
 from ..guard.safety import UnsafeTarget
-from ..spec import FILE_MIN, listed
+from ..spec import FILE_MIN, listed, listed_with_size
 
 CONFIG = "/etc/ssdlab/agent.toml"
 HOW = ("the drive host's owner lists the drives its agent may test in "
@@ -41,9 +40,6 @@ HOW = ("the drive host's owner lists the drives its agent may test in "
 
 class BadList(ValueError):
     """The agent's own list is wrong: it refuses to start."""
-
-
-_SIZE = re.compile(r"[0-9]+(?:\.[0-9]+)?[A-Za-z]*")
 
 
 @dataclass(frozen=True)
@@ -61,15 +57,16 @@ class Entry:
 
 def parse_entry(text: str, where: str) -> Entry:
     text = text.strip()
-    head, sep, tail = text.rpartition(":")
-    if text.startswith("file:") and sep and _SIZE.fullmatch(tail):  # file:/PATH:SIZE, file:/DIR/:SIZE
+    sized = listed_with_size(text)  # file:/PATH:SIZE, file:/DIR/:SIZE
+    if sized is not None:
+        head, tail = sized
         found = listed(head)
-        if found is not None:
-            try:
-                size = units.parse_size(tail, minimum=FILE_MIN)
-            except ValueError as e:
-                raise BadList(f"{where}: {text!r}: {e}") from None
-            return Entry(*found, size=size - size % 4096)
+        assert found is not None
+        try:
+            size = units.parse_size(tail, minimum=FILE_MIN)
+        except ValueError as e:
+            raise BadList(f"{where}: {text!r}: {e}") from None
+        return Entry(*found, size=size - size % 4096)
     found = listed(text)
     if found is not None:
         return Entry(*found)
