@@ -485,7 +485,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
             io_size = sz("io_size", c_size_io)
             if o.get("log_avg_msec") is not None:
                 O.integer(o["log_avg_msec"][0], "log_avg_msec", o["log_avg_msec"][1], 0, V.LOG_AVG_MAX)
-            loops = num("loops", 1, 1, 1 << 30)
+            loops = num("loops", 1, 1, V.LOOPS_MAX if tm("runtime") else 1 << 30)  # runtime bounds it
             rmin_b = ([r * 4096 // (4096 + md) for r in _rate(o["rate_min"][0], "rate_min", o["rate_min"][1], base, False)]
                       if "rate_min" in o else [0, 0, 0])
             rmin_i = (_rate(o["rate_iops_min"][0], "rate_iops_min", o["rate_iops_min"][1], base, True)
