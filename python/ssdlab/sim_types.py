@@ -124,6 +124,10 @@ class FioJobSpec(TypedDict):
     rate_min_bps: NotRequired[ReadOnly[list[int] | None]]
     rate_min_iops: NotRequired[ReadOnly[list[int] | None]]
     rate_cycle_ns: NotRequired[ReadOnly[int | None]]
+    trim_issue: NotRequired[ReadOnly[str | None]]
+    sync_issue: NotRequired[ReadOnly[str | None]]
+    sync_blocks: NotRequired[ReadOnly[int | None]]
+    sync_kind: NotRequired[ReadOnly[str | None]]
 
 
 # -- the resolved profile (`Drive.profile()`: every field of ssdsim::Profile, serde) ---------
@@ -481,6 +485,7 @@ class FioJobOut(TypedDict):
     zone_resets: int
     rate_min_failed: NotRequired[tuple[int, int, bool]]  # (direction, rate, is IOPS): rate_min not met
     lat_buckets: list[int]
+    sync: FioLat  # fio's syncs (fsync=N, fdatasync=N): their latencies
     depths: FioDepths
     log: FioLog
     hist_log: list[tuple[int, int, int, list[int], list[int]]]  # (t ms, dir, bs, bin indices, counts)

@@ -1,8 +1,8 @@
 """Values fio runs although they look out of range, against fio itself (its null engine, or
 a scratch file): ssdlab runs each as fio does and says in a note what fio makes of it;
 what fio refuses, or would run without end, ssdlab refuses in one line before anything
-runs. Block sizes: bssplit shares that do not add up to 100 %, blank directions of
-bssplit and bsrange, a bsrange written MAX-MIN."""
+runs. Block sizes: bssplit shares that do not add up to 100 %, over 64 of them, blank
+directions of bssplit and bsrange, a bsrange written MAX-MIN."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ def test_values_fio_reads_as_no_bound_or_one_pass_run_as_fio_runs_them(tmp_path,
     assert f"note: {word}" in err and "so does ssdlab" in err
 
 
-@pytest.mark.parametrize("extra,reads", [("rwmixread=-1", 0.01), ("rwmixwrite=-30", 0.70)])
+@pytest.mark.parametrize("extra,reads", [("rwmixread=-1", 0.01), ("rwmixwrite=-30", 0.70),
+                                         ("rwmixread=-150", 1.0), ("rwmixwrite=-150", 1.0)])
 def test_a_negative_mix_is_its_number_as_fio_33_reads_it(tmp_path, extra, reads):
     """fio splits `-1` at the '-' (a range separator) and sets the mix twice: from -1, then
     from 1: rwmixread=-1 is 1 % reads."""
@@ -46,7 +47,32 @@ def test_a_negative_mix_is_its_number_as_fio_33_reads_it(tmp_path, extra, reads)
     for j in (fj, sj):
         (r, _), (w, _), _ = counts(j, True)
         assert r / (r + w) == pytest.approx(reads, abs=0.01)
-    assert f"note: {extra}: fio reads the '-'" in err
+    assert f"note: {extra}: fio " in err
+    if reads == 1.0:
+        assert "max value out of range" in err and "every I/O a read" in err
+
+
+def test_loops_minus_1_runs_until_the_runtime_as_fio_does(tmp_path):
+    """fio stores loops=-1 unsigned (2^32-1 passes): a job with a runtime runs its passes
+    until then (a non-time_based job: each pass its size)."""
+    body = "[a]\nrw=read\nbs=64k\nsize=1m\nloops=-1\nruntime=50ms\n"
+    (fj,), ((sj,), err) = fio_null(tmp_path, body)["jobs"], _run(tmp_path, body)
+    for j in (fj, sj):
+        assert j["read"]["total_ios"] > 10 * 16  # more than ten passes
+        assert j["job_runtime"] == pytest.approx(50, abs=2)
+    assert "note: loops=-1: fio stores it unsigned (4294967295 passes): the job runs until its runtime" in err
+
+
+def test_over_64_bssplit_sizes_fio_keeps_the_first_64(tmp_path):
+    """fio: "hit max of 64 split entries", the rest ignored: 63 x 4k/1 and 8k/37 are drawn,
+    the 16k and 32k after them never."""
+    split = ":".join(["4k/1"] * 63 + ["8k/37", "16k/50", "32k/50"])
+    body = f"[a]\nrw=randwrite\nnorandommap\nsize=400m\nnumber_ios=20000\nbssplit={split}\n"
+    fio, mine = _shares(_sizes_fio(tmp_path, body)["write"]), _shares(_sizes_sim(tmp_path, body, 20000)["write"])
+    for shares in (fio, mine):
+        assert set(shares) == {4096, 8192} and shares[4096] == pytest.approx(0.63, abs=0.02)
+    _, err = _run(tmp_path, body)
+    assert 'fio says "hit max of 64 split entries" and keeps the first 64' in err
 
 
 def test_size_0_is_the_whole_device_as_fio_takes_it(tmp_path):
@@ -105,6 +131,9 @@ def test_zipf_0_draws_every_block_alike_as_fio_does(tmp_path):
 @pytest.mark.parametrize("body,words", [
     (RANDWRITE + "runtime=-1\ntime_based\n", ("runtime=-1 with time_based", "without end", "runtime=60")),
     (RANDWRITE + "random_distribution=zipf:1\n", ("zipf:1", "must not be 1")),
+    ("[a]\nrw=read\nbs=4k\nsize=16m\nloops=-1\n", ("loops=-1 without a runtime", "4294967295 passes",
+                                                   "without end", "runtime=60")),
+    ("[a]\nrw=read\nbs=4k\nsize=16m\nloops=-1\nnumber_ios=1000\n", ("loops=-1", "without end")),
     (RANDWRITE + "bssplit=4k/80:8k/80:16k:32k\n", ("bssplit=", "over 100", "fio refuses it")),
     (RANDWRITE + "verify=crc32c\ntrim_percentage=50\ntrim_backlog=16\n",
      ("trim_percentage with verify and trim_backlog", "fio 3.33 aborts", "rw=trimwrite")),

@@ -26,8 +26,6 @@ SETS = [x for s in SMALL for x in ("--set", s)]
     ("[a]\nrw=randread\nsize=1m\nbsrange=1-1t\n", ("bsrange=", "multiples of 512", "64 MiB")),
     ("[a]\nrw=randread\nsize=1m\nbsrange=512-1t\n", ("bsrange=", "64 MiB")),
     ("[a]\nrw=randread\nbsrange=4k-64m\nnumjobs=1024\nsize=1m\n", ("block size is larger than the job's size",)),
-    ("[a]\nrw=randread\nsize=1m\nbssplit=" + ":".join(f"{4 * (i + 1)}k/1" for i in range(65)) + "\n",
-     ("bssplit", "over 64 block sizes")),
     ("[a]\nioengine=libaio\nrw=randread\nsize=1m\niodepth=65536\nnumjobs=32\n", ("iodepth add up to", "in flight")),
 ])
 def test_job_counts_and_sizes_are_refused_before_anything_is_built(tmp_path, body, words):

@@ -168,7 +168,21 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
             .try_into()
             .map_err(|_| verr("fio job: rate_min_iops needs 3 values"))?,
         rate_cycle_ns: get(d, "rate_cycle_ns")?.unwrap_or(0),
+        calls: ssdsim::fiojob::sync_ops::Calls {
+            trim: issue(d, "trim_issue")?,
+            sync: issue(d, "sync_issue")?,
+            sync_blocks: get(d, "sync_blocks")?.unwrap_or(0),
+        },
     })
+}
+
+/// How the job's engine issues a trim or a sync (`key`): queued (the default), in_call, drained.
+fn issue(d: &Bound<'_, PyDict>, key: &str) -> PyResult<ssdsim::fiojob::sync_ops::Issue> {
+    match get::<String>(d, key)? {
+        None => Ok(Default::default()),
+        Some(x) => ssdsim::fiojob::sync_ops::Issue::parse(&x)
+            .ok_or_else(|| verr(format!("fio job: {key} {x}: unknown"))),
+    }
 }
 
 /// The first `n` I/Os of a job's stream, as the simulator would issue them: (direction
@@ -274,6 +288,7 @@ pub(crate) fn job_dict<'py>(py: Python<'py>, j: &JobOut) -> PyResult<Bound<'py, 
         jd.set_item("rate_min_failed", (dir, rate, iops))?;
     }
     jd.set_item("lat_buckets", j.lat_buckets.to_vec())?;
+    jd.set_item("sync", plat_dict(py, &j.sync)?)?;
     let dp = PyDict::new(py);
     dp.set_item("level", j.depths.level.to_vec())?;
     dp.set_item("submit", j.depths.submit.to_vec())?;

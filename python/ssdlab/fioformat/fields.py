@@ -12,15 +12,19 @@ MIXED = "mixed"
 SYNC_ENGINES = frozenset({"sync", "psync", "vsync", "pvsync", "pvsync2"})
 
 
-# engines that do a trim synchronously, once the I/Os in flight have completed: fio records no
-# submission latency for it (libaio; io_uring did too before fio 3.38, which queues trims)
-SYNC_TRIM_ENGINES = frozenset({"libaio"})
+# engines that do a trim in the call that issues it (fio 3.33's FIO_ASYNCIO_SYNC_TRIM): fio
+# records no submission latency for it. libaio, io_uring and io_uring_cmd trim alongside the
+# job's I/Os in flight, posixaio once they have completed (fio 3.36 queues io_uring_cmd's
+# trims, 3.38 io_uring's; ssdlab follows fio 3.33)
+TRIM_IN_CALL = frozenset({"libaio", "io_uring", "io_uring_cmd"})
+TRIM_DRAINED = frozenset({"posixaio"})
+SYNC_TRIM_ENGINES = TRIM_IN_CALL | TRIM_DRAINED
 
 
 def measures_slat(options: dict, direction: str = "read") -> bool:
     """Whether fio records submission latencies for a job with these options in this
     direction: only for an I/O its engine queues (libaio, io_uring...; the null engine
-    queues at iodepth above 1; libaio's trims are synchronous)."""
+    queues at iodepth above 1; the trims of SYNC_TRIM_ENGINES are synchronous)."""
     engine = str(options.get("ioengine") or "psync").strip().split(":")[0].lower()
     if direction == DIRS[2] and engine in SYNC_TRIM_ENGINES:
         return False

@@ -235,7 +235,12 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
                                       dirs[d].ios if opts["queued"][d] else 0)
                 if d == 0:
                     job[name]["unwritten_ios"] = dirs[0].unwritten
-            job["sync"] = {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}}
+            sync = Dir()  # fio's syncs: the latencies of all, the count of fsyncs (not fdatasyncs)
+            for i, j in zip(members, js):
+                if j.get("sync"):
+                    fsyncs = int(j["sync"]["ios"]) if specs[i].get("sync_kind") == "fsync" else 0
+                    sync.add({"ios": fsyncs, "bytes": 0, "lat": j["sync"]})
+            job["sync"] = {"total_ios": sync.ios, "lat_ns": _lat_json(sync.lat, sync.bins, opts["pcts"], plus)}
         if unified != "none":
             mixed = Dir()
             for part in dirs:
@@ -294,7 +299,7 @@ def strip_bins(doc: dict) -> dict:
     out = dict(doc, jobs=[])
     for j in doc["jobs"]:
         j = dict(j)
-        for name in (*DIRS, MIXED):
+        for name in (*DIRS, MIXED, "sync"):
             if name in j:
                 j[name] = {k: ({kk: vv for kk, vv in v.items() if kk != "bins"} if k.endswith("_ns") else v)
                            for k, v in j[name].items()}

@@ -32,6 +32,13 @@ def _size(b: float) -> str:
     return f"{b:.0f}B"
 
 
+def _pct_rows(lat: dict) -> list[str]:
+    """A latency's percentiles in fio's rows of four (usec)."""
+    pct = list(lat.get("percentile", {}).items())
+    return ["     | " + ", ".join(f"{float(k):5.2f}th=[{v / 1e3:5.0f}]" for k, v in pct[i:i + 4])
+            + ("," if i + 4 < len(pct) else "") for i in range(0, len(pct), 4)]
+
+
 def fio_text(doc: dict) -> str:
     """fio's normal output for a fio_json document."""
     lines = []
@@ -53,11 +60,8 @@ def fio_text(doc: dict) -> str:
                     continue
                 lines.append(f"    {what} (usec): min={x['min'] / 1e3:.0f}, max={x['max'] / 1e3:.0f}, "
                              f"avg={x['mean'] / 1e3:.2f}, stdev={x['stddev'] / 1e3:.2f}")
-            pct = list(d["clat_ns"].get("percentile", {}).items())
             lines.append("    clat percentiles (usec):")
-            for i in range(0, len(pct), 4):
-                row = ", ".join(f"{float(k):5.2f}th=[{v / 1e3:5.0f}]" for k, v in pct[i:i + 4])
-                lines.append(f"     | {row}" + ("," if i + 4 < len(pct) else ""))
+            lines.extend(_pct_rows(d["clat_ns"]))
             lines.append(f"   bw (  KiB/s): min={d['bw_min']}, max={d['bw_max']}, per={d['bw_agg']:.2f}%, "
                          f"avg={d['bw_mean']:.2f}, stdev={d['bw_dev']:.2f}, samples={d['bw_samples']}")
             lines.append(f"   iops        : min={d['iops_min']}, max={d['iops_max']}, avg={d['iops_mean']:.2f}, "
@@ -65,6 +69,13 @@ def fio_text(doc: dict) -> str:
             if name == "read" and d.get("unwritten_ios"):
                 lines.append(f"  note: {d['unwritten_ios']} reads touched blocks never written "
                              "(a drive answers them without reading flash)")
+        x = (j.get("sync") or {}).get("lat_ns") or {}
+        if x.get("N"):  # fio's syncs (fsync=N, fdatasync=N)
+            lines.append("  fsync/fdatasync/sync_file_range:")
+            lines.append(f"    sync (usec): min={x['min'] / 1e3:.0f}, max={x['max'] / 1e3:.0f}, "
+                         f"avg={x['mean'] / 1e3:.2f}, stdev={x['stddev'] / 1e3:.2f}")
+            lines.append("    sync percentiles (usec):")
+            lines.extend(_pct_rows(x))
         lines.append(f"  lat percentiles and IOPS in virtual time; iodepth={j['latency_depth']}")
     groups: dict[int, list[dict]] = {}
     for j in doc["jobs"]:

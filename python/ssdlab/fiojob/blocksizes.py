@@ -62,14 +62,11 @@ def bsrange(value: str, where: str, base: int, default: list[int]) -> list[tuple
 
 
 def _split_entries(d: str, value: str, where: str, base: int) -> list[list]:
-    """One direction's SIZE/PCT:SIZE:... as fio reads it: parsing stops at an empty entry;
-    a share is a whole number (fio's atoi: 50.5 is 50) at most 100, and a share of 0 is as
-    blank as a missing one (None)."""
-    if d.count(":") >= L.MAX_BSSPLIT:
-        raise FioJobError(f"{where}: bssplit: over {L.MAX_BSSPLIT} block sizes in a direction "
-                          "(fio's limit too)")
+    """One direction's SIZE/PCT:SIZE:... as fio reads it: parsing stops at an empty entry,
+    or after the 64th (fio's limit: the rest is ignored); a share is a whole number (fio's
+    atoi: 50.5 is 50) at most 100, and a share of 0 is as blank as a missing one (None)."""
     out = []
-    for it in d.split(":"):
+    for it in d.split(":", L.MAX_BSSPLIT)[:L.MAX_BSSPLIT]:
         if not it.strip():
             break
         s, _, w = it.partition("/")
@@ -136,17 +133,25 @@ def bssplit(value: str, where: str, base: int, default: list[int]) -> tuple[list
     """bssplit=SIZE/PCT:...[,...] per direction, as fio draws them; a blank direction has
     the job's bs (`default`). Returns the sizes per direction and the notes on shares that
     do not add up to 100 %."""
-    out, notes = [], []
+    out: list = []
+    notes: list[str] = []
     for i, d in enumerate(_per_direction(value)):
         entries = _split_entries(d, value, where, base)
+        if len(entries) == L.MAX_BSSPLIT and d.count(":") >= L.MAX_BSSPLIT and d.split(":")[L.MAX_BSSPLIT].strip():
+            _add(notes, f"bssplit: over {L.MAX_BSSPLIT} block sizes in a direction: fio says \"hit max "
+                        f"of {L.MAX_BSSPLIT} split entries\" and keeps the first {L.MAX_BSSPLIT}; so does ssdlab")
         if not entries:
             out.append([[default[i], 100.0]])
             continue
         shares, note = fio_shares(entries, value, where)
         out.append(shares)
-        if note and note not in notes:
-            notes.append(note)
+        _add(notes, note)
     return out, notes
+
+
+def _add(notes: list[str], note: str) -> None:
+    if note and note not in notes:
+        notes.append(note)
 
 
 def job_sizes(o: dict, base: int, notes: list[str]) -> tuple[list, list[tuple[int, int]]]:

@@ -13,6 +13,7 @@ from ..fioformat import jobfile
 from ..sim_types import FioJobSpec
 from . import FioJobError
 from . import blocksizes as B
+from . import engines as E
 from . import fio_values as V
 from . import limits as L
 from . import options as O
@@ -120,6 +121,10 @@ class JobSpec:
     rate_min_bps: list = field(default_factory=lambda: [0, 0, 0])
     rate_min_iops: list = field(default_factory=lambda: [0, 0, 0])
     rate_cycle_ns: int = 0
+    trim_issue: str = "queued"  # how the engine issues a trim: queued, in_call or drained (engines.py)
+    sync_issue: str = "queued"  # and a sync (fsync=N, fdatasync=N: every sync_blocks writes; 0: none)
+    sync_blocks: int = 0
+    sync_kind: str = ""  # fsync or fdatasync
 
 
 @dataclass
@@ -460,6 +465,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
             if TIME_BASED_NOTE not in notes:
                 notes.append(TIME_BASED_NOTE)
         inc = sz("offset_increment")
+        sync_kind, sync_n = E.syncs(o)
         randrepeat = flag("randrepeat", True)
         jseed = num("randseed", 0x89 if randrepeat else seed, 0, 2**64 - 1)
         own = [v for k, v, _ in sec.options if k == "name"]
@@ -479,7 +485,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
             io_size = sz("io_size", c_size_io)
             if o.get("log_avg_msec") is not None:
                 O.integer(o["log_avg_msec"][0], "log_avg_msec", o["log_avg_msec"][1], 0, V.LOG_AVG_MAX)
-            loops = num("loops", 1, 1, 1 << 30)
+            loops = num("loops", 1, 1, V.LOOPS_MAX if tm("runtime") else 1 << 30)  # runtime bounds it
             rmin_b = ([r * 4096 // (4096 + md) for r in _rate(o["rate_min"][0], "rate_min", o["rate_min"][1], base, False)]
                       if "rate_min" in o else [0, 0, 0])
             rmin_i = (_rate(o["rate_iops_min"][0], "rate_iops_min", o["rate_iops_min"][1], base, True)
@@ -523,7 +529,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
                 rate_cycle_ns=num("rate_cycle", 1000, 1, 10**9) * 10**6 if any(rmin_b + rmin_i) else 0,
                 bs_range=bs_range, loops=loops, randrepeat=randrepeat,
                 verify=_verify(o, flag, num, bool(w or kind.endswith("trimwrite"))),
-                seq_identical=_sequencer(o), perc_rand=_perc_rand(o), **rep))
+                seq_identical=_sequencer(o), perc_rand=_perc_rand(o), trim_issue=E.trim_issue(o),
+                sync_issue=E.sync_issue(o), sync_kind=sync_kind, sync_blocks=sync_n, **rep))
         exitall = exitall or flag("exitall")
         for k in ("write_bw_log", "write_iops_log", "write_lat_log", "log_avg_msec", "per_job_logs"):
             if k in o and k not in logs:

@@ -1,13 +1,16 @@
 """Values fio runs a job with although they look out of range, read as fio reads them, each
 with a note saying what fio makes of it (a user would not guess): `size=0` (the default: the
 whole drive from the offset), `loops=0` (one pass), a negative `rwmixread`/`rwmixwrite`,
-`number_ios`, `runtime` or `log_avg_msec`, a zipf theta of 0 or below, and an `iodepth`
-above 1 on a synchronous engine (psync, fio's default), which fio caps at 1.
+`number_ios`, `runtime`, `loops` or `log_avg_msec`, a zipf theta of 0 or below, and an
+`iodepth` above 1 on a synchronous engine (psync, fio's default), which fio caps at 1.
 
 fio 3.33 splits an option's value at a '-' (a range's separator), so `rwmixread=-1` sets
-the mix from -1 and then from 1: the mix is 1 %; an option without a callback keeps the
-first value, stored unsigned: `number_ios=-5` is 2^64-5 I/Os (no bound), `runtime=-1` some
-584 000 years, `log_avg_msec=-1` 2^32-1 ms (49.7 days)."""
+the mix from -1 and then from 1: the mix is 1 %; past 100 the second value is out of range
+(fio says so and runs), so the first stays, stored unsigned: `rwmixread=-150` or
+`rwmixwrite=-150` leaves a read share over 100: every I/O a read. An option without a
+callback keeps the first value, stored unsigned: `number_ios=-5` is 2^64-5 I/Os (no bound),
+`runtime=-1` some 584 000 years, `loops=-1` 2^32-1 passes, `log_avg_msec=-1` 2^32-1 ms
+(49.7 days)."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from . import FioJobError
 from . import options as O
 
 LOG_AVG_MAX = 2**32 - 1  # fio's log_avg_msec is an unsigned int
+LOOPS_MAX = 2**32 - 1  # and its loops
 _NEG = re.compile(r"\s*-\s*(\d+)\s*")
 
 
@@ -39,9 +43,6 @@ def normalize(o: dict, notes: list[str], base: int) -> None:
         del o["size"]
         _note(notes, "size=0: fio's default, the whole drive from the job's offset (fio takes "
                      "the device's size); so does ssdlab")
-    if "loops" in o and O.integer(o["loops"][0], "loops", o["loops"][1], 0, 1 << 30) == 0:
-        o["loops"] = ("1", o["loops"][1])
-        _note(notes, "loops=0: fio runs the job once, as loops=1; so does ssdlab")
     for key in ("rwmixread", "rwmixwrite"):
         n = _neg(o, key)
         if n is not None and n <= 100:
@@ -49,6 +50,12 @@ def normalize(o: dict, notes: list[str], base: int) -> None:
             o[key] = (str(n), where)
             _note(notes, f"{key}={v.strip()}: fio reads the '-' as a range separator and takes "
                          f"{key}={n}; so does ssdlab")
+        elif n is not None and n <= 2**32 - 101:  # fio's read share, unsigned: 100 or more
+            v, where = o.pop(key)
+            o["rwmixread"] = ("100", where)
+            _note(notes, f"{key}={v.strip()}: fio says \"max value out of range: {n} (100 max)\" "
+                         f"and keeps {key}=-{n}, stored unsigned: a read share over 100 %, every "
+                         "I/O a read; so does ssdlab")
     n = _neg(o, "number_ios")
     if n is not None:
         v = o.pop("number_ios")[0]
@@ -65,6 +72,7 @@ def normalize(o: dict, notes: list[str], base: int) -> None:
         del o["runtime"]
         _note(notes, f"runtime={v.strip()}: fio stores it unsigned (some 584 000 years): no time "
                      "limit, the job ends by its size; so does ssdlab")
+    _loops(o, notes)
     n = _neg(o, "log_avg_msec")
     if n is not None:
         v, where = o["log_avg_msec"]
@@ -76,6 +84,27 @@ def normalize(o: dict, notes: list[str], base: int) -> None:
             _note(notes, f"log_avg_msec={v.strip()}: fio stores it unsigned ({ms} ms, "
                          f"{ms / 86_400_000:.1f} days): one window for the whole job: the latency "
                          "logs get one entry, at its end, the bandwidth and IOPS logs none; so does ssdlab")
+
+
+def _loops(o: dict, notes: list[str]) -> None:
+    """loops=0 is one pass; loops=-N: fio stores it unsigned (2^32-N passes): a job its
+    runtime bounds runs until then; one with no runtime would run its passes for ever:
+    refused."""
+    n = _neg(o, "loops")
+    if n is None or n % 2**32 == 0:
+        if "loops" in o and O.integer(o["loops"][0].strip().lstrip("-"), "loops", o["loops"][1], 0, 1 << 30) == 0:
+            o["loops"] = ("1", o["loops"][1])
+            _note(notes, "loops=0: fio runs the job once, as loops=1; so does ssdlab")
+        return
+    v, where = o["loops"]
+    passes = -n % 2**32
+    if passes > 1 << 30 and not ("runtime" in o and O.time_ns(o["runtime"][0], "runtime", o["runtime"][1])):
+        raise FioJobError(f"{where}: loops={v.strip()[:40]} without a runtime: fio stores it unsigned "
+                          f"({passes} passes) and runs without end: give loops=N or a runtime such "
+                          "as runtime=60")
+    o["loops"] = (str(passes), where)
+    until = "the job runs until its runtime" if passes > 1 << 30 else f"{passes} passes"
+    _note(notes, f"loops={v.strip()}: fio stores it unsigned ({passes} passes): {until}; so does ssdlab")
 
 
 def sync_depth(o: dict, notes: list[str]) -> None:

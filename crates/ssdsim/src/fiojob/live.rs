@@ -31,15 +31,17 @@ pub(crate) enum Phase {
 
 /// What holds a job from issuing (Live::hold bits): think time pending (its I/Os in flight
 /// complete first), a quiesce (latency target, zone reset), its flow (held: until its I/Os
-/// are in, or waiting for the flow to move), a full queue (fio's wait_for_completions).
+/// are in, or waiting for the flow to move), a full queue (fio's wait_for_completions), a
+/// trim or sync its engine does in the issuing call (sync_ops.rs).
 pub(crate) const THINK: u8 = 1;
 pub(crate) const QUIESCE: u8 = 2;
 pub(crate) const FLOW_HOLD: u8 = 4;
 pub(crate) const FLOW_WAIT: u8 = 8;
 pub(crate) const FULL: u8 = 16;
+pub(crate) const SYNC: u8 = 32;
 
 pub(crate) struct Live {
-    /// THINK | QUIESCE | FLOW_HOLD | FLOW_WAIT | FULL: one test before each issue.
+    /// THINK | QUIESCE | FLOW_HOLD | FLOW_WAIT | FULL | SYNC: one test before each issue.
     pub holds: u8,
     pub stream: Stream,
     pub next: Option<Req>,
@@ -116,6 +118,13 @@ pub(crate) struct Live {
     pub done_bytes: [u64; 3],
     pub done_ios: [u64; 3],
     pub rate_chk: [(u64, u64, u64); 3],
+    /// When the synchronous trim or sync holding the job (SYNC) completes, and whether
+    /// completions were taken as it returned; writes issued (fio's io_issues, for fsync=N)
+    /// and whether the last I/O taken was a sync.
+    pub sync_until: u64,
+    pub deferred: bool,
+    pub writes_issued: u64,
+    pub last_was_sync: bool,
 }
 
 impl Live {
@@ -210,6 +219,10 @@ impl Live {
             done_bytes: [0; 3],
             done_ios: [0; 3],
             rate_chk: [(0, 0, 0); 3],
+            sync_until: 0,
+            deferred: false,
+            writes_issued: 0,
+            last_was_sync: false,
         }
     }
 
@@ -250,6 +263,24 @@ impl Live {
         }
         taken
     }
+}
+
+/// The time from `req` to the next I/O of its direction its job's rate allows (ns; 0:
+/// no rate), linear or, with rate_process=poisson, drawn from `rng_state`.
+pub(crate) fn rate_gap(spec: &JobSpec, req: Req, rng_state: &mut u64) -> f64 {
+    let mut g = 0f64;
+    if spec.rate_bps[req.dir] > 0 {
+        g = g.max(req.len as f64 * 1e9 / spec.rate_bps[req.dir] as f64);
+    }
+    if spec.rate_iops[req.dir] > 0 {
+        g = g.max(1e9 / spec.rate_iops[req.dir] as f64);
+    }
+    if spec.rate_poisson && g > 0.0 {
+        *rng_state = crate::fiojob::dist::mix(rng_state.wrapping_add(0x9E37_79B9_7F4A_7C15));
+        let u = ((*rng_state >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+        g *= -u.ln();
+    }
+    g
 }
 
 /// fio's __check_min_rate for job `l` at `t` (after each completion, from 2 s after the

@@ -16,6 +16,7 @@ pub mod run;
 pub mod steady;
 pub mod stream;
 mod submit;
+pub mod sync_ops;
 pub mod verify;
 pub mod zbd;
 
@@ -193,6 +194,8 @@ pub struct JobSpec {
     pub rate_min_bps: [u64; 3],
     pub rate_min_iops: [u64; 3],
     pub rate_cycle_ns: u64,
+    /// How the job's engine issues a trim and a sync, and fio's syncs (sync_ops.rs).
+    pub calls: sync_ops::Calls,
 }
 
 impl JobSpec {
@@ -434,6 +437,8 @@ pub struct JobOut {
     pub issued: u64,
     /// zonemode=zbd: zone resets (fio's nr_zone_resets).
     pub zone_resets: u64,
+    /// Latencies of fio's syncs (fsync=N, fdatasync=N): flushes of the drive.
+    pub sync: report::Plat,
     /// rate_min / rate_iops_min not met: (direction, the rate over the last cycle, whether
     /// it is IOPS); the job ended there with fio's error (EIO).
     pub rate_min_failed: Option<(usize, u64, bool)>,

@@ -11,14 +11,15 @@ use crate::engine::Drive;
 use crate::fiojob::flow::Flows;
 use crate::fiojob::lat_target::LatStep;
 use crate::fiojob::live::{
-    check_min_rate, end_jobs, flow_pass, wake_flow, Event, Live, Phase, FLOW_HOLD, FLOW_WAIT,
-    FLOW_WAKE, FULL, QUIESCE, THINK, WAKE,
+    check_min_rate, end_jobs, flow_pass, rate_gap, wake_flow, Event, Live, Phase, FLOW_HOLD,
+    FLOW_WAIT, FLOW_WAKE, FULL, QUIESCE, THINK, WAKE,
 };
 use crate::fiojob::logs::LOG_BUDGET;
 use crate::fiojob::pass;
 use crate::fiojob::report::{batch_bucket, lat_bucket};
 use crate::fiojob::steady::SsUnit;
 use crate::fiojob::stream::Req;
+use crate::fiojob::sync_ops;
 use crate::fiojob::zbd::{Adjusted, Zones};
 use crate::fiojob::{DirOut, JobOut, JobSpec, READ, TRIM, WRITE};
 use crate::util::stats::{Recorder, Row};
@@ -194,6 +195,16 @@ impl Drive {
             } else if at == FLOW_WAKE {
                 live[k].flow_wake = false;
                 live[k].hold(FLOW_WAIT, false);
+            } else if sync_ops::defer(&live[k], t, (t, at, k as u32, info), &mut heap) {
+                continue; // taken once the job's synchronous trim or sync returns
+            } else if sync_ops::sync_done(
+                &mut live[k],
+                &mut outs[idx[k]],
+                (t, at, info),
+                &mut total_out,
+                (spec.depth_low(), spec.complete_max),
+            ) {
+                end = end.max(t);
             } else {
                 // a completion
                 let mut ss_hit = None;
@@ -209,6 +220,7 @@ impl Drive {
                 end = end.max(t);
                 let l = &mut live[k];
                 l.reapable += 1;
+                sync_ops::completed(l, dir, t);
                 let taken = l.reap(spec.depth_low(), spec.complete_max);
                 l.done_bytes[dir] += len;
                 l.done_ios[dir] += 1;
@@ -393,6 +405,11 @@ impl Drive {
                         }
                     },
                 };
+                if sync_ops::sync_due(spec, l) {
+                    let (o, out) = (&mut outs[idx[k]], &mut total_out);
+                    self.issue_sync(spec, t, k, l, o, out, &mut heap)?;
+                    continue; // fio's fsync=N: before the I/O after every Nth write
+                }
                 if l.dry {
                     // verify_only: the pass's I/O is logged, not issued (fio's dry run)
                     l.next = None;
@@ -424,6 +441,10 @@ impl Drive {
                         l.wake_at = ok_at;
                         heap.push(Reverse((ok_at, WAKE, k as u32, 0)));
                     }
+                    break;
+                }
+                if sync_ops::must_drain(spec, &live[k], req.dir) {
+                    live[k].hold(QUIESCE, true); // its I/Os in flight complete first
                     break;
                 }
                 // fio's flow control, then (zonemode=zbd) the zone rules place the I/O; an
@@ -486,22 +507,7 @@ impl Drive {
                 let l = &mut live[k];
                 l.next = None;
                 // the rate: the next I/O of this direction is due one interval later
-                let gap = {
-                    let mut g = 0f64;
-                    if spec.rate_bps[req.dir] > 0 {
-                        g = g.max(req.len as f64 * 1e9 / spec.rate_bps[req.dir] as f64);
-                    }
-                    if spec.rate_iops[req.dir] > 0 {
-                        g = g.max(1e9 / spec.rate_iops[req.dir] as f64);
-                    }
-                    if spec.rate_poisson && g > 0.0 {
-                        rng_state =
-                            crate::fiojob::dist::mix(rng_state.wrapping_add(0x9E37_79B9_7F4A_7C15));
-                        let u = ((rng_state >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-                        g *= -u.ln();
-                    }
-                    g
-                };
+                let gap = rate_gap(spec, req, &mut rng_state);
                 if gap > 0.0 {
                     l.rate_at[req.dir] =
                         l.rate_at[req.dir].max(l.stats_from.min(t)) + gap.round() as u64;
@@ -523,7 +529,7 @@ impl Drive {
                     // the drive idled since its last completion: its rows, compactly
                     stopped = !self.close_quiet(rec, t, watts, on_sample);
                 }
-                self.issue_req(
+                let done = self.issue_req(
                     req,
                     reset,
                     t,
@@ -533,6 +539,7 @@ impl Drive {
                     &mut total_out,
                     &mut heap,
                 )?;
+                sync_ops::issued(spec, &mut live[k], req.dir, done);
             }
             if live[k].done {
                 live[k].reap(spec.depth_low(), spec.complete_max); // it issues no more

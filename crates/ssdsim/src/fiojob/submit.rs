@@ -18,7 +18,7 @@ use crate::SimError;
 
 impl Drive {
     /// Issue `req` of job `k` at `t` (after the zone reset `reset`, if any): the depth
-    /// figures, the drive, the completion event.
+    /// figures, the drive, the completion event; when it completes.
     #[allow(clippy::too_many_arguments)] // the wave's state the one I/O touches
     #[inline(always)]
     pub(super) fn issue_req(
@@ -31,7 +31,7 @@ impl Drive {
         o: &mut JobOut,
         total_out: &mut usize,
         heap: &mut BinaryHeap<Event>,
-    ) -> Result<(), SimError> {
+    ) -> Result<u64, SimError> {
         l.outstanding += 1;
         *total_out += 1;
         o.issued += 1;
@@ -57,7 +57,7 @@ impl Drive {
             k as u32,
             ((req.dir as u32) << 30) | (req.len / 512) as u32,
         )));
-        Ok(())
+        Ok(done)
     }
 
     /// One job I/O at `t`: reads and writes through `issue_io` (whole 4 KiB slots they

@@ -517,6 +517,7 @@ mod tests {
             flow_sleep_ns: 0,
             zbd: Some(zbd),
             iodepth_low: 0,
+            calls: Default::default(),
             complete_min: 1,
             complete_max: 0,
             rate_min_bps: [0; 3],

@@ -1,0 +1,98 @@
+"""Trims and syncs as fio 3.33's engines issue them, in virtual time: libaio, io_uring and
+io_uring_cmd do a trim in the call that issues it (alongside the job's I/Os in flight) and the
+job issues nothing until it returns; posixaio does it once the job's I/Os in flight have
+completed; the null engine queues it as any I/O. fsync=N / fdatasync=N: a sync (a flush of
+the drive) before the I/O after every Nth write, in the call on libaio and the synchronous
+engines, queued on the others; counted as fio counts them (its depths, its JSON's sync).
+(tests/realdev/test_fio_trim_parity.py: against fio on a loop device.)"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fiojobs import fio_null, job, refused, run_fio, sim
+
+pytest.importorskip("ssdlab._sim")
+
+
+def _job(tmp_path, engine: str, rw: str, extra: str = "") -> dict:
+    body = f"[a]\nioengine={engine}\nrw={rw}\nbs=16k\nsize=16m\niodepth=8\n{extra}"
+    return sim(tmp_path, body)["jobs"][0]
+
+
+def _levels(j: dict) -> list[float]:
+    level = j["depths"]["level"]
+    return [x / sum(level) for x in level]
+
+
+@pytest.mark.parametrize("engine", ["libaio", "io_uring", "io_uring_cmd", "posixaio"])
+def test_a_trim_only_job_runs_at_depth_1_on_an_engine_that_trims_in_the_call(tmp_path, engine):
+    j = _job(tmp_path, engine, "randtrim")
+    assert j["trim"]["ios"] == 1024 and _levels(j)[0] == 1.0
+    # one trim at a time: the job's time is its trims' latencies end to end
+    lat = j["trim"]["lat"]
+    assert (j["end_s"] - j["start_s"]) * 1e9 == pytest.approx(lat["ios"] * lat["mean_ns"], rel=0.01)
+
+
+def test_the_null_engine_queues_its_trims(tmp_path):
+    j = _job(tmp_path, "null", "randtrim")
+    assert _levels(j)[3] > 0.99  # depth 8
+
+
+@pytest.mark.parametrize("rw", ["trimwrite", "randtrimwrite"])
+def test_libaio_trims_join_the_writes_in_flight_posixaio_waits_for_them(tmp_path, rw):
+    aio, posix = _job(tmp_path, "libaio", rw), _job(tmp_path, "posixaio", rw)
+    for j in (aio, posix):
+        assert (j["trim"]["ios"], j["write"]["ios"]) == (1024, 1024)
+    # how many writes a libaio trim joins is the drive's (its trims' time against its
+    # writes'): fio on a loop device, where trims are slower, 99.3 % at 8
+    assert _levels(aio)[0] < 0.01
+    assert _levels(posix)[0] == 1.0  # fio: 100 % at 1
+    # neither queues a trim behind others: the job takes longer than with queued trims
+    queued = _job(tmp_path, "null", rw)
+    assert min(aio["end_s"], posix["end_s"]) > queued["end_s"]
+
+
+def test_a_synchronous_trim_holds_only_its_own_job(tmp_path):
+    body = ("[global]\nioengine=libaio\nbs=4k\niodepth=8\nsize=16m\n"
+            "[t]\nrw=randtrim\ntime_based\nruntime=20ms\n"
+            "[r]\nrw=randread\noffset=32m\ntime_based\nruntime=20ms\n")
+    t, r = sim(tmp_path, body)["jobs"]
+    assert _levels(t)[0] == 1.0 and _levels(r)[3] > 0.99
+
+
+def _json(tmp_path, body: str) -> dict:
+    r = run_fio(tmp_path, job(tmp_path, body), "--output-format", "json")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)["jobs"][0]
+
+
+@pytest.mark.parametrize("body", [
+    "[a]\nrw=randwrite\nbs=4k\nsize=1m\nfsync=4\n",  # 63 fsyncs: none after the last write
+    "[a]\nrw=write\nbs=4k\nsize=1m\nfdatasync=3\n",  # fio's JSON counts no fdatasync
+    "[a]\nrw=trimwrite\nbs=4k\nsize=1m\nfsync=4\n",  # none: fio makes each I/O a trim or a write
+    "[a]\nrw=read\nbs=4k\nsize=1m\nfsync=4\n",  # none: a job that does not write
+])
+def test_syncs_as_fio_counts_them(tmp_path, body):
+    fj, sj = fio_null(tmp_path, body)["jobs"][0], _json(tmp_path, "[global]\nioengine=null\n" + body)
+    assert sj["sync"]["total_ios"] == fj["sync"]["total_ios"]
+    assert sj["sync"]["lat_ns"]["N"] == fj["sync"]["lat_ns"]["N"]
+    assert sj["iodepth_level"] == fj["iodepth_level"]  # fio counts its syncs there: over 100 %
+    assert set(sj["sync"]["lat_ns"]) == set(fj["sync"]["lat_ns"])
+
+
+def test_a_libaio_sync_is_one_flush_per_n_writes_in_the_call(tmp_path):
+    j = sim(tmp_path, "[a]\nioengine=libaio\nrw=randwrite\nbs=4k\nsize=16m\niodepth=8\nfsync=4\n")["jobs"][0]
+    assert j["write"]["ios"] == 4096 and j["sync"]["ios"] == 1023  # fio on a loop device: 1023
+    level = j["depths"]["level"]
+    assert sum(level) == 4096 + 1023 and level[0] < sum(level) / 2  # beside the writes in flight
+    # an engine that queues its syncs issues them again until one completes (fio's
+    # last_was_sync): more than one per 4 writes
+    q = sim(tmp_path, "[a]\nioengine=io_uring\nrw=randwrite\nbs=4k\nsize=16m\niodepth=8\nfsync=4\n")["jobs"][0]
+    assert q["sync"]["ios"] > 1023
+
+
+def test_fsync_and_fdatasync_together_are_refused(tmp_path):
+    refused(tmp_path, run_fio(tmp_path, job(tmp_path, "[a]\nrw=write\nsize=1m\nfsync=4\nfdatasync=2\n")),
+            "fsync and fdatasync both given")
