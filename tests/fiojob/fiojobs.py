@@ -68,6 +68,18 @@ def fio_null(tmp_path: Path, body: str, iolog: bool = False) -> dict:
     return json.loads(r.stdout[r.stdout.index("{"):])
 
 
+def both_logged(tmp_path: Path, body: str):
+    """The job run by fio (null engine) and by ssdlab, each writing its logs: fio's job JSON,
+    ssdlab's job JSON, ssdlab's log directory (fio's logs are in tmp_path) and ssdlab's result."""
+    (fj,) = fio_null(tmp_path, body)["jobs"]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    r = run_fio(tmp_path, job(tmp_path, body), "--log-dir", str(logs), "--output-format", "json")
+    assert r.exit_code == 0, r.output
+    (sj,) = json.loads(r.stdout)["jobs"]
+    return fj, sj, logs, r
+
+
 def fio_null_zoned(tmp_path: Path, body: str) -> tuple[dict, list[int]]:
     """fio's JSON for a zonemode=zbd job with the null engine, and each job's zone resets
     (fio prints them in its text output: "; N zone resets"). fio keeps the zones of a

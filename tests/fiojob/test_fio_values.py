@@ -12,7 +12,7 @@ import shutil
 import subprocess
 
 import pytest
-from fiojobs import counts, fio_null, job, refused, run_fio, sim_stream
+from fiojobs import both_logged, counts, fio_null, job, refused, run_fio, sim_stream
 
 from ssdlab.fiojob.compile import compile_job
 
@@ -97,12 +97,7 @@ def test_log_avg_msec_minus_1_is_one_window_for_the_job_as_fio_logs_it(tmp_path)
     its bandwidth and IOPS logs none, and the JSON has no bandwidth samples."""
     body = ("[a]\nrw=randread\nbs=4k\nsize=64m\nlog_avg_msec=-1\nwrite_bw_log=a\nwrite_lat_log=a\n"
             "write_iops_log=a\n")
-    (fj,) = fio_null(tmp_path, body)["jobs"]
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    r = run_fio(tmp_path, job(tmp_path, body), "--log-dir", str(logs), "--output-format", "json")
-    assert r.exit_code == 0, r.output
-    (sj,) = json.loads(r.stdout)["jobs"]
+    fj, sj, logs, r = both_logged(tmp_path, body)
     assert sj["read"]["bw_samples"] == fj["read"]["bw_samples"] == 0
     for kind in ("bw", "iops", "lat", "clat", "slat"):
         mine, fios = (logs / f"a_{kind}.1.log").read_text(), (tmp_path / f"a_{kind}.1.log").read_text()

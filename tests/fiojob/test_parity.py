@@ -14,7 +14,7 @@ import shutil
 import subprocess
 
 import pytest
-from fiojobs import SMALL, counts, fio_null, job, run_fio, sim, sim_stream
+from fiojobs import SMALL, both_logged, counts, fio_null, job, run_fio, sim, sim_stream
 
 from ssdlab import _sim, profiles
 from ssdlab.fiojob.compile import compile_job
@@ -272,12 +272,7 @@ def test_submission_latency_is_recorded_only_where_fio_records_it(tmp_path, dept
     no line in the text output and an empty `_slat` log; one per I/O for a queueing engine."""
     body = (f"[a]\nioengine=null\nrw=randread\nbs=4k\nsize=1m\niodepth={depth}\nlog_avg_msec=100\n"
             "write_lat_log=a\n")
-    (fj,) = fio_null(tmp_path, body)["jobs"]
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    r = run_fio(tmp_path, job(tmp_path, body), "--log-dir", str(logs), "--output-format", "json")
-    assert r.exit_code == 0, r.output
-    (sj,) = json.loads(r.stdout)["jobs"]
+    fj, sj, logs, _ = both_logged(tmp_path, body)
     assert sj["read"]["slat_ns"]["N"] == fj["read"]["slat_ns"]["N"] == (256 if depth > 1 else 0)
     text = run_fio(tmp_path, job(tmp_path, body))
     assert text.exit_code == 0 and "clat (usec)" in text.stdout, text.output

@@ -18,27 +18,11 @@ import clirun
 import pytest
 from nbdserve import TINY
 
+from otheruser import NOBODY, as_nobody, needs_other_user, sticky  # noqa: F401 (fixtures)
 from ssdlab import safe_path
 
-NOBODY = "nobody"
 SMALL = [x for s in TINY for x in ("--set", s)]  # a drive any disk holds
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or not shutil.which("runuser"), reason="needs root and runuser (a second account)")
-
-
-def as_nobody(*cmd: str) -> None:
-    subprocess.run(["runuser", "-u", NOBODY, "--", *cmd], check=True, capture_output=True, timeout=60)
-
-
-@pytest.fixture
-def sticky():
-    """A directory anyone may add to, as /tmp (mode 1777)."""
-    d = Path(tempfile.mkdtemp(prefix="ssdlab-sticky-", dir="/tmp"))
-    os.chmod(d, 0o1777)
-    try:
-        yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+pytestmark = needs_other_user
 
 
 @pytest.fixture

@@ -8,41 +8,14 @@ left as they were. Nothing is booted here: `run` is replaced by a recorder."""
 from __future__ import annotations
 
 import os
-import shutil
 import socket
-import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
+from otheruser import as_nobody, needs_other_user, secrets_dir, sticky  # noqa: F401 (fixtures)
 
 from ssdlab.serve import nvme_vm
 
-NOBODY = "nobody"
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or not shutil.which("runuser"), reason="needs root and runuser (a second account)")
-
-
-def as_nobody(*cmd: str) -> None:
-    subprocess.run(["runuser", "-u", NOBODY, "--", *cmd], check=True, capture_output=True, timeout=60)
-
-
-@pytest.fixture
-def sticky():
-    d = Path(tempfile.mkdtemp(prefix="ssdlab-sticky-", dir="/tmp"))
-    os.chmod(d, 0o1777)
-    try:
-        yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-
-
-@pytest.fixture
-def secrets_dir(tmp_path) -> Path:
-    d = tmp_path / "root-only"
-    d.mkdir(mode=0o700)
-    (d / "key").write_text("ROOT")
-    return d
+pytestmark = needs_other_user
 
 
 @pytest.fixture
