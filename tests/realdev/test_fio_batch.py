@@ -146,3 +146,33 @@ def test_an_interrupted_batch_keeps_the_steps_it_finished(loops, tmp_path):
     assert ph[-1]["status"] == "partial" or len(ph) == len(plan)
     for x in ph[:-1]:
         assert x["totals"]["ios"] > 0 and x["totals"]["duration_s"] == pytest.approx(0.5, abs=0.1)
+
+
+def test_a_ctrl_c_before_a_steps_first_report_keeps_it_as_partial(loops, monkeypatch):
+    """The interrupt lands when fio's report first shows a step running, before the step's
+    start is told: the stop then begins the step itself, and the step, as far as fio got,
+    is still handed over as partial (not dropped as a new phase the stop cut off)."""
+    from ssdlab import runner
+
+    import sys
+
+    dev, _ = loops.make()
+    cls = next(c for c in vars(batch).values() if isinstance(c, type) and hasattr(c, "begin") and hasattr(c, "partial"))
+    real = cls.begin
+    fired: list[int] = []
+
+    def begin(self, g):
+        # a live report shows a step after the first running: stop before its start is told
+        if g >= 1 and not fired and sys._getframe(1).f_code.co_name == "report":
+            fired.append(g)
+            os.kill(os.getpid(), signal.SIGINT)  # its handler runs at the next bytecode
+        return real(self, g)
+
+    monkeypatch.setattr(cls, "begin", begin)
+    ended: list[tuple[int, str, object]] = []
+    with open_target(dev, destroy_data=dev) as t:
+        with interrupts.handled(), pytest.raises((Interrupted, KeyboardInterrupt)):
+            runner._run_item(t, steps(), 0, lambda i, p: None, lambda i, r, st: ended.append((i, st, r)))
+    (g,) = fired
+    assert [(i, st) for i, st, _ in ended] == [(i, "complete") for i in range(g)] + [(g, "partial")]
+    assert ended[g][2] is not None and ended[g][2].phase.name == steps()[g].name

@@ -202,7 +202,10 @@ class Batch:
         g = self.latest
         if g < 0 or not self.last:
             return None
-        self.end(g, self.last[g], complete=False)
+        # the stop is being handled: a step that started after the last live report begins
+        # here, which is no new phase for the stop to cut off (its data would be lost)
+        with interrupts.shielded():
+            self.end(g, self.last[g], complete=False)
         return self.results[g]
 
 
