@@ -9,13 +9,17 @@ import json
 import pytest
 
 from clirun import cli
+from drives import SMALL, set_flags
+
+# one worker makes the two runs once and reads them in every test
+pytestmark = pytest.mark.xdist_group("run-ids")
 
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory):
     path = tmp_path_factory.mktemp("ids") / "r.sqlite"
     for _ in range(2):
-        cli("run", "idle", "--drive", "sim:sn520-128", "--seconds", "1", "--db", str(path), check=True)
+        cli("run", "fill", "--drive", "sim:tlc-256", *set_flags(SMALL), "--db", str(path), check=True)
     return str(path)
 
 
