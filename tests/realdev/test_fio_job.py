@@ -163,7 +163,8 @@ def test_the_engine_probe_leaves_no_fio_behind_when_ssdlab_is_killed(tmp_path):
     fake.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 60\n")
     fake.chmod(0o755)
     probe = subprocess.Popen([sys.executable, "-c", "from ssdlab.targets.fio.jobs import _probe_engine; "
-                              f"_probe_engine({str(fake)!r})"])
+                              f"_probe_engine({str(fake)!r})"],
+                             env={**os.environ, "TMPDIR": str(tmp_path)})  # the killed probe's directory stays here
     deadline = time.monotonic() + 30
     while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
         time.sleep(0.05)
