@@ -409,9 +409,8 @@ def partial_metrics(store: Store, run: dict) -> None:
     if not test.partial_metrics:
         return
     a = run.get("args") or {}
-    try:
-        opts = Options(spare=float(a.get("spare") or 0.0), repeat=int(a.get("repeat") or 5),
-                       seconds=a.get("seconds"), interval=a.get("interval"))
+    try:  # the options the run was given; the others at their defaults
+        opts = Options(**{k: a[k] for k in ("spare", "repeat", "seconds", "interval") if a.get(k) is not None})
     except (TypeError, ValueError):
         opts = Options()
     for d in run["drives"]:

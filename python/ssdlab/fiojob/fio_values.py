@@ -18,6 +18,7 @@ import re
 
 from ..fioformat.fields import SYNC_ENGINES
 from . import FioJobError
+from . import engines as E
 from . import options as O
 
 LOG_AVG_MAX = 2**32 - 1  # fio's log_avg_msec is an unsigned int
@@ -113,8 +114,7 @@ def sync_depth(o: dict, notes: list[str]) -> None:
     (unless io_submit_mode=offload, whose submit threads each hold one)."""
     if "iodepth" not in o:
         return
-    given = "ioengine" in o
-    engine = o["ioengine"][0].strip().split(":")[0].lower() if given else "psync"
+    given, engine = "ioengine" in o, E.engine(o)
     offload = o.get("io_submit_mode", ("inline", ""))[0].strip().lower() == "offload"
     v, where = o["iodepth"]
     if engine not in SYNC_ENGINES or offload or O.integer(v, "iodepth", where, 1, 65536) <= 1:
