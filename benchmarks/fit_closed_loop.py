@@ -5,7 +5,7 @@ area) runs the fingerprint at its defaults; `ssdlab fit` sees that run alone (th
 parameter space, the class the evidence suggests); twin and hidden drive then run the 2000 s
 consistency test, CrystalDiskMark (quick), the idle test and a PCMark 8 trace, and every
 figure must agree within 10 %. Prints a table per drive and the totals; --results keeps each
-drive's measurements (merged into the file), --update-docs writes the section of docs/fit.md
+drive's measurements (merged into the file), --update-docs writes the section of docs/fit-closed-loops.md
 from them (--docs-only: without running anything).
 
     python benchmarks/fit_closed_loop.py [--drive bg4-128] [--trials 400] [--seed 1]
@@ -34,11 +34,11 @@ HELD = {"consistency": [],
         "idle": [],
         "trace": ["--trace", "builtin:pcmark8-photoshop-light-like", "--state", "full"]}
 # the consistency test's 1 % low is a few seconds' stalls of its 2000: one run of the hidden
-# mx100-256 gives 5691, 7356, 6185, 6598 or 7070 by its seed (docs/fit.md), and the idle test's
+# mx100-256 gives 5691, 7356, 6185, 6598 or 7070 by its seed (docs/fit-closed-loops.md), and the idle test's
 # reads after 300 s of random writes move by up to 6 % between seeds of one drive (mx100-256's
 # twin: 353, 374, 375 MB/s after idle), so their figures are each drive's mean over these seeds
 SEEDS = {"consistency": (42, 1, 2, 3, 4), "idle": (42, 1, 2, 3, 4)}
-HEADING = "### Closed loop"
+HEADING = "## Closed loop"
 
 
 def size_text(sc: dict | None) -> str:
@@ -123,7 +123,7 @@ def main() -> int:
     ap.add_argument("--jobs", default=None)
     ap.add_argument("--minutes", default=None, help="bound each fit's time (ssdlab fit --minutes)")
     ap.add_argument("--results", type=Path, help="merge each drive's measurements into this JSON file")
-    ap.add_argument("--update-docs", action="store_true", help="write the section of docs/fit.md (needs --results)")
+    ap.add_argument("--update-docs", action="store_true", help="write the section of docs/fit-closed-loops.md (needs --results)")
     ap.add_argument("--docs-only", action="store_true", help="write the section from --results, run nothing")
     ap.add_argument("--held", action="append", choices=list(HELD),
                     help="run this held-out test again on each --results twin (its profile kept there), no fit")
@@ -161,7 +161,7 @@ def main() -> int:
         ok &= loop.passed
     if a.update_docs or a.docs_only:
         saved = json.loads(a.results.read_text())
-        replace(ROOT / "docs" / "fit.md", section({d: saved[d] for d in KINDS if d in saved}
+        replace(ROOT / "docs" / "fit-closed-loops.md", section({d: saved[d] for d in KINDS if d in saved}
                                                   | {d: x for d, x in saved.items() if d not in KINDS}))
     return 0 if ok else 1
 

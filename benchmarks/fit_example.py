@@ -1,9 +1,9 @@
-"""The worked example of docs/fit.md: a 256 GB drive (the generic TLC class, sim:tlc-256, with
+"""The worked example of docs/fit-example.md: a 256 GB drive (the generic TLC class, sim:tlc-256, with
 its times, SLC cache and spare area changed as benchmarks/fit_speed.py changes them: a drive
 whose values the fit does not know) runs the fingerprint at its defaults; `ssdlab fit` sees
 that run alone (default trials, cross-validation on). Prints the commands as a user types
 them, what they print (abridged), the parameter table against the hidden values and the
-cross-validation table; --update-docs writes that section into docs/fit.md.
+cross-validation table; --update-docs writes that section into docs/fit-example.md.
 
     python benchmarks/fit_example.py [--trials 400] [--seed 2] [--update-docs]
 """
@@ -36,7 +36,7 @@ from docsection import load, num, replace  # noqa: E402
 
 from ssdlab.cli.fit import show  # noqa: E402
 
-HEADING = "## A worked example"
+HEADING = "## The fingerprint, the fit and the twin"
 
 
 def cpu() -> float:
@@ -141,7 +141,7 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=400)
     ap.add_argument("--minutes", type=float, help="bound the fit's time (ssdlab fit --minutes)")
     ap.add_argument("--seed", type=int, default=2, help="the hidden drive's perturbation")
-    ap.add_argument("--update-docs", action="store_true", help="write the section into docs/fit.md")
+    ap.add_argument("--update-docs", action="store_true", help="write the section into docs/fit-example.md")
     ap.add_argument("--save", type=Path, help="keep the measurements in this JSON file")
     ap.add_argument("--load", type=Path, help="write the section from a --save file instead of measuring")
     a = ap.parse_args()
@@ -155,7 +155,7 @@ def main() -> int:
     print(text)
     print(f"fit: {m['fit_wall']:.0f} s wall, {m['fit_cpu']:.0f} s CPU; {m['load']} at its start, {m['load_end']} at its end")
     if a.update_docs:
-        replace(ROOT / "docs" / "fit.md", text)
+        replace(ROOT / "docs" / "fit-example.md", text)
     return 0
 
 
