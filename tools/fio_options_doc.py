@@ -30,7 +30,7 @@ def _item(text: str, indent: int) -> list[str]:
 
 def block() -> str:
     lines = [BEGIN]
-    lines += _item("Given fio's meaning (methodology.md \"fio\"): " + _codes(O.COMPILED) + ".", 2)
+    lines += _item("Given fio's meaning (docs/methodology-fio.md): " + _codes(O.COMPILED) + ".", 2)
     lines += _item("fio's other names for them are read as the names above: "
                    + ", ".join(f"`{a}` (`{c}`)" for a, c in sorted(O.ALIASES.items()) if a != c) + ".", 2)
     lines += _item("Accepted with one note (`ssdlab: note: accepted with no effect on a simulated "

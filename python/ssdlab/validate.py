@@ -299,7 +299,7 @@ def markdown(doc: dict) -> str:
         "Error: (simulated - published) / published; for a range, 0 inside it, else the",
         "distance to the nearest bound. How each profile was built (and which parameters are",
         "fitted to which figure) is in docs/profiles.md. The figures are in",
-        "python/ssdlab/calibration/figures/<drive>.toml, one file per drive (format: docs/fit.md,",
+        "python/ssdlab/calibration/figures/<drive>.toml, one file per drive (format: docs/fit-evidence.md,",
         "\"Figures files\").",
         "",
         f"**{doc['passed']} of {doc['total']} figures pass, {doc['failed']} fail.**",

@@ -53,7 +53,7 @@ MIXES = {
     "randrw-70": ("[a]\nrw=randrw\nrwmixread=70\nbs=4k\nsize=64m\n", None),
     "rw-rwmixwrite": ("[a]\nrw=rw\nrwmixwrite=25\nbs=4k\nsize=64m\n", None),
     # mixed block sizes without the random map (with it, fio ends such a job once no free
-    # run of the larger size is left, before its size: docs/methodology.md)
+    # run of the larger size is left, before its size: docs/methodology-fio.md)
     "bs-per-direction": ("[a]\nrw=randrw\nbs=4k,64k\nsize=256m\nnorandommap\n", None),
     "bssplit": ("[a]\nrw=randwrite\nbssplit=4k/50:16k/30:64k/20\nsize=256m\nnorandommap\n", 0.03),
     "bsrange": ("[a]\nrw=randread\nbsrange=4k-16k\nsize=256m\nnorandommap\n", 0.03),

@@ -160,7 +160,7 @@ def test_a_smaller_drive_frees_its_share_of_blocks_when_idle():
 
 
 def test_the_sata_mlc_class_searches_how_full_a_block_idle_gc_may_take():
-    """The m4's HD Tach full and idle writes move with it (docs/profiles.md): the class
+    """The m4's HD Tach full and idle writes move with it (docs/profiles-sata.md): the class
     starts at the simulator's default and a trial's value reaches the profile."""
     st = S.start("mx100-256", {})
     q = next(q for q in st.params if q.key == "ftl.idle_gc_max_valid_pct")

@@ -116,7 +116,7 @@ def test_nobody_and_another_network_can_neither_run_a_command_nor_write(sshhost,
 
 
 def test_a_key_restricted_to_the_agent_runs_tests_and_nothing_else(sshhost, loops, tmp_path):
-    """authorized_keys `restrict,command="ssdlab agent --drives /dev/X"` (docs/real-drives.md
+    """authorized_keys `restrict,command="ssdlab agent --drives /dev/X"` (docs/real-drives-remote.md
     "Security model"): sshd runs the agent whatever is asked, and the agent tests the
     drives its command line lists and nothing else, whatever the client consents to."""
     dev, _ = loops.make(SIZE)

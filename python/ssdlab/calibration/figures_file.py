@@ -1,7 +1,7 @@
 """A figures file (TOML): a drive's published figures, each with the test that measures it,
 what it reads (a metric of the test, or a derived measure registered in measures.py), the
-run's conditions, the published value or range, its tolerance and source (docs/fit.md,
-"Figures files"). `ssdlab validate` checks the built-in profiles against calibration/figures/
+run's conditions, the published value or range, its tolerance and source
+(docs/fit-evidence.md, "Figures files"). `ssdlab validate` checks the built-in profiles against calibration/figures/
 <drive>.toml; `ssdlab fit --figures FILE` fits a twin to such a file.
 
 What a figure reads is a node: `metric = "peak_mbps"` (the test's metric), `measure = "NAME"`

@@ -101,7 +101,7 @@ class Bar:
 
 def fit_cmd(
     runs: Optional[str] = typer.Option(None, "--runs", help="the drive's runs in the store, e.g. 12,13 (the fingerprint first: ssdlab run fingerprint; -1: the latest run)"),
-    figures: Optional[Path] = typer.Option(None, "--figures", help="a figures file (TOML, docs/fit.md): a review's or a spec sheet's figures"),
+    figures: Optional[Path] = typer.Option(None, "--figures", help="a figures file (TOML, docs/fit-evidence.md): a review's or a spec sheet's figures"),
     out: Path = typer.Option(..., "--out", help="the twin's profile TOML (use it as --drive sim:./twin.toml)"),
     report_dir: Optional[Path] = typer.Option(None, "-o", "--report", help="write the fit report (HTML + PNG) here"),
     trials: int = typer.Option(400, "--trials", min=1, help="trials of the search (a cross-validation fold's: --crossval-trials)"),

@@ -17,7 +17,7 @@ from .errors import EXIT_USER
 GONE = ("`ssdlab fio-server` is gone: fio's server runs any job anyone who reaches its port "
         "sends it (as root), so ssdlab serves nothing; on the machine that runs the tests, use "
         "`ssdlab run TEST --drive THISHOST:/dev/X`, which reaches this host over ssh with your "
-        "own keys (docs/real-drives.md)")
+        "own keys (docs/real-drives-remote.md)")
 
 
 def fio_server_cmd(ctx: typer.Context) -> None:
@@ -32,7 +32,7 @@ def agent_cmd(
 ) -> None:
     """The drive host's half of `--drive HOST:/dev/X`: ssdlab runs it over ssh and talks
     to it on stdin and stdout. Not for use by hand. It tests only the drives this host
-    lists (--drives, /etc/ssdlab/agent.toml): docs/real-drives.md "Security model"."""
+    lists (--drives, /etc/ssdlab/agent.toml): docs/real-drives-remote.md "Security model"."""
     from ..targets.remote.allowlist import AllowList, BadList
 
     try:

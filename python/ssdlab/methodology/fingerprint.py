@@ -1,5 +1,5 @@
 """The fingerprint battery: the shortest sequence of phases that shows what a drive's
-simulated twin needs (`ssdlab fit`, docs/fit.md), each phase aimed at a few parameters:
+simulated twin needs (`ssdlab fit`, docs/fit-fingerprint.md), each phase aimed at a few parameters:
 
 - purge, then 4 KiB random reads of the purged (unmapped) area at QD1 and QD32: the drive
   answers them from its mapping table without touching flash, so they show the host path
@@ -32,7 +32,7 @@ simulated twin needs (`ssdlab fit`, docs/fit.md), each phase aimed at a few para
   several times on a drive with little spare area (u near 1), far less with much, whatever
   its program time or GC speed, which scale both levels alike. The stretch alone is matched
   by a small spare area with fast GC as well as by a large one with slow GC; the gain mostly
-  is not (docs/fit.md: where GC's own speed bounds both levels, not always).
+  is not (docs/fit-fingerprint.md: where GC's own speed bounds both levels, not always).
 
 The phases are given as shares of the written area (bytes written / area) with seconds as
 caps (a real drive's time); `plan_of` reads those shares back from a stored run, so `ssdlab

@@ -55,7 +55,7 @@ class TraceFlags(TestOptions):
     cli = (
         CliOption("trace", "--trace", Optional[Path], None,
                   "trace: the trace file to replay, or builtin:NAME[@SCALE], a generated workload: "
-                  "destroyer-like, pcmark8-photoshop-heavy-like, ... (docs/methodology.md)"),
+                  "destroyer-like, pcmark8-photoshop-heavy-like, ... (docs/methodology-trace.md)"),
         CliOption("trace_format", "--format", Optional[str], None,
                   "trace: fio, fio-v2, fio-v3, blkparse, msr or csv (default: detected)"),
         CliOption("speed", "--speed", float, 1.0, "trace: replay X times as fast as recorded (0.001 to 1e6)"),
@@ -143,7 +143,7 @@ APP_SCALE_PER_GB = 0.01 / 256
 
 def application_workload(capacity: int) -> TraceOptions:
     """The destroyer-like workload on the empty and the full drive, scaled to the (smallest)
-    drive, closed loop at its queue depth (docs/methodology.md "trace")."""
+    drive, closed loop at its queue depth (docs/methodology-trace.md)."""
     scale = float(f"{APP_SCALE_PER_GB * capacity / 1e9:.3g}")
     return TraceOptions(Replay(trace=f"builtin:{APP_WORKLOAD}@{scale:g}"), state="both")
 

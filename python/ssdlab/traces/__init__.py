@@ -3,7 +3,7 @@
 `load(path, fmt=None)` detects the format when none is given (and says which it used in
 `IoStream.format`); every problem is a TraceError (a ValueError) of one line naming the
 file, the line and the fix. Units per format are in each parser's docstring and in
-docs/methodology.md.
+docs/methodology-trace.md.
 """
 
 from __future__ import annotations

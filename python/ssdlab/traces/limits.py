@@ -1,5 +1,5 @@
 """What a trace may hold, checked as it is read so that no input exhausts memory or time;
-each limit is named in the error that enforces it (docs/methodology.md, "Trace replay").
+each limit is named in the error that enforces it (docs/methodology-trace.md).
 
 - a line: at most MAX_LINE_CHARS characters (a trace line is about 100);
 - the text read, after gzip: at most MAX_TEXT_BYTES (a gzip bomb stops there);

@@ -32,7 +32,7 @@ pub fn check_against(p: &Profile, have: u64, what: &str) -> Result<(), ProfileEr
 }
 
 /// Bytes the simulator's tables take for this profile (about 8 B per 4 KiB of raw
-/// NAND, docs/performance.md): L2P and P2L (4 B per slot), the valid bitmap, the
+/// NAND, docs/performance-memory.md): L2P and P2L (4 B per slot), the valid bitmap, the
 /// per-block lists and counters, GC buckets and the mapping cache's page table.
 pub fn table_bytes(p: &Profile) -> u64 {
     let g = Geometry::from_profile(p);

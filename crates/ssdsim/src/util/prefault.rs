@@ -1,7 +1,7 @@
 //! Paging in a drive's tables ahead of a pass that will write them all, on a thread of its
 //! own. The tables come from the OS untouched (mapping.rs `table`), and the kernel zeroes
 //! each page at its first write, in the simulator's thread: seconds per GB where a VM's
-//! host has to supply the memory again (docs/performance.md).
+//! host has to supply the memory again (docs/performance-jobs.md).
 //! `madvise(MADV_POPULATE_WRITE)` makes the pages present and writable without changing
 //! what they hold, so a helper thread can take that cost on another core while the
 //! simulation writes the same tables: nothing the simulation computes changes, only where

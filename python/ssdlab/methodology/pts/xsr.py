@@ -10,7 +10,7 @@ minutes, steady too; analysis/pts_steady.py `settle`): a slow ramp passes the ru
 by minute long before it reaches its level.
 
 ssdlab ends each group also once it has written CAPACITIES x the user capacity (see
-docs/methodology.md): a drive rewritten that often has long reached the group's state."""
+docs/methodology-pts.md): a drive rewritten that often has long reached the group's state."""
 
 from __future__ import annotations
 

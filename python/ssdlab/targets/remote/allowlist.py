@@ -35,7 +35,7 @@ from ..spec import FILE_MIN, listed, listed_with_size
 
 CONFIG = "/etc/ssdlab/agent.toml"
 HOW = ("the drive host's owner lists the drives its agent may test in "
-       f"`ssdlab agent --drives ...` (authorized_keys' command=) or in {CONFIG} (docs/real-drives.md)")
+       f"`ssdlab agent --drives ...` (authorized_keys' command=) or in {CONFIG} (docs/real-drives-remote.md)")
 
 
 class BadList(ValueError):

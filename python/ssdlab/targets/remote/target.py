@@ -1,6 +1,6 @@
 """A drive on another host: `--drive HOST:/dev/nvme1n1`, `user@HOST:/dev/X`,
 `HOST:PORT:/dev/X` (PORT: ssh's), `[IPv6]:/dev/X`, or a file there, `HOST:/srv/t.bin:8G`
-(docs/real-drives.md "Drives on other hosts").
+(docs/real-drives-remote.md).
 
 ssdlab reaches HOST over ssh with the user's own keys and accounts (remote/ssh.py) and runs
 `ssdlab agent` there (remote/agent.py): that host's local target, with every check of
