@@ -203,8 +203,12 @@ class LocalFile(Transport):
         except safe_path.UnsafePath as e:
             raise safety.UnsafeTarget(str(e)) from None
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
                 raise safety.UnsafeTarget(f"refusing {self.spec}: {self.dev} is not a regular file")
+            why = safety.other_names(st, self.dev)  # a link made since the check
+            if why:
+                raise safety.UnsafeTarget(f"refusing {self.spec}: {why}")
             os.ftruncate(fd, self.capacity)
             if not exists:
                 safety.mark_ours(fd)
