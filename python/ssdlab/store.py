@@ -5,8 +5,9 @@ can write at once. Every write is its own short transaction, so a phase is on di
 soon as it finishes. The schema is documented in docs/results.md.
 
 Reading never creates or changes a store (a mistyped --db is an error, a store on
-read-only media or of another user is read as it is); a damaged store is named with how to recover it. A
-run records the process that writes it, so a run whose process is gone reads as `stale`.
+read-only media or of another user is read as it is: store_reading.py); a damaged store
+is named with how to recover it. A run records the process that writes it, so a run
+whose process is gone reads as `stale`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from . import METHODOLOGY_VERSION, __version__, safe_path
+from . import METHODOLOGY_VERSION, __version__, safe_path, store_reading
 from .errors import printable
 from .phase import Identity, PhaseResult
 from .store_schema import RUN_COLUMNS_ADDED, SCHEMA, SCHEMA_VERSION, STATUSES
@@ -171,6 +172,7 @@ class Store:
     def __init__(self, path: str | Path | None = None, create: bool = True):
         self.path = Path(path) if path is not None else default_path()
         self.read_only = False
+        self._hold: int | None = None  # the reader lock on another user's store (store_reading.py)
         # SQLite follows links to the store (not to its -wal, -shm and -journal files):
         # never another user's, nor one to a missing file; opened by its real path
         what = f"results store {self.path}"
@@ -200,13 +202,14 @@ class Store:
                                                      "change what is stored or swap it for a link; use a store of your own")
         except safe_path.UnsafePath as e:
             raise StoreError(str(e) if e.refusal else f"cannot open {what}: {e.reason}") from None
+        opened = False
         try:
             if create:
                 self.db = self._connect(f"file:{self._uri_path}?mode=rwc")
             elif os.stat(self.real).st_uid != os.geteuid():
                 self.db = self._open_theirs()
             else:
-                self.db = self._open_for_reading()
+                self.db, self.read_only = store_reading.open_own(self._connect, self._uri_path)
             self._check_ours()  # before the journal mode is set: another program's file is left as it is
             if not self.read_only:
                 try:
@@ -221,6 +224,7 @@ class Store:
             if not self.read_only:
                 self.db.execute("PRAGMA foreign_keys = ON")
                 self._schema(create)
+            opened = True
         except sqlite3.OperationalError as e:
             if create and self.path.parent.is_dir() and not os.access(self.path.parent, os.W_OK):
                 raise StoreError(f"results store {self.path} is not writable (read-only filesystem or "
@@ -230,28 +234,21 @@ class Store:
             raise StoreError(damage_hint(self.path, e)) from None
         except OSError as e:
             raise StoreError(f"cannot open results store {self.path}: {e}") from None
-
-    def _open_for_reading(self) -> sqlite3.Connection:
-        """Read-write when possible (a reader may checkpoint the WAL); else read-only; else,
-        on read-only media where SQLite cannot make its -shm file, as an immutable file."""
-        try:
-            return self._connect(f"file:{self._uri_path}?mode=rw")
-        except sqlite3.OperationalError:
-            self.read_only = True
-        try:
-            return self._connect(f"file:{self._uri_path}?mode=ro")
-        except sqlite3.OperationalError:
-            return self._connect(f"file:{self._uri_path}?mode=ro&immutable=1")
+        finally:
+            if not opened and self._hold is not None:  # refused after all: let go of it
+                self.close()
 
     def _open_theirs(self) -> sqlite3.Connection:
-        """Another user's store, read without writing a byte or making a file there: with
-        its owner's -wal and -shm (both there), read-only, the -shm too; else as an
-        immutable file (SQLite would make the missing ones, even read-only)."""
+        """Another user's store, read without writing a byte or making a file beside it
+        (store_reading.py); the reader lock it holds meanwhile is let go of by close()."""
         self.read_only = True
-        if all(os.path.isfile(f"{self.real}-{x}") for x in ("wal", "shm")):
-            with contextlib.suppress(sqlite3.OperationalError):
-                return self._connect(f"file:{self._uri_path}?mode=ro&readonly_shm=1")
-        return self._connect(f"file:{self._uri_path}?mode=ro&immutable=1")
+        try:
+            db, self._hold = store_reading.open_theirs(self.real, self._connect, self._uri_path,
+                                                       BUSY_TIMEOUT_MS / 1000)
+        except store_reading.Busy:
+            raise StoreError(f"results store {self.path} is held exclusively by a program of its owner "
+                             f"for more than {BUSY_TIMEOUT_MS // 1000} s; try again later") from None
+        return db
 
     @property
     def _uri_path(self) -> str:
@@ -313,6 +310,9 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+        if self._hold is not None:  # the reader lock on another user's store, after its connection
+            os.close(self._hold)
+            self._hold = None
 
     @staticmethod
     def _retry(fn, attempts: int = 50):

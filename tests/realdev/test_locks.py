@@ -102,7 +102,8 @@ def test_file_target_never_follows_a_symlink_planted_after_its_check(lockdir, tm
 def test_one_file_under_two_names_is_one_drive(tmp_path):
     """A hard link names the same file: a run through it is refused while another run
     holds the file, whether that run created the file or found it, and one run given both
-    names is refused as a drive given twice."""
+    names is refused as a drive given twice. (The holder writes it while it has one name:
+    a file with two is never written, test_hard_links.py.)"""
     import clirun
 
     from ssdlab.targets import open_target
@@ -111,18 +112,19 @@ def test_one_file_under_two_names_is_one_drive(tmp_path):
     code = ("import sys, time; from ssdlab.targets import open_target; "
             "t = open_target(f'file:{sys.argv[1]}:1M'); t.allow_writes(); "
             "print('held', flush=True); time.sleep(120)")
-    for new in (True, False):  # the holder creates a.bin, then finds it
+    for _ in ("created", "found"):  # the holder creates a.bin, then finds it
         p = subprocess.Popen([sys.executable, "-c", code, str(a)], stdout=subprocess.PIPE, text=True)
         try:
             assert p.stdout.readline().strip() == "held"
-            if new:
-                os.link(a, b)
+            os.link(a, b)
             for name in (b, a):
                 with pytest.raises(safety.DeviceLocked, match=f"another ssdlab run \\(pid {p.pid}\\)"):
                     open_target(f"file:{name}:1M")
         finally:
             p.kill()
             p.wait()
+        os.unlink(b)
+    os.link(a, b)
     r = clirun.cli("run", "fill", "--drive", f"file:{a}:1M", "--drive", f"file:{b}:1M", "--plan")
     assert r.returncode == 2 and "the same drive" in r.stderr and r.stderr.count("\n") == 1, r.stderr
 

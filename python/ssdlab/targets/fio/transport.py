@@ -78,7 +78,8 @@ class Transport:
 
 class LocalBlock(Transport):
     """A block device of this host: written only with --destroy-data naming it, and held
-    with O_EXCL while the run writes (no mount or other exclusive user meanwhile)."""
+    with O_EXCL while the run writes (no mount or other exclusive user meanwhile) and its
+    lock exclusive (no run of another user reads it meanwhile: guard/device_lock.py)."""
 
     kind = "block"
 
@@ -97,9 +98,11 @@ class LocalBlock(Transport):
         self.dev = self.info["dev"]
         self.telemetry = Telemetry(self.dev, "file" if plan else self.info.get("kind", "file"))
         self._excl_fd: int | None = None
+        self._lock: locks.BlockLock | None = None
 
     def lock(self) -> locks.DeviceLock:
-        return locks.lock_for_block(self.dev)
+        self._lock = locks.lock_for_block(self.dev)
+        return self._lock
 
     def identity(self, extra: dict[str, Any]) -> Identity:
         return Identity(kind="block", model=self.info.get("model") or self.info["name"],
@@ -111,6 +114,9 @@ class LocalBlock(Transport):
 
     def claim_writes(self, destroy_data: str | None) -> None:
         self.check_writes(destroy_data)
+        if self._lock is None:
+            raise safety.UnsafeTarget(f"refusing {self.path}: the drive is not locked (opened to plan only)")
+        self._lock.for_writing()  # no run of any user reads it meanwhile
         self._excl_fd = safety.open_exclusive(self.dev)
 
     def plan_header(self) -> list[str]:
@@ -197,8 +203,12 @@ class LocalFile(Transport):
         except safe_path.UnsafePath as e:
             raise safety.UnsafeTarget(str(e)) from None
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
                 raise safety.UnsafeTarget(f"refusing {self.spec}: {self.dev} is not a regular file")
+            why = safety.other_names(st, self.dev)  # a link made since the check
+            if why:
+                raise safety.UnsafeTarget(f"refusing {self.spec}: {why}")
             os.ftruncate(fd, self.capacity)
             if not exists:
                 safety.mark_ours(fd)

@@ -1,6 +1,7 @@
-"""One ssdlab run at a time per device (or file): an flock on a lock file named after the
-device number (or the file's inode: its real path while it does not exist yet),
-holding the owner's pid.
+"""One ssdlab run of each user at a time per device (or file): an flock on a lock file
+named after the device number (or the file's inode: its real path while it does not
+exist yet), holding the owner's pid. A block device is also locked on its own node, which
+every user's runs see (device_lock.py: shared while a run reads, exclusive once it writes).
 
 The lock files live in a directory only their owner can write: /run/ssdlab (root, 0700)
 for root, $XDG_RUNTIME_DIR/ssdlab or /tmp/ssdlab-UID (0700) for other users. Nobody else
@@ -25,6 +26,7 @@ import time
 from pathlib import Path
 
 from ... import safe_path
+from .device_lock import NodeLock
 from .safety import DeviceLocked, UnsafeTarget
 
 _HELD: dict[str, str] = {}  # key -> label, locks this process holds
@@ -239,8 +241,34 @@ def drive_key(kind: str, path: str) -> str:
     return f"dev:{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
 
 
-def lock_for_block(path: str) -> DeviceLock:
-    return DeviceLock(drive_key("block", path), path)
+class BlockLock(DeviceLock):
+    """A block device's: this user's lock file, then the device's own lock, shared
+    (device_lock.py); `for_writing` makes that one exclusive."""
+
+    def __init__(self, path: str):
+        super().__init__(drive_key("block", path), path)
+        self.node = NodeLock(path, path)
+
+    def acquire(self) -> "BlockLock":
+        super().acquire()
+        try:
+            self.node.acquire()
+        except BaseException:
+            super().release()
+            raise
+        return self
+
+    def for_writing(self) -> None:
+        """Refused (DeviceLocked) while another run of any user reads or writes it."""
+        self.node.exclusive()
+
+    def release(self) -> None:
+        self.node.release()
+        super().release()
+
+
+def lock_for_block(path: str) -> BlockLock:
+    return BlockLock(path)
 
 
 def lock_for_file(path: str) -> DeviceLock:

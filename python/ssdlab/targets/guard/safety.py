@@ -13,8 +13,9 @@ with consent, and never while something uses it.
   writing by another process or exclusively by anyone: stop that use first.
 A file target is written only inside its own file, never through another user's link
 (safe_path.py); an existing file with content that ssdlab did not create (for this user)
-needs `--destroy-data=PATH`, and a file a loop device is set up on is refused as the
-device would be.
+needs `--destroy-data=PATH`, and a file with another name (a hard link: writing it writes
+the other name's file too) or a loop device set up on it is refused whatever the flag
+says.
 Reading needs none of this. One run at a time per device: guard/locks.py.
 """
 
@@ -334,9 +335,10 @@ def backing_named(destroy_data: str | None, dev: BlockDev) -> str:
 def check_file_write(path: str, destroy_data: str | None, name: str | None = None) -> str:
     """A file target: a regular file (or a new one) in an existing directory, reached
     through no link of another user and kept in directories no one else can swap it in
-    (safe_path). An existing file must be this user's (or root's), and if it has content
-    that ssdlab did not create it needs --destroy-data=PATH. `name`: how messages call it
-    (default file:PATH). Returns the file's real path."""
+    (safe_path). An existing file must be this user's (or root's) with no other name (a
+    hard link), and if it has content that ssdlab did not create it needs
+    --destroy-data=PATH. `name`: how messages call it (default file:PATH). Returns the
+    file's real path."""
     name = name or f"file:{path}"
     try:
         real = safe_path.real(path, name)
@@ -352,14 +354,25 @@ def check_file_write(path: str, destroy_data: str | None, name: str | None = Non
     if st.st_uid not in safe_path.trusted_uids():
         raise UnsafeTarget(f"refusing {name}: {real} belongs to uid {st.st_uid}, another user (who could "
                            "replace it with a link while it is written); use a file of your own")
+    # refused whatever the flag says first (a loop device, swap, other names): the flag
+    # would not help
+    why = inuse.file_in_use(st) or other_names(st, real)
+    if why:
+        raise UnsafeTarget(f"refusing {name}: {why}")
     if st.st_size > 0 and not is_ours(real) and not names_file(destroy_data, real):
         raise UnsafeTarget(
             f"refusing {name}: the file exists with {st.st_size} bytes that ssdlab did "
             f"not write; pass --destroy-data={real} to overwrite it")
-    why = inuse.file_in_use(st)
-    if why:
-        raise UnsafeTarget(f"refusing {name}: {why}")
     return real
+
+
+def other_names(st: os.stat_result, real: str) -> str:
+    """Why the file `st` (at `real`) may not be written: it has other names (hard links),
+    whose files writing it would change too, another user's perhaps ("" when it has one)."""
+    if st.st_nlink <= 1:
+        return ""
+    return (f"{real} has {st.st_nlink} names (hard links): writing it writes the file of every other name "
+            "too; remove the other names, or give a copy of it (a file of its own)")
 
 
 def is_ours(path: str) -> bool:
