@@ -11,6 +11,7 @@ import hashlib
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -185,3 +186,39 @@ def test_a_user_who_may_not_read_the_device_is_refused_before_the_run(loops, sha
                          "--db", str(theirs / "r.sqlite"))
     one_line_error(r, f"refusing {dev}: cannot open {dev}: Permission denied", "read access")
     assert not (theirs / "r.sqlite").exists()
+
+
+def test_a_partition_and_its_disk_share_the_disks_lock(loops):
+    """udev and util-linux lock a partition on its disk's node: a run that writes a
+    partition keeps out runs on the disk and on its other partitions, and a run that reads
+    the disk keeps a partition's writer out (each had a node of its own)."""
+    dev, _ = loops.make(64 * MIB, None, "--partscan")
+    subprocess.run(["sfdisk", "-q", dev], input="label: gpt\n,24M\n,24M\n", text=True, check=True)
+    subprocess.run(["partx", "-u", dev], check=False)
+    made = []
+    for n in (1, 2):
+        part = f"{dev}p{n}"
+        if not os.path.exists(part):  # no udev here to make the nodes
+            maj, mi = Path(f"/sys/class/block/{os.path.basename(part)}/dev").read_text().split(":")
+            os.mknod(part, 0o600 | stat.S_IFBLK, os.makedev(int(maj), int(mi)))
+            made.append(part)
+    try:
+        p1 = device_lock.NodeLock(f"{dev}p1", f"{dev}p1").acquire()
+        assert p1.node == dev
+        p1.exclusive()
+        for other in (dev, f"{dev}p2"):
+            with pytest.raises(safety.DeviceLocked, match=f"pid {os.getpid()} .*is writing it"):
+                device_lock.NodeLock(other, other).acquire()
+        with pytest.raises(safety.DeviceLocked, match=f"or another partition of its disk {dev}"):
+            device_lock.NodeLock(f"{dev}p2", f"{dev}p2").acquire()
+        p1.release()
+        disk = device_lock.NodeLock(dev, dev).acquire()  # a reader of the whole disk
+        p2 = device_lock.NodeLock(f"{dev}p2", f"{dev}p2").acquire()  # readers share
+        with pytest.raises(safety.DeviceLocked, match="is reading it"):
+            p2.exclusive()
+        disk.release()
+        p2.exclusive()  # the disk's reader gone
+        p2.release()
+    finally:
+        for part in made:
+            os.unlink(part)

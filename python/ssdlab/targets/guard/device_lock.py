@@ -13,6 +13,12 @@ takes the shared lock when it opens the device and turns it exclusive when it is
 to write (guard/safety.py), before anything is written; a run that cannot is refused.
 Runs that only read may overlap, whoever runs them: neither changes a byte.
 
+A partition is locked on its disk's node, as udev and util-linux lock it (a partition's
+own node is not what they lock): a run on the disk and one on any of its partitions see
+each other, and a run that writes one partition keeps out runs on the disk's others too
+(it cannot tell which bytes they share with the disk; two partitions are rarely tested at
+once). A user who may open the partition but not its disk locks the partition's node.
+
 flock turns a shared lock into an exclusive one by letting go first: when another
 holder is in the way, the shared lock is gone too. It is taken again at once (the run is
 refused anyway); failing that, the run holds none, and is refused all the same.
@@ -39,8 +45,9 @@ _POLL_S = 0.02
 
 
 def node_of(path: str) -> str:
-    """The device's own node, /dev/NAME, when it is there and is the device `path` names;
-    else the path's real path (both through no other user's link)."""
+    """The node whose lock stands for the device `path` names: /dev/NAME of the device,
+    or of its disk for a partition (when this user may open it); else the path's real path
+    (all through no other user's link)."""
     try:
         real = safe_path.real(path)
         st = os.stat(real)
@@ -49,12 +56,46 @@ def node_of(path: str) -> str:
     if not stat.S_ISBLK(st.st_mode):
         raise UnsafeTarget(f"{path} is not a block device")
     sysdev = Path(f"/sys/dev/block/{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}")
-    node = f"/dev/{os.path.basename(os.path.realpath(sysdev))}" if sysdev.exists() else real
+    own = _node(sysdev, st.st_rdev) or real
+    if not (sysdev / "partition").exists():
+        return own
+    # a partition: its disk's node, which udev and util-linux lock for all of its
+    # partitions, so that a run on the disk and one on a partition see each other
+    disk = sysdev.resolve().parent
+    try:
+        maj, mi = (disk / "dev").read_text().split(":")
+    except (OSError, ValueError):
+        return own
+    whole = _node(disk, os.makedev(int(maj), int(mi)))
+    if whole is None:
+        return own
+    try:  # a user given the partition alone (a udev rule) locks what they may open
+        os.close(os.open(whole, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC))
+    except OSError:
+        return own
+    return whole
+
+
+def _own_node(path: str) -> str:
+    """/dev/NAME of the device itself (a partition's own node), for messages."""
+    try:
+        st = os.stat(safe_path.real(path))
+    except (safe_path.UnsafePath, OSError):
+        return path
+    sysdev = Path(f"/sys/dev/block/{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}")
+    return _node(sysdev, st.st_rdev) or path
+
+
+def _node(sysdev: Path, rdev: int) -> str | None:
+    """/dev/NAME of the device `sysdev` (/sys/...), when that node is the device."""
+    if not sysdev.exists():
+        return None
+    node = f"/dev/{sysdev.resolve().name}"
     try:
         nst = os.stat(node, follow_symlinks=False)
     except OSError:
-        return real
-    return node if stat.S_ISBLK(nst.st_mode) and nst.st_rdev == st.st_rdev else real
+        return None
+    return node if stat.S_ISBLK(nst.st_mode) and nst.st_rdev == rdev else None
 
 
 class NodeLock:
@@ -64,6 +105,7 @@ class NodeLock:
     def __init__(self, path: str, label: str):
         self.label = label
         self.node = node_of(path)
+        self.own = _own_node(path)
         self.fd: int | None = None
         self.mode = 0  # fcntl.LOCK_SH or LOCK_EX while held
 
@@ -123,6 +165,8 @@ class NodeLock:
         writers = [pid for pid, excl in held if excl]
         readers = [pid for pid, excl in held if not excl] if wanted == fcntl.LOCK_EX else []
         how = "is writing it" if writers or not readers else "is reading it"
+        if self.node != self.own:
+            how += f" or another partition of its disk {self.node}"
         pid = (writers or readers or [0])[0]
         who = describe(pid) if pid else "another program"
         return (f"refusing {self.label}: {who} {how} (it holds the device's lock, as every ssdlab run does); "
