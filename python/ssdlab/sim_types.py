@@ -128,6 +128,11 @@ class FioJobSpec(TypedDict):
     sync_issue: NotRequired[ReadOnly[str | None]]
     sync_blocks: NotRequired[ReadOnly[int | None]]
     sync_kind: NotRequired[ReadOnly[str | None]]
+    range_blocks: NotRequired[ReadOnly[int | None]]
+    range_flush: NotRequired[ReadOnly[bool | None]]
+    end_sync: NotRequired[ReadOnly[bool | None]]
+    close_sync: NotRequired[ReadOnly[bool | None]]
+    null_batch: NotRequired[ReadOnly[int | None]]
 
 
 # -- the resolved profile (`Drive.profile()`: every field of ssdsim::Profile, serde) ---------
@@ -485,7 +490,8 @@ class FioJobOut(TypedDict):
     zone_resets: int
     rate_min_failed: NotRequired[tuple[int, int, bool]]  # (direction, rate, is IOPS): rate_min not met
     lat_buckets: list[int]
-    sync: FioLat  # fio's syncs (fsync=N, fdatasync=N): their latencies
+    sync: FioLat  # fio's syncs (fsync=N, fdatasync=N, sync_file_range=FLAGS:N): their latencies
+    sync_ranges: int  # how many of them were sync_file_ranges
     depths: FioDepths
     log: FioLog
     hist_log: list[tuple[int, int, int, list[int], list[int]]]  # (t ms, dir, bs, bin indices, counts)

@@ -1,10 +1,12 @@
 """Trims and syncs as fio 3.33's engines issue them, in virtual time: libaio, io_uring and
 io_uring_cmd do a trim in the call that issues it (alongside the job's I/Os in flight) and the
 job issues nothing until it returns; posixaio does it once the job's I/Os in flight have
-completed; the null engine queues it as any I/O. fsync=N / fdatasync=N: a sync (a flush of
-the drive) before the I/O after every Nth write, in the call on libaio and the synchronous
-engines, queued on the others; counted as fio counts them (its depths, its JSON's sync).
-(tests/realdev/test_fio_trim_parity.py: against fio on a loop device.)"""
+completed; the null engine queues it as any I/O, in its batches (iodepth_batch_submit at a
+time, reaped whole before the next). fsync=N / fdatasync=N: a sync (a flush of the drive)
+before the I/O after every Nth write, in the call on libaio and the synchronous engines,
+queued on the others; counted as fio counts them (its depths, its JSON's sync).
+(tests/realdev/test_fio_trim_parity.py: against fio on a loop device; test_end_sync.py:
+end_fsync, fsync_on_close, sync_file_range.)"""
 
 from __future__ import annotations
 
@@ -35,9 +37,10 @@ def test_a_trim_only_job_runs_at_depth_1_on_an_engine_that_trims_in_the_call(tmp
     assert (j["end_s"] - j["start_s"]) * 1e9 == pytest.approx(lat["ios"] * lat["mean_ns"], rel=0.01)
 
 
-def test_the_null_engine_queues_its_trims(tmp_path):
-    j = _job(tmp_path, "null", "randtrim")
-    assert _levels(j)[3] > 0.99  # depth 8
+def test_the_null_engine_queues_its_trims_in_its_batches(tmp_path):
+    # fio: 100 % at 1 (one I/O a batch, fio's default), 100 % at 8 with iodepth_batch=8
+    assert _levels(_job(tmp_path, "null", "randtrim"))[0] == 1.0
+    assert _levels(_job(tmp_path, "null", "randtrim", "iodepth_batch=8\n"))[3] == 1.0
 
 
 @pytest.mark.parametrize("rw", ["trimwrite", "randtrimwrite"])
@@ -50,7 +53,7 @@ def test_libaio_trims_join_the_writes_in_flight_posixaio_waits_for_them(tmp_path
     assert _levels(aio)[0] < 0.01
     assert _levels(posix)[0] == 1.0  # fio: 100 % at 1
     # neither queues a trim behind others: the job takes longer than with queued trims
-    queued = _job(tmp_path, "null", rw)
+    queued = _job(tmp_path, "null", rw, "iodepth_batch=8\n")
     assert min(aio["end_s"], posix["end_s"]) > queued["end_s"]
 
 
@@ -80,6 +83,32 @@ def test_syncs_as_fio_counts_them(tmp_path, body):
     assert sj["sync"]["lat_ns"]["N"] == fj["sync"]["lat_ns"]["N"]
     assert sj["iodepth_level"] == fj["iodepth_level"]  # fio counts its syncs there: over 100 %
     assert set(sj["sync"]["lat_ns"]) == set(fj["sync"]["lat_ns"])
+
+
+@pytest.mark.parametrize("body", [
+    # fio: 2046 syncs, 149.951172 % at depth 1: the null engine takes one I/O at a time, and
+    # the job takes the I/O after a sync point (a sync) before the write is reaped, then
+    # another sync before the first is: two per point
+    "[a]\nrw=randwrite\nbs=4k\nsize=16m\niodepth=8\nfsync=4\n",
+    "[a]\nrw=write\nbs=4k\nsize=1m\niodepth=2\nfsync=1\n",  # 256: two writes, two syncs
+    "[a]\nrw=randwrite\nbs=4k\nsize=1m\niodepth=8\nfsync=3\niodepth_batch=2\n",  # 254
+    "[a]\nrw=randwrite\nbs=4k\nsize=1m\niodepth=8\nfsync=4\niodepth_batch=4\n",  # 253
+    "[a]\nrw=randwrite\nbs=4k\nsize=1m\niodepth=8\nfsync=3\niodepth_batch=8\n",  # 201, partial batches
+    "[a]\nrw=randwrite\nbs=4k\nsize=1m\niodepth=8\niodepth_batch=3\n",  # the last batch: no depth
+])
+def test_the_null_engines_batches_and_syncs_as_fio_counts_them(tmp_path, body):
+    fj, sj = fio_null(tmp_path, body)["jobs"][0], _json(tmp_path, "[global]\nioengine=null\n" + body)
+    assert (sj["write"]["total_ios"], sj["sync"]["total_ios"]) == (fj["write"]["total_ios"], fj["sync"]["total_ios"])
+    for key in ("iodepth_level", "iodepth_submit", "iodepth_complete"):
+        assert sj[key] == fj[key], key
+
+
+def test_the_null_engine_above_iodepth_1_says_what_its_queue_is(tmp_path):
+    r = run_fio(tmp_path, job(tmp_path, "[a]\nioengine=null\nrw=randwrite\nsize=1m\niodepth=8\n"))
+    assert r.exit_code == 0, r.output
+    assert "fio's null engine takes 1 I/O at a time" in r.stderr
+    noted = [ln for ln in r.stderr.splitlines() if "accepted with no effect" in ln]
+    assert not any("ioengine=null" in ln for ln in noted)  # it has one: not noted as without
 
 
 def test_a_libaio_sync_is_one_flush_per_n_writes_in_the_call(tmp_path):

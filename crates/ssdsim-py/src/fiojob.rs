@@ -172,6 +172,11 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
             trim: issue(d, "trim_issue")?,
             sync: issue(d, "sync_issue")?,
             sync_blocks: get(d, "sync_blocks")?.unwrap_or(0),
+            range_blocks: get(d, "range_blocks")?.unwrap_or(0),
+            range_flush: get(d, "range_flush")?.unwrap_or(false),
+            end_sync: get(d, "end_sync")?.unwrap_or(false),
+            close_sync: get(d, "close_sync")?.unwrap_or(false),
+            null_batch: get(d, "null_batch")?.unwrap_or(0),
         },
     })
 }
@@ -289,6 +294,7 @@ pub(crate) fn job_dict<'py>(py: Python<'py>, j: &JobOut) -> PyResult<Bound<'py, 
     }
     jd.set_item("lat_buckets", j.lat_buckets.to_vec())?;
     jd.set_item("sync", plat_dict(py, &j.sync)?)?;
+    jd.set_item("sync_ranges", j.sync_ranges)?;
     let dp = PyDict::new(py);
     dp.set_item("level", j.depths.level.to_vec())?;
     dp.set_item("submit", j.depths.submit.to_vec())?;

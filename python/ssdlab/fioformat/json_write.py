@@ -149,6 +149,39 @@ def _dir_json(d: Dir, agg: float, opts: dict, plus: bool, slat_n: int) -> dict:
     return out
 
 
+def sync_counts(spec: dict, raw: dict) -> tuple[int, int, int]:
+    """A job's syncs as (fsyncs, fdatasyncs, sync_file_ranges): the simulator counts them all
+    as syncs, and how many were sync_file_ranges; the rest are the job's sync_kind."""
+    n = int((raw.get("sync") or {}).get("ios", 0))
+    ranges = int(raw.get("sync_ranges", 0))
+    kind = spec.get("sync_kind")
+    return (n - ranges if kind == "fsync" else 0, n - ranges if kind == "fdatasync" else 0, ranges)
+
+
+def short_ios(specs: list[dict], raw_jobs: list[dict], members: list[int]) -> list[int]:
+    """fio 3.33's short_ios per direction for a reporting unit: no I/O is short on a
+    simulated drive, but fio counts each fdatasync in total_io_u[DDIR_DATASYNC] and each
+    sync_file_range in total_io_u[DDIR_SYNC_FILE_RANGE], past that four-entry array: in
+    the read's and the write's short_io_u, which follow it (stat.h thread_stat)."""
+    out = [0, 0, 0]
+    for i in members:
+        _, datasyncs, ranges = sync_counts(specs[i], raw_jobs[i])
+        out[0] += datasyncs
+        out[1] += ranges
+    return out
+
+
+def fio_floats(x):
+    """`x` with each float as fio prints it (json.c: "%f", six decimals)."""
+    if isinstance(x, float):
+        return float(f"{x:.6f}")
+    if isinstance(x, dict):
+        return {k: fio_floats(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [fio_floats(v) for v in x]
+    return x
+
+
 def _dist(counts: list[int], total: int) -> list[float]:
     """fio's stat_calc_dist: % of the total, at least 0.1 where anything counted."""
     return [(max(100.0 * c / total, 0.1) if c else 0.0) if total else 0.0 for c in counts]
@@ -229,24 +262,28 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
                      "error": EIO if failed else 0, "eta": 0, "elapsed": max(1, math.ceil(elapsed_s - 1e-9)),
                      "job options": dict(last.get("options", {}))}
         unified = s.get("unified", "none")
+        shorts = short_ios(specs, raw_jobs, members)
         if unified != "mixed":
             for d, name in enumerate(DIRS):
                 job[name] = _dir_json(dirs[d], rates[(s["group"], d)], opts, plus,
                                       dirs[d].ios if opts["queued"][d] else 0)
                 if d == 0:
                     job[name]["unwritten_ios"] = dirs[0].unwritten
-            sync = Dir()  # fio's syncs: the latencies of all, the count of fsyncs (not fdatasyncs)
+            sync = Dir()  # fio's syncs: the latencies of all, the count of fsyncs
             for i, j in zip(members, js):
                 if j.get("sync"):
-                    fsyncs = int(j["sync"]["ios"]) if specs[i].get("sync_kind") == "fsync" else 0
+                    fsyncs, _, _ = sync_counts(specs[i], j)
                     sync.add({"ios": fsyncs, "bytes": 0, "lat": j["sync"]})
             job["sync"] = {"total_ios": sync.ios, "lat_ns": _lat_json(sync.lat, sync.bins, opts["pcts"], plus)}
+            for d, name in enumerate(DIRS):
+                job[name]["short_ios"] = shorts[d]
         if unified != "none":
             mixed = Dir()
             for part in dirs:
                 mixed.merge(part)
             job[MIXED] = _dir_json(mixed, sum(rates[(s["group"], d)] for d in range(3)), opts, plus,
                                    sum(x.ios for x, q in zip(dirs, opts["queued"]) if q))
+            job[MIXED]["short_ios"] = sum(shorts)
         ios = sum(d.ios for d in dirs)
         lat_b = [sum(int(j["lat_buckets"][k]) for j in js) for k in range(32)]
         depth = {k: [sum(int(j["depths"][k][i]) for j in js) for i in range(7)]
@@ -283,7 +320,7 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
                                   "attained": int(any(j.get("ss_attained") for j in js)),
                                   "data": {"bw_mean": int(b / 1024 / secs) if secs else 0,
                                            "iops_mean": int(n / secs) if secs else 0}}
-        jobs.append(job)
+        jobs.append(fio_floats(job))
     now = time.time()
     doc = {"fio version": FIO_VERSION, "timestamp": int(now), "timestamp_ms": int(now * 1000),
            "time": time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now)),

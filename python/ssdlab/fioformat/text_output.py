@@ -1,6 +1,7 @@
 """fio's normal (text) output for a fio JSON document (json_write.py): per job its directions
-(IOPS, bandwidth, slat/clat/lat, percentiles, bw and IOPS samples), then per group the
-run status lines, in fio's layout."""
+(IOPS, bandwidth, slat/clat/lat, percentiles, bw and IOPS samples), its syncs, its depths
+(IO depths, submit, complete, issued rwts), then per group the run status lines, in fio's
+layout."""
 
 from __future__ import annotations
 
@@ -37,6 +38,28 @@ def _pct_rows(lat: dict) -> list[str]:
     pct = list(lat.get("percentile", {}).items())
     return ["     | " + ", ".join(f"{float(k):5.2f}th=[{v / 1e3:5.0f}]" for k, v in pct[i:i + 4])
             + ("," if i + 4 < len(pct) else "") for i in range(0, len(pct), 4)]
+
+
+def _depth_lines(j: dict) -> list[str]:
+    """fio's IO depths, submit and complete lines (stat.c: "%3.1f%%" each) and its issued
+    rwts line: total, short and dropped per direction, the fourth total the syncs (fio prints
+    0 for the fourth short and dropped)."""
+    def dist(key: str) -> str:
+        return ", ".join(f"{k}={v:3.1f}%" for k, v in j[key].items())
+
+    dirs = [j.get(name) or {} for name in _DIRS]
+    if not any(dirs) and j.get(MIXED):  # unified_rw_reporting=mixed: fio sums them in the first
+        dirs = [j[MIXED], {}, {}]
+
+    def per(key: str) -> str:
+        return ",".join(str(int(d.get(key, 0))) for d in dirs)
+
+    syncs = int((j.get("sync") or {}).get("total_ios", 0))
+    return [f"  IO depths    : {dist('iodepth_level')}",
+            f"     submit    : {dist('iodepth_submit')}",
+            f"     complete  : {dist('iodepth_complete')}",
+            f"     issued rwts: total={per('total_ios')},{syncs} short={per('short_ios')},0 "
+            f"dropped={per('drop_ios')},0"]
 
 
 def fio_text(doc: dict) -> str:
@@ -76,6 +99,7 @@ def fio_text(doc: dict) -> str:
                          f"avg={x['mean'] / 1e3:.2f}, stdev={x['stddev'] / 1e3:.2f}")
             lines.append("    sync percentiles (usec):")
             lines.extend(_pct_rows(x))
+        lines.extend(_depth_lines(j))
         lines.append(f"  lat percentiles and IOPS in virtual time; iodepth={j['latency_depth']}")
     groups: dict[int, list[dict]] = {}
     for j in doc["jobs"]:

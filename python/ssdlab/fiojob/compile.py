@@ -336,7 +336,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
             if TIME_BASED_NOTE not in notes:
                 notes.append(TIME_BASED_NOTE)
         inc = sz("offset_increment")
-        sync_kind, sync_n = E.syncs(o)
+        depth = num("iodepth", 1, 1, 65536)
+        engine_calls = E.calls(o, depth, notes)
         randrepeat = flag("randrepeat", True)
         jseed = num("randseed", 0x89 if randrepeat else seed, 0, 2**64 - 1)
         own = [v for k, v, _ in sec.options if k == "name"]
@@ -367,7 +368,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
                 trim=bool(t), random=bool(rnd), trimwrite=kind.endswith("trimwrite"),
                 rwmixread=mixr, seq_skip=seq_skip, bs=bs,
                 offset=c_off, size=c_size, io_size=io_size,
-                number_ios=num("number_ios", 0, 0, 2**62), iodepth=num("iodepth", 1, 1, 65536),
+                number_ios=num("number_ios", 0, 0, 2**62), iodepth=depth,
                 time_based=rep.pop("time_based", flag("time_based")), runtime_ns=tm("runtime"),
                 ramp_ns=tm("ramp_time"), startdelay_ns=tm("startdelay"),
                 rate_bps=[r * 4096 // (4096 + md) for r in _rate(o["rate"][0], "rate", o["rate"][1], base, False)] if "rate" in o else [0, 0, 0],
@@ -400,8 +401,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
                 rate_cycle_ns=num("rate_cycle", 1000, 1, 10**9) * 10**6 if any(rmin_b + rmin_i) else 0,
                 bs_range=bs_range, loops=loops, randrepeat=randrepeat,
                 verify=_verify(o, flag, num, bool(w or kind.endswith("trimwrite"))),
-                seq_identical=_sequencer(o), perc_rand=_perc_rand(o), trim_issue=E.trim_issue(o),
-                sync_issue=E.sync_issue(o), sync_kind=sync_kind, sync_blocks=sync_n, **rep))
+                seq_identical=_sequencer(o), perc_rand=_perc_rand(o), **engine_calls, **rep))
         exitall = exitall or flag("exitall")
         for k in ("write_bw_log", "write_iops_log", "write_lat_log", "log_avg_msec", "per_job_logs"):
             if k in o and k not in logs:
@@ -428,6 +428,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
             raise FioJobError(f"{path}: job {j.name}: a block size is larger than the job's size "
                               f"({j.size} bytes): give a larger size or smaller blocks")
     L.check(path, jobs)
+    batched = {f"ioengine={e}" for e in E.NULL_ENGINES} if any(j.null_batch for j in jobs) else set()
+    noted = [n for n in noted if n not in batched]  # noted with its batches instead (engines.py)
     if noted:
         notes.append("accepted with no effect on a simulated drive: " + ", ".join(noted))
     if zbd_note:

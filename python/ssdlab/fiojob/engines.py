@@ -3,14 +3,27 @@
 io_uring_cmd do a trim in the call that issues it (FIO_ASYNCIO_SYNC_TRIM), alongside the
 job's I/Os in flight, and the job issues nothing until it returns; posixaio does the same
 once the job's I/Os in flight have completed; every other engine queues it as any I/O.
-A sync (fsync=N, fdatasync=N: a flush on a block device) libaio and the synchronous engines
-do in the call (libaio has no asynchronous fsync); io_uring, posixaio and null queue it."""
+A sync (fsync=N, fdatasync=N: a flush on a block device; sync_file_range=FLAGS:N) libaio and
+the synchronous engines do in the call (libaio has no asynchronous fsync), and the null
+engine at iodepth 1 (a synchronous engine there); io_uring, posixaio and null above iodepth
+1 queue it. fio's end_fsync and fsync_on_close (end_sync.rs) and the null engine's batches
+above iodepth 1 (null_queue.rs) are the simulator's too."""
 
 from __future__ import annotations
+
+import re
 
 from ..fioformat.fields import SYNC_ENGINES, TRIM_DRAINED, TRIM_IN_CALL
 from . import FioJobError
 from . import options as O
+
+NULL_ENGINES = frozenset({"null", "cpp_null"})  # engines/null.c (cpp_null: the same, built as C++)
+# engines whose sync_file_range is a flush of the drive: posixaio's aio_fsync(O_SYNC), sg's
+# SYNCHRONIZE CACHE, libzbc's zbc_flush; the others call sync_file_range(2) (io_uring its
+# opcode), which writes back the page cache's dirty pages (the simulated host has none) and
+# sends the drive no flush
+RANGE_FLUSH_ENGINES = frozenset({"posixaio", "sg", "libzbc"})
+RANGE_FLAGS = ("wait_before", "write", "wait_after")
 
 
 def engine(o: dict) -> str:
@@ -24,9 +37,11 @@ def trim_issue(o: dict) -> str:
     return "in_call" if e in TRIM_IN_CALL else "drained" if e in TRIM_DRAINED else "queued"
 
 
-def sync_issue(o: dict) -> str:
-    """queued or in_call: how the job's engine issues fio's syncs."""
-    return "in_call" if engine(o) in SYNC_ENGINES | {"libaio"} else "queued"
+def sync_issue(o: dict, iodepth: int = 1) -> str:
+    """queued or in_call: how the job's engine issues fio's syncs (the null engine at iodepth
+    1 completes each I/O in the call, as a synchronous engine)."""
+    e = engine(o)
+    return "in_call" if e in SYNC_ENGINES | {"libaio"} or (e in NULL_ENGINES and iodepth <= 1) else "queued"
 
 
 def syncs(o: dict) -> tuple[str, int]:
@@ -39,3 +54,64 @@ def syncs(o: dict) -> tuple[str, int]:
         raise FioJobError(f"{o['fdatasync'][1]}: fsync and fdatasync both given: give one of them "
                           "(on a block device both flush the drive)")
     return given[0] if given else ("", 0)
+
+
+def sync_file_range(o: dict) -> int:
+    """fio's sync_file_range=FLAGS[:N]: a sync_file_range before the I/O after every Nth
+    write (N as fio's atoi reads it, an unsigned int: 1 without `:N`, 0 (none) for a value
+    that is no number); FLAGS one or more of wait_before, write, wait_after, as fio takes them."""
+    if "sync_file_range" not in o:
+        return 0
+    v, where = o["sync_file_range"]
+    flags, colon, nr = v.strip().partition(":")
+    if not flags.strip() or any(f.strip() not in RANGE_FLAGS for f in flags.split(",")):
+        raise FioJobError(f"{where}: sync_file_range={v[:40]}: write FLAGS[:N], FLAGS one or more of "
+                          f"{', '.join(RANGE_FLAGS)} (comma-separated; N: the writes between two)")
+    if not colon:
+        return 1
+    m = re.match(r"\s*([+-]?\d{1,20})", nr)
+    return int(m.group(1)) % 2**32 if m else 0
+
+
+def null_batch(o: dict, iodepth: int, notes: list[str]) -> int:
+    """The null engine's batch above iodepth 1 (null_queue.rs): iodepth_batch_submit I/Os
+    (fio's default 1; 0 or more than iodepth: iodepth), with a note; 0 for another engine
+    (for which iodepth_batch_submit changes nothing: noted)."""
+    given = "iodepth_batch_submit" in o
+    b = 1
+    if given:
+        v, where = o["iodepth_batch_submit"]
+        b = O.integer(v, "iodepth_batch_submit", where, 0, 65536)
+    e = engine(o)
+    if e not in NULL_ENGINES or iodepth <= 1:
+        if given and e not in NULL_ENGINES:
+            _note(notes, "iodepth_batch_submit: no effect but on the null engine: ssdlab submits each I/O "
+                         "as the job issues it (batching changes nothing a drive sees without host CPU time)")
+        return 0
+    b = iodepth if b == 0 or b > iodepth else b
+    them = "them" if b > 1 else "it"
+    _note(notes, f"ioengine={e} at iodepth={iodepth}: fio's null engine takes {b} I/O{'s' if b > 1 else ''} at a "
+                 f"time (iodepth_batch_submit) and nothing more until the job has reaped {them}; so does "
+                 f"ssdlab: the drive sees at most {b} at once (give ioengine=libaio or io_uring for a queue "
+                 f"of {iodepth})")
+    return b
+
+
+def calls(o: dict, iodepth: int, notes: list[str]) -> dict:
+    """The job's compiled fields for how its engine issues trims and syncs (compile.JobSpec):
+    trim_issue, sync_issue, sync_kind, sync_blocks, range_blocks, range_flush, end_sync,
+    close_sync, null_batch."""
+    kind, n = syncs(o)
+
+    def on(key: str) -> bool:
+        return O.boolean(o[key][0], key, o[key][1]) if key in o else False
+
+    return {"trim_issue": trim_issue(o), "sync_issue": sync_issue(o, iodepth), "sync_kind": kind, "sync_blocks": n,
+            "range_blocks": sync_file_range(o), "range_flush": engine(o) in RANGE_FLUSH_ENGINES,
+            "end_sync": on("end_fsync") or on("fsync_on_close"), "close_sync": on("fsync_on_close"),
+            "null_batch": null_batch(o, iodepth, notes)}
+
+
+def _note(notes: list[str], text: str) -> None:
+    if text not in notes:
+        notes.append(text)

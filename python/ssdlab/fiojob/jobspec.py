@@ -104,6 +104,11 @@ class JobSpec:
     sync_issue: str = "queued"  # and a sync (fsync=N, fdatasync=N: every sync_blocks writes; 0: none)
     sync_blocks: int = 0
     sync_kind: str = ""  # fsync or fdatasync
+    range_blocks: int = 0  # sync_file_range=FLAGS:N (0: none); a flush with range_flush, else nothing
+    range_flush: bool = False
+    end_sync: bool = False  # end_fsync or fsync_on_close: a flush at each pass's end
+    close_sync: bool = False  # fsync_on_close: and as fio closes the files
+    null_batch: int = 0  # the null engine's batch above iodepth 1 (0: another engine)
 
 
 @dataclass

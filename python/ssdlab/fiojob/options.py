@@ -43,7 +43,8 @@ zone_reset_frequency ignore_zone_limits
 iodepth_low iodepth_batch_complete_min iodepth_batch_complete_max
 verify do_verify verify_backlog verify_backlog_batch verify_only
 percentile_list lat_percentiles clat_percentiles slat_percentiles bwavgtime iopsavgtime
-write_hist_log log_hist_msec log_hist_coarseness fsync fdatasync
+write_hist_log log_hist_msec log_hist_coarseness fsync fdatasync sync_file_range end_fsync
+fsync_on_close iodepth_batch_submit
 """.split())
 
 # accepted with a note: nothing a simulated drive (which keeps no data and has no host
@@ -62,8 +63,8 @@ numa_mem_policy gtod_reduce gtod_cpu disable_lat disable_clat disable_slat
 disable_bw_measurement
 clocksource eta eta_newline eta_interval significant_figures lockmem mem create_serialize
 create_fsync create_on_open create_only allow_file_create allow_mounted_write unlink
-unlink_each_loop overwrite fallocate pre_read file_append end_fsync fsync_on_close
-write_barrier sync_file_range continue_on_error ignore_error
+unlink_each_loop overwrite fallocate pre_read file_append
+write_barrier continue_on_error ignore_error
 error_dump exitall_on_error max_latency log_max_value log_offset log_prio log_compression
 log_unix_epoch log_alternate_epoch
 flow_watermark
@@ -72,7 +73,6 @@ sqthread_poll_cpu trim_percentage trim_verify_zero trim_backlog trim_backlog_bat
 serialize_overlap io_submit_mode unique_filename group_reporting_ignore
 allrandrepeat dedupe_global cmd_type md_per_io_size
 sg_write_mode hugepage_size writefua readfua num_range
-iodepth_batch_submit
 """.split())
 
 NOTED_PREFIXES = ("cmdprio", "verify_", "sqthread", "sg_", "pi_", "xnvme_", "fdp", "apptag",

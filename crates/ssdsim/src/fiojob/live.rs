@@ -7,6 +7,7 @@ use std::collections::BinaryHeap;
 use crate::fiojob::flow::Flows;
 use crate::fiojob::lat_target::LatTarget;
 use crate::fiojob::logs::JobLog;
+use crate::fiojob::sync_kind::SyncKind;
 use crate::fiojob::stream::{Req, Stream};
 use crate::fiojob::verify::PieceLog;
 use crate::fiojob::zbd::JobZones;
@@ -32,13 +33,50 @@ pub(crate) enum Phase {
 /// What holds a job from issuing (Live::hold bits): think time pending (its I/Os in flight
 /// complete first), a quiesce (latency target, zone reset), its flow (held: until its I/Os
 /// are in, or waiting for the flow to move), a full queue (fio's wait_for_completions), a
-/// trim or sync its engine does in the issuing call (sync_ops.rs).
+/// trim or sync its engine does in the issuing call (sync_ops.rs), or a flush of fio's
+/// end_fsync or fsync_on_close (end_sync.rs).
 pub(crate) const THINK: u8 = 1;
 pub(crate) const QUIESCE: u8 = 2;
 pub(crate) const FLOW_HOLD: u8 = 4;
 pub(crate) const FLOW_WAIT: u8 = 8;
 pub(crate) const FULL: u8 = 16;
 pub(crate) const SYNC: u8 = 32;
+
+/// The null engine's job's next I/O, as decided while its batch was out (null_queue.rs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Decided {
+    #[default]
+    No,
+    Io,
+    Sync(SyncKind),
+}
+
+/// A null engine's batch (all zero for another engine).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct NullQueue {
+    /// I/Os per batch (0: not the null engine's queue).
+    pub batch: u32,
+    /// I/Os queued in the open batch, and whether its last one is a sync.
+    pub open: u32,
+    pub last_sync: bool,
+    /// A batch committed and not yet reaped.
+    pub busy: bool,
+    pub decided: Decided,
+}
+
+impl NullQueue {
+    pub fn new(s: &JobSpec) -> NullQueue {
+        NullQueue {
+            batch: s.calls.null_batch.min(s.iodepth),
+            ..Default::default()
+        }
+    }
+
+    #[inline]
+    pub fn on(&self) -> bool {
+        self.batch > 0
+    }
+}
 
 pub(crate) struct Live {
     /// THINK | QUIESCE | FLOW_HOLD | FLOW_WAIT | FULL | SYNC: one test before each issue.
@@ -125,6 +163,13 @@ pub(crate) struct Live {
     pub deferred: bool,
     pub writes_issued: u64,
     pub last_was_sync: bool,
+    /// fio's end_fsync / fsync_on_close (end_sync.rs): the pass's flush was issued, when the
+    /// last one returned, and the job's flush at its end was issued.
+    pub flushed: bool,
+    pub flush_done: u64,
+    pub closed: bool,
+    /// The null engine's batch (null_queue.rs).
+    pub nullq: NullQueue,
 }
 
 impl Live {
@@ -223,6 +268,10 @@ impl Live {
             deferred: false,
             writes_issued: 0,
             last_was_sync: false,
+            flushed: false,
+            flush_done: 0,
+            closed: false,
+            nullq: NullQueue::new(s),
         }
     }
 
@@ -244,6 +293,17 @@ impl Live {
     /// time, at most `max` each, until no more than `low` are outstanding; otherwise (or
     /// once the job issues no more) take them as they come. How many it took.
     pub fn reap(&mut self, low: u32, max: u32) -> u32 {
+        let r = self.take(low, max);
+        if self.nullq.busy && self.outstanding == 0 {
+            // the null engine's batch is in, taken in the order it was queued: its last I/O
+            // is the last taken (null_queue.rs)
+            self.nullq.busy = false;
+            self.last_was_sync = self.nullq.last_sync;
+        }
+        r
+    }
+
+    fn take(&mut self, low: u32, max: u32) -> u32 {
         if !self.held(FULL) || self.done {
             let r = std::mem::take(&mut self.reapable);
             self.outstanding -= r;

@@ -5,10 +5,12 @@
 //! distributions, time limits, steady state); everything in virtual time, seeded.
 
 pub mod dist;
+mod end_sync;
 pub mod flow;
 pub mod lat_target;
 pub mod live;
 pub mod logs;
+mod null_queue;
 pub mod pass;
 pub mod randmap;
 pub mod report;
@@ -16,6 +18,7 @@ pub mod run;
 pub mod steady;
 pub mod stream;
 mod submit;
+pub mod sync_kind;
 pub mod sync_ops;
 pub mod verify;
 pub mod zbd;
@@ -437,8 +440,10 @@ pub struct JobOut {
     pub issued: u64,
     /// zonemode=zbd: zone resets (fio's nr_zone_resets).
     pub zone_resets: u64,
-    /// Latencies of fio's syncs (fsync=N, fdatasync=N): flushes of the drive.
+    /// Latencies of fio's syncs (fsync=N, fdatasync=N: flushes of the drive; sync_file_range=
+    /// FLAGS:N), and how many of them were sync_file_ranges.
     pub sync: report::Plat,
+    pub sync_ranges: u64,
     /// rate_min / rate_iops_min not met: (direction, the rate over the last cycle, whether
     /// it is IOPS); the job ended there with fio's error (EIO).
     pub rate_min_failed: Option<(usize, u64, bool)>,

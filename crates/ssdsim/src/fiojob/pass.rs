@@ -7,7 +7,7 @@
 //! A time_based job passes until its runtime, its offsets wrapping.
 
 use super::live::{Live, Phase};
-use super::{JobSpec, READ, TRIM, WRITE};
+use super::{JobOut, JobSpec, READ, TRIM, WRITE};
 
 /// The pass issues no more.
 #[inline]
@@ -84,6 +84,8 @@ fn next(s: &JobSpec, l: &mut Live, t: u64) {
     }
     l.pieces_done = 0;
     l.pieces_taken = 0;
+    l.flushed = false; // end_fsync's flush: one per pass
+    l.nullq.decided = Default::default();
 }
 
 /// fio's check_get_verify with verify_backlog: after every `backlog` logged writes, a
@@ -108,4 +110,32 @@ pub(crate) fn backlog_piece(s: &JobSpec, l: &mut Live) -> Option<(u64, u64)> {
     l.pieces_taken += 1;
     l.verify_batch -= 1;
     Some(piece)
+}
+
+/// The job's figures once its wave is over: its start and end (a time_based job's end is its
+/// runtime's, or later when end_fsync's flush returned later), its zone resets, and the
+/// time of a pass cut short (runtime, exitall, steady state) in its runtimes.
+pub(crate) fn job_end(spec: &JobSpec, l: &Live, o: &mut JobOut) {
+    o.start_ns = l.stats_from;
+    o.zone_resets = l.zones.as_ref().map_or(0, |z| z.resets);
+    o.end_ns = if l.terminated {
+        l.last_done.max(l.term_at).max(l.stats_from)
+    } else if spec.time_based && !o.ss_attained && !l.lat_done && o.rate_min_failed.is_none() {
+        l.deadline.max(l.flush_done)
+    } else {
+        l.last_done.max(l.stats_from)
+    };
+    let tail = o.end_ns.saturating_sub(l.pass_start.max(l.stats_from));
+    if !l.accounted && tail > 0 {
+        let dirs = [
+            spec.read || l.phase == Phase::Verify,
+            (spec.write || spec.trimwrite) && l.phase != Phase::Verify,
+            (spec.trim || spec.trimwrite) && l.phase != Phase::Verify,
+        ];
+        for (on, d) in dirs.iter().zip(o.dirs.iter_mut()) {
+            if *on && d.bytes > 0 {
+                d.runtime_ns += tail;
+            }
+        }
+    }
 }

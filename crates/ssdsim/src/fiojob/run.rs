@@ -15,6 +15,7 @@ use crate::fiojob::live::{
     FLOW_WAIT, FLOW_WAKE, FULL, QUIESCE, THINK, WAKE,
 };
 use crate::fiojob::logs::LOG_BUDGET;
+use crate::fiojob::null_queue::{self, Next};
 use crate::fiojob::pass;
 use crate::fiojob::report::{batch_bucket, lat_bucket};
 use crate::fiojob::steady::SsUnit;
@@ -198,11 +199,11 @@ impl Drive {
             } else if sync_ops::defer(&live[k], t, (t, at, k as u32, info), &mut heap) {
                 continue; // taken once the job's synchronous trim or sync returns
             } else if sync_ops::sync_done(
+                spec,
                 &mut live[k],
                 &mut outs[idx[k]],
                 (t, at, info),
                 &mut total_out,
-                (spec.depth_low(), spec.complete_max),
             ) {
                 end = end.max(t);
             } else {
@@ -323,32 +324,45 @@ impl Drive {
             // issue what the job may issue now
             loop {
                 let l = &mut live[k];
-                if l.done || l.holds != 0 {
-                    break;
-                }
-                if t >= l.deadline {
-                    l.done = true;
+                if l.done || l.holds != 0 || t >= l.deadline {
+                    l.done |= l.holds == 0 && t >= l.deadline;
+                    if l.done {
+                        let (o, out) = (&mut outs[idx[k]], &mut total_out);
+                        // end_fsync's or fsync_on_close's flush, if one is due
+                        self.end_sync(spec, t, k, l, o, out, &mut heap)?;
+                    }
                     break;
                 }
                 if l.phase == Phase::Drain {
                     if l.outstanding > 0 {
                         break; // the pass's I/Os complete first
                     }
-                    let o = &mut outs[idx[k]];
+                    let (o, out) = (&mut outs[idx[k]], &mut total_out);
+                    if self.end_sync(spec, t, k, l, o, out, &mut heap)? {
+                        break; // end_fsync's flush returns first
+                    }
                     let moved = [0, 1, 2].map(|d| o.dirs[d].bytes);
                     let mut rt = [0, 1, 2].map(|d| o.dirs[d].runtime_ns);
                     pass::io_done(spec, l, &mut rt, moved, t);
                     (0..3).for_each(|d| o.dirs[d].runtime_ns = rt[d]);
+                    self.between_passes(spec, t, k, l, o, out, &mut heap)?;
                     continue;
                 }
                 if l.outstanding >= l.depth {
                     // the queue is full: fio waits for completions before it submits again
+                    // (the null engine's batch: all of it)
                     l.hold(FULL, true);
-                    l.min_evts = spec.complete_min.min(l.outstanding).max(1);
+                    l.min_evts = match l.nullq.on() {
+                        true => l.outstanding,
+                        false => spec.complete_min.min(l.outstanding).max(1),
+                    };
                     l.reap(spec.depth_low(), spec.complete_max);
                     break;
                 }
                 let read_back = if l.phase == Phase::Verify {
+                    if null_queue::waits(l) {
+                        break; // the null engine's batch is out
+                    }
                     match l.pieces.as_mut().and_then(|p| p.take()) {
                         Some(p) => Some(p),
                         None if l.outstanding > 0 => break,
@@ -357,12 +371,15 @@ impl Drive {
                             let mut rt = [0, 1, 2].map(|d| o.dirs[d].runtime_ns);
                             pass::verify_done(spec, l, &mut rt, t);
                             (0..3).for_each(|d| o.dirs[d].runtime_ns = rt[d]);
+                            self.between_passes(spec, t, k, l, o, &mut total_out, &mut heap)?;
                             continue;
                         }
                     }
                 } else if pass::pass_over(l) {
                     l.phase = Phase::Drain;
                     continue;
+                } else if null_queue::pending(l) {
+                    None // the null engine's batch is out: the job's next I/O is decided first
                 } else {
                     pass::backlog_piece(spec, l)
                 };
@@ -379,16 +396,10 @@ impl Drive {
                     if total_out == 0 && t >= rec.next && !stopped {
                         stopped = !self.close_quiet(rec, t, watts, on_sample);
                     }
-                    self.issue_req(
-                        req,
-                        None,
-                        t,
-                        k,
-                        l,
-                        &mut outs[idx[k]],
-                        &mut total_out,
-                        &mut heap,
-                    )?;
+                    let o = &mut outs[idx[k]];
+                    let done = self.issue_req(req, None, t, k, l, o, &mut total_out, &mut heap)?;
+                    sync_ops::issued(spec, l, READ, done);
+                    null_queue::queued(l, o, false, t);
                     continue;
                 }
                 let req = match l.next {
@@ -405,10 +416,16 @@ impl Drive {
                         }
                     },
                 };
-                if sync_ops::sync_due(spec, l) {
-                    let (o, out) = (&mut outs[idx[k]], &mut total_out);
-                    self.issue_sync(spec, t, k, l, o, out, &mut heap)?;
-                    continue; // fio's fsync=N: before the I/O after every Nth write
+                match null_queue::next(spec, l) {
+                    Next::Wait => break, // the null engine's batch is out
+                    Next::Sync(kind) => {
+                        // fio's fsync=N: before the I/O after every Nth write
+                        let (o, out) = (&mut outs[idx[k]], &mut total_out);
+                        self.issue_sync(spec, t, k, l, o, out, &mut heap, kind)?;
+                        null_queue::queued(l, o, true, t);
+                        continue;
+                    }
+                    Next::Io => {}
                 }
                 if l.dry {
                     // verify_only: the pass's I/O is logged, not issued (fio's dry run)
@@ -540,7 +557,9 @@ impl Drive {
                     &mut heap,
                 )?;
                 sync_ops::issued(spec, &mut live[k], req.dir, done);
+                null_queue::queued(&mut live[k], &mut outs[idx[k]], false, t);
             }
+            null_queue::stopped(&mut live[k], &mut outs[idx[k]], t);
             if live[k].done {
                 live[k].reap(spec.depth_low(), spec.complete_max); // it issues no more
             }
@@ -553,35 +572,8 @@ impl Drive {
             }
         }
         for (k, l) in live.iter_mut().enumerate() {
-            let spec = &specs[idx[k]];
             let o = &mut outs[idx[k]];
-            o.start_ns = l.stats_from;
-            o.zone_resets = l.zones.as_ref().map_or(0, |z| z.resets);
-            o.end_ns = if l.terminated {
-                l.last_done.max(l.term_at).max(l.stats_from)
-            } else if spec.time_based
-                && !o.ss_attained
-                && !l.lat_done
-                && o.rate_min_failed.is_none()
-            {
-                l.deadline
-            } else {
-                l.last_done.max(l.stats_from)
-            };
-            // the time of a pass cut short (runtime, exitall, steady state) counts too
-            let tail = o.end_ns.saturating_sub(l.pass_start.max(l.stats_from));
-            if !l.accounted && tail > 0 {
-                let dirs = [
-                    spec.read || l.phase == Phase::Verify,
-                    (spec.write || spec.trimwrite) && l.phase != Phase::Verify,
-                    (spec.trim || spec.trimwrite) && l.phase != Phase::Verify,
-                ];
-                for (on, d) in dirs.iter().zip(o.dirs.iter_mut()) {
-                    if *on && d.bytes > 0 {
-                        d.runtime_ns += tail;
-                    }
-                }
-            }
+            pass::job_end(&specs[idx[k]], l, o);
             l.log.finish(o.end_ns, o, budget);
         }
         Ok((end, stopped))

@@ -35,9 +35,10 @@ impl Drive {
         l.outstanding += 1;
         *total_out += 1;
         o.issued += 1;
-        if t >= l.stats_from {
+        if t >= l.stats_from && !l.nullq.on() {
+            // one I/O per submission (the null engine's batch: counted as it is committed)
             o.depths.level[depth_bucket(l.outstanding)] += 1;
-            o.depths.submit[1] += 1; // one I/O per submission
+            o.depths.submit[1] += 1;
         }
         if let Some((start, len)) = reset {
             // the zone reset: a trim of the zone's LBAs, before the write

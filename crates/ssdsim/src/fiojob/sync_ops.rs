@@ -1,22 +1,22 @@
 //! What an engine does in the call that issues it, as fio 3.33 does: a trim on libaio,
 //! io_uring, io_uring_cmd and posixaio (FIO_ASYNCIO_SYNC_TRIM), a sync (fsync=N,
-//! fdatasync=N: a flush of the drive) on libaio and the synchronous engines. The job issues
-//! nothing while it runs, and takes what completed meanwhile once it returns. posixaio's
-//! trim first waits for the job's I/Os in flight (its queue counts them); libaio's and
-//! io_uring's wait only for I/Os queued but not yet submitted (none: fio submits each I/O as
-//! it queues it), so they join the job's I/Os in flight.
+//! fdatasync=N: a flush of the drive; sync_file_range=FLAGS:N) on libaio and the synchronous
+//! engines. The job issues nothing while it runs, and takes what completed meanwhile once it
+//! returns. posixaio's trim first waits for the job's I/Os in flight (its queue counts them);
+//! libaio's and io_uring's wait only for I/Os queued but not yet submitted (none: fio submits
+//! each I/O as it queues it), so they join the job's I/Os in flight. fio's end_fsync and
+//! fsync_on_close flushes are end_sync.rs's; the null engine's batches null_queue.rs's.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::engine::{Command, Drive};
 use crate::fiojob::live::{Event, Live, SYNC};
-use crate::fiojob::report::depth_bucket;
+use crate::fiojob::sync_kind::NO_DRIVE;
+pub use crate::fiojob::sync_kind::{SyncKind, SYNC_DIR};
+use crate::fiojob::report::{batch_bucket, depth_bucket};
 use crate::fiojob::{JobOut, JobSpec, TRIM, WRITE};
 use crate::SimError;
-
-/// A sync's direction in a completion event (after READ, WRITE, TRIM).
-pub const SYNC_DIR: usize = 3;
 
 /// How the job's engine issues a trim or a sync.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,12 +32,23 @@ pub enum Issue {
 }
 
 /// How the job's engine issues a trim and a sync, and the writes between two syncs (fio's
-/// fsync=N or fdatasync=N; 0: none).
+/// fsync=N or fdatasync=N; 0: none) and between two sync_file_ranges (sync_file_range=
+/// FLAGS:N; 0: none; `range_flush`: the engine makes it an fsync, a flush of the drive, as
+/// posixaio's aio_fsync does; else it reaches no drive: the simulated host has no page cache
+/// to write back, and Linux's sync_file_range sends the drive no flush). `end_sync`: fio's
+/// end_fsync or fsync_on_close (a flush once a pass's I/Os are in), `close_sync`:
+/// fsync_on_close (a flush as fio closes the files); `null_batch`: the null engine's batch
+/// above iodepth 1 (null_queue.rs; 0: another engine).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Calls {
     pub trim: Issue,
     pub sync: Issue,
     pub sync_blocks: u64,
+    pub range_blocks: u64,
+    pub range_flush: bool,
+    pub end_sync: bool,
+    pub close_sync: bool,
+    pub null_batch: u32,
 }
 
 impl Issue {
@@ -110,22 +121,43 @@ pub(crate) fn completed(l: &mut Live, dir: usize, t: u64) {
 }
 
 /// fio's get_rw_ddir: a sync is due before the job's next I/O once it has issued a
-/// multiple of `sync_blocks` writes, unless the last I/O it took was a sync (a trimwrite
-/// job none: fio makes each of its I/Os a trim or a write).
+/// multiple of `sync_blocks` writes (an fsync or fdatasync), else of `range_blocks` (a
+/// sync_file_range), unless the last I/O it took was a sync (a trimwrite job none: fio makes
+/// each of its I/Os a trim or a write).
 #[inline]
-pub(crate) fn sync_due(s: &JobSpec, l: &Live) -> bool {
-    s.calls.sync_blocks > 0
-        && s.write
-        && !s.trimwrite
-        && !l.last_was_sync
-        && !l.dry
-        && l.writes_issued > 0
-        && l.writes_issued.is_multiple_of(s.calls.sync_blocks)
+pub(crate) fn sync_due(s: &JobSpec, l: &Live) -> Option<SyncKind> {
+    let c = &s.calls;
+    if (c.sync_blocks == 0 && c.range_blocks == 0)
+        || !s.write
+        || s.trimwrite
+        || l.last_was_sync
+        || l.dry
+        || l.writes_issued == 0
+    {
+        return None;
+    }
+    let every = |n: u64| n > 0 && l.writes_issued.is_multiple_of(n);
+    if every(c.sync_blocks) {
+        Some(SyncKind::Sync)
+    } else if every(c.range_blocks) {
+        Some(SyncKind::Range)
+    } else {
+        None
+    }
+}
+
+/// Whether job `s` queues its syncs (fio counts a queued one's submission and its reap).
+fn queues_syncs(s: &JobSpec) -> bool {
+    s.calls.sync == Issue::Queued
 }
 
 impl Drive {
-    /// Issue a sync of job `k` at `t`: a flush of the drive (its write buffer drained),
-    /// counted in fio's depths; in the issuing call (it holds the job) or queued.
+    /// Issue a sync of `kind` of job `k` at `t`: a flush of the drive (its write buffer
+    /// drained), or nothing on the drive (a sync_file_range but posixaio's); in the issuing
+    /// call (it holds the job) or queued. fio counts a sync in its depths as it counts an
+    /// I/O (the null engine's, as it commits the batch: null_queue.rs); end_fsync's as a
+    /// queued I/O only where the engine queues syncs; fsync_on_close's at close nowhere.
+    /// Syncs of end_fsync and fsync_on_close hold the job until they return.
     #[allow(clippy::too_many_arguments)] // the wave's state the one sync touches
     pub(super) fn issue_sync(
         &mut self,
@@ -136,41 +168,83 @@ impl Drive {
         o: &mut JobOut,
         total_out: &mut usize,
         heap: &mut BinaryHeap<Event>,
+        kind: SyncKind,
     ) -> Result<(), SimError> {
         l.outstanding += 1;
-        *total_out += 1;
         if t >= l.stats_from {
-            o.depths.level[depth_bucket(l.outstanding)] += 1;
+            let level = depth_bucket(l.outstanding);
+            let batched = l.nullq.on(); // counted as the batch is committed
+            match kind {
+                SyncKind::Sync | SyncKind::Range if !batched => {
+                    o.depths.level[level] += 1;
+                    o.depths.submit[1] += queues_syncs(s) as u64;
+                }
+                SyncKind::End if queues_syncs(s) => {
+                    o.depths.level[level] += 1; // fio's td_io_commit counts it
+                    o.depths.submit[1] += 1;
+                }
+                _ => {}
+            }
         }
-        let done = self.submit_command(Command::TrimOrFlush(None), t, *total_out)?;
-        heap.push(Reverse((done, t, k as u32, (SYNC_DIR as u32) << 30)));
-        if s.calls.sync != Issue::Queued {
+        let drive = kind != SyncKind::Range || s.calls.range_flush;
+        let done = if drive {
+            *total_out += 1;
+            self.submit_command(Command::TrimOrFlush(None), t, *total_out)?
+        } else {
+            t
+        };
+        let info = ((SYNC_DIR as u32) << 30) | kind.code() | if drive { 0 } else { NO_DRIVE };
+        heap.push(Reverse((done, t, k as u32, info)));
+        if s.calls.sync != Issue::Queued || !kind.counted() {
             hold(l, done);
         }
         Ok(())
     }
 }
 
-/// A completion event of job `l` (at `t`, issued at `at`, its `info`): when it is a
-/// sync's, taken here (its latency in fio's sync figures; the job issues again), reaped as
-/// the job reaps (`low_max`: its iodepth_low and complete_max). Whether it was one.
+/// A completion event of job `l` of `s` (at `t`, issued at `at`, its `info`): when it is a
+/// sync's, taken here (a counted one's latency in fio's sync figures; the job issues
+/// again), reaped as the job reaps (a queued one's reap counted as fio counts it). Whether
+/// it was one.
 pub(crate) fn sync_done(
+    s: &JobSpec,
     l: &mut Live,
     o: &mut JobOut,
     (t, at, info): (u64, u64, u32),
     total_out: &mut usize,
-    low_max: (u32, u32),
 ) -> bool {
     if (info >> 30) as usize != SYNC_DIR {
         return false;
     }
-    *total_out -= 1;
+    if info & NO_DRIVE == 0 {
+        *total_out -= 1;
+    }
+    let kind = SyncKind::of(info);
+    let counted = at >= l.stats_from;
+    match kind {
+        SyncKind::Sync | SyncKind::Range => {
+            l.last_was_sync = true;
+            if counted {
+                o.sync.record(t - at);
+                o.sync_ranges += (kind == SyncKind::Range) as u64;
+            }
+        }
+        SyncKind::End => {
+            l.last_was_sync = true;
+            l.last_done = l.last_done.max(t); // in the pass's time
+            l.flush_done = t;
+        }
+        SyncKind::Close { restart } => {
+            if restart {
+                l.pass_start = t; // fio starts the verify's clock after closing the files
+            }
+        }
+    }
     l.reapable += 1;
-    l.reap(low_max.0, low_max.1);
+    let taken = l.reap(s.depth_low(), s.complete_max);
     l.hold(SYNC, false);
-    l.last_was_sync = true;
-    if at >= l.stats_from {
-        o.sync.record(t - at);
+    if taken > 0 && counted && queues_syncs(s) && !matches!(kind, SyncKind::Close { .. }) {
+        o.depths.complete[batch_bucket(taken)] += 1;
     }
     true
 }
