@@ -305,10 +305,20 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
     """The tests in parallel on simulated drives, else one after another (review.py), then
     `report(executor)`: the report, drawn on the review's workers."""
     from .. import review as rv
+    from ..targets.sim import SimTarget
+
+    # a real drive's review runs for hours, test after test: a line as each is stored says
+    # where it is (the progress bars show only at a terminal)
+    real = any(not isinstance(t, SimTarget) for _, t in req.drives)
+
+    def on_run(test: str, run_id: int, outcomes: list) -> None:
+        docs.append(run_doc(run_id, test, outcomes))
+        if real:
+            status = ", ".join(dict.fromkeys(o.status for o in outcomes))
+            typer.echo(f"ssdlab: review: {test} stored as run {run_id} ({status})", err=True)
 
     try:
-        return rv.run(req, jobs, ray, progress_hooks,
-                      lambda test, run_id, outcomes: docs.append(run_doc(run_id, test, outcomes)),
+        return rv.run(req, jobs, ray, progress_hooks, on_run,
                       lambda line: typer.echo(f"ssdlab: warning: {line}", err=True), report)
     except rv.ReviewInterrupted:
         kept = ", ".join(f"{d['test']} (run {d['run_id']})" for d in docs) or "none"
