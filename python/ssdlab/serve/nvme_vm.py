@@ -320,8 +320,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"nvme_vm: {why_tcg}; QEMU emulates the CPU instead (a minute to boot, slow Python)",
               file=sys.stderr)
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
-    r = run(ns, shlex.join(cmd) if cmd else "nvme list", rwdirs=rwdirs, memory=a.memory, cpus=a.cpus,
-            capture=False, console=a.console)
+    try:
+        r = run(ns, shlex.join(cmd) if cmd else "nvme list", rwdirs=rwdirs, memory=a.memory, cpus=a.cpus,
+                capture=False, console=a.console)
+    except KeyboardInterrupt:  # run() has killed the VM whole on its way out
+        print("nvme_vm: interrupted; the VM was stopped", file=sys.stderr)
+        return 130
     return 1 if r.returncode is None else r.returncode
 
 
