@@ -216,6 +216,7 @@ def print_plan(test: str, drv, opts: Options, json_out: bool) -> None:
         commands = target.plan(items)
         if commands:
             plans[-1]["commands"] = commands
+            plans[-1]["safety"] = plan_safety(commands)
     if json_out:
         print_json({"test": test, "plan": plans})
         return
@@ -225,6 +226,15 @@ def print_plan(test: str, drv, opts: Options, json_out: bool) -> None:
             continue
         emit_table(f"{test} on {p['drive']}", ["#", "name", "kind", "what"],
                    [[i, ph["name"], ph["kind"], describe(ph)] for i, ph in enumerate(p["phases"])])
+
+
+def plan_safety(commands: str) -> dict:
+    """A real drive's verdict, from its plan's `# safety:` line (local and remote plans
+    alike): {"allowed", "writes", "refusal"} (refusal: the one line a run would print)."""
+    line = next((x for x in commands.splitlines() if x.startswith("# safety: ")), "")
+    refused = line.startswith("# safety: a run would be REFUSED: ")
+    return {"allowed": bool(line) and not refused, "writes": "read-only" not in line,
+            "refusal": line.split("REFUSED: ", 1)[1] if refused else None}
 
 
 def describe(ph: dict) -> str:
