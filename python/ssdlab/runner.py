@@ -127,6 +127,17 @@ class Recorder:
         self._write(lambda: self.store.set_metrics(_taken(rd), metrics),
                     lambda p: p.drive(pos).update(metrics=metrics), "metrics not stored")
 
+    def set_purges(self, pos: int, rd: int | None, purges: list[str]) -> None:
+        """The purge methods the drive's phases used, in its identity's `extra.purges`
+        (stored at the start, before any purge ran)."""
+        spec, idoc, _ = self.drives[pos]
+        idoc = dict(idoc or {})
+        idoc["extra"] = {**(idoc.get("extra") or {}), "purges": list(purges)}
+        self.drives[pos] = (spec, idoc, rd)
+        self._write(lambda: self.store.set_identity(_taken(rd), idoc),
+                    lambda p: p.drive(pos).update(identity=idoc), "purge methods not stored",
+                    raise_=False)
+
     def finish_drive(self, pos: int, rd: int | None, status: str) -> None:
         self._write(lambda: self.store.finish_drive(_taken(rd), status),
                     lambda p: p.drive(pos).update(status=status), "drive status not stored",
@@ -309,9 +320,13 @@ def run_drive(rec: Recorder, position: int, spec: str, target: Target,
                 last[0] = time.monotonic()
         return listen
 
+    purges: list[str] = []
+
     def end(seq: int, res: PhaseResult | None, status: str) -> None:
         if res is not None:
             rec.add_phase(position, rd, seq, res, status)
+            if getattr(res, "purge_method", None):
+                purges.append(str(getattr(res, "purge_method")))
         hooks.phase_end(res)
 
     try:
@@ -329,6 +344,8 @@ def run_drive(rec: Recorder, position: int, spec: str, target: Target,
         out.status = "failed"
         raise
     finally:
+        if purges:
+            rec.set_purges(position, rd, purges)
         rec.finish_drive(position, rd, out.status if out.status != "running" else "failed")
 
 

@@ -398,6 +398,12 @@ class Store:
         with self.tx() as c:
             c.executemany("INSERT OR REPLACE INTO metrics VALUES (?,?,?,?)", rows)
 
+    def set_identity(self, run_drive_id: int, identity: Identity | dict) -> None:
+        """The drive's identity as the run ends (what it learnt while running: its purges)."""
+        ident = asdict(identity) if isinstance(identity, Identity) else identity
+        with self.tx() as c:
+            c.execute("UPDATE run_drives SET identity=? WHERE id=?", (dumps(ident), run_drive_id))
+
     def finish_drive(self, run_drive_id: int, status: str) -> None:
         assert status in STATUSES
         with self.tx() as c:

@@ -369,3 +369,18 @@ def test_low_qd_write_is_three_minutes_of_qd3_random_writes_over_8gb_and_shows_t
                       "zero_seconds"}
     assert m["first_minute_mbps"] > 1.1 * m["last_minute_mbps"] and m["zero_seconds"] == 0
     assert m["last_minute_mbps"] < m["mbps"] < m["first_minute_mbps"]
+
+
+@pytest.mark.parametrize("capacity", [256 * 2**20, 8 * 10**9, 500 * 10**9])
+def test_the_trim_passes_have_enough_segments_to_draw(capacity):
+    """The trim figure draws each pass as MB/s per segment: 1 GB segments gave a 256 MiB
+    namespace one point per pass, which draws no line (an empty figure). As the fill: at
+    least 32 segments below 32 GB, 1 GB above."""
+    from ssdlab.methodology import trim
+    from ssdlab.methodology.common import Options
+
+    passes = [p for p in trim.phases(capacity, Options()) if p.name in ("clean", "after_trim")]
+    assert len(passes) == 2
+    for p in passes:
+        want_gb = capacity >= 32 * 10**9
+        assert (p.segment_bytes == 10**9) if want_gb else (capacity / p.segment_bytes >= 31), (p.name, p.segment_bytes)

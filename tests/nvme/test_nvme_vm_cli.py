@@ -3,6 +3,7 @@ boots; the namespaces become one NVMe controller's, in order, with their LBA siz
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -116,3 +117,57 @@ def test_an_emulated_vm_runs_on_one_host_cpu(monkeypatch):
     assert nvme_vm.one_cpu(["vng", "--run"]) == ["taskset", "-c", "3", "vng", "--run"]
     monkeypatch.setattr(nvme_vm.os, "sched_getaffinity", lambda pid: {2})
     assert nvme_vm.one_cpu(["vng"]) == ["vng"]
+
+
+# QEMU's file chardevs, as virtme-ng opens them: /proc/self/fd/N by name, O_TRUNC, each with
+# its own offset (the kernel console, the guest's stderr, its /dev/stderr)
+QEMU_LIKE = ("exec 3>/proc/self/fd/2 4>/proc/self/fd/2; echo console-line >&3; echo guest-stderr >&4; "
+             "echo guest-stdout > /proc/self/fd/1")
+
+
+def test_the_vms_output_keeps_what_was_written_before_it(tmp_path):
+    """Run with its output appended to a log (`>> log`), the boot keeps the log and the
+    line nvme_vm printed before it; QEMU reopening the file by name truncated both."""
+    log = tmp_path / "lab.log"
+    log.write_text("yesterday's notes\n")
+    code = ("import sys\nfrom ssdlab.serve import nvme_vm\n"
+            f"nvme_vm.command = lambda *a, **k: ['sh', '-c', {QEMU_LIKE!r}]\n"
+            "print('nvme_vm: QEMU emulates the CPU instead', file=sys.stderr)\n"
+            "r = nvme_vm.run([nvme_vm.Namespace('/x/a.img')], 'true', capture=False, timeout=60)\n"
+            "sys.exit(r.returncode)")
+    with open(log, "a") as f:
+        r = subprocess.run([sys.executable, "-c", code], stdout=f, stderr=f, timeout=120)
+    assert r.returncode == 0
+    lines = log.read_text().splitlines()
+    assert lines[:2] == ["yesterday's notes", "nvme_vm: QEMU emulates the CPU instead"], lines
+    assert sorted(lines[2:]) == ["console-line", "guest-stderr", "guest-stdout"], lines
+
+
+def test_captured_console_and_guest_stderr_do_not_overwrite_each_other(monkeypatch):
+    monkeypatch.setattr(nvme_vm, "command", lambda *a, **k: ["sh", "-c", QEMU_LIKE])
+    r = nvme_vm.run([nvme_vm.Namespace("/x/a.img")], "true", timeout=60)
+    assert r.returncode == 0
+    assert r.stderr.splitlines() == ["console-line", "guest-stderr"] and r.stdout == "guest-stdout\n"
+
+
+def test_ctrl_c_stops_the_vm_with_one_line(tmp_path):
+    """Ctrl-C reaches nvme_vm only (the VM runs in a session of its own): the VM's processes
+    are killed and the command says so in one line, exit 130, no traceback."""
+    ns, mark = tmp_path / "ns.img", tmp_path / "vm.pid"
+    ns.write_bytes(b"\0" * 4096)
+    code = ("import sys\nfrom ssdlab.serve import nvme_vm\n"
+            "nvme_vm.why_not = lambda: None\n"
+            f"nvme_vm.command = lambda *a, **k: ['sh', '-c', 'echo $$ > {mark}; sleep 60']\n"
+            f"sys.exit(nvme_vm.main(['--file', {str(ns)!r}, '--', 'true']))")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(200):
+        if mark.exists() and mark.read_text().strip():
+            break
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    lines = [x for x in err.splitlines() if not x.startswith("nvme_vm: /dev/kvm") and "emulates the CPU" not in x]
+    assert lines == ["nvme_vm: interrupted; the VM was stopped"], err
+    assert not Path(f"/proc/{mark.read_text().strip()}").exists() or \
+        "Z" in Path(f"/proc/{mark.read_text().strip()}/stat").read_text().split()[2]

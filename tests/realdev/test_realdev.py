@@ -395,3 +395,16 @@ def test_a_file_target_a_read_only_test_cannot_create_is_refused_before_the_run(
         assert not db.exists()  # refused before the store was made
     finally:
         sh("umount", str(ro), check=False)
+
+
+def test_the_stored_identity_names_the_purge_the_run_used(tmp_path):
+    """docs/real-drives.md: the purge method's name is in the drive identity's `purges`. The
+    identity was stored before the first phase ran, so it always read []."""
+    f = tmp_path / "drive.bin"
+    db = tmp_path / "results.db"
+    r = _cli("run", "fill", "--drive", f"file:{f}:16M", "--destroy-data", str(f), "--db", str(db), "--json")
+    assert r.returncode == 0, r.stderr
+    shown = json.loads(_cli("results", "show", "-1", "--db", str(db), "--json").stdout)
+    d = shown["drives"][0]
+    assert d["identity"]["extra"]["purges"] == ["punch-hole"]
+    assert d["phases"][0]["totals"]["purge_method_code"] == 5  # punch-hole

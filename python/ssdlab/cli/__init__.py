@@ -216,6 +216,7 @@ def print_plan(test: str, drv, opts: Options, json_out: bool) -> None:
         commands = target.plan(items)
         if commands:
             plans[-1]["commands"] = commands
+            plans[-1]["safety"] = plan_safety(commands)
     if json_out:
         print_json({"test": test, "plan": plans})
         return
@@ -225,6 +226,15 @@ def print_plan(test: str, drv, opts: Options, json_out: bool) -> None:
             continue
         emit_table(f"{test} on {p['drive']}", ["#", "name", "kind", "what"],
                    [[i, ph["name"], ph["kind"], describe(ph)] for i, ph in enumerate(p["phases"])])
+
+
+def plan_safety(commands: str) -> dict:
+    """A real drive's verdict, from its plan's `# safety:` line (local and remote plans
+    alike): {"allowed", "writes", "refusal"} (refusal: the one line a run would print)."""
+    line = next((x for x in commands.splitlines() if x.startswith("# safety: ")), "")
+    refused = line.startswith("# safety: a run would be REFUSED: ")
+    return {"allowed": bool(line) and not refused, "writes": "read-only" not in line,
+            "refusal": line.split("REFUSED: ", 1)[1] if refused else None}
 
 
 def describe(ph: dict) -> str:
@@ -305,10 +315,20 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
     """The tests in parallel on simulated drives, else one after another (review.py), then
     `report(executor)`: the report, drawn on the review's workers."""
     from .. import review as rv
+    from ..targets.sim import SimTarget
+
+    # a real drive's review runs for hours, test after test: a line as each is stored says
+    # where it is (the progress bars show only at a terminal)
+    real = any(not isinstance(t, SimTarget) for _, t in req.drives)
+
+    def on_run(test: str, run_id: int, outcomes: list) -> None:
+        docs.append(run_doc(run_id, test, outcomes))
+        if real:
+            status = ", ".join(dict.fromkeys(o.status for o in outcomes))
+            typer.echo(f"ssdlab: review: {test} stored as run {run_id} ({status})", err=True)
 
     try:
-        return rv.run(req, jobs, ray, progress_hooks,
-                      lambda test, run_id, outcomes: docs.append(run_doc(run_id, test, outcomes)),
+        return rv.run(req, jobs, ray, progress_hooks, on_run,
                       lambda line: typer.echo(f"ssdlab: warning: {line}", err=True), report)
     except rv.ReviewInterrupted:
         kept = ", ".join(f"{d['test']} (run {d['run_id']})" for d in docs) or "none"

@@ -60,8 +60,17 @@ def results_show(
     for d in r["drives"]:
         part = d.get("partial_metrics")
         said = f"; metrics of its {part['phases']} complete phases, not a whole run" if part else ""
-        emit_table(f"{d['spec']} ({d['status']}{said})", ["metric", "value"],
+        emit_table(f"{d['spec']} ({d['status']}{said}){who(d.get('identity') or {})}", ["metric", "value"],
                    [[k, v] for k, v in d["metrics"].items()])
+
+
+def who(ident: dict) -> str:
+    """A real drive's model, serial and firmware, as the plan names it (a simulated drive's
+    spec says which it is)."""
+    if ident.get("kind", "sim") == "sim" or not ident.get("model"):
+        return ""
+    words = [str(ident["model"])] + [f"{k} {ident[k]}" for k in ("serial", "firmware") if ident.get(k)]
+    return ": " + " ".join(words)
 
 
 @results_app.command("export", context_settings=RUN_IDS)

@@ -3,7 +3,7 @@ offline and can be mailed around. Each test draws its own figures (methodology.T
 figures/<test>.py); the page lays them out in sections and adds the runs and comparison
 tables. Element ids (stable, for people and browser tests; docs/reports.md):
   sec-<test>, fig-fill-overlay, fig-fill-<i>, fig-consistency, fig-working-set,
-  fig-quick-<unit>, fig-trim, fig-idle, fig-copy, table-compare-<test>[-<spare>], runs; the
+  fig-quick-<unit>, fig-trim, fig-idle, fig-copy, table-compare-<test>[-<spare>], runs, drives; the
   consistency switches are plotly updatemenus whose button <g> elements get ids
   fig-consistency-<drive|spare>-btn-<i> once drawn.
 """
@@ -20,6 +20,7 @@ from ..figures.data import fmt, lower_is_better, metric_title, spare_label
 from ..figures.model import ReportRun
 from ..methodology.test import Test
 from .compare import CompareTable, compare_tables
+from .drives_table import drives_table
 from ..methodology import spare_matters
 
 
@@ -105,7 +106,7 @@ def render(runs: list[ReportRun], y_max: float | None = None, title: str | None 
         f"<title>{e(title)}</title><style>{CSS}</style>"
         f"<script>window.PlotlyConfig = {{MathJaxConfig: 'local'}};</script>"
         f"<script>{get_plotlyjs()}</script></head><body>"
-        f"<h1>{e(title)}</h1>{runs_table(runs)}"
+        f"<h1>{e(title)}</h1>{runs_table(runs)}{drives_table(runs)}"
         + "".join(parts) + "</body></html>")
 
 

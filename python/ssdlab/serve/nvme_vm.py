@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import safe_path
+from .vm_output import Relay
 
 SERIAL = "SSDLABVM0001"
 LBA_SIZES = (512, 4096)
@@ -175,25 +176,36 @@ class Result:
 def run(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] = (), memory: str = "1G",
         cpus: int = 2, timeout: float | None = None, capture: bool = True,
         console: bool = False) -> Result:
-    """Boot, run `guest_cmd`, power off. `capture`: the guest's output in the result (through
-    a file: QEMU, a grandchild, holds a pipe open past vng). `console`: the guest kernel's
-    messages in its stderr (its NVMe resets and hung-task reports). Past `timeout` the whole
-    process group (vng, QEMU) is killed and the result's returncode is None."""
+    """Boot, run `guest_cmd`, power off. `capture`: the guest's output in the result,
+    else on this process's stdout and stderr (through pipes either way: vm_output.py).
+    `console`: the guest kernel's messages in its stderr (its NVMe resets and hung-task
+    reports). Past `timeout` the whole process group (vng, QEMU) is killed and the
+    result's returncode is None."""
     acc, _ = accel()
     cmd = command(namespaces, guest_cmd, rwdirs=rwdirs, memory=memory, cpus=cpus, acc=acc, console=console)
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(one_cpu(cmd) if acc != "kvm" else cmd, env=environment(), stdin=subprocess.DEVNULL,
-                                stdout=out if capture else None, stderr=err if capture else None,
-                                text=True, start_new_session=True)
+    with tempfile.TemporaryFile("w+b") as out, tempfile.TemporaryFile("w+b") as err:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        relays = [Relay(out.fileno() if capture else 1), Relay(err.fileno() if capture else 2)]
+        try:
+            proc = subprocess.Popen(one_cpu(cmd) if acc != "kvm" else cmd, env=environment(),
+                                    stdin=subprocess.DEVNULL, stdout=relays[0].w, stderr=relays[1].w,
+                                    start_new_session=True)
+        finally:
+            for r in relays:
+                r.started()
         try:
             rc: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             rc = None
         finally:
-            _kill_group(proc)
+            _kill_group(proc)  # QEMU, a grandchild, holds the pipes open past vng
+            for r in relays:
+                r.finish()
         out.seek(0)
         err.seek(0)
-        return Result(rc, out.read() if capture else "", err.read() if capture else "")
+        text = (lambda f: f.read().decode(errors="replace")) if capture else (lambda f: "")
+        return Result(rc, text(out), text(err))
 
 
 def one_cpu(cmd: list[str]) -> list[str]:
@@ -308,8 +320,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"nvme_vm: {why_tcg}; QEMU emulates the CPU instead (a minute to boot, slow Python)",
               file=sys.stderr)
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
-    r = run(ns, shlex.join(cmd) if cmd else "nvme list", rwdirs=rwdirs, memory=a.memory, cpus=a.cpus,
-            capture=False, console=a.console)
+    try:
+        r = run(ns, shlex.join(cmd) if cmd else "nvme list", rwdirs=rwdirs, memory=a.memory, cpus=a.cpus,
+                capture=False, console=a.console)
+    except KeyboardInterrupt:  # run() has killed the VM whole on its way out
+        print("nvme_vm: interrupted; the VM was stopped", file=sys.stderr)
+        return 130
     return 1 if r.returncode is None else r.returncode
 
 
