@@ -31,7 +31,7 @@ from ssdlab.serve.server import ServeOptions, Serving  # noqa: E402
 from ssdlab.store import Store  # noqa: E402
 
 PROFILE = "tlc-256"
-# the short closed loop's drive (tests/fit/test_closed_loop.py): 32 GB on two channels
+# a small drive of the class: 32 GB on two channels
 BASE = ["user_capacity_gb=32", "nand.channels=2", "nand.blocks_per_plane=720", "slc.dynamic_max_gb=3"]
 SEARCHED = ("dies,spare_pct,slc.cache_share,nand.slc.read_us,nand.native.read_us,nand.slc.prog_us,"
             "nand.native.prog_us,host.host_latency_us,host.command_overhead_us,host.write_latency_us")

@@ -90,12 +90,12 @@ def run_group(runs: tuple[tuple[str, RunKey], ...], keep: dict, seed: int = 42,
 
 
 def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] = (),
-            profile_text: str | None = None, own: Any = None, states=None) -> dict:
+            profile_text: str | None = None, own: Any = None, states=None, on_start=None) -> dict:
     """Run one test on one built-in profile (or on `profile_text`, a profile of its own, e.g. a
     twin's; `own`: the test's own options) with `overrides` (key=value) if any: metrics,
     the segments of its last pass (fill, trim), capacity, and per I/O phase its largest latency and its seconds without
     a completed I/O. With `states` (a targets.sim_state.StateCache), phases a kept drive
-    state holds come from it."""
+    state holds come from it. `on_start`: walk_phases's (a fit's --minutes stops a run with it)."""
     from .methodology import get
     from .runner import walk_phases
     from .targets.sim import SimTarget
@@ -105,7 +105,7 @@ def run_one(drive: str, run: RunKey, seed: int = 42, overrides: tuple[str, ...] 
     the_test = get(name)
     t0 = time.time()
     try:
-        results = walk_phases(the_test, target, cap, opts)
+        results = walk_phases(the_test, target, cap, opts, on_start=on_start)
     finally:
         target.close()  # a drive state the group keeps is handed over
     metrics = the_test.analyze(results, opts)

@@ -1,15 +1,24 @@
 """--minutes bounds the whole fit, its full-size runs included: a full-size check (the best
 few again, the checks' own runs, the twin's) does not begin when it would end past its
-share, judged by a guess at its time before one ran and by the last one's after; what the
-time left out is said (`out_of_time`, a warning line)."""
+share, judged by a guess at its time before one ran and by the last one's after; at the
+fit's end the trials still running are stopped (whatever the guesses said, the first batch
+too); what the time left out is said (`out_of_time`, a warning line)."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import pickle
+import time
 from types import SimpleNamespace
 
+import pytest
+
 from clirun import cli
-from ssdlab.fit import fitting, search
+from ssdlab import runner
+from ssdlab.errors import UserError
+from ssdlab.executor import Executor
+from ssdlab.fit import evidence, fitting, search
 from ssdlab.methodology import get
 
 from test_search import Linear
@@ -69,5 +78,67 @@ def test_a_short_fit_says_what_its_minutes_left_out(tmp_path):
             "--json", timeout=300, check=True)
     doc = json.loads(r.stdout)
     assert doc["out_of_time"], doc["stages"]
+    assert doc["seconds"] < 0.1 * 60 + 5  # it stops within about a second of its end (a loaded machine: more)
     assert [x for x in r.stderr.splitlines() if "warning" in x] == [
         f"ssdlab: warning: --minutes 0.1 left no time for {x}" for x in doc["out_of_time"]]
+
+
+@pytest.fixture
+def sim_clock(monkeypatch):
+    """The fit's clock (time.monotonic and time.time in its modules) moves only in the
+    simulator, a second a simulated second: each sample row a run hands its listener (those
+    the fit listens to, and the others), so a fit's time is its trials' simulated seconds and
+    the same on any machine. Trials run in this process (the inline executor)."""
+    clock = [0.0]
+    fake = SimpleNamespace(monotonic=lambda: clock[0], time=lambda: clock[0])
+    for name in ("search", "fitting", "crossval", "deadline", "fidelity", "pinning"):
+        try:
+            module = importlib.import_module(f"ssdlab.fit.{name}")
+        except ImportError:
+            continue
+        if hasattr(module, "time"):
+            monkeypatch.setattr(module, "time", fake)
+    real = runner.walk_phases
+
+    def walk(test, target, cap, opts, on_start=None, on_end=None):
+        def start(seq, phase):
+            listener = on_start(seq, phase) if on_start else None
+
+            def sample(row):
+                clock[0] += 1.0
+                if listener is not None:
+                    listener(row)
+            return sample
+        return real(test, target, cap, opts, on_start=start, on_end=on_end)
+
+    monkeypatch.setattr(runner, "walk_phases", walk)
+    return clock
+
+
+def test_the_fits_end_stops_the_trials_still_running(sim_clock):
+    """A trial of these figures is a full-size fill of about 580 simulated seconds: 25 minutes
+    end in the search's first batch (the die-count scan, which no share stops: a search needs
+    a best), in its second trial. The fit ends there, one simulated second past at most, with
+    the trial that ended kept, the one it stopped not counted, and what it left out said."""
+    ev = evidence.from_figures(FIGURES)
+    res = fitting.fit(fitting.Request(ev, minutes=25, crossval=False), Executor())
+    assert sim_clock[0] <= 25 * 60 + 1
+    assert res.trials >= 1 and res.seconds <= 25 * 60 + 1
+    assert "the rest of 1 trial running at its end (stopped, not counted)" in res.out_of_time
+    assert "the checks and the figures not fitted, on the twin" in res.out_of_time
+
+
+def test_a_fit_whose_time_ends_before_its_first_trial_fits_nothing(sim_clock):
+    ev = evidence.from_figures(FIGURES)
+    with pytest.raises(UserError, match="--minutes 5 ended before any trial of the search did: nothing was fitted"):
+        fitting.fit(fitting.Request(ev, minutes=5, crossval=False), Executor())
+    assert sim_clock[0] <= 5 * 60 + 1
+
+
+def test_a_trial_past_the_fits_end_does_not_begin_and_says_so_through_the_pool():
+    from ssdlab.fit.deadline import OutOfTime
+
+    with pytest.raises(OutOfTime) as e:
+        search.run_trial("", {}, [("fill", 0.0, None, 1, ())], {}, 42, stop_at=time.time() - 1.0)
+    again = pickle.loads(pickle.dumps(e.value))  # as a worker process hands it back
+    assert isinstance(again, OutOfTime) and again.began is False and e.value.began is False

@@ -105,7 +105,7 @@ def fit_cmd(
     out: Path = typer.Option(..., "--out", help="the twin's profile TOML (use it as --drive sim:./twin.toml)"),
     report_dir: Optional[Path] = typer.Option(None, "-o", "--report", help="write the fit report (HTML + PNG) here"),
     trials: int = typer.Option(400, "--trials", min=1, help="trials of the search (a cross-validation fold's: --crossval-trials)"),
-    minutes: Optional[float] = typer.Option(None, "--minutes", min=0.01, help="stop the search, pinning and cross-validation within this time"),
+    minutes: Optional[float] = typer.Option(None, "--minutes", min=0.01, help="bound the fit's time (the search, pinning and cross-validation share it; trials still running at its end are stopped)"),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="trials at once on local worker processes (default: one per core; 1: in this process)"),
     ray: bool = typer.Option(False, "--ray", help="run the trials on a local Ray instance (or --ray-address)"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="the Ray cluster to run the trials on (implies --ray)"),
@@ -119,10 +119,13 @@ def fit_cmd(
     json_out: JsonOut = False,
 ) -> None:
     """Fit a simulated twin of a drive to its runs or published figures."""
+    import time
+
     from ..executor import open_executor
     from ..fit import evidence as E
     from ..fit import fitting, report
 
+    started = time.monotonic()  # --minutes counts from here: reading the evidence is in it
     with user_errors():
         if runs is None and figures is None:
             raise UserError("give the evidence: --runs ID[,ID...] (the drive's runs) and/or --figures FILE.toml")
@@ -152,7 +155,7 @@ def fit_cmd(
         if report_dir is not None:  # once the evidence is read: a refused fit makes no directory
             check_out_dir(report_dir)
         req = fitting.Request(ev, trials=trials, minutes=minutes, seed=seed, start=start, crossval=crossval,
-                              crossval_trials=crossval_trials,
+                              crossval_trials=crossval_trials, started=started,
                               params=[k.strip() for k in params.split(",") if k.strip()] if params else None)
         executor = open_executor(jobs, where)
         try:

@@ -37,7 +37,7 @@ def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadl
     scan and screening are fixed points around its own choice) reuses them instead of running
     them again: the points depend on the fold's own loss only, so nothing of the held-back
     group leaks in. `stopped`: asked before each fold; once true, no fold begins (nor after
-    `deadline`)."""
+    `deadline`, the fit's end: a fold's trials still running then are stopped, deadline.py)."""
     groups = sorted(set(ev.groups[f.name] for f in ev.figures))
     if len(groups) < 2:
         return []
@@ -48,11 +48,14 @@ def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadl
         left = len(groups) - i
         fold_deadline = time.monotonic() + max(0.0, deadline - time.monotonic()) / left
         fold = ev.without(g)
-        s = Search(fold, start, seed, executor, sampler, on_trial, measured=ev, memo=memo)
+        s = Search(fold, start, seed, executor, sampler, on_trial, measured=ev, memo=memo, stop_at=deadline)
         # one round of steps, whatever room the bound leaves (it counts reused trials: a
         # screening that ran fewer points gave some folds a second round and others none)
         s.rounds = 1
         s.run(Budget(trials, fold_deadline), opening_only=True)
+        s.keep_late()
+        if not s.trials:
+            break  # the fit's end stopped its first
         best = s.best(1)[0]
         for f in ev.figures:
             if ev.groups[f.name] != g:

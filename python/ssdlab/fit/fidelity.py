@@ -57,7 +57,10 @@ def correct(search: Search, best: Trial, until: float) -> tuple[Trial, dict[str,
     smooth = [k for k in search.free() if k not in descent.discrete(search)]
     record: dict[str, Any] = {"rounds": 0, "taken": 0, "loss_before": best.loss, "figures": []}
     for _ in range(ROUNDS):
-        same = search.evaluate([best.u])[0]  # (memo: the trial of the best's point)
+        ran = search.evaluate([best.u])  # (memo: the trial of the best's point)
+        if not ran:
+            break  # the fit's end came first
+        same = ran[0]
         ratio = ratios(search, best)
         if not ratio or not smooth:
             break

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import UserError
-from . import crossval, descent, fidelity, pinning, profile_out
+from . import crossval, deadline, descent, fidelity, pinning, profile_out
 from .evidence import Evidence
 from .screening import SCREEN_GRID
 from .search import Budget, Search, Trial, full_size_check, residual
@@ -41,15 +41,18 @@ def fold_trials(params: int) -> int:
 
 class Counted:
     """The executor, counting the trials it runs (a point already run is taken from the memo,
-    not run): how a fit spends its time, stage by stage."""
+    not run): how a fit spends its time, stage by stage; and those the fit's end stopped
+    unfinished (deadline.py)."""
 
     def __init__(self, executor: Any):
-        self.executor, self.ran = executor, 0
+        self.executor, self.ran, self.stopped = executor, 0, 0
         self.workers = getattr(executor, "workers", 1)
 
     def run(self, units: list[Any]) -> Any:
         self.ran += len(units)
-        return self.executor.run(units)
+        for done in self.executor.run(units):
+            self.stopped += isinstance(done.error, deadline.OutOfTime) and done.error.began
+            yield done
 
 
 @dataclass
@@ -63,6 +66,7 @@ class Request:
     crossval_trials: int | None = None  # per fold; default: fold_trials()
     sampler: str = "cmaes"
     params: list[str] | None = None  # search only these (the rest keep the class's values)
+    started: float | None = None  # time.monotonic() when the command began: --minutes counts from it
 
 
 @dataclass
@@ -192,7 +196,7 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
         why = "; ".join(ev.left_out[:3]) or "no figures"
         raise UserError(f"the evidence pins nothing: {why}. Give fingerprint runs (ssdlab run fingerprint) or "
                         "figures of the drive itself")
-    t0 = time.monotonic()
+    t0 = time.monotonic() if req.started is None else req.started
     executor = Counted(executor)
     stages: dict[str, dict[str, float]] = {}
     mark = [t0, 0]
@@ -224,13 +228,18 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     if not fitted.figures:
         raise UserError(f"every figure is marked expected_failure ({missing[0].name!r}: a mechanism the simulator "
                         "lacks): nothing to fit to; give figures the simulator can reach")
-    search = Search(fitted, st, req.seed, executor, req.sampler, hook("search"))
+    search = Search(fitted, st, req.seed, executor, req.sampler, hook("search"), stop_at=t0 + total)
     # the checks' own runs, on the best few and the twin (full size: their tests may not
     # scale), with the whole evidence: its loss leaves out the expected failures, measured
     reachable = dataclasses.replace(ev, figures=[f for f in ev.figures if not f.xfail])
-    checker = Search(reachable, st, req.seed, executor, full_size=True, measured=ev) if checks else None
+    checker = Search(reachable, st, req.seed, executor, full_size=True, measured=ev,
+                     stop_at=t0 + total) if checks else None
     search_s, pinning_s = deadlines(total, req.crossval)
     search.run(Budget(req.trials, t0 + search_s))
+    search.keep_late()
+    if not search.trials:  # the fit's end (deadline.py) stopped the first
+        raise UserError(f"--minutes {req.minutes:g} ended before any trial of the search did: nothing was fitted; "
+                        "give it more minutes")
     # cross-validation needs the search's runs only (its memo): in a thread of its own it runs
     # beside the rest on the same workers, which the rest's small batches (a point at full
     # size, a slice) leave idle
@@ -262,7 +271,8 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
         conflicts = pinning.conflicts(search, same)
         stage("pinning")
         if checker or missing:  # the twin on the whole evidence: its checks, the figures not fitted
-            whole = checker or Search(reachable, st, req.seed, executor, full_size=True, measured=ev)
+            whole = checker or Search(reachable, st, req.seed, executor, full_size=True, measured=ev,
+                                      stop_at=t0 + total)
             measured = whole.evaluate([twin_trial.u], until=t0 + total, rounds=1,
                                       round_s=whole.full_round_s(search) if total < math.inf else 0.0)
             if measured:
@@ -285,6 +295,10 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
             if len(groups) > 1 and len({h.group for h in held}) < len(groups):
                 late.append(f"cross-validation of {len(groups) - len({h.group for h in held})} of "
                             f"{len(groups)} groups of figures")
+        stopped = executor.stopped + folds.executor.stopped
+        if stopped:
+            late.append(f"the rest of {stopped} trial{'s' if stopped > 1 else ''} running at its end "
+                        "(stopped, not counted)")
         rows = figure_rows(ev, twin_trial.values)
         lacks = {f.name: f.xfail for f in missing}
         for r in rows:  # what the search fitted to (a check and an expected failure are not)
@@ -364,7 +378,11 @@ def repair(search: Search, checker: Search, best: Trial, until: float,
     record.update(outcome="class" if all(abs(top.u[k] - x0[k]) <= 1e-3 for k in x0) else "moved",
                   gave_up=[f.name for f in ev.figures if f.kind != "behaviour" and not f.xfail
                            and passes(f, first.values.get(f.name)) and not passes(f, top.values.get(f.name))])
-    tr = search.evaluate([top.u])[0]  # a trial of the search's own size, for the pinning
+    ran = search.evaluate([top.u])  # a trial of the search's own size, for the pinning
+    if not ran:  # the fit's end came first
+        record["outcome"] = "no time"
+        return best, record
+    tr = ran[0]
     tr.number = len(search.trials)
     search.trials.append(tr)
     return full_size_check(search, [tr])[0], record

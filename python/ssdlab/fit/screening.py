@@ -41,7 +41,8 @@ def screen(search: Any, x0: dict[str, float] | None = None, keys: list[str] | No
     for p in params:
         points += [{**x0, p.key: u} for u in grids[p.key]]
     done = search.evaluate(points, first=len(search.trials), until=budget.deadline if budget else math.inf)
-    if not done and base is None:  # past the deadline already: the start still runs (a search has a best)
+    if not done and base is None:  # past the deadline already: the start still runs (a search has a best,
+        # unless the fit's own end stops it)
         done = search.evaluate(points[:1], first=len(search.trials))
     search._record(done)
     if base is None:

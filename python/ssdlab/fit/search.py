@@ -5,7 +5,9 @@ Deterministic for a seed: trials are asked in batches of BATCH (whatever the num
 workers), run in parallel, and told to the optimizer in trial order, and a trial is a
 function of its parameters (the simulator is deterministic), so --jobs and --ray change the
 time a fit takes and nothing else. A --minutes bound stops at a batch's end, so it fixes the
-result only with the number of trials it reached (the report gives it).
+result only with the number of trials it reached (the report gives it); at the fit's own end
+it stops the trials still running (deadline.py): a batch keeps the trials up to the first
+that did not end.
 
 A trial's loss: loss.py. Before CMA-ES, descent.py scans the die count and takes
 Levenberg-Marquardt steps from the class."""
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ..calibration import RunKey
-from . import descent, screening
+from . import deadline, descent, screening
 from .screening import SCREEN_GRID
 from .evidence import TWIN, Evidence
 from .loss import CAP, Trial, loss_of, measure_all, residual
@@ -37,13 +39,22 @@ STALL = (4, 0.25)
 
 
 def run_trial(class_text: str, overrides: dict[RunKey, list[str]], runs: list[RunKey],
-              plans: dict[RunKey, Any], seed: int) -> dict[RunKey, dict[str, Any]]:
+              plans: dict[RunKey, Any], seed: int, stop_at: float | None = None) -> dict[RunKey, dict[str, Any]]:
     """One trial in a worker: every run the evidence needs, on the class profile with the
-    trial's overrides for that run (module level: it is pickled to the worker)."""
+    trial's overrides for that run (module level: it is pickled to the worker). `stop_at`
+    (time.time()): OutOfTime once it has passed, the run going then stopped (deadline.py)."""
     from ..validate import run_one
 
-    return {r: run_one(TWIN, r, seed, tuple(overrides[r]), profile_text=class_text, own=plans.get(r))
-            for r in runs}
+    deadline.check(stop_at, began=False)
+    out = {}
+    try:
+        for r in runs:
+            deadline.check(stop_at)
+            out[r] = run_one(TWIN, r, seed, tuple(overrides[r]), profile_text=class_text, own=plans.get(r),
+                             on_start=deadline.watch(stop_at))
+    except deadline.OutOfTime:
+        raise deadline.OutOfTime() from None  # without the stopped phase's partial result
+    return out
 
 
 @dataclass
@@ -67,11 +78,14 @@ class Search:
 
     def __init__(self, ev: Evidence, start: Start, seed: int, executor: Any, sampler: str = "cmaes",
                  on_trial: Callable[[Trial], None] | None = None, full_size: bool = False,
-                 measured: Evidence | None = None, memo: dict[Any, Any] | None = None):
+                 measured: Evidence | None = None, memo: dict[Any, Any] | None = None,
+                 stop_at: float = math.inf):
         """`measured`: the evidence every trial runs and measures (default `ev`); the loss
         reads `ev`'s figures only (a cross-validation fold: the held-back group is measured,
         not fitted). `memo`: the measured figures of points already run, shared between
-        searches of the same evidence (a point is a function of its parameters)."""
+        searches of the same evidence (a point is a function of its parameters). `stop_at`
+        (time.monotonic()): the fit's end, where trials still running are stopped and none
+        begins (deadline.py)."""
         self.ev, self.start, self.seed, self.executor = ev, start, seed, executor
         self.measured = measured or ev
         self.memo: dict[Any, Any] = memo if memo is not None else {}
@@ -96,6 +110,8 @@ class Search:
         # what the search spent on each of its steps, in order (fit --json: search_phases)
         self.phases: list[dict[str, Any]] = []
         self._since = (time.monotonic(), 0)
+        self.stop_at = stop_at
+        self.late: list[Trial] = []  # trials that ended past one the fit's end stopped (keep_late)
 
     @functools.cached_property
     def plans(self) -> dict[RunKey, Any]:
@@ -138,7 +154,8 @@ class Search:
         deadline `until` (time.monotonic()), a few at a time (`rounds` rounds of the workers)
         and none begun after it, whatever the pace so far (the machine's load can double a
         trial's time): the trials of the points run, a prefix of them. `round_s`: a guess at a
-        few's wall time (then the last few's own): none begun that would end past `until`."""
+        few's wall time (then the last few's own): none begun that would end past `until`.
+        Past `stop_at` a prefix too: the points up to the first not run by then."""
         if until == math.inf:
             return self._run(points, full, first)
         width = rounds * max(1, int(getattr(self.executor, "workers", 1)))
@@ -147,7 +164,10 @@ class Search:
             if time.monotonic() + round_s >= until:
                 break
             t = time.monotonic()
-            out += self._run(points[i:i + width], full, first + i)
+            ran = self._run(points[i:i + width], full, first + i)
+            out += ran
+            if len(ran) < len(points[i:i + width]):
+                break  # the fit's end stopped the round
             if round_s:
                 round_s = time.monotonic() - t
         return out
@@ -178,6 +198,7 @@ class Search:
         from ..targets.sim import table_bytes
 
         runs = self.measured.runs()
+        stop_at = deadline.wall(self.stop_at)  # the fit's end, for the workers (None: no --minutes)
         units, scale = [], {}
         known: dict[int, tuple[dict[str, float | None], str | None]] = {}
         for i, u in enumerate(points):
@@ -193,30 +214,51 @@ class Search:
                 mem = 0.0  # a profile the simulator refuses: the trial fails and scores CAP
             # a trial's time grows with its drive's tables (the die count's larger trial
             # drives): the pool starts the dearest first, so a batch's tail is a short trial
-            units.append(Unit(i, run_trial, (self.start.text, ov, runs, plans, self.seed), memory=mem, cost=mem))
+            args = (self.start.text, ov, runs, plans, self.seed) + ((stop_at,) if stop_at is not None else ())
+            units.append(Unit(i, run_trial, args, memory=mem, cost=mem))
         docs: dict[int, Any] = {}
         errors: dict[int, str] = {}
+        cut: set[int] = set()  # stopped at the fit's end, or never begun
+        if units and time.monotonic() >= self.stop_at:
+            cut, units = {u.key for u in units}, []
         t0 = time.monotonic()
         for done in self.executor.run(units):
+            if isinstance(done.error, deadline.OutOfTime):
+                cut.add(done.key)
+                continue
             docs[done.key] = done.value if done.ok else None
             if not done.ok:
                 errors[done.key] = str(done.error).splitlines()[0] if str(done.error) else type(done.error).__name__
-        if units:
+        if units and not cut:
             self.pace = (time.monotonic() - t0) / len(units)
+        for i, doc in docs.items():  # every trial that ended, those past a stopped one too
+            values: dict[str, float | None] = {f.name: None for f in self.measured.figures}
+            if doc is not None:
+                values = measure_all(self.measured, doc)
+            known[i] = self.memo[point_key(points[i], full)] = (values, errors.get(i))
         out = []
         for i, u in enumerate(points):
             if i in known:
                 values, error = known[i]
-            else:
-                values = {f.name: None for f in self.measured.figures}
-                if docs[i] is not None:
-                    values = measure_all(self.measured, docs[i])
-                error = errors.get(i)
-                self.memo[point_key(u, full)] = (values, error)
-            values = self.at_size(values, scale[i])
-            loss, groups = loss_of(self.ev, values)
-            out.append(Trial(first + i, u, values, loss, scale[i], groups, error))
-        return out
+                values = self.at_size(values, scale[i])
+                loss, groups = loss_of(self.ev, values)
+                out.append(Trial(first + i, u, values, loss, scale[i], groups, error))
+        end = min(cut, default=len(points))  # the trials up to the first the fit's end stopped
+        self.late += [t for t in out[end:] if not full]
+        return out[:end]
+
+    def keep_late(self) -> None:
+        """The trials that ended past one the fit's end stopped, recorded after the others
+        (a batch hands back the trials up to the first that did not end: the pool runs the
+        dearest first, so at the end of a short --minutes the first few may be all it lacks)."""
+        known = {point_key(t.u, False) for t in self.trials}
+        for t in self.late:
+            if point_key(t.u, False) not in known:
+                known.add(point_key(t.u, False))
+                t.number = len(self.trials)
+                self._record([t])
+        self.late = []
+        self.mark("ended late")
 
     def at_size(self, values: dict[str, float | None], scale: float) -> dict[str, float | None]:
         """A trial's figures as the drive's own size would give them (`size_ratio`; a
@@ -336,7 +378,7 @@ class Search:
 
     def descend(self, budget: Budget, gain: float = descent.GAIN) -> None:
         smooth = [k for k in self.free() if k not in descent.discrete(self)]
-        if smooth:
+        if smooth and self.trials:  # (none: the fit's end stopped the first)
             descent.descend(self, budget, smooth, gain, rounds=self.rounds)
 
     def dear_start(self, budget: Budget) -> None:
@@ -350,6 +392,8 @@ class Search:
         tune (its tuning screened with it on: screen); then steps again."""
         if not self.trials:  # no die count to scan: the start itself
             self._record(self.evaluate([self.x0]))
+        if not self.trials:
+            return  # the fit's end stopped it
         # a limit the class sets at none (the top of its range) moves no figure by a step: it
         # is screened first, where the steps can then tune it (the m4's rated 415 MB/s reads,
         # a controller read path under the SATA link, stayed at the link after 99 steps' trials)
