@@ -11,7 +11,6 @@ import hashlib
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ from pathlib import Path
 import clirun
 import pytest
 
-from loopdevs import MIB, REASON, loops  # noqa: F401  (loops: a fixture)
+from loopdevs import MIB, REASON, loops, partitioned  # noqa: F401  (loops: a fixture)
 from otheruser import NOBODY, needs_other_user, python_as_nobody, ssdlab_as_nobody
 from ssdlab import phase as P
 from ssdlab.targets import open_target
@@ -193,16 +192,7 @@ def test_a_partition_and_its_disk_share_the_disks_lock(loops):
     partition keeps out runs on the disk and on its other partitions, and a run that reads
     the disk keeps a partition's writer out (each had a node of its own)."""
     dev, _ = loops.make(64 * MIB, None, "--partscan")
-    subprocess.run(["sfdisk", "-q", dev], input="label: gpt\n,24M\n,24M\n", text=True, check=True)
-    subprocess.run(["partx", "-u", dev], check=False)
-    made = []
-    for n in (1, 2):
-        part = f"{dev}p{n}"
-        if not os.path.exists(part):  # no udev here to make the nodes
-            maj, mi = Path(f"/sys/class/block/{os.path.basename(part)}/dev").read_text().split(":")
-            os.mknod(part, 0o600 | stat.S_IFBLK, os.makedev(int(maj), int(mi)))
-            made.append(part)
-    try:
+    with partitioned(dev, "label: gpt\n,24M\n,24M\n"):
         p1 = device_lock.NodeLock(f"{dev}p1", f"{dev}p1").acquire()
         assert p1.node == dev
         p1.exclusive()
@@ -219,6 +209,3 @@ def test_a_partition_and_its_disk_share_the_disks_lock(loops):
         disk.release()
         p2.exclusive()  # the disk's reader gone
         p2.release()
-    finally:
-        for part in made:
-            os.unlink(part)

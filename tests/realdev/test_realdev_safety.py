@@ -5,6 +5,7 @@ it must not touch."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -21,7 +22,7 @@ import clirun
 import pytest
 
 import dbpoll
-from loopdevs import MIB, REASON, attach, loops, sh  # noqa: F401  (loops: a fixture)
+from loopdevs import MIB, REASON, attach, loops, partitioned, sh  # noqa: F401  (loops: a fixture)
 from loopdevs import wait_for_new_writes
 from ssdlab import phase as P
 from ssdlab.targets.guard import safety
@@ -118,27 +119,19 @@ def test_device_open_for_writing_elsewhere_is_refused(loops):
 def test_a_partition_of_a_disk_another_process_writes_is_refused(loops):
     """A VM or `dd` writing the whole disk writes its partitions too."""
     dev, _ = loops.make(32 * MIB, None, "--partscan")
-    sh("sfdisk", "-q", dev, input="label: gpt\n,8M\n")
-    sh("partx", "-u", dev, check=False)
-    part, name = dev + "p1", os.path.basename(dev) + "p1"
-    made = not os.path.exists(part)
-    if made:  # no udev here to make the node
-        maj, mi = Path(f"/sys/class/block/{name}/dev").read_text().split(":")
-        os.mknod(part, 0o600 | stat.S_IFBLK, os.makedev(int(maj), int(mi)))
-    writer = subprocess.Popen([sys.executable, "-c", "import os,sys,time; fd=os.open(sys.argv[1], os.O_RDWR); "
-                               "print('open', flush=True); time.sleep(120)", dev], stdout=subprocess.PIPE, text=True)
-    try:
-        assert writer.stdout.readline().strip() == "open"
-        with pytest.raises(safety.UnsafeTarget, match=f"open for writing by another process .pid {writer.pid} "):
-            safety.check_block_write(part, part)
-        writer.kill()
-        writer.wait()
-        safety.check_block_write(part, part)  # once it is closed
-    finally:
-        writer.kill()
-        writer.wait()
-        if made:
-            os.unlink(part)
+    with partitioned(dev, "label: gpt\n,8M\n") as (part,):
+        writer = subprocess.Popen([sys.executable, "-c", "import os,sys,time; fd=os.open(sys.argv[1], os.O_RDWR); "
+                                   "print('open', flush=True); time.sleep(120)", dev], stdout=subprocess.PIPE, text=True)
+        try:
+            assert writer.stdout.readline().strip() == "open"
+            with pytest.raises(safety.UnsafeTarget, match=f"open for writing by another process .pid {writer.pid} "):
+                safety.check_block_write(part, part)
+            writer.kill()
+            writer.wait()
+            safety.check_block_write(part, part)  # once it is closed
+        finally:
+            writer.kill()
+            writer.wait()
 
 
 def test_a_loop_device_whose_file_another_process_writes_is_refused(loops):
@@ -162,16 +155,9 @@ def test_a_partition_beside_a_mounted_one_is_written_as_on_any_disk(loops, tmp_p
     the same file" of its own partition. One partition mounted leaves the other writable,
     as on a SATA or NVMe disk; the disk held by another run still refuses it."""
     dev, _ = loops.make(64 * MIB, None, "--partscan")
-    sh("sfdisk", "-q", dev, input="label: gpt\n,24M\n,24M\n")
-    sh("partx", "-u", dev, check=False)
-    made = []
-    for n in (1, 2):
-        part = f"{dev}p{n}"
-        if not os.path.exists(part):  # no udev here to make the nodes
-            maj, mi = Path(f"/sys/class/block/{os.path.basename(part)}/dev").read_text().split(":")
-            os.mknod(part, 0o600 | stat.S_IFBLK, os.makedev(int(maj), int(mi)))
-            made.append(part)
-    try:
+    with partitioned(dev, "label: gpt\n,24M\n,24M\n"), contextlib.ExitStack() as unmount:
+        unmount.callback(loops.mounts.clear)
+        unmount.callback(lambda: [sh("umount", str(m), check=False) for m in reversed(loops.mounts)])
         sh("mkfs.ext4", "-q", "-F", f"{dev}p1")
         loops.mount(f"{dev}p1")
         safety.check_block_write(f"{dev}p2", f"{dev}p2")
@@ -183,12 +169,6 @@ def test_a_partition_beside_a_mounted_one_is_written_as_on_any_disk(loops, tmp_p
         loops.hold_exclusive(dev)
         with pytest.raises(safety.UnsafeTarget, match="in use|held exclusively"):
             safety.check_block_write(f"{dev}p2", f"{dev}p2")
-    finally:
-        for m in reversed(loops.mounts):
-            sh("umount", str(m), check=False)
-        loops.mounts.clear()
-        for part in made:
-            os.unlink(part)
 
 
 # ---- item 3: consent, whatever the signature probe says --------------------------------------
