@@ -124,10 +124,9 @@ def test_ctrl_c_in_a_parallel_review_keeps_every_finished_test(tmp_path):
         req = rv.Request(store, [("sim:tlc-256", drive)], SMALL, 42, opts, {"review": True})
         rv.run_parallel(req, StoppedAfter(2), lambda test, rid, outs: runs.append(test))
     # the two longest units finished: idle, and the tests that begin with purge and the same
-    # fill (one unit, sharing that state); fill and trim (whose first passes record finer
-    # segments on this small drive, so they share theirs with each other only), quick and
+    # fill (one unit, sharing that state: fill, consistency, working-set, trim); quick and
     # copy did not, so the others are stored out of order rather than lost
-    assert runs == ["consistency", "working-set", "idle"]
+    assert runs == ["fill", "consistency", "working-set", "trim", "idle"]
     stored = store.runs()
     assert sorted(r["test"] for r in stored) == sorted(runs)
     assert all(r["status"] == "complete" for r in stored)

@@ -8,6 +8,7 @@ import numpy as np
 from .. import phase as ph
 from ..analysis import round_seconds, steady_state, summary
 from ..analysis.steady import WINDOW
+from .fill import segment_bytes
 from .common import Options, area_bytes, by_name, opt_total
 from ..figures import lazy
 from .test import Test
@@ -21,7 +22,7 @@ def phases(capacity: int, opts: Options) -> list[ph.Phase]:
     n = area_bytes(capacity, opts)
     return [
         ph.purge(),
-        ph.seq_write("fill", offset=0, length=n, stop_bytes=n),
+        ph.seq_write("fill", offset=0, length=n, stop_bytes=n, segment_bytes=segment_bytes(n)),
         ph.rand_io("random", read_pct=0, offset=0, length=n,
                    stop_seconds=opts.secs(DEFAULT_SECONDS)),
     ]

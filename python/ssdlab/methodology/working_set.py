@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from .. import phase as ph
 from ..phase import GB
+from .fill import segment_bytes
 from .common import MIB, Options, area_bytes, by_name
 from ..figures import lazy
 from .test import Test
@@ -43,7 +44,7 @@ def label(size: int) -> str:
 
 def phases(capacity: int, opts: Options) -> list[ph.Phase]:
     n = area_bytes(capacity, opts)
-    prep = [ph.purge(), ph.seq_write("fill", offset=0, length=n, stop_bytes=n),
+    prep = [ph.purge(), ph.seq_write("fill", offset=0, length=n, stop_bytes=n, segment_bytes=segment_bytes(n)),
             ph.idle(IDLE_CAP_S, name="settle", until_quiet=True)]
     return (prep if opts.precondition else []) + [
         ph.rand_io(f"ws_{label(s)}", read_pct=100, offset=0, length=s,
