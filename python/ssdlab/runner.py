@@ -325,8 +325,9 @@ def run_drive(rec: Recorder, position: int, spec: str, target: Target,
     def end(seq: int, res: PhaseResult | None, status: str) -> None:
         if res is not None:
             rec.add_phase(position, rd, seq, res, status)
-            if getattr(res, "purge_method", None):
-                purges.append(str(getattr(res, "purge_method")))
+            method = getattr(res, "purge_method", None)  # set by a real drive's purge
+            if method:
+                purges.append(str(method))
         hooks.phase_end(res)
 
     try:

@@ -346,9 +346,15 @@ def _interrupt(sig: int) -> dict:
         cut_s = wait(lambda: _checkpointed(db), 120)
     os.kill(cmd.pid, sig)
     res = cmd.wait(300)
-    time.sleep(1)  # the kernel delivers fio's SIGTERM (its parent died) and closes its fds
+    # fio gets SIGTERM once its parent died and ends as it likes to: its queued commands
+    # complete first, seconds on an emulated controller with the host's cores busy
+    t0 = time.monotonic()
+    while holds(N2) and time.monotonic() - t0 < 60:
+        time.sleep(0.2)
+    held = holds(N2)
     # read in the guest: a killed run reads as stale only where its process lived
-    return {**res, "db": str(OUT / db.name), "holders_after": holds(N2), "cut_s": cut_s,
+    return {**res, "db": str(OUT / db.name), "holders_after": held, "holders_s": time.monotonic() - t0,
+            "processes": processes() if held else "", "cut_s": cut_s,
             "list": ssdlab("results", "list", "--db", str(db), "--json")}
 
 
