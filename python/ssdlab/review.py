@@ -106,6 +106,13 @@ def application_runs(req: Request, drives: list[tuple[str, Any]] | None = None
     return out
 
 
+def review_runs(req: Request) -> list[tuple[str, Options, list[tuple[str, Any]]]]:
+    """The runs a review makes, in order: (test, options, drives) (for --plan)."""
+    replays = [(s, t) for s, t in req.drives if t.capabilities.replay]
+    return [(t, req.opts, req.drives) for t in methodology.TESTS] + (
+        [(name, opts, replays) for name, (opts, _) in application_runs(req, replays).items()] if replays else [])
+
+
 def run_application_workload(req: Request, hooks: Hooks, on_run: OnRun,
                              warn: Callable[[str], None]) -> None:
     """The review's last runs (`application_runs`), on new simulated drives as every other

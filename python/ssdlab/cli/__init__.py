@@ -12,7 +12,7 @@ import sys
 # Only when a thread sleeps changes, never what it computes.
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, cast
 
 import typer
 
@@ -35,9 +35,9 @@ from .remote import FIO_SERVER, agent_cmd, fio_server_cmd
 from .fleet import run_fleet
 from .. import methodology
 from ..methodology import Options
-from ..phase import flat
-from ..review import Request
-from ..runner import RunInterrupted, partial_metrics, plan_items, preflight, run_test
+from .plan import describe, plan_safety, print_plan, print_review_plan  # noqa: F401  (the CLI's names)
+from ..review import Request, review_runs
+from ..runner import RunInterrupted, partial_metrics, preflight, run_test
 from .serve import serve_cmd
 from ..store import Store, check_free
 
@@ -203,69 +203,10 @@ class RunCommand:
 app.command("run")(RunCommand())
 
 
-def print_plan(test: str, drv, opts: Options, json_out: bool) -> None:
-    plans = []
-    for spec, target in drv:
-        cap = target.identify().capacity
-        items = plan_items(test, cap, opts)
-        phases = flat(items)
-        plans.append({"drive": spec, "capacity": cap,
-                      "phases": [p.resolve(cap) if p.kind in ("io", "trim") else p.model_dump()
-                                 for p in phases]})
-        # real drives also show the fio jobs and commands they would run
-        commands = target.plan(items)
-        if commands:
-            plans[-1]["commands"] = commands
-            plans[-1]["safety"] = plan_safety(commands)
-    if json_out:
-        print_json({"test": test, "plan": plans})
-        return
-    for p in plans:
-        if "commands" in p:  # a real drive: its own plan (safety verdict, fio jobs, commands)
-            sys.stdout.write(p["commands"])
-            continue
-        emit_table(f"{test} on {p['drive']}", ["#", "name", "kind", "what"],
-                   [[i, ph["name"], ph["kind"], describe(ph)] for i, ph in enumerate(p["phases"])])
-
-
-def plan_safety(commands: str) -> dict:
-    """A real drive's verdict, from its plan's `# safety:` line (local and remote plans
-    alike): {"allowed", "writes", "refusal"} (refusal: the one line a run would print)."""
-    line = next((x for x in commands.splitlines() if x.startswith("# safety: ")), "")
-    refused = line.startswith("# safety: a run would be REFUSED: ")
-    return {"allowed": bool(line) and not refused, "writes": "read-only" not in line,
-            "refusal": line.split("REFUSED: ", 1)[1] if refused else None}
-
-
-def describe(ph: dict) -> str:
-    """A phase in a few words: what matters for its kind."""
-    if ph["kind"] == "idle":
-        return f"{ph['seconds']:.4g} s"
-    if ph["kind"] == "purge":
-        return "whole drive"
-    if ph["kind"] == "write_cache":
-        return f"write cache {'on' if ph['write_cache'] else 'off'}"
-    if ph["kind"] == "fiojob":
-        n = len(ph["fiojob"]["jobs"])
-        return f"{n} job{'s' if n != 1 else ''} of {ph['fiojob']['file']}"
-    if ph["kind"] == "replay":
-        r = ph["replay"]
-        how = (f"QD{r['queue_depth']}" if r["queue_depth"] else f"x{r['speed']:g}"
-               + (f" idle cap {r['idle_cap_s'] * 1e3:g} ms" if r["idle_cap_s"] is not None else ""))
-        return f"trace {r['trace']} ({r['format'] or 'detected'}) {how}" + (" wrapped" if r["wrap"] else "")
-    rng = f"bytes {ph['offset']}..{ph['offset'] + ph['length']}"
-    if ph["kind"] == "trim":
-        return rng
-    stop = " ".join(x for x in (ph["stop_bytes"] and f"stop {ph['stop_bytes']} B",
-                                ph["stop_seconds"] and f"stop {ph['stop_seconds']:g} s") if x)
-    return (f"{ph['pattern']} {ph['read_pct']}% read {ph['block_size'] // 1024} KiB "
-            f"QD{ph['queue_depth']}x{ph['jobs']} {rng} {stop}")
-
-
 @app.command()
 def review(
     drive: Drives = [],
-    out: Path = typer.Option(..., "-o", "--out", help="report directory"),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="report directory (required but with --plan)"),
     spare: Spare = 0.0,
     repeat: Repeat = 5,
     seconds: Seconds = None,
@@ -280,14 +221,25 @@ def review(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="simulated drives: tests at once on local worker processes (default: one per core; 1: one after another)"),
     ray: bool = typer.Option(False, "--ray", help="simulated drives: run the tests on a local Ray instance (or --ray-address)"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="the Ray cluster to run the tests on (implies --ray)"),
+    plan: bool = typer.Option(False, "--plan", help="print every test's phases (real drives: the fio jobs, commands, safety verdict and an estimate of the time) and run nothing"),
 ) -> None:
     """The whole methodology on the drives, then one report."""
     with user_errors(), sigterm_interrupts():
+        if out is None and not plan:
+            raise UserError("missing option '-o' / '--out': the report directory")
         opts = Options(spare=spare, repeat=repeat, seconds=seconds, interval=interval)
-        drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)
+        drv = open_drives(drive, parse_sets(sets), seed, destroy_data, plan)
         check_y_max(y_max)
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
+        args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
+                "set": sets, "seed": seed, "review": True}
+        if interval is not None:
+            args["interval"] = interval
+        if plan:  # a plan stores nothing: no store, no report directory
+            return print_review_plan(review_runs(Request(cast(Store, None), drv, parse_sets(sets), seed, opts,
+                                                         args)), json_out)
+        assert out is not None
         where = ray_choice(ray, ray_address)
         for test in methodology.TESTS:  # every test fits every drive: a refused review makes nothing
             preflight(test, drv, opts)
@@ -296,10 +248,6 @@ def review(
         store = Store(db)
         store.check_writable()
         docs: list[dict] = []
-        args = {"drives": drive, "spare": spare, "repeat": repeat, "seconds": seconds,
-                "set": sets, "seed": seed, "review": True}
-        if interval is not None:
-            args["interval"] = interval
         html = run_review(Request(store, drv, parse_sets(sets), seed, opts, args, testbed), docs, jobs, where,
                           lambda executor: build(store, [d["run_id"] for d in docs], out, y_max, executor))
     if json_out:

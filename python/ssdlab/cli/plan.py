@@ -1,0 +1,151 @@
+"""`--plan`: what `run TEST` or a whole `review` would do, running nothing. A simulated
+drive shows its phases; a real drive its own plan (fio jobs, commands, the safety verdict)
+and an estimate of how long it takes."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from .output import emit_table, print_json
+from ..methodology import Options
+from ..phase import Phase, flat
+from ..runner import plan_items
+
+# writes that end on a byte count (a fill) timed at a speed most drives hold past their
+# cache; a drive's own speed is known only once it ran (pts estimates the same way)
+ASSUMED_MBPS = 500.0
+
+
+def drive_plans(test: str, drv: list[tuple[str, Any]], opts: Options) -> list[dict]:
+    """`run --plan --json`'s "plan": per drive {"drive", "capacity", "phases"}, and for a
+    real drive "commands", "safety" and "estimate"."""
+    plans = []
+    for spec, target in drv:
+        cap = target.identify().capacity
+        items = plan_items(test, cap, opts)
+        phases = flat(items)
+        plan: dict[str, Any] = {"drive": spec, "capacity": cap,
+                                "phases": [p.resolve(cap) if p.kind in ("io", "trim") else p.model_dump()
+                                           for p in phases]}
+        commands = target.plan(items)  # real drives: the fio jobs and commands they would run
+        if commands:
+            plan.update(commands=commands, safety=plan_safety(commands), estimate=estimate(phases))
+        plans.append(plan)
+    return plans
+
+
+def print_plan(test: str, drv: list[tuple[str, Any]], opts: Options, json_out: bool) -> None:
+    plans = drive_plans(test, drv, opts)
+    if json_out:
+        print_json({"test": test, "plan": plans})
+    else:
+        show(test, plans)
+
+
+def show(test: str, plans: list[dict]) -> None:
+    for p in plans:
+        if "commands" in p:  # a real drive: its own plan (safety verdict, fio jobs, commands)
+            sys.stdout.write(p["commands"] + f"# estimate: {estimate_text(p['estimate'])}\n")
+            continue
+        emit_table(f"{test} on {p['drive']}", ["#", "name", "kind", "what"],
+                   [[i, ph["name"], ph["kind"], describe(ph)] for i, ph in enumerate(p["phases"])])
+
+
+def print_review_plan(runs: list[tuple[str, Options, list[tuple[str, Any]]]], json_out: bool) -> None:
+    """`review --plan`: every run the review makes (test, options and drives, in order),
+    each planned as `run TEST --plan` plans it, then per real drive the verdict over all
+    of them and the estimate of the whole review."""
+    tests: list[dict[str, Any]] = [{"test": test, "plan": drive_plans(test, drv, opts)} for test, opts, drv in runs]
+    by_drive: dict[str, list[tuple[str, dict]]] = {}
+    for t in tests:
+        for p in t["plan"]:
+            if "safety" in p:
+                by_drive.setdefault(p["drive"], []).append((t["test"], p))
+    drives = []
+    for spec, mine in by_drive.items():
+        refused = [f"{test}: {p['safety']['refusal']}" for test, p in mine if not p["safety"]["allowed"]]
+        drives.append({"drive": spec, "capacity": mine[0][1]["capacity"],
+                       "safety": {"allowed": not refused, "writes": any(p["safety"]["writes"] for _, p in mine),
+                                  "refusal": refused[0] if refused else None},
+                       "estimate": total([p["estimate"] for _, p in mine])})
+    if json_out:
+        print_json({"tests": tests, "drives": drives})
+        return
+    for t in tests:
+        print(f"# ---- review: {t['test']}")
+        show(t["test"], t["plan"])
+    for d in drives:
+        verdict = ("a review would be REFUSED: " + d["safety"]["refusal"] if not d["safety"]["allowed"]
+                   else "writing is allowed" if d["safety"]["writes"] else "read-only phases")
+        print(f"# ---- review of {d['drive']}: {verdict}; estimate: {estimate_text(d['estimate'])}")
+
+
+def plan_safety(commands: str) -> dict:
+    """A real drive's verdict, from its plan's `# safety:` line (local and remote plans
+    alike): {"allowed", "writes", "refusal"} (refusal: the one line a run would print)."""
+    line = next((x for x in commands.splitlines() if x.startswith("# safety: ")), "")
+    refused = line.startswith("# safety: a run would be REFUSED: ")
+    return {"allowed": bool(line) and not refused, "writes": "read-only" not in line,
+            "refusal": line.split("REFUSED: ", 1)[1] if refused else None}
+
+
+def estimate(phases: list[Phase]) -> dict:
+    """How long the phases take at most: {"seconds", "timed_s", "bytes", "assumed_mbps",
+    "untimed_phases"}. Phases that run for a time (idle included) count their seconds, those
+    that end on a byte count their bytes at ASSUMED_MBPS; a purge, a discard, a trace or a
+    job file takes what the drive takes, and is only counted."""
+    timed, nbytes, untimed = 0.0, 0, 0
+    for p in phases:
+        if p.kind == "idle":
+            timed += float(p.seconds or 0.0)
+        elif p.kind == "io" and p.stop_seconds is not None:
+            timed += float(p.stop_seconds)  # stops on its seconds, if not sooner on its bytes
+        elif p.kind == "io":
+            nbytes += int(p.stop_bytes or 0)
+        elif p.kind != "write_cache":  # a setting, no time
+            untimed += 1
+    return {"seconds": timed + nbytes / (ASSUMED_MBPS * 1e6), "timed_s": timed, "bytes": nbytes,
+            "assumed_mbps": ASSUMED_MBPS, "untimed_phases": untimed}
+
+
+def total(estimates: list[dict]) -> dict:
+    out = {k: sum(e[k] for e in estimates) for k in ("seconds", "timed_s", "bytes", "untimed_phases")}
+    return {**out, "assumed_mbps": ASSUMED_MBPS}
+
+
+def estimate_text(e: dict) -> str:
+    untimed = e["untimed_phases"]
+    return (f"at most {duration(e['seconds'])} ({duration(e['timed_s'])} of timed phases, "
+            f"{e['bytes'] / 1e9:.3g} GB to a byte count at {e['assumed_mbps']:g} MB/s"
+            + (f", {untimed} purge, discard or trace phase{'s' if untimed != 1 else ''} not counted" if untimed else "")
+            + ")")
+
+
+def duration(s: float) -> str:
+    return f"{s / 3600:.1f} h" if s >= 3600 else f"{s / 60:.0f} min" if s >= 60 else f"{s:.0f} s"
+
+
+def describe(ph: dict) -> str:
+    """A phase in a few words: what matters for its kind."""
+    if ph["kind"] == "idle":
+        return f"{ph['seconds']:.4g} s"
+    if ph["kind"] == "purge":
+        return "whole drive"
+    if ph["kind"] == "write_cache":
+        return f"write cache {'on' if ph['write_cache'] else 'off'}"
+    if ph["kind"] == "fiojob":
+        n = len(ph["fiojob"]["jobs"])
+        return f"{n} job{'s' if n != 1 else ''} of {ph['fiojob']['file']}"
+    if ph["kind"] == "replay":
+        r = ph["replay"]
+        how = (f"QD{r['queue_depth']}" if r["queue_depth"] else f"x{r['speed']:g}"
+               + (f" idle cap {r['idle_cap_s'] * 1e3:g} ms" if r["idle_cap_s"] is not None else ""))
+        return f"trace {r['trace']} ({r['format'] or 'detected'}) {how}" + (" wrapped" if r["wrap"] else "")
+    rng = f"bytes {ph['offset']}..{ph['offset'] + ph['length']}"
+    if ph["kind"] == "trim":
+        return rng
+    stop = " ".join(x for x in (ph["stop_bytes"] and f"stop {ph['stop_bytes']} B",
+                                ph["stop_seconds"] and f"stop {ph['stop_seconds']:g} s") if x)
+    return (f"{ph['pattern']} {ph['read_pct']}% read {ph['block_size'] // 1024} KiB "
+            f"QD{ph['queue_depth']}x{ph['jobs']} {rng} {stop}")
