@@ -4,6 +4,7 @@ progress bars on stderr."""
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from contextlib import contextmanager
@@ -28,7 +29,7 @@ def print_json(doc: Any) -> None:
 
 
 def fmt(v: Any) -> str:
-    if v is None:
+    if v is None or isinstance(v, float) and math.isnan(v):  # unknown, or no such figure (one run's spread)
         return "-"
     if isinstance(v, float):
         return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.0f}"

@@ -19,8 +19,9 @@ included, runs N times with the interval between runs, and its figures are the m
 the runs. Score (methodology.md): read = 0.1 x seq + 4K + 4K-64Thrd (MB/s), write the
 same, total = read + write + 0.05 x seq write (sequential write weighs 0.15 in the total).
 
-Every figure also comes with `<name>_mean`, `<name>_stdev` (sample standard deviation)
-and, under `repeats`, every run, so clusters stay visible.
+Every figure also comes with `<name>_mean`, `<name>_stdev` (sample standard deviation;
+NaN after a single run, which has no spread) and, under `repeats`, every run, so clusters
+stay visible.
 """
 
 from __future__ import annotations
@@ -189,7 +190,8 @@ def analyze(results, opts: Options) -> dict:
                 continue
             out[name] = float(shown(v))  # what the tool shows: CDM the best run, AS SSD the mean
             out[f"{name}_mean"] = float(v.mean())
-            out[f"{name}_stdev"] = float(v.std(ddof=1)) if v.size > 1 else 0.0
+            # one run has no spread: NaN (null in JSON, "-" in tables), never a 0 that reads as agreement
+            out[f"{name}_stdev"] = float(v.std(ddof=1)) if v.size > 1 else float("nan")
             repeats[name] = [float(x) for x in v]
     out["repeats"] = repeats
     return out
