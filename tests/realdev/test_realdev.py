@@ -315,12 +315,12 @@ def test_working_set_without_precondition_only_reads(loops, tmp_path):
     assert set(d) == {"drive", "metrics", "status"} and d["drive"] == dev
     assert d["status"] == "complete"
     iops = d["metrics"]["iops_by_gb"]
-    assert list(iops) == ["0.3"] and iops["0.3"] > 100
-    assert d["metrics"]["lat_p99_us_by_gb"]["0.3"] > 0
+    assert list(iops) == ["0.27"] and iops["0.27"] > 100
+    assert d["metrics"]["lat_p99_us_by_gb"]["0.27"] > 0
     assert _sha(backing) == before  # not one byte written
     shown = json.loads(_cli("results", "show", str(doc["run_id"]), "--db", str(db), "--json").stdout)
     phases = shown["drives"][0]["phases"]
-    assert [p["name"] for p in phases] == ["ws_0.3", "qd1_reads"]
+    assert [p["name"] for p in phases] == ["ws_0.27", "qd1_reads"]
     assert all(p["totals"]["write_bytes"] == 0 for p in phases)
     # with its purge and fill the same test writes: refused, nothing stored
     r = _cli("run", "working-set", "--drive", dev, "--seconds", "1", "--db", str(db), "--json")

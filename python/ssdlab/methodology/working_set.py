@@ -15,6 +15,8 @@ cannot tell us, so it idles IDLE_CAP_S. The wait is reported as `idle_wait_s` (n
 
 from __future__ import annotations
 
+import math
+
 from .. import phase as ph
 from ..phase import GB
 from .fill import segment_bytes
@@ -38,8 +40,21 @@ def sizes(area: int) -> list[int]:
     return out + [area]
 
 
-def label(size: int) -> str:
-    return f"{round(size / GB, 1):g}"
+def labels(sizes: list[int]) -> list[str]:
+    """Each size in GB as its phase and its key in `iops_by_gb` name it: two significant
+    digits at least (a tiny drive's 0.067 GB is not "0.1") and one decimal at least (the
+    nominal sets stay "1", "2", "4"), more where two sizes would read the same (a whole
+    area of 1.04 GB beside the 1 GB set)."""
+    out: list[str] = []
+    for size in sizes:
+        gb = size / GB
+        digits = max(1, 1 - math.floor(math.log10(gb)))
+        text = f"{round(gb, digits):g}"
+        while text in out and digits < 9:
+            digits += 1
+            text = f"{round(gb, digits):g}"
+        out.append(text)
+    return out
 
 
 def phases(capacity: int, opts: Options) -> list[ph.Phase]:
@@ -47,9 +62,9 @@ def phases(capacity: int, opts: Options) -> list[ph.Phase]:
     prep = [ph.purge(), ph.seq_write("fill", offset=0, length=n, stop_bytes=n, segment_bytes=segment_bytes(n)),
             ph.idle(IDLE_CAP_S, name="settle", until_quiet=True)]
     return (prep if opts.precondition else []) + [
-        ph.rand_io(f"ws_{label(s)}", read_pct=100, offset=0, length=s,
+        ph.rand_io(f"ws_{name}", read_pct=100, offset=0, length=s,
                    stop_seconds=opts.secs(DEFAULT_SECONDS))
-        for s in sizes(n)
+        for s, name in zip(sizes(n), labels(sizes(n)))
     ] + [ph.rand_io(QD1, read_pct=100, queue_depth=1, offset=0, length=n,
                     stop_seconds=opts.secs(DEFAULT_SECONDS))]
 
