@@ -36,6 +36,7 @@ from .fleet import run_fleet
 from .. import methodology
 from ..methodology import Options
 from .plan import describe, plan_safety, print_plan, print_review_plan  # noqa: F401  (the CLI's names)
+from ..no_result import has_result, no_result
 from ..review import Request, review_runs
 from ..runner import RunInterrupted, partial_metrics, preflight, run_test
 from .serve import serve_cmd
@@ -107,6 +108,9 @@ def run_doc(run_id: int, test: str, outcomes) -> dict:
 
 def show_metrics(doc: dict) -> None:
     for d in doc["drives"]:
+        if not has_result(d["metrics"]):  # one line, not an empty table
+            print(f"run {doc['run_id']} {doc['test']} {d['drive']}: {no_result(d['status'])}")
+            continue
         emit_table(f"run {doc['run_id']} {doc['test']} {d['drive']} ({d['status']})",
                    ["metric", "value"], [[k, v] for k, v in d["metrics"].items() if k != "repeats"])
 

@@ -13,6 +13,7 @@ from .options import Db, JsonOut
 from .errors import UserError, user_errors
 from .inputs import RUN_HELP, RUN_IDS, existing_store, read_store, run_id as named_run, whole_number
 from .output import emit_table, print_json
+from ..no_result import has_result, no_result
 from ..runner import partial_metrics
 from ..store import MAX_ID, Store, check_free
 
@@ -58,6 +59,9 @@ def results_show(
     print(f"run {r['id']}: {r['test']} {r['status']} created {r['created']} "
           f"testbed={r['testbed']} tool={r['tool_version']} engine={r['engine_version']}")
     for d in r["drives"]:
+        if d["status"] != "running" and not has_result(d["metrics"]):  # one line, not an empty table
+            print(f"{d['spec']}{who(d.get('identity') or {})}: {no_result(d['status'])}")
+            continue
         part = d.get("partial_metrics")
         said = f"; metrics of its {part['phases']} complete phases, not a whole run" if part else ""
         emit_table(f"{d['spec']} ({d['status']}{said}){who(d.get('identity') or {})}", ["metric", "value"],

@@ -19,6 +19,7 @@ class CompareTable:
     labels: list[str]
     rows: list[tuple[str, list[float | None], list[float | None]]]  # metric, values, % vs first
     warnings: list[str] = field(default_factory=list)
+    statuses: list[str] = field(default_factory=list)  # each drive's (labels' order)
 
     @property
     def spare_text(self) -> str:
@@ -62,7 +63,7 @@ def compare_tables(runs: list[ReportRun]) -> list[CompareTable]:
         if bad:
             warns.append("incomplete: " + ", ".join(bad))
         tables.append(CompareTable(test, spare, [r.run_id for r in rs],
-                                   [d.label for d in drives], rows, warns))
+                                   [d.label for d in drives], rows, warns, [d.status for d in drives]))
     return tables
 
 

@@ -22,6 +22,7 @@ from ..methodology.test import Test
 from .compare import CompareTable, compare_tables
 from .drives_table import drives_table
 from ..methodology import spare_matters
+from ..no_result import no_result
 
 
 def _better(p: float | None, lower_is_better: bool) -> str:
@@ -32,6 +33,11 @@ def _better(p: float | None, lower_is_better: bool) -> str:
 
 def compare_table(t: CompareTable) -> str:
     e = _html.escape
+    if not t.rows:  # no drive has a figure: one line, not an empty table
+        runs = ", ".join(str(r) for r in t.run_ids)
+        said = "; ".join(f"{lab}: {no_result(status)}" for lab, status in zip(t.labels, t.statuses))
+        return (f'<div class="table-wrap"><h3>{e(t.test)} <small>(run {e(runs)})</small></h3>'
+                f'<p class="warn no-result" id="table-compare-{t.key}" data-test="{e(t.test)}">{e(said)}</p></div>')
     head = "<th>Metric</th>" + "".join(f"<th>{e(lab)}</th>" for lab in t.labels) + "".join(
         f"<th>{e(lab)}<br><small>vs {e(t.labels[0])}</small></th>" for lab in t.labels[1:])
     body = []
