@@ -7,10 +7,12 @@ user's side as the `nobody` account, ssdlab and all (tests/otheruser.py)."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -174,6 +176,30 @@ def test_the_lock_is_on_the_device_whatever_names_it(loops, tmp_path):
     finally:
         a.release()
     device_lock.NodeLock(dev, dev).acquire().release()
+
+
+def test_a_node_made_elsewhere_with_mknod_locks_the_devices_own_node(loops, tmp_path):
+    """A node of the same device made with mknod under another directory (another inode,
+    whose own flock /dev/NAME's holders never see) is locked as /dev/NAME, found from its
+    major:minor through /sys/dev/block: either way round, a writer keeps the other out."""
+    dev, _ = loops.make(32 * MIB)
+    node = tmp_path / "mine"
+    os.mknod(node, 0o600 | stat.S_IFBLK, os.stat(dev).st_rdev)
+    assert os.stat(node).st_ino != os.stat(dev).st_ino
+    a = device_lock.NodeLock(str(node), str(node)).acquire()
+    try:
+        assert a.node == dev
+        a.exclusive()
+        with pytest.raises(safety.DeviceLocked, match=f"refusing {dev}: pid {os.getpid()} .*is writing it"):
+            device_lock.NodeLock(dev, dev).acquire()
+    finally:
+        a.release()
+    with open(dev, "rb") as held:  # what util-linux's flock(1) or udev hold: /dev/NAME's lock
+        fcntl.flock(held, fcntl.LOCK_SH)
+        b = device_lock.NodeLock(str(node), str(node)).acquire()
+        with pytest.raises(safety.DeviceLocked, match=f"refusing {node}: .*is reading it"):
+            b.exclusive()
+        b.release()
 
 
 def test_a_user_who_may_not_read_the_device_is_refused_before_the_run(loops, shared_dev):

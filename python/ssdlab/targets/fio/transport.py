@@ -157,9 +157,11 @@ class LocalFile(Transport):
         self.info = {"path": path, "file": self.dev, "kind": "file", "capacity": size}
         self.telemetry = Telemetry(self.dev, "file")
         self._inode_lock: locks.DeviceLock | None = None  # a file this run created: its inode's lock
+        self._lock: locks.FileTargetLock | None = None
 
     def lock(self) -> locks.DeviceLock:
-        return locks.lock_for_file(self.path)
+        self._lock = locks.FileTargetLock(self.path)
+        return self._lock
 
     def identity(self, extra: dict[str, Any]) -> Identity:
         st = os.statvfs(os.path.dirname(self.dev) or ".")
@@ -182,10 +184,17 @@ class LocalFile(Transport):
             raise safety.UnsafeTarget(
                 f"refusing {self.spec}: the file needs {self.capacity / 1e9:.3g} GB and its "
                 f"filesystem has {have / 1e9:.3g} GB free; choose a smaller SIZE")
+        if self._lock is None:
+            raise safety.UnsafeTarget(f"refusing {self.spec}: the drive is not locked (opened to plan only)")
+        if os.path.lexists(self.dev):
+            self._lock.for_writing()  # no run of any user reads or writes it meanwhile
         self._ensure(destroy_data, create=True)
+        self._lock.for_writing()  # a file made just now: locked once it is there
 
     def prepare_read(self, destroy_data: str | None) -> None:
         self._ensure(destroy_data, create=False)
+        if self._lock is not None:
+            self._lock.shared()  # a file made just now: locked once it is there
 
     def _ensure(self, destroy_data: str | None, create: bool) -> None:
         exists = os.path.lexists(self.dev)

@@ -24,9 +24,12 @@ holder is in the way, the shared lock is gone too. It is taken again at once (th
 refused anyway); failing that, the run holds none, and is refused all the same.
 
 Every mount of devtmpfs is the one /dev, so any name of a device (a link such as
-/dev/disk/by-id/..., /dev itself bind-mounted elsewhere) leads to the same node; a node
-made with mknod somewhere else (a container's own /dev) is another file, whose lock
-these runs do not see."""
+/dev/disk/by-id/..., /dev itself bind-mounted elsewhere) leads to the same node, and a
+node made with mknod somewhere else (another inode) is locked as /dev/NAME, found from its
+major:minor through /sys/dev/block. A run whose /dev is another (a container's own) locks
+another file, whose lock these runs do not see.
+
+file_lock.py locks a file target the same way, on the file itself."""
 
 from __future__ import annotations
 
@@ -102,6 +105,8 @@ class NodeLock:
     """The flock on a block device's node: `acquire` (shared), `exclusive`, `release`.
     `label` names the device in messages."""
 
+    what = "device"  # in messages: "it holds the device's lock"
+
     def __init__(self, path: str, label: str):
         self.label = label
         self.node = node_of(path)
@@ -109,13 +114,16 @@ class NodeLock:
         self.fd: int | None = None
         self.mode = 0  # fcntl.LOCK_SH or LOCK_EX while held
 
-    def acquire(self) -> "NodeLock":
+    def _open(self) -> int:
         try:
-            self.fd = os.open(self.node, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            return os.open(self.node, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError as e:
             hint = (f"; reading a device takes read access to {self.node} (root, or its group)"
                     if e.errno in (errno.EACCES, errno.EPERM) else "")
             raise UnsafeTarget(f"refusing {self.label}: cannot open {self.node}: {e.strerror}{hint}") from None
+
+    def acquire(self) -> "NodeLock":
+        self.fd = self._open()
         if not self._take(fcntl.LOCK_SH):
             why = self._refusal(fcntl.LOCK_SH)
             self.release()
@@ -169,7 +177,7 @@ class NodeLock:
             how += f" or another partition of its disk {self.node}"
         pid = (writers or readers or [0])[0]
         who = describe(pid) if pid else "another program"
-        return (f"refusing {self.label}: {who} {how} (it holds the device's lock, as every ssdlab run does); "
+        return (f"refusing {self.label}: {who} {how} (it holds the {self.what}'s lock, as every ssdlab run does); "
                 "wait for it to finish")
 
 

@@ -1,7 +1,8 @@
 """One ssdlab run of each user at a time per device (or file): an flock on a lock file
 named after the device number (or the file's inode: its real path while it does not
-exist yet), holding the owner's pid. A block device is also locked on its own node, which
-every user's runs see (device_lock.py: shared while a run reads, exclusive once it writes).
+exist yet), holding the owner's pid. A block device is also locked on its own node, and a
+file target on the file itself, which every user's runs see (device_lock.py, file_lock.py:
+shared while a run reads, exclusive once it writes).
 
 The lock files live in a directory only their owner can write: /run/ssdlab (root, 0700)
 for root, $XDG_RUNTIME_DIR/ssdlab or /tmp/ssdlab-UID (0700) for other users. Nobody else
@@ -27,6 +28,7 @@ from pathlib import Path
 
 from ... import safe_path
 from .device_lock import NodeLock
+from .file_lock import FileLock
 from .safety import DeviceLocked, UnsafeTarget
 
 _HELD: dict[str, str] = {}  # key -> label, locks this process holds
@@ -264,6 +266,40 @@ class BlockLock(DeviceLock):
 
     def release(self) -> None:
         self.node.release()
+        super().release()
+
+
+class FileTargetLock(DeviceLock):
+    """A file target's: this user's lock file, then the file's own lock (file_lock.py),
+    shared once the file is there (`shared`), exclusive from `for_writing`."""
+
+    def __init__(self, path: str):
+        super().__init__(drive_key("file", path), f"file:{path}")
+        self.file = FileLock(safe_path.real(path, self.label), self.label)
+
+    def acquire(self) -> "FileTargetLock":
+        super().acquire()
+        try:
+            self.shared()
+        except BaseException:
+            super().release()
+            raise
+        return self
+
+    def shared(self) -> None:
+        """The file's lock, shared, if the file is there and it is not held yet."""
+        if not self.file.held() and os.path.lexists(self.file.node):
+            self.file.acquire()
+
+    def for_writing(self) -> None:
+        """Refused (DeviceLocked) while another run of any user reads or writes the file
+        (the file must be there: a new one is locked once made)."""
+        if not self.file.held():
+            self.file.acquire()
+        self.file.exclusive()
+
+    def release(self) -> None:
+        self.file.release()
         super().release()
 
 
