@@ -91,7 +91,7 @@ def plan_safety(commands: str) -> dict:
 
 
 def estimate(phases: list[Phase]) -> dict:
-    """How long the phases take at most: {"seconds", "timed_s", "bytes", "assumed_mbps",
+    """About how long the phases take: {"seconds", "timed_s", "bytes", "assumed_mbps",
     "untimed_phases"}. Phases that run for a time (idle included) count their seconds, those
     that end on a byte count their bytes at ASSUMED_MBPS; a purge, a discard, a trace or a
     job file takes what the drive takes, and is only counted."""
@@ -116,7 +116,7 @@ def total(estimates: list[dict]) -> dict:
 
 def estimate_text(e: dict) -> str:
     untimed = e["untimed_phases"]
-    return (f"at most {duration(e['seconds'])} ({duration(e['timed_s'])} of timed phases, "
+    return (f"about {duration(e['seconds'])} ({duration(e['timed_s'])} of timed phases, "
             f"{e['bytes'] / 1e9:.3g} GB to a byte count at {e['assumed_mbps']:g} MB/s"
             + (f", {untimed} purge, discard or trace phase{'s' if untimed != 1 else ''} not counted" if untimed else "")
             + ")")
