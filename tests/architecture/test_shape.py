@@ -24,6 +24,7 @@ LAYERS = {
     "ssdlab.analysis": 1, "ssdlab.profiles": 1, "ssdlab.traces": 1,
     "ssdlab.store": 1, "ssdlab.store_schema": 1, "ssdlab.store_reading": 1,  # the store, its tables, how it is read
     "ssdlab.pending": 1, "ssdlab.figures": 1, "ssdlab.calibration": 1,
+    "ssdlab.no_result": 1,  # how a drive with no metrics reads (results show, the report)
     "ssdlab.units_progress": 1, "ssdlab.fiojob": 1,  # a fio job file -> the simulator's workload
     "ssdlab.fioformat": 1,  # fio's file formats (job file, JSON, text, logs, iolog), read and written
     "ssdlab.served": 1,  # what a served drive leaves for others: its marker and stats file

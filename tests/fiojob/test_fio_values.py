@@ -59,7 +59,8 @@ def test_loops_minus_1_runs_until_the_runtime_as_fio_does(tmp_path):
     (fj,), ((sj,), err) = fio_null(tmp_path, body)["jobs"], _run(tmp_path, body)
     for j in (fj, sj):
         assert j["read"]["total_ios"] > 10 * 16  # more than ten passes
-        assert j["job_runtime"] == pytest.approx(50, abs=2)
+    # fio's last pass ends past the runtime by as long as the machine keeps it waiting
+    assert sj["job_runtime"] == pytest.approx(50, abs=2) and 48 <= fj["job_runtime"] <= 500
     assert "note: loops=-1: fio stores it unsigned (4294967295 passes): the job runs until its runtime" in err
 
 

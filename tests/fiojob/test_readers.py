@@ -140,6 +140,9 @@ def test_fiologparser_reads_ssdlabs_bandwidth_and_iops_logs(tmp_path, mode):
         r = subprocess.run([sys.executable, str(LOGPARSER), mode, "a_bw.1.log", "a_iops.1.log"],
                            capture_output=True, text=True, cwd=tmp_path / side, timeout=120)
         assert r.returncode == 0, r.stderr
-        out[side] = [float(ln.split(",")[1]) for ln in r.stdout.splitlines() if ln.strip()]
+        rows = [[float(x) for x in ln.split(",")[:2]] for ln in r.stdout.splitlines() if ln.strip()]
+        # fio, on a loaded machine, may flush one more window a few ms past the 2 s
+        # (a row at 2003 ms): ssdlab's rows are the seconds' own, fio's up to 2 s compared
+        out[side] = [v for t, v in rows if t <= 2000 or side == "s"]
         assert len(out[side]) == 2, r.stdout  # a row per second of the 2 s job
     assert out["s"] == pytest.approx(out["f"], rel=0.02)

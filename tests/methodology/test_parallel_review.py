@@ -93,7 +93,8 @@ def test_validate_runs_are_the_same_inline_and_on_the_pool():
     two = val.run_all(jobs, workers=2)
     for v in (*one.values(), *two.values()):
         v.pop("wall_s")
-    assert one == two
+    # compared as text: one run's standard deviation is NaN, never equal to itself
+    assert repr(sorted(one.items())) == repr(sorted(two.items()))
 
 
 class StoppedAfter:
