@@ -4,13 +4,16 @@ they work in, and ssdlab itself run by that account (`ssdlab_as_nobody`)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -79,3 +82,25 @@ def ssdlab_as_nobody(*args: str, timeout: float = 300) -> subprocess.CompletedPr
     """`ssdlab ARGS` run by `nobody`, to its end."""
     return subprocess.run(python_as_nobody("-m", "ssdlab.cli", *args), capture_output=True, text=True,
                           timeout=timeout, cwd="/")
+
+
+@contextlib.contextmanager
+def held_as_nobody(script: str, *args: str) -> Iterator[int]:
+    """`nobody` running Python `script` ARGS until the block ends: the script prints
+    `held PID` once it holds what it holds; the pid of its process."""
+    how = args[-1] if args else "hold"
+    p = subprocess.Popen(python_as_nobody("-c", script, *args), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, cwd="/")
+    words = (p.stdout.readline() if p.stdout else "").split()
+    pid = int(words[1]) if len(words) == 2 and words[0] == "held" else 0
+    try:
+        if not pid:
+            p.kill()
+            pytest.fail(f"nobody's {how} run did not start: {p.communicate()[1][-2000:]}")
+        yield pid
+    finally:
+        if pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)  # runuser's child: killing runuser would leave it
+        p.kill()
+        p.communicate()

@@ -6,23 +6,20 @@ user's side as the `nobody` account, ssdlab and all (tests/otheruser.py)."""
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import clirun
 import pytest
 
 from loopdevs import MIB, REASON, loops, partitioned  # noqa: F401  (loops: a fixture)
-from otheruser import NOBODY, needs_other_user, python_as_nobody, ssdlab_as_nobody
+from otheruser import NOBODY, held_as_nobody, needs_other_user, ssdlab_as_nobody
 from ssdlab import phase as P
 from ssdlab.targets import open_target
 from ssdlab.targets.guard import device_lock, safety
@@ -84,27 +81,6 @@ def shared_dev(loops):
         shutil.rmtree(theirs, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def held_as_nobody(dev: str, how: str) -> Iterator[int]:
-    """The other account's run holding `dev` ("read" or "write") until the block ends; the
-    pid of its process."""
-    p = subprocess.Popen(python_as_nobody("-c", HOLD, dev, how), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, cwd="/")
-    words = (p.stdout.readline() if p.stdout else "").split()
-    pid = int(words[1]) if len(words) == 2 and words[0] == "held" else 0
-    try:
-        if not pid:
-            p.kill()
-            pytest.fail(f"nobody's {how} run did not start: {p.communicate()[1][-2000:]}")
-        yield pid
-    finally:
-        if pid:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)  # runuser's child: killing runuser would leave it
-        p.kill()
-        p.communicate()
-
-
 def test_another_users_read_run_is_refused_while_a_run_writes(shared_dev, tmp_path):
     dev, backing, theirs = shared_dev()
     with open_target(dev, destroy_data=dev) as t:
@@ -118,14 +94,14 @@ def test_another_users_read_run_is_refused_while_a_run_writes(shared_dev, tmp_pa
         with pytest.raises(safety.DeviceLocked, match="this run already uses it"):
             open_target(dev)  # this user's second run: its own lock file says so, as before
     # the write run has ended: the other user reads
-    with held_as_nobody(dev, "read"):
+    with held_as_nobody(HOLD, dev, "read"):
         pass
 
 
 def test_a_write_run_is_refused_while_another_user_reads(shared_dev, tmp_path):
     dev, backing, _ = shared_dev()
     before = sha(backing)
-    with held_as_nobody(dev, "read") as pid:
+    with held_as_nobody(HOLD, dev, "read") as pid:
         db = tmp_path / "r.sqlite"
         r = clirun.cli("run", "fill", "--drive", dev, "--destroy-data", dev, "--db", str(db))
         one_line_error(r, f"refusing {dev}: pid {pid} (", f"uid {os.stat(f'/proc/{pid}').st_uid}",
@@ -145,7 +121,7 @@ def test_another_users_write_run_keeps_a_read_run_out(shared_dev, tmp_path):
     """The other way round: the other user writes (their device), this user's read run
     is refused, by the CLI as in Python."""
     dev, _, _ = shared_dev(write=True)
-    with held_as_nobody(dev, "write") as pid:
+    with held_as_nobody(HOLD, dev, "write") as pid:
         r = clirun.cli("run", "working-set", "--drive", dev, "--no-precondition", "--seconds", "1", "--plan")
         assert r.returncode == 0, r.stderr  # --plan holds nothing
         db = tmp_path / "r.sqlite"

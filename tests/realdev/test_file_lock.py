@@ -5,12 +5,10 @@ other's runs. The second user is the `nobody` account, ssdlab and all (tests/oth
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import pwd
 import shutil
-import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -20,7 +18,7 @@ import clirun
 import pytest
 
 from loopdevs import MIB, REASON
-from otheruser import NOBODY, needs_other_user, python_as_nobody, ssdlab_as_nobody
+from otheruser import NOBODY, held_as_nobody, needs_other_user, ssdlab_as_nobody
 from ssdlab import phase as P
 from ssdlab.targets import open_target
 from ssdlab.targets.guard import safety
@@ -60,25 +58,6 @@ def shared_file() -> Iterator[tuple[str, Path, Path]]:
         shutil.rmtree(d, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def held_as_nobody(spec: str, path: Path, how: str) -> Iterator[int]:
-    p = subprocess.Popen(python_as_nobody("-c", HOLD, spec, str(path), how), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, cwd="/")
-    words = (p.stdout.readline() if p.stdout else "").split()
-    pid = int(words[1]) if len(words) == 2 and words[0] == "held" else 0
-    try:
-        if not pid:
-            p.kill()
-            pytest.fail(f"nobody's {how} run did not start: {p.communicate()[1][-2000:]}")
-        yield pid
-    finally:
-        if pid:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)  # runuser's child: killing runuser would leave it
-        p.kill()
-        p.communicate()
-
-
 def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -93,7 +72,7 @@ def one_line_error(r: subprocess.CompletedProcess, *words: str) -> None:
 def test_a_second_writer_of_another_user_is_refused(shared_file, tmp_path):
     spec, f, theirs = shared_file
     before = sha(f)
-    with held_as_nobody(spec, f, "write") as pid:
+    with held_as_nobody(HOLD, spec, str(f), "write") as pid:
         db = tmp_path / "r.sqlite"
         r = clirun.cli("run", "fill", "--drive", spec, "--destroy-data", str(f), "--db", str(db))
         one_line_error(r, f"refusing file:{f}: pid {pid} (", f"uid {pwd.getpwnam(NOBODY).pw_uid})",
@@ -114,7 +93,7 @@ def test_a_second_writer_of_another_user_is_refused(shared_file, tmp_path):
 
 def test_a_reader_of_another_user_keeps_a_writer_out_and_readers_share(shared_file, tmp_path):
     spec, f, _ = shared_file
-    with held_as_nobody(spec, f, "read") as pid:
+    with held_as_nobody(HOLD, spec, str(f), "read") as pid:
         r = clirun.cli("run", "fill", "--drive", spec, "--destroy-data", str(f), "--db", str(tmp_path / "r.sqlite"))
         one_line_error(r, f"refusing file:{f}: pid {pid} (", "is reading it")
         with open_target(spec, destroy_data=str(f)) as t:  # reading beside another reader is fine
