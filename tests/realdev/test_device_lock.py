@@ -7,16 +7,15 @@ user's side as the `nobody` account, ssdlab and all (tests/otheruser.py)."""
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import shutil
 import stat
-import subprocess
 import tempfile
 from pathlib import Path
 
 import clirun
 import pytest
+from refusals import one_line_error, sha
 
 from loopdevs import MIB, REASON, loops, partitioned  # noqa: F401  (loops: a fixture)
 from otheruser import NOBODY, held_as_nobody, needs_other_user, ssdlab_as_nobody
@@ -41,15 +40,8 @@ time.sleep(120)
 """
 
 
-def sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def one_line_error(r: subprocess.CompletedProcess, *words: str) -> None:
-    assert r.returncode == 2, (r.returncode, r.stderr)
-    assert r.stderr.count("\n") == 1 and r.stderr.startswith("ssdlab: error: "), r.stderr
-    for w in words:
-        assert w in r.stderr, r.stderr
 
 
 @pytest.fixture

@@ -5,17 +5,16 @@ other's runs. The second user is the `nobody` account, ssdlab and all (tests/oth
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pwd
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import clirun
 import pytest
+from refusals import one_line_error, sha
 
 from loopdevs import MIB, REASON
 from otheruser import NOBODY, held_as_nobody, needs_other_user, ssdlab_as_nobody
@@ -58,15 +57,8 @@ def shared_file() -> Iterator[tuple[str, Path, Path]]:
         shutil.rmtree(d, ignore_errors=True)
 
 
-def sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def one_line_error(r: subprocess.CompletedProcess, *words: str) -> None:
-    assert r.returncode == 2, (r.returncode, r.stderr)
-    assert r.stderr.count("\n") == 1 and r.stderr.startswith("ssdlab: error: "), r.stderr
-    for w in words:
-        assert w in r.stderr, r.stderr
 
 
 def test_a_second_writer_of_another_user_is_refused(shared_file, tmp_path):

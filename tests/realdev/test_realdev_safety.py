@@ -6,7 +6,6 @@ it must not touch."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import clirun
 import pytest
+from refusals import one_line_error, sha
 
 import dbpoll
 from loopdevs import MIB, REASON, attach, loops, partitioned, sh  # noqa: F401  (loops: a fixture)
@@ -39,19 +39,8 @@ def cli(*args: str, timeout: float = 300, cwd: Path = ROOT, env: dict | None = N
     return clirun.cli(*args, timeout=timeout, cwd=cwd, env=clirun.environ(**(env or {})))
 
 
-def sha(path: Path | str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for b in iter(lambda: fh.read(1 << 20), b""):
-            h.update(b)
-    return h.hexdigest()
 
 
-def one_line_error(r, *words: str) -> None:
-    assert r.returncode == 2, r.stderr
-    assert r.stderr.count("\n") == 1 and r.stderr.startswith("ssdlab: error: "), r.stderr
-    for w in words:
-        assert w in r.stderr, r.stderr
 
 
 # ---- item 1: a ':' in a file target's path -------------------------------------------------
