@@ -8,11 +8,10 @@
 //! reset its last_was_sync, and at the job's end when the last I/O taken was not a sync
 //! (after a verify). Each flush holds the job until it returns.
 
-use std::collections::BinaryHeap;
-
 use crate::engine::Drive;
-use crate::fiojob::live::{Event, Live, Phase};
+use crate::fiojob::live::{Live, Phase};
 use crate::fiojob::sync_kind::SyncKind;
+use crate::fiojob::wave_state::WaveState;
 use crate::fiojob::{JobOut, JobSpec};
 use crate::SimError;
 
@@ -35,50 +34,42 @@ fn due(s: &JobSpec, l: &Live, o: &JobOut) -> Option<SyncKind> {
 impl Drive {
     /// Job `k` (`l` of `s`) at `t`, its I/Os in: the flush fio's end_fsync or
     /// fsync_on_close issues now, if one is due. Whether it issued one (the job waits).
-    #[allow(clippy::too_many_arguments)] // the wave's state the one flush touches
     pub(super) fn end_sync(
         &mut self,
         s: &JobSpec,
         t: u64,
         k: usize,
-        l: &mut Live,
-        o: &mut JobOut,
-        total_out: &mut usize,
-        heap: &mut BinaryHeap<Event>,
+        w: &mut WaveState,
     ) -> Result<bool, SimError> {
-        let Some(kind) = due(s, l, o) else {
+        let Some(kind) = due(s, w.l, w.o) else {
             return Ok(false);
         };
         if kind == SyncKind::End {
-            l.flushed = true;
+            w.l.flushed = true;
         } else {
-            l.closed = true;
+            w.l.closed = true;
         }
-        self.issue_sync(s, t, k, l, o, total_out, heap, kind)?;
+        self.issue_sync(s, t, k, w, kind)?;
         Ok(true)
     }
 
     /// Job `k` (`l` of `s`) goes on at `t` to another pass or to its verify (pass.rs): fio
     /// closes its files first, its last_was_sync reset; with fsync_on_close, a flush.
-    #[allow(clippy::too_many_arguments)] // the wave's state the one flush touches
     pub(super) fn between_passes(
         &mut self,
         s: &JobSpec,
         t: u64,
         k: usize,
-        l: &mut Live,
-        o: &mut JobOut,
-        total_out: &mut usize,
-        heap: &mut BinaryHeap<Event>,
+        w: &mut WaveState,
     ) -> Result<(), SimError> {
-        if l.done {
+        if w.l.done {
             return Ok(()); // fio's thread ends: end_sync's flush at its end, if any
         }
-        l.last_was_sync = false;
+        w.l.last_was_sync = false;
         if !s.calls.close_sync || !s.write {
             return Ok(());
         }
-        let restart = l.phase == Phase::Verify;
-        self.issue_sync(s, t, k, l, o, total_out, heap, SyncKind::Close { restart })
+        let restart = w.l.phase == Phase::Verify;
+        self.issue_sync(s, t, k, w, SyncKind::Close { restart })
     }
 }

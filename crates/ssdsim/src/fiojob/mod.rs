@@ -21,6 +21,7 @@ mod submit;
 pub mod sync_kind;
 pub mod sync_ops;
 pub mod verify;
+mod wave_state;
 pub mod zbd;
 
 /// Data directions, as fio numbers them.
