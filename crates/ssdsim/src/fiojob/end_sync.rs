@@ -6,24 +6,34 @@
 //! not. With fsync_on_close, fio also flushes as it closes the job's files: before each
 //! further pass (in that pass's time) and before the verify (in neither's time), having
 //! reset its last_was_sync, and at the job's end when the last I/O taken was not a sync
-//! (after a verify). Each flush holds the job until it returns.
+//! (after a verify). Each flush holds the job until it returns. Before all these, fsync=N's
+//! sync due as the pass's offsets end: fio decides on a sync before it looks for an offset.
 
 use crate::engine::Drive;
 use crate::fiojob::live::{Live, Phase};
 use crate::fiojob::sync_kind::SyncKind;
+use crate::fiojob::sync_ops;
 use crate::fiojob::wave_state::WaveState;
 use crate::fiojob::{JobOut, JobSpec};
 use crate::SimError;
 
-/// The flush due now for job `l` of `s`, whose I/Os are all in: at its pass's end (the
-/// pass draining, or the job done), or at its end (fsync_on_close); none for a job that
-/// failed its rate_min (fio flushes only a job without an error).
+/// The sync due now for job `l` of `s`, whose I/Os are all in: fsync=N's when its offsets
+/// ended, else a flush at its pass's end (the pass draining, or the job done), or at its
+/// end (fsync_on_close); none for a job that failed its rate_min (fio flushes only a job
+/// without an error).
 fn due(s: &JobSpec, l: &Live, o: &JobOut) -> Option<SyncKind> {
     let c = &s.calls;
     if !s.write || l.outstanding > 0 || l.holds != 0 || l.ended || o.rate_min_failed.is_some() {
         return None;
     }
     let pass_end = l.phase == Phase::Drain || (l.done && l.phase == Phase::Io);
+    if l.phase == Phase::Drain && l.files_done && !l.done && !l.nullq.on() {
+        // fio decides on a sync before it looks for an offset: one due as the pass's
+        // offsets end is issued before the pass ends (the null engine's batches: not kept)
+        if let Some(kind) = sync_ops::sync_due(s, l) {
+            return Some(kind);
+        }
+    }
     if c.end_sync && pass_end && !l.flushed && !l.last_was_sync && !l.dry {
         return Some(SyncKind::End);
     }
@@ -44,10 +54,10 @@ impl Drive {
         let Some(kind) = due(s, w.l, w.o) else {
             return Ok(false);
         };
-        if kind == SyncKind::End {
-            w.l.flushed = true;
-        } else {
-            w.l.closed = true;
+        match kind {
+            SyncKind::End => w.l.flushed = true,
+            SyncKind::Close { .. } => w.l.closed = true,
+            SyncKind::Sync | SyncKind::Range => {}
         }
         self.issue_sync(s, t, k, w, kind)?;
         Ok(true)

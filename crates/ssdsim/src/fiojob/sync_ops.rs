@@ -39,7 +39,12 @@ pub enum Issue {
 /// to write back, and Linux's sync_file_range sends the drive no flush). `end_sync`: fio's
 /// end_fsync or fsync_on_close (a flush once a pass's I/Os are in), `close_sync`:
 /// fsync_on_close (a flush as fio closes the files); `null_batch`: the null engine's batch
-/// above iodepth 1 (null_queue.rs; 0: another engine).
+/// above iodepth 1 (null_queue.rs; 0: another engine). `sync_io`: the engine completes each
+/// I/O in the call that issues it (fio's FIO_SYNCIO: the synchronous engines, null at iodepth
+/// 1), and fio counts only queued I/Os towards a pass's bytes (do_io's bytes_issued): the
+/// pass ends on its offsets, after a sync then due. `commit_hook`: the engine counts its
+/// submissions and reaps in its commit hook (the null engine), which with `sync_io` no I/O
+/// reaches: none counted (the synchronous engines have none: fio counts one of each per I/O).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Calls {
     pub trim: Issue,
@@ -50,6 +55,8 @@ pub struct Calls {
     pub end_sync: bool,
     pub close_sync: bool,
     pub null_batch: u32,
+    pub sync_io: bool,
+    pub commit_hook: bool,
 }
 
 impl Issue {
