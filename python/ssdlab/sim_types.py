@@ -133,6 +133,8 @@ class FioJobSpec(TypedDict):
     end_sync: NotRequired[ReadOnly[bool | None]]
     close_sync: NotRequired[ReadOnly[bool | None]]
     null_batch: NotRequired[ReadOnly[int | None]]
+    sync_io: NotRequired[ReadOnly[bool | None]]
+    commit_hook: NotRequired[ReadOnly[bool | None]]
 
 
 # -- the resolved profile (`Drive.profile()`: every field of ssdsim::Profile, serde) ---------

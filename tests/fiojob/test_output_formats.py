@@ -53,6 +53,7 @@ def test_a_format_ssdlab_does_not_write_is_refused_in_one_line(tmp_path, fmt, wo
 
 
 SYNCS = "[a]\nioengine=null\nrw=randwrite\nbs=4k\nsize=16m\niodepth=8\nfsync=4\n"
+MIXED_SYNCS = "[a]\nrw=write\nbs=4k\nsize=1m\nfsync=4\nunified_rw_reporting=mixed\n"
 
 
 def _lines(text: str, *starts: str) -> list[str]:
@@ -60,17 +61,30 @@ def _lines(text: str, *starts: str) -> list[str]:
 
 
 @pytest.mark.parametrize("body", [SYNCS, BODY, "[a]\nrw=randwrite\nbs=4k\nsize=1m\nfdatasync=4\n",
-                                  "[a]\nrw=randrw\nbs=4k\nsize=1m\nunified_rw_reporting=mixed\n"])
+                                  "[a]\nrw=randrw\nbs=4k\nsize=1m\nunified_rw_reporting=mixed\n", MIXED_SYNCS])
 def test_the_text_has_fios_depth_and_issued_rwts_lines(tmp_path, body):
+    # fio 3.33: "     issued rwts: total=0,4096,0,2046 short=0,0,0,0 dropped=0,0,0,0" (SYNCS);
+    # at iodepth 1 the null engine counts no submission or reap ("submit    : 0=0.0%, 4=0.0%,
+    # ..."); under unified_rw_reporting=mixed the fourth total and the sync lines are still
+    # the syncs ("total=256,0,0,63"), though the JSON has no sync entry
     ftext = _fio(tmp_path, "normal", body)
     r = run_fio(tmp_path, job(tmp_path, "[global]\nioengine=null\n" + body), "--output-format", "normal")
     assert r.exit_code == 0, r.output
     starts = ("IO depths", "submit", "complete", "issued rwts")
     sl, fl = _lines(r.stdout, *starts), _lines(ftext, *starts)
     assert len(sl) == 4 and sl[0].startswith("  IO depths    : 1=")
-    if body == SYNCS:  # fio 3.33: "     issued rwts: total=0,4096,0,2046 short=0,0,0,0 dropped=0,0,0,0"
-        assert sl == fl
-    assert _lines(r.stdout, "issued rwts") == _lines(ftext, "issued rwts")
+    assert sl == fl
+    assert _lines(r.stdout, "fsync/fdatasync") == _lines(ftext, "fsync/fdatasync")
+    assert len(_lines(r.stdout, "sync percentiles")) == len(_lines(ftext, "sync percentiles"))  # units fio's own
+
+
+def test_the_json_under_mixed_reporting_has_no_sync_entry_as_fios(tmp_path):
+    fdoc, _ = _split(_fio(tmp_path, "json", MIXED_SYNCS))
+    r = run_fio(tmp_path, job(tmp_path, "[global]\nioengine=null\n" + MIXED_SYNCS), "--output-format", "json+")
+    assert r.exit_code == 0, r.output
+    (sj,), (fj,) = json.loads(r.stdout)["jobs"], fdoc["jobs"]
+    assert "sync" not in fj and "sync" not in sj
+    assert set(sj) - set(fj) == {"jobs"}  # ssdlab's one extra key
 
 
 def test_the_json_prints_its_fractions_as_fio_does(tmp_path):

@@ -19,6 +19,9 @@ from .plat import DEFAULT_PERCENTILES, bin_value, percentiles
 FIO_VERSION = "fio-3.33"
 EIO = 5  # fio's error for a job under its minimum rate (td_verror(td, EIO, "check_min_rate"))
 _LAT_KEYS = ("2", "4", "10", "20", "50", "100", "250", "500", "750", "1000")
+# a job's syncs under unified_rw_reporting=mixed: fio's text prints them, its JSON has no
+# sync entry (dropped from the printed JSON: `printed`)
+TEXT_SYNC = "ssdlab_text_sync"
 
 
 def host_bytes(specs: list[dict], raw_jobs: list[dict]) -> list[dict]:
@@ -269,14 +272,16 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
                                       dirs[d].ios if opts["queued"][d] else 0)
                 if d == 0:
                     job[name]["unwritten_ios"] = dirs[0].unwritten
-            sync = Dir()  # fio's syncs: the latencies of all, the count of fsyncs
-            for i, j in zip(members, js):
-                if j.get("sync"):
-                    fsyncs, _, _ = sync_counts(specs[i], j)
-                    sync.add({"ios": fsyncs, "bytes": 0, "lat": j["sync"]})
-            job["sync"] = {"total_ios": sync.ios, "lat_ns": _lat_json(sync.lat, sync.bins, opts["pcts"], plus)}
             for d, name in enumerate(DIRS):
                 job[name]["short_ios"] = shorts[d]
+        sync = Dir()  # fio's syncs: the latencies of all, the count of fsyncs
+        for i, j in zip(members, js):
+            if j.get("sync"):
+                fsyncs, _, _ = sync_counts(specs[i], j)
+                sync.add({"ios": fsyncs, "bytes": 0, "lat": j["sync"]})
+        # under unified_rw_reporting=mixed fio's JSON has no sync entry, its text still the syncs
+        job["sync" if unified != "mixed" else TEXT_SYNC] = {
+            "total_ios": sync.ios, "lat_ns": _lat_json(sync.lat, sync.bins, opts["pcts"], plus)}
         if unified != "none":
             mixed = Dir()
             for part in dirs:
@@ -331,12 +336,19 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
     return doc
 
 
+def printed(doc: dict, plus: bool) -> dict:
+    """The document as fio prints it: without what only the text prints, and (`plus` false:
+    plain json) without the latency bins."""
+    doc = dict(doc, jobs=[{k: v for k, v in j.items() if k != TEXT_SYNC} for j in doc["jobs"]])
+    return doc if plus else strip_bins(doc)
+
+
 def strip_bins(doc: dict) -> dict:
     """The json+ document as plain json: without the latency bins."""
     out = dict(doc, jobs=[])
     for j in doc["jobs"]:
         j = dict(j)
-        for name in (*DIRS, MIXED, "sync"):
+        for name in (*DIRS, MIXED, "sync", TEXT_SYNC):
             if name in j:
                 j[name] = {k: ({kk: vv for kk, vv in v.items() if kk != "bins"} if k.endswith("_ns") else v)
                            for k, v in j[name].items()}
@@ -344,4 +356,4 @@ def strip_bins(doc: dict) -> dict:
     return out
 
 
-__all__ = ["fio_json", "host_bytes", "report_options", "strip_bins", "units"]
+__all__ = ["TEXT_SYNC", "fio_json", "host_bytes", "printed", "report_options", "strip_bins", "units"]

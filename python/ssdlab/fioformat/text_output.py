@@ -6,6 +6,7 @@ layout."""
 from __future__ import annotations
 
 from .fields import DIRS as _DIRS, MIXED
+from .json_write import TEXT_SYNC
 
 DIRS = (*_DIRS, MIXED)
 
@@ -40,6 +41,12 @@ def _pct_rows(lat: dict) -> list[str]:
             + ("," if i + 4 < len(pct) else "") for i in range(0, len(pct), 4)]
 
 
+def _sync(j: dict) -> dict:
+    """The job's syncs: its JSON's entry, or under unified_rw_reporting=mixed (no such entry)
+    the ones kept for the text, which fio prints there too."""
+    return j.get("sync") or j.get(TEXT_SYNC) or {}
+
+
 def _depth_lines(j: dict) -> list[str]:
     """fio's IO depths, submit and complete lines (stat.c: "%3.1f%%" each) and its issued
     rwts line: total, short and dropped per direction, the fourth total the syncs (fio prints
@@ -54,7 +61,7 @@ def _depth_lines(j: dict) -> list[str]:
     def per(key: str) -> str:
         return ",".join(str(int(d.get(key, 0))) for d in dirs)
 
-    syncs = int((j.get("sync") or {}).get("total_ios", 0))
+    syncs = int(_sync(j).get("total_ios", 0))
     return [f"  IO depths    : {dist('iodepth_level')}",
             f"     submit    : {dist('iodepth_submit')}",
             f"     complete  : {dist('iodepth_complete')}",
@@ -92,7 +99,7 @@ def fio_text(doc: dict) -> str:
             if name == "read" and d.get("unwritten_ios"):
                 lines.append(f"  note: {d['unwritten_ios']} reads touched blocks never written "
                              "(a drive answers them without reading flash)")
-        x = (j.get("sync") or {}).get("lat_ns") or {}
+        x = _sync(j).get("lat_ns") or {}
         if x.get("N"):  # fio's syncs (fsync=N, fdatasync=N)
             lines.append("  fsync/fdatasync/sync_file_range:")
             lines.append(f"    sync (usec): min={x['min'] / 1e3:.0f}, max={x['max'] / 1e3:.0f}, "

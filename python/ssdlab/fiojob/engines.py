@@ -7,7 +7,8 @@ A sync (fsync=N, fdatasync=N: a flush on a block device; sync_file_range=FLAGS:N
 the synchronous engines do in the call (libaio has no asynchronous fsync), and the null
 engine at iodepth 1 (a synchronous engine there); io_uring, posixaio and null above iodepth
 1 queue it. fio's end_fsync and fsync_on_close (end_sync.rs) and the null engine's batches
-above iodepth 1 (null_queue.rs) are the simulator's too."""
+above iodepth 1 (null_queue.rs) are the simulator's too, and so is what an engine that
+completes each I/O in the call changes (`sync_io`: a pass ends on its offsets, not its bytes)."""
 
 from __future__ import annotations
 
@@ -97,10 +98,18 @@ def null_batch(o: dict, iodepth: int, notes: list[str]) -> int:
     return b
 
 
+def sync_io(o: dict, iodepth: int) -> bool:
+    """Whether the engine completes each I/O in the call that issues it (fio's FIO_SYNCIO: the
+    synchronous engines, the null engine at iodepth 1): fio then counts none of them towards
+    a pass's bytes (do_io's bytes_issued counts queued I/Os), and the pass ends on its offsets."""
+    e = engine(o)
+    return e in SYNC_ENGINES or (e in NULL_ENGINES and iodepth <= 1)
+
+
 def calls(o: dict, iodepth: int, notes: list[str]) -> dict:
     """The job's compiled fields for how its engine issues trims and syncs (compile.JobSpec):
     trim_issue, sync_issue, sync_kind, sync_blocks, range_blocks, range_flush, end_sync,
-    close_sync, null_batch."""
+    close_sync, null_batch, sync_io, commit_hook."""
     kind, n = syncs(o)
 
     def on(key: str) -> bool:
@@ -109,7 +118,10 @@ def calls(o: dict, iodepth: int, notes: list[str]) -> dict:
     return {"trim_issue": trim_issue(o), "sync_issue": sync_issue(o, iodepth), "sync_kind": kind, "sync_blocks": n,
             "range_blocks": sync_file_range(o), "range_flush": engine(o) in RANGE_FLUSH_ENGINES,
             "end_sync": on("end_fsync") or on("fsync_on_close"), "close_sync": on("fsync_on_close"),
-            "null_batch": null_batch(o, iodepth, notes)}
+            "null_batch": null_batch(o, iodepth, notes), "sync_io": sync_io(o, iodepth),
+            # the null engine counts submissions and reaps in its commit hook (none at iodepth
+            # 1, where no I/O reaches it); the synchronous engines have none: one per I/O
+            "commit_hook": engine(o) in NULL_ENGINES}
 
 
 def _note(notes: list[str], text: str) -> None:

@@ -154,7 +154,7 @@ class FioFlags(TestOptions):
              outcomes: Sequence[Any], console: Console) -> tuple[list[str | dict], bool]:
         """fio's own layouts per drive, in fio's order (the JSON document, then the text);
         the job's log files for the first. With a JSON format stdout holds fio's output only."""
-        from ..fioformat.json_write import strip_bins
+        from ..fioformat.json_write import printed
         from ..fioformat.logs import write_logs
         from ..fioformat.text_output import fio_text
 
@@ -164,7 +164,7 @@ class FioFlags(TestOptions):
             fdoc = d["metrics"].get("fio")
             if fdoc:
                 if as_json:
-                    out.append(fdoc if plus else strip_bins(fdoc))
+                    out.append(printed(fdoc, plus))
                 if normal:
                     out += [f"drive {d['drive']}:", fio_text(fdoc)]
         log_dir = values["log_dir"]

@@ -6,25 +6,34 @@
 //! not. With fsync_on_close, fio also flushes as it closes the job's files: before each
 //! further pass (in that pass's time) and before the verify (in neither's time), having
 //! reset its last_was_sync, and at the job's end when the last I/O taken was not a sync
-//! (after a verify). Each flush holds the job until it returns.
-
-use std::collections::BinaryHeap;
+//! (after a verify). Each flush holds the job until it returns. Before all these, fsync=N's
+//! sync due as the pass's offsets end: fio decides on a sync before it looks for an offset.
 
 use crate::engine::Drive;
-use crate::fiojob::live::{Event, Live, Phase};
+use crate::fiojob::live::{Live, Phase};
 use crate::fiojob::sync_kind::SyncKind;
+use crate::fiojob::sync_ops;
+use crate::fiojob::wave_state::WaveState;
 use crate::fiojob::{JobOut, JobSpec};
 use crate::SimError;
 
-/// The flush due now for job `l` of `s`, whose I/Os are all in: at its pass's end (the
-/// pass draining, or the job done), or at its end (fsync_on_close); none for a job that
-/// failed its rate_min (fio flushes only a job without an error).
+/// The sync due now for job `l` of `s`, whose I/Os are all in: fsync=N's when its offsets
+/// ended, else a flush at its pass's end (the pass draining, or the job done), or at its
+/// end (fsync_on_close); none for a job that failed its rate_min (fio flushes only a job
+/// without an error).
 fn due(s: &JobSpec, l: &Live, o: &JobOut) -> Option<SyncKind> {
     let c = &s.calls;
     if !s.write || l.outstanding > 0 || l.holds != 0 || l.ended || o.rate_min_failed.is_some() {
         return None;
     }
     let pass_end = l.phase == Phase::Drain || (l.done && l.phase == Phase::Io);
+    if l.phase == Phase::Drain && l.files_done && !l.done && !l.nullq.on() {
+        // fio decides on a sync before it looks for an offset: one due as the pass's
+        // offsets end is issued before the pass ends (the null engine's batches: not kept)
+        if let Some(kind) = sync_ops::sync_due(s, l) {
+            return Some(kind);
+        }
+    }
     if c.end_sync && pass_end && !l.flushed && !l.last_was_sync && !l.dry {
         return Some(SyncKind::End);
     }
@@ -35,50 +44,42 @@ fn due(s: &JobSpec, l: &Live, o: &JobOut) -> Option<SyncKind> {
 impl Drive {
     /// Job `k` (`l` of `s`) at `t`, its I/Os in: the flush fio's end_fsync or
     /// fsync_on_close issues now, if one is due. Whether it issued one (the job waits).
-    #[allow(clippy::too_many_arguments)] // the wave's state the one flush touches
     pub(super) fn end_sync(
         &mut self,
         s: &JobSpec,
         t: u64,
         k: usize,
-        l: &mut Live,
-        o: &mut JobOut,
-        total_out: &mut usize,
-        heap: &mut BinaryHeap<Event>,
+        w: &mut WaveState,
     ) -> Result<bool, SimError> {
-        let Some(kind) = due(s, l, o) else {
+        let Some(kind) = due(s, w.l, w.o) else {
             return Ok(false);
         };
-        if kind == SyncKind::End {
-            l.flushed = true;
-        } else {
-            l.closed = true;
+        match kind {
+            SyncKind::End => w.l.flushed = true,
+            SyncKind::Close { .. } => w.l.closed = true,
+            SyncKind::Sync | SyncKind::Range => {}
         }
-        self.issue_sync(s, t, k, l, o, total_out, heap, kind)?;
+        self.issue_sync(s, t, k, w, kind)?;
         Ok(true)
     }
 
     /// Job `k` (`l` of `s`) goes on at `t` to another pass or to its verify (pass.rs): fio
     /// closes its files first, its last_was_sync reset; with fsync_on_close, a flush.
-    #[allow(clippy::too_many_arguments)] // the wave's state the one flush touches
     pub(super) fn between_passes(
         &mut self,
         s: &JobSpec,
         t: u64,
         k: usize,
-        l: &mut Live,
-        o: &mut JobOut,
-        total_out: &mut usize,
-        heap: &mut BinaryHeap<Event>,
+        w: &mut WaveState,
     ) -> Result<(), SimError> {
-        if l.done {
+        if w.l.done {
             return Ok(()); // fio's thread ends: end_sync's flush at its end, if any
         }
-        l.last_was_sync = false;
+        w.l.last_was_sync = false;
         if !s.calls.close_sync || !s.write {
             return Ok(());
         }
-        let restart = l.phase == Phase::Verify;
-        self.issue_sync(s, t, k, l, o, total_out, heap, SyncKind::Close { restart })
+        let restart = w.l.phase == Phase::Verify;
+        self.issue_sync(s, t, k, w, SyncKind::Close { restart })
     }
 }

@@ -62,12 +62,16 @@ pub(crate) struct NullQueue {
     /// A batch committed and not yet reaped.
     pub busy: bool,
     pub decided: Decided,
+    /// At iodepth 1 the null engine completes each I/O in the call: its commit hook, where
+    /// it counts submissions and reaps, is never reached (sync_ops::Calls).
+    pub uncounted: bool,
 }
 
 impl NullQueue {
     pub fn new(s: &JobSpec) -> NullQueue {
         NullQueue {
             batch: s.calls.null_batch.min(s.iodepth),
+            uncounted: s.calls.sync_io && s.calls.commit_hook,
             ..Default::default()
         }
     }

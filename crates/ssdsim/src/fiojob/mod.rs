@@ -21,6 +21,7 @@ mod submit;
 pub mod sync_kind;
 pub mod sync_ops;
 pub mod verify;
+mod wave_state;
 pub mod zbd;
 
 /// Data directions, as fio numbers them.
@@ -332,10 +333,13 @@ impl JobSpec {
 
     /// The bounds a pass checks before each I/O (fio's do_io loop condition): its own bytes,
     /// the job's issued bytes, its I/Os (u64::MAX: none). A time_based pass ignores the job's
-    /// bounds, and its own bytes but with verify.
+    /// bounds, and its own bytes but with verify; an engine that completes each I/O in the
+    /// call never counts the pass's own bytes (fio's bytes_issued counts queued I/Os).
     pub fn pass_bounds(&self) -> [u64; 3] {
         let s = self;
-        let own = if !s.time_based || s.verify.is_some() {
+        let own = if s.calls.sync_io {
+            u64::MAX
+        } else if !s.time_based || s.verify.is_some() {
             s.pass_total()
         } else {
             u64::MAX

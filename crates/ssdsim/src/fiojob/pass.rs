@@ -117,6 +117,12 @@ pub(crate) fn backlog_piece(s: &JobSpec, l: &mut Live) -> Option<(u64, u64)> {
 /// time of a pass cut short (runtime, exitall, steady state) in its runtimes.
 pub(crate) fn job_end(spec: &JobSpec, l: &Live, o: &mut JobOut) {
     o.start_ns = l.stats_from;
+    if l.nullq.uncounted {
+        // the null engine at iodepth 1 counts submissions and reaps in a commit hook no I/O
+        // reaches (sync_ops::Calls): none
+        o.depths.submit = [0; 7];
+        o.depths.complete = [0; 7];
+    }
     o.zone_resets = l.zones.as_ref().map_or(0, |z| z.resets);
     o.end_ns = if l.terminated {
         l.last_done.max(l.term_at).max(l.stats_from)

@@ -21,6 +21,7 @@ use crate::fiojob::report::{batch_bucket, lat_bucket};
 use crate::fiojob::steady::SsUnit;
 use crate::fiojob::stream::Req;
 use crate::fiojob::sync_ops;
+use crate::fiojob::wave_state::WaveState;
 use crate::fiojob::zbd::{Adjusted, Zones};
 use crate::fiojob::{DirOut, JobOut, JobSpec, READ, TRIM, WRITE};
 use crate::util::stats::{Recorder, Row};
@@ -327,9 +328,9 @@ impl Drive {
                 if l.done || l.holds != 0 || t >= l.deadline {
                     l.done |= l.holds == 0 && t >= l.deadline;
                     if l.done {
-                        let (o, out) = (&mut outs[idx[k]], &mut total_out);
+                        let mut w = WaveState::new(l, &mut outs[idx[k]], &mut total_out, &mut heap);
                         // end_fsync's or fsync_on_close's flush, if one is due
-                        self.end_sync(spec, t, k, l, o, out, &mut heap)?;
+                        self.end_sync(spec, t, k, &mut w)?;
                     }
                     break;
                 }
@@ -337,15 +338,15 @@ impl Drive {
                     if l.outstanding > 0 {
                         break; // the pass's I/Os complete first
                     }
-                    let (o, out) = (&mut outs[idx[k]], &mut total_out);
-                    if self.end_sync(spec, t, k, l, o, out, &mut heap)? {
+                    let mut w = WaveState::new(l, &mut outs[idx[k]], &mut total_out, &mut heap);
+                    if self.end_sync(spec, t, k, &mut w)? {
                         break; // end_fsync's flush returns first
                     }
-                    let moved = [0, 1, 2].map(|d| o.dirs[d].bytes);
-                    let mut rt = [0, 1, 2].map(|d| o.dirs[d].runtime_ns);
-                    pass::io_done(spec, l, &mut rt, moved, t);
-                    (0..3).for_each(|d| o.dirs[d].runtime_ns = rt[d]);
-                    self.between_passes(spec, t, k, l, o, out, &mut heap)?;
+                    let moved = [0, 1, 2].map(|d| w.o.dirs[d].bytes);
+                    let mut rt = [0, 1, 2].map(|d| w.o.dirs[d].runtime_ns);
+                    pass::io_done(spec, w.l, &mut rt, moved, t);
+                    (0..3).for_each(|d| w.o.dirs[d].runtime_ns = rt[d]);
+                    self.between_passes(spec, t, k, &mut w)?;
                     continue;
                 }
                 if l.outstanding >= l.depth {
@@ -371,7 +372,8 @@ impl Drive {
                             let mut rt = [0, 1, 2].map(|d| o.dirs[d].runtime_ns);
                             pass::verify_done(spec, l, &mut rt, t);
                             (0..3).for_each(|d| o.dirs[d].runtime_ns = rt[d]);
-                            self.between_passes(spec, t, k, l, o, &mut total_out, &mut heap)?;
+                            let mut w = WaveState::new(l, o, &mut total_out, &mut heap);
+                            self.between_passes(spec, t, k, &mut w)?;
                             continue;
                         }
                     }
@@ -396,10 +398,10 @@ impl Drive {
                     if total_out == 0 && t >= rec.next && !stopped {
                         stopped = !self.close_quiet(rec, t, watts, on_sample);
                     }
-                    let o = &mut outs[idx[k]];
-                    let done = self.issue_req(req, None, t, k, l, o, &mut total_out, &mut heap)?;
-                    sync_ops::issued(spec, l, READ, done);
-                    null_queue::queued(l, o, false, t);
+                    let mut w = WaveState::new(l, &mut outs[idx[k]], &mut total_out, &mut heap);
+                    let done = self.issue_req(req, None, t, k, &mut w)?;
+                    sync_ops::issued(spec, w.l, READ, done);
+                    null_queue::queued(w.l, w.o, false, t);
                     continue;
                 }
                 let req = match l.next {
@@ -420,9 +422,9 @@ impl Drive {
                     Next::Wait => break, // the null engine's batch is out
                     Next::Sync(kind) => {
                         // fio's fsync=N: before the I/O after every Nth write
-                        let (o, out) = (&mut outs[idx[k]], &mut total_out);
-                        self.issue_sync(spec, t, k, l, o, out, &mut heap, kind)?;
-                        null_queue::queued(l, o, true, t);
+                        let mut w = WaveState::new(l, &mut outs[idx[k]], &mut total_out, &mut heap);
+                        self.issue_sync(spec, t, k, &mut w, kind)?;
+                        null_queue::queued(w.l, w.o, true, t);
                         continue;
                     }
                     Next::Io => {}
@@ -546,18 +548,10 @@ impl Drive {
                     // the drive idled since its last completion: its rows, compactly
                     stopped = !self.close_quiet(rec, t, watts, on_sample);
                 }
-                let done = self.issue_req(
-                    req,
-                    reset,
-                    t,
-                    k,
-                    l,
-                    &mut outs[idx[k]],
-                    &mut total_out,
-                    &mut heap,
-                )?;
-                sync_ops::issued(spec, &mut live[k], req.dir, done);
-                null_queue::queued(&mut live[k], &mut outs[idx[k]], false, t);
+                let mut w = WaveState::new(l, &mut outs[idx[k]], &mut total_out, &mut heap);
+                let done = self.issue_req(req, reset, t, k, &mut w)?;
+                sync_ops::issued(spec, w.l, req.dir, done);
+                null_queue::queued(w.l, w.o, false, t);
             }
             null_queue::stopped(&mut live[k], &mut outs[idx[k]], t);
             if live[k].done {

@@ -4,13 +4,12 @@
 //! with the job's depth figures and its completion event.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 use crate::engine::{Command, Drive};
-use crate::fiojob::live::{Event, Live};
 use crate::fiojob::report::depth_bucket;
 use crate::fiojob::stream::Req;
-use crate::fiojob::{JobOut, READ, TRIM, WMODE_UNCOR, WMODE_VERIFY, WMODE_ZEROES, WRITE};
+use crate::fiojob::wave_state::WaveState;
+use crate::fiojob::{READ, TRIM, WMODE_UNCOR, WMODE_VERIFY, WMODE_ZEROES, WRITE};
 use crate::ftl::mapping::NONE;
 use crate::nand::SLOT_BYTES;
 use crate::workload::Io;
@@ -19,7 +18,6 @@ use crate::SimError;
 impl Drive {
     /// Issue `req` of job `k` at `t` (after the zone reset `reset`, if any): the depth
     /// figures, the drive, the completion event; when it completes.
-    #[allow(clippy::too_many_arguments)] // the wave's state the one I/O touches
     #[inline(always)]
     pub(super) fn issue_req(
         &mut self,
@@ -27,18 +25,15 @@ impl Drive {
         reset: Option<(u64, u64)>,
         t: u64,
         k: usize,
-        l: &mut Live,
-        o: &mut JobOut,
-        total_out: &mut usize,
-        heap: &mut BinaryHeap<Event>,
+        w: &mut WaveState,
     ) -> Result<u64, SimError> {
-        l.outstanding += 1;
-        *total_out += 1;
-        o.issued += 1;
-        if t >= l.stats_from && !l.nullq.on() {
+        w.l.outstanding += 1;
+        *w.total_out += 1;
+        w.o.issued += 1;
+        if t >= w.l.stats_from && !w.l.nullq.on() {
             // one I/O per submission (the null engine's batch: counted as it is committed)
-            o.depths.level[depth_bucket(l.outstanding)] += 1;
-            o.depths.submit[1] += 1;
+            w.o.depths.level[depth_bucket(w.l.outstanding)] += 1;
+            w.o.depths.submit[1] += 1;
         }
         if let Some((start, len)) = reset {
             // the zone reset: a trim of the zone's LBAs, before the write
@@ -49,10 +44,10 @@ impl Drive {
                 mode: 0,
             };
             let mut none = 0;
-            self.submit_req(r, t, *total_out, &mut none)?;
+            self.submit_req(r, t, *w.total_out, &mut none)?;
         }
-        let done = self.submit_req(req, t, *total_out, &mut o.dirs[READ].unwritten)?;
-        heap.push(Reverse((
+        let done = self.submit_req(req, t, *w.total_out, &mut w.o.dirs[READ].unwritten)?;
+        w.heap.push(Reverse((
             done,
             t,
             k as u32,

@@ -15,6 +15,7 @@ use crate::fiojob::live::{Event, Live, SYNC};
 use crate::fiojob::sync_kind::NO_DRIVE;
 pub use crate::fiojob::sync_kind::{SyncKind, SYNC_DIR};
 use crate::fiojob::report::{batch_bucket, depth_bucket};
+use crate::fiojob::wave_state::WaveState;
 use crate::fiojob::{JobOut, JobSpec, TRIM, WRITE};
 use crate::SimError;
 
@@ -38,7 +39,12 @@ pub enum Issue {
 /// to write back, and Linux's sync_file_range sends the drive no flush). `end_sync`: fio's
 /// end_fsync or fsync_on_close (a flush once a pass's I/Os are in), `close_sync`:
 /// fsync_on_close (a flush as fio closes the files); `null_batch`: the null engine's batch
-/// above iodepth 1 (null_queue.rs; 0: another engine).
+/// above iodepth 1 (null_queue.rs; 0: another engine). `sync_io`: the engine completes each
+/// I/O in the call that issues it (fio's FIO_SYNCIO: the synchronous engines, null at iodepth
+/// 1), and fio counts only queued I/Os towards a pass's bytes (do_io's bytes_issued): the
+/// pass ends on its offsets, after a sync then due. `commit_hook`: the engine counts its
+/// submissions and reaps in its commit hook (the null engine), which with `sync_io` no I/O
+/// reaches: none counted (the synchronous engines have none: fio counts one of each per I/O).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Calls {
     pub trim: Issue,
@@ -49,6 +55,8 @@ pub struct Calls {
     pub end_sync: bool,
     pub close_sync: bool,
     pub null_batch: u32,
+    pub sync_io: bool,
+    pub commit_hook: bool,
 }
 
 impl Issue {
@@ -158,43 +166,41 @@ impl Drive {
     /// I/O (the null engine's, as it commits the batch: null_queue.rs); end_fsync's as a
     /// queued I/O only where the engine queues syncs; fsync_on_close's at close nowhere.
     /// Syncs of end_fsync and fsync_on_close hold the job until they return.
-    #[allow(clippy::too_many_arguments)] // the wave's state the one sync touches
     pub(super) fn issue_sync(
         &mut self,
         s: &JobSpec,
         t: u64,
         k: usize,
-        l: &mut Live,
-        o: &mut JobOut,
-        total_out: &mut usize,
-        heap: &mut BinaryHeap<Event>,
+        w: &mut WaveState,
         kind: SyncKind,
     ) -> Result<(), SimError> {
+        let l = &mut *w.l;
         l.outstanding += 1;
         if t >= l.stats_from {
             let level = depth_bucket(l.outstanding);
             let batched = l.nullq.on(); // counted as the batch is committed
+            let depths = &mut w.o.depths;
             match kind {
                 SyncKind::Sync | SyncKind::Range if !batched => {
-                    o.depths.level[level] += 1;
-                    o.depths.submit[1] += queues_syncs(s) as u64;
+                    depths.level[level] += 1;
+                    depths.submit[1] += queues_syncs(s) as u64;
                 }
                 SyncKind::End if queues_syncs(s) => {
-                    o.depths.level[level] += 1; // fio's td_io_commit counts it
-                    o.depths.submit[1] += 1;
+                    depths.level[level] += 1; // fio's td_io_commit counts it
+                    depths.submit[1] += 1;
                 }
                 _ => {}
             }
         }
         let drive = kind != SyncKind::Range || s.calls.range_flush;
         let done = if drive {
-            *total_out += 1;
-            self.submit_command(Command::TrimOrFlush(None), t, *total_out)?
+            *w.total_out += 1;
+            self.submit_command(Command::TrimOrFlush(None), t, *w.total_out)?
         } else {
             t
         };
         let info = ((SYNC_DIR as u32) << 30) | kind.code() | if drive { 0 } else { NO_DRIVE };
-        heap.push(Reverse((done, t, k as u32, info)));
+        w.heap.push(Reverse((done, t, k as u32, info)));
         if s.calls.sync != Issue::Queued || !kind.counted() {
             hold(l, done);
         }
