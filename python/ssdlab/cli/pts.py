@@ -18,6 +18,7 @@ from ..store import Store, check_free
 from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
 from .inputs import check_out_dir, open_drives, parse_sets
 from .output import print_json, progress_hooks
+from .plan import ASSUMED_MBPS, duration
 
 NAMES = [n.removeprefix("pts-") for n in PTS_TESTS]
 
@@ -53,10 +54,6 @@ def estimate(test: str, capacity: int, opts: Options) -> tuple[float, int]:
             else:
                 nbytes += int(p.stop_bytes or 0)
     return secs, nbytes
-
-
-def hours(s: float) -> str:
-    return f"{s / 3600:.1f} h" if s >= 3600 else f"{s / 60:.0f} min" if s >= 60 else f"{s:.0f} s"
 
 
 def pts_cmd(
@@ -96,9 +93,9 @@ def pts_cmd(
                 continue
             cap = target.identify().capacity
             secs, nbytes = map(sum, zip(*(estimate(t, cap, opts) for t in chosen)))
-            typer.echo(f"ssdlab: {spec}: {', '.join(chosen)} take at most {hours(secs)} of timed "
+            typer.echo(f"ssdlab: {spec}: {', '.join(chosen)} take at most {duration(secs)} of timed "
                        f"steps (every test to {po.max_rounds} rounds) plus {nbytes / 1e9:.1f} GB "
-                       f"of preconditioning writes ({hours(nbytes / 500e6)} at 500 MB/s); steady "
+                       f"of preconditioning writes ({duration(nbytes / (ASSUMED_MBPS * 1e6))} at {ASSUMED_MBPS:g} MB/s); steady "
                        f"state usually ends a test earlier", err=True)
         check_free(db)
         store = Store(db)

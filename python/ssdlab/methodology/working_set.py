@@ -59,12 +59,13 @@ def labels(sizes: list[int]) -> list[str]:
 
 def phases(capacity: int, opts: Options) -> list[ph.Phase]:
     n = area_bytes(capacity, opts)
+    sets = sizes(n)
     prep = [ph.purge(), ph.seq_write("fill", offset=0, length=n, stop_bytes=n, segment_bytes=segment_bytes(n)),
             ph.idle(IDLE_CAP_S, name="settle", until_quiet=True)]
     return (prep if opts.precondition else []) + [
         ph.rand_io(f"ws_{name}", read_pct=100, offset=0, length=s,
                    stop_seconds=opts.secs(DEFAULT_SECONDS))
-        for s, name in zip(sizes(n), labels(sizes(n)))
+        for s, name in zip(sets, labels(sets))
     ] + [ph.rand_io(QD1, read_pct=100, queue_depth=1, offset=0, length=n,
                     stop_seconds=opts.secs(DEFAULT_SECONDS))]
 
