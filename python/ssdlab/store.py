@@ -13,8 +13,6 @@ whose process is gone reads as `stale`.
 from __future__ import annotations
 
 import contextlib
-import csv
-import io
 import json
 import functools
 import math
@@ -55,19 +53,6 @@ def check_testbed(testbed: str | None) -> str | None:
         raise StoreError(f"--testbed {printable(testbed)[:60]!r}: a tag is one line of at most {MAX_TESTBED} "
                          "printable characters (no newlines or control characters)")
     return testbed
-
-
-def csv_text(value: Any) -> Any:
-    """A CSV cell a spreadsheet shows as it is: text starting with = + - @ (or a tab or a
-    carriage return) would be read as a formula (a drive named `=HYPERLINK(...)`), so it
-    gets a leading '; numbers (-1.5) and everything else are left as they are."""
-    if not isinstance(value, str) or value[:1] not in ("=", "+", "-", "@", "\t", "\r"):
-        return value
-    try:
-        float(value)
-        return value
-    except ValueError:
-        return "'" + value
 
 
 def damage_hint(path: Path, e: Exception | str) -> str:
@@ -552,58 +537,6 @@ class Store:
                 "identity": json.loads(x["identity"]), "status": x["status"],
                 "metrics": self.metrics(x["id"])}
 
-    # ---- export --------------------------------------------------------------------------
-    @_reading
-    def export_json(self, run_id: int) -> str:
-        run = self.run(run_id)
-        for d in run["drives"]:
-            d["phases"] = self.phases(d["id"])
-        return json.dumps(jsonable(run), indent=1, allow_nan=False)
-
-    @_reading
-    def export_csv(self, run_id: int) -> str:
-        """Long ("tidy") format, one value per line: every series point, segment point,
-        histogram bucket, phase total and metric of the run."""
-        run = self.run(run_id)
-        buf = io.StringIO()
-        w = _SafeCsv(csv.writer(buf, lineterminator="\n"))
-        w.writerow(["run_id", "drive", "phase_seq", "phase", "table", "column", "row", "value"])
-        for d in run["drives"]:
-            for name, v in d["metrics"].items():
-                if isinstance(v, dict):
-                    for k, x in v.items():
-                        w.writerow([run_id, d["spec"], "", "", "metric", name, k, fmt(x)])
-                else:
-                    w.writerow([run_id, d["spec"], "", "", "metric", name, "", fmt(v)])
-            for p in self.phases(d["id"]):
-                key = [run_id, d["spec"], p["seq"], p["name"]]
-                for name, v in p["totals"].items():
-                    w.writerow(key + ["totals", name, "", fmt(v)])
-                for table in ("series", "segments"):
-                    for name, arr in p[table].items():
-                        for i, x in enumerate(arr.tolist()):
-                            w.writerow(key + [table, name, i, fmt(x)])
-                if p["histogram"] is not None:
-                    for e, c in zip(p["histogram"]["edges_us"].tolist(),
-                                    p["histogram"]["counts"].tolist()):
-                        w.writerow(key + ["histogram", "count", fmt(e), fmt(c)])
-                for rw in ("read", "write"):  # trace replays: per-direction histograms
-                    h = (p["latency"] or {}).get(rw)
-                    if isinstance(h, dict) and h.get("edges_us") is not None:
-                        for e, c in zip(h["edges_us"], h.get("counts") or []):
-                            w.writerow(key + [f"histogram_{rw}", "count", fmt(e), fmt(c)])
-        return buf.getvalue()
-
-
-class _SafeCsv:
-    """A csv writer whose every cell goes through csv_text."""
-
-    def __init__(self, w: Any):
-        self.w = w
-
-    def writerow(self, row: list[Any]) -> None:
-        self.w.writerow([csv_text(c) for c in row])
-
 
 def is_gone(run: dict) -> bool:
     """A `running` run whose process on this host no longer exists (killed, machine
@@ -613,11 +546,3 @@ def is_gone(run: dict) -> bool:
     if not pid or not start or run.get("host") != socket.gethostname():
         return False
     return process_start(int(pid)) != start
-
-
-def fmt(x: Any) -> str:
-    if x is None or isinstance(x, float) and not math.isfinite(x):
-        return ""
-    if isinstance(x, (list, dict)):
-        return json.dumps(jsonable(x))
-    return repr(x) if isinstance(x, float) else str(x)

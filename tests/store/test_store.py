@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ssdlab import store_export
 from ssdlab.phase import seq_write
 from ssdlab.store import Store, StoreError
 from ssdlab.phase import Identity, PhaseResult
@@ -83,11 +84,11 @@ def test_export_csv_and_json(store):
     rd = store.add_drive(run, 0, "sim:x", Identity("sim", "X", 10**9))
     store.add_phase(rd, 0, result(n=3))
     store.set_metrics(rd, {"peak_mbps": 2.0, "iops_by_gb": {"1": 7.0}})
-    doc = json.loads(store.export_json(run))
+    doc = json.loads(store_export.to_json(store, run))
     ph = doc["drives"][0]["phases"][0]
     assert ph["series"]["mbps"] == [100.0, 200.0, 300.0]
     assert ph["series"]["waf"][0] is None
-    rows = list(csv.DictReader(io.StringIO(store.export_csv(run))))
+    rows = list(csv.DictReader(io.StringIO(store_export.to_csv(store, run))))
     mbps = [float(r["value"]) for r in rows if r["table"] == "series" and r["column"] == "mbps"]
     assert mbps == [100.0, 200.0, 300.0]
     assert {"metric", "series", "segments", "histogram", "totals"} <= {r["table"] for r in rows}

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 _sim = pytest.importorskip("ssdlab._sim")
 
+from ssdlab import store_export  # noqa: E402
 from ssdlab import profiles  # noqa: E402
 from ssdlab.cli import app  # noqa: E402
 from ssdlab.phase import purge, seq_write  # noqa: E402
@@ -141,7 +142,7 @@ def test_run_trace_both_states_stores_histograms(tmp_path):
     assert sum(rep["latency"]["read"]["counts"]) == 3 and sum(rep["latency"]["write"]["counts"]) == 2
     assert rep["histogram"]["counts"].sum() == 5
     assert "lat_mean_us" in rep["series"]  # latency over time
-    csv_rows = [x.split(",") for x in s.export_csv(doc["run_id"]).splitlines()]
+    csv_rows = [x.split(",") for x in store_export.to_csv(s, doc["run_id"]).splitlines()]
     assert sum(int(x[7]) for x in csv_rows if x[3] == "trace-empty" and x[4] == "histogram_read") == 3
 
 

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .. import safe_path
+from .. import safe_path, store_export
 from .options import Db, JsonOut
 from .errors import UserError, user_errors
 from .inputs import RUN_HELP, RUN_IDS, existing_store, read_store, run_id as named_run, whole_number
@@ -90,7 +90,7 @@ def results_export(
             raise UserError(f"--format {format}: choose csv or json")
         store = existing_store(db)
         run_id = named_run(store, run)
-        text = store.export_csv(run_id) if format == "csv" else store.export_json(run_id)
+        text = store_export.to_csv(store, run_id) if format == "csv" else store_export.to_json(store, run_id)
         if out is None:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
         else:  # a new file renamed over the name: a link planted there is replaced, not followed

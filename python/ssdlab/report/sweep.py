@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 
 from . import sweep_data as S
 from .. import safe_path
-from ..store import csv_text
+from ..store_export import csv_text
 from ..figures.html import FONT, _div
 from ..figures.style import COLORS
 from .page import CSS
