@@ -35,7 +35,7 @@ from .remote import FIO_SERVER, agent_cmd, fio_server_cmd
 from .fleet import run_fleet
 from .. import methodology
 from ..methodology import Options
-from .plan import describe, plan_safety, print_plan, print_review_plan  # noqa: F401  (the CLI's names)
+from .plan import print_plan, print_review_plan
 from ..no_result import has_result, no_result
 from ..review import Request, review_runs
 from ..runner import RunInterrupted, partial_metrics, preflight, run_test
