@@ -16,6 +16,7 @@ SSDLAB_TEST_FRESH_CLI=1.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import select
@@ -106,14 +107,26 @@ def _stop(p: subprocess.Popen) -> None:
             p.kill()
 
 
+_pending: dict[int, bytes] = {}  # per server pid: what came after its last answer's newline
+
+
 def _read(p: subprocess.Popen, timeout: float | None = None) -> Any:
-    """The server's next answer; None if none came within `timeout` seconds."""
+    """The server's next answer; None if none came within `timeout` seconds. The pipe is
+    read unbuffered: a buffered reader could hold the next answer (a command that ended
+    before its pid was read) where select does not see it."""
     assert p.stdout is not None
-    if timeout is not None and not select.select([p.stdout], [], [], timeout)[0]:
-        return None
-    line = p.stdout.readline()
-    if not line:
-        raise RuntimeError("the warm command server ended")
+    fd = p.stdout.fileno()
+    data = _pending.pop(p.pid, b"")
+    while b"\n" not in data:
+        if timeout is not None and not select.select([fd], [], [], timeout)[0]:
+            _pending[p.pid] = data
+            return None
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            raise RuntimeError("the warm command server ended")
+        data += chunk
+    line, _, rest = data.partition(b"\n")
+    _pending[p.pid] = rest
     return json.loads(line)
 
 
@@ -138,7 +151,8 @@ def run(command: list[str], args: tuple[str, ...], env: dict[str, str], base: di
             pid = _read(p)["pid"]
             done = _read(p, timeout)
             if done is None:
-                os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):  # it ended just now
+                    os.kill(pid, signal.SIGKILL)
                 _read(p)
                 raise subprocess.TimeoutExpired([*command, *args], timeout, out.read_text(),
                                                 err.read_text())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
+import time
 
 import clirun
 import pytest
@@ -71,3 +72,14 @@ def test_what_a_fork_could_change_runs_fresh(monkeypatch):
     assert not warm_command.usable(dict(base), base, preexec_fn=lambda: None)
     monkeypatch.setenv("SSDLAB_TEST_FRESH_CLI", "1")
     assert not warm_command.usable(dict(base), base)
+
+
+def test_an_answer_that_came_with_the_one_before_is_read_at_once():
+    """A command that ends before its pid is read: the server's two answers arrive together,
+    and the second is in the reader's buffer, not in the pipe, when it is waited for."""
+    p = subprocess.Popen(["sh", "-c", 'printf \'{"pid": 1}\\n{"status": 0}\\n\'; sleep 30'],
+                         stdout=subprocess.PIPE, text=True)
+    with clirun.reaped(p):
+        time.sleep(0.5)  # both lines are in the pipe before the first read
+        assert warm_command._read(p) == {"pid": 1}
+        assert warm_command._read(p, timeout=5) == {"status": 0}
