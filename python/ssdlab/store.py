@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from .store_schema import RUN_COLUMNS_ADDED, SCHEMA, SCHEMA_VERSION, STATUSES
 BUSY_TIMEOUT_MS = 60_000
 MIN_FREE_BYTES = 64 * 10**6  # free space a run needs on the store's filesystem
 MAX_ID = 2**63 - 1  # SQLite's integer range
+T = TypeVar("T")
 
 
 class StoreError(ValueError):
@@ -65,11 +66,12 @@ def damage_hint(path: Path, e: Exception | str) -> str:
 
 
 def _reading(fn):
-    """Read methods: a damaged or foreign store is one clear error, not a traceback."""
+    """Read methods: a damaged or foreign store is one clear error, not a traceback; one
+    read of another user's store as it changed is read again (Store._steady)."""
     @functools.wraps(fn)
     def wrapper(self, *a, **kw):
         try:
-            return fn(self, *a, **kw)
+            return self._steady(lambda: fn(self, *a, **kw))
         except sqlite3.OperationalError as e:
             raise StoreError(f"cannot read results store {self.path}: {e}") from None
         except sqlite3.DatabaseError as e:
@@ -158,6 +160,8 @@ class Store:
         self.path = Path(path) if path is not None else default_path()
         self.read_only = False
         self._hold: int | None = None  # the reader lock on another user's store (store_reading.py)
+        self._seen: store_reading.State | None = None  # what an immutable read of it rests on
+        self._in_read = False  # in a read method: one called by another is checked with it
         # SQLite follows links to the store (not to its -wal, -shm and -journal files):
         # never another user's, nor one to a missing file; opened by its real path
         what = f"results store {self.path}"
@@ -195,7 +199,7 @@ class Store:
                 self.db = self._open_theirs()
             else:
                 self.db, self.read_only = store_reading.open_own(self._connect, self._uri_path)
-            self._check_ours()  # before the journal mode is set: another program's file is left as it is
+            self._steady(self._check_ours)  # before the journal mode is set: another program's file is left as it is
             if not self.read_only:
                 try:
                     self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
@@ -228,12 +232,42 @@ class Store:
         (store_reading.py); the reader lock it holds meanwhile is let go of by close()."""
         self.read_only = True
         try:
-            db, self._hold = store_reading.open_theirs(self.real, self._connect, self._uri_path,
-                                                       BUSY_TIMEOUT_MS / 1000)
+            db, self._hold, self._seen = store_reading.open_theirs(self.real, self._connect, self._uri_path,
+                                                                   BUSY_TIMEOUT_MS / 1000)
         except store_reading.Busy:
             raise StoreError(f"results store {self.path} is held exclusively by a program of its owner "
                              f"for more than {BUSY_TIMEOUT_MS // 1000} s; try again later") from None
+        except store_reading.Changing:
+            raise self._changing() from None
+        except OSError as e:
+            raise StoreError(f"cannot open results store {self.path}: {e}") from None
         return db
+
+    def _steady(self, read: Callable[[], T]) -> T:
+        """read()'s answer, from another user's store read as an immutable file that did not
+        change under it: else read again, on the store opened again (store_reading.py)."""
+        if self._in_read or self._hold is None:  # a read within a read: the outer one checks
+            return read()
+        for again in range(store_reading.REOPENS):
+            if again:
+                self.close()
+                self.db = self._open_theirs()
+            self._in_read = True
+            try:
+                out = read()
+            except Exception:
+                if store_reading.unchanged(self._hold, self.real, self._seen):
+                    raise  # the store's own answer
+            else:
+                if store_reading.unchanged(self._hold, self.real, self._seen):
+                    return out
+            finally:
+                self._in_read = False
+        raise self._changing()
+
+    def _changing(self) -> StoreError:
+        return StoreError(f"results store {self.path} changed under each of {store_reading.REOPENS} reads in a "
+                          "row (its owner is writing it); try again when the owner's run has ended")
 
     @property
     def _uri_path(self) -> str:
@@ -297,7 +331,7 @@ class Store:
         self.db.close()
         if self._hold is not None:  # the reader lock on another user's store, after its connection
             os.close(self._hold)
-            self._hold = None
+            self._hold = self._seen = None
 
     @staticmethod
     def _retry(fn, attempts: int = 50):

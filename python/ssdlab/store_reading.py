@@ -16,8 +16,25 @@ is held a closing connection cannot get the exclusive lock it checkpoints and re
 them under, and leaves them, as it does for any open reader. Then, with both there, the
 store is read through them (the -shm read-only: `readonly_shm`); without them (no
 connection of the owner's was open, and none can remove them now), as an immutable file,
-which SQLite reads without them (what a writer of the owner's starting meanwhile puts in
-a new -wal is then not read); on a filesystem without locks, as an immutable file too.
+which SQLite reads without them; on a filesystem without locks, as an immutable file too.
+
+SQLite trusts an immutable file not to change: it keeps the pages it has read and reads
+the rest as they are now. The reader lock stops the owner's last connection from
+checkpointing and removing the -wal, not a new connection of the owner's, which makes a
+new -wal, writes to it and checkpoints it into the store file (every 1000 pages, or when
+asked): a read after that, or during it, gives an answer the store never held (a run from
+before with its metrics from after, or "malformed" for a sound store). Such a writer
+leaves traces that stay while the lock is held: its -wal and -shm, which SQLite removes
+only under the exclusive lock the reader's lock refuses; and its writes move the sizes
+and mtimes. So open_theirs returns what an immutable read rests on (`state`: the store
+file's inode, size and mtime, its -wal's and its -shm's), and a read is good only when
+`unchanged` says so after it; else Store opens the store again and reads again, through
+the -wal and -shm now there, which SQLite keeps consistent; a store changing under
+REOPENS reads in a row is one line (Changing). Checking costs a few stat calls per read,
+where a private copy of the store to read would cost its size (hundreds of MB) in memory
+or on disk per command, and could change while it is made just the same. Where the
+filesystem has no locks, the -wal can come and go: sizes and mtimes are then the only
+trace, and an mtime's clock ticks in milliseconds.
 
 A POSIX lock belongs to the process, not the descriptor: closing any descriptor of the
 store drops every lock the process has on it, SQLite's own included. The descriptor is
@@ -42,6 +59,12 @@ SHARED_SIZE = 510
 _POLL_S = 0.02
 
 Connect = Callable[[str], sqlite3.Connection]
+State = tuple  # what an immutable read rests on (`state`); None: read through -wal and -shm
+REOPENS = 5  # a store changing under each of these many reads in a row: Changing
+
+
+class Changing(Exception):
+    """Another user's store, read as an immutable file, changed under every read of it."""
 
 
 class Busy(Exception):
@@ -60,22 +83,58 @@ def open_own(connect: Connect, uri_path: str) -> tuple[sqlite3.Connection, bool]
         return connect(f"file:{uri_path}?mode=ro&immutable=1"), True
 
 
-def open_theirs(real: str, connect: Connect, uri_path: str, wait_s: float) -> tuple[sqlite3.Connection, int]:
+def open_theirs(real: str, connect: Connect, uri_path: str, wait_s: float) -> tuple[sqlite3.Connection, int, State | None]:
     """Another user's store, read-only: (connection, the descriptor holding the reader
-    lock, to be closed after the connection). Busy when the lock is not had in `wait_s`
+    lock, to be closed after the connection, and what a read of it rests on: `unchanged`
+    after a read says whether it is good). Busy when the lock is not had in `wait_s`
     seconds (a connection of the owner's holds the store exclusively: checkpointing it as
-    it closes, or changing its journal mode)."""
-    fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not _reader_lock(fd, wait_s):  # a filesystem without locks: SQLite cannot read through them
-            return connect(f"file:{uri_path}?mode=ro&immutable=1"), fd
-        if all(os.path.isfile(f"{real}-{x}") for x in ("wal", "shm")):
-            with contextlib.suppress(sqlite3.OperationalError):
-                return connect(f"file:{uri_path}?mode=ro&readonly_shm=1"), fd
-        return connect(f"file:{uri_path}?mode=ro&immutable=1"), fd
-    except BaseException:
+    it closes, or changing its journal mode); Changing when the store changes under the
+    connection's first read each time."""
+    for _ in range(REOPENS):
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            locked = _reader_lock(fd, wait_s)  # False: a filesystem without locks
+            seen = state(fd, real)
+            if locked and seen[-2] and seen[-1]:  # its -wal and -shm: read through them
+                with contextlib.suppress(sqlite3.OperationalError):
+                    return connect(f"file:{uri_path}?mode=ro&readonly_shm=1"), fd, None
+                # the failed connection's close dropped the process's locks on the store
+                _reader_lock(fd, wait_s)
+                seen = state(fd, real)
+            try:
+                db = connect(f"file:{uri_path}?mode=ro&immutable=1")
+            except sqlite3.DatabaseError:
+                if unchanged(fd, real, seen):  # the store's own fault
+                    raise
+            else:
+                if unchanged(fd, real, seen):
+                    return db, fd, seen
+                db.close()
+        except BaseException:
+            os.close(fd)
+            raise
         os.close(fd)
-        raise
+    raise Changing()
+
+
+def state(fd: int, real: str) -> State:
+    """The store file (by the descriptor the reader lock is on): inode, size, mtime; and its
+    -wal (inode, size, mtime) and -shm (inode; written through memory, its mtime lags), or
+    None where there is none."""
+    st = os.fstat(fd)
+    wal = shm = None
+    with contextlib.suppress(FileNotFoundError):
+        w = os.lstat(f"{real}-wal")
+        wal = (w.st_ino, w.st_size, w.st_mtime_ns)
+    with contextlib.suppress(FileNotFoundError):
+        shm = (os.lstat(f"{real}-shm").st_ino,)
+    return (st.st_ino, st.st_size, st.st_mtime_ns, wal, shm)
+
+
+def unchanged(fd: int, real: str, seen: State | None) -> bool:
+    """The store as a read through its connection found it: always so for one read
+    through its -wal and -shm (seen is None), as SQLite reads a consistent state then."""
+    return seen is None or state(fd, real) == seen
 
 
 def _reader_lock(fd: int, wait_s: float) -> bool:

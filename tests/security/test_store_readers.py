@@ -1,12 +1,13 @@
 """Reading another user's results store (root reading a user's) writes none of it: no
 checkpoint of its owner's -wal into the store file, no -wal or -shm file removed or made
 beside it, whether its owner's writer left them (killed mid-run) or not; every run, the
-ones only in the -wal included, is read; and its owner's writer closing while the reader
-opens it makes no file beside it either."""
+ones only in the -wal included, is read; its owner's writer closing while the reader
+opens it makes no file beside it either; and a store its owner rewrites while it is read
+(checkpointed into the store file, which the reader read as an immutable file) is read
+as it is now, never as a mix of before and after."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -16,7 +17,8 @@ import clirun
 import pytest
 
 from otheruser import as_nobody, needs_other_user, python_as_nobody, sticky  # noqa: F401 (a fixture)
-from ssdlab.store import Store
+from ssdlab import store_reading
+from ssdlab.store import Store, StoreError
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a store of another user)")
 NOBODY = 65534
@@ -47,8 +49,12 @@ def their_store(tmp_path: Path, how: str) -> Path:
 
 
 def snapshot(d: Path) -> dict[str, tuple[str, int, int]]:
-    return {p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns, p.stat().st_uid)
-            for p in sorted(d.iterdir())}
+    """Each file's hash, mtime and owner; hashed by another process, as closing a descriptor
+    of the store here would drop the reader's lock on it (POSIX locks are the process's)."""
+    files = sorted(d.iterdir())
+    sums = subprocess.run(["sha256sum", "--", *map(str, files)], check=True, capture_output=True, text=True).stdout
+    return {p.name: (line.split()[0], p.stat().st_mtime_ns, p.stat().st_uid)
+            for p, line in zip(files, sums.splitlines())}
 
 
 @pytest.mark.parametrize("how", ["closed", "killed"])
@@ -134,3 +140,138 @@ def test_a_writer_closing_while_the_reader_opens_makes_no_file(sticky, monkeypat
         if w.poll() is None:
             w.kill()
             w.communicate()
+
+
+OWNER = """
+import sys
+import numpy as np
+from ssdlab.phase import Phase, PhaseResult
+from ssdlab.store import Store
+s = Store(sys.argv[1])
+if sys.argv[2] == "rewrite":  # the owner clears the store and measures again
+    for table in ("series", "histograms", "phases", "metrics", "run_drives", "runs"):
+        s.db.execute(f"DELETE FROM {table}")
+for i in range(int(sys.argv[3])):  # runs with long series: 16 pages each
+    rid = s.create_run("fill", {"seconds": 3, "take": sys.argv[2]})
+    i += 1000 if sys.argv[2] == "rewrite" else 0  # each take's own values
+    rd = s.add_drive(rid, 0, "sim:sn520-128", {"kind": "sim", "model": "m", "capacity": 10**9})
+    res = PhaseResult(phase=Phase(kind="io", name="fill", stop_bytes=10**9), segments={}, latency={},
+                      series={"mbps": np.arange(8000.0) + i}, totals={"write_bytes": 10**9})
+    s.add_phase(rd, 1, res)
+    s.set_metrics(rd, {"avg_mbps": 500.0 + i})
+    s.finish_drive(rd, "complete")
+    s.finish_run(rid, "complete")
+s.close()
+"""
+
+
+def owner_writes(db: Path, how: str, runs: int) -> None:
+    """The store's owner (nobody) writing `runs` runs into it, `rewrite`: after clearing it."""
+    subprocess.run(python_as_nobody("-c", OWNER, str(db), how, str(runs)), check=True, capture_output=True,
+                   cwd="/", timeout=300)
+
+
+def all_of(s: Store) -> list:
+    """Every run of the store with its phases, series as lists."""
+    out = []
+    for r in s.runs():
+        run = s.run(r["id"])
+        for d in run["drives"]:
+            d["phases"] = [{**p, "series": {k: v.tolist() for k, v in p["series"].items()}}
+                           for p in s.phases(d["id"])]
+        out.append(run)
+    return out
+
+
+def fresh(db: Path) -> list:
+    s = Store(db, create=False)
+    try:
+        return all_of(s)
+    finally:
+        s.close()
+
+
+@pytest.fixture
+def their_big_store(sticky) -> Path:
+    """A store of nobody's, closed (no -wal, no -shm): a reader reads it as an immutable file."""
+    d = sticky / "theirs"
+    as_nobody("mkdir", "-m", "755", str(d))
+    db = d / "r.sqlite"
+    owner_writes(db, "first", 60)
+    assert {p.name for p in d.iterdir()} == {"r.sqlite"}
+    return db
+
+
+@needs_other_user
+def test_a_store_its_owner_rewrites_between_two_reads_is_read_as_it_is_now(their_big_store):
+    """The reader holds the store open (a report reading run after run); its owner's new
+    connection writes some 2400 pages meanwhile, which SQLite checkpoints into the store
+    file every 1000: the reader's next read gives the store as it is now, not pages it
+    kept from before mixed with pages written since."""
+    db = their_big_store
+    s = Store(db, create=False)
+    try:
+        before = s.runs()
+        assert len(before) == 60 and before[0]["args"]["take"] == "first"
+        store_file = snapshot(db.parent)["r.sqlite"]
+        owner_writes(db, "rewrite", 150)
+        left = snapshot(db.parent)  # -wal and -shm stay: the reader's lock keeps them
+        assert left["r.sqlite"][0] != store_file[0]  # checkpointed into the store file
+        assert set(left) == {"r.sqlite", "r.sqlite-wal", "r.sqlite-shm"}
+        after = all_of(s)
+        assert snapshot(db.parent) == left  # read again, writing nothing
+    finally:
+        s.close()
+    assert snapshot(db.parent) == left
+    now = fresh(db)
+    assert len(now) == 150 and {r["args"]["take"] for r in now} == {"rewrite"}
+    assert after == now
+
+
+@needs_other_user
+def test_a_store_its_owner_rewrites_during_one_read_is_read_again(their_big_store, monkeypatch):
+    """The owner's writer checkpoints into the store file while one read (a run with its
+    drives and their metrics) is under way: that read is made again, whole."""
+    db = their_big_store
+    s = Store(db, create=False)
+    try:
+        rid = s.latest_run_id()
+        their_first = snapshot(db.parent)["r.sqlite"]
+        real_drive_row, wrote = Store._drive_row, []
+
+        def owner_writes_midway(self, x):
+            if not wrote:  # the run's row read, its drive's metrics not yet
+                wrote.append(1)
+                owner_writes(db, "rewrite", 150)
+            return real_drive_row(self, x)
+
+        monkeypatch.setattr(Store, "_drive_row", owner_writes_midway)
+        got = s.run(rid)
+        assert wrote and snapshot(db.parent)["r.sqlite"][0] != their_first[0]
+    finally:
+        s.close()
+    monkeypatch.undo()
+    now = Store(db, create=False)
+    try:
+        assert got["args"]["take"] == "rewrite" and got == now.run(rid), \
+            (got["args"], [d["metrics"] for d in got["drives"]])
+    finally:
+        now.close()
+
+
+@needs_other_user
+def test_a_store_that_changes_under_every_read_is_one_line(their_big_store, monkeypatch):
+    """A store that changes under every read (as its owner's writer would, were SQLite to
+    leave no -wal to read it through) is one line saying so, not an endless loop."""
+    real_state, calls = store_reading.state, []
+
+    def changing(fd, real):  # the store file's mtime moving on each look
+        calls.append(1)
+        ino, size, mtime, *rest = real_state(fd, real)
+        return (ino, size, mtime + len(calls), *rest)
+
+    monkeypatch.setattr(store_reading, "state", changing)
+    with pytest.raises(StoreError) as e:
+        Store(their_big_store, create=False)
+    assert "changed under each of" in str(e.value) and "\n" not in str(e.value)
+    assert len(calls) == 2 * store_reading.REOPENS
