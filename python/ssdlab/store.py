@@ -280,8 +280,12 @@ class Store:
         db = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                              check_same_thread=False)
         db.row_factory = sqlite3.Row
-        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # not a database: fails here
+        try:
+            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # not a database: fails here
+        except BaseException:
+            db.close()  # now, not when collected: its close drops the process's locks on the store
+            raise
         return db
 
     def _check_ours(self) -> None:

@@ -4,11 +4,12 @@ beside it, whether its owner's writer left them (killed mid-run) or not; every r
 ones only in the -wal included, is read; its owner's writer closing while the reader
 opens it makes no file beside it either; and a store its owner rewrites while it is read
 (checkpointed into the store file, which the reader read as an immutable file) is read
-as it is now, never as a mix of before and after."""
+as it is now, never as a mix of before and after, its reader lock held throughout."""
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -275,3 +276,39 @@ def test_a_store_that_changes_under_every_read_is_one_line(their_big_store, monk
         Store(their_big_store, create=False)
     assert "changed under each of" in str(e.value) and "\n" not in str(e.value)
     assert len(calls) == 2 * store_reading.REOPENS
+
+
+def test_the_reader_lock_is_held_after_a_failed_read_through_the_wal(tmp_path, monkeypatch):
+    """Its -wal and -shm there but not readable through (SQLite refuses): the connection
+    SQLite closes on the way out drops every POSIX lock the process has on the store, the
+    reader's own included, which the reader then takes again before it reads."""
+    db = their_store(tmp_path, "killed")
+    real_connect = Store._connect
+
+    def wal_refused(self, uri):
+        if "readonly_shm" in uri:
+            sqlite3.connect(f"file:{self._uri_path}?mode=ro&immutable=1", uri=True).close()
+            raise sqlite3.OperationalError("unable to open database file")
+        return real_connect(self, uri)
+
+    monkeypatch.setattr(Store, "_connect", wal_refused)
+    s = Store(db, create=False)
+    try:
+        assert s.read_only and s.runs()
+        held = subprocess.run([sys.executable, "-c", LOCKS, str(db), str(store_reading.SHARED_FIRST),
+                               str(store_reading.SHARED_SIZE)], capture_output=True, text=True)
+        assert held.returncode == 1 and "held" in held.stdout, (held.stdout, held.stderr)
+    finally:
+        s.close()
+
+
+LOCKS = """
+import errno, fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)  # a write lock needs a descriptor open for writing; nothing is written
+try:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, int(sys.argv[3]), int(sys.argv[2]), os.SEEK_SET)
+except OSError as e:
+    print("held" if e.errno in (errno.EACCES, errno.EAGAIN) else e)
+    sys.exit(1)
+print("free")
+"""
