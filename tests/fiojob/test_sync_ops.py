@@ -153,12 +153,29 @@ def test_io_uring_cmd_runs_a_job_that_issues_no_sync(tmp_path, extra):
     assert j["sync"]["total_ios"] == 0 and j["read"]["total_ios"] + j["write"]["total_ios"] == 256
 
 
+SG = "[a]\nioengine=sg\nrw=randwrite\nbs=4k\nsize=16m\n"
+
+
 @pytest.mark.parametrize("extra", ["fsync=4\n", "fdatasync=4\n", "sync_file_range=write:4\n"])
 def test_sg_syncs_in_the_call_one_flush_per_n_writes(tmp_path, extra):
     # fio 3.33's sg (engines/sg.c fio_sgio_queue): any sync is a SYNCHRONIZE CACHE done in
-    # the call (do_sync: the command written, its reply read back), so the job issues
-    # nothing until it returns: one per 4 writes, as libaio's; an engine that queues its
-    # syncs issues more (test_a_libaio_sync_is_one_flush_per_n_writes_in_the_call)
-    j = sim(tmp_path, f"[a]\nioengine=sg\nrw=randwrite\nbs=4k\nsize=16m\niodepth=8\n{extra}")["jobs"][0]
+    # the call (do_sync: the command written, replies read back until its own), so the job
+    # issues nothing until it returns: one per 4 writes at iodepth 4, where an engine that
+    # queues its syncs issues one per write once it is behind (io_uring: 4092)
+    j = sim(tmp_path, f"{SG}iodepth=4\n{extra}")["jobs"][0]
     assert j["write"]["ios"] == 4096 and j["sync"]["ios"] == 1023
     assert sum(j["depths"]["submit"]) == 4096  # a sync done in the call is no submission
+
+
+def test_sg_takes_the_completions_that_come_in_during_its_sync(tmp_path):
+    # fio's sg reads the replies of the job's I/Os in flight while it waits for its sync's
+    # (fio_sgio_rw_doio), each completed there (io_u_sync_complete): at its own time and as
+    # no reap; libaio's are reaped once its fsync returns, their latency running on to then
+    sg = sim(tmp_path, f"{SG}iodepth=8\nfsync=4\n")["jobs"][0]
+    aio = sim(tmp_path, f"{SG.replace('sg', 'libaio')}iodepth=8\nfsync=4\n")["jobs"][0]
+    assert sg["write"]["lat"]["mean_ns"] < aio["write"]["lat"]["mean_ns"] / 2
+    assert sum(sg["depths"]["complete"]) < sum(aio["depths"]["complete"]) / 2
+    # the last I/O taken is then the sync (fio's last_was_sync), and stays so while the job
+    # refills its empty queue without a reap: the sync due at the 4th write after it is
+    # skipped, the next issued at the 8th (libaio: 1023, one per 4)
+    assert aio["sync"]["ios"] == 1023 and 4096 // 8 <= sg["sync"]["ios"] < 1023

@@ -183,7 +183,8 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
     })
 }
 
-/// How the job's engine issues a trim or a sync (`key`): queued (the default), in_call, drained.
+/// How the job's engine issues a trim or a sync (`key`): queued (the default), in_call,
+/// in_call_taking, drained.
 fn issue(d: &Bound<'_, PyDict>, key: &str) -> PyResult<ssdsim::fiojob::sync_ops::Issue> {
     match get::<String>(d, key)? {
         None => Ok(Default::default()),

@@ -27,7 +27,8 @@ NULL_ENGINES = frozenset({"null", "cpp_null"})  # engines/null.c (cpp_null: the 
 RANGE_FLUSH_ENGINES = frozenset({"posixaio", "sg", "libzbc"})
 RANGE_FLAGS = ("wait_before", "write", "wait_after")
 # asynchronous engines that do a sync in the call: libaio (no asynchronous fsync), sg (its
-# SYNCHRONIZE CACHE always do_sync: the command written, its reply read back)
+# SYNCHRONIZE CACHE always do_sync: the command written, replies read back until its own,
+# each I/O whose reply comes first taken there: in_call_taking)
 SYNC_IN_CALL = frozenset({"libaio", "sg"})
 # fio 3.33's io_uring_cmd preps an NVMe read or write only (engines/nvme.c: ENOTSUP for any
 # other direction): get_io_u then gives no I/O, no error, and do_io's loop ends
@@ -48,9 +49,12 @@ def trim_issue(o: dict) -> str:
 
 
 def sync_issue(o: dict, iodepth: int = 1) -> str:
-    """queued or in_call: how the job's engine issues fio's syncs (the null engine at iodepth
-    1 completes each I/O in the call, as a synchronous engine)."""
+    """queued, in_call or in_call_taking: how the job's engine issues fio's syncs (the null
+    engine at iodepth 1 completes each I/O in the call, as a synchronous engine; sg takes
+    the completions that come in while it waits for its own)."""
     e = engine(o)
+    if e == "sg":
+        return "in_call_taking"
     return "in_call" if e in SYNC_ENGINES | SYNC_IN_CALL or (e in NULL_ENGINES and iodepth <= 1) else "queued"
 
 
