@@ -179,3 +179,18 @@ def test_sg_takes_the_completions_that_come_in_during_its_sync(tmp_path):
     # refills its empty queue without a reap: the sync due at the 4th write after it is
     # skipped, the next issued at the 8th (libaio: 1023, one per 4)
     assert aio["sync"]["ios"] == 1023 and 4096 // 8 <= sg["sync"]["ios"] < 1023
+
+
+@pytest.mark.parametrize("body", ["fsync=4\n", "fsync=3\niodepth_batch=8\n", "sync_file_range=write:4\nend_fsync=1\n"])
+def test_cpp_null_syncs_as_the_null_engine_with_no_submission_counted(tmp_path, body):
+    # fio 3.33's cpp_null (engines/null.c built as C++ with -DFIO_EXTERNAL_ENGINE, loaded
+    # from LD_LIBRARY_PATH): the null engine's queue, syncs, depths and reaps (there with
+    # gtod_reduce=1: 256 writes, 126 syncs, 149.21875 % at depth 1), but its commit marks no
+    # submission (#ifndef FIO_EXTERNAL_ENGINE): iodepth_submit all 0 %
+    body = f"[a]\nrw=randwrite\nbs=4k\nsize=1m\niodepth=8\ngtod_reduce=1\n{body}"
+    fj = fio_null(tmp_path, body)["jobs"][0]
+    cj = _json(tmp_path, "[global]\nioengine=cpp_null\n" + body)
+    assert (cj["write"]["total_ios"], cj["sync"]["total_ios"]) == (fj["write"]["total_ios"], fj["sync"]["total_ios"])
+    for key in ("iodepth_level", "iodepth_complete"):
+        assert cj[key] == fj[key], key
+    assert not any(cj["iodepth_submit"].values()) and any(fj["iodepth_submit"].values())

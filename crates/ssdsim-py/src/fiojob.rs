@@ -179,6 +179,7 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
             null_batch: get(d, "null_batch")?.unwrap_or(0),
             sync_io: get(d, "sync_io")?.unwrap_or(false),
             commit_hook: get(d, "commit_hook")?.unwrap_or(false),
+            external: get(d, "external")?.unwrap_or(false),
         },
     })
 }

@@ -138,7 +138,7 @@ def no_sync(o: dict, given: dict[str, int | bool], writes: bool, trimwrite: bool
 def calls(o: dict, iodepth: int, notes: list[str], writes: bool = True, trimwrite: bool = False) -> dict:
     """The job's compiled fields for how its engine issues trims and syncs (compile.JobSpec):
     trim_issue, sync_issue, sync_kind, sync_blocks, range_blocks, range_flush, end_sync,
-    close_sync, null_batch, sync_io, commit_hook. `writes`, `trimwrite`: the job's rw."""
+    close_sync, null_batch, sync_io, commit_hook, external. `writes`, `trimwrite`: the job's rw."""
     kind, n = syncs(o)
 
     def on(key: str) -> bool:
@@ -155,7 +155,10 @@ def calls(o: dict, iodepth: int, notes: list[str], writes: bool = True, trimwrit
             "null_batch": null_batch(o, iodepth, notes), "sync_io": sync_io(o, iodepth),
             # the null engine counts submissions and reaps in its commit hook (none at iodepth
             # 1, where no I/O reaches it); the synchronous engines have none: one per I/O
-            "commit_hook": engine(o) in NULL_ENGINES}
+            "commit_hook": engine(o) in NULL_ENGINES,
+            # fio builds cpp_null as an external engine: null.c's commit marks no submission
+            # there (#ifndef FIO_EXTERNAL_ENGINE), and no other part of fio does for it
+            "external": engine(o) == "cpp_null"}
 
 
 def _note(notes: list[str], text: str) -> None:

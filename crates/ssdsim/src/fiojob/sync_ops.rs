@@ -50,6 +50,8 @@ pub enum Issue {
 /// pass ends on its offsets, after a sync then due. `commit_hook`: the engine counts its
 /// submissions and reaps in its commit hook (the null engine), which with `sync_io` no I/O
 /// reaches: none counted (the synchronous engines have none: fio counts one of each per I/O).
+/// `external`: the engine is built as an external one (cpp_null), whose commit counts no
+/// submission: none counted.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Calls {
     pub trim: Issue,
@@ -62,6 +64,7 @@ pub struct Calls {
     pub null_batch: u32,
     pub sync_io: bool,
     pub commit_hook: bool,
+    pub external: bool,
 }
 
 impl Issue {
