@@ -7,9 +7,10 @@ A sync (fsync=N, fdatasync=N: a flush on a block device; sync_file_range=FLAGS:N
 and the synchronous engines do in the call (libaio has no asynchronous fsync, sg waits for
 its SYNCHRONIZE CACHE's reply), and the null engine at iodepth 1 (a synchronous engine
 there); io_uring, posixaio and null above iodepth 1 queue it; io_uring_cmd cannot issue one
-(refused: fio 3.33 ends the job where the first is due). fio's end_fsync and fsync_on_close (end_sync.rs) and the null engine's batches
-above iodepth 1 (null_queue.rs) are the simulator's too, and so is what an engine that
-completes each I/O in the call changes (`sync_io`: a pass ends on its offsets, not its bytes)."""
+(refused: fio 3.33 ends the job where the first is due). fio's end_fsync and fsync_on_close
+(end_sync.rs) and the null engine's batches above iodepth 1 (null_queue.rs) are the
+simulator's too, and so is what an engine that completes each I/O in the call changes
+(`sync_io`: a pass ends on its offsets, not its bytes)."""
 
 from __future__ import annotations
 
@@ -26,10 +27,11 @@ NULL_ENGINES = frozenset({"null", "cpp_null"})  # engines/null.c (cpp_null: the 
 # sends the drive no flush
 RANGE_FLUSH_ENGINES = frozenset({"posixaio", "sg", "libzbc"})
 RANGE_FLAGS = ("wait_before", "write", "wait_after")
-# asynchronous engines that do a sync in the call: libaio (no asynchronous fsync), sg (its
-# SYNCHRONIZE CACHE always do_sync: the command written, replies read back until its own,
-# each I/O whose reply comes first taken there: in_call_taking)
-SYNC_IN_CALL = frozenset({"libaio", "sg"})
+# asynchronous engines that do a sync in the call: libaio (no asynchronous fsync); sg, whose
+# SYNCHRONIZE CACHE is always do_sync (the command written, replies read back until its own,
+# each I/O whose reply comes first completed there: in_call_taking)
+SYNC_IN_CALL = frozenset({"libaio"})
+SYNC_TAKING = frozenset({"sg"})
 # fio 3.33's io_uring_cmd preps an NVMe read or write only (engines/nvme.c: ENOTSUP for any
 # other direction): get_io_u then gives no I/O, no error, and do_io's loop ends
 NO_SYNC_ENGINES = frozenset({"io_uring_cmd"})
@@ -53,7 +55,7 @@ def sync_issue(o: dict, iodepth: int = 1) -> str:
     engine at iodepth 1 completes each I/O in the call, as a synchronous engine; sg takes
     the completions that come in while it waits for its own)."""
     e = engine(o)
-    if e == "sg":
+    if e in SYNC_TAKING:
         return "in_call_taking"
     return "in_call" if e in SYNC_ENGINES | SYNC_IN_CALL or (e in NULL_ENGINES and iodepth <= 1) else "queued"
 
