@@ -135,6 +135,7 @@ class FioJobSpec(TypedDict):
     null_batch: NotRequired[ReadOnly[int | None]]
     sync_io: NotRequired[ReadOnly[bool | None]]
     commit_hook: NotRequired[ReadOnly[bool | None]]
+    external: NotRequired[ReadOnly[bool | None]]
 
 
 # -- the resolved profile (`Drive.profile()`: every field of ssdsim::Profile, serde) ---------

@@ -3,8 +3,9 @@ io_uring_cmd do a trim in the call that issues it (alongside the job's I/Os in f
 job issues nothing until it returns; posixaio does it once the job's I/Os in flight have
 completed; the null engine queues it as any I/O, in its batches (iodepth_batch_submit at a
 time, reaped whole before the next). fsync=N / fdatasync=N: a sync (a flush of the drive)
-before the I/O after every Nth write, in the call on libaio and the synchronous engines,
-queued on the others; counted as fio counts them (its depths, its JSON's sync).
+before the I/O after every Nth write, in the call on libaio, sg and the synchronous engines,
+queued on the others but io_uring_cmd, which cannot issue one (refused); counted as fio
+counts them (its depths, its JSON's sync).
 (tests/realdev/test_fio_trim_parity.py: against fio on a loop device; test_end_sync.py:
 end_fsync, fsync_on_close, sync_file_range.)"""
 
@@ -125,3 +126,71 @@ def test_a_libaio_sync_is_one_flush_per_n_writes_in_the_call(tmp_path):
 def test_fsync_and_fdatasync_together_are_refused(tmp_path):
     refused(tmp_path, run_fio(tmp_path, job(tmp_path, "[a]\nrw=write\nsize=1m\nfsync=4\nfdatasync=2\n")),
             "fsync and fdatasync both given")
+
+
+URING_CMD = "[a]\nioengine=io_uring_cmd\ncmd_type=nvme\nrw=randwrite\nbs=4k\nsize=1m\niodepth=8\n"
+
+
+@pytest.mark.parametrize("extra, option", [
+    ("fsync=4\n", "fsync=4"), ("fdatasync=4\n", "fdatasync=4"),
+    ("sync_file_range=write:4\n", "sync_file_range=write:4"), ("end_fsync=1\n", "end_fsync=1"),
+    ("fsync_on_close=1\n", "fsync_on_close=1"), ("rw=randrw\nfsync=1\n", "fsync=1"),
+])
+def test_io_uring_cmd_refuses_a_sync_fio_cannot_issue(tmp_path, extra, option):
+    # fio 3.33's io_uring_cmd preps an NVMe read or write only (engines/nvme.c: ENOTSUP for
+    # any other direction): at the first sync due the job gets no I/O and ends, without an
+    # error; end_fsync's and fsync_on_close's flush fails ("fio: end_fsync failed")
+    line = refused(tmp_path, run_fio(tmp_path, job(tmp_path, URING_CMD + extra)), option, "io_uring_cmd")
+    assert "ioengine=io_uring" in line.replace("ioengine=io_uring_cmd", "")  # the fix named
+
+
+@pytest.mark.parametrize("extra", ["fsync=0\n", "rw=randread\nfsync=4\nend_fsync=1\nfsync_on_close=1\n"])
+def test_io_uring_cmd_runs_a_job_that_issues_no_sync(tmp_path, extra):
+    # fsync=0 is none; a job that does not write issues none (fio's should_fsync)
+    r = run_fio(tmp_path, job(tmp_path, URING_CMD + extra), "--output-format", "json")
+    assert r.exit_code == 0, r.output
+    j = json.loads(r.stdout)["jobs"][0]
+    assert j["sync"]["total_ios"] == 0 and j["read"]["total_ios"] + j["write"]["total_ios"] == 256
+
+
+SG = "[a]\nioengine=sg\nrw=randwrite\nbs=4k\nsize=16m\n"
+
+
+@pytest.mark.parametrize("extra", ["fsync=4\n", "fdatasync=4\n", "sync_file_range=write:4\n"])
+def test_sg_syncs_in_the_call_one_flush_per_n_writes(tmp_path, extra):
+    # fio 3.33's sg (engines/sg.c fio_sgio_queue): any sync is a SYNCHRONIZE CACHE done in
+    # the call (do_sync: the command written, replies read back until its own), so the job
+    # issues nothing until it returns: one per 4 writes at iodepth 4, where an engine that
+    # queues its syncs issues one per write once it is behind (io_uring: 4092)
+    j = sim(tmp_path, f"{SG}iodepth=4\n{extra}")["jobs"][0]
+    assert j["write"]["ios"] == 4096 and j["sync"]["ios"] == 1023
+    assert sum(j["depths"]["submit"]) == 4096  # a sync done in the call is no submission
+
+
+def test_sg_takes_the_completions_that_come_in_during_its_sync(tmp_path):
+    # fio's sg reads the replies of the job's I/Os in flight while it waits for its sync's
+    # (fio_sgio_rw_doio), each completed there (io_u_sync_complete): at its own time and as
+    # no reap; libaio's are reaped once its fsync returns, their latency running on to then
+    sg = sim(tmp_path, f"{SG}iodepth=8\nfsync=4\n")["jobs"][0]
+    aio = sim(tmp_path, f"{SG.replace('sg', 'libaio')}iodepth=8\nfsync=4\n")["jobs"][0]
+    assert sg["write"]["lat"]["mean_ns"] < aio["write"]["lat"]["mean_ns"] / 2
+    assert sum(sg["depths"]["complete"]) < sum(aio["depths"]["complete"]) / 2
+    # the last I/O taken is then the sync (fio's last_was_sync), and stays so while the job
+    # refills its empty queue without a reap: the sync due at the 4th write after it is
+    # skipped, the next issued at the 8th (libaio: 1023, one per 4)
+    assert aio["sync"]["ios"] == 1023 and 4096 // 8 <= sg["sync"]["ios"] < 1023
+
+
+@pytest.mark.parametrize("body", ["fsync=4\n", "fsync=3\niodepth_batch=8\n", "sync_file_range=write:4\nend_fsync=1\n"])
+def test_cpp_null_syncs_as_the_null_engine_with_no_submission_counted(tmp_path, body):
+    # fio 3.33's cpp_null (engines/null.c built as C++ with -DFIO_EXTERNAL_ENGINE, loaded
+    # from LD_LIBRARY_PATH): the null engine's queue, syncs, depths and reaps (there with
+    # gtod_reduce=1: 256 writes, 126 syncs, 149.21875 % at depth 1), but its commit marks no
+    # submission (#ifndef FIO_EXTERNAL_ENGINE): iodepth_submit all 0 %
+    body = f"[a]\nrw=randwrite\nbs=4k\nsize=1m\niodepth=8\ngtod_reduce=1\n{body}"
+    fj = fio_null(tmp_path, body)["jobs"][0]
+    cj = _json(tmp_path, "[global]\nioengine=cpp_null\n" + body)
+    assert (cj["write"]["total_ios"], cj["sync"]["total_ios"]) == (fj["write"]["total_ios"], fj["sync"]["total_ios"])
+    for key in ("iodepth_level", "iodepth_complete"):
+        assert cj[key] == fj[key], key
+    assert not any(cj["iodepth_submit"].values()) and any(fj["iodepth_submit"].values())

@@ -179,11 +179,13 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
             null_batch: get(d, "null_batch")?.unwrap_or(0),
             sync_io: get(d, "sync_io")?.unwrap_or(false),
             commit_hook: get(d, "commit_hook")?.unwrap_or(false),
+            external: get(d, "external")?.unwrap_or(false),
         },
     })
 }
 
-/// How the job's engine issues a trim or a sync (`key`): queued (the default), in_call, drained.
+/// How the job's engine issues a trim or a sync (`key`): queued (the default), in_call,
+/// in_call_taking, drained.
 fn issue(d: &Bound<'_, PyDict>, key: &str) -> PyResult<ssdsim::fiojob::sync_ops::Issue> {
     match get::<String>(d, key)? {
         None => Ok(Default::default()),

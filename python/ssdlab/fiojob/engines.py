@@ -3,12 +3,14 @@
 io_uring_cmd do a trim in the call that issues it (FIO_ASYNCIO_SYNC_TRIM), alongside the
 job's I/Os in flight, and the job issues nothing until it returns; posixaio does the same
 once the job's I/Os in flight have completed; every other engine queues it as any I/O.
-A sync (fsync=N, fdatasync=N: a flush on a block device; sync_file_range=FLAGS:N) libaio and
-the synchronous engines do in the call (libaio has no asynchronous fsync), and the null
-engine at iodepth 1 (a synchronous engine there); io_uring, posixaio and null above iodepth
-1 queue it. fio's end_fsync and fsync_on_close (end_sync.rs) and the null engine's batches
-above iodepth 1 (null_queue.rs) are the simulator's too, and so is what an engine that
-completes each I/O in the call changes (`sync_io`: a pass ends on its offsets, not its bytes)."""
+A sync (fsync=N, fdatasync=N: a flush on a block device; sync_file_range=FLAGS:N) libaio, sg
+and the synchronous engines do in the call (libaio has no asynchronous fsync, sg waits for
+its SYNCHRONIZE CACHE's reply), and the null engine at iodepth 1 (a synchronous engine
+there); io_uring, posixaio and null above iodepth 1 queue it; io_uring_cmd cannot issue one
+(refused: fio 3.33 ends the job where the first is due). fio's end_fsync and fsync_on_close
+(end_sync.rs) and the null engine's batches above iodepth 1 (null_queue.rs) are the
+simulator's too, and so is what an engine that completes each I/O in the call changes
+(`sync_io`: a pass ends on its offsets, not its bytes)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,16 @@ NULL_ENGINES = frozenset({"null", "cpp_null"})  # engines/null.c (cpp_null: the 
 # sends the drive no flush
 RANGE_FLUSH_ENGINES = frozenset({"posixaio", "sg", "libzbc"})
 RANGE_FLAGS = ("wait_before", "write", "wait_after")
+# asynchronous engines that do a sync in the call: libaio (no asynchronous fsync); sg, whose
+# SYNCHRONIZE CACHE is always do_sync (the command written, replies read back until its own,
+# each I/O whose reply comes first completed there: in_call_taking)
+SYNC_IN_CALL = frozenset({"libaio"})
+SYNC_TAKING = frozenset({"sg"})
+# fio 3.33's io_uring_cmd preps an NVMe read or write only (engines/nvme.c: ENOTSUP for any
+# other direction): get_io_u then gives no I/O, no error, and do_io's loop ends
+NO_SYNC_ENGINES = frozenset({"io_uring_cmd"})
+WHAT_FIO_DOES = {"end_fsync": "reports 'end_fsync failed' and flushes nothing",
+                 "fsync_on_close": "reports 'end_fsync failed' and flushes nothing"}
 
 
 def engine(o: dict) -> str:
@@ -39,10 +51,13 @@ def trim_issue(o: dict) -> str:
 
 
 def sync_issue(o: dict, iodepth: int = 1) -> str:
-    """queued or in_call: how the job's engine issues fio's syncs (the null engine at iodepth
-    1 completes each I/O in the call, as a synchronous engine)."""
+    """queued, in_call or in_call_taking: how the job's engine issues fio's syncs (the null
+    engine at iodepth 1 completes each I/O in the call, as a synchronous engine; sg takes
+    the completions that come in while it waits for its own)."""
     e = engine(o)
-    return "in_call" if e in SYNC_ENGINES | {"libaio"} or (e in NULL_ENGINES and iodepth <= 1) else "queued"
+    if e in SYNC_TAKING:
+        return "in_call_taking"
+    return "in_call" if e in SYNC_ENGINES | SYNC_IN_CALL or (e in NULL_ENGINES and iodepth <= 1) else "queued"
 
 
 def syncs(o: dict) -> tuple[str, int]:
@@ -106,14 +121,35 @@ def sync_io(o: dict, iodepth: int) -> bool:
     return e in SYNC_ENGINES or (e in NULL_ENGINES and iodepth <= 1)
 
 
-def calls(o: dict, iodepth: int, notes: list[str]) -> dict:
+def no_sync(o: dict, given: dict[str, int | bool], writes: bool, trimwrite: bool) -> None:
+    """Refuse a sync the job's engine cannot issue (NO_SYNC_ENGINES), where fio would issue
+    one: `given` the job's sync options as read (fsync, fdatasync, sync_file_range: N writes;
+    end_fsync, fsync_on_close: on); a job that does not write issues none (fio's
+    should_fsync), nor does a trimwrite job for every N writes (each I/O a trim or a write)."""
+    e = engine(o)
+    if e not in NO_SYNC_ENGINES or not writes:
+        return
+    for key, n in given.items():
+        if n and (key in WHAT_FIO_DOES or not trimwrite):
+            what = WHAT_FIO_DOES.get(key, f"ends the job where the first is due (after {n} writes), with no error")
+            raise FioJobError(f"{o[key][1]}: {key}={o[key][0].strip()[:40]}: fio 3.33's {e} engine cannot "
+                              f"issue a sync (it sends NVMe reads and writes only): fio {what}; remove "
+                              f"{key} or use ioengine=io_uring")
+
+
+def calls(o: dict, iodepth: int, notes: list[str], writes: bool = True, trimwrite: bool = False) -> dict:
     """The job's compiled fields for how its engine issues trims and syncs (compile.JobSpec):
     trim_issue, sync_issue, sync_kind, sync_blocks, range_blocks, range_flush, end_sync,
-    close_sync, null_batch, sync_io, commit_hook."""
+    close_sync, null_batch, sync_io, commit_hook, external. `writes`, `trimwrite`: the job's rw."""
     kind, n = syncs(o)
 
     def on(key: str) -> bool:
         return O.boolean(o[key][0], key, o[key][1]) if key in o else False
+
+    given: dict[str, int | bool] = {kind: n, "sync_file_range": sync_file_range(o),
+                                    "end_fsync": on("end_fsync"), "fsync_on_close": on("fsync_on_close")}
+    given.pop("", None)  # neither fsync nor fdatasync
+    no_sync(o, given, writes, trimwrite)
 
     return {"trim_issue": trim_issue(o), "sync_issue": sync_issue(o, iodepth), "sync_kind": kind, "sync_blocks": n,
             "range_blocks": sync_file_range(o), "range_flush": engine(o) in RANGE_FLUSH_ENGINES,
@@ -121,7 +157,10 @@ def calls(o: dict, iodepth: int, notes: list[str]) -> dict:
             "null_batch": null_batch(o, iodepth, notes), "sync_io": sync_io(o, iodepth),
             # the null engine counts submissions and reaps in its commit hook (none at iodepth
             # 1, where no I/O reaches it); the synchronous engines have none: one per I/O
-            "commit_hook": engine(o) in NULL_ENGINES}
+            "commit_hook": engine(o) in NULL_ENGINES,
+            # fio builds cpp_null as an external engine: null.c's commit marks no submission
+            # there (#ifndef FIO_EXTERNAL_ENGINE), and no other part of fio does for it
+            "external": engine(o) == "cpp_null"}
 
 
 def _note(notes: list[str], text: str) -> None:

@@ -111,6 +111,7 @@ class JobSpec:
     null_batch: int = 0  # the null engine's batch above iodepth 1 (0: another engine)
     sync_io: bool = False  # each I/O completed in the issuing call (fio's FIO_SYNCIO engines)
     commit_hook: bool = False  # the engine counts submissions and reaps in its commit (null)
+    external: bool = False  # built as an external engine (cpp_null): its commit counts no submission
 
 
 @dataclass

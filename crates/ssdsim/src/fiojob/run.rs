@@ -197,7 +197,7 @@ impl Drive {
             } else if at == FLOW_WAKE {
                 live[k].flow_wake = false;
                 live[k].hold(FLOW_WAIT, false);
-            } else if sync_ops::defer(&live[k], t, (t, at, k as u32, info), &mut heap) {
+            } else if sync_ops::defer(spec, &live[k], t, (t, at, k as u32, info), &mut heap) {
                 continue; // taken once the job's synchronous trim or sync returns
             } else if sync_ops::sync_done(
                 spec,
@@ -221,9 +221,13 @@ impl Drive {
                 }
                 end = end.max(t);
                 let l = &mut live[k];
-                l.reapable += 1;
-                sync_ops::completed(l, dir, t);
-                let taken = l.reap(spec.depth_low(), spec.complete_max);
+                let taken = if sync_ops::taken_in_call(spec, l, t) {
+                    0
+                } else {
+                    l.reapable += 1;
+                    sync_ops::completed(l, dir, t);
+                    l.reap(spec.depth_low(), spec.complete_max)
+                };
                 l.done_bytes[dir] += len;
                 l.done_ios[dir] += 1;
                 l.last_done = l.last_done.max(t);

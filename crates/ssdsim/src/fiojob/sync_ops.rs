@@ -1,8 +1,9 @@
 //! What an engine does in the call that issues it, as fio 3.33 does: a trim on libaio,
 //! io_uring, io_uring_cmd and posixaio (FIO_ASYNCIO_SYNC_TRIM), a sync (fsync=N,
-//! fdatasync=N: a flush of the drive; sync_file_range=FLAGS:N) on libaio and the synchronous
-//! engines. The job issues nothing while it runs, and takes what completed meanwhile once it
-//! returns. posixaio's trim first waits for the job's I/Os in flight (its queue counts them);
+//! fdatasync=N: a flush of the drive; sync_file_range=FLAGS:N) on libaio, sg and the
+//! synchronous engines. The job issues nothing while it runs, and takes what completed
+//! meanwhile once it returns (sg as it comes in: it reads replies until its own is back).
+//! posixaio's trim first waits for the job's I/Os in flight (its queue counts them);
 //! libaio's and io_uring's wait only for I/Os queued but not yet submitted (none: fio submits
 //! each I/O as it queues it), so they join the job's I/Os in flight. fio's end_fsync and
 //! fsync_on_close flushes are end_sync.rs's; the null engine's batches null_queue.rs's.
@@ -28,6 +29,10 @@ pub enum Issue {
     Queued,
     /// In the issuing call, alongside the job's I/Os in flight.
     InCall,
+    /// In the issuing call, the job's I/Os in flight that complete meanwhile taken as they
+    /// do, none of them a reap (sg: it reads replies until its own is back, each through
+    /// fio's io_u_sync_complete); fio counts the sync's depth as it returns.
+    InCallTaking,
     /// In the issuing call, once the job's I/Os in flight have completed.
     Drained,
 }
@@ -45,6 +50,8 @@ pub enum Issue {
 /// pass ends on its offsets, after a sync then due. `commit_hook`: the engine counts its
 /// submissions and reaps in its commit hook (the null engine), which with `sync_io` no I/O
 /// reaches: none counted (the synchronous engines have none: fio counts one of each per I/O).
+/// `external`: the engine is built as an external one (cpp_null), whose commit counts no
+/// submission: none counted.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Calls {
     pub trim: Issue,
@@ -57,6 +64,7 @@ pub struct Calls {
     pub null_batch: u32,
     pub sync_io: bool,
     pub commit_hook: bool,
+    pub external: bool,
 }
 
 impl Issue {
@@ -64,6 +72,7 @@ impl Issue {
         match s {
             "queued" => Some(Issue::Queued),
             "in_call" => Some(Issue::InCall),
+            "in_call_taking" => Some(Issue::InCallTaking),
             "drained" => Some(Issue::Drained),
             _ => None,
         }
@@ -96,16 +105,18 @@ fn hold(l: &mut Live, until: u64) {
     l.sync_until = until;
 }
 
-/// A completion `ev` of job `l` at `t`: while the job's synchronous trim or sync runs, it
-/// is taken when that returns (the event moved there; its latency runs on). Whether it moved.
+/// A completion `ev` of job `l` of `s` at `t`: while the job's synchronous trim or sync
+/// runs, it is taken when that returns (the event moved there; its latency runs on), but
+/// where the engine takes it in the call (`taken_in_call`). Whether it moved.
 #[inline]
 pub(crate) fn defer(
+    s: &JobSpec,
     l: &Live,
     t: u64,
     ev: (u64, u64, u32, u32),
     heap: &mut BinaryHeap<Event>,
 ) -> bool {
-    if !l.held(SYNC) || t >= l.sync_until {
+    if !l.held(SYNC) || t >= l.sync_until || s.calls.sync == Issue::InCallTaking {
         return false;
     }
     heap.push(Reverse((l.sync_until, ev.1, ev.2, ev.3)));
@@ -126,6 +137,20 @@ pub(crate) fn completed(l: &mut Live, dir: usize, t: u64) {
     if returns {
         l.hold(SYNC, false);
     }
+}
+
+/// A completion of a read, write or trim of job `l` of `s` at `t` while its sync runs on
+/// an engine that takes completions in the call (Issue::InCallTaking): taken now, at its
+/// own time and as no reap; the last I/O taken is no sync until the sync's own. Whether it
+/// was.
+#[inline]
+pub(crate) fn taken_in_call(s: &JobSpec, l: &mut Live, t: u64) -> bool {
+    if s.calls.sync != Issue::InCallTaking || !l.held(SYNC) || t >= l.sync_until {
+        return false;
+    }
+    l.outstanding -= 1;
+    l.last_was_sync = false;
+    true
 }
 
 /// fio's get_rw_ddir: a sync is due before the job's next I/O once it has issued a
@@ -152,6 +177,12 @@ pub(crate) fn sync_due(s: &JobSpec, l: &Live) -> Option<SyncKind> {
     } else {
         None
     }
+}
+
+/// Whether fio counts job `s`'s syncs in its depths as they return, after the completions
+/// taken in the call (td_io_queue's io_u_mark_depth, on td->cur_depth then).
+fn depth_at_return(s: &JobSpec) -> bool {
+    s.calls.sync == Issue::InCallTaking
 }
 
 /// Whether job `s` queues its syncs (fio counts a queued one's submission and its reap).
@@ -181,7 +212,7 @@ impl Drive {
             let batched = l.nullq.on(); // counted as the batch is committed
             let depths = &mut w.o.depths;
             match kind {
-                SyncKind::Sync | SyncKind::Range if !batched => {
+                SyncKind::Sync | SyncKind::Range if !batched && !depth_at_return(s) => {
                     depths.level[level] += 1;
                     depths.submit[1] += queues_syncs(s) as u64;
                 }
@@ -227,6 +258,9 @@ pub(crate) fn sync_done(
     }
     let kind = SyncKind::of(info);
     let counted = at >= l.stats_from;
+    if counted && kind.counted() && depth_at_return(s) {
+        o.depths.level[depth_bucket(l.outstanding)] += 1; // the sync still among them
+    }
     match kind {
         SyncKind::Sync | SyncKind::Range => {
             l.last_was_sync = true;
@@ -263,6 +297,7 @@ mod tests {
     fn issue_names_parse() {
         assert_eq!(Issue::parse("queued"), Some(Issue::Queued));
         assert_eq!(Issue::parse("in_call"), Some(Issue::InCall));
+        assert_eq!(Issue::parse("in_call_taking"), Some(Issue::InCallTaking));
         assert_eq!(Issue::parse("drained"), Some(Issue::Drained));
         assert_eq!(Issue::parse("sync"), None);
     }
