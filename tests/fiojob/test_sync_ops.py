@@ -1,11 +1,11 @@
-"""Trims and syncs as fio 3.33's engines issue them, in virtual time: libaio, io_uring and
-io_uring_cmd do a trim in the call that issues it (alongside the job's I/Os in flight) and the
-job issues nothing until it returns; posixaio does it once the job's I/Os in flight have
-completed; the null engine queues it as any I/O, in its batches (iodepth_batch_submit at a
-time, reaped whole before the next). fsync=N / fdatasync=N: a sync (a flush of the drive)
+"""Trims and syncs as fio 3.33's engines issue them, in virtual time: libaio and io_uring do
+a trim in the call that issues it (alongside the job's I/Os in flight) and the job issues
+nothing until it returns (io_uring_cmd's queued, as fio 3.36 queues them); posixaio does it
+once the job's I/Os in flight have completed; the null engine queues it as any I/O, in its
+batches (iodepth_batch_submit at a time, reaped whole before the next). fsync=N / fdatasync=N: a sync (a flush of the drive)
 before the I/O after every Nth write, in the call on libaio, sg and the synchronous engines,
-queued on the others but io_uring_cmd, which cannot issue one (refused); counted as fio
-counts them (its depths, its JSON's sync).
+queued on the others (io_uring_cmd's as fio 3.38 queues them: 3.33's cannot issue one);
+counted as fio counts them (its depths, its JSON's sync).
 (tests/realdev/test_fio_trim_parity.py: against fio on a loop device; test_end_sync.py:
 end_fsync, fsync_on_close, sync_file_range.)"""
 
@@ -29,7 +29,7 @@ def _levels(j: dict) -> list[float]:
     return [x / sum(level) for x in level]
 
 
-@pytest.mark.parametrize("engine", ["libaio", "io_uring", "io_uring_cmd", "posixaio"])
+@pytest.mark.parametrize("engine", ["libaio", "io_uring", "posixaio"])
 def test_a_trim_only_job_runs_at_depth_1_on_an_engine_that_trims_in_the_call(tmp_path, engine):
     j = _job(tmp_path, engine, "randtrim")
     assert j["trim"]["ios"] == 1024 and _levels(j)[0] == 1.0
@@ -129,28 +129,44 @@ def test_fsync_and_fdatasync_together_are_refused(tmp_path):
 
 
 URING_CMD = "[a]\nioengine=io_uring_cmd\ncmd_type=nvme\nrw=randwrite\nbs=4k\nsize=1m\niodepth=8\n"
+NEWER_FIO = "fio 3.33's sends NVMe reads and writes only"
 
 
-@pytest.mark.parametrize("extra, option", [
-    ("fsync=4\n", "fsync=4"), ("fdatasync=4\n", "fdatasync=4"),
-    ("sync_file_range=write:4\n", "sync_file_range=write:4"), ("end_fsync=1\n", "end_fsync=1"),
-    ("fsync_on_close=1\n", "fsync_on_close=1"), ("rw=randrw\nfsync=1\n", "fsync=1"),
-])
-def test_io_uring_cmd_refuses_a_sync_fio_cannot_issue(tmp_path, extra, option):
+def _uring_cmd(tmp_path, extra: str) -> tuple[dict, str]:
+    r = run_fio(tmp_path, job(tmp_path, URING_CMD + extra), "--output-format", "json")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)["jobs"][0], r.stderr
+
+
+@pytest.mark.parametrize("extra", ["fsync=4\n", "fdatasync=4\n", "end_fsync=1\n", "rw=randrw\nfsync=1\n"])
+def test_io_uring_cmd_queues_its_syncs_as_newer_fio_with_a_note(tmp_path, extra):
     # fio 3.33's io_uring_cmd preps an NVMe read or write only (engines/nvme.c: ENOTSUP for
-    # any other direction): at the first sync due the job gets no I/O and ends, without an
-    # error; end_fsync's and fsync_on_close's flush fails ("fio: end_fsync failed")
-    line = refused(tmp_path, run_fio(tmp_path, job(tmp_path, URING_CMD + extra)), option, "io_uring_cmd")
-    assert "ioengine=io_uring" in line.replace("ioengine=io_uring_cmd", "")  # the fix named
+    # any other direction) and the job ends silently where the first sync is due; fio 3.38
+    # sends a Flush, queued as any I/O, as io_uring queues its fsyncs
+    j, err = _uring_cmd(tmp_path, extra)
+    assert "syncs (fio 3.38 and later: Flush) queued" in err and NEWER_FIO in err, err
+    assert j["read"]["total_ios"] + j["write"]["total_ios"] == 256  # every I/O, not the 3.33 stop
+    if "fsync=4" in extra:
+        assert j["sync"]["total_ios"] > 64  # queued: issued again until one completes
+
+
+@pytest.mark.parametrize("rw", ["trim", "randtrim", "trimwrite", "randtrimwrite"])
+def test_io_uring_cmd_queues_its_trims_as_newer_fio_with_a_note(tmp_path, rw):
+    # fio 3.36 sends a trim as Dataset Management, queued: a trim-only job runs at its
+    # iodepth, not at depth 1 as the trims done in the call (libaio's, io_uring's)
+    j, err = _uring_cmd(tmp_path, f"rw={rw}\n")
+    assert "trims (fio 3.36 and later: Dataset Management) queued" in err and NEWER_FIO in err, err
+    assert (j["trim"]["total_ios"], j["write"]["total_ios"]) == (256, 0 if rw.endswith("trim") else 256)
+    if rw.endswith("trim"):
+        assert j["iodepth_level"]["8"] > 90 or j["iodepth_level"][">=64"] > 90, j["iodepth_level"]
 
 
 @pytest.mark.parametrize("extra", ["fsync=0\n", "rw=randread\nfsync=4\nend_fsync=1\nfsync_on_close=1\n"])
-def test_io_uring_cmd_runs_a_job_that_issues_no_sync(tmp_path, extra):
+def test_io_uring_cmd_without_a_trim_or_sync_has_no_note(tmp_path, extra):
     # fsync=0 is none; a job that does not write issues none (fio's should_fsync)
-    r = run_fio(tmp_path, job(tmp_path, URING_CMD + extra), "--output-format", "json")
-    assert r.exit_code == 0, r.output
-    j = json.loads(r.stdout)["jobs"][0]
-    assert j["sync"]["total_ios"] == 0 and j["read"]["total_ios"] + j["write"]["total_ios"] == 256
+    j, err = _uring_cmd(tmp_path, extra)
+    assert "Flush" not in err and j["sync"]["total_ios"] == 0
+    assert j["read"]["total_ios"] + j["write"]["total_ios"] == 256
 
 
 SG = "[a]\nioengine=sg\nrw=randwrite\nbs=4k\nsize=16m\n"

@@ -13,10 +13,11 @@ SYNC_ENGINES = frozenset({"sync", "psync", "vsync", "pvsync", "pvsync2"})
 
 
 # engines that do a trim in the call that issues it (fio 3.33's FIO_ASYNCIO_SYNC_TRIM): fio
-# records no submission latency for it. libaio, io_uring and io_uring_cmd trim alongside the
-# job's I/Os in flight, posixaio once they have completed (fio 3.36 queues io_uring_cmd's
-# trims, 3.38 io_uring's; ssdlab follows fio 3.33)
-TRIM_IN_CALL = frozenset({"libaio", "io_uring", "io_uring_cmd"})
+# records no submission latency for it. libaio and io_uring trim alongside the job's I/Os in
+# flight, posixaio once they have completed (fio 3.38 queues io_uring's trims; ssdlab follows
+# fio 3.33). io_uring_cmd has the flag in 3.33 but cannot trim there; fio 3.36 and later
+# queue its trims, as ssdlab does
+TRIM_IN_CALL = frozenset({"libaio", "io_uring"})
 TRIM_DRAINED = frozenset({"posixaio"})
 SYNC_TRIM_ENGINES = TRIM_IN_CALL | TRIM_DRAINED
 

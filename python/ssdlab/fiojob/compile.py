@@ -337,7 +337,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
                 notes.append(TIME_BASED_NOTE)
         inc = sz("offset_increment")
         depth = num("iodepth", 1, 1, 65536)
-        engine_calls = E.calls(o, depth, notes, bool(w), kind.endswith("trimwrite"))
+        engine_calls = E.calls(o, depth, notes, bool(w), kind.endswith("trimwrite"), bool(t))
         randrepeat = flag("randrepeat", True)
         jseed = num("randseed", 0x89 if randrepeat else seed, 0, 2**64 - 1)
         own = [v for k, v, _ in sec.options if k == "name"]

@@ -1,16 +1,16 @@
 """How the job's engine issues a trim and a sync, as fio 3.33 issues them (the simulator's
-`trim_issue` and `sync_issue`, crates/ssdsim/src/fiojob/sync_ops.rs): libaio, io_uring and
-io_uring_cmd do a trim in the call that issues it (FIO_ASYNCIO_SYNC_TRIM), alongside the
-job's I/Os in flight, and the job issues nothing until it returns; posixaio does the same
-once the job's I/Os in flight have completed; every other engine queues it as any I/O.
+`trim_issue` and `sync_issue`, crates/ssdsim/src/fiojob/sync_ops.rs): libaio and io_uring do
+a trim in the call that issues it (FIO_ASYNCIO_SYNC_TRIM), alongside the job's I/Os in
+flight, and the job issues nothing until it returns; posixaio does the same once the job's
+I/Os in flight have completed; every other engine queues it as any I/O.
 A sync (fsync=N, fdatasync=N: a flush on a block device; sync_file_range=FLAGS:N) libaio, sg
 and the synchronous engines do in the call (libaio has no asynchronous fsync, sg waits for
 its SYNCHRONIZE CACHE's reply), and the null engine at iodepth 1 (a synchronous engine
-there); io_uring, posixaio and null above iodepth 1 queue it; io_uring_cmd cannot issue one
-(refused: fio 3.33 ends the job where the first is due). fio's end_fsync and fsync_on_close
-(end_sync.rs) and the null engine's batches above iodepth 1 (null_queue.rs) are the
-simulator's too, and so is what an engine that completes each I/O in the call changes
-(`sync_io`: a pass ends on its offsets, not its bytes)."""
+there); io_uring, posixaio and null above iodepth 1 queue it. io_uring_cmd's trims and
+syncs are queued as the fio that issues them does (fio 3.33's cannot: noted). fio's
+end_fsync and fsync_on_close (end_sync.rs) and the null engine's batches above iodepth 1
+(null_queue.rs) are the simulator's too, and so is what an engine that completes each I/O
+in the call changes (`sync_io`: a pass ends on its offsets, not its bytes)."""
 
 from __future__ import annotations
 
@@ -33,10 +33,10 @@ RANGE_FLAGS = ("wait_before", "write", "wait_after")
 SYNC_IN_CALL = frozenset({"libaio"})
 SYNC_TAKING = frozenset({"sg"})
 # fio 3.33's io_uring_cmd preps an NVMe read or write only (engines/nvme.c: ENOTSUP for any
-# other direction): get_io_u then gives no I/O, no error, and do_io's loop ends
-NO_SYNC_ENGINES = frozenset({"io_uring_cmd"})
-WHAT_FIO_DOES = {"end_fsync": "reports 'end_fsync failed' and flushes nothing",
-                 "fsync_on_close": "reports 'end_fsync failed' and flushes nothing"}
+# other direction; get_io_u then gives no I/O, no error, and do_io's loop ends): a job ends
+# silently at its first trim or sync. fio 3.36 sends a trim as a Dataset Management command
+# and 3.38 a sync as a Flush, both queued as any I/O: ssdlab does as they do, with a note
+NEWER_FIO_ENGINES = frozenset({"io_uring_cmd"})
 
 
 def engine(o: dict) -> str:
@@ -121,26 +121,26 @@ def sync_io(o: dict, iodepth: int) -> bool:
     return e in SYNC_ENGINES or (e in NULL_ENGINES and iodepth <= 1)
 
 
-def no_sync(o: dict, given: dict[str, int | bool], writes: bool, trimwrite: bool) -> None:
-    """Refuse a sync the job's engine cannot issue (NO_SYNC_ENGINES), where fio would issue
-    one: `given` the job's sync options as read (fsync, fdatasync, sync_file_range: N writes;
-    end_fsync, fsync_on_close: on); a job that does not write issues none (fio's
-    should_fsync), nor does a trimwrite job for every N writes (each I/O a trim or a write)."""
+def newer_fio(o: dict, notes: list[str], trims: bool, syncs: bool) -> None:
+    """Note where the job's trims or syncs are issued as a fio newer than 3.33 issues them
+    (NEWER_FIO_ENGINES): `trims`, `syncs`, whether the job issues any."""
     e = engine(o)
-    if e not in NO_SYNC_ENGINES or not writes:
+    if e not in NEWER_FIO_ENGINES:
         return
-    for key, n in given.items():
-        if n and (key in WHAT_FIO_DOES or not trimwrite):
-            what = WHAT_FIO_DOES.get(key, f"ends the job where the first is due (after {n} writes), with no error")
-            raise FioJobError(f"{o[key][1]}: {key}={o[key][0].strip()[:40]}: fio 3.33's {e} engine cannot "
-                              f"issue a sync (it sends NVMe reads and writes only): fio {what}; remove "
-                              f"{key} or use ioengine=io_uring")
+    what = [w for w, on in (("trims (fio 3.36 and later: Dataset Management)", trims),
+                            ("syncs (fio 3.38 and later: Flush)", syncs)) if on]
+    if what:
+        _note(notes, f"ioengine={e}: its {' and '.join(what)} queued as any I/O, as fio issues them; fio "
+                     "3.33's sends NVMe reads and writes only and ends the job, with no error, where the "
+                     "first other command is due")
 
 
-def calls(o: dict, iodepth: int, notes: list[str], writes: bool = True, trimwrite: bool = False) -> dict:
+def calls(o: dict, iodepth: int, notes: list[str], writes: bool = True, trimwrite: bool = False,
+          trims: bool = False) -> dict:
     """The job's compiled fields for how its engine issues trims and syncs (compile.JobSpec):
     trim_issue, sync_issue, sync_kind, sync_blocks, range_blocks, range_flush, end_sync,
-    close_sync, null_batch, sync_io, commit_hook, external. `writes`, `trimwrite`: the job's rw."""
+    close_sync, null_batch, sync_io, commit_hook, external. `writes`, `trimwrite`, `trims`:
+    the job's rw."""
     kind, n = syncs(o)
 
     def on(key: str) -> bool:
@@ -149,7 +149,10 @@ def calls(o: dict, iodepth: int, notes: list[str], writes: bool = True, trimwrit
     given: dict[str, int | bool] = {kind: n, "sync_file_range": sync_file_range(o),
                                     "end_fsync": on("end_fsync"), "fsync_on_close": on("fsync_on_close")}
     given.pop("", None)  # neither fsync nor fdatasync
-    no_sync(o, given, writes, trimwrite)
+    # a job that does not write issues no sync (fio's should_fsync), nor a trimwrite job one
+    # every N writes (each I/O a trim or a write)
+    syncing = writes and any(n and (k in ("end_fsync", "fsync_on_close") or not trimwrite) for k, n in given.items())
+    newer_fio(o, notes, trims, bool(syncing))
 
     return {"trim_issue": trim_issue(o), "sync_issue": sync_issue(o, iodepth), "sync_kind": kind, "sync_blocks": n,
             "range_blocks": sync_file_range(o), "range_flush": engine(o) in RANGE_FLUSH_ENGINES,
