@@ -368,6 +368,39 @@ def sigkill():
     return _interrupt(signal.SIGKILL)
 
 
+# fio's sg engine on a SCSI disk: scsi_debug's (a RAM disk; 0.1 ms a command, and as ndelay is
+# over 10 us a SYNCHRONIZE CACHE 1/20 s: every write in flight completes while a sync waits)
+SG_JOBS = "".join(f"[{name}]\nioengine=sg\nrw=randwrite\nbs=4k\nsize=1m\niodepth={qd}\n{kind}=4\nstonewall\n"
+                  for name, qd, kind in (("qd4", 4, "fsync"), ("qd8", 8, "fsync"), ("qd4_fdatasync", 4, "fdatasync")))
+
+
+def _sg_device() -> str:
+    for _ in range(100):
+        found = sorted(Path("/sys/bus/pseudo/drivers/scsi_debug").glob("adapter*/host*/target*/*/scsi_generic/sg*"))
+        if found and os.path.exists(f"/dev/{found[0].name}"):
+            return f"/dev/{found[0].name}"
+        time.sleep(0.1)
+    raise RuntimeError(f"no sg device for scsi_debug; dmesg:\n{sh('dmesg')['stdout'][-2000:]}")
+
+
+@step
+def sg_syncs():
+    """fio's own sg engine (the host's fio, on /dev/sgN) with fsync=4 and fdatasync=4 at
+    iodepth 4 and 8; the modules unloaded after (the guest uses none of them)."""
+    loaded = {"scsi_debug": sh("modprobe", "scsi_debug", "dev_size_mb=8", "ndelay=100000"), "sg": sh("modprobe", "sg")}
+    try:
+        dev = _sg_device()
+        jobs = LOCAL / "sg.fio"
+        jobs.write_text(f"[global]\nfilename={dev}\n{SG_JOBS}")
+        res = LOCAL / "sg.json"
+        run = sh("fio", "--output-format=json", f"--output={res}", str(jobs), timeout=240)
+        run["json"] = json.loads(res.read_text()) if res.exists() and res.stat().st_size else None
+        return {"device": dev, "model": Path(f"/sys/class/scsi_generic/{os.path.basename(dev)}/device/model")
+                .read_text().strip(), "kernel": os.uname().release, "loaded": loaded, "jobs": SG_JOBS, "fio": run}
+    finally:
+        sh("rmmod", "sg", "scsi_debug")
+
+
 import threading  # noqa: E402
 
 steps["kernel"] = {"ok": True, "nvme": [x for x in sh("dmesg")["stdout"].splitlines() if "nvme" in x][-60:],
