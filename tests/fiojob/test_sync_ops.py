@@ -6,8 +6,8 @@ batches (iodepth_batch_submit at a time, reaped whole before the next). fsync=N 
 before the I/O after every Nth write, in the call on libaio, sg and the synchronous engines,
 queued on the others (io_uring_cmd's as fio 3.38 queues them: 3.33's cannot issue one);
 counted as fio counts them (its depths, its JSON's sync).
-(tests/realdev/test_fio_trim_parity.py: against fio on a loop device; test_end_sync.py:
-end_fsync, fsync_on_close, sync_file_range.)"""
+(tests/realdev/test_fio_trim_parity.py: against fio on a loop device; tests/nvme/test_sg_syncs.py:
+sg's against fio's on a SCSI disk; test_end_sync.py: end_fsync, fsync_on_close, sync_file_range.)"""
 
 from __future__ import annotations
 
