@@ -374,13 +374,13 @@ SG_JOBS = "".join(f"[{name}]\nioengine=sg\nrw=randwrite\nbs=4k\nsize=1m\niodepth
                   for name, qd, kind in (("qd4", 4, "fsync"), ("qd8", 8, "fsync"), ("qd4_fdatasync", 4, "fdatasync")))
 
 
-def _sg_device() -> str:
+def _sg_device(loaded: dict) -> str:
     for _ in range(100):
         found = sorted(Path("/sys/bus/pseudo/drivers/scsi_debug").glob("adapter*/host*/target*/*/scsi_generic/sg*"))
         if found and os.path.exists(f"/dev/{found[0].name}"):
             return f"/dev/{found[0].name}"
         time.sleep(0.1)
-    raise RuntimeError(f"no sg device for scsi_debug; dmesg:\n{sh('dmesg')['stdout'][-2000:]}")
+    raise RuntimeError(f"no sg device for scsi_debug (modprobe: {loaded}); dmesg:\n{sh('dmesg')['stdout'][-2000:]}")
 
 
 @step
@@ -389,7 +389,7 @@ def sg_syncs():
     iodepth 4 and 8; the modules unloaded after (the guest uses none of them)."""
     loaded = {"scsi_debug": sh("modprobe", "scsi_debug", "dev_size_mb=8", "ndelay=100000"), "sg": sh("modprobe", "sg")}
     try:
-        dev = _sg_device()
+        dev = _sg_device(loaded)
         jobs = LOCAL / "sg.fio"
         jobs.write_text(f"[global]\nfilename={dev}\n{SG_JOBS}")
         res = LOCAL / "sg.json"
