@@ -197,6 +197,23 @@ def test_sg_takes_the_completions_that_come_in_during_its_sync(tmp_path):
     assert aio["sync"]["ios"] == 1023 and 4096 // 8 <= sg["sync"]["ios"] < 1023
 
 
+@pytest.mark.parametrize("where", ["filename=/dev/sda\n", "filename=/dev/sg0\nsync=1\n"])
+def test_sg_on_a_block_device_or_with_sync_does_each_io_in_the_call(tmp_path, where):
+    # fio 3.33's sg on an sd block device (SG_IO's ioctl), or with sync=1 on an sg character
+    # device, completes each I/O in the call (FIO_Q_COMPLETED): a synchronous engine. fio on
+    # scsi_debug's disk, iodepth=8 fsync=4, 256 writes: 63 syncs, all at depth 1 (124.61 %)
+    j = _json(tmp_path, f"[a]\nioengine=sg\nrw=randwrite\nbs=4k\nsize=1m\niodepth=8\nfsync=4\n{where}")
+    assert (j["write"]["total_ios"], j["sync"]["total_ios"]) == (256, 63)
+    assert j["iodepth_level"]["1"] == pytest.approx(124.61, abs=0.01)
+    assert j["write"]["slat_ns"]["N"] == 0  # fio records no submission latency: none is queued
+
+
+def test_sg_with_direct_on_an_sg_character_device_is_refused_as_fio_refuses_it(tmp_path):
+    # fio 3.33: "destination does not support O_DIRECT", exit status 1
+    body = "[a]\nioengine=sg\nfilename=/dev/sg0\ndirect=1\nrw=randwrite\nbs=4k\nsize=1m\n"
+    refused(tmp_path, run_fio(tmp_path, job(tmp_path, body)), "direct=1", "sg")
+
+
 @pytest.mark.parametrize("body", ["fsync=4\n", "fsync=3\niodepth_batch=8\n", "sync_file_range=write:4\nend_fsync=1\n"])
 def test_cpp_null_syncs_as_the_null_engine_with_no_submission_counted(tmp_path, body):
     # fio 3.33's cpp_null (engines/null.c built as C++ with -DFIO_EXTERNAL_ENGINE, loaded

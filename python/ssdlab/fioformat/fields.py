@@ -4,6 +4,8 @@ object unified_rw_reporting adds (or puts in their place)."""
 
 from __future__ import annotations
 
+import re
+
 DIRS = ("read", "write", "trim")
 MIXED = "mixed"
 
@@ -22,6 +24,25 @@ TRIM_DRAINED = frozenset({"posixaio"})
 SYNC_TRIM_ENGINES = TRIM_IN_CALL | TRIM_DRAINED
 
 
+def flag_on(options: dict, key: str) -> bool:
+    """A boolean fio option given as on (a bare key reads as on; sync=sync or dsync too)."""
+    if key not in options:
+        return False
+    return str(options[key]).strip().lower() in ("", "1", "true", "yes", "on", "sync", "dsync")
+
+
+def sg_in_call(options: dict) -> bool:
+    """Whether fio's sg does each I/O in the call that issues it (FIO_Q_COMPLETED), as a
+    synchronous engine: on an sd block device (SG_IO's ioctl) always, on an sg character
+    device (/dev/sgN, /dev/bsg/...) with sync=1 or direct=1; there it otherwise writes the
+    command and reads the reply later (queued), as it does for a job without a filename."""
+    if str(options.get("ioengine") or "").strip().split(":")[0].lower() != "sg":
+        return False
+    name = str(options.get("filename") or "").strip()
+    chardev = not name or re.match(r"/dev/(sg\d|bsg/)", name) is not None
+    return not chardev or flag_on(options, "sync") or flag_on(options, "direct")
+
+
 def measures_slat(options: dict, direction: str = "read") -> bool:
     """Whether fio records submission latencies for a job with these options in this
     direction: only for an I/O its engine queues (libaio, io_uring...; the null engine
@@ -34,4 +55,4 @@ def measures_slat(options: dict, direction: str = "read") -> bool:
             return int(str(options.get("iodepth") or "1").strip()) > 1
         except ValueError:
             return False
-    return engine not in SYNC_ENGINES
+    return engine not in SYNC_ENGINES and not sg_in_call(options)

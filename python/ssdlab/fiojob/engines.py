@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ..fioformat.fields import SYNC_ENGINES, TRIM_DRAINED, TRIM_IN_CALL
+from ..fioformat.fields import SYNC_ENGINES, TRIM_DRAINED, TRIM_IN_CALL, flag_on, sg_in_call
 from . import FioJobError
 from . import options as O
 
@@ -44,6 +44,23 @@ def engine(o: dict) -> str:
     return str(o.get("ioengine", ("psync", ""))[0]).strip().split(":")[0].lower()
 
 
+def flat(o: dict) -> dict[str, str]:
+    """The job's merged options as fio's text: name -> value (without where each was given)."""
+    return {k: v[0] for k, v in o.items()}
+
+
+def sg_direct(o: dict) -> None:
+    """Refuse direct=1 on sg's character device, as fio 3.33 does ("destination does not
+    support O_DIRECT")."""
+    if engine(o) == "sg" and flag_on(flat(o), "direct") and not flag_on(flat(o), "sync"):
+        f = flat(o)
+        if sg_in_call(dict(f, direct="0")):
+            return  # a block device: SG_IO with O_DIRECT, as fio opens it
+        raise FioJobError(f"{o['direct'][1]}: direct=1 with ioengine=sg on an sg character device: fio "
+                          "refuses it (\"destination does not support O_DIRECT\"); remove direct, or give "
+                          "sync=1 for each I/O done in the call")
+
+
 def trim_issue(o: dict) -> str:
     """queued, in_call or drained, for the job's merged options `o`."""
     e = engine(o)
@@ -56,7 +73,7 @@ def sync_issue(o: dict, iodepth: int = 1) -> str:
     the completions that come in while it waits for its own)."""
     e = engine(o)
     if e in SYNC_TAKING:
-        return "in_call_taking"
+        return "in_call" if sg_in_call(flat(o)) else "in_call_taking"
     return "in_call" if e in SYNC_ENGINES | SYNC_IN_CALL or (e in NULL_ENGINES and iodepth <= 1) else "queued"
 
 
@@ -118,7 +135,7 @@ def sync_io(o: dict, iodepth: int) -> bool:
     synchronous engines, the null engine at iodepth 1): fio then counts none of them towards
     a pass's bytes (do_io's bytes_issued counts queued I/Os), and the pass ends on its offsets."""
     e = engine(o)
-    return e in SYNC_ENGINES or (e in NULL_ENGINES and iodepth <= 1)
+    return e in SYNC_ENGINES or (e in NULL_ENGINES and iodepth <= 1) or sg_in_call(flat(o))
 
 
 def newer_fio(o: dict, notes: list[str], trims: bool, syncs: bool) -> None:
@@ -141,6 +158,7 @@ def calls(o: dict, iodepth: int, notes: list[str], writes: bool = True, trimwrit
     trim_issue, sync_issue, sync_kind, sync_blocks, range_blocks, range_flush, end_sync,
     close_sync, null_batch, sync_io, commit_hook, external. `writes`, `trimwrite`, `trims`:
     the job's rw."""
+    sg_direct(o)
     kind, n = syncs(o)
 
     def on(key: str) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ..fioformat.fields import SYNC_ENGINES
+from ..fioformat.fields import SYNC_ENGINES, sg_in_call
 from . import FioJobError
 from . import engines as E
 from . import options as O
@@ -109,18 +109,21 @@ def _loops(o: dict, notes: list[str]) -> None:
 
 
 def sync_depth(o: dict, notes: list[str]) -> None:
-    """A synchronous engine (psync, fio's default, sync, vsync, pvsync, pvsync2) completes
-    each I/O in the call that issues it: fio caps the job's queue depth at 1 and says so
+    """A synchronous engine (psync, fio's default, sync, vsync, pvsync, pvsync2; sg on a block
+    device or with sync=1) completes each I/O in the call that issues it: fio caps the job's queue depth at 1 and says so
     (unless io_submit_mode=offload, whose submit threads each hold one)."""
     if "iodepth" not in o:
         return
     given, engine = "ioengine" in o, E.engine(o)
     offload = o.get("io_submit_mode", ("inline", ""))[0].strip().lower() == "offload"
     v, where = o["iodepth"]
-    if engine not in SYNC_ENGINES or offload or O.integer(v, "iodepth", where, 1, 65536) <= 1:
+    in_call = engine in SYNC_ENGINES or sg_in_call(E.flat(o))
+    if not in_call or offload or O.integer(v, "iodepth", where, 1, 65536) <= 1:
         return
     o["iodepth"] = ("1", where)
     which = f"ioengine={engine}" if given else "ioengine=psync (fio's default: none was given)"
+    if engine == "sg":
+        which += " on a block device or with sync=1 (each I/O done in the call)"
     _note(notes, f"iodepth={v.strip()} with {which}: a synchronous engine; fio caps the queue depth "
                  "at 1 (\"queue depth will be capped at 1\"); so does ssdlab: give ioengine=libaio or "
                  "io_uring for a queue")
