@@ -369,9 +369,12 @@ def sigkill():
 
 
 # fio's sg engine on a SCSI disk: scsi_debug's (a RAM disk; 0.1 ms a command, and as ndelay is
-# over 10 us a SYNCHRONIZE CACHE 1/20 s: every write in flight completes while a sync waits)
-SG_JOBS = "".join(f"[{name}]\nioengine=sg\nrw=randwrite\nbs=4k\nsize=1m\niodepth={qd}\n{kind}=4\nstonewall\n"
-                  for name, qd, kind in (("qd4", 4, "fsync"), ("qd8", 8, "fsync"), ("qd4_fdatasync", 4, "fdatasync")))
+# over 10 us a SYNCHRONIZE CACHE 1/20 s: every write in flight completes while a sync waits);
+# sync=1 makes fio's sg do each I/O in the call
+SG_JOBS = "".join(f"[{name}]\nioengine=sg\nrw=randwrite\nbs=4k\nsize=1m\niodepth={qd}\n{kind}=4\n{extra}stonewall\n"
+                  for name, qd, kind, extra in (("qd4", 4, "fsync", ""), ("qd8", 8, "fsync", ""),
+                                                ("qd4_fdatasync", 4, "fdatasync", ""),
+                                                ("qd8_sync", 8, "fsync", "sync=1\n")))
 
 
 def _sg_device(loaded: dict) -> str:
@@ -386,7 +389,7 @@ def _sg_device(loaded: dict) -> str:
 @step
 def sg_syncs():
     """fio's own sg engine (the host's fio, on /dev/sgN) with fsync=4 and fdatasync=4 at
-    iodepth 4 and 8; the modules unloaded after (the guest uses none of them)."""
+    iodepth 4 and 8, and with sync=1; the modules unloaded after (the guest uses none of them)."""
     loaded = {"scsi_debug": sh("modprobe", "scsi_debug", "dev_size_mb=8", "ndelay=100000"), "sg": sh("modprobe", "sg")}
     try:
         dev = _sg_device(loaded)

@@ -1,7 +1,8 @@
 """fsync=N and fdatasync=N on fio's sg engine, against real fio on a SCSI disk (scsi_debug's,
 through /dev/sgN, in the VM of conftest.py): each sync a SYNCHRONIZE CACHE done in the
 issuing call, which takes the writes in flight that complete while it waits, so the sync is
-the last I/O taken and one due before the next reap is skipped. ssdlab runs the same job
+the last I/O taken and one due before the next reap is skipped; with sync=1 each I/O is
+done in the call. ssdlab runs the same job
 file on a simulated drive. scsi_debug's sync takes 1/20 s and its writes 0.1 ms, so every
 write in flight is taken; the simulated drive's flush is quicker: at iodepth 8 only the
 mechanism is compared (some syncs skipped), not the count."""
@@ -39,7 +40,7 @@ def test_sg_syncs_as_real_fio_on_a_scsi_disk(nvme_vm_run, tmp_path):
     s = nvme_vm_run.step("sg_syncs")
     assert s["model"] == "scsi_debug", s
     fio, sim = _fio(s), _ssdlab(tmp_path, s["jobs"])
-    for name in ("qd4", "qd8", "qd4_fdatasync"):
+    for name in ("qd4", "qd8", "qd4_fdatasync", "qd8_sync"):
         assert fio[name]["write"]["total_ios"] == sim[name]["write"]["total_ios"] == WRITES, name
     # iodepth 4: one sync per 4 writes, none skipped (the queue fills, and its reap comes,
     # before the next is due), the last write followed by none; an fdatasync counted in
@@ -52,3 +53,8 @@ def test_sg_syncs_as_real_fio_on_a_scsi_disk(nvme_vm_run, tmp_path):
     # issued: about one per 8 writes; one per 4 would be every_4
     for j in (fio["qd8"], sim["qd8"]):
         assert WRITES // 8 - 1 <= j["sync"]["total_ios"] <= every_4 * 3 // 4, j["sync"]
+    # sync=1: each I/O in the call (fio's synchronous mode of sg), so one sync per 4 writes
+    # at depth 1 whatever the iodepth: 256 writes and 63 syncs, 319 I/Os at depth 1
+    for j in (fio["qd8_sync"], sim["qd8_sync"]):
+        assert j["sync"]["total_ios"] == every_4, j["sync"]
+        assert j["iodepth_level"]["1"] == pytest.approx(100 * (WRITES + every_4) / WRITES, abs=0.01)
