@@ -9,25 +9,15 @@ mechanism is compared (some syncs skipped), not the count."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from typer.testing import CliRunner
+import simfio
 
 pytestmark = [pytest.mark.realdev, pytest.mark.timeout(1800), pytest.mark.xdist_group("nvme_vm")]
 WRITES = 256  # size=1m, bs=4k
 
 
 def _ssdlab(tmp_path, jobs: str) -> dict:
-    pytest.importorskip("ssdlab._sim")
-    from ssdlab.cli import app
-
-    f = tmp_path / "sg.fio"
-    f.write_text(jobs)
-    r = CliRunner().invoke(app, ["run", "fio", str(f), "--drive", "sim:tlc-256", "--set", "user_capacity_gb=8",
-                                 "--db", str(tmp_path / "r.sqlite"), "--output-format", "json"])
-    assert r.exit_code == 0, r.output
-    return {j["jobname"]: j for j in json.loads(r.stdout)["jobs"]}
+    return {j["jobname"]: j for j in simfio.run_json(tmp_path, jobs, "sg.fio")["jobs"]}
 
 
 def _fio(step: dict) -> dict:

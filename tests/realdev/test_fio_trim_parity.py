@@ -13,8 +13,8 @@ import json
 import subprocess
 
 import pytest
-from typer.testing import CliRunner
 
+import simfio
 from loopdevs import MIB, REASON, loops  # noqa: F401  (loops: a fixture)
 
 pytestmark = pytest.mark.realdev
@@ -34,15 +34,7 @@ def _keys(x: dict, prefix: str = "") -> set[str]:
 
 
 def _ssdlab(tmp_path, body: str) -> dict:
-    pytest.importorskip("ssdlab._sim")
-    from ssdlab.cli import app
-
-    f = tmp_path / "sim.fio"
-    f.write_text(body)
-    r = CliRunner().invoke(app, ["run", "fio", str(f), "--drive", "sim:tlc-256", "--set", "user_capacity_gb=8",
-                                 "--db", str(tmp_path / "r.sqlite"), "--output-format", "json"])
-    assert r.exit_code == 0, r.output
-    return json.loads(r.stdout)["jobs"][0]
+    return simfio.run_json(tmp_path, body)["jobs"][0]
 
 
 def _fio(tmp_path, dev: str, body: str) -> dict:
