@@ -210,8 +210,11 @@ def test_sg_on_a_block_device_or_with_sync_does_each_io_in_the_call(tmp_path, wh
 
 def test_sg_with_direct_on_an_sg_character_device_is_refused_as_fio_refuses_it(tmp_path):
     # fio 3.33: "destination does not support O_DIRECT", exit status 1
-    body = "[a]\nioengine=sg\nfilename=/dev/sg0\ndirect=1\nrw=randwrite\nbs=4k\nsize=1m\n"
-    refused(tmp_path, run_fio(tmp_path, job(tmp_path, body)), "direct=1", "sg")
+    for extra in ("", "sync=1\n"):
+        body = f"[a]\nioengine=sg\nfilename=/dev/sg0\ndirect=1\nrw=randwrite\nbs=4k\nsize=1m\n{extra}"
+        refused(tmp_path, run_fio(tmp_path, job(tmp_path, body)), "direct=1", "sg")
+    ok = run_fio(tmp_path, job(tmp_path, "[a]\nioengine=sg\nfilename=/dev/sda\ndirect=1\nrw=randwrite\nbs=4k\nsize=1m\n"))
+    assert ok.exit_code == 0, ok.output  # a block device: fio opens it with O_DIRECT
 
 
 @pytest.mark.parametrize("body", ["fsync=4\n", "fsync=3\niodepth_batch=8\n", "sync_file_range=write:4\nend_fsync=1\n"])

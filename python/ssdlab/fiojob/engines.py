@@ -51,14 +51,12 @@ def flat(o: dict) -> dict[str, str]:
 
 def sg_direct(o: dict) -> None:
     """Refuse direct=1 on sg's character device, as fio 3.33 does ("destination does not
-    support O_DIRECT")."""
-    if engine(o) == "sg" and flag_on(flat(o), "direct") and not flag_on(flat(o), "sync"):
-        f = flat(o)
-        if sg_in_call(dict(f, direct="0")):
-            return  # a block device: SG_IO with O_DIRECT, as fio opens it
+    support O_DIRECT"); on a block device fio opens it with O_DIRECT."""
+    f = flat(o)
+    if engine(o) == "sg" and flag_on(f, "direct") and not sg_in_call(dict(f, direct="0", sync="0")):
         raise FioJobError(f"{o['direct'][1]}: direct=1 with ioengine=sg on an sg character device: fio "
-                          "refuses it (\"destination does not support O_DIRECT\"); remove direct, or give "
-                          "sync=1 for each I/O done in the call")
+                          "refuses it (\"destination does not support O_DIRECT\"); remove direct (sync=1 "
+                          "does each I/O in the call)")
 
 
 def trim_issue(o: dict) -> str:
