@@ -164,15 +164,27 @@ def sectors_written(dev: str) -> int:
 
 
 def holds(dev: str) -> list[str]:
-    """The processes with `dev` open (the /proc/PID/fd links)."""
+    """The processes with `dev` open (the /proc/PID/fd links), but udev's: a writer's close
+    makes udev probe the device again (its inotify watch), a worker that opens it for a
+    moment whenever the guest's kernel gets to it, not a process the run left behind."""
     found = []
     for fd in Path("/proc").glob("[0-9]*/fd/*"):
         try:
-            if os.readlink(fd) == dev:
+            if os.readlink(fd) == dev and not _udev(fd.parts[2]):
                 found.append(fd.parts[2])
         except OSError:
             pass
     return sorted(set(found))
+
+
+def _udev(pid: str) -> bool:
+    """Is `pid` udev's daemon or one of its workers (named "(udev-worker)" or "systemd-udevd")?"""
+    try:
+        names = {Path(f"/proc/{pid}/comm").read_text().strip(),
+                 Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")}
+    except OSError:
+        return False
+    return bool(names & {"(udev-worker)", "systemd-udevd", "/usr/lib/systemd/systemd-udevd"})
 
 
 def processes() -> str:
@@ -349,9 +361,8 @@ def _interrupt(sig: int) -> dict:
     # fio gets SIGTERM once its parent died and ends as it likes to: its queued commands
     # complete first, seconds on an emulated controller with the host's cores busy
     t0 = time.monotonic()
-    while holds(N2) and time.monotonic() - t0 < 60:
+    while (held := holds(N2)) and time.monotonic() - t0 < 60:
         time.sleep(0.2)
-    held = holds(N2)
     # read in the guest: a killed run reads as stale only where its process lived
     return {**res, "db": str(OUT / db.name), "holders_after": held, "holders_s": time.monotonic() - t0,
             "processes": processes() if held else "", "cut_s": cut_s,
