@@ -132,6 +132,7 @@ class FioJobSpec(TypedDict):
     range_flush: NotRequired[ReadOnly[bool | None]]
     end_sync: NotRequired[ReadOnly[bool | None]]
     close_sync: NotRequired[ReadOnly[bool | None]]
+    override_sync: NotRequired[ReadOnly[bool | None]]
     null_batch: NotRequired[ReadOnly[int | None]]
     sync_io: NotRequired[ReadOnly[bool | None]]
     commit_hook: NotRequired[ReadOnly[bool | None]]

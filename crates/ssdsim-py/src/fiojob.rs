@@ -176,6 +176,7 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
             range_flush: get(d, "range_flush")?.unwrap_or(false),
             end_sync: get(d, "end_sync")?.unwrap_or(false),
             close_sync: get(d, "close_sync")?.unwrap_or(false),
+            override_sync: get(d, "override_sync")?.unwrap_or(false),
             null_batch: get(d, "null_batch")?.unwrap_or(0),
             sync_io: get(d, "sync_io")?.unwrap_or(false),
             commit_hook: get(d, "commit_hook")?.unwrap_or(false),
