@@ -132,3 +132,26 @@ def test_fsync_on_close_fails_on_an_sg_character_device_and_flushes_on_a_block_d
         end = sim(tmp_path, two + where + "end_fsync=1\n")["jobs"][0]
         close = sim(tmp_path, two + where + "fsync_on_close=1\n")["jobs"][0]
         assert (_time(close) > _time(end)) == more, where
+
+
+def test_fsync_on_close_on_an_sg_character_device_fails_the_job_when_ios_are_in_flight(tmp_path):
+    # a pass whose offsets end before its bytes (rw=read:4k: every other block) closes its
+    # file there (fio's set_io_u_file); with I/Os in flight, the last of them to complete
+    # closes it (put_io_u), where the fsync(2)'s EINVAL becomes the job's error ("file
+    # close"); its end sync is still issued, and fio then stops (thread_main: no further
+    # pass). fio 3.33 on scsi_debug's disk: error 22, 32 reads, one SYNCHRONIZE CACHE
+    holes = "[a]\nioengine=sg\nfilename=/dev/sg0\nrw=read:4k\nbs=4k\nsize=256k\n"
+    r = run_fio(tmp_path, job(tmp_path, holes + "iodepth=4\nfsync_on_close=1\nloops=2\n"), "--output-format", "json")
+    assert r.exit_code == 0, r.output
+    j = json.loads(r.stdout)["jobs"][0]
+    assert j["error"] == 22 and j["read"]["total_ios"] == 32
+    text = run_fio(tmp_path, job(tmp_path, holes + "iodepth=4\nfsync_on_close=1\n")).stdout
+    assert "err= 22: func=file close, error=Invalid argument" in text
+    plain = sim(tmp_path, holes + "iodepth=4\n")["jobs"][0]
+    assert _time(sim(tmp_path, holes + "iodepth=4\nfsync_on_close=1\n")["jobs"][0]) > _time(plain)  # the end sync
+    # none in flight (iodepth 1, or sync=1: each I/O in the call), a block device (a
+    # flush), end_fsync alone (no close's fsync): no error
+    for extra in ("iodepth=1\nfsync_on_close=1\n", "iodepth=4\nsync=1\nfsync_on_close=1\n",
+                  "iodepth=4\nend_fsync=1\n"):
+        assert _json(tmp_path, holes + extra)["error"] == 0, extra
+    assert _json(tmp_path, holes.replace("sg0", "sda") + "iodepth=4\nfsync_on_close=1\n")["error"] == 0

@@ -418,6 +418,12 @@ SG_FLUSH_JOBS = (
     ("sd_read_end", "sd", "rw=read\nend_fsync=1\n"),
     ("sd_read_close_loops", "sd", "rw=read\nfsync_on_close=1\nloops=2\n"),
     ("sd_write_close_loops", "sd", "rw=write\nfsync_on_close=1\nloops=2\n"),
+    # a pass whose offsets end before its bytes (every other block): fio closes the file there
+    ("holes_close", "sg", "rw=read:4k\niodepth=4\nfsync_on_close=1\n"),
+    ("holes_close_loops", "sg", "rw=read:4k\niodepth=4\nfsync_on_close=1\nloops=2\n"),
+    ("holes_close_qd1", "sg", "rw=read:4k\nfsync_on_close=1\n"),
+    ("holes_close_sync", "sg", "rw=read:4k\niodepth=4\nfsync_on_close=1\nsync=1\n"),
+    ("holes_end", "sg", "rw=read:4k\niodepth=4\nend_fsync=1\n"),
 )
 
 

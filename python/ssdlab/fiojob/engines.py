@@ -187,6 +187,8 @@ def calls(o: dict, iodepth: int, notes: list[str], writes: bool = True, trimwrit
             # fio's close_files ignores: no flush, no error)
             "close_sync": on("fsync_on_close") and not sg_chardev(o),
             "override_sync": engine(o) in OVERRIDE_SYNC_ENGINES,
+            # that failure is the job's error where the file closes with I/Os in flight
+            "close_fails": on("fsync_on_close") and sg_chardev(o),
             "null_batch": null_batch(o, iodepth, notes), "sync_io": sync_io(o, iodepth),
             # the null engine counts submissions and reaps in its commit hook (none at iodepth
             # 1, where no I/O reaches it); the synchronous engines have none: one per I/O
