@@ -132,6 +132,8 @@ class FioJobSpec(TypedDict):
     range_flush: NotRequired[ReadOnly[bool | None]]
     end_sync: NotRequired[ReadOnly[bool | None]]
     close_sync: NotRequired[ReadOnly[bool | None]]
+    override_sync: NotRequired[ReadOnly[bool | None]]
+    close_fails: NotRequired[ReadOnly[bool | None]]
     null_batch: NotRequired[ReadOnly[int | None]]
     sync_io: NotRequired[ReadOnly[bool | None]]
     commit_hook: NotRequired[ReadOnly[bool | None]]
@@ -492,6 +494,7 @@ class FioJobOut(TypedDict):
     issued: int
     zone_resets: int
     rate_min_failed: NotRequired[tuple[int, int, bool]]  # (direction, rate, is IOPS): rate_min not met
+    close_failed: NotRequired[bool]  # fsync_on_close's fsync failed as the file closed (EINVAL)
     lat_buckets: list[int]
     sync: FioLat  # fio's syncs (fsync=N, fdatasync=N, sync_file_range=FLAGS:N): their latencies
     sync_ranges: int  # how many of them were sync_file_ranges

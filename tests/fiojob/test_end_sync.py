@@ -102,3 +102,56 @@ def test_a_sync_file_range_reaches_the_drive_only_as_posixaios_fsync(tmp_path):
 def test_a_sync_file_range_fio_refuses_is_refused_in_one_line(tmp_path, value):
     refused(tmp_path, run_fio(tmp_path, job(tmp_path, f"[a]\nrw=write\nsize=1m\nsync_file_range={value}\n")),
             f"sync_file_range={value}", "wait_before, write, wait_after")
+
+
+SG_READ = "[a]\nioengine=sg\nrw=read\nbs=4k\nsize=256k\niodepth=4\n"
+
+
+@pytest.mark.parametrize("where", ["filename=/dev/sg0\n", "filename=/dev/sg0\nsync=1\n", "filename=/dev/sda\n",
+                                   "filename=/dev/sg0\nrw=trim\n"])
+@pytest.mark.parametrize("option", ["end_fsync=1", "fsync_on_close=1"])
+def test_sg_flushes_at_the_end_of_a_job_that_does_not_write(tmp_path, where, option):
+    # fio 3.33's sg sets override_sync (engines/sg.c fio_sgio_init), so should_fsync holds
+    # for any job: do_io's end sync is a SYNCHRONIZE CACHE after reads or trims too, in the
+    # job's time and in no sync figure. fio on scsi_debug's disk, 64 reads: one
+    # SYNCHRONIZE CACHE, sync.total_ios 0, in either mode of sg
+    plain, flushed = sim(tmp_path, SG_READ + where)["jobs"][0], sim(tmp_path, SG_READ + where + option + "\n")["jobs"][0]
+    assert _time(flushed) > _time(plain) and flushed["sync"]["ios"] == 0
+
+
+@pytest.mark.parametrize("rw", ["write", "read"])
+def test_fsync_on_close_fails_on_an_sg_character_device_and_flushes_on_a_block_device(tmp_path, rw):
+    # fio's fsync(2) as it closes the files (put_file) fails on an sg character device (no
+    # fsync there: EINVAL, which close_files ignores): no flush, no error; on an sd block
+    # device it is a flush. fio on scsi_debug's disk, loops=2, SYNCHRONIZE CACHEs: /dev/sg0
+    # 2 with fsync_on_close as with end_fsync (each pass's end sync); /dev/sda 3 (and the
+    # close before the second pass)
+    two = f"[a]\nioengine=sg\nrw={rw}\nbs=4k\nsize=256k\niodepth=4\nloops=2\n"
+    for where, more in (("filename=/dev/sg0\n", False), ("filename=/dev/sg0\nsync=1\n", False),
+                        ("filename=/dev/sda\n", True)):
+        end = sim(tmp_path, two + where + "end_fsync=1\n")["jobs"][0]
+        close = sim(tmp_path, two + where + "fsync_on_close=1\n")["jobs"][0]
+        assert (_time(close) > _time(end)) == more, where
+
+
+def test_fsync_on_close_on_an_sg_character_device_fails_the_job_when_ios_are_in_flight(tmp_path):
+    # a pass whose offsets end before its bytes (rw=read:4k: every other block) closes its
+    # file there (fio's set_io_u_file); with I/Os in flight, the last of them to complete
+    # closes it (put_io_u), where the fsync(2)'s EINVAL becomes the job's error ("file
+    # close"); its end sync is still issued, and fio then stops (thread_main: no further
+    # pass). fio 3.33 on scsi_debug's disk: error 22, 32 reads, one SYNCHRONIZE CACHE
+    holes = "[a]\nioengine=sg\nfilename=/dev/sg0\nrw=read:4k\nbs=4k\nsize=256k\n"
+    r = run_fio(tmp_path, job(tmp_path, holes + "iodepth=4\nfsync_on_close=1\nloops=2\n"), "--output-format", "json")
+    assert r.exit_code == 0, r.output
+    j = json.loads(r.stdout)["jobs"][0]
+    assert j["error"] == 22 and j["read"]["total_ios"] == 32
+    text = run_fio(tmp_path, job(tmp_path, holes + "iodepth=4\nfsync_on_close=1\n")).stdout
+    assert "err= 22: func=file close, error=Invalid argument" in text
+    plain = sim(tmp_path, holes + "iodepth=4\n")["jobs"][0]
+    assert _time(sim(tmp_path, holes + "iodepth=4\nfsync_on_close=1\n")["jobs"][0]) > _time(plain)  # the end sync
+    # none in flight (iodepth 1, or sync=1: each I/O in the call), a block device (a
+    # flush), end_fsync alone (no close's fsync): no error
+    for extra in ("iodepth=1\nfsync_on_close=1\n", "iodepth=4\nsync=1\nfsync_on_close=1\n",
+                  "iodepth=4\nend_fsync=1\n"):
+        assert _json(tmp_path, holes + extra)["error"] == 0, extra
+    assert _json(tmp_path, holes.replace("sg0", "sda") + "iodepth=4\nfsync_on_close=1\n")["error"] == 0

@@ -415,6 +415,54 @@ def sg_syncs():
         sh("rmmod", "sg", "scsi_debug")
 
 
+# fio's end flushes on sg (end_fsync, fsync_on_close): (job, device, options); "sg" is
+# /dev/sgN, "sd" its disk's /dev/sdX
+SG_FLUSH_JOBS = (
+    ("read", "sg", "rw=read\niodepth=4\n"),
+    ("read_end", "sg", "rw=read\niodepth=4\nend_fsync=1\n"),
+    ("read_close", "sg", "rw=read\niodepth=4\nfsync_on_close=1\n"),
+    ("read_end_sync", "sg", "rw=read\niodepth=4\nend_fsync=1\nsync=1\n"),
+    ("trim_end", "sg", "rw=trim\niodepth=4\nend_fsync=1\n"),
+    ("read_close_loops", "sg", "rw=read\niodepth=4\nfsync_on_close=1\nloops=2\n"),
+    ("write_close_loops", "sg", "rw=write\niodepth=4\nfsync_on_close=1\nloops=2\n"),
+    ("write_close_loops_sync", "sg", "rw=write\nfsync_on_close=1\nsync=1\nloops=2\n"),
+    ("sd_read_end", "sd", "rw=read\nend_fsync=1\n"),
+    ("sd_read_close_loops", "sd", "rw=read\nfsync_on_close=1\nloops=2\n"),
+    ("sd_write_close_loops", "sd", "rw=write\nfsync_on_close=1\nloops=2\n"),
+    # a pass whose offsets end before its bytes (every other block): fio closes the file there
+    ("holes_close", "sg", "rw=read:4k\niodepth=4\nfsync_on_close=1\n"),
+    ("holes_close_loops", "sg", "rw=read:4k\niodepth=4\nfsync_on_close=1\nloops=2\n"),
+    ("holes_close_qd1", "sg", "rw=read:4k\nfsync_on_close=1\n"),
+    ("holes_close_sync", "sg", "rw=read:4k\niodepth=4\nfsync_on_close=1\nsync=1\n"),
+    ("holes_end", "sg", "rw=read:4k\niodepth=4\nend_fsync=1\n"),
+)
+
+
+@step
+def sg_flushes():
+    """fio's sg with end_fsync and fsync_on_close, each job alone, the SYNCHRONIZE CACHEs it
+    sent counted in the kernel's log (scsi_debug's opts=1 logs every command it gets)."""
+    loaded = {"scsi_debug": sh("modprobe", "scsi_debug", "dev_size_mb=8", "ndelay=100000", "opts=1"),
+              "sg": sh("modprobe", "sg")}
+    try:
+        sg = _sg_device(loaded)
+        sd = "/dev/" + next(Path(f"/sys/class/scsi_generic/{os.path.basename(sg)}/device/block").iterdir()).name
+        runs = {}
+        for name, where, options in SG_FLUSH_JOBS:
+            jobs = LOCAL / f"{name}.fio"
+            jobs.write_text(f"[{name}]\nioengine=sg\nfilename={sg if where == 'sg' else sd}\nbs=4k\nsize=256k\n{options}")
+            res = LOCAL / f"{name}.json"
+            sh("dmesg", "-C")
+            run = sh("fio", "--output-format=json", f"--output={res}", str(jobs), timeout=120)
+            run["json"] = json.loads(res.read_text()) if res.exists() and res.stat().st_size else None
+            run["flushes"] = sum(" cmd 35 " in x for x in sh("dmesg")["stdout"].splitlines())
+            runs[name] = run
+        return {"sg": sg, "sd": sd, "write_cache": Path(f"/sys/block/{os.path.basename(sd)}/queue/write_cache")
+                .read_text().strip(), "loaded": loaded, "jobs": SG_FLUSH_JOBS, "runs": runs}
+    finally:
+        sh("rmmod", "sg", "scsi_debug")
+
+
 import threading  # noqa: E402
 
 steps["kernel"] = {"ok": True, "nvme": [x for x in sh("dmesg")["stdout"].splitlines() if "nvme" in x][-60:],

@@ -176,6 +176,8 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
             range_flush: get(d, "range_flush")?.unwrap_or(false),
             end_sync: get(d, "end_sync")?.unwrap_or(false),
             close_sync: get(d, "close_sync")?.unwrap_or(false),
+            override_sync: get(d, "override_sync")?.unwrap_or(false),
+            close_fails: get(d, "close_fails")?.unwrap_or(false),
             null_batch: get(d, "null_batch")?.unwrap_or(0),
             sync_io: get(d, "sync_io")?.unwrap_or(false),
             commit_hook: get(d, "commit_hook")?.unwrap_or(false),
@@ -293,6 +295,9 @@ pub(crate) fn job_dict<'py>(py: Python<'py>, j: &JobOut) -> PyResult<Bound<'py, 
     jd.set_item("ss_attained", j.ss_attained)?;
     jd.set_item("issued", j.issued)?;
     jd.set_item("zone_resets", j.zone_resets)?;
+    if j.close_failed {
+        jd.set_item("close_failed", true)?;
+    }
     if let Some((dir, rate, iops)) = j.rate_min_failed {
         jd.set_item("rate_min_failed", (dir, rate, iops))?;
     }

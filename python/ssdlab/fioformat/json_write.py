@@ -18,6 +18,7 @@ from .plat import DEFAULT_PERCENTILES, bin_value, percentiles
 
 FIO_VERSION = "fio-3.33"
 EIO = 5  # fio's error for a job under its minimum rate (td_verror(td, EIO, "check_min_rate"))
+EINVAL = 22  # and for fsync_on_close's fsync(2) failing as a file closes (put_file_log: "file close")
 _LAT_KEYS = ("2", "4", "10", "20", "50", "100", "250", "500", "750", "1000")
 # a job's syncs under unified_rw_reporting=mixed: fio's text prints them, its JSON has no
 # sync entry (dropped from the printed JSON: `printed`)
@@ -262,7 +263,7 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
         opts = report_options(last.get("settings") or last.get("options", {}))
         failed = [j["rate_min_failed"] for j in js if j.get("rate_min_failed")]
         job: dict = {"jobname": s["name"], "groupid": s["group"], "jobs": len(js),
-                     "error": EIO if failed else 0, "eta": 0, "elapsed": max(1, math.ceil(elapsed_s - 1e-9)),
+                     "error": EIO if failed else EINVAL if any(j.get("close_failed") for j in js) else 0, "eta": 0, "elapsed": max(1, math.ceil(elapsed_s - 1e-9)),
                      "job options": dict(last.get("options", {}))}
         unified = s.get("unified", "none")
         shorts = short_ios(specs, raw_jobs, members)

@@ -6,9 +6,11 @@ layout."""
 from __future__ import annotations
 
 from .fields import DIRS as _DIRS, MIXED
-from .json_write import TEXT_SYNC
+from .json_write import EINVAL, EIO, TEXT_SYNC
 
 DIRS = (*_DIRS, MIXED)
+# fio's function and message for a job's error (its td_verror)
+ERROR_FUNCS = {EIO: "check_min_rate, error=Input/output error", EINVAL: "file close, error=Invalid argument"}
 
 
 def _num(x: float) -> str:
@@ -75,7 +77,7 @@ def fio_text(doc: dict) -> str:
     for j in doc["jobs"]:
         if j.get("ssdlab_error"):
             lines.append(j["ssdlab_error"])
-        err = f"err= {j['error']}" + (": func=check_min_rate, error=Input/output error" if j["error"] else "")
+        err = f"err= {j['error']}" + (f": func={ERROR_FUNCS.get(j['error'], '?')}" if j["error"] else "")
         lines.append(f"{j['jobname']}: (groupid={j['groupid']}, jobs={j.get('jobs', 1)}): {err}: pid=0: {doc['time']}")
         for name in DIRS:
             d = j.get(name)

@@ -37,6 +37,10 @@ SYNC_TAKING = frozenset({"sg"})
 # silently at its first trim or sync. fio 3.36 sends a trim as a Dataset Management command
 # and 3.38 a sync as a Flush, both queued as any I/O: ssdlab does as they do, with a note
 NEWER_FIO_ENGINES = frozenset({"io_uring_cmd"})
+# engines that set fio's override_sync (engines/sg.c fio_sgio_init): should_fsync then holds
+# for a job that does not write, and end_fsync and fsync_on_close flush after its reads or
+# trims too (fsync=N counts writes: none)
+OVERRIDE_SYNC_ENGINES = frozenset({"sg"})
 
 
 def engine(o: dict) -> str:
@@ -49,11 +53,17 @@ def flat(o: dict) -> dict[str, str]:
     return {k: v[0] for k, v in o.items()}
 
 
+def sg_chardev(o: dict) -> bool:
+    """Whether the job runs sg on an sg character device (/dev/sgN, /dev/bsg/..., or no
+    filename), which has no fsync(2); else an sd block device."""
+    return engine(o) == "sg" and not sg_in_call(dict(flat(o), direct="0", sync="0"))
+
+
 def sg_direct(o: dict) -> None:
     """Refuse direct=1 on sg's character device, as fio 3.33 does ("destination does not
     support O_DIRECT"); on a block device fio opens it with O_DIRECT."""
     f = flat(o)
-    if engine(o) == "sg" and flag_on(f, "direct") and not sg_in_call(dict(f, direct="0", sync="0")):
+    if sg_chardev(o) and flag_on(f, "direct"):
         raise FioJobError(f"{o['direct'][1]}: direct=1 with ioengine=sg on an sg character device: fio "
                           "refuses it (\"destination does not support O_DIRECT\"); remove direct (sync=1 "
                           "does each I/O in the call)")
@@ -172,7 +182,13 @@ def calls(o: dict, iodepth: int, notes: list[str], writes: bool = True, trimwrit
 
     return {"trim_issue": trim_issue(o), "sync_issue": sync_issue(o, iodepth), "sync_kind": kind, "sync_blocks": n,
             "range_blocks": sync_file_range(o), "range_flush": engine(o) in RANGE_FLUSH_ENGINES,
-            "end_sync": on("end_fsync") or on("fsync_on_close"), "close_sync": on("fsync_on_close"),
+            "end_sync": on("end_fsync") or on("fsync_on_close"),
+            # fio's fsync(2) as it closes the files: none on an sg character device (EINVAL, which
+            # fio's close_files ignores: no flush, no error)
+            "close_sync": on("fsync_on_close") and not sg_chardev(o),
+            "override_sync": engine(o) in OVERRIDE_SYNC_ENGINES,
+            # that failure is the job's error where the file closes with I/Os in flight
+            "close_fails": on("fsync_on_close") and sg_chardev(o),
             "null_batch": null_batch(o, iodepth, notes), "sync_io": sync_io(o, iodepth),
             # the null engine counts submissions and reaps in its commit hook (none at iodepth
             # 1, where no I/O reaches it); the synchronous engines have none: one per I/O

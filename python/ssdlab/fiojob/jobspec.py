@@ -108,6 +108,8 @@ class JobSpec:
     range_flush: bool = False
     end_sync: bool = False  # end_fsync or fsync_on_close: a flush at each pass's end
     close_sync: bool = False  # fsync_on_close: and as fio closes the files
+    override_sync: bool = False  # the engine sets fio's override_sync (sg): those flushes for any job
+    close_fails: bool = False  # fsync_on_close's fsync(2) fails (sg character device): no flush
     null_batch: int = 0  # the null engine's batch above iodepth 1 (0: another engine)
     sync_io: bool = False  # each I/O completed in the issuing call (fio's FIO_SYNCIO engines)
     commit_hook: bool = False  # the engine counts submissions and reaps in its commit (null)

@@ -1,6 +1,7 @@
 //! fio's end_fsync and fsync_on_close (backend.c do_io's end, filesetup.c put_file), as fio
 //! 3.33 issues them. Once a pass's I/Os are in (its offsets or bytes done, or the job
-//! stopped: its runtime, exitall, steady state), a job that writes and whose last I/O taken
+//! stopped: its runtime, exitall, steady state), a job that writes (any job on an engine
+//! that sets fio's override_sync: sg; fio's should_fsync) and whose last I/O taken
 //! was not a sync flushes the drive (fio's fio_io_sync), in the pass's time and in none of
 //! fio's sync figures (it runs TD_FSYNCING); a verify_only job, which does no I/O pass, does
 //! not. With fsync_on_close, fio also flushes as it closes the job's files: before each
@@ -23,7 +24,7 @@ use crate::SimError;
 /// without an error).
 fn due(s: &JobSpec, l: &Live, o: &JobOut) -> Option<SyncKind> {
     let c = &s.calls;
-    if !s.write || l.outstanding > 0 || l.holds != 0 || l.ended || o.rate_min_failed.is_some() {
+    if !syncs(s) || l.outstanding > 0 || l.holds != 0 || l.ended || o.rate_min_failed.is_some() {
         return None;
     }
     let pass_end = l.phase == Phase::Drain || (l.done && l.phase == Phase::Io);
@@ -39,6 +40,12 @@ fn due(s: &JobSpec, l: &Live, o: &JobOut) -> Option<SyncKind> {
     }
     let close = c.close_sync && l.done && !l.last_was_sync && !l.closed;
     close.then_some(SyncKind::Close { restart: false })
+}
+
+/// fio's should_fsync but for its last_was_sync: the job writes, or its engine sets
+/// override_sync (sg's SYNCHRONIZE CACHE after reads or trims too).
+fn syncs(s: &JobSpec) -> bool {
+    s.write || s.calls.override_sync
 }
 
 impl Drive {
@@ -76,7 +83,7 @@ impl Drive {
             return Ok(()); // fio's thread ends: end_sync's flush at its end, if any
         }
         w.l.last_was_sync = false;
-        if !s.calls.close_sync || !s.write {
+        if !s.calls.close_sync || !syncs(s) {
             return Ok(());
         }
         let restart = w.l.phase == Phase::Verify;

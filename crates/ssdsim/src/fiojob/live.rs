@@ -102,6 +102,9 @@ pub(crate) struct Live {
     pub dry: bool,
     /// The pass ended because its offsets did (fio's files done).
     pub files_done: bool,
+    /// fsync_on_close's fsync(2) failed as the file closed with I/Os in flight (an sg
+    /// character device: sync_ops::Calls): fio's error, the job ends after this pass.
+    pub close_failed: bool,
     /// The time of the pass (or its verify) so far is counted in the runtimes.
     pub accounted: bool,
     /// Bytes issued by fio's counting rule (JobSpec::counted), all passes, ramp included;
@@ -217,6 +220,7 @@ impl Live {
             counted: [0, 1, 2].map(|d| s.counted(d)),
             dry: s.verify.is_some_and(|v| v.only),
             files_done: false,
+            close_failed: false,
             accounted: false,
             issue_counted: 0,
             done_bytes_all: 0,

@@ -451,4 +451,7 @@ pub struct JobOut {
     /// rate_min / rate_iops_min not met: (direction, the rate over the last cycle, whether
     /// it is IOPS); the job ended there with fio's error (EIO).
     pub rate_min_failed: Option<(usize, u64, bool)>,
+    /// fsync_on_close's fsync(2) failed as the file closed (live.rs): fio's error (EINVAL,
+    /// "file close").
+    pub close_failed: bool,
 }

@@ -31,6 +31,10 @@ pub(crate) fn io_done(s: &JobSpec, l: &mut Live, runtime: &mut [u64; 3], moved: 
         }
     }
     l.accounted = true;
+    if l.close_failed {
+        l.done = true; // fio's thread loop stops on the job's error: no verify, no pass
+        return;
+    }
     if l.pass_bytes == 0 && l.pieces.as_ref().is_none_or(|p| p.len == 0) {
         l.done = true; // a pass that did nothing: fio ends the job
         return;
@@ -126,6 +130,7 @@ pub(crate) fn job_end(spec: &JobSpec, l: &Live, o: &mut JobOut) {
         o.depths.submit = [0; 7]; // cpp_null's commit marks none (sync_ops::Calls)
     }
     o.zone_resets = l.zones.as_ref().map_or(0, |z| z.resets);
+    o.close_failed = l.close_failed;
     o.end_ns = if l.terminated {
         l.last_done.max(l.term_at).max(l.stats_from)
     } else if spec.time_based && !o.ss_attained && !l.lat_done && o.rate_min_failed.is_none() {

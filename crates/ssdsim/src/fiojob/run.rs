@@ -417,6 +417,9 @@ impl Drive {
                         }
                         None => {
                             l.files_done = true; // the pass's offsets are over
+                            // fio closes the file now; the last I/O in flight, if any,
+                            // closes it as it completes, where a failed fsync is an error
+                            l.close_failed |= spec.calls.close_fails && l.outstanding > 0;
                             l.phase = Phase::Drain;
                             continue;
                         }

@@ -43,7 +43,10 @@ pub enum Issue {
 /// posixaio's aio_fsync does; else it reaches no drive: the simulated host has no page cache
 /// to write back, and Linux's sync_file_range sends the drive no flush). `end_sync`: fio's
 /// end_fsync or fsync_on_close (a flush once a pass's I/Os are in), `close_sync`:
-/// fsync_on_close (a flush as fio closes the files); `null_batch`: the null engine's batch
+/// fsync_on_close (a flush as fio closes the files); `override_sync`: the engine sets fio's
+/// override_sync (sg), so a job that does not write flushes for these too; `close_fails`:
+/// fsync_on_close's fsync(2) fails (an sg character device has none: no flush), an error
+/// only when the file is closed with I/Os in flight (a pass's offsets ended); `null_batch`: the null engine's batch
 /// above iodepth 1 (null_queue.rs; 0: another engine). `sync_io`: the engine completes each
 /// I/O in the call that issues it (fio's FIO_SYNCIO: the synchronous engines, null at iodepth
 /// 1), and fio counts only queued I/Os towards a pass's bytes (do_io's bytes_issued): the
@@ -61,6 +64,8 @@ pub struct Calls {
     pub range_flush: bool,
     pub end_sync: bool,
     pub close_sync: bool,
+    pub override_sync: bool,
+    pub close_fails: bool,
     pub null_batch: u32,
     pub sync_io: bool,
     pub commit_hook: bool,
