@@ -332,6 +332,15 @@ def from_figures(path: Path) -> Evidence:
         groups[g.name] = f.run[0] if f.kind != "spec sheet" else "spec sheet"
     contradiction(path, figs)
     facts = dict(ff.facts)
+    cap = facts.get("capacity_gb")
+    if cap is not None and not 0 < cap <= MAX_GB:  # 0 is not "none given": that is leaving it out
+        raise UserError(f"{path}: fact capacity_gb = {cap:g}: must be above 0 and at most {MAX_GB:g} (GB)")
+    if ff.start is not None:
+        from ..profiles import builtin_ids
+
+        if ff.start not in builtin_ids():
+            raise UserError(f"{path}: start = {ff.start!r}: not a class (a built-in profile: "
+                            f"{', '.join(builtin_ids())})")
     return Evidence(figs, groups, facts, [f"figures {path}"], {}, left, ff.start)
 
 
@@ -373,6 +382,33 @@ def check_metrics(ev: Evidence, known: Callable[[str], set[str] | None]) -> None
     for f in ev.figures:
         if f.node is not None:
             walk(f.node, f.run[0], f.name)
+            if "metric" in f.node and known(f.run[0]) is not None:
+                check_value(f, f.run[0], f.node["metric"])
+
+
+MAX_GB = 1e5  # a capacity the simulator builds (user_capacity_gb's bound)
+RATES = ("MB/s", "IOPS", "us", "ms")  # above 0 on any drive that moves data
+SIZES = ("GB", "s")  # 0 at least (no SLC cache, steady from the start)
+SHARES = ("share", "of capacity", "share of fill", "ratio")  # a share's names
+
+
+def check_value(f: Figure, test: str, metric: str) -> None:
+    """A figure of a metric is in the metric's own unit (its name's: a unit is a label, not
+    converted, so 0.085 ms of a metric in us would fit the twin to 0.085 us), and a rate or
+    latency above 0 (a size or time at least 0), as a run's figures are: a UserError naming
+    the figure."""
+    own = _unit(metric)
+    if own != "ratio" and f.unit != own and not (own == "share" and f.unit in SHARES):
+        raise UserError(f"figure {f.name!r}: {test}'s {metric} is in {own}, not {f.unit} (a unit is not converted: "
+                        f"give the value in {own})")
+    ends = [v for v in (f.value, f.lo, f.hi) if v is not None]
+    if own in RATES and (any(v < 0 for v in ends) or (f.value is not None and f.value <= 0)
+                         or (f.hi is not None and f.hi <= 0)):
+        raise UserError(f"figure {f.name!r}: a rate or latency is above 0, not {f.published()} {f.unit} "
+                        f"({test}'s {metric})")
+    if own in SIZES and any(v < 0 for v in ends):
+        raise UserError(f"figure {f.name!r}: a size or time is at least 0, not {f.published()} {f.unit} "
+                        f"({test}'s {metric})")
 
 
 _KNOWN: dict[str, set[str]] = {}
