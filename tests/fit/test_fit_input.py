@@ -331,3 +331,33 @@ def test_a_seed_the_search_cannot_take_is_refused_before_anything_runs(store, tm
     db, (a, *_) = store
     refused(["--runs", str(a), "--seed", seed], f"--seed {seed}: a fit's seed is 0 to 4294967295", tmp_path / "t.toml",
             db)
+
+
+def test_a_figures_files_facts_win_over_what_the_fingerprint_suggests(store, tmp_path):
+    # a fingerprint's interface, cell and mapping cache are read off its figures (an HMB that
+    # covers the spans read looks like DRAM); what a spec sheet states is the drive's: the
+    # class follows it. The runs' capacity is the drive's bytes, and stays.
+    from ssdlab.fit.evidence import from_figures, from_runs
+    from ssdlab.fit.space import choose_class
+
+    db, (a, *_) = store
+    p = tmp_path / "f.toml"
+    p.write_text('[facts]\ncapacity_gb = 8.1\nmapping = "hmb"\n\n[[figure]]\nname = "a"\ntest = "fill"\n'
+                 'metric = "post_cache_mbps"\nvalue = 400\nunit = "MB/s"\n')
+    st = Store(db)
+    runs = from_runs(st, [a])
+    st.close()
+    assert runs.facts["mapping"] == "dram" and runs.facts["capacity_gb"] == 8.0
+    both = runs.merged(from_figures(p))
+    assert both.facts["mapping"] == "hmb" and both.facts["capacity_gb"] == 8.0
+    assert choose_class(both.facts) == "bg4-256"
+
+
+def test_a_report_directory_at_the_twins_path_is_refused_before_anything_runs(store, tmp_path):
+    # -o made the directory at --out's path, the fit ran, and writing its twin then failed
+    # (exit 2 after the search, the twin lost, an empty directory left where it was to be)
+    db, (a, *_) = store
+    out = tmp_path / "twin.toml"
+    refused(["--runs", str(a), "-o", str(out)], f"-o {out} is the twin's file (--out)", out, db)
+    refused(["--runs", str(a), "-o", str(out / "report")], f"-o {out / 'report'} is the twin's file (--out)", out, db)
+    assert not out.exists()

@@ -137,6 +137,9 @@ def fit_cmd(
         if figures is not None and out.resolve() == figures.resolve():
             raise UserError(f"--out {out} is the figures file (the evidence); write the twin elsewhere")
         _check_out(out, force)
+        if report_dir is not None and report_dir.resolve().is_relative_to(out.resolve()):
+            raise UserError(f"-o {report_dir} is the twin's file (--out) or inside it; give the report a directory "
+                            "of its own")
         parts = []
         if runs is not None:
             store = existing_store(db)

@@ -64,6 +64,7 @@ class Evidence:
     left_out: list[str] = field(default_factory=list)  # figures a twin cannot be fitted to, and why
     start: str | None = None  # the class the evidence names
     measured: dict[str, dict[str, Any]] = field(default_factory=dict)  # run label -> stored phases (report)
+    inferred: frozenset[str] = frozenset()  # facts read off a fingerprint's figures, not stated (infer_facts)
 
     def runs(self) -> list[RunKey]:
         out: list[RunKey] = []
@@ -107,10 +108,17 @@ class Evidence:
         if a and b and abs(a - b) > 0.05 * max(a, b):  # a drive's bytes against its rated GB: a few %
             raise UserError(f"the runs' drive holds {a:g} GB and {other.sources[0]} states capacity_gb = {b:g}: "
                             "a twin is fitted to the evidence of one drive")
+        # a fact one side states wins over the other's guess (a fingerprint's interface, cell
+        # and mapping cache, read off its figures); else the first's (the runs' bytes)
+        facts = {**other.facts, **self.facts}
+        for k in self.inferred & other.facts.keys() - other.inferred:
+            facts[k] = other.facts[k]
         return Evidence(self.figures + other.figures, {**self.groups, **other.groups},
-                        {**other.facts, **self.facts}, self.sources + other.sources, {**self.plans, **other.plans},
+                        facts, self.sources + other.sources, {**self.plans, **other.plans},
                         self.left_out + other.left_out, self.start or other.start,
-                        {**self.measured, **other.measured})
+                        {**self.measured, **other.measured},
+                        (self.inferred | other.inferred) - (other.facts.keys() - other.inferred)
+                        - (self.facts.keys() - self.inferred))
 
     def without(self, group: str) -> "Evidence":
         keep = [f for f in self.figures if self.groups[f.name] != group]
@@ -194,6 +202,7 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
     first: tuple[Any, ...] | None = None
     capacity = 0
     facts: dict[str, Any] = {}
+    inferred: set[str] = set()
     for rid in run_ids:
         run = store.run(rid)
         if len(run["drives"]) != 1:
@@ -231,7 +240,9 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
             area = area_bytes(capacity, Options(spare=spare))
             plans[key] = the_test.replay(phases, area)
             measured[f"run {rid}"] = {"phases": phases, "spec": d["spec"]}
-            facts.update(infer_facts(metrics))
+            shown = infer_facts(metrics)
+            facts.update(shown)
+            inferred |= shown.keys()
         elif args.get("interval") is not None:  # quick's idle between tests: its trials idle so too
             plans[key] = Paced(float(args["interval"]))
         for name, value in metrics.items():
@@ -251,7 +262,8 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
                 groups[label] = group_of(the_test, name)
     facts["capacity_gb"] = capacity / 1e9
     ids = ",".join(str(i) for i in run_ids)
-    return Evidence(figs, groups, facts, [f"runs {ids} of {store.path}"], plans, left, None, measured)
+    return Evidence(figs, groups, facts, [f"runs {ids} of {store.path}"], plans, left, None, measured,
+                    frozenset(inferred))
 
 
 def analyzed(test: str, phases: list[dict[str, Any]], opts: Any) -> dict[str, Any] | None:
