@@ -394,8 +394,9 @@ def check_metrics(ev: Evidence, known: Callable[[str], set[str] | None]) -> None
     for f in ev.figures:
         if f.node is not None:
             walk(f.node, f.run[0], f.name)
-            if "metric" in f.node and known(f.run[0]) is not None:
-                check_value(f, f.run[0], f.node["metric"])
+            test = f.node.get("test", f.run[0])
+            if "metric" in f.node and known(test) is not None:
+                check_value(f, test, f.node["metric"])
 
 
 MAX_GB = 1e5  # a capacity the simulator builds (user_capacity_gb's bound)
