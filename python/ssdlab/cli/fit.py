@@ -12,8 +12,8 @@ from typing import Any, Optional
 import typer
 
 from .. import safe_path
-from ..errors import file_problem
-from .errors import UserError, interrupted_status, user_errors
+from ..errors import file_problem, one_line
+from .errors import EXIT_USER, UserError, fail, interrupted_status, user_errors
 from .inputs import check_out_dir, existing_store, ray_choice
 from .options import Db, JsonOut, Seed
 from .output import emit_table, print_json
@@ -195,6 +195,11 @@ def fit_cmd(
                 typer.echo(f"ssdlab: fit interrupted while writing its report: the twin is written to {out}; "
                            f"no report written to {report_dir}", err=True)
                 raise typer.Exit(interrupted_status()) from None
+            except Exception as e:  # (a full disk): what failed, and that the twin is kept
+                _unmake(report_dir, made)
+                what = one_line(e) if isinstance(e, (UserError, ValueError)) else f"{type(e).__name__}: {one_line(e)}"
+                fail(f"{what}; the twin is written to {out}, no report written to {report_dir}",
+                     EXIT_USER if isinstance(e, (UserError, ValueError)) else 1)
     if json_out:
         print_json(doc)
         return
