@@ -586,3 +586,11 @@ def test_the_cma_es_stage_starts_without_a_warning_line():
         warnings.simplefilter("always")
         search.Search._study(SimpleNamespace(seed=1, sampler_name="cmaes"), {"a": 0.5, "b": 0.5})
     assert [str(w.message) for w in seen] == []
+
+
+def test_a_restarts_seed_past_32_bits_wraps_around():
+    # a restart's CMA-ES takes the fit's seed plus its count: from the largest seed the fit
+    # takes, 2**32 - 1, the first restart's would be past what the sampler takes
+    study = search.Search._study(SimpleNamespace(seed=2**32 - 1, sampler_name="cmaes"), {"a": 0.5}, seed=2**32)
+    study.ask()
+    study.ask()

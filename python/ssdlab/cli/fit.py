@@ -12,8 +12,8 @@ from typing import Any, Optional
 import typer
 
 from .. import safe_path
-from ..errors import file_problem
-from .errors import UserError, interrupted_status, user_errors
+from ..errors import file_problem, one_line
+from .errors import EXIT_USER, UserError, fail, interrupted_status, user_errors
 from .inputs import check_out_dir, existing_store, ray_choice
 from .options import Db, JsonOut, Seed
 from .output import emit_table, print_json
@@ -104,7 +104,7 @@ def fit_cmd(
     figures: Optional[Path] = typer.Option(None, "--figures", help="a figures file (TOML, docs/fit-evidence.md): a review's or a spec sheet's figures"),
     out: Path = typer.Option(..., "--out", help="the twin's profile TOML (use it as --drive sim:./twin.toml)"),
     report_dir: Optional[Path] = typer.Option(None, "-o", "--report", help="write the fit report (HTML + PNG) here"),
-    trials: int = typer.Option(400, "--trials", min=1, help="trials of the search (a cross-validation fold's: --crossval-trials)"),
+    trials: int = typer.Option(400, "--trials", min=1, help="trials of the search past its opening (the die-count scan and screening, about 5 trials a parameter, run whole: --minutes bounds them; a cross-validation fold's: --crossval-trials)"),
     minutes: Optional[float] = typer.Option(None, "--minutes", min=0.01, help="bound the fit's time (the search, pinning and cross-validation share it; trials still running at its end are stopped)"),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="trials at once on local worker processes (default: one per core; 1: in this process)"),
     ray: bool = typer.Option(False, "--ray", help="run the trials on a local Ray instance (or --ray-address)"),
@@ -124,6 +124,7 @@ def fit_cmd(
     from ..executor import open_executor
     from ..fit import evidence as E
     from ..fit import fitting, report
+    from ..fit.search import SEEDS
 
     started = time.monotonic()  # --minutes counts from here: reading the evidence is in it
     with user_errors():
@@ -131,9 +132,14 @@ def fit_cmd(
             raise UserError("give the evidence: --runs ID[,ID...] (the drive's runs) and/or --figures FILE.toml")
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
+        if not 0 <= seed < SEEDS:  # the search's sampler takes 32 bits (a run's seed takes 64)
+            raise UserError(f"--seed {seed}: a fit's seed is 0 to {SEEDS - 1}")
         if figures is not None and out.resolve() == figures.resolve():
             raise UserError(f"--out {out} is the figures file (the evidence); write the twin elsewhere")
         _check_out(out, force)
+        if report_dir is not None and report_dir.resolve().is_relative_to(out.resolve()):
+            raise UserError(f"-o {report_dir} is the twin's file (--out) or inside it; give the report a directory "
+                            "of its own")
         parts = []
         if runs is not None:
             store = existing_store(db)
@@ -181,8 +187,19 @@ def fit_cmd(
         for what in doc["out_of_time"]:  # full-size runs that would have ended past --minutes
             typer.echo(f"ssdlab: warning: --minutes {minutes:g} left no time for {what}", err=True)
         if report_dir is not None:
-            ps = report.prints(ev.measured, fitting.twin_phases(res, ev)) if ev.measured else []
-            doc["report"] = str(report.write(doc, report_dir, ps, f"Twin of {name}"))
+            try:  # from runs, the twin's whole fingerprint at the drive's size first: seconds to a minute
+                ps = report.prints(ev.measured, fitting.twin_phases(res, ev)) if ev.measured else []
+                doc["report"] = str(report.write(doc, report_dir, ps, f"Twin of {name}"))
+            except KeyboardInterrupt:  # the twin is written: kept, and said so
+                _unmake(report_dir, made)
+                typer.echo(f"ssdlab: fit interrupted while writing its report: the twin is written to {out}; "
+                           f"no report written to {report_dir}", err=True)
+                raise typer.Exit(interrupted_status()) from None
+            except Exception as e:  # (a full disk): what failed, and that the twin is kept
+                _unmake(report_dir, made)
+                what = one_line(e) if isinstance(e, (UserError, ValueError)) else f"{type(e).__name__}: {one_line(e)}"
+                fail(f"{what}; the twin is written to {out}, no report written to {report_dir}",
+                     EXIT_USER if isinstance(e, (UserError, ValueError)) else 1)
     if json_out:
         print_json(doc)
         return

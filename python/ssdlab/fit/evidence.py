@@ -64,6 +64,7 @@ class Evidence:
     left_out: list[str] = field(default_factory=list)  # figures a twin cannot be fitted to, and why
     start: str | None = None  # the class the evidence names
     measured: dict[str, dict[str, Any]] = field(default_factory=dict)  # run label -> stored phases (report)
+    inferred: frozenset[str] = frozenset()  # facts read off a fingerprint's figures, not stated (infer_facts)
 
     def runs(self) -> list[RunKey]:
         out: list[RunKey] = []
@@ -107,10 +108,17 @@ class Evidence:
         if a and b and abs(a - b) > 0.05 * max(a, b):  # a drive's bytes against its rated GB: a few %
             raise UserError(f"the runs' drive holds {a:g} GB and {other.sources[0]} states capacity_gb = {b:g}: "
                             "a twin is fitted to the evidence of one drive")
+        # a fact one side states wins over the other's guess (a fingerprint's interface, cell
+        # and mapping cache, read off its figures); else the first's (the runs' bytes)
+        facts = {**other.facts, **self.facts}
+        for k in self.inferred & other.facts.keys() - other.inferred:
+            facts[k] = other.facts[k]
         return Evidence(self.figures + other.figures, {**self.groups, **other.groups},
-                        {**other.facts, **self.facts}, self.sources + other.sources, {**self.plans, **other.plans},
+                        facts, self.sources + other.sources, {**self.plans, **other.plans},
                         self.left_out + other.left_out, self.start or other.start,
-                        {**self.measured, **other.measured})
+                        {**self.measured, **other.measured},
+                        (self.inferred | other.inferred) - (other.facts.keys() - other.inferred)
+                        - (self.facts.keys() - self.inferred))
 
     def without(self, group: str) -> "Evidence":
         keep = [f for f in self.figures if self.groups[f.name] != group]
@@ -194,6 +202,7 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
     first: tuple[Any, ...] | None = None
     capacity = 0
     facts: dict[str, Any] = {}
+    inferred: set[str] = set()
     for rid in run_ids:
         run = store.run(rid)
         if len(run["drives"]) != 1:
@@ -231,7 +240,9 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
             area = area_bytes(capacity, Options(spare=spare))
             plans[key] = the_test.replay(phases, area)
             measured[f"run {rid}"] = {"phases": phases, "spec": d["spec"]}
-            facts.update(infer_facts(metrics))
+            shown = infer_facts(metrics)
+            facts.update(shown)
+            inferred |= shown.keys()
         elif args.get("interval") is not None:  # quick's idle between tests: its trials idle so too
             plans[key] = Paced(float(args["interval"]))
         for name, value in metrics.items():
@@ -251,7 +262,8 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
                 groups[label] = group_of(the_test, name)
     facts["capacity_gb"] = capacity / 1e9
     ids = ",".join(str(i) for i in run_ids)
-    return Evidence(figs, groups, facts, [f"runs {ids} of {store.path}"], plans, left, None, measured)
+    return Evidence(figs, groups, facts, [f"runs {ids} of {store.path}"], plans, left, None, measured,
+                    frozenset(inferred))
 
 
 def analyzed(test: str, phases: list[dict[str, Any]], opts: Any) -> dict[str, Any] | None:
@@ -332,6 +344,15 @@ def from_figures(path: Path) -> Evidence:
         groups[g.name] = f.run[0] if f.kind != "spec sheet" else "spec sheet"
     contradiction(path, figs)
     facts = dict(ff.facts)
+    cap = facts.get("capacity_gb")
+    if cap is not None and not 0 < cap <= MAX_GB:  # 0 is not "none given": that is leaving it out
+        raise UserError(f"{path}: fact capacity_gb = {cap:g}: must be above 0 and at most {MAX_GB:g} (GB)")
+    if ff.start is not None:
+        from ..profiles import builtin_ids
+
+        if ff.start not in builtin_ids():
+            raise UserError(f"{path}: start = {ff.start!r}: not a class (a built-in profile: "
+                            f"{', '.join(builtin_ids())})")
     return Evidence(figs, groups, facts, [f"figures {path}"], {}, left, ff.start)
 
 
@@ -373,6 +394,34 @@ def check_metrics(ev: Evidence, known: Callable[[str], set[str] | None]) -> None
     for f in ev.figures:
         if f.node is not None:
             walk(f.node, f.run[0], f.name)
+            test = f.node.get("test", f.run[0])
+            if "metric" in f.node and known(test) is not None:
+                check_value(f, test, f.node["metric"])
+
+
+MAX_GB = 1e5  # a capacity the simulator builds (user_capacity_gb's bound)
+RATES = ("MB/s", "IOPS", "us", "ms")  # above 0 on any drive that moves data
+SIZES = ("GB", "s")  # 0 at least (no SLC cache, steady from the start)
+SHARES = ("share", "of capacity", "share of fill", "ratio")  # a share's names
+
+
+def check_value(f: Figure, test: str, metric: str) -> None:
+    """A figure of a metric is in the metric's own unit (its name's: a unit is a label, not
+    converted, so 0.085 ms of a metric in us would fit the twin to 0.085 us), and a rate or
+    latency above 0 (a size or time at least 0), as a run's figures are: a UserError naming
+    the figure."""
+    own = _unit(metric)
+    if own != "ratio" and f.unit != own and not (own == "share" and f.unit in SHARES):
+        raise UserError(f"figure {f.name!r}: {test}'s {metric} is in {own}, not {f.unit} (a unit is not converted: "
+                        f"give the value in {own})")
+    ends = [v for v in (f.value, f.lo, f.hi) if v is not None]
+    if own in RATES and (any(v < 0 for v in ends) or (f.value is not None and f.value <= 0)
+                         or (f.hi is not None and f.hi <= 0)):
+        raise UserError(f"figure {f.name!r}: a rate or latency is above 0, not {f.published()} {f.unit} "
+                        f"({test}'s {metric})")
+    if own in SIZES and any(v < 0 for v in ends):
+        raise UserError(f"figure {f.name!r}: a size or time is at least 0, not {f.published()} {f.unit} "
+                        f"({test}'s {metric})")
 
 
 _KNOWN: dict[str, set[str]] = {}

@@ -57,6 +57,9 @@ def run_trial(class_text: str, overrides: dict[RunKey, list[str]], runs: list[Ru
     return out
 
 
+SEEDS = 2**32  # the search's sampler (numpy's legacy seeding) takes a seed below this
+
+
 @dataclass
 class Budget:
     trials: int
@@ -281,7 +284,7 @@ class Search:
     def _study(self, x0: dict[str, float], sigma: float = SIGMA0, seed: int | None = None) -> Any:
         import optuna
 
-        seed = self.seed if seed is None else seed
+        seed = (self.seed if seed is None else seed) % SEEDS  # a restart's seed past the last wraps around
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         if self.sampler_name == "tpe":
             sampler: Any = optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=BATCH)
