@@ -78,18 +78,16 @@ def _int(v: object) -> int:
         return 0
 
 
-def nvme_ses_support(dev: str) -> tuple[bool, bool]:
+def nvme_ses_support(doc: dict) -> tuple[bool, bool]:
     """(user-data erase, crypto erase) support from `nvme id-ctrl`'s OACS and FNA fields."""
-    doc = _id_ctrl(dev)
     fmt = bool(_int(doc.get("oacs", 0)) & 0x2)  # Format NVM supported
     return (fmt, fmt and bool(_int(doc.get("fna", 0)) & FNA_CRYPTO))
 
 
-def nvme_format_reaches_others(dev: str) -> bool:
-    """Whether a Format with secure erase of the namespace `dev` could erase another
-    namespace too: the controller applies it to all of them (FNA bit 0 or 1) and has room
-    for more than one (NN, the largest namespace id)."""
-    doc = _id_ctrl(dev)
+def nvme_format_reaches_others(doc: dict) -> bool:
+    """Whether a Format with secure erase of one namespace could erase another namespace
+    too: the controller (`nvme id-ctrl`) applies it to all of them (FNA bit 0 or 1) and has
+    room for more than one (NN, the largest namespace id)."""
     return bool(_int(doc.get("fna", 0)) & (FNA_FORMAT_ALL | FNA_ERASE_ALL)) and _int(doc.get("nn", 0)) != 1
 
 
@@ -133,8 +131,9 @@ def plan_block(dev: str, kind: str, discard: bool, force: bool = True) -> PurgeP
     if is_partition(dev):
         why = "a partition: a secure erase would erase its whole disk"
     elif kind == "nvme":
-        user, crypto = nvme_ses_support(dev)
-        if (user or crypto) and nvme_format_reaches_others(dev):
+        ctrl = _id_ctrl(dev)
+        user, crypto = nvme_ses_support(ctrl)
+        if (user or crypto) and nvme_format_reaches_others(ctrl):
             why = "the controller's format erases every namespace, not only this one"
         elif crypto:
             return PurgePlan("nvme-format-crypto", [["nvme", "format", dev, "--ses=2", "--force"]],
