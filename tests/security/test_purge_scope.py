@@ -120,3 +120,16 @@ def test_a_listed_partitions_purge_never_reaches_its_disk(loops, monkeypatch):
         plan = where.purge_plan()
         assert plan.method in ("blkdiscard", "none"), plan
         assert all(p1 in cmd and dev not in cmd for cmd in plan.commands), plan
+
+
+@pytest.mark.parametrize("dev, kind", [("/dev/sdb1", "sd"), ("/dev/nvme0n1p1", "nvme")])
+def test_a_partitions_write_cache_phase_leaves_its_disks_cache_alone(tmp_path, monkeypatch, dev, kind):
+    """The cache is the whole disk's (hdparm -W, NVMe feature 06h): switching it for a
+    partition switches it for the disk's other partitions too, mounted ones included."""
+    from ssdlab.targets.fio import write_cache
+
+    monkeypatch.setattr(inuse, "SYS_CLASS_BLOCK", fake_sysfs(tmp_path / "block", "sdb1", "nvme0n1p1"))
+    monkeypatch.setattr(write_cache.shutil, "which", lambda tool: f"/usr/sbin/{tool}")
+    r = write_cache.route(dev, kind)
+    assert r.tool == "" and "partition" in r.why, r
+    assert write_cache.route(dev.rstrip("1").rstrip("p"), kind).tool in ("hdparm", "nvme")

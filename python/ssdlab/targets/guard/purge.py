@@ -91,11 +91,6 @@ def nvme_format_reaches_others(doc: dict) -> bool:
     return bool(_int(doc.get("fna", 0)) & (FNA_FORMAT_ALL | FNA_ERASE_ALL)) and _int(doc.get("nn", 0)) != 1
 
 
-def is_partition(dev: str) -> bool:
-    """Whether the block device `dev` (its node's real path) is a partition of a disk."""
-    return (inuse.SYS_CLASS_BLOCK / os.path.basename(dev) / "partition").exists()
-
-
 def ata_erase_state(hdparm_i: str) -> tuple[bool, bool, bool]:
     """(supported, frozen, enabled) from `hdparm -I` text."""
     sec = hdparm_i.split("Security:", 1)[1] if "Security:" in hdparm_i else ""
@@ -128,7 +123,7 @@ def plan_block(dev: str, kind: str, discard: bool, force: bool = True) -> PurgeP
     """The strongest purge for block device `dev` (kind from identity: nvme, sd, loop ...)
     that erases `dev` alone (module docstring)."""
     why = "no secure erase available"
-    if is_partition(dev):
+    if inuse.is_partition(os.path.basename(dev)):
         why = "a partition: a secure erase would erase its whole disk"
     elif kind == "nvme":
         ctrl = _id_ctrl(dev)
