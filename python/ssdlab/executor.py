@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from .interrupts import raise_if_stopping, stopping
 from .phase import Interrupted
+from .ray_local import LocalInstance
 
 KINDS = ("inline", "pool", "ray")
 MEMORY_SHARE = 0.7  # of the memory available: never more units at once than fit in it
@@ -269,6 +270,7 @@ class RayExecutor(Executor):
         self.ray = ray
         self.address = address
         self.started = not ray.is_initialized()
+        self.local: LocalInstance | None = None
         if self.started:
             kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                   "configure_logging": False}
@@ -278,11 +280,17 @@ class RayExecutor(Executor):
                 # anyone on this machine started (RAY_ADDRESS, /tmp/ray), another user's too
                 kw["address"] = "local"
                 kw["num_cpus"] = max(1, workers or cores())
+                self.local = LocalInstance()  # its user's alone (ray_local.py)
+                kw.update(self.local.init_kwargs())
             try:
                 ray.init(**kw)
             except (ConnectionError, ValueError) as e:  # unreachable, or not an address Ray reads
+                self._let_go()
                 raise ValueError(f"--ray-address {address}: cannot reach the Ray cluster ({e}); "
                                  "give HOST:PORT of its head node") from None
+            except BaseException:
+                self._let_go()
+                raise
         res = ray.cluster_resources()
         self.workers = int(res.get("CPU", 1))
         self.memory = float(res.get("memory", 0.0))
@@ -329,6 +337,12 @@ class RayExecutor(Executor):
                     pass
         if self.started:
             self.ray.shutdown()
+        self._let_go()
+
+    def _let_go(self) -> None:
+        if self.local is not None:
+            self.local.close()
+            self.local = None
 
 
 def open_executor(jobs: int | None = None, ray: str | None = None) -> Executor:

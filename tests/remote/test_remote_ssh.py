@@ -120,6 +120,11 @@ def test_refusals_on_the_drive_host_come_back_as_one_line(sshhost, loops, tmp_pa
     spec = f"lab1:{held}"
     msg = one_line(cli(sshhost, "run", "fill", "--drive", spec, "--destroy-data", spec, "--db", str(db)))
     assert f"refusing {spec}: it is in use" in msg
+    # a path the host does not list: the one refusal, whether it exists or not; one it
+    # lists: why it cannot be tested
+    msg = one_line(cli(sshhost, "run", "fill", "--drive", "lab1:/dev/ssdlab-none", "--db", str(db)))
+    assert "refusing lab1:/dev/ssdlab-none: this host's ssdlab agent may not test it" in msg
+    sshhost.allow("/dev/ssdlab-none")
     msg = one_line(cli(sshhost, "run", "fill", "--drive", "lab1:/dev/ssdlab-none", "--db", str(db)))
     assert "lab1:/dev/ssdlab-none" in msg and "No such file" in msg
     assert runs(db) == []

@@ -125,3 +125,27 @@ def test_a_configuration_of_another_user_or_through_their_link_is_refused(plante
     os.lchown(link, nobody, nobody)
     answers, r = agent(hello, "--config", str(link))
     assert r.returncode == 2 and "symlink owned by uid 65534" in r.stderr, r.stderr
+
+
+def test_a_refusal_tells_the_client_nothing_of_a_path_the_host_did_not_list(tmp_path, planted):
+    """Whether an unlisted path exists, is a directory, a device, a FIFO, a link or a file
+    with other names: the client learns none of it (the agent may run as root, and the
+    key's holder may run nothing else on the host)."""
+    (tmp_path / "listed").mkdir()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    linked = tmp_path / "linked"
+    os.link(planted, linked)
+    probes = [f"file:{planted}/x:64K",  # a file, not a directory
+              f"file:{tmp_path}/no/such/dir/x:64K",  # missing
+              f"file:{tmp_path}/no-such-file:64K",
+              f"file:{fifo}:64K", f"file:{linked}:64K", "file:/dev/null:64K",
+              "/dev/null", "/dev/no-such-device", f"/dev/{planted.name}"]
+    requests = [{"op": "hello", "proto": 1, "spec": s} for s in probes]
+    answers, r = agent(requests, "--drives", f"file:{tmp_path}/listed/:1G")
+    assert r.returncode == 0, r.stderr
+    answers = answers[:len(probes)]  # then the close's
+    assert all("error" in a for a in answers), answers
+    said = {a["error"].replace(s, "SPEC") for a, s in zip(answers, probes)}
+    assert len(said) == 1 and all(a["type"] == "unsafe" for a in answers), answers
+    assert "may not test it (not in --drives)" in said.pop()

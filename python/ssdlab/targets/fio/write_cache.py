@@ -3,14 +3,19 @@ on, enterprise off) and read back: NVMe through feature 06h (nvme-cli), SATA thr
 hdparm. Not saved (no "save" bit): the drive's own setting returns at its next power cycle,
 and the target puts back the state it found when it closes. Other devices (loop, NBD,
 virtio, files) have no cache of their own to switch: the kernel's queue/write_cache only
-decides whether the kernel sends flushes."""
+decides whether the kernel sends flushes. A partition's cache is its disk's, shared with
+the disk's other partitions: it is left as it is (consent to write one partition is none
+to change how the others are written)."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass
+
+from ..guard import inuse
 
 NVME_FEATURE = "6"  # Volatile Write Cache (NVMe base specification, Set/Get Features 06h)
 
@@ -36,6 +41,9 @@ class Route:
 
 def route(dev: str, kind: str) -> Route:
     """kind: the device's kind as the identity reads it (nvme, sd, loop, nbd, ...)."""
+    if kind in ("nvme", "sd") and inuse.is_partition(os.path.basename(dev)):
+        return Route("", dev, "a partition: the write cache is its disk's, shared with the disk's other "
+                              "partitions, and is left as it is")
     if kind == "nvme":
         tool = "nvme"
     elif kind == "sd":

@@ -33,6 +33,11 @@ def devno_of(name: str) -> str:
     return _read(SYS_CLASS_BLOCK / name / "dev")
 
 
+def is_partition(name: str) -> bool:
+    """Whether the block device of kernel name `name` is a partition of a disk."""
+    return (SYS_CLASS_BLOCK / name / "partition").exists()
+
+
 def partitions(name: str) -> list[str]:
     out = []
     try:

@@ -12,15 +12,24 @@ Strongest first:
    mapping; the cells are erased later by GC, not immediately.
 5. `punch-hole` (file targets): deallocate the whole file (fallocate --punch-hole).
 6. `none`: nothing available; the run records that the drive was not reset.
+
+A purge erases the device it was given and nothing else. An ATA erase and an NVMe Format
+act on the whole disk or namespace, so a partition is purged by a discard (which the
+kernel keeps inside the partition's range), and an NVMe namespace is formatted only when
+the format cannot reach another namespace: the controller has room for one only, or it
+says a format and a secure erase apply to the namespace named (FNA bits 0 and 1 clear).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from functools import lru_cache
 import subprocess
 from dataclasses import dataclass, field
+
+from . import inuse
 
 METHODS = ("nvme-format-crypto", "nvme-format-user-data", "ata-security-erase", "blkdiscard",
            "punch-hole", "none", "nbd-trim", "remote-trim")
@@ -47,20 +56,39 @@ def _out(cmd: list[str], timeout: float = 20.0) -> str:
         return ""
 
 
-def nvme_ses_support(dev: str) -> tuple[bool, bool]:
-    """(user-data erase, crypto erase) support from `nvme id-ctrl`'s FNA field."""
+FNA_FORMAT_ALL = 0x1  # Format NVM applies to every namespace of the controller
+FNA_ERASE_ALL = 0x2  # a secure erase (SES 1 or 2) applies to every namespace
+FNA_CRYPTO = 0x4  # cryptographic erase supported
+
+
+def _id_ctrl(dev: str) -> dict:
     if not shutil.which("nvme"):
-        return (False, False)
+        return {}
     try:
         doc = json.loads(_out(["nvme", "id-ctrl", dev, "-o", "json"]) or "{}")
     except json.JSONDecodeError:
-        return (False, False)
-    if not doc:
-        return (False, False)
-    fna = int(doc.get("fna", 0))
-    oacs = int(doc.get("oacs", 0))
-    fmt = bool(oacs & 0x2)  # Format NVM supported
-    return (fmt, fmt and bool(fna & 0x4))
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _int(v: object) -> int:
+    try:
+        return int(str(v), 0)
+    except ValueError:
+        return 0
+
+
+def nvme_ses_support(doc: dict) -> tuple[bool, bool]:
+    """(user-data erase, crypto erase) support from `nvme id-ctrl`'s OACS and FNA fields."""
+    fmt = bool(_int(doc.get("oacs", 0)) & 0x2)  # Format NVM supported
+    return (fmt, fmt and bool(_int(doc.get("fna", 0)) & FNA_CRYPTO))
+
+
+def nvme_format_reaches_others(doc: dict) -> bool:
+    """Whether a Format with secure erase of one namespace could erase another namespace
+    too: the controller (`nvme id-ctrl`) applies it to all of them (FNA bit 0 or 1) and has
+    room for more than one (NN, the largest namespace id)."""
+    return bool(_int(doc.get("fna", 0)) & (FNA_FORMAT_ALL | FNA_ERASE_ALL)) and _int(doc.get("nn", 0)) != 1
 
 
 def ata_erase_state(hdparm_i: str) -> tuple[bool, bool, bool]:
@@ -92,16 +120,23 @@ def blkdiscard(dev: str, offset: int | None = None, length: int | None = None) -
 
 
 def plan_block(dev: str, kind: str, discard: bool, force: bool = True) -> PurgePlan:
-    """The strongest purge for block device `dev` (kind from identity: nvme, sd, loop ...)."""
-    if kind == "nvme":
-        user, crypto = nvme_ses_support(dev)
-        if crypto:
+    """The strongest purge for block device `dev` (kind from identity: nvme, sd, loop ...)
+    that erases `dev` alone (module docstring)."""
+    why = "no secure erase available"
+    if inuse.is_partition(os.path.basename(dev)):
+        why = "a partition: a secure erase would erase its whole disk"
+    elif kind == "nvme":
+        ctrl = _id_ctrl(dev)
+        user, crypto = nvme_ses_support(ctrl)
+        if (user or crypto) and nvme_format_reaches_others(ctrl):
+            why = "the controller's format erases every namespace, not only this one"
+        elif crypto:
             return PurgePlan("nvme-format-crypto", [["nvme", "format", dev, "--ses=2", "--force"]],
                              "controller supports cryptographic erase")
-        if user:
+        elif user:
             return PurgePlan("nvme-format-user-data", [["nvme", "format", dev, "--ses=1", "--force"]],
                              "controller supports Format NVM with user data erase")
-    if kind == "sd" and shutil.which("hdparm"):
+    elif kind == "sd" and shutil.which("hdparm"):
         sup, frozen, enabled = ata_erase_state(_out(["hdparm", "-I", dev]))
         if sup and not frozen and not enabled:
             return PurgePlan("ata-security-erase", [
@@ -110,8 +145,8 @@ def plan_block(dev: str, kind: str, discard: bool, force: bool = True) -> PurgeP
             ], "ATA security erase supported and not frozen")
     if discard and shutil.which("blkdiscard"):
         cmd = blkdiscard(dev) if force else ["blkdiscard", dev]
-        return PurgePlan("blkdiscard", [cmd], "whole-device discard (no secure erase available)")
-    return PurgePlan("none", [], "no erase method available: the drive keeps its state")
+        return PurgePlan("blkdiscard", [cmd], f"whole-device discard ({why})")
+    return PurgePlan("none", [], f"no erase method available ({why}): the drive keeps its state")
 
 
 def plan_file(path: str, size: int) -> PurgePlan:

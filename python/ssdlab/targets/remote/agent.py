@@ -27,6 +27,7 @@ from typing import Any
 from ... import __version__, safe_path
 from ...phase import Interrupted
 from ..guard import locks, safety
+from . import limits
 from .allowlist import AllowList
 from ..fio.target import FioTarget
 from ..spec import DriveSpec, parse_local
@@ -177,7 +178,7 @@ class Agent:
             t.check_writes()
             return True
         if op in ("preflight", "plan"):
-            phases = [phase_of(p) for p in msg.get("phases") or []]
+            phases = [limits.check(phase_of(p)) for p in msg.get("phases") or []]
             if any(p.kind == "replay" for p in phases):
                 raise ValueError("trace replay on a drive on another host is not supported (the "
                                  "trace would have to be on that host); run it there")
@@ -208,7 +209,7 @@ class Agent:
         """The phase's live samples, then its result (or what it recorded when stopped)."""
         try:
             t = self._target()
-            phase = phase_of(msg.get("phase"))
+            phase = limits.check(phase_of(msg.get("phase")))
             if phase.kind == "replay":
                 raise ValueError("trace replay on a drive on another host is not supported")
         except Exception as e:

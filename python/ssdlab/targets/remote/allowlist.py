@@ -127,16 +127,36 @@ class AllowList:
             raise UnsafeTarget(f"refusing {name}: this host's ssdlab agent may test no drive; {HOW}")
         if os.path.normpath(path) != path or not path.startswith("/"):
             raise UnsafeTarget(f"refusing {name}: give the drive's absolute path without '..' or '//'")
-        key = _key(kind, path, name)
-        found = _file_found(key, name) if kind == "file" else None
+        try:
+            key = _key(kind, path, name)
+        except (UnsafeTarget, safe_path.UnsafePath):
+            for where, entries in self.sources:  # why, only of a path the host named
+                if not any(_names(e, kind, path) for e in entries):
+                    raise _unlisted(name, where) from None
+            raise
+        matching = []
         for where, entries in self.sources:
-            matching = [e for e in entries if _matches(e, kind, key)]
-            if not matching:
-                raise UnsafeTarget(f"refusing {name}: this host's ssdlab agent may not test it (not in "
-                                   f"{where}); {HOW}")
-            if kind == "file":
-                _check_size(matching, where, found, size or 0, name)
+            matching.append((where, [e for e in entries if _matches(e, kind, key)]))
+            if not matching[-1][1]:
+                raise _unlisted(name, where)
+        if kind == "file":  # the file is looked at once the host has named it
+            found = _file_found(key, name)
+            for where, entries in matching:
+                _check_size(entries, where, found, size or 0, name)
         return path
+
+
+def _unlisted(name: str, where: str) -> UnsafeTarget:
+    """The one refusal of a drive the list does not name: the same whether the path exists,
+    what it is and whose (the client learns nothing of the host's other files)."""
+    return UnsafeTarget(f"refusing {name}: this host's ssdlab agent may not test it (not in {where}); {HOW}")
+
+
+def _names(e: Entry, kind: str, path: str) -> bool:
+    """Whether the entry names `path` as written (before any link is followed)."""
+    if (e.kind == "block") != (kind == "block"):
+        return False
+    return path.startswith(e.path.rstrip("/") + "/") if e.kind == "dir" else path == e.path
 
 
 def _key(kind: str, path: str, name: str) -> str:

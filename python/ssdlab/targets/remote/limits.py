@@ -1,0 +1,39 @@
+"""How much a client may ask of a drive host's agent (remote/agent.py) in one phase: what
+the agent keeps of a phase (its samples, its segments) grows with the phase, so a phase
+may grow it no faster than ssdlab's own tests do by much, and not without end.
+
+- a sample at most every MIN_INTERVAL_S (ssdlab's tests take one a second): an idle phase
+  asking for one a nanosecond filled the agent's memory in under a minute;
+- at most MAX_SEGMENTS segments of segment_bytes in the bytes the phase may move (its
+  stop_bytes, or its stop_seconds at MAX_RATE): a fill of 4 TB in 1 GB segments records
+  4000.
+
+A phase over either is refused with one line before it runs (checked by `preflight` and
+`plan` too, so a run is refused before anything is stored)."""
+
+from __future__ import annotations
+
+from ...phase import Phase
+
+MIN_INTERVAL_S = 0.1
+MAX_SEGMENTS = 1_000_000
+MAX_RATE = 10**10  # bytes a second: more than a drive moves, to bound a phase that stops on time
+
+
+def check(p: Phase) -> Phase:
+    """`p`, or ValueError when it asks for more than the agent keeps."""
+    what = f"phase {p.name or p.kind}"
+    if p.sample_interval_s < MIN_INTERVAL_S:
+        raise ValueError(f"{what}: a sample every {p.sample_interval_s:g} s: this host's agent takes one at "
+                         f"most every {MIN_INTERVAL_S:g} s; ask for sample_interval_s >= {MIN_INTERVAL_S:g}")
+    if p.kind == "io":
+        moved = p.stop_bytes if p.stop_bytes is not None else (p.stop_seconds or 0.0) * MAX_RATE
+        if moved / p.segment_bytes > MAX_SEGMENTS:
+            raise ValueError(f"{what}: up to {moved / p.segment_bytes:.3g} segments of {p.segment_bytes} bytes "
+                             f"(in {'its stop_bytes' if p.stop_bytes is not None else 'its stop_seconds at 10 GB/s'}"
+                             f"): this host's agent records at most {MAX_SEGMENTS} in a phase; ask for larger "
+                             "segment_bytes")
+    return p
+
+
+__all__ = ["MAX_RATE", "MAX_SEGMENTS", "MIN_INTERVAL_S", "check"]

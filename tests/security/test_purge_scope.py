@@ -1,0 +1,135 @@
+"""A purge erases the drive it was given and nothing else: a partition is never purged by
+erasing its whole disk (an ATA SECURITY ERASE UNIT or an NVMe Format reaches every
+partition, mounted ones too), and an NVMe namespace is not formatted when the controller
+says a format or secure erase applies to all its namespaces and it may have others. Then
+the purge is a discard, which the kernel keeps inside the device's own range.
+
+Consent to write /dev/sdb1 (or the agent host listing it) is no consent to erase /dev/sdb2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from loopdevs import MIB, REASON, loops, partitioned  # noqa: F401  (loops: a fixture)
+from ssdlab.targets.fio import transport
+from ssdlab.targets.guard import inuse, purge
+
+DATA = Path(__file__).parents[1] / "data" / "nvme"
+HDPARM_I = """
+/dev/sdb:
+
+ATA device, with non-removable media
+Security:
+\tMaster password revision code = 65534
+\t\tsupported
+\tnot\tenabled
+\tnot\tlocked
+\tnot\tfrozen
+\tnot\texpired: security count
+\t\tsupported: enhanced erase
+
+Logical Unit WWN Device Identifier: 5000000000000000
+"""
+
+
+def id_ctrl(**fields: int) -> str:
+    doc = json.loads((DATA / "qemu-id-ctrl.json").read_text())
+    doc.update(fields)
+    return json.dumps(doc)
+
+
+def tools(monkeypatch, answer: str) -> None:
+    """nvme, hdparm and blkdiscard installed; every probe answers `answer`."""
+    monkeypatch.setattr(purge.shutil, "which", lambda tool: f"/usr/sbin/{tool}")
+    monkeypatch.setattr(purge, "_out", lambda cmd, timeout=20.0: answer)
+    monkeypatch.setattr(purge, "blkdiscard_has_force", lambda: True)
+
+
+def fake_sysfs(root: Path, *partitions: str) -> Path:
+    for name in ("sdb", "nvme0n1", *partitions):
+        (root / name).mkdir(parents=True)
+    for name in partitions:
+        (root / name / "partition").write_text("1\n")
+    return root
+
+
+CRYPTO = 0x4  # FNA: cryptographic erase supported
+ALL_NAMESPACES = 0x1 | 0x2  # FNA: a format, a secure erase, applies to every namespace
+
+
+@pytest.mark.parametrize("dev, kind, answer", [
+    ("/dev/sdb1", "sd", HDPARM_I),
+    ("/dev/nvme0n1p1", "nvme", id_ctrl(fna=CRYPTO, nn=1)),
+    ("/dev/nvme0n1p1", "nvme", id_ctrl(fna=0, nn=1)),
+], ids=["sata", "nvme-crypto", "nvme-format"])
+def test_a_partition_is_purged_by_a_discard_of_its_own_range(tmp_path, monkeypatch, dev, kind, answer):
+    monkeypatch.setattr(inuse, "SYS_CLASS_BLOCK", fake_sysfs(tmp_path / "block", "sdb1", "nvme0n1p1"))
+    tools(monkeypatch, answer)
+    plan = purge.plan_block(dev, kind, discard=True)
+    assert plan.method == "blkdiscard", plan
+    assert plan.commands == [["blkdiscard", "--force", dev]]
+    assert "partition" in plan.why
+    # without discard support: nothing, rather than the whole disk
+    assert purge.plan_block(dev, kind, discard=False).method == "none"
+
+
+@pytest.mark.parametrize("dev, kind, answer, method", [
+    ("/dev/sdb", "sd", HDPARM_I, "ata-security-erase"),
+    ("/dev/nvme0n1", "nvme", id_ctrl(fna=CRYPTO | ALL_NAMESPACES, nn=1), "nvme-format-crypto"),
+], ids=["sata", "nvme"])
+def test_a_whole_drive_is_still_erased_by_its_strongest_method(tmp_path, monkeypatch, dev, kind, answer, method):
+    monkeypatch.setattr(inuse, "SYS_CLASS_BLOCK", fake_sysfs(tmp_path / "block", "sdb1"))
+    tools(monkeypatch, answer)
+    assert purge.plan_block(dev, kind, discard=True).method == method
+
+
+@pytest.mark.parametrize("fna, nn, method", [
+    (CRYPTO | ALL_NAMESPACES, 4, "blkdiscard"),  # would erase the other namespaces too
+    (CRYPTO | 0x2, 4, "blkdiscard"),  # the secure erase alone reaches all of them
+    (0x1, 4, "blkdiscard"),
+    (CRYPTO, 4, "nvme-format-crypto"),  # each namespace formatted on its own
+    (0, 4, "nvme-format-user-data"),
+    (CRYPTO | ALL_NAMESPACES, 1, "nvme-format-crypto"),  # the only namespace there can be
+])
+def test_a_namespace_is_not_formatted_when_the_format_reaches_its_siblings(tmp_path, monkeypatch, fna, nn,
+                                                                           method):
+    monkeypatch.setattr(inuse, "SYS_CLASS_BLOCK", fake_sysfs(tmp_path / "block"))
+    tools(monkeypatch, id_ctrl(fna=fna, nn=nn))
+    plan = purge.plan_block("/dev/nvme0n1", "nvme", discard=True)
+    assert plan.method == method, plan
+    if method == "blkdiscard":
+        assert "every namespace" in plan.why
+
+
+@pytest.mark.skipif(bool(REASON), reason=REASON or "")
+def test_a_listed_partitions_purge_never_reaches_its_disk(loops, monkeypatch):
+    """A real partition (sysfs as the kernel shows it) of a disk that hdparm would erase."""
+    dev, _ = loops.make(64 * MIB, None, "--partscan")
+    with partitioned(dev, "label: gpt\n,24M\n,24M\n") as (p1, _p2):
+        real_info = transport.block_info
+
+        def as_sata(path: str) -> dict:
+            return dict(real_info(path), kind="sd")  # a SATA disk's partition
+
+        monkeypatch.setattr(transport, "block_info", as_sata)
+        tools(monkeypatch, HDPARM_I)
+        where = transport.LocalBlock(p1, plan=True)
+        plan = where.purge_plan()
+        assert plan.method in ("blkdiscard", "none"), plan
+        assert all(p1 in cmd and dev not in cmd for cmd in plan.commands), plan
+
+
+@pytest.mark.parametrize("dev, kind", [("/dev/sdb1", "sd"), ("/dev/nvme0n1p1", "nvme")])
+def test_a_partitions_write_cache_phase_leaves_its_disks_cache_alone(tmp_path, monkeypatch, dev, kind):
+    """The cache is the whole disk's (hdparm -W, NVMe feature 06h): switching it for a
+    partition switches it for the disk's other partitions too, mounted ones included."""
+    from ssdlab.targets.fio import write_cache
+
+    monkeypatch.setattr(inuse, "SYS_CLASS_BLOCK", fake_sysfs(tmp_path / "block", "sdb1", "nvme0n1p1"))
+    monkeypatch.setattr(write_cache.shutil, "which", lambda tool: f"/usr/sbin/{tool}")
+    r = write_cache.route(dev, kind)
+    assert r.tool == "" and "partition" in r.why, r
+    assert write_cache.route(dev.rstrip("1").rstrip("p"), kind).tool in ("hdparm", "nvme")
