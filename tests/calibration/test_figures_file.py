@@ -111,6 +111,23 @@ def test_bad_files():
             load("x.toml", text)
 
 
+@pytest.mark.parametrize("text,says", [
+    ("facts = 3\n[[figure]]\n", "facts must be a table"),
+    ("drive = 5\n[[figure]]\n", "drive must be text"),
+    ('start = 5\n[[figure]]\nname = "a"\n', "start must be text"),
+    ("figure = [1, 2]\n", "figure 1: expected a table"),
+    ("figure = 3\n", "no figures"),
+    (one('name = "x"\ntest = 5\nmetric = "a"\nvalue = 1\nunit = "GB"\n'), "'x': test must be a test's name"),
+    (one('name = "x"\ntest = "fill"\nratio = [{metric = "a"}, {metric = "a", test = 5}]\nvalue = 1\n'
+         'unit = "ratio"\n'), r"ratio\[1\]: test must be a test's name"),
+])
+def test_a_file_of_the_wrong_shape_is_one_line_naming_it(text, says):
+    # a table where TOML allows any value: each a FiguresError naming the file, not a TypeError
+    with pytest.raises(FiguresError, match=says) as e:
+        load("x.toml", text)
+    assert "\n" not in str(e.value) and "x.toml" in str(e.value)
+
+
 def test_builtin_units_and_quick_runs():
     assert {f.unit for f in FIGURES} <= set(UNITS)
     # the quick test's figures run one repeat of 1 s per test, as before

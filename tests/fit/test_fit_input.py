@@ -98,7 +98,7 @@ def test_bad_figures_files(tmp_path):
     metric = figures(tmp_path, 'name = "a"\ntest = "fill"\nmetric = "peak_mpbs"\nvalue = 1\nunit = "MB/s"\n')
     refused(["--figures", str(metric)], "fill has no metric 'peak_mpbs'", out)
     test = figures(tmp_path, 'name = "a"\ntest = "fil"\nmetric = "peak_mbps"\nvalue = 1\nunit = "MB/s"\n')
-    refused(["--figures", str(test)], "unknown test 'fil'", out)
+    refused(["--figures", str(test)], "figure 'a': unknown test 'fil'", out)
     other = figures(tmp_path, 'name = "a"\ntest = "fill"\nratio = [{metric = "peak_mbps"}, {metric = "peak_mbps", '
                               'drive = "tlc-256"}]\nvalue = 1\nunit = "ratio"\n')
     refused(["--figures", str(other)], "the evidence pins nothing", out)
@@ -361,3 +361,10 @@ def test_a_report_directory_at_the_twins_path_is_refused_before_anything_runs(st
     refused(["--runs", str(a), "-o", str(out)], f"-o {out} is the twin's file (--out)", out, db)
     refused(["--runs", str(a), "-o", str(out / "report")], f"-o {out / 'report'} is the twin's file (--out)", out, db)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("given", ["", ",", " , "])
+def test_a_params_list_that_names_nothing_is_refused(tmp_path, given):
+    # left out, --params searches every parameter; given empty, it is a mistake, not that
+    body = 'name = "a"\ntest = "fill"\nmetric = "peak_mbps"\nvalue = 1000\nunit = "MB/s"\n'
+    refused(["--figures", str(figures(tmp_path, body)), "--params", given], "names no parameter", tmp_path / "t.toml")

@@ -153,6 +153,7 @@ source = "a rating"
     assert twin["nand"]["native"]["read_us"] == 60.0
     assert "NOT pinned" in next(x for x in out.read_text().splitlines() if x.startswith("read_us = 60"))
     assert twin["user_capacity_gb"] == 8.0
+    assert twin["id"] == "twin"  # the file's name, not "twin-twin"
     # the twin is a drive: sim:PATH
     r = cli("run", "fill", "--drive", f"sim:{out}", "--db", str(tmp_path / "t.sqlite"), "--json", check=True)
     post = json.loads(r.stdout)["drives"][0]["metrics"]["post_cache_mbps"]

@@ -75,6 +75,7 @@ def _node(d: Any, run: RunKey, drive: str | None, where: str,
     if len(kinds) != 1:
         raise FiguresError(f"{where}: give exactly one of metric, measure, {', '.join(COMBINE)}")
     _conditions(d, where)
+    _test_name(d, where)
     run = run_key(d, run)
     drive = d.get("drive", drive)
     if not run[0]:
@@ -124,6 +125,13 @@ def _combine(kind: str, fns: list[Value]) -> Value:
     return f
 
 
+def _test_name(d: dict[str, Any], where: str) -> None:
+    """A node's `test`, if it has one, is a test's name (whether the test exists is the
+    reader's to check: validate and fit know the tests, this module does not)."""
+    if "test" in d and (not isinstance(d["test"], str) or not d["test"]):
+        raise FiguresError(f"{where}: test must be a test's name (e.g. test = \"fill\"), not {d['test']!r}")
+
+
 def _num(d: dict[str, Any], key: str, where: str) -> float | None:
     v = d.get(key)
     if v is None:
@@ -155,6 +163,7 @@ def figure(d: dict[str, Any], drive: str | None, where: str) -> Figure:
     where = f"{where} '{name}'"
     if "test" not in d:
         raise FiguresError(f"{where}: no test (e.g. test = \"fill\")")
+    _test_name(d, where)
     unit = d.get("unit")
     if unit not in UNITS:
         raise FiguresError(f"{where}: unknown unit {unit!r}: use one of {', '.join(UNITS)}")
@@ -205,6 +214,12 @@ def load(path: str | Path, text: str | None = None) -> FiguresFile:
                            "start and [[figure]] tables)")
     drive = doc.get("drive")
     facts = doc.get("facts", {})
+    for key, value, shape in (("drive", drive, "text (a built-in profile's id)"),
+                              ("start", doc.get("start"), "text (a built-in profile's id)")):
+        if value is not None and not isinstance(value, str):
+            raise FiguresError(f"{path}: {key} must be {shape}, not {value!r}")
+    if not isinstance(facts, dict):
+        raise FiguresError(f"{path}: facts must be a table ([facts] with e.g. capacity_gb = 512), not {facts!r}")
     for k, v in facts.items():
         if k not in FACTS:
             raise FiguresError(f"{path}: unknown fact {k!r}: known are {', '.join(FACTS)}")
@@ -223,6 +238,10 @@ def load(path: str | Path, text: str | None = None) -> FiguresFile:
     rows = doc.get("figure", [])
     if not isinstance(rows, list) or not rows:
         raise FiguresError(f"{path}: no figures ([[figure]] tables)")
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict):
+            raise FiguresError(f"{path}: figure {i + 1}: expected a table ([[figure]] with name, test, ...), "
+                               f"got {r!r}")
     figs = [figure(r, drive, f"{path}: figure {i + 1}") for i, r in enumerate(rows)]
     names = [f.name for f in figs]
     dup = sorted({n for n in names if names.count(n) > 1})

@@ -156,13 +156,16 @@ def fit_cmd(
 
             if start not in builtin_ids():
                 raise UserError(f"--start {start}: not a built-in profile ({', '.join(builtin_ids())})")
+        searched = None if params is None else [k.strip() for k in params.split(",") if k.strip()]
+        if searched == []:  # given but naming nothing: not the same as leaving it out
+            raise UserError(f"--params {params!r} names no parameter: give them comma-separated (e.g. "
+                            "nand.native.read_us,spare_pct), or leave --params out to search every parameter")
         where = ray_choice(ray, ray_address)
         made = report_dir is not None and not report_dir.exists()
         if report_dir is not None:  # once the evidence is read: a refused fit makes no directory
             check_out_dir(report_dir)
         req = fitting.Request(ev, trials=trials, minutes=minutes, seed=seed, start=start, crossval=crossval,
-                              crossval_trials=crossval_trials, started=started,
-                              params=[k.strip() for k in params.split(",") if k.strip()] if params else None)
+                              crossval_trials=crossval_trials, started=started, params=searched)
         executor = open_executor(jobs, where)
         try:
             with Bar(trials) as bar, executor:
@@ -177,7 +180,8 @@ def fit_cmd(
             raise typer.Exit(interrupted_status()) from None
         sources = "; ".join(ev.sources)
         name = ev.facts.get("name") or (next(iter(ev.measured.values()))["spec"] if ev.measured else out.stem)
-        text = fitting.twin_text(res, f"twin-{out.stem}", f"Twin of {name} (ssdlab fit)", sources, seed)
+        twin_id = out.stem if out.stem.startswith("twin") else f"twin-{out.stem}"  # twin.toml: "twin"
+        text = fitting.twin_text(res, twin_id, f"Twin of {name} (ssdlab fit)", sources, seed)
         from ..targets.sim import SimTarget
 
         SimTarget(text)  # the simulator takes it (a fit that writes a profile it refuses is a bug)

@@ -383,7 +383,10 @@ def check_metrics(ev: Evidence, known: Callable[[str], set[str] | None]) -> None
     def walk(node: dict[str, Any], test: str, name: str) -> None:
         test = node.get("test", test)
         if "metric" in node:
-            names = known(test)
+            try:
+                names = known(test)
+            except UserError as e:  # an unknown test: say which figure names it
+                raise UserError(f"figure {name!r}: {e}") from None
             if names is not None and node["metric"] not in names:
                 close = sorted(names)[:12]
                 raise UserError(f"figure {name!r}: {test} has no metric {node['metric']!r} (it reports "
