@@ -30,8 +30,9 @@ def as_nobody(*cmd: str) -> None:
 
 @pytest.fixture
 def sticky():
-    """A directory anyone may add to, as /tmp (mode 1777)."""
-    d = Path(tempfile.mkdtemp(prefix="ssdlab-sticky-", dir="/tmp"))
+    """A directory anyone may add to, as /tmp (mode 1777), of a short name (Ray's socket
+    paths under it must fit in 107 bytes)."""
+    d = Path(tempfile.mkdtemp(prefix="s", dir="/tmp"))
     os.chmod(d, 0o1777)
     try:
         yield d

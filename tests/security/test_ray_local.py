@@ -9,14 +9,11 @@ other cluster of that user)."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import pytest
-from otheruser import as_nobody, needs_other_user
+from otheruser import as_nobody, needs_other_user, sticky  # noqa: F401 (a fixture)
 
 pytest.importorskip("ray")
 
@@ -26,18 +23,6 @@ ex = open_executor(ray="local", jobs=1)
 print(ex.describe(), flush=True)
 ex.close()
 """
-
-
-@pytest.fixture
-def sticky():
-    """A directory anyone may add to, as /tmp (1777), of a short name (Ray's socket paths
-    must fit in 107 bytes)."""
-    d = Path(tempfile.mkdtemp(prefix="s", dir="/tmp"))
-    os.chmod(d, 0o1777)
-    try:
-        yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
 
 
 @needs_other_user
