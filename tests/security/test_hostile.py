@@ -72,7 +72,8 @@ MATRIX = [
     # a warning (--seconds unused by fill) is not shown before the error
     (["run", "fill", "--drive", "sim:nope", "--seconds", "5"], ["unknown profile 'nope'"]),
     (["run", "fill", "--drive", "sim:sn520-128", "--seconds", "5", "--set", "nand.channels=0"], ["nand.channels = 0"]),
-    (["run", "fill", "--drive", "sim:sn520-128", "--seconds", "5", "--db", "{tmp}/text.sqlite"], ["is damaged"]),
+    (["run", "fill", "--drive", "sim:sn520-128", "--seconds", "5", "--db", "{tmp}/text.sqlite"],
+     ["{tmp}/text.sqlite is not an ssdlab results store (not an SQLite database", "check --db"]),
     # input files that are there but are no regular file: said so, not "no such file"
     (["run", "trace", "--trace", "{tmp}", "--drive", "sim:sn520-128"], ["--trace {tmp}: not a regular file"]),
     (["run", "fio", "{tmp}", "--drive", "sim:sn520-128"], ["{tmp}: not a regular file"]),
@@ -92,7 +93,9 @@ MATRIX = [
     (["compare", "1", "--db", "{tmp}/typo.sqlite"], ["no results store"]),
     (["report", "--sweep", "sw-0000000000", "-o", "{tmp}/rep", "--db", "{db}"], ["no sweep sw-0000000000"]),
     (["results", "export", "1", "--db", "{tmp}/typo.sqlite"], ["no results store"]),
-    (["results", "list", "--db", "{tmp}/text.sqlite"], ["is damaged", "file is not a database", ".recover"]),
+    # a file that never was a database (a --db typo): check --db, nothing to recover
+    (["results", "list", "--db", "{tmp}/text.sqlite"], ["is not an ssdlab results store", "file is not a database",
+                                                        "check --db"]),
     (["results", "list", "--db", "{tmp}/foreign.sqlite"], ["not an ssdlab results store"]),
     (["results", "list", "--db", "{tmp}"], ["results store {tmp} is a directory; give --db a file"]),
     (["run", "fill", "--drive", "sim:sn520-128", "--db", "{tmp}/fifo"], ["{tmp}/fifo is a device, FIFO or socket"]),
