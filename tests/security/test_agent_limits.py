@@ -89,3 +89,33 @@ def test_what_ssdlab_asks_for_is_within_the_limits(monkeypatch):
               seq_read("asssd", block_size=16 << 20, queue_depth=1, stop_bytes=10**9),
               rand_io("hir", 0, queue_depth=32, jobs=4, stop_seconds=1800)):
         limits.check(p)
+
+
+def test_a_phase_whose_fio_grows_past_the_hosts_bound_while_it_runs_is_stopped(tmp_path):
+    """A phase that stops after stop_bytes alone lasts as long as the drive takes, so its
+    histograms (64 mixed jobs: about 19 MB a second) cannot be counted beforehand: the
+    agent watches fio and stops it past the bound its owner gave, with the one line."""
+    srv = tmp_path / "srv"
+    srv.mkdir()
+    spec = f"file:{srv}/t.bin:1G"  # a sparse file
+    growing = {"kind": "io", "name": "growing", "read_pct": 50, "pattern": "rand", "block_size": 4096,
+               "jobs": 64, "stop_bytes": 16 << 30}  # a minute and more here: 1 GB of histograms
+    requests = [{"op": "open", "spec": spec},
+                {"op": "run", "phase": growing},
+                {"op": "run", "phase": {"kind": "idle", "seconds": 0.2}}]
+    answers, r = agent(requests, "--drives", f"file:{srv}/:1G", "--fio-memory", "64M")
+    assert r.returncode == 0, r.stderr
+    assert "ok" in answers[0], answers[0]
+    ended = next(a for a in answers[1:] if "sample" not in a)
+    assert ended == {"error": "phase growing: fio took more than 67.1 MB of this host's memory, the most this "
+                              "host's agent lets a phase take (as --fio-memory says): stopped; ask for fewer "
+                              "jobs or a shorter phase", "type": "value"}, ended
+    assert any("result" in a for a in answers[answers.index(ended) + 1:]), answers[-2:]  # the agent goes on
+
+
+def test_an_owners_bound_that_is_no_size_is_refused_in_one_line(tmp_path):
+    r = clirun.cli("agent", "--drives", f"file:{tmp_path}/:1M", "--fio-memory", "lots")
+    assert r.returncode == 2, r
+    assert r.stderr.strip().splitlines() == [
+        "ssdlab: error: agent: --fio-memory size 'lots': use bytes or a number with K, M, G, T (binary) or KB, "
+        "MB, GB, TB"], r.stderr
