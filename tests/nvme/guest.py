@@ -258,8 +258,9 @@ def identity():
 
 @step
 def write_cache():
-    """n2's volatile write cache switched off by a write_cache phase, read back by nvme-cli
-    while the target is open, and put back as found when it closes."""
+    """n2's volatile write cache as a write_cache phase asking for it off leaves it, read
+    back by nvme-cli while the target is open and after it closes (switched, and put back,
+    only on a controller with room for one namespace)."""
     from ssdlab import phase as ph
     from ssdlab.targets import open_target
 

@@ -1,7 +1,10 @@
 """What a client may ask of a drive host's agent is bounded by the time it takes: a phase
 that samples faster than MIN_INTERVAL_S, or that would record more than MAX_SEGMENTS
 segments, is refused with one line before it runs (such a phase held every sample in the
-agent's memory: an idle phase at a sample a nanosecond took it past 1.5 GB in 47 s)."""
+agent's memory: an idle phase at a sample a nanosecond took it past 1.5 GB in 47 s). So is
+a phase whose fio would take more than half the memory the host has available: its I/O
+buffers (jobs x queue_depth x block_size, allocated and filled when fio starts) or the
+latency histograms fio keeps to the end of a long phase."""
 
 from __future__ import annotations
 
@@ -38,13 +41,81 @@ def test_a_phase_faster_than_real_time_or_of_countless_segments_is_refused(tmp_p
     assert any("result" in a for a in answers[4:]), answers[4:]  # a refusal ends nothing
 
 
-def test_what_ssdlab_asks_for_is_within_the_limits():
-    from ssdlab.methodology import fill
-    from ssdlab.phase import idle, rand_io, seq_write
-    from ssdlab.targets.remote import limits
+def test_a_phase_whose_fio_would_take_more_memory_than_the_host_has_is_refused(tmp_path):
+    """1 GiB blocks x 65536 in flight: 70 TB of buffers fio would allocate and fill; 1024
+    mixed jobs for a day: 26 TB of histograms. Refused before fio starts, in one line."""
+    srv = tmp_path / "srv"
+    srv.mkdir()
+    spec = f"file:{srv}/t.bin:2G"  # a sparse file
+    buffers = {"kind": "io", "read_pct": 100, "block_size": 1 << 30, "queue_depth": 65536,
+               "stop_bytes": 4096, "segment_bytes": 4096}
+    histograms = {"kind": "io", "read_pct": 50, "pattern": "rand", "block_size": 4096, "jobs": 1024,
+                  "stop_seconds": 24 * 3600}
+    requests = [{"op": "open", "spec": spec},
+                {"op": "run", "phase": buffers},
+                {"op": "preflight", "phases": [histograms]},
+                {"op": "plan", "phases": [buffers]},
+                {"op": "run", "phase": {"kind": "idle", "seconds": 0.2}}]
+    answers, r = agent(requests, "--drives", f"file:{srv}/:2G")
+    assert r.returncode == 0, r.stderr
+    assert "ok" in answers[0], answers[0]
+    ran, checked, planned = answers[1:4]
+    assert ran["type"] == "value", ran
+    assert ran["error"].startswith("phase io: fio would take about 70.4 TB of this host's memory "
+                                   "(jobs x queue_depth x block_size of I/O buffers): this host's agent "
+                                   "lets a phase take at most "), ran
+    assert ran["error"].endswith("(half of what it has available); ask for fewer jobs, a lower queue_depth, "
+                                 "smaller blocks or a shorter stop_seconds"), ran
+    assert checked["type"] == "value" and "and its logs over stop_seconds" in checked["error"], checked
+    assert planned == ran, planned
+    assert any("result" in a for a in answers[4:]), answers[4:]
 
+
+def test_what_ssdlab_asks_for_is_within_the_limits(monkeypatch):
+    """On a host with 4 GB available: the largest buffers ssdlab asks for (a PTS step of
+    1 MiB blocks, 4 threads x QD32; AS SSD's 16 MiB reads) and its longest default timed
+    phase with the most jobs (PTS HIR's 30-minute baseline at 4 threads)."""
+    from ssdlab.methodology import fill
+    from ssdlab.methodology.pts import common as pts
+    from ssdlab.phase import idle, rand_io, seq_read, seq_write
+    from ssdlab.targets.remote import fio_memory, limits
+
+    monkeypatch.setattr(fio_memory, "available", lambda: 4e9)
     area = 4 * 10**12
     for p in (seq_write("fill", offset=0, length=area, stop_bytes=area, segment_bytes=fill.segment_bytes(area)),
               seq_write("small", offset=0, length=SIZE, stop_bytes=SIZE, segment_bytes=4096),
-              rand_io("r", 100, stop_seconds=24 * 3600), idle(7 * 24 * 3600)):
+              rand_io("r", 100, stop_seconds=3 * 3600), idle(7 * 24 * 3600),
+              rand_io("iops", 0, block_size=1 << 20, queue_depth=32, jobs=4, stop_seconds=pts.ROUND_SECONDS),
+              seq_read("asssd", block_size=16 << 20, queue_depth=1, stop_bytes=10**9),
+              rand_io("hir", 0, queue_depth=32, jobs=4, stop_seconds=1800)):
         limits.check(p)
+
+
+def test_a_phase_whose_fio_grows_past_the_hosts_bound_while_it_runs_is_stopped(tmp_path):
+    """A phase that stops after stop_bytes alone lasts as long as the drive takes, so its
+    histograms (64 mixed jobs: about 19 MB a second) cannot be counted beforehand: the
+    agent watches fio and stops it past the bound its owner gave, with the one line."""
+    srv = tmp_path / "srv"
+    srv.mkdir()
+    spec = f"file:{srv}/t.bin:1G"  # a sparse file
+    growing = {"kind": "io", "name": "growing", "read_pct": 50, "pattern": "rand", "block_size": 4096,
+               "jobs": 64, "stop_bytes": 16 << 30}  # a minute and more here: 1 GB of histograms
+    requests = [{"op": "open", "spec": spec},
+                {"op": "run", "phase": growing},
+                {"op": "run", "phase": {"kind": "idle", "seconds": 0.2}}]
+    answers, r = agent(requests, "--drives", f"file:{srv}/:1G", "--fio-memory", "64M")
+    assert r.returncode == 0, r.stderr
+    assert "ok" in answers[0], answers[0]
+    ended = next(a for a in answers[1:] if "sample" not in a)
+    assert ended == {"error": "phase growing: fio took more than 67.1 MB of this host's memory, the most this "
+                              "host's agent lets a phase take (as --fio-memory says): stopped; ask for fewer "
+                              "jobs or a shorter phase", "type": "value"}, ended
+    assert any("result" in a for a in answers[answers.index(ended) + 1:]), answers[-2:]  # the agent goes on
+
+
+def test_an_owners_bound_that_is_no_size_is_refused_in_one_line(tmp_path):
+    r = clirun.cli("agent", "--drives", f"file:{tmp_path}/:1M", "--fio-memory", "lots")
+    assert r.returncode == 2, r
+    assert r.stderr.strip().splitlines() == [
+        "ssdlab: error: agent: --fio-memory size 'lots': use bytes or a number with K, M, G, T (binary) or KB, "
+        "MB, GB, TB"], r.stderr

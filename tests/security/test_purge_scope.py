@@ -129,7 +129,26 @@ def test_a_partitions_write_cache_phase_leaves_its_disks_cache_alone(tmp_path, m
     from ssdlab.targets.fio import write_cache
 
     monkeypatch.setattr(inuse, "SYS_CLASS_BLOCK", fake_sysfs(tmp_path / "block", "sdb1", "nvme0n1p1"))
-    monkeypatch.setattr(write_cache.shutil, "which", lambda tool: f"/usr/sbin/{tool}")
+    tools(monkeypatch, id_ctrl(nn=1))  # a controller with room for one namespace
     r = write_cache.route(dev, kind)
     assert r.tool == "" and "partition" in r.why, r
     assert write_cache.route(dev.rstrip("1").rstrip("p"), kind).tool in ("hdparm", "nvme")
+
+
+@pytest.mark.parametrize("nn, switched", [(4, False), (2, False), (0, False), (1, True)],
+                         ids=["room-for-4", "room-for-2", "unsaid", "the-only-one"])
+def test_a_namespaces_write_cache_phase_leaves_a_shared_controllers_cache_alone(tmp_path, monkeypatch, nn,
+                                                                                switched):
+    """Feature 06h is the controller's: switching it for /dev/nvme0n1 switches it for every
+    namespace of the controller, and a killed run leaves it switched. Only a controller with
+    room for one namespace (`nn` = 1, as the purge decides) is switched."""
+    from ssdlab.targets.fio import write_cache
+
+    monkeypatch.setattr(inuse, "SYS_CLASS_BLOCK", fake_sysfs(tmp_path / "block"))
+    tools(monkeypatch, id_ctrl(fna=0, nn=nn))
+    r = write_cache.route("/dev/nvme0n1", "nvme")
+    if switched:
+        assert r.tool == "nvme" and not r.why, r
+    else:
+        assert r.tool == "" and "namespace" in r.why and "left as it is" in r.why, r
+        assert write_cache.switch(r, False) == (None, r.why)  # nothing run

@@ -13,8 +13,9 @@ from ssdlab import phase as ph
 from ssdlab.targets.fio import write_cache as wc
 
 NVME = """#!/bin/sh
-# a stand-in for nvme-cli: feature 6 of one controller, kept in $STATE
+# a stand-in for nvme-cli: feature 6 of one controller with room for one namespace, kept in $STATE
 case "$1" in
+  id-ctrl) echo '{"nn":1,"oacs":0,"fna":0}';;
   get-feature) printf 'get-feature:0x06 (Volatile Write Cache), Current value:0x%08x\\n' "$(cat "$STATE")";;
   set-feature) shift; while [ "$1" != "-v" ]; do shift; done; echo "$2" > "$STATE"
                echo "set-feature:0x06 (Volatile Write Cache), value:0x0000000$2";;

@@ -5,7 +5,10 @@ and the target puts back the state it found when it closes. Other devices (loop,
 virtio, files) have no cache of their own to switch: the kernel's queue/write_cache only
 decides whether the kernel sends flushes. A partition's cache is its disk's, shared with
 the disk's other partitions: it is left as it is (consent to write one partition is none
-to change how the others are written)."""
+to change how the others are written). So is an NVMe namespace's, unless its controller
+has room for that namespace alone (`nvme id-ctrl`'s NN = 1, as guard/purge.py decides
+whether a format can reach another namespace): feature 06h is the controller's, for every
+namespace it has, and a killed run leaves it switched."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from ..guard import inuse
+from ..guard import inuse, purge
 
 NVME_FEATURE = "6"  # Volatile Write Cache (NVMe base specification, Set/Get Features 06h)
 
@@ -53,6 +56,11 @@ def route(dev: str, kind: str) -> Route:
     if not shutil.which(tool):
         pkg = "nvme-cli" if tool == "nvme" else "hdparm"
         return Route("", dev, f"{tool} not installed (apt-get install {pkg})")
+    if tool == "nvme" and (nn := purge.nvme_namespace_room(purge.id_ctrl(dev))) != 1:
+        room = (f"with room for {nn} namespaces" if nn
+                else "that does not say how many namespaces it has room for (nvme id-ctrl)")
+        return Route("", dev, f"a namespace of a controller {room}: the write cache is the controller's, "
+                              "shared with its other namespaces, and is left as it is")
     return Route(tool, dev)
 
 

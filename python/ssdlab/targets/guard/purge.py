@@ -61,7 +61,8 @@ FNA_ERASE_ALL = 0x2  # a secure erase (SES 1 or 2) applies to every namespace
 FNA_CRYPTO = 0x4  # cryptographic erase supported
 
 
-def _id_ctrl(dev: str) -> dict:
+def id_ctrl(dev: str) -> dict:
+    """`nvme id-ctrl` of the controller of `dev` ({} when nvme-cli cannot say)."""
     if not shutil.which("nvme"):
         return {}
     try:
@@ -84,11 +85,17 @@ def nvme_ses_support(doc: dict) -> tuple[bool, bool]:
     return (fmt, fmt and bool(_int(doc.get("fna", 0)) & FNA_CRYPTO))
 
 
+def nvme_namespace_room(doc: dict) -> int:
+    """How many namespaces the controller has room for (`nvme id-ctrl`'s NN, the largest
+    namespace id; 0 when it does not say)."""
+    return _int(doc.get("nn", 0))
+
+
 def nvme_format_reaches_others(doc: dict) -> bool:
     """Whether a Format with secure erase of one namespace could erase another namespace
     too: the controller (`nvme id-ctrl`) applies it to all of them (FNA bit 0 or 1) and has
     room for more than one (NN, the largest namespace id)."""
-    return bool(_int(doc.get("fna", 0)) & (FNA_FORMAT_ALL | FNA_ERASE_ALL)) and _int(doc.get("nn", 0)) != 1
+    return bool(_int(doc.get("fna", 0)) & (FNA_FORMAT_ALL | FNA_ERASE_ALL)) and nvme_namespace_room(doc) != 1
 
 
 def ata_erase_state(hdparm_i: str) -> tuple[bool, bool, bool]:
@@ -126,7 +133,7 @@ def plan_block(dev: str, kind: str, discard: bool, force: bool = True) -> PurgeP
     if inuse.is_partition(os.path.basename(dev)):
         why = "a partition: a secure erase would erase its whole disk"
     elif kind == "nvme":
-        ctrl = _id_ctrl(dev)
+        ctrl = id_ctrl(dev)
         user, crypto = nvme_ses_support(ctrl)
         if (user or crypto) and nvme_format_reaches_others(ctrl):
             why = "the controller's format erases every namespace, not only this one"

@@ -27,7 +27,7 @@ from typing import Any
 from ... import __version__, safe_path
 from ...phase import Interrupted
 from ..guard import locks, safety
-from . import limits
+from . import fio_memory, limits
 from .allowlist import AllowList
 from ..fio.target import FioTarget
 from ..spec import DriveSpec, parse_local
@@ -59,8 +59,9 @@ def error_doc(e: BaseException) -> dict:
 
 
 class Agent:
-    def __init__(self, inp: int, out: int, allowed: AllowList):
+    def __init__(self, inp: int, out: int, allowed: AllowList, fio_memory_given: int | None = None):
         self.allowed = allowed
+        self.fio_memory = fio_memory_given  # the host owner's bound on one phase's fio (None: a share)
         self.lines = Lines(inp)
         self.out = out
         self.target: FioTarget | None = None
@@ -178,7 +179,7 @@ class Agent:
             t.check_writes()
             return True
         if op in ("preflight", "plan"):
-            phases = [limits.check(phase_of(p)) for p in msg.get("phases") or []]
+            phases = [limits.check(phase_of(p), self.fio_memory) for p in msg.get("phases") or []]
             if any(p.kind == "replay" for p in phases):
                 raise ValueError("trace replay on a drive on another host is not supported (the "
                                  "trace would have to be on that host); run it there")
@@ -209,7 +210,7 @@ class Agent:
         """The phase's live samples, then its result (or what it recorded when stopped)."""
         try:
             t = self._target()
-            phase = limits.check(phase_of(msg.get("phase")))
+            phase = limits.check(phase_of(msg.get("phase")), self.fio_memory)
             if phase.kind == "replay":
                 raise ValueError("trace replay on a drive on another host is not supported")
         except Exception as e:
@@ -219,27 +220,34 @@ class Agent:
         def on_sample(row: dict) -> None:
             self.send({"sample": row})
 
+        limit = fio_memory.bound(self.fio_memory)
+        over = ValueError(f"phase {phase.name or phase.kind}: fio took more than {fio_memory.size(limit)} of this "
+                          f"host's memory, the most this host's agent lets a phase take "
+                          f"({fio_memory.whose(self.fio_memory)}): stopped; ask for fewer jobs or a "
+                          "shorter phase")
         with self.lock:
             self.running, self.stopping = True, False
         try:
             try:
-                r = t.run(phase, on_sample)
+                with fio_memory.Watch(limit, self._stop_phase) as watch:
+                    r = t.run(phase, on_sample)
             finally:
                 with self.lock:
                     self.running = False
         except Interrupted as e:
-            self.send({"interrupted": result_doc(e.partial) if e.partial is not None else None})
+            self.send(error_doc(over) if watch.over
+                      else {"interrupted": result_doc(e.partial) if e.partial is not None else None})
             return
         except KeyboardInterrupt:
-            self.send({"interrupted": None})
+            self.send(error_doc(over) if watch.over else {"interrupted": None})
             return
         except Exception as e:
-            self.send(error_doc(e))
+            self.send(error_doc(over if watch.over else e))
             return
         self.send({"result": result_doc(r)})
 
 
-def main(allowed: AllowList) -> int:
+def main(allowed: AllowList, fio_memory_given: int | None = None) -> int:
     """Run the agent on this process's stdin and stdout (then nothing else may use them:
     stdout becomes stderr, stdin /dev/null, so no child reads or writes the protocol)."""
     inp, out = os.dup(0), os.dup(1)
@@ -249,7 +257,7 @@ def main(allowed: AllowList) -> int:
     os.dup2(2, 1)
     for fd in (inp, out):
         os.set_inheritable(fd, False)
-    return Agent(inp, out, allowed).serve()
+    return Agent(inp, out, allowed, fio_memory_given).serve()
 
 
 __all__ = ["SILENCE_S", "Agent", "drive_key", "main"]

@@ -6,22 +6,31 @@ may grow it no faster than ssdlab's own tests do by much, and not without end.
   asking for one a nanosecond filled the agent's memory in under a minute;
 - at most MAX_SEGMENTS segments of segment_bytes in the bytes the phase may move (its
   stop_bytes, or its stop_seconds at MAX_RATE): a fill of 4 TB in 1 GB segments records
-  4000.
+  4000;
+- the memory fio takes for the phase (remote/fio_memory.py: its I/O buffers, jobs x
+  queue_depth x block_size, and the logs it keeps over stop_seconds) at most what the
+  host's owner gives (--fio-memory) or half of what the host has available: ssdlab's
+  largest, a PTS step of 1 MiB blocks at 4 threads x QD32, takes 128 MiB of buffers; its
+  30-minute HIR baseline 1.1 GB of logs. While a phase runs the agent watches what fio
+  takes (a phase of stop_bytes alone lasts as long as the drive takes) and stops it past
+  the same bound.
 
-A phase over either is refused with one line before it runs (checked by `preflight` and
+A phase over any is refused with one line before it runs (checked by `preflight` and
 `plan` too, so a run is refused before anything is stored)."""
 
 from __future__ import annotations
 
 from ...phase import Phase
+from . import fio_memory
 
 MIN_INTERVAL_S = 0.1
 MAX_SEGMENTS = 1_000_000
 MAX_RATE = 10**10  # bytes a second: more than a drive moves, to bound a phase that stops on time
 
 
-def check(p: Phase) -> Phase:
-    """`p`, or ValueError when it asks for more than the agent keeps."""
+def check(p: Phase, fio_memory_given: int | None = None) -> Phase:
+    """`p`, or ValueError when it asks for more than the agent keeps (or lets fio take:
+    `fio_memory_given` by the host's owner, else half of what the host has available)."""
     what = f"phase {p.name or p.kind}"
     if p.sample_interval_s < MIN_INTERVAL_S:
         raise ValueError(f"{what}: a sample every {p.sample_interval_s:g} s: this host's agent takes one at "
@@ -33,6 +42,14 @@ def check(p: Phase) -> Phase:
                              f"(in {'its stop_bytes' if p.stop_bytes is not None else 'its stop_seconds at 10 GB/s'}"
                              f"): this host's agent records at most {MAX_SEGMENTS} in a phase; ask for larger "
                              "segment_bytes")
+        need, may = fio_memory.footprint(p), fio_memory.bound(fio_memory_given)
+        if need > may:
+            logs = " and its logs over stop_seconds" if fio_memory.logs(p) else ""
+            raise ValueError(f"{what}: fio would take about {fio_memory.size(need)} of this host's memory "
+                             f"(jobs x queue_depth x block_size of I/O buffers{logs}): this host's agent "
+                             f"lets a phase take at most {fio_memory.size(may)} "
+                             f"({fio_memory.whose(fio_memory_given)}); ask for fewer jobs, a lower "
+                             "queue_depth, smaller blocks or a shorter stop_seconds")
     return p
 
 
