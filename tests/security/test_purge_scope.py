@@ -152,3 +152,52 @@ def test_a_namespaces_write_cache_phase_leaves_a_shared_controllers_cache_alone(
     else:
         assert r.tool == "" and "namespace" in r.why and "left as it is" in r.why, r
         assert write_cache.switch(r, False) == (None, r.why)  # nothing run
+
+
+def nvme_tools(monkeypatch, ctrl: str, active: list[int] | None, allocated: list[int] | None) -> None:
+    """nvme-cli that answers id-ctrl with `ctrl` and list-ns with the namespaces attached
+    to the controller (`active`) or, with --all, the subsystem's (`allocated`); None: the
+    controller refuses the list (nothing on stdout)."""
+    def out(cmd: list[str], timeout: float = 20.0) -> str:
+        if cmd[:2] == ["nvme", "list-ns"]:
+            ids = allocated if "--all" in cmd else active
+            return "" if ids is None else json.dumps({"nsid_list": [{"nsid": i} for i in ids]})
+        return ctrl
+
+    tools(monkeypatch, "")
+    monkeypatch.setattr(purge, "_out", out)
+
+
+@pytest.mark.parametrize("active, allocated, nsid, method", [
+    ([1], [1], 1, "nvme-format-crypto"),  # room for 32, one namespace made: the format reaches it alone
+    ([1], [1, 2], 1, "blkdiscard"),  # another namespace of the subsystem, attached elsewhere
+    ([1, 2], [1, 2], 1, "blkdiscard"),
+    ([1], None, 1, "blkdiscard"),  # the subsystem's list refused: cannot be told
+    ([2], [2], 1, "blkdiscard"),  # a list that does not name this namespace
+    ([1], [1], None, "blkdiscard"),  # this namespace's id unknown
+], ids=["alone", "another-in-the-subsystem", "two-attached", "list-refused", "list-of-another", "nsid-unknown"])
+def test_a_namespace_alone_in_its_subsystem_is_formatted_though_the_controller_has_room_for_more(
+        tmp_path, monkeypatch, active, allocated, nsid, method):
+    """Many controllers report room for 32 or 128 namespaces (NN) with one made: a format
+    that applies to every namespace (FNA bits 0, 1) then erases this one alone."""
+    root = fake_sysfs(tmp_path / "block")
+    if nsid is not None:
+        (root / "nvme0n1" / "nsid").write_text(f"{nsid}\n")
+    monkeypatch.setattr(inuse, "SYS_CLASS_BLOCK", root)
+    nvme_tools(monkeypatch, id_ctrl(fna=CRYPTO | ALL_NAMESPACES, nn=32), active, allocated)
+    assert purge.plan_block("/dev/nvme0n1", "nvme", discard=True).method == method
+
+
+@pytest.mark.parametrize("active, switched", [([1], True), ([1, 2], False), (None, False)],
+                         ids=["alone", "two-attached", "list-refused"])
+def test_a_namespace_alone_on_its_controller_has_its_write_cache_switched(tmp_path, monkeypatch, active, switched):
+    """The write cache is the controller's: the namespaces attached to it (not the
+    subsystem's others, which another controller serves) decide."""
+    from ssdlab.targets.fio import write_cache
+
+    root = fake_sysfs(tmp_path / "block")
+    (root / "nvme0n1" / "nsid").write_text("1\n")
+    monkeypatch.setattr(inuse, "SYS_CLASS_BLOCK", root)
+    nvme_tools(monkeypatch, id_ctrl(fna=0, nn=32), active, allocated=[1, 2])
+    r = write_cache.route("/dev/nvme0n1", "nvme")
+    assert (r.tool == "nvme") == switched, r

@@ -56,8 +56,9 @@ def route(dev: str, kind: str) -> Route:
     if not shutil.which(tool):
         pkg = "nvme-cli" if tool == "nvme" else "hdparm"
         return Route("", dev, f"{tool} not installed (apt-get install {pkg})")
-    if tool == "nvme" and (nn := purge.nvme_namespace_room(purge.id_ctrl(dev))) != 1:
-        room = (f"with room for {nn} namespaces" if nn
+    if tool == "nvme" and not purge.nvme_alone(dev, ctrl := purge.id_ctrl(dev), False):
+        nn = purge.nvme_namespace_room(ctrl)
+        room = (f"with room for {nn} namespaces and others attached or not told apart (nvme list-ns)" if nn
                 else "that does not say how many namespaces it has room for (nvme id-ctrl)")
         return Route("", dev, f"a namespace of a controller {room}: the write cache is the controller's, "
                               "shared with its other namespaces, and is left as it is")

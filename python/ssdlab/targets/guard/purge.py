@@ -56,7 +56,7 @@ def _out(cmd: list[str], timeout: float = 20.0) -> str:
         return ""
 
 
-FNA_FORMAT_ALL = 0x1  # Format NVM applies to every namespace of the controller
+FNA_FORMAT_ALL = 0x1  # Format NVM applies to every namespace of the subsystem
 FNA_ERASE_ALL = 0x2  # a secure erase (SES 1 or 2) applies to every namespace
 FNA_CRYPTO = 0x4  # cryptographic erase supported
 
@@ -91,11 +91,51 @@ def nvme_namespace_room(doc: dict) -> int:
     return _int(doc.get("nn", 0))
 
 
-def nvme_format_reaches_others(doc: dict) -> bool:
-    """Whether a Format with secure erase of one namespace could erase another namespace
-    too: the controller (`nvme id-ctrl`) applies it to all of them (FNA bit 0 or 1) and has
-    room for more than one (NN, the largest namespace id)."""
-    return bool(_int(doc.get("fna", 0)) & (FNA_FORMAT_ALL | FNA_ERASE_ALL)) and nvme_namespace_room(doc) != 1
+def nvme_namespaces(dev: str, allocated: bool) -> list[int] | None:
+    """The namespace ids `nvme list-ns` gives for the controller of `dev`: those attached to
+    it (active), or with `allocated` every namespace of its subsystem, attached or not
+    (Identify CNS 10h, which a controller without namespace management may refuse). None
+    when nvme-cli cannot say. Its JSON: {"nsid_list": [{"nsid": 1}, ...]}."""
+    if not shutil.which("nvme"):
+        return None
+    try:
+        doc = json.loads(_out(["nvme", "list-ns", dev, "-o", "json", *(["--all"] if allocated else [])]) or "null")
+    except json.JSONDecodeError:
+        return None
+    rows = doc.get("nsid_list") if isinstance(doc, dict) else None
+    if not isinstance(rows, list):
+        return None
+    ids = [r.get("nsid") if isinstance(r, dict) else None for r in rows]
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        return None
+    return [int(i) for i in ids if i is not None]
+
+
+def nvme_nsid(dev: str) -> int | None:
+    """The namespace id of block device `dev` (sysfs's nsid attribute; None if unknown)."""
+    try:
+        return int((inuse.SYS_CLASS_BLOCK / os.path.basename(dev) / "nsid").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def nvme_alone(dev: str, doc: dict, allocated: bool) -> bool:
+    """Whether namespace `dev` is the only one a controller-wide command could reach: the
+    controller (`nvme id-ctrl` `doc`) has room for one namespace (NN = 1), or `nvme list-ns`
+    names this one alone (attached to the controller; with `allocated`, in the subsystem).
+    False whenever that cannot be told: the cautious answer."""
+    if nvme_namespace_room(doc) == 1:
+        return True
+    own = nvme_nsid(dev)
+    return own is not None and nvme_namespaces(dev, allocated) == [own]
+
+
+def nvme_format_reaches_others(dev: str, doc: dict) -> bool:
+    """Whether a Format with secure erase of namespace `dev` could erase another namespace
+    too: the controller (`nvme id-ctrl`) applies it to every namespace of its subsystem
+    (FNA bit 0 or 1) and this one is not the only one there can be or that the subsystem
+    holds."""
+    return bool(_int(doc.get("fna", 0)) & (FNA_FORMAT_ALL | FNA_ERASE_ALL)) and not nvme_alone(dev, doc, True)
 
 
 def ata_erase_state(hdparm_i: str) -> tuple[bool, bool, bool]:
@@ -135,7 +175,7 @@ def plan_block(dev: str, kind: str, discard: bool, force: bool = True) -> PurgeP
     elif kind == "nvme":
         ctrl = id_ctrl(dev)
         user, crypto = nvme_ses_support(ctrl)
-        if (user or crypto) and nvme_format_reaches_others(ctrl):
+        if (user or crypto) and nvme_format_reaches_others(dev, ctrl):
             why = "the controller's format erases every namespace, not only this one"
         elif crypto:
             return PurgePlan("nvme-format-crypto", [["nvme", "format", dev, "--ses=2", "--force"]],
