@@ -53,6 +53,20 @@ def test_random_write_for_seconds_is_time_based():
     assert "io_size" not in o
 
 
+@pytest.mark.parametrize("seconds, sample_s, window_ms", [
+    (2000, 1.0, 100),  # the consistency test's 2000 s: 100 ms windows, as every methodology phase
+    (3600, 1.0, 100),
+    (86_400, 1.0, 1000),  # a day: fewer windows, no longer than the sample interval
+    (86_400, 10.0, 2400),  # 36 000 of them
+    (86_400, 0.05, 50),  # never longer than a sample interval
+])
+def test_a_long_timed_phase_keeps_fewer_histogram_windows(seconds, sample_s, window_ms):
+    # fio keeps every window's histogram (15 KB) of each job to its end: 100 ms windows
+    # over a day would be 13 GB of fio's memory per job
+    o = job(P.rand_io("rw", 0, stop_seconds=seconds, sample_interval_s=sample_s))
+    assert int(o["log_hist_msec"]) == window_ms
+
+
 def test_bytes_and_seconds_whichever_first():
     o = job(P.rand_io("rw", 0, stop_seconds=5, stop_bytes=10**9))
     assert o["runtime"] == "5000ms" and "time_based" not in o and int(o["io_size"]) >= 10**9

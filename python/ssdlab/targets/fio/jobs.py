@@ -3,6 +3,7 @@ probe of which I/O engine the kernel allows), so it is tested without running fi
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
@@ -15,6 +16,11 @@ from .. import child
 
 INSTALL_HINT = "install it with `apt-get install fio` (Debian/Ubuntu; `dnf install fio` on Fedora)"
 HIST_MSEC = 100  # the finer log: per-window completions -> bytes -> per-GB series
+# fio keeps every histogram window (1856 counters, 15 KB) of each job and direction until
+# the job ends: an hour of 100 ms windows is 520 MB, a day 13 GB. A longer timed phase
+# gets fewer, longer windows (no longer than a sample interval); every phase of the
+# methodology is shorter and keeps 100 ms
+MAX_HIST_WINDOWS = 36_000
 HIST_COARSENESS = 3  # 1856 -> 232 latency bins per window (12 % resolution for the max)
 PERCENTILE_LIST = ":".join(f"{p:g}" for _, p in json_read.PERCENTILES)  # the ones the report is read for
 
@@ -91,8 +97,19 @@ def rw_mode(read_pct: int, pattern: str) -> str:
 Options = list[tuple[str, object]]
 
 
+def hist_window_ms(sample_ms: int, seconds: float | None) -> int:
+    """fio's histogram window (log_hist_msec) for a phase sampled every `sample_ms` that
+    runs `seconds` (None: until its bytes are done): HIST_MSEC, or for a timed phase of
+    more than MAX_HIST_WINDOWS of them that many windows; never longer than a sample
+    interval (the windows tell a stalled interval from a late log timer)."""
+    window = HIST_MSEC
+    if seconds:
+        window = max(window, math.ceil(float(seconds) * 1000 / MAX_HIST_WINDOWS))
+    return min(window, sample_ms)
+
+
 def job_text(spec: ResolvedPhase, filename: str, *, engine: str = "io_uring", log_prefix: str | None = None,
-             is_file: bool = False, hist_msec: int = HIST_MSEC) -> str:
+             is_file: bool = False, hist_msec: int | None = None) -> str:
     """The fio job file for one resolved io phase (`Phase.resolve(capacity)`)."""
     g, j = job_options(spec, filename, engine=engine, log_prefix=log_prefix, is_file=is_file,
                        hist_msec=hist_msec)
@@ -120,7 +137,7 @@ def batch_text(steps: list[tuple[ResolvedPhase, str]], filename: str, *, engine:
 
 
 def job_options(spec: ResolvedPhase, filename: str, *, engine: str = "io_uring", log_prefix: str | None = None,
-                is_file: bool = False, hist_msec: int = HIST_MSEC) -> tuple[Options, Options]:
+                is_file: bool = False, hist_msec: int | None = None) -> tuple[Options, Options]:
     """The global and the job options of one resolved io phase."""
     if spec.get("kind") != "io":
         raise ValueError(f"fio runs io phases only, not '{spec.get('kind')}'")
@@ -162,7 +179,7 @@ def job_options(spec: ResolvedPhase, filename: str, *, engine: str = "io_uring",
             ("write_lat_log", log_prefix),
             ("log_avg_msec", avg),
             ("write_hist_log", log_prefix),
-            ("log_hist_msec", min(hist_msec, avg)),
+            ("log_hist_msec", min(hist_msec, avg) if hist_msec else hist_window_ms(avg, spec.get("stop_seconds"))),
             ("log_hist_coarseness", HIST_COARSENESS),
         ]
     j: Options = [

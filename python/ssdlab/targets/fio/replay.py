@@ -30,6 +30,12 @@ OPEN_LOOP_DEPTH = 1
 LOG_NAME = "trace"  # the file name in the iolog; replay_redirect sends it to the drive
 
 
+def _span_s(p: Prepared) -> float | None:
+    """How long an open-loop replay issues I/O (its last issue time; None in closed loop,
+    which lasts as long as the drive takes)."""
+    return float(p.time_ns[-1]) / 1e9 if p.queue_depth == 0 and len(p.time_ns) else None
+
+
 def job_text(p: Prepared, iolog: str, drive_path: str, *, engine: str, log_prefix: str | None,
              sample_interval_s: float = 1.0, name: str = "replay") -> str:
     depth = p.queue_depth or OPEN_LOOP_DEPTH
@@ -46,7 +52,7 @@ def job_text(p: Prepared, iolog: str, drive_path: str, *, engine: str, log_prefi
         avg = max(1, int(round(sample_interval_s * 1000)))
         g += [("write_iops_log", log_prefix), ("write_bw_log", log_prefix),
               ("write_lat_log", log_prefix), ("log_avg_msec", avg),
-              ("write_hist_log", log_prefix), ("log_hist_msec", min(jobs.HIST_MSEC, avg)),
+              ("write_hist_log", log_prefix), ("log_hist_msec", jobs.hist_window_ms(avg, _span_s(p))),
               ("log_hist_coarseness", jobs.HIST_COARSENESS)]
     j: list[tuple[str, object]] = [
         ("read_iolog", iolog),  # ssdlab's own work directory

@@ -4,8 +4,8 @@ memory its agent lets one phase take (remote/limits.py refuses a phase over it).
 What grows with the phase's fields (the job fio/jobs.py writes for it):
 - I/O buffers: a block per request in flight, `queue_depth` per job, `jobs` jobs (fio
   allocates them when the job starts and fills them with fresh data: refill_buffers);
-- the latency histogram log (write_hist_log, a window every HIST_MSEC or each sample
-  interval if shorter): fio keeps each window's whole histogram (1856 counters, 8 bytes
+- the latency histogram log (write_hist_log, a window every jobs.hist_window_ms: 100 ms,
+  longer for a timed phase of more than an hour, never longer than a sample interval): fio keeps each window's whole histogram (1856 counters, 8 bytes
   each) of each job and direction in memory until the job ends, 10 windows a second:
   145 KiB a second per job and direction (fio 3.33: a 15 s job in 1 ms windows peaked at
   249 MB, in 1 s windows at 30 MB);
@@ -50,7 +50,7 @@ def logs(p: Phase) -> float:
     if not p.stop_seconds:
         return 0.0
     avg_ms = max(1, round(p.sample_interval_s * 1000))
-    hist_ms = min(jobs.HIST_MSEC, avg_ms)
+    hist_ms = jobs.hist_window_ms(avg_ms, p.stop_seconds)
     ms = p.stop_seconds * 1000
     per_stream = ms / hist_ms * HIST_WINDOW_BYTES + ms / avg_ms * AVG_LOGS * LOG_ENTRY_BYTES
     return p.jobs * directions(p) * per_stream
