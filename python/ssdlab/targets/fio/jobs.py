@@ -100,11 +100,13 @@ Options = list[tuple[str, object]]
 def hist_window_ms(sample_ms: int, seconds: float | None) -> int:
     """fio's histogram window (log_hist_msec) for a phase sampled every `sample_ms` that
     runs `seconds` (None: until its bytes are done): HIST_MSEC, or for a timed phase of
-    more than MAX_HIST_WINDOWS of them that many windows; never longer than a sample
-    interval (the windows tell a stalled interval from a late log timer)."""
+    more than MAX_HIST_WINDOWS of them that many windows, but not longer than half a
+    sample interval (so that each interval holds a whole window: the windows tell a
+    stalled interval from a late log timer); never longer than a sample interval."""
     window = HIST_MSEC
-    if seconds:
-        window = max(window, math.ceil(float(seconds) * 1000 / MAX_HIST_WINDOWS))
+    longer = math.ceil(float(seconds) * 1000 / MAX_HIST_WINDOWS) if seconds else 0
+    if longer > window:
+        window = min(longer, max(window, sample_ms // 2))
     return min(window, sample_ms)
 
 
