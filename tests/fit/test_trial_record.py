@@ -225,3 +225,40 @@ def test_a_record_directory_through_another_users_link_is_refused(fingerprint, s
     assert r.returncode == 2 and len(err) == 1, r.stderr
     assert f"{sticky / 'ssdlab'} is a symlink owned by uid" in err[0] and "XDG_STATE_HOME" in err[0], err
     assert not out.exists() and list(mine.iterdir()) == []
+
+
+def test_a_search_takes_a_recorded_trial_instead_of_running_it_and_keeps_its_pace(fingerprint, tmp_path):
+    # a point run by one search (two workers' executor: the trial ran in a worker process, and
+    # was recorded here, where its result came back) is taken from the record by another,
+    # whose executor is never asked to run it, with the same figures; the pace it plans
+    # --minutes by is the recorded trial's (its runs' seconds over the workers), not 0
+    from ssdlab.executor import open_executor
+    from ssdlab.fit import evidence
+    from ssdlab.fit.search import Search
+    from ssdlab.fit.space import start
+    from ssdlab.fit.trial_record import TrialRecord
+    from ssdlab.store import Store
+
+    db, rid = fingerprint
+    store = Store(db)
+    try:
+        ev = evidence.from_runs(store, [rid])
+    finally:
+        store.close()
+    st = start("tlc-256", ev.facts)
+
+    class Refusing:
+        workers = 2
+
+        def run(self, units):
+            assert not units, f"asked to run {len(units)} trials the record holds"
+            yield from ()
+
+    with TrialRecord(tmp_path / "r") as rec, open_executor(2) as ex:
+        ran = Search(ev, st, 7, ex, record=rec).evaluate([st.unit_start()])
+        assert rec.kept == 1 and rec.reused == 0
+        again = Search(ev, st, 7, Refusing(), record=rec)
+        taken = again.evaluate([st.unit_start()])
+        assert rec.reused == 1
+    assert taken[0].values == ran[0].values and taken[0].loss == ran[0].loss
+    assert again.pace > 0

@@ -104,7 +104,9 @@ class Search:
         self.frozen: dict[str, float] = {}  # parameters no figure moves with: key -> sensitivity
         self.sensitivity: dict[str, float] = {}
         self.x0 = start.unit_start()  # where screening starts (after the die-count scan)
-        self.pace = 0.0  # wall seconds per trial run, of the last batch (Budget.room)
+        # wall seconds per trial run, of the last batch (Budget.room; one all from the trial
+        # record: its trials' recorded seconds over the workers)
+        self.pace = 0.0
         self.unseen: set[str] = set()  # parameters whose finite step moved no figure (descent.py)
         self.rounds = descent.ROUNDS  # of the steps, each time they run (a fold's opening: 1)
         # a power of two the die-count scan ran upwards until the loss turned: key -> (the
@@ -249,6 +251,9 @@ class Search:
                 errors[done.key] = str(done.error).splitlines()[0] if str(done.error) else type(done.error).__name__
         if units and not cut:
             self.pace = (time.monotonic() - t0) / len(units)
+        elif not units and docs:  # all from the record: the pace they ran at (--minutes plans by it)
+            walls = [sum(float(d.get("wall_s", 0.0)) for d in doc.values()) for doc in docs.values()]
+            self.pace = sum(walls) / len(walls) / max(1, int(getattr(self.executor, "workers", 1)))
         for i, doc in docs.items():  # every trial that ended, those past a stopped one too
             values: dict[str, float | None] = {f.name: None for f in self.measured.figures}
             if doc is not None:
