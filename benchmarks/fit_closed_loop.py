@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import sys
 import tempfile
 import time
@@ -137,6 +138,7 @@ def main() -> int:
         hidden = perturbed(drive, a.seed)
         t0, started = time.time(), load()
         with tempfile.TemporaryDirectory() as tmp:
+            os.environ["XDG_STATE_HOME"] = f"{tmp}/state"  # each fit from scratch: none of the trials an earlier fit kept (fit/trial_record.py)
             fit = ["--trials", a.trials, "--no-crossval", *(["--jobs", a.jobs] if a.jobs else []),
                    *(["--minutes", a.minutes] if a.minutes else [])]
             loop = closed_loop(Path(tmp), drive, hidden, [], fit, HELD, timeout=6 * 3600, seeds=SEEDS)

@@ -162,6 +162,7 @@ def main() -> int:
 def measure(trials: int, minutes: float | None, seed: int) -> dict:
     hidden = perturbed("tlc-256", seed)
     with tempfile.TemporaryDirectory() as tmp:
+        os.environ["XDG_STATE_HOME"] = f"{tmp}/state"  # each fit from scratch: none of the trials an earlier fit kept (fit/trial_record.py)
         t0, c0 = time.time(), cpu()
         r = cli("run", "fingerprint", "--drive", "sim:tlc-256", *sets(hidden), "--db", "runs.sqlite",
                 timeout=3600, check=True, cwd=Path(tmp))

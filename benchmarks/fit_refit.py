@@ -86,7 +86,8 @@ def main() -> int:
                                 str(builtin(drive).path), "--out", str(out), "--minutes", str(a.minutes),
                                 "--trials", a.trials, "--no-crossval", "--json"],
                                capture_output=True, text=True,
-                               env={**os.environ, "PYTHONPATH": str(ROOT / "python")})
+                               env={**os.environ, "PYTHONPATH": str(ROOT / "python"),
+                                    "XDG_STATE_HOME": f"{tmp}/state"})  # from scratch: no kept trial
             wall = time.time() - t0
             c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             if r.returncode != 0:

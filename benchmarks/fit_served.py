@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -58,6 +59,7 @@ def main() -> int:
     hidden = perturbed(PROFILE, a.seed, BASE)
     print(f"hidden drive: sim:{PROFILE} {' '.join(hidden)}  ({load()})", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
+        os.environ["XDG_STATE_HOME"] = f"{tmp}/state"  # each fit from scratch: none of the trials an earlier fit kept (fit/trial_record.py)
         t = Path(tmp)
         db = t / "r.sqlite"
         t0 = time.time()

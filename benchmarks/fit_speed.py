@@ -48,6 +48,7 @@ def main() -> int:
         print(f"fingerprint of a 256 GB drive: {time.time() - t0:.0f} s wall, {cpu() - c0:.0f} s CPU ({load()})")
         if not a.identity_only:
             t0, c0 = time.time(), cpu()
+            os.environ["XDG_STATE_HOME"] = f"{tmp}/state-timed"  # from scratch: no trial an earlier fit kept
             out = cli("fit", "--runs", str(fp["run_id"]), "--db", str(db), "--out", f"{tmp}/t.toml",
                       "--trials", a.trials, "--json", timeout=6 * 3600, check=True).stdout
             wall, used = time.time() - t0, cpu() - c0
@@ -67,7 +68,10 @@ def main() -> int:
             print("  search: " + ", ".join(f"{p['phase']} {p['trials']} (loss {p['loss']}, {p['failing']} failing)"
                                           for p in doc["search_phases"]))
         short = ["--runs", str(fp["run_id"]), "--db", str(db), "--trials", "24", "--no-crossval", "--json"]
+        # each its own trial record: --ray runs every trial itself, none taken from the local fit's
+        os.environ["XDG_STATE_HOME"] = f"{tmp}/state-local"
         cli("fit", *short, "--out", f"{tmp}/local.toml", timeout=3600, check=True)
+        os.environ["XDG_STATE_HOME"] = f"{tmp}/state-ray"
         cli("fit", *short, "--ray", "--out", f"{tmp}/ray.toml", timeout=3600, check=True)
         same = (Path(tmp) / "local.toml").read_text().replace("twin-local", "x") == \
             (Path(tmp) / "ray.toml").read_text().replace("twin-ray", "x")

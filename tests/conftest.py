@@ -14,6 +14,13 @@ settings.register_profile("ssdlab", deadline=None, suppress_health_check=[Health
 settings.load_profile("ssdlab")
 
 
+@pytest.fixture(autouse=True)
+def own_state_dir(tmp_path_factory, monkeypatch):
+    """ssdlab keeps state under $XDG_STATE_HOME (a fit's trial record): each test its own,
+    never the user's, and none reused from another test."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 @pytest.fixture
 def fake():
     return FakeTarget()

@@ -348,18 +348,18 @@ def read_input(path: str | os.PathLike[str], what: str, limit: int) -> bytes:
         os.close(fd)
 
 
-def own_dir(path: str | os.PathLike[str], what: str | None = None) -> str:
+def own_dir(path: str | os.PathLike[str], what: str | None = None, mode: int = 0o777) -> str:
     """`path` as a directory ssdlab writes files into by name (a report directory): made
     as `make_dirs` makes it (after its existing part passed), refused unless it and every directory above it belong to
     root or the caller and no one else can replace what is in them (`check_dirs`): in a
     directory another user may write, that user could swap what ssdlab made there for a link
-    between ssdlab's steps. Its real path."""
+    between ssdlab's steps. `mode`: the new directories' (before the umask). Its real path."""
     what = what or os.fspath(path)
     have = os.path.abspath(os.fspath(path))
     while not os.path.isdir(have) and have != "/":
         have = os.path.dirname(have)
     check_dirs(os.path.join(real(have, what), "-"), what)  # the part there already: refused, nothing made
-    out = make_dirs(path, what)
+    out = make_dirs(path, what, mode)
     check_dirs(os.path.join(out, "-"), what)
     return out
 

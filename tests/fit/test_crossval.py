@@ -48,7 +48,7 @@ def test_a_fold_takes_one_round_of_steps_whatever_room_its_bound_leaves(monkeypa
     assert steps and steps[0] >= 2 * round_
     folds: list[Curved] = []
 
-    def fold_search(ev, start, seed, executor, sampler, on_trial, measured, memo, stop_at):
+    def fold_search(ev, start, seed, executor, sampler, on_trial, measured, memo, stop_at, record=None):
         s = Curved(scalable=True)
         s.ev = SimpleNamespace(**{**vars(s.ev), "figures": ev.figures})
         folds.append(s)

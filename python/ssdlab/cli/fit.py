@@ -161,23 +161,26 @@ def fit_cmd(
             raise UserError(f"--params {params!r} names no parameter: give them comma-separated (e.g. "
                             "nand.native.read_us,spare_pct), or leave --params out to search every parameter")
         where = ray_choice(ray, ray_address)
+        record = _open_record()  # before the report directory is made: a refused one makes none
         made = report_dir is not None and not report_dir.exists()
         if report_dir is not None:  # once the evidence is read: a refused fit makes no directory
             check_out_dir(report_dir)
         req = fitting.Request(ev, trials=trials, minutes=minutes, seed=seed, start=start, crossval=crossval,
-                              crossval_trials=crossval_trials, started=started, params=searched)
+                              crossval_trials=crossval_trials, started=started, params=searched, record=record)
         executor = open_executor(jobs, where)
         try:
-            with Bar(trials) as bar, executor:
+            with Bar(trials) as bar, executor, record or contextlib.nullcontext():
                 res = fitting.fit(req, executor, bar.trial)
-        except UserError:  # the fit's own checks (--params, evidence that pins nothing)
+        except (UserError, ValueError):  # the fit's own checks (--params, evidence that pins nothing)
             _unmake(report_dir, made)
             raise
-        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a fit stores nothing until its twin
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the twin is written at the end; the trials as they end
             _unmake(report_dir, made)
-            typer.echo(f"ssdlab: fit interrupted: no twin written to {out} (a fit keeps nothing before its "
-                       "end; --minutes bounds its time)", err=True)
+            typer.echo(f"ssdlab: fit interrupted: no twin written to {out}; {_kept(record)} (--minutes bounds a "
+                       "fit's time)", err=True)
             raise typer.Exit(interrupted_status()) from None
+        if record is not None and record.failed:
+            typer.echo(f"ssdlab: warning: the fit's trial record stopped keeping trials: {record.failed}", err=True)
         sources = "; ".join(ev.sources)
         name = ev.facts.get("name") or (next(iter(ev.measured.values()))["spec"] if ev.measured else out.stem)
         twin_id = out.stem if out.stem.startswith("twin") else f"twin-{out.stem}"  # twin.toml: "twin"
@@ -187,7 +190,8 @@ def fit_cmd(
         SimTarget(text)  # the simulator takes it (a fit that writes a profile it refuses is a bug)
         _write(out, text, force)
         doc = res.doc()
-        doc.update(evidence=ev.sources, left_out=ev.left_out, twin=str(out), facts=ev.facts)
+        doc.update(evidence=ev.sources, left_out=ev.left_out, twin=str(out), facts=ev.facts,
+                   trials_from_record=record.reused if record is not None else 0)
         for what in doc["out_of_time"]:  # full-size runs that would have ended past --minutes
             typer.echo(f"ssdlab: warning: --minutes {minutes:g} left no time for {what}", err=True)
         if report_dir is not None:
@@ -208,6 +212,34 @@ def fit_cmd(
         print_json(doc)
         return
     show(doc)
+
+
+def _open_record() -> Any:
+    """The record of finished trials (fit/trial_record.py) in the user's state directory. A
+    directory another user could tamper with is refused (exit 2, before any trial runs); one
+    that cannot be made (a read-only home) is said in a warning, and the fit runs without it."""
+    from ..fit.trial_record import TrialRecord, default_dir
+
+    where = default_dir()
+    try:
+        return TrialRecord(where)
+    except safe_path.UnsafePath as e:
+        if e.refusal:
+            raise UserError(f"{one_line(e)} (or set XDG_STATE_HOME to a directory only you can write)") from None
+        typer.echo(f"ssdlab: warning: {one_line(e)}: a stopped fit keeps no trials (set XDG_STATE_HOME to a "
+                   "directory you can write)", err=True)
+        return None
+
+
+def _kept(record: Any) -> str:
+    """What a stopped fit keeps: its finished trials, in the record."""
+    if record is None or record.failed:
+        return "no trial record was kept, so the same command again starts over"
+    n = record.kept + record.reused
+    if not n:
+        return "no trial had finished"
+    return (f"its {n} finished trial{'s' if n > 1 else ''} {'are' if n > 1 else 'is'} kept in {record.dir}: the same "
+            "command again takes them from there and goes on")
 
 
 def _unmake(report_dir: Path | None, made: bool) -> None:

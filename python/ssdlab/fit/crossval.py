@@ -28,7 +28,8 @@ class Held:
 
 def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadline: float,
         on_trial: Callable[[Trial], None] | None = None, sampler: str = "cmaes",
-        memo: dict[Any, Any] | None = None, stopped: Callable[[], bool] = lambda: False) -> list[Held]:
+        memo: dict[Any, Any] | None = None, stopped: Callable[[], bool] = lambda: False,
+        record: Any = None) -> list[Held]:
     """One fold per group (groups of one figure too); [] when there is a single group.
     A fold's search is the search's opening (the die-count scan, screening and one round of
     steps after it, within `trials`): another basin and CMA-ES after it, 15-21 trials a fold in a
@@ -37,7 +38,8 @@ def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadl
     scan and screening are fixed points around its own choice) reuses them instead of running
     them again: the points depend on the fold's own loss only, so nothing of the held-back
     group leaks in. `stopped`: asked before each fold; once true, no fold begins (nor after
-    `deadline`, the fit's end: a fold's trials still running then are stopped, deadline.py)."""
+    `deadline`, the fit's end: a fold's trials still running then are stopped, deadline.py).
+    `record`: the fit's trial record (search.Search)."""
     groups = sorted(set(ev.groups[f.name] for f in ev.figures))
     if len(groups) < 2:
         return []
@@ -48,7 +50,8 @@ def run(ev: Evidence, start: Start, seed: int, executor: Any, trials: int, deadl
         left = len(groups) - i
         fold_deadline = time.monotonic() + max(0.0, deadline - time.monotonic()) / left
         fold = ev.without(g)
-        s = Search(fold, start, seed, executor, sampler, on_trial, measured=ev, memo=memo, stop_at=deadline)
+        s = Search(fold, start, seed, executor, sampler, on_trial, measured=ev, memo=memo, stop_at=deadline,
+                   record=record)
         # one round of steps, whatever room the bound leaves (it counts reused trials: a
         # screening that ran fewer points gave some folds a second round and others none)
         s.rounds = 1

@@ -67,6 +67,9 @@ class Request:
     sampler: str = "cmaes"
     params: list[str] | None = None  # search only these (the rest keep the class's values)
     started: float | None = None  # time.monotonic() when the command began: --minutes counts from it
+    # where finished trials are kept as they end and taken from when the same fit runs again
+    # (trial_record.TrialRecord; None: nowhere)
+    record: Any = None
 
 
 @dataclass
@@ -152,7 +155,7 @@ class _Folds:
             per = req.crossval_trials or fold_trials(len(st.params))
             try:
                 return crossval.run(fitted, st, req.seed, self.executor, per, deadline, on_trial, req.sampler,
-                                    memo=memo, stopped=self.stopped.is_set)
+                                    memo=memo, stopped=self.stopped.is_set, record=req.record)
             finally:
                 self.seconds = time.monotonic() - t
 
@@ -228,12 +231,13 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
     if not fitted.figures:
         raise UserError(f"every figure is marked expected_failure ({missing[0].name!r}: a mechanism the simulator "
                         "lacks): nothing to fit to; give figures the simulator can reach")
-    search = Search(fitted, st, req.seed, executor, req.sampler, hook("search"), stop_at=t0 + total)
+    search = Search(fitted, st, req.seed, executor, req.sampler, hook("search"), stop_at=t0 + total,
+                    record=req.record)
     # the checks' own runs, on the best few and the twin (full size: their tests may not
     # scale), with the whole evidence: its loss leaves out the expected failures, measured
     reachable = dataclasses.replace(ev, figures=[f for f in ev.figures if not f.xfail])
     checker = Search(reachable, st, req.seed, executor, full_size=True, measured=ev,
-                     stop_at=t0 + total) if checks else None
+                     stop_at=t0 + total, record=req.record) if checks else None
     search_s, pinning_s = deadlines(total, req.crossval)
     search.run(Budget(req.trials, t0 + search_s))
     search.keep_late()
@@ -272,7 +276,7 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
         stage("pinning")
         if checker or missing:  # the twin on the whole evidence: its checks, the figures not fitted
             whole = checker or Search(reachable, st, req.seed, executor, full_size=True, measured=ev,
-                                      stop_at=t0 + total)
+                                      stop_at=t0 + total, record=req.record)
             measured = whole.evaluate([twin_trial.u], until=t0 + total, rounds=1,
                                       round_s=whole.full_round_s(search) if total < math.inf else 0.0)
             if measured:

@@ -10,7 +10,9 @@ it stops the trials still running (deadline.py): a batch keeps the trials up to 
 that did not end.
 
 A trial's loss: loss.py. Before CMA-ES, descent.py scans the die count and takes
-Levenberg-Marquardt steps from the class."""
+Levenberg-Marquardt steps from the class. A point already run is taken from the memo (this
+fit's), else from the trial record (trial_record.py: what this fit, or a stopped run of it,
+kept on disk), else run; a trial is written to the record as it ends."""
 
 from __future__ import annotations
 
@@ -82,14 +84,17 @@ class Search:
     def __init__(self, ev: Evidence, start: Start, seed: int, executor: Any, sampler: str = "cmaes",
                  on_trial: Callable[[Trial], None] | None = None, full_size: bool = False,
                  measured: Evidence | None = None, memo: dict[Any, Any] | None = None,
-                 stop_at: float = math.inf):
+                 stop_at: float = math.inf, record: Any = None):
         """`measured`: the evidence every trial runs and measures (default `ev`); the loss
         reads `ev`'s figures only (a cross-validation fold: the held-back group is measured,
         not fitted). `memo`: the measured figures of points already run, shared between
         searches of the same evidence (a point is a function of its parameters). `stop_at`
         (time.monotonic()): the fit's end, where trials still running are stopped and none
-        begins (deadline.py)."""
+        begins (deadline.py). `record`: a trial_record.TrialRecord, where each trial is kept as
+        it ends and from which a trial an earlier fit ran is taken instead of run (None: no
+        record)."""
         self.ev, self.start, self.seed, self.executor = ev, start, seed, executor
+        self.record = record
         self.measured = measured or ev
         self.memo: dict[Any, Any] = memo if memo is not None else {}
         self.sampler_name = sampler
@@ -99,7 +104,9 @@ class Search:
         self.frozen: dict[str, float] = {}  # parameters no figure moves with: key -> sensitivity
         self.sensitivity: dict[str, float] = {}
         self.x0 = start.unit_start()  # where screening starts (after the die-count scan)
-        self.pace = 0.0  # wall seconds per trial run, of the last batch (Budget.room)
+        # wall seconds per trial run, of the last batch (Budget.room; one all from the trial
+        # record: its trials' recorded seconds over the workers)
+        self.pace = 0.0
         self.unseen: set[str] = set()  # parameters whose finite step moved no figure (descent.py)
         self.rounds = descent.ROUNDS  # of the steps, each time they run (a fold's opening: 1)
         # a power of two the die-count scan ran upwards until the loss turned: key -> (the
@@ -204,6 +211,8 @@ class Search:
         stop_at = deadline.wall(self.stop_at)  # the fit's end, for the workers (None: no --minutes)
         units, scale = [], {}
         known: dict[int, tuple[dict[str, float | None], str | None]] = {}
+        docs: dict[int, Any] = {}
+        given: dict[int, tuple[dict[RunKey, list[str]], dict[RunKey, Any]]] = {}  # what each unit runs
         for i, u in enumerate(points):
             ov, plans, f = self.settings(u, full)
             scale[i] = f
@@ -211,6 +220,12 @@ class Search:
             if key in self.memo:  # the same point, already run (a cross-validation fold's start)
                 known[i] = self.memo[key]
                 continue
+            if self.record is not None:  # run by an earlier fit (one stopped before its end)
+                docs[i] = self.record.get(self.start.text, ov, runs, plans, self.seed)
+                if docs[i] is not None:
+                    continue
+                del docs[i]
+            given[i] = ov, plans
             try:  # a worker runs them one after the other: the largest drive's tables
                 mem = max(table_bytes(self.start.text, list(o)) for o in {tuple(o) for o in ov.values()})
             except ValueError:
@@ -219,7 +234,6 @@ class Search:
             # drives): the pool starts the dearest first, so a batch's tail is a short trial
             args = (self.start.text, ov, runs, plans, self.seed) + ((stop_at,) if stop_at is not None else ())
             units.append(Unit(i, run_trial, args, memory=mem, cost=mem))
-        docs: dict[int, Any] = {}
         errors: dict[int, str] = {}
         cut: set[int] = set()  # stopped at the fit's end, or never begun
         if units and time.monotonic() >= self.stop_at:
@@ -230,10 +244,16 @@ class Search:
                 cut.add(done.key)
                 continue
             docs[done.key] = done.value if done.ok else None
+            if done.ok and self.record is not None:  # kept as it ends, here (not in the worker)
+                ov, plans = given[done.key]
+                self.record.put(self.start.text, ov, runs, plans, self.seed, done.value)
             if not done.ok:
                 errors[done.key] = str(done.error).splitlines()[0] if str(done.error) else type(done.error).__name__
         if units and not cut:
             self.pace = (time.monotonic() - t0) / len(units)
+        elif not units and docs:  # all from the record: the pace they ran at (--minutes plans by it)
+            walls = [sum(float(d.get("wall_s", 0.0)) for d in doc.values()) for doc in docs.values()]
+            self.pace = sum(walls) / len(walls) / max(1, int(getattr(self.executor, "workers", 1)))
         for i, doc in docs.items():  # every trial that ended, those past a stopped one too
             values: dict[str, float | None] = {f.name: None for f in self.measured.figures}
             if doc is not None:
