@@ -13,6 +13,7 @@ import pytest
 
 from clirun import cli
 from drives import SMALL, set_flags
+from fitruns import fingerprint_run, handlers_kept, signal_self
 
 pytestmark = pytest.mark.xdist_group("fit-output")
 HIDDEN = [*SMALL, "nand.native.prog_us=1600", "nand.native.read_us=75"]
@@ -20,11 +21,7 @@ HIDDEN = [*SMALL, "nand.native.prog_us=1600", "nand.native.read_us=75"]
 
 @pytest.fixture(scope="module")
 def fingerprint(tmp_path_factory):
-    d = tmp_path_factory.mktemp("fp")
-    db = d / "r.sqlite"
-    r = cli("run", "fingerprint", "--drive", "sim:tlc-256", *set_flags(HIDDEN), "--seconds", "10", "--interval", "5",
-            "--db", str(db), "--json", check=True)
-    return db, json.loads(r.stdout)["run_id"]
+    return fingerprint_run(tmp_path_factory, HIDDEN, "5")
 
 
 def fit(*args: str) -> dict:
@@ -214,26 +211,14 @@ def test_a_fit_stopped_during_its_pinning_stops_its_cross_validation(fingerprint
 def test_a_fit_stopped_says_so_in_one_line_and_writes_no_twin(fingerprint, tmp_path, monkeypatch, capsys,
                                                                signum, status):
     # Ctrl-C (or SIGTERM) while the search runs: exit 130 (143), one line saying so, no twin
-    import os
-
     from ssdlab.cli import app
     from ssdlab.fit import fitting
 
-    def stopped(*a, **k):
-        os.kill(os.getpid(), signum)
-        while True:
-            pass
-
-    monkeypatch.setattr(fitting, "fit", stopped)
+    monkeypatch.setattr(fitting, "fit", lambda *a, **k: signal_self(signum))
     db, rid = fingerprint
     out = tmp_path / "twin.toml"
-    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        with pytest.raises(SystemExit) as e:
-            app(["fit", "--runs", str(rid), "--db", str(db), "--out", str(out), "--jobs", "1"])
-    finally:
-        for s, h in handlers.items():
-            signal.signal(s, h)
+    with handlers_kept(), pytest.raises(SystemExit) as e:
+        app(["fit", "--runs", str(rid), "--db", str(db), "--out", str(out), "--jobs", "1"])
     assert e.value.code == status
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "fit interrupted" in err[0] and "no twin written" in err[0], err

@@ -5,51 +5,34 @@ made is not left behind empty."""
 
 from __future__ import annotations
 
-import json
 import signal
 
 import pytest
 
-from clirun import cli
-from drives import SMALL, set_flags
+from drives import SMALL
+from fitruns import fingerprint_run, handlers_kept, signal_self
 
 pytestmark = pytest.mark.xdist_group("fit-report-after-twin")
 
 
 @pytest.fixture(scope="module")
 def fingerprint(tmp_path_factory):
-    d = tmp_path_factory.mktemp("fp")
-    db = d / "r.sqlite"
-    r = cli("run", "fingerprint", "--drive", "sim:tlc-256", *set_flags(SMALL), "--seconds", "10", "--interval", "2",
-            "--db", str(db), "--json", check=True)
-    return db, json.loads(r.stdout)["run_id"]
+    return fingerprint_run(tmp_path_factory, SMALL, "2")
 
 
 @pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_fit_stopped_during_its_report_keeps_its_twin_and_says_so(fingerprint, tmp_path, monkeypatch, capsys,
                                                                      signum, status):
-    import os
-
     from ssdlab.cli import app
     from ssdlab.fit import fitting
     from ssdlab.targets.sim import SimTarget
 
-    def stopped(*a, **k):
-        os.kill(os.getpid(), signum)
-        while True:
-            pass
-
-    monkeypatch.setattr(fitting, "twin_phases", stopped)
+    monkeypatch.setattr(fitting, "twin_phases", lambda *a, **k: signal_self(signum))
     db, rid = fingerprint
     out, report = tmp_path / "twin.toml", tmp_path / "report"
-    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        with pytest.raises(SystemExit) as e:
-            app(["fit", "--runs", str(rid), "--db", str(db), "--out", str(out), "-o", str(report), "--jobs", "1",
-                 "--trials", "2", "--params", "nand.native.read_us", "--no-crossval"])
-    finally:
-        for s, h in handlers.items():
-            signal.signal(s, h)
+    with handlers_kept(), pytest.raises(SystemExit) as e:
+        app(["fit", "--runs", str(rid), "--db", str(db), "--out", str(out), "-o", str(report), "--jobs", "1",
+             "--trials", "2", "--params", "nand.native.read_us", "--no-crossval"])
     assert e.value.code == status
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "fit interrupted while writing its report" in err[0], err

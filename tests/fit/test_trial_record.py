@@ -14,7 +14,8 @@ import time
 import pytest
 
 from clirun import cli, environ, reaped, start
-from drives import SMALL, set_flags
+from drives import SMALL
+from fitruns import fingerprint_run, handlers_kept, signal_self
 from otheruser import as_nobody, needs_other_user, sticky  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.xdist_group("fit-trial-record")
@@ -25,11 +26,7 @@ FIT = ["--trials", "16", "--params", "nand.native.prog_us,nand.native.read_us", 
 
 @pytest.fixture(scope="module")
 def fingerprint(tmp_path_factory):
-    d = tmp_path_factory.mktemp("fp")
-    db = d / "r.sqlite"
-    r = cli("run", "fingerprint", "--drive", "sim:tlc-256", *set_flags(HIDDEN), "--seconds", "10", "--interval", "5",
-            "--db", str(db), "--json", check=True)
-    return db, json.loads(r.stdout)["run_id"]
+    return fingerprint_run(tmp_path_factory, HIDDEN, "5")
 
 
 def recorded(state) -> int:
@@ -86,21 +83,14 @@ def test_a_stopped_fit_says_how_many_trials_it_kept_and_where(fingerprint, tmp_p
     def stop_at_the_fifth(self, stage, t):
         seen.append(t)
         if len(seen) == 5:
-            os.kill(os.getpid(), signal.SIGTERM)
-            while True:
-                pass
+            signal_self(signal.SIGTERM)
 
     monkeypatch.setattr(fit_cli.Bar, "trial", stop_at_the_fifth)
     state = tmp_path / "state"
     monkeypatch.setenv("XDG_STATE_HOME", str(state))
     db, rid = fingerprint
-    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        with pytest.raises(SystemExit) as e:
-            app(["fit", "--runs", str(rid), "--db", str(db), "--out", str(tmp_path / "twin.toml"), *FIT])
-    finally:
-        for s, h in handlers.items():
-            signal.signal(s, h)
+    with handlers_kept(), pytest.raises(SystemExit) as e:
+        app(["fit", "--runs", str(rid), "--db", str(db), "--out", str(tmp_path / "twin.toml"), *FIT])
     assert e.value.code == 143
     err = capsys.readouterr().err.strip().splitlines()
     n = recorded(state)

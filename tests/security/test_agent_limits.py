@@ -43,7 +43,7 @@ def test_a_phase_faster_than_real_time_or_of_countless_segments_is_refused(tmp_p
 
 def test_a_phase_whose_fio_would_take_more_memory_than_the_host_has_is_refused(tmp_path):
     """1 GiB blocks x 65536 in flight: 70 TB of buffers fio would allocate and fill; 1024
-    mixed jobs for a day: 26 TB of histograms. Refused before fio starts, in one line."""
+    mixed jobs for a day: 5.3 TB of histograms. Refused before fio starts, in one line."""
     srv = tmp_path / "srv"
     srv.mkdir()
     spec = f"file:{srv}/t.bin:2G"  # a sparse file
