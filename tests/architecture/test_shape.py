@@ -23,7 +23,8 @@ LAYERS = {
     # parts that know nothing of targets or tests
     "ssdlab._sim": 1, "ssdlab.sim_types": 1,  # the simulator and the dicts it takes and gives
     "ssdlab.analysis": 1, "ssdlab.profiles": 1, "ssdlab.traces": 1,
-    "ssdlab.store": 1, "ssdlab.store_schema": 1, "ssdlab.store_reading": 1,  # the store, its tables, how it is read
+    "ssdlab.store": 1, "ssdlab.store_schema": 1, "ssdlab.store_reading": 1,
+    "ssdlab.store_damage": 1,  # the store, its tables, how it is read, how a damaged one is reported
     "ssdlab.store_export": 1,  # a run written out whole (JSON, tidy CSV)
     "ssdlab.pending": 1, "ssdlab.figures": 1, "ssdlab.calibration": 1,
     "ssdlab.no_result": 1,  # how a drive with no metrics reads (results show, the report)

@@ -262,7 +262,7 @@ def damaged_store(tmp_path: Path) -> Path:
 
 
 def test_a_multi_line_report_of_damage_is_one_line_with_the_recovery():
-    from ssdlab.store import damage_hint
+    from ssdlab.store_damage import damage_hint
 
     line = damage_hint(Path("s.sqlite"), "*** in database main ***\nOn tree page 4 cell 0: bad\n")
     assert "\n" not in line and "*** in database main ***; On tree page 4 cell 0: bad" in line

@@ -16,7 +16,8 @@ import typer
 from .. import interrupts
 from ..errors import UserError, one_line
 from ..runner import RunFailed, RunInterrupted, StoreWriteFailed
-from ..store import StoreError, damage_hint
+from ..store import StoreError
+from ..store_damage import damage_hint
 
 EXIT_USER = 2
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT)
