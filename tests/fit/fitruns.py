@@ -8,7 +8,7 @@ import json
 import os
 import signal
 from pathlib import Path
-from typing import Iterator, NoReturn
+from typing import Any, Iterator, NoReturn
 
 from clirun import cli
 from drives import set_flags
@@ -21,6 +21,19 @@ def fingerprint_run(tmp_path_factory, drive: list[str], interval: str) -> tuple[
     r = cli("run", "fingerprint", "--drive", "sim:tlc-256", *set_flags(drive), "--seconds", "10", "--interval",
             interval, "--db", str(db), "--json", check=True)
     return db, json.loads(r.stdout)["run_id"]
+
+
+def evidence_of(fingerprint: tuple[Path, int]) -> Any:
+    """The fit's evidence of a stored run (`fingerprint_run`'s (store, run id))."""
+    from ssdlab.fit import evidence
+    from ssdlab.store import Store
+
+    db, rid = fingerprint
+    store = Store(db)
+    try:
+        return evidence.from_runs(store, [rid])
+    finally:
+        store.close()
 
 
 def signal_self(signum: int) -> NoReturn:

@@ -13,7 +13,7 @@ import pytest
 
 from clirun import cli
 from drives import SMALL, set_flags
-from fitruns import fingerprint_run, handlers_kept, signal_self
+from fitruns import evidence_of, fingerprint_run, handlers_kept, signal_self
 
 pytestmark = pytest.mark.xdist_group("fit-output")
 HIDDEN = [*SMALL, "nand.native.prog_us=1600", "nand.native.read_us=75"]
@@ -41,15 +41,9 @@ def test_the_same_twin_on_one_worker_or_two(fingerprint):
     import dataclasses
 
     from ssdlab.executor import open_executor
-    from ssdlab.fit import evidence, fitting
-    from ssdlab.store import Store
+    from ssdlab.fit import fitting
 
-    db, rid = fingerprint
-    store = Store(db)
-    try:
-        ev = evidence.from_runs(store, [rid])
-    finally:
-        store.close()
+    ev = evidence_of(fingerprint)
     ev = dataclasses.replace(ev, figures=[f for f in ev.figures if ev.groups[f.name] in GROUPS])
     req = fitting.Request(ev, trials=24, seed=7, start="tlc-256",
                           params=["nand.native.prog_us", "nand.native.read_us"])

@@ -15,7 +15,7 @@ import pytest
 
 from clirun import cli, environ, reaped, start
 from drives import SMALL
-from fitruns import fingerprint_run, handlers_kept, signal_self
+from fitruns import evidence_of, fingerprint_run, handlers_kept, signal_self
 from otheruser import as_nobody, needs_other_user, sticky  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.xdist_group("fit-trial-record")
@@ -223,18 +223,11 @@ def test_a_search_takes_a_recorded_trial_instead_of_running_it_and_keeps_its_pac
     # whose executor is never asked to run it, with the same figures; the pace it plans
     # --minutes by is the recorded trial's (its runs' seconds over the workers), not 0
     from ssdlab.executor import open_executor
-    from ssdlab.fit import evidence
     from ssdlab.fit.search import Search
     from ssdlab.fit.space import start
     from ssdlab.fit.trial_record import TrialRecord
-    from ssdlab.store import Store
 
-    db, rid = fingerprint
-    store = Store(db)
-    try:
-        ev = evidence.from_runs(store, [rid])
-    finally:
-        store.close()
+    ev = evidence_of(fingerprint)
     st = start("tlc-256", ev.facts)
 
     class Refusing:
