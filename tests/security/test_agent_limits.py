@@ -19,47 +19,42 @@ def agent(requests: list[dict], *options: str) -> tuple[list[dict], subprocess.C
     return clirun.converse([*clirun.COMMAND, "agent", *options], requests)
 
 
-def test_a_phase_faster_than_real_time_or_of_countless_segments_is_refused(tmp_path):
+def refused(tmp_path, size: str, run: dict, checked: dict) -> tuple[dict, dict, dict]:
+    """The agent's answers to `run` run, `checked` preflighted and `run` planned on a file of
+    `size` it lists: (ran, checked, planned), after the open was taken and with a phase
+    within the bounds still run after them (a refusal ends nothing)."""
     srv = tmp_path / "srv"
     srv.mkdir()
-    spec = f"file:{srv}/t.bin:64K"
-    flood = {"kind": "idle", "seconds": 0.2, "sample_interval_s": 1e-6}
-    countless = {"kind": "io", "read_pct": 0, "block_size": 4096, "stop_seconds": 3600, "segment_bytes": 4096}
-    requests = [{"op": "open", "spec": spec},
-                {"op": "run", "phase": flood},
-                {"op": "preflight", "phases": [countless]},
-                {"op": "plan", "phases": [flood]},
+    requests = [{"op": "open", "spec": f"file:{srv}/t.bin:{size}"},  # a sparse file
+                {"op": "run", "phase": run},
+                {"op": "preflight", "phases": [checked]},
+                {"op": "plan", "phases": [run]},
                 {"op": "run", "phase": {"kind": "idle", "seconds": 0.2}}]
-    answers, r = agent(requests, "--drives", f"file:{srv}/:1M")
+    answers, r = agent(requests, "--drives", f"file:{srv}/:{size}")
     assert r.returncode == 0, r.stderr
     assert "ok" in answers[0], answers[0]
-    ran, checked, planned = answers[1:4]
+    assert any("result" in a for a in answers[4:]), answers[4:]
+    return answers[1], answers[2], answers[3]
+
+
+def test_a_phase_faster_than_real_time_or_of_countless_segments_is_refused(tmp_path):
+    flood = {"kind": "idle", "seconds": 0.2, "sample_interval_s": 1e-6}
+    countless = {"kind": "io", "read_pct": 0, "block_size": 4096, "stop_seconds": 3600, "segment_bytes": 4096}
+    ran, checked, planned = refused(tmp_path, "1M", flood, countless)
     assert ran == {"error": "phase idle: a sample every 1e-06 s: this host's agent takes one at most every "
                             "0.1 s; ask for sample_interval_s >= 0.1", "type": "value"}, ran
     assert checked["type"] == "value" and "segments" in checked["error"], checked
     assert planned == ran, planned
-    assert any("result" in a for a in answers[4:]), answers[4:]  # a refusal ends nothing
 
 
 def test_a_phase_whose_fio_would_take_more_memory_than_the_host_has_is_refused(tmp_path):
     """1 GiB blocks x 65536 in flight: 70 TB of buffers fio would allocate and fill; 1024
     mixed jobs for a day: 5.3 TB of histograms. Refused before fio starts, in one line."""
-    srv = tmp_path / "srv"
-    srv.mkdir()
-    spec = f"file:{srv}/t.bin:2G"  # a sparse file
     buffers = {"kind": "io", "read_pct": 100, "block_size": 1 << 30, "queue_depth": 65536,
                "stop_bytes": 4096, "segment_bytes": 4096}
     histograms = {"kind": "io", "read_pct": 50, "pattern": "rand", "block_size": 4096, "jobs": 1024,
                   "stop_seconds": 24 * 3600}
-    requests = [{"op": "open", "spec": spec},
-                {"op": "run", "phase": buffers},
-                {"op": "preflight", "phases": [histograms]},
-                {"op": "plan", "phases": [buffers]},
-                {"op": "run", "phase": {"kind": "idle", "seconds": 0.2}}]
-    answers, r = agent(requests, "--drives", f"file:{srv}/:2G")
-    assert r.returncode == 0, r.stderr
-    assert "ok" in answers[0], answers[0]
-    ran, checked, planned = answers[1:4]
+    ran, checked, planned = refused(tmp_path, "2G", buffers, histograms)
     assert ran["type"] == "value", ran
     assert ran["error"].startswith("phase io: fio would take about 70.4 TB of this host's memory "
                                    "(jobs x queue_depth x block_size of I/O buffers): this host's agent "
@@ -68,7 +63,6 @@ def test_a_phase_whose_fio_would_take_more_memory_than_the_host_has_is_refused(t
                                  "smaller blocks or a shorter stop_seconds"), ran
     assert checked["type"] == "value" and "and its logs over stop_seconds" in checked["error"], checked
     assert planned == ran, planned
-    assert any("result" in a for a in answers[4:]), answers[4:]
 
 
 def test_what_ssdlab_asks_for_is_within_the_limits(monkeypatch):
