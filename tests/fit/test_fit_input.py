@@ -69,6 +69,24 @@ def test_runs_of_two_drives(store, tmp_path):
                "--jobs", "1").returncode == 0
 
 
+def test_a_run_and_a_figures_file_that_disagree(store, tmp_path):
+    """A stored run's figure and a figures file's figure of the same metric of the same run
+    that no value passes together: no twin meets both, so the fit is refused up front."""
+    db, (_, _, fill, _) = store
+    measured = json.loads(cli("results", "show", str(fill), "--db", str(db), "--json", check=True).stdout)
+    post = measured["drives"][0]["metrics"]["post_cache_mbps"]
+    far = tmp_path / "far.toml"
+    far.write_text('[facts]\ncapacity_gb = 8\n\n[[figure]]\nname = "review post"\ntest = "fill"\n'
+                   f'metric = "post_cache_mbps"\nvalue = {post * 3:.1f}\nunit = "MB/s"\n')
+    refused(["--runs", str(fill), "--figures", str(far)], "figures 'fill: post_cache_mbps' and 'review post' "
+            "read the same (fill: post_cache_mbps) and no value passes both", tmp_path / "t.toml", db)
+    # one that agrees with the run is taken with it
+    far.write_text(far.read_text().replace(f"{post * 3:.1f}", f"{post:.1f}"))
+    assert cli("fit", "--runs", str(fill), "--figures", str(far), "--out", str(tmp_path / "t.toml"), "--db", str(db),
+               "--start", "tlc-256", "--params", "nand.native.read_us", "--trials", "2", "--no-crossval",
+               "--jobs", "1").returncode == 0
+
+
 def test_no_evidence_and_bad_out(store, tmp_path):
     db, (a, *_) = store
     refused([], "give the evidence", tmp_path / "t.toml")

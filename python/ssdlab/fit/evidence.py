@@ -113,6 +113,7 @@ class Evidence:
         facts = {**other.facts, **self.facts}
         for k in self.inferred & other.facts.keys() - other.inferred:
             facts[k] = other.facts[k]
+        contradiction(f"{self.sources[0]} and {other.sources[0]}", self.figures + other.figures)
         return Evidence(self.figures + other.figures, {**self.groups, **other.groups},
                         facts, self.sources + other.sources, {**self.plans, **other.plans},
                         self.left_out + other.left_out, self.start or other.start,
@@ -227,13 +228,15 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
         spare = float(args.get("spare") or 0.0)
         seconds = args.get("seconds")
         test = run["test"]
-        key: RunKey = (test, spare, None if seconds is None else float(seconds), int(args.get("repeat") or 1), ())
+        the_test = get(test)
+        # repeats only where the test reads them: a fill is the figures file's fill (repeat 1)
+        repeat = int(args.get("repeat") or 1) if "repeat" in the_test.uses else 1
+        key: RunKey = (test, spare, None if seconds is None else float(seconds), repeat, ())
         if key in plans or any(f.run == key for f in figs):
             raise UserError(f"run {rid} repeats another run's test and options; give each once")
         resolution: dict[str, float] = {}
         phases = store.phases(d["id"], with_data=True)
         metrics = analyzed(test, phases, Options(spare=spare, seconds=key[2], repeat=key[3])) or d["metrics"]
-        the_test = get(test)
         if the_test.resolution is not None:
             resolution.update(the_test.resolution(phases, metrics))
         if the_test.replay is not None:
@@ -256,9 +259,11 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
                     left.append(f"{label}: {v:g} (a rate or latency must be above 0)")
                     continue
                 tol = max(tolerance(name), resolution.get(name, 0.0))
+                # a whole metric reads what a figures file's `metric = name` reads (contradiction)
+                node = {"metric": name} if entry is None else None
                 figs.append(Figure(TWIN, label, key, _reader(key, name, entry), value=v, unit=_unit(name),
                                    how=f"{test}: {name}" + (f" {entry}" if entry else ""), tol=tol,
-                                   source=f"run {rid} ({d['spec']})", kind="run"))
+                                   source=f"run {rid} ({d['spec']})", kind="run", node=node))
                 groups[label] = group_of(the_test, name)
     facts["capacity_gb"] = capacity / 1e9
     ids = ",".join(str(i) for i in run_ids)
@@ -356,17 +361,19 @@ def from_figures(path: Path) -> Evidence:
     return Evidence(figs, groups, facts, [f"figures {path}"], {}, left, ff.start)
 
 
-def contradiction(path: Path, figs: list[Figure]) -> None:
+def contradiction(where: Path | str, figs: list[Figure]) -> None:
     """Two figures that read the same thing of the same run, which no value passes together (a
-    typo, or two sources that disagree): no twin can meet both, and the search would settle
-    between them. A UserError naming both."""
+    typo, or two sources that disagree: a stored run and a review's figure): no twin can meet
+    both, and the search would settle between them. A UserError naming both."""
     seen: dict[str, Figure] = {}
     for f in figs:
+        if f.node is None:  # read by its own reader (a table's entry of a run): nothing to match
+            continue
         key = json.dumps([f.run, f.node], sort_keys=True, default=str)
         g = seen.setdefault(key, f)
         (alo, ahi), (blo, bhi) = g.passing(), f.passing()
         if g is not f and (ahi < blo or bhi < alo):
-            raise UserError(f"{path}: figures {g.name!r} and {f.name!r} read the same ({f.run[0]}: "
+            raise UserError(f"{where}: figures {g.name!r} and {f.name!r} read the same ({f.run[0]}: "
                             f"{_what(f.node)}) and no value passes both ({alo:g}..{ahi:g} and {blo:g}..{bhi:g}); "
                             "fix or drop one")
 
