@@ -6,6 +6,8 @@ its user's alone.
   after the run): Ray keeps its sessions, logs and the raylet's and object store's Unix sockets in
   its temporary directory, which it makes mode 0777, by default `$TMPDIR/ray`, shared by
   every user and used as it is found, another user's included.
+- A directory a killed run (SIGKILL: no chance to remove its own) left behind is removed by
+  the next instance: a run holds a lock (flock) on its directory for as long as it lives.
 - A token of its own: Ray's ports listen on every interface and answer whoever holds the
   cluster's token (running any code as this user). Left to itself Ray reads, or writes
   mode 0644, `~/.ray/auth_token`, readable by anyone who may enter the home directory and
@@ -16,10 +18,12 @@ its user's alone.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import secrets
 import shutil
 import tempfile
+import time
 from typing import Any
 
 _TOKEN = secrets.token_hex(32)  # one per process: Ray keeps the first token it reads
@@ -27,6 +31,10 @@ _TOKEN = secrets.token_hex(32)  # one per process: Ray keeps the first token it 
 # 107 bytes: DIR in the temporary directory when that leaves room, else in /tmp
 MAX_TMPDIR = 16
 _ENV = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+PREFIX = "ssdlab-ray-"
+# seconds: a directory is locked the moment after it is made, so one unlocked and older than
+# this is no live run's
+STALE_AFTER = 60.0
 
 
 class LocalInstance:
@@ -35,8 +43,11 @@ class LocalInstance:
 
     def __init__(self) -> None:
         base = tempfile.gettempdir()
+        base = base if len(base) <= MAX_TMPDIR else "/tmp"
+        remove_stale(base)
         # 0700: Ray's 0777 directories are inside it
-        self.dir = tempfile.mkdtemp(prefix="ssdlab-ray-", dir=base if len(base) <= MAX_TMPDIR else "/tmp")
+        self.dir = tempfile.mkdtemp(prefix=PREFIX, dir=base)
+        self.held = _locked(self.dir, wait=True)
         self.saved = {k: os.environ.get(k) for k in _ENV}
         os.environ.pop("RAY_AUTH_TOKEN_PATH", None)
         os.environ.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=_TOKEN)
@@ -54,6 +65,47 @@ class LocalInstance:
         _reload()
         with contextlib.suppress(OSError):
             shutil.rmtree(self.dir)
+        if self.held is not None:
+            os.close(self.held)
+            self.held = None
+
+
+def _locked(path: str, wait: bool = False) -> int | None:
+    """An open descriptor of the directory `path` holding its lock, or None (a link, not a
+    directory, or held by a live run when not waiting)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def remove_stale(base: str) -> None:
+    """Remove the private directories of this user's killed runs in `base`: this user's own
+    (never another's, nor a link), older than STALE_AFTER, whose lock no live run holds.
+    Another user cannot swap such an entry in a sticky directory; shutil.rmtree itself
+    follows no link inside."""
+    try:
+        names = [n for n in os.listdir(base) if n.startswith(PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(base, name)
+        fd = _locked(path)
+        if fd is None:
+            continue
+        try:
+            st = os.fstat(fd)
+            if st.st_uid == os.geteuid() and time.time() - st.st_mtime >= STALE_AFTER:
+                with contextlib.suppress(OSError):
+                    shutil.rmtree(path)
+        finally:
+            os.close(fd)
 
 
 def _reload() -> None:
@@ -65,4 +117,4 @@ def _reload() -> None:
     AuthenticationTokenLoader.instance().reset_cache()
 
 
-__all__ = ["LocalInstance"]
+__all__ = ["LocalInstance", "remove_stale"]
