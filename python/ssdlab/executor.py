@@ -222,10 +222,40 @@ def _head(address: str) -> tuple[str, int] | None:
     return host, port
 
 
+# HTTP/2's client preface and an empty SETTINGS frame: a gRPC server (a Ray head's GCS and
+# client server) answers them with a SETTINGS frame of its own at once
+_H2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+
+def _grpc_answer(conn: socket.socket, timeout: float) -> str | None:
+    """None when the peer speaks HTTP/2 (gRPC), as a Ray head does; else why it is none.
+    Ray itself retries anything else for a minute and more, printing warnings. With TLS
+    (RAY_USE_TLS) the peer waits for a TLS hello: not looked at."""
+    if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+        return None
+    conn.settimeout(timeout)
+    try:
+        conn.sendall(_H2_HELLO)
+        head = b""
+        while len(head) < 9:
+            got = conn.recv(9 - len(head))
+            if not got:
+                break
+            head += got
+    except socket.timeout:
+        return f"it accepts connections but sends nothing back within {timeout:g} s"
+    except OSError as e:
+        return f"it closed the connection ({(e.strerror or str(e)).lower()})"
+    if len(head) == 9 and head[3] == 0x04 and head[5:9] == b"\x00\x00\x00\x00":  # SETTINGS, stream 0
+        return None
+    return "it answers, but not in gRPC as a Ray head node does"
+
+
 def check_ray(ray: str | None, timeout: float = REACH_S) -> None:
     """What --ray / --ray-address name can be used, checked before anything is stored (Ray
     itself retries an unreachable head node for a minute and more): Ray is installed, and
-    an address's head node accepts a TCP connection within `timeout` seconds. "auto" is
+    an address's head node accepts a TCP connection and answers HTTP/2 (gRPC) within
+    `timeout` seconds. "auto" is
     Ray's to look up (RAY_ADDRESS, when set, is checked as an address). ValueError with
     one line naming the problem and the fix."""
     if ray is None:
@@ -242,8 +272,8 @@ def check_ray(ray: str | None, timeout: float = REACH_S) -> None:
         raise ValueError(f"--ray-address {ray}: cannot reach the Ray cluster (not an address); "
                          "give HOST:PORT of its head node (e.g. 10.0.0.5:6379 or ray://10.0.0.5:10001)")
     try:
-        with socket.create_connection(head, timeout=timeout):
-            pass
+        with socket.create_connection(head, timeout=timeout) as conn:
+            answer = _grpc_answer(conn, timeout)
     except socket.timeout:
         why = f"no answer from {head[0]} port {head[1]} within {timeout:g} s"
     except socket.gaierror:
@@ -251,7 +281,10 @@ def check_ray(ray: str | None, timeout: float = REACH_S) -> None:
     except OSError as e:
         why = f"{head[0]} port {head[1]}: {(e.strerror or str(e)).lower()}"
     else:
-        return
+        if answer is None:
+            return
+        raise ValueError(f"--ray-address {ray}: not a Ray cluster ({answer}); give HOST:PORT of its "
+                         "head node's GCS (ray start --head prints it, e.g. 10.0.0.5:6379) or ray://HOST:10001")
     via = " (from RAY_ADDRESS)" if address != ray else ""
     raise ValueError(f"--ray-address {ray}{via}: cannot reach the Ray cluster ({why}); start its head "
                      "node (ray start --head) or give HOST:PORT of a running one")

@@ -58,6 +58,25 @@ def test_fewer_than_five_rounds_are_never_steady():
     assert not v.reached and v.round is None and v.rounds == 4
 
 
+def test_a_window_of_fewer_than_five_rounds_is_not_steady_however_flat():
+    # --rounds 2: the reported window is rounds 1-2, flat, but no measurement window
+    w = S.window([100, 100])
+    assert w.data_ok and w.slope_ok and not w.steady and not w.as_dict()["steady"]
+    j = S.joint({"a": [100, 100], "b": [50, 50]}, 2)
+    assert not j.reached and j.failing == ["a", "b"]
+
+
+def test_the_window_plot_of_a_short_run_does_not_call_it_steady():
+    from types import SimpleNamespace
+
+    from ssdlab.methodology.pts.common import steady_metrics
+    from ssdlab.methodology.pts.figures import window_plots
+
+    m = steady_metrics({"RND 4 KiB 0/100 IOPS": [29800.0, 29900.0]}, 2)
+    (p,) = window_plots("k", "pts-iops", SimpleNamespace(metrics=m, label="D"))
+    assert ": RND 4 KiB 0/100 IOPS NOT steady" in p.title, p.title
+
+
 def test_never_steady_in_25_rounds_reports_the_last_window():
     rounds = [100, 150] * 15  # 30 values; the rule stops at 25
     v = S.verdict(rounds)

@@ -4,7 +4,9 @@ node that does not answer for a minute and more)."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
+import threading
 import time
 
 import pytest
@@ -64,3 +66,62 @@ def test_the_check_reads_every_form_ray_takes(monkeypatch):
     with pytest.raises(ValueError, match=r"no answer from 10\.0\.0\.5 port 6379 within 3 s"):
         executor.check_ray("10.0.0.5:6379")
     executor.check_ray("local")  # a local instance of our own: nothing to reach
+
+
+@contextlib.contextmanager
+def listener(reply: bytes | None):
+    """A local port that accepts connections and answers each with `reply` once it has
+    read something (None: never answers)."""
+    srv = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve():
+        srv.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                continue
+            with c:
+                c.settimeout(5)
+                with contextlib.suppress(OSError):
+                    c.recv(64)
+                    if reply is None:
+                        stop.wait(5)
+                    else:
+                        c.sendall(reply)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        yield f"127.0.0.1:{srv.getsockname()[1]}"
+    finally:
+        stop.set()
+        t.join()
+        srv.close()
+
+
+@pytest.mark.parametrize("reply, why", [
+    (b"HTTP/1.0 400 Bad Request\r\n\r\n", "it answers, but not in gRPC as a Ray head node does"),
+    (None, "it accepts connections but sends nothing back within 1 s"),
+])
+def test_a_port_that_is_no_ray_head_is_refused_in_seconds(reply, why):
+    from ssdlab.executor import check_ray
+
+    with listener(reply) as address:
+        t = time.monotonic()
+        with pytest.raises(ValueError) as e:
+            check_ray(address, timeout=1.0)
+        assert time.monotonic() - t < 3
+    assert str(e.value) == (f"--ray-address {address}: not a Ray cluster ({why}); give HOST:PORT "
+                            "of its head node's GCS (ray start --head prints it, e.g. 10.0.0.5:6379) "
+                            "or ray://HOST:10001"), e.value
+
+
+def test_a_grpc_server_passes():
+    from ssdlab.executor import check_ray
+
+    settings = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # an empty HTTP/2 SETTINGS frame
+    with listener(settings) as address:
+        check_ray(address, timeout=1.0)
+        check_ray("ray://" + address, timeout=1.0)

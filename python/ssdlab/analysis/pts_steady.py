@@ -58,7 +58,9 @@ class Window:
 
     @property
     def steady(self) -> bool:
-        return self.data_ok and self.slope_ok
+        # the last rounds of a run cut to fewer than WINDOW (--rounds) are no measurement
+        # window, however flat
+        return len(self.values) >= WINDOW and self.data_ok and self.slope_ok
 
     def fit(self, rounds: Sequence[float]) -> np.ndarray:
         """The least-squares line at the given round numbers (for the plot)."""

@@ -35,6 +35,7 @@ from .remote import FIO_SERVER, agent_cmd, fio_server_cmd
 from .fleet import run_fleet
 from .. import methodology
 from ..methodology import Options
+from ..methodology.settings import differing
 from .plan import print_plan, print_review_plan
 from ..no_result import has_result, no_result
 from ..review import Request, review_runs
@@ -359,6 +360,8 @@ def compare(
                       ("methodology_version", "methodology versions")):
         if len({r[key] for r in loaded}) > 1:
             typer.echo(f"ssdlab: warning: runs have different {what}", err=True)
+    for line in differing((r["id"], r["test"], r["args"]) for r in loaded):
+        typer.echo(f"ssdlab: warning: {line}", err=True)
     cols = [(column_label(r, d), d["metrics"]) for r in loaded for d in r["drives"]]
     rows = comparison_table(cols)
     if json_out:

@@ -9,6 +9,7 @@ from typing import Any
 from ..figures.data import _f, _is_spread, slug, spare_label
 from ..figures.model import ReportRun
 from ..methodology import spare_matters
+from ..methodology.settings import differing
 
 
 @dataclass
@@ -59,6 +60,7 @@ def compare_tables(runs: list[ReportRun]) -> list[CompareTable]:
         vers = {str(r.tags.get("methodology_version", "")) for r in rs}
         if len(vers) > 1:
             warns.append("runs use different methodology versions: " + ", ".join(sorted(vers)))
+        warns += differing((r.run_id, r.test, r.tags.get("args") or {}) for r in rs)
         bad = [f"{d.label} ({d.status})" for d in drives if d.status != "complete"]
         if bad:
             warns.append("incomplete: " + ", ".join(bad))

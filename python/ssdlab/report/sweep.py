@@ -106,6 +106,10 @@ def render(t: S.SweepTable) -> str:
     parts = [f'<p class="meta">{e(t.test)}: {len(t.rows)} points, {done} complete. Parameters: '
              + "; ".join(f"{e(p)} = {', '.join(e(str(v)) for v in vals)}" for p, vals in t.axes.items())
              + '. Data: <a href="grid.csv">grid.csv</a>.</p>']
+    if gone := S.missing(t):  # the means below leave them out: say so, and how
+        parts.append(f'<p class="warn">⚠ {gone} of {gone + done} points have no result: each '
+                     "parameter's means are over the combinations of the other parameters that "
+                     "have a result at every one of its values (none: no line).</p>")
     if t.swept and t.metrics:
         parts.append('<section id="sec-sensitivity"><h2>Sensitivity</h2><p class="meta">Swing: '
                      "the largest minus the smallest mean of the metric across a parameter's "
@@ -150,39 +154,53 @@ def write_parquet(t: S.SweepTable, path: Path) -> Path | None:
     return path
 
 
-def write_pngs(t: S.SweepTable, out: Path) -> list[Path]:
+def png_figure(t: S.SweepTable, m: str, sens: list[dict]) -> Any:
+    """One metric's PNG: a main-effect panel per swept parameter, all on one y scale (side
+    by side, their slopes are read against each other), and the heat map of the two that
+    move it most. None when nothing is swept."""
     import numpy as np
 
-    from ..figures.png import DPI, STYLE, WIDTH, plt
+    from ..figures.png import WIDTH, plt
+
+    pair = S.most_sensitive_pair(t, m, sens)
+    n = len(t.swept) + (1 if pair else 0)
+    if not n:
+        return None
+    fig, axes = plt.subplots(1, n, figsize=(WIDTH, 2.6), layout="constrained", squeeze=False)
+    for i, p in enumerate(t.swept):
+        ax = axes[0][i]
+        if i:
+            ax.sharey(axes[0][0])
+        ax.plot(_x(t, p), S.main_effect(t, m, p), marker="o", color=COLORS[i % len(COLORS)])
+        ax.set_xlabel(p)
+        ax.set_ylabel(m if i == 0 else "")
+    if pair:
+        ax = axes[0][-1]
+        z = S.two_way(t, m, *pair)
+        im = ax.imshow(z, origin="lower", aspect="auto", cmap="viridis")
+        ax.set_xticks(range(len(t.axes[pair[0]])), _x(t, pair[0]))
+        ax.set_yticks(range(len(t.axes[pair[1]])), _x(t, pair[1]))
+        ax.set_xlabel(pair[0])
+        ax.set_ylabel(pair[1])
+        ax.grid(False)
+        fig.colorbar(im, ax=ax, shrink=0.8)
+        for (yi, xi), v in np.ndenumerate(z):
+            if math.isfinite(v):
+                ax.text(xi, yi, _num(float(v)), ha="center", va="center", fontsize=6, color="w")
+    fig.suptitle(m)
+    return fig
+
+
+def write_pngs(t: S.SweepTable, out: Path) -> list[Path]:
+    from ..figures.png import DPI, STYLE, plt
 
     paths = []
     sens = S.sensitivity(t)
     with plt.rc_context(STYLE):
         for m in t.metrics:
-            pair = S.most_sensitive_pair(t, m, sens)
-            n = len(t.swept) + (1 if pair else 0)
-            if not n:
+            fig = png_figure(t, m, sens)
+            if fig is None:
                 continue
-            fig, axes = plt.subplots(1, n, figsize=(WIDTH, 2.6), layout="constrained", squeeze=False)
-            for i, p in enumerate(t.swept):
-                ax = axes[0][i]
-                ax.plot(_x(t, p), S.main_effect(t, m, p), marker="o", color=COLORS[i % len(COLORS)])
-                ax.set_xlabel(p)
-                ax.set_ylabel(m if i == 0 else "")
-            if pair:
-                ax = axes[0][-1]
-                z = S.two_way(t, m, *pair)
-                im = ax.imshow(z, origin="lower", aspect="auto", cmap="viridis")
-                ax.set_xticks(range(len(t.axes[pair[0]])), _x(t, pair[0]))
-                ax.set_yticks(range(len(t.axes[pair[1]])), _x(t, pair[1]))
-                ax.set_xlabel(pair[0])
-                ax.set_ylabel(pair[1])
-                ax.grid(False)
-                fig.colorbar(im, ax=ax, shrink=0.8)
-                for (yi, xi), v in np.ndenumerate(z):
-                    if math.isfinite(v):
-                        ax.text(xi, yi, _num(float(v)), ha="center", va="center", fontsize=6, color="w")
-            fig.suptitle(m)
             path = out / f"sweep-{m}.png"
             fig.savefig(path, dpi=DPI)
             plt.close(fig)

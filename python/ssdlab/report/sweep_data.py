@@ -91,9 +91,23 @@ def _mean(values: list[float | None]) -> float:
 
 
 def main_effect(t: SweepTable, metric: str, param: str) -> list[float]:
-    """The metric's mean at each value of `param`, over every other parameter."""
-    done = t.complete()
-    return [_mean([r.get(metric) for r in done if r.get(param) == v]) for v in t.axes[param]]
+    """The metric's mean at each value of `param`, over every other parameter: over the
+    combinations of the others that have a result at every value of `param`, so a point
+    with none (failed, interrupted) leaves no value's mean over other settings than the
+    next's (NaN everywhere when no combination is whole)."""
+    others = [k for k in t.axes if k != param]
+    at: dict[tuple, dict[Any, float]] = {}
+    for r in t.complete():
+        v = r.get(metric)
+        if v is not None and math.isfinite(v):
+            at.setdefault(tuple(r.get(k) for k in others), {})[r.get(param)] = v
+    whole = [c for c in at.values() if all(v in c for v in t.axes[param])]
+    return [_mean([c[v] for c in whole]) for v in t.axes[param]]
+
+
+def missing(t: SweepTable) -> int:
+    """Points of the grid with no complete run (failed, interrupted, never run)."""
+    return math.prod(len(v) for v in t.axes.values()) - len(t.complete())
 
 
 def two_way(t: SweepTable, metric: str, p: str, q: str) -> np.ndarray:

@@ -1,0 +1,58 @@
+"""The sweep report's figures compare like with like: each parameter's panel on one y scale
+(the panels set side by side read as which parameter moves the metric more), and a main
+effect over the points that completed at every value of its parameter (a point with no
+result would otherwise leave one value's mean over other settings than the next's)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ssdlab.report import sweep_data as S
+
+
+def _table(missing: set[tuple[int, int]] = frozenset()) -> S.SweepTable:
+    rows = [{"run_id": i, "status": "failed" if (a, b) in missing else "complete", "a": a, "b": b,
+             **({} if (a, b) in missing else {"m": 1000 * b + 10 * a})}
+            for i, (a, b) in enumerate([(1, 1), (1, 2), (2, 1), (2, 2)])]
+    return S.SweepTable("sw-x", "consistency", {"a": [1, 2], "b": [1, 2]}, rows, ["m"])
+
+
+def test_png_panels_share_one_y_scale():
+    from ssdlab.figures.png import plt
+    from ssdlab.report.sweep import png_figure
+
+    t = _table()
+    fig = png_figure(t, "m", S.sensitivity(t))
+    try:
+        a, b = fig.axes[:2]
+        assert a.get_ylim() == b.get_ylim()
+        lo, hi = a.get_ylim()
+        assert lo <= 1015 and hi >= 2015  # both lines inside it
+    finally:
+        plt.close(fig)
+
+
+def test_main_effect_leaves_out_what_a_missing_point_would_unbalance():
+    t = _table(missing={(2, 2)})
+    # a: only b=1 completed at both a values: 1010 against 1020, not 1510 against 1020
+    assert S.main_effect(t, "m", "a") == [1010.0, 1020.0]
+    assert S.main_effect(t, "m", "b") == [1010.0, 2010.0]
+    s = S.sensitivity(t)[0]["swing_pct"]
+    assert s["a"] == pytest.approx(100 * 10 / ((1010 + 2010 + 1020) / 3))
+
+
+def test_a_full_grid_keeps_its_plain_means():
+    t = _table()
+    assert S.main_effect(t, "m", "a") == [1510.0, 1520.0]
+    assert S.main_effect(t, "m", "b") == [1015.0, 2015.0]
+
+
+def test_no_balanced_slice_leaves_the_effect_empty_and_the_page_says_why():
+    from ssdlab.report.sweep import render
+
+    t = _table(missing={(2, 2), (1, 1)})
+    assert all(math.isnan(v) for v in S.main_effect(t, "m", "a"))
+    html = render(t)
+    assert "2 of 4 points have no result" in html
