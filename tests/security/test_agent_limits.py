@@ -9,6 +9,7 @@ latency histograms fio keeps to the end of a long phase."""
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import clirun
 
@@ -66,15 +67,16 @@ def test_a_phase_whose_fio_would_take_more_memory_than_the_host_has_is_refused(t
 
 
 def test_what_ssdlab_asks_for_is_within_the_limits(monkeypatch):
-    """On a host with 4 GB available: the largest buffers ssdlab asks for (a PTS step of
-    1 MiB blocks, 4 threads x QD32; AS SSD's 16 MiB reads) and its longest default timed
-    phase with the most jobs (PTS HIR's 30-minute baseline at 4 threads)."""
+    """On a host with 6 GB available: the largest buffers ssdlab asks for (a PTS step of
+    1 MiB blocks, 4 threads x QD32; AS SSD's 16 MiB reads), its longest default timed
+    phase with the most jobs (PTS HIR's 30-minute baseline at 4 threads) and the fill of a
+    4 TB drive (its logs over 22 h, 4 TB at the slowest 50 MB/s: 2.45 GB)."""
     from ssdlab.methodology import fill
     from ssdlab.methodology.pts import common as pts
     from ssdlab.phase import idle, rand_io, seq_read, seq_write
     from ssdlab.targets.remote import fio_memory, limits
 
-    monkeypatch.setattr(fio_memory, "available", lambda: 4e9)
+    monkeypatch.setattr(fio_memory, "available", lambda: 6e9)
     area = 4 * 10**12
     for p in (seq_write("fill", offset=0, length=area, stop_bytes=area, segment_bytes=fill.segment_bytes(area)),
               seq_write("small", offset=0, length=SIZE, stop_bytes=SIZE, segment_bytes=4096),
@@ -86,9 +88,11 @@ def test_what_ssdlab_asks_for_is_within_the_limits(monkeypatch):
 
 
 def test_a_phase_whose_fio_grows_past_the_hosts_bound_while_it_runs_is_stopped(tmp_path):
-    """A phase that stops after stop_bytes alone lasts as long as the drive takes, so its
-    histograms (64 mixed jobs: about 19 MB a second) cannot be counted beforehand: the
-    agent watches fio and stops it past the bound its owner gave, with the one line."""
+    """A phase that stops after stop_bytes alone lasts as long as the drive takes: on a
+    drive slower than the estimate assumes (here: an agent that takes every drive to move
+    10 TB a second) its histograms (64 mixed jobs: about 19 MB a second) outgrow what was
+    counted, so the agent watches fio and stops it past the bound its owner gave, with the
+    one line."""
     srv = tmp_path / "srv"
     srv.mkdir()
     spec = f"file:{srv}/t.bin:1G"  # a sparse file
@@ -97,7 +101,9 @@ def test_a_phase_whose_fio_grows_past_the_hosts_bound_while_it_runs_is_stopped(t
     requests = [{"op": "open", "spec": spec},
                 {"op": "run", "phase": growing},
                 {"op": "run", "phase": {"kind": "idle", "seconds": 0.2}}]
-    answers, r = agent(requests, "--drives", f"file:{srv}/:1G", "--fio-memory", "64M")
+    fast = [sys.executable, "-c", "from ssdlab.targets.fio import jobs; jobs.SLOWEST_BPS = jobs.SLOWEST_IOPS = 10**13; "
+                                  "from ssdlab.cli import app; app()"]
+    answers, r = clirun.converse([*fast, "agent", "--drives", f"file:{srv}/:1G", "--fio-memory", "64M"], requests)
     assert r.returncode == 0, r.stderr
     assert "ok" in answers[0], answers[0]
     ended = next(a for a in answers[1:] if "sample" not in a)

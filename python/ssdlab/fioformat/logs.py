@@ -123,7 +123,7 @@ def _completions(hist, t0_ms: float, t1_ms: float) -> float | None:
 
 
 def series_from_logs(prefix: str | Path, interval_ms: float = 1000.0,
-                     totals: dict | None = None) -> dict[str, np.ndarray]:
+                     totals: dict | None = None, block_size: int | None = None) -> dict[str, np.ndarray]:
     """The per-interval series from fio's averaged iops, bw (KiB/s) and lat (ns) logs, and
     the per-interval maximum latency from the histogram log when present.
 
@@ -134,9 +134,13 @@ def series_from_logs(prefix: str | Path, interval_ms: float = 1000.0,
     several jobs sometimes misses a job's last full one). Given the final report's
     `totals` (duration_s, ios, read_bytes, write_bytes), the I/O the logs miss is put into
     that incomplete last interval, so the series adds up to the report (unless samples are
-    missing earlier: the I/O then has no one place)."""
+    missing earlier: the I/O then has no one place). Given `block_size`, the bandwidth is
+    the IOPS log's times it: the job's bandwidth log is the finer one (`segments_from_bw`)."""
     iops = _per_bucket([read_log(f) for f in job_logs(prefix, "iops")], interval_ms)
-    bw = _per_bucket([read_log(f) for f in job_logs(prefix, "bw")], interval_ms)
+    if block_size:  # KiB/s as the bandwidth log gives it
+        bw = {k: (tm, v * block_size / 1024.0) for k, (tm, v) in iops.items()}
+    else:
+        bw = _per_bucket([read_log(f) for f in job_logs(prefix, "bw")], interval_ms)
     lat = _per_bucket([read_log(f) for f in job_logs(prefix, "lat")], interval_ms)
     seen = {k[2] for k in iops} | {k[2] for k in bw} | {k[2] for k in lat}
     dur_ms = float(totals["duration_s"]) * 1000.0 if totals and totals.get("duration_s") else None
@@ -329,13 +333,41 @@ def segments_from_hist(prefix: str | Path, segment_bytes: int, total_bytes: floa
     log: each window's completions x block size are the bytes moved in it. The final
     report's byte total and runtime, when given, close the curve (the log can miss the
     last window of a job). A final partial segment is kept (its gb is where it ended)."""
-    hist = read_hist_logs(prefix)
     ts_list, b_list = [], []
-    for t, d, bs, cnt, _mx in hist:
+    for t, d, bs, cnt, _mx in read_hist_logs(prefix):
         m = np.isin(d, directions)
         size = bs if block_size is None else np.full_like(bs, float(block_size))
         ts_list.append(t[m])
         b_list.append(cnt[m] * size[m])
+    return _segments(ts_list, b_list, segment_bytes, total_bytes, runtime_s)
+
+
+def segments_from_bw(prefix: str | Path, segment_bytes: int, window_ms: float, total_bytes: float | None = None,
+                     runtime_s: float | None = None, directions: tuple[int, ...] = (0, 1)) -> dict[str, np.ndarray]:
+    """`segments_from_hist` from a bandwidth log averaged over `window_ms` (bwavgtime): an
+    entry's KiB/s times the time since the job's previous entry in its direction are the
+    bytes moved. fio writes no entry for a window that moved nothing, so an entry counts
+    at most 1.5 windows (its rate is its own window's: fio's log timer runs a little late,
+    rarely more), and nothing moved in the gap before it."""
+    ts_list, b_list = [], []
+    for arr in (read_log(f) for f in job_logs(prefix, "bw")):
+        for d in directions:
+            rows = arr[arr[:, 2] == d]
+            rows = rows[np.argsort(rows[:, 0], kind="stable")]
+            t = rows[:, 0]
+            spent = np.minimum(np.diff(np.concatenate([[0.0], t])), 1.5 * window_ms)
+            # nothing moved until the entry's window began (after the entries: the stable
+            # sort keeps a window's start after the previous window's end at the same ms)
+            ts_list += [t, t - spent]
+            b_list += [rows[:, 1] * 1024.0 * spent / 1000.0, np.zeros(len(t))]
+    return _segments(ts_list, b_list, segment_bytes, total_bytes, runtime_s, stalls=True)
+
+
+def _segments(ts_list: list[np.ndarray], b_list: list[np.ndarray], segment_bytes: int,
+              total_bytes: float | None, runtime_s: float | None, stalls: bool = False) -> dict[str, np.ndarray]:
+    """Per-segment series from the bytes `b_list` moved by the times `ts_list` (ms), per log.
+    `stalls`: the bytes may stand still (a stretch no entry moved anything), and a mark
+    is crossed when they first reach it."""
     if ts_list and sum(len(x) for x in ts_list):
         t = np.concatenate(ts_list) / 1000.0
         b = np.concatenate(b_list)
@@ -358,7 +390,7 @@ def segments_from_hist(prefix: str | Path, segment_bytes: int, total_bytes: floa
     if cum[-1] - nseg * segment_bytes > 0:
         marks.append(float(cum[-1]))
     # time at which the cumulative bytes reach each mark (linear within a window)
-    cross_t = np.interp(marks, cum, t)
+    cross_t = np.interp(marks, cum, t) if not stalls else _first_reach(np.array(marks), cum, t)
     gb, mbps, ts = [], [], []
     prev_b, prev_t = 0.0, 0.0
     for mk, ct in zip(marks, cross_t):
@@ -370,6 +402,15 @@ def segments_from_hist(prefix: str | Path, segment_bytes: int, total_bytes: floa
         ts.append(ct)
         prev_b, prev_t = mk, ct
     return {"gb": np.array(gb), "mbps": np.array(mbps), "t_s": np.array(ts)}
+
+
+def _first_reach(marks: np.ndarray, cum: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """When nondecreasing `cum` (at times `t`) first reaches each mark, linear between
+    points (np.interp takes the end of a level stretch that equals a mark)."""
+    i = np.clip(np.searchsorted(cum, marks, side="left"), 1, len(cum) - 1)
+    c0, c1 = cum[i - 1], cum[i]
+    frac = np.where(c1 > c0, (marks - c0) / np.where(c1 > c0, c1 - c0, 1.0), 1.0)
+    return t[i - 1] + np.clip(frac, 0.0, 1.0) * (t[i] - t[i - 1])
 
 
 # ---- writing a simulated run's logs -------------------------------------------------------

@@ -25,7 +25,7 @@ import numpy as np
 from ...phase import Batch, Identity, Interrupted, OnSample, Phase, PhaseResult, ResolvedPhase, flat
 from .. import child
 from ...fioformat import json_read, logs
-from . import batch, jobs, replay, transport, write_cache
+from . import batch, jobs, memory, replay, transport, write_cache
 from ..guard import locks, safety
 from .transport import Transport
 from ..spec import DriveSpec
@@ -176,9 +176,12 @@ class FioTarget(BaseTarget):
         when any of `phases` writes and the device may not be written; otherwise takes the
         exclusive claim right away. Read-only phase lists need no consent; a file target
         they read is made here if it is not there yet (or refused, as a file that cannot be
-        made), not once the run is stored."""
+        made), not once the run is stored. A phase whose fio would take more memory than this
+        machine has (fio/memory.py) is refused first, with nothing written."""
         if self.plan_mode:
             return
+        phases = list(phases)
+        memory.check(phases, f"drive {self.spec}")  # fio's logs of a long phase: refused before any write
         if any(writes(p) for p in phases):
             self.allow_writes()
         else:
@@ -470,7 +473,11 @@ class FioTarget(BaseTarget):
             rb = sum(r["read_bytes"] for r in rows)
             totals = {"duration_s": dur, "read_bytes": rb, "write_bytes": wb, "host_write_bytes": wb,
                       "mbps": (rb + wb) / dur / 1e6 if dur else 0.0}
-        series = logs.series_from_logs(prefix, interval_ms, totals if rep is not None else None)
+        # a long phase's bandwidth log is the fine one (jobs.fine_bw_ms): its per-interval
+        # bandwidth is then the IOPS log's times the block size
+        fine = jobs.fine_bw_ms(jobs.phase_hist_ms(spec)) if spec.get("kind") == "io" else None
+        series = logs.series_from_logs(prefix, interval_ms, totals if rep is not None else None,
+                                       block_size=int(spec["block_size"]) if fine else None)
         if not len(series["t_s"]) and tracker.rows:
             series = tracker.series()
         mx = latency.get("max_us", math.nan)
@@ -479,9 +486,13 @@ class FioTarget(BaseTarget):
             series["lat_max_us"] = np.fmin(series["lat_max_us"], mx)
         _attach_temps(series, temps)
         moved = totals.get("read_bytes", 0.0) + totals.get("write_bytes", 0.0)
-        segments = logs.segments_from_hist(prefix, int(spec["segment_bytes"]), total_bytes=moved,
-                                                 runtime_s=totals.get("duration_s"),
-                                                 block_size=int(spec["block_size"]))
+        if fine:
+            segments = logs.segments_from_bw(prefix, int(spec["segment_bytes"]), fine, total_bytes=moved,
+                                             runtime_s=totals.get("duration_s"))
+        else:
+            segments = logs.segments_from_hist(prefix, int(spec["segment_bytes"]), total_bytes=moved,
+                                               runtime_s=totals.get("duration_s"),
+                                               block_size=int(spec["block_size"]))
         if before:
             after = self.telemetry.read()
             totals.update(write_counters_delta(before, after))

@@ -7,12 +7,13 @@ may grow it no faster than ssdlab's own tests do by much, and not without end.
 - at most MAX_SEGMENTS segments of segment_bytes in the bytes the phase may move (its
   stop_bytes, or its stop_seconds at MAX_RATE): a fill of 4 TB in 1 GB segments records
   4000;
-- the memory fio takes for the phase (remote/fio_memory.py: its I/O buffers, jobs x
-  queue_depth x block_size, and the logs it keeps over stop_seconds) at most what the
-  host's owner gives (--fio-memory) or half of what the host has available: ssdlab's
-  largest, a PTS step of 1 MiB blocks at 4 threads x QD32, takes 128 MiB of buffers; its
-  30-minute HIR baseline 1.1 GB of logs. While a phase runs the agent watches what fio
-  takes (a phase of stop_bytes alone lasts as long as the drive takes) and stops it past
+- the memory fio takes for the phase (fio/memory.py: its I/O buffers, jobs x
+  queue_depth x block_size, and the logs it keeps over the longest the phase runs: its
+  stop_seconds, or its stop_bytes at fio/jobs.slowest_bps) at most what the host's owner
+  gives (--fio-memory) or half of what the host has available: ssdlab's largest, a PTS
+  step of 1 MiB blocks at 4 threads x QD32, takes 128 MiB of buffers; its 30-minute HIR
+  baseline 1.1 GB of logs; a 4 TB fill 2.4 GB (22 h at 50 MB/s). While a phase runs the
+  agent watches what fio takes (a drive slower than that runs longer) and stops it past
   the same bound.
 
 A phase over any is refused with one line before it runs (checked by `preflight` and
@@ -21,6 +22,7 @@ A phase over any is refused with one line before it runs (checked by `preflight`
 from __future__ import annotations
 
 from ...phase import Phase
+from ..fio import jobs
 from . import fio_memory
 
 MIN_INTERVAL_S = 0.1
@@ -44,7 +46,8 @@ def check(p: Phase, fio_memory_given: int | None = None) -> Phase:
                              "segment_bytes")
         need, may = fio_memory.footprint(p), fio_memory.bound(fio_memory_given)
         if need > may:
-            logs = " and its logs over stop_seconds" if fio_memory.logs(p) else ""
+            logs = ("" if fio_memory.logs(p) * 10 < need else " and its logs over stop_seconds" if p.stop_seconds
+                    else f" and its logs over stop_bytes at {fio_memory.size(jobs.slowest_bps(p.block_size))}/s")
             raise ValueError(f"{what}: fio would take about {fio_memory.size(need)} of this host's memory "
                              f"(jobs x queue_depth x block_size of I/O buffers{logs}): this host's agent "
                              f"lets a phase take at most {fio_memory.size(may)} "
