@@ -14,15 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
-
 from .. import _sim, safe_path
-from ..phase import Phase
-from ..phase import Identity, PhaseResult
+from ..phase import Identity
 from ..store import Store, process_start
 from ..targets.fio import nbd_uri
 from ..targets.guard import safety
-from . import nbdkit
+from . import keeper, nbdkit
 from ..served import marker, stats
 
 MAX_SOCKET_PATH = 107  # sun_path
@@ -171,6 +168,8 @@ class Serving:
         self.rd = store.add_drive(self.run_id, 0, opts.drive, self.identity())
         self.t0 = time.monotonic()
         try:
+            # stores what was recorded and removes these files should this process be killed
+            self.keeper = keeper.start(store.path, self.run_id, self.rd, self.work)
             self.proc = nbdkit.start(cmd, self.work / "pid", self.work / "nbdkit.log")
             if self.socket:
                 self._socket_id = marker.private_socket(self.socket)
@@ -181,6 +180,8 @@ class Serving:
                     "socket": str(self.socket), "socket_id": list(self._socket_id),
                     "drive": opts.drive, "run_id": self.run_id, "capacity": self.capacity,
                     "stats": str(self.stats_path)})
+                keeper.tell(self.keeper, {"socket": str(self.socket), "socket_id": list(self._socket_id),
+                                          "marker_id": list(self._marker)})
         except BaseException as e:
             if getattr(self, "proc", None) is not None:
                 nbdkit.stop(self.proc)
@@ -211,17 +212,7 @@ class Serving:
         error = None
         if status == "failed":
             error = f"nbdkit exited ({code}): {nbdkit.last_words(self.work / 'nbdkit.log') or 'no message'}"
-        totals = stats.totals(rows)
-        if rows:
-            dur = max(totals.get("duration_s", 0.0), 1e-3)
-            phase = Phase(kind="io", name="serve", stop_seconds=dur)
-            z = np.zeros(0)
-            res = PhaseResult(phase=phase, series=stats.series(rows),
-                              segments={"gb": z, "mbps": z, "t_s": z}, latency={}, totals=totals)
-            self.store.add_phase(self.rd, 1, res, "complete" if rows[-1].get("final") else "partial")
-            self.store.set_metrics(self.rd, stats.metrics(totals))
-        self.store.finish_drive(self.rd, status)
-        self.store.finish_run(self.run_id, status, error)
+        totals = keeper.record(self.store, self.run_id, self.rd, rows, status, error)
         self._cleanup()
         return totals, status
 
@@ -231,6 +222,8 @@ class Serving:
             marker.remove_own(marker.marker_path(self.socket), self._marker)
             marker.remove_own(self.socket, self._socket_id)  # nbdkit leaves its socket behind
         shutil.rmtree(self.work, ignore_errors=True)
+        if getattr(self, "keeper", None) is not None:
+            keeper.done(self.keeper)
 
 
 def nbdkit_version() -> str:
