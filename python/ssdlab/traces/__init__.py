@@ -63,6 +63,7 @@ Progress = Callable[[int, int], None]  # (bytes of the file read, its size)
 
 
 CHUNK = 1 << 20
+BOM = b"\xef\xbb\xbf"  # what spreadsheets put before a "UTF-8 CSV": not part of its header
 
 
 def _lines(path: Path, progress: Progress | None = None) -> Iterator[tuple[int, str]]:
@@ -76,6 +77,8 @@ def _lines(path: Path, progress: Progress | None = None) -> Iterator[tuple[int, 
             size = os.fstat(disk.fileno()).st_size
             rest = b""
             while chunk := raw.read(CHUNK):
+                if text == 0 and chunk.startswith(BOM):
+                    chunk = chunk[len(BOM):]
                 text += len(chunk)
                 if text > MAX_TEXT_BYTES:
                     raise TraceError(f"{path}: more than {MAX_TEXT_BYTES >> 30} GiB of text (after "
@@ -133,6 +136,10 @@ def _csv_text(path: Path, progress: Progress | None) -> IoStream | None:
                 text = b"".join(chunks) if n <= FAST_TEXT_BYTES else None
     except (EOFError, gzip.BadGzipFile, zlib.error):
         return None
+    if isinstance(text, bytearray) and text.startswith(BOM):
+        del text[:len(BOM)]  # in place: no second copy of a large text
+    elif text is not None and text.startswith(BOM):
+        text = text[len(BOM):]
     return None if text is None else plain_csv.parse_text(text, str(path))
 
 
@@ -184,6 +191,8 @@ def load(path: str | Path, fmt: str | None = None, progress: Progress | None = N
                 if len(head) >= SNIFF_LINES:
                     break
             fmt = detect(head)
+            if not head:
+                raise TraceError(f"{path}: the file has no lines: give a trace")
             if fmt is None:
                 raise TraceError(f"{path}: cannot tell the trace format from its first lines: "
                                  f"give --format ({', '.join(FORMATS)})")
