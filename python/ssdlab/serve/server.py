@@ -18,7 +18,7 @@ from .. import _sim, safe_path
 from ..phase import Identity
 from ..store import Store, process_start
 from ..targets.fio import nbd_uri
-from ..targets.guard import safety
+from ..targets.guard import locks, safety
 from . import keeper, nbdkit
 from ..served import marker, stats
 
@@ -115,6 +115,19 @@ def create_data(path: Path, destroy_data: str | None) -> None:
         os.close(fd)
 
 
+def lock_data(path: Path) -> locks.FileTargetLock:
+    """The --data file held for writing while it is served, as a file: target's is: another
+    serve of it, or a run on it as a file: target, is refused meanwhile (two drives on one
+    file would write each other's data)."""
+    lock = locks.FileTargetLock(str(path)).acquire()
+    try:
+        lock.for_writing()
+    except BaseException:
+        lock.release()
+        raise
+    return lock
+
+
 class Serving:
     """A serving session. Built, it has checked everything (nothing started or stored);
     `start()` records the run and starts nbdkit; `rows()` returns new stats rows;
@@ -153,6 +166,7 @@ class Serving:
         self.store = store
         if self.user_data:
             create_data(self.user_data, opts.destroy_data)  # before anything is stored
+            self._data_lock = lock_data(self.user_data)
         self.work = Path(tempfile.mkdtemp(prefix="ssdlab-serve-"))
         if not self.tcp and not self.socket:
             self.socket = self.work / "drive.sock"
@@ -222,6 +236,8 @@ class Serving:
             marker.remove_own(marker.marker_path(self.socket), self._marker)
             marker.remove_own(self.socket, self._socket_id)  # nbdkit leaves its socket behind
         shutil.rmtree(self.work, ignore_errors=True)
+        if getattr(self, "_data_lock", None) is not None:
+            self._data_lock.release()
         if getattr(self, "keeper", None) is not None:
             keeper.done(self.keeper)
 
