@@ -27,19 +27,19 @@ NBDKIT_GRACE_S = 60.0  # nbdkit finishes the requests in flight, then the plugin
 KILLED = "ssdlab serve was killed; what the drive recorded until then is kept"
 
 
-def record(store: Store, run_id: int, rd: int, rows: list[dict], status: str,
+def record(store: Store, run_id: int, rd: int, rows: stats.Columns, status: str,
            error: str | None) -> dict:
     """The session's stats rows stored as its run: one phase `serve` (kept if stored
     already), metrics of the totals, the final statuses. Returns the totals."""
-    totals = stats.totals(rows)
-    if rows:
+    totals = rows.totals()
+    if len(rows) and rows.last is not None:
         if 1 not in store.phase_seqs(rd):
             dur = max(totals.get("duration_s", 0.0), 1e-3)
             z = np.zeros(0)
             res = PhaseResult(phase=Phase(kind="io", name="serve", stop_seconds=dur),
-                              series=stats.series(rows), segments={"gb": z, "mbps": z, "t_s": z},
+                              series=rows.series(), segments={"gb": z, "mbps": z, "t_s": z},
                               latency={}, totals=totals)
-            store.add_phase(rd, 1, res, "complete" if rows[-1].get("final") else "partial")
+            store.add_phase(rd, 1, res, "complete" if rows.last.get("final") else "partial")
         store.set_metrics(rd, stats.metrics(totals))
     store.finish_drive(rd, status)
     store.finish_run(run_id, status, error)
@@ -97,7 +97,7 @@ def main(argv: list[str]) -> None:
         files = json.loads(line)
     _wait_for_nbdkit(work)
     try:
-        record(Store(store_path), run_id, rd, stats.read_lines(work / "stats.jsonl"), "interrupted", KILLED)
+        record(Store(store_path), run_id, rd, stats.StatsTail(work / "stats.jsonl").drain(), "interrupted", KILLED)
     finally:
         if files.get("socket"):
             sock = Path(files["socket"])

@@ -221,8 +221,8 @@ class Serving:
         """Stop nbdkit, store the session; returns (totals, status)."""
         crashed = self.proc.poll() is not None
         code = nbdkit.stop(self.proc)
-        rows = self.stats.all_rows()
-        status = "failed" if crashed or not rows else "complete"
+        rows = self.stats.drain()
+        status = "failed" if crashed or not len(rows) else "complete"
         error = None
         if status == "failed":
             error = f"nbdkit exited ({code}): {nbdkit.last_words(self.work / 'nbdkit.log') or 'no message'}"
