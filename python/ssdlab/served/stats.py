@@ -25,17 +25,6 @@ LAG = ("requests", "late", "lag_mean_us", "lag_p99_us", "lag_max_us", "late_lag_
        "late_lag_max_us")
 
 
-def read_lines(path: Path) -> list[dict]:
-    """Every complete line (a line cut short by a kill is left out)."""
-    tail = StatsTail(path)
-    rows: list[dict] = []
-    while True:
-        before = tail.offset
-        rows += tail.new_rows()
-        if tail.offset - before < CHUNK:
-            return rows + tail.last_line()
-
-
 CHUNK = 1 << 20  # read at a time: the rows of a long file are parsed one piece at a time
 
 
@@ -108,7 +97,7 @@ class Columns:
     use (about 220 bytes a row, where a parsed row is about 3 KB: a session sampled every
     10 ms for a day has 8.6 M rows), and the last row whole."""
 
-    KEPT = ("t_s", *DELTAS, *LEVELS, *(f"i_{k}" for k in LAG))
+    KEPT = ("t_s", "unix_s", *DELTAS, *LEVELS, *(f"i_{k}" for k in LAG))
 
     def __init__(self) -> None:
         self._cols = {k: array("d") for k in self.KEPT}
@@ -196,21 +185,22 @@ def metrics(t: dict[str, float]) -> dict[str, float]:
     return {k: t[k] for k in METRICS if k in t}
 
 
-def counters_at(rows: list[dict], t0_unix: float, t_s: np.ndarray) -> dict[str, np.ndarray]:
+def counters_at(rows: Columns, t0_unix: float, t_s: np.ndarray) -> dict[str, np.ndarray]:
     """The served drive's counters at the times `t0_unix + t_s` (a fio series' interval
     ends), interpolated between the plugin's samples: levels (`free_blocks`,
     `slc_used_bytes`, `slc_capacity_bytes`) and per-interval amounts (`waf`,
     `nand_write_bytes`, `erases`, `gc_moves`), so the report draws them under the curve
     fio measured. Empty when the samples do not cover the series."""
-    rows = [r for r in rows if r.get("unix_s") is not None]
+    u = rows.col("unix_s")
+    sampled = ~np.isnan(u)
+    u = u[sampled]
     t = np.asarray(t_s, dtype=np.float64)
-    if len(rows) < 2 or not len(t):
+    if len(u) < 2 or not len(t):
         return {}
-    u = np.array([r["unix_s"] for r in rows], dtype=np.float64)
     at = t0_unix + t
     if at[0] < u[0] - 2.0 or at[-1] > u[-1] + 2.0:  # the samples must span the series
         return {}
-    col = lambda k: np.array([_f(r.get(k, 0)) for r in rows], dtype=np.float64)  # noqa: E731
+    col = lambda k: rows.col(k)[sampled]  # noqa: E731
     out = {k: np.interp(at, u, col(k)) for k in ("free_blocks", "slc_used_bytes", "slc_capacity_bytes")}
     edges = np.concatenate([[t0_unix], at])
     for k in ("host_write_bytes", "nand_write_bytes", "erases", "gc_moves"):
