@@ -276,21 +276,26 @@ def read(path: Path) -> dict:
 def import_file(store: Store, path: Path, run: dict | None = None) -> tuple[int, int]:
     """Put a pending file's phases, metrics and final statuses into `store`: into its own
     run when that run is there, still `running` (or stale), and the file carries the run's
-    token (a secret only the run's own pending file has); else into a new run. A run that
+    token (a secret only the run's own pending file has); else into the run an earlier import
+of the file made in this store (it carries the file's token); else into a new run. A run that
     finished (complete, interrupted, failed) is never changed: its file imported again adds
     nothing. Returns (run id, phases imported). The whole file is checked before anything
     is written (`run`: the file as `read` gave it already)."""
     run = read(path) if run is None else run
     run_id = run["id"]
     same = False
-    if run_id and run["token"]:
-        r = store.run_row(run_id)
+    if run["token"]:
+        r = store.run_row(run_id) if run_id else None
         same = (r is not None and r["token"] is not None and secrets.compare_digest(r["token"], run["token"])
                 and r["test"] == run["test"] and r["created"] == run["created"])
-        if same and r["status"] != "running":
+        if not same and (found := store.run_with_token(run["token"], run["test"])) is not None:
+            run_id, r, same = found, store.run_row(found), True  # the run an import of it made here
+        if same and r is not None and r["status"] != "running":
             return run_id, 0  # finished: imported before, or stored whole after all
     if not same:
-        run_id = store.create_run(run["test"], run["args"], run["testbed"], run["engine_version"])
+        # the file's token goes with it: imported again, the file finds this run
+        run_id = store.create_run(run["test"], run["args"], run["testbed"], run["engine_version"],
+                                  token=run["token"])
     n = 0
     for d in run["drives"]:
         # its own drive, else the run's drive at its position, else a new one

@@ -352,7 +352,8 @@ class Store:
 
     # ---- writing -------------------------------------------------------------------------
     def create_run(self, test: str, args: dict, testbed: str | None = None,
-                   engine_version: str | None = None) -> int:
+                   engine_version: str | None = None, token: str | None = None) -> int:
+        """A new run, `running`; `token`: a pending file's, when the run is imported from it."""
         check_testbed(testbed)
         with self.tx() as c:
             pid = os.getpid()
@@ -363,7 +364,7 @@ class Store:
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (test, now(), "running", METHODOLOGY_VERSION, testbed, __version__,
                  engine_version, dumps(args), pid, socket.gethostname(), process_start(pid),
-                 secrets.token_hex(16)))
+                 token or secrets.token_hex(16)))
             return inserted_id(cur)
 
     def add_drive(self, run_id: int, position: int, spec: str, identity: Identity | dict) -> int:
@@ -451,6 +452,13 @@ class Store:
     def token(self, run_id: int) -> str | None:
         """The run's secret: a pending file completes the run only when it carries it."""
         return self.db.execute("SELECT token FROM runs WHERE id=?", (run_id,)).fetchone()[0]
+
+    @_reading
+    def run_with_token(self, token: str, test: str) -> int | None:
+        """The run of test `test` whose token this is (one imported from its pending file), or None."""
+        r = self.db.execute("SELECT id FROM runs WHERE token=? AND test=? ORDER BY id LIMIT 1",
+                            (token, test)).fetchone()
+        return None if r is None else int(r[0])
 
     @_reading
     def run_row(self, run_id: int) -> dict | None:

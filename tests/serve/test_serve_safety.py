@@ -223,3 +223,14 @@ def test_the_sockets_mode_is_changed_on_the_socket_never_through_a_link(tmp_path
         st = os.lstat(tmp_path / "real.sock")
         assert marker.private_socket(tmp_path / "real.sock") == (st.st_dev, st.st_ino)
         assert stat.S_IMODE(os.lstat(tmp_path / "real.sock").st_mode) == 0o600
+
+
+def test_a_data_file_served_now_is_not_served_twice(tmp_path):
+    """Two drives on one data file would write each other's data: the second serve (or a
+    run on the file as a file: target) is refused while the first serves it."""
+    data = tmp_path / "d.bin"
+    with served(tmp_path, TINY, tmp_path / "r.sqlite", extra=("--data", str(data))):
+        r = serve(tmp_path, "--data", str(data), "--socket", str(tmp_path / "b.sock"))
+        one_line_exit_2(r, "d.bin")
+        assert "in use" in r.stderr or "locked" in r.stderr or "another" in r.stderr, r.stderr
+    assert not (tmp_path / "b.sock").exists()

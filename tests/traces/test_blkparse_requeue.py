@@ -47,3 +47,42 @@ def test_negative_sector_is_named(tmp_path: Path) -> None:
     r = run_cli("run", "trace", "--trace", str(f), "--drive", "sim:sn520-128", "--db", str(db))
     refused(r, "line 1", "sector -8 + 8", ">= 0")
     assert stored_runs(db) == 0
+
+
+def _peak_per_io(f: Path, n: int) -> float:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        s = load(f)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(s) == n
+    return peak / n
+
+
+def test_requeue_tracking_keeps_memory_per_io_near_the_arrays(tmp_path: Path, monkeypatch) -> None:
+    """Dispatches are remembered only while they may still be requeued (until their
+    completion, C, and at most the latest blkparse.IN_FLIGHT): a trace of N distinct
+    dispatches holds about its arrays (25 bytes an I/O, and the copy made at the end), not
+    a Python entry of ~250 bytes for each of them; its Q events are dropped once it has D."""
+    n = 60_000
+    f = tmp_path / "many.txt"
+    with open(f, "w") as out:
+        for i in range(n):
+            t = f"{i // 1000}.{i % 1000:03d}000000"
+            out.write(f"  8,0    0 {3 * i + 1:>7} {t}  100  Q   W {8 * i} + 8 [fio]\n"
+                      f"  8,0    0 {3 * i + 2:>7} {t}  100  D   W {8 * i} + 8 [fio]\n")
+            if i >= 4:  # four in flight
+                out.write(f"  8,0    0 {3 * i + 3:>7} {t}    0  C   W {8 * (i - 4)} + 8 [0]\n")
+    assert _peak_per_io(f, n) < 150  # before: 290
+    # a trace without completions: the latest dispatches only
+    g = tmp_path / "no-completions.txt"
+    with open(g, "w") as out:
+        for i in range(n):
+            out.write(f"  8,0    0 {i + 1:>7} {i // 1000}.{i % 1000:03d}000000  100  D   W {8 * i} + 8 [fio]\n")
+    from ssdlab.traces import blkparse
+
+    monkeypatch.setattr(blkparse, "IN_FLIGHT", 1000)
+    assert _peak_per_io(g, n) < 150

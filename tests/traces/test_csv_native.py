@@ -109,3 +109,20 @@ def test_the_limits_hold_over_both_halves(monkeypatch):
     assert plain_csv.parse_text(text, "t.csv") is None
     with pytest.raises(TraceError):
         slow(text)
+
+
+@pytest.mark.parametrize("header,times,want", [
+    # nanoseconds since the epoch (eBPF tools write them): past float's 2**53, 256 ns apart
+    ("time_ns", ["1700000000000000001", "1700000000000000101", "1700000000000000202"], [0, 100, 201]),
+    # microseconds since the epoch with nanosecond decimals
+    ("time_us", ["1700000000000000.001", "1700000000000000.102", "1700000000000000.2035"], [0, 101, 203]),
+    # seconds with nanosecond decimals, as blkparse prints them, of a host up a year
+    ("time_s", ["31536000.000000001", "31536000.000000102", "31536000.000000203"], [0, 101, 202]),
+])
+def test_times_are_read_exactly_both_ways(header, times, want):
+    text = (f"{header},op,offset_bytes,length_bytes\n"
+            + "".join(f"{t},write,{i * 4096},4096\n" for i, t in enumerate(times))).encode()
+    fast = plain_csv.parse_text(text, "t.csv")
+    assert fast is not None
+    assert fast.time_ns.tolist() == want
+    assert slow(text).time_ns.tolist() == want

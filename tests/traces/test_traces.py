@@ -262,3 +262,23 @@ def test_summary_seq_pct_counts_reads_and_writes_that_follow_each_other(ops):
     data = np.flatnonzero(op <= WRITE)
     want = (off[data][1:] == off[data][:-1] + ln[data][:-1]).mean() * 100.0
     assert s.summary()["seq_pct"] == want and 0 < want < 100
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_byte_order_mark_is_not_part_of_the_header(tmp_path, gz):
+    """Spreadsheets save "UTF-8 CSV" with a byte order mark before the header."""
+    text = "\ufefftime_us,op,offset_bytes,length_bytes\r\n0,write,0,4096\r\n5,read,0,4096\r\n".encode()
+    f = tmp_path / "bom.csv"
+    f.write_bytes(gzip.compress(text) if gz else text)
+    s = load(f)
+    assert s.format == "csv" and s.time_ns.tolist() == [0, 5000]
+    f.write_bytes(b"\xef\xbb\xbffio version 2 iolog\nf write 0 4096\n")
+    assert load(f).format == "fio-v2"
+
+
+def test_an_empty_trace_says_so(tmp_path):
+    f = tmp_path / "empty.csv"
+    for text in (b"", b"\n\n  \n"):
+        f.write_bytes(text)
+        with pytest.raises(TraceError, match="empty.csv: the file has no lines: give a trace"):
+            load(f)

@@ -75,6 +75,39 @@ fn whole(s: &[u8]) -> Option<u64> {
     Some(v)
 }
 
+/// What `exact_ns` makes of a time field.
+enum Time {
+    Ns(i64),
+    Other, // not digits and a fraction: read as a float
+    Defer, // too long, or 2^63 ns and later: the Python parser's to read (or refuse)
+}
+
+/// Digits with an optional fraction, in ns exactly, rounded half to even (what
+/// plain_csv.exact_ns gives: a float holds ns since the epoch only to 256 ns).
+fn exact_ns(s: &[u8], unit: u64) -> Time {
+    let (w, f) = match s.iter().position(|&b| b == b'.') {
+        Some(i) => (&s[..i], &s[i + 1..]),
+        None => (s, &s[..0]),
+    };
+    if (w.is_empty() && f.is_empty()) || !w.iter().chain(f).all(u8::is_ascii_digit) {
+        return Time::Other;
+    }
+    if w.len() > 19 || f.len() > 18 {
+        return Time::Defer;
+    }
+    let digits = |d: &[u8]| d.iter().fold(0u128, |v, &c| v * 10 + (c - b'0') as u128);
+    let den = 10u128.pow(f.len() as u32);
+    let (mut q, r) = ((digits(f) * unit as u128) / den, (digits(f) * unit as u128) % den);
+    q += digits(w) * unit as u128;
+    if 2 * r > den || (2 * r == den && q % 2 == 1) {
+        q += 1;
+    }
+    if q > i64::MAX as u128 {
+        return Time::Defer;
+    }
+    Time::Ns(q as i64)
+}
+
 /// A plain decimal number, optionally with a fraction and an exponent (what `float()`
 /// reads the same way as Rust does: no sign, spaces, underscores, inf or nan).
 fn decimal(s: &[u8]) -> Option<f64> {
@@ -258,14 +291,22 @@ fn lines(text: &[u8], c: &Columns, lim: &Limits) -> Option<Lines> {
             return None;
         }
         let op = op_code(fields[c.op])?;
-        let tv = decimal(fields[c.time])?;
+        let ns = match exact_ns(fields[c.time], c.time_ns as u64) {
+            Time::Ns(ns) => ns,
+            Time::Defer => return None,
+            Time::Other => {
+                let x = decimal(fields[c.time])? * c.time_ns;
+                // 2^63 ns and later are past an i64
+                if x >= 9.223_372_036_854_776e18 {
+                    return None;
+                }
+                x.round_ties_even() as i64
+            }
+        };
         let (ov, lv) = (whole(fields[c.offset])?, whole(fields[c.length])?);
-        let x = tv * c.time_ns;
-        // 2^63 ns and later are past an i64
-        if x >= 9.223_372_036_854_776e18 || (op != FLUSH && lv == 0) {
+        if op != FLUSH && lv == 0 {
             return None;
         }
-        let ns = x.round_ties_even() as i64;
         let (off, len) = if op == FLUSH {
             (0, 0)
         } else {

@@ -5,7 +5,8 @@
   crates/ssdsim-nbd, built by `make build`), readiness, the marker that says a socket
   is a served simulated drive;
 - stats.py: the plugin's stats lines -> series, totals and metrics for the store;
-- server.py: one serving session from start to stored run.
+- server.py: one serving session from start to stored run;
+- keeper.py: how a session is stored (also when serve itself was killed outright).
 
 nbdkit.py and stats.py are the served drive's side of its protocol with clients (targets/
 nbd.py reads the marker and the stats): they import nothing of ssdlab's. This package

@@ -14,15 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
-
 from .. import _sim, safe_path
-from ..phase import Phase
-from ..phase import Identity, PhaseResult
+from ..phase import Identity
 from ..store import Store, process_start
 from ..targets.fio import nbd_uri
-from ..targets.guard import safety
-from . import nbdkit
+from ..targets.guard import locks, safety
+from . import keeper, nbdkit
 from ..served import marker, stats
 
 MAX_SOCKET_PATH = 107  # sun_path
@@ -118,6 +115,19 @@ def create_data(path: Path, destroy_data: str | None) -> None:
         os.close(fd)
 
 
+def lock_data(path: Path) -> locks.FileTargetLock:
+    """The --data file held for writing while it is served, as a file: target's is: another
+    serve of it, or a run on it as a file: target, is refused meanwhile (two drives on one
+    file would write each other's data)."""
+    lock = locks.FileTargetLock(str(path)).acquire()
+    try:
+        lock.for_writing()
+    except BaseException:
+        lock.release()
+        raise
+    return lock
+
+
 class Serving:
     """A serving session. Built, it has checked everything (nothing started or stored);
     `start()` records the run and starts nbdkit; `rows()` returns new stats rows;
@@ -156,6 +166,7 @@ class Serving:
         self.store = store
         if self.user_data:
             create_data(self.user_data, opts.destroy_data)  # before anything is stored
+            self._data_lock = lock_data(self.user_data)
         self.work = Path(tempfile.mkdtemp(prefix="ssdlab-serve-"))
         if not self.tcp and not self.socket:
             self.socket = self.work / "drive.sock"
@@ -171,6 +182,8 @@ class Serving:
         self.rd = store.add_drive(self.run_id, 0, opts.drive, self.identity())
         self.t0 = time.monotonic()
         try:
+            # stores what was recorded and removes these files should this process be killed
+            self.keeper = keeper.start(store.path, self.run_id, self.rd, self.work)
             self.proc = nbdkit.start(cmd, self.work / "pid", self.work / "nbdkit.log")
             if self.socket:
                 self._socket_id = marker.private_socket(self.socket)
@@ -181,6 +194,8 @@ class Serving:
                     "socket": str(self.socket), "socket_id": list(self._socket_id),
                     "drive": opts.drive, "run_id": self.run_id, "capacity": self.capacity,
                     "stats": str(self.stats_path)})
+                keeper.tell(self.keeper, {"socket": str(self.socket), "socket_id": list(self._socket_id),
+                                          "marker_id": list(self._marker)})
         except BaseException as e:
             if getattr(self, "proc", None) is not None:
                 nbdkit.stop(self.proc)
@@ -206,22 +221,12 @@ class Serving:
         """Stop nbdkit, store the session; returns (totals, status)."""
         crashed = self.proc.poll() is not None
         code = nbdkit.stop(self.proc)
-        rows = self.stats.all_rows()
-        status = "failed" if crashed or not rows else "complete"
+        rows = self.stats.drain()
+        status = "failed" if crashed or not len(rows) else "complete"
         error = None
         if status == "failed":
             error = f"nbdkit exited ({code}): {nbdkit.last_words(self.work / 'nbdkit.log') or 'no message'}"
-        totals = stats.totals(rows)
-        if rows:
-            dur = max(totals.get("duration_s", 0.0), 1e-3)
-            phase = Phase(kind="io", name="serve", stop_seconds=dur)
-            z = np.zeros(0)
-            res = PhaseResult(phase=phase, series=stats.series(rows),
-                              segments={"gb": z, "mbps": z, "t_s": z}, latency={}, totals=totals)
-            self.store.add_phase(self.rd, 1, res, "complete" if rows[-1].get("final") else "partial")
-            self.store.set_metrics(self.rd, stats.metrics(totals))
-        self.store.finish_drive(self.rd, status)
-        self.store.finish_run(self.run_id, status, error)
+        totals = keeper.record(self.store, self.run_id, self.rd, rows, status, error)
         self._cleanup()
         return totals, status
 
@@ -231,6 +236,10 @@ class Serving:
             marker.remove_own(marker.marker_path(self.socket), self._marker)
             marker.remove_own(self.socket, self._socket_id)  # nbdkit leaves its socket behind
         shutil.rmtree(self.work, ignore_errors=True)
+        if getattr(self, "_data_lock", None) is not None:
+            self._data_lock.release()
+        if getattr(self, "keeper", None) is not None:
+            keeper.done(self.keeper)
 
 
 def nbdkit_version() -> str:

@@ -11,10 +11,14 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import stat
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator, cast
 
+from .. import safe_path
+from ..errors import NOT_A_FILE
 from ..fioformat import iolog as fio_iolog
 from . import blkparse, msr, plain_csv
 from .limits import MAX_LINE_CHARS, MAX_TEXT_BYTES
@@ -37,16 +41,29 @@ FORMATS = {"fio": _fio_iolog, "fio-v2": _fio_iolog, "fio-v3": _fio_iolog,
 SNIFF_LINES = 50
 
 
-def _open(path: Path) -> BinaryIO:
-    with open(path, "rb") as f:
+@contextmanager
+def _open(path: Path) -> Iterator[BinaryIO]:
+    """The trace's text, gunzipped when it is gzip. Opened by its checked path with no link
+    followed that another user owns (one planted in /tmp could make root read, and quote in
+    an error, a file only root may read) and none put there since the check."""
+    fd = safe_path.open_file(path, os.O_RDONLY | os.O_NONBLOCK, what=f"--trace {path}")
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or device swapped in since
+            raise TraceError(f"--trace {path}: {NOT_A_FILE}")
         gz = f.read(2) == b"\x1f\x8b"
-    return gzip.open(path, "rb") if gz else open(path, "rb")  # type: ignore[return-value]
+        f.seek(0)
+        if not gz:
+            yield f
+            return
+        with gzip.GzipFile(fileobj=f, mode="rb") as g:
+            yield cast(BinaryIO, g)
 
 
 Progress = Callable[[int, int], None]  # (bytes of the file read, its size)
 
 
 CHUNK = 1 << 20
+BOM = b"\xef\xbb\xbf"  # what spreadsheets put before a "UTF-8 CSV": not part of its header
 
 
 def _lines(path: Path, progress: Progress | None = None) -> Iterator[tuple[int, str]]:
@@ -60,6 +77,8 @@ def _lines(path: Path, progress: Progress | None = None) -> Iterator[tuple[int, 
             size = os.fstat(disk.fileno()).st_size
             rest = b""
             while chunk := raw.read(CHUNK):
+                if text == 0 and chunk.startswith(BOM):
+                    chunk = chunk[len(BOM):]
                 text += len(chunk)
                 if text > MAX_TEXT_BYTES:
                     raise TraceError(f"{path}: more than {MAX_TEXT_BYTES >> 30} GiB of text (after "
@@ -117,6 +136,10 @@ def _csv_text(path: Path, progress: Progress | None) -> IoStream | None:
                 text = b"".join(chunks) if n <= FAST_TEXT_BYTES else None
     except (EOFError, gzip.BadGzipFile, zlib.error):
         return None
+    if isinstance(text, bytearray) and text.startswith(BOM):
+        del text[:len(BOM)]  # in place: no second copy of a large text
+    elif text is not None and text.startswith(BOM):
+        text = text[len(BOM):]
     return None if text is None else plain_csv.parse_text(text, str(path))
 
 
@@ -168,10 +191,14 @@ def load(path: str | Path, fmt: str | None = None, progress: Progress | None = N
                 if len(head) >= SNIFF_LINES:
                     break
             fmt = detect(head)
+            if not head:
+                raise TraceError(f"{path}: the file has no lines: give a trace")
             if fmt is None:
                 raise TraceError(f"{path}: cannot tell the trace format from its first lines: "
                                  f"give --format ({', '.join(FORMATS)})")
         s = (_csv_text(p, progress) if fmt == "csv" else None) or FORMATS[fmt](_lines(p, progress), str(path))
+    except safe_path.UnsafePath as e:
+        raise TraceError(str(e)) from None
     except OSError as e:
         raise TraceError(f"trace file '{path}': {e.strerror or e}") from None
     if fmt in ("fio-v2", "fio-v3") and s.format != fmt:

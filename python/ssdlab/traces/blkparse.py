@@ -8,7 +8,8 @@ the start and the count after '+'; time in **seconds** with nanosecond decimals.
 Which events: `D` (issued to the device: what the drive saw, after merging), or `Q`
 (queued by the application) when the trace has no `D` event; the one used is said in the
 notes. A request the driver gave back (`R`, requeue) is dispatched again by a later `D`:
-the dispatch it undid is dropped, so each request is replayed once. RWBS: D = discard (trim), R = read, W = write, F with no data = flush. Other
+the dispatch it undid is dropped, so each request is replayed once (a dispatch can be undone
+until its completion, C; the latest IN_FLIGHT are remembered). RWBS: D = discard (trim), R = read, W = write, F with no data = flush. Other
 events (G, I, M, C, P, U, m ...) are skipped; the summary blkparse prints at the end
 ("CPU0 (8,0):", "Total (8,0):") ends the events. Every event must be of one device.
 """
@@ -16,6 +17,7 @@ events (G, I, M, C, P, U, m ...) are skipped; the summary blkparse prints at the
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from typing import Iterable
 
 import numpy as np
@@ -24,6 +26,9 @@ from .limits import Collector
 from .stream import FLUSH, READ, TRIM, WRITE, IoStream, bad_line
 
 SECTOR = 512
+# dispatches that may still be requeued: those not completed (C), at most this many of the
+# latest (more than a device's queues hold), so a trace without C events stays bounded
+IN_FLIGHT = 1 << 16
 EVENT = re.compile(r"\s*(\d+),(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\.(\d{1,9})\s+(\d+)\s+(\S+)\s+(\S+)"
                    r"(?:\s+(-?\d+)\s+\+\s+(-?\d+))?(?:\s|$)")
 SUMMARY = re.compile(r"(CPU\d+|Total) \(")
@@ -38,8 +43,8 @@ def is_event(line: str) -> bool:
 def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
     # per action (D, Q): times, ops, offsets, lengths
     got = {"D": Collector(path), "Q": Collector(path)}
-    # requeues: the latest dispatch of each request (op, sector, bytes) -> its index in D
-    dispatched: dict[tuple[int, int, int], int] = {}
+    # requeues: the latest dispatch of each request (op, sector, bytes) in flight -> its index in D
+    dispatched: OrderedDict[tuple[int, int, int], int] = OrderedDict()
     requeued: list[int] = []
     dev = None
     for n, line in lines:
@@ -53,8 +58,10 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
             raise bad_line(path, n, f"{what}: expected 'MAJ,MIN CPU SEQ SECONDS PID ACTION RWBS "
                            "[SECTOR + COUNT]' (blkparse's default output)")
         action, rwbs = m.group(8), m.group(9)
-        if action not in got and action != "R":
+        if action not in got and action not in ("R", "C"):
             continue
+        if action == "Q" and len(got["D"]):
+            continue  # the D events are replayed: its Q events need not be kept
         d = (m.group(1), m.group(2))
         if dev is None:
             dev = d
@@ -83,13 +90,18 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
                 raise bad_line(path, n, f"{rwbs} event without 'SECTOR + COUNT' (or of 0 sectors)")
         offset = int(sector) * SECTOR if op != FLUSH and sector is not None else 0
         key = (op, offset, nbytes if op != FLUSH else 0)
-        if action == "R":
+        if action in ("R", "C"):
             i = dispatched.pop(key, None)
-            if i is not None:
+            if i is not None and action == "R":
                 requeued.append(i)
             continue
         if action == "D":
+            if not len(got["D"]):
+                got["Q"] = Collector(path)  # the Q events so far: not replayed
             dispatched[key] = len(got["D"])
+            dispatched.move_to_end(key)
+            if len(dispatched) > IN_FLIGHT:
+                dispatched.popitem(last=False)
         got[action].add(n, ns, op, offset, key[2])
     action = "D" if len(got["D"]) or not len(got["Q"]) else "Q"
     out = got[action]

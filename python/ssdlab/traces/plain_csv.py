@@ -5,7 +5,7 @@
     125.5,read,0,65536
 
 Columns (any order, extra columns ignored): `time_<unit>` with unit s, ms, us or ns
-(decimals allowed); `op`: read, write, trim or flush (or R, W, T, F; any case);
+(decimals allowed, read exactly to the ns); `op`: read, write, trim or flush (or R, W, T, F; any case);
 `offset_<unit>` and `length_<unit>` with unit bytes, sectors (512 bytes) or kib
 (1024 bytes), whole numbers. The units are the user's to name: a column without one
 (`time`, `offset`) is refused, since guessing sectors for bytes or µs for 100 ns is how
@@ -14,6 +14,7 @@ replays go wrong.
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from . import limits
@@ -21,6 +22,8 @@ from .limits import Collector
 from .stream import FLUSH, READ, TRIM, WRITE, IoStream, TraceError, bad_line
 
 TIME_UNITS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
+PLAIN = re.compile(r"([0-9]*)(?:\.([0-9]*))?")  # digits, a point, digits: read exactly
+MAX_NS = 2**63
 SIZE_UNITS = {"bytes": 1, "b": 1, "sectors": 512, "sector": 512, "kib": 1024}
 OPS = {"read": READ, "r": READ, "write": WRITE, "w": WRITE, "trim": TRIM, "t": TRIM,
        "discard": TRIM, "flush": FLUSH, "f": FLUSH}
@@ -47,6 +50,19 @@ def _unit(cols: list[str], name: str, units: dict, path: str) -> tuple[int, floa
                      "offset_<unit>,length_<unit>)")
 
 
+def exact_ns(text: str, unit_ns: int) -> int | None:
+    """A time written as plain digits with an optional fraction, in ns exactly (rounded
+    half to even): a float holds ns since the epoch only to 256 ns. None for any other
+    form (an exponent, a sign), which float() reads."""
+    m = PLAIN.fullmatch(text.strip())
+    if m is None or not (m.group(1) or m.group(2)):
+        return None
+    frac = m.group(2) or ""
+    q, r = divmod(int(frac or "0") * unit_ns, 10 ** len(frac))
+    q += int(m.group(1) or "0") * unit_ns
+    return q + 1 if 2 * r > 10 ** len(frac) or (2 * r == 10 ** len(frac) and q % 2) else q
+
+
 def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
     it = iter(lines)
     cols = header_columns(next(it, (1, ""))[1])
@@ -68,20 +84,23 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
         op = OPS.get(f[io_].strip().lower())
         if op is None:
             raise bad_line(path, n, f"op '{f[io_][:20]}': expected read, write, trim or flush")
+        ns = exact_ns(f[it_], int(tu))
         try:
-            tv = float(f[it_])
+            tv = float(f[it_]) if ns is None else 0.0
             ov, lv = int(f[oi]), int(f[li])
         except ValueError:
             raise bad_line(path, n, f"time must be a number, offset and length whole numbers "
                            f"(units {cols[it_]}, {cols[oi]}, {cols[li]})") from None
         if tv < 0 or ov < 0 or lv < 0:
             raise bad_line(path, n, "time, offset and length must be >= 0")
-        if not tv * tu < 2**63:  # NaN, infinite, or past what a time in ns holds
+        if ns is None and tv * tu < MAX_NS:
+            ns = round(tv * tu)
+        if ns is None or ns >= MAX_NS:  # NaN, infinite, or past what a time in ns holds
             raise bad_line(path, n, f"time {f[it_].strip()[:30]} ({cols[it_]}): not a finite time below "
                            "2**63 ns (292 years)")
         if op != FLUSH and lv == 0:
             raise bad_line(path, n, f"{f[io_].strip()} of length 0")
-        out.add(n, round(tv * tu), op, int(ov * ou) if op != FLUSH else 0, int(lv * lu) if op != FLUSH else 0)
+        out.add(n, ns, op, int(ov * ou) if op != FLUSH else 0, int(lv * lu) if op != FLUSH else 0)
     return out.stream(format="csv", has_time=True)
 
 

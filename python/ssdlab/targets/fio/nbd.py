@@ -113,7 +113,7 @@ class NbdExport(Transport):
         if not path or not len(result.series.get("t_s", [])) or not isinstance(token, float):
             return
         time.sleep(1.1)  # the sample that closes the phase's last interval
-        c = stats.counters_at(stats.read_lines(Path(path)), token, result.series["t_s"])
+        c = stats.counters_at(stats.StatsTail(Path(path)).drain(), token, result.series["t_s"])
         if not c:
             return
         result.series.update(c)

@@ -1,0 +1,110 @@
+"""What outlives `ssdlab serve` killed outright (SIGKILL, the OOM killer), when none of
+its own cleanup runs: a small process in a session of its own, started with each serving
+session, that learns of serve's end by its pipe from serve closing. A serve that ends as
+it should writes DONE first, and the keeper just exits. Otherwise the keeper waits for
+nbdkit to go (--exit-with-parent stops it, and the plugin writes its final stats line),
+stores what the stats file holds as the run, `interrupted`, and removes the session's
+files: the drive's temporary data, the socket and its marker (only the very files serve
+made)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..phase import Phase, PhaseResult
+from ..served import marker, stats
+from ..store import Store
+
+DONE = b"done\n"
+NBDKIT_GRACE_S = 60.0  # nbdkit finishes the requests in flight, then the plugin its stats
+KILLED = "ssdlab serve was killed; what the drive recorded until then is kept"
+
+
+def record(store: Store, run_id: int, rd: int, rows: stats.Columns, status: str,
+           error: str | None) -> dict:
+    """The session's stats rows stored as its run: one phase `serve` (kept if stored
+    already), metrics of the totals, the final statuses. Returns the totals."""
+    totals = rows.totals()
+    if len(rows) and rows.last is not None:
+        if 1 not in store.phase_seqs(rd):
+            dur = max(totals.get("duration_s", 0.0), 1e-3)
+            z = np.zeros(0)
+            res = PhaseResult(phase=Phase(kind="io", name="serve", stop_seconds=dur),
+                              series=rows.series(), segments={"gb": z, "mbps": z, "t_s": z},
+                              latency={}, totals=totals)
+            store.add_phase(rd, 1, res, "complete" if rows.last.get("final") else "partial")
+        store.set_metrics(rd, stats.metrics(totals))
+    store.finish_drive(rd, status)
+    store.finish_run(run_id, status, error)
+    return totals
+
+
+def start(store: Path, run_id: int, rd: int, work: Path) -> subprocess.Popen:
+    """The keeper of a session; serve holds its pipe until `done`."""
+    return subprocess.Popen([sys.executable, "-m", __name__, str(store), str(run_id), str(rd), str(work)],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True)
+
+
+def tell(proc: subprocess.Popen, files: dict) -> None:
+    """The socket and marker serve made ({"socket", "socket_id", "marker_id"})."""
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(files).encode() + b"\n")
+    proc.stdin.flush()
+
+
+def done(proc: subprocess.Popen) -> None:
+    """Serve stored its run and removed its files: the keeper has nothing to do."""
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(DONE)
+        proc.stdin.close()
+    except OSError:
+        pass  # it is gone already
+    proc.wait()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")  # a zombie no one has reaped yet has ended too
+
+
+def _wait_for_nbdkit(work: Path) -> None:
+    try:
+        pid = int((work / "pid").read_text())
+    except (OSError, ValueError):
+        return
+    end = time.monotonic() + NBDKIT_GRACE_S
+    while not _gone(pid) and time.monotonic() < end:
+        time.sleep(0.05)
+
+
+def main(argv: list[str]) -> None:
+    store_path, run_id, rd, work = Path(argv[0]), int(argv[1]), int(argv[2]), Path(argv[3])
+    files: dict = {}
+    for line in sys.stdin.buffer:  # until serve closes the pipe, however it ends
+        if line == DONE:
+            return
+        files = json.loads(line)
+    _wait_for_nbdkit(work)
+    try:
+        record(Store(store_path), run_id, rd, stats.StatsTail(work / "stats.jsonl").drain(), "interrupted", KILLED)
+    finally:
+        if files.get("socket"):
+            sock = Path(files["socket"])
+            marker.remove_own(marker.marker_path(sock), tuple(files["marker_id"]))
+            marker.remove_own(sock, tuple(files["socket_id"]))
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
