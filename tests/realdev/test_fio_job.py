@@ -8,6 +8,7 @@ import shutil
 import subprocess
 
 import pytest
+from clirun import cli, environ
 
 from ssdlab import phase as P
 from ssdlab.targets.fio import jobs as fio_job
@@ -222,6 +223,25 @@ def test_fio_missing_names_the_install_command(monkeypatch, tmp_path):
         fio_job.fio_binary()
     with pytest.raises(ValueError, match="apt-get install fio"):
         open_target(f"file:{tmp_path}/t.bin:64M")
+
+
+def test_a_named_fio_that_is_not_there_or_too_old_is_refused(monkeypatch, tmp_path):
+    """SSDLAB_FIO naming no program, or a fio older than 3.0 (whose JSON has no lat_ns: its
+    latencies would read 0), is refused before anything is stored, in one line."""
+    monkeypatch.setenv("SSDLAB_FIO", str(tmp_path / "nofio"))
+    with pytest.raises(fio_job.FioMissing, match="SSDLAB_FIO=.*nofio: no such program"):
+        open_target(f"file:{tmp_path}/t.bin:64M")
+    old = tmp_path / "fio"
+    old.write_text("#!/bin/sh\necho fio-2.21\n")
+    old.chmod(0o755)
+    monkeypatch.setenv("SSDLAB_FIO", str(old))
+    with pytest.raises(fio_job.FioMissing, match="fio is fio-2.21, older than fio-3.0"):
+        open_target(f"file:{tmp_path}/t.bin:64M")
+    db = tmp_path / "r.sqlite"
+    r = cli("run", "quick", "--drive", f"file:{tmp_path}/t.bin:64M", "--destroy-data", f"file:{tmp_path}/t.bin:64M",
+            "--db", str(db), env=environ(SSDLAB_FIO=str(old)))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "older than fio-3.0" in r.stderr, r.stderr
+    assert not db.exists() and not (tmp_path / "t.bin").exists()
 
 
 @pytest.mark.parametrize("s,n", [("8G", 8 * 2**30), ("512M", 512 * 2**20), ("1GB", 10**9),

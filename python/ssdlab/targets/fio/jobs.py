@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -37,12 +38,32 @@ class FioMissing(ValueError):
     pass
 
 
+# fio 3.0 (2017) reports latencies in ns (lat_ns, clat_ns): an older fio's JSON has none, and
+# its latencies would read 0
+MIN_VERSION = (3, 0)
+
+
 def fio_binary() -> str:
     """Path of fio, or FioMissing with the install command."""
-    p = os.environ.get("SSDLAB_FIO") or shutil.which("fio")
+    named = os.environ.get("SSDLAB_FIO")
+    if named:
+        if not shutil.which(named):
+            raise FioMissing(f"SSDLAB_FIO={named}: no such program; give fio's path, or unset SSDLAB_FIO "
+                             "to use the fio on PATH")
+        return named
+    p = shutil.which("fio")
     if not p:
         raise FioMissing(f"fio is not installed (ssdlab drives real disks through it): {INSTALL_HINT}")
     return p
+
+
+def check_version(fio: str) -> None:
+    """FioMissing when `fio --version` names a fio older than MIN_VERSION (a version it does
+    not print in fio's own form is left to the run)."""
+    m = re.match(r"fio-(\d+)\.(\d+)", fio_version(fio))
+    if m and (int(m[1]), int(m[2])) < MIN_VERSION:
+        raise FioMissing(f"{fio} is {m[0]}, older than fio-{MIN_VERSION[0]}.{MIN_VERSION[1]}, whose JSON and "
+                         f"logs ssdlab reads; install a newer fio: {INSTALL_HINT}")
 
 
 def fio_version(fio: str | None = None) -> str:

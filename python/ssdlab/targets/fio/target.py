@@ -506,7 +506,9 @@ class FioTarget(BaseTarget):
 
 
 def fio_binary_checked() -> str:
-    return jobs.fio_binary()
+    fio = jobs.fio_binary()
+    jobs.check_version(fio)
+    return fio
 
 
 __all__ = ["FioTarget", "writes"]
