@@ -9,6 +9,7 @@ import json
 import math
 import os
 import secrets
+import socket
 import tempfile
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ import numpy as np
 
 from . import safe_path
 from .phase import Phase, PhaseResult
-from .store import MAX_ID, Store, StoreError, dumps
+from .store import MAX_ID, Store, StoreError, dumps, is_gone
 from .store_schema import PHASE_STATUSES, STATUSES
 
 FORMAT = "ssdlab-pending/1"
@@ -273,14 +274,21 @@ def read(path: Path) -> dict:
         raise StoreError(f"{path} is not a well-formed pending-results file: nested too deeply") from None
 
 
+def _alive(row: dict) -> bool:
+    """The run's own process still runs on this host (`is_gone` cannot tell a run of
+    another host or of an old store: those count as ended)."""
+    return bool(row.get("pid") and row.get("pid_start")) and row.get("host") == socket.gethostname() \
+        and not is_gone(row)
+
+
 def import_file(store: Store, path: Path, run: dict | None = None) -> tuple[int, int]:
     """Put a pending file's phases, metrics and final statuses into `store`: into its own
     run when that run is there, still `running` (or stale), and the file carries the run's
     token (a secret only the run's own pending file has); else into the run an earlier import
 of the file made in this store (it carries the file's token); else into a new run. A run that
     finished (complete, interrupted, failed) is never changed: its file imported again adds
-    nothing. Returns (run id, phases imported). The whole file is checked before anything
-    is written (`run`: the file as `read` gave it already)."""
+    nothing; nor is a run whose process still runs here (ValueError). Returns (run id,
+    phases imported). The whole file is checked before anything is written (`run`: the file as `read` gave it already)."""
     run = read(path) if run is None else run
     run_id = run["id"]
     same = False
@@ -292,6 +300,9 @@ of the file made in this store (it carries the file's token); else into a new ru
             run_id, r, same = found, store.run_row(found), True  # the run an import of it made here
         if same and r is not None and r["status"] != "running":
             return run_id, 0  # finished: imported before, or stored whole after all
+        if same and r is not None and _alive(r):
+            raise ValueError(f"run {run_id} is still running (process {r['pid']} on this host) and may add "
+                             f"to {path.name} yet; import it once that run has ended")
     if not same:
         # the file's token goes with it: imported again, the file finds this run
         run_id = store.create_run(run["test"], run["args"], run["testbed"], run["engine_version"],

@@ -43,3 +43,43 @@ def test_importing_a_file_twice_into_another_store_keeps_one_run(tmp_path: Path)
     assert r.returncode == 0 and "imported 0 phases into run 1 " in r.stdout, r.stdout + r.stderr
     run = Store(db, create=False).run(1)
     assert run["drives"][0]["metrics"]["mbps"] == 123.0 and run["finished"] == finished
+
+
+LIVE_RUN = """
+import json, sys
+from pathlib import Path
+from ssdlab.store import Store
+s = Store(Path(sys.argv[1]))
+rid = s.create_run("fill", {})
+r = s.run_row(rid)
+print(json.dumps({"id": rid, "token": r["token"], "created": r["created"]}), flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_file_whose_run_is_still_alive_is_not_imported(tmp_path: Path) -> None:
+    """The run a pending file belongs to may still be going (its disk filled mid-run and it
+    goes on into the file): an import would finish that live run under it. Refused, in one
+    line, until its process has ended; then taken."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "r.sqlite"
+    live = subprocess.Popen([sys.executable, "-c", LIVE_RUN, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, env=clirun.environ())
+    try:
+        own = json.loads(live.stdout.readline())
+        f = pending_file(tmp_path)
+        doc = json.loads(f.read_text())
+        doc["store"] = str(db)
+        doc["run"].update(id=own["id"], token=own["token"], created=own["created"])
+        f.write_text(json.dumps(doc))
+        r = clirun.cli("results", "import", str(f), "--db", str(db), timeout=60)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stdout + r.stderr
+        assert f"run {own['id']} is still running" in r.stderr, r.stderr
+        assert Store(db, create=False).run(own["id"])["status"] == "running"
+    finally:
+        live.communicate("", timeout=30)
+    r = clirun.cli("results", "import", str(f), "--db", str(db), timeout=60)
+    assert r.returncode == 0 and f"into run {own['id']} " in r.stdout, r.stdout + r.stderr
+    assert Store(db, create=False).run(own["id"])["status"] == "complete"
