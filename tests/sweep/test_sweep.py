@@ -25,7 +25,7 @@ from ssdlab.store import Store  # noqa: E402
 SMALL = ["user_capacity_gb=8", "nand.blocks_per_plane=46", "slc.dynamic_max_gb=1"]
 SETS = [x for s in SMALL for x in ("--set", s)]
 GRID = ["consistency", "--drive", "sim:tlc-256", *SETS, "--set", "host.write_buffer_kib=1024,4096",
-        "--spare", "0,25", "--seconds", "20"]
+        "--spare", "0,25", "--seconds", "60"]  # 60 s: the 8 GB drive is steady
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -208,7 +208,7 @@ def test_a_point_is_a_normal_run_tagged_with_the_sweep(tmp_path):
     p = doc["points"][0]["point"]
     rr = runner.invoke(app, ["run", "consistency", "--drive", "sim:tlc-256", *SETS, "--set",
                              f"host.write_buffer_kib={p['host.write_buffer_kib']}", "--spare",
-                             str(p["spare"]), "--seconds", "20", "--db", str(tmp_path / "r.sqlite"),
+                             str(p["spare"]), "--seconds", "60", "--db", str(tmp_path / "r.sqlite"),
                              "--json"])
     assert rr.exit_code == 0, rr.output
     assert json.loads(rr.stdout)["drives"][0]["metrics"] == doc["points"][0]["metrics"]

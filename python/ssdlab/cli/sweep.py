@@ -12,7 +12,7 @@ from .options import Db, Drives, Interval, JsonOut, Seconds, Testbed
 from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
 from .inputs import TEST_NAMES, check_out_dir, ray_choice
 from .output import emit_table, print_json
-from ..methodology import get
+from ..methodology import Options, get
 from ..runner import RunInterrupted
 from ..store import Store, check_free
 
@@ -88,6 +88,19 @@ def sweep_cmd(
                    f"{doc['skipped']} already done", g.swept + ["status", "run"] + metric_names,
                    [[p["point"][k] for k in g.swept] + [p["status"], p["run_id"]]
                     + [p["metrics"].get(m) for m in metric_names] for p in doc["points"]])
+        show_verdicts(test, g.seconds, doc["points"])
         print(f"sweep {g.id} in {store.path}" + (f"; report: {doc['report']}" if out else ""))
     if doc["failed"]:
         raise typer.Exit(1)
+
+
+def show_verdicts(test: str, seconds: float | None, points: list[dict]) -> None:
+    """The test's line for the points a table of numbers says nothing of (consistency: steady
+    state not reached), once per different line with how many points it holds for."""
+    verdict = get(test).verdict
+    if verdict is None:
+        return
+    opts = Options(seconds=seconds)
+    lines = [verdict(p["metrics"], opts) for p in points]
+    for line in dict.fromkeys(x for x in lines if x):
+        print(f"{lines.count(line)} of {len(points)} points: {line}")
