@@ -61,3 +61,20 @@ def test_a_sweep_says_which_points_never_reached_steady_state(tmp_path):
                 "--seconds", "20", "--jobs", "1", "--db", str(tmp_path / "s.db"))
     assert r.returncode == 0, r.stderr[-2000:]
     assert "2 of 2 points: steady state not reached in 20 s" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("seconds", [60, 1000, 1200, 2000])
+def test_the_steady_waf_title_names_the_seconds_it_covers(seconds):
+    """The figure title says over which seconds steady_waf is: the last 600 s of a 1200 s
+    run or longer, the second half of a shorter one."""
+    from ssdlab.figures.data import metric_title
+    from ssdlab.methodology.consistency import steady_waf
+
+    host = np.full(seconds, 1.0)
+    nand = np.arange(seconds, dtype=float)  # each second its own WAF: which ones count shows
+    got = steady_waf({"host_write_bytes": host, "nand_write_bytes": nand})
+    title = metric_title("steady_waf")
+    span = "last 600 s" if seconds >= 1200 else "second half"
+    assert span in title, title
+    n = 600 if seconds >= 1200 else seconds // 2
+    assert got == pytest.approx(nand[-n:].mean())
