@@ -71,6 +71,9 @@ def test_grid_file_adds_to_the_command_line(tmp_path):
     (["--set", "nand.channels=4,x"], "nand.channels"),
     (["--set", "nand.channels=4,,8"], "comma-separated"),
     (["--set", "nand.channels=4,4"], "given twice"),
+    # the profile reads numbers by value: 900 and 900.0 would be two identical points
+    (["--set", "nand.native.prog_us=900,900.0"], "900 and 900.0 are the same value"),
+    (["--set", "nand.native.prog_us=1e3,1000"], "1e3 and 1000 are the same value"),
     (["--spare", "0,100"], "--spare 100"),
     (["--spare", "a"], "bad --spare 'a'"),
     (["--drive", "/dev/null"], "sweeps run simulated drives"),
@@ -100,6 +103,11 @@ def test_bad_grid_file_is_one_line(tmp_path):
     r = runner.invoke(app, ["sweep", "consistency", "--drive", "sim:tlc-256", "--grid", str(f),
                             "--db", str(tmp_path / "s.sqlite")])
     assert r.exit_code == 2 and "'set.nand.channels' = []: give at least one value" in r.stderr, r.output
+    f.write_text("[set.nand.native]\nprog_us = [900, 900.0]\n")  # by value, as on the command line
+    r = runner.invoke(app, ["sweep", "consistency", "--drive", "sim:tlc-256", "--grid", str(f),
+                            "--db", str(tmp_path / "s.sqlite")])
+    assert r.exit_code == 2 and "'set.nand.native.prog_us': 900 and 900.0 are the same value" in r.stderr, r.output
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "s.sqlite").exists()
 
 
 # ---- executors ------------------------------------------------------------------------------
