@@ -376,6 +376,22 @@ def check(grid: Grid) -> dict[tuple, float]:
     return memory
 
 
+def capacities(grid: Grid) -> list[int]:
+    """Each point's drive capacity (user bytes), in point order, from its profile on paper."""
+    from .targets import parse_drive
+    from .targets.sim import capacity
+
+    texts = {d: parse_drive(d).profile_text() for d in grid.drives}
+    caps: dict[tuple, int] = {}
+    out = []
+    for p in grid.points():
+        key = (p["drive"], tuple(grid.overrides(p)))
+        if key not in caps:
+            caps[key] = capacity(texts[p["drive"]], list(key[1]))
+        out.append(caps[key])
+    return out
+
+
 # ---- the store's view of a sweep ------------------------------------------------------------
 def point_key(point: dict) -> str:
     return json.dumps(point, sort_keys=True, separators=(",", ":"))
