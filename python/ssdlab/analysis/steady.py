@@ -11,8 +11,9 @@ Steady state begins at the first second of the first steady window.
 PTS applies the rule to a preconditioned drive. Our runs start from a fresh fill, so the
 burst before garbage collection starts can be a flat plateau that passes the rule too.
 A window therefore counts only if its level is within `MAX_RANGE` of the level of the
-last window of the run, the band the drive settles in, and, given `not_before` (when GC
-can have begun: gc_onset.py), only if it begins at or after that second.
+last window of the run, the band the drive settles in; given `not_before` (when GC can
+have begun: gc_onset.py), only if it begins at or after that second; and only if the rounds
+from it to the end have no trend beyond `MAX_EXCURSION` (the figures average all of them).
 """
 
 from __future__ import annotations
