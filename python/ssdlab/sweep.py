@@ -132,7 +132,37 @@ def parse_set(s: str) -> tuple[str, list[str]]:
         raise ValueError(f"bad --set '{s}': expected key=v1,v2,..., e.g. --set nand.channels=4,8")
     if any(ord(c) < 32 or ord(c) == 127 for c in s):
         raise ValueError(f"bad --set {s!r}: control characters are not allowed")
-    return key.strip(), split_values(f"--set {key.strip()}", values)
+    vals = split_values(f"--set {key.strip()}", values)
+    same = same_value(vals)
+    if same:
+        raise ValueError(f"bad --set {key.strip()} '{values.strip()}': {same[0]} and {same[1]} are the "
+                         "same value (two identical points); give each value once")
+    return key.strip(), vals
+
+
+def _value(raw: str) -> tuple[str, Any]:
+    """What a profile override's text means, as the simulator reads it (a TOML value, else
+    the text itself): numbers by value (900, 900.0 and 9e2 are one), never equal to a bool."""
+    try:
+        v = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return ("text", raw)
+    if isinstance(v, bool):
+        return ("bool", v)
+    if isinstance(v, (int, float)):
+        return ("number", float(v))
+    return ("text", v) if isinstance(v, str) else ("other", raw)
+
+
+def same_value(vals: list[str]) -> tuple[str, str] | None:
+    """The first two values of an axis that mean the same, or None."""
+    seen: dict[tuple[str, Any], str] = {}
+    for v in vals:
+        k = _value(v)
+        if k in seen:
+            return seen[k], v
+        seen[k] = v
+    return None
 
 
 def parse_spares(texts: list[str]) -> list[float]:
@@ -159,6 +189,15 @@ def _toml_values(key: str, v: Any) -> list[str]:
     if len(set(out)) != len(out):
         raise ValueError(f"grid file: '{key}' gives a value twice")
     return out
+
+
+def _file_set_values(key: str, v: Any) -> list[str]:
+    vals = _toml_values(f"set.{key}", v)
+    same = same_value(vals)
+    if same:
+        raise ValueError(f"grid file: 'set.{key}': {same[0]} and {same[1]} are the same value "
+                         "(two identical points); give each value once")
+    return vals
 
 
 Scalar = Union[StrictStr, StrictInt, StrictFloat, StrictBool]
@@ -262,7 +301,7 @@ def make_grid(test: str, drives: list[str], sets: list[str], spares: list[str],
         raise ValueError("a drive is given twice")
     axes: dict[str, list[str]] = {}
     for key, vals in [parse_set(s) for s in sets] + [
-            (k, _toml_values(f"set.{k}", v)) for k, v in flatten(doc.get("set", {})).items()]:
+            (k, _file_set_values(k, v)) for k, v in flatten(doc.get("set", {})).items()]:
         if key in axes:
             raise ValueError(f"--set {key}: given twice (once per key, with all its values)")
         axes[key] = vals
@@ -335,6 +374,22 @@ def check(grid: Grid) -> dict[tuple, float]:
         except ValueError as e:
             raise ValueError(f"sweep point {where}: {str(e).splitlines()[0]}") from None
     return memory
+
+
+def capacities(grid: Grid) -> list[int]:
+    """Each point's drive capacity (user bytes), in point order, from its profile on paper."""
+    from .targets import parse_drive
+    from .targets.sim import capacity
+
+    texts = {d: parse_drive(d).profile_text() for d in grid.drives}
+    caps: dict[tuple, int] = {}
+    out = []
+    for p in grid.points():
+        key = (p["drive"], tuple(grid.overrides(p)))
+        if key not in caps:
+            caps[key] = capacity(texts[p["drive"]], list(key[1]))
+        out.append(caps[key])
+    return out
 
 
 # ---- the store's view of a sweep ------------------------------------------------------------

@@ -60,6 +60,16 @@ def test_steady_state_skips_burst_and_transition():
     assert 480 <= ss.start_s <= 600
 
 
+def test_steady_state_waits_for_gc_and_for_the_climb_to_end():
+    # GC's onset passed, the drive climbs back 47 % in 400 s: 20 s rounds pass the rule
+    # window by window, but the seconds from a window to the end still trend
+    ss = steady_state(np.linspace(3000, 4400, 400), round_s=20)
+    assert ss.start_s == 280
+    flat = np.full(400, 24_000.0)
+    assert steady_state(flat, round_s=20, not_before=50).start_s == 60  # the next round's start
+    assert steady_state(flat, round_s=20, not_before=None).start_s is None  # GC never began
+
+
 def test_steady_state_never_reached():
     x = np.tile([10_000.0, 30_000.0], 1000)  # 20 s rounds alternate wildly
     ss = steady_state(np.repeat(x, 10)[:2000], round_s=10)
@@ -212,8 +222,13 @@ def test_pct_change_inverts(base, value):
 def test_steady_start_is_the_first_window_that_passes(values, round_s):
     ss = steady_state(values, round_s=round_s)
     n = ss.rounds.size
+
+    def flat_to_end(r):  # the line across the rounds from the window to the end
+        return len(r) < 2 or abs(np.polyfit(np.arange(len(r)), r, 1)[0]) * (len(r) - 1) <= 0.1 * r.mean()
+
     ok = [window_is_steady(ss.rounds[i:i + 5])
           and abs(ss.rounds[i:i + 5].mean() - ss.rounds[-5:].mean()) <= 0.2 * ss.rounds[-5:].mean()
+          and flat_to_end(ss.rounds[i:])
           for i in range(n - 4)]
     if ss.reached:
         assert ss.start_s % round_s == 0 and ok[ss.start_s // round_s]

@@ -136,7 +136,7 @@ def test_unwritable_db_is_exit_2(db, tmp_path):
 
 def test_interrupted_run_is_kept(db):
     r = invoke("run", "consistency", "--drive", "fake:a", "--drive", "fake:interrupt",
-               "--seconds", "20", "--db", db, "--json")
+               "--seconds", "60", "--db", db, "--json")  # 60 s: 3 s rounds, steady after the burst
     assert r.exit_code == 130
     assert "interrupted" in r.stderr
     doc = json.loads(r.stdout)  # still one JSON document: the run id and each drive's state

@@ -13,7 +13,7 @@ METRICS = {
     "fill": {"slc_cache_gb", "peak_mbps", "post_cache_mbps", "last16_mbps", "avg_mbps",
              "fill_seconds", "recovery_peaks", "mbps_per_watt"},
     "consistency": {"steady_iops", "steady_stdev", "p1_low_iops", "min_iops", "steady_start_s", "waf",
-                    "steady_waf"},
+                    "steady_waf", "steady_reached"},
     "working-set": {"iops_by_gb", "lat_p99_us_by_gb", "idle_wait_s", "qd1_read_mean_us", "qd1_read_p50_us",
                     "qd1_read_p99_us", "qd1_read_p99_9_us", "qd1_read_p99_99_us", "qd1_read_max_us"},
     "trim": {"clean_mbps", "after_trim_mbps", "recovery_ratio"},

@@ -573,3 +573,26 @@ def test_png_consistency_says_what_its_dotted_lines_are():
     plain = consistency_fig(c)  # no steady state found: no dotted line, nothing said of one
     assert not any("dotted" in ax.get_title() for ax in plain.axes)
     plt.close(plain)
+
+
+def test_consistency_figures_say_a_run_never_reached_steady_state():
+    """A run that ended in the burst has no steady figures: the PNG's and the page's titles
+    say so, with the run's length; a run stored before the test said so is left alone."""
+    import matplotlib.pyplot as plt
+
+    from ssdlab.figures.consistency import _title, consistency_fig
+
+    t = np.arange(1.0, 61.0)
+    ph = ReportPhase("random", series={"t_s": t, "iops": np.full(60, 24_000.0)})
+
+    def combo(metrics):
+        run = ReportRun(1, "consistency", [ReportDrive("sim:x", "X", metrics, [ph])])
+        return consistency.consistency_combos([run])[0]
+
+    c = combo({"steady_reached": False, "steady_iops": None})
+    fig = consistency_fig(c)
+    assert "steady state not reached in 60 s" in fig.get_suptitle()
+    plt.close(fig)
+    assert "steady state not reached in 60 s" in _title(c, "X", "no extra spare")
+    old = combo({"steady_iops": None})
+    assert "not reached" not in _title(old, "X", "no extra spare")

@@ -25,7 +25,7 @@ from ssdlab.store import Store  # noqa: E402
 SMALL = ["user_capacity_gb=8", "nand.blocks_per_plane=46", "slc.dynamic_max_gb=1"]
 SETS = [x for s in SMALL for x in ("--set", s)]
 GRID = ["consistency", "--drive", "sim:tlc-256", *SETS, "--set", "host.write_buffer_kib=1024,4096",
-        "--spare", "0,25", "--seconds", "20"]
+        "--spare", "0,25", "--seconds", "60"]  # 60 s: the 8 GB drive is steady
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,6 +71,9 @@ def test_grid_file_adds_to_the_command_line(tmp_path):
     (["--set", "nand.channels=4,x"], "nand.channels"),
     (["--set", "nand.channels=4,,8"], "comma-separated"),
     (["--set", "nand.channels=4,4"], "given twice"),
+    # the profile reads numbers by value: 900 and 900.0 would be two identical points
+    (["--set", "nand.native.prog_us=900,900.0"], "900 and 900.0 are the same value"),
+    (["--set", "nand.native.prog_us=1e3,1000"], "1e3 and 1000 are the same value"),
     (["--spare", "0,100"], "--spare 100"),
     (["--spare", "a"], "bad --spare 'a'"),
     (["--drive", "/dev/null"], "sweeps run simulated drives"),
@@ -100,6 +103,11 @@ def test_bad_grid_file_is_one_line(tmp_path):
     r = runner.invoke(app, ["sweep", "consistency", "--drive", "sim:tlc-256", "--grid", str(f),
                             "--db", str(tmp_path / "s.sqlite")])
     assert r.exit_code == 2 and "'set.nand.channels' = []: give at least one value" in r.stderr, r.output
+    f.write_text("[set.nand.native]\nprog_us = [900, 900.0]\n")  # by value, as on the command line
+    r = runner.invoke(app, ["sweep", "consistency", "--drive", "sim:tlc-256", "--grid", str(f),
+                            "--db", str(tmp_path / "s.sqlite")])
+    assert r.exit_code == 2 and "'set.nand.native.prog_us': 900 and 900.0 are the same value" in r.stderr, r.output
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "s.sqlite").exists()
 
 
 # ---- executors ------------------------------------------------------------------------------
@@ -208,7 +216,7 @@ def test_a_point_is_a_normal_run_tagged_with_the_sweep(tmp_path):
     p = doc["points"][0]["point"]
     rr = runner.invoke(app, ["run", "consistency", "--drive", "sim:tlc-256", *SETS, "--set",
                              f"host.write_buffer_kib={p['host.write_buffer_kib']}", "--spare",
-                             str(p["spare"]), "--seconds", "20", "--db", str(tmp_path / "r.sqlite"),
+                             str(p["spare"]), "--seconds", "60", "--db", str(tmp_path / "r.sqlite"),
                              "--json"])
     assert rr.exit_code == 0, rr.output
     assert json.loads(rr.stdout)["drives"][0]["metrics"] == doc["points"][0]["metrics"]

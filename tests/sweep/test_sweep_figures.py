@@ -56,3 +56,27 @@ def test_no_balanced_slice_leaves_the_effect_empty_and_the_page_says_why():
     assert all(math.isnan(v) for v in S.main_effect(t, "m", "a"))
     html = render(t)
     assert "2 of 4 points have no result" in html
+
+
+def test_png_heat_map_numbers_are_legible_and_spare_is_in_percent():
+    """A number on a light (yellow) cell is dark, on a dark (purple) cell light; the spare
+    area's axis says it is in %."""
+    from matplotlib.colors import to_rgb
+
+    from ssdlab.figures.png import plt
+    from ssdlab.report.sweep import heat_figure, png_figure
+
+    rows = [{"run_id": i, "status": "complete", "a": a, "spare": s, "m": 1000 * s + 10 * a}
+            for i, (a, s) in enumerate([(1, 0), (1, 25), (2, 0), (2, 25)])]
+    t = S.SweepTable("sw-x", "consistency", {"a": [1, 2], "spare": [0.0, 25.0]}, rows, ["m"])
+    fig = png_figure(t, "m", S.sensitivity(t))
+    try:
+        heat = fig.axes[2]
+        ink = {txt.get_text(): to_rgb(txt.get_color()) for txt in heat.texts}
+        assert sum(ink["25,020"]) < 1.0  # the largest value: yellow cell, dark text
+        assert sum(ink["10"]) > 2.0  # the smallest: purple cell, light text
+        labels = [ax.get_xlabel() for ax in fig.axes] + [ax.get_ylabel() for ax in fig.axes]
+        assert "spare (%)" in labels and "spare" not in labels
+    finally:
+        plt.close(fig)
+    assert heat_figure(t, "m", "a", "spare").layout.yaxis.title.text == "spare (%)"

@@ -11,7 +11,9 @@ Steady state begins at the first second of the first steady window.
 PTS applies the rule to a preconditioned drive. Our runs start from a fresh fill, so the
 burst before garbage collection starts can be a flat plateau that passes the rule too.
 A window therefore counts only if its level is within `MAX_RANGE` of the level of the
-last window of the run, the band the drive settles in.
+last window of the run, the band the drive settles in; given `not_before` (when GC can
+have begun: gc_onset.py), only if it begins at or after that second; and only if the rounds
+from it to the end have no trend beyond `MAX_EXCURSION` (the figures average all of them).
 """
 
 from __future__ import annotations
@@ -53,6 +55,17 @@ def window_is_steady(rounds) -> bool:
             and abs(slope) * (r.size - 1) <= MAX_EXCURSION * mean)
 
 
+def _no_trend(rounds: np.ndarray) -> bool:
+    """The figures are over every second from the start to the end: the line across those
+    rounds moves by at most MAX_EXCURSION of their mean (a drive still recovering from GC's
+    onset passes the rule window by window, on short rounds)."""
+    r = rounds[np.isfinite(rounds)]
+    if r.size < 2:
+        return True
+    slope = np.polyfit(np.arange(r.size, dtype=np.float64), r, 1)[0]
+    return abs(slope) * (r.size - 1) <= MAX_EXCURSION * r.mean()
+
+
 def _round_means(rows: np.ndarray) -> np.ndarray:
     """Mean of each round over the seconds it has (a missing sample is NaN, not 0); a
     round with none is NaN and no window holding it is steady."""
@@ -62,15 +75,18 @@ def _round_means(rows: np.ndarray) -> np.ndarray:
     return np.where(k > 0, tot / np.maximum(k, 1), np.nan)
 
 
-def steady_state(values, round_s: int | None = None) -> SteadyState:
+def steady_state(values, round_s: int | None = None, not_before: int | None = 0) -> SteadyState:
+    """`not_before` None: the drive cannot have reached steady state (GC never began)."""
     v = np.asarray(values, dtype=np.float64)
     rs = round_s or round_seconds(v.size)
     n = v.size // rs
     rounds = _round_means(v[: n * rs].reshape(n, rs)) if n else np.empty(0)
     tail = rounds[-WINDOW:][np.isfinite(rounds[-WINDOW:])] if n >= WINDOW else np.empty(0)
     final = tail.mean() if tail.size else np.nan
-    for i in range(n - WINDOW + 1):
+    first = n if not_before is None else -(-not_before // rs)  # the first round from then
+    for i in range(first, n - WINDOW + 1):
         w = rounds[i : i + WINDOW]
-        if window_is_steady(w) and abs(w.mean() - final) <= MAX_RANGE * final:
+        if (window_is_steady(w) and abs(w.mean() - final) <= MAX_RANGE * final
+                and _no_trend(rounds[i:])):
             return SteadyState(start_s=i * rs, round_s=rs, rounds=rounds)
     return SteadyState(start_s=None, round_s=rs, rounds=rounds)

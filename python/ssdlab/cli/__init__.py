@@ -107,13 +107,17 @@ def run_doc(run_id: int, test: str, outcomes) -> dict:
                        for o in outcomes]}
 
 
-def show_metrics(doc: dict) -> None:
+def show_metrics(doc: dict, opts: Options) -> None:
+    verdict = methodology.get(doc["test"]).verdict
     for d in doc["drives"]:
         if not has_result(d["metrics"]):  # one line, not an empty table
             print(f"run {doc['run_id']} {doc['test']} {d['drive']}: {no_result(d['status'])}")
             continue
         emit_table(f"run {doc['run_id']} {doc['test']} {d['drive']} ({d['status']})",
                    ["metric", "value"], [[k, v] for k, v in d["metrics"].items() if k != "repeats"])
+        line = verdict(d["metrics"], opts) if verdict else None
+        if line:
+            print(f"{d['drive']}: {line}")
 
 
 def run(**kw: Any) -> None:
@@ -163,7 +167,7 @@ def run(**kw: Any) -> None:
     for block in shown[0] if shown else ():
         print_json(block) if isinstance(block, dict) else print(block)
     if shown is None:
-        show_metrics(doc)
+        show_metrics(doc, opts)
     if shown and shown[1]:  # stdout holds the test's own document only
         typer.echo(f"stored as run {run_id} in {store.path}", err=True)
     else:
@@ -259,7 +263,7 @@ def review(
         print_json({"report": str(html), "runs": docs})
     else:
         for d in docs:
-            show_metrics(d)
+            show_metrics(d, opts)
         print(f"report: {html}")
 
 

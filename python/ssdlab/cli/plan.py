@@ -81,6 +81,42 @@ def print_review_plan(runs: list[tuple[str, Options, list[tuple[str, Any]]]], js
         print(f"# ---- review of {d['drive']}: {verdict}; estimate: {estimate_text(d['estimate'])}")
 
 
+SHOWN_POINTS = 100  # rows of `sweep --plan`'s table; --json lists every point
+
+
+def sweep_plan(grid: Any) -> dict:
+    """`sweep --plan --json`: the grid's points, each with its drive's capacity and the
+    estimate of its phases (as `run --plan` estimates a real drive's), and their total."""
+    from ..sweep import capacities
+
+    plan = []
+    for point, cap in zip(grid.points(), capacities(grid)):
+        phases = flat(plan_items(grid.test, cap, grid.options(point)))
+        plan.append({"point": point, "capacity": cap, "estimate": estimate(phases)})
+    return {"sweep": grid.id, "test": grid.test, "points": len(plan),
+            "axes": {k: len(v) for k, v in grid.axes.items()},
+            "estimate": total([p["estimate"] for p in plan]), "plan": plan}
+
+
+def print_sweep_plan(grid: Any, json_out: bool) -> None:
+    doc = sweep_plan(grid)
+    if json_out:
+        print_json(doc)
+        return
+    names = grid.swept or ["drive"]  # as the sweep's own table: the axes that vary
+    axes = " x ".join(f"{k} {doc['axes'][k]}" for k in names)
+    print(f"# sweep {doc['sweep']} {doc['test']}: {doc['points']} point{'s' if doc['points'] != 1 else ''} "
+          f"({axes}); nothing run or stored")
+    rows = [[p["point"][k] for k in names] + [p["capacity"] / 1e9, duration(p["estimate"]["seconds"])]
+            for p in doc["plan"][:SHOWN_POINTS]]
+    emit_table("points", names + ["capacity_gb", "estimate"], rows)
+    if doc["points"] > SHOWN_POINTS:
+        print(f"# ... and {doc['points'] - SHOWN_POINTS} more points (--json lists every one)")
+    # a simulated drive runs in virtual time: this is the drives' time, not the sweep's
+    print(f"# estimate: drive time of all points {estimate_text(doc['estimate'])}; the simulator "
+          "runs it in virtual time, in far less wall time")
+
+
 def plan_safety(commands: str) -> dict:
     """A real drive's verdict, from its plan's `# safety:` line (local and remote plans
     alike): {"allowed", "writes", "refusal"} (refusal: the one line a run would print)."""

@@ -12,7 +12,8 @@ from .options import Db, Drives, Interval, JsonOut, Seconds, Testbed
 from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
 from .inputs import TEST_NAMES, check_out_dir, ray_choice
 from .output import emit_table, print_json
-from ..methodology import get
+from .plan import print_sweep_plan
+from ..methodology import Options, get
 from ..runner import RunInterrupted
 from ..store import Store, check_free
 
@@ -34,6 +35,7 @@ def sweep_cmd(
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="write the sweep report here at the end"),
     db: Db = None,
     json_out: JsonOut = False,
+    plan: bool = typer.Option(False, "--plan", help="print the points and an estimate of their drive time; run and store nothing"),
 ) -> None:
     """A grid of runs over drives, spare areas and profile keys, in parallel; each point is a
     normal stored run. Running the same grid again resumes it (finished points are skipped)."""
@@ -47,6 +49,8 @@ def sweep_cmd(
         memory = sw.check(g)  # every point, before anything runs or is stored
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
+        if plan:  # every point checked; no store, no executor, no report directory
+            return print_sweep_plan(g, json_out)
         where = ray_choice(ray, ray_address)
         if out is not None:
             check_out_dir(out)
@@ -88,6 +92,19 @@ def sweep_cmd(
                    f"{doc['skipped']} already done", g.swept + ["status", "run"] + metric_names,
                    [[p["point"][k] for k in g.swept] + [p["status"], p["run_id"]]
                     + [p["metrics"].get(m) for m in metric_names] for p in doc["points"]])
+        show_verdicts(test, g.seconds, doc["points"])
         print(f"sweep {g.id} in {store.path}" + (f"; report: {doc['report']}" if out else ""))
     if doc["failed"]:
         raise typer.Exit(1)
+
+
+def show_verdicts(test: str, seconds: float | None, points: list[dict]) -> None:
+    """The test's line for the points a table of numbers says nothing of (consistency: steady
+    state not reached), once per different line with how many points it holds for."""
+    verdict = get(test).verdict
+    if verdict is None:
+        return
+    opts = Options(seconds=seconds)
+    lines = [verdict(p["metrics"], opts) for p in points]
+    for line in dict.fromkeys(x for x in lines if x):
+        print(f"{lines.count(line)} of {len(points)} points: {line}")

@@ -8,7 +8,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -58,10 +58,18 @@ class ConsistencyCombo:
     counters: Counters | None = None
     steady_iops: float | None = None  # the test's own figures, marked on the curves
     steady_start_s: float | None = None
+    steady_reached: bool | None = None  # None: a run stored before the test said
 
     @property
     def key(self) -> str:
         return f"{self.label} | {spare_label(self.spare_pct)}"
+
+    @property
+    def not_steady(self) -> str:
+        """What the figures say instead of a steady figure ("" when there is one)."""
+        if self.steady_reached is not False or not len(self.t):
+            return ""
+        return f"steady state not reached in {float(self.t[-1]):g} s"
 
 
 def _random_phase(d: ReportDrive) -> ReportPhase | None:
@@ -92,8 +100,13 @@ def consistency_combos(runs: list[ReportRun]) -> list[ConsistencyCombo]:
             t, iops = thin(t, iops)
             out.append(ConsistencyCombo(r.run_id, d.drive, d.label, float(r.spare_pct), t,
                                         iops, w0, counters, _f(d.metrics.get("steady_iops")),
-                                        _f(d.metrics.get("steady_start_s"))))
+                                        _f(d.metrics.get("steady_start_s")),
+                                        _reached(d.metrics.get("steady_reached"))))
     return out
+
+
+def _reached(v: Any) -> bool | None:
+    return v if isinstance(v, bool) else None
 
 
 # --- HTML ---------------------------------------------------------------------------------
@@ -179,8 +192,8 @@ def _panel_titles(c: ConsistencyCombo | None, panels: list[D.Panel]) -> list[str
 
 
 def _title(c: ConsistencyCombo | None, label: str, spare: str) -> str:
-    return (f"Performance consistency: {label}<br><sup>4 KiB random writes QD32, {spare}"
-            + ("" if c is not None else " (no run)") + "</sup>")
+    note = " (no run)" if c is None else f"; {c.not_steady}" if c.not_steady else ""
+    return f"Performance consistency: {label}<br><sup>4 KiB random writes QD32, {spare}{note}</sup>"
 
 
 def consistency_figure(combos: list[ConsistencyCombo]) -> tuple[str, str]:
@@ -357,8 +370,9 @@ def consistency_fig(c: ConsistencyCombo):
     whole.set_ylabel("IOPS")
     start = None if c.steady_start_s is None else f"dotted: steady state from {c.steady_start_s:g} s"
     whole.set_title(_panel_title("Whole run", c.iops, "log", start), fontsize=8.5)
+    note = f"; {c.not_steady}" if c.not_steady else ""
     fig.suptitle(f"Performance consistency: {c.label}\n4 KiB random writes QD32, "
-                 f"{D.spare_label(c.spare_pct)}", fontsize=9.5)
+                 f"{D.spare_label(c.spare_pct)}{note}", fontsize=9.5)
     counter_axes(counters, c.counters, panels)
     for a in [whole, *counters]:
         a.set_xlim(0, float(c.t[-1]) if len(c.t) else None)

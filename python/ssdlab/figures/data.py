@@ -209,7 +209,8 @@ METRIC_TITLES = {
     "steady_iops": "Steady-state IOPS", "steady_stdev": "Steady-state std dev",
     "p1_low_iops": "Lowest 1% IOPS", "min_iops": "Minimum IOPS",
     "steady_start_s": "Steady state from (s)", "waf": "Phase WAF (whole random-write phase)",
-    "steady_waf": "Steady-state WAF (last 600 s)", "idle_wait_s": "Idle before the reads (s)",
+    "steady_waf": "Steady-state WAF (last 600 s; a run under 1200 s: its second half)",
+    "idle_wait_s": "Idle before the reads (s)",
     "clean_read_mbps": "Clean read, unwritten LBAs (MB/s)",
     "read_written_mbps": "Read of freshly written data (MB/s)",
 }

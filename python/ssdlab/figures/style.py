@@ -5,3 +5,13 @@ COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#00
           "#F0E442"]
 COUNTER_COLOR = "#555555"
 LINE_COLORS = {"temp_c": "#B3261E"}  # drive temperature (real drives): set apart from counters
+
+
+def ink_on(rgb) -> str:
+    """Text colour legible on a cell of colour `rgb` (0-1 floats): dark on light cells
+    (viridis' yellow end), white on dark ones, by the cell's relative luminance (WCAG)."""
+    def lin(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (lin(float(c)) for c in tuple(rgb)[:3])
+    return "#111111" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.179 else "#ffffff"

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import phase as ph
 from ..analysis import round_seconds, steady_state, summary
-from ..analysis.steady import WINDOW
+from ..analysis.gc_onset import gc_onset_s, spare_floor_bytes
 from .fill import segment_bytes
 from .common import Options, area_bytes, by_name, opt_total
 from ..figures import lazy
@@ -31,19 +31,25 @@ def phases(capacity: int, opts: Options) -> list[ph.Phase]:
 def analyze(results, opts: Options) -> dict:
     r = by_name(results)["random"]
     iops = np.asarray(r.series["iops"], dtype=np.float64)
-    ss = steady_state(iops)
-    # never steady: summarise the last window of rounds so the figures still mean "the end"
-    start = ss.start_s if ss.reached else max(0, iops.size - WINDOW * ss.round_s)
-    s = summary(iops[start:])
-    return {
-        "steady_iops": s.mean,
-        "steady_stdev": s.stdev,
-        "p1_low_iops": s.p1_low,
-        "min_iops": s.min,
-        "steady_start_s": ss.start_s,
-        "waf": opt_total(r, "waf"),
-        "steady_waf": steady_waf(r.series),
-    }
+    area = int(r.phase.length or 0)
+    onset = gc_onset_s(r.series, r.phase.block_size, spare_floor_bytes(area, opts.spare))
+    ss = steady_state(iops, not_before=onset)
+    out: dict = {"steady_iops": None, "steady_stdev": None, "p1_low_iops": None, "min_iops": None,
+                 "steady_start_s": ss.start_s, "waf": opt_total(r, "waf"), "steady_waf": None,
+                 "steady_reached": ss.reached}
+    if ss.reached:  # never steady: no figure of the burst or the way down is called steady
+        s = summary(iops[ss.start_s:])
+        out.update(steady_iops=s.mean, steady_stdev=s.stdev, p1_low_iops=s.p1_low, min_iops=s.min,
+                   steady_waf=steady_waf(r.series))
+    return out
+
+
+def verdict(metrics: dict, opts: Options) -> str | None:
+    """The summary's line for a run that never reached steady state (None: it did)."""
+    if metrics.get("steady_reached") is not False:
+        return None
+    return (f"steady state not reached in {opts.secs(DEFAULT_SECONDS):g} s: the random writes did not use up the "
+            "spare area, or the IOPS had not settled; run longer (--seconds, 2000 by default)")
 
 
 def resolution_of(phases: list[dict], metrics: dict) -> dict[str, float]:
@@ -81,4 +87,5 @@ TEST = Test(
     cost=5.7,
     spare_matters=True,
     resolution=resolution_of,
+    verdict=verdict,
 )

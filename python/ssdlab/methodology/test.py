@@ -135,6 +135,9 @@ class Test:
     # the finest step a metric can move by in a stored run (metric -> relative step), from
     # its phases and metrics: `ssdlab fit` widens that figure's tolerance to it
     resolution: Callable[[list[dict[str, Any]], dict[str, Any]], dict[str, float]] | None = None
+    # a line the summary prints under a drive's metrics, from them and the options (None:
+    # nothing to say): a figure that a table of numbers cannot (consistency: not steady)
+    verdict: Callable[[dict[str, Any], Options], str | None] | None = None
     # every metric is a rate, a latency or a share: the same on a smaller drive with the same
     # dies (`ssdlab fit` may run its trials there), its timed steps scaled by its own options
     scale_free: bool = False

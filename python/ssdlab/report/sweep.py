@@ -20,7 +20,7 @@ from . import sweep_data as S
 from .. import safe_path
 from ..store_export import csv_text
 from ..figures.html import FONT, _div
-from ..figures.style import COLORS
+from ..figures.style import COLORS, ink_on
 from .page import CSS
 
 HTML_NAME = "sweep.html"
@@ -34,6 +34,11 @@ def _num(v: Any) -> str:
     return str(v)
 
 
+def axis_title(p: str) -> str:
+    """A swept parameter's axis title: the spare area's values are % of the LBAs."""
+    return "spare (%)" if p == "spare" else p
+
+
 def _x(t: S.SweepTable, p: str) -> list:
     return [str(v) for v in t.axes[p]]  # categories: every grid value gets its own tick
 
@@ -41,14 +46,14 @@ def _x(t: S.SweepTable, p: str) -> list:
 def lines_figure(t: S.SweepTable, metric: str) -> go.Figure:
     swept = t.swept
     fig = make_subplots(rows=1, cols=len(swept), shared_yaxes=True,
-                        subplot_titles=[p for p in swept], horizontal_spacing=0.04)
+                        subplot_titles=[axis_title(p) for p in swept], horizontal_spacing=0.04)
     for i, p in enumerate(swept):
         y = S.main_effect(t, metric, p)
         fig.add_trace(go.Scatter(x=_x(t, p), y=[None if not math.isfinite(v) else v for v in y],
                                  mode="lines+markers", name=p, showlegend=False,
                                  line=dict(color=COLORS[i % len(COLORS)], width=2)),
                       row=1, col=i + 1)
-        fig.update_xaxes(type="category", title_text=p, row=1, col=i + 1)
+        fig.update_xaxes(type="category", title_text=axis_title(p), row=1, col=i + 1)
     note = " (mean over the other parameters)" if len(swept) > 1 else ""
     fig.update_layout(title=dict(text=f"{metric}{note}", x=0.01), height=360,
                       font=FONT, margin=dict(l=70, r=20, t=80, b=60))
@@ -66,8 +71,8 @@ def heat_figure(t: S.SweepTable, metric: str, p: str, q: str) -> go.Figure:
     note = f" (mean over {', '.join(others)})" if others else ""
     fig.update_layout(title=dict(text=f"{metric}: {q} against {p}{note}", x=0.01), height=380,
                       font=FONT, margin=dict(l=90, r=20, t=80, b=60))
-    fig.update_xaxes(type="category", title_text=p)
-    fig.update_yaxes(type="category", title_text=q)
+    fig.update_xaxes(type="category", title_text=axis_title(p))
+    fig.update_yaxes(type="category", title_text=axis_title(q))
     return fig
 
 
@@ -172,7 +177,7 @@ def png_figure(t: S.SweepTable, m: str, sens: list[dict]) -> Any:
         if i:
             ax.sharey(axes[0][0])
         ax.plot(_x(t, p), S.main_effect(t, m, p), marker="o", color=COLORS[i % len(COLORS)])
-        ax.set_xlabel(p)
+        ax.set_xlabel(axis_title(p))
         ax.set_ylabel(m if i == 0 else "")
     if pair:
         ax = axes[0][-1]
@@ -180,13 +185,14 @@ def png_figure(t: S.SweepTable, m: str, sens: list[dict]) -> Any:
         im = ax.imshow(z, origin="lower", aspect="auto", cmap="viridis")
         ax.set_xticks(range(len(t.axes[pair[0]])), _x(t, pair[0]))
         ax.set_yticks(range(len(t.axes[pair[1]])), _x(t, pair[1]))
-        ax.set_xlabel(pair[0])
-        ax.set_ylabel(pair[1])
+        ax.set_xlabel(axis_title(pair[0]))
+        ax.set_ylabel(axis_title(pair[1]))
         ax.grid(False)
         fig.colorbar(im, ax=ax, shrink=0.8)
         for (yi, xi), v in np.ndenumerate(z):
             if math.isfinite(v):
-                ax.text(xi, yi, _num(float(v)), ha="center", va="center", fontsize=6, color="w")
+                ax.text(xi, yi, _num(float(v)), ha="center", va="center", fontsize=6,
+                        color=ink_on(im.cmap(im.norm(v))))
     fig.suptitle(m)
     return fig
 

@@ -1,0 +1,51 @@
+"""`ssdlab sweep --plan`: the points and an estimate of their drive time, as `run --plan`
+estimates it; every point checked, nothing run or stored."""
+
+import json
+
+from bounded import refused, run_cli
+from drives import SMALL, set_flags
+
+GRID = ["sweep", "consistency", "--drive", "sim:tlc-256", *set_flags(SMALL),
+        "--set", "host.write_buffer_kib=1024,4096", "--spare", "0,25", "--seconds", "60"]
+
+
+def test_plan_lists_the_points_and_their_estimate_and_stores_nothing(tmp_path):
+    db = tmp_path / "s.sqlite"
+    r = run_cli(*GRID, "--plan", "--json", "--db", str(db))
+    assert r.returncode == 0, r.stderr[-2000:]
+    doc = json.loads(r.stdout)
+    assert doc["points"] == 4 and len(doc["plan"]) == 4 and doc["sweep"].startswith("sw-")
+    first = doc["plan"][0]
+    assert first["point"]["host.write_buffer_kib"] == "1024" and first["point"]["spare"] == 0.0
+    est = first["estimate"]  # 60 s of random writes, the fill's 8 GB at the assumed 500 MB/s
+    assert est["timed_s"] == 60 and est["bytes"] == first["capacity"] // 2**20 * 2**20
+    assert est["seconds"] == 60 + est["bytes"] / 500e6
+    assert doc["estimate"]["seconds"] == sum(p["estimate"]["seconds"] for p in doc["plan"])
+    assert not db.exists()  # not even the store is made
+
+    r = run_cli(*GRID, "--plan", "--db", str(db))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "4 points (host.write_buffer_kib 2 x spare 2); nothing run or stored" in r.stdout, r.stdout
+    assert "estimate" in r.stdout
+    assert not db.exists()
+
+
+def test_plan_of_a_bad_grid_is_refused_too(tmp_path):
+    db = tmp_path / "s.sqlite"
+    r = run_cli(*GRID, "--set", "nand.channels=4,x", "--plan", "--db", str(db))
+    refused(r, "nand.channels")
+    assert not db.exists()
+
+
+def test_plan_of_the_largest_grid_is_quick_and_short(tmp_path):
+    """10,000 points: planned in seconds within the memory bound, the table cut at 100 rows."""
+    kib = ",".join(str(1024 + i) for i in range(100))
+    spare = ",".join(f"{i / 2:g}" for i in range(100))
+    r = run_cli("sweep", "fill", "--drive", "sim:tlc-256", *set_flags(SMALL), "--set",
+                f"host.write_buffer_kib={kib}", "--spare", spare, "--plan",
+                "--db", str(tmp_path / "s.sqlite"), timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "10000 points" in r.stdout and "and 9900 more points" in r.stdout
+    assert len(r.stdout.splitlines()) < 110
+    assert not (tmp_path / "s.sqlite").exists()
