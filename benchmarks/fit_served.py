@@ -37,7 +37,7 @@ BASE = ["user_capacity_gb=32", "nand.channels=2", "nand.blocks_per_plane=720", "
 SEARCHED = ("dies,spare_pct,slc.cache_share,nand.slc.read_us,nand.native.read_us,nand.slc.prog_us,"
             "nand.native.prog_us,host.host_latency_us,host.command_overhead_us,host.write_latency_us")
 FINGERPRINT = ["--seconds", "120", "--interval", "30"]
-HELD = {"consistency": ["--seconds", "300"],
+HELD = {"consistency": ["--seconds", "600"],  # steady state from about 450 s
         "quick": ["--repeat", "1", "--seconds", "0.5", "--interval", "0"],
         "idle": ["--seconds", "30"],
         "trace": ["--trace", "builtin:pcmark8-photoshop-light-like", "--state", "full"]}

@@ -144,7 +144,8 @@ def table(loop: Loop) -> str:
     lines = [f"{'test':12s} {'figure':28s} {'hidden':>10s} {'twin':>10s} {'error':>8s}"]
     for r in loop.rows:
         err = "-" if r["error"] is None else f"{100 * r['error']:+.1f} %"
-        lines.append(f"{r['test']:12s} {r['figure']:28s} {r['hidden'] or 0:10.4g} {r['twin'] or 0:10.4g} {err:>8s}"
+        hidden, twin = (f"{v:10.4g}" if v is not None else f"{'none':>10s}" for v in (r["hidden"], r["twin"]))
+        lines.append(f"{r['test']:12s} {r['figure']:28s} {hidden} {twin} {err:>8s}"
                      + ("" if r["ok"] else "  FAIL")
                      + (f"  (seeds {r['seeds']}: hidden {r['hidden_runs']}, twin {r['twin_runs']})" if "seeds" in r else ""))
     return "\n".join(lines)

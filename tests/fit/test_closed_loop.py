@@ -21,7 +21,7 @@ pytestmark = pytest.mark.xdist_group("fit-closed-loop")
 BASE = ["user_capacity_gb=16", "nand.channels=1", "nand.blocks_per_plane=720", "slc.dynamic_max_gb=1.5"]
 SEARCHED = ("dies,spare_pct,slc.cache_share,nand.slc.read_us,nand.native.read_us,nand.slc.prog_us,"
             "nand.native.prog_us,host.host_latency_us,host.command_overhead_us,host.write_latency_us")
-HELD = {"consistency": ["--seconds", "300"],
+HELD = {"consistency": ["--seconds", "600"],  # steady state from about 450 s
         "quick": ["--repeat", "1", "--seconds", "0.5", "--interval", "0"],
         "idle": ["--seconds", "30"],
         "trace": ["--trace", "builtin:pcmark8-photoshop-light-like", "--state", "full"]}
