@@ -129,7 +129,11 @@ def _run(step: dict) -> dict:
 def test_consistency_on_the_namespace(nvme_vm_run):
     run = _run(nvme_vm_run.step("consistency"))
     m = run["drives"][0]["metrics"]
-    assert m["steady_iops"] > 0 and m["min_iops"] >= 0
+    # 6 s of random writes may not use up the namespace's spare area: then no steady figure
+    if m["steady_reached"]:
+        assert m["steady_iops"] > 0 and m["min_iops"] >= 0
+    else:
+        assert m["steady_iops"] is None and m["min_iops"] is None
     ph = _phases(nvme_vm_run.out / "r.sqlite", "consistency", "complete")
     assert [p["name"] for p in ph] == ["purge", "fill", "random"]
     rnd = ph[2]
