@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .. import phase as ph
 from ..analysis import fill_shape, rate_mbps
+from ..analysis.slc import MIN_SPAN
 from ..phase import GB
 from .common import Options, area_bytes, by_name, mbps, opt_total
 from ..figures import lazy
@@ -29,6 +30,25 @@ def phases(capacity: int, opts: Options) -> list[ph.Phase]:
                                      segment_bytes=segment_bytes(n))]
 
 
+def cached_throughout(r) -> bool:
+    """The SLC cache took (nearly) the whole pass: a simulated drive counts its NAND writes by
+    mode, and under MIN_SPAN of the pass went native (folds aside), too little to measure a
+    post-cache speed (a cache larger than the area). A real drive cannot say: False."""
+    t = r.totals
+    slc, native = t.get("nand_slc_write_bytes"), t.get("nand_native_write_bytes")
+    if slc is None or native is None or not float(slc) > 0:
+        return False
+    direct = float(native) - float(t.get("slc_fold_bytes") or 0.0)
+    return direct < MIN_SPAN * float(t.get("write_bytes") or 0.0)
+
+
+def post_cache(r, gb, t, drop: int | None, avg: float) -> float | None:
+    if drop is not None:
+        return rate_mbps(gb, t, drop)
+    # no drop: the whole pass ran at the sustained speed, unless it never left the cache
+    return None if cached_throughout(r) else avg
+
+
 def analyze(results, opts: Options) -> dict:
     r = by_name(results)["fill"]
     gb, seg_mbps, t = r.segments["gb"], r.segments["mbps"], r.segments["t_s"]
@@ -38,8 +58,7 @@ def analyze(results, opts: Options) -> dict:
     return {
         "slc_cache_gb": shape.slc_cache_gb,
         "peak_mbps": shape.peak_mbps,
-        # no sustained drop: the whole fill ran at its sustained speed
-        "post_cache_mbps": rate_mbps(gb, t, shape.drop_index) if shape.drop_index is not None else avg,
+        "post_cache_mbps": post_cache(r, gb, t, shape.drop_index, avg),
         "last16_mbps": rate_mbps(gb, t, last16_start),
         "avg_mbps": avg,
         "fill_seconds": float(r.totals["duration_s"]),
