@@ -14,7 +14,7 @@ METRICS = {
              "fill_seconds", "recovery_peaks", "mbps_per_watt"},
     "consistency": {"steady_iops", "steady_stdev", "p1_low_iops", "min_iops", "steady_start_s", "waf",
                     "steady_waf"},
-    "working-set": {"iops_by_gb", "lat_p99_us_by_gb", "idle_wait_s", "qd1_read_mean_us", "qd1_read_p50_us",
+    "working-set": {"iops_by_gb", "lat_p99_us_by_gb", "lat_mean_us_by_gb", "idle_wait_s", "qd1_read_mean_us", "qd1_read_p50_us",
                     "qd1_read_p99_us", "qd1_read_p99_9_us", "qd1_read_p99_99_us", "qd1_read_max_us"},
     "trim": {"clean_mbps", "after_trim_mbps", "recovery_ratio"},
     "idle": {"clean_read_mbps", "clean_write_mbps", "full_read_mbps", "full_write_mbps",
