@@ -257,7 +257,7 @@ def test_copy_transfer_is_source_bound_and_gives_idle(store):
     fake = FakeTarget(capacity=64 * GB, cache_bytes=64 * GB)  # 2000 MB/s writes > 500 MB/s source
     _, (out,) = run(store, "copy", fake)
     assert out.metrics["large_transfer_mbps"] == pytest.approx(500, rel=1e-6)
-    idles = [p for p in fake.ran if p.kind == "idle" and p.name.startswith("large")]
+    idles = [p for p in fake.ran if p.kind == "idle" and p.name.startswith("large_source_wait")]
     assert len(idles) == 15 and all(p.seconds > 0 for p in idles)
     # copy moves SIZE in and SIZE out: half the mixed stream's rate
     assert out.metrics["large_copy_mbps"] < 2000
