@@ -17,6 +17,7 @@ DEFAULT_SECONDS = None
 SECONDS_HELP = "not used"
 MIN_SEGMENTS = 32
 MB = 10**6
+LAST_GB = 16  # last16_mbps: the review's average of the last 16 GB
 
 
 def segment_bytes(area: int) -> int:
@@ -54,12 +55,13 @@ def analyze(results, opts: Options) -> dict:
     gb, seg_mbps, t = r.segments["gb"], r.segments["mbps"], r.segments["t_s"]
     shape = fill_shape(gb, seg_mbps)
     avg = mbps(r)
-    last16_start = int((gb <= gb[-1] - 16).sum())
+    last16_start = int((gb <= gb[-1] - LAST_GB).sum())
     return {
         "slc_cache_gb": shape.slc_cache_gb,
         "peak_mbps": shape.peak_mbps,
         "post_cache_mbps": post_cache(r, gb, t, shape.drop_index, avg),
-        "last16_mbps": rate_mbps(gb, t, last16_start),
+        # an area under 16 GB has no last 16 GB: the whole pass would pass for it, cache and all
+        "last16_mbps": rate_mbps(gb, t, last16_start) if gb[-1] >= LAST_GB else None,
         "avg_mbps": avg,
         "fill_seconds": float(r.totals["duration_s"]),
         "recovery_peaks": shape.recovery_peaks,
