@@ -21,8 +21,10 @@ LAST_GB = 16  # last16_mbps: the review's average of the last 16 GB
 
 
 def segment_bytes(area: int) -> int:
-    """1 GB, or 1/MIN_SEGMENTS of a smaller area in whole MB (8 GB: 250 MB segments)."""
-    return GB if area >= MIN_SEGMENTS * GB else max(MB, round(area / MIN_SEGMENTS / MB) * MB)
+    """1 GB, or 1/MIN_SEGMENTS of a smaller area in whole MB, rounded down so that
+    MIN_SEGMENTS whole segments fit (8 GB: 249 MB; 250 MB made 31 and left the pass's last
+    0.25 GB off the curve)."""
+    return GB if area >= MIN_SEGMENTS * GB else max(MB, area // MIN_SEGMENTS // MB * MB)
 
 
 def phases(capacity: int, opts: Options) -> list[ph.Phase]:
