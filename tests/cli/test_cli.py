@@ -72,7 +72,8 @@ def test_run_json_contract(db):
     for d in doc["drives"]:
         assert set(d) == {"drive", "metrics", "status"}
         assert d["status"] == "complete"
-        assert d["metrics"]["slc_cache_gb"] == 2.0
+        # the fake's 2 GB cache, in whole 249 MB segments (1/32 of its area, rounded down)
+        assert d["metrics"]["slc_cache_gb"] == 1.992
         assert d["metrics"]["mbps_per_watt"] is None
     assert r_stderr_is_quiet(db)
 
@@ -162,8 +163,8 @@ def test_results_list_show_export(db):
     assert r.exit_code == 0 and r.stdout.startswith("run_id,drive,phase_seq")
     assert ",segments,mbps," in r.stdout
     r = invoke("results", "export", rid, "--format", "json", "--db", db)
-    # an 8 GB drive's fill is recorded in 1/32 of it (methodology/fill.py)
-    assert json.loads(r.stdout)["drives"][0]["phases"][1]["segments"]["gb"][0] == 0.25
+    # an 8 GB drive's fill is recorded in 1/32 of its area, rounded down to whole MB (methodology/fill.py)
+    assert json.loads(r.stdout)["drives"][0]["phases"][1]["segments"]["gb"][0] == 0.249
 
 
 def test_export_never_replaces_a_fifo_or_device_with_a_file(db, tmp_path):

@@ -45,8 +45,8 @@ def test_fill_on_the_simulator(db):
     assert rd["identity"]["extra"]["profile"]["user_capacity_gb"] == 8
     assert s.run(doc["run_id"])["engine_version"].startswith("ssdsim")
     fill = s.phases(rd["id"])[1]
-    # 250 MB segments (1/32 of a drive under 32 GB): 31 whole ones in the 7.9996 GB area
-    assert fill["segments"]["gb"].size == 31 and "slc_used_bytes" in fill["series"]
+    # 249 MB segments (1/32 of a drive under 32 GB, rounded down): 32 whole ones in the 7.9996 GB area
+    assert fill["segments"]["gb"].size == 32 and "slc_used_bytes" in fill["series"]
 
 
 def test_consistency_with_spare_area(db):

@@ -11,8 +11,14 @@ post-cache speed and recovery peaks.
   span at least `MIN_SPAN` of the fill. A cache that runs out leaves most of the fill
   behind it (an SLC cache takes two to four times its size in native blocks, so it is
   under half the drive; the simulated profiles' are 2-17 %), while a slowdown in the
-  last few segments cannot be told from a stall at the end. The SLC cache estimate is the
-  GB written before the drop. A fill that does not start fast, or never drops that way,
+  last few segments cannot be told from a stall at the end. A drop right after the first
+  segment must also fall below `START` x that segment: one segment alone cannot tell a
+  cache from the write buffer's head start, which makes a short first segment faster
+  (sim:tlc-256 over 0.8 GB in 25 MB segments: 1936, then 1630-1645 MB/s). And the drop is
+  a step: the median of the `SUSTAIN` segments from i runs below `DROP` x the median of the
+  (up to) `SUSTAIN` segments before it; a speed that declines evenly crosses the level
+  somewhere with no knee there (500 falling to 300 MB/s over 256 GB read as a 166 GB
+  cache). The SLC cache estimate is the GB written before the drop. A fill that does not start fast, or never drops that way,
   shows no cache (None): a valid answer.
 - a recovery peak is a rise, after the drop, from below to at least halfway between the
   post-cache median and the peak.
@@ -45,9 +51,17 @@ def first_sustained_drop(mbps: np.ndarray) -> int | None:
     before = np.cumsum(mbps)[:-1] / np.arange(1, n)  # mean of segments 0..i-1
     for i in range(1, n - span + 1):
         level = DROP * before[i - 1]
-        if (mbps[i : i + SUSTAIN] < level).all() and np.median(mbps[i:]) < level:
+        if i == 1:  # a head start, unlike a one-segment cache, is shallow
+            level = min(level, START * mbps[0])
+        if (mbps[i : i + SUSTAIN] < level).all() and np.median(mbps[i:]) < level and is_step(mbps, i):
             return i
     return None
+
+
+def is_step(mbps: np.ndarray, i: int) -> bool:
+    """The speed falls at i: the segments from i run well below those just before it."""
+    before = np.median(mbps[max(0, i - SUSTAIN) : i])
+    return bool(np.median(mbps[i : i + SUSTAIN]) < DROP * before)
 
 
 def count_recoveries(mbps: np.ndarray, start: int, peak: float) -> int:

@@ -226,7 +226,8 @@ def lower_is_better(name: str) -> bool:
 def metric_title(name: str) -> str:
     m = re.fullmatch(r"(\w+)\[(.+)\]", name)
     if m:  # iops_by_gb[4] -> "IOPS @ 4 GB"
-        base = {"iops_by_gb": "IOPS", "lat_p99_us_by_gb": "p99 latency (µs)"}.get(m[1], m[1])
+        base = {"iops_by_gb": "IOPS", "lat_p99_us_by_gb": "p99 latency (µs)",
+                "lat_mean_us_by_gb": "mean latency (µs)"}.get(m[1], m[1])
         return f"{base} @ {m[2]} GB" if m[1].endswith("_by_gb") else f"{base} [{m[2]}]"
     if name in METRIC_TITLES:
         return METRIC_TITLES[name]

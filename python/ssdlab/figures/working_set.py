@@ -1,4 +1,4 @@
-"""The working-set test's figure: 4 KiB random-read IOPS (and p99 latency) against the
+"""The working-set test's figure: 4 KiB random-read IOPS at QD32 (and p99 latency) against the
 size of the region read, every drive on one chart."""
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def working_set_figure(sets: list[WorkingSet]) -> str:
     has_lat = any(s.lat_p99_us is not None for s in sets)
     rows = 2 if has_lat else 1
     fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=["4 KiB random read IOPS"] + (
+                        subplot_titles=["4 KiB random read IOPS, QD32"] + (
                             ["99th percentile latency"] if has_lat else []))
     ticks = sorted({float(g) for s in sets for g in s.gb})
     for i, s in enumerate(sets):
@@ -69,7 +69,7 @@ def working_set_figure(sets: list[WorkingSet]) -> str:
     fig.update_yaxes(title_text="IOPS", rangemode="tozero", row=1, col=1)
     if has_lat:
         fig.update_yaxes(title_text="µs", rangemode="tozero", row=2, col=1)
-    _base_layout(fig, "Working-set size: random reads", 460 + 260 * (rows - 1))
+    _base_layout(fig, "Working-set size: 4 KiB random reads at QD32", 460 + 260 * (rows - 1))
     _legend_below_plot(fig)
     return _div(fig, "fig-working-set", figure="working-set")
 
@@ -84,7 +84,7 @@ def working_set_png(sets: list[WorkingSet], out_dir: Path) -> Path:
         if has_lat and s.lat_p99_us is not None:
             axes[1].plot(s.gb, s.lat_p99_us, "o--", color=col, ms=3.5)
     ticks = sorted({float(g) for s in sets for g in s.gb})
-    axes[0].set(xscale="log", ylabel="IOPS", title="Working-set size: 4 KiB random reads")
+    axes[0].set(xscale="log", ylabel="IOPS", title="Working-set size: 4 KiB random reads at QD32")
     _from_zero(axes[0])
     _legend_below(fig, axes[0])
     axes[0].yaxis.set_major_formatter(_thousands)

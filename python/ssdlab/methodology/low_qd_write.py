@@ -39,6 +39,7 @@ def analyze(results, opts: Options) -> dict:
     iops = np.asarray(r.series.get("iops", []), dtype=float)
 
     def minute(v: np.ndarray) -> float | None:
+        v = v[np.isfinite(v)]  # a second the fio log missed is missing, not 0
         return float(v.mean()) if v.size else None
 
     return {

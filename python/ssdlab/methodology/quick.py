@@ -17,7 +17,8 @@ on a purged simulated drive unmapped LBAs would answer without touching flash). 
 runs once and shows what it measured; with N runs the whole procedure, fresh file
 included, runs N times with the interval between runs, and its figures are the mean of
 the runs. Score (methodology.md): read = 0.1 x seq + 4K + 4K-64Thrd (MB/s), write the
-same, total = read + write + 0.05 x seq write (sequential write weighs 0.15 in the total).
+same; total = 0.15 x seq write + 0.1 x seq read + 2 x 4K read + 4K write + 4K-64Thrd write
++ 1.5 x 4K-64Thrd read, as the tool weighs them.
 
 Every figure also comes with `<name>_mean`, `<name>_stdev` (sample standard deviation;
 NaN after a single run, which has no spread) and, under `repeats`, every run, so clusters
@@ -162,8 +163,11 @@ def asssd_run(r: dict[str, PhaseResult]) -> dict[str, float]:
         m[f"asssd_access_{rw}_ms"] = float(r[f"asssd_access_{rw}"].latency["mean_us"]) / 1000.0
         m[f"asssd_score_{rw}"] = (0.1 * m[f"asssd_seq_{rw}_mbps"] + m[f"asssd_4k_{rw}_mbps"]
                                   + m[f"asssd_4k64_{rw}_mbps"])
-    m["asssd_score_total"] = (m["asssd_score_read"] + m["asssd_score_write"]
-                              + 0.05 * m["asssd_seq_write_mbps"])
+    # the tool's total is no sum of its read and write scores: it weighs 4K reads twice,
+    # 4K-64Thrd reads 1.5 times and sequential writes 0.15 (reads 0.1)
+    m["asssd_score_total"] = (0.15 * m["asssd_seq_write_mbps"] + 0.1 * m["asssd_seq_read_mbps"]
+                              + 2 * m["asssd_4k_read_mbps"] + m["asssd_4k_write_mbps"]
+                              + m["asssd_4k64_write_mbps"] + 1.5 * m["asssd_4k64_read_mbps"])
     return m
 
 

@@ -80,6 +80,7 @@ def analyze(results, opts: Options) -> dict:
         **{f"qd1_read_{k}_us": (float(lat[f"{k}_us"]) if f"{k}_us" in lat else None) for k in QD1_STATS},
         "iops_by_gb": {r.phase.name[3:]: float(r.totals["iops"]) for r in ws},
         "lat_p99_us_by_gb": {r.phase.name[3:]: float(r.latency["p99_us"]) for r in ws},
+        "lat_mean_us_by_gb": {r.phase.name[3:]: float(r.latency["mean_us"]) for r in ws},
         "idle_wait_s": float(settle.totals["duration_s"]) if settle is not None else None,
     }
 
