@@ -357,6 +357,17 @@ def test_quick_on_the_simulator_keeps_each_test_in_its_own_state():
         assert min(runs) > 0.95 * max(runs)
     # 16 MiB at QD1 on a freshly written file: faster than CrystalDiskMark's 1 MiB at QD1
     assert m["asssd_seq_read_mbps"] > m["cdm_seq1m_q1t1_read_mbps"]
+    # runs that agree to the bit have no spread, not the rounding of a standard deviation
+    same = [k for k, v in m["repeats"].items() if len(set(v)) == 1]
+    assert same and all(m[f"{k}_stdev"] == 0.0 for k in same), {k: m[f"{k}_stdev"] for k in same}
+
+
+def test_quick_runs_that_agree_have_no_spread():
+    from ssdlab.methodology.quick import spread
+
+    assert spread(np.array([1638.4] * 3)) == 0.0  # np.std: 2.8e-13
+    assert np.isnan(spread(np.array([1638.4])))
+    assert spread(np.array([1.0, 2.0, 3.0])) == 1.0
 
 
 def test_low_qd_write_is_three_minutes_of_qd3_random_writes_over_8gb_and_shows_the_slowdown(store):

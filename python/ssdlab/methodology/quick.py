@@ -183,6 +183,15 @@ def asssd_values(by_run: dict[tuple[str, str], dict[int, PhaseResult]]) -> dict[
     return {name: [f[name] for f in figures] for name in (figures[0] if figures else {})}
 
 
+def spread(v: np.ndarray) -> float:
+    """The runs' sample standard deviation: NaN for one run, which has no spread (null in
+    JSON, "-" in tables: never a 0 that reads as agreement), 0 for runs that agree to the
+    bit (np.std's rounding gives 2.8e-13 for three runs of 1638.4)."""
+    if v.size < 2:
+        return float("nan")
+    return 0.0 if np.all(v == v[0]) else float(v.std(ddof=1))
+
+
 def analyze(results, opts: Options) -> dict:
     by_run = runs(results)
     out: dict = {}
@@ -194,8 +203,7 @@ def analyze(results, opts: Options) -> dict:
                 continue
             out[name] = float(shown(v))  # what the tool shows: CDM the best run, AS SSD the mean
             out[f"{name}_mean"] = float(v.mean())
-            # one run has no spread: NaN (null in JSON, "-" in tables), never a 0 that reads as agreement
-            out[f"{name}_stdev"] = float(v.std(ddof=1)) if v.size > 1 else float("nan")
+            out[f"{name}_stdev"] = spread(v)
             repeats[name] = [float(x) for x in v]
     out["repeats"] = repeats
     return out
