@@ -120,7 +120,9 @@ def test_an_import_never_rewrites_a_finished_run(tmp_path):
 
 def test_an_import_completes_the_run_it_belongs_to(tmp_path):
     store = Store(tmp_path / "into.sqlite")
-    rid = store.create_run("fill", {"seconds": 3})  # its process lost the store, then ended
+    rid = store.create_run("fill", {"seconds": 3})  # its process lost the store, then ended:
+    with store.tx() as c:  # (this process made it, so it reads as a process since replaced)
+        c.execute("UPDATE runs SET pid_start = 'ended' WHERE id = ?", (rid,))
     store.add_drive(rid, 0, "sim:sn520-128", {"kind": "sim", "model": "m", "capacity": 10**9})
     f = forged(tmp_path, store, rid, store.token(rid))
     assert import_file(store, f) == (rid, 1)
