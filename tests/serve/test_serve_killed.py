@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -50,3 +52,55 @@ def test_a_killed_serve_keeps_what_was_recorded_and_leaves_no_data_file(tmp_path
     assert rd["metrics"]["writes"] == 16 and rd["metrics"]["host_write_bytes"] == 16 << 16, rd["metrics"]
     (phase,) = Store(db).phases(rd["id"])
     assert phase["name"] == "serve" and phase["series"]["write_bytes"].sum() == 16 << 16
+
+
+def fill_up(fs: Path) -> None:
+    """Write to `fs` until it has no room left (a megabyte at a time)."""
+    with open(fs / "filler", "wb") as f:
+        try:
+            while True:
+                f.write(bytes(1 << 20))
+                f.flush()
+        except OSError:
+            pass
+
+
+def test_a_killed_serve_whose_store_is_full_saves_a_pending_file_that_import_takes_back(small_fs: Path) -> None:
+    db = small_fs / "r.sqlite"
+    tmp = Path(tempfile.mkdtemp(prefix="kp-"))  # short: the session's socket is made in it
+    try:
+        cmd = [*clirun.COMMAND, "serve", "sim:sn520-128", "--db", str(db), "--json", "--interval", "0.2",
+               *(x for s in TINY for x in ("--set", s))]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "TMPDIR": str(tmp)})
+        try:
+            ready = json.loads(proc.stdout.readline() or "{}")
+            assert ready.get("event") == "ready", proc.stderr.read() if proc.poll() is not None else ""
+            c = Client(ready["socket"])
+            for i in range(16):
+                assert c.request(WRITE, i << 16, 1 << 16, b"x" * (1 << 16))[0] == 0
+            c.close()
+            time.sleep(0.6)  # sampled at least twice since
+            fill_up(small_fs)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(10)
+            err = proc.stderr.read()  # until the keeper, which shares it, has ended
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+        (pending,) = tmp.glob("r.sqlite.run1-*.pending.json")  # no room next to the store
+        assert err.count("\n") == 1 and "ssdlab serve (run 1) was killed" in err, err
+        assert f"saved to {pending}; free space, then `ssdlab results import {pending}`" in err, err
+        assert Store(db, create=False).run(1)["status"] == "stale"  # nothing of it stored
+        (small_fs / "filler").unlink()
+        r = clirun.cli("results", "import", str(pending), "--db", str(db), timeout=60)
+        assert r.returncode == 0 and r.stdout == f"imported 1 phase into run 1 in {db}\n", r.stderr
+        run = Store(db, create=False).run(1)
+        assert run["status"] == "interrupted" and run["drives"][0]["status"] == "interrupted"
+        rd = run["drives"][0]
+        assert rd["metrics"]["writes"] == 16 and rd["metrics"]["host_write_bytes"] == 16 << 16, rd["metrics"]
+        (phase,) = Store(db, create=False).phases(rd["id"])
+        assert phase["name"] == "serve" and phase["series"]["write_bytes"].sum() == 16 << 16
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
