@@ -130,8 +130,8 @@ def parse_text(text: bytes | bytearray, path: str) -> IoStream | None:
                                 (limits.MAX_LINE_CHARS, limits.MAX_IOS, limits.MAX_SPAN_NS))
     if got is None:
         return None
-    t, op, off, ln = got
-    s = IoStream(t, op, off, ln, source=path, format="csv", has_time=True)
+    t, op, off, ln, lineno = got
+    s = IoStream(t, op, off, ln, source=path, format="csv", has_time=True, line=lineno)
     if len(s) and (first := s.time_ns.min()) != 0:  # times from the earliest I/O's
         s.time_ns = s.time_ns - first
     return s
