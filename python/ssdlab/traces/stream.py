@@ -24,6 +24,12 @@ class TraceError(ValueError):
     """A trace that cannot be replayed: one line naming the file, the line and the fix."""
 
 
+def is_comment(line: str) -> bool:
+    """A line starting with '#': a note a CSV or MSR trace may have before its header (and
+    its I/Os), skipped as blank lines are."""
+    return line.lstrip().startswith("#")
+
+
 def bad_line(path: str, lineno: int, problem: str) -> TraceError:
     return TraceError(f"{path}: line {lineno}: {problem}")
 
