@@ -35,6 +35,23 @@ def store(tmp_path):
     s.close()
 
 
+@pytest.fixture
+def small_fs(tmp_path):
+    """A 70 MB tmpfs (root), room enough to start a run and soon full."""
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.fail("needs root to mount a tmpfs (make test runs as root)")
+    d = tmp_path / "fs"
+    d.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=70m", "tmpfs", str(d)], check=True)
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", str(d)], check=False)
+
+
 # `make test` runs the serial tests from the files that say `mark.serial` (collecting the
 # whole suite again took 3.5 s): a test marked serial any other way would be left out there.
 def pytest_collection_modifyitems(config, items):

@@ -50,9 +50,9 @@ def phase_result(d: dict) -> PhaseResult:
 class Pending:
     """What one run could not store, kept in one file that is rewritten as it grows."""
 
-    def __init__(self, store: Store, run: dict):
-        self.store_path = store.path
-        self.doc: dict[str, Any] = {"format": FORMAT, "store": str(store.path), "run": run,
+    def __init__(self, store_path: Path, run: dict):
+        self.store_path = store_path
+        self.doc: dict[str, Any] = {"format": FORMAT, "store": str(store_path), "run": run,
                                     "drives": {}}
         self.file: Path | None = None
 

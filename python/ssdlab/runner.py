@@ -71,7 +71,7 @@ class Recorder:
                 try:
                     return fn()
                 except (sqlite3.Error, OSError) as e:
-                    self.pending = Pending(self.store, self.run)
+                    self.pending = Pending(self.store.path, self.run)
                     for pos, (spec, ident, rd) in self.drives.items():
                         self.pending.drive(pos, spec, ident, rd)
                     keep(self.pending)

@@ -13,7 +13,6 @@ import sqlite3
 import stat
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -30,9 +29,9 @@ STAMP = "20260101-000000"
 
 
 def a_pending(store_path: Path) -> Pending:
-    p = Pending(SimpleNamespace(path=store_path), {"id": 1, "test": "fill", "created": "2026-01-01T00:00:00+00:00",
-                                                    "args": {"seconds": 3}, "testbed": None,
-                                                    "engine_version": "x", "status": "failed", "error": "disk full"})
+    p = Pending(store_path, {"id": 1, "test": "fill", "created": "2026-01-01T00:00:00+00:00",
+                             "args": {"seconds": 3}, "testbed": None,
+                             "engine_version": "x", "status": "failed", "error": "disk full"})
     d = p.drive(0, "sim:sn520-128", {"kind": "sim", "model": "m", "capacity": 10**9}, 1)
     res = PhaseResult(phase=Phase(kind="io", name="fill", stop_bytes=10**9),
                       series={"t_s": np.array([1.0, 2.0]), "mbps": np.array([500.0, math.nan])},

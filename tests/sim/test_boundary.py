@@ -209,8 +209,8 @@ def test_plain_csv_arrays():
     got = _sim.plain_csv_arrays(text, (0, 1, 2, 3), (1e9, 1, 1), (1000, 100, 10**12))
     assert got is not None
     i64 = npt.NDArray[np.int64]
-    check(got, tuple[i64, npt.NDArray[np.uint8], i64, i64])
-    assert got[1].tolist() == [0, 1] and got[2].tolist() == [0, 8192]
+    check(got, tuple[i64, npt.NDArray[np.uint8], i64, i64, i64])
+    assert got[1].tolist() == [0, 1] and got[2].tolist() == [0, 8192] and got[4].tolist() == [2, 3]
 
 
 def test_dict_overrides_take_python_values():

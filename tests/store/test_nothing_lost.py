@@ -87,20 +87,6 @@ def test_killed_run_reads_as_stale_and_keeps_its_running_phase_checkpointed(tmp_
     assert store.run(1)["status"] == "running"
 
 
-@pytest.fixture
-def small_fs(tmp_path):
-    """A 70 MB tmpfs (root), room enough to start a run and soon full."""
-    if os.geteuid() != 0:
-        pytest.fail("needs root to mount a tmpfs (make test runs as root)")
-    d = tmp_path / "fs"
-    d.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=70m", "tmpfs", str(d)], check=True)
-    try:
-        yield d
-    finally:
-        subprocess.run(["umount", "-l", str(d)], check=False)
-
-
 def test_results_disk_full_saves_the_phase_and_import_takes_it_back(small_fs, tmp_path):
     db = small_fs / "r.sqlite"
     pend_dir = tmp_path / "tmp"

@@ -167,7 +167,7 @@ def test_trace_past_the_drive_is_refused_or_wrapped(tmp_path):
     f.write_text("time_us,op,offset_bytes,length_bytes\n0,write,0,4096\n10,read,40000000000,4096\n")
     db = str(tmp_path / "r.sqlite")
     r = run_trace(db, "--trace", f)
-    assert r.exit_code == 2 and "I/O 2 reaches byte 40000004096" in r.stderr and "--wrap" in r.stderr
+    assert r.exit_code == 2 and "far.csv: line 3: the I/O reaches byte 40000004096" in r.stderr and "--wrap" in r.stderr
     # one line (no note on the trace read first) and no store made
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "r.sqlite").exists(), r.stderr
     (tmp_path / "text.sqlite").write_text("not a database\n")

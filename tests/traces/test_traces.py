@@ -142,7 +142,7 @@ def test_unknown_format_and_empty_trace(tmp_path):
 
 def test_fit_refuses_or_wraps_past_the_drive():
     s = load(DATA / "msr.csv")  # reaches 1073807360 + 65536 bytes
-    with pytest.raises(TraceError, match="I/O 2 reaches byte 1073807360.*spans 1073872896.*--wrap"):
+    with pytest.raises(TraceError, match="msr.csv: line 2: the I/O reaches byte 1073807360.*spans 1073872896.*--wrap"):
         fit(s, 2**30, wrap=False)
     w = fit(s, 2**30, wrap=True)
     assert (w.offset_bytes + w.length_bytes <= 2**30).all()

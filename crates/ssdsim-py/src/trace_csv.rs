@@ -31,13 +31,15 @@ pub struct Columns {
     pub length_unit: u64,
 }
 
-/// Parsed I/Os: time (ns on the trace's clock, from the first line), op, offset, length.
+/// Parsed I/Os: time (ns on the trace's clock, from the first line), op, offset, length,
+/// and the file's line (1-based) each came from: an error found after sorting names it.
 #[derive(Default)]
 pub struct Parsed {
     pub t: Vec<i64>,
     pub op: Vec<u8>,
     pub off: Vec<i64>,
     pub len: Vec<i64>,
+    pub line: Vec<i64>,
 }
 
 fn is_space(b: u8) -> bool {
@@ -190,6 +192,7 @@ pub fn parse(text: &[u8], c: &Columns, lim: &Limits) -> Option<Parsed> {
     // the header: skip to the line after it (blank lines before it count against the
     // line-length limit too)
     let mut pos = 0;
+    let mut header_lines = 0;
     loop {
         if pos > text.len() {
             return Some(Parsed::default()); // no header, no I/O
@@ -200,6 +203,7 @@ pub fn parse(text: &[u8], c: &Columns, lim: &Limits) -> Option<Parsed> {
         }
         let blank = trim(&text[pos..end]).is_empty();
         pos = end + 1;
+        header_lines += 1;
         if !blank {
             break;
         }
@@ -211,10 +215,10 @@ pub fn parse(text: &[u8], c: &Columns, lim: &Limits) -> Option<Parsed> {
         .flatten();
     let (a, b) = match cut {
         Some(k) => std::thread::scope(|s| {
-            let second = s.spawn(|| lines(&body[k + 1..], c, lim));
-            (lines(&body[..k], c, lim), second.join().ok().flatten())
+            let second = s.spawn(|| lines(&body[k + 1..], header_lines + count_newlines(&body[..=k]), c, lim));
+            (lines(&body[..k], header_lines, c, lim), second.join().ok().flatten())
         }),
-        None => (lines(body, c, lim), Some(Lines::default())),
+        None => (lines(body, header_lines, c, lim), Some(Lines::default())),
     };
     let (mut a, b) = (a?, b?);
     // the limits over the whole trace: what the line-by-line reading refused on the way
@@ -235,6 +239,7 @@ pub fn parse(text: &[u8], c: &Columns, lim: &Limits) -> Option<Parsed> {
     out.op.extend_from_slice(&b.io.op);
     out.off.extend_from_slice(&b.io.off);
     out.len.extend_from_slice(&b.io.len);
+    out.line.extend_from_slice(&b.io.line);
     if first != 0 {
         out.t.iter_mut().for_each(|t| *t -= first); // times from the first I/O's
     }
@@ -249,8 +254,9 @@ struct Lines {
     hi: i64,
 }
 
-/// The I/O lines of `text` (no header), or None where the Python parser must read them.
-fn lines(text: &[u8], c: &Columns, lim: &Limits) -> Option<Lines> {
+/// The I/O lines of `text` (no header; `before`: the file's lines before it), or None where
+/// the Python parser must read them.
+fn lines(text: &[u8], before: usize, c: &Columns, lim: &Limits) -> Option<Lines> {
     let need = c.time.max(c.op).max(c.offset).max(c.length) + 1;
     // one I/O a line at most (of 8 bytes at least: 4 fields, a newline), so the arrays are
     // not grown, and copied, while parsing
@@ -261,10 +267,11 @@ fn lines(text: &[u8], c: &Columns, lim: &Limits) -> Option<Lines> {
         op: Vec::with_capacity(cap),
         off: Vec::with_capacity(cap),
         len: Vec::with_capacity(cap),
+        line: Vec::with_capacity(cap),
     };
     let (mut lo, mut hi) = (0i64, 0i64);
     let mut fields: Vec<&[u8]> = Vec::with_capacity(8);
-    for raw in text.split(|&b| b == b'\n') {
+    for (i, raw) in text.split(|&b| b == b'\n').enumerate() {
         if raw.len() > lim.max_line {
             return None;
         }
@@ -329,12 +336,14 @@ fn lines(text: &[u8], c: &Columns, lim: &Limits) -> Option<Lines> {
         out.op.push(op);
         out.off.push(off);
         out.len.push(len);
+        out.line.push((before + i + 1) as i64);
     }
     Some(Lines { io: out, lo, hi })
 }
 
-/// `plain_csv_arrays(text, columns, units, limits)`: (time_ns, op, offset, length) arrays
-/// of a plain CSV trace's I/Os (time from the first I/O's), or None for the Python parser.
+/// `plain_csv_arrays(text, columns, units, limits)`: (time_ns, op, offset, length, line)
+/// arrays of a plain CSV trace's I/Os (time from the first I/O's; line: 1-based, in the
+/// file), or None for the Python parser.
 /// `text`: bytes, or a bytearray the file was read into (no copy to bytes), not changed
 /// while it is parsed.
 #[pyfunction]
@@ -345,7 +354,7 @@ pub fn plain_csv_arrays<'py>(
     columns: (usize, usize, usize, usize),
     units: (f64, u64, u64),
     limits: (usize, usize, i64),
-) -> Option<(PyObject, PyObject, PyObject, PyObject)> {
+) -> Option<(PyObject, PyObject, PyObject, PyObject, PyObject)> {
     let c = Columns {
         time: columns.0,
         op: columns.1,
@@ -372,5 +381,6 @@ pub fn plain_csv_arrays<'py>(
         p.op.into_pyarray(py).into_any().unbind(),
         p.off.into_pyarray(py).into_any().unbind(),
         p.len.into_pyarray(py).into_any().unbind(),
+        p.line.into_pyarray(py).into_any().unbind(),
     ))
 }

@@ -5,12 +5,15 @@ it should writes DONE first, and the keeper just exits. Otherwise the keeper wai
 nbdkit to go (--exit-with-parent stops it, and the plugin writes its final stats line),
 stores what the stats file holds as the run, `interrupted`, and removes the session's
 files: the drive's temporary data, the socket and its marker (only the very files serve
-made)."""
+made). When the store cannot take the run then (disk full, locked too long, removed), the
+run goes to a pending-results file instead (pending.py), and the keeper says where on the
+stderr it shares with serve (serve's terminal, or the log serve's stderr went to)."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -18,32 +21,57 @@ from pathlib import Path
 
 import numpy as np
 
+from ..pending import Pending, phase_doc
 from ..phase import Phase, PhaseResult
 from ..served import marker, stats
-from ..store import Store
+from ..store import Store, StoreError, dumps
 
 DONE = b"done\n"
 NBDKIT_GRACE_S = 60.0  # nbdkit finishes the requests in flight, then the plugin its stats
 KILLED = "ssdlab serve was killed; what the drive recorded until then is kept"
 
 
+def session_phase(rows: stats.Columns) -> tuple[dict, PhaseResult | None, str]:
+    """(totals, the phase `serve`, its status) of the session's stats rows; no phase
+    without a row."""
+    totals = rows.totals()
+    if not (len(rows) and rows.last is not None):
+        return totals, None, ""
+    dur = max(totals.get("duration_s", 0.0), 1e-3)
+    z = np.zeros(0)
+    res = PhaseResult(phase=Phase(kind="io", name="serve", stop_seconds=dur),
+                      series=rows.series(), segments={"gb": z, "mbps": z, "t_s": z},
+                      latency={}, totals=totals)
+    return totals, res, "complete" if rows.last.get("final") else "partial"
+
+
 def record(store: Store, run_id: int, rd: int, rows: stats.Columns, status: str,
            error: str | None) -> dict:
     """The session's stats rows stored as its run: one phase `serve` (kept if stored
     already), metrics of the totals, the final statuses. Returns the totals."""
-    totals = rows.totals()
-    if len(rows) and rows.last is not None:
+    totals, res, phase_status = session_phase(rows)
+    if res is not None:
         if 1 not in store.phase_seqs(rd):
-            dur = max(totals.get("duration_s", 0.0), 1e-3)
-            z = np.zeros(0)
-            res = PhaseResult(phase=Phase(kind="io", name="serve", stop_seconds=dur),
-                              series=rows.series(), segments={"gb": z, "mbps": z, "t_s": z},
-                              latency={}, totals=totals)
-            store.add_phase(rd, 1, res, "complete" if rows.last.get("final") else "partial")
+            store.add_phase(rd, 1, res, phase_status)
         store.set_metrics(rd, stats.metrics(totals))
     store.finish_drive(rd, status)
     store.finish_run(run_id, status, error)
     return totals
+
+
+def pending(store_path: Path, run_id: int, rd: int, said: dict, rows: stats.Columns, status: str,
+            error: str | None) -> Pending:
+    """What `record` would store, as a pending file's document (`said`: the run and drive
+    serve told the keeper, so `results import` completes that very run)."""
+    p = Pending(store_path, dict(said.get("run") or {"test": "serve"}, id=run_id, status=status, error=error))
+    drive = said.get("drive") or {}
+    d = p.drive(0, drive.get("spec"), drive.get("identity"), rd)
+    totals, res, phase_status = session_phase(rows)
+    if res is not None:
+        d["phases"].append(phase_doc(1, res, phase_status))
+        d["metrics"] = stats.metrics(totals)
+    d["status"] = status
+    return p
 
 
 def start(store: Path, run_id: int, rd: int, work: Path) -> subprocess.Popen:
@@ -53,9 +81,11 @@ def start(store: Path, run_id: int, rd: int, work: Path) -> subprocess.Popen:
 
 
 def tell(proc: subprocess.Popen, files: dict) -> None:
-    """The socket and marker serve made ({"socket", "socket_id", "marker_id"})."""
+    """What the keeper needs to know: the run's own fields and its drive ({"run", "drive"},
+    for a pending file), the socket and marker serve made ({"socket", "socket_id",
+    "marker_id"})."""
     assert proc.stdin is not None
-    proc.stdin.write(json.dumps(files).encode() + b"\n")
+    proc.stdin.write(dumps(files).encode() + b"\n")
     proc.stdin.flush()
 
 
@@ -88,21 +118,41 @@ def _wait_for_nbdkit(work: Path) -> None:
         time.sleep(0.05)
 
 
+def keep(store_path: Path, run_id: int, rd: int, said: dict, rows: stats.Columns) -> str | None:
+    """Store the killed session as its run, else save it to a pending file; None when
+    stored, else the one line that says where it went."""
+    try:
+        record(Store(store_path, create=False), run_id, rd, rows, "interrupted", KILLED)
+        return None
+    except (StoreError, sqlite3.Error, OSError) as e:
+        why = f"ssdlab serve (run {run_id}) was killed and cannot write results store {store_path} ({e})"
+    try:
+        f = pending(store_path, run_id, rd, said, rows, "interrupted", KILLED).save()
+    except OSError as e:
+        return f"{why}, and no pending file could be written either ({e}): what it recorded is lost"
+    return f"{why}: what it recorded is saved to {f}; free space, then `ssdlab results import {f}`"
+
+
 def main(argv: list[str]) -> None:
     store_path, run_id, rd, work = Path(argv[0]), int(argv[1]), int(argv[2]), Path(argv[3])
-    files: dict = {}
+    said: dict = {}
     for line in sys.stdin.buffer:  # until serve closes the pipe, however it ends
         if line == DONE:
             return
-        files = json.loads(line)
+        said.update(json.loads(line))
     _wait_for_nbdkit(work)
     try:
-        record(Store(store_path), run_id, rd, stats.StatsTail(work / "stats.jsonl").drain(), "interrupted", KILLED)
+        msg = keep(store_path, run_id, rd, said, stats.StatsTail(work / "stats.jsonl").drain())
+        if msg:
+            try:
+                print(msg, file=sys.stderr, flush=True)
+            except OSError:
+                pass  # serve's stderr went with it (a closed pipe): the file is still there
     finally:
-        if files.get("socket"):
-            sock = Path(files["socket"])
-            marker.remove_own(marker.marker_path(sock), tuple(files["marker_id"]))
-            marker.remove_own(sock, tuple(files["socket_id"]))
+        if said.get("socket"):
+            sock = Path(said["socket"])
+            marker.remove_own(marker.marker_path(sock), tuple(said["marker_id"]))
+            marker.remove_own(sock, tuple(said["socket_id"]))
         shutil.rmtree(work, ignore_errors=True)
 
 

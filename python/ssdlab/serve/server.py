@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -178,12 +178,19 @@ class Serving:
         cmd = nbdkit.command(profile=self.work / "profile.toml", sets=list(opts.sets), seed=opts.seed,
                              data=self.data, stats=self.stats_path, socket=self.socket, tcp=self.tcp,
                              pidfile=self.work / "pid", interval_s=opts.interval_s)
-        self.run_id = store.create_run("serve", args, engine_version=nbdkit_version())
-        self.rd = store.add_drive(self.run_id, 0, opts.drive, self.identity())
+        engine = nbdkit_version()
+        self.run_id = store.create_run("serve", args, engine_version=engine)
+        ident = self.identity()
+        self.rd = store.add_drive(self.run_id, 0, opts.drive, ident)
         self.t0 = time.monotonic()
         try:
             # stores what was recorded and removes these files should this process be killed
             self.keeper = keeper.start(store.path, self.run_id, self.rd, self.work)
+            # the run as a pending file names it, should the store refuse the keeper's write
+            keeper.tell(self.keeper, {
+                "run": {"test": "serve", "created": store.created(self.run_id), "token": store.token(self.run_id),
+                        "args": args, "testbed": None, "engine_version": engine},
+                "drive": {"spec": opts.drive, "identity": asdict(ident)}})
             self.proc = nbdkit.start(cmd, self.work / "pid", self.work / "nbdkit.log")
             if self.socket:
                 self._socket_id = marker.private_socket(self.socket)

@@ -22,7 +22,7 @@ from ..errors import NOT_A_FILE
 from ..fioformat import iolog as fio_iolog
 from . import blkparse, msr, plain_csv
 from .limits import MAX_LINE_CHARS, MAX_TEXT_BYTES
-from .stream import FLUSH, OP_NAMES, READ, TRIM, WRITE, IoStream, TraceError
+from .stream import FLUSH, OP_NAMES, READ, TRIM, WRITE, IoStream, TraceError, is_comment
 
 __all__ = ["FORMATS", "IoStream", "TraceError", "load", "detect", "READ", "WRITE", "TRIM",
            "FLUSH", "OP_NAMES"]
@@ -161,13 +161,15 @@ def _read_into(raw: io.BufferedReader, size: int, progress: Progress | None) -> 
 
 
 def detect(head: list[str]) -> str | None:
-    """The format of a trace from its first non-empty lines, or None if it cannot be told."""
+    """The format of a trace from its first non-empty lines, or None if it cannot be told.
+    A CSV or MSR header (or first I/O) may follow '#' comments; fio's header is its first line."""
     lines = [x for x in head if x.strip()]
     if not lines:
         return None
     first = lines[0].strip()
     if first in fio_iolog.HEADERS:
         return f"fio-v{fio_iolog.HEADERS[first]}"
+    first = next((x.strip() for x in lines if not is_comment(x)), "")
     if plain_csv.looks_like(first):
         return "csv"
     if msr.looks_like(first):

@@ -3,7 +3,7 @@ each limit is named in the error that enforces it (docs/methodology-trace.md).
 
 - a line: at most MAX_LINE_CHARS characters (a trace line is about 100);
 - the text read, after gzip: at most MAX_TEXT_BYTES (a gzip bomb stops there);
-- I/Os: at most MAX_IOS (25 bytes each in memory);
+- I/Os: at most MAX_IOS (33 bytes each in memory: 25 of the I/O, 8 of its line);
 - time: the I/Os span at most MAX_SPAN_S as recorded, and a replay at most MAX_SPAN_S of
   simulated time (after --speed and --idle-cap);
 - bytes: offset + length below 2**63 (8 EiB; then compared with the drive's capacity).
@@ -62,13 +62,14 @@ def check_count(path: str, n: int, ios: int) -> None:
 
 class Collector:
     """The I/Os of a trace as a parser reads them, checked against the limits above and
-    kept in typed arrays (25 bytes an I/O) until they become an IoStream."""
+    kept in typed arrays (33 bytes an I/O with its line) until they become an IoStream."""
 
     def __init__(self, path: str, timed: bool = True) -> None:
         self.path = path
         self.span = Span() if timed else None
         self.t, self.op = array("q"), array("B")
         self.off, self.ln = array("q"), array("q")
+        self.lines = array("q")  # each I/O's line: errors found after sorting name it
 
     def add(self, n: int, ns: int, op: int, offset: int, length: int) -> None:
         """One I/O from line `n`: `ns` its time on the format's clock (ns), offset and
@@ -79,20 +80,21 @@ class Collector:
         self.op.append(op)
         self.off.append(offset)
         self.ln.append(length)
+        self.lines.append(n)
 
     def __len__(self) -> int:
         return len(self.op)
 
     def drop(self, keep: "np.ndarray") -> None:
         """Keep only the I/Os where `keep` is true."""
-        for name in ("t", "op", "off", "ln"):
+        for name in ("t", "op", "off", "ln", "lines"):
             a = getattr(self, name)
             setattr(self, name, array(a.typecode, np.frombuffer(a, dtype=a.typecode)[keep].tobytes()))
 
     def stream(self, **kw) -> IoStream:
         s = IoStream(np.frombuffer(self.t, dtype=np.int64).copy(), np.frombuffer(self.op, dtype=np.uint8).copy(),
                      np.frombuffer(self.off, dtype=np.int64).copy(), np.frombuffer(self.ln, dtype=np.int64).copy(),
-                     source=self.path, **kw)
+                     source=self.path, line=np.frombuffer(self.lines, dtype=np.int64).copy(), **kw)
         if len(s):
             s.time_ns = s.time_ns - s.time_ns.min()
         return s

@@ -6,7 +6,8 @@
 Units: Timestamp in Windows **FILETIME** ticks (**100 ns** since 1601-01-01), Offset and
 Size in **bytes**, ResponseTime (the latency recorded on the original server, not used
 for replay) in **100 ns** ticks. Type is Read or Write. A header line naming the columns
-is allowed. Every line must be of one disk (the files are one per host and disk).
+is allowed, after blank lines and '#' comments if any. Every line must be of one disk (the
+files are one per host and disk).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from .limits import Collector
-from .stream import READ, WRITE, IoStream, bad_line
+from .stream import READ, WRITE, IoStream, bad_line, is_comment
 
 TICK_NS = 100
 TYPES = {"read": READ, "write": WRITE}
@@ -28,10 +29,15 @@ def looks_like(line: str) -> bool:
 def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
     out = Collector(path)
     disk = None
+    preamble = True  # before the first I/O or the header: comments may come
     for n, line in lines:
         line = line.strip()
-        if not line or (n == 1 and line.startswith("Timestamp,")):
+        if not line or (preamble and is_comment(line)):
             continue
+        if preamble:
+            preamble = False
+            if line.startswith("Timestamp,"):
+                continue  # the header
         f = line.split(",")
         if len(f) != 7:
             raise bad_line(path, n, f"{len(f)} fields, expected 7: Timestamp,Hostname,DiskNumber,"

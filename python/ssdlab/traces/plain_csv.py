@@ -9,7 +9,7 @@ Columns (any order, extra columns ignored): `time_<unit>` with unit s, ms, us or
 `offset_<unit>` and `length_<unit>` with unit bytes, sectors (512 bytes) or kib
 (1024 bytes), whole numbers. The units are the user's to name: a column without one
 (`time`, `offset`) is refused, since guessing sectors for bytes or µs for 100 ns is how
-replays go wrong.
+replays go wrong. Blank lines and '#' comments may come before the header.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Iterable
 
 from . import limits
 from .limits import Collector
-from .stream import FLUSH, READ, TRIM, WRITE, IoStream, TraceError, bad_line
+from .stream import FLUSH, READ, TRIM, WRITE, IoStream, TraceError, bad_line, is_comment
 
 TIME_UNITS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
 PLAIN = re.compile(r"([0-9]*)(?:\.([0-9]*))?")  # digits, a point, digits: read exactly
@@ -38,15 +38,16 @@ def looks_like(line: str) -> bool:
     return "op" in cols and any(c == "time" or c.startswith("time_") for c in cols)
 
 
-def _unit(cols: list[str], name: str, units: dict, path: str) -> tuple[int, float]:
+def _unit(cols: list[str], name: str, units: dict, path: str, at: int) -> tuple[int, float]:
+    """The column `name`_<unit> of the header (on line `at`) and its unit's scale."""
     for i, c in enumerate(cols):
         if c == name or c.startswith(name + "_"):
             u = c[len(name) + 1:]
             if u not in units:
-                raise TraceError(f"{path}: line 1: column '{c}' needs a unit: name it "
+                raise TraceError(f"{path}: line {at}: column '{c}' needs a unit: name it "
                                  + " or ".join(f"{name}_{x}" for x in units))
             return i, units[u]
-    raise TraceError(f"{path}: line 1: no '{name}_<unit>' column (header: time_<unit>,op,"
+    raise TraceError(f"{path}: line {at}: no '{name}_<unit>' column (header: time_<unit>,op,"
                      "offset_<unit>,length_<unit>)")
 
 
@@ -65,14 +66,15 @@ def exact_ns(text: str, unit_ns: int) -> int | None:
 
 def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
     it = iter(lines)
-    cols = header_columns(next(it, (1, ""))[1])
+    at, head = next(((n, x) for n, x in it if x.strip() and not is_comment(x)), (1, ""))
+    cols = header_columns(head)
     if "op" not in cols:
-        raise TraceError(f"{path}: line 1: the header must name the columns: time_<unit>,op,"
+        raise TraceError(f"{path}: line {at}: the header must name the columns: time_<unit>,op,"
                          "offset_<unit>,length_<unit> (e.g. time_us,op,offset_bytes,length_bytes)")
-    it_, tu = _unit(cols, "time", TIME_UNITS, path)
+    it_, tu = _unit(cols, "time", TIME_UNITS, path, at)
     io_ = cols.index("op")
-    oi, ou = _unit(cols, "offset", SIZE_UNITS, path)
-    li, lu = _unit(cols, "length", SIZE_UNITS, path)
+    oi, ou = _unit(cols, "offset", SIZE_UNITS, path, at)
+    li, lu = _unit(cols, "length", SIZE_UNITS, path, at)
     need = max(it_, io_, oi, li) + 1
     out = Collector(path)
     for n, line in it:
@@ -117,21 +119,23 @@ def parse_text(text: bytes | bytearray, path: str) -> IoStream | None:
         if line.strip() or end < 0:
             break
         pos = end + 1
+    if line.lstrip().startswith(b"#"):
+        return None  # comments before the header: `parse` skips them
     try:
         cols = header_columns(line.decode("ascii"))
         if "op" not in cols:
             return None
-        it_, tu = _unit(cols, "time", TIME_UNITS, path)
-        oi, ou = _unit(cols, "offset", SIZE_UNITS, path)
-        li, lu = _unit(cols, "length", SIZE_UNITS, path)
+        it_, tu = _unit(cols, "time", TIME_UNITS, path, 0)
+        oi, ou = _unit(cols, "offset", SIZE_UNITS, path, 0)
+        li, lu = _unit(cols, "length", SIZE_UNITS, path, 0)
     except (TraceError, UnicodeDecodeError):
         return None
     got = _sim.plain_csv_arrays(text, (it_, cols.index("op"), oi, li), (tu, int(ou), int(lu)),
                                 (limits.MAX_LINE_CHARS, limits.MAX_IOS, limits.MAX_SPAN_NS))
     if got is None:
         return None
-    t, op, off, ln = got
-    s = IoStream(t, op, off, ln, source=path, format="csv", has_time=True)
+    t, op, off, ln, lineno = got
+    s = IoStream(t, op, off, ln, source=path, format="csv", has_time=True, line=lineno)
     if len(s) and (first := s.time_ns.min()) != 0:  # times from the earliest I/O's
         s.time_ns = s.time_ns - first
     return s

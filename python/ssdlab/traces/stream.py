@@ -6,6 +6,8 @@ per I/O, in the order of the trace.
 - op (uint8): READ, WRITE, TRIM or FLUSH
 - offset_bytes (int64): byte offset on the device (0 for a flush)
 - length_bytes (int64): bytes moved (> 0 for reads, writes and trims; 0 for a flush)
+- line (int64, or None for a generated stream): the file's line each I/O came from, so an
+  error found after sorting by time names the line an editor shows
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ OP_NAMES = ("read", "write", "trim", "flush")
 
 class TraceError(ValueError):
     """A trace that cannot be replayed: one line naming the file, the line and the fix."""
+
+
+def is_comment(line: str) -> bool:
+    """A line starting with '#': a note a CSV or MSR trace may have before its header (and
+    its I/Os), skipped as blank lines are."""
+    return line.lstrip().startswith("#")
 
 
 def bad_line(path: str, lineno: int, problem: str) -> TraceError:
@@ -37,9 +45,14 @@ class IoStream:
     source: str = ""  # file name, or how the stream was generated
     notes: list[str] = field(default_factory=list)  # what the parser decided (said once)
     default_qd: int = 1  # closed-loop depth when the stream has no times and no --qd
+    line: np.ndarray | None = None  # the file's line of each I/O (1-based)
 
     def __len__(self) -> int:
         return int(self.op.size)
+
+    def at(self, i: int) -> str:
+        """Where I/O `i` (in this stream's order) is: its line in the file, else its number."""
+        return f"line {int(self.line[i])}" if self.line is not None else f"I/O {i + 1}"
 
     @classmethod
     def from_lists(cls, t: list, op: list, off: list, ln: list, **kw) -> "IoStream":
@@ -55,7 +68,7 @@ class IoStream:
         return IoStream(self.time_ns[o], self.op[o], self.offset_bytes[o], self.length_bytes[o],
                         self.format, self.has_time, self.source,
                         self.notes + ["sorted by issue time (the trace was not in time order)"],
-                        self.default_qd)
+                        self.default_qd, None if self.line is None else self.line[o])
 
     def end_bytes(self) -> int:
         """Highest byte any I/O touches (0 for an empty stream)."""

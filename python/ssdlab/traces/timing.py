@@ -74,14 +74,14 @@ def fit(s: IoStream, capacity: int, wrap: bool) -> IoStream:
     big = data & (s.op != 2) & (s.length_bytes > MAX_IO)
     if big.any():
         i = int(np.flatnonzero(big)[0])
-        raise TraceError(f"{s.source}: I/O {i + 1} moves {int(s.length_bytes[i])} bytes: "
+        raise TraceError(f"{s.source}: {s.at(i)}: {int(s.length_bytes[i])} bytes in one I/O: "
                          f"reads and writes are limited to {MAX_IO >> 20} MiB")
     end = s.end_bytes()
     if end <= cap:
         return s
     if not wrap:
         i = int(np.flatnonzero(data & (s.offset_bytes + s.length_bytes > cap))[0])
-        raise TraceError(f"{s.source}: I/O {i + 1} reaches byte {int(s.offset_bytes[i] + s.length_bytes[i])}, "
+        raise TraceError(f"{s.source}: {s.at(i)}: the I/O reaches byte {int(s.offset_bytes[i] + s.length_bytes[i])}, "
                          f"past the drive's {cap} bytes (the trace spans {end} bytes): use a larger "
                          "drive, or --wrap to fold offsets into the drive")
     ln = np.minimum(s.length_bytes, cap)
@@ -91,7 +91,8 @@ def fit(s: IoStream, capacity: int, wrap: bool) -> IoStream:
     off = np.where(data, off, 0)
     out = IoStream(s.time_ns, s.op, off, ln, s.format, s.has_time, s.source,
                    s.notes + [f"--wrap: offsets past {cap} bytes folded into the drive "
-                              f"({int((data & (s.offset_bytes + s.length_bytes > cap)).sum())} I/Os)"])
+                              f"({int((data & (s.offset_bytes + s.length_bytes > cap)).sum())} I/Os)"],
+                   line=s.line)
     return out
 
 
