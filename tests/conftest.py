@@ -38,18 +38,10 @@ def store(tmp_path):
 @pytest.fixture
 def small_fs(tmp_path):
     """A 70 MB tmpfs (root), room enough to start a run and soon full."""
-    import os
-    import subprocess
+    from mounts import tmpfs
 
-    if os.geteuid() != 0:
-        pytest.fail("needs root to mount a tmpfs (make test runs as root)")
-    d = tmp_path / "fs"
-    d.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=70m", "tmpfs", str(d)], check=True)
-    try:
+    with tmpfs(tmp_path / "fs", "70m") as d:
         yield d
-    finally:
-        subprocess.run(["umount", "-l", str(d)], check=False)
 
 
 # `make test` runs the serial tests from the files that say `mark.serial` (collecting the

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import clirun
 import pytest
+from mounts import tmpfs
 
 from ssdlab.cli import app
 from ssdlab.store import Store
@@ -227,12 +228,7 @@ def test_another_programs_database_is_refused_unchanged(tmp_path, capsys):
 def test_read_only_store_is_readable(scratch, tmp_path, capsys):
     """An archived store on read-only media (or a read-only file): list, show, export and
     report work and change nothing."""
-    if os.geteuid() != 0:
-        pytest.fail("needs root to mount a read-only filesystem (make test runs as root)")
-    mnt = tmp_path / "ro"
-    mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=100m", "tmpfs", str(mnt)], check=True)
-    try:
+    with tmpfs(tmp_path / "ro", "100m") as mnt:
         (mnt / "r.sqlite").write_bytes((scratch / "r.sqlite").read_bytes())
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
         db = str(mnt / "r.sqlite")
@@ -245,8 +241,6 @@ def test_read_only_store_is_readable(scratch, tmp_path, capsys):
         code, out, err = ssdlab(capsys, "run", "fill", "--drive", "sim:sn520-128", "--db", db)
         assert code == 2 and err.count("\n") == 1 and "is not writable (read-only" in err, err
         assert os.listdir(mnt) == ["r.sqlite"]
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def test_compare_warns_about_runs_that_did_not_complete(scratch, tmp_path, capsys):
