@@ -37,6 +37,7 @@ from .. import methodology
 from ..methodology import Options
 from ..methodology.settings import differing
 from .plan import print_plan, print_review_plan
+from .review_interrupted import interrupted_lines
 from ..no_result import has_result, no_result
 from ..review import Request, review_runs
 from ..runner import RunInterrupted, partial_metrics, preflight, run_test
@@ -258,7 +259,8 @@ def review(
         store.check_writable()
         docs: list[dict] = []
         html = run_review(Request(store, drv, parse_sets(sets), seed, opts, args, testbed), docs, jobs, where,
-                          lambda executor: build(store, [d["run_id"] for d in docs], out, y_max, executor))
+                          lambda executor: build(store, [d["run_id"] for d in docs], out, y_max, executor),
+                          out=out, db=db)
     if json_out:
         print_json({"report": str(html), "runs": docs})
     else:
@@ -268,9 +270,10 @@ def review(
 
 
 def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optional[str],
-               report: Callable[[Any], Path]) -> Path:
+               report: Callable[[Any], Path], out: Optional[Path] = None, db: Optional[Path] = None) -> Path:
     """The tests in parallel on simulated drives, else one after another (review.py), then
-    `report(executor)`: the report, drawn on the review's workers."""
+    `report(executor)`: the report, drawn on the review's workers. Interrupted: the runs
+    kept and the commands to see them and go on (`out`, `db`: the review's)."""
     from .. import review as rv
     from ..targets.sim import SimTarget
 
@@ -284,13 +287,24 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
             status = ", ".join(dict.fromkeys(o.status for o in outcomes))
             typer.echo(f"ssdlab: review: {test} stored as run {run_id} ({status})", err=True)
 
+    kept: list[tuple[str, int, str]] = []
     try:
         return rv.run(req, jobs, ray, progress_hooks, on_run,
                       lambda line: typer.echo(f"ssdlab: warning: {line}", err=True), report)
     except rv.ReviewInterrupted:
-        kept = ", ".join(f"{d['test']} (run {d['run_id']})" for d in docs) or "none"
-        typer.echo(f"ssdlab: review interrupted; tests stored: {kept}", err=True)
-        raise typer.Exit(interrupted_status())
+        pass
+    except RunInterrupted as e:  # a test of a sequential review (a real drive's) was cut short
+        row = req.store.run_row(e.run_id)
+        kept.append((row["test"] if row else "?", e.run_id, "interrupted"))
+    kept = [(d["test"], d["run_id"], run_status(d)) for d in docs] + kept
+    for line in interrupted_lines(kept, [t for t, _, _ in rv.review_runs(req)], out, db):
+        typer.echo(f"ssdlab: {line}", err=True)
+    raise typer.Exit(interrupted_status())
+
+
+def run_status(doc: dict) -> str:
+    """A stored run's status as its drives give it (`complete` when every one is)."""
+    return ", ".join(dict.fromkeys(d.get("status", "complete") for d in doc.get("drives") or [])) or "complete"
 
 
 def build(store: Store, run_ids: list[int], out: Path, y_max: float | None, executor: Any = None) -> Path:
