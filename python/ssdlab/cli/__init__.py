@@ -380,6 +380,8 @@ def compare(
             typer.echo(f"ssdlab: warning: runs have different {what}", err=True)
     for line in differing((r["id"], r["test"], r["args"]) for r in loaded):
         typer.echo(f"ssdlab: warning: {line}", err=True)
+    for line in run_verdicts(loaded):  # why a complete run's figures are `-`
+        typer.echo(f"ssdlab: warning: {line}", err=True)
     cols = [(column_label(r, d), d["metrics"]) for r in loaded for d in r["drives"]]
     rows = comparison_table(cols)
     if json_out:
@@ -389,6 +391,12 @@ def compare(
     emit_table("comparison", headers,
                [[r["metric"]] + r["values"] + [None if p is None else round(p, 1) for p in r["pct"][1:]]
                 for r in rows if r["metric"] != "repeats"])
+
+
+def run_verdicts(loaded: list[dict]) -> list[str]:
+    """`run N DRIVE: <verdict>` for each complete drive its test has a verdict on."""
+    return [f"run {r['id']} {d['spec']}: {line}" for r in loaded for d in r["drives"]
+            if (line := methodology.run_verdict(r["test"], r.get("args"), d["metrics"], d["status"]))]
 
 
 def column_label(run: dict, drive: dict) -> str:

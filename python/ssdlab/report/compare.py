@@ -8,7 +8,7 @@ from typing import Any
 
 from ..figures.data import _f, _is_spread, slug, spare_label
 from ..figures.model import ReportRun
-from ..methodology import Options, spare_matters
+from ..methodology import run_verdict, spare_matters
 from ..methodology.settings import differing
 
 
@@ -73,23 +73,10 @@ def compare_tables(runs: list[ReportRun]) -> list[CompareTable]:
 
 
 def verdicts(test: str, runs: list[ReportRun]) -> dict[str, str]:
-    """Each complete drive's verdict on its run (consistency: steady state not reached),
-    by label: a figure it has not is then explained, not left blank or read as failed."""
-    from ..methodology import get
-
-    try:
-        verdict = get(test).verdict
-    except ValueError:
-        return {}
-    out: dict[str, str] = {}
-    for r in runs:
-        seconds = (r.tags.get("args") or {}).get("seconds")
-        opts = Options(seconds=seconds if isinstance(seconds, (int, float)) else None)
-        for d in r.drives:
-            line = verdict(d.metrics, opts) if verdict and d.status == "complete" else None
-            if line:
-                out[d.label] = line
-    return out
+    """Each complete drive's verdict on its run, by label: a figure it lacks is then
+    explained, not left blank or read as a failed run."""
+    return {d.label: line for r in runs for d in r.drives
+            if (line := run_verdict(test, r.tags.get("args"), d.metrics, d.status))}
 
 
 def _flatten(metrics: dict[str, Any]) -> dict[str, float]:
