@@ -4,6 +4,7 @@ stored, and says which they are, which were not run, and how to see and go on fr
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -43,3 +44,13 @@ def test_an_interrupted_review_names_what_was_stored_and_how_to_go_on(db, tmp_pa
     assert lines[-1].startswith(f"ssdlab: their report: ssdlab report 1 2 -o {out} --db {db}; ")
     assert "ssdlab run TEST" in lines[-1]
     assert not os.listdir(out) if os.path.exists(out) else True  # no report was drawn
+
+
+def test_an_interrupted_review_still_prints_its_json(db, tmp_path):
+    r = CliRunner().invoke(app, ["review", "--drive", "fake:interrupt", "--seconds", "5",
+                                 "-o", str(tmp_path / "rep"), "--db", db, "--json"])
+    assert r.exit_code == 130, r.output
+    doc = json.loads(r.stdout)
+    assert doc["report"] is None
+    assert [(d["run_id"], d["test"], d["drives"][0]["status"]) for d in doc["runs"]] == [
+        (1, "fill", "complete"), (2, "consistency", "interrupted")]

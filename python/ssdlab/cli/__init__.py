@@ -260,7 +260,7 @@ def review(
         docs: list[dict] = []
         html = run_review(Request(store, drv, parse_sets(sets), seed, opts, args, testbed), docs, jobs, where,
                           lambda executor: build(store, [d["run_id"] for d in docs], out, y_max, executor),
-                          out=out, db=db)
+                          out=out, db=db, json_out=json_out)
     if json_out:
         print_json({"report": str(html), "runs": docs})
     else:
@@ -270,10 +270,12 @@ def review(
 
 
 def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optional[str],
-               report: Callable[[Any], Path], out: Optional[Path] = None, db: Optional[Path] = None) -> Path:
+               report: Callable[[Any], Path], out: Optional[Path] = None, db: Optional[Path] = None,
+               json_out: bool = False) -> Path:
     """The tests in parallel on simulated drives, else one after another (review.py), then
     `report(executor)`: the report, drawn on the review's workers. Interrupted: the runs
-    kept and the commands to see them and go on (`out`, `db`: the review's)."""
+    kept and the commands to see them and go on (`out`, `db`: the review's), and with
+    `json_out` the review's document with no report."""
     from .. import review as rv
     from ..targets.sim import SimTarget
 
@@ -296,7 +298,10 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
     except RunInterrupted as e:  # a test of a sequential review (a real drive's) was cut short
         row = req.store.run_row(e.run_id)
         kept.append((row["test"] if row else "?", e.run_id, "interrupted"))
-    kept = [(d["test"], d["run_id"], run_status(d)) for d in docs] + kept
+        docs.append(run_doc(e.run_id, kept[-1][0], e.outcomes))
+    kept = [(d["test"], d["run_id"], run_status(d)) for d in docs[:len(docs) - len(kept)]] + kept
+    if json_out:  # a script still learns the runs kept (as an interrupted `run` prints its own)
+        print_json({"report": None, "runs": docs})
     for line in interrupted_lines(kept, [t for t, _, _ in rv.review_runs(req)], out, db):
         typer.echo(f"ssdlab: {line}", err=True)
     raise typer.Exit(interrupted_status())
