@@ -54,3 +54,16 @@ def test_an_interrupted_review_still_prints_its_json(db, tmp_path):
     assert doc["report"] is None
     assert [(d["run_id"], d["test"], d["drives"][0]["status"]) for d in doc["runs"]] == [
         (1, "fill", "complete"), (2, "consistency", "interrupted")]
+
+
+def test_a_review_stopped_by_a_failed_test_names_what_was_stored(db, tmp_path, monkeypatch):
+    real_open = ssdlab.targets.open_target
+    monkeypatch.setattr(ssdlab.targets, "open_target", lambda drive, **kw: FakeTarget(fail_at="random")
+                        if str(drive) == "fake:fails" else real_open(drive, **kw))
+    out = str(tmp_path / "rep")
+    r = CliRunner().invoke(app, ["review", "--drive", "fake:fails", "--seconds", "5", "-o", out, "--db", db])
+    assert r.exit_code == 1, r.output
+    assert "ssdlab: error: run 2 failed: " in r.stderr
+    assert "ssdlab: review stopped; tests stored: fill (run 1), consistency (run 2, failed); " \
+           "not run: working-set, trim, idle, quick, copy" in r.stderr
+    assert f"ssdlab: their report: ssdlab report 1 2 -o {out} --db {db}; " in r.stderr

@@ -23,7 +23,7 @@ from .request import RunRequest
 from ..analysis import comparison_table
 from .errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  # noqa: F401
                          interrupted_status, new_command, sigterm_interrupts, untold_interruption,
-                         user_errors, warnings_as_lines)
+                         run_failed_line, user_errors, warnings_as_lines)
 from .inputs import (PRECONDITION_TESTS, TEST_NAMES, check_out_dir, check_y_max,
                          existing_store, open_drives, parse_sets, ray_choice, run_id, RUN_HELP, RUN_IDS)
 from .output import emit_table, print_json, progress_hooks
@@ -40,7 +40,7 @@ from .plan import print_plan, print_review_plan
 from .review_interrupted import interrupted_lines
 from ..no_result import has_result, no_result
 from ..review import Request, review_runs
-from ..runner import RunInterrupted, partial_metrics, preflight, run_test
+from ..runner import RunFailed, RunInterrupted, partial_metrics, preflight, run_test
 from .serve import serve_cmd
 from ..store import Store, check_free
 
@@ -299,6 +299,16 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
         row = req.store.run_row(e.run_id)
         kept.append((row["test"] if row else "?", e.run_id, "interrupted"))
         docs.append(run_doc(e.run_id, kept[-1][0], e.outcomes))
+    except RunFailed as e:  # the error, then the tests kept before it: hours of them
+        if os.environ.get("SSDLAB_DEBUG"):
+            raise
+        row = req.store.run_row(e.run_id)
+        typer.echo(f"ssdlab: error: {run_failed_line(e)}", err=True)
+        kept = [(d["test"], d["run_id"], run_status(d)) for d in docs] + [(row["test"] if row else "?",
+                                                                          e.run_id, "failed")]
+        for line in interrupted_lines(kept, [t for t, _, _ in rv.review_runs(req)], out, db, "stopped"):
+            typer.echo(f"ssdlab: {line}", err=True)
+        raise typer.Exit(e.exit_code)
     kept = [(d["test"], d["run_id"], run_status(d)) for d in docs[:len(docs) - len(kept)]] + kept
     if json_out:  # a script still learns the runs kept (as an interrupted `run` prints its own)
         print_json({"report": None, "runs": docs})

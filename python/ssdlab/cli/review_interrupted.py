@@ -10,13 +10,14 @@ from typing import Optional
 
 
 def interrupted_lines(kept: list[tuple[str, int, str]], tests: list[str], out: Optional[Path],
-                      db: Optional[Path]) -> list[str]:
+                      db: Optional[Path], how: str = "interrupted") -> list[str]:
     """`kept`: (test, run id, status) of the runs stored, in order; `tests`: every run the
-    review makes. Two lines: what was stored and not run; the commands to go on."""
+    review makes; `how` it ended (interrupted, or stopped by a failed test). Two lines:
+    what was stored and not run; the commands to go on."""
     said = ", ".join(f"{t} (run {i}" + ("" if s == "complete" else f", {s}") + ")" for t, i, s in kept)
     done = {t for t, _, s in kept if s == "complete"}
     left = [t for t in tests if t not in done]
-    first = f"review interrupted; tests stored: {said or 'none'}" + (
+    first = f"review {how}; tests stored: {said or 'none'}" + (
         f"; not run: {', '.join(t for t in left if t not in {k for k, _, _ in kept})}" if left else "")
     if not kept:
         return [first]
