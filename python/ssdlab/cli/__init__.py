@@ -23,7 +23,7 @@ from .request import RunRequest
 from ..analysis import comparison_table
 from .errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  # noqa: F401
                          interrupted_status, new_command, sigterm_interrupts, untold_interruption,
-                         user_errors, warnings_as_lines)
+                         run_failed_line, user_errors, warnings_as_lines)
 from .inputs import (PRECONDITION_TESTS, TEST_NAMES, check_out_dir, check_y_max,
                          existing_store, open_drives, parse_sets, ray_choice, run_id, RUN_HELP, RUN_IDS)
 from .output import emit_table, print_json, progress_hooks
@@ -37,9 +37,10 @@ from .. import methodology
 from ..methodology import Options
 from ..methodology.settings import differing
 from .plan import print_plan, print_review_plan
+from .review_interrupted import interrupted_lines
 from ..no_result import has_result, no_result
 from ..review import Request, review_runs
-from ..runner import RunInterrupted, partial_metrics, preflight, run_test
+from ..runner import RunFailed, RunInterrupted, partial_metrics, preflight, run_test
 from .serve import serve_cmd
 from ..store import Store, check_free
 
@@ -258,7 +259,8 @@ def review(
         store.check_writable()
         docs: list[dict] = []
         html = run_review(Request(store, drv, parse_sets(sets), seed, opts, args, testbed), docs, jobs, where,
-                          lambda executor: build(store, [d["run_id"] for d in docs], out, y_max, executor))
+                          lambda executor: build(store, [d["run_id"] for d in docs], out, y_max, executor),
+                          out=out, db=db, json_out=json_out)
     if json_out:
         print_json({"report": str(html), "runs": docs})
     else:
@@ -268,9 +270,12 @@ def review(
 
 
 def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optional[str],
-               report: Callable[[Any], Path]) -> Path:
+               report: Callable[[Any], Path], out: Optional[Path] = None, db: Optional[Path] = None,
+               json_out: bool = False) -> Path:
     """The tests in parallel on simulated drives, else one after another (review.py), then
-    `report(executor)`: the report, drawn on the review's workers."""
+    `report(executor)`: the report, drawn on the review's workers. Interrupted: the runs
+    kept and the commands to see them and go on (`out`, `db`: the review's), and with
+    `json_out` the review's document with no report."""
     from .. import review as rv
     from ..targets.sim import SimTarget
 
@@ -284,13 +289,37 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
             status = ", ".join(dict.fromkeys(o.status for o in outcomes))
             typer.echo(f"ssdlab: review: {test} stored as run {run_id} ({status})", err=True)
 
+    kept: list[tuple[str, int, str]] = []
     try:
         return rv.run(req, jobs, ray, progress_hooks, on_run,
                       lambda line: typer.echo(f"ssdlab: warning: {line}", err=True), report)
     except rv.ReviewInterrupted:
-        kept = ", ".join(f"{d['test']} (run {d['run_id']})" for d in docs) or "none"
-        typer.echo(f"ssdlab: review interrupted; tests stored: {kept}", err=True)
-        raise typer.Exit(interrupted_status())
+        pass
+    except RunInterrupted as e:  # a test of a sequential review (a real drive's) was cut short
+        row = req.store.run_row(e.run_id)
+        kept.append((row["test"] if row else "?", e.run_id, "interrupted"))
+        docs.append(run_doc(e.run_id, kept[-1][0], e.outcomes))
+    except RunFailed as e:  # the error, then the tests kept before it: hours of them
+        if os.environ.get("SSDLAB_DEBUG"):
+            raise
+        row = req.store.run_row(e.run_id)
+        typer.echo(f"ssdlab: error: {run_failed_line(e)}", err=True)
+        kept = [(d["test"], d["run_id"], run_status(d)) for d in docs] + [(row["test"] if row else "?",
+                                                                          e.run_id, "failed")]
+        for line in interrupted_lines(kept, [t for t, _, _ in rv.review_runs(req)], out, db, "stopped"):
+            typer.echo(f"ssdlab: {line}", err=True)
+        raise typer.Exit(e.exit_code)
+    kept = [(d["test"], d["run_id"], run_status(d)) for d in docs[:len(docs) - len(kept)]] + kept
+    if json_out:  # a script still learns the runs kept (as an interrupted `run` prints its own)
+        print_json({"report": None, "runs": docs})
+    for line in interrupted_lines(kept, [t for t, _, _ in rv.review_runs(req)], out, db):
+        typer.echo(f"ssdlab: {line}", err=True)
+    raise typer.Exit(interrupted_status())
+
+
+def run_status(doc: dict) -> str:
+    """A stored run's status as its drives give it (`complete` when every one is)."""
+    return ", ".join(dict.fromkeys(d.get("status", "complete") for d in doc.get("drives") or [])) or "complete"
 
 
 def build(store: Store, run_ids: list[int], out: Path, y_max: float | None, executor: Any = None) -> Path:
@@ -366,6 +395,8 @@ def compare(
             typer.echo(f"ssdlab: warning: runs have different {what}", err=True)
     for line in differing((r["id"], r["test"], r["args"]) for r in loaded):
         typer.echo(f"ssdlab: warning: {line}", err=True)
+    for line in run_verdicts(loaded):  # why a complete run's figures are `-`
+        typer.echo(f"ssdlab: warning: {line}", err=True)
     cols = [(column_label(r, d), d["metrics"]) for r in loaded for d in r["drives"]]
     rows = comparison_table(cols)
     if json_out:
@@ -375,6 +406,12 @@ def compare(
     emit_table("comparison", headers,
                [[r["metric"]] + r["values"] + [None if p is None else round(p, 1) for p in r["pct"][1:]]
                 for r in rows if r["metric"] != "repeats"])
+
+
+def run_verdicts(loaded: list[dict]) -> list[str]:
+    """`run N DRIVE: <verdict>` for each complete drive its test has a verdict on."""
+    return [f"run {r['id']} {d['spec']}: {line}" for r in loaded for d in r["drives"]
+            if (line := methodology.run_verdict(r["test"], r.get("args"), d["metrics"], d["status"]))]
 
 
 def column_label(run: dict, drive: dict) -> str:

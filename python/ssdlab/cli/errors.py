@@ -51,8 +51,7 @@ def user_errors() -> Iterator[None]:
     except RunFailed as e:  # a run that started: not the user's input (that was checked)
         if os.environ.get("SSDLAB_DEBUG") and e.exit_code != EXIT_USER:
             raise e.error from None
-        hint = "" if e.exit_code == EXIT_USER else " (set SSDLAB_DEBUG=1 for the traceback)"
-        fail(f"{one_line(e)}{hint}", e.exit_code)
+        fail(run_failed_line(e), e.exit_code)
     except StoreWriteFailed as e:
         fail(one_line(e), 1)
     except (ValueError, StoreError, UserError) as e:
@@ -77,6 +76,11 @@ def user_errors() -> Iterator[None]:
         if os.environ.get("SSDLAB_DEBUG"):
             raise
         fail(f"{type(e).__name__}: {one_line(e)} (set SSDLAB_DEBUG=1 for the traceback)", 1)
+
+
+def run_failed_line(e: RunFailed) -> str:
+    hint = "" if e.exit_code == EXIT_USER else " (set SSDLAB_DEBUG=1 for the traceback)"
+    return f"{one_line(e)}{hint}"
 
 
 _told = {"interrupted": False}

@@ -73,8 +73,11 @@ def who(ident: dict) -> str:
     spec says which it is)."""
     if ident.get("kind", "sim") == "sim" or not ident.get("model"):
         return ""
-    words = [str(ident["model"])] + [f"{k} {ident[k]}" for k in ("serial", "firmware") if ident.get(k)]
-    return ": " + " ".join(words)
+    extra = ident.get("extra") or {}
+    loop = extra.get("kind") == "loop" and extra.get("backing_file")  # its "serial" is its file
+    named = [("backing file", extra.get("backing_file"))] if loop else [("serial", ident.get("serial"))]
+    named.append(("firmware", ident.get("firmware")))
+    return ": " + " ".join([str(ident["model"])] + [f"{k} {v}" for k, v in named if v])
 
 
 @results_app.command("export", context_settings=RUN_IDS)

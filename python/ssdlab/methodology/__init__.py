@@ -53,4 +53,16 @@ def get(test: str) -> Test:
         raise ValueError(f"unknown test '{test}': choose one of {', '.join(ALL)}") from None
 
 
-__all__ = ["ALL", "TESTS", "INPUT_TESTS", "PTS_TESTS", "Options", "Test", "get", "register", "spare_matters"]
+def run_verdict(test: str, args: dict | None, metrics: dict, status: str) -> str | None:
+    """The test's verdict on a stored complete run (consistency: steady state not reached),
+    read with the `--seconds` it ran with; None: none, or not a complete run."""
+    verdict = ALL[test].verdict if test in ALL else None
+    if verdict is None or status != "complete":
+        return None
+    seconds = (args or {}).get("seconds")
+    ok = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+    return verdict(metrics, Options(seconds=seconds if ok else None))
+
+
+__all__ = ["ALL", "TESTS", "INPUT_TESTS", "PTS_TESTS", "Options", "Test", "get", "register", "run_verdict",
+           "spare_matters"]

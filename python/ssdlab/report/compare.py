@@ -8,7 +8,7 @@ from typing import Any
 
 from ..figures.data import _f, _is_spread, slug, spare_label
 from ..figures.model import ReportRun
-from ..methodology import spare_matters
+from ..methodology import run_verdict, spare_matters
 from ..methodology.settings import differing
 
 
@@ -21,6 +21,7 @@ class CompareTable:
     rows: list[tuple[str, list[float | None], list[float | None]]]  # metric, values, % vs first
     warnings: list[str] = field(default_factory=list)
     statuses: list[str] = field(default_factory=list)  # each drive's (labels' order)
+    verdicts: dict[str, str] = field(default_factory=dict)  # label: why a complete run lacks figures
 
     @property
     def spare_text(self) -> str:
@@ -64,9 +65,18 @@ def compare_tables(runs: list[ReportRun]) -> list[CompareTable]:
         bad = [f"{d.label} ({d.status})" for d in drives if d.status != "complete"]
         if bad:
             warns.append("incomplete: " + ", ".join(bad))
+        said = verdicts(test, rs)
+        warns += [f"{lab}: {line}" for lab, line in said.items()]
         tables.append(CompareTable(test, spare, [r.run_id for r in rs],
-                                   [d.label for d in drives], rows, warns, [d.status for d in drives]))
+                                   [d.label for d in drives], rows, warns, [d.status for d in drives], said))
     return tables
+
+
+def verdicts(test: str, runs: list[ReportRun]) -> dict[str, str]:
+    """Each complete drive's verdict on its run, by label: a figure it lacks is then
+    explained, not left blank or read as a failed run."""
+    return {d.label: line for r in runs for d in r.drives
+            if (line := run_verdict(test, r.tags.get("args"), d.metrics, d.status))}
 
 
 def _flatten(metrics: dict[str, Any]) -> dict[str, float]:

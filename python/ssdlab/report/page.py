@@ -35,7 +35,8 @@ def compare_table(t: CompareTable) -> str:
     e = _html.escape
     if not t.rows:  # no drive has a figure: one line, not an empty table
         runs = ", ".join(str(r) for r in t.run_ids)
-        said = "; ".join(f"{lab}: {no_result(status)}" for lab, status in zip(t.labels, t.statuses))
+        said = "; ".join(f"{lab}: {t.verdicts.get(lab) or no_result(status)}"  # a complete run says why
+                         for lab, status in zip(t.labels, t.statuses))
         return (f'<div class="table-wrap"><h3>{e(t.test)} <small>(run {e(runs)})</small></h3>'
                 f'<p class="warn no-result" id="table-compare-{t.key}" data-test="{e(t.test)}">{e(said)}</p></div>')
     head = "<th>Metric</th>" + "".join(f"<th>{e(lab)}</th>" for lab in t.labels) + "".join(

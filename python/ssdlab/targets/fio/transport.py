@@ -120,10 +120,11 @@ class LocalBlock(Transport):
         self._excl_fd = safety.open_exclusive(self.dev)
 
     def plan_header(self) -> list[str]:
-        who = (f"backing file {self.info['backing_file']}" if self.info.get("kind") == "loop"
-               and self.info.get("backing_file") else f"serial {self.info.get('serial', '')}")
-        return [f"# device {self.dev}: {self.info.get('model', '')} {who} firmware "
-                f"{self.info.get('firmware', '')}",
+        loop = self.info.get("kind") == "loop" and self.info.get("backing_file")
+        named = [("backing file", self.info.get("backing_file"))] if loop else [("serial", self.info.get("serial"))]
+        words = [str(self.info.get("model", ""))] + [f"{k} {v}" for k, v in named + [
+            ("firmware", self.info.get("firmware"))] if v]  # a loop device has no firmware
+        return [f"# device {self.dev}: {' '.join(words)}",
                 f"# to let a run write it, pass {safety.consent(safety.resolve_block(self.dev))}"]
 
     def can_trim(self) -> bool:
