@@ -4,6 +4,7 @@ and an estimate of how long it takes."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 from typing import Any
 
@@ -48,8 +49,7 @@ def show(test: str, plans: list[dict]) -> None:
         if "commands" in p:  # a real drive: its own plan (safety verdict, fio jobs, commands)
             sys.stdout.write(p["commands"] + f"# estimate: {estimate_text(p['estimate'])}\n")
             continue
-        emit_table(f"{test} on {p['drive']}", ["#", "name", "kind", "what"],
-                   [[i, ph["name"], ph["kind"], describe(ph)] for i, ph in enumerate(p["phases"])])
+        emit_table(f"{test} on {p['drive']}", ["#", "name", "kind", "what"], phase_rows(p["phases"]))
 
 
 def print_review_plan(runs: list[tuple[str, Options, list[tuple[str, Any]]]], json_out: bool) -> None:
@@ -71,14 +71,51 @@ def print_review_plan(runs: list[tuple[str, Options, list[tuple[str, Any]]]], js
                        "estimate": total([p["estimate"] for _, p in mine])})
     if json_out:
         print_json({"tests": tests, "drives": drives})
-        return
-    for t in tests:
-        print(f"# ---- review: {t['test']}")
-        show(t["test"], t["plan"])
+    else:
+        show_review(tests, drives)
+
+
+def show_review(tests: list[dict], drives: list[dict]) -> None:
+    """The review's plan as a reviewer reads it to decide whether to start: per real drive
+    its verdict, device and estimate once at the top (the same device for every test);
+    then each test's phases, a line each, and its estimate. One test's commands and fio
+    job files are `run TEST --plan`'s (--json carries them all)."""
+    common: dict[str, str] = {}  # per real drive: its first test's safety line
     for d in drives:
         verdict = ("a review would be REFUSED: " + d["safety"]["refusal"] if not d["safety"]["allowed"]
                    else "writing is allowed" if d["safety"]["writes"] else "read-only phases")
         print(f"# ---- review of {d['drive']}: {verdict}; estimate: {estimate_text(d['estimate'])}")
+        commands = next(p["commands"] for t in tests for p in t["plan"] if p["drive"] == d["drive"])
+        head = commands.split("\n\n", 1)[0].splitlines()  # the plan's device lines, before its phases
+        common[d["drive"]] = next((x for x in head if x.startswith("# safety: ")), "")
+        purge = [x for x in commands.splitlines() if x.startswith("# purge method: ")][:1]
+        for line in [x for x in head if not x.startswith("# safety: ")] + purge:
+            print(line)
+        print(f"# each test's commands and fio job files: ssdlab run TEST --drive {shlex.quote(d['drive'])} "
+              "--plan, with the review's options")
+    for t in tests:
+        print(f"# ---- review: {t['test']}")
+        for p in t["plan"]:
+            emit_table(f"{t['test']} on {p['drive']}", ["#", "name", "kind", "what"], phase_rows(p["phases"]))
+            if "commands" in p:
+                own = next((x for x in p["commands"].splitlines() if x.startswith("# safety: ")), "")
+                if own != common.get(p["drive"]):  # e.g. a read-only test of a writing review
+                    print(own)
+                print(f"# estimate: {estimate_text(p['estimate'])}")
+
+
+def phase_rows(phases: list[dict]) -> list[list[Any]]:
+    """A table row per phase, the repeats of one (NAME#0, NAME#1, ... alike) as one row
+    `NAME#0..#5`: a quick test repeats each of its tests."""
+    rows: list[list[Any]] = []
+    for i, ph in enumerate(phases):
+        name, what = ph["name"], describe(ph)
+        base, _, k = (name or "").rpartition("#")
+        if rows and base and k.isdigit() and str(rows[-1][1]).startswith(base + "#") and rows[-1][2:] == [ph["kind"], what]:
+            rows[-1][1] = f"{rows[-1][1].split('..')[0]}..#{k}"
+            continue
+        rows.append([i, name, ph["kind"], what])
+    return rows
 
 
 SHOWN_POINTS = 100  # rows of `sweep --plan`'s table; --json lists every point
