@@ -26,7 +26,7 @@ from .errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  #
                          run_failed_line, user_errors, warnings_as_lines)
 from .inputs import (PRECONDITION_TESTS, TEST_NAMES, check_out_dir, check_y_max,
                          existing_store, open_drives, parse_sets, ray_choice, run_id, RUN_HELP, RUN_IDS)
-from .output import emit_table, print_json, progress_hooks
+from .output import emit_table, fmt, print_json, progress_hooks
 from .results import results_app
 from .sweep import sweep_cmd
 from .fit import fit_cmd
@@ -417,8 +417,8 @@ def run_verdicts(loaded: list[dict]) -> list[str]:
 def column_label(run: dict, drive: dict) -> str:
     """run:drive (capacity): the capacity tells apart the models of a scaling table and
     drives changed with --set."""
-    cap = drive["identity"].get("capacity")
-    return f"{run['id']}:{drive['spec']}" + (f" ({cap / 1e9:g} GB)" if cap else "")
+    cap = drive["identity"].get("capacity")  # in GB as `ssdlab drives` shows it (2.147, not 2.14748)
+    return f"{run['id']}:{drive['spec']}" + (f" ({fmt(cap / 1e9)} GB)" if cap else "")
 
 
 @app.command()
