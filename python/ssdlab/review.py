@@ -41,6 +41,15 @@ class Request:
     def specs(self) -> list[str]:
         return [s for s, _ in self.drives]
 
+class ReviewRefused(Exception):
+    """A test of a sequential review refused before it began (its drive mounted or opened
+    by another program since the test before): the tests before it are stored."""
+
+    def __init__(self, test: str, error: ValueError):
+        super().__init__(str(error))
+        self.test, self.error = test, error
+
+
 class ReviewInterrupted(Exception):
     """Ctrl-C during a parallel review (its tests or its report); the tests that were
     complete are stored."""
@@ -85,8 +94,18 @@ def run_sequential(req: Request, hooks: Hooks, on_run: OnRun) -> None:
     """Test after test in this process; simulated drives are rebuilt for each test."""
     for i, test in enumerate(methodology.TESTS):
         drv = req.drives if i == 0 else fresh(req.drives)
-        run_id, outcomes = run_test(req.store, test, drv, req.opts, req.args, req.testbed, hooks)
+        run_id, outcomes = refusable(test, lambda: run_test(req.store, test, drv, req.opts, req.args,
+                                                             req.testbed, hooks))
         on_run(test, run_id, outcomes)
+
+
+def refusable(test: str, run: Callable[[], tuple[int, list[DriveOutcome]]]) -> tuple[int, list[DriveOutcome]]:
+    """`run()`, whose ValueError (run_test raises one only before the run is made: the
+    drive's checks refused it) becomes ReviewRefused."""
+    try:
+        return run()
+    except ValueError as e:
+        raise ReviewRefused(test, e) from e
 
 
 def application_runs(req: Request, drives: list[tuple[str, Any]] | None = None
@@ -125,7 +144,7 @@ def run_application_workload(req: Request, hooks: Hooks, on_run: OnRun,
         return
     drives = fresh(drives)
     for name, (opts, args) in application_runs(req, drives).items():
-        run_id, outcomes = run_test(req.store, name, drives, opts, args, req.testbed, hooks)
+        run_id, outcomes = refusable(name, lambda: run_test(req.store, name, drives, opts, args, req.testbed, hooks))
         on_run(name, run_id, outcomes)
 
 

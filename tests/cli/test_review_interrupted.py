@@ -12,6 +12,7 @@ from fakes import FakeTarget, with_fake_drives
 from typer.testing import CliRunner
 
 import ssdlab.targets
+from ssdlab.targets.guard import safety
 from ssdlab.cli import app
 from ssdlab.store import Store
 
@@ -67,3 +68,29 @@ def test_a_review_stopped_by_a_failed_test_names_what_was_stored(db, tmp_path, m
     assert "ssdlab: review stopped; tests stored: fill (run 1), consistency (run 2, failed); " \
            "not run: working-set, trim, idle, quick, copy" in r.stderr
     assert f"ssdlab: their report: ssdlab report 1 2 -o {out} --db {db}; " in r.stderr
+
+
+class BusyAfterFill(FakeTarget):
+    """A drive that another program mounts (or holds open) once the first test ended: the
+    next test's checks refuse it, as a real drive's would."""
+
+    def preflight(self, phases):
+        if self.ran:
+            raise safety.UnsafeTarget("refusing fake:busy: it is in use (mounted, part of a RAID/LVM/dm "
+                                      "device, or held open exclusively by another program); stop that use first")
+
+
+def test_a_review_refused_between_two_tests_names_what_was_stored(db, tmp_path, monkeypatch):
+    real_open = ssdlab.targets.open_target
+    monkeypatch.setattr(ssdlab.targets, "open_target", lambda drive, **kw: BusyAfterFill()
+                        if str(drive) == "fake:busy" else real_open(drive, **kw))
+    out = str(tmp_path / "rep")
+    r = CliRunner().invoke(app, ["review", "--drive", "fake:busy", "--seconds", "5", "-o", out, "--db", db])
+    assert r.exit_code == 2, r.output
+    lines = r.stderr.splitlines()
+    assert lines[0] == "ssdlab: review: fill stored as run 1 (complete)"
+    assert lines[1].startswith("ssdlab: error: refusing fake:busy: it is in use ")  # the refusal first
+    assert lines[2] == ("ssdlab: review stopped; tests stored: fill (run 1); "
+                        "not run: consistency, working-set, trim, idle, quick, copy")
+    assert lines[3].startswith(f"ssdlab: their report: ssdlab report 1 -o {out} --db {db}; ")
+    assert len(lines) == 4 and [x["id"] for x in Store(db).runs(10)] == [1]

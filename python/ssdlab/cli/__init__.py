@@ -12,7 +12,7 @@ import sys
 # Only when a thread sleeps changes, never what it computes.
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional, cast
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional, cast
 
 import typer
 
@@ -21,6 +21,7 @@ from .. import interrupts
 from . import request
 from .request import RunRequest
 from ..analysis import comparison_table
+from ..errors import one_line
 from .errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  # noqa: F401
                          interrupted_status, new_command, sigterm_interrupts, untold_interruption,
                          run_failed_line, user_errors, warnings_as_lines)
@@ -289,6 +290,14 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
             status = ", ".join(dict.fromkeys(o.status for o in outcomes))
             typer.echo(f"ssdlab: review: {test} stored as run {run_id} ({status})", err=True)
 
+    def stopped(error: str, last: list[tuple[str, int, str]], code: int) -> NoReturn:
+        """The error's line, then the tests stored before it (hours of them) and how to go on."""
+        typer.echo(f"ssdlab: error: {error}", err=True)
+        kept = [(d["test"], d["run_id"], run_status(d)) for d in docs] + last
+        for line in interrupted_lines(kept, [t for t, _, _ in rv.review_runs(req)], out, db, "stopped"):
+            typer.echo(f"ssdlab: {line}", err=True)
+        raise typer.Exit(code)
+
     kept: list[tuple[str, int, str]] = []
     try:
         return rv.run(req, jobs, ray, progress_hooks, on_run,
@@ -303,12 +312,11 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
         if os.environ.get("SSDLAB_DEBUG"):
             raise
         row = req.store.run_row(e.run_id)
-        typer.echo(f"ssdlab: error: {run_failed_line(e)}", err=True)
-        kept = [(d["test"], d["run_id"], run_status(d)) for d in docs] + [(row["test"] if row else "?",
-                                                                          e.run_id, "failed")]
-        for line in interrupted_lines(kept, [t for t, _, _ in rv.review_runs(req)], out, db, "stopped"):
-            typer.echo(f"ssdlab: {line}", err=True)
-        raise typer.Exit(e.exit_code)
+        stopped(run_failed_line(e), [(row["test"] if row else "?", e.run_id, "failed")], e.exit_code)
+    except rv.ReviewRefused as e:  # a drive in use since the test before: its refusal, exit 2
+        if not docs:
+            raise e.error from None
+        stopped(one_line(e.error), [], EXIT_USER)
     kept = [(d["test"], d["run_id"], run_status(d)) for d in docs[:len(docs) - len(kept)]] + kept
     if json_out:  # a script still learns the runs kept (as an interrupted `run` prints its own)
         print_json({"report": None, "runs": docs})
