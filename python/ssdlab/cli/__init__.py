@@ -232,7 +232,7 @@ def review(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="simulated drives: tests at once on local worker processes (default: one per core; 1: one after another)"),
     ray: bool = typer.Option(False, "--ray", help="simulated drives: run the tests on a local Ray instance (or --ray-address)"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="the Ray cluster to run the tests on (implies --ray)"),
-    plan: bool = typer.Option(False, "--plan", help="print every test's phases (real drives: the fio jobs, commands, safety verdict and an estimate of the time) and run nothing"),
+    plan: bool = typer.Option(False, "--plan", help="print every test's phases and run nothing (real drives: the safety verdict once, each test's estimate; `run TEST --plan` shows a test's fio jobs and commands)"),
 ) -> None:
     """The whole methodology on the drives, then one report."""
     with user_errors(), sigterm_interrupts():
