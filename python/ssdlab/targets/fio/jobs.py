@@ -232,16 +232,17 @@ def job_options(spec: ResolvedPhase, filename: str, *, engine: str = "io_uring",
     else:
         g += [("refill_buffers", 1)]
     if log_prefix:
+        hist_ms = phase_hist_ms(spec)
         g += [
             ("write_iops_log", log_prefix),
             ("write_bw_log", log_prefix),
             ("write_lat_log", log_prefix),
             ("log_avg_msec", sample_ms(spec)),
             ("write_hist_log", log_prefix),
-            ("log_hist_msec", phase_hist_ms(spec)),
+            ("log_hist_msec", hist_ms),
             ("log_hist_coarseness", HIST_COARSENESS),
         ]
-        fine = fine_bw_ms(phase_hist_ms(spec))
+        fine = fine_bw_ms(hist_ms)
         if fine:  # the bandwidth log alone finer (fio: min(log_avg_msec, bwavgtime))
             g.append(("bwavgtime", fine))
     j: Options = [
