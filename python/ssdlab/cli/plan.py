@@ -87,7 +87,7 @@ def show_review(tests: list[dict], drives: list[dict]) -> None:
         print(f"# ---- review of {d['drive']}: {verdict}; estimate: {estimate_text(d['estimate'])}")
         commands = next(p["commands"] for t in tests for p in t["plan"] if p["drive"] == d["drive"])
         head = commands.split("\n\n", 1)[0].splitlines()  # the plan's device lines, before its phases
-        common[d["drive"]] = next((x for x in head if x.startswith("# safety: ")), "")
+        common[d["drive"]] = safety_line(head)
         purge = [x for x in commands.splitlines() if x.startswith("# purge method: ")][:1]
         for line in [x for x in head if not x.startswith("# safety: ")] + purge:
             print(line)
@@ -98,7 +98,7 @@ def show_review(tests: list[dict], drives: list[dict]) -> None:
         for p in t["plan"]:
             emit_table(f"{t['test']} on {p['drive']}", ["#", "name", "kind", "what"], phase_rows(p["phases"]))
             if "commands" in p:
-                own = next((x for x in p["commands"].splitlines() if x.startswith("# safety: ")), "")
+                own = safety_line(p["commands"].splitlines())
                 if own != common.get(p["drive"]):  # e.g. a read-only test of a writing review
                     print(own)
                 print(f"# estimate: {estimate_text(p['estimate'])}")
@@ -154,10 +154,15 @@ def print_sweep_plan(grid: Any, json_out: bool) -> None:
           "runs it in virtual time, in far less wall time")
 
 
+def safety_line(lines: list[str]) -> str:
+    """A real drive's plan's `# safety:` line ("" when it has none)."""
+    return next((x for x in lines if x.startswith("# safety: ")), "")
+
+
 def plan_safety(commands: str) -> dict:
     """A real drive's verdict, from its plan's `# safety:` line (local and remote plans
     alike): {"allowed", "writes", "refusal"} (refusal: the one line a run would print)."""
-    line = next((x for x in commands.splitlines() if x.startswith("# safety: ")), "")
+    line = safety_line(commands.splitlines())
     refused = line.startswith("# safety: a run would be REFUSED: ")
     return {"allowed": bool(line) and not refused, "writes": "read-only" not in line,
             "refusal": line.split("REFUSED: ", 1)[1] if refused else None}
