@@ -5,6 +5,7 @@ back into a store later. Nothing measured is dropped for want of a place to keep
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -102,6 +103,14 @@ class Pending:
 
 
 NAME_TRIES = 100
+
+
+def saved_line(f: Path, error: BaseException) -> str:
+    """The end of the one line that says where a pending file went: the file and the command
+    that takes it back, once the store can be written again (room freed, when it was full)."""
+    full = getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or "disk is full" in str(error)
+    when = "free space, then" if full else "once the store can be written,"
+    return f"saved to {f}; {when} `ssdlab results import {f}`"
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import interrupts
 from .methodology import Options, Test, get
-from .pending import Pending, phase_doc
+from .pending import Pending, phase_doc, saved_line
 from .phase import Batch, Interrupted, OnSample, Phase, PhaseResult, Sample, flat
 from .store import Store
 from .targets.base import Target
@@ -75,7 +75,7 @@ class Recorder:
                     for pos, (spec, ident, rd) in self.drives.items():
                         self.pending.drive(pos, spec, ident, rd)
                     keep(self.pending)
-                    self._save(f"cannot write results store {self.store.path} ({e}); {what}")
+                    self._save(f"cannot write results store {self.store.path} ({e}); {what}", e)
                     if raise_:
                         raise self.stored_failure() from None
                     return None
@@ -83,10 +83,10 @@ class Recorder:
             self._save("")
             return None
 
-    def _save(self, why: str) -> None:
+    def _save(self, why: str, error: BaseException | None = None) -> None:
         try:
             f = self.pending.save()  # type: ignore[union-attr]
-            msg = f"{why}: saved to {f}; free space, then `ssdlab results import {f}`"
+            msg = f"{why}: {saved_line(f, error)}" if error is not None else ""
         except OSError as e:
             msg = f"{why}, and no pending file could be written either ({e}): it is lost"
         if why:

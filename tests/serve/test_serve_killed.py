@@ -1,5 +1,7 @@
 """`ssdlab serve` killed outright (SIGKILL, the OOM killer): no handler of its own runs, yet
-what the drive recorded until then is stored and its temporary data file is removed."""
+what the drive recorded until then is stored and its temporary data file is removed. Killed
+or stopped as it should be (SIGTERM, Ctrl-C) while its store cannot be written, what it
+recorded goes to a pending file that `results import` takes back."""
 
 from __future__ import annotations
 
@@ -67,9 +69,17 @@ def fill_up(fs: Path) -> None:
             pass
 
 
-def killed_with_store_unwritable(db: Path, tmp: Path, unwritable: Callable[[], None]) -> str:
+def killed_with_store_unwritable(db: Path, tmp: Path, unwritable: Callable[[], None],
+                                 sig: int = signal.SIGKILL) -> str:
     """Serve (its temporary files in `tmp`), write 16 x 64 KiB, make the store unwritable,
-    SIGKILL serve; returns the stderr serve shared with its keeper, once the keeper ended."""
+    send serve `sig`; returns the stderr serve shared with its keeper, once the keeper ended."""
+    return stopped_with_store_unwritable(db, tmp, unwritable, sig)[2]
+
+
+def stopped_with_store_unwritable(db: Path, tmp: Path, unwritable: Callable[[], None],
+                                  sig: int) -> tuple[int, str, str]:
+    """killed_with_store_unwritable's session: (serve's exit status, its stdout after the
+    ready line, the stderr it shared with its keeper)."""
     cmd = [*clirun.COMMAND, "serve", "sim:sn520-128", "--db", str(db), "--json", "--interval", "0.2",
            *(x for s in TINY for x in ("--set", s))]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -83,21 +93,23 @@ def killed_with_store_unwritable(db: Path, tmp: Path, unwritable: Callable[[], N
         c.close()
         time.sleep(0.6)  # sampled at least twice since
         unwritable()
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-        return proc.stderr.read()  # until the keeper, which shares it, has ended
+        proc.send_signal(sig)
+        out = proc.stdout.read()
+        proc.wait(60)
+        return proc.returncode, out, proc.stderr.read()  # until the keeper, which shares it, has ended
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
 
 
-def imported_whole(pending: Path, db: Path) -> None:
-    """`results import` stores the pending file as the killed session's run, interrupted."""
+def imported_whole(pending: Path, db: Path, status: str = "interrupted") -> None:
+    """`results import` stores the pending file as the session's run (a killed one
+    interrupted, one stopped as it should be complete)."""
     r = clirun.cli("results", "import", str(pending), "--db", str(db), timeout=60)
     assert r.returncode == 0 and r.stdout == f"imported 1 phase into run 1 in {db}\n", r.stderr
     run = Store(db, create=False).run(1)
-    assert run["status"] == "interrupted" and run["drives"][0]["status"] == "interrupted"
+    assert run["status"] == status and run["drives"][0]["status"] == status
     rd = run["drives"][0]
     assert rd["metrics"]["writes"] == 16 and rd["metrics"]["host_write_bytes"] == 16 << 16, rd["metrics"]
     (phase,) = Store(db, create=False).phases(rd["id"])
@@ -136,3 +148,35 @@ def test_a_killed_serve_whose_store_was_removed_saves_a_pending_file_beside_it(t
     (pending,) = tmp_path.glob("r.sqlite.run1-*.pending.json")
     assert err.count("\n") == 1 and f"no results store at {db}" in err and str(pending) in err, err
     imported_whole(pending, db)  # into a new store: the run is made again there
+
+
+def test_a_serve_stopped_while_its_store_is_full_saves_a_pending_file_and_says_so_once(
+        small_fs: Path, short_tmp: Path) -> None:
+    db = small_fs / "r.sqlite"
+    code, out, err = stopped_with_store_unwritable(db, short_tmp, lambda: fill_up(small_fs), signal.SIGTERM)
+    (pending,) = short_tmp.glob("r.sqlite.run1-*.pending.json")  # no room next to the store
+    assert err.count("\n") == 1 and "ssdlab serve (run 1) stopped and cannot write results store" in err, err
+    assert f"saved to {pending}; free space, then `ssdlab results import {pending}`" in err, err
+    assert code == 1
+    end = json.loads(out.splitlines()[-1])  # --json: the end event still printed, naming the file
+    assert end["event"] == "end" and end["status"] == "complete" and end["pending"] == str(pending), out
+    assert end["metrics"]["writes"] == 16
+    (small_fs / "filler").unlink()
+    imported_whole(pending, db, "complete")
+
+
+
+def test_a_serve_stopped_by_ctrl_c_after_its_store_was_removed_saves_a_pending_file_beside_it(
+        tmp_path: Path, short_tmp: Path) -> None:
+    db = tmp_path / "r.sqlite"
+
+    def remove() -> None:
+        for f in tmp_path.glob("r.sqlite*"):
+            f.unlink()
+
+    code, out, err = stopped_with_store_unwritable(db, short_tmp, remove, signal.SIGINT)
+    (pending,) = tmp_path.glob("r.sqlite.run1-*.pending.json")
+    assert err.count("\n") == 1 and "ssdlab serve (run 1) stopped and cannot write" in err, err
+    assert f"no results store at {db}" in err and f"`ssdlab results import {pending}`" in err, err
+    assert code == 1 and json.loads(out.splitlines()[-1])["pending"] == str(pending), out
+    imported_whole(pending, db, "complete")  # into a new store: the run is made again there

@@ -1,5 +1,6 @@
 """The `ssdlab serve` command (registered by cli.py): a simulated drive over NBD until
-Ctrl-C, SIGTERM or --seconds; then the run is stored (test `serve`)."""
+Ctrl-C, SIGTERM or --seconds; then the run is stored (test `serve`), or, when the store
+cannot take it, saved to a pending file that one line names (exit status 1)."""
 
 from __future__ import annotations
 
@@ -88,13 +89,17 @@ def serve_cmd(
     from ..served.stats import metrics
 
     m = metrics(totals)
+    pending = str(serving.pending) if serving.pending else None
     if json_out:
         # strict JSON: a value that does not exist (WAF without host writes) is null
-        print(json.dumps(jsonable({"event": "end", "run_id": run_id, "status": status, "metrics": m}),
-                         allow_nan=False), flush=True)
+        print(json.dumps(jsonable({"event": "end", "run_id": run_id, "status": status, "metrics": m,
+                                   "pending": pending}), allow_nan=False), flush=True)
     else:
         for k, v in m.items():
             print(f"{k}\t{_fmt(v)}")
-        print(f"stored as run {run_id} in {store.path} ({status})")
-    if status != "complete":
+        if not serving.unstored:
+            print(f"stored as run {run_id} in {store.path} ({status})")
+    if serving.unstored:  # not stored: where it went instead (a pending file), one line
+        typer.echo(serving.unstored, err=True)
+    if status != "complete" or serving.unstored:
         raise typer.Exit(1)

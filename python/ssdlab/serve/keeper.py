@@ -7,7 +7,8 @@ stores what the stats file holds as the run, `interrupted`, and removes the sess
 files: the drive's temporary data, the socket and its marker (only the very files serve
 made). When the store cannot take the run then (disk full, locked too long, removed), the
 run goes to a pending-results file instead (pending.py), and the keeper says where on the
-stderr it shares with serve (serve's terminal, or the log serve's stderr went to)."""
+stderr it shares with serve (serve's terminal, or the log serve's stderr went to). A serve
+that stops as it should stores its run the same way (`keep`), and says so itself."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..pending import Pending, phase_doc
+from ..pending import Pending, phase_doc, saved_line
 from ..phase import Phase, PhaseResult
 from ..served import marker, stats
 from ..store import Store, StoreError, dumps
@@ -118,19 +119,27 @@ def _wait_for_nbdkit(work: Path) -> None:
         time.sleep(0.05)
 
 
-def keep(store_path: Path, run_id: int, rd: int, said: dict, rows: stats.Columns) -> str | None:
-    """Store the killed session as its run, else save it to a pending file; None when
-    stored, else the one line that says where it went."""
+def keep(store_path: Path, run_id: int, rd: int, said: dict, rows: stats.Columns, status: str = "interrupted",
+         error: str | None = KILLED, ended: str = "was killed") -> tuple[Path | None, str | None]:
+    """Store the session as its run (the store opened afresh: one removed or replaced since is
+    found), else save it to a pending file: (None, None) when stored, else (the pending file,
+    or None when none could be written; the one line that says where it went). The keeper of a
+    killed serve calls it, and serve itself when it stops as it should (`ended` "stopped")."""
     try:
-        record(Store(store_path, create=False), run_id, rd, rows, "interrupted", KILLED)
-        return None
+        store = Store(store_path, create=False)
+        try:
+            record(store, run_id, rd, rows, status, error)
+        finally:
+            store.close()
+        return None, None
     except (StoreError, sqlite3.Error, OSError) as e:
-        why = f"ssdlab serve (run {run_id}) was killed and cannot write results store {store_path} ({e})"
+        why = f"ssdlab serve (run {run_id}) {ended} and cannot write results store {store_path} ({e})"
+        cause: BaseException = e
     try:
-        f = pending(store_path, run_id, rd, said, rows, "interrupted", KILLED).save()
+        f = pending(store_path, run_id, rd, said, rows, status, error).save()
     except OSError as e:
-        return f"{why}, and no pending file could be written either ({e}): what it recorded is lost"
-    return f"{why}: what it recorded is saved to {f}; free space, then `ssdlab results import {f}`"
+        return None, f"{why}, and no pending file could be written either ({e}): what it recorded is lost"
+    return f, f"{why}: what it recorded is {saved_line(f, cause)}"
 
 
 def main(argv: list[str]) -> None:
@@ -142,7 +151,7 @@ def main(argv: list[str]) -> None:
         said.update(json.loads(line))
     _wait_for_nbdkit(work)
     try:
-        msg = keep(store_path, run_id, rd, said, stats.StatsTail(work / "stats.jsonl").drain())
+        _, msg = keep(store_path, run_id, rd, said, stats.StatsTail(work / "stats.jsonl").drain())
         if msg:
             try:
                 print(msg, file=sys.stderr, flush=True)

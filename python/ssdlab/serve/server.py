@@ -160,6 +160,9 @@ class Serving:
         self.uri = served_uri(self.socket, self.tcp) if self.tcp or self.socket else ""
         self._marker: marker.FileId | None = None
         self._socket_id: marker.FileId | None = None
+        self.said: dict = {}
+        self.pending: Path | None = None
+        self.unstored: str | None = None
 
     def start(self, store: Store, args: dict) -> None:
         opts = self.opts
@@ -187,10 +190,11 @@ class Serving:
             # stores what was recorded and removes these files should this process be killed
             self.keeper = keeper.start(store.path, self.run_id, self.rd, self.work)
             # the run as a pending file names it, should the store refuse the keeper's write
-            keeper.tell(self.keeper, {
+            self.said = {
                 "run": {"test": "serve", "created": store.created(self.run_id), "token": store.token(self.run_id),
                         "args": args, "testbed": None, "engine_version": engine},
-                "drive": {"spec": opts.drive, "identity": asdict(ident)}})
+                "drive": {"spec": opts.drive, "identity": asdict(ident)}}
+            keeper.tell(self.keeper, self.said)
             self.proc = nbdkit.start(cmd, self.work / "pid", self.work / "nbdkit.log")
             if self.socket:
                 self._socket_id = marker.private_socket(self.socket)
@@ -225,7 +229,9 @@ class Serving:
         return self.stats.new_rows()
 
     def finish(self) -> tuple[dict, str]:
-        """Stop nbdkit, store the session; returns (totals, status)."""
+        """Stop nbdkit, store the session; returns (totals, status). When the store cannot
+        take it, the session goes to a pending file as a killed serve's does (keeper.keep):
+        `pending` names the file and `unstored` is the line that says so (else both None)."""
         crashed = self.proc.poll() is not None
         code = nbdkit.stop(self.proc)
         rows = self.stats.drain()
@@ -233,9 +239,10 @@ class Serving:
         error = None
         if status == "failed":
             error = f"nbdkit exited ({code}): {nbdkit.last_words(self.work / 'nbdkit.log') or 'no message'}"
-        totals = keeper.record(self.store, self.run_id, self.rd, rows, status, error)
+        self.pending, self.unstored = keeper.keep(self.store.path, self.run_id, self.rd, self.said, rows,
+                                                  status, error, "stopped")
         self._cleanup()
-        return totals, status
+        return rows.totals(), status
 
     def _cleanup(self) -> None:
         if self.socket:
@@ -261,7 +268,8 @@ def serve(s: Serving, store: Store, args: dict,
           on_ready: Callable[[Serving], None] | None = None,
           on_row: Callable[[dict], None] | None = None) -> tuple[int, dict, str]:
     """Serve until Ctrl-C / SIGTERM, `seconds`, or nbdkit ends; returns (run id, totals,
-    status). `s` has checked the options already (Serving(opts))."""
+    status); a run the store could not take is in the pending file `s.pending` (`s.unstored`
+    says so). `s` has checked the options already (Serving(opts))."""
     s.start(store, args)
     try:
         if on_ready:
