@@ -293,14 +293,19 @@ def test_no_precondition_only_where_a_test_allows_it(db):
     assert r.stderr.count("\n") == 1 and "only working-set can skip" in r.stderr
 
 
-def test_plan_of_a_real_drive_is_the_targets_own(db, tmp_path):
-    r = invoke("run", "working-set", "--drive", "fake:refused", "--plan", "--seconds", "1")
+def test_plan_of_a_real_drive_is_the_targets_own_with_fio_jobs(db, tmp_path):
+    r = invoke("run", "working-set", "--drive", "fake:refused", "--plan", "--fio-jobs", "--seconds", "1")
     assert r.exit_code == 0, r.output
     assert r.stdout.startswith(
         "# plan of fake:refused\n$ purge purge\n$ io fill\n$ idle settle\n$ io ws_1\n")
     assert "kind" not in r.stdout  # not the phase table
-    r = invoke("run", "working-set", "--drive", "fake:refused", "--plan", "--no-precondition")
+    r = invoke("run", "working-set", "--drive", "fake:refused", "--plan", "--fio-jobs", "--no-precondition")
     assert r.stdout.splitlines()[1] == "$ io ws_1"
+    # without --fio-jobs: its estimate and device line, then the phase table
+    r = invoke("run", "working-set", "--drive", "fake:refused", "--plan", "--seconds", "1")
+    assert r.exit_code == 0 and r.stdout.startswith("# estimate: about "), r.output
+    assert "# plan of fake:refused\n" in r.stdout and "$ io" not in r.stdout
+    assert "# working-set on fake:refused\n#\tname\tkind\twhat\n" in r.stdout
     # a simulated drive: the phase table
     r = invoke("run", "trim", "--drive", "fake:a", "--plan", "--seconds", "5")
     assert r.exit_code == 0 and r.stdout.startswith("# trim on fake:a\n#\tname\tkind\twhat\n")

@@ -48,7 +48,7 @@ def test_a_review_plan_lists_every_test_of_a_real_drive_with_its_verdict_and_est
 def test_a_review_plan_says_the_verdict_once_and_leaves_the_job_files_to_run_plan(tmp_path):
     """A reviewer reads the plan to decide whether to start: the drive's verdict and the
     review's estimate once, at the top; each test its phases (one line each, repeats as one)
-    and its estimate; the fio job files are `run TEST --plan`'s (and --json's)."""
+    and its estimate; the fio job files are `run TEST --plan --fio-jobs`'s (and --json's)."""
     f = tmp_path / "drive.bin"
     f.write_bytes(b"x" * 2**20)  # data ssdlab did not write: refused
     drive = f"file:{f}:256M"
@@ -57,14 +57,14 @@ def test_a_review_plan_says_the_verdict_once_and_leaves_the_job_files_to_run_pla
     lines = r.stdout.splitlines()
     assert lines[0].startswith(f"# ---- review of {drive}: a review would be REFUSED: fill: refusing ")
     assert r.stdout.count("REFUSED") == 1 and "# safety: " not in r.stdout
-    assert f"ssdlab run TEST --drive {drive} --plan" in r.stdout  # where the job files are
+    assert f"ssdlab run TEST --drive {drive} --plan --fio-jobs" in r.stdout  # where the job files are
     assert "[global]" not in r.stdout and "$ fio " not in r.stdout
     assert "cdm_seq1m_q8t1_read#0..#5\t" in r.stdout  # the repeats of a quick test, one line
     assert len(lines) < 300, len(lines)  # it was over 6,000
     doc = json.loads(_invoke("review", "--drive", drive, "--plan", "--seconds", "1", "--json").stdout)
     assert all("[global]" in t["plan"][0]["commands"] for t in doc["tests"][:len(methodology.TESTS)])
     # one test's plan keeps every command and job file
-    r = _invoke("run", "idle", "--drive", drive, "--plan", "--seconds", "1")
+    r = _invoke("run", "idle", "--drive", drive, "--plan", "--fio-jobs", "--seconds", "1")
     assert r.exit_code == 0 and "rw=randwrite" in r.stdout and r.stdout.count("# safety: ") == 1
 
 

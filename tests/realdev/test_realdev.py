@@ -281,8 +281,8 @@ def test_refused_device_stores_no_run_and_the_plan_says_why(loops, tmp_path):
     assert r.stderr.count("\n") == 1 and "--destroy-data=" + dev in r.stderr, r.stderr
     # refused before the run, or even the store, was made: no `failed` run
     assert not db.exists()
-    # --plan: the target's own plan (safety verdict, commands, fio jobs), nothing executed
-    r = _cli("run", "consistency", "--drive", dev, "--seconds", "3", "--plan")
+    # --plan --fio-jobs: the target's own plan (safety verdict, commands, fio jobs), nothing executed
+    r = _cli("run", "consistency", "--drive", dev, "--seconds", "3", "--plan", "--fio-jobs")
     assert r.returncode == 0, r.stderr
     assert "# safety: a run would be REFUSED: refusing " + dev in r.stdout
     assert f"$ blkdiscard --force {dev}" in r.stdout and "rw=randwrite" in r.stdout
@@ -303,7 +303,7 @@ def test_working_set_without_precondition_only_reads(loops, tmp_path):
     before = _sha(backing)
     db = tmp_path / "results.db"
     r = _cli("run", "working-set", "--drive", dev, "--no-precondition", "--seconds", "1",
-             "--plan")
+             "--plan", "--fio-jobs")
     assert r.returncode == 0 and "# safety: read-only phases, no destruction flag needed" in r.stdout
     assert "blkdiscard" not in r.stdout and "rw=randread" in r.stdout and "rw=write" not in r.stdout
     r = _cli("run", "working-set", "--drive", dev, "--no-precondition", "--seconds", "1",

@@ -73,7 +73,7 @@ def test_trims_and_flushes_reach_the_loop_device(loops):
 def test_plan_shows_the_replay_job(loops, tmp_path):
     dev, _ = loops.make()
     r = runner.invoke(app, ["run", "trace", "--trace", str(DATA / "plain.csv"), "--qd", "2",
-                            "--drive", dev, "--destroy-data", dev, "--plan",
+                            "--drive", dev, "--destroy-data", dev, "--plan", "--fio-jobs",
                             "--db", str(tmp_path / "r.sqlite")])
     assert r.exit_code == 0, r.output
     assert "read_iolog=$WORKDIR/p2.iolog" in r.stdout and f"replay_redirect={dev}" in r.stdout

@@ -130,6 +130,8 @@ def run(**kw: Any) -> None:
                          kw["interval"], kw["precondition"], kw["sets"], kw["seed"], kw["testbed"],
                          kw["db"], kw["destroy_data"], {name: kw[name] for name in own})
         the_test = req.the_test
+        if kw["fio_jobs"] and not kw["plan"]:
+            raise UserError("--fio-jobs goes with --plan (it prints a real drive's fio job files instead of running them)")
         console = request.CliConsole(hold=True)
         req.check(console)  # the test's own options (a trace read, a job file found) first
         if not req.precondition and not the_test.precondition_optional:
@@ -153,7 +155,7 @@ def run(**kw: Any) -> None:
         if kw["fleet"]:  # fleet.py: every drive at once, each its own `ssdlab run`
             raise typer.Exit(run_fleet(req.test, drv, opts, kw["json_out"], req.db, req.argv(), kw["plan"]))
         if kw["plan"]:
-            return print_plan(req.test, drv, opts, kw["json_out"])
+            return print_plan(req.test, drv, opts, kw["json_out"], kw["fio_jobs"])
         with progress_hooks() as hooks:
             try:
                 run_id, outcomes = run_test(store, req.test, drv, opts, req.stored_args(), req.testbed, hooks)
@@ -189,7 +191,8 @@ COMMON_RUN_OPTIONS = [
         ("db", Db, None),
         ("json_out", JsonOut, False),
         ("destroy_data", DestroyData, None),
-        ("plan", bool, typer.Option(False, "--plan", help="print the phases (real drives: the fio jobs, commands and safety verdict) and run nothing")),
+        ("plan", bool, typer.Option(False, "--plan", help="print the phases and run nothing (real drives: the safety verdict, an estimate and the device first; --fio-jobs: every fio job file and command too)")),
+        ("fio_jobs", bool, typer.Option(False, "--fio-jobs", help="with --plan on a real drive: print its plan in full, every phase's fio job file and command")),
         ("seed", Seed, 42),
         ("precondition", bool, typer.Option(True, "--precondition/--no-precondition", help=f"--no-precondition skips the purge and fill ({PRECONDITION_TESTS} on an already filled drive: reads only)")),
         ("fleet", bool, typer.Option(False, "--fleet", help="run the drives at the same time, each as its own run (e.g. drives on several hosts: --drive h1:/dev/X --drive h2:/dev/Y)")),
@@ -232,7 +235,7 @@ def review(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="simulated drives: tests at once on local worker processes (default: one per core; 1: one after another)"),
     ray: bool = typer.Option(False, "--ray", help="simulated drives: run the tests on a local Ray instance (or --ray-address)"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="the Ray cluster to run the tests on (implies --ray)"),
-    plan: bool = typer.Option(False, "--plan", help="print every test's phases and run nothing (real drives: the safety verdict once, each test's estimate; `run TEST --plan` shows a test's fio jobs and commands)"),
+    plan: bool = typer.Option(False, "--plan", help="print every test's phases and run nothing (real drives: the safety verdict once, each test's estimate; `run TEST --plan --fio-jobs` shows a test's fio jobs and commands)"),
 ) -> None:
     """The whole methodology on the drives, then one report."""
     with user_errors(), sigterm_interrupts():

@@ -1,9 +1,11 @@
 """`--plan`: what `run TEST` or a whole `review` would do, running nothing. A simulated
-drive shows its phases; a real drive its own plan (fio jobs, commands, the safety verdict)
-and an estimate of how long it takes."""
+drive shows its phases; a real drive its safety verdict and an estimate of how long it
+takes first, its device once, then its phases a line each (repeats as one line); its own
+plan in full (every fio job file and command) with `run TEST --plan --fio-jobs`."""
 
 from __future__ import annotations
 
+import itertools
 import shlex
 import sys
 from typing import Any
@@ -36,19 +38,35 @@ def drive_plans(test: str, drv: list[tuple[str, Any]], opts: Options) -> list[di
     return plans
 
 
-def print_plan(test: str, drv: list[tuple[str, Any]], opts: Options, json_out: bool) -> None:
+FIO_JOBS_HINT = "# every phase's fio job file and command: the same command with --fio-jobs"
+
+
+def print_plan(test: str, drv: list[tuple[str, Any]], opts: Options, json_out: bool,
+               fio_jobs: bool = False) -> None:
+    """`run TEST --plan`; `fio_jobs`: a real drive's own plan in full (--json always has it)."""
     plans = drive_plans(test, drv, opts)
     if json_out:
         print_json({"test": test, "plan": plans})
     else:
-        show(test, plans)
+        show(test, plans, fio_jobs)
 
 
-def show(test: str, plans: list[dict]) -> None:
+def show(test: str, plans: list[dict], fio_jobs: bool = False) -> None:
+    """Per drive: a real one's safety line and estimate, its device lines and where its fio
+    jobs are shown (`fio_jobs`: instead, its own plan in full: every job file and command);
+    then the phase table."""
     for p in plans:
-        if "commands" in p:  # a real drive: its own plan (safety verdict, fio jobs, commands)
+        if "commands" in p and fio_jobs:
             sys.stdout.write(p["commands"] + f"# estimate: {estimate_text(p['estimate'])}\n")
             continue
+        if "commands" in p:
+            verdict = safety_line(p["commands"].splitlines())
+            for line in [verdict] if verdict else []:
+                print(line)
+            print(f"# estimate: {estimate_text(p['estimate'])}")
+            for line in device_lines(p["commands"]):
+                print(line)
+            print(FIO_JOBS_HINT)
         emit_table(f"{test} on {p['drive']}", ["#", "name", "kind", "what"], phase_rows(p["phases"]))
 
 
@@ -79,20 +97,18 @@ def show_review(tests: list[dict], drives: list[dict]) -> None:
     """The review's plan as a reviewer reads it to decide whether to start: per real drive
     its verdict, device and estimate once at the top (the same device for every test);
     then each test's phases, a line each, and its estimate. One test's commands and fio
-    job files are `run TEST --plan`'s (--json carries them all)."""
+    job files are `run TEST --plan --fio-jobs`'s (--json carries them all)."""
     common: dict[str, str] = {}  # per real drive: its first test's safety line
     for d in drives:
         verdict = ("a review would be REFUSED: " + d["safety"]["refusal"] if not d["safety"]["allowed"]
                    else "writing is allowed" if d["safety"]["writes"] else "read-only phases")
         print(f"# ---- review of {d['drive']}: {verdict}; estimate: {estimate_text(d['estimate'])}")
         commands = next(p["commands"] for t in tests for p in t["plan"] if p["drive"] == d["drive"])
-        head = commands.split("\n\n", 1)[0].splitlines()  # the plan's device lines, before its phases
-        common[d["drive"]] = safety_line(head)
-        purge = [x for x in commands.splitlines() if x.startswith("# purge method: ")][:1]
-        for line in [x for x in head if not x.startswith("# safety: ")] + purge:
+        common[d["drive"]] = safety_line(commands.splitlines())
+        for line in device_lines(commands):
             print(line)
         print(f"# each test's commands and fio job files: ssdlab run TEST --drive {shlex.quote(d['drive'])} "
-              "--plan, with the review's options")
+              "--plan --fio-jobs, with the review's options")
     for t in tests:
         print(f"# ---- review: {t['test']}")
         for p in t["plan"]:
@@ -152,6 +168,19 @@ def print_sweep_plan(grid: Any, json_out: bool) -> None:
     # a simulated drive runs in virtual time: this is the drives' time, not the sweep's
     print(f"# estimate: drive time of all points {estimate_text(doc['estimate'])}; the simulator "
           "runs it in virtual time, in far less wall time")
+
+
+DEVICE_NOTES = ("# purge method: ", "# write cache: ")  # what a phase's plan says of the device, and why
+
+
+def device_lines(commands: str) -> list[str]:
+    """A real drive's plan's lines about its device (the comments before its phases, but
+    its safety line: a plan shows its verdict first), its purge method and, where a phase
+    would leave the write cache as it is, why: each once."""
+    lines = commands.splitlines()
+    head = list(itertools.takewhile(lambda x: x.startswith("#"), lines))
+    notes = [next(x for x in lines if x.startswith(n)) for n in DEVICE_NOTES if any(x.startswith(n) for x in lines)]
+    return [x for x in head if not x.startswith("# safety: ")] + notes
 
 
 def safety_line(lines: list[str]) -> str:

@@ -1,0 +1,66 @@
+"""`run TEST --plan` on a real drive: read like `review --plan`: the verdict and the estimate
+first, the device once, each phase a line (a quick test's repeats as one); every fio job
+file and command with `--fio-jobs`, and in --json always (docs/cli.md "--plan")."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from ssdlab.cli import app
+
+
+def _invoke(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def test_a_quick_plan_of_a_file_target_is_its_verdict_device_and_phases(tmp_path):
+    f = tmp_path / "drive.bin"
+    drive = f"file:{f}:2G"
+    r = _invoke("run", "quick", "--drive", drive, "--plan")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert len(lines) < 100, len(lines)  # every job file made it over 4,000
+    assert lines[0] == "# safety: writing is allowed"
+    assert lines[1].startswith("# estimate: about ")
+    assert r.stdout.count(f"# ssdlab plan for {drive} (2147483648 bytes)\n") == 1  # the device, once
+    assert "# purge method: punch-hole" in r.stdout
+    assert "--fio-jobs" in r.stdout  # where the job files are
+    assert "[global]" not in r.stdout and "$ fio " not in r.stdout
+    rows = [x.split("\t") for x in lines if not x.startswith("#")]
+    names = [row[1] for row in rows]
+    assert names[:3] == ["purge", "test_file", "cdm_seq1m_q8t1_read#0..#5"]  # repeats: one line
+    assert all(row[2] in ("purge", "io", "idle") for row in rows)
+    assert not f.exists()  # planned, nothing made
+
+
+def test_the_fio_jobs_are_shown_with_fio_jobs_and_json_keeps_them(tmp_path):
+    f = tmp_path / "drive.bin"
+    drive = f"file:{f}:256M"
+    r = _invoke("run", "idle", "--drive", drive, "--plan", "--fio-jobs", "--seconds", "1")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith(f"# ssdlab plan for {drive} (268435456 bytes)\n")
+    assert "[global]" in r.stdout and "rw=randwrite" in r.stdout and "$ fio " in r.stdout
+    assert r.stdout.count("# safety: ") == 1 and r.stdout.splitlines()[-1].startswith("# estimate: about ")
+    docs = [json.loads(_invoke("run", "idle", "--drive", drive, "--plan", "--json", "--seconds", "1", *more).stdout)
+            for more in ([], ["--fio-jobs"])]
+    assert docs[0] == docs[1]
+    (p,) = docs[0]["plan"]
+    assert set(p) == {"drive", "capacity", "phases", "commands", "safety", "estimate"}
+    assert "[global]" in p["commands"]
+
+
+def test_a_refused_plan_says_so_first(tmp_path):
+    f = tmp_path / "drive.bin"
+    f.write_bytes(b"x" * 2**20)  # data ssdlab did not write
+    r = _invoke("run", "fill", "--drive", f"file:{f}:256M", "--plan")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith(f"# safety: a run would be REFUSED: refusing file:{f}: the file exists")
+
+
+def test_fio_jobs_goes_with_plan(tmp_path):
+    r = _invoke("run", "fill", "--drive", f"file:{tmp_path / 'd.bin'}:256M", "--fio-jobs",
+                "--db", str(tmp_path / "r.sqlite"))
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "--fio-jobs goes with --plan" in r.stderr
+    assert not (tmp_path / "r.sqlite").exists() and not (tmp_path / "d.bin").exists()
