@@ -2,6 +2,9 @@
 post-cache speed and recovery peaks.
 
 - peak: the fastest segment, as a reviewer reads it off the curve.
+- a write's last, partial segment (see segments.py) is on the curve and in the rates read
+  as bytes over time, but not in the shape: a fraction of a segment is no point of the
+  curve's shape (a few MB at the end would vote like a whole GB).
 - the cache is the fast region the fill starts with. A fill starts fast when its first
   segment runs at least `START` x peak. The first *sustained drop* is then the first
   segment i where, against `DROP` x the mean speed of the segments before it (relative to
@@ -29,6 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from .segments import partial_tail
 
 START = 0.75
 DROP = 0.85
@@ -79,6 +84,8 @@ def fill_shape(gb, mbps) -> FillShape:
     v = np.asarray(mbps, dtype=np.float64)
     if v.size == 0:
         raise ValueError("fill curve has no segments")
+    if partial_tail(gb):
+        gb, v = gb[:-1], v[:-1]
     peak = float(v.max())
     drop = first_sustained_drop(v) if v[0] >= START * peak else None
     if drop is None:
