@@ -47,7 +47,7 @@ def test_the_fio_jobs_are_shown_with_fio_jobs_and_json_keeps_them(tmp_path):
             for more in ([], ["--fio-jobs"])]
     assert docs[0] == docs[1]
     (p,) = docs[0]["plan"]
-    assert set(p) == {"drive", "capacity", "phases", "commands", "safety", "estimate"}
+    assert set(p) == {"drive", "capacity", "phases", "commands", "safety", "estimate", "fio_memory"}
     assert "[global]" in p["commands"]
 
 

@@ -14,6 +14,7 @@ from .output import emit_table, print_json
 from ..methodology import Options
 from ..phase import Phase, flat
 from ..runner import plan_items
+from ..targets.fio import memory
 
 # writes that end on a byte count (a fill) timed at a speed most drives hold past their
 # cache; a drive's own speed is known only once it ran (pts estimates the same way)
@@ -22,7 +23,7 @@ ASSUMED_MBPS = 500.0
 
 def drive_plans(test: str, drv: list[tuple[str, Any]], opts: Options) -> list[dict]:
     """`run --plan --json`'s "plan": per drive {"drive", "capacity", "phases"}, and for a
-    real drive "commands", "safety" and "estimate"."""
+    real drive "commands", "safety", "estimate" and "fio_memory"."""
     plans = []
     for spec, target in drv:
         cap = target.identify().capacity
@@ -33,7 +34,8 @@ def drive_plans(test: str, drv: list[tuple[str, Any]], opts: Options) -> list[di
                                            for p in phases]}
         commands = target.plan(items)  # real drives: the fio jobs and commands they would run
         if commands:
-            plan.update(commands=commands, safety=plan_safety(commands), estimate=estimate(phases))
+            plan.update(commands=commands, safety=plan_safety(commands), estimate=estimate(phases),
+                        fio_memory=fio_memory(phases, commands))
         plans.append(plan)
     return plans
 
@@ -64,7 +66,8 @@ def show(test: str, plans: list[dict], fio_jobs: bool = False) -> None:
             for line in [verdict] if verdict else []:
                 print(line)
             print(f"# estimate: {estimate_text(p['estimate'])}")
-            for line in device_lines(p["commands"]):
+            mem = memory_line(p["commands"].splitlines())
+            for line in ([mem] if mem else []) + device_lines(p["commands"]):
                 print(line)
             print(FIO_JOBS_HINT)
         emit_table(f"{test} on {p['drive']}", ["#", "name", "kind", "what"], phase_rows(p["phases"]))
@@ -86,7 +89,8 @@ def print_review_plan(runs: list[tuple[str, Options, list[tuple[str, Any]]]], js
         drives.append({"drive": spec, "capacity": mine[0][1]["capacity"],
                        "safety": {"allowed": not refused, "writes": any(p["safety"]["writes"] for _, p in mine),
                                   "refusal": refused[0] if refused else None},
-                       "estimate": total([p["estimate"] for _, p in mine])})
+                       "estimate": total([p["estimate"] for _, p in mine]),
+                       "fio_memory": largest_memory([(test, p["fio_memory"]) for test, p in mine])})
     if json_out:
         print_json({"tests": tests, "drives": drives})
     else:
@@ -103,6 +107,7 @@ def show_review(tests: list[dict], drives: list[dict]) -> None:
         verdict = ("a review would be REFUSED: " + d["safety"]["refusal"] if not d["safety"]["allowed"]
                    else "writing is allowed" if d["safety"]["writes"] else "read-only phases")
         print(f"# ---- review of {d['drive']}: {verdict}; estimate: {estimate_text(d['estimate'])}")
+        print(memory_text(d["fio_memory"]))
         commands = next(p["commands"] for t in tests for p in t["plan"] if p["drive"] == d["drive"])
         common[d["drive"]] = safety_line(commands.splitlines())
         for line in device_lines(commands):
@@ -118,6 +123,9 @@ def show_review(tests: list[dict], drives: list[dict]) -> None:
                 if own != common.get(p["drive"]):  # e.g. a read-only test of a writing review
                     print(own)
                 print(f"# estimate: {estimate_text(p['estimate'])}")
+                mem = memory_line(p["commands"].splitlines())
+                if mem:
+                    print(mem)
 
 
 def phase_rows(phases: list[dict]) -> list[list[Any]]:
@@ -175,12 +183,12 @@ DEVICE_NOTES = ("# purge method: ", "# write cache: ")  # what a phase's plan sa
 
 def device_lines(commands: str) -> list[str]:
     """A real drive's plan's lines about its device (the comments before its phases, but
-    its safety line: a plan shows its verdict first), its purge method and, where a phase
+    its safety and fio memory lines: a plan shows its verdict first), its purge method and, where a phase
     would leave the write cache as it is, why: each once."""
     lines = commands.splitlines()
     head = list(itertools.takewhile(lambda x: x.startswith("#"), lines))
     notes = [next(x for x in lines if x.startswith(n)) for n in DEVICE_NOTES if any(x.startswith(n) for x in lines)]
-    return [x for x in head if not x.startswith("# safety: ")] + notes
+    return [x for x in head if not x.startswith(("# safety: ", memory.PLAN_PREFIX))] + notes
 
 
 def safety_line(lines: list[str]) -> str:
@@ -195,6 +203,42 @@ def plan_safety(commands: str) -> dict:
     refused = line.startswith("# safety: a run would be REFUSED: ")
     return {"allowed": bool(line) and not refused, "writes": "read-only" not in line,
             "refusal": line.split("REFUSED: ", 1)[1] if refused else None}
+
+
+def memory_line(lines: list[str]) -> str:
+    """A real drive's plan's `# fio memory:` line ("" when it has none)."""
+    return next((x for x in lines if x.startswith(memory.PLAN_PREFIX)), "")
+
+
+def fio_memory(phases: list[Phase], commands: str) -> dict:
+    """fio's memory for the largest io phase (targets/fio/memory.py's estimate: its I/O
+    buffers and the logs it keeps): {"bytes", "phase", "allowed", "refusal"}; the verdict
+    from the plan's `# fio memory:` line (the drive's host checks, local or remote; allowed
+    None when the plan has no such line)."""
+    big = memory.largest(phases)
+    line = memory_line(commands.splitlines())
+    refused = line.startswith(memory.PLAN_REFUSED)
+    return {"bytes": big[1] if big else 0.0, "phase": (big[0].name or big[0].kind) if big else None,
+            "allowed": (not refused) if line else None,
+            "refusal": line[len(memory.PLAN_REFUSED):] if refused else None}
+
+
+def largest_memory(per_test: list[tuple[str, dict]]) -> dict:
+    """A review's fio memory on one drive: its largest phase over every test (named TEST:
+    PHASE), and the first test's refusal."""
+    test, big = max(per_test, key=lambda x: x[1]["bytes"])
+    refused = [f"{t}: {m['refusal']}" for t, m in per_test if m["refusal"]]
+    known = [m["allowed"] for _, m in per_test if m["allowed"] is not None]
+    return {"bytes": big["bytes"], "phase": f"{test}: {big['phase']}" if big["phase"] else None,
+            "allowed": all(known) if known else None, "refusal": refused[0] if refused else None}
+
+
+def memory_text(m: dict) -> str:
+    if m["refusal"]:
+        return f"{memory.PLAN_REFUSED}{m['refusal']}"
+    if not m["phase"]:
+        return f"{memory.PLAN_PREFIX}no io phase, no fio job"
+    return f"{memory.PLAN_PREFIX}about {memory.size(m['bytes'])} for the largest phase ({m['phase']})"
 
 
 def estimate(phases: list[Phase]) -> dict:

@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..analysis.segments import completed
 from . import FigureOptions, Drawn
 from . import data as D
 from . import html as H
@@ -62,17 +63,20 @@ def fill_curves(runs: list[ReportRun]) -> list[FillCurve]:
             p = _fill_phase(d)
             if p is None:
                 continue
-            gb, mbps = p.segments.get("gb"), p.segments["mbps"]
+            gb, mbps, seg_t = p.segments.get("gb"), p.segments["mbps"], p.segments.get("t_s")
             if gb is None or len(gb) != len(mbps):
                 gb = np.arange(1, len(mbps) + 1, dtype=float)
+            elif seg_t is not None and len(seg_t) == len(gb):
+                # to the pass's end, its last, partial segment too
+                gb, mbps, seg_t = completed(gb, mbps, seg_t, p.totals.get("write_bytes"),
+                                            p.totals.get("duration_s"))
             counters = None
             s = _series(p)
             if "host_write_bytes" in s:  # counters are per second: put them on GB written
                 counters = _counters(s, np.cumsum(s["host_write_bytes"]) / GB)
-            elif "t_s" in s and "t_s" in p.segments and len(p.segments["t_s"]) == len(gb):
+            elif "t_s" in s and seg_t is not None and len(seg_t) == len(gb):
                 # seconds -> GB written, from (0 s, 0 GB) through each segment's end
-                counters = _counters(s, np.interp(s["t_s"], np.r_[0.0, p.segments["t_s"]],
-                                                  np.r_[0.0, gb]))
+                counters = _counters(s, np.interp(s["t_s"], np.r_[0.0, seg_t], np.r_[0.0, gb]))
             out.append(FillCurve(r.run_id, d.drive, d.label, gb, mbps, counters, d.metrics))
     return out
 

@@ -1,12 +1,15 @@
 """Whole-drive fill: purge, then one sequential pass of 128 KiB writes at QD32 over the
 user area, recording MB/s per 1 GB written (per 1/MIN_SEGMENTS of the area on a drive
 smaller than MIN_SEGMENTS GB: 1 GB segments would give a 4 GB device four points, too few
-to tell a cache from a slowdown at the end)."""
+to tell a cache from a slowdown at the end). The curve ends with the pass's last, partial
+segment (an area that is not a whole number of segments), at its own speed over its own
+size, so it and the rates read from it cover the whole area."""
 
 from __future__ import annotations
 
 from .. import phase as ph
 from ..analysis import fill_shape, rate_mbps
+from ..analysis.segments import completed, rate_last
 from ..analysis.slc import MIN_SPAN
 from ..phase import GB
 from .common import Options, area_bytes, by_name, mbps, opt_total
@@ -52,18 +55,23 @@ def post_cache(r, gb, t, drop: int | None, avg: float) -> float | None:
     return None if cached_throughout(r) else avg
 
 
+def curve(r):
+    """The pass's segments (gb, mbps, t_s) to its end: with its last, partial segment."""
+    s, tot = r.segments, r.totals
+    return completed(s["gb"], s["mbps"], s["t_s"], tot.get("write_bytes"), tot.get("duration_s"))
+
+
 def analyze(results, opts: Options) -> dict:
     r = by_name(results)["fill"]
-    gb, seg_mbps, t = r.segments["gb"], r.segments["mbps"], r.segments["t_s"]
+    gb, seg_mbps, t = curve(r)
     shape = fill_shape(gb, seg_mbps)
     avg = mbps(r)
-    last16_start = int((gb <= gb[-1] - LAST_GB).sum())
     return {
         "slc_cache_gb": shape.slc_cache_gb,
         "peak_mbps": shape.peak_mbps,
         "post_cache_mbps": post_cache(r, gb, t, shape.drop_index, avg),
         # an area under 16 GB has no last 16 GB: the whole pass would pass for it, cache and all
-        "last16_mbps": rate_mbps(gb, t, last16_start) if gb[-1] >= LAST_GB else None,
+        "last16_mbps": rate_last(gb, t, LAST_GB) if gb[-1] >= LAST_GB else None,
         "avg_mbps": avg,
         "fill_seconds": float(r.totals["duration_s"]),
         "recovery_peaks": shape.recovery_peaks,

@@ -127,9 +127,18 @@ def _given() -> int | None:
         raise FioMemoryRefused(f"{OVERRIDE_ENV}={text[:40]}: {e}") from None
 
 
-def check(phases: list[Phase], where: str) -> None:
-    """Refuse (FioMemoryRefused, one line) the first io phase whose fio would take more
-    than this machine has available, or than SSDLAB_FIO_MEMORY when set; nothing runs."""
+def largest(phases: list[Phase]) -> tuple[Phase, float] | None:
+    """The io phase whose fio takes the most memory, and that footprint (None: no io phase)."""
+    sized = [(p, footprint(p)) for p in phases if p.kind == "io"]
+    return max(sized, key=lambda x: x[1], default=None)
+
+
+def _has(given: int | None) -> str:
+    return f"{OVERRIDE_ENV} gives" if given else "this machine has available"
+
+
+def refusal(phases: list[Phase], where: str) -> str | None:
+    """The one line `check` refuses with (None: every io phase fits)."""
     given = _given()
     may = float(given) if given else available()
     for p in phases:
@@ -144,12 +153,43 @@ def check(phases: list[Phase], where: str) -> None:
         if logs(p):
             what += (f" and {size(logs(p))} of logs kept over up to {long / 3600:.3g} h"
                      + (f", its stop_bytes at {size(jobs.slowest_bps(p.block_size))}/s" if by_bytes else ""))
-        has = f"{OVERRIDE_ENV} gives" if given else "this machine has available"
-        raise FioMemoryRefused(
-            f"{where}: phase {p.name or p.kind}: fio would take about {size(need)} of memory ({what}), more "
-            f"than the {size(may)} {has}; run it on a machine with more free memory, or set "
-            f"{OVERRIDE_ENV}=SIZE to let fio take up to SIZE (it may then run out of memory)")
+        return (f"{where}: phase {p.name or p.kind}: fio would take about {size(need)} of memory ({what}), more "
+                f"than the {size(may)} {_has(given)}; run it on a machine with more free memory, or set "
+                f"{OVERRIDE_ENV}=SIZE to let fio take up to SIZE (it may then run out of memory)")
+    return None
 
 
-__all__ = ["FioMemoryRefused", "OVERRIDE_ENV", "available", "buffers", "check", "directions", "footprint",
-           "logs", "size"]
+def check(phases: list[Phase], where: str) -> None:
+    """Refuse (FioMemoryRefused, one line) the first io phase whose fio would take more
+    than this machine has available, or than SSDLAB_FIO_MEMORY when set; nothing runs."""
+    why = refusal(phases, where)
+    if why is not None:
+        raise FioMemoryRefused(why)
+
+
+PLAN_PREFIX = "# fio memory: "
+PLAN_REFUSED = PLAN_PREFIX + "a run would be REFUSED: "
+
+
+def plan_line(phases: list[Phase], where: str) -> str | None:
+    """A plan's line on fio's memory: the largest io phase's estimate and what this machine
+    has, or the refusal a run would meet (`check`'s line). None without io phases."""
+    big = largest(phases)
+    if big is None:
+        return None
+    try:
+        why = refusal(phases, where)
+    except FioMemoryRefused as e:  # SSDLAB_FIO_MEMORY unreadable: a run stops on it
+        why = str(e)
+    if why is not None:
+        return PLAN_REFUSED + why
+    p, need = big
+    given = _given()
+    may = float(given) if given else available()
+    room = "" if math.isinf(may) else f"; {size(may)} {_has(given)}"
+    return (f"{PLAN_PREFIX}about {size(need)} for its largest phase, {p.name or p.kind} "
+            f"({size(buffers(p))} of I/O buffers, {size(logs(p))} of logs){room}")
+
+
+__all__ = ["FioMemoryRefused", "OVERRIDE_ENV", "PLAN_PREFIX", "PLAN_REFUSED", "available", "buffers", "check",
+           "directions", "footprint", "largest", "logs", "plan_line", "refusal", "size"]

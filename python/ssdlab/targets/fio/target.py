@@ -241,6 +241,9 @@ class FioTarget(BaseTarget):
                 lines.append(f"# safety: a run would be REFUSED: {e}")
         else:
             lines.append("# safety: read-only phases, no destruction flag needed")
+        mem = memory.plan_line(flat_phases, f"drive {self.spec}")  # what preflight would check
+        if mem:
+            lines.append(mem)
         engine = self._engine or os.environ.get("SSDLAB_FIO_ENGINE") or "io_uring"
         i = 1
         for item in items:
