@@ -50,6 +50,20 @@ def test_an_input_through_another_users_link_is_refused_unread(sticky: Path, tmp
     assert SECRET not in str(e.value)
 
 
+@needs_other_user
+def test_a_figures_file_through_another_users_link_is_refused_unread(sticky: Path, tmp_path: Path) -> None:
+    from ssdlab.calibration.figures_file import FiguresError, load
+
+    d = tmp_path / "root-only"
+    d.mkdir(mode=0o700)
+    (d / "secret.toml").write_text(f'{SECRET.replace("-", "_")} = "x"\n')  # quoted as an unknown key
+    link = sticky / "figures.toml"
+    as_nobody("ln", "-s", str(d / "secret.toml"), str(link))
+    with pytest.raises(FiguresError, match="symlink owned by uid") as e:
+        load(link)
+    assert SECRET.replace("-", "_") not in str(e.value)
+
+
 def test_the_callers_own_link_to_an_input_is_read(tmp_path: Path) -> None:
     from ssdlab import safe_path
 
