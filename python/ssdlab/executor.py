@@ -29,7 +29,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 from .interrupts import raise_if_stopping, stopping
 from .phase import Interrupted
-from .ray_local import LocalInstance
+from .ray_local import LocalInstance, outside_working_dir
+from .targets import child
 
 KINDS = ("inline", "pool", "ray")
 MEMORY_SHARE = 0.7  # of the memory available: never more units at once than fit in it
@@ -142,6 +143,9 @@ class PoolExecutor(Executor):
         from concurrent.futures import ProcessPoolExecutor
 
         self.workers = max(1, workers or cores())
+        # a spawned worker starts as `python -c ...`: the working directory first on its
+        # module path, where another user (in /tmp) may have left a module it imports
+        os.environ[child.SAFE_PATH_ENV] = "1"
         self.pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
                                         initializer=_worker_init)
         # units started and not finished, and their memory, over every run at once: runs
@@ -316,7 +320,8 @@ class RayExecutor(Executor):
                 self.local = LocalInstance()  # its user's alone (ray_local.py)
                 kw.update(self.local.init_kwargs())
             try:
-                ray.init(**kw)
+                with outside_working_dir():  # Ray would put it on the workers' module path
+                    ray.init(**kw)
             except (ConnectionError, ValueError) as e:  # unreachable, or not an address Ray reads
                 self._let_go()
                 raise ValueError(f"--ray-address {address}: cannot reach the Ray cluster ({e}); "

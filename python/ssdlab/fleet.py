@@ -19,7 +19,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Callable
@@ -45,7 +44,8 @@ class Member:
 
 
 def command(spec: str, args: list[str]) -> list[str]:
-    return [sys.executable, "-m", "ssdlab.cli", "run", *args, "--drive", spec, "--json"]
+    # -P: a module another user left in the working directory (/tmp) is not imported
+    return child.python_module("ssdlab.cli", "run", *args, "--drive", spec, "--json")
 
 
 def run(specs: list[str], args: list[str], echo: Callable[[str], None]) -> tuple[list[Member], int]:

@@ -25,6 +25,9 @@ from .store_schema import PHASE_STATUSES, STATUSES
 
 FORMAT = "ssdlab-pending/1"
 MAX_BYTES = 1 << 30  # a pending file holds a run's series: far less than this
+# what reading takes per value in the file (a number: a Python float and its place in a
+# list, then an array's 8 bytes): 12 M values of 4 bytes ("0.5,") took 710 MB to import
+BYTES_PER_VALUE = 56
 
 
 def phase_doc(seq: int, result: PhaseResult, status: str) -> dict:
@@ -265,9 +268,12 @@ def read(path: Path) -> dict:
     """A pending file, checked; StoreError (one line naming the file and the field) when
     it cannot be read or is not a well-formed pending file."""
     try:
-        doc = json.loads(safe_path.read_input(path, "results import", MAX_BYTES))
+        data = safe_path.read_input(path, "results import", MAX_BYTES)
     except safe_path.UnsafePath as e:
         raise StoreError(str(e)) from None
+    _fits_in_memory(path, data)
+    try:
+        doc = json.loads(data)
     except RecursionError:
         raise StoreError(f"cannot read {path}: nested too deeply") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as e:
@@ -281,6 +287,28 @@ def read(path: Path) -> dict:
                          "imported") from None
     except RecursionError:
         raise StoreError(f"{path} is not a well-formed pending-results file: nested too deeply") from None
+
+
+def _available() -> float:
+    """The memory this machine has available (MemAvailable), in bytes; inf when unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            info = dict(line.split(":", 1) for line in f)
+        return float(info["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return math.inf
+
+
+def _fits_in_memory(path: Path, data: bytes) -> None:
+    """StoreError, before the file is parsed, when reading it would take more memory than
+    the machine has available: a file of short numbers takes some 15 times its size (a
+    crafted one of 1 GiB, 15 GB)."""
+    need = len(data) + (data.count(b",") + 1) * BYTES_PER_VALUE
+    have = _available()
+    if need > have:
+        raise StoreError(f"{path}: importing its {len(data) / 1e6:.3g} MB would take about {need / 1e9:.3g} GB of "
+                         f"memory, more than this machine has available ({have / 1e9:.3g} GB); import it where "
+                         "there is more") from None
 
 
 def _alive(row: dict) -> bool:

@@ -13,7 +13,11 @@ its user's alone.
   mode 0644, `~/.ray/auth_token`, readable by anyone who may enter the home directory and
   shared with every cluster of that user; the instance gets a new secret in the
   environment instead (RAY_AUTH_TOKEN, seen by its own processes only), and no file is
-  read or written in the home directory."""
+  read or written in the home directory.
+- Not the working directory: Ray puts the driver's on every worker's module path, before
+  the standard library and ssdlab itself, so a module another user left there (in /tmp,
+  say) would be imported by the workers as the user who runs ssdlab. ray.init runs in /
+  (`outside_working_dir`), for a local instance and a cluster alike."""
 
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from typing import Any
+from typing import Any, Iterator
 
 _TOKEN = secrets.token_hex(32)  # one per process: Ray keeps the first token it reads
 # Ray's sockets are DIR/r/session_<date>_<time>_<us>_<pid>/sockets/plasma_store, at most
@@ -68,6 +72,19 @@ class LocalInstance:
         if self.held is not None:
             os.close(self.held)
             self.held = None
+
+
+@contextlib.contextmanager
+def outside_working_dir() -> Iterator[None]:
+    """In / for the block (ray.init: what Ray gives its workers as the driver's directory),
+    then back in the very directory this process was in, whatever its name is now."""
+    here = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.chdir("/")
+        yield
+    finally:
+        os.fchdir(here)
+        os.close(here)
 
 
 def _locked(path: str, wait: bool = False) -> int | None:
@@ -117,4 +134,4 @@ def _reload() -> None:
     AuthenticationTokenLoader.instance().reset_cache()
 
 
-__all__ = ["LocalInstance", "remove_stale"]
+__all__ = ["LocalInstance", "outside_working_dir", "remove_stale"]

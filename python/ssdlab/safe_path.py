@@ -325,11 +325,10 @@ def read_trusted(path: str | os.PathLike[str], what: str, limit: int = 1 << 20) 
 
 def read_input(path: str | os.PathLike[str], what: str, limit: int) -> bytes:
     """A file the user names as input: a regular file (never a FIFO, which would wait for a
-    writer, or a device such as /dev/zero, which never ends) of at most `limit` bytes."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as e:
-        raise _cannot(what, f"cannot read {os.fspath(path)}: {e.strerror}") from None
+    writer, or a device such as /dev/zero, which never ends) of at most `limit` bytes, read
+    through no symlink another user owns (one planted in /tmp could make root read, and
+    quote in an error or store, a file only root may read): refused as `real` refuses it."""
+    fd = _open_input(path, what)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -346,6 +345,29 @@ def read_input(path: str | os.PathLike[str], what: str, limit: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def _open_input(path: str | os.PathLike[str], what: str) -> int:
+    """`path` open for reading as `open_file` opens it, a missing or unreadable file said as
+    "cannot read PATH: REASON"."""
+    text = os.fspath(path)
+    try:
+        r = real(text, what)
+    except Missing:
+        raise _cannot(what, f"cannot read {text}: {os.strerror(errno.ENOENT)}") from None
+    parent, name = os.path.split(r)
+    try:
+        d = dir_fd(parent)
+    except OSError as e:
+        raise _opened(what, parent, e) from None
+    try:
+        return os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=d)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise _opened(what, r, e) from None
+        raise _cannot(what, f"cannot read {text}: {e.strerror}") from None
+    finally:
+        os.close(d)
 
 
 def own_dir(path: str | os.PathLike[str], what: str | None = None, mode: int = 0o777) -> str:

@@ -119,3 +119,35 @@ def test_an_owners_bound_that_is_no_size_is_refused_in_one_line(tmp_path):
     assert r.stderr.strip().splitlines() == [
         "ssdlab: error: agent: --fio-memory size 'lots': use bytes or a number with K, M, G, T (binary) or KB, "
         "MB, GB, TB"], r.stderr
+
+
+def test_a_client_that_sends_requests_without_waiting_for_answers_is_disconnected():
+    """While a phase runs the agent answers nothing else, so requests a client sends
+    meanwhile wait; 40 of 30 MiB each took the agent from 52 MiB to 1.4 GB. More than
+    MAX_WAITING end the connection (the phase is stopped as when the client is gone)."""
+    import json
+    import os
+    import threading
+
+    from ssdlab.targets.remote import agent
+    from ssdlab.targets.remote.allowlist import AllowList
+
+    MAX_WAITING = getattr(agent, "MAX_WAITING", 4)
+
+    r, w = os.pipe()
+    out_r, out_w = os.pipe()
+    try:
+        a = agent.Agent(r, out_w, AllowList([]))
+        os.write(w, b"".join(json.dumps({"op": "identify", "n": i}).encode() + b"\n"
+                             for i in range(MAX_WAITING + 3)))
+        t = threading.Thread(target=a._reader, daemon=True)
+        t.start()
+        t.join(20)  # the connection stays open: without the bound the reader waits for more
+        assert not t.is_alive() and a.gone
+        queued = []
+        while not a.requests.empty():
+            queued.append(a.requests.get_nowait())
+        assert queued[-1] is None and len(queued) == MAX_WAITING + 1, queued
+    finally:
+        for fd in (r, w, out_r, out_w):
+            os.close(fd)

@@ -19,10 +19,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import safe_path
 from .figure import TOLERANCE, Ctx, Figure, RunKey
 from .measures import MEASURES
 
 DIR = "figures"
+MAX_BYTES = 1 << 20  # a figures file (a drive's published figures: a few KiB)
 UNITS = ("MB/s", "GB", "IOPS", "us", "ms", "s", "ratio", "count", "share", "of capacity", "share of fill")
 KINDS = ("published", "latency", "spec sheet", "behaviour")
 COMBINE = ("ratio", "difference", "max", "sum")
@@ -203,7 +205,11 @@ def load(path: str | Path, text: str | None = None) -> FiguresFile:
     """A figures file, checked whole: one FiguresError naming the first problem."""
     path = Path(path)
     try:
-        doc = tomllib.loads(text if text is not None else path.read_text())
+        if text is None:  # through no other user's link: errors quote the file's keys and values
+            text = safe_path.read_input(path, f"figures file {path}", MAX_BYTES).decode()
+        doc = tomllib.loads(text)
+    except safe_path.UnsafePath as e:
+        raise FiguresError(str(e) if e.refusal else f"{path}: cannot read the figures file ({e.reason})") from None
     except (OSError, UnicodeDecodeError) as e:
         raise FiguresError(f"{path}: cannot read the figures file ({e})") from None
     except tomllib.TOMLDecodeError as e:

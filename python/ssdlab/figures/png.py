@@ -9,6 +9,10 @@ from typing import TYPE_CHECKING, Any
 import matplotlib
 
 matplotlib.use("Agg")
+# matplotlib's own defaults, then STYLE where the figures are drawn: never a matplotlibrc
+# it read on import from the working directory first (another user's, in /tmp, restyled
+# the figures of whoever ran ssdlab there, root included, or broke their drawing)
+matplotlib.rcdefaults()
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402

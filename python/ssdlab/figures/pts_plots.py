@@ -33,10 +33,7 @@ def _json_list(a) -> list:
 
 
 def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .png import plt  # Agg, matplotlib's own defaults (no matplotlibrc of the working directory)
 
     return plt
 

@@ -4,7 +4,9 @@ jobs after it, any other section is a job), `key=value` or a bare `key` (a flag)
 comment lines, `include FILE` (relative to the including file), `${ENV}` variables and fio's
 own `$pagesize`, `$mb_memory`, `$ncpus`. Nothing in the file is executed or opened except
 the included job files themselves, and only those inside the job file's own directory:
-regular files, never echoed in an error. fio expands any environment variable; ssdlab
+regular files, never echoed in an error, never read through a symlink another user owns
+(safe_path: one planted in /tmp could make root read a file only root may read). The top
+file's text as read is what the run stores (`read`'s `texts`), never the file read again. fio expands any environment variable; ssdlab
 expands only the ones the user names (`--env NAME` or `--env NAME=VALUE`), so a job file
 cannot copy the environment into the stored run."""
 
@@ -16,6 +18,8 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .. import safe_path
 
 
 class FioJobError(ValueError):
@@ -58,10 +62,15 @@ def substitute(value: str, where: str, env: Mapping[str, str]) -> str:
 
 
 def _read(path: Path, budget: list[int]) -> str:
-    """A job file's text: a regular file (never a FIFO or a device), within the budget."""
+    """A job file's text: a regular file (never a FIFO or a device), within the budget,
+    through no symlink another user owns."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
-    except OSError:
+        fd = safe_path.open_file(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY, what=f"job file {path}")
+    except safe_path.Missing:
+        raise FioJobError(f"{path}: no such job file (or not readable)") from None
+    except safe_path.UnsafePath as e:
+        if e.refusal:
+            raise FioJobError(str(e)) from None
         raise FioJobError(f"{path}: no such job file (or not readable)") from None
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
@@ -76,18 +85,26 @@ def _read(path: Path, budget: list[int]) -> str:
 
 
 def _inside(inc: Path, top: Path, where: str) -> Path:
-    """An included file, only inside the top job file's directory (links resolved first)."""
-    real = Path(os.path.realpath(inc))
+    """An included file, only inside the top job file's directory (links resolved first,
+    none of another user's followed)."""
+    try:
+        real = Path(safe_path.real(inc, f"{where}: include {inc}"))
+    except safe_path.UnsafePath as e:
+        raise FioJobError(str(e)) from None
     if not real.is_relative_to(top):
         raise FioJobError(f"{where}: include: only files in the job file's directory ({top}) are "
                           "included: copy the file there")
     return real
 
 
-def _lines(path: Path, depth: int, budget: list[int], env: Mapping[str, str], top: Path):
+def _lines(path: Path, depth: int, budget: list[int], env: Mapping[str, str], top: Path,
+           texts: list[str] | None = None):
     if depth > MAX_INCLUDE_DEPTH:
         raise FioJobError(f"{path}: includes nested over {MAX_INCLUDE_DEPTH} deep (an include loop?)")
-    for n, raw in enumerate(_read(path, budget).splitlines(), 1):
+    text = _read(path, budget)
+    if texts is not None and depth == 0:
+        texts.append(text)
+    for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         where = f"{path}:{n}"
         if not line or line[0] in ";#":
@@ -101,12 +118,13 @@ def _lines(path: Path, depth: int, budget: list[int], env: Mapping[str, str], to
         yield line, where
 
 
-def read(path: Path, env: Mapping[str, str] | None = None) -> list[Section]:
+def read(path: Path, env: Mapping[str, str] | None = None, texts: list[str] | None = None) -> list[Section]:
     """The job file's sections in order, options substituted (`${NAME}` from `env` only);
-    includes expanded. Errors name the file and line, never a line's text."""
+    includes expanded. Errors name the file and line, never a line's text. `texts` gets the
+    top file's text as it was read (what a run stores: the file may have changed since)."""
     sections: list[Section] = []
     top = Path(os.path.realpath(Path(path).parent))
-    for line, where in _lines(Path(path), 0, [MAX_BYTES], env or {}, top):
+    for line, where in _lines(Path(path), 0, [MAX_BYTES], env or {}, top, texts):
         if line.startswith("["):
             if not line.endswith("]") or len(line) < 3:
                 raise FioJobError(f"{where}: not a section header ([NAME]) nor an option line")

@@ -126,7 +126,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
     """Read, check and compile `path` for a drive of `capacity` bytes whose own zones (for
     zonemode=zbd without zonesize) are `zone_bytes`; `${NAME}` from `env` only. Raises
     FioJobError (one line naming the option and why) for anything ssdlab will not run."""
-    sections = jobfile.read(path, env)
+    texts: list[str] = []
+    sections = jobfile.read(path, env, texts)
     noted: list[str] = []
     # the allow-list first, over every option of every section (global included)
     for s in sections:
@@ -451,7 +452,7 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
     given = [(k, v) for sec in sections if sec.name == "global" for k, v, _ in sec.options if k not in sec.bare]
     glob = ({O.canonical(k): v for k, v in given}
             if any(sec.options for sec in sections if sec.name == "global") else None)
-    compiled = Compiled(jobs, notes, group_reporting, logs, glob)
+    compiled = Compiled(jobs, notes, group_reporting, logs, glob, texts[0] if texts else "")
     _simulator_checks(path, compiled, capacity)
     return compiled
 

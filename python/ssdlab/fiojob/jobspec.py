@@ -123,6 +123,7 @@ class Compiled:
     group_reporting: bool
     logs: dict  # write_bw_log / write_iops_log / write_lat_log / log_avg_msec (first job's)
     global_options: dict | None = None  # the [global] sections' options with a value (None: no option)
+    text: str = ""  # the job file's own text as it was read and compiled (what a run stores)
 
     def spec(self) -> list[FioJobSpec]:
         """The jobs as the simulator takes them (ssdlab._sim.Drive.run_fiojob), with the

@@ -40,6 +40,7 @@ class FioJobOptions:
     notes: tuple = ()
     global_options: dict | None = None
     state: str = "empty"
+    text: str = ""  # the job file's text as compiled (read once: the file may change since)
 
     def __post_init__(self) -> None:
         if self.state not in STATES:
@@ -50,7 +51,7 @@ class FioJobOptions:
         """The options of job file `job` as fiojob.compile.compile_job compiled it (`c`)."""
         return cls(job=job, name=c.jobs[0].name, jobs=c.spec(), group_reporting=c.group_reporting,
                    log_ms=c.log_ms, logs=c.logs, notes=tuple(c.notes), global_options=c.global_options,
-                   state=state)
+                   state=state, text=c.text)
 
 
 LOGS = tuple(option for option, _ in LOG_KINDS)  # the job options that write fio's logs
@@ -147,8 +148,9 @@ class FioFlags(TestOptions):
         return f
 
     def stored(self, parsed: FioJobOptions, values: dict[str, Any]) -> dict[str, Any]:
-        job = Path(values["job"])
-        return {"job": {"file": str(job), "text": job.read_text(errors="replace")[:100_000]}}
+        # the text compiled and run, never the file read again by name: it may have been
+        # replaced since (by a link to a file only root may read, in a shared directory)
+        return {"job": {"file": str(values["job"]), "text": parsed.text[:100_000]}}
 
     def show(self, doc: dict, parsed: FioJobOptions, values: dict[str, Any], store: Any,
              outcomes: Sequence[Any], console: Console) -> tuple[list[str | dict], bool]:

@@ -26,6 +26,7 @@ from ..pending import Pending, phase_doc, saved_line
 from ..phase import Phase, PhaseResult
 from ..served import marker, stats
 from ..store import Store, StoreError, dumps
+from ..targets import child
 
 DONE = b"done\n"
 NBDKIT_GRACE_S = 60.0  # nbdkit finishes the requests in flight, then the plugin its stats
@@ -77,7 +78,8 @@ def pending(store_path: Path, run_id: int, rd: int, said: dict, rows: stats.Colu
 
 def start(store: Path, run_id: int, rd: int, work: Path) -> subprocess.Popen:
     """The keeper of a session; serve holds its pipe until `done`."""
-    return subprocess.Popen([sys.executable, "-m", __name__, str(store), str(run_id), str(rd), str(work)],
+    # -P: a module another user left in the working directory (/tmp) is not imported
+    return subprocess.Popen(child.python_module(__name__, str(store), str(run_id), str(rd), str(work)),
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True)
 
 

@@ -1,5 +1,7 @@
 """The processes a real-drive run starts (fio, blkdiscard, nvme format): they die with
-ssdlab, stop the way fio likes, and leave no work directory behind."""
+ssdlab, stop the way fio likes, and leave no work directory behind. And the Pythons ssdlab
+starts (a fleet's runs, serve's keeper, worker processes): never with the working
+directory on their module path (`python_module`, SAFE_PATH_ENV)."""
 
 from __future__ import annotations
 
@@ -9,10 +11,22 @@ import shutil
 import signal
 import stat
 import subprocess
+import sys
 import tempfile
 from typing import Callable
 
 WORKDIR_PREFIX = "ssdlab-fio-"
+# Python puts the working directory first on the module path of `python -m` and `-c` (as
+# multiprocessing's spawned workers are started): a module another user left there (in
+# /tmp, say) would be imported first, as whoever runs ssdlab, root included. -P, or this
+# variable in the child's environment, leaves it out (Python 3.11).
+SAFE_PATH_ENV = "PYTHONSAFEPATH"
+
+
+def python_module(module: str, *args: str) -> list[str]:
+    """The command running `python -m module args` in this interpreter, without the
+    working directory on its module path."""
+    return [sys.executable, "-P", "-m", module, *args]
 
 _prctl: Callable[..., int] | None
 try:

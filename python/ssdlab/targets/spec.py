@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from .. import units
+from .. import safe_path, units
 from ..errors import file_problem
 from .fio import nbd_uri
 from ..fioformat.jobfile import check_path
 
 Kind = Literal["sim", "profile", "device", "file", "nbd", "remote"]
 FILE_MIN = 4096 * 16  # a file target of at least 64 KiB
+MAX_PROFILE_BYTES = 1 << 20  # a profile file (the built-ins are a few KiB)
 
 _USER = r"(?:(?P<user>[A-Za-z0-9_][A-Za-z0-9._-]*)@)?"
 _HOST = r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?))"
@@ -81,13 +82,13 @@ class DriveSpec:
             return load_text(self.path)
         if self.kind != "profile":
             raise ValueError(f"{self.text}: not a simulated drive (sim:PROFILE or a profile .toml)")
+        # through no link another user owns: the parser's error would quote the file's text
+        data = safe_path.read_input(self.path, f"profile file '{self.text}'", MAX_PROFILE_BYTES)
         try:
-            return Path(self.path).read_text(encoding="utf-8")
+            return data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise ValueError(f"profile file '{self.text}' is not UTF-8 text (byte {e.object[e.start]:#04x} "
                              f"at offset {e.start}); save it as UTF-8") from None
-        except OSError as e:
-            raise ValueError(f"profile file '{self.text}': {e.strerror or e}") from None
 
     def key(self) -> str:
         """What the spec names, whatever names it (a drive given twice in one run): a

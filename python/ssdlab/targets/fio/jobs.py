@@ -89,10 +89,22 @@ def _version(fio: str, _ino: int, _mtime_ns: int, _size: int) -> str:
 def pick_engine(fio: str | None = None) -> str:
     """io_uring when fio has it and the kernel allows it (containers often forbid it),
     else libaio, else psync. `SSDLAB_FIO_ENGINE` forces one."""
+    return forced_engine() or _probe_engine(fio or fio_binary())
+
+
+_ENGINE_NAME = re.compile(r"[a-z0-9_]{1,32}")
+
+
+def forced_engine() -> str | None:
+    """SSDLAB_FIO_ENGINE (None when unset), checked: it goes into the job file as
+    ioengine=, where a newline would add any job option (exec_prerun runs a command)."""
     forced = os.environ.get("SSDLAB_FIO_ENGINE")
-    if forced:
-        return forced
-    return _probe_engine(fio or fio_binary())
+    if not forced:
+        return None
+    if not _ENGINE_NAME.fullmatch(forced):
+        raise ValueError(f"SSDLAB_FIO_ENGINE={forced!r}: not the name of an fio I/O engine (io_uring, libaio, "
+                         "psync, ...); unset it or name one")
+    return forced
 
 
 @lru_cache(maxsize=4)

@@ -91,6 +91,7 @@ class FioTarget(BaseTarget):
         self.where: Transport = (NbdExport(spec, self.fio) if spec.kind == "nbd"
                                  else transport.local(spec, plan))
         self._engine: str | None = self.where.engine
+        jobs.forced_engine()  # a bad SSDLAB_FIO_ENGINE is refused before anything runs
         if not plan:
             self._lock = self.where.lock().acquire()
 
@@ -244,7 +245,7 @@ class FioTarget(BaseTarget):
         mem = memory.plan_line(flat_phases, f"drive {self.spec}")  # what preflight would check
         if mem:
             lines.append(mem)
-        engine = self._engine or os.environ.get("SSDLAB_FIO_ENGINE") or "io_uring"
+        engine = self._engine or jobs.forced_engine() or "io_uring"
         i = 1
         for item in items:
             parts = (batch.runs(item) if isinstance(item, Batch) and self.where.batches

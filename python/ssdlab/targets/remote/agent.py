@@ -10,7 +10,8 @@ connection ends), with the rights of the ssh user and nothing more. It opens no 
 and reads no file but the drive's and its list's; a request it does not know is refused.
 
 It lives exactly as long as its connection: end of input (ssh gone, the client killed),
-SIGHUP or SIGTERM, or no message for SILENCE_S (the client pings every ssh.PING_S) stop
+SIGHUP or SIGTERM, no message for SILENCE_S (the client pings every ssh.PING_S), or more
+than MAX_WAITING requests sent without waiting for their answers (memory) stop
 the running phase the way Ctrl-C stops a local one (fio gets SIGINT and stops; fio also
 dies with the agent) and close the drive. A client's `interrupt` stops the phase and
 sends back what it recorded."""
@@ -36,6 +37,11 @@ from ..hostid import kernel_id, machine_id
 from .wire import PROTOCOL, Lines, dumps, identity_doc, loads, phase_of, result_doc
 
 SILENCE_S = 60.0
+# requests waiting for the one being answered: ssdlab's client sends one and waits for its
+# answers (at most a `close` comes while a stopped phase ends); a client that keeps sending
+# has the connection ended, rather than its requests (each up to wire.MAX_LINE) kept
+# without bound while a phase runs for hours
+MAX_WAITING = 4
 OPS = ("hello", "open", "identify", "check_writes", "preflight", "plan")  # and run, close
 
 
@@ -98,7 +104,22 @@ class Agent:
             if msg.get("op") == "interrupt":
                 self._stop_phase()
                 continue
+            if self.requests.qsize() >= MAX_WAITING:
+                self._say(f"the client sent more than {MAX_WAITING} requests without waiting for "
+                          "their answers (not ssdlab's protocol): connection ended")
+                self.gone = True
+                self.requests.put(None)
+                self._stop_phase()
+                return
             self.requests.put(msg)
+
+    @staticmethod
+    def _say(text: str) -> None:
+        """One line on stderr (ssh shows it to the client with the host's name)."""
+        try:
+            os.write(2, f"ssdlab: error: agent: {text}\n".encode())
+        except OSError:
+            pass
 
     def _stop_phase(self) -> None:
         with self.lock:
@@ -260,4 +281,4 @@ def main(allowed: AllowList, fio_memory_given: int | None = None) -> int:
     return Agent(inp, out, allowed, fio_memory_given).serve()
 
 
-__all__ = ["SILENCE_S", "Agent", "drive_key", "main"]
+__all__ = ["MAX_WAITING", "SILENCE_S", "Agent", "drive_key", "main"]
