@@ -64,7 +64,8 @@ def reaped(p: subprocess.Popen) -> Iterator[subprocess.Popen]:
 
 # The command with its drive replaced by a FakeTarget that sleeps in its random-write phase
 # (READY is created once the run holds a sample of it) and, with FILLER set, fills the
-# results disk after the fill phase; CHECKPOINT_S sets the runner's checkpoint interval.
+# results disk after the fill phase (with REMOVE set, removes that file then: the store);
+# CHECKPOINT_S sets the runner's checkpoint interval.
 FAKE_CLI = """
 import os, sys, time
 sys.path.insert(0, os.environ["TESTS_DIR"])
@@ -82,6 +83,8 @@ class Fake(FakeTarget):
             if phase.name == "random":
                 open(os.environ["READY"], "a").close()
         r = super().run(phase, slow)
+        if phase.name == "fill" and os.environ.get("REMOVE"):
+            os.unlink(os.environ["REMOVE"])
         if phase.name == "fill" and os.environ.get("FILLER"):
             with open(os.environ["FILLER"], "wb") as f:
                 try:

@@ -108,12 +108,43 @@ class Pending:
 NAME_TRIES = 100
 
 
+def from_store(store: Store, run_id: int, run: dict) -> Pending:
+    """Everything `store` holds of run `run_id` (`run`: its own fields), as a pending file's
+    document: its drives with their phases, metrics and statuses, and the run's status once
+    it has one. For a store whose file was removed or replaced while the run went on
+    (Store.gone): what was written to it is still read through the connection that wrote it."""
+    p = Pending(store.path, dict(run, id=run_id))
+    row = store.run(run_id)
+    if row["status"] not in ("running", "stale"):
+        p.doc["run"].update(status=row["status"], error=row["error"])
+    for drv in row["drives"]:
+        d = p.drive(drv["position"], drv["spec"], drv["identity"], drv["id"])
+        d["phases"] = [phase_doc(x["seq"], PhaseResult(Phase.model_validate(x["spec"]), x["series"], x["segments"],
+                                                       {**x["latency"], **(x["histogram"] or {})}, x["totals"]),
+                                 x["status"]) for x in store.phases(drv["id"])]
+        if drv["metrics"]:
+            d["metrics"] = drv["metrics"]
+        if drv["status"] not in ("running", "stale"):
+            d["status"] = drv["status"]
+    return p
+
+
 def saved_line(f: Path, error: BaseException) -> str:
     """The end of the one line that says where a pending file went: the file and the command
     that takes it back, once the store can be written again (room freed, when it was full)."""
     full = getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or "disk is full" in str(error)
     when = "free space, then" if full else "once the store can be written,"
     return f"saved to {f}; {when} `ssdlab results import {f}`"
+
+
+def save_saying(p: Pending, why: str, error: BaseException, what: str = "") -> tuple[Path | None, str]:
+    """Save `p`: (the file, or None when no place took it; the one line that says so: `why`,
+    then where `what` (what was recorded) went, or that it is lost)."""
+    try:
+        f = p.save()
+    except OSError as e:
+        return None, f"{why}, and no pending file could be written either ({e}): {what or 'it'} is lost"
+    return f, f"{why}: {what + ' is ' if what else ''}{saved_line(f, error)}"
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -5,7 +5,9 @@ also stored as `partial` every CHECKPOINT_S seconds, so a SIGKILL (nothing can b
 after it) loses at most those last seconds of it; an exception marks
 it `failed` (RunFailed: never a user error, as everything the user gave was checked before
 the run started). Store writes are shielded from Ctrl-C; when the store cannot be written,
-what was measured goes to a pending file (pending.py) and the run stops."""
+or its path no longer names the file the run writes (removed, or replaced by another file,
+while the run went on: checked after each write), what was measured goes to a pending file
+(pending.py) and the run stops."""
 
 from __future__ import annotations
 
@@ -19,9 +21,9 @@ import numpy as np
 
 from . import interrupts
 from .methodology import Options, Test, get
-from .pending import Pending, phase_doc, saved_line
+from .pending import Pending, from_store, phase_doc, save_saying
 from .phase import Batch, Interrupted, OnSample, Phase, PhaseResult, Sample, flat
-from .store import Store
+from .store import Store, StoreError
 from .targets.base import Target
 
 
@@ -53,8 +55,10 @@ class StoreWriteFailed(RuntimeError):
 
 class Recorder:
     """The store writes of one run. Each is shielded from Ctrl-C (a phase is stored whole
-    or the interrupt waits). When a write fails, it and every later one go to a pending
-    file, and StoreWriteFailed says where (once: the cleanup after it does not raise)."""
+    or the interrupt waits). When a write fails, or the store's path no longer names the file
+    it went to (Store.gone), it and every later one go to a pending file (in the second case
+    with everything the run wrote before), and StoreWriteFailed says where (once: the cleanup
+    after it does not raise)."""
 
     def __init__(self, store: Store, run_id: int, run: dict):
         self.store = store
@@ -68,29 +72,52 @@ class Recorder:
                raise_: bool = True) -> Any:
         with interrupts.shielded():
             if self.pending is None:
-                try:
-                    return fn()
-                except (sqlite3.Error, OSError) as e:
-                    self.pending = Pending(self.store.path, self.run)
-                    for pos, (spec, ident, rd) in self.drives.items():
-                        self.pending.drive(pos, spec, ident, rd)
-                    keep(self.pending)
-                    self._save(f"cannot write results store {self.store.path} ({e}); {what}", e)
-                    if raise_:
-                        raise self.stored_failure() from None
-                    return None
+                # checked before the write too: the store's -wal file, which the write would
+                # go to, is by then the one of the file that replaced it
+                if (gone := self.store.gone()) is not None:
+                    self._salvage(gone, keep, wrote=False)
+                else:
+                    try:
+                        out = fn()
+                    except (sqlite3.Error, OSError) as e:
+                        self.pending = Pending(self.store.path, self.run)
+                        for pos, (spec, ident, rd) in self.drives.items():
+                            self.pending.drive(pos, spec, ident, rd)
+                        keep(self.pending)
+                        self._fail(f"cannot write results store {self.store.path} ({e}); {what}", e)
+                    else:
+                        if (gone := self.store.gone()) is None:
+                            return out
+                        self._salvage(gone, keep, wrote=True)
+                if raise_:
+                    raise self.stored_failure() from None
+                return None
             keep(self.pending)
-            self._save("")
+            try:
+                self.pending.save()
+            except OSError:
+                pass  # the line of the write that started the pending file says where it is
             return None
 
-    def _save(self, why: str, error: BaseException | None = None) -> None:
+    def _salvage(self, gone: str, keep: Callable[[Pending], object], wrote: bool) -> None:
+        """The store's path no longer names the file written so far: the whole run, read back
+        through the connection that wrote it, and this write (`wrote`: made already, so read
+        back with the rest), to a pending file."""
+        why = f"results store {self.store.path} was {gone} while run {self.run_id} went on"
         try:
-            f = self.pending.save()  # type: ignore[union-attr]
-            msg = f"{why}: {saved_line(f, error)}" if error is not None else ""
-        except OSError as e:
-            msg = f"{why}, and no pending file could be written either ({e}): it is lost"
-        if why:
-            self.failure = StoreWriteFailed(msg)
+            self.pending = from_store(self.store, self.run_id, self.run)
+        except (StoreError, sqlite3.Error, OSError) as e:  # not even read back: what this run holds
+            why = f"{why} (and it cannot be read back: {e})"
+            self.pending, wrote = Pending(self.store.path, self.run), False
+            for pos, (spec, ident, rd) in self.drives.items():
+                self.pending.drive(pos, spec, ident, rd)
+        if not wrote:
+            keep(self.pending)
+        self._fail(why, StoreError(why), "what the run recorded")
+
+    def _fail(self, why: str, error: BaseException, what: str = "") -> None:
+        _, msg = save_saying(self.pending, why, error, what)  # type: ignore[arg-type]
+        self.failure = StoreWriteFailed(msg)
 
     def stored_failure(self) -> StoreWriteFailed:
         """The failure of the write that started the pending file (once one did)."""
@@ -115,8 +142,8 @@ class Recorder:
     def checkpoint(self, rd: int | None, seq: int, res: PhaseResult) -> None:
         """The running phase so far, stored as `partial` (its final result replaces it).
         Not once the store has failed: the pending file keeps what the run ends with."""
-        if self.pending is not None or rd is None:
-            return
+        if self.pending is not None or rd is None or self.store.gone() is not None:
+            return  # (a store gone: the phase's end saves the run to a pending file)
         with interrupts.shielded():
             try:
                 self.store.add_phase(rd, seq, res, "partial")

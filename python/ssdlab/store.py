@@ -191,6 +191,7 @@ class Store:
                 self.db = self._open_theirs()
             else:
                 self.db, self.read_only = store_reading.open_own(self._connect, self._uri_path)
+            self._opened = _file_id(self.real)  # the file the connection writes (`gone`)
             self._steady(self._check_ours)  # before the journal mode is set: another program's file is left as it is
             if not self.read_only:
                 try:
@@ -322,6 +323,16 @@ class Store:
         if ok != "ok":
             raise StoreError(damage_hint(self.path, ok))
         check_free(self.path)
+
+    def gone(self) -> str | None:
+        """How the path stopped naming the file opened (its writes then reach a file no later
+        command reads), when it did; None while it names it, or when that cannot be told."""
+        try:
+            return None if _file_id(self.path) == self._opened else "replaced by another file"
+        except FileNotFoundError:
+            return "removed or moved away"
+        except OSError:
+            return None
 
     def close(self) -> None:
         self.db.close()
@@ -574,6 +585,11 @@ class Store:
         return {"id": x["id"], "position": x["position"], "spec": x["spec"],
                 "identity": json.loads(x["identity"]), "status": x["status"],
                 "metrics": self.metrics(x["id"])}
+
+
+def _file_id(path: str | Path) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
 
 
 def is_gone(run: dict) -> bool:

@@ -89,3 +89,12 @@ def test_a_simulated_review_plan_is_the_phase_tables(tmp_path):
 def test_a_review_without_plan_still_needs_its_report_directory():
     r = _invoke("review", "--drive", "sim:tlc-256")
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "--out" in r.stderr
+
+
+def test_a_review_plan_shows_the_quick_tests_repeated_cycle_once(tmp_path):
+    drive = f"file:{tmp_path / 'drive.bin'}:2G"
+    r = _invoke("review", "--drive", drive, "--plan", "--seconds", "1")
+    assert r.exit_code == 0, r.output
+    quick = r.stdout.split("# ---- review: quick\n")[1].split("# ---- review: ")[0]
+    assert len(quick.splitlines()) < 45, quick  # the AS SSD cycle's every phase was a line: over 80
+    assert quick.count("\tasssd_seq_read") == 1 and "\trepeat #2..#5\t\tthe 10 phases " in quick

@@ -1,5 +1,6 @@
 """`run TEST --plan` on a real drive: read like `review --plan`: the verdict and the estimate
-first, the device once, each phase a line (a quick test's repeats as one); every fio job
+first, the device once, each phase a line (a quick test's repeats as one, a repeated cycle
+of phases once and a row for its repeats); every fio job
 file and command with `--fio-jobs`, and in --json always (docs/cli.md "--plan")."""
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def test_a_quick_plan_of_a_file_target_is_its_verdict_device_and_phases(tmp_path
     rows = [x.split("\t") for x in lines if not x.startswith("#")]
     names = [row[1] for row in rows]
     assert names[:3] == ["purge", "test_file", "cdm_seq1m_q8t1_read#0..#5"]  # repeats: one line
-    assert all(row[2] in ("purge", "io", "idle") for row in rows)
+    assert all(row[2] in ("purge", "io", "idle") for row in rows if not row[1].startswith("repeat #"))
     assert not f.exists()  # planned, nothing made
 
 
@@ -64,3 +65,22 @@ def test_fio_jobs_goes_with_plan(tmp_path):
                 "--db", str(tmp_path / "r.sqlite"))
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "--fio-jobs goes with --plan" in r.stderr
     assert not (tmp_path / "r.sqlite").exists() and not (tmp_path / "d.bin").exists()
+
+
+def test_a_quick_plan_shows_a_repeated_cycle_of_phases_once_and_a_row_for_its_repeats(tmp_path):
+    """AS SSD's part of a quick test runs its 10 phases 5 times: they show once, then one
+    row that stands for the 40 other phases (its first column: their numbers)."""
+    drive = f"file:{tmp_path / 'drive.bin'}:2G"
+    r = _invoke("run", "quick", "--drive", drive, "--plan")
+    assert r.exit_code == 0, r.output
+    assert len(r.stdout.splitlines()) < 50, r.stdout  # the cycle's every phase was a line: over 80
+    rows = [x.split("\t") for x in r.stdout.splitlines() if not x.startswith("#")][1:]  # past the header
+    names = [row[1] for row in rows]
+    assert names.count("asssd_seq_read#1") == 1 and not any(n.startswith("asssd_seq_read#2") for n in names)
+    (i,) = [k for k, row in enumerate(rows) if row[1].startswith("repeat")]
+    first = int(rows[i - 10][0])
+    assert rows[i - 10][1] == "asssd_interval_1" and rows[i - 1][1] == "asssd_access_write#1"
+    assert rows[i] == [f"{first + 10}..{first + 49}", "repeat #2..#5", "",
+                       f"the 10 phases {first}..{first + 9} again, 4 more times"]
+    (p,) = json.loads(_invoke("run", "quick", "--drive", drive, "--plan", "--json").stdout)["plan"]
+    assert len(p["phases"]) == first + 50 and p["phases"][-1]["name"] == "asssd_access_write#5"  # numbered right

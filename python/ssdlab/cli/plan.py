@@ -6,6 +6,7 @@ plan in full (every fio job file and command) with `run TEST --plan --fio-jobs`.
 from __future__ import annotations
 
 import itertools
+import re
 import shlex
 import sys
 from typing import Any
@@ -130,7 +131,10 @@ def show_review(tests: list[dict], drives: list[dict]) -> None:
 
 def phase_rows(phases: list[dict]) -> list[list[Any]]:
     """A table row per phase, the repeats of one (NAME#0, NAME#1, ... alike) as one row
-    `NAME#0..#5`: a quick test repeats each of its tests."""
+    `NAME#0..#5`: a quick test repeats each of its tests; and a cycle of phases repeated
+    (a quick test's AS SSD part: its phases, then again, numbered 1 to 5) as its first
+    cycle and one row for the rest: `95..134  repeat #2..#5    the 10 phases 85..94 again,
+    4 more times` (the first column: the phases it stands for)."""
     rows: list[list[Any]] = []
     for i, ph in enumerate(phases):
         name, what = ph["name"], describe(ph)
@@ -139,7 +143,45 @@ def phase_rows(phases: list[dict]) -> list[list[Any]]:
             rows[-1][1] = f"{rows[-1][1].split('..')[0]}..#{k}"
             continue
         rows.append([i, name, ph["kind"], what])
-    return rows
+    return _cycles(rows, len(phases))
+
+
+def _cycle_key(row: list[Any]) -> tuple:
+    """A row as its cycle's rows compare: its name without its cycle's number."""
+    return (_NUMBERED.sub("", str(row[1] or "")), row[2], row[3])
+
+
+_NUMBERED = re.compile(r"\d+$")
+
+
+def _cycles(rows: list[list[Any]], n_phases: int) -> list[list[Any]]:
+    """Rows with each run of a repeated cycle (of 2 or more rows) as its first cycle and one
+    row for the others; where cycles of several lengths repeat, the one that covers most."""
+    keys = [_cycle_key(r) for r in rows]
+    out: list[list[Any]] = []
+    j = 0
+    while j < len(rows):
+        best_len, best_times = 0, 1
+        for size in range(2, (len(rows) - j) // 2 + 1):
+            times = 1
+            while keys[j + times * size:j + (times + 1) * size] == keys[j:j + size]:
+                times += 1
+            if times > 1 and size * times > best_len * best_times:
+                best_len, best_times = size, times
+        if not best_len:
+            out.append(rows[j])
+            j += 1
+            continue
+        out += rows[j:j + best_len]
+        after = j + best_len * best_times
+        first, last = rows[j + best_len][0], (rows[after][0] if after < len(rows) else n_phases) - 1
+        nums = [_NUMBERED.search(str(rows[j + c * best_len][1] or "")) for c in (1, best_times - 1)]
+        name = "repeat" + (f" #{nums[0].group()}..#{nums[1].group()}" if all(nums) else "")  # type: ignore[union-attr]
+        more = best_times - 1
+        out.append([f"{first}..{last}", name, "",
+                    f"the {best_len} phases {rows[j][0]}..{first - 1} again, {more} more time{'s' if more != 1 else ''}"])
+        j = after
+    return out
 
 
 SHOWN_POINTS = 100  # rows of `sweep --plan`'s table; --json lists every point

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..pending import Pending, phase_doc, saved_line
+from ..pending import Pending, phase_doc, save_saying
 from ..phase import Phase, PhaseResult
 from ..served import marker, stats
 from ..store import Store, StoreError, dumps
@@ -137,11 +137,7 @@ def keep(store_path: Path, run_id: int, rd: int, said: dict, rows: stats.Columns
     except (StoreError, sqlite3.Error, OSError) as e:
         why = f"ssdlab serve (run {run_id}) {ended} and cannot write results store {store_path} ({e})"
         cause: BaseException = e
-    try:
-        f = pending(store_path, run_id, rd, said, rows, status, error).save()
-    except OSError as e:
-        return None, f"{why}, and no pending file could be written either ({e}): what it recorded is lost"
-    return f, f"{why}: what it recorded is {saved_line(f, cause)}"
+    return save_saying(pending(store_path, run_id, rd, said, rows, status, error), why, cause, "what it recorded")
 
 
 def main(argv: list[str]) -> None:

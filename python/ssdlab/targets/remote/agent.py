@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import signal
 import socket
 import threading
@@ -200,15 +201,25 @@ class Agent:
             t.check_writes()
             return True
         if op in ("preflight", "plan"):
-            phases = [limits.check(phase_of(p), self.fio_memory) for p in msg.get("phases") or []]
+            # a plan says what a run would meet on fio's memory in its `# fio memory:` line
+            phases = [limits.check(phase_of(p), self.fio_memory, memory=op != "plan") for p in msg.get("phases") or []]
             if any(p.kind == "replay" for p in phases):
                 raise ValueError("trace replay on a drive on another host is not supported (the "
                                  "trace would have to be on that host); run it there")
             if op == "plan":
-                return t.plan(phases)
+                return self._plan(t, phases)
             t.preflight(phases)
             return True
         raise AssertionError(op)
+
+    def _plan(self, t: FioTarget, phases: list) -> str:
+        """The drive's plan, its `# fio memory:` line the agent's own: what it lets a phase take
+        (its owner's --fio-memory, else half of what the host has available), not what the
+        host has."""
+        line, text = limits.plan_line(phases, self.fio_memory), t.plan(phases)
+        if line is None:  # no io phase: no such line either
+            return text
+        return re.sub(f"(?m)^{re.escape(fio_memory.PLAN_PREFIX)}.*$", lambda _: line, text, count=1)
 
     def _spec(self, msg: dict) -> DriveSpec:
         spec = parse_local(msg.get("spec"))

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Callable
 
-from ..fio.memory import kb_field, available, buffers, footprint, logs, size
+from ..fio.memory import PLAN_PREFIX, PLAN_REFUSED, kb_field, available, buffers, footprint, largest, logs, size
 
 HOST_SHARE = 0.5
 
@@ -75,5 +75,5 @@ class Watch:
         self.thread.join()
 
 
-__all__ = ["HOST_SHARE", "Watch", "available", "bound", "buffers", "children_rss", "footprint", "logs", "size",
-           "whose"]
+__all__ = ["HOST_SHARE", "PLAN_PREFIX", "PLAN_REFUSED", "Watch", "available", "bound", "buffers", "children_rss",
+           "footprint", "largest", "logs", "size", "whose"]

@@ -16,8 +16,10 @@ may grow it no faster than ssdlab's own tests do by much, and not without end.
   agent watches what fio takes (a drive slower than that runs longer) and stops it past
   the same bound.
 
-A phase over any is refused with one line before it runs (checked by `preflight` and
-`plan` too, so a run is refused before anything is stored)."""
+A phase over any is refused with one line before it runs (checked by `preflight` too, so
+a run is refused before anything is stored). `plan` refuses a phase over the first two the
+same way, and for fio's memory says in its `# fio memory:` line what the agent lets a phase
+take, or the refusal a run would meet (`plan_line`)."""
 
 from __future__ import annotations
 
@@ -30,9 +32,9 @@ MAX_SEGMENTS = 1_000_000
 MAX_RATE = 10**10  # bytes a second: more than a drive moves, to bound a phase that stops on time
 
 
-def check(p: Phase, fio_memory_given: int | None = None) -> Phase:
-    """`p`, or ValueError when it asks for more than the agent keeps (or lets fio take:
-    `fio_memory_given` by the host's owner, else half of what the host has available)."""
+def check(p: Phase, fio_memory_given: int | None = None, memory: bool = True) -> Phase:
+    """`p`, or ValueError when it asks for more than the agent keeps (or, `memory`, lets fio
+    take: `fio_memory_given` by the host's owner, else half of what the host has available)."""
     what = f"phase {p.name or p.kind}"
     if p.sample_interval_s < MIN_INTERVAL_S:
         raise ValueError(f"{what}: a sample every {p.sample_interval_s:g} s: this host's agent takes one at "
@@ -44,16 +46,43 @@ def check(p: Phase, fio_memory_given: int | None = None) -> Phase:
                              f"(in {'its stop_bytes' if p.stop_bytes is not None else 'its stop_seconds at 10 GB/s'}"
                              f"): this host's agent records at most {MAX_SEGMENTS} in a phase; ask for larger "
                              "segment_bytes")
-        need, may = fio_memory.footprint(p), fio_memory.bound(fio_memory_given)
-        if need > may:
-            logs = ("" if fio_memory.logs(p) * 10 < need else " and its logs over stop_seconds" if p.stop_seconds
-                    else f" and its logs over stop_bytes at {fio_memory.size(jobs.slowest_bps(p.block_size))}/s")
-            raise ValueError(f"{what}: fio would take about {fio_memory.size(need)} of this host's memory "
-                             f"(jobs x queue_depth x block_size of I/O buffers{logs}): this host's agent "
-                             f"lets a phase take at most {fio_memory.size(may)} "
-                             f"({fio_memory.whose(fio_memory_given)}); ask for fewer jobs, a lower "
-                             "queue_depth, smaller blocks or a shorter stop_seconds")
+        why = memory_refusal(p, fio_memory_given) if memory else None
+        if why is not None:
+            raise ValueError(why)
     return p
 
 
-__all__ = ["MAX_RATE", "MAX_SEGMENTS", "MIN_INTERVAL_S", "check"]
+def memory_refusal(p: Phase, fio_memory_given: int | None = None) -> str | None:
+    """The line an io phase whose fio would take more than the agent lets it is refused
+    with (None: it fits)."""
+    need, may = fio_memory.footprint(p), fio_memory.bound(fio_memory_given)
+    if need <= may:
+        return None
+    logs = ("" if fio_memory.logs(p) * 10 < need else " and its logs over stop_seconds" if p.stop_seconds
+            else f" and its logs over stop_bytes at {fio_memory.size(jobs.slowest_bps(p.block_size))}/s")
+    return (f"phase {p.name or p.kind}: fio would take about {fio_memory.size(need)} of this host's memory "
+            f"(jobs x queue_depth x block_size of I/O buffers{logs}): this host's agent "
+            f"lets a phase take at most {fio_memory.size(may)} "
+            f"({fio_memory.whose(fio_memory_given)}); ask for fewer jobs, a lower "
+            "queue_depth, smaller blocks or a shorter stop_seconds")
+
+
+def plan_line(phases: list[Phase], fio_memory_given: int | None = None) -> str | None:
+    """The agent's plan's line on fio's memory: the largest io phase's estimate against the
+    most the agent lets a phase take, or the refusal a run would meet (the first phase over
+    it, as `check` refuses it). None without io phases."""
+    big = fio_memory.largest(phases)
+    if big is None:
+        return None
+    for p in phases:
+        why = memory_refusal(p, fio_memory_given) if p.kind == "io" else None
+        if why is not None:
+            return fio_memory.PLAN_REFUSED + why
+    p, need = big
+    return (f"{fio_memory.PLAN_PREFIX}about {fio_memory.size(need)} for its largest phase, {p.name or p.kind} "
+            f"({fio_memory.size(fio_memory.buffers(p))} of I/O buffers, {fio_memory.size(fio_memory.logs(p))} of "
+            f"logs); this host's agent lets a phase take at most {fio_memory.size(fio_memory.bound(fio_memory_given))} "
+            f"({fio_memory.whose(fio_memory_given)})")
+
+
+__all__ = ["MAX_RATE", "MAX_SEGMENTS", "MIN_INTERVAL_S", "check", "memory_refusal", "plan_line"]

@@ -26,6 +26,7 @@ from ..base import BaseTarget, Capabilities
 from ...phase import Batch, Identity, Interrupted, OnSample, Phase, PhaseResult, flat
 from ..guard import locks, safety
 from . import ssh
+from ..fio import memory
 from ..fio.target import planned, writes
 from ..spec import DriveSpec
 from ..fio.failure import FioFailed
@@ -107,15 +108,17 @@ class RemoteTarget(BaseTarget):
             raise Malformed(f"a {kind} answer to {op}")
         return value
 
-    def _error(self, doc: dict) -> Exception:
-        text = printable(str(doc.get("error") or "failed"))
+    def _named(self, text: str) -> str:
+        """An agent's line about the drive, naming it as --drive does (which says where)."""
         agent_spec = self.rs.local_text
-        if agent_spec in text:  # its name on that host: give it ours, which says where
-            text = text.replace(agent_spec, self.spec, 1)
-        elif self.rs.path in text:
-            text = text.replace(self.rs.path, self.spec, 1)
-        else:
-            text = f"{self.spec}: {text}"
+        if agent_spec in text:  # its name on that host: give it ours
+            return text.replace(agent_spec, self.spec, 1)
+        if self.rs.path in text:
+            return text.replace(self.rs.path, self.spec, 1)
+        return f"{self.spec}: {text}"
+
+    def _error(self, doc: dict) -> Exception:
+        text = self._named(printable(str(doc.get("error") or "failed")))
         kind = doc.get("type")
         if kind == "locked":
             return safety.DeviceLocked(text)
@@ -190,9 +193,12 @@ class RemoteTarget(BaseTarget):
                 self._refuse_without_consent()
             except safety.UnsafeTarget as e:
                 text = re.sub(r"(?m)^# safety: .*$", f"# safety: a run would be REFUSED: {e}", text, count=1)
-        head = (f"# remote: {self.spec} over ssh (`{' '.join(self.command)}`): the checks and the "
-                f"commands below run on {printable(self.host.hostname) or self.rs.host} as uid "
-                f"{self.host.uid}\n")
+        # the refusal a run would meet on fio's memory, as the run's error names the drive
+        refused = re.escape(memory.PLAN_REFUSED)
+        text = re.sub(f"(?m)^{refused}(.*)$", lambda m: memory.PLAN_REFUSED + self._named(m.group(1)), text, count=1)
+        # (a plan shows its commands only with --fio-jobs: this line holds either way)
+        head = (f"# remote: {self.spec} over ssh (`{' '.join(self.command)}`): its checks and every command "
+                f"of its plan run on {printable(self.host.hostname) or self.rs.host} as uid {self.host.uid}\n")
         return head + text
 
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:

@@ -1,0 +1,99 @@
+"""A results store removed or replaced while a run goes on: the run's writes would land in
+a file no command reads again, so the whole run (what was written to the old file too) goes
+to a pending file, one line says where and how to import it, and the command fails."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import clirun
+import pytest
+
+from ssdlab.methodology import Options
+from ssdlab.pending import read
+from ssdlab.runner import Hooks, StoreWriteFailed, run_test
+from ssdlab.store import Store
+
+pytest.importorskip("ssdlab._sim")
+
+from drives import SMALL  # noqa: E402
+from ssdlab.targets import open_target  # noqa: E402
+
+
+class AfterPurge(Hooks):
+    """Does `then` once the run's first phase (the purge) is stored."""
+
+    def __init__(self, then):
+        self.then = then
+
+    def phase_end(self, result):
+        if result is not None and result.phase.kind == "purge":
+            self.then()
+
+
+def run_losing_the_store(db: Path, then) -> StoreWriteFailed:
+    store = Store(db)
+    target = open_target("sim:tlc-256", overrides=SMALL)
+    with pytest.raises(StoreWriteFailed) as e:
+        run_test(store, "consistency", [("sim:tlc-256", target)], Options(seconds=2), {"test": "consistency"},
+                 hooks=AfterPurge(then))
+    store.close()
+    return e.value
+
+
+def test_a_store_removed_mid_run_saves_the_whole_run_to_a_pending_file(tmp_path):
+    db = tmp_path / "r.sqlite"
+    err = str(run_losing_the_store(db, lambda: [f.unlink() for f in tmp_path.glob("r.sqlite*")]))
+    (pending,) = tmp_path.glob("r.sqlite.run1-*.pending.json")
+    assert err.startswith(f"results store {db} was removed or moved away while run 1 went on: what the run "
+                          f"recorded is saved to {pending}; once the store can be written, "
+                          f"`ssdlab results import {pending}`"), err
+    assert "\n" not in err
+    assert not db.exists()  # not made again by the run
+    doc = read(pending)
+    assert doc["status"] == "failed" and doc["drives"][0]["status"] == "failed"
+    # the purge went to the removed file before the removal: kept all the same
+    assert [(seq, st, res.phase.name) for seq, st, res in doc["drives"][0]["phases"]] == [
+        (0, "complete", "purge"), (1, "complete", "fill")]
+    fill = doc["drives"][0]["phases"][1][2]
+    r = clirun.cli("results", "import", str(pending), "--db", str(db), timeout=60)
+    assert r.returncode == 0 and r.stdout == f"imported 2 phases into run 1 in {db}\n", r.stderr
+    store = Store(db, create=False)
+    ph = store.phases(store.run(1)["drives"][0]["id"])
+    assert [x["name"] for x in ph] == ["purge", "fill"]
+    assert ph[1]["segments"]["mbps"].tolist() == fill.segments["mbps"].tolist() and len(fill.segments["mbps"]) > 3
+    assert ph[1]["totals"] == json.loads(json.dumps(fill.totals))
+
+
+def test_a_store_replaced_mid_run_leaves_the_new_file_alone_and_saves_the_run(tmp_path):
+    db, other = tmp_path / "r.sqlite", tmp_path / "other.sqlite"
+    theirs = Store(other)
+    theirs.create_run("fill", {}, "theirs")
+    theirs.close()
+
+    def replace() -> None:  # e.g. a new store made where the old one was removed
+        for f in tmp_path.glob("r.sqlite*"):
+            f.unlink()
+        os.replace(other, db)
+
+    err = str(run_losing_the_store(db, replace))
+    (pending,) = tmp_path.glob("r.sqlite.run1-*.pending.json")
+    assert f"results store {db} was replaced by another file while run 1 went on" in err, err
+    store = Store(db, create=False)
+    assert [(r["id"], r["testbed"]) for r in store.runs()] == [(1, "theirs")]  # untouched
+    r = clirun.cli("results", "import", str(pending), "--db", str(db), timeout=60)
+    assert r.returncode == 0 and r.stdout == f"imported 2 phases into run 2 in {db}\n", r.stderr
+
+
+def test_the_command_of_a_run_whose_store_was_removed_fails_naming_the_pending_file(tmp_path):
+    db = tmp_path / "r.sqlite"
+    p = clirun.fake_cli(tmp_path / "ready", "run", "consistency", "--drive", "fake:a", "--seconds", "3",
+                        "--db", str(db), env={"REMOVE": str(db)})
+    with clirun.reaped(p):
+        out, err = p.communicate(timeout=120)
+    (pending,) = tmp_path.glob("r.sqlite.run1-*.pending.json")
+    assert p.returncode == 1 and "stored as run" not in out, (out, err)
+    assert err.count("\n") == 1 and "was removed or moved away while run 1 went on" in err, err
+    assert f"saved to {pending}; once the store can be written, `ssdlab results import {pending}`" in err
