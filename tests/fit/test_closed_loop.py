@@ -7,7 +7,10 @@ outside the fingerprint, and every figure agrees within 10 %. A trial drive keep
 dies at fewer blocks (fit/space.py scaled), so one die makes every trial after the die-count
 scan half a two-die drive's, and the held-out tests run on half the drive: the test takes
 about a quarter less CPU than with the 32 GB two-die drive it had before (131 trials
-against 140; the scan's 8- and 16-die trials cost the same)."""
+against 140; the scan's 8- and 16-die trials cost the same). The fit's seed is 5: while a
+trial's fill segments were at least 64 MiB (some 75 on the 5 GB trial drive, the run's 160),
+the twin from seeds 5, 6 and 7 kept a cache 10 % large and missed CrystalDiskMark's random
+4 KiB figures by 14-17 % (its 1 GiB test file just past the cache); seeds 3 and 4 passed."""
 
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ HELD = {"consistency": ["--seconds", "600"],  # steady state from about 450 s
 def test_a_twin_fitted_to_a_fingerprint_predicts_other_tests(tmp_path):
     hidden = perturbed("tlc-256", 1, BASE)
     loop = closed_loop(tmp_path, "tlc-256", hidden, ["--seconds", "300", "--interval", "30"],
-                       ["--start", "tlc-256", "--params", SEARCHED, "--trials", "80", "--no-crossval", "--seed", "3"],
+                       ["--start", "tlc-256", "--params", SEARCHED, "--trials", "80", "--no-crossval", "--seed", "5"],
                        HELD, timeout=900)
     assert len(loop.rows) == 18
     assert loop.passed, f"twin vs hidden drive (within {WITHIN:.0%}):\n{table(loop)}"

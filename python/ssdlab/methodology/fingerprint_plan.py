@@ -38,7 +38,19 @@ FILL_SEGMENTS = TRIAL_SEGMENTS  # at least this many fill segments (so a replay'
 # 1.875 %; each share holds a segment of any run and any replay): a cache of a few tenths of a
 # percent of the drive, which the 2.5 % points average away
 HEAD_SHARES = tuple(k / TRIAL_SEGMENTS for k in (1, 2, 3))
-MIN_SEGMENT = 64 * 2**20  # a replay's shortest: the write buffer's head start stays a few % of one
+# a replay's shortest segment. Its segments are a 160th of its area, as a run's are (the run's
+# own: a 160th under 160 GB): the cache's end is known to a segment, and `slc_cache_share`'s
+# tolerance is one of the run's (resolution_of), so a replay with coarser segments reads the
+# share in steps larger than its tolerance, a loss of plateaus and walls that the steps cannot
+# descend and the size correction (a ratio at one point) cannot map. The floor was 64 MiB: a
+# one-die 16 GB drive's 5 GB trial drive had 74 segments, its cache share read in steps of 2.2
+# tolerances (a cache of 0.0648 of the area read 0.0592, one of 0.0617 read 0.0625), and the
+# closed loop's twin kept a cache 10 % large from 3 of 5 fit seeds (CrystalDiskMark's random
+# 4 KiB figures up to 17 % high, its 1 GiB test file just past the cache). The floor keeps
+# the write buffer's head start (up to 8 MiB in the built-in profiles) within half of a first
+# segment; it is a smooth ratio between the sizes, which the size correction takes out (on
+# that closed loop's drive it corrects `cache_write_head_mbps_by_share[0.00625]`, the first)
+MIN_SEGMENT = 16 * 2**20
 # where the fill's pages land on the dies depends on what the writes before it left half done
 # (the write buffer's partial stripe): a replay's writes before the fill move as many bytes as
 # the run's, modulo this (a multiple of any stripe: dies x planes x a program unit of 16 KiB
