@@ -335,6 +335,17 @@ impl Live {
 
 /// The time from `req` to the next I/O of its direction its job's rate allows (ns; 0:
 /// no rate), linear or, with rate_process=poisson, drawn from `rng_state`.
+/// A job with a rate (fio's should_check_rate): each of its directions' next due time (0
+/// for one without a rate: always due), and now (after a think time); None without rates.
+pub(crate) fn rate_due(spec: &JobSpec, l: &Live, t: u64) -> Option<([u64; 2], u64)> {
+    let rated = |d: usize| spec.rate_bps[d] > 0 || spec.rate_iops[d] > 0;
+    if !(rated(0) || rated(1)) {
+        return None;
+    }
+    let at = |d: usize| if rated(d) { l.rate_at[d] } else { 0 };
+    Some(([at(0), at(1)], t.max(l.not_before)))
+}
+
 pub(crate) fn rate_gap(spec: &JobSpec, req: Req, rng_state: &mut u64) -> f64 {
     let mut g = 0f64;
     if spec.rate_bps[req.dir] > 0 {
