@@ -2,7 +2,9 @@
 sizes and offsets given as a percentage of the drive (filesetup.c get_start_offset,
 setup_files): a percentage `offset` or `offset_increment` puts each job at
 `offset + k * offset_increment` aligned up to `offset_align` (default: the job's smallest
-block size); `io_size=N%` is N % of the job's region; a percentage is a whole number.
+block size); `io_size=N%` is N % of the job's region; a percentage is a whole number;
+and holes (`rw=read:N`) that wrap only in a region that starts at 0 (io_u.c
+get_next_seq_offset).
 Compared with fio 3.33 reading a sparse file of the simulated drive's size (its offsets from
 a latency log with log_offset=1)."""
 
@@ -50,6 +52,9 @@ CASES = {
     "min-bs": "[a]\nrw=read\nbs=8k,4k\nsize=64k\noffset=37%\n",
     # a byte offset with a percentage increment is aligned too
     "byte-offset": "[a]\nrw=read\nbs=64k\nsize=128k\noffset=1000\nnumjobs=2\noffset_increment=10%\n",
+    # holes: a region that starts past 0 ends its pass at the device's end, no wrap (fio
+    # compares the offset from the region's start with the device's size): 7 and 4 reads
+    "holes-no-wrap": "[a]\nrw=read:1g\nbs=4k\noffset=1g\nnumjobs=2\noffset_increment=3g\n",
     # io_size=N%: N % of the job's region (here 1 MiB), not of the drive
     "io_size-pct": "[a]\nrw=read\nbs=4k\nsize=1m\nio_size=50%\n",
 }

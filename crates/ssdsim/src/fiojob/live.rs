@@ -197,7 +197,9 @@ impl Live {
             u64::MAX
         };
         let mut stream = Stream::new(s);
-        stream.dev_room = user_bytes.saturating_sub(s.offset);
+        // fio's get_next_seq_offset compares the offset from the region's start with the
+        // device's size: a region that starts past 0 ends its pass before any wrap
+        stream.dev_room = user_bytes;
         // fio's verify log: in write order under a random map (drawn again from the pass's
         // stream, but for zoned jobs, whose offsets the zone rules move), else sorted
         let pieces = (s.verify.is_some() && (s.write || s.trimwrite)).then(|| {

@@ -37,9 +37,10 @@ pub struct Stream {
     /// Offsets past the region's end wrap to its start (time_based, zonemode=zbd) instead
     /// of ending the pass.
     pub wrap: bool,
-    /// Bytes from the region's start to the device's end: a sequential run with holes
-    /// (`rw=write:4k`) wraps to the region's start only past the device's end (fio's
-    /// real_file_size); past the region's end short of it, the pass is over.
+    /// The device's size: a sequential run with holes (`rw=write:4k`) wraps to the region's
+    /// start once its offset from the region's start is past it (fio's get_next_seq_offset
+    /// compares that offset with real_file_size), so only a region that starts at 0 and
+    /// ends with the device wraps; past the region's end short of it, the pass is over.
     pub dev_room: u64,
     /// fio's random map, when an I/O may cover several blocks (block sizes that differ, or
     /// larger than blockalign): the blocks covered this pass.
