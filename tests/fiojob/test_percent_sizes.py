@@ -44,7 +44,7 @@ CASES = {
     # 99 % of the drive, aligned up to 1 MiB: 75 reads to the end, not 76
     "offset-pct": "[a]\nrw=read\nbs=1m\noffset=99%\n",
     # each clone at k x 33 %, the sum aligned up to the 64 KiB block
-    "increment-pct": "[a]\nrw=read\nbs=64k\nsize=128k\nnumjobs=2\noffset_increment=33%\n",
+    "increment-pct": "[a]\nrw=read\nbs=64k\nsize=128k\nnumjobs=3\noffset_increment=33%\n",
     # offset_align aligns offset + k x offset_increment, not the offset alone
     "offset-align": "[a]\nrw=read\nbs=64k\nsize=128k\noffset=1%\noffset_align=1m\nnumjobs=2\n"
                     "offset_increment=100k\n",
@@ -80,3 +80,14 @@ def test_a_fractional_percentage_is_refused(tmp_path, key):
                    f"{key}=1.5%", "whole")
     assert "1 byte" in line
 
+
+def test_numjobs_clones_come_in_fios_order(tmp_path):
+    # fio (init.c add_job) makes the clones of a job as subjobs numjobs-1 down to 1 after the
+    # job itself: its JSON entries and log files (x_lat.2.log) are at offsets 1g, 5g, 3g
+    body = "[a]\nrw=read:1g\nbs=4k\noffset=1g\nnumjobs=3\noffset_increment=2g\n"
+    want, counts = fio_offsets(tmp_path, body)
+    assert [w[0] for w in want] == [2**30, 5 * 2**30, 3 * 2**30] and counts == [7, 3, 5]
+    r = run_fio(tmp_path, job(tmp_path, body), "--output-format", "json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert [j["read"]["total_ios"] for j in doc["jobs"]] == counts

@@ -346,7 +346,8 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
         own = [v for k, v, _ in sec.options if k == "name"]
         name = own[-1] if own and own[-1] else sec.name  # name= in [global] names no job
         wave_of[name] = job_wave
-        for c in range(numjobs):
+        # fio's order (init.c add_job): the job, then its clones numjobs-1 down to 1
+        for c in (0, *range(numjobs - 1, 0, -1)):
             names[name] = names.get(name, 0) + 1
             c_off = -(-(raw_offset + c * inc) // align) * align
             if c_off >= capacity:
