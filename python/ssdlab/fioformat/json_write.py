@@ -329,7 +329,7 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
         jobs.append(fio_floats(job))
     now = time.time()
     doc = {"fio version": FIO_VERSION, "timestamp": int(now), "timestamp_ms": int(now * 1000),
-           "time": time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now)),
+           "time": time.asctime(time.localtime(now)),  # fio's ctime: "Sun Dec  6 ..."
            **({"global options": dict(global_options)} if global_options is not None else {}),
            "jobs": jobs, "disk_util": []}
     if extra:

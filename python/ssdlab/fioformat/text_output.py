@@ -13,27 +13,32 @@ DIRS = (*_DIRS, MIXED)
 ERROR_FUNCS = {EIO: "check_min_rate, error=Input/output error", EINVAL: "file close, error=Invalid argument"}
 
 
-def _num(x: float) -> str:
-    """fio's short number form: 1234, 12.3k, 406k, 1.2M."""
-    for div, suf in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if x >= 10 * div or (suf != "k" and x >= div):
-            v = x / div
-            return f"{v:.3g}{suf}" if v < 100 else f"{v:.0f}{suf}"
-    return f"{x:.0f}"
+def num2str(num: float, pow2: bool, unit: str = "", maxlen: int = 4) -> str:
+    """fio's lib/num2str.c at its 4 significant figures: divided by 1024 (pow2: Ki, Mi, ...)
+    or 1000 (k, M, ...) until the whole part has at most 4 digits, then as many decimals of
+    the remainder as the 4 leave room for past the point (none for a one-decimal room: the
+    whole part rounded), as fio prints IOPS, bandwidth and sizes."""
+    prefixes = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei") if pow2 else ("", "k", "M", "G", "T", "P", "E")
+    k = 1024 if pow2 else 1000
+    n, post, modulo, carry = int(num), 0, -1, False
+    while post < len(prefixes) and len(str(n)) > maxlen:
+        modulo = n % k
+        n //= k
+        carry = modulo >= k // 2
+        post += 1
+    post = 0 if post >= len(prefixes) else post
+    if modulo < 0:
+        return f"{n}{prefixes[post]}{unit}"
+    room = maxlen - len(str(n))
+    if room <= 1:
+        return f"{n + carry}{prefixes[post]}{unit}"
+    frac = "%.*f" % (room - 1, modulo / k)
+    return f"{n + (frac[0] == '1')}.{frac[2:]}{prefixes[post]}{unit}"
 
 
 def _bw(bps: float) -> str:
-    mib = bps / 2**20
-    if mib >= 1:
-        return f"{mib:.4g}MiB/s ({bps / 1e6:.4g}MB/s)"
-    return f"{bps / 1024:.4g}KiB/s ({bps / 1e3:.4g}kB/s)"
-
-
-def _size(b: float) -> str:
-    for div, suf in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-        if b >= div:
-            return f"{b / div:.4g}{suf}"
-    return f"{b:.0f}B"
+    """A bandwidth as fio's stat.c prints it: binary, then decimal in brackets."""
+    return f"{num2str(bps, True, 'B/s')} ({num2str(bps, False, 'B/s')})"
 
 
 def _pct_rows(lat: dict) -> list[str]:
@@ -84,8 +89,10 @@ def fio_text(doc: dict) -> str:
             if not d or not d["total_ios"]:
                 continue
             resets = f"; {j['zone_resets']} zone resets" if "zone_resets" in j else ""
-            lines.append(f"  {name}: IOPS={_num(d['iops'])}, BW={_bw(d['bw_bytes'])}"
-                         f"({_size(d['io_bytes'])}/{d['runtime']}msec){resets}")
+            ms = max(int(d["runtime"]), 1)  # fio's integer rates over the runtime in ms
+            lines.append(f"  {name}: IOPS={num2str(1000 * d['total_ios'] // ms, False)}, "
+                         f"BW={_bw(1000 * d['io_bytes'] // ms)}({num2str(d['io_bytes'], True, 'B')}/"
+                         f"{d['runtime']}msec){resets}")
             for what, key in (("slat", "slat_ns"), ("clat", "clat_ns"), (" lat", "lat_ns")):
                 x = d[key]
                 if not x["N"]:  # fio prints a latency only where it has samples (slat of a sync engine)
@@ -120,10 +127,15 @@ def fio_text(doc: dict) -> str:
             ds = [j[name] for j in js if name in j and j[name]["total_ios"]]
             if not ds:
                 continue
+            # fio's show_group_stats: the aggregate over the longest runtime, each job's
+            # integer rate for the range, binary then decimal
             tot = sum(d["io_bytes"] for d in ds)
-            rt = [d["runtime"] for d in ds]
-            agg = tot / (max(rt) / 1000) if max(rt) else 0.0
-            lo, hi = min(d["bw_bytes"] for d in ds), max(d["bw_bytes"] for d in ds)
-            lines.append(f"  {name.upper():>5}: bw={_bw(agg)}, {_bw(lo)}-{_bw(hi)}, io={_size(tot)} "
-                         f"({tot / 1e6:.4g}MB), run={min(rt)}-{max(rt)}msec")
+            rt = [int(d["runtime"]) for d in ds]
+            agg = 1000 * tot // max(rt) if max(rt) else 0
+            bws = [1000 * d["io_bytes"] // r if r else 0 for d, r in zip(ds, rt)]
+            lo, hi = min(bws), max(bws)
+            lines.append(f"  {name.upper():>5}: bw={_bw(agg)}, {num2str(lo, True, 'B/s')}-"
+                         f"{num2str(hi, True, 'B/s')} ({num2str(lo, False, 'B/s')}-"
+                         f"{num2str(hi, False, 'B/s')}), io={num2str(tot, True, 'B')} "
+                         f"({num2str(tot, False, 'B')}), run={min(rt)}-{max(rt)}msec")
     return "\n".join(lines)

@@ -237,10 +237,12 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
             mixr = 100 - num("rwmixwrite", 50, 0, 100)
         if not (r and w):
             mixr = 100 if r else 0
-        offset = sz("offset")
-        align = sz("offset_align")
-        if align and "offset" in o and o["offset"][0].strip().endswith("%"):
-            offset = -(-offset // align) * align  # fio aligns a percentage offset upwards
+        # fio's get_start_offset: a percentage offset or offset_increment puts each clone at
+        # offset + k x offset_increment aligned up to offset_align, else the smallest block size
+        pct = {k for k in ("offset", "offset_increment", "io_size") if has(k) and o[k][0].strip().endswith("%")}
+        align = (sz("offset_align") or min(b for d in bs for b, _ in d)) if pct & {"offset", "offset_increment"} else 1
+        raw_offset = sz("offset")
+        offset = -(-raw_offset // align) * align
         if offset >= capacity:
             raise FioJobError(f"{o['offset'][1]}: offset={o['offset'][0]}: at or past the end of the "
                               f"drive ({capacity} bytes)")
@@ -344,9 +346,10 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
         own = [v for k, v, _ in sec.options if k == "name"]
         name = own[-1] if own and own[-1] else sec.name  # name= in [global] names no job
         wave_of[name] = job_wave
-        for c in range(numjobs):
+        # fio's order (init.c add_job): the job, then its clones numjobs-1 down to 1
+        for c in (0, *range(numjobs - 1, 0, -1)):
             names[name] = names.get(name, 0) + 1
-            c_off = offset + c * inc
+            c_off = -(-(raw_offset + c * inc) // align) * align
             if c_off >= capacity:
                 raise FioJobError(f"{sec.where}: job {name} clone {c}: offset {c_off} bytes is past "
                                   f"the end of the drive ({capacity} bytes; offset_increment)")
@@ -355,7 +358,10 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
             if zbd:
                 c_off, c_size = Z.region(c_off, c_size, zone_sz, bool(r and not (w or t)), sec.where)
                 c_size_io = min(c_size_io, c_size)
-            io_size = sz("io_size", c_size_io)
+            # io_size=N%: N % of the job's region (fio's setup_files), not of the drive
+            io_size = sz("io_size", c_size_io)  # checked as written (a whole percentage)
+            if "io_size" in pct and int(o["io_size"][0].strip()[:-1]):
+                io_size = c_size * int(o["io_size"][0].strip()[:-1]) // 100
             if o.get("log_avg_msec") is not None:
                 O.integer(o["log_avg_msec"][0], "log_avg_msec", o["log_avg_msec"][1], 0, V.LOG_AVG_MAX)
             loops = num("loops", 1, 1, V.LOOPS_MAX if tm("runtime") else 1 << 30)  # runtime bounds it

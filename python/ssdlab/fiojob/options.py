@@ -241,6 +241,12 @@ def size(value: str, key: str, where: str, base: int = 1024) -> int:
 def size_or_pct(value: str, key: str, where: str, capacity: int, base: int = 1024) -> int:
     v = value.strip()
     if v.endswith("%"):
+        whole = re.fullmatch(r"\s*(\d*)\.\d*\s*", v[:-1])
+        if whole and any(c.isdigit() for c in v[:-1]):
+            n = int(whole.group(1) or 0)  # fio's number stops at the point: bytes, no percentage
+            raise FioJobError(f"{where}: {key}={value}: fio takes a percentage as a whole number and "
+                              f"reads this one as {n} byte{'' if n == 1 else 's'}: write a whole "
+                              f"percentage, e.g. {key}={max(n, 1)}%")
         try:
             pct = float(v[:-1])
         except ValueError:

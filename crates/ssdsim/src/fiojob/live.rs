@@ -197,7 +197,9 @@ impl Live {
             u64::MAX
         };
         let mut stream = Stream::new(s);
-        stream.dev_room = user_bytes.saturating_sub(s.offset);
+        // fio's get_next_seq_offset compares the offset from the region's start with the
+        // device's size: a region that starts past 0 ends its pass before any wrap
+        stream.dev_room = user_bytes;
         // fio's verify log: in write order under a random map (drawn again from the pass's
         // stream, but for zoned jobs, whose offsets the zone rules move), else sorted
         let pieces = (s.verify.is_some() && (s.write || s.trimwrite)).then(|| {
@@ -335,6 +337,17 @@ impl Live {
 
 /// The time from `req` to the next I/O of its direction its job's rate allows (ns; 0:
 /// no rate), linear or, with rate_process=poisson, drawn from `rng_state`.
+/// A job with a rate (fio's should_check_rate): each of its directions' next due time (0
+/// for one without a rate: always due), and now (after a think time); None without rates.
+pub(crate) fn rate_due(spec: &JobSpec, l: &Live, t: u64) -> Option<([u64; 2], u64)> {
+    let rated = |d: usize| spec.rate_bps[d] > 0 || spec.rate_iops[d] > 0;
+    if !(rated(0) || rated(1)) {
+        return None;
+    }
+    let at = |d: usize| if rated(d) { l.rate_at[d] } else { 0 };
+    Some(([at(0), at(1)], t.max(l.not_before)))
+}
+
 pub(crate) fn rate_gap(spec: &JobSpec, req: Req, rng_state: &mut u64) -> f64 {
     let mut g = 0f64;
     if spec.rate_bps[req.dir] > 0 {

@@ -11,8 +11,8 @@ use crate::engine::Drive;
 use crate::fiojob::flow::Flows;
 use crate::fiojob::lat_target::LatStep;
 use crate::fiojob::live::{
-    check_min_rate, end_jobs, flow_pass, rate_gap, wake_flow, Event, Live, Phase, FLOW_HOLD,
-    FLOW_WAIT, FLOW_WAKE, FULL, QUIESCE, THINK, WAKE,
+    check_min_rate, end_jobs, flow_pass, rate_due, rate_gap, wake_flow, Event, Live, Phase,
+    FLOW_HOLD, FLOW_WAIT, FLOW_WAKE, FULL, QUIESCE, THINK, WAKE,
 };
 use crate::fiojob::logs::LOG_BUDGET;
 use crate::fiojob::null_queue::{self, Next};
@@ -410,7 +410,7 @@ impl Drive {
                 }
                 let req = match l.next {
                     Some(r) => r,
-                    None => match l.stream.next_io() {
+                    None => match l.stream.next_io_rated(rate_due(spec, l, t)) {
                         Some(r) => {
                             l.next = Some(r);
                             r

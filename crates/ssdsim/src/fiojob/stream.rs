@@ -37,9 +37,10 @@ pub struct Stream {
     /// Offsets past the region's end wrap to its start (time_based, zonemode=zbd) instead
     /// of ending the pass.
     pub wrap: bool,
-    /// Bytes from the region's start to the device's end: a sequential run with holes
-    /// (`rw=write:4k`) wraps to the region's start only past the device's end (fio's
-    /// real_file_size); past the region's end short of it, the pass is over.
+    /// The device's size: a sequential run with holes (`rw=write:4k`) wraps to the region's
+    /// start once its offset from the region's start is past it (fio's get_next_seq_offset
+    /// compares that offset with real_file_size), so only a region that starts at 0 and
+    /// ends with the device wraps; past the region's end short of it, the pass is over.
     pub dev_room: u64,
     /// fio's random map, when an I/O may cover several blocks (block sizes that differ, or
     /// larger than blockalign): the blocks covered this pass.
@@ -237,8 +238,11 @@ impl Stream {
     /// `mix_issues` I/Os, draw one (READ with probability rwmixread %); on a change, the new
     /// direction runs until its own issue count reaches the old one's count times the new
     /// direction's share (fio's set_rwmix_bytes).
+    /// With rates (`due`: each direction's next due time, and now), fio's rate_ddir then
+    /// moves a direction that is ahead of its rate to the other one, if that one has a share
+    /// of the mix and is due (or is due first); the switch becomes the current direction.
     #[inline]
-    fn direction(&mut self) -> usize {
+    fn direction(&mut self, due: Option<([u64; 2], u64)>) -> usize {
         if self.read && self.write {
             if self.issues[self.mix_dir] >= self.mix_issues {
                 let v = 1 + below(&mut self.rng, 100);
@@ -256,6 +260,17 @@ impl Stream {
                     self.mix_issues = self.issues[self.mix_dir] * share as u64 / 100;
                 }
                 self.mix_dir = d;
+            }
+            if let Some((at, now)) = due {
+                let (d, o) = (self.mix_dir, self.mix_dir ^ 1);
+                let o_share = if o == READ {
+                    self.rwmixread
+                } else {
+                    100 - self.rwmixread
+                };
+                if at[d] > now && o_share > 0 && (at[o] <= now || at[o] < at[d]) {
+                    self.mix_dir = o;
+                }
             }
             self.issues[self.mix_dir] += 1;
             self.mix_dir
@@ -427,13 +442,20 @@ impl Stream {
     /// The next I/O of the stream; None when the pass is over.
     #[inline]
     pub fn next_io(&mut self) -> Option<Req> {
+        self.next_io_rated(None)
+    }
+
+    /// The next I/O of the stream, a mixed job's direction chosen against its rates (`due`:
+    /// each direction's next due time, and now; fio's rate_ddir); None when the pass is over.
+    #[inline]
+    pub fn next_io_rated(&mut self, due: Option<([u64; 2], u64)>) -> Option<Req> {
         if let Some(w) = self.pending_write.take() {
             return Some(w);
         }
         let dir = if self.trimwrite {
             TRIM
         } else {
-            self.direction()
+            self.direction(due)
         };
         let bdir = if self.trimwrite { WRITE } else { dir };
         let (off, len) = if self.random {
