@@ -41,11 +41,42 @@ def _bw(bps: float) -> str:
     return f"{num2str(bps, True, 'B/s')} ({num2str(bps, False, 'B/s')})"
 
 
-def _pct_rows(lat: dict) -> list[str]:
-    """A latency's percentiles in fio's rows of four (usec)."""
-    pct = list(lat.get("percentile", {}).items())
-    return ["     | " + ", ".join(f"{float(k):5.2f}th=[{v / 1e3:5.0f}]" for k, v in pct[i:i + 4])
-            + ("," if i + 4 < len(pct) else "") for i in range(0, len(pct), 4)]
+def _scale(lo: float, hi: float, dev: float | None = None) -> tuple[str, int]:
+    """fio's unit for a range of nanosecond values (stat.h nsec_to_msec/nsec_to_usec, stat.c
+    show_clat_percentiles), with its divisor: msec where the low end is over 2 ms and the
+    high over 99.999999 ms, else usec where they are over 2 us and 99.999 us, else nsec. With
+    a standard deviation (display_lat) a unit also needs it over one of that unit."""
+    for unit, div in (("msec", 1_000_000), ("usec", 1_000)):
+        if lo > 2 * div and hi > 100 * div - 1 and (dev is None or dev > div):
+            return unit, div
+    return "nsec", 1
+
+
+def lat_line(name: str, x: dict) -> str:
+    """A latency's line as fio's display_lat prints it: in the unit of its min, max and stdev,
+    min and max divided down to whole units (truncated; fio's num2str at 6 digits before a
+    k/M suffix), mean and stdev at "%5.02f"."""
+    lo, hi, mean, dev = int(x["min"]), int(x["max"]), float(x["mean"]), float(x["stddev"])
+    unit, div = _scale(lo, hi, dev)
+    return (f"    {name} ({unit}): min={num2str(lo // div, False, maxlen=6)}, "
+            f"max={num2str(hi // div, False, maxlen=6)}, avg={mean / div:5.2f}, stdev={dev / div:5.2f}")
+
+
+def pct_lines(pre: str, lat: dict, precision: int = 2) -> list[str]:
+    """A latency's percentiles as fio's show_clat_percentiles prints them: the unit of the
+    smallest and largest percentile, each value rounded up to it, the values as wide as the
+    largest's digits (at least 5) and as many to a row as fit in fio's 73 columns."""
+    pct = [(float(k), int(v)) for k, v in lat.get("percentile", {}).items()]
+    if not pct:
+        return []
+    vals = [v for _, v in pct]
+    unit, div = _scale(min(vals), max(vals))
+    width = max(5, len(str(max(vals) // div)))
+    per_line = 73 // (precision + 10 + width)
+    cells = [f" {p:{precision + 3}.{precision}f}th=[{-(-v // div):{width}d}]" for p, v in pct]
+    rows = [",".join(cells[i:i + per_line]) for i in range(0, len(cells), per_line)]
+    return [f"    {pre} percentiles ({unit}):"] + ["     |" + r + ("," if i < len(rows) - 1 else "")
+                                                   for i, r in enumerate(rows)]
 
 
 def _sync(j: dict) -> dict:
@@ -97,10 +128,8 @@ def fio_text(doc: dict) -> str:
                 x = d[key]
                 if not x["N"]:  # fio prints a latency only where it has samples (slat of a sync engine)
                     continue
-                lines.append(f"    {what} (usec): min={x['min'] / 1e3:.0f}, max={x['max'] / 1e3:.0f}, "
-                             f"avg={x['mean'] / 1e3:.2f}, stdev={x['stddev'] / 1e3:.2f}")
-            lines.append("    clat percentiles (usec):")
-            lines.extend(_pct_rows(d["clat_ns"]))
+                lines.append(lat_line(what, x))
+            lines.extend(pct_lines("clat", d["clat_ns"]))
             lines.append(f"   bw (  KiB/s): min={d['bw_min']}, max={d['bw_max']}, per={d['bw_agg']:.2f}%, "
                          f"avg={d['bw_mean']:.2f}, stdev={d['bw_dev']:.2f}, samples={d['bw_samples']}")
             lines.append(f"   iops        : min={d['iops_min']}, max={d['iops_max']}, avg={d['iops_mean']:.2f}, "
@@ -111,10 +140,8 @@ def fio_text(doc: dict) -> str:
         x = _sync(j).get("lat_ns") or {}
         if x.get("N"):  # fio's syncs (fsync=N, fdatasync=N)
             lines.append("  fsync/fdatasync/sync_file_range:")
-            lines.append(f"    sync (usec): min={x['min'] / 1e3:.0f}, max={x['max'] / 1e3:.0f}, "
-                         f"avg={x['mean'] / 1e3:.2f}, stdev={x['stddev'] / 1e3:.2f}")
-            lines.append("    sync percentiles (usec):")
-            lines.extend(_pct_rows(x))
+            lines.append(lat_line("sync", x))
+            lines.extend(pct_lines("sync", x))
         lines.extend(_depth_lines(j))
         lines.append(f"  lat percentiles and IOPS in virtual time; iodepth={j['latency_depth']}")
     groups: dict[int, list[dict]] = {}
