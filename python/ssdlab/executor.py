@@ -18,7 +18,6 @@ those not started are dropped, and what already finished has been handed back.
 from __future__ import annotations
 
 import functools
-import math
 import multiprocessing
 import os
 import signal
@@ -27,6 +26,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
+from .host_memory import available_bytes
 from .interrupts import raise_if_stopping, stopping
 from .phase import Interrupted
 from .ray_local import LocalInstance, outside_working_dir
@@ -57,15 +57,6 @@ class Done:
     @property
     def ok(self) -> bool:
         return self.error is None
-
-
-def available_bytes() -> float:
-    try:
-        with open("/proc/meminfo") as f:
-            info = dict(line.split(":", 1) for line in f)
-        return float(info["MemAvailable"].split()[0]) * 1024
-    except (OSError, KeyError, ValueError):
-        return math.inf
 
 
 def cores() -> int:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import safe_path
+from .host_memory import available_bytes
 from .phase import Phase, PhaseResult
 from .store import MAX_ID, Store, StoreError, dumps, is_gone
 from .store_schema import PHASE_STATUSES, STATUSES
@@ -320,22 +321,12 @@ def read(path: Path) -> dict:
         raise StoreError(f"{path} is not a well-formed pending-results file: nested too deeply") from None
 
 
-def _available() -> float:
-    """The memory this machine has available (MemAvailable), in bytes; inf when unknown."""
-    try:
-        with open("/proc/meminfo") as f:
-            info = dict(line.split(":", 1) for line in f)
-        return float(info["MemAvailable"].split()[0]) * 1024
-    except (OSError, KeyError, ValueError):
-        return math.inf
-
-
 def _fits_in_memory(path: Path, data: bytes) -> None:
     """StoreError, before the file is parsed, when reading it would take more memory than
     the machine has available: a file of short numbers takes some 15 times its size (a
     crafted one of 1 GiB, 15 GB)."""
     need = len(data) + (data.count(b",") + 1) * BYTES_PER_VALUE
-    have = _available()
+    have = available_bytes()
     if need > have:
         raise StoreError(f"{path}: importing its {len(data) / 1e6:.3g} MB would take about {need / 1e9:.3g} GB of "
                          f"memory, more than this machine has available ({have / 1e9:.3g} GB); import it where "

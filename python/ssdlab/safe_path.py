@@ -27,7 +27,7 @@ import shutil
 import stat
 from collections import deque
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 MAX_LINKS = 40  # the kernel's own limit (ELOOP)
 DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -181,9 +181,11 @@ def open_file(path: str | os.PathLike[str], flags: int, mode: int = 0o600, what:
     return open_real(real(path, what), flags, mode, what)
 
 
-def open_real(path: str, flags: int, mode: int = 0o600, what: str | None = None) -> int:
+def open_real(path: str, flags: int, mode: int = 0o600, what: str | None = None,
+              failed: Callable[[OSError], UnsafePath] | None = None) -> int:
     """`path`, a real path (`real` resolved it earlier), opened with no link followed
-    anywhere in it: one put there since is refused (ELOOP), even one of the caller."""
+    anywhere in it: one put there since is refused (ELOOP), even one of the caller.
+    `failed` says what another error of the open itself means (default: a write's)."""
     what = what or path
     parent, name = os.path.split(path)
     try:
@@ -193,7 +195,8 @@ def open_real(path: str, flags: int, mode: int = 0o600, what: str | None = None)
     try:
         return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=d)
     except OSError as e:
-        raise _opened(what, path, e) from None
+        raise (_opened(what, path, e) if failed is None or e.errno in (errno.ELOOP, errno.ENOTDIR)
+               else failed(e)) from None
     finally:
         os.close(d)
 
@@ -355,19 +358,8 @@ def _open_input(path: str | os.PathLike[str], what: str) -> int:
         r = real(text, what)
     except Missing:
         raise _cannot(what, f"cannot read {text}: {os.strerror(errno.ENOENT)}") from None
-    parent, name = os.path.split(r)
-    try:
-        d = dir_fd(parent)
-    except OSError as e:
-        raise _opened(what, parent, e) from None
-    try:
-        return os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=d)
-    except OSError as e:
-        if e.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise _opened(what, r, e) from None
-        raise _cannot(what, f"cannot read {text}: {e.strerror}") from None
-    finally:
-        os.close(d)
+    return open_real(r, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY, 0, what,
+                     lambda e: _cannot(what, f"cannot read {text}: {e.strerror}"))
 
 
 def own_dir(path: str | os.PathLike[str], what: str | None = None, mode: int = 0o777) -> str:

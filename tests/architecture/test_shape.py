@@ -19,6 +19,7 @@ LAYERS = {
     # the contract and what every layer may use
     "ssdlab.phase": 0, "ssdlab.errors": 0, "ssdlab.units": 0, "ssdlab.interrupts": 0,
     "ssdlab.safe_path": 0,  # paths written without following another user's links
+    "ssdlab.host_memory": 0,  # the memory this machine has available
     "ssdlab.ray_local": 0,  # a local Ray instance its user's alone (executor.py starts it)
     # parts that know nothing of targets or tests
     "ssdlab._sim": 1, "ssdlab.sim_types": 1,  # the simulator and the dicts it takes and gives

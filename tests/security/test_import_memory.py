@@ -21,7 +21,7 @@ def _crafted(path: Path, values: int) -> Path:
 
 def test_a_file_that_would_not_fit_in_memory_is_refused_before_it_is_parsed(tmp_path, monkeypatch):
     f = _crafted(tmp_path / "big.pending.json", 1_000_000)  # 4 MB of text, some 60 MB read
-    monkeypatch.setattr(pending, "_available", lambda: 40e6, raising=False)
+    monkeypatch.setattr(pending, "available_bytes", lambda: 40e6)
     parsed = []
     monkeypatch.setattr(pending.json, "loads", lambda *a, **k: parsed.append(1) or {})
     with pytest.raises(StoreError, match=r"big.pending.json: importing its 4 MB would take about 0.06 GB of "
