@@ -64,7 +64,8 @@ def reaped(p: subprocess.Popen) -> Iterator[subprocess.Popen]:
 
 # The command with its drive replaced by a FakeTarget that sleeps in its random-write phase
 # (READY is created once the run holds a sample of it) and, with FILLER set, fills the
-# results disk after the fill phase (with REMOVE set, removes that file then: the store);
+# results disk after the fill phase (with REMOVE set, removes that file then: the store;
+# REMOVE_AT_END: once the run is stored, as its metrics print);
 # CHECKPOINT_S sets the runner's checkpoint interval.
 FAKE_CLI = """
 import os, sys, time
@@ -99,6 +100,16 @@ from fakes import with_fake_drives
 ssdlab.targets.parse_drive = with_fake_drives(ssdlab.targets.parse_drive)
 import ssdlab.runner
 ssdlab.runner.CHECKPOINT_S = float(os.environ.get("CHECKPOINT_S", ssdlab.runner.CHECKPOINT_S))
+import ssdlab.cli
+if os.environ.get("REMOVE_AT_END"):  # the store removed once the run is stored, as its metrics print
+    def removing(show):
+        def shown(*a, **kw):
+            if os.path.exists(os.environ["REMOVE_AT_END"]):
+                os.unlink(os.environ["REMOVE_AT_END"])
+            return show(*a, **kw)
+        return shown
+    ssdlab.cli.show_metrics = removing(ssdlab.cli.show_metrics)
+    ssdlab.cli.print_json = removing(ssdlab.cli.print_json)
 from ssdlab.cli import app
 app()
 """

@@ -11,6 +11,7 @@ while the run went on: checked after each write), what was measured goes to a pe
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 import types
@@ -99,11 +100,11 @@ class Recorder:
                 pass  # the line of the write that started the pending file says where it is
             return None
 
-    def _salvage(self, gone: str, keep: Callable[[Pending], object], wrote: bool) -> None:
+    def _salvage(self, gone: str, keep: Callable[[Pending], object], wrote: bool, when: str = "") -> None:
         """The store's path no longer names the file written so far: the whole run, read back
         through the connection that wrote it, and this write (`wrote`: made already, so read
         back with the rest), to a pending file."""
-        why = f"results store {self.store.path} was {gone} while run {self.run_id} went on"
+        why = f"results store {self.store.path} was {gone} {when or f'while run {self.run_id} went on'}"
         try:
             self.pending = from_store(self.store, self.run_id, self.run)
         except (StoreError, sqlite3.Error, OSError) as e:  # not even read back: what this run holds
@@ -174,6 +175,20 @@ class Recorder:
         self._write(lambda: self.store.finish_run(self.run_id, status, error),
                     lambda p: p.doc["run"].update(status=status, error=error), "run status not stored",
                     raise_=False)
+
+
+def check_kept(store: Store, run_id: int) -> None:
+    """Before a command says a finished run is stored: the store's path still names the file
+    the run was written to (it may be removed or replaced after the run's last write, as its
+    metrics print); else the whole run, read back, goes to a pending file (StoreWriteFailed)."""
+    if (gone := store.gone()) is None:
+        return
+    row = store.run_row(run_id) or {}
+    run = {k: row.get(k) for k in ("test", "created", "token", "testbed", "engine_version")}
+    rec = Recorder(store, run_id, dict(run, args=json.loads(row.get("args") or "{}")))
+    with interrupts.shielded():
+        rec._salvage(gone, lambda p: None, wrote=True, when=f"after run {run_id} was stored")
+    raise rec.stored_failure()
 
 
 def _taken(rd: int | None) -> int:

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 
-from . import METHODOLOGY_VERSION, __version__, safe_path, store_reading
+from . import METHODOLOGY_VERSION, __version__, safe_path, store_reading, store_wal
 from .store_damage import damage_hint
 from .errors import printable
 from .phase import Identity, PhaseResult
@@ -360,6 +360,7 @@ class Store:
             self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
+        store_wal.settle(self.db, BUSY_TIMEOUT_MS)  # nothing left in the -wal between writes
 
     # ---- writing -------------------------------------------------------------------------
     def create_run(self, test: str, args: dict, testbed: str | None = None,
@@ -588,8 +589,7 @@ class Store:
 
 
 def _file_id(path: str | Path) -> tuple[int, int]:
-    st = os.stat(path)
-    return st.st_dev, st.st_ino
+    return (st := os.stat(path)).st_dev, st.st_ino
 
 
 def is_gone(run: dict) -> bool:

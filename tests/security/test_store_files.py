@@ -281,3 +281,27 @@ def test_run_on_a_damaged_store_gives_the_full_line_with_the_recovery(tmp_path):
     assert err.endswith(recover)
     read = cli("results", "show", "1", "--db", str(db), check=False, timeout=120)
     one_line_exit_2(read, f"results store {db} is damaged (", recover)
+
+
+def test_a_new_store_is_readable_by_others_as_documented_and_a_private_one_stays_private(tmp_path):
+    """docs/results.md: a new store is 0644 less the umask (a store made by `sudo ssdlab run`
+    is read by its user, read-only); its -wal and -shm take the store's mode, so a store made
+    private (chmod 600) keeps them private."""
+    old = os.umask(0o022)
+    try:
+        db = tmp_path / "r.sqlite"
+        s = Store(db)
+        s.create_run("fill", {})
+        modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.glob("r.sqlite*")}
+        assert modes == {"r.sqlite": 0o644, "r.sqlite-wal": 0o644, "r.sqlite-shm": 0o644}
+        s.close()
+        assert [p.name for p in tmp_path.glob("r.sqlite*")] == ["r.sqlite"]
+        db.chmod(0o600)
+        s = Store(db)
+        s.create_run("fill", {})
+        modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.glob("r.sqlite*")}
+        assert modes == {"r.sqlite": 0o600, "r.sqlite-wal": 0o600, "r.sqlite-shm": 0o600}
+        assert os.path.getsize(f"{db}-wal") == 0  # emptied after the write (store_wal.py)
+        s.close()
+    finally:
+        os.umask(old)

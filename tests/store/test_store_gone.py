@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 
 import clirun
@@ -97,3 +98,66 @@ def test_the_command_of_a_run_whose_store_was_removed_fails_naming_the_pending_f
     assert p.returncode == 1 and "stored as run" not in out, (out, err)
     assert err.count("\n") == 1 and "was removed or moved away while run 1 went on" in err, err
     assert f"saved to {pending}; once the store can be written, `ssdlab results import {pending}`" in err
+
+
+def _intact(db: Path) -> list[tuple[int, str]]:
+    """The runs of the store at `db` as a new reader sees them, once its integrity is checked
+    (plain sqlite3: what any later program finds there)."""
+    c = sqlite3.connect(db)
+    try:
+        assert c.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        return c.execute("SELECT id, testbed FROM runs ORDER BY id").fetchall()
+    finally:
+        c.close()
+
+
+def test_a_store_file_moved_over_mid_run_is_not_given_the_runs_pages(tmp_path):
+    """Only the main file replaced (`mv other.sqlite r.sqlite`): the run's -wal file stays,
+    named for the path, and SQLite would read (and checkpoint) what it holds into the new file."""
+    db, other = tmp_path / "r.sqlite", tmp_path / "other.sqlite"
+    theirs = Store(other)
+    theirs.create_run("fill", {}, "theirs")
+    theirs.close()
+    seen: list[list[tuple[int, str]]] = []
+    store = Store(db)
+    target = open_target("sim:tlc-256", overrides=SMALL)
+
+    def replace() -> None:
+        os.replace(other, db)
+        seen.append(_intact(db))  # read at once, while the run's connection is open
+
+    with pytest.raises(StoreWriteFailed) as e:
+        run_test(store, "consistency", [("sim:tlc-256", target)], Options(seconds=2), {"test": "consistency"},
+                 hooks=AfterPurge(replace))
+    seen.append(_intact(db))  # the run has stopped, its connection still open
+    store.close()
+    seen.append(_intact(db))  # and once it is closed
+    assert seen == [[(1, "theirs")]] * 3
+    (pending,) = tmp_path.glob("r.sqlite.run1-*.pending.json")
+    assert f"results store {db} was replaced by another file while run 1 went on" in str(e.value)
+    doc = read(pending)
+    assert [(seq, res.phase.name) for seq, _, res in doc["drives"][0]["phases"]] == [(0, "purge"), (1, "fill")]
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_a_store_removed_after_the_run_was_stored_is_not_said_to_hold_it(tmp_path, json_out):
+    """Removed after the run's last write, while its metrics print: the command does not say
+    `stored as run N` of a file no later command reads; the run goes to a pending file."""
+    db = tmp_path / "r.sqlite"
+    p = clirun.fake_cli(tmp_path / "ready", "run", "consistency", "--drive", "fake:a", "--seconds", "3",
+                        "--db", str(db), *(["--json"] if json_out else []), env={"REMOVE_AT_END": str(db)})
+    with clirun.reaped(p):
+        out, err = p.communicate(timeout=120)
+    (pending,) = tmp_path.glob("r.sqlite.run1-*.pending.json")
+    assert p.returncode == 1 and "stored as run" not in out, (out, err)
+    if json_out:  # the document, then the line that says the store is gone
+        assert json.loads(out)["run_id"] == 1
+    assert err.count("\n") == 1, err
+    assert f"results store {db} was removed or moved away after run 1 was stored: what the run recorded is " \
+           f"saved to {pending}; once the store can be written, `ssdlab results import {pending}`" in err, err
+    doc = read(pending)
+    assert doc["status"] == "complete" and doc["drives"][0]["status"] == "complete"
+    assert doc["drives"][0]["metrics"] and len(doc["drives"][0]["phases"]) > 2
+    r = clirun.cli("results", "import", str(pending), "--db", str(db), timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("imported "), r.stderr
+    assert Store(db, create=False).run(1)["status"] == "complete"

@@ -41,7 +41,7 @@ from .plan import print_plan, print_review_plan
 from .review_interrupted import interrupted_lines
 from ..no_result import has_result, no_result
 from ..review import Request, review_runs
-from ..runner import RunFailed, RunInterrupted, partial_metrics, preflight, run_test
+from ..runner import RunFailed, RunInterrupted, check_kept, partial_metrics, preflight, run_test
 from .serve import serve_cmd
 from ..store import Store, check_free
 
@@ -166,12 +166,16 @@ def run(**kw: Any) -> None:
     doc = run_doc(run_id, req.test, outcomes)
     if kw["json_out"]:
         print_json(doc)
+        with user_errors():
+            check_kept(store, run_id)  # (the document says where the run is: still there)
         return
     shown = the_test.options.show(doc, req.own, req.values, store, outcomes, console) if the_test.options else None
     for block in shown[0] if shown else ():
         print_json(block) if isinstance(block, dict) else print(block)
     if shown is None:
         show_metrics(doc, opts)
+    with user_errors():
+        check_kept(store, run_id)  # removed or replaced since its last write: not said to hold it
     if shown and shown[1]:  # stdout holds the test's own document only
         typer.echo(f"stored as run {run_id} in {store.path}", err=True)
     else:
