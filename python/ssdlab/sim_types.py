@@ -307,7 +307,9 @@ class Series(TypedDict):
 
 
 class Segments(TypedDict):
-    """A result's `segments`: one entry per `segment_bytes` written (HD Tach-style)."""
+    """A result's `segments`: one entry per `segment_bytes` written (HD Tach-style), and a
+    last, shorter one for the bytes after the last whole segment (a write that is not a whole
+    number of segments, or one stopped early)."""
 
     gb: F64
     mbps: F64

@@ -1,7 +1,9 @@
 """The fill of an area that is not a whole number of segments ends with a last, partial one
 (a 40.5 GB area in 1 GB segments: 0.5 GB). The simulator records whole segments only, so the
 curve stopped at 40 GB and the rates read from it (post-cache, last 16 GB) left the end of the
-pass out; the curve now ends with that segment at its own speed over its own size."""
+pass out; the curve now ends with that segment at its own speed over its own size. The
+simulator's own segments end with it too, so every reader of the stored segments (exports,
+the trim test, the fingerprint) sees the whole write."""
 
 from __future__ import annotations
 
@@ -66,3 +68,22 @@ def test_a_simulated_fill_curve_covers_the_whole_area():
     start = np.interp(cum[-1] - 16e9, cum, r.series["t_s"])
     want = 16e9 / (r.series["t_s"][-1] - start) / 1e6
     assert TEST.analyze(results, opts)["last16_mbps"] == pytest.approx(want, rel=0.005)
+
+
+def test_the_simulators_segments_end_with_the_partial_one():
+    """A write of 2.5 segments records three: the last of 0.5 segment, at the phase's end,
+    its speed its bytes over its own time; and a run stopped mid-segment keeps its tail."""
+    pytest.importorskip("ssdlab._sim")
+    from ssdlab.profiles import load_text
+    from ssdlab.runner import walk_phases
+    from ssdlab.targets.sim import SimTarget
+
+    t = SimTarget(load_text("tlc-256"), ["user_capacity_gb=40.5", "nand.blocks_per_plane=240"])
+    results = walk_phases(TEST, t, t.identify().capacity, Options())
+    r = next(x for x in results if x.phase.name == "fill")
+    gb, mbps, ts = (np.asarray(r.segments[k]) for k in ("gb", "mbps", "t_s"))
+    assert gb[-1] * 1e9 == pytest.approx(r.totals["write_bytes"], abs=1.0)
+    assert ts[-1] == pytest.approx(r.totals["duration_s"])
+    tail = gb[-1] - gb[-2]
+    assert 0 < tail < 1.0 and np.allclose(np.diff(gb[:-1]), 1.0)
+    assert mbps[-1] == pytest.approx(tail * 1000.0 / (ts[-1] - ts[-2]))

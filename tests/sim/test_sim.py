@@ -147,8 +147,9 @@ def test_results_shape_and_streaming():
     assert len(rows) == len(s["t_s"]) and rows[0]["mbps"] == s["mbps"][0]
     assert np.all(np.diff(s["t_s"]) > 0)
     seg = r["segments"]
-    assert len(seg["gb"]) == r["totals"]["write_bytes"] // 10**8 == 39
-    assert seg["gb"][-1] == pytest.approx(3.9)
+    # 39 whole segments, then the write's last, partial one, ending with it
+    assert len(seg["gb"]) == -(-r["totals"]["write_bytes"] // 10**8) == 40
+    assert seg["gb"][-1] * 1e9 == pytest.approx(r["totals"]["write_bytes"])
     lat = r["latency"]
     assert lat["min_us"] <= lat["p50_us"] <= lat["p99_us"] <= lat["p99_99_us"] <= lat["max_us"]
     assert lat["counts"].sum() == r["totals"]["ios"]

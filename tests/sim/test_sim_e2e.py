@@ -45,8 +45,11 @@ def test_fill_on_the_simulator(db):
     assert rd["identity"]["extra"]["profile"]["user_capacity_gb"] == 8
     assert s.run(doc["run_id"])["engine_version"].startswith("ssdsim")
     fill = s.phases(rd["id"])[1]
-    # 249 MB segments (1/32 of a drive under 32 GB, rounded down): 32 whole ones in the 7.9996 GB area
-    assert fill["segments"]["gb"].size == 32 and "slc_used_bytes" in fill["series"]
+    # 249 MB segments (1/32 of a drive under 32 GB, rounded down): 32 whole ones in the 7.9996 GB
+    # area, then the last 31.6 MB
+    gb = fill["segments"]["gb"]
+    assert gb.size == 33 and gb[-1] * 1e9 == pytest.approx(fill["totals"]["write_bytes"])
+    assert 0.03 < gb[-1] - gb[-2] < 0.249 and "slc_used_bytes" in fill["series"]
 
 
 def test_consistency_with_spare_area(db):

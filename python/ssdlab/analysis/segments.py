@@ -1,11 +1,12 @@
 """A write's per-segment series (cumulative GB at each segment's end, that segment's MB/s,
 seconds at its end) completed to the end of the write.
 
-The simulator records whole segments only: a write that is not a whole number of segments
-(a 250.06 GB area in 1 GB segments) ends with a partial one that is not in its series, so
-the curve and every rate read from it stopped short of the end. The phase's totals (bytes
-written, duration) still hold it: the last segment is what lies between the series' end and
-theirs, at its own speed over its own size. fio's series already end with it (no change).
+A write that is not a whole number of segments (a 250.06 GB area in 1 GB segments) ends
+with a partial one. The simulator's and fio's series end with it; runs stored by builds whose
+simulator recorded whole segments only do not, so the curve and every rate read from them
+would stop short of the end. The phase's totals (bytes written, duration) still hold it: the
+last segment is what lies between the series' end and theirs, at its own speed over its own
+size (a series that already ends there is left as it is).
 """
 
 from __future__ import annotations

@@ -189,8 +189,9 @@ def _head(r, area: float) -> dict[str, float | None] | None:
     ok = dt > 0
     median = float(np.median(dg[ok] * 1000.0 / dt[ok])) if ok.any() else None
     shares = [s * area / 1e9 / gb[-1] for s in HEAD_SHARES]
-    # a share past the write's whole segments (beyond the rounding to 4 KiB) is not measured:
-    # extrapolated, it reads fast
+    # a share past the write's end (beyond the rounding to 4 KiB; runs stored before the
+    # simulator kept a write's last, partial segment end at its last whole one) is not
+    # measured: extrapolated, it reads fast
     return {f"{s:g}": v if x <= 1 + 1e-4 else None
             for s, x, v in zip(HEAD_SHARES, shares, average_to(gb, t, shares, median))}
 

@@ -254,9 +254,9 @@ def cache_phases(area: int, caps: bool = True, qd1_write_share: float | None = N
     n = max(4096, int(CACHE_SHARE * area) // 4096 * 4096)
     region = dict(offset=0, length=n)
     cap: dict[str, Any] = {"stop_seconds": CACHE_S} if caps else {}
-    # a write's segments are whole ones (a last, partial one is not kept): where the floor on a
-    # segment's size (MIN_SEGMENT, an area under 160 of them) leaves the region short of the
-    # last of HEAD_SHARES, the write goes on to the end of the segment holding it
+    # where the floor on a segment's size (MIN_SEGMENT, an area under 160 of them) leaves the
+    # region short of the last of HEAD_SHARES, the write goes on to the end of the segment
+    # holding it: that share is read from a whole segment, not from a last, shorter one
     seg = max(4096, segment_bytes)
     head = min(max(4096, area // 4096 * 4096),
                max(n, math.ceil(HEAD_SHARES[-1] * area / seg - 1e-4) * seg))  # (the rounding to 4 KiB)
@@ -265,7 +265,7 @@ def cache_phases(area: int, caps: bool = True, qd1_write_share: float | None = N
         return default if x is None else max(4096, min(n, int(x * area) // 4096 * 4096))
 
     res = residues or {}
-    if "cache_write" in res:  # only longer: a last, partial segment is not kept (nor measured)
+    if "cache_write" in res:  # only longer: the last head share stays in a whole segment
         longer = aligned(head, res["cache_write"], up=True, block=SEQ_BLOCK)
         head = longer if longer <= area else head
     qd1 = aligned(stop(qd1_write_share, max(4096, n // 40 // 4096 * 4096)), res.get("cache_qd1_write"))

@@ -497,7 +497,8 @@ impl Drive {
         Ok(())
     }
 
-    pub(crate) fn finish(&self, rec: Recorder, start: Snapshot, end: u64, interrupted: bool) -> PhaseResult {
+    pub(crate) fn finish(&self, mut rec: Recorder, start: Snapshot, end: u64, interrupted: bool) -> PhaseResult {
+        rec.close_segments(end);
         let s = self.snapshot();
         let dur = (end - rec.t0) as f64 / 1e9;
         let energy = s.energy_j - start.energy_j;

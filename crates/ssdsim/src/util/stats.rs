@@ -262,6 +262,22 @@ impl Recorder {
         }
     }
 
+    /// The phase ends at `end`: bytes moved since the last whole segment (a write that is
+    /// not a whole number of segments, or one stopped early) make a last, shorter segment,
+    /// so the series ends where the phase's totals do. Less than a block is rounding.
+    pub fn close_segments(&mut self, end: u64) {
+        if self.seg_moved >= 4096 && end > self.seg_last_t {
+            let whole = self.segments.len() as f64 * self.segment as f64;
+            self.segments.push([
+                (whole + self.seg_moved as f64) / 1e9,
+                self.seg_moved as f64 / 1e6 / ((end - self.seg_last_t) as f64 / 1e9),
+                (end - self.t0) as f64 / 1e9,
+            ]);
+            self.seg_moved = 0;
+            self.seg_last_t = end;
+        }
+    }
+
     pub fn interval_ns(&self) -> u64 {
         self.interval
     }
