@@ -81,11 +81,24 @@ def counter_axes(axes, counters: D.Counters | None, panels: list[D.Panel]) -> No
 
 
 def _legend_below(fig, ax, ncols: int | None = None) -> None:
-    """The legend under the plot, outside the axes: it never covers data."""
+    """The legend under the plot, outside the axes: it never covers data. Long labels (a
+    drive's full name) take fewer columns, and wrap when one alone is wider than the figure:
+    a legend wider than the figure is cut off at both sides."""
     handles, labels = ax.get_legend_handles_labels()
-    if handles:
-        fig.legend(handles, labels, loc="outside lower center",
-                   ncols=ncols or min(len(labels), 3), fontsize=7.5)
+    if not handles:
+        return
+    room = 0.98 * fig.bbox.width
+    for n in range(ncols or min(len(labels), 3), 0, -1):
+        legend = fig.legend(handles, labels, loc="outside lower center", ncols=n, fontsize=7.5)
+        if legend.get_window_extent(fig.canvas.get_renderer()).width <= room or n == 1:
+            break
+        legend.remove()
+    width = legend.get_window_extent(fig.canvas.get_renderer()).width
+    if width > room:  # one column and still too wide: wrap each label to the figure's width
+        chars = max(20, int(max(map(len, labels)) * room / width) - 8)
+        legend.remove()
+        fig.legend(handles, [_wrap(x, chars) for x in labels], loc="outside lower center",
+                   ncols=1, fontsize=7.5)
 
 
 def _wrap(text: str, width: int = 95) -> str:
