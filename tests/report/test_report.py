@@ -596,3 +596,15 @@ def test_consistency_figures_say_a_run_never_reached_steady_state():
     assert "steady state not reached in 60 s" in _title(c, "X", "no extra spare")
     old = combo({"steady_iops": None})
     assert "not reached" not in _title(old, "X", "no extra spare")
+
+
+def test_a_drive_without_an_slc_cache_has_no_slc_panel():
+    """An MLC drive's SLC counters are 0 throughout: the panel would be an empty chart."""
+    from ssdlab.figures.data import _counters
+
+    x = np.arange(5.0)
+    zero = np.zeros(5)
+    s = {"waf": np.ones(5), "slc_used_bytes": zero, "slc_capacity_bytes": zero, "free_blocks": x}
+    assert [p.key for p in _counters(s, x).panels()] == ["waf", "free_blocks"]
+    s["slc_used_bytes"] = np.r_[1e9, zero[1:]]  # a cache used up early on: still drawn
+    assert [p.key for p in _counters(s, x).panels()] == ["waf", "slc", "free_blocks"]

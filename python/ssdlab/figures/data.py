@@ -146,10 +146,13 @@ def _counters(s: dict[str, np.ndarray], x: np.ndarray) -> Counters | None:
     lines = {}
     if "waf" in s:
         lines["waf"] = s["waf"]
-    if "slc_used_bytes" in s:
-        lines["slc_used_gb"] = s["slc_used_bytes"] / GB
-    if "slc_capacity_bytes" in s:
-        lines["slc_allowance_gb"] = s["slc_capacity_bytes"] / GB
+    # a drive without an SLC cache (MLC, or a cache off) has both at 0 throughout: no panel
+    slc = [k for k in ("slc_used_bytes", "slc_capacity_bytes") if k in s]
+    if any(np.any(np.asarray(s[k], dtype=float) != 0) for k in slc):
+        if "slc_used_bytes" in s:
+            lines["slc_used_gb"] = s["slc_used_bytes"] / GB
+        if "slc_capacity_bytes" in s:
+            lines["slc_allowance_gb"] = s["slc_capacity_bytes"] / GB
     if "free_blocks" in s:
         lines["free_blocks"] = s["free_blocks"]
     if "temp_c" in s and np.isfinite(np.asarray(s["temp_c"], dtype=float)).any():
