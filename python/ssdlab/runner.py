@@ -106,6 +106,7 @@ class Recorder:
         through the connection that wrote it, and this write (`wrote`: made already, so read
         back with the rest), to a pending file."""
         why = f"results store {self.store.path} was {gone} while run {self.run_id} went on"
+        self.store.settle_gone()  # its -wal into its own file: not left for the file now at its path
         self.pending, unread = read_back(self.store, self.run_id, self.run, self.drives)
         if unread is not None:  # not even read back: what this run holds
             why, wrote = f"{why} (and it cannot be read back: {unread})", False
@@ -203,6 +204,7 @@ def check_kept(store: Store, run_ids: int | Sequence[int], before: str = "") -> 
     if not ids or (gone := store.gone()) is None:
         return
     with interrupts.shielded():
+        store.settle_gone()  # its -wal into its own file: not left for the file now at its path
         saved, lost = [], []
         for run_id in ids:
             row = store.run_row(run_id) or {}
