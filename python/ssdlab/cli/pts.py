@@ -133,6 +133,8 @@ def pts_cmd(
                     run_parallel(Request(store, drv, list(sets), seed, opts, args, testbed),
                                  executor, on_run, bar.finished, tests=chosen)
             except KeyboardInterrupt:
+                if json_out:  # a script still learns the runs kept (as an interrupted review prints its own)
+                    print_json({"report": None, "runs": done})
                 check_kept(store, ids())
                 kept = ", ".join(f"{d['test']} (run {d['run_id']})" for d in done) or "none"
                 typer.echo(f"ssdlab: pts interrupted; tests stored: {kept}", err=True)
@@ -148,6 +150,8 @@ def pts_cmd(
                     run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
                 except RunInterrupted as e:
                     done.append({"test": test, "run_id": e.run_id, "status": "interrupted"})
+                    if json_out:
+                        print_json({"report": None, "runs": done})
                     check_kept(store, ids())
                     typer.echo(f"ssdlab: {test} interrupted; run {e.run_id} keeps its rounds",
                                err=True)
