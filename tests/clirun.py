@@ -65,7 +65,8 @@ def reaped(p: subprocess.Popen) -> Iterator[subprocess.Popen]:
 # The command with its drive replaced by a FakeTarget that sleeps in its random-write phase
 # (READY is created once the run holds a sample of it) and, with FILLER set, fills the
 # results disk after the fill phase (with REMOVE set, removes that file then: the store;
-# REMOVE_AT_END: once the run is stored, as its metrics print);
+# REMOVE_AT_END: once the run is stored, as its metrics print; REMOVE_AFTER_RUN: once the
+# command's first run is stored, before the command says so);
 # CHECKPOINT_S sets the runner's checkpoint interval.
 FAKE_CLI = """
 import os, sys, time
@@ -109,7 +110,19 @@ if os.environ.get("REMOVE_AT_END"):  # the store removed once the run is stored,
             return show(*a, **kw)
         return shown
     ssdlab.cli.show_metrics = removing(ssdlab.cli.show_metrics)
-    ssdlab.cli.print_json = removing(ssdlab.cli.print_json)
+    for m in (ssdlab.cli, ssdlab.cli.pts, ssdlab.cli.sweep):
+        m.print_json = removing(m.print_json)
+if os.environ.get("REMOVE_AFTER_RUN"):  # the store removed once the first run is stored
+    import ssdlab.review, ssdlab.cli.pts
+    def removing_after(run_test):
+        def ran(*a, **kw):
+            out = run_test(*a, **kw)
+            if os.path.exists(os.environ["REMOVE_AFTER_RUN"]):
+                os.unlink(os.environ["REMOVE_AFTER_RUN"])
+            return out
+        return ran
+    for m in (ssdlab.runner, ssdlab.review, ssdlab.cli.pts):
+        m.run_test = removing_after(m.run_test)
 from ssdlab.cli import app
 app()
 """

@@ -14,7 +14,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import methodology
+from . import interrupts, methodology
 from .detached import Computed, Replay, compute_group, job_for, plan_groups, state_keys
 from .executor import Executor, Unit
 from .methodology import Options
@@ -188,11 +188,14 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
         return test not in stored and all((test, p) in got for p in range(len(specs)))
 
     def store(test: str) -> None:
+        """A finished test stored whole: it is only written now (nothing of it is measured
+        any more), so a Ctrl-C or SIGTERM meanwhile waits for it and then stores the others."""
         drv = [(s, Replay(s, got[(test, p)])) for p, s in enumerate(specs)]
         opts, args = runs[test]
-        run_id, outcomes = run_test(store_, test, drv, opts, args, req.testbed)
-        stored.append(test)
-        on_run(test, run_id, outcomes)
+        with interrupts.shielded():
+            run_id, outcomes = run_test(store_, test, drv, opts, args, req.testbed)
+            stored.append(test)
+            on_run(test, run_id, outcomes)
 
     def store_in_order() -> None:
         while len(stored) < len(tests) and ready(tests[len(stored)]):
@@ -208,8 +211,6 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
                     on_unit(value.error is None, f"{key[0]} on {specs[key[1]]}: {value.wall_s:.0f} s")
             store_in_order()
     except KeyboardInterrupt:
-        from . import interrupts
-
         with interrupts.shielded():  # every finished test is kept, in order or not
             store_in_order()
             for test in tests:

@@ -15,14 +15,15 @@ import json
 import sqlite3
 import time
 import types
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Generator, Iterable, Sequence
+from typing import Any, Callable, Generator, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from . import interrupts
 from .methodology import Options, Test, get
-from .pending import Pending, from_store, phase_doc, save_saying
+from .pending import Pending, from_store, phase_doc, save_saying, saved_line
 from .phase import Batch, Interrupted, OnSample, Phase, PhaseResult, Sample, flat
 from .store import Store, StoreError
 from .targets.base import Target
@@ -100,18 +101,15 @@ class Recorder:
                 pass  # the line of the write that started the pending file says where it is
             return None
 
-    def _salvage(self, gone: str, keep: Callable[[Pending], object], wrote: bool, when: str = "") -> None:
+    def _salvage(self, gone: str, keep: Callable[[Pending], object], wrote: bool) -> None:
         """The store's path no longer names the file written so far: the whole run, read back
         through the connection that wrote it, and this write (`wrote`: made already, so read
         back with the rest), to a pending file."""
-        why = f"results store {self.store.path} was {gone} {when or f'while run {self.run_id} went on'}"
-        try:
-            self.pending = from_store(self.store, self.run_id, self.run)
-        except (StoreError, sqlite3.Error, OSError) as e:  # not even read back: what this run holds
-            why = f"{why} (and it cannot be read back: {e})"
-            self.pending, wrote = Pending(self.store.path, self.run), False
-            for pos, (spec, ident, rd) in self.drives.items():
-                self.pending.drive(pos, spec, ident, rd)
+        why = f"results store {self.store.path} was {gone} while run {self.run_id} went on"
+        self.store.settle_gone()  # its -wal into its own file: not left for the file now at its path
+        self.pending, unread = read_back(self.store, self.run_id, self.run, self.drives)
+        if unread is not None:  # not even read back: what this run holds
+            why, wrote = f"{why} (and it cannot be read back: {unread})", False
         if not wrote:
             keep(self.pending)
         self._fail(why, StoreError(why), "what the run recorded")
@@ -177,18 +175,77 @@ class Recorder:
                     raise_=False)
 
 
-def check_kept(store: Store, run_id: int) -> None:
-    """Before a command says a finished run is stored: the store's path still names the file
-    the run was written to (it may be removed or replaced after the run's last write, as its
-    metrics print); else the whole run, read back, goes to a pending file (StoreWriteFailed)."""
-    if (gone := store.gone()) is None:
+def read_back(store: Store, run_id: int, run: dict,
+              drives: dict[int, tuple[str, Any, int | None]] | None = None) -> tuple[Pending, str | None]:
+    """Run `run_id` (`run`: its own fields) as `store` holds it, as a pending file's document,
+    read through the store's connection (which reads the file it wrote, even once the path
+    names another file or none); and None. When it cannot be read back: the run's fields
+    with `drives` (position -> spec, identity, run-drive id), and why not."""
+    try:
+        return from_store(store, run_id, run), None
+    except (StoreError, sqlite3.Error, OSError) as e:
+        p = Pending(store.path, dict(run, id=run_id))
+        for pos, (spec, ident, rd) in (drives or {}).items():
+            p.drive(pos, spec, ident, rd)
+        return p, str(e)
+
+
+class RunsNotKept(StoreWriteFailed):
+    """Runs said to be stored were in a store file its path no longer names (check_kept):
+    each went to a pending file, which the message names."""
+
+
+def check_kept(store: Store, run_ids: int | Sequence[int], before: str = "") -> None:
+    """Before a command says runs are stored (`run_ids`: every run it will say so of): the
+    store's path still names the file they were written to (it may be removed or replaced
+    after their last write, as their metrics print). Else each run, read back, goes to a
+    pending file and RunsNotKept says where, in one line (after `before`)."""
+    ids = [run_ids] if isinstance(run_ids, int) else list(run_ids)
+    if not ids or (gone := store.gone()) is None:
         return
-    row = store.run_row(run_id) or {}
-    run = {k: row.get(k) for k in ("test", "created", "token", "testbed", "engine_version")}
-    rec = Recorder(store, run_id, dict(run, args=json.loads(row.get("args") or "{}")))
     with interrupts.shielded():
-        rec._salvage(gone, lambda p: None, wrote=True, when=f"after run {run_id} was stored")
-    raise rec.stored_failure()
+        store.settle_gone()  # its -wal into its own file: not left for the file now at its path
+        saved, lost = [], []
+        for run_id in ids:
+            row = store.run_row(run_id) or {}
+            run = {k: row.get(k) for k in ("test", "created", "token", "testbed", "engine_version")}
+            p, _ = read_back(store, run_id, dict(run, args=json.loads(row.get("args") or "{}")))
+            try:
+                saved.append((run_id, p.save()))
+            except OSError as e:
+                lost.append((run_id, e))
+    one = len(ids) == 1
+    why = (f"results store {store.path} was {gone} after run{'' if one else 's'} "
+           f"{', '.join(map(str, ids))} {'was' if one else 'were'} stored")
+    if before:
+        why = f"{before}; {why}"
+    if one and saved:
+        line = f"{why}: what the run recorded is {saved_line(saved[0][1], StoreError(why))}"
+    elif saved:
+        files = ", ".join(f"{f} (run {i})" for i, f in saved)
+        line = (f"{why}: what they recorded is saved to {files}; once the store can be written, "
+                f"`ssdlab results import FILE` for each")
+    else:
+        line = why
+    if lost:
+        line += (f"; no pending file could be written for run{'s' if len(lost) > 1 else ''} "
+                 f"{', '.join(str(i) for i, _ in lost)} ({lost[0][1]}): what {'they' if len(lost) > 1 else 'it'} "
+                 "recorded is lost")
+    raise RunsNotKept(line)
+
+
+@contextmanager
+def kept_before(store: Store, run_ids: Callable[[], list[int]]) -> Iterator[None]:
+    """A command's runs one after another: when a later run finds the store gone
+    (StoreWriteFailed), the runs stored before it (`run_ids()` then), in the same lost file,
+    go to pending files too, named in the same line (check_kept)."""
+    try:
+        yield
+    except RunsNotKept:
+        raise
+    except StoreWriteFailed as e:
+        check_kept(store, run_ids(), before=str(e))
+        raise
 
 
 def _taken(rd: int | None) -> int:

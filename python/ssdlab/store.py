@@ -334,7 +334,16 @@ class Store:
         except OSError:
             return None
 
+    def settle_gone(self) -> None:
+        """Once gone(): what the -wal holds, copied into the file this connection writes, not
+        left at the path for the file now there (store_wal.py)."""
+        if not self.read_only:
+            store_wal.settle(self.db, BUSY_TIMEOUT_MS)
+
     def close(self) -> None:
+        if not self.read_only and self.gone() is not None:
+            with contextlib.suppress(sqlite3.Error):  # (closed already)
+                self.settle_gone()
         self.db.close()
         if self._hold is not None:  # the reader lock on another user's store, after its connection
             os.close(self._hold)

@@ -10,6 +10,15 @@ already in the -wal. So each write transaction is followed by a checkpoint that 
 -wal into the store file and truncates the -wal to 0 bytes: between writes there is then
 nothing in it to apply to another file, and the window is the write itself.
 
+What a checkpoint held back (below) is settled once more when the store is seen gone and as
+it is closed (Store.settle_gone): through the run's own connection, so into the file it
+opened (still open, even when unlinked). SQLite does not checkpoint at close into a file
+that was moved (its pager checks SQLITE_FCNTL_HAS_MOVED), so Python 3.12's
+SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE would change nothing here; but it then leaves the -wal
+under the path with whatever it holds, for the next program to read as the new file's.
+Another program that opened the new file while the -wal still held the run's pages (the
+two then share the -wal and -shm) has read them already: nothing done later undoes that.
+
 The checkpoint does not wait (busy timeout 0 meanwhile): with another connection writing,
 or reading through the -wal at that moment, SQLite copies what it can and leaves the rest,
 and the next write of any ssdlab process (each settles after its own) empties it; a run's

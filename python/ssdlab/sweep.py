@@ -27,7 +27,7 @@ from typing import Any, Callable, Optional, Union
 from pydantic import (BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr,
                       TypeAdapter, ValidationError)
 
-from . import safe_path
+from . import interrupts, safe_path
 from .errors import UserError
 from .detached import DriveJob, compute, job_for
 from .executor import Done, Executor, Unit
@@ -470,9 +470,11 @@ def run_sweep(store: Store, grid: Grid, executor: Executor,
     memory = memory if memory is not None else check(grid)
     for d in executor.run(units(grid, [pts[i] for i in todo], memory)):
         i = todo[d.key]
-        outcomes[i] = record(store, grid, pts[i], d)
-        if on_point:
-            on_point(outcomes[i])
+        # a computed point is only written now: stored whole, a Ctrl-C or SIGTERM waits for it
+        with interrupts.shielded():
+            outcomes[i] = record(store, grid, pts[i], d)
+            if on_point:
+                on_point(outcomes[i])
     return [outcomes[i] for i in sorted(outcomes)]
 
 

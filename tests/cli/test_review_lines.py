@@ -12,6 +12,11 @@ class RealDrive:  # anything but a simulated drive
     pass
 
 
+class Kept:  # a store whose path still names the file written (runner.check_kept)
+    def gone(self):
+        return None
+
+
 def _review(monkeypatch, capsys, target) -> tuple[list[dict], str]:
     def fake_run(req, jobs, ray, hooks, on_run, warn, report):
         on_run("fill", 3, [DriveOutcome(req.drives[0][0], 1, "complete")])
@@ -21,7 +26,7 @@ def _review(monkeypatch, capsys, target) -> tuple[list[dict], str]:
     monkeypatch.setattr(review, "run", fake_run)
     monkeypatch.setattr(cli, "run_doc", lambda run_id, test, outcomes: {"run_id": run_id, "test": test})
     docs: list[dict] = []
-    req = review.Request(store=None, drives=[("/dev/nvme0n1", target)], sets=[], seed=42,  # type: ignore[arg-type]
+    req = review.Request(store=Kept(), drives=[("/dev/nvme0n1", target)], sets=[], seed=42,  # type: ignore[arg-type]
                          opts=None, args={})  # type: ignore[arg-type]
     assert cli.run_review(req, docs, None, None, lambda executor: None) == "/out/report.html"
     return docs, capsys.readouterr().err

@@ -14,7 +14,7 @@ import pytest
 
 from ssdlab.methodology import Options
 from ssdlab.pending import read
-from ssdlab.runner import Hooks, StoreWriteFailed, run_test
+from ssdlab.runner import Hooks, StoreWriteFailed, check_kept, run_test
 from ssdlab.store import Store
 
 pytest.importorskip("ssdlab._sim")
@@ -161,3 +161,48 @@ def test_a_store_removed_after_the_run_was_stored_is_not_said_to_hold_it(tmp_pat
     r = clirun.cli("results", "import", str(pending), "--db", str(db), timeout=60)
     assert r.returncode == 0 and r.stdout.startswith("imported "), r.stderr
     assert Store(db, create=False).run(1)["status"] == "complete"
+
+
+def _run_with_frames_left(db: Path) -> Store:
+    """A store whose last write's pages stay in its -wal: a reader held it meanwhile, so the
+    write's own checkpoint could not empty it (store_wal.settle)."""
+    store = Store(db)
+    reader = sqlite3.connect(db)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM runs").fetchall()
+    store.create_run("fill", {"ours": "x" * 20_000}, "ours")
+    reader.close()
+    assert os.path.getsize(f"{db}-wal") > 0
+    return store
+
+
+def test_a_store_replaced_before_its_connection_closes_leaves_no_pages_for_the_new_file(tmp_path):
+    """SQLite does not checkpoint at close into a file that was moved, and leaves its -wal at
+    the path: the next program to open the path would read its pages as the new file's."""
+    db, other, old = tmp_path / "r.sqlite", tmp_path / "other.sqlite", tmp_path / "old.sqlite"
+    theirs = Store(other)
+    theirs.create_run("fill", {}, "theirs")
+    theirs.close()
+    store = _run_with_frames_left(db)
+    os.link(db, old)  # the run's own file, still reachable to look at
+    os.replace(other, db)
+    assert store.gone() == "replaced by another file"
+    store.close()
+    assert os.path.getsize(f"{db}-wal") == 0  # (SQLite leaves it: the file it belongs to was moved)
+    assert _intact(db) == [(1, "theirs")]
+    assert _intact(old) == [(1, "ours")]  # what the run wrote went into its own file
+
+
+def test_a_run_that_finds_its_store_replaced_empties_its_wal_into_its_own_file(tmp_path):
+    """At once (a SIGKILL may come before the connection is closed)."""
+    db, other = tmp_path / "r.sqlite", tmp_path / "other.sqlite"
+    theirs = Store(other)
+    theirs.create_run("fill", {}, "theirs")
+    theirs.close()
+    store = _run_with_frames_left(db)
+    os.replace(other, db)
+    with pytest.raises(StoreWriteFailed):
+        check_kept(store, 1)
+    assert os.path.getsize(f"{db}-wal") == 0
+    assert _intact(db) == [(1, "theirs")]
+    store.close()

@@ -41,7 +41,7 @@ from .plan import print_plan, print_review_plan
 from .review_interrupted import interrupted_lines
 from ..no_result import has_result, no_result
 from ..review import Request, review_runs
-from ..runner import RunFailed, RunInterrupted, check_kept, partial_metrics, preflight, run_test
+from ..runner import RunFailed, RunInterrupted, check_kept, kept_before, partial_metrics, preflight, run_test
 from .serve import serve_cmd
 from ..store import Store, check_free
 
@@ -162,6 +162,7 @@ def run(**kw: Any) -> None:
             except RunInterrupted as e:
                 if kw["json_out"]:  # scripts still learn the run id and what each drive reached
                     print_json(run_doc(e.run_id, req.test, e.outcomes))
+                check_kept(store, e.run_id)  # before the line that says what was recorded is kept
                 raise
     doc = run_doc(run_id, req.test, outcomes)
     if kw["json_out"]:
@@ -269,11 +270,15 @@ def review(
         html = run_review(Request(store, drv, parse_sets(sets), seed, opts, args, testbed), docs, jobs, where,
                           lambda executor: build(store, [d["run_id"] for d in docs], out, y_max, executor),
                           out=out, db=db, json_out=json_out)
+    ids = [d["run_id"] for d in docs]
     if json_out:
         print_json({"report": str(html), "runs": docs})
     else:
         for d in docs:
             show_metrics(d, opts)
+    with user_errors():
+        check_kept(store, ids)  # (as `run`'s: the document first, then the line that says they are lost)
+    if not json_out:
         print(f"report: {html}")
 
 
@@ -293,22 +298,25 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
 
     def on_run(test: str, run_id: int, outcomes: list) -> None:
         docs.append(run_doc(run_id, test, outcomes))
+        check_kept(req.store, [d["run_id"] for d in docs])  # the tests before it were in the same file
         if real:
             status = ", ".join(dict.fromkeys(o.status for o in outcomes))
             typer.echo(f"ssdlab: review: {test} stored as run {run_id} ({status})", err=True)
 
     def stopped(error: str, last: list[tuple[str, int, str]], code: int) -> NoReturn:
         """The error's line, then the tests stored before it (hours of them) and how to go on."""
-        typer.echo(f"ssdlab: error: {error}", err=True)
         kept = [(d["test"], d["run_id"], run_status(d)) for d in docs] + last
+        check_kept(req.store, [i for _, i, _ in kept], before=error)
+        typer.echo(f"ssdlab: error: {error}", err=True)
         for line in interrupted_lines(kept, [t for t, _, _ in rv.review_runs(req)], out, db, "stopped"):
             typer.echo(f"ssdlab: {line}", err=True)
         raise typer.Exit(code)
 
     kept: list[tuple[str, int, str]] = []
     try:
-        return rv.run(req, jobs, ray, progress_hooks, on_run,
-                      lambda line: typer.echo(f"ssdlab: warning: {line}", err=True), report)
+        with kept_before(req.store, lambda: [d["run_id"] for d in docs]):
+            return rv.run(req, jobs, ray, progress_hooks, on_run,
+                          lambda line: typer.echo(f"ssdlab: warning: {line}", err=True), report)
     except rv.ReviewInterrupted:
         pass
     except RunInterrupted as e:  # a test of a sequential review (a real drive's) was cut short
@@ -327,6 +335,7 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
     kept = [(d["test"], d["run_id"], run_status(d)) for d in docs[:len(docs) - len(kept)]] + kept
     if json_out:  # a script still learns the runs kept (as an interrupted `run` prints its own)
         print_json({"report": None, "runs": docs})
+    check_kept(req.store, [i for _, i, _ in kept])
     for line in interrupted_lines(kept, [t for t, _, _ in rv.review_runs(req)], out, db):
         typer.echo(f"ssdlab: {line}", err=True)
     raise typer.Exit(interrupted_status())

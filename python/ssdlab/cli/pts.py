@@ -13,7 +13,7 @@ from .. import methodology
 from ..methodology import Options
 from ..methodology.pts import PTS_TESTS, PtsOptions
 from ..methodology.pts import common as pts_common
-from ..runner import RunInterrupted, plan_phases, preflight, run_test
+from ..runner import RunInterrupted, check_kept, kept_before, plan_phases, preflight, run_test
 from ..store import Store, check_free
 from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
 from .inputs import check_out_dir, open_drives, parse_sets
@@ -106,7 +106,11 @@ def pts_cmd(
                 "set": sets, "seed": seed}
         done: list[dict] = []
 
+        def ids() -> list[int]:
+            return [d["run_id"] for d in done]
+
         def on_run(test: str, run_id: int, outcomes: list) -> None:
+            check_kept(store, ids() + [run_id])  # the tests before it were in the same file
             for o in outcomes:
                 m = o.metrics
                 how = ("no steady-state rule" if "rounds" not in m else
@@ -125,17 +129,20 @@ def pts_cmd(
 
             bar = UnitsProgress("pts", len(chosen) * len(drv), where=executor.describe())
             try:
-                with bar, executor:
+                with bar, executor, kept_before(store, ids):
                     run_parallel(Request(store, drv, list(sets), seed, opts, args, testbed),
                                  executor, on_run, bar.finished, tests=chosen)
             except KeyboardInterrupt:
+                if json_out:  # a script still learns the runs kept (as an interrupted review prints its own)
+                    print_json({"report": None, "runs": done})
+                check_kept(store, ids())
                 kept = ", ".join(f"{d['test']} (run {d['run_id']})" for d in done) or "none"
                 typer.echo(f"ssdlab: pts interrupted; tests stored: {kept}", err=True)
                 raise typer.Exit(interrupted_status()) from None
             chosen = []
         else:
             executor.close()
-        with progress_hooks() as hooks:
+        with progress_hooks() as hooks, kept_before(store, ids):
             for i, test in enumerate(chosen, 1):
                 methodology.get(test)
                 typer.echo(f"ssdlab: pts {i}/{len(chosen)}: {test}", err=True)
@@ -143,14 +150,19 @@ def pts_cmd(
                     run_id, outcomes = run_test(store, test, drv, opts, args, testbed, hooks)
                 except RunInterrupted as e:
                     done.append({"test": test, "run_id": e.run_id, "status": "interrupted"})
+                    if json_out:
+                        print_json({"report": None, "runs": done})
+                    check_kept(store, ids())
                     typer.echo(f"ssdlab: {test} interrupted; run {e.run_id} keeps its rounds",
                                err=True)
                     raise
                 on_run(test, run_id, outcomes)
         from ..report import build_report
 
-        html = build_report(store, [d["run_id"] for d in done], out)
+        html = build_report(store, ids(), out)
     if json_out:
         print_json({"report": str(html), "runs": done})
-    else:
+    with user_errors():
+        check_kept(store, ids())  # (as `run`'s: the document first, then the line that says they are lost)
+    if not json_out:
         print(html)

@@ -14,7 +14,7 @@ from .inputs import TEST_NAMES, check_out_dir, ray_choice
 from .output import emit_table, print_json
 from .plan import print_sweep_plan
 from ..methodology import Options, get
-from ..runner import RunInterrupted
+from ..runner import RunInterrupted, check_kept, kept_before
 from ..store import Store, check_free
 
 
@@ -64,15 +64,21 @@ def sweep_cmd(
         executor = open_executor(jobs, where)
         bar = UnitsProgress(f"sweep {g.id} {test}", total, have, executor.describe())
 
+        stored: list[int] = []  # the runs of this time's points
+
         def on_point(o) -> None:
+            if o.run_id is not None:
+                stored.append(o.run_id)
+            check_kept(store, stored)  # the points before it were in the same file
             label = " ".join(f"{k}={o.point[k]}" for k in g.swept) or o.point["drive"]
             bar.finished(o.status == "complete",
                          f"{label}: {o.status}" + (f" ({o.error})" if o.error else ""))
 
         try:
-            with bar, executor:
+            with bar, executor, kept_before(store, lambda: stored):
                 outcomes = sw.run_sweep(store, g, executor, on_point, memory)
         except (KeyboardInterrupt, RunInterrupted):
+            check_kept(store, stored)
             n = bar.done + bar.failed
             typer.echo(f"ssdlab: sweep {g.id} interrupted: {n} point{'s' if n != 1 else ''} stored "
                        f"this time, {have + bar.done} of {total} complete; run the same command "
@@ -83,9 +89,14 @@ def sweep_cmd(
             from ..report.sweep import build_sweep_report
 
             doc["report"] = str(build_sweep_report(store, g.id, out))
+    ids = [p["run_id"] for p in doc["points"] if p["run_id"] is not None]
     if json_out:
         print_json(doc)
+        with user_errors():
+            check_kept(store, ids)  # (as `run`'s: the document first, then the line that says they are lost)
     else:
+        with user_errors():
+            check_kept(store, ids)
         metric_names = list(dict.fromkeys(k for p in doc["points"] for k, v in p["metrics"].items()
                                           if isinstance(v, (int, float)) and not isinstance(v, bool)))
         emit_table(f"sweep {g.id}: {doc['complete']} complete, {doc['failed']} failed, "
