@@ -309,6 +309,9 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
                     "latency_target": int(s.get("lat_target_ns", 0)),
                     "latency_percentile": float(s.get("lat_pct", 100.0)),
                     "latency_window": int(s.get("lat_window_ns", 0))})
+        desc = (job.get("job options") or {}).get("description") or (global_options or {}).get("description")
+        if desc:  # fio's job description, after the latency keys
+            job["desc"] = str(desc)
         if failed:  # fio's message for a job under its rate_min / rate_iops_min
             d, rate, iops = failed[0]
             job["ssdlab_error"] = (f"{s['name']}: rate_iops_min={s['rate_min_iops'][d]} not met, got {rate} IOPS"
