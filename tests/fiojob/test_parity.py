@@ -216,6 +216,22 @@ def test_logs_keep_the_last_partial_interval_as_fio_does(tmp_path, n):
             assert m[0] == pytest.approx(f[0], abs=100), name  # fio's clock, not virtual time
 
 
+def test_an_interval_ending_with_the_job_gives_no_sample_as_fio(tmp_path):
+    """fio takes a bandwidth or IOPS sample for an interval that ended while the job ran:
+    a 2 s time_based job's 250 ms intervals give 7 entries (the last at 1750), not 8, and
+    its bw and IOPS statistics 7 samples; its latency log still closes the last window."""
+    body = ("[a]\nrw=randread\nbs=4k\nsize=32m\nruntime=2s\ntime_based\nrate_iops=2000\n"
+            "log_avg_msec=250\nwrite_bw_log=a\nwrite_iops_log=a\nwrite_lat_log=a\n")
+    fj, sj, logs, _ = both_logged(tmp_path, body)
+    for name in ("bw", "iops", "clat"):
+        mine, fios = _log(logs / f"a_{name}.1.log"), _log(tmp_path / f"a_{name}.1.log")
+        assert len(mine) == len(fios), name
+        for m, f in zip(mine, fios):
+            assert m[0] == pytest.approx(f[0], abs=100), name  # fio's clock, not virtual time
+    assert (sj["read"]["bw_samples"], sj["read"]["iops_samples"]) == (fj["read"]["bw_samples"],
+                                                                      fj["read"]["iops_samples"]) == (7, 7)
+
+
 def test_what_fio_runs_is_run(tmp_path):
     """fio runs time_based without a runtime bounded by size (fio's cpp_null example) and
     takes disk_util=0; a misspelt option gets fio's nearest name."""
