@@ -9,8 +9,9 @@ from .fields import DIRS as _DIRS, MIXED
 from .json_write import EINVAL, EIO, TEXT_SYNC
 
 DIRS = (*_DIRS, MIXED)
-# fio's function and message for a job's error (its td_verror)
-ERROR_FUNCS = {EIO: "check_min_rate, error=Input/output error", EINVAL: "file close, error=Invalid argument"}
+# fio 3.33's td_verror text for a job's error: where it was set, the function, the message
+ERROR_FUNCS = {EIO: "file:backend.c:1131, func=check_min_rate, error=Input/output error",
+               EINVAL: "file:io_u.c:821, func=file close, error=Invalid argument"}
 
 
 def num2str(num: float, pow2: bool, unit: str = "", maxlen: int = 4) -> str:
@@ -149,7 +150,7 @@ def fio_text(doc: dict) -> str:
     for j in doc["jobs"]:
         if j.get("ssdlab_error"):
             lines.append(j["ssdlab_error"])
-        err = f"err={j['error']:2d}" + (f": func={ERROR_FUNCS.get(j['error'], '?')}" if j["error"] else "")
+        err = f"err={j['error']:2d}" + (f" ({ERROR_FUNCS.get(j['error'], '?')})" if j["error"] else "")
         lines.append(f"{j['jobname']}: (groupid={j['groupid']}, jobs={j.get('jobs', 1)}): {err}: pid=0: {doc['time']}")
         if j.get("desc"):
             lines.append(f"  Description  : [{j['desc']}]")
