@@ -146,7 +146,8 @@ def test_fsync_on_close_on_an_sg_character_device_fails_the_job_when_ios_are_in_
     j = json.loads(r.stdout)["jobs"][0]
     assert j["error"] == 22 and j["read"]["total_ios"] == 32
     text = run_fio(tmp_path, job(tmp_path, holes + "iodepth=4\nfsync_on_close=1\n")).stdout
-    assert "err= 22: func=file close, error=Invalid argument" in text
+    # fio 3.33: "err=%2d (%s)" with its td_verror text (file:line, func, error)
+    assert "err=22 (file:io_u.c:821, func=file close, error=Invalid argument): pid=" in text
     plain = sim(tmp_path, holes + "iodepth=4\n")["jobs"][0]
     assert _time(sim(tmp_path, holes + "iodepth=4\nfsync_on_close=1\n")["jobs"][0]) > _time(plain)  # the end sync
     # none in flight (iodepth 1, or sync=1: each I/O in the call), a block device (a

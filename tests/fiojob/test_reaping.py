@@ -66,7 +66,7 @@ def test_a_job_under_rate_iops_min_ends_with_fios_error(tmp_path):
     # later finds 1000 IOPS under 2000: the job ends there with EIO
     assert j["error"] == 5 and j["job_runtime"] == 3000
     assert j["write"]["total_ios"] == pytest.approx(3000, abs=2)
-    assert "rate_iops_min=2000 not met, got 1000 IOPS" in text and "err= 5" in text
+    assert "rate_iops_min=2000 not met, got 1000 IOPS" in text and "err= 5 (file:backend.c:1131, func=check_min_rate, error=Input/output error): pid=" in text
     # a shorter rate_cycle checks sooner
     assert _fio_json(tmp_path, body + "rate_iops_min=2000\nratecycle=500\n")[0]["jobs"][0]["job_runtime"] == 2500
     # met: the job runs its time

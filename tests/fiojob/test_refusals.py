@@ -81,6 +81,11 @@ def test_mmap_buffers_are_refused_and_the_file_is_untouched(tmp_path, mem):
     ("[a]\nrw=write\nsize=1m\nwrite_mode=write/50:zeroes/40\n", ("write_mode=", "90 %, not 100")),
     ("[a]\nrw=write\nsize=1m\nwrite_mode=write/1:zeroes/:uncor/\n", ("write_mode=", "99 %", "give every share")),
     ("[a]\nrw=write\nsize=1m\nwrite_mode=zeroes/50:trim/50\n", ("write_mode=", "write, zeroes, uncor, verify")),
+    # fio's examples/nfs.fio: the engine's own option comes first, the engine is the cause
+    ("[global]\nnfs_url=nfs://127.0.0.1/nfs\nioengine=nfs\n[a]\nrw=write\nsize=1m\n",
+     ("job.fio:3: ioengine=nfs", "network engine")),
+    ("[global]\nnfs_url=nfs://127.0.0.1/nfs\n[a]\nrw=write\nsize=1m\nioengine=nfs\n",
+     ("job.fio:6: ioengine=nfs", "network engine")),
 ])
 def test_refusals_name_the_cause(tmp_path, body, words):
     refused(tmp_path, run_fio(tmp_path, job(tmp_path, body)), *words)

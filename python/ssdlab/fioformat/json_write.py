@@ -5,15 +5,15 @@ tables), and fio's normal text output, built from the simulator's per-job figure
 builds its own (stat.c): reporting units by group_reporting (consecutive jobs of one
 group that set it), `unified_rw_reporting` (mixed, both), percentiles from fio's bins.
 Figures fio measures on the host (CPU, context switches, disk utilisation) are 0 or
-empty; the simulated drive has no submission latency, so slat is 0 (no samples at all for
-a synchronous engine, psync being fio's default, as fio records none) and lat is clat."""
+empty; the simulated host submits in no time, so slat is reported as fio reports it for an
+engine that records none (N 0, no percentiles), whatever the engine, and lat is clat."""
 
 from __future__ import annotations
 
 import math
 import time
 
-from .fields import DIRS, MIXED, measures_slat
+from .fields import DIRS, MIXED
 from .plat import DEFAULT_PERCENTILES, bin_value, percentiles
 
 FIO_VERSION = "fio-3.33"
@@ -117,11 +117,7 @@ class Dir:
         self.iops.add(o.iops)
 
 
-def _lat_json(st: Stat, bins: dict[int, int], pcts: list[float] | None, plus: bool,
-              slat_n: int | None = None) -> dict:
-    if slat_n is not None:  # slat: the simulated drive submits in no time; fio records one per queued I/O
-        st = Stat(0, 0, slat_n)
-        bins = {0: st.n} if st.n else {}
+def _lat_json(st: Stat, bins: dict[int, int], pcts: list[float] | None, plus: bool) -> dict:
     d: dict[str, object] = {"min": int(st.min), "max": int(st.max), "mean": float(st.mean), "stddev": st.dev,
                             "N": st.n}
     if pcts and st.n:
@@ -131,14 +127,15 @@ def _lat_json(st: Stat, bins: dict[int, int], pcts: list[float] | None, plus: bo
     return d
 
 
-def _dir_json(d: Dir, agg: float, opts: dict, plus: bool, slat_n: int) -> dict:
+def _dir_json(d: Dir, agg: float, opts: dict, plus: bool) -> dict:
     rt = d.runtime if d.ios else 0
     bw_bytes = 1000 * d.nbytes // rt if rt else 0
-    clat, lat, slat = opts["clat"], opts["lat"], opts["slat"]
+    clat, lat = opts["clat"], opts["lat"]
     out = {"io_bytes": d.nbytes, "io_kbytes": d.nbytes >> 10, "bw_bytes": bw_bytes, "bw": bw_bytes // 1024,
            "iops": 1000.0 * d.ios / rt if rt else 0.0, "runtime": rt, "total_ios": d.ios,
            "short_ios": 0, "drop_ios": 0,
-           "slat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if slat else None, plus, slat_n),
+           # the simulated host submits in no time: slat as fio reports an engine without one
+           "slat_ns": _lat_json(Stat(0, 0, 0), {}, None, plus),
            "clat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if clat else None, plus),
            "lat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if lat else None, plus)}
     if d.bw.n:
@@ -208,8 +205,7 @@ def report_options(opts: dict) -> dict:
     if str(opts.get("percentile_list", "")).strip():
         pcts = sorted(float(x) for x in str(opts["percentile_list"]).split(":") if x.strip())[:20]
     return {"clat": on("clat_percentiles", True), "lat": on("lat_percentiles", False),
-            "slat": on("slat_percentiles", False), "pcts": pcts,
-            "queued": [measures_slat(opts, d) for d in DIRS]}
+            "slat": on("slat_percentiles", False), "pcts": pcts}
 
 
 def units(specs: list[dict]) -> list[list[int]]:
@@ -269,8 +265,7 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
         shorts = short_ios(specs, raw_jobs, members)
         if unified != "mixed":
             for d, name in enumerate(DIRS):
-                job[name] = _dir_json(dirs[d], rates[(s["group"], d)], opts, plus,
-                                      dirs[d].ios if opts["queued"][d] else 0)
+                job[name] = _dir_json(dirs[d], rates[(s["group"], d)], opts, plus)
                 if d == 0:
                     job[name]["unwritten_ios"] = dirs[0].unwritten
             for d, name in enumerate(DIRS):
@@ -287,8 +282,7 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
             mixed = Dir()
             for part in dirs:
                 mixed.merge(part)
-            job[MIXED] = _dir_json(mixed, sum(rates[(s["group"], d)] for d in range(3)), opts, plus,
-                                   sum(x.ios for x, q in zip(dirs, opts["queued"]) if q))
+            job[MIXED] = _dir_json(mixed, sum(rates[(s["group"], d)] for d in range(3)), opts, plus)
             job[MIXED]["short_ios"] = sum(shorts)
         ios = sum(d.ios for d in dirs)
         lat_b = [sum(int(j["lat_buckets"][k]) for j in js) for k in range(32)]
@@ -309,6 +303,9 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
                     "latency_target": int(s.get("lat_target_ns", 0)),
                     "latency_percentile": float(s.get("lat_pct", 100.0)),
                     "latency_window": int(s.get("lat_window_ns", 0))})
+        desc = (job.get("job options") or {}).get("description") or (global_options or {}).get("description")
+        if desc:  # fio's job description, after the latency keys
+            job["desc"] = str(desc)
         if failed:  # fio's message for a job under its rate_min / rate_iops_min
             d, rate, iops = failed[0]
             job["ssdlab_error"] = (f"{s['name']}: rate_iops_min={s['rate_min_iops'][d]} not met, got {rate} IOPS"

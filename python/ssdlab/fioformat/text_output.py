@@ -9,8 +9,9 @@ from .fields import DIRS as _DIRS, MIXED
 from .json_write import EINVAL, EIO, TEXT_SYNC
 
 DIRS = (*_DIRS, MIXED)
-# fio's function and message for a job's error (its td_verror)
-ERROR_FUNCS = {EIO: "check_min_rate, error=Input/output error", EINVAL: "file close, error=Invalid argument"}
+# fio 3.33's td_verror text for a job's error: where it was set, the function, the message
+ERROR_FUNCS = {EIO: "file:backend.c:1131, func=check_min_rate, error=Input/output error",
+               EINVAL: "file:io_u.c:821, func=file close, error=Invalid argument"}
 
 
 def num2str(num: float, pow2: bool, unit: str = "", maxlen: int = 4) -> str:
@@ -79,6 +80,42 @@ def pct_lines(pre: str, lat: dict, precision: int = 2) -> list[str]:
                                                    for i, r in enumerate(rows)]
 
 
+def precision(j: dict, doc: dict) -> int:
+    """fio's percentile_precision: the most decimals any value of the job's percentile_list
+    was written with (parse.c counts them as it reads the list; 2 for its default list)."""
+    text = (j.get("job options") or {}).get("percentile_list") or \
+        (doc.get("global options") or {}).get("percentile_list")
+    if not text:
+        return 2
+    return max(len(x.split(".", 1)[1]) if "." in x else 0 for x in str(text).split(":"))
+
+
+def _samples_lines(d: dict) -> list[str]:
+    """The direction's bandwidth and IOPS samples as fio's show_ddir_status prints them:
+    only where there are samples, KiB/s (MiB/s from a mean over 1024 MiB/s)."""
+    out = []
+    if d.get("bw_samples"):
+        k = 1024.0 if d["bw_mean"] > 1024 * 1024 else 1.0
+        unit = "MiB" if k > 1 else "KiB"
+        out.append(f"   bw ({unit:>5}/s): min={int(d['bw_min'] / k):5d}, max={int(d['bw_max'] / k):5d}, "
+                   f"per={d['bw_agg']:3.2f}%, avg={d['bw_mean'] / k:5.2f}, stdev={d['bw_dev'] / k:5.2f}, "
+                   f"samples={d['bw_samples']}")
+    if d.get("iops_samples"):
+        out.append(f"   iops        : min={int(d['iops_min']):5d}, max={int(d['iops_max']):5d}, "
+                   f"avg={d['iops_mean']:5.2f}, stdev={d['iops_stddev']:5.2f}, samples={d['iops_samples']}")
+    return out
+
+
+def _latency_lines(j: dict) -> list[str]:
+    """fio's show_latencies: the share of I/Os under each bound, nsec then usec then msec,
+    five to a line, only the bounds with a share ("%3.2f%%")."""
+    out = []
+    for unit, key in (("nsec", "latency_ns"), ("usec", "latency_us"), ("msec", "latency_ms")):
+        cells = [f"{k}={v:3.2f}%" for k, v in (j.get(key) or {}).items() if v > 0]
+        out += [f"  lat ({unit})   : " + ", ".join(cells[i:i + 5]) for i in range(0, len(cells), 5)]
+    return out
+
+
 def _sync(j: dict) -> dict:
     """The job's syncs: its JSON's entry, or under unified_rw_reporting=mixed (no such entry)
     the ones kept for the text, which fio prints there too."""
@@ -113,13 +150,17 @@ def fio_text(doc: dict) -> str:
     for j in doc["jobs"]:
         if j.get("ssdlab_error"):
             lines.append(j["ssdlab_error"])
-        err = f"err= {j['error']}" + (f": func={ERROR_FUNCS.get(j['error'], '?')}" if j["error"] else "")
+        err = f"err={j['error']:2d}" + (f" ({ERROR_FUNCS.get(j['error'], '?')})" if j["error"] else "")
         lines.append(f"{j['jobname']}: (groupid={j['groupid']}, jobs={j.get('jobs', 1)}): {err}: pid=0: {doc['time']}")
+        if j.get("desc"):
+            lines.append(f"  Description  : [{j['desc']}]")
+        prec = precision(j, doc)
         for name in DIRS:
             d = j.get(name)
             if not d or not d["total_ios"]:
                 continue
-            resets = f"; {j['zone_resets']} zone resets" if "zone_resets" in j else ""
+            # fio 3.33 prints the zone resets on every write line (zbd_write_status)
+            resets = f"; {j.get('zone_resets', 0)} zone resets" if name == "write" else ""
             ms = max(int(d["runtime"]), 1)  # fio's integer rates over the runtime in ms
             lines.append(f"  {name}: IOPS={num2str(1000 * d['total_ios'] // ms, False)}, "
                          f"BW={_bw(1000 * d['io_bytes'] // ms)}({num2str(d['io_bytes'], True, 'B')}/"
@@ -129,20 +170,23 @@ def fio_text(doc: dict) -> str:
                 if not x["N"]:  # fio prints a latency only where it has samples (slat of a sync engine)
                     continue
                 lines.append(lat_line(what, x))
-            lines.extend(pct_lines("clat", d["clat_ns"]))
-            lines.append(f"   bw (  KiB/s): min={d['bw_min']}, max={d['bw_max']}, per={d['bw_agg']:.2f}%, "
-                         f"avg={d['bw_mean']:.2f}, stdev={d['bw_dev']:.2f}, samples={d['bw_samples']}")
-            lines.append(f"   iops        : min={d['iops_min']}, max={d['iops_max']}, avg={d['iops_mean']:.2f}, "
-                         f"stdev={d['iops_stddev']:.2f}, samples={d['iops_samples']}")
+            for pre, key in (("slat", "slat_ns"), ("clat", "clat_ns"), ("lat", "lat_ns")):
+                if d[key]["N"]:  # fio's percentiles of each latency it has them for
+                    lines.extend(pct_lines(pre, d[key], prec))
+            lines.extend(_samples_lines(d))
             if name == "read" and d.get("unwritten_ios"):
                 lines.append(f"  note: {d['unwritten_ios']} reads touched blocks never written "
                              "(a drive answers them without reading flash)")
+        lines.extend(_latency_lines(j))
         x = _sync(j).get("lat_ns") or {}
         if x.get("N"):  # fio's syncs (fsync=N, fdatasync=N)
             lines.append("  fsync/fdatasync/sync_file_range:")
             lines.append(lat_line("sync", x))
-            lines.extend(pct_lines("sync", x))
+            lines.extend(pct_lines("sync", x, prec))
         lines.extend(_depth_lines(j))
+        if j.get("latency_depth"):
+            lines.append(f"     latency   : target={j.get('latency_target', 0)}, window={j.get('latency_window', 0)}, "
+                         f"percentile={float(j.get('latency_percentile', 100.0)):.2f}%, depth={j['latency_depth']}")
         lines.append(f"  lat percentiles and IOPS in virtual time; iodepth={j['latency_depth']}")
     groups: dict[int, list[dict]] = {}
     for j in doc["jobs"]:

@@ -129,12 +129,16 @@ def compile_job(path: Path, capacity: int, seed: int = 0, zone_bytes: int = 0,
     texts: list[str] = []
     sections = jobfile.read(path, env, texts)
     noted: list[str] = []
-    # the allow-list first, over every option of every section (global included)
-    for s in sections:
-        for k, v, where in s.options:
-            note = O.classify(O.canonical(k), v, where)
-            if note and note not in noted:
-                noted.append(note)
+    # the allow-list first, over every option of every section (global included), the
+    # engines before the rest: an engine's own options (nfs_url) are refused for it
+    every = [o for s in sections for o in s.options]
+    for k, v, where in every:
+        if O.canonical(k) == "ioengine":
+            O.classify("ioengine", v, where)
+    for k, v, where in every:
+        note = O.classify(O.canonical(k), v, where)
+        if note and note not in noted:
+            noted.append(note)
     jobs_opts = _merge(sections)
     if not jobs_opts:
         raise FioJobError(f"{path}: no job: add a job section, e.g. [job1] with rw=randread")

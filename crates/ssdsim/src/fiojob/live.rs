@@ -135,6 +135,14 @@ pub(crate) struct Live {
     pub lat_done: bool,
     pub wake_at: u64,
     pub stats_from: u64,
+    /// fio's ramp ends (ramp_time_over resets the figures) at the first completion at or
+    /// past `stats_from` or, where the engine queues (`ramp_submit`), the first submission:
+    /// the I/Os issued before it, the one that ends it too, are not counted in the I/Os
+    /// (`ramp_skip`: submissions to take off a direction's count; a queued one keeps its
+    /// bytes and latency, as fio adds them as it completes).
+    pub ramp_open: bool,
+    pub ramp_submit: bool,
+    pub ramp_skip: [u32; 3],
     pub deadline: u64,
     pub done: bool,
     /// Issues no more and has nothing outstanding (fio's thread exit).
@@ -258,6 +266,9 @@ impl Live {
             lat_done: false,
             wake_at: 0,
             stats_from,
+            ramp_open: s.ramp_ns > 0,
+            ramp_submit: !s.calls.sync_io,
+            ramp_skip: [0; 3],
             deadline,
             done: terminated,
             ended: terminated,

@@ -185,11 +185,12 @@ impl JobLog {
         }
     }
 
-    /// The job ended at `end`: the samples of the intervals that ended by then, and the
+    /// The job ended at `end`: the samples of the intervals that ended before it (fio
+    /// samples an interval while the job runs: none for one that ends with it), and the
     /// latency log's last, partial windows (fio's finalize_logs).
     pub fn finish(&mut self, end: u64, o: &mut JobOut, budget: &mut u64) {
-        if end >= self.bw_next.min(self.iops_next) {
-            self.tick(end, o, budget);
+        if end > self.bw_next.min(self.iops_next) {
+            self.tick(end - 1, o, budget);
         }
         let ms = end.saturating_sub(self.from) / 1_000_000;
         for d in 0..3 {

@@ -231,7 +231,13 @@ impl Drive {
                 l.done_bytes[dir] += len;
                 l.done_ios[dir] += 1;
                 l.last_done = l.last_done.max(t);
-                if t >= l.stats_from {
+                // fio's ramp ends at the first completion past it (ramp_time_over): this
+                // I/O and those before it are not counted
+                let ends_ramp = l.ramp_open && t >= l.stats_from;
+                if ends_ramp {
+                    l.ramp_open = false;
+                }
+                if t >= l.stats_from && !ends_ramp {
                     l.done_bytes_all += len;
                     l.done_ios_all += 1;
                 }
@@ -239,13 +245,25 @@ impl Drive {
                     l.pieces_done += 1;
                 }
                 let o = &mut outs[idx[k]];
-                if taken > 0 && at >= l.stats_from {
+                let counted = at >= l.stats_from && !ends_ramp;
+                if ends_ramp && at >= l.stats_from && !l.nullq.on() {
+                    // submitted past the ramp's end, its depth and submission counted then:
+                    // fio resets them with the ramp (a synchronous engine: depth 1)
+                    let b = super::report::depth_bucket(1);
+                    o.depths.level[b] = o.depths.level[b].saturating_sub(1);
+                    o.depths.submit[1] = o.depths.submit[1].saturating_sub(1);
+                }
+                if taken > 0 && counted {
                     o.depths.complete[batch_bucket(taken)] += 1;
                 }
-                if at >= l.stats_from {
+                if counted {
                     let d = &mut o.dirs[dir];
                     let lat = t - at;
-                    d.ios += 1;
+                    if l.ramp_skip[dir] > 0 {
+                        l.ramp_skip[dir] -= 1; // submitted as the ramp ended: fio resets its count
+                    } else {
+                        d.ios += 1;
+                    }
                     d.bytes += len;
                     d.lat.record(lat);
                     o.lat_buckets[lat_bucket(lat)] += 1;

@@ -30,9 +30,18 @@ impl Drive {
         w.l.outstanding += 1;
         *w.total_out += 1;
         w.o.issued += 1;
+        let ends_ramp = w.l.ramp_open && w.l.ramp_submit && t >= w.l.stats_from;
+        if ends_ramp {
+            // fio's ramp ends at this submission (io_u_queued): its count and depth are
+            // reset with it, its submission counted after
+            w.l.ramp_open = false;
+            w.l.ramp_skip[req.dir] += 1;
+        }
         if t >= w.l.stats_from && !w.l.nullq.on() {
             // one I/O per submission (the null engine's batch: counted as it is committed)
-            w.o.depths.level[depth_bucket(w.l.outstanding)] += 1;
+            if !ends_ramp {
+                w.o.depths.level[depth_bucket(w.l.outstanding)] += 1;
+            }
             w.o.depths.submit[1] += 1;
         }
         if let Some((start, len)) = reset {

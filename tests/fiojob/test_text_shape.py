@@ -1,0 +1,91 @@
+"""The normal output's lines in the order and shape fio prints them (stat.c
+show_thread_status_normal, show_ddir_status, show_clat_percentiles, show_latencies), each
+job run by fio 3.33 (null engine) and by ssdlab: numbers (which differ: fio's null engine
+takes no time) read as `#`, latency units as `U`; fio's host lines (cpu, disk stats, the
+lines before the jobs) left out, as ssdlab has no host to report."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from fiojobs import job, run_fio
+
+HOST = re.compile(r"^(  cpu +:|Disk stats|  [a-z0-9]+: ios=|fio-\d|Starting \d|[a-z]+: \(g=\d+\): rw=)")
+
+
+def _shape(out: str, drop_slat: bool = False) -> list[str]:
+    """Each line with its numbers `#` and units `U`, repeats of a line merged (fio's
+    latency-share and percentile rows vary in number with the values). `drop_slat`: without
+    fio's slat line and percentiles (ssdlab's host submits in no time and reports slat as
+    fio does for an engine that records none)."""
+    seen: list[str] = []
+    in_slat = False
+    for ln in out.splitlines():
+        if HOST.match(ln) or not ln.strip() or ln.startswith(("ssdlab:", "drive sim:", "stored as run")):
+            continue
+        if drop_slat and (ln.startswith(("    slat (", "    slat percentiles")) or (in_slat and ln.startswith("     |"))):
+            in_slat = ln.startswith(("    slat percentiles", "     |"))
+            continue
+        in_slat = False
+        if "lat percentiles and IOPS in virtual time" in ln or ln.startswith("  note: "):
+            continue  # ssdlab's notes on what its figures measure
+        s = re.sub(r"pid=\d+: .*$", "pid=#", ln)
+        s = re.sub(r"\((nsec|usec|msec)\)", "(U)", s)
+        s = re.sub(r">=\d+=", "#=", s)
+        s = re.sub(r"\d+(\.\d+)?[kMGTPE]?i?B?(/s)?", "#", s)
+        s = re.sub(r"\[ *#\]", "[#]", s)
+        s = re.sub(r"= +#", "=#", s)
+        s = re.sub(r"  lat \(U\) +: .*", "  lat (U)   : ...", s)  # which bounds have I/O
+        s = re.sub(r"^     \|.*", "     | ...", s)
+        if not seen or seen[-1] != s:
+            seen.append(s)
+    return seen
+
+
+def _both(tmp_path, body: str) -> tuple[list[str], list[str]]:
+    if shutil.which("fio") is None:
+        pytest.skip("fio not installed (make sysdeps)")
+    (tmp_path / "n.fio").write_text("[global]\nioengine=null\nfilename=ssdlab-null\n" + body)
+    fio = subprocess.run(["fio", "n.fio"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert fio.returncode == 0, fio.stderr
+    r = run_fio(tmp_path, job(tmp_path, "[global]\nioengine=null\n" + body))
+    assert r.exit_code == 0, r.output
+    return _shape(fio.stdout, drop_slat=True), _shape(r.stdout)
+
+
+@pytest.mark.parametrize("body", [
+    # percentile_list's decimals (fio's percentile_precision), slat and lat percentiles
+    "[a]\nrw=randread\nbs=4k\nsize=16m\niodepth=4\npercentile_list=50:99.5:99.999\n"
+    "lat_percentiles=1\nslat_percentiles=1\n",
+    "[a]\nrw=randwrite\nbs=4k\nsize=4m\npercentile_list=50:90\nfsync=8\n",
+    "[a]\nrw=randrw\nbs=4k\nsize=8m\niodepth=2\n",
+    "[a]\ndescription=a described job\nrw=read\nbs=4k\nsize=1m\n",
+])
+def test_the_job_lines_are_fios(tmp_path, body):
+    fio, sim = _both(tmp_path, body)
+    assert sim == fio
+
+
+def test_percentile_decimals_follow_the_list(tmp_path):
+    """fio prints each percentile with as many decimals as the list's longest fraction
+    (parse.c counts them into percentile_precision): `99.999th`, not `100.00th`."""
+    r = run_fio(tmp_path, job(tmp_path, "[a]\nrw=randread\nbs=4k\nsize=1m\npercentile_list=50:99.999\n"))
+    assert r.exit_code == 0, r.output
+    row = next(ln for ln in r.stdout.splitlines() if ln.startswith("     |"))
+    assert re.match(r"^     \| 50\.000th=\[ *\d+\], 99\.999th=\[ *\d+\]$", row), row
+    r = run_fio(tmp_path, job(tmp_path, "[a]\nrw=randread\nbs=4k\nsize=1m\npercentile_list=50:90\n"))
+    row = next(ln for ln in r.stdout.splitlines() if ln.startswith("     |"))
+    assert re.match(r"^     \|  50th=\[ *\d+\],  90th=\[ *\d+\]$", row), row  # " %3.0fth"
+
+
+def test_the_description_is_in_the_json_as_fios(tmp_path):
+    r = run_fio(tmp_path, job(tmp_path, "[a]\ndescription=a described job\nrw=read\nbs=4k\nsize=1m\n"),
+                "--output-format", "json")
+    assert r.exit_code == 0, r.output
+    (j,) = json.loads(r.stdout)["jobs"]
+    assert j["desc"] == "a described job" and list(j)[-1] == "desc"  # fio's last key
