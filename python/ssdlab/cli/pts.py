@@ -4,6 +4,7 @@ one or more drives, each test to steady state, then the report (HTML + PNGs)."""
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from pathlib import Path
 
 import typer
@@ -136,8 +137,8 @@ def pts_cmd(
                 if json_out:  # a script still learns the runs kept (as an interrupted review prints its own)
                     print_json({"report": None, "runs": done})
                 check_kept(store, ids())
-                kept = ", ".join(f"{d['test']} (run {d['run_id']})" for d in done) or "none"
-                typer.echo(f"ssdlab: pts interrupted; tests stored: {kept}", err=True)
+                for line in not_run_lines(done, chosen, out, db):
+                    typer.echo(f"ssdlab: {line}", err=True)
                 raise typer.Exit(interrupted_status()) from None
             chosen = []
         else:
@@ -155,6 +156,8 @@ def pts_cmd(
                     check_kept(store, ids())
                     typer.echo(f"ssdlab: {test} interrupted; run {e.run_id} keeps its rounds",
                                err=True)
+                    for line in not_run_lines(done, chosen, out, db)[1:]:
+                        typer.echo(f"ssdlab: {line}", err=True)
                     raise
                 on_run(test, run_id, outcomes)
         from ..report import build_report
@@ -166,3 +169,22 @@ def pts_cmd(
         check_kept(store, ids())  # (as `run`'s: the document first, then the line that says they are lost)
     if not json_out:
         print(html)
+
+
+def not_run_lines(done: list[dict], chosen: list[str], out: Path, db: Path | None) -> list[str]:
+    """What an interrupted pts kept and left: the tests stored, those not run, and the command
+    that runs those (its report is never drawn: `ssdlab report` of the runs draws it)."""
+    complete = {d["test"] for d in done if d["status"] == "complete"}
+    left = [t for t in chosen if t not in complete]
+    said = ", ".join(f"{d['test']} (run {d['run_id']}" + ("" if d["status"] == "complete" else
+                                                          f", {d['status']}") + ")" for d in done)
+    lines = [f"pts interrupted; tests stored: {said or 'none'}"
+             + (f"; not run: {', '.join(unrun)}" if (unrun := [t for t in left if t not in
+                                                                 {d["test"] for d in done}]) else "")]
+    if left:
+        where = f" -o {shlex.quote(str(out))}" + (f" --db {shlex.quote(str(db))}" if db else "")
+        lines.append("to go on, the same `ssdlab pts` with " + " ".join(f"--test {t.removeprefix('pts-')}" for t in left)
+                     + (f"; then `ssdlab report {' '.join(str(d['run_id']) for d in done)} "
+                        f"<the new runs>{where}` of all the runs" if done else ""))
+    return lines
+
