@@ -18,20 +18,13 @@ from fiojobs import job, run_fio
 HOST = re.compile(r"^(  cpu +:|Disk stats|  [a-z0-9]+: ios=|fio-\d|Starting \d|[a-z]+: \(g=\d+\): rw=)")
 
 
-def _shape(out: str, drop_slat: bool = False) -> list[str]:
+def _shape(out: str) -> list[str]:
     """Each line with its numbers `#` and units `U`, repeats of a line merged (fio's
-    latency-share and percentile rows vary in number with the values). `drop_slat`: without
-    fio's slat line and percentiles (ssdlab's host submits in no time and reports slat as
-    fio does for an engine that records none)."""
+    latency-share and percentile rows vary in number with the values)."""
     seen: list[str] = []
-    in_slat = False
     for ln in out.splitlines():
         if HOST.match(ln) or not ln.strip() or ln.startswith(("ssdlab:", "drive sim:", "stored as run")):
             continue
-        if drop_slat and (ln.startswith(("    slat (", "    slat percentiles")) or (in_slat and ln.startswith("     |"))):
-            in_slat = ln.startswith(("    slat percentiles", "     |"))
-            continue
-        in_slat = False
         if "lat percentiles and IOPS in virtual time" in ln or ln.startswith("  note: "):
             continue  # ssdlab's notes on what its figures measure
         s = re.sub(r"pid=\d+: .*$", "pid=#", ln)
@@ -55,7 +48,7 @@ def _both(tmp_path, body: str) -> tuple[list[str], list[str]]:
     assert fio.returncode == 0, fio.stderr
     r = run_fio(tmp_path, job(tmp_path, "[global]\nioengine=null\n" + body))
     assert r.exit_code == 0, r.output
-    return _shape(fio.stdout, drop_slat=True), _shape(r.stdout)
+    return _shape(fio.stdout), _shape(r.stdout)
 
 
 @pytest.mark.parametrize("body", [

@@ -5,15 +5,15 @@ tables), and fio's normal text output, built from the simulator's per-job figure
 builds its own (stat.c): reporting units by group_reporting (consecutive jobs of one
 group that set it), `unified_rw_reporting` (mixed, both), percentiles from fio's bins.
 Figures fio measures on the host (CPU, context switches, disk utilisation) are 0 or
-empty; the simulated host submits in no time, so slat is reported as fio reports it for an
-engine that records none (N 0, no percentiles), whatever the engine, and lat is clat."""
+empty; the simulated drive has no submission latency, so slat is 0 (no samples at all for
+a synchronous engine, psync being fio's default, as fio records none) and lat is clat."""
 
 from __future__ import annotations
 
 import math
 import time
 
-from .fields import DIRS, MIXED
+from .fields import DIRS, MIXED, measures_slat
 from .plat import DEFAULT_PERCENTILES, bin_value, percentiles
 
 FIO_VERSION = "fio-3.33"
@@ -117,7 +117,11 @@ class Dir:
         self.iops.add(o.iops)
 
 
-def _lat_json(st: Stat, bins: dict[int, int], pcts: list[float] | None, plus: bool) -> dict:
+def _lat_json(st: Stat, bins: dict[int, int], pcts: list[float] | None, plus: bool,
+              slat_n: int | None = None) -> dict:
+    if slat_n is not None:  # slat: the simulated drive submits in no time; fio records one per queued I/O
+        st = Stat(0, 0, slat_n)
+        bins = {0: st.n} if st.n else {}
     d: dict[str, object] = {"min": int(st.min), "max": int(st.max), "mean": float(st.mean), "stddev": st.dev,
                             "N": st.n}
     if pcts and st.n:
@@ -127,15 +131,14 @@ def _lat_json(st: Stat, bins: dict[int, int], pcts: list[float] | None, plus: bo
     return d
 
 
-def _dir_json(d: Dir, agg: float, opts: dict, plus: bool) -> dict:
+def _dir_json(d: Dir, agg: float, opts: dict, plus: bool, slat_n: int) -> dict:
     rt = d.runtime if d.ios else 0
     bw_bytes = 1000 * d.nbytes // rt if rt else 0
-    clat, lat = opts["clat"], opts["lat"]
+    clat, lat, slat = opts["clat"], opts["lat"], opts["slat"]
     out = {"io_bytes": d.nbytes, "io_kbytes": d.nbytes >> 10, "bw_bytes": bw_bytes, "bw": bw_bytes // 1024,
            "iops": 1000.0 * d.ios / rt if rt else 0.0, "runtime": rt, "total_ios": d.ios,
            "short_ios": 0, "drop_ios": 0,
-           # the simulated host submits in no time: slat as fio reports an engine without one
-           "slat_ns": _lat_json(Stat(0, 0, 0), {}, None, plus),
+           "slat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if slat else None, plus, slat_n),
            "clat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if clat else None, plus),
            "lat_ns": _lat_json(d.lat, d.bins, opts["pcts"] if lat else None, plus)}
     if d.bw.n:
@@ -205,7 +208,8 @@ def report_options(opts: dict) -> dict:
     if str(opts.get("percentile_list", "")).strip():
         pcts = sorted(float(x) for x in str(opts["percentile_list"]).split(":") if x.strip())[:20]
     return {"clat": on("clat_percentiles", True), "lat": on("lat_percentiles", False),
-            "slat": on("slat_percentiles", False), "pcts": pcts}
+            "slat": on("slat_percentiles", False), "pcts": pcts,
+            "queued": [measures_slat(opts, d) for d in DIRS]}
 
 
 def units(specs: list[dict]) -> list[list[int]]:
@@ -265,7 +269,8 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
         shorts = short_ios(specs, raw_jobs, members)
         if unified != "mixed":
             for d, name in enumerate(DIRS):
-                job[name] = _dir_json(dirs[d], rates[(s["group"], d)], opts, plus)
+                job[name] = _dir_json(dirs[d], rates[(s["group"], d)], opts, plus,
+                                      dirs[d].ios if opts["queued"][d] else 0)
                 if d == 0:
                     job[name]["unwritten_ios"] = dirs[0].unwritten
             for d, name in enumerate(DIRS):
@@ -282,7 +287,8 @@ def fio_json(specs: list[dict], raw_jobs: list[dict], group_reporting: bool = Fa
             mixed = Dir()
             for part in dirs:
                 mixed.merge(part)
-            job[MIXED] = _dir_json(mixed, sum(rates[(s["group"], d)] for d in range(3)), opts, plus)
+            job[MIXED] = _dir_json(mixed, sum(rates[(s["group"], d)] for d in range(3)), opts, plus,
+                                   sum(x.ios for x, q in zip(dirs, opts["queued"]) if q))
             job[MIXED]["short_ios"] = sum(shorts)
         ios = sum(d.ios for d in dirs)
         lat_b = [sum(int(j["lat_buckets"][k]) for j in js) for k in range(32)]

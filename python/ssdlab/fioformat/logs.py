@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import safe_path
+from .fields import DIRS, measures_slat
 from .plat import PLAT_NR, plat_idx_to_val
 
 MAX_COARSENESS = 6  # log_hist_coarseness: 2^0 to 2^6 bins summed per column
@@ -483,12 +484,17 @@ def write_logs(specs: list[dict], raw_jobs: list[dict], logs: dict, log_ms: int,
                         cols[int(i) // stride] += int(c)
                     f.write(_line(int(t), int(d), int(bs), *cols))
             else:
-                # the host submits in no time: the slat log is empty, as fio's for a sync engine
-                log = (j.get("log") or {}) if name != "slat" else {}
+                log = j.get("log") or {}
+                opts = s.get("settings") or s.get("options", {})
+                # fio logs no submission latency where its engine does not queue (a sync engine;
+                # libaio's trims): none of those entries
+                unqueued = {d for d, x in enumerate(DIRS) if not measures_slat(opts, x)}
                 scale = (4096 + int(s.get("md_bytes", 0))) / 4096  # extended LBA: fio counts the metadata
                 for t, d, k, v in zip(*(log.get(c, []) for c in ("t_ms", "dir", "kind", "value"))):
+                    if name == "slat" and int(d) in unqueued:
+                        continue
                     if int(k) == kind:
-                        v = int(int(v) * scale) if kind == KIND_BW else int(v)
+                        v = int(int(v) * scale) if kind == KIND_BW else (0 if name == "slat" else int(v))
                         f.write(_line(int(t), v, int(d), 0, 0))  # the bs and offset columns: 0
         made.append(path)
     return made
