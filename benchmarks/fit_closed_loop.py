@@ -30,6 +30,8 @@ sys.path[:0] = [str(ROOT / "python"), str(ROOT / "tests"), str(ROOT / "tests" / 
 from closedloop import WITHIN, basis, closed_loop, held_rows, hidden_values, perturbed, table  # noqa: E402
 from docsection import load, num, replace  # noqa: E402
 
+from ssdlab.fit.profile_out import pinned_label  # noqa: E402
+
 KINDS = {"bg4-128": "DRAM-less HMB NVMe (TLC)", "mx100-256": "SATA MLC", "qlc-pcie4-hmb-1000": "QLC (HMB NVMe)"}
 HELD = {"consistency": [],
         "quick": ["--repeat", "1", "--seconds", "1", "--interval", "0"],
@@ -90,11 +92,12 @@ def section(results: dict[str, dict]) -> str:
             lines.append(f"| {r['test']} | {r['figure']}{basis(r)} | {num(r['hidden'])}{runs(r, 'hidden')} | "
                          f"{num(r['twin'])}{runs(r, 'twin')} | {err} | {'yes' if r['ok'] else '**no**'} |")
         lines += ["", f"<details><summary>{drive}: the twin's parameters against the hidden drive's</summary>", "",
-                  "| parameter | hidden | twin | class | pinned | fits as well |", "|---|---|---|---|---|---|"]
+                  "| parameter | hidden | twin | class | pinned | range (pinned: the nearest values looked at beyond it fit worse) |",
+                  "|---|---|---|---|---|---|"]
         for p in x["parameters"]:
             why = f" ({p['note']})" if p.get("note") and not p["pinned"] else ""
             lines.append(f"| {p['key']} | {num(hidden[p['key']])} | {p['value']:.4g} {p['unit']} | "
-                         f"{p['class_value']:.4g} | {'pinned' if p['pinned'] else 'NOT pinned' + why} | "
+                         f"{p['class_value']:.4g} | {pinned_label(p) if p['pinned'] else 'NOT pinned' + why} | "
                          f"{p['lo']:.4g}..{p['hi']:.4g} |")
         lines += ["", "</details>", ""]
     return "\n".join(lines)
@@ -157,8 +160,8 @@ def main() -> int:
              "wall_s": round(time.time() - t0), "load": started, "load_end": load(),
              "date": datetime.date.today().isoformat(), "rows": loop.rows, "twin_toml": loop.twin,
              "size_correction": loop.fit.get("size_correction"), "stages": loop.fit.get("stages"),
-             "parameters": [{k: p[k] for k in ("key", "value", "unit", "class_value", "pinned", "lo", "hi", "note")}
-                            for p in loop.fit["parameters"]]}
+             "parameters": [{k: p[k] for k in ("key", "value", "unit", "class_value", "pinned", "lo", "hi", "note",
+                                               "range_is", "range_rel") if k in p} for p in loop.fit["parameters"]]}
         print(json.dumps({"drive": drive, **x}), flush=True)
         if a.results:
             saved = json.loads(a.results.read_text()) if a.results.exists() else {}
