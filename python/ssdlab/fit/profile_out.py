@@ -50,9 +50,9 @@ def range_rel(value: float, lo: float, hi: float) -> tuple[float, float] | None:
 
 def pinned_label(p: dict[str, Any]) -> str:
     """A parameter's "pinned" as the report, the printed table and the docs' tables say it: a
-    pinned value with how closely, its range's ends against the twin's value (fit --json:
-    `range_rel`; a range that fits as well inside a bracket the evidence leaves), "pinned" alone
-    where a share of the value says nothing (a value of 0)."""
+    pinned value with how closely, its bracket's ends against the twin's value (fit --json:
+    `range_rel`), "pinned" alone where a share of the value says nothing (a value of 0, a die
+    count)."""
     if not p["pinned"]:
         return "NOT pinned"
     rel = rel_of(p)
@@ -126,7 +126,7 @@ def write(start: Start, values: dict[str, float], pins: dict[str, Pin], twin_id:
                     "the class's choice: NOT pinned by the evidence" if pin.reverted else
                     f"NOT pinned by the evidence ({' and '.join(seen)} fit as well); the choice the search ended at")
         elif pin.pinned:
-            rel = range_rel(pin.value, pin.lo, pin.hi)
+            rel = None if q.pow2 or q.integer else range_rel(pin.value, pin.lo, pin.hi)
             note = (f"fitted: the evidence pins it to {_num(pin.lo, q.unit)}..{_num(pin.hi, q.unit)}"
                     + (f" ({100 * rel[0]:+.1f}..{100 * rel[1]:+.1f} %)" if rel else ""))
         elif pin.reverted:
