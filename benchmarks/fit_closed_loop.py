@@ -4,7 +4,8 @@ built-in profile with every time drawn within +-30 %, another SLC cache size and
 area) runs the fingerprint at its defaults; `ssdlab fit` sees that run alone (the whole
 parameter space, the class the evidence suggests); twin and hidden drive then run the 2000 s
 consistency test, CrystalDiskMark (quick), the idle test and a PCMark 8 trace, and every
-figure must agree within 10 %. Prints a table per drive and the totals; --results keeps each
+figure must agree within 10 % (a consistency run of either drive that did not reach steady
+state: both read over the same seconds, closedloop.same_window). Prints a table per drive and the totals; --results keeps each
 drive's measurements (merged into the file), --update-docs writes the section of docs/fit-closed-loops.md
 from them (--docs-only: without running anything).
 
@@ -26,8 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "python"), str(ROOT / "tests"), str(ROOT / "tests" / "fit")]
 
-from closedloop import WITHIN, closed_loop, held_rows, hidden_values, perturbed, table  # noqa: E402
+from closedloop import WITHIN, basis, closed_loop, held_rows, hidden_values, perturbed, table  # noqa: E402
 from docsection import load, num, replace  # noqa: E402
+
+from ssdlab.fit.profile_out import pinned_label  # noqa: E402
 
 KINDS = {"bg4-128": "DRAM-less HMB NVMe (TLC)", "mx100-256": "SATA MLC", "qlc-pcie4-hmb-1000": "QLC (HMB NVMe)"}
 HELD = {"consistency": [],
@@ -68,7 +71,10 @@ def section(results: dict[str, dict]) -> str:
              f"figure must agree within {100 * WITHIN:.0f} %. The consistency and idle tests' figures are each drive's",
              f"mean over {len(SEEDS['consistency'])} runs with simulator seeds {', '.join(map(str, SEEDS['consistency']))} (one run's 1 % low is a few",
              "seconds' stalls: it moves by a quarter between seeds of one drive; the reads after random",
-             "writes by a few percent); each run's value is in the table.",
+             "writes by a few percent); each run's value is in the table. A consistency run that ends before",
+             "steady state has no figure of its own: where a run of either drive did not reach it, every run of",
+             "both is read over the same seconds (from the latest steady start of the runs that reached it, every",
+             "one of them steady there; none did: the steady rule's last five rounds), and the row says so.",
              "Times are this machine's, 2 cores shared with other work.", ""]
     for drive, x in results.items():
         hidden = hidden_values(drive, x["hidden"], [p["key"] for p in x["parameters"]])
@@ -83,14 +89,15 @@ def section(results: dict[str, dict]) -> str:
                   "| test | figure | hidden drive | twin | error | within 10 % |", "|---|---|---|---|---|---|"]
         for r in x["rows"]:
             err = "-" if r["error"] is None else f"{100 * r['error']:+.1f} %"
-            lines.append(f"| {r['test']} | {r['figure']} | {num(r['hidden'])}{runs(r, 'hidden')} | "
+            lines.append(f"| {r['test']} | {r['figure']}{basis(r)} | {num(r['hidden'])}{runs(r, 'hidden')} | "
                          f"{num(r['twin'])}{runs(r, 'twin')} | {err} | {'yes' if r['ok'] else '**no**'} |")
         lines += ["", f"<details><summary>{drive}: the twin's parameters against the hidden drive's</summary>", "",
-                  "| parameter | hidden | twin | class | pinned | fits as well |", "|---|---|---|---|---|---|"]
+                  "| parameter | hidden | twin | class | pinned | range (pinned: the nearest values looked at beyond it fit worse) |",
+                  "|---|---|---|---|---|---|"]
         for p in x["parameters"]:
             why = f" ({p['note']})" if p.get("note") and not p["pinned"] else ""
             lines.append(f"| {p['key']} | {num(hidden[p['key']])} | {p['value']:.4g} {p['unit']} | "
-                         f"{p['class_value']:.4g} | {'pinned' if p['pinned'] else 'NOT pinned' + why} | "
+                         f"{p['class_value']:.4g} | {pinned_label(p) if p['pinned'] else 'NOT pinned' + why} | "
                          f"{p['lo']:.4g}..{p['hi']:.4g} |")
         lines += ["", "</details>", ""]
     return "\n".join(lines)
@@ -153,8 +160,8 @@ def main() -> int:
              "wall_s": round(time.time() - t0), "load": started, "load_end": load(),
              "date": datetime.date.today().isoformat(), "rows": loop.rows, "twin_toml": loop.twin,
              "size_correction": loop.fit.get("size_correction"), "stages": loop.fit.get("stages"),
-             "parameters": [{k: p[k] for k in ("key", "value", "unit", "class_value", "pinned", "lo", "hi", "note")}
-                            for p in loop.fit["parameters"]]}
+             "parameters": [{k: p[k] for k in ("key", "value", "unit", "class_value", "pinned", "lo", "hi", "note",
+                                               "range_is", "range_rel") if k in p} for p in loop.fit["parameters"]]}
         print(json.dumps({"drive": drive, **x}), flush=True)
         if a.results:
             saved = json.loads(a.results.read_text()) if a.results.exists() else {}

@@ -35,6 +35,7 @@ from closedloop import hidden_values, perturbed, sets  # noqa: E402
 from docsection import load, num, replace  # noqa: E402
 
 from ssdlab.cli.fit import show  # noqa: E402
+from ssdlab.fit.profile_out import pinned_label  # noqa: E402
 
 HEADING = "## The fingerprint, the fit and the twin"
 
@@ -108,12 +109,12 @@ def section(a: dict) -> str:
         f"The twin passes {doc['passed']} of {doc['total']} evidence figures within their tolerance; the",
         f"evidence pins {pinned} of {len(doc['parameters'])} parameters. Against the values the fit was not told",
         "(\"hidden\": the hidden drive's values, derived ones computed as the fit computes them):", "",
-        "| parameter | hidden | twin | class | pinned | fits as well |",
+        "| parameter | hidden | twin | class | pinned | range (pinned: the nearest values looked at beyond it fit worse) |",
         "|---|---|---|---|---|---|",
     ]
     for p in doc["parameters"]:
         lines.append(f"| {p['key']} | {num(hidden[p['key']])} | {p['value']:.4g} {p['unit']} | "
-                     f"{p['class_value']:.4g} | {'pinned' if p['pinned'] else 'NOT pinned: ' + p['note']} | "
+                     f"{p['class_value']:.4g} | {pinned_label(p) if p['pinned'] else 'NOT pinned: ' + p['note']} | "
                      f"{p['lo']:.4g}..{p['hi']:.4g} |")
     groups: dict[str, list[dict]] = {}
     for h in cv:

@@ -91,8 +91,21 @@ class Loop:
 
 
 def metrics(test: str, drive: list[str], db: Path, args: list[str], timeout: float) -> dict:
+    """The run's metrics; a consistency run's with its per-second IOPS too (`_iops`, from the
+    store: what `compare` reads both drives over the same seconds from)."""
     r = cli("run", test, "--drive", *drive, *args, "--db", str(db), "--json", timeout=timeout, check=True)
-    return json.loads(r.stdout)["drives"][0]["metrics"]
+    doc = json.loads(r.stdout)
+    out = dict(doc["drives"][0]["metrics"])
+    if "steady_reached" in out:
+        from ssdlab.store import Store
+
+        s = Store(db, create=False)
+        try:
+            d = s.run(int(doc["run_id"]))["drives"][0]["id"]
+            out["_iops"] = next(p for p in s.phases(d) if p["name"] == "random")["series"]["iops"]
+        finally:
+            s.close()
+    return out
 
 
 def seeded(test: str, drive: list[str], db: Path, args: list[str], timeout: float,
@@ -130,14 +143,69 @@ def held_rows(db: Path, profile: str, hidden: list[str], twin: Path, held: dict[
         many = (seeds or {}).get(test, ())
         h = seeded(test, [f"sim:{profile}", *sets(hidden)], db, args, timeout, many)
         t = seeded(test, [f"sim:{twin}"], db, args, timeout, many)
-        for name in HELD_OUT[test]:
-            hv, tv = mean(h, name), mean(t, name)
-            err = None if not hv or tv is None else (tv - hv) / hv
-            rows.append({"test": test, "figure": name, "hidden": hv, "twin": tv, "error": err,
-                         "ok": err is not None and abs(err) <= WITHIN,
-                         **({"seeds": list(many), "hidden_runs": [r.get(name) for r in h],
-                             "twin_runs": [r.get(name) for r in t]} if many else {})})
+        rows += [{**r, **({"seeds": list(many)} if many else {})} for r in compare(test, h, t)]
     return rows
+
+
+def same_window(h: list[dict], t: list[dict]) -> list[int] | None:
+    """The seconds over which every consistency run of both drives is read when one of them did
+    not reach steady state (it reports no figure of its own): from the latest steady start of
+    the runs that reached it (every one of them is steady from there) or, none did, the steady
+    rule's last five rounds (the band it compares every window with), to the end of the
+    shortest run. None when every run reached steady state: each its own figures, as the test
+    reports them. Twin and hidden drive ran the same test, so they are compared on what both
+    measured, never a run's figure against nothing."""
+    from ssdlab.analysis.steady import WINDOW, round_seconds
+
+    runs = [*h, *t]
+    if all(r.get("steady_reached") is not False for r in runs) or any("_iops" not in r for r in runs):
+        return None
+    n = min(len(r["_iops"]) for r in runs)
+    starts = [int(r["steady_start_s"]) for r in runs if r.get("steady_reached")]
+    return [max(starts) if starts else max(0, n - WINDOW * round_seconds(n)), n]
+
+
+def _in_window(run: dict, name: str, window: list[int]) -> float | None:
+    from ssdlab.analysis import summary
+
+    s = summary(run["_iops"][window[0]:window[1]])
+    return {"steady_iops": s.mean, "p1_low_iops": s.p1_low, "min_iops": s.min}.get(name)
+
+
+def compare(test: str, h: list[dict], t: list[dict]) -> list[dict]:
+    """A row per figure of HELD_OUT[test]: each drive's mean over its runs (one a seed), its
+    error and whether it is within WITHIN; a consistency test where a run of either drive did
+    not reach steady state is read over `same_window` for both (`window`, and which runs were
+    steady: `hidden_steady`, `twin_steady`)."""
+    window = same_window(h, t)
+    rows = []
+    for name in HELD_OUT[test]:
+        if window is not None and name in ("steady_iops", "p1_low_iops"):
+            hr, tr = ([_in_window(r, name, window) for r in x] for x in (h, t))
+            extra = {"window": window, "hidden_steady": [bool(r.get("steady_reached")) for r in h],
+                     "twin_steady": [bool(r.get("steady_reached")) for r in t]}
+        else:
+            hr, tr, extra = [r.get(name) for r in h], [r.get(name) for r in t], {}
+        hv, tv = mean([{name: v} for v in hr], name), mean([{name: v} for v in tr], name)
+        err = None if not hv or tv is None else (tv - hv) / hv
+        rows.append({"test": test, "figure": name, "hidden": hv, "twin": tv, "error": err,
+                     "ok": err is not None and abs(err) <= WITHIN, **extra,
+                     **({"hidden_runs": hr, "twin_runs": tr} if len(h) > 1 or len(t) > 1 or extra else {})})
+    return rows
+
+
+def basis(row: dict) -> str:
+    """What a row's figures were read over when not each run's own steady state (else ""):
+    the window and the runs that did not reach steady state."""
+    if "window" not in row:
+        return ""
+    a, b = row["window"]
+    seeds, off = row.get("seeds"), []
+    for side, name in (("hidden", "the hidden drive's"), ("twin", "the twin's")):
+        which = [str(seeds[i]) if seeds else str(i + 1) for i, x in enumerate(row[f"{side}_steady"]) if not x]
+        if which:
+            off.append(f"{name} {'seed' if seeds else 'run'}{'s' if len(which) > 1 else ''} {', '.join(which)}")
+    return f" (read over {a}-{b} s of every run: no steady state in {' and '.join(off)})"
 
 
 def table(loop: Loop) -> str:
@@ -146,6 +214,6 @@ def table(loop: Loop) -> str:
         err = "-" if r["error"] is None else f"{100 * r['error']:+.1f} %"
         hidden, twin = (f"{v:10.4g}" if v is not None else f"{'none':>10s}" for v in (r["hidden"], r["twin"]))
         lines.append(f"{r['test']:12s} {r['figure']:28s} {hidden} {twin} {err:>8s}"
-                     + ("" if r["ok"] else "  FAIL")
+                     + ("" if r["ok"] else "  FAIL") + basis(r)
                      + (f"  (seeds {r['seeds']}: hidden {r['hidden_runs']}, twin {r['twin_runs']})" if "seeds" in r else ""))
     return "\n".join(lines)

@@ -73,3 +73,50 @@ def test_a_figure_over_several_seeds_is_their_mean_with_each_run_kept(monkeypatc
     calls.clear()
     assert closedloop.seeded("quick", ["sim:x"], tmp_path / "r.sqlite", [], 1, ()) == [{"p1_low_iops": 110.0}]
     assert calls == [[]]
+
+
+def _run(reached: bool, start: int | None, level: float, n: int = 600) -> dict:
+    """A consistency run's metrics as `metrics` gives them: its figures from its own steady start
+    (none when it did not reach steady state) and its per-second IOPS (`_iops`): 4000 IOPS to
+    `start`, then `level` with a dip of 10 IOPS every 50 s."""
+    import numpy as np
+
+    iops = np.full(n, 4000.0)
+    iops[start or n // 2:] = level
+    iops[::50] -= 10
+    steady = {"steady_iops": level, "p1_low_iops": level - 10} if reached else {"steady_iops": None, "p1_low_iops": None}
+    return {**steady, "steady_reached": reached, "steady_start_s": start if reached else None, "_iops": iops}
+
+
+def test_a_run_that_did_not_reach_steady_state_is_compared_over_the_same_window():
+    """Twin and hidden drive run the same consistency test: where a run of either did not reach
+    steady state (no figure of its own), every run of both is read over the same seconds, from
+    the latest steady start of the runs that reached it to the end (all of those are steady
+    there), and the row says so; where none reached it, over the rule's last five rounds. Where
+    every run reached it, each run's own figures, as the test reports them."""
+    import closedloop
+
+    h = [_run(True, 300, 1000.0), _run(False, None, 1100.0)]
+    t = [_run(True, 420, 1050.0), _run(True, 360, 1050.0)]
+    rows = closedloop.compare("consistency", h, t)
+    level = next(r for r in rows if r["figure"] == "steady_iops")
+    assert level["window"] == [420, 600]
+    assert level["hidden_steady"] == [True, False] and level["twin_steady"] == [True, True]
+    # 180 s from 420 s: 1000 or 1100 IOPS with three dips of 10 (at 450, 500 and 550 s)
+    assert level["hidden_runs"] == pytest.approx([1000 - 30 / 180, 1100 - 30 / 180])
+    assert level["hidden"] == pytest.approx(1050 - 30 / 180) and level["twin"] == pytest.approx(1050 - 30 / 180)
+    assert level["ok"] and level["error"] == pytest.approx(0.0)
+    low = next(r for r in rows if r["figure"] == "p1_low_iops")
+    assert low["hidden_runs"] == [990.0, 1090.0] and low["ok"]
+    assert closedloop.basis(level) == " (read over 420-600 s of every run: no steady state in the hidden drive's run 2)"
+    assert closedloop.basis({**level, "seeds": [42, 1]}).endswith("the hidden drive's seed 1)")
+
+    # none reached it: the rule's last five rounds (30 s rounds in 600 s), for both drives
+    rows = closedloop.compare("consistency", [_run(False, None, 1000.0)], [_run(False, None, 1200.0)])
+    level = rows[0]
+    assert level["window"] == [450, 600] and level["error"] == pytest.approx(0.2, rel=1e-3) and not level["ok"]
+
+    # every run reached it: each its own figures, no window
+    rows = closedloop.compare("consistency", [_run(True, 300, 1000.0)], [_run(True, 420, 1050.0)])
+    assert "window" not in rows[0] and rows[0]["hidden"] == 1000.0 and rows[0]["twin"] == 1050.0
+    assert rows[0]["ok"] and closedloop.basis(rows[0]) == ""

@@ -293,3 +293,58 @@ def test_a_point_one_finest_step_away_better_by_a_gain_moves_the_best():
     best, same, pins, moved = pin(s, start, search.Budget(10**9))
     assert moved is not None and moved["sliced_again"]
     assert abs(same.u["p"] - (0.5 + pinning.FINE)) < 1e-9 and same.loss < start.loss
+
+
+def test_pinned_says_how_closely_in_the_report_the_text_and_the_json(tmp_path, capsys):
+    """A pinned parameter's range is a bracket: each side ends at the nearest value its slice
+    looked at that no longer fits as well (or a bound), so the range says how closely the
+    evidence pins it, not that every value in it fits as well. The report, the printed table,
+    the --json document and the twin's file say "pinned" with that range against the twin's
+    value (fit --json: `range_is`, `range_rel`, beside `lo`, `hi`), never "fits as well"."""
+    from ssdlab.cli.fit import show
+    from ssdlab.fit import report
+    from ssdlab.fit.profile_out import range_rel
+
+    s = Valley()
+    s._record(s.evaluate([{"a": 0.5, "b": 0.5}]))
+    best = s.trials[0]
+    sliced = pinning.slices(s, best, search.Budget(10**9))
+    pin = pinning.pins(s, best, sliced)["a"]
+    assert pin.pinned and pin.range_is == "bracket"
+    # the ends are values looked at that did not fit as well: the range is no "range that fits as well"
+    ends = [t for t in sliced["a"] if A.physical(t.u["a"]) in (pin.lo, pin.hi)]
+    assert len(ends) == 2 and not any(pinning.fits_as_well(s, t, best) for t in ends)
+    lo, hi = range_rel(pin.value, pin.lo, pin.hi)
+    assert lo == pytest.approx(pin.lo / pin.value - 1) and hi == pytest.approx(pin.hi / pin.value - 1) and lo < 0 < hi
+    label = f"pinned to {100 * lo:+.1f}..{100 * hi:+.1f} %"
+    row = {"key": "a", "value": pin.value, "unit": "", "class_value": 10.0, "pinned": True, "lo": pin.lo, "hi": pin.hi,
+           "note": pin.why, "reverted": False, "sensitivity": None, "meaning": "a", "range_is": pin.range_is,
+           "range_rel": [lo, hi]}
+    assert report.pinned_label(row) == label
+    assert report.pinned_label({**row, "pinned": False}) == "NOT pinned"
+    assert report.pinned_label({**row, "range_rel": None}) == "pinned"  # a value of 0: its range alone says
+    assert "nearest values" in pin.why  # the note says what the range is
+    doc = {"class": "valley", "trials": 1, "seconds": 1.0, "evidence": [], "passed": 2, "total": 2,
+           "scaled_trials": False, "parameters": [row], "figures": [], "crossval": [], "conflicts": [],
+           "left_out": [], "twin": "twin.toml"}
+    html = report._write(doc, tmp_path, [], "fit").read_text()
+    assert label in html and "range that fits as well" not in html
+    show({**doc, "stages": {}})
+    out = capsys.readouterr().out
+    assert label in out and "fits as well" not in out
+    # a value the evidence does not pin: its range is what was seen to fit as well
+    flat = Flat()
+    flat._record(flat.evaluate([{"p": 0.5}]))
+    wide = pinning.pins(flat, flat.trials[0], pinning.slices(flat, flat.trials[0], search.Budget(10**9)))["p"]
+    assert not wide.pinned and wide.range_is == "seen"
+
+
+def test_a_pinned_die_count_is_pinned_to_its_value_not_to_a_share_of_it():
+    """A bracket of the die count ends at the neighbouring counts, which fit worse: the count
+    itself is pinned, and the label gives no share (a kept document without `range_rel` too)."""
+    from ssdlab.fit.profile_out import pinned_label
+
+    dies = {"key": "dies", "value": 4.0, "lo": 2.0, "hi": 8.0, "pinned": True}
+    assert pinned_label(dies) == "pinned" and pinned_label({**dies, "range_rel": None}) == "pinned"
+    share = {"key": "slc.cache_share", "value": 0.07186, "lo": 0.06609, "hi": 0.07813, "pinned": True}
+    assert pinned_label(share) == "pinned to -8.0..+8.7 %"

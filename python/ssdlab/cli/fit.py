@@ -251,10 +251,12 @@ def _unmake(report_dir: Path | None, made: bool) -> None:
 
 
 def show(doc: dict[str, Any]) -> None:
+    from ..fit.profile_out import RANGE_HEAD, pinned_label
+
     emit_table(f"twin parameters (class {doc['class']}, {doc['trials']} trials)",
-               ["parameter", "twin", "class", "pinned", "fits as well"],
+               ["parameter", "twin", "class", "pinned", RANGE_HEAD],
                [[p["key"], f"{p['value']:.4g} {p['unit']}", f"{p['class_value']:.4g}",
-                 "pinned" if p["pinned"] else "NOT pinned", f"{p['lo']:.4g}..{p['hi']:.4g}"]
+                 pinned_label(p), f"{p['lo']:.4g}..{p['hi']:.4g}"]
                 for p in doc["parameters"]])
     if doc["crossval"]:
         emit_table("cross-validation: each group held back, predicted by a fit to the rest",

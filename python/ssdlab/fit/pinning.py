@@ -42,6 +42,8 @@ RINGS = (0.05, 0.15, 0.4)  # a slice's offsets from the best, in the cube, outwa
 # inside the first ring, looked at only on a side where that ring no longer fits: a point so
 # near the best nearly always fits, so it brackets only the narrowest pins more closely
 FINE = 0.015
+# what a pinned parameter's range is (its note): no narrower than FINE of the cube each side
+BRACKET = "the nearest values looked at beyond the range fit worse; within it the evidence does not choose"
 
 
 def fits_as_well(search: Search, t: Trial, best: Trial) -> bool:
@@ -167,7 +169,7 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]],
                    if q.key in search.gated_off else
                    f"no figure moves with it: screening found a change of "
                    f"{search.sensitivity.get(q.key, 0):.2g} tolerances^2")
-            out[q.key] = Pin(q.key, x, x, q.lo, q.hi, False, why)
+            out[q.key] = Pin(q.key, x, x, q.lo, q.hi, False, why, range_is="bounds")
             continue
         us = [t.u[q.key] for t in ok] + [best.u[q.key]]
         lo_u, hi_u = min(us), max(us)
@@ -196,16 +198,17 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]],
             lo, hi = min(lo, q.physical(a)), max(hi, q.physical(b))
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, False,
                              f"{lo:.4g}..{hi:.4g} {q.unit}".strip() + " fit as well with the others re-fitted "
-                             f"(linearized; it trades with {tr.partner})")
+                             f"(linearized; it trades with {tr.partner})", range_is="linearized")
         elif narrow and sliced_here and ended and still:
-            out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, True, "")
+            out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, True, BRACKET)
         else:
             span = f"{lo:.4g}..{hi:.4g} {q.unit}".strip()
             why = ("the search did not settle: its slice found a better value" if sliced_here and not still else
                    f"{'' if ended else 'at least '}{span} fit as well" if not narrow else
                    "not checked: the budget ran out before its slice" if not sliced_here else
                    "the budget ended its slice before a point that no longer fits")
-            out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, False, why)
+            out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, False, why,
+                             range_is="bracket" if ended and sliced_here else "seen")
     return out
 
 

@@ -9,7 +9,7 @@ import copy
 import math
 import tomllib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from .space import DERIVED, Start
 
@@ -27,11 +27,56 @@ class Pin:
     key: str
     value: float  # in the twin
     fitted: float  # where the search ended
-    lo: float  # the range that fits as well
+    lo: float  # pinned: the bracket (values looked at just beyond it fit worse); else see range_is
     hi: float
     pinned: bool
     why: str  # one line: pinned to lo..hi, or why not
     reverted: bool = False  # unpinned and set back to the class's value
+    # what lo..hi is: "bracket" (each side ends at the nearest value looked at that no longer
+    # fits as well, or a bound: the value lies inside, how much of it fits as well is not
+    # resolved), "seen" (values seen to fit as well: at least that wide), "linearized" (with the
+    # others re-fitted), "bounds" (nothing moves with it: the whole range)
+    range_is: str = "bracket"
+
+
+def range_rel(value: float, lo: float, hi: float) -> tuple[float, float] | None:
+    """A range's ends against the twin's value, as fractions (-0.08, 0.087): how closely a pinned
+    value is known. None where a share of the value says nothing: a value of 0 (off) or not
+    above 0, or an end not finite."""
+    if not (math.isfinite(value) and math.isfinite(lo) and math.isfinite(hi)) or value <= 0:
+        return None
+    return lo / value - 1.0, hi / value - 1.0
+
+
+def pinned_label(p: dict[str, Any]) -> str:
+    """A parameter's "pinned" as the report, the printed table and the docs' tables say it: a
+    pinned value with how closely, its bracket's ends against the twin's value (fit --json:
+    `range_rel`), "pinned" alone where a share of the value says nothing (a value of 0, a die
+    count)."""
+    if not p["pinned"]:
+        return "NOT pinned"
+    rel = rel_of(p)
+    return f"pinned to {100 * rel[0]:+.1f}..{100 * rel[1]:+.1f} %" if rel else "pinned"
+
+
+def rel_of(p: dict[str, Any]) -> Sequence[float] | None:
+    """A fit --json parameter's `range_rel`; for a document kept without it, from its value and
+    range. None for a parameter that takes a few values (the die count: a bracket's ends are
+    the neighbouring counts, which fit worse, so the value itself is pinned)."""
+    if "range_rel" in p:
+        return p["range_rel"]
+    from .space import discrete_keys
+
+    return None if p["key"] in discrete_keys() else range_rel(p["value"], p["lo"], p["hi"])
+
+
+# the parameter table's range, as its legend says it
+RANGE_HEAD = "range (pinned: the nearest values looked at beyond it fit worse)"
+PINNED_LEGEND = ("Pinned to -x..+y %: the good trials and the parameter's own slice end within that range of the "
+                 "twin's value, each side at the nearest value looked at that no longer fits as well (or a bound): "
+                 "the evidence puts the drive's value inside and chooses no closer, so a twin anywhere in it may pass "
+                 "every figure. NOT pinned: the evidence does not tell (its range: at least that fits as well, "
+                 "unless its note says otherwise); the twin keeps the class's value where the fit allows.")
 
 
 def _fmt(v: Any) -> str:
@@ -81,7 +126,9 @@ def write(start: Start, values: dict[str, float], pins: dict[str, Pin], twin_id:
                     "the class's choice: NOT pinned by the evidence" if pin.reverted else
                     f"NOT pinned by the evidence ({' and '.join(seen)} fit as well); the choice the search ended at")
         elif pin.pinned:
-            note = f"fitted: the evidence pins it to {_num(pin.lo, q.unit)}..{_num(pin.hi, q.unit)}"
+            rel = None if q.pow2 or q.integer else range_rel(pin.value, pin.lo, pin.hi)
+            note = (f"fitted: the evidence pins it to {_num(pin.lo, q.unit)}..{_num(pin.hi, q.unit)}"
+                    + (f" ({100 * rel[0]:+.1f}..{100 * rel[1]:+.1f} %)" if rel else ""))
         elif pin.reverted:
             note = f"the class's value: NOT pinned by the evidence ({pin.why})"
         else:

@@ -17,6 +17,7 @@ import numpy as np
 from .. import safe_path
 from ..figures.fingerprint import Print, fingerprint_html, fingerprint_png, print_of
 from ..figures.model import ReportPhase
+from .profile_out import PINNED_LEGEND, RANGE_HEAD, pinned_label
 
 CSS = """
 body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px auto;max-width:1200px;color:#222}
@@ -162,12 +163,10 @@ def _write(doc: dict[str, Any], out: Path, ps: list[Print], title: str) -> Path:
     if ps:
         pngs.append(fingerprint_png(ps, out, "fit-fingerprint", "Evidence (solid) and twin (dashed)"))
         parts.append(fingerprint_html(ps, "fit-fingerprint", "Fingerprint: evidence (solid) and twin (dashed)"))
-    parts.append("<h2>Parameters</h2><p class=meta>Pinned: the good trials and the parameter's own slice "
-                 "agree on a narrow range. NOT pinned: the evidence does not tell; the twin keeps the class's "
-                 "value where the fit allows.</p>")
-    parts.append(_table(["parameter", "twin", "class", "pinned", "range that fits as well", "note", "meaning"], [
+    parts.append(f"<h2>Parameters</h2><p class=meta>{e(PINNED_LEGEND)}</p>")
+    parts.append(_table(["parameter", "twin", "class", "pinned", RANGE_HEAD, "note", "meaning"], [
         [p["key"], num(p["value"], p["unit"]), num(p["class_value"], p["unit"]),
-         '<td class="pass">pinned</td>' if p["pinned"] else '<td class="un">NOT pinned</td>',
+         f'<td class="{"pass" if p["pinned"] else "un"}">{e(pinned_label(p))}</td>',
          f"{num(p['lo'])}..{num(p['hi'], p['unit'])}", p["note"], p["meaning"]] for p in doc["parameters"]],
         "fit-parameters"))
     parts.append("<h2>Figures</h2>")

@@ -188,6 +188,11 @@ CLASSES = {
 }
 
 
+def discrete_keys() -> set[str]:
+    """The parameters that take a few values: a power of two, a whole number, a policy."""
+    return {q.key for q in [*params_for("tlc", "hmb", "pcie"), *EXTRA.values()] if q.pow2 or q.integer or q.choices}
+
+
 def choose_class(facts: dict[str, Any]) -> str:
     """The class for what the evidence shows (cell, interface, mapping, PCIe generation)."""
     cell, mapping = facts.get("cell", "tlc"), facts.get("mapping", "dram")
