@@ -138,3 +138,20 @@ def with_fake_drives(parse):
             return DriveSpec(text, "device", text)
         return parse(text)
     return parse_drive
+
+
+class FinishingExecutor:
+    """An executor that finishes the first `n` units it is given (longest first), then, with
+    `stop`, meets a Ctrl-C."""
+    kind = "pool"
+
+    def __init__(self, n: int, stop: bool = False):
+        self.n, self.stop = n, stop
+
+    def run(self, units):
+        from ssdlab.executor import _outcome, longest_first
+
+        for u in longest_first(units)[:self.n]:
+            yield _outcome(u)
+        if self.stop:
+            raise KeyboardInterrupt

@@ -15,6 +15,7 @@ from ssdlab.store import Store  # noqa: E402
 from ssdlab.targets import open_target  # noqa: E402
 
 from drives import SMALL  # noqa: E402
+from fakes import FinishingExecutor  # noqa: E402
 SETS = [x for s in SMALL for x in ("--set", s)]
 runner = CliRunner()
 
@@ -97,21 +98,6 @@ def test_validate_runs_are_the_same_inline_and_on_the_pool():
     assert repr(sorted(one.items())) == repr(sorted(two.items()))
 
 
-class StoppedAfter:
-    """An executor that finishes the first `n` units it is given (longest first), then
-    meets a Ctrl-C."""
-    kind = "pool"
-
-    def __init__(self, n):
-        self.n = n
-
-    def run(self, units):
-        from ssdlab.executor import _outcome, longest_first
-
-        for u in longest_first(units)[:self.n]:
-            yield _outcome(u)
-        raise KeyboardInterrupt
-
 
 def test_ctrl_c_in_a_parallel_review_keeps_every_finished_test(tmp_path):
     from ssdlab import review as rv
@@ -123,7 +109,7 @@ def test_ctrl_c_in_a_parallel_review_keeps_every_finished_test(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         drive = open_target("sim:tlc-256", overrides=SMALL)
         req = rv.Request(store, [("sim:tlc-256", drive)], SMALL, 42, opts, {"review": True})
-        rv.run_parallel(req, StoppedAfter(2), lambda test, rid, outs: runs.append(test))
+        rv.run_parallel(req, FinishingExecutor(2, stop=True), lambda test, rid, outs: runs.append(test))
     # the two longest units finished: idle, and the tests that begin with purge and the same
     # fill (one unit, sharing that state: fill, consistency, working-set, trim); quick and
     # copy did not, so the others are stored out of order rather than lost

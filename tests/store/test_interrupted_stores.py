@@ -15,21 +15,8 @@ from ssdlab.store import Store
 pytest.importorskip("ssdlab._sim")
 
 from drives import SMALL  # noqa: E402
+from fakes import FinishingExecutor  # noqa: E402
 from ssdlab.targets import open_target  # noqa: E402
-
-
-class Finishing:
-    """An executor that finishes the first `n` units it is given (longest first)."""
-    kind = "pool"
-
-    def __init__(self, n):
-        self.n = n
-
-    def run(self, units):
-        from ssdlab.executor import _outcome, longest_first
-
-        for u in longest_first(units)[:self.n]:
-            yield _outcome(u)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -52,7 +39,7 @@ def test_a_stop_while_a_finished_test_is_stored_keeps_it_and_the_others_whole(tm
     with pytest.raises(KeyboardInterrupt), interrupts.handled():
         drive = open_target("sim:tlc-256", overrides=SMALL)
         req = rv.Request(store, [("sim:tlc-256", drive)], SMALL, 42, opts, {"review": True})
-        rv.run_parallel(req, Finishing(2), lambda test, rid, outs: runs.append(test),
+        rv.run_parallel(req, FinishingExecutor(2), lambda test, rid, outs: runs.append(test),
                         tests=["fill", "consistency", "working-set", "idle"])
     assert sent == [sig]
     assert runs == ["fill", "consistency", "working-set", "idle"]
@@ -80,7 +67,7 @@ def test_a_stop_while_a_sweep_point_is_stored_keeps_it_whole(tmp_path, monkeypat
     grid = sw.make_grid("fill", ["sim:tlc-256"], list(SMALL), ["0,7,25"])
     points = []
     with pytest.raises(KeyboardInterrupt), interrupts.handled():
-        sw.run_sweep(store, grid, Finishing(3), points.append)
+        sw.run_sweep(store, grid, FinishingExecutor(3), points.append)
     assert sent == [1]
     assert [p.status for p in points] == ["complete", "complete"]  # the third never started
     assert [(r["id"], r["status"]) for r in store.runs()] == [(2, "complete"), (1, "complete")]

@@ -13,7 +13,8 @@ pytest.importorskip("ssdlab._sim")
 from ssdlab.cli import app  # noqa: E402
 
 
-def test_an_interrupted_parallel_pts_prints_its_document(tmp_path, monkeypatch):
+def stopped_after_iops(monkeypatch) -> None:
+    """A parallel pts that stores pts-iops as run 1, then meets a Ctrl-C."""
     from ssdlab import review
 
     def stopped(req, executor, on_run, on_unit=None, tests=None, application=False):
@@ -22,6 +23,10 @@ def test_an_interrupted_parallel_pts_prints_its_document(tmp_path, monkeypatch):
 
     monkeypatch.setattr(review, "run_parallel", stopped)
     monkeypatch.setattr(review, "parallel", lambda drives, executor: True)
+
+
+def test_an_interrupted_parallel_pts_prints_its_document(tmp_path, monkeypatch):
+    stopped_after_iops(monkeypatch)
     r = CliRunner().invoke(app, ["pts", "--drive", "sim:tlc-256", "--quick", "--jobs", "2", "-o",
                                  str(tmp_path / "rep"), "--db", str(tmp_path / "r.sqlite"), "--json"])
     assert r.exit_code == 130, r.output
@@ -31,14 +36,7 @@ def test_an_interrupted_parallel_pts_prints_its_document(tmp_path, monkeypatch):
 
 def test_an_interrupted_pts_names_the_tests_not_run_and_how_to_run_them(tmp_path, monkeypatch):
     """As an interrupted review does: the runs kept, the tests not run, the command for them."""
-    from ssdlab import review
-
-    def stopped(req, executor, on_run, on_unit=None, tests=None, application=False):
-        on_run("pts-iops", 1, [])
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(review, "run_parallel", stopped)
-    monkeypatch.setattr(review, "parallel", lambda drives, executor: True)
+    stopped_after_iops(monkeypatch)
     r = CliRunner().invoke(app, ["pts", "--drive", "sim:tlc-256", "--quick", "--jobs", "2", "-t", "iops",
                                  "-t", "throughput", "-o", str(tmp_path / "rep"), "--db", str(tmp_path / "r.sqlite")])
     assert r.exit_code == 130, r.output
