@@ -18,12 +18,14 @@ UNIFIED = {"0": "none", "none": "none", "1": "mixed", "mixed": "mixed", "2": "bo
 def reporting(o: dict, flag, num) -> dict:
     """What the job reports and logs: fio's sample intervals (bwavgtime, iopsavgtime; a
     bandwidth or IOPS log's log_avg_msec when they are not set), the latency log's window
-    (log_avg_msec; fio's 0, an entry per I/O, is a 500 ms window here), the histogram log's
-    (log_hist_msec), group_reporting and unified_rw_reporting as the job sets them."""
+    (log_avg_msec; fio's 0: an entry per I/O), the histogram log's (log_hist_msec), the
+    logs' columns (log_offset, log_prio), group_reporting and unified_rw_reporting as the job
+    sets them."""
     log_ms = num("log_avg_msec", 0, 0, 2**32 - 1)  # fio's unsigned int (fio_values.py)
     if "percentile_list" in o:  # refused before the run (the output reads it after)
         O.percentile_list(*o["percentile_list"])
-    out = {"log_ms": log_ms or 500, "group_reporting": flag("group_reporting"),
+    out = {"log_ms": log_ms, "log_offset": flag("log_offset"), "log_prio": flag("log_prio"),
+           "group_reporting": flag("group_reporting"),
            "keep_log": any(k in o for k in ("write_bw_log", "write_iops_log", "write_lat_log",
                                              "write_hist_log")),
            "hist_ms": num("log_hist_msec", 0, 0, 86_400_000) if "write_hist_log" in o else 0}
