@@ -9,9 +9,10 @@ from . import options as O
 
 # the merged options the outputs read: fio's log files, its percentile options, and the engine
 # and depth that decide whether it records submission latencies (with filename, sync and
-# direct for sg: fields.sg_in_call)
+# direct for sg: fields.sg_in_call; thread for the text's `Starting` line)
 SETTINGS = frozenset("""write_bw_log write_iops_log write_lat_log write_hist_log log_hist_coarseness
-clat_percentiles lat_percentiles slat_percentiles percentile_list ioengine iodepth filename sync direct""".split())
+clat_percentiles lat_percentiles slat_percentiles percentile_list ioengine iodepth filename sync direct
+thread""".split())
 UNIFIED = {"0": "none", "none": "none", "1": "mixed", "mixed": "mixed", "2": "both", "both": "both"}
 
 

@@ -157,9 +157,11 @@ class FioFlags(TestOptions):
     def show(self, doc: dict, parsed: FioJobOptions, values: dict[str, Any], store: Any,
              outcomes: Sequence[Any], console: Console) -> tuple[list[str | dict], bool]:
         """fio's own layouts per drive, in fio's order (the JSON document, then the text);
-        the job's log files for the first. With a JSON format stdout holds fio's output only."""
+        the job's log files for the first. With a JSON format stdout holds fio's output only;
+        with the text, fio's lines before its jobs (text_header.py) come first, as fio's."""
         from ..fioformat.json_write import printed
         from ..fioformat.logs import write_logs
+        from ..fioformat.text_header import header
         from ..fioformat.text_output import fio_text
 
         as_json, plus, normal = output_formats(values["output_format"])
@@ -167,6 +169,8 @@ class FioFlags(TestOptions):
         for d in doc["drives"]:
             fdoc = d["metrics"].get("fio")
             if fdoc:
+                if normal:  # fio's lines as it adds the jobs and starts them: before its JSON
+                    out.append(header(parsed.jobs, parsed.global_options))
                 if as_json:
                     out.append(printed(fdoc, plus))
                 if normal:
