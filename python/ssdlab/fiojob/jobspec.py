@@ -133,7 +133,7 @@ class Compiled:
         """The jobs as the simulator takes them (ssdlab._sim.Drive.run_fiojob), with the
         job's own fields besides (the JSON's): FioJobSpec's keys are checked against these
         by tests/sim/test_boundary.py."""
-        out = []
+        raw = []
         for j in self.jobs:
             d = asdict(j)
             d["bs"] = [[(int(b), float(w)) for b, w in per] for per in j.bs]
@@ -142,10 +142,10 @@ class Compiled:
             d["ss_limit"] = float(j.ss_limit)
             d["bs_range"] = [(int(a), int(b)) for a, b in j.bs_range]
             d["log_ns"] = int(j.log_ms * 1_000_000)
-            out.append(cast(FioJobSpec, d))
-        for n, files in unit_logs(out).items():
-            out[n]["unit_logs"] = files
-        return out
+            raw.append(d)
+        for n, files in unit_logs(raw).items():
+            raw[n]["unit_logs"] = files
+        return [cast(FioJobSpec, d) for d in raw]
 
     @property
     def log_ms(self) -> int:

@@ -144,9 +144,9 @@ class FioFlags(TestOptions):
         if log_dir is not None:
             from ..fioformat.logs import check_log_dir
 
-            real = check_log_dir(Path(log_dir), f.jobs)  # before the run: its files can be written
+            where = check_log_dir(Path(log_dir), f.jobs)  # before the run: its files can be written
             if drives and hasattr(drives[0][1], "fio_log_dir"):
-                drives[0][1].fio_log_dir = real  # the logs of an entry per I/O: written as it runs
+                drives[0][1].fio_log_dir = where  # the logs of an entry per I/O: written as it runs
         return f
 
     def stored(self, parsed: FioJobOptions, values: dict[str, Any]) -> dict[str, Any]:
