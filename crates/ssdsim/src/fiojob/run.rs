@@ -253,7 +253,10 @@ impl Drive {
                     l.pieces_done += 1;
                 }
                 let o = &mut outs[idx[k]];
-                let counted = at >= l.stats_from && !ends_ramp;
+                // issued in the ramp and in flight as it ended (an engine that queues): fio
+                // adds its bytes and latency as it completes, its count reset with the ramp
+                let ramp_flight = at < l.stats_from && !l.ramp_open && l.ramp_submit;
+                let counted = (at >= l.stats_from || ramp_flight) && !ends_ramp;
                 if ends_ramp && at >= l.stats_from && !l.nullq.on() {
                     // submitted past the ramp's end, its depth and submission counted then:
                     // fio resets them with the ramp (a synchronous engine: depth 1)
@@ -267,7 +270,9 @@ impl Drive {
                 if counted {
                     let d = &mut o.dirs[dir];
                     let lat = t - at;
-                    if l.ramp_skip[dir] > 0 {
+                    if ramp_flight {
+                        // no count: fio counted its submission before the ramp's end
+                    } else if l.ramp_skip[dir] > 0 {
                         l.ramp_skip[dir] -= 1; // submitted as the ramp ended: fio resets its count
                     } else {
                         d.ios += 1;
