@@ -20,9 +20,10 @@ def _kind(s: dict) -> str:
     return ("rand" + kind) if s["random"] else kind
 
 
-def _range(sizes: list) -> str:
-    """A direction's block sizes as fio prints them: the smallest and the largest."""
-    b = [int(size) for size, _w in sizes] or [4096]
+def _range(sizes: list, md_bytes: int = 0) -> str:
+    """A direction's block sizes as fio prints them: the smallest and the largest (an
+    extended-LBA format's with each block's metadata, as fio's bs counts it)."""
+    b = [int(size) + int(size) // 4096 * md_bytes for size, _w in sizes] or [4096]
     return f"{num2str(min(b), True, 'B')}-{num2str(max(b), True, 'B')}"
 
 
@@ -39,7 +40,8 @@ def description(s: dict, global_options: dict | None = None) -> str:
     given = (s.get("options") or {}).get("iodepth", (global_options or {}).get("iodepth"))
     depth = str(given if given is not None else "").strip()
     depth = depth if depth.isdigit() else str(s["iodepth"])
-    bs = ", ".join(f"({d}) {_range(s['bs'][i])}" for i, d in enumerate("RWT"))
+    md = int(s.get("md_bytes") or 0)
+    bs = ", ".join(f"({d}) {_range(s['bs'][i], md)}" for i, d in enumerate("RWT"))
     return f"{s['name']}: (g={s['group']}): rw={_kind(s)}, bs={bs}, ioengine={engine}, iodepth={depth}"
 
 
