@@ -148,7 +148,10 @@ def fit_cmd(
             if (why := file_problem(figures)) is not None:
                 raise UserError(f"--figures {figures}: {why}")
             ev_f = E.from_figures(figures)
-            E.check_metrics(ev_f, E.metric_names)
+            try:
+                E.check_metrics(ev_f, E.metric_names)
+            except UserError as e:  # the file's figure: named with the file, as the file's own checks are
+                raise UserError(f"{figures}: {e}") from None
             parts.append(ev_f)
         ev = parts[0] if len(parts) == 1 else parts[0].merged(parts[1])
         if start is not None:
