@@ -56,6 +56,15 @@ class Param:
     off: bool = False  # the cube's bottom OFF_U is 0: the mechanism off (no cache, no retries)
     gate: str = ""  # an `off` parameter whose mechanism this one tunes: while it is 0, this moves nothing
     choices: tuple[str, ...] = ()  # a firmware policy: the whole number i of 0..len-1 stands for choices[i]
+    whole: bool = False  # the ceiling is all of it (a share's 1, 100 %): no drive passes it
+
+    def limit(self, top: bool) -> bool:
+        """Whether the search's floor (ceiling, `top`) is a limit no drive passes (none of it: 0,
+        or the mechanism off; all of it: `whole`; a count's or a policy's own values), not just
+        where the search stops looking (a time, a rate, a size, a share of the capacity)."""
+        if self.pow2 or self.integer or self.choices:
+            return True
+        return self.whole if top else self.off or (not self.log and self.lo == 0)
 
     def physical(self, u: float) -> float:
         u = min(max(u, 0.0), 1.0)
@@ -113,7 +122,7 @@ def params_for(cell: str, mapping: str, interface: str, extra: tuple[str, ...] =
         out += [Param("slc.cache_share", 0.003, 0.6, "of capacity", "dynamic SLC cache at most, as a share "
                       "of the user capacity (0: none)", off=True),
                 Param("slc.dynamic_share", 0.05, 1.0, "", "share of the free space (over bits per cell) the "
-                      "dynamic cache may take", log=False),
+                      "dynamic cache may take", log=False, whole=True),
                 Param("nand.native_write_mbps", 50, 20000, "MB/s", "controller's native-mode program pipeline")]
     if mapping in ("hmb", "sram"):
         out += [Param("mapping.cache_mib", 0.25, 1024, "MiB", "mapping-table cache (4 B per 4 KiB covered)"),
@@ -151,9 +160,9 @@ EXTRA = {p.key: p for p in (
     Param("slc.cache_share", 0.003, 0.6, "of capacity", "dynamic SLC cache at most, as a share of the user capacity "
           "(0: none)", off=True),
     Param("slc.dynamic_mapped_max_pct", 0, 100, "%", "performance mode: the cache takes host writes while at "
-          "most this share of the LBAs is mapped (0: off)", log=False, gate="slc.cache_share"),
+          "most this share of the LBAs is mapped (0: off)", log=False, gate="slc.cache_share", whole=True),
     Param("slc.reclaim_share", 0.003, 1.0, "of the cache", "cache folded by each reclaim, as a share of the "
-          "dynamic cache (0: no reclaim)", off=True, gate="slc.cache_share"),
+          "dynamic cache (0: no reclaim)", off=True, gate="slc.cache_share", whole=True),
     Param("slc.reclaim_interval_gb", 0.05, 50, "GB", "host writes between reclaims while writing direct",
           gate="slc.reclaim_share"),
     Param("slc.reclaim_pace", 0.05, 8, "", "SLC slots a reclaim folds per host slot written",
