@@ -374,6 +374,8 @@ def start(class_id: str, facts: dict[str, Any]) -> Start:
     if mapping != _get(p, "mapping.kind", "dram"):
         fixed["mapping.kind"] = mapping
         fixed["mapping.cache_mib"] = 0.0 if mapping == "dram" else 64.0 if mapping == "hmb" else 1.0
+        if mapping != "dram" and _get(p, "mapping.checkpoint_gb", 0.0):
+            fixed["mapping.checkpoint_gb"] = 0.0  # a DRAM table's checkpoints: a cached one writes back its pages
     for k in GEOMETRY:  # the part's datasheet: not searched
         if k in facts:
             fixed[f"nand.{k}"] = int(facts[k])
@@ -386,6 +388,8 @@ def start(class_id: str, facts: dict[str, Any]) -> Start:
         params = [q for q in params if q.key != "dies"]
     if "nand_mts" in facts:  # the part's interface (8 bits a transfer): no channel moves more
         params = [_at_most(q, float(facts["nand_mts"])) if q.key == "nand.channel_mbps" else q for q in params]
+    if "mapping.checkpoint_gb" in fixed:  # none without a DRAM table: not searched
+        params = [q for q in params if q.key != "mapping.checkpoint_gb"]
     if interface == "sata":  # the SATA link's efficiency is the interface's, not searched
         params = [q for q in params if q.key != "host.protocol_efficiency"]
     base = dict(p)
