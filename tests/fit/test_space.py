@@ -243,3 +243,15 @@ def test_every_class_builds_with_every_mapping_the_evidence_shows(mapping):
         st = S.start(cid, {"capacity_gb": 256.0, "mapping": mapping})
         Drive.describe(st.text, st.overrides({}))  # the simulator takes it
         assert all(q.key != "mapping.checkpoint_gb" for q in st.params), cid
+
+
+@pytest.mark.parametrize("dies", [2.0, 4.0, 8.0, 16.0])
+def test_a_small_drive_of_whole_blocks_builds_at_every_die_count(dies):
+    """A drive of 2 GiB (a loop device, a file target: 2.147483648 GB) needs its GC reserve
+    more than its spare area, so its blocks are the fewest that hold the capacity, to the
+    byte: the capacity written into the overrides (to 6 decimals: 2.147484) must not be
+    more than they hold. It was, at every die count above 1, so the die-count scan found
+    only one die that the simulator took, and the fit's twin wrote at a die's speed."""
+    st = S.start("mx100-256", {"capacity_gb": 2.147483648})
+    info = Drive.describe(st.text, st.overrides({"dies": dies}))
+    assert info["user_bytes"] >= 2147483648 - 1000

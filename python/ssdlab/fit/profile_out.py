@@ -200,7 +200,7 @@ def write(start: Start, values: dict[str, float], pins: dict[str, Pin], twin_id:
              f"# ({start.class_id}) unless the fit needed it moved, and is marked NOT pinned either way; keys",
              "# without a note are the class's. Report and cross-validation: ssdlab fit -o DIR.",
              f"id = {_fmt(p['id'])}", f"name = {_fmt(p['name'])}",
-             f"user_capacity_gb = {_fmt(float(p['user_capacity_gb']))}  # {capacity}"]
+             f"user_capacity_gb = {float(p['user_capacity_gb'])!r}  # {capacity}"]  # to the byte: blocks may hold no more
     for sec in SECTIONS:
         table: Any = p
         for part in sec.split("."):

@@ -259,7 +259,10 @@ class Start:
         raw = self.capacity_gb * GB * (1 + v["spare_pct"] / 100) + slc_static * GB * bits
         # at least the blocks the capacity needs besides the GC reserve (threshold + 4 per die)
         reserve = float(_get(p, "ftl.gc_threshold_blocks", 2)) + 4
-        least = (self.capacity_gb * GB + slc_static * GB * bits) / (dies_total * block) + reserve
+        # of the capacity as the overrides write it (to 6 decimals: a 2 GiB drive's 2.147483648
+        # is 2.147484, more than the blocks that hold 2 GiB exactly)
+        cap = max(self.capacity_gb, float(_toml(float(self.capacity_gb))))
+        least = (cap * GB + slc_static * GB * bits) / (dies_total * block) + reserve
         out["nand.blocks_per_plane"] = max(8, math.ceil(raw / (dies_total * block)), math.ceil(least))
         if "slc.cache_share" in v:
             out["slc.dynamic_max_gb"] = v["slc.cache_share"] * self.capacity_gb
