@@ -114,8 +114,10 @@ RANGE_HEAD = "range (pinned: the nearest values looked at beyond it fit worse)"
 PINNED_LEGEND = ("Pinned to -x..+y %: the good trials and the parameter's own slice end within that range of the "
                  "twin's value, each side at the nearest value looked at that no longer fits as well (or a bound): "
                  "the evidence puts the drive's value inside and chooses no closer, so a twin anywhere in it may pass "
-                 "every figure. NOT pinned: the evidence does not tell (its range: at least that fits as well, "
-                 "unless its note says otherwise); the twin keeps the class's value where the fit allows.")
+                 "every figure; pinned to at most HI (at least LO): the range reaches the search's floor (ceiling), "
+                 "where a share of the value says nothing (0.0055 us pinned to 0..3 us). NOT pinned: the evidence "
+                 "does not tell (its range: at least that fits as well, unless its note says otherwise); the twin "
+                 "keeps the class's value where the fit allows.")
 
 
 def _fmt(v: Any) -> str:
