@@ -65,3 +65,18 @@ def test_a_kept_document_without_the_bounds_gives_no_share_of_a_range_down_to_ze
            "range_rel": [-1.0, 547.84]}
     assert pinned_label(row) == "pinned to at most 3.005 us"
     assert pinned_label({k: v for k, v in row.items() if k != "range_rel"}) == "pinned to at most 3.005 us"
+
+
+def test_the_printed_table_says_a_range_not_looked_at_is_not_checked(capsys):
+    """A parameter the budget ended before its slice has seen its own value alone: the printed
+    table says it was not checked, not a range of one value ("60..60", which reads as pinned)."""
+    from ssdlab.cli.fit import show
+
+    row = {"key": "nand.native.read_us", "value": 60.0, "unit": "us", "class_value": 60.0, "pinned": False,
+           "lo": 60.0, "hi": 60.0, "note": "not checked: the budget ran out before its slice", "range_is": "seen",
+           "range_rel": None, "range_at_bound": [False, False]}
+    doc = {"class": "tlc-256", "trials": 10, "parameters": [row], "crossval": [], "conflicts": [], "left_out": [],
+           "figures": [], "passed": 0, "total": 1, "twin": "t.toml", "stages": {}}
+    show(doc)
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("nand.native.read_us"))
+    assert "60..60" not in line and line.endswith("not checked"), line

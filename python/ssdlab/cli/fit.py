@@ -253,14 +253,21 @@ def _unmake(report_dir: Path | None, made: bool) -> None:
             report_dir.rmdir()  # only an empty one
 
 
+def _range(p: dict[str, Any]) -> str:
+    """A parameter's range as the table gives it: "not checked" where nothing but the twin's
+    value was looked at (the budget ended before its slice): "60..60" would read as pinned."""
+    if not p["pinned"] and p["lo"] == p["hi"]:
+        return "not checked"
+    return f"{p['lo']:.4g}..{p['hi']:.4g}"
+
+
 def show(doc: dict[str, Any]) -> None:
     from ..fit.profile_out import RANGE_HEAD, pinned_label
 
     emit_table(f"twin parameters (class {doc['class']}, {doc['trials']} trials)",
                ["parameter", "twin", "class", "pinned", RANGE_HEAD],
                [[p["key"], f"{p['value']:.4g} {p['unit']}", f"{p['class_value']:.4g}",
-                 pinned_label(p), f"{p['lo']:.4g}..{p['hi']:.4g}"]
-                for p in doc["parameters"]])
+                 pinned_label(p), _range(p)] for p in doc["parameters"]])
     if doc["crossval"]:
         emit_table("cross-validation: each group held back, predicted by a fit to the rest",
                    ["held back", "figure", "evidence", "predicted", "error", "within tolerance"],
