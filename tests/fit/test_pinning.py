@@ -402,3 +402,14 @@ def test_a_best_at_a_floor_of_none_is_pinned_at_most():
     best = s.trials[0]
     pin = pinning.pins(s, best, pinning.slices(s, best, search.Budget(10**9)))["w"]
     assert pin.pinned and pin.lo == 0.0 and 0 < pin.hi < 60 * pinning.RINGS[0] + 1e-9
+
+
+def test_a_best_on_the_ceiling_that_stands_for_no_limit_is_pinned_there():
+    """The top of a limit's range (a controller's read path) stands for no limit: nothing lies
+    beyond it, so the evidence pins it there as at any other value."""
+    q = Param("host.read_mbps", 100, 20000, "MB/s", "controller read path")
+    s = Beyond(q, 1.0)
+    s._record(s.evaluate([{q.key: 1.0}]))
+    best = s.trials[0]
+    pin = pinning.pins(s, best, pinning.slices(s, best, search.Budget(10**9)))[q.key]
+    assert pin.pinned and pin.hi == pytest.approx(20000), pin.why

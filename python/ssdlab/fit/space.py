@@ -61,10 +61,11 @@ class Param:
     def limit(self, top: bool) -> bool:
         """Whether the search's floor (ceiling, `top`) is a limit no drive passes (none of it: 0,
         or the mechanism off; all of it: `whole`; a count's or a policy's own values), not just
-        where the search stops looking (a time, a rate, a size, a share of the capacity)."""
+        where the search stops looking (a time, a rate, a size, a share of the capacity). The
+        top of a limit's range (UNLIMITED) stands for no limit: nothing lies beyond it."""
         if self.pow2 or self.integer or self.choices:
             return True
-        return self.whole if top else self.off or (not self.log and self.lo == 0)
+        return (self.whole or self.key in UNLIMITED) if top else self.off or (not self.log and self.lo == 0)
 
     def physical(self, u: float) -> float:
         u = min(max(u, 0.0), 1.0)
