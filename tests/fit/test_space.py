@@ -255,3 +255,13 @@ def test_a_small_drive_of_whole_blocks_builds_at_every_die_count(dies):
     st = S.start("mx100-256", {"capacity_gb": 2.147483648})
     info = Drive.describe(st.text, st.overrides({"dies": dies}))
     assert info["user_bytes"] >= 2147483648 - 1000
+
+
+@pytest.mark.parametrize("cid", sorted(S.CLASSES))
+def test_every_class_builds_a_small_drive_at_every_die_count(cid):
+    """A 2 GiB drive (a loop device) with many dies has a few blocks a die: at least the GC
+    threshold, the open blocks and any static SLC cache the simulator keeps on every die
+    (tlc-pcie4-1000's 16 dies got 9 blocks, where it needs 11)."""
+    st = S.start(cid, {"capacity_gb": 2.147483648})
+    for dies in (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0):
+        Drive.describe(st.text, st.overrides({"dies": dies}))

@@ -259,12 +259,17 @@ class Start:
         bits = BITS[nand["cell"]]
         raw = self.capacity_gb * GB * (1 + v["spare_pct"] / 100) + slc_static * GB * bits
         # at least the blocks the capacity needs besides the GC reserve (threshold + 4 per die)
-        reserve = float(_get(p, "ftl.gc_threshold_blocks", 2)) + 4
+        # and the static SLC cache's whole blocks on every die (as the simulator counts them),
+        # and more than those and the threshold with 8 to spare (its room for native blocks)
+        threshold = float(_get(p, "ftl.gc_threshold_blocks", 2))
+        static = (math.ceil(math.ceil(slc_static * GB / (block / bits) - 1e-9) / dies_total)
+                  if slc_static > 0 else 0)
         # of the capacity as the overrides write it (to 6 decimals: a 2 GiB drive's 2.147483648
         # is 2.147484, more than the blocks that hold 2 GiB exactly)
         cap = max(self.capacity_gb, float(_toml(float(self.capacity_gb))))
-        least = (cap * GB + slc_static * GB * bits) / (dies_total * block) + reserve
-        out["nand.blocks_per_plane"] = max(8, math.ceil(raw / (dies_total * block)), math.ceil(least))
+        least = cap * GB / (dies_total * block) + threshold + 4 + static
+        out["nand.blocks_per_plane"] = max(8, math.ceil(raw / (dies_total * block)), math.ceil(least),
+                                           int(threshold) + 9 + static)
         if "slc.cache_share" in v:
             out["slc.dynamic_max_gb"] = v["slc.cache_share"] * self.capacity_gb
         if "slc.reclaim_share" in v:
