@@ -62,10 +62,10 @@ def test_a_rating_range_is_widened_by_its_tolerance():
 
 @pytest.mark.parametrize("body,says", [
     ('name = "x"\ntest = "fill"\nmetric = "a"\nvalue = 1\nunit = "furlongs"\n', "unknown unit 'furlongs'"),
-    ('name = "x"\ntest = "fill"\nmetric = "a"\nvalue = 1\nunit = "GB"\ncolour = 1\n', "unknown key colour"),
+    ('name = "x"\ntest = "fill"\nmetric = "a"\nvalue = 1\nunit = "GB"\ncolour = 1\n', "figure 1 'x': unknown key colour"),
     ('name = "x"\ntest = "fill"\nmeasure = "nope"\nvalue = 1\nunit = "GB"\n', "unknown measure 'nope'"),
     ('name = "x"\ntest = "fill"\nmetric = "a"\nvalue = 1\nlo = 0\nunit = "GB"\n', "not both"),
-    ('name = "x"\ntest = "fill"\nmetric = "a"\nunit = "GB"\n', "give a value, or a range"),
+    ('name = "x"\ntest = "fill"\nmetric = "a"\nunit = "GB"\n', r"'x': no value: give a value, or a range \(lo and/or hi\)$"),
     ('name = "x"\ntest = "fill"\nvalue = 1\nunit = "GB"\n', "exactly one of metric"),
     ('name = "x"\nmetric = "a"\nvalue = 1\nunit = "GB"\n', "no test"),
     ('name = "x"\ntest = "fill"\nmetric = "a"\nvalue = nan\nunit = "GB"\n', "finite number"),

@@ -114,9 +114,10 @@ def test_bad_figures_files(tmp_path):
     unit = figures(tmp_path, 'name = "a"\ntest = "fill"\nmetric = "peak_mbps"\nvalue = 1\nunit = "parsecs"\n')
     refused(["--figures", str(unit)], "unknown unit 'parsecs'", out)
     metric = figures(tmp_path, 'name = "a"\ntest = "fill"\nmetric = "peak_mpbs"\nvalue = 1\nunit = "MB/s"\n')
-    refused(["--figures", str(metric)], "fill has no metric 'peak_mpbs'", out)
+    # every line names the file and the figure, as the file's own checks do
+    refused(["--figures", str(metric)], f"{metric}: figure 'a': fill has no metric 'peak_mpbs'", out)
     test = figures(tmp_path, 'name = "a"\ntest = "fil"\nmetric = "peak_mbps"\nvalue = 1\nunit = "MB/s"\n')
-    refused(["--figures", str(test)], "figure 'a': unknown test 'fil'", out)
+    refused(["--figures", str(test)], f"{test}: figure 'a': unknown test 'fil'", out)
     other = figures(tmp_path, 'name = "a"\ntest = "fill"\nratio = [{metric = "peak_mbps"}, {metric = "peak_mbps", '
                               'drive = "tlc-256"}]\nvalue = 1\nunit = "ratio"\n')
     refused(["--figures", str(other)], "the evidence pins nothing", out)

@@ -348,3 +348,68 @@ def test_a_pinned_die_count_is_pinned_to_its_value_not_to_a_share_of_it():
     assert pinned_label(dies) == "pinned" and pinned_label({**dies, "range_rel": None}) == "pinned"
     share = {"key": "slc.cache_share", "value": 0.07186, "lo": 0.06609, "hi": 0.07813, "pinned": True}
     assert pinned_label(share) == "pinned to -8.0..+8.7 %"
+
+
+CEIL = Param("c", 1, 100, "", "a parameter whose best is beyond the search's ceiling")
+FLOOR0 = Param("w", 0, 60, "us", "a parameter whose floor is 0: none of it", log=False)
+
+
+def _one(q: Param) -> SimpleNamespace:
+    return SimpleNamespace(params=[q], class_id="edge", unit_start=lambda: {q.key: 0.5},
+                           physical=lambda u: {q.key: q.physical(u[q.key])}, start={q.key: q.physical(0.5)})
+
+
+class Beyond(search.Search):
+    """Figure f wants the parameter past the cube's end `to` (0.3 of the cube beyond it): every
+    step back inside fits worse, so the best sits on the bound."""
+
+    def __init__(self, q: Param, to: float) -> None:
+        self.q, self.to = q, to
+        figs = [Figure("d", "f", ("t", 0.0, None, 1, ()), lambda c: None, value=100.0, tol=0.1)]
+        ev = SimpleNamespace(figures=figs, groups={"f": "f"}, scalable=lambda: False)
+        super().__init__(ev, _one(q), 1, executor=None)  # type: ignore[arg-type]
+
+    def _run(self, points, full=False, first=0):
+        out = []
+        for i, u in enumerate(points):
+            want = 1.3 if self.to == 1.0 else -0.3
+            values = {"f": 100.0 + 200.0 * abs(u[self.q.key] - want) * (1 if self.to == 0.0 else -1)}
+            loss, groups = loss_of(self.ev, values)  # type: ignore[arg-type]
+            out.append(Trial(first + i, u, values, loss, 1.0, groups))
+        return out
+
+
+def test_a_best_on_the_searchs_ceiling_is_not_pinned_there():
+    """The evidence asks for more than the search's ceiling (a device faster than any drive of
+    the class: a cache of 60 % of the capacity, the most the search looks at): the values
+    inside fit worse, but the value is the search's bound, not one the evidence picks, so it is
+    not pinned, and its note says where it is."""
+    s = Beyond(CEIL, 1.0)
+    s._record(s.evaluate([{"c": 1.0}]))
+    best = s.trials[0]
+    sliced = pinning.slices(s, best, search.Budget(10**9))
+    assert sliced["c"] and not any(pinning.fits_as_well(s, t, best) for t in sliced["c"])
+    pin = pinning.pins(s, best, sliced)["c"]
+    assert not pin.pinned, pin.why
+    assert pin.hi == pytest.approx(100.0) and "the search's ceiling" in pin.why and "100" in pin.why
+
+
+def test_a_best_at_a_floor_of_none_is_pinned_at_most():
+    """A floor no drive passes (0 us: none of it) is a value like any other: the evidence pins
+    it there, to at most the nearest value that fits worse."""
+    s = Beyond(FLOOR0, 0.0)
+    s._record(s.evaluate([{"w": 0.0}]))
+    best = s.trials[0]
+    pin = pinning.pins(s, best, pinning.slices(s, best, search.Budget(10**9)))["w"]
+    assert pin.pinned and pin.lo == 0.0 and 0 < pin.hi < 60 * pinning.RINGS[0] + 1e-9
+
+
+def test_a_best_on_the_ceiling_that_stands_for_no_limit_is_pinned_there():
+    """The top of a limit's range (a controller's read path) stands for no limit: nothing lies
+    beyond it, so the evidence pins it there as at any other value."""
+    q = Param("host.read_mbps", 100, 20000, "MB/s", "controller read path")
+    s = Beyond(q, 1.0)
+    s._record(s.evaluate([{q.key: 1.0}]))
+    best = s.trials[0]
+    pin = pinning.pins(s, best, pinning.slices(s, best, search.Budget(10**9)))[q.key]
+    assert pin.pinned and pin.hi == pytest.approx(20000), pin.why

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import tomllib
 
+import pytest
+
 from ssdlab.fit import profile_out, space
 
 
@@ -44,3 +46,16 @@ def test_a_die_count_the_evidence_states_is_given():
 
 def test_a_capacity_the_evidence_does_not_state_is_the_classs():
     assert twin({}, ["nand.native.read_us"])["user_capacity_gb"] == "the class's, tlc-256: the evidence gives no capacity"
+
+
+def test_the_twin_holds_the_drives_capacity_to_the_byte():
+    """The twin's capacity is the drive's (a 2 GiB loop device's 2.147483648 GB), not rounded
+    to 5 digits (2.1475 GB: 16 MB more than its blocks hold where the GC reserve, not the
+    spare area, sets them), and the simulator takes the twin."""
+    from ssdlab._sim import Drive
+
+    st = space.start("mx100-256", {"capacity_gb": 2.147483648})
+    values = {"dies": 2.0}
+    text = profile_out.write(st, values, {}, "twin-x", "Twin of x", "runs 1", 1, 4)
+    assert tomllib.loads(text)["user_capacity_gb"] == pytest.approx(2.147483648, abs=1e-9)
+    assert Drive.describe(text, [])["user_bytes"] >= 2147483648 - 1000

@@ -156,10 +156,12 @@ def _conditions(d: dict[str, Any], where: str) -> None:
 
 
 def figure(d: dict[str, Any], drive: str | None, where: str) -> Figure:
+    name = d.get("name")
     bad = set(d) - FIGURE_KEYS
     if bad:
-        raise FiguresError(f"{where}: unknown key {', '.join(sorted(bad))} (known: {', '.join(sorted(FIGURE_KEYS))})")
-    name = d.get("name")
+        named = f" '{name}'" if isinstance(name, str) and name else ""
+        raise FiguresError(f"{where}{named}: unknown key {', '.join(sorted(bad))} "
+                           f"(known: {', '.join(sorted(FIGURE_KEYS))})")
     if not isinstance(name, str) or not name:
         raise FiguresError(f"{where}: every figure needs a name")
     where = f"{where} '{name}'"
@@ -177,7 +179,9 @@ def figure(d: dict[str, Any], drive: str | None, where: str) -> Figure:
     tol = TOLERANCE if tol is None else tol
     if not 0 <= tol < 10:
         raise FiguresError(f"{where}: tolerance {tol} is a share (0.15 is +-15 %)")
-    if (value is None) == (lo is None and hi is None):
+    if value is None and lo is None and hi is None:
+        raise FiguresError(f"{where}: no value: give a value, or a range (lo and/or hi)")
+    if value is not None and (lo is not None or hi is not None):
         raise FiguresError(f"{where}: give a value, or a range (lo and/or hi), not both")
     if lo is not None and hi is not None and lo > hi:
         raise FiguresError(f"{where}: lo {lo} is above hi {hi}")

@@ -148,7 +148,10 @@ def fit_cmd(
             if (why := file_problem(figures)) is not None:
                 raise UserError(f"--figures {figures}: {why}")
             ev_f = E.from_figures(figures)
-            E.check_metrics(ev_f, E.metric_names)
+            try:
+                E.check_metrics(ev_f, E.metric_names)
+            except UserError as e:  # the file's figure: named with the file, as the file's own checks are
+                raise UserError(f"{figures}: {e}") from None
             parts.append(ev_f)
         ev = parts[0] if len(parts) == 1 else parts[0].merged(parts[1])
         if start is not None:
@@ -250,14 +253,21 @@ def _unmake(report_dir: Path | None, made: bool) -> None:
             report_dir.rmdir()  # only an empty one
 
 
+def _range(p: dict[str, Any]) -> str:
+    """A parameter's range as the table gives it: "not checked" where nothing but the twin's
+    value was looked at (the budget ended before its slice): "60..60" would read as pinned."""
+    if not p["pinned"] and p["lo"] == p["hi"]:
+        return "not checked"
+    return f"{p['lo']:.4g}..{p['hi']:.4g}"
+
+
 def show(doc: dict[str, Any]) -> None:
     from ..fit.profile_out import RANGE_HEAD, pinned_label
 
     emit_table(f"twin parameters (class {doc['class']}, {doc['trials']} trials)",
                ["parameter", "twin", "class", "pinned", RANGE_HEAD],
                [[p["key"], f"{p['value']:.4g} {p['unit']}", f"{p['class_value']:.4g}",
-                 pinned_label(p), f"{p['lo']:.4g}..{p['hi']:.4g}"]
-                for p in doc["parameters"]])
+                 pinned_label(p), _range(p)] for p in doc["parameters"]])
     if doc["crossval"]:
         emit_table("cross-validation: each group held back, predicted by a fit to the rest",
                    ["held back", "figure", "evidence", "predicted", "error", "within tolerance"],

@@ -7,10 +7,11 @@ are overlaid on the same axes."""
 
 from __future__ import annotations
 
+import math
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -151,6 +152,17 @@ def fingerprint_html(ps: list[Print], key: str, title: str = "Fingerprint batter
     return _div(fig, f"fig-{key}", figure=key)
 
 
+def latency_ticks(ax: Any) -> None:
+    """Plain numbers on a log latency axis (not 2 x 10^1): at 1, 2 and 5 of each decade where
+    the axis spans two decades or less, else at each decade (a tail of 20 ms over 5 us reads
+    have four, whose 1-2-5 labels run into each other in a half-width panel)."""
+    lo, hi = ax.get_xlim()
+    wide = lo > 0 and hi > lo and math.log10(hi / lo) > 2
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0,) if wide else (1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(_plain)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def fingerprint_png(ps: list[Print], out_dir: Path, stem: str, title: str = "Fingerprint battery") -> Path:
     fig, grid = plt.subplots(2, 2, figsize=(WIDTH, 5.6), layout="constrained")
     (fill, hist), (burst, span) = grid
@@ -175,9 +187,7 @@ def fingerprint_png(ps: list[Print], out_dir: Path, stem: str, title: str = "Fin
         _from_zero(ax)
         ax.yaxis.set_major_formatter(_thousands)
     # plain numbers on the log axes (not 2 x 10^1); the spans by their share of the area
-    hist.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    hist.xaxis.set_major_formatter(_plain)
-    hist.xaxis.set_minor_formatter(NullFormatter())
+    latency_ticks(hist)
     shares = sorted({float(x) for p in ps for x in p.span_share})
     if shares:
         step = max(1, len(shares) // 6)

@@ -112,8 +112,8 @@ class Result:
             "scaled_tests": sorted({r[0] for r in self.search.scaled_runs}) if self.search.scalable else [],
             "parameters": [{"key": k, "value": p.value, "unit": by[k].unit, "class_value": self.start.start[k],
                             "pinned": p.pinned, "lo": p.lo, "hi": p.hi, "note": p.why, "reverted": p.reverted,
-                            "range_is": p.range_is, "range_rel": None if by[k].pow2 or by[k].integer or by[k].choices
-                            else profile_out.range_rel(p.value, p.lo, p.hi),
+                            "range_is": p.range_is, "range_rel": profile_out.range_of(by[k], p)[0],
+                            "range_at_bound": list(profile_out.range_of(by[k], p)[1]),
                             "sensitivity": self.search.sensitivity.get(k), "meaning": by[k].meaning}
                            for k, p in self.pins.items()],
             "figures": self.figures,

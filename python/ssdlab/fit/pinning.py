@@ -11,7 +11,9 @@ the others re-fitted, from the figures' Jacobian at the best). The range reporte
 of the first two, a slice's part bracketed by its nearest points that no longer fit (the range lies
 inside: a bound, not a confidence interval), and of the third where that is what unpins it; a parameter seen to fit as well over more than
 PINNED is not pinned whatever lies beyond, so it is sliced no further, and its range is what
-was seen to fit (it is at least that wide). A parameter screening found no figure to move with is not pinned, and neither is
+was seen to fit (it is at least that wide). A best on a bound of the search that a drive may
+pass (space.Param.limit) is not pinned either: the values inside fit worse, so the evidence asks
+for that much or beyond. A parameter screening found no figure to move with is not pinned, and neither is
 one whose good range spans most of its bounds, nor one whose slice found a value better by the
 search's own least gain (STALL[1]) or more (the search had not settled there: the best is on a
 slope, even one finest step away; a point better by less is the loss's own roughness, wherever
@@ -33,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import descent
-from .profile_out import Pin
+from .profile_out import EDGE, Pin
 from .search import STALL, Budget, Search, Trial, residual
 
 SLACK = 1.0  # loss above the best that may still fit as well (one group a tolerance off in the mean)
@@ -199,6 +201,15 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]],
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, False,
                              f"{lo:.4g}..{hi:.4g} {q.unit}".strip() + " fit as well with the others re-fitted "
                              f"(linearized; it trades with {tr.partner})", range_is="linearized")
+        elif narrow and sliced_here and ended and still and (edge := _edge(q, best.u[q.key])):
+            # the values inside fit worse, but the bound, not the evidence, ends it: the evidence
+            # asks for this much or beyond, where the search does not look
+            side = f"{phys[q.key]:.4g} {q.unit}".strip()
+            out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, False,
+                             f"at the search's {edge}, {side}: the values inside fit worse, so the evidence asks for "
+                             f"{'this much or more' if edge == 'ceiling' else 'this little or less'}, beyond what "
+                             "the search looks at (a drive the class does not reach, or a figure to check)",
+                             range_is="bracket")
         elif narrow and sliced_here and ended and still:
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, True, BRACKET)
         else:
@@ -210,6 +221,16 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]],
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, False, why,
                              range_is="bracket" if ended and sliced_here else "seen")
     return out
+
+
+def _edge(q: Any, u: float) -> str:
+    """"floor" or "ceiling" where the best sits on a bound of the search that a drive may pass
+    (space.Param.limit: not a limit such as none or all of it); "" elsewhere."""
+    if u <= EDGE and not q.limit(False):
+        return "floor"
+    if u >= 1.0 - EDGE and not q.limit(True):
+        return "ceiling"
+    return ""
 
 
 @dataclass

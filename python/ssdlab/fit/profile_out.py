@@ -42,29 +42,68 @@ class Pin:
 def range_rel(value: float, lo: float, hi: float) -> tuple[float, float] | None:
     """A range's ends against the twin's value, as fractions (-0.08, 0.087): how closely a pinned
     value is known. None where a share of the value says nothing: a value of 0 (off) or not
-    above 0, or an end not finite."""
-    if not (math.isfinite(value) and math.isfinite(lo) and math.isfinite(hi)) or value <= 0:
+    above 0, a range down to 0 or below (its low end reads -100 %, and a value near 0 makes
+    its high end any share at all: 0.0055 us pinned to 0..3 us is +54784 %), or an end not
+    finite."""
+    if not (math.isfinite(value) and math.isfinite(lo) and math.isfinite(hi)) or value <= 0 or lo <= 0:
         return None
     return lo / value - 1.0, hi / value - 1.0
+
+
+EDGE = 1e-9  # in the cube: an end this near 0 or 1 is the search's bound
+
+
+def at_bounds(q: Any, lo: float, hi: float) -> tuple[bool, bool]:
+    """Whether a range's ends are the search's own floor and ceiling for parameter `q` (a
+    space.Param): there the search, not the evidence, ends the range."""
+    return q.unit_of(lo) <= EDGE, q.unit_of(hi) >= 1.0 - EDGE
+
+
+def range_of(q: Any, pin: Pin) -> tuple[tuple[float, float] | None, tuple[bool, bool]]:
+    """A parameter's range as fit --json gives it: `range_rel` (its ends against the value,
+    None for a parameter of a few values or choices, and where an end is the search's bound:
+    the value may lie anywhere toward it, so a share of the value says nothing) and
+    `range_at_bound` (which ends are the search's floor and ceiling)."""
+    ends = at_bounds(q, pin.lo, pin.hi)
+    if q.pow2 or q.integer or q.choices or any(ends):
+        return None, ends
+    return range_rel(pin.value, pin.lo, pin.hi), ends
+
+
+def _open(lo: float, hi: float, ends: Sequence[bool], unit: str) -> str:
+    """A range with one end the search's bound, said by its other end: "at most 3.005 us"."""
+    if ends[0] and not ends[1]:
+        return f"at most {_num(hi, unit)}"
+    if ends[1] and not ends[0]:
+        return f"at least {_num(lo, unit)}"
+    return ""
 
 
 def pinned_label(p: dict[str, Any]) -> str:
     """A parameter's "pinned" as the report, the printed table and the docs' tables say it: a
     pinned value with how closely, its bracket's ends against the twin's value (fit --json:
-    `range_rel`), "pinned" alone where a share of the value says nothing (a value of 0, a die
-    count)."""
+    `range_rel`); where one end is the search's bound (`range_at_bound`; in a document kept
+    without it, a range down to 0), the other end ("at most 3.005 us"); "pinned" alone where neither says anything (a value of 0, a die count)."""
     if not p["pinned"]:
         return "NOT pinned"
     rel = rel_of(p)
-    return f"pinned to {100 * rel[0]:+.1f}..{100 * rel[1]:+.1f} %" if rel else "pinned"
+    if rel:
+        return f"pinned to {100 * rel[0]:+.1f}..{100 * rel[1]:+.1f} %"
+    from .space import discrete_keys
+
+    side = "" if p["key"] in discrete_keys() else _open(p["lo"], p["hi"], p.get("range_at_bound") or (p["lo"] <= 0, False),
+                                                            p.get("unit", ""))
+    return f"pinned to {side}" if side else "pinned"
 
 
 def rel_of(p: dict[str, Any]) -> Sequence[float] | None:
     """A fit --json parameter's `range_rel`; for a document kept without it, from its value and
     range. None for a parameter that takes a few values (the die count: a bracket's ends are
-    the neighbouring counts, which fit worse, so the value itself is pinned)."""
+    the neighbouring counts, which fit worse, so the value itself is pinned), and for a range
+    down to 0 (a document kept before such a range had none: its low end -100 %)."""
     if "range_rel" in p:
-        return p["range_rel"]
+        rel = p["range_rel"]
+        return rel if rel and rel[0] > -1.0 else None
     from .space import discrete_keys
 
     return None if p["key"] in discrete_keys() else range_rel(p["value"], p["lo"], p["hi"])
@@ -75,8 +114,10 @@ RANGE_HEAD = "range (pinned: the nearest values looked at beyond it fit worse)"
 PINNED_LEGEND = ("Pinned to -x..+y %: the good trials and the parameter's own slice end within that range of the "
                  "twin's value, each side at the nearest value looked at that no longer fits as well (or a bound): "
                  "the evidence puts the drive's value inside and chooses no closer, so a twin anywhere in it may pass "
-                 "every figure. NOT pinned: the evidence does not tell (its range: at least that fits as well, "
-                 "unless its note says otherwise); the twin keeps the class's value where the fit allows.")
+                 "every figure; pinned to at most HI (at least LO): the range reaches the search's floor (ceiling), "
+                 "where a share of the value says nothing (0.0055 us pinned to 0..3 us). NOT pinned: the evidence "
+                 "does not tell (its range: at least that fits as well, unless its note says otherwise); the twin "
+                 "keeps the class's value where the fit allows.")
 
 
 def _fmt(v: Any) -> str:
@@ -126,9 +167,13 @@ def write(start: Start, values: dict[str, float], pins: dict[str, Pin], twin_id:
                     "the class's choice: NOT pinned by the evidence" if pin.reverted else
                     f"NOT pinned by the evidence ({' and '.join(seen)} fit as well); the choice the search ended at")
         elif pin.pinned:
-            rel = None if q.pow2 or q.integer else range_rel(pin.value, pin.lo, pin.hi)
+            rel, ends = range_of(q, pin)
+            side = "" if q.pow2 or q.integer else _open(pin.lo, pin.hi, ends, q.unit)
+            bound = f"{_num(pin.lo, q.unit)} is the search's floor" if ends[0] else \
+                f"{_num(pin.hi, q.unit)} is the search's ceiling"
             note = (f"fitted: the evidence pins it to {_num(pin.lo, q.unit)}..{_num(pin.hi, q.unit)}"
-                    + (f" ({100 * rel[0]:+.1f}..{100 * rel[1]:+.1f} %)" if rel else ""))
+                    + (f" ({100 * rel[0]:+.1f}..{100 * rel[1]:+.1f} %)" if rel else
+                       f" ({side}: {bound})" if side else ""))
         elif pin.reverted:
             note = f"the class's value: NOT pinned by the evidence ({pin.why})"
         else:
@@ -157,7 +202,7 @@ def write(start: Start, values: dict[str, float], pins: dict[str, Pin], twin_id:
              f"# ({start.class_id}) unless the fit needed it moved, and is marked NOT pinned either way; keys",
              "# without a note are the class's. Report and cross-validation: ssdlab fit -o DIR.",
              f"id = {_fmt(p['id'])}", f"name = {_fmt(p['name'])}",
-             f"user_capacity_gb = {_fmt(float(p['user_capacity_gb']))}  # {capacity}"]
+             f"user_capacity_gb = {float(p['user_capacity_gb'])!r}  # {capacity}"]  # to the byte: blocks may hold no more
     for sec in SECTIONS:
         table: Any = p
         for part in sec.split("."):

@@ -56,6 +56,16 @@ class Param:
     off: bool = False  # the cube's bottom OFF_U is 0: the mechanism off (no cache, no retries)
     gate: str = ""  # an `off` parameter whose mechanism this one tunes: while it is 0, this moves nothing
     choices: tuple[str, ...] = ()  # a firmware policy: the whole number i of 0..len-1 stands for choices[i]
+    whole: bool = False  # the ceiling is all of it (a share's 1, 100 %): no drive passes it
+
+    def limit(self, top: bool) -> bool:
+        """Whether the search's floor (ceiling, `top`) is a limit no drive passes (none of it: 0,
+        or the mechanism off; all of it: `whole`; a count's or a policy's own values), not just
+        where the search stops looking (a time, a rate, a size, a share of the capacity). The
+        top of a limit's range (UNLIMITED) stands for no limit: nothing lies beyond it."""
+        if self.pow2 or self.integer or self.choices:
+            return True
+        return (self.whole or self.key in UNLIMITED) if top else self.off or (not self.log and self.lo == 0)
 
     def physical(self, u: float) -> float:
         u = min(max(u, 0.0), 1.0)
@@ -113,7 +123,7 @@ def params_for(cell: str, mapping: str, interface: str, extra: tuple[str, ...] =
         out += [Param("slc.cache_share", 0.003, 0.6, "of capacity", "dynamic SLC cache at most, as a share "
                       "of the user capacity (0: none)", off=True),
                 Param("slc.dynamic_share", 0.05, 1.0, "", "share of the free space (over bits per cell) the "
-                      "dynamic cache may take", log=False),
+                      "dynamic cache may take", log=False, whole=True),
                 Param("nand.native_write_mbps", 50, 20000, "MB/s", "controller's native-mode program pipeline")]
     if mapping in ("hmb", "sram"):
         out += [Param("mapping.cache_mib", 0.25, 1024, "MiB", "mapping-table cache (4 B per 4 KiB covered)"),
@@ -151,9 +161,9 @@ EXTRA = {p.key: p for p in (
     Param("slc.cache_share", 0.003, 0.6, "of capacity", "dynamic SLC cache at most, as a share of the user capacity "
           "(0: none)", off=True),
     Param("slc.dynamic_mapped_max_pct", 0, 100, "%", "performance mode: the cache takes host writes while at "
-          "most this share of the LBAs is mapped (0: off)", log=False, gate="slc.cache_share"),
+          "most this share of the LBAs is mapped (0: off)", log=False, gate="slc.cache_share", whole=True),
     Param("slc.reclaim_share", 0.003, 1.0, "of the cache", "cache folded by each reclaim, as a share of the "
-          "dynamic cache (0: no reclaim)", off=True, gate="slc.cache_share"),
+          "dynamic cache (0: no reclaim)", off=True, gate="slc.cache_share", whole=True),
     Param("slc.reclaim_interval_gb", 0.05, 50, "GB", "host writes between reclaims while writing direct",
           gate="slc.reclaim_share"),
     Param("slc.reclaim_pace", 0.05, 8, "", "SLC slots a reclaim folds per host slot written",
@@ -249,9 +259,17 @@ class Start:
         bits = BITS[nand["cell"]]
         raw = self.capacity_gb * GB * (1 + v["spare_pct"] / 100) + slc_static * GB * bits
         # at least the blocks the capacity needs besides the GC reserve (threshold + 4 per die)
-        reserve = float(_get(p, "ftl.gc_threshold_blocks", 2)) + 4
-        least = (self.capacity_gb * GB + slc_static * GB * bits) / (dies_total * block) + reserve
-        out["nand.blocks_per_plane"] = max(8, math.ceil(raw / (dies_total * block)), math.ceil(least))
+        # and the static SLC cache's whole blocks on every die (as the simulator counts them),
+        # and more than those and the threshold with 8 to spare (its room for native blocks)
+        threshold = float(_get(p, "ftl.gc_threshold_blocks", 2))
+        static = (math.ceil(math.ceil(slc_static * GB / (block / bits) - 1e-9) / dies_total)
+                  if slc_static > 0 else 0)
+        # of the capacity as the overrides write it (to 6 decimals: a 2 GiB drive's 2.147483648
+        # is 2.147484, more than the blocks that hold 2 GiB exactly)
+        cap = max(self.capacity_gb, float(_toml(float(self.capacity_gb))))
+        least = cap * GB / (dies_total * block) + threshold + 4 + static
+        out["nand.blocks_per_plane"] = max(8, math.ceil(raw / (dies_total * block)), math.ceil(least),
+                                           int(threshold) + 9 + static)
         if "slc.cache_share" in v:
             out["slc.dynamic_max_gb"] = v["slc.cache_share"] * self.capacity_gb
         if "slc.reclaim_share" in v:
@@ -365,6 +383,8 @@ def start(class_id: str, facts: dict[str, Any]) -> Start:
     if mapping != _get(p, "mapping.kind", "dram"):
         fixed["mapping.kind"] = mapping
         fixed["mapping.cache_mib"] = 0.0 if mapping == "dram" else 64.0 if mapping == "hmb" else 1.0
+        if mapping != "dram" and _get(p, "mapping.checkpoint_gb", 0.0):
+            fixed["mapping.checkpoint_gb"] = 0.0  # a DRAM table's checkpoints: a cached one writes back its pages
     for k in GEOMETRY:  # the part's datasheet: not searched
         if k in facts:
             fixed[f"nand.{k}"] = int(facts[k])
@@ -377,6 +397,8 @@ def start(class_id: str, facts: dict[str, Any]) -> Start:
         params = [q for q in params if q.key != "dies"]
     if "nand_mts" in facts:  # the part's interface (8 bits a transfer): no channel moves more
         params = [_at_most(q, float(facts["nand_mts"])) if q.key == "nand.channel_mbps" else q for q in params]
+    if "mapping.checkpoint_gb" in fixed:  # none without a DRAM table: not searched
+        params = [q for q in params if q.key != "mapping.checkpoint_gb"]
     if interface == "sata":  # the SATA link's efficiency is the interface's, not searched
         params = [q for q in params if q.key != "host.protocol_efficiency"]
     base = dict(p)
