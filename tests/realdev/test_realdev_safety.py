@@ -449,6 +449,10 @@ def test_a_loop_devices_plan_shows_what_to_type_and_the_refusal_says_it(loops, t
     assert f"backing file {img}" in r.stdout and f"serial {img}" not in r.stdout
     assert f"# to let a run write it, pass --destroy-data={dev}\n" in r.stdout
     assert f"if you mean to erase it, pass --destroy-data={dev}\n" in r.stdout
+    # with the consent given, the plan says writing is allowed and asks for nothing more
+    r = cli("run", "fill", "--drive", dev, "--plan", f"--destroy-data={dev}", "--db", str(db))
+    assert r.returncode == 0, r.stderr
+    assert "# safety: writing is allowed\n" in r.stdout and "to let a run write it" not in r.stdout
     r = cli("run", "fill", "--drive", dev, f"--destroy-data={img}", "--db", str(db))
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert (f"--destroy-data={img} is the file {dev} is set up on, not the device written: "

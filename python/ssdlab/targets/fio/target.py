@@ -231,18 +231,19 @@ class FioTarget(BaseTarget):
         run as."""
         items = list(phases)
         flat_phases = flat(items)
-        lines = [f"# ssdlab plan for {self.spec} ({self.capacity} bytes)"]
-        lines += self.where.plan_header()
-        if shutil.which("fio") is None:
-            lines.append("# NOTE: fio is not installed: " + jobs.INSTALL_HINT)
         if any(writes(p) for p in flat_phases):
             try:
                 self.check_writes()
-                lines.append("# safety: writing is allowed")
+                verdict, allowed = "# safety: writing is allowed", True
             except safety.UnsafeTarget as e:
-                lines.append(f"# safety: a run would be REFUSED: {e}")
+                verdict, allowed = f"# safety: a run would be REFUSED: {e}", False
         else:
-            lines.append("# safety: read-only phases, no destruction flag needed")
+            verdict, allowed = "# safety: read-only phases, no destruction flag needed", False
+        lines = [f"# ssdlab plan for {self.spec} ({self.capacity} bytes)"]
+        lines += self.where.plan_header(may_write=allowed)
+        if shutil.which("fio") is None:
+            lines.append("# NOTE: fio is not installed: " + jobs.INSTALL_HINT)
+        lines.append(verdict)
         mem = memory.plan_line(flat_phases, f"drive {self.spec}")  # what preflight would check
         if mem:
             lines.append(mem)

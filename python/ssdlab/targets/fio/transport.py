@@ -53,7 +53,8 @@ class Transport:
         """The target as a job names it (`filename=`, or `uri=` for the nbd engine)."""
         return self.dev
 
-    def plan_header(self) -> list[str]:
+    def plan_header(self, may_write: bool = False) -> list[str]:
+        """What `--plan` says of the target first (`may_write`: the run's consent is given)."""
         return []
 
     def can_trim(self) -> bool:
@@ -119,13 +120,15 @@ class LocalBlock(Transport):
         self._lock.for_writing()  # no run of any user reads it meanwhile
         self._excl_fd = safety.open_exclusive(self.dev)
 
-    def plan_header(self) -> list[str]:
+    def plan_header(self, may_write: bool = False) -> list[str]:
         loop = self.info.get("kind") == "loop" and self.info.get("backing_file")
         named = [("backing file", self.info.get("backing_file"))] if loop else [("serial", self.info.get("serial"))]
         words = [str(self.info.get("model", ""))] + [f"{k} {v}" for k, v in named + [
             ("firmware", self.info.get("firmware"))] if v]  # a loop device has no firmware
-        return [f"# device {self.dev}: {' '.join(words)}",
-                f"# to let a run write it, pass {safety.consent(safety.resolve_block(self.dev))}"]
+        head = [f"# device {self.dev}: {' '.join(words)}"]
+        if may_write:  # the consent is given: "writing is allowed" follows
+            return head
+        return head + [f"# to let a run write it, pass {safety.consent(safety.resolve_block(self.dev))}"]
 
     def can_trim(self) -> bool:
         return bool(self.info.get("discard"))
