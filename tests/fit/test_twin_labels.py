@@ -59,3 +59,19 @@ def test_the_twin_holds_the_drives_capacity_to_the_byte():
     text = profile_out.write(st, values, {}, "twin-x", "Twin of x", "runs 1", 1, 4)
     assert tomllib.loads(text)["user_capacity_gb"] == pytest.approx(2.147483648, abs=1e-9)
     assert Drive.describe(text, [])["user_bytes"] >= 2147483648 - 1000
+
+
+def test_a_fact_read_off_the_fingerprint_says_so_and_a_stated_one_is_given():
+    """A link and mapping cache the fit read off a fingerprint's figures (a fastest phase under
+    600 MB/s, QD1 reads slower over the whole drive) are not "given by the evidence"; the same
+    facts stated (a figures file's) are."""
+    facts = {"capacity_gb": 256.0, "interface": "sata", "mapping": "hmb"}
+    st = space.start("tlc-256", facts, frozenset({"interface", "mapping"}))
+    text = profile_out.write(st, {}, {}, "twin-x", "Twin of x", "runs 1", 1, 4)
+    n = notes(text)
+    assert n["host.interface"].startswith("read off the fingerprint: its fastest phase")
+    assert n["mapping.kind"].startswith("read off the fingerprint: its QD1 reads")
+    assert n["user_capacity_gb"] == "given by the evidence"
+    stated = notes(profile_out.write(space.start("tlc-256", facts), {}, {}, "twin-x", "Twin of x", "figures x", 1, 4))
+    assert stated["host.interface"].startswith("given by the evidence")
+    assert stated["mapping.kind"].startswith("given by the evidence")

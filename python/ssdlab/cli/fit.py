@@ -258,7 +258,15 @@ def _range(p: dict[str, Any]) -> str:
     value was looked at (the budget ended before its slice): "60..60" would read as pinned."""
     if not p["pinned"] and p["lo"] == p["hi"]:
         return "not checked"
-    return f"{p['lo']:.4g}..{p['hi']:.4g}"
+    return f"{_value(p, p['lo'], False)}..{_value(p, p['hi'], False)}"
+
+
+def _value(p: dict[str, Any], x: float, unit: bool = True) -> str:
+    """A parameter's value as the table gives it: a policy by its name (ftl.striping's
+    "dynamic", not "1 0 static, 1 dynamic")."""
+    if p.get("choices"):
+        return str(p["choices"][int(round(x))])
+    return f"{x:.4g} {p['unit']}" if unit else f"{x:.4g}"
 
 
 def show(doc: dict[str, Any]) -> None:
@@ -266,7 +274,7 @@ def show(doc: dict[str, Any]) -> None:
 
     emit_table(f"twin parameters (class {doc['class']}, {doc['trials']} trials)",
                ["parameter", "twin", "class", "pinned", RANGE_HEAD],
-               [[p["key"], f"{p['value']:.4g} {p['unit']}", f"{p['class_value']:.4g}",
+               [[p["key"], _value(p, p["value"]), _value(p, p["class_value"], False),
                  pinned_label(p), _range(p)] for p in doc["parameters"]])
     if doc["crossval"]:
         emit_table("cross-validation: each group held back, predicted by a fit to the rest",

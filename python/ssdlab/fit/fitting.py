@@ -114,7 +114,8 @@ class Result:
                             "pinned": p.pinned, "lo": p.lo, "hi": p.hi, "note": p.why, "reverted": p.reverted,
                             "range_is": p.range_is, "range_rel": profile_out.range_of(by[k], p)[0],
                             "range_at_bound": list(profile_out.range_of(by[k], p)[1]),
-                            "sensitivity": self.search.sensitivity.get(k), "meaning": by[k].meaning}
+                            "sensitivity": self.search.sensitivity.get(k), "meaning": by[k].meaning,
+                            "choices": list(by[k].choices)}  # a policy: value i names choices[i]
                            for k, p in self.pins.items()],
             "figures": self.figures,
             "conflicts": self.conflict_texts(),
@@ -213,7 +214,7 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
 
     total = req.minutes * 60 if req.minutes else math.inf
     class_id = req.start or ev.start or choose_class(ev.facts)
-    st = start(class_id, ev.facts)
+    st = start(class_id, ev.facts, ev.inferred)
     check_testbeds(ev, st)
     if req.params is not None:
         unknown = [k for k in req.params if k not in {q.key for q in st.params}]

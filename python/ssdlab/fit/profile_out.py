@@ -11,7 +11,15 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .space import DERIVED, Start
+from .space import DERIVED, Start, fact_behind
+
+# a fact the fit read off a fingerprint's figures (evidence.infer_facts), as its twin says it
+READ_OFF = {
+    "interface": "read off the fingerprint: its fastest phase (none above 600 MB/s: SATA's link)",
+    "pcie_gen": "read off the fingerprint: its fastest phase (above 4200 MB/s: PCIe 4.0)",
+    "mapping": "read off the fingerprint: its QD1 reads over the whole drive against its smallest span "
+               "(slower: a mapping cache that does not cover the drive)",
+}
 
 SECTIONS = ("host", "nand", "nand.slc", "nand.native", "nand.retry", "ftl", "slc", "mapping", "power")
 # the profile keys a derived parameter sets
@@ -185,7 +193,9 @@ def write(start: Start, values: dict[str, float], pins: dict[str, Pin], twin_id:
         else:
             notes[key] = note
     for k in start.fixed:
-        notes.setdefault(k, "given by the evidence (its capacity, interface, link, mapping or NAND geometry)")
+        notes.setdefault(k, READ_OFF.get(fact_behind(k), "read off the fingerprint's figures")
+                         if fact_behind(k) in start.inferred else
+                         "given by the evidence (its capacity, interface, link, mapping or NAND geometry)")
     # the layout follows the die count and spare area; where neither was searched, whose they are
     classs = f"the class's, {start.class_id}"
     dies = "given by the evidence" if "dies" in start.facts else "fitted" if "dies" in pins else classs

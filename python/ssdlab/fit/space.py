@@ -228,6 +228,7 @@ class Start:
     params: list[Param]
     start: dict[str, float] = field(default_factory=dict)  # key -> the class's physical value
     facts: dict[str, Any] = field(default_factory=dict)  # what the evidence states (capacity_gb, dies ...)
+    inferred: frozenset[str] = frozenset()  # those of `facts` read off a fingerprint's figures (evidence.infer_facts)
 
     def overrides(self, values: dict[str, float]) -> list[str]:
         """`--set` overrides for the class profile: the facts, then `values` (key -> physical;
@@ -360,10 +361,10 @@ UNLIMITED = ("nand.native_write_mbps", "host.read_mbps", "host.write_mbps", "ftl
              "mapping.checkpoint_gb")
 
 
-def start(class_id: str, facts: dict[str, Any]) -> Start:
+def start(class_id: str, facts: dict[str, Any], inferred: frozenset[str] = frozenset()) -> Start:
     """The search's start from class `class_id` (a class of CLASSES or any built-in profile)
     for a drive with `facts` (capacity_gb is needed; interface, link and mapping override the
-    class's)."""
+    class's; `inferred`: the facts read off a fingerprint rather than stated)."""
     if class_id not in builtin_ids():
         raise ValueError(f"--start {class_id}: not a built-in profile; classes: {', '.join(CLASSES)}")
     text = load_text(class_id)
@@ -417,7 +418,21 @@ def start(class_id: str, facts: dict[str, Any]) -> Start:
         if k in vals:
             del fixed[k]
     params = [q for q in params if q.key not in fixed]
-    return Start(class_id, text, p, cap, fixed, params, vals, dict(facts))
+    return Start(class_id, text, p, cap, fixed, params, vals, dict(facts), frozenset(inferred) & facts.keys())
+
+
+def fact_behind(key: str) -> str:
+    """The fact that sets profile key `key` when `start` fixes it (capacity_gb, interface,
+    pcie_gen, lanes, mapping, channels or a NAND geometry fact)."""
+    if key == "user_capacity_gb":
+        return "capacity_gb"
+    if key in ("host.interface", "host.max_queue_depth", "host.protocol_efficiency"):
+        return "interface"
+    if key.startswith("host."):
+        return key.removeprefix("host.")
+    if key.startswith("mapping."):
+        return "mapping"
+    return key.removeprefix("nand.")
 
 
 def _at_most(q: Param, hi: float) -> Param:
