@@ -448,7 +448,7 @@ def column_label(run: dict, drive: dict) -> str:
 @app.command()
 def validate(
     drive: Optional[list[str]] = typer.Option(
-        None, "--drive", help="a calibrated profile id, e.g. xg6-256 (repeatable; default: all)"),
+        None, "--drive", help="a calibrated profile id, e.g. xg6-256 or sim:xg6-256 (repeatable; default: all)"),
     figure: Optional[list[str]] = typer.Option(
         None, "--figure", help="only this figure, e.g. post-cache (repeatable; default: every one)"),
     json_out: JsonOut = False,
@@ -465,6 +465,8 @@ def validate(
     from .. import validate as val
 
     log = (lambda s: typer.echo(s, err=True)) if sys.stderr.isatty() else None
+    # a profile as every other command names it, sim:ID, is its id here
+    drive = [d[4:] if d.startswith("sim:") else d for d in drive] if drive else drive
     with user_errors():
         where = ray_choice(ray, ray_address)
         doc = val.validate(drive, workers, log=log, overrides=parse_sets(sets), ray=where, names=figure)
