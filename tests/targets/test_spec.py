@@ -92,3 +92,9 @@ def test_overrides_written_into_a_profiles_name_are_pointed_to_set(text, fix):
 def test_an_unknown_profile_with_a_query_is_still_an_unknown_profile():
     with pytest.raises(ValueError, match="unknown profile 'tlc-999[?]nand.channels=4': built-in profiles are"):
         parse_drive("sim:tlc-999?nand.channels=4")
+
+
+def test_a_profiles_bare_id_is_pointed_to_its_sim_name():
+    with pytest.raises(ValueError) as e:
+        parse_drive("tlc-256")
+    assert str(e.value) == "unknown drive 'tlc-256': the built-in profile tlc-256 is the drive sim:tlc-256"

@@ -132,6 +132,10 @@ def parse_drive(text: str) -> DriveSpec:
         return parse_remote(text)
     if Path(text).suffix == ".toml":
         return _profile(text, text)
+    from ..profiles import builtin_ids
+
+    if text in builtin_ids():  # --drive tlc-256
+        raise ValueError(f"unknown drive '{text}': the built-in profile {text} is the drive sim:{text}")
     raise ValueError(
         f"unknown drive '{text}': use sim:PROFILE (see `ssdlab drives`), a profile .toml file, "
         "a block device /dev/..., file:PATH:SIZE, nbd:SOCKET (a served drive), or HOST:/dev/... "
