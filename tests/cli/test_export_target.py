@@ -1,9 +1,13 @@
 """`results export -o FILE` replaces an existing file, but never a results store: the one
 it exports from (`-o results.sqlite` by mistake) or any other SQLite database."""
 
+import os
 import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
+from otheruser import needs_other_user, ssdlab_as_nobody
 from typer.testing import CliRunner
 
 from ssdlab.cli import app
@@ -48,3 +52,21 @@ def test_export_replaces_an_existing_file_of_another_kind(stored, tmp_path):
     r = invoke("results", "export", "1", "--format", "csv", "-o", old, "--db", stored)
     assert r.exit_code == 0, r.stderr
     assert old.read_text().startswith("run_id,drive,phase_seq")
+
+
+@needs_other_user
+def test_export_into_a_directory_its_user_may_not_write_names_that_directory(stored, tmp_path):
+    """Not the hidden temporary file the export is written to first (`.x.json.3a9e....tmp`)."""
+    d = Path(tempfile.mkdtemp(prefix="ssdlab-export-", dir="/tmp"))
+    try:
+        os.chmod(d, 0o755)  # root's: the other user may not make a file in it
+        store = d / "r.sqlite"
+        shutil.copy(stored, store)
+        os.chmod(store, 0o644)
+        r = ssdlab_as_nobody("results", "export", "1", "-o", str(d / "x.json"), "--db", str(store))
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr == (f"ssdlab: error: -o {d / 'x.json'}: cannot write {d / 'x.json'}: no file can be made in "
+                            f"{d} (Permission denied)\n")
+        assert sorted(p.name for p in d.iterdir()) == ["r.sqlite"]
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
