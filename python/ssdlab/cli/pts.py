@@ -162,7 +162,15 @@ def pts_cmd(
                 on_run(test, run_id, outcomes)
         from ..report import build_report
 
-        html = build_report(store, ids(), out)
+        try:
+            html = build_report(store, ids(), out)
+        except KeyboardInterrupt:  # every test stored: which, and the command that draws their report
+            if json_out:
+                print_json({"report": None, "runs": done})
+            check_kept(store, ids())
+            for line in not_run_lines(done, [d["test"] for d in done], out, db):
+                typer.echo(f"ssdlab: {line}", err=True)
+            raise typer.Exit(interrupted_status()) from None
     if json_out:
         print_json({"report": str(html), "runs": done})
     with user_errors():
@@ -181,8 +189,10 @@ def not_run_lines(done: list[dict], chosen: list[str], out: Path, db: Path | Non
     lines = [f"pts interrupted; tests stored: {said or 'none'}"
              + (f"; not run: {', '.join(unrun)}" if (unrun := [t for t in left if t not in
                                                                  {d["test"] for d in done}]) else "")]
+    where = f" -o {shlex.quote(str(out))}" + (f" --db {shlex.quote(str(db))}" if db else "")
+    if not left and done:
+        lines.append(f"their report: ssdlab report {' '.join(str(d['run_id']) for d in done)}{where}")
     if left:
-        where = f" -o {shlex.quote(str(out))}" + (f" --db {shlex.quote(str(db))}" if db else "")
         lines.append("to go on, the same `ssdlab pts` with " + " ".join(f"--test {t.removeprefix('pts-')}" for t in left)
                      + (f"; then `ssdlab report {' '.join(str(d['run_id']) for d in done)} "
                         f"<the new runs>{where}` of all the runs" if done else ""))
