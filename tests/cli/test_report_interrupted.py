@@ -57,3 +57,17 @@ def test_pts_interrupted_in_its_report_names_the_runs_and_their_report(no_report
     if json_out:
         doc = json.loads(r.stdout)
         assert doc["report"] is None and [d["run_id"] for d in doc["runs"]] == [1, 2]
+
+
+def test_a_sweep_interrupted_in_its_report_names_the_command_that_draws_it(tmp_path, monkeypatch):
+    pytest.importorskip("ssdlab._sim")
+    import ssdlab.report.sweep
+
+    monkeypatch.setattr(ssdlab.report.sweep, "build_sweep_report", interrupt)
+    db, out = tmp_path / "r.sqlite", tmp_path / "rep"
+    r = CliRunner().invoke(app, ["sweep", "fill", "--drive", "sim:sn520-128", "--set", "user_capacity_gb=1",
+                                 "--spare", "0,25", "--jobs", "1", "-o", str(out), "--db", str(db)])
+    assert r.exit_code == 130, r.output
+    sweep = Store(db).runs(5)[0]["args"]["sweep"]
+    assert r.stderr.splitlines()[-1] == (f"ssdlab: sweep {sweep} interrupted while drawing its report: 2 of 2 points "
+                                         f"complete; its report: ssdlab report --sweep {sweep} -o {out} --db {db}")

@@ -44,6 +44,7 @@ from ..review import Request, review_runs
 from ..runner import RunFailed, RunInterrupted, check_kept, kept_before, partial_metrics, preflight, run_test
 from .serve import serve_cmd
 from ..store import Store, check_free
+from ..targets.spec import profile_id
 
 # click's base error, found through typer's public BadParameter (typer vendors click);
 # mypy is shown the class that lookup finds
@@ -465,8 +466,7 @@ def validate(
     from .. import validate as val
 
     log = (lambda s: typer.echo(s, err=True)) if sys.stderr.isatty() else None
-    # a profile as every other command names it, sim:ID, is its id here
-    drive = [d[4:] if d.startswith("sim:") else d for d in drive] if drive else drive
+    drive = [profile_id(d) for d in drive] if drive else drive  # sim:ID as every other command names it
     with user_errors():
         where = ray_choice(ray, ray_address)
         doc = val.validate(drive, workers, log=log, overrides=parse_sets(sets), ray=where, names=figure)

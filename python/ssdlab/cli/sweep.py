@@ -3,6 +3,7 @@ run on the executor (executor.py)."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Optional
 
@@ -88,7 +89,15 @@ def sweep_cmd(
         if out is not None:
             from ..report.sweep import build_sweep_report
 
-            doc["report"] = str(build_sweep_report(store, g.id, out))
+            try:
+                doc["report"] = str(build_sweep_report(store, g.id, out))
+            except KeyboardInterrupt:  # every point stored: say so, and how to draw the report
+                check_kept(store, stored)
+                where = f" --db {shlex.quote(str(db))}" if db else ""
+                typer.echo(f"ssdlab: sweep {g.id} interrupted while drawing its report: {doc['complete'] + doc['skipped']} "
+                           f"of {total} points complete; its report: ssdlab report --sweep {g.id} -o "
+                           f"{shlex.quote(str(out))}{where}", err=True)
+                raise typer.Exit(interrupted_status()) from None
     ids = [p["run_id"] for p in doc["points"] if p["run_id"] is not None]
     if json_out:
         print_json(doc)

@@ -142,6 +142,11 @@ def parse_drive(text: str) -> DriveSpec:
         "(a drive on another host, reached over ssh)")
 
 
+def profile_id(text: str) -> str:
+    """A built-in profile as `validate --drive` takes it: its id, or sim:ID as --drive names it."""
+    return text[4:] if text.startswith("sim:") else text
+
+
 def parse_local(text: object) -> DriveSpec:
     """A drive of this host that fio reaches (a device or a file): what a drive host's
     agent accepts from its client."""
