@@ -95,6 +95,12 @@ def interrupted_status() -> int:
     return EXIT_TERMINATED if interrupts.terminated() else EXIT_INTERRUPTED
 
 
+def told_interruption() -> None:
+    """The interruption was reported by the command's own lines (a fleet's members, each its
+    `run N interrupted; ...`): no `ssdlab: interrupted` after them."""
+    _told["interrupted"] = True
+
+
 def untold_interruption(rv: object) -> bool:
     """typer turns a Ctrl-C in its own code (parsing the arguments, before a command
     begins) into a bare status 130; the command then reported nothing."""
