@@ -50,16 +50,17 @@ def sweep_cmd(
         memory = sw.check(g)  # every point, before anything runs or is stored
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
-        if plan:  # every point checked; no store, no executor, no report directory
-            return print_sweep_plan(g, json_out)
-        where = ray_choice(ray, ray_address)
-        if out is not None:
-            check_out_dir(out)
-        check_free(db)
-        store = Store(db)
-        store.check_writable()
+        if not plan:
+            where = ray_choice(ray, ray_address)
+            if out is not None:
+                check_out_dir(out)
+            check_free(db)
+            store = Store(db)
+            store.check_writable()
         for flag in get(test).unused(g.given):  # once every check passed: a refusal is one line
             typer.echo(f"ssdlab: warning: {g.source(flag)} is not used by {test}", err=True)
+        if plan:  # every point checked; no store, no executor, no report directory (as `run --plan`, it warns)
+            return print_sweep_plan(g, json_out)
         have = len(sw.finished(store, g))
         total = g.size
         executor = open_executor(jobs, where)
