@@ -17,7 +17,7 @@ from ..methodology.pts import common as pts_common
 from ..runner import RunInterrupted, check_kept, kept_before, plan_phases, preflight, run_test
 from ..store import Store, check_free
 from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
-from .inputs import check_out_dir, open_drives, parse_sets
+from .inputs import made_dirs, open_drives, parse_sets
 from .output import print_json, progress_hooks
 from .plan import ASSUMED_MBPS, duration
 
@@ -75,7 +75,7 @@ def pts_cmd(
     jobs: int | None = typer.Option(None, "--jobs", help="simulated drives: tests at once on N worker processes (default: one per core; 1: one after another)"),
 ) -> None:
     """The SNIA PTS 2.0.2 tests, each to steady state, and their report."""
-    with user_errors(), sigterm_interrupts():
+    with user_errors(), sigterm_interrupts(), made_dirs() as dirs:
         unknown = [t for t in tests if t.removeprefix("pts-") not in NAMES]
         if unknown:
             raise UserError(f"--test {unknown[0]}: choose from {', '.join(NAMES)}")
@@ -88,7 +88,7 @@ def pts_cmd(
         opts = Options(own=po)
         for test in chosen:  # every drive refused or accepted for every test, before anything
             preflight(test, drv, opts)
-        check_out_dir(out)  # once the drives passed: a refused command makes no directory
+        dirs.check(out)  # once the drives passed: a refused command makes no directory
         for spec, target in drv:
             if target.capabilities.simulated:
                 continue

@@ -11,7 +11,7 @@ import typer
 
 from .options import Db, Drives, Interval, JsonOut, Seconds, Testbed
 from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
-from .inputs import TEST_NAMES, check_out_dir, ray_choice
+from .inputs import TEST_NAMES, made_dirs, ray_choice
 from .output import emit_table, print_json
 from .plan import print_sweep_plan
 from ..methodology import Options, get
@@ -44,7 +44,7 @@ def sweep_cmd(
     from ..executor import open_executor
     from ..units_progress import UnitsProgress
 
-    with user_errors(), sigterm_interrupts():
+    with user_errors(), sigterm_interrupts(), made_dirs() as dirs:
         g = sw.make_grid(test, drive, sets, spare, grid, seconds=seconds, repeat=repeat,
                          interval=interval, seed=seed, testbed=testbed)
         memory = sw.check(g)  # every point, before anything runs or is stored
@@ -53,7 +53,7 @@ def sweep_cmd(
         if not plan:
             where = ray_choice(ray, ray_address)
             if out is not None:
-                check_out_dir(out)
+                dirs.check(out)
             check_free(db)
             store = Store(db)
             store.check_writable()
