@@ -14,7 +14,7 @@ from .. import safe_path, store_export
 from .options import Db, JsonOut
 from .errors import UserError, user_errors
 from .inputs import RUN_HELP, RUN_IDS, existing_store, read_store, run_id as named_run, whole_number
-from .output import emit_table, print_json
+from .output import emit_table, fmt, print_json
 from ..no_result import has_result, no_result
 from ..runner import partial_metrics
 from ..store import MAX_ID, Store, check_free
@@ -59,8 +59,9 @@ def results_show(
     if json_out:
         print_json(r)
         return
-    print(f"run {r['id']}: {r['test']} {r['status']} created {r['created']} "
-          f"testbed={r['testbed']} tool={r['tool_version']} engine={r['engine_version']}")
+    # stored text through fmt: no tag is `None`, and none drives the terminal
+    print(f"run {r['id']}: {fmt(r['test'])} {fmt(r['status'])} created {fmt(r['created'])} "
+          f"testbed={fmt(r['testbed'])} tool={fmt(r['tool_version'])} engine={fmt(r['engine_version'])}")
     for d in r["drives"]:
         if d["status"] != "running" and not has_result(d["metrics"]):  # one line, not an empty table
             print(f"{d['spec']}{who(d.get('identity') or {})}: {no_result(d['status'])}")
