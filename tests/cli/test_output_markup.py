@@ -37,3 +37,17 @@ def test_a_units_bars_line_at_a_terminal_shows_brackets_as_they_are(monkeypatch)
     with bar:
         bar.finished(False, "nand.cell=[/]: failed (refusing [/dev/sdb]: in use)")
     assert "nand.cell=[/]: failed (refusing [/dev/sdb]: in use)" in seen.getvalue(), seen.getvalue()
+
+
+def test_the_bar_of_a_big_file_being_read_shows_its_name_as_it_is(tmp_path, monkeypatch):
+    """A trace or job file named `a{b}[red].log`: its name was the bar's format string (KeyError
+    'b') and markup (`[red]` a colour, not part of the name)."""
+    from ssdlab.cli.request import CliConsole
+
+    f = tmp_path / "a{b}[red].log"
+    f.write_text("x" * 100)
+    err = Tty()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(CliConsole, "BIG", 10)
+    with CliConsole().reading(str(f)) as progress:
+        progress(50, 100)
