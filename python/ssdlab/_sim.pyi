@@ -40,7 +40,8 @@ class Drive:
                on_sample: _OnSample | None = None) -> ReplayResult: ...
     def run_fiojob(self, jobs: list[FioJobSpec], sample_interval_s: float = 1.0,
                    segment_bytes: int = 1_000_000_000,
-                   on_sample: _OnSample | None = None) -> FioRunResult: ...
+                   on_sample: _OnSample | None = None,
+                   log_dir: str | None = None) -> FioRunResult: ...
 
 @final
 class DriveState:

@@ -105,6 +105,11 @@ class FioJobSpec(TypedDict):
     iops_ns: NotRequired[ReadOnly[int | None]]
     keep_log: NotRequired[ReadOnly[bool | None]]
     hist_ms: NotRequired[ReadOnly[int | None]]
+    # the logs of an entry per I/O (log_avg_msec=0): (kind 0 bw, 1 iops, 2 lat, 3 clat,
+    # 4 slat; file name; directions, a bit each), and their offset and priority columns
+    unit_logs: NotRequired[ReadOnly[list[tuple[int, str, int]] | None]]
+    log_offset: NotRequired[ReadOnly[bool | None]]
+    log_prio: NotRequired[ReadOnly[bool | None]]
     verify: NotRequired[ReadOnly[list[int] | None]]  # [after, backlog, batch, only]
     write_mode: NotRequired[ReadOnly[list[int] | None]]
     flow: NotRequired[ReadOnly[int | None]]

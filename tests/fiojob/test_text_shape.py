@@ -1,8 +1,9 @@
 """The normal output's lines in the order and shape fio prints them (stat.c
 show_thread_status_normal, show_ddir_status, show_clat_percentiles, show_latencies), each
 job run by fio 3.33 (null engine) and by ssdlab: numbers (which differ: fio's null engine
-takes no time) read as `#`, latency units as `U`; fio's host lines (cpu, disk stats, the
-lines before the jobs) left out, as ssdlab has no host to report."""
+takes no time) read as `#`, latency units as `U`; fio's host lines (cpu, disk stats) left
+out, as ssdlab has no host to report. The lines fio prints before its jobs run (each job's
+description, `Starting N processes`) are compared as they are."""
 
 from __future__ import annotations
 
@@ -82,3 +83,36 @@ def test_the_description_is_in_the_json_as_fios(tmp_path):
     assert r.exit_code == 0, r.output
     (j,) = json.loads(r.stdout)["jobs"]
     assert j["desc"] == "a described job" and list(j)[-1] == "desc"  # fio's last key
+
+
+def _before_jobs(out: str) -> list[str]:
+    """The lines before the first job's report, but fio's version line, its notes and its files' lay-out."""
+    lines = []
+    for ln in out.splitlines():
+        if "(groupid=" in ln or ln.startswith("drive sim:"):
+            break
+        if ln.strip() and not ln.startswith(("fio-", "ssdlab:", "note:")) and "Laying out IO file" not in ln:
+            lines.append(ln)
+    return lines
+
+
+@pytest.mark.parametrize("body", [
+    "[a]\nrw=randread\nbs=4k\nsize=1m\niodepth=4\nnumjobs=3\n"
+    "[b]\nrw=write\nbsrange=4k-16k\nsize=1m\nstonewall\n"
+    "[c]\nrw=randrw\nbssplit=4k/50:64k/50,8k\nsize=1m\nioengine=libaio\nthread\nnumjobs=2\n",
+    "[a]\nioengine=psync\niodepth=8\nrw=readwrite\nbs=64k,4k\nsize=1m\n"
+    "[b]\nrw=randtrimwrite\nbs=1m\nsize=8m\nthread\n[c]\nrw=trim\nbs=1m\nsize=8m\nthread\n",
+])
+def test_the_lines_before_the_jobs_are_fios(tmp_path, body):
+    """Each job's `NAME: (g=N): rw=..., bs=..., ioengine=..., iodepth=N` line (a clone's `...`)
+    and `Starting N threads and M processes`, as fio 3.33 prints them for the job file."""
+    if shutil.which("fio") is None:
+        pytest.skip("fio not installed (make sysdeps)")
+    (tmp_path / "n.fio").write_text("[global]\nioengine=null\nfilename=ssdlab-null\n" + body)
+    fio = subprocess.run(["fio", "n.fio"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert fio.returncode == 0, fio.stderr
+    r = run_fio(tmp_path, job(tmp_path, "[global]\nioengine=null\n" + body))
+    assert r.exit_code == 0, r.output
+    theirs, ours = _before_jobs(fio.stdout), _before_jobs(r.stdout)
+    assert theirs[-1].startswith("Starting ")
+    assert ours == theirs

@@ -8,6 +8,17 @@ use ssdsim::fiojob::JobOut;
 
 use crate::{get, verr};
 
+/// The job's logs of an entry per I/O: `unit_logs` [(kind, file name, directions)],
+/// `log_offset`, `log_prio`, `md_bytes` (none when absent: jobs compiled before them).
+fn unit_log_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::unit_log::UnitLogSpec> {
+    Ok(ssdsim::fiojob::unit_log::UnitLogSpec {
+        files: get(d, "unit_logs")?.unwrap_or_default(),
+        offset: get(d, "log_offset")?.unwrap_or(false),
+        prio: get(d, "log_prio")?.unwrap_or(false),
+        md_bytes: get(d, "md_bytes")?.unwrap_or(0),
+    })
+}
+
 pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::JobSpec> {
     use ssdsim::fiojob::{Dist, ExitWhat, JobSpec, SsMetric, SsRule};
     fn req<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, k: &str) -> PyResult<T> {
@@ -133,6 +144,7 @@ pub(crate) fn fiojob_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::Job
         lat_pct: req(d, "lat_pct")?,
         lat_run: req(d, "lat_run")?,
         log_ns: req(d, "log_ns")?,
+        unit_log: unit_log_spec(d)?,
         // jobs compiled before write_mode existed carry none: plain writes
         write_mode: match get::<Vec<u32>>(d, "write_mode")? {
             None => [100, 0, 0, 0],

@@ -374,7 +374,8 @@ impl Drive {
     /// Run a fio job file's jobs (dicts, python/ssdlab/fiojob/compile.py) from the drive's
     /// current time, all at once (waves one after another). Returns a phase result plus
     /// `jobs`: per job, per direction (read, write, trim) ios, bytes, latency, block sizes.
-    #[pyo3(signature = (jobs, sample_interval_s=1.0, segment_bytes=1_000_000_000, on_sample=None))]
+    /// `log_dir`: where the jobs' logs of an entry per I/O are written as the run goes.
+    #[pyo3(signature = (jobs, sample_interval_s=1.0, segment_bytes=1_000_000_000, on_sample=None, log_dir=None))]
     fn run_fiojob<'py>(
         &self,
         py: Python<'py>,
@@ -382,6 +383,7 @@ impl Drive {
         sample_interval_s: f64,
         segment_bytes: u64,
         on_sample: Option<PyObject>,
+        log_dir: Option<std::path::PathBuf>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let specs: Vec<ssdsim::fiojob::JobSpec> = jobs
             .iter()
@@ -392,7 +394,7 @@ impl Drive {
             let mut d = self.inner.lock().unwrap();
             let mut cb = |row: &Row| sample(row, &on_sample, &mut err);
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                d.run_fiojob(&specs, sample_interval_s, segment_bytes, &mut cb)
+                d.run_fiojob(&specs, sample_interval_s, segment_bytes, log_dir.as_deref(), &mut cb)
             }))
         });
         let res =

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import printable
+from ..figures.data import CPU_WAIT_SHOWN_PCT
 from ..phase import Phase
 from ..runner import Hooks
 from ..store import jsonable
@@ -120,8 +121,17 @@ class RichHooks(Hooks):
         task = next(t for t in self.progress.tasks if t.id == self.task)
         if time.monotonic() - self.started > 2.0:
             self.progress.console.print(f"{task.description}  {task.fields['live']}  "
-                                        f"({time.monotonic() - self.started:.0f} s)")
+                                        f"({time.monotonic() - self.started:.0f} s){held_back(result.totals)}")
         self.progress.remove_task(self.task)
+
+
+def held_back(totals: dict) -> str:
+    """What a real phase's line adds when the host kept fio waiting for a CPU (the report
+    draws that panel from the same share)."""
+    most = totals.get("cpu_wait_max_pct")
+    if not isinstance(most, (int, float)) or not most >= CPU_WAIT_SHOWN_PCT:
+        return ""
+    return f"; fio waited for a CPU up to {most:.0f} % of a second (the host held it back)"
 
 
 @contextmanager

@@ -33,7 +33,12 @@ PANELS = (Panel("waf", "Write amplification", "WAF", ("waf",)),
           Panel("slc", "SLC cache, GB: used (solid), allowance for new SLC blocks (dashed)",
                 "SLC GB", ("slc_used_gb", "slc_allowance_gb")),
           Panel("free_blocks", "Free blocks", "free blk", ("free_blocks",)),
-          Panel("temp", "Drive temperature (°C)", "°C", ("temp_c",), zero=False))
+          Panel("temp", "Drive temperature (°C)", "°C", ("temp_c",), zero=False),
+          Panel("cpu_wait", "fio waiting for a CPU (% of each second, its busiest task)", "wait %",
+                ("cpu_wait_pct",)))
+# a real run whose fio never waited this long for a CPU in any second gets no panel: the
+# host did not hold it back (a few % is the scheduler's ordinary jitter)
+CPU_WAIT_SHOWN_PCT = 5.0
 
 
 DASHED = {"slc_allowance_gb"}
@@ -42,7 +47,8 @@ DASHED = {"slc_allowance_gb"}
 @dataclass
 class Counters:
     """Lines beneath a curve, against the same x: the simulator's internal counters, and a
-    real drive's temperature (`temp_c`, sampled about once a second by smartctl/nvme-cli)."""
+    real drive's temperature (`temp_c`, sampled about once a second by smartctl/nvme-cli)
+    and fio's wait for a CPU (`cpu_wait_pct`, targets/fio/cpu_wait.py)."""
 
     x: np.ndarray
     lines: dict[str, np.ndarray] = field(default_factory=dict)
@@ -157,6 +163,8 @@ def _counters(s: dict[str, np.ndarray], x: np.ndarray) -> Counters | None:
         lines["free_blocks"] = s["free_blocks"]
     if "temp_c" in s and np.isfinite(np.asarray(s["temp_c"], dtype=float)).any():
         lines["temp_c"] = s["temp_c"]
+    if "cpu_wait_pct" in s and np.nanmax(np.asarray(s["cpu_wait_pct"], dtype=float), initial=0.0) >= CPU_WAIT_SHOWN_PCT:
+        lines["cpu_wait_pct"] = s["cpu_wait_pct"]
     lines = {k: v for k, v in lines.items() if len(v) == len(x)}
     if not lines:
         return None

@@ -4,7 +4,8 @@
 COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
           "#F0E442"]
 COUNTER_COLOR = "#555555"
-LINE_COLORS = {"temp_c": "#B3261E"}  # drive temperature (real drives): set apart from counters
+LINE_COLORS = {"temp_c": "#B3261E",  # drive temperature (real drives): set apart from counters
+               "cpu_wait_pct": "#6A1B9A"}  # the host holding fio back (real drives)
 
 
 def ink_on(rgb) -> str:

@@ -1,6 +1,6 @@
 """fio's log files, read and written. fio names them PREFIX_KIND.N.log (N: the job, from
 1; `log_name`): bw, iops, lat, clat, slat are CSV lines `time_ms, value, ddir, bs,
-offset[, prio]`; clat_hist (write_hist_log) lines are `time_ms, ddir, bs, bins...`, each the
+[offset, ]prio` (the offset with log_offset; the priority in hex with log_prio); clat_hist (write_hist_log) lines are `time_ms, ddir, bs, bins...`, each the
 window's counts in fio's 1856 latency bins (plat.py), 2^log_hist_coarseness bins summed
 per column.
 
@@ -11,7 +11,8 @@ functions of files, tested against recorded logs (tests/data/fio/) and made-up o
 Written (`write_logs`) for a simulated run's jobs that ask for them, from the simulator's
 log entries (crates/ssdsim/src/fiojob/logs.rs): an entry per direction per interval that
 completed I/O; lat, clat and slat the latency window's mean, the last partial window
-included. Created new in the directory given (never over a file, never through a link:
+included; a log of an entry per I/O (log_avg_msec=0) is written by the simulator as the job
+runs (crates/ssdsim/src/fiojob/unit_log.rs). Created new in the directory given (never over a file, never through a link:
 safe_path)."""
 
 from __future__ import annotations
@@ -433,10 +434,10 @@ def log_files(specs: list[dict]) -> list[tuple[int, str, int | None, str]]:
     return out
 
 
-def check_log_dir(directory: Path, specs: list[dict]) -> None:
+def check_log_dir(directory: Path, specs: list[dict]) -> str:
     """--log-dir can take the jobs' log files (checked before the run): a directory reached
     through no other user's link, writable, none of the names there already, each name
-    within the filesystem's limit."""
+    within the filesystem's limit. The directory, its links resolved."""
     from ..errors import UserError
 
     real = safe_path.real(directory, f"--log-dir {directory}")
@@ -453,6 +454,7 @@ def check_log_dir(directory: Path, specs: list[dict]) -> None:
         if os.path.lexists(os.path.join(real, name)):
             raise UserError(f"--log-dir {directory}: {name} exists (ssdlab writes new files only); "
                             "remove it or give another directory")
+    return str(real)
 
 
 def _coarseness(opts: dict) -> int:
@@ -475,6 +477,10 @@ def write_logs(specs: list[dict], raw_jobs: list[dict], logs: dict, log_ms: int,
     for n, name, kind, file in log_files(specs):
         s, j = specs[n], raw_jobs[n]
         path = directory / file
+        if any(u[1] == file for u in s.get("unit_logs") or ()):
+            if os.path.isfile(path):  # an entry per I/O: written as the job ran
+                made.append(path)
+            continue
         with os.fdopen(safe_path.create(path, f"--log-dir {directory}", 0o644), "w") as f:
             if kind is None:
                 stride = 1 << _coarseness(s.get("settings") or s.get("options", {}))
@@ -490,11 +496,13 @@ def write_logs(specs: list[dict], raw_jobs: list[dict], logs: dict, log_ms: int,
                 # libaio's trims): none of those entries
                 unqueued = {d for d, x in enumerate(DIRS) if not measures_slat(opts, x)}
                 scale = (4096 + int(s.get("md_bytes", 0))) / 4096  # extended LBA: fio counts the metadata
+                # fio's averaged entries: bs 0, offset 0 (log_offset), priority 0 (hex with log_prio)
+                tail = ("0, " if s.get("log_offset") else "") + ("0x0000" if s.get("log_prio") else "0")
                 for t, d, k, v in zip(*(log.get(c, []) for c in ("t_ms", "dir", "kind", "value"))):
                     if name == "slat" and int(d) in unqueued:
                         continue
                     if int(k) == kind:
                         v = int(int(v) * scale) if kind == KIND_BW else (0 if name == "slat" else int(v))
-                        f.write(_line(int(t), v, int(d), 0, 0))  # the bs and offset columns: 0
+                        f.write(f"{int(t)}, {v}, {int(d)}, 0, {tail}\n")
         made.append(path)
     return made

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import cast
 
+from ..fioformat.fields import DIRS, measures_slat
+from ..fioformat.logs import log_files
 from ..sim_types import FioJobSpec
 
 
@@ -70,7 +72,9 @@ class JobSpec:
     iops_ns: int = 500_000_000
     keep_log: bool = False  # the job writes fio's logs
     hist_ms: int = 0  # write_hist_log's interval (log_hist_msec; 0: none)
-    log_ms: int = 500  # the latency log's window (log_avg_msec; 0 in fio: per I/O, 500 here)
+    log_ms: int = 500  # the latency log's window (log_avg_msec; 0: an entry per I/O, as fio's)
+    log_offset: bool = False  # the logs' offset column (fio's log_offset)
+    log_prio: bool = False  # the priority column in hex (fio's log_prio)
     verify: list | None = None  # [after, backlog, batch, only] when the job verifies what it writes
     group_reporting: bool = False  # fio's group_reporting, the job's own
     unified: str = "none"  # unified_rw_reporting: none, mixed or both
@@ -129,7 +133,7 @@ class Compiled:
         """The jobs as the simulator takes them (ssdlab._sim.Drive.run_fiojob), with the
         job's own fields besides (the JSON's): FioJobSpec's keys are checked against these
         by tests/sim/test_boundary.py."""
-        out = []
+        raw = []
         for j in self.jobs:
             d = asdict(j)
             d["bs"] = [[(int(b), float(w)) for b, w in per] for per in j.bs]
@@ -138,8 +142,10 @@ class Compiled:
             d["ss_limit"] = float(j.ss_limit)
             d["bs_range"] = [(int(a), int(b)) for a, b in j.bs_range]
             d["log_ns"] = int(j.log_ms * 1_000_000)
-            out.append(cast(FioJobSpec, d))
-        return out
+            raw.append(d)
+        for n, files in unit_logs(raw).items():
+            raw[n]["unit_logs"] = files
+        return [cast(FioJobSpec, d) for d in raw]
 
     @property
     def log_ms(self) -> int:
@@ -147,4 +153,21 @@ class Compiled:
         return int(v) if str(v).strip().isdigit() and int(v) > 0 else 500
 
 
-__all__ = ["Compiled", "JobSpec"]
+def unit_logs(specs: list) -> dict[int, list[tuple[int, str, int]]]:
+    """The logs of an entry per I/O (a job's log_avg_msec=0, fio's default), per job index:
+    (kind: 0 bw, 1 iops, 2 lat, 3 clat, 4 slat; file name; the directions logged, a bit
+    each: no slat where fio records none). The simulator writes them as the run goes."""
+    out: dict[int, list[tuple[int, str, int]]] = {}
+    for n, name, _kind, file in log_files(specs):
+        s = specs[n]
+        if name not in UNIT_KINDS or s["log_ns"] != 0:
+            continue
+        opts = s.get("settings") or s.get("options", {})
+        dirs = sum(1 << d for d, x in enumerate(DIRS) if name != "slat" or measures_slat(opts, x))
+        out.setdefault(n, []).append((UNIT_KINDS.index(name), file, dirs))
+    return out
+
+
+UNIT_KINDS = ("bw", "iops", "lat", "clat", "slat")  # unit_logs' kinds, as the simulator numbers them
+
+__all__ = ["Compiled", "JobSpec", "unit_logs"]

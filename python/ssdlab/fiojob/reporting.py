@@ -9,21 +9,24 @@ from . import options as O
 
 # the merged options the outputs read: fio's log files, its percentile options, and the engine
 # and depth that decide whether it records submission latencies (with filename, sync and
-# direct for sg: fields.sg_in_call)
+# direct for sg: fields.sg_in_call; thread for the text's `Starting` line)
 SETTINGS = frozenset("""write_bw_log write_iops_log write_lat_log write_hist_log log_hist_coarseness
-clat_percentiles lat_percentiles slat_percentiles percentile_list ioengine iodepth filename sync direct""".split())
+clat_percentiles lat_percentiles slat_percentiles percentile_list ioengine iodepth filename sync direct
+thread""".split())
 UNIFIED = {"0": "none", "none": "none", "1": "mixed", "mixed": "mixed", "2": "both", "both": "both"}
 
 
 def reporting(o: dict, flag, num) -> dict:
     """What the job reports and logs: fio's sample intervals (bwavgtime, iopsavgtime; a
     bandwidth or IOPS log's log_avg_msec when they are not set), the latency log's window
-    (log_avg_msec; fio's 0, an entry per I/O, is a 500 ms window here), the histogram log's
-    (log_hist_msec), group_reporting and unified_rw_reporting as the job sets them."""
+    (log_avg_msec; fio's 0: an entry per I/O), the histogram log's (log_hist_msec), the
+    logs' columns (log_offset, log_prio), group_reporting and unified_rw_reporting as the job
+    sets them."""
     log_ms = num("log_avg_msec", 0, 0, 2**32 - 1)  # fio's unsigned int (fio_values.py)
     if "percentile_list" in o:  # refused before the run (the output reads it after)
         O.percentile_list(*o["percentile_list"])
-    out = {"log_ms": log_ms or 500, "group_reporting": flag("group_reporting"),
+    out = {"log_ms": log_ms, "log_offset": flag("log_offset"), "log_prio": flag("log_prio"),
+           "group_reporting": flag("group_reporting"),
            "keep_log": any(k in o for k in ("write_bw_log", "write_iops_log", "write_lat_log",
                                              "write_hist_log")),
            "hist_ms": num("log_hist_msec", 0, 0, 86_400_000) if "write_hist_log" in o else 0}

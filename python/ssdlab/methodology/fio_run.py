@@ -144,7 +144,9 @@ class FioFlags(TestOptions):
         if log_dir is not None:
             from ..fioformat.logs import check_log_dir
 
-            check_log_dir(Path(log_dir), f.jobs)  # before the run: its files can be written
+            where = check_log_dir(Path(log_dir), f.jobs)  # before the run: its files can be written
+            if drives and hasattr(drives[0][1], "fio_log_dir"):
+                drives[0][1].fio_log_dir = where  # the logs of an entry per I/O: written as it runs
         return f
 
     def stored(self, parsed: FioJobOptions, values: dict[str, Any]) -> dict[str, Any]:
@@ -155,9 +157,11 @@ class FioFlags(TestOptions):
     def show(self, doc: dict, parsed: FioJobOptions, values: dict[str, Any], store: Any,
              outcomes: Sequence[Any], console: Console) -> tuple[list[str | dict], bool]:
         """fio's own layouts per drive, in fio's order (the JSON document, then the text);
-        the job's log files for the first. With a JSON format stdout holds fio's output only."""
+        the job's log files for the first. With a JSON format stdout holds fio's output only;
+        with the text, fio's lines before its jobs (text_header.py) come first, as fio's."""
         from ..fioformat.json_write import printed
         from ..fioformat.logs import write_logs
+        from ..fioformat.text_header import header
         from ..fioformat.text_output import fio_text
 
         as_json, plus, normal = output_formats(values["output_format"])
@@ -165,6 +169,8 @@ class FioFlags(TestOptions):
         for d in doc["drives"]:
             fdoc = d["metrics"].get("fio")
             if fdoc:
+                if normal:  # fio's lines as it adds the jobs and starts them: before its JSON
+                    out.append(header(parsed.jobs, parsed.global_options))
                 if as_json:
                     out.append(printed(fdoc, plus))
                 if normal:

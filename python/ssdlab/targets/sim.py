@@ -62,6 +62,9 @@ class SimTarget(BaseTarget):
         # the drive is in a state the cache wants, not kept yet: kept (copied) before the
         # next phase runs, or handed over without a copy when the target closes
         self.unkept = False
+        # where a fio job's logs of an entry per I/O are written as it runs (`run fio
+        # --log-dir`, for the run's first drive: the drive whose logs are written)
+        self.fio_log_dir: str | None = None
 
     def fresh(self) -> SimTarget:
         """A new drive of the same profile, overrides and seed (the next test's)."""
@@ -174,7 +177,8 @@ class SimTarget(BaseTarget):
             # by tests/sim/test_boundary.py
             jobs = cast("list[FioJobSpec]", phase.fiojob.jobs)
             raw = self.drive.run_fiojob(jobs, sample_interval_s=phase.sample_interval_s,
-                                        segment_bytes=phase.segment_bytes, on_sample=on_sample)
+                                        segment_bytes=phase.segment_bytes, on_sample=on_sample,
+                                        log_dir=self.fio_log_dir)
         except KeyboardInterrupt as e:
             partial = getattr(e, "partial", None)
             raise Interrupted(_fiojob_result(phase, partial) if partial else None) from e

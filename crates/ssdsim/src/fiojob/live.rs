@@ -6,7 +6,8 @@ use std::collections::BinaryHeap;
 
 use crate::fiojob::flow::Flows;
 use crate::fiojob::lat_target::LatTarget;
-use crate::fiojob::logs::JobLog;
+use crate::fiojob::logs::{JobLog, LogPlan};
+use crate::fiojob::unit_log;
 use crate::fiojob::sync_kind::SyncKind;
 use crate::fiojob::stream::{Req, Stream};
 use crate::fiojob::verify::PieceLog;
@@ -14,7 +15,8 @@ use crate::fiojob::zbd::JobZones;
 use crate::fiojob::{ExitWhat, JobOut, JobSpec};
 
 /// Heap entries: (time, issue time or WAKE, job, dir << 30 | len / 512).
-pub(crate) type Event = Reverse<(u64, u64, u32, u32)>;
+/// (when, issued at or WAKE / FLOW_WAKE, job, direction and length or sync info, offset).
+pub(crate) type Event = Reverse<(u64, u64, u32, u32, u64)>;
 pub(crate) const WAKE: u64 = u64::MAX;
 /// A job held by its flow checks again (the flow moved).
 pub(crate) const FLOW_WAKE: u64 = u64::MAX - 1;
@@ -242,11 +244,15 @@ impl Live {
             last_write: false,
             log: JobLog::new(
                 stats_from,
-                s.bw_ns,
-                s.iops_ns,
-                s.keep_log,
-                s.log_ns / 1_000_000,
-                s.hist_ms,
+                LogPlan {
+                    bw_ns: s.bw_ns,
+                    iops_ns: s.iops_ns,
+                    keep: s.keep_log,
+                    lat_ms: s.log_ns / 1_000_000,
+                    hist_ms: s.hist_ms,
+                    unit_bw: s.unit_log.has(unit_log::BW),
+                    unit_iops: s.unit_log.has(unit_log::IOPS),
+                },
             ),
             not_before: begin,
             rate_at: [begin; 3],
@@ -491,7 +497,7 @@ pub(crate) fn flow_pass(
             l.not_before = l.not_before.max(t + sleep);
             if l.wake_at == 0 || l.wake_at > l.not_before {
                 l.wake_at = l.not_before;
-                heap.push(Reverse((l.not_before, WAKE, k as u32, 0)));
+                heap.push(Reverse((l.not_before, WAKE, k as u32, 0, 0)));
             }
         } else {
             l.hold(FLOW_HOLD, true);
@@ -505,7 +511,7 @@ pub(crate) fn flow_pass(
     l.hold(FLOW_WAIT, true);
     if l.deadline != u64::MAX && (l.wake_at == 0 || l.wake_at > l.deadline) {
         l.wake_at = l.deadline;
-        heap.push(Reverse((l.deadline, WAKE, k as u32, 0)));
+        heap.push(Reverse((l.deadline, WAKE, k as u32, 0, 0)));
     }
     false
 }
@@ -523,7 +529,7 @@ pub(crate) fn wake_flow(
     for (m, lm) in live.iter_mut().enumerate() {
         if m != k && lm.held(FLOW_WAIT) && !lm.flow_wake && flows.of(idx[m]) == Some(f) {
             lm.flow_wake = true;
-            heap.push(Reverse((t, FLOW_WAKE, m as u32, 0)));
+            heap.push(Reverse((t, FLOW_WAKE, m as u32, 0, 0)));
         }
     }
 }

@@ -5,10 +5,29 @@
 //! completion at or past its end (and the last, partial window at the job's end); the
 //! histogram log's per-window bin counts. The samples feed fio's bw/iops statistics
 //! (report.rs); the entries are kept only for a job that writes logs, within a byte budget
-//! shared by the run's jobs (past it the job's logs stop and say so).
+//! shared by the run's jobs (past it the job's logs stop and say so). A log of an entry per
+//! I/O (fio's `log_avg_msec=0`) is written as the run goes (unit_log.rs); a bandwidth or
+//! IOPS log of that kind makes each I/O a sample, as fio's add_bw_sample / add_iops_sample
+//! (bytes x 10^6 / its completion latency in ns; 1), in place of the per-interval ones.
 
 use super::report::{plat_index, PLAT_NR};
 use super::JobOut;
+
+/// A job's samples and log windows, as its spec asks for them.
+#[derive(Clone, Copy)]
+pub struct LogPlan {
+    /// Sample intervals (bwavgtime, iopsavgtime), ns.
+    pub bw_ns: u64,
+    pub iops_ns: u64,
+    /// Keep the averaged logs' entries; the latency log's window (0: an entry per I/O, not
+    /// kept here) and the histogram log's (0: none), ms.
+    pub keep: bool,
+    pub lat_ms: u64,
+    pub hist_ms: u64,
+    /// A bandwidth / IOPS log of an entry per I/O: each I/O is a sample.
+    pub unit_bw: bool,
+    pub unit_iops: bool,
+}
 
 /// One log entry: (ms since the job's start, direction, kind, value).
 pub type LogEntry = (u64, u8, u8, u64);
@@ -23,6 +42,7 @@ pub const LOG_BUDGET: u64 = 256 << 20;
 
 pub struct JobLog {
     from: u64,
+    plan: LogPlan,
     keep: bool,
     bw_ns: u64,
     iops_ns: u64,
@@ -41,24 +61,18 @@ pub struct JobLog {
 }
 
 impl JobLog {
-    /// A job whose figures count from `from`: samples every `bw_ns` / `iops_ns`; with
-    /// `keep`, latency-log windows of `lat_ms` and histogram windows of `hist_ms` (0: none).
-    pub fn new(
-        from: u64,
-        bw_ns: u64,
-        iops_ns: u64,
-        keep: bool,
-        lat_ms: u64,
-        hist_ms: u64,
-    ) -> JobLog {
-        let bw_ns = bw_ns.max(1_000_000);
-        let iops_ns = iops_ns.max(1_000_000);
+    /// A job whose figures count from `from`, as `plan` asks for them.
+    pub fn new(from: u64, plan: LogPlan) -> JobLog {
+        let bw_ns = plan.bw_ns.max(1_000_000);
+        let iops_ns = plan.iops_ns.max(1_000_000);
+        let hist_ms = plan.hist_ms;
         JobLog {
             from,
-            keep,
+            plan,
+            keep: plan.keep,
             bw_ns,
             iops_ns,
-            lat_ms: lat_ms.max(1),
+            lat_ms: plan.lat_ms,
             hist_ms,
             bw_next: from + bw_ns,
             iops_next: from + iops_ns,
@@ -77,14 +91,7 @@ impl JobLog {
 
     /// The job's figures start again at `t` (fio's reset_all_stats).
     pub fn restart(&mut self, t: u64) {
-        *self = JobLog::new(
-            t,
-            self.bw_ns,
-            self.iops_ns,
-            self.keep,
-            self.lat_ms,
-            self.hist_ms,
-        );
+        *self = JobLog::new(t, self.plan);
     }
 
     /// The samples of every interval that ended at or before `t`.
@@ -131,12 +138,14 @@ impl JobLog {
         o.log.push(e);
     }
 
-    /// An I/O of `len` bytes in direction `d` completed at `t` after `lat` ns.
+    /// An I/O of `len` bytes at `offset` in direction `d` completed at `t` after `lat` ns.
     #[inline]
+    #[allow(clippy::too_many_arguments)] // the I/O, the job's figures and the run's budget
     pub fn complete(
         &mut self,
         t: u64,
         d: usize,
+        offset: u64,
         len: u64,
         lat: u64,
         o: &mut JobOut,
@@ -145,16 +154,29 @@ impl JobLog {
         if t >= self.bw_next.min(self.iops_next) {
             self.tick(t, o, budget);
         }
-        self.bw_acc[d] += len;
-        self.iops_acc[d] += 1;
+        if self.plan.unit_bw {
+            o.bw_stat[d].add((len * 1_000_000).checked_div(lat).unwrap_or(0));
+        } else {
+            self.bw_acc[d] += len;
+        }
+        if self.plan.unit_iops {
+            o.iops_stat[d].add(1);
+        } else {
+            self.iops_acc[d] += 1;
+        }
         if !self.keep {
             return;
         }
         let ms = (t - self.from) / 1_000_000;
+        if let Some(u) = o.unit_log.as_mut() {
+            u.io(ms, d, offset, len, lat);
+        }
         let w = &mut self.lat_win[d];
         w.0 += lat;
         w.1 += 1;
-        if ms >= self.lat_last[d] && ms - self.lat_last[d] >= self.lat_ms {
+        if self.lat_ms == 0 {
+            *w = (0, 0); // an entry per I/O (unit_log.rs)
+        } else if ms >= self.lat_last[d] && ms - self.lat_last[d] >= self.lat_ms {
             let mean = (w.0 + w.1 / 2) / w.1;
             *w = (0, 0);
             self.lat_last[d] = ms - ms % self.lat_ms;
@@ -208,15 +230,28 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
+    fn plan(bw_ns: u64, lat_ms: u64) -> LogPlan {
+        LogPlan {
+            bw_ns,
+            iops_ns: bw_ns,
+            keep: true,
+            lat_ms,
+            hist_ms: 0,
+            unit_bw: false,
+            unit_iops: false,
+        }
+    }
+
     #[test]
     fn idle_intervals_give_no_sample_and_cost_nothing() {
-        let mut l = JobLog::new(0, MS, MS, true, 1, 0);
+        let mut l = JobLog::new(0, plan(MS, 1));
         let mut o = JobOut::default();
         let mut budget = LOG_BUDGET;
         // one 4 KiB read a second for 100 s, 1 ms intervals: 100 samples, not 100 000
         for s in 0..100u64 {
             l.complete(
                 s * 1000 * MS + 500_000,
+                0,
                 0,
                 4096,
                 100_000,
@@ -233,11 +268,11 @@ mod tests {
 
     #[test]
     fn latency_log_closes_windows_on_completions_and_keeps_the_last_partial_one() {
-        let mut l = JobLog::new(0, 500 * MS, 500 * MS, true, 500, 0);
+        let mut l = JobLog::new(0, plan(500 * MS, 500));
         let mut o = JobOut::default();
         let mut budget = LOG_BUDGET;
         for i in 1..=124u64 {
-            l.complete(i * 10 * MS, 0, 4096, 1000 + i, &mut o, &mut budget);
+            l.complete(i * 10 * MS, 0, 0, 4096, 1000 + i, &mut o, &mut budget);
         }
         l.finish(1245 * MS, &mut o, &mut budget);
         let lat: Vec<u64> = o
@@ -258,14 +293,33 @@ mod tests {
 
     #[test]
     fn a_spent_budget_stops_the_log_and_says_so() {
-        let mut l = JobLog::new(0, MS, MS, true, 1, 0);
+        let mut l = JobLog::new(0, plan(MS, 1));
         let mut o = JobOut::default();
         let mut budget = 3 * std::mem::size_of::<LogEntry>() as u64;
         for i in 0..10u64 {
-            l.complete(i * 2 * MS + 1, 0, 4096, 1, &mut o, &mut budget);
+            l.complete(i * 2 * MS + 1, 0, 0, 4096, 1, &mut o, &mut budget);
         }
         assert_eq!(o.log.len(), 3);
         assert!(o.log_truncated);
         assert_eq!(o.bw_stat[0].samples, 9); // the statistics go on
+    }
+
+    #[test]
+    fn per_io_logs_make_each_io_a_sample_as_fio() {
+        let mut p = plan(500 * MS, 0);
+        p.unit_bw = true;
+        p.unit_iops = true;
+        let mut l = JobLog::new(0, p);
+        let mut o = JobOut::default();
+        let mut budget = LOG_BUDGET;
+        for i in 1..=4u64 {
+            l.complete(i * 400 * MS, 1, 0, 4096, 10_000 * i, &mut o, &mut budget);
+        }
+        l.finish(2000 * MS, &mut o, &mut budget);
+        assert_eq!(o.bw_stat[1].samples, 4); // one per I/O, none per interval
+        assert_eq!(o.bw_stat[1].max, 409_600); // 4096 B x 10^6 / 10 000 ns
+        assert_eq!(o.iops_stat[1].samples, 4);
+        assert_eq!(o.iops_stat[1].max, 1);
+        assert!(o.log.is_empty()); // no latency window: its entries are per I/O
     }
 }

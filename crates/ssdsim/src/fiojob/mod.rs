@@ -20,6 +20,7 @@ pub mod stream;
 mod submit;
 pub mod sync_kind;
 pub mod sync_ops;
+pub mod unit_log;
 pub mod verify;
 mod wave_state;
 pub mod zbd;
@@ -166,8 +167,10 @@ pub struct JobSpec {
     pub lat_window_ns: u64,
     pub lat_pct: f64,
     pub lat_run: bool,
-    /// Interval of the latency log's windows (log_avg_msec), ns.
+    /// Interval of the latency log's windows (log_avg_msec), ns; 0: an entry per I/O.
     pub log_ns: u64,
+    /// The job's logs of an entry per I/O (fio's log_avg_msec=0; unit_log.rs).
+    pub unit_log: unit_log::UnitLogSpec,
     /// Intervals of the bandwidth and IOPS samples (fio's bwavgtime, iopsavgtime), ns.
     pub bw_ns: u64,
     pub iops_ns: u64,
@@ -303,7 +306,10 @@ impl JobSpec {
                 ));
             }
         }
-        if self.log_ns < 1_000_000 || self.bw_ns < 1_000_000 || self.iops_ns < 1_000_000 {
+        if (self.log_ns > 0 && self.log_ns < 1_000_000)
+            || self.bw_ns < 1_000_000
+            || self.iops_ns < 1_000_000
+        {
             return Err(format!("job {n}: log or sample interval under 1 ms"));
         }
         if self.loops == 0 {
@@ -434,6 +440,9 @@ pub struct JobOut {
     pub log: Vec<logs::LogEntry>,
     pub hist_log: Vec<logs::HistEntry>,
     pub log_truncated: bool,
+    /// The job's logs of an entry per I/O, being written (when the run was given a
+    /// directory for them).
+    pub unit_log: Option<unit_log::UnitLog>,
     /// fio's latency buckets (report.rs LAT_BUCKETS) and depth figures.
     pub lat_buckets: [u64; report::LAT_BUCKETS],
     pub depths: report::Depths,

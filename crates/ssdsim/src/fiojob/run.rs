@@ -6,6 +6,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::path::Path;
 
 use crate::engine::Drive;
 use crate::fiojob::flow::Flows;
@@ -21,6 +22,7 @@ use crate::fiojob::report::{batch_bucket, lat_bucket};
 use crate::fiojob::steady::SsUnit;
 use crate::fiojob::stream::Req;
 use crate::fiojob::sync_ops;
+use crate::fiojob::unit_log;
 use crate::fiojob::wave_state::WaveState;
 use crate::fiojob::zbd::{Adjusted, Zones};
 use crate::fiojob::{DirOut, JobOut, JobSpec, READ, TRIM, WRITE};
@@ -35,12 +37,14 @@ pub struct FioRun {
 impl Drive {
     /// Run the jobs (already checked against the drive) from the drive's current time.
     /// `on_sample` gets the drive's rows; returning false stops the run (what was
-    /// recorded so far is kept, `phase.interrupted` set).
+    /// recorded so far is kept, `phase.interrupted` set). `log_dir`: where the jobs' logs
+    /// of an entry per I/O are written as the run goes (none without it).
     pub fn run_fiojob(
         &mut self,
         specs: &[JobSpec],
         sample_interval_s: f64,
         segment_bytes: u64,
+        log_dir: Option<&Path>,
         on_sample: &mut dyn FnMut(&Row) -> bool,
     ) -> Result<FioRun, SimError> {
         if specs.is_empty() {
@@ -59,6 +63,9 @@ impl Drive {
         let t0 = self.now;
         let mut rec = Recorder::new(t0, sample_interval_s, segment_bytes, start);
         let mut outs: Vec<JobOut> = vec![JobOut::default(); specs.len()];
+        if let Some(dir) = log_dir {
+            unit_log::create_all(specs, dir, &mut outs).map_err(SimError)?;
+        }
         let mut t = t0;
         let mut stopped = false;
         let waves = specs.iter().map(|s| s.wave).max().unwrap_or(0);
@@ -115,6 +122,7 @@ impl Drive {
             ("trim_bytes", sum(TRIM, &|d| d.bytes)),
             ("unwritten_read_ios", sum(READ, &|d| d.unwritten)),
         ]);
+        unit_log::finish_all(&mut outs).map_err(SimError)?;
         Ok(FioRun { phase, jobs: outs })
     }
 
@@ -181,11 +189,11 @@ impl Drive {
                 flows.exit(idx[k]); // stopped before it started (exitall)
             }
             let at = l.not_before;
-            heap.push(Reverse((at, WAKE, k as u32, 0)));
+            heap.push(Reverse((at, WAKE, k as u32, 0, 0)));
             l.wake_at = at;
         }
         let mut ended: Vec<usize> = vec![];
-        while let Some(Reverse((t, at, k, info))) = heap.pop() {
+        while let Some(Reverse((t, at, k, info, off))) = heap.pop() {
             let k = k as usize;
             let spec = &specs[idx[k]];
             if at == WAKE {
@@ -197,7 +205,7 @@ impl Drive {
             } else if at == FLOW_WAKE {
                 live[k].flow_wake = false;
                 live[k].hold(FLOW_WAIT, false);
-            } else if sync_ops::defer(spec, &live[k], t, (t, at, k as u32, info), &mut heap) {
+            } else if sync_ops::defer(spec, &live[k], t, (t, at, k as u32, info, off), &mut heap) {
                 continue; // taken once the job's synchronous trim or sync returns
             } else if sync_ops::sync_done(
                 spec,
@@ -245,7 +253,10 @@ impl Drive {
                     l.pieces_done += 1;
                 }
                 let o = &mut outs[idx[k]];
-                let counted = at >= l.stats_from && !ends_ramp;
+                // issued in the ramp and in flight as it ended (an engine that queues): fio
+                // adds its bytes and latency as it completes, its count reset with the ramp
+                let ramp_flight = at < l.stats_from && !l.ramp_open && l.ramp_submit;
+                let counted = (at >= l.stats_from || ramp_flight) && !ends_ramp;
                 if ends_ramp && at >= l.stats_from && !l.nullq.on() {
                     // submitted past the ramp's end, its depth and submission counted then:
                     // fio resets them with the ramp (a synchronous engine: depth 1)
@@ -259,7 +270,9 @@ impl Drive {
                 if counted {
                     let d = &mut o.dirs[dir];
                     let lat = t - at;
-                    if l.ramp_skip[dir] > 0 {
+                    if ramp_flight {
+                        // no count: fio counted its submission before the ramp's end
+                    } else if l.ramp_skip[dir] > 0 {
                         l.ramp_skip[dir] -= 1; // submitted as the ramp ended: fio resets its count
                     } else {
                         d.ios += 1;
@@ -272,7 +285,7 @@ impl Drive {
                         None => d.bs_counts.push((len, 1)),
                     }
                     // fio's per-interval samples and logs
-                    l.log.complete(t, dir, len, lat, o, budget);
+                    l.log.complete(t, dir, off, len, lat, o, budget);
                     if let Some(u) = l.ss_unit {
                         if units[u].complete(t, len, lat) {
                             ss_hit = Some(u);
@@ -483,7 +496,7 @@ impl Drive {
                 if ok_at > t {
                     if l.wake_at == 0 || l.wake_at > ok_at {
                         l.wake_at = ok_at;
-                        heap.push(Reverse((ok_at, WAKE, k as u32, 0)));
+                        heap.push(Reverse((ok_at, WAKE, k as u32, 0, 0)));
                     }
                     break;
                 }

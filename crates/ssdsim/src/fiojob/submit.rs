@@ -61,6 +61,7 @@ impl Drive {
             t,
             k as u32,
             ((req.dir as u32) << 30) | (req.len / 512) as u32,
+            req.offset,
         )));
         Ok(done)
     }

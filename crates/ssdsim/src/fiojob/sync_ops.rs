@@ -118,13 +118,13 @@ pub(crate) fn defer(
     s: &JobSpec,
     l: &Live,
     t: u64,
-    ev: (u64, u64, u32, u32),
+    ev: (u64, u64, u32, u32, u64),
     heap: &mut BinaryHeap<Event>,
 ) -> bool {
     if !l.held(SYNC) || t >= l.sync_until || s.calls.sync == Issue::InCallTaking {
         return false;
     }
-    heap.push(Reverse((l.sync_until, ev.1, ev.2, ev.3)));
+    heap.push(Reverse((l.sync_until, ev.1, ev.2, ev.3, ev.4)));
     true
 }
 
@@ -236,7 +236,7 @@ impl Drive {
             t
         };
         let info = ((SYNC_DIR as u32) << 30) | kind.code() | if drive { 0 } else { NO_DRIVE };
-        w.heap.push(Reverse((done, t, k as u32, info)));
+        w.heap.push(Reverse((done, t, k as u32, info, 0)));
         if s.calls.sync != Issue::Queued || !kind.counted() {
             hold(l, done);
         }

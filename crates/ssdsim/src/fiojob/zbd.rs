@@ -506,6 +506,7 @@ mod tests {
             lat_pct: 100.0,
             lat_run: false,
             log_ns: 500_000_000,
+            unit_log: Default::default(),
             bw_ns: 500_000_000,
             iops_ns: 500_000_000,
             keep_log: false,

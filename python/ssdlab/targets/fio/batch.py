@@ -28,6 +28,7 @@ from ...phase import Interrupted, OnSample, Phase, PhaseResult, ResolvedPhase
 from ..base import StepEnd, StepStart
 from .failure import FioFailed, shortfall
 from .identity import TempSampler
+from .cpu_wait import CpuWaitSampler
 from .invocation import Invocation
 from . import jobs
 
@@ -75,6 +76,7 @@ class Batch:
             self.steps.append(Step(p, p.resolve(target.capacity), target._prefix()))
         self.results: list[PhaseResult | None] = [None] * len(self.steps)
         self.temps = TempSampler(target.telemetry)
+        self.waits: CpuWaitSampler | None = None  # once fio runs
         self.wall0_ms = 0.0
         self.latest = -1  # the last step seen started
         self.last: list[dict] = []  # each step's part of the last report
@@ -97,6 +99,7 @@ class Batch:
         self.temps.start()
         self.wall0_ms = time.time() * 1000.0
         fio = Invocation(t._fio_command(job_path), t._as_reports)
+        self.waits = CpuWaitSampler(fio.proc.pid, self.temps.t0).start()
         try:
             fio.pump(lambda rep: self.report(rep, live=True))
         except KeyboardInterrupt as e:
@@ -104,19 +107,28 @@ class Batch:
             fio.drain(lambda rep: self.report(rep, live=False))
             raise Interrupted(self.partial()) from e
         except BaseException:
-            self.temps.stop()
+            self.stop_sampling()
             fio.stop(timeout=5)
             raise
         fio.close()
         fio.drain(lambda rep: self.report(rep, live=False))
         failed = fio.failure(t.spec)
         if failed is not None:
-            self.temps.stop()
+            self.stop_sampling()
             raise failed
         for g in range(len(self.steps)):  # the final report: every step has ended
             self.finish(g)
-        self.temps.stop()
+        self.stop_sampling()
         return [r for r in self.results if r is not None]
+
+    def stop_sampling(self) -> None:
+        self.temps.stop()
+        if self.waits is not None:
+            self.waits.stop()
+
+    def samples(self, of: list[tuple[float, float]], t0_s: float, t1_s: float) -> list[tuple[float, float]]:
+        """A sampler's samples within a step (t0_s..t1_s on the samplers' clock), on the step's clock."""
+        return [(x - t0_s, v) for x, v in of if t0_s <= x <= t1_s + 1.0]
 
     def report(self, rep: dict, live: bool) -> None:
         """A status report (or the final one): steps that ended since, the running one's sample."""
@@ -144,6 +156,8 @@ class Batch:
             if row is not None and s.on_sample:
                 if self.temps.samples:
                     row["temp_c"] = self.temps.samples[-1][1]
+                if self.waits is not None and self.waits.samples:
+                    row["cpu_wait_pct"] = self.waits.samples[-1][1]
                 s.on_sample(row)
 
     def begin(self, g: int) -> Step:
@@ -178,8 +192,9 @@ class Batch:
         assert s.tracker is not None
         t0_s = (s.t0_ms - self.wall0_ms) / 1000.0  # on the temperature sampler's clock
         t1_s = t0_s + rt / 1000.0
-        temps = [(x - t0_s, v) for x, v in self.temps.samples if t0_s <= x <= t1_s + 1.0]
-        res = self.t._io_result(s.phase, s.spec, s.prefix, [sub], s.tracker, temps, s.before)
+        temps = self.samples(self.temps.samples, t0_s, t1_s)
+        waits = self.samples(self.waits.samples, t0_s, t1_s) if self.waits is not None else []
+        res = self.t._io_result(s.phase, s.spec, s.prefix, [sub], s.tracker, temps, s.before, waits)
         if not complete:
             self.results[g] = res
             return
@@ -198,7 +213,7 @@ class Batch:
     def partial(self) -> PhaseResult | None:
         """After an interrupt: the step that was running, as far as it got (the steps
         before it were handed over as they ended)."""
-        self.temps.stop()
+        self.stop_sampling()
         g = self.latest
         if g < 0 or not self.last:
             return None

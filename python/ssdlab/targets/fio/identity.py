@@ -377,9 +377,15 @@ class TempSampler:
 
 def attach_temps(series: dict[str, np.ndarray], temps: list[tuple[float, float]]) -> None:
     """Temperature column aligned to the series rows (the sample nearest each t_s)."""
-    if not temps or not len(series.get("t_s", [])):
+    attach_column(series, "temp_c", temps)
+
+
+def attach_column(series: dict[str, np.ndarray], name: str, samples: list[tuple[float, float]]) -> None:
+    """A column of (t, value) samples taken beside the run, aligned to the series rows (the
+    first sample at or after each row's t_s, else the last)."""
+    if not samples or not len(series.get("t_s", [])):
         return
-    tt = np.array([t for t, _ in temps])
-    tv = np.array([v for _, v in temps])
+    tt = np.array([t for t, _ in samples])
+    tv = np.array([v for _, v in samples])
     idx = np.clip(np.searchsorted(tt, series["t_s"]), 0, len(tt) - 1)
-    series["temp_c"] = tv[idx].astype(np.float64)
+    series[name] = tv[idx].astype(np.float64)

@@ -34,7 +34,8 @@ from ..base import BaseTarget, Capabilities, StepEnd, StepStart
 from .failure import FioFailed, shortfall
 from .invocation import Invocation
 from .identity import TempSampler, before_after, write_counters_delta
-from .identity import attach_temps as _attach_temps
+from .identity import attach_column, attach_temps as _attach_temps
+from .cpu_wait import CpuWaitSampler
 from ..hostid import platform_info
 
 def _empty(phase: Phase, totals: dict[str, float] | None = None) -> PhaseResult:
@@ -413,6 +414,7 @@ class FioTarget(BaseTarget):
         token = self.where.io_started()
         tracker = json_read.StatusTracker(time.time() * 1000.0)
         fio = Invocation(self._fio_command(job_path), self._as_reports)
+        waits = CpuWaitSampler(fio.proc.pid, temps.t0).start()
         reps: list[dict] = []  # only the latest report is kept (each holds a histogram)
 
         def live(rep: dict) -> None:
@@ -421,6 +423,8 @@ class FioTarget(BaseTarget):
             if row is not None and on_sample:
                 if temps.samples:
                     row["temp_c"] = temps.samples[-1][1]
+                if waits.samples:
+                    row["cpu_wait_pct"] = waits.samples[-1][1]
                 on_sample(row)
 
         def keep(rep: dict) -> None:
@@ -428,7 +432,7 @@ class FioTarget(BaseTarget):
 
         def finish() -> PhaseResult:
             fio.drain(keep)
-            return self._io_result(phase, spec, prefix, reps, tracker, temps.stop(), before)
+            return self._io_result(phase, spec, prefix, reps, tracker, temps.stop(), before, waits.stop())
 
         try:
             fio.pump(live)
@@ -437,6 +441,7 @@ class FioTarget(BaseTarget):
             raise Interrupted(finish()) from e
         except BaseException:
             temps.stop()
+            waits.stop()
             fio.stop(timeout=5)
             raise
         fio.close()
@@ -462,7 +467,10 @@ class FioTarget(BaseTarget):
         return [obj] if isinstance(obj.get("jobs"), list) else []
 
     def _io_result(self, phase: Phase, spec: ResolvedPhase, prefix: str, reps: list[dict],
-                   tracker: json_read.StatusTracker, temps: list, before: dict) -> PhaseResult:
+                   tracker: json_read.StatusTracker, temps: list, before: dict,
+                   waits: list | None = None) -> PhaseResult:
+        """`temps`, `waits`: (t, value) samples of the drive's temperature and of fio's wait
+        for a CPU (cpu_wait.py) on the phase's clock."""
         interval_ms = float(spec.get("sample_interval_s", 1.0)) * 1000.0
         rep = reps[-1] if reps else None
         if rep is not None:
@@ -489,6 +497,10 @@ class FioTarget(BaseTarget):
             # histogram buckets are ~12 % wide: never report more than the true maximum
             series["lat_max_us"] = np.fmin(series["lat_max_us"], mx)
         _attach_temps(series, temps)
+        # every io phase has the column and the totals: NaN where no second was sampled
+        # (a phase under a second long, a kernel without schedstat)
+        series["cpu_wait_pct"] = np.full(len(series["t_s"]), math.nan)
+        attach_column(series, "cpu_wait_pct", waits or [])
         moved = totals.get("read_bytes", 0.0) + totals.get("write_bytes", 0.0)
         if fine:
             segments = logs.segments_from_bw(prefix, int(spec["segment_bytes"]), fine, total_bytes=moved,
@@ -505,6 +517,9 @@ class FioTarget(BaseTarget):
             tv = [t for _, t in temps]
             totals["temp_max_c"] = float(max(tv))
             totals["temp_mean_c"] = float(sum(tv) / len(tv))
+        wv = [w for _, w in waits or []]
+        totals["cpu_wait_max_pct"] = float(max(wv)) if wv else math.nan
+        totals["cpu_wait_mean_pct"] = float(sum(wv) / len(wv)) if wv else math.nan
         return PhaseResult(phase=phase, series=series, segments=segments, latency=latency,
                            totals=totals)
 
