@@ -308,7 +308,10 @@ def read(path: Path) -> dict:
         doc = json.loads(data)
     except RecursionError:
         raise StoreError(f"cannot read {path}: nested too deeply") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as e:
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:  # a file of another kind, given by mistake
+        raise StoreError(f"cannot read {path}: {e}; it is not an ssdlab pending-results file (the JSON file a run "
+                         "saves when its store cannot be written)") from None
+    except (OSError, ValueError) as e:
         raise StoreError(f"cannot read {path}: {e}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise StoreError(f"{path} is not an ssdlab pending-results file (format {FORMAT})")

@@ -70,10 +70,13 @@ def run(req: Request, jobs: int | None, ray: str | None, progress_hooks: Callabl
     executor = open_executor(jobs, ray)
     if not parallel(req.drives, executor):
         executor.close()
-        with progress_hooks() as hooks:
-            run_sequential(req, hooks, on_run)
-            run_application_workload(req, hooks, on_run, warn)
-        return report(None)
+        try:
+            with progress_hooks() as hooks:
+                run_sequential(req, hooks, on_run)  # a test cut short: RunInterrupted, its run kept
+                run_application_workload(req, hooks, on_run, warn)
+            return report(None)
+        except KeyboardInterrupt:  # between tests or in the report: the command says what is stored
+            raise ReviewInterrupted() from None
     bar = UnitsProgress("review", (len(methodology.TESTS) + len(application_runs(req))) * len(req.drives),
                         where=executor.describe())
     try:

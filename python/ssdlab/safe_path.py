@@ -235,6 +235,8 @@ def write(path: str | os.PathLike[str], data: bytes | str, what: str | None = No
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=d)
         except OSError as e:
+            if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT):  # the directory's: said so
+                raise _cannot(what, f"cannot write {r}: no file can be made in {parent} ({e.strerror})") from None
             raise _opened(what, os.path.join(parent, tmp), e) from None
         try:
             try:

@@ -20,6 +20,7 @@ import os
 import secrets
 import socket
 import sqlite3
+import stat
 import time
 import urllib.parse
 from contextlib import contextmanager
@@ -316,6 +317,10 @@ class Store:
         measurement is not lost for want of a place to put it."""
         if self.read_only:
             raise StoreError(f"results store {self.path} is read-only; use --db on a writable filesystem")
+        if not os.access(self.real, os.W_OK):  # SQLite then opens it read-only, and says so at the first write
+            st = os.stat(self.real)
+            raise StoreError(f"results store {self.path} is not writable (mode {stat.S_IMODE(st.st_mode):04o}, "
+                             f"owner uid {st.st_uid}); make it writable (chmod u+w) or use --db on another store")
         try:
             ok = self.db.execute("PRAGMA quick_check").fetchone()[0]
         except sqlite3.DatabaseError as e:

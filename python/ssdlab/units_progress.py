@@ -7,6 +7,13 @@ from __future__ import annotations
 import sys
 
 
+def _plain(text: str) -> str:
+    """`text` shown as it is on the bar's console, never read as rich markup."""
+    from rich.markup import escape
+
+    return escape(text)
+
+
 class UnitsProgress:
     def __init__(self, title: str, total: int, skipped: int = 0, where: str = ""):
         self.title, self.total, self.where = title, total, where
@@ -25,11 +32,11 @@ class UnitsProgress:
     def __enter__(self) -> "UnitsProgress":
         if self.bar is not None:
             self.bar.start()
-            self.task = self.bar.add_task(self.title, total=self.total, completed=self.skipped,
+            self.task = self.bar.add_task(_plain(self.title), total=self.total, completed=self.skipped,
                                           counts=self._counts())
             if self.where:
-                self.bar.console.print(f"{self.title}: {self.total} units {self.where}"
-                                       + (f", {self.skipped} already done" if self.skipped else ""))
+                self.bar.console.print(_plain(f"{self.title}: {self.total} units {self.where}"
+                                              + (f", {self.skipped} already done" if self.skipped else "")))
         return self
 
     def __exit__(self, *exc) -> None:
@@ -48,4 +55,4 @@ class UnitsProgress:
         if self.bar is not None:
             self.bar.update(self.task, advance=1, counts=self._counts())
             if label:
-                self.bar.console.print(label)
+                self.bar.console.print(_plain(label))  # a point's values and error, not markup

@@ -286,7 +286,7 @@ def test_review_checks_every_test_on_every_drive_before_running(tmp_path, capsys
     monkeypatch.setattr(review_mod, "run_test", ran)
     code, out, err = ssdlab(capsys, "review", "--drive", f"file:{tmp_path}/t.bin:1M", "--seconds", "1",
                             "-o", str(tmp_path / "rep"), "--db", str(tmp_path / "r.sqlite"))
-    assert code == 2 and err.count("\n") == 1 and "too small for the quick tests" in err, err
+    assert code == 2 and err.count("\n") == 1 and "the quick tests (two test files of at least 1 MiB): 2097152 bytes needed, more than the drive's 1048576" in err, err
     assert not (tmp_path / "r.sqlite").exists() and not (tmp_path / "rep").exists()
 
 

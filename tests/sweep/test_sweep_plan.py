@@ -49,3 +49,15 @@ def test_plan_of_the_largest_grid_is_quick_and_short(tmp_path):
     assert "10000 points" in r.stdout and "and 9900 more points" in r.stdout
     assert len(r.stdout.splitlines()) < 110
     assert not (tmp_path / "s.sqlite").exists()
+
+
+def test_a_plan_warns_of_an_option_the_test_does_not_read_as_run_plan_does(tmp_path):
+    from typer.testing import CliRunner
+
+    from ssdlab.cli import app
+
+    r = CliRunner().invoke(app, ["sweep", "fill", "--drive", "sim:sn520-128", "--set", "user_capacity_gb=1",
+                                 "--interval", "5", "--plan", "--db", str(tmp_path / "r.sqlite")])
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr == "ssdlab: warning: --interval is not used by fill\n"
+    assert not (tmp_path / "r.sqlite").exists()

@@ -74,3 +74,27 @@ def test_a_drive_hosts_agent_takes_only_its_own_devices_and_files(text):
     with pytest.raises(ValueError, match="the agent drives a block device"):
         parse_local(text)
     assert parse_local("/dev/sdb") == DriveSpec("/dev/sdb", "device", "/dev/sdb")
+
+
+@pytest.mark.parametrize("text, fix", [
+    ("sim:tlc-256?nand.channels=4", "sim:tlc-256 --set nand.channels=4"),
+    ("sim:sn520-128?nand.channels=2&slc.dynamic_max_gb=4",
+     "sim:sn520-128 --set nand.channels=2 --set slc.dynamic_max_gb=4"),
+    ("sim:tlc-256,user_capacity_gb=8", "sim:tlc-256 --set user_capacity_gb=8"),
+])
+def test_overrides_written_into_a_profiles_name_are_pointed_to_set(text, fix):
+    with pytest.raises(ValueError) as e:
+        parse_drive(text)
+    assert str(e.value) == (f"drive '{text}': a profile's overrides are given with --set, not in the drive's "
+                            f"name: {fix}")
+
+
+def test_an_unknown_profile_with_a_query_is_still_an_unknown_profile():
+    with pytest.raises(ValueError, match="unknown profile 'tlc-999[?]nand.channels=4': built-in profiles are"):
+        parse_drive("sim:tlc-999?nand.channels=4")
+
+
+def test_a_profiles_bare_id_is_pointed_to_its_sim_name():
+    with pytest.raises(ValueError) as e:
+        parse_drive("tlc-256")
+    assert str(e.value) == "unknown drive 'tlc-256': the built-in profile tlc-256 is the drive sim:tlc-256"

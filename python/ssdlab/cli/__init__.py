@@ -25,7 +25,7 @@ from ..errors import one_line
 from .errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  # noqa: F401
                          interrupted_status, new_command, sigterm_interrupts, untold_interruption,
                          run_failed_line, user_errors, warnings_as_lines)
-from .inputs import (PRECONDITION_TESTS, TEST_NAMES, check_out_dir, check_y_max,
+from .inputs import (PRECONDITION_TESTS, TEST_NAMES, check_out_dir, check_y_max, made_dirs,
                          existing_store, open_drives, parse_sets, ray_choice, run_id, RUN_HELP, RUN_IDS)
 from .output import emit_table, fmt, print_json, progress_hooks
 from .results import results_app
@@ -44,6 +44,7 @@ from ..review import Request, review_runs
 from ..runner import RunFailed, RunInterrupted, check_kept, kept_before, partial_metrics, preflight, run_test
 from .serve import serve_cmd
 from ..store import Store, check_free
+from ..targets.spec import profile_id
 
 # click's base error, found through typer's public BadParameter (typer vendors click);
 # mypy is shown the class that lookup finds
@@ -243,7 +244,7 @@ def review(
     plan: bool = typer.Option(False, "--plan", help="print every test's phases and run nothing (real drives: the safety verdict once, each test's estimate; `run TEST --plan --fio-jobs` shows a test's fio jobs and commands)"),
 ) -> None:
     """The whole methodology on the drives, then one report."""
-    with user_errors(), sigterm_interrupts():
+    with user_errors(), sigterm_interrupts(), made_dirs() as dirs:
         if out is None and not plan:
             raise UserError("missing option '-o' / '--out': the report directory")
         opts = Options(spare=spare, repeat=repeat, seconds=seconds, interval=interval)
@@ -262,7 +263,7 @@ def review(
         where = ray_choice(ray, ray_address)
         for test in methodology.TESTS:  # every test fits every drive: a refused review makes nothing
             preflight(test, drv, opts)
-        check_out_dir(out)  # before any test runs, not after them all
+        dirs.check(out)  # before any test runs, not after them all
         check_free(db)  # before the store is even created
         store = Store(db)
         store.check_writable()
@@ -448,7 +449,7 @@ def column_label(run: dict, drive: dict) -> str:
 @app.command()
 def validate(
     drive: Optional[list[str]] = typer.Option(
-        None, "--drive", help="a calibrated profile id, e.g. xg6-256 (repeatable; default: all)"),
+        None, "--drive", help="a calibrated profile id, e.g. xg6-256 or sim:xg6-256 (repeatable; default: all)"),
     figure: Optional[list[str]] = typer.Option(
         None, "--figure", help="only this figure, e.g. post-cache (repeatable; default: every one)"),
     json_out: JsonOut = False,
@@ -465,6 +466,7 @@ def validate(
     from .. import validate as val
 
     log = (lambda s: typer.echo(s, err=True)) if sys.stderr.isatty() else None
+    drive = [profile_id(d) for d in drive] if drive else drive  # sim:ID as every other command names it
     with user_errors():
         where = ray_choice(ray, ray_address)
         doc = val.validate(drive, workers, log=log, overrides=parse_sets(sets), ray=where, names=figure)

@@ -9,7 +9,6 @@ import os
 import sqlite3
 import sys
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Iterator
 
 import typer
@@ -17,7 +16,6 @@ from .. import interrupts
 from ..errors import UserError, one_line
 from ..runner import RunFailed, RunInterrupted, StoreWriteFailed
 from ..store import StoreError
-from ..store_damage import damage_hint
 
 EXIT_USER = 2
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT)
@@ -56,8 +54,13 @@ def user_errors() -> Iterator[None]:
         fail(one_line(e), 1)
     except (ValueError, StoreError, UserError) as e:
         fail(one_line(e))
+    except sqlite3.OperationalError as e:  # not damage: a store that cannot be written now (read-only, locked, full)
+        fail(f"the results store cannot be used: {one_line(e)}; check --db (a store you may write, "
+             "on a filesystem with room)")
     except sqlite3.DatabaseError as e:  # a read of a damaged store outside Store's guards
-        fail(damage_hint(Path("the results store"), e))
+        fail(f"the results store is damaged ({one_line(e)}); recover what is left with "
+             "`sqlite3 STORE .recover | sqlite3 recovered.sqlite` (STORE: the --db given, or the default "
+             "store) and use --db recovered.sqlite")
     except ImportError as e:
         hint = " (is the simulator built? run `make build`)" if "_sim" in str(e) else ""
         fail(f"{one_line(e)}{hint}")
@@ -90,6 +93,12 @@ def interrupted_status() -> int:
     """The exit status of a command whose interruption it has just reported in its line."""
     _told["interrupted"] = True
     return EXIT_TERMINATED if interrupts.terminated() else EXIT_INTERRUPTED
+
+
+def told_interruption() -> None:
+    """The interruption was reported by the command's own lines (a fleet's members, each its
+    `run N interrupted; ...`): no `ssdlab: interrupted` after them."""
+    _told["interrupted"] = True
 
 
 def untold_interruption(rv: object) -> bool:

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from .errors import UserError
+from .errors import EXIT_INTERRUPTED, EXIT_TERMINATED, UserError, told_interruption
 from .output import emit_table, print_json
 from ..store import Store, check_free
 
@@ -32,6 +32,8 @@ def run_fleet(test: str, drv: list[tuple[str, Any]], opts: Any, json_out: bool, 
     check_free(db)
     Store(db).check_writable()
     members, status = fleet.run([s for s, _ in drv], args, lambda s: typer.echo(s, err=True))
+    if status in (EXIT_INTERRUPTED, EXIT_TERMINATED):  # each member said what its run kept
+        told_interruption()
     docs = [m.doc or {"drive": m.spec, "exit_status": m.proc.returncode,
                       "error": (m.lines or [""])[-1]} for m in members]
     if json_out:

@@ -4,8 +4,10 @@ store a read command names, drives given twice. Each raises UserError with one l
 
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 import os
 from pathlib import Path
 
@@ -45,6 +47,34 @@ def check_out_dir(out: Path) -> None:
         raise UserError(f"cannot write the report to {out}: {e.reason}") from None
     if not os.access(real, os.W_OK | os.X_OK):
         raise UserError(f"cannot write the report to {out}: Permission denied")
+
+
+class MadeDirs:
+    """The report directories a command made (`check`): removed again, while empty, when the
+    command is refused after it made them (a store that cannot be written) or stops before a
+    report is drawn (Ctrl-C, a failed test)."""
+
+    def __init__(self) -> None:
+        self.made: list[Path] = []
+
+    def check(self, out: Path) -> None:
+        """check_out_dir(out), remembering a directory it made."""
+        new = not os.path.lexists(out)
+        check_out_dir(out)
+        if new:
+            self.made.append(out)
+
+
+@contextmanager
+def made_dirs() -> Iterator[MadeDirs]:
+    dirs = MadeDirs()
+    try:
+        yield dirs
+    except BaseException:
+        for d in dirs.made:
+            with contextlib.suppress(OSError):  # not empty (a report, or what another put there): kept
+                os.rmdir(d)
+        raise
 
 
 RUN_HELP = "a run id (ssdlab results list); -1 is the latest run, -2 the one before ..."

@@ -43,13 +43,16 @@ def emit_table(title: str, headers: list[str], rows: list[list[Any]]) -> None:
     """A rich table on a terminal, tab-separated lines otherwise."""
     if is_tty():
         from rich.console import Console
+        from rich.markup import escape
         from rich.table import Table
 
-        t = Table(title=title)
+        # stored text (a drive's path, a tag) is shown as it is, never read as rich markup:
+        # `[red]` in a file's name is not a colour, `[/]` not a tag to close (an error)
+        t = Table(title=escape(title))
         for h in headers:
-            t.add_column(h)
+            t.add_column(escape(h))
         for r in rows:
-            t.add_row(*(fmt(x) for x in r))
+            t.add_row(*(escape(fmt(x)) for x in r))
         Console().print(t)
     else:
         print(f"# {title}")
@@ -94,7 +97,9 @@ class RichHooks(Hooks):
             stop = phase.seconds
         total = None if stop is None else float(stop)
         self.iops_view = phase.pattern == "rand" and phase.block_size < 64 * 1024
-        self.task = self.progress.add_task(f"{drive} {test} #{seq} {phase.name or phase.kind}",
+        from rich.markup import escape
+
+        self.task = self.progress.add_task(escape(f"{drive} {test} #{seq} {phase.name or phase.kind}"),
                                            total=total, live="")
 
     def sample(self, row: dict) -> None:

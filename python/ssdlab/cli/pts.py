@@ -17,7 +17,7 @@ from ..methodology.pts import common as pts_common
 from ..runner import RunInterrupted, check_kept, kept_before, plan_phases, preflight, run_test
 from ..store import Store, check_free
 from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
-from .inputs import check_out_dir, open_drives, parse_sets
+from .inputs import made_dirs, open_drives, parse_sets
 from .output import print_json, progress_hooks
 from .plan import ASSUMED_MBPS, duration
 
@@ -75,7 +75,7 @@ def pts_cmd(
     jobs: int | None = typer.Option(None, "--jobs", help="simulated drives: tests at once on N worker processes (default: one per core; 1: one after another)"),
 ) -> None:
     """The SNIA PTS 2.0.2 tests, each to steady state, and their report."""
-    with user_errors(), sigterm_interrupts():
+    with user_errors(), sigterm_interrupts(), made_dirs() as dirs:
         unknown = [t for t in tests if t.removeprefix("pts-") not in NAMES]
         if unknown:
             raise UserError(f"--test {unknown[0]}: choose from {', '.join(NAMES)}")
@@ -88,7 +88,7 @@ def pts_cmd(
         opts = Options(own=po)
         for test in chosen:  # every drive refused or accepted for every test, before anything
             preflight(test, drv, opts)
-        check_out_dir(out)  # once the drives passed: a refused command makes no directory
+        dirs.check(out)  # once the drives passed: a refused command makes no directory
         for spec, target in drv:
             if target.capabilities.simulated:
                 continue
@@ -162,7 +162,15 @@ def pts_cmd(
                 on_run(test, run_id, outcomes)
         from ..report import build_report
 
-        html = build_report(store, ids(), out)
+        try:
+            html = build_report(store, ids(), out)
+        except KeyboardInterrupt:  # every test stored: which, and the command that draws their report
+            if json_out:
+                print_json({"report": None, "runs": done})
+            check_kept(store, ids())
+            for line in not_run_lines(done, [d["test"] for d in done], out, db):
+                typer.echo(f"ssdlab: {line}", err=True)
+            raise typer.Exit(interrupted_status()) from None
     if json_out:
         print_json({"report": str(html), "runs": done})
     with user_errors():
@@ -181,8 +189,10 @@ def not_run_lines(done: list[dict], chosen: list[str], out: Path, db: Path | Non
     lines = [f"pts interrupted; tests stored: {said or 'none'}"
              + (f"; not run: {', '.join(unrun)}" if (unrun := [t for t in left if t not in
                                                                  {d["test"] for d in done}]) else "")]
+    where = f" -o {shlex.quote(str(out))}" + (f" --db {shlex.quote(str(db))}" if db else "")
+    if not left and done:
+        lines.append(f"their report: ssdlab report {' '.join(str(d['run_id']) for d in done)}{where}")
     if left:
-        where = f" -o {shlex.quote(str(out))}" + (f" --db {shlex.quote(str(db))}" if db else "")
         lines.append("to go on, the same `ssdlab pts` with " + " ".join(f"--test {t.removeprefix('pts-')}" for t in left)
                      + (f"; then `ssdlab report {' '.join(str(d['run_id']) for d in done)} "
                         f"<the new runs>{where}` of all the runs" if done else ""))

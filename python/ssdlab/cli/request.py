@@ -56,12 +56,14 @@ class CliConsole:
             yield lambda done, total: None
             return
         from rich.console import Console
+        from rich.markup import escape
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-        bar = Progress(TextColumn(f"reading {Path(path).name}"), BarColumn(), DownloadColumn(),
+        # the file's name as it is: not a format string (`{x}`) nor rich markup (`[/]`)
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
                        TimeRemainingColumn(), console=Console(stderr=True), transient=True)
         with bar:
-            task = bar.add_task("read", total=None)
+            task = bar.add_task(escape(f"reading {Path(path).name}"), total=None)
             yield lambda done, total: bar.update(task, completed=done, total=total)
 
 

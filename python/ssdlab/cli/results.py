@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from pathlib import Path
 from typing import Optional
@@ -12,10 +14,11 @@ from .. import safe_path, store_export
 from .options import Db, JsonOut
 from .errors import UserError, user_errors
 from .inputs import RUN_HELP, RUN_IDS, existing_store, read_store, run_id as named_run, whole_number
-from .output import emit_table, print_json
+from .output import emit_table, fmt, print_json
 from ..no_result import has_result, no_result
 from ..runner import partial_metrics
 from ..store import MAX_ID, Store, check_free
+from ..store_damage import SQLITE_HEADER
 
 results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, export.")
 
@@ -56,8 +59,9 @@ def results_show(
     if json_out:
         print_json(r)
         return
-    print(f"run {r['id']}: {r['test']} {r['status']} created {r['created']} "
-          f"testbed={r['testbed']} tool={r['tool_version']} engine={r['engine_version']}")
+    # stored text through fmt: no tag is `None`, and none drives the terminal
+    print(f"run {r['id']}: {fmt(r['test'])} {fmt(r['status'])} created {fmt(r['created'])} "
+          f"testbed={fmt(r['testbed'])} tool={fmt(r['tool_version'])} engine={fmt(r['engine_version'])}")
     for d in r["drives"]:
         if d["status"] != "running" and not has_result(d["metrics"]):  # one line, not an empty table
             print(f"{d['spec']}{who(d.get('identity') or {})}: {no_result(d['status'])}")
@@ -97,7 +101,33 @@ def results_export(
         if out is None:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
         else:  # a new file renamed over the name: a link planted there is replaced, not followed
+            check_export_target(out, store)
             safe_path.write(out, text, f"-o {out}")
+
+
+def check_export_target(out: Path, store: Store) -> None:
+    """`-o` replaces an existing file, but never the results store it exports from nor any
+    other SQLite database (a store named by mistake): its runs would be lost."""
+    try:
+        st = os.stat(out)
+    except OSError:
+        return  # a new file, or one whose problem safe_path.write names
+    if not stat.S_ISREG(st.st_mode):
+        return
+    if os.path.samestat(st, os.stat(store.real)):
+        raise UserError(f"-o {out}: that is the results store the run is exported from; "
+                        "give the export a file name of its own")
+    try:
+        fd = os.open(out, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        head = os.read(fd, len(SQLITE_HEADER))
+    finally:
+        os.close(fd)
+    if head == SQLITE_HEADER:
+        raise UserError(f"-o {out}: an SQLite database (a results store?), which an export never "
+                        "replaces; give the export a file name of its own")
 
 
 @results_app.command("import")

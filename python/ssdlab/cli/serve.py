@@ -15,6 +15,7 @@ import typer
 from .options import Db, DestroyData, JsonOut, Seed, Sets
 from .errors import user_errors
 from .inputs import check_seed, parse_sets
+from .output import emit_table
 from ..store import Store, check_free, jsonable
 
 
@@ -94,9 +95,8 @@ def serve_cmd(
         # strict JSON: a value that does not exist (WAF without host writes) is null
         print(json.dumps(jsonable({"event": "end", "run_id": run_id, "status": status, "metrics": m,
                                    "pending": pending}), allow_nan=False), flush=True)
-    else:
-        for k, v in m.items():
-            print(f"{k}\t{_fmt(v)}")
+    else:  # the metrics as `run` shows a run's: whole counts, not 1.797e+05
+        emit_table(f"run {run_id} serve {drive} ({status})", ["metric", "value"], [[k, v] for k, v in m.items()])
         if not serving.unstored:
             print(f"stored as run {run_id} in {store.path} ({status})")
     if serving.unstored:  # not stored: where it went instead (a pending file), one line

@@ -3,6 +3,7 @@ run on the executor (executor.py)."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Optional
 
@@ -10,7 +11,7 @@ import typer
 
 from .options import Db, Drives, Interval, JsonOut, Seconds, Testbed
 from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
-from .inputs import TEST_NAMES, check_out_dir, ray_choice
+from .inputs import TEST_NAMES, made_dirs, ray_choice
 from .output import emit_table, print_json
 from .plan import print_sweep_plan
 from ..methodology import Options, get
@@ -43,22 +44,23 @@ def sweep_cmd(
     from ..executor import open_executor
     from ..units_progress import UnitsProgress
 
-    with user_errors(), sigterm_interrupts():
+    with user_errors(), sigterm_interrupts(), made_dirs() as dirs:
         g = sw.make_grid(test, drive, sets, spare, grid, seconds=seconds, repeat=repeat,
                          interval=interval, seed=seed, testbed=testbed)
         memory = sw.check(g)  # every point, before anything runs or is stored
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
-        if plan:  # every point checked; no store, no executor, no report directory
-            return print_sweep_plan(g, json_out)
-        where = ray_choice(ray, ray_address)
-        if out is not None:
-            check_out_dir(out)
-        check_free(db)
-        store = Store(db)
-        store.check_writable()
+        if not plan:
+            where = ray_choice(ray, ray_address)
+            if out is not None:
+                dirs.check(out)
+            check_free(db)
+            store = Store(db)
+            store.check_writable()
         for flag in get(test).unused(g.given):  # once every check passed: a refusal is one line
             typer.echo(f"ssdlab: warning: {g.source(flag)} is not used by {test}", err=True)
+        if plan:  # every point checked; no store, no executor, no report directory (as `run --plan`, it warns)
+            return print_sweep_plan(g, json_out)
         have = len(sw.finished(store, g))
         total = g.size
         executor = open_executor(jobs, where)
@@ -88,7 +90,15 @@ def sweep_cmd(
         if out is not None:
             from ..report.sweep import build_sweep_report
 
-            doc["report"] = str(build_sweep_report(store, g.id, out))
+            try:
+                doc["report"] = str(build_sweep_report(store, g.id, out))
+            except KeyboardInterrupt:  # every point stored: say so, and how to draw the report
+                check_kept(store, stored)
+                where = f" --db {shlex.quote(str(db))}" if db else ""
+                typer.echo(f"ssdlab: sweep {g.id} interrupted while drawing its report: {doc['complete'] + doc['skipped']} "
+                           f"of {total} points complete; its report: ssdlab report --sweep {g.id} -o "
+                           f"{shlex.quote(str(out))}{where}", err=True)
+                raise typer.Exit(interrupted_status()) from None
     ids = [p["run_id"] for p in doc["points"] if p["run_id"] is not None]
     if json_out:
         print_json(doc)

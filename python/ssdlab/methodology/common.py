@@ -75,6 +75,15 @@ def area_bytes(capacity: int, opts: Options) -> int:
     return n
 
 
+def area_too_small(what: str, need: int, capacity: int, area: int, opts: Options) -> ValueError:
+    """The one line for a test that needs more of the area than `--spare` leaves it: the area,
+    where it comes from, and what to change."""
+    if opts.spare:
+        return ValueError(f"{what}: {need} bytes needed, and --spare {opts.spare:g} leaves {area} of the "
+                          f"drive's {capacity}; use less --spare or a larger drive")
+    return ValueError(f"{what}: {need} bytes needed, more than the drive's {capacity}; use a larger drive")
+
+
 def by_name(results: list[PhaseResult]) -> dict[str, PhaseResult]:
     return {r.phase.name: r for r in results}
 

@@ -26,7 +26,7 @@ from typing import Generator
 from .. import phase as ph
 from ..phase import GB, KIB
 from ..phase import PhaseResult
-from .common import MIB, Options, area_bytes, by_name
+from .common import MIB, Options, area_bytes, area_too_small, by_name
 from ..figures import lazy
 from .test import Test
 
@@ -52,7 +52,7 @@ def phases(capacity: int, opts: Options) -> Generator[ph.Phase, PhaseResult | No
     for kind, (_, _, bs, qd) in KINDS.items():
         s = size(kind, area)
         if base + 3 * s > area:
-            raise ValueError(f"drive too small for the {kind}-file copy ({3 * s} bytes needed)")
+            raise area_too_small(f"the {kind}-file copy", base + 3 * s, capacity, area, opts)
         yield ph.seq_write(f"{kind}_source", offset=base, length=2 * s, stop_bytes=2 * s)
         yield ph.idle(REST_S, name=f"{kind}_rest_copy", until_quiet=True)
         yield ph.Phase(kind="io", name=f"{kind}_copy", pattern="seq", read_pct=50,

@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import phase as ph
 from ..phase import GB, KIB, PhaseResult
-from .common import GIB, MIB, Options, area_bytes
+from .common import GIB, MIB, Options, area_bytes, area_too_small
 from ..figures import lazy
 from .test import Test
 
@@ -74,7 +74,7 @@ def files(capacity: int, opts: Options) -> tuple[int, int, int]:
     cdm = min(TEST_FILE, area // 2 // MIB * MIB)
     asssd = min(ASSSD_FILE, area - cdm) // ASSSD_SEQ_BLOCK * ASSSD_SEQ_BLOCK or (area - cdm)
     if cdm <= 0 or asssd <= 0:
-        raise ValueError(f"drive of {capacity} bytes is too small for the quick tests")
+        raise area_too_small("the quick tests (two test files of at least 1 MiB)", 2 * MIB, capacity, area, opts)
     return cdm, cdm, asssd
 
 

@@ -6,6 +6,7 @@ metrics with the totals (docs/serve.md)."""
 from __future__ import annotations
 
 import os
+import stat
 import shutil
 import subprocess
 import tempfile
@@ -84,6 +85,12 @@ def check_data(data: Path, capacity: int, destroy_data: str | None) -> Path:
     rules of a file: target, targets/guard/safety.py: never through another user's link or a
     link to a missing file)."""
     name = f"--data {data}"
+    try:  # a directory or a device: said as --data's (a file target's line offers /dev/...)
+        kind = os.lstat(data).st_mode
+    except OSError:
+        kind = stat.S_IFREG
+    if not (stat.S_ISREG(kind) or stat.S_ISLNK(kind)):
+        raise ValueError(f"{name}: not a regular file; the data of a served drive is kept in a file")
     try:
         real = Path(safety.check_file_write(str(data), destroy_data, name=name))
     except safety.UnsafeTarget as e:

@@ -34,6 +34,7 @@ _HOST = r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-
 _REMOTE = re.compile(_USER + _HOST + r"(?::(?P<port>[0-9]+))?:(?P<path>/.*)")
 _LOCAL_PREFIXES = ("/", "file:", "nbd:", "sim:")
 _PROFILE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_OVERRIDES = re.compile(r"(?P<id>[A-Za-z0-9][A-Za-z0-9._-]*)[?&;,](?P<sets>.*=.*)")
 
 
 @dataclass(frozen=True)
@@ -131,10 +132,19 @@ def parse_drive(text: str) -> DriveSpec:
         return parse_remote(text)
     if Path(text).suffix == ".toml":
         return _profile(text, text)
+    from ..profiles import builtin_ids
+
+    if text in builtin_ids():  # --drive tlc-256
+        raise ValueError(f"unknown drive '{text}': the built-in profile {text} is the drive sim:{text}")
     raise ValueError(
         f"unknown drive '{text}': use sim:PROFILE (see `ssdlab drives`), a profile .toml file, "
         "a block device /dev/..., file:PATH:SIZE, nbd:SOCKET (a served drive), or HOST:/dev/... "
         "(a drive on another host, reached over ssh)")
+
+
+def profile_id(text: str) -> str:
+    """A built-in profile as `validate --drive` takes it: its id, or sim:ID as --drive names it."""
+    return text[4:] if text.startswith("sim:") else text
 
 
 def parse_local(text: object) -> DriveSpec:
@@ -184,6 +194,11 @@ def _sim(text: str) -> DriveSpec:
     from ..profiles import builtin_ids, load_text
 
     pid = text[4:]
+    tail = _OVERRIDES.fullmatch(pid)
+    if tail and tail["id"] in builtin_ids():  # sim:tlc-256?nand.channels=4: a URL's query, which no --drive reads
+        sets = " ".join(f"--set {kv}" for kv in re.split(r"[?&;,]", tail["sets"]) if kv)
+        raise ValueError(f"drive '{text}': a profile's overrides are given with --set, not in the drive's name: "
+                         f"sim:{tail['id']} {sets}")
     if not _PROFILE_ID.fullmatch(pid):  # a name, not a path
         raise ValueError(f"unknown profile '{pid}': built-in profiles are "
                          f"{', '.join(builtin_ids())} (or give a path to a .toml profile file)")
