@@ -154,6 +154,8 @@ def fit_cmd(
                 raise UserError(f"{figures}: {e}") from None
             parts.append(ev_f)
         ev = parts[0] if len(parts) == 1 else parts[0].merged(parts[1])
+        for c in ev.cautions:  # before the fit's minutes, while the user can still run it again
+            typer.echo(f"ssdlab: warning: {c}", err=True)
         if start is not None:
             from ..profiles import builtin_ids
 
@@ -193,7 +195,7 @@ def fit_cmd(
         SimTarget(text)  # the simulator takes it (a fit that writes a profile it refuses is a bug)
         _write(out, text, force)
         doc = res.doc()
-        doc.update(evidence=ev.sources, left_out=ev.left_out, twin=str(out), facts=ev.facts,
+        doc.update(evidence=ev.sources, left_out=ev.left_out, cautions=ev.cautions, twin=str(out), facts=ev.facts,
                    trials_from_record=record.reused if record is not None else 0)
         for what in doc["out_of_time"]:  # full-size runs that would have ended past --minutes
             typer.echo(f"ssdlab: warning: --minutes {minutes:g} left no time for {what}", err=True)

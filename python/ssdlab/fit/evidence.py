@@ -65,6 +65,7 @@ class Evidence:
     start: str | None = None  # the class the evidence names
     measured: dict[str, dict[str, Any]] = field(default_factory=dict)  # run label -> stored phases (report)
     inferred: frozenset[str] = frozenset()  # facts read off a fingerprint's figures, not stated (infer_facts)
+    cautions: list[str] = field(default_factory=list)  # runs whose figures are partly the host's (held_back)
 
     def runs(self) -> list[RunKey]:
         out: list[RunKey] = []
@@ -119,7 +120,7 @@ class Evidence:
                         self.left_out + other.left_out, self.start or other.start,
                         {**self.measured, **other.measured},
                         (self.inferred | other.inferred) - (other.facts.keys() - other.inferred)
-                        - (self.facts.keys() - self.inferred))
+                        - (self.facts.keys() - self.inferred), self.cautions + other.cautions)
 
     def without(self, group: str) -> "Evidence":
         keep = [f for f in self.figures if self.groups[f.name] != group]
@@ -204,6 +205,7 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
     capacity = 0
     facts: dict[str, Any] = {}
     inferred: set[str] = set()
+    cautions: list[str] = []
     for rid in run_ids:
         run = store.run(rid)
         if len(run["drives"]) != 1:
@@ -236,6 +238,8 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
             raise UserError(f"run {rid} repeats another run's test and options; give each once")
         resolution: dict[str, float] = {}
         phases = store.phases(d["id"], with_data=True)
+        if (why := held_back(phases)) is not None:
+            cautions.append(f"run {rid}: {why}: figures from it are partly the host's; run it again on a quiet host")
         metrics = analyzed(test, phases, Options(spare=spare, seconds=key[2], repeat=key[3])) or d["metrics"]
         if the_test.resolution is not None:
             resolution.update(the_test.resolution(phases, metrics))
@@ -268,7 +272,20 @@ def from_runs(store: Any, run_ids: list[int]) -> Evidence:
     facts["capacity_gb"] = capacity / 1e9
     ids = ",".join(str(i) for i in run_ids)
     return Evidence(figs, groups, facts, [f"runs {ids} of {store.path}"], plans, left, None, measured,
-                    frozenset(inferred))
+                    frozenset(inferred), cautions)
+
+
+def held_back(phases: list[dict[str, Any]]) -> str | None:
+    """Where a real drive's run had fio waiting for a CPU (targets/fio/cpu_wait.py) as long as
+    a report draws it: its worst phase, said in a clause; None for a calm or simulated run."""
+    from ..figures.data import CPU_WAIT_SHOWN_PCT
+
+    waits = [(float(w), p["name"]) for p in phases
+             if isinstance(w := p["totals"].get("cpu_wait_max_pct"), (int, float)) and math.isfinite(w)]
+    worst = max(waits, default=(0.0, ""))  # NaN: no second sampled
+    if worst[0] < CPU_WAIT_SHOWN_PCT:
+        return None
+    return f"fio waited for a CPU up to {worst[0]:.0f} % of a second in its '{worst[1]}' phase"
 
 
 def analyzed(test: str, phases: list[dict[str, Any]], opts: Any) -> dict[str, Any] | None:
