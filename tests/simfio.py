@@ -1,9 +1,11 @@
 """A fio job file run with `ssdlab run fio` on an 8 GB simulated drive, in this process:
-the JSON document fio would print (the fio-parity tests put it beside real fio's)."""
+the JSON document fio would print, and the same job run by real fio on a device
+(`real_job`): the fio-parity tests put them side by side."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,3 +22,12 @@ def run_json(tmp_path: Path, body: str, name: str = "sim.fio") -> dict:
                                  "--db", str(tmp_path / "r.sqlite"), "--output-format", "json"])
     assert r.exit_code == 0, r.output
     return json.loads(r.stdout)
+
+
+def real_job(tmp_path: Path, dev: str, body: str) -> dict:
+    """The first job of real fio's JSON for `body` run on `dev` (fio's notes before the JSON skipped)."""
+    (tmp_path / "dev.fio").write_text(body + f"filename={dev}\n")
+    r = subprocess.run(["fio", "--output-format=json", "dev.fio"], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout[r.stdout.index("{"):])["jobs"][0]

@@ -41,7 +41,8 @@ def _shape(out: str) -> list[str]:
     return seen
 
 
-def _both(tmp_path, body: str) -> tuple[list[str], list[str]]:
+def _texts(tmp_path, body: str) -> tuple[str, str]:
+    """fio's text output and ssdlab's for the same job file on the null engine."""
     if shutil.which("fio") is None:
         pytest.skip("fio not installed (make sysdeps)")
     (tmp_path / "n.fio").write_text("[global]\nioengine=null\nfilename=ssdlab-null\n" + body)
@@ -49,7 +50,12 @@ def _both(tmp_path, body: str) -> tuple[list[str], list[str]]:
     assert fio.returncode == 0, fio.stderr
     r = run_fio(tmp_path, job(tmp_path, "[global]\nioengine=null\n" + body))
     assert r.exit_code == 0, r.output
-    return _shape(fio.stdout), _shape(r.stdout)
+    return fio.stdout, r.stdout
+
+
+def _both(tmp_path, body: str) -> tuple[list[str], list[str]]:
+    theirs, ours = _texts(tmp_path, body)
+    return _shape(theirs), _shape(ours)
 
 
 @pytest.mark.parametrize("body", [
@@ -106,13 +112,6 @@ def _before_jobs(out: str) -> list[str]:
 def test_the_lines_before_the_jobs_are_fios(tmp_path, body):
     """Each job's `NAME: (g=N): rw=..., bs=..., ioengine=..., iodepth=N` line (a clone's `...`)
     and `Starting N threads and M processes`, as fio 3.33 prints them for the job file."""
-    if shutil.which("fio") is None:
-        pytest.skip("fio not installed (make sysdeps)")
-    (tmp_path / "n.fio").write_text("[global]\nioengine=null\nfilename=ssdlab-null\n" + body)
-    fio = subprocess.run(["fio", "n.fio"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
-    assert fio.returncode == 0, fio.stderr
-    r = run_fio(tmp_path, job(tmp_path, "[global]\nioengine=null\n" + body))
-    assert r.exit_code == 0, r.output
-    theirs, ours = _before_jobs(fio.stdout), _before_jobs(r.stdout)
+    theirs, ours = (_before_jobs(t) for t in _texts(tmp_path, body))
     assert theirs[-1].startswith("Starting ")
     assert ours == theirs

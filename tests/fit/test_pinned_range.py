@@ -24,28 +24,21 @@ def _note(st: space.Start, pin: Pin) -> str:
     return notes(text)[pin.key]
 
 
-def test_a_bracket_at_the_searchs_floor_says_at_most_not_a_share_of_a_value_near_zero():
+@pytest.mark.parametrize("pin, unit, said, ends", [
+    # a value near the floor: any share of it would be absurd
+    (Pin("host.write_latency_us", 0.005476, 0.005476, 0.0, 3.005, True, "pinned"), "us", "at most 3.005 us",
+     (True, False)),
+    (Pin("ftl.idle_gc_target_pct", 29.0, 29.0, 28.0, 30.0, True, "pinned"), "%", "at least 28 %", (False, True)),
+])
+def test_a_bracket_at_the_searchs_bound_says_its_other_end_not_a_share(pin, unit, said, ends):
     st = space.start("tlc-256", {"capacity_gb": 256.0})
-    pin = Pin("host.write_latency_us", 0.005476, 0.005476, 0.0, 3.005, True, "pinned")
     note = _note(st, pin)
-    assert "%" not in note and "at most 3.005 us" in note, note
-    rel, ends = range_of(_param(st, pin.key), pin)
-    assert rel is None and ends == (True, False)
-    row = {"key": pin.key, "value": pin.value, "unit": "us", "pinned": True, "lo": pin.lo, "hi": pin.hi,
-           "range_rel": rel, "range_at_bound": list(ends)}
-    assert pinned_label(row) == "pinned to at most 3.005 us"
-
-
-def test_a_bracket_at_the_searchs_ceiling_says_at_least():
-    st = space.start("tlc-256", {"capacity_gb": 256.0})
-    pin = Pin("ftl.idle_gc_target_pct", 29.0, 29.0, 28.0, 30.0, True, "pinned")
-    note = _note(st, pin)
-    assert "at least 28 %" in note and "+" not in note, note
-    rel, ends = range_of(_param(st, pin.key), pin)
-    assert rel is None and ends == (False, True)
-    row = {"key": pin.key, "value": 29.0, "unit": "%", "pinned": True, "lo": 28.0, "hi": 30.0,
-           "range_rel": rel, "range_at_bound": list(ends)}
-    assert pinned_label(row) == "pinned to at least 28 %"
+    assert said in note and "%)" not in note.replace(said, ""), note
+    rel, at = range_of(_param(st, pin.key), pin)
+    assert rel is None and at == ends
+    row = {"key": pin.key, "value": pin.value, "unit": unit, "pinned": True, "lo": pin.lo, "hi": pin.hi,
+           "range_rel": rel, "range_at_bound": list(at)}
+    assert pinned_label(row) == f"pinned to {said}"
 
 
 def test_a_bracket_inside_the_bounds_is_a_share_of_the_value():

@@ -7,8 +7,6 @@ device: 16 and 15; which of those few a real reap takes before the reset is its 
 
 from __future__ import annotations
 
-import json
-import subprocess
 
 import pytest
 
@@ -19,13 +17,6 @@ pytestmark = pytest.mark.realdev
 if REASON:
     pytestmark = [pytest.mark.realdev, pytest.mark.skip(reason=REASON)]
 
-
-def _fio(tmp_path, dev: str, body: str) -> dict:
-    (tmp_path / "dev.fio").write_text(body + f"filename={dev}\n")
-    r = subprocess.run(["fio", "--output-format=json", "dev.fio"], capture_output=True, text=True,
-                       cwd=tmp_path, timeout=300)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout[r.stdout.index("{"):])["jobs"][0]
 
 
 def _past_count(j: dict, bs: int) -> tuple[int, int]:
@@ -39,7 +30,7 @@ def test_ios_in_flight_at_the_ramps_end_count_bytes_not_ios_as_fios(loops, tmp_p
     dev, _ = loops.make(64 * MIB)
     body = (f"[a]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\nsize=32m\niodepth={depth}\n"
             "ramp_time=300ms\nruntime=500ms\ntime_based\n")
-    fj, sj = _fio(tmp_path, dev, body), simfio.run_json(tmp_path, body)["jobs"][0]
+    fj, sj = simfio.real_job(tmp_path, dev, body), simfio.run_json(tmp_path, body)["jobs"][0]
     f_bytes, f_clat = _past_count(fj, 4096)
     s_bytes, s_clat = _past_count(sj, 4096)
     assert depth - 2 <= f_bytes <= depth and depth - 2 <= f_clat <= depth  # fio's own, its timing

@@ -9,8 +9,6 @@ completes), counted in the depths as fio counts them."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 
 import pytest
 
@@ -37,13 +35,6 @@ def _ssdlab(tmp_path, body: str) -> dict:
     return simfio.run_json(tmp_path, body)["jobs"][0]
 
 
-def _fio(tmp_path, dev: str, body: str) -> dict:
-    (tmp_path / "dev.fio").write_text(body + f"filename={dev}\n")
-    r = subprocess.run(["fio", "--output-format=json", "dev.fio"], capture_output=True, text=True,
-                       cwd=tmp_path, timeout=300)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout[r.stdout.index("{"):])["jobs"][0]
-
 
 def _depth_1(j: dict) -> float:
     return j["iodepth_level"]["1"]
@@ -55,7 +46,7 @@ def _depth_1(j: dict) -> float:
 def test_trims_as_fio_issues_them_on_a_loop_device(loops, tmp_path, engine, rw, bs):  # noqa: F811
     dev, _ = loops.make(64 * MIB)
     body = f"[a]\nioengine={engine}\nrw={rw}\nbs={bs}\nsize=16m\niodepth=8\n"
-    fj, sj = _fio(tmp_path, dev, body), _ssdlab(tmp_path, body)
+    fj, sj = simfio.real_job(tmp_path, dev, body), _ssdlab(tmp_path, body)
     for d in ("read", "write", "trim"):
         assert (sj[d]["total_ios"], sj[d]["io_bytes"]) == (fj[d]["total_ios"], fj[d]["io_bytes"]), d
         for lat in ("slat_ns", "clat_ns", "lat_ns"):
@@ -75,7 +66,7 @@ def test_trims_as_fio_issues_them_on_a_loop_device(loops, tmp_path, engine, rw, 
 def test_syncs_as_fio_issues_them_on_a_loop_device(loops, tmp_path, engine):  # noqa: F811
     dev, _ = loops.make(64 * MIB)
     body = f"[a]\nioengine={engine}\nrw=randwrite\nbs=4k\nsize=16m\niodepth=8\nfsync=4\n"
-    fj, sj = _fio(tmp_path, dev, body), _ssdlab(tmp_path, body)
+    fj, sj = simfio.real_job(tmp_path, dev, body), _ssdlab(tmp_path, body)
     assert sj["write"]["total_ios"] == fj["write"]["total_ios"] == 4096
     if engine == "io_uring":  # queued: how many follow one before it completes is the drive's
         assert min(fj["sync"]["total_ios"], sj["sync"]["total_ios"]) > 1023
