@@ -36,7 +36,9 @@ def test_a_quick_plan_of_a_file_target_is_its_verdict_device_and_phases(tmp_path
     assert not f.exists()  # planned, nothing made
 
 
-def test_the_fio_jobs_are_shown_with_fio_jobs_and_json_keeps_them(tmp_path):
+def test_the_fio_jobs_are_shown_with_fio_jobs_and_json_keeps_them(tmp_path, monkeypatch):
+    # fio's memory against a given budget: what this machine has available moves between two plans
+    monkeypatch.setenv("SSDLAB_FIO_MEMORY", "4G")
     f = tmp_path / "drive.bin"
     drive = f"file:{f}:256M"
     r = _invoke("run", "idle", "--drive", drive, "--plan", "--fio-jobs", "--seconds", "1")

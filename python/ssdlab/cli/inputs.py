@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import contextlib
 import math
-from contextlib import contextmanager
-from typing import Any, Iterator
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Iterator
+
+import typer
 
 from .. import methodology, safe_path, targets
 from ..errors import UserError
@@ -133,6 +135,11 @@ def open_drives(specs: list[str], sets: list[str], seed: int, destroy_data: str 
             raise UserError(f"--drive {d}: the same drive as --drive {seen[k]}; give each real drive once")
         seen.setdefault(k, d.text)
     check_seed(seed)
+    if destroy_data and not any(d.real for d in parsed):
+        # a simulated drive writes nothing but the results store: a device named here is most
+        # likely the --drive the user meant to give
+        typer.echo(f"ssdlab: warning: --destroy-data={destroy_data} has no effect: every --drive of this run is "
+                   "simulated (a real drive is --drive /dev/..., file:PATH:SIZE or HOST:/dev/...)", err=True)
     opened: list[tuple[str, Any]] = []
     try:
         for d in parsed:
