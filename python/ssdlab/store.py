@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 
-from . import METHODOLOGY_VERSION, __version__, safe_path, store_reading, store_wal
+from . import METHODOLOGY_VERSION, __version__, safe_path, store_companions, store_reading, store_wal
 from .store_damage import damage_hint
 from .errors import printable
 from .phase import Identity, PhaseResult
@@ -169,10 +169,8 @@ class Store:
             if create:
                 safe_path.make_dirs(self.path.parent, what)
             self.real = safe_path.real(self.path, what)
-            for companion in (f"{self.real}-{x}" for x in ("wal", "shm", "journal")):
-                if os.path.islink(companion):  # SQLite refuses it (O_NOFOLLOW), saying only "unable to open"
-                    raise safe_path.UnsafePath(what, f"{companion} is a symlink (owned by uid "
-                                                     f"{os.lstat(companion).st_uid}), which SQLite never follows; remove it")
+            # its -wal, -shm, -journal: SQLite reads them as the store's newest pages
+            store_companions.check(self.real, what, own=create or _owner(self.real) == os.geteuid())
             if create:
                 safe_path.check_dirs(self.real, what)
                 if not os.path.lexists(self.real):  # made here, new: SQLite then opens it by name
@@ -604,6 +602,13 @@ class Store:
 
 def _file_id(path: str | Path) -> tuple[int, int]:
     return (st := os.stat(path)).st_dev, st.st_ino
+
+
+def _owner(path: str) -> int | None:
+    try:
+        return os.stat(path).st_uid
+    except OSError:
+        return None
 
 
 def is_gone(run: dict) -> bool:

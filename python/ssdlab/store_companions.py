@@ -1,0 +1,87 @@
+"""The files SQLite keeps beside a store: `-wal`, `-shm` and `-journal`, opened by name
+(after the store's path) and taken for the store's own. Their pages are the store's
+newest: a `-wal` someone else put there is read as the store, and the next checkpoint (a
+connection that closes, even `results list`'s) copies it into the store file. In a
+directory others may add to (/tmp, or any sticky one) another user could so rewrite any
+run of the store, a finished one included, without writing a byte of its file; a `-shm`
+of theirs, kept mapped, lets them change the index of the `-wal` while a run writes.
+
+So before SQLite opens a store of the caller's, each of these that exists must be a
+regular file of the caller's (or root's) with no other name, and is refused otherwise,
+with one line naming it; and for a store already in WAL mode, the `-wal` and `-shm` that
+do not exist yet are created here, new (O_EXCL, no link followed), as the caller's, so that
+nobody can put theirs there between the check and SQLite's open (in a sticky directory no
+one else may then remove or replace them)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+
+from . import safe_path
+
+SUFFIXES = ("wal", "shm", "journal")
+WAL_MODE = b"\x02\x02"  # a store file's header, bytes 18-19: WAL mode (SQLite's file format)
+
+
+def check(real: str, what: str, own: bool = True) -> None:
+    """UnsafePath when a file beside the store `real` (its real path) is a symlink, or, for
+    a store of the caller's (`own`), not the caller's own; then its -wal and -shm made the
+    caller's when missing (WAL mode only). Another user's store is read as its owner left
+    it (store_reading.py): its files are theirs."""
+    for suffix in SUFFIXES:
+        _check_one(f"{real}-{suffix}", what, own)
+    if own and _in_wal_mode(real):
+        for suffix in ("wal", "shm"):
+            _make(f"{real}-{suffix}", real, what)
+
+
+def _check_one(path: str, what: str, own: bool = True) -> None:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise safe_path.UnsafePath(what, f"cannot look at {path}: {e.strerror}", refusal=False) from None
+    if stat.S_ISLNK(st.st_mode):  # SQLite refuses it (O_NOFOLLOW), saying only "unable to open"
+        raise safe_path.UnsafePath(what, f"{path} is a symlink (owned by uid {st.st_uid}), which SQLite never "
+                                         "follows; remove it")
+    if not own:
+        return
+    if not stat.S_ISREG(st.st_mode) or st.st_uid not in safe_path.trusted_uids() or st.st_nlink != 1:
+        whose = (f"belongs to uid {st.st_uid}, another user" if st.st_uid not in safe_path.trusted_uids()
+                 else "is not a regular file" if not stat.S_ISREG(st.st_mode) else f"has {st.st_nlink} names")
+        raise safe_path.UnsafePath(what, f"{path} {whose}: SQLite would read it as the store's own newest "
+                                         "pages; remove it (and keep stores where only you can add files)")
+
+
+def _in_wal_mode(real: str) -> bool:
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return os.pread(fd, 2, 18) == WAL_MODE
+    finally:
+        os.close(fd)
+
+
+def _make(path: str, real: str, what: str) -> None:
+    """`path` created empty as the caller's (as SQLite makes it: the store's mode), unless
+    it is there (checked above, or made since: checked again) or cannot be (a read-only
+    directory: SQLite then reads the store without it)."""
+    try:
+        mode = stat.S_IMODE(os.stat(real).st_mode) & 0o666
+        fd = safe_path.open_real(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, mode, what)
+    except safe_path.Exists:
+        _check_one(path, what)
+        return
+    except (safe_path.UnsafePath, OSError):
+        return
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, mode)  # not narrowed by the umask: others read the store as before
+    os.close(fd)
+
+
+__all__ = ["SUFFIXES", "check"]
