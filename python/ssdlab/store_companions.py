@@ -8,16 +8,22 @@ of theirs, kept mapped, lets them change the index of the `-wal` while a run wri
 
 So before SQLite opens a store of the caller's, each of these that exists must be a
 regular file of the caller's (or root's) with no other name, and is refused otherwise,
-with one line naming it; and for a store already in WAL mode, the `-wal` and `-shm` that
-do not exist yet are created here, new (O_EXCL, no link followed), as the caller's, so that
+with one line naming it; and for a store in WAL mode, the `-wal` and `-shm` that do not
+exist yet are created here, new (O_EXCL, no link followed), as the caller's, so that
 nobody can put theirs there between the check and SQLite's open (in a sticky directory no
-one else may then remove or replace them)."""
+one else may then remove or replace them). A new store is made in WAL mode from the start
+(`new_store`): SQLite sets the mode of an empty file only once it has opened it, and
+deletes a -wal it finds beside an empty file, which would leave a moment for another
+user's -wal after all."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import sqlite3
 import stat
+import tempfile
 
 from . import safe_path
 
@@ -25,16 +31,40 @@ SUFFIXES = ("wal", "shm", "journal")
 WAL_MODE = b"\x02\x02"  # a store file's header, bytes 18-19: WAL mode (SQLite's file format)
 
 
-def check(real: str, what: str, own: bool = True) -> None:
+def check(real: str, what: str, own: bool = True, make: bool = True) -> None:
     """UnsafePath when a file beside the store `real` (its real path) is a symlink, or, for
     a store of the caller's (`own`), not the caller's own; then its -wal and -shm made the
-    caller's when missing (WAL mode only). Another user's store is read as its owner left
+    caller's when missing (WAL mode only; `make`). Another user's store is read as its owner left
     it (store_reading.py): its files are theirs."""
     for suffix in SUFFIXES:
         _check_one(f"{real}-{suffix}", what, own)
-    if own and _in_wal_mode(real):
+    if own and make and _in_wal_mode(real):
         for suffix in ("wal", "shm"):
             _make(f"{real}-{suffix}", real, what)
+
+
+def new_store(real: str) -> None:
+    """Make the empty store file `real` (just created, the caller's) a store in WAL mode:
+    one made so in a private directory beside it (mkdtemp: 0700) and renamed over it, so
+    SQLite never opens it, nor its -wal, where another user may add files. Left empty (as
+    SQLite then makes it) when that cannot be done (a directory that takes no new entry)."""
+    try:
+        d = tempfile.mkdtemp(prefix=".ssdlab-new-", dir=os.path.dirname(real))
+    except OSError:
+        return
+    try:
+        made = os.path.join(d, "store")
+        db = sqlite3.connect(made)
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+        finally:
+            db.close()  # the -wal goes with it: the file alone holds the (empty) store
+        os.chmod(made, stat.S_IMODE(os.stat(real).st_mode))
+        os.rename(made, real)  # over the caller's own empty file: no one else can swap it
+    except (OSError, sqlite3.Error):
+        pass
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def _check_one(path: str, what: str, own: bool = True) -> None:
@@ -84,4 +114,4 @@ def _make(path: str, real: str, what: str) -> None:
     os.close(fd)
 
 
-__all__ = ["SUFFIXES", "check"]
+__all__ = ["SUFFIXES", "check", "new_store"]

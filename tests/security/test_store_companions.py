@@ -102,3 +102,30 @@ def test_a_store_in_wal_mode_gets_its_own_wal_and_shm_before_sqlite_opens_them(s
         assert st.st_uid == os.geteuid() and st.st_size == 0 and st.st_mode & 0o777 == store.stat().st_mode & 0o666
     r = clirun.cli("results", "list", "--db", str(store), check=True)
     assert "complete" in r.stdout
+
+
+def test_a_new_store_is_in_wal_mode_with_its_own_wal_before_sqlite_opens_it(sticky, monkeypatch):
+    # an empty store file would be set to WAL mode by SQLite itself, which deletes a -wal
+    # beside an empty file and makes its own later: a moment for another user's in between
+    from ssdlab.store import Store
+
+    seen = []
+    real_connect = Store._connect
+
+    def connect(self, uri):
+        wal = Path(f"{self.real}-wal")
+        seen.append((open(self.real, "rb").read()[18:20], wal.exists() and wal.stat().st_uid == os.geteuid()))
+        return real_connect(self, uri)
+
+    monkeypatch.setattr(Store, "_connect", connect)
+    store = sticky / "new.db"
+    Store(store).close()
+    assert seen[0] == (store_companions.WAL_MODE, True)
+    assert sorted(p.name for p in sticky.iterdir()) == ["new.db"]  # nothing left beside it
+    assert store.stat().st_mode & 0o777 == 0o644 & ~_umask()
+
+
+def _umask() -> int:
+    m = os.umask(0)
+    os.umask(m)
+    return m
