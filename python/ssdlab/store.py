@@ -176,8 +176,7 @@ class Store:
                 safe_path.check_dirs(self.real, what)
                 if not os.path.lexists(self.real):  # made here, new: SQLite then opens it by name
                     with contextlib.suppress(safe_path.Exists):  # someone was first: checked below
-                        os.close(safe_path.open_real(self.real, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644, what))
-                        store_companions.new_store(self.real)  # in WAL mode: its -wal made below
+                        store_companions.new_store(self.real, what)  # in WAL mode: its -wal made below
                 st = os.lstat(self.real)
                 if st.st_uid not in safe_path.trusted_uids() or os.path.islink(self.real):  # as a file target
                     raise safe_path.UnsafePath(what, f"{self.real} belongs to uid {st.st_uid}, another user, who could "

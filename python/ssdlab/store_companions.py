@@ -43,26 +43,33 @@ def check(real: str, what: str, own: bool = True, make: bool = True) -> None:
             _make(f"{real}-{suffix}", real, what)
 
 
-def new_store(real: str) -> None:
-    """Make the empty store file `real` (just created, the caller's) a store in WAL mode:
-    one made so in a private directory beside it (mkdtemp: 0700) and renamed over it, so
-    SQLite never opens it, nor its -wal, where another user may add files. Left empty (as
-    SQLite then makes it) when that cannot be done (a directory that takes no new entry)."""
+def new_store(real: str, what: str) -> None:
+    """Make the store `real` (its real path, where nothing is yet) new, in WAL mode: made so
+    in a private directory beside it (mkdtemp: 0700) and linked into place (from its
+    directory's descriptor: no link followed on the way, none replaced at the name), so
+    SQLite never opens it, nor its -wal, where another user may add files. Exists when
+    something has the name already (another process, or a planted link or file); a
+    directory that takes no private one gets the empty file SQLite then makes."""
     try:
         d = tempfile.mkdtemp(prefix=".ssdlab-new-", dir=os.path.dirname(real))
     except OSError:
+        os.close(safe_path.open_real(real, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644, what))
         return
     try:
-        made = os.path.join(d, "store")
-        db = sqlite3.connect(made)
+        db = sqlite3.connect(os.path.join(d, "store"))
         try:
             db.execute("PRAGMA journal_mode = WAL")
         finally:
-            db.close()  # the -wal goes with it: the file alone holds the (empty) store
-        os.chmod(made, stat.S_IMODE(os.stat(real).st_mode))
-        os.rename(made, real)  # over the caller's own empty file: no one else can swap it
-    except (OSError, sqlite3.Error):
-        pass
+            db.close()  # the -wal goes with it: the file alone holds the (empty) store, 0644 less the umask
+        parent, name = os.path.split(real)
+        src, dst = os.open(d, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC), safe_path.dir_fd(parent)
+        try:
+            os.link("store", name, src_dir_fd=src, dst_dir_fd=dst, follow_symlinks=False)
+        except FileExistsError:
+            raise safe_path.Exists(what, f"{real} exists", refusal=False) from None
+        finally:
+            os.close(src)
+            os.close(dst)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
