@@ -57,15 +57,44 @@ def trusted_uids() -> tuple[int, ...]:
     return (0, os.geteuid())
 
 
-def others_may_write(st: os.stat_result) -> bool:
+def others_may_write(st: os.stat_result, where: str | int | None = None) -> bool:
     """Whether users other than root and the caller may add, rename or remove entries of the
-    directory `st`: it is writable by others, or by a group with another member, and not
-    sticky (like /tmp: there others cannot rename or remove what is not theirs). A user
-    private group (the user's own, alone in it: Debian's and Ubuntu's scheme, whose umask
-    002 makes directories group-writable) lets no one else in."""
+    directory `st`: it is writable by others, or by a group with another member, or (its
+    access ACL, read from `where`: its path or a descriptor) by a user or group the ACL
+    names, and not sticky (like /tmp: there others cannot rename or remove what is not
+    theirs). A user private group (the user's own, alone in it: Debian's and Ubuntu's
+    scheme, whose umask 002 makes directories group-writable) lets no one else in."""
     if st.st_mode & stat.S_ISVTX:
         return False
-    return bool(st.st_mode & 0o002 or st.st_mode & 0o020 and not _private_group(st.st_gid))
+    if st.st_mode & 0o002 or st.st_mode & 0o020 and not _private_group(st.st_gid):
+        return True
+    return where is not None and _acl_lets_others_write(where)
+
+
+ACL_XATTR = "system.posix_acl_access"
+ACL_USER, ACL_GROUP, ACL_MASK = 0x02, 0x08, 0x10  # entry tags (linux/posix_acl_xattr.h)
+
+
+def _acl_lets_others_write(where: str | int) -> bool:
+    """Whether the access ACL of `where` lets a user it names (other than root and the
+    caller), or a group it names with another member, write: `chmod` shows the ACL's mask
+    as the group's bits, so a directory of mode 0775 and group root may still be writable
+    by any user an entry names. An ACL that cannot be read as Linux writes it counts as
+    letting others write."""
+    try:
+        data = os.getxattr(where, ACL_XATTR, follow_symlinks=False) if isinstance(where, str) \
+            else os.getxattr(where, ACL_XATTR)
+    except OSError:
+        return False  # no ACL (ENODATA), or a filesystem without them
+    if len(data) < 4 or (len(data) - 4) % 8 or int.from_bytes(data[:4], "little") != 2:
+        return True
+    entries = [(int.from_bytes(data[i:i + 2], "little"), int.from_bytes(data[i + 2:i + 4], "little"),
+                int.from_bytes(data[i + 4:i + 8], "little")) for i in range(4, len(data), 8)]
+    if any(tag == ACL_MASK and not perm & 2 for tag, perm, _ in entries):
+        return False  # the mask takes write from every named entry
+    return any(perm & 2 and (tag == ACL_USER and ident not in trusted_uids()
+                             or tag == ACL_GROUP and not _private_group(ident))
+               for tag, perm, ident in entries)
 
 
 @functools.lru_cache(maxsize=None)
@@ -293,10 +322,11 @@ def check_dirs(path: str, what: str) -> None:
     d = "/"
     for c in [p for p in os.path.dirname(path).split("/") if p] + [None]:
         st = os.lstat(d)
-        if st.st_uid not in trusted_uids() or others_may_write(st):
+        if st.st_uid not in trusted_uids() or others_may_write(st, d):
             me = "root" if os.geteuid() == 0 else f"root and uid {os.geteuid()}"
+            acl = ", an ACL that names them" if st.st_uid in trusted_uids() and _acl_lets_others_write(d) else ""
             raise _refuse(what, f"directory {d} may be written by users other than {me} "
-                                f"(owner uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o}), "
+                                f"(owner uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o}{acl}), "
                                 "who could put a link in place of what ssdlab writes; use a directory only "
                                 "they can write")
         if c is not None:
@@ -438,7 +468,7 @@ def _publish(src: int, dst: int, what: str, out: str) -> None:
             raise _refuse(what, f"{os.path.join(out, entry)} is not a directory; remove it") from None
         try:
             dst_st = os.fstat(sub_dst)
-            if dst_st.st_uid not in trusted_uids() or others_may_write(dst_st):
+            if dst_st.st_uid not in trusted_uids() or others_may_write(dst_st, sub_dst):
                 raise _refuse(what, f"{os.path.join(out, entry)} is a directory another user may write; remove it")
             sub_src = os.open(entry, flags, dir_fd=src)
             try:

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 
-from . import METHODOLOGY_VERSION, __version__, safe_path, store_reading, store_wal
+from . import METHODOLOGY_VERSION, __version__, safe_path, store_companions, store_reading, store_wal
 from .store_damage import damage_hint
 from .errors import printable
 from .phase import Identity, PhaseResult
@@ -169,19 +169,19 @@ class Store:
             if create:
                 safe_path.make_dirs(self.path.parent, what)
             self.real = safe_path.real(self.path, what)
-            for companion in (f"{self.real}-{x}" for x in ("wal", "shm", "journal")):
-                if os.path.islink(companion):  # SQLite refuses it (O_NOFOLLOW), saying only "unable to open"
-                    raise safe_path.UnsafePath(what, f"{companion} is a symlink (owned by uid "
-                                                     f"{os.lstat(companion).st_uid}), which SQLite never follows; remove it")
+            # its -wal, -shm, -journal: SQLite reads them as the store's newest pages (made
+            # here, the caller's, for a store in WAL mode; checked before a store is made)
+            store_companions.check(self.real, what, own=create or _owner(self.real) == os.geteuid(), make=not create)
             if create:
                 safe_path.check_dirs(self.real, what)
                 if not os.path.lexists(self.real):  # made here, new: SQLite then opens it by name
                     with contextlib.suppress(safe_path.Exists):  # someone was first: checked below
-                        os.close(safe_path.open_real(self.real, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644, what))
+                        store_companions.new_store(self.real, what)  # in WAL mode: its -wal made below
                 st = os.lstat(self.real)
                 if st.st_uid not in safe_path.trusted_uids() or os.path.islink(self.real):  # as a file target
                     raise safe_path.UnsafePath(what, f"{self.real} belongs to uid {st.st_uid}, another user, who could "
                                                      "change what is stored or swap it for a link; use a store of your own")
+                store_companions.check(self.real, what)  # a store of ours: its -wal, -shm made now
         except safe_path.UnsafePath as e:
             raise StoreError(str(e) if e.refusal else f"cannot open {what}: {e.reason}") from None
         opened = False
@@ -604,6 +604,13 @@ class Store:
 
 def _file_id(path: str | Path) -> tuple[int, int]:
     return (st := os.stat(path)).st_dev, st.st_ino
+
+
+def _owner(path: str) -> int | None:
+    try:
+        return os.stat(path).st_uid
+    except OSError:
+        return None
 
 
 def is_gone(run: dict) -> bool:

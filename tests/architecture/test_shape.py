@@ -25,7 +25,7 @@ LAYERS = {
     "ssdlab._sim": 1, "ssdlab.sim_types": 1,  # the simulator and the dicts it takes and gives
     "ssdlab.analysis": 1, "ssdlab.profiles": 1, "ssdlab.traces": 1,
     "ssdlab.store": 1, "ssdlab.store_schema": 1, "ssdlab.store_reading": 1,
-    "ssdlab.store_damage": 1, "ssdlab.store_wal": 1,  # the store, its tables, how it is read, how a damaged
+    "ssdlab.store_damage": 1, "ssdlab.store_wal": 1, "ssdlab.store_companions": 1,  # the store, its tables, how it is read, how a damaged
     # one is reported, its -wal emptied after each write
     "ssdlab.store_export": 1,  # a run written out whole (JSON, tidy CSV)
     "ssdlab.pending": 1, "ssdlab.figures": 1, "ssdlab.calibration": 1,
@@ -275,5 +275,7 @@ def test_the_shape_checks_see_what_they_forbid():
 
 def test_the_store_owns_its_sql():
     sql = re.compile(r"""\.execute(many)?\(\s*f?["'](SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)""")
-    # (store_wal.py: the checkpoint after each of the store's writes, a part of it)
-    assert lines_matching(lambda code: bool(sql.search(code)), lambda m: m in ("ssdlab.store", "ssdlab.store_wal")) == []
+    # (store_wal.py: the checkpoint after each of the store's writes, and store_companions.py:
+    # a new store made in WAL mode, parts of it)
+    assert lines_matching(lambda code: bool(sql.search(code)), lambda m: m in ("ssdlab.store", "ssdlab.store_wal",
+                                                                               "ssdlab.store_companions")) == []

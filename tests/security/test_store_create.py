@@ -35,7 +35,7 @@ def test_a_store_name_taken_after_the_checks_is_refused(tmp_path, monkeypatch, p
 
     # the name taken just before SQLite opens it, or before ssdlab makes it: the same refusal
     monkeypatch.setattr(Store, "_connect", plant_then_connect)
-    monkeypatch.setattr("ssdlab.safe_path.open_real", _plant_first(db, victim, planted))
+    monkeypatch.setattr("ssdlab.store_companions.new_store", _plant_first(db, victim, planted))
     with pytest.raises(StoreError, match="refusing results store"):
         Store(db)
     assert victim.read_bytes() == b""
@@ -43,11 +43,11 @@ def test_a_store_name_taken_after_the_checks_is_refused(tmp_path, monkeypatch, p
 
 
 def _plant_first(db, victim, planted):
-    from ssdlab import safe_path
+    from ssdlab import store_companions
 
-    real_open = safe_path.open_real
+    real_new = store_companions.new_store
 
-    def open_real(path, flags, mode=0o600, what=None):
+    def new_store(path, what):
         if path == str(db) and not os.path.lexists(db):
             if planted == "link":
                 os.symlink(victim, db)
@@ -55,6 +55,6 @@ def _plant_first(db, victim, planted):
             else:
                 db.write_bytes(b"")
                 os.chown(db, 65534, 65534)
-        return real_open(path, flags, mode, what)
+        return real_new(path, what)
 
-    return open_real
+    return new_store
