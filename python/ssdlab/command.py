@@ -13,6 +13,8 @@ def main() -> None:
     got: list[int] = []
     held = (signal.SIGINT, signal.SIGTERM)
     old = {s: signal.signal(s, lambda signum, _frame: got.append(signum)) for s in held}
+    # a fleet starts its members with both blocked (fleet.py): held from here on
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
     try:
         from .cli import app
     finally:
@@ -21,4 +23,8 @@ def main() -> None:
     if got:
         sys.stderr.write("ssdlab: interrupted\n")
         sys.exit(143 if signal.SIGTERM in got else 130)
-    app()
+    app(prog_name="ssdlab")
+
+
+if __name__ == "__main__":  # `python -m ssdlab.command`: a fleet's members, with the same hold
+    main()

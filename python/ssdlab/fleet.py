@@ -44,8 +44,20 @@ class Member:
 
 
 def command(spec: str, args: list[str]) -> list[str]:
-    # -P: a module another user left in the working directory (/tmp) is not imported
-    return child.python_module("ssdlab.cli", "run", *args, "--drive", spec, "--json")
+    # -P: a module another user left in the working directory (/tmp) is not imported;
+    # ssdlab.command: a Ctrl-C while the member still imports ends it in one line, as the
+    # `ssdlab` command's (no traceback)
+    return child.python_module("ssdlab.command", "run", *args, "--drive", spec, "--json")
+
+
+def _held(preexec: Callable[[], None]) -> Callable[[], None]:
+    """`preexec`, then SIGINT and SIGTERM blocked: a Ctrl-C while the member's Python starts
+    (its site module: a fatal error, not an exception) waits until ssdlab.command takes them
+    (it unblocks them once its handlers hold them: one line, status 130)."""
+    def both() -> None:
+        preexec()
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    return both
 
 
 def run(specs: list[str], args: list[str], echo: Callable[[str], None]) -> tuple[list[Member], int]:
@@ -56,17 +68,17 @@ def run(specs: list[str], args: list[str], echo: Callable[[str], None]) -> tuple
     env = dict(os.environ)
     src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    for s in specs:
-        # SIGTERM when this process dies (SIGKILL, the OOM killer): the member stores the
-        # phase cut short and ends, as a Ctrl-C makes it, instead of writing its drive on
-        m = Member(s, subprocess.Popen(command(s, args), stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, text=True, env=env,
-                                       preexec_fn=child.die_with_parent()))
-        members.append(m)
-        echo(f"ssdlab: fleet: {m.spec}: started (pid {m.proc.pid})")
-        threads.append(threading.Thread(target=_relay, args=(m, echo), daemon=True))
-        threads[-1].start()
-    try:
+    try:  # a Ctrl-C while the members start reaches those started: they are waited for too
+        for s in specs:
+            # SIGTERM when this process dies (SIGKILL, the OOM killer): the member stores the
+            # phase cut short and ends, as a Ctrl-C makes it, instead of writing its drive on
+            m = Member(s, subprocess.Popen(command(s, args), stdout=subprocess.PIPE,
+                                           stderr=subprocess.PIPE, text=True, env=env,
+                                           preexec_fn=_held(child.die_with_parent())))
+            members.append(m)
+            threads.append(threading.Thread(target=_relay, args=(m, echo), daemon=True))
+            threads[-1].start()
+            echo(f"ssdlab: fleet: {m.spec}: started (pid {m.proc.pid})")
         for m in members:
             m.proc.wait()
     except KeyboardInterrupt:  # Ctrl-C reached them too; a `kill` of this process did not
@@ -83,7 +95,8 @@ def run(specs: list[str], args: list[str], echo: Callable[[str], None]) -> tuple
                     continue
     for t in threads:
         t.join(timeout=30)
-    codes = [m.proc.returncode for m in members]
+    # a member a signal ended (a second Ctrl-C while it exits) as its shell says it: 128 + N
+    codes = [128 - m.proc.returncode if m.proc.returncode < 0 else m.proc.returncode for m in members]
     worst = next((r for r in (130, 143, 1, 2) if r in codes), 1 if any(codes) else 0)
     return members, worst
 
