@@ -188,6 +188,9 @@ pub struct Nand {
     pub plane_busy: Vec<u64>,
     /// Per die, the latest of its planes' times (`die_free`, asked for every host page).
     die_busy: Vec<u64>,
+    /// Per die, the end of its last erase (dynamic striping steers host pages around a
+    /// die still erasing).
+    erase_until: Vec<u64>,
     /// End of the last host read booked on each plane (host reads queue behind host
     /// reads only; see `host_read`).
     host_read_until: Vec<u64>,
@@ -280,6 +283,7 @@ impl Nand {
             unit_xfer: [unit(&native), unit(&slc)],
             plane_busy: vec![0; (geo.dies * geo.planes) as usize],
             die_busy: vec![0; geo.dies as usize],
+            erase_until: vec![0; geo.dies as usize],
             host_read_until: vec![0; (geo.dies * geo.planes) as usize],
             register: vec![(u32::MAX, 0, 0); (geo.dies * geo.planes) as usize],
             suspend: p.nand.read_suspend,
@@ -533,8 +537,15 @@ impl Nand {
     pub fn erase(&mut self, t: u64, d: u32) -> u64 {
         let done = t.max(self.die_free(d)) + self.erase;
         self.occupy_die(d, done);
+        self.erase_until[d as usize] = done;
         self.ops.erases += 1;
         done
+    }
+
+    /// Die `d` has an erase booked that ends after `t`.
+    #[inline]
+    pub fn erasing(&self, d: u32, t: u64) -> bool {
+        self.erase_until[d as usize] > t
     }
 
     /// Move every timeline to at least `t` (after a purge or an idle gap).

@@ -277,10 +277,16 @@ impl Ftl {
         let dies = g.dies;
         let next = |d: u32| if d + 1 == dies { 0 } else { d + 1 };
         let mut best = next(self.alloc.host_die);
-        // Steer around a die busy collecting (GC or folding); a die free at `t` is as free
-        // as any. Otherwise the next die in order: its turn comes as its last program
-        // ends, so searching would find it anyway (and cost a scan per host page).
-        if self.alloc.dynamic && self.collecting_on(best) && self.nand.die_free(best) > t {
+        // Steer around a die busy collecting (GC or folding) or erasing (a released block
+        // taken before idle time erased it); a die free at `t` is as free as any.
+        // Otherwise the next die in order: its turn comes as its last program ends, so
+        // searching would find it anyway (and cost a scan per host page). An erase is not
+        // such a turn: the host would wait for it with the buffer full of that die's pages
+        // while the other dies idle.
+        if self.alloc.dynamic
+            && (self.collecting_on(best) || self.nand.erasing(best, t))
+            && self.nand.die_free(best) > t
+        {
             let mut best_free = self.nand.die_free(best);
             let mut d = best;
             for _ in 1..dies {
