@@ -172,8 +172,9 @@ class Store:
             # its -wal, -shm, -journal: SQLite reads them as the store's newest pages (made
             # here, the caller's, for a store in WAL mode; checked before a store is made)
             store_companions.check(self.real, what, own=create or _owner(self.real) == os.geteuid(), make=not create)
-            if create:
+            if create or _owner(self.real) == os.geteuid():  # ours, made or read: in no one else's directory
                 safe_path.check_dirs(self.real, what)
+            if create:
                 if not os.path.lexists(self.real):  # made here, new: SQLite then opens it by name
                     with contextlib.suppress(safe_path.Exists):  # someone was first: checked below
                         store_companions.new_store(self.real, what)  # in WAL mode: its -wal made below
