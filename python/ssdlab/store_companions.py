@@ -24,6 +24,7 @@ import shutil
 import sqlite3
 import stat
 import tempfile
+import time
 
 from . import safe_path
 
@@ -50,8 +51,9 @@ def new_store(real: str, what: str) -> None:
     SQLite never opens it, nor its -wal, where another user may add files. Exists when
     something has the name already (another process, or a planted link or file); a
     directory that takes no private one gets the empty file SQLite then makes."""
+    remove_stale(os.path.dirname(real))
     try:
-        d = tempfile.mkdtemp(prefix=".ssdlab-new-", dir=os.path.dirname(real))
+        d = tempfile.mkdtemp(prefix=NEW_PREFIX, dir=os.path.dirname(real))
     except OSError:
         os.close(safe_path.open_real(real, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644, what))
         return
@@ -72,6 +74,26 @@ def new_store(real: str, what: str) -> None:
             os.close(dst)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+NEW_PREFIX = ".ssdlab-new-"
+STALE_AFTER_S = 3600.0  # a store is made in milliseconds: an older directory's maker was killed
+
+
+def remove_stale(parent: str) -> None:
+    """The private directories of new stores this user's killed processes left in `parent`
+    (a SIGKILL while one was made): this user's own (never another's, nor a link), older than
+    STALE_AFTER_S; shutil.rmtree follows no link inside."""
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith(NEW_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(parent, name)
+        with contextlib.suppress(OSError):
+            st = os.lstat(path)
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and time.time() - st.st_mtime >= STALE_AFTER_S:
+                shutil.rmtree(path)
 
 
 def _check_one(path: str, what: str, own: bool = True) -> None:
