@@ -159,7 +159,10 @@ def test_ctrl_c_stops_the_vm_with_one_line(tmp_path):
             "nvme_vm.why_not = lambda: None\n"
             f"nvme_vm.command = lambda *a, **k: ['sh', '-c', 'echo $$ > {mark}; sleep 60']\n"
             f"sys.exit(nvme_vm.main(['--file', {str(ns)!r}, '--', 'true']))")
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT at its default, as in a terminal's process: a shell without job control starts a
+    # background job (`make test &`) with it ignored, and Python keeps that
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     for _ in range(200):
         if mark.exists() and mark.read_text().strip():
             break
