@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import safe_path
-from . import inuse
+from . import char_device, inuse
 
 XATTR = "user.ssdlab.target"
 SYS_CLASS_BLOCK = inuse.SYS_CLASS_BLOCK
@@ -71,7 +71,7 @@ def resolve_block(path: str) -> BlockDev:
     except FileNotFoundError:
         raise UnsafeTarget(f"{path}: no such device; list block devices with `lsblk`") from None
     if not stat.S_ISBLK(st.st_mode):
-        raise UnsafeTarget(f"{path} is not a block device; for a file use file:PATH:SIZE")
+        raise UnsafeTarget(char_device.not_block(path, st))
     devno = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
     sysdev = Path("/sys/dev/block") / devno
     name = os.path.basename(os.path.realpath(sysdev)) if sysdev.exists() else os.path.basename(
