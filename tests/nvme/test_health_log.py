@@ -43,9 +43,43 @@ def test_every_phase_stores_the_counters_before_and_after():
     assert all(math.isnan(v) for v in identity.before_after({}, {}).values())
 
 
-def test_qemus_controller_is_purged_by_format_with_user_data_erase(monkeypatch):
+def _nvme_cli(monkeypatch, id_ns: str | None) -> None:
+    """nvme-cli answering id-ctrl as QEMU's controller and id-ns with the file `id_ns`
+    (None: nothing, as a namespace it cannot identify)."""
+    def out(cmd: list[str], timeout: float = 20.0) -> str:
+        if cmd[:2] == ["nvme", "id-ns"]:
+            return (DATA / id_ns).read_text() if id_ns else ""
+        return (DATA / "qemu-id-ctrl.json").read_text()
+
     monkeypatch.setattr(purge.shutil, "which", lambda _: "/usr/sbin/nvme")
-    monkeypatch.setattr(purge, "_out", lambda cmd, timeout=20.0: (DATA / "qemu-id-ctrl.json").read_text())
+    monkeypatch.setattr(purge, "_out", out)
+    monkeypatch.setattr(purge, "blkdiscard_has_force", lambda: True)  # not asked (and cached) of this fake
+
+
+@pytest.mark.parametrize("id_ns, keep", [
+    ("qemu-id-ns-4k.json", ["--lbaf=4", "--pi=0", "--pil=0", "--ms=0"]),
+    # 4 KiB with 8 bytes of metadata and protection information type 1 (QEMU's ms=8,pi=1)
+    ("qemu-id-ns-4k-pi1.json", ["--lbaf=5", "--pi=1", "--pil=0", "--ms=0"]),
+])
+def test_qemus_controller_is_purged_by_format_with_user_data_erase_keeping_the_namespaces_format(
+        monkeypatch, id_ns, keep):
+    """nvme-cli keeps the LBA format by itself but not the protection information: the
+    format says what the namespace is formatted with now."""
+    _nvme_cli(monkeypatch, id_ns)
     plan = purge.plan_block("/dev/nvme0n2", "nvme", discard=True)
     assert plan.method == "nvme-format-user-data"
-    assert plan.commands == [["nvme", "format", "/dev/nvme0n2", "--ses=1", "--force"]]
+    assert plan.commands == [["nvme", "format", "/dev/nvme0n2", "--ses=1", *keep, "--force"]]
+
+
+def test_a_namespace_whose_format_cannot_be_read_is_not_formatted(monkeypatch):
+    _nvme_cli(monkeypatch, None)
+    plan = purge.plan_block("/dev/nvme0n2", "nvme", discard=True)
+    assert plan.method == "blkdiscard" and "nvme id-ns" in plan.why
+
+
+def test_the_lba_format_index_past_16_takes_flbas_upper_bits():
+    doc = {"flbas": 0b1100011, "dps": 0b1010, "nlbaf": 20}  # index 0b11 << 4 | 3, PI type 2 first
+    assert purge.nvme_format_as_is(doc) == ["--lbaf=51", "--pi=2", "--pil=1", "--ms=0"]
+    assert purge.nvme_format_as_is({"flbas": 0x13, "dps": 0, "nlbaf": 7}) == ["--lbaf=3", "--pi=0", "--pil=0",
+                                                                             "--ms=1"]
+    assert purge.nvme_format_as_is({"flbas": "4", "dps": 0}) is None

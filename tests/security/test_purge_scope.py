@@ -41,10 +41,14 @@ def id_ctrl(**fields: int) -> str:
     return json.dumps(doc)
 
 
+ID_NS = (DATA / "qemu-id-ns-4k.json").read_text()
+
+
 def tools(monkeypatch, answer: str) -> None:
-    """nvme, hdparm and blkdiscard installed; every probe answers `answer`."""
+    """nvme, hdparm and blkdiscard installed; every probe answers `answer` (but `nvme
+    id-ns`: QEMU's 4 KiB namespace)."""
     monkeypatch.setattr(purge.shutil, "which", lambda tool: f"/usr/sbin/{tool}")
-    monkeypatch.setattr(purge, "_out", lambda cmd, timeout=20.0: answer)
+    monkeypatch.setattr(purge, "_out", lambda cmd, timeout=20.0: ID_NS if cmd[:2] == ["nvme", "id-ns"] else answer)
     monkeypatch.setattr(purge, "blkdiscard_has_force", lambda: True)
 
 
@@ -162,7 +166,7 @@ def nvme_tools(monkeypatch, ctrl: str, active: list[int] | None, allocated: list
         if cmd[:2] == ["nvme", "list-ns"]:
             ids = allocated if "--all" in cmd else active
             return "" if ids is None else json.dumps({"nsid_list": [{"nsid": i} for i in ids]})
-        return ctrl
+        return ID_NS if cmd[:2] == ["nvme", "id-ns"] else ctrl
 
     tools(monkeypatch, "")
     monkeypatch.setattr(purge, "_out", out)

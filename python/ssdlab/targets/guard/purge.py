@@ -18,6 +18,8 @@ act on the whole disk or namespace, so a partition is purged by a discard (which
 kernel keeps inside the partition's range), and an NVMe namespace is formatted only when
 the format cannot reach another namespace: the controller has room for one only, or it
 says a format and a secure erase apply to the namespace named (FNA bits 0 and 1 clear).
+A format keeps the namespace's format (LBA format, protection information): a purge resets
+a drive's state, not how it is set up.
 """
 
 from __future__ import annotations
@@ -63,13 +65,37 @@ FNA_CRYPTO = 0x4  # cryptographic erase supported
 
 def id_ctrl(dev: str) -> dict:
     """`nvme id-ctrl` of the controller of `dev` ({} when nvme-cli cannot say)."""
+    return _identify("id-ctrl", dev)
+
+
+def id_ns(dev: str) -> dict:
+    """`nvme id-ns` of namespace `dev` ({} when nvme-cli cannot say)."""
+    return _identify("id-ns", dev)
+
+
+def _identify(what: str, dev: str) -> dict:
     if not shutil.which("nvme"):
         return {}
     try:
-        doc = json.loads(_out(["nvme", "id-ctrl", dev, "-o", "json"]) or "{}")
+        doc = json.loads(_out(["nvme", what, dev, "-o", "json"]) or "{}")
     except json.JSONDecodeError:
         return {}
     return doc if isinstance(doc, dict) else {}
+
+
+def nvme_format_as_is(doc: dict) -> list[str] | None:
+    """The `nvme format` options that keep namespace `dev`'s format as `nvme id-ns` (`doc`)
+    reports it: its LBA format, protection information type and location, and whether
+    metadata is interleaved (FLBAS, DPS). nvme-cli keeps only the LBA format by itself and
+    sets no protection information unless told: a format would switch a namespace's
+    end-to-end protection off. None when id-ns does not say."""
+    flbas, dps = doc.get("flbas"), doc.get("dps")
+    if not isinstance(flbas, int) or isinstance(flbas, bool) or not isinstance(dps, int) or isinstance(dps, bool):
+        return None
+    lbaf = flbas & 0xF
+    if _int(doc.get("nlbaf", 0)) >= 16:  # more than 16 formats: FLBAS bits 6:5 are the index's upper bits
+        lbaf |= ((flbas >> 5) & 0x3) << 4
+    return [f"--lbaf={lbaf}", f"--pi={dps & 0x7}", f"--pil={(dps >> 3) & 0x1}", f"--ms={(flbas >> 4) & 0x1}"]
 
 
 def _int(v: object) -> int:
@@ -175,13 +201,16 @@ def plan_block(dev: str, kind: str, discard: bool, force: bool = True) -> PurgeP
     elif kind == "nvme":
         ctrl = id_ctrl(dev)
         user, crypto = nvme_ses_support(ctrl)
+        as_is = nvme_format_as_is(id_ns(dev)) if user or crypto else None
         if (user or crypto) and nvme_format_reaches_others(dev, ctrl):
             why = "the controller's format erases every namespace, not only this one"
-        elif crypto:
-            return PurgePlan("nvme-format-crypto", [["nvme", "format", dev, "--ses=2", "--force"]],
+        elif (user or crypto) and as_is is None:
+            why = "the namespace's format could not be read (nvme id-ns), and a format could change it"
+        elif crypto and as_is is not None:
+            return PurgePlan("nvme-format-crypto", [["nvme", "format", dev, "--ses=2", *as_is, "--force"]],
                              "controller supports cryptographic erase")
-        elif user:
-            return PurgePlan("nvme-format-user-data", [["nvme", "format", dev, "--ses=1", "--force"]],
+        elif user and as_is is not None:
+            return PurgePlan("nvme-format-user-data", [["nvme", "format", dev, "--ses=1", *as_is, "--force"]],
                              "controller supports Format NVM with user data erase")
     elif kind == "sd" and shutil.which("hdparm"):
         sup, frozen, enabled = ata_erase_state(_out(["hdparm", "-I", dev]))
