@@ -1,5 +1,5 @@
-"""The NVMe VM, booted once per test session: QEMU's emulated NVMe controller with three
-namespaces (two sparse files on tmpfs, one `ssdlab serve` socket), ssdlab
+"""The NVMe VM, booted once per test session: QEMU's emulated NVMe controller with four
+namespaces (three sparse files on tmpfs, one `ssdlab serve` socket), ssdlab
 run inside it by guest.py, the results (steps.json, the SQLite stores) written back to a
 host directory shared into the guest. KVM when it can boot a distribution kernel, QEMU's
 emulation (TCG) otherwise; the tests skip only where QEMU cannot run at all.
@@ -24,6 +24,7 @@ from ssdlab.serve import nvme_vm
 
 MIB = 2**20
 NS_BYTES = 128 * MIB
+PI_NS_BYTES = 32 * MIB  # the namespace with protection information (its file holds the metadata too)
 CPUS = 1
 MEMORY = "1G"
 VM_TIMEOUT_S = 780  # a boot; two fit in the tests' 1800 s
@@ -94,10 +95,10 @@ def _boot(base: Path) -> VM:
     out.mkdir()
     mem = Path(tempfile.mkdtemp(prefix="ssdlab-nvme-vm-", dir="/dev/shm" if os.path.isdir("/dev/shm") else base))
     try:
-        n1, n2 = mem / "n1.img", mem / "n2.img"
-        for f in (n1, n2):
+        n1, n2, n4 = mem / "n1.img", mem / "n2.img", mem / "n4.img"
+        for f, size in ((n1, NS_BYTES), (n2, NS_BYTES), (n4, PI_NS_BYTES)):
             with open(f, "wb") as fh:
-                fh.truncate(NS_BYTES)
+                fh.truncate(size)
         # namespace 1: a partition table (for the refusals; the guest mounts its partition, a
         # small one: mkfs is quick)
         subprocess.run(["sfdisk", "-q", str(n1)], input="label: gpt\n,16MiB\n", text=True, check=True,
@@ -108,7 +109,8 @@ def _boot(base: Path) -> VM:
         acc, _ = nvme_vm.accel()
         try:
             ns = [nvme_vm.Namespace(str(n1), 512), nvme_vm.Namespace(str(n2), 4096),
-                  nvme_vm.Namespace(f"nbd+unix:///?socket={sock}", 512)]
+                  nvme_vm.Namespace(f"nbd+unix:///?socket={sock}", 512),
+                  nvme_vm.Namespace(str(n4), 4096, pi=1)]  # 8 bytes of metadata, PI type 1
             t0 = time.monotonic()
             # bounded below the tests' own timeout, so a stuck guest fails with what it printed
             r = nvme_vm.run(ns, f"cd {ROOT} && {sys.executable} {GUEST} {out}", rwdirs=[out],

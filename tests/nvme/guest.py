@@ -5,6 +5,7 @@ host's tests to judge. The steps only gather facts; the assertions live in the t
   /dev/nvme0n1  512 B LBAs, a partition table (made on the host), partition 1 mounted here
   /dev/nvme0n2  4 KiB LBAs, blank: identity, purge, fill, consistency, interrupts
   /dev/nvme0n3  512 B LBAs, a simulated drive served by `ssdlab serve` over NBD
+  /dev/nvme0n4  4 KiB LBAs with 8 bytes of metadata and protection information (type 1)
 
 One Python process: ssdlab's CLI is imported once, and each `ssdlab` command runs in a
 forked child of it (the command's own process, with its exit status, signal handlers and a
@@ -43,7 +44,7 @@ ONLY = sys.argv[2].split(",") if len(sys.argv) > 2 else None  # a subset of the 
 LOCAL = Path("/tmp/ssdlab-guest")
 LOCAL.mkdir(exist_ok=True)
 DB = LOCAL / "r.sqlite"
-N1, N2, N3 = "/dev/nvme0n1", "/dev/nvme0n2", "/dev/nvme0n3"
+N1, N2, N3, N4 = "/dev/nvme0n1", "/dev/nvme0n2", "/dev/nvme0n3", "/dev/nvme0n4"
 NS_SECTORS = int(Path("/sys/block/nvme0n2/size").read_text())  # in 512 B units, as its stat
 steps: dict[str, dict] = {"start": {"ok": True, "import_s": IMPORT_S, "fio": FIO}}
 modules: set[str] = set(sys.modules)  # every module any ssdlab command here imported
@@ -245,7 +246,7 @@ def identity():
     from ssdlab.targets import open_target
 
     out = {}
-    for dev in (N1, N2):
+    for dev in (N1, N2, N4):
         with open_target(dev) as t:
             ident = t.identify()
             out[dev] = {"identity": {"kind": ident.kind, "model": ident.model, "serial": ident.serial,
@@ -277,11 +278,24 @@ def write_cache():
 @step
 def refusals():
     """n1: its partition table without the flag; its mounted partition and the whole disk
-    under it even with the flag; n2 held open O_EXCL by another process."""
+    under it even with the flag; n2 held open O_EXCL by another process, read-only, or
+    named by a flag that names another namespace or the serial all four share; the
+    controller's and a namespace's character devices."""
     mnt = Path("/tmp/ssdlab-mnt")
     mnt.mkdir(exist_ok=True)
     part = N1 + "p1"
     out = {"partition_table": ssdlab("run", "fill", "--drive", N1, "--db", str(DB))}
+    out["controller_node"] = ssdlab("run", "fill", "--drive", "/dev/nvme0", "--destroy-data", "/dev/nvme0",
+                                    "--db", str(DB))
+    out["generic_node"] = ssdlab("run", "fill", "--drive", "/dev/ng0n2", "--destroy-data", "/dev/ng0n2",
+                                 "--db", str(DB))
+    out["other_namespace"] = ssdlab("run", "fill", "--drive", N2, "--destroy-data", N1, "--db", str(DB))
+    out["shared_serial"] = ssdlab("run", "fill", "--drive", N2, "--destroy-data", "SSDLABVM0001", "--db", str(DB))
+    out["setro"] = sh("blockdev", "--setro", N2)
+    try:
+        out["read_only"] = ssdlab("run", "fill", "--drive", N2, "--destroy-data", N2, "--db", str(DB))
+    finally:
+        out["setrw"] = sh("blockdev", "--setrw", N2)
     out.update(mkfs=sh("mkfs.ext4", "-q", "-F", "-E", "nodiscard", part), mount=sh("mount", part, str(mnt)))
     try:
         out["mounted"] = ssdlab("run", "fill", "--drive", part, "--destroy-data", part, "--db", str(DB))
@@ -312,6 +326,16 @@ def fill():
     then the namespace's LBA format as the controller reports it after its Format."""
     run = ssdlab("run", "fill", "--drive", N2, "--destroy-data", N2, "--db", str(DB), "--json")
     return {"run": run, "id_ns2_after": sh("nvme", "id-ns", N2, "-o", "json")}
+
+
+@step
+def protected():
+    """A fill on the namespace with protection information: its purge (a Format) keeps the
+    namespace's LBA format and protection settings, as the controller reports them."""
+    before = sh("nvme", "id-ns", N4, "-o", "json")
+    run = ssdlab("run", "fill", "--drive", N4, "--destroy-data", N4, "--db", str(LOCAL / "pi.sqlite"), "--json")
+    return {"id_ns_before": before, "run": run, "id_ns_after": sh("nvme", "id-ns", N4, "-o", "json"),
+            "integrity": Path("/sys/block/nvme0n4/integrity/format").read_text().strip()}
 
 
 @step

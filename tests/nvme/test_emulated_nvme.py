@@ -38,6 +38,7 @@ def test_identity_from_the_controller(nvme_vm_run):
         assert ident["model"] == "QEMU NVMe Ctrl" and ident["serial"] == "SSDLABVM0001"
         assert ident["firmware"] and ident["capacity"] == nvme_vm_run.ns_bytes
         assert ident["extra"]["logical_block"] == lba
+        assert ident["extra"]["nsid"] == int(dev[-1]) and ident["extra"]["integrity"] == "none"
         assert d["telemetry_tool"] in ("smartctl", "nvme-cli")
         tel = d["telemetry"]
         assert 0 < tel["temp_c"] < 100 and tel["percent_used"] == 0 and tel["media_errors"] == 0
@@ -57,7 +58,7 @@ def test_the_guest_loaded_the_nvme_driver_and_under_emulation_nothing_it_does_no
 def test_the_write_cache_is_set_read_back_and_put_back_only_when_the_controller_has_no_other_namespace(
         nvme_vm_run):
     """Feature 06h is the controller's: on a controller with room for more namespaces than
-    the one tested (QEMU's has three here) it is left as it is."""
+    the one tested (QEMU's has four here) it is left as it is."""
     ctrl = json.loads(nvme_vm_run.step("tools")["id_ctrl"]["stdout"])
     s = nvme_vm_run.step("write_cache")
     assert wc.parse("nvme", s["before"]) is True  # QEMU's controller: its backing's cache, on
@@ -65,7 +66,7 @@ def test_the_write_cache_is_set_read_back_and_put_back_only_when_the_controller_
         assert wc.parse("nvme", s["during"]) is False
         assert s["totals"] == {"write_cache_on": 0.0, "write_cache_set": 1.0}
     else:
-        assert wc.parse("nvme", s["during"]) is True, s  # n1's and n3's cache too
+        assert wc.parse("nvme", s["during"]) is True, s  # the other namespaces' cache too
         assert s["totals"]["write_cache_set"] == 0.0 and math.isnan(s["totals"]["write_cache_on"]), s
     assert wc.parse("nvme", s["after"]) is True
 
@@ -103,12 +104,46 @@ def test_telemetry_before_and_after_every_phase_is_stored(nvme_vm_run):
     ("mounted", ["mounted"]),
     ("disk_of_mounted", ["mounted"]),
     ("in_use", ["in use"]),
+    ("controller_node", ["not a block device", "controller nvme0", "/dev/nvme0n1, /dev/nvme0n2"]),
+    ("generic_node", ["not a block device", "generic character device", "--drive /dev/nvme0n2"]),
+    ("other_namespace", ["names another device", "--destroy-data=/dev/nvme0n2"]),
+    ("shared_serial", ["serial of more than one device", "--destroy-data=/dev/nvme0n2"]),
+    ("read_only", ["read-only"]),
 ])
 def test_refusals(nvme_vm_run, case, words):
     r = nvme_vm_run.step("refusals")[case]
     assert r["rc"] == 2, r
     err = r["stderr"].strip()
-    assert len(err.splitlines()) == 1 and all(w in err.lower() for w in words), err
+    assert len(err.splitlines()) == 1 and all(w.lower() in err.lower() for w in words), err
+    assert "file:PATH:SIZE" not in err, err
+
+
+def test_nothing_refused_was_stored(nvme_vm_run):
+    """The refusals come before a run is created: the store has only the runs that ran."""
+    nvme_vm_run.step("refusals")
+    nvme_vm_run.step("fill")
+    tests = [r["test"] for r in Store(nvme_vm_run.out / "r.sqlite", create=False).runs()]
+    assert sorted(tests) == ["consistency", "fill"], tests  # the fill step's and the consistency step's
+
+
+def test_the_identity_records_the_namespaces_protection_information(nvme_vm_run):
+    ident = nvme_vm_run.step("identity")["/dev/nvme0n4"]["identity"]
+    assert ident["extra"]["logical_block"] == 4096 and ident["extra"]["nsid"] == 4
+    assert ident["extra"]["integrity"] == "T10-DIF-TYPE1-CRC"
+
+
+def test_the_format_keeps_a_namespaces_protection_information(nvme_vm_run):
+    """The namespace with 8 bytes of metadata and PI type 1 is purged by a Format with its
+    own settings: nvme-cli, told nothing, would format it with protection off."""
+    s = nvme_vm_run.step("protected")
+    assert s["run"]["rc"] == 0, s["run"]["stderr"]
+    before, after = (json.loads(s[k]["stdout"]) for k in ("id_ns_before", "id_ns_after"))
+    assert before["dps"] & 0x7 == 1 and before["lbafs"][before["flbas"] & 0xF] == {"ms": 8, "ds": 12, "rp": 0}
+    assert (after["flbas"], after["dps"]) == (before["flbas"], before["dps"])
+    assert s["integrity"] == "T10-DIF-TYPE1-CRC"
+    ph = _phases(nvme_vm_run.out / "pi.sqlite", "fill", "complete")
+    assert ph[0]["totals"]["purge_method_code"] == purge.CODES["nvme-format-user-data"]
+    assert ph[1]["totals"]["write_bytes"] > 0
 
 
 def test_the_format_keeps_the_namespaces_lba_format(nvme_vm_run):

@@ -39,6 +39,13 @@ def test_namespaces_in_order_with_their_lba_size():
         nvme_vm.Namespace("/x/a.img", 1024)
 
 
+def test_a_namespace_with_protection_information():
+    q = nvme_vm.qemu_args([nvme_vm.Namespace("/x/a.img", 4096, pi=1)])
+    assert "nvme-ns,drive=ns1,bus=nvme0,nsid=1,logical_block_size=4096,physical_block_size=4096,ms=8,pi=1" in q
+    with pytest.raises(ValueError, match="0 \\(none\\), 1, 2 or 3"):
+        nvme_vm.Namespace("/x/a.img", 4096, pi=4)
+
+
 @pytest.mark.parametrize("modules, kvm, want", [
     (["kvm", "kvm_amd"], True, ("kvm", "")),
     (["kvm", "kvm_intel"], True, ("kvm", "")),

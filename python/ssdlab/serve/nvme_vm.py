@@ -39,14 +39,19 @@ MODULES = Path("/sys/module")  # the host kernel's loaded modules: which KVM /de
 
 @dataclass
 class Namespace:
-    """One namespace: `backing` is a file path or an NBD URI (nbd+unix:///?socket=...)."""
+    """One namespace: `backing` is a file path or an NBD URI (nbd+unix:///?socket=...);
+    `pi` 1-3: end-to-end protection information of that type, in 8 bytes of metadata per
+    block (kept apart from the data, as the Linux driver supports it)."""
 
     backing: str
     lba: int = 512
+    pi: int = 0
 
     def __post_init__(self) -> None:
         if self.lba not in LBA_SIZES:
             raise ValueError(f"LBA size {self.lba}: the emulated namespaces use 512 or 4096")
+        if self.pi not in (0, 1, 2, 3):
+            raise ValueError(f"protection information type {self.pi}: 0 (none), 1, 2 or 3")
 
 
 def kernel_image() -> Path | None:
@@ -108,7 +113,8 @@ def qemu_args(namespaces: list[Namespace], serial: str = SERIAL) -> list[str]:
         args += ["-drive", f"file={ns.backing.replace(',', ',,')},if=none,id=ns{i},format=raw,discard=unmap,"
                            "werror=report,rerror=report",
                  "-device", (f"nvme-ns,drive=ns{i},bus=nvme0,nsid={i},"
-                             f"logical_block_size={ns.lba},physical_block_size={ns.lba}")]
+                             f"logical_block_size={ns.lba},physical_block_size={ns.lba}"
+                             + (f",ms=8,pi={ns.pi}" if ns.pi else ""))]
     return args
 
 

@@ -80,6 +80,14 @@ def block_info(path: str) -> dict[str, Any]:
     }
     if backing:
         info["backing_file"] = backing
+    # an NVMe namespace's id (its controller's serial is every namespace's) and the
+    # protection information its blocks carry (T10-DIF-TYPE1-CRC; "none"): a namespace's
+    # format beyond its block size, which results of two formats differ by
+    nsid, integrity = _read(disk / "nsid"), _read(disk / "integrity" / "format")
+    if nsid:
+        info["nsid"] = _int(nsid)
+    if integrity:
+        info["integrity"] = integrity
     return info
 
 
