@@ -21,6 +21,10 @@ def sysfs(tmp_path, monkeypatch):
     (ctrl / "subsystem").symlink_to(tmp_path / "class/nvme")
     (gen / "subsystem").symlink_to(tmp_path / "class/nvme-generic")
     (tmp_path / "dev/char/250:0").symlink_to(ctrl)
+    other = ctrl.parent / "nvme2"  # a controller with no namespace named after it
+    other.mkdir()
+    (other / "subsystem").symlink_to(tmp_path / "class/nvme")
+    (tmp_path / "dev/char/250:2").symlink_to(other)
     (tmp_path / "dev/char/251:1").symlink_to(gen)
     (tmp_path / "dev/char/1:3").symlink_to(tmp_path / "devices/virtual/mem/null")
     block = tmp_path / "class/block"
@@ -51,6 +55,8 @@ def test_the_controllers_node_names_its_namespaces(sysfs, tmp_path):
     assert "not a block device" in msg and "controller nvme0" in msg
     assert "/dev/nvme0n1, /dev/nvme0n2, /dev/nvme0n10" in msg and "nvme1n1" not in msg and "p1" not in msg
     assert "file:PATH:SIZE" not in msg and len(msg.splitlines()) == 1
+    msg = _refusal(_node(tmp_path, "nvme2", 250, 2))
+    assert "controller nvme2" in msg and "`nvme list` shows them" in msg and "/dev/nvme0n" not in msg
 
 
 def test_a_generic_namespace_node_names_its_block_device(sysfs, tmp_path):

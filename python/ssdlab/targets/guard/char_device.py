@@ -41,8 +41,9 @@ def not_block(path: str, st: os.stat_result) -> str:
     sub = _subsystem(node)
     if sub == "nvme" and re.fullmatch(r"nvme\d+", name):
         ns = _namespaces(name)
+        # none named after it: a multipath controller's namespaces take its subsystem's number
         which = (f"its namespaces here: {', '.join('/dev/' + n for n in ns[:4])}" if ns
-                 else "it has no namespace attached (nvme list-ns)")
+                 else "`nvme list` shows them")
         return (f"{path} is not a block device: it is the NVMe controller {name}'s character device; "
                 f"give a namespace's block device ({which})")
     m = re.fullmatch(r"ng(\d+)n(\d+)", name)
