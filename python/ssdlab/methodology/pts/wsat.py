@@ -89,7 +89,8 @@ def page(key: str, run: Any, d: Any) -> tuple:
         return stim, []
     note = str(cond.get("unwritten_lbas") or "")
     last = m.get("iops_last_5")
-    cap = f"last 5 minutes: {last:,.0f} IOPS; " if last is not None else ""
+    span = "seconds" if m.get("step_s") == 1 else "minutes"  # a run under 2 minutes: per second
+    cap = f"last 5 {span}: {last:,.0f} IOPS; " if last is not None else ""
     unit = "minutes"
     out = [Plot(f"fig-{key}-time", f"{run.test}: 4 KiB random write IOPS vs time\n{d.label}",
                 f"time ({unit})", "IOPS", [Line("IOPS", t, iops, "lines")], caption=cap + note),
