@@ -39,12 +39,14 @@ def xsr_groups(seconds: dict[str, list[float]]):
 def test_an_xsr_group_of_minutes_is_judged_per_minute():
     # 8 minutes each: 1-minute averages, as the specification records XSR, not seconds
     per_min = {"ag1": [400.0] * 8, "ag2": [150.0] * 8, "ag3": [300, 350, 400, 400, 400, 400, 400, 400]}
-    res = xsr_groups({g: list(np.repeat(v, 60)) for g, v in per_min.items()})
+    # the third group ends 9 s into a ninth minute (its byte cap): no minute of its own
+    res = xsr_groups({g: list(np.repeat(v, 60)) + ([100.0] * 9 if g == "ag3" else [])
+                      for g, v in per_min.items()})
     m = XSR.TEST.analyze(res, Options())
     ag3 = m["groups"]["ag3"]
     assert ag3["mbps_by_minute"] == pytest.approx(per_min["ag3"])
-    assert ag3["step_s"] == 60 and ag3["settled_window"] == [3, 7]
-    assert m["recovery_minutes"] == 7
+    assert ag3["step_s"] == 60 and ag3["settled_window"] == [3, 7] and ag3["final_steady"]
+    assert m["recovery_minutes"] == 7 and ag3["mbps"] == pytest.approx(400)
 
 
 def test_a_short_xsr_group_is_drawn_in_minutes_and_says_its_span_in_seconds():

@@ -82,8 +82,12 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
             continue
         stim = GROUPS[r.phase.name][0]
         step = step_of(len(r.series.get("mbps", [])))
-        mb = per_minute(r.series, "mbps", seconds=step)
-        io = per_minute(r.series, "iops", seconds=step)
+        # whole minutes only: the seconds of a last minute cut short by the byte cap are no
+        # 1-minute value (9 s of it would count in the final level as much as a minute)
+        whole = {k: np.asarray(r.series.get(k, []))[:len(r.series.get(k, [])) // step * step]
+                 for k in ("mbps", "iops")}
+        mb = per_minute(whole, "mbps", seconds=step)
+        io = per_minute(whole, "iops", seconds=step)
         st = pts_steady.settle(mb)
         w = st.window
         groups[r.phase.name] = {
