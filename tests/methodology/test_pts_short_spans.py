@@ -98,3 +98,21 @@ def test_hir_bursts_are_reported_as_long_as_they_ran():
     assert "2 s write bursts" in names
     table = next(f for f in figs if f.key.endswith("waits"))
     assert [r[0] for r in table.rows] == ["0.5", "1", "1.5", "2.5", "5"]  # the idle each had
+
+
+def test_enterprise_throughput_header_counts_the_rounds_of_each_block_size():
+    from ssdlab.figures.model import ReportRun
+    from ssdlab.methodology.pts import common as C
+    from ssdlab.methodology.pts import throughput as TP
+
+    def part(n: int) -> dict:
+        return C.steady_metrics({"x": [100.0] * n}, 25) | {"read_mbps": 1.0, "write_mbps": 1.0}
+
+    m = {"bs1m": part(11), "bs128k": part(18), "steady_reached": True, "steady_round": 5,
+         "rounds": 11, "conditions": C.conditions(PtsOptions(segment="enterprise", round_seconds=5.0))}
+    run = ReportRun(run_id=1, test="pts-throughput",
+                    drives=[ReportDrive(drive="sim:x", label="X", metrics=m)])
+    head = TP.TEST.figures([run])[0]
+    rows = [r for r in head.rows if r[0] == "rounds"]
+    assert len(rows) == 1 and rows[0][1].startswith("11 for 1024 KiB, 18 for 128 KiB run")
+    assert rows[0][1].endswith("run, at most 25 each; each step 5 s")
