@@ -129,4 +129,5 @@ def page(key: str, run: Any, d: Any) -> tuple:
 
 TEST = Test(uses=frozenset(), name="pts-hir", options=C.RUN_OPTIONS, title="SNIA PTS: Host Idle Recovery (HIR)", phases=phases, analyze=analyze,
             figures=F.per_drive("SNIA PTS: Host Idle Recovery (HIR)", page), cost=42.0, in_review=False,
+            verdict=C.verdict,
             summary="SNIA PTS Host Idle Recovery: write IOPS after wait states of 5-50 s")

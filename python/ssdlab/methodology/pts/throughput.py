@@ -102,4 +102,5 @@ def page(key: str, run: Any, d: Any) -> tuple:
 
 TEST = Test(uses=frozenset(), name="pts-throughput", options=C.RUN_OPTIONS, title="SNIA PTS: Throughput", phases=phases, analyze=analyze,
             figures=F.per_drive("SNIA PTS: Throughput", page), cost=0.2, in_review=False,
+            verdict=C.verdict,
             summary="SNIA PTS Throughput: sequential 1024 KiB (and 128 KiB) read and write at steady state")
