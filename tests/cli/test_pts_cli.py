@@ -118,6 +118,8 @@ def test_run_of_one_pts_test_reads_the_logical_block_too(tmp_path, fakes):
     # XSR judges each access group by the rule: when the third settled, or that it did not
     ({"groups": {}, "recovery_minutes": 19.0, "recovery_ratio": 0.95},
      "third access group settled at minute 19 (0.95 x the first's MB/s)"),
+    ({"groups": {"ag3": {"step_s": 1}}, "recovery_minutes": 103 / 60, "recovery_ratio": 1.0},
+     "third access group settled at second 103 (1 x the first's MB/s)"),
     ({"groups": {}, "recovery_minutes": None, "recovery_ratio": 0.5},
      "third access group never settled (0.5 x the first's MB/s)"),
 ])
