@@ -182,8 +182,10 @@ def verdict_line(m: dict) -> str:
         how = f" ({ratio:.2g} x the first's MB/s)" if ratio is not None else ""
         at = m.get("recovery_minutes")
         per_second = ((m.get("groups") or {}).get("ag3") or {}).get("step_s") == 1  # under 5 minutes
-        when = f"second {at * 60:.0f}" if per_second and at is not None else f"minute {at:g}"
-        return "third access group " + (f"settled at {when}" if at is not None else "never settled") + how
+        if at is None:
+            return "third access group never settled" + how
+        when = f"second {at * 60:.0f}" if per_second else f"minute {at:g}"
+        return f"third access group settled at {when}{how}"
     if "rounds" not in m:
         return "no steady-state rule"
     if m.get("steady_reached"):
