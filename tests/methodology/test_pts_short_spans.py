@@ -116,3 +116,9 @@ def test_enterprise_throughput_header_counts_the_rounds_of_each_block_size():
     rows = [r for r in head.rows if r[0] == "rounds"]
     assert len(rows) == 1 and rows[0][1].startswith("11 for 1024 KiB, 18 for 128 KiB run")
     assert rows[0][1].endswith("run, at most 25 each; each step 5 s")
+
+
+def test_wsat_draws_a_last_minute_cut_short_where_the_run_ended():
+    r, opts = wsat_result(150)  # 4x the capacity written 30 s into the third minute
+    m = WSAT.TEST.analyze([r], opts)
+    assert m["step_s"] == 60 and m["minutes"] == pytest.approx([1.0, 2.0, 2.5])

@@ -67,7 +67,8 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
             "duration_s": float(r.totals.get("duration_s", 0.0)),
             "tgbw": written / 1e9, "drive_fills": written / user if user else None,
             "step_s": step,
-            "minutes": [float(i + 1) * step / 60 for i in range(iops.size)],
+            # each value at the end of its span; the last, cut short by the byte cap, where it ended
+            "minutes": [min(float(i + 1) * step, float(len(s.get("iops", [])))) / 60 for i in range(iops.size)],
             "iops_by_minute": [float(x) for x in iops],
             "tgbw_by_minute": [float(x) for x in gb],
             "fills_by_minute": [float(x) * 1e9 / user for x in gb] if user else [],
