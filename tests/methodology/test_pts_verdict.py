@@ -35,3 +35,11 @@ def test_throughput_names_the_block_size_that_was_not_steady():
 
 def test_tests_without_rounds_have_no_verdict():
     assert PTS_TESTS["pts-wsat"].verdict is None and PTS_TESTS["pts-xsr"].verdict is None
+
+
+def test_as_read_back_from_the_store_every_failing_variable_in_one_list():
+    m = metrics({"a": [100.0, 150.0] * 10, "b": [100.0, 150.0] * 10})
+    m["rounds"] = 20.0  # the store gives numbers back as floats
+    assert get("pts-iops").verdict(m, Options()).startswith(
+        "steady state NOT ACHIEVED: a, b not steady in 20 rounds; the figures average the last 5 rounds")
+

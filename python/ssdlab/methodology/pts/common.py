@@ -268,8 +268,8 @@ def verdict(metrics: dict, opts: Any = None) -> str | None:
     failed = [p for p in parts if p.get("steady_reached") is False]
     if not failed:
         return None
-    said = [f"{name} not steady in {p.get('rounds')} rounds"
-            for p in failed for name in (p.get("not_steady") or [p.get("tracking") or "tracking variable"])]
+    said = [f"{', '.join(p.get('not_steady') or [p.get('tracking') or 'the tracking variable'])} not "
+            f"steady in {int(p.get('rounds') or 0)} rounds" for p in failed]  # (stored: 2.0)
     a, b = failed[0].get("window_first_round"), failed[0].get("window_last_round")
     n = int(b) - int(a) + 1 if a is not None and b is not None else 0
     return (f"steady state NOT ACHIEVED: {'; '.join(said)}; the figures average the last {n} "
