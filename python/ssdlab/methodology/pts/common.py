@@ -269,7 +269,7 @@ def verdict(metrics: dict, opts: Any = None) -> str | None:
     if not failed:
         return None
     said = [f"{', '.join(p.get('not_steady') or [p.get('tracking') or 'the tracking variable'])} not "
-            f"steady in {int(p.get('rounds') or 0)} rounds" for p in failed]  # (stored: 2.0)
+            f"steady in {int(p.get('rounds') or 0)} rounds" for p in failed]  # a stored run gives 2.0 back
     a, b = failed[0].get("window_first_round"), failed[0].get("window_last_round")
     n = int(b) - int(a) + 1 if a is not None and b is not None else 0
     return (f"steady state NOT ACHIEVED: {'; '.join(said)}; the figures average the last {n} "
