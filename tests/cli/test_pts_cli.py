@@ -109,3 +109,21 @@ def test_run_of_one_pts_test_reads_the_logical_block_too(tmp_path, fakes):
     doc = json.loads(r.stdout)
     m = doc["drives"][0]["metrics"]
     assert "rw0_bs512b" in m["latency_table"] and m["conditions"]["logical_block"] == 512
+
+
+@pytest.mark.parametrize("metrics, says", [
+    ({"steady_reached": True, "steady_round": 7, "rounds": 7}, "steady at round 7"),
+    ({"steady_reached": False, "steady_round": None, "rounds": 25}, "steady state not reached in 25 rounds"),
+    ({"iops_by_minute": [1.0]}, "no steady-state rule"),
+    # XSR judges each access group by the rule: when the third settled, or that it did not
+    ({"groups": {}, "recovery_minutes": 19.0, "recovery_ratio": 0.95},
+     "third access group settled at minute 19 (0.95 x the first's MB/s)"),
+    ({"groups": {"ag3": {"step_s": 1}}, "recovery_minutes": 103 / 60, "recovery_ratio": 1.0},
+     "third access group settled at second 103 (1 x the first's MB/s)"),
+    ({"groups": {}, "recovery_minutes": None, "recovery_ratio": 0.5},
+     "third access group never settled (0.5 x the first's MB/s)"),
+])
+def test_the_line_after_each_test_says_its_verdict(metrics, says):
+    from ssdlab.cli.pts import verdict_line
+
+    assert verdict_line(metrics) == says

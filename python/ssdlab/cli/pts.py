@@ -113,11 +113,7 @@ def pts_cmd(
         def on_run(test: str, run_id: int, outcomes: list) -> None:
             check_kept(store, ids() + [run_id])  # the tests before it were in the same file
             for o in outcomes:
-                m = o.metrics
-                how = ("no steady-state rule" if "rounds" not in m else
-                       f"steady at round {m.get('steady_round')}" if m.get("steady_reached")
-                       else f"steady state not reached in {m.get('rounds')} rounds")
-                typer.echo(f"ssdlab:   {test} on {o.spec}: {how}; run {run_id}", err=True)
+                typer.echo(f"ssdlab:   {test} on {o.spec}: {verdict_line(o.metrics)}; run {run_id}", err=True)
             done.append({"test": test, "run_id": run_id, "status": "complete",
                          "drives": [{"drive": o.spec, "metrics": o.metrics} for o in outcomes]})
 
@@ -177,6 +173,24 @@ def pts_cmd(
         check_kept(store, ids())  # (as `run`'s: the document first, then the line that says they are lost)
     if not json_out:
         print(html)
+
+
+def verdict_line(m: dict) -> str:
+    """A test's steady-state outcome in a few words (XSR: whether its third group settled)."""
+    if "groups" in m:
+        ratio = m.get("recovery_ratio")
+        how = f" ({ratio:.2g} x the first's MB/s)" if ratio is not None else ""
+        at = m.get("recovery_minutes")
+        per_second = ((m.get("groups") or {}).get("ag3") or {}).get("step_s") == 1  # under 5 minutes
+        if at is None:
+            return "third access group never settled" + how
+        when = f"second {at * 60:.0f}" if per_second else f"minute {at:g}"
+        return f"third access group settled at {when}{how}"
+    if "rounds" not in m:
+        return "no steady-state rule"
+    if m.get("steady_reached"):
+        return f"steady at round {m.get('steady_round')}"
+    return f"steady state not reached in {m.get('rounds')} rounds"
 
 
 def not_run_lines(done: list[dict], chosen: list[str], out: Path, db: Path | None) -> list[str]:

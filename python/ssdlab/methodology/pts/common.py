@@ -260,6 +260,22 @@ def steady_metrics(tracks: Mapping[str, list[float]], max_rounds: int) -> dict:
     return out
 
 
+def verdict(metrics: dict, opts: Any = None) -> str | None:
+    """The line under a run's figures when it never reached steady state (None: it did):
+    which tracking variables were not steady, in how many rounds (each block size of
+    Throughput on its own)."""
+    parts = [v for v in metrics.values() if isinstance(v, dict) and "steady_reached" in v] or [metrics]
+    failed = [p for p in parts if p.get("steady_reached") is False]
+    if not failed:
+        return None
+    said = [f"{', '.join(p.get('not_steady') or [p.get('tracking') or 'the tracking variable'])} not "
+            f"steady in {int(p.get('rounds') or 0)} rounds" for p in failed]  # a stored run gives 2.0 back
+    a, b = failed[0].get("window_first_round"), failed[0].get("window_last_round")
+    n = int(b) - int(a) + 1 if a is not None and b is not None else 0
+    return (f"steady state NOT ACHIEVED: {'; '.join(said)}; the figures average the last {n} "
+            "rounds, not a steady state")
+
+
 def window_rounds(metrics: dict, rounds_: dict[int, dict]) -> list[int]:
     """The rounds of the measurement window (all rounds when none was recorded)."""
     a, b = metrics.get("window_first_round"), metrics.get("window_last_round")

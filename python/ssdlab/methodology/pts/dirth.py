@@ -221,4 +221,5 @@ def page(key: str, run: Any, d: Any) -> tuple:
 TEST = Test(uses=frozenset(), name="pts-dirth", options=C.RUN_OPTIONS, title="SNIA PTS: Demand Intensity / Response Time (DIRTH)", phases=phases,
             analyze=analyze, figures=F.per_drive("SNIA PTS: Demand Intensity / Response Time (DIRTH)", page),
             cost=35.0, in_review=False,
+            verdict=C.verdict,
             summary="SNIA PTS Demand Intensity: IOPS and response time vs outstanding I/O")

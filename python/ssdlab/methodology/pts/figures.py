@@ -113,10 +113,16 @@ def steady_text(m: dict) -> str:
     return f"NOT ACHIEVED in {_int(m.get('rounds'))} rounds: {win}" + (f"; not steady: {failing}" if failing else "")
 
 
+def rounds_limit(cond: dict, each: str = "") -> str:
+    return (f"at most {_int(cond.get('max_rounds'))}{each}; each step "
+            f"{float(cond.get('round_seconds', 60)):g} s")
+
+
 def header_table(key: str, run: Any, d: Any, title: str, stimulus: str,
                  steady: list[tuple[str, str]] | None = None) -> Table:
     """SNIA's page header as a table: `stimulus` says what the test ran; `steady` the
-    steady-state lines (default: the test's one verdict)."""
+    steady-state lines (default: the test's one verdict), with a "rounds" line of its own
+    when the test counts its rounds in parts."""
     m = d.metrics or {}
     cond = dict(m.get("conditions") or {})
     ident = getattr(d, "identity", None) or {}
@@ -150,9 +156,8 @@ def header_table(key: str, run: Any, d: Any, title: str, stimulus: str,
         rows.append([name, text])
     if m.get("tracking_variables"):
         rows.append(["tracking variables", ", ".join(m["tracking_variables"])])
-    if "rounds" in m:
-        rows.append(["rounds", f"{_int(m['rounds'])} run, at most {_int(cond.get('max_rounds'))}; "
-                               f"each step {float(cond.get('round_seconds', 60)):g} s"])
+    if "rounds" in m and not any(name == "rounds" for name, _ in steady or []):
+        rows.append(["rounds", f"{_int(m['rounds'])} run, {rounds_limit(cond)}"])
     rows.append(["data pattern", cond.pop("data_pattern", "-")])
     rows.append(["status", d.status])
     rows.append(["ssdlab", f"{tags.get('tool_version') or '-'}, run {run.run_id}, "

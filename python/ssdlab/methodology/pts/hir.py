@@ -25,6 +25,11 @@ STEADY = "w4k"
 TRACKING = "RND 4 KiB 0/100 IOPS"
 
 
+def burst_s(po: C.PtsOptions) -> float:
+    """A burst's length: 5 s, or a step's when steps are shorter (--round-seconds, --quick)."""
+    return min(BURST_S, po.round_seconds)
+
+
 def phases(capacity: int, opts: Options) -> C.Steps:
     po = C.pts_options(opts)
     t, q = po.threads_qd
@@ -32,7 +37,7 @@ def phases(capacity: int, opts: Options) -> C.Steps:
     yield from C.rounds(po, lambda n: [C.io(C.round_name(n, STEADY), po, 0, 4 * KIB, t, q)],
                         lambda got: {TRACKING: C.iops(got[STEADY])})
     reps = max(1, round(REPEATS * po.scale))
-    burst = min(BURST_S, po.round_seconds)
+    burst = burst_s(po)
     for w in WAITS:
         for i in range(reps):
             yield C.io(f"ws{w}/burst{i:03d}", po, 0, 4 * KIB, t, q, seconds=burst)
@@ -75,8 +80,8 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
     out["baselines"] = baselines
     t, q = po.threads_qd
     out["conditions"] = C.conditions(po, threads=t, queue_depth=q, pattern="random",
-                                     block_size_kib=4, read_pct=0, wait_states_s=list(WAITS),
-                                     burst_s=BURST_S, repetitions=max(1, round(REPEATS * po.scale)),
+                                     block_size_kib=4, read_pct=0, wait_states_s=[w * po.wait_scale for w in WAITS],
+                                     burst_s=burst_s(po), repetitions=max(1, round(REPEATS * po.scale)),
                                      baseline_s=BASELINE_S * po.scale)
     out["steady_iops"] = ss
     out["max_gain"] = max((v["gain"] for v in waits.values() if v.get("gain")), default=None)
@@ -90,10 +95,13 @@ def page(key: str, run: Any, d: Any) -> tuple:
     out: list = [F.convergence(key, run.test, d, {TRACKING: conv[STEADY]}, "IOPS"),
                  *F.window_plots(key, run.test, d, lambda name: "IOPS")]
     t, y = m.get("timeline_s") or [], m.get("timeline_iops") or []
+    cond = m.get("conditions") or {}
+    burst = float(cond.get("burst_s", BURST_S))
+    scale = float(cond.get("wait_scale", 1.0))  # the idle of wait state "5" was 5 x this
     if t:
         base = m.get("baselines") or []
         end = max([*t, *(b["t1"] for b in base)])
-        lines = [Line("5 s write bursts", t, y, "markers")]
+        lines = [Line(f"{burst:g} s write bursts", t, y, "markers")]
         ss = m.get("steady_iops")
         if ss:
             lines.append(Line("steady state before the wait states", [0, end], [ss, ss], "lines", "dash"))
@@ -111,15 +119,15 @@ def page(key: str, run: Any, d: Any) -> tuple:
         out.insert(0, Table(f"table-{key}-waits", f"{run.test}: IOPS by wait state\n{d.label}",
                             ["wait state (s)", "bursts", "burst IOPS", "baseline IOPS after",
                              "x steady-state IOPS"],
-                            [[k, v.get("bursts"), v.get("iops"), v.get("baseline_iops"), v.get("gain")]
+                            [[f"{float(k) * scale:g}", v.get("bursts"), v.get("iops"), v.get("baseline_iops"), v.get("gain")]
                              for k, v in ws.items()]))
-    cond = m.get("conditions") or {}
     stim = (f"RND 4 KiB W, T{cond.get('threads', '-')}Q{cond.get('queue_depth', '-')}: rounds to steady "
-            f"state, then wait states {', '.join(str(w) for w in WAITS)} s: {cond.get('repetitions', REPEATS)} x "
-            f"({BURST_S:g} s writes, wait), then {cond.get('baseline_s', BASELINE_S):g} s of writes")
+            f"state, then wait states {', '.join(f'{w * scale:g}' for w in WAITS)} s: {cond.get('repetitions', REPEATS)} x "
+            f"({burst:g} s writes, wait), then {cond.get('baseline_s', BASELINE_S):g} s of writes")
     return stim, out
 
 
 TEST = Test(uses=frozenset(), name="pts-hir", options=C.RUN_OPTIONS, title="SNIA PTS: Host Idle Recovery (HIR)", phases=phases, analyze=analyze,
             figures=F.per_drive("SNIA PTS: Host Idle Recovery (HIR)", page), cost=42.0, in_review=False,
+            verdict=C.verdict,
             summary="SNIA PTS Host Idle Recovery: write IOPS after wait states of 5-50 s")

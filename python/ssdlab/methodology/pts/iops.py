@@ -106,4 +106,5 @@ def page(key: str, run: Any, d: Any) -> tuple:
 
 TEST = Test(uses=frozenset(), name="pts-iops", options=C.RUN_OPTIONS, title="SNIA PTS: IOPS", phases=phases, analyze=analyze,
             figures=F.per_drive("SNIA PTS: IOPS", page), cost=13.0, in_review=False,
+            verdict=C.verdict,
             summary="SNIA PTS IOPS: R/W mix x block size matrix at steady state")

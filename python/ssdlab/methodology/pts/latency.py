@@ -120,4 +120,5 @@ def page(key: str, run: Any, d: Any) -> tuple:
 
 TEST = Test(uses=frozenset(), name="pts-latency", options=C.RUN_OPTIONS, title="SNIA PTS: Latency", phases=phases, analyze=analyze,
             figures=F.per_drive("SNIA PTS: Latency", page), cost=2.0, in_review=False,
+            verdict=C.verdict,
             summary="SNIA PTS Latency: average, maximum and 5-nines response times at T1Q1")

@@ -73,6 +73,7 @@ def page(key: str, run: Any, d: Any) -> tuple:
     out: list = []
     rows: list[list] = []
     steady: list[tuple[str, str]] = []
+    counts: list[str] = []  # each block size's rounds: its own purge, WIPC and rounds
     for bs in sorted(BLOCKS["enterprise"], reverse=True):
         sm = m.get(f"bs{C.bs_label(bs)}")
         if not isinstance(sm, dict):
@@ -86,15 +87,20 @@ def page(key: str, run: Any, d: Any) -> tuple:
         out += F.window_plots(k, run.test, d, lambda name: "MB/s", sm)
         rows.append([kib, sm.get("read_mbps"), sm.get("write_mbps"), F.steady_text(sm)])
         steady.append((f"steady state, {kib} KiB", F.steady_text(sm)))
+        counts.append(f"{sm.get('rounds')} for {kib} KiB")
     if rows:
         out.insert(0, Table(f"table-{key}-mbps", f"{run.test}: sequential MB/s at steady state\n{d.label}",
                             ["block size (KiB)", "read MB/s", "write MB/s", "steady state"], rows,
                             "averages of the measurement window's rounds"))
     stim = (f"SEQ R/W 100/0 then 0/100, block size {', '.join(str(r[0]) for r in rows) or '-'} KiB, "
             f"T{OUTSTANDING[0]}Q{OUTSTANDING[1]}; each block size from its own purge and preconditioning")
+    if counts:
+        steady.append(("rounds", f"{', '.join(counts)} run, "
+                                 f"{F.rounds_limit(m.get('conditions') or {}, ' each')}"))
     return stim, out, steady
 
 
 TEST = Test(uses=frozenset(), name="pts-throughput", options=C.RUN_OPTIONS, title="SNIA PTS: Throughput", phases=phases, analyze=analyze,
             figures=F.per_drive("SNIA PTS: Throughput", page), cost=0.2, in_review=False,
+            verdict=C.verdict,
             summary="SNIA PTS Throughput: sequential 1024 KiB (and 128 KiB) read and write at steady state")

@@ -67,7 +67,8 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
             "duration_s": float(r.totals.get("duration_s", 0.0)),
             "tgbw": written / 1e9, "drive_fills": written / user if user else None,
             "step_s": step,
-            "minutes": [float(i + 1) * step / 60 for i in range(iops.size)],
+            # each value at the end of its span; the last, cut short by the byte cap, where it ended
+            "minutes": [min(float(i + 1) * step, float(len(s.get("iops", [])))) / 60 for i in range(iops.size)],
             "iops_by_minute": [float(x) for x in iops],
             "tgbw_by_minute": [float(x) for x in gb],
             "fills_by_minute": [float(x) * 1e9 / user for x in gb] if user else [],
@@ -89,7 +90,8 @@ def page(key: str, run: Any, d: Any) -> tuple:
         return stim, []
     note = str(cond.get("unwritten_lbas") or "")
     last = m.get("iops_last_5")
-    cap = f"last 5 minutes: {last:,.0f} IOPS; " if last is not None else ""
+    span = "seconds" if m.get("step_s") == 1 else "minutes"  # a run under 2 minutes: per second
+    cap = f"last 5 {span}: {last:,.0f} IOPS; " if last is not None else ""
     unit = "minutes"
     out = [Plot(f"fig-{key}-time", f"{run.test}: 4 KiB random write IOPS vs time\n{d.label}",
                 f"time ({unit})", "IOPS", [Line("IOPS", t, iops, "lines")], caption=cap + note),

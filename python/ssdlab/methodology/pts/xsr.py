@@ -64,6 +64,14 @@ class Group(TypedDict):
     settled_window: list[float] | None  # its first and last minute
     final_steady: bool  # the last 5 minutes meet the steady-state rule
     mbps_by_minute: list[float]
+    step_s: int  # the span of each value: 60, or 1 in a group shorter than 5 minutes
+
+
+def step_of(samples: int) -> int:
+    """1-minute values, as the specification records XSR, once a group holds a measurement
+    window of them; a shorter group (quick runs, a fast drive done with twice its capacity
+    in minutes) is judged per second."""
+    return 60 if samples >= pts_steady.WINDOW * 60 else 1
 
 
 def analyze(results: list[PhaseResult], opts: Options) -> dict:
@@ -73,9 +81,13 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
         if r.phase.name not in GROUPS:
             continue
         stim = GROUPS[r.phase.name][0]
-        step = 60 if len(r.series.get("mbps", [])) >= 600 else 1
-        mb = per_minute(r.series, "mbps", seconds=step)
-        io = per_minute(r.series, "iops", seconds=step)
+        step = step_of(len(r.series.get("mbps", [])))
+        # whole minutes only: the seconds of a last minute cut short by the byte cap are no
+        # 1-minute value (9 s of it would count in the final level as much as a minute)
+        whole = {k: np.asarray(r.series.get(k, []))[:len(r.series.get(k, [])) // step * step]
+                 for k in ("mbps", "iops")}
+        mb = per_minute(whole, "mbps", seconds=step)
+        io = per_minute(whole, "iops", seconds=step)
         st = pts_steady.settle(mb)
         w = st.window
         groups[r.phase.name] = {
@@ -85,7 +97,7 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
             "steady_minute": w.last_round * step / 60 if w else None,
             "settled_window": [w.first_round * step / 60, w.last_round * step / 60] if w else None,
             "final_steady": bool(st.final is not None and st.final.steady),
-            "mbps_by_minute": [float(x) for x in mb]}
+            "mbps_by_minute": [float(x) for x in mb], "step_s": step}
     out: dict[str, object] = {"groups": groups}
     if "ag3" in groups and "ag1" in groups and groups["ag1"]["mbps"]:
         out["recovery_ratio"] = (groups["ag3"]["mbps"] or 0.0) / groups["ag1"]["mbps"]
@@ -97,11 +109,17 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
 
 
 # -- the report page -------------------------------------------------------------------
+def _span(v: dict) -> str:
+    return "seconds" if v.get("step_s") == 1 else "minutes"
+
+
 def _settled(v: dict) -> str:
     w = v.get("settled_window")
     if w:
+        if v.get("step_s") == 1:
+            return f"seconds {w[0] * 60:.0f}-{w[1] * 60:.0f} (under 5 minutes long: per second)"
         return f"minutes {w[0]:g}-{w[1]:g}"
-    return "not settled: its last 5 minutes are not steady" if not v.get("final_steady") else "-"
+    return f"not settled: its last 5 {_span(v)} are not steady" if not v.get("final_steady") else "-"
 
 
 def page(key: str, run: Any, d: Any) -> tuple:
@@ -114,21 +132,26 @@ def page(key: str, run: Any, d: Any) -> tuple:
     out: list = []
     if groups:
         out.append(Table(f"table-{key}-groups", f"{run.test}: access groups\n{d.label}",
-                         ["group", "stimulus", "minutes", "MB/s (last 5 min)", "IOPS (last 5 min)",
+                         ["group", "stimulus", "minutes", "MB/s (final level)", "IOPS (final level)",
                           "settled (steady at its final level)"],
                          [[g, v.get("stimulus"), v.get("minutes"), v.get("mbps"), v.get("iops"),
                            _settled(v)] for g, v in groups.items()],
-                         "settled: the first 5 minutes that meet the steady-state rule and average "
-                         "within 10 % of the group's last 5 minutes"))
+                         "final level: the average of the group's last 5 minutes; settled: the first "
+                         "5 minutes that meet the steady-state rule and average within 10 % of it "
+                         "(a group under 5 minutes long: its seconds instead)"))
         lines, start = [], 0.0
         for g, v in groups.items():
             ys = v.get("mbps_by_minute") or []
-            lines.append(Line(f"{g}: {v.get('stimulus')}", list(start + np.arange(1, len(ys) + 1)), ys, "lines"))
+            step = float(v.get("step_s") or 60) / 60  # minutes a value spans
+            end = float(v.get("minutes") or len(ys) * step)
+            # each value at the end of its span, the last (a partial span) at the group's end
+            xs = [start + min((i + 1) * step, end) for i in range(len(ys))]
+            lines.append(Line(f"{g}: {v.get('stimulus')}", xs, ys, "lines"))
             if v.get("settled_window"):
                 a, b = v["settled_window"]
                 lines.append(Line(f"{g} settled", [start + a, start + b], [v["mbps"], v["mbps"]],
                                   "lines", "dash"))
-            start += len(ys)
+            start += end
         out.append(Plot(f"fig-{key}-time", f"{run.test}: MB/s per minute across the access groups\n{d.label}",
                         "time (minutes)", "MB/s", lines))
     return stim, out, [(f"settled, {g}", _settled(v)) for g, v in groups.items()]
