@@ -290,7 +290,9 @@ def make_grid(test: str, drives: list[str], sets: list[str], spares: list[str],
               grid_file: Path | None = None, **constants: Any) -> Grid:
     """The grid from the command line and an optional TOML file (the two add up; an axis
     or option given in both is refused). Raises ValueError with one line."""
-    get(test)
+    if (why := get(test).needs_own_options()) is not None:  # a point carries the shared options only
+        raise ValueError(f"ssdlab sweep does not run {test}: it needs options of its own ({why}); "
+                         f"use ssdlab run {test}")
     doc = read_grid_file(grid_file) if grid_file is not None else {}
     if "test" in doc and doc["test"] != test:
         raise ValueError(f"grid file names test '{doc['test']}', the command '{test}'")

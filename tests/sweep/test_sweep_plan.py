@@ -61,3 +61,21 @@ def test_a_plan_warns_of_an_option_the_test_does_not_read_as_run_plan_does(tmp_p
     assert r.exit_code == 0, r.stderr
     assert r.stderr == "ssdlab: warning: --interval is not used by fill\n"
     assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_a_spare_axis_the_test_does_not_read_is_refused_not_run_as_identical_points(tmp_path):
+    """pts-iops ignores --spare: several spare values would run the same point that many
+    times, so the grid is refused before anything is stored (one value only warns)."""
+    db = tmp_path / "s.sqlite"
+    r = run_cli("sweep", "pts-iops", "--drive", "sim:sn520-128", "--spare", "0,25", "--db", str(db))
+    refused(r, "--spare", "pts-iops", "give one or none")
+    assert not db.exists()
+
+
+def test_a_test_that_needs_its_own_options_is_refused_naming_run(tmp_path):
+    """A sweep's points carry the options every test shares, not a trace or a job file."""
+    db = tmp_path / "s.sqlite"
+    for test, words in (("trace", ["--trace FILE"]), ("fio", ["job file"])):
+        r = run_cli("sweep", test, "--drive", "sim:sn520-128", "--plan", "--db", str(db))
+        refused(r, f"ssdlab sweep does not run {test}", f"use ssdlab run {test}", *words)
+        assert not db.exists()

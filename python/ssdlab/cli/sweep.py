@@ -48,6 +48,10 @@ def sweep_cmd(
         g = sw.make_grid(test, drive, sets, spare, grid, seconds=seconds, repeat=repeat,
                          interval=interval, seed=seed, testbed=testbed)
         memory = sw.check(g)  # every point, before anything runs or is stored
+        unused = get(test).unused(g.given)
+        if "--spare" in unused and len(g.spares) > 1:  # its points would be one run, repeated
+            raise UserError(f"{g.source('--spare')}: {test} does not use a spare area, so its "
+                            f"{len(g.spares)} spare values would run the same points again; give one or none")
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
         if not plan:
@@ -57,7 +61,7 @@ def sweep_cmd(
             check_free(db)
             store = Store(db)
             store.check_writable()
-        for flag in get(test).unused(g.given):  # once every check passed: a refusal is one line
+        for flag in unused:  # once every check passed: a refusal is one line
             typer.echo(f"ssdlab: warning: {g.source(flag)} is not used by {test}", err=True)
         if plan:  # every point checked; no store, no executor, no report directory (as `run --plan`, it warns)
             return print_sweep_plan(g, json_out)

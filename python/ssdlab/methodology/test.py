@@ -4,11 +4,12 @@ CLI, the review and the report ask them, and never branch on a test's name."""
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
+from ..errors import UserError
 from ..figures import FigureOptions
 from ..figures.model import ReportRun
 from ..phase import Batch, Phase, PhaseResult
@@ -100,6 +101,16 @@ class TestOptions:
         return None
 
 
+class _Silent:
+    """A Console that says nothing (options parsed at their defaults, to see if they can be)."""
+
+    def note(self, line: str) -> None:
+        pass
+
+    def reading(self, path: str) -> AbstractContextManager[Callable[[int, int], None]]:
+        return nullcontext(lambda done, total: None)
+
+
 @dataclass(frozen=True)
 class Test:
     name: str  # the CLI's name: `ssdlab run NAME`; the report's section id sec-NAME
@@ -150,6 +161,17 @@ class Test:
     # metrics a twin is not fitted to (they grow with the drive or its segments, or are the
     # scatter of repeated runs); shell-style patterns (fnmatch)
     unfitted: tuple[str, ...] = ()
+
+    def needs_own_options(self) -> str | None:
+        """Why the test cannot run with its own options at their defaults (trace: no trace
+        given), as its `run` refuses it in one line; None when it can."""
+        if self.options is None or not self.options.cli:
+            return None
+        try:
+            self.options.parse({c.name: c.default for c in self.options.cli}, _Silent())
+        except UserError as e:
+            return str(e)
+        return None
 
     def unused(self, given: Iterable[str]) -> list[str]:
         """The flags of the shared `run` options in `given` (spare, repeat, seconds,
