@@ -59,6 +59,7 @@ class ConsistencyCombo:
     steady_iops: float | None = None  # the test's own figures, marked on the curves
     steady_start_s: float | None = None
     steady_reached: bool | None = None  # None: a run stored before the test said
+    status: str = "complete"  # the drive's: a run cut short is marked as one
 
     @property
     def key(self) -> str:
@@ -67,6 +68,8 @@ class ConsistencyCombo:
     @property
     def not_steady(self) -> str:
         """What the figures say instead of a steady figure ("" when there is one)."""
+        if self.status not in ("complete", "") and len(self.t):  # no figures: it was cut short
+            return f"{self.status} after {float(self.t[-1]):g} s, not a whole run"
         if self.steady_reached is not False or not len(self.t):
             return ""
         return f"steady state not reached in {float(self.t[-1]):g} s"
@@ -101,7 +104,7 @@ def consistency_combos(runs: list[ReportRun]) -> list[ConsistencyCombo]:
             out.append(ConsistencyCombo(r.run_id, d.drive, d.label, float(r.spare_pct), t,
                                         iops, w0, counters, _f(d.metrics.get("steady_iops")),
                                         _f(d.metrics.get("steady_start_s")),
-                                        _reached(d.metrics.get("steady_reached"))))
+                                        _reached(d.metrics.get("steady_reached")), d.status))
     return out
 
 

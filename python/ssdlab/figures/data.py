@@ -69,6 +69,7 @@ class QuickSeries:
     lo: np.ndarray  # slowest run (the whisker's lower end)
     hi: np.ndarray  # fastest run
     points: list[list[float]]  # every run, so clusters stay visible
+    color: str = ""  # the drive's colour in its report ("": by position)
 
     @property
     def whiskers(self) -> np.ndarray:

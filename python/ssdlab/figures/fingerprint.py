@@ -103,7 +103,7 @@ def prints(runs: Sequence[ReportRun]) -> list[Print]:
     out = []
     for r in runs:
         for d in r.drives:
-            p = print_of(d.label, d.phases)
+            p = print_of(d.shown, d.phases)
             if p is not None:
                 out.append(p)
     return out

@@ -115,7 +115,7 @@ def bars_png(g: D.QuickGroup, out_dir: Path) -> Path:
     for i, s in enumerate(g.series):
         yy = y - 0.4 + h * (i + 0.5)
         has_err = any(len(p) > 1 for p in s.points)  # single values: no whiskers to draw
-        ax.barh(yy, s.value, height=h * 0.92, color=COLORS[i % len(COLORS)], alpha=0.85,
+        ax.barh(yy, s.value, height=h * 0.92, color=s.color or COLORS[i % len(COLORS)], alpha=0.85,
                 label=s.label, xerr=s.whiskers if has_err else None, capsize=2,
                 error_kw={"elinewidth": 0.8, "ecolor": "#333"})
         for j, pts in enumerate(s.points):  # every run, so clusters stay visible

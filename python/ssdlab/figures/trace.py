@@ -58,7 +58,7 @@ def trace_bars(runs: list[ReportRun]) -> list[QuickGroup]:
             series = []
             for d in drives:
                 v = np.array([_f(d.metrics.get(f"{state}_{m}")) for m in metrics], dtype=float)
-                series.append(QuickSeries(d.label, v, v, v, [[] for _ in metrics]))
+                series.append(QuickSeries(d.shown, v, v, v, [[] for _ in metrics], d.color))
             out.append(QuickGroup(unit, f"{state}-{'rate' if unit == 'MB/s' else 'latency'}",
                                   metrics, series, test="trace",
                                   title=f"Trace replay, {state} drive: {what}",
@@ -79,8 +79,8 @@ def trace_latency_figure(runs: list[ReportRun]) -> str:
         t, lat = p.series.get("t_s"), p.series.get("lat_mean_us")
         if t is None or lat is None or not len(t):
             continue
-        fig.add_trace(go.Scatter(x=_l(t), y=_l(lat), mode="lines", line=dict(color=COLORS[i % len(COLORS)]),
-                                 name=f"{d.label} {p.name.removeprefix('trace-')}"))
+        fig.add_trace(go.Scatter(x=_l(t), y=_l(lat), mode="lines", line=dict(color=d.color or COLORS[i % len(COLORS)]),
+                                 name=f"{d.shown} {p.name.removeprefix('trace-')}"))
         i += 1
     if not i:
         return ""

@@ -25,7 +25,9 @@ def build_runs_report(runs: list[ReportRun], out_dir: Path, y_max: float | None 
     and moved in by name, so a link another user put in `out_dir` is replaced, never
     written through (safe_path.staged)."""
     from ..executor import Executor, Unit
+    from ..figures.style import color_drives
 
+    color_drives(runs)
     # the page first: the longest unit (plotly's JSON of every run), then the PNGs
     units = [Unit(HTML_NAME, render, (runs, y_max, title), cost=len(runs) + 1.0)]
     if png:
