@@ -74,13 +74,15 @@ def test_a_drive_cut_short_is_marked_in_its_figures(test, drawn, tmp_path):
         assert "A 128 GB (" not in html
 
 
-def test_the_consistency_title_says_how_far_the_run_got(drawn, tmp_path):
+@pytest.mark.parametrize("status, said", [("interrupted", "interrupted after 300 s, not a whole run"),
+                                           ("running", "still running, 300 s so far, not a whole run")])
+def test_the_consistency_title_says_how_far_the_run_got(status, said, drawn, tmp_path):
     runs = [ReportRun(1, "consistency", RUNS["consistency"](), spare_pct=0.0)]
+    runs[0].drives[0].status = status
     for f in methodology.ALL["consistency"].figures(runs, FigureOptions()):
         f.png(tmp_path)
     (fig,) = drawn.values()
-    assert any(t.startswith("Performance consistency: B 256 GB\n") and "interrupted after 300 s, not a whole run" in t
-               for t in fig["texts"]), fig["texts"]
+    assert any(t.startswith("Performance consistency: B 256 GB\n") and t.endswith(said) for t in fig["texts"]), fig["texts"]
 
 
 def test_a_drive_has_one_colour_in_every_figure_of_its_report(drawn, tmp_path):

@@ -69,7 +69,9 @@ class ConsistencyCombo:
     def not_steady(self) -> str:
         """What the figures say instead of a steady figure ("" when there is one)."""
         if self.status not in ("complete", "") and len(self.t):  # no figures: it was cut short
-            return f"{self.status} after {float(self.t[-1]):g} s, not a whole run"
+            end = float(self.t[-1])
+            got = f"still running, {end:g} s so far" if self.status == "running" else f"{self.status} after {end:g} s"
+            return f"{got}, not a whole run"
         if self.steady_reached is not False or not len(self.t):
             return ""
         return f"steady state not reached in {float(self.t[-1]):g} s"
