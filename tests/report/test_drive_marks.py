@@ -98,3 +98,27 @@ def test_a_drive_has_one_colour_in_every_figure_of_its_report(drawn, tmp_path):
     assert drawn["idle"]["bars"]["C 512 GB"] not in (b, drawn["fill-overlay"]["lines"]["A 128 GB"])
     html = (tmp_path / "rep" / "report.html").read_text().lower()
     assert html.count(f'"marker":{{"color":"{b}"}}') == 1  # the HTML's idle bars of B
+
+
+def test_a_drive_s_trace_replays_keep_its_colour_and_are_told_apart():
+    import json
+    import re
+
+    import numpy as np
+
+    from ssdlab.figures.model import ReportDrive, ReportPhase
+    from ssdlab.figures.style import color_drives
+    from ssdlab.figures.trace import trace_latency_figure
+
+    def replay(state):
+        return ReportPhase(f"trace-{state}", kind="replay", series={"t_s": np.arange(1.0, 4.0), "lat_mean_us": np.ones(3)})
+
+    runs = [ReportRun(1, "trace", [ReportDrive("sim:a", "A", phases=[replay("empty"), replay("full")]),
+                                   ReportDrive("sim:b", "B", phases=[replay("empty"), replay("full")])])]
+    color_drives(runs)
+    html = trace_latency_figure(runs)
+    data = json.loads(re.search(r'Plotly\.newPlot\(\s*"[^"]+",\s*(\[.*?\]),\s*\{', html, re.S)[1])
+    styles = {t["name"]: (t["line"]["color"], t["line"].get("dash", "solid")) for t in data}
+    assert len(set(styles.values())) == 4
+    assert styles["A empty"][0] == styles["A full"][0] == runs[0].drives[0].color
+    assert styles["B empty"][0] == styles["B full"][0] != styles["A empty"][0]
