@@ -5,6 +5,9 @@ one colour in all the figures of a report, whichever drives each test compares i
 
 from __future__ import annotations
 
+import json
+import re
+
 import matplotlib.colors as mcolors
 import pytest
 from matplotlib.container import BarContainer
@@ -88,7 +91,8 @@ def test_the_consistency_title_says_how_far_the_run_got(status, said, drawn, tmp
 def test_a_drive_has_one_colour_in_every_figure_of_its_report(drawn, tmp_path):
     runs = [ReportRun(1, "fill", [fill_drive("A 128 GB", 64, 1500, 400, 8), fill_drive("B 256 GB", 64, 1700, 500, 8)]),
             ReportRun(2, "working-set", [working_set_drive("B 256 GB", 80000, 32)]),
-            ReportRun(3, "idle", [idle_drive("C 512 GB", (300,) * 9), idle_drive("B 256 GB", (200,) * 9)])]
+            ReportRun(3, "idle", [idle_drive("C 512 GB", (300,) * 9), idle_drive("B 256 GB", (200,) * 9)]),
+            ReportRun(4, "consistency", [consistency_drive("B 256 GB", 60000, 6000, 0.4, seconds=300)])]
     build_runs_report(runs, tmp_path / "rep")
     b = drawn["fill-overlay"]["lines"]["B 256 GB"]
     assert drawn["fill-overlay"]["lines"]["A 128 GB"] != b
@@ -96,14 +100,14 @@ def test_a_drive_has_one_colour_in_every_figure_of_its_report(drawn, tmp_path):
     assert drawn["working-set"]["lines"]["B 256 GB"] == b
     assert drawn["idle"]["bars"]["B 256 GB"] == b  # second in its own figure, B's colour all the same
     assert drawn["idle"]["bars"]["C 512 GB"] not in (b, drawn["fill-overlay"]["lines"]["A 128 GB"])
+    assert drawn["consistency-b-256-gb-spare0"]["title_color"][0] == b
     html = (tmp_path / "rep" / "report.html").read_text().lower()
     assert html.count(f'"marker":{{"color":"{b}"}}') == 1  # the HTML's idle bars of B
+    payload = json.loads(re.search(r'id="data-consistency">(.*?)</script>', html, re.S)[1])
+    assert payload["combos"]["0|0"]["color"] == b  # the switch draws B's IOPS in B's colour
 
 
 def test_a_drive_s_trace_replays_keep_its_colour_and_are_told_apart():
-    import json
-    import re
-
     import numpy as np
 
     from ssdlab.figures.model import ReportDrive, ReportPhase
