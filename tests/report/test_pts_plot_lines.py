@@ -45,3 +45,26 @@ def test_the_html_gives_every_line_its_own_colour():
     data = json.loads(re.search(r'Plotly\.newPlot\(\s*"[^"]+",\s*(\[.*?\]),\s*\{', html, re.S)[1])
     colors = [(t.get("line") or {}).get("color") or (t.get("marker") or {}).get("color") for t in data]
     assert len(colors) == 11 and None not in colors and len(set(colors)) == 11
+
+
+def test_a_long_title_wraps_inside_the_figure(tmp_path, monkeypatch):
+    """A window's title ends with its verdict ("... NOT steady"), which ran off the PNG."""
+    title = ("pts-latency: measurement window, rounds 1-2: RND 4 KiB 0/100 average response time (us) NOT steady"
+             "\nWD SN520 128 GB (OEM, PCIe 3.0 x2, BiCS3 TLC, HMB) [user_capacity_gb=1]")
+    seen = {}
+
+    def keep(fig, out_dir, key):
+        from ssdlab.figures.png import DPI
+
+        fig.set_dpi(DPI)
+        fig.canvas.draw()
+        (ax,) = fig.axes
+        seen["title"], seen["box"], seen["page"] = ax.title.get_text(), ax.title.get_window_extent(), fig.bbox.frozen()
+        plt.close(fig)
+        return []
+
+    monkeypatch.setattr(pp, "_save", keep)
+    with plt.rc_context(STYLE):
+        Plot("fig-k-window", title, "round", "us", [Line("avg", [1, 2], [20.0, 21.0])]).png(tmp_path)
+    assert seen["page"].x0 <= seen["box"].x0 and seen["box"].x1 <= seen["page"].x1
+    assert " ".join(seen["title"].split()) == " ".join(title.split())  # wrapped, every word kept

@@ -47,6 +47,24 @@ def _pyplot():
     return plt
 
 
+def _title(fig, ax, text: str, size: float) -> None:
+    """The axes' title, each line wrapped where it would run off the figure as saved (a
+    window's verdict, "... NOT steady", comes last on a long line)."""
+    import textwrap
+
+    from .png import DPI
+
+    t = ax.set_title(text, fontsize=size)
+    fig.set_dpi(DPI)
+    fig.canvas.draw()
+    box, page = t.get_window_extent(), fig.bbox
+    if box.x0 >= page.x0 and box.x1 <= page.x1:
+        return
+    lines = text.split("\n")
+    chars = max(20, int(max(map(len, lines)) * 0.9 * page.width / box.width))
+    t.set_text("\n".join(textwrap.fill(line, chars) for line in lines))
+
+
 def _save(fig, out_dir: Path, key: str) -> list[Path]:
     path = Path(out_dir) / f"{key}.png"
     fig.savefig(path)
@@ -142,7 +160,6 @@ class Plot:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if self.y_from_zero and not self.log_y:
             ax.set_ylim(bottom=0)
-        ax.set_title(self.title, fontsize=10)
         ax.set_xlabel(self.xlabel)
         ax.set_ylabel(self.ylabel)
         ax.grid(True, alpha=0.3)
@@ -150,6 +167,7 @@ class Plot:
             from .png import _legend_below
 
             _legend_below(fig, ax)
+        _title(fig, ax, self.title, 10)
         return _save(fig, out_dir, self.key)
 
 
