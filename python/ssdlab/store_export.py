@@ -43,6 +43,14 @@ class _SafeCsv:
         self.w.writerow([csv_text(c) for c in row])
 
 
+def _numbers(part: Any) -> list[tuple[str, Any]]:
+    """A latency record's numbers (ios, mean_us, p99_us, ...), not its lists or labels."""
+    if not isinstance(part, dict):
+        return []
+    return [(k, v) for k, v in part.items()
+            if v is None or isinstance(v, (int, float)) and not isinstance(v, bool)]
+
+
 def to_json(store: Store, run_id: int) -> str:
     run = store.run(run_id)
     for d in run["drives"]:
@@ -52,7 +60,7 @@ def to_json(store: Store, run_id: int) -> str:
 
 def to_csv(store: Store, run_id: int) -> str:
     """Long ("tidy") format, one value per line: every series point, segment point,
-    histogram bucket, phase total and metric of the run."""
+    histogram bucket, phase total, latency percentile and metric of the run."""
     run = store.run(run_id)
     buf = io.StringIO()
     w = _SafeCsv(csv.writer(buf, lineterminator="\n"))
@@ -68,6 +76,11 @@ def to_csv(store: Store, run_id: int) -> str:
             key = [run_id, d["spec"], p["seq"], p["name"]]
             for name, v in p["totals"].items():
                 w.writerow(key + ["totals", name, "", fmt(v)])
+            lat = p["latency"] or {}
+            for table, part in (("latency", lat), ("latency_read", lat.get("read")),
+                                ("latency_write", lat.get("write"))):
+                for name, v in _numbers(part):  # the percentiles (their histograms below)
+                    w.writerow(key + [table, name, "", fmt(v)])
             for table in ("series", "segments"):
                 for name, arr in p[table].items():
                     for i, x in enumerate(arr.tolist()):

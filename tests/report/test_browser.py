@@ -141,6 +141,22 @@ def test_drive_and_spare_buttons_change_the_plotted_data(page):
     assert page.errors == []
 
 
+def test_the_drive_switch_draws_each_drive_in_its_colour(page):
+    """The drive's colour of the report's other figures (fill, working set, bars), on
+    the IOPS lines of the whole run and both windows."""
+    payload = page.evaluate("() => JSON.parse(document.getElementById('data-consistency').textContent)")
+    colors = "() => document.getElementById('fig-consistency').data.map(t => t.line && t.line.color)"
+    mx100, m550 = payload["combos"]["0|0"]["color"], payload["combos"]["1|0"]["color"]
+    assert mx100 != m550
+    _click(page, "fig-consistency-drive-btn-1", {"driveIndex": "1"})
+    drawn = page.evaluate(colors)
+    assert [drawn[i] for i in payload["iops_traces"]] == [m550] * 3
+    _click(page, "fig-consistency-drive-btn-0", {"driveIndex": "0"})
+    drawn = page.evaluate(colors)
+    assert [drawn[i] for i in payload["iops_traces"]] == [mx100] * 3
+    assert page.errors == []
+
+
 def test_fill_y_axis_top_is_settable_for_all_drives(page):
     ranges = "() => ['fig-fill-overlay', 'fig-fill-0', 'fig-fill-1'].map(" \
              "id => document.getElementById(id).layout.yaxis.range.map(Number))"

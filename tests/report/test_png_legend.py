@@ -31,3 +31,24 @@ def test_the_legend_fits_the_figure(labels, ncols):
             assert legend._ncols == 2
     finally:
         plt.close(fig)
+
+
+def test_the_legend_fits_the_figure_as_saved():
+    """Measured at the PNG's 200 dpi: two labels side by side that fit at 100 dpi ran a few
+    pixels off both sides of the saved PNG (hinted text is wider than twice 100 dpi's)."""
+    from ssdlab.figures.png import DPI, STYLE
+
+    labels = [f"XXXXX {NAME}"[:53] + f" {i}" for i in range(2)]
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(WIDTH, 3), layout="constrained")
+        try:
+            for i, label in enumerate(labels):
+                ax.plot([0, 1], [i, i + 1], label=label)
+            _legend_below(fig, ax)
+            fig.set_dpi(DPI)
+            fig.canvas.draw()
+            (legend,) = fig.legends
+            box, page = legend.get_window_extent(), fig.bbox
+            assert box.x0 >= page.x0 and box.x1 <= page.x1
+        finally:
+            plt.close(fig)

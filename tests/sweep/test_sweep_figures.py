@@ -80,3 +80,21 @@ def test_png_heat_map_numbers_are_legible_and_spare_is_in_percent():
     finally:
         plt.close(fig)
     assert heat_figure(t, "m", "a", "spare").layout.yaxis.title.text == "spare (%)"
+
+
+def test_a_png_says_its_points_are_means_and_names_the_metric_s_unit():
+    """Published on its own, the PNG says what the page's title does: with two parameters
+    swept, each panel's point is a mean over the other's values."""
+    from ssdlab.figures.png import plt
+    from ssdlab.report.sweep import lines_figure, png_figure
+
+    rows = [{"run_id": i, "status": "complete", "a": a, "b": b, "avg_mbps": 100.0 * b + a}
+            for i, (a, b) in enumerate([(1, 1), (1, 2), (2, 1), (2, 2)])]
+    t = S.SweepTable("sw-x", "fill", {"a": [1, 2], "b": [1, 2]}, rows, ["avg_mbps"])
+    fig = png_figure(t, "avg_mbps", S.sensitivity(t))
+    try:
+        assert fig._suptitle.get_text() == "avg_mbps (mean over the other parameters)"
+        assert fig.axes[0].get_ylabel() == "Average (MB/s)"
+    finally:
+        plt.close(fig)
+    assert lines_figure(t, "avg_mbps").layout.yaxis.title.text == "Average (MB/s)"

@@ -391,6 +391,7 @@ def report(
             ids.append(store.latest_run_id())
         if not ids:
             raise UserError("name runs to report, or --latest")
+        ids = list(dict.fromkeys(ids))  # a run named twice (12 -1, --latest) is drawn once
         for i in ids:
             store.run(i)  # unknown run: one clear line
         html = build(store, ids, out, y_max)

@@ -40,7 +40,7 @@ def scalar_bars(runs: Sequence[ReportRun], test: str, title: str, metrics: list[
     for d in drives:
         v = np.array([_f(d.metrics.get(m)) if _f(d.metrics.get(m)) is not None else np.nan
                       for m in present])
-        series.append(QuickSeries(d.label, v, v, v, [[] for _ in present]))
+        series.append(QuickSeries(d.shown, v, v, v, [[] for _ in present], d.color))
     return [QuickGroup("MB/s", "", present, series, test=test, title=title, note=note,
                        names=[(names or {}).get(m) or generic_title(m).replace(" (MB/s)", "")
                               for m in present])]

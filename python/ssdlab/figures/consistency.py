@@ -59,6 +59,8 @@ class ConsistencyCombo:
     steady_iops: float | None = None  # the test's own figures, marked on the curves
     steady_start_s: float | None = None
     steady_reached: bool | None = None  # None: a run stored before the test said
+    status: str = "complete"  # the drive's: a run cut short is marked as one
+    color: str = COLORS[0]  # the drive's colour in its report
 
     @property
     def key(self) -> str:
@@ -67,6 +69,10 @@ class ConsistencyCombo:
     @property
     def not_steady(self) -> str:
         """What the figures say instead of a steady figure ("" when there is one)."""
+        if self.status not in ("complete", "") and len(self.t):  # no figures: it was cut short
+            end = float(self.t[-1])
+            got = f"still running, {end:g} s so far" if self.status == "running" else f"{self.status} after {end:g} s"
+            return f"{got}, not a whole run"
         if self.steady_reached is not False or not len(self.t):
             return ""
         return f"steady state not reached in {float(self.t[-1]):g} s"
@@ -101,7 +107,8 @@ def consistency_combos(runs: list[ReportRun]) -> list[ConsistencyCombo]:
             out.append(ConsistencyCombo(r.run_id, d.drive, d.label, float(r.spare_pct), t,
                                         iops, w0, counters, _f(d.metrics.get("steady_iops")),
                                         _f(d.metrics.get("steady_start_s")),
-                                        _reached(d.metrics.get("steady_reached"))))
+                                        _reached(d.metrics.get("steady_reached")), d.status,
+                                        d.color or COLORS[0]))
     return out
 
 
@@ -202,6 +209,7 @@ def consistency_figure(combos: list[ConsistencyCombo]) -> tuple[str, str]:
     drives = list(dict.fromkeys(c.label for c in combos))
     spares = sorted({c.spare_pct for c in combos})
     by = {(drives.index(c.label), spares.index(c.spare_pct)): c for c in combos}
+    hue = {drives.index(c.label): c.color for c in combos}  # a drive's, in every view of it
     panels = D.union_panels([c.counters for c in combos])  # rows if any combination has them
     first = combos[0]
     titles = _panel_titles(first, panels)
@@ -210,13 +218,13 @@ def consistency_figure(combos: list[ConsistencyCombo]) -> tuple[str, str]:
     fig = make_subplots(rows=n, cols=1, subplot_titles=titles, row_heights=heights,
                         vertical_spacing=0.065)
     fig.add_trace(go.Scatter(mode="lines", name="whole", showlegend=False,
-                             line=dict(color=COLORS[0], width=1)), row=1, col=1)
+                             line=dict(color=first.color, width=1)), row=1, col=1)
     for r, panel in enumerate(panels, start=2):
         _add_counter_panel(fig, None, panel, r)
         fig.update_xaxes(matches="x", row=r, col=1)
     for r, kind in ((n - 1, "window-log"), (n, "window-linear")):
         fig.add_trace(go.Scatter(mode="lines", name=kind, showlegend=False,
-                                 line=dict(color=COLORS[0], width=1)), row=r, col=1)
+                                 line=dict(color=first.color, width=1)), row=r, col=1)
     # the test's own figures: where steady state began, and its mean over the window
     mark = dict(color="#222", width=1.2, dash="dot")
     fig.add_trace(go.Scatter(mode="lines", name="steady state from", line=mark,
@@ -261,12 +269,15 @@ def consistency_figure(combos: list[ConsistencyCombo]) -> tuple[str, str]:
     payload = {
         "drives": drives, "spares": [D.spare_label(s) for s in spares],
         "traces": _trace_names(panels),
+        # the IOPS lines, drawn in the shown drive's colour
+        "iops_traces": [i for i, k in enumerate(_trace_names(panels)) if k in ("whole", "window-log", "window-linear")],
         "combos": {f"{d}|{s}": {"traces": _combo_traces(by.get((d, s)), panels),
                                 "title": _title(by.get((d, s)), drives[d],
                                                 D.spare_label(spares[s])),
                                 "layout": _combo_layout(by.get((d, s)), n),
                                 "panel_titles": _panel_titles(by.get((d, s)), panels),
-                                "present": (d, s) in by}
+                                "present": (d, s) in by,
+                                "color": hue[d]}
                    for d in range(len(drives)) for s in range(len(spares))},
     }
     div = _div(fig, "fig-consistency", figure="consistency", drive=drives[0],
@@ -308,8 +319,9 @@ SWITCH_JS = r"""
     const layout = Object.assign({'title.text': c.title}, c.layout);
     c.panel_titles.forEach(function (t, i) { layout['annotations[' + i + '].text'] = t; });
     // marked once drawn, so whoever waits on the data attributes sees the new data
-    return Plotly.update(gd, {x: c.traces.map(t => t.x), y: c.traces.map(t => t.y)},
-                         layout).then(function () { mark(c); tag(); });
+    return Plotly.update(gd, {x: c.traces.map(t => t.x), y: c.traces.map(t => t.y)}, layout)
+      .then(function () { return Plotly.restyle(gd, {'line.color': c.color}, payload.iops_traces); })
+      .then(function () { mark(c); tag(); });
   }
   gd.on('plotly_buttonclicked', function (e) {
     const a = (e.button.args && e.button.args[0]) || {};
@@ -328,9 +340,9 @@ SWITCH_JS = r"""
 
 # --- PNG ----------------------------------------------------------------------------------
 
-def _log_panel(ax, t: np.ndarray, iops: np.ndarray, axis: LogAxis, lw: float) -> None:
+def _log_panel(ax, t: np.ndarray, iops: np.ndarray, axis: LogAxis, lw: float, color: str = COLORS[0]) -> None:
     """Per-second IOPS on `axis` (data.LogAxis): 0-IOPS seconds on the floor line, marked."""
-    ax.plot(t, axis.plotted(iops), color=COLORS[0], lw=lw)
+    ax.plot(t, axis.plotted(iops), color=color, lw=lw)
     ax.set_yscale("log")
     ax.set_ylim(axis.lo, axis.hi)
     ax.yaxis.set_major_locator(FixedLocator(axis.ticks))
@@ -366,7 +378,7 @@ def consistency_fig(c: ConsistencyCombo):
                              gridspec_kw={"height_ratios": ratios}, layout="constrained")
     axes = list(np.atleast_1d(axes))
     whole, counters, wlog, wlin = axes[0], axes[1:1 + len(panels)], axes[-2], axes[-1]
-    _log_panel(whole, c.t, c.iops, log_axis([c.iops]), 0.6)
+    _log_panel(whole, c.t, c.iops, log_axis([c.iops]), 0.6, c.color)
     whole.set_ylabel("IOPS")
     start = None if c.steady_start_s is None else f"dotted: steady state from {c.steady_start_s:g} s"
     whole.set_title(_panel_title("Whole run", c.iops, "log", start), fontsize=8.5)
@@ -380,8 +392,8 @@ def consistency_fig(c: ConsistencyCombo):
         a.tick_params(labelbottom=False)
     (counters[-1] if counters else whole).set_xlabel("seconds")
     w = c.t >= c.window_start
-    _log_panel(wlog, c.t[w], c.iops[w], log_axis([c.iops[w]]), 0.7)
-    wlin.plot(c.t[w], c.iops[w], color=COLORS[0], lw=0.7)
+    _log_panel(wlog, c.t[w], c.iops[w], log_axis([c.iops[w]]), 0.7, c.color)
+    wlin.plot(c.t[w], c.iops[w], color=c.color, lw=0.7)
     for ax, scale in ((wlog, "log"), (wlin, "linear")):
         # a run shorter than the window start (a quick --seconds run) still gets an axis
         ax.set(ylabel="IOPS", xlim=(c.window_start, max(float(c.t[-1]), c.window_start + 1)))

@@ -69,6 +69,7 @@ class QuickSeries:
     lo: np.ndarray  # slowest run (the whisker's lower end)
     hi: np.ndarray  # fastest run
     points: list[list[float]]  # every run, so clusters stay visible
+    color: str = ""  # the drive's colour in its report ("": by position)
 
     @property
     def whiskers(self) -> np.ndarray:
@@ -254,8 +255,9 @@ UNITS = {"mbps": "MB/s", "iops": "IOPS", "ms": "ms", "us": "µs", "gb": "GB", "s
 
 
 def generic_title(name: str) -> str:
-    """clean_write_mbps -> "clean write (MB/s)": readable without a table of every name."""
-    parts = name.split("_")
+    """clean_write_mbps -> "clean write (MB/s)": readable without a table of every name;
+    a percentile's decimals stay one number (read_lat_p99_9_us -> "read lat p99.9 (µs)")."""
+    parts = re.sub(r"(?:^|(?<=_))(p\d\d)_(\d+)(?=_|$)", r"\1.\2", name).split("_")
     if len(parts) > 1 and parts[-1] in UNITS:
         return f"{' '.join(parts[:-1])} ({UNITS[parts[-1]]})"
     return " ".join(parts)

@@ -17,7 +17,7 @@ from . import data as D
 from . import html as H
 from . import png as P
 from .data import GB, Counters, _counters, _io_phases, _series
-from .model import ReportDrive, ReportPhase, ReportRun
+from .model import ReportDrive, ReportPhase, ReportRun, marked
 from .png import plt
 from .style import COLORS
 
@@ -47,6 +47,12 @@ class FillCurve:
     mbps: np.ndarray
     counters: Counters | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
+    status: str = "complete"
+    color: str = ""  # the drive's colour in its report ("": by position)
+
+    @property
+    def shown(self) -> str:
+        return marked(self.label, self.status)
 
 
 def _fill_phase(d: ReportDrive) -> ReportPhase | None:
@@ -77,7 +83,7 @@ def fill_curves(runs: list[ReportRun]) -> list[FillCurve]:
             elif "t_s" in s and seg_t is not None and len(seg_t) == len(gb):
                 # seconds -> GB written, from (0 s, 0 GB) through each segment's end
                 counters = _counters(s, np.interp(s["t_s"], np.r_[0.0, seg_t], np.r_[0.0, gb]))
-            out.append(FillCurve(r.run_id, d.drive, d.label, gb, mbps, counters, d.metrics))
+            out.append(FillCurve(r.run_id, d.drive, d.label, gb, mbps, counters, d.metrics, d.status, d.color))
     return out
 
 
@@ -98,8 +104,8 @@ def fill_figures(curves: list[FillCurve], y_top: float) -> list[str]:
     if len(curves) > 1:
         fig = go.Figure()
         for i, c in enumerate(curves):
-            fig.add_trace(go.Scatter(x=H._l(c.gb), y=H._l(c.mbps), name=c.label, mode="lines",
-                                     line=dict(color=COLORS[i % len(COLORS)], width=1.5)))
+            fig.add_trace(go.Scatter(x=H._l(c.gb), y=H._l(c.mbps), name=c.shown, mode="lines",
+                                     line=dict(color=c.color or COLORS[i % len(COLORS)], width=1.5)))
         H._base_layout(fig, "Whole-drive fill: write speed per GB written", 500)
         H._legend_below_plot(fig)
         fig.update_xaxes(title_text="GB written")
@@ -111,14 +117,14 @@ def fill_figures(curves: list[FillCurve], y_top: float) -> list[str]:
         fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.06,
                             row_heights=[0.55] + [0.45 / max(len(panels), 1)] * len(panels),
                             subplot_titles=[""] + [p.title for p in panels])
-        fig.add_trace(go.Scatter(x=H._l(c.gb), y=H._l(c.mbps), name=c.label, mode="lines",
+        fig.add_trace(go.Scatter(x=H._l(c.gb), y=H._l(c.mbps), name=c.shown, mode="lines",
                                  showlegend=False,  # one drive: the title names it
-                                 line=dict(color=COLORS[i % len(COLORS)], width=1.5)), row=1, col=1)
+                                 line=dict(color=c.color or COLORS[i % len(COLORS)], width=1.5)), row=1, col=1)
         fig.update_yaxes(title_text="MB/s", range=[0, y_top], row=1, col=1)
         for r, panel in enumerate(panels, start=2):
             H._add_counter_panel(fig, c.counters, panel, r)
         fig.update_xaxes(title_text="GB written", row=rows, col=1)
-        H._base_layout(fig, f"Whole-drive fill: {c.label}", 420 + 150 * len(panels))
+        H._base_layout(fig, f"Whole-drive fill: {c.shown}", 420 + 150 * len(panels))
         out.append(H._div(fig, f"fig-fill-{i}", figure="fill", drive=c.drive, label=c.label,
                         run=str(c.run_id)))
     return out
@@ -146,7 +152,7 @@ def fill_pngs(curves: list[FillCurve], y_top: float, out_dir: Path) -> list[Path
     if len(curves) > 1:
         fig, ax = plt.subplots(figsize=(P.WIDTH, 3.2), layout="constrained")
         for i, c in enumerate(curves):
-            ax.plot(c.gb, c.mbps, color=COLORS[i % len(COLORS)], label=c.label)
+            ax.plot(c.gb, c.mbps, color=c.color or COLORS[i % len(COLORS)], label=c.shown)
         ax.set(xlabel="GB written", ylabel="MB/s", ylim=(0, y_top), xlim=(0, None),
                title="Whole-drive fill: write speed per GB written")
         P._legend_below(fig, ax)
@@ -156,8 +162,8 @@ def fill_pngs(curves: list[FillCurve], y_top: float, out_dir: Path) -> list[Path
         panels = c.counters.panels() if c.counters else []
         fig, axes = P._stack(len(panels))
         ax = axes[0]
-        ax.plot(c.gb, c.mbps, color=COLORS[i % len(COLORS)])
-        ax.set(ylabel="MB/s", ylim=(0, y_top), title=f"Whole-drive fill: {c.label}")
+        ax.plot(c.gb, c.mbps, color=c.color or COLORS[i % len(COLORS)])
+        ax.set(ylabel="MB/s", ylim=(0, y_top), title=f"Whole-drive fill: {c.shown}")
         ax.yaxis.set_major_formatter(P._thousands)
         P.counter_axes(axes[1:], c.counters, panels)
         for a in axes:

@@ -8,7 +8,6 @@ are overlaid on the same axes."""
 from __future__ import annotations
 
 import math
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -103,7 +102,7 @@ def prints(runs: Sequence[ReportRun]) -> list[Print]:
     out = []
     for r in runs:
         for d in r.drives:
-            p = print_of(d.label, d.phases)
+            p = print_of(d.shown, d.phases)
             if p is not None:
                 out.append(p)
     return out
@@ -194,7 +193,6 @@ def fingerprint_png(ps: list[Print], out_dir: Path, stem: str, title: str = "Fin
         span.set_xticks(shares[::-step][::-1], [_share_label(x) for x in shares[::-step][::-1]])
         span.xaxis.set_minor_formatter(NullFormatter())
     fig.suptitle(title, fontsize=10)
-    handles, labels = fill.get_legend_handles_labels()
-    fig.legend(handles, [textwrap.shorten(x, 70) for x in labels], loc="outside lower center",
-               ncols=min(3, len(ps)), fontsize=7.5)
+    # fewer columns, or wrapped: names cut short ran off the figure and lost their --set
+    P._legend_below(fig, fill, ncols=min(3, len(ps)))
     return P._save(fig, out_dir, stem)

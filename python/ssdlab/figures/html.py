@@ -88,7 +88,7 @@ def _add_counter_panel(fig: go.Figure, counters: D.Counters | None, panel: D.Pan
 def bars_figure(g: D.QuickGroup) -> str:
     fig = go.Figure()
     for i, s in enumerate(g.series):
-        col = COLORS[i % len(COLORS)]
+        col = s.color or COLORS[i % len(COLORS)]
         names = g.labels
         lo, hi = s.whiskers
         fig.add_trace(go.Bar(

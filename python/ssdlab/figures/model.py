@@ -50,6 +50,18 @@ class ReportDrive:
     # the drive's stored identity (model, firmware, serial, capacity, extra: what the target
     # knew: fio version, logical block, write cache, platform), for report headers
     identity: dict[str, Any] = field(default_factory=dict)
+    color: str = ""  # the drive's colour in every figure of its report ("": by position)
+
+    @property
+    def shown(self) -> str:
+        """The name figures show (titles, legends)."""
+        return marked(self.label, self.status)
+
+
+def marked(label: str, status: str) -> str:
+    """A drive cut short (interrupted, stale, failed, still running) says so wherever it is
+    named: its figures hold what was recorded, and must not pass for a whole run's."""
+    return label if status in ("complete", "") else f"{label} ({status})"
 
 
 @dataclass

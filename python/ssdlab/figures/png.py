@@ -87,6 +87,7 @@ def _legend_below(fig, ax, ncols: int | None = None) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if not handles:
         return
+    fig.set_dpi(DPI)  # measured as saved: hinted text at 200 dpi is wider than twice 100 dpi's
     room = 0.98 * fig.bbox.width
     for n in range(ncols or min(len(labels), 3), 0, -1):
         legend = fig.legend(handles, labels, loc="outside lower center", ncols=n, fontsize=7.5)
@@ -115,7 +116,7 @@ def bars_png(g: D.QuickGroup, out_dir: Path) -> Path:
     for i, s in enumerate(g.series):
         yy = y - 0.4 + h * (i + 0.5)
         has_err = any(len(p) > 1 for p in s.points)  # single values: no whiskers to draw
-        ax.barh(yy, s.value, height=h * 0.92, color=COLORS[i % len(COLORS)], alpha=0.85,
+        ax.barh(yy, s.value, height=h * 0.92, color=s.color or COLORS[i % len(COLORS)], alpha=0.85,
                 label=s.label, xerr=s.whiskers if has_err else None, capsize=2,
                 error_kw={"elinewidth": 0.8, "ecolor": "#333"})
         for j, pts in enumerate(s.points):  # every run, so clusters stay visible

@@ -18,6 +18,15 @@ CONFIG = {"displaylogo": False, "responsive": True,
           "toImageButtonOptions": {"format": "png", "scale": 2}}
 DASH = {"dash": "--", "dot": ":"}
 TABLE_CHARS = 120  # a table PNG's row, in characters: longer cells wrap
+# a colour per line, and more of them than a plot has (DIRTH: 7 thread counts, the ceiling
+# and 3 points): the libraries' 10-colour cycles gave the 11th line the 1st one's colour
+LINE_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
+               "#882255", "#44AA99", "#999933", "#AA4499", "#332288", "#888888", "#661100",
+               "#6699CC", "#117733"]
+
+
+def line_color(i: int) -> str:
+    return LINE_COLORS[i % len(LINE_COLORS)]
 
 
 def _num(v) -> float:
@@ -36,6 +45,24 @@ def _pyplot():
     from .png import plt  # Agg, matplotlib's own defaults (no matplotlibrc of the working directory)
 
     return plt
+
+
+def _title(fig, ax, text: str, size: float) -> None:
+    """The axes' title, each line wrapped where it would run off the figure as saved (a
+    window's verdict, "... NOT steady", comes last on a long line)."""
+    import textwrap
+
+    from .png import DPI
+
+    t = ax.set_title(text, fontsize=size)
+    fig.set_dpi(DPI)
+    fig.canvas.draw()
+    box, page = t.get_window_extent(), fig.bbox
+    if box.x0 >= page.x0 and box.x1 <= page.x1:
+        return
+    lines = text.split("\n")
+    chars = max(20, int(max(map(len, lines)) * 0.9 * page.width / box.width))
+    t.set_text("\n".join(textwrap.fill(line, chars) for line in lines))
 
 
 def _save(fig, out_dir: Path, key: str) -> list[Path]:
@@ -77,12 +104,14 @@ class Plot:
         from .html import plotly_div
 
         fig = go.Figure()
-        for ln in self.lines:
+        for i, ln in enumerate(self.lines):
             if ln.mode == "bars":
-                fig.add_trace(go.Bar(x=_json_list(ln.x), y=_json_list(ln.y), name=ln.name))
+                fig.add_trace(go.Bar(x=_json_list(ln.x), y=_json_list(ln.y), name=ln.name,
+                                     marker_color=line_color(i)))
                 continue
             fig.add_trace(go.Scatter(x=_json_list(ln.x), y=_json_list(ln.y), name=ln.name,
-                                     mode=ln.mode, line=dict(dash=ln.dash) if ln.dash else None))
+                                     mode=ln.mode, marker=dict(color=line_color(i)),
+                                     line=dict(color=line_color(i), dash=ln.dash)))
         fig.update_layout(title=self.title.replace("\n", "<br>"), font=FONT, height=460,
                           xaxis_title=self.xlabel,
                           yaxis_title=self.ylabel, legend=dict(orientation="h", y=-0.22),
@@ -102,16 +131,16 @@ class Plot:
 
     def png(self, out_dir: Path) -> list[Path]:
         plt = _pyplot()
-        fig, ax = plt.subplots(figsize=(7, 4.2), dpi=200)
-        for ln in self.lines:
+        fig, ax = plt.subplots(figsize=(7, 4.2), dpi=200, layout="constrained")
+        for i, ln in enumerate(self.lines):
             x = np.asarray([_num(v) for v in ln.x], dtype=float)
             y = np.asarray([_num(v) for v in ln.y], dtype=float)
             if ln.mode == "bars":
                 w = np.diff(x).min() * 0.9 if x.size > 1 else 1.0
-                ax.bar(x, y, width=w, label=ln.name, alpha=0.8)
+                ax.bar(x, y, width=w, label=ln.name, alpha=0.8, color=line_color(i))
                 continue
             joined = "lines" in ln.mode
-            ax.plot(x, y, linestyle=DASH.get(ln.dash or "", "-") if joined else "none",
+            ax.plot(x, y, color=line_color(i), linestyle=DASH.get(ln.dash or "", "-") if joined else "none",
                     marker="o" if "markers" in ln.mode else None,
                     markersize=3 if joined else 2.5, label=ln.name, linewidth=1.2)
         if self.log_x:
@@ -131,13 +160,14 @@ class Plot:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if self.y_from_zero and not self.log_y:
             ax.set_ylim(bottom=0)
-        ax.set_title(self.title, fontsize=10)
         ax.set_xlabel(self.xlabel)
         ax.set_ylabel(self.ylabel)
         ax.grid(True, alpha=0.3)
-        if self.lines:
-            ax.legend(fontsize=7, loc="best")
-        fig.tight_layout()
+        if len(self.lines) > 1:  # under the plot, never over its data (one line: the axes name it)
+            from .png import _legend_below
+
+            _legend_below(fig, ax)
+        _title(fig, ax, self.title, 10)
         return _save(fig, out_dir, self.key)
 
 

@@ -64,7 +64,7 @@ def quick_groups(runs: list[ReportRun]) -> list[QuickGroup]:
                 lo.append(min(vals) if vals else np.nan)
                 hi.append(max(vals) if vals else np.nan)
                 pts.append(vals)
-            series.append(QuickSeries(d.label, np.array(value), np.array(lo), np.array(hi), pts))
+            series.append(QuickSeries(d.shown, np.array(value), np.array(lo), np.array(hi), pts, d.color))
         groups.append(QuickGroup(unit, key, metrics, series, test="quick", note=NOTE))
     return groups
 

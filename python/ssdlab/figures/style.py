@@ -16,3 +16,13 @@ def ink_on(rgb) -> str:
 
     r, g, b = (lin(float(c)) for c in tuple(rgb)[:3])
     return "#111111" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.179 else "#ffffff"
+
+
+def color_drives(runs) -> None:
+    """One colour per drive for a whole report, in the order drives first appear: a drive
+    keeps its colour from figure to figure, whichever other drives each test compares it
+    with (a figure's position alone gave it another colour in each test)."""
+    seen: dict[str, str] = {}
+    for r in runs:
+        for d in r.drives:
+            d.color = seen.setdefault(d.label, COLORS[len(seen) % len(COLORS)])

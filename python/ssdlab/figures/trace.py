@@ -58,7 +58,7 @@ def trace_bars(runs: list[ReportRun]) -> list[QuickGroup]:
             series = []
             for d in drives:
                 v = np.array([_f(d.metrics.get(f"{state}_{m}")) for m in metrics], dtype=float)
-                series.append(QuickSeries(d.label, v, v, v, [[] for _ in metrics]))
+                series.append(QuickSeries(d.shown, v, v, v, [[] for _ in metrics], d.color))
             out.append(QuickGroup(unit, f"{state}-{'rate' if unit == 'MB/s' else 'latency'}",
                                   metrics, series, test="trace",
                                   title=f"Trace replay, {state} drive: {what}",
@@ -71,16 +71,24 @@ def trace_phases(runs: list[ReportRun]):
     return [(d, p) for r in runs for d in r.drives for p in d.phases
             if p.kind == "replay"]
 
+
+DASHES = ["solid", "dash", "dot", "dashdot"]
+
+
 def trace_latency_figure(runs: list[ReportRun]) -> str:
     """Latency over time of every trace replay (mean per interval), drive and state."""
     fig = go.Figure()
     i = 0
+    seen: dict[int, int] = {}
     for d, p in trace_phases(runs):
         t, lat = p.series.get("t_s"), p.series.get("lat_mean_us")
         if t is None or lat is None or not len(t):
             continue
-        fig.add_trace(go.Scatter(x=_l(t), y=_l(lat), mode="lines", line=dict(color=COLORS[i % len(COLORS)]),
-                                 name=f"{d.label} {p.name.removeprefix('trace-')}"))
+        n = seen.get(id(d), 0)  # a drive's replays (empty, full): its colour, dashed after the first
+        seen[id(d)] = n + 1
+        fig.add_trace(go.Scatter(x=_l(t), y=_l(lat), mode="lines",
+                                 line=dict(color=d.color or COLORS[i % len(COLORS)], dash=DASHES[n % len(DASHES)]),
+                                 name=f"{d.shown} {p.name.removeprefix('trace-')}"))
         i += 1
     if not i:
         return ""

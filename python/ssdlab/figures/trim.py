@@ -35,6 +35,7 @@ class TrimCurves:
     clean_mbps: np.ndarray
     after_gb: np.ndarray
     after_mbps: np.ndarray
+    color: str = ""  # the drive's colour in its report ("": by position)
 
 
 def trim_curves(runs: list[ReportRun]) -> list[TrimCurves]:
@@ -46,14 +47,14 @@ def trim_curves(runs: list[ReportRun]) -> list[TrimCurves]:
                 continue
             ga = a.segments.get("gb", np.arange(1.0, len(a.segments["mbps"]) + 1))
             gb = b.segments.get("gb", np.arange(1.0, len(b.segments["mbps"]) + 1))
-            out.append(TrimCurves(d.label, ga, a.segments["mbps"], gb, b.segments["mbps"]))
+            out.append(TrimCurves(d.shown, ga, a.segments["mbps"], gb, b.segments["mbps"], d.color))
     return out
 
 def trim_figure(curves: list[TrimCurves]) -> str:
     """Per drive: the clean pass (thin, grey) under the pass after torture + TRIM."""
     fig = go.Figure()
     for i, c in enumerate(curves):
-        col = COLORS[i % len(COLORS)]
+        col = c.color or COLORS[i % len(COLORS)]
         fig.add_trace(go.Scatter(x=_l(c.clean_gb), y=_l(c.clean_mbps), mode="lines",
                                  name=f"{c.label}: clean", legendgroup=c.label,
                                  line=dict(color=col, width=1, dash="dot")))
@@ -70,7 +71,7 @@ def trim_figure(curves: list[TrimCurves]) -> str:
 def trim_png(curves: list[TrimCurves], out_dir: Path) -> Path:
     fig, ax = plt.subplots(figsize=(WIDTH, 3.2), layout="constrained")
     for i, c in enumerate(curves):
-        col = COLORS[i % len(COLORS)]
+        col = c.color or COLORS[i % len(COLORS)]
         ax.plot(c.clean_gb, c.clean_mbps, color=col, lw=0.8, ls=":", label=f"{c.label}: clean")
         ax.plot(c.after_gb, c.after_mbps, color=col, lw=1.1, label=f"{c.label}: after TRIM")
     ax.set(xlabel="GB written", ylabel="MB/s", xlim=(0, None),

@@ -34,6 +34,7 @@ class WorkingSet:
     gb: np.ndarray
     iops: np.ndarray
     lat_p99_us: np.ndarray | None = None
+    color: str = ""  # the drive's colour in its report ("": by position)
 
 
 def working_sets(runs: list[ReportRun]) -> list[WorkingSet]:
@@ -46,7 +47,7 @@ def working_sets(runs: list[ReportRun]) -> list[WorkingSet]:
             gb = np.array(sorted(iops))
             lat = _num_map(d.metrics.get("lat_p99_us_by_gb"))
             p99 = np.array([lat.get(g, np.nan) for g in gb]) if lat else None
-            out.append(WorkingSet(d.label, gb, np.array([iops[g] for g in gb]), p99))
+            out.append(WorkingSet(d.shown, gb, np.array([iops[g] for g in gb]), p99, d.color))
     return out
 
 def working_set_figure(sets: list[WorkingSet]) -> str:
@@ -57,7 +58,7 @@ def working_set_figure(sets: list[WorkingSet]) -> str:
                             ["99th percentile latency"] if has_lat else []))
     ticks = sorted({float(g) for s in sets for g in s.gb})
     for i, s in enumerate(sets):
-        col = COLORS[i % len(COLORS)]
+        col = s.color or COLORS[i % len(COLORS)]
         fig.add_trace(go.Scatter(x=_l(s.gb), y=_l(s.iops), name=s.label, mode="lines+markers",
                                  line=dict(color=col)), row=1, col=1)
         if has_lat and s.lat_p99_us is not None:
@@ -79,7 +80,7 @@ def working_set_png(sets: list[WorkingSet], out_dir: Path) -> Path:
                              sharex=True, squeeze=False, layout="constrained")
     axes = list(grid[:, 0])
     for i, s in enumerate(sets):
-        col = COLORS[i % len(COLORS)]
+        col = s.color or COLORS[i % len(COLORS)]
         axes[0].plot(s.gb, s.iops, "o-", color=col, ms=3.5, label=s.label)
         if has_lat and s.lat_p99_us is not None:
             axes[1].plot(s.gb, s.lat_p99_us, "o--", color=col, ms=3.5)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import safe_path
+from . import previous
 from ..figures.model import ReportDrive, ReportPhase, ReportRun
 from .page import by_test, render
 from .pngs import pngs_of_test
@@ -25,7 +26,9 @@ def build_runs_report(runs: list[ReportRun], out_dir: Path, y_max: float | None 
     and moved in by name, so a link another user put in `out_dir` is replaced, never
     written through (safe_path.staged)."""
     from ..executor import Executor, Unit
+    from ..figures.style import color_drives
 
+    color_drives(runs)
     # the page first: the longest unit (plotly's JSON of every run), then the PNGs
     units = [Unit(HTML_NAME, render, (runs, y_max, title), cost=len(runs) + 1.0)]
     if png:
@@ -40,7 +43,12 @@ def build_runs_report(runs: list[ReportRun], out_dir: Path, y_max: float | None 
             else:
                 for name, data in done.value:
                     (stage / name).write_bytes(data)
-    return Path(safe_path.real(out_dir)) / HTML_NAME
+        out = safe_path.real(out_dir)
+        before = previous.listed(out)  # read before this report's list replaces it
+        written = [p.name for p in stage.iterdir()]
+        (stage / previous.MANIFEST).write_text(previous.manifest_text(written), encoding="utf-8")
+    previous.remove_stale(out, before, written)
+    return Path(out) / HTML_NAME
 
 
 def build_report(store: Any, run_ids: list[int], out_dir: Path,

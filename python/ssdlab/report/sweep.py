@@ -19,6 +19,7 @@ from plotly.subplots import make_subplots
 from . import sweep_data as S
 from .. import safe_path
 from ..store_export import csv_text
+from ..figures.data import metric_title
 from ..figures.html import FONT, _div
 from ..figures.style import COLORS, ink_on
 from .page import CSS
@@ -57,7 +58,7 @@ def lines_figure(t: S.SweepTable, metric: str) -> go.Figure:
     note = " (mean over the other parameters)" if len(swept) > 1 else ""
     fig.update_layout(title=dict(text=f"{metric}{note}", x=0.01), height=360,
                       font=FONT, margin=dict(l=70, r=20, t=80, b=60))
-    fig.update_yaxes(title_text=metric, row=1, col=1)
+    fig.update_yaxes(title_text=metric_title(metric), row=1, col=1)
     return fig
 
 
@@ -178,7 +179,7 @@ def png_figure(t: S.SweepTable, m: str, sens: list[dict]) -> Any:
             ax.sharey(axes[0][0])
         ax.plot(_x(t, p), S.main_effect(t, m, p), marker="o", color=COLORS[i % len(COLORS)])
         ax.set_xlabel(axis_title(p))
-        ax.set_ylabel(m if i == 0 else "")
+        ax.set_ylabel(metric_title(m) if i == 0 else "")  # with its unit
     if pair:
         ax = axes[0][-1]
         z = S.two_way(t, m, *pair)
@@ -193,7 +194,9 @@ def png_figure(t: S.SweepTable, m: str, sens: list[dict]) -> Any:
             if math.isfinite(v):
                 ax.text(xi, yi, _num(float(v)), ha="center", va="center", fontsize=6,
                         color=ink_on(im.cmap(im.norm(v))))
-    fig.suptitle(m)
+    # a panel's point is a mean over the other parameters' values: the PNG, published on
+    # its own, says so as the page does
+    fig.suptitle(m + (" (mean over the other parameters)" if len(t.swept) > 1 else ""))
     return fig
 
 
