@@ -23,3 +23,14 @@ def test_a_run_named_twice_is_reported_once(tmp_path):
     html = (out / "report.html").read_text()
     assert f"<title>ssdlab report: run {rid} (fill)</title>" in html
     assert "FakeDrive (run" not in html and html.count(f'<tr data-run="{rid}">') == 1
+
+
+def test_a_run_named_twice_is_compared_once(tmp_path):
+    """`compare 1 -1` of a store with one run: one column, no "% change" against itself."""
+    import json
+
+    store = Store(tmp_path / "r.sqlite")
+    run_test(store, "fill", [("fake:a", FakeTarget(capacity=2 * GB))], Options(), {"drives": ["fake:a"]})
+    r = CliRunner().invoke(app, ["compare", "1", "-1", "--db", str(store.path), "--json"])
+    assert r.exit_code == 0, r.output
+    assert len(json.loads(r.stdout)["columns"]) == 1

@@ -407,7 +407,8 @@ def compare(
     """Metrics side by side, with the % change of each drive against the first."""
     with user_errors():
         store = existing_store(db)
-        loaded = [store.run(run_id(store, r)) for r in runs]
+        ids = dict.fromkeys(run_id(store, r) for r in runs)  # a run named twice (12 -1) is one column
+        loaded = [store.run(i) for i in ids]
         for r in loaded:  # a quick run cut short: the figures of the tests it completed
             partial_metrics(store, r)
     for r in loaded:
