@@ -252,6 +252,7 @@ impl Live {
                     hist_ms: s.hist_ms,
                     unit_bw: s.unit_log.has(unit_log::BW),
                     unit_iops: s.unit_log.has(unit_log::IOPS),
+                    md_bytes: s.unit_log.md_bytes,
                 },
             ),
             not_before: begin,

@@ -27,6 +27,8 @@ pub struct LogPlan {
     /// A bandwidth / IOPS log of an entry per I/O: each I/O is a sample.
     pub unit_bw: bool,
     pub unit_iops: bool,
+    /// Metadata bytes per 4096-byte block (extended LBA): fio's bandwidth counts them.
+    pub md_bytes: u64,
 }
 
 /// One log entry: (ms since the job's start, direction, kind, value).
@@ -154,10 +156,12 @@ impl JobLog {
         if t >= self.bw_next.min(self.iops_next) {
             self.tick(t, o, budget);
         }
+        // fio's bytes of the I/O: an extended-LBA block's metadata moves with its data
+        let host_len = len + len / 4096 * self.plan.md_bytes;
         if self.plan.unit_bw {
-            o.bw_stat[d].add((len * 1_000_000).checked_div(lat).unwrap_or(0));
+            o.bw_stat[d].add((host_len * 1_000_000).checked_div(lat).unwrap_or(0));
         } else {
-            self.bw_acc[d] += len;
+            self.bw_acc[d] += host_len;
         }
         if self.plan.unit_iops {
             o.iops_stat[d].add(1);
@@ -200,7 +204,7 @@ impl JobLog {
                     o.log_truncated = true;
                 } else {
                     *budget -= sz;
-                    o.hist_log.push((ms, d as u8, len, bins));
+                    o.hist_log.push((ms, d as u8, host_len, bins));
                 }
                 self.hist_last[d] = ms - (window - self.hist_ms);
             }
@@ -239,6 +243,7 @@ mod tests {
             hist_ms: 0,
             unit_bw: false,
             unit_iops: false,
+            md_bytes: 0,
         }
     }
 
@@ -321,5 +326,22 @@ mod tests {
         assert_eq!(o.iops_stat[1].samples, 4);
         assert_eq!(o.iops_stat[1].max, 1);
         assert!(o.log.is_empty()); // no latency window: its entries are per I/O
+    }
+
+    #[test]
+    fn extended_lba_bandwidth_counts_each_blocks_metadata_as_fio() {
+        // per I/O: 4160 B (4096 + 64) x 10^6 / 10 000 ns; per interval: 4160 B in 1 ms
+        for (unit, want) in [(true, 416_000), (false, 4062)] {
+            let mut p = plan(MS, 1);
+            p.unit_bw = unit;
+            p.md_bytes = 64;
+            let mut l = JobLog::new(0, p);
+            let mut o = JobOut::default();
+            let mut budget = LOG_BUDGET;
+            l.complete(MS / 2, 0, 0, 4096, 10_000, &mut o, &mut budget);
+            l.finish(3 * MS, &mut o, &mut budget);
+            assert_eq!(o.bw_stat[0].samples, 1);
+            assert_eq!(o.bw_stat[0].max, want);
+        }
     }
 }
