@@ -9,9 +9,9 @@ use crate::fiojob::report::{batch_bucket, depth_bucket, lat_bucket};
 use crate::fiojob::steady::SsUnit;
 use crate::fiojob::{JobOut, JobSpec, TRIM, WRITE};
 
-/// An I/O of `len` bytes at `off` in direction `dir`, issued at `at`, completed at `t`; `taken`: the
-/// completions the job reaped with it (0: taken in the issuing call). The steady-state
-/// unit whose rule it met, if any.
+/// An I/O of `len` bytes at `off` in direction `dir`, issued at `at`, completed at `t`;
+/// `taken`: the completions the job reaped with it (0: taken in the issuing call). The
+/// steady-state unit whose rule it met, if any.
 pub(crate) fn account(
     spec: &JobSpec,
     l: &mut Live,
@@ -25,8 +25,8 @@ pub(crate) fn account(
     l.done_bytes[dir] += len;
     l.done_ios[dir] += 1;
     l.last_done = l.last_done.max(t);
-    // fio's ramp ends at the first completion past it (ramp_time_over): this
-    // I/O and those before it are not counted
+    // fio's ramp ends at the first completion past it (ramp_time_over): this I/O and those
+    // before it are not counted
     let ends_ramp = l.ramp_open && t >= l.stats_from;
     if ends_ramp {
         l.ramp_open = false;
@@ -38,13 +38,13 @@ pub(crate) fn account(
     if dir == WRITE && l.pieces.is_some() {
         l.pieces_done += 1;
     }
-    // issued in the ramp and in flight as it ended (an engine that queues): fio
-    // adds its bytes and latency as it completes, its count reset with the ramp
+    // issued in the ramp and in flight as it ended (an engine that queues): fio adds its
+    // bytes and latency as it completes, its count reset with the ramp
     let ramp_flight = at < l.stats_from && !l.ramp_open && l.ramp_submit;
     let counted = (at >= l.stats_from || ramp_flight) && !ends_ramp;
     if ends_ramp && at >= l.stats_from && !l.nullq.on() {
-        // submitted past the ramp's end, its depth and submission counted then:
-        // fio resets them with the ramp (a synchronous engine: depth 1)
+        // submitted past the ramp's end, its depth and submission counted then: fio resets
+        // them with the ramp (a synchronous engine: depth 1)
         let b = depth_bucket(1);
         o.depths.level[b] = o.depths.level[b].saturating_sub(1);
         o.depths.submit[1] = o.depths.submit[1].saturating_sub(1);

@@ -229,7 +229,7 @@ impl JobLog {
     /// A per-I/O sample `v` of a log that keeps the means of `unit_avg_ms` windows, as fio's
     /// add_log_sample: the window closes at the first sample at or past its end (or within
     /// LOG_MSEC_SLACK of it), its mean rounded, the next window aligned to the period.
-    fn unit_sample(&mut self, kind: u8, ms: u64, d: usize, v: u64, o: &mut JobOut, budget: &mut u64) {
+    fn unit_sample(&mut self, kind: u8, ms: u64, d: usize, v: u64, o: &mut JobOut, b: &mut u64) {
         let k = kind as usize;
         let period = self.plan.unit_avg_ms[k];
         if period == 0 || !self.keep {
@@ -242,9 +242,9 @@ impl JobLog {
         if ms < last || (ms - last < period && period - (ms - last) > LOG_MSEC_SLACK) {
             return;
         }
-        let (sum, n) = std::mem::take(w);
+        let mean = unit_mean(std::mem::take(w));
         self.unit_last[k][d] = ms - ms % period;
-        self.entry(o, budget, (ms, d as u8, kind, (sum / n as f64 + 0.5) as u64));
+        self.entry(o, b, (ms, d as u8, kind, mean));
     }
 
     /// The job ended at `end`: the samples of the intervals that ended before it (fio
@@ -261,13 +261,18 @@ impl JobLog {
                 self.entry(o, budget, (ms, d as u8, KIND_LAT, mean));
             }
             for kind in [KIND_BW, KIND_IOPS] {
-                let (sum, n) = std::mem::take(&mut self.unit_win[kind as usize][d]);
-                if n > 0 {
-                    self.entry(o, budget, (ms, d as u8, kind, (sum / n as f64 + 0.5) as u64));
+                let w = std::mem::take(&mut self.unit_win[kind as usize][d]);
+                if w.1 > 0 {
+                    self.entry(o, budget, (ms, d as u8, kind, unit_mean(w)));
                 }
             }
         }
     }
+}
+
+/// A window's mean of (sum, count) samples, rounded as fio's __add_stat_to_log.
+fn unit_mean((sum, n): (f64, u64)) -> u64 {
+    (sum / n as f64 + 0.5) as u64
 }
 
 #[cfg(test)]
@@ -406,7 +411,8 @@ mod tests {
         assert_eq!(o.bw_stat[0].samples, 600);
         assert_eq!(o.iops_stat[0].samples, 600);
         let at = |kind| -> Vec<(u64, u64)> {
-            o.log.iter().filter(|e| e.2 == kind).map(|e| (e.0, e.3)).collect()
+            let mine = o.log.iter().filter(|e| e.2 == kind);
+            mine.map(|e| (e.0, e.3)).collect()
         };
         let want = |v| vec![(249, v), (250, v), (499, v), (500, v), (600, v)];
         assert_eq!(at(KIND_IOPS), want(1));

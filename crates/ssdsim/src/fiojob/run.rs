@@ -9,8 +9,8 @@ use std::collections::BinaryHeap;
 use std::path::Path;
 
 use crate::engine::Drive;
-use crate::fiojob::flow::Flows;
 use crate::fiojob::completion;
+use crate::fiojob::flow::Flows;
 use crate::fiojob::live::{
     check_min_rate, end_jobs, flow_pass, rate_due, rate_gap, wake_flow, Event, Live, Phase,
     FLOW_WAIT, FLOW_WAKE, FULL, QUIESCE, THINK, WAKE,
@@ -22,7 +22,6 @@ use crate::fiojob::steady::SsUnit;
 use crate::fiojob::stream::Req;
 use crate::fiojob::sync_ops;
 use crate::fiojob::unit_log;
-use crate::fiojob::verify;
 use crate::fiojob::wave_state::WaveState;
 use crate::fiojob::zbd::{Adjusted, Zones};
 use crate::fiojob::{DirOut, JobOut, JobSpec, READ, TRIM, WRITE};
@@ -346,7 +345,7 @@ impl Drive {
                     Next::Io => {}
                 }
                 if l.dry {
-                    verify::dry_issue(l, &mut outs[idx[k]], req, t);
+                    pass::dry_issue(l, &mut outs[idx[k]], req, t);
                     continue;
                 }
                 let ok_at = l.not_before.max(l.rate_at[req.dir]);

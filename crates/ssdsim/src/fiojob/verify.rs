@@ -11,33 +11,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::live::Live;
-use super::stream::{Req, Stream};
-use super::{JobOut, WRITE};
-
-/// verify_only: the pass's I/O `req` at `t` is logged, not issued (fio's dry run); fio
-/// counts it as done in no time.
-pub(crate) fn dry_issue(l: &mut Live, o: &mut JobOut, req: Req, t: u64) {
-    l.next = None;
-    l.pass_bytes += req.len;
-    l.done_bytes_all += req.len;
-    l.done_ios_all += 1;
-    if l.counted[req.dir] {
-        l.issue_counted += req.len;
-    }
-    if let (WRITE, Some(p)) = (req.dir, l.pieces.as_mut()) {
-        p.log(req.offset, req.len);
-        l.pieces_done += 1;
-    }
-    if t >= l.stats_from {
-        let d = &mut o.dirs[req.dir];
-        d.ios += 1;
-        d.bytes += req.len;
-        d.lat.record(0);
-        o.lat_buckets[0] += 1;
-        o.depths.level[0] += 1;
-    }
-}
+use super::stream::Stream;
+use super::WRITE;
 
 /// fio's verify options of a job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
