@@ -108,6 +108,9 @@ class FioJobSpec(TypedDict):
     # the logs of an entry per I/O (log_avg_msec=0): (kind 0 bw, 1 iops, 2 lat, 3 clat,
     # 4 slat; file name; directions, a bit each), and their offset and priority columns
     unit_logs: NotRequired[ReadOnly[list[tuple[int, str, int]] | None]]
+    # (kind 0 bw, 1 iops; ms): a log whose samples are per I/O, its entries each window's
+    # mean (log_compression with log_avg_msec)
+    unit_avg: NotRequired[ReadOnly[list[tuple[int, int]] | None]]
     log_offset: NotRequired[ReadOnly[bool | None]]
     log_prio: NotRequired[ReadOnly[bool | None]]
     verify: NotRequired[ReadOnly[list[int] | None]]  # [after, backlog, batch, only]

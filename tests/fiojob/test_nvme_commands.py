@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from fiojobs import fio_null, sim
+from fiojobs import both_logged, fio_null, sim
 
 CAP = 8 * 10**9
 
@@ -85,3 +85,18 @@ def test_write_mode_values_read_as_fio_reads_them(value, shares):
     from ssdlab.fiojob.options import write_mode
 
     assert write_mode(value, "x") == shares
+
+
+def test_extended_lba_bandwidth_samples_and_logs_count_fios_bytes(tmp_path):
+    """fio's bandwidth samples (JSON bw_min/mean/max, the bw log) count each block's
+    metadata as its byte counts do: 4160 bytes a block, 1000 blocks a second, about
+    4062 KiB/s a 500 ms window, not the 4000 of the 4096 data bytes."""
+    body = "[r]\nrw=read\nbs=4160\nsize=8320k\nrate_iops=1000\nwrite_bw_log=r\nlog_avg_msec=500\n"
+    fj, sj, logs, _ = both_logged(tmp_path, body)
+    for j in (fj, sj):
+        assert j["read"]["io_bytes"] == 2048 * 4160
+        assert 4040 <= j["read"]["bw_min"] <= j["read"]["bw_max"] <= 4085, j["read"]
+    assert abs(sj["read"]["bw_mean"] - fj["read"]["bw_mean"]) <= 0.005 * fj["read"]["bw_mean"]
+    ours = [int(ln.split(",")[1]) for ln in (logs / "r_bw.1.log").read_text().splitlines()]
+    theirs = [int(ln.split(",")[1]) for ln in (tmp_path / "r_bw.1.log").read_text().splitlines()]
+    assert len(ours) == len(theirs) and all(4040 <= v <= 4085 for v in ours + theirs), (ours, theirs)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from fiojobs import fio_null, sim
+import json
+
+from fiojobs import fio_null, job, run_fio, sim
 
 MIXED = {
     # both directions at 100 I/Os a second: 200 of each in 2 s, not 70 % of them reads
@@ -46,3 +48,17 @@ def test_a_direction_with_no_share_is_never_switched_to(tmp_path):
     (s,) = sim(tmp_path, body)["jobs"]
     assert f["write"]["total_ios"] == s["write"]["ios"] == 0
     assert abs(s["read"]["ios"] - f["read"]["total_ios"]) <= 1
+
+
+def test_offload_submission_at_a_fixed_rate_ends_at_that_rate(tmp_path):
+    """io_submit_mode=offload with an asynchronous engine and a rate (fio's example of a
+    fixed submission rate, which fio 3.33 itself never ends): the reads go at the rate
+    whatever the drive's completions, and the job ends when its size is read."""
+    body = "[fixed]\nsize=1m\nrw=read\nioengine=libaio\niodepth=32\ndirect=1\nio_submit_mode=offload\nrate_iops=1000\n"
+    r = run_fio(tmp_path, job(tmp_path, body), "--output-format", "json")
+    assert r.exit_code == 0, r.output
+    (j,) = json.loads(r.stdout)["jobs"]
+    assert j["read"]["total_ios"] == 256 and j["read"]["io_bytes"] == 1 << 20
+    assert j["read"]["iops"] == pytest.approx(1000, rel=0.005)
+    assert j["read"]["runtime"] in (255, 256)
+

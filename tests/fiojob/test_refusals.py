@@ -71,6 +71,8 @@ def test_mmap_buffers_are_refused_and_the_file_is_untouched(tmp_path, mem):
     ("[a]\nrw=write\nsize=1m\nverify=MD5\n", ("verify=MD5", "not a fio verify kind", "md5")),
     ("[a]\nrw=read\nsize=1m\npercentile_list=50:101\n", ("percentile_list=50:101", "101", "0 to 100")),
     ("[a]\nrw=read\nsize=1m\npercentile_list=50:abc\n", ("percentile_list=50:abc", "abc", "0 to 100")),
+    ("[a]\nrw=read\nsize=1m\nlog_compression=512\n", ("log_compression=512", "1024 to 536870912")),
+    ("[a]\nrw=read\nsize=1m\nlog_compression=1g\n", ("log_compression=1g", "1024 to 536870912")),
     ("[a]\nrw=write\nsize=1m\nwrite_mode=zone_append\n", ("write_mode=zone_append", "zonemode=zbd")),
     ("[a]\nrw=write\nsize=64m\nzonemode=zbd\nzonesize=1m\nbs=2m\n", ("zonemode=zbd", "larger than a zone")),
     ("[a]\nrw=trim\nsize=64m\nzonemode=zbd\nzonesize=1m\nbs=64k\n", ("trim block size", "zone size")),

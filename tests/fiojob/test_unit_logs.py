@@ -59,3 +59,28 @@ def test_averaged_logs_keep_fios_columns_with_log_offset(tmp_path):
         assert {tuple(r[2:]) for r in ours} == {tuple(r[2:]) for r in fio} == {("0", "0", "0", "0")}, k
     # averaged: the IOPS statistics are the intervals' (fio's 2 000 a second), not per I/O
     assert sj["read"]["iops_max"] > 1 and fj["read"]["iops_max"] > 1
+
+
+def test_log_compression_samples_each_io_and_logs_each_windows_mean_as_fio(tmp_path):
+    """fio's log_compression makes the bandwidth and IOPS logs per-I/O ones (iolog.h
+    per_unit_log): every I/O a sample of the JSON's statistics, while each log keeps the mean
+    of every log_avg_msec window, closed by the first I/O at or past its end or one ms short
+    of it (stat.c's LOG_MSEC_SLACK): 256 I/Os at 1000 IOPS, 100 ms windows."""
+    body = ("[r]\nrw=read\nbs=4k\nsize=1m\nrate_iops=1000\nwrite_bw_log=r\nwrite_iops_log=r\n"
+            "log_avg_msec=100\nlog_compression=1M\n")
+    fj, sj, logs, _ = both_logged(tmp_path, body)
+    for j in (fj, sj):
+        r = j["read"]
+        assert r["total_ios"] == r["bw_samples"] == r["iops_samples"] == 256, r
+        assert r["iops_min"] == r["iops_max"] == 1
+    rows = {}
+    for who, d in (("fio", tmp_path), ("ssdlab", logs)):
+        for kind in ("bw", "iops"):
+            lines = (d / f"r_{kind}.1.log").read_text().splitlines()
+            rows[who, kind] = [[int(x) for x in ln.split(",")] for ln in lines]
+    assert [r[0] for r in rows["ssdlab", "iops"]] == [99, 100, 199, 200, 255]
+    assert [r[0] for r in rows["ssdlab", "bw"]] == [99, 100, 199, 200, 255]
+    for kind in ("bw", "iops"):
+        assert 3 <= len(rows["fio", kind]) <= 6, rows["fio", kind]  # fio's windows in wall time
+        assert all(r[1] == 1 for r in rows["fio", "iops"] + rows["ssdlab", "iops"])
+        assert all(r[2:] == [0, 0, 0] for r in rows["fio", kind] + rows["ssdlab", kind])

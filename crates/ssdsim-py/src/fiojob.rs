@@ -9,13 +9,15 @@ use ssdsim::fiojob::JobOut;
 use crate::{get, verr};
 
 /// The job's logs of an entry per I/O: `unit_logs` [(kind, file name, directions)],
-/// `log_offset`, `log_prio`, `md_bytes` (none when absent: jobs compiled before them).
+/// `log_offset`, `log_prio`, `md_bytes`, and `unit_avg` [(kind, ms)]: the logs averaged from
+/// per-I/O samples (none when absent: jobs compiled before them).
 fn unit_log_spec(d: &Bound<'_, PyDict>) -> PyResult<ssdsim::fiojob::unit_log::UnitLogSpec> {
     Ok(ssdsim::fiojob::unit_log::UnitLogSpec {
         files: get(d, "unit_logs")?.unwrap_or_default(),
         offset: get(d, "log_offset")?.unwrap_or(false),
         prio: get(d, "log_prio")?.unwrap_or(false),
         md_bytes: get(d, "md_bytes")?.unwrap_or(0),
+        averaged: get(d, "unit_avg")?.unwrap_or_default(),
     })
 }
 

@@ -35,5 +35,7 @@ mod session;
 mod transient;
 #[path = "write_path.rs"]
 mod write_path;
+// compares write runs with slot-by-slot writes through the FTL's write sequence stamps
+#[cfg(feature = "verify")]
 #[path = "write_runs.rs"]
 mod write_runs;

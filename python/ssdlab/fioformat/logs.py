@@ -495,14 +495,13 @@ def write_logs(specs: list[dict], raw_jobs: list[dict], logs: dict, log_ms: int,
                 # fio logs no submission latency where its engine does not queue (a sync engine;
                 # libaio's trims): none of those entries
                 unqueued = {d for d, x in enumerate(DIRS) if not measures_slat(opts, x)}
-                scale = (4096 + int(s.get("md_bytes", 0))) / 4096  # extended LBA: fio counts the metadata
                 # fio's averaged entries: bs 0, offset 0 (log_offset), priority 0 (hex with log_prio)
                 tail = ("0, " if s.get("log_offset") else "") + ("0x0000" if s.get("log_prio") else "0")
                 for t, d, k, v in zip(*(log.get(c, []) for c in ("t_ms", "dir", "kind", "value"))):
                     if name == "slat" and int(d) in unqueued:
                         continue
                     if int(k) == kind:
-                        v = int(int(v) * scale) if kind == KIND_BW else (0 if name == "slat" else int(v))
+                        v = 0 if name == "slat" and kind != KIND_BW else int(v)
                         f.write(f"{int(t)}, {v}, {int(d)}, 0, {tail}\n")
         made.append(path)
     return made

@@ -75,6 +75,7 @@ class JobSpec:
     log_ms: int = 500  # the latency log's window (log_avg_msec; 0: an entry per I/O, as fio's)
     log_offset: bool = False  # the logs' offset column (fio's log_offset)
     log_prio: bool = False  # the priority column in hex (fio's log_prio)
+    unit_avg: list = field(default_factory=list)  # (0 bw / 1 iops, ms): per-I/O samples, logged per window
     verify: list | None = None  # [after, backlog, batch, only] when the job verifies what it writes
     group_reporting: bool = False  # fio's group_reporting, the job's own
     unified: str = "none"  # unified_rw_reporting: none, mixed or both

@@ -36,7 +36,7 @@ percentage_sequential
 ss ss_dur ss_ramp steadystate_check_interval exitall exit_what latency_target
 latency_window latency_percentile latency_run zonemode zonesize zonerange zoneskip fill_device fill_fs
 stonewall wait_for new_group group_reporting write_mode write_bw_log write_iops_log write_lat_log
-log_avg_msec log_offset log_prio per_job_logs unified_rw_reporting kb_base unit_base filesize nrfiles
+log_avg_msec log_compression log_offset log_prio per_job_logs unified_rw_reporting kb_base unit_base filesize nrfiles
 flow flow_id flow_sleep
 zonecapacity max_open_zones job_max_open_zones read_beyond_wp zone_reset_threshold
 zone_reset_frequency ignore_zone_limits
@@ -65,7 +65,7 @@ clocksource eta eta_newline eta_interval significant_figures lockmem mem create_
 create_fsync create_on_open create_only allow_file_create allow_mounted_write unlink
 unlink_each_loop overwrite fallocate pre_read file_append
 write_barrier continue_on_error ignore_error
-error_dump exitall_on_error max_latency log_max_value log_compression
+error_dump exitall_on_error max_latency log_max_value
 log_unix_epoch log_alternate_epoch
 flow_watermark
 stats ramp_size experimental_verify

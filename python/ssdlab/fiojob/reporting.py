@@ -39,4 +39,23 @@ def reporting(o: dict, flag, num) -> dict:
     if v.strip().lower() not in UNIFIED:
         raise FioJobError(f"{where}: unified_rw_reporting={v[:40]}: write none, mixed or both (0, 1, 2)")
     out["unified"] = UNIFIED[v.strip().lower()]
+    out["unit_avg"] = averaged_unit_logs(o, log_ms, num)
     return out
+
+
+def averaged_unit_logs(o: dict, log_ms: int, num) -> list[tuple[int, int]]:
+    """The bandwidth (0) and IOPS (1) logs fio samples per I/O but averages per window, with
+    the window's ms: `log_compression` makes a log fio's per_unit_log (iolog.h), so each I/O
+    is a sample of the JSON's statistics, while add_log_sample still keeps the mean of each
+    `log_avg_msec` window (or `bwavgtime` / `iopsavgtime` when set and smaller, as init.c)."""
+    if "log_compression" not in o:
+        return []
+    v, where = o["log_compression"]
+    if not 1024 <= O.size(v, "log_compression", where) <= 512 << 20:  # fio's minval, maxval
+        raise FioJobError(f"{where}: log_compression={v.strip()[:40]}: must be 1024 to 536870912 bytes "
+                          "(a chunk size, as fio reads it)")
+    if not log_ms:
+        return []  # each I/O is a log entry already
+    return [(kind, min(log_ms, num(key, 500, 1, 86_400_000)) if key in o else log_ms)
+            for kind, log, key in ((0, "write_bw_log", "bwavgtime"), (1, "write_iops_log", "iopsavgtime"))
+            if log in o]

@@ -48,7 +48,7 @@ impl Permutation {
 
     pub fn rekey(&mut self, key: u64) {
         for (i, k) in self.keys.iter_mut().enumerate() {
-            *k = mix(key.wrapping_add(i as u64 * 0x9E37_79B9_7F4A_7C15));
+            *k = mix(key.wrapping_add((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)));
         }
         self.next = 0;
     }

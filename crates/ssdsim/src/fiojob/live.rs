@@ -250,8 +250,15 @@ impl Live {
                     keep: s.keep_log,
                     lat_ms: s.log_ns / 1_000_000,
                     hist_ms: s.hist_ms,
-                    unit_bw: s.unit_log.has(unit_log::BW),
-                    unit_iops: s.unit_log.has(unit_log::IOPS),
+                    unit_bw: s.unit_log.has(unit_log::BW)
+                        || s.unit_log.averaged_ms(unit_log::BW) > 0,
+                    unit_iops: s.unit_log.has(unit_log::IOPS)
+                        || s.unit_log.averaged_ms(unit_log::IOPS) > 0,
+                    unit_avg_ms: [
+                        s.unit_log.averaged_ms(unit_log::BW),
+                        s.unit_log.averaged_ms(unit_log::IOPS),
+                    ],
+                    md_bytes: s.unit_log.md_bytes,
                 },
             ),
             not_before: begin,

@@ -27,7 +27,15 @@ pub struct LogPlan {
     /// A bandwidth / IOPS log of an entry per I/O: each I/O is a sample.
     pub unit_bw: bool,
     pub unit_iops: bool,
+    /// Metadata bytes per 4096-byte block (extended LBA): fio's bandwidth counts them.
+    pub md_bytes: u64,
+    /// The bandwidth and IOPS logs' windows (ms) when each I/O is a sample but the log
+    /// keeps their means (fio's log_compression with a log_avg_msec); 0: no such log.
+    pub unit_avg_ms: [u64; 2],
 }
+
+/// fio's slack (ms) for closing a bandwidth or IOPS log window early (stat.c LOG_MSEC_SLACK).
+const LOG_MSEC_SLACK: u64 = 1;
 
 /// One log entry: (ms since the job's start, direction, kind, value).
 pub type LogEntry = (u64, u8, u8, u64);
@@ -58,6 +66,10 @@ pub struct JobLog {
     /// Histogram log windows per direction (bins), and each window's start (ms, 0 unset).
     hist_win: Vec<Vec<u32>>,
     hist_last: [u64; 3],
+    /// Per-I/O bandwidth and IOPS samples averaged per window (unit_avg_ms): per log and
+    /// direction (sum, count), and each window's start (ms).
+    unit_win: [[(f64, u64); 3]; 2],
+    unit_last: [[u64; 3]; 2],
 }
 
 impl JobLog {
@@ -86,6 +98,8 @@ impl JobLog {
                 vec![]
             },
             hist_last: [0; 3],
+            unit_win: [[(0.0, 0); 3]; 2],
+            unit_last: [[0; 3]; 2],
         }
     }
 
@@ -154,20 +168,25 @@ impl JobLog {
         if t >= self.bw_next.min(self.iops_next) {
             self.tick(t, o, budget);
         }
+        let ms = (t - self.from) / 1_000_000;
+        // fio's bytes of the I/O: an extended-LBA block's metadata moves with its data
+        let host_len = len + len / 4096 * self.plan.md_bytes;
         if self.plan.unit_bw {
-            o.bw_stat[d].add((len * 1_000_000).checked_div(lat).unwrap_or(0));
+            let v = (host_len * 1_000_000).checked_div(lat).unwrap_or(0);
+            o.bw_stat[d].add(v);
+            self.unit_sample(KIND_BW, ms, d, v, o, budget);
         } else {
-            self.bw_acc[d] += len;
+            self.bw_acc[d] += host_len;
         }
         if self.plan.unit_iops {
             o.iops_stat[d].add(1);
+            self.unit_sample(KIND_IOPS, ms, d, 1, o, budget);
         } else {
             self.iops_acc[d] += 1;
         }
         if !self.keep {
             return;
         }
-        let ms = (t - self.from) / 1_000_000;
         if let Some(u) = o.unit_log.as_mut() {
             u.io(ms, d, offset, len, lat);
         }
@@ -200,11 +219,32 @@ impl JobLog {
                     o.log_truncated = true;
                 } else {
                     *budget -= sz;
-                    o.hist_log.push((ms, d as u8, len, bins));
+                    o.hist_log.push((ms, d as u8, host_len, bins));
                 }
                 self.hist_last[d] = ms - (window - self.hist_ms);
             }
         }
+    }
+
+    /// A per-I/O sample `v` of a log that keeps the means of `unit_avg_ms` windows, as fio's
+    /// add_log_sample: the window closes at the first sample at or past its end (or within
+    /// LOG_MSEC_SLACK of it), its mean rounded, the next window aligned to the period.
+    fn unit_sample(&mut self, kind: u8, ms: u64, d: usize, v: u64, o: &mut JobOut, b: &mut u64) {
+        let k = kind as usize;
+        let period = self.plan.unit_avg_ms[k];
+        if period == 0 || !self.keep {
+            return;
+        }
+        let w = &mut self.unit_win[k][d];
+        w.0 += v as f64;
+        w.1 += 1;
+        let last = self.unit_last[k][d];
+        if ms < last || (ms - last < period && period - (ms - last) > LOG_MSEC_SLACK) {
+            return;
+        }
+        let mean = unit_mean(std::mem::take(w));
+        self.unit_last[k][d] = ms - ms % period;
+        self.entry(o, b, (ms, d as u8, kind, mean));
     }
 
     /// The job ended at `end`: the samples of the intervals that ended before it (fio
@@ -220,8 +260,19 @@ impl JobLog {
             if let Some(mean) = (w.0 + w.1 / 2).checked_div(w.1) {
                 self.entry(o, budget, (ms, d as u8, KIND_LAT, mean));
             }
+            for kind in [KIND_BW, KIND_IOPS] {
+                let w = std::mem::take(&mut self.unit_win[kind as usize][d]);
+                if w.1 > 0 {
+                    self.entry(o, budget, (ms, d as u8, kind, unit_mean(w)));
+                }
+            }
         }
     }
+}
+
+/// A window's mean of (sum, count) samples, rounded as fio's __add_stat_to_log.
+fn unit_mean((sum, n): (f64, u64)) -> u64 {
+    (sum / n as f64 + 0.5) as u64
 }
 
 #[cfg(test)]
@@ -239,6 +290,8 @@ mod tests {
             hist_ms: 0,
             unit_bw: false,
             unit_iops: false,
+            md_bytes: 0,
+            unit_avg_ms: [0, 0],
         }
     }
 
@@ -321,5 +374,48 @@ mod tests {
         assert_eq!(o.iops_stat[1].samples, 4);
         assert_eq!(o.iops_stat[1].max, 1);
         assert!(o.log.is_empty()); // no latency window: its entries are per I/O
+    }
+
+    #[test]
+    fn extended_lba_bandwidth_counts_each_blocks_metadata_as_fio() {
+        // per I/O: 4160 B (4096 + 64) x 10^6 / 10 000 ns; per interval: 4160 B in 1 ms
+        for (unit, want) in [(true, 416_000), (false, 4062)] {
+            let mut p = plan(MS, 1);
+            p.unit_bw = unit;
+            p.md_bytes = 64;
+            let mut l = JobLog::new(0, p);
+            let mut o = JobOut::default();
+            let mut budget = LOG_BUDGET;
+            l.complete(MS / 2, 0, 0, 4096, 10_000, &mut o, &mut budget);
+            l.finish(3 * MS, &mut o, &mut budget);
+            assert_eq!(o.bw_stat[0].samples, 1);
+            assert_eq!(o.bw_stat[0].max, want);
+        }
+    }
+
+    #[test]
+    fn averaged_per_io_samples_keep_a_windows_mean_as_fio_with_log_compression() {
+        // an I/O each ms for 600 ms, 250 ms windows: a sample per I/O for the statistics,
+        // an entry when a window ends (and one a ms early: fio's slack), and the last one
+        let mut p = plan(500 * MS, 0);
+        p.unit_bw = true;
+        p.unit_iops = true;
+        p.unit_avg_ms = [250, 250];
+        let mut l = JobLog::new(0, p);
+        let mut o = JobOut::default();
+        let mut budget = LOG_BUDGET;
+        for i in 1..=600u64 {
+            l.complete(i * MS, 0, 0, 4096, 4096, &mut o, &mut budget);
+        }
+        l.finish(600 * MS + 1, &mut o, &mut budget);
+        assert_eq!(o.bw_stat[0].samples, 600);
+        assert_eq!(o.iops_stat[0].samples, 600);
+        let at = |kind| -> Vec<(u64, u64)> {
+            let mine = o.log.iter().filter(|e| e.2 == kind);
+            mine.map(|e| (e.0, e.3)).collect()
+        };
+        let want = |v| vec![(249, v), (250, v), (499, v), (500, v), (600, v)];
+        assert_eq!(at(KIND_IOPS), want(1));
+        assert_eq!(at(KIND_BW), want(1_000_000)); // 4096 B x 10^6 / 4096 ns
     }
 }

@@ -4,6 +4,7 @@
 //! options (rw kinds, mixes, block-size splits, sizes and offsets, rates, think time, random
 //! distributions, time limits, steady state); everything in virtual time, seeded.
 
+mod completion;
 pub mod dist;
 mod end_sync;
 pub mod flow;

@@ -7,6 +7,7 @@
 //! A time_based job passes until its runtime, its offsets wrapping.
 
 use super::live::{Live, Phase};
+use super::stream::Req;
 use super::{JobOut, JobSpec, READ, TRIM, WRITE};
 
 /// The pass issues no more.
@@ -150,5 +151,29 @@ pub(crate) fn job_end(spec: &JobSpec, l: &Live, o: &mut JobOut) {
                 d.runtime_ns += tail;
             }
         }
+    }
+}
+
+/// verify_only: the pass's I/O `req` at `t` is logged, not issued (fio's dry run); fio
+/// counts it as done in no time.
+pub(crate) fn dry_issue(l: &mut Live, o: &mut JobOut, req: Req, t: u64) {
+    l.next = None;
+    l.pass_bytes += req.len;
+    l.done_bytes_all += req.len;
+    l.done_ios_all += 1;
+    if l.counted[req.dir] {
+        l.issue_counted += req.len;
+    }
+    if let (WRITE, Some(p)) = (req.dir, l.pieces.as_mut()) {
+        p.log(req.offset, req.len);
+        l.pieces_done += 1;
+    }
+    if t >= l.stats_from {
+        let d = &mut o.dirs[req.dir];
+        d.ios += 1;
+        d.bytes += req.len;
+        d.lat.record(0);
+        o.lat_buckets[0] += 1;
+        o.depths.level[0] += 1;
     }
 }

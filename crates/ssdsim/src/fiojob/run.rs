@@ -9,16 +9,15 @@ use std::collections::BinaryHeap;
 use std::path::Path;
 
 use crate::engine::Drive;
+use crate::fiojob::completion;
 use crate::fiojob::flow::Flows;
-use crate::fiojob::lat_target::LatStep;
 use crate::fiojob::live::{
     check_min_rate, end_jobs, flow_pass, rate_due, rate_gap, wake_flow, Event, Live, Phase,
-    FLOW_HOLD, FLOW_WAIT, FLOW_WAKE, FULL, QUIESCE, THINK, WAKE,
+    FLOW_WAIT, FLOW_WAKE, FULL, QUIESCE, THINK, WAKE,
 };
 use crate::fiojob::logs::LOG_BUDGET;
 use crate::fiojob::null_queue::{self, Next};
 use crate::fiojob::pass;
-use crate::fiojob::report::{batch_bucket, lat_bucket};
 use crate::fiojob::steady::SsUnit;
 use crate::fiojob::stream::Req;
 use crate::fiojob::sync_ops;
@@ -164,26 +163,7 @@ impl Drive {
         let mut stopped = false;
         let mut end = t0;
         let mut rng_state = specs[idx[0]].seed ^ 0xA5A5;
-        // steady-state units: a job's own rule, or one per reporting group (group_reporting:
-        // fio judges the group's summed figures and stops all its jobs together)
-        let mut units: Vec<SsUnit> = vec![];
-        for (k, l) in live.iter_mut().enumerate() {
-            let s = &specs[idx[k]];
-            let Some(rule) = s.ss else { continue };
-            let shared = units
-                .iter()
-                .position(|u| s.ss_group && u.group == Some(s.group));
-            let u = shared.unwrap_or_else(|| {
-                units.push(SsUnit::new(
-                    rule,
-                    l.stats_from,
-                    s.ss_group.then_some(s.group),
-                ));
-                units.len() - 1
-            });
-            units[u].members.push(k);
-            l.ss_unit = Some(u);
-        }
+        let mut units = SsUnit::assign(specs, idx, &mut live);
         for (k, l) in live.iter_mut().enumerate() {
             if l.ended {
                 flows.exit(idx[k]); // stopped before it started (exitall)
@@ -217,7 +197,6 @@ impl Drive {
                 end = end.max(t);
             } else {
                 // a completion
-                let mut ss_hit = None;
                 total_out -= 1;
                 let dir = (info >> 30) as usize;
                 let len = (info & ((1 << 30) - 1)) as u64 * 512;
@@ -236,111 +215,9 @@ impl Drive {
                     sync_ops::completed(l, dir, t);
                     l.reap(spec.depth_low(), spec.complete_max)
                 };
-                l.done_bytes[dir] += len;
-                l.done_ios[dir] += 1;
-                l.last_done = l.last_done.max(t);
-                // fio's ramp ends at the first completion past it (ramp_time_over): this
-                // I/O and those before it are not counted
-                let ends_ramp = l.ramp_open && t >= l.stats_from;
-                if ends_ramp {
-                    l.ramp_open = false;
-                }
-                if t >= l.stats_from && !ends_ramp {
-                    l.done_bytes_all += len;
-                    l.done_ios_all += 1;
-                }
-                if dir == WRITE && l.pieces.is_some() {
-                    l.pieces_done += 1;
-                }
                 let o = &mut outs[idx[k]];
-                // issued in the ramp and in flight as it ended (an engine that queues): fio
-                // adds its bytes and latency as it completes, its count reset with the ramp
-                let ramp_flight = at < l.stats_from && !l.ramp_open && l.ramp_submit;
-                let counted = (at >= l.stats_from || ramp_flight) && !ends_ramp;
-                if ends_ramp && at >= l.stats_from && !l.nullq.on() {
-                    // submitted past the ramp's end, its depth and submission counted then:
-                    // fio resets them with the ramp (a synchronous engine: depth 1)
-                    let b = super::report::depth_bucket(1);
-                    o.depths.level[b] = o.depths.level[b].saturating_sub(1);
-                    o.depths.submit[1] = o.depths.submit[1].saturating_sub(1);
-                }
-                if taken > 0 && counted {
-                    o.depths.complete[batch_bucket(taken)] += 1;
-                }
-                if counted {
-                    let d = &mut o.dirs[dir];
-                    let lat = t - at;
-                    if ramp_flight {
-                        // no count: fio counted its submission before the ramp's end
-                    } else if l.ramp_skip[dir] > 0 {
-                        l.ramp_skip[dir] -= 1; // submitted as the ramp ended: fio resets its count
-                    } else {
-                        d.ios += 1;
-                    }
-                    d.bytes += len;
-                    d.lat.record(lat);
-                    o.lat_buckets[lat_bucket(lat)] += 1;
-                    match d.bs_counts.iter_mut().find(|x| x.0 == len) {
-                        Some(x) => x.1 += 1,
-                        None => d.bs_counts.push((len, 1)),
-                    }
-                    // fio's per-interval samples and logs
-                    l.log.complete(t, dir, off, len, lat, o, budget);
-                    if let Some(u) = l.ss_unit {
-                        if units[u].complete(t, len, lat) {
-                            ss_hit = Some(u);
-                        }
-                    }
-                }
-                if l.held(THINK) && l.outstanding == 0 {
-                    l.hold(THINK, false);
-                    l.not_before = t + spec.thinktime_ns;
-                }
-                if dir != TRIM {
-                    l.completed += 1;
-                }
-                if let (Some(lt), true) = (l.lat.as_mut(), dir != TRIM) {
-                    let mut step = lt.on_complete(t - at, t, l.completed);
-                    if step == LatStep::Go && at >= l.stats_from {
-                        step = lt.check(t, l.completed);
-                    }
-                    l.depth = lt.qd;
-                    match step {
-                        LatStep::Go => {}
-                        LatStep::Quiesce => l.hold(QUIESCE, true),
-                        LatStep::QuiesceAndRestart => {
-                            l.hold(QUIESCE, true);
-                            l.restart = true;
-                        }
-                        LatStep::Done | LatStep::Fatal => {
-                            l.done = true;
-                            l.lat_done = true;
-                        }
-                    }
-                }
-                if l.held(QUIESCE) && l.outstanding == 0 {
-                    l.hold(QUIESCE, false);
-                    if std::mem::take(&mut l.restart) {
-                        // the final window: the job's figures from now (fio's reset_all_stats)
-                        let o = &mut outs[idx[k]];
-                        o.dirs = Default::default();
-                        o.bw_stat = Default::default();
-                        o.iops_stat = Default::default();
-                        o.log.clear();
-                        o.hist_log.clear();
-                        o.lat_buckets = Default::default();
-                        o.depths = Default::default();
-                        l.log.restart(t);
-                        l.stats_from = t;
-                        l.pass_start = t;
-                    }
-                }
-                if l.held(FLOW_HOLD) && l.outstanding == 0 {
-                    // held by its flow, its I/Os in: it waits flow_sleep, then checks again
-                    l.hold(FLOW_HOLD, false);
-                    l.not_before = l.not_before.max(t + spec.flow_sleep_ns);
-                }
-                let l = &mut live[k];
+                let io = (dir, off, len, at, t);
+                let ss_hit = completion::account(spec, l, o, io, taken, &mut units, budget);
                 if !l.done && at >= l.stats_from && spec.rate_cycle_ns > 0 {
                     if let Some(f) = check_min_rate(spec, l, t) {
                         l.done = true; // fio: "rate_min not met", the job ends with EIO
@@ -468,28 +345,7 @@ impl Drive {
                     Next::Io => {}
                 }
                 if l.dry {
-                    // verify_only: the pass's I/O is logged, not issued (fio's dry run)
-                    l.next = None;
-                    l.pass_bytes += req.len;
-                    l.done_bytes_all += req.len;
-                    l.done_ios_all += 1;
-                    if l.counted[req.dir] {
-                        l.issue_counted += req.len;
-                    }
-                    if let (WRITE, Some(p)) = (req.dir, l.pieces.as_mut()) {
-                        p.log(req.offset, req.len);
-                        l.pieces_done += 1;
-                    }
-                    if t >= l.stats_from {
-                        // fio counts the dry run's I/O, done in no time
-                        let o = &mut outs[idx[k]];
-                        let d = &mut o.dirs[req.dir];
-                        d.ios += 1;
-                        d.bytes += req.len;
-                        d.lat.record(0);
-                        o.lat_buckets[0] += 1;
-                        o.depths.level[0] += 1;
-                    }
+                    pass::dry_issue(l, &mut outs[idx[k]], req, t);
                     continue;
                 }
                 let ok_at = l.not_before.max(l.rate_at[req.dir]);

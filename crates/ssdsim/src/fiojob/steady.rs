@@ -6,7 +6,8 @@
 
 use std::collections::VecDeque;
 
-use super::{SsMetric, SsRule};
+use super::live::Live;
+use super::{JobSpec, SsMetric, SsRule};
 
 pub struct SsUnit {
     pub rule: SsRule,
@@ -23,6 +24,31 @@ pub struct SsUnit {
 }
 
 impl SsUnit {
+    /// The wave's steady-state units: a job's own rule, or one per reporting group
+    /// (group_reporting: fio judges the group's summed figures and stops all its jobs
+    /// together); each job of `live` (the wave's jobs, `idx` into `specs`) told its unit.
+    pub(crate) fn assign(specs: &[JobSpec], idx: &[usize], live: &mut [Live]) -> Vec<SsUnit> {
+        let mut units: Vec<SsUnit> = vec![];
+        for (k, l) in live.iter_mut().enumerate() {
+            let s = &specs[idx[k]];
+            let Some(rule) = s.ss else { continue };
+            let shared = units
+                .iter()
+                .position(|u| s.ss_group && u.group == Some(s.group));
+            let u = shared.unwrap_or_else(|| {
+                units.push(SsUnit::new(
+                    rule,
+                    l.stats_from,
+                    s.ss_group.then_some(s.group),
+                ));
+                units.len() - 1
+            });
+            units[u].members.push(k);
+            l.ss_unit = Some(u);
+        }
+        units
+    }
+
     pub fn new(rule: SsRule, from: u64, group: Option<u32>) -> SsUnit {
         SsUnit {
             rule,

@@ -41,11 +41,22 @@ pub struct UnitLogSpec {
     pub prio: bool,
     /// Metadata bytes per 4096-byte block (extended LBA): fio's sizes and offsets count them.
     pub md_bytes: u64,
+    /// (kind, ms): a bandwidth or IOPS log fio samples per I/O but averages over `ms`
+    /// (log_compression with a log_avg_msec: fio's per_unit_log holds for it).
+    pub averaged: Vec<(u8, u64)>,
 }
 
 impl UnitLogSpec {
     pub fn has(&self, kind: u8) -> bool {
         self.files.iter().any(|f| f.0 == kind)
+    }
+
+    /// The window (ms) of a log of `kind` averaged from per-I/O samples; 0: none.
+    pub fn averaged_ms(&self, kind: u8) -> u64 {
+        self.averaged
+            .iter()
+            .find(|a| a.0 == kind)
+            .map_or(0, |a| a.1)
     }
 }
 
@@ -206,6 +217,7 @@ mod tests {
             offset,
             prio: false,
             md_bytes: 0,
+            averaged: vec![],
         }
     }
 
