@@ -98,3 +98,23 @@ def test_a_png_says_its_points_are_means_and_names_the_metric_s_unit():
     finally:
         plt.close(fig)
     assert lines_figure(t, "avg_mbps").layout.yaxis.title.text == "Average (MB/s)"
+
+
+def test_a_sweep_report_removes_the_earlier_reports_figures_and_nothing_else(tmp_path, monkeypatch):
+    """A second sweep's report into the same directory: the first one's PNGs of metrics this
+    one does not have would look like its figures; the user's own files stay."""
+    from ssdlab.report.sweep import build_sweep_report
+
+    first, second = _table(), _table()
+    second.metrics = ["k"]
+    for r in second.rows:
+        r["k"] = r.pop("m", 0)
+    tables = iter([first, second])
+    monkeypatch.setattr(S, "from_store", lambda store, sweep_id: next(tables))
+    out = tmp_path / "rep"
+    build_sweep_report(None, "sw-x", out)
+    assert (out / "sweep-m.png").exists()
+    (out / "mine.png").write_bytes(b"mine")
+    build_sweep_report(None, "sw-y", out)
+    names = {p.name for p in out.iterdir()}
+    assert "sweep-k.png" in names and "sweep-m.png" not in names and "mine.png" in names

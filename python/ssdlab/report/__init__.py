@@ -34,7 +34,7 @@ def build_runs_report(runs: list[ReportRun], out_dir: Path, y_max: float | None 
     if png:
         units += [Unit(test.name, pngs_of_test, (mine, y_max), cost=len(mine))
                   for test, mine in by_test(runs)]
-    with safe_path.staged(out_dir, f"the report directory {out_dir}") as stage:
+    with previous.replacing(out_dir, f"the report directory {out_dir}") as stage:
         for done in (executor or Executor()).run(units):
             if done.error is not None:
                 raise done.error
@@ -43,12 +43,7 @@ def build_runs_report(runs: list[ReportRun], out_dir: Path, y_max: float | None 
             else:
                 for name, data in done.value:
                     (stage / name).write_bytes(data)
-        out = safe_path.real(out_dir)
-        before = previous.listed(out)  # read before this report's list replaces it
-        written = [p.name for p in stage.iterdir()]
-        (stage / previous.MANIFEST).write_text(previous.manifest_text(written), encoding="utf-8")
-    previous.remove_stale(out, before, written)
-    return Path(out) / HTML_NAME
+    return Path(safe_path.real(out_dir)) / HTML_NAME
 
 
 def build_report(store: Any, run_ids: list[int], out_dir: Path,

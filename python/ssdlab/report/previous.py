@@ -9,13 +9,14 @@ import contextlib
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from .. import safe_path
 
 MANIFEST = ".report-files"
-# a report's own names only (report.html, fill-1-<drive>.png, ...): never a path
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\.(?:png|html)\Z")
+# a report's own names only (report.html, fill-1-<drive>.png, grid.csv ...): never a path
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\.(?:png|html|csv|parquet)\Z")
 MAX_BYTES = 1 << 20
 
 
@@ -56,3 +57,17 @@ def remove_stale(out: str, before: Iterable[str], now: Iterable[str]) -> None:
                     os.unlink(name, dir_fd=d)  # a link is removed, never followed
     finally:
         os.close(d)
+
+
+@contextlib.contextmanager
+def replacing(out_dir: Path, what: str) -> Iterator[Path]:
+    """A report's staging directory (safe_path.staged, `what` names it in errors); once its
+    files are moved into `out_dir`, the earlier report's files this one did not write are
+    removed."""
+    with safe_path.staged(out_dir, what) as stage:
+        yield stage
+        out = safe_path.real(out_dir)
+        before = listed(out)  # read before this report's list replaces it
+        written = [p.name for p in stage.iterdir()]
+        (stage / MANIFEST).write_text(manifest_text(written), encoding="utf-8")
+    remove_stale(out, before, written)

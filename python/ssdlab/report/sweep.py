@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
-from . import sweep_data as S
+from . import previous, sweep_data as S
 from .. import safe_path
 from ..store_export import csv_text
 from ..figures.data import metric_title
@@ -220,7 +220,7 @@ def write_pngs(t: S.SweepTable, out: Path) -> list[Path]:
 def build_sweep_report(store: Any, sweep_id: str, out_dir: Path, png: bool = True) -> Path:
     """Write sweep.html, grid.csv (grid.parquet with pyarrow) and the PNGs; returns the HTML."""
     t = S.from_store(store, sweep_id)
-    with safe_path.staged(out_dir, f"the report directory {out_dir}") as out:  # as build_runs_report
+    with previous.replacing(out_dir, f"the report directory {out_dir}") as out:  # as build_runs_report
         write_csv(t, out / "grid.csv")
         write_parquet(t, out / "grid.parquet")
         if png:
