@@ -68,7 +68,11 @@ def test_qemus_controller_is_purged_by_format_with_user_data_erase_keeping_the_n
     _nvme_cli(monkeypatch, id_ns)
     plan = purge.plan_block("/dev/nvme0n2", "nvme", discard=True)
     assert plan.method == "nvme-format-user-data"
-    assert plan.commands == [["nvme", "format", "/dev/nvme0n2", "--ses=1", *keep, "--force"]]
+    # nvme-cli's own 10 minutes would have the kernel abort a longer format and reset the
+    # controller: it gets the purge's whole wait
+    assert plan.commands == [["nvme", "format", "/dev/nvme0n2", "--ses=1", *keep,
+                              f"--timeout={purge.PURGE_WAIT_S * 1000}", "--force"]]
+    assert purge.PURGE_WAIT_S >= 3600
 
 
 def test_a_namespace_whose_format_cannot_be_read_is_not_formatted(monkeypatch):

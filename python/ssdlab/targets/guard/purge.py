@@ -61,6 +61,10 @@ def _out(cmd: list[str], timeout: float = 20.0) -> str:
 FNA_FORMAT_ALL = 0x1  # Format NVM applies to every namespace of the subsystem
 FNA_ERASE_ALL = 0x2  # a secure erase (SES 1 or 2) applies to every namespace
 FNA_CRYPTO = 0x4  # cryptographic erase supported
+# how long a purge command may take: a user-data erase of a large drive can outlast
+# nvme-cli's own format timeout (10 minutes), after which the kernel aborts the command
+# and resets the controller, so the format is given this wait too
+PURGE_WAIT_S = 4 * 3600
 
 
 def id_ctrl(dev: str) -> dict:
@@ -202,15 +206,16 @@ def plan_block(dev: str, kind: str, discard: bool, force: bool = True) -> PurgeP
         ctrl = id_ctrl(dev)
         user, crypto = nvme_ses_support(ctrl)
         as_is = nvme_format_as_is(id_ns(dev)) if user or crypto else None
+        wait = [f"--timeout={PURGE_WAIT_S * 1000}"]  # milliseconds
         if (user or crypto) and nvme_format_reaches_others(dev, ctrl):
             why = "the controller's format erases every namespace, not only this one"
         elif (user or crypto) and as_is is None:
             why = "the namespace's format could not be read (nvme id-ns), and a format could change it"
         elif crypto and as_is is not None:
-            return PurgePlan("nvme-format-crypto", [["nvme", "format", dev, "--ses=2", *as_is, "--force"]],
+            return PurgePlan("nvme-format-crypto", [["nvme", "format", dev, "--ses=2", *as_is, *wait, "--force"]],
                              "controller supports cryptographic erase")
         elif user and as_is is not None:
-            return PurgePlan("nvme-format-user-data", [["nvme", "format", dev, "--ses=1", *as_is, "--force"]],
+            return PurgePlan("nvme-format-user-data", [["nvme", "format", dev, "--ses=1", *as_is, *wait, "--force"]],
                              "controller supports Format NVM with user data erase")
     elif kind == "sd" and shutil.which("hdparm"):
         sup, frozen, enabled = ata_erase_state(_out(["hdparm", "-I", dev]))
@@ -230,7 +235,7 @@ def plan_file(path: str, size: int) -> PurgePlan:
                                      str(size), path]], "file target: deallocate the whole file")
 
 
-def execute(plan: PurgePlan, timeout: float = 4 * 3600) -> None:
+def execute(plan: PurgePlan, timeout: float = PURGE_WAIT_S) -> None:
     for cmd in plan.commands:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if r.returncode != 0:
