@@ -31,6 +31,7 @@ from closedloop import WITHIN, basis, closed_loop, held_rows, hidden_values, per
 from docsection import load, num, replace  # noqa: E402
 
 from ssdlab.fit.profile_out import pinned_label  # noqa: E402
+from ssdlab.fit.space import CHOICES  # noqa: E402
 
 KINDS = {"bg4-128": "DRAM-less HMB NVMe (TLC)", "mx100-256": "SATA MLC", "qlc-pcie4-hmb-1000": "QLC (HMB NVMe)"}
 HELD = {"consistency": [],
@@ -96,9 +97,13 @@ def section(results: dict[str, dict]) -> str:
                   "|---|---|---|---|---|---|"]
         for p in x["parameters"]:
             why = f" ({p['note']})" if p.get("note") and not p["pinned"] else ""
-            lines.append(f"| {p['key']} | {num(hidden[p['key']])} | {p['value']:.4g} {p['unit']} | "
-                         f"{p['class_value']:.4g} | {pinned_label(p) if p['pinned'] else 'NOT pinned' + why} | "
-                         f"{p['lo']:.4g}..{p['hi']:.4g} |")
+            names = CHOICES.get(p["key"])  # a policy: its name, not its number
+            said = (lambda v: names[int(round(v))]) if names else (lambda v: f"{v:.4g}")
+            unit = "" if names else f" {p['unit']}"
+            hid = hidden[p["key"]]
+            lines.append(f"| {p['key']} | {said(float(hid)) if names else num(hid)} | "
+                         f"{said(p['value'])}{unit} | {said(p['class_value'])} | "
+                         f"{pinned_label(p) if p['pinned'] else 'NOT pinned' + why} | {said(p['lo'])}..{said(p['hi'])} |")
         lines += ["", "</details>", ""]
     return "\n".join(lines)
 

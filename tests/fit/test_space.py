@@ -265,3 +265,15 @@ def test_every_class_builds_a_small_drive_at_every_die_count(cid):
     st = S.start(cid, {"capacity_gb": 2.147483648})
     for dies in (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0):
         Drive.describe(st.text, st.overrides({"dies": dies}))
+
+
+def test_a_policys_range_is_said_by_its_names():
+    """fit --json notes said "at least 0..0 0 static, 1 dynamic fit as well" for striping."""
+    from ssdlab.fit.pinning import span_text
+
+    st = S.start("mx100-256", {"capacity_gb": 256})
+    q = next(q for q in st.params if q.key == "ftl.striping")
+    assert span_text(q, 0.0, 0.0) == "static"
+    assert span_text(q, 0.0, 1.0) == "static and dynamic"
+    spare = next(q for q in st.params if q.key == "spare_pct")
+    assert span_text(spare, 7.0, 9.5) == "7..9.5 %"

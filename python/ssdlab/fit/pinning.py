@@ -153,6 +153,14 @@ def trades(search: Search, best: Trial, budget: Budget) -> dict[str, Trade]:
     return out
 
 
+def span_text(q: Any, lo: float, hi: float) -> str:
+    """The values from lo to hi as a note says them: a policy by its names ("static and
+    dynamic"), a number with its unit."""
+    if q.choices:
+        return " and ".join(dict.fromkeys(q.choices[int(round(x))] for x in (lo, hi)))
+    return f"{lo:.4g}..{hi:.4g} {q.unit}".strip()
+
+
 def _wide(us: list[float]) -> bool:
     return max(us) - min(us) > PINNED
 
@@ -213,9 +221,8 @@ def pins(search: Search, best: Trial, sliced: dict[str, list[Trial]],
         elif narrow and sliced_here and ended and still:
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, True, BRACKET)
         else:
-            span = f"{lo:.4g}..{hi:.4g} {q.unit}".strip()
             why = ("the search did not settle: its slice found a better value" if sliced_here and not still else
-                   f"{'' if ended else 'at least '}{span} fit as well" if not narrow else
+                   f"{'' if ended or q.choices else 'at least '}{span_text(q, lo, hi)} fit as well" if not narrow else
                    "not checked: the budget ran out before its slice" if not sliced_here else
                    "the budget ended its slice before a point that no longer fits")
             out[q.key] = Pin(q.key, phys[q.key], phys[q.key], lo, hi, False, why,
