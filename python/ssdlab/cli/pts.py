@@ -12,7 +12,7 @@ import typer
 from .options import Db, DestroyData, Drives, JsonOut, Seed, Sets, Testbed
 from .. import methodology
 from ..methodology import Options
-from ..methodology.pts import PTS_TESTS, PtsOptions
+from ..methodology.pts import PTS_TESTS
 from ..methodology.pts import common as pts_common
 from ..runner import RunInterrupted, check_kept, kept_before, plan_phases, preflight, run_test
 from ..store import Store, check_free
@@ -22,23 +22,6 @@ from .output import print_json, progress_hooks
 from .plan import ASSUMED_MBPS, duration
 
 NAMES = [n.removeprefix("pts-") for n in PTS_TESTS]
-
-
-def pts_options(enterprise: bool, rounds: int | None, quick: bool,
-                round_seconds: float | None, response_ceiling: float | None = None) -> PtsOptions:
-    seg = "enterprise" if enterprise else "client"
-    base = PtsOptions.quick(seg) if quick else PtsOptions(segment=seg)
-    kw: dict = {}
-    if rounds is not None:
-        kw["max_rounds"] = rounds
-    if round_seconds is not None:
-        kw["round_seconds"] = round_seconds
-    if response_ceiling is not None:
-        kw["response_ceiling_ms"] = response_ceiling
-    try:
-        return dataclasses.replace(base, **kw)
-    except ValueError as e:
-        raise UserError(str(e)) from None
 
 
 def estimate(test: str, capacity: int, opts: Options) -> tuple[float, int]:
@@ -61,11 +44,11 @@ def pts_cmd(
     drive: Drives = [],
     out: Path = typer.Option(..., "-o", "--out", help="report directory"),
     tests: list[str] = typer.Option([], "--test", "-t", help=f"run only these (repeatable): {', '.join(NAMES)}; default all"),
-    enterprise: bool = typer.Option(False, "--enterprise", help="the enterprise settings (active range 100 %, enterprise outstanding I/O); default client (75 %)"),
-    rounds: int | None = typer.Option(None, "--rounds", help="at most this many rounds per test (1-25; the specification: 25); fewer than 5 never reach steady state"),
-    quick: bool = typer.Option(False, "--quick", help="CI/smoke: 2 rounds of 2 s steps, long fixed spans (WSAT, HIR, XSR) x 0.001, HIR wait states x 0.1; not a PTS result"),
-    round_seconds: float | None = typer.Option(None, "--round-seconds", help="seconds of each step of a round (the specification: 60)"),
-    response_ceiling: float | None = typer.Option(None, "--response-ceiling", help="DIRTH: the highest average response time (ms) of the MaxIOPS point (default 5)"),
+    enterprise: bool = typer.Option(False, "--enterprise", help=pts_common.HELP["enterprise"]),
+    rounds: int | None = typer.Option(None, "--rounds", help=pts_common.HELP["rounds"]),
+    quick: bool = typer.Option(False, "--quick", help=pts_common.HELP["quick"]),
+    round_seconds: float | None = typer.Option(None, "--round-seconds", help=pts_common.HELP["round_seconds"]),
+    response_ceiling: float | None = typer.Option(None, "--response-ceiling", help=pts_common.HELP["response_ceiling"]),
     sets: Sets = [],
     testbed: Testbed = None,
     db: Db = None,
@@ -80,7 +63,7 @@ def pts_cmd(
         if unknown:
             raise UserError(f"--test {unknown[0]}: choose from {', '.join(NAMES)}")
         chosen = [f"pts-{n}" for n in NAMES if not tests or n in {t.removeprefix('pts-') for t in tests}]
-        po = pts_options(enterprise, rounds, quick, round_seconds, response_ceiling)
+        po = pts_common.settings(enterprise, rounds, quick, round_seconds, response_ceiling)
         if jobs is not None and jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
         drv = open_drives(drive, parse_sets(sets), seed, destroy_data, False)

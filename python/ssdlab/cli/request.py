@@ -125,7 +125,8 @@ class RunRequest:
         if wrong:
             o, tests = wrong[0]
             what = ", ".join(x.flag for x, _ in wrong if not x.argument) or "a file argument"
-            raise UserError(f"{what}: only for " + " and ".join(f"`ssdlab run {t}`" for t in tests))
+            raise UserError(f"{what}: only for `ssdlab run {tests[0]}`" if len(tests) == 1 else
+                            f"{what}: only for `ssdlab run` of {', '.join(tests[:-1])} and {tests[-1]}")
         if self.the_test.options:
             self.own = self.the_test.options.parse(self.values, console)
 

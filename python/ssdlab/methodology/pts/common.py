@@ -18,10 +18,13 @@ from collections.abc import Callable, Generator, Iterable, Mapping
 import dataclasses
 from dataclasses import dataclass
 
+from typing import Optional
+
 from ... import phase as ph
 from ...analysis import pts_steady
+from ...errors import UserError
 from ...phase import KIB, Batch, Phase, PhaseResult
-from ..test import TestOptions
+from ..test import CliOption, TestOptions
 
 MIB = 1024 * KIB
 # a PTS test's phases: a generator the runner sends each result back to (a list for a Batch)
@@ -119,19 +122,63 @@ def logical_block(drives: Iterable[tuple[str, Any]]) -> int | None:
     return max(int(x) for x in sizes)
 
 
+def settings(enterprise: bool = False, rounds: int | None = None, quick: bool = False,
+             round_seconds: float | None = None, response_ceiling: float | None = None) -> PtsOptions:
+    """The PTS settings the flags of `ssdlab pts` and `ssdlab run pts-TEST` give; a value
+    out of range raises UserError (one line)."""
+    seg = "enterprise" if enterprise else "client"
+    base = PtsOptions.quick(seg) if quick else PtsOptions(segment=seg)
+    kw: dict[str, Any] = {}
+    if rounds is not None:
+        kw["max_rounds"] = rounds
+    if round_seconds is not None:
+        kw["round_seconds"] = round_seconds
+    if response_ceiling is not None:
+        kw["response_ceiling_ms"] = response_ceiling
+    try:
+        return dataclasses.replace(base, **kw)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+
+
+HELP = {  # the flags' help, `ssdlab pts` and `ssdlab run pts-TEST` alike
+    "enterprise": "the enterprise settings (active range 100 %, enterprise outstanding I/O); default client (75 %)",
+    "rounds": "at most this many rounds per test (1-25; the specification: 25); fewer than 5 never reach steady state",
+    "quick": "CI/smoke: 2 rounds of 2 s steps, long fixed spans (WSAT, HIR, XSR) x 0.001, HIR wait "
+             "states x 0.1; not a PTS result",
+    "round_seconds": "seconds of each step of a round (the specification: 60)",
+    "response_ceiling": "DIRTH: the highest average response time (ms) of the MaxIOPS point (default 5)",
+}
+
+
 class RunOptions(TestOptions):
-    """`ssdlab run pts-TEST`: the specification's settings (client), with the drives'
-    logical block (`ssdlab pts` sets the rest)."""
+    """`ssdlab run pts-TEST`: the specification's settings (client) or those its flags give,
+    as `ssdlab pts` takes them, with the drives' logical block."""
+
+    cli = (
+        CliOption("enterprise", "--enterprise", bool, False, "PTS: " + HELP["enterprise"]),
+        CliOption("rounds", "--rounds", Optional[int], None, "PTS: " + HELP["rounds"]),
+        CliOption("pts_quick", "--quick", bool, False, "PTS: " + HELP["quick"]),
+        CliOption("round_seconds", "--round-seconds", Optional[float], None, "PTS: " + HELP["round_seconds"]),
+        CliOption("response_ceiling", "--response-ceiling", Optional[float], None,
+                  "PTS: " + HELP["response_ceiling"]),
+    )
 
     def parse(self, values: dict[str, Any], console: Any) -> PtsOptions:
-        return PtsOptions()
+        return settings(values["enterprise"], values["rounds"], values["pts_quick"],
+                        values["round_seconds"], values["response_ceiling"])
 
     def for_drives(self, parsed: Any, values: dict[str, Any], drives: Any, seed: int,
                    console: Any) -> PtsOptions:
         return dataclasses.replace(parsed, logical_block=logical_block(drives))
 
     def stored(self, parsed: Any, values: dict[str, Any]) -> dict[str, Any]:
-        return {"logical_block": parsed.logical_block} if isinstance(parsed, PtsOptions) else {}
+        """As `ssdlab pts` stores them."""
+        if not isinstance(parsed, PtsOptions):
+            return {}
+        return {"segment": parsed.segment, "rounds": parsed.max_rounds, "round_seconds": parsed.round_seconds,
+                "scale": parsed.scale, "wait_scale": parsed.wait_scale, "logical_block": parsed.logical_block,
+                "response_ceiling_ms": parsed.response_ceiling_ms}
 
 
 RUN_OPTIONS = RunOptions()
