@@ -9,7 +9,8 @@ Which events: `D` (issued to the device: what the drive saw, after merging), or 
 (queued by the application) when the trace has no `D` event; the one used is said in the
 notes. A request the driver gave back (`R`, requeue) is dispatched again by a later `D`:
 the dispatch it undid is dropped, so each request is replayed once (a dispatch can be undone
-until its completion, C; the latest IN_FLIGHT are remembered). RWBS: D = discard (trim), R = read, W = write, F with no data = flush. Other
+until its completion, C; the latest IN_FLIGHT are remembered). RWBS: D = discard (trim), R = read, W = write, F with no data = flush, F before W (a
+preflush: a journal commit's) = a flush and then the write, both at the event's time. Other
 events (G, I, M, C, P, U, m ...) are skipped; the summary blkparse prints at the end
 ("CPU0 (8,0):", "Total (8,0):") ends the events. Every event must be of one device.
 """
@@ -45,7 +46,8 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
     got = {"D": Collector(path), "Q": Collector(path)}
     # requeues: the latest dispatch of each request (op, sector, bytes) in flight -> its index in D
     dispatched: OrderedDict[tuple[int, int, int], int] = OrderedDict()
-    requeued: list[int] = []
+    requeued: list[int] = []  # indices in D (a preflush write: its flush's too)
+    requeues = 0
     dev = None
     for n, line in lines:
         if not line.strip():
@@ -89,19 +91,25 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
             else:
                 raise bad_line(path, n, f"{rwbs} event without 'SECTOR + COUNT' (or of 0 sectors)")
         offset = int(sector) * SECTOR if op != FLUSH and sector is not None else 0
-        key = (op, offset, nbytes if op != FLUSH else 0)
+        # a flush before the data (F first: a journal commit's preflush): the device is
+        # asked to flush, then to write
+        preflush = op == WRITE and rwbs.startswith("F")
+        key = (op, offset, nbytes if op != FLUSH else 0, preflush)
         if action in ("R", "C"):
             i = dispatched.pop(key, None)
             if i is not None and action == "R":
-                requeued.append(i)
+                requeued.extend((i - 1, i) if preflush else (i,))
+                requeues += 1
             continue
         if action == "D":
             if not len(got["D"]):
                 got["Q"] = Collector(path)  # the Q events so far: not replayed
-            dispatched[key] = len(got["D"])
+            dispatched[key] = len(got["D"]) + preflush  # the write's index
             dispatched.move_to_end(key)
             if len(dispatched) > IN_FLIGHT:
                 dispatched.popitem(last=False)
+        if preflush:
+            got[action].add(n, ns, FLUSH, 0, 0)
         got[action].add(n, ns, op, offset, key[2])
     action = "D" if len(got["D"]) or not len(got["Q"]) else "Q"
     out = got[action]
@@ -111,7 +119,7 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
         out.drop(keep)
     s = out.stream(format="blkparse", has_time=True)
     if action == "D" and requeued:
-        s.notes.append(f"blkparse: {len(requeued)} requeued dispatches (R) replayed once, when "
+        s.notes.append(f"blkparse: {requeues} requeued dispatches (R) replayed once, when "
                        "dispatched again")
     s.notes.append(f"blkparse: replaying the {action} events ("
                    + ("issued to the device)" if action == "D" else "queued: the trace has no D events)"))
