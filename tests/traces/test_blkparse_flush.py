@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ssdlab.traces import FLUSH, OP_NAMES, READ, WRITE, load
+import pytest
+
+from ssdlab.traces import FLUSH, OP_NAMES, READ, WRITE, TraceError, load
 
 # blkparse's own output for a device-mapper volume (bio-based: Q and C events, no D); the
 # third request is a preflush + FUA write, the fifth a flush with no data
@@ -47,3 +49,11 @@ def test_a_requeued_preflush_write_is_replayed_once(tmp_path: Path) -> None:
     assert s.op.tolist() == [FLUSH, WRITE, READ]
     assert s.time_ns.tolist() == [0, 0, 80_000]
     assert any(n.startswith("blkparse: 1 requeued dispatches") for n in s.notes)
+
+
+def test_a_trace_of_completions_only_names_the_events_it_needs(tmp_path: Path) -> None:
+    # `blkparse -a complete`: every request, but only when it completed
+    f = tmp_path / "c.txt"
+    f.write_text("".join(x + "\n" for x in DM.splitlines() if " C " in x))
+    with pytest.raises(TraceError, match=r"line 1: .*4 events.*none is D \(issued\) or Q \(queued\)"):
+        load(f)

@@ -49,6 +49,7 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
     requeued: list[int] = []  # indices in D (a preflush write: its flush's too)
     requeues = 0
     dev = None
+    events, first, queued_or_issued = 0, 0, False
     for n, line in lines:
         if not line.strip():
             continue
@@ -60,8 +61,11 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
             raise bad_line(path, n, f"{what}: expected 'MAJ,MIN CPU SEQ SECONDS PID ACTION RWBS "
                            "[SECTOR + COUNT]' (blkparse's default output)")
         action, rwbs = m.group(8), m.group(9)
+        events += 1
+        first = first or n
         if action not in got and action not in ("R", "C"):
             continue
+        queued_or_issued = queued_or_issued or action in got
         if action == "Q" and len(got["D"]):
             continue  # the D events are replayed: its Q events need not be kept
         d = (m.group(1), m.group(2))
@@ -111,6 +115,9 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
         if preflush:
             got[action].add(n, ns, FLUSH, 0, 0)
         got[action].add(n, ns, op, offset, key[2])
+    if events and not queued_or_issued:  # e.g. `blkparse -a complete`
+        raise bad_line(path, first, f"{events} events, none is D (issued) or Q (queued): nothing "
+                       "to replay; give blkparse's default output (no -a filter), which has them")
     action = "D" if len(got["D"]) or not len(got["Q"]) else "Q"
     out = got[action]
     if action == "D" and requeued:
