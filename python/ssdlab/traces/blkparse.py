@@ -44,8 +44,9 @@ def is_event(line: str) -> bool:
 def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
     # per action (D, Q): times, ops, offsets, lengths
     got = {"D": Collector(path), "Q": Collector(path)}
-    # requeues: the latest dispatch of each request (op, sector, bytes) in flight -> its index in D
-    dispatched: OrderedDict[tuple[int, int, int], int] = OrderedDict()
+    # requeues: the latest dispatch of each request (op, sector, bytes, preflush) in flight -> its
+    # index in D (the write's, a preflush write's flush just before it)
+    dispatched: OrderedDict[tuple[int, int, int, bool], int] = OrderedDict()
     requeued: list[int] = []  # indices in D (a preflush write: its flush's too)
     requeues = 0
     dev = None
