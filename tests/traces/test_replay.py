@@ -177,6 +177,8 @@ def test_trace_past_the_drive_is_refused_or_wrapped(tmp_path):
     r = run_trace(db, "--trace", f, "--wrap")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["drives"][0]["metrics"]["empty_ios"] == 2
+    # the run says how many I/Os it moved, and within what
+    assert "--wrap: offsets past " in r.stderr and "folded into the drive (1 I/Os)" in r.stderr, r.stderr
 
 
 def test_trace_options_only_for_run_trace(tmp_path):

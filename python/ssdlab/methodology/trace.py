@@ -102,7 +102,10 @@ class TraceFlags(TestOptions):
 
         if not workloads.is_builtin(parsed.replay.trace):  # a trace past a drive: refused before any store
             for cap in sorted({t.identify().capacity for _, t in drives}):
-                prepare(parsed.replay, cap)  # kept: the run replays this one
+                p = prepare(parsed.replay, cap)  # kept: the run replays this one
+                for n in p.notes:
+                    if n.startswith("--wrap: "):  # per drive: the announcement was before any
+                        console.note(n)
         return parsed
 
     def stored(self, parsed: TraceOptions, values: dict[str, Any]) -> dict[str, Any]:
