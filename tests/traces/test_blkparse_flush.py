@@ -57,3 +57,16 @@ def test_a_trace_of_completions_only_names_the_events_it_needs(tmp_path: Path) -
     f.write_text("".join(x + "\n" for x in DM.splitlines() if " C " in x))
     with pytest.raises(TraceError, match=r"line 1: .*4 events.*none is D \(issued\) or Q \(queued\)"):
         load(f)
+
+
+def test_a_blktrace_binary_file_is_refused_naming_blkparse(tmp_path: Path) -> None:
+    import struct
+
+    # what blktrace writes (DEV.blktrace.CPU): its records, not blkparse's text
+    f = tmp_path / "sda.blktrace.0"
+    f.write_bytes(struct.pack("<IIQQIIIIIHH", 0x65617407, 1, 0, 2048, 4096, 1 | (0x112 << 16),
+                              700, 8 << 20, 0, 0, 0))
+    for fmt in (None, "blkparse"):
+        with pytest.raises(TraceError, match=r"sda.blktrace.0: blktrace's binary output: give "
+                           r"blkparse's text \(blkparse -i sda > trace.txt\)"):
+            load(f, fmt)
