@@ -50,7 +50,7 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
         f = line.split()
         if not f:
             continue
-        again = HEADERS.get(" ".join(f)) if f[0] == "fio" else None
+        again = HEADERS.get(" ".join(f)) if f[1:2] == ["version"] else None
         if again is not None:
             # jobs sharing one write_iolog file each write their own log, header and all
             if again != version:
