@@ -86,3 +86,40 @@ def test_requeue_tracking_keeps_memory_per_io_near_the_arrays(tmp_path: Path, mo
 
     monkeypatch.setattr(blkparse, "IN_FLIGHT", 1000)
     assert _peak_per_io(g, n) < 150
+
+
+def test_a_request_requeued_while_another_of_the_same_sectors_is_in_flight(tmp_path: Path) -> None:
+    # blkparse's own output: two writes of the same 8 sectors dispatched, the first
+    # completed, the second requeued and dispatched again. blkparse counts "Write
+    # Dispatches: 3, Writes Requeued: 1, Writes Completed: 2": two writes
+    f = tmp_path / "same.txt"
+    f.write_text("""\
+  8,0    0        1     0.000000000   700  Q   W 100 + 8 [(null)]
+  8,0    0        2     0.000001000   700  D   W 100 + 8 [(null)]
+  8,0    0        3     0.000002000   700  Q   W 100 + 8 [(null)]
+  8,0    0        4     0.000003000   700  D   W 100 + 8 [(null)]
+  8,0    0        5     0.000050000   700  C   W 100 + 8 [0]
+  8,0    0        6     0.000060000   700  R   W 100 + 8 [0]
+  8,0    0        7     0.000070000   700  D   W 100 + 8 [(null)]
+  8,0    0        8     0.000090000   700  C   W 100 + 8 [0]
+""")
+    s = load(f)
+    assert len(s) == 2 and s.op.tolist() == [WRITE, WRITE]
+    assert s.time_ns.tolist() == [0, 69_000]  # the first, and the second at its last dispatch
+    assert any(n.startswith("blkparse: 1 requeued") for n in s.notes)
+
+
+def test_dispatches_of_the_same_sectors_remembered_are_the_latest_few(tmp_path: Path, monkeypatch) -> None:
+    """What is remembered of one request's dispatches stays bounded in a trace without
+    completions: the latest SAME_IN_FLIGHT, which alone a requeue can undo."""
+    from ssdlab.traces import blkparse
+
+    monkeypatch.setattr(blkparse, "SAME_IN_FLIGHT", 4)
+    lines = [f"  8,0 0 {i + 1} 0.{i:09d} 100 D W 0 + 8 [fio]" for i in range(6)]
+    lines += [f"  8,0 0 {i + 7} 0.{i + 6:09d} 0 R W 0 + 8 [0]" for i in range(6)]
+    lines += [f"  8,0 0 {i + 13} 0.{i + 12:09d} 100 D W 0 + 8 [fio]" for i in range(6)]
+    f = tmp_path / "same.txt"
+    f.write_text("\n".join(lines) + "\n")
+    s = load(f)
+    assert len(s) == 12 - 4  # the first two dispatches were forgotten: their requeues undo nothing
+    assert any(n.startswith("blkparse: 4 requeued") for n in s.notes)

@@ -177,6 +177,8 @@ def test_trace_past_the_drive_is_refused_or_wrapped(tmp_path):
     r = run_trace(db, "--trace", f, "--wrap")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["drives"][0]["metrics"]["empty_ios"] == 2
+    # the run says how many I/Os it moved, and within what
+    assert "--wrap: offsets past " in r.stderr and "folded into the drive (1 I/Os)" in r.stderr, r.stderr
 
 
 def test_trace_options_only_for_run_trace(tmp_path):
@@ -207,3 +209,16 @@ def test_an_interrupted_replay_keeps_what_it_recorded(tmp_path):
     part = e.value.partial
     assert part is not None and len(part.series["t_s"]) == 3 and part.totals["ios"] < 100
     assert Phase(**ph.model_dump()) == ph  # the stored spec rebuilds the phase
+
+
+def test_a_trace_of_flushes_and_trims_only_has_no_read_write_latency(tmp_path):
+    f = tmp_path / "sync.log"
+    f.write_text("fio version 3 iolog\n10 /f sync\n20 /f trim 0 1048576\n30 /f sync\n")
+    r = run_trace(str(tmp_path / "r.sqlite"), "--trace", f)
+    assert r.exit_code == 0, r.output
+    m = json.loads(r.stdout)["drives"][0]["metrics"]
+    assert m["empty_ios"] == 0 and m["empty_flush_ios"] == 2 and m["empty_trim_ios"] == 1
+    # no read or write: no latency of them (not 0 µs)
+    assert m["empty_lat_mean_us"] is None and m["empty_lat_p99_us"] is None and m["empty_lat_p99_9_us"] is None
+    # the flushes' and trims' own mean latency
+    assert m["empty_flush_lat_mean_us"] > 0 and m["empty_trim_lat_mean_us"] > 0

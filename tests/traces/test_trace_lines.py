@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab.traces import load, plain_csv
+from ssdlab.traces import TraceError, load, plain_csv
 from ssdlab.traces.timing import MAX_IO, fit
 
 BIG = MAX_IO + 4096
@@ -97,4 +97,11 @@ def test_a_bad_csv_header_after_a_comment_names_its_line(tmp_path: Path) -> None
     f = tmp_path / "t.csv"
     f.write_text("# units below\n\ntime,op,offset_bytes,length_bytes\n0,write,0,4096\n")
     with pytest.raises(ValueError, match=rf"^{f}: line 3: column 'time' needs a unit"):
+        load(f)
+
+
+def test_a_last_line_that_is_not_text_is_named_by_its_own_number(tmp_path):
+    f = tmp_path / "t.log"
+    f.write_bytes(b"fio version 3 iolog\n0 /a write 0 4096\n\xff")  # no newline after it
+    with pytest.raises(TraceError, match=r"t.log: line 3: not a text trace \(byte 0xff"):
         load(f)

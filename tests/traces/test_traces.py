@@ -282,3 +282,34 @@ def test_an_empty_trace_says_so(tmp_path):
         f.write_bytes(text)
         with pytest.raises(TraceError, match="empty.csv: the file has no lines: give a trace"):
             load(f)
+
+
+def test_fio_v3_log_of_two_jobs_in_one_file():
+    # fio writes each job's log, header and all, to a write_iolog file the jobs share
+    text = (DATA / "fio_v3_two_jobs.log").read_text()
+    assert text.count("fio version 3 iolog") == 2
+    s = load(DATA / "fio_v3_two_jobs.log")
+    io = [x.split() for x in text.splitlines() if x.split()[2:3] in (["read"], ["write"])]
+    assert len(s) == len(io) == 8 and sorted(ops(s)) == ["read"] * 4 + ["write"] * 4
+    assert sorted(s.offset_bytes.tolist()) == sorted(int(x[3]) for x in io)
+    assert int(s.length_bytes.sum()) == sum(int(x[4]) for x in io)
+    # each job's clock starts at its own start: the two run side by side, merged by time
+    first = min(int(x[0]) for x in io)
+    assert s.time_ns.tolist() == sorted((int(x[0]) - first) * 1000 for x in io)
+    assert any("2 jobs" in n for n in s.notes)
+
+
+def test_fio_v2_log_of_two_jobs_restarts_the_wait_clock(tmp_path):
+    f = tmp_path / "two.log"
+    f.write_text("fio version 2 iolog\n/a add\n/a write 0 4096\n/a wait 1000\n/a write 4096 4096\n"
+                 "fio version 2 iolog\n/b add\n/b wait 500\n/b read 0 4096\n")
+    s = load(f)
+    assert ops(s) == ["write", "read", "write"]
+    assert s.time_ns.tolist() == [0, 500_000, 1_000_000]
+
+
+def test_fio_logs_of_two_versions_in_one_file_are_refused(tmp_path):
+    f = tmp_path / "mixed.log"
+    f.write_text("fio version 3 iolog\n0 /a write 0 4096\nfio version 2 iolog\n/a read 0 4096\n")
+    with pytest.raises(TraceError, match=r"line 3: .*version 2.*version 3"):
+        load(f)

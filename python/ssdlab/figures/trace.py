@@ -5,6 +5,7 @@ runs in one report)."""
 
 from __future__ import annotations
 
+import html
 from functools import partial
 from pathlib import Path
 from typing import Sequence
@@ -26,10 +27,36 @@ def no_png(out_dir: Path) -> list[Path]:
 
 def figures(runs: Sequence[ReportRun], opts: FigureOptions) -> list[Drawn]:
     runs = list(runs)
-    out = [drawn(g) for g in trace_bars(runs)]
+    out = [Drawn("trace-replayed", partial(replayed, runs), no_png)]
+    out += [drawn(g) for g in trace_bars(runs)]
     if trace_phases(runs):
         out.append(Drawn("trace-latency", partial(trace_latency_figure, runs), no_png))
     return out
+
+
+def replayed(runs: list[ReportRun]) -> str:
+    """What each run replayed and how: the figures compare only runs of one trace, timed alike."""
+    e = html.escape
+    out = []
+    for r in runs:
+        args = ((r.tags.get("args") or {}).get("trace")) or {}
+        m = next((d.metrics for d in r.drives if d.metrics.get("trace_format")), {})
+        if not args.get("trace") and not m:
+            continue
+        what = [str(m["trace_format"])] if m.get("trace_format") else []
+        if _f(m.get("trace_ios")) is not None:
+            what.append(f"{_f(m['trace_ios']):,.0f} I/Os")
+        if _f(m.get("trace_duration_s")):
+            what.append(f"{_f(m['trace_duration_s']):.4g} s as recorded")
+        how = [str(m["trace_mode"])] if m.get("trace_mode") else []
+        if args.get("state"):
+            how.append(f"state {args['state']}")
+        if args.get("wrap"):
+            how.append("offsets wrapped into the drive")
+        out.append(f"<p class=\"meta\">Replayed by run {r.run_id}: <code>{e(str(args.get('trace', '?')))}</code>"
+                   + (f" ({e(', '.join(what))})" if what else "")
+                   + (f": {e('; '.join(how))}" if how else "") + ".</p>")
+    return "".join(out)
 
 
 RATES = ["data_rate_mbps", "busy_data_rate_mbps"]

@@ -12,7 +12,10 @@ ignores `wait`, as fio does). Lines:
     FILE wait USEC
 
 File actions (add, open, close) are skipped; sync and datasync become flushes. I/Os of
-several files all go to the one drive replayed on (as fio's `replay_redirect` does).
+several files all go to the one drive replayed on (as fio's `replay_redirect` does). Jobs
+that share one `write_iolog` file each append their own log, header included: a header
+again starts the next job's log, its times (v2: its waits) counted from its own start, and
+the jobs' I/Os are merged by time.
 Written (`v3_lines`, a trace replayed on a real drive through fio) as version 3, one file.
 """
 
@@ -42,9 +45,19 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
     out = Collector(path, timed=version == 3)
     clock = 0  # v2: microseconds of `wait` so far
     files: set[str] = set()
+    jobs = 1
     for n, line in it:
         f = line.split()
         if not f:
+            continue
+        again = HEADERS.get(" ".join(f)) if f[1:2] == ["version"] else None
+        if again is not None:
+            # jobs sharing one write_iolog file each write their own log, header and all
+            if again != version:
+                raise bad_line(path, n, f"a fio version {again} iolog header in a version {version} "
+                               "log: give one log per file")
+            jobs += 1
+            clock = 0  # v2: the next job's waits count from its own start (v3: its own times)
             continue
         if version == 3:
             if len(f) < 3:
@@ -86,6 +99,9 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
         out.add(n, clock * 1000, op, off, ln)
     has_time = version == 3 or any(out.t)
     s = out.stream(format=f"fio-v{version}", has_time=has_time)
+    if jobs > 1:
+        s.notes.append(f"the logs of {jobs} jobs in one file: replayed together, each job's "
+                       "times from its start")
     if len(files) > 1:
         s.notes.append(f"{len(files)} files in the log: all replayed on the one drive")
     if version == 2 and not has_time:

@@ -102,7 +102,10 @@ class TraceFlags(TestOptions):
 
         if not workloads.is_builtin(parsed.replay.trace):  # a trace past a drive: refused before any store
             for cap in sorted({t.identify().capacity for _, t in drives}):
-                prepare(parsed.replay, cap)  # kept: the run replays this one
+                p = prepare(parsed.replay, cap)  # kept: the run replays this one
+                for n in p.notes:
+                    if n.startswith("--wrap: "):  # per drive: the announcement was before any
+                        console.note(n)
         return parsed
 
     def stored(self, parsed: TraceOptions, values: dict[str, Any]) -> dict[str, Any]:
@@ -184,10 +187,12 @@ def state_metrics(r) -> dict:
         "write_bytes": float(tot.get("write_bytes", 0.0)),
         "trim_ios": tot.get("trim_ios"),
         "flush_ios": tot.get("flush_ios"),
-        "lat_mean_us": lat.get("mean_us"),
-        "lat_p99_us": lat.get("p99_us"),
-        "lat_p99_9_us": lat.get("p99_9_us"),
     }
+    any_rw = bool(lat.get("ios", tot.get("ios", 0)))  # none: no latency (not 0 µs)
+    for k in ("mean_us", "p99_us", "p99_9_us"):
+        out[f"lat_{k}"] = lat.get(k) if any_rw else None
+    for op in ("trim", "flush"):  # their own mean latency, apart from the reads and writes
+        out[f"{op}_lat_mean_us"] = tot.get(f"{op}_lat_mean_us") if tot.get(f"{op}_ios") else None
     for rw in ("read", "write"):
         h = lat.get(rw) or {}
         has = bool(h.get("ios", 0))

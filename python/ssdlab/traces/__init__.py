@@ -64,6 +64,9 @@ Progress = Callable[[int, int], None]  # (bytes of the file read, its size)
 
 CHUNK = 1 << 20
 BOM = b"\xef\xbb\xbf"  # what spreadsheets put before a "UTF-8 CSV": not part of its header
+# a blktrace record's first bytes (magic 0x656174, version 6 or 7; either byte order): the
+# binary that blkparse reads, given in place of its text
+BLKTRACE_MAGIC = {bytes([v]) + b"tae" for v in (6, 7)} | {b"eat" + bytes([v]) for v in (6, 7)}
 
 
 def _lines(path: Path, progress: Progress | None = None) -> Iterator[tuple[int, str]]:
@@ -79,6 +82,10 @@ def _lines(path: Path, progress: Progress | None = None) -> Iterator[tuple[int, 
             while chunk := raw.read(CHUNK):
                 if text == 0 and chunk.startswith(BOM):
                     chunk = chunk[len(BOM):]
+                if text == 0 and chunk[:4] in BLKTRACE_MAGIC:
+                    dev = path.name.split(".blktrace.")[0] if ".blktrace." in path.name else "DEV"
+                    raise TraceError(f"{path}: blktrace's binary output: give blkparse's text "
+                                     f"(blkparse -i {dev} > trace.txt)")
                 text += len(chunk)
                 if text > MAX_TEXT_BYTES:
                     raise TraceError(f"{path}: more than {MAX_TEXT_BYTES >> 30} GiB of text (after "
@@ -100,7 +107,8 @@ def _lines(path: Path, progress: Progress | None = None) -> Iterator[tuple[int, 
                 if len(rest) > MAX_LINE_CHARS:
                     _too_long(path, n + 1)
             if rest.strip():
-                yield n + 1, rest.decode("utf-8")
+                n += 1  # the last line, with no newline after it
+                yield n, rest.decode("utf-8")
     except UnicodeDecodeError as e:
         raise TraceError(f"{path}: line {n}: not a text trace (byte {e.object[e.start]:#04x} is not "
                          "UTF-8)") from None

@@ -9,7 +9,9 @@ Which events: `D` (issued to the device: what the drive saw, after merging), or 
 (queued by the application) when the trace has no `D` event; the one used is said in the
 notes. A request the driver gave back (`R`, requeue) is dispatched again by a later `D`:
 the dispatch it undid is dropped, so each request is replayed once (a dispatch can be undone
-until its completion, C; the latest IN_FLIGHT are remembered). RWBS: D = discard (trim), R = read, W = write, F with no data = flush. Other
+until its completion, C; the latest IN_FLIGHT are remembered; of two dispatches of the same
+sectors in flight, a completion ends the older and a requeue undoes the later). RWBS: D = discard (trim), R = read, W = write, F with no data = flush, F before W (a
+preflush: a journal commit's) = a flush and then the write, both at the event's time. Other
 events (G, I, M, C, P, U, m ...) are skipped; the summary blkparse prints at the end
 ("CPU0 (8,0):", "Total (8,0):") ends the events. Every event must be of one device.
 """
@@ -29,6 +31,8 @@ SECTOR = 512
 # dispatches that may still be requeued: those not completed (C), at most this many of the
 # latest (more than a device's queues hold), so a trace without C events stays bounded
 IN_FLIGHT = 1 << 16
+# dispatches of the same sectors in flight at once (a rewritten block): kept, the latest
+SAME_IN_FLIGHT = 256
 EVENT = re.compile(r"\s*(\d+),(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\.(\d{1,9})\s+(\d+)\s+(\S+)\s+(\S+)"
                    r"(?:\s+(-?\d+)\s+\+\s+(-?\d+))?(?:\s|$)")
 SUMMARY = re.compile(r"(CPU\d+|Total) \(")
@@ -40,13 +44,47 @@ def is_event(line: str) -> bool:
     return EVENT.match(line) is not None
 
 
+# per request (op, offset, bytes, preflush): the index in D of its dispatch in flight, or
+# of each, oldest first, when several of the same sectors are
+InFlight = OrderedDict[tuple[int, int, int, bool], "int | list[int]"]
+
+
+def _put(dispatched: InFlight, key: tuple[int, int, int, bool], i: int) -> None:
+    v = dispatched.get(key)
+    if v is None:
+        dispatched[key] = i  # one in flight, the usual case: no list
+    elif isinstance(v, int):
+        dispatched[key] = [v, i]
+    else:
+        v.append(i)
+        if len(v) > SAME_IN_FLIGHT:
+            del v[0]
+    dispatched.move_to_end(key)
+
+
+def _take(dispatched: InFlight, key: tuple[int, int, int, bool], latest: bool) -> int | None:
+    """The dispatch of `key` a completion ends (the oldest) or a requeue undoes (the latest,
+    as a driver gives back what it was just handed), no longer in flight."""
+    v = dispatched.get(key)
+    if v is None or isinstance(v, int):
+        dispatched.pop(key, None)
+        return v
+    i = v.pop() if latest else v.pop(0)
+    if len(v) == 1:
+        dispatched[key] = v[0]
+    return i
+
+
 def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
     # per action (D, Q): times, ops, offsets, lengths
     got = {"D": Collector(path), "Q": Collector(path)}
-    # requeues: the latest dispatch of each request (op, sector, bytes) in flight -> its index in D
-    dispatched: OrderedDict[tuple[int, int, int], int] = OrderedDict()
-    requeued: list[int] = []
+    # requeues: the latest dispatch of each request (op, sector, bytes, preflush) in flight -> its
+    # index in D (the write's, a preflush write's flush just before it)
+    dispatched: InFlight = OrderedDict()
+    requeued: list[int] = []  # indices in D (a preflush write: its flush's too)
+    requeues = 0
     dev = None
+    events, first, queued_or_issued = 0, 0, False
     for n, line in lines:
         if not line.strip():
             continue
@@ -58,8 +96,11 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
             raise bad_line(path, n, f"{what}: expected 'MAJ,MIN CPU SEQ SECONDS PID ACTION RWBS "
                            "[SECTOR + COUNT]' (blkparse's default output)")
         action, rwbs = m.group(8), m.group(9)
+        events += 1
+        first = first or n
         if action not in got and action not in ("R", "C"):
             continue
+        queued_or_issued = queued_or_issued or action in got
         if action == "Q" and len(got["D"]):
             continue  # the D events are replayed: its Q events need not be kept
         d = (m.group(1), m.group(2))
@@ -89,20 +130,28 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
             else:
                 raise bad_line(path, n, f"{rwbs} event without 'SECTOR + COUNT' (or of 0 sectors)")
         offset = int(sector) * SECTOR if op != FLUSH and sector is not None else 0
-        key = (op, offset, nbytes if op != FLUSH else 0)
+        # a flush before the data (F first: a journal commit's preflush): the device is
+        # asked to flush, then to write
+        preflush = op == WRITE and rwbs.startswith("F")
+        key = (op, offset, nbytes if op != FLUSH else 0, preflush)
         if action in ("R", "C"):
-            i = dispatched.pop(key, None)
+            i = _take(dispatched, key, latest=action == "R")
             if i is not None and action == "R":
-                requeued.append(i)
+                requeued.extend((i - 1, i) if preflush else (i,))
+                requeues += 1
             continue
         if action == "D":
             if not len(got["D"]):
                 got["Q"] = Collector(path)  # the Q events so far: not replayed
-            dispatched[key] = len(got["D"])
-            dispatched.move_to_end(key)
+            _put(dispatched, key, len(got["D"]) + preflush)  # the write's index
             if len(dispatched) > IN_FLIGHT:
                 dispatched.popitem(last=False)
+        if preflush:
+            got[action].add(n, ns, FLUSH, 0, 0)
         got[action].add(n, ns, op, offset, key[2])
+    if events and not queued_or_issued:  # e.g. `blkparse -a complete`
+        raise bad_line(path, first, f"{events} events, none is D (issued) or Q (queued): nothing "
+                       "to replay; give blkparse's default output (no -a filter), which has them")
     action = "D" if len(got["D"]) or not len(got["Q"]) else "Q"
     out = got[action]
     if action == "D" and requeued:
@@ -111,7 +160,7 @@ def parse(lines: Iterable[tuple[int, str]], path: str) -> IoStream:
         out.drop(keep)
     s = out.stream(format="blkparse", has_time=True)
     if action == "D" and requeued:
-        s.notes.append(f"blkparse: {len(requeued)} requeued dispatches (R) replayed once, when "
+        s.notes.append(f"blkparse: {requeues} requeued dispatches (R) replayed once, when "
                        "dispatched again")
     s.notes.append(f"blkparse: replaying the {action} events ("
                    + ("issued to the device)" if action == "D" else "queued: the trace has no D events)"))
