@@ -122,6 +122,12 @@ def logical_block(drives: Iterable[tuple[str, Any]]) -> int | None:
     return max(int(x) for x in sizes)
 
 
+def span_name(doc: Mapping[str, Any]) -> str:
+    """What each value of a per-step series spans: "seconds" where a short run was judged per
+    second (`step_s` 1), else "minutes" (WSAT, XSR)."""
+    return "seconds" if doc.get("step_s") == 1 else "minutes"
+
+
 def settings(enterprise: bool = False, rounds: int | None = None, quick: bool = False,
              round_seconds: float | None = None, response_ceiling: float | None = None) -> PtsOptions:
     """The PTS settings the flags of `ssdlab pts` and `ssdlab run pts-TEST` give; a value

@@ -90,7 +90,7 @@ def page(key: str, run: Any, d: Any) -> tuple:
         return stim, []
     note = str(cond.get("unwritten_lbas") or "")
     last = m.get("iops_last_5")
-    span = "seconds" if m.get("step_s") == 1 else "minutes"  # a run under 2 minutes: per second
+    span = C.span_name(m)  # a run under 2 minutes: per second
     cap = f"last 5 {span}: {last:,.0f} IOPS; " if last is not None else ""
     unit = "minutes"
     out = [Plot(f"fig-{key}-time", f"{run.test}: 4 KiB random write IOPS vs time\n{d.label}",

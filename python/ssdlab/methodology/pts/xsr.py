@@ -109,17 +109,13 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
 
 
 # -- the report page -------------------------------------------------------------------
-def _span(v: dict) -> str:
-    return "seconds" if v.get("step_s") == 1 else "minutes"
-
-
 def _settled(v: dict) -> str:
     w = v.get("settled_window")
     if w:
         if v.get("step_s") == 1:
             return f"seconds {w[0] * 60:.0f}-{w[1] * 60:.0f} (under 5 minutes long: per second)"
         return f"minutes {w[0]:g}-{w[1]:g}"
-    return f"not settled: its last 5 {_span(v)} are not steady" if not v.get("final_steady") else "-"
+    return f"not settled: its last 5 {C.span_name(v)} are not steady" if not v.get("final_steady") else "-"
 
 
 def page(key: str, run: Any, d: Any) -> tuple:
