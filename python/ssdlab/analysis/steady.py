@@ -12,8 +12,10 @@ PTS applies the rule to a preconditioned drive. Our runs start from a fresh fill
 burst before garbage collection starts can be a flat plateau that passes the rule too.
 A window therefore counts only if its level is within `MAX_RANGE` of the level of the
 last window of the run, the band the drive settles in; given `not_before` (when GC can
-have begun: gc_onset.py), only if it begins at or after that second; and only if the rounds
-from it to the end have no trend beyond `MAX_EXCURSION` (the figures average all of them).
+have begun: gc_onset.py), only if it begins at or after that second; and only if the level
+of the rounds from it to the end, which the figures average, moves by at most
+`MAX_EXCURSION`: neither the line across them nor the means of their windows (a line
+cannot see a hump the drive climbs and falls back from).
 """
 
 from __future__ import annotations
@@ -55,15 +57,20 @@ def window_is_steady(rounds) -> bool:
             and abs(slope) * (r.size - 1) <= MAX_EXCURSION * mean)
 
 
-def _no_trend(rounds: np.ndarray) -> bool:
+def _level_holds(rounds: np.ndarray) -> bool:
     """The figures are over every second from the start to the end: the line across those
     rounds moves by at most MAX_EXCURSION of their mean (a drive still recovering from GC's
-    onset passes the rule window by window, on short rounds)."""
+    onset passes the rule window by window, on short rounds), and so do the means of their
+    windows, max - min (a window on the rising edge of a hump passes the rule and the line
+    across a hump is flat; a window's mean, unlike a round's, is not thrown by one noisy
+    round)."""
     r = rounds[np.isfinite(rounds)]
     if r.size < 2:
         return True
+    limit = MAX_EXCURSION * r.mean()
     slope = np.polyfit(np.arange(r.size, dtype=np.float64), r, 1)[0]
-    return abs(slope) * (r.size - 1) <= MAX_EXCURSION * r.mean()
+    means = np.convolve(r, np.full(WINDOW, 1 / WINDOW), mode="valid") if r.size >= WINDOW else r[:1]
+    return abs(slope) * (r.size - 1) <= limit and means.max() - means.min() <= limit
 
 
 def _round_means(rows: np.ndarray) -> np.ndarray:
@@ -87,6 +94,6 @@ def steady_state(values, round_s: int | None = None, not_before: int | None = 0)
     for i in range(first, n - WINDOW + 1):
         w = rounds[i : i + WINDOW]
         if (window_is_steady(w) and abs(w.mean() - final) <= MAX_RANGE * final
-                and _no_trend(rounds[i:])):
+                and _level_holds(rounds[i:])):
             return SteadyState(start_s=i * rs, round_s=rs, rounds=rounds)
     return SteadyState(start_s=None, round_s=rs, rounds=rounds)
