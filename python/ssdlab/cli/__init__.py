@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional, cast
 
 import typer
 
-from .options import Db, DestroyData, Drives, Interval, JsonOut, Repeat, Seconds, Seed, Sets, Spare, Testbed
+from .options import (Db, DestroyData, Drives, Interval, JsonOut, Repeat, ReviewInterval, ReviewSeconds, Seconds, Seed,
+                      Sets, Spare, Testbed)
 from .. import interrupts
 from . import request
 from .request import RunRequest
@@ -229,8 +230,8 @@ def review(
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="report directory (required but with --plan)"),
     spare: Spare = 0.0,
     repeat: Repeat = 5,
-    seconds: Seconds = None,
-    interval: Interval = None,
+    seconds: ReviewSeconds = None,
+    interval: ReviewInterval = None,
     sets: Sets = [],
     testbed: Testbed = None,
     db: Db = None,

@@ -155,6 +155,13 @@ def open_drives(specs: list[str], sets: list[str], seed: int, destroy_data: str 
 # help texts shared by commands
 TEST_NAMES = ", ".join(methodology.ALL)
 PRECONDITION_TESTS = ", ".join(n for n, t in methodology.ALL.items() if t.precondition_optional)
-SECONDS_HELP = "the test's timed step: " + "; ".join(
-    f"{name}: {t.seconds_help} (default {t.default_seconds} s)"
-    for name, t in methodology.TESTS.items() if t.default_seconds is not None)
+
+
+def seconds_help(tests: dict[str, methodology.Test]) -> str:
+    return "the test's timed step: " + "; ".join(
+        f"{name}: {t.seconds_help} (default {t.default_seconds} s)"
+        for name, t in tests.items() if t.default_seconds is not None)
+
+
+SECONDS_HELP = seconds_help(methodology.ALL)  # run and sweep run every test
+REVIEW_SECONDS_HELP = seconds_help(methodology.TESTS)

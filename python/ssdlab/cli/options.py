@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .inputs import SECONDS_HELP
+from .inputs import REVIEW_SECONDS_HELP, SECONDS_HELP
 
 Db = Annotated[Optional[Path], typer.Option("--db", help="results store (default: user data dir)")]
 Seed = Annotated[int, typer.Option("--seed", help="simulator seed")]
@@ -32,7 +32,13 @@ Drives = Annotated[list[str], typer.Option(
     "--drive", "-d", help="sim:PROFILE, a profile .toml, /dev/..., file:PATH:SIZE, nbd:SOCKET (a served "
     "drive), HOST[:PORT]:/dev/... (a drive on another host); repeatable")]
 Seconds = Annotated[Optional[float], typer.Option("--seconds", help=SECONDS_HELP)]
+ReviewSeconds = Annotated[Optional[float], typer.Option("--seconds", help=REVIEW_SECONDS_HELP)]
+ServeDestroyData = Annotated[Optional[str], typer.Option(
+    "--destroy-data", help="with --data: allow overwriting that existing file, which ssdlab did not write "
+    "(name it as --data does)")]
+QUICK_INTERVAL = "quick: idle seconds between tests (default 5, CrystalDiskMark's; 0: none)"
 Interval = Annotated[Optional[float], typer.Option(
-    "--interval", help="quick: idle seconds between tests (default 5, CrystalDiskMark's; 0: none); "
+    "--interval", help=f"{QUICK_INTERVAL}; "
     "fingerprint: the idle pause (default 600; the settle after the fill waits at most as long)")]
+ReviewInterval = Annotated[Optional[float], typer.Option("--interval", help=QUICK_INTERVAL)]  # no fingerprint
 Repeat = Annotated[int, typer.Option("--repeat", help="quick: scored runs of each test (CrystalDiskMark shows the best)")]

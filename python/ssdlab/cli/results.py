@@ -20,7 +20,7 @@ from ..runner import partial_metrics
 from ..store import MAX_ID, Store, check_free
 from ..store_damage import SQLITE_HEADER
 
-results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, export.")
+results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, export, import.")
 
 
 @results_app.command("list")

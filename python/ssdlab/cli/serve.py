@@ -12,7 +12,7 @@ from typing import Optional
 
 import typer
 
-from .options import Db, DestroyData, JsonOut, Seed, Sets
+from .options import Db, JsonOut, Seed, ServeDestroyData, Sets
 from .errors import user_errors
 from .inputs import check_seed, parse_sets
 from .output import emit_table
@@ -32,7 +32,7 @@ def serve_cmd(
     tcp: Optional[str] = typer.Option(None, "--tcp", help="serve on TCP HOST:PORT instead of a Unix socket (NBD has no authentication: anyone who reaches it reads and writes the drive; needs --tcp-unauthenticated)"),
     tcp_unauthenticated: bool = typer.Option(False, "--tcp-unauthenticated", help="with --tcp: accept that every local user (and every machine that reaches a non-loopback address) can read and write the served drive"),
     data: Optional[Path] = typer.Option(None, "--data", help="backing file for the data, kept afterwards (default: a sparse temporary file)"),
-    destroy_data: DestroyData = None,
+    destroy_data: ServeDestroyData = None,
     seconds: Optional[float] = typer.Option(None, "--seconds", help="stop after this many seconds (default: until Ctrl-C or SIGTERM)"),
     interval: float = typer.Option(1.0, "--interval", help="seconds between samples of the drive's counters"),
     seed: Seed = 42,
