@@ -369,7 +369,7 @@ def report(
     runs: list[str] = typer.Argument(None, metavar="[RUN]...", help=RUN_HELP),
     latest: bool = typer.Option(False, "--latest", help="the most recent run"),
     out: Path = typer.Option(..., "-o", "--out", help="report directory"),
-    y_max: Optional[float] = typer.Option(None, "--y-max", help="fill-curve y-axis top (MB/s)"),
+    y_max: Optional[float] = typer.Option(None, "--y-max", help="fill-curve y-axis top (MB/s; not with --sweep)"),
     db: Db = None,
     sweep_id: Optional[str] = typer.Option(None, "--sweep", help="the report of a sweep (its id, e.g. sw-5fcdec4f2d): metrics against parameters, sensitivity, grid.csv"),
 ) -> None:
@@ -380,6 +380,9 @@ def report(
         if sweep_id is not None:
             if runs or latest:
                 raise UserError("--sweep reports a whole sweep: give no run ids or --latest with it")
+            if y_max is not None:  # it would be ignored: a sweep report has no fill curve
+                raise UserError(f"--y-max {y_max:g}: sets the fill curves' y axis of a run report; a sweep "
+                                "report (--sweep) draws none: leave --y-max out")
             from ..report.sweep import build_sweep_report
             from ..report.sweep_data import stored_runs
 
