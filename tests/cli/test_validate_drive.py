@@ -18,3 +18,11 @@ def test_a_profile_named_sim_id_is_validated_as_its_id():
     assert r.exit_code == 0, r.stderr
     figures = json.loads(r.stdout)["figures"]
     assert [(f["drive"], f["figure"]) for f in figures] == [("sn520-128", "peak")]
+
+
+def test_json_and_markdown_together_are_refused_before_anything_runs():
+    """Each prints the whole result; --json took it and --markdown was dropped without a word."""
+    r = CliRunner().invoke(app, ["validate", "--drive", "sn520-128", "--figure", "peak", "--workers", "1",
+                                 "--json", "--markdown"])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.startswith("ssdlab: error: --json and --markdown") and r.stderr.count("\n") == 1, r.stderr

@@ -474,6 +474,8 @@ def validate(
     log = (lambda s: typer.echo(s, err=True)) if sys.stderr.isatty() else None
     drive = [profile_id(d) for d in drive] if drive else drive  # sim:ID as every other command names it
     with user_errors():
+        if json_out and markdown:
+            raise UserError("--json and --markdown: each prints the whole result on stdout; give one")
         where = ray_choice(ray, ray_address)
         doc = val.validate(drive, workers, log=log, overrides=parse_sets(sets), ray=where, names=figure)
     if json_out:
