@@ -86,3 +86,13 @@ def test_a_quick_plan_shows_a_repeated_cycle_of_phases_once_and_a_row_for_its_re
                        f"the 10 phases {first}..{first + 9} again, 4 more times"]
     (p,) = json.loads(_invoke("run", "quick", "--drive", drive, "--plan", "--json").stdout)["plan"]
     assert len(p["phases"]) == first + 50 and p["phases"][-1]["name"] == "asssd_access_write#5"  # numbered right
+
+
+def test_fio_jobs_on_simulated_drives_only_says_it_shows_nothing_more():
+    """A simulated drive runs no fio: its plan is the phase table with --fio-jobs or without,
+    and a warning says so rather than leaving the flag to look ignored."""
+    plain = _invoke("run", "fill", "--drive", "sim:tlc-256", "--set", "user_capacity_gb=1", "--plan")
+    r = _invoke("run", "fill", "--drive", "sim:tlc-256", "--set", "user_capacity_gb=1", "--plan", "--fio-jobs")
+    assert r.exit_code == 0 and plain.exit_code == 0, r.output
+    assert r.stdout == plain.stdout and plain.stderr == ""
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("ssdlab: warning: --fio-jobs"), r.stderr

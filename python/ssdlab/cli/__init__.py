@@ -154,6 +154,9 @@ def run(**kw: Any) -> None:
         if not req.precondition and any(t.capabilities.simulated for _, t in drv):
             typer.echo("ssdlab: warning: --no-precondition on a simulated drive reads a drive "
                        "that was never written", err=True)
+        if kw["fio_jobs"] and all(t.capabilities.simulated for _, t in drv):
+            typer.echo("ssdlab: warning: --fio-jobs shows nothing more here: a simulated drive runs no fio "
+                       "job (its phases run in the simulator); the plan is its phase table", err=True)
         if kw["fleet"]:  # fleet.py: every drive at once, each its own `ssdlab run`
             raise typer.Exit(run_fleet(req.test, drv, opts, kw["json_out"], req.db, req.argv(), kw["plan"]))
         if kw["plan"]:
