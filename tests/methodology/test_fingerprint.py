@@ -365,7 +365,7 @@ def test_plan_of_a_stored_run_and_its_scaled_copy(tmp_path):
 
 def test_qd1_sequential_reads_show_how_a_reclaim_laid_out_the_fill():
     """An SLC reclaim moving cached data to native blocks in small batches while the fill
-    writes (50 MB each 65 MB, as a closed-loop twin of a drive without one had grown: 484
+    writes (50 MB each 65 MB, as a closed-loop twin of a drive without one had grown: 491
     against 705 MB/s here) interleaves its moves with the host's pages: the fill's consecutive pages land on
     fewer dies, and a QD1 128 KiB read waits for them one after another. Reads at depth keep
     every die busy anyway and do not see it."""
