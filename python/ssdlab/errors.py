@@ -4,10 +4,13 @@ what it was given; the CLI prints it as one line (one_line) and exits 2."""
 from __future__ import annotations
 
 import os
+import re
 
 from pydantic import ValidationError
 
 MAX_LINE = 2000  # an error quoting a huge input (a 100 KB nested TOML line) is cut
+# the simulator's profile errors spell a float out in every digit (`1e300` as 301 of them)
+HUGE_FLOAT = re.compile(r"`(\d{17,}\.\d+)`")
 NOT_A_FILE = "not a regular file (a directory, FIFO or device); give a file"  # an input path that is there
 
 
@@ -35,4 +38,5 @@ def one_line(e: BaseException) -> str:
         text = "; ".join(f"{'.'.join(map(str, x['loc'])) or 'phase'}: {x['msg']}" for x in e.errors())
     else:
         text = (str(e).strip() or type(e).__name__).splitlines()[0]
+        text = HUGE_FLOAT.sub(lambda m: f"`{float(m.group(1)):g}`", text)
     return text if len(text) <= MAX_LINE else text[:MAX_LINE - 3] + "..."

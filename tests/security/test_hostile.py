@@ -50,6 +50,8 @@ MATRIX = [
     (RUN + ["--set", "nand.channel_mbps=inf"], ["nand.channel_mbps = inf"]),
     (RUN + ["--set", "nand.channel_mbps=nan"], ["nand.channel_mbps = NaN"]),
     (RUN + ["--set", "slc.dynamic_max_gb=1e300"], ["slc.dynamic_max_gb = 1e300"]),
+    # a whole-number key given a huge float: named as given, not in its 301 digits
+    (RUN + ["--set", "nand.channels=1e300"], ["nand.channels", "`1e+300`"]),
     (RUN + ["--set", "nand.channels=4\n[evil]\nx=1"], ["control characters", "one key=value per --set"]),
     (RUN + ["--set", "nand.channels"], ["bad --set 'nand.channels'"]),
     (RUN + ["--set", "nand.blocks_per_plane=2000000", "--set", "user_capacity_gb=100000"],
