@@ -83,7 +83,7 @@ def one_name(real: str, what: str) -> None:
     """Refuse a store with other names (hard links): SQLite takes an empty file for a new
     database, so an empty file of root's given a second name at --db (anyone may, where
     fs.protected_hardlinks is 0) would be written. A store another run is making has its
-    private name for a moment (store_companions.new_store): waited for."""
+    private name for a moment (new_store): waited for."""
     deadline = time.monotonic() + ONE_NAME_WAIT_S
     while (n := os.lstat(real).st_nlink) > 1:
         if time.monotonic() > deadline:
