@@ -30,6 +30,10 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 MAX_LINKS = 40  # the kernel's own limit (ELOOP)
+# a directory ssdlab makes lets no one else write, whatever the umask (000 made them 0777,
+# which ssdlab then refused and left behind) or a default ACL of its parent (the group
+# bits are the ACL's mask: without w, no user or group an entry names may write)
+NEW_DIR_MODE = 0o755
 DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -285,9 +289,9 @@ def write(path: str | os.PathLike[str], data: bytes | str, what: str | None = No
 
 
 def make_dirs(path: str | os.PathLike[str], what: str | None = None, mode: int = 0o777) -> str:
-    """`path` as a directory (made, with its missing parents, when it is not there); its real
-    path. Existing components are checked as `real` checks them, and each new directory is
-    made in its parent's descriptor."""
+    """`path` as a directory (made, with its missing parents, when it is not there, never
+    writable by others: `mode` within NEW_DIR_MODE); its real path. Existing components are
+    checked as `real` checks them, and each new directory is made in its parent's descriptor."""
     text = os.fspath(path)
     what = what or text
     try:
@@ -302,7 +306,7 @@ def make_dirs(path: str | os.PathLike[str], what: str | None = None, mode: int =
         except OSError as e:
             raise _opened(what, parent, e) from None
         try:
-            os.mkdir(name, mode, dir_fd=d)
+            os.mkdir(name, mode & NEW_DIR_MODE, dir_fd=d)
         except FileExistsError:
             pass
         except OSError as e:
@@ -460,7 +464,7 @@ def _publish(src: int, dst: int, what: str, out: str) -> None:
                 raise _cannot(what, f"cannot write {os.path.join(out, entry)}: {e.strerror}") from None
             continue
         with contextlib.suppress(FileExistsError):
-            os.mkdir(entry, 0o777, dir_fd=dst)
+            os.mkdir(entry, NEW_DIR_MODE, dir_fd=dst)
         flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
             sub_dst = os.open(entry, flags, dir_fd=dst)

@@ -182,6 +182,7 @@ class Store:
                 if st.st_uid not in safe_path.trusted_uids() or os.path.islink(self.real):  # as a file target
                     raise safe_path.UnsafePath(what, f"{self.real} belongs to uid {st.st_uid}, another user, who could "
                                                      "change what is stored or swap it for a link; use a store of your own")
+                store_companions.one_name(self.real, what)
                 store_companions.check(self.real, what)  # a store of ours: its -wal, -shm made now
         except safe_path.UnsafePath as e:
             raise StoreError(str(e) if e.refusal else f"cannot open {what}: {e.reason}") from None

@@ -14,7 +14,7 @@ nobody can put theirs there between the check and SQLite's open (in a sticky dir
 one else may then remove or replace them). A new store is made in WAL mode from the start
 (`new_store`): SQLite sets the mode of an empty file only once it has opened it, and
 deletes a -wal it finds beside an empty file, which would leave a moment for another
-user's -wal after all."""
+user's -wal after all. The store itself, written, has one name too (`one_name`)."""
 
 from __future__ import annotations
 
@@ -74,6 +74,22 @@ def new_store(real: str, what: str) -> None:
             os.close(dst)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+ONE_NAME_WAIT_S = 2.0  # a store another run is making has a second name until it is in place
+
+
+def one_name(real: str, what: str) -> None:
+    """Refuse a store with other names (hard links): SQLite takes an empty file for a new
+    database, so an empty file of root's given a second name at --db (anyone may, where
+    fs.protected_hardlinks is 0) would be written. A store another run is making has its
+    private name for a moment (new_store): waited for."""
+    deadline = time.monotonic() + ONE_NAME_WAIT_S
+    while (n := os.lstat(real).st_nlink) > 1:
+        if time.monotonic() > deadline:
+            raise safe_path.UnsafePath(what, f"{real} has {n} names (hard links): what is stored would be written "
+                                             "to the file of every other name too; give --db a file of its own")
+        time.sleep(0.05)
 
 
 NEW_PREFIX = ".ssdlab-new-"
@@ -143,4 +159,4 @@ def _make(path: str, real: str, what: str) -> None:
     os.close(fd)
 
 
-__all__ = ["SUFFIXES", "check", "new_store"]
+__all__ = ["SUFFIXES", "check", "new_store", "one_name"]

@@ -153,3 +153,14 @@ def test_a_client_that_sends_requests_without_waiting_for_answers_is_disconnecte
     finally:
         for fd in (r, w, out_r, out_w):
             os.close(fd)
+
+
+def test_a_fio_job_files_phase_is_refused_whatever_asks(tmp_path):
+    """A `fiojob` phase carries a fio job file's jobs (what `ssdlab run fio` compiles for a
+    simulated drive): the agent runs ssdlab's own phases only. Its checks passed one (it
+    writes nothing ssdlab's way of counting knew of) and only fio's job writer refused to
+    run it; now the check, the plan and the run each refuse it in one line."""
+    job = {"kind": "fiojob", "fiojob": {"file": "x.fio", "jobs": [{"name": "x", "rw": "write"}]}}
+    ran, checked, planned = refused(tmp_path, "1M", job, job)
+    for a in (ran, checked, planned):
+        assert a.get("type") == "value" and "simulated drives only" in a.get("error", ""), a

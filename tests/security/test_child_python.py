@@ -6,6 +6,7 @@ there (in /tmp, say) ran as whoever ran ssdlab, root included."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -95,3 +96,38 @@ def test_ray_workers_import_nothing_from_the_working_directory(sticky: Path, tmp
                   "--repeat", "1", "--ray", "--db", str(tmp_path / "s.sqlite"))
     assert not marker.exists(), marker.read_text()
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+DOCUMENTED = re.compile(r"\.venv/bin/python((?: -[A-Za-z]+)*) -m (ssdlab(?:\.\w+)+)")
+
+
+def documented_modules() -> list[tuple[str, list[str], str]]:
+    """Every `.venv/bin/python [FLAGS] -m ssdlab.MODULE` the docs tell a user to run: (where,
+    its flags, the module)."""
+    root = Path(clirun.ROOT)
+    found = []
+    for page in sorted([root / "README.md", *(root / "docs").glob("*.md")]):
+        for n, line in enumerate(page.read_text().splitlines(), 1):
+            for m in DOCUMENTED.finditer(line):
+                found.append((f"{page.name}:{n}", m.group(1).split(), m.group(2)))
+    return found
+
+
+def test_the_documented_module_commands_import_nothing_from_the_working_directory(sticky: Path,
+                                                                                  tmp_path: Path) -> None:
+    """`sudo .venv/bin/python -m ssdlab.serve.nvme_vm` (docs/serve.md) runs as root: started
+    in /tmp, an `ssdlab` package another user left there was imported instead of ssdlab's
+    own, and ran as root. The docs' command lines carry -P (no working directory on the
+    module path)."""
+    commands = documented_modules()
+    assert any(mod == "ssdlab.serve.nvme_vm" for _, _, mod in commands), commands
+    marker = tmp_path / "ran"
+    _plant(sticky, marker)
+    as_nobody("mkdir", "-p", str(sticky / "ssdlab" / "serve"), str(sticky / "ssdlab" / "report"))
+    for sub in ("ssdlab", "ssdlab/serve", "ssdlab/report"):
+        as_nobody("cp", str(sticky / "json.py"), str(sticky / sub / "__init__.py"))
+    for where, flags, module in commands:
+        r = subprocess.run([sys.executable, *flags, "-m", module, "--help"], capture_output=True, text=True,
+                           timeout=120, cwd=sticky, env=clirun.environ())
+        assert not marker.exists(), (where, marker.read_text())
+        assert r.returncode == 0, (where, r.stderr[-2000:])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+import clirun
 import pytest
 
 from ssdlab.store import Store, StoreError
@@ -58,3 +59,28 @@ def _plant_first(db, victim, planted):
         return real_new(path, what)
 
     return new_store
+
+
+def test_a_store_with_another_name_is_refused(tmp_path):
+    """An existing empty file of root's at --db is made a store (SQLite takes an empty file
+    for a new database): where fs.protected_hardlinks is 0, anyone may give a file of root's
+    (an empty configuration, a lock file) a second name in /tmp, and root's next run wrote a
+    store into it. A store with another name (a hard link) is refused in one line; with one
+    name it is used as before."""
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    victim = tmp_path / "etc" / "empty.conf"  # root's, where only root may write
+    victim.parent.mkdir()
+    victim.write_bytes(b"")
+    db = shared / "r.sqlite"
+    os.link(victim, db)  # as anyone may with fs.protected_hardlinks=0
+    with pytest.raises(StoreError, match=r"refusing results store .*: .*r\.sqlite has 2 names \(hard links\)"):
+        Store(db)
+    assert victim.read_bytes() == b"" and not (shared / "r.sqlite-wal").exists()
+    r = clirun.cli("run", "fill", "--drive", "sim:tlc-256", "--set", "user_capacity_gb=0.5", "--db", str(db))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "2 names (hard links)" in r.stderr, r.stderr
+    assert victim.read_bytes() == b""
+    victim.unlink()  # one name again: the store is made there as before
+    Store(db).close()
+    assert db.stat().st_size > 0

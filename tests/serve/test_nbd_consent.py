@@ -8,19 +8,23 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 from nbdserve import (
     TINY,
+    accepts,
     cli,
     digest,
     nbdkit_export,
     needs_nbd,
     one_line_exit_2,
     served,
+    wait_for,
 )
+from otheruser import as_nobody, needs_other_user, sticky  # noqa: F401 (fixtures)
 from ssdlab.targets.fio import nbd_uri
 
 
@@ -128,3 +132,55 @@ def test_malformed_uris_are_one_line(uri, words):
     with pytest.raises(ValueError) as e:
         nbd_uri.parse(uri)
     assert all(w in str(e.value) for w in words) and "\n" not in str(e.value), str(e.value)
+
+
+@needs_nbd
+@needs_other_user
+def test_a_served_drive_named_through_another_users_link_is_refused(exports, sticky):
+    """libnbd connects to a socket by name, at each phase: a link another user planted
+    (`/tmp/a.sock -> the served drive`) passed the consent check, then, swapped for a link to
+    another export while the run went on (a real disk's, served by root), had that export
+    written without --destroy-data. Such a link is refused in one line before anything
+    connects, and so is a socket of another user or one in a directory others may write (who
+    could swap it for a link), with --destroy-data too."""
+    link = sticky / "a.sock"
+    as_nobody("ln", "-s", str(exports["served"]), str(link))
+    db = exports["base"] / "link.sqlite"
+    r = cli("run", "fill", "--drive", f"nbd:{link}", "--db", str(db), check=False, timeout=300)
+    one_line_exit_2(r, f"{link} is a symlink owned by uid", "another user")
+    r = cli("run", "fill", "--drive", f"nbd:nbd+unix:///?socket={link}", "--db", str(db), check=False, timeout=300)
+    one_line_exit_2(r, f"{link} is a symlink owned by uid")
+    theirs = sticky / "t.sock"
+    p = subprocess.Popen(["runuser", "-u", "nobody", "--", "nbdkit", "--foreground", "-U", str(theirs),
+                          "memory", "64M"])
+    try:
+        wait_for(lambda: accepts(theirs), "nobody's nbdkit")
+        r = cli("run", "fill", "--drive", f"nbd:{theirs}", "--destroy-data", f"nbd:{theirs}", "--db", str(db),
+                check=False, timeout=300)
+    finally:
+        p.terminate()
+        p.wait(10)
+    one_line_exit_2(r, f"{theirs} belongs to uid 65534, another user")
+    shared = Path(tempfile.mkdtemp(prefix="nbdw", dir="/tmp"))
+    try:
+        shared.chmod(0o777)
+        mine = shared / "m.sock"  # root's export, in a directory anyone may write
+        with nbdkit_export(mine, "memory", "64M"):
+            r = cli("run", "fill", "--drive", f"nbd:{mine}", "--destroy-data", f"nbd:{mine}", "--db", str(db),
+                    check=False, timeout=300)
+        one_line_exit_2(r, f"directory {shared} may be written by users other than root")
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+    assert digest(exports["image"]) == exports["sum"] and not db.exists()
+
+
+@needs_nbd
+def test_a_socket_named_through_ones_own_link_is_connected_by_its_real_path(exports):
+    from ssdlab.targets import parse_drive
+    from ssdlab.targets.fio.nbd import NbdExport
+
+    link = exports["base"] / "mine.sock"
+    link.symlink_to(exports["served"])
+    t = NbdExport(parse_drive(f"nbd:{link}"), "fio")
+    assert t.socket == str(exports["served"]) and t.uri == nbd_uri.unix(str(exports["served"])).text
+    assert t.served is not None

@@ -422,15 +422,16 @@ def compare(
         bad = [d["spec"] for d in r["drives"] if d["status"] != "complete"]
         if r["status"] != "complete" or bad:
             what = f"run {r['id']} is {r['status']}" + (f" ({', '.join(bad)} not complete)" if bad else "")
-            typer.echo(f"ssdlab: warning: {what}: its metrics are partial or missing (-)", err=True)
+            # a drive's name, the runs' settings: stored text, which never drives the terminal
+            typer.echo(f"ssdlab: warning: {fmt(what)}: its metrics are partial or missing (-)", err=True)
     for key, what in (("test", "tests"), ("testbed", "testbed tags"),
                       ("methodology_version", "methodology versions")):
         if len({r[key] for r in loaded}) > 1:
             typer.echo(f"ssdlab: warning: runs have different {what}", err=True)
     for line in differing((r["id"], r["test"], r["args"]) for r in loaded):
-        typer.echo(f"ssdlab: warning: {line}", err=True)
+        typer.echo(f"ssdlab: warning: {fmt(line)}", err=True)
     for line in run_verdicts(loaded):  # why a complete run's figures are `-`
-        typer.echo(f"ssdlab: warning: {line}", err=True)
+        typer.echo(f"ssdlab: warning: {fmt(line)}", err=True)
     cols = [(column_label(r, d), d["metrics"]) for r in loaded for d in r["drives"]]
     rows = comparison_table(cols)
     if json_out:

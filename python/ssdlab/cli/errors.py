@@ -13,7 +13,7 @@ from typing import Iterator
 
 import typer
 from .. import interrupts
-from ..errors import UserError, one_line
+from ..errors import UserError, one_line, printable
 from ..runner import RunFailed, RunInterrupted, StoreWriteFailed
 from ..store import StoreError
 
@@ -29,7 +29,7 @@ def warnings_as_lines() -> Iterator[None]:
     import warnings
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
-        typer.echo(f"ssdlab: warning: {one_line(Exception(str(message)))}", err=True)
+        typer.echo(f"ssdlab: warning: {printable(one_line(Exception(str(message))))}", err=True)
 
     with warnings.catch_warnings():  # the default filters: each ssdlab warning once
         warnings.showwarning = show
@@ -37,7 +37,9 @@ def warnings_as_lines() -> Iterator[None]:
 
 
 def fail(msg: str, code: int = EXIT_USER) -> None:
-    typer.echo(f"ssdlab: error: {msg}", err=True)
+    # an error may quote a device's or a drive host's words, or a stored run's: no control
+    # character of theirs reaches the terminal
+    typer.echo(f"ssdlab: error: {printable(msg, keep=chr(10))}", err=True)
     raise typer.Exit(code)
 
 

@@ -48,15 +48,16 @@ def emit_table(title: str, headers: list[str], rows: list[list[Any]]) -> None:
 
         # stored text (a drive's path, a tag) is shown as it is, never read as rich markup:
         # `[red]` in a file's name is not a colour, `[/]` not a tag to close (an error)
-        t = Table(title=escape(title))
+        t = Table(title=escape(fmt(title)))
         for h in headers:
-            t.add_column(escape(h))
+            t.add_column(escape(fmt(h)))
         for r in rows:
             t.add_row(*(escape(fmt(x)) for x in r))
         Console().print(t)
     else:
-        print(f"# {title}")
-        print("\t".join(headers))
+        # a title and a column may name a stored drive too: no control character either
+        print(f"# {fmt(title)}")
+        print("\t".join(fmt(h) for h in headers))
         for r in rows:
             print("\t".join(fmt(x) for x in r))
 

@@ -11,6 +11,7 @@ import shlex
 import sys
 from typing import Any
 
+from ..errors import printable
 from .output import emit_table, print_json
 from ..methodology import Options
 from ..phase import Phase, flat
@@ -33,7 +34,9 @@ def drive_plans(test: str, drv: list[tuple[str, Any]], opts: Options) -> list[di
         plan: dict[str, Any] = {"drive": spec, "capacity": cap,
                                 "phases": [p.resolve(cap) if p.kind in ("io", "trim") else p.model_dump()
                                            for p in phases]}
-        commands = target.plan(items)  # real drives: the fio jobs and commands they would run
+        # real drives: the fio jobs and commands they would run; the device's names in them (a
+        # loop device's file, a model) are the device's or its owner's, which never drive the terminal
+        commands = printable(target.plan(items), keep="\n")
         if commands:
             plan.update(commands=commands, safety=plan_safety(commands), estimate=estimate(phases),
                         fio_memory=fio_memory(phases, commands))

@@ -64,7 +64,7 @@ def results_show(
           f"testbed={fmt(r['testbed'])} tool={fmt(r['tool_version'])} engine={fmt(r['engine_version'])}")
     for d in r["drives"]:
         if d["status"] != "running" and not has_result(d["metrics"]):  # one line, not an empty table
-            print(f"{d['spec']}{who(d.get('identity') or {})}: {no_result(d['status'])}")
+            print(fmt(f"{d['spec']}{who(d.get('identity') or {})}: {no_result(d['status'])}"))
             continue
         part = d.get("partial_metrics")
         said = f"; metrics of its {part['phases']} complete phases, not a whole run" if part else ""

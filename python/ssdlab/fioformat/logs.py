@@ -436,13 +436,18 @@ def log_files(specs: list[dict]) -> list[tuple[int, str, int | None, str]]:
 
 def check_log_dir(directory: Path, specs: list[dict]) -> str:
     """--log-dir can take the jobs' log files (checked before the run): a directory reached
-    through no other user's link, writable, none of the names there already, each name
-    within the filesystem's limit. The directory, its links resolved."""
+    through no other user's link in which no one else may rename entries (safe_path.check_dirs),
+    writable, none of the names there already, each name within the filesystem's limit. The
+    directory, its links resolved."""
     from ..errors import UserError
 
     real = safe_path.real(directory, f"--log-dir {directory}")
     if not os.path.isdir(real):
         raise UserError(f"--log-dir {directory}: not a directory")
+    # the simulator opens a per-I/O log again by name each time its buffer fills: in a
+    # directory others may rename entries in, they could swap in a FIFO or another name of a
+    # file of root's between two opens
+    safe_path.check_dirs(os.path.join(real, "-"), f"--log-dir {directory}")
     if not os.access(real, os.W_OK | os.X_OK):
         raise UserError(f"--log-dir {directory}: not writable (a read-only filesystem or directory); "
                         "give a directory you can write")

@@ -3,7 +3,10 @@ root filesystem (read-only), so the guest has the host's fio, nvme-cli, smartctl
 Python environment. Each namespace is backed by a file or by an NBD export (`ssdlab serve`
 gives a simulated drive: the guest kernel sees /dev/nvme0nN with that drive's timing).
 
-    python -m ssdlab.serve.nvme_vm --nbd /tmp/drive.sock -- fio --name=f --filename=/dev/nvme0n1 ...
+    python -P -m ssdlab.serve.nvme_vm --nbd /tmp/drive.sock -- fio --name=f --filename=/dev/nvme0n1 ...
+
+(-P: run as root, `python -m` would first import ssdlab, or any module, from the working
+directory, where another user may have left one.)
 
 KVM boots it in seconds where /dev/kvm can run a distribution kernel; elsewhere (no
 /dev/kvm, or a PVM one) QEMU emulates the CPU (TCG): about a minute to boot, and Python in
@@ -291,7 +294,7 @@ def checked_rwdir(path: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ssdlab.serve.nvme_vm",
+    ap = argparse.ArgumentParser(prog="python -P -m ssdlab.serve.nvme_vm",
                                  description="Boot a small VM whose NVMe namespaces are files or "
                                              "`ssdlab serve` sockets, run a command in it as root.")
     ap.add_argument("--nbd", action="append", default=[], metavar="SOCKET",

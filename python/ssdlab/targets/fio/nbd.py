@@ -10,6 +10,8 @@ jobs over the export (purge: the whole export, method `nbd-trim`)."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import shutil
 import subprocess
 import time
@@ -18,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import safe_path
 from ...phase import Identity, PhaseResult
 from ...served import marker, stats
 from ..guard import locks, safety
@@ -44,6 +47,33 @@ def export_size(uri: str) -> int:
     return int(r.stdout.strip())
 
 
+def real_socket(path: str, spec: str) -> str:
+    """A Unix socket's real path, reached through no link of another user. libnbd connects
+    to it by name for each phase: through a link another user planted, the export checked
+    (a served drive, no consent needed) and the one written could differ (the link swapped
+    for one to another export, a real disk's, meanwhile)."""
+    try:
+        return safe_path.real(path, f"drive {spec}")
+    except safe_path.UnsafePath as e:
+        raise safety.UnsafeTarget(str(e)) from None
+
+
+def own_socket(real: str, spec: str) -> None:
+    """Writing an export by its socket: the socket is the caller's or root's, in directories
+    no one else may write, so no one can swap it for a link to another export in the run."""
+    try:
+        safe_path.check_dirs(real, f"drive {spec}")
+        st = os.lstat(real)
+    except safe_path.UnsafePath as e:
+        raise safety.UnsafeTarget(str(e)) from None
+    except FileNotFoundError:
+        return  # nbdinfo says it cannot connect
+    if st.st_uid not in safe_path.trusted_uids():
+        raise safety.UnsafeTarget(f"refusing drive {spec}: {real} belongs to uid {st.st_uid}, another user, who "
+                                  "could swap it for a link to another export while it is written; write "
+                                  "exports of your own")
+
+
 class NbdExport(Transport):
     """An NBD export reached with fio's nbd engine. A drive `ssdlab serve` serves here is
     simulated (writing it destroys nothing real); any other export needs --destroy-data
@@ -57,6 +87,8 @@ class NbdExport(Transport):
         assert spec.nbd is not None
         self.spec, self.fio = spec.text, fio  # fio runs the export's trim jobs
         self.export = spec.nbd
+        if self.export.socket is not None:  # connected to by its real path, checked
+            self.export = dataclasses.replace(self.export, socket=real_socket(self.export.socket, self.spec))
         self.uri, self.socket = self.export.text, self.export.socket
         self.path = self.dev = self.socket or self.uri
         self.served = marker.served_here(self.socket) if self.socket else None
@@ -76,6 +108,8 @@ class NbdExport(Transport):
                         serial=self.uri, extra=extra)
 
     def check_writes(self, destroy_data: str | None) -> None:
+        if self.socket is not None:
+            own_socket(self.socket, self.spec)
         if self.served:
             return  # a simulated drive: nothing real to destroy
         if destroy_data != self.spec:

@@ -16,7 +16,8 @@ may grow it no faster than ssdlab's own tests do by much, and not without end.
   agent watches what fio takes (a drive slower than that runs longer) and stops it past
   the same bound.
 
-A phase over any is refused with one line before it runs (checked by `preflight` too, so
+A fio job file's phase (`fiojob`, simulated drives only) is refused as well. A phase over
+any is refused with one line before it runs (checked by `preflight` too, so
 a run is refused before anything is stored). `plan` refuses a phase over the first two the
 same way, and for fio's memory says in its `# fio memory:` line what the agent lets a phase
 take, or the refusal a run would meet (`plan_line`)."""
@@ -36,6 +37,9 @@ def check(p: Phase, fio_memory_given: int | None = None, memory: bool = True) ->
     """`p`, or ValueError when it asks for more than the agent keeps (or, `memory`, lets fio
     take: `fio_memory_given` by the host's owner, else half of what the host has available)."""
     what = f"phase {p.name or p.kind}"
+    if p.kind == "fiojob":  # a job file's jobs, compiled for a simulated drive: not a phase of ssdlab's
+        raise ValueError(f"{what}: a fio job file's phase runs on simulated drives only (ssdlab run fio); "
+                         "this host's agent runs ssdlab's own phases (purge, io, trim, idle, write_cache)")
     if p.sample_interval_s < MIN_INTERVAL_S:
         raise ValueError(f"{what}: a sample every {p.sample_interval_s:g} s: this host's agent takes one at "
                          f"most every {MIN_INTERVAL_S:g} s; ask for sample_interval_s >= {MIN_INTERVAL_S:g}")
