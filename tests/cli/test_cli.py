@@ -224,6 +224,19 @@ def test_command_line_mistakes_are_one_line_in_a_real_process(tmp_path):
         assert p.stderr.count("\n") == 1 and message in p.stderr, p.stderr
 
 
+def test_a_missing_test_names_the_tests_to_choose_from(tmp_path):
+    for cmd in ("run", "sweep"):
+        p = clirun.cli(cmd, timeout=60)
+        assert p.returncode == 2 and p.stdout == "" and p.stderr.count("\n") == 1, p.stderr
+        assert "Missing argument 'test': one of: fill, consistency," in p.stderr, p.stderr
+
+
+def test_version_is_printed():
+    p = clirun.cli("--version", timeout=60)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert p.stdout == f"ssdlab {ssdlab.__version__}\n"
+
+
 def test_target_value_error_mid_run_is_exit_1_and_failed(db):
     """Everything the user gave is checked before a run starts: a ValueError from inside
     the run (a parse failure, a bug) is not the user's error (exit 1, not 2)."""

@@ -12,13 +12,13 @@ import sys
 # Only when a thread sleeps changes, never what it computes.
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional, cast
+from typing import TYPE_CHECKING, Annotated, Any, Callable, NoReturn, Optional, cast
 
 import typer
 
 from .options import (Db, DestroyData, Drives, Interval, JsonOut, Repeat, ReviewInterval, ReviewSeconds, Seconds, Seed,
                       Sets, Spare, Testbed)
-from .. import interrupts
+from .. import __version__, interrupts
 from . import request
 from .request import RunRequest
 from ..analysis import comparison_table
@@ -55,6 +55,15 @@ else:
     ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 
+def _mistake(e: ClickException) -> str:
+    """click's message; a missing argument that takes one of a list (a test) names the list."""
+    msg = e.format_message()
+    hint = getattr(getattr(e, "param", None), "help", None)
+    if type(e).__name__ == "MissingParameter" and isinstance(hint, str) and hint.startswith("one of:"):
+        return f"{msg.rstrip('.')}: {hint}"
+    return msg
+
+
 class App(typer.Typer):
     """Command-line mistakes (missing argument, unknown option) as one line, exit 2."""
 
@@ -67,7 +76,7 @@ class App(typer.Typer):
         except ClickException as e:
             if type(e).__name__ == "NoArgsIsHelpError":  # the help is already printed
                 sys.exit(EXIT_USER)
-            typer.echo(f"ssdlab: error: {e.format_message()} (see --help)", err=True)
+            typer.echo(f"ssdlab: error: {_mistake(e)} (see --help)", err=True)
             sys.exit(EXIT_USER if e.exit_code == 2 else e.exit_code)
         # Ctrl-C or SIGTERM outside a run: nothing was stored (typer builds the command
         # before click's own catch, which turns the interrupt into Abort, begins)
@@ -83,6 +92,18 @@ class App(typer.Typer):
 app = App(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
           help="SSD characterization: the review methodology on simulated and real drives.")
 app.add_typer(results_app, name="results")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"ssdlab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                   help="print ssdlab's version and exit")] = False) -> None:
+    """SSD characterization: the review methodology on simulated and real drives."""
 
 @app.command()
 def drives(json_out: JsonOut = False) -> None:
