@@ -32,6 +32,8 @@ from .errors import UserError
 from .detached import DriveJob, compute, job_for
 from .executor import Done, Executor, Unit
 from .methodology import Options, get
+from .methodology.test import Silent
+from .phase import Identity
 from .store import Store, StoreError, check_testbed
 
 GRID_KEYS = {"test", "drives", "spare", "set", "seconds", "repeat", "interval", "seed", "testbed"}
@@ -54,6 +56,10 @@ class Grid:
     # what the grid file gave (its key -> its value), to name a bad value by its key
     from_file: dict[str, Any] = field(default_factory=dict)
     given: list[str] = field(default_factory=list)  # the shared run options given (spare, seconds, ...)
+    # the test's own options given (name -> value, as `run` takes them: PTS --rounds ...)
+    # and what its TestOptions made of them; every point runs with them
+    values: dict[str, Any] = field(default_factory=dict)
+    own: Any = None
 
     def named(self, e: Exception) -> ValueError:
         """An option's one-line error (`--seconds -1: ...`, `bad --spare ...`) about a value
@@ -89,10 +95,14 @@ class Grid:
         return [dict(zip(names, combo)) for combo in itertools.product(*self.axes.values())]
 
     def definition(self) -> dict:
-        return {"test": self.test, "drives": self.drives, "spare": self.spares,
-                "set": [[k, v] for k, v in self.sets.items()], "seconds": self.seconds,
-                "repeat": self.repeat, "interval": self.interval, "seed": self.seed,
-                "testbed": self.testbed}
+        d: dict[str, Any] = {
+            "test": self.test, "drives": self.drives, "spare": self.spares,
+            "set": [[k, v] for k, v in self.sets.items()], "seconds": self.seconds,
+            "repeat": self.repeat, "interval": self.interval, "seed": self.seed,
+            "testbed": self.testbed}
+        if self.values:  # only when given: a grid without them keeps its id (and resumes)
+            d["options"] = self.values
+        return d
 
     @property
     def id(self) -> str:
@@ -101,7 +111,12 @@ class Grid:
 
     def options(self, point: dict) -> Options:
         return Options(spare=float(point["spare"]), repeat=self.repeat, seconds=self.seconds,
-                       interval=self.interval)
+                       interval=self.interval, own=self.own)
+
+    def own_values(self) -> dict[str, Any]:
+        """Every option of the test's own, the given ones' values and the others' defaults."""
+        opts = get(self.test).options
+        return {c.name: self.values.get(c.name, c.default) for c in (opts.cli if opts else ())}
 
     def overrides(self, point: dict) -> list[str]:
         return [f"{k}={point[k]}" for k in self.sets]
@@ -113,6 +128,9 @@ class Grid:
              "sweep": self.id, "point": point}
         if self.interval is not None:
             a["interval"] = self.interval
+        test = get(self.test)
+        if test.options and self.own is not None:  # as `run` stores them
+            a.update(test.options.stored(self.own, self.values))
         return a
 
 
@@ -287,9 +305,11 @@ def flatten(table: dict, prefix: str = "") -> dict[str, Any]:
 
 
 def make_grid(test: str, drives: list[str], sets: list[str], spares: list[str],
-              grid_file: Path | None = None, **constants: Any) -> Grid:
+              grid_file: Path | None = None, own: dict[str, Any] | None = None,
+              **constants: Any) -> Grid:
     """The grid from the command line and an optional TOML file (the two add up; an axis
-    or option given in both is refused). Raises ValueError with one line."""
+    or option given in both is refused); `own`: the test's own options given, by name (the
+    CLI refuses those of other tests). Raises ValueError or UserError with one line."""
     if (why := get(test).needs_own_options()) is not None:  # a point carries the shared options only
         raise ValueError(f"ssdlab sweep does not run {test}: it needs options of its own ({why}); "
                          f"use ssdlab run {test}")
@@ -333,7 +353,36 @@ def make_grid(test: str, drives: list[str], sets: list[str], spares: list[str],
         check_testbed(g.testbed)
     except StoreError as e:
         raise g.named(e) from None
+    g.values = {k: v for k, v in (own or {}).items() if v is not None}
+    opts = get(test).options
+    if opts is not None and opts.cli:  # checked now; check() completes them for the drives
+        g.own = opts.parse(g.own_values(), Silent())
     return g
+
+
+class _OnPaper:
+    """A sweep's simulated drive as its profile describes it, before any is built: what a
+    test's options read of the drives (PTS: the logical block)."""
+
+    def __init__(self, spec: str, text: str, overrides: list[str]) -> None:
+        self.spec, self.text, self.overrides = spec, text, overrides
+
+    def identify(self) -> Identity:
+        from .targets.sim import LOGICAL_BLOCK, capacity
+
+        return Identity(kind="sim", model=self.spec, capacity=capacity(self.text, self.overrides),
+                        extra={"logical_block": LOGICAL_BLOCK})
+
+
+def for_drives(g: Grid, texts: dict[str, str]) -> None:
+    """The test's own options once the drives are known, as `run` completes them (PTS: the
+    drives' logical block), from the drives' profiles (`texts`: each drive's)."""
+    opts = get(g.test).options
+    if opts is None or g.own is None:
+        return
+    first = g.overrides(g.points()[0])
+    drives = [(d, _OnPaper(d, texts[d], first)) for d in g.drives]
+    g.own = opts.for_drives(g.own, g.own_values(), drives, g.seed, Silent())
 
 
 # ---- checks before anything runs ---------------------------------------------------------
@@ -375,6 +424,7 @@ def check(grid: Grid) -> dict[tuple, float]:
                 fitted.add((cap, p["spare"]))
         except ValueError as e:
             raise ValueError(f"sweep point {where}: {str(e).splitlines()[0]}") from None
+    for_drives(grid, texts)
     return memory
 
 
