@@ -22,7 +22,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Union, get_args
 
 from pydantic import (BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr,
                       TypeAdapter, ValidationError)
@@ -32,7 +32,7 @@ from .errors import UserError
 from .detached import DriveJob, compute, job_for
 from .executor import Done, Executor, Unit
 from .methodology import Options, get
-from .methodology.test import Silent
+from .methodology.test import CliOption, Silent
 from .phase import Identity
 from .store import Store, StoreError, check_testbed
 
@@ -64,14 +64,15 @@ class Grid:
     def named(self, e: Exception) -> ValueError:
         """An option's one-line error (`--seconds -1: ...`, `bad --spare ...`) about a value
         the grid file gave, said of the file's key (`grid file g.toml: seconds = -1: ...`)."""
-        m = re.match(r"(?:bad )?--([a-z]+)[^:]*: (.*)", str(e), re.S)
-        if m is None or m[1] not in self.from_file:
+        m = re.match(r"(?:bad )?--([a-z-]+)[^:]*: (.*)", str(e), re.S)
+        key = m[1].replace("-", "_") if m else ""
+        if m is None or key not in self.from_file:
             return e if isinstance(e, ValueError) else ValueError(str(e))
-        return ValueError(f"grid file {self.file}: {m[1]} = {_shown(self.from_file[m[1]])}: {m[2]}")
+        return ValueError(f"grid file {self.file}: {key} = {_shown(self.from_file[key])}: {m[2]}")
 
     def source(self, flag: str) -> str:
         """How the user gave an option: `--interval`, or `grid file g.toml: interval`."""
-        key = flag.removeprefix("--")
+        key = flag.removeprefix("--").replace("-", "_")
         return f"grid file {self.file}: {key}" if key in self.from_file else flag
 
     @property
@@ -238,6 +239,34 @@ class GridFile(BaseModel):
     testbed: Optional[StrictStr] = None
 
 
+def own_keys() -> dict[str, tuple[CliOption, list[str]]]:
+    """The grid file's keys for the tests' own options a sweep takes (the PTS settings:
+    `round_seconds` for --round-seconds), each with its option and the tests that take it."""
+    from .methodology import ALL
+
+    out: dict[str, tuple[CliOption, list[str]]] = {}
+    for name, test in ALL.items():
+        if test.options is None or test.needs_own_options() is not None:
+            continue
+        for o in test.options.cli:
+            if not o.argument:
+                out.setdefault(o.flag.removeprefix("--").replace("-", "_"), (o, []))[1].append(name)
+    return out
+
+
+def _check_own(path: Path, key: str, v: Any, o: CliOption) -> None:
+    """A grid file's value of a test's own option, of the type its flag takes."""
+    kinds = [t for t in (get_args(o.type) or (o.type,)) if t is not type(None)]
+    if bool in kinds:
+        ok, want = isinstance(v, bool), "true or false"
+    elif float in kinds:
+        ok, want = isinstance(v, (int, float)) and not isinstance(v, bool), "a number"
+    else:
+        ok, want = isinstance(v, int) and not isinstance(v, bool), "a whole number"
+    if not ok:
+        raise ValueError(f"grid file {path}: {key} = {_shown(v)}: must be {want}")
+
+
 def _check_set(path: Path, table: dict, where: str = "set", depth: int = 1) -> None:
     """[set] is a table of profile keys (sub-tables for dotted keys) = a value or a list."""
     if depth > MAX_SET_DEPTH:
@@ -269,12 +298,15 @@ def read_grid_file(path: Path) -> dict:
     except RecursionError:
         raise ValueError(f"grid file {path}: nested too deeply to read (a grid file is a few "
                          "keys and one [set] table)") from None
-    bad = sorted(set(doc) - GRID_KEYS)
+    own = own_keys()
+    bad = sorted(set(doc) - GRID_KEYS - set(own))
     if bad:
-        raise ValueError(f"grid file {path}: unknown key '{bad[0]}' (known: {', '.join(sorted(GRID_KEYS))}; "
+        raise ValueError(f"grid file {path}: unknown key '{bad[0]}' (known: {', '.join(sorted(GRID_KEYS | set(own)))}; "
                          "profile keys go under [set])")
+    for k in sorted(set(doc) & set(own)):
+        _check_own(path, k, doc[k], own[k][0])
     try:
-        GridFile.model_validate(doc)
+        GridFile.model_validate({k: v for k, v in doc.items() if k not in own})
     except ValidationError as e:
         x = e.errors()[0]
         key = str(x["loc"][0]) if x["loc"] else "grid"
@@ -354,9 +386,23 @@ def make_grid(test: str, drives: list[str], sets: list[str], spares: list[str],
     except StoreError as e:
         raise g.named(e) from None
     g.values = {k: v for k, v in (own or {}).items() if v is not None}
+    for key, (o, tests) in own_keys().items():  # the test's own options the file gives
+        if key not in doc:
+            continue
+        if test not in tests:
+            raise ValueError(f"grid file {grid_file}: {key}: only for `ssdlab sweep` of "
+                             + (f"{', '.join(tests[:-1])} and {tests[-1]}" if len(tests) > 1 else tests[0]))
+        if o.name in g.values and g.values[o.name] != doc[key]:
+            raise ValueError(f"{o.flag} {g.values[o.name]} and the grid file's {key} = {_shown(doc[key])} differ")
+        g.from_file[key] = doc[key]
+        if doc[key] != o.default:  # as a flag at its default: not given
+            g.values[o.name] = doc[key]
     opts = get(test).options
     if opts is not None and opts.cli:  # checked now; check() completes them for the drives
-        g.own = opts.parse(g.own_values(), Silent())
+        try:
+            g.own = opts.parse(g.own_values(), Silent())
+        except UserError as e:  # a value the grid file gave is named as its key
+            raise g.named(e) from None
     return g
 
 

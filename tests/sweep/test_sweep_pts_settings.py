@@ -69,3 +69,31 @@ def test_bad_or_unread_settings_are_refused_before_anything_is_stored(tmp_path, 
     assert r.exit_code == 2 and words in r.stderr and "Traceback" not in r.output, r.output
     assert len(r.stderr.strip().splitlines()) == 1
     assert not db.exists()
+
+
+def test_a_grid_file_gives_the_settings_as_the_flags_do(tmp_path):
+    f = tmp_path / "g.toml"
+    f.write_text("enterprise = true\nrounds = 1\nround_seconds = 0.5\nquick = false\n")
+    g = sw.make_grid("pts-iops", ["sim:sn520-128"], [], [], f)
+    flags = sw.make_grid("pts-iops", ["sim:sn520-128"], [], [], None,
+                         own={"enterprise": True, "rounds": 1, "round_seconds": 0.5})
+    assert g.id == flags.id  # the same grid however it was given
+    assert (g.own.segment, g.own.max_rounds, g.own.round_seconds) == ("enterprise", 1, 0.5)
+    same = sw.make_grid("pts-iops", ["sim:sn520-128"], [], [], f, own={"rounds": 1})
+    assert same.id == g.id
+
+
+@pytest.mark.parametrize("text, own, test, words", [
+    ("rounds = 30\n", None, "pts-iops", "grid file {f}: rounds = 30: must be 1 to 25"),
+    ("round_seconds = 0\n", None, "pts-iops", "grid file {f}: round_seconds = 0: must be above 0"),
+    ('rounds = "3"\n', None, "pts-iops", "grid file {f}: rounds = \"3\": must be a whole number"),
+    ("enterprise = 1\n", None, "pts-iops", "grid file {f}: enterprise = 1: must be true or false"),
+    ("rounds = 3\n", {"rounds": 4}, "pts-iops", "--rounds 4 and the grid file's rounds = 3 differ"),
+    ("quick = true\n", None, "fill", "grid file {f}: quick: only for `ssdlab sweep` of pts-"),
+])
+def test_a_grid_files_settings_are_checked(tmp_path, text, own, test, words):
+    f = tmp_path / "g.toml"
+    f.write_text(text)
+    with pytest.raises((ValueError, sw.UserError)) as e:
+        sw.make_grid(test, ["sim:sn520-128"], [], [], f, own=own)
+    assert words.format(f=f) in str(e.value) and "\n" not in str(e.value)
