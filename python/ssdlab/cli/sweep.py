@@ -128,9 +128,7 @@ def sweep(
 
 
 class SweepCommand:
-    """A grid of runs over drives, spare areas and profile keys, in parallel; each point is a
-    normal stored run. Running the same grid again resumes it (finished points are skipped)."""
-
+    __doc__ = sweep.__doc__  # the command's help: one text
     __annotations__ = dict[str, Any]()  # typer reads the parameters from the signature
 
     @property
