@@ -395,8 +395,10 @@ def make_grid(test: str, drives: list[str], sets: list[str], spares: list[str],
         if o.name in g.values and g.values[o.name] != doc[key]:
             raise ValueError(f"{o.flag} {g.values[o.name]} and the grid file's {key} = {_shown(doc[key])} differ")
         g.from_file[key] = doc[key]
-        if doc[key] != o.default:  # as a flag at its default: not given
-            g.values[o.name] = doc[key]
+        # as the flag gives it (`round_seconds = 1` is --round-seconds 1.0: the same grid)
+        v = float(doc[key]) if float in get_args(o.type) or o.type is float else doc[key]
+        if v != o.default:  # as a flag at its default: not given
+            g.values[o.name] = v
     opts = get(test).options
     if opts is not None and opts.cli:  # checked now; check() completes them for the drives
         try:

@@ -81,6 +81,9 @@ def test_a_grid_file_gives_the_settings_as_the_flags_do(tmp_path):
     assert (g.own.segment, g.own.max_rounds, g.own.round_seconds) == ("enterprise", 1, 0.5)
     same = sw.make_grid("pts-iops", ["sim:sn520-128"], [], [], f, own={"rounds": 1})
     assert same.id == g.id
+    f.write_text("round_seconds = 1\n")  # a whole number of seconds, as --round-seconds 1 gives 1.0
+    assert sw.make_grid("pts-iops", ["sim:sn520-128"], [], [], f).id == \
+        sw.make_grid("pts-iops", ["sim:sn520-128"], [], [], None, own={"round_seconds": 1.0}).id
 
 
 @pytest.mark.parametrize("text, own, test, words", [
