@@ -22,7 +22,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Union, get_args
 
 from pydantic import (BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr,
                       TypeAdapter, ValidationError)
@@ -32,6 +32,8 @@ from .errors import UserError
 from .detached import DriveJob, compute, job_for
 from .executor import Done, Executor, Unit
 from .methodology import Options, get
+from .methodology.test import CliOption, Silent
+from .phase import Identity
 from .store import Store, StoreError, check_testbed
 
 GRID_KEYS = {"test", "drives", "spare", "set", "seconds", "repeat", "interval", "seed", "testbed"}
@@ -54,18 +56,23 @@ class Grid:
     # what the grid file gave (its key -> its value), to name a bad value by its key
     from_file: dict[str, Any] = field(default_factory=dict)
     given: list[str] = field(default_factory=list)  # the shared run options given (spare, seconds, ...)
+    # the test's own options given (name -> value, as `run` takes them: PTS --rounds ...)
+    # and what its TestOptions made of them; every point runs with them
+    values: dict[str, Any] = field(default_factory=dict)
+    own: Any = None
 
     def named(self, e: Exception) -> ValueError:
         """An option's one-line error (`--seconds -1: ...`, `bad --spare ...`) about a value
         the grid file gave, said of the file's key (`grid file g.toml: seconds = -1: ...`)."""
-        m = re.match(r"(?:bad )?--([a-z]+)[^:]*: (.*)", str(e), re.S)
-        if m is None or m[1] not in self.from_file:
+        m = re.match(r"(?:bad )?--([a-z-]+)[^:]*: (.*)", str(e), re.S)
+        key = m[1].replace("-", "_") if m else ""
+        if m is None or key not in self.from_file:
             return e if isinstance(e, ValueError) else ValueError(str(e))
-        return ValueError(f"grid file {self.file}: {m[1]} = {_shown(self.from_file[m[1]])}: {m[2]}")
+        return ValueError(f"grid file {self.file}: {key} = {_shown(self.from_file[key])}: {m[2]}")
 
     def source(self, flag: str) -> str:
         """How the user gave an option: `--interval`, or `grid file g.toml: interval`."""
-        key = flag.removeprefix("--")
+        key = flag.removeprefix("--").replace("-", "_")
         return f"grid file {self.file}: {key}" if key in self.from_file else flag
 
     @property
@@ -89,10 +96,14 @@ class Grid:
         return [dict(zip(names, combo)) for combo in itertools.product(*self.axes.values())]
 
     def definition(self) -> dict:
-        return {"test": self.test, "drives": self.drives, "spare": self.spares,
-                "set": [[k, v] for k, v in self.sets.items()], "seconds": self.seconds,
-                "repeat": self.repeat, "interval": self.interval, "seed": self.seed,
-                "testbed": self.testbed}
+        d: dict[str, Any] = {
+            "test": self.test, "drives": self.drives, "spare": self.spares,
+            "set": [[k, v] for k, v in self.sets.items()], "seconds": self.seconds,
+            "repeat": self.repeat, "interval": self.interval, "seed": self.seed,
+            "testbed": self.testbed}
+        if self.values:  # only when given: a grid without them keeps its id (and resumes)
+            d["options"] = self.values
+        return d
 
     @property
     def id(self) -> str:
@@ -101,7 +112,12 @@ class Grid:
 
     def options(self, point: dict) -> Options:
         return Options(spare=float(point["spare"]), repeat=self.repeat, seconds=self.seconds,
-                       interval=self.interval)
+                       interval=self.interval, own=self.own)
+
+    def own_values(self) -> dict[str, Any]:
+        """Every option of the test's own, the given ones' values and the others' defaults."""
+        opts = get(self.test).options
+        return {c.name: self.values.get(c.name, c.default) for c in (opts.cli if opts else ())}
 
     def overrides(self, point: dict) -> list[str]:
         return [f"{k}={point[k]}" for k in self.sets]
@@ -113,6 +129,9 @@ class Grid:
              "sweep": self.id, "point": point}
         if self.interval is not None:
             a["interval"] = self.interval
+        test = get(self.test)
+        if test.options and self.own is not None:  # as `run` stores them
+            a.update(test.options.stored(self.own, self.values))
         return a
 
 
@@ -220,6 +239,34 @@ class GridFile(BaseModel):
     testbed: Optional[StrictStr] = None
 
 
+def own_keys() -> dict[str, tuple[CliOption, list[str]]]:
+    """The grid file's keys for the tests' own options a sweep takes (the PTS settings:
+    `round_seconds` for --round-seconds), each with its option and the tests that take it."""
+    from .methodology import ALL
+
+    out: dict[str, tuple[CliOption, list[str]]] = {}
+    for name, test in ALL.items():
+        if test.options is None or test.needs_own_options() is not None:
+            continue
+        for o in test.options.cli:
+            if not o.argument:
+                out.setdefault(o.flag.removeprefix("--").replace("-", "_"), (o, []))[1].append(name)
+    return out
+
+
+def _check_own(path: Path, key: str, v: Any, o: CliOption) -> None:
+    """A grid file's value of a test's own option, of the type its flag takes."""
+    kinds = [t for t in (get_args(o.type) or (o.type,)) if t is not type(None)]
+    if bool in kinds:
+        ok, want = isinstance(v, bool), "true or false"
+    elif float in kinds:
+        ok, want = isinstance(v, (int, float)) and not isinstance(v, bool), "a number"
+    else:
+        ok, want = isinstance(v, int) and not isinstance(v, bool), "a whole number"
+    if not ok:
+        raise ValueError(f"grid file {path}: {key} = {_shown(v)}: must be {want}")
+
+
 def _check_set(path: Path, table: dict, where: str = "set", depth: int = 1) -> None:
     """[set] is a table of profile keys (sub-tables for dotted keys) = a value or a list."""
     if depth > MAX_SET_DEPTH:
@@ -251,12 +298,15 @@ def read_grid_file(path: Path) -> dict:
     except RecursionError:
         raise ValueError(f"grid file {path}: nested too deeply to read (a grid file is a few "
                          "keys and one [set] table)") from None
-    bad = sorted(set(doc) - GRID_KEYS)
+    own = own_keys()
+    bad = sorted(set(doc) - GRID_KEYS - set(own))
     if bad:
-        raise ValueError(f"grid file {path}: unknown key '{bad[0]}' (known: {', '.join(sorted(GRID_KEYS))}; "
+        raise ValueError(f"grid file {path}: unknown key '{bad[0]}' (known: {', '.join(sorted(GRID_KEYS | set(own)))}; "
                          "profile keys go under [set])")
+    for k in sorted(set(doc) & set(own)):
+        _check_own(path, k, doc[k], own[k][0])
     try:
-        GridFile.model_validate(doc)
+        GridFile.model_validate({k: v for k, v in doc.items() if k not in own})
     except ValidationError as e:
         x = e.errors()[0]
         key = str(x["loc"][0]) if x["loc"] else "grid"
@@ -287,9 +337,11 @@ def flatten(table: dict, prefix: str = "") -> dict[str, Any]:
 
 
 def make_grid(test: str, drives: list[str], sets: list[str], spares: list[str],
-              grid_file: Path | None = None, **constants: Any) -> Grid:
+              grid_file: Path | None = None, own: dict[str, Any] | None = None,
+              **constants: Any) -> Grid:
     """The grid from the command line and an optional TOML file (the two add up; an axis
-    or option given in both is refused). Raises ValueError with one line."""
+    or option given in both is refused); `own`: the test's own options given, by name (the
+    CLI refuses those of other tests). Raises ValueError or UserError with one line."""
     if (why := get(test).needs_own_options()) is not None:  # a point carries the shared options only
         raise ValueError(f"ssdlab sweep does not run {test}: it needs options of its own ({why}); "
                          f"use ssdlab run {test}")
@@ -333,7 +385,52 @@ def make_grid(test: str, drives: list[str], sets: list[str], spares: list[str],
         check_testbed(g.testbed)
     except StoreError as e:
         raise g.named(e) from None
+    g.values = {k: v for k, v in (own or {}).items() if v is not None}
+    for key, (o, tests) in own_keys().items():  # the test's own options the file gives
+        if key not in doc:
+            continue
+        if test not in tests:
+            raise ValueError(f"grid file {grid_file}: {key}: only for `ssdlab sweep` of "
+                             + (f"{', '.join(tests[:-1])} and {tests[-1]}" if len(tests) > 1 else tests[0]))
+        if o.name in g.values and g.values[o.name] != doc[key]:
+            raise ValueError(f"{o.flag} {g.values[o.name]} and the grid file's {key} = {_shown(doc[key])} differ")
+        g.from_file[key] = doc[key]
+        # as the flag gives it (`round_seconds = 1` is --round-seconds 1.0: the same grid)
+        v = float(doc[key]) if float in get_args(o.type) or o.type is float else doc[key]
+        if v != o.default:  # as a flag at its default: not given
+            g.values[o.name] = v
+    opts = get(test).options
+    if opts is not None and opts.cli:  # checked now; check() completes them for the drives
+        try:
+            g.own = opts.parse(g.own_values(), Silent())
+        except UserError as e:  # a value the grid file gave is named as its key
+            raise g.named(e) from None
     return g
+
+
+class _OnPaper:
+    """A sweep's simulated drive as its profile describes it, before any is built: what a
+    test's options read of the drives (PTS: the logical block)."""
+
+    def __init__(self, spec: str, text: str, overrides: list[str]) -> None:
+        self.spec, self.text, self.overrides = spec, text, overrides
+
+    def identify(self) -> Identity:
+        from .targets.sim import LOGICAL_BLOCK, capacity
+
+        return Identity(kind="sim", model=self.spec, capacity=capacity(self.text, self.overrides),
+                        extra={"logical_block": LOGICAL_BLOCK})
+
+
+def for_drives(g: Grid, texts: dict[str, str]) -> None:
+    """The test's own options once the drives are known, as `run` completes them (PTS: the
+    drives' logical block), from the drives' profiles (`texts`: each drive's)."""
+    opts = get(g.test).options
+    if opts is None or g.own is None:
+        return
+    first = g.overrides(g.points()[0])
+    drives = [(d, _OnPaper(d, texts[d], first)) for d in g.drives]
+    g.own = opts.for_drives(g.own, g.own_values(), drives, g.seed, Silent())
 
 
 # ---- checks before anything runs ---------------------------------------------------------
@@ -375,6 +472,7 @@ def check(grid: Grid) -> dict[tuple, float]:
                 fitted.add((cap, p["spare"]))
         except ValueError as e:
             raise ValueError(f"sweep point {where}: {str(e).splitlines()[0]}") from None
+    for_drives(grid, texts)
     return memory
 
 

@@ -67,11 +67,14 @@ class CliConsole:
             yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
-def test_options() -> dict[str, tuple[CliOption, list[str]]]:
+def test_options(sweep: bool = False) -> dict[str, tuple[CliOption, list[str]]]:
     """Every test-owned option of `run`, by name, with the tests that take it; a name two
-    tests declare must be the same option."""
+    tests declare must be the same option. sweep: those of the tests `ssdlab sweep` runs
+    (a test that needs its own input, a trace or a job file, is not one)."""
     out: dict[str, tuple[CliOption, list[str]]] = {}
     for name, test in methodology.ALL.items():
+        if sweep and test.needs_own_options() is not None:
+            continue
         for o in test.options.cli if test.options else ():
             if o.name in out:
                 first = out[o.name][0]
@@ -83,15 +86,30 @@ def test_options() -> dict[str, tuple[CliOption, list[str]]]:
     return out
 
 
-def typer_parameters() -> list[inspect.Parameter]:
-    """The test-owned options as parameters of the `run` command (arguments first)."""
+def typer_parameters(sweep: bool = False) -> list[inspect.Parameter]:
+    """The test-owned options as parameters of the `run` command (arguments first), or of
+    `ssdlab sweep` (sweep: those of the tests it runs)."""
     params = []
-    for o, _ in sorted(test_options().values(), key=lambda x: not x[0].argument):
+    for o, _ in sorted(test_options(sweep).values(), key=lambda x: not x[0].argument):
         info = (typer.Argument(o.default, help=o.help) if o.argument
                 else typer.Option(o.default, o.flag, help=o.help))
         params.append(inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=info,
                                         annotation=o.type))
     return params
+
+
+def refuse_others(test: str, values: dict[str, Any], command: str = "run") -> None:
+    """A test-owned option given (a value other than its default) to a test that does not
+    take it: refused in one line naming the tests that do."""
+    the_test = methodology.get(test)
+    mine = {o.name for o in the_test.options.cli} if the_test.options else set()
+    wrong = [(o, tests) for name, (o, tests) in test_options(command == "sweep").items()
+             if name not in mine and values.get(name, o.default) not in (o.default, None)]
+    if wrong:
+        o, tests = wrong[0]
+        what = ", ".join(x.flag for x, _ in wrong if not x.argument) or "a file argument"
+        raise UserError(f"{what}: only for `ssdlab {command} {tests[0]}`" if len(tests) == 1 else
+                        f"{what}: only for `ssdlab {command}` of {', '.join(tests[:-1])} and {tests[-1]}")
 
 
 @dataclass
@@ -119,14 +137,7 @@ class RunRequest:
 
     def check(self, console: CliConsole) -> None:
         """Options given to a test that does not take them, then the test's own check."""
-        mine = {o.name for o in self.the_test.options.cli} if self.the_test.options else set()
-        wrong = [(o, tests) for name, (o, tests) in test_options().items()
-                 if name not in mine and self.values.get(name, o.default) not in (o.default, None)]
-        if wrong:
-            o, tests = wrong[0]
-            what = ", ".join(x.flag for x, _ in wrong if not x.argument) or "a file argument"
-            raise UserError(f"{what}: only for `ssdlab run {tests[0]}`" if len(tests) == 1 else
-                            f"{what}: only for `ssdlab run` of {', '.join(tests[:-1])} and {tests[-1]}")
+        refuse_others(self.test, self.values)
         if self.the_test.options:
             self.own = self.the_test.options.parse(self.values, console)
 

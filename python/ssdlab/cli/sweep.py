@@ -3,9 +3,10 @@ run on the executor (executor.py)."""
 
 from __future__ import annotations
 
+import inspect
 import shlex
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -14,12 +15,13 @@ from .errors import UserError, interrupted_status, sigterm_interrupts, user_erro
 from .inputs import TEST_NAMES, made_dirs, ray_choice
 from .output import emit_table, print_json
 from .plan import print_sweep_plan
+from .request import refuse_others, test_options, typer_parameters
 from ..methodology import Options, get
 from ..runner import RunInterrupted, check_kept, kept_before
 from ..store import Store, check_free
 
 
-def sweep_cmd(
+def sweep(
     test: str = typer.Argument(..., help=f"one of: {TEST_NAMES}"),
     drive: Drives = [],
     sets: list[str] = typer.Option([], "--set", help="an axis: profile key=v1,v2,... (repeatable)"),
@@ -37,6 +39,7 @@ def sweep_cmd(
     db: Db = None,
     json_out: JsonOut = False,
     plan: bool = typer.Option(False, "--plan", help="print the points and an estimate of their drive time; run and store nothing"),
+    values: Optional[dict[str, Any]] = None,
 ) -> None:
     """A grid of runs over drives, spare areas and profile keys, in parallel; each point is a
     normal stored run. Running the same grid again resumes it (finished points are skipped)."""
@@ -45,7 +48,8 @@ def sweep_cmd(
     from ..units_progress import UnitsProgress
 
     with user_errors(), sigterm_interrupts(), made_dirs() as dirs:
-        g = sw.make_grid(test, drive, sets, spare, grid, seconds=seconds, repeat=repeat,
+        refuse_others(test, values or {}, "sweep")  # e.g. PTS --rounds to a fill sweep
+        g = sw.make_grid(test, drive, sets, spare, grid, own=values, seconds=seconds, repeat=repeat,
                          interval=interval, seed=seed, testbed=testbed)
         memory = sw.check(g)  # every point, before anything runs or is stored
         unused = get(test).unused(g.given)
@@ -121,6 +125,26 @@ def sweep_cmd(
         print(f"sweep {g.id} in {store.path}" + (f"; report: {doc['report']}" if out else ""))
     if doc["failed"]:
         raise typer.Exit(1)
+
+
+class SweepCommand:
+    __doc__ = sweep.__doc__  # the command's help: one text
+    __annotations__ = dict[str, Any]()  # typer reads the parameters from the signature
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        """sweep's own options, then those of the tests it runs that take options of their
+        own (the PTS settings), as `run` declares them."""
+        mine = [p for p in inspect.signature(sweep, eval_str=True).parameters.values() if p.name != "values"]
+        return inspect.Signature(mine + typer_parameters(sweep=True))
+
+    def __call__(self, **kw: Any) -> None:
+        own = {name: kw.pop(name) for name in test_options(sweep=True)}
+        given = {name: v for name, v in own.items() if v != test_options(sweep=True)[name][0].default}
+        sweep(**kw, values=given)
+
+
+sweep_cmd = SweepCommand()
 
 
 def show_verdicts(test: str, seconds: float | None, points: list[dict]) -> None:

@@ -4,7 +4,9 @@ pickers, bar groups, metric titles. Pure functions; anything missing yields no e
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -274,6 +276,21 @@ def quick_title(name: str) -> str:
         "read", "write", "total", "access", "score") else w.upper() for w in body]
     head = "CDM" if parts[0] == "cdm" else "AS-SSD"
     return " ".join([head, *words]) + ({"mbps": "", "iops": " IOPS"}.get(unit, ""))
+
+
+def fmt_row(vals: Sequence[float | None]) -> list[str]:
+    """One metric's values (a comparison's row, every drive) in one format: whole numbers if
+    every value is one, else the decimals fmt gives the largest (1,000 and up none, 10 and
+    up one, below that three significant digits); – where there is none."""
+    nums = [float(v) for v in vals if v is not None and math.isfinite(float(v))]
+    if not nums:
+        return [fmt(None) for _ in vals]
+    if all(x.is_integer() for x in nums):
+        d = 0
+    else:
+        a = max(abs(x) for x in nums)
+        d = 0 if a >= 1000 else 1 if a >= 10 else (2 - math.floor(math.log10(a)) if a else 1)
+    return [fmt(None) if v is None or not math.isfinite(float(v)) else f"{float(v):,.{d}f}" for v in vals]
 
 
 def fmt(v: float | None, pct: bool = False) -> str:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import html as _html
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -160,6 +161,10 @@ class Plot:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if self.y_from_zero and not self.log_y:
             ax.set_ylim(bottom=0)
+        if not self.log_y:  # 30,000 IOPS, not 30000
+            from matplotlib.ticker import FuncFormatter
+
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: tick(v)))
         ax.set_xlabel(self.xlabel)
         ax.set_ylabel(self.ylabel)
         ax.grid(True, alpha=0.3)
@@ -169,6 +174,45 @@ class Plot:
             _legend_below(fig, ax)
         _title(fig, ax, self.title, 10)
         return _save(fig, out_dir, self.key)
+
+
+def tick(v: float) -> str:
+    """A linear axis' tick label: thousands separated, whole numbers without decimals."""
+    r = round(v)
+    return f"{int(r):,}" if abs(v - r) <= 1e-9 * max(1.0, abs(v)) else f"{v:,g}"
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _decimals(f: float) -> int:
+    """The decimals fmt gives a number that is not whole: 1 from 10 up, else 3 significant
+    digits (at most 3 decimals)."""
+    if abs(f) >= 10:
+        return 1
+    return min(3, max(1, 2 - math.floor(math.log10(abs(f))))) if f else 1
+
+
+def _fixed(d: int) -> Callable[[Any], str]:
+    """Numbers with `d` decimals (anything else as fmt gives it)."""
+    return lambda v: f"{float(v):,.{d}f}" if _number(v) and math.isfinite(float(v)) else fmt(v)
+
+
+def column_formats(rows: Sequence[Sequence]) -> list[Callable[[Any], str]]:
+    """Each column's formatter: a column of numbers (missing values aside) has one format,
+    whole numbers if they all are, else the decimals fmt gives its largest (1 and 10.04
+    read "1.0" and "10.0", not "1" and "10.0"); a column that holds text too formats each
+    value its own way (a report header's values)."""
+    out: list[Callable[[Any], str]] = []
+    for col in zip(*rows) if rows else ():
+        nums = [float(v) for v in col if _number(v) and math.isfinite(float(v))]
+        text = [v for v in col if v is not None and not _number(v)]
+        if text or not nums or all(f.is_integer() and abs(f) < 1e12 for f in nums):
+            out.append(fmt)
+            continue
+        out.append(_fixed(_decimals(max(nums, key=abs))))
+    return out
 
 
 def fmt(v) -> str:
@@ -186,6 +230,16 @@ def fmt(v) -> str:
     return str(v)
 
 
+def _header_width(text: str, lines: int = 3) -> int:
+    """The narrowest width (characters) that wraps a column's name into at most `lines`."""
+    import textwrap
+
+    w = max(map(len, text.split()), default=1)
+    while len(textwrap.wrap(text, w)) > lines:
+        w += 1
+    return w
+
+
 @dataclass
 class Table:
     key: str
@@ -194,11 +248,16 @@ class Table:
     rows: list[list]
     caption: str = ""
 
+    def cells(self) -> list[list[str]]:
+        """The rows as shown, one format per column (column_formats)."""
+        fs = column_formats(self.rows)
+        return [[f(v) for f, v in zip(fs, r)] for r in self.rows]
+
     def html(self) -> str:
         e = _html.escape
         head = "".join(f"<th>{e(c)}</th>" for c in self.columns)
-        body = "".join("<tr>" + "".join(f"<td>{e(fmt(v))}</td>" for v in r) + "</tr>"
-                       for r in self.rows)
+        body = "".join("<tr>" + "".join(f"<td>{e(v)}</td>" for v in r) + "</tr>"
+                       for r in self.cells())
         cap = f'<p class="meta">{e(self.caption)}</p>' if self.caption else ""
         return (f'<table id="{e(self.key)}" class="compare pts"><caption>{e(self.title).replace(chr(10), ", ")}</caption>'
                 f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{cap}")
@@ -207,8 +266,10 @@ class Table:
         import textwrap
 
         plt = _pyplot()
-        cells = [[fmt(v) for v in r] for r in self.rows] or [["-"] * len(self.columns)]
-        natural = [max(len(str(c)), *(len(r[i]) for r in cells)) for i, c in enumerate(self.columns)]
+        cells = self.cells() or [["-"] * len(self.columns)]
+        # a header may take three lines (its words unbroken): a column is as wide as its
+        # values, not as its name on one line ("block size (KiB)" over "1024")
+        natural = [max(_header_width(str(c)), *(len(r[i]) for r in cells)) for i, c in enumerate(self.columns)]
         cap = max(natural)  # the widest columns wrap so that a row fits TABLE_CHARS
         while sum(min(w, cap) for w in natural) > TABLE_CHARS and cap > 8:
             cap -= 1
@@ -227,7 +288,7 @@ class Table:
         for (row, col), cell in t.get_celld().items():
             cell.set_height(unit * (lines[row] + 1))
             cell.PAD = 0.02
-        ax.set_title(self.title, fontsize=9)
+        _title(fig, ax, self.title, 9)
         fig.tight_layout()
         return _save(fig, out_dir, self.key)
 
@@ -323,6 +384,10 @@ class Matrix3D:
         ax.set_ylabel(self.ylabel, labelpad=14, fontsize=9)
         ax.set_zlabel(self.zlabel, labelpad=14, fontsize=9)
         ax.view_init(elev=22, azim=-58)  # viewer at the first row, small blocks on the left
-        ax.set_title(self.title, fontsize=10)
         fig.subplots_adjust(left=0.02, right=0.9, bottom=0.05, top=0.92)
+        _title(fig, ax, self.title, 10)
+        fig.canvas.draw()
+        over = ax.title.get_window_extent().y1 - fig.bbox.y1
+        if over > 0:  # a wrapped title's lines: the chart moves down under them
+            fig.subplots_adjust(top=0.92 - (over + 8) / fig.bbox.height)
         return _save(fig, out_dir, self.key)

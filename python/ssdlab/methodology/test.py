@@ -101,7 +101,7 @@ class TestOptions:
         return None
 
 
-class _Silent:
+class Silent:
     """A Console that says nothing (options parsed at their defaults, to see if they can be)."""
 
     def note(self, line: str) -> None:
@@ -168,7 +168,7 @@ class Test:
         if self.options is None or not self.options.cli:
             return None
         try:
-            self.options.parse({c.name: c.default for c in self.options.cli}, _Silent())
+            self.options.parse({c.name: c.default for c in self.options.cli}, Silent())
         except UserError as e:
             return str(e)
         return None

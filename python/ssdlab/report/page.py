@@ -16,7 +16,7 @@ from plotly.offline import get_plotlyjs
 
 from .. import methodology
 from ..figures import FigureOptions
-from ..figures.data import fmt, lower_is_better, metric_title, spare_label
+from ..figures.data import fmt, fmt_row, lower_is_better, metric_title, spare_label
 from ..figures.model import ReportRun
 from ..methodology.test import Test
 from .compare import CompareTable, compare_tables
@@ -43,7 +43,7 @@ def compare_table(t: CompareTable) -> str:
         f"<th>{e(lab)}<br><small>vs {e(t.labels[0])}</small></th>" for lab in t.labels[1:])
     body = []
     for name, vals, pct in t.rows:
-        cells = "".join(f'<td class="num">{fmt(v)}</td>' for v in vals)
+        cells = "".join(f'<td class="num">{x}</td>' for x in fmt_row(vals))  # one format per metric
         low = lower_is_better(name)  # colour says better/worse, not up/down
         cells += "".join(
             f'<td class="num {_better(p, low)}">{fmt(p, pct=True)}</td>' for p in pct[1:])

@@ -15,6 +15,11 @@ from .hostid import platform_info
 from .sim_state import KEPT_KINDS, DriveState, StateCache, StateKey, phase_key, renamed
 
 
+# the logical block every simulated drive addresses (its workloads address 4 KiB blocks: a
+# 4Kn drive to the PTS)
+LOGICAL_BLOCK = 4096
+
+
 def table_bytes(profile_text: str, overrides: list[str] | None = None) -> float:
     """The simulator's memory for a profile (its tables, sized from the geometry), checked
     as building the drive would check it: the one estimate every scheduler uses."""
@@ -72,11 +77,10 @@ class SimTarget(BaseTarget):
 
     def identify(self) -> Identity:
         i = self.info
-        # its workloads address 4 KiB blocks (a 4Kn drive to the PTS)
         return Identity(kind="sim", model=i["name"], capacity=int(i["user_bytes"]),
                         firmware=f"ssdsim {_sim.__version__}", serial=i["id"],
                         extra={"profile": self.drive.profile(), "info": i,
-                               "logical_block": 4096, "platform": platform_info()})
+                               "logical_block": LOGICAL_BLOCK, "platform": platform_info()})
 
     def run(self, phase: Phase, on_sample: OnSample | None = None) -> PhaseResult:
         if phase.kind == "write_cache":

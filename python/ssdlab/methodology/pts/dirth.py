@@ -9,6 +9,7 @@ length (the specification's 10 minutes) to record its response-time histogram.""
 
 from __future__ import annotations
 
+import math
 from typing import Any, TypedDict
 
 import numpy as np
@@ -125,27 +126,31 @@ def analyze(results: list[PhaseResult], opts: Options) -> dict:
 
 
 # -- the report page -------------------------------------------------------------------
-def histogram_lines(lat: dict, bins: int = 60) -> tuple[list[float], list[float]]:
-    """The stored histogram regrouped into `bins` equal bins from 0 to the maximum (ms),
-    each bucket's I/Os spread evenly over its span (so that no bin between two buckets of
-    the finer log-spaced histogram is left empty)."""
+def histogram_lines(lat: dict, bins: int = 60) -> tuple[list[float], list[float], float]:
+    """The stored histogram regrouped into equal bins from 0 to the slowest I/O: bin
+    centres (ms), whole I/O counts (NaN: none) and the bin width (ms). As fio's and the
+    specification's histograms, a bin counts I/Os: each stored bucket's go whole into the
+    bin that holds its middle. A bin is a power of two of nanoseconds, at least 1/`bins` of
+    the span and no narrower than the widest bucket holding I/Os, so no bin is empty for
+    lack of resolution (a simulated drive's buckets, their bounds multiples of their width,
+    each lie within one bin)."""
     edges, counts = lat.get("edges_us"), lat.get("counts")
     if edges is None or counts is None or np.asarray(counts).size == 0:
-        return [], []
+        return [], [], 0.0
+    c = np.asarray(counts, dtype=float)
     lo, hi = latency_hist.bucket_bounds(edges, latency_hist.layout_of(lat))
-    top = float(lat.get("max_us") or hi.max())
-    hi = np.minimum(hi, top)
-    lo = np.minimum(lo, hi)
-    grid = np.linspace(0.0, top, bins + 1)
-    out = np.zeros(bins)
-    for a, b, c in zip(lo, hi, np.asarray(counts, dtype=float)):
-        if b <= a:  # a bucket squeezed to a point by the maximum
-            out[min(int(a / top * bins), bins - 1)] += c
-            continue
-        share = np.clip(np.minimum(grid[1:], b) - np.maximum(grid[:-1], a), 0, None) / (b - a)
-        out += c * share
-    centres = (grid[:-1] + grid[1:]) / 2 / 1e3
-    return [float(x) for x in centres], [float(c) if c > 0 else float("nan") for c in out]
+    held = c > 0
+    if not held.any():
+        return [], [], 0.0
+    top_ns = float(lat.get("max_us") or hi[held].max()) * 1e3
+    widest_ns = float((hi - lo)[held].max()) * 1e3
+    width_ns = 2.0 ** math.ceil(math.log2(max(top_ns / bins, widest_ns, 1.0)))
+    n = max(1, math.ceil(top_ns / width_ns))
+    at = np.clip(((lo + hi)[held] / 2 * 1e3 // width_ns).astype(np.int64), 0, n - 1)
+    out = np.bincount(at, weights=c[held], minlength=n)
+    centres = (np.arange(n) + 0.5) * width_ns / 1e6
+    return ([float(x) for x in centres], [float(round(x)) if x > 0 else float("nan") for x in out],
+            width_ns / 1e6)
 
 
 def _threads(t: int) -> str:
@@ -208,12 +213,12 @@ def page(key: str, run: Any, d: Any) -> tuple:
         ph = phases_.get(p)
         if ph is None:
             continue
-        x, y = histogram_lines(ph.latency or {})
+        x, y, width = histogram_lines(ph.latency or {})
         if x:
             at = (pts.get(p) or {}).get("at", "")
             out.append(Plot(f"fig-{key}-hist-{p}",
                             f"{run.test}: response-time histogram, {p.capitalize()}IOPS point {_name(at) if at else ''}\n{d.label}",
-                            "response time (ms)", "I/Os per bin", [Line("I/Os", x, y, "bars")],
+                            "response time (ms)", f"I/Os per {width:.3g} ms bin", [Line("I/Os", x, y, "bars")],
                             log_y=True, y_from_zero=False))
     return stim, out
 
