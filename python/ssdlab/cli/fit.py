@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -119,8 +120,6 @@ def fit_cmd(
     json_out: JsonOut = False,
 ) -> None:
     """Fit a simulated twin of a drive to its runs or published figures."""
-    import time
-
     from ..executor import open_executor
     from ..fit import evidence as E
     from ..fit import fitting, report
