@@ -107,8 +107,8 @@ def test_the_class_value_is_judged_at_the_drives_own_size():
 
 
 def test_no_time_left_keeps_the_pin_and_the_fit_says_so():
-    """A deadline already past: no run at the class's value, the pin stands without a class loss
-    (fit() names it in out_of_time)."""
+    """A deadline already past: no run at the class's value, the pin stands without a class loss,
+    and fit() names it in out_of_time."""
     import time
 
     s = Local()
@@ -117,3 +117,6 @@ def test_no_time_left_keeps_the_pin_and_the_fit_says_so():
     n = len(s.runs)
     assert prior.check(s, s.trials[0], s.trials[0], pins, until=time.monotonic() - 1) == []
     assert len(s.runs) == n and pins["p"].pinned and pins["p"].class_loss is None and prior.due(s, pins) == ["p"]
+    assert prior.unchecked(s, pins) == "the class's value of 1 pinned parameter (p: pinned by their brackets alone)"
+    prior.check(s, s.trials[0], s.trials[0], pins)  # with time: checked, nothing left to name
+    assert pins["p"].class_loss is not None and prior.unchecked(s, pins) == ""

@@ -274,10 +274,8 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
         ran = checker.evaluate([best.u], until=checks_until, round_s=check_s) if checker else []  # (memo: already run)
         met = ran[0] if ran else None
         best, same, pins, moved = pin(search, best, Budget(10**9, t0 + pinning_s))
-        unchecked = [k for k in prior.due(search, pins) if pins[k].class_loss is None]
-        if unchecked:
-            late.append(f"the class's value of {len(unchecked)} pinned parameter{'s' if len(unchecked) > 1 else ''} "
-                        f"({', '.join(unchecked)}: pinned by their brackets alone)")
+        if unchecked := prior.unchecked(search, pins):
+            late.append(unchecked)
         values, twin_trial = _revert_unpinned(search, best, same, pins, t0 + pinning_s)
         conflicts = pinning.conflicts(search, same)
         stage("pinning")

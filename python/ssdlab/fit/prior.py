@@ -47,6 +47,16 @@ def due(search: Search, pins: dict[str, Pin]) -> list[str]:
     return out
 
 
+def unchecked(search: Search, pins: dict[str, Pin]) -> str:
+    """The pins due a check that none ran for (no time left), as `out_of_time` names them; ""
+    when every one ran."""
+    keys = [k for k in due(search, pins) if pins[k].class_loss is None]
+    if not keys:
+        return ""
+    return (f"the class's value of {len(keys)} pinned parameter{'s' if len(keys) > 1 else ''} "
+            f"({', '.join(keys)}: pinned by their brackets alone)")
+
+
 def check(search: Search, best: Trial, same: Trial, pins: dict[str, Pin], until: float = math.inf) -> list[str]:
     """Run each due parameter's class value (the others at `best`, at the drive's own size when
     trials run smaller; `same` is the best's trial of the search's size) and unpin those that fit
