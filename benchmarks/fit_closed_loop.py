@@ -166,7 +166,7 @@ def main() -> int:
              "date": datetime.date.today().isoformat(), "rows": loop.rows, "twin_toml": loop.twin,
              "size_correction": loop.fit.get("size_correction"), "stages": loop.fit.get("stages"),
              "parameters": [{k: p[k] for k in ("key", "value", "unit", "class_value", "pinned", "lo", "hi", "note",
-                                               "range_is", "range_rel") if k in p} for p in loop.fit["parameters"]]}
+                                               "range_is", "range_rel", "class_loss") if k in p} for p in loop.fit["parameters"]]}
         print(json.dumps({"drive": drive, **x}), flush=True)
         if a.results:
             saved = json.loads(a.results.read_text()) if a.results.exists() else {}

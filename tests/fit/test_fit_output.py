@@ -41,7 +41,7 @@ def test_the_same_twin_on_one_worker_or_two(fingerprint):
     import dataclasses
 
     from ssdlab.executor import open_executor
-    from ssdlab.fit import fitting
+    from ssdlab.fit import fitting, search
 
     ev = evidence_of(fingerprint)
     ev = dataclasses.replace(ev, figures=[f for f in ev.figures if ev.groups[f.name] in GROUPS])
@@ -86,6 +86,11 @@ def test_the_same_twin_on_one_worker_or_two(fingerprint):
     assert read["pinned"] and read["value"] == pytest.approx(75, rel=0.1)
     prog = next(p for p in one["parameters"] if p["key"] == "nand.native.prog_us")
     assert prog["pinned"] and prog["value"] == pytest.approx(1600, rel=0.1)
+    # a pin whose class value lies outside its bracket was run there (at the drive's own size, as
+    # the twin) and fit worse: the bracket is no local minimum the class's value fits as well as
+    for p in (read, prog):
+        assert not p["lo"] <= p["class_value"] <= p["hi"]
+        assert p["class_loss"] is not None and p["class_loss"] > one["loss"] - search.STALL[1], p
     line = next(x for x in text.splitlines() if x.startswith("read_us = ") and "pins it" in x)
     assert "fitted" in line
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import UserError
-from . import crossval, deadline, descent, fidelity, pinning, profile_out
+from . import crossval, deadline, descent, fidelity, pinning, prior, profile_out
 from .evidence import Evidence
 from .screening import SCREEN_GRID
 from .search import Budget, Search, Trial, full_size_check, residual
@@ -112,7 +112,7 @@ class Result:
             "scaled_tests": sorted({r[0] for r in self.search.scaled_runs}) if self.search.scalable else [],
             "parameters": [{"key": k, "value": p.value, "unit": by[k].unit, "class_value": self.start.start[k],
                             "pinned": p.pinned, "lo": p.lo, "hi": p.hi, "note": p.why, "reverted": p.reverted,
-                            "range_is": p.range_is, "range_rel": profile_out.range_of(by[k], p)[0],
+                            "range_is": p.range_is, "class_loss": p.class_loss, "range_rel": profile_out.range_of(by[k], p)[0],
                             "range_at_bound": list(profile_out.range_of(by[k], p)[1]),
                             "sensitivity": self.search.sensitivity.get(k), "meaning": by[k].meaning,
                             "choices": list(by[k].choices)}  # a policy: value i names choices[i]
@@ -274,6 +274,8 @@ def fit(req: Request, executor: Any, on_trial: Callable[[str, Trial], None] | No
         ran = checker.evaluate([best.u], until=checks_until, round_s=check_s) if checker else []  # (memo: already run)
         met = ran[0] if ran else None
         best, same, pins, moved = pin(search, best, Budget(10**9, t0 + pinning_s))
+        if unchecked := prior.unchecked(search, pins):
+            late.append(unchecked)
         values, twin_trial = _revert_unpinned(search, best, same, pins, t0 + pinning_s)
         conflicts = pinning.conflicts(search, same)
         stage("pinning")
@@ -413,14 +415,18 @@ def pin(search: Search, best: Trial, budget: Budget) -> tuple[Trial, Trial, dict
     there and slices again (once); one within the loss's roughness of it does not (the pins
     read the best as settled there). With what the move did (None when the best stayed): the
     parameters moved (physical values from and to), the loss at the search's size and at the
-    drive's own (the twin's size) before and after, and whether the slices ran again."""
+    drive's own (the twin's size) before and after, and whether the slices ran again. A pin
+    whose class value lies outside its bracket is checked there (prior.py: the bracket may be a
+    local minimum's)."""
     st = search.start
     same = next(t for t in search.trials if t.number == best.number)
     sliced = pinning.slices(search, same, budget)
     ran = [t for ts in sliced.values() for t in ts if not t.error]
     better = min(ran, key=lambda t: t.loss, default=same)
     if all(pinning.settled(same, t) for t in ran):
-        return best, same, pinning.pins(search, same, sliced, pinning.trades(search, same, budget)), None
+        pins = pinning.pins(search, same, sliced, pinning.trades(search, same, budget))
+        prior.check(search, best, same, pins, budget.deadline)
+        return best, same, pins, None
     better.number = len(search.trials)
     search.trials.append(better)
     before = best
@@ -430,7 +436,9 @@ def pin(search: Search, best: Trial, budget: Budget) -> tuple[Trial, Trial, dict
     move = {"moved": {k: [a[k], b[k]] for k in a if a[k] != b[k]}, "loss": [same.loss, better.loss],
             "full_size_loss": [before.loss, best.loss], "sliced_again": bool(again)}
     if again:
-        return best, better, pinning.pins(search, better, again, pinning.trades(search, better, budget)), move
+        pins = pinning.pins(search, better, again, pinning.trades(search, better, budget))
+        prior.check(search, best, better, pins, budget.deadline)
+        return best, better, pins, move
     # the budget ran out: the first slices, around a point one slice step away (the parameter
     # that moved reads "did not settle"), say more than none; the values are the twin's
     pins = pinning.pins(search, same, sliced)

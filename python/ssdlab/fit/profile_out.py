@@ -45,6 +45,9 @@ class Pin:
     # resolved), "seen" (values seen to fit as well: at least that wide), "linearized" (with the
     # others re-fitted), "bounds" (nothing moves with it: the whole range)
     range_is: str = "bracket"
+    # the loss with this parameter alone at the class's value, the others at the best, at the
+    # drive's own size (prior.py: a pin checked for a local minimum); None where not run
+    class_loss: float | None = None
 
 
 def range_rel(value: float, lo: float, hi: float) -> tuple[float, float] | None:
