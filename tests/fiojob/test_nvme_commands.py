@@ -95,8 +95,12 @@ def test_extended_lba_bandwidth_samples_and_logs_count_fios_bytes(tmp_path):
     fj, sj, logs, _ = both_logged(tmp_path, body)
     for j in (fj, sj):
         assert j["read"]["io_bytes"] == 2048 * 4160
-        assert 4040 <= j["read"]["bw_min"] <= j["read"]["bw_max"] <= 4085, j["read"]
+    # ssdlab's windows are exact in virtual time; fio's hold an I/O or two more or fewer on a
+    # loaded host (a window of 503 blocks: 4086 KiB/s), so its windows are judged by their mean
+    assert 4040 <= sj["read"]["bw_min"] <= sj["read"]["bw_max"] <= 4085, sj["read"]
+    assert 4040 <= fj["read"]["bw_mean"] <= 4085, fj["read"]
     assert abs(sj["read"]["bw_mean"] - fj["read"]["bw_mean"]) <= 0.005 * fj["read"]["bw_mean"]
     ours = [int(ln.split(",")[1]) for ln in (logs / "r_bw.1.log").read_text().splitlines()]
     theirs = [int(ln.split(",")[1]) for ln in (tmp_path / "r_bw.1.log").read_text().splitlines()]
-    assert len(ours) == len(theirs) and all(4040 <= v <= 4085 for v in ours + theirs), (ours, theirs)
+    assert len(ours) == len(theirs) and all(4040 <= v <= 4085 for v in ours), (ours, theirs)
+    assert 4040 <= sum(theirs) / len(theirs) <= 4085, theirs
