@@ -124,6 +124,26 @@ def _worker_init() -> None:
         pass
 
 
+TRACKER_QUIET = "ignore:resource_tracker:UserWarning"
+
+
+def _quiet_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker (it outlives a SIGKILLed command to unlink
+    the pool's semaphores) told not to warn about them: the cleanup is its job, and its
+    warning would land on the user's terminal after the command has gone."""
+    from multiprocessing import resource_tracker
+
+    old = os.environ.get("PYTHONWARNINGS")
+    os.environ["PYTHONWARNINGS"] = ",".join(w for w in (old, TRACKER_QUIET) if w)
+    try:
+        resource_tracker.ensure_running()
+    finally:  # the workers keep the user's own warning filters
+        if old is None:
+            del os.environ["PYTHONWARNINGS"]
+        else:
+            os.environ["PYTHONWARNINGS"] = old
+
+
 class PoolExecutor(Executor):
     """Local worker processes (spawned: the parent may have threads, e.g. progress bars),
     never more units at once than their memory fits in MEMORY_SHARE of what is available
@@ -137,6 +157,7 @@ class PoolExecutor(Executor):
         # a spawned worker starts as `python -c ...`: the working directory first on its
         # module path, where another user (in /tmp) may have left a module it imports
         os.environ[child.SAFE_PATH_ENV] = "1"
+        _quiet_resource_tracker()
         self.pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
                                         initializer=_worker_init)
         # units started and not finished, and their memory, over every run at once: runs
