@@ -256,7 +256,7 @@ def alias_in_use(name: str) -> str:
 def check_block_write(device: BlockDev | str, destroy_data: str | None) -> BlockDev:
     """Raise UnsafeTarget when writing the device (resolved once: a BlockDev, or a path
     resolved now) is not allowed; return the device otherwise."""
-    dev = resolve_block(device) if isinstance(device, str) else device
+    dev = block_dev.resolve(device) if isinstance(device, str) else device
     dev.tree = inuse.device_tree(dev.name)  # what uses it now
     path = dev.path
     why = in_use(path, dev)
