@@ -49,6 +49,19 @@ def test_a_phase_faster_than_real_time_or_of_countless_segments_is_refused(tmp_p
     assert planned == ran, planned
 
 
+def test_an_idle_phase_of_countless_samples_is_refused(tmp_path):
+    """An idle phase keeps a sample each sample_interval_s and the drive's temperature
+    each second: its seconds are capped as an io phase's segments are."""
+    endless = {"kind": "idle", "seconds": 1e9}
+    fast = {"kind": "idle", "seconds": 200_000, "sample_interval_s": 0.1}
+    ran, checked, planned = refused(tmp_path, "1M", endless, fast)
+    assert ran == {"error": "phase idle: idle for 1e+09 s: this host's agent records at most 1000000 samples "
+                            "of an idle phase (one each 1 s; the drive's temperature each second), 1e+06 s; "
+                            "ask for at most 1e+06 seconds, or several idle phases", "type": "value"}, ran
+    assert checked["type"] == "value" and "at most 100000 seconds" in checked["error"], checked
+    assert planned == ran, planned
+
+
 def test_a_phase_whose_fio_would_take_more_memory_than_the_host_has_is_refused(tmp_path):
     """1 GiB blocks x 65536 in flight: 70 TB of buffers fio would allocate and fill; 1024
     mixed jobs for a day: 5.3 TB of histograms. Refused before fio starts, in one line."""

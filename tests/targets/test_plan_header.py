@@ -7,10 +7,9 @@ from ssdlab.targets.fio import transport
 
 
 def _header(monkeypatch, info: dict) -> str:
-    monkeypatch.setattr(transport.safety, "resolve_block", lambda dev: dev)
     monkeypatch.setattr(transport.safety, "consent", lambda dev: f"--destroy-data={dev}")
     dev = transport.LocalBlock.__new__(transport.LocalBlock)
-    dev.dev, dev.path, dev.info = "/dev/loop7", "/dev/loop7", info
+    dev.dev, dev.path, dev.info, dev.block = "/dev/loop7", "/dev/loop7", info, "/dev/loop7"
     return dev.plan_header()[0]
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import subprocess
 import threading
@@ -14,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ..guard.block_dev import BlockDev
 
 SYS = Path("/sys/class/block")
 
@@ -32,12 +33,10 @@ def _int(s: str, default: int = 0) -> int:
         return default
 
 
-def block_info(path: str) -> dict[str, Any]:
-    """Identity of a block device from sysfs (no tool needed)."""
-    real = os.path.realpath(path)
-    st = os.stat(real)
-    devno = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
-    name = os.path.basename(os.path.realpath(f"/sys/dev/block/{devno}"))
+def block_info(block: BlockDev) -> dict[str, Any]:
+    """Identity of a block device from sysfs (no tool needed): the device resolved once
+    (guard/block_dev.py), never its path again."""
+    real, name = block.real, block.name
     base = SYS / name
     disk = base
     if (base / "partition").exists():
@@ -58,7 +57,7 @@ def block_info(path: str) -> dict[str, Any]:
         r = subprocess.run(["lsblk", "-dno", "SERIAL", real], capture_output=True, text=True, timeout=10)
         serial = r.stdout.strip()
     info = {
-        "path": path,
+        "path": block.path,
         "dev": real,
         "name": name,
         "kind": kind,

@@ -86,23 +86,20 @@ class LocalBlock(Transport):
 
     def __init__(self, path: str, plan: bool):
         self.path = path
-        try:
-            real: str | None = safe_path.real(path)  # a link of another user is not followed
-        except safe_path.Missing:
-            real = None
-        if real is None or not os.path.exists(real):
-            hint = "; give one --drive for each drive" if "," in path else ""
-            raise safety.UnsafeTarget(f"{path}: no such device; list block devices with `lsblk`{hint}")
-        safety.resolve_block(path)  # is a block device
-        self.info = block_info(path)
+        try:  # the one resolution: everything below uses it, never the path again
+            self.block = safety.resolve_block(path)
+        except safety.UnsafeTarget as e:
+            hint = "; give one --drive for each drive" if "," in path and "no such device" in str(e) else ""
+            raise safety.UnsafeTarget(f"{e}{hint}") from None
+        self.info = block_info(self.block)
         self.capacity = int(self.info["capacity"])
-        self.dev = self.info["dev"]
+        self.dev = self.block.real  # /dev/NAME: what fio and every tool is given
         self.telemetry = Telemetry(self.dev, "file" if plan else self.info.get("kind", "file"))
         self._excl_fd: int | None = None
         self._lock: locks.BlockLock | None = None
 
     def lock(self) -> locks.DeviceLock:
-        self._lock = locks.lock_for_block(self.dev)
+        self._lock = locks.lock_for_block(self.block)
         return self._lock
 
     def identity(self, extra: dict[str, Any]) -> Identity:
@@ -111,14 +108,17 @@ class LocalBlock(Transport):
                         serial=self.info.get("serial", ""), extra=extra)
 
     def check_writes(self, destroy_data: str | None) -> None:
-        safety.check_block_write(self.path, destroy_data)
+        safety.check_block_write(self.block, destroy_data)
 
     def claim_writes(self, destroy_data: str | None) -> None:
         self.check_writes(destroy_data)
         if self._lock is None:
             raise safety.UnsafeTarget(f"refusing {self.path}: the drive is not locked (opened to plan only)")
         self._lock.for_writing()  # no run of any user reads it meanwhile
-        self._excl_fd = safety.open_exclusive(self.dev)
+        self._excl_fd = safety.open_exclusive(self.block)  # and its node still the device checked
+
+    def prepare_read(self, destroy_data: str | None) -> None:
+        self.block.still()  # what fio reads is the device identified
 
     def plan_header(self, may_write: bool = False) -> list[str]:
         loop = self.info.get("kind") == "loop" and self.info.get("backing_file")
@@ -128,7 +128,7 @@ class LocalBlock(Transport):
         head = [f"# device {self.dev}: {' '.join(words)}"]
         if may_write:  # the consent is given: "writing is allowed" follows
             return head
-        return head + [f"# to let a run write it, pass {safety.consent(safety.resolve_block(self.dev))}"]
+        return head + [f"# to let a run write it, pass {safety.consent(self.block)}"]
 
     def can_trim(self) -> bool:
         return bool(self.info.get("discard"))

@@ -40,26 +40,20 @@ import stat
 import time
 from pathlib import Path
 
-from ... import safe_path
-from .safety import DeviceLocked, UnsafeTarget
+from . import block_dev
+from .block_dev import BlockDev
+from .refusal import DeviceLocked, UnsafeTarget
 
 _WAIT_S = 2.0  # a lock held this briefly is a probe (udev's, blkid's), not a run
 _POLL_S = 0.02
 
 
-def node_of(path: str) -> str:
-    """The node whose lock stands for the device `path` names: /dev/NAME of the device,
-    or of its disk for a partition (when this user may open it); else the path's real path
-    (all through no other user's link)."""
-    try:
-        real = safe_path.real(path)
-        st = os.stat(real)
-    except (safe_path.UnsafePath, OSError):
-        raise UnsafeTarget(f"{path}: no such device; list block devices with `lsblk`") from None
-    if not stat.S_ISBLK(st.st_mode):
-        raise UnsafeTarget(f"{path} is not a block device")
-    sysdev = Path(f"/sys/dev/block/{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}")
-    own = _node(sysdev, st.st_rdev) or real
+def node_of(dev: BlockDev) -> str:
+    """The node whose lock stands for the device `dev` (resolved once: block_dev.py):
+    /dev/NAME of the device, or of its disk for a partition (when this user may open it);
+    else the node the device was found at."""
+    sysdev = block_dev.SYS_DEV_BLOCK / dev.devno
+    own = dev.real
     if not (sysdev / "partition").exists():
         return own
     # a partition: its disk's node, which udev and util-linux lock for all of its
@@ -73,20 +67,10 @@ def node_of(path: str) -> str:
     if whole is None:
         return own
     try:  # a user given the partition alone (a udev rule) locks what they may open
-        os.close(os.open(whole, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC))
+        os.close(os.open(whole, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW))
     except OSError:
         return own
     return whole
-
-
-def _own_node(path: str) -> str:
-    """/dev/NAME of the device itself (a partition's own node), for messages."""
-    try:
-        st = os.stat(safe_path.real(path))
-    except (safe_path.UnsafePath, OSError):
-        return path
-    sysdev = Path(f"/sys/dev/block/{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}")
-    return _node(sysdev, st.st_rdev) or path
 
 
 def _node(sysdev: Path, rdev: int) -> str | None:
@@ -107,16 +91,17 @@ class NodeLock:
 
     what = "device"  # in messages: "it holds the device's lock"
 
-    def __init__(self, path: str, label: str):
+    def __init__(self, dev: BlockDev | str, label: str):
         self.label = label
-        self.node = node_of(path)
-        self.own = _own_node(path)
+        dev = block_dev.resolve(dev) if isinstance(dev, str) else dev
+        self.node = node_of(dev)
+        self.own = dev.real
         self.fd: int | None = None
         self.mode = 0  # fcntl.LOCK_SH or LOCK_EX while held
 
     def _open(self) -> int:
         try:
-            return os.open(self.node, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            return os.open(self.node, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
         except OSError as e:
             hint = (f"; reading a device takes read access to {self.node} (root, or its group)"
                     if e.errno in (errno.EACCES, errno.EPERM) else "")

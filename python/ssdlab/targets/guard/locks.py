@@ -27,9 +27,11 @@ import time
 from pathlib import Path
 
 from ... import safe_path
+from . import block_dev
+from .block_dev import BlockDev
 from .device_lock import NodeLock
 from .file_lock import FileLock
-from .safety import DeviceLocked, UnsafeTarget
+from .refusal import DeviceLocked, UnsafeTarget
 
 _HELD: dict[str, str] = {}  # key -> label, locks this process holds
 _ATTEMPTS = 50  # opens of a name removed under us before giving up (each a removal by a run)
@@ -234,22 +236,16 @@ def drive_key(kind: str, path: str) -> str:
         except OSError:
             return f"file:{real}"
         return f"inode:{st.st_dev}:{st.st_ino}" if stat.S_ISREG(st.st_mode) else f"file:{real}"
-    try:
-        st = os.stat(safe_path.real(path))
-    except OSError as e:
-        raise UnsafeTarget(f"{path}: {e.strerror}; list block devices with `lsblk`") from None
-    if not stat.S_ISBLK(st.st_mode):
-        raise UnsafeTarget(f"{path} is not a block device")
-    return f"dev:{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+    return f"dev:{block_dev.resolve(path).devno}"  # followed as the run follows it
 
 
 class BlockLock(DeviceLock):
-    """A block device's: this user's lock file, then the device's own lock, shared
-    (device_lock.py); `for_writing` makes that one exclusive."""
+    """A block device's (resolved once: block_dev.py): this user's lock file, then the
+    device's own lock, shared (device_lock.py); `for_writing` makes that one exclusive."""
 
-    def __init__(self, path: str):
-        super().__init__(drive_key("block", path), path)
-        self.node = NodeLock(path, path)
+    def __init__(self, dev: BlockDev):
+        super().__init__(f"dev:{dev.devno}", dev.real)
+        self.node = NodeLock(dev, dev.real)
 
     def acquire(self) -> "BlockLock":
         super().acquire()
@@ -303,8 +299,8 @@ class FileTargetLock(DeviceLock):
         super().release()
 
 
-def lock_for_block(path: str) -> BlockLock:
-    return BlockLock(path)
+def lock_for_block(dev: BlockDev) -> BlockLock:
+    return BlockLock(dev)
 
 
 def lock_for_file(path: str) -> DeviceLock:

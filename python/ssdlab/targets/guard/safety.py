@@ -16,6 +16,8 @@ A file target is written only inside its own file, never through another user's 
 needs `--destroy-data=PATH`, and a file with another name (a hard link: writing it writes
 the other name's file too) or a loop device set up on it is refused whatever the flag
 says.
+The device is the one its path named when the drive was opened (block_dev.py: followed
+once; a path given to --destroy-data names it when it leads to the same device number).
 Reading needs none of this. One run at a time per device: guard/locks.py.
 """
 
@@ -28,36 +30,18 @@ import re
 import shutil
 import stat
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import safe_path
-from . import char_device, inuse
+from . import block_dev, inuse
+from .block_dev import BlockDev
+from .refusal import DeviceLocked as DeviceLocked, UnsafeTarget  # DeviceLocked: callers name safety's
 
 XATTR = "user.ssdlab.target"
 SYS_CLASS_BLOCK = inuse.SYS_CLASS_BLOCK
 
 
-class UnsafeTarget(ValueError):
-    """A refusal: the message says why and how to proceed. The CLI exits with status 2."""
-
-    exit_code = 2
-
-
-class DeviceLocked(UnsafeTarget):
-    pass
-
-
 # --------------------------------------------------------------------------- block devices
-@dataclass
-class BlockDev:
-    path: str  # as given (/dev/disk/by-id/... or /dev/sdb)
-    real: str  # /dev/sdb
-    name: str  # kernel name: sdb, nvme0n1, loop3
-    devno: str  # "maj:min"
-    tree: set[str] = field(default_factory=set)  # itself, partitions, holders (kernel names)
-
-
 def _read(p: Path | str, default: str = "") -> str:
     try:
         return Path(p).read_text().strip()
@@ -66,18 +50,9 @@ def _read(p: Path | str, default: str = "") -> str:
 
 
 def resolve_block(path: str) -> BlockDev:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise UnsafeTarget(f"{path}: no such device; list block devices with `lsblk`") from None
-    if not stat.S_ISBLK(st.st_mode):
-        raise UnsafeTarget(char_device.not_block(path, st))
-    devno = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
-    sysdev = Path("/sys/dev/block") / devno
-    name = os.path.basename(os.path.realpath(sysdev)) if sysdev.exists() else os.path.basename(
-        os.path.realpath(path))
-    dev = BlockDev(path=path, real=os.path.realpath(path), name=name, devno=devno)
-    dev.tree = inuse.device_tree(name)
+    """The block device `path` names, followed once (block_dev.py), with what uses it."""
+    dev = block_dev.resolve(path)
+    dev.tree = inuse.device_tree(dev.name)
     return dev
 
 
@@ -173,11 +148,9 @@ def names_device(destroy_data: str | None, dev: BlockDev) -> bool:
     ser = None
     for d in named(destroy_data):
         if d.startswith("/"):
-            try:
-                if safe_path.real(d, f"--destroy-data={d}") == dev.real:
+            try:  # followed as the drive's path is: the same device, whatever names it
+                if block_dev.devno_of(d, f"--destroy-data={d}") == dev.devno:
                     return True
-            except safe_path.Missing:
-                continue  # names nothing that exists: "names another device"
             except safe_path.UnsafePath as e:
                 raise UnsafeTarget(str(e)) from None
         else:
@@ -203,17 +176,23 @@ def names_file(destroy_data: str | None, real: str) -> bool:
     return False
 
 
-def open_exclusive(path: str) -> int:
+def open_exclusive(dev: BlockDev) -> int:
     """An O_EXCL descriptor on the device: the kernel then refuses mounts and other
-    exclusive users while we run. Raises UnsafeTarget when someone already holds it."""
+    exclusive users while we run. Raises UnsafeTarget when someone already holds it, or
+    when its node is no longer the device checked."""
+    dev.still()
     try:
-        return os.open(path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
+        fd = os.open(dev.real, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW)
     except OSError as e:
         if e.errno == errno.EBUSY:
             raise UnsafeTarget(
-                f"refusing {path}: it is in use (mounted, part of a RAID/LVM/dm device, or held open "
+                f"refusing {dev.path}: it is in use (mounted, part of a RAID/LVM/dm device, or held open "
                 "exclusively by another program); stop that use first") from None
         raise
+    if os.fstat(fd).st_rdev != dev.rdev():  # swapped between the check and the open
+        os.close(fd)
+        dev.still()
+    return fd
 
 
 def in_use(path: str, dev: BlockDev) -> str:
@@ -274,18 +253,21 @@ def alias_in_use(name: str) -> str:
     return ""
 
 
-def check_block_write(path: str, destroy_data: str | None) -> BlockDev:
-    """Raise UnsafeTarget when writing `path` is not allowed; return the device otherwise."""
-    dev = resolve_block(path)
+def check_block_write(device: BlockDev | str, destroy_data: str | None) -> BlockDev:
+    """Raise UnsafeTarget when writing the device (resolved once: a BlockDev, or a path
+    resolved now) is not allowed; return the device otherwise."""
+    dev = block_dev.resolve(device) if isinstance(device, str) else device
+    dev.tree = inuse.device_tree(dev.name)  # what uses it now
+    path = dev.path
     why = in_use(path, dev)
     if why:
         raise UnsafeTarget(why)
-    fd = open_exclusive(path)  # catches other exclusive users (and races with a mount)
+    fd = open_exclusive(dev)  # catches other exclusive users (and races with a mount)
     os.close(fd)
     if names_device(destroy_data, dev):
         return dev
     parts = inuse.partitions(dev.name)
-    sigs, failed = signatures(path)
+    sigs, failed = signatures(dev.real)
     found = []
     if sigs:
         found.append("signatures " + ", ".join(sigs))

@@ -191,7 +191,14 @@ class Agent:
                 raise ValueError("a drive is already open on this connection")
             spec = self._spec(msg)
             # the host's list is the consent: the client's destroy_data is not asked
-            self.target = FioTarget(spec, destroy_data=self._allowed(spec), plan=bool(msg.get("plan")))
+            target = FioTarget(spec, destroy_data=self._allowed(spec), plan=bool(msg.get("plan")))
+            try:  # the device opened (its path followed once) is one the list names
+                if spec.kind == "device":
+                    self.allowed.check("block", target.dev, spec.text)
+            except BaseException:
+                target.close()
+                raise
+            self.target = target
             return {"identity": identity_doc(self.target.identify()),
                     "engine_version": "" if self.target.plan_mode else self.target.engine_version}
         t = self._target()

@@ -7,6 +7,10 @@ may grow it no faster than ssdlab's own tests do by much, and not without end.
 - at most MAX_SEGMENTS segments of segment_bytes in the bytes the phase may move (its
   stop_bytes, or its stop_seconds at MAX_RATE): a fill of 4 TB in 1 GB segments records
   4000;
+- an idle phase at most MAX_IDLE_SAMPLES samples of each kind over its seconds: one each
+  sample_interval_s, and the drive's temperature each second whatever the interval (a
+  week at ssdlab's one a second is 604,800), so its seconds are capped: at most
+  MAX_IDLE_SAMPLES s (11.6 days), less with an interval under a second;
 - the memory fio takes for the phase (fio/memory.py: its I/O buffers, jobs x
   queue_depth x block_size, and the logs it keeps over the longest the phase runs: its
   stop_seconds, or its stop_bytes at fio/jobs.slowest_bps) at most what the host's owner
@@ -31,6 +35,7 @@ from . import fio_memory
 MIN_INTERVAL_S = 0.1
 MAX_SEGMENTS = 1_000_000
 MAX_RATE = 10**10  # bytes a second: more than a drive moves, to bound a phase that stops on time
+MAX_IDLE_SAMPLES = 1_000_000
 
 
 def check(p: Phase, fio_memory_given: int | None = None, memory: bool = True) -> Phase:
@@ -43,6 +48,14 @@ def check(p: Phase, fio_memory_given: int | None = None, memory: bool = True) ->
     if p.sample_interval_s < MIN_INTERVAL_S:
         raise ValueError(f"{what}: a sample every {p.sample_interval_s:g} s: this host's agent takes one at "
                          f"most every {MIN_INTERVAL_S:g} s; ask for sample_interval_s >= {MIN_INTERVAL_S:g}")
+    if p.kind == "idle":
+        step = min(p.sample_interval_s, 1.0)  # the temperature is read each second
+        most = MAX_IDLE_SAMPLES * step
+        if (p.seconds or 0.0) > most:
+            raise ValueError(f"{what}: idle for {p.seconds:g} s: this host's agent records at most "
+                             f"{MAX_IDLE_SAMPLES} samples of an idle phase (one each {p.sample_interval_s:g} s; "
+                             f"the drive's temperature each second), {most:g} s; ask for at most {most:g} "
+                             "seconds, or several idle phases")
     if p.kind == "io":
         moved = p.stop_bytes if p.stop_bytes is not None else (p.stop_seconds or 0.0) * MAX_RATE
         if moved / p.segment_bytes > MAX_SEGMENTS:
@@ -89,4 +102,4 @@ def plan_line(phases: list[Phase], fio_memory_given: int | None = None) -> str |
             f"({fio_memory.whose(fio_memory_given)})")
 
 
-__all__ = ["MAX_RATE", "MAX_SEGMENTS", "MIN_INTERVAL_S", "check", "memory_refusal", "plan_line"]
+__all__ = ["MAX_IDLE_SAMPLES", "MAX_RATE", "MAX_SEGMENTS", "MIN_INTERVAL_S", "check", "memory_refusal", "plan_line"]
