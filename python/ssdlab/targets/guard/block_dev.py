@@ -115,7 +115,7 @@ def open_path(path: str, what: str) -> int:
     return fd
 
 
-def _node(name: str, rdev: int) -> str | None:
+def dev_node(name: str, rdev: int) -> str | None:
     """/dev/NAME, when that node is the device `rdev` (not a link, not another device)."""
     node = f"/dev/{name}"
     try:
@@ -144,7 +144,7 @@ def resolve(path: str) -> BlockDev:
         sysdev = SYS_DEV_BLOCK / devno
         opened = _where(fd, path)  # where the walk ended, as this process sees it
         name = os.path.basename(os.path.realpath(sysdev)) if sysdev.exists() else os.path.basename(opened)
-        real = _node(name, st.st_rdev) or _reachable(opened, st.st_rdev, path)
+        real = dev_node(name, st.st_rdev) or _reachable(opened, st.st_rdev, path)
         return BlockDev(path=path, real=real, name=name, devno=devno)
     finally:
         os.close(fd)

@@ -36,7 +36,6 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import stat
 import time
 from pathlib import Path
 
@@ -75,14 +74,7 @@ def node_of(dev: BlockDev) -> str:
 
 def _node(sysdev: Path, rdev: int) -> str | None:
     """/dev/NAME of the device `sysdev` (/sys/...), when that node is the device."""
-    if not sysdev.exists():
-        return None
-    node = f"/dev/{sysdev.resolve().name}"
-    try:
-        nst = os.stat(node, follow_symlinks=False)
-    except OSError:
-        return None
-    return node if stat.S_ISBLK(nst.st_mode) and nst.st_rdev == rdev else None
+    return block_dev.dev_node(sysdev.resolve().name, rdev) if sysdev.exists() else None
 
 
 class NodeLock:
