@@ -48,7 +48,8 @@ def check_text(text: str, what: str) -> None:
 
 def nesting(doc: dict) -> int:
     """How deep tables and arrays lie within each other in `doc` (a table of numbers: 1)."""
-    deepest, todo = 0, [(doc, 1)]
+    todo: list[tuple[dict | list, int]] = [(doc, 1)]
+    deepest = 0
     while todo:
         v, d = todo.pop()
         deepest = max(deepest, d)
