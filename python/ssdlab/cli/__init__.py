@@ -29,7 +29,7 @@ from .errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  #
 from .inputs import (PRECONDITION_TESTS, TEST_NAMES, check_out_dir, check_y_max, made_dirs,
                          existing_store, open_drives, parse_sets, ray_choice, run_id, RUN_HELP, RUN_IDS,
                          RunIdsCommand)
-from .output import emit_table, fmt, print_json, progress_hooks
+from .output import emit_table, fmt, pct_cell, print_json, progress_hooks
 from .results import results_app
 from .sweep import sweep_cmd
 from .fit import fit_cmd
@@ -447,7 +447,7 @@ def compare(
         return
     headers = ["metric"] + [c for c, _ in cols] + [f"% {c}" for c, _ in cols[1:]]
     emit_table("comparison", headers,
-               [[r["metric"]] + r["values"] + [None if p is None else round(p, 1) for p in r["pct"][1:]]
+               [[r["metric"]] + r["values"] + [pct_cell(p) for p in r["pct"][1:]]
                 for r in rows if r["metric"] != "repeats"])
 
 
