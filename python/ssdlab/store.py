@@ -525,7 +525,7 @@ class Store:
     def latest_run_id(self) -> int:
         r = self.db.execute("SELECT max(id) FROM runs").fetchone()[0]
         if r is None:
-            raise StoreError(f"no runs in {self.path}")
+            raise StoreError(f"no runs in {self.path} yet: run a test first, or check --db")
         return int(r)
 
     @_reading
@@ -547,7 +547,7 @@ class Store:
             raise StoreError(f"no run {run_id} in {self.path} (run ids are 1 to {MAX_ID})")
         r = self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
         if r is None:
-            raise StoreError(f"no run {run_id} in {self.path}")
+            raise StoreError(f"no run {run_id} in {self.path} (`ssdlab results list` shows its runs)")
         d = self._run_row(r)
         d["drives"] = [self._drive_row(x) for x in self.db.execute(
             "SELECT * FROM run_drives WHERE run_id=? ORDER BY position", (run_id,))]

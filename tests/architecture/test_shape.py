@@ -41,6 +41,7 @@ LAYERS = {
     "ssdlab.runner": 4, "ssdlab.detached": 4, "ssdlab.executor": 4, "ssdlab.fleet": 4,
     # what users run
     "ssdlab.review": 5, "ssdlab.sweep": 5, "ssdlab.validate": 5, "ssdlab.serve": 5, "ssdlab.fit": 5,
+    "ssdlab.sweep_grid": 5, "ssdlab.sweep_grid_file": 5,  # a sweep's grid, and its TOML file
     "ssdlab.report": 6,
     "ssdlab.cli": 7,
     "ssdlab.command": 8,  # the console script: imports the CLI

@@ -116,6 +116,7 @@ def test_plan_runs_nothing(db, tmp_path):
     (["results", "export", "1", "--format", "xml"], "--format xml"),
     (["report", "-o", "out"], "name runs to report, or --latest"),
     (["report", "--latest", "-o", "out"], "no runs in"),
+    (["report", "--latest", "-o", "out"], "yet: run a test first, or check --db"),
     (["compare", "5"], "no run 5"),
 ])
 def test_user_errors_are_one_line_exit_2(db, args, message):

@@ -40,10 +40,14 @@ def test_compare_and_report_take_them_too(db, tmp_path):
 @pytest.mark.parametrize("args, line", [
     (["results", "show", "-3"], "no run -3 in {db}: it holds 2 runs (-1 is the latest run, -2 the one before ...)"),
     (["results", "export", "-3"], "no run -3 in {db}: it holds 2 runs"),
-    (["results", "show", "--jsn"], "No such option: --jsn (see --help)"),
+    (["results", "show", "--jsn"], "no such option --jsn for `ssdlab results show` (did you mean --json?)"),
     (["results", "show", "abc"], "abc: not a run id; give one of `ssdlab results list`, or -1 for the latest run"),
+    (["results", "show", "-1.5"], "-1.5: not a run id; give one of `ssdlab results list`"),
     (["compare", "-1", "-7"], "no run -7 in {db}"),
     (["report", "-9", "-o", "{tmp}/rep"], "no run -9 in {db}"),
+    # a run id the store does not hold: where to find those it does
+    (["results", "show", "7"], "no run 7 in {db} (`ssdlab results list` shows its runs)"),
+    (["report", "9", "-o", "{tmp}/rep"], "no run 9 in {db} (`ssdlab results list` shows its runs)"),
 ])
 def test_what_names_no_run_is_one_line(db, tmp_path, args, line):
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]

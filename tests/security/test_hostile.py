@@ -60,7 +60,7 @@ MATRIX = [
     (["run", "fill", "--drive", "sim:/etc/passwd"], ["unknown profile '/etc/passwd'"]),
     (["run", "fill", "--drive", "sim:../profiles/tlc-256"], ["unknown profile '../profiles/tlc-256'"]),
     (["run", "fill", "--drive", "{tmp}/latin1.toml"], ["not UTF-8 text", "byte 0xff"]),
-    (["run", "fill", "--drive", "{tmp}/nested.toml"], ["profile is not valid TOML"]),
+    (["run", "fill", "--drive", "{tmp}/nested.toml"], ["profile file '{tmp}/nested.toml': nested too deeply"]),
     (["run", "fill", "--drive", "file:{tmp}/a\nb.bin:64M"], ["character '\\n' is not allowed"]),
     (["run", "fill", "--drive", "file:{tmp}/$HOME.bin:64M"], ["character '$' is not allowed"]),
     (["run", "fill", "--drive", "file:{tmp}/t.bin :64M"], ["leading or trailing blanks"]),

@@ -12,7 +12,7 @@ import sys
 # Only when a thread sleeps changes, never what it computes.
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable, NoReturn, Optional, cast
+from typing import Annotated, Any, Callable, NoReturn, Optional, cast
 
 import typer
 
@@ -27,8 +27,9 @@ from .errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  #
                          interrupted_status, new_command, sigterm_interrupts, untold_interruption,
                          run_failed_line, user_errors, warnings_as_lines)
 from .inputs import (PRECONDITION_TESTS, TEST_NAMES, check_out_dir, check_y_max, made_dirs,
-                         existing_store, open_drives, parse_sets, ray_choice, run_id, RUN_HELP, RUN_IDS)
-from .output import emit_table, fmt, print_json, progress_hooks
+                         existing_store, open_drives, parse_sets, ray_choice, run_id, RUN_HELP, RUN_IDS,
+                         RunIdsCommand)
+from .output import emit_table, fmt, pct_cell, print_json, progress_hooks
 from .results import results_app
 from .sweep import sweep_cmd
 from .fit import fit_cmd
@@ -38,6 +39,7 @@ from .fleet import run_fleet
 from .. import methodology
 from ..methodology import Options
 from ..methodology.settings import differing
+from .mistakes import ClickException, mistake
 from .plan import print_plan, print_review_plan
 from .review_interrupted import interrupted_lines
 from ..no_result import has_result, no_result
@@ -46,22 +48,6 @@ from ..runner import RunFailed, RunInterrupted, check_kept, kept_before, partial
 from .serve import serve_cmd
 from ..store import Store, check_free
 from ..targets.spec import profile_id
-
-# click's base error, found through typer's public BadParameter (typer vendors click);
-# mypy is shown the class that lookup finds
-if TYPE_CHECKING:
-    from typer._click.exceptions import ClickException
-else:
-    ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
-
-
-def _mistake(e: ClickException) -> str:
-    """click's message; a missing argument that takes one of a list (a test) names the list."""
-    msg = e.format_message()
-    hint = getattr(getattr(e, "param", None), "help", None)
-    if type(e).__name__ == "MissingParameter" and isinstance(hint, str) and hint.startswith("one of:"):
-        return f"{msg.rstrip('.')}: {hint}"
-    return msg
 
 
 class App(typer.Typer):
@@ -76,7 +62,8 @@ class App(typer.Typer):
         except ClickException as e:
             if type(e).__name__ == "NoArgsIsHelpError":  # the help is already printed
                 sys.exit(EXIT_USER)
-            typer.echo(f"ssdlab: error: {_mistake(e)} (see --help)", err=True)
+            argv = kwargs.get("args", args[0] if args else None) or sys.argv[1:]
+            typer.echo(f"ssdlab: error: {mistake(e, argv)}", err=True)
             sys.exit(EXIT_USER if e.exit_code == 2 else e.exit_code)
         # Ctrl-C or SIGTERM outside a run: nothing was stored (typer builds the command
         # before click's own catch, which turns the interrupt into Abort, begins)
@@ -388,7 +375,7 @@ def build(store: Store, run_ids: list[int], out: Path, y_max: float | None, exec
 app.command("serve")(serve_cmd)  # serve/command.py: a simulated drive over NBD
 
 
-@app.command(context_settings=RUN_IDS)
+@app.command(cls=RunIdsCommand, context_settings=RUN_IDS)
 def report(
     runs: list[str] = typer.Argument(None, metavar="[RUN]...", help=RUN_HELP),
     latest: bool = typer.Option(False, "--latest", help="the most recent run"),
@@ -426,7 +413,7 @@ def report(
     print(html)
 
 
-@app.command(context_settings=RUN_IDS)
+@app.command(cls=RunIdsCommand, context_settings=RUN_IDS)
 def compare(
     runs: list[str] = typer.Argument(..., metavar="RUN...", help=RUN_HELP),
     db: Db = None,
@@ -460,7 +447,7 @@ def compare(
         return
     headers = ["metric"] + [c for c, _ in cols] + [f"% {c}" for c, _ in cols[1:]]
     emit_table("comparison", headers,
-               [[r["metric"]] + r["values"] + [None if p is None else round(p, 1) for p in r["pct"][1:]]
+               [[r["metric"]] + r["values"] + [pct_cell(p) for p in r["pct"][1:]]
                 for r in rows if r["metric"] != "repeats"])
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -18,6 +19,7 @@ from ..errors import UserError
 from ..executor import check_ray
 from ..profiles import parse_sets  # noqa: F401 (the commands take it from here)
 from ..targets.sim import check_seed
+from .mistakes import UnknownOption
 from ..store import Store, StoreError, default_path
 
 
@@ -81,8 +83,34 @@ def made_dirs() -> Iterator[MadeDirs]:
 
 RUN_HELP = "a run id (ssdlab results list); -1 is the latest run, -2 the one before ..."
 # lets `-1` through to the run-id arguments (click takes any word that starts with '-' for
-# an option); a mistyped option then reaches run_id(), which names it as click would
+# an option); RunIdsCommand names a mistyped option as click would
 RUN_IDS = {"ignore_unknown_options": True}
+
+
+class RunIdsCommand(typer.core.TyperCommand):
+    """A command whose arguments are run ids (`-1` the latest run): a word click let through
+    that starts with '-' and no digit is an option the command does not have, named before
+    the command looks at any store (`-1.5` is a run id's mistake; words after `--` are the
+    user's own arguments)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        opts, rest, _ = self.make_parser(ctx).parse_args(args=list(args))
+        given = [*rest, *(v for p in self.params if p.param_type_name == "argument"
+                          for v in as_words(opts.get(p.name)))]
+        typed = args[:args.index("--")] if "--" in args else args
+        for w in given:
+            if OPTION_LIKE.match(w) and w in typed:
+                raise UnknownOption(w.split("=", 1)[0], ctx)
+        return super().parse_args(ctx, args)
+
+
+OPTION_LIKE = re.compile(r"-[^\d.]")
+
+
+def as_words(value: Any) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else [str(v) for v in value]
 
 
 def run_id(store: Store, text: str) -> int:
@@ -91,8 +119,6 @@ def run_id(store: Store, text: str) -> int:
     try:
         v = int(t)
     except ValueError:
-        if t.startswith("-"):
-            raise UserError(f"No such option: {t} (see --help)") from None
         raise UserError(f"{text}: not a run id; give one of `ssdlab results list`, or -1 for the latest run") from None
     return store.nth_latest_run_id(-v) if v < 0 else v
 

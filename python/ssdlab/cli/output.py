@@ -39,6 +39,15 @@ def fmt(v: Any) -> str:
     return printable(str(v))  # stored text (a tag, a drive's name) never drives the terminal
 
 
+def pct_cell(p: float | None) -> str | None:
+    """A % change as a table shows it: signed, one decimal, so a column reads alike ("+24.9",
+    "-6.0"); no change (or less than 0.05) is "0.0", never "-0.0"; None when unknown."""
+    if p is None or math.isnan(p):
+        return None
+    r = round(p, 1)
+    return "0.0" if r == 0 else f"{r:+.1f}"
+
+
 def emit_table(title: str, headers: list[str], rows: list[list[Any]]) -> None:
     """A rich table on a terminal, tab-separated lines otherwise."""
     if is_tty():

@@ -13,7 +13,7 @@ import typer
 from .. import safe_path, store_export
 from .options import Db, JsonOut
 from .errors import UserError, user_errors
-from .inputs import RUN_HELP, RUN_IDS, existing_store, read_store, run_id as named_run, whole_number
+from .inputs import RUN_HELP, RUN_IDS, RunIdsCommand, existing_store, read_store, run_id as named_run, whole_number
 from .output import emit_table, fmt, print_json
 from ..no_result import has_result, no_result
 from ..runner import partial_metrics
@@ -42,7 +42,7 @@ def results_list(
                 for r in runs])
 
 
-@results_app.command("show", context_settings=RUN_IDS)
+@results_app.command("show", cls=RunIdsCommand, context_settings=RUN_IDS)
 def results_show(
     run: str = typer.Argument(..., metavar="RUN", help=RUN_HELP),
     db: Db = None,
@@ -84,7 +84,7 @@ def who(ident: dict) -> str:
     return ": " + " ".join([str(ident["model"])] + [f"{k} {v}" for k, v in named if v])
 
 
-@results_app.command("export", context_settings=RUN_IDS)
+@results_app.command("export", cls=RunIdsCommand, context_settings=RUN_IDS)
 def results_export(
     run: str = typer.Argument(..., metavar="RUN", help=RUN_HELP),
     format: str = typer.Option("json", "--format", help="csv or json"),

@@ -86,10 +86,14 @@ class DriveSpec:
         # through no link another user owns: the parser's error would quote the file's text
         data = safe_path.read_input(self.path, f"profile file '{self.text}'", MAX_PROFILE_BYTES)
         try:
-            return data.decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise ValueError(f"profile file '{self.text}' is not UTF-8 text (byte {e.object[e.start]:#04x} "
                              f"at offset {e.start}); save it as UTF-8") from None
+        from ..profiles import check_text
+
+        check_text(text, f"profile file '{self.text}'")
+        return text
 
     def key(self) -> str:
         """What the spec names, whatever names it (a drive given twice in one run): a

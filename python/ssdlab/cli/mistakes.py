@@ -1,0 +1,80 @@
+"""Command-line mistakes click finds (an unknown option, a missing argument, a value of the
+wrong type) as the one line every user error is: what is wrong and where to look."""
+
+from __future__ import annotations
+
+import difflib
+from typing import TYPE_CHECKING, Any, Sequence
+
+import typer
+
+from .. import methodology
+
+# click's base error, found through typer's public BadParameter (typer vendors click);
+# mypy is shown the class that lookup finds
+if TYPE_CHECKING:
+    from typer._click.exceptions import ClickException, UsageError
+else:
+    ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+    UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+# how alike an unknown option and one of the command's must be to be suggested (difflib's
+# ratio, dashes left out): --spar for --spare, --jsn for --json; never --rounds for --bogus
+CLOSE = 0.8
+
+
+class UnknownOption(UsageError):
+    """An option the command does not have, found among words click let through (the run
+    ids of a command that takes `-1`)."""
+
+    def __init__(self, name: str, ctx: Any) -> None:
+        super().__init__(f"no such option {name}", ctx)
+        self.option_name = name
+
+
+def mistake(e: ClickException, argv: Sequence[str]) -> str:
+    """The line for click's error `e` about the command line `argv` (without the program)."""
+    ctx = getattr(e, "ctx", None)
+    if (isinstance(e, UnknownOption) or type(e).__name__ == "NoSuchOption") and ctx is not None:
+        return unknown_option(getattr(e, "option_name"), ctx, named_test(ctx, argv))
+    msg = e.format_message()
+    hint = getattr(getattr(e, "param", None), "help", None)
+    if type(e).__name__ == "MissingParameter" and isinstance(hint, str) and hint.startswith("one of:"):
+        msg = f"{msg.rstrip('.')}: {hint}"  # a missing test names the list
+    return f"{msg} (see --help)"
+
+
+def unknown_option(name: str, ctx: Any, test: str | None = None) -> str:
+    """`no such option NAME for `ssdlab CMD`; see `ssdlab CMD --help``, with the command's
+    option that NAME is a slip of, if one is close."""
+    words = " ".join(["ssdlab", *command_words(ctx), *([test] if test else [])])
+    near = close_option(name, [o for p in ctx.command.get_params(ctx) if p.param_type_name == "option"
+                               for o in (*p.opts, *p.secondary_opts)])
+    meant = f" (did you mean {near}?)" if near else ""
+    return f"no such option {name} for `{words}`{meant}; see `{words} --help`"
+
+
+def close_option(name: str, options: Sequence[str]) -> str | None:
+    bare = {o.lstrip("-"): o for o in options if o.startswith("--") and o != name}
+    near = difflib.get_close_matches(name.lstrip("-"), bare, n=1, cutoff=CLOSE)
+    return bare[near[0]] if near else None
+
+
+def command_words(ctx: Any) -> list[str]:
+    """The command's words after the program's name (`results show`)."""
+    words: list[str] = []
+    while ctx.parent is not None:
+        words.insert(0, ctx.info_name)
+        ctx = ctx.parent
+    return words
+
+
+def named_test(ctx: Any, argv: Sequence[str]) -> str | None:
+    """The test a command that takes one (run, sweep) was given on `argv`: its help reads the
+    same for every test, but the line names what was typed."""
+    if not any(p.name == "test" for p in ctx.command.params):
+        return None
+    rest = list(argv)
+    for w in command_words(ctx):  # the words after the command's own
+        rest = rest[rest.index(w) + 1:] if w in rest else rest
+    return next((a for a in rest if a in methodology.ALL), None)
