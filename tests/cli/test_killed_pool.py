@@ -7,14 +7,20 @@ import sys
 import textwrap
 
 SCRIPT = textwrap.dedent("""
-    import os, signal, time
+    import os, signal, subprocess, sys, tempfile, time
     from ssdlab import executor
 
+    here = tempfile.mkdtemp()
     e = executor.PoolExecutor(2)
+    # each worker runs a shell that marks it has begun (the worker is up, past its start),
+    # then sleeps with none of the test's pipes open
+    work = f"touch {here}/$$; exec sleep 30 </dev/null >/dev/null 2>&1"
     for _ in range(2):
-        e.pool.submit(time.sleep, 30)
-    time.sleep(1.0)  # the pool, its queues (semaphores) and its workers are up
-    print("up", flush=True)
+        e.pool.submit(subprocess.call, ["sh", "-c", work])
+    end = time.monotonic() + 60
+    while len(os.listdir(here)) < 2 and time.monotonic() < end:
+        time.sleep(0.05)
+    print("up", len(os.listdir(here)), flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
 """)
 
@@ -24,6 +30,6 @@ def test_a_killed_pool_leaves_no_resource_tracker_warning():
     # once they have gone
     r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60)
     assert r.returncode == -9
-    assert "up" in r.stdout
+    assert r.stdout.split() == ["up", "2"]
     assert "resource_tracker" not in r.stderr, r.stderr
     assert r.stderr.strip() == ""

@@ -39,7 +39,7 @@ from .fleet import run_fleet
 from .. import methodology
 from ..methodology import Options
 from ..methodology.settings import differing
-from .mistakes import ClickException, mistake
+from .mistakes import ClickException, mistake, option_without_value
 from .plan import print_plan, print_review_plan
 from .review_interrupted import interrupted_lines
 from ..no_result import has_result, no_result
@@ -56,13 +56,19 @@ class App(typer.Typer):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("standalone_mode", False)
         new_command()
+        argv = kwargs.get("args", args[0] if args else None) or sys.argv[1:]
+        # click's command tree is built only for a line where the mistake may be
+        slip = any(a.startswith("--") and b.startswith("--") for a, b in zip(argv, argv[1:])) and \
+            option_without_value(typer.main.get_command(self), argv)
+        if slip:
+            typer.echo(f"ssdlab: error: {slip}", err=True)
+            sys.exit(EXIT_USER)
         try:
             with interrupts.handled(ignore_after_stop=True), warnings_as_lines():
                 rv = super().__call__(*args, **kwargs)
         except ClickException as e:
             if type(e).__name__ == "NoArgsIsHelpError":  # the help is already printed
                 sys.exit(EXIT_USER)
-            argv = kwargs.get("args", args[0] if args else None) or sys.argv[1:]
             typer.echo(f"ssdlab: error: {mistake(e, argv)}", err=True)
             sys.exit(EXIT_USER if e.exit_code == 2 else e.exit_code)
         # Ctrl-C or SIGTERM outside a run: nothing was stored (typer builds the command

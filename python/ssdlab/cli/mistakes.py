@@ -78,3 +78,32 @@ def named_test(ctx: Any, argv: Sequence[str]) -> str | None:
     for w in command_words(ctx):  # the words after the command's own
         rest = rest[rest.index(w) + 1:] if w in rest else rest
     return next((a for a in rest if a in methodology.ALL), None)
+
+
+def option_without_value(root: Any, argv: Sequence[str]) -> str | None:
+    """The line for an option that takes a value followed straight by another of the
+    command's options (`--drive --db x.db`), which click would take as the value; None when
+    there is none. Checked before click parses, as click's line would be about the stray
+    words after it. A value given as `--drive=--db` is taken as it is."""
+    cmd, rest = root, list(argv)
+    words: list[str] = []
+    while getattr(cmd, "commands", None) is not None:  # a group: on to the command named
+        at = next((k for k, w in enumerate(rest) if not w.startswith("-")), None)
+        if at is None or rest[at] not in cmd.commands:
+            return None
+        cmd, words, rest = cmd.commands[rest[at]], [*words, rest[at]], rest[at + 1:]
+    options = [p for p in cmd.params if p.param_type_name == "option"]
+    names = {o for p in options for o in (*p.opts, *p.secondary_opts)}
+    takes = {o for p in options if not p.is_flag and not p.count and p.nargs == 1 for o in p.opts}
+    k = 0
+    while k < len(rest) - 1 and rest[k] != "--":
+        if rest[k] in takes:
+            if rest[k + 1] in names:
+                test = next((w for w in rest if w in methodology.ALL), None) if any(
+                    p.name == "test" for p in cmd.params) else None
+                where = " ".join(["ssdlab", *words, *([test] if test else [])])
+                return (f"{rest[k]} needs a value, but the word after it is the option {rest[k + 1]}; "
+                        f"give {rest[k]} its value (see `{where} --help`)")
+            k += 1  # its value
+        k += 1
+    return None
