@@ -66,3 +66,13 @@ def test_a_close_option_is_suggested(tmp_path, args, meant):
 def test_no_unrelated_option_is_suggested():
     line = one_error_line("run", "fill", "--bogus")
     assert "did you mean" not in line and "Possible options" not in line, line
+
+
+@pytest.mark.parametrize("args, line", [
+    (["bogus"], "no such command bogus for `ssdlab`; see `ssdlab --help`"),
+    (["reveiw"], "no such command reveiw for `ssdlab` (did you mean review?); see `ssdlab --help`"),
+    (["results", "shwo", "1"],
+     "no such command shwo for `ssdlab results` (did you mean show?); see `ssdlab results --help`"),
+])
+def test_an_unknown_command_reads_as_an_unknown_option_does(args, line):
+    assert one_error_line(*args) == f"ssdlab: error: {line}"

@@ -38,6 +38,8 @@ def mistake(e: ClickException, argv: Sequence[str]) -> str:
     if (isinstance(e, UnknownOption) or type(e).__name__ == "NoSuchOption") and ctx is not None:
         return unknown_option(getattr(e, "option_name"), ctx, named_test(ctx, argv))
     msg = e.format_message()
+    if msg.startswith("No such command ") and ctx is not None:  # click's own class is a plain UsageError
+        return unknown_command(getattr(e, "cmd_name", None) or msg.split("'")[1], ctx)
     hint = getattr(getattr(e, "param", None), "help", None)
     if type(e).__name__ == "MissingParameter" and isinstance(hint, str) and hint.startswith("one of:"):
         msg = f"{msg.rstrip('.')}: {hint}"  # a missing test names the list
@@ -52,6 +54,15 @@ def unknown_option(name: str, ctx: Any, test: str | None = None) -> str:
                                for o in (*p.opts, *p.secondary_opts)])
     meant = f" (did you mean {near}?)" if near else ""
     return f"no such option {name} for `{words}`{meant}; see `{words} --help`"
+
+
+def unknown_command(name: str, ctx: Any) -> str:
+    """`no such command NAME for `ssdlab GROUP`; see `ssdlab GROUP --help``, with the
+    group's command NAME is a slip of, if one is close (commands are few and unlike)."""
+    words = " ".join(["ssdlab", *command_words(ctx)])
+    near = difflib.get_close_matches(name, list(getattr(ctx.command, "commands", {})), n=1, cutoff=0.6)
+    meant = f" (did you mean {near[0]}?)" if near else ""
+    return f"no such command {name} for `{words}`{meant}; see `{words} --help`"
 
 
 def close_option(name: str, options: Sequence[str]) -> str | None:
