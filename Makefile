@@ -54,11 +54,12 @@ demo: sysdeps-demo build
 	.venv/bin/ssdlab review --drive sim:tlc-256 -o $(DEMO_OUT)
 
 # the distribution packages install (apt waits on downloads and the disk) while the
-# extension compiles; the linters and the Rust tests' compile overlap (mypy is one thread;
-# cargo's last crate and links leave a core idle); the Python tests then have both cores
+# extension compiles; the linters, the Rust tests' compile and pytest's rewrite of the test
+# modules overlap (mypy is one thread; cargo's last crate and links leave a core idle); the
+# Python tests then have both cores
 test:
 	$(MAKE) --no-print-directory -j2 --output-sync=target sysdeps build
-	$(MAKE) --no-print-directory -j2 --output-sync=target lint-py test-rust
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint-py test-rust $(REWRITTEN)
 	$(MAKE) --no-print-directory test-py
 
 test-rust:
@@ -72,7 +73,16 @@ WORKERS := $(shell echo $$(( $$(nproc) + 2 )))
 # the serial tests from the files that mark them (tests/conftest.py refuses a serial test
 # whose file does not say so): collecting the whole suite again took 3.5 s
 SERIAL_FILES = $(shell grep -rl --include='*.py' 'mark\.serial' tests | grep -v '^tests/conftest.py$$')
-test-py: sysdeps build
+# pytest rewrites each test module's asserts as it imports it and keeps the result in
+# __pycache__, but not where PYTHONDONTWRITEBYTECODE is set: there every xdist worker rewrote
+# the whole suite as it collected it (5 s of CPU each; four workers' start 32 s against 8-11 s
+# on 2 loaded cores). Written once here (`make test` beside the linters), read by every run.
+REWRITTEN := .venv/.tests-rewritten
+$(REWRITTEN): $(STAMP) pyproject.toml $(shell find tests -name '*.py')
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q --collect-only -p no:cacheprovider >/dev/null || true  # a collection error: the run's to report
+	touch $@
+
+test-py: sysdeps build $(REWRITTEN)
 	SSDLAB_NO_SKIPS=1 $(PY) -m pytest -q -rs -n $(WORKERS) --dist loadgroup --durations=15 -m "not slow and not serial"
 	SSDLAB_NO_SKIPS=1 $(PY) -m pytest -q -rs -m "serial and not slow" $(SERIAL_FILES)
 

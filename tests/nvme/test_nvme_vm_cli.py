@@ -98,6 +98,29 @@ def test_an_emulated_guest_loads_no_driver_for_what_it_does_not_use(monkeypatch)
     assert not any("modprobe.blacklist" in x for x in nvme_vm.command(ns, "true", acc="kvm"))
 
 
+def _virtiofsd(path: Path, says: str) -> Path:
+    path.write_text(f"#!/bin/sh\necho '{says}'\n")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.mark.parametrize("says, nine_p", [
+    ("virtiofsd version 7.2.22 (Debian 1:7.2+dfsg-7)\nCopyright (c) 2003-2022 Fabrice Bellard and the QEMU Project "
+     "developers", True),
+    ("virtiofsd 1.13.0", False)])
+def test_the_host_is_shared_over_9p_where_vngs_virtiofsd_would_not_start(monkeypatch, tmp_path, says, nine_p):
+    """QEMU's own virtiofsd answers --version as the Rust one vng is written for does, then
+    refuses vng's options: vng would wait for it before every shared directory."""
+    monkeypatch.setattr(nvme_vm, "kernel_image", lambda: "/boot/vmlinuz-x")
+    monkeypatch.setattr(nvme_vm, "VIRTIOFSD_PLACES", (str(_virtiofsd(tmp_path / "virtiofsd", says)),))
+    monkeypatch.setattr(nvme_vm, "bundled_virtiofsd", lambda: None)
+    monkeypatch.setattr(nvme_vm, "environment", lambda: {"PATH": str(tmp_path / "none")})
+    assert nvme_vm.virtiofsd_usable() is not nine_p
+    assert ("--force-9p" in nvme_vm.command([nvme_vm.Namespace("/x/a.img")], "true", acc="tcg")) is nine_p
+    monkeypatch.setattr(nvme_vm, "VIRTIOFSD_PLACES", ())
+    assert "--force-9p" in nvme_vm.command([nvme_vm.Namespace("/x/a.img")], "true", acc="kvm")
+
+
 def test_a_boot_past_its_bound_is_killed_whole(monkeypatch, tmp_path):
     """vng's child QEMU (here a grandchild `sleep`) holds the output open: the bound kills
     the whole group and the result says the boot was killed."""

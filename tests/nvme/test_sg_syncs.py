@@ -13,7 +13,7 @@ import pytest
 import simfio
 
 pytestmark = [pytest.mark.realdev, pytest.mark.timeout(1800), pytest.mark.xdist_group("nvme_vm")]
-WRITES = 256  # size=1m, bs=4k
+WRITES = 64  # size=256k, bs=4k
 
 
 def _ssdlab(tmp_path, jobs: str) -> dict:
@@ -44,7 +44,7 @@ def test_sg_syncs_as_real_fio_on_a_scsi_disk(nvme_vm_run, tmp_path):
     for j in (fio["qd8"], sim["qd8"]):
         assert WRITES // 8 - 1 <= j["sync"]["total_ios"] <= every_4 * 3 // 4, j["sync"]
     # sync=1: each I/O in the call (fio's synchronous mode of sg), so one sync per 4 writes
-    # at depth 1 whatever the iodepth: 256 writes and 63 syncs, 319 I/Os at depth 1
+    # at depth 1 whatever the iodepth: 64 writes and 15 syncs, 79 I/Os at depth 1
     for j in (fio["qd8_sync"], sim["qd8_sync"]):
         assert j["sync"]["total_ios"] == every_4, j["sync"]
         assert j["iodepth_level"]["1"] == pytest.approx(100 * (WRITES + every_4) / WRITES, abs=0.01)

@@ -19,6 +19,7 @@ sockets; the guest's writes go to them only.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shlex
 import shutil
@@ -142,6 +143,34 @@ EMULATED_UNUSED_DRIVERS = (
 )
 
 
+# where vng looks for virtiofsd after its own guest tools and PATH, in its order
+VIRTIOFSD_PLACES = ("/usr/libexec/virtiofsd", "/usr/lib/virtiofsd/virtiofsd", "/usr/lib/virtiofsd",
+                    "/usr/lib/qemu/virtiofsd")
+
+
+def bundled_virtiofsd() -> str | None:
+    """The virtiofsd among virtme-ng's guest tools, the first place vng looks."""
+    spec = importlib.util.find_spec("virtme")
+    return str(Path(spec.origin).parent / "guest" / "bin" / "virtiofsd") if spec and spec.origin else None
+
+
+def virtiofsd_usable() -> bool:
+    """Would vng's virtiofsd start? vng takes the first virtiofsd that answers --version. The
+    Rust daemon it is written for does; so does QEMU's older C one (Debian 12's
+    /usr/lib/qemu/virtiofsd), which then refuses vng's options (--shared-dir): vng waits 3 s
+    for it, for the root and again for each --rwdir, before it shares them over 9p."""
+    for p in (bundled_virtiofsd(), shutil.which("virtiofsd", path=environment()["PATH"]), *VIRTIOFSD_PLACES):
+        if not p or not os.access(p, os.X_OK) or os.path.isdir(p):
+            continue
+        try:
+            r = subprocess.run([p, "--version"], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if r.returncode == 0:
+            return "QEMU" not in r.stdout + r.stderr  # QEMU's own says "the QEMU Project"
+    return False
+
+
 def command(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] = (),
             memory: str = "1G", cpus: int = 2, acc: str = "kvm", console: bool = False) -> list[str]:
     """The vng command line that boots the VM, runs `guest_cmd` (a shell command, as root,
@@ -152,6 +181,8 @@ def command(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Pat
     q = qemu_args(namespaces)  # vng adds -cpu host under KVM
     cmd = [vng_binary() or "vng", "--run", str(kernel), "--user", "root", "-m", memory, "-p", str(cpus),
            "--disable-monitor", "--qemu-opts=" + shlex.join(q)]
+    if not virtiofsd_usable():
+        cmd += ["--force-9p"]  # where vng would share them anyway, without its wait
     if acc != "kvm":
         # under emulation on a busy host a command (a Format) can outlast the guest's 30 s
         # NVMe timeouts; two minutes still recover a command the emulator lost (abort, reset)
