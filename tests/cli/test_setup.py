@@ -28,7 +28,7 @@ def test_make_test_and_demo_install_their_packages():
     # the packages and the build first (one parallel make), then the linters and the tests
     assert re.search(r"^test:\n\t\$\(MAKE\) [^\n]*-j2 [^\n]*\bsysdeps build\n", mk, re.M)
     assert re.search(r"^demo: sysdeps-demo build", mk, re.M)
-    assert re.search(r"^test-py: sysdeps build\n\tSSDLAB_NO_SKIPS=1 .* -rs", mk, re.M)
+    assert re.search(r"^test-py: sysdeps build\b[^\n]*\n\tSSDLAB_NO_SKIPS=1 .* -rs", mk, re.M)
     text = SYSDEPS.read_text()
     for pkg in ("fio", "chromium", "smartmontools", "nvme-cli", "util-linux", "e2fsprogs", "fdisk",
                 "fonts-dejavu-core"):
