@@ -120,3 +120,50 @@ def test_no_time_left_keeps_the_pin_and_the_fit_says_so():
     assert prior.unchecked(s, pins) == "the class's value of 1 pinned parameter (p: pinned by their brackets alone)"
     prior.check(s, s.trials[0], s.trials[0], pins)  # with time: checked, nothing left to name
     assert pins["p"].class_loss is not None and prior.unchecked(s, pins) == ""
+
+
+Q = Param("q", 1, 100, "", "the parameter p trades with")
+
+
+class Valley(search.Search):
+    """Two parameters, the class at 0.5 for both. Figure f reads p against q (3.5 tolerances a
+    unit of the cube apart), figure g reads p alone: a narrow basin at 0.8, 0.7 tolerances off,
+    and the drive's own at 0.5. From a best at (0.8, 0.8) p's slices bracket it narrowly, and
+    p alone at the class's value fails f (q still at 0.8): only with q re-fitted does the
+    class's value show the better basin."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[float, float, bool]] = []
+        figs = [Figure("d", name, ("t", 0.0, None, 1, ()), lambda c: None, value=100.0, tol=0.1) for name in "fg"]
+        ev = SimpleNamespace(figures=figs, groups={f.name: f.name for f in figs}, scalable=lambda: False)
+        start = SimpleNamespace(params=[P, Q], class_id="local", unit_start=lambda: {"p": 0.5, "q": 0.5},
+                                physical=lambda u: {k: {"p": P, "q": Q}[k].physical(x) for k, x in u.items()},
+                                start={"p": P.physical(0.5), "q": Q.physical(0.5)})
+        super().__init__(ev, start, 1, executor=None)  # type: ignore[arg-type]
+
+    def _run(self, points, full=False, first=0):
+        out = []
+        for i, u in enumerate(points):
+            self.runs.append((u["p"], u["q"], full))
+            rf = 3.5 * (u["p"] - u["q"])
+            rg = min(0.7 + 40.0 * abs(u["p"] - 0.8), 40.0 * abs(u["p"] - 0.5))
+            values = {"f": 100.0 + 10.0 * rf, "g": 100.0 + 10.0 * rg}
+            loss, groups = loss_of(self.ev, values)  # type: ignore[arg-type]
+            out.append(Trial(first + i, u, values, loss, 1.0, groups))
+        return out
+
+
+def test_a_class_value_that_fits_better_with_its_partner_refitted_moves_the_best():
+    s = Valley()
+    s._record(s.evaluate([{"p": 0.8, "q": 0.8}]))
+    best = s.trials[0]
+    alone = pinning.pins(s, best, pinning.slices(s, best, search.Budget(10**9)))["p"]
+    assert alone.pinned and alone.hi < P.physical(0.9)  # p's slices alone bracket it narrowly
+    got, same, pins, moved = fitting.pin(s, best, search.Budget(10**9))
+    # p alone at the class's value (q at 0.8) was run, and fits worse: f fails there
+    assert (0.5, 0.8, False) in s.runs and s.evaluate([{"p": 0.5, "q": 0.8}])[0].loss > best.loss
+    # with q re-fitted it fits better: the best moves to the class's p, q near the class's too
+    assert moved is not None and moved["by"] == "the class's value re-fitted"
+    assert got.u["p"] == pytest.approx(0.5) and abs(got.u["q"] - 0.5) < 0.05
+    assert got.loss < best.loss - search.STALL[1] and same.u == got.u
+    assert pins["p"].value == pytest.approx(P.physical(0.5)) and pins["p"].class_loss is None  # at the class's value
