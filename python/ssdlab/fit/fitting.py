@@ -415,11 +415,10 @@ def pin(search: Search, best: Trial, budget: Budget) -> tuple[Trial, Trial, dict
     there and slices again (once); one within the loss's roughness of it does not (the pins
     read the best as settled there). With what the move did (None when the best stayed): the
     parameters moved (physical values from and to), the loss at the search's size and at the
-    drive's own (the twin's size) before and after, whether the slices ran again, and what
-    found the point (`by`). A pin whose class value lies outside its bracket is checked there
-    (prior.py: the bracket may be a local minimum's), alone, and those that came near together
-    with the others re-fitted by steps from there: a point that fits better moves the best there
-    as a slice's does."""
+    drive's own (the twin's size) before and after, and whether the slices ran again. A pin
+    whose class value lies outside its bracket is checked there (prior.py: the bracket may be a
+    local minimum's)."""
+    st = search.start
     same = next(t for t in search.trials if t.number == best.number)
     sliced = pinning.slices(search, same, budget)
     ran = [t for ts in sliced.values() for t in ts if not t.error]
@@ -427,33 +426,21 @@ def pin(search: Search, best: Trial, budget: Budget) -> tuple[Trial, Trial, dict
     if all(pinning.settled(same, t) for t in ran):
         pins = pinning.pins(search, same, sliced, pinning.trades(search, same, budget))
         prior.check(search, best, same, pins, budget.deadline)
-        to = prior.refit(search, best, same, pins, budget.deadline)
-        if to is None:
-            return best, same, pins, None
-        better = next(t for t in search.trials if t.number == to.number)  # the steps' trial of it
-        return _moved(search, best, same, better, to, sliced, budget, "the class's value re-fitted")
+        return best, same, pins, None
     better.number = len(search.trials)
     search.trials.append(better)
-    return _moved(search, best, same, better, full_size_check(search, [better], budget.deadline)[0], sliced,
-                  budget, "a slice")
-
-
-def _moved(search: Search, before: Trial, same: Trial, better: Trial, best: Trial,
-           sliced: dict[str, list[Trial]], budget: Budget, by: str) -> tuple[Trial, Trial, dict[str, profile_out.Pin],
-                                                                             dict[str, Any]]:
-    """The best moved from `same` to `better` (`best`: its trial at the drive's own size):
-    sliced again there, its pins checked at the class's values alone (once: no further move)."""
-    st = search.start
+    before = best
+    best = full_size_check(search, [better], budget.deadline)[0]
     again = pinning.slices(search, better, budget)
     a, b = st.physical(same.u), st.physical(better.u)
     move = {"moved": {k: [a[k], b[k]] for k in a if a[k] != b[k]}, "loss": [same.loss, better.loss],
-            "full_size_loss": [before.loss, best.loss], "sliced_again": bool(again), "by": by}
+            "full_size_loss": [before.loss, best.loss], "sliced_again": bool(again)}
     if again:
         pins = pinning.pins(search, better, again, pinning.trades(search, better, budget))
         prior.check(search, best, better, pins, budget.deadline)
         return best, better, pins, move
-    # the budget ran out: the first slices, around a point one step away (the parameters
-    # that moved read as they were), say more than none; the values are the twin's
+    # the budget ran out: the first slices, around a point one slice step away (the parameter
+    # that moved reads "did not settle"), say more than none; the values are the twin's
     pins = pinning.pins(search, same, sliced)
     for k, v in st.physical(best.u).items():
         if k in pins:

@@ -25,11 +25,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from . import descent
 from .loss import Trial
-from .pinning import SLACK, fits_as_well, span_text
+from .pinning import fits_as_well, span_text
 from .profile_out import Pin
-from .search import STALL, Budget, Search, full_size_check
+from .search import STALL, Search
 
 
 def due(search: Search, pins: dict[str, Pin]) -> list[str]:
@@ -94,39 +93,3 @@ def _value_text(q: Any, u: float) -> str:
     if q.choices:
         return str(q.choices[int(round(q.physical(u)))])
     return f"{q.physical(u):.4g} {q.unit}".strip()
-
-
-
-def refit(search: Search, best: Trial, same: Trial, pins: dict[str, Pin], until: float = math.inf) -> Trial | None:
-    """A class value run alone (check) moves one parameter with the others held where the
-    search left them. Where the search's best is a basin the others were tuned into (the QLC
-    drive's twin: a GC pace of 1.91 with an erase of 8.8 ms, a write limit, a slower link and
-    a faster HMB, each pinned, where the drive has the class's values of all five), each class
-    value alone fits a little worse, a figure the best passes failing there, though together
-    they lie in a better basin. So the pins whose class value alone came near (within the
-    loss's SLACK of the best) are set to the class's values together, and the search's steps
-    (descent.levenberg_marquardt, the smooth parameters, at the search's size) go from there;
-    their best is run at the drive's own size and returned when it fits better than the best
-    by the search's least gain (STALL[1]): the best to move to (pin() slices again there).
-    None when it does not, or no time was left."""
-    if search.scalable and best.scale != 1.0:
-        return None
-    x0 = search.start.unit_start()
-    ref = best if search.scalable else same
-    keys = [k for k in due(search, pins) if pins[k].pinned and pins[k].class_loss is not None
-            and pins[k].class_loss <= ref.loss + SLACK]
-    if not keys:
-        return None
-    budget = Budget(10**9, until)
-    ran = search.evaluate([{**same.u, **{k: x0[k] for k in keys}}], first=len(search.trials), until=until)
-    if not ran or ran[0].error:
-        return None
-    search._record(ran)
-    smooth = [k for k in search.free() if k not in descent.discrete(search)]
-    at = descent.levenberg_marquardt(search, budget, smooth, start=ran[0], gain=0.0)
-    if at.u == same.u:
-        return None
-    full = full_size_check(search, [at], until)
-    if not full or full[0].scale != 1.0 or full[0].loss > ref.loss - STALL[1]:
-        return None
-    return full[0]
