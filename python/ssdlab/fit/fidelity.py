@@ -8,7 +8,7 @@ free blocks, and a trial drive matches their count only to a fraction of a block
 (space.unscaled_blocks counts the blocks that do not scale as averages over a block's life);
 half a block a die moves the end of the plateau on a 256-block trial drive enough to change
 the last bins by tens of percent, far less at full size. The hidden drive of the closed loop
-scores 1.03 in loss at trial size and 0.11 at full size.
+scores 1.31 in loss at trial size and 0.02 at full size (docs/fit-closed-loops.md).
 
 So the search's best goes again at full size (it does anyway: fitting.full_size_check), and
 each figure's value there over the same point's at trial size becomes a correction every
