@@ -594,3 +594,19 @@ def test_a_restarts_seed_past_32_bits_wraps_around():
     study = search.Search._study(SimpleNamespace(seed=2**32 - 1, sampler_name="cmaes"), {"a": 0.5}, seed=2**32)
     study.ask()
     study.ask()
+
+
+def test_a_search_over_one_free_parameter_warns_nothing():
+    """With one parameter left free (the others frozen) CMA-ES searches one dimension, where
+    its separable form is the same as the full one: optuna's warning about that would reach
+    the user as an `ssdlab: warning:` line saying nothing about their fit."""
+    import warnings
+
+    s = Gated()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        study = s._study({"cache": 0.3})
+        for _ in range(3):  # the enqueued start, then CMA-ES's own points
+            t = study.ask()
+            study.tell(t, t.suggest_float("cache", 0.0, 1.0))
+    assert not [w for w in seen if "Separable" in str(w.message)], [str(w.message) for w in seen]

@@ -316,9 +316,11 @@ class Search:
                 # and separable CMA-ES is its experimental option, chosen on purpose
                 warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
                 # separable CMA-ES: a diagonal covariance learns in O(n) trials, and the figures
-                # depend on few parameters each
+                # depend on few parameters each; over one parameter both forms are the same, and
+                # optuna would warn that it ignores the choice
                 sampler = optuna.samplers.CmaEsSampler(x0=x0, sigma0=sigma, seed=seed, popsize=BATCH,
-                                                       use_separable_cma=True, warn_independent_sampling=False)
+                                                       use_separable_cma=len(x0) > 1,
+                                                       warn_independent_sampling=False)
         study = optuna.create_study(direction="minimize", sampler=sampler)
         study.enqueue_trial(x0)  # the start itself first (TPE: among its startup trials)
         return study
