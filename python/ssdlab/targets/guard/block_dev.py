@@ -44,8 +44,12 @@ class BlockDev:
         except OSError:
             st = None
         if st is None or not stat.S_ISBLK(st.st_mode) or st.st_rdev != self.rdev():
-            raise UnsafeTarget(f"refusing {self.path}: {self.real} is no longer the device ssdlab checked "
-                               f"({self.devno}, {self.name}); look at who changes device nodes there")
+            raise self.moved()
+
+    def moved(self) -> UnsafeTarget:
+        """The refusal for a node that is no longer this device."""
+        return UnsafeTarget(f"refusing {self.path}: {self.real} is no longer the device ssdlab checked "
+                            f"({self.devno}, {self.name}); look at who changes device nodes there")
 
 
 def _where(fd: int, default: str) -> str:

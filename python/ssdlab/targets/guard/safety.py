@@ -191,7 +191,7 @@ def open_exclusive(dev: BlockDev) -> int:
         raise
     if os.fstat(fd).st_rdev != dev.rdev():  # swapped between the check and the open
         os.close(fd)
-        dev.still()
+        raise dev.moved()  # the descriptor is closed: never handed back
     return fd
 
 
