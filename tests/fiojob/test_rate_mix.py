@@ -8,7 +8,7 @@ import pytest
 
 import json
 
-from fiojobs import fio_null, job, run_fio, sim
+from fiojobs import fio_null, fio_null_unstalled, job, run_fio, sim
 
 MIXED = {
     # both directions at 100 I/Os a second: 200 of each in 2 s, not 70 % of them reads
@@ -24,7 +24,8 @@ MIXED = {
 def test_each_direction_of_a_mixed_job_runs_at_its_own_rate(tmp_path, name):
     opts, reads, writes = MIXED[name]
     body = f"[a]\nrw=randrw\nbs=4k\nsize=1m\ntime_based\nruntime=2\n{opts}"
-    (f,) = fio_null(tmp_path, body)["jobs"]
+    f = fio_null_unstalled(tmp_path, body, lambda j: all(
+        abs(j[d]["total_ios"] - want) <= 1 for d, want in (("read", reads), ("write", writes))))
     (s,) = sim(tmp_path, body)["jobs"]
     for d, want in (("read", reads), ("write", writes)):
         assert abs(f[d]["total_ios"] - want) <= 1, (d, f[d]["total_ios"])  # fio itself
@@ -35,7 +36,7 @@ def test_an_unlimited_direction_takes_the_time_the_limited_one_leaves(tmp_path):
     # rate_iops=100,0: reads at 100 a second, writes unlimited; rwmixread=50 no longer
     # holds: fio issues a write whenever the read is not due
     body = "[a]\nrw=randrw\nbs=4k\nsize=1m\ntime_based\nruntime=1\nrate_iops=100,0\n"
-    (f,) = fio_null(tmp_path, body)["jobs"]
+    f = fio_null_unstalled(tmp_path, body, lambda j: abs(j["read"]["total_ios"] - 100) <= 1)
     (s,) = sim(tmp_path, body)["jobs"]
     assert abs(f["read"]["total_ios"] - 100) <= 1 and f["write"]["total_ios"] > 10_000
     assert abs(s["read"]["ios"] - 100) <= 1 and s["write"]["ios"] > 10_000
