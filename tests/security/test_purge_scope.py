@@ -9,6 +9,8 @@ Consent to write /dev/sdb1 (or the agent host listing it) is no consent to erase
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -205,3 +207,20 @@ def test_a_namespace_alone_on_its_controller_has_its_write_cache_switched(tmp_pa
     nvme_tools(monkeypatch, id_ctrl(fna=0, nn=32), active, allocated=[1, 2])
     r = write_cache.route("/dev/nvme0n1", "nvme")
     assert (r.tool == "nvme") == switched, r
+
+
+@pytest.mark.skipif(bool(REASON), reason=REASON or "")
+def test_a_partitions_node_of_any_name_is_still_known_as_a_partition(loops, monkeypatch, tmp_path):
+    """A node outside /dev may carry any name: the partition is told by the device the node
+    is (its number, as sysfs files it), not by the node's name."""
+    from ssdlab.targets.fio import write_cache
+
+    dev, _ = loops.make(64 * MIB, None, "--partscan")
+    with partitioned(dev, "label: gpt\n,24M\n,24M\n") as (p1, _p2):
+        node = tmp_path / "scratch-disk"
+        os.mknod(node, 0o600 | stat.S_IFBLK, os.stat(p1).st_rdev)
+        tools(monkeypatch, HDPARM_I)
+        plan = purge.plan_block(str(node), "sd", discard=True)
+        assert plan.method == "blkdiscard" and "partition" in plan.why, plan
+        r = write_cache.route(str(node), "sd")
+        assert r.tool == "" and "partition" in r.why, r

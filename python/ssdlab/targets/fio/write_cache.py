@@ -12,13 +12,12 @@ namespace it has, and a killed run leaves it switched."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 
-from ..guard import inuse, purge
+from ..guard import block_dev, inuse, purge
 
 NVME_FEATURE = "6"  # Volatile Write Cache (NVMe base specification, Set/Get Features 06h)
 
@@ -44,7 +43,7 @@ class Route:
 
 def route(dev: str, kind: str) -> Route:
     """kind: the device's kind as the identity reads it (nvme, sd, loop, nbd, ...)."""
-    if kind in ("nvme", "sd") and inuse.is_partition(os.path.basename(dev)):
+    if kind in ("nvme", "sd") and inuse.is_partition(block_dev.kernel_name(dev)):
         return Route("", dev, "a partition: the write cache is its disk's, shared with the disk's other "
                               "partitions, and is left as it is")
     if kind == "nvme":

@@ -119,6 +119,22 @@ def open_path(path: str, what: str) -> int:
     return fd
 
 
+def _kernel_name(rdev: int, node: str) -> str:
+    """The kernel's name of device `rdev` (sysfs), else the name of `node`."""
+    sysdev = SYS_DEV_BLOCK / f"{os.major(rdev)}:{os.minor(rdev)}"
+    return os.path.basename(os.path.realpath(sysdev)) if sysdev.exists() else os.path.basename(node)
+
+
+def kernel_name(node: str) -> str:
+    """The kernel's name of the block device at `node` (a node outside /dev may be named
+    anything): what sysfs files it under. The name of `node` when it is no block device."""
+    try:
+        st = os.stat(node)
+    except OSError:
+        return os.path.basename(node)
+    return _kernel_name(st.st_rdev, node) if stat.S_ISBLK(st.st_mode) else os.path.basename(node)
+
+
 def dev_node(name: str, rdev: int) -> str | None:
     """/dev/NAME, when that node is the device `rdev` (not a link, not another device)."""
     node = f"/dev/{name}"
@@ -145,9 +161,8 @@ def resolve(path: str) -> BlockDev:
         if not stat.S_ISBLK(st.st_mode):
             raise UnsafeTarget(char_device.not_block(path, st))
         devno = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
-        sysdev = SYS_DEV_BLOCK / devno
         opened = _where(fd, path)  # where the walk ended, as this process sees it
-        name = os.path.basename(os.path.realpath(sysdev)) if sysdev.exists() else os.path.basename(opened)
+        name = _kernel_name(st.st_rdev, opened)
         real = dev_node(name, st.st_rdev) or _reachable(opened, st.st_rdev, path)
         return BlockDev(path=path, real=real, name=name, devno=devno)
     finally:

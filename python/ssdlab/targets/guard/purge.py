@@ -25,13 +25,13 @@ a drive's state, not how it is set up.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from functools import lru_cache
 import subprocess
 from dataclasses import dataclass, field
 
 from . import inuse
+from .block_dev import kernel_name
 
 METHODS = ("nvme-format-crypto", "nvme-format-user-data", "ata-security-erase", "blkdiscard",
            "punch-hole", "none", "nbd-trim", "remote-trim")
@@ -144,7 +144,7 @@ def nvme_namespaces(dev: str, allocated: bool) -> list[int] | None:
 def nvme_nsid(dev: str) -> int | None:
     """The namespace id of block device `dev` (sysfs's nsid attribute; None if unknown)."""
     try:
-        return int((inuse.SYS_CLASS_BLOCK / os.path.basename(dev) / "nsid").read_text())
+        return int((inuse.SYS_CLASS_BLOCK / kernel_name(dev) / "nsid").read_text())
     except (OSError, ValueError):
         return None
 
@@ -200,7 +200,7 @@ def plan_block(dev: str, kind: str, discard: bool, force: bool = True) -> PurgeP
     """The strongest purge for block device `dev` (kind from identity: nvme, sd, loop ...)
     that erases `dev` alone (module docstring)."""
     why = "no secure erase available"
-    if inuse.is_partition(os.path.basename(dev)):
+    if inuse.is_partition(kernel_name(dev)):
         why = "a partition: a secure erase would erase its whole disk"
     elif kind == "nvme":
         ctrl = id_ctrl(dev)
