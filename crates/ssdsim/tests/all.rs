@@ -39,3 +39,7 @@ mod write_path;
 #[cfg(feature = "verify")]
 #[path = "write_runs.rs"]
 mod write_runs;
+// the same comparison on the built-in drives' sequential passes
+#[cfg(feature = "verify")]
+#[path = "profile_runs.rs"]
+mod profile_runs;

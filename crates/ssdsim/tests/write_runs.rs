@@ -55,7 +55,7 @@ fn profile(k: &Knobs) -> ssdsim::Profile {
 }
 
 /// Everything observable of a drive after a phase: the phase's figures and the state.
-fn observe(d: &Drive, r: &ssdsim::PhaseResult) -> Vec<u64> {
+pub(crate) fn observe(d: &Drive, r: &ssdsim::PhaseResult) -> Vec<u64> {
     let mut out: Vec<u64> = Vec::new();
     out.extend(r.totals.iter().map(|(_, v)| v.to_bits()));
     out.extend(
@@ -127,7 +127,7 @@ fn knobs(checkpoint_gb: impl Strategy<Value = f64>) -> impl Strategy<Value = Kno
 /// Runs the phases (given the drive's user bytes) on a drive placing runs and on one
 /// writing slot by slot: every phase's results and both drives' states must agree, and the
 /// run-placing drive must keep its invariants.
-fn same_both_ways(p: ssdsim::Profile, seed: u64, phases: impl Fn(u64) -> Vec<PhaseSpec>) -> Result<(), TestCaseError> {
+pub(crate) fn same_both_ways(p: ssdsim::Profile, seed: u64, phases: impl Fn(u64) -> Vec<PhaseSpec>) -> Result<(), TestCaseError> {
     let mut runs = Drive::new(p.clone(), seed);
     let mut slots = Drive::new(p, seed);
     slots.ftl.runs = false;
