@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
 from .host_memory import available_bytes
-from .interrupts import raise_if_stopping, stopping
+from .interrupts import ignore, raise_if_stopping, stopping
 from .phase import Interrupted
 from .ray_local import LocalInstance, outside_working_dir
 from .targets import child
@@ -114,7 +114,7 @@ def _call(fn: Callable[..., Any], args: tuple) -> Any:
 def _worker_init() -> None:
     """A worker leaves Ctrl-C to the parent (the terminal sends it to the whole process
     group; the parent then kills the workers) and dies with its parent."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignore((signal.SIGINT,))
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         import ctypes

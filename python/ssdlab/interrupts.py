@@ -80,11 +80,29 @@ def handled(ignore_after_stop: bool = False) -> Iterator[None]:
         yield
     finally:
         sys.unraisablehook = hook
-        for s, h in old.items():
-            signal.signal(s, signal.SIG_IGN if ignore_after_stop and _state["stopping"] else h)
+        if ignore_after_stop and _state["stopping"]:
+            ignore(SIGNALS)
+        else:
+            for s, h in old.items():
+                signal.signal(s, h)
         # the stop belonged to this block: code run after it in the same process (a library
         # caller, the next test) starts unstopped; `terminated()` stays for the exit status
         _state.update(installed=False, stopping=False, shield=0, pending=False)
+
+
+def ignore(signals: tuple[signal.Signals, ...]) -> None:
+    """Ignore `signals` from now on. One that arrives as its handler changes is reported by
+    CPython ("Signal 2 ignored due to race condition", an unraisable error on stderr) where the
+    handler would have run; it is ignored, as asked, without that report."""
+    late = {f"Signal {int(s)} ignored due to race condition" for s in signals}
+    hook = sys.unraisablehook
+
+    def unraisable(u) -> None:
+        if not (isinstance(u.exc_value, OSError) and str(u.exc_value) in late):
+            hook(u)
+    sys.unraisablehook = unraisable
+    for s in signals:
+        signal.signal(s, signal.SIG_IGN)
 
 
 @contextmanager

@@ -24,6 +24,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -87,8 +88,8 @@ def step(fn):
     return fn
 
 
-def sh(*cmd: str, timeout: float = 300) -> dict:
-    r = subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout)
+def sh(*cmd: str, timeout: float = 300, cwd: Path | None = None) -> dict:
+    r = subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout, cwd=cwd)
     return {"rc": r.returncode, "stdout": r.stdout[-20000:], "stderr": r.stderr[-4000:]}
 
 
@@ -466,7 +467,7 @@ SG_FLUSH_JOBS = (
 
 class KernelLog:
     """The kernel's messages logged from now on, read from /dev/kmsg in this process (under
-    an emulated CPU each dmesg run costs a start of its own; 32 of them here)."""
+    an emulated CPU each dmesg run costs a start of its own)."""
 
     def __enter__(self) -> KernelLog:
         self.fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
@@ -489,32 +490,66 @@ class KernelLog:
         os.close(self.fd)
 
 
+MARK = "ssdlab-job "  # what each job of the flushes step logs as it starts
+
+
+def flushes_per_job(lines: list[str]) -> dict[str, int]:
+    """The SYNCHRONIZE CACHEs (scsi_debug logs "cmd 35 ...") after each job's mark, by job."""
+    out: dict[str, int] = {}
+    job = None
+    for x in lines:
+        if x.startswith(MARK):
+            job = x[len(MARK):].strip()
+            out[job] = 0
+        elif job is not None and " cmd 35 " in x:
+            out[job] += 1
+    return out
+
+
 @step
 def sg_flushes():
-    """fio's sg with end_fsync and fsync_on_close, each job alone, the SYNCHRONIZE CACHEs it
-    sent counted in the kernel's log (scsi_debug's opts=1 logs every command it gets)."""
+    """fio's sg with end_fsync and fsync_on_close, the jobs one after another in one fio run
+    (under an emulated CPU each fio start takes about 0.6 s), the SYNCHRONIZE CACHEs each
+    sent counted in the kernel's log (scsi_debug's opts=1 logs every command it gets) between
+    the marks each job's exec_prerun writes there as it starts (stonewall: after the job
+    before it closed its files)."""
     loaded = {"scsi_debug": sh("modprobe", "scsi_debug", "dev_size_mb=8", "ndelay=100000", "opts=1"),
               "sg": sh("modprobe", "sg")}
     try:
         sg = _sg_device(loaded)
         sd = "/dev/" + next(Path(f"/sys/class/scsi_generic/{os.path.basename(sg)}/device/block").iterdir()).name
-        runs = {}
-        for name, where, options in SG_FLUSH_JOBS:
-            jobs = LOCAL / f"{name}.fio"
-            jobs.write_text(f"[{name}]\nioengine=sg\nfilename={sg if where == 'sg' else sd}\nbs=4k\nsize=256k\n{options}")
-            res = LOCAL / f"{name}.json"
-            with KernelLog() as log:
-                run = sh("fio", "--output-format=json", f"--output={res}", str(jobs), timeout=120)
-                run["flushes"] = sum(" cmd 35 " in x for x in log.new())
-            run["json"] = json.loads(res.read_text()) if res.exists() and res.stat().st_size else None
-            runs[name] = run
+        jobs = LOCAL / "flushes.fio"
+        # fio cuts an option's value at ';' or '#' and sends the command's own output to a file
+        # of its (a pipe, not a redirection, reaches /dev/kmsg)
+        jobs.write_text("".join(f"[{name}]\nioengine=sg\nfilename={sg if where == 'sg' else sd}\nbs=4k\nsize=256k\n"
+                                f"{options}exec_prerun=echo {MARK}{name} | tee /dev/kmsg\nstonewall\n"
+                                for name, where, options in SG_FLUSH_JOBS))
+        res = LOCAL / "flushes.json"
+        with KernelLog() as log:
+            # read while fio runs: scsi_debug logs each of its ~1500 commands, and records not
+            # read before the kernel's ring wraps are lost
+            lines: list[str] = []
+            done = threading.Event()
+
+            def drain() -> None:
+                while not done.wait(0.05):
+                    lines.extend(log.new())
+
+            reader = threading.Thread(target=drain)
+            reader.start()
+            try:
+                run = sh("fio", "--output-format=json", f"--output={res}", jobs.name, cwd=LOCAL, timeout=600)
+            finally:
+                done.set()
+                reader.join()
+            lines.extend(log.new())
+        run["json"] = json.loads(res.read_text()) if res.exists() and res.stat().st_size else None
+        run["flushes"] = flushes_per_job(lines)
         return {"sg": sg, "sd": sd, "write_cache": Path(f"/sys/block/{os.path.basename(sd)}/queue/write_cache")
-                .read_text().strip(), "loaded": loaded, "jobs": SG_FLUSH_JOBS, "runs": runs}
+                .read_text().strip(), "loaded": loaded, "jobs": SG_FLUSH_JOBS, "run": run}
     finally:
         sh("rmmod", "sg", "scsi_debug")
 
-
-import threading  # noqa: E402
 
 steps["kernel"] = {"ok": True, "nvme": [x for x in sh("dmesg")["stdout"].splitlines() if "nvme" in x][-60:],
                    "modules": sorted(x.split()[0] for x in Path("/proc/modules").read_text().splitlines())}
