@@ -122,7 +122,7 @@ def fit_cmd(
     """Fit a simulated twin of a drive to its runs or published figures."""
     from ..executor import open_executor
     from ..fit import evidence as E
-    from ..fit import fitting, report
+    from ..fit import fitting
     from ..fit.search import SEEDS
 
     started = time.monotonic()  # --minutes counts from here: reading the evidence is in it
@@ -199,6 +199,8 @@ def fit_cmd(
         for what in doc["out_of_time"]:  # full-size runs that would have ended past --minutes
             typer.echo(f"ssdlab: warning: --minutes {minutes:g} left no time for {what}", err=True)
         if report_dir is not None:
+            from ..fit import report  # matplotlib and plotly: imported only for a report
+
             try:  # from runs, the twin's whole fingerprint at the drive's size first: seconds to a minute
                 ps = report.prints(ev.measured, fitting.twin_phases(res, ev)) if ev.measured else []
                 doc["report"] = str(report.write(doc, report_dir, ps, f"Twin of {name}"))
