@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 
 from clirun import cli
+from drives import SMALL, set_flags
 from ssdlab import methodology
 from ssdlab.methodology import Options
 from ssdlab.phase import GB
@@ -62,7 +63,7 @@ def test_an_option_the_test_does_not_read_is_named(test, args, warned):
 def test_a_sweep_names_them_too_by_where_they_were_given(tmp_path):
     grid = tmp_path / "g.toml"
     grid.write_text("interval = 3\n")
-    r = cli("sweep", "idle", "--drive", "sim:sn520-128", "--grid", str(grid), "--repeat", "2",
+    r = cli("sweep", "idle", "--drive", "sim:tlc-256", *set_flags(SMALL), "--grid", str(grid), "--repeat", "2",
             "--db", str(tmp_path / "r.sqlite"), check=True, timeout=300)
     assert [x for x in r.stderr.splitlines() if "warning" in x] == [
         "ssdlab: warning: --repeat is not used by idle",
