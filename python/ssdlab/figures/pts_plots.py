@@ -57,8 +57,12 @@ def _title(fig, ax, text: str, size: float) -> None:
 
     t = ax.set_title(text, fontsize=size)
     fig.set_dpi(DPI)
-    fig.canvas.draw()
-    box, page = t.get_window_extent(), fig.bbox
+    # the axes where the saved figure has them (its layout, without drawing it: the save
+    # draws it), and the title's extent there
+    renderer = fig.canvas.get_renderer()
+    if (engine := fig.get_layout_engine()) is not None:
+        engine.execute(fig)
+    box, page = t.get_window_extent(renderer), fig.bbox
     if box.x0 >= page.x0 and box.x1 <= page.x1:
         return
     lines = text.split("\n")
