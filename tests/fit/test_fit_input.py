@@ -403,4 +403,3 @@ def test_a_refused_fit_imports_no_plotting_library(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "unknown unit 'parsecs'" in r.stderr, r.stderr
     assert r.stdout.strip() == "[]", r.stdout
-
