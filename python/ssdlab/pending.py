@@ -82,7 +82,8 @@ class Pending:
             return self.file
         errors = []
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        base = f"{self.store_path.name}.run{self.doc['run'].get('id')}-{stamp}"
+        rid = self.doc["run"].get("id")  # none yet: a test held until it is stored (held.py)
+        base = f"{self.store_path.name}.{self.doc['run']['test'] if rid is None else f'run{rid}'}-{stamp}"
         for where in (self.store_path.parent, Path(tempfile.gettempdir()), Path.home()):
             for n in range(NAME_TRIES):
                 f = where / (f"{base}.pending.json" if n == 0 else f"{base}-{n}.pending.json")

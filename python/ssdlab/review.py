@@ -17,6 +17,7 @@ from typing import Any, Callable
 from . import interrupts, methodology
 from .detached import Computed, Replay, compute_group, job_for, plan_groups, state_keys
 from .executor import Executor, Unit
+from .held import Held, hold
 from .methodology import Options
 from .runner import DriveOutcome, Hooks, run_test
 from .store import Store
@@ -163,8 +164,10 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
     """Every (test, drive) as a unit (`tests`: default every review test; with
     `application`, the application workload last), except that the tests of a drive that
     begin alike (purge and fill) form one unit, which pays for those phases once
-    (targets/sim_state.py); each test is stored, in order, once all its drives are back.
-    On Ctrl-C the tests already complete are stored before the interrupt goes on."""
+    (targets/sim_state.py); each test is stored, in order, once all its drives are back,
+    and held in a pending file while it waits for an earlier one (held.py), so a review
+    killed outright keeps it. On Ctrl-C the tests already complete are stored before the
+    interrupt goes on."""
     from .targets.sim import table_bytes
     from .targets.sim_state import drives_at_once
 
@@ -186,23 +189,34 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
                               cost=sum(methodology.get(tests[i]).cost for i in idx) * memory))
     got: dict[tuple[str, int], Computed] = {}
     stored: list[str] = []
+    held: dict[str, Held] = {}  # finished tests waiting for an earlier one, each in its file
 
     def ready(test: str) -> bool:
         return test not in stored and all((test, p) in got for p in range(len(specs)))
 
+    def replayed(test: str) -> list[tuple[str, Any]]:
+        return [(s, Replay(s, got[(test, p)])) for p, s in enumerate(specs)]
+
     def store(test: str) -> None:
         """A finished test stored whole: it is only written now (nothing of it is measured
         any more), so a Ctrl-C or SIGTERM meanwhile waits for it and then stores the others."""
-        drv = [(s, Replay(s, got[(test, p)])) for p, s in enumerate(specs)]
         opts, args = runs[test]
         with interrupts.shielded():
-            run_id, outcomes = run_test(store_, test, drv, opts, args, req.testbed)
+            h = held.get(test)
+            run_id, outcomes = run_test(store_, test, replayed(test), opts, args, req.testbed,
+                                        token=h.token if h else None)
             stored.append(test)
+            if h:  # after the run is stored: a file a kill leaves meanwhile adds nothing to it
+                h.release()
             on_run(test, run_id, outcomes)
 
     def store_in_order() -> None:
         while len(stored) < len(tests) and ready(tests[len(stored)]):
             store(tests[len(stored)])
+        for test in tests:  # the finished ones that must wait: on disk, so a SIGKILL keeps them
+            if ready(test) and test not in held:
+                opts, args = runs[test]
+                held[test] = hold(store_, test, replayed(test), opts, args, req.testbed)
 
     try:
         for done in executor.run(units):
@@ -220,3 +234,6 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
                 if ready(test):
                     store(test)
         raise
+    finally:  # a review that stops (a test failed, its store gone) drops the tests it did not
+        for h in held.values():  # store, as it always did: only a kill leaves their files
+            h.release()

@@ -472,17 +472,18 @@ def preflight(test: str, drives: Sequence[tuple[str, Target]], opts: Options) ->
 
 
 def run_test(store: Store, test: str, drives: Sequence[tuple[str, Target]], opts: Options,
-             args: dict, testbed: str | None = None,
-             hooks: Hooks | None = None) -> tuple[int, list[DriveOutcome]]:
+             args: dict, testbed: str | None = None, hooks: Hooks | None = None,
+             token: str | None = None) -> tuple[int, list[DriveOutcome]]:
     """Run `test` on each drive in turn under one run id. Drives are checked (`preflight`)
-    before the run is created."""
+    before the run is created. `token`: the run's secret (default a new one), given when a
+    pending file holds the run already (held.py)."""
     get(test)  # unknown test: ValueError before anything is stored
     preflight(test, drives, opts)
     hooks = hooks or Hooks()
     engines = engine_versions([t for _, t in drives])
     try:
         with interrupts.shielded():
-            run_id = store.create_run(test, args, testbed, engines)
+            run_id = store.create_run(test, args, testbed, engines, token=token)
     except KeyboardInterrupt:  # it came while the run was created: the run ends at once
         with interrupts.shielded():
             store.finish_run(run_id, "interrupted", "interrupted by the user")

@@ -39,6 +39,7 @@ LAYERS = {
     "ssdlab.methodology": 3,
     # how runs are walked and where they execute
     "ssdlab.runner": 4, "ssdlab.detached": 4, "ssdlab.executor": 4, "ssdlab.fleet": 4,
+    "ssdlab.held": 4,  # a finished test kept in a pending file until it is stored
     # what users run
     "ssdlab.review": 5, "ssdlab.sweep": 5, "ssdlab.validate": 5, "ssdlab.serve": 5, "ssdlab.fit": 5,
     "ssdlab.sweep_grid": 5, "ssdlab.sweep_grid_file": 5,  # a sweep's grid, and its TOML file

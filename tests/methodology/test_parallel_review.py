@@ -57,6 +57,7 @@ def test_parallel_review_stores_and_prints_what_the_sequential_one_does(tmp_path
                                                  "idle", "quick", "copy", "trace"]
     assert par["runs"] == seq["runs"]  # run ids, metrics, statuses: the same document
     assert stored(pstore) == stored(sstore)
+    assert not list(pstore.path.parent.glob("*.pending.json"))  # a test that waited: its file removed
     assert par["report"].endswith("report.html")
 
 

@@ -1,0 +1,119 @@
+"""A parallel review stores its tests in test order, so a test that finishes before an
+earlier one waits to be stored: meanwhile it is held in a pending file, which a review
+killed outright (SIGKILL) leaves for `ssdlab results import`, and which a review that goes
+on removes once the test is stored."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import clirun
+import pytest
+
+pytest.importorskip("ssdlab._sim")
+
+from ssdlab import pending  # noqa: E402
+from ssdlab import review as rv  # noqa: E402
+from ssdlab.executor import Executor, _outcome  # noqa: E402
+from ssdlab.methodology import Options  # noqa: E402
+from ssdlab.store import Store  # noqa: E402
+from ssdlab.targets import open_target  # noqa: E402
+
+from drives import SMALL, set_flags  # noqa: E402
+
+OPTS = ["--seconds", "2", "--repeat", "1", "--interval", "0"]
+
+# `ssdlab review` whose executor hands back the unit of test LATE alone and then nothing
+# more, as if every earlier test still computed; READY appears once the review has taken
+# that unit (the executor is asked for the next one only then)
+STALLED_REVIEW = """
+import os, time
+import ssdlab.executor as ex
+
+class Stalled(ex.Executor):
+    kind = "pool"
+    workers = 2
+
+    def run(self, units):
+        yield ex._outcome(next(u for u in units if u.key[0][0] == os.environ["LATE"]))
+        open(os.environ["READY"], "a").close()
+        time.sleep(600)
+
+ex.open_executor = lambda jobs=None, ray=None: Stalled()
+from ssdlab.cli import app
+app()
+"""
+
+
+def test_a_killed_parallel_review_keeps_a_finished_test_that_waited(tmp_path: Path) -> None:
+    db, ready = tmp_path / "r.sqlite", tmp_path / "ready"
+    p = subprocess.Popen([sys.executable, "-c", STALLED_REVIEW, "review", "--drive", "sim:tlc-256",
+                          *set_flags(SMALL), *OPTS, "--db", str(db), "-o", str(tmp_path / "rep"), "--jobs", "2"],
+                         env=clirun.environ(READY=str(ready), LATE="quick"), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    with clirun.reaped(p):
+        t0 = time.monotonic()
+        while not ready.exists() and p.poll() is None and time.monotonic() - t0 < 120:
+            time.sleep(0.05)
+        assert p.poll() is None, p.communicate()
+        p.kill()
+        p.wait()
+    assert Store(db, create=False).runs() == []  # fill, the first test, never finished
+    (held,) = tmp_path.glob("r.sqlite.*.pending.json")  # quick, finished, waited for it
+    r = clirun.cli("results", "import", str(held), "--db", str(db), timeout=120)
+    assert r.returncode == 0, r.stderr
+    store = Store(db, create=False)
+    (run,) = store.runs()
+    assert run["test"] == "quick" and run["status"] == "complete" and run["args"]["review"] is True
+    # what the review would have stored: what `ssdlab run quick` stores for the same drive
+    one = clirun.cli("run", "quick", "--drive", "sim:tlc-256", *set_flags(SMALL), *OPTS,
+                     "--db", str(tmp_path / "one.sqlite"), "--json", timeout=120)
+    assert one.returncode == 0, one.stderr
+    (drv,) = store.run(run["id"])["drives"]
+    assert drv["status"] == "complete" and drv["metrics"] == json.loads(one.stdout)["drives"][0]["metrics"]
+    alone = Store(tmp_path / "one.sqlite", create=False)
+    assert phases(store, drv["id"]) == phases(alone, alone.run(1)["drives"][0]["id"])
+
+
+def phases(store: Store, run_drive_id: int) -> list:
+    return [(p["seq"], p["name"], p["status"], p["totals"]) for p in store.phases(run_drive_id, with_data=False)]
+
+
+class InOrder(Executor):
+    """Hands back the units in the order of their tests in `first` (the others after)."""
+    kind = "pool"
+
+    def __init__(self, first: list[str]):
+        self.first = first
+
+    def run(self, units):
+        for u in sorted(units, key=lambda u: self.first.index(u.key[0][0]) if u.key[0][0] in self.first else 99):
+            yield _outcome(u)
+
+
+def test_a_test_that_waited_is_stored_in_order_and_its_file_removed(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r.sqlite")
+    drive = open_target("sim:tlc-256", overrides=SMALL)
+    req = rv.Request(store, [("sim:tlc-256", drive)], SMALL, 42, Options(seconds=2, repeat=1, interval=0),
+                     {"review": True})
+    seen: list[tuple[str, int, list[str]]] = []
+    copies: list[Path] = []
+
+    def on_run(test: str, run_id: int, outcomes: list) -> None:
+        files = sorted(tmp_path.glob("r.sqlite.*.pending.json"))
+        seen.append((test, run_id, [f.name.split("-")[0] for f in files]))
+        for f in files:  # as a review killed now would leave it
+            copies.append(tmp_path / "copy.json")
+            copies[-1].write_bytes(f.read_bytes())
+
+    rv.run_parallel(req, InOrder(["quick", "fill"]), on_run, tests=["fill", "quick"])
+    # quick finished first and waited, held in its file, until fill was stored
+    assert seen == [("fill", 1, ["r.sqlite.quick"]), ("quick", 2, [])]
+    assert not list(tmp_path.glob("*.pending.json")) and [r["test"] for r in store.runs()] == ["quick", "fill"]
+    # a review killed after storing the test but before removing its file: the file adds nothing
+    assert pending.import_file(store, copies[0]) == (2, 0)
+    assert len(store.runs()) == 2
