@@ -20,7 +20,7 @@ from . import interrupts
 from .methodology import Options
 from .pending import Pending
 from .phase import PhaseResult
-from .runner import DriveOutcome, Hooks, Recorder, engine_versions, run_drive
+from .runner import DriveOutcome, Hooks, Recorder, StoreWriteFailed, engine_versions, run_drive
 from .store import Store, now
 from .targets.base import Target
 
@@ -79,3 +79,18 @@ def hold(store: Store, test: str, drives: Sequence[tuple[str, Target]], opts: Op
             return Held(token, rec.pending.save())
         except OSError:  # no place for it: the review goes on as before
             return Held(token, None)
+
+
+def keep_waiting(failure: StoreWriteFailed, waiting: dict[str, Held]) -> StoreWriteFailed:
+    """The store failed (`failure` says where that run went): the tests that waited keep
+    their files, and the line names them (the store cannot take them now either)."""
+    kept = [(test, h.file) for test, h in waiting.items() if h.file is not None]
+    if not kept:
+        return failure
+    for h in waiting.values():
+        h.file = None  # kept: nothing removes it now
+    files = ", ".join(f"{f} ({test})" for test, f in kept)
+    one = len(kept) == 1
+    return type(failure)(f"{failure}; the finished test{'' if one else 's'} that waited to be stored "
+                         f"{'is' if one else 'are'} saved to {files}: once the store can be written, "
+                         "`ssdlab results import FILE` for each")

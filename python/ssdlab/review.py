@@ -17,9 +17,9 @@ from typing import Any, Callable
 from . import interrupts, methodology
 from .detached import Computed, Replay, compute_group, job_for, plan_groups, state_keys
 from .executor import Executor, Unit
-from .held import Held, hold
+from .held import Held, hold, keep_waiting
 from .methodology import Options
-from .runner import DriveOutcome, Hooks, run_test
+from .runner import DriveOutcome, Hooks, StoreWriteFailed, run_test
 from .store import Store
 from .targets.sim import SimTarget
 
@@ -219,21 +219,24 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
                 held[test] = hold(store_, test, replayed(test), opts, args, req.testbed)
 
     try:
-        for done in executor.run(units):
-            if done.error is not None:
-                raise done.error
-            for key, value in zip(done.key, done.value):
-                got[key] = value
-                if on_unit:
-                    on_unit(value.error is None, f"{key[0]} on {specs[key[1]]}: {value.wall_s:.0f} s")
-            store_in_order()
-    except KeyboardInterrupt:
-        with interrupts.shielded():  # every finished test is kept, in order or not
-            store_in_order()
-            for test in tests:
-                if ready(test):
-                    store(test)
-        raise
-    finally:  # a review that stops (a test failed, its store gone) drops the tests it did not
-        for h in held.values():  # store, as it always did: only a kill leaves their files
+        try:
+            for done in executor.run(units):
+                if done.error is not None:
+                    raise done.error
+                for key, value in zip(done.key, done.value):
+                    got[key] = value
+                    if on_unit:
+                        on_unit(value.error is None, f"{key[0]} on {specs[key[1]]}: {value.wall_s:.0f} s")
+                store_in_order()
+        except KeyboardInterrupt:
+            with interrupts.shielded():  # every finished test is kept, in order or not
+                store_in_order()
+                for test in tests:
+                    if ready(test):
+                        store(test)
+            raise
+    except StoreWriteFailed as e:  # the store takes no more: the tests that waited stay in their files
+        raise keep_waiting(e, {t: h for t, h in held.items() if t not in stored}) from None
+    finally:  # a review that stops otherwise (a test failed) drops the tests it did not store,
+        for h in held.values():  # as it always did: a kill or a failed store leaves their files
             h.release()

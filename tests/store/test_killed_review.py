@@ -20,6 +20,7 @@ from ssdlab import pending  # noqa: E402
 from ssdlab import review as rv  # noqa: E402
 from ssdlab.executor import Executor, _outcome  # noqa: E402
 from ssdlab.methodology import Options  # noqa: E402
+from ssdlab.runner import StoreWriteFailed  # noqa: E402
 from ssdlab.store import Store  # noqa: E402
 from ssdlab.targets import open_target  # noqa: E402
 
@@ -117,3 +118,32 @@ def test_a_test_that_waited_is_stored_in_order_and_its_file_removed(tmp_path: Pa
     # a review killed after storing the test but before removing its file: the file adds nothing
     assert pending.import_file(store, copies[0]) == (2, 0)
     assert len(store.runs()) == 2
+
+
+def test_a_store_that_fails_leaves_the_tests_that_waited_in_their_files_and_names_them(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    """fill's run cannot be stored (the disk full, as the store's write says): quick, finished
+    and waiting for it, stays in its file, which the command's line names for the import."""
+    store = Store(tmp_path / "r.sqlite")
+    drive = open_target("sim:tlc-256", overrides=SMALL)
+    req = rv.Request(store, [("sim:tlc-256", drive)], SMALL, 42, Options(seconds=2, repeat=1, interval=0),
+                     {"review": True})
+    stored = rv.run_test
+
+    def full(store_: Store, test: str, *a, **kw):
+        if test == "fill":
+            raise StoreWriteFailed("cannot write results store r.sqlite (database or disk is full); "
+                                   "what the run recorded is saved to fill.pending.json")
+        return stored(store_, test, *a, **kw)
+
+    monkeypatch.setattr(rv, "run_test", full)
+    with pytest.raises(StoreWriteFailed) as e:
+        rv.run_parallel(req, InOrder(["quick", "fill"]), lambda *a: None, tests=["fill", "quick"])
+    (held,) = tmp_path.glob("r.sqlite.quick-*.pending.json")
+    line = str(e.value)
+    assert "\n" not in line and line.startswith("cannot write results store r.sqlite")
+    assert f"the finished test that waited to be stored is saved to {held} (quick)" in line
+    assert line.endswith("`ssdlab results import FILE` for each")
+    assert store.runs() == []
+    run_id, phases_in = pending.import_file(store, held)
+    assert store.run(run_id)["test"] == "quick" and store.run(run_id)["status"] == "complete" and phases_in > 0
