@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from . import interrupts, methodology
 from .detached import Computed, Replay, compute_group, job_for, plan_groups, state_keys
-from .executor import Executor, Unit
+from .executor import Done, Executor, Unit
 from .held import Held, hold, keep_waiting
 from .methodology import Options
 from .runner import DriveOutcome, Hooks, StoreWriteFailed, run_test
@@ -166,8 +166,9 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
     begin alike (purge and fill) form one unit, which pays for those phases once
     (targets/sim_state.py); each test is stored, in order, once all its drives are back,
     and held in a pending file while it waits for an earlier one (held.py), so a review
-    killed outright keeps it. On Ctrl-C the tests already complete are stored before the
-    interrupt goes on."""
+    killed outright keeps it. On Ctrl-C, or a unit the executor could not run (a worker
+    that died), the tests already complete are stored before the interrupt or the error goes
+    on (the error's line then names them: `stored_note`)."""
     from .targets.sim import table_bytes
     from .targets.sim_state import drives_at_once
 
@@ -188,7 +189,7 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
                               memory=memory * drives_at_once(keep, [state_keys(jobs[i]) for i in idx]),
                               cost=sum(methodology.get(tests[i]).cost for i in idx) * memory))
     got: dict[tuple[str, int], Computed] = {}
-    stored: list[str] = []
+    stored: dict[str, int] = {}  # test: its run id, in the order stored
     held: dict[str, Held] = {}  # finished tests waiting for an earlier one, each in its file
 
     def ready(test: str) -> bool:
@@ -205,7 +206,7 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
             h = held.get(test)
             run_id, outcomes = run_test(store_, test, replayed(test), opts, args, req.testbed,
                                         token=h.token if h else None)
-            stored.append(test)
+            stored[test] = run_id
             if h:  # after the run is stored: a file a kill leaves meanwhile adds nothing to it
                 h.release()
             on_run(test, run_id, outcomes)
@@ -218,25 +219,56 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
                 opts, args = runs[test]
                 held[test] = hold(store_, test, replayed(test), opts, args, req.testbed)
 
-    try:
+    def store_finished() -> None:
+        """The review stops: every complete test is stored, in order as far as that goes,
+        then the others (a test whose units still run is not: it is lost)."""
+        with interrupts.shielded():
+            store_in_order()
+            for test in tests:
+                if ready(test):
+                    store(test)
+
+    failed: list[BaseException] = []
+
+    def outcomes() -> Iterator[Done]:
+        """The executor's outcomes; its own error (a unit it could not run) is noted in
+        `failed`, apart from an error of the loop's body (storing a test)."""
         try:
             for done in executor.run(units):
                 if done.error is not None:
                     raise done.error
+                yield done
+        except Exception as e:
+            failed.append(e)
+            raise
+
+    try:
+        try:
+            for done in outcomes():
                 for key, value in zip(done.key, done.value):
                     got[key] = value
                     if on_unit:
                         on_unit(value.error is None, f"{key[0]} on {specs[key[1]]}: {value.wall_s:.0f} s")
                 store_in_order()
         except KeyboardInterrupt:
-            with interrupts.shielded():  # every finished test is kept, in order or not
-                store_in_order()
-                for test in tests:
-                    if ready(test):
-                        store(test)
+            store_finished()
+            raise
+        except Exception as e:
+            if e not in failed:
+                raise
+            store_finished()
+            e.add_note(stored_note(stored, tests))  # the same error, its line naming what is kept
             raise
     except StoreWriteFailed as e:  # the store takes no more: the tests that waited stay in their files
         raise keep_waiting(e, {t: h for t, h in held.items() if t not in stored}) from None
     finally:  # a review that stops otherwise (a test failed) drops the tests it did not store,
         for h in held.values():  # as it always did: a kill or a failed store leaves their files
             h.release()
+
+
+def stored_note(stored: dict[str, int], tests: list[str]) -> str:
+    """What a review that stopped on an error kept (`stored`: test and run id) of `tests`,
+    for the error's line (errors.one_line)."""
+    said = ", ".join(f"{t} (run {i})" for t, i in stored.items()) or "none"
+    left = [t for t in tests if t not in stored]
+    return f"tests stored: {said}" + (f"; not stored: {', '.join(left)}" if left else "")

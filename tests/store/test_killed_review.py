@@ -1,7 +1,8 @@
 """A parallel review stores its tests in test order, so a test that finishes before an
 earlier one waits to be stored: meanwhile it is held in a pending file, which a review
 killed outright (SIGKILL) leaves for `ssdlab results import`, and which a review that goes
-on removes once the test is stored."""
+on removes once the test is stored. A review stopped by a unit the executor could not run
+(a worker that died) stores such tests before its error goes on."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ pytest.importorskip("ssdlab._sim")
 
 from ssdlab import pending  # noqa: E402
 from ssdlab import review as rv  # noqa: E402
-from ssdlab.executor import Executor, _outcome  # noqa: E402
+from ssdlab.errors import one_line  # noqa: E402
+from ssdlab.executor import Done, Executor, _outcome  # noqa: E402
 from ssdlab.methodology import Options  # noqa: E402
 from ssdlab.runner import StoreWriteFailed  # noqa: E402
 from ssdlab.store import Store  # noqa: E402
@@ -92,8 +94,30 @@ class InOrder(Executor):
         self.first = first
 
     def run(self, units):
-        for u in sorted(units, key=lambda u: self.first.index(u.key[0][0]) if u.key[0][0] in self.first else 99):
+        for u in self.ordered(units):
             yield _outcome(u)
+
+    def ordered(self, units):
+        return sorted(units, key=lambda u: self.first.index(u.key[0][0]) if u.key[0][0] in self.first else 99)
+
+
+class FailsOn(InOrder):
+    """InOrder, but the unit of test `broken` fails in the executor itself, not in its test
+    (a worker that died under it): `error` comes back as its outcome, or with `raised`, the
+    executor raises it (as the process pool does for a dead worker)."""
+
+    def __init__(self, first: list[str], broken: str, error: Exception, raised: bool = False):
+        super().__init__(first)
+        self.broken, self.error, self.raised = broken, error, raised
+
+    def run(self, units):
+        for u in self.ordered(units):
+            if u.key[0][0] != self.broken:
+                yield _outcome(u)
+            elif self.raised:
+                raise self.error
+            else:
+                yield Done(u.key, error=self.error)
 
 
 def test_a_test_that_waited_is_stored_in_order_and_its_file_removed(tmp_path: Path) -> None:
@@ -147,3 +171,70 @@ def test_a_store_that_fails_leaves_the_tests_that_waited_in_their_files_and_name
     assert store.runs() == []
     run_id, phases_in = pending.import_file(store, held)
     assert store.run(run_id)["test"] == "quick" and store.run(run_id)["status"] == "complete" and phases_in > 0
+
+
+@pytest.mark.parametrize("raised", [False, True], ids=["outcome", "raised"])
+def test_a_unit_that_fails_in_the_executor_stores_the_finished_tests_that_waited(tmp_path: Path,
+                                                                             raised: bool) -> None:
+    """quick finished and waited for fill, whose worker then died: quick is stored (its file
+    removed), and the executor's error goes on, its line naming what was stored and what not."""
+    store = Store(tmp_path / "r.sqlite")
+    drive = open_target("sim:tlc-256", overrides=SMALL)
+    req = rv.Request(store, [("sim:tlc-256", drive)], SMALL, 42, Options(seconds=2, repeat=1, interval=0),
+                     {"review": True})
+    died = RuntimeError("a worker process died (out of memory?); run with fewer --jobs")
+    seen: list[str] = []
+    with pytest.raises(RuntimeError) as e:
+        rv.run_parallel(req, FailsOn(["quick", "fill"], "fill", died, raised), lambda test, *a: seen.append(test),
+                        tests=["fill", "quick", "copy"])
+    assert e.value is died
+    assert seen == ["quick"] and [(r["test"], r["status"]) for r in store.runs()] == [("quick", "complete")]
+    assert not list(tmp_path.glob("*.pending.json"))
+    assert one_line(died) == ("a worker process died (out of memory?); run with fewer --jobs; "
+                              "tests stored: quick (run 1); not stored: fill, copy")
+
+
+def test_a_store_that_fails_after_a_unit_failed_keeps_the_tests_that_waited_in_their_files(tmp_path: Path,
+                                                                                      monkeypatch) -> None:
+    """fill's worker died and storing quick, finished before it, finds the store full: quick
+    and copy, which waited too, keep their files, which the store's line names."""
+    store = Store(tmp_path / "r.sqlite")
+    drive = open_target("sim:tlc-256", overrides=SMALL)
+    req = rv.Request(store, [("sim:tlc-256", drive)], SMALL, 42, Options(seconds=2, repeat=1, interval=0),
+                     {"review": True})
+
+    def full(store_: Store, test: str, *a, **kw):
+        raise StoreWriteFailed(f"cannot write results store r.sqlite (database or disk is full); "
+                               f"what the run recorded is saved to {test}.pending.json")
+
+    monkeypatch.setattr(rv, "run_test", full)
+    died = RuntimeError("a worker process died (out of memory?); run with fewer --jobs")
+    with pytest.raises(StoreWriteFailed) as e:
+        rv.run_parallel(req, FailsOn(["quick", "copy", "fill"], "fill", died), lambda *a: None,
+                        tests=["fill", "quick", "copy"])
+    (quick,) = tmp_path.glob("r.sqlite.quick-*.pending.json")
+    (copy,) = tmp_path.glob("r.sqlite.copy-*.pending.json")
+    assert f"the finished tests that waited to be stored are saved to {quick} (quick), {copy} (copy)" in str(e.value)
+    assert store.runs() == []
+
+
+def test_a_review_whose_worker_died_says_so_in_its_line_with_the_tests_stored(tmp_path: Path, monkeypatch) -> None:
+    """The command's line and exit status are those of any failure (the error, exit 1), the
+    tests stored and not stored in the same line."""
+    from typer.testing import CliRunner
+
+    import ssdlab.executor
+    from ssdlab.cli import app
+
+    died = RuntimeError("a worker process died (out of memory?); run with fewer --jobs")
+    monkeypatch.setattr(ssdlab.executor, "open_executor", lambda jobs=None, ray=None: FailsOn(["quick"], "fill", died))
+    db = tmp_path / "r.sqlite"
+    r = CliRunner().invoke(app, ["review", "--drive", "sim:tlc-256", *set_flags(SMALL), *OPTS, "--db", str(db),
+                                 "-o", str(tmp_path / "rep"), "--jobs", "2"])
+    assert r.exit_code == 1, r.output
+    assert r.stderr.splitlines() == [
+        "ssdlab: error: RuntimeError: a worker process died (out of memory?); run with fewer --jobs; "
+        "tests stored: quick (run 1); not stored: fill, consistency, working-set, trim, idle, copy, trace "
+        "(set SSDLAB_DEBUG=1 for the traceback)"]
+    assert [r["test"] for r in Store(db, create=False).runs()] == ["quick"]
+    assert not list(tmp_path.glob("*.pending.json"))
