@@ -9,8 +9,8 @@ directory and environment), which runs and ends as `python -m ssdlab.cli ARGS` d
 status, tracebacks, the interpreter's shutdown) without importing anything again. The
 server has run nothing but the imports, so no command sees another's caches. clirun.cli
 falls back to a fresh process where a fork could differ from one: a preexec_fn, other
-Python or loader variables, a command already running from this test process, or
-SSDLAB_TEST_FRESH_CLI=1.
+Python or loader variables (but PYTHONSAFEPATH, which the child applies to its module path
+itself), a command already running from this test process, or SSDLAB_TEST_FRESH_CLI=1.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from typing import Any
 SERVER = r"""
 import json, os, sys
 before = dict(os.environ)
+safe = sys.flags.safe_path  # "" (the working directory) is not first on the path
 import ssdlab.cli as _m
 
 
@@ -49,6 +50,11 @@ def child(req, added):
     os.environ.clear()
     # what importing the command set (OPENBLAS_THREAD_TIMEOUT) unless the test set it too
     os.environ.update({**added, **req["env"]})
+    # -P's variable acts at start-up: the path a fresh process with this environment has
+    if os.environ.get("PYTHONSAFEPATH") and not safe:
+        sys.path.remove("")
+    elif safe and not os.environ.get("PYTHONSAFEPATH"):
+        sys.path.insert(0, "")
     tempfile.tempdir = None
     sys.modules["__main__"].__package__ = "ssdlab.cli"  # click names it `python -m ssdlab.cli`
     sys.argv = [os.path.join(os.path.dirname(_m.__file__), "__main__.py"), *req["args"]]
@@ -71,6 +77,10 @@ for line in sys.stdin:
     print(json.dumps({"status": status}), flush=True)
 """
 
+# variables the child applies as start-up would: a test process that made a worker pool has
+# PYTHONSAFEPATH set from then on (executor.py), and its commands still fork
+APPLIED = {"PYTHONSAFEPATH"}
+
 _lock = threading.Lock()
 _server: subprocess.Popen | None = None
 _server_env: dict[str, str] = {}
@@ -83,7 +93,7 @@ def usable(env: dict[str, str], base: dict[str, str], preexec_fn: object = None)
     act at start-up, before the fork)."""
     if preexec_fn is not None or os.environ.get("SSDLAB_TEST_FRESH_CLI") == "1":
         return False
-    keys = {k for k in (*env, *base) if k.startswith(("PYTHON", "LD_"))}
+    keys = {k for k in (*env, *base) if k.startswith(("PYTHON", "LD_")) and k not in APPLIED}
     return all(env.get(k) == base.get(k) for k in keys)
 
 

@@ -34,11 +34,9 @@ def printable(text: str, keep: str = "") -> str:
 
 
 def one_line(e: BaseException) -> str:
-    """`e` in one line, its notes after it (what a review that stopped on it kept)."""
     if isinstance(e, ValidationError):
         text = "; ".join(f"{'.'.join(map(str, x['loc'])) or 'phase'}: {x['msg']}" for x in e.errors())
     else:
         text = (str(e).strip() or type(e).__name__).splitlines()[0]
         text = HUGE_FLOAT.sub(lambda m: f"`{float(m.group(1)):g}`", text)
-    text = "; ".join([text, *(n.strip().splitlines()[0] for n in getattr(e, "__notes__", ()) if n.strip())])
     return text if len(text) <= MAX_LINE else text[:MAX_LINE - 3] + "..."

@@ -56,6 +56,15 @@ class ReviewInterrupted(Exception):
     complete are stored."""
 
 
+class ReviewStopped(Exception):
+    """A unit of a parallel review that the executor could not run (a worker process that
+    died): the tests that were complete are stored; `error` is the executor's."""
+
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
+
+
 def run(req: Request, jobs: int | None, ray: str | None, progress_hooks: Callable[[], Any],
         on_run: OnRun, warn: Callable[[str], None],
         report: Callable[[Executor | None], Any] = lambda executor: None) -> Any:
@@ -167,8 +176,8 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
     (targets/sim_state.py); each test is stored, in order, once all its drives are back,
     and held in a pending file while it waits for an earlier one (held.py), so a review
     killed outright keeps it. On Ctrl-C, or a unit the executor could not run (a worker
-    that died), the tests already complete are stored before the interrupt or the error goes
-    on (the error's line then names them: `stored_note`)."""
+    that died), the tests already complete are stored before the interrupt goes on or
+    ReviewStopped is raised."""
     from .targets.sim import table_bytes
     from .targets.sim_state import drives_at_once
 
@@ -257,18 +266,10 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
             if e not in failed:
                 raise
             store_finished()
-            e.add_note(stored_note(stored, tests))  # the same error, its line naming what is kept
-            raise
+            raise ReviewStopped(e) from e
     except StoreWriteFailed as e:  # the store takes no more: the tests that waited stay in their files
         raise keep_waiting(e, {t: h for t, h in held.items() if t not in stored}) from None
     finally:  # a review that stops otherwise (a test failed) drops the tests it did not store,
         for h in held.values():  # as it always did: a kill or a failed store leaves their files
             h.release()
 
-
-def stored_note(stored: dict[str, int], tests: list[str]) -> str:
-    """What a review that stopped on an error kept (`stored`: test and run id) of `tests`,
-    for the error's line (errors.one_line)."""
-    said = ", ".join(f"{t} (run {i})" for t, i in stored.items()) or "none"
-    left = [t for t in tests if t not in stored]
-    return f"tests stored: {said}" + (f"; not stored: {', '.join(left)}" if left else "")

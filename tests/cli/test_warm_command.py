@@ -83,3 +83,28 @@ def test_an_answer_that_came_with_the_one_before_is_read_at_once():
         time.sleep(0.5)  # both lines are in the pipe before the first read
         assert warm_command._read(p) == {"pid": 1}
         assert warm_command._read(p, timeout=5) == {"status": 0}
+
+
+@pytest.mark.parametrize("safe", ["1", ""])
+def test_the_safe_path_variable_forks_and_leaves_the_directory_off_the_path_as_at_start_up(monkeypatch, tmp_path,
+                                                                                           safe):
+    """PYTHONSAFEPATH (a test process that made a worker pool has it set from then on) acts
+    at start-up: the forked command applies it itself, so a module in its working directory
+    (a stand-in for gzip, which `results list` imports late) is imported exactly when a
+    fresh `python -m ssdlab.cli` would import it."""
+    monkeypatch.delenv("SSDLAB_TEST_FRESH_CLI", raising=False)
+    (tmp_path / "gzip.py").write_text("open('planted', 'w').close()\nraise ImportError('planted')\n")
+    env = clirun.environ(PYTHONSAFEPATH=safe)
+    args = ("results", "list", "--db", str(tmp_path / "none.sqlite"))
+
+    def ran_fresh(*a, **kw):
+        raise AssertionError("ran in a fresh process, not forked")
+
+    with monkeypatch.context() as m:
+        m.setattr(clirun.subprocess, "run", ran_fresh)
+        warm = clirun.cli(*args, cwd=tmp_path, env=env)
+    warm_planted = (tmp_path / "planted").exists()
+    (tmp_path / "planted").unlink(missing_ok=True)
+    cold = fresh(monkeypatch, *args, cwd=tmp_path, env=env)
+    assert warm_planted == (tmp_path / "planted").exists() == (not safe)
+    assert warm.returncode == cold.returncode == (2 if safe else 1), (warm.stderr, cold.stderr)

@@ -19,7 +19,6 @@ pytest.importorskip("ssdlab._sim")
 
 from ssdlab import pending  # noqa: E402
 from ssdlab import review as rv  # noqa: E402
-from ssdlab.errors import one_line  # noqa: E402
 from ssdlab.executor import Done, Executor, _outcome  # noqa: E402
 from ssdlab.methodology import Options  # noqa: E402
 from ssdlab.runner import StoreWriteFailed  # noqa: E402
@@ -177,21 +176,19 @@ def test_a_store_that_fails_leaves_the_tests_that_waited_in_their_files_and_name
 def test_a_unit_that_fails_in_the_executor_stores_the_finished_tests_that_waited(tmp_path: Path,
                                                                              raised: bool) -> None:
     """quick finished and waited for fill, whose worker then died: quick is stored (its file
-    removed), and the executor's error goes on, its line naming what was stored and what not."""
+    removed), then the review stops with the executor's error."""
     store = Store(tmp_path / "r.sqlite")
     drive = open_target("sim:tlc-256", overrides=SMALL)
     req = rv.Request(store, [("sim:tlc-256", drive)], SMALL, 42, Options(seconds=2, repeat=1, interval=0),
                      {"review": True})
     died = RuntimeError("a worker process died (out of memory?); run with fewer --jobs")
     seen: list[str] = []
-    with pytest.raises(RuntimeError) as e:
+    with pytest.raises(rv.ReviewStopped) as e:
         rv.run_parallel(req, FailsOn(["quick", "fill"], "fill", died, raised), lambda test, *a: seen.append(test),
                         tests=["fill", "quick", "copy"])
-    assert e.value is died
+    assert e.value.error is died
     assert seen == ["quick"] and [(r["test"], r["status"]) for r in store.runs()] == [("quick", "complete")]
     assert not list(tmp_path.glob("*.pending.json"))
-    assert one_line(died) == ("a worker process died (out of memory?); run with fewer --jobs; "
-                              "tests stored: quick (run 1); not stored: fill, copy")
 
 
 def test_a_store_that_fails_after_a_unit_failed_keeps_the_tests_that_waited_in_their_files(tmp_path: Path,
@@ -218,23 +215,28 @@ def test_a_store_that_fails_after_a_unit_failed_keeps_the_tests_that_waited_in_t
     assert store.runs() == []
 
 
-def test_a_review_whose_worker_died_says_so_in_its_line_with_the_tests_stored(tmp_path: Path, monkeypatch) -> None:
-    """The command's line and exit status are those of any failure (the error, exit 1), the
-    tests stored and not stored in the same line."""
+@pytest.mark.parametrize("command", ["review", "pts"])
+def test_a_command_whose_worker_died_says_so_then_what_it_stored_and_how_to_go_on(tmp_path: Path, monkeypatch,
+                                                                                  command: str) -> None:
+    """The error's line (exit status 1), then the tests stored and those not, and the commands
+    to go on: as when a test of the review fails."""
     from typer.testing import CliRunner
 
     import ssdlab.executor
     from ssdlab.cli import app
 
     died = RuntimeError("a worker process died (out of memory?); run with fewer --jobs")
-    monkeypatch.setattr(ssdlab.executor, "open_executor", lambda jobs=None, ray=None: FailsOn(["quick"], "fill", died))
-    db = tmp_path / "r.sqlite"
-    r = CliRunner().invoke(app, ["review", "--drive", "sim:tlc-256", *set_flags(SMALL), *OPTS, "--db", str(db),
-                                 "-o", str(tmp_path / "rep"), "--jobs", "2"])
+    first, broken, args = (["quick"], "fill", ["review", *OPTS]) if command == "review" else (
+        ["pts-iops"], "pts-throughput", ["pts", "--test", "iops", "--test", "throughput", "--quick"])
+    monkeypatch.setattr(ssdlab.executor, "open_executor", lambda jobs=None, ray=None: FailsOn(first, broken, died))
+    db, rep = tmp_path / "r.sqlite", tmp_path / "rep"
+    r = CliRunner().invoke(app, [*args, "--drive", "sim:tlc-256", *set_flags(SMALL), "--db", str(db), "-o", str(rep),
+                                 "--jobs", "2"])
     assert r.exit_code == 1, r.output
-    assert r.stderr.splitlines() == [
-        "ssdlab: error: RuntimeError: a worker process died (out of memory?); run with fewer --jobs; "
-        "tests stored: quick (run 1); not stored: fill, consistency, working-set, trim, idle, copy, trace "
-        "(set SSDLAB_DEBUG=1 for the traceback)"]
-    assert [r["test"] for r in Store(db, create=False).runs()] == ["quick"]
+    lines = [x for x in r.stderr.splitlines() if not x.startswith("ssdlab:   ")]  # (pts: each stored test)
+    assert lines[0] == ("ssdlab: error: RuntimeError: a worker process died (out of memory?); run with fewer --jobs "
+                        "(set SSDLAB_DEBUG=1 for the traceback)"), r.stderr
+    assert lines[1].startswith(f"ssdlab: {command} stopped; tests stored: {first[0]} (run 1); not run: {broken}")
+    assert len(lines) == 3 and "to go on" in lines[2], r.stderr
+    assert [r["test"] for r in Store(db, create=False).runs()] == first
     assert not list(tmp_path.glob("*.pending.json"))

@@ -25,7 +25,7 @@ from ..analysis import comparison_table
 from ..errors import one_line
 from .errors import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USER, UserError,  # noqa: F401
                          interrupted_status, new_command, sigterm_interrupts, untold_interruption,
-                         run_failed_line, user_errors, warnings_as_lines)
+                         run_failed_line, unexpected_line, user_errors, warnings_as_lines)
 from .inputs import (PRECONDITION_TESTS, TEST_NAMES, check_out_dir, check_y_max, made_dirs,
                          existing_store, open_drives, parse_sets, ray_choice, run_id, RUN_HELP, RUN_IDS,
                          RunIdsCommand)
@@ -347,6 +347,10 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
             raise
         row = req.store.run_row(e.run_id)
         stopped(run_failed_line(e), [(row["test"] if row else "?", e.run_id, "failed")], e.exit_code)
+    except rv.ReviewStopped as e:  # a worker died: the error, then the tests kept before it
+        if os.environ.get("SSDLAB_DEBUG"):
+            raise e.error from None
+        stopped(unexpected_line(e.error), [], 1)
     except rv.ReviewRefused as e:  # a drive in use since the test before: its refusal, exit 2
         if not docs:
             raise e.error from None

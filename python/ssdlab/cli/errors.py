@@ -80,7 +80,12 @@ def user_errors() -> Iterator[None]:
     except Exception as e:
         if os.environ.get("SSDLAB_DEBUG"):
             raise
-        fail(f"{type(e).__name__}: {one_line(e)} (set SSDLAB_DEBUG=1 for the traceback)", 1)
+        fail(unexpected_line(e), 1)
+
+
+def unexpected_line(e: BaseException) -> str:
+    """The line of an error nothing expected (a bug, a worker process that died)."""
+    return f"{type(e).__name__}: {one_line(e)} (set SSDLAB_DEBUG=1 for the traceback)"
 
 
 def run_failed_line(e: RunFailed) -> str:

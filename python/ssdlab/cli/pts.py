@@ -4,6 +4,7 @@ one or more drives, each test to steady state, then the report (HTML + PNGs)."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import shlex
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from ..methodology.pts import PTS_TESTS
 from ..methodology.pts import common as pts_common
 from ..runner import RunInterrupted, check_kept, kept_before, plan_phases, preflight, run_test
 from ..store import Store, check_free
-from .errors import UserError, interrupted_status, sigterm_interrupts, user_errors
+from .errors import UserError, interrupted_status, sigterm_interrupts, unexpected_line, user_errors
 from .inputs import made_dirs, open_drives, parse_sets
 from .output import print_json, progress_hooks
 from .plan import ASSUMED_MBPS, duration
@@ -101,7 +102,7 @@ def pts_cmd(
                          "drives": [{"drive": o.spec, "metrics": o.metrics} for o in outcomes]})
 
         from ..executor import open_executor
-        from ..review import Request, parallel, run_parallel
+        from ..review import Request, ReviewStopped, parallel, run_parallel
 
         executor = open_executor(jobs, None)
         if parallel(drv, executor) and len(chosen) > 1:
@@ -112,6 +113,14 @@ def pts_cmd(
                 with bar, executor, kept_before(store, ids):
                     run_parallel(Request(store, drv, list(sets), seed, opts, args, testbed),
                                  executor, on_run, bar.finished, tests=chosen)
+            except ReviewStopped as e:  # a worker died: its error, then what is kept and how to go on
+                if os.environ.get("SSDLAB_DEBUG"):
+                    raise e.error from None
+                check_kept(store, ids(), before=unexpected_line(e.error))
+                typer.echo(f"ssdlab: error: {unexpected_line(e.error)}", err=True)
+                for line in not_run_lines(done, chosen, out, db, "stopped"):
+                    typer.echo(f"ssdlab: {line}", err=True)
+                raise typer.Exit(1) from None
             except KeyboardInterrupt:
                 if json_out:  # a script still learns the runs kept (as an interrupted review prints its own)
                     print_json({"report": None, "runs": done})
@@ -176,14 +185,16 @@ def verdict_line(m: dict) -> str:
     return f"steady state not reached in {m.get('rounds')} rounds"
 
 
-def not_run_lines(done: list[dict], chosen: list[str], out: Path, db: Path | None) -> list[str]:
-    """What an interrupted pts kept and left: the tests stored, those not run, and the command
-    that runs those (its report is never drawn: `ssdlab report` of the runs draws it)."""
+def not_run_lines(done: list[dict], chosen: list[str], out: Path, db: Path | None,
+                  how: str = "interrupted") -> list[str]:
+    """What a pts that was interrupted (or `how` it ended otherwise) kept and left: the tests
+    stored, those not run, and the command that runs those (its report is never drawn:
+    `ssdlab report` of the runs draws it)."""
     complete = {d["test"] for d in done if d["status"] == "complete"}
     left = [t for t in chosen if t not in complete]
     said = ", ".join(f"{d['test']} (run {d['run_id']}" + ("" if d["status"] == "complete" else
                                                           f", {d['status']}") + ")" for d in done)
-    lines = [f"pts interrupted; tests stored: {said or 'none'}"
+    lines = [f"pts {how}; tests stored: {said or 'none'}"
              + (f"; not run: {', '.join(unrun)}" if (unrun := [t for t in left if t not in
                                                                  {d["test"] for d in done}]) else "")]
     where = f" -o {shlex.quote(str(out))}" + (f" --db {shlex.quote(str(db))}" if db else "")
