@@ -122,6 +122,11 @@ def _worker_init() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+    # a parent killed while this worker started sent no signal: without it the worker would
+    # run its queued units and wait on, holding its drives' memory, for good
+    parent = multiprocessing.parent_process()
+    if parent is not None and not parent.is_alive():
+        os._exit(1)
 
 
 TRACKER_QUIET = "ignore:resource_tracker:UserWarning"
