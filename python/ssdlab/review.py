@@ -19,7 +19,7 @@ from .detached import Computed, Replay, compute_group, job_for, plan_groups, sta
 from .executor import Done, Executor, Unit
 from .held import Held, hold, keep_waiting
 from .methodology import Options
-from .runner import DriveOutcome, Hooks, StoreWriteFailed, run_test
+from .runner import DriveOutcome, Hooks, RunFailed, StoreWriteFailed, run_test
 from .store import Store
 from .targets.sim import SimTarget
 
@@ -213,8 +213,14 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
         opts, args = runs[test]
         with interrupts.shielded():
             h = held.get(test)
-            run_id, outcomes = run_test(store_, test, replayed(test), opts, args, req.testbed,
-                                        token=h.token if h else None)
+            try:
+                run_id, outcomes = run_test(store_, test, replayed(test), opts, args, req.testbed,
+                                            token=h.token if h else None)
+            except RunFailed as e:  # stored, as failed: never stored again
+                stored[test] = e.run_id
+                if h:
+                    h.release()
+                raise
             stored[test] = run_id
             if h:  # after the run is stored: a file a kill leaves meanwhile adds nothing to it
                 h.release()
@@ -228,14 +234,18 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
                 opts, args = runs[test]
                 held[test] = hold(store_, test, replayed(test), opts, args, req.testbed)
 
-    def store_finished() -> None:
+    def store_finished(first: RunFailed | None = None) -> None:
         """The review stops: every complete test is stored, in order as far as that goes,
-        then the others (a test whose units still run is not: it is lost)."""
+        then the others (a test whose units still run is not: it is lost). After the `first`
+        test that failed, one that fails too is stored so and named in the first's `also`."""
         with interrupts.shielded():
-            store_in_order()
-            for test in tests:
-                if ready(test):
+            for test in [t for t in tests if ready(t)]:
+                try:
                     store(test)
+                except RunFailed as e:
+                    if first is None:
+                        raise
+                    first.also.append((test, e.run_id))
 
     failed: list[BaseException] = []
 
@@ -262,6 +272,9 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
         except KeyboardInterrupt:
             store_finished()
             raise
+        except RunFailed as e:  # the review stops as a sequential one does, but keeps what is done
+            store_finished(e)
+            raise
         except Exception as e:
             if e not in failed:
                 raise
@@ -269,7 +282,7 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
             raise ReviewStopped(e) from e
     except StoreWriteFailed as e:  # the store takes no more: the tests that waited stay in their files
         raise keep_waiting(e, {t: h for t, h in held.items() if t not in stored}) from None
-    finally:  # a review that stops otherwise (a test failed) drops the tests it did not store,
-        for h in held.values():  # as it always did: a kill or a failed store leaves their files
+    finally:  # the tests not stored are dropped (a kill or a failed store leaves their files)
+        for h in held.values():
             h.release()
 

@@ -49,6 +49,7 @@ class RunFailed(RuntimeError):
         self.run_id = run_id
         self.error = error
         self.exit_code = getattr(error, "exit_code", 1)
+        self.also: list[tuple[str, int]] = []  # (test, run id): later runs that failed too (a parallel review's)
 
 
 class StoreWriteFailed(RuntimeError):

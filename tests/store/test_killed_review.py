@@ -21,7 +21,7 @@ from ssdlab import pending  # noqa: E402
 from ssdlab import review as rv  # noqa: E402
 from ssdlab.executor import Done, Executor, _outcome  # noqa: E402
 from ssdlab.methodology import Options  # noqa: E402
-from ssdlab.runner import StoreWriteFailed  # noqa: E402
+from ssdlab.runner import RunFailed, StoreWriteFailed  # noqa: E402
 from ssdlab.store import Store  # noqa: E402
 from ssdlab.targets import open_target  # noqa: E402
 
@@ -240,3 +240,58 @@ def test_a_command_whose_worker_died_says_so_then_what_it_stored_and_how_to_go_o
     assert len(lines) == 3 and "to go on" in lines[2], r.stderr
     assert [r["test"] for r in Store(db, create=False).runs()] == first
     assert not list(tmp_path.glob("*.pending.json"))
+
+
+def failing(monkeypatch, broken: set[str]) -> None:
+    """The units of the tests in `broken` fail in their test (the simulator raised in it)."""
+    compute_group = rv.compute_group
+
+    def computed(jobs, keep):
+        out = compute_group(jobs, keep)
+        for job, c in zip(jobs, out):
+            if job.test in broken:  # its second phase raised
+                c.results, c.error = c.results[:1], RuntimeError(f"{job.test} broke")
+        return out
+
+    monkeypatch.setattr(rv, "compute_group", computed)
+
+
+def test_a_test_that_fails_stops_the_review_after_the_finished_tests_are_stored(tmp_path: Path, monkeypatch) -> None:
+    """quick and copy finished while fill, the first test, ran; fill then failed: the review
+    stops as a sequential one does (RunFailed), fill stored as failed, but quick and copy are
+    stored too, not dropped; copy failing as well is stored so and named."""
+    store = Store(tmp_path / "r.sqlite")
+    drive = open_target("sim:tlc-256", overrides=SMALL)
+    req = rv.Request(store, [("sim:tlc-256", drive)], SMALL, 42, Options(seconds=2, repeat=1, interval=0),
+                     {"review": True})
+    failing(monkeypatch, {"fill", "copy"})
+    seen: list[str] = []
+    with pytest.raises(RunFailed) as e:
+        rv.run_parallel(req, InOrder(["quick", "copy", "fill"]), lambda test, *a: seen.append(test),
+                        tests=["fill", "quick", "copy"])
+    runs = {r["test"]: (r["id"], r["status"]) for r in store.runs()}
+    assert runs == {"fill": (e.value.run_id, "failed"), "quick": (runs["quick"][0], "complete"),
+                    "copy": (runs["copy"][0], "failed")}
+    assert e.value.also == [("copy", runs["copy"][0])] and seen == ["quick"]
+    assert not list(tmp_path.glob("*.pending.json"))
+
+
+def test_a_review_whose_test_failed_lists_the_tests_stored_after_it_too(tmp_path: Path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    import ssdlab.executor
+    from ssdlab.cli import app
+
+    failing(monkeypatch, {"fill"})
+    monkeypatch.setattr(ssdlab.executor, "open_executor", lambda jobs=None, ray=None: InOrder(["quick"]))
+    db = tmp_path / "r.sqlite"
+    r = CliRunner().invoke(app, ["review", "--drive", "sim:tlc-256", *set_flags(SMALL), *OPTS, "--db", str(db),
+                                 "-o", str(tmp_path / "rep"), "--jobs", "2"])
+    assert r.exit_code == 1, r.output
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("ssdlab: error: run 1 failed: RuntimeError: fill broke"), r.stderr
+    stored, _, not_run = lines[1].partition("; not run: ")
+    assert stored.startswith("ssdlab: review stopped; tests stored: fill (run 1, failed), "), r.stderr
+    runs = Store(db, create=False).runs()  # (newest first) the tests that finished with fill too
+    assert stored.endswith(f"quick (run {len(runs)})") and "quick" not in not_run, r.stderr
+    assert [(x["test"], x["status"]) for x in runs][::len(runs) - 1] == [("quick", "complete"), ("fill", "failed")]

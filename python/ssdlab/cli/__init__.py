@@ -324,7 +324,7 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
 
     def stopped(error: str, last: list[tuple[str, int, str]], code: int) -> NoReturn:
         """The error's line, then the tests stored before it (hours of them) and how to go on."""
-        kept = [(d["test"], d["run_id"], run_status(d)) for d in docs] + last
+        kept = sorted([(d["test"], d["run_id"], run_status(d)) for d in docs] + last, key=lambda k: k[1])
         check_kept(req.store, [i for _, i, _ in kept], before=error)
         typer.echo(f"ssdlab: error: {error}", err=True)
         for line in interrupted_lines(kept, [t for t, _, _ in rv.review_runs(req)], out, db, "stopped"):
@@ -346,7 +346,8 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
         if os.environ.get("SSDLAB_DEBUG"):
             raise
         row = req.store.run_row(e.run_id)
-        stopped(run_failed_line(e), [(row["test"] if row else "?", e.run_id, "failed")], e.exit_code)
+        stopped(run_failed_line(e), [(row["test"] if row else "?", e.run_id, "failed"),
+                                     *((t, i, "failed") for t, i in e.also)], e.exit_code)
     except rv.ReviewStopped as e:  # a worker died: the error, then the tests kept before it
         if os.environ.get("SSDLAB_DEBUG"):
             raise e.error from None
