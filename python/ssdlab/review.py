@@ -198,7 +198,7 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
                               memory=memory * drives_at_once(keep, [state_keys(jobs[i]) for i in idx]),
                               cost=sum(methodology.get(tests[i]).cost for i in idx) * memory))
     got: dict[tuple[str, int], Computed] = {}
-    stored: dict[str, int] = {}  # test: its run id, in the order stored
+    stored: list[str] = []
     held: dict[str, Held] = {}  # finished tests waiting for an earlier one, each in its file
 
     def ready(test: str) -> bool:
@@ -216,12 +216,12 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
             try:
                 run_id, outcomes = run_test(store_, test, replayed(test), opts, args, req.testbed,
                                             token=h.token if h else None)
-            except RunFailed as e:  # stored, as failed: never stored again
-                stored[test] = e.run_id
+            except RunFailed:  # stored, as failed: never stored again
+                stored.append(test)
                 if h:
                     h.release()
                 raise
-            stored[test] = run_id
+            stored.append(test)
             if h:  # after the run is stored: a file a kill leaves meanwhile adds nothing to it
                 h.release()
             on_run(test, run_id, outcomes)
