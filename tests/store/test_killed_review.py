@@ -295,3 +295,24 @@ def test_a_review_whose_test_failed_lists_the_tests_stored_after_it_too(tmp_path
     runs = Store(db, create=False).runs()  # (newest first) the tests that finished with fill too
     assert stored.endswith(f"quick (run {len(runs)})") and "quick" not in not_run, r.stderr
     assert [(x["test"], x["status"]) for x in runs][::len(runs) - 1] == [("quick", "complete"), ("fill", "failed")]
+
+
+def test_a_pts_whose_test_failed_lists_the_tests_stored_and_how_to_go_on(tmp_path: Path, monkeypatch) -> None:
+    """As a review's: the error's line, then `pts stopped; tests stored: ...` (iops finished
+    before throughput failed) and the command that runs the rest."""
+    from typer.testing import CliRunner
+
+    import ssdlab.executor
+    from ssdlab.cli import app
+
+    failing(monkeypatch, {"pts-throughput"})
+    monkeypatch.setattr(ssdlab.executor, "open_executor", lambda jobs=None, ray=None: InOrder(["pts-iops"]))
+    db = tmp_path / "r.sqlite"
+    r = CliRunner().invoke(app, ["pts", "--test", "iops", "--test", "throughput", "--test", "latency", "--quick",
+                                 "--drive", "sim:tlc-256", *set_flags(SMALL), "--db", str(db), "-o", str(tmp_path / "rep"),
+                                 "--jobs", "2"])
+    assert r.exit_code == 1, r.output
+    lines = [x for x in r.stderr.splitlines() if x.startswith(("ssdlab: error", "ssdlab: pts stopped", "ssdlab: to go"))]
+    assert lines[0].startswith("ssdlab: error: run 2 failed: RuntimeError: pts-throughput broke"), r.stderr
+    assert lines[1].startswith("ssdlab: pts stopped; tests stored: pts-iops (run 1), pts-throughput (run 2, failed)")
+    assert lines[2].startswith("ssdlab: to go on, the same `ssdlab pts` with --test throughput"), r.stderr

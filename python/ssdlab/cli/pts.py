@@ -7,6 +7,7 @@ import dataclasses
 import os
 import shlex
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 
@@ -15,9 +16,10 @@ from .. import methodology
 from ..methodology import Options
 from ..methodology.pts import PTS_TESTS
 from ..methodology.pts import common as pts_common
-from ..runner import RunInterrupted, check_kept, kept_before, plan_phases, preflight, run_test
+from ..runner import RunFailed, RunInterrupted, check_kept, kept_before, plan_phases, preflight, run_test
 from ..store import Store, check_free
-from .errors import UserError, interrupted_status, sigterm_interrupts, unexpected_line, user_errors
+from .errors import (EXIT_USER, UserError, interrupted_status, run_failed_line, sigterm_interrupts, unexpected_line,
+                     user_errors)
 from .inputs import made_dirs, open_drives, parse_sets
 from .output import print_json, progress_hooks
 from .plan import ASSUMED_MBPS, duration
@@ -101,6 +103,22 @@ def pts_cmd(
             done.append({"test": test, "run_id": run_id, "status": "complete",
                          "drives": [{"drive": o.spec, "metrics": o.metrics} for o in outcomes]})
 
+        def stopped(error: str, failed: list[tuple[str, int]], code: int) -> NoReturn:
+            """The error's line, then the tests stored (`failed`: those that failed) and how to go on."""
+            done.extend({"test": t, "run_id": i, "status": "failed"} for t, i in failed)
+            done.sort(key=lambda d: d["run_id"])
+            check_kept(store, ids(), before=error)
+            typer.echo(f"ssdlab: error: {error}", err=True)
+            for line in not_run_lines(done, chosen, out, db, "stopped"):
+                typer.echo(f"ssdlab: {line}", err=True)
+            raise typer.Exit(code)
+
+        def test_failed(e: RunFailed) -> NoReturn:
+            if os.environ.get("SSDLAB_DEBUG") and e.exit_code != EXIT_USER:
+                raise e.error from None
+            row = store.run_row(e.run_id)
+            stopped(run_failed_line(e), [(row["test"] if row else "?", e.run_id), *e.also], e.exit_code)
+
         from ..executor import open_executor
         from ..review import Request, ReviewStopped, parallel, run_parallel
 
@@ -113,14 +131,12 @@ def pts_cmd(
                 with bar, executor, kept_before(store, ids):
                     run_parallel(Request(store, drv, list(sets), seed, opts, args, testbed),
                                  executor, on_run, bar.finished, tests=chosen)
+            except RunFailed as e:  # a test failed: the tests finished meanwhile are stored too
+                test_failed(e)
             except ReviewStopped as e:  # a worker died: its error, then what is kept and how to go on
                 if os.environ.get("SSDLAB_DEBUG"):
                     raise e.error from None
-                check_kept(store, ids(), before=unexpected_line(e.error))
-                typer.echo(f"ssdlab: error: {unexpected_line(e.error)}", err=True)
-                for line in not_run_lines(done, chosen, out, db, "stopped"):
-                    typer.echo(f"ssdlab: {line}", err=True)
-                raise typer.Exit(1) from None
+                stopped(unexpected_line(e.error), [], 1)
             except KeyboardInterrupt:
                 if json_out:  # a script still learns the runs kept (as an interrupted review prints its own)
                     print_json({"report": None, "runs": done})
@@ -147,6 +163,8 @@ def pts_cmd(
                     for line in not_run_lines(done, chosen, out, db)[1:]:
                         typer.echo(f"ssdlab: {line}", err=True)
                     raise
+                except RunFailed as e:
+                    test_failed(e)
                 on_run(test, run_id, outcomes)
         from ..report import build_report
 
