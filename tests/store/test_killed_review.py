@@ -316,3 +316,45 @@ def test_a_pts_whose_test_failed_lists_the_tests_stored_and_how_to_go_on(tmp_pat
     assert lines[0].startswith("ssdlab: error: run 2 failed: RuntimeError: pts-throughput broke"), r.stderr
     assert lines[1].startswith("ssdlab: pts stopped; tests stored: pts-iops (run 1), pts-throughput (run 2, failed)")
     assert lines[2].startswith("ssdlab: to go on, the same `ssdlab pts` with --test throughput"), r.stderr
+
+
+class Breaks:
+    """A drive that raises at its second phase (the simulator failed in it)."""
+
+    def __init__(self, target, test: str):
+        self.target, self.test, self.phases = target, test, 0
+
+    def __getattr__(self, name: str):
+        return getattr(self.target, name)
+
+    def run_phases(self, phases, on_start=None, on_end=None):
+        self.phases += len(phases)
+        if self.phases >= 2:
+            raise RuntimeError(f"{self.test} broke")
+        return self.target.run_phases(phases, on_start, on_end)
+
+
+def test_a_pts_run_test_after_test_whose_test_failed_stops_so_too(tmp_path: Path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    import ssdlab.cli.pts
+    from ssdlab.cli import app
+
+    run_test = ssdlab.cli.pts.run_test
+
+    def breaking(store, test, drives, *a, **kw):
+        return run_test(store, test, [(s, Breaks(t, test)) for s, t in drives] if test == "pts-throughput" else drives,
+                        *a, **kw)
+
+    monkeypatch.setattr(ssdlab.cli.pts, "run_test", breaking)
+    db = tmp_path / "r.sqlite"
+    r = CliRunner().invoke(app, ["pts", "--test", "iops", "--test", "throughput", "--test", "latency", "--quick",
+                                 "--drive", "sim:tlc-256", *set_flags(SMALL), "--db", str(db), "-o", str(tmp_path / "rep"),
+                                 "--jobs", "1"])
+    assert r.exit_code == 1, r.output
+    lines = [x for x in r.stderr.splitlines() if x.startswith(("ssdlab: error", "ssdlab: pts stopped", "ssdlab: to go"))]
+    assert lines == [
+        "ssdlab: error: run 2 failed: RuntimeError: pts-throughput broke (set SSDLAB_DEBUG=1 for the traceback)",
+        "ssdlab: pts stopped; tests stored: pts-iops (run 1), pts-throughput (run 2, failed); not run: pts-latency",
+        f"ssdlab: to go on, the same `ssdlab pts` with --test throughput --test latency; then `ssdlab report 1 2 "
+        f"<the new runs> -o {tmp_path / 'rep'} --db {db}` of all the runs"], r.stderr
