@@ -297,27 +297,6 @@ def test_a_review_whose_test_failed_lists_the_tests_stored_after_it_too(tmp_path
     assert [(x["test"], x["status"]) for x in runs][::len(runs) - 1] == [("quick", "complete"), ("fill", "failed")]
 
 
-def test_a_pts_whose_test_failed_lists_the_tests_stored_and_how_to_go_on(tmp_path: Path, monkeypatch) -> None:
-    """As a review's: the error's line, then `pts stopped; tests stored: ...` (iops finished
-    before throughput failed) and the command that runs the rest."""
-    from typer.testing import CliRunner
-
-    import ssdlab.executor
-    from ssdlab.cli import app
-
-    failing(monkeypatch, {"pts-throughput"})
-    monkeypatch.setattr(ssdlab.executor, "open_executor", lambda jobs=None, ray=None: InOrder(["pts-iops"]))
-    db = tmp_path / "r.sqlite"
-    r = CliRunner().invoke(app, ["pts", "--test", "iops", "--test", "throughput", "--test", "latency", "--quick",
-                                 "--drive", "sim:tlc-256", *set_flags(SMALL), "--db", str(db), "-o", str(tmp_path / "rep"),
-                                 "--jobs", "2"])
-    assert r.exit_code == 1, r.output
-    lines = [x for x in r.stderr.splitlines() if x.startswith(("ssdlab: error", "ssdlab: pts stopped", "ssdlab: to go"))]
-    assert lines[0].startswith("ssdlab: error: run 2 failed: RuntimeError: pts-throughput broke"), r.stderr
-    assert lines[1].startswith("ssdlab: pts stopped; tests stored: pts-iops (run 1), pts-throughput (run 2, failed)")
-    assert lines[2].startswith("ssdlab: to go on, the same `ssdlab pts` with --test throughput"), r.stderr
-
-
 class Breaks:
     """A drive that raises at its second phase (the simulator failed in it)."""
 
@@ -334,23 +313,34 @@ class Breaks:
         return self.target.run_phases(phases, on_start, on_end)
 
 
-def test_a_pts_run_test_after_test_whose_test_failed_stops_so_too(tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("jobs", ["2", "1"])
+def test_a_pts_whose_test_failed_lists_the_tests_stored_and_how_to_go_on(tmp_path: Path, monkeypatch,
+                                                                         jobs: str) -> None:
+    """As a review's: the error's line, then `pts stopped; tests stored: ...` and the command
+    that runs the rest; in parallel (iops finished before throughput failed, latency still
+    computing) and test after test."""
     from typer.testing import CliRunner
 
     import ssdlab.cli.pts
+    import ssdlab.executor
     from ssdlab.cli import app
 
-    run_test = ssdlab.cli.pts.run_test
+    if jobs == "2":
+        failing(monkeypatch, {"pts-throughput"})
+        monkeypatch.setattr(ssdlab.executor, "open_executor", lambda jobs=None, ray=None: InOrder(["pts-iops"]))
+    else:
+        run_test = ssdlab.cli.pts.run_test
 
-    def breaking(store, test, drives, *a, **kw):
-        return run_test(store, test, [(s, Breaks(t, test)) for s, t in drives] if test == "pts-throughput" else drives,
-                        *a, **kw)
+        def breaking(store, test, drives, *a, **kw):
+            if test == "pts-throughput":
+                drives = [(s, Breaks(t, test)) for s, t in drives]
+            return run_test(store, test, drives, *a, **kw)
 
-    monkeypatch.setattr(ssdlab.cli.pts, "run_test", breaking)
+        monkeypatch.setattr(ssdlab.cli.pts, "run_test", breaking)
     db = tmp_path / "r.sqlite"
     r = CliRunner().invoke(app, ["pts", "--test", "iops", "--test", "throughput", "--test", "latency", "--quick",
                                  "--drive", "sim:tlc-256", *set_flags(SMALL), "--db", str(db), "-o", str(tmp_path / "rep"),
-                                 "--jobs", "1"])
+                                 "--jobs", jobs])
     assert r.exit_code == 1, r.output
     lines = [x for x in r.stderr.splitlines() if x.startswith(("ssdlab: error", "ssdlab: pts stopped", "ssdlab: to go"))]
     assert lines == [
