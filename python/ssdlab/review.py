@@ -213,17 +213,17 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
         opts, args = runs[test]
         with interrupts.shielded():
             h = held.get(test)
+            broke: RunFailed | None = None
             try:
                 run_id, outcomes = run_test(store_, test, replayed(test), opts, args, req.testbed,
                                             token=h.token if h else None)
-            except RunFailed:  # stored, as failed: never stored again
-                stored.append(test)
-                if h:
-                    h.release()
-                raise
+            except RunFailed as e:  # stored, as failed: never stored again
+                broke = e
             stored.append(test)
             if h:  # after the run is stored: a file a kill leaves meanwhile adds nothing to it
                 h.release()
+            if broke is not None:
+                raise broke
             on_run(test, run_id, outcomes)
 
     def store_in_order() -> None:
@@ -247,19 +247,16 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
                         raise
                     first.also.append((test, e.run_id))
 
-    failed: list[BaseException] = []
-
     def outcomes() -> Iterator[Done]:
-        """The executor's outcomes; its own error (a unit it could not run) is noted in
-        `failed`, apart from an error of the loop's body (storing a test)."""
+        """The executor's outcomes; its own error (a unit it could not run) as ReviewStopped,
+        apart from an error of the loop's body (storing a test)."""
         try:
             for done in executor.run(units):
                 if done.error is not None:
                     raise done.error
                 yield done
         except Exception as e:
-            failed.append(e)
-            raise
+            raise ReviewStopped(e) from e
 
     try:
         try:
@@ -275,11 +272,9 @@ def run_parallel(req: Request, executor: Executor, on_run: OnRun,
         except RunFailed as e:  # the review stops as a sequential one does, but keeps what is done
             store_finished(e)
             raise
-        except Exception as e:
-            if e not in failed:
-                raise
+        except ReviewStopped:
             store_finished()
-            raise ReviewStopped(e) from e
+            raise
     except StoreWriteFailed as e:  # the store takes no more: the tests that waited stay in their files
         raise keep_waiting(e, {t: h for t, h in held.items() if t not in stored}) from None
     finally:  # the tests not stored are dropped (a kill or a failed store leaves their files)
