@@ -322,14 +322,6 @@ def refusals():
 
 
 @step
-def fill():
-    """The fill on the 4 KiB namespace: purge by the controller's route, telemetry stored;
-    then the namespace's LBA format as the controller reports it after its Format."""
-    run = ssdlab("run", "fill", "--drive", N2, "--destroy-data", N2, "--db", str(DB), "--json")
-    return {"run": run, "id_ns2_after": sh("nvme", "id-ns", N2, "-o", "json")}
-
-
-@step
 def protected():
     """A fill on the namespace with protection information: its purge (a Format) keeps the
     namespace's LBA format and protection settings, as the controller reports them."""
@@ -341,9 +333,12 @@ def protected():
 
 @step
 def consistency():
-    """A short consistency run (purge, fill, then seconds of 4 KiB random writes)."""
+    """A short consistency run on the 4 KiB namespace (purge by the controller's route, fill,
+    then seconds of 4 KiB random writes; telemetry stored around each phase); then the
+    namespace's LBA format as the controller reports it after its Format."""
     return {"run": ssdlab("run", "consistency", "--drive", N2, "--destroy-data", N2, "--db", str(DB),
-                          "--seconds", "6", "--json")}
+                          "--seconds", "6", "--json"),
+            "id_ns2_after": sh("nvme", "id-ns", N2, "-o", "json")}
 
 
 def _checkpointed(db: Path) -> bool:
