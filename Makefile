@@ -65,11 +65,12 @@ test:
 test-rust:
 	MAKEFLAGS= cargo test --profile test-opt -p ssdsim --features verify  # its own jobs, not the parallel make's jobserver
 
-# two workers more than the cores: the NVMe VM's boot, fio's start-ups and the real-time
-# waits leave workers idle (on 2 cores, two pairs of runs one just after the other: 463 s
-# and 446 s against 525 s and 580 s with three workers; three against two on an earlier
-# suite: 397 s against 439 s); tests that share a resource run in one xdist_group
-WORKERS := $(shell echo $$(( $$(nproc) + 2 )))
+# three workers more than the cores: the NVMe VM's boot, fio's start-ups and the real-time
+# waits leave workers idle (on 2 cores, 2026-12-07, one run after another: 503 s with five
+# workers against 534 s and 544 s with four and 516 s with six; on an earlier suite four
+# against three: 463 s and 446 s against 525 s and 580 s); tests that share a resource run
+# in one xdist_group
+WORKERS := $(shell echo $$(( $$(nproc) + 3 )))
 # the serial tests from the files that mark them (tests/conftest.py refuses a serial test
 # whose file does not say so): collecting the whole suite again took 3.5 s
 SERIAL_FILES = $(shell grep -rl --include='*.py' 'mark\.serial' tests | grep -v '^tests/conftest.py$$')

@@ -205,7 +205,9 @@ def test_runtime_elapsed_and_depths_are_fios(tmp_path):
             "group_reporting\nrate_iops=1000\n")
     (fj,) = fio_null(tmp_path, body)["jobs"]
     (sj,) = _doc(tmp_path, body)["jobs"]
-    assert sj["job_runtime"] == pytest.approx(fj["job_runtime"], abs=20) and sj["job_runtime"] >= 1990
+    # the two jobs' second each, the ramp not counted: fio's own figure is as much over that
+    # as its clock ran past the second on a busy machine (2061 ms beside five other workers)
+    assert 1990 <= sj["job_runtime"] <= 2010 and 1990 <= fj["job_runtime"] < 2500
     # ramp and runtime: 2 s of virtual time; fio's own clock adds its start-up
     assert sj["elapsed"] == 2 and fj["elapsed"] in (2, 3)
     assert sj["iodepth_level"]["1"] == fj["iodepth_level"]["1"] == 100.0
