@@ -217,3 +217,22 @@ def gone(pid: int, within_s: float = 10.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def test_a_read_only_backing_file_is_refused_before_anything_boots(monkeypatch, tmp_path, capsys):
+    """The guest writes a --file whole, and QEMU run as root would open one its owner made
+    read-only (a kept image) for writing all the same: refused with the fix, exit 2."""
+    booted: list = []
+    monkeypatch.setattr(nvme_vm, "why_not", lambda: None)
+    monkeypatch.setattr(nvme_vm, "accel", lambda: ("kvm", ""))
+    monkeypatch.setattr(nvme_vm, "run", lambda *a, **k: booted.append(a) or nvme_vm.Result(0, "", ""))
+    img = tmp_path / "kept.img"
+    img.write_bytes(b"\1" * 4096)
+    img.chmod(0o444)
+    assert nvme_vm.main(["--file", str(img), "--", "true"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"--file {img}" in err and "read-only" in err, err
+    assert f"chmod u+w {img.resolve()}" in err, err
+    assert booted == [] and img.read_bytes() == b"\1" * 4096
+    img.chmod(0o644)  # writable by its owner: it boots
+    assert nvme_vm.main(["--file", str(img), "--", "true"]) == 0 and len(booted) == 1

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import safe_path
+from ..targets.guard import safety
 from .vm_output import Relay
 
 SERIAL = "SSDLABVM0001"
@@ -295,6 +296,9 @@ def checked_file(path: str) -> str:
         raise safe_path.UnsafePath(what, f"{real} belongs to uid {st.st_uid}, another user, who could swap "
                                          "it for a link to any file before QEMU opens it; copy it to a file of yours")
     safe_path.check_dirs(real, what)
+    why = safety.read_only(st, real)  # QEMU as root would open it for writing all the same
+    if why:
+        raise ValueError(f"{what}: {why}")
     return real
 
 

@@ -338,7 +338,7 @@ def check_file_write(path: str, destroy_data: str | None, name: str | None = Non
                            "replace it with a link while it is written); use a file of your own")
     # refused whatever the flag says first (a loop device, swap, other names): the flag
     # would not help
-    why = inuse.file_in_use(st) or other_names(st, real)
+    why = inuse.file_in_use(st) or other_names(st, real) or read_only(st, real)
     if why:
         raise UnsafeTarget(f"refusing {name}: {why}")
     if st.st_size > 0 and not is_ours(real) and not names_file(destroy_data, real):
@@ -355,6 +355,18 @@ def other_names(st: os.stat_result, real: str) -> str:
         return ""
     return (f"{real} has {st.st_nlink} names (hard links): writing it writes the file of every other name "
             "too; remove the other names, or give a copy of it (a file of its own)")
+
+
+def read_only(st: os.stat_result, real: str) -> str:
+    """Why the file `st` (at `real`) may not be written: its owner made it read-only, which
+    root's fio and QEMU would not heed, as a read-only device is never written ("" when it
+    is writable)."""
+    if not st.st_mode & stat.S_IWUSR:
+        return (f"{real} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); make it writable "
+                f"(chmod u+w {real}) to let ssdlab write it, or give a copy of it")
+    if os.statvfs(real).f_flag & os.ST_RDONLY:
+        return f"{real} is on a read-only filesystem; give a file on a writable one"
+    return ""
 
 
 def is_ours(path: str) -> bool:
