@@ -28,7 +28,11 @@ def test_make_test_and_demo_install_their_packages():
     # the packages and the build first (one parallel make), then the linters and the tests
     assert re.search(r"^test:\n\t\$\(MAKE\) [^\n]*-j2 [^\n]*\bsysdeps build\n", mk, re.M)
     assert re.search(r"^demo: sysdeps-demo build", mk, re.M)
-    assert re.search(r"^test-py: sysdeps build\b[^\n]*\n\tSSDLAB_NO_SKIPS=1 .* -rs", mk, re.M)
+    # the tests' targets install first too, and fail on a skipped test (SSDLAB_NO_SKIPS)
+    for target in ("test-parallel", "test-serial"):
+        assert re.search(rf"^{target}: sysdeps build\b[^\n]*\n\tSSDLAB_NO_SKIPS=1 .* -rs", mk, re.M), target
+    assert re.search(r"^test:\n(\t\$\(MAKE\) [^\n]*\n){2}\t\$\(MAKE\) [^\n]*\btest-parallel\n", mk, re.M)
+    assert re.search(r"^\t\$\(MAKE\) [^\n]*\btest-serial\n", mk, re.M)
     text = SYSDEPS.read_text()
     for pkg in ("fio", "chromium", "smartmontools", "nvme-cli", "util-linux", "e2fsprogs", "fdisk",
                 "fonts-dejavu-core"):

@@ -3,6 +3,7 @@ boots; the namespaces become one NVMe controller's, in order, with their LBA siz
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import time
@@ -236,3 +237,27 @@ def test_a_read_only_backing_file_is_refused_before_anything_boots(monkeypatch, 
     assert booted == [] and img.read_bytes() == b"\1" * 4096
     img.chmod(0o644)  # writable by its owner: it boots
     assert nvme_vm.main(["--file", str(img), "--", "true"]) == 0 and len(booted) == 1
+
+
+def test_ctrl_c_while_the_vm_starts_stops_it_too(monkeypatch, tmp_path):
+    """Ctrl-C that lands while the VM's process is being started (after its exec, before
+    Popen returns: a busy machine widens that moment) is held until the process can be
+    stopped: the VM is killed whole and run() ends with KeyboardInterrupt."""
+    mark = tmp_path / "vm.pid"
+    monkeypatch.setattr(nvme_vm, "command", lambda *a, **k: ["sh", "-c", f"echo $$ > {mark}; sleep 60"])
+    monkeypatch.setattr(nvme_vm, "accel", lambda: ("kvm", ""))
+    real = subprocess.Popen
+
+    def popen_then_ctrl_c(*a, **k):
+        p = real(*a, **k)
+        for _ in range(200):
+            if mark.exists() and mark.read_text().strip():
+                break
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)  # inside the start, as the user's Ctrl-C
+        return p
+
+    monkeypatch.setattr(nvme_vm.subprocess, "Popen", popen_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        nvme_vm.run([nvme_vm.Namespace("/x/a.img")], "true", timeout=120)
+    assert gone(int(mark.read_text().strip()))

@@ -28,9 +28,11 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from .. import safe_path
 from ..targets.guard import safety
@@ -228,14 +230,17 @@ def run(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] =
         sys.stdout.flush()
         sys.stderr.flush()
         relays = [Relay(out.fileno() if capture else 1), Relay(err.fileno() if capture else 2)]
+        with sigint_held() as held:
+            try:
+                proc = subprocess.Popen(one_cpu(cmd) if acc != "kvm" else cmd, env=environment(),
+                                        stdin=subprocess.DEVNULL, stdout=relays[0].w, stderr=relays[1].w,
+                                        start_new_session=True)
+            finally:
+                for r in relays:
+                    r.started()
         try:
-            proc = subprocess.Popen(one_cpu(cmd) if acc != "kvm" else cmd, env=environment(),
-                                    stdin=subprocess.DEVNULL, stdout=relays[0].w, stderr=relays[1].w,
-                                    start_new_session=True)
-        finally:
-            for r in relays:
-                r.started()
-        try:
+            if held:  # what that Ctrl-C would have done, now that the VM can be stopped
+                signal.raise_signal(signal.SIGINT)
             rc: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             rc = None
@@ -247,6 +252,22 @@ def run(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] =
         err.seek(0)
         text = (lambda f: f.read().decode(errors="replace")) if capture else (lambda f: "")
         return Result(rc, text(out), text(err))
+
+
+@contextmanager
+def sigint_held() -> Iterator[list[int]]:
+    """SIGINT noted, not acted on, while the VM's process starts: Ctrl-C between its exec
+    and Popen's return would leave the VM running in its session, with no pid to kill.
+    The caller raises it again once it holds the process (the list is not empty)."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held  # only the main thread gets signals
+        return
+    old = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def one_cpu(cmd: list[str]) -> list[str]:
