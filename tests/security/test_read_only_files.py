@@ -5,7 +5,6 @@ file the same way. Reading it writes nothing and is fine."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -13,16 +12,10 @@ from pathlib import Path
 import clirun
 import pytest
 from nbdserve import one_line_exit_2
-
-from ssdlab import phase as P
-from ssdlab.targets import open_target
+from refusals import read_writes_nothing, sha
 
 MIB = 2**20
 pytestmark = pytest.mark.skipif(not shutil.which("fio"), reason="fio not installed (a file target's target)")
-
-
-def sha(p: Path) -> str:
-    return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
 @pytest.fixture
@@ -48,11 +41,7 @@ def test_a_read_only_file_is_refused_even_with_consent(kept, tmp_path):
 
 
 def test_reading_a_read_only_file_is_fine(kept):
-    before = sha(kept)
-    with open_target(f"file:{kept}:1M") as t:
-        t.preflight([P.seq_read("r", stop_bytes=MIB)])
-        assert t.run(P.seq_read("r", stop_bytes=MIB)).totals["read_bytes"] == MIB
-    assert sha(kept) == before
+    read_writes_nothing(kept, kept, MIB)
 
 
 def test_serve_refuses_a_read_only_data_file(kept):
