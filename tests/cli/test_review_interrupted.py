@@ -70,6 +70,23 @@ def test_a_review_stopped_by_a_failed_test_names_what_was_stored(db, tmp_path, m
     assert f"ssdlab: their report: ssdlab report 1 2 -o {out} --db {db}; " in r.stderr
 
 
+def test_a_review_stopped_by_a_failed_test_still_prints_its_json(db, tmp_path, monkeypatch):
+    """A script learns the runs kept, the failed one with its drives' stored status, as from
+    an interrupted review; the error's lines stay on stderr."""
+    real_open = ssdlab.targets.open_target
+    monkeypatch.setattr(ssdlab.targets, "open_target", lambda drive, **kw: FakeTarget(fail_at="random")
+                        if str(drive) == "fake:fails" else real_open(drive, **kw))
+    r = CliRunner().invoke(app, ["review", "--drive", "fake:fails", "--seconds", "5", "-o", str(tmp_path / "rep"),
+                                 "--db", db, "--json"])
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.stdout)
+    assert doc["report"] is None
+    assert [(d["run_id"], d["test"], [x["status"] for x in d["drives"]]) for d in doc["runs"]] == [
+        (1, "fill", ["complete"]), (2, "consistency", ["failed"])]
+    assert doc["runs"][1]["drives"][0]["drive"] == "fake:fails"
+    assert "ssdlab: review stopped; tests stored: fill (run 1), consistency (run 2, failed); " in r.stderr
+
+
 class BusyAfterFill(FakeTarget):
     """A drive that another program mounts (or holds open) once the first test ended: the
     next test's checks refuse it, as a real drive's would."""
@@ -80,13 +97,18 @@ class BusyAfterFill(FakeTarget):
                                       "device, or held open exclusively by another program); stop that use first")
 
 
-def test_a_review_refused_between_two_tests_names_what_was_stored(db, tmp_path, monkeypatch):
+@pytest.mark.parametrize("json_out", [False, True])
+def test_a_review_refused_between_two_tests_names_what_was_stored(db, tmp_path, monkeypatch, json_out):
     real_open = ssdlab.targets.open_target
     monkeypatch.setattr(ssdlab.targets, "open_target", lambda drive, **kw: BusyAfterFill()
                         if str(drive) == "fake:busy" else real_open(drive, **kw))
     out = str(tmp_path / "rep")
-    r = CliRunner().invoke(app, ["review", "--drive", "fake:busy", "--seconds", "5", "-o", out, "--db", db])
+    r = CliRunner().invoke(app, ["review", "--drive", "fake:busy", "--seconds", "5", "-o", out, "--db", db,
+                                 *(["--json"] if json_out else [])])
     assert r.exit_code == 2, r.output
+    if json_out:  # the runs kept, as an interrupted review's document
+        doc = json.loads(r.stdout)
+        assert doc["report"] is None and [(d["run_id"], d["test"]) for d in doc["runs"]] == [(1, "fill")]
     lines = r.stderr.splitlines()
     assert lines[0] == "ssdlab: review: fill stored as run 1 (complete)"
     assert lines[1].startswith("ssdlab: error: refusing fake:busy: it is in use ")  # the refusal first

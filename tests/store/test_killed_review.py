@@ -340,8 +340,12 @@ def test_a_pts_whose_test_failed_lists_the_tests_stored_and_how_to_go_on(tmp_pat
     db = tmp_path / "r.sqlite"
     r = CliRunner().invoke(app, ["pts", "--test", "iops", "--test", "throughput", "--test", "latency", "--quick",
                                  "--drive", "sim:tlc-256", *set_flags(SMALL), "--db", str(db), "-o", str(tmp_path / "rep"),
-                                 "--jobs", jobs])
+                                 "--jobs", jobs, "--json"])
     assert r.exit_code == 1, r.output
+    doc = json.loads(r.stdout)  # a script learns the runs kept, as from an interrupted pts
+    assert doc["report"] is None
+    assert [(d["run_id"], d["test"], d["status"]) for d in doc["runs"]] == [
+        (1, "pts-iops", "complete"), (2, "pts-throughput", "failed")]
     lines = [x for x in r.stderr.splitlines() if x.startswith(("ssdlab: error", "ssdlab: pts stopped", "ssdlab: to go"))]
     assert lines == [
         "ssdlab: error: run 2 failed: RuntimeError: pts-throughput broke (set SSDLAB_DEBUG=1 for the traceback)",

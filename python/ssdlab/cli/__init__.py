@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sqlite3
 import sys
 
 # Before numpy loads OpenBLAS: its worker thread spins (yielding) for 2^28 cycles, about
@@ -46,7 +47,7 @@ from ..no_result import has_result, no_result
 from ..review import Request, review_runs
 from ..runner import RunFailed, RunInterrupted, check_kept, kept_before, partial_metrics, preflight, run_test
 from .serve import serve_cmd
-from ..store import Store, check_free
+from ..store import Store, StoreError, check_free
 from ..targets.spec import profile_id
 
 
@@ -123,6 +124,17 @@ def run_doc(run_id: int, test: str, outcomes) -> dict:
     return {"run_id": run_id, "test": test,
             "drives": [{"drive": o.spec, "metrics": o.metrics, "status": o.status}
                        for o in outcomes]}
+
+
+def stored_doc(store: Store, run_id: int, test: str) -> dict:
+    """`run_doc` of a run as its store holds it (a failed run: its drives' stored status and
+    whatever metrics they have)."""
+    try:
+        drives = store.run(run_id)["drives"]
+    except (StoreError, sqlite3.Error):  # the run's writes went to a pending file
+        drives = []
+    return {"run_id": run_id, "test": test,
+            "drives": [{"drive": d["spec"], "metrics": d.get("metrics") or {}, "status": d["status"]} for d in drives]}
 
 
 def show_metrics(doc: dict, opts: Options) -> None:
@@ -325,6 +337,9 @@ def run_review(req: Request, docs: list[dict], jobs: Optional[int], ray: Optiona
     def stopped(error: str, last: list[tuple[str, int, str]], code: int) -> NoReturn:
         """The error's line, then the tests stored before it (hours of them) and how to go on."""
         kept = sorted([(d["test"], d["run_id"], run_status(d)) for d in docs] + last, key=lambda k: k[1])
+        if json_out:  # a script still learns the runs kept, the failed one as stored
+            print_json({"report": None, "runs": sorted(docs + [stored_doc(req.store, i, t) for t, i, _ in last],
+                                                       key=lambda d: d["run_id"])})
         check_kept(req.store, [i for _, i, _ in kept], before=error)
         typer.echo(f"ssdlab: error: {error}", err=True)
         for line in interrupted_lines(kept, [t for t, _, _ in rv.review_runs(req)], out, db, "stopped"):

@@ -107,6 +107,8 @@ def pts_cmd(
             """The error's line, then the tests stored (`failed`: those that failed) and how to go on."""
             done.extend({"test": t, "run_id": i, "status": "failed"} for t, i in failed)
             done.sort(key=lambda d: d["run_id"])
+            if json_out:  # a script still learns the runs kept (as an interrupted pts prints them)
+                print_json({"report": None, "runs": done})
             check_kept(store, ids(), before=error)
             typer.echo(f"ssdlab: error: {error}", err=True)
             for line in not_run_lines(done, chosen, out, db, "stopped"):
