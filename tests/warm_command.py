@@ -63,6 +63,10 @@ def child(req, added):
 
 added = {k: v for k, v in os.environ.items() if before.get(k) != v}
 sys.stdout.flush()
+# the imports' objects out of the collector's sight: a child's collections (its interpreter's
+# shutdown's among them) would touch every one and copy each page they share with the server
+import gc
+gc.freeze()
 for line in sys.stdin:
     req = json.loads(line)
     pid = os.fork()
