@@ -16,6 +16,7 @@ does, from the stores written back).
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -100,6 +101,9 @@ class Command:
         self.args = args
         n = len(list(LOCAL.glob("cmd*.out")))
         self.out, self.err, self.mods = (LOCAL / f"cmd{n}.{x}" for x in ("out", "err", "mods"))
+        # this process's objects out of the collector's sight: the child's collections would
+        # touch every one (emulated, seconds) and copy each page it shares with this process
+        gc.freeze()
         self.pid = os.fork()
         if self.pid == 0:
             self._child()
