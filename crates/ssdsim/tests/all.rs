@@ -43,3 +43,7 @@ mod write_runs;
 #[cfg(feature = "verify")]
 #[path = "profile_runs.rs"]
 mod profile_runs;
+// compares GC steps that move runs with GC moving slot by slot
+#[cfg(feature = "verify")]
+#[path = "gc_batches.rs"]
+mod gc_batches;

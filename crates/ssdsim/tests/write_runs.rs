@@ -12,7 +12,7 @@ use ssdsim::{Drive, PhaseKind, PhaseSpec};
 /// The tiny test drive with multi-slot pages; `k` sets the knobs that decide when a run
 /// must fall back to slot by slot (mapping cache, checkpoints, SLC cache, striping, the
 /// write path and buffer, streaming, background GC).
-fn profile(k: &Knobs) -> ssdsim::Profile {
+pub(crate) fn profile(k: &Knobs) -> ssdsim::Profile {
     let (
         page_kib,
         planes,
@@ -105,10 +105,10 @@ pub(crate) fn observe(d: &Drive, r: &ssdsim::PhaseResult) -> Vec<u64> {
 type Phase = (u8, u32, bool, u32, u32, u32);
 
 /// Phase `ph` on a drive of `user` bytes: `off` in 1/1000 of the drive, a length of 40 %.
-type Knobs = (u32, u32, &'static str, f64, f64, &'static str, bool, f64, u32, bool, bool);
+pub(crate) type Knobs = (u32, u32, &'static str, f64, f64, &'static str, bool, f64, u32, bool, bool);
 
 /// The knobs of `profile`, drawn; `checkpoint_gb` how often a mapping checkpoint falls in.
-fn knobs(checkpoint_gb: impl Strategy<Value = f64>) -> impl Strategy<Value = Knobs> {
+pub(crate) fn knobs(checkpoint_gb: impl Strategy<Value = f64>) -> impl Strategy<Value = Knobs> {
     (
         prop_oneof![Just(8u32), Just(16)],
         1u32..3,
@@ -128,9 +128,19 @@ fn knobs(checkpoint_gb: impl Strategy<Value = f64>) -> impl Strategy<Value = Kno
 /// writing slot by slot: every phase's results and both drives' states must agree, and the
 /// run-placing drive must keep its invariants.
 pub(crate) fn same_both_ways(p: ssdsim::Profile, seed: u64, phases: impl Fn(u64) -> Vec<PhaseSpec>) -> Result<(), TestCaseError> {
+    same_as_without(p, seed, phases, |d| d.ftl.runs = false)
+}
+
+/// `same_both_ways` against a drive that `off` set to take the slow path of some shortcut.
+pub(crate) fn same_as_without(
+    p: ssdsim::Profile,
+    seed: u64,
+    phases: impl Fn(u64) -> Vec<PhaseSpec>,
+    off: impl Fn(&mut Drive),
+) -> Result<(), TestCaseError> {
     let mut runs = Drive::new(p.clone(), seed);
     let mut slots = Drive::new(p, seed);
-    slots.ftl.runs = false;
+    off(&mut slots);
     for s in phases(runs.user_bytes()) {
         let a = runs.run(&s, &mut |_| true);
         let b = slots.run(&s, &mut |_| true);
@@ -210,7 +220,7 @@ fn sequential_writes_take_runs() {
 /// Purge, a sequential fill, random writes (GC collecting on every die), then sequential
 /// overwrites: runs between GC steps, on dies that collect and dies that do not, against
 /// slot by slot.
-fn paced_phases(rand_s: f64, bs: u32, qd: u32, passes: u32, user: u64) -> Vec<PhaseSpec> {
+pub(crate) fn paced_phases(rand_s: f64, bs: u32, qd: u32, passes: u32, user: u64) -> Vec<PhaseSpec> {
     let mut v = vec![PhaseSpec::new(PhaseKind::Purge)];
     let mut fill = PhaseSpec::new(PhaseKind::Io);
     fill.queue_depth = 1;

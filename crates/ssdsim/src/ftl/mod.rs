@@ -77,6 +77,10 @@ pub struct Ftl {
     /// Host slots written as part of a run (tests only).
     #[cfg(feature = "verify")]
     pub run_slots: u64,
+    /// GC steps batch a victim page's slots into runs (`gc_runs`); off, each slot moves
+    /// alone (`gc_step_slots`: the property tests compare the two).
+    #[cfg(feature = "verify")]
+    pub gc_batches: bool,
     gc_threshold: u32,
     pub(crate) gc_pace: f64,
     /// `ftl.gc_urgency`: the GC pace rises as a die's room runs short (see `urge`).
@@ -149,6 +153,8 @@ impl Ftl {
             runs: true,
             #[cfg(feature = "verify")]
             run_slots: 0,
+            #[cfg(feature = "verify")]
+            gc_batches: true,
             gc_threshold: p.ftl.gc_threshold_blocks,
             gc_pace: p.ftl.gc_pace,
             gc_urgency: p.ftl.gc_urgency,

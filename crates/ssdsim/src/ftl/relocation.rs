@@ -77,6 +77,10 @@ impl Ftl {
             job.done = t;
         }
         let mut moved = 0;
+        #[cfg(feature = "verify")]
+        if !self.gc_batches {
+            return self.gc_step_slots(d, t, n);
+        }
         while let Some((start, k)) = self.gc_runs(d, t, &mut n, &mut moved) {
             self.gc_edge_run(d, start, k)?;
         }
@@ -220,6 +224,66 @@ impl Ftl {
         }
         self.gc_jobs = jobs;
         r
+    }
+
+    /// `gc_step` slot by slot, the reference the property tests hold the batched step to:
+    /// each queued slot still valid has its page read (if not the last read) and goes
+    /// through `alloc_run` and `relocate` alone, with the jobs out of `self` as at an edge.
+    #[cfg(feature = "verify")]
+    fn gc_step_slots(&mut self, d: u32, t: u64, mut n: u32) -> Result<(), SimError> {
+        let mut jobs = std::mem::take(&mut self.gc_jobs);
+        let job = &mut jobs[d as usize];
+        let (spb, page_shift) = (self.nand.geo.slots_per_block, self.nand.geo.page_shift);
+        let victim = job.victim;
+        let (base, written) = (victim * spb, self.map.written[victim as usize]);
+        let (mut moved, mut r) = (0, Ok(()));
+        while n > 0 && self.map.valid[victim as usize] > 0 {
+            if job.head == job.queue.len() {
+                job.queue.clear();
+                job.head = 0;
+            }
+            if job.queue.len() - job.head < AHEAD && job.next < written {
+                job.next = self.map.valid_slots_from::<CHUNK>(victim, job.next, &mut job.queue);
+            }
+            let Some(&(off, lba)) = job.queue.get(job.head) else {
+                break;
+            };
+            job.head += 1;
+            if !self.map.is_valid(base + off) {
+                continue;
+            }
+            let page = off >> page_shift;
+            if page != job.last_page {
+                job.last_page = page;
+                let g = &self.nand.geo;
+                let (plane, wl_page) = (g.plane_of(off), g.word_line(off));
+                let page_bytes = g.slots_per_page as u64 * SLOT_BYTES;
+                job.ready = self.nand.read(t, d, plane, victim, wl_page, job.slc, page_bytes);
+                job.done = job.done.max(job.ready);
+            }
+            let (to, tb) = match self.alloc_run(Stream::Gc, d, job.ready, 1) {
+                Ok((to, tb, _)) => (to, tb),
+                Err(e) => {
+                    r = Err(e);
+                    break;
+                }
+            };
+            self.map.relocate(victim, &[(base + off, lba)], to, tb);
+            self.stamps[to as usize] = self.stamps[(base + off) as usize];
+            moved += 1;
+            n -= 1;
+        }
+        let slc = job.slc;
+        self.gc_jobs = jobs;
+        r?;
+        self.counters.gc_moves += moved;
+        if slc {
+            self.counters.slc_fold_slots += moved;
+        }
+        if self.map.valid[victim as usize] == 0 {
+            self.gc_erase(d, t);
+        }
+        Ok(())
     }
 
     /// Die `d`'s victim is empty: erase it at `t` (or once its last read is done) and
