@@ -193,6 +193,25 @@ def dir_fd(directory: str) -> int:
     return fd
 
 
+def cannot_make_files(directory: str) -> str | None:
+    """Why no file can be made in the real directory `directory` (the error's text), or None:
+    a file of a random name is made there and removed. Checked before a command runs, as
+    the mode bits do not say it for root, nor on a filesystem that makes no files (procfs)."""
+    try:
+        d = dir_fd(directory)
+    except OSError as e:
+        return e.strerror
+    tmp = f".ssdlab-probe.{secrets.token_hex(6)}"
+    try:
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=d))
+        os.unlink(tmp, dir_fd=d)
+    except OSError as e:
+        return e.strerror
+    finally:
+        os.close(d)
+    return None
+
+
 def _opened(what: str, path: str, e: OSError) -> UnsafePath:
     if e.errno in (errno.ELOOP, errno.ENOTDIR):
         return _refuse(what, f"{path} changed into a symlink while ssdlab checked it; look at who "

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 _sim = pytest.importorskip("ssdlab._sim")
 
 from clirun import reaped  # noqa: E402
-from fiojobs import SMALL  # noqa: E402
+from fiojobs import SMALL, refused  # noqa: E402
 from ssdlab import profiles  # noqa: E402
 from ssdlab.cli import app  # noqa: E402
 from ssdlab.phase import purge, seq_write  # noqa: E402
@@ -117,6 +117,12 @@ def test_log_files_in_fios_format(tmp_path):
     before = (logs / "a_bw.1.log").read_text()
     r = run_fio(tmp_path, job(tmp_path, body), "--log-dir", str(logs))
     assert (logs / "a_bw.1.log").read_text() == before
+
+
+def test_a_log_directory_no_file_can_be_made_in_is_refused_before_the_run(tmp_path):
+    # procfs: a directory even root makes no file in (its mode bits do not stop root)
+    r = run_fio(tmp_path, job(tmp_path, "[a]\nrw=write\nbs=128k\nsize=1g\nwrite_bw_log=a\n"), "--log-dir", "/proc")
+    refused(tmp_path, r, "--log-dir /proc", "no file can be made in /proc")
 
 
 @pytest.mark.parametrize("state,unwritten", [("empty", 2048), ("full", 0), ("precondition", 0)])

@@ -122,6 +122,11 @@ MATRIX = [
      ["cannot write the report to {tmp}/text.sqlite/rep"]),
     (["review", "--drive", "sim:sn520-128", "-o", "{tmp}/rep", "--y-max", "0", "--db", "{tmp}/r2.sqlite"],
      ["--y-max 0"]),
+    # a directory no file can be made in, even by root (procfs): refused before anything runs
+    (["review", "--drive", "sim:sn520-128", "-o", "/proc", "--db", "{tmp}/r2.sqlite"],
+     ["cannot write the report to /proc", "no file can be made in /proc"]),
+    (["fit", "--out", "/proc/twin.toml", "--runs", "1", "--db", "{db}"],
+     ["--out /proc/twin.toml", "no file can be made in /proc"]),
 ]
 
 

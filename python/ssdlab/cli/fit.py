@@ -44,13 +44,14 @@ def _check_out(out: Path, force: bool) -> None:
     where = out.resolve()
     if where.parent == builtin or where.is_relative_to(builtin):
         raise UserError(f"--out {out}: that is where the built-in profiles live; write the twin elsewhere")
-    safe_path.real(out, f"--out {out}")  # through no other user's link
+    real = safe_path.real(out, f"--out {out}")  # through no other user's link
     if out.is_symlink() or (out.exists() and not force):
         raise UserError(f"--out {out} exists; give --force to replace it (or another path)")
     if out.exists() and not out.is_file():
         raise UserError(f"--out {out}: not a regular file")
-    if not out.parent.is_dir() or not os.access(out.parent, os.W_OK):
-        raise UserError(f"--out {out}: cannot write in {out.parent}")
+    why = safe_path.cannot_make_files(os.path.dirname(real))
+    if why:
+        raise UserError(f"--out {out}: no file can be made in {out.parent} ({why})")
 
 
 def _write(out: Path, text: str, force: bool) -> None:

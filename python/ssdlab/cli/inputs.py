@@ -49,8 +49,9 @@ def check_out_dir(out: Path) -> None:
         if e.refusal:
             raise
         raise UserError(f"cannot write the report to {out}: {e.reason}") from None
-    if not os.access(real, os.W_OK | os.X_OK):
-        raise UserError(f"cannot write the report to {out}: Permission denied")
+    why = safe_path.cannot_make_files(real)
+    if why:
+        raise UserError(f"cannot write the report to {out}: no file can be made in {real} ({why})")
 
 
 class MadeDirs:

@@ -448,9 +448,10 @@ def check_log_dir(directory: Path, specs: list[dict]) -> str:
     # directory others may rename entries in, they could swap in a FIFO or another name of a
     # file of root's between two opens
     safe_path.check_dirs(os.path.join(real, "-"), f"--log-dir {directory}")
-    if not os.access(real, os.W_OK | os.X_OK):
-        raise UserError(f"--log-dir {directory}: not writable (a read-only filesystem or directory); "
-                        "give a directory you can write")
+    why = safe_path.cannot_make_files(real)
+    if why:
+        raise UserError(f"--log-dir {directory}: no file can be made in {real} ({why}); give a directory "
+                        "you can write")
     longest = os.pathconf(real, "PC_NAME_MAX")
     for _n, _name, _kind, name in log_files(specs):
         if len(name.encode()) > longest:
