@@ -7,7 +7,8 @@
 //! shrunk built-in drives, through random writes, the sequential passes after them that GC
 //! paces, idle GC and folds. A shortcut in GC relocation must keep this passing.
 
-use crate::write_runs::{knobs, paced_phases, profile, same_as_without};
+use crate::profile_runs::shrunk;
+use crate::write_runs::{knobs, paced_phases, paced_profile, same_as_without};
 use proptest::prelude::*;
 use ssdsim::{Drive, PhaseKind, PhaseSpec};
 
@@ -31,35 +32,10 @@ proptest! {
         seed in 0u64..1000,
         (rand_ms, bs, qd, passes) in (5u32..60, 1u32..64, prop_oneof![Just(1u32), Just(1), Just(4), Just(32)], 1u32..4),
     ) {
-        let mut p = profile(&knobs);
-        p.ftl.gc_pace = pace;
-        p.ftl.gc_urgency = urgency;
-        p.ftl.gc_move_us = gc_move;
-        p.ftl.gc_threshold_blocks = threshold;
+        let mut p = paced_profile(&knobs, pace, urgency, gc_move, threshold, dies);
         p.ftl.gc_engines = engines;
-        p.nand.channels = dies;
-        p.user_capacity_gb *= dies as f64 / 2.0;
         same_as_without(p, seed, |user| paced_phases(rand_ms as f64 / 1000.0, bs, qd, passes, user), slot_by_slot)?;
     }
-}
-
-/// The built-in profile `id` shrunk as in `profile_runs` (96 pages a block, 48 blocks a
-/// plane, 70 % of the raw capacity for the user).
-fn shrunk(id: &str) -> ssdsim::Profile {
-    let path = format!("{}/../../python/ssdlab/profiles/{id}.toml", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).expect("built-in profile");
-    let full = ssdsim::load_profile(&text, &[]).expect("valid profile");
-    let n = &full.nand;
-    let dies = (n.channels * n.dies_per_channel) as f64;
-    let raw = dies * n.planes as f64 * 48.0 * 96.0 * n.page_kib as f64 * 1024.0 / 1e9;
-    let o: Vec<(String, String)> = vec![
-        ("nand.pages_per_block".into(), "96".into()),
-        ("nand.blocks_per_plane".into(), "48".into()),
-        ("user_capacity_gb".into(), format!("{:.6}", 0.7 * raw)),
-        ("slc.dynamic_max_gb".into(), format!("{:.6}", full.slc.dynamic_max_gb.min(0.05 * raw))),
-        ("slc.static_gb".into(), format!("{:.6}", full.slc.static_gb.min(0.02 * raw))),
-    ];
-    ssdsim::load_profile(&text, &o).unwrap_or_else(|e| panic!("{id} shrunk: {e}"))
 }
 
 /// The idle test's phases in small: purge, a sequential fill, random writes, a
@@ -91,7 +67,7 @@ fn idle_phases(user: u64) -> Vec<PhaseSpec> {
 /// The comparison on a shrunk built-in drive, which must relocate a good share of what
 /// the host writes (the property compares something).
 fn check(id: &str) {
-    let p = shrunk(id);
+    let p = shrunk(id, &[]);
     let mut d = Drive::new(p.clone(), 3);
     for s in idle_phases(d.user_bytes()) {
         d.run(&s, &mut |_| true).unwrap();

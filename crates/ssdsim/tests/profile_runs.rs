@@ -11,7 +11,7 @@ use ssdsim::{PhaseKind, PhaseSpec};
 
 /// The built-in profile `id` with blocks of 96 pages and 48 blocks a plane (the SLC
 /// cache shrunk with it), its user capacity 70 % of its raw capacity; `extra` overrides after.
-fn shrunk(id: &str, extra: &[(&str, &str)]) -> ssdsim::Profile {
+pub fn shrunk(id: &str, extra: &[(&str, &str)]) -> ssdsim::Profile {
     let path = format!("{}/../../python/ssdlab/profiles/{id}.toml", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).expect("built-in profile");
     let full = ssdsim::load_profile(&text, &[]).expect("valid profile");

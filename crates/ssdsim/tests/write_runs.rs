@@ -220,6 +220,19 @@ fn sequential_writes_take_runs() {
 /// Purge, a sequential fill, random writes (GC collecting on every die), then sequential
 /// overwrites: runs between GC steps, on dies that collect and dies that do not, against
 /// slot by slot.
+/// `profile(k)` with GC's pace, urgency, firmware time a move and threshold set, on `dies`
+/// dies (one a channel), its capacity in proportion.
+pub(crate) fn paced_profile(k: &Knobs, pace: f64, urgency: bool, gc_move: f64, threshold: u32, dies: u32) -> ssdsim::Profile {
+    let mut p = profile(k);
+    p.ftl.gc_pace = pace;
+    p.ftl.gc_urgency = urgency;
+    p.ftl.gc_move_us = gc_move;
+    p.ftl.gc_threshold_blocks = threshold;
+    p.nand.channels = dies;
+    p.user_capacity_gb *= dies as f64 / 2.0;
+    p
+}
+
 pub(crate) fn paced_phases(rand_s: f64, bs: u32, qd: u32, passes: u32, user: u64) -> Vec<PhaseSpec> {
     let mut v = vec![PhaseSpec::new(PhaseKind::Purge)];
     let mut fill = PhaseSpec::new(PhaseKind::Io);
@@ -261,15 +274,9 @@ proptest! {
         seed in 0u64..1000,
         (rand_ms, bs, qd, passes) in (5u32..60, 2u32..64, prop_oneof![Just(1u32), Just(1), Just(4)], 1u32..4),
     ) {
-        let mut p = profile(&knobs);
-        p.ftl.gc_pace = pace;
-        p.ftl.gc_urgency = urgency;
-        p.ftl.gc_move_us = gc_move;
         // A high GC threshold on one die: GC collects through whole sequential passes,
         // its victim the block the pass is overwriting.
-        p.ftl.gc_threshold_blocks = threshold;
-        p.nand.channels = dies;
-        p.user_capacity_gb *= dies as f64 / 2.0;
+        let p = paced_profile(&knobs, pace, urgency, gc_move, threshold, dies);
         same_both_ways(p, seed, |user| paced_phases(rand_ms as f64 / 1000.0, bs, qd, passes, user))?;
     }
 }
