@@ -1,5 +1,5 @@
 """PTS tables and figures read alike: one number format per column of a table (a column
-held "1" and "10.0"), thousands separators on a PNG's linear y ticks, a table PNG's first
+held "1" and "10.0"), its numbers aligned right (on the page and in the PNG), thousands separators on a PNG's linear y ticks, a table PNG's first
 column as wide as its content (not its header on one line), and every title of a table or a
 3D chart wrapped inside its PNG as the plots' are."""
 
@@ -31,7 +31,7 @@ def test_a_numeric_column_has_one_format():
     assert cols[0] == ("1", "10", "100")  # whole numbers stay whole
     assert cols[1] == ("10.0", "2.5", "1,234.0")  # not 10.0, 2.5 and 1,234
     assert cols[2] == ("ok", "-", "steady")
-    assert "<td>1,234.0</td>" in t.html()
+    assert '<td class="num">1,234.0</td>' in t.html() and "<td>steady</td>" in t.html()
     # a column of names and numbers (a report header's values) keeps each value's own
     header = Table("table-h", "t", ["item", "value"], [["scale", 0.001], ["threads", 2], ["test", "IOPS"]])
     assert [r[1] for r in header.cells()] == ["0.001", "2", "IOPS"]
@@ -75,3 +75,16 @@ def test_table_and_3d_titles_wrap_inside_the_png(tmp_path, monkeypatch):
         assert box.y1 <= seen["page"].y1, type(fig_).__name__  # its lines all on the page
         assert " ".join(ax.title.get_text().split()) == " ".join(LONG.split())
         plt.close(seen["fig"])
+
+
+def test_a_table_png_aligns_numbers_right_and_text_left(tmp_path, monkeypatch):
+    seen: dict = {}
+    monkeypatch.setattr(pp, "_save", keep(seen))
+    with plt.rc_context(STYLE):
+        Table("table-k", "t", ["IOPS", "state"], [[10.04, "ok"], [1234.0, None], [2.5, "steady"]]).png(tmp_path)
+    cells = seen["fig"].axes[0].tables[0].get_celld()
+    align = {(r, c): cell.get_text().get_horizontalalignment() for (r, c), cell in cells.items()}
+    assert all(align[(r, 0)] == "right" for r in range(1, 4)), align
+    assert all(align[(r, 1)] == "left" for r in range(1, 4)), align
+    assert align[(0, 0)] == align[(0, 1)] == "center"  # the headers as before
+    plt.close(seen["fig"])

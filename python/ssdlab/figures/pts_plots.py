@@ -219,6 +219,12 @@ def column_formats(rows: Sequence[Sequence]) -> list[Callable[[Any], str]]:
     return out
 
 
+def numeric_columns(rows: Sequence[Sequence]) -> list[bool]:
+    """Which columns hold numbers only (missing values aside): shown aligned right."""
+    return [any(_number(v) for v in col) and all(v is None or _number(v) for v in col)
+            for col in (zip(*rows) if rows else ())]
+
+
 def fmt(v) -> str:
     if v is None or isinstance(v, bool):
         return "-" if v is None else ("yes" if v else "no")
@@ -259,8 +265,10 @@ class Table:
 
     def html(self) -> str:
         e = _html.escape
+        # a column of numbers aligned right (table.compare td.num)
+        num = [' class="num"' if n else "" for n in numeric_columns(self.rows) or [False] * len(self.columns)]
         head = "".join(f"<th>{e(c)}</th>" for c in self.columns)
-        body = "".join("<tr>" + "".join(f"<td>{e(v)}</td>" for v in r) + "</tr>"
+        body = "".join("<tr>" + "".join(f"<td{n}>{e(v)}</td>" for v, n in zip(r, num)) + "</tr>"
                        for r in self.cells())
         cap = f'<p class="meta">{e(self.caption)}</p>' if self.caption else ""
         return (f'<table id="{e(self.key)}" class="compare pts"><caption>{e(self.title).replace(chr(10), ", ")}</caption>'
@@ -289,9 +297,12 @@ class Table:
         t.auto_set_font_size(False)
         t.set_fontsize(7)
         unit = 1.0 / (sum(lines) + len(lines))
+        num = numeric_columns(self.rows)
         for (row, col), cell in t.get_celld().items():
             cell.set_height(unit * (lines[row] + 1))
             cell.PAD = 0.02
+            if row and num and num[col]:  # numbers aligned right, as on the page (headers centred)
+                cell.get_text().set_horizontalalignment("right")
         _title(fig, ax, self.title, 9)
         fig.tight_layout()
         return _save(fig, out_dir, self.key)
