@@ -200,13 +200,13 @@ def cannot_make_files(directory: str) -> str | None:
     try:
         d = dir_fd(directory)
     except OSError as e:
-        return e.strerror
+        return e.strerror or str(e)
     tmp = f".ssdlab-probe.{secrets.token_hex(6)}"
     try:
         os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=d))
         os.unlink(tmp, dir_fd=d)
     except OSError as e:
-        return e.strerror
+        return e.strerror or str(e)  # (an error without its text still says no)
     finally:
         os.close(d)
     return None
