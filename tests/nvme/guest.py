@@ -9,8 +9,8 @@ host's tests to judge. The steps only gather facts; the assertions live in the t
 
 One Python process: ssdlab's CLI is imported once, and each `ssdlab` command runs in a
 forked child of it (the command's own process, with its exit status, signal handlers and a
-pid to signal) that shares those imports: under an emulated CPU, importing ssdlab.cli over
-the VM's shared root filesystem takes 10-30 s. Nothing here makes a report (the host
+pid to signal) that shares those imports: under an emulated CPU, importing ssdlab.cli
+takes 6-9 s (15-17 s from the VM's uncached root filesystem). Nothing here makes a report (the host
 does, from the stores written back).
 """
 

@@ -4,6 +4,7 @@ boots; the namespaces become one NVMe controller's, in order, with their LBA siz
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import time
@@ -120,6 +121,34 @@ def test_the_host_is_shared_over_9p_where_vngs_virtiofsd_would_not_start(monkeyp
     assert ("--force-9p" in nvme_vm.command([nvme_vm.Namespace("/x/a.img")], "true", acc="tcg")) is nine_p
     monkeypatch.setattr(nvme_vm, "VIRTIOFSD_PLACES", ())
     assert "--force-9p" in nvme_vm.command([nvme_vm.Namespace("/x/a.img")], "true", acc="kvm")
+
+
+def test_the_trees_programs_load_from_are_shared_again_cached_and_read_only_over_9p(monkeypatch, tmp_path):
+    """Over 9p the guest's Python and fio load from read-only copies of their host trees
+    mounted with the guest's cache: each is a read-only virtfs and a cache=loose mount made
+    before the guest's command; nested trees once, none that would hide an --rwdir."""
+    monkeypatch.setattr(nvme_vm, "kernel_image", lambda: "/boot/vmlinuz-x")
+    monkeypatch.setattr(nvme_vm, "virtiofsd_usable", lambda: False)
+    trees = nvme_vm.cached_trees()
+    base = os.path.realpath(sys.base_prefix)
+    assert "/usr" in trees and any(base == t or base.startswith(t + "/") for t in trees)
+    assert not any(a != b and b.startswith(a + "/") for a in trees for b in trees)  # outermost only
+    cmd = nvme_vm.command([nvme_vm.Namespace("/x/a.img")], "guest-command", acc="tcg")
+    qemu = shlex.split(next(x for x in cmd if x.startswith("--qemu-opts="))[len("--qemu-opts="):])
+    shares = [qemu[i + 1] for i, x in enumerate(qemu) if x == "-virtfs"]
+    assert [s.split(",")[1] for s in shares] == [f"path={t}" for t in trees]
+    assert all("readonly=on" in s for s in shares)
+    guest = cmd[cmd.index("--exec") + 1]
+    assert guest.endswith("guest-command") and guest.count("cache=loose") == len(trees)
+    assert guest.index(f" {trees[-1]} ") < guest.index("guest-command")
+    # an --rwdir inside a tree: that tree stays as vng shares it
+    rw = Path(trees[0]) / "results"
+    assert trees[0] not in nvme_vm.cached_trees([rw]) and len(nvme_vm.cached_trees([rw])) == len(trees) - 1
+    # virtiofs caches the root itself: no second share
+    monkeypatch.setattr(nvme_vm, "virtiofsd_usable", lambda: True)
+    cmd = nvme_vm.command([nvme_vm.Namespace("/x/a.img")], "guest-command", acc="tcg")
+    assert "-virtfs" not in cmd[[x.startswith("--qemu-opts=") for x in cmd].index(True)]
+    assert cmd[cmd.index("--exec") + 1] == "guest-command"
 
 
 def test_a_boot_past_its_bound_is_killed_whole(monkeypatch, tmp_path):

@@ -579,7 +579,7 @@ mod tests {
         #[test]
         fn slot_arithmetic_matches_division(planes in 1u32..=6, pages in 1u32..3000, shift in 0u32..5,
                                             bpd in 1u32..5000, s in any::<u32>(), b in any::<u32>()) {
-            let spb = planes * pages << shift;
+            let spb = (planes * pages) << shift;
             let g = Geometry {
                 channels: 1, dies: 1, planes, blocks_per_die: bpd, slots_per_page: 1 << shift,
                 slots_per_block: spb, bits: 3, page_shift: shift,

@@ -7,8 +7,11 @@ use crate::common;
 use common::{io, run, whole_drive_fill};
 use ssdsim::{Drive, PhaseKind, PhaseResult, PhaseSpec};
 
-/// Everything a phase reports, as bits.
-fn fingerprint(r: &PhaseResult) -> (Vec<u64>, Vec<(String, u64)>, Vec<u64>, Vec<(u64, u64)>) {
+/// A phase's rows, totals, segments and latency histogram, as bits.
+type Bits = (Vec<u64>, Vec<(String, u64)>, Vec<u64>, Vec<(u64, u64)>);
+
+/// Everything a phase reports.
+fn fingerprint(r: &PhaseResult) -> Bits {
     (
         r.rows
             .iter()
