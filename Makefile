@@ -121,7 +121,7 @@ lint-py: build
 	.venv/bin/python -m mypy.stubtest ssdlab._sim --mypy-config-file pyproject.toml
 
 lint: lint-py
-	cargo clippy --workspace --release -- -D warnings
+	cargo clippy --workspace --release --all-targets -- -D warnings  # the tests and benches too
 
 clean:
 	rm -rf target .venv python/ssdlab/_sim*.so
