@@ -1,6 +1,7 @@
 """PTS tables and figures read alike: one number format per column of a table (a column
 held "1" and "10.0"), its numbers aligned right (on the page and in the PNG), thousands separators on a PNG's linear y ticks, a table PNG's first
-column as wide as its content (not its header on one line), and every title of a table or a
+column as wide as its content (not its header on one line), a matrix's columns of numbers
+one width with their names wrapped alike, and every title of a table or a
 3D chart wrapped inside its PNG as the plots' are."""
 
 from __future__ import annotations
@@ -87,4 +88,28 @@ def test_a_table_png_aligns_numbers_right_and_text_left(tmp_path, monkeypatch):
     assert all(align[(r, 0)] == "right" for r in range(1, 4)), align
     assert all(align[(r, 1)] == "left" for r in range(1, 4)), align
     assert align[(0, 0)] == align[(0, 1)] == "center"  # the headers as before
+    plt.close(seen["fig"])
+
+
+def test_a_matrix_pngs_columns_of_numbers_share_a_width_and_wrap_their_names_alike(tmp_path, monkeypatch):
+    """IOPS values of 8 characters: "R/W 5/95" fitted its column and "R/W 0/100" wrapped under
+    it; the columns of numbers now share one width with room for each name on one line."""
+    seen: dict = {}
+    monkeypatch.setattr(pp, "_save", keep(seen))
+    mixes = ("0/100", "5/95", "35/65", "50/50", "65/35", "95/5", "100/0")
+    rows = [[str(bs), *(53_758.3 - 7.1 * bs * i for i in range(7))] for bs in (4, 8, 16, 1024)]  # as iops.py
+    with plt.rc_context(STYLE):
+        Table("table-k", "t", ["block size (KiB)", *(f"R/W {m}" for m in mixes)], rows).png(tmp_path)
+    cells = seen["fig"].axes[0].tables[0].get_celld()
+    heads = [cells[(0, c)].get_text().get_text() for c in range(1, 8)]
+    assert heads == [f"R/W {m}" for m in mixes], heads
+    assert len({round(cells[(0, c)].get_width(), 9) for c in range(1, 8)}) == 1
+    plt.close(seen["fig"])
+    # a row too long for one line each still wraps (the widest columns first, as before)
+    seen.clear()
+    wide = [f"read and write mix of {m} in percent" for m in mixes]
+    with plt.rc_context(STYLE):
+        Table("table-w", "t", ["block size (KiB)", *wide], rows).png(tmp_path)
+    cells = seen["fig"].axes[0].tables[0].get_celld()
+    assert all("\n" in cells[(0, c)].get_text().get_text() for c in range(1, 8))
     plt.close(seen["fig"])

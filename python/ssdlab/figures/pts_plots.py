@@ -282,6 +282,13 @@ class Table:
         # a header may take three lines (its words unbroken): a column is as wide as its
         # values, not as its name on one line ("block size (KiB)" over "1024")
         natural = [max(_header_width(str(c)), *(len(r[i]) for r in cells)) for i, c in enumerate(self.columns)]
+        num = numeric_columns(self.rows)
+        if any(num):
+            # the columns of numbers share one width, their names on one line where the row
+            # still fits: a matrix's headers alike ("R/W 0/100" wrapped beside "R/W 5/95" not)
+            even = max(max(natural[i], len(str(c))) for i, c in enumerate(self.columns) if num[i])
+            if sum(even if n else w for n, w in zip(num, natural)) <= TABLE_CHARS:
+                natural = [even if n else w for n, w in zip(num, natural)]
         cap = max(natural)  # the widest columns wrap so that a row fits TABLE_CHARS
         while sum(min(w, cap) for w in natural) > TABLE_CHARS and cap > 8:
             cap -= 1
@@ -297,7 +304,6 @@ class Table:
         t.auto_set_font_size(False)
         t.set_fontsize(7)
         unit = 1.0 / (sum(lines) + len(lines))
-        num = numeric_columns(self.rows)
         for (row, col), cell in t.get_celld().items():
             cell.set_height(unit * (lines[row] + 1))
             cell.PAD = 0.02
