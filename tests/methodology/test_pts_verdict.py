@@ -43,3 +43,18 @@ def test_as_read_back_from_the_store_every_failing_variable_in_one_list():
     assert get("pts-iops").verdict(m, Options()).startswith(
         "steady state NOT ACHIEVED: a, b not steady in 20 rounds; the figures average the last 5 rounds")
 
+
+
+def test_one_round_is_one_round():
+    """A run of one round (`--rounds 1`): "in 1 round" on the command's line, in the
+    verdict and in the report's header row; a stored count (a float) reads the same."""
+    from ssdlab.cli.pts import verdict_line
+    from ssdlab.methodology.pts.figures import steady_text
+
+    m = metrics({"a": [100.0]})
+    m["rounds"] = 1.0
+    assert verdict_line(m) == "steady state not reached in 1 round"
+    assert get("pts-iops").verdict(m, Options()).startswith("steady state NOT ACHIEVED: a not steady in 1 round;")
+    assert steady_text(m).startswith("NOT ACHIEVED in 1 round: ")
+    m["rounds"] = 2
+    assert verdict_line(m) == "steady state not reached in 2 rounds"

@@ -202,7 +202,7 @@ def verdict_line(m: dict) -> str:
         return "no steady-state rule"
     if m.get("steady_reached"):
         return f"steady at round {m.get('steady_round')}"
-    return f"steady state not reached in {m.get('rounds')} rounds"
+    return f"steady state not reached in {pts_common.n_rounds(m.get('rounds'))}"
 
 
 def not_run_lines(done: list[dict], chosen: list[str], out: Path, db: Path | None,

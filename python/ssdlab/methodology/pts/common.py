@@ -313,6 +313,12 @@ def steady_metrics(tracks: Mapping[str, list[float]], max_rounds: int) -> dict:
     return out
 
 
+def n_rounds(n: Any) -> str:
+    """'1 round', '3 rounds' (a stored count may come back as 2.0)."""
+    k = int(n or 0)
+    return f"{k} round" + ("" if k == 1 else "s")
+
+
 def verdict(metrics: dict, opts: Any = None) -> str | None:
     """The line under a run's figures when it never reached steady state (None: it did):
     which tracking variables were not steady, in how many rounds (each block size of
@@ -322,11 +328,11 @@ def verdict(metrics: dict, opts: Any = None) -> str | None:
     if not failed:
         return None
     said = [f"{', '.join(p.get('not_steady') or [p.get('tracking') or 'the tracking variable'])} not "
-            f"steady in {int(p.get('rounds') or 0)} rounds" for p in failed]  # a stored run gives 2.0 back
+            f"steady in {n_rounds(p.get('rounds'))}" for p in failed]
     a, b = failed[0].get("window_first_round"), failed[0].get("window_last_round")
     n = int(b) - int(a) + 1 if a is not None and b is not None else 0
-    return (f"steady state NOT ACHIEVED: {'; '.join(said)}; the figures average the last {n} "
-            "rounds, not a steady state")
+    return (f"steady state NOT ACHIEVED: {'; '.join(said)}; the figures average the last {n_rounds(n)}, "
+            "not a steady state")
 
 
 def window_rounds(metrics: dict, rounds_: dict[int, dict]) -> list[int]:

@@ -110,7 +110,7 @@ def steady_text(m: dict) -> str:
         return f"rounds {a}-{b} (steady state reached at round {b})"
     failing = ", ".join(m.get("not_steady") or [])
     win = f"rounds {a}-{b} reported" if a is not None else "fewer than 2 rounds"
-    return f"NOT ACHIEVED in {_int(m.get('rounds'))} rounds: {win}" + (f"; not steady: {failing}" if failing else "")
+    return f"NOT ACHIEVED in {C.n_rounds(m.get('rounds'))}: {win}" + (f"; not steady: {failing}" if failing else "")
 
 
 def rounds_limit(cond: dict, each: str = "") -> str:
