@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from ssdlab.serve import nvme_vm
+from ssdlab.targets.child import die_with_parent
 
 MIB = 2**20
 NS_BYTES = 128 * MIB
@@ -78,9 +79,11 @@ class VM:
 
 
 def _serve(sock: Path, db: Path) -> subprocess.Popen:
+    # stopped (SIGTERM) with the test process even when that is killed outright
     serve = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "serve", SERVED_DRIVE, "--socket", str(sock),
                               "--db", str(db), "--json", *(x for s in SERVED_SETS for x in ("--set", s))],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=die_with_parent())
     assert serve.stdout is not None
     ready = json.loads(serve.stdout.readline() or "{}")
     if ready.get("event") != "ready":
