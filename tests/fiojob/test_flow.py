@@ -19,15 +19,31 @@ def _ios(jobs: list, fio: bool) -> list[int]:
 def test_weights_8_to_1_share_the_ios_8_to_1_as_fio_does(tmp_path):
     a, b = _ios(sim(tmp_path, _job())["jobs"], False)
     assert a / b == pytest.approx(8, rel=0.02)
-    # fio's own ratio for the same job; fio runs it in real time, where the jobs' threads start
-    # and stop tens of ms apart on a loaded host (one job then runs alone): 2 s keeps that
-    # edge small against the whole. A job descheduled under load holds its flow's other job
-    # less (7.0:1 seen with five processes on two cores): fio's weighting, not its exact ratio
-    fa, fb = _ios(fio_null(tmp_path, _job().replace("runtime=200ms", "runtime=2s"))["jobs"], True)
+    # fio's own ratio for the same job, run in real time for 2 s. Each job's runtime counts from
+    # its own start, so a job a loaded host starts late would run alone, unheld, after the other
+    # ends (test below): exitall ends it with the first. A job descheduled under load holds its
+    # flow's other job less (7.0:1 seen with five processes on two cores): fio's weighting, not
+    # its exact ratio
+    fio_job = _job("exitall\n").replace("runtime=200ms", "runtime=2s")
+    fa, fb = _ios(fio_null(tmp_path, fio_job)["jobs"], True)
     assert fa / fb == pytest.approx(8, rel=0.2)
+    assert _ios(sim(tmp_path, _job("exitall\n"))["jobs"], False) == [a, b]
     # without the flow, the two jobs share the drive evenly
     a0, b0 = _ios(sim(tmp_path, _job(b="flow=0").replace("flow=8", "flow=0"))["jobs"], False)
     assert a0 / b0 == pytest.approx(1, rel=0.05)
+
+
+def test_a_job_started_late_runs_free_once_its_flow_partner_ends(tmp_path):
+    # fio counts every job's weight from the start, so `a` waits for `b`'s start; `a` ends first
+    # and its weight leaves the flow, and `b` runs alone for its delay, unless exitall ends it too
+    late = "flow=1\nstartdelay=70ms"
+    a, b = _ios(sim(tmp_path, _job(b=late))["jobs"], False)
+    assert a / b < 2
+    a, b = _ios(sim(tmp_path, _job("exitall\n", b=late))["jobs"], False)
+    assert a / b == pytest.approx(8, rel=0.02)
+    fa, fb = _ios(fio_null(tmp_path, _job(b=late.replace("70", "700")).replace(
+        "runtime=200ms", "runtime=2s"))["jobs"], True)
+    assert fa / fb < 3
 
 
 def test_flow_sleep_holds_in_virtual_time_with_the_same_ratio(tmp_path):
