@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from .. import safe_path
+from ..targets import child, group_leader
 from ..targets.guard import safety
 from .vm_output import Relay
 
@@ -251,7 +252,7 @@ def run(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] =
     else on this process's stdout and stderr (through pipes either way: vm_output.py).
     `console`: the guest kernel's messages in its stderr (its NVMe resets and hung-task
     reports). Past `timeout` the whole process group (vng, QEMU) is killed and the
-    result's returncode is None."""
+    result's returncode is None; it is killed as well when this process dies."""
     acc, _ = accel()
     cmd = command(namespaces, guest_cmd, rwdirs=rwdirs, memory=memory, cpus=cpus, acc=acc, console=console)
     with tempfile.TemporaryFile("w+b") as out, tempfile.TemporaryFile("w+b") as err:
@@ -260,9 +261,9 @@ def run(namespaces: list[Namespace], guest_cmd: str, *, rwdirs: Sequence[Path] =
         relays = [Relay(out.fileno() if capture else 1), Relay(err.fileno() if capture else 2)]
         with sigint_held() as held:
             try:
-                proc = subprocess.Popen(one_cpu(cmd) if acc != "kvm" else cmd, env=environment(),
-                                        stdin=subprocess.DEVNULL, stdout=relays[0].w, stderr=relays[1].w,
-                                        start_new_session=True)
+                proc = subprocess.Popen(launch(cmd, acc), env=environment(), stdin=subprocess.DEVNULL,
+                                        stdout=relays[0].w, stderr=relays[1].w, start_new_session=True,
+                                        preexec_fn=child.die_with_parent())
             finally:
                 for r in relays:
                     r.started()
@@ -298,6 +299,12 @@ def sigint_held() -> Iterator[list[int]]:
         signal.signal(signal.SIGINT, old)
 
 
+def launch(cmd: list[str], acc: str) -> list[str]:
+    """The VM's command as started: under a group leader that kills vng, virtme-run and QEMU
+    (a grandchild) when this process dies, even by SIGKILL; on one CPU under emulation."""
+    return group_leader.command(one_cpu(cmd) if acc != "kvm" else cmd)
+
+
 def one_cpu(cmd: list[str]) -> list[str]:
     """Under emulation, QEMU and everything it starts on one host CPU. QEMU's emulated
     controller and the guest's driver share doorbells and event indexes in memory (Doorbell
@@ -313,7 +320,8 @@ def one_cpu(cmd: list[str]) -> list[str]:
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
-    """Nothing of the VM outlives its run: vng, virtme-run and QEMU share one process group."""
+    """Nothing of the VM outlives its run: the group leader, vng, virtme-run and QEMU share one
+    process group."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
