@@ -43,7 +43,7 @@ def test_a_job_started_late_runs_free_once_its_flow_partner_ends(tmp_path):
     assert a / b == pytest.approx(8, rel=0.02)
     fa, fb = _ios(fio_null(tmp_path, _job(b=late.replace("70", "700")).replace(
         "runtime=200ms", "runtime=2s"))["jobs"], True)
-    assert fa / fb < 3
+    assert fa / fb < 4  # about 1.1: b alone for 0.7 s at full speed (a loaded host slows both)
 
 
 def test_flow_sleep_holds_in_virtual_time_with_the_same_ratio(tmp_path):
