@@ -29,7 +29,7 @@ def _kill_group(signum: int, frame: object) -> None:
 
 def main(argv: list[str]) -> int:
     if os.getpgid(0) != os.getpid():  # in ssdlab's own group, SIGTERM would kill ssdlab
-        print("group_leader: start it as a session leader (start_new_session=True)", file=sys.stderr)
+        print("group_leader: start it in a process group of its own (start_new_session=True)", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, _kill_group)
     signal.signal(signal.SIGHUP, _kill_group)
