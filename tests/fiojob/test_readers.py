@@ -132,7 +132,7 @@ def test_fio_histo_log_pctiles_reads_ssdlabs_histogram_logs(tmp_path):
 @pytest.mark.parametrize("mode", ["-s", "-a"])
 def test_fiologparser_reads_ssdlabs_bandwidth_and_iops_logs(tmp_path, mode):
     """fio's log parser sums (-s) or averages (-a) the bandwidth and IOPS logs per second:
-    ssdlab's give the rate's figures as fio's do."""
+    ssdlab's give the rate's figures."""
     _pair(tmp_path, "a.json", "[a]\nrw=randread\nbs=4k\nsize=64m\ntime_based\nruntime=2\nrate_iops=2000\n"
                               "log_avg_msec=100\nwrite_bw_log=a\nwrite_iops_log=a\n")
     out = {}
@@ -145,4 +145,10 @@ def test_fiologparser_reads_ssdlabs_bandwidth_and_iops_logs(tmp_path, mode):
         # (a row at 2003 ms): ssdlab's rows are the seconds' own, fio's up to 2 s compared
         out[side] = [v for t, v in rows if t <= 2000 or side == "s"]
         assert len(out[side]) == 2, r.stdout  # a row per second of the 2 s job
-    assert out["s"] == pytest.approx(out["f"], rel=0.02)
+    # each second the rate's 2000 IOPS and 8000 KiB/s, summed or averaged
+    rate = {"-s": 2000 + 8000, "-a": (2000 + 8000) / 2}[mode]
+    assert out["s"] == pytest.approx([rate, rate], rel=0.02)
+    # fio's own logs give the same figures on a quiet host only: on a busy one fio falls
+    # behind its rate and catches up in bursts, which its 100 ms windows log at their own
+    # rate (beside four busy loops: 12 683 and 81 404 for the 10 000 of a second). What is
+    # compared with fio is what its reader makes of both: a row for each second.
