@@ -8,10 +8,10 @@ import sys
 import textwrap
 
 SCRIPT = textwrap.dedent("""
-    import os, signal, subprocess, sys, tempfile, time
+    import os, signal, subprocess, sys, time
     from ssdlab import executor
 
-    here = tempfile.mkdtemp()
+    here = sys.argv[1]  # the test's own directory: this process is killed before it could clean up
     e = executor.PoolExecutor(2)
     # each worker runs a shell that marks it has begun (the worker is up, past its start),
     # then sleeps with none of the test's pipes open
@@ -26,10 +26,10 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_a_killed_pool_leaves_no_resource_tracker_warning():
+def test_a_killed_pool_leaves_no_resource_tracker_warning(tmp_path):
     # stderr is read to its end: the tracker and the workers hold it too, so it closes only
     # once they have gone
-    r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60)
+    r = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert r.returncode == -9
     assert r.stdout.split() == ["up", "2"]
     assert "resource_tracker" not in r.stderr, r.stderr
