@@ -160,6 +160,10 @@ pub struct OpCounts {
     pub programs: u64,
     pub erases: u64,
     pub transfer_bytes: u64,
+    /// The arrays' busy time sensing pages (read retries included) and programming them
+    /// (ns): their energy follows it (`power::ops_energy_j`).
+    pub read_ns: u64,
+    pub program_ns: u64,
 }
 
 #[derive(Clone)]
@@ -325,6 +329,7 @@ impl Nand {
     #[inline(always)]
     fn t_read(&mut self, slc: bool, wl_page: u32, b: u32, t: u64) -> u64 {
         if slc {
+            self.ops.read_ns += self.slc.read;
             return self.slc.read;
         }
         let tr = if self.page_types == 1 {
@@ -333,7 +338,9 @@ impl Nand {
             // wl_page % page_types (the page's type), without a division
             self.read_by_type[(wl_page - self.types_div.quotient(wl_page) * self.page_types) as usize]
         };
-        tr * (1 + self.retry.steps(b, t) as u64)
+        let tr = tr * (1 + self.retry.steps(b, t) as u64);
+        self.ops.read_ns += tr;
+        tr
     }
 
     /// The time every plane of die `d` is free.
@@ -529,6 +536,7 @@ impl Nand {
         let done = loaded.max(self.die_free(d)) + tp;
         self.occupy_die(d, done);
         self.ops.programs += 1;
+        self.ops.program_ns += tp;
         self.ops.transfer_bytes += bytes;
         done
     }

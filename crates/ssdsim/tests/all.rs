@@ -9,6 +9,8 @@ mod architecture;
 mod behaviour;
 #[path = "drive_state.rs"]
 mod drive_state;
+#[path = "energy.rs"]
+mod energy;
 #[path = "erase_steering.rs"]
 mod erase_steering;
 #[path = "gc_room.rs"]

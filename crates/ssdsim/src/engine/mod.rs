@@ -143,7 +143,7 @@ impl Drive {
             gc_stalls: c.gc_stalls,
             cmt_lookups: self.ftl.cmt.lookups,
             cmt_hits: self.ftl.cmt.hits,
-            energy_j: ops_energy_j(&self.ftl.nand.ops, &self.profile.power) + self.ctrl_energy_j,
+            energy_j: ops_energy_j(&self.ftl.nand, &self.profile.power) + self.ctrl_energy_j,
             slc_fold_bytes: c.slc_fold_slots * SLOT_BYTES,
             free_blocks: self.ftl.free_blocks(),
             slc_used_bytes: self.ftl.slc_used_bytes(),
