@@ -7,6 +7,7 @@ import os
 import shlex
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 import sys
@@ -272,6 +273,11 @@ def test_ctrl_c_while_the_vm_starts_stops_it_too(monkeypatch, tmp_path):
     """Ctrl-C that lands while the VM's process is being started (after its exec, before
     Popen returns: a busy machine widens that moment) is held until the process can be
     stopped: the VM is killed whole and run() ends with KeyboardInterrupt."""
+    # what the Ctrl-C needs to reach run(): without them it is lost, and the test would fail
+    # only as DID NOT RAISE after the sleep's 60 s
+    assert threading.current_thread() is threading.main_thread()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler, signal.getsignal(signal.SIGINT)
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
     mark = tmp_path / "vm.pid"
     monkeypatch.setattr(nvme_vm, "command", lambda *a, **k: ["sh", "-c", f"echo $$ > {mark}; sleep 60"])
     monkeypatch.setattr(nvme_vm, "accel", lambda: ("kvm", ""))
