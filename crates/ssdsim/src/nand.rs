@@ -156,8 +156,6 @@ pub struct Timing {
 /// Operation counts, for energy and for the internal counters.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OpCounts {
-    pub reads: u64,
-    pub programs: u64,
     pub erases: u64,
     pub transfer_bytes: u64,
     /// The arrays' busy time sensing pages (read retries included) and programming them
@@ -377,7 +375,7 @@ impl Nand {
     #[allow(clippy::too_many_arguments)]
     pub fn read(&mut self, t: u64, d: u32, plane: u32, b: u32, wl_page: u32, slc: bool, bytes: u64) -> u64 {
         let ready = self.sense(t, d, plane, b, wl_page, slc);
-        self.read_out(d, ready, bytes, false)
+        self.transfer_out(d, ready, bytes, false)
     }
 
     /// Sense one page into its plane's register; returns when it is there.
@@ -403,16 +401,8 @@ impl Nand {
     }
 
     /// Move `bytes` read on die `d` (in its register from `ready`) over the channel, ahead
-    /// of what the channel has booked for later (`first`, a host read) or in turn; counts
-    /// the read. Returns when the data is in the controller.
-    #[inline(always)]
-    fn read_out(&mut self, d: u32, ready: u64, bytes: u64, first: bool) -> u64 {
-        self.ops.reads += 1;
-        self.transfer_out(d, ready, bytes, first)
-    }
-
-    /// Move `bytes` from die `d`'s register over the channel (see `read_out`), no read
-    /// counted. Returns when the data is in the controller.
+    /// of what the channel has booked for later (`first`, a host read) or in turn. Returns
+    /// when the data is in the controller.
     #[inline(always)]
     fn transfer_out(&mut self, d: u32, ready: u64, bytes: u64, first: bool) -> u64 {
         let c = self.geo.channel_of_die(d) as usize;
@@ -452,7 +442,7 @@ impl Nand {
         if !self.suspend {
             let ready = self.sense(t, d, plane, b, wl_page, slc);
             self.register[pi] = (b, wl_page, ready);
-            return self.read_out(d, ready, bytes, false);
+            return self.transfer_out(d, ready, bytes, false);
         }
         let di = d as usize;
         let busy = self.plane_busy[pi];
@@ -502,7 +492,7 @@ impl Nand {
         // (a read inside a suspension leaves the register to the resumed operation:
         // the plane's time is then that operation's end, not `ready`)
         self.register[pi] = (b, wl_page, ready);
-        self.read_out(d, ready, bytes, true)
+        self.transfer_out(d, ready, bytes, true)
     }
 
     /// Transfer `bytes` to die `d` and program them (one multi-plane program operation).
@@ -535,7 +525,6 @@ impl Nand {
         let tp = if slc { self.slc.prog } else { self.native.prog };
         let done = loaded.max(self.die_free(d)) + tp;
         self.occupy_die(d, done);
-        self.ops.programs += 1;
         self.ops.program_ns += tp;
         self.ops.transfer_bytes += bytes;
         done
