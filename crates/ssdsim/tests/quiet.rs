@@ -11,10 +11,6 @@ fn drive() -> Drive {
     Drive::new(common::tiny(0.0001, 0.0006, "direct", "sram", 0.0002), 7)
 }
 
-fn total(r: &ssdsim::PhaseResult, k: &str) -> f64 {
-    r.totals.iter().find(|(n, _)| *n == k).unwrap().1
-}
-
 fn idle(d: &mut Drive, seconds: f64) -> (ssdsim::PhaseResult, usize) {
     let mut s = PhaseSpec::new(PhaseKind::Idle);
     s.seconds = Some(seconds);
@@ -40,7 +36,7 @@ fn a_long_idle_phase_is_a_few_rows_with_every_second_in_its_totals() {
     assert!(r.rows.len() < 100, "{} rows", r.rows.len());
     assert_eq!(streamed, r.rows.len(), "the rows streamed are the rows stored");
     assert_eq!(r.rows.last().unwrap()[0], 1e7);
-    assert_eq!(total(&r, "duration_s"), 1e7);
+    assert_eq!(common::total(&r, "duration_s"), 1e7);
     // the skipped intervals are the same as the last row but for their time
     let (a, b) = (&r.rows[r.rows.len() - 2], &r.rows[r.rows.len() - 1]);
     for i in 1..a.len() {
@@ -48,7 +44,7 @@ fn a_long_idle_phase_is_a_few_rows_with_every_second_in_its_totals() {
     }
     // energy: idle power over every second (after the background work)
     let idle_w = d.profile.power.idle_w;
-    assert!((total(&r, "energy_j") - idle_w * 1e7).abs() < 1e-3 * idle_w * 1e7);
+    assert!((common::total(&r, "energy_j") - idle_w * 1e7).abs() < 1e-3 * idle_w * 1e7);
 }
 
 #[test]
@@ -73,8 +69,8 @@ fn a_week_long_gap_in_a_trace_is_two_rows() {
     assert!(rows.len() <= 3, "{} rows", rows.len());
     assert_eq!(rows[0][19], 2.0, "both early writes in the first interval");
     assert_eq!(rows.last().unwrap()[0], 604_800.0);
-    assert_eq!(total(&r.phase, "write_ios"), 3.0);
-    assert!(total(&r.phase, "duration_s") >= 604_800.0);
+    assert_eq!(common::total(&r.phase, "write_ios"), 3.0);
+    assert!(common::total(&r.phase, "duration_s") >= 604_800.0);
 }
 
 #[test]

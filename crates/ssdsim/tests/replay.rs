@@ -10,10 +10,6 @@ fn drive() -> Drive {
     Drive::new(common::tiny(0.0001, 0.0006, "direct", "sram", 0.0002), 7)
 }
 
-fn total(r: &ssdsim::PhaseResult, k: &str) -> f64 {
-    r.totals.iter().find(|(n, _)| *n == k).unwrap().1
-}
-
 #[test]
 fn sequential_trace_equals_the_io_phase() {
     let (n, bs) = (2000u64, 65536u64);
@@ -49,7 +45,7 @@ fn sequential_trace_equals_the_io_phase() {
         "energy_j",
         "waf",
     ] {
-        assert_eq!(total(&r.phase, k), total(&ph, k), "{k}");
+        assert_eq!(common::total(&r.phase, k), common::total(&ph, k), "{k}");
     }
     assert_eq!(r.phase.hist.buckets(), ph.hist.buckets());
     assert_eq!(r.write_hist.total, n);
@@ -77,10 +73,10 @@ fn open_loop_issues_at_the_trace_times() {
         segment_bytes: 1_000_000_000,
     };
     let r = d.replay(&ios, &spec, &mut |_| true).unwrap();
-    let dur = total(&r.phase, "duration_s");
+    let dur = common::total(&r.phase, "duration_s");
     assert!((dur - 0.998).abs() < 0.001, "duration {dur}");
     assert_eq!(r.read_hist.total + r.write_hist.total, n);
     // every I/O finds an idle drive: no latency is more than a few I/O times
     assert!(r.phase.hist.max < 2_000_000);
-    assert!(total(&r.phase, "busy_s") < 0.2 * dur);
+    assert!(common::total(&r.phase, "busy_s") < 0.2 * dur);
 }
