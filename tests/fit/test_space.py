@@ -144,18 +144,19 @@ def test_a_smaller_drive_keeps_the_share_of_its_free_blocks_with_a_static_cache(
 
 
 def test_a_smaller_drive_frees_its_share_of_blocks_when_idle():
-    """Idle GC works up to a share of a die's blocks (a block spans the die's planes, as
-    `block_mib` says); what it frees above the level where GC starts (the threshold + 1, which
-    does not scale) is what a burst after a pause writes into, so that part scales with the
-    blocks: bg4's 3 % of 1365 blocks a die is 41, 38 above the trigger; at 256 blocks the
-    target is 10 (3 + 0.185 x 38 = 10.04; counting the planes' blocks apart gave 9, and the
-    recovery burst ended a seventh early)."""
+    """Idle GC works up to a share of the drive's blocks (spread over the dies to within a
+    block; a block spans the die's planes, as `block_mib` says); a burst after a pause writes
+    into what it frees down to a level that does not scale (GC's threshold and 0.75 blocks),
+    so the part above it scales with the blocks: bg4's 3 % of 1365 blocks a die is 40.95,
+    38.2 above the level; at 256 blocks a die's target is 2.75 + f x 38.2 on average, to an
+    eighth of a block (8 dies), where a die's own share rounded up went in whole blocks."""
     st = S.start("bg4-256", {"capacity_gb": 256})
     over = st.overrides({})
     extra, f = S.scaled(over, st.profile, 256)
     kv = dict(o.split("=", 1) for o in extra)
-    target = math.ceil(256 * float(kv["ftl.idle_gc_target_pct"]) / 100)  # the simulator's rounding
-    assert target - 3 == pytest.approx(f * (41 - 3), abs=0.5) and target == 10
+    dies = Drive.describe(st.text, over)["dies"]
+    total = math.ceil(dies * 256 * float(kv["ftl.idle_gc_target_pct"]) / 100 - 1e-9)  # the simulator's rounding
+    assert total / dies == pytest.approx(2.75 + f * (0.03 * 1365 - 2.75), abs=0.5 / dies)
     assert Drive.describe(st.text, over + extra)["block_mib"] == 24.0  # 2 planes x 768 pages x 16 KiB
 
 

@@ -15,6 +15,19 @@ use super::mapping::NONE;
 use super::Ftl;
 use crate::SimError;
 
+/// Idle GC's free-block target of each die, for `pct` % of the drive's blocks free: the
+/// drive's count (rounded up) spread evenly over the dies, each at least `floor` (one above
+/// GC's threshold). A die's own share rounded up would free up to a block a die more than
+/// asked; on a drive of few blocks a die (a fit's trial drive) that is a tenth of the burst
+/// the idle time buys.
+pub(crate) fn idle_targets(blocks_per_die: u32, dies: u32, pct: f64, floor: u32) -> Vec<u32> {
+    let total = (blocks_per_die as f64 * dies as f64 * pct / 100.0 - 1e-9).ceil().max(0.0) as u64;
+    let n = dies.max(1) as u64;
+    (0..n)
+        .map(|d| ((total * (d + 1) / n - total * d / n) as u32).max(floor))
+        .collect()
+}
+
 /// Free blocks per die below which GC stops host writes until it has freed one.
 pub const HARD_FREE: u32 = 1;
 
@@ -152,7 +165,7 @@ impl Ftl {
 
     /// Idle GC still wants blocks on die `d` (below its idle free-block target).
     pub(crate) fn idle_gc_wanted(&self, d: u32) -> bool {
-        self.idle_gc && self.alloc.free_count(d) < self.idle_gc_target
+        self.idle_gc && self.alloc.free_count(d) < self.idle_gc_target[d as usize]
     }
 
     /// Collect the greedy victim of die `d` at `t` completely. Returns false if there is
@@ -382,5 +395,21 @@ impl Ftl {
     /// Blocks being collected (neither open nor GC candidates).
     pub fn collecting(&self) -> impl Iterator<Item = u32> + '_ {
         self.gc_jobs.iter().filter(|j| j.active()).map(|j| j.victim)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::idle_targets;
+
+    #[test]
+    fn idle_targets_spread_the_drives_share() {
+        // 3 % of 8 dies x 256 blocks = 61.44 -> 62 blocks: six dies 8, two 7 (not 8 each)
+        let t = idle_targets(256, 8, 3.0, 3);
+        assert_eq!(t.iter().sum::<u32>(), 62);
+        assert!(t.iter().all(|&x| x == 7 || x == 8));
+        // a whole count stays whole on every die; the floor holds
+        assert_eq!(idle_targets(1000, 4, 10.0, 3), vec![100; 4]);
+        assert_eq!(idle_targets(100, 4, 0.0, 3), vec![3; 4]);
     }
 }

@@ -90,7 +90,10 @@ pub struct Ftl {
     release_enabled: bool,
     /// `ftl.erase_at_open`: freed blocks wait unerased until they are opened.
     pub(crate) erase_at_open: bool,
-    idle_gc_target: u32,
+    /// Idle GC's free-block target of each die: the drive's share spread evenly (the dies'
+    /// targets differ by at most a block), so a share means the same on a drive of few
+    /// blocks a die as on a large one.
+    idle_gc_target: Vec<u32>,
     /// Write-idle time (ns) after which GC works in the background while the host reads.
     pub idle_gc_delay: u64,
     /// Controller time per flash read issued for the host (`host.read_op_us`), serial,
@@ -173,9 +176,12 @@ impl Ftl {
             firmware_owed: 0,
             idle_gc_max_valid: (g.slots_per_block as f64 * p.ftl.idle_gc_max_valid_pct / 100.0)
                 as u32,
-            idle_gc_target: ((g.blocks_per_die as f64 * p.ftl.idle_gc_target_pct / 100.0).ceil()
-                as u32)
-                .max(p.ftl.gc_threshold_blocks + 1),
+            idle_gc_target: gc::idle_targets(
+                g.blocks_per_die,
+                g.dies,
+                p.ftl.idle_gc_target_pct,
+                p.ftl.gc_threshold_blocks + 1,
+            ),
             nand,
         }
     }
